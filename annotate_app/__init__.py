@@ -1,0 +1,1 @@
+"""annotate_app."""

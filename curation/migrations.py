@@ -1,0 +1,286 @@
+"""Numbered schema migrations of the project store, applied in order on open.
+
+Each migration declares its own tables with SQLAlchemy Core so the DDL stays portable (SQLite is the
+embedded default; PostgreSQL must be a configuration change). A migration, once released, is never
+edited: change the schema with a new, higher-numbered one. Migration numbers are reserved per area:
+m001 core, m002 LLM layer, m003 annotation app, m004 agreement/releases, m005 Label Studio bridge.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from sqlalchemy import (
+    Boolean,
+    Column,
+    Connection,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    Table,
+    Text,
+    UniqueConstraint,
+)
+
+Migration = tuple[int, str, Callable[[Connection], None]]
+MIGRATIONS: list[Migration] = []
+
+
+def migration(number: int, name: str):
+    """Register ``fn`` as migration ``number``."""
+
+    def register(fn: Callable[[Connection], None]) -> Callable[[Connection], None]:
+        if any(n == number for n, _, _ in MIGRATIONS):
+            raise RuntimeError(f"migration number {number} registered twice")
+        MIGRATIONS.append((number, name, fn))
+        MIGRATIONS.sort(key=lambda m: m[0])
+        return fn
+
+    return register
+
+
+def _json(name: str, nullable: bool = True) -> Column:
+    return Column(name, Text, nullable=nullable)
+
+
+@migration(1, "initial")
+def m001_initial(conn: Connection) -> None:
+    md = MetaData()
+    Table("meta", md, Column("key", Text, primary_key=True), Column("value", Text, nullable=False))
+    Table(
+        "sources",
+        md,
+        Column("source_id", Text, primary_key=True),
+        Column("kind", Text, nullable=False),
+        Column("path", Text, nullable=False),
+        Column("sha256", Text, nullable=False),
+        Column("rows", Integer, nullable=False),
+        Column("licence", Text),
+        Column("imported_at", Text, nullable=False),
+        UniqueConstraint("kind", "sha256"),
+    )
+    Table(
+        "provenance",
+        md,
+        Column("provenance_id", Text, primary_key=True),
+        Column("source", Text, nullable=False),
+        Column("model", Text),
+        Column("offline", Boolean, nullable=False),
+        _json("record_json", nullable=False),
+    )
+
+    def prov() -> Column:
+        return Column("provenance_id", Text, ForeignKey("provenance.provenance_id"))
+
+    Table(
+        "personas",
+        md,
+        Column("persona_id", Text, primary_key=True),
+        _json("record_json", nullable=False),
+        Column("schema_version", Text, nullable=False),
+        prov(),
+        Column("created_at", Text, nullable=False),
+    )
+    Table(
+        "context_factors",
+        md,
+        Column("factor_id", Text, primary_key=True),
+        Column("persona_id", Text, ForeignKey("personas.persona_id"), nullable=False, index=True),
+        Column("position", Integer, nullable=False),
+        _json("record_json", nullable=False),
+        Column("schema_version", Text, nullable=False),
+        prov(),
+    )
+    Table(
+        "session_plans",
+        md,
+        Column("persona_id", Text, ForeignKey("personas.persona_id"), primary_key=True),
+        _json("record_json", nullable=False),
+        Column("schema_version", Text, nullable=False),
+        prov(),
+    )
+    Table(
+        "dialogues",
+        md,
+        Column("dialogue_id", Text, primary_key=True),
+        Column("origin", Text, nullable=False),
+        Column("persona_id", Text, index=True),
+        Column("session_index", Integer),
+        Column("source_id", Text, ForeignKey("sources.source_id")),
+        _json("meta_json"),
+        Column("needs_reverification", Boolean, nullable=False, default=False),
+        Column("schema_version", Text, nullable=False),
+        prov(),
+        Column("created_at", Text, nullable=False),
+    )
+    Table(
+        "turns",
+        md,
+        Column("dialogue_id", Text, ForeignKey("dialogues.dialogue_id"), primary_key=True),
+        Column("turn_index", Integer, primary_key=True),
+        Column("role", Text, nullable=False),
+        Column("content", Text, nullable=False),
+        _json("extra_json"),
+    )
+    Table(
+        "turn_revisions",
+        md,
+        Column("seq", Integer, primary_key=True, autoincrement=True),
+        Column("revision_id", Text, nullable=False, unique=True),
+        Column("dialogue_id", Text, nullable=False, index=True),
+        Column("turn_index", Integer, nullable=False),
+        Column("original", Text, nullable=False),
+        Column("revised", Text, nullable=False),
+        Column("author", Text, ForeignKey("users.username"), nullable=False),
+        Column("reason", Text),
+        Column("created_at", Text, nullable=False),
+    )
+    Table(
+        "sessions",
+        md,
+        Column("session_id", Text, ForeignKey("dialogues.dialogue_id"), primary_key=True),
+        Column("persona_id", Text, nullable=False, index=True),
+        Column("session_index", Integer, nullable=False),
+        _json("record_json", nullable=False),
+        Column("schema_version", Text, nullable=False),
+        prov(),
+    )
+    Table(
+        "instances",
+        md,
+        Column("instance_id", Text, primary_key=True),
+        Column("persona_id", Text, nullable=False, index=True),
+        Column("instance_type", Text, nullable=False),
+        Column("position", Integer, nullable=False),
+        _json("record_json", nullable=False),
+        Column("schema_version", Text, nullable=False),
+        Column("source_id", Text, ForeignKey("sources.source_id")),
+        prov(),
+    )
+    Table(
+        "packets",
+        md,
+        Column("session_id", Text, primary_key=True),
+        Column("dialogue_id", Text, ForeignKey("dialogues.dialogue_id"), nullable=False),
+        Column("source_id", Text, ForeignKey("sources.source_id")),
+        Column("position", Integer, nullable=False),
+        _json("extra_json", nullable=False),
+        Column("schema_version", Text, nullable=False),
+    )
+    Table(
+        "memories",
+        md,
+        Column("memory_pk", Integer, primary_key=True, autoincrement=True),
+        Column("dialogue_id", Text, ForeignKey("dialogues.dialogue_id"), nullable=False),
+        Column("origin", Text, nullable=False),  # gold | candidate | annotator
+        Column("source_model", Text, nullable=False),  # '' for gold
+        Column("position", Integer, nullable=False),
+        Column("memory_id", Text),
+        _json("record_json"),
+        _json("raw_json", nullable=False),
+        Column("valid", Boolean, nullable=False),
+        _json("problems_json"),
+        Column("schema_version", Text, nullable=False),
+        prov(),
+        UniqueConstraint("dialogue_id", "origin", "source_model", "position"),
+        Index("ix_memories_dialogue_origin", "dialogue_id", "origin"),
+    )
+    Table(
+        "preference_pairs",
+        md,
+        Column("pair_id", Text, primary_key=True),
+        Column("checklist_item", Text, nullable=False),
+        Column("candidate", Text, nullable=False),
+        Column("origin", Text, nullable=False),
+        Column("instance_id", Text),
+        _json("meta_json"),
+        prov(),
+        Column("created_at", Text, nullable=False),
+    )
+    Table(
+        "failures",
+        md,
+        Column("seq", Integer, primary_key=True, autoincrement=True),
+        Column("stage", Text, nullable=False),
+        Column("item", Text, nullable=False),
+        Column("error", Text, nullable=False),
+        Column("raw", Text),
+        Column("created_at", Text, nullable=False),
+    )
+    Table(
+        "users",
+        md,
+        Column("username", Text, primary_key=True),
+        Column("role", Text, nullable=False),
+        Column("password_hash", Text, nullable=False),
+        Column("email", Text, unique=True),
+        Column("active", Boolean, nullable=False, default=True),
+        Column("created_at", Text, nullable=False),
+    )
+    Table(
+        "batches",
+        md,
+        Column("batch_id", Text, primary_key=True),
+        Column("kind", Text, nullable=False),
+        Column("status", Text, nullable=False),
+        Column("created_at", Text, nullable=False),
+    )
+    Table(
+        "tasks",
+        md,
+        Column("task_id", Text, primary_key=True),
+        Column("kind", Text, nullable=False, index=True),
+        Column("item_ref", Text, nullable=False),
+        _json("payload_json", nullable=False),
+        Column("batch_id", Text, ForeignKey("batches.batch_id"), nullable=False),
+        Column("overlap", Integer, nullable=False),
+        Column("is_gold", Boolean, nullable=False),
+        _json("gold_answer_json"),
+        Column("schema_version", Text, nullable=False),
+        Column("created_at", Text, nullable=False),
+        UniqueConstraint("kind", "item_ref"),
+    )
+    Table(
+        "assignments",
+        md,
+        Column("task_id", Text, ForeignKey("tasks.task_id"), primary_key=True),
+        Column("annotator", Text, ForeignKey("users.username"), primary_key=True),
+        Column("position", Integer, nullable=False),
+        Column("assigned_at", Text, nullable=False),
+        Index("ix_assignments_annotator_position", "annotator", "position"),
+    )
+    Table(
+        "label_events",
+        md,
+        Column("seq", Integer, primary_key=True, autoincrement=True),
+        Column("event_id", Text, nullable=False, unique=True),
+        Column("task_id", Text, ForeignKey("tasks.task_id"), nullable=False),
+        Column("kind", Text, nullable=False),
+        Column("annotator", Text, ForeignKey("users.username"), nullable=False),
+        Column("action", Text, nullable=False),
+        _json("values_json", nullable=False),
+        Column("comment", Text),
+        Column("time_spent_s", Float),
+        Column("supersedes", Text),
+        Column("source", Text, nullable=False),
+        Column("schema_version", Text, nullable=False),
+        Column("created_at", Text, nullable=False),
+        Index("ix_label_events_task", "task_id"),
+        Index("ix_label_events_annotator", "annotator", "seq"),
+    )
+    Table(
+        "adjudications",
+        md,
+        Column("seq", Integer, primary_key=True, autoincrement=True),
+        Column("adjudication_id", Text, nullable=False, unique=True),
+        Column("task_id", Text, ForeignKey("tasks.task_id"), nullable=False, index=True),
+        Column("maintainer", Text, ForeignKey("users.username"), nullable=False),
+        _json("values_json", nullable=False),
+        Column("note", Text, nullable=False),
+        Column("supersedes", Text),
+        Column("schema_version", Text, nullable=False),
+        Column("created_at", Text, nullable=False),
+    )
+    md.create_all(conn)

@@ -1,0 +1,294 @@
+"""Content area of the project store: sources, dialogues, turns and their revisions, memories,
+AlpsBench packets, CUPID instances, preference pairs and pipeline failure rows.
+
+Imports go through :meth:`ContentStore.import_bundle`, one transaction for a whole file, so a failed
+import writes nothing and a re-import of the same bytes is a no-op.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import select, update
+
+from curation.store import StoreCore, StoreError
+from schemas.common import utcnow
+from schemas.curation import Provenance
+
+
+@dataclass
+class ImportBundle:
+    """Everything one import writes, assembled before the transaction starts."""
+
+    kind: str
+    path: str
+    sha256: str
+    rows: int
+    provenance: Provenance
+    licence: str | None = None
+    dialogues: list[dict[str, Any]] = field(default_factory=list)
+    turns: list[dict[str, Any]] = field(default_factory=list)
+    memories: list[dict[str, Any]] = field(default_factory=list)
+    packets: list[dict[str, Any]] = field(default_factory=list)
+    instances: list[dict[str, Any]] = field(default_factory=list)
+    preference_pairs: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass
+class ImportResult:
+    source_id: str
+    already_imported: bool
+    counts: dict[str, int]
+
+
+class ContentStore(StoreCore):
+    """Reads and writes of benchmark content."""
+
+    # -- imports ----------------------------------------------------------------------------------
+    def find_source(self, kind: str, sha256: str) -> str | None:
+        t = self.t["sources"]
+        with self.read() as conn:
+            row = conn.execute(select(t.c.source_id).where(t.c.kind == kind, t.c.sha256 == sha256)).first()
+        return None if row is None else row[0]
+
+    def import_bundle(self, bundle: ImportBundle) -> ImportResult:
+        """Write a whole import in one transaction; a bundle with the same bytes is a no-op."""
+        existing = self.find_source(bundle.kind, bundle.sha256)
+        if existing:
+            return ImportResult(existing, True, {})
+        source_id = f"src_{bundle.kind}_{bundle.sha256[:16]}"
+        now = utcnow()
+        parts = ("dialogues", "turns", "memories", "packets", "instances", "preference_pairs")
+        with self.write() as conn:
+            # Another process may have imported the same bytes while we parsed.
+            t = self.t["sources"]
+            if conn.execute(select(t.c.source_id).where(t.c.source_id == source_id)).first():
+                return ImportResult(source_id, True, {})
+            conn.execute(
+                t.insert(),
+                {
+                    "source_id": source_id,
+                    "kind": bundle.kind,
+                    "path": bundle.path,
+                    "sha256": bundle.sha256,
+                    "rows": bundle.rows,
+                    "licence": bundle.licence,
+                    "imported_at": now,
+                },
+            )
+            prov_id = self.ensure_provenance(conn, bundle.provenance)
+            self._check_no_clash(conn, bundle)
+            for part in parts:
+                rows = getattr(bundle, part)
+                for row in rows:
+                    if "source_id" in self.t[part].c and "source_id" not in row:
+                        row["source_id"] = source_id
+                    if "provenance_id" in self.t[part].c:
+                        row.setdefault("provenance_id", prov_id)
+                    if "created_at" in self.t[part].c:
+                        row.setdefault("created_at", now)
+                self.insert_many(conn, part, rows)
+        return ImportResult(source_id, False, {p: len(getattr(bundle, p)) for p in parts})
+
+    def _check_no_clash(self, conn, bundle: ImportBundle) -> None:
+        """Different bytes carrying ids the project already holds: refuse rather than overwrite."""
+        for part, key in (("dialogues", "dialogue_id"), ("instances", "instance_id"), ("packets", "session_id")):
+            ids = [r[key] for r in getattr(bundle, part)]
+            col = self.t[part].c[key]
+            for start in range(0, len(ids), 500):
+                hit = conn.execute(select(col).where(col.in_(ids[start : start + 500]))).first()
+                if hit is not None:
+                    raise StoreError(
+                        f"{bundle.path}: {key} {hit[0]!r} is already in the project from another source; "
+                        "remove it or import into a new project"
+                    )
+
+    # -- dialogues ----------------------------------------------------------------------------------
+    def dialogue(self, dialogue_id: str) -> dict[str, Any]:
+        """A dialogue with its current turns (revisions applied) and its metadata."""
+        d, t = self.t["dialogues"], self.t["turns"]
+        with self.read() as conn:
+            row = conn.execute(select(d).where(d.c.dialogue_id == dialogue_id)).mappings().first()
+            if row is None:
+                raise StoreError(f"no dialogue {dialogue_id!r} in the project")
+            turns = conn.execute(
+                select(t).where(t.c.dialogue_id == dialogue_id).order_by(t.c.turn_index)
+            ).mappings().all()
+        return {
+            **{k: row[k] for k in ("dialogue_id", "origin", "persona_id", "session_index", "needs_reverification")},
+            "meta": self.loads(row["meta_json"]) or {},
+            "turns": [
+                {"index": r["turn_index"], "role": r["role"], "content": r["content"], "extra": self.loads(r["extra_json"])}
+                for r in turns
+            ],
+        }
+
+    def dialogue_ids(self, origin: str | None = None) -> list[str]:
+        d = self.t["dialogues"]
+        q = select(d.c.dialogue_id).order_by(d.c.dialogue_id)
+        if origin:
+            q = q.where(d.c.origin == origin)
+        with self.read() as conn:
+            return [r[0] for r in conn.execute(q)]
+
+    def revise_turn(self, dialogue_id: str, turn_index: int, revised: str, author: str, reason: str | None = None) -> str:
+        """Rewrite one turn. The original text, the new text, who and when are kept as a revision, and
+        the dialogue is flagged for re-verification."""
+        t, r, d = self.t["turns"], self.t["turn_revisions"], self.t["dialogues"]
+        revision_id = "rev_" + uuid.uuid4().hex
+        with self.write() as conn:
+            row = conn.execute(
+                select(t.c.content).where(t.c.dialogue_id == dialogue_id, t.c.turn_index == turn_index)
+            ).first()
+            if row is None:
+                raise StoreError(f"dialogue {dialogue_id!r} has no turn {turn_index}")
+            conn.execute(
+                r.insert(),
+                {
+                    "revision_id": revision_id,
+                    "dialogue_id": dialogue_id,
+                    "turn_index": turn_index,
+                    "original": row[0],
+                    "revised": revised,
+                    "author": author,
+                    "reason": reason,
+                    "created_at": utcnow(),
+                },
+            )
+            conn.execute(
+                update(t).where(t.c.dialogue_id == dialogue_id, t.c.turn_index == turn_index).values(content=revised)
+            )
+            conn.execute(update(d).where(d.c.dialogue_id == dialogue_id).values(needs_reverification=True))
+        return revision_id
+
+    def revisions(self, dialogue_id: str | None = None) -> list[dict[str, Any]]:
+        r = self.t["turn_revisions"]
+        q = select(r).order_by(r.c.seq)
+        if dialogue_id:
+            q = q.where(r.c.dialogue_id == dialogue_id)
+        with self.read() as conn:
+            return [dict(x) for x in conn.execute(q).mappings()]
+
+    def original_turns(self, dialogue_id: str) -> list[dict[str, Any]]:
+        """Turns as imported/generated, before any human revision."""
+        turns = self.dialogue(dialogue_id)["turns"]
+        first_original: dict[int, str] = {}
+        for rev in self.revisions(dialogue_id):
+            first_original.setdefault(rev["turn_index"], rev["original"])
+        return [{**t, "content": first_original.get(t["index"], t["content"])} for t in turns]
+
+    def sessions(self, persona_id: str | None = None) -> list[dict[str, Any]]:
+        """Generated sessions (``Session`` records without turns) with their current turns."""
+        s, t = self.t["sessions"], self.t["turns"]
+        q = select(s).order_by(s.c.persona_id, s.c.session_index)
+        if persona_id:
+            q = q.where(s.c.persona_id == persona_id)
+        with self.read() as conn:
+            rows = conn.execute(q).mappings().all()
+            turns: dict[str, list[dict[str, Any]]] = {}
+            for r in conn.execute(
+                select(t.c.dialogue_id, t.c.turn_index, t.c.role, t.c.content)
+                .join(s, s.c.session_id == t.c.dialogue_id)
+                .order_by(t.c.dialogue_id, t.c.turn_index)
+            ):
+                turns.setdefault(r[0], []).append({"index": r[1], "role": r[2], "content": r[3]})
+        return [{**self.loads(r["record_json"]), "turns": turns.get(r["session_id"], [])} for r in rows]
+
+    # -- memories -----------------------------------------------------------------------------------
+    def memories(self, dialogue_id: str | None = None, origin: str | None = None) -> list[dict[str, Any]]:
+        m = self.t["memories"]
+        q = select(m).order_by(m.c.dialogue_id, m.c.origin, m.c.source_model, m.c.position)
+        if dialogue_id:
+            q = q.where(m.c.dialogue_id == dialogue_id)
+        if origin:
+            q = q.where(m.c.origin == origin)
+        with self.read() as conn:
+            rows = conn.execute(q).mappings().all()
+        return [
+            {
+                "memory_pk": r["memory_pk"],
+                "dialogue_id": r["dialogue_id"],
+                "origin": r["origin"],
+                "source_model": r["source_model"],
+                "position": r["position"],
+                "memory_id": r["memory_id"],
+                "record": self.loads(r["record_json"]),
+                "raw": self.loads(r["raw_json"]),
+                "valid": bool(r["valid"]),
+                "problems": self.loads(r["problems_json"]) or [],
+            }
+            for r in rows
+        ]
+
+    # -- packets / instances ------------------------------------------------------------------------
+    def packets(self) -> list[dict[str, Any]]:
+        p = self.t["packets"]
+        with self.read() as conn:
+            rows = conn.execute(select(p).order_by(p.c.position, p.c.session_id)).mappings().all()
+        return [{"session_id": r["session_id"], "dialogue_id": r["dialogue_id"], "extra": self.loads(r["extra_json"])} for r in rows]
+
+    def instances(self) -> list[dict[str, Any]]:
+        i = self.t["instances"]
+        with self.read() as conn:
+            rows = conn.execute(select(i).order_by(i.c.position, i.c.instance_id)).mappings().all()
+        return [{"instance_id": r["instance_id"], "provenance_id": r["provenance_id"], "record": self.loads(r["record_json"])} for r in rows]
+
+    def preference_pairs(self) -> list[dict[str, Any]]:
+        p = self.t["preference_pairs"]
+        with self.read() as conn:
+            rows = conn.execute(select(p).order_by(p.c.pair_id)).mappings().all()
+        return [{**dict(r), "meta": self.loads(r["meta_json"])} for r in rows]
+
+    def add_preference_pairs(self, pairs: list[dict[str, Any]], provenance: Provenance) -> int:
+        """Add (checklist item, candidate preference) pairs for matching tasks; existing ids are kept."""
+        p = self.t["preference_pairs"]
+        with self.write() as conn:
+            prov_id = self.ensure_provenance(conn, provenance)
+            have = {r[0] for r in conn.execute(select(p.c.pair_id))}
+            rows = [
+                {**pair, "provenance_id": prov_id, "created_at": pair.get("created_at") or utcnow()}
+                for pair in pairs
+                if pair["pair_id"] not in have
+            ]
+            self.insert_many(conn, "preference_pairs", rows)
+        return len(rows)
+
+    # -- failures -----------------------------------------------------------------------------------
+    def record_failure(self, stage: str, item: str, error: str, raw: str | None = None) -> None:
+        with self.write() as conn:
+            conn.execute(
+                self.t["failures"].insert(),
+                {"stage": stage, "item": item, "error": error, "raw": raw, "created_at": utcnow()},
+            )
+
+    def failures(self, stage: str | None = None) -> list[dict[str, Any]]:
+        f = self.t["failures"]
+        q = select(f).order_by(f.c.seq)
+        if stage:
+            q = q.where(f.c.stage == stage)
+        with self.read() as conn:
+            return [dict(r) for r in conn.execute(q).mappings()]
+
+    # -- status -------------------------------------------------------------------------------------
+    def status(self) -> dict[str, int]:
+        """Counts per stage, as ``prefkit status --json`` prints them."""
+        return {
+            "personas": self.count("personas"),
+            "context_factors": self.count("context_factors"),
+            "sessions": self.count("sessions"),
+            "dialogues": self.count("dialogues"),
+            "turns": self.count("turns"),
+            "turn_revisions": self.count("turn_revisions"),
+            "instances": self.count("instances"),
+            "packets": self.count("packets"),
+            "memories_gold": self.count("memories", origin="gold"),
+            "memories_candidate": self.count("memories", origin="candidate"),
+            "preference_pairs": self.count("preference_pairs"),
+            "failures": self.count("failures"),
+            "users": self.count("users"),
+            "tasks": self.count("tasks"),
+            "label_events": self.count("label_events"),
+            "adjudications": self.count("adjudications"),
+        }

@@ -1,0 +1,301 @@
+"""The three annotation task kinds behind one interface.
+
+The Streamlit app, the Label Studio bridge, label import and the agreement code all work through
+:class:`TaskKind`: how tasks are built from project content, what a label's values look like
+(validated with a strict pydantic model), how a label splits into agreement units, and how it is
+scored against a gold answer. Adding a fourth kind means adding one class here and registering it.
+"""
+
+from __future__ import annotations
+
+import re
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, Field, ValidationError, model_validator
+
+from schemas.alpsbench import TaxonomyLabel
+from schemas.common import Contract, PrefkitError, content_hash, utcnow
+from schemas.curation import AnnotationTask
+
+if TYPE_CHECKING:
+    from curation.project import ProjectStore
+
+
+class LabelError(PrefkitError, ValueError):
+    """A label's values do not fit its task kind. The message names the field."""
+
+
+@dataclass(frozen=True)
+class FieldSpec:
+    """One agreement field of a task kind."""
+
+    name: str
+    level: Literal["nominal", "ordinal", "interval", "ratio"]
+    choices: tuple[str, ...] | None = None  # for ordinal fields: lowest rank first
+
+
+# -- label value models -----------------------------------------------------------------------------
+class ExpressedItem(Contract):
+    item: int = Field(ge=0, description="0-based checklist item index.")
+    expressed: bool = Field(description="Whether the user's messages express the item.")
+    evidence: list[int] = Field(default_factory=list, description="Indexes of user turns that express it.")
+
+
+class PreferenceExpressedLabel(Contract):
+    items: list[ExpressedItem] = Field(description="One decision per checklist item.")
+    comment: str | None = Field(default=None, description="Optional note.")
+
+
+class PreferenceMatchLabel(Contract):
+    coverage: Literal["not_covered", "partially", "fully"] = Field(
+        description="How much of the checklist item the candidate preference covers."
+    )
+    comment: str | None = Field(default=None, description="Optional note.")
+
+
+REJECT_REASONS = ("not_grounded", "not_about_user", "too_generic", "duplicate", "harmful", "other")
+
+
+class MemoryEdit(Contract):
+    value: str = Field(min_length=1, description="Corrected memory statement.")
+    label: TaxonomyLabel = Field(description="Taxonomy path.")
+    type: Literal["direct", "indirect"] = Field(description="direct or indirect.")
+    time_scope: str = Field(description="long_term, short_term, unknown (or another observed value).")
+    evidence_turn: int | None = Field(default=None, ge=0, description="Index of the evidence utterance.")
+
+
+class MemoryDecision(Contract):
+    key: str = Field(description="Candidate key '<model>:<position>'.")
+    decision: Literal["accept", "edit", "reject"] = Field(description="What to do with the candidate.")
+    edited: MemoryEdit | None = Field(default=None, description="Corrected fields when decision is edit.")
+    reason: str | None = Field(default=None, description=f"Reject reason: one of {', '.join(REJECT_REASONS)}.")
+
+    @model_validator(mode="after")
+    def _consistent(self) -> MemoryDecision:
+        if self.decision == "edit" and self.edited is None:
+            raise ValueError("an edit needs the edited fields")
+        if self.decision != "edit" and self.edited is not None:
+            raise ValueError("edited fields are only allowed with decision 'edit'")
+        if self.decision == "reject" and self.reason not in REJECT_REASONS:
+            raise ValueError(f"a reject needs a reason, one of {', '.join(REJECT_REASONS)}")
+        return self
+
+
+class MemoryVerifyLabel(Contract):
+    decisions: list[MemoryDecision] = Field(description="One decision per candidate memory.")
+    added: list[MemoryEdit] = Field(default_factory=list, description="Memories the models missed.")
+    comment: str | None = Field(default=None, description="Optional note.")
+
+
+def _errors(exc: ValidationError) -> str:
+    first = exc.errors()[0]
+    where = ".".join(str(p) for p in first["loc"]) or "<values>"
+    more = f" (+{len(exc.errors()) - 1} more)" if len(exc.errors()) > 1 else ""
+    return f"{where}: {first['msg']}{more}"
+
+
+# -- the interface --------------------------------------------------------------------------------
+class TaskKind(ABC):
+    name: str
+    title: str
+    label_model: type[BaseModel]
+    fields: tuple[FieldSpec, ...]
+
+    def task_id(self, item_ref: str) -> str:
+        return f"{self.name}_{content_hash(item_ref, 20)}"
+
+    def make_task(self, item_ref: str, payload: dict[str, Any], overlap: int, batch: str) -> AnnotationTask:
+        return AnnotationTask(
+            task_id=self.task_id(item_ref),
+            kind=self.name,
+            item_ref=item_ref,
+            payload=payload,
+            batch=batch,
+            overlap=overlap,
+            created_at=utcnow(),
+        )
+
+    @abstractmethod
+    def build_tasks(self, store: ProjectStore, overlap: int, batch: str) -> list[AnnotationTask]:
+        """Tasks for every item of the project this kind applies to."""
+
+    def validate(self, values: dict[str, Any], task: AnnotationTask) -> dict[str, Any]:
+        """Normalized values, or :class:`LabelError` naming the field that is wrong."""
+        try:
+            model = self.label_model.model_validate(values)
+        except ValidationError as exc:
+            raise LabelError(_errors(exc)) from exc
+        self.check_against_task(model, task)
+        return model.model_dump(mode="json", exclude_none=True)
+
+    def check_against_task(self, model: Any, task: AnnotationTask) -> None:  # noqa: B027 - optional hook
+        """Checks that need the task's payload (item counts, turn indexes)."""
+
+    @abstractmethod
+    def units(self, values: dict[str, Any]) -> dict[tuple[str, str], Any]:
+        """Split a label into agreement units: ``{(sub_unit, field): value}``."""
+
+    def gold_score(self, values: dict[str, Any], gold: dict[str, Any]) -> float:
+        """Share of the gold answer's units this label gets right (0..1)."""
+        want, got = self.units(gold), self.units(values)
+        if not want:
+            return 1.0
+        return sum(got.get(k) == v for k, v in want.items()) / len(want)
+
+
+class PreferenceExpressed(TaskKind):
+    name = "preference_expressed"
+    title = "Preference expressed"
+    label_model = PreferenceExpressedLabel
+    fields = (FieldSpec("expressed", "nominal", ("not_expressed", "expressed")),)
+
+    def build_tasks(self, store, overlap, batch):
+        tasks = []
+        for s in store.sessions():
+            if not s.get("checklist") or not s.get("turns"):
+                continue
+            payload = {
+                "dialogue_id": s["session_id"],
+                "persona_id": s["persona_id"],
+                "session_index": s["index"],
+                "context_factor": s["context_factor"]["name"],
+                "preference": s["preference"]["text"],
+                "checklist": [c["question"] for c in s["checklist"]],
+                "turns": [{"index": t["index"], "role": t["role"], "content": t["content"]} for t in s["turns"]],
+            }
+            tasks.append(self.make_task(f"session:{s['session_id']}", payload, overlap, batch))
+        return tasks
+
+    def check_against_task(self, model, task):
+        n = len(task.payload["checklist"])
+        if sorted(i.item for i in model.items) != list(range(n)):
+            raise LabelError(f"items: expected one decision for each of the {n} checklist items")
+        user_turns = {t["index"] for t in task.payload["turns"] if t["role"] == "user"}
+        for it in model.items:
+            bad = [i for i in it.evidence if i not in user_turns]
+            if bad:
+                raise LabelError(f"items.{it.item}.evidence: turn(s) {bad} are not user turns of this dialogue")
+
+    def units(self, values):
+        return {
+            (f"item{it['item']}", "expressed"): "expressed" if it["expressed"] else "not_expressed"
+            for it in values.get("items", [])
+        }
+
+
+class PreferenceMatch(TaskKind):
+    name = "preference_match"
+    title = "Preference matching"
+    label_model = PreferenceMatchLabel
+    fields = (FieldSpec("coverage", "ordinal", ("not_covered", "partially", "fully")),)
+
+    def build_tasks(self, store, overlap, batch):
+        return [
+            self.make_task(
+                f"pair:{p['pair_id']}",
+                {
+                    "pair_id": p["pair_id"],
+                    "checklist_item": p["checklist_item"],
+                    "candidate": p["candidate"],
+                    "instance_id": p["instance_id"],
+                    "origin": p["origin"],
+                },
+                overlap,
+                batch,
+            )
+            for p in store.preference_pairs()
+        ]
+
+    def units(self, values):
+        return {("", "coverage"): values["coverage"]} if "coverage" in values else {}
+
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+def group_by_similarity(texts: list[str], threshold: float = 0.45) -> list[int]:
+    """Greedy single-pass grouping by word-set Jaccard similarity; returns a group number per text."""
+    sets = [set(_WORD.findall(t.lower())) for t in texts]
+    groups: list[int] = []
+    heads: list[int] = []
+    for i, s in enumerate(sets):
+        best, best_sim = -1, threshold
+        for g, h in enumerate(heads):
+            union = s | sets[h]
+            sim = len(s & sets[h]) / len(union) if union else 0.0
+            if sim >= best_sim:
+                best, best_sim = g, sim
+        if best < 0:
+            heads.append(i)
+            best = len(heads) - 1
+        groups.append(best)
+    return groups
+
+
+class MemoryVerify(TaskKind):
+    name = "memory_verify"
+    title = "Memory verification"
+    label_model = MemoryVerifyLabel
+    fields = (
+        FieldSpec("accepted", "nominal", ("reject", "keep")),
+        FieldSpec("decision", "nominal", ("accept", "edit", "reject")),
+    )
+
+    def build_tasks(self, store, overlap, batch):
+        by_dialogue: dict[str, list[dict[str, Any]]] = {}
+        for m in store.memories(origin="candidate"):
+            by_dialogue.setdefault(m["dialogue_id"], []).append(m)
+        tasks = []
+        for dialogue_id, cands in sorted(by_dialogue.items()):
+            dialogue = store.dialogue(dialogue_id)
+            texts = [str(c["raw"].get("value", "")) if isinstance(c["raw"], dict) else "" for c in cands]
+            groups = group_by_similarity(texts)
+            payload = {
+                "dialogue_id": dialogue_id,
+                "turns": [{"index": t["index"], "role": t["role"], "content": t["content"]} for t in dialogue["turns"]],
+                "candidates": [
+                    {
+                        "key": f"{c['source_model']}:{c['position']}",
+                        "model": c["source_model"],
+                        "memory": c["raw"],
+                        "valid": c["valid"],
+                        "problems": c["problems"],
+                        "evidence_flags": (c["record"] or {}).get("evidence_flags", []),
+                        "group": g,
+                    }
+                    for c, g in zip(cands, groups, strict=True)
+                ],
+            }
+            tasks.append(self.make_task(f"dialogue:{dialogue_id}", payload, overlap, batch))
+        return tasks
+
+    def check_against_task(self, model, task):
+        keys = [c["key"] for c in task.payload["candidates"]]
+        got = [d.key for d in model.decisions]
+        if sorted(got) != sorted(keys):
+            missing = sorted(set(keys) - set(got))
+            extra = sorted(set(got) - set(keys))
+            raise LabelError(f"decisions: need exactly one per candidate (missing {missing}, unknown {extra})")
+        n_turns = len(task.payload["turns"])
+        for i, d in enumerate(model.decisions):
+            if d.edited and d.edited.evidence_turn is not None and d.edited.evidence_turn >= n_turns:
+                raise LabelError(f"decisions.{i}.edited.evidence_turn: the dialogue has {n_turns} turns")
+
+    def units(self, values):
+        out: dict[tuple[str, str], Any] = {}
+        for d in values.get("decisions", []):
+            out[(d["key"], "decision")] = d["decision"]
+            out[(d["key"], "accepted")] = "reject" if d["decision"] == "reject" else "keep"
+        return out
+
+
+TASK_KIND_REGISTRY: dict[str, TaskKind] = {k.name: k for k in (PreferenceExpressed(), PreferenceMatch(), MemoryVerify())}
+
+
+def get_kind(name: str) -> TaskKind:
+    try:
+        return TASK_KIND_REGISTRY[name]
+    except KeyError:
+        raise LabelError(f"unknown task kind {name!r}; expected one of {', '.join(TASK_KIND_REGISTRY)}") from None

@@ -1,0 +1,1 @@
+"""Importers of the real formats (CUPID, AlpsBench; WildChat to come)."""

@@ -1,0 +1,197 @@
+"""Import AlpsBench annotation packets (a folder of ``sess_*.json``) into a project.
+
+Everything in a packet is kept: the dialogue becomes a dialogue with turns, task-1 gold memories become
+gold :class:`~schemas.alpsbench.MemoryItem` rows (validated strictly: a bad gold memory is an input
+error), every model's extraction becomes candidate memories with the model as source (kept whatever
+their shape, with their raw form and a validation flag), and the rest of the packet (task 2-4 data,
+model output metadata) is kept verbatim so :mod:`exports.alpsbench` reproduces the packet.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from curation.store_content import ImportBundle
+from pipelines.ingest.reading import InputError, read_json, sha256_file, validation_message
+from schemas.alpsbench import MemoryItem, check_candidate
+from schemas.common import canonical_json
+from schemas.curation import Provenance
+
+LICENCE = "ODC-BY (AlpsBench reprocessing of WildChat-1M)"
+
+
+def find_packets(path: Path) -> list[Path]:
+    if path.is_file():
+        return [path]
+    if not path.is_dir():
+        raise InputError(f"{path}: no such file or directory")
+    files = sorted(path.rglob("sess_*.json"))
+    if not files:
+        raise InputError(f"{path}: no sess_*.json packets found")
+    return files
+
+
+def locate_evidence(turns: list[dict[str, Any]], text: str | None) -> int | None:
+    """Index of the first turn containing ``text`` (whitespace-normalised), or None."""
+    if not text:
+        return None
+    needle = " ".join(text.split())
+    for t in turns:
+        if needle and needle in " ".join(t["content"].split()):
+            return t["turn_index"]
+    return None
+
+
+def _turn_rows(where: str, session_id: str, dialogue: Any) -> list[dict[str, Any]]:
+    if not isinstance(dialogue, list):
+        raise InputError(f"{where}: field dialogue: expected a list of turns")
+    rows = []
+    for i, turn in enumerate(dialogue):
+        if not isinstance(turn, dict) or turn.get("role") not in ("user", "assistant", "system"):
+            raise InputError(f"{where}: field dialogue.{i}.role: expected user, assistant or system")
+        if not isinstance(turn.get("text"), str):
+            raise InputError(f"{where}: field dialogue.{i}.text: expected a string")
+        extra = {k: v for k, v in turn.items() if k not in ("role", "text")}
+        rows.append(
+            {
+                "dialogue_id": session_id,
+                "turn_index": i,
+                "role": turn["role"],
+                "content": turn["text"],
+                "extra_json": canonical_json(extra) if extra else None,
+            }
+        )
+    return rows
+
+
+def _parse_packet(path: Path, root: Path, position: int) -> dict[str, list[dict[str, Any]]]:
+    where = str(path)
+    packet = read_json(path)
+    if not isinstance(packet, dict):
+        raise InputError(f"{where}: expected a JSON object (an AlpsBench packet)")
+    session_id = packet.get("session_id")
+    if not isinstance(session_id, str) or not session_id:
+        raise InputError(f"{where}: field session_id: missing or not a string")
+    task1 = packet.get("task1")
+    if not isinstance(task1, dict):
+        raise InputError(f"{where}: field task1: missing or not an object")
+    turns = _turn_rows(where, session_id, packet.get("dialogue"))
+    rel = path.relative_to(root).as_posix() if root.is_dir() else path.name
+
+    memories: list[dict[str, Any]] = []
+    for i, gold in enumerate(task1.get("ground_truth_memories") or []):
+        try:
+            item = MemoryItem.model_validate(gold)
+        except ValidationError as exc:
+            raise InputError(f"{where}: task1.ground_truth_memories.{i} {validation_message(exc)}") from None
+        memories.append(
+            {
+                "dialogue_id": session_id,
+                "origin": "gold",
+                "source_model": "",
+                "position": i,
+                "memory_id": item.memory_id,
+                "record_json": canonical_json(item.model_dump(mode="json", exclude_unset=True)),
+                "raw_json": canonical_json(gold),
+                "valid": True,
+                "problems_json": None,
+                "schema_version": MemoryItem.SCHEMA_VERSION,
+            }
+        )
+
+    outputs = task1.get("llm_outputs") or {}
+    if not isinstance(outputs, dict):
+        raise InputError(f"{where}: field task1.llm_outputs: expected an object keyed by model")
+    for model, out in outputs.items():
+        items = out.get("memory_items") if isinstance(out, dict) else None
+        if items is None:
+            continue
+        if not isinstance(items, list):
+            raise InputError(f"{where}: field task1.llm_outputs.{model}.memory_items: expected a list")
+        for i, raw in enumerate(items):
+            problems = check_candidate(raw)
+            record = None
+            if not problems:
+                ev_index = locate_evidence(turns, raw.get("evidence_text"))
+                record = {
+                    "memory_id": raw["memory_id"],
+                    "type": raw["type"],
+                    "label": raw["label"],
+                    "value": raw["value"],
+                    "confidence": raw["confidence"],
+                    "evidence": {"session_id": session_id, "utterance_index": ev_index, "text": raw["evidence_text"]},
+                    "evidence_flags": [] if ev_index is not None else ["evidence_not_found"],
+                }
+            memories.append(
+                {
+                    "dialogue_id": session_id,
+                    "origin": "candidate",
+                    "source_model": model,
+                    "position": i,
+                    "memory_id": raw.get("memory_id") if isinstance(raw, dict) else None,
+                    "record_json": canonical_json(record) if record else None,
+                    "raw_json": canonical_json(raw),
+                    "valid": not problems,
+                    "problems_json": canonical_json(problems) if problems else None,
+                    "schema_version": MemoryItem.SCHEMA_VERSION,
+                }
+            )
+
+    # What is not held in rows above is kept verbatim, so the export reproduces the packet.
+    extra = copy.deepcopy(packet)
+    extra.pop("dialogue", None)
+    extra["task1"].pop("ground_truth_memories", None)
+    extra["task1"]["_has_ground_truth"] = "ground_truth_memories" in task1
+    for out in extra["task1"].get("llm_outputs", {}).values():
+        if isinstance(out, dict) and isinstance(out.get("memory_items"), list):
+            out["memory_items"] = len(out["memory_items"])  # a count placeholder, refilled on export
+    dialogue = {
+        "dialogue_id": session_id,
+        "origin": "alpsbench",
+        "persona_id": None,
+        "session_index": None,
+        "meta_json": canonical_json({"relpath": rel, "dialogue_source": packet.get("dialogue_source")}),
+        "needs_reverification": False,
+        "schema_version": "1.0",
+    }
+    packet_row = {
+        "session_id": session_id,
+        "dialogue_id": session_id,
+        "position": position,
+        "extra_json": canonical_json(extra),
+        "schema_version": "1.0",
+    }
+    return {"dialogues": [dialogue], "turns": turns, "memories": memories, "packets": [packet_row]}
+
+
+def build_bundle(path: Path) -> ImportBundle:
+    """Parse and validate every packet under ``path`` before anything is written."""
+    path = Path(path)
+    files = find_packets(path)
+    root = path if path.is_dir() else path.parent
+    digest = hashlib.sha256()
+    bundle = ImportBundle(
+        kind="alpsbench",
+        path=str(path),
+        sha256="",
+        rows=len(files),
+        licence=LICENCE,
+        provenance=Provenance(source="import.alpsbench", licence=LICENCE),
+    )
+    seen: dict[str, Path] = {}
+    for position, f in enumerate(files):
+        digest.update(f.relative_to(root).as_posix().encode() + b"\0" + sha256_file(f).encode())
+        parts = _parse_packet(f, root, position)
+        sid = parts["packets"][0]["session_id"]
+        if sid in seen:
+            raise InputError(f"{f}: session_id {sid!r} also appears in {seen[sid]}")
+        seen[sid] = f
+        for key, rows in parts.items():
+            getattr(bundle, key).extend(rows)
+    bundle.sha256 = digest.hexdigest()
+    return bundle

@@ -1,0 +1,35 @@
+"""The ``prefkit`` command line: nouns with verb subcommands, a thin shell over library functions."""
+
+from __future__ import annotations
+
+import click
+
+from prefkit import __version__
+from prefkit.cli import project_cmds
+from prefkit.cli.common import PrefkitGroup
+
+
+@click.group(cls=PrefkitGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(__version__, prog_name="prefkit")
+def cli() -> None:
+    """prefkit: build human-verified personalization benchmarks for LLMs.
+
+    Example: prefkit init my-bench && prefkit status --project my-bench
+    """
+
+
+for command in (
+    project_cmds.init,
+    project_cmds.status,
+    project_cmds.schema,
+    project_cmds.import_,
+    project_cmds.export,
+):
+    cli.add_command(command)
+
+# Area command modules register themselves here (one line each):
+# generate (pipelines), users/tasks/annotate (app), agreement/labels/release, labelstudio.
+
+
+def main() -> None:
+    cli()

@@ -1,0 +1,75 @@
+"""Shared pieces of the CLI: the project option, --json, and one-line user errors."""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+from typing import Any
+
+import click
+
+from schemas.common import PrefkitError
+
+
+class PrefkitGroup(click.Group):
+    """A click group that turns every :class:`PrefkitError` into one line on stderr and exit 1."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except PrefkitError as exc:
+            click.echo(f"error: {exc}", err=True)
+            sys.exit(1)
+        except KeyboardInterrupt:
+            click.echo("interrupted", err=True)
+            sys.exit(130)
+
+
+def project_option(fn):
+    """``--project PATH`` (or ``$PREFKIT_PROJECT``, else the current directory); passes ``project``."""
+
+    @click.option(
+        "--project",
+        "-p",
+        "project_path",
+        type=click.Path(file_okay=False),
+        envvar="PREFKIT_PROJECT",
+        default=".",
+        show_default="$PREFKIT_PROJECT or .",
+        help="Project directory.",
+    )
+    @functools.wraps(fn)
+    def wrapper(*args, project_path: str, **kwargs):
+        from curation.project import Project
+
+        project = Project.locate(project_path)
+        try:
+            return fn(*args, project=project, **kwargs)
+        finally:
+            project.close()
+
+    return wrapper
+
+
+def json_option(fn):
+    """``--json``: print machine-readable output instead of a table."""
+    return click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")(fn)
+
+
+def echo_json(value: Any) -> None:
+    click.echo(json.dumps(value, indent=2, ensure_ascii=False, default=str))
+
+
+def echo_table(rows: list[dict[str, Any]], columns: list[str] | None = None) -> None:
+    """A plain aligned text table (no colours: output is often piped)."""
+    if not rows:
+        click.echo("(none)")
+        return
+    columns = columns or list(rows[0])
+    cells = [[("" if r.get(c) is None else str(r.get(c))) for c in columns] for r in rows]
+    widths = [max(len(c), *(len(row[i]) for row in cells)) for i, c in enumerate(columns)]
+    click.echo("  ".join(c.ljust(w) for c, w in zip(columns, widths, strict=True)).rstrip())
+    click.echo("  ".join("-" * w for w in widths))
+    for row in cells:
+        click.echo("  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)).rstrip())

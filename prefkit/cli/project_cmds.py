@@ -1,0 +1,140 @@
+"""Project commands: init, status, schema export, import, export."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from prefkit.cli.common import echo_json, echo_table, json_option, project_option
+
+
+@click.command()
+@click.argument("path", type=click.Path(file_okay=False), default=".")
+@click.option("--name", help="Project name (default: the directory name).")
+def init(path: str, name: str | None) -> None:
+    """Create a project directory (config, database, guidelines). Safe to re-run.
+
+    Example: prefkit init my-bench --name my-bench
+    """
+    from curation.project import Project
+
+    project = Project.init(path, name=name)
+    click.echo(f"project {project.name} ready at {project.root}")
+    click.echo(f"  config      {project.root / 'prefkit.toml'}")
+    click.echo(f"  database    {project.database}")
+    click.echo(f"  guidelines  {project.guidelines_dir}")
+    project.close()
+
+
+@click.command()
+@project_option
+@json_option
+def status(project, as_json: bool) -> None:
+    """Counts per stage: personas, sessions, turns, instances, memories, tasks, labels.
+
+    Example: prefkit status --project my-bench --json
+    """
+    counts = project.store.status()
+    if as_json:
+        echo_json(counts)
+        return
+    click.echo(f"project {project.name} ({project.root})")
+    echo_table([{"what": k, "count": v} for k, v in counts.items()])
+
+
+@click.group()
+def schema() -> None:
+    """JSON Schemas of prefkit's record types."""
+
+
+@schema.command("export")
+@click.argument("directory", type=click.Path(file_okay=False))
+def schema_export(directory: str) -> None:
+    """Write the JSON Schema of every record type to DIRECTORY/<Name>.schema.json.
+
+    Example: prefkit schema export schemas-out/
+    """
+    from exports.writers import write_json
+    from schemas import ALL_SCHEMAS
+
+    out = Path(directory)
+    for name, model in ALL_SCHEMAS.items():
+        schema_doc = model.model_json_schema()
+        schema_doc["$id"] = f"https://prefkit.dev/schemas/{name}-{model.SCHEMA_VERSION}.json"
+        write_json(out / f"{name}.schema.json", schema_doc)
+    click.echo(f"wrote {len(ALL_SCHEMAS)} schemas to {out}")
+
+
+@click.group("import")
+def import_() -> None:
+    """Import data in the real published formats (all-or-nothing; re-import is a no-op)."""
+
+
+def _report(result, what: str, path: str) -> None:
+    if result.already_imported:
+        click.echo(f"{path}: already imported ({result.source_id}); nothing written")
+        return
+    parts = ", ".join(f"{n} {k}" for k, n in result.counts.items() if n)
+    click.echo(f"imported {what} from {path}: {parts}")
+
+
+@import_.command("cupid")
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option("--licence", help="Licence of the data, recorded in provenance and the release card.")
+@project_option
+def import_cupid(project, file: str, licence: str | None) -> None:
+    """Import CUPID benchmark rows from a JSONL or Parquet FILE.
+
+    Example: prefkit import cupid cupid_test.jsonl --licence MIT
+    """
+    from pipelines.ingest import cupid
+
+    _report(project.store.import_bundle(cupid.build_bundle(Path(file), licence)), "CUPID instances", file)
+
+
+@import_.command("alpsbench")
+@click.argument("path", type=click.Path())
+@project_option
+def import_alpsbench(project, path: str) -> None:
+    """Import AlpsBench annotation packets from PATH (a folder of sess_*.json, searched recursively).
+
+    Example: prefkit import alpsbench annotation_packets_sample/
+    """
+    from pipelines.ingest import alpsbench
+
+    _report(project.store.import_bundle(alpsbench.build_bundle(Path(path))), "AlpsBench packets", path)
+
+
+@click.group()
+def export() -> None:
+    """Export project content in the published formats."""
+
+
+@export.command("cupid")
+@click.argument("out", type=click.Path(dir_okay=False))
+@project_option
+def export_cupid_cmd(project, out: str) -> None:
+    """Write the project's benchmark instances as CUPID rows to OUT (.jsonl or .parquet).
+
+    Example: prefkit export cupid cupid.parquet
+    """
+    from exports.cupid import export_cupid
+
+    n = export_cupid(project.store, Path(out))
+    click.echo(f"wrote {n} CUPID instances to {out}")
+
+
+@export.command("alpsbench")
+@click.argument("out_dir", type=click.Path(file_okay=False))
+@click.option("--revised", is_flag=True, help="Use dialogue turns as revised by annotators.")
+@project_option
+def export_alpsbench_cmd(project, out_dir: str, revised: bool) -> None:
+    """Write the project's AlpsBench packets to OUT_DIR, in the layout they were imported from.
+
+    Example: prefkit export alpsbench packets-out/
+    """
+    from exports.alpsbench import export_packets
+
+    n = export_packets(project.store, Path(out_dir), revised=revised)
+    click.echo(f"wrote {n} AlpsBench packets to {out_dir}")

@@ -1,0 +1,93 @@
+"""prefkit's shared language: strict pydantic v2 contracts for every record that crosses a boundary.
+
+``ALL_SCHEMAS`` maps each exported record type to its model; ``prefkit schema export`` writes their
+JSON Schemas. Nothing here imports from the rest of prefkit.
+"""
+
+from schemas.alpsbench import (
+    DOCUMENTED_TIME_SCOPES,
+    TAXONOMY,
+    Evidence,
+    ExtractedMemory,
+    MemoryItem,
+    check_candidate,
+)
+from schemas.common import Contract, PrefkitError, Record, canonical_json, content_hash, utcnow
+from schemas.cupid import BenchmarkInstance, DialogueMessage, PriorInteraction
+from schemas.curation import (
+    TASK_KINDS,
+    Adjudication,
+    AnnotationTask,
+    LabelEvent,
+    Provenance,
+    ReleaseFile,
+    ReleaseManifest,
+)
+from schemas.generation import (
+    ChecklistItem,
+    ContextFactor,
+    ContextualPreference,
+    Persona,
+    PersonaAttributes,
+    Session,
+    SessionPlan,
+    SessionSlot,
+    Turn,
+)
+from schemas.wildchat import WildChatConversation, WildChatTurn
+
+ALL_SCHEMAS = {
+    "Persona": Persona,
+    "ContextFactor": ContextFactor,
+    "ContextualPreference": ContextualPreference,
+    "ChecklistItem": ChecklistItem,
+    "SessionPlan": SessionPlan,
+    "Turn": Turn,
+    "Session": Session,
+    "BenchmarkInstance": BenchmarkInstance,
+    "MemoryItem": MemoryItem,
+    "ExtractedMemory": ExtractedMemory,
+    "WildChatConversation": WildChatConversation,
+    "AnnotationTask": AnnotationTask,
+    "LabelEvent": LabelEvent,
+    "Adjudication": Adjudication,
+    "Provenance": Provenance,
+    "ReleaseManifest": ReleaseManifest,
+}
+
+__all__ = [
+    "ALL_SCHEMAS",
+    "DOCUMENTED_TIME_SCOPES",
+    "TASK_KINDS",
+    "TAXONOMY",
+    "Adjudication",
+    "AnnotationTask",
+    "BenchmarkInstance",
+    "ChecklistItem",
+    "ContextFactor",
+    "ContextualPreference",
+    "Contract",
+    "DialogueMessage",
+    "Evidence",
+    "ExtractedMemory",
+    "LabelEvent",
+    "MemoryItem",
+    "Persona",
+    "PersonaAttributes",
+    "PrefkitError",
+    "PriorInteraction",
+    "Provenance",
+    "Record",
+    "ReleaseFile",
+    "ReleaseManifest",
+    "Session",
+    "SessionPlan",
+    "SessionSlot",
+    "Turn",
+    "WildChatConversation",
+    "WildChatTurn",
+    "canonical_json",
+    "check_candidate",
+    "content_hash",
+    "utcnow",
+]

@@ -1,0 +1,94 @@
+"""Curation-side contracts: tasks, label events, adjudications, provenance, release manifests."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field
+
+from schemas.common import Contract, Record
+
+TaskKindName = Literal["preference_expressed", "preference_match", "memory_verify"]
+TASK_KINDS: tuple[str, ...] = ("preference_expressed", "preference_match", "memory_verify")
+
+
+class AnnotationTask(Record):
+    """One unit of annotation work: an item of the project shown to k annotators."""
+
+    task_id: str = Field(description="Stable id: kind + item reference hash.")
+    kind: TaskKindName = Field(description="Task kind identifier.")
+    item_ref: str = Field(description="What is annotated, e.g. 'session:<id>' or 'dialogue:<id>'.")
+    payload: dict[str, Any] = Field(description="Everything the annotator needs to see, frozen at creation.")
+    batch: str = Field(default="default", description="Batch the task belongs to.")
+    overlap: int = Field(default=3, ge=1, description="Distinct annotators the task goes to (k).")
+    is_gold: bool = Field(default=False, description="Whether this is a gold item with a known answer.")
+    gold_answer: dict[str, Any] | None = Field(default=None, description="The known answer of a gold item.")
+    created_at: str = Field(description="ISO-8601 creation time.")
+
+
+class LabelEvent(Record):
+    """An append-only labelling event. An edit is a new event whose ``supersedes`` names the old one."""
+
+    event_id: str = Field(description="Unique id; also the idempotency key of a submit.")
+    task_id: str = Field(description="The task labelled.")
+    kind: TaskKindName = Field(description="Task kind, repeated for filtering.")
+    annotator: str = Field(description="The signed-in user who made the label (never a form field).")
+    action: Literal["label", "skip", "flag", "withdraw"] = Field(
+        default="label",
+        description="label = values given; skip = passed with a reason; flag = item broken; "
+        "withdraw = an earlier label was deleted at its source.",
+    )
+    values: dict[str, Any] = Field(default_factory=dict, description="Field values, validated per task kind.")
+    comment: str | None = Field(default=None, description="Free-text note, reason for a skip or a flag.")
+    time_spent_s: float | None = Field(default=None, ge=0, description="Seconds spent on the item.")
+    supersedes: str | None = Field(default=None, description="event_id of the event this one replaces.")
+    source: str = Field(default="app", description="Where the label was made: app, labelstudio, import.")
+    created_at: str = Field(description="ISO-8601 time the event was recorded.")
+
+
+class Adjudication(Record):
+    """A maintainer's final decision for a task where annotators disagree."""
+
+    adjudication_id: str = Field(description="Unique id.")
+    task_id: str = Field(description="The task decided.")
+    maintainer: str = Field(description="The signed-in maintainer who decided.")
+    values: dict[str, Any] = Field(description="The final field values.")
+    note: str = Field(default="", description="Why this decision.")
+    supersedes: str | None = Field(default=None, description="An earlier adjudication this one replaces.")
+    created_at: str = Field(description="ISO-8601 time of the decision.")
+
+
+class Provenance(Record):
+    """Where a generated or imported record came from."""
+
+    source: str = Field(description="Pipeline stage or importer, e.g. 'generate.personas', 'import.cupid'.")
+    model: str | None = Field(default=None, description="Model name, when an LLM made the record.")
+    endpoint: str | None = Field(default=None, description="Endpoint host (never a key or full URL secret).")
+    prompt_template_hash: str | None = Field(default=None, description="sha256 prefix of the prompt template.")
+    seed: int | None = Field(default=None, description="Seed the record was generated with.")
+    offline: bool = Field(default=False, description="True when made by the deterministic offline backend.")
+    system_fingerprint: str | None = Field(default=None, description="Server's system_fingerprint, if any.")
+    licence: str | None = Field(default=None, description="Licence of the source data, if any.")
+
+
+class ReleaseFile(Contract):
+    """One file of a release with its digest."""
+
+    path: str = Field(description="Path relative to the release directory.")
+    sha256: str = Field(description="Hex sha256 of the file's bytes.")
+    size: int = Field(ge=0, description="Size in bytes.")
+
+
+class ReleaseManifest(Record):
+    """What a release contains and why it was allowed out."""
+
+    name: str = Field(description="Dataset name.")
+    version: str = Field(description="Semantic version X.Y.Z.")
+    created_at: str = Field(description="ISO-8601 time the release was cut.")
+    files: list[ReleaseFile] = Field(description="Every file of the release with sha256 and size.")
+    counts: dict[str, int] = Field(description="Rows per config.")
+    schema_versions: dict[str, str] = Field(description="Schema version per record type.")
+    gates: list[dict[str, Any]] = Field(description="Gate results at cut time.")
+    agreement: list[dict[str, Any]] = Field(description="Agreement rows with confidence intervals.")
+    provenance: dict[str, Any] = Field(description="Models, prompt hashes, sources, licences, offline share.")
+    override_reason: str | None = Field(default=None, description="Why failing gates were overridden.")
