@@ -34,7 +34,8 @@ def sha256_file(path: Path) -> str:
     return h.hexdigest()
 
 
-def check_size(path: Path, limit: int = MAX_FILE_BYTES) -> None:
+def check_size(path: Path, limit: int | None = None) -> None:
+    limit = limit or MAX_FILE_BYTES
     if not path.exists():
         raise InputError(f"{path}: no such file")
     size = path.stat().st_size
@@ -54,7 +55,7 @@ def iter_jsonl(path: Path) -> Iterator[tuple[int, Any]]:
     check_size(path)
     with path.open("rb") as f:
         for lineno, raw in enumerate(f, start=1):
-            if len(raw) > MAX_LINE_BYTES:
+            if len(raw) > MAX_LINE_BYTES:  # read at call time so a caller can lower it
                 raise InputError(f"{path}:{lineno}: line is {len(raw):,} bytes, over the {MAX_LINE_BYTES:,}-byte limit")
             try:
                 line = raw.decode("utf-8")
