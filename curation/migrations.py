@@ -284,3 +284,28 @@ def m001_initial(conn: Connection) -> None:
         Column("created_at", Text, nullable=False),
     )
     md.create_all(conn)
+
+
+@migration(4, "releases")
+def m004_releases(conn: Connection) -> None:
+    """The log of cut releases, and the per-project salt that pseudonymises annotators in releases."""
+    import secrets
+
+    from sqlalchemy import text
+
+    md = MetaData()
+    Table(
+        "releases",
+        md,
+        Column("version", Text, primary_key=True),
+        Column("created_at", Text, nullable=False),
+        Column("path", Text, nullable=False),
+        Column("manifest_sha256", Text, nullable=False),
+        Column("data_sha256", Text, nullable=False),
+        Column("gates_passed", Boolean, nullable=False),
+        Column("override_reason", Text),
+    )
+    md.create_all(conn)
+    conn.execute(
+        text("INSERT INTO meta (key, value) VALUES ('release.annotator_salt', :v)"), {"v": secrets.token_hex(16)}
+    )

@@ -21,12 +21,13 @@ from typing import Any
 from curation.store import StoreError
 from curation.store_content import ContentStore
 from curation.store_labels import LabelStore
+from curation.store_release import ReleaseStore
 
 CONFIG_NAME = "prefkit.toml"
 ENV_PROJECT = "PREFKIT_PROJECT"
 
 
-class ProjectStore(ContentStore, LabelStore):
+class ProjectStore(ContentStore, LabelStore, ReleaseStore):
     """The project's working database. One instance per process is enough; it is thread-safe."""
 
 

@@ -1,0 +1,102 @@
+"""Release area of the project store: the log of cut releases, annotator pseudonyms, and the reads a
+release needs across content tables (provenance of released records, offline-generated content).
+
+Release files themselves are written by :mod:`exports.release`; this mixin only records that a release
+was cut (version, digests, override reason) so the project keeps an audit trail of what left it.
+"""
+
+from __future__ import annotations
+
+import hmac
+from collections import Counter
+from hashlib import sha256
+from typing import Any
+
+from sqlalchemy import func, select
+
+from curation.store import StoreCore, StoreError
+
+#: Content tables whose rows are released records, with their key column.
+RELEASED_TABLES: dict[str, str] = {
+    "personas": "persona_id",
+    "context_factors": "factor_id",
+    "session_plans": "persona_id",
+    "dialogues": "dialogue_id",
+    "sessions": "session_id",
+    "instances": "instance_id",
+    "memories": "memory_pk",
+    "preference_pairs": "pair_id",
+}
+
+
+class ReleaseStore(StoreCore):
+    """Release log, pseudonyms and release-time reads."""
+
+    # -- pseudonyms -------------------------------------------------------------------------------
+    def annotator_salt(self) -> str:
+        salt = self.get_meta("release.annotator_salt")
+        if not salt:
+            raise StoreError("the project has no annotator salt (migration m004_releases did not run)")
+        return salt
+
+    def pseudonym(self, username: str, salt: str | None = None) -> str:
+        """A stable, non-reversible id for ``username``: a keyed hash with the project's salt."""
+        key = (salt or self.annotator_salt()).encode("utf-8")
+        return "ann_" + hmac.new(key, username.encode("utf-8"), sha256).hexdigest()[:12]
+
+    # -- provenance of released records -------------------------------------------------------------
+    def offline_references(self) -> list[dict[str, Any]]:
+        """Released records made by the offline backend: ``{table, id, provenance_id}`` each."""
+        p = self.t["provenance"]
+        out: list[dict[str, Any]] = []
+        with self.read() as conn:
+            for table, key in RELEASED_TABLES.items():
+                t = self.t[table]
+                q = (
+                    select(t.c[key], t.c.provenance_id)
+                    .join(p, p.c.provenance_id == t.c.provenance_id)
+                    .where(p.c.offline.is_(True))
+                    .order_by(t.c[key])
+                )
+                out += [{"table": table, "id": str(r[0]), "provenance_id": r[1]} for r in conn.execute(q)]
+        return out
+
+    def provenance_summary(self) -> dict[str, Any]:
+        """Models, prompt template hashes, sources with licences and the offline share of released records."""
+        p, s = self.t["provenance"], self.t["sources"]
+        per_prov: Counter[str] = Counter()
+        with self.read() as conn:
+            for table in RELEASED_TABLES:
+                t = self.t[table]
+                for prov_id, n in conn.execute(select(t.c.provenance_id, func.count()).group_by(t.c.provenance_id)):
+                    per_prov[prov_id or ""] += n
+            provs = {r["provenance_id"]: self.loads(r["record_json"]) for r in conn.execute(select(p)).mappings()}
+            q = select(s.c.kind, s.c.sha256, s.c.rows, s.c.licence).order_by(s.c.kind, s.c.sha256)
+            sources = [dict(r) for r in conn.execute(q).mappings()]
+        total = sum(per_prov.values())
+        offline = sum(n for pid, n in per_prov.items() if pid and provs.get(pid, {}).get("offline"))
+        used = [provs[pid] for pid in sorted(per_prov) if pid in provs]
+        return {
+            "records": total,
+            "offline_records": offline,
+            "offline_share": round(offline / total, 6) if total else 0.0,
+            "models": sorted({r["model"] for r in used if r.get("model")}),
+            "prompt_template_hashes": sorted({r["prompt_template_hash"] for r in used if r.get("prompt_template_hash")}),
+            "stages": dict(sorted(Counter(r["source"] for r in used).items())),
+            "sources": sources,
+            "licences": sorted({x["licence"] for x in sources if x["licence"]} | {r["licence"] for r in used if r.get("licence")}),
+        }
+
+    # -- release log --------------------------------------------------------------------------------
+    def record_release(self, row: dict[str, Any]) -> None:
+        """Log a cut release (version, created_at, path, manifest/data digests, gates_passed, override)."""
+        r = self.t["releases"]
+        with self.write() as conn:
+            if conn.execute(select(r.c.version).where(r.c.version == row["version"])).first():
+                raise StoreError(f"release {row['version']} is already recorded in the project")
+            conn.execute(r.insert(), row)
+
+    def releases(self) -> list[dict[str, Any]]:
+        r = self.t["releases"]
+        with self.read() as conn:
+            return [dict(x) for x in conn.execute(select(r).order_by(r.c.created_at)).mappings()]
