@@ -22,6 +22,7 @@ from sqlalchemy import (
     Table,
     Text,
     UniqueConstraint,
+    text,
 )
 
 Migration = tuple[int, str, Callable[[Connection], None]]
@@ -284,6 +285,28 @@ def m001_initial(conn: Connection) -> None:
         Column("created_at", Text, nullable=False),
     )
     md.create_all(conn)
+
+
+@migration(3, "annotation_app")
+def m003_annotation_app(conn: Connection) -> None:
+    """Persisted queues for the annotation app.
+
+    ``tasks.n_assigned`` counts distinct annotators a task went to (so picking the next task never
+    scans assignments); an assignment row carries the pending submit's ``event_id`` (made when the item
+    is first shown, reused on reload, double click or retry), when it was shown and when it was done.
+    """
+    for ddl in (
+        "ALTER TABLE tasks ADD COLUMN n_assigned INTEGER NOT NULL DEFAULT 0",
+        "ALTER TABLE assignments ADD COLUMN event_id TEXT",
+        "ALTER TABLE assignments ADD COLUMN shown_at TEXT",
+        "ALTER TABLE assignments ADD COLUMN done_at TEXT",
+        "CREATE INDEX ix_tasks_queue ON tasks (kind, is_gold, n_assigned, task_id)",
+        "CREATE INDEX ix_assignments_open ON assignments (annotator, done_at, position)",
+        "CREATE INDEX ix_assignments_task ON assignments (task_id)",
+        "CREATE INDEX ix_label_events_annotator_task ON label_events (annotator, task_id)",
+        "CREATE INDEX ix_label_events_annotator_created ON label_events (annotator, created_at)",
+    ):
+        conn.execute(text(ddl))
 
 
 @migration(4, "releases")

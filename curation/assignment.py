@@ -1,0 +1,58 @@
+"""Assignment policy: how big a queue chunk is, how many gold items go in it and where.
+
+Queues are pulled: when an annotator has nothing open of a kind, the store assigns a chunk of tasks
+they never had, regular tasks while fewer than ``overlap`` distinct annotators hold them (the ones
+closest to complete first) and gold tasks, which go to every annotator once, at the batch's gold rate.
+Gold positions inside a chunk are a deterministic shuffle, so an annotator cannot tell them apart.
+This module decides; :mod:`curation.store_app` does the SQL.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from curation.project import Project
+
+DEFAULT_CHUNK = 10
+
+
+@dataclass(frozen=True)
+class QueuePolicy:
+    """Chunk size and gold rate for one (project, batch or kind)."""
+
+    chunk: int = DEFAULT_CHUNK
+    gold_rate: float = 0.1
+
+    @property
+    def n_gold(self) -> int:
+        """Gold tasks per chunk: the rate rounded, at least one when the rate is positive."""
+        if self.gold_rate <= 0:
+            return 0
+        return max(1, round(self.chunk * self.gold_rate))
+
+
+def gold_rate_key(kind: str) -> str:
+    return f"annotation.gold_rate.{kind}"
+
+
+def policy_for(project: Project, kind: str) -> QueuePolicy:
+    """The project's policy for ``kind``: config ``[annotation]`` with a per-kind gold rate override
+    set by ``prefkit tasks create --gold-rate``."""
+    cfg: dict[str, Any] = project.config.get("annotation", {})
+    rate = project.store.get_meta(gold_rate_key(kind))
+    return QueuePolicy(
+        chunk=int(cfg.get("queue_chunk", DEFAULT_CHUNK)),
+        gold_rate=float(rate) if rate is not None else float(cfg.get("gold_rate", 0.1)),
+    )
+
+
+def interleave(regular: list[str], gold: list[str], seed: str) -> list[str]:
+    """Regular tasks in order with the gold tasks placed at seeded random positions."""
+    rng = random.Random(seed + ":" + ",".join(regular[:1] + gold))
+    order = list(regular)
+    for tid in gold:
+        order.insert(rng.randint(0, len(order)), tid)
+    return order

@@ -1,0 +1,365 @@
+"""Annotation-app area of the project store: persisted queues, submits, gold answers, dashboard reads.
+
+An annotator's queue is the ``assignments`` rows of that annotator in ``position`` order; a row is
+open until ``done_at`` is set, which happens in the same transaction that records the label, skip or
+flag. The pending submit's ``event_id`` is written on the row when the item is first shown, so a
+reload, a second tab or a server restart shows the same item with the same idempotency key.
+
+Every query of the submit → next-item path is an index range scan (see ``queue_query_plans``).
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from sqlalchemy import Connection, exists, func, select, text, update
+
+from curation.store import StoreCore, StoreError
+from schemas.common import utcnow
+from schemas.curation import LabelEvent
+
+#: Actions that finish an assignment (a withdraw does not: it only removes a label).
+FINISHING = ("label", "skip", "flag")
+
+
+def new_event_id() -> str:
+    return "ev_" + uuid.uuid4().hex
+
+
+class AppStore(StoreCore):
+    """Queue and submit operations the annotation app calls on every item."""
+
+    # -- the open item ------------------------------------------------------------------------------
+    def _open_query(self, annotator: str, kind: str):
+        a, t, b = self.t["assignments"], self.t["tasks"], self.t["batches"]
+        return (
+            select(a.c.task_id, a.c.position, a.c.event_id, a.c.shown_at)
+            .join(t, t.c.task_id == a.c.task_id)
+            .join(b, b.c.batch_id == t.c.batch_id)
+            .where(a.c.annotator == annotator, a.c.done_at.is_(None), t.c.kind == kind, b.c.status == "open")
+            .order_by(a.c.position)
+            .limit(1)
+        )
+
+    def _open_row(self, conn: Connection, annotator: str, kind: str) -> dict[str, Any] | None:
+        row = conn.execute(self._open_query(annotator, kind)).mappings().first()
+        return None if row is None else dict(row)
+
+    def open_assignment(self, annotator: str, kind: str, chunk: int, n_gold: int) -> dict[str, Any] | None:
+        """The annotator's current item of ``kind`` (assigning a new chunk when the queue is empty),
+        marked as shown with its pending event id; ``None`` when nothing is left to do."""
+        with self.read() as conn:
+            row = self._open_row(conn, annotator, kind)
+        if row is not None and row["event_id"]:
+            return row
+        with self.write() as conn:
+            row = self._open_row(conn, annotator, kind)
+            if row is None:
+                if not self._assign_chunk(conn, annotator, kind, chunk, n_gold):
+                    return None
+                row = self._open_row(conn, annotator, kind)
+            if not row["event_id"]:
+                row["event_id"], row["shown_at"] = new_event_id(), utcnow()
+                a = self.t["assignments"]
+                conn.execute(
+                    update(a)
+                    .where(a.c.task_id == row["task_id"], a.c.annotator == annotator)
+                    .values(event_id=row["event_id"], shown_at=row["shown_at"])
+                )
+        return row
+
+    # -- assignment ---------------------------------------------------------------------------------
+    def _candidates(self, conn: Connection, annotator: str, kind: str, gold: bool, need: int) -> list[str]:
+        """Tasks of open batches this annotator never had; regular tasks still short of their overlap,
+        the most advanced first so items complete early; gold tasks go to everyone once."""
+        t, a, b = self.t["tasks"], self.t["assignments"], self.t["batches"]
+        mine = exists().where(a.c.task_id == t.c.task_id, a.c.annotator == annotator)
+        base = (
+            select(t.c.task_id)
+            .join(b, b.c.batch_id == t.c.batch_id)
+            .where(t.c.kind == kind, t.c.is_gold == gold, b.c.status == "open", ~mine)
+            .order_by(t.c.task_id)
+        )
+        if gold:
+            return [r[0] for r in conn.execute(base.limit(need))]
+        levels = conn.execute(select(func.max(t.c.overlap)).where(t.c.kind == kind)).scalar() or 0
+        found: list[str] = []
+        for level in range(levels - 1, -1, -1):
+            q = base.where(t.c.n_assigned == level, t.c.overlap > level).limit(need - len(found))
+            found += [r[0] for r in conn.execute(q)]
+            if len(found) >= need:
+                break
+        return found
+
+    def _assign_chunk(self, conn: Connection, annotator: str, kind: str, chunk: int, n_gold: int) -> int:
+        from curation.assignment import interleave
+
+        gold = self._candidates(conn, annotator, kind, True, n_gold) if n_gold else []
+        regular = self._candidates(conn, annotator, kind, False, max(chunk - len(gold), 1))
+        order = interleave(regular, gold, seed=f"{annotator}:{kind}")
+        if not order:
+            return 0
+        a, t = self.t["assignments"], self.t["tasks"]
+        start = conn.execute(select(func.max(a.c.position)).where(a.c.annotator == annotator)).scalar()
+        start = -1 if start is None else start
+        now = utcnow()
+        rows = [
+            {"task_id": tid, "annotator": annotator, "position": start + 1 + i, "assigned_at": now}
+            for i, tid in enumerate(order)
+        ]
+        conn.execute(a.insert(), rows)
+        conn.execute(update(t).where(t.c.task_id.in_(order)).values(n_assigned=t.c.n_assigned + 1))
+        return len(rows)
+
+    def release_open(self, annotator: str) -> int:
+        """Give an annotator's untouched open items back to the pool (e.g. someone who left)."""
+        a, t = self.t["assignments"], self.t["tasks"]
+        with self.write() as conn:
+            ids = [
+                r[0]
+                for r in conn.execute(
+                    select(a.c.task_id).where(a.c.annotator == annotator, a.c.done_at.is_(None))
+                )
+            ]
+            if ids:
+                conn.execute(a.delete().where(a.c.annotator == annotator, a.c.task_id.in_(ids)))
+                conn.execute(update(t).where(t.c.task_id.in_(ids)).values(n_assigned=t.c.n_assigned - 1))
+        return len(ids)
+
+    # -- submits ------------------------------------------------------------------------------------
+    def _event_row(self, ev: LabelEvent) -> dict[str, Any]:
+        return {
+            "event_id": ev.event_id,
+            "task_id": ev.task_id,
+            "kind": ev.kind,
+            "annotator": ev.annotator,
+            "action": ev.action,
+            "values_json": self.dumps(ev.values),
+            "comment": ev.comment,
+            "time_spent_s": ev.time_spent_s,
+            "supersedes": ev.supersedes,
+            "source": ev.source,
+            "schema_version": ev.schema_version,
+            "created_at": ev.created_at,
+        }
+
+    def record_submit(self, ev: LabelEvent) -> bool:
+        """Append ``ev`` and close the annotator's assignment in one short transaction.
+        Returns False when the event id is already recorded (a double click or a retry)."""
+        e, a = self.t["label_events"], self.t["assignments"]
+        with self.write() as conn:
+            if conn.execute(select(e.c.seq).where(e.c.event_id == ev.event_id)).first() is not None:
+                return False
+            conn.execute(e.insert(), self._event_row(ev))
+            if ev.action in FINISHING and ev.supersedes is None:
+                conn.execute(
+                    update(a)
+                    .where(a.c.task_id == ev.task_id, a.c.annotator == ev.annotator, a.c.done_at.is_(None))
+                    .values(done_at=ev.created_at)
+                )
+        return True
+
+    def event(self, event_id: str) -> LabelEvent | None:
+        e = self.t["label_events"]
+        with self.read() as conn:
+            row = conn.execute(select(e).where(e.c.event_id == event_id)).mappings().first()
+        return None if row is None else self._event_from_row(row)
+
+    def _event_from_row(self, r) -> LabelEvent:
+        return LabelEvent(
+            **{k: r[k] for k in ("event_id", "task_id", "kind", "annotator", "action", "comment")},
+            values=self.loads(r["values_json"]),
+            time_spent_s=r["time_spent_s"],
+            supersedes=r["supersedes"],
+            source=r["source"],
+            schema_version=r["schema_version"],
+            created_at=r["created_at"],
+        )
+
+    def recent_live_events(self, annotator: str, n: int) -> list[LabelEvent]:
+        """The annotator's last ``n`` live events (one per task, newest first; superseded ones hidden)."""
+        e = self.t["label_events"]
+        out: dict[str, LabelEvent] = {}
+        with self.read() as conn:
+            q = select(e).where(e.c.annotator == annotator).order_by(e.c.seq.desc()).limit(max(4 * n, 20))
+            for r in conn.execute(q).mappings():
+                if r["task_id"] not in out:
+                    out[r["task_id"]] = self._event_from_row(r)
+        live = [ev for ev in out.values() if ev.action != "withdraw"]
+        return live[:n]
+
+    # -- progress -----------------------------------------------------------------------------------
+    def queue_counts(self, annotator: str, since: str) -> dict[str, dict[str, int]]:
+        """Per kind: assigned, done, and events since ``since`` (an ISO date prefix) for one annotator."""
+        a, t, e = self.t["assignments"], self.t["tasks"], self.t["label_events"]
+        out: dict[str, dict[str, int]] = {}
+        with self.read() as conn:
+            q = (
+                select(t.c.kind, func.count(), func.count(a.c.done_at))
+                .join(t, t.c.task_id == a.c.task_id)
+                .where(a.c.annotator == annotator)
+                .group_by(t.c.kind)
+            )
+            for kind, assigned, done in conn.execute(q):
+                out[kind] = {"assigned": assigned, "done": done, "today": 0}
+            q = (
+                select(e.c.kind, func.count())
+                .where(e.c.annotator == annotator, e.c.created_at >= since, e.c.supersedes.is_(None))
+                .group_by(e.c.kind)
+            )
+            for kind, n in conn.execute(q):
+                out.setdefault(kind, {"assigned": 0, "done": 0, "today": 0})["today"] = n
+        return out
+
+    def batch_progress(self, annotator: str) -> list[dict[str, Any]]:
+        a, t = self.t["assignments"], self.t["tasks"]
+        q = (
+            select(t.c.batch_id, t.c.kind, func.count().label("assigned"), func.count(a.c.done_at).label("done"))
+            .join(t, t.c.task_id == a.c.task_id)
+            .where(a.c.annotator == annotator)
+            .group_by(t.c.batch_id, t.c.kind)
+            .order_by(t.c.batch_id)
+        )
+        with self.read() as conn:
+            return [dict(r) for r in conn.execute(q).mappings()]
+
+    def available_count(self, annotator: str, kind: str) -> int:
+        """Tasks of open batches not yet given to this annotator that could still be given to them."""
+        t, a, b = self.t["tasks"], self.t["assignments"], self.t["batches"]
+        mine = exists().where(a.c.task_id == t.c.task_id, a.c.annotator == annotator)
+        q = (
+            select(func.count())
+            .select_from(t.join(b, b.c.batch_id == t.c.batch_id))
+            .where(t.c.kind == kind, b.c.status == "open", ~mine)
+            .where((t.c.n_assigned < t.c.overlap) | t.c.is_gold)
+        )
+        with self.read() as conn:
+            return int(conn.execute(q).scalar_one())
+
+    def progress_table(self) -> list[dict[str, Any]]:
+        """Per (annotator, kind): assigned, done, labels, skips, flags, mean seconds per item."""
+        a, t, e = self.t["assignments"], self.t["tasks"], self.t["label_events"]
+        rows: dict[tuple[str, str], dict[str, Any]] = {}
+        with self.read() as conn:
+            q = (
+                select(a.c.annotator, t.c.kind, func.count(), func.count(a.c.done_at))
+                .join(t, t.c.task_id == a.c.task_id)
+                .group_by(a.c.annotator, t.c.kind)
+            )
+            for who, kind, assigned, done in conn.execute(q):
+                rows[(who, kind)] = {"annotator": who, "task_kind": kind, "assigned": assigned, "done": done}
+            q = (
+                select(e.c.annotator, e.c.kind, e.c.action, func.count(), func.avg(e.c.time_spent_s))
+                .where(e.c.supersedes.is_(None))
+                .group_by(e.c.annotator, e.c.kind, e.c.action)
+            )
+            for who, kind, action, n, secs in conn.execute(q):
+                row = rows.setdefault((who, kind), {"annotator": who, "task_kind": kind, "assigned": 0, "done": 0})
+                row[f"{action}s"] = n
+                if action == "label":
+                    row["mean_time_s"] = None if secs is None else round(float(secs), 1)
+        for row in rows.values():
+            for key in ("labels", "skips", "flags"):
+                row.setdefault(key, 0)
+            row.setdefault("mean_time_s", None)
+        return sorted(rows.values(), key=lambda r: (r["annotator"], r["task_kind"]))
+
+    def throughput(self, bucket_chars: int = 10) -> list[dict[str, Any]]:
+        """First submits per (time bucket, annotator, kind); 10 chars = per day, 13 = per hour."""
+        e = self.t["label_events"]
+        bucket = func.substr(e.c.created_at, 1, bucket_chars).label("bucket")
+        q = (
+            select(bucket, e.c.annotator, e.c.kind, func.count().label("n"))
+            .where(e.c.supersedes.is_(None), e.c.action.in_(FINISHING))
+            .group_by(bucket, e.c.annotator, e.c.kind)
+            .order_by(bucket)
+        )
+        with self.read() as conn:
+            return [dict(r) for r in conn.execute(q).mappings()]
+
+    def flagged(self) -> list[dict[str, Any]]:
+        e = self.t["label_events"]
+        q = select(e.c.task_id, e.c.kind, e.c.annotator, e.c.comment, e.c.created_at).where(e.c.action == "flag")
+        with self.read() as conn:
+            return [dict(r) for r in conn.execute(q.order_by(e.c.seq)).mappings()]
+
+    # -- gold ---------------------------------------------------------------------------------------
+    def set_gold(self, task_id: str, answer: dict[str, Any] | None) -> None:
+        """Mark a task as gold with its known answer (``None`` makes it a regular task again)."""
+        t = self.t["tasks"]
+        with self.write() as conn:
+            res = conn.execute(
+                update(t)
+                .where(t.c.task_id == task_id)
+                .values(is_gold=answer is not None, gold_answer_json=self.dumps(answer))
+            )
+            if res.rowcount == 0:
+                raise StoreError(f"no task {task_id!r}")
+
+    def gold_answers(self, kind: str | None = None) -> dict[str, tuple[str, dict[str, Any]]]:
+        t = self.t["tasks"]
+        q = select(t.c.task_id, t.c.kind, t.c.gold_answer_json).where(t.c.is_gold.is_(True))
+        if kind:
+            q = q.where(t.c.kind == kind)
+        with self.read() as conn:
+            return {r[0]: (r[1], self.loads(r[2])) for r in conn.execute(q) if r[2]}
+
+    def task_ids_by_ref(self, kind: str, item_refs: list[str]) -> dict[str, str]:
+        t = self.t["tasks"]
+        out: dict[str, str] = {}
+        with self.read() as conn:
+            for start in range(0, len(item_refs), 500):
+                chunk = item_refs[start : start + 500]
+                q = select(t.c.item_ref, t.c.task_id).where(t.c.kind == kind, t.c.item_ref.in_(chunk))
+                out.update({r[0]: r[1] for r in conn.execute(q)})
+        return out
+
+    def task_summaries(self, kind: str | None = None) -> list[dict[str, Any]]:
+        """Per (kind, batch): tasks, gold tasks, assigned slots, and how many have k finished labels."""
+        t, a = self.t["tasks"], self.t["assignments"]
+        done = (
+            select(a.c.task_id, func.count(a.c.done_at).label("n_done")).group_by(a.c.task_id).subquery()
+        )
+        full = func.sum(func.coalesce(done.c.n_done, 0) >= t.c.overlap)
+        q = (
+            select(
+                t.c.kind,
+                t.c.batch_id,
+                func.count().label("tasks"),
+                func.sum(t.c.is_gold).label("gold"),
+                func.sum(t.c.n_assigned).label("assigned"),
+                full.label("complete"),
+            )
+            .select_from(t.outerjoin(done, done.c.task_id == t.c.task_id))
+            .group_by(t.c.kind, t.c.batch_id)
+            .order_by(t.c.kind, t.c.batch_id)
+        )
+        if kind:
+            q = q.where(t.c.kind == kind)
+        with self.read() as conn:
+            return [{k: (int(v) if isinstance(v, int | float) else v) for k, v in r.items()} for r in conn.execute(q).mappings()]
+
+    # -- diagnostics --------------------------------------------------------------------------------
+    def queue_query_plans(self, annotator: str, kind: str) -> dict[str, str]:
+        """SQLite's EXPLAIN QUERY PLAN of the hot-path queries (the bench prints them)."""
+        plans: dict[str, str] = {}
+        with self.read() as conn:
+            t, a = self.t["tasks"], self.t["assignments"]
+            mine = exists().where(a.c.task_id == t.c.task_id, a.c.annotator == annotator)
+            queries = {
+                "open_item": self._open_query(annotator, kind),
+                "next_regular": select(t.c.task_id)
+                .where(t.c.kind == kind, t.c.is_gold.is_(False), t.c.n_assigned == 1, ~mine)
+                .order_by(t.c.task_id)
+                .limit(10),
+                "recent_labels": select(self.t["label_events"].c.seq)
+                .where(self.t["label_events"].c.annotator == annotator)
+                .order_by(self.t["label_events"].c.seq.desc())
+                .limit(40),
+            }
+            for name, q in queries.items():
+                compiled = q.compile(self.engine, compile_kwargs={"literal_binds": True})
+                rows = conn.execute(text(f"EXPLAIN QUERY PLAN {compiled}")).all()
+                plans[name] = "; ".join(str(r[-1]) for r in rows)
+        return plans

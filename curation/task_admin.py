@@ -1,0 +1,124 @@
+"""Maintainer operations on tasks: create them from project content, add preference pairs and gold
+answers from JSONL files.
+
+Files are parsed and validated whole before anything is written; a problem is one
+:class:`TaskFileError` naming the file, the line and the field.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pydantic import Field, ValidationError
+
+from curation.assignment import gold_rate_key
+from curation.task_kinds import LabelError, get_kind
+from schemas.common import Contract, PrefkitError, content_hash
+from schemas.curation import Provenance
+
+if TYPE_CHECKING:
+    from curation.project import Project
+
+
+class TaskFileError(PrefkitError):
+    """A pairs or gold file is malformed: the message names file, line and field."""
+
+
+class PairLine(Contract):
+    """One line of ``prefkit tasks pairs import``."""
+
+    checklist_item: str = Field(min_length=1, description="The gold checklist item (a yes/no question).")
+    candidate: str = Field(min_length=1, description="The candidate preference statement.")
+    pair_id: str | None = Field(default=None, description="Stable id; derived from the texts when absent.")
+    instance_id: str | None = Field(default=None, description="CUPID instance the pair comes from, if any.")
+    origin: str = Field(default="import", description="Where the candidate came from (model name, file).")
+    meta: dict[str, Any] = Field(default_factory=dict, description="Anything else to keep with the pair.")
+
+
+class GoldLine(Contract):
+    """One line of ``prefkit tasks gold import``: a task (by id, or kind + item_ref) and its answer."""
+
+    task_id: str | None = Field(default=None, description="The task's id.")
+    kind: str | None = Field(default=None, description="Task kind, with item_ref instead of task_id.")
+    item_ref: str | None = Field(default=None, description="What the task is about, e.g. 'pair:<id>'.")
+    answer: dict[str, Any] = Field(description="The known label values, valid for the task kind.")
+
+
+def _lines(path: Path, model: type[Contract]) -> list[tuple[int, Any]]:
+    if not path.is_file():
+        raise TaskFileError(f"{path}: no such file")
+    out = []
+    with path.open(encoding="utf-8") as f:
+        for lineno, raw in enumerate(f, start=1):
+            if not raw.strip():
+                continue
+            try:
+                out.append((lineno, model.model_validate(json.loads(raw))))
+            except json.JSONDecodeError as exc:
+                raise TaskFileError(f"{path}:{lineno}: not valid JSON ({exc.msg})") from None
+            except ValidationError as exc:
+                first = exc.errors()[0]
+                where = ".".join(str(p) for p in first["loc"]) or "<line>"
+                raise TaskFileError(f"{path}:{lineno}: field {where}: {first['msg']}") from None
+    return out
+
+
+def import_pairs(project: Project, path: Path) -> int:
+    """Add preference pairs for ``preference_match`` tasks; returns how many were new."""
+    rows = []
+    for _, line in _lines(Path(path), PairLine):
+        pair_id = line.pair_id or "pair_" + content_hash([line.checklist_item, line.candidate])
+        rows.append(
+            {
+                "pair_id": pair_id,
+                "checklist_item": line.checklist_item,
+                "candidate": line.candidate,
+                "origin": line.origin,
+                "instance_id": line.instance_id,
+                "meta_json": project.store.dumps(line.meta or None),
+            }
+        )
+    return project.store.add_preference_pairs(rows, Provenance(source="import.pairs"))
+
+
+def create_tasks(
+    project: Project, kind: str, overlap: int | None = None, batch: str = "default", gold_rate: float | None = None
+) -> int:
+    """Build tasks of ``kind`` from what the project holds; returns how many were new.
+
+    ``gold_rate`` (0..1) is the share of gold items mixed into each annotator's queue for this kind."""
+    task_kind = get_kind(kind)
+    k = overlap or int(project.config.get("annotation", {}).get("overlap", 3))
+    if k < 1:
+        raise TaskFileError("overlap must be at least 1")
+    if gold_rate is not None:
+        if not 0 <= gold_rate < 1:
+            raise TaskFileError("gold rate must be in [0, 1)")
+        project.store.set_meta(gold_rate_key(kind), str(gold_rate))
+    return project.store.add_tasks(task_kind.build_tasks(project.store, k, batch))
+
+
+def import_gold(project: Project, path: Path) -> int:
+    """Set known answers from a JSONL file; each answer is validated against its task. Returns count."""
+    path = Path(path)
+    resolved: list[tuple[str, dict[str, Any]]] = []
+    for lineno, line in _lines(path, GoldLine):
+        task_id = line.task_id
+        if task_id is None:
+            if not (line.kind and line.item_ref):
+                raise TaskFileError(f"{path}:{lineno}: give task_id, or kind and item_ref")
+            task_id = project.store.task_ids_by_ref(line.kind, [line.item_ref]).get(line.item_ref)
+            if task_id is None:
+                raise TaskFileError(f"{path}:{lineno}: no {line.kind} task for item_ref {line.item_ref!r}")
+        try:
+            task = project.store.task(task_id)
+            resolved.append((task_id, get_kind(task.kind).validate(line.answer, task)))
+        except LabelError as exc:
+            raise TaskFileError(f"{path}:{lineno}: field answer.{exc}") from None
+        except PrefkitError as exc:
+            raise TaskFileError(f"{path}:{lineno}: {exc}") from None
+    for task_id, answer in resolved:
+        project.store.set_gold(task_id, answer)
+    return len(resolved)

@@ -1,0 +1,200 @@
+"""The annotator's workflow as library calls: sign in, current item, submit, skip, flag, edit, progress.
+
+The Streamlit pages only render what these functions return and pass the signed-in user in; tests
+call them directly. The annotator of every event is the ``user`` argument (the signed-in account),
+never a value from a form. A submit's ``event_id`` is the one made when the item was first shown, so
+a double click, a rerun or a retry after a dropped connection records it once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from curation.assignment import policy_for
+from curation.task_kinds import get_kind
+from schemas.common import PrefkitError, content_hash, utcnow
+from schemas.curation import TASK_KINDS, AnnotationTask, LabelEvent
+
+if TYPE_CHECKING:
+    from curation.project import Project, ProjectStore
+
+SKIP_REASONS = ("cannot judge", "needs context I do not have", "language I do not read", "other")
+FLAG_REASONS = ("empty or truncated dialogue", "wrong language", "preference or checklist missing", "other")
+
+
+class WorkflowError(PrefkitError):
+    """Something the signed-in user asked for is not allowed or not possible (one clear line)."""
+
+
+class AuthError(WorkflowError):
+    """Wrong name or password, a disabled account, or a page the role may not open."""
+
+
+@dataclass(frozen=True)
+class ShownItem:
+    """The item on an annotator's screen and the id its submit will carry."""
+
+    task: AnnotationTask
+    event_id: str
+    shown_at: str
+    position: int
+
+
+def sign_in(project: Project, username: str, password: str) -> dict[str, Any]:
+    user = project.store.authenticate(username.strip(), password)
+    if user is None:
+        raise AuthError("unknown user name or wrong password (or the account is disabled)")
+    return user
+
+
+def require_role(user: dict[str, Any] | None, role: str) -> dict[str, Any]:
+    """The user when signed in with ``role`` (a maintainer may do what an annotator does)."""
+    if user is None:
+        raise AuthError("sign in first")
+    if role == "maintainer" and user["role"] != "maintainer":
+        raise AuthError(f"{user['username']} is not a maintainer")
+    return user
+
+
+# -- the queue --------------------------------------------------------------------------------------
+def current_item(project: Project, user: str, kind: str) -> ShownItem | None:
+    """The annotator's open item of ``kind`` (assigned now if the queue was empty), or None when done."""
+    get_kind(kind)
+    policy = policy_for(project, kind)
+    row = project.store.open_assignment(user, kind, policy.chunk, policy.n_gold)
+    if row is None:
+        return None
+    return ShownItem(project.store.task(row["task_id"]), row["event_id"], row["shown_at"], row["position"])
+
+
+def _seconds_since(iso: str, now: str) -> float:
+    def parse(s: str) -> datetime:
+        return datetime.strptime(s, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC)
+
+    return max(0.0, round((parse(now) - parse(iso)).total_seconds(), 3))
+
+
+def _finish(project: Project, user: str, item: ShownItem, action: str, values: dict, comment: str | None) -> bool:
+    now = utcnow()
+    event = LabelEvent(
+        event_id=item.event_id,
+        task_id=item.task.task_id,
+        kind=item.task.kind,
+        annotator=user,
+        action=action,
+        values=values,
+        comment=comment or None,
+        time_spent_s=_seconds_since(item.shown_at, now),
+        created_at=now,
+    )
+    return project.store.record_submit(event)
+
+
+def submit(project: Project, user: str, item: ShownItem, values: dict[str, Any], comment: str | None = None) -> bool:
+    """Validate and record a label. True when written now, False when this submit was already recorded."""
+    clean = get_kind(item.task.kind).validate(values, item.task)
+    return _finish(project, user, item, "label", clean, comment)
+
+
+def skip(project: Project, user: str, item: ShownItem, reason: str) -> bool:
+    """Pass on an item with a reason; it counts as done for this annotator (a skip is not a label)."""
+    if not reason.strip():
+        raise WorkflowError("a skip needs a reason")
+    return _finish(project, user, item, "skip", {}, reason.strip())
+
+
+def flag(project: Project, user: str, item: ShownItem, reason: str) -> bool:
+    """Report an item as broken; maintainers see it on the dashboard."""
+    if not reason.strip():
+        raise WorkflowError("a flag needs a reason")
+    return _finish(project, user, item, "flag", {}, reason.strip())
+
+
+# -- undo ---------------------------------------------------------------------------------------------
+def undo_depth(project: Project) -> int:
+    return int(project.config.get("annotation", {}).get("undo_depth", 10))
+
+
+def recent_labels(project: Project, user: str) -> list[LabelEvent]:
+    """The annotator's last ``annotation.undo_depth`` live labels, skips and flags, newest first."""
+    return project.store.recent_live_events(user, undo_depth(project))
+
+
+def edit_label(
+    project: Project, user: str, old_event_id: str, values: dict[str, Any], comment: str | None = None
+) -> LabelEvent:
+    """Replace one of the annotator's recent labels with a new event that supersedes it.
+
+    The new event id is derived from what is replaced and the new values, so a double click records
+    the edit once."""
+    recent = {ev.event_id: ev for ev in recent_labels(project, user)}
+    old = recent.get(old_event_id)
+    if old is None:
+        raise WorkflowError(f"event {old_event_id!r} is not one of your last {undo_depth(project)} labels")
+    task = project.store.task(old.task_id)
+    clean = get_kind(task.kind).validate(values, task)
+    event = LabelEvent(
+        event_id="ev_" + content_hash([old_event_id, clean, comment or None], 32),
+        task_id=task.task_id,
+        kind=task.kind,
+        annotator=user,
+        values=clean,
+        comment=comment or None,
+        time_spent_s=None,
+        supersedes=old_event_id,
+        created_at=utcnow(),
+    )
+    project.store.record_submit(event)
+    return event
+
+
+# -- turn rewrites ------------------------------------------------------------------------------------
+def display_turns(project: Project, task: AnnotationTask) -> list[dict[str, Any]]:
+    """The task's turns with any later human rewrite applied (``revised`` marks those)."""
+    turns = task.payload.get("turns", [])
+    try:
+        current = {t["index"]: t["content"] for t in project.store.dialogue(task.payload["dialogue_id"])["turns"]}
+    except PrefkitError:
+        current = {}
+    return [
+        {**t, "content": current.get(t["index"], t["content"]), "revised": current.get(t["index"], t["content"]) != t["content"]}
+        for t in turns
+    ]
+
+
+def rewrite_turn(project: Project, user: str, task: AnnotationTask, turn_index: int, text: str, reason: str) -> str:
+    """Rewrite a weak user turn of the task's dialogue (kept as a revision; session re-verified)."""
+    roles = {t["index"]: t["role"] for t in task.payload.get("turns", [])}
+    if roles.get(turn_index) != "user":
+        raise WorkflowError(f"turn {turn_index} is not a user turn of this dialogue")
+    if not text.strip():
+        raise WorkflowError("the rewritten turn is empty")
+    return project.store.revise_turn(task.payload["dialogue_id"], turn_index, text.strip(), user, reason or None)
+
+
+# -- progress and gold --------------------------------------------------------------------------------
+def progress(project: Project, user: str) -> dict[str, dict[str, int]]:
+    """Per task kind: assigned, done, labelled today (UTC) and still available to this annotator."""
+    counts = project.store.queue_counts(user, since=utcnow()[:10])
+    out = {}
+    for kind in TASK_KINDS:
+        row = counts.get(kind, {"assigned": 0, "done": 0, "today": 0})
+        out[kind] = {**row, "available": project.store.available_count(user, kind)}
+    return out
+
+
+def gold_accuracy(store: ProjectStore, kind: str | None = None) -> list[dict[str, Any]]:
+    """Per (annotator, task kind): how many gold items they labelled and their mean gold score (0..1)."""
+    gold = store.gold_answers(kind)
+    scores: dict[tuple[str, str], list[float]] = {}
+    for ev in store.effective_events(kind):
+        if ev.action != "label" or ev.task_id not in gold:
+            continue
+        task_kind, answer = gold[ev.task_id]
+        scores.setdefault((ev.annotator, task_kind), []).append(get_kind(task_kind).gold_score(ev.values, answer))
+    return [
+        {"annotator": who, "task_kind": k, "n_gold": len(s), "accuracy": round(sum(s) / len(s), 4)}
+        for (who, k), s in sorted(scores.items())
+    ]
