@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from curation.store import StoreError
+from curation.store_app import AppStore
 from curation.store_content import ContentStore
 from curation.store_labels import LabelStore
 from curation.store_release import ReleaseStore
@@ -27,7 +28,7 @@ CONFIG_NAME = "prefkit.toml"
 ENV_PROJECT = "PREFKIT_PROJECT"
 
 
-class ProjectStore(ContentStore, LabelStore, ReleaseStore):
+class ProjectStore(ContentStore, LabelStore, ReleaseStore, AppStore):
     """The project's working database. One instance per process is enough; it is thread-safe."""
 
 
