@@ -1,0 +1,146 @@
+#!/usr/bin/env bash
+# A real Label Studio server on 127.0.0.1 for prefkit's integration tests and for local development.
+#
+# Sourced (as .ci/run does):   source .ci/labelstudio.sh; labelstudio_start; ...; labelstudio_stop
+# Executed (a developer):      bash .ci/labelstudio.sh start   # prints the export lines to use
+#                              bash .ci/labelstudio.sh stop
+#
+# Label Studio lives in its own virtualenv (.ci/.ls-venv, git-ignored) so its pins never constrain
+# prefkit's; a present venv is reused, so reruns skip the install. Every start uses a fresh temporary
+# data directory, binds 127.0.0.1 only, turns off the version check and analytics, and gives the admin
+# a legacy 40-hex API token (the legacy-token flag is read only when the organization is first created,
+# which is why the data directory must be fresh). The server is stopped by its PID, never by name.
+#
+# Exports: LABEL_STUDIO_URL, LABEL_STUDIO_API_KEY, LABEL_STUDIO_ADMIN_EMAIL, LABEL_STUDIO_ADMIN_PASSWORD.
+
+LS_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+LS_VENV="${LS_VENV:-$LS_ROOT/.ci/.ls-venv}"
+LS_VERSION="${LS_VERSION:-1.23.2}"
+LS_PYTHON="${LS_PYTHON:-python3}"
+LS_STATE="$LS_VENV/run"          # pid, data dir, log and env file of the running server
+LS_WAIT_S="${LS_WAIT_S:-240}"
+
+_ls_log() { echo "== labelstudio: $*" >&2; }
+
+_ls_install() {
+  if [ -x "$LS_VENV/bin/label-studio" ] && [ -f "$LS_VENV/.installed-$LS_VERSION" ]; then
+    return 0
+  fi
+  _ls_log "installing label-studio==$LS_VERSION into $LS_VENV"
+  local t0=$SECONDS
+  [ -x "$LS_VENV/bin/python" ] || "$LS_PYTHON" -m venv "$LS_VENV" || return 1
+  # pip's output goes to a log (it is long); shown only when the install fails.
+  if ! "$LS_VENV/bin/python" -m pip install -q --upgrade pip "label-studio==$LS_VERSION" \
+      >"$LS_VENV/pip-install.log" 2>&1; then
+    tail -n 40 "$LS_VENV/pip-install.log" >&2
+    return 1
+  fi
+  touch "$LS_VENV/.installed-$LS_VERSION"
+  _ls_log "installed in $(( SECONDS - t0 ))s"
+}
+
+_ls_free_port() {
+  "$LS_VENV/bin/python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
+}
+
+_ls_random_hex() {  # $1 = number of bytes
+  "$LS_VENV/bin/python" -c "import secrets, sys; print(secrets.token_hex(int(sys.argv[1])))" "$1"
+}
+
+_ls_wait_health() {  # $1 = url, $2 = pid
+  local deadline=$(( SECONDS + LS_WAIT_S ))
+  while (( SECONDS < deadline )); do
+    if ! kill -0 "$2" 2>/dev/null; then
+      _ls_log "server exited during start-up; last lines of its log:"
+      tail -n 30 "$LS_STATE/server.log" >&2
+      return 1
+    fi
+    if curl -fsS --max-time 2 "$1/health" 2>/dev/null | grep -q '"UP"'; then
+      return 0
+    fi
+    sleep 1
+  done
+  _ls_log "no healthy /health after ${LS_WAIT_S}s; last lines of its log:"
+  tail -n 30 "$LS_STATE/server.log" >&2
+  return 1
+}
+
+_ls_write_env() {
+  cat >"$LS_STATE/env" <<EOF
+export LABEL_STUDIO_URL=$LABEL_STUDIO_URL
+export LABEL_STUDIO_API_KEY=$LABEL_STUDIO_API_KEY
+export LABEL_STUDIO_ADMIN_EMAIL=$LABEL_STUDIO_ADMIN_EMAIL
+export LABEL_STUDIO_ADMIN_PASSWORD=$LABEL_STUDIO_ADMIN_PASSWORD
+EOF
+}
+
+labelstudio_start() {
+  if [ -f "$LS_STATE/pid" ] && kill -0 "$(cat "$LS_STATE/pid")" 2>/dev/null; then
+    _ls_log "already running (pid $(cat "$LS_STATE/pid")); reusing it"
+    # shellcheck source=/dev/null
+    source "$LS_STATE/env"
+    return 0
+  fi
+  _ls_install || { _ls_log "install failed"; return 1; }
+  mkdir -p "$LS_STATE"
+  local t0=$SECONDS port data
+  port="$(_ls_free_port)"
+  data="$(mktemp -d "${TMPDIR:-/tmp}/prefkit-ls-data.XXXXXX")"
+  export LABEL_STUDIO_URL="http://127.0.0.1:$port"
+  export LABEL_STUDIO_API_KEY
+  LABEL_STUDIO_API_KEY="$(_ls_random_hex 20)"
+  export LABEL_STUDIO_ADMIN_EMAIL="admin@prefkit.example.com"
+  export LABEL_STUDIO_ADMIN_PASSWORD
+  LABEL_STUDIO_ADMIN_PASSWORD="$(_ls_random_hex 12)"
+  echo "$data" >"$LS_STATE/data_dir"
+  # setsid: the server gets its own process group, so stop can end it and its children by PID.
+  LABEL_STUDIO_BASE_DATA_DIR="$data" \
+  LABEL_STUDIO_USERNAME="$LABEL_STUDIO_ADMIN_EMAIL" \
+  LABEL_STUDIO_PASSWORD="$LABEL_STUDIO_ADMIN_PASSWORD" \
+  LABEL_STUDIO_USER_TOKEN="$LABEL_STUDIO_API_KEY" \
+  LABEL_STUDIO_ENABLE_LEGACY_API_TOKEN=true \
+  LATEST_VERSION_CHECK=false \
+  COLLECT_ANALYTICS=false \
+  SENTRY_DSN="" FRONTEND_SENTRY_DSN="" \
+  DJANGO_DB=sqlite \
+    setsid "$LS_VENV/bin/label-studio" start --no-browser --internal-host 127.0.0.1 --port "$port" \
+      --host "$LABEL_STUDIO_URL" --data-dir "$data" \
+      >"$LS_STATE/server.log" 2>&1 </dev/null &
+  echo $! >"$LS_STATE/pid"
+  _ls_write_env
+  if ! _ls_wait_health "$LABEL_STUDIO_URL" "$(cat "$LS_STATE/pid")"; then
+    labelstudio_stop
+    return 1
+  fi
+  _ls_log "up at $LABEL_STUDIO_URL (pid $(cat "$LS_STATE/pid")) in $(( SECONDS - t0 ))s; env in $LS_STATE/env"
+}
+
+labelstudio_stop() {
+  [ -f "$LS_STATE/pid" ] || return 0
+  local pid
+  pid="$(cat "$LS_STATE/pid")"
+  if kill -0 "$pid" 2>/dev/null; then
+    kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null
+    for _ in $(seq 1 20); do kill -0 "$pid" 2>/dev/null || break; sleep 0.5; done
+    kill -KILL -- "-$pid" 2>/dev/null || true
+    _ls_log "stopped pid $pid"
+  fi
+  if [ -f "$LS_STATE/data_dir" ]; then
+    rm -rf "$(cat "$LS_STATE/data_dir")"
+  fi
+  rm -f "$LS_STATE/pid" "$LS_STATE/data_dir" "$LS_STATE/env"
+}
+
+if [[ "${BASH_SOURCE[0]}" == "$0" ]]; then
+  set -euo pipefail
+  case "${1:-}" in
+    start)
+      labelstudio_start
+      echo "# Label Studio is running; load its settings into your shell with:"
+      echo "source $LS_STATE/env"
+      cat "$LS_STATE/env"
+      ;;
+    stop) labelstudio_stop ;;
+    *) echo "usage: bash .ci/labelstudio.sh start|stop" >&2; exit 2 ;;
+  esac
+fi
