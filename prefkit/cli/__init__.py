@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from prefkit import __version__
-from prefkit.cli import project_cmds
+from prefkit.cli import annotate_cmds, project_cmds
 from prefkit.cli.common import PrefkitGroup
 
 
@@ -24,6 +24,10 @@ for command in (
     project_cmds.schema,
     project_cmds.import_,
     project_cmds.export,
+    annotate_cmds.users,
+    annotate_cmds.tasks,
+    annotate_cmds.batches,
+    annotate_cmds.annotate,
 ):
     cli.add_command(command)
 

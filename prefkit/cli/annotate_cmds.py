@@ -1,0 +1,244 @@
+"""Annotation commands: users, tasks, batches and the annotation server."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import click
+
+from prefkit.cli.common import echo_json, echo_table, json_option, project_option
+
+
+# -- users ------------------------------------------------------------------------------------------
+@click.group()
+def users() -> None:
+    """Accounts that sign in to the annotation app (annotators and maintainers)."""
+
+
+@users.command("add")
+@click.argument("name")
+@click.option("--role", type=click.Choice(["annotator", "maintainer"]), required=True, help="What the user may do.")
+@click.option("--email", help="Optional e-mail address (unique).")
+@click.option("--password-stdin", is_flag=True, help="Read the password from the first line of stdin.")
+@project_option
+def users_add(project, name: str, role: str, email: str | None, password_stdin: bool) -> None:
+    """Create an account; the password is stored as an argon2 hash (asked for unless --password-stdin).
+
+    Example: echo 's3cret-pass' | prefkit users add alice --role annotator --password-stdin
+    """
+    if password_stdin:
+        password = sys.stdin.readline().rstrip("\r\n")
+    else:
+        password = click.prompt("password", hide_input=True, confirmation_prompt=True)
+    project.store.add_user(name, role, password, email=email)
+    click.echo(f"added {role} {name}")
+
+
+@users.command("list")
+@project_option
+@json_option
+def users_list(project, as_json: bool) -> None:
+    """Every account with its role and whether it is active.
+
+    Example: prefkit users list --json
+    """
+    rows = project.store.users()
+    if as_json:
+        echo_json(rows)
+    else:
+        echo_table(rows, ["username", "role", "email", "active", "created_at"])
+
+
+@users.command("disable")
+@click.argument("name")
+@project_option
+def users_disable(project, name: str) -> None:
+    """Disable an account: it can no longer sign in; its labels stay.
+
+    Example: prefkit users disable alice
+    """
+    project.store.set_user_active(name, False)
+    click.echo(f"disabled {name}")
+
+
+@users.command("enable")
+@click.argument("name")
+@project_option
+def users_enable(project, name: str) -> None:
+    """Re-enable a disabled account.
+
+    Example: prefkit users enable alice
+    """
+    project.store.set_user_active(name, True)
+    click.echo(f"enabled {name}")
+
+
+# -- tasks ------------------------------------------------------------------------------------------
+@click.group()
+def tasks() -> None:
+    """Annotation tasks built from the project's content."""
+
+
+@tasks.command("create")
+@click.option(
+    "--kind",
+    type=click.Choice(["preference_expressed", "preference_match", "memory_verify"]),
+    required=True,
+    help="Task kind.",
+)
+@click.option("--overlap", type=int, help="Distinct annotators per item (default: config annotation.overlap).")
+@click.option("--batch", default="default", show_default=True, help="Batch the new tasks go to.")
+@click.option("--gold-rate", type=float, help="Share of gold items mixed into queues of this kind (0..1).")
+@project_option
+def tasks_create(project, kind: str, overlap: int | None, batch: str, gold_rate: float | None) -> None:
+    """Build tasks of KIND from what the project holds (existing items are left as they are).
+
+    Example: prefkit tasks create --kind memory_verify --overlap 3 --batch week1 --gold-rate 0.1
+    """
+    from curation.task_admin import create_tasks
+
+    n = create_tasks(project, kind, overlap=overlap, batch=batch, gold_rate=gold_rate)
+    total = project.store.count("tasks", kind=kind)
+    click.echo(f"created {n} {kind} tasks in batch {batch} ({total} {kind} tasks in the project)")
+
+
+@tasks.command("list")
+@click.option("--kind", help="Only this task kind.")
+@project_option
+@json_option
+def tasks_list(project, kind: str | None, as_json: bool) -> None:
+    """Tasks per kind and batch: how many, gold, assigned slots, complete (k finished labels).
+
+    Example: prefkit tasks list --kind memory_verify
+    """
+    rows = project.store.task_summaries(kind)
+    if as_json:
+        echo_json(rows)
+    else:
+        echo_table(rows, ["kind", "batch_id", "tasks", "gold", "assigned", "complete"])
+
+
+@tasks.group("pairs")
+def tasks_pairs() -> None:
+    """Preference pairs (checklist item, candidate) for preference_match tasks."""
+
+
+@tasks_pairs.command("import")
+@click.argument("file", type=click.Path(dir_okay=False))
+@project_option
+def tasks_pairs_import(project, file: str) -> None:
+    """Add pairs from a JSONL FILE: {"checklist_item": ..., "candidate": ..., "pair_id"?, "origin"?}.
+
+    Example: prefkit tasks pairs import pairs.jsonl
+    """
+    from curation.task_admin import import_pairs
+
+    n = import_pairs(project, Path(file))
+    click.echo(f"added {n} preference pairs from {file}")
+
+
+@tasks.group("gold")
+def tasks_gold() -> None:
+    """Gold items: tasks with a known answer, mixed into queues to measure accuracy."""
+
+
+@tasks_gold.command("import")
+@click.argument("file", type=click.Path(dir_okay=False))
+@project_option
+def tasks_gold_import(project, file: str) -> None:
+    """Set known answers from a JSONL FILE: {"task_id": ..., "answer": {...}} (or kind + item_ref).
+
+    Example: prefkit tasks gold import gold.jsonl
+    """
+    from curation.task_admin import import_gold
+
+    n = import_gold(project, Path(file))
+    click.echo(f"marked {n} tasks as gold from {file}")
+
+
+# -- batches ----------------------------------------------------------------------------------------
+@click.group()
+def batches() -> None:
+    """Batches of tasks: only tasks of open batches are handed out."""
+
+
+@batches.command("list")
+@project_option
+@json_option
+def batches_list(project, as_json: bool) -> None:
+    """Every batch with its kind and status.
+
+    Example: prefkit batches list
+    """
+    rows = project.store.batches()
+    if as_json:
+        echo_json(rows)
+    else:
+        echo_table(rows, ["batch_id", "kind", "status", "created_at"])
+
+
+@batches.command("open")
+@click.argument("batch")
+@project_option
+def batches_open(project, batch: str) -> None:
+    """Open BATCH: its tasks are handed out again.
+
+    Example: prefkit batches open week1
+    """
+    project.store.set_batch_status(batch, "open")
+    click.echo(f"batch {batch} is open")
+
+
+@batches.command("close")
+@click.argument("batch")
+@project_option
+def batches_close(project, batch: str) -> None:
+    """Close BATCH: its tasks leave every queue (labels already made stay).
+
+    Example: prefkit batches close week1
+    """
+    project.store.set_batch_status(batch, "closed")
+    click.echo(f"batch {batch} is closed")
+
+
+# -- the server -------------------------------------------------------------------------------------
+@click.group()
+def annotate() -> None:
+    """The browser annotation app."""
+
+
+def streamlit_argv(port: int, host: str) -> list[str]:
+    app = Path(__file__).resolve().parents[2] / "annotate_app" / "app.py"
+    return [
+        sys.executable, "-m", "streamlit", "run", str(app),
+        "--server.port", str(port),
+        "--server.address", host,
+        "--server.headless", "true",
+        "--server.fileWatcherType", "none",
+        "--server.runOnSave", "false",
+        "--browser.gatherUsageStats", "false",
+        "--global.developmentMode", "false",
+        "--client.toolbarMode", "minimal",
+        "--theme.base", "light",
+    ]  # fmt: skip
+
+
+@annotate.command("serve")
+@click.option("--port", default=8501, show_default=True, help="Port to listen on.")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind (keep 127.0.0.1 behind a proxy).")
+@project_option
+def annotate_serve(project, port: int, host: str) -> None:
+    """Serve the annotation app for the project (annotators sign in with `prefkit users add` accounts).
+
+    Example: prefkit annotate serve --port 8501 --project my-bench
+    """
+    if not project.store.users():
+        click.echo("warning: no users yet; add one with `prefkit users add NAME --role maintainer`", err=True)
+    click.echo(f"serving {project.name} at http://{host}:{port}", err=True)
+    env = {**os.environ, "PREFKIT_PROJECT": str(project.root)}
+    project.close()
+    argv = streamlit_argv(port, host)
+    # Replace this process so the server's pid is the one that was started (signals reach it directly).
+    os.execve(argv[0], argv, env)
