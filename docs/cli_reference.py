@@ -31,7 +31,9 @@ def render() -> str:
     for path, cmd in _commands(cli):
         if isinstance(cmd, click.Group):
             continue
-        ctx = click.Context(cmd, info_name="prefkit " + " ".join(path))
+        ctx = click.Context(
+            cmd, info_name="prefkit " + " ".join(path), help_option_names=["-h", "--help"], max_content_width=100
+        )
         help_text = cmd.get_help(ctx).replace("Usage: prefkit", "Usage: prefkit", 1)
         parts.append(f"#### `prefkit {' '.join(path)}`\n\n```\n{help_text}\n```\n")
     return "\n".join(parts)
