@@ -287,6 +287,57 @@ def m001_initial(conn: Connection) -> None:
     md.create_all(conn)
 
 
+@migration(2, "llm_layer")
+def m002_llm_layer(conn: Connection) -> None:
+    """The LLM layer's response cache, per-stage call ledger and Batch API jobs (curation/store_llm.py)."""
+    md = MetaData()
+    Table(
+        "llm_cache",
+        md,
+        Column("key", Text, primary_key=True),
+        Column("model", Text, nullable=False),
+        Column("stage", Text, nullable=False),
+        Column("text", Text, nullable=False),
+        Column("prompt_tokens", Integer, nullable=False),
+        Column("completion_tokens", Integer, nullable=False),
+        Column("cached_tokens", Integer, nullable=False),
+        Column("cost_usd", Float, nullable=False),
+        _json("meta_json", nullable=False),
+        Column("created_at", Text, nullable=False),
+    )
+    Table(
+        "llm_ledger",
+        md,
+        Column("stage", Text, primary_key=True),
+        Column("item", Text, primary_key=True),
+        Column("key", Text, primary_key=True),
+        Column("status", Text, nullable=False),
+        Column("error", Text),
+        Column("attempts", Integer, nullable=False),
+        Column("from_cache", Boolean, nullable=False),
+        Column("prompt_tokens", Integer, nullable=False),
+        Column("completion_tokens", Integer, nullable=False),
+        Column("cached_tokens", Integer, nullable=False),
+        Column("cost_usd", Float, nullable=False),
+        Column("updated_at", Text, nullable=False),
+        Index("ix_llm_ledger_key", "key"),
+    )
+    Table(
+        "llm_batches",
+        md,
+        Column("batch_id", Text, primary_key=True),
+        Column("stage", Text, nullable=False, index=True),
+        Column("status", Text, nullable=False),
+        Column("input_file_id", Text, nullable=False),
+        Column("output_file_id", Text),
+        _json("keys_json", nullable=False),
+        Column("endpoint", Text, nullable=False),
+        Column("created_at", Text, nullable=False),
+        Column("updated_at", Text, nullable=False),
+    )
+    md.create_all(conn)
+
+
 @migration(3, "annotation_app")
 def m003_annotation_app(conn: Connection) -> None:
     """Persisted queues for the annotation app.

@@ -1,0 +1,321 @@
+"""The LLM layer: every pipeline stage's one way to call a model.
+
+``LLMLayer.run(requests)`` answers a list of :class:`LLMRequest` in order. On the way it resolves the
+configured model per role, looks each request up in the content-addressed cache of the project store
+(so a rerun or a resume after ``kill -9`` repeats no completed call), bounds concurrency and request /
+token rates, validates structured answers with the request's pydantic model (with a bounded repair
+retry that sends the validation error back), records usage, cost and a ledger row per call, and turns
+every failure into an ``ok=False`` response plus a failure row — never ``None``, never a silent drop.
+
+Backends (OpenAI-compatible or offline) only answer one request; everything else lives here. This
+module must never write SQL (it goes through ``curation.store_llm.LLMStore``) nor see the API key.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import threading
+from collections.abc import Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+import pydantic
+
+from pipelines.llm.config import LLMConfigError, LLMSettings
+from pipelines.llm.costs import Estimate, PriceTable, estimate_calls
+from pipelines.llm.keys import cache_key, prompt_tokens
+from pipelines.llm.limits import RateLimiter
+from pipelines.llm.offline import OfflineBackend
+from pipelines.llm.openai_backend import CallFailed, OpenAIBackend
+from pipelines.llm.progress import StageProgress
+from pipelines.llm.types import Backend, LLMRequest, LLMResponse, Usage
+from schemas.common import PrefkitError, canonical_json
+from schemas.curation import Provenance
+
+REPAIR_PROMPT = (
+    "Your previous answer does not validate against the required JSON schema: {error}\n"
+    "Reply again with only the corrected JSON object."
+)
+
+
+@dataclass(frozen=True)
+class Planned:
+    """A request with its resolved model and cache key."""
+
+    request: LLMRequest
+    model: str
+    key: str
+
+
+@dataclass
+class Outcome:
+    """The result of one distinct call (shared by every request with the same key)."""
+
+    ok: bool
+    text: str | None
+    error: str | None = None
+    usage: Usage = field(default_factory=Usage)
+    cost: float = 0.0
+    meta: dict[str, Any] = field(default_factory=dict)
+    parsed: pydantic.BaseModel | None = None
+    from_cache: bool = False
+
+
+def make_backend(backend: str | Backend, settings: LLMSettings) -> Backend:
+    if not isinstance(backend, str):
+        return backend  # a user-supplied backend implementing the Backend protocol
+    if backend == "offline":
+        return OfflineBackend()
+    if backend == "openai":
+        return OpenAIBackend(settings)
+    raise LLMConfigError(f"unknown LLM backend {backend!r}; use 'offline' or 'openai'")
+
+
+def describe_validation_error(exc: pydantic.ValidationError, limit: int = 5) -> str:
+    parts = []
+    for err in exc.errors()[:limit]:
+        where = ".".join(str(p) for p in err.get("loc", ())) or "(root)"
+        parts.append(f"{where}: {err.get('msg')}")
+    more = exc.error_count() - limit
+    return "; ".join(parts) + (f"; and {more} more" if more > 0 else "")
+
+
+class LLMLayer:
+    """Cached, rate-limited, validated LLM calls for one project store."""
+
+    def __init__(self, store, llm_config: dict[str, Any] | None = None, backend: str | Backend = "offline",
+                 seed: int = 0, progress: bool = True):
+        self.store = store
+        self.settings = LLMSettings.from_config(llm_config)
+        self.seed = seed
+        self.progress = progress
+        self.backend = make_backend(backend, self.settings)
+        self.prices = PriceTable(self.settings.costs)
+        self.limiter = RateLimiter(self.settings.requests_per_minute, self.settings.tokens_per_minute)
+        # One writer thread: each answer commits as it arrives without blocking the event loop.
+        self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="prefkit-llm-store")
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread_loop: asyncio.AbstractEventLoop | None = None
+
+    # -- planning and estimates -------------------------------------------------------------------
+    def plan(self, requests: Iterable[LLMRequest]) -> list[Planned]:
+        offline = self.backend.offline
+        out = []
+        for request in requests:
+            model = self.settings.model_for(request.role)
+            out.append(Planned(request, model, cache_key(request, model, self.seed, offline)))
+        return out
+
+    def estimate(self, requests: Sequence[LLMRequest]) -> Estimate:
+        """Price the calls a run of ``requests`` would make now (cached answers cost nothing)."""
+        plan = self.plan(requests)
+        cached = self.store.llm_cache_get({p.key for p in plan}, columns=["key"])
+        unique = {p.key: p for p in plan if p.key not in cached}
+        calls = [
+            (p.model, prompt_tokens(p.request), self.settings.completion_budget(p.request.stage, p.request.max_tokens))
+            for p in unique.values()
+        ]
+        return estimate_calls(self.prices, calls, cached=sum(1 for p in plan if p.key in cached))
+
+    # -- running ----------------------------------------------------------------------------------
+    def run(self, requests: Sequence[LLMRequest], desc: str | None = None, batch: bool = False) -> list[LLMResponse]:
+        """Synchronous :meth:`arun` (reuses one private event loop, so the HTTP client's pool survives)."""
+        coro = self.arun(requests, desc=desc, batch=batch)
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            if self._loop is None:
+                self._loop = asyncio.new_event_loop()
+            return self._loop.run_until_complete(coro)
+        return asyncio.run_coroutine_threadsafe(coro, self._background_loop()).result()
+
+    def _background_loop(self) -> asyncio.AbstractEventLoop:
+        """For ``run()`` called inside a running loop (a notebook): a private loop on its own thread."""
+        if self._thread_loop is None:
+            self._thread_loop = asyncio.new_event_loop()
+            threading.Thread(target=self._thread_loop.run_forever, daemon=True, name="prefkit-llm-loop").start()
+        return self._thread_loop
+
+    async def arun(self, requests: Sequence[LLMRequest], desc: str | None = None, batch: bool = False) -> list[LLMResponse]:
+        """One response per request, in order. ``batch=True`` uses the OpenAI Batch API."""
+        requests = list(requests)
+        if not requests:
+            return []
+        self.backend.check(requests)
+        plan = self.plan(requests)
+        outcomes = self._from_cache(plan)
+        groups: dict[str, list[Planned]] = {}
+        for p in plan:
+            if p.key not in outcomes:
+                groups.setdefault(p.key, []).append(p)
+        progress = StageProgress(desc or plan[0].request.stage, len(plan), self.progress)
+        progress.advance(True, True, n=len(plan) - sum(len(g) for g in groups.values()))
+        try:
+            if batch and not self.backend.offline:
+                from pipelines.llm.batch import run_batch
+
+                outcomes.update(await run_batch(self, groups, progress))
+            else:
+                outcomes.update(await self._call_all(groups, progress))
+        finally:
+            progress.close()
+        return [self._response(p, outcomes[p.key]) for p in plan]
+
+    def _from_cache(self, plan: list[Planned]) -> dict[str, Outcome]:
+        rows = self.store.llm_cache_get({p.key for p in plan})
+        by_stage: dict[str, set[tuple[str, str]]] = {}
+        for p in plan:
+            if p.key in rows:
+                by_stage.setdefault(p.request.stage, set()).add((p.request.item, p.key))
+        for stage, pairs in by_stage.items():
+            self.store.llm_mark_cached(stage, pairs)
+        return {
+            key: Outcome(True, row["text"], usage=Usage(row["prompt_tokens"], row["completion_tokens"], row["cached_tokens"]),
+                         meta=self.store.loads(row["meta_json"]), from_cache=True)
+            for key, row in rows.items()
+        }
+
+    async def _call_all(self, groups: dict[str, list[Planned]], progress: StageProgress) -> dict[str, Outcome]:
+        semaphore = asyncio.Semaphore(self.settings.concurrency)
+        results: dict[str, Outcome] = {}
+
+        async def one(key: str, group: list[Planned]) -> None:
+            async with semaphore:
+                outcome = await self.attempt(group[0])
+            await self.persist(key, group, outcome)
+            results[key] = outcome
+            progress.advance(outcome.ok, False, outcome.usage.prompt_tokens + outcome.usage.completion_tokens,
+                             outcome.cost, n=len(group))
+
+        try:
+            async with asyncio.TaskGroup() as tasks:
+                for key, group in groups.items():
+                    tasks.create_task(one(key, group))
+        except BaseExceptionGroup as group_error:
+            raise _first_prefkit_error(group_error) from None
+        return results
+
+    async def attempt(self, planned: Planned, first: tuple[str, Usage, dict[str, Any]] | None = None) -> Outcome:
+        """Call (unless ``first`` already holds an answer), validate, repair a bounded number of times."""
+        request, total, text, error = planned.request, Usage(), None, None
+        for n in range(1 + self.settings.repair_attempts):
+            try:
+                text, usage, meta = first if (n == 0 and first) else await self._call(planned, request)
+            except CallFailed as exc:
+                return self._failed(planned, f"{exc}", exc.raw, total)
+            total = _add(total, usage)
+            if request.response_model is None:
+                return self._succeeded(planned, text, None, total, meta)
+            try:
+                parsed = request.response_model.model_validate_json(text)
+            except pydantic.ValidationError as exc:
+                error = describe_validation_error(exc)
+                request = dataclasses.replace(request, messages=request.messages + (
+                    ("assistant", text), ("user", REPAIR_PROMPT.format(error=error))))
+                continue
+            return self._succeeded(planned, text, parsed, total, meta)
+        attempts = self.settings.repair_attempts
+        return self._failed(planned, f"schema-invalid answer after {attempts} repair attempt(s): {error}", text, total)
+
+    async def _call(self, planned: Planned, request: LLMRequest) -> tuple[str, Usage, dict[str, Any]]:
+        budget = prompt_tokens(request) + self.settings.completion_budget(request.stage, request.max_tokens)
+        await self.limiter.acquire(budget)
+        try:
+            text, usage, meta = await self.backend.complete(request, planned.model, self.seed)
+        except CallFailed:
+            self.limiter.settle(budget, 0)
+            raise
+        self.limiter.settle(budget, usage.prompt_tokens + usage.completion_tokens)
+        return text, usage, meta
+
+    def _cost(self, model: str, usage: Usage) -> float:
+        return 0.0 if self.backend.offline else self.prices.cost(model, usage)
+
+    def _succeeded(self, planned, text, parsed, usage, meta) -> Outcome:
+        meta = {**meta, "offline": self.backend.offline, "backend": self.backend.name}
+        return Outcome(True, text, usage=usage, cost=self._cost(planned.model, usage), meta=meta, parsed=parsed)
+
+    def _failed(self, planned, error, raw, usage) -> Outcome:
+        scrub = getattr(self.backend, "scrub", lambda s: s)
+        meta = {"offline": self.backend.offline, "backend": self.backend.name,
+                "endpoint": getattr(self.backend, "host", None)}
+        return Outcome(False, scrub(raw), error=scrub(error), usage=usage, cost=self._cost(planned.model, usage), meta=meta)
+
+    async def persist(self, key: str, group: list[Planned], outcome: Outcome) -> None:
+        """Commit one call's result (cache + ledger, or failure rows) before reporting it done."""
+        loop = asyncio.get_running_loop()
+        await loop.run_in_executor(self._writer, self._write, key, group, outcome)
+
+    def _write(self, key: str, group: list[Planned], outcome: Outcome) -> None:
+        usage = {"prompt_tokens": outcome.usage.prompt_tokens, "completion_tokens": outcome.usage.completion_tokens,
+                 "cached_tokens": outcome.usage.cached_tokens, "cost_usd": outcome.cost}
+        for stage in sorted({p.request.stage for p in group}):
+            items = [p.request.item for p in group if p.request.stage == stage]
+            if outcome.ok:
+                entry = {"key": key, "model": group[0].model, "text": outcome.text, "meta_json": canonical_json(outcome.meta),
+                         **usage}
+                self.store.llm_store_answer(stage, items, entry)
+            else:
+                self.store.llm_store_failure(stage, items, key, outcome.error or "failed", outcome.text, usage)
+
+    # -- responses --------------------------------------------------------------------------------
+    def provenance(self, planned: Planned, meta: dict[str, Any]) -> Provenance:
+        return Provenance(
+            source=f"generate.{planned.request.stage}",
+            model=planned.model,
+            endpoint=meta.get("endpoint"),
+            prompt_template_hash=planned.request.template_hash,
+            seed=self.seed,
+            offline=bool(meta.get("offline", self.backend.offline)),
+            system_fingerprint=meta.get("system_fingerprint"),
+        )
+
+    def _response(self, planned: Planned, outcome: Outcome) -> LLMResponse:
+        parsed = outcome.parsed
+        if outcome.ok and parsed is None and planned.request.response_model is not None:
+            parsed = planned.request.response_model.model_validate_json(outcome.text)
+        return LLMResponse(
+            request=planned.request, ok=outcome.ok, parsed=parsed, text=outcome.text, error=outcome.error,
+            provenance=self.provenance(planned, outcome.meta), usage=outcome.usage,
+            cost_usd=0.0 if outcome.from_cache else outcome.cost, from_cache=outcome.from_cache,
+        )
+
+    # -- lifecycle --------------------------------------------------------------------------------
+    def close(self) -> None:
+        """Close the HTTP client(s), the writer thread and the private event loops."""
+        if self._loop is not None and not self._loop.is_closed():
+            self._loop.run_until_complete(self.backend.aclose())
+            self._loop.close()
+        if self._thread_loop is not None:
+            asyncio.run_coroutine_threadsafe(self.backend.aclose(), self._thread_loop).result(timeout=10)
+            self._thread_loop.call_soon_threadsafe(self._thread_loop.stop)
+        self._writer.shutdown(wait=True)
+
+    async def aclose(self) -> None:
+        await self.backend.aclose()
+        self._writer.shutdown(wait=True)
+
+    def __enter__(self) -> LLMLayer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _add(a: Usage, b: Usage) -> Usage:
+    return Usage(a.prompt_tokens + b.prompt_tokens, a.completion_tokens + b.completion_tokens, a.cached_tokens + b.cached_tokens)
+
+
+def _first_prefkit_error(group: BaseExceptionGroup) -> BaseException:
+    """The error to show the user from a failed task group (a PrefkitError when there is one)."""
+    flat: list[BaseException] = []
+    stack: list[BaseException] = [group]
+    while stack:
+        exc = stack.pop()
+        if isinstance(exc, BaseExceptionGroup):
+            stack.extend(exc.exceptions)
+        else:
+            flat.append(exc)
+    return next((e for e in flat if isinstance(e, PrefkitError)), flat[0])
