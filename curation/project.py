@@ -22,6 +22,7 @@ from curation.store import StoreError
 from curation.store_app import AppStore
 from curation.store_content import ContentStore
 from curation.store_labels import LabelStore
+from curation.store_labelstudio import LabelStudioStore
 from curation.store_llm import LLMStore
 from curation.store_release import ReleaseStore
 
@@ -29,7 +30,7 @@ CONFIG_NAME = "prefkit.toml"
 ENV_PROJECT = "PREFKIT_PROJECT"
 
 
-class ProjectStore(ContentStore, LabelStore, ReleaseStore, AppStore, LLMStore):
+class ProjectStore(ContentStore, LabelStore, ReleaseStore, AppStore, LLMStore, LabelStudioStore):
     """The project's working database. One instance per process is enough; it is thread-safe."""
 
 

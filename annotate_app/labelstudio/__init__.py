@@ -1,0 +1,1 @@
+"""The Label Studio bridge: labeling configs per task kind (config.py) and push/pull/status (bridge.py)."""
