@@ -1,0 +1,49 @@
+"""Preference-matching pairs: (gold checklist item, candidate preference statement).
+
+The evaluation harness will supply candidates inferred by models; until then — and for calibrating
+annotators — :func:`pairs_from_instances` builds pairs from a project's own CUPID instances: each
+checklist item of an instance's gold preference paired with (a) that same preference (expected to cover
+it fully), and (b) the preference the same persona held for the conflicting or contrastive case (expected
+not to cover it). The expected relation is kept in the pair's metadata, never shown to annotators.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from schemas.common import canonical_json, content_hash
+from schemas.curation import Provenance
+
+PROVENANCE = Provenance(source="pipelines.matching.pairs_from_instances")
+
+
+def _pair(item: str, candidate: str, instance_id: str, relation: str) -> dict[str, Any]:
+    return {
+        "pair_id": "pair_" + content_hash([item, candidate], 16),
+        "checklist_item": item,
+        "candidate": candidate,
+        "origin": "instances",
+        "instance_id": instance_id,
+        "meta_json": canonical_json({"relation": relation}),
+    }
+
+
+def pairs_from_instances(instances: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Pairs from stored instances (``store.instances()``), deduplicated, in a stable order."""
+    by_persona: dict[str, dict[str, dict[str, Any]]] = {}
+    for inst in instances:
+        rec = inst["record"]
+        by_persona.setdefault(rec["persona_id"], {})[rec["instance_type"]] = inst
+    pairs: dict[str, dict[str, Any]] = {}
+    for kinds in by_persona.values():
+        for kind, inst in sorted(kinds.items()):
+            rec = inst["record"]
+            others = [k["record"]["current_contextual_preference"] for t, k in kinds.items() if t != kind]
+            for item in rec["current_checklist"]:
+                same = _pair(item, rec["current_contextual_preference"], inst["instance_id"], "same_preference")
+                pairs.setdefault(same["pair_id"], same)
+                for other in others:
+                    if other != rec["current_contextual_preference"]:
+                        p = _pair(item, other, inst["instance_id"], "other_preference")
+                        pairs.setdefault(p["pair_id"], p)
+    return sorted(pairs.values(), key=lambda p: p["pair_id"])
