@@ -21,6 +21,7 @@ from typing import Any
 from curation.store import StoreError
 from curation.store_app import AppStore
 from curation.store_content import ContentStore
+from curation.store_generation import GenerationStore
 from curation.store_labels import LabelStore
 from curation.store_labelstudio import LabelStudioStore
 from curation.store_llm import LLMStore
@@ -30,7 +31,7 @@ CONFIG_NAME = "prefkit.toml"
 ENV_PROJECT = "PREFKIT_PROJECT"
 
 
-class ProjectStore(ContentStore, LabelStore, ReleaseStore, AppStore, LLMStore, LabelStudioStore):
+class ProjectStore(ContentStore, LabelStore, ReleaseStore, AppStore, LLMStore, LabelStudioStore, GenerationStore):
     """The project's working database. One instance per process is enough; it is thread-safe."""
 
 

@@ -1,0 +1,273 @@
+"""Generation area of the project store: personas, context factors, session plans, checklists,
+simulated sessions (dialogue + turns + per-turn scores) and generated CUPID instances.
+
+Every write is idempotent on its natural key (a persona id, a session id, ...), so a rerun of
+``prefkit generate`` adds only what is missing. Migration 6 adds the two tables the core schema lacks:
+``checklists`` (per persona and preference) and ``generation_drops`` (personas given up, and why).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import Column, Connection, ForeignKey, MetaData, Table, Text, func, select
+
+from curation.migrations import migration
+from curation.store import StoreCore
+from schemas.common import utcnow
+from schemas.curation import Provenance
+from schemas.generation import ContextFactor, Persona, Session, SessionPlan
+
+
+@migration(6, "generation")
+def m006_generation(conn: Connection) -> None:
+    md = MetaData()
+    md.reflect(conn, only=["personas", "provenance"])  # the tables the new foreign keys point at
+    Table(
+        "checklists",
+        md,
+        Column("persona_id", Text, ForeignKey("personas.persona_id"), primary_key=True),
+        Column("preference_key", Text, primary_key=True),
+        Column("preference", Text, nullable=False),
+        Column("items_json", Text, nullable=False),
+        Column("schema_version", Text, nullable=False),
+        Column("provenance_id", Text, ForeignKey("provenance.provenance_id")),
+    )
+    Table(
+        "generation_drops",
+        md,
+        # No foreign key: a persona can be dropped before it is ever written (its writer kept failing).
+        Column("persona_id", Text, primary_key=True),
+        Column("stage", Text, nullable=False),
+        Column("reason", Text, nullable=False),
+        Column("created_at", Text, nullable=False),
+    )
+    md.create_all(conn)
+
+
+class GenerationStore(StoreCore):
+    """Reads and writes of the CUPID-style generation stages."""
+
+    def _keys(self, table: str, column: str, **where: Any) -> set[str]:
+        t = self.t[table]
+        q = select(t.c[column])
+        for col, val in where.items():
+            q = q.where(t.c[col] == val)
+        with self.read() as conn:
+            return {r[0] for r in conn.execute(q)}
+
+    # -- personas -----------------------------------------------------------------------------------
+    def add_persona(self, persona: Persona, provenance: Provenance) -> bool:
+        """Store ``persona``; False when its id is already in the project."""
+        t = self.t["personas"]
+        with self.write() as conn:
+            if conn.execute(select(t.c.persona_id).where(t.c.persona_id == persona.persona_id)).first():
+                return False
+            conn.execute(
+                t.insert(),
+                {
+                    "persona_id": persona.persona_id,
+                    "record_json": self.dumps(persona.model_dump(mode="json")),
+                    "schema_version": persona.schema_version,
+                    "provenance_id": self.ensure_provenance(conn, provenance),
+                    "created_at": utcnow(),
+                },
+            )
+        return True
+
+    def personas(self) -> list[Persona]:
+        t = self.t["personas"]
+        with self.read() as conn:
+            rows = conn.execute(select(t.c.record_json).order_by(t.c.persona_id)).all()
+        return [Persona.model_validate(self.loads(r[0])) for r in rows]
+
+    def persona_offline(self, persona_id: str) -> bool:
+        """Whether the persona was written by the offline backend (its provenance says so)."""
+        p, v = self.t["personas"], self.t["provenance"]
+        with self.read() as conn:
+            row = conn.execute(
+                select(v.c.offline)
+                .join(p, p.c.provenance_id == v.c.provenance_id)
+                .where(p.c.persona_id == persona_id)
+            ).first()
+        return bool(row and row[0])
+
+    def drop_persona(self, persona_id: str, stage: str, reason: str) -> None:
+        """Give up on a persona (later stages and reruns skip it); the reason is kept."""
+        t = self.t["generation_drops"]
+        with self.write() as conn:
+            if conn.execute(select(t.c.persona_id).where(t.c.persona_id == persona_id)).first() is None:
+                conn.execute(
+                    t.insert(),
+                    {"persona_id": persona_id, "stage": stage, "reason": reason, "created_at": utcnow()},
+                )
+
+    def dropped_personas(self) -> dict[str, dict[str, str]]:
+        t = self.t["generation_drops"]
+        with self.read() as conn:
+            rows = conn.execute(select(t).order_by(t.c.persona_id)).mappings().all()
+        return {r["persona_id"]: {"stage": r["stage"], "reason": r["reason"]} for r in rows}
+
+    # -- context factors ----------------------------------------------------------------------------
+    def add_factors(self, persona_id: str, factors: list[ContextFactor], provenance: Provenance) -> bool:
+        t = self.t["context_factors"]
+        with self.write() as conn:
+            if conn.execute(select(t.c.factor_id).where(t.c.persona_id == persona_id)).first():
+                return False
+            prov_id = self.ensure_provenance(conn, provenance)
+            rows = [
+                {
+                    "factor_id": f.factor_id,
+                    "persona_id": persona_id,
+                    "position": i,
+                    "record_json": self.dumps(f.model_dump(mode="json")),
+                    "schema_version": f.SCHEMA_VERSION,
+                    "provenance_id": prov_id,
+                }
+                for i, f in enumerate(factors)
+            ]
+            self.insert_many(conn, "context_factors", rows)
+        return True
+
+    def factors(self, persona_id: str) -> list[ContextFactor]:
+        t = self.t["context_factors"]
+        with self.read() as conn:
+            rows = conn.execute(
+                select(t.c.record_json).where(t.c.persona_id == persona_id).order_by(t.c.position)
+            ).all()
+        return [ContextFactor.model_validate(self.loads(r[0])) for r in rows]
+
+    def personas_with(self, table: str) -> set[str]:
+        """Persona ids that have rows in ``table`` (context_factors, session_plans, checklists, ...)."""
+        return self._keys(table, "persona_id")
+
+    # -- plans and checklists -----------------------------------------------------------------------
+    def add_plan(self, plan: SessionPlan, provenance: Provenance) -> bool:
+        t = self.t["session_plans"]
+        with self.write() as conn:
+            if conn.execute(select(t.c.persona_id).where(t.c.persona_id == plan.persona_id)).first():
+                return False
+            conn.execute(
+                t.insert(),
+                {
+                    "persona_id": plan.persona_id,
+                    "record_json": self.dumps(plan.model_dump(mode="json")),
+                    "schema_version": plan.schema_version,
+                    "provenance_id": self.ensure_provenance(conn, provenance),
+                },
+            )
+        return True
+
+    def plan(self, persona_id: str) -> SessionPlan | None:
+        t = self.t["session_plans"]
+        with self.read() as conn:
+            row = conn.execute(select(t.c.record_json).where(t.c.persona_id == persona_id)).first()
+        return None if row is None else SessionPlan.model_validate(self.loads(row[0]))
+
+    def add_checklist(
+        self, persona_id: str, key: str, preference: str, items: list[str], provenance: Provenance
+    ) -> bool:
+        t = self.t["checklists"]
+        with self.write() as conn:
+            where = (t.c.persona_id == persona_id) & (t.c.preference_key == key)
+            if conn.execute(select(t.c.persona_id).where(where)).first():
+                return False
+            conn.execute(
+                t.insert(),
+                {
+                    "persona_id": persona_id,
+                    "preference_key": key,
+                    "preference": preference,
+                    "items_json": self.dumps(items),
+                    "schema_version": "1.0",
+                    "provenance_id": self.ensure_provenance(conn, provenance),
+                },
+            )
+        return True
+
+    def checklists(self, persona_id: str) -> dict[str, list[str]]:
+        t = self.t["checklists"]
+        with self.read() as conn:
+            rows = conn.execute(
+                select(t.c.preference_key, t.c.items_json).where(t.c.persona_id == persona_id)
+            ).all()
+        return {r[0]: self.loads(r[1]) for r in rows}
+
+    # -- sessions -----------------------------------------------------------------------------------
+    def session_ids(self, persona_id: str) -> set[str]:
+        return self._keys("sessions", "session_id", persona_id=persona_id)
+
+    def add_session(
+        self, session: Session, meta: dict[str, Any], turn_extras: list[dict | None], provenance: Provenance
+    ) -> bool:
+        """One simulated session: its dialogue row, turns (with per-turn scores) and session record."""
+        s = self.t["sessions"]
+        with self.write() as conn:
+            if conn.execute(select(s.c.session_id).where(s.c.session_id == session.session_id)).first():
+                return False
+            prov_id = self.ensure_provenance(conn, provenance)
+            conn.execute(
+                self.t["dialogues"].insert(),
+                {
+                    "dialogue_id": session.session_id,
+                    "origin": "generated",
+                    "persona_id": session.persona_id,
+                    "session_index": session.index,
+                    "meta_json": self.dumps(meta),
+                    "needs_reverification": False,
+                    "schema_version": session.schema_version,
+                    "provenance_id": prov_id,
+                    "created_at": utcnow(),
+                },
+            )
+            turns = [
+                {
+                    "dialogue_id": session.session_id,
+                    "turn_index": t.index,
+                    "role": t.role,
+                    "content": t.content,
+                    "extra_json": self.dumps(extra),
+                }
+                for t, extra in zip(session.turns, turn_extras, strict=True)
+            ]
+            self.insert_many(conn, "turns", turns)
+            record = session.model_dump(mode="json", exclude={"turns"})
+            conn.execute(
+                s.insert(),
+                {
+                    "session_id": session.session_id,
+                    "persona_id": session.persona_id,
+                    "session_index": session.index,
+                    "record_json": self.dumps(record),
+                    "schema_version": session.schema_version,
+                    "provenance_id": prov_id,
+                },
+            )
+        return True
+
+    def turn_scores(self, session_id: str) -> list[list[int]]:
+        """Per assistant reply, the simulator's scores on each checklist item."""
+        t = self.t["turns"]
+        with self.read() as conn:
+            rows = conn.execute(
+                select(t.c.extra_json)
+                .where(t.c.dialogue_id == session_id, t.c.role == "assistant")
+                .order_by(t.c.turn_index)
+            ).all()
+        return [(self.loads(r[0]) or {}).get("scores", []) for r in rows]
+
+    # -- instances ----------------------------------------------------------------------------------
+    def add_generated_instances(
+        self, persona_id: str, rows: list[dict[str, Any]], provenance: Provenance
+    ) -> int:
+        """Store a persona's instance rows (``pipelines.ingest.cupid.instance_rows``) once, appended
+        after every stored instance; returns how many were written (0 when already there)."""
+        t = self.t["instances"]
+        with self.write() as conn:
+            if conn.execute(select(t.c.instance_id).where(t.c.persona_id == persona_id)).first():
+                return 0
+            start = int(conn.execute(select(func.coalesce(func.max(t.c.position) + 1, 0))).scalar_one())
+            prov_id = self.ensure_provenance(conn, provenance)
+            stored = [{**row, "position": start + i, "provenance_id": prov_id} for i, row in enumerate(rows)]
+            self.insert_many(conn, "instances", stored)
+        return len(rows)

@@ -1,0 +1,203 @@
+"""Stage 5, dialogue simulation: an assistant model answers, a user-simulator model (who knows the
+persona, the preference and its checklist) scores each reply on every checklist item (1-10) and
+answers back.
+
+A dialogue ends when every item is met (score >= ``met_score``) or after ``max_turns`` assistant
+replies. Until then the simulator gives indirect, concise feedback on at most one unmet item; its
+last message (the one before the final reply) alludes to every item it has not touched yet. All
+active dialogues advance in lock step, so each round is one concurrent batch per model.
+The last planned session (the current request) is the opening request alone.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from pipelines.generation.drafts import SimulatorVerdict
+from pipelines.generation.factors import normalise
+from pipelines.generation.prompting import build_request, run_validated
+from pipelines.llm.types import LLMRequest
+from schemas.generation import ContextFactor, Persona, SessionSlot
+
+
+@dataclass
+class DialogueJob:
+    """One session to simulate: who, which factor, which preference and checklist."""
+
+    session_id: str
+    persona: Persona
+    slot: SessionSlot
+    factor: ContextFactor
+    checklist: list[str]
+
+
+@dataclass
+class DialogueState:
+    """A dialogue in progress; ``scores[k]`` are the item scores of the k-th assistant reply."""
+
+    job: DialogueJob
+    messages: list[tuple[str, str]]
+    scores: list[list[int]] = field(default_factory=list)
+    feedback: list[list[int]] = field(default_factory=list)
+    touched: set[int] = field(default_factory=set)
+    satisfied: bool = False
+    done: bool = False
+    failed: str | None = None
+    responses: list = field(default_factory=list)
+
+    @property
+    def replies(self) -> int:
+        return len(self.scores)
+
+
+@dataclass(frozen=True)
+class DialogueRules:
+    max_turns: int = 16
+    met_score: int = 8
+    attempts: int = 3
+
+
+def start(job: DialogueJob) -> DialogueState:
+    return DialogueState(job=job, messages=[("user", job.slot.opening_request)])
+
+
+def assistant_request(state: DialogueState) -> LLMRequest:
+    job = state.job
+    context = {
+        "session_id": job.session_id,
+        "request": job.slot.opening_request,
+        "turn": len(state.scores) + 1,
+        "factor": job.factor.name,
+        "preference": job.slot.preference_text,
+        "checklist": job.checklist,
+        "touched": sorted(state.touched),
+        "conversation": [list(m) for m in state.messages],
+    }
+    return build_request(
+        "dialogues",
+        f"{job.session_id}:turn{len(state.scores) + 1}:assistant",
+        "assistant",
+        "assistant",
+        None,
+        context,
+        extra_messages=tuple(state.messages),
+    )
+
+
+def simulator_request(state: DialogueState, rules: DialogueRules) -> LLMRequest:
+    job, turn = state.job, len(state.scores) + 1
+    untouched = [i for i in range(1, len(job.checklist) + 1) if i not in state.touched]
+    context = {
+        "session_id": job.session_id,
+        "persona": job.persona.text,
+        "factor": job.factor.name,
+        "preference": job.slot.preference_text,
+        "checklist": job.checklist,
+        "turn": turn,
+        "met_score": rules.met_score,
+        "final": turn == rules.max_turns - 1,
+        "untouched": untouched,
+        "touched": sorted(state.touched),
+        "conversation": [list(m) for m in state.messages],
+    }
+    return build_request(
+        "dialogues",
+        f"{job.session_id}:turn{turn}:user",
+        "user_simulator",
+        "user_simulator",
+        SimulatorVerdict,
+        context,
+        temperature=0.3,
+    )
+
+
+def check_verdict(state: DialogueState, verdict: SimulatorVerdict, rules: DialogueRules) -> SimulatorVerdict:
+    """Raise ValueError when the simulator broke a rule of the dialogue."""
+    k = len(state.job.checklist)
+    if sorted(s.item for s in verdict.scores) != list(range(1, k + 1)):
+        raise ValueError(f"scores must rate each of the {k} checklist items exactly once")
+    scores = {s.item: s.score for s in verdict.scores}
+    if all(v >= rules.met_score for v in scores.values()) or len(state.scores) + 1 >= rules.max_turns:
+        return verdict
+    if not verdict.message.strip():
+        raise ValueError("an unmet checklist needs a next message")
+    if any(i not in scores for i in verdict.feedback_items):
+        raise ValueError("feedback names an item that is not on the checklist")
+    if len(state.scores) + 1 == rules.max_turns - 1:
+        missing = [i for i in range(1, k + 1) if i not in state.touched and i not in verdict.feedback_items]
+        if missing:
+            raise ValueError(f"the last message must cover every item not yet touched (missing {missing})")
+    elif sum(1 for i in verdict.feedback_items if scores[i] < rules.met_score) > 1:
+        raise ValueError("feedback may address at most one unmet item per message")
+    if any(normalise(q) in normalise(verdict.message) for q in state.job.checklist):
+        raise ValueError("feedback must be indirect, not the checklist item word for word")
+    return verdict
+
+
+def apply_verdict(state: DialogueState, verdict: SimulatorVerdict, rules: DialogueRules) -> None:
+    scores = [s.score for s in sorted(verdict.scores, key=lambda s: s.item)]
+    state.scores.append(scores)
+    if all(v >= rules.met_score for v in scores):
+        state.satisfied = state.done = True
+        return
+    if len(state.scores) >= rules.max_turns:
+        state.done = True
+        return
+    state.feedback.append(sorted(set(verdict.feedback_items)))
+    state.touched.update(verdict.feedback_items)
+    state.messages.append(("user", verdict.message.strip()))
+
+
+def simulate(layer, store, jobs: list[DialogueJob], rules: DialogueRules) -> list[DialogueState]:
+    """Run every job's dialogue to its end; a job whose model kept failing ends with ``failed`` set."""
+    states = [start(job) for job in jobs]
+    for turn in range(1, rules.max_turns + 1):
+        active = [s for s in states if not s.done]
+        if not active:
+            break
+        _assistant_round(layer, store, active, rules, turn)
+        _simulator_round(layer, store, [s for s in active if not s.done], rules, turn)
+    return states
+
+
+def _fail(state: DialogueState, reason: str) -> None:
+    state.failed, state.done = reason, True
+
+
+def _assistant_round(layer, store, active: list[DialogueState], rules: DialogueRules, turn: int) -> None:
+    def accept(_i, text):
+        if not (text or "").strip():
+            raise ValueError("the assistant's reply is empty")
+        return text.strip()
+
+    results = run_validated(
+        layer,
+        store,
+        [assistant_request(s) for s in active],
+        accept,
+        rules.attempts,
+        desc=f"dialogues: assistant turn {turn}",
+    )
+    for state, result in zip(active, results, strict=True):
+        if not result.ok:
+            _fail(state, f"assistant gave no usable reply at turn {turn}: {result.reason}")
+            continue
+        state.responses.append(result.response)
+        state.messages.append(("assistant", result.value))
+
+
+def _simulator_round(layer, store, active: list[DialogueState], rules: DialogueRules, turn: int) -> None:
+    results = run_validated(
+        layer,
+        store,
+        [simulator_request(s, rules) for s in active],
+        lambda i, verdict: check_verdict(active[i], verdict, rules),
+        rules.attempts,
+        desc=f"dialogues: user simulator turn {turn}",
+    )
+    for state, result in zip(active, results, strict=True):
+        if not result.ok:
+            _fail(state, f"user simulator gave no valid verdict at turn {turn}: {result.reason}")
+            continue
+        state.responses.append(result.response)
+        apply_verdict(state, result.value, rules)

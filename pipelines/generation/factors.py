@@ -1,0 +1,148 @@
+"""Stage 2, context factors and contextual preferences: N typed factors per persona, the last two a
+contrastive pair (same type, distinct entities, mutually exclusive preferences).
+
+Validation is code, so a broken answer is re-asked and, after the last attempt, the persona is dropped
+with the reason recorded.
+"""
+
+from __future__ import annotations
+
+import re
+
+from pipelines.generation.drafts import FactorDraft, FactorsDraft
+from pipelines.generation.prompting import build_request
+from pipelines.llm.types import LLMRequest
+from schemas.common import content_hash
+from schemas.generation import FACTOR_TYPES, PREFERENCE_TYPES, ContextFactor, Persona
+
+#: Task types a factor can come up in (after CUPID's list of assistant tasks).
+TASK_TYPES = (
+    "information seeking",
+    "learning",
+    "reasoning",
+    "planning",
+    "content creating",
+    "communicating",
+    "writing & editing",
+    "coding & debugging",
+    "problem solving",
+    "data analysing",
+    "advice seeking",
+    "brainstorming",
+)
+STOPWORDS = frozenset(
+    [
+        "a",
+        "an",
+        "the",
+        "of",
+        "and",
+        "or",
+        "for",
+        "to",
+        "in",
+        "on",
+        "at",
+        "with",
+        "my",
+        "our",
+        "your",
+        "by",
+        "from",
+        "is",
+        "are",
+        "be",
+    ]
+)
+
+
+def words(text: str) -> set[str]:
+    """Lower-case content words of ``text`` (for overlap checks)."""
+    return {w for w in re.findall(r"[a-z0-9']+", text.lower()) if w not in STOPWORDS}
+
+
+def overlap(a: str, b: str) -> float:
+    """Jaccard overlap of the content words of two texts."""
+    wa, wb = words(a), words(b)
+    return len(wa & wb) / max(1, len(wa | wb))
+
+
+def normalise(text: str) -> str:
+    return " ".join(re.findall(r"[a-z0-9']+", text.lower()))
+
+
+def factors_request(persona: Persona, n_factors: int) -> LLMRequest:
+    context = {
+        "persona_id": persona.persona_id,
+        "persona": persona.text,
+        "occupation": persona.occupation,
+        "n_factors": n_factors,
+        "factor_types": list(FACTOR_TYPES),
+        "task_types": list(TASK_TYPES),
+        "preference_types": {k: list(v) for k, v in PREFERENCE_TYPES.items()},
+    }
+    return build_request(
+        "factors", persona.persona_id, "writer", "factors", FactorsDraft, context, temperature=1.0
+    )
+
+
+def _check_factor(f: FactorDraft) -> None:
+    if f.type not in FACTOR_TYPES:
+        raise ValueError(f"factor {f.name!r}: unknown type {f.type!r}")
+    unknown = [t for t in f.task_types if t.lower() not in TASK_TYPES]
+    if unknown:
+        raise ValueError(f"factor {f.name!r}: unknown task type(s) {unknown}")
+    if normalise(f.name) in normalise(f.preference.text):
+        raise ValueError(
+            f"factor {f.name!r}: its preference names the factor, so it is not understandable alone"
+        )
+    if len(words(f.preference.text)) < 4:
+        raise ValueError(f"factor {f.name!r}: preference is too short to be a personal preference")
+
+
+def check_contrastive_pair(a: FactorDraft, b: FactorDraft) -> None:
+    """The last two factors: same type, distinct entities, preferences that cannot both hold."""
+    if a.type != b.type:
+        raise ValueError(f"contrastive pair {a.name!r}/{b.name!r}: types differ ({a.type} vs {b.type})")
+    if normalise(a.name) == normalise(b.name) or overlap(a.name, b.name) >= 0.5:
+        raise ValueError(f"contrastive pair {a.name!r}/{b.name!r}: not distinct entities (names too alike)")
+    if (
+        normalise(a.preference.text) == normalise(b.preference.text)
+        or overlap(a.preference.text, b.preference.text) >= 0.6
+    ):
+        raise ValueError(
+            f"contrastive pair {a.name!r}/{b.name!r}: preferences are the same, not mutually exclusive"
+        )
+    if a.preference.family != b.preference.family:
+        raise ValueError(
+            f"contrastive pair {a.name!r}/{b.name!r}: preferences must be in one family to conflict"
+        )
+
+
+def validate_factors(draft: FactorsDraft, n_factors: int) -> None:
+    """Raise ValueError naming the first problem of a persona's factors."""
+    if len(draft.factors) != n_factors:
+        raise ValueError(f"expected {n_factors} context factors, got {len(draft.factors)}")
+    names = [normalise(f.name) for f in draft.factors]
+    if len(set(names)) != len(names):
+        raise ValueError("context factor names are not distinct")
+    texts = [normalise(f.preference.text) for f in draft.factors]
+    if len(set(texts)) != len(texts):
+        raise ValueError("two context factors share one preference")
+    for f in draft.factors:
+        _check_factor(f)
+    check_contrastive_pair(draft.factors[-2], draft.factors[-1])
+
+
+def make_factors(persona_id: str, draft: FactorsDraft) -> list[ContextFactor]:
+    return [
+        ContextFactor(
+            factor_id=f"{persona_id}-f{i:02d}-{content_hash(f.model_dump(mode='json'), 6)}",
+            type=f.type,
+            name=f.name.strip(),
+            background=f.background.strip(),
+            task_types=[t.lower() for t in f.task_types],
+            preference=f.preference,
+        )
+        for i, f in enumerate(draft.factors, start=1)
+    ]

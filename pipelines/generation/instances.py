@@ -1,0 +1,80 @@
+"""Stage 6, benchmark instances: three per persona (consistent, contrastive, changing) in CUPID's row
+format, sharing one current request (the last session's opening message).
+
+Following CUPID's release, every instance has the same number of prior sessions (8 with the default
+plan): the sessions with A's original preference plus the filler sessions form a shared core, minus
+``swap`` randomly held-out filler sessions (swap = the number of A' sessions before the request, 2).
+The consistent instance gets the held-out fillers back, the contrastive one gets the B sessions
+instead (topped up with held-out fillers if B appears less often than ``swap``), the changing one the
+A' sessions. Gold: A's preference and checklist for consistent and contrastive, A''s for changing.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from pipelines.generation.checklists import preference_key
+from schemas.cupid import BenchmarkInstance, PriorInteraction
+from schemas.generation import SessionPlan
+
+
+class InstanceError(ValueError):
+    """The persona's sessions cannot make the three instances (e.g. too few filler sessions)."""
+
+
+def prior_sets(plan: SessionPlan, rng: random.Random) -> dict[str, list[int]]:
+    """Session indices of each instance type's prior interactions, chronological."""
+    last = plan.slots[-1].index
+    by_role: dict[str, list[int]] = {"A": [], "A_prime": [], "B": [], "other": []}
+    for slot in plan.slots[:-1]:
+        by_role[slot.role].append(slot.index)
+    swap = len(by_role["A_prime"])
+    if len(by_role["other"]) < swap:
+        raise InstanceError(
+            f"need at least {swap} filler sessions before session {last}, have {len(by_role['other'])}"
+        )
+    held_out = sorted(rng.sample(by_role["other"], swap))
+    shared = by_role["A"] + [i for i in by_role["other"] if i not in held_out]
+    top_up = held_out[: max(0, swap - len(by_role["B"]))]
+    return {
+        "consistent": sorted(shared + held_out),
+        "contrastive": sorted(shared + by_role["B"] + top_up),
+        "changing": sorted(shared + by_role["A_prime"]),
+    }
+
+
+def prior_interaction(session: dict[str, Any]) -> PriorInteraction:
+    return PriorInteraction(
+        context_factor=session["context_factor"]["name"],
+        contextual_preference=session["preference"]["text"],
+        dialogue=[{"role": t["role"], "content": t["content"]} for t in session["turns"]],
+    )
+
+
+def build_instances(
+    plan: SessionPlan, sessions: list[dict[str, Any]], checklists: dict[str, list[str]], rng: random.Random
+) -> list[BenchmarkInstance]:
+    """The persona's three instances from its plan, its stored sessions and its checklists by preference key."""
+    by_index = {s["index"]: s for s in sessions}
+    missing = [slot.index for slot in plan.slots if slot.index not in by_index]
+    if missing:
+        raise InstanceError(f"sessions {missing} of {plan.persona_id} are not simulated yet")
+    current = by_index[plan.slots[-1].index]
+    original = next(s.preference_text for s in plan.slots if s.role == "A")
+    changed = plan.slots[-1].preference_text
+    gold = {"consistent": original, "contrastive": original, "changing": changed}
+    out = []
+    for kind, indices in prior_sets(plan, rng).items():
+        out.append(
+            BenchmarkInstance(
+                persona_id=plan.persona_id,
+                instance_type=kind,
+                current_request=current["turns"][0]["content"],
+                current_context_factor=current["context_factor"]["name"],
+                current_contextual_preference=gold[kind],
+                current_checklist=checklists[preference_key(gold[kind])],
+                prior_interactions=[prior_interaction(by_index[i]) for i in indices],
+            )
+        )
+    return out

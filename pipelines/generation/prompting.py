@@ -1,0 +1,121 @@
+"""Turns a stage's prompt template into an :class:`LLMRequest`.
+
+Each template in ``prompts/`` holds the system message, a line ``=== USER ===``, then the user message;
+the template's hash goes into the request (and so into provenance). The template variables are also
+the request's ``offline_context``, so the offline backend sees exactly what the prompt was built from.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from pipelines.llm import load_template
+from pipelines.llm.types import LLMRequest, LLMResponse, Role
+
+PACKAGE = "pipelines.generation"
+SPLIT = "=== USER ==="
+
+
+@cache
+def _template(name: str):
+    template = load_template(PACKAGE, name)
+    return template, template.hash
+
+
+def render(name: str, context: dict[str, Any]) -> tuple[tuple[tuple[str, str], ...], str]:
+    """The (system, user) messages of template ``name`` and the template's hash."""
+    template, digest = _template(name)
+    system, _, user = template.render(**context).partition(SPLIT)
+    messages = (("system", system.strip()), ("user", user.strip()))
+    return tuple(m for m in messages if m[1]), digest
+
+
+def build_request(
+    stage: str,
+    item: str,
+    role: Role,
+    template: str,
+    response_model: type[BaseModel] | None,
+    context: dict[str, Any],
+    temperature: float = 0.7,
+    extra_messages: tuple[tuple[str, str], ...] = (),
+) -> LLMRequest:
+    messages, digest = render(template, context)
+    return LLMRequest(
+        stage=stage,
+        item=item,
+        role=role,
+        messages=messages + extra_messages,
+        response_model=response_model,
+        temperature=temperature,
+        template_hash=digest,
+        offline_context=context,
+    )
+
+
+def retry_request(request: LLMRequest, attempt: int, reason: str) -> LLMRequest:
+    """The same request once more, told why its last answer was rejected (a new cache key)."""
+    note = ("user", f"Your previous answer was rejected: {reason}. Answer again, fixing that.")
+    return LLMRequest(
+        stage=request.stage,
+        item=f"{request.item}#retry{attempt}",
+        role=request.role,
+        messages=request.messages + (note,),
+        response_model=request.response_model,
+        temperature=request.temperature,
+        template_hash=request.template_hash,
+        offline_context={**request.offline_context, "attempt": attempt},
+    )
+
+
+@dataclass
+class Outcome:
+    """What came of one request: the accepted response and value, or why nothing was accepted."""
+
+    response: LLMResponse | None = None
+    value: Any = None
+    reason: str = "no answer"
+
+    @property
+    def ok(self) -> bool:
+        return self.response is not None
+
+
+def _reason(exc: ValueError) -> str:
+    if isinstance(exc, ValidationError) and exc.errors():
+        err = exc.errors()[0]
+        return f"{'.'.join(str(p) for p in err['loc']) or 'answer'}: {err['msg']}"
+    return str(exc).splitlines()[0]
+
+
+def run_validated(
+    layer, store, requests: list[LLMRequest], validate, attempts: int, desc: str
+) -> list[Outcome]:
+    """Run ``requests``; re-ask (up to ``attempts`` in all) those whose answer ``validate`` rejects.
+
+    ``validate(i, parsed)`` returns the accepted value or raises ValueError. Every rejection is a
+    failure row naming the stage, the item and why (the layer records its own failures).
+    """
+    results = [Outcome() for _ in requests]
+    pending = list(enumerate(requests))
+    for attempt in range(1, attempts + 1):
+        responses = layer.run([r for _, r in pending], desc=desc) if pending else []
+        retry = []
+        for (i, request), response in zip(pending, responses, strict=True):
+            if not response.ok:
+                results[i].reason = response.error or "the model call failed"
+                continue  # the layer already retried transport errors and recorded the failure
+            try:
+                value = validate(i, response.parsed if request.response_model else response.text)
+            except ValueError as exc:
+                reason = results[i].reason = _reason(exc)
+                store.record_failure(request.stage, request.item, reason, response.text)
+                retry.append((i, retry_request(request, attempt, reason)))
+                continue
+            results[i] = Outcome(response, value)
+        pending = retry
+    return results

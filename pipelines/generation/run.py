@@ -1,0 +1,364 @@
+"""Runs the CUPID-style generation stages into a project, end to end or one stage at a time.
+
+Each stage works on the personas that still need it and skips what the store already holds, so a
+rerun adds only what is missing (and the LLM cache makes repeated calls free). A persona whose
+answers keep failing validation is dropped with the reason recorded, and later stages skip it.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field, fields
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from pipelines.generation import checklists, dialogues, factors, instances, personas, plan
+from pipelines.generation import offline as _offline  # noqa: F401 - registers the offline generators
+from pipelines.generation.prompting import run_validated
+from pipelines.ingest.cupid import instance_rows
+from schemas.common import PrefkitError
+from schemas.curation import Provenance
+from schemas.generation import Persona, Session, Turn
+
+STAGES = ("personas", "factors", "sessions", "checklists", "dialogues", "instances")
+EPOCH = datetime(2025, 1, 6, 9, 0, tzinfo=UTC)
+
+
+class GenerationError(PrefkitError):
+    """A generation run cannot start (bad settings or inputs)."""
+
+
+@dataclass(frozen=True)
+class GenerationConfig:
+    """Settings of a run: ``[generation]`` of prefkit.toml, overridden by CLI flags."""
+
+    personas: int = 4
+    factors_per_persona: int = 8
+    sessions: int = 13
+    a_prior: int = 4
+    b_count: int = 2
+    max_turns: int = 16
+    met_score: int = 8
+    attempts: int = 3
+    seed: int = 0
+    seed_personas: Path | None = None
+    seed_licence: str | None = None
+
+    @classmethod
+    def from_config(cls, section: dict[str, Any], **overrides: Any) -> GenerationConfig:
+        known = {f.name for f in fields(cls)}
+        values = {k: v for k, v in {**section, **overrides}.items() if k in known and v is not None}
+        cfg = cls(**values)
+        cfg.check()
+        return cfg
+
+    def check(self) -> None:
+        if self.personas < 1:
+            raise GenerationError("--personas must be at least 1")
+        if self.factors_per_persona < 3:
+            raise GenerationError(
+                "factors_per_persona must be at least 3 (one filler plus the contrastive pair)"
+            )
+        if not 2 <= self.max_turns <= 64 or not 2 <= self.met_score <= 10:
+            raise GenerationError("max_turns must be in 2..64 and met_score in 2..10")
+        if self.seed_personas and not self.seed_licence:
+            raise GenerationError(
+                "--seed-licence is required with --seed-personas (e.g. 'CC BY-NC-SA 4.0' for PersonaHub)"
+            )
+        self.shape  # noqa: B018 - validates the plan counts
+
+    @property
+    def shape(self) -> plan.PlanShape:
+        return plan.PlanShape(self.sessions, self.a_prior, self.b_count)
+
+    @property
+    def rules(self) -> dialogues.DialogueRules:
+        return dialogues.DialogueRules(self.max_turns, self.met_score, self.attempts)
+
+
+@dataclass
+class StageReport:
+    stage: str
+    written: int = 0
+    skipped: int = 0
+    dropped: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "stage": self.stage,
+            "written": self.written,
+            "skipped": self.skipped,
+            "dropped": len(self.dropped),
+        }
+
+
+def _active(store) -> list[Persona]:
+    dropped = store.dropped_personas()
+    return [p for p in store.personas() if p.persona_id not in dropped]
+
+
+def _drop(store, report: StageReport, persona_id: str, reason: str) -> None:
+    store.drop_persona(persona_id, report.stage, reason)
+    report.dropped.append(persona_id)
+
+
+# -- stage 1 ----------------------------------------------------------------------------------------
+def run_personas(store, layer, cfg: GenerationConfig) -> StageReport:
+    report = StageReport("personas")
+    seeds = personas.read_seed_personas(cfg.seed_personas) if cfg.seed_personas else None
+    if seeds is not None and len(seeds) < cfg.personas:
+        raise GenerationError(
+            f"{cfg.seed_personas} has {len(seeds)} seed personas; --personas asks for {cfg.personas}"
+        )
+    have = {p.persona_id for p in store.personas()} | set(store.dropped_personas())
+    todo = []
+    for i, attrs in enumerate(personas.sample_attributes(cfg.personas, cfg.seed)):
+        pid = personas.persona_id(cfg.seed, i)
+        if pid in have:
+            report.skipped += 1
+        else:
+            todo.append((pid, attrs, seeds[i] if seeds else None))
+    requests = [personas.persona_request(pid, attrs, seed) for pid, attrs, seed in todo]
+    outcomes = run_validated(
+        layer, store, requests, lambda _i, d: personas.validate_persona(d) or d, cfg.attempts, "personas"
+    )
+    for (pid, attrs, seed), outcome in zip(todo, outcomes, strict=True):
+        if not outcome.ok:
+            _drop(store, report, pid, outcome.reason)
+            continue
+        prov = outcome.response.provenance.model_copy(update={"licence": cfg.seed_licence if seed else None})
+        report.written += store.add_persona(
+            personas.make_persona(pid, attrs, outcome.value, seed, cfg.seed_licence), prov
+        )
+    return report
+
+
+# -- stage 2 ----------------------------------------------------------------------------------------
+def run_factors(store, layer, cfg: GenerationConfig) -> StageReport:
+    report = StageReport("factors")
+    done = store.personas_with("context_factors")
+    todo = [p for p in _active(store) if p.persona_id not in done]
+    report.skipped = len(_active(store)) - len(todo)
+    requests = [factors.factors_request(p, cfg.factors_per_persona) for p in todo]
+
+    def accept(_i, draft):
+        factors.validate_factors(draft, cfg.factors_per_persona)
+        return draft
+
+    for persona, outcome in zip(
+        todo, run_validated(layer, store, requests, accept, cfg.attempts, "factors"), strict=True
+    ):
+        if not outcome.ok:
+            _drop(store, report, persona.persona_id, outcome.reason)
+            continue
+        made = factors.make_factors(persona.persona_id, outcome.value)
+        report.written += store.add_factors(persona.persona_id, made, outcome.response.provenance)
+    return report
+
+
+# -- stage 3 ----------------------------------------------------------------------------------------
+def run_sessions(store, layer, cfg: GenerationConfig) -> StageReport:
+    report = StageReport("sessions")
+    done, with_factors = store.personas_with("session_plans"), store.personas_with("context_factors")
+    todo = [p for p in _active(store) if p.persona_id in with_factors and p.persona_id not in done]
+    report.skipped = len(done)
+    drafts = []
+    for p in todo:
+        persona_factors = store.factors(p.persona_id)
+        rng = random.Random(f"plan:{cfg.seed}:{p.persona_id}")
+        drafts.append((persona_factors, plan.place_sessions(rng, cfg.shape, persona_factors, p.persona_id)))
+
+    def accept(i, draft):
+        persona_factors, skeleton = drafts[i]
+        plan.validate_stories(draft, skeleton, persona_factors)
+        full = plan.apply_stories(skeleton, draft)
+        plan.validate_pattern(full, cfg.shape, persona_factors)
+        return full
+
+    requests = [plan.stories_request(p, skeleton, fs) for p, (fs, skeleton) in zip(todo, drafts, strict=True)]
+    for persona, outcome in zip(
+        todo, run_validated(layer, store, requests, accept, cfg.attempts, "sessions"), strict=True
+    ):
+        if not outcome.ok:
+            _drop(store, report, persona.persona_id, outcome.reason)
+            continue
+        report.written += store.add_plan(outcome.value, outcome.response.provenance)
+    return report
+
+
+# -- stage 4 ----------------------------------------------------------------------------------------
+def run_checklists(store, layer, cfg: GenerationConfig) -> StageReport:
+    report = StageReport("checklists")
+    jobs = []
+    for p in _active(store):
+        persona_plan = store.plan(p.persona_id)
+        if persona_plan is None:
+            continue
+        have = store.checklists(p.persona_id)
+        for pref in checklists.distinct_preferences(persona_plan):
+            if checklists.preference_key(pref) in have:
+                report.skipped += 1
+            else:
+                jobs.append((p.persona_id, pref))
+    requests = [checklists.checklist_request(pid, pref) for pid, pref in jobs]
+    outcomes = run_validated(
+        layer, store, requests, lambda _i, d: checklists.validate_checklist(d), cfg.attempts, "checklists"
+    )
+    for (pid, pref), outcome in zip(jobs, outcomes, strict=True):
+        if not outcome.ok:
+            if pid not in report.dropped:
+                _drop(store, report, pid, outcome.reason)
+            continue
+        key = checklists.preference_key(pref)
+        report.written += store.add_checklist(pid, key, pref, outcome.value, outcome.response.provenance)
+    return report
+
+
+# -- stage 5 ----------------------------------------------------------------------------------------
+def session_id(persona_id: str, index: int) -> str:
+    return f"{persona_id}-s{index:02d}"
+
+
+def timestamps(seed: int, persona_id: str, n: int) -> list[str]:
+    """Simulated, strictly increasing session times: a few days apart, during working hours."""
+    rng, day, out = random.Random(f"time:{seed}:{persona_id}"), EPOCH, []
+    for _ in range(n):
+        day = day + timedelta(days=rng.randint(2, 9))
+        out.append(
+            (day + timedelta(hours=rng.randint(0, 8), minutes=rng.randint(0, 59))).strftime(
+                "%Y-%m-%dT%H:%M:%SZ"
+            )
+        )
+    return out
+
+
+def _dialogue_jobs(store, cfg: GenerationConfig, persona: Persona) -> list[dialogues.DialogueJob]:
+    persona_plan = store.plan(persona.persona_id)
+    have = store.checklists(persona.persona_id) if persona_plan else {}
+    if persona_plan is None or any(
+        checklists.preference_key(p) not in have for p in checklists.distinct_preferences(persona_plan)
+    ):
+        return []
+    by_id = {f.factor_id: f for f in store.factors(persona.persona_id)}
+    stored = store.session_ids(persona.persona_id)
+    return [
+        dialogues.DialogueJob(
+            session_id(persona.persona_id, slot.index),
+            persona,
+            slot,
+            by_id[slot.factor_id],
+            have[checklists.preference_key(slot.preference_text)],
+        )
+        for slot in persona_plan.slots
+        if session_id(persona.persona_id, slot.index) not in stored
+    ]
+
+
+def _dialogue_provenance(state: dialogues.DialogueState, cfg: GenerationConfig, offline: bool) -> Provenance:
+    """One provenance for a session made by two models: both named, offline if either was."""
+    provs = {r.request.role: r.provenance for r in state.responses}
+    if not provs:
+        return Provenance(source="generate.dialogues", seed=cfg.seed, offline=offline)
+    first = next(iter(provs.values()))
+    return first.model_copy(
+        update={
+            "source": "generate.dialogues",
+            "model": "; ".join(f"{role}={p.model}" for role, p in sorted(provs.items())),
+            "offline": any(p.offline for p in provs.values()),
+            "prompt_template_hash": None,
+        }
+    )
+
+
+def _store_session(store, cfg, state: dialogues.DialogueState, timestamp: str, offline: bool) -> bool:
+    job, turns, extras, reply = state.job, [], [], 0
+    for i, (role, content) in enumerate(state.messages):
+        turns.append(Turn(index=i, role=role, content=content))
+        if role == "assistant":
+            scores = state.scores[reply]
+            extras.append({"scores": scores, "met": all(s >= cfg.met_score for s in scores)})
+            reply += 1
+        else:
+            extras.append({"feedback_items": state.feedback[reply - 1]} if i else None)
+    session = Session(
+        session_id=job.session_id,
+        persona_id=job.persona.persona_id,
+        index=job.slot.index,
+        timestamp=timestamp,
+        context_factor=job.factor,
+        preference=job.factor.preference.model_copy(update={"text": job.slot.preference_text}),
+        checklist=[{"question": q} for q in job.checklist],
+        turns=turns,
+        satisfied=state.satisfied,
+    )
+    meta = {"role": job.slot.role, "story": job.slot.story, "turns_simulated": len(state.scores)}
+    return store.add_session(session, meta, extras, _dialogue_provenance(state, cfg, offline))
+
+
+def run_dialogues(store, layer, cfg: GenerationConfig) -> StageReport:
+    report = StageReport("dialogues")
+    jobs, last, to_simulate = [], {}, []
+    for persona in _active(store):
+        persona_jobs = _dialogue_jobs(store, cfg, persona)
+        jobs += persona_jobs
+        report.skipped += len(store.session_ids(persona.persona_id))
+        last[persona.persona_id] = cfg.sessions
+    for job in jobs:
+        (to_simulate if job.slot.index < last[job.persona.persona_id] else []).append(job)
+    states = dialogues.simulate(layer, store, to_simulate, cfg.rules)
+    states += [dialogues.start(job) for job in jobs if job not in to_simulate]  # the current request alone
+    for state in states:
+        pid = state.job.persona.persona_id
+        if state.failed:
+            if pid not in report.dropped:
+                _drop(store, report, pid, f"session {state.job.slot.index}: {state.failed}")
+            continue
+        if pid in report.dropped:
+            continue
+        when = timestamps(cfg.seed, pid, cfg.sessions)[state.job.slot.index - 1]
+        report.written += _store_session(store, cfg, state, when, store.persona_offline(pid))
+    return report
+
+
+# -- stage 6 ----------------------------------------------------------------------------------------
+def run_instances(store, layer, cfg: GenerationConfig) -> StageReport:
+    report = StageReport("instances")
+    have = {r["persona_id"] for r in (i["record"] for i in store.instances())}
+    for persona in _active(store):
+        pid = persona.persona_id
+        persona_plan = store.plan(pid)
+        if pid in have:
+            report.skipped += 1
+            continue
+        if persona_plan is None or len(store.session_ids(pid)) < len(persona_plan.slots):
+            continue
+        rng = random.Random(f"instances:{cfg.seed}:{pid}")
+        try:
+            made = instances.build_instances(persona_plan, store.sessions(pid), store.checklists(pid), rng)
+        except instances.InstanceError as exc:
+            _drop(store, report, pid, str(exc))
+            continue
+        prov = Provenance(source="generate.instances", seed=cfg.seed, offline=store.persona_offline(pid))
+        report.written += store.add_generated_instances(pid, instance_rows(made), prov)
+    return report
+
+
+RUNNERS = {
+    "personas": run_personas,
+    "factors": run_factors,
+    "sessions": run_sessions,
+    "checklists": run_checklists,
+    "dialogues": run_dialogues,
+    "instances": run_instances,
+}
+
+
+def run_generation(
+    store, layer, cfg: GenerationConfig, stages: tuple[str, ...] = STAGES
+) -> list[StageReport]:
+    """Run ``stages`` in pipeline order; every stage picks up whatever the store has ready for it."""
+    unknown = [s for s in stages if s not in RUNNERS]
+    if unknown:
+        raise GenerationError(f"unknown stage(s) {unknown}; choose from {', '.join(STAGES)}")
+    return [RUNNERS[s](store, layer, cfg) for s in STAGES if s in stages]
