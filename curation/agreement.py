@@ -1,0 +1,256 @@
+"""Inter-annotator agreement of a project: α with a bootstrap interval, AC1, percent agreement and
+pairwise κ per (task kind, field), judge-vs-human rows, and per-annotator quality statistics.
+
+Labels become rater × unit matrices through the task kinds' interface: ``TaskKind.units(values)``
+splits a label into ``{(sub_unit, field): value}`` and a unit is ``(task_id, sub_unit)``. Only the
+live label per (task, annotator) counts (``store.effective_events``); skips and flags carry no rating;
+gold tasks are left out (they measure annotators, not the data). Ordinal choices become their ranks.
+
+A *judge* is an LLM labeller recorded as an annotator: named with ``judges=`` or writing events with
+``source="judge"``. Judges are kept out of the human-vs-human numbers and compared with the human
+consensus instead. This module reads the store and never writes to it.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from statistics import median
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from curation.reliability import (
+    bootstrap_alpha,
+    cohen_kappa_pairwise,
+    gwet_ac1,
+    krippendorff_alpha,
+    percent_agreement,
+)
+from curation.task_kinds import TASK_KIND_REGISTRY, FieldSpec, get_kind
+
+if TYPE_CHECKING:
+    from curation.project import ProjectStore
+    from schemas.curation import AnnotationTask, LabelEvent
+
+Unit = tuple[str, str]  # (task_id, sub_unit)
+JUDGE_SOURCE = "judge"
+
+
+@dataclass
+class FieldRatings:
+    """Every rating of one field of one task kind: ``ratings[unit][rater] = code``."""
+
+    kind: str
+    spec: FieldSpec
+    ratings: dict[Unit, dict[str, float]] = field(default_factory=lambda: defaultdict(dict))
+
+    def matrix(self, raters: list[str]) -> np.ndarray:
+        """Rater × unit matrix over units sorted by id; ``NaN`` where a rater did not rate a unit."""
+        units = sorted(self.ratings)
+        out = np.full((len(raters), len(units)), np.nan)
+        index = {r: i for i, r in enumerate(raters)}
+        for j, unit in enumerate(units):
+            for rater, code in self.ratings[unit].items():
+                if rater in index:
+                    out[index[rater], j] = code
+        return out
+
+    def raters(self) -> list[str]:
+        return sorted({r for by_rater in self.ratings.values() for r in by_rater})
+
+
+def code_value(spec: FieldSpec, value: Any) -> float:
+    """A label value as a number: its position in the field's choices (the rank, for ordinal fields),
+    else the value itself for interval and ratio fields."""
+    if spec.choices is not None and value in spec.choices:
+        return float(spec.choices.index(value))
+    return float(value)
+
+
+def _live_labels(store: ProjectStore, kind: str | None, batch: str | None) -> tuple[dict, list[LabelEvent]]:
+    tasks = {t.task_id: t for t in store.tasks(kind=kind, batch=batch)}
+    events = [e for e in store.effective_events(kind) if e.action == "label" and e.task_id in tasks]
+    return tasks, events
+
+
+def field_ratings(
+    tasks: dict[str, AnnotationTask], events: list[LabelEvent], kinds: list[str]
+) -> dict[tuple[str, str], FieldRatings]:
+    """One :class:`FieldRatings` per (kind, field) of ``kinds``, filled from non-gold label events."""
+    out = {(k, f.name): FieldRatings(k, f) for k in kinds for f in get_kind(k).fields}
+    for ev in events:
+        if tasks[ev.task_id].is_gold or ev.kind not in kinds:
+            continue
+        specs = {f.name: f for f in get_kind(ev.kind).fields}
+        for (sub_unit, name), value in get_kind(ev.kind).units(ev.values).items():
+            if name in specs:
+                out[(ev.kind, name)].ratings[(ev.task_id, sub_unit)][ev.annotator] = code_value(specs[name], value)
+    return out
+
+
+def consensus(by_rater: dict[str, float], exclude: set[str] | frozenset[str] = frozenset()) -> float | None:
+    """The value most raters gave (leaving out ``exclude``); ``None`` on a tie or with no ratings."""
+    top = Counter(v for r, v in by_rater.items() if r not in exclude).most_common(2)
+    if not top or (len(top) == 2 and top[0][1] == top[1][1]):
+        return None
+    return top[0][0]
+
+
+def judge_names(events: list[LabelEvent], judges: tuple[str, ...] | list[str]) -> set[str]:
+    return set(judges) | {e.annotator for e in events if e.source == JUDGE_SOURCE}
+
+
+def _nan_to_none(value: float) -> float | None:
+    return None if value is None or not np.isfinite(value) else float(value)
+
+
+def reliability_row(matrix: np.ndarray, spec: FieldSpec, n_boot: int, seed: int, alpha_min: float) -> dict[str, Any]:
+    """Every statistic of one rater × unit matrix, JSON-ready (undefined values are ``None``)."""
+    rated = ~np.isnan(matrix)
+    pairable = rated.sum(axis=0) >= 2
+    q = len(spec.choices) if spec.choices else None
+    low, high, p_below = bootstrap_alpha(matrix, spec.level, n_boot, seed, alpha_min)
+    return {
+        "level": spec.level,
+        "n_units": int(pairable.sum()),
+        "n_labels": int(rated[:, pairable].sum()),
+        "n_raters": int(rated[:, pairable].any(axis=1).sum()),
+        "alpha": _nan_to_none(krippendorff_alpha(matrix, spec.level)),
+        "ci_low": _nan_to_none(low),
+        "ci_high": _nan_to_none(high),
+        "p_below_min": _nan_to_none(p_below),
+        "alpha_min": alpha_min,
+        "ac1": _nan_to_none(gwet_ac1(matrix, q) if spec.level in ("nominal", "ordinal") else float("nan")),
+        "percent_agreement": _nan_to_none(percent_agreement(matrix)),
+        "mean_pairwise_kappa": _nan_to_none(cohen_kappa_pairwise(matrix)),
+        "ci_method": f"non-parametric bootstrap over units, {n_boot} replicates",
+    }
+
+
+def _judge_rows(fr: FieldRatings, humans: list[str], judge: str, args: tuple) -> dict[str, Any]:
+    """The judge against the human consensus (two raters), plus α with the judge as one more rater."""
+    units = sorted(fr.ratings)
+    pair = np.full((2, len(units)), np.nan)
+    for j, unit in enumerate(units):
+        by_rater = fr.ratings[unit]
+        human_view = consensus({r: v for r, v in by_rater.items() if r in humans})
+        if human_view is not None and judge in by_rater:
+            pair[:, j] = (human_view, by_rater[judge])
+    row = reliability_row(pair, fr.spec, *args)
+    row["alpha_judge_as_rater"] = _nan_to_none(krippendorff_alpha(fr.matrix([*humans, judge]), fr.spec.level))
+    return row
+
+
+def _kinds(kind: str | None, events: list[LabelEvent]) -> list[str]:
+    if kind is not None:
+        return [get_kind(kind).name]
+    return [k for k in TASK_KIND_REGISTRY if any(e.kind == k for e in events)]
+
+
+def agreement_rows(
+    store: ProjectStore,
+    kind: str | None = None,
+    batch: str | None = None,
+    n_boot: int = 1000,
+    seed: int = 0,
+    alpha_min: float = 0.8,
+    judges: tuple[str, ...] | list[str] = (),
+) -> list[dict[str, Any]]:
+    """One human-vs-human row per (task kind, field), followed by one judge-vs-human row per judge
+    who labelled that kind. ``kind=None`` covers every kind with labels; ``batch=None`` every batch."""
+    tasks, events = _live_labels(store, kind, batch)
+    judge_set = judge_names(events, judges)
+    args = (n_boot, seed, alpha_min)
+    rows = []
+    for (kind_name, field_name), fr in field_ratings(tasks, events, _kinds(kind, events)).items():
+        raters = fr.raters()
+        humans = [r for r in raters if r not in judge_set]
+        head = {"task_kind": kind_name, "field": field_name, "batch": batch or "all"}
+        row = reliability_row(fr.matrix(humans), fr.spec, *args)
+        rows.append({**head, "comparison": "human-vs-human", "judge": None, **row})
+        for judge in sorted(judge_set & set(raters)):
+            rows.append({**head, "comparison": "judge-vs-human", "judge": judge, **_judge_rows(fr, humans, judge, args)})
+    return rows
+
+
+# -- annotator statistics ------------------------------------------------------------------------------
+@dataclass
+class _Tally:
+    n_labels: int = 0
+    compared: int = 0
+    matched: int = 0
+    gold: list[float] = field(default_factory=list)
+    times: list[float] = field(default_factory=list)
+    distribution: dict[str, Counter] = field(default_factory=lambda: defaultdict(Counter))
+
+
+def _tally(tasks: dict[str, AnnotationTask], events: list[LabelEvent], judge_set: set[str]) -> dict:
+    tallies: dict[tuple[str, str], _Tally] = defaultdict(_Tally)
+    for ev in events:
+        t, kind = tallies[(ev.annotator, ev.kind)], get_kind(ev.kind)
+        t.n_labels += 1
+        if ev.time_spent_s is not None:
+            t.times.append(ev.time_spent_s)
+        for (_, name), value in kind.units(ev.values).items():
+            t.distribution[name][str(value)] += 1
+        task = tasks[ev.task_id]
+        if task.is_gold and task.gold_answer:
+            t.gold.append(kind.gold_score(ev.values, task.gold_answer))
+    kinds = sorted({e.kind for e in events})
+    for fr in field_ratings(tasks, events, kinds).values():
+        for by_rater in fr.ratings.values():
+            for rater, value in by_rater.items():
+                others = consensus(by_rater, exclude=judge_set | {rater})
+                if others is not None:
+                    tallies[(rater, fr.kind)].compared += 1
+                    tallies[(rater, fr.kind)].matched += int(value == others)
+    return tallies
+
+
+def _outlier_reasons(stat: dict[str, Any], cohort: list[dict[str, Any]], gold_min: float) -> list[str]:
+    reasons = []
+    if stat["gold_accuracy"] is not None and stat["gold_accuracy"] < gold_min:
+        reasons.append(f"gold accuracy {stat['gold_accuracy']:.2f} < {gold_min:.2f}")
+    loos = [s["loo_agreement"] for s in cohort if s["loo_agreement"] is not None]
+    if stat["loo_agreement"] is not None and len(loos) >= 3 and stat["loo_agreement"] < median(loos) - 0.2:
+        reasons.append(f"agreement with the others {stat['loo_agreement']:.2f} is far below the median {median(loos):.2f}")
+    times = [s["mean_time_s"] for s in cohort if s["mean_time_s"] is not None]
+    if stat["mean_time_s"] is not None and len(times) >= 3 and stat["mean_time_s"] < 0.25 * median(times):
+        reasons.append(f"mean time {stat['mean_time_s']:.1f}s is under a quarter of the median {median(times):.1f}s")
+    for name, counts in stat["label_distribution"].items():
+        total = sum(counts.values())
+        if total >= 20 and len(counts) == 1 and any(len(s["label_distribution"].get(name, {})) > 1 for s in cohort):
+            reasons.append(f"gave one {name} value to all {total} labels")
+    return reasons
+
+
+def annotator_stats(
+    store: ProjectStore, kind: str | None = None, judges: tuple[str, ...] | list[str] = (), gold_min: float = 0.8
+) -> list[dict[str, Any]]:
+    """Per (annotator, task kind): labels, agreement with the leave-one-out consensus of the other
+    human annotators, gold accuracy, label distribution, mean time, and an outlier flag with reasons."""
+    tasks, events = _live_labels(store, kind, None)
+    judge_set = judge_names(events, judges)
+    stats = []
+    for (annotator, kind_name), t in sorted(_tally(tasks, events, judge_set).items()):
+        stats.append(
+            {
+                "annotator": annotator,
+                "task_kind": kind_name,
+                "judge": annotator in judge_set,
+                "n_labels": t.n_labels,
+                "loo_agreement": t.matched / t.compared if t.compared else None,
+                "loo_units": t.compared,
+                "gold_accuracy": sum(t.gold) / len(t.gold) if t.gold else None,
+                "label_distribution": {k: dict(sorted(c.items())) for k, c in sorted(t.distribution.items())},
+                "mean_time_s": sum(t.times) / len(t.times) if t.times else None,
+            }
+        )
+    for stat in stats:
+        cohort = [s for s in stats if s["task_kind"] == stat["task_kind"] and s is not stat and not s["judge"]]
+        reasons = _outlier_reasons(stat, cohort, gold_min)
+        stat["outlier"] = bool(reasons)
+        stat["outlier_reason"] = "; ".join(reasons) or None
+    return stats
+

@@ -1,0 +1,296 @@
+"""Label events in and out of a project as JSONL or CSV rows, losslessly.
+
+One row per label event, columns ``annotator, task_kind, item_id, values, time_spent_s, timestamp,
+action, comment``. ``item_id`` is the task's ``item_ref`` (stable across projects) or its ``task_id``;
+``values`` is a JSON object (a JSON string in CSV); ``action`` defaults to ``label``.
+
+An import checks every row first — known task kind and task, existing annotator, values valid for
+the task (``TaskKind.validate``), ISO-8601 timestamp — and writes nothing unless all rows pass; the
+first bad row is reported with file, line and field. The events go in through one
+``store.append_events`` transaction with an ``event_id`` hashed from the row, so importing the same
+file again writes nothing. Rows of one (task, annotator) later in the file supersede earlier ones,
+exactly as edits do in the app.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
+
+from pydantic import ValidationError
+
+from curation.task_kinds import LabelError, get_kind
+from schemas.common import PrefkitError, canonical_json, content_hash
+from schemas.curation import AnnotationTask, LabelEvent
+
+if TYPE_CHECKING:
+    from curation.project import ProjectStore
+
+COLUMNS = ("annotator", "task_kind", "item_id", "values", "time_spent_s", "timestamp", "action", "comment")
+REQUIRED = ("annotator", "task_kind", "item_id", "timestamp")
+ACTIONS = ("label", "skip", "flag", "withdraw")
+FORMATS = ("jsonl", "csv")
+SOURCES = ("import", "judge")
+
+
+class LabelsFileError(PrefkitError):
+    """A labels file cannot be imported; the message names the file, the line and the field."""
+
+
+class _RowError(Exception):
+    def __init__(self, column: str, message: str):
+        super().__init__(f"{column}: {message}")
+
+
+@dataclass
+class ImportResult:
+    """What an import did: rows read, events written now, rows already recorded before."""
+
+    rows: int
+    written: int
+
+    @property
+    def already_recorded(self) -> int:
+        return self.rows - self.written
+
+
+def detect_format(path: Path, fmt: str | None = None) -> str:
+    chosen = fmt or {".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl"}.get(path.suffix.lower())
+    if chosen not in FORMATS:
+        raise LabelsFileError(f"{path}: cannot tell the format; name it .jsonl or .csv, or pass --format")
+    return chosen
+
+
+# -- reading ---------------------------------------------------------------------------------------------
+def _csv_rows(text: str) -> list[tuple[int, dict[str, Any]]]:
+    reader = csv.DictReader(io.StringIO(text, newline=""))
+    rows = []
+    for row in reader:
+        line = reader.line_num
+        if None in row:
+            raise _RowLine(line, _RowError("<row>", "more cells than header columns"))
+        parsed: dict[str, Any] = {k: (v if v != "" else None) for k, v in row.items()}
+        if parsed.get("values") is not None:
+            try:
+                parsed["values"] = json.loads(parsed["values"])
+            except json.JSONDecodeError as exc:
+                raise _RowLine(line, _RowError("values", f"not valid JSON ({exc.msg})")) from exc
+        if parsed.get("time_spent_s") is not None:
+            try:
+                parsed["time_spent_s"] = float(parsed["time_spent_s"])
+            except ValueError as exc:
+                raise _RowLine(line, _RowError("time_spent_s", f"not a number: {row['time_spent_s']!r}")) from exc
+        rows.append((line, parsed))
+    return rows
+
+
+def _jsonl_rows(text: str) -> list[tuple[int, dict[str, Any]]]:
+    rows = []
+    for line, raw in enumerate(text.splitlines(), start=1):
+        if not raw.strip():
+            continue
+        try:
+            row = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise _RowLine(line, _RowError("<row>", f"not valid JSON ({exc.msg})")) from exc
+        if not isinstance(row, dict):
+            raise _RowLine(line, _RowError("<row>", "expected a JSON object"))
+        rows.append((line, row))
+    return rows
+
+
+class _RowLine(Exception):
+    def __init__(self, line: int, error: _RowError):
+        super().__init__(f"line {line}: {error}")
+        self.line, self.error = line, error
+
+
+def read_rows(path: Path, fmt: str | None = None) -> list[tuple[int, dict[str, Any]]]:
+    """``(line number, row)`` pairs of a labels file, parsed but not yet validated."""
+    fmt = detect_format(path, fmt)
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except OSError as exc:
+        raise LabelsFileError(f"{path}: cannot read ({exc.strerror})") from exc
+    except UnicodeDecodeError as exc:
+        raise LabelsFileError(f"{path}: not UTF-8 text") from exc
+    try:
+        return _csv_rows(text) if fmt == "csv" else _jsonl_rows(text)
+    except _RowLine as exc:
+        raise LabelsFileError(f"{path}:{exc}") from exc
+
+
+# -- validating ------------------------------------------------------------------------------------------
+class _Resolver:
+    """Looks up tasks and users once per import."""
+
+    def __init__(self, store: ProjectStore):
+        self.store = store
+        self.tasks: dict[tuple[str, str], AnnotationTask] = {}
+        for task in store.tasks():
+            self.tasks[(task.kind, task.item_ref)] = task
+            self.tasks[(task.kind, task.task_id)] = task
+        self.users: dict[str, bool] = {}
+
+    def task(self, kind: str, item_id: str) -> AnnotationTask:
+        task = self.tasks.get((kind, item_id))
+        if task is None:
+            raise _RowError("item_id", f"no {kind} task with item_ref or task_id {item_id!r} in this project")
+        return task
+
+    def check_user(self, username: str) -> None:
+        if username not in self.users:
+            self.users[username] = self.store.user(username) is not None
+        if not self.users[username]:
+            raise _RowError("annotator", f"no user {username!r} in this project")
+
+
+def _text(row: dict[str, Any], column: str) -> str:
+    value = row.get(column)
+    if not isinstance(value, str) or not value:
+        raise _RowError(column, "required, a non-empty string")
+    return value
+
+
+def _values(row: dict[str, Any], action: str, task: AnnotationTask) -> dict[str, Any]:
+    values = row.get("values")
+    values = {} if values is None else values
+    if not isinstance(values, dict):
+        raise _RowError("values", "expected a JSON object")
+    if action != "label":
+        if values:
+            raise _RowError("values", f"a {action} event carries no values")
+        return {}
+    try:
+        return get_kind(task.kind).validate(values, task)
+    except LabelError as exc:
+        where, _, message = str(exc).partition(": ")
+        raise _RowError(f"values.{where}", message or "invalid for this task") from exc
+
+
+def _scalars(row: dict[str, Any]) -> tuple[str, float | None, str | None]:
+    action = row.get("action") or "label"
+    if action not in ACTIONS:
+        raise _RowError("action", f"{action!r} is not one of {', '.join(ACTIONS)}")
+    spent = row.get("time_spent_s")
+    if spent is not None and (isinstance(spent, bool) or not isinstance(spent, int | float) or spent < 0):
+        raise _RowError("time_spent_s", f"expected a number of seconds >= 0, got {spent!r}")
+    comment = row.get("comment")
+    if comment is not None and not isinstance(comment, str):
+        raise _RowError("comment", "expected a string")
+    return action, None if spent is None else float(spent), comment
+
+
+def _row_event(row: dict[str, Any], resolver: _Resolver, source: str) -> LabelEvent:
+    unknown = sorted(set(row) - set(COLUMNS))
+    if unknown:
+        raise _RowError(unknown[0], f"unknown column; expected {', '.join(COLUMNS)}")
+    for column in REQUIRED:
+        _text(row, column)
+    resolver.check_user(row["annotator"])
+    try:
+        kind = get_kind(row["task_kind"])
+    except LabelError as exc:
+        raise _RowError("task_kind", str(exc)) from exc
+    task = resolver.task(kind.name, row["item_id"])
+    action, spent, comment = _scalars(row)
+    try:
+        datetime.fromisoformat(row["timestamp"])
+    except ValueError as exc:
+        raise _RowError("timestamp", f"not an ISO-8601 time: {row['timestamp']!r}") from exc
+    values = _values(row, action, task)
+    key = [row["annotator"], kind.name, task.task_id, values, spent, row["timestamp"], action, comment, source]
+    return LabelEvent(
+        event_id="imp_" + content_hash(key, 24),
+        task_id=task.task_id,
+        kind=kind.name,
+        annotator=row["annotator"],
+        action=action,
+        values=values,
+        comment=comment,
+        time_spent_s=spent,
+        source=source,
+        created_at=row["timestamp"],
+    )
+
+
+def _chain(events: list[LabelEvent], store: ProjectStore) -> list[LabelEvent]:
+    """Link each event to the one it replaces (the latest of the same task and annotator)."""
+    latest = {(e.task_id, e.annotator): e.event_id for e in store.events()}
+    out = []
+    for ev in events:
+        prior = latest.get((ev.task_id, ev.annotator))
+        if prior is not None and prior != ev.event_id:
+            ev = ev.model_copy(update={"supersedes": prior})
+        latest[(ev.task_id, ev.annotator)] = ev.event_id
+        out.append(ev)
+    return out
+
+
+def import_labels(store: ProjectStore, path: str | Path, fmt: str | None = None, source: str = "import") -> ImportResult:
+    """Validate every row of a labels file, then record them all in one transaction (or none)."""
+    if source not in SOURCES:
+        raise LabelsFileError(f"source must be one of {', '.join(SOURCES)}, not {source!r}")
+    path = Path(path)
+    resolver = _Resolver(store)
+    events: dict[str, LabelEvent] = {}
+    for line, row in read_rows(path, fmt):
+        try:
+            event = _row_event(row, resolver, source)
+        except _RowError as exc:
+            raise LabelsFileError(f"{path}:{line}: {exc}") from exc
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"])
+            raise LabelsFileError(f"{path}:{line}: {where}: {first['msg']}") from exc
+        events.setdefault(event.event_id, event)  # an identical row twice is one event
+    written = store.append_events(_chain(list(events.values()), store))
+    return ImportResult(rows=len(events), written=written)
+
+
+# -- exporting -------------------------------------------------------------------------------------------
+def export_rows(store: ProjectStore, all_events: bool = False, kind: str | None = None) -> list[dict[str, Any]]:
+    """Rows in file order: the live event per (task, annotator), or every event with ``all_events``."""
+    item_refs = {t.task_id: t.item_ref for t in store.tasks(kind=kind)}
+    events = store.events(kind=kind) if all_events else store.effective_events(kind)
+    return [
+        {
+            "annotator": ev.annotator,
+            "task_kind": ev.kind,
+            "item_id": item_refs[ev.task_id],
+            "values": ev.values,
+            "time_spent_s": ev.time_spent_s,
+            "timestamp": ev.created_at,
+            "action": ev.action,
+            "comment": ev.comment,
+        }
+        for ev in events
+    ]
+
+
+def write_rows(rows: list[dict[str, Any]], out: TextIO, fmt: str) -> None:
+    """Rows as JSONL (one object per line) or CSV (``values`` as a JSON string, ``None`` as empty)."""
+    if fmt not in FORMATS:
+        raise LabelsFileError(f"format must be one of {', '.join(FORMATS)}, not {fmt!r}")
+    if fmt == "jsonl":
+        for row in rows:
+            out.write(json.dumps(row, ensure_ascii=False) + "\n")
+        return
+    writer = csv.DictWriter(out, fieldnames=COLUMNS, lineterminator="\n")
+    writer.writeheader()
+    for row in rows:
+        writer.writerow({**row, "values": canonical_json(row["values"])})
+
+
+def export_labels(
+    store: ProjectStore, out: TextIO, fmt: str = "jsonl", all_events: bool = False, kind: str | None = None
+) -> int:
+    """Write the project's labels to ``out``; returns the number of rows."""
+    rows = export_rows(store, all_events=all_events, kind=kind)
+    write_rows(rows, out, fmt)
+    return len(rows)
