@@ -215,7 +215,9 @@ class AppStore(StoreCore):
     def batch_progress(self, annotator: str) -> list[dict[str, Any]]:
         a, t = self.t["assignments"], self.t["tasks"]
         q = (
-            select(t.c.batch_id, t.c.kind, func.count().label("assigned"), func.count(a.c.done_at).label("done"))
+            select(
+                t.c.batch_id, t.c.kind, func.count().label("assigned"), func.count(a.c.done_at).label("done")
+            )
             .join(t, t.c.task_id == a.c.task_id)
             .where(a.c.annotator == annotator)
             .group_by(t.c.batch_id, t.c.kind)
@@ -255,7 +257,9 @@ class AppStore(StoreCore):
                 .group_by(e.c.annotator, e.c.kind, e.c.action)
             )
             for who, kind, action, n, secs in conn.execute(q):
-                row = rows.setdefault((who, kind), {"annotator": who, "task_kind": kind, "assigned": 0, "done": 0})
+                row = rows.setdefault(
+                    (who, kind), {"annotator": who, "task_kind": kind, "assigned": 0, "done": 0}
+                )
                 row[f"{action}s"] = n
                 if action == "label":
                     row["mean_time_s"] = None if secs is None else round(float(secs), 1)
@@ -280,9 +284,28 @@ class AppStore(StoreCore):
 
     def flagged(self) -> list[dict[str, Any]]:
         e = self.t["label_events"]
-        q = select(e.c.task_id, e.c.kind, e.c.annotator, e.c.comment, e.c.created_at).where(e.c.action == "flag")
+        q = select(e.c.task_id, e.c.kind, e.c.annotator, e.c.comment, e.c.created_at).where(
+            e.c.action == "flag"
+        )
         with self.read() as conn:
             return [dict(r) for r in conn.execute(q.order_by(e.c.seq)).mappings()]
+
+    def dialogues_to_reverify(self) -> list[dict[str, Any]]:
+        d, r = self.t["dialogues"], self.t["turn_revisions"]
+        q = (
+            select(
+                d.c.dialogue_id,
+                d.c.origin,
+                func.count(r.c.seq).label("revisions"),
+                func.max(r.c.created_at).label("last"),
+            )
+            .join(r, r.c.dialogue_id == d.c.dialogue_id)
+            .where(d.c.needs_reverification.is_(True))
+            .group_by(d.c.dialogue_id, d.c.origin)
+            .order_by(d.c.dialogue_id)
+        )
+        with self.read() as conn:
+            return [dict(x) for x in conn.execute(q).mappings()]
 
     # -- gold ---------------------------------------------------------------------------------------
     def set_gold(self, task_id: str, answer: dict[str, Any] | None) -> None:
@@ -318,9 +341,7 @@ class AppStore(StoreCore):
     def task_summaries(self, kind: str | None = None) -> list[dict[str, Any]]:
         """Per (kind, batch): tasks, gold tasks, assigned slots, and how many have k finished labels."""
         t, a = self.t["tasks"], self.t["assignments"]
-        done = (
-            select(a.c.task_id, func.count(a.c.done_at).label("n_done")).group_by(a.c.task_id).subquery()
-        )
+        done = select(a.c.task_id, func.count(a.c.done_at).label("n_done")).group_by(a.c.task_id).subquery()
         full = func.sum(func.coalesce(done.c.n_done, 0) >= t.c.overlap)
         q = (
             select(
@@ -338,7 +359,10 @@ class AppStore(StoreCore):
         if kind:
             q = q.where(t.c.kind == kind)
         with self.read() as conn:
-            return [{k: (int(v) if isinstance(v, int | float) else v) for k, v in r.items()} for r in conn.execute(q).mappings()]
+            return [
+                {k: (int(v) if isinstance(v, int | float) else v) for k, v in r.items()}
+                for r in conn.execute(q).mappings()
+            ]
 
     # -- diagnostics --------------------------------------------------------------------------------
     def queue_query_plans(self, annotator: str, kind: str) -> dict[str, str]:

@@ -84,7 +84,11 @@ def import_pairs(project: Project, path: Path) -> int:
 
 
 def create_tasks(
-    project: Project, kind: str, overlap: int | None = None, batch: str = "default", gold_rate: float | None = None
+    project: Project,
+    kind: str,
+    overlap: int | None = None,
+    batch: str = "default",
+    gold_rate: float | None = None,
 ) -> int:
     """Build tasks of ``kind`` from what the project holds; returns how many were new.
 

@@ -76,7 +76,9 @@ def _seconds_since(iso: str, now: str) -> float:
     return max(0.0, round((parse(now) - parse(iso)).total_seconds(), 3))
 
 
-def _finish(project: Project, user: str, item: ShownItem, action: str, values: dict, comment: str | None) -> bool:
+def _finish(
+    project: Project, user: str, item: ShownItem, action: str, values: dict, comment: str | None
+) -> bool:
     now = utcnow()
     event = LabelEvent(
         event_id=item.event_id,
@@ -92,7 +94,9 @@ def _finish(project: Project, user: str, item: ShownItem, action: str, values: d
     return project.store.record_submit(event)
 
 
-def submit(project: Project, user: str, item: ShownItem, values: dict[str, Any], comment: str | None = None) -> bool:
+def submit(
+    project: Project, user: str, item: ShownItem, values: dict[str, Any], comment: str | None = None
+) -> bool:
     """Validate and record a label. True when written now, False when this submit was already recorded."""
     clean = get_kind(item.task.kind).validate(values, item.task)
     return _finish(project, user, item, "label", clean, comment)
@@ -155,23 +159,33 @@ def display_turns(project: Project, task: AnnotationTask) -> list[dict[str, Any]
     """The task's turns with any later human rewrite applied (``revised`` marks those)."""
     turns = task.payload.get("turns", [])
     try:
-        current = {t["index"]: t["content"] for t in project.store.dialogue(task.payload["dialogue_id"])["turns"]}
+        current = {
+            t["index"]: t["content"] for t in project.store.dialogue(task.payload["dialogue_id"])["turns"]
+        }
     except PrefkitError:
         current = {}
     return [
-        {**t, "content": current.get(t["index"], t["content"]), "revised": current.get(t["index"], t["content"]) != t["content"]}
+        {
+            **t,
+            "content": current.get(t["index"], t["content"]),
+            "revised": current.get(t["index"], t["content"]) != t["content"],
+        }
         for t in turns
     ]
 
 
-def rewrite_turn(project: Project, user: str, task: AnnotationTask, turn_index: int, text: str, reason: str) -> str:
+def rewrite_turn(
+    project: Project, user: str, task: AnnotationTask, turn_index: int, text: str, reason: str
+) -> str:
     """Rewrite a weak user turn of the task's dialogue (kept as a revision; session re-verified)."""
     roles = {t["index"]: t["role"] for t in task.payload.get("turns", [])}
     if roles.get(turn_index) != "user":
         raise WorkflowError(f"turn {turn_index} is not a user turn of this dialogue")
     if not text.strip():
         raise WorkflowError("the rewritten turn is empty")
-    return project.store.revise_turn(task.payload["dialogue_id"], turn_index, text.strip(), user, reason or None)
+    return project.store.revise_turn(
+        task.payload["dialogue_id"], turn_index, text.strip(), user, reason or None
+    )
 
 
 # -- progress and gold --------------------------------------------------------------------------------
@@ -193,7 +207,9 @@ def gold_accuracy(store: ProjectStore, kind: str | None = None) -> list[dict[str
         if ev.action != "label" or ev.task_id not in gold:
             continue
         task_kind, answer = gold[ev.task_id]
-        scores.setdefault((ev.annotator, task_kind), []).append(get_kind(task_kind).gold_score(ev.values, answer))
+        scores.setdefault((ev.annotator, task_kind), []).append(
+            get_kind(task_kind).gold_score(ev.values, answer)
+        )
     return [
         {"annotator": who, "task_kind": k, "n_gold": len(s), "accuracy": round(sum(s) / len(s), 4)}
         for (who, k), s in sorted(scores.items())

@@ -19,7 +19,9 @@ def users() -> None:
 
 @users.command("add")
 @click.argument("name")
-@click.option("--role", type=click.Choice(["annotator", "maintainer"]), required=True, help="What the user may do.")
+@click.option(
+    "--role", type=click.Choice(["annotator", "maintainer"]), required=True, help="What the user may do."
+)
 @click.option("--email", help="Optional e-mail address (unique).")
 @click.option("--password-stdin", is_flag=True, help="Read the password from the first line of stdin.")
 @project_option
@@ -88,7 +90,9 @@ def tasks() -> None:
     required=True,
     help="Task kind.",
 )
-@click.option("--overlap", type=int, help="Distinct annotators per item (default: config annotation.overlap).")
+@click.option(
+    "--overlap", type=int, help="Distinct annotators per item (default: config annotation.overlap)."
+)
 @click.option("--batch", default="default", show_default=True, help="Batch the new tasks go to.")
 @click.option("--gold-rate", type=float, help="Share of gold items mixed into queues of this kind (0..1).")
 @project_option
@@ -227,7 +231,9 @@ def streamlit_argv(port: int, host: str) -> list[str]:
 
 @annotate.command("serve")
 @click.option("--port", default=8501, show_default=True, help="Port to listen on.")
-@click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind (keep 127.0.0.1 behind a proxy).")
+@click.option(
+    "--host", default="127.0.0.1", show_default=True, help="Address to bind (keep 127.0.0.1 behind a proxy)."
+)
 @project_option
 def annotate_serve(project, port: int, host: str) -> None:
     """Serve the annotation app for the project (annotators sign in with `prefkit users add` accounts).

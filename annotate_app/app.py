@@ -1,0 +1,44 @@
+"""prefkit annotation app (Streamlit entry point): sign-in gate and role-based navigation.
+
+Served by ``prefkit annotate serve``. Nothing but the sign-in page exists for a visitor who is not
+signed in; maintainer pages are only registered for maintainers (and check the role again).
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from annotate_app import ui
+
+st.set_page_config(page_title="prefkit annotate", page_icon=":material/edit_note:", layout="wide")
+
+user = ui.signed_in()
+if user is not None and not (ui.project().store.user(user["username"]) or {}).get("active"):
+    ui.sign_out()  # disabled (or deleted) since signing in
+    user = None
+
+if user is None:
+    page = st.navigation(
+        [st.Page("views/sign_in.py", title="Sign in", icon=":material/login:")], position="hidden"
+    )
+else:
+    pages = {
+        "Annotate": [
+            st.Page("views/annotate.py", title="Annotate", icon=":material/edit_note:", default=True),
+            st.Page("views/my_labels.py", title="My recent labels", icon=":material/undo:"),
+            st.Page("views/guidelines.py", title="Guidelines", icon=":material/menu_book:"),
+        ]
+    }
+    if user["role"] == "maintainer":
+        pages["Maintain"] = [
+            st.Page("views/dashboard.py", title="Dashboard", icon=":material/monitoring:"),
+            st.Page("views/adjudicate.py", title="Adjudication", icon=":material/balance:"),
+        ]
+    page = st.navigation(pages)
+    with st.sidebar:
+        st.caption(f"signed in as **{user['username']}** ({user['role']})")
+        if st.button("Sign out", key="signout", type="tertiary"):
+            ui.sign_out()
+            st.rerun()
+ui.show_flash()
+page.run()

@@ -1,0 +1,57 @@
+"""Preference matching: a gold checklist item beside a candidate preference; one key labels and moves on.
+
+Keys: 1 fully covered, 2 partially covered, 3 not covered.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import streamlit as st
+
+from annotate_app import ui
+from curation import workflow
+
+CHOICES = (
+    ("fully", "Fully covered", "1"),
+    ("partially", "Partially covered", "2"),
+    ("not_covered", "Not covered", "3"),
+)
+TITLES = {value: title for value, title, _ in CHOICES}
+
+
+def pair(task) -> None:
+    p = task.payload
+    c1, c2 = st.columns(2, gap="large")
+    with c1, st.container(border=True):
+        st.markdown("**Gold checklist item**")
+        ui.text(p["checklist_item"])
+    with c2, st.container(border=True):
+        st.markdown("**Candidate preference**")
+        ui.text(p["candidate"])
+        ui.text(f"from {p.get('origin') or 'unknown'}", caption=True)
+
+
+def render(proj, user: str, item: workflow.ShownItem) -> None:
+    prefix = item.event_id
+    pair(item.task)
+    st.text_input("Comment (optional, type it before choosing)", key=f"{prefix}:comment")
+    cols = st.columns(len(CHOICES))
+    for col, (value, title, key) in zip(cols, CHOICES, strict=True):
+        if col.button(title, shortcut=key, key=f"{prefix}:{value}", use_container_width=True, type="primary"):
+            ui.submit_values(proj, user, item, {"coverage": value}, st.session_state.get(f"{prefix}:comment"))
+
+
+def edit(
+    proj, task, prefix: str, initial: dict[str, Any], comment: str | None
+) -> tuple[dict | None, str | None]:
+    pair(task)
+    choice = st.segmented_control(
+        "Coverage",
+        [value for value, _, _ in CHOICES],
+        format_func=TITLES.get,
+        default=initial.get("coverage"),
+        key=f"{prefix}:coverage",
+    )
+    note = st.text_input("Comment", value=comment or "", key=f"{prefix}:comment")
+    return ({"coverage": choice} if choice else None), (note or None)

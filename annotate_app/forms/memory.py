@@ -1,0 +1,196 @@
+"""Memory verification: the dialogue beside candidate memories from several models, grouped by
+similarity; accept / edit / reject each (with a reason), add what the models missed.
+
+Keys: A accepts every undecided candidate, Ctrl+Enter submits.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import streamlit as st
+
+from annotate_app import ui
+from annotate_app.safe_text import md_escape
+from curation import workflow
+from curation.task_kinds import REJECT_REASONS
+from schemas.alpsbench import DOCUMENTED_TIME_SCOPES, OBSERVED_TIME_SCOPES, TAXONOMY
+
+DECISIONS = ("accept", "edit", "reject")
+TIME_SCOPES = DOCUMENTED_TIME_SCOPES + OBSERVED_TIME_SCOPES
+PER_ROW = 3
+
+
+def _raw(c: dict[str, Any]) -> dict[str, Any]:
+    return c["memory"] if isinstance(c["memory"], dict) else {"value": str(c["memory"])}
+
+
+def _seed(prefix: str, task, initial: dict[str, Any] | None) -> None:
+    if st.session_state.get(f"{prefix}:seeded"):
+        return
+    st.session_state[f"{prefix}:seeded"] = True
+    added = (initial or {}).get("added", [])
+    st.session_state[f"{prefix}:added"] = list(range(len(added)))
+    for i, mem in enumerate(added):
+        _seed_fields(f"{prefix}:add{i}", mem)
+    for d in (initial or {}).get("decisions", []):
+        st.session_state[f"{prefix}:d:{d['key']}"] = d["decision"]
+        if d.get("reason"):
+            st.session_state[f"{prefix}:why:{d['key']}"] = d["reason"]
+        if d.get("edited"):
+            _seed_fields(f"{prefix}:e:{d['key']}", d["edited"])
+
+
+def _seed_fields(key: str, mem: dict[str, Any]) -> None:
+    st.session_state[f"{key}:value"] = mem.get("value", "")
+    st.session_state[f"{key}:label"] = mem.get("label") if mem.get("label") in TAXONOMY else "UNMAPPED"
+    st.session_state[f"{key}:type"] = (
+        mem.get("type") if mem.get("type") in ("direct", "indirect") else "direct"
+    )
+    st.session_state[f"{key}:scope"] = (
+        mem.get("time_scope") if mem.get("time_scope") in TIME_SCOPES else "unknown"
+    )
+    st.session_state[f"{key}:turn"] = mem.get("evidence_turn")
+
+
+def fields(key: str, n_turns: int, start: dict[str, Any]) -> None:
+    """Inputs of one memory (an edit or an added one); untouched inputs start from ``start``."""
+    if f"{key}:value" not in st.session_state:
+        _seed_fields(key, start)
+    st.text_input("Value", key=f"{key}:value")
+    c1, c2 = st.columns(2)
+    c1.selectbox("Label", TAXONOMY, key=f"{key}:label")
+    c2.selectbox("Time scope", TIME_SCOPES, key=f"{key}:scope")
+    c1.radio("Type", ("direct", "indirect"), horizontal=True, key=f"{key}:type")
+    c2.selectbox("Evidence turn", [None, *range(n_turns)], key=f"{key}:turn",
+                 format_func=lambda t: "—" if t is None else f"turn {t}")  # fmt: skip
+
+
+def _read_fields(key: str) -> dict[str, Any]:
+    out = {k: st.session_state.get(f"{key}:{k}") for k in ("value", "label", "type")}
+    out["time_scope"] = st.session_state.get(f"{key}:scope")
+    turn = st.session_state.get(f"{key}:turn")
+    return {**out, "evidence_turn": turn} if turn is not None else out
+
+
+def candidate(task, c: dict[str, Any], prefix: str) -> None:
+    raw = _raw(c)
+    st.caption(f"{c['model']} · {raw.get('label', '?')} · {raw.get('type', '?')}")
+    st.markdown(md_escape(str(raw.get("value", ""))))
+    if raw.get("evidence_text"):
+        ui.text("“" + str(raw["evidence_text"]) + "”", caption=True)
+    for flag in c.get("evidence_flags") or []:
+        st.warning(f"evidence check: {flag.replace('_', ' ')}", icon=":material/search:")
+    if not c.get("valid", True):
+        st.error(
+            "invalid output: " + md_escape("; ".join(c.get("problems") or [])), icon=":material/warning:"
+        )
+    key = c["key"]
+    choice = st.segmented_control("Decision", DECISIONS, key=f"{prefix}:d:{key}", format_func=str.capitalize,
+                                  label_visibility="collapsed")  # fmt: skip
+    if choice == "edit":
+        fields(f"{prefix}:e:{key}", len(task.payload["turns"]), {**raw, "time_scope": "unknown"})
+    elif choice == "reject":
+        st.selectbox(
+            "Reason", REJECT_REASONS, key=f"{prefix}:why:{key}", format_func=lambda r: r.replace("_", " ")
+        )
+
+
+def _accept_rest(prefix: str, keys: list[str]) -> None:
+    for key in keys:
+        st.session_state.setdefault(f"{prefix}:d:{key}", None)
+        if st.session_state[f"{prefix}:d:{key}"] is None:
+            st.session_state[f"{prefix}:d:{key}"] = "accept"
+
+
+def _add(prefix: str) -> None:
+    have = st.session_state[f"{prefix}:added"]
+    st.session_state[f"{prefix}:added"] = [*have, max(have, default=-1) + 1]
+
+
+def _remove(prefix: str, i: int) -> None:
+    st.session_state[f"{prefix}:added"] = [j for j in st.session_state[f"{prefix}:added"] if j != i]
+
+
+def candidates(task, prefix: str) -> None:
+    groups: dict[int, list[dict[str, Any]]] = {}
+    for c in task.payload["candidates"]:
+        groups.setdefault(c.get("group", 0), []).append(c)
+    for g, members in sorted(groups.items()):
+        with st.container(border=True):
+            st.caption(f"group {g + 1} · {len(members)} candidate(s)")
+            for start in range(0, len(members), PER_ROW):
+                row = members[start : start + PER_ROW]
+                for col, c in zip(st.columns(PER_ROW), row, strict=False):
+                    with col:
+                        candidate(task, c, prefix)
+    st.markdown("**Missing memories**")
+    for i in st.session_state[f"{prefix}:added"]:
+        with st.container(border=True):
+            fields(f"{prefix}:add{i}", len(task.payload["turns"]), {"value": ""})
+            st.button("Remove", key=f"{prefix}:rm{i}", on_click=_remove, args=(prefix, i), type="tertiary")
+    st.button(
+        "Add a missing memory", key=f"{prefix}:addbtn", on_click=_add, args=(prefix,), icon=":material/add:"
+    )
+
+
+def values(task, prefix: str) -> tuple[dict[str, Any] | None, int]:
+    decisions, missing = [], 0
+    for c in task.payload["candidates"]:
+        choice = st.session_state.get(f"{prefix}:d:{c['key']}")
+        if choice is None:
+            missing += 1
+            continue
+        d: dict[str, Any] = {"key": c["key"], "decision": choice}
+        if choice == "edit":
+            d["edited"] = _read_fields(f"{prefix}:e:{c['key']}")
+        if choice == "reject":
+            d["reason"] = st.session_state.get(f"{prefix}:why:{c['key']}", REJECT_REASONS[0])
+        decisions.append(d)
+    added = [_read_fields(f"{prefix}:add{i}") for i in st.session_state[f"{prefix}:added"]]
+    return ({"decisions": decisions, "added": added} if not missing else None), missing
+
+
+def render(proj, user: str, item: workflow.ShownItem) -> None:
+    prefix, task = item.event_id, item.task
+    _seed(prefix, task, None)
+    left, right = st.columns([2, 3], gap="large")
+    with left, st.container(height=720):
+        for turn in workflow.display_turns(proj, task):
+            ui.bubble(turn)
+    with right:
+        keys = [c["key"] for c in task.payload["candidates"]]
+        with st.container(height=620):
+            candidates(task, prefix)
+        st.text_input("Comment (optional)", key=f"{prefix}:comment")
+        vals, missing = values(task, prefix)
+        c1, c2 = st.columns(2)
+        c1.button(
+            "Accept all undecided",
+            shortcut="A",
+            key=f"{prefix}:acc",
+            on_click=_accept_rest,
+            args=(prefix, keys),
+        )
+        if c2.button(
+            "Submit",
+            type="primary",
+            shortcut="Ctrl+Enter",
+            key=f"{prefix}:submit",
+            icon=":material/check_circle:",
+        ):
+            if vals is None:
+                st.warning(f"Decide every candidate first ({missing} left).")
+            else:
+                ui.submit_values(proj, user, item, vals, st.session_state.get(f"{prefix}:comment"))
+
+
+def edit(
+    proj, task, prefix: str, initial: dict[str, Any], comment: str | None
+) -> tuple[dict | None, str | None]:
+    _seed(prefix, task, initial)
+    if comment and f"{prefix}:comment" not in st.session_state:
+        st.session_state[f"{prefix}:comment"] = comment
+    candidates(task, prefix)
+    st.text_input("Comment", key=f"{prefix}:comment")
+    return values(task, prefix)[0], st.session_state.get(f"{prefix}:comment") or None

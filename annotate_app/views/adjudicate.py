@@ -1,0 +1,69 @@
+"""Adjudication: items whose annotators disagree, their labels side by side, the final decision."""
+
+import pandas as pd
+import streamlit as st
+
+from annotate_app import ui
+from annotate_app.forms import FORMS
+from curation import consensus, workflow
+from curation.task_kinds import get_kind
+from schemas.common import PrefkitError
+
+maintainer = ui.require("maintainer")["username"]
+proj = ui.project()
+st.title("Adjudication")
+
+kind = st.segmented_control("Task kind", list(ui.KIND_TITLES), format_func=ui.KIND_TITLES.get, key="adj_kind",
+                            default="preference_match", required=True)  # fmt: skip
+items = consensus.disagreements(proj.store, kind)
+if not items:
+    st.success("No disagreements for this task kind.")
+    st.stop()
+
+open_items = [d for d in items if not d["adjudicated"]]
+st.caption(f"{len(open_items)} waiting · {len(items) - len(open_items)} decided")
+show_done = st.toggle("Show decided items too", key="adj_done")
+pool = items if show_done else open_items
+if not pool:
+    st.success("Every disagreement has a decision.")
+    st.stop()
+task_id = st.selectbox(
+    "Item",
+    [d["task_id"] for d in pool],
+    format_func=lambda t: next(f"{d['item_ref']} · {d['decided_by']}" for d in pool if d["task_id"] == t),
+    key="adj_task",
+)
+entry = next(d for d in pool if d["task_id"] == task_id)
+task = proj.store.task(task_id)
+
+st.subheader("Labels side by side")
+units = {who: get_kind(kind).units(values) for who, values in entry["labels"].items()}
+keys = sorted({u for per in units.values() for u in per})
+table = pd.DataFrame(
+    [{"unit": f"{u} {f}".strip(), **{who: per.get((u, f)) for who, per in units.items()}} for u, f in keys]
+)
+table["agree"] = table[list(units)].nunique(axis=1, dropna=False) == 1
+st.dataframe(table.sort_values("agree"), hide_index=True, use_container_width=True)
+comments = {ev.annotator: ev.comment for ev in proj.store.events(task_id=task_id) if ev.comment}
+for who, note in comments.items():
+    ui.text(f"{who}: {note}", caption=True)
+
+if task.payload.get("turns"):
+    with st.expander("Dialogue"), st.container(height=480):
+        for turn in workflow.display_turns(proj, task):
+            ui.bubble(turn)
+
+st.subheader("Final decision")
+decided = consensus.final_labels(proj.store, kind).get(task_id, {})
+start = decided.get("values") or next(iter(entry["labels"].values()))
+prefix = f"adj:{task_id}"
+values, _ = FORMS[kind].edit(proj, task, prefix, start, None)
+note = st.text_area("Note (why this decision)", key=f"{prefix}:note")
+if st.button("Record decision", type="primary", key=f"{prefix}:save", disabled=values is None):
+    try:
+        consensus.adjudicate(proj.store, task_id, maintainer, values, note)
+    except PrefkitError as exc:
+        st.error(f"Not recorded: {exc}")
+    else:
+        ui.flash("Decision recorded")
+        st.rerun()

@@ -1,0 +1,47 @@
+"""The annotator's queue: one item at a time, guidelines beside it, progress in the sidebar."""
+
+import streamlit as st
+
+from annotate_app import ui
+from annotate_app.forms import FORMS
+from curation import workflow
+
+user = ui.require("annotator")["username"]
+proj = ui.project()
+
+counts = workflow.progress(proj, user)
+open_work = [k for k, c in counts.items() if c["assigned"] > c["done"] or c["available"] > 0]
+if "kind" not in st.session_state:
+    st.session_state["kind"] = open_work[0] if open_work else "preference_expressed"
+kind = st.sidebar.segmented_control(
+    "Task kind", list(ui.KIND_TITLES), format_func=ui.KIND_TITLES.get, key="kind", required=True
+)
+guidelines = proj.guidelines(kind)
+with st.sidebar.expander("Guidelines", icon=":material/menu_book:"):
+    st.markdown(guidelines)
+
+if not st.session_state.get(f"intro:{kind}"):
+    ui.progress_sidebar(proj, user, kind)
+    st.title(ui.KIND_TITLES[kind])
+    st.info(
+        "Read the guidelines once before your first item; they stay in the sidebar.",
+        icon=":material/menu_book:",
+    )
+    with st.container(border=True):
+        st.markdown(guidelines)
+    if st.button("Start annotating", type="primary", shortcut="Enter", key=f"start:{kind}"):
+        st.session_state[f"intro:{kind}"] = True
+        st.rerun()
+    st.stop()
+
+item = workflow.current_item(proj, user, kind)
+ui.progress_sidebar(proj, user, kind)
+if item is None:
+    st.title(ui.KIND_TITLES[kind])
+    st.success("Nothing left in your queue for this task kind. Thank you! Pick another kind in the sidebar.")
+    st.stop()
+
+st.markdown(f"#### {ui.KIND_TITLES[kind]} · item {item.position + 1}")
+st.caption(f"batch {item.task.batch} · {item.task.item_ref}")
+FORMS[kind].render(proj, user, item)
+ui.skip_and_flag(proj, user, item)

@@ -1,0 +1,37 @@
+"""Undo: the annotator's last labels (config annotation.undo_depth), each editable."""
+
+import streamlit as st
+
+from annotate_app import ui
+from annotate_app.forms import FORMS
+from curation import workflow
+from curation.task_kinds import LabelError
+
+user = ui.require("annotator")["username"]
+proj = ui.project()
+st.title("My recent labels")
+recent = workflow.recent_labels(proj, user)
+st.caption(
+    f"Your last {workflow.undo_depth(proj)} items; an edit is recorded as a new label that replaces the old."
+)
+if not recent:
+    st.info("No labels yet.")
+
+for ev in recent:
+    task = proj.store.task(ev.task_id)
+    title = f"{ui.KIND_TITLES[ev.kind]} · {ev.action} · {ev.created_at[:19].replace('T', ' ')} UTC"
+    with st.expander(title + (" · edited" if ev.supersedes else "")):
+        if ev.action != "label":
+            st.caption(f"{ev.action}: {ev.comment or ''} — label it now below if you can.")
+        prefix = f"edit:{ev.event_id}"
+        values, comment = FORMS[ev.kind].edit(
+            proj, task, prefix, ev.values if ev.action == "label" else {}, ev.comment
+        )
+        if st.button("Save edit", key=f"{prefix}:save", type="primary", disabled=values is None):
+            try:
+                workflow.edit_label(proj, user, ev.event_id, values, comment)
+            except (LabelError, workflow.WorkflowError) as exc:
+                st.error(f"Not saved: {exc}")
+            else:
+                ui.flash("Edit saved")
+                st.rerun()

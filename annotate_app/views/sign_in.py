@@ -1,0 +1,23 @@
+"""Sign-in page: the only page a visitor who is not signed in can reach."""
+
+import streamlit as st
+
+from annotate_app import ui
+from curation import workflow
+
+proj = ui.project()
+_, mid, _ = st.columns([1, 2, 1])
+with mid:
+    st.title("prefkit annotate")
+    st.caption(f"project **{proj.name}**")
+    with st.form("sign-in"):
+        name = st.text_input("User name", key="signin_user")
+        password = st.text_input("Password", type="password", key="signin_password")
+        go = st.form_submit_button("Sign in", type="primary")
+    if go:
+        try:
+            st.session_state["user"] = workflow.sign_in(proj, name, password)
+        except workflow.AuthError as exc:
+            st.error(str(exc))
+        else:
+            st.rerun()

@@ -1,0 +1,71 @@
+"""What the maintainer dashboard shows, as plain rows: progress, throughput, label distributions,
+agreement with confidence intervals, gold accuracy, flagged items and sessions to re-verify.
+
+Only reads; the Streamlit page turns these rows into tables and charts, tests call them directly.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import TYPE_CHECKING, Any
+
+from curation.task_kinds import get_kind
+from curation.workflow import gold_accuracy
+
+if TYPE_CHECKING:
+    from curation.project import ProjectStore
+
+
+def progress(store: ProjectStore) -> list[dict[str, Any]]:
+    """Per (annotator, task kind): assigned, done, labels, skips, flags, mean seconds per label."""
+    return store.progress_table()
+
+
+def throughput(store: ProjectStore, per: str = "day") -> list[dict[str, Any]]:
+    """Items finished per ``day`` or ``hour`` (UTC) per annotator and task kind."""
+    if per not in ("day", "hour"):
+        raise ValueError("per must be 'day' or 'hour'")
+    return store.throughput(10 if per == "day" else 13)
+
+
+def label_distribution(store: ProjectStore, kind: str | None = None) -> list[dict[str, Any]]:
+    """How often each value of each agreement field was given, over live labels."""
+    counts: Counter[tuple[str, str, Any]] = Counter()
+    for ev in store.effective_events(kind):
+        if ev.action != "label":
+            continue
+        for (_unit, field), value in get_kind(ev.kind).units(ev.values).items():
+            counts[(ev.kind, field, str(value))] += 1
+    return [
+        {"task_kind": k, "field": f, "value": v, "n": n}
+        for (k, f, v), n in sorted(counts.items(), key=lambda kv: (kv[0][0], kv[0][1], -kv[1]))
+    ]
+
+
+def agreement(store: ProjectStore, kind: str | None = None, n_boot: int = 200) -> list[dict[str, Any]]:
+    """Krippendorff's alpha per task kind and field with bootstrap intervals (curation.agreement)."""
+    from curation.agreement import agreement_rows
+
+    return agreement_rows(store, kind=kind, n_boot=n_boot)
+
+
+def flagged(store: ProjectStore) -> list[dict[str, Any]]:
+    """Items annotators reported as broken, with who and why."""
+    return store.flagged()
+
+
+def reverification(store: ProjectStore) -> list[dict[str, Any]]:
+    """Dialogues with a rewritten turn, waiting to be verified again."""
+    return store.dialogues_to_reverify()
+
+
+def overview(store: ProjectStore) -> dict[str, Any]:
+    """Headline numbers: tasks, finished labels, annotators, items complete (k labels)."""
+    summaries = store.task_summaries()
+    return {
+        "tasks": sum(r["tasks"] for r in summaries),
+        "complete": sum(r["complete"] or 0 for r in summaries),
+        "labels": store.count("label_events", action="label"),
+        "annotators": len(store.users(role="annotator")),
+        "gold": gold_accuracy(store),
+    }
