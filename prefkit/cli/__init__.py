@@ -6,6 +6,7 @@ import click
 
 from prefkit import __version__
 from prefkit.cli import annotate_cmds, project_cmds
+from prefkit.cli import agreement_cmds
 from prefkit.cli.common import PrefkitGroup
 
 
@@ -28,6 +29,8 @@ for command in (
     annotate_cmds.tasks,
     annotate_cmds.batches,
     annotate_cmds.annotate,
+    agreement_cmds.agreement,
+    agreement_cmds.labels,
 ):
     cli.add_command(command)
 

@@ -1,0 +1,110 @@
+"""Agreement and label file commands: ``prefkit agreement``, ``prefkit labels import|export``."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from prefkit.cli.common import echo_json, echo_table, json_option, project_option
+
+_TABLE = ["task_kind", "field", "comparison", "judge", "n_units", "n_raters", "alpha", "ci", "p_below_min", "ac1",
+          "percent_agreement", "mean_pairwise_kappa"]  # fmt: skip
+_ANNOTATOR_TABLE = ["annotator", "task_kind", "n_labels", "loo_agreement", "gold_accuracy", "mean_time_s", "outlier_reason"]
+
+
+def _fmt(value) -> str | None:
+    return f"{value:.3f}" if isinstance(value, float) else value
+
+
+def _agreement_table(rows: list[dict]) -> list[dict]:
+    out = []
+    for r in rows:
+        shown = {k: _fmt(r.get(k)) for k in _TABLE}
+        shown["ci"] = f"[{r['ci_low']:.3f}, {r['ci_high']:.3f}]" if r["ci_low"] is not None else None
+        out.append(shown)
+    return out
+
+
+@click.command()
+@click.option("--kind", help="Only this task kind (default: every kind with labels).")
+@click.option("--batch", help="Only tasks of this batch (default: all batches).")
+@click.option("--boot", "n_boot", type=click.IntRange(1), default=1000, show_default=True, help="Bootstrap replicates.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap.")
+@click.option("--judge", "judges", multiple=True, help="Annotator name of an LLM judge (repeatable).")
+@click.option("--alpha-min", type=float, help="α threshold for p_below_min (default: [release] alpha_min).")
+@click.option("--annotators", is_flag=True, help="Show per-annotator statistics instead.")
+@json_option
+@project_option
+def agreement(project, kind, batch, n_boot, seed, judges, alpha_min, annotators, as_json) -> None:
+    """Krippendorff's α with a bootstrap CI, AC1, percent agreement and pairwise κ per task kind and field.
+
+    Judges (--judge NAME, or labels imported with --judge) get judge-vs-human rows.
+
+    Example: prefkit agreement --kind preference_match --boot 1000 --seed 0 --json
+    """
+    from curation.agreement import agreement_rows, annotator_stats
+
+    release = project.config["release"]
+    if annotators:
+        rows = annotator_stats(project.store, kind=kind, judges=judges, gold_min=release["gold_accuracy_min"])
+        if as_json:
+            echo_json(rows)
+        else:
+            echo_table([{k: _fmt(r[k]) for k in _ANNOTATOR_TABLE} for r in rows], _ANNOTATOR_TABLE)
+        return
+    threshold = release["alpha_min"] if alpha_min is None else alpha_min
+    rows = agreement_rows(project.store, kind=kind, batch=batch, n_boot=n_boot, seed=seed, alpha_min=threshold,
+                          judges=judges)  # fmt: skip
+    if as_json:
+        echo_json(rows)
+        return
+    echo_table(_agreement_table(rows), _TABLE)
+    if rows:
+        click.echo(f"CI: {rows[0]['ci_method']} (seed {seed}); p_below_min = share of replicates with α < {threshold}")
+
+
+@click.group()
+def labels() -> None:
+    """Label events in and out of a project as JSONL or CSV."""
+
+
+@labels.command("import")
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option("--format", "fmt", type=click.Choice(["jsonl", "csv"]), help="Default: from the file's extension.")
+@click.option("--judge", is_flag=True, help="The labels come from an LLM judge (recorded with source=judge).")
+@project_option
+def labels_import(project, file: str, fmt: str | None, judge: bool) -> None:
+    """Import label rows from FILE; all-or-nothing, and re-importing the same file writes nothing.
+
+    Columns: annotator, task_kind, item_id, values, time_spent_s, timestamp, action, comment.
+
+    Example: prefkit labels import labels.jsonl
+    """
+    from curation.labels_io import import_labels
+
+    result = import_labels(project.store, Path(file), fmt=fmt, source="judge" if judge else "import")
+    click.echo(f"{file}: {result.rows} row(s); {result.written} new event(s), {result.already_recorded} already recorded")
+
+
+@labels.command("export")
+@click.argument("out", type=click.Path(dir_okay=False, allow_dash=True), default="-")
+@click.option("--format", "fmt", type=click.Choice(["jsonl", "csv"]), help="Default: from OUT's extension, else jsonl.")
+@click.option("--all", "all_events", is_flag=True, help="Every event (edits, withdrawals), not only live labels.")
+@click.option("--kind", help="Only this task kind.")
+@project_option
+def labels_export(project, out: str, fmt: str | None, all_events: bool, kind: str | None) -> None:
+    """Write the project's live labels (or every event with --all) to OUT (default: stdout).
+
+    Example: prefkit labels export --format csv labels.csv
+    """
+    from curation.labels_io import export_labels
+
+    fmt = fmt or ("csv" if out.lower().endswith(".csv") else "jsonl")
+    if out == "-":
+        export_labels(project.store, sys.stdout, fmt=fmt, all_events=all_events, kind=kind)
+        return
+    with open(out, "w", encoding="utf-8", newline="") as fh:
+        n = export_labels(project.store, fh, fmt=fmt, all_events=all_events, kind=kind)
+    click.echo(f"wrote {n} label row(s) to {out}")
