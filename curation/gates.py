@@ -22,6 +22,10 @@ TENTATIVE_ALPHA_MIN = 0.667
 SHOWN_CULPRITS = 10
 
 
+class GateUnavailable(PrefkitError):
+    """A gate's input (agreement, gold accuracy) cannot be computed in this installation."""
+
+
 class PolicyError(PrefkitError):
     """The ``[release]`` policy in prefkit.toml is invalid."""
 
@@ -147,9 +151,18 @@ class GateContext:
         if "agreement" not in self._cache:
             fn = self.agreement_rows
             if fn is None:
-                from curation.agreement import agreement_rows as fn
+                fn = _provider("curation.agreement", "agreement_rows")
             self._cache["agreement"] = fn(self.store)
         return self._cache["agreement"]
+
+
+def _provider(module: str, name: str) -> Callable[..., list[dict[str, Any]]]:
+    import importlib
+
+    try:
+        return getattr(importlib.import_module(module), name)
+    except (ImportError, AttributeError):
+        raise GateUnavailable(f"{module}.{name} is not available, so this gate cannot be evaluated") from None
 
 
 def _result(gate: str, culprits: list[str], value, threshold, ok_text: str, fail_text: str) -> GateResult:
@@ -213,7 +226,7 @@ def gate_flags(ctx: GateContext) -> GateResult:
 def gate_gold_accuracy(ctx: GateContext) -> GateResult:
     fn = ctx.gold_accuracy
     if fn is None:
-        from curation.workflow import gold_accuracy as fn
+        fn = _provider("curation.workflow", "gold_accuracy")
     rows = [r for r in fn(ctx.store) if r.get("n_gold")]
     need = ctx.policy.gold_accuracy_min
     low = [f"{r['annotator']} on {r['task_kind']}: {r['accuracy']:.3f} over {r['n_gold']} gold" for r in rows if r["accuracy"] < need]
@@ -249,7 +262,13 @@ GATES: tuple[tuple[str, Callable[[GateContext], GateResult]], ...] = (
 def run_gates(store, config: dict[str, Any], agreement_rows=None, gold_accuracy=None) -> list[GateResult]:
     """Every gate's result, in order. ``agreement_rows`` / ``gold_accuracy`` default to the project's."""
     ctx = GateContext(store, load_policy(config), agreement_rows, gold_accuracy)
-    return [fn(ctx) for _name, fn in GATES]
+    results = []
+    for name, fn in GATES:
+        try:
+            results.append(fn(ctx))
+        except GateUnavailable as exc:
+            results.append(GateResult(name, False, None, None, str(exc), [str(exc)]))
+    return results
 
 
 def format_report(results: list[GateResult]) -> list[str]:

@@ -6,7 +6,7 @@ import click
 
 from prefkit import __version__
 from prefkit.cli import annotate_cmds, project_cmds
-from prefkit.cli import agreement_cmds
+from prefkit.cli import release_cmds
 from prefkit.cli.common import PrefkitGroup
 
 
@@ -29,8 +29,8 @@ for command in (
     annotate_cmds.tasks,
     annotate_cmds.batches,
     annotate_cmds.annotate,
-    agreement_cmds.agreement,
-    agreement_cmds.labels,
+    release_cmds.release,
+    release_cmds.adjudicate,
 ):
     cli.add_command(command)
 

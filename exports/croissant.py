@@ -1,0 +1,102 @@
+"""Croissant 1.0 metadata (``croissant.json``) for a release: one FileObject per JSONL data file (with
+its sha256) and one RecordSet per config whose fields are read from those files.
+
+Fields follow the config's Arrow schema: strings, integers, floats and booleans map to schema.org
+types, lists to repeated fields, structs to sub-fields. The document validates offline with
+``mlcroissant`` (see tests/test_release_formats.py).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pyarrow as pa
+
+CONTEXT = {
+    "@language": "en",
+    "@vocab": "https://schema.org/",
+    "citeAs": "cr:citeAs",
+    "column": "cr:column",
+    "conformsTo": "dct:conformsTo",
+    "cr": "http://mlcommons.org/croissant/",
+    "rai": "http://mlcommons.org/croissant/RAI/",
+    "data": {"@id": "cr:data", "@type": "@json"},
+    "dataType": {"@id": "cr:dataType", "@type": "@vocab"},
+    "dct": "http://purl.org/dc/terms/",
+    "examples": {"@id": "cr:examples", "@type": "@json"},
+    "extract": "cr:extract",
+    "field": "cr:field",
+    "fileProperty": "cr:fileProperty",
+    "fileObject": "cr:fileObject",
+    "fileSet": "cr:fileSet",
+    "format": "cr:format",
+    "includes": "cr:includes",
+    "isLiveDataset": "cr:isLiveDataset",
+    "jsonPath": "cr:jsonPath",
+    "key": "cr:key",
+    "md5": "cr:md5",
+    "parentField": "cr:parentField",
+    "path": "cr:path",
+    "recordSet": "cr:recordSet",
+    "references": "cr:references",
+    "regex": "cr:regex",
+    "repeated": "cr:repeated",
+    "replace": "cr:replace",
+    "sc": "https://schema.org/",
+    "separator": "cr:separator",
+    "source": "cr:source",
+    "subField": "cr:subField",
+    "transform": "cr:transform",
+}
+
+_TYPES = {pa.string(): "sc:Text", pa.int64(): "sc:Integer", pa.float64(): "sc:Float", pa.bool_(): "sc:Boolean"}
+
+
+def _field(fid: str, name: str, dtype: pa.DataType, sources: list[str], path: str) -> dict[str, Any]:
+    out: dict[str, Any] = {"@type": "cr:Field", "@id": fid, "name": name}
+    # Lists and nested records (CUPID's checklist and prior interactions) are described, not split
+    # into repeated sub-fields: mlcroissant 1.1 cannot read those from JSON Lines, so readers get the
+    # column's JSON value as written.
+    out["dataType"] = _TYPES.get(dtype, "sc:Text")
+    if pa.types.is_list(dtype):
+        inner = dtype.value_type
+        keys = f" with keys {', '.join(f.name for f in inner)}" if pa.types.is_struct(inner) else ""
+        out["description"] = f"JSON array of {'objects' if keys else str(inner)}{keys}."
+    src = sources[0]
+    out["source"] = {"fileObject" if "/" in src and src.endswith(".jsonl") else "fileSet": {"@id": src},
+                     "extract": {"column": path}}
+    return out
+
+
+def croissant(name: str, description: str, version: str, licence_url: str, configs, files: dict[str, dict]) -> dict:
+    """The Croissant document. ``files`` maps each data path to ``{sha256, size}``."""
+    distribution, record_sets = [], []
+    for cfg in configs:
+        paths = [f"data/{cfg.name}/{split}.jsonl" for split in cfg.splits]
+        for p in paths:
+            distribution.append({
+                "@type": "cr:FileObject", "@id": p, "name": p, "contentUrl": p,
+                "encodingFormat": "application/jsonlines", "sha256": files[p]["sha256"],
+                "contentSize": f"{files[p]['size']} B",
+            })
+        # One record set per config and split: a field's source names a single file.
+        for split, p in zip(cfg.splits, paths, strict=True):
+            rs_id = f"{cfg.name}/{split}"
+            record_sets.append({
+                "@type": "cr:RecordSet", "@id": rs_id, "name": rs_id,
+                "description": f"{cfg.description} Split: {split}.",
+                "field": [_field(f"{rs_id}/{f.name}", f.name, f.type, [p], f.name) for f in cfg.schema],
+            })
+    return {
+        "@context": CONTEXT,
+        "@type": "sc:Dataset",
+        "conformsTo": "http://mlcommons.org/croissant/1.0",
+        "name": name,
+        "description": description,
+        "version": version,
+        "license": licence_url,
+        "url": f"https://huggingface.co/datasets/{name}",
+        "citeAs": f"{name} {version}, built with prefkit.",
+        "distribution": distribution,
+        "recordSet": record_sets,
+    }

@@ -1,0 +1,246 @@
+"""Cut, verify and compare releases: ``<project>/releases/X.Y.Z/``.
+
+A release directory holds ``data/<config>/<split>.jsonl`` (what the card's configs point to and what
+identifies the release: byte-identical when re-cut from the same state), the same rows as
+``parquet/<config>/<split>.parquet`` (not referenced by the card: datasets 5.x cannot mix formats across
+configs), ``prefkit-X.Y.Z.duckdb`` for analysis, ``croissant.json``, the ``README.md`` dataset card and
+``manifest.json`` (sha256 and size of every other file, counts, gates, agreement, provenance).
+
+A cut is staged in a hidden directory and renamed into place, so a failed cut leaves nothing and an
+existing version is never overwritten. This module reads the store and never writes it; the caller
+logs the cut with ``store.record_release``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from exports.card import SOURCE_DATASETS, card, hf_licence, size_category
+from exports.croissant import croissant
+from exports.duckdb_export import write_duckdb
+from exports.release_data import ConfigData, build_configs, row_key
+from exports.writers import atomic_write_bytes, jsonl_bytes, write_json, write_parquet
+from schemas import ALL_SCHEMAS
+from schemas.common import PrefkitError, utcnow
+from schemas.curation import ReleaseFile, ReleaseManifest
+
+VERSION_RE = re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)$")
+LEVELS = ("patch", "minor", "major")
+LICENCE_URLS = {"cc-by-4.0": "https://creativecommons.org/licenses/by/4.0/", "mit": "https://opensource.org/licenses/MIT",
+                "odc-by": "https://opendatacommons.org/licenses/by/1-0/", "cc0-1.0": "https://creativecommons.org/publicdomain/zero/1.0/"}
+
+
+class ReleaseError(PrefkitError):
+    """A release was refused or a release directory is not what its manifest says."""
+
+
+@dataclass
+class CutResult:
+    path: Path
+    manifest: ReleaseManifest
+    gates_passed: bool
+    data_sha256: str
+    bump: str | None  # required bump against the previous release, None for the first
+
+
+def parse_version(version: str) -> tuple[int, int, int]:
+    m = VERSION_RE.match(version)
+    if not m:
+        raise ReleaseError(f"version {version!r} is not a semantic version X.Y.Z")
+    return int(m[1]), int(m[2]), int(m[3])
+
+
+def sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def releases(releases_dir: Path) -> list[str]:
+    """Versions present (with a manifest), oldest first."""
+    found = [p.parent.name for p in releases_dir.glob("*/manifest.json") if VERSION_RE.match(p.parent.name)]
+    return sorted(found, key=parse_version)
+
+
+def data_digest(files: list[ReleaseFile]) -> str:
+    """The identity of a release's data: a hash over the paths and digests of its data/ files."""
+    h = hashlib.sha256()
+    for f in sorted(files, key=lambda f: f.path):
+        if f.path.startswith("data/"):
+            h.update(f"{f.path}\0{f.sha256}\n".encode())
+    return h.hexdigest()
+
+
+# -- writing ----------------------------------------------------------------------------------------
+def _write_data(stage: Path, configs: list[ConfigData]) -> None:
+    for cfg in configs:
+        for split, rows in cfg.splits.items():
+            atomic_write_bytes(stage / "data" / cfg.name / f"{split}.jsonl", jsonl_bytes(rows, sort_keys=cfg.sort_keys))
+            write_parquet(stage / "parquet" / cfg.name / f"{split}.parquet", rows, schema=cfg.schema)
+
+
+def _file_entries(stage: Path, skip: set[str]) -> list[ReleaseFile]:
+    out = []
+    for p in sorted(stage.rglob("*")):
+        rel = p.relative_to(stage).as_posix()
+        if p.is_file() and rel not in skip:
+            out.append(ReleaseFile(path=rel, sha256=sha256_file(p), size=p.stat().st_size))
+    return out
+
+
+def _card_meta(project, version: str, total: int, sources: list[dict], override: str | None) -> dict[str, Any]:
+    cfg, rel = project.config["project"], project.config["release"]
+    kinds = sorted({s["kind"] for s in sources})
+    return {
+        "name": project.name, "version": version, "description": cfg.get("description", ""),
+        "licence": cfg.get("licence", "other"), "hf_licence": hf_licence(cfg.get("licence", "")),
+        "task_categories": rel.get("task_categories", ["text-generation"]), "size_categories": [size_category(total)],
+        "annotations_creators": rel.get("annotations_creators", ["expert-generated"]),
+        "source_datasets": [SOURCE_DATASETS.get(k, f"extended|{k}") for k in kinds] or ["original"],
+        "tags": rel.get("tags", []), "motivation": rel.get("motivation", ""), "uses": rel.get("uses", ""),
+        "maintenance": rel.get("maintenance", ""), "override_reason": override,
+    }
+
+
+def _agreement(project) -> list[dict[str, Any]]:
+    try:
+        from curation.agreement import agreement_rows
+    except ImportError:
+        return []
+    return agreement_rows(project.store)
+
+
+def build_release(project, stage: Path, version: str, gates: list[dict], override: str | None) -> ReleaseManifest:
+    """Write every file of a release into ``stage`` and return its manifest (also written)."""
+    store = project.store
+    configs = build_configs(store)
+    _write_data(stage, configs)
+    data_files = {f.path: {"sha256": f.sha256, "size": f.size} for f in _file_entries(stage / "data", set())}
+    data_files = {f"data/{k}": v for k, v in data_files.items()}
+    provenance = store.provenance_summary()
+    agreement = _agreement(project)
+    meta = _card_meta(project, version, sum(c.count for c in configs), provenance["sources"], override)
+    licence_url = LICENCE_URLS.get(meta["hf_licence"], meta["licence"])
+    write_json(stage / "croissant.json", croissant(project.name, meta["description"], version, licence_url, configs, data_files))
+    atomic_write_bytes(stage / "README.md", card(meta, configs, gates, agreement, provenance).encode("utf-8"))
+    partial = {"gates": gates, "agreement": agreement}
+    write_duckdb(stage / f"prefkit-{version}.duckdb", stage, configs, partial)
+    manifest = ReleaseManifest(
+        name=project.name, version=version, created_at=utcnow(), files=_file_entries(stage, {"manifest.json"}),
+        counts={c.name: c.count for c in configs},
+        schema_versions={name: model.SCHEMA_VERSION for name, model in sorted(ALL_SCHEMAS.items())},
+        gates=gates, agreement=agreement, provenance=provenance, override_reason=override,
+    )
+    write_json(stage / "manifest.json", manifest.model_dump(mode="json"))
+    return manifest
+
+
+def _check_bump(releases_dir: Path, previous: str | None, stage: Path, version: str) -> str | None:
+    if previous is None:
+        return None
+    if parse_version(version) <= parse_version(previous):
+        raise ReleaseError(f"version {version} is not above the latest release {previous}")
+    need = diff_releases(releases_dir / previous, stage)["level"]
+    old, new = parse_version(previous), parse_version(version)
+    got = "major" if new[0] > old[0] else "minor" if new[1] > old[1] else "patch"
+    if LEVELS.index(got) < LEVELS.index(need):
+        raise ReleaseError(f"changes since {previous} need a {need} release; {version} is only a {got} bump")
+    return need
+
+
+def cut_release(project, version: str, override: str | None = None, gates=None) -> CutResult:
+    """Cut ``version`` from the project's current state. Refuses when a gate fails (unless ``override``
+    gives a reason, recorded in the manifest), when the version exists, or when the version bump is
+    smaller than the change since the latest release. ``gates``: results of :func:`run_gates`."""
+    from curation.gates import format_report, run_gates
+
+    parse_version(version)
+    out_dir = project.releases_dir / version
+    if out_dir.exists():
+        raise ReleaseError(f"release {version} already exists at {out_dir}; releases are never overwritten")
+    results = gates if gates is not None else run_gates(project.store, project.config)
+    passed = all(r.passed for r in results)
+    if not passed and not (override and override.strip()):
+        raise ReleaseError("gates failed; fix them or cut with --override \"reason\":\n" + "\n".join(format_report(results)))
+    previous = (releases(project.releases_dir) or [None])[-1]
+    stage = project.releases_dir / f".staging-{version}-{os.getpid()}"
+    shutil.rmtree(stage, ignore_errors=True)
+    try:
+        manifest = build_release(project, stage, version, [r.as_dict() for r in results], override.strip() if override else None)
+        bump = _check_bump(project.releases_dir, previous, stage, version)
+        os.rename(stage, out_dir)
+    except BaseException:
+        shutil.rmtree(stage, ignore_errors=True)
+        raise
+    return CutResult(out_dir, manifest, passed, data_digest(manifest.files), bump)
+
+
+# -- reading ------------------------------------------------------------------------------------------
+def load_manifest(release_dir: Path) -> ReleaseManifest:
+    path = Path(release_dir) / "manifest.json"
+    if not path.is_file():
+        raise ReleaseError(f"{release_dir}: no manifest.json (not a prefkit release)")
+    try:
+        return ReleaseManifest.model_validate_json(path.read_bytes())
+    except ValueError as exc:
+        raise ReleaseError(f"{path}: not a valid release manifest ({str(exc).splitlines()[0]})") from None
+
+
+def verify_release(release_dir: Path) -> list[str]:
+    """Problems found re-hashing every file against the manifest (empty: the release is intact)."""
+    release_dir = Path(release_dir)
+    manifest = load_manifest(release_dir)
+    problems = []
+    for f in manifest.files:
+        p = release_dir / f.path
+        if not p.is_file():
+            problems.append(f"{f.path}: missing")
+        elif p.stat().st_size != f.size:
+            problems.append(f"{f.path}: size {p.stat().st_size} != {f.size} in the manifest")
+        elif sha256_file(p) != f.sha256:
+            problems.append(f"{f.path}: sha256 differs from the manifest")
+    listed = {f.path for f in manifest.files} | {"manifest.json"}
+    extra = sorted(p.relative_to(release_dir).as_posix() for p in release_dir.rglob("*") if p.is_file())
+    problems += [f"{rel}: not in the manifest" for rel in extra if rel not in listed]
+    return problems
+
+
+def _rows(release_dir: Path, config: str) -> dict[str, str]:
+    out = {}
+    for path in sorted((release_dir / "data" / config).glob("*.jsonl")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            row = json.loads(line)
+            out[f"{path.stem}/{row_key(row, 'id' if 'id' in row else None)}"] = line
+    return out
+
+
+def diff_releases(a: Path, b: Path) -> dict[str, Any]:
+    """What changed from release ``a`` to ``b`` and the semantic-version level that needs:
+    ``major`` when released records changed or were removed, ``minor`` when records were only added,
+    ``patch`` when the data files are identical (metadata only)."""
+    fa = {f.path: f.sha256 for f in load_manifest(a).files if f.path.startswith("data/")}
+    fb = {f.path: f.sha256 for f in load_manifest(b).files if f.path.startswith("data/")}
+    configs = sorted({p.split("/")[1] for p in fa} | {p.split("/")[1] for p in fb})
+    per: dict[str, dict[str, int]] = {}
+    for cfg in configs:
+        if {p: h for p, h in fa.items() if p.split("/")[1] == cfg} == {p: h for p, h in fb.items() if p.split("/")[1] == cfg}:
+            continue
+        ra, rb = _rows(Path(a), cfg), _rows(Path(b), cfg)
+        per[cfg] = {
+            "added": len(rb.keys() - ra.keys()),
+            "removed": len(ra.keys() - rb.keys()),
+            "changed": sum(ra[k] != rb[k] for k in ra.keys() & rb.keys()),
+        }
+    changed = any(v["removed"] or v["changed"] for v in per.values())
+    added = any(v["added"] for v in per.values())
+    level = "major" if changed else "minor" if added else "patch"
+    return {"from": str(a), "to": str(b), "level": level, "configs": per}

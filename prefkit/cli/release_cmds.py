@@ -1,0 +1,192 @@
+"""Release commands (gates, cut, verify, diff, list) and adjudication from the command line."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from prefkit.cli.common import echo_json, echo_table, json_option, project_option
+
+
+@click.group()
+def release() -> None:
+    """Gate, cut, verify and compare releases (releases/X.Y.Z/ in the project)."""
+
+
+@release.command("check")
+@project_option
+@json_option
+def release_check(project, as_json: bool) -> None:
+    """Run every release gate; print each with its number and pass/fail (exit 1 when one fails).
+
+    Example: prefkit release check --project my-bench
+    """
+    from curation.gates import format_report, run_gates
+
+    results = run_gates(project.store, project.config)
+    if as_json:
+        echo_json([r.as_dict() for r in results])
+    else:
+        for line in format_report(results):
+            click.echo(line)
+    if not all(r.passed for r in results):
+        sys.exit(1)
+
+
+@release.command("cut")
+@click.option("--version", "version", required=True, help="Semantic version X.Y.Z of the release.")
+@click.option("--override", help="Cut despite failing gates; the reason is written into the manifest.")
+@project_option
+def release_cut(project, version: str, override: str | None) -> None:
+    """Write releases/X.Y.Z/ (data, Parquet, DuckDB, card, Croissant, manifest). Refuses when a gate
+    fails (unless --override "reason"), when the version exists, or when the bump is too small.
+
+    Example: prefkit release cut --version 1.0.0 --project my-bench
+    """
+    from exports.release import cut_release
+
+    result = cut_release(project, version, override=override)
+    project.store.record_release(
+        {
+            "version": version,
+            "created_at": result.manifest.created_at,
+            "path": str(result.path),
+            "manifest_sha256": _sha256(result.path / "manifest.json"),
+            "data_sha256": result.data_sha256,
+            "gates_passed": result.gates_passed,
+            "override_reason": result.manifest.override_reason,
+        }
+    )
+    m = result.manifest
+    click.echo(f"released {m.name} {version} at {result.path}")
+    click.echo(f"  rows      {', '.join(f'{k} {v}' for k, v in m.counts.items())}")
+    click.echo(f"  files     {len(m.files) + 1} (manifest.json lists the sha256 of the other {len(m.files)})")
+    click.echo(f"  data      sha256 {result.data_sha256[:16]}")
+    if result.bump:
+        click.echo(f"  change    {result.bump} since the previous release")
+    if m.override_reason:
+        failed = ", ".join(g["gate"] for g in m.gates if not g["passed"])
+        click.echo(f"  OVERRIDE  failing gates ({failed}): {m.override_reason}")
+
+
+def _sha256(path: Path) -> str:
+    from exports.release import sha256_file
+
+    return sha256_file(path)
+
+
+@release.command("verify")
+@click.argument("directory", type=click.Path(file_okay=False, exists=True))
+def release_verify(directory: str) -> None:
+    """Re-hash every file of a release against its manifest; any changed byte fails (exit 1).
+
+    Example: prefkit release verify my-bench/releases/1.0.0
+    """
+    from exports.release import load_manifest, verify_release
+
+    problems = verify_release(Path(directory))
+    manifest = load_manifest(Path(directory))
+    if problems:
+        for p in problems:
+            click.echo(f"FAIL {p}")
+        click.echo(f"{manifest.name} {manifest.version}: {len(problems)} problem(s)", err=True)
+        sys.exit(1)
+    click.echo(f"OK {manifest.name} {manifest.version}: {len(manifest.files)} files match the manifest")
+
+
+@release.command("diff")
+@click.argument("a", type=click.Path(file_okay=False, exists=True))
+@click.argument("b", type=click.Path(file_okay=False, exists=True))
+@json_option
+def release_diff(a: str, b: str, as_json: bool) -> None:
+    """Compare two releases and say which version bump the change needs (major/minor/patch).
+
+    Example: prefkit release diff my-bench/releases/1.0.0 my-bench/releases/1.1.0
+    """
+    from exports.release import diff_releases
+
+    d = diff_releases(Path(a), Path(b))
+    if as_json:
+        echo_json(d)
+        return
+    click.echo(f"{d['level']}: " + {
+        "major": "released records changed or were removed",
+        "minor": "records were added, none changed",
+        "patch": "data files identical (metadata only)",
+    }[d["level"]])
+    if d["configs"]:
+        echo_table([{"config": k, **v} for k, v in d["configs"].items()], ["config", "added", "removed", "changed"])
+
+
+@release.command("list")
+@project_option
+@json_option
+def release_list(project, as_json: bool) -> None:
+    """Releases cut from this project, oldest first, with their data digest and any override.
+
+    Example: prefkit release list --project my-bench
+    """
+    rows = project.store.releases()
+    if as_json:
+        echo_json(rows)
+        return
+    echo_table(
+        [{"version": r["version"], "created_at": r["created_at"], "data_sha256": r["data_sha256"][:16],
+          "gates": "pass" if r["gates_passed"] else "overridden", "override": r["override_reason"]} for r in rows],
+        ["version", "created_at", "data_sha256", "gates", "override"],
+    )
+
+
+@click.group()
+def adjudicate() -> None:
+    """The adjudication queue and a maintainer's decisions."""
+
+
+@adjudicate.command("queue")
+@click.option("--kind", help="Only this task kind.")
+@click.option("--all", "show_all", is_flag=True, help="Include majority-decided and adjudicated disagreements.")
+@project_option
+@json_option
+def adjudicate_queue(project, kind: str | None, show_all: bool, as_json: bool) -> None:
+    """Tasks whose annotators disagree; by default only ties not yet adjudicated.
+
+    Example: prefkit adjudicate queue --kind preference_match
+    """
+    from curation.consensus import disagreements
+
+    rows = disagreements(project.store, kind)
+    if not show_all:
+        rows = [d for d in rows if d["decided_by"] == "undecided"]
+    if as_json:
+        echo_json(rows)
+        return
+    echo_table(
+        [{"task_id": d["task_id"], "kind": d["kind"], "labels": len(d["labels"]), "decided_by": d["decided_by"],
+          "tied": ", ".join("/".join(u).strip("/") for u in d["tied"])} for d in rows],
+        ["task_id", "kind", "labels", "decided_by", "tied"],
+    )
+
+
+@adjudicate.command("decide")
+@click.argument("task_id")
+@click.option("--as", "maintainer", required=True, help="Maintainer user name deciding.")
+@click.option("--values", "values_json", required=True, help="Final values as JSON, in the task kind's shape.")
+@click.option("--note", default="", help="Why this decision.")
+@project_option
+def adjudicate_decide(project, task_id: str, maintainer: str, values_json: str, note: str) -> None:
+    """Record a maintainer's final label for TASK_ID (a later decision supersedes it).
+
+    Example: prefkit adjudicate decide preference_match_1a2b --as lead --values '{"coverage": "fully"}'
+    """
+    from curation.consensus import AdjudicationError, adjudicate as decide
+
+    try:
+        values = json.loads(values_json)
+    except json.JSONDecodeError as exc:
+        raise AdjudicationError(f"--values is not valid JSON: {exc.msg} at column {exc.colno}") from None
+    adj = decide(project.store, task_id, maintainer, values, note)
+    extra = f" (supersedes {adj.supersedes})" if adj.supersedes else ""
+    click.echo(f"adjudicated {task_id}: {json.dumps(adj.values, sort_keys=True)}{extra}")
