@@ -12,7 +12,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import Boolean, Column, Connection, ForeignKey, Integer, MetaData, Table, Text, UniqueConstraint, select
+from sqlalchemy import (
+    Boolean,
+    Column,
+    Connection,
+    ForeignKey,
+    Integer,
+    MetaData,
+    Table,
+    Text,
+    UniqueConstraint,
+    select,
+)
 
 from curation.migrations import migration
 from curation.store import StoreCore
@@ -74,7 +85,13 @@ class LabelStudioStore(StoreCore):
             conn.execute(p.delete().where(p.c.url == url, p.c.kind == kind))
             conn.execute(
                 p.insert(),
-                {"url": url, "kind": kind, "ls_project_id": ls_project_id, "title": title, "created_at": utcnow()},
+                {
+                    "url": url,
+                    "kind": kind,
+                    "ls_project_id": ls_project_id,
+                    "title": title,
+                    "created_at": utcnow(),
+                },
             )
 
     def ls_projects(self, url: str | None = None) -> list[dict[str, Any]]:
@@ -98,7 +115,13 @@ class LabelStudioStore(StoreCore):
         have = self.ls_task_ids(url, ls_project_id)
         now = utcnow()
         rows = [
-            {"url": url, "ls_task_id": ls_id, "ls_project_id": ls_project_id, "task_id": task_id, "pushed_at": now}
+            {
+                "url": url,
+                "ls_task_id": ls_id,
+                "ls_project_id": ls_project_id,
+                "task_id": task_id,
+                "pushed_at": now,
+            }
             for task_id, ls_id in pairs.items()
             if task_id not in have
         ]

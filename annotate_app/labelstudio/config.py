@@ -11,7 +11,7 @@ Limits of the configs (Label Studio has no data-driven repetition, so lists beco
 - preference_expressed: up to ``MAX_ITEMS`` (4) checklist items, as slots ``item0..item3`` whose choices
   are loaded from the task data (an absent item has no choices, so nothing to click); evidence is
   marked by labelling user turns in the dialogue with "item N".
-- memory_verify: up to ``MAX_CANDIDATES`` candidates per task, as slots ``c0..c39``; a task with more
+- memory_verify: up to ``MAX_CANDIDATES`` candidates per task, as slots ``c0..c59``; a task with more
   is not pushed (label it in the prefkit app). An edit corrects the memory statement; its taxonomy
   label, type and time scope are kept from the candidate ("unknown" time scope when it has none).
   Memories the models missed cannot be added in Label Studio.
@@ -28,7 +28,7 @@ from curation.task_kinds import REJECT_REASONS, LabelError, TaskKind, get_kind
 from schemas.curation import AnnotationTask
 
 MAX_ITEMS = 4
-MAX_CANDIDATES = 40
+MAX_CANDIDATES = 60
 TASK_ID_KEY = "prefkit_task_id"
 
 
@@ -39,13 +39,20 @@ def _tag(tag: str, body: str = "", **attrs: Any) -> str:
 
 
 def _dialogue_xml() -> str:
-    return _tag("Paragraphs", name="dialogue", value="$dialogue", layout="dialogue", nameKey="role", textKey="content")
+    return _tag(
+        "Paragraphs", name="dialogue", value="$dialogue", layout="dialogue", nameKey="role", textKey="content"
+    )
 
 
 def _comment_xml(to_name: str) -> str:
     return _tag(
-        "TextArea", name="comment", toName=to_name, placeholder="Comment (optional)",
-        maxSubmissions="1", editable="true", rows="2",
+        "TextArea",
+        name="comment",
+        toName=to_name,
+        placeholder="Comment (optional)",
+        maxSubmissions="1",
+        editable="true",
+        rows="2",
     )
 
 
@@ -133,15 +140,25 @@ class ExpressedConfig(LSKind):
         labels = "".join(_tag("Label", value=f"item {i + 1}", hotkey="qwer"[i]) for i in range(MAX_ITEMS))
         slots = "".join(
             _tag("Header", value=f"$q{i}", size="5")
-            + _tag("Choices", name=f"item{i}", toName="dialogue", value=f"$item{i}_options",
-                   choice="single-radio", showInline="true")
+            + _tag(
+                "Choices",
+                name=f"item{i}",
+                toName="dialogue",
+                value=f"$item{i}_options",
+                choice="single-radio",
+                showInline="true",
+            )
             for i in range(MAX_ITEMS)
         )
         body = (
             _tag("Header", value="Preference in force: $preference", size="4")
             + _tag("Header", value="Context: $context_factor", size="6")
             + _dialogue_xml()
-            + _tag("Header", value="Evidence (optional): select a user turn, then label it with its item", size="6")
+            + _tag(
+                "Header",
+                value="Evidence (optional): select a user turn, then label it with its item",
+                size="6",
+            )
             + _tag("ParagraphLabels", labels, name="evidence", toName="dialogue")
             + _tag("Header", value="Does the user express each checklist item?", size="4")
             + slots
@@ -161,7 +178,9 @@ class ExpressedConfig(LSKind):
             present = i < len(checklist)
             out[f"q{i}"] = f"{i + 1}. {checklist[i]}  (keys {yes} / {no})" if present else ""
             out[f"item{i}_options"] = (
-                [{"value": "expressed", "hotkey": yes}, {"value": "not_expressed", "hotkey": no}] if present else []
+                [{"value": "expressed", "hotkey": yes}, {"value": "not_expressed", "hotkey": no}]
+                if present
+                else []
             )
         return out
 
@@ -179,7 +198,9 @@ class ExpressedConfig(LSKind):
                 items.append({"item": i, "expressed": choice == "expressed", "evidence": evidence.get(i, [])})
         extra = [n for n in grouped if n.startswith("item") and int(n[4:]) >= len(task.payload["checklist"])]
         if extra:
-            raise LabelError(f"{extra[0]}: the task has only {len(task.payload['checklist'])} checklist items")
+            raise LabelError(
+                f"{extra[0]}: the task has only {len(task.payload['checklist'])} checklist items"
+            )
         return {"items": items, "comment": _text(grouped, "comment")}
 
     @staticmethod
@@ -203,15 +224,29 @@ class ExpressedConfig(LSKind):
         out = []
         position = {t["index"]: p for p, t in enumerate(task.payload["turns"])}
         for it in values["items"]:
-            out.append(_choice_result(f"item{it['item']}", "dialogue", "expressed" if it["expressed"] else "not_expressed"))
+            out.append(
+                _choice_result(
+                    f"item{it['item']}", "dialogue", "expressed" if it["expressed"] else "not_expressed"
+                )
+            )
             for turn in it.get("evidence", []):
                 p = position[turn]
                 content = task.payload["turns"][p]["content"]
-                out.append({
-                    "from_name": "evidence", "to_name": "dialogue", "type": "paragraphlabels",
-                    "value": {"start": p, "end": p, "startOffset": 0, "endOffset": len(content),
-                              "text": content, "paragraphlabels": [f"item {it['item'] + 1}"]},
-                })
+                out.append(
+                    {
+                        "from_name": "evidence",
+                        "to_name": "dialogue",
+                        "type": "paragraphlabels",
+                        "value": {
+                            "start": p,
+                            "end": p,
+                            "startOffset": 0,
+                            "endOffset": len(content),
+                            "text": content,
+                            "paragraphlabels": [f"item {it['item'] + 1}"],
+                        },
+                    }
+                )
         if values.get("comment"):
             out.append(_text_result("comment", "dialogue", values["comment"]))
         return out
@@ -231,9 +266,20 @@ class MatchConfig(LSKind):
             + _tag("Text", name="checklist_item", value="$checklist_item")
             + _tag("Header", value="Candidate preference", size="5")
             + _tag("Text", name="candidate", value="$candidate")
-            + _tag("Header", value="How much of the checklist item does the candidate cover? (keys 1 / 2 / 3)", size="5")
-            + _tag("Choices", choices, name="coverage", toName="candidate", choice="single-radio",
-                   showInline="true", required="true")
+            + _tag(
+                "Header",
+                value="How much of the checklist item does the candidate cover? (keys 1 / 2 / 3)",
+                size="5",
+            )
+            + _tag(
+                "Choices",
+                choices,
+                name="coverage",
+                toName="candidate",
+                choice="single-radio",
+                showInline="true",
+                required="true",
+            )
             + _comment_xml("candidate")
         )
         return _tag("View", body)
@@ -268,14 +314,43 @@ class MemoryConfig(LSKind):
         slots = "".join(
             _tag("Header", value=f"$c{i}_title", size="6")
             + _tag("Header", value=f"$c{i}_memory", size="5")
-            + _tag("Choices", name=f"c{i}", toName="dialogue", value=f"$c{i}_options",
-                   choice="single-radio", showInline="true")
-            + _tag("View", _tag("Choices", reasons, name=f"c{i}_reason", toName="dialogue", choice="single-radio",
-                                showInline="true"),
-                   visibleWhen="choice-selected", whenTagName=f"c{i}", whenChoiceValue="reject")
-            + _tag("View", _tag("TextArea", name=f"c{i}_edit", toName="dialogue", placeholder="Corrected memory",
-                                maxSubmissions="1", editable="true", rows="2"),
-                   visibleWhen="choice-selected", whenTagName=f"c{i}", whenChoiceValue="edit")
+            + _tag(
+                "Choices",
+                name=f"c{i}",
+                toName="dialogue",
+                value=f"$c{i}_options",
+                choice="single-radio",
+                showInline="true",
+            )
+            + _tag(
+                "View",
+                _tag(
+                    "Choices",
+                    reasons,
+                    name=f"c{i}_reason",
+                    toName="dialogue",
+                    choice="single-radio",
+                    showInline="true",
+                ),
+                visibleWhen="choice-selected",
+                whenTagName=f"c{i}",
+                whenChoiceValue="reject",
+            )
+            + _tag(
+                "View",
+                _tag(
+                    "TextArea",
+                    name=f"c{i}_edit",
+                    toName="dialogue",
+                    placeholder="Corrected memory",
+                    maxSubmissions="1",
+                    editable="true",
+                    rows="2",
+                ),
+                visibleWhen="choice-selected",
+                whenTagName=f"c{i}",
+                whenChoiceValue="edit",
+            )
             for i in range(MAX_CANDIDATES)
         )
         body = (
@@ -366,3 +441,11 @@ def label_config(kind: str) -> str:
 def task_data(task: AnnotationTask) -> dict[str, Any]:
     """Label Studio task data for a prefkit task; carries the prefkit task id."""
     return {TASK_ID_KEY: task.task_id, **ls_kind(task.kind).data(task)}
+
+
+def pretty_config(kind: str) -> str:
+    """The labeling config, indented for reading and pasting into Label Studio's settings."""
+    from xml.dom import minidom
+
+    pretty = minidom.parseString(label_config(kind)).documentElement.toprettyxml(indent="  ")
+    return "\n".join(line for line in pretty.splitlines() if line.strip())

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from prefkit import __version__
-from prefkit.cli import annotate_cmds, project_cmds
+from prefkit.cli import annotate_cmds, labelstudio_cmds, project_cmds
 from prefkit.cli import release_cmds
 from prefkit.cli.common import PrefkitGroup
 
@@ -29,6 +29,7 @@ for command in (
     annotate_cmds.tasks,
     annotate_cmds.batches,
     annotate_cmds.annotate,
+    labelstudio_cmds.labelstudio,
     release_cmds.release,
     release_cmds.adjudicate,
 ):

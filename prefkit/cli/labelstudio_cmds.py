@@ -1,0 +1,115 @@
+"""``prefkit labelstudio``: label prefkit tasks in a Label Studio server and pull the labels back."""
+
+from __future__ import annotations
+
+import click
+
+from prefkit.cli.common import echo_json, echo_table, json_option, project_option
+
+SHOWN = 5  # lines of a long list printed before "... and N more"
+KINDS = click.Choice(["preference_expressed", "preference_match", "memory_verify"])
+
+
+def url_option(required: bool):
+    return click.option(
+        "--url",
+        envvar="LABEL_STUDIO_URL",
+        required=required,
+        show_default="$LABEL_STUDIO_URL",
+        help="Label Studio base URL, e.g. http://127.0.0.1:8080 (token from $LABEL_STUDIO_API_KEY).",
+    )
+
+
+@click.group()
+def labelstudio() -> None:
+    """Use a Label Studio server for labelling; labels come back as prefkit label events.
+
+    Example: prefkit labelstudio push memory_verify --url http://127.0.0.1:8080
+    """
+
+
+@labelstudio.command("config")
+@click.argument("kind", type=KINDS)
+def config_cmd(kind: str) -> None:
+    """Print the Label Studio labeling config (XML) of a task kind.
+
+    Example: prefkit labelstudio config preference_match > preference_match.xml
+    """
+    from annotate_app.labelstudio.config import pretty_config
+
+    click.echo(pretty_config(kind))
+
+
+@labelstudio.command("push")
+@click.argument("kind", type=KINDS)
+@url_option(required=True)
+@project_option
+@json_option
+def push_cmd(project, kind: str, url: str, as_json: bool) -> None:
+    """Create or update the Label Studio project of KIND and import the tasks it does not have yet.
+
+    Example: prefkit labelstudio push preference_match --url http://127.0.0.1:8080
+    """
+    from annotate_app.labelstudio.bridge import push
+
+    r = push(project, kind, url)
+    if as_json:
+        echo_json(r.__dict__)
+        return
+    verb = "created" if r.project_created else "updated"
+    click.echo(f"{verb} Label Studio project {r.ls_project_id} for {kind} at {url}")
+    click.echo(
+        f"  imported {r.imported} tasks ({r.gold} gold with ground truth); {r.already} were already there"
+    )
+    if r.reconciled:
+        click.echo(f"  reconciled {r.reconciled} tasks an interrupted push had imported")
+    if r.not_pushed:
+        click.echo(f"  {len(r.not_pushed)} tasks do not fit the config; label them in the prefkit app:")
+        for line in r.not_pushed[:SHOWN]:
+            click.echo(f"    {line}")
+        if len(r.not_pushed) > SHOWN:
+            click.echo(f"    ... and {len(r.not_pushed) - SHOWN} more (all of them with --json)")
+
+
+@labelstudio.command("pull")
+@click.argument("kind", type=KINDS)
+@url_option(required=True)
+@project_option
+@json_option
+def pull_cmd(project, kind: str, url: str, as_json: bool) -> None:
+    """Record KIND's annotations from Label Studio as label events (new, edited, skipped, deleted).
+
+    Example: prefkit labelstudio pull preference_match --url http://127.0.0.1:8080
+    """
+    from annotate_app.labelstudio.bridge import pull
+
+    r = pull(project, kind, url)
+    if as_json:
+        echo_json(r.__dict__)
+        return
+    click.echo(
+        f"pulled {kind} from Label Studio project {r.ls_project_id}: {r.labels} new labels, {r.updated} edits, "
+        f"{r.skips} skips, {r.withdrawn} withdrawn, {r.unchanged} unchanged, {len(r.invalid)} invalid"
+    )
+    for user in r.users_created:
+        click.echo(f"  new annotator (from Label Studio): {user}")
+    for line in r.invalid:
+        click.echo(f"  invalid, not recorded: {line}")  # every one: each needs a look
+
+
+@labelstudio.command("status")
+@url_option(required=False)
+@project_option
+@json_option
+def status_cmd(project, url: str | None, as_json: bool) -> None:
+    """Per Label Studio project: tasks, annotations, annotators, pulled labels and completion.
+
+    Example: prefkit labelstudio status --url http://127.0.0.1:8080
+    """
+    from annotate_app.labelstudio.bridge import status
+
+    rows = status(project, url)
+    if as_json:
+        echo_json(rows)
+        return
+    echo_table(rows)
