@@ -311,6 +311,7 @@ def m002_llm_layer(conn: Connection) -> None:
         Column("stage", Text, primary_key=True),
         Column("item", Text, primary_key=True),
         Column("key", Text, primary_key=True),
+        Column("model", Text, nullable=False),
         Column("status", Text, nullable=False),
         Column("error", Text),
         Column("attempts", Integer, nullable=False),

@@ -51,13 +51,15 @@ class LLMStore(StoreCore):
         with self.write() as conn:
             if conn.execute(select(t.c.key).where(t.c.key == entry["key"])).first() is None:
                 conn.execute(t.insert(), {**entry, "stage": stage, "created_at": now})
-            usage = {k: entry[k] for k in ("prompt_tokens", "completion_tokens", "cached_tokens", "cost_usd")}
+            usage = {k: entry[k] for k in ("model", "prompt_tokens", "completion_tokens", "cached_tokens", "cost_usd")}
             self._ledger_upsert(conn, stage, items, entry["key"], "done", None, usage, now)
 
     def llm_store_failure(
         self, stage: str, items: Sequence[str], key: str, error: str, raw: str | None, usage: dict[str, Any]
     ) -> None:
-        """Record a failed call: a core ``failures`` row per item and ``failed`` ledger rows, together."""
+        """Record a failed call: a core ``failures`` row per item and ``failed`` ledger rows, together.
+
+        ``usage`` holds ``model`` and the tokens/cost spent on the failed attempts."""
         now = utcnow()
         with self.write() as conn:
             conn.execute(
@@ -66,10 +68,11 @@ class LLMStore(StoreCore):
             )
             self._ledger_upsert(conn, stage, items, key, "failed", error, usage, now)
 
-    def llm_mark_cached(self, stage: str, pairs: Iterable[tuple[str, str]]) -> int:
-        """Ledger rows for (item, key) pairs answered from the cache that the ledger lacks; returns how many."""
+    def llm_mark_cached(self, stage: str, answered: Iterable[tuple[str, str, str]]) -> int:
+        """Ledger rows for (item, key, model) answered from the cache that the ledger lacks; returns how many."""
         l = self.t["llm_ledger"]  # noqa: E741
-        pairs = set(pairs)
+        model_of = {(item, key): model for item, key, model in answered}
+        pairs = set(model_of)
         if not pairs:
             return 0
         keys = sorted({k for _, k in pairs})
@@ -83,7 +86,8 @@ class LLMStore(StoreCore):
             zero = {"prompt_tokens": 0, "completion_tokens": 0, "cached_tokens": 0, "cost_usd": 0.0}
             with self.write() as conn:
                 for item, key in missing:
-                    self._ledger_upsert(conn, stage, [item], key, "done", None, zero, utcnow(), from_cache=True)
+                    usage = {**zero, "model": model_of[(item, key)]}
+                    self._ledger_upsert(conn, stage, [item], key, "done", None, usage, utcnow(), from_cache=True)
         return len(missing)
 
     def _ledger_upsert(self, conn, stage, items, key, status, error, usage, now, from_cache=False) -> None:
@@ -108,10 +112,10 @@ class LLMStore(StoreCore):
 
     def llm_usage(self) -> list[dict[str, Any]]:
         """Per stage and model: calls made, answers from the cache, failures, tokens and cost."""
-        l, c = self.t["llm_ledger"], self.t["llm_cache"]  # noqa: E741
+        l = self.t["llm_ledger"]  # noqa: E741
         q = (
             select(
-                l.c.stage, c.c.model,
+                l.c.stage, l.c.model,
                 func.sum(case(((l.c.status == "done") & ~l.c.from_cache, 1), else_=0)).label("calls"),
                 func.sum(case((l.c.from_cache, 1), else_=0)).label("cached"),
                 func.sum(case((l.c.status == "failed", 1), else_=0)).label("failed"),
@@ -119,9 +123,8 @@ class LLMStore(StoreCore):
                 func.sum(l.c.completion_tokens).label("completion_tokens"),
                 func.sum(l.c.cost_usd).label("cost_usd"),
             )
-            .select_from(l.outerjoin(c, c.c.key == l.c.key))
-            .group_by(l.c.stage, c.c.model)
-            .order_by(l.c.stage, c.c.model)
+            .group_by(l.c.stage, l.c.model)
+            .order_by(l.c.stage, l.c.model)
         )
         with self.read() as conn:
             return [dict(r) for r in conn.execute(q).mappings()]

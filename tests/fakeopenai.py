@@ -28,6 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import pytest
 import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -92,6 +93,8 @@ class FakeOpenAI:
         self.requests: list[LoggedRequest] = []
         self.files: dict[str, dict[str, Any]] = {}
         self.batches: dict[str, dict[str, Any]] = {}
+        self.in_flight = 0
+        self.max_in_flight = 0
         self._rng = random.Random(seed)
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
@@ -157,6 +160,14 @@ class FakeOpenAI:
         body = await request.json()
         fault = self._draw_fault()
         self._log(request, body, fault)
+        self.in_flight += 1
+        self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        try:
+            return await self._chat(body, fault)
+        finally:
+            self.in_flight -= 1
+
+    async def _chat(self, body: dict[str, Any], fault: str | None) -> Response:
         if self.latency:
             await asyncio.sleep(self.latency)
         refusal = self._schema_refusal(body)
@@ -295,6 +306,21 @@ def start_fake_openai(
     servers without structured outputs); ``batch_delay_s`` keeps a batch in progress that long.
     """
     return FakeOpenAI(responder, latency=latency, faults=faults, seed=seed, **options).start()
+
+
+@pytest.fixture
+def fake_openai():
+    """A factory fixture: ``server = fake_openai(responder, latency=..., faults=...)``; all stopped after."""
+    servers: list[FakeOpenAI] = []
+
+    def start(responder: Responder, **kwargs: Any) -> FakeOpenAI:
+        server = start_fake_openai(responder, **kwargs)
+        servers.append(server)
+        return server
+
+    yield start
+    for server in servers:
+        server.stop()
 
 
 def serve_forever(port: int, latency: float) -> None:  # pragma: no cover - used by bench/bench_llm.py

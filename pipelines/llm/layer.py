@@ -165,10 +165,10 @@ class LLMLayer:
 
     def _from_cache(self, plan: list[Planned]) -> dict[str, Outcome]:
         rows = self.store.llm_cache_get({p.key for p in plan})
-        by_stage: dict[str, set[tuple[str, str]]] = {}
+        by_stage: dict[str, set[tuple[str, str, str]]] = {}
         for p in plan:
             if p.key in rows:
-                by_stage.setdefault(p.request.stage, set()).add((p.request.item, p.key))
+                by_stage.setdefault(p.request.stage, set()).add((p.request.item, p.key, p.model))
         for stage, pairs in by_stage.items():
             self.store.llm_mark_cached(stage, pairs)
         return {
@@ -249,13 +249,12 @@ class LLMLayer:
         await loop.run_in_executor(self._writer, self._write, key, group, outcome)
 
     def _write(self, key: str, group: list[Planned], outcome: Outcome) -> None:
-        usage = {"prompt_tokens": outcome.usage.prompt_tokens, "completion_tokens": outcome.usage.completion_tokens,
+        usage = {"model": group[0].model, "prompt_tokens": outcome.usage.prompt_tokens, "completion_tokens": outcome.usage.completion_tokens,
                  "cached_tokens": outcome.usage.cached_tokens, "cost_usd": outcome.cost}
         for stage in sorted({p.request.stage for p in group}):
             items = [p.request.item for p in group if p.request.stage == stage]
             if outcome.ok:
-                entry = {"key": key, "model": group[0].model, "text": outcome.text, "meta_json": canonical_json(outcome.meta),
-                         **usage}
+                entry = {"key": key, "text": outcome.text, "meta_json": canonical_json(outcome.meta), **usage}
                 self.store.llm_store_answer(stage, items, entry)
             else:
                 self.store.llm_store_failure(stage, items, key, outcome.error or "failed", outcome.text, usage)

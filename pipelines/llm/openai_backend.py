@@ -18,6 +18,7 @@ from typing import Any
 
 import openai
 import pydantic
+from openai.lib._parsing import type_to_response_format_param
 
 from pipelines.llm.config import LLMConfigError, LLMSettings, endpoint_host, resolve_api_key
 from pipelines.llm.keys import response_schema
@@ -163,6 +164,33 @@ class OpenAIBackend:
         meta = {"endpoint": self.host, "system_fingerprint": data.get("system_fingerprint"), "structured": "json_schema"}
         text = data["choices"][0]["message"].get("content") or ""
         return text, Usage(usage.get("prompt_tokens", 0), usage.get("completion_tokens", 0), cached), meta
+
+    # -- Batch API --------------------------------------------------------------------------------
+    def batch_body(self, request: LLMRequest, model: str, seed: int) -> dict[str, Any]:
+        """The ``body`` of one Batch API line: what the live path would send for ``request``."""
+        body: dict[str, Any] = {"messages": request.chat_messages(), **self._params(request, model, seed)}
+        schema_model = request.response_model
+        if schema_model is None:
+            return body
+        if not (self.json_mode or schema_model in self._json_mode_models):
+            try:
+                body["response_format"] = type_to_response_format_param(schema_model)
+                return body
+            except (TypeError, ValueError, pydantic.errors.PydanticUserError):
+                self._json_mode_models.add(schema_model)
+        schema = json.dumps(response_schema(schema_model), sort_keys=True)
+        body["messages"].append({"role": "system", "content": JSON_MODE_INSTRUCTION.format(schema=schema)})
+        body["response_format"] = {"type": "json_object"}
+        return body
+
+    def answer_from_batch_line(self, line: dict[str, Any]) -> tuple[str, Usage, dict[str, Any]]:
+        """(text, usage, meta) of one output line; :class:`CallFailed` for an errored request."""
+        response = line.get("response") or {}
+        if line.get("error") or response.get("status_code") != 200:
+            error = line.get("error") or (response.get("body") or {}).get("error") or response
+            raise CallFailed(f"batch request failed: {self.scrub(json.dumps(error, sort_keys=True))}")
+        text, usage, meta = self._from_body(json.dumps(response["body"]))
+        return text, usage, {**meta, "batch": True}
 
     def _content_or_none(self, body: str) -> str | None:
         try:

@@ -1,0 +1,119 @@
+"""OpenAI Batch API mode of the LLM layer (``layer.run(requests, batch=True)``).
+
+The distinct uncached requests are written as JSONL (``custom_id`` = the request's cache key), uploaded
+through the Files API and submitted as one batch; the batch id and its keys are persisted in the
+project store *before* waiting, so a rerun after an interruption (Ctrl-C, ``kill -9``, or
+``batch_wait_s`` running out) resumes polling that batch instead of paying for it again. Output lines
+are joined on ``custom_id``, validated like live answers (a schema-invalid one gets the live repair
+retry) and stored in the same cache and ledger; a request missing from the output becomes a failure.
+Batch answers are priced at half the list price (the Batch API discount).
+
+This module must never submit a key twice while a batch carrying it is still open.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from typing import TYPE_CHECKING
+
+from pipelines.llm.openai_backend import CallFailed
+from pipelines.llm.progress import StageProgress
+from pipelines.llm.types import Usage
+from schemas.common import PrefkitError
+
+if TYPE_CHECKING:
+    from pipelines.llm.layer import LLMLayer, Outcome, Planned
+
+TERMINAL = ("completed", "failed", "expired", "cancelled")
+BATCH_DISCOUNT = 0.5
+
+
+class BatchPending(PrefkitError):
+    """A batch is still running when the wait ran out; rerunning the same command resumes it."""
+
+
+async def run_batch(layer: LLMLayer, groups: dict[str, list[Planned]], progress: StageProgress) -> dict[str, Outcome]:
+    results: dict[str, Outcome] = {}
+    for row in layer.store.llm_batches(open_only=True):
+        if set(row["keys"]) & groups.keys():
+            results.update(await _collect(layer, row, groups, progress))
+    remaining = {k: g for k, g in groups.items() if k not in results}
+    if remaining:
+        row = await _submit(layer, remaining)
+        results.update(await _collect(layer, row, groups, progress))
+    return results
+
+
+async def _submit(layer: LLMLayer, groups: dict[str, list[Planned]]) -> dict:
+    backend = layer.backend
+    lines = []
+    for key, group in groups.items():
+        body = backend.batch_body(group[0].request, group[0].model, layer.seed)
+        lines.append(json.dumps({"custom_id": key, "method": "POST", "url": "/v1/chat/completions", "body": body}))
+    stage = "+".join(sorted({p.request.stage for g in groups.values() for p in g}))
+    data = ("\n".join(lines) + "\n").encode("utf-8")
+    upload = await backend.client.files.create(file=("prefkit-batch.jsonl", data, "application/jsonl"), purpose="batch")
+    batch = await backend.client.batches.create(
+        input_file_id=upload.id, endpoint="/v1/chat/completions", completion_window="24h",
+        metadata={"prefkit_stage": stage[:500]},
+    )
+    layer.store.llm_batch_save(batch.id, stage, upload.id, list(groups), backend.host)
+    return {"batch_id": batch.id, "stage": stage, "keys": sorted(groups)}
+
+
+async def _wait(layer: LLMLayer, batch_id: str, stage: str):
+    settings, client = layer.settings, layer.backend.client
+    deadline = time.monotonic() + settings.batch_wait_s
+    while True:
+        batch = await client.batches.retrieve(batch_id)
+        if batch.status in TERMINAL:
+            return batch
+        if time.monotonic() + settings.batch_poll_s > deadline:
+            raise BatchPending(
+                f"batch {batch_id} ({stage}) is still {batch.status}; rerun the same command to resume it"
+            )
+        await asyncio.sleep(settings.batch_poll_s)
+
+
+async def _read_lines(layer: LLMLayer, file_id: str | None) -> dict[str, dict]:
+    if not file_id:
+        return {}
+    content = await layer.backend.client.files.content(file_id)
+    lines = (json.loads(line) for line in content.text.splitlines() if line.strip())
+    return {line["custom_id"]: line for line in lines}
+
+
+async def _collect(layer: LLMLayer, row: dict, groups: dict[str, list[Planned]], progress: StageProgress) -> dict[str, Outcome]:
+    batch = await _wait(layer, row["batch_id"], row["stage"])
+    lines = await _read_lines(layer, batch.output_file_id)
+    lines.update({k: v for k, v in (await _read_lines(layer, batch.error_file_id)).items() if k not in lines})
+    semaphore = asyncio.Semaphore(layer.settings.concurrency)
+    results: dict[str, Outcome] = {}
+
+    async def one(key: str) -> None:
+        group = groups[key]
+        async with semaphore:
+            outcome = await _outcome(layer, batch, lines.get(key), group[0])
+        await layer.persist(key, group, outcome)
+        results[key] = outcome
+        progress.advance(outcome.ok, False, outcome.usage.prompt_tokens + outcome.usage.completion_tokens,
+                         outcome.cost, n=len(group))
+
+    await asyncio.gather(*(one(key) for key in row["keys"] if key in groups))
+    layer.store.llm_batch_update(row["batch_id"], "collected", batch.output_file_id)
+    return results
+
+
+async def _outcome(layer: LLMLayer, batch, line: dict | None, planned: Planned) -> Outcome:
+    if line is None:
+        return layer._failed(planned, f"batch {batch.id} ended {batch.status} without an answer for this request",
+                             None, Usage())
+    try:
+        first = layer.backend.answer_from_batch_line(line)
+    except CallFailed as exc:
+        return layer._failed(planned, str(exc), exc.raw, Usage())
+    outcome = await layer.attempt(planned, first=first)
+    outcome.cost -= BATCH_DISCOUNT * layer._cost(planned.model, first[1])
+    return outcome

@@ -1,0 +1,124 @@
+"""Faults, rate limits and kill -9 resume, against the loopback server with the real openai client."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from collections import Counter
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from fakeopenai import fake_openai  # noqa: F401 - pytest fixture
+from pipelines.llm import LLMLayer, LLMRequest
+
+ROOT = Path(__file__).resolve().parent.parent
+SECRET = "sk-test-FAULTS-secret"
+
+
+class Answer(BaseModel):
+    item: str
+    words: list[str]
+
+
+def answer_responder(body):
+    item = body["messages"][0]["content"].split()[-1]
+    return {"item": item, "words": ["a", "b"]}
+
+
+def requests_for(n: int) -> list[LLMRequest]:
+    return [LLMRequest("sessions", f"s{i}", "user_simulator", (("user", f"session for s{i}"),), Answer) for i in range(n)]
+
+
+def test_twenty_percent_faults_complete_with_every_failure_a_row(fake_openai, project, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    faults = {"rate": 0.2, "retry_after_s": 0.02, "hang_s": 0.8}
+    server = fake_openai(answer_responder, latency=0.005, faults=faults, seed=3)
+    cfg = {"base_url": server.base_url, "concurrency": 16, "timeout_s": 0.3, "max_retries": 1}
+    with LLMLayer(project.store, cfg, backend="openai", progress=False) as layer:
+        responses = layer.run(requests_for(80))
+    assert len(responses) == 80
+    injected = Counter(r.fault for r in server.chat_requests() if r.fault)
+    assert set(injected) == {"429", "500", "timeout", "malformed", "invalid"}
+    failed = [r for r in responses if not r.ok]
+    assert all(r.parsed.item == r.request.item for r in responses if r.ok)
+    assert all(r.error for r in failed) and 0 < len(failed) < 40
+    rows = project.store.failures("sessions")
+    assert sorted(f["item"] for f in rows) == sorted(r.request.item for r in failed)
+    ledger = Counter(row["status"] for row in project.store.llm_ledger("sessions"))
+    assert ledger == {"done": 80 - len(failed), "failed": len(failed)}
+
+
+def test_failed_items_are_retried_on_the_next_run_and_completed_ones_are_not(fake_openai, project, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    server = fake_openai(answer_responder, faults={"rate": 0.3, "kinds": ("500",)}, seed=1)
+    cfg = {"base_url": server.base_url, "max_retries": 0}
+    with LLMLayer(project.store, cfg, backend="openai", progress=False) as layer:
+        first = layer.run(requests_for(20))
+        failed = {r.request.item for r in first if not r.ok}
+        server.faults.rate = 0.0
+        server.reset_log()
+        second = layer.run(requests_for(20))
+    assert failed and all(r.ok for r in second)
+    asked = {r.body["messages"][0]["content"].split()[-1] for r in server.chat_requests()}
+    assert asked == failed
+    assert Counter(row["status"] for row in project.store.llm_ledger("sessions")) == {"done": 20}
+
+
+def test_requests_per_minute_limit_paces_calls_at_the_server(fake_openai, project, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    server = fake_openai(answer_responder)
+    cfg = {"base_url": server.base_url, "concurrency": 32, "requests_per_minute": 1200}  # 20/s, burst 20
+    with LLMLayer(project.store, cfg, backend="openai", progress=False) as layer:
+        start = time.monotonic()
+        assert all(r.ok for r in layer.run(requests_for(40)))
+        elapsed = time.monotonic() - start
+    arrivals = sorted(r.at for r in server.chat_requests())
+    assert elapsed >= 0.9  # 20 at once, then 20 more at 20/s
+    assert arrivals[-1] - arrivals[19] >= 0.85
+
+
+CHILD = textwrap.dedent(
+    """
+    import sys
+    from pydantic import BaseModel
+    from curation.project import Project
+    from pipelines.llm import LLMLayer, LLMRequest
+
+    class Answer(BaseModel):
+        item: str
+        words: list[str]
+
+    project = Project(sys.argv[1])
+    reqs = [LLMRequest("sessions", f"s{i}", "user_simulator", (("user", f"session for s{i}"),), Answer)
+            for i in range(int(sys.argv[3]))]
+    cfg = {"base_url": sys.argv[2], "concurrency": 4}
+    LLMLayer(project.store, cfg, backend="openai", progress=False).run(reqs)
+    """
+)
+
+
+def test_kill_minus_9_then_resume_repeats_no_completed_call(fake_openai, project, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    server = fake_openai(answer_responder, latency=0.05)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    child = subprocess.Popen([sys.executable, "-c", CHILD, str(project.root), server.base_url, "60"], cwd=ROOT, env=env)
+    deadline = time.monotonic() + 30
+    while server.count() < 25 and time.monotonic() < deadline and child.poll() is None:
+        time.sleep(0.01)
+    os.kill(child.pid, signal.SIGKILL)
+    child.wait()
+    done_before = {row["item"] for row in project.store.llm_ledger("sessions") if row["status"] == "done"}
+    assert 10 <= len(done_before) < 60
+    server.reset_log()
+    with LLMLayer(project.store, {"base_url": server.base_url}, backend="openai", progress=False) as layer:
+        responses = layer.run(requests_for(60))
+    asked = [r.body["messages"][0]["content"].split()[-1] for r in server.chat_requests()]
+    assert not set(asked) & done_before
+    assert len(asked) == len(set(asked)) == 60 - len(done_before)
+    assert all(r.ok for r in responses)
+    assert project.store.count("llm_cache") == 60 and project.store.count("llm_ledger") == 60
