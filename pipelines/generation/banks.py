@@ -595,40 +595,88 @@ STORIES = {
 TASKS = {
     "information seeking": (
         "some background research",
-        "Can you give me an overview of what I should know before dealing with {factor}?",
+        (
+            "Can you give me an overview of what I should know before dealing with {factor}?",
+            "I keep hearing different things about {factor}. What are the facts I should check first?",
+        ),
     ),
     "learning": (
         "learning something new",
-        "I want to get better at this quickly. Can you teach me the basics I need for {factor}?",
+        (
+            "I want to get better at this quickly. Can you teach me the basics I need for {factor}?",
+            "Could you walk me through the key ideas I need to handle {factor} with confidence?",
+        ),
     ),
     "reasoning": (
         "a tricky trade-off",
-        "Can you help me think through the options I have with {factor} this week?",
+        (
+            "Can you help me think through the options I have with {factor} this week?",
+            "I have two ways to handle {factor} and both have downsides. Can you help me compare them?",
+        ),
     ),
-    "planning": ("planning the next few weeks", "Can you help me plan the next two weeks around {factor}?"),
-    "content creating": ("preparing new material", "Could you draft some material I can use for {factor}?"),
+    "planning": (
+        "planning the next few weeks",
+        (
+            "Can you help me plan the next two weeks around {factor}?",
+            "I need a realistic schedule for everything coming up with {factor}. Can you draft one?",
+        ),
+    ),
+    "content creating": (
+        "preparing new material",
+        (
+            "Could you draft some material I can use for {factor}?",
+            "I need a short handout for {factor} by Friday. Can you put a first version together?",
+        ),
+    ),
     "communicating": (
         "a message that needs sending",
-        "Can you help me write a message about {factor} that I need to send today?",
+        (
+            "Can you help me write a message about {factor} that I need to send today?",
+            "I have to reply to an email about {factor} before tomorrow morning. Can you draft it?",
+        ),
     ),
     "writing & editing": (
         "a piece of writing",
-        "Could you help me write up a short piece related to {factor}?",
+        (
+            "Could you help me write up a short piece related to {factor}?",
+            "I'm writing a summary that involves {factor}. Can you help me structure and word it?",
+        ),
     ),
     "coding & debugging": (
         "a script that keeps failing",
-        "Can you help me fix a small script I use for {factor}? It crashes on empty input.",
+        (
+            "Can you help me fix a small script I use for {factor}? It crashes on empty input.",
+            "I want to automate a repetitive task for {factor} with a short Python script. Can you write it?",
+        ),
     ),
     "problem solving": (
         "a problem that came up",
-        "Something went wrong with {factor}. Can you help me work out what to do next?",
+        (
+            "Something went wrong with {factor}. Can you help me work out what to do next?",
+            "A deadline slipped because of an issue with {factor}. How should I recover from it?",
+        ),
     ),
     "data analysing": (
         "a set of numbers to make sense of",
-        "Can you help me make sense of last month's numbers for {factor}?",
+        (
+            "Can you help me make sense of last month's numbers for {factor}?",
+            "I have a small table of figures about {factor}. What should I look at first, and how?",
+        ),
     ),
-    "advice seeking": ("a decision to make", "What would you advise me to do about {factor} this month?"),
-    "brainstorming": ("a brainstorm", "Can you brainstorm some ideas with me for {factor}?"),
+    "advice seeking": (
+        "a decision to make",
+        (
+            "What would you advise me to do about {factor} this month?",
+            "I'm unsure how to handle {factor} going forward. What would you suggest?",
+        ),
+    ),
+    "brainstorming": (
+        "a brainstorm",
+        (
+            "Can you brainstorm some ideas with me for {factor}?",
+            "I need fresh ideas for {factor}; the usual ones feel stale. Can you suggest some?",
+        ),
+    ),
 }
 REPLY_OPENERS = (
     "Sure, here is a first version.",

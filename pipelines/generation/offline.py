@@ -103,19 +103,21 @@ def _changed_preference(text: str) -> str:
 def offline_stories(request: LLMRequest, rng: random.Random) -> SessionStoriesDraft:
     ctx = request.offline_context
     first = first_name(ctx["persona"])
-    stories = []
+    stories, used = [], set()
     for session in ctx["sessions"]:
         factor = session["factor"]
-        task, ask = banks.TASKS[rng.choice(factor["task_types"])]
+        options = [
+            (task, ask) for t in factor["task_types"] for task, asks in [banks.TASKS[t]] for ask in asks
+        ]
+        fresh = [o for o in options if o[1].format(factor=factor["name"]) not in used] or options
+        task, ask = rng.choice(fresh)
+        request = ask.format(factor=factor["name"])
+        used.add(request)
         kind = "change" if session["index"] == ctx["first_change"] else session["role"]
         story = rng.choice(banks.STORIES[kind]).format(
             first=first, task=task, factor=factor["name"], reason=rng.choice(banks.SHIFT_REASONS)
         )
-        stories.append(
-            SessionStory(
-                index=session["index"], story=story, opening_request=ask.format(factor=factor["name"])
-            )
-        )
+        stories.append(SessionStory(index=session["index"], story=story, opening_request=request))
     changed = _changed_preference(ctx["factor_a"]["preference"]["text"])
     return SessionStoriesDraft(changed_preference=changed, sessions=stories)
 

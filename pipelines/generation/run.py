@@ -362,3 +362,67 @@ def run_generation(
     if unknown:
         raise GenerationError(f"unknown stage(s) {unknown}; choose from {', '.join(STAGES)}")
     return [RUNNERS[s](store, layer, cfg) for s in STAGES if s in stages]
+
+
+# -- estimate ---------------------------------------------------------------------------------------
+class RecordingLayer:
+    """Wraps a layer and keeps every request a run hands it (for pricing a run before making it)."""
+
+    def __init__(self, layer):
+        self.layer = layer
+        self.requests: list = []
+
+    def run(self, requests, desc=None):
+        self.requests += list(requests)
+        return self.layer.run(requests, desc=desc)
+
+
+class PricingBackend:
+    """Stands in for the OpenAI-compatible backend when only pricing: same cache keys, no calls, no key."""
+
+    name = "openai"
+    offline = False
+
+    async def complete(self, request, model, seed):
+        raise GenerationError("the pricing backend makes no calls; run without --estimate")
+
+    async def aclose(self) -> None:
+        return None
+
+
+def _scaled(value: Any, factor: float) -> Any:
+    if isinstance(value, dict):
+        return {k: _scaled(v, factor) for k, v in value.items()}
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return value
+    return round(value * factor, 6) if isinstance(value, float) else round(value * factor)
+
+
+def estimate_run(store, llm_config: dict[str, Any], cfg: GenerationConfig, sample: int = 2) -> dict[str, Any]:
+    """Price a fresh run of ``cfg.personas`` personas with the configured models, making no call.
+
+    The offline backend runs ``sample`` personas through every stage in a scratch project; their
+    requests are priced by the layer (``[llm.models]``, ``[llm.costs]``) and scaled to the full run.
+    Dialogue length follows the offline simulator, so a real run can cost more (up to max_turns).
+    """
+    import tempfile
+
+    from curation.project import Project
+    from pipelines.llm import LLMLayer
+
+    k = min(sample, cfg.personas)
+    with tempfile.TemporaryDirectory(prefix="prefkit-estimate-") as tmp:
+        scratch = Project.init(Path(tmp) / "dry-run")
+        try:
+            with LLMLayer(
+                scratch.store, llm_config=llm_config, backend="offline", seed=cfg.seed, progress=False
+            ) as dry:
+                recorder = RecordingLayer(dry)
+                run_generation(scratch.store, recorder, GenerationConfig(**{**vars(cfg), "personas": k}))
+        finally:
+            scratch.close()
+    with LLMLayer(
+        store, llm_config=llm_config, backend=PricingBackend(), seed=cfg.seed, progress=False
+    ) as pricer:
+        estimate = pricer.estimate(recorder.requests).as_dict()
+    return {"personas": cfg.personas, "sampled_personas": k, **_scaled(estimate, cfg.personas / k)}

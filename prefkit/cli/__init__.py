@@ -7,6 +7,8 @@ import click
 from prefkit import __version__
 from prefkit.cli import annotate_cmds, labelstudio_cmds, project_cmds
 from prefkit.cli import release_cmds
+from prefkit.cli import agreement_cmds
+from prefkit.cli import generate_cmds
 from prefkit.cli.common import PrefkitGroup
 
 
@@ -32,6 +34,9 @@ for command in (
     labelstudio_cmds.labelstudio,
     release_cmds.release,
     release_cmds.adjudicate,
+    agreement_cmds.agreement,
+    agreement_cmds.labels,
+    generate_cmds.generate,
 ):
     cli.add_command(command)
 
