@@ -1,0 +1,237 @@
+"""Label Studio configs and the result ↔ values mapping, without a server."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+
+import pytest
+from click.testing import CliRunner
+
+from annotate_app.labelstudio.config import (
+    MAX_CANDIDATES,
+    TASK_ID_KEY,
+    label_config,
+    ls_kind,
+    task_data,
+)
+from curation.task_kinds import LabelError, get_kind
+from prefkit.cli import cli
+from schemas.common import utcnow
+from schemas.curation import AnnotationTask
+
+TURNS = [
+    {"index": 0, "role": "user", "content": "I only cook vegetarian food."},
+    {"index": 1, "role": "assistant", "content": "Noted! Here is a lentil stew."},
+    {"index": 2, "role": "user", "content": "Keep recipes under 30 minutes, please."},
+]
+
+
+def _task(kind: str, payload: dict) -> AnnotationTask:
+    return AnnotationTask(
+        task_id=f"{kind}_t1", kind=kind, item_ref="x:1", payload=payload, overlap=2, created_at=utcnow()
+    )
+
+
+def expressed_task(n_items: int = 2) -> AnnotationTask:
+    checklist = ["Is the recipe vegetarian?", "Is it quick?", "Is it cheap?", "Is it spicy?", "Is it Thai?"]
+    payload = {
+        "dialogue_id": "s1",
+        "persona_id": "p1",
+        "session_index": 1,
+        "context_factor": "weeknight dinners",
+        "preference": "Vegetarian recipes under 30 minutes",
+        "checklist": checklist[:n_items],
+        "turns": TURNS,
+    }
+    return _task("preference_expressed", payload)
+
+
+def match_task() -> AnnotationTask:
+    payload = {
+        "pair_id": "p1",
+        "checklist_item": "Is it vegetarian?",
+        "candidate": "Likes vegetables",
+        "instance_id": None,
+        "origin": "test",
+    }
+    return _task("preference_match", payload)
+
+
+def memory_task(n: int = 3) -> AnnotationTask:
+    cands = [
+        {
+            "key": f"m:{i}",
+            "model": "m",
+            "memory": {"value": f"User fact {i}", "label": "Preferences/Food", "type": "direct"},
+            "valid": True,
+            "problems": [],
+            "evidence_flags": [],
+            "group": i,
+        }
+        for i in range(n)
+    ]
+    return _task("memory_verify", {"dialogue_id": "d1", "turns": TURNS, "candidates": cands})
+
+
+VALUES = {
+    "preference_expressed": (
+        expressed_task,
+        {
+            "items": [{"item": 0, "expressed": True, "evidence": [0]}, {"item": 1, "expressed": False}],
+            "comment": "ok",
+        },
+    ),
+    "preference_match": (match_task, {"coverage": "partially", "comment": "broader"}),
+    "memory_verify": (
+        memory_task,
+        {
+            "decisions": [
+                {"key": "m:0", "decision": "accept"},
+                {"key": "m:1", "decision": "reject", "reason": "too_generic"},
+                {
+                    "key": "m:2",
+                    "decision": "edit",
+                    "edited": {
+                        "value": "User eats no meat",
+                        "label": "Preferences/Food",
+                        "type": "direct",
+                        "time_scope": "unknown",
+                    },
+                },
+            ]
+        },
+    ),
+}
+
+
+@pytest.mark.parametrize("kind", list(VALUES))
+def test_values_survive_a_round_trip_through_label_studio_results(kind):
+    make, values = VALUES[kind]
+    task = make()
+    lsk = ls_kind(kind)
+    back = lsk.values(lsk.results(values, task), task)
+    assert back == get_kind(kind).validate(values, task)
+
+
+@pytest.mark.parametrize("kind", list(VALUES))
+def test_every_control_and_data_variable_of_the_config_is_consistent(kind):
+    make, _ = VALUES[kind]
+    root = ET.fromstring(label_config(kind))
+    data = task_data(make())
+    variables = {el.get("value")[1:] for el in root.iter() if (el.get("value") or "").startswith("$")}
+    assert variables <= set(data), f"config reads data keys the task lacks: {variables - set(data)}"
+    controls = {el.get("name") for el in root.iter() if el.get("toName")}
+    assert controls == ls_kind(kind).controls
+    assert data[TASK_ID_KEY] == make().task_id
+
+
+def test_dialogue_kinds_show_turns_as_dialogue_paragraphs():
+    for kind in ("preference_expressed", "memory_verify"):
+        para = ET.fromstring(label_config(kind)).find(".//Paragraphs")
+        assert (
+            para.get("layout") == "dialogue"
+            and para.get("nameKey") == "role"
+            and para.get("textKey") == "content"
+        )
+
+
+def test_checklist_slots_beyond_the_task_offer_no_choices():
+    data = task_data(expressed_task(n_items=2))
+    assert [len(data[f"item{i}_options"]) for i in range(4)] == [2, 2, 0, 0]
+    assert data["q2"] == "" and "(keys 3 / 4)" in data["q1"]
+    hotkeys = [o["hotkey"] for i in range(2) for o in data[f"item{i}_options"]]
+    assert hotkeys == ["1", "2", "3", "4"]
+
+
+def test_a_choice_the_config_does_not_offer_is_rejected():
+    task = match_task()
+    bogus = [
+        {"from_name": "coverage", "to_name": "candidate", "type": "choices", "value": {"choices": ["mostly"]}}
+    ]
+    with pytest.raises(LabelError, match="coverage"):
+        ls_kind("preference_match").values(bogus, task)
+
+
+def test_a_result_from_an_unknown_control_is_rejected():
+    task = match_task()
+    stray = [
+        {"from_name": "sentiment", "to_name": "candidate", "type": "choices", "value": {"choices": ["fully"]}}
+    ]
+    with pytest.raises(LabelError, match="unknown control 'sentiment'"):
+        ls_kind("preference_match").values(stray, task)
+
+
+def test_a_missing_checklist_decision_fails_the_kind_schema():
+    task = expressed_task(n_items=2)
+    only_first = [
+        {"from_name": "item0", "to_name": "dialogue", "type": "choices", "value": {"choices": ["expressed"]}}
+    ]
+    with pytest.raises(LabelError, match="items"):
+        ls_kind("preference_expressed").values(only_first, task)
+
+
+def test_evidence_on_an_assistant_turn_is_rejected():
+    task = expressed_task(n_items=1)
+    results = ls_kind("preference_expressed").results({"items": [{"item": 0, "expressed": True}]}, task)
+    results.append(
+        {
+            "from_name": "evidence",
+            "to_name": "dialogue",
+            "type": "paragraphlabels",
+            "value": {"start": 1, "end": 1, "startOffset": 0, "endOffset": 5, "paragraphlabels": ["item 1"]},
+        }
+    )
+    with pytest.raises(LabelError, match="not user turns"):
+        ls_kind("preference_expressed").values(results, task)
+
+
+def test_a_memory_decision_beyond_the_candidates_is_rejected():
+    task = memory_task(n=2)
+    results = [
+        {"from_name": "c5", "to_name": "dialogue", "type": "choices", "value": {"choices": ["accept"]}}
+    ]
+    with pytest.raises(LabelError, match="only 2 candidates"):
+        ls_kind("memory_verify").values(results, task)
+
+
+def test_tasks_larger_than_the_config_do_not_fit():
+    assert ls_kind("memory_verify").fits(memory_task(n=MAX_CANDIDATES)) is None
+    assert "61 candidates" in ls_kind("memory_verify").fits(memory_task(n=MAX_CANDIDATES + 1))
+    assert "5 checklist items" in ls_kind("preference_expressed").fits(expressed_task(n_items=5))
+
+
+def test_config_command_prints_the_xml_of_a_kind():
+    result = CliRunner().invoke(cli, ["labelstudio", "config", "preference_match"])
+    assert result.exit_code == 0
+    root = ET.fromstring(result.output)
+    assert [c.get("hotkey") for c in root.iter("Choice")] == ["1", "2", "3"]
+
+
+def test_push_without_a_token_is_one_clear_error(project, monkeypatch):
+    monkeypatch.delenv("LABEL_STUDIO_API_KEY", raising=False)
+    args = ["labelstudio", "push", "preference_match", "--url", "http://127.0.0.1:9", "-p", str(project.root)]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 1
+    assert "LABEL_STUDIO_API_KEY" in result.output and "Traceback" not in result.output
+
+
+def test_pull_before_push_names_the_push_command(project, monkeypatch):
+    monkeypatch.setenv("LABEL_STUDIO_API_KEY", "0" * 40)
+    args = ["labelstudio", "pull", "memory_verify", "--url", "http://127.0.0.1:9", "-p", str(project.root)]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 1
+    assert "prefkit labelstudio push memory_verify" in result.output
+
+
+def test_the_annotation_map_replaces_its_row_on_an_edit(project):
+    store = project.store
+    store.add_tasks([match_task()])
+    store.add_user("ann", "annotator", "password123")
+    store.map_ls_annotation(
+        "u", 1, 7, task_id="preference_match_t1", annotator="ann", event_id="e1", updated_at="t1"
+    )
+    store.map_ls_annotation(
+        "u", 1, 7, task_id="preference_match_t1", annotator="ann", event_id="e2", updated_at="t2"
+    )
+    rows = store.ls_annotations("u", 1)
+    assert list(rows) == [7] and rows[7]["event_id"] == "e2" and rows[7]["updated_at"] == "t2"
