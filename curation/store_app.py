@@ -13,7 +13,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from sqlalchemy import Connection, exists, func, select, text, update
+from sqlalchemy import Connection, case, exists, func, select, text, update
 
 from curation.store import StoreCore, StoreError
 from schemas.common import utcnow
@@ -342,13 +342,13 @@ class AppStore(StoreCore):
         """Per (kind, batch): tasks, gold tasks, assigned slots, and how many have k finished labels."""
         t, a = self.t["tasks"], self.t["assignments"]
         done = select(a.c.task_id, func.count(a.c.done_at).label("n_done")).group_by(a.c.task_id).subquery()
-        full = func.sum(func.coalesce(done.c.n_done, 0) >= t.c.overlap)
+        full = func.sum(case((func.coalesce(done.c.n_done, 0) >= t.c.overlap, 1), else_=0))
         q = (
             select(
                 t.c.kind,
                 t.c.batch_id,
                 func.count().label("tasks"),
-                func.sum(t.c.is_gold).label("gold"),
+                func.sum(case((t.c.is_gold.is_(True), 1), else_=0)).label("gold"),
                 func.sum(t.c.n_assigned).label("assigned"),
                 full.label("complete"),
             )

@@ -133,6 +133,10 @@ def edit_label(
 
     The new event id is derived from what is replaced and the new values, so a double click records
     the edit once."""
+    clean_id = "ev_" + content_hash([old_event_id, values, comment or None], 32)
+    done = project.store.event(clean_id)
+    if done is not None and done.annotator == user:
+        return done  # this exact edit was already recorded (a double click or a retry)
     recent = {ev.event_id: ev for ev in recent_labels(project, user)}
     old = recent.get(old_event_id)
     if old is None:
@@ -140,7 +144,7 @@ def edit_label(
     task = project.store.task(old.task_id)
     clean = get_kind(task.kind).validate(values, task)
     event = LabelEvent(
-        event_id="ev_" + content_hash([old_event_id, clean, comment or None], 32),
+        event_id=clean_id,
         task_id=task.task_id,
         kind=task.kind,
         annotator=user,

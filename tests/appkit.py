@@ -103,3 +103,10 @@ def make_project(
         project.store.import_bundle(alpsbench.build_bundle(packets))
         create_tasks(project, "memory_verify", overlap=overlap, gold_rate=0)
     return project
+
+
+def clone_project(template: Project, dest: Path) -> Project:
+    """A copy of a closed template project (building one costs seconds of argon2 hashing)."""
+    template.close()
+    shutil.copytree(template.root, dest)
+    return Project(dest)
