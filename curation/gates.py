@@ -171,7 +171,7 @@ def _result(gate: str, culprits: list[str], value, threshold, ok_text: str, fail
 
 
 def gate_alpha(ctx: GateContext) -> GateResult:
-    rows = [r for r in ctx.agreement() if r.get("n_units")]
+    rows = [r for r in ctx.agreement() if r.get("n_units") and r.get("comparison", "human-vs-human") == "human-vs-human"]
     culprits, lowest = [], None
     for r in rows:
         need = ctx.policy.alpha_for(r["task_kind"], r["field"])

@@ -78,6 +78,7 @@ def card(meta: dict[str, Any], configs, gates: list[dict], agreement: list[dict]
               "several annotators. The final label of a task is a maintainer's adjudication when there is one, "
               "else the majority per agreement unit; ties wait for adjudication (`final_labels` config). "
               "Annotator ids are keyed hashes with a per-project salt.", ""]
+    agreement = [r for r in agreement if r.get("comparison", "human-vs-human") == "human-vs-human"]
     if agreement:
         parts += _table([[r["task_kind"], r["field"], r.get("level"), r.get("n_units"), _fmt(r.get("alpha")),
                           f"[{_fmt(r.get('ci_low'))}, {_fmt(r.get('ci_high'))}]", _fmt(r.get("ac1"))] for r in agreement],

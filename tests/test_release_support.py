@@ -1,0 +1,114 @@
+"""Builders for crafted projects used by the consensus, gate and release tests (no tests here)."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from pathlib import Path
+
+from curation.task_kinds import get_kind
+from schemas import LabelEvent, utcnow
+from schemas.curation import AnnotationTask, Provenance
+
+PASSWORD = "correct-horse-1"
+
+
+def add_users(store, *names: str, role: str = "annotator") -> None:
+    """Add users with a cheap password hash: these tests are about labels, not sign-in cost."""
+    from argon2 import PasswordHasher
+
+    from curation import store_labels
+
+    real, store_labels._hasher = store_labels._hasher, PasswordHasher(time_cost=1, memory_cost=1024, parallelism=1)
+    try:
+        for name in names:
+            store.add_user(name, role, PASSWORD)
+    finally:
+        store_labels._hasher = real
+
+
+def match_tasks(store, n: int, offline: bool = False, prefix: str = "pair") -> list[AnnotationTask]:
+    """``n`` preference_match tasks over fresh (checklist item, candidate) pairs."""
+    pairs = [
+        {"pair_id": f"{prefix}{i:03d}", "checklist_item": f"Does the answer use metric units? ({prefix} {i})",
+         "candidate": f"Prefers metric units when cooking ({i})", "origin": "test", "instance_id": None, "meta_json": None}
+        for i in range(n)
+    ]
+    store.add_preference_pairs(pairs, Provenance(source="generate.pairs" if offline else "test.pairs", offline=offline))
+    tasks = [t for t in get_kind("preference_match").build_tasks(store, 3, "b1") if t.payload["pair_id"].startswith(prefix)]
+    store.add_tasks(tasks)
+    return tasks
+
+
+def label(store, task_id: str, annotator: str, values: dict | None = None, action: str = "label",
+          comment: str | None = None, kind: str = "preference_match", supersedes: str | None = None) -> LabelEvent:
+    ev = LabelEvent(event_id=uuid.uuid4().hex, task_id=task_id, kind=kind, annotator=annotator, action=action,
+                    values=values or {}, comment=comment, supersedes=supersedes, created_at=utcnow())
+    assert store.append_event(ev)
+    return ev
+
+
+def cover(store, task_id: str, **by_annotator: str) -> None:
+    """Label a preference_match task: ``cover(store, t, ann1="fully", ann2="partially")``."""
+    for who, coverage in by_annotator.items():
+        label(store, task_id, who, {"coverage": coverage})
+
+
+def gold_task(store, answer: str = "fully") -> AnnotationTask:
+    task = AnnotationTask(task_id="preference_match_gold1", kind="preference_match", item_ref="pair:gold1",
+                          payload={"pair_id": "gold1", "checklist_item": "Is it short?", "candidate": "Likes short answers",
+                                   "instance_id": None, "origin": "gold"},
+                          batch="b1", overlap=3, is_gold=True, gold_answer={"coverage": answer}, created_at=utcnow())
+    store.add_tasks([task])
+    return task
+
+
+def cupid_row(i: int, persona: str = "p1") -> dict:
+    return {
+        "persona_id": persona,
+        "instance_type": ("consistent", "contrastive", "changing")[i % 3],
+        "current_request": f"Plan a weekend trip number {i}.",
+        "current_context_factor": "Travelling with kids",
+        "current_contextual_preference": "Prefers short drives with breaks",
+        "current_checklist": ["Does the plan keep drives short?", "Does it include breaks?"],
+        "prior_interactions": [
+            {"context_factor": "Travelling with kids", "contextual_preference": "Prefers short drives with breaks",
+             "dialogue": [{"role": "user", "content": f"Drive {i} was too long for the kids."},
+                          {"role": "assistant", "content": "Noted: shorter legs next time."}]}
+        ],
+    }
+
+
+def import_cupid(project, tmp: Path, n: int, start: int = 0, licence: str = "MIT") -> None:
+    from pipelines.ingest import cupid
+
+    path = tmp / f"cupid_{start}_{n}.jsonl"
+    path.write_text("".join(json.dumps(cupid_row(i)) + "\n" for i in range(start, start + n)), encoding="utf-8")
+    project.store.import_bundle(cupid.build_bundle(path, licence))
+
+
+def fast_agreement(store):
+    from curation.agreement import agreement_rows
+
+    return agreement_rows(store, n_boot=50)
+
+
+def labelled_project(project, tmp: Path) -> dict:
+    """A small project that passes every gate: 3 annotators agreeing on 4 tasks, one majority task,
+    one tie adjudicated, a gold task answered right, and 5 CUPID instances."""
+    from curation.consensus import adjudicate
+
+    store = project.store
+    add_users(store, "ann1", "ann2", "ann3")
+    add_users(store, "lead", role="maintainer")
+    tasks = match_tasks(store, 8)
+    levels = ["fully", "partially", "not_covered", "fully", "partially", "not_covered"]
+    for t, lv in zip(tasks[:6], levels, strict=True):
+        cover(store, t.task_id, ann1=lv, ann2=lv, ann3=lv)
+    cover(store, tasks[6].task_id, ann1="fully", ann2="fully", ann3="partially")
+    cover(store, tasks[7].task_id, ann1="fully", ann2="partially", ann3="not_covered")
+    adjudicate(store, tasks[7].task_id, "lead", {"coverage": "partially"}, "checklist asks for units only")
+    gold = gold_task(store)
+    cover(store, gold.task_id, ann1="fully", ann2="fully", ann3="fully")
+    import_cupid(project, tmp, 5)
+    return {"tasks": tasks, "gold": gold}
