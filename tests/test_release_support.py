@@ -94,20 +94,20 @@ def fast_agreement(store):
 
 
 def labelled_project(project, tmp: Path) -> dict:
-    """A small project that passes every gate: 3 annotators agreeing on 4 tasks, one majority task,
-    one tie adjudicated, a gold task answered right, and 5 CUPID instances."""
+    """A small project that passes every gate: 3 annotators agreeing on 18 tasks, one majority task
+    (``tasks[18]``), one tie adjudicated (``tasks[19]``), a gold task answered right, 5 CUPID instances."""
     from curation.consensus import adjudicate
 
     store = project.store
     add_users(store, "ann1", "ann2", "ann3")
     add_users(store, "lead", role="maintainer")
-    tasks = match_tasks(store, 8)
-    levels = ["fully", "partially", "not_covered", "fully", "partially", "not_covered"]
-    for t, lv in zip(tasks[:6], levels, strict=True):
+    tasks = match_tasks(store, 20)
+    for i, t in enumerate(tasks[:18]):
+        lv = ("fully", "partially", "not_covered")[i % 3]
         cover(store, t.task_id, ann1=lv, ann2=lv, ann3=lv)
-    cover(store, tasks[6].task_id, ann1="fully", ann2="fully", ann3="partially")
-    cover(store, tasks[7].task_id, ann1="fully", ann2="partially", ann3="not_covered")
-    adjudicate(store, tasks[7].task_id, "lead", {"coverage": "partially"}, "checklist asks for units only")
+    cover(store, tasks[18].task_id, ann1="fully", ann2="fully", ann3="partially")
+    cover(store, tasks[19].task_id, ann1="fully", ann2="partially", ann3="not_covered")
+    adjudicate(store, tasks[19].task_id, "lead", {"coverage": "partially"}, "checklist asks for units only")
     gold = gold_task(store)
     cover(store, gold.task_id, ann1="fully", ann2="fully", ann3="fully")
     import_cupid(project, tmp, 5)
