@@ -47,6 +47,13 @@ class _RowError(Exception):
         super().__init__(f"{column}: {message}")
 
 
+class _RowLine(Exception):
+    """A row error while parsing, with the line it is on."""
+
+    def __init__(self, line: int, error: _RowError):
+        super().__init__(f"{line}: {error}")
+
+
 @dataclass
 class ImportResult:
     """What an import did: rows read, events written now, rows already recorded before."""
@@ -102,12 +109,6 @@ def _jsonl_rows(text: str) -> list[tuple[int, dict[str, Any]]]:
             raise _RowLine(line, _RowError("<row>", "expected a JSON object"))
         rows.append((line, row))
     return rows
-
-
-class _RowLine(Exception):
-    def __init__(self, line: int, error: _RowError):
-        super().__init__(f"line {line}: {error}")
-        self.line, self.error = line, error
 
 
 def read_rows(path: Path, fmt: str | None = None) -> list[tuple[int, dict[str, Any]]]:
