@@ -29,6 +29,7 @@ class DialogueJob:
     slot: SessionSlot
     factor: ContextFactor
     checklist: list[str]
+    current: bool = False  # the last planned session: the current request, never simulated
 
 
 @dataclass

@@ -249,6 +249,7 @@ def _dialogue_jobs(store, cfg: GenerationConfig, persona: Persona) -> list[dialo
             slot,
             by_id[slot.factor_id],
             have[checklists.preference_key(slot.preference_text)],
+            current=slot.index == persona_plan.slots[-1].index,
         )
         for slot in persona_plan.slots
         if session_id(persona.persona_id, slot.index) not in stored
@@ -298,16 +299,14 @@ def _store_session(store, cfg, state: dialogues.DialogueState, timestamp: str, o
 
 def run_dialogues(store, layer, cfg: GenerationConfig) -> StageReport:
     report = StageReport("dialogues")
-    jobs, last, to_simulate = [], {}, []
+    to_simulate, requests_alone = [], []
     for persona in _active(store):
-        persona_jobs = _dialogue_jobs(store, cfg, persona)
-        jobs += persona_jobs
         report.skipped += len(store.session_ids(persona.persona_id))
-        last[persona.persona_id] = cfg.sessions
-    for job in jobs:
-        (to_simulate if job.slot.index < last[job.persona.persona_id] else []).append(job)
+        for job in _dialogue_jobs(store, cfg, persona):
+            # The plan's last session is the current request: stored as the opening message alone.
+            (requests_alone if job.current else to_simulate).append(job)
     states = dialogues.simulate(layer, store, to_simulate, cfg.rules)
-    states += [dialogues.start(job) for job in jobs if job not in to_simulate]  # the current request alone
+    states += [dialogues.start(job) for job in requests_alone]
     for state in states:
         pid = state.job.persona.persona_id
         if state.failed:
@@ -316,7 +315,7 @@ def run_dialogues(store, layer, cfg: GenerationConfig) -> StageReport:
             continue
         if pid in report.dropped:
             continue
-        when = timestamps(cfg.seed, pid, cfg.sessions)[state.job.slot.index - 1]
+        when = timestamps(cfg.seed, pid, state.job.slot.index)[-1]
         report.written += _store_session(store, cfg, state, when, store.persona_offline(pid))
     return report
 
