@@ -85,7 +85,9 @@ def field_ratings(
         specs = {f.name: f for f in get_kind(ev.kind).fields}
         for (sub_unit, name), value in get_kind(ev.kind).units(ev.values).items():
             if name in specs:
-                out[(ev.kind, name)].ratings[(ev.task_id, sub_unit)][ev.annotator] = code_value(specs[name], value)
+                out[(ev.kind, name)].ratings[(ev.task_id, sub_unit)][ev.annotator] = code_value(
+                    specs[name], value
+                )
     return out
 
 
@@ -105,7 +107,9 @@ def _nan_to_none(value: float) -> float | None:
     return None if value is None or not np.isfinite(value) else float(value)
 
 
-def reliability_row(matrix: np.ndarray, spec: FieldSpec, n_boot: int, seed: int, alpha_min: float) -> dict[str, Any]:
+def reliability_row(
+    matrix: np.ndarray, spec: FieldSpec, n_boot: int, seed: int, alpha_min: float
+) -> dict[str, Any]:
     """Every statistic of one rater × unit matrix, JSON-ready (undefined values are ``None``)."""
     rated = ~np.isnan(matrix)
     pairable = rated.sum(axis=0) >= 2
@@ -170,7 +174,14 @@ def agreement_rows(
         row = reliability_row(fr.matrix(humans), fr.spec, *args)
         rows.append({**head, "comparison": "human-vs-human", "judge": None, **row})
         for judge in sorted(judge_set & set(raters)):
-            rows.append({**head, "comparison": "judge-vs-human", "judge": judge, **_judge_rows(fr, humans, judge, args)})
+            rows.append(
+                {
+                    **head,
+                    "comparison": "judge-vs-human",
+                    "judge": judge,
+                    **_judge_rows(fr, humans, judge, args),
+                }
+            )
     return rows
 
 
@@ -214,19 +225,30 @@ def _outlier_reasons(stat: dict[str, Any], cohort: list[dict[str, Any]], gold_mi
         reasons.append(f"gold accuracy {stat['gold_accuracy']:.2f} < {gold_min:.2f}")
     loos = [s["loo_agreement"] for s in cohort if s["loo_agreement"] is not None]
     if stat["loo_agreement"] is not None and len(loos) >= 3 and stat["loo_agreement"] < median(loos) - 0.2:
-        reasons.append(f"agreement with the others {stat['loo_agreement']:.2f} is far below the median {median(loos):.2f}")
+        reasons.append(
+            f"agreement with the others {stat['loo_agreement']:.2f} is far below the median {median(loos):.2f}"
+        )
     times = [s["mean_time_s"] for s in cohort if s["mean_time_s"] is not None]
     if stat["mean_time_s"] is not None and len(times) >= 3 and stat["mean_time_s"] < 0.25 * median(times):
-        reasons.append(f"mean time {stat['mean_time_s']:.1f}s is under a quarter of the median {median(times):.1f}s")
+        reasons.append(
+            f"mean time {stat['mean_time_s']:.1f}s is under a quarter of the median {median(times):.1f}s"
+        )
     for name, counts in stat["label_distribution"].items():
         total = sum(counts.values())
-        if total >= 20 and len(counts) == 1 and any(len(s["label_distribution"].get(name, {})) > 1 for s in cohort):
+        if (
+            total >= 20
+            and len(counts) == 1
+            and any(len(s["label_distribution"].get(name, {})) > 1 for s in cohort)
+        ):
             reasons.append(f"gave one {name} value to all {total} labels")
     return reasons
 
 
 def annotator_stats(
-    store: ProjectStore, kind: str | None = None, judges: tuple[str, ...] | list[str] = (), gold_min: float = 0.8
+    store: ProjectStore,
+    kind: str | None = None,
+    judges: tuple[str, ...] | list[str] = (),
+    gold_min: float = 0.8,
 ) -> list[dict[str, Any]]:
     """Per (annotator, task kind): labels, agreement with the leave-one-out consensus of the other
     human annotators, gold accuracy, label distribution, mean time, and an outlier flag with reasons."""
@@ -248,9 +270,10 @@ def annotator_stats(
             }
         )
     for stat in stats:
-        cohort = [s for s in stats if s["task_kind"] == stat["task_kind"] and s is not stat and not s["judge"]]
+        cohort = [
+            s for s in stats if s["task_kind"] == stat["task_kind"] and s is not stat and not s["judge"]
+        ]
         reasons = _outlier_reasons(stat, cohort, gold_min)
         stat["outlier"] = bool(reasons)
         stat["outlier_reason"] = "; ".join(reasons) or None
     return stats
-

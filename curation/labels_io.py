@@ -91,7 +91,9 @@ def _csv_rows(text: str) -> list[tuple[int, dict[str, Any]]]:
             try:
                 parsed["time_spent_s"] = float(parsed["time_spent_s"])
             except ValueError as exc:
-                raise _RowLine(line, _RowError("time_spent_s", f"not a number: {row['time_spent_s']!r}")) from exc
+                raise _RowLine(
+                    line, _RowError("time_spent_s", f"not a number: {row['time_spent_s']!r}")
+                ) from exc
         rows.append((line, parsed))
     return rows
 
@@ -205,7 +207,17 @@ def _row_event(row: dict[str, Any], resolver: _Resolver, source: str) -> LabelEv
     except ValueError as exc:
         raise _RowError("timestamp", f"not an ISO-8601 time: {row['timestamp']!r}") from exc
     values = _values(row, action, task)
-    key = [row["annotator"], kind.name, task.task_id, values, spent, row["timestamp"], action, comment, source]
+    key = [
+        row["annotator"],
+        kind.name,
+        task.task_id,
+        values,
+        spent,
+        row["timestamp"],
+        action,
+        comment,
+        source,
+    ]
     return LabelEvent(
         event_id="imp_" + content_hash(key, 24),
         task_id=task.task_id,
@@ -233,7 +245,9 @@ def _chain(events: list[LabelEvent], store: ProjectStore) -> list[LabelEvent]:
     return out
 
 
-def import_labels(store: ProjectStore, path: str | Path, fmt: str | None = None, source: str = "import") -> ImportResult:
+def import_labels(
+    store: ProjectStore, path: str | Path, fmt: str | None = None, source: str = "import"
+) -> ImportResult:
     """Validate every row of a labels file, then record them all in one transaction (or none)."""
     if source not in SOURCES:
         raise LabelsFileError(f"source must be one of {', '.join(SOURCES)}, not {source!r}")
@@ -255,7 +269,9 @@ def import_labels(store: ProjectStore, path: str | Path, fmt: str | None = None,
 
 
 # -- exporting -------------------------------------------------------------------------------------------
-def export_rows(store: ProjectStore, all_events: bool = False, kind: str | None = None) -> list[dict[str, Any]]:
+def export_rows(
+    store: ProjectStore, all_events: bool = False, kind: str | None = None
+) -> list[dict[str, Any]]:
     """Rows in file order: the live event per (task, annotator), or every event with ``all_events``."""
     item_refs = {t.task_id: t.item_ref for t in store.tasks(kind=kind)}
     events = store.events(kind=kind) if all_events else store.effective_events(kind)

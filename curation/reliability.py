@@ -162,7 +162,9 @@ def bootstrap_alpha(
     reps = np.concatenate(
         [
             _alpha_of_draws(
-                rng.multinomial(int(freq.sum()), freq / freq.sum(), size=min(chunk, n_boot - start)).astype(float),
+                rng.multinomial(int(freq.sum()), freq / freq.sum(), size=min(chunk, n_boot - start)).astype(
+                    float
+                ),
                 patterns,
                 values,
                 level,

@@ -95,7 +95,9 @@ def test_rows_give_ordinal_alpha_of_the_live_labels(store):
     assert row["ci_low"] <= row["alpha"] <= row["ci_high"]
     assert row["percent_agreement"] == pytest.approx(4 / 6 + 2 / 6 * (1 / 3))
     assert row["ci_method"] == "non-parametric bootstrap over units, 200 replicates"
-    assert 0.0 <= row["p_below_min"] <= 1.0 and row["ac1"] is not None and row["mean_pairwise_kappa"] is not None
+    assert (
+        0.0 <= row["p_below_min"] <= 1.0 and row["ac1"] is not None and row["mean_pairwise_kappa"] is not None
+    )
 
 
 def test_edits_count_once_and_skips_and_gold_are_not_ratings(store):
@@ -117,7 +119,12 @@ def test_batch_filter_and_units_per_checklist_item(store):
     tasks = _tasks(store, EXPRESSED, 2, batch="b2")
     for task in tasks:
         for who, second in (("ann1", True), ("ann2", False)):
-            _label(store, task, who, {"items": [{"item": 0, "expressed": True}, {"item": 1, "expressed": second}]})
+            _label(
+                store,
+                task,
+                who,
+                {"items": [{"item": 0, "expressed": True}, {"item": 1, "expressed": second}]},
+            )
     [row] = agreement_rows(store, batch="b2", n_boot=50)
     assert (row["task_kind"], row["field"], row["batch"]) == ("preference_expressed", "expressed", "b2")
     assert (row["n_units"], row["n_labels"]) == (4, 8)  # 2 tasks × 2 checklist items, 2 raters each
@@ -170,7 +177,9 @@ def test_annotator_stats_flag_the_contrarian(store):
 
 def test_cli_agreement_json_reads_the_project(store, project):
     _fill_match(store)
-    result = CliRunner().invoke(cli, ["agreement", "--json", "--boot", "100", "--seed", "1", "-p", str(project.root)])
+    result = CliRunner().invoke(
+        cli, ["agreement", "--json", "--boot", "100", "--seed", "1", "-p", str(project.root)]
+    )
     assert result.exit_code == 0, result.output
     rows = json.loads(result.output)
     assert rows == json.loads(json.dumps(agreement_rows(store, n_boot=100, seed=1)))
@@ -181,7 +190,11 @@ def test_cli_agreement_json_reads_the_project(store, project):
 def test_cli_agreement_table_and_annotators(store, project):
     _fill_match(store)
     table = CliRunner().invoke(cli, ["agreement", "--boot", "50", "-p", str(project.root)])
-    assert table.exit_code == 0 and "preference_match" in table.output and "non-parametric bootstrap" in table.output
+    assert (
+        table.exit_code == 0
+        and "preference_match" in table.output
+        and "non-parametric bootstrap" in table.output
+    )
     ann = CliRunner().invoke(cli, ["agreement", "--annotators", "--json", "-p", str(project.root)])
     assert [r["annotator"] for r in json.loads(ann.output)] == ["ann1", "ann2", "ann3"]
 

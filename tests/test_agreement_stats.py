@@ -43,7 +43,9 @@ ABSTRACTORS = [(0, 0)] * 13 + [(1, 1)] * 20 + [(1, 2)] * 7 + [(2, 1)] * 4 + [(2,
 )
 def test_alpha_matches_krippendorff_four_observer_example(level, published):
     assert round(krippendorff_alpha(FOUR_BY_TWELVE, level), 3) == published
-    assert pattern_alpha(FOUR_BY_TWELVE, level) == pytest.approx(krippendorff_alpha(FOUR_BY_TWELVE, level), abs=1e-12)
+    assert pattern_alpha(FOUR_BY_TWELVE, level) == pytest.approx(
+        krippendorff_alpha(FOUR_BY_TWELVE, level), abs=1e-12
+    )
 
 
 @pytest.mark.parametrize(("level", "published"), [("nominal", 0.691), ("interval", 0.811)])

@@ -21,7 +21,10 @@ MATCH = get_kind("preference_match")
 EXPRESSED = get_kind("preference_expressed")
 EXPRESSED_PAYLOAD = {
     "checklist": ["Likes tea?", "Hates noise?"],
-    "turns": [{"index": 0, "role": "user", "content": "tea please"}, {"index": 1, "role": "assistant", "content": "ok"}],
+    "turns": [
+        {"index": 0, "role": "user", "content": "tea please"},
+        {"index": 1, "role": "assistant", "content": "ok"},
+    ],
 }
 
 
@@ -58,7 +61,9 @@ def target(template, tmp_path):
 
 def _label(store, item_ref, who, values, action="label", supersedes=None, seconds=4.5, comment=None):
     task = next(t for t in store.tasks() if t.item_ref == item_ref)
-    values = get_kind(task.kind).validate(values, task) if action == "label" else values  # as the app stores them
+    values = (
+        get_kind(task.kind).validate(values, task) if action == "label" else values
+    )  # as the app stores them
     ev = LabelEvent(event_id=uuid.uuid4().hex, task_id=task.task_id, kind=task.kind, annotator=who, action=action,
                     values=values, time_spent_s=seconds, supersedes=supersedes, comment=comment,
                     created_at=utcnow())  # fmt: skip
@@ -156,7 +161,9 @@ def test_a_bad_row_is_rejected_and_nothing_is_written(target, tmp_path, bad, mes
 def test_values_are_checked_against_the_task(target, tmp_path):
     values = {"items": [{"item": 0, "expressed": True, "evidence": [1]}, {"item": 1, "expressed": False}]}
     path = _rows_file(tmp_path, [_row(task_kind="preference_expressed", item_id="session:s0", values=values)])
-    with pytest.raises(LabelsFileError, match=r"in.jsonl:1: values.items.0.evidence: turn\(s\) \[1\] are not user turns"):
+    with pytest.raises(
+        LabelsFileError, match=r"in.jsonl:1: values.items.0.evidence: turn\(s\) \[1\] are not user turns"
+    ):
         import_labels(target.store, path)
 
 
@@ -174,7 +181,9 @@ def test_csv_errors_name_the_physical_line(target, tmp_path):
 
 
 def test_later_rows_supersede_earlier_ones_and_judge_source_is_kept(target, tmp_path):
-    path = _rows_file(tmp_path, [_row(), _row(values={"coverage": "partially"}, timestamp="2026-01-03T00:00:00Z")])
+    path = _rows_file(
+        tmp_path, [_row(), _row(values={"coverage": "partially"}, timestamp="2026-01-03T00:00:00Z")]
+    )
     assert import_labels(target.store, path, source="judge").written == 2
     events = target.store.events()
     assert events[1].supersedes == events[0].event_id and {e.source for e in events} == {"judge"}
@@ -200,7 +209,8 @@ def test_cli_import_then_export(target, tmp_path):
     out = tmp_path / "out.csv"
     assert runner.invoke(cli, ["labels", "export", str(out), *where]).exit_code == 0
     assert out.read_text(encoding="utf-8").splitlines()[0] == (
-        "annotator,task_kind,item_id,values,time_spent_s,timestamp,action,comment")
+        "annotator,task_kind,item_id,values,time_spent_s,timestamp,action,comment"
+    )
     stdout = runner.invoke(cli, ["labels", "export", *where]).output
     assert [json.loads(line)["annotator"] for line in stdout.splitlines()] == ["ann1", "ann2"]
 

@@ -11,7 +11,15 @@ from prefkit.cli.common import echo_json, echo_table, json_option, project_optio
 
 _TABLE = ["task_kind", "field", "comparison", "judge", "n_units", "n_raters", "alpha", "ci", "p_below_min", "ac1",
           "percent_agreement", "mean_pairwise_kappa"]  # fmt: skip
-_ANNOTATOR_TABLE = ["annotator", "task_kind", "n_labels", "loo_agreement", "gold_accuracy", "mean_time_s", "outlier_reason"]
+_ANNOTATOR_TABLE = [
+    "annotator",
+    "task_kind",
+    "n_labels",
+    "loo_agreement",
+    "gold_accuracy",
+    "mean_time_s",
+    "outlier_reason",
+]
 
 
 def _fmt(value) -> str | None:
@@ -30,7 +38,9 @@ def _agreement_table(rows: list[dict]) -> list[dict]:
 @click.command()
 @click.option("--kind", help="Only this task kind (default: every kind with labels).")
 @click.option("--batch", help="Only tasks of this batch (default: all batches).")
-@click.option("--boot", "n_boot", type=click.IntRange(1), default=1000, show_default=True, help="Bootstrap replicates.")
+@click.option(
+    "--boot", "n_boot", type=click.IntRange(1), default=1000, show_default=True, help="Bootstrap replicates."
+)
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap.")
 @click.option("--judge", "judges", multiple=True, help="Annotator name of an LLM judge (repeatable).")
 @click.option("--alpha-min", type=float, help="α threshold for p_below_min (default: [release] alpha_min).")
@@ -62,7 +72,9 @@ def agreement(project, kind, batch, n_boot, seed, judges, alpha_min, annotators,
         return
     echo_table(_agreement_table(rows), _TABLE)
     if rows:
-        click.echo(f"CI: {rows[0]['ci_method']} (seed {seed}); p_below_min = share of replicates with α < {threshold}")
+        click.echo(
+            f"CI: {rows[0]['ci_method']} (seed {seed}); p_below_min = share of replicates with α < {threshold}"
+        )
 
 
 @click.group()
@@ -72,7 +84,9 @@ def labels() -> None:
 
 @labels.command("import")
 @click.argument("file", type=click.Path(dir_okay=False))
-@click.option("--format", "fmt", type=click.Choice(["jsonl", "csv"]), help="Default: from the file's extension.")
+@click.option(
+    "--format", "fmt", type=click.Choice(["jsonl", "csv"]), help="Default: from the file's extension."
+)
 @click.option("--judge", is_flag=True, help="The labels come from an LLM judge (recorded with source=judge).")
 @project_option
 def labels_import(project, file: str, fmt: str | None, judge: bool) -> None:
@@ -85,13 +99,19 @@ def labels_import(project, file: str, fmt: str | None, judge: bool) -> None:
     from curation.labels_io import import_labels
 
     result = import_labels(project.store, Path(file), fmt=fmt, source="judge" if judge else "import")
-    click.echo(f"{file}: {result.rows} row(s); {result.written} new event(s), {result.already_recorded} already recorded")
+    click.echo(
+        f"{file}: {result.rows} row(s); {result.written} new event(s), {result.already_recorded} already recorded"
+    )
 
 
 @labels.command("export")
 @click.argument("out", type=click.Path(dir_okay=False, allow_dash=True), default="-")
-@click.option("--format", "fmt", type=click.Choice(["jsonl", "csv"]), help="Default: from OUT's extension, else jsonl.")
-@click.option("--all", "all_events", is_flag=True, help="Every event (edits, withdrawals), not only live labels.")
+@click.option(
+    "--format", "fmt", type=click.Choice(["jsonl", "csv"]), help="Default: from OUT's extension, else jsonl."
+)
+@click.option(
+    "--all", "all_events", is_flag=True, help="Every event (edits, withdrawals), not only live labels."
+)
 @click.option("--kind", help="Only this task kind.")
 @project_option
 def labels_export(project, out: str, fmt: str | None, all_events: bool, kind: str | None) -> None:
