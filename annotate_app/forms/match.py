@@ -38,7 +38,7 @@ def render(proj, user: str, item: workflow.ShownItem) -> None:
     st.text_input("Comment (optional, type it before choosing)", key=f"{prefix}:comment")
     cols = st.columns(len(CHOICES))
     for col, (value, title, key) in zip(cols, CHOICES, strict=True):
-        if col.button(title, shortcut=key, key=f"{prefix}:{value}", use_container_width=True, type="primary"):
+        if col.button(title, shortcut=key, key=f"{prefix}:{value}", width="stretch", type="primary"):
             ui.submit_values(proj, user, item, {"coverage": value}, st.session_state.get(f"{prefix}:comment"))
 
 

@@ -43,7 +43,7 @@ table = pd.DataFrame(
     [{"unit": f"{u} {f}".strip(), **{who: per.get((u, f)) for who, per in units.items()}} for u, f in keys]
 )
 table["agree"] = table[list(units)].nunique(axis=1, dropna=False) == 1
-st.dataframe(table.sort_values("agree"), hide_index=True, use_container_width=True)
+st.dataframe(table.sort_values("agree"), hide_index=True, width="stretch")
 comments = {ev.annotator: ev.comment for ev in proj.store.events(task_id=task_id) if ev.comment}
 for who, note in comments.items():
     ui.text(f"{who}: {note}", caption=True)

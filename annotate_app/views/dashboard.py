@@ -23,7 +23,7 @@ prog = pd.DataFrame(dashboard.progress(store))
 if prog.empty:
     st.info("No assignments yet: annotators get items when they open the Annotate page.")
 else:
-    st.dataframe(prog, hide_index=True, use_container_width=True)
+    st.dataframe(prog, hide_index=True, width="stretch")
     st.bar_chart(prog, x="annotator", y="done", color="task_kind", horizontal=True)
 
 left, right = st.columns(2)
@@ -59,22 +59,22 @@ else:
         x="alpha:Q", y="kind · field:N", tooltip=list(agr.columns)
     )
     rule = alt.Chart(pd.DataFrame({"x": [0.8]})).mark_rule(strokeDash=[4, 4], color="gray").encode(x="x:Q")
-    st.altair_chart(bars + points + rule, use_container_width=True)
-    st.dataframe(agr.drop(columns=["kind · field"]), hide_index=True, use_container_width=True)
+    st.altair_chart(bars + points + rule, width="stretch")
+    st.dataframe(agr.drop(columns=["kind · field"]), hide_index=True, width="stretch")
 
 st.subheader("Gold accuracy per annotator")
 gold = pd.DataFrame(head["gold"])
 if gold.empty:
     st.caption("No gold items labelled yet (`prefkit tasks gold import FILE`).")
 else:
-    st.dataframe(gold, hide_index=True, use_container_width=True)
+    st.dataframe(gold, hide_index=True, width="stretch")
 
 with st.expander("Flagged items and sessions to re-verify"):
-    st.dataframe(pd.DataFrame(dashboard.flagged(store)), hide_index=True, use_container_width=True)
-    st.dataframe(pd.DataFrame(dashboard.reverification(store)), hide_index=True, use_container_width=True)
+    st.dataframe(pd.DataFrame(dashboard.flagged(store)), hide_index=True, width="stretch")
+    st.dataframe(pd.DataFrame(dashboard.reverification(store)), hide_index=True, width="stretch")
 
 with st.expander("Batches"):
-    st.dataframe(pd.DataFrame(store.task_summaries()), hide_index=True, use_container_width=True)
+    st.dataframe(pd.DataFrame(store.task_summaries()), hide_index=True, width="stretch")
     batches = [b["batch_id"] for b in store.batches()]
     if batches:
         b1, b2, b3 = st.columns([2, 1, 1])
@@ -85,4 +85,4 @@ with st.expander("Batches"):
         if b3.button("Close", key="batch_close"):
             store.set_batch_status(chosen, "closed")
             st.rerun()
-        st.dataframe(pd.DataFrame(store.batches()), hide_index=True, use_container_width=True)
+        st.dataframe(pd.DataFrame(store.batches()), hide_index=True, width="stretch")

@@ -1,0 +1,196 @@
+"""Every page of the annotation app through Streamlit's AppTest: sign-in, the three task kinds,
+skip, edit, the maintainer dashboard (gold scoring) and adjudication."""
+
+from __future__ import annotations
+
+import pytest
+from appkit import HOSTILE, PASSWORD, clone_project, make_project
+from streamlit.testing.v1 import AppTest
+
+from annotate_app.safe_text import md_escape
+from conftest import ROOT
+from curation import workflow
+from curation.assignment import gold_rate_key
+
+APP = str(ROOT / "annotate_app" / "app.py")
+ALICE = {"username": "alice", "role": "annotator"}
+MAYA = {"username": "maya", "role": "maintainer"}
+
+
+@pytest.fixture(scope="module")
+def template(tmp_path_factory, alps_packets):
+    p = make_project(tmp_path_factory.mktemp("tpl") / "proj", n=3, overlap=2, alps=alps_packets, hostile=True)
+    p.close()
+    return p
+
+
+@pytest.fixture
+def proj(template, tmp_path, monkeypatch):
+    p = clone_project(template, tmp_path / "proj")
+    monkeypatch.setenv("PREFKIT_PROJECT", str(p.root))
+    yield p
+    p.close()
+
+
+def app(user: dict | None = None, kind: str | None = None) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=60)
+    if user:
+        at.session_state["user"] = user
+    if kind:
+        at.session_state["kind"] = kind
+        at.session_state[f"intro:{kind}"] = True
+    return at.run()
+
+
+def test_nothing_but_sign_in_before_signing_in(proj):
+    at = app()
+    assert [t.label for t in at.text_input] == ["User name", "Password"]
+    assert not [b for b in at.button if b.label in ("Submit", "Start annotating")]
+    at.text_input(key="signin_user").input("alice")
+    at.text_input(key="signin_password").input("not-the-password")
+    at.button[0].click().run()
+    assert "wrong password" in at.error[0].value and "user" not in at.session_state
+    at.text_input(key="signin_password").input(PASSWORD)
+    at.button[0].click().run()
+    assert at.session_state["user"]["username"] == "alice"
+    assert any(b.label == "Start annotating" for b in at.button)
+
+
+def test_guidelines_come_before_the_first_item(proj):
+    at = app(ALICE)
+    assert any("guidelines" in m.value.lower() for m in at.markdown)
+    at.button(key=f"start:{at.session_state['kind']}").click().run()
+    assert any(b.label == "Submit" or b.label == "Fully covered" for b in at.button)
+
+
+def test_annotators_cannot_reach_maintainer_pages(proj):
+    at = app(ALICE, "preference_match")
+    with pytest.raises(ValueError, match="Could not find a navigation page"):
+        at.switch_page("views/dashboard.py")
+    direct = AppTest.from_file(str(ROOT / "annotate_app" / "views" / "dashboard.py"), default_timeout=60)
+    direct.session_state["user"] = ALICE
+    direct.run()
+    assert "not a maintainer" in direct.error[0].value and not direct.metric
+
+
+def test_match_key_labels_as_the_signed_in_user_and_moves_on(proj):
+    at = app(ALICE, "preference_match")
+    first = workflow.current_item(proj, "alice", "preference_match")
+    at.button(key=f"{first.event_id}:partially").click().run()
+    ev = proj.store.event(first.event_id)
+    assert (ev.annotator, ev.values, ev.action) == ("alice", {"coverage": "partially"}, "label")
+    nxt = workflow.current_item(proj, "alice", "preference_match")
+    assert nxt.task.task_id != first.task.task_id
+    assert any(b.key == f"{nxt.event_id}:fully" for b in at.button)
+
+
+def test_expressed_items_with_evidence_clicked_on_turns(proj):
+    at = app(ALICE, "preference_expressed")
+    item = workflow.current_item(proj, "alice", "preference_expressed")
+    p = item.event_id
+    at.button(key=f"{p}:pick:2").click().run()  # evidence for item 1 also marks it expressed
+    at.radio(key=f"{p}:active").set_value(1).run()
+    at.button(key=f"{p}:kN").click().run()
+    at.button(key=f"{p}:submit").click().run()
+    ev = proj.store.event(item.event_id)
+    assert ev.values == {
+        "items": [
+            {"item": 0, "expressed": True, "evidence": [2]},
+            {"item": 1, "expressed": False, "evidence": []},
+        ]
+    }
+
+
+def test_incomplete_submit_warns_and_writes_nothing(proj):
+    at = app(ALICE, "preference_expressed")
+    item = workflow.current_item(proj, "alice", "preference_expressed")
+    at.button(key=f"{item.event_id}:submit").click().run()
+    assert "2 left" in at.warning[0].value
+    assert proj.store.events() == []
+
+
+def test_memory_accept_all_then_reject_one_with_a_reason(proj):
+    at = app(ALICE, "memory_verify")
+    item = workflow.current_item(proj, "alice", "memory_verify")
+    p, keys = item.event_id, [c["key"] for c in item.task.payload["candidates"]]
+    at.button(key=f"{p}:acc").click().run()
+    at.button_group(key=f"{p}:d:{keys[0]}").set_value("reject").run()
+    at.selectbox(key=f"{p}:why:{keys[0]}").set_value("too_generic").run()
+    at.button(key=f"{p}:addbtn").click().run()
+    at.text_input(key=f"{p}:add0:value").input("The user owns a bike.").run()
+    at.button(key=f"{p}:submit").click().run()
+    values = proj.store.event(item.event_id).values
+    decisions = {d["key"]: d for d in values["decisions"]}
+    assert decisions[keys[0]] == {"key": keys[0], "decision": "reject", "reason": "too_generic"}
+    assert all(decisions[k]["decision"] == "accept" for k in keys[1:])
+    assert values["added"][0]["value"] == "The user owns a bike."
+
+
+def test_skip_with_a_reason(proj):
+    at = app(ALICE, "preference_match")
+    item = workflow.current_item(proj, "alice", "preference_match")
+    at.selectbox(key=f"{item.event_id}:skipr").set_value("cannot judge").run()
+    at.button(key=f"{item.event_id}:skip").click().run()
+    ev = proj.store.event(item.event_id)
+    assert (ev.action, ev.comment, ev.annotator) == ("skip", "cannot judge", "alice")
+
+
+def test_edit_a_recent_label(proj):
+    item = workflow.current_item(proj, "alice", "preference_match")
+    workflow.submit(proj, "alice", item, {"coverage": "fully"})
+    at = app(ALICE)
+    at.switch_page("views/my_labels.py").run()
+    p = f"edit:{item.event_id}"
+    at.button_group(key=f"{p}:coverage").set_value("not_covered").run()
+    at.button(key=f"{p}:save").click().run()
+    live = [e for e in proj.store.effective_events("preference_match") if e.annotator == "alice"]
+    assert [(e.values["coverage"], e.supersedes) for e in live] == [("not_covered", item.event_id)]
+
+
+def test_dashboard_shows_progress_and_gold_accuracy(proj):
+    tid = proj.store.tasks(kind="preference_match")[0].task_id
+    proj.store.set_gold(tid, {"coverage": "fully"})
+    proj.store.set_meta(gold_rate_key("preference_match"), "0.3")
+    while (item := workflow.current_item(proj, "alice", "preference_match")) is not None:
+        workflow.submit(proj, "alice", item, {"coverage": "partially"})
+    at = app(MAYA)
+    at.switch_page("views/dashboard.py").run()
+    assert not at.exception
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Labels"] == "3"
+    tables = [d.value for d in at.dataframe]
+    gold_rows = [t for t in tables if "accuracy" in t.columns]
+    assert gold_rows and gold_rows[0].to_dict("records")[0]["accuracy"] == 0.0
+
+
+def test_adjudication_records_the_maintainers_decision(proj):
+    for who, coverage in (("alice", "fully"), ("bob", "not_covered")):
+        item = workflow.current_item(proj, who, "preference_match")
+        workflow.submit(proj, who, item, {"coverage": coverage})
+    at = app(MAYA)
+    at.switch_page("views/adjudicate.py").run()
+    tid = at.session_state["adj_task"]
+    table = at.dataframe[0].value
+    assert list(table.columns) == ["unit", "alice", "bob", "agree"]
+    at.button_group(key=f"adj:{tid}:coverage").set_value("partially").run()
+    at.text_area(key=f"adj:{tid}:note").input("candidate misses the deadline condition").run()
+    at.button(key=f"adj:{tid}:save").click().run()
+    adj = proj.store.adjudications(tid)[0]
+    assert (adj.maintainer, adj.values, adj.note) == (
+        "maya",
+        {"coverage": "partially"},
+        "candidate misses the deadline condition",
+    )
+
+
+def test_dialogue_html_is_shown_as_text(proj):
+    at = app(ALICE, "preference_expressed")
+    for _ in range(3):
+        item = workflow.current_item(proj, "alice", "preference_expressed")
+        if item.task.payload["dialogue_id"] == "sess_0000":
+            break
+        workflow.skip(proj, "alice", item, "cannot judge")
+    at.run()
+    shown = [m.value for m in at.markdown if "script" in m.value]
+    assert shown == [md_escape(HOSTILE)]
+    assert "<script>" not in shown[0] and "\\<script\\>" in shown[0] and "\\*\\*bold\\*\\*" in shown[0]
