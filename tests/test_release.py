@@ -1,0 +1,147 @@
+"""Cutting, verifying and comparing releases."""
+
+import json
+import shutil
+
+import pytest
+
+from curation.consensus import adjudicate
+from curation.gates import run_gates
+from exports.release import ReleaseError, cut_release, diff_releases, load_manifest, verify_release
+from test_release_support import cover, fast_agreement, import_cupid, labelled_project, match_tasks
+
+
+def cut(project, version, override=None):
+    return cut_release(project, version, override=override,
+                       gates=run_gates(project.store, project.config, agreement_rows=fast_agreement))
+
+
+@pytest.fixture
+def ready(project, tmp_path):
+    made = labelled_project(project, tmp_path)
+    return project, made
+
+
+def _data_bytes(release_dir):
+    return {p.relative_to(release_dir).as_posix(): p.read_bytes()
+            for sub in ("data", "parquet") for p in sorted((release_dir / sub).rglob("*")) if p.is_file()}
+
+
+def test_two_cuts_of_the_same_state_have_byte_identical_data_files(ready):
+    project, _ = ready
+    a, b = cut(project, "1.0.0"), cut(project, "1.0.1")
+    files_a, files_b = _data_bytes(a.path), _data_bytes(b.path)
+    assert files_a == files_b and len(files_a) >= 10
+    assert a.data_sha256 == b.data_sha256 and b.bump == "patch"
+    assert {"data/cupid/test.jsonl", "data/labels/preference_match.jsonl", "data/matching/test.jsonl",
+            "data/final_labels/preference_match.jsonl", "data/adjudications/all.jsonl"} <= set(files_a)
+
+
+def test_a_release_has_every_part_and_verifies(ready):
+    project, _ = ready
+    r = cut(project, "1.0.0")
+    names = {p.name for p in r.path.iterdir()}
+    assert {"data", "parquet", "prefkit-1.0.0.duckdb", "manifest.json", "README.md", "croissant.json"} <= names
+    m = load_manifest(r.path)
+    assert m.counts["cupid"] == 5 and m.counts["matching"] == 21 and m.override_reason is None
+    assert all(g["passed"] for g in m.gates) and m.agreement[0]["ci_low"] is not None
+    assert m.provenance["sources"][0]["licence"] == "MIT" and m.schema_versions["ReleaseManifest"] == "1.0"
+    assert verify_release(r.path) == []
+
+
+def test_verify_catches_a_flipped_byte_and_an_extra_file(ready):
+    project, _ = ready
+    r = cut(project, "1.0.0")
+    target = r.path / "data" / "cupid" / "test.jsonl"
+    raw = bytearray(target.read_bytes())
+    raw[10] ^= 0x01
+    target.write_bytes(bytes(raw))
+    (r.path / "data" / "notes.txt").write_text("hi")
+    assert verify_release(r.path) == ["data/cupid/test.jsonl: sha256 differs from the manifest",
+                                      "data/notes.txt: not in the manifest"]
+
+
+def test_an_existing_version_is_never_overwritten(ready):
+    project, _ = ready
+    r = cut(project, "1.0.0")
+    before = (r.path / "manifest.json").read_bytes()
+    with pytest.raises(ReleaseError, match="already exists"):
+        cut(project, "1.0.0")
+    assert (r.path / "manifest.json").read_bytes() == before
+    assert [p.name for p in project.releases_dir.iterdir()] == ["1.0.0"]  # no staging left behind
+
+
+def test_failing_gates_refuse_the_cut_unless_overridden_with_a_reason(ready):
+    project, _ = ready
+    tie = match_tasks(project.store, 1, prefix="tie")[0]
+    cover(project.store, tie.task_id, ann1="fully", ann2="partially", ann3="not_covered")
+    with pytest.raises(ReleaseError, match=f"FAIL  adjudicated.*\n.*{tie.task_id}"):
+        cut(project, "1.0.0")
+    assert not (project.releases_dir / "1.0.0").exists()
+    r = cut(project, "1.0.0", override="tie on a pilot item; decided in the next batch")
+    m = json.loads((r.path / "manifest.json").read_text())
+    assert m["override_reason"] == "tie on a pilot item; decided in the next batch"
+    assert [g["gate"] for g in m["gates"] if not g["passed"]] == ["adjudicated"]
+    assert "overridden" in (r.path / "README.md").read_text()
+
+
+def test_versions_must_be_semantic_and_increasing(ready):
+    project, _ = ready
+    with pytest.raises(ReleaseError, match="semantic version"):
+        cut(project, "v1")
+    cut(project, "1.2.0")
+    with pytest.raises(ReleaseError, match="not above the latest release 1.2.0"):
+        cut(project, "1.1.9")
+
+
+def test_diff_classifies_patch_minor_and_major(ready, tmp_path):
+    project, made = ready
+    cut(project, "1.0.0")
+    cut(project, "1.0.1")
+    import_cupid(project, tmp_path, 3, start=100)
+    with pytest.raises(ReleaseError, match="need a minor release; 1.0.2 is only a patch"):
+        cut(project, "1.0.2")
+    cut(project, "1.1.0")
+    adjudicate(project.store, made["tasks"][19].task_id, "lead", {"coverage": "fully"}, "second opinion")
+    with pytest.raises(ReleaseError, match="need a major release"):
+        cut(project, "1.2.0")
+    cut(project, "2.0.0")
+    rel = project.releases_dir
+    assert diff_releases(rel / "1.0.0", rel / "1.0.1") == {"from": str(rel / "1.0.0"), "to": str(rel / "1.0.1"),
+                                                           "level": "patch", "configs": {}}
+    minor = diff_releases(rel / "1.0.1", rel / "1.1.0")
+    assert minor["level"] == "minor" and minor["configs"] == {"cupid": {"added": 3, "removed": 0, "changed": 0}}
+    major = diff_releases(rel / "1.1.0", rel / "2.0.0")
+    assert major["level"] == "major"
+    assert major["configs"]["matching"] == {"added": 0, "removed": 0, "changed": 1}
+
+
+def test_annotators_are_pseudonymous_and_stable_across_releases(ready):
+    project, _ = ready
+    a, b = cut(project, "1.0.0"), cut(project, "1.0.1")
+    text = "".join(p.read_text() for p in (a.path / "data").rglob("*.jsonl"))
+    assert "ann1" not in text and "lead" not in text
+    rows = [json.loads(x) for x in (a.path / "data/labels/preference_match.jsonl").read_text().splitlines()]
+    assert {r["annotator"] for r in rows} == {project.store.pseudonym(n) for n in ("ann1", "ann2", "ann3")}
+    assert (a.path / "data/labels/preference_match.jsonl").read_bytes() == (b.path / "data/labels/preference_match.jsonl").read_bytes()
+
+
+def test_release_of_the_alpsbench_sample_contains_all_of_it(alps_project):
+    from exports.alpsbench import packet
+
+    store = alps_project.store
+    try:
+        r = cut_release(alps_project, "1.0.0", override="sample import: gold evidence is upstream's")
+        packets = [json.loads(x) for p in sorted((r.path / "data/alpsbench_packets").glob("*.jsonl"))
+                   for x in p.read_text().splitlines()]
+        assert len(packets) == 400
+        by_id = {p["session_id"]: p for p in store.packets()}
+        for row in packets[::40]:
+            assert json.loads(row["packet"]) == packet(store, row["id"], by_id[row["id"]]["extra"])
+        task1 = [json.loads(x) for p in (r.path / "data/alpsbench_task1").glob("*.jsonl") for x in p.read_text().splitlines()]
+        gold = sum(len(json.loads(row["reference_output"])["memory_items"]) for row in task1)
+        assert (len(task1), gold) == (400, store.count("memories", origin="gold"))
+        splits = sorted(p.stem for p in (r.path / "data/alpsbench_task1").glob("*.jsonl"))
+        assert splits == ["dev", "test", "validation"]
+    finally:
+        shutil.rmtree(alps_project.releases_dir, ignore_errors=True)
