@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 from appkit import HOSTILE, PASSWORD, clone_project, make_project
+from conftest import ROOT
 from streamlit.testing.v1 import AppTest
 
 from annotate_app.safe_text import md_escape
-from conftest import ROOT
 from curation import workflow
 from curation.assignment import gold_rate_key
 
