@@ -1,0 +1,149 @@
+"""End to end with backend "openai": the real openai client against the loopback fake server."""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+
+import pytest
+from fakeopenai import start_fake_openai
+
+from curation.project import Project
+from pipelines.generation import offline
+from pipelines.generation.run import GenerationConfig, run_generation
+from pipelines.llm import LLMLayer
+from pipelines.llm.types import LLMRequest
+
+
+def _factors(user: str) -> dict:
+    persona = re.search(r'The user:\n"(.+?)" \(occupation', user, re.S).group(1)
+    n = int(re.search(r"exactly (\d+) context factors", user).group(1))
+    request = LLMRequest(
+        stage="factors",
+        item="x",
+        role="writer",
+        messages=(),
+        offline_context={"persona": persona, "n_factors": n},
+    )
+    return offline.offline_factors(request, random.Random(n)).model_dump(mode="json")
+
+
+def _stories(user: str) -> dict:
+    a_pref = re.search(r'preference about it is: "(.+?)"\n', user).group(1)
+    sessions = re.findall(r'^Session (\d+): factor "(.+?)" \(', user, re.M)
+    return {
+        "changed_preference": offline._changed_preference(a_pref),
+        "sessions": [
+            {
+                "index": int(i),
+                "story": f"Session {i} of a busy month, with {name} in the background.",
+                "opening_request": f"Could you help me with a task involving {name} this week?",
+            }
+            for i, name in sessions
+        ],
+    }
+
+
+def _verdict(system: str, user: str) -> dict:
+    k = len(re.findall(r"^\d+\. Does the reply", system, re.M))
+    first_reply = user.count("[assistant]") == 1
+    scores = [{"item": i, "score": 3 if first_reply else 9} for i in range(1, k + 1)]
+    if first_reply:
+        return {
+            "scores": scores,
+            "feedback_items": [1],
+            "message": "Hmm, that misses what usually works for me here.",
+        }
+    return {"scores": scores, "feedback_items": [], "message": ""}
+
+
+def responder(body: dict) -> str | dict:
+    system = body["messages"][0]["content"]
+    user = body["messages"][1]["content"] if len(body["messages"]) > 1 else ""
+    if system.startswith("You write realistic user personas"):
+        return {
+            "text": "Rosa Delgado is a staff nurse on a busy surgical ward who plans every shift in a notebook, "
+            "wants to move into teaching, dislikes rushed handovers and walks to work each morning.",
+            "occupation": "staff nurse",
+        }
+    if system.startswith("You help build a personalization benchmark"):
+        return _factors(user)
+    if system.startswith("You write the story"):
+        return _stories(user)
+    if system.startswith("You turn a user's preference"):
+        pref = re.search(r'Preference: "(.+)"', user).group(1)
+        return {"items": [{"question": q} for q in offline.bank_checklist(pref)]}
+    if system.startswith("You play a user"):
+        return _verdict(system, user)
+    return "Here is a practical answer: start with the goal, list the constraints, then the next step."
+
+
+@pytest.fixture
+def openai_project(tmp_path, monkeypatch):
+    def make(respond):
+        server = start_fake_openai(respond)
+        monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+        project = Project.init(tmp_path / "proj")
+        cfg = project.root / "prefkit.toml"
+        cfg.write_text(
+            cfg.read_text(encoding="utf-8").replace('base_url = ""', f'base_url = "{server.base_url}"'),
+            encoding="utf-8",
+        )
+        project = Project(project.root)
+        made.append((server, project))
+        return server, project
+
+    made: list = []
+    yield make
+    for server, project in made:
+        project.close()
+        server.stop()
+
+
+def run(project, **overrides):
+    cfg = GenerationConfig.from_config(project.config["generation"], **overrides)
+    with LLMLayer(
+        project.store, llm_config=project.config["llm"], backend="openai", seed=0, progress=False
+    ) as layer:
+        return run_generation(project.store, layer, cfg)
+
+
+def test_one_persona_end_to_end_over_http(openai_project):
+    server, project = openai_project(responder)
+    run(project, personas=1)
+    store = project.store
+    assert store.status()["instances"] == 3 and store.dropped_personas() == {}
+    sessions = store.sessions()
+    assert len(sessions) == 13 and all(s["satisfied"] for s in sessions[:-1])
+    assert all(len(store.turn_scores(s["session_id"])) == 2 for s in sessions[:-1])  # feedback once, then met
+    records = [json.loads(r) for r in _provenance_records(store)]
+    assert records and not any(r["offline"] for r in records)
+    calls = server.count()
+    run(project, personas=1)  # a rerun: nothing pending, no request reaches the server
+    assert server.count() == calls
+
+
+def _provenance_records(store):
+    from sqlalchemy import select
+
+    t = store.t["provenance"]
+    with store.read() as conn:
+        return conn.execute(select(t.c.record_json).where(t.c.source.like("generate.%"))).scalars().all()
+
+
+def test_broken_contrastive_pair_drops_the_persona_with_reasons(openai_project):
+    def broken(body):
+        answer = responder(body)
+        if isinstance(answer, dict) and "factors" in answer:
+            answer["factors"][-1]["type"] = "place" if answer["factors"][-2]["type"] != "place" else "event"
+        return answer
+
+    _, project = openai_project(broken)
+    reports = run(project, personas=1)
+    store = project.store
+    assert reports[1].dropped == ["persona-s0-0000"]
+    assert "types differ" in store.dropped_personas()["persona-s0-0000"]["reason"]
+    assert len(store.failures("factors")) == 3 and store.status()["context_factors"] == 0
+    run(project, personas=1)  # the dropped persona is not retried
+    assert len(store.failures("factors")) == 3  # no new failure rows
