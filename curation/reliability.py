@@ -49,9 +49,8 @@ def value_counts(matrix) -> tuple[np.ndarray, np.ndarray]:
     m = as_matrix(matrix)
     values, idx = np.unique(m[~np.isnan(m)], return_inverse=True)
     unit = np.nonzero(~np.isnan(m))[1]
-    counts = np.zeros((m.shape[1], len(values)), dtype=np.int64)
-    np.add.at(counts, (unit, idx), 1)
-    return values, counts
+    flat = np.bincount(unit * len(values) + idx, minlength=m.shape[1] * len(values))
+    return values, flat.reshape(m.shape[1], len(values))
 
 
 # -- Krippendorff's alpha -----------------------------------------------------------------------------
