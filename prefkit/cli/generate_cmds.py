@@ -8,14 +8,7 @@ import click
 
 from prefkit.cli.common import echo_json, echo_table, json_option, project_option
 
-STAGE_HELP = {
-    "personas": "Sample balanced attributes and write the personas.",
-    "factors": "Write each persona's context factors and contextual preferences (contrastive pair last).",
-    "sessions": "Place the chronological session plan by code and write each session's story and request.",
-    "checklists": "Decompose every distinct preference into at most 4 yes/no checklist items.",
-    "dialogues": "Simulate each session between the assistant and the user-simulator models.",
-    "instances": "Build the consistent, contrastive and changing CUPID instances of each persona.",
-}
+STAGE_NAMES = ("personas", "factors", "sessions", "checklists", "dialogues", "instances")
 
 
 def generation_options(fn):
@@ -65,53 +58,50 @@ def _run(project, stages, as_json: bool, **flags) -> None:
     click.echo(f"backend {backend}; {project.store.count('instances')} instances in the project")
 
 
-@click.group(invoke_without_command=True)
-@click.option("--estimate", is_flag=True, help="Price the run with the configured models; make no call.")
+@click.command()
+@click.argument("stage", required=False, metavar="[STAGE]", type=click.Choice(STAGE_NAMES))
+@click.option("--estimate", is_flag=True, help="Price a full run with the configured models; make no call.")
 @generation_options
-@click.pass_context
-def generate(ctx: click.Context, project, estimate: bool, as_json: bool, **flags) -> None:
-    """Synthesize a CUPID-style benchmark: every stage, or one stage with a subcommand.
+def generate(project, stage: str | None, estimate: bool, as_json: bool, **flags) -> None:
+    """Synthesize a CUPID-style benchmark into the project: every stage, or only STAGE.
 
-    A rerun skips what the project already holds. Stage subcommands take the same flags.
+    \b
+    Stages, in pipeline order (each picks up what the previous ones left in the project):
+      personas    sample balanced attributes and write the personas
+      factors     context factors and contextual preferences (contrastive pair last)
+      sessions    place the 13-session plan by code; write each story and opening request
+      checklists  decompose every distinct preference into at most 4 yes/no items
+      dialogues   simulate each session: assistant model vs user-simulator model
+      instances   build the consistent, contrastive and changing CUPID instances
+
+    A rerun skips what the project already holds; a persona that keeps failing validation is dropped
+    with the reason shown. Export the result with `prefkit export cupid OUT.jsonl`.
 
     Example: prefkit generate --personas 4 --backend offline --seed 0
     """
-    if ctx.invoked_subcommand is not None:
-        return
-    if estimate:
-        from pipelines.generation.run import GenerationConfig, estimate_run
+    from pipelines.generation.run import STAGES, GenerationConfig, estimate_run
 
+    if estimate:
+        if stage:
+            raise click.UsageError("--estimate prices a full run; leave out STAGE")
         flags.pop("backend")
         cfg = GenerationConfig.from_config(project.config["generation"], **flags)
-        result = estimate_run(project.store, project.config["llm"], cfg)
-        if as_json:
-            echo_json(result)
-            return
-        click.echo(
-            f"estimate for {result['personas']} personas (offline dry run of {result['sampled_personas']}, scaled):"
-        )
-        echo_table([{"model": m, **v} for m, v in result["per_model"].items()])
-        click.echo(
-            f"total: {result['calls']} calls, {result['prompt_tokens']} prompt + "
-            f"{result['completion_tokens']} completion tokens, ${result['cost_usd']:.4f}"
-        )
-        if result["unpriced"]:
-            click.echo(
-                f"no price configured for: {', '.join(result['unpriced'])} (add them under [llm.costs])"
-            )
+        _print_estimate(estimate_run(project.store, project.config["llm"], cfg), as_json)
         return
-    from pipelines.generation.run import STAGES
-
-    _run(project, STAGES, as_json, **flags)
+    _run(project, (stage,) if stage else STAGES, as_json, **flags)
 
 
-def _stage_command(stage: str) -> click.Command:
-    def command(project, as_json: bool, **flags) -> None:
-        _run(project, (stage,), as_json, **flags)
-
-    command.__doc__ = f"{STAGE_HELP[stage]}\n\n    Example: prefkit generate {stage} --backend offline\n    "
-    return generate.command(stage)(generation_options(command))
-
-
-for _stage in STAGE_HELP:
-    _stage_command(_stage)
+def _print_estimate(result: dict, as_json: bool) -> None:
+    if as_json:
+        echo_json(result)
+        return
+    click.echo(
+        f"estimate for {result['personas']} personas (offline dry run of {result['sampled_personas']}, scaled):"
+    )
+    echo_table([{"model": m, **v} for m, v in result["per_model"].items()])
+    click.echo(
+        f"total: {result['calls']} calls, {result['prompt_tokens']} prompt + "
+        f"{result['completion_tokens']} completion tokens, ${result['cost_usd']:.4f}"
+    )
+    if result["unpriced"]:
+        click.echo(f"no price configured for: {', '.join(result['unpriced'])} (add them under [llm.costs])")
