@@ -1,0 +1,282 @@
+"""Against a real Label Studio server (started by .ci/labelstudio.sh): push every task kind, label as
+two Label Studio users through /next, pull, and check what reaches the project store."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import uuid
+from types import SimpleNamespace
+
+import httpx
+import pytest
+from click.testing import CliRunner
+from conftest import require
+
+from annotate_app.labelstudio import bridge
+from annotate_app.labelstudio.accounts import login, signup
+from annotate_app.labelstudio.config import TASK_ID_KEY, ls_kind
+from curation.agreement import agreement_rows
+from curation.project import Project
+from curation.task_admin import create_tasks
+from prefkit.cli import cli
+from schemas.curation import Provenance
+from schemas.generation import ChecklistItem, ContextFactor, ContextualPreference, Session, Turn
+
+pytestmark = [pytest.mark.labelstudio, pytest.mark.slow]
+KINDS = ("preference_expressed", "preference_match", "memory_verify")
+
+
+@pytest.fixture(scope="module")
+def ls():
+    url, key = os.environ.get("LABEL_STUDIO_URL"), os.environ.get("LABEL_STUDIO_API_KEY")
+    require(
+        bool(url and key), "no Label Studio server: `bash .ci/labelstudio.sh start`, then source its env file"
+    )
+    try:
+        httpx.get(f"{url}/health", timeout=10).raise_for_status()
+    except httpx.HTTPError as exc:
+        require(False, f"Label Studio at {url} does not answer /health ({exc})")
+    email, password = (
+        os.environ.get("LABEL_STUDIO_ADMIN_EMAIL"),
+        os.environ.get("LABEL_STUDIO_ADMIN_PASSWORD"),
+    )
+    require(
+        bool(email and password),
+        "LABEL_STUDIO_ADMIN_EMAIL / _PASSWORD not set (.ci/labelstudio.sh exports them)",
+    )
+    return SimpleNamespace(url=url, key=key, admin=login(url, email, password))
+
+
+def _session(i: int) -> Session:
+    pref = ContextualPreference(
+        text="Vegetarian recipes under 30 minutes", family="Content", preference_type="topic"
+    )
+    factor = ContextFactor(
+        factor_id=f"f{i}",
+        type="activity",
+        name="weeknight dinners",
+        background="Cooks after work.",
+        task_types=["recipes"],
+        preference=pref,
+    )
+    turns = [
+        Turn(index=0, role="user", content=f"Session {i}: I only cook vegetarian food."),
+        Turn(index=1, role="assistant", content="Here is a lentil stew that takes an hour."),
+        Turn(index=2, role="user", content="Too long, I need it done in 30 minutes."),
+    ]
+    return Session(
+        session_id=f"sess{i}",
+        persona_id="p1",
+        index=i,
+        timestamp="2025-01-0{i}T18:00:00Z",
+        context_factor=factor,
+        preference=pref,
+        checklist=[ChecklistItem(question="Is it vegetarian?"), ChecklistItem(question="Is it quick?")],
+        turns=turns,
+    )
+
+
+def _pair(i: int) -> dict:
+    return {
+        "pair_id": f"pair{i}",
+        "checklist_item": f"Is item {i} covered?",
+        "candidate": f"Candidate preference {i}",
+        "origin": "test",
+        "instance_id": None,
+        "meta_json": None,
+    }
+
+
+@pytest.fixture(scope="module")
+def proj(tmp_path_factory, alps_packets):
+    root = tmp_path_factory.mktemp("ls") / "proj"
+    Project.init(root, name="ls-test").close()
+    cfg = root / "prefkit.toml"
+    cfg.write_text(cfg.read_text().replace("overlap = 3", "overlap = 2"))
+    packets = tmp_path_factory.mktemp("packets")
+    for f in sorted(alps_packets.rglob("sess_*.json"))[:3]:
+        shutil.copy(f, packets / f.name)
+    from pipelines.ingest import alpsbench
+
+    p = Project(root)
+    p.store.import_bundle(alpsbench.build_bundle(packets))
+    for i in (1, 2):
+        p.store.add_session(_session(i), {}, [None, None, None], Provenance(source="test"))
+    p.store.add_preference_pairs([_pair(i) for i in range(4)], Provenance(source="test"))
+    create_tasks(p, "preference_match")
+    gold = p.store.tasks(kind="preference_match")[0]
+    p.store.set_gold(gold.task_id, {"coverage": "fully"})
+    yield p
+    p.close()
+
+
+@pytest.fixture(scope="module")
+def pushed(ls, proj):
+    return {kind: bridge.push(proj, kind, ls.url) for kind in KINDS}
+
+
+def _values(kind: str, task, disagree: bool) -> dict:
+    """Yes to everything, or a different answer on one field when ``disagree``."""
+    if kind == "preference_match":
+        return {"coverage": "partially" if disagree else "fully"}
+    if kind == "preference_expressed":
+        n = len(task.payload["checklist"])
+        return {
+            "items": [{"item": i, "expressed": not (disagree and i == 1), "evidence": [0]} for i in range(n)]
+        }
+    keys = [c["key"] for c in task.payload["candidates"]]
+    decisions = [{"key": k, "decision": "accept"} for k in keys]
+    if disagree:
+        decisions[0] = {"key": keys[0], "decision": "reject", "reason": "duplicate"}
+    return {"decisions": decisions}
+
+
+def _label_all(annotator, proj, kind: str, pid: int, who: int) -> list[int]:
+    """Take tasks from Label Studio's queue until it is empty; returns annotation ids."""
+    ids = []
+    regular = sorted(t.task_id for t in proj.store.tasks(kind=kind) if not t.is_gold)
+    while (served := annotator.next_task(pid)) is not None:
+        task = proj.store.task(served["data"][TASK_ID_KEY])
+        disagree = who == 1 and task.task_id == regular[1]  # the second annotator differs on one task
+        result = ls_kind(kind).results(_values(kind, task, disagree), task)
+        ids.append(annotator.submit(served["id"], result, lead_time=10.0 + len(ids)))
+    return ids
+
+
+@pytest.fixture(scope="module")
+def labelled(ls, proj, pushed):
+    second = signup(ls.url, f"ann-{uuid.uuid4().hex[:8]}@prefkit.example.com", "Label-Studio-2nd-user")
+    anns = {}
+    for kind in KINDS:
+        pid = pushed[kind].ls_project_id
+        anns[kind] = [_label_all(ls.admin, proj, kind, pid, 0), _label_all(second, proj, kind, pid, 1)]
+    first_pull = {kind: bridge.pull(proj, kind, ls.url) for kind in KINDS}
+    return SimpleNamespace(second=second, anns=anns, first_pull=first_pull)
+
+
+def test_push_creates_a_project_per_kind_with_overlap_and_guidelines(ls, proj, pushed):
+    client = bridge.connect(ls.url)
+    for kind, report in pushed.items():
+        tasks = proj.store.tasks(kind=kind)
+        assert report.project_created and report.imported == len(tasks) > 0 and not report.not_pushed
+        info = client.projects.get(report.ls_project_id)
+        assert info.maximum_annotations == 2
+        assert proj.guidelines(kind).splitlines()[0].lstrip("# ").split(" — ")[0] in info.expert_instruction
+        mapped = proj.store.ls_task_ids(ls.url, report.ls_project_id)
+        served = {int(t.id): t.data[TASK_ID_KEY] for t in client.tasks.list(project=report.ls_project_id)}
+        assert served == {ls_id: task_id for task_id, ls_id in mapped.items()}
+
+
+def test_gold_answer_is_uploaded_as_ground_truth(ls, proj, pushed):
+    gold = next(t for t in proj.store.tasks(kind="preference_match") if t.is_gold)
+    ls_id = proj.store.ls_task_ids(ls.url, pushed["preference_match"].ls_project_id)[gold.task_id]
+    anns = bridge.connect(ls.url).annotations.list(ls_id)
+    assert pushed["preference_match"].gold == 1
+    assert [(a.ground_truth, a.result[0]["value"]["choices"]) for a in anns] == [(True, ["fully"])]
+
+
+def test_two_users_labels_arrive_as_validated_label_events(ls, proj, labelled):
+    for kind in KINDS:
+        n = len(proj.store.tasks(kind=kind))
+        # The pushing account made the gold task's ground truth, so /next does not serve it that task again.
+        n_gold = sum(t.is_gold for t in proj.store.tasks(kind=kind))
+        assert [len(ids) for ids in labelled.anns[kind]] == [n - n_gold, n]
+        report = labelled.first_pull[kind]
+        assert report.labels == 2 * n - n_gold and not report.invalid
+        events = proj.store.events(kind=kind)
+        assert len(events) == 2 * n - n_gold and {e.source for e in events} == {"labelstudio"}
+        assert {e.annotator for e in events} == {"admin", labelled.second.email.split("@")[0]}
+        assert min(e.time_spent_s for e in events) == 10.0
+    created = [u for r in labelled.first_pull.values() for u in r.users_created]
+    second = labelled.second.email
+    assert sorted(created) == sorted(
+        [f"admin <{os.environ['LABEL_STUDIO_ADMIN_EMAIL']}>", f"{second.split('@')[0]} <{second}>"]
+    )
+    assert {u["role"] for u in proj.store.users()} == {"annotator"}
+
+
+def test_agreement_is_computed_over_the_pulled_labels(proj, labelled):
+    row = next(
+        r
+        for r in agreement_rows(proj.store, "preference_match", n_boot=50)
+        if r["comparison"] == "human-vs-human"
+    )
+    both = len(
+        [t for t in proj.store.tasks(kind="preference_match") if not t.is_gold]
+    )  # gold: one label only
+    assert row["n_raters"] == 2 and row["n_units"] == both
+    assert row["percent_agreement"] == pytest.approx((both - 1) / both)
+
+
+def test_push_and_pull_again_change_nothing(ls, proj, labelled):
+    before = len(proj.store.events())
+    for kind in KINDS:
+        again = bridge.push(proj, kind, ls.url)
+        assert again.imported == 0 and again.already == len(proj.store.tasks(kind=kind))
+        report = bridge.pull(proj, kind, ls.url)
+        assert (report.labels, report.updated, report.withdrawn, report.invalid) == (0, 0, 0, [])
+        assert report.unchanged == len(proj.store.events(kind=kind))
+    assert len(proj.store.events()) == before
+
+
+def test_an_edit_supersedes_and_a_deletion_withdraws(ls, proj, labelled):
+    client = bridge.connect(ls.url)
+    edited, deleted = labelled.anns["preference_match"][0][:2]
+    client.annotations.update(
+        edited, result=ls_kind("preference_match").results({"coverage": "not_covered"}, None)
+    )
+    client.annotations.delete(deleted)
+    report = bridge.pull(proj, "preference_match", ls.url)
+    assert (report.updated, report.withdrawn) == (1, 1)
+    admin_live = {
+        e.task_id: e for e in proj.store.effective_events("preference_match") if e.annotator == "admin"
+    }
+    n = len(proj.store.tasks(kind="preference_match"))
+    assert len(admin_live) == n - 2  # the gold task (never served to admin) and the deleted one
+    assert sum(e.values["coverage"] == "not_covered" for e in admin_live.values()) == 1
+    latest = proj.store.events(kind="preference_match")[-2:]
+    assert {e.action for e in latest} == {"label", "withdraw"} and all(e.supersedes for e in latest)
+
+
+def test_a_result_that_does_not_fit_the_config_is_reported_not_recorded(ls, proj, labelled, pushed):
+    pid = pushed["preference_match"].ls_project_id
+    some_task = next(iter(proj.store.ls_task_ids(ls.url, pid).values()))
+    bogus = [
+        {"from_name": "coverage", "to_name": "candidate", "type": "choices", "value": {"choices": ["mostly"]}}
+    ]
+    labelled.second.submit(some_task, bogus, lead_time=1.0)  # Label Studio stores it (201)
+    before = len(proj.store.events())
+    report = bridge.pull(proj, "preference_match", ls.url)
+    assert len(report.invalid) == 1 and "['mostly'] is not one of" in report.invalid[0]
+    assert len(proj.store.events()) == before
+
+
+def test_new_items_are_pushed_and_a_skip_comes_back_as_a_skip(ls, proj, labelled, pushed):
+    proj.store.add_preference_pairs([_pair(9)], Provenance(source="test"))
+    runner = CliRunner()
+    out = runner.invoke(
+        cli, ["labelstudio", "push", "preference_match", "--url", ls.url, "-p", str(proj.root)]
+    )
+    assert out.exit_code == 0 and "imported 1 tasks" in out.output, out.output
+    served = ls.admin.next_task(pushed["preference_match"].ls_project_id)
+    assert served["data"][TASK_ID_KEY].startswith("preference_match_")
+    ls.admin.submit(served["id"], [], lead_time=2.0, cancelled=True)
+    out = runner.invoke(
+        cli, ["labelstudio", "pull", "preference_match", "--url", ls.url, "-p", str(proj.root)]
+    )
+    assert out.exit_code == 0 and "1 skips" in out.output, out.output
+    skip = proj.store.events(kind="preference_match")[-1]
+    assert (skip.action, skip.task_id, skip.annotator) == ("skip", served["data"][TASK_ID_KEY], "admin")
+
+
+def test_status_lists_each_project_with_its_completion(ls, proj, labelled):
+    out = CliRunner().invoke(cli, ["labelstudio", "status", "--url", ls.url, "-p", str(proj.root), "--json"])
+    assert out.exit_code == 0, out.output
+    import json
+
+    rows = {r["kind"]: r for r in json.loads(out.output)}
+    assert set(rows) == set(KINDS)
+    n = len(proj.store.tasks(kind="memory_verify"))
+    assert rows["memory_verify"]["tasks"] == n and rows["memory_verify"]["annotators"] == 2
+    assert rows["memory_verify"]["completion"] == f"{n}/{n} (100%)"
