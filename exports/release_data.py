@@ -187,7 +187,7 @@ def adjudications_config(store, pseudonym: Callable[[str], str]) -> ConfigData:
     kinds = {t.task_id: t.kind for t in store.tasks()}
     in_force = {a.adjudication_id for a in effective_adjudications(store).values()}
     for a in store.adjudications():
-        cfg.add("all", {"id": a.adjudication_id, "task_id": a.task_id, "kind": kinds.get(a.task_id), "maintainer": pseudonym(a.maintainer),
+        cfg.add("log", {"id": a.adjudication_id, "task_id": a.task_id, "kind": kinds.get(a.task_id), "maintainer": pseudonym(a.maintainer),
                         "values": canonical_json(a.values), "note": a.note, "supersedes": a.supersedes,
                         "in_force": a.adjudication_id in in_force})
     return cfg.finish()

@@ -34,7 +34,7 @@ def test_two_cuts_of_the_same_state_have_byte_identical_data_files(ready):
     assert files_a == files_b and len(files_a) >= 10
     assert a.data_sha256 == b.data_sha256 and b.bump == "patch"
     assert {"data/cupid/test.jsonl", "data/labels/preference_match.jsonl", "data/matching/test.jsonl",
-            "data/final_labels/preference_match.jsonl", "data/adjudications/all.jsonl"} <= set(files_a)
+            "data/final_labels/preference_match.jsonl", "data/adjudications/log.jsonl"} <= set(files_a)
 
 
 def test_a_release_has_every_part_and_verifies(ready):

@@ -11,6 +11,8 @@ from schemas import LabelEvent, utcnow
 from schemas.curation import AnnotationTask, Provenance
 
 PASSWORD = "correct-horse-1"
+#: 20 real AlpsBench packets: enough for every track and split, quick to import.
+ALPS_SUBSET = Path(__file__).resolve().parent.parent.parent / "shared/data/alpsbench/annotation_packets_sample/chunks/chunk_0001"
 
 
 def add_users(store, *names: str, role: str = "annotator") -> None:
