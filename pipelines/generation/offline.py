@@ -45,7 +45,7 @@ def offline_persona(request: LLMRequest, rng: random.Random) -> PersonaDraft:
     attrs = ctx["attributes"]
     name = f"{rng.choice(banks.FIRST_NAMES)} {rng.choice(banks.SURNAMES)}"
     occupation = rng.choice(banks.OCCUPATIONS)[CAREER_INDEX[attrs["career_level"]]]
-    traits = [(t["trait"], t["level"]) for t in attrs["big_five"]]
+    traits = [f"{t['trait']}:{t['level']}" for t in attrs["big_five"]]
     goals = [rng.choice(banks.VALUE_GOALS[v]) for v in attrs["values"]]
     seed = ctx.get("seed_persona")
     opening = f"{name} is a {occupation} {rng.choice(banks.CAREER_PHRASES[attrs['career_level']])}."
