@@ -1,8 +1,9 @@
 """Label events in and out of a project as JSONL or CSV rows, losslessly.
 
 One row per label event, columns ``annotator, task_kind, item_id, values, time_spent_s, timestamp,
-action, comment``. ``item_id`` is the task's ``item_ref`` (stable across projects) or its ``task_id``;
-``values`` is a JSON object (a JSON string in CSV); ``action`` defaults to ``label``.
+action, comment, judge``. ``item_id`` is the task's ``item_ref`` (stable across projects) or its
+``task_id``; ``values`` is a JSON object (a JSON string in CSV); ``action`` defaults to ``label``;
+``judge`` (default false) marks the labels of an LLM judge, recorded with ``source="judge"``.
 
 An import checks every row first — known task kind and task, existing annotator, values valid for
 the task (``TaskKind.validate``), ISO-8601 timestamp — and writes nothing unless all rows pass; the
@@ -31,7 +32,17 @@ from schemas.curation import AnnotationTask, LabelEvent
 if TYPE_CHECKING:
     from curation.project import ProjectStore
 
-COLUMNS = ("annotator", "task_kind", "item_id", "values", "time_spent_s", "timestamp", "action", "comment")
+COLUMNS = (
+    "annotator",
+    "task_kind",
+    "item_id",
+    "values",
+    "time_spent_s",
+    "timestamp",
+    "action",
+    "comment",
+    "judge",
+)
 REQUIRED = ("annotator", "task_kind", "item_id", "timestamp")
 ACTIONS = ("label", "skip", "flag", "withdraw")
 FORMATS = ("jsonl", "csv")
@@ -94,6 +105,11 @@ def _csv_rows(text: str) -> list[tuple[int, dict[str, Any]]]:
                 raise _RowLine(
                     line, _RowError("time_spent_s", f"not a number: {row['time_spent_s']!r}")
                 ) from exc
+        if parsed.get("judge") is not None:
+            flag = parsed["judge"].lower()
+            if flag not in ("true", "false"):
+                raise _RowLine(line, _RowError("judge", f"expected true or false, got {row['judge']!r}"))
+            parsed["judge"] = flag == "true"
         rows.append((line, parsed))
     return rows
 
@@ -193,6 +209,9 @@ def _row_event(row: dict[str, Any], resolver: _Resolver, source: str) -> LabelEv
     unknown = sorted(set(row) - set(COLUMNS))
     if unknown:
         raise _RowError(unknown[0], f"unknown column; expected {', '.join(COLUMNS)}")
+    if row.get("judge") not in (None, True, False):
+        raise _RowError("judge", f"expected true or false, got {row['judge']!r}")
+    source = "judge" if row.get("judge") else source
     for column in REQUIRED:
         _text(row, column)
     resolver.check_user(row["annotator"])
@@ -285,6 +304,7 @@ def export_rows(
             "timestamp": ev.created_at,
             "action": ev.action,
             "comment": ev.comment,
+            "judge": ev.source == "judge",
         }
         for ev in events
     ]
@@ -301,7 +321,9 @@ def write_rows(rows: list[dict[str, Any]], out: TextIO, fmt: str) -> None:
     writer = csv.DictWriter(out, fieldnames=COLUMNS, lineterminator="\n")
     writer.writeheader()
     for row in rows:
-        writer.writerow({**row, "values": canonical_json(row["values"])})
+        writer.writerow(
+            {**row, "values": canonical_json(row["values"]), "judge": "true" if row["judge"] else "false"}
+        )
 
 
 def export_labels(

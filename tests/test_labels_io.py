@@ -59,13 +59,15 @@ def target(template, tmp_path):
     p.close()
 
 
-def _label(store, item_ref, who, values, action="label", supersedes=None, seconds=4.5, comment=None):
+def _label(
+    store, item_ref, who, values, action="label", supersedes=None, seconds=4.5, comment=None, source="app"
+):
     task = next(t for t in store.tasks() if t.item_ref == item_ref)
     values = (
         get_kind(task.kind).validate(values, task) if action == "label" else values
     )  # as the app stores them
     ev = LabelEvent(event_id=uuid.uuid4().hex, task_id=task.task_id, kind=task.kind, annotator=who, action=action,
-                    values=values, time_spent_s=seconds, supersedes=supersedes, comment=comment,
+                    values=values, time_spent_s=seconds, supersedes=supersedes, comment=comment, source=source,
                     created_at=utcnow())  # fmt: skip
     store.append_event(ev)
     return ev
@@ -80,6 +82,7 @@ def _fill(store):
     _label(store, "pair:p2", "ann1", {}, action="withdraw", supersedes=gone.event_id)
     values = {"items": [{"item": 0, "expressed": True, "evidence": [0]}, {"item": 1, "expressed": False}]}
     _label(store, "session:s0", "ann1", values)
+    _label(store, "pair:p1", "gpt", {"coverage": "partially"}, source="judge", seconds=None)
 
 
 def _export(store, fmt="jsonl", all_events=False) -> str:
@@ -90,7 +93,7 @@ def _export(store, fmt="jsonl", all_events=False) -> str:
 
 def _live(store):
     return sorted((e.task_id, e.annotator, e.action, json.dumps(e.values, sort_keys=True), e.time_spent_s, e.comment,
-                   e.created_at) for e in store.effective_events())  # fmt: skip
+                   e.created_at, e.source == "judge") for e in store.effective_events())  # fmt: skip
 
 
 @pytest.mark.parametrize("fmt", ["jsonl", "csv"])
@@ -101,7 +104,7 @@ def test_round_trip_is_lossless(source, target, tmp_path, fmt, all_events):
     path = tmp_path / f"labels.{fmt}"
     path.write_text(text, encoding="utf-8")
     result = import_labels(target.store, path)
-    assert result.written == result.rows == (7 if all_events else 4)
+    assert result.written == result.rows == (8 if all_events else 5)
     assert _export(target.store, fmt, all_events) == text
     assert _live(target.store) == _live(source.store)
 
@@ -111,18 +114,19 @@ def test_export_holds_live_labels_by_item_ref(source):
     rows = [json.loads(line) for line in _export(source.store).splitlines()]
     assert [(r["item_id"], r["annotator"], r["action"]) for r in rows] == [
         ("pair:p0", "ann1", "label"), ("pair:p0", "ann2", "label"), ("pair:p1", "ann2", "skip"),
-        ("session:s0", "ann1", "label")]  # fmt: skip
+        ("session:s0", "ann1", "label"), ("pair:p1", "gpt", "label")]  # fmt: skip
     assert rows[0]["values"] == {"coverage": "fully"} and rows[1]["time_spent_s"] is None
+    assert [r["judge"] for r in rows] == [False, False, False, False, True]
 
 
 def test_reimport_is_a_noop(source, target, tmp_path):
     _fill(source.store)
     path = tmp_path / "labels.jsonl"
     path.write_text(_export(source.store, all_events=True), encoding="utf-8")
-    assert import_labels(target.store, path).written == 7
+    assert import_labels(target.store, path).written == 8
     again = import_labels(target.store, path)
-    assert (again.written, again.already_recorded) == (0, 7)
-    assert target.store.count("label_events") == 7
+    assert (again.written, again.already_recorded) == (0, 8)
+    assert target.store.count("label_events") == 8
 
 
 def _rows_file(tmp_path, rows, name="in.jsonl"):
@@ -148,6 +152,7 @@ def _row(**over):
         ({"time_spent_s": -1}, "in.jsonl:2: time_spent_s: expected a number of seconds"),
         ({"action": "skip"}, "in.jsonl:2: values: a skip event carries no values"),
         ({"colour": "red"}, "in.jsonl:2: colour: unknown column"),
+        ({"judge": "yes"}, "in.jsonl:2: judge: expected true or false"),
     ],
 )
 def test_a_bad_row_is_rejected_and_nothing_is_written(target, tmp_path, bad, message):
@@ -209,7 +214,7 @@ def test_cli_import_then_export(target, tmp_path):
     out = tmp_path / "out.csv"
     assert runner.invoke(cli, ["labels", "export", str(out), *where]).exit_code == 0
     assert out.read_text(encoding="utf-8").splitlines()[0] == (
-        "annotator,task_kind,item_id,values,time_spent_s,timestamp,action,comment"
+        "annotator,task_kind,item_id,values,time_spent_s,timestamp,action,comment,judge"
     )
     stdout = runner.invoke(cli, ["labels", "export", *where]).output
     assert [json.loads(line)["annotator"] for line in stdout.splitlines()] == ["ann1", "ann2"]
