@@ -203,3 +203,15 @@ def test_cli_unknown_kind_is_one_line_error(store, project):
     result = CliRunner().invoke(cli, ["agreement", "--kind", "nope", "-p", str(project.root)])
     assert result.exit_code == 1
     assert result.output.strip().startswith("error: unknown task kind 'nope'")
+
+
+def test_a_kind_without_labels_gives_an_empty_row(store):
+    _fill_match(store)
+    [row] = agreement_rows(store, kind="preference_expressed", n_boot=20)
+    assert (row["task_kind"], row["field"], row["n_units"], row["n_labels"]) == (
+        "preference_expressed",
+        "expressed",
+        0,
+        0,
+    )
+    assert row["alpha"] is None and row["ci_low"] is None and row["ac1"] is None
