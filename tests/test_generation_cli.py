@@ -34,7 +34,7 @@ def test_one_stage_at_a_time(tmp_path):
     assert invoke("generate", "personas", "-n", "2", "-p", proj).exit_code == 0
     result = invoke("generate", "factors", "--json", "-p", proj)
     report = json.loads(result.output)
-    assert report["stages"] == [{"stage": "factors", "written": 2, "skipped": 0, "dropped": 0}]
+    assert report["stages"] == [{"stage": "factors", "written": 2, "skipped": 0, "dropped": 0, "failed": 0}]
     project = Project(proj)
     assert project.store.status()["context_factors"] == 16 and project.store.status()["sessions"] == 0
     project.close()

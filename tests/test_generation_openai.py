@@ -147,3 +147,21 @@ def test_broken_contrastive_pair_drops_the_persona_with_reasons(openai_project):
     assert len(store.failures("factors")) == 3 and store.status()["context_factors"] == 0
     run(project, personas=1)  # the dropped persona is not retried
     assert len(store.failures("factors")) == 3  # no new failure rows
+
+
+def test_failed_calls_leave_the_persona_for_a_rerun(openai_project):
+    state = {"down": True}
+
+    def flaky(body):
+        answer = responder(body)
+        if state["down"] and isinstance(answer, dict) and "factors" in answer:
+            return "upstream error: not JSON"
+        return answer
+
+    _, project = openai_project(flaky)
+    reports = run(project, personas=1)
+    assert reports[1].failed == ["persona-s0-0000"] and project.store.dropped_personas() == {}
+    assert project.store.failures("factors")  # the layer recorded why
+    state["down"] = False
+    run(project, personas=1)
+    assert project.store.status()["instances"] == 3

@@ -44,6 +44,7 @@ class DialogueState:
     satisfied: bool = False
     done: bool = False
     failed: str | None = None
+    transient: bool = False  # failed because a call failed, not because the answers were invalid
     responses: list = field(default_factory=list)
 
     @property
@@ -161,8 +162,8 @@ def simulate(layer, store, jobs: list[DialogueJob], rules: DialogueRules) -> lis
     return states
 
 
-def _fail(state: DialogueState, reason: str) -> None:
-    state.failed, state.done = reason, True
+def _fail(state: DialogueState, reason: str, transient: bool) -> None:
+    state.failed, state.done, state.transient = reason, True, transient
 
 
 def _assistant_round(layer, store, active: list[DialogueState], rules: DialogueRules, turn: int) -> None:
@@ -181,7 +182,7 @@ def _assistant_round(layer, store, active: list[DialogueState], rules: DialogueR
     )
     for state, result in zip(active, results, strict=True):
         if not result.ok:
-            _fail(state, f"assistant gave no usable reply at turn {turn}: {result.reason}")
+            _fail(state, f"assistant gave no usable reply at turn {turn}: {result.reason}", result.transient)
             continue
         state.responses.append(result.response)
         state.messages.append(("assistant", result.value))
@@ -198,7 +199,11 @@ def _simulator_round(layer, store, active: list[DialogueState], rules: DialogueR
     )
     for state, result in zip(active, results, strict=True):
         if not result.ok:
-            _fail(state, f"user simulator gave no valid verdict at turn {turn}: {result.reason}")
+            _fail(
+                state,
+                f"user simulator gave no valid verdict at turn {turn}: {result.reason}",
+                result.transient,
+            )
             continue
         state.responses.append(result.response)
         apply_verdict(state, result.value, rules)

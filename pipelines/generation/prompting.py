@@ -79,6 +79,7 @@ class Outcome:
     response: LLMResponse | None = None
     value: Any = None
     reason: str = "no answer"
+    transient: bool = False  # the call itself failed (endpoint, network): a rerun should try again
 
     @property
     def ok(self) -> bool:
@@ -107,12 +108,13 @@ def run_validated(
         retry = []
         for (i, request), response in zip(pending, responses, strict=True):
             if not response.ok:
-                results[i].reason = response.error or "the model call failed"
+                results[i] = Outcome(reason=response.error or "the model call failed", transient=True)
                 continue  # the layer already retried transport errors and recorded the failure
             try:
                 value = validate(i, response.parsed if request.response_model else response.text)
             except ValueError as exc:
-                reason = results[i].reason = _reason(exc)
+                reason = _reason(exc)
+                results[i] = Outcome(reason=reason)
                 store.record_failure(request.stage, request.item, reason, response.text)
                 retry.append((i, retry_request(request, attempt, reason)))
                 continue

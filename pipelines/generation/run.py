@@ -83,6 +83,7 @@ class StageReport:
     written: int = 0
     skipped: int = 0
     dropped: list[str] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)  # persona ids left for a rerun (a call failed)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -90,6 +91,7 @@ class StageReport:
             "written": self.written,
             "skipped": self.skipped,
             "dropped": len(self.dropped),
+            "failed": len(self.failed),
         }
 
 
@@ -101,6 +103,16 @@ def _active(store) -> list[Persona]:
 def _drop(store, report: StageReport, persona_id: str, reason: str) -> None:
     store.drop_persona(persona_id, report.stage, reason)
     report.dropped.append(persona_id)
+
+
+def _give_up(store, report: StageReport, persona_id: str, reason: str, transient: bool) -> None:
+    """Invalid answers drop the persona for good; a failed call leaves it for the next run."""
+    if persona_id in report.dropped or persona_id in report.failed:
+        return
+    if transient:
+        report.failed.append(persona_id)
+    else:
+        _drop(store, report, persona_id, reason)
 
 
 # -- stage 1 ----------------------------------------------------------------------------------------
@@ -125,7 +137,7 @@ def run_personas(store, layer, cfg: GenerationConfig) -> StageReport:
     )
     for (pid, attrs, seed), outcome in zip(todo, outcomes, strict=True):
         if not outcome.ok:
-            _drop(store, report, pid, outcome.reason)
+            _give_up(store, report, pid, outcome.reason, outcome.transient)
             continue
         prov = outcome.response.provenance.model_copy(update={"licence": cfg.seed_licence if seed else None})
         report.written += store.add_persona(
@@ -150,7 +162,7 @@ def run_factors(store, layer, cfg: GenerationConfig) -> StageReport:
         todo, run_validated(layer, store, requests, accept, cfg.attempts, "factors"), strict=True
     ):
         if not outcome.ok:
-            _drop(store, report, persona.persona_id, outcome.reason)
+            _give_up(store, report, persona.persona_id, outcome.reason, outcome.transient)
             continue
         made = factors.make_factors(persona.persona_id, outcome.value)
         report.written += store.add_factors(persona.persona_id, made, outcome.response.provenance)
@@ -181,7 +193,7 @@ def run_sessions(store, layer, cfg: GenerationConfig) -> StageReport:
         todo, run_validated(layer, store, requests, accept, cfg.attempts, "sessions"), strict=True
     ):
         if not outcome.ok:
-            _drop(store, report, persona.persona_id, outcome.reason)
+            _give_up(store, report, persona.persona_id, outcome.reason, outcome.transient)
             continue
         report.written += store.add_plan(outcome.value, outcome.response.provenance)
     return report
@@ -207,8 +219,7 @@ def run_checklists(store, layer, cfg: GenerationConfig) -> StageReport:
     )
     for (pid, pref), outcome in zip(jobs, outcomes, strict=True):
         if not outcome.ok:
-            if pid not in report.dropped:
-                _drop(store, report, pid, outcome.reason)
+            _give_up(store, report, pid, outcome.reason, outcome.transient)
             continue
         key = checklists.preference_key(pref)
         report.written += store.add_checklist(pid, key, pref, outcome.value, outcome.response.provenance)
@@ -310,10 +321,10 @@ def run_dialogues(store, layer, cfg: GenerationConfig) -> StageReport:
     for state in states:
         pid = state.job.persona.persona_id
         if state.failed:
-            if pid not in report.dropped:
-                _drop(store, report, pid, f"session {state.job.slot.index}: {state.failed}")
-            continue
-        if pid in report.dropped:
+            _give_up(store, report, pid, f"session {state.job.slot.index}: {state.failed}", state.transient)
+    for state in states:
+        pid = state.job.persona.persona_id
+        if state.failed or pid in report.dropped:
             continue
         when = timestamps(cfg.seed, pid, state.job.slot.index)[-1]
         report.written += _store_session(store, cfg, state, when, store.persona_offline(pid))

@@ -52,9 +52,13 @@ def _run(project, stages, as_json: bool, **flags) -> None:
     if as_json:
         echo_json({"backend": backend, "stages": rows, "dropped": project.store.dropped_personas()})
         return
-    echo_table(rows, ["stage", "written", "skipped", "dropped"])
+    echo_table(rows, ["stage", "written", "skipped", "dropped", "failed"])
     for pid, why in project.store.dropped_personas().items():
         click.echo(f"dropped {pid} at {why['stage']}: {why['reason']}")
+    if any(r["failed"] for r in rows):
+        click.echo(
+            "some model calls failed (see `prefkit status` failures); run the same command again to retry them"
+        )
     click.echo(f"backend {backend}; {project.store.count('instances')} instances in the project")
 
 
