@@ -9,6 +9,7 @@ from prefkit.cli import annotate_cmds, labelstudio_cmds, project_cmds
 from prefkit.cli import release_cmds
 from prefkit.cli import agreement_cmds
 from prefkit.cli import generate_cmds
+from prefkit.cli import demo_cmds
 from prefkit.cli.common import PrefkitGroup
 
 
@@ -22,6 +23,7 @@ def cli() -> None:
 
 
 for command in (
+    demo_cmds.demo,
     project_cmds.init,
     project_cmds.status,
     project_cmds.schema,

@@ -1,0 +1,29 @@
+"""``prefkit demo``: build the demo project and serve the annotation app on it."""
+
+from __future__ import annotations
+
+import click
+
+
+@click.command()
+@click.option("--project", "-p", "path", default="demo-project", show_default=True, type=click.Path(file_okay=False),
+              help="Where to create (or reuse) the demo project.")
+@click.option("--personas", default=3, show_default=True, help="Personas to generate offline.")
+@click.option("--seed", default=0, show_default=True, help="Seed of the offline generation.")
+@click.option("--port", default=8501, show_default=True, help="Port of the annotation app.")
+@click.option("--no-serve", is_flag=True, help="Build the project only; do not start the app.")
+def demo(path: str, personas: int, seed: int, port: int, no_serve: bool) -> None:
+    """Build a demo project offline (no API key) and serve the annotation app on it.
+
+    Example: prefkit demo --project demo-project --port 8501
+    """
+    from prefkit.demo import build_demo
+
+    project = build_demo(path, personas=personas, seed=seed, log=lambda m: click.echo(m, err=True))
+    root = project.root
+    project.close()
+    if no_serve:
+        return
+    from prefkit.cli.annotate_cmds import annotate_serve
+
+    click.get_current_context().invoke(annotate_serve, project_path=str(root), port=port, host="127.0.0.1")

@@ -1,0 +1,81 @@
+"""``make demo`` / ``prefkit demo``: a complete project built on embedded defaults, no key, no server.
+
+Fills a project with offline-generated CUPID-style sessions and instances, the bundled AlpsBench-format
+example packets, preference-matching pairs built from the instances (with gold answers for the
+self-pairs), demo accounts and tasks of all three kinds, so the annotation app has real work to show.
+Every step is idempotent: running the demo again reuses what is there. Offline content is marked
+offline in provenance, so a release of the demo project is refused unless offline content is allowed.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from importlib import resources
+from pathlib import Path
+
+from curation.project import Project
+
+DEMO_PASSWORD = "prefkit-demo"
+DEMO_USERS = (("maintainer", "maintainer"), ("alice", "annotator"), ("bob", "annotator"), ("carol", "annotator"))
+KINDS = ("preference_expressed", "preference_match", "memory_verify")
+
+
+def _generate(project: Project, personas: int, seed: int) -> None:
+    from pipelines.generation.run import GenerationConfig, run_generation
+    from pipelines.llm import LLMLayer
+
+    cfg = GenerationConfig.from_config(project.config["generation"], personas=personas, seed=seed)
+    with LLMLayer(project.store, llm_config=project.config["llm"], backend="offline", seed=seed, progress=False) as layer:
+        run_generation(project.store, layer, cfg)
+
+
+def _import_examples(project: Project) -> None:
+    from pipelines.ingest import alpsbench
+
+    examples = Path(str(resources.files("pipelines").joinpath("examples/alpsbench")))
+    project.store.import_bundle(alpsbench.build_bundle(examples))
+
+
+def _pairs_and_gold(project: Project) -> None:
+    from pipelines.matching import PROVENANCE, pairs_from_instances
+
+    store = project.store
+    pairs = pairs_from_instances(store.instances())
+    store.add_preference_pairs(pairs, PROVENANCE)
+    from curation.task_admin import create_tasks
+
+    create_tasks(project, "preference_match", overlap=2, batch="demo", gold_rate=0.1)
+    gold_refs = [f"pair:{p['pair_id']}" for p in pairs if json.loads(p["meta_json"])["relation"] == "same_preference"]
+    ids = store.task_ids_by_ref("preference_match", gold_refs[::4])  # a quarter of the self-pairs
+    for task_id in ids.values():
+        store.set_gold(task_id, {"coverage": "fully"})
+
+
+def _users(project: Project) -> None:
+    for name, role in DEMO_USERS:
+        if project.store.user(name) is None:
+            project.store.add_user(name, role, DEMO_PASSWORD)
+
+
+def build_demo(path: str | Path, personas: int = 3, seed: int = 0, log: Callable[[str], None] = print) -> Project:
+    """Create (or reuse) the demo project at ``path`` and fill it."""
+    from curation.task_admin import create_tasks
+
+    project = Project.init(path, name="prefkit-demo")
+    store = project.store
+    if store.count("instances") == 0:
+        log(f"generating {personas} personas offline (seed {seed}) ...")
+        _generate(project, personas, seed)
+    _import_examples(project)
+    _users(project)
+    create_tasks(project, "preference_expressed", overlap=2, batch="demo")
+    create_tasks(project, "memory_verify", overlap=2, batch="demo")
+    _pairs_and_gold(project)
+    counts = store.status()
+    log(
+        f"demo project at {project.root}: {counts['personas']} personas, {counts['sessions']} sessions, "
+        f"{counts['instances']} instances, {counts['dialogues']} dialogues, {counts['tasks']} tasks"
+    )
+    log(f"sign in as alice, bob or carol (annotators) or maintainer; password: {DEMO_PASSWORD}")
+    return project
