@@ -48,9 +48,10 @@ def offline_persona(request: LLMRequest, rng: random.Random) -> PersonaDraft:
     traits = [f"{t['trait']}:{t['level']}" for t in attrs["big_five"]]
     goals = [rng.choice(banks.VALUE_GOALS[v]) for v in attrs["values"]]
     seed = ctx.get("seed_persona")
-    opening = f"{name} is a {occupation} {rng.choice(banks.CAREER_PHRASES[attrs['career_level']])}."
+    article = "an" if occupation[0].lower() in "aeiou" else "a"
+    opening = f"{name} is {article} {occupation} {rng.choice(banks.CAREER_PHRASES[attrs['career_level']])}."
     if seed:
-        opening = f"{name} is a {occupation}; in short: {seed.rstrip('.')}."
+        opening = f"{name} is {article} {occupation}; in short: {seed.rstrip('.')}."
     text = (
         f"{opening} {name.split()[0]} {banks.TRAIT_PHRASES[traits[0]]} and {banks.TRAIT_PHRASES[traits[1]]}. "
         f"At work, {name.split()[0]} {goals[0]} and {goals[1]}. "
