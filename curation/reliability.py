@@ -4,11 +4,11 @@ Krippendorff's α comes from the ``krippendorff`` package, always with the level
 spelled out (the package defaults to interval). Gwet's AC1, percent agreement and the bootstrap are
 implemented here with numpy; Cohen's κ per rater pair comes from statsmodels.
 
-The bootstrap resamples units with replacement. Every unit with at least two ratings contributes a
-coincidence matrix that depends only on its *pattern* (how many ratings of each value it holds), and
-resampling N units is the same as drawing a multinomial over the distinct patterns. So a replicate
-costs one multinomial draw and one small matrix product, whatever the number of units; all
-replicates are computed together. This module must never touch the store.
+The bootstrap resamples units with replacement. What a unit with at least two ratings adds to α's
+coincidences depends only on its *pattern* (how many ratings of each value it holds), so resampling N
+units is the same as drawing a multinomial over the distinct patterns. A replicate then costs one
+multinomial draw and a few small matrix products, whatever the number of units, and all replicates
+are computed together. This module must never touch the store.
 """
 
 from __future__ import annotations
