@@ -8,14 +8,16 @@
 * ``llm_batches`` — OpenAI Batch API jobs with the keys they carry, so a rerun resumes a batch still
   in flight instead of submitting it again.
 
-Each answer is committed in its own short transaction as soon as it arrives, so a process killed at
-any moment loses at most the calls still in flight. This mixin must never store an API key, a full
+Answers are committed as they arrive (the layer group-commits whatever finished while the previous
+commit ran, a few milliseconds' worth), so a process killed at any moment loses at most the calls
+still in flight. This mixin must never store an API key, a full
 endpoint URL or request headers.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import case, func, select
@@ -24,6 +26,24 @@ from curation.store import StoreCore
 from schemas.common import utcnow
 
 _CHUNK = 500
+
+
+@dataclass
+class LLMCallRecord:
+    """One finished call of the LLM layer, for every item (of one stage) that asked it."""
+
+    stage: str
+    items: Sequence[str]
+    key: str
+    model: str
+    ok: bool
+    text: str | None  # the answer, or the raw text of a failure
+    error: str | None
+    meta_json: str  # canonical JSON of non-secret metadata (endpoint host, fingerprint, offline)
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached_tokens: int = 0
+    cost_usd: float = 0.0
 
 
 class LLMStore(StoreCore):
@@ -44,29 +64,47 @@ class LLMStore(StoreCore):
                     out[row["key"]] = dict(row)
         return out
 
-    def llm_store_answer(self, stage: str, items: Sequence[str], entry: dict[str, Any]) -> None:
-        """Record one completed call: the cache row (first writer wins) and ``done`` ledger rows."""
-        t = self.t["llm_cache"]
+    def llm_commit(self, records: Sequence[LLMCallRecord]) -> None:
+        """Record finished calls in one transaction: cache rows for answers (a key already cached is
+        kept: first writer wins), ``done``/``failed`` ledger rows (a retried item's row is updated and
+        its ``attempts`` counted) and a core ``failures`` row per failed item."""
         now = utcnow()
+        cache, ledger, failures = [], [], []
+        for r in records:
+            usage = {"model": r.model, "prompt_tokens": r.prompt_tokens, "completion_tokens": r.completion_tokens,
+                     "cached_tokens": r.cached_tokens, "cost_usd": r.cost_usd}
+            if r.ok:
+                cache.append({"key": r.key, "stage": r.stage, "text": r.text, "meta_json": r.meta_json,
+                              "created_at": now, **usage})
+            else:
+                failures += [{"stage": r.stage, "item": i, "error": r.error, "raw": r.text, "created_at": now}
+                             for i in r.items]
+            ledger += [{"stage": r.stage, "item": i, "key": r.key, "status": "done" if r.ok else "failed",
+                        "error": r.error, "attempts": 1, "from_cache": False, "updated_at": now, **usage}
+                       for i in r.items]
         with self.write() as conn:
-            if conn.execute(select(t.c.key).where(t.c.key == entry["key"])).first() is None:
-                conn.execute(t.insert(), {**entry, "stage": stage, "created_at": now})
-            usage = {k: entry[k] for k in ("model", "prompt_tokens", "completion_tokens", "cached_tokens", "cost_usd")}
-            self._ledger_upsert(conn, stage, items, entry["key"], "done", None, usage, now)
+            if cache:
+                conn.execute(self._upsert("llm_cache").on_conflict_do_nothing(index_elements=["key"]), cache)
+            if ledger:
+                conn.execute(self._ledger_upsert_stmt(), ledger)
+            if failures:
+                conn.execute(self.t["failures"].insert(), failures)
 
-    def llm_store_failure(
-        self, stage: str, items: Sequence[str], key: str, error: str, raw: str | None, usage: dict[str, Any]
-    ) -> None:
-        """Record a failed call: a core ``failures`` row per item and ``failed`` ledger rows, together.
+    def _upsert(self, table: str):
+        """``INSERT ... ON CONFLICT`` for the engine's dialect (SQLite and PostgreSQL share the API)."""
+        if self.engine.dialect.name == "postgresql":
+            from sqlalchemy.dialects.postgresql import insert
+        else:
+            from sqlalchemy.dialects.sqlite import insert
+        return insert(self.t[table])
 
-        ``usage`` holds ``model`` and the tokens/cost spent on the failed attempts."""
-        now = utcnow()
-        with self.write() as conn:
-            conn.execute(
-                self.t["failures"].insert(),
-                [{"stage": stage, "item": item, "error": error, "raw": raw, "created_at": now} for item in items],
-            )
-            self._ledger_upsert(conn, stage, items, key, "failed", error, usage, now)
+    def _ledger_upsert_stmt(self):
+        stmt = self._upsert("llm_ledger")
+        l, new = self.t["llm_ledger"], stmt.excluded  # noqa: E741
+        updated = {c: new[c] for c in ("model", "status", "error", "from_cache", "updated_at", "prompt_tokens",
+                                       "completion_tokens", "cached_tokens", "cost_usd")}
+        return stmt.on_conflict_do_update(index_elements=["stage", "item", "key"],
+                                          set_={**updated, "attempts": l.c.attempts + 1})
 
     def llm_mark_cached(self, stage: str, answered: Iterable[tuple[str, str, str]]) -> int:
         """Ledger rows for (item, key, model) answered from the cache that the ledger lacks; returns how many."""
@@ -83,23 +121,13 @@ class LLMStore(StoreCore):
                 have |= {(r.item, r.key) for r in conn.execute(q) if r.status == "done"}
         missing = sorted(pairs - have)
         if missing:
-            zero = {"prompt_tokens": 0, "completion_tokens": 0, "cached_tokens": 0, "cost_usd": 0.0}
+            now = utcnow()
+            rows = [{"stage": stage, "item": item, "key": key, "model": model_of[(item, key)], "status": "done",
+                     "error": None, "attempts": 1, "from_cache": True, "updated_at": now, "prompt_tokens": 0,
+                     "completion_tokens": 0, "cached_tokens": 0, "cost_usd": 0.0} for item, key in missing]
             with self.write() as conn:
-                for item, key in missing:
-                    usage = {**zero, "model": model_of[(item, key)]}
-                    self._ledger_upsert(conn, stage, [item], key, "done", None, usage, utcnow(), from_cache=True)
+                conn.execute(self._ledger_upsert_stmt(), rows)
         return len(missing)
-
-    def _ledger_upsert(self, conn, stage, items, key, status, error, usage, now, from_cache=False) -> None:
-        l = self.t["llm_ledger"]  # noqa: E741
-        for item in items:
-            where = (l.c.stage == stage, l.c.item == item, l.c.key == key)
-            row = conn.execute(select(l.c.attempts).where(*where)).first()
-            values = {"status": status, "error": error, "from_cache": from_cache, "updated_at": now, **usage}
-            if row is None:
-                conn.execute(l.insert(), {"stage": stage, "item": item, "key": key, "attempts": 1, **values})
-            else:
-                conn.execute(l.update().where(*where).values(attempts=row[0] + 1, **values))
 
     # -- ledger reads -----------------------------------------------------------------------------
     def llm_ledger(self, stage: str | None = None) -> list[dict[str, Any]]:

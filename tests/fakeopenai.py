@@ -308,8 +308,8 @@ def start_fake_openai(
     return FakeOpenAI(responder, latency=latency, faults=faults, seed=seed, **options).start()
 
 
-@pytest.fixture
-def fake_openai():
+@pytest.fixture(name="fake_openai")
+def fake_openai_fixture():
     """A factory fixture: ``server = fake_openai(responder, latency=..., faults=...)``; all stopped after."""
     servers: list[FakeOpenAI] = []
 

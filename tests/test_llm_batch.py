@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 
 import pytest
+from fakeopenai import fake_openai_fixture  # noqa: F401 - registers the fake_openai fixture
 from pydantic import BaseModel
 
-from fakeopenai import fake_openai  # noqa: F401 - pytest fixture
 from pipelines.llm import LLMLayer, LLMRequest
 from pipelines.llm.batch import BatchPending
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 
 import pytest
+from fakeopenai import fake_openai_fixture  # noqa: F401 - registers the fake_openai fixture
 from pydantic import BaseModel, ConfigDict, Field
 
 from pipelines.llm import LLMConfigError, LLMLayer, LLMRequest
-from fakeopenai import fake_openai  # noqa: F401 - pytest fixture
 
 SECRET = "sk-test-SECRET-0123456789abcdef"
 

@@ -23,6 +23,7 @@ from typing import Any
 
 import pydantic
 
+from curation.store_llm import LLMCallRecord
 from pipelines.llm.config import LLMConfigError, LLMSettings
 from pipelines.llm.costs import Estimate, PriceTable, estimate_calls
 from pipelines.llm.keys import cache_key, prompt_tokens
@@ -96,6 +97,7 @@ class LLMLayer:
         self.limiter = RateLimiter(self.settings.requests_per_minute, self.settings.tokens_per_minute)
         # One writer thread: each answer commits as it arrives without blocking the event loop.
         self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="prefkit-llm-store")
+        self._commit: GroupCommitter | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread_loop: asyncio.AbstractEventLoop | None = None
 
@@ -245,19 +247,26 @@ class LLMLayer:
 
     async def persist(self, key: str, group: list[Planned], outcome: Outcome) -> None:
         """Commit one call's result (cache + ledger, or failure rows) before reporting it done."""
-        loop = asyncio.get_running_loop()
-        await loop.run_in_executor(self._writer, self._write, key, group, outcome)
+        await self._committer().submit(self._records(key, group, outcome))
 
-    def _write(self, key: str, group: list[Planned], outcome: Outcome) -> None:
-        usage = {"model": group[0].model, "prompt_tokens": outcome.usage.prompt_tokens, "completion_tokens": outcome.usage.completion_tokens,
-                 "cached_tokens": outcome.usage.cached_tokens, "cost_usd": outcome.cost}
-        for stage in sorted({p.request.stage for p in group}):
-            items = [p.request.item for p in group if p.request.stage == stage]
-            if outcome.ok:
-                entry = {"key": key, "text": outcome.text, "meta_json": canonical_json(outcome.meta), **usage}
-                self.store.llm_store_answer(stage, items, entry)
-            else:
-                self.store.llm_store_failure(stage, items, key, outcome.error or "failed", outcome.text, usage)
+    def _committer(self) -> GroupCommitter:
+        loop = asyncio.get_running_loop()
+        if self._commit is None or self._commit.loop is not loop:
+            self._commit = GroupCommitter(loop, self._writer, self.store.llm_commit)
+        return self._commit
+
+    def _records(self, key: str, group: list[Planned], outcome: Outcome) -> list[LLMCallRecord]:
+        u = outcome.usage
+        meta_json = canonical_json(outcome.meta)
+        return [
+            LLMCallRecord(
+                stage=stage, items=sorted({p.request.item for p in group if p.request.stage == stage}), key=key,
+                model=group[0].model, ok=outcome.ok, text=outcome.text, error=outcome.error, meta_json=meta_json,
+                prompt_tokens=u.prompt_tokens, completion_tokens=u.completion_tokens, cached_tokens=u.cached_tokens,
+                cost_usd=outcome.cost,
+            )
+            for stage in sorted({p.request.stage for p in group})
+        ]
 
     # -- responses --------------------------------------------------------------------------------
     def provenance(self, planned: Planned, meta: dict[str, Any]) -> Provenance:
@@ -301,6 +310,43 @@ class LLMLayer:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class GroupCommitter:
+    """Commits call records on one writer thread, batching whatever finished while a commit ran.
+
+    At a few hundred answers a second one transaction per answer would make SQLite the bottleneck;
+    grouping keeps each answer durable within a commit or two of arriving.
+    """
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, executor: ThreadPoolExecutor, commit):
+        self.loop, self.executor, self.commit = loop, executor, commit
+        self.pending: list[tuple[list[LLMCallRecord], asyncio.Future]] = []
+        self.running = False
+
+    async def submit(self, records: list[LLMCallRecord]) -> None:
+        future = self.loop.create_future()
+        self.pending.append((records, future))
+        if not self.running:
+            self.running = True
+            self.loop.create_task(self._drain())
+        await future
+
+    async def _drain(self) -> None:
+        try:
+            while self.pending:
+                batch, self.pending = self.pending, []
+                records = [r for recs, _ in batch for r in recs]
+                try:
+                    await self.loop.run_in_executor(self.executor, self.commit, records)
+                except Exception as exc:  # every waiter sees the store error
+                    for _, future in batch:
+                        future.set_exception(exc)
+                else:
+                    for _, future in batch:
+                        future.set_result(None)
+        finally:
+            self.running = False
 
 
 def _add(a: Usage, b: Usage) -> Usage:

@@ -1,0 +1,148 @@
+"""Benchmark of the LLM layer against a plain asyncio + AsyncOpenAI loop on the same loopback server.
+
+    .venv/bin/python bench/bench_llm.py [--calls 2000] [--concurrency 32] [--latency 0.2]
+
+Starts the fake OpenAI server (tests/fakeopenai.py) in its own process on 127.0.0.1 with a fixed
+latency, then makes the same structured calls (``chat.completions.parse``) twice in this process:
+through a bare semaphore loop and through ``LLMLayer`` (cache lookups, rate-limit bookkeeping,
+validation, one committed SQLite transaction per answer). Prints wall time, throughput, the layer's
+throughput ratio to the bare loop, the layer's extra CPU per call, and a cached rerun (HTTP requests
+made, seconds). It never talks to anything but 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import openai  # noqa: E402
+from pydantic import BaseModel  # noqa: E402
+
+from curation.project import Project  # noqa: E402
+from pipelines.llm import LLMLayer, LLMRequest  # noqa: E402
+
+KEY = "sk-bench-not-a-real-key"
+
+
+class Reply(BaseModel):
+    text: str
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_server(latency: float) -> tuple[subprocess.Popen, str]:
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, str(ROOT / "tests" / "fakeopenai.py"), "--port", str(port), "--latency", str(latency)],
+        cwd=ROOT,
+    )
+    base = f"http://127.0.0.1:{port}"
+    for _ in range(200):
+        try:
+            stats(base)
+            return proc, base
+        except OSError:
+            time.sleep(0.05)
+    proc.kill()
+    raise RuntimeError("fake server did not start")
+
+
+def stats(base: str) -> dict:
+    with urllib.request.urlopen(f"{base}/_fake/stats", timeout=5) as resp:
+        return json.loads(resp.read())
+
+
+def prompts(n: int, tag: str) -> list[str]:
+    return [f"[{tag}] write a one-line reply for request number {i}" for i in range(n)]
+
+
+async def bare_loop(base_url: str, texts: list[str], concurrency: int) -> int:
+    """What a careful script does without prefkit: a semaphore around chat.completions.parse."""
+    client = openai.AsyncOpenAI(base_url=base_url, api_key=KEY, max_retries=4, timeout=60)
+    semaphore = asyncio.Semaphore(concurrency)
+
+    async def one(text: str) -> bool:
+        async with semaphore:
+            completion = await client.chat.completions.parse(
+                model="gpt-4o-mini", messages=[{"role": "user", "content": text}], response_format=Reply,
+                temperature=0.7, seed=0,
+            )
+            return completion.choices[0].message.parsed is not None
+
+    results = await asyncio.gather(*(one(t) for t in texts))
+    await client.close()
+    return sum(results)
+
+
+def measure(fn):
+    wall, cpu = time.perf_counter(), time.process_time()
+    result = fn()
+    return result, time.perf_counter() - wall, time.process_time() - cpu
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--calls", type=int, default=2000)
+    parser.add_argument("--concurrency", type=int, default=32)
+    parser.add_argument("--latency", type=float, default=0.2)
+    args = parser.parse_args()
+    proc, base = start_server(args.latency)
+    os.environ["OPENAI_API_KEY"] = KEY
+    try:
+        run(args, base)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+def run(args, base: str) -> None:
+    n, conc = args.calls, args.concurrency
+    base_url = f"{base}/v1"
+    print(f"nproc={os.cpu_count()} calls={n} concurrency={conc} server latency={args.latency * 1000:.0f} ms")
+    print(f"ideal wall time (calls / concurrency x latency): {n / conc * args.latency:.2f} s")
+
+    ok, bare_wall, bare_cpu = measure(lambda: asyncio.run(bare_loop(base_url, prompts(n, "bare"), conc)))
+    print(f"bare AsyncOpenAI loop : {bare_wall:6.2f} s  {n / bare_wall:7.1f} calls/s  cpu {bare_cpu:5.2f} s  ok={ok}")
+
+    with tempfile.TemporaryDirectory() as tmp:
+        project = Project.init(Path(tmp) / "bench")
+        cfg = {"base_url": base_url, "concurrency": conc}
+        requests = [LLMRequest("bench", f"r{i}", "writer", (("user", t),), Reply, temperature=0.7)
+                    for i, t in enumerate(prompts(n, "layer"))]
+        layer = LLMLayer(project.store, cfg, backend="openai", seed=0, progress=False)
+        before = stats(base)["chat"]
+        responses, wall, cpu = measure(lambda: layer.run(requests))
+        ok = sum(r.ok for r in responses)
+        print(f"LLMLayer              : {wall:6.2f} s  {n / wall:7.1f} calls/s  cpu {cpu:5.2f} s  ok={ok}"
+              f"  http={stats(base)['chat'] - before}")
+        print(f"throughput ratio layer/bare: {bare_wall / wall:.3f}  (goal >= 0.95)")
+        print(f"layer CPU overhead per call: {(cpu - bare_cpu) / n * 1000:.2f} ms "
+              f"(layer {cpu / n * 1000:.2f} ms/call, bare {bare_cpu / n * 1000:.2f} ms/call)")
+
+        before = stats(base)["chat"]
+        again, wall, cpu = measure(lambda: layer.run(requests))
+        http = stats(base)["chat"] - before
+        cached = sum(r.from_cache for r in again)
+        print(f"cached rerun          : {wall:6.2f} s  http requests={http}  from cache={cached}/{n}  (goal 0, < 5 s)")
+        layer.close()
+        project.close()
+
+
+if __name__ == "__main__":
+    main()
