@@ -136,6 +136,10 @@ def test_seed_personas_carry_their_licence(tmp_path):
     assert persona.seed_licence == "CC BY-NC-SA 4.0" and "beekeeper" in persona.text
     prov = project.store.t["provenance"]
     with project.store.read() as conn:
-        records = conn.execute(select(prov.c.record_json).where(prov.c.source == "generate.personas")).scalars().all()
+        records = (
+            conn.execute(select(prov.c.record_json).where(prov.c.source == "generate.personas"))
+            .scalars()
+            .all()
+        )
     assert len(records) == 1 and json.loads(records[0])["licence"] == "CC BY-NC-SA 4.0"
     project.close()
