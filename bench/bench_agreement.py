@@ -36,7 +36,8 @@ def simulated(units: int, raters: int, missing: float, seed: int = 0) -> np.ndar
     """Raters report the unit's true class (of 3) with prob 0.8, else a random one; ``missing`` left out."""
     rng = np.random.default_rng(seed)
     truth = rng.integers(0, 3, units)
-    data = np.where(rng.random((raters, units)) < 0.8, truth, rng.integers(0, 3, (raters, units))).astype(float)
+    noise = rng.integers(0, 3, (raters, units))
+    data = np.where(rng.random((raters, units)) < 0.8, truth, noise).astype(float)
     data[rng.random(data.shape) < missing] = np.nan
     return data
 
@@ -91,8 +92,14 @@ def bench_project(args) -> None:
         store.add_tasks(tasks)
         store.append_events(
             [
-                LabelEvent(event_id=uuid.uuid4().hex, task_id=t.task_id, kind=kind.name, annotator=who,
-                           values={"coverage": choices[int(data[r, j])]}, created_at=utcnow())  # fmt: skip
+                LabelEvent(
+                    event_id=uuid.uuid4().hex,
+                    task_id=t.task_id,
+                    kind=kind.name,
+                    annotator=who,
+                    values={"coverage": choices[int(data[r, j])]},
+                    created_at=utcnow(),
+                )  # fmt: skip
                 for j, t in enumerate(tasks)
                 for r, who in enumerate(raters)
             ]

@@ -132,7 +132,7 @@ def reliability_row(
     }
 
 
-def _judge_rows(fr: FieldRatings, humans: list[str], judge: str, args: tuple) -> dict[str, Any]:
+def _judge_row(fr: FieldRatings, humans: list[str], judge: str, args: tuple) -> dict[str, Any]:
     """The judge against the human consensus (two raters), plus α with the judge as one more rater."""
     units = sorted(fr.ratings)
     pair = np.full((2, len(units)), np.nan)
@@ -179,7 +179,7 @@ def agreement_rows(
                     **head,
                     "comparison": "judge-vs-human",
                     "judge": judge,
-                    **_judge_rows(fr, humans, judge, args),
+                    **_judge_row(fr, humans, judge, args),
                 }
             )
     return rows
