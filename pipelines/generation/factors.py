@@ -87,7 +87,7 @@ def factors_request(persona: Persona, n_factors: int) -> LLMRequest:
 
 
 def _check_factor(f: FactorDraft) -> None:
-    if f.type not in FACTOR_TYPES:
+    if f.type.strip().lower() not in FACTOR_TYPES:
         raise ValueError(f"factor {f.name!r}: unknown type {f.type!r}")
     unknown = [t for t in f.task_types if t.lower() not in TASK_TYPES]
     if unknown:
@@ -102,7 +102,7 @@ def _check_factor(f: FactorDraft) -> None:
 
 def check_contrastive_pair(a: FactorDraft, b: FactorDraft) -> None:
     """The last two factors: same type, distinct entities, preferences that cannot both hold."""
-    if a.type != b.type:
+    if a.type.strip().lower() != b.type.strip().lower():
         raise ValueError(f"contrastive pair {a.name!r}/{b.name!r}: types differ ({a.type} vs {b.type})")
     if normalise(a.name) == normalise(b.name) or overlap(a.name, b.name) >= 0.5:
         raise ValueError(f"contrastive pair {a.name!r}/{b.name!r}: not distinct entities (names too alike)")
@@ -138,7 +138,7 @@ def make_factors(persona_id: str, draft: FactorsDraft) -> list[ContextFactor]:
     return [
         ContextFactor(
             factor_id=f"{persona_id}-f{i:02d}-{content_hash(f.model_dump(mode='json'), 6)}",
-            type=f.type,
+            type=f.type.strip().lower(),
             name=f.name.strip(),
             background=f.background.strip(),
             task_types=[t.lower() for t in f.task_types],
