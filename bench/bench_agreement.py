@@ -36,8 +36,8 @@ def simulated(units: int, raters: int, missing: float, seed: int = 0) -> np.ndar
     """Raters report the unit's true class (of 3) with prob 0.8, else a random one; ``missing`` left out."""
     rng = np.random.default_rng(seed)
     truth = rng.integers(0, 3, units)
-    noise = rng.integers(0, 3, (raters, units))
-    data = np.where(rng.random((raters, units)) < 0.8, truth, noise).astype(float)
+    keep = rng.random((raters, units)) < 0.8
+    data = np.where(keep, truth, rng.integers(0, 3, (raters, units))).astype(float)
     data[rng.random(data.shape) < missing] = np.nan
     return data
 
