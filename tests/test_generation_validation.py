@@ -227,3 +227,23 @@ def test_seed_persona_file_errors_name_the_line(tmp_path):
         '"A beekeeper in Wales."\n{"input persona": "A tram driver in Lisbon."}\n', encoding="utf-8"
     )
     assert read_seed_personas(path) == ["A beekeeper in Wales.", "A tram driver in Lisbon."]
+
+
+def test_persona_about_an_ai_or_too_short_is_rejected():
+    from pipelines.generation.drafts import PersonaDraft
+    from pipelines.generation.personas import validate_persona
+
+    with pytest.raises(ValueError, match="talks about the AI"):
+        validate_persona(
+            PersonaDraft(text="As an AI language model I cannot invent a person, " * 3, occupation="none")
+        )
+    with pytest.raises(ValueError, match="shorter than 25 words"):
+        validate_persona(
+            PersonaDraft(text="Rosa is a nurse in Lisbon who likes long walks and tea.", occupation="nurse")
+        )
+    validate_persona(
+        PersonaDraft(
+            text=PERSONA + " She wants to teach, dislikes rushed handovers and walks to work daily.",
+            occupation="nurse",
+        )
+    )
