@@ -10,6 +10,7 @@ from prefkit.cli import release_cmds
 from prefkit.cli import agreement_cmds
 from prefkit.cli import generate_cmds
 from prefkit.cli import demo_cmds
+from prefkit.cli import llm_cmds
 from prefkit.cli.common import PrefkitGroup
 
 
@@ -39,6 +40,7 @@ for command in (
     agreement_cmds.agreement,
     agreement_cmds.labels,
     generate_cmds.generate,
+    llm_cmds.llm,
 ):
     cli.add_command(command)
 

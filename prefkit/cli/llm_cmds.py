@@ -1,0 +1,50 @@
+"""``prefkit llm``: what the LLM layer spent and where its Batch API jobs stand (read-only)."""
+
+from __future__ import annotations
+
+import click
+
+from prefkit.cli.common import echo_json, echo_table, json_option, project_option
+
+
+@click.group()
+def llm() -> None:
+    """The LLM layer's ledger: calls, cache hits, failures, tokens, cost, batches."""
+
+
+@llm.command()
+@click.option("--stage", help="Only this stage (e.g. personas).")
+@project_option
+@json_option
+def usage(project, stage: str | None, as_json: bool) -> None:
+    """Calls made, answers from the cache, failures, tokens and cost, per stage and model.
+
+    Example: prefkit llm usage --project my-bench
+    """
+    rows = [r for r in project.store.llm_usage() if stage is None or r["stage"] == stage]
+    for row in rows:
+        row["cost_usd"] = round(row["cost_usd"] or 0.0, 6)
+    if as_json:
+        echo_json({"usage": rows, "cached_answers": project.store.count("llm_cache")})
+        return
+    echo_table(rows, ["stage", "model", "calls", "cached", "failed", "prompt_tokens", "completion_tokens", "cost_usd"])
+    total = sum(r["cost_usd"] for r in rows)
+    click.echo(f"total ${total:.4f}; {project.store.count('llm_cache')} answers in the cache")
+
+
+@llm.command()
+@click.option("--open", "open_only", is_flag=True, help="Only batches whose results are not collected yet.")
+@project_option
+@json_option
+def batches(project, open_only: bool, as_json: bool) -> None:
+    """OpenAI Batch API jobs submitted by `generate --batch`-style runs; open ones resume on rerun.
+
+    Example: prefkit llm batches --open --project my-bench
+    """
+    rows = project.store.llm_batches(open_only=open_only)
+    for row in rows:
+        row["requests"] = len(row.pop("keys"))
+    if as_json:
+        echo_json(rows)
+        return
+    echo_table(rows, ["batch_id", "stage", "status", "requests", "endpoint", "created_at"])
