@@ -4,6 +4,7 @@ simulated sessions (dialogue + turns + per-turn scores) and generated CUPID inst
 Every write is idempotent on its natural key (a persona id, a session id, ...), so a rerun of
 ``prefkit generate`` adds only what is missing. Migration 6 adds the two tables the core schema lacks:
 ``checklists`` (per persona and preference) and ``generation_drops`` (personas given up, and why).
+This mixin must never overwrite a stored row: a rerun only adds what is missing.
 """
 
 from __future__ import annotations

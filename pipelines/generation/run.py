@@ -3,6 +3,7 @@
 Each stage works on the personas that still need it and skips what the store already holds, so a
 rerun adds only what is missing (and the LLM cache makes repeated calls free). A persona whose
 answers keep failing validation is dropped with the reason recorded, and later stages skip it.
+This module must never write SQL or call a model directly: it goes through the store and the layer.
 """
 
 from __future__ import annotations
