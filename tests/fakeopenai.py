@@ -48,9 +48,10 @@ class Faults:
     kinds: tuple[str, ...] = FAULT_KINDS
     retry_after_s: float = 0.05  # sent as Retry-After on 429s
     hang_s: float = 2.0  # how long a "timeout" fault stalls before answering
+    schedule: list[str | None] = field(default_factory=list)  # exact faults for the first requests, in order
 
     def __post_init__(self) -> None:
-        unknown = set(self.kinds) - set(FAULT_KINDS)
+        unknown = (set(self.kinds) | {k for k in self.schedule if k}) - set(FAULT_KINDS)
         if unknown:
             raise ValueError(f"unknown fault kinds {sorted(unknown)}; choose from {FAULT_KINDS}")
 
@@ -84,11 +85,13 @@ class FakeOpenAI:
         seed: int = 0,
         json_schema_supported: bool = True,
         batch_delay_s: float = 0.0,
+        reject_schema: Callable[[dict[str, Any]], bool] | None = None,
     ):
         self.responder = responder
         self.latency = latency
         self.faults = faults if isinstance(faults, Faults) else Faults(**(faults or {}))
         self.json_schema_supported = json_schema_supported
+        self.reject_schema = reject_schema  # like OpenAI refusing one schema it cannot make strict
         self.batch_delay_s = batch_delay_s
         self.requests: list[LoggedRequest] = []
         self.files: dict[str, dict[str, Any]] = {}
@@ -116,6 +119,8 @@ class FakeOpenAI:
     # -- chat -------------------------------------------------------------------------------------
     def _draw_fault(self) -> str | None:
         with self._lock:
+            if self.faults.schedule:
+                return self.faults.schedule.pop(0)
             if self.faults.rate <= 0 or self._rng.random() >= self.faults.rate:
                 return None
             return self._rng.choice(self.faults.kinds)
@@ -150,10 +155,15 @@ class FakeOpenAI:
 
     def _schema_refusal(self, body: dict[str, Any]) -> JSONResponse | None:
         fmt = body.get("response_format") or {}
-        if self.json_schema_supported or fmt.get("type") != "json_schema":
+        if fmt.get("type") != "json_schema":
             return None
-        error = {"message": "response_format json_schema is not supported by this server", "type": "invalid_request_error",
-                 "param": "response_format", "code": None}
+        if not self.json_schema_supported:
+            message = "response_format json_schema is not supported by this server"
+        elif self.reject_schema and self.reject_schema(fmt["json_schema"]):
+            message = f"Invalid schema for response_format '{fmt['json_schema'].get('name')}': not supported"
+        else:
+            return None
+        error = {"message": message, "type": "invalid_request_error", "param": "response_format", "code": None}
         return JSONResponse({"error": error}, status_code=400)
 
     async def chat(self, request: Request) -> Response:
@@ -303,7 +313,8 @@ def start_fake_openai(
     """Start a server in a background thread; ``.base_url`` is ready to hand to the openai client.
 
     ``options``: ``json_schema_supported=False`` answers a json_schema response_format with a 400 (like
-    servers without structured outputs); ``batch_delay_s`` keeps a batch in progress that long.
+    servers without structured outputs); ``reject_schema(json_schema) -> bool`` refuses single schemas
+    ("Invalid schema for response_format ..."); ``batch_delay_s`` keeps a batch in progress that long.
     """
     return FakeOpenAI(responder, latency=latency, faults=faults, seed=seed, **options).start()
 

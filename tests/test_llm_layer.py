@@ -196,3 +196,28 @@ def test_usage_summary_counts_calls_cache_hits_and_failures(fake_openai, layer_f
     usage = {row["stage"]: row for row in project.store.llm_usage()}
     assert (usage["personas"]["calls"], usage["personas"]["failed"]) == (2, 1)
     assert (usage["again"]["calls"], usage["again"]["cached"]) == (0, 2)
+
+
+class Tags(BaseModel):
+    tags: dict[str, int]
+
+
+def test_a_schema_the_server_rejects_falls_back_to_json_mode_for_that_model_only(fake_openai, layer_for):
+    def responder(body):
+        return {"tags": {"a": 1}} if "tags" in body["messages"][-1]["content"] else {"name": "Ada", "age": 3}
+
+    server = fake_openai(responder, reject_schema=lambda schema: schema.get("name") == "Tags")
+    layer = layer_for(server, concurrency=1)
+    [tags] = layer.run([LLMRequest("tags", "t", "judge", (("user", "give tags"),), Tags)])
+    [person] = layer.run(requests_for(1))
+    assert tags.ok and tags.parsed.tags == {"a": 1} and person.ok
+    formats = [r.body["response_format"]["type"] for r in server.chat_requests()]
+    assert formats == ["json_schema", "json_object", "json_schema"]
+
+
+def test_retry_after_is_honoured_on_429(fake_openai, layer_for):
+    server = fake_openai(person_responder, faults={"schedule": ["429"], "retry_after_s": 1.0})
+    [response] = layer_for(server).run(requests_for(1))
+    first, retry = server.chat_requests()
+    assert response.ok and first.fault == "429" and retry.fault is None
+    assert retry.at - first.at >= 0.95  # the SDK's own first backoff would be <= 0.5 s

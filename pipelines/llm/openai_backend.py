@@ -106,7 +106,10 @@ class OpenAIBackend:
         except openai.BadRequestError as exc:
             if not _refuses_json_schema(exc):
                 raise
-            self.json_mode = True  # the server has no structured outputs: stay in JSON mode
+            if "invalid schema" in str(exc).lower():
+                self._json_mode_models.add(schema_model)  # the server rejects this one schema only
+            else:
+                self.json_mode = True  # the server has no structured outputs: stay in JSON mode
         except (TypeError, ValueError, pydantic.errors.PydanticUserError):
             self._json_mode_models.add(schema_model)  # no strict schema for this model
         return await self._create(request, model, seed, response_format={"type": "json_object"})
