@@ -247,3 +247,9 @@ def test_persona_about_an_ai_or_too_short_is_rejected():
             occupation="nurse",
         )
     )
+
+
+def test_offline_changed_preference_for_an_unknown_preference_is_still_valid():
+    factors, plan, stories = _plan_and_stories()
+    changed = offline._changed_preference("Always answer in exactly three short bullet points.")
+    validate_stories(stories.model_copy(update={"changed_preference": changed}), plan, factors)

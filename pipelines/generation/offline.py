@@ -97,7 +97,7 @@ def _changed_preference(text: str) -> str:
         for side in pair["sides"]:
             if side["text"] == text:
                 return side["changed"]
-    return f"Take the opposite approach to the one that used to work: {text[0].lower()}{text[1:]}"
+    return f"Replies should take the opposite approach to this one: {text[0].lower()}{text[1:]}"
 
 
 @register_offline(SessionStoriesDraft)
