@@ -49,7 +49,14 @@ def free_port() -> int:
 def start_server(latency: float) -> tuple[subprocess.Popen, str]:
     port = free_port()
     proc = subprocess.Popen(
-        [sys.executable, str(ROOT / "tests" / "fakeopenai.py"), "--port", str(port), "--latency", str(latency)],
+        [
+            sys.executable,
+            str(ROOT / "tests" / "fakeopenai.py"),
+            "--port",
+            str(port),
+            "--latency",
+            str(latency),
+        ],
         cwd=ROOT,
     )
     base = f"http://127.0.0.1:{port}"
@@ -80,8 +87,11 @@ async def bare_loop(base_url: str, texts: list[str], concurrency: int) -> int:
     async def one(text: str) -> bool:
         async with semaphore:
             completion = await client.chat.completions.parse(
-                model="gpt-4o-mini", messages=[{"role": "user", "content": text}], response_format=Reply,
-                temperature=0.7, seed=0,
+                model="gpt-4o-mini",
+                messages=[{"role": "user", "content": text}],
+                response_format=Reply,
+                temperature=0.7,
+                seed=0,
             )
             return completion.choices[0].message.parsed is not None
 
@@ -119,23 +129,36 @@ def bare_round(args, base_url: str, tag: str) -> tuple[float, float]:
     return wall, cpu
 
 
-def layer_round(args, base: str, tag: str, tmp: str) -> tuple[float, float, LLMLayer, list[LLMRequest], Project]:
+def layer_round(
+    args, base: str, tag: str, tmp: str
+) -> tuple[float, float, LLMLayer, list[LLMRequest], Project]:
     n = args.calls
     project = Project.init(Path(tmp) / tag)
-    layer = LLMLayer(project.store, {"base_url": f"{base}/v1", "concurrency": args.concurrency}, backend="openai",
-                     seed=0, progress=False)
-    requests = [LLMRequest("bench", f"r{i}", "writer", (("user", t),), Reply) for i, t in enumerate(prompts(n, tag))]
+    layer = LLMLayer(
+        project.store,
+        {"base_url": f"{base}/v1", "concurrency": args.concurrency},
+        backend="openai",
+        seed=0,
+        progress=False,
+    )
+    requests = [
+        LLMRequest("bench", f"r{i}", "writer", (("user", t),), Reply) for i, t in enumerate(prompts(n, tag))
+    ]
     before = stats(base)["chat"]
     responses, wall, cpu = measure(lambda: layer.run(requests))
-    print(f"  LLMLayer              : {wall:6.2f} s  {n / wall:7.1f} calls/s  cpu {cpu:5.2f} s  "
-          f"ok={sum(r.ok for r in responses)}  http={stats(base)['chat'] - before}")
+    print(
+        f"  LLMLayer              : {wall:6.2f} s  {n / wall:7.1f} calls/s  cpu {cpu:5.2f} s  "
+        f"ok={sum(r.ok for r in responses)}  http={stats(base)['chat'] - before}"
+    )
     return wall, cpu, layer, requests, project
 
 
 def run(args, base: str) -> None:
     n, conc = args.calls, args.concurrency
-    print(f"nproc={os.cpu_count()} calls={n} concurrency={conc} server latency={args.latency * 1000:.0f} ms "
-          f"rounds={args.rounds} (bare and layer alternate; the best wall time of each is compared)")
+    print(
+        f"nproc={os.cpu_count()} calls={n} concurrency={conc} server latency={args.latency * 1000:.0f} ms "
+        f"rounds={args.rounds} (bare and layer alternate; the best wall time of each is compared)"
+    )
     print(f"ideal wall time (calls / concurrency x latency): {n / conc * args.latency:.2f} s")
     bare, layered = [], []
     with tempfile.TemporaryDirectory() as tmp:
@@ -149,14 +172,18 @@ def run(args, base: str) -> None:
                 project.close()
         (bare_wall, bare_cpu), (wall, cpu) = min(bare), min(layered)
         print(f"throughput ratio layer/bare (best walls): {bare_wall / wall:.3f}  (goal >= 0.95)")
-        print(f"layer CPU per call: {cpu / n * 1000:.2f} ms, bare {bare_cpu / n * 1000:.2f} ms, "
-              f"overhead {(cpu - bare_cpu) / n * 1000:+.2f} ms/call")
+        print(
+            f"layer CPU per call: {cpu / n * 1000:.2f} ms, bare {bare_cpu / n * 1000:.2f} ms, "
+            f"overhead {(cpu - bare_cpu) / n * 1000:+.2f} ms/call"
+        )
         before = stats(base)["chat"]
         again, wall, cpu = measure(lambda: layer.run(requests))
         http = stats(base)["chat"] - before
         cached = sum(r.from_cache for r in again)
-        print(f"cached rerun of the last {n} calls: {wall:.2f} s  http requests={http}  from cache={cached}/{n}  "
-              "(goal 0, < 5 s)")
+        print(
+            f"cached rerun of the last {n} calls: {wall:.2f} s  http requests={http}  from cache={cached}/{n}  "
+            "(goal 0, < 5 s)"
+        )
         layer.close()
         project.close()
 

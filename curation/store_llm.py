@@ -50,7 +50,9 @@ class LLMStore(StoreCore):
     """Reads and writes of the LLM layer."""
 
     # -- cache ------------------------------------------------------------------------------------
-    def llm_cache_get(self, keys: Iterable[str], columns: Sequence[str] | None = None) -> dict[str, dict[str, Any]]:
+    def llm_cache_get(
+        self, keys: Iterable[str], columns: Sequence[str] | None = None
+    ) -> dict[str, dict[str, Any]]:
         """Cached answers for ``keys`` (missing keys are absent from the result)."""
         t = self.t["llm_cache"]
         cols = [t.c[c] for c in columns] if columns else list(t.c)
@@ -60,7 +62,9 @@ class LLMStore(StoreCore):
         out: dict[str, dict[str, Any]] = {}
         with self.read() as conn:
             for start in range(0, len(keys), _CHUNK):
-                for row in conn.execute(select(*cols).where(t.c.key.in_(keys[start : start + _CHUNK]))).mappings():
+                for row in conn.execute(
+                    select(*cols).where(t.c.key.in_(keys[start : start + _CHUNK]))
+                ).mappings():
                     out[row["key"]] = dict(row)
         return out
 
@@ -71,17 +75,43 @@ class LLMStore(StoreCore):
         now = utcnow()
         cache, ledger, failures = [], [], []
         for r in records:
-            usage = {"model": r.model, "prompt_tokens": r.prompt_tokens, "completion_tokens": r.completion_tokens,
-                     "cached_tokens": r.cached_tokens, "cost_usd": r.cost_usd}
+            usage = {
+                "model": r.model,
+                "prompt_tokens": r.prompt_tokens,
+                "completion_tokens": r.completion_tokens,
+                "cached_tokens": r.cached_tokens,
+                "cost_usd": r.cost_usd,
+            }
             if r.ok:
-                cache.append({"key": r.key, "stage": r.stage, "text": r.text, "meta_json": r.meta_json,
-                              "created_at": now, **usage})
+                cache.append(
+                    {
+                        "key": r.key,
+                        "stage": r.stage,
+                        "text": r.text,
+                        "meta_json": r.meta_json,
+                        "created_at": now,
+                        **usage,
+                    }
+                )
             else:
-                failures += [{"stage": r.stage, "item": i, "error": r.error, "raw": r.text, "created_at": now}
-                             for i in r.items]
-            ledger += [{"stage": r.stage, "item": i, "key": r.key, "status": "done" if r.ok else "failed",
-                        "error": r.error, "attempts": 1, "from_cache": False, "updated_at": now, **usage}
-                       for i in r.items]
+                failures += [
+                    {"stage": r.stage, "item": i, "error": r.error, "raw": r.text, "created_at": now}
+                    for i in r.items
+                ]
+            ledger += [
+                {
+                    "stage": r.stage,
+                    "item": i,
+                    "key": r.key,
+                    "status": "done" if r.ok else "failed",
+                    "error": r.error,
+                    "attempts": 1,
+                    "from_cache": False,
+                    "updated_at": now,
+                    **usage,
+                }
+                for i in r.items
+            ]
         with self.write() as conn:
             if cache:
                 conn.execute(self._upsert("llm_cache").on_conflict_do_nothing(index_elements=["key"]), cache)
@@ -101,10 +131,23 @@ class LLMStore(StoreCore):
     def _ledger_upsert_stmt(self):
         stmt = self._upsert("llm_ledger")
         l, new = self.t["llm_ledger"], stmt.excluded  # noqa: E741
-        updated = {c: new[c] for c in ("model", "status", "error", "from_cache", "updated_at", "prompt_tokens",
-                                       "completion_tokens", "cached_tokens", "cost_usd")}
-        return stmt.on_conflict_do_update(index_elements=["stage", "item", "key"],
-                                          set_={**updated, "attempts": l.c.attempts + 1})
+        updated = {
+            c: new[c]
+            for c in (
+                "model",
+                "status",
+                "error",
+                "from_cache",
+                "updated_at",
+                "prompt_tokens",
+                "completion_tokens",
+                "cached_tokens",
+                "cost_usd",
+            )
+        }
+        return stmt.on_conflict_do_update(
+            index_elements=["stage", "item", "key"], set_={**updated, "attempts": l.c.attempts + 1}
+        )
 
     def llm_mark_cached(self, stage: str, answered: Iterable[tuple[str, str, str]]) -> int:
         """Ledger rows for (item, key, model) answered from the cache that the ledger lacks; returns how many."""
@@ -117,14 +160,31 @@ class LLMStore(StoreCore):
         with self.read() as conn:
             have = set()
             for start in range(0, len(keys), _CHUNK):
-                q = select(l.c.item, l.c.key, l.c.status).where(l.c.stage == stage, l.c.key.in_(keys[start : start + _CHUNK]))
+                q = select(l.c.item, l.c.key, l.c.status).where(
+                    l.c.stage == stage, l.c.key.in_(keys[start : start + _CHUNK])
+                )
                 have |= {(r.item, r.key) for r in conn.execute(q) if r.status == "done"}
         missing = sorted(pairs - have)
         if missing:
             now = utcnow()
-            rows = [{"stage": stage, "item": item, "key": key, "model": model_of[(item, key)], "status": "done",
-                     "error": None, "attempts": 1, "from_cache": True, "updated_at": now, "prompt_tokens": 0,
-                     "completion_tokens": 0, "cached_tokens": 0, "cost_usd": 0.0} for item, key in missing]
+            rows = [
+                {
+                    "stage": stage,
+                    "item": item,
+                    "key": key,
+                    "model": model_of[(item, key)],
+                    "status": "done",
+                    "error": None,
+                    "attempts": 1,
+                    "from_cache": True,
+                    "updated_at": now,
+                    "prompt_tokens": 0,
+                    "completion_tokens": 0,
+                    "cached_tokens": 0,
+                    "cost_usd": 0.0,
+                }
+                for item, key in missing
+            ]
             with self.write() as conn:
                 conn.execute(self._ledger_upsert_stmt(), rows)
         return len(missing)
@@ -143,7 +203,8 @@ class LLMStore(StoreCore):
         l = self.t["llm_ledger"]  # noqa: E741
         q = (
             select(
-                l.c.stage, l.c.model,
+                l.c.stage,
+                l.c.model,
                 func.sum(case(((l.c.status == "done") & ~l.c.from_cache, 1), else_=0)).label("calls"),
                 func.sum(case((l.c.from_cache, 1), else_=0)).label("cached"),
                 func.sum(case((l.c.status == "failed", 1), else_=0)).label("failed"),
@@ -158,20 +219,34 @@ class LLMStore(StoreCore):
             return [dict(r) for r in conn.execute(q).mappings()]
 
     # -- batches ----------------------------------------------------------------------------------
-    def llm_batch_save(self, batch_id: str, stage: str, input_file_id: str, keys: Sequence[str], host: str) -> None:
+    def llm_batch_save(
+        self, batch_id: str, stage: str, input_file_id: str, keys: Sequence[str], host: str
+    ) -> None:
         now = utcnow()
         with self.write() as conn:
-            conn.execute(self.t["llm_batches"].insert(), {
-                "batch_id": batch_id, "stage": stage, "status": "submitted", "input_file_id": input_file_id,
-                "output_file_id": None, "keys_json": self.dumps(sorted(keys)), "endpoint": host,
-                "created_at": now, "updated_at": now,
-            })
+            conn.execute(
+                self.t["llm_batches"].insert(),
+                {
+                    "batch_id": batch_id,
+                    "stage": stage,
+                    "status": "submitted",
+                    "input_file_id": input_file_id,
+                    "output_file_id": None,
+                    "keys_json": self.dumps(sorted(keys)),
+                    "endpoint": host,
+                    "created_at": now,
+                    "updated_at": now,
+                },
+            )
 
     def llm_batch_update(self, batch_id: str, status: str, output_file_id: str | None = None) -> None:
         b = self.t["llm_batches"]
         with self.write() as conn:
-            conn.execute(b.update().where(b.c.batch_id == batch_id).values(
-                status=status, output_file_id=output_file_id, updated_at=utcnow()))
+            conn.execute(
+                b.update()
+                .where(b.c.batch_id == batch_id)
+                .values(status=status, output_file_id=output_file_id, updated_at=utcnow())
+            )
 
     def llm_batches(self, stage: str | None = None, open_only: bool = False) -> list[dict[str, Any]]:
         """Batches (oldest first); ``open_only``: those whose results are not collected yet."""

@@ -110,7 +110,11 @@ class FakeOpenAI:
         return [r for r in self.requests if r.path.endswith("/chat/completions")]
 
     def count(self, path_suffix: str = "/chat/completions", method: str | None = None) -> int:
-        return sum(1 for r in self.requests if r.path.endswith(path_suffix) and (method is None or r.method == method))
+        return sum(
+            1
+            for r in self.requests
+            if r.path.endswith(path_suffix) and (method is None or r.method == method)
+        )
 
     def reset_log(self) -> None:
         with self._lock:
@@ -163,7 +167,12 @@ class FakeOpenAI:
             message = f"Invalid schema for response_format '{fmt['json_schema'].get('name')}': not supported"
         else:
             return None
-        error = {"message": message, "type": "invalid_request_error", "param": "response_format", "code": None}
+        error = {
+            "message": message,
+            "type": "invalid_request_error",
+            "param": "response_format",
+            "code": None,
+        }
         return JSONResponse({"error": error}, status_code=400)
 
     async def chat(self, request: Request) -> Response:
@@ -184,10 +193,15 @@ class FakeOpenAI:
         if refusal is not None:
             return refusal
         if fault == "429":
-            return JSONResponse({"error": {"message": "rate limited (fake)", "type": "rate_limit_error"}},
-                                status_code=429, headers={"retry-after": str(self.faults.retry_after_s)})
+            return JSONResponse(
+                {"error": {"message": "rate limited (fake)", "type": "rate_limit_error"}},
+                status_code=429,
+                headers={"retry-after": str(self.faults.retry_after_s)},
+            )
         if fault == "500":
-            return JSONResponse({"error": {"message": "internal error (fake)", "type": "server_error"}}, status_code=500)
+            return JSONResponse(
+                {"error": {"message": "internal error (fake)", "type": "server_error"}}, status_code=500
+            )
         if fault == "timeout":
             await asyncio.sleep(self.faults.hang_s)
         if fault == "malformed":
@@ -212,8 +226,15 @@ class FakeOpenAI:
 
     def _file_object(self, file_id: str) -> dict[str, Any]:
         f = self.files[file_id]
-        return {"id": file_id, "object": "file", "bytes": len(f["data"]), "created_at": int(time.time()),
-                "filename": f["filename"] or "upload.jsonl", "purpose": f["purpose"] or "batch", "status": "processed"}
+        return {
+            "id": file_id,
+            "object": "file",
+            "bytes": len(f["data"]),
+            "created_at": int(time.time()),
+            "filename": f["filename"] or "upload.jsonl",
+            "purpose": f["purpose"] or "batch",
+            "status": "processed",
+        }
 
     async def file_content(self, request: Request) -> Response:
         file_id = request.path_params["file_id"]
@@ -227,10 +248,17 @@ class FakeOpenAI:
         self._log(request, body, None)
         batch_id = f"batch_fake{next(self._ids)}"
         self.batches[batch_id] = {
-            "id": batch_id, "object": "batch", "endpoint": body["endpoint"], "input_file_id": body["input_file_id"],
-            "completion_window": body.get("completion_window", "24h"), "status": "in_progress",
-            "created_at": int(time.time()), "output_file_id": None, "error_file_id": None,
-            "request_counts": {"total": 0, "completed": 0, "failed": 0}, "_done_at": time.monotonic() + self.batch_delay_s,
+            "id": batch_id,
+            "object": "batch",
+            "endpoint": body["endpoint"],
+            "input_file_id": body["input_file_id"],
+            "completion_window": body.get("completion_window", "24h"),
+            "status": "in_progress",
+            "created_at": int(time.time()),
+            "output_file_id": None,
+            "error_file_id": None,
+            "request_counts": {"total": 0, "completed": 0, "failed": 0},
+            "_done_at": time.monotonic() + self.batch_delay_s,
         }
         return JSONResponse(self._batch_object(batch_id))
 
@@ -240,14 +268,27 @@ class FakeOpenAI:
         for n, line in enumerate(lines):
             item = json.loads(line)
             answer = self._answer(item["body"], self._content(item["body"]))
-            out.append(json.dumps({"id": f"batch_req_{n}", "custom_id": item["custom_id"],
-                                   "response": {"status_code": 200, "request_id": f"req_{n}", "body": answer},
-                                   "error": None}))
+            out.append(
+                json.dumps(
+                    {
+                        "id": f"batch_req_{n}",
+                        "custom_id": item["custom_id"],
+                        "response": {"status_code": 200, "request_id": f"req_{n}", "body": answer},
+                        "error": None,
+                    }
+                )
+            )
         file_id = f"file-fake{next(self._ids)}"
-        self.files[file_id] = {"data": ("\n".join(out) + "\n").encode(), "purpose": "batch_output",
-                               "filename": "output.jsonl"}
-        batch.update(status="completed", output_file_id=file_id,
-                     request_counts={"total": len(lines), "completed": len(lines), "failed": 0})
+        self.files[file_id] = {
+            "data": ("\n".join(out) + "\n").encode(),
+            "purpose": "batch_output",
+            "filename": "output.jsonl",
+        }
+        batch.update(
+            status="completed",
+            output_file_id=file_id,
+            request_counts={"total": len(lines), "completed": len(lines), "failed": 0},
+        )
 
     def _batch_object(self, batch_id: str) -> dict[str, Any]:
         batch = self.batches[batch_id]
@@ -264,14 +305,16 @@ class FakeOpenAI:
 
     # -- lifecycle --------------------------------------------------------------------------------
     def app(self) -> Starlette:
-        return Starlette(routes=[
-            Route("/v1/chat/completions", self.chat, methods=["POST"]),
-            Route("/v1/files", self.upload_file, methods=["POST"]),
-            Route("/v1/files/{file_id}/content", self.file_content, methods=["GET"]),
-            Route("/v1/batches", self.create_batch, methods=["POST"]),
-            Route("/v1/batches/{batch_id}", self.get_batch, methods=["GET"]),
-            Route("/_fake/stats", self.stats, methods=["GET"]),
-        ])
+        return Starlette(
+            routes=[
+                Route("/v1/chat/completions", self.chat, methods=["POST"]),
+                Route("/v1/files", self.upload_file, methods=["POST"]),
+                Route("/v1/files/{file_id}/content", self.file_content, methods=["GET"]),
+                Route("/v1/batches", self.create_batch, methods=["POST"]),
+                Route("/v1/batches/{batch_id}", self.get_batch, methods=["GET"]),
+                Route("/_fake/stats", self.stats, methods=["GET"]),
+            ]
+        )
 
     async def stats(self, request: Request) -> Response:
         """Request counts, for a benchmark that runs the server in another process."""
@@ -282,8 +325,14 @@ class FakeOpenAI:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-        config = uvicorn.Config(self.app(), log_level="warning", access_log=False, lifespan="off",
-                                timeout_graceful_shutdown=1, backlog=512)
+        config = uvicorn.Config(
+            self.app(),
+            log_level="warning",
+            access_log=False,
+            lifespan="off",
+            timeout_graceful_shutdown=1,
+            backlog=512,
+        )
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [sock]}, daemon=True)
         self._thread.start()

@@ -25,7 +25,10 @@ def responder(body):
 
 
 def requests_for(n: int) -> list[LLMRequest]:
-    return [LLMRequest("checklists", f"p{i}", "judge", (("user", f"checklist for p{i}"),), Checklist) for i in range(n)]
+    return [
+        LLMRequest("checklists", f"p{i}", "judge", (("user", f"checklist for p{i}"),), Checklist)
+        for i in range(n)
+    ]
 
 
 def make_layer(project, server, **overrides) -> LLMLayer:
@@ -49,7 +52,9 @@ def test_batch_mode_uploads_jsonl_and_joins_results_on_custom_id(fake_openai, pr
     assert [x["custom_id"] for x in lines] == [p.key for p in layer.plan(requests_for(6))]
     assert len(lines) == 6 and lines[0]["body"]["response_format"]["type"] == "json_schema"
     assert server.count("/v1/batches", "POST") == 1 and server.count() == 1  # one live call: the repair of p3
-    assert server.chat_requests()[0].body["messages"][-1]["role"] == "user"  # ... carrying the validation error
+    assert (
+        server.chat_requests()[0].body["messages"][-1]["role"] == "user"
+    )  # ... carrying the validation error
     assert not responses[3].ok and "schema-invalid" in responses[3].error
     assert [b["status"] for b in project.store.llm_batches()] == ["collected"]
     assert all(r.provenance.endpoint == "127.0.0.1" for r in responses)

@@ -31,7 +31,10 @@ def answer_responder(body):
 
 
 def requests_for(n: int) -> list[LLMRequest]:
-    return [LLMRequest("sessions", f"s{i}", "user_simulator", (("user", f"session for s{i}"),), Answer) for i in range(n)]
+    return [
+        LLMRequest("sessions", f"s{i}", "user_simulator", (("user", f"session for s{i}"),), Answer)
+        for i in range(n)
+    ]
 
 
 def test_twenty_percent_faults_complete_with_every_failure_a_row(fake_openai, project, monkeypatch):
@@ -53,7 +56,9 @@ def test_twenty_percent_faults_complete_with_every_failure_a_row(fake_openai, pr
     assert ledger == {"done": 80 - len(failed), "failed": len(failed)}
 
 
-def test_failed_items_are_retried_on_the_next_run_and_completed_ones_are_not(fake_openai, project, monkeypatch):
+def test_failed_items_are_retried_on_the_next_run_and_completed_ones_are_not(
+    fake_openai, project, monkeypatch
+):
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
     server = fake_openai(answer_responder, faults={"rate": 0.3, "kinds": ("500",)}, seed=1)
     cfg = {"base_url": server.base_url, "max_retries": 0}
@@ -110,7 +115,9 @@ def test_kill_minus_9_then_resume_repeats_no_completed_call(fake_openai, project
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
     server = fake_openai(answer_responder, latency=0.05)
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    child = subprocess.Popen([sys.executable, "-c", CHILD, str(project.root), server.base_url, "60"], cwd=ROOT, env=env)
+    child = subprocess.Popen(
+        [sys.executable, "-c", CHILD, str(project.root), server.base_url, "60"], cwd=ROOT, env=env
+    )
     deadline = time.monotonic() + 30
     while server.count() < 25 and time.monotonic() < deadline and child.poll() is None:
         time.sleep(0.01)

@@ -24,8 +24,12 @@ def person_responder(body):
 
 
 def requests_for(n: int, stage: str = "personas", model=Person) -> list[LLMRequest]:
-    return [LLMRequest(stage, f"p{i}", "writer", (("user", f"describe person {i}"),), model, template_hash="abc123")
-            for i in range(n)]
+    return [
+        LLMRequest(
+            stage, f"p{i}", "writer", (("user", f"describe person {i}"),), model, template_hash="abc123"
+        )
+        for i in range(n)
+    ]
 
 
 @pytest.fixture
@@ -34,7 +38,13 @@ def layer_for(project, monkeypatch):
     layers = []
 
     def make(server, **overrides):
-        cfg = {**project.config["llm"], "base_url": server.base_url, "timeout_s": 2, "max_retries": 1, **overrides}
+        cfg = {
+            **project.config["llm"],
+            "base_url": server.base_url,
+            "timeout_s": 2,
+            "max_retries": 1,
+            **overrides,
+        }
         layer = LLMLayer(project.store, llm_config=cfg, backend="openai", seed=7, progress=False)
         layers.append(layer)
         return layer
@@ -64,7 +74,12 @@ def test_provenance_names_stage_model_host_template_seed_and_fingerprint(fake_op
     [response] = layer_for(server, models={"writer": "gpt-4.1-mini"}).run(requests_for(1))
     prov = response.provenance
     assert (prov.source, prov.model, prov.endpoint) == ("generate.personas", "gpt-4.1-mini", "127.0.0.1")
-    assert (prov.prompt_template_hash, prov.seed, prov.offline, prov.system_fingerprint) == ("abc123", 7, False, "fp_fake")
+    assert (prov.prompt_template_hash, prov.seed, prov.offline, prov.system_fingerprint) == (
+        "abc123",
+        7,
+        False,
+        "fp_fake",
+    )
     assert response.usage.prompt_tokens > 0 and response.cost_usd > 0
 
 
@@ -99,7 +114,9 @@ def test_schema_invalid_answer_is_repaired_with_the_validation_error(fake_openai
     assert server.count() == 2
 
 
-def test_still_invalid_after_repair_becomes_a_failure_row_with_the_raw_answer(fake_openai, layer_for, project):
+def test_still_invalid_after_repair_becomes_a_failure_row_with_the_raw_answer(
+    fake_openai, layer_for, project
+):
     server = fake_openai(lambda body: {"nickname": "A"})
     [response] = layer_for(server, repair_attempts=1).run(requests_for(1))
     assert not response.ok and response.parsed is None
@@ -157,7 +174,9 @@ def test_endpoint_and_key_come_from_the_sdk_environment_variables(project, fake_
     server = fake_openai(person_responder)
     monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
     monkeypatch.setenv("MY_KEY", SECRET)
-    with LLMLayer(project.store, llm_config={"api_key_env": "MY_KEY"}, backend="openai", progress=False) as layer:
+    with LLMLayer(
+        project.store, llm_config={"api_key_env": "MY_KEY"}, backend="openai", progress=False
+    ) as layer:
         [response] = layer.run(requests_for(1))
     assert response.ok and server.count() == 1
 
@@ -190,7 +209,9 @@ def test_progress_bar_stays_silent_when_stderr_is_not_a_tty(fake_openai, project
 
 
 def test_usage_summary_counts_calls_cache_hits_and_failures(fake_openai, layer_for, project):
-    server = fake_openai(lambda body: {"name": "x"} if "1" in body["messages"][0]["content"] else {"name": "y", "age": 2})
+    server = fake_openai(
+        lambda body: {"name": "x"} if "1" in body["messages"][0]["content"] else {"name": "y", "age": 2}
+    )
     layer_for(server, repair_attempts=0).run(requests_for(3))
     layer_for(server).run(requests_for(3, stage="again"))
     usage = {row["stage"]: row for row in project.store.llm_usage()}

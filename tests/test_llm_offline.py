@@ -41,12 +41,18 @@ def fake_chat(request: LLMRequest, rng: random.Random) -> str:
 
 
 def trait_requests(n: int = 5) -> list[LLMRequest]:
-    return [LLMRequest("traits", f"t{i}", "writer", (("user", f"trait {i}"),), Trait, offline_context={"topic": "jazz"})
-            for i in range(n)]
+    return [
+        LLMRequest(
+            "traits", f"t{i}", "writer", (("user", f"trait {i}"),), Trait, offline_context={"topic": "jazz"}
+        )
+        for i in range(n)
+    ]
 
 
 def offline_run(project, seed: int, requests: list[LLMRequest]):
-    with LLMLayer(project.store, project.config["llm"], backend="offline", seed=seed, progress=False) as layer:
+    with LLMLayer(
+        project.store, project.config["llm"], backend="offline", seed=seed, progress=False
+    ) as layer:
         return layer.run(requests)
 
 
@@ -93,10 +99,15 @@ def test_offline_cache_is_never_served_to_the_openai_backend(project):
 
 
 def test_estimate_prices_uncached_requests_per_model(project):
-    cfg = {**project.config["llm"], "models": {"writer": "gpt-4o", "judge": "my-model"},
-           "costs": {"my-model": {"input": 1.0, "output": 2.0}}}
-    reqs = [LLMRequest("s", "a", "writer", (("user", "x" * 400),), max_tokens=100),
-            LLMRequest("s", "b", "judge", (("user", "y" * 40),), max_tokens=1000)]
+    cfg = {
+        **project.config["llm"],
+        "models": {"writer": "gpt-4o", "judge": "my-model"},
+        "costs": {"my-model": {"input": 1.0, "output": 2.0}},
+    }
+    reqs = [
+        LLMRequest("s", "a", "writer", (("user", "x" * 400),), max_tokens=100),
+        LLMRequest("s", "b", "judge", (("user", "y" * 40),), max_tokens=1000),
+    ]
     with LLMLayer(project.store, cfg, backend="offline", progress=False) as layer:
         est = layer.estimate(reqs)
     assert (est.calls, est.cached, est.prompt_tokens, est.completion_tokens) == (2, 0, 104 + 14, 1100)

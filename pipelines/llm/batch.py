@@ -34,7 +34,9 @@ class BatchPending(PrefkitError):
     """A batch is still running when the wait ran out; rerunning the same command resumes it."""
 
 
-async def run_batch(layer: LLMLayer, groups: dict[str, list[Planned]], progress: StageProgress) -> dict[str, Outcome]:
+async def run_batch(
+    layer: LLMLayer, groups: dict[str, list[Planned]], progress: StageProgress
+) -> dict[str, Outcome]:
     results: dict[str, Outcome] = {}
     for row in layer.store.llm_batches(open_only=True):
         if set(row["keys"]) & groups.keys():
@@ -51,12 +53,18 @@ async def _submit(layer: LLMLayer, groups: dict[str, list[Planned]]) -> dict:
     lines = []
     for key, group in groups.items():
         body = backend.batch_body(group[0].request, group[0].model, layer.seed)
-        lines.append(json.dumps({"custom_id": key, "method": "POST", "url": "/v1/chat/completions", "body": body}))
+        lines.append(
+            json.dumps({"custom_id": key, "method": "POST", "url": "/v1/chat/completions", "body": body})
+        )
     stage = "+".join(sorted({p.request.stage for g in groups.values() for p in g}))
     data = ("\n".join(lines) + "\n").encode("utf-8")
-    upload = await backend.client.files.create(file=("prefkit-batch.jsonl", data, "application/jsonl"), purpose="batch")
+    upload = await backend.client.files.create(
+        file=("prefkit-batch.jsonl", data, "application/jsonl"), purpose="batch"
+    )
     batch = await backend.client.batches.create(
-        input_file_id=upload.id, endpoint="/v1/chat/completions", completion_window="24h",
+        input_file_id=upload.id,
+        endpoint="/v1/chat/completions",
+        completion_window="24h",
         metadata={"prefkit_stage": stage[:500]},
     )
     layer.store.llm_batch_save(batch.id, stage, upload.id, list(groups), backend.host)
@@ -85,7 +93,9 @@ async def _read_lines(layer: LLMLayer, file_id: str | None) -> dict[str, dict]:
     return {line["custom_id"]: line for line in lines}
 
 
-async def _collect(layer: LLMLayer, row: dict, groups: dict[str, list[Planned]], progress: StageProgress) -> dict[str, Outcome]:
+async def _collect(
+    layer: LLMLayer, row: dict, groups: dict[str, list[Planned]], progress: StageProgress
+) -> dict[str, Outcome]:
     batch = await _wait(layer, row["batch_id"], row["stage"])
     lines = await _read_lines(layer, batch.output_file_id)
     lines.update({k: v for k, v in (await _read_lines(layer, batch.error_file_id)).items() if k not in lines})
@@ -98,8 +108,13 @@ async def _collect(layer: LLMLayer, row: dict, groups: dict[str, list[Planned]],
             outcome = await _outcome(layer, batch, lines.get(key), group[0])
         await layer.persist(key, group, outcome)
         results[key] = outcome
-        progress.advance(outcome.ok, False, outcome.usage.prompt_tokens + outcome.usage.completion_tokens,
-                         outcome.cost, n=len(group))
+        progress.advance(
+            outcome.ok,
+            False,
+            outcome.usage.prompt_tokens + outcome.usage.completion_tokens,
+            outcome.cost,
+            n=len(group),
+        )
 
     await asyncio.gather(*(one(key) for key in row["keys"] if key in groups))
     layer.store.llm_batch_update(row["batch_id"], "collected", batch.output_file_id)
@@ -108,8 +123,12 @@ async def _collect(layer: LLMLayer, row: dict, groups: dict[str, list[Planned]],
 
 async def _outcome(layer: LLMLayer, batch, line: dict | None, planned: Planned) -> Outcome:
     if line is None:
-        return layer._failed(planned, f"batch {batch.id} ended {batch.status} without an answer for this request",
-                             None, Usage())
+        return layer._failed(
+            planned,
+            f"batch {batch.id} ended {batch.status} without an answer for this request",
+            None,
+            Usage(),
+        )
     try:
         first = layer.backend.answer_from_batch_line(line)
     except CallFailed as exc:

@@ -78,7 +78,9 @@ class LLMSettings:
         try:
             return self.models[role]
         except KeyError:
-            raise LLMConfigError(f"no model configured for role {role!r}; set [llm.models] {role} = \"...\"") from None
+            raise LLMConfigError(
+                f'no model configured for role {role!r}; set [llm.models] {role} = "..."'
+            ) from None
 
     def resolve_base_url(self) -> str:
         url = self.base_url or os.environ.get("OPENAI_BASE_URL", "") or "https://api.openai.com/v1"

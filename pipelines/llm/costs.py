@@ -43,7 +43,11 @@ class Price:
 
     def cost(self, usage: Usage) -> float:
         fresh = max(0, usage.prompt_tokens - usage.cached_tokens)
-        return (fresh * self.input + usage.cached_tokens * self.cached_input + usage.completion_tokens * self.output) / 1e6
+        return (
+            fresh * self.input
+            + usage.cached_tokens * self.cached_input
+            + usage.completion_tokens * self.output
+        ) / 1e6
 
 
 class PriceTable:
@@ -54,7 +58,9 @@ class PriceTable:
         for model, spec in (overrides or {}).items():
             base = self.prices.get(model, Price(0.0, 0.0, 0.0))
             inp = float(spec.get("input", base.input))
-            self.prices[model] = Price(inp, float(spec.get("cached_input", inp)), float(spec.get("output", base.output)))
+            self.prices[model] = Price(
+                inp, float(spec.get("cached_input", inp)), float(spec.get("output", base.output))
+            )
 
     def price(self, model: str) -> Price | None:
         if model in self.prices:
@@ -98,8 +104,11 @@ class Estimate:
 
     def as_dict(self) -> dict:
         return {
-            "calls": self.calls, "cached": self.cached, "prompt_tokens": self.prompt_tokens,
-            "completion_tokens": self.completion_tokens, "cost_usd": round(self.cost_usd, 6),
+            "calls": self.calls,
+            "cached": self.cached,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "cost_usd": round(self.cost_usd, 6),
             "per_model": {k: vars(v) | {"cost_usd": round(v.cost_usd, 6)} for k, v in self.per_model.items()},
             "unpriced": self.unpriced,
         }

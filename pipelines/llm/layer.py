@@ -86,8 +86,14 @@ def describe_validation_error(exc: pydantic.ValidationError, limit: int = 5) -> 
 class LLMLayer:
     """Cached, rate-limited, validated LLM calls for one project store."""
 
-    def __init__(self, store, llm_config: dict[str, Any] | None = None, backend: str | Backend = "offline",
-                 seed: int = 0, progress: bool = True):
+    def __init__(
+        self,
+        store,
+        llm_config: dict[str, Any] | None = None,
+        backend: str | Backend = "offline",
+        seed: int = 0,
+        progress: bool = True,
+    ):
         self.store = store
         self.settings = LLMSettings.from_config(llm_config)
         self.seed = seed
@@ -116,13 +122,19 @@ class LLMLayer:
         cached = self.store.llm_cache_get({p.key for p in plan}, columns=["key"])
         unique = {p.key: p for p in plan if p.key not in cached}
         calls = [
-            (p.model, prompt_tokens(p.request), self.settings.completion_budget(p.request.stage, p.request.max_tokens))
+            (
+                p.model,
+                prompt_tokens(p.request),
+                self.settings.completion_budget(p.request.stage, p.request.max_tokens),
+            )
             for p in unique.values()
         ]
         return estimate_calls(self.prices, calls, cached=sum(1 for p in plan if p.key in cached))
 
     # -- running ----------------------------------------------------------------------------------
-    def run(self, requests: Sequence[LLMRequest], desc: str | None = None, batch: bool = False) -> list[LLMResponse]:
+    def run(
+        self, requests: Sequence[LLMRequest], desc: str | None = None, batch: bool = False
+    ) -> list[LLMResponse]:
         """Synchronous :meth:`arun` (reuses one private event loop, so the HTTP client's pool survives)."""
         coro = self.arun(requests, desc=desc, batch=batch)
         try:
@@ -137,10 +149,14 @@ class LLMLayer:
         """For ``run()`` called inside a running loop (a notebook): a private loop on its own thread."""
         if self._thread_loop is None:
             self._thread_loop = asyncio.new_event_loop()
-            threading.Thread(target=self._thread_loop.run_forever, daemon=True, name="prefkit-llm-loop").start()
+            threading.Thread(
+                target=self._thread_loop.run_forever, daemon=True, name="prefkit-llm-loop"
+            ).start()
         return self._thread_loop
 
-    async def arun(self, requests: Sequence[LLMRequest], desc: str | None = None, batch: bool = False) -> list[LLMResponse]:
+    async def arun(
+        self, requests: Sequence[LLMRequest], desc: str | None = None, batch: bool = False
+    ) -> list[LLMResponse]:
         """One response per request, in order. ``batch=True`` uses the OpenAI Batch API."""
         requests = list(requests)
         if not requests:
@@ -174,12 +190,19 @@ class LLMLayer:
         for stage, pairs in by_stage.items():
             self.store.llm_mark_cached(stage, pairs)
         return {
-            key: Outcome(True, row["text"], usage=Usage(row["prompt_tokens"], row["completion_tokens"], row["cached_tokens"]),
-                         meta=self.store.loads(row["meta_json"]), from_cache=True)
+            key: Outcome(
+                True,
+                row["text"],
+                usage=Usage(row["prompt_tokens"], row["completion_tokens"], row["cached_tokens"]),
+                meta=self.store.loads(row["meta_json"]),
+                from_cache=True,
+            )
             for key, row in rows.items()
         }
 
-    async def _call_all(self, groups: dict[str, list[Planned]], progress: StageProgress) -> dict[str, Outcome]:
+    async def _call_all(
+        self, groups: dict[str, list[Planned]], progress: StageProgress
+    ) -> dict[str, Outcome]:
         semaphore = asyncio.Semaphore(self.settings.concurrency)
         results: dict[str, Outcome] = {}
 
@@ -188,8 +211,13 @@ class LLMLayer:
                 outcome = await self.attempt(group[0])
             await self.persist(key, group, outcome)
             results[key] = outcome
-            progress.advance(outcome.ok, False, outcome.usage.prompt_tokens + outcome.usage.completion_tokens,
-                             outcome.cost, n=len(group))
+            progress.advance(
+                outcome.ok,
+                False,
+                outcome.usage.prompt_tokens + outcome.usage.completion_tokens,
+                outcome.cost,
+                n=len(group),
+            )
 
         try:
             async with asyncio.TaskGroup() as tasks:
@@ -199,7 +227,9 @@ class LLMLayer:
             raise _first_prefkit_error(group_error) from None
         return results
 
-    async def attempt(self, planned: Planned, first: tuple[str, Usage, dict[str, Any]] | None = None) -> Outcome:
+    async def attempt(
+        self, planned: Planned, first: tuple[str, Usage, dict[str, Any]] | None = None
+    ) -> Outcome:
         """Call (unless ``first`` already holds an answer), validate, repair a bounded number of times."""
         request, total, text, error = planned.request, Usage(), None, None
         for n in range(1 + self.settings.repair_attempts):
@@ -214,12 +244,17 @@ class LLMLayer:
                 parsed = request.response_model.model_validate_json(text)
             except pydantic.ValidationError as exc:
                 error = describe_validation_error(exc)
-                request = dataclasses.replace(request, messages=request.messages + (
-                    ("assistant", text), ("user", REPAIR_PROMPT.format(error=error))))
+                request = dataclasses.replace(
+                    request,
+                    messages=request.messages
+                    + (("assistant", text), ("user", REPAIR_PROMPT.format(error=error))),
+                )
                 continue
             return self._succeeded(planned, text, parsed, total, meta)
         attempts = self.settings.repair_attempts
-        return self._failed(planned, f"schema-invalid answer after {attempts} repair attempt(s): {error}", text, total)
+        return self._failed(
+            planned, f"schema-invalid answer after {attempts} repair attempt(s): {error}", text, total
+        )
 
     async def _call(self, planned: Planned, request: LLMRequest) -> tuple[str, Usage, dict[str, Any]]:
         budget = prompt_tokens(request) + self.settings.completion_budget(request.stage, request.max_tokens)
@@ -237,13 +272,25 @@ class LLMLayer:
 
     def _succeeded(self, planned, text, parsed, usage, meta) -> Outcome:
         meta = {**meta, "offline": self.backend.offline, "backend": self.backend.name}
-        return Outcome(True, text, usage=usage, cost=self._cost(planned.model, usage), meta=meta, parsed=parsed)
+        return Outcome(
+            True, text, usage=usage, cost=self._cost(planned.model, usage), meta=meta, parsed=parsed
+        )
 
     def _failed(self, planned, error, raw, usage) -> Outcome:
         scrub = getattr(self.backend, "scrub", lambda s: s)
-        meta = {"offline": self.backend.offline, "backend": self.backend.name,
-                "endpoint": getattr(self.backend, "host", None)}
-        return Outcome(False, scrub(raw), error=scrub(error), usage=usage, cost=self._cost(planned.model, usage), meta=meta)
+        meta = {
+            "offline": self.backend.offline,
+            "backend": self.backend.name,
+            "endpoint": getattr(self.backend, "host", None),
+        }
+        return Outcome(
+            False,
+            scrub(raw),
+            error=scrub(error),
+            usage=usage,
+            cost=self._cost(planned.model, usage),
+            meta=meta,
+        )
 
     async def persist(self, key: str, group: list[Planned], outcome: Outcome) -> None:
         """Commit one call's result (cache + ledger, or failure rows) before reporting it done."""
@@ -260,9 +307,17 @@ class LLMLayer:
         meta_json = canonical_json(outcome.meta)
         return [
             LLMCallRecord(
-                stage=stage, items=sorted({p.request.item for p in group if p.request.stage == stage}), key=key,
-                model=group[0].model, ok=outcome.ok, text=outcome.text, error=outcome.error, meta_json=meta_json,
-                prompt_tokens=u.prompt_tokens, completion_tokens=u.completion_tokens, cached_tokens=u.cached_tokens,
+                stage=stage,
+                items=sorted({p.request.item for p in group if p.request.stage == stage}),
+                key=key,
+                model=group[0].model,
+                ok=outcome.ok,
+                text=outcome.text,
+                error=outcome.error,
+                meta_json=meta_json,
+                prompt_tokens=u.prompt_tokens,
+                completion_tokens=u.completion_tokens,
+                cached_tokens=u.cached_tokens,
                 cost_usd=outcome.cost,
             )
             for stage in sorted({p.request.stage for p in group})
@@ -285,9 +340,15 @@ class LLMLayer:
         if outcome.ok and parsed is None and planned.request.response_model is not None:
             parsed = planned.request.response_model.model_validate_json(outcome.text)
         return LLMResponse(
-            request=planned.request, ok=outcome.ok, parsed=parsed, text=outcome.text, error=outcome.error,
-            provenance=self.provenance(planned, outcome.meta), usage=outcome.usage,
-            cost_usd=0.0 if outcome.from_cache else outcome.cost, from_cache=outcome.from_cache,
+            request=planned.request,
+            ok=outcome.ok,
+            parsed=parsed,
+            text=outcome.text,
+            error=outcome.error,
+            provenance=self.provenance(planned, outcome.meta),
+            usage=outcome.usage,
+            cost_usd=0.0 if outcome.from_cache else outcome.cost,
+            from_cache=outcome.from_cache,
         )
 
     # -- lifecycle --------------------------------------------------------------------------------
@@ -350,7 +411,11 @@ class GroupCommitter:
 
 
 def _add(a: Usage, b: Usage) -> Usage:
-    return Usage(a.prompt_tokens + b.prompt_tokens, a.completion_tokens + b.completion_tokens, a.cached_tokens + b.cached_tokens)
+    return Usage(
+        a.prompt_tokens + b.prompt_tokens,
+        a.completion_tokens + b.completion_tokens,
+        a.cached_tokens + b.cached_tokens,
+    )
 
 
 def _first_prefkit_error(group: BaseExceptionGroup) -> BaseException:

@@ -41,7 +41,9 @@ def _usage(data: Any) -> Usage:
     if data is None:
         return Usage()
     details = getattr(data, "prompt_tokens_details", None)
-    return Usage(data.prompt_tokens or 0, data.completion_tokens or 0, getattr(details, "cached_tokens", 0) or 0)
+    return Usage(
+        data.prompt_tokens or 0, data.completion_tokens or 0, getattr(details, "cached_tokens", 0) or 0
+    )
 
 
 def _refuses_json_schema(exc: openai.BadRequestError) -> bool:
@@ -69,8 +71,10 @@ class OpenAIBackend:
         loop = asyncio.get_running_loop()
         if loop not in self._clients:
             self._clients[loop] = openai.AsyncOpenAI(
-                api_key=self._key, base_url=self.base_url,
-                max_retries=self.settings.max_retries, timeout=self.settings.timeout_s,
+                api_key=self._key,
+                base_url=self.base_url,
+                max_retries=self.settings.max_retries,
+                timeout=self.settings.timeout_s,
             )
         return self._clients[loop]
 
@@ -87,15 +91,21 @@ class OpenAIBackend:
             # Every call would fail the same way: stop the run instead of writing a failure per item.
             raise LLMConfigError(f"{self.host}: {self.scrub(str(exc))}") from None
         except openai.APIStatusError as exc:
-            raise CallFailed(f"HTTP {exc.status_code}: {self.scrub(str(exc))}", self.scrub(exc.response.text)) from None
+            raise CallFailed(
+                f"HTTP {exc.status_code}: {self.scrub(str(exc))}", self.scrub(exc.response.text)
+            ) from None
         except openai.APITimeoutError:
-            raise CallFailed(f"timed out after {self.settings.timeout_s}s ({self.settings.max_retries} retries)") from None
+            raise CallFailed(
+                f"timed out after {self.settings.timeout_s}s ({self.settings.max_retries} retries)"
+            ) from None
         except openai.APIConnectionError as exc:
             raise CallFailed(f"connection failed: {self.scrub(str(exc))}") from None
         except openai.APIResponseValidationError as exc:
             raise CallFailed(f"malformed response: {self.scrub(str(exc))}") from None
 
-    async def _complete(self, request: LLMRequest, model: str, seed: int) -> tuple[str, Usage, dict[str, Any]]:
+    async def _complete(
+        self, request: LLMRequest, model: str, seed: int
+    ) -> tuple[str, Usage, dict[str, Any]]:
         schema_model = request.response_model
         if schema_model is None:
             return await self._create(request, model, seed, response_format=None)
@@ -122,7 +132,9 @@ class OpenAIBackend:
 
     async def _parse(self, request: LLMRequest, model: str, seed: int) -> tuple[str, Usage, dict[str, Any]]:
         raw = await self.client.chat.completions.with_raw_response.parse(
-            messages=request.chat_messages(), response_format=request.response_model, **self._params(request, model, seed)
+            messages=request.chat_messages(),
+            response_format=request.response_model,
+            **self._params(request, model, seed),
         )
         try:
             completion = raw.parse()
@@ -132,7 +144,9 @@ class OpenAIBackend:
         except (json.JSONDecodeError, openai.APIResponseValidationError) as exc:
             raise CallFailed(f"malformed response body: {exc}", self.scrub(raw.text)) from None
         except (openai.LengthFinishReasonError, openai.ContentFilterFinishReasonError) as exc:
-            raise CallFailed(f"answer cut off: {type(exc).__name__}", self._content_or_none(raw.text)) from None
+            raise CallFailed(
+                f"answer cut off: {type(exc).__name__}", self._content_or_none(raw.text)
+            ) from None
         return self._result(completion)
 
     async def _create(self, request, model, seed, response_format) -> tuple[str, Usage, dict[str, Any]]:
@@ -151,20 +165,30 @@ class OpenAIBackend:
             raise CallFailed("malformed response body: not JSON", self.scrub(completion))
         return self._result(completion, structured="json_mode" if response_format else None)
 
-    def _result(self, completion: Any, structured: str | None = "json_schema") -> tuple[str, Usage, dict[str, Any]]:
+    def _result(
+        self, completion: Any, structured: str | None = "json_schema"
+    ) -> tuple[str, Usage, dict[str, Any]]:
         if not completion.choices:
             raise CallFailed("the response has no choices")
         message = completion.choices[0].message
         if getattr(message, "refusal", None):
             raise CallFailed(f"the model refused: {message.refusal}", message.refusal)
-        meta = {"endpoint": self.host, "system_fingerprint": completion.system_fingerprint, "structured": structured}
+        meta = {
+            "endpoint": self.host,
+            "system_fingerprint": completion.system_fingerprint,
+            "structured": structured,
+        }
         return message.content or "", _usage(completion.usage), meta
 
     def _from_body(self, body: str) -> tuple[str, Usage, dict[str, Any]]:
         data = json.loads(body)
         usage = data.get("usage") or {}
         cached = (usage.get("prompt_tokens_details") or {}).get("cached_tokens", 0) or 0
-        meta = {"endpoint": self.host, "system_fingerprint": data.get("system_fingerprint"), "structured": "json_schema"}
+        meta = {
+            "endpoint": self.host,
+            "system_fingerprint": data.get("system_fingerprint"),
+            "structured": "json_schema",
+        }
         text = data["choices"][0]["message"].get("content") or ""
         return text, Usage(usage.get("prompt_tokens", 0), usage.get("completion_tokens", 0), cached), meta
 

@@ -15,8 +15,15 @@ class StageProgress:
     def __init__(self, desc: str, total: int, enabled: bool):
         self.done = self.failed = self.cached = self.tokens = 0
         self.cost = 0.0
-        self.bar = tqdm(total=total, desc=desc, unit="call", disable=not (enabled and sys.stderr.isatty()),
-                        file=sys.stderr, dynamic_ncols=True, mininterval=0.2)
+        self.bar = tqdm(
+            total=total,
+            desc=desc,
+            unit="call",
+            disable=not (enabled and sys.stderr.isatty()),
+            file=sys.stderr,
+            dynamic_ncols=True,
+            mininterval=0.2,
+        )
 
     def advance(self, ok: bool, cached: bool, tokens: int = 0, cost: float = 0.0, n: int = 1) -> None:
         self.done += n if ok else 0

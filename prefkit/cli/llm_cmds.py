@@ -27,7 +27,10 @@ def usage(project, stage: str | None, as_json: bool) -> None:
     if as_json:
         echo_json({"usage": rows, "cached_answers": project.store.count("llm_cache")})
         return
-    echo_table(rows, ["stage", "model", "calls", "cached", "failed", "prompt_tokens", "completion_tokens", "cost_usd"])
+    echo_table(
+        rows,
+        ["stage", "model", "calls", "cached", "failed", "prompt_tokens", "completion_tokens", "cost_usd"],
+    )
     total = sum(r["cost_usd"] for r in rows)
     click.echo(f"total ${total:.4f}; {project.store.count('llm_cache')} answers in the cache")
 
