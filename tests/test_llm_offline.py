@@ -182,3 +182,23 @@ def test_rate_limiter_paces_requests_per_minute():
 
     elapsed = asyncio.run(go())
     assert 0.45 <= elapsed < 1.5  # 20 at once, then 10 more at 20/s
+
+
+class EchoBackend:
+    """A user-supplied backend: only what the Backend protocol requires (no check/aclose/scrub)."""
+
+    name = "echo"
+    offline = False
+
+    async def complete(self, request, model, seed):
+        from pipelines.llm import Usage
+
+        return f"{model}:{request.messages[-1][1]}", Usage(3, 2, 0), {"endpoint": "echo.local"}
+
+
+def test_any_object_implementing_the_backend_protocol_plugs_in(project):
+    req = LLMRequest("echoes", "e1", "judge", (("user", "ping"),))
+    with LLMLayer(project.store, project.config["llm"], backend=EchoBackend(), progress=False) as layer:
+        [response] = layer.run([req])
+    assert response.ok and response.text == "gpt-4o-mini:ping"
+    assert response.provenance.endpoint == "echo.local" and response.cost_usd > 0

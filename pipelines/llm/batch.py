@@ -123,7 +123,7 @@ async def _collect(
 
 async def _outcome(layer: LLMLayer, batch, line: dict | None, planned: Planned) -> Outcome:
     if line is None:
-        return layer._failed(
+        return layer.failed_outcome(
             planned,
             f"batch {batch.id} ended {batch.status} without an answer for this request",
             None,
@@ -132,7 +132,7 @@ async def _outcome(layer: LLMLayer, batch, line: dict | None, planned: Planned) 
     try:
         first = layer.backend.answer_from_batch_line(line)
     except CallFailed as exc:
-        return layer._failed(planned, str(exc), exc.raw, Usage())
+        return layer.failed_outcome(planned, str(exc), exc.raw, Usage())
     outcome = await layer.attempt(planned, first=first)
-    outcome.cost -= BATCH_DISCOUNT * layer._cost(planned.model, first[1])
+    outcome.cost -= BATCH_DISCOUNT * layer.cost_of(planned.model, first[1])
     return outcome

@@ -161,7 +161,9 @@ class LLMLayer:
         requests = list(requests)
         if not requests:
             return []
-        self.backend.check(requests)
+        check = getattr(self.backend, "check", None)  # optional: fail fast before any call
+        if check is not None:
+            check(requests)
         plan = self.plan(requests)
         outcomes = self._from_cache(plan)
         groups: dict[str, list[Planned]] = {}
@@ -236,7 +238,7 @@ class LLMLayer:
             try:
                 text, usage, meta = first if (n == 0 and first) else await self._call(planned, request)
             except CallFailed as exc:
-                return self._failed(planned, f"{exc}", exc.raw, total)
+                return self.failed_outcome(planned, f"{exc}", exc.raw, total)
             total = _add(total, usage)
             if request.response_model is None:
                 return self._succeeded(planned, text, None, total, meta)
@@ -252,7 +254,7 @@ class LLMLayer:
                 continue
             return self._succeeded(planned, text, parsed, total, meta)
         attempts = self.settings.repair_attempts
-        return self._failed(
+        return self.failed_outcome(
             planned, f"schema-invalid answer after {attempts} repair attempt(s): {error}", text, total
         )
 
@@ -267,16 +269,17 @@ class LLMLayer:
         self.limiter.settle(budget, usage.prompt_tokens + usage.completion_tokens)
         return text, usage, meta
 
-    def _cost(self, model: str, usage: Usage) -> float:
+    def cost_of(self, model: str, usage: Usage) -> float:
         return 0.0 if self.backend.offline else self.prices.cost(model, usage)
 
-    def _succeeded(self, planned, text, parsed, usage, meta) -> Outcome:
+    def _succeeded(self, planned: Planned, text: str, parsed, usage: Usage, meta: dict[str, Any]) -> Outcome:
         meta = {**meta, "offline": self.backend.offline, "backend": self.backend.name}
         return Outcome(
-            True, text, usage=usage, cost=self._cost(planned.model, usage), meta=meta, parsed=parsed
+            True, text, usage=usage, cost=self.cost_of(planned.model, usage), meta=meta, parsed=parsed
         )
 
-    def _failed(self, planned, error, raw, usage) -> Outcome:
+    def failed_outcome(self, planned: Planned, error: str, raw: str | None, usage: Usage) -> Outcome:
+        """A failure (error and raw text scrubbed of the API key by backends that hold one)."""
         scrub = getattr(self.backend, "scrub", lambda s: s)
         meta = {
             "offline": self.backend.offline,
@@ -288,7 +291,7 @@ class LLMLayer:
             scrub(raw),
             error=scrub(error),
             usage=usage,
-            cost=self._cost(planned.model, usage),
+            cost=self.cost_of(planned.model, usage),
             meta=meta,
         )
 
@@ -355,16 +358,22 @@ class LLMLayer:
     def close(self) -> None:
         """Close the HTTP client(s), the writer thread and the private event loops."""
         if self._loop is not None and not self._loop.is_closed():
-            self._loop.run_until_complete(self.backend.aclose())
+            self._loop.run_until_complete(self._close_backend())
             self._loop.close()
         if self._thread_loop is not None:
-            asyncio.run_coroutine_threadsafe(self.backend.aclose(), self._thread_loop).result(timeout=10)
+            asyncio.run_coroutine_threadsafe(self._close_backend(), self._thread_loop).result(timeout=10)
             self._thread_loop.call_soon_threadsafe(self._thread_loop.stop)
         self._writer.shutdown(wait=True)
 
     async def aclose(self) -> None:
-        await self.backend.aclose()
+        """Close after :meth:`arun` used from your own event loop."""
+        await self._close_backend()
         self._writer.shutdown(wait=True)
+
+    async def _close_backend(self) -> None:
+        aclose = getattr(self.backend, "aclose", None)  # optional in the Backend protocol
+        if aclose is not None:
+            await aclose()
 
     def __enter__(self) -> LLMLayer:
         return self
