@@ -46,7 +46,7 @@ def test_estimate_prices_without_writing(tmp_path):
     result = invoke("generate", "--estimate", "--personas", "10", "--json", "-p", proj)
     estimate = json.loads(result.output)
     assert estimate["personas"] == 10 and estimate["calls"] > 10 * 13 and estimate["cost_usd"] > 0
-    assert set(estimate["per_model"]) == {"gpt-4o-mini"}
+    assert set(estimate["per_model"]) == {"gpt-4o-mini"} and 1 <= estimate["replies_per_dialogue"] <= 16
     project = Project(proj)
     assert project.store.status()["personas"] == 0 and project.store.count("llm_cache") == 0
     project.close()

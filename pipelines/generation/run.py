@@ -436,4 +436,12 @@ def estimate_run(store, llm_config: dict[str, Any], cfg: GenerationConfig, sampl
         store, llm_config=llm_config, backend=PricingBackend(), seed=cfg.seed, progress=False
     ) as pricer:
         estimate = pricer.estimate(recorder.requests).as_dict()
-    return {"personas": cfg.personas, "sampled_personas": k, **_scaled(estimate, cfg.personas / k)}
+    replies = [r for r in recorder.requests if r.stage == "dialogues" and r.role == "assistant"]
+    sessions = {r.item.split(":")[0] for r in replies}
+    return {
+        "personas": cfg.personas,
+        "sampled_personas": k,
+        "replies_per_dialogue": round(len(replies) / max(1, len(sessions)), 2),
+        "max_turns": cfg.max_turns,
+        **_scaled(estimate, cfg.personas / k),
+    }

@@ -107,5 +107,9 @@ def _print_estimate(result: dict, as_json: bool) -> None:
         f"total: {result['calls']} calls, {result['prompt_tokens']} prompt + "
         f"{result['completion_tokens']} completion tokens, ${result['cost_usd']:.4f}"
     )
+    click.echo(
+        f"dialogues priced at {result['replies_per_dialogue']} assistant replies each (the offline simulator's "
+        f"average); a real run can take up to {result['max_turns']}"
+    )
     if result["unpriced"]:
         click.echo(f"no price configured for: {', '.join(result['unpriced'])} (add them under [llm.costs])")
