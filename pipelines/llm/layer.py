@@ -188,7 +188,9 @@ class LLMLayer:
         by_stage: dict[str, set[tuple[str, str, str]]] = {}
         for p in plan:
             if p.key in rows:
-                by_stage.setdefault(p.request.stage, set()).add((p.request.item, p.key, p.model))
+                by_stage.setdefault(p.request.stage, set()).add(
+                    (p.request.item, p.key, self._ledger_model(p.model))
+                )
         for stage, pairs in by_stage.items():
             self.store.llm_mark_cached(stage, pairs)
         return {
@@ -305,6 +307,10 @@ class LLMLayer:
             self._commit = GroupCommitter(loop, self._writer, self.store.llm_commit)
         return self._commit
 
+    def _ledger_model(self, model: str) -> str:
+        """The model as the ledger shows it: offline answers are labelled so usage never mixes them."""
+        return f"offline:{model}" if self.backend.offline else model
+
     def _records(self, key: str, group: list[Planned], outcome: Outcome) -> list[LLMCallRecord]:
         u = outcome.usage
         meta_json = canonical_json(outcome.meta)
@@ -313,7 +319,7 @@ class LLMLayer:
                 stage=stage,
                 items=sorted({p.request.item for p in group if p.request.stage == stage}),
                 key=key,
-                model=group[0].model,
+                model=self._ledger_model(group[0].model),
                 ok=outcome.ok,
                 text=outcome.text,
                 error=outcome.error,

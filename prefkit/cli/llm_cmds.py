@@ -27,12 +27,14 @@ def usage(project, stage: str | None, as_json: bool) -> None:
     if as_json:
         echo_json({"usage": rows, "cached_answers": project.store.count("llm_cache")})
         return
+    total = sum(r["cost_usd"] for r in rows)
+    for row in rows:
+        row["cost_usd"] = f"{row['cost_usd']:.6f}"
     echo_table(
         rows,
         ["stage", "model", "calls", "cached", "failed", "prompt_tokens", "completion_tokens", "cost_usd"],
     )
-    total = sum(r["cost_usd"] for r in rows)
-    click.echo(f"total ${total:.4f}; {project.store.count('llm_cache')} answers in the cache")
+    click.echo(f"total ${total:.6f}; {project.store.count('llm_cache')} answers in the cache")
 
 
 @llm.command()
