@@ -143,3 +143,14 @@ def test_seed_personas_carry_their_licence(tmp_path):
         )
     assert len(records) == 1 and json.loads(records[0])["licence"] == "CC BY-NC-SA 4.0"
     project.close()
+
+
+def test_same_seed_gives_byte_identical_exports(tmp_path):
+    outputs = []
+    for name in ("a", "b"):
+        project = Project.init(tmp_path / name)
+        generate(project, personas=1, seed=9)
+        export_cupid(project.store, tmp_path / f"{name}.jsonl")
+        outputs.append((tmp_path / f"{name}.jsonl").read_bytes())
+        project.close()
+    assert outputs[0] == outputs[1] and len(outputs[0]) > 1000
