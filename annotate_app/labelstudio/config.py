@@ -176,7 +176,7 @@ class ExpressedConfig(LSKind):
         for i in range(MAX_ITEMS):
             yes, no = self.hotkeys(i)
             present = i < len(checklist)
-            out[f"q{i}"] = f"{i + 1}. {checklist[i]}  (keys {yes} / {no})" if present else ""
+            out[f"q{i}"] = f"{i + 1}. {checklist[i]} (keys {yes} / {no})" if present else ""
             out[f"item{i}_options"] = (
                 [{"value": "expressed", "hotkey": yes}, {"value": "not_expressed", "hotkey": no}]
                 if present
@@ -310,7 +310,6 @@ class MemoryConfig(LSKind):
     controls = {"comment"} | {f"c{i}{s}" for i in range(MAX_CANDIDATES) for s in ("", "_reason", "_edit")}
 
     def xml(self):
-        reasons = "".join(_tag("Choice", value=r) for r in REJECT_REASONS)
         slots = "".join(
             _tag("Header", value=f"$c{i}_title", size="6")
             + _tag("Header", value=f"$c{i}_memory", size="5")
@@ -326,8 +325,8 @@ class MemoryConfig(LSKind):
                 "View",
                 _tag(
                     "Choices",
-                    reasons,
                     name=f"c{i}_reason",
+                    value=f"$c{i}_reasons",
                     toName="dialogue",
                     choice="single-radio",
                     showInline="true",
@@ -374,6 +373,8 @@ class MemoryConfig(LSKind):
             out[f"c{i}_title"] = self._title(i, c, memory) if c else ""
             out[f"c{i}_memory"] = str(memory.get("value", "")) if c else ""
             out[f"c{i}_options"] = [{"value": d} for d in DECISIONS] if c else []
+            # Loaded from the data like the decisions, so an empty slot renders no controls at all.
+            out[f"c{i}_reasons"] = [{"value": r} for r in REJECT_REASONS] if c else []
         return out
 
     @staticmethod

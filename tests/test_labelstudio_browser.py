@@ -1,0 +1,117 @@
+"""Pushed tasks rendered by Label Studio's own web UI in headless Chromium: what an annotator needs is
+on screen, and nothing for slots the task does not use."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from conftest import ROOT, require
+from test_labelstudio_server import _session, ls  # noqa: F401 - the server fixture
+
+from annotate_app.labelstudio import bridge
+from curation.project import Project
+from curation.task_admin import create_tasks
+from schemas.curation import Provenance
+
+pytestmark = [pytest.mark.labelstudio, pytest.mark.browser, pytest.mark.slow]
+CHROMIUM = Path("/usr/bin/chromium")
+ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+SHOTS = ROOT / "artifacts" / "screenshots"
+LABELING = ".lsf-main-view"
+RENDER_MS = 120_000  # Label Studio's labeling bundle is large; a loaded 2-core CI box needs the margin
+
+
+def _local_only(route):
+    """Every request stays on 127.0.0.1 (Label Studio's page links fonts and trackers elsewhere)."""
+    if route.request.url.startswith(("http://127.0.0.1", "data:", "blob:")):
+        route.continue_()
+    else:
+        route.abort()
+
+
+def _login(page, url: str, email: str, password: str) -> None:
+    page.goto(f"{url}/user/login/")
+    page.fill("input[name=email]", email)
+    page.fill("input[name=password]", password)
+    page.click("button[type=submit]")
+    page.wait_for_url(lambda u: "/user/login" not in u, timeout=RENDER_MS)
+
+
+@pytest.fixture(scope="module")
+def page(ls):  # noqa: F811
+    require(CHROMIUM.exists(), "Debian chromium is not installed (apt-get install chromium)")
+    from playwright.sync_api import sync_playwright
+
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=ARGS, headless=True)
+        pg = browser.new_page(viewport={"width": 1400, "height": 1100})
+        pg.set_default_timeout(RENDER_MS)
+        pg.route("**/*", _local_only)
+        _login(pg, ls.url, ls.admin.email, os.environ["LABEL_STUDIO_ADMIN_PASSWORD"])
+        yield pg
+        browser.close()
+
+
+@pytest.fixture(scope="module")
+def proj(tmp_path_factory, alps_packets):
+    from pipelines.ingest import alpsbench
+
+    p = Project.init(tmp_path_factory.mktemp("lsb") / "proj", name="ls-browser")
+    p.store.add_session(_session(1), {}, [None, None, None], Provenance(source="test"))
+    packets = tmp_path_factory.mktemp("packets")
+    for f in sorted(alps_packets.rglob("sess_*.json"))[:3]:
+        shutil.copy(f, packets / f.name)
+    p.store.import_bundle(alpsbench.build_bundle(packets))
+    for kind in ("preference_expressed", "memory_verify"):
+        create_tasks(p, kind)
+    yield p
+    p.close()
+
+
+def _open(page, ls, proj, kind: str, task) -> None:  # noqa: F811
+    report = bridge.push(proj, kind, ls.url)
+    ls_task = proj.store.ls_task_ids(ls.url, report.ls_project_id)[task.task_id]
+    page.goto(f"{ls.url}/projects/{report.ls_project_id}/data?task={ls_task}")
+
+
+def test_a_dialogue_task_shows_its_turns_and_one_choice_pair_per_checklist_item(page, ls, proj):  # noqa: F811
+    task = proj.store.tasks(kind="preference_expressed")[0]
+    _open(page, ls, proj, "preference_expressed", task)
+    editor = page.locator(LABELING)  # the labeling panel, not the data table beside it
+    editor.get_by_text("Too long, I need it done in 30 minutes.").wait_for()
+    page.screenshot(path=str(SHOTS / "labelstudio_preference_expressed.png"))
+    for turn in task.payload["turns"]:
+        assert editor.get_by_text(turn["content"]).is_visible()
+    assert editor.get_by_text("1. Is it vegetarian? (keys 1 / 2)").is_visible()
+    # Each choice is "<value><sup>[hotkey]</sup>": 2 checklist items × 2, none for the empty slots 3 and 4.
+    choices = [t for t in editor.locator("span:has(> sup.lsf-hint)").all_inner_texts() if "expressed" in t]
+    assert [c.replace("\n", "") for c in choices] == [
+        "expressed[1]",
+        "not_expressed[2]",
+        "expressed[3]",
+        "not_expressed[4]",
+    ]
+
+
+def test_memory_candidates_show_reject_reasons_only_after_reject(page, ls, proj):  # noqa: F811
+    task = min(proj.store.tasks(kind="memory_verify"), key=lambda t: len(t.payload["candidates"]))
+    _open(page, ls, proj, "memory_verify", task)
+    editor = page.locator(LABELING)
+    editor.get_by_text(task.payload["candidates"][0]["memory"]["value"], exact=True).wait_for()
+    reason = editor.get_by_text("not_grounded", exact=True)
+    assert reason.first.is_hidden()
+    editor.get_by_text("reject", exact=True).first.click()
+    reason.first.wait_for(state="visible")
+    assert sum(reason.nth(i).is_visible() for i in range(reason.count())) == 1
+    page.screenshot(path=str(SHOTS / "labelstudio_memory_verify.png"))
