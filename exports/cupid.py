@@ -7,6 +7,7 @@ from typing import Any
 
 from exports.writers import write_jsonl, write_parquet
 from pipelines.ingest.reading import InputError
+from schemas.cupid import BenchmarkInstance
 
 CUPID_COLUMNS = (
     "persona_id",
@@ -40,8 +41,8 @@ def cupid_arrow_schema():
 
 
 def cupid_rows(store) -> list[dict[str, Any]]:
-    """Instances as CUPID rows, keys in CUPID's column order."""
-    return [{k: inst["record"][k] for k in CUPID_COLUMNS} for inst in store.instances()]
+    """Instances as CUPID rows, keys in CUPID's order at every level (the store keeps sorted JSON)."""
+    return [BenchmarkInstance.model_validate(inst["record"]).model_dump(mode="json") for inst in store.instances()]
 
 
 def export_cupid(store, out: Path) -> int:

@@ -49,6 +49,9 @@ def test_jsonl_round_trip_is_exact(project, rows, tmp_path):
     out = tmp_path / "out.jsonl"
     assert export_cupid(project.store, out) == 9
     assert [json.loads(line) for line in out.read_text("utf-8").splitlines()] == rows
+    first = json.loads(out.read_text("utf-8").splitlines()[0])
+    assert list(first) == list(rows[0])  # CUPID's key order, at every level
+    assert list(first["prior_interactions"][0]["dialogue"][0]) == ["role", "content"]
 
 
 def test_parquet_round_trip_is_exact(project, rows, tmp_path):

@@ -45,11 +45,12 @@ def test_opening_a_non_project_is_a_clear_error(tmp_path):
         Project(tmp_path)
 
 
-def _writer(db, n, started):
+def _writer(db, n, go):
     store = ProjectStore(db)
-    started.set()
+    go.wait(60)  # start writing only once the reader is open, so it can watch the writes happen
     for i in range(n):
         store.record_failure("stage", f"item{i}", "boom")
+        time.sleep(0.002)
     store.close()
 
 
@@ -57,11 +58,11 @@ def test_a_second_process_reads_while_the_first_writes(tmp_path):
     db = tmp_path / "p.db"
     ProjectStore(db).close()
     ctx = mp.get_context("spawn")
-    started = ctx.Event()
-    proc = ctx.Process(target=_writer, args=(str(db), 300, started))
+    go = ctx.Event()
+    proc = ctx.Process(target=_writer, args=(str(db), 300, go))
     proc.start()
-    started.wait(30)
     reader = ProjectStore(db)
+    go.set()
     seen = []
     while proc.is_alive():
         seen.append(reader.count("failures"))  # never blocks, never errors
