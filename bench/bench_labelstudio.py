@@ -1,0 +1,117 @@
+"""Benchmark: prefkit push into Label Studio at 100k tasks, then an annotator's step
+(``GET /api/projects/{id}/next`` + ``POST`` an annotation) p50/p95 over 500 steps, then one pull.
+
+Needs a running Label Studio (``bash .ci/labelstudio.sh start`` and source the env file it prints);
+without one it says so and exits 0 so ``make bench`` still runs the other benchmarks. Tasks are
+preference_match pairs pushed through ``prefkit labelstudio push`` in rounds of 10,000; pushing stops
+early when it has taken more than the time budget (``--budget-s``), and the task count reached is
+reported. Run: .venv/bin/python bench/bench_labelstudio.py [--tasks 100000] [--steps 500]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from annotate_app.labelstudio import bridge  # noqa: E402
+from annotate_app.labelstudio.accounts import login  # noqa: E402
+from annotate_app.labelstudio.config import ls_kind  # noqa: E402
+from curation.project import Project  # noqa: E402
+from schemas.curation import Provenance  # noqa: E402
+
+ROUND = 10_000
+
+
+def _pairs(start: int, n: int) -> list[dict]:
+    return [
+        {
+            "pair_id": f"bench{i:07d}",
+            "checklist_item": f"Does the reply follow preference number {i}?",
+            "candidate": f"The user prefers option {i % 97} when context {i % 13} applies.",
+            "origin": "bench",
+            "instance_id": None,
+            "meta_json": None,
+        }
+        for i in range(start, start + n)
+    ]
+
+
+def _pct(values: list[float], q: float) -> float:
+    return statistics.quantiles(values, n=100, method="inclusive")[q - 1] if len(values) > 1 else values[0]
+
+
+def push_rounds(project: Project, url: str, target: int, budget_s: float) -> tuple[int, float, list[str]]:
+    """Add pairs and push in rounds until ``target`` tasks or the budget is spent."""
+    total, spent, lines = 0, 0.0, []
+    while total < target and spent < budget_s:
+        n = min(ROUND, target - total)
+        project.store.add_preference_pairs(_pairs(total, n), Provenance(source="bench"))
+        t0 = time.perf_counter()
+        report = bridge.push(project, "preference_match", url, chunk=5000)
+        took = time.perf_counter() - t0
+        spent += took
+        total += report.imported
+        lines.append(
+            f"push round: +{report.imported} tasks in {took:.1f} s ({report.imported / took:.0f} tasks/s)"
+        )
+        print(lines[-1], flush=True)
+    return total, spent, lines
+
+
+def annotate_steps(url: str, pid: int, steps: int) -> tuple[list[float], list[float]]:
+    """``steps`` times: take the next task, submit a coverage label. Returns ms per GET and per POST."""
+    admin = login(url, os.environ["LABEL_STUDIO_ADMIN_EMAIL"], os.environ["LABEL_STUDIO_ADMIN_PASSWORD"])
+    result = ls_kind("preference_match").results({"coverage": "fully"}, None)
+    gets, posts = [], []
+    for _ in range(steps):
+        t0 = time.perf_counter()
+        task = admin.next_task(pid)
+        t1 = time.perf_counter()
+        admin.submit(task["id"], result, lead_time=1.0)
+        t2 = time.perf_counter()
+        gets.append((t1 - t0) * 1000)
+        posts.append((t2 - t1) * 1000)
+    return gets, posts
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--tasks", type=int, default=100_000)
+    ap.add_argument("--steps", type=int, default=500)
+    ap.add_argument("--budget-s", type=float, default=300.0, help="stop pushing after this many seconds")
+    args = ap.parse_args()
+    url = os.environ.get("LABEL_STUDIO_URL")
+    if not (url and os.environ.get("LABEL_STUDIO_API_KEY") and os.environ.get("LABEL_STUDIO_ADMIN_PASSWORD")):
+        print(
+            "skipped: no Label Studio; run `bash .ci/labelstudio.sh start` and source the env file it prints"
+        )
+        return 0
+    with tempfile.TemporaryDirectory() as tmp:
+        project = Project.init(Path(tmp) / "bench", name="bench-ls")
+        total, spent, _ = push_rounds(project, url, args.tasks, args.budget_s)
+        pid = project.store.ls_project_id(url, "preference_match")
+        print(f"pushed {total} tasks in {spent:.1f} s ({total / spent:.0f} tasks/s)")
+        gets, posts = annotate_steps(url, pid, args.steps)
+        steps = [g + p for g, p in zip(gets, posts, strict=True)]
+        for name, ms in (("GET /next", gets), ("POST annotation", posts), ("step (GET + POST)", steps)):
+            print(
+                f"{name:18s} p50 {statistics.median(ms):7.1f} ms   p95 {_pct(ms, 95):7.1f} ms   (n={len(ms)})"
+            )
+        t0 = time.perf_counter()
+        report = bridge.pull(project, "preference_match", url)
+        print(
+            f"pull of {report.labels} annotations from a {total}-task project: {time.perf_counter() - t0:.1f} s"
+        )
+        project.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
