@@ -121,7 +121,7 @@ def candidates(task, prefix: str) -> None:
             st.caption(f"group {g + 1} · {len(members)} candidate(s)")
             for start in range(0, len(members), PER_ROW):
                 row = members[start : start + PER_ROW]
-                for col, c in zip(st.columns(PER_ROW), row, strict=False):
+                for col, c in zip(st.columns(len(row)), row, strict=True):
                     with col:
                         candidate(task, c, prefix)
     st.markdown("**Missing memories**")
