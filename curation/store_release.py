@@ -87,6 +87,13 @@ class ReleaseStore(StoreCore):
             "licences": sorted({x["licence"] for x in sources if x["licence"]} | {r["licence"] for r in used if r.get("licence")}),
         }
 
+    def instance_json(self) -> list[tuple[str, str]]:
+        """``(instance_id, record_json)`` of every CUPID instance in id order, unparsed: a release
+        writes the stored canonical JSON as it is."""
+        i = self.t["instances"]
+        with self.read() as conn:
+            return [(r[0], r[1]) for r in conn.execute(select(i.c.instance_id, i.c.record_json).order_by(i.c.instance_id))]
+
     # -- release log --------------------------------------------------------------------------------
     def record_release(self, row: dict[str, Any]) -> None:
         """Log a cut release (version, created_at, path, manifest/data digests, gates_passed, override)."""

@@ -18,15 +18,16 @@ import json
 import os
 import re
 import shutil
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from exports.card import SOURCE_DATASETS, card, hf_licence, size_category
 from exports.croissant import croissant
-from exports.duckdb_export import write_duckdb
-from exports.release_data import ConfigData, build_configs, row_key
-from exports.writers import atomic_write_bytes, jsonl_bytes, write_json, write_parquet
+from exports.duckdb_export import copy_out, load_tables, save_database
+from exports.release_data import build_configs, row_key
+from exports.writers import atomic_write_bytes, write_json
 from schemas import ALL_SCHEMAS
 from schemas.common import PrefkitError, utcnow
 from schemas.curation import ReleaseFile, ReleaseManifest
@@ -81,13 +82,6 @@ def data_digest(files: list[ReleaseFile]) -> str:
 
 
 # -- writing ----------------------------------------------------------------------------------------
-def _write_data(stage: Path, configs: list[ConfigData]) -> None:
-    for cfg in configs:
-        for split, rows in cfg.splits.items():
-            atomic_write_bytes(stage / "data" / cfg.name / f"{split}.jsonl", jsonl_bytes(rows, sort_keys=cfg.sort_keys))
-            write_parquet(stage / "parquet" / cfg.name / f"{split}.parquet", rows, schema=cfg.schema)
-
-
 def _file_entries(stage: Path, skip: set[str]) -> list[ReleaseFile]:
     out = []
     for p in sorted(stage.rglob("*")):
@@ -123,17 +117,23 @@ def build_release(project, stage: Path, version: str, gates: list[dict], overrid
     """Write every file of a release into ``stage`` and return its manifest (also written)."""
     store = project.store
     configs = build_configs(store)
-    _write_data(stage, configs)
-    data_files = {f.path: {"sha256": f.sha256, "size": f.size} for f in _file_entries(stage / "data", set())}
-    data_files = {f"data/{k}": v for k, v in data_files.items()}
-    provenance = store.provenance_summary()
+    stage.mkdir(parents=True, exist_ok=True)
+    con = load_tables(stage, configs)
     agreement = _agreement(project)
-    meta = _card_meta(project, version, sum(c.count for c in configs), provenance["sources"], override)
-    licence_url = LICENCE_URLS.get(meta["hf_licence"], meta["licence"])
-    write_json(stage / "croissant.json", croissant(project.name, meta["description"], version, licence_url, configs, data_files))
-    atomic_write_bytes(stage / "README.md", card(meta, configs, gates, agreement, provenance).encode("utf-8"))
-    partial = {"gates": gates, "agreement": agreement}
-    write_duckdb(stage / f"prefkit-{version}.duckdb", stage, configs, partial)
+    # The DuckDB file is written in a thread while the data files are copied out, hashed and described.
+    db = _Background(save_database, con.cursor(), stage / f"prefkit-{version}.duckdb", configs,
+                     {"gates": gates, "agreement": agreement})
+    try:
+        copy_out(con, stage, configs)
+        data_files = {f"data/{f.path}": {"sha256": f.sha256, "size": f.size} for f in _file_entries(stage / "data", set())}
+        provenance = store.provenance_summary()
+        meta = _card_meta(project, version, sum(c.count for c in configs), provenance["sources"], override)
+        licence_url = LICENCE_URLS.get(meta["hf_licence"], meta["licence"])
+        write_json(stage / "croissant.json", croissant(project.name, meta["description"], version, licence_url, configs, data_files))
+        atomic_write_bytes(stage / "README.md", card(meta, configs, gates, agreement, provenance).encode("utf-8"))
+    finally:
+        db.result()  # never leave the thread writing into a stage that is being removed
+        con.close()
     manifest = ReleaseManifest(
         name=project.name, version=version, created_at=utcnow(), files=_file_entries(stage, {"manifest.json"}),
         counts={c.name: c.count for c in configs},
@@ -142,6 +142,27 @@ def build_release(project, stage: Path, version: str, gates: list[dict], overrid
     )
     write_json(stage / "manifest.json", manifest.model_dump(mode="json"))
     return manifest
+
+
+class _Background:
+    """Run ``fn(*args)`` in a thread; :meth:`result` joins it and re-raises its exception."""
+
+    def __init__(self, fn, *args):
+        self._out: dict[str, Any] = {}
+        self._thread = threading.Thread(target=self._run, args=(fn, args), daemon=True)
+        self._thread.start()
+
+    def _run(self, fn, args) -> None:
+        try:
+            self._out["value"] = fn(*args)
+        except BaseException as exc:  # handed to the caller in result()
+            self._out["error"] = exc
+
+    def result(self) -> Any:
+        self._thread.join()
+        if "error" in self._out:
+            raise self._out["error"]
+        return self._out["value"]
 
 
 def _check_bump(releases_dir: Path, previous: str | None, stage: Path, version: str) -> str | None:

@@ -18,7 +18,7 @@ import pyarrow as pa
 
 from curation.consensus import effective_adjudications, final_labels
 from exports.alpsbench import packet as alps_packet
-from exports.cupid import CUPID_COLUMNS, cupid_arrow_schema
+from exports.cupid import cupid_arrow_schema
 from schemas.common import canonical_json, content_hash
 
 #: AlpsBench's public split (release_artifacts_v1/split_manifest.json): salt and dev:validation:test weights.
@@ -30,24 +30,28 @@ SPLIT_ORDER = ("train", "dev", "validation", "test")
 
 @dataclass
 class ConfigData:
-    """One release config: its rows per split, Arrow schema, and how rows are identified."""
+    """One release config: its rows per split (canonical JSON lines, sorted by a stable key), its
+    Arrow schema (column order and types of every output format), and how rows are identified."""
 
     name: str
     description: str
     schema: pa.Schema
-    splits: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    splits: dict[str, list[str]] = field(default_factory=dict)
     id_column: str | None = "id"
-    sort_keys: bool = True
+    _keyed: dict[str, list[tuple[str, str]]] = field(default_factory=dict, repr=False)
 
     def add(self, split: str, row: dict[str, Any]) -> None:
-        self.splits.setdefault(split, []).append(row)
+        line = canonical_json(row)
+        self.add_json(split, row[self.id_column] if self.id_column else line, line)
+
+    def add_json(self, split: str, key: str, line: str) -> None:
+        """Add a row already in canonical JSON (read straight from the store), sorted by ``key``."""
+        self._keyed.setdefault(split, []).append((key, line))
 
     def finish(self) -> ConfigData:
-        key: Callable[[dict[str, Any]], str] = (
-            (lambda r: r[self.id_column]) if self.id_column else (lambda r: canonical_json(r))
-        )
-        order = sorted(self.splits, key=lambda s: (SPLIT_ORDER.index(s) if s in SPLIT_ORDER else len(SPLIT_ORDER), s))
-        self.splits = {s: sorted(self.splits[s], key=key) for s in order if self.splits[s]}
+        order = sorted(self._keyed, key=lambda s: (SPLIT_ORDER.index(s) if s in SPLIT_ORDER else len(SPLIT_ORDER), s))
+        self.splits = {s: [line for _k, line in sorted(self._keyed[s])] for s in order if self._keyed[s]}
+        self._keyed = {}
         return self
 
     @property
@@ -76,15 +80,15 @@ ALPS_SCHEMA = _schema(("id", S), ("session_id", S), ("model_input", S), ("refere
 
 # -- CUPID ------------------------------------------------------------------------------------------
 def cupid_config(store) -> ConfigData:
+    """CUPID rows in instance-id order; the stored canonical JSON is used as is (no re-encoding)."""
     cfg = ConfigData(
         "cupid",
         "CUPID benchmark instances in the exact CUPID row format (one current request + prior sessions).",
         cupid_arrow_schema(),
         id_column=None,
-        sort_keys=False,
     )
-    for inst in sorted(store.instances(), key=lambda i: i["instance_id"]):
-        cfg.add("test", {k: inst["record"][k] for k in CUPID_COLUMNS})
+    for instance_id, record_json in store.instance_json():
+        cfg.add_json("test", instance_id, record_json)
     return cfg.finish()
 
 
