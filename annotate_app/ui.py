@@ -113,15 +113,20 @@ def skip_and_flag(proj: Project, user: str, item: workflow.ShownItem) -> None:
                 st.rerun()
 
 
+@st.cache_data(ttl=60, show_spinner=False)
+def _available(root: str, user: str, kind: str) -> int:
+    return workflow.available(_open_project(root), user, kind)
+
+
 def progress_sidebar(proj: Project, user: str, kind: str) -> None:
-    counts = workflow.progress(proj, user)
-    mine = counts[kind]
+    mine = workflow.progress(proj, user)
     st.sidebar.subheader("Progress")
     c1, c2 = st.sidebar.columns(2)
-    c1.metric("Done / assigned", f"{mine['done']} / {mine['assigned']}")
-    c2.metric("Today", sum(c["today"] for c in counts.values()))
-    total = mine["assigned"] + mine["available"]
-    st.sidebar.progress(mine["done"] / total if total else 1.0, text=f"{mine['available']} more available")
+    c1.metric("Done / assigned", f"{mine[kind]['done']} / {mine[kind]['assigned']}")
+    c2.metric("Today", sum(c["today"] for c in mine.values()))
+    more = _available(str(proj.root), user, kind)
+    total = mine[kind]["assigned"] + more
+    st.sidebar.progress(mine[kind]["done"] / total if total else 1.0, text=f"{more} more in the pool")
     rows = [r for r in proj.store.batch_progress(user) if r["kind"] == kind]
     if len(rows) > 1:
         st.sidebar.caption(" · ".join(f"{r['batch_id']}: {r['done']}/{r['assigned']}" for r in rows))

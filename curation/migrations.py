@@ -345,15 +345,20 @@ def m003_annotation_app(conn: Connection) -> None:
 
     ``tasks.n_assigned`` counts distinct annotators a task went to (so picking the next task never
     scans assignments); an assignment row carries the pending submit's ``event_id`` (made when the item
-    is first shown, reused on reload, double click or retry), when it was shown and when it was done.
+    is first shown, reused on reload, double click or retry), when it was shown and when it was done,
+    and (copied from its task, which never changes them) the kind and batch, so an annotator's queue
+    and progress are read from one index without touching the tasks table.
     """
     for ddl in (
         "ALTER TABLE tasks ADD COLUMN n_assigned INTEGER NOT NULL DEFAULT 0",
         "ALTER TABLE assignments ADD COLUMN event_id TEXT",
         "ALTER TABLE assignments ADD COLUMN shown_at TEXT",
         "ALTER TABLE assignments ADD COLUMN done_at TEXT",
+        "ALTER TABLE assignments ADD COLUMN kind TEXT",
+        "ALTER TABLE assignments ADD COLUMN batch_id TEXT",
         "CREATE INDEX ix_tasks_queue ON tasks (kind, is_gold, n_assigned, task_id)",
-        "CREATE INDEX ix_assignments_open ON assignments (annotator, done_at, position)",
+        "CREATE INDEX ix_assignments_open ON assignments (annotator, kind, done_at, position)",
+        "CREATE INDEX ix_assignments_progress ON assignments (annotator, kind, batch_id, done_at)",
         "CREATE INDEX ix_assignments_task ON assignments (task_id)",
         "CREATE INDEX ix_label_events_annotator_task ON label_events (annotator, task_id)",
         "CREATE INDEX ix_label_events_annotator_created ON label_events (annotator, created_at)",

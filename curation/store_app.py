@@ -31,19 +31,21 @@ class AppStore(StoreCore):
     """Queue and submit operations the annotation app calls on every item."""
 
     # -- the open item ------------------------------------------------------------------------------
-    def _open_query(self, annotator: str, kind: str):
-        a, t, b = self.t["assignments"], self.t["tasks"], self.t["batches"]
-        return (
-            select(a.c.task_id, a.c.position, a.c.event_id, a.c.shown_at)
-            .join(t, t.c.task_id == a.c.task_id)
-            .join(b, b.c.batch_id == t.c.batch_id)
-            .where(a.c.annotator == annotator, a.c.done_at.is_(None), t.c.kind == kind, b.c.status == "open")
-            .order_by(a.c.position)
-            .limit(1)
+    def _open_query(self, annotator: str, kind: str, closed: list[str]):
+        a = self.t["assignments"]
+        q = select(a.c.task_id, a.c.position, a.c.event_id, a.c.shown_at).where(
+            a.c.annotator == annotator, a.c.kind == kind, a.c.done_at.is_(None)
         )
+        if closed:  # a closed batch's items stay assigned but leave the queue until it reopens
+            q = q.where(a.c.batch_id.notin_(closed))
+        return q.order_by(a.c.position).limit(1)
+
+    def _closed_batches(self, conn: Connection) -> list[str]:
+        b = self.t["batches"]
+        return [r[0] for r in conn.execute(select(b.c.batch_id).where(b.c.status == "closed"))]
 
     def _open_row(self, conn: Connection, annotator: str, kind: str) -> dict[str, Any] | None:
-        row = conn.execute(self._open_query(annotator, kind)).mappings().first()
+        row = conn.execute(self._open_query(annotator, kind, self._closed_batches(conn))).mappings().first()
         return None if row is None else dict(row)
 
     def open_assignment(self, annotator: str, kind: str, chunk: int, n_gold: int) -> dict[str, Any] | None:
@@ -70,24 +72,26 @@ class AppStore(StoreCore):
         return row
 
     # -- assignment ---------------------------------------------------------------------------------
-    def _candidates(self, conn: Connection, annotator: str, kind: str, gold: bool, need: int) -> list[str]:
+    def _candidates(
+        self, conn: Connection, annotator: str, kind: str, gold: bool, need: int
+    ) -> dict[str, str]:
         """Tasks of open batches this annotator never had; regular tasks still short of their overlap,
         the most advanced first so items complete early; gold tasks go to everyone once."""
         t, a, b = self.t["tasks"], self.t["assignments"], self.t["batches"]
         mine = exists().where(a.c.task_id == t.c.task_id, a.c.annotator == annotator)
         base = (
-            select(t.c.task_id)
+            select(t.c.task_id, t.c.batch_id)
             .join(b, b.c.batch_id == t.c.batch_id)
             .where(t.c.kind == kind, t.c.is_gold == gold, b.c.status == "open", ~mine)
             .order_by(t.c.task_id)
         )
         if gold:
-            return [r[0] for r in conn.execute(base.limit(need))]
+            return dict(conn.execute(base.limit(need)).all())
         levels = conn.execute(select(func.max(t.c.overlap)).where(t.c.kind == kind)).scalar() or 0
-        found: list[str] = []
+        found: dict[str, str] = {}
         for level in range(levels - 1, -1, -1):
             q = base.where(t.c.n_assigned == level, t.c.overlap > level).limit(need - len(found))
-            found += [r[0] for r in conn.execute(q)]
+            found.update(conn.execute(q).all())
             if len(found) >= need:
                 break
         return found
@@ -95,9 +99,10 @@ class AppStore(StoreCore):
     def _assign_chunk(self, conn: Connection, annotator: str, kind: str, chunk: int, n_gold: int) -> int:
         from curation.assignment import interleave
 
-        gold = self._candidates(conn, annotator, kind, True, n_gold) if n_gold else []
+        gold = self._candidates(conn, annotator, kind, True, n_gold) if n_gold else {}
         regular = self._candidates(conn, annotator, kind, False, max(chunk - len(gold), 1))
-        order = interleave(regular, gold, seed=f"{annotator}:{kind}")
+        batch_of = {**regular, **gold}
+        order = interleave(list(regular), list(gold), seed=f"{annotator}:{kind}")
         if not order:
             return 0
         a, t = self.t["assignments"], self.t["tasks"]
@@ -105,27 +110,19 @@ class AppStore(StoreCore):
         start = -1 if start is None else start
         now = utcnow()
         rows = [
-            {"task_id": tid, "annotator": annotator, "position": start + 1 + i, "assigned_at": now}
+            {
+                "task_id": tid,
+                "annotator": annotator,
+                "position": start + 1 + i,
+                "assigned_at": now,
+                "kind": kind,
+                "batch_id": batch_of[tid],
+            }
             for i, tid in enumerate(order)
         ]
         conn.execute(a.insert(), rows)
         conn.execute(update(t).where(t.c.task_id.in_(order)).values(n_assigned=t.c.n_assigned + 1))
         return len(rows)
-
-    def release_open(self, annotator: str) -> int:
-        """Give an annotator's untouched open items back to the pool (e.g. someone who left)."""
-        a, t = self.t["assignments"], self.t["tasks"]
-        with self.write() as conn:
-            ids = [
-                r[0]
-                for r in conn.execute(
-                    select(a.c.task_id).where(a.c.annotator == annotator, a.c.done_at.is_(None))
-                )
-            ]
-            if ids:
-                conn.execute(a.delete().where(a.c.annotator == annotator, a.c.task_id.in_(ids)))
-                conn.execute(update(t).where(t.c.task_id.in_(ids)).values(n_assigned=t.c.n_assigned - 1))
-        return len(ids)
 
     # -- submits ------------------------------------------------------------------------------------
     def _event_row(self, ev: LabelEvent) -> dict[str, Any]:
@@ -190,19 +187,27 @@ class AppStore(StoreCore):
         return live[:n]
 
     # -- progress -----------------------------------------------------------------------------------
+    def _my_progress(self, conn: Connection, annotator: str):
+        a = self.t["assignments"]
+        q = (
+            select(
+                a.c.kind, a.c.batch_id, func.count().label("assigned"), func.count(a.c.done_at).label("done")
+            )
+            .where(a.c.annotator == annotator)
+            .group_by(a.c.kind, a.c.batch_id)
+            .order_by(a.c.kind, a.c.batch_id)
+        )
+        return conn.execute(q).mappings().all()
+
     def queue_counts(self, annotator: str, since: str) -> dict[str, dict[str, int]]:
         """Per kind: assigned, done, and events since ``since`` (an ISO date prefix) for one annotator."""
-        a, t, e = self.t["assignments"], self.t["tasks"], self.t["label_events"]
+        e = self.t["label_events"]
         out: dict[str, dict[str, int]] = {}
         with self.read() as conn:
-            q = (
-                select(t.c.kind, func.count(), func.count(a.c.done_at))
-                .join(t, t.c.task_id == a.c.task_id)
-                .where(a.c.annotator == annotator)
-                .group_by(t.c.kind)
-            )
-            for kind, assigned, done in conn.execute(q):
-                out[kind] = {"assigned": assigned, "done": done, "today": 0}
+            for r in self._my_progress(conn, annotator):
+                row = out.setdefault(r["kind"], {"assigned": 0, "done": 0, "today": 0})
+                row["assigned"] += r["assigned"]
+                row["done"] += r["done"]
             q = (
                 select(e.c.kind, func.count())
                 .where(e.c.annotator == annotator, e.c.created_at >= since, e.c.supersedes.is_(None))
@@ -213,18 +218,9 @@ class AppStore(StoreCore):
         return out
 
     def batch_progress(self, annotator: str) -> list[dict[str, Any]]:
-        a, t = self.t["assignments"], self.t["tasks"]
-        q = (
-            select(
-                t.c.batch_id, t.c.kind, func.count().label("assigned"), func.count(a.c.done_at).label("done")
-            )
-            .join(t, t.c.task_id == a.c.task_id)
-            .where(a.c.annotator == annotator)
-            .group_by(t.c.batch_id, t.c.kind)
-            .order_by(t.c.batch_id)
-        )
+        """Per (kind, batch): how many items the annotator was given and finished."""
         with self.read() as conn:
-            return [dict(r) for r in conn.execute(q).mappings()]
+            return [dict(r) for r in self._my_progress(conn, annotator)]
 
     def available_count(self, annotator: str, kind: str) -> int:
         """Tasks of open batches not yet given to this annotator that could still be given to them."""
@@ -241,13 +237,11 @@ class AppStore(StoreCore):
 
     def progress_table(self) -> list[dict[str, Any]]:
         """Per (annotator, kind): assigned, done, labels, skips, flags, mean seconds per item."""
-        a, t, e = self.t["assignments"], self.t["tasks"], self.t["label_events"]
+        a, e = self.t["assignments"], self.t["label_events"]
         rows: dict[tuple[str, str], dict[str, Any]] = {}
         with self.read() as conn:
-            q = (
-                select(a.c.annotator, t.c.kind, func.count(), func.count(a.c.done_at))
-                .join(t, t.c.task_id == a.c.task_id)
-                .group_by(a.c.annotator, t.c.kind)
+            q = select(a.c.annotator, a.c.kind, func.count(), func.count(a.c.done_at)).group_by(
+                a.c.annotator, a.c.kind
             )
             for who, kind, assigned, done in conn.execute(q):
                 rows[(who, kind)] = {"annotator": who, "task_kind": kind, "assigned": assigned, "done": done}
@@ -372,7 +366,7 @@ class AppStore(StoreCore):
             t, a = self.t["tasks"], self.t["assignments"]
             mine = exists().where(a.c.task_id == t.c.task_id, a.c.annotator == annotator)
             queries = {
-                "open_item": self._open_query(annotator, kind),
+                "open_item": self._open_query(annotator, kind, ["closed-batch"]),
                 "next_regular": select(t.c.task_id)
                 .where(t.c.kind == kind, t.c.is_gold.is_(False), t.c.n_assigned == 1, ~mine)
                 .order_by(t.c.task_id)

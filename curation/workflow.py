@@ -194,13 +194,15 @@ def rewrite_turn(
 
 # -- progress and gold --------------------------------------------------------------------------------
 def progress(project: Project, user: str) -> dict[str, dict[str, int]]:
-    """Per task kind: assigned, done, labelled today (UTC) and still available to this annotator."""
+    """Per task kind: items assigned to the annotator, done, and labelled today (UTC)."""
     counts = project.store.queue_counts(user, since=utcnow()[:10])
-    out = {}
-    for kind in TASK_KINDS:
-        row = counts.get(kind, {"assigned": 0, "done": 0, "today": 0})
-        out[kind] = {**row, "available": project.store.available_count(user, kind)}
-    return out
+    return {kind: counts.get(kind, {"assigned": 0, "done": 0, "today": 0}) for kind in TASK_KINDS}
+
+
+def available(project: Project, user: str, kind: str) -> int:
+    """Items of ``kind`` not yet given to the annotator that could still be (a count over the whole
+    pool: the app refreshes it at most once a minute, not on every submit)."""
+    return project.store.available_count(user, kind)
 
 
 def gold_accuracy(store: ProjectStore, kind: str | None = None) -> list[dict[str, Any]]:

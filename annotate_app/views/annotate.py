@@ -9,10 +9,11 @@ from curation import workflow
 user = ui.require("annotator")["username"]
 proj = ui.project()
 
-counts = workflow.progress(proj, user)
-open_work = [k for k, c in counts.items() if c["assigned"] > c["done"] or c["available"] > 0]
 if "kind" not in st.session_state:
-    st.session_state["kind"] = open_work[0] if open_work else "preference_expressed"
+    counts = workflow.progress(proj, user)
+    started = [k for k, c in counts.items() if c["assigned"] > c["done"]]
+    waiting = [k for k in ui.KIND_TITLES if workflow.available(proj, user, k)]
+    st.session_state["kind"] = (started or waiting or list(ui.KIND_TITLES))[0]
 kind = st.sidebar.segmented_control(
     "Task kind", list(ui.KIND_TITLES), format_func=ui.KIND_TITLES.get, key="kind", required=True
 )
