@@ -24,8 +24,28 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-WORDS = ("trip", "kids", "budget", "metric", "vegetarian", "quiet", "morning", "museum", "train", "spicy",
-         "concise", "formal", "bullet", "summary", "hiking", "rain", "weekend", "recipe", "allergy", "jazz")
+WORDS = (
+    "trip",
+    "kids",
+    "budget",
+    "metric",
+    "vegetarian",
+    "quiet",
+    "morning",
+    "museum",
+    "train",
+    "spicy",
+    "concise",
+    "formal",
+    "bullet",
+    "summary",
+    "hiking",
+    "rain",
+    "weekend",
+    "recipe",
+    "allergy",
+    "jazz",
+)
 
 
 def _text(rng: random.Random, n: int) -> str:
@@ -38,16 +58,26 @@ def cupid_rows(n: int, seed: int = 0) -> list[dict]:
     rows = []
     for i in range(n):
         prior = [
-            {"context_factor": _text(rng, 4), "contextual_preference": _text(rng, 12),
-             "dialogue": [{"role": ("user", "assistant")[k % 2], "content": _text(rng, 35)} for k in range(6)]}
+            {
+                "context_factor": _text(rng, 4),
+                "contextual_preference": _text(rng, 12),
+                "dialogue": [
+                    {"role": ("user", "assistant")[k % 2], "content": _text(rng, 35)} for k in range(6)
+                ],
+            }
             for _ in range(4)
         ]
-        rows.append({
-            "persona_id": f"persona_{i // 25:04d}", "instance_type": ("consistent", "contrastive", "changing")[i % 3],
-            "current_request": f"{_text(rng, 20)} ({i})", "current_context_factor": _text(rng, 4),
-            "current_contextual_preference": _text(rng, 12), "current_checklist": [_text(rng, 8) for _ in range(3)],
-            "prior_interactions": prior,
-        })
+        rows.append(
+            {
+                "persona_id": f"persona_{i // 25:04d}",
+                "instance_type": ("consistent", "contrastive", "changing")[i % 3],
+                "current_request": f"{_text(rng, 20)} ({i})",
+                "current_context_factor": _text(rng, 4),
+                "current_contextual_preference": _text(rng, 12),
+                "current_checklist": [_text(rng, 8) for _ in range(3)],
+                "prior_interactions": prior,
+            }
+        )
     return rows
 
 
@@ -79,9 +109,10 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args()
 
-    import curation.agreement  # noqa: F401 - warm the heavy imports (statsmodels) outside the timings
     import duckdb  # noqa: F401
     import pyarrow.parquet  # noqa: F401
+
+    import curation.agreement  # noqa: F401 - warm the heavy imports (statsmodels) outside the timings
     from curation.project import Project
     from pipelines.ingest import cupid
 
@@ -92,8 +123,10 @@ def main() -> None:
         project = Project.init(tmp / "proj", name="bench")
         t0 = time.perf_counter()
         project.store.import_bundle(cupid.build_bundle(src, "MIT"))
-        print(f"setup: {args.n} CUPID instances ({src.stat().st_size / 1e6:.1f} MB JSONL) imported in "
-              f"{time.perf_counter() - t0:.2f}s; nproc={os.cpu_count()}")
+        print(
+            f"setup: {args.n} CUPID instances ({src.stat().st_size / 1e6:.1f} MB JSONL) imported in "
+            f"{time.perf_counter() - t0:.2f}s; nproc={os.cpu_count()}"
+        )
         cuts, raws = [], []
         for i in range(args.repeat):
             raws.append(baseline(src, tmp / f"raw{i}"))
@@ -101,8 +134,12 @@ def main() -> None:
         rel = project.releases_dir / "1.0.0"
         size = sum(p.stat().st_size for p in rel.rglob("*") if p.is_file())
         raw_t, cut_t = statistics.median(raws), statistics.median(cuts)
-        print(f"raw DuckDB COPY to JSONL + Parquet : median {raw_t:.2f}s  (runs: {', '.join(f'{x:.2f}' for x in raws)})")
-        print(f"prefkit release cut                : median {cut_t:.2f}s  (runs: {', '.join(f'{x:.2f}' for x in cuts)})")
+        print(
+            f"raw DuckDB COPY to JSONL + Parquet : median {raw_t:.2f}s  (runs: {', '.join(f'{x:.2f}' for x in raws)})"
+        )
+        print(
+            f"prefkit release cut                : median {cut_t:.2f}s  (runs: {', '.join(f'{x:.2f}' for x in cuts)})"
+        )
         print(f"release size {size / 1e6:.1f} MB in {sum(1 for p in rel.rglob('*') if p.is_file())} files")
         print(f"ratio cut / raw: {cut_t / raw_t:.2f}x (goal <= 1.5x)")
         project.close()

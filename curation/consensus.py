@@ -88,8 +88,16 @@ def _assemble_expressed(units, labels):
     for (sub, _field), value in sorted(units.items(), key=lambda kv: int(kv[0][0].removeprefix("item"))):
         idx = int(sub.removeprefix("item"))
         agreeing = _agreeing("preference_expressed", labels, (sub, "expressed"), value)
-        evidence = sorted({e for v in agreeing for it in v["items"] if it["item"] == idx for e in it.get("evidence", [])})
-        items.append({"item": idx, "expressed": value == "expressed", "evidence": evidence if value == "expressed" else []})
+        evidence = sorted(
+            {e for v in agreeing for it in v["items"] if it["item"] == idx for e in it.get("evidence", [])}
+        )
+        items.append(
+            {
+                "item": idx,
+                "expressed": value == "expressed",
+                "evidence": evidence if value == "expressed" else [],
+            }
+        )
     return {"items": items}
 
 
@@ -125,10 +133,20 @@ ASSEMBLERS: dict[str, Callable[[dict, dict], dict[str, Any]]] = {
 def final_label(kind_name: str, labels: dict[str, dict[str, Any]], adjudication: Adjudication | None) -> dict:
     """The final label of one task: ``{values, decided_by, n_labels, tied}``."""
     if adjudication is not None:
-        return {"values": adjudication.values, "decided_by": "adjudicated", "n_labels": len(labels), "tied": []}
+        return {
+            "values": adjudication.values,
+            "decided_by": "adjudicated",
+            "n_labels": len(labels),
+            "tied": [],
+        }
     units, tied, decided_by = decide_units(kind_name, labels)
     values = None if decided_by == "undecided" else ASSEMBLERS[kind_name](units, labels)
-    return {"values": values, "decided_by": decided_by, "n_labels": len(labels), "tied": [list(u) for u in tied]}
+    return {
+        "values": values,
+        "decided_by": decided_by,
+        "n_labels": len(labels),
+        "tied": [list(u) for u in tied],
+    }
 
 
 def final_labels(store, kind: str) -> dict[str, dict[str, Any]]:
@@ -139,7 +157,10 @@ def final_labels(store, kind: str) -> dict[str, dict[str, Any]]:
     """
     labels = live_labels(store, kind)
     adjs = effective_adjudications(store)
-    return {t.task_id: final_label(kind, labels.get(t.task_id, {}), adjs.get(t.task_id)) for t in store.tasks(kind=kind)}
+    return {
+        t.task_id: final_label(kind, labels.get(t.task_id, {}), adjs.get(t.task_id))
+        for t in store.tasks(kind=kind)
+    }
 
 
 def disagreements(store, kind: str | None = None) -> list[dict[str, Any]]:

@@ -56,7 +56,9 @@ class Policy:
 
     def alpha_for(self, kind: str, field_name: str) -> float:
         if isinstance(self.alpha_min, dict):
-            return float(self.alpha_min.get(f"{kind}.{field_name}", self.alpha_min.get("default", FINAL_ALPHA_MIN)))
+            return float(
+                self.alpha_min.get(f"{kind}.{field_name}", self.alpha_min.get("default", FINAL_ALPHA_MIN))
+            )
         return float(self.alpha_min)
 
 
@@ -81,7 +83,7 @@ def load_policy(config: dict[str, Any]) -> Policy:
         if float(v) < floor - 1e-9:
             raise PolicyError(
                 f"[release] alpha_min {v} is below {floor:.3f}, the floor of policy {policy.policy!r}"
-                + ("; set policy = \"tentative\" to allow down to 0.667" if policy.policy == "final" else "")
+                + ('; set policy = "tentative" to allow down to 0.667' if policy.policy == "final" else "")
             )
     return policy
 
@@ -171,7 +173,11 @@ def _result(gate: str, culprits: list[str], value, threshold, ok_text: str, fail
 
 
 def gate_alpha(ctx: GateContext) -> GateResult:
-    rows = [r for r in ctx.agreement() if r.get("n_units") and r.get("comparison", "human-vs-human") == "human-vs-human"]
+    rows = [
+        r
+        for r in ctx.agreement()
+        if r.get("n_units") and r.get("comparison", "human-vs-human") == "human-vs-human"
+    ]
     culprits, lowest = [], None
     for r in rows:
         need = ctx.policy.alpha_for(r["task_kind"], r["field"])
@@ -184,7 +190,9 @@ def gate_alpha(ctx: GateContext) -> GateResult:
     value = None if lowest is None else round(lowest, 3)
     threshold = ctx.policy.alpha_min
     ok = f"min α {value} over {len(rows)} field(s)" if rows else "no labelled fields"
-    return _result("alpha", culprits, value, threshold, ok, f"{len(culprits)} of {len(rows)} field(s) below α_min")
+    return _result(
+        "alpha", culprits, value, threshold, ok, f"{len(culprits)} of {len(rows)} field(s) below α_min"
+    )
 
 
 def gate_min_labels(ctx: GateContext) -> GateResult:
@@ -193,11 +201,19 @@ def gate_min_labels(ctx: GateContext) -> GateResult:
     need = ctx.policy.min_labels_per_item
     labels = live_labels(ctx.store)
     tasks = [t for t in ctx.store.tasks() if not t.is_gold]
-    short = [f"{t.task_id} ({len(labels.get(t.task_id, {}))})" for t in tasks if len(labels.get(t.task_id, {})) < need]
+    short = [
+        f"{t.task_id} ({len(labels.get(t.task_id, {}))})"
+        for t in tasks
+        if len(labels.get(t.task_id, {})) < need
+    ]
     fewest = min((len(labels.get(t.task_id, {})) for t in tasks), default=None)
     return _result(
-        "min_labels", short, fewest, need,
-        f"every one of {len(tasks)} task(s) has ≥ {need} labels", f"{len(short)} of {len(tasks)} task(s) have < {need} labels",
+        "min_labels",
+        short,
+        fewest,
+        need,
+        f"every one of {len(tasks)} task(s) has ≥ {need} labels",
+        f"{len(short)} of {len(tasks)} task(s) have < {need} labels",
     )
 
 
@@ -209,8 +225,12 @@ def gate_adjudicated(ctx: GateContext) -> GateResult:
     open_ = [f"{d['task_id']} ({d['kind']})" for d in must if not d["adjudicated"]]
     what = "disagreement(s)" if ctx.policy.adjudicate == "all" else "tie(s)"
     return _result(
-        "adjudicated", open_, len(open_), 0,
-        f"all {len(must)} {what} adjudicated ({len(rows)} disagreement(s) in all)", f"{len(open_)} {what} not adjudicated",
+        "adjudicated",
+        open_,
+        len(open_),
+        0,
+        f"all {len(must)} {what} adjudicated ({len(rows)} disagreement(s) in all)",
+        f"{len(open_)} {what} not adjudicated",
     )
 
 
@@ -218,8 +238,11 @@ def gate_flags(ctx: GateContext) -> GateResult:
     from curation.consensus import effective_adjudications, live_flags
 
     decided = effective_adjudications(ctx.store)
-    open_ = [f"{ev.task_id} flagged by {ev.annotator}: {ev.comment or '(no comment)'}"
-             for ev in live_flags(ctx.store) if ev.task_id not in decided]
+    open_ = [
+        f"{ev.task_id} flagged by {ev.annotator}: {ev.comment or '(no comment)'}"
+        for ev in live_flags(ctx.store)
+        if ev.task_id not in decided
+    ]
     return _result("flags", open_, len(open_), 0, "no unresolved flags", f"{len(open_)} unresolved flag(s)")
 
 
@@ -229,23 +252,48 @@ def gate_gold_accuracy(ctx: GateContext) -> GateResult:
         fn = _provider("curation.workflow", "gold_accuracy")
     rows = [r for r in fn(ctx.store) if r.get("n_gold")]
     need = ctx.policy.gold_accuracy_min
-    low = [f"{r['annotator']} on {r['task_kind']}: {r['accuracy']:.3f} over {r['n_gold']} gold" for r in rows if r["accuracy"] < need]
+    low = [
+        f"{r['annotator']} on {r['task_kind']}: {r['accuracy']:.3f} over {r['n_gold']} gold"
+        for r in rows
+        if r["accuracy"] < need
+    ]
     worst = min((round(r["accuracy"], 3) for r in rows), default=None)
-    return _result("gold_accuracy", low, worst, need, f"{len(rows)} annotator/kind pair(s) ≥ {need}", f"{len(low)} annotator/kind pair(s) below {need}")
+    return _result(
+        "gold_accuracy",
+        low,
+        worst,
+        need,
+        f"{len(rows)} annotator/kind pair(s) ≥ {need}",
+        f"{len(low)} annotator/kind pair(s) below {need}",
+    )
 
 
 def gate_offline(ctx: GateContext) -> GateResult:
     refs = ctx.store.offline_references()
     culprits = [] if ctx.policy.allow_offline else [f"{r['table']}:{r['id']}" for r in refs]
     ok = f"{len(refs)} offline-generated record(s)" + (" (allowed)" if ctx.policy.allow_offline else "")
-    return _result("offline", culprits, len(refs), "allowed" if ctx.policy.allow_offline else 0, ok, f"{len(refs)} released record(s) made by the offline backend")
+    return _result(
+        "offline",
+        culprits,
+        len(refs),
+        "allowed" if ctx.policy.allow_offline else 0,
+        ok,
+        f"{len(refs)} released record(s) made by the offline backend",
+    )
 
 
 def gate_gold_evidence(ctx: GateContext) -> GateResult:
     fails = gold_evidence_failures(ctx.store)
     n = ctx.store.count("memories", origin="gold")
     culprits = [f"{f['dialogue_id']}/{f['memory_id']}: {f['problem']}" for f in fails]
-    return _result("gold_evidence", culprits, len(fails), 0, f"all {n} gold memories grounded", f"{len(fails)} of {n} gold memories fail the evidence check")
+    return _result(
+        "gold_evidence",
+        culprits,
+        len(fails),
+        0,
+        f"all {n} gold memories grounded",
+        f"{len(fails)} of {n} gold memories fail the evidence check",
+    )
 
 
 GATES: tuple[tuple[str, Callable[[GateContext], GateResult]], ...] = (
@@ -275,7 +323,9 @@ def format_report(results: list[GateResult]) -> list[str]:
     """Lines of ``prefkit release check``: each gate, its number, pass/fail, then its culprits."""
     lines = []
     for i, r in enumerate(results, start=1):
-        lines.append(f"{i}. {'PASS' if r.passed else 'FAIL'}  {r.gate:<14} {r.value!s:>8}  (need {r.threshold})  {r.summary}")
+        lines.append(
+            f"{i}. {'PASS' if r.passed else 'FAIL'}  {r.gate:<14} {r.value!s:>8}  (need {r.threshold})  {r.summary}"
+        )
         for c in r.culprits[:SHOWN_CULPRITS]:
             lines.append(f"       - {c}")
         if len(r.culprits) > SHOWN_CULPRITS:

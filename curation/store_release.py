@@ -68,9 +68,13 @@ class ReleaseStore(StoreCore):
         with self.read() as conn:
             for table in RELEASED_TABLES:
                 t = self.t[table]
-                for prov_id, n in conn.execute(select(t.c.provenance_id, func.count()).group_by(t.c.provenance_id)):
+                for prov_id, n in conn.execute(
+                    select(t.c.provenance_id, func.count()).group_by(t.c.provenance_id)
+                ):
                     per_prov[prov_id or ""] += n
-            provs = {r["provenance_id"]: self.loads(r["record_json"]) for r in conn.execute(select(p)).mappings()}
+            provs = {
+                r["provenance_id"]: self.loads(r["record_json"]) for r in conn.execute(select(p)).mappings()
+            }
             q = select(s.c.kind, s.c.sha256, s.c.rows, s.c.licence).order_by(s.c.kind, s.c.sha256)
             sources = [dict(r) for r in conn.execute(q).mappings()]
         total = sum(per_prov.values())
@@ -81,10 +85,15 @@ class ReleaseStore(StoreCore):
             "offline_records": offline,
             "offline_share": round(offline / total, 6) if total else 0.0,
             "models": sorted({r["model"] for r in used if r.get("model")}),
-            "prompt_template_hashes": sorted({r["prompt_template_hash"] for r in used if r.get("prompt_template_hash")}),
+            "prompt_template_hashes": sorted(
+                {r["prompt_template_hash"] for r in used if r.get("prompt_template_hash")}
+            ),
             "stages": dict(sorted(Counter(r["source"] for r in used).items())),
             "sources": sources,
-            "licences": sorted({x["licence"] for x in sources if x["licence"]} | {r["licence"] for r in used if r.get("licence")}),
+            "licences": sorted(
+                {x["licence"] for x in sources if x["licence"]}
+                | {r["licence"] for r in used if r.get("licence")}
+            ),
         }
 
     def instance_json(self) -> list[tuple[str, str]]:
@@ -92,7 +101,10 @@ class ReleaseStore(StoreCore):
         writes the stored canonical JSON as it is."""
         i = self.t["instances"]
         with self.read() as conn:
-            return [(r[0], r[1]) for r in conn.execute(select(i.c.instance_id, i.c.record_json).order_by(i.c.instance_id))]
+            return [
+                (r[0], r[1])
+                for r in conn.execute(select(i.c.instance_id, i.c.record_json).order_by(i.c.instance_id))
+            ]
 
     # -- release log --------------------------------------------------------------------------------
     def record_release(self, row: dict[str, Any]) -> None:

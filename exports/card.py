@@ -12,13 +12,25 @@ import json
 from typing import Any
 
 #: SPDX-style licence names in prefkit.toml to Hugging Face licence ids.
-HF_LICENCES = {"cc-by-4.0": "cc-by-4.0", "cc-by-sa-4.0": "cc-by-sa-4.0", "cc0-1.0": "cc0-1.0", "mit": "mit",
-               "apache-2.0": "apache-2.0", "odc-by": "odc-by", "cc-by-nc-4.0": "cc-by-nc-4.0"}
+HF_LICENCES = {
+    "cc-by-4.0": "cc-by-4.0",
+    "cc-by-sa-4.0": "cc-by-sa-4.0",
+    "cc0-1.0": "cc0-1.0",
+    "mit": "mit",
+    "apache-2.0": "apache-2.0",
+    "odc-by": "odc-by",
+    "cc-by-nc-4.0": "cc-by-nc-4.0",
+}
 SOURCE_DATASETS = {"alpsbench": "extended|AlpsBench", "cupid": "extended|CUPID"}
 
 
 def size_category(n: int) -> str:
-    for limit, name in ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"), (1_000_000, "100K<n<1M")):
+    for limit, name in (
+        (1_000, "n<1K"),
+        (10_000, "1K<n<10K"),
+        (100_000, "10K<n<100K"),
+        (1_000_000, "100K<n<1M"),
+    ):
         if n < limit:
             return name
     return "1M<n<10M"
@@ -59,39 +71,99 @@ def card(meta: dict[str, Any], configs, gates: list[dict], agreement: list[dict]
     """The dataset card text. ``meta``: name, version, description, licence, hf_licence, the YAML lists,
     and the free-text datasheet answers from ``[release]`` (motivation, uses, maintenance)."""
     total = sum(c.count for c in configs)
-    parts = [yaml_header(meta, configs), "", f"# {meta['name']} {meta['version']}", "", meta["description"], ""]
+    parts = [
+        yaml_header(meta, configs),
+        "",
+        f"# {meta['name']} {meta['version']}",
+        "",
+        meta["description"],
+        "",
+    ]
     parts += ["## Motivation", "", meta["motivation"], ""]
-    parts += ["## Composition", "", f"{total} rows in {len(configs)} configs. Every config is JSON Lines under "
-              "`data/<config>/<split>.jsonl` (what `datasets.load_dataset` reads); the same rows are in "
-              "`parquet/<config>/<split>.parquet` and in the DuckDB file for analysis.", ""]
-    parts += _table([[f"`{c.name}`", ", ".join(f"{s} ({len(r)})" for s, r in c.splits.items()), c.description]
-                     for c in configs], ["config", "splits (rows)", "what it holds"])
-    parts += ["", "## Collection process", "",
-              f"{provenance['records']} stored records; {provenance['offline_records']} "
-              f"({provenance['offline_share']:.1%}) were made by prefkit's offline backend.", ""]
-    parts += [f"- Sources: " + ("; ".join(f"{s['kind']} ({s['rows']} rows, licence: {s['licence'] or 'unknown'})"
-                                          for s in provenance["sources"]) or "none imported")]
-    parts += [f"- Models: {', '.join(provenance['models']) or 'none'}",
-              f"- Prompt template hashes: {', '.join(provenance['prompt_template_hashes']) or 'none'}",
-              f"- Pipeline stages: {', '.join(f'{k} ({v})' for k, v in provenance['stages'].items()) or 'none'}", ""]
-    parts += ["## Labeling", "", "Annotators label in prefkit's browser app (or Label Studio); each item goes to "
-              "several annotators. The final label of a task is a maintainer's adjudication when there is one, "
-              "else the majority per agreement unit; ties wait for adjudication (`final_labels` config). "
-              "Annotator ids are keyed hashes with a per-project salt.", ""]
+    parts += [
+        "## Composition",
+        "",
+        f"{total} rows in {len(configs)} configs. Every config is JSON Lines under "
+        "`data/<config>/<split>.jsonl` (what `datasets.load_dataset` reads); the same rows are in "
+        "`parquet/<config>/<split>.parquet` and in the DuckDB file for analysis.",
+        "",
+    ]
+    parts += _table(
+        [
+            [f"`{c.name}`", ", ".join(f"{s} ({len(r)})" for s, r in c.splits.items()), c.description]
+            for c in configs
+        ],
+        ["config", "splits (rows)", "what it holds"],
+    )
+    parts += [
+        "",
+        "## Collection process",
+        "",
+        f"{provenance['records']} stored records; {provenance['offline_records']} "
+        f"({provenance['offline_share']:.1%}) were made by prefkit's offline backend.",
+        "",
+    ]
+    parts += [
+        "- Sources: "
+        + (
+            "; ".join(
+                f"{s['kind']} ({s['rows']} rows, licence: {s['licence'] or 'unknown'})"
+                for s in provenance["sources"]
+            )
+            or "none imported"
+        )
+    ]
+    parts += [
+        f"- Models: {', '.join(provenance['models']) or 'none'}",
+        f"- Prompt template hashes: {', '.join(provenance['prompt_template_hashes']) or 'none'}",
+        f"- Pipeline stages: {', '.join(f'{k} ({v})' for k, v in provenance['stages'].items()) or 'none'}",
+        "",
+    ]
+    parts += [
+        "## Labeling",
+        "",
+        "Annotators label in prefkit's browser app (or Label Studio); each item goes to "
+        "several annotators. The final label of a task is a maintainer's adjudication when there is one, "
+        "else the majority per agreement unit; ties wait for adjudication (`final_labels` config). "
+        "Annotator ids are keyed hashes with a per-project salt.",
+        "",
+    ]
     agreement = [r for r in agreement if r.get("comparison", "human-vs-human") == "human-vs-human"]
     if agreement:
-        parts += _table([[r["task_kind"], r["field"], r.get("level"), r.get("n_units"), _fmt(r.get("alpha")),
-                          f"[{_fmt(r.get('ci_low'))}, {_fmt(r.get('ci_high'))}]", _fmt(r.get("ac1"))] for r in agreement],
-                        ["task kind", "field", "level", "units", "Krippendorff α", "95% CI", "Gwet AC1"])
+        parts += _table(
+            [
+                [
+                    r["task_kind"],
+                    r["field"],
+                    r.get("level"),
+                    r.get("n_units"),
+                    _fmt(r.get("alpha")),
+                    f"[{_fmt(r.get('ci_low'))}, {_fmt(r.get('ci_high'))}]",
+                    _fmt(r.get("ac1")),
+                ]
+                for r in agreement
+            ],
+            ["task kind", "field", "level", "units", "Krippendorff α", "95% CI", "Gwet AC1"],
+        )
     else:
         parts.append("No agreement was measured (no item has labels from two annotators).")
     parts += ["", "Release gates at cut time:", ""]
-    parts += _table([[g["gate"], "pass" if g["passed"] else "FAIL", _fmt(g["value"]), g["threshold"], g["summary"]]
-                     for g in gates], ["gate", "result", "value", "threshold", "summary"])
+    parts += _table(
+        [
+            [g["gate"], "pass" if g["passed"] else "FAIL", _fmt(g["value"]), g["threshold"], g["summary"]]
+            for g in gates
+        ],
+        ["gate", "result", "value", "threshold", "summary"],
+    )
     if meta.get("override_reason"):
         parts += ["", f"**Released with failing gates overridden:** {meta['override_reason']}"]
     parts += ["", "## Uses", "", meta["uses"], ""]
-    parts += ["## Distribution", "", f"Licence: {meta['licence']}. `manifest.json` lists the sha256 and size of "
-              "every file; `prefkit release verify <dir>` re-hashes them. `croissant.json` is Croissant 1.0 metadata.", ""]
+    parts += [
+        "## Distribution",
+        "",
+        f"Licence: {meta['licence']}. `manifest.json` lists the sha256 and size of "
+        "every file; `prefkit release verify <dir>` re-hashes them. `croissant.json` is Croissant 1.0 metadata.",
+        "",
+    ]
     parts += ["## Maintenance", "", meta["maintenance"], ""]
     return "\n".join(parts)

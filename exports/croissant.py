@@ -49,7 +49,12 @@ CONTEXT = {
     "transform": "cr:transform",
 }
 
-_TYPES = {pa.string(): "sc:Text", pa.int64(): "sc:Integer", pa.float64(): "sc:Float", pa.bool_(): "sc:Boolean"}
+_TYPES = {
+    pa.string(): "sc:Text",
+    pa.int64(): "sc:Integer",
+    pa.float64(): "sc:Float",
+    pa.bool_(): "sc:Boolean",
+}
 
 
 def _field(fid: str, name: str, dtype: pa.DataType, sources: list[str], path: str) -> dict[str, Any]:
@@ -63,30 +68,44 @@ def _field(fid: str, name: str, dtype: pa.DataType, sources: list[str], path: st
         keys = f" with keys {', '.join(f.name for f in inner)}" if pa.types.is_struct(inner) else ""
         out["description"] = f"JSON array of {'objects' if keys else str(inner)}{keys}."
     src = sources[0]
-    out["source"] = {"fileObject" if "/" in src and src.endswith(".jsonl") else "fileSet": {"@id": src},
-                     "extract": {"column": path}}
+    out["source"] = {
+        "fileObject" if "/" in src and src.endswith(".jsonl") else "fileSet": {"@id": src},
+        "extract": {"column": path},
+    }
     return out
 
 
-def croissant(name: str, description: str, version: str, licence_url: str, configs, files: dict[str, dict]) -> dict:
+def croissant(
+    name: str, description: str, version: str, licence_url: str, configs, files: dict[str, dict]
+) -> dict:
     """The Croissant document. ``files`` maps each data path to ``{sha256, size}``."""
     distribution, record_sets = [], []
     for cfg in configs:
         paths = [f"data/{cfg.name}/{split}.jsonl" for split in cfg.splits]
         for p in paths:
-            distribution.append({
-                "@type": "cr:FileObject", "@id": p, "name": p, "contentUrl": p,
-                "encodingFormat": "application/jsonlines", "sha256": files[p]["sha256"],
-                "contentSize": f"{files[p]['size']} B",
-            })
+            distribution.append(
+                {
+                    "@type": "cr:FileObject",
+                    "@id": p,
+                    "name": p,
+                    "contentUrl": p,
+                    "encodingFormat": "application/jsonlines",
+                    "sha256": files[p]["sha256"],
+                    "contentSize": f"{files[p]['size']} B",
+                }
+            )
         # One record set per config and split: a field's source names a single file.
         for split, p in zip(cfg.splits, paths, strict=True):
             rs_id = f"{cfg.name}/{split}"
-            record_sets.append({
-                "@type": "cr:RecordSet", "@id": rs_id, "name": rs_id,
-                "description": f"{cfg.description} Split: {split}.",
-                "field": [_field(f"{rs_id}/{f.name}", f.name, f.type, [p], f.name) for f in cfg.schema],
-            })
+            record_sets.append(
+                {
+                    "@type": "cr:RecordSet",
+                    "@id": rs_id,
+                    "name": rs_id,
+                    "description": f"{cfg.description} Split: {split}.",
+                    "field": [_field(f"{rs_id}/{f.name}", f.name, f.type, [p], f.name) for f in cfg.schema],
+                }
+            )
     return {
         "@context": CONTEXT,
         "@type": "sc:Dataset",

@@ -32,8 +32,13 @@ VIEWS = {
         FROM cupid GROUP BY ALL ORDER BY instance_type""",
 }
 #: Which table each view needs.
-VIEW_NEEDS = {"label_summary": ("labels",), "decided_by": ("final_labels",), "labels_vs_final": ("labels", "final_labels"),
-              "matching_coverage": ("matching",), "cupid_by_type": ("cupid",)}
+VIEW_NEEDS = {
+    "label_summary": ("labels",),
+    "decided_by": ("final_labels",),
+    "labels_vs_final": ("labels", "final_labels"),
+    "matching_coverage": ("matching",),
+    "cupid_by_type": ("cupid",),
+}
 
 
 def _uniform(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -42,7 +47,11 @@ def _uniform(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     mixed = set()
     for key in {k for r in rows for k in r}:
         types = {type(r.get(key)) for r in rows if r.get(key) is not None}
-        if len(types - {int, float}) > 1 or (types & {list, dict}) or (types - {int, float} and types & {int, float}):
+        if (
+            len(types - {int, float}) > 1
+            or (types & {list, dict})
+            or (types - {int, float} and types & {int, float})
+        ):
             mixed.add(key)
     return [{k: (None if v is None else str(v)) if k in mixed else v for k, v in r.items()} for r in rows]
 
@@ -85,8 +94,10 @@ def load_tables(release_dir: Path, configs):
                 src = staging / cfg.name / f"{split}.jsonl"
                 src.parent.mkdir(parents=True, exist_ok=True)
                 src.write_bytes(("\n".join(lines) + "\n").encode("utf-8"))
-                parts.append(f"SELECT {cols}, '{split}' AS split FROM read_json('{src.as_posix()}', "
-                             f"format='newline_delimited', columns={_columns(cfg.schema)}, maximum_object_size=1073741824)")
+                parts.append(
+                    f"SELECT {cols}, '{split}' AS split FROM read_json('{src.as_posix()}', "
+                    f"format='newline_delimited', columns={_columns(cfg.schema)}, maximum_object_size=1073741824)"
+                )
             con.execute(f"CREATE TABLE {_quote(cfg.name)} AS " + " UNION ALL ".join(parts))
     except BaseException:
         con.close()
@@ -109,8 +120,10 @@ def copy_out(con, release_dir: Path, configs) -> None:
             for sub, fmt in (("data", "FORMAT json"), ("parquet", "FORMAT parquet, COMPRESSION zstd")):
                 out = release_dir / sub / cfg.name / f"{split}.{'jsonl' if sub == 'data' else 'parquet'}"
                 out.parent.mkdir(parents=True, exist_ok=True)
-                con.execute(f"COPY (SELECT {cols} FROM memory.{_quote(cfg.name)} WHERE split = '{split}') "
-                            f"TO '{out.as_posix()}' ({fmt})")
+                con.execute(
+                    f"COPY (SELECT {cols} FROM memory.{_quote(cfg.name)} WHERE split = '{split}') "
+                    f"TO '{out.as_posix()}' ({fmt})"
+                )
 
 
 def save_database(con, db_path: Path, configs, manifest: dict[str, Any]) -> list[str]:

@@ -34,8 +34,12 @@ from schemas.curation import ReleaseFile, ReleaseManifest
 
 VERSION_RE = re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)$")
 LEVELS = ("patch", "minor", "major")
-LICENCE_URLS = {"cc-by-4.0": "https://creativecommons.org/licenses/by/4.0/", "mit": "https://opensource.org/licenses/MIT",
-                "odc-by": "https://opendatacommons.org/licenses/by/1-0/", "cc0-1.0": "https://creativecommons.org/publicdomain/zero/1.0/"}
+LICENCE_URLS = {
+    "cc-by-4.0": "https://creativecommons.org/licenses/by/4.0/",
+    "mit": "https://opensource.org/licenses/MIT",
+    "odc-by": "https://opendatacommons.org/licenses/by/1-0/",
+    "cc0-1.0": "https://creativecommons.org/publicdomain/zero/1.0/",
+}
 
 
 class ReleaseError(PrefkitError):
@@ -91,17 +95,26 @@ def _file_entries(stage: Path, skip: set[str]) -> list[ReleaseFile]:
     return out
 
 
-def _card_meta(project, version: str, total: int, sources: list[dict], override: str | None) -> dict[str, Any]:
+def _card_meta(
+    project, version: str, total: int, sources: list[dict], override: str | None
+) -> dict[str, Any]:
     cfg, rel = project.config["project"], project.config["release"]
     kinds = sorted({s["kind"] for s in sources})
     return {
-        "name": project.name, "version": version, "description": cfg.get("description", ""),
-        "licence": cfg.get("licence", "other"), "hf_licence": hf_licence(cfg.get("licence", "")),
-        "task_categories": rel.get("task_categories", ["text-generation"]), "size_categories": [size_category(total)],
+        "name": project.name,
+        "version": version,
+        "description": cfg.get("description", ""),
+        "licence": cfg.get("licence", "other"),
+        "hf_licence": hf_licence(cfg.get("licence", "")),
+        "task_categories": rel.get("task_categories", ["text-generation"]),
+        "size_categories": [size_category(total)],
         "annotations_creators": rel.get("annotations_creators", ["expert-generated"]),
         "source_datasets": [SOURCE_DATASETS.get(k, f"extended|{k}") for k in kinds] or ["original"],
-        "tags": rel.get("tags", []), "motivation": rel.get("motivation", ""), "uses": rel.get("uses", ""),
-        "maintenance": rel.get("maintenance", ""), "override_reason": override,
+        "tags": rel.get("tags", []),
+        "motivation": rel.get("motivation", ""),
+        "uses": rel.get("uses", ""),
+        "maintenance": rel.get("maintenance", ""),
+        "override_reason": override,
     }
 
 
@@ -113,7 +126,9 @@ def _agreement(project) -> list[dict[str, Any]]:
     return agreement_rows(project.store)
 
 
-def build_release(project, stage: Path, version: str, gates: list[dict], override: str | None) -> ReleaseManifest:
+def build_release(
+    project, stage: Path, version: str, gates: list[dict], override: str | None
+) -> ReleaseManifest:
     """Write every file of a release into ``stage`` and return its manifest (also written)."""
     store = project.store
     configs = build_configs(store)
@@ -121,24 +136,43 @@ def build_release(project, stage: Path, version: str, gates: list[dict], overrid
     con = load_tables(stage, configs)
     agreement = _agreement(project)
     # The DuckDB file is written in a thread while the data files are copied out, hashed and described.
-    db = _Background(save_database, con.cursor(), stage / f"prefkit-{version}.duckdb", configs,
-                     {"gates": gates, "agreement": agreement})
+    db = _Background(
+        save_database,
+        con.cursor(),
+        stage / f"prefkit-{version}.duckdb",
+        configs,
+        {"gates": gates, "agreement": agreement},
+    )
     try:
         copy_out(con, stage, configs)
-        data_files = {f"data/{f.path}": {"sha256": f.sha256, "size": f.size} for f in _file_entries(stage / "data", set())}
+        data_files = {
+            f"data/{f.path}": {"sha256": f.sha256, "size": f.size}
+            for f in _file_entries(stage / "data", set())
+        }
         provenance = store.provenance_summary()
         meta = _card_meta(project, version, sum(c.count for c in configs), provenance["sources"], override)
         licence_url = LICENCE_URLS.get(meta["hf_licence"], meta["licence"])
-        write_json(stage / "croissant.json", croissant(project.name, meta["description"], version, licence_url, configs, data_files))
-        atomic_write_bytes(stage / "README.md", card(meta, configs, gates, agreement, provenance).encode("utf-8"))
+        write_json(
+            stage / "croissant.json",
+            croissant(project.name, meta["description"], version, licence_url, configs, data_files),
+        )
+        atomic_write_bytes(
+            stage / "README.md", card(meta, configs, gates, agreement, provenance).encode("utf-8")
+        )
     finally:
         db.result()  # never leave the thread writing into a stage that is being removed
         con.close()
     manifest = ReleaseManifest(
-        name=project.name, version=version, created_at=utcnow(), files=_file_entries(stage, {"manifest.json"}),
+        name=project.name,
+        version=version,
+        created_at=utcnow(),
+        files=_file_entries(stage, {"manifest.json"}),
         counts={c.name: c.count for c in configs},
         schema_versions={name: model.SCHEMA_VERSION for name, model in sorted(ALL_SCHEMAS.items())},
-        gates=gates, agreement=agreement, provenance=provenance, override_reason=override,
+        gates=gates,
+        agreement=agreement,
+        provenance=provenance,
+        override_reason=override,
     )
     write_json(stage / "manifest.json", manifest.model_dump(mode="json"))
     return manifest
@@ -191,12 +225,16 @@ def cut_release(project, version: str, override: str | None = None, gates=None) 
     results = gates if gates is not None else run_gates(project.store, project.config)
     passed = all(r.passed for r in results)
     if not passed and not (override and override.strip()):
-        raise ReleaseError("gates failed; fix them or cut with --override \"reason\":\n" + "\n".join(format_report(results)))
+        raise ReleaseError(
+            'gates failed; fix them or cut with --override "reason":\n' + "\n".join(format_report(results))
+        )
     previous = (releases(project.releases_dir) or [None])[-1]
     stage = project.releases_dir / f".staging-{version}-{os.getpid()}"
     shutil.rmtree(stage, ignore_errors=True)
     try:
-        manifest = build_release(project, stage, version, [r.as_dict() for r in results], override.strip() if override else None)
+        manifest = build_release(
+            project, stage, version, [r.as_dict() for r in results], override.strip() if override else None
+        )
         bump = _check_bump(project.releases_dir, previous, stage, version)
         os.rename(stage, out_dir)
     except BaseException:
@@ -253,7 +291,9 @@ def diff_releases(a: Path, b: Path) -> dict[str, Any]:
     configs = sorted({p.split("/")[1] for p in fa} | {p.split("/")[1] for p in fb})
     per: dict[str, dict[str, int]] = {}
     for cfg in configs:
-        if {p: h for p, h in fa.items() if p.split("/")[1] == cfg} == {p: h for p, h in fb.items() if p.split("/")[1] == cfg}:
+        if {p: h for p, h in fa.items() if p.split("/")[1] == cfg} == {
+            p: h for p, h in fb.items() if p.split("/")[1] == cfg
+        }:
             continue
         ra, rb = _rows(Path(a), cfg), _rows(Path(b), cfg)
         per[cfg] = {

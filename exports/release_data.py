@@ -49,7 +49,9 @@ class ConfigData:
         self._keyed.setdefault(split, []).append((key, line))
 
     def finish(self) -> ConfigData:
-        order = sorted(self._keyed, key=lambda s: (SPLIT_ORDER.index(s) if s in SPLIT_ORDER else len(SPLIT_ORDER), s))
+        order = sorted(
+            self._keyed, key=lambda s: (SPLIT_ORDER.index(s) if s in SPLIT_ORDER else len(SPLIT_ORDER), s)
+        )
         self.splits = {s: [line for _k, line in sorted(self._keyed[s])] for s in order if self._keyed[s]}
         self._keyed = {}
         return self
@@ -74,7 +76,7 @@ def _schema(*cols: tuple[str, pa.DataType]) -> pa.Schema:
     return pa.schema(list(cols))
 
 
-S, I, B, F = pa.string(), pa.int64(), pa.bool_(), pa.float64()
+S, INT, B, F = pa.string(), pa.int64(), pa.bool_(), pa.float64()
 ALPS_SCHEMA = _schema(("id", S), ("session_id", S), ("model_input", S), ("reference_output", S))
 
 
@@ -101,31 +103,64 @@ def _alps_rows(pkt: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
 
     def add(track: str, rid: str, model_input: dict[str, Any], reference: dict[str, Any]) -> None:
         out.setdefault(track, []).append(
-            {"id": rid, "session_id": sid, "model_input": canonical_json(model_input), "reference_output": canonical_json(reference)}
+            {
+                "id": rid,
+                "session_id": sid,
+                "model_input": canonical_json(model_input),
+                "reference_output": canonical_json(reference),
+            }
         )
 
     if "ground_truth_memories" in t1:
-        add("task1", sid, {"dialogue": pkt["dialogue"], "query": t1.get("memory_extraction_query")},
-            {"memory_items": t1["ground_truth_memories"]})
+        add(
+            "task1",
+            sid,
+            {"dialogue": pkt["dialogue"], "query": t1.get("memory_extraction_query")},
+            {"memory_items": t1["ground_truth_memories"]},
+        )
     if t2:
-        add("task2", sid, {"old_dialogue": pkt["dialogue"], "new_dialogue": t2.get("new_dialogue"),
-                           "memory": t2.get("memory_pool_before_update"), "query": t2.get("memory_update_query")},
-            {"answer": t2.get("golden_answer"), "selected_memory_id": t2.get("task2_selected_memory_id")})
+        add(
+            "task2",
+            sid,
+            {
+                "old_dialogue": pkt["dialogue"],
+                "new_dialogue": t2.get("new_dialogue"),
+                "memory": t2.get("memory_pool_before_update"),
+                "query": t2.get("memory_update_query"),
+            },
+            {"answer": t2.get("golden_answer"), "selected_memory_id": t2.get("task2_selected_memory_id")},
+        )
     if t3.get("candidate_memories"):
-        add(f"task3_d{len(t3['candidate_memories']) - 1}", sid,
+        add(
+            f"task3_d{len(t3['candidate_memories']) - 1}",
+            sid,
             {"query": t3.get("query"), "candidate_memories": t3["candidate_memories"]},
-            {"selected_memory_id": t3.get("task3_selected_memory_id"), "selected_memory": t3.get("task3_selected_memory")})
+            {
+                "selected_memory_id": t3.get("task3_selected_memory_id"),
+                "selected_memory": t3.get("task3_selected_memory"),
+            },
+        )
     for entry in pkt.get("task4") or []:
         ability = entry.get("ability") or "unknown"
-        add(f"task4_{ability}", f"{sid}:{ability}", {"dialogue": pkt["dialogue"], "queries": entry.get("queries")},
-            {"selected_memory_id": entry.get("task4_selected_memory_id"), "selected_memory": entry.get("task4_selected_memory")})
+        add(
+            f"task4_{ability}",
+            f"{sid}:{ability}",
+            {"dialogue": pkt["dialogue"], "queries": entry.get("queries")},
+            {
+                "selected_memory_id": entry.get("task4_selected_memory_id"),
+                "selected_memory": entry.get("task4_selected_memory"),
+            },
+        )
     return out
 
 
 def alpsbench_configs(store) -> list[ConfigData]:
     """One config per AlpsBench public-layout track, plus ``alpsbench_packets`` holding every packet whole."""
-    packets = ConfigData("alpsbench_packets", "Every imported AlpsBench annotation packet, whole, as canonical JSON.",
-                         _schema(("id", S), ("relpath", S), ("packet", S)))
+    packets = ConfigData(
+        "alpsbench_packets",
+        "Every imported AlpsBench annotation packet, whole, as canonical JSON.",
+        _schema(("id", S), ("relpath", S), ("packet", S)),
+    )
     tracks: dict[str, ConfigData] = {}
     for p in store.packets():
         sid = p["session_id"]
@@ -133,9 +168,14 @@ def alpsbench_configs(store) -> list[ConfigData]:
         relpath = store.dialogue(p["dialogue_id"])["meta"].get("relpath") or f"{sid}.json"
         packets.add(alps_split(sid), {"id": sid, "relpath": relpath, "packet": canonical_json(pkt)})
         for track, rows in _alps_rows(pkt).items():
-            cfg = tracks.setdefault(track, ConfigData(
-                f"alpsbench_{track}", f"AlpsBench {track} in its public layout: model input and reference output (JSON).",
-                ALPS_SCHEMA))
+            cfg = tracks.setdefault(
+                track,
+                ConfigData(
+                    f"alpsbench_{track}",
+                    f"AlpsBench {track} in its public layout: model input and reference output (JSON).",
+                    ALPS_SCHEMA,
+                ),
+            )
             for row in rows:
                 cfg.add(alps_split(sid), row)
     return [packets.finish(), *(tracks[k].finish() for k in sorted(tracks))]
@@ -143,57 +183,140 @@ def alpsbench_configs(store) -> list[ConfigData]:
 
 # -- human labels ---------------------------------------------------------------------------------------
 def labels_config(store, pseudonym: Callable[[str], str]) -> ConfigData:
-    cfg = ConfigData("labels", "Each annotator's live label per task (pseudonymous annotator ids), one split per task kind.",
-                     _schema(("id", S), ("task_id", S), ("kind", S), ("annotator", S), ("action", S),
-                             ("values", S), ("is_gold", B), ("time_spent_s", F)))
+    cfg = ConfigData(
+        "labels",
+        "Each annotator's live label per task (pseudonymous annotator ids), one split per task kind.",
+        _schema(
+            ("id", S),
+            ("task_id", S),
+            ("kind", S),
+            ("annotator", S),
+            ("action", S),
+            ("values", S),
+            ("is_gold", B),
+            ("time_spent_s", F),
+        ),
+    )
     gold = {t.task_id for t in store.tasks() if t.is_gold}
     for ev in store.effective_events():
         who = pseudonym(ev.annotator)
-        cfg.add(ev.kind, {"id": f"{ev.task_id}:{who}", "task_id": ev.task_id, "kind": ev.kind, "annotator": who,
-                          "action": ev.action, "values": canonical_json(ev.values), "is_gold": ev.task_id in gold,
-                          "time_spent_s": ev.time_spent_s})
+        cfg.add(
+            ev.kind,
+            {
+                "id": f"{ev.task_id}:{who}",
+                "task_id": ev.task_id,
+                "kind": ev.kind,
+                "annotator": who,
+                "action": ev.action,
+                "values": canonical_json(ev.values),
+                "is_gold": ev.task_id in gold,
+                "time_spent_s": ev.time_spent_s,
+            },
+        )
     return cfg.finish()
 
 
 def final_labels_config(store) -> ConfigData:
-    cfg = ConfigData("final_labels", "The final label of every task and how it was decided "
-                     "(unanimous, majority, adjudicated or undecided).",
-                     _schema(("id", S), ("kind", S), ("item_ref", S), ("is_gold", B), ("decided_by", S),
-                             ("n_labels", I), ("values", S)))
+    cfg = ConfigData(
+        "final_labels",
+        "The final label of every task and how it was decided "
+        "(unanimous, majority, adjudicated or undecided).",
+        _schema(
+            ("id", S),
+            ("kind", S),
+            ("item_ref", S),
+            ("is_gold", B),
+            ("decided_by", S),
+            ("n_labels", INT),
+            ("values", S),
+        ),
+    )
     tasks = {t.task_id: t for t in store.tasks()}
     for kind in sorted({t.kind for t in tasks.values()}):
         for task_id, fl in final_labels(store, kind).items():
             t = tasks[task_id]
-            cfg.add(kind, {"id": task_id, "kind": kind, "item_ref": t.item_ref, "is_gold": t.is_gold,
-                           "decided_by": fl["decided_by"], "n_labels": fl["n_labels"],
-                           "values": None if fl["values"] is None else canonical_json(fl["values"])})
+            cfg.add(
+                kind,
+                {
+                    "id": task_id,
+                    "kind": kind,
+                    "item_ref": t.item_ref,
+                    "is_gold": t.is_gold,
+                    "decided_by": fl["decided_by"],
+                    "n_labels": fl["n_labels"],
+                    "values": None if fl["values"] is None else canonical_json(fl["values"]),
+                },
+            )
     return cfg.finish()
 
 
 def matching_config(store) -> ConfigData:
-    cfg = ConfigData("matching", "Checklist item / candidate preference pairs with their final human coverage label.",
-                     _schema(("id", S), ("task_id", S), ("instance_id", S), ("origin", S), ("checklist_item", S),
-                             ("candidate", S), ("coverage", S), ("decided_by", S), ("n_labels", I)))
+    cfg = ConfigData(
+        "matching",
+        "Checklist item / candidate preference pairs with their final human coverage label.",
+        _schema(
+            ("id", S),
+            ("task_id", S),
+            ("instance_id", S),
+            ("origin", S),
+            ("checklist_item", S),
+            ("candidate", S),
+            ("coverage", S),
+            ("decided_by", S),
+            ("n_labels", INT),
+        ),
+    )
     finals = final_labels(store, "preference_match")
     for t in store.tasks(kind="preference_match"):
         fl, p = finals[t.task_id], t.payload
-        cfg.add("test", {"id": p["pair_id"], "task_id": t.task_id, "instance_id": p.get("instance_id"),
-                         "origin": p.get("origin"), "checklist_item": p["checklist_item"], "candidate": p["candidate"],
-                         "coverage": (fl["values"] or {}).get("coverage"), "decided_by": fl["decided_by"],
-                         "n_labels": fl["n_labels"]})
+        cfg.add(
+            "test",
+            {
+                "id": p["pair_id"],
+                "task_id": t.task_id,
+                "instance_id": p.get("instance_id"),
+                "origin": p.get("origin"),
+                "checklist_item": p["checklist_item"],
+                "candidate": p["candidate"],
+                "coverage": (fl["values"] or {}).get("coverage"),
+                "decided_by": fl["decided_by"],
+                "n_labels": fl["n_labels"],
+            },
+        )
     return cfg.finish()
 
 
 def adjudications_config(store, pseudonym: Callable[[str], str]) -> ConfigData:
-    cfg = ConfigData("adjudications", "Every maintainer decision (pseudonymous), with the one in force per task marked.",
-                     _schema(("id", S), ("task_id", S), ("kind", S), ("maintainer", S), ("values", S), ("note", S),
-                             ("supersedes", S), ("in_force", B)))
+    cfg = ConfigData(
+        "adjudications",
+        "Every maintainer decision (pseudonymous), with the one in force per task marked.",
+        _schema(
+            ("id", S),
+            ("task_id", S),
+            ("kind", S),
+            ("maintainer", S),
+            ("values", S),
+            ("note", S),
+            ("supersedes", S),
+            ("in_force", B),
+        ),
+    )
     kinds = {t.task_id: t.kind for t in store.tasks()}
     in_force = {a.adjudication_id for a in effective_adjudications(store).values()}
     for a in store.adjudications():
-        cfg.add("log", {"id": a.adjudication_id, "task_id": a.task_id, "kind": kinds.get(a.task_id), "maintainer": pseudonym(a.maintainer),
-                        "values": canonical_json(a.values), "note": a.note, "supersedes": a.supersedes,
-                        "in_force": a.adjudication_id in in_force})
+        cfg.add(
+            "log",
+            {
+                "id": a.adjudication_id,
+                "task_id": a.task_id,
+                "kind": kinds.get(a.task_id),
+                "maintainer": pseudonym(a.maintainer),
+                "values": canonical_json(a.values),
+                "note": a.note,
+                "supersedes": a.supersedes,
+                "in_force": a.adjudication_id in in_force,
+            },
+        )
     return cfg.finish()
 
 
@@ -204,6 +327,12 @@ def build_configs(store) -> list[ConfigData]:
     def pseudonym(name: str) -> str:
         return store.pseudonym(name, salt)
 
-    configs = [cupid_config(store), *alpsbench_configs(store), labels_config(store, pseudonym),
-               final_labels_config(store), matching_config(store), adjudications_config(store, pseudonym)]
+    configs = [
+        cupid_config(store),
+        *alpsbench_configs(store),
+        labels_config(store, pseudonym),
+        final_labels_config(store),
+        matching_config(store),
+        adjudications_config(store, pseudonym),
+    ]
     return [c for c in configs if c.count]

@@ -1,12 +1,12 @@
 """Consensus and adjudication: majority per unit, ties to the queue, adjudications supersede."""
 
 import pytest
+from test_release_support import add_users, cover, label, match_tasks
 
 from curation.consensus import AdjudicationError, adjudicate, decide_units, disagreements, final_labels
 from curation.task_kinds import LabelError, get_kind
 from schemas import utcnow
 from schemas.curation import AnnotationTask
-from test_release_support import add_users, cover, label, match_tasks
 
 
 @pytest.fixture
@@ -38,8 +38,11 @@ def test_a_tie_is_undecided_and_queued_for_adjudication(three):
     assert final["values"] is None and final["decided_by"] == "undecided"
     (queued,) = disagreements(three)
     assert queued["task_id"] == t.task_id and queued["adjudicated"] is False
-    assert queued["labels"] == {"ann1": {"coverage": "fully"}, "ann2": {"coverage": "partially"},
-                                "ann3": {"coverage": "not_covered"}}
+    assert queued["labels"] == {
+        "ann1": {"coverage": "fully"},
+        "ann2": {"coverage": "partially"},
+        "ann3": {"coverage": "not_covered"},
+    }
 
 
 def test_a_second_adjudication_supersedes_the_first(three):
@@ -49,7 +52,12 @@ def test_a_second_adjudication_supersedes_the_first(three):
     second = adjudicate(three, t.task_id, "lead", {"coverage": "partially"}, "re-read the checklist")
     assert second.supersedes == first.adjudication_id
     final = final_labels(three, "preference_match")[t.task_id]
-    assert final == {"values": {"coverage": "partially"}, "decided_by": "adjudicated", "n_labels": 2, "tied": []}
+    assert final == {
+        "values": {"coverage": "partially"},
+        "decided_by": "adjudicated",
+        "n_labels": 2,
+        "tied": [],
+    }
     assert disagreements(three)[0]["adjudicated"] is True
 
 
@@ -89,10 +97,19 @@ def test_skips_and_flags_are_not_votes(three):
 
 def _expressed_task(store) -> AnnotationTask:
     task = AnnotationTask(
-        task_id="preference_expressed_t1", kind="preference_expressed", item_ref="session:s1",
-        payload={"checklist": ["short?", "metric?"], "turns": [{"index": 0, "role": "user", "content": "hi"},
-                 {"index": 1, "role": "assistant", "content": "hello"}, {"index": 2, "role": "user", "content": "km"}]},
-        created_at=utcnow())
+        task_id="preference_expressed_t1",
+        kind="preference_expressed",
+        item_ref="session:s1",
+        payload={
+            "checklist": ["short?", "metric?"],
+            "turns": [
+                {"index": 0, "role": "user", "content": "hi"},
+                {"index": 1, "role": "assistant", "content": "hello"},
+                {"index": 2, "role": "user", "content": "km"},
+            ],
+        },
+        created_at=utcnow(),
+    )
     store.add_tasks([task])
     return task
 
@@ -101,13 +118,19 @@ def test_units_decided_by_different_majorities_assemble_into_a_valid_label(three
     task = _expressed_task(three)
     votes = {"ann1": (True, False), "ann2": (True, True), "ann3": (False, True)}
     for who, (a, b) in votes.items():
-        values = {"items": [{"item": 0, "expressed": a, "evidence": [0] if a else []},
-                            {"item": 1, "expressed": b, "evidence": [2] if b else []}]}
+        values = {
+            "items": [
+                {"item": 0, "expressed": a, "evidence": [0] if a else []},
+                {"item": 1, "expressed": b, "evidence": [2] if b else []},
+            ]
+        }
         label(three, task.task_id, who, values, kind="preference_expressed")
     final = final_labels(three, "preference_expressed")[task.task_id]
     assert final["decided_by"] == "majority"
-    assert final["values"]["items"] == [{"item": 0, "expressed": True, "evidence": [0]},
-                                        {"item": 1, "expressed": True, "evidence": [2]}]
+    assert final["values"]["items"] == [
+        {"item": 0, "expressed": True, "evidence": [0]},
+        {"item": 1, "expressed": True, "evidence": [2]},
+    ]
     get_kind("preference_expressed").validate(final["values"], task)  # no LabelError
 
 
@@ -116,7 +139,9 @@ def test_memory_decisions_take_the_majority_per_candidate():
     labels = {
         "a": {"decisions": [d("m:0", "accept"), d("m:1", "reject", reason="too_generic")]},
         "b": {"decisions": [d("m:0", "accept"), d("m:1", "reject", reason="not_grounded")]},
-        "c": {"decisions": [d("m:0", "reject", reason="duplicate"), d("m:1", "reject", reason="not_grounded")]},
+        "c": {
+            "decisions": [d("m:0", "reject", reason="duplicate"), d("m:1", "reject", reason="not_grounded")]
+        },
     }
     units, tied, decided_by = decide_units("memory_verify", labels)
     assert decided_by == "majority" and tied == []

@@ -1,10 +1,18 @@
 """Release gates on crafted projects: each gate failing names what is behind it."""
 
 import pytest
+from test_release_support import (
+    add_users,
+    cover,
+    fast_agreement,
+    gold_task,
+    label,
+    labelled_project,
+    match_tasks,
+)
 
 from curation.consensus import adjudicate
 from curation.gates import PolicyError, evidence_problem, load_policy, run_gates
-from test_release_support import add_users, cover, fast_agreement, gold_task, label, labelled_project, match_tasks
 
 
 def gates(project, **release) -> dict:
@@ -90,12 +98,17 @@ def test_offline_gate_names_offline_records_unless_allowed(project):
 def test_gold_evidence_gate_names_failing_memories_of_the_real_alpsbench_sample(alps_project):
     r = gates(alps_project)["gold_evidence"]
     assert not r.passed and r.value == len(r.culprits) == 89
-    assert "sess_0016d4107292/m2: evidence text not found at utterance_index 8" in r.culprits  # "Зеркалы" vs "Зеркала"
+    assert (
+        "sess_0016d4107292/m2: evidence text not found at utterance_index 8" in r.culprits
+    )  # "Зеркалы" vs "Зеркала"
     assert sum("no evidence text" in c for c in r.culprits) == 22
 
 
-TURNS = [{"index": 0, "role": "user", "content": "I live in Lyon.  I cook  every day."},
-         {"index": 1, "role": "assistant", "content": "Nice!"}, {"index": 2, "role": "user", "content": "I hate cilantro"}]
+TURNS = [
+    {"index": 0, "role": "user", "content": "I live in Lyon.  I cook  every day."},
+    {"index": 1, "role": "assistant", "content": "Nice!"},
+    {"index": 2, "role": "user", "content": "I hate cilantro"},
+]
 
 
 @pytest.mark.parametrize(
@@ -105,7 +118,10 @@ TURNS = [{"index": 0, "role": "user", "content": "I live in Lyon.  I cook  every
         ({"text": "i LIVE in lyon ... every day", "utterance_index": 0}, None),
         ({"text": "hate cilantro", "utterance_index": [1, 2]}, None),
         ({"text": "hate cilantro", "utterance_index": 0}, "evidence text not found at utterance_index 0"),
-        ({"text": "hate cilantro", "utterance_index": [0, 7]}, "utterance_index [7] out of range (dialogue has 3 turns)"),
+        (
+            {"text": "hate cilantro", "utterance_index": [0, 7]},
+            "utterance_index [7] out of range (dialogue has 3 turns)",
+        ),
         ({"text": None, "utterance_index": 0}, "no evidence text"),
         ({"text": "Nice", "utterance_index": None}, "no utterance_index"),
     ],
@@ -121,5 +137,10 @@ def test_policy_floor_depends_on_final_or_tentative():
     assert load_policy({"release": {"alpha_min": 0.667, "policy": "tentative"}}).alpha_for("k", "f") == 0.667
     with pytest.raises(PolicyError, match="0.667"):
         load_policy({"release": {"alpha_min": 0.6, "policy": "tentative"}})
-    per_field = load_policy({"release": {"policy": "tentative", "alpha_min": {"default": 0.8, "preference_match.coverage": 0.7}}})
-    assert (per_field.alpha_for("preference_match", "coverage"), per_field.alpha_for("memory_verify", "decision")) == (0.7, 0.8)
+    per_field = load_policy(
+        {"release": {"policy": "tentative", "alpha_min": {"default": 0.8, "preference_match.coverage": 0.7}}}
+    )
+    assert (
+        per_field.alpha_for("preference_match", "coverage"),
+        per_field.alpha_for("memory_verify", "decision"),
+    ) == (0.7, 0.8)

@@ -4,16 +4,20 @@ import json
 import shutil
 
 import pytest
+from test_release_support import cover, fast_agreement, import_cupid, labelled_project, match_tasks
 
 from curation.consensus import adjudicate
 from curation.gates import run_gates
 from exports.release import ReleaseError, cut_release, diff_releases, load_manifest, verify_release
-from test_release_support import cover, fast_agreement, import_cupid, labelled_project, match_tasks
 
 
 def cut(project, version, override=None):
-    return cut_release(project, version, override=override,
-                       gates=run_gates(project.store, project.config, agreement_rows=fast_agreement))
+    return cut_release(
+        project,
+        version,
+        override=override,
+        gates=run_gates(project.store, project.config, agreement_rows=fast_agreement),
+    )
 
 
 @pytest.fixture
@@ -23,8 +27,12 @@ def ready(project, tmp_path):
 
 
 def _data_bytes(release_dir):
-    return {p.relative_to(release_dir).as_posix(): p.read_bytes()
-            for sub in ("data", "parquet") for p in sorted((release_dir / sub).rglob("*")) if p.is_file()}
+    return {
+        p.relative_to(release_dir).as_posix(): p.read_bytes()
+        for sub in ("data", "parquet")
+        for p in sorted((release_dir / sub).rglob("*"))
+        if p.is_file()
+    }
 
 
 def test_two_cuts_of_the_same_state_have_byte_identical_data_files(ready):
@@ -33,15 +41,27 @@ def test_two_cuts_of_the_same_state_have_byte_identical_data_files(ready):
     files_a, files_b = _data_bytes(a.path), _data_bytes(b.path)
     assert files_a == files_b and len(files_a) >= 10
     assert a.data_sha256 == b.data_sha256 and b.bump == "patch"
-    assert {"data/cupid/test.jsonl", "data/labels/preference_match.jsonl", "data/matching/test.jsonl",
-            "data/final_labels/preference_match.jsonl", "data/adjudications/log.jsonl"} <= set(files_a)
+    assert {
+        "data/cupid/test.jsonl",
+        "data/labels/preference_match.jsonl",
+        "data/matching/test.jsonl",
+        "data/final_labels/preference_match.jsonl",
+        "data/adjudications/log.jsonl",
+    } <= set(files_a)
 
 
 def test_a_release_has_every_part_and_verifies(ready):
     project, _ = ready
     r = cut(project, "1.0.0")
     names = {p.name for p in r.path.iterdir()}
-    assert {"data", "parquet", "prefkit-1.0.0.duckdb", "manifest.json", "README.md", "croissant.json"} <= names
+    assert {
+        "data",
+        "parquet",
+        "prefkit-1.0.0.duckdb",
+        "manifest.json",
+        "README.md",
+        "croissant.json",
+    } <= names
     m = load_manifest(r.path)
     assert m.counts["cupid"] == 5 and m.counts["matching"] == 21 and m.override_reason is None
     assert all(g["passed"] for g in m.gates) and m.agreement[0]["ci_low"] is not None
@@ -57,8 +77,10 @@ def test_verify_catches_a_flipped_byte_and_an_extra_file(ready):
     raw[10] ^= 0x01
     target.write_bytes(bytes(raw))
     (r.path / "data" / "notes.txt").write_text("hi")
-    assert verify_release(r.path) == ["data/cupid/test.jsonl: sha256 differs from the manifest",
-                                      "data/notes.txt: not in the manifest"]
+    assert verify_release(r.path) == [
+        "data/cupid/test.jsonl: sha256 differs from the manifest",
+        "data/notes.txt: not in the manifest",
+    ]
 
 
 def test_an_existing_version_is_never_overwritten(ready):
@@ -107,10 +129,16 @@ def test_diff_classifies_patch_minor_and_major(ready, tmp_path):
         cut(project, "1.2.0")
     cut(project, "2.0.0")
     rel = project.releases_dir
-    assert diff_releases(rel / "1.0.0", rel / "1.0.1") == {"from": str(rel / "1.0.0"), "to": str(rel / "1.0.1"),
-                                                           "level": "patch", "configs": {}}
+    assert diff_releases(rel / "1.0.0", rel / "1.0.1") == {
+        "from": str(rel / "1.0.0"),
+        "to": str(rel / "1.0.1"),
+        "level": "patch",
+        "configs": {},
+    }
     minor = diff_releases(rel / "1.0.1", rel / "1.1.0")
-    assert minor["level"] == "minor" and minor["configs"] == {"cupid": {"added": 3, "removed": 0, "changed": 0}}
+    assert minor["level"] == "minor" and minor["configs"] == {
+        "cupid": {"added": 3, "removed": 0, "changed": 0}
+    }
     major = diff_releases(rel / "1.1.0", rel / "2.0.0")
     assert major["level"] == "major"
     assert major["configs"]["matching"] == {"added": 0, "removed": 0, "changed": 1}
@@ -123,7 +151,9 @@ def test_annotators_are_pseudonymous_and_stable_across_releases(ready):
     assert "ann1" not in text and "lead" not in text
     rows = [json.loads(x) for x in (a.path / "data/labels/preference_match.jsonl").read_text().splitlines()]
     assert {r["annotator"] for r in rows} == {project.store.pseudonym(n) for n in ("ann1", "ann2", "ann3")}
-    assert (a.path / "data/labels/preference_match.jsonl").read_bytes() == (b.path / "data/labels/preference_match.jsonl").read_bytes()
+    assert (a.path / "data/labels/preference_match.jsonl").read_bytes() == (
+        b.path / "data/labels/preference_match.jsonl"
+    ).read_bytes()
 
 
 def test_release_of_the_alpsbench_sample_contains_all_of_it(alps_project):
@@ -132,13 +162,20 @@ def test_release_of_the_alpsbench_sample_contains_all_of_it(alps_project):
     store = alps_project.store
     try:
         r = cut_release(alps_project, "1.0.0", override="sample import: gold evidence is upstream's")
-        packets = [json.loads(x) for p in sorted((r.path / "data/alpsbench_packets").glob("*.jsonl"))
-                   for x in p.read_text().splitlines()]
+        packets = [
+            json.loads(x)
+            for p in sorted((r.path / "data/alpsbench_packets").glob("*.jsonl"))
+            for x in p.read_text().splitlines()
+        ]
         assert len(packets) == 400
         by_id = {p["session_id"]: p for p in store.packets()}
         for row in packets[::40]:
             assert json.loads(row["packet"]) == packet(store, row["id"], by_id[row["id"]]["extra"])
-        task1 = [json.loads(x) for p in (r.path / "data/alpsbench_task1").glob("*.jsonl") for x in p.read_text().splitlines()]
+        task1 = [
+            json.loads(x)
+            for p in (r.path / "data/alpsbench_task1").glob("*.jsonl")
+            for x in p.read_text().splitlines()
+        ]
         gold = sum(len(json.loads(row["reference_output"])["memory_items"]) for row in task1)
         assert (len(task1), gold) == (400, store.count("memories", origin="gold"))
         splits = sorted(p.stem for p in (r.path / "data/alpsbench_task1").glob("*.jsonl"))

@@ -4,10 +4,10 @@ import json
 
 import pytest
 from click.testing import CliRunner
+from test_release_support import cover, labelled_project, match_tasks
 
 from prefkit.cli import cli
 from prefkit.cli.release_cmds import adjudicate, release
-from test_release_support import cover, labelled_project, match_tasks
 
 
 @pytest.fixture
@@ -26,7 +26,11 @@ def test_check_prints_numbered_gates_and_exits_1_naming_the_culprit(ready):
     cover(ready.store, tie.task_id, ann1="fully", ann2="partially", ann3="not_covered")
     code, out = run("release", "check", "-p", ready.root)
     assert code == 1
-    assert "1. PASS  alpha" in out and "3. FAIL  adjudicated" in out and f"- {tie.task_id} (preference_match)" in out
+    assert (
+        "1. PASS  alpha" in out
+        and "3. FAIL  adjudicated" in out
+        and f"- {tie.task_id} (preference_match)" in out
+    )
     code, out = run("release", "check", "-p", ready.root, "--json")
     assert [g["gate"] for g in json.loads(out) if not g["passed"]] == ["adjudicated"]
 
@@ -76,10 +80,30 @@ def test_adjudicate_queue_and_decide(ready):
     cover(ready.store, tie.task_id, ann1="fully", ann2="partially", ann3="not_covered")
     code, out = run("adjudicate", "queue", "-p", ready.root)
     assert code == 0 and tie.task_id in out and "undecided" in out
-    code, out = run("adjudicate", "decide", tie.task_id, "--as", "lead", "--values", '{"coverage": "fully"}', "-p", ready.root)
+    code, out = run(
+        "adjudicate",
+        "decide",
+        tie.task_id,
+        "--as",
+        "lead",
+        "--values",
+        '{"coverage": "fully"}',
+        "-p",
+        ready.root,
+    )
     assert code == 0 and out.startswith(f"adjudicated {tie.task_id}")
     assert run("adjudicate", "queue", "-p", ready.root)[1].strip() == "(none)"
-    code, out = run("adjudicate", "decide", tie.task_id, "--as", "ann1", "--values", '{"coverage": "fully"}', "-p", ready.root)
+    code, out = run(
+        "adjudicate",
+        "decide",
+        tie.task_id,
+        "--as",
+        "ann1",
+        "--values",
+        '{"coverage": "fully"}',
+        "-p",
+        ready.root,
+    )
     assert code == 1 and "only maintainers adjudicate" in out
 
 

@@ -3,7 +3,6 @@
 import json
 
 import pytest
-
 from test_release_support import ALPS_SUBSET, fast_agreement, labelled_project
 
 
@@ -11,6 +10,7 @@ from test_release_support import ALPS_SUBSET, fast_agreement, labelled_project
 def release(tmp_path_factory):
     """One release of a project with every config: CUPID, AlpsBench tracks, labels, matching, adjudications."""
     from conftest import require
+
     from curation.gates import run_gates
     from curation.project import Project
     from exports.release import cut_release
@@ -38,12 +38,22 @@ def _card_yaml(path):
 def test_card_has_hugging_face_metadata_and_datasheet_sections(release):
     meta, text = _card_yaml(release.path)
     assert meta["license"] == "cc-by-4.0" and meta["size_categories"] == ["n<1K"]
-    assert meta["annotations_creators"] == ["expert-generated"] and meta["task_categories"] == ["text-generation"]
+    assert meta["annotations_creators"] == ["expert-generated"] and meta["task_categories"] == [
+        "text-generation"
+    ]
     assert set(meta["source_datasets"]) == {"extended|AlpsBench", "extended|CUPID"}
     configs = {c["config_name"]: c for c in meta["configs"]}
     assert set(configs) == set(release.manifest.counts)
     assert configs["cupid"]["data_files"] == [{"split": "test", "path": "data/cupid/test.jsonl"}]
-    for section in ("Motivation", "Composition", "Collection process", "Labeling", "Uses", "Distribution", "Maintenance"):
+    for section in (
+        "Motivation",
+        "Composition",
+        "Collection process",
+        "Labeling",
+        "Uses",
+        "Distribution",
+        "Maintenance",
+    ):
         assert f"\n## {section}\n" in text
     assert "| preference_match | coverage | ordinal | 20 |" in text  # agreement row with its CI
 
@@ -59,8 +69,15 @@ def test_datasets_loads_every_config_offline(release, tmp_path, monkeypatch):
         assert set(ds) == {f["split"] for f in cfg["data_files"]}
         assert sum(d.num_rows for d in ds.values()) == release.manifest.counts[cfg["config_name"]]
     cupid = datasets.load_dataset(str(release.path), "cupid", cache_dir=str(tmp_path / "hf"))["test"]
-    assert cupid.column_names == ["persona_id", "instance_type", "current_request", "current_context_factor",
-                                  "current_contextual_preference", "current_checklist", "prior_interactions"]
+    assert cupid.column_names == [
+        "persona_id",
+        "instance_type",
+        "current_request",
+        "current_context_factor",
+        "current_contextual_preference",
+        "current_checklist",
+        "prior_interactions",
+    ]
 
 
 def test_croissant_validates_offline_and_reads_records(release):
@@ -91,7 +108,9 @@ def test_duckdb_file_has_a_table_per_config_and_analysis_views(release):
     try:
         for config, n in release.manifest.counts.items():
             assert con.execute(f'SELECT count(*) FROM "{config}"').fetchone()[0] == n
-        decided = dict(con.execute("SELECT decided_by, n FROM decided_by WHERE kind = 'preference_match'").fetchall())
+        decided = dict(
+            con.execute("SELECT decided_by, n FROM decided_by WHERE kind = 'preference_match'").fetchall()
+        )
         assert decided == {"unanimous": 19, "majority": 1, "adjudicated": 1}
         assert con.execute("SELECT count(*) FROM gates WHERE passed").fetchone()[0] == 6
     finally:

@@ -12,7 +12,10 @@ from schemas.curation import AnnotationTask, Provenance
 
 PASSWORD = "correct-horse-1"
 #: 20 real AlpsBench packets: enough for every track and split, quick to import.
-ALPS_SUBSET = Path(__file__).resolve().parent.parent.parent / "shared/data/alpsbench/annotation_packets_sample/chunks/chunk_0001"
+ALPS_SUBSET = (
+    Path(__file__).resolve().parent.parent.parent
+    / "shared/data/alpsbench/annotation_packets_sample/chunks/chunk_0001"
+)
 
 
 def add_users(store, *names: str, role: str = "annotator") -> None:
@@ -21,7 +24,10 @@ def add_users(store, *names: str, role: str = "annotator") -> None:
 
     from curation import store_labels
 
-    real, store_labels._hasher = store_labels._hasher, PasswordHasher(time_cost=1, memory_cost=1024, parallelism=1)
+    real, store_labels._hasher = (
+        store_labels._hasher,
+        PasswordHasher(time_cost=1, memory_cost=1024, parallelism=1),
+    )
     try:
         for name in names:
             store.add_user(name, role, PASSWORD)
@@ -32,20 +38,49 @@ def add_users(store, *names: str, role: str = "annotator") -> None:
 def match_tasks(store, n: int, offline: bool = False, prefix: str = "pair") -> list[AnnotationTask]:
     """``n`` preference_match tasks over fresh (checklist item, candidate) pairs."""
     pairs = [
-        {"pair_id": f"{prefix}{i:03d}", "checklist_item": f"Does the answer use metric units? ({prefix} {i})",
-         "candidate": f"Prefers metric units when cooking ({i})", "origin": "test", "instance_id": None, "meta_json": None}
+        {
+            "pair_id": f"{prefix}{i:03d}",
+            "checklist_item": f"Does the answer use metric units? ({prefix} {i})",
+            "candidate": f"Prefers metric units when cooking ({i})",
+            "origin": "test",
+            "instance_id": None,
+            "meta_json": None,
+        }
         for i in range(n)
     ]
-    store.add_preference_pairs(pairs, Provenance(source="generate.pairs" if offline else "test.pairs", offline=offline))
-    tasks = [t for t in get_kind("preference_match").build_tasks(store, 3, "b1") if t.payload["pair_id"].startswith(prefix)]
+    store.add_preference_pairs(
+        pairs, Provenance(source="generate.pairs" if offline else "test.pairs", offline=offline)
+    )
+    tasks = [
+        t
+        for t in get_kind("preference_match").build_tasks(store, 3, "b1")
+        if t.payload["pair_id"].startswith(prefix)
+    ]
     store.add_tasks(tasks)
     return tasks
 
 
-def label(store, task_id: str, annotator: str, values: dict | None = None, action: str = "label",
-          comment: str | None = None, kind: str = "preference_match", supersedes: str | None = None) -> LabelEvent:
-    ev = LabelEvent(event_id=uuid.uuid4().hex, task_id=task_id, kind=kind, annotator=annotator, action=action,
-                    values=values or {}, comment=comment, supersedes=supersedes, created_at=utcnow())
+def label(
+    store,
+    task_id: str,
+    annotator: str,
+    values: dict | None = None,
+    action: str = "label",
+    comment: str | None = None,
+    kind: str = "preference_match",
+    supersedes: str | None = None,
+) -> LabelEvent:
+    ev = LabelEvent(
+        event_id=uuid.uuid4().hex,
+        task_id=task_id,
+        kind=kind,
+        annotator=annotator,
+        action=action,
+        values=values or {},
+        comment=comment,
+        supersedes=supersedes,
+        created_at=utcnow(),
+    )
     assert store.append_event(ev)
     return ev
 
@@ -57,10 +92,23 @@ def cover(store, task_id: str, **by_annotator: str) -> None:
 
 
 def gold_task(store, answer: str = "fully") -> AnnotationTask:
-    task = AnnotationTask(task_id="preference_match_gold1", kind="preference_match", item_ref="pair:gold1",
-                          payload={"pair_id": "gold1", "checklist_item": "Is it short?", "candidate": "Likes short answers",
-                                   "instance_id": None, "origin": "gold"},
-                          batch="b1", overlap=3, is_gold=True, gold_answer={"coverage": answer}, created_at=utcnow())
+    task = AnnotationTask(
+        task_id="preference_match_gold1",
+        kind="preference_match",
+        item_ref="pair:gold1",
+        payload={
+            "pair_id": "gold1",
+            "checklist_item": "Is it short?",
+            "candidate": "Likes short answers",
+            "instance_id": None,
+            "origin": "gold",
+        },
+        batch="b1",
+        overlap=3,
+        is_gold=True,
+        gold_answer={"coverage": answer},
+        created_at=utcnow(),
+    )
     store.add_tasks([task])
     return task
 
@@ -74,9 +122,14 @@ def cupid_row(i: int, persona: str = "p1") -> dict:
         "current_contextual_preference": "Prefers short drives with breaks",
         "current_checklist": ["Does the plan keep drives short?", "Does it include breaks?"],
         "prior_interactions": [
-            {"context_factor": "Travelling with kids", "contextual_preference": "Prefers short drives with breaks",
-             "dialogue": [{"role": "user", "content": f"Drive {i} was too long for the kids."},
-                          {"role": "assistant", "content": "Noted: shorter legs next time."}]}
+            {
+                "context_factor": "Travelling with kids",
+                "contextual_preference": "Prefers short drives with breaks",
+                "dialogue": [
+                    {"role": "user", "content": f"Drive {i} was too long for the kids."},
+                    {"role": "assistant", "content": "Noted: shorter legs next time."},
+                ],
+            }
         ],
     }
 
@@ -85,7 +138,9 @@ def import_cupid(project, tmp: Path, n: int, start: int = 0, licence: str = "MIT
     from pipelines.ingest import cupid
 
     path = tmp / f"cupid_{start}_{n}.jsonl"
-    path.write_text("".join(json.dumps(cupid_row(i)) + "\n" for i in range(start, start + n)), encoding="utf-8")
+    path.write_text(
+        "".join(json.dumps(cupid_row(i)) + "\n" for i in range(start, start + n)), encoding="utf-8"
+    )
     project.store.import_bundle(cupid.build_bundle(path, licence))
 
 

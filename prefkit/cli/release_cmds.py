@@ -112,13 +112,18 @@ def release_diff(a: str, b: str, as_json: bool) -> None:
     if as_json:
         echo_json(d)
         return
-    click.echo(f"{d['level']}: " + {
-        "major": "released records changed or were removed",
-        "minor": "records were added, none changed",
-        "patch": "data files identical (metadata only)",
-    }[d["level"]])
+    click.echo(
+        f"{d['level']}: "
+        + {
+            "major": "released records changed or were removed",
+            "minor": "records were added, none changed",
+            "patch": "data files identical (metadata only)",
+        }[d["level"]]
+    )
     if d["configs"]:
-        echo_table([{"config": k, **v} for k, v in d["configs"].items()], ["config", "added", "removed", "changed"])
+        echo_table(
+            [{"config": k, **v} for k, v in d["configs"].items()], ["config", "added", "removed", "changed"]
+        )
 
 
 @release.command("list")
@@ -134,8 +139,16 @@ def release_list(project, as_json: bool) -> None:
         echo_json(rows)
         return
     echo_table(
-        [{"version": r["version"], "created_at": r["created_at"], "data_sha256": r["data_sha256"][:16],
-          "gates": "pass" if r["gates_passed"] else "overridden", "override": r["override_reason"]} for r in rows],
+        [
+            {
+                "version": r["version"],
+                "created_at": r["created_at"],
+                "data_sha256": r["data_sha256"][:16],
+                "gates": "pass" if r["gates_passed"] else "overridden",
+                "override": r["override_reason"],
+            }
+            for r in rows
+        ],
         ["version", "created_at", "data_sha256", "gates", "override"],
     )
 
@@ -147,7 +160,9 @@ def adjudicate() -> None:
 
 @adjudicate.command("queue")
 @click.option("--kind", help="Only this task kind.")
-@click.option("--all", "show_all", is_flag=True, help="Include majority-decided and adjudicated disagreements.")
+@click.option(
+    "--all", "show_all", is_flag=True, help="Include majority-decided and adjudicated disagreements."
+)
 @project_option
 @json_option
 def adjudicate_queue(project, kind: str | None, show_all: bool, as_json: bool) -> None:
@@ -164,8 +179,16 @@ def adjudicate_queue(project, kind: str | None, show_all: bool, as_json: bool) -
         echo_json(rows)
         return
     echo_table(
-        [{"task_id": d["task_id"], "kind": d["kind"], "labels": len(d["labels"]), "decided_by": d["decided_by"],
-          "tied": ", ".join("/".join(u).strip("/") for u in d["tied"])} for d in rows],
+        [
+            {
+                "task_id": d["task_id"],
+                "kind": d["kind"],
+                "labels": len(d["labels"]),
+                "decided_by": d["decided_by"],
+                "tied": ", ".join("/".join(u).strip("/") for u in d["tied"]),
+            }
+            for d in rows
+        ],
         ["task_id", "kind", "labels", "decided_by", "tied"],
     )
 
@@ -173,7 +196,9 @@ def adjudicate_queue(project, kind: str | None, show_all: bool, as_json: bool) -
 @adjudicate.command("decide")
 @click.argument("task_id")
 @click.option("--as", "maintainer", required=True, help="Maintainer user name deciding.")
-@click.option("--values", "values_json", required=True, help="Final values as JSON, in the task kind's shape.")
+@click.option(
+    "--values", "values_json", required=True, help="Final values as JSON, in the task kind's shape."
+)
 @click.option("--note", default="", help="Why this decision.")
 @project_option
 def adjudicate_decide(project, task_id: str, maintainer: str, values_json: str, note: str) -> None:
@@ -181,7 +206,8 @@ def adjudicate_decide(project, task_id: str, maintainer: str, values_json: str, 
 
     Example: prefkit adjudicate decide preference_match_1a2b --as lead --values '{"coverage": "fully"}'
     """
-    from curation.consensus import AdjudicationError, adjudicate as decide
+    from curation.consensus import AdjudicationError
+    from curation.consensus import adjudicate as decide
 
     try:
         values = json.loads(values_json)
