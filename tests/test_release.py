@@ -182,3 +182,15 @@ def test_release_of_the_alpsbench_sample_contains_all_of_it(alps_project):
         assert splits == ["dev", "test", "validation"]
     finally:
         shutil.rmtree(alps_project.releases_dir, ignore_errors=True)
+
+
+def test_cupid_config_is_the_exact_cupid_row_format(ready):
+    from exports.cupid import CUPID_COLUMNS
+    from test_release_support import cupid_row
+
+    project, _ = ready
+    r = cut(project, "1.0.0")
+    lines = (r.path / "data/cupid/test.jsonl").read_text(encoding="utf-8").splitlines()
+    rows = [json.loads(x) for x in lines]
+    assert all(list(row) == list(CUPID_COLUMNS) for row in rows)
+    assert sorted(rows, key=lambda x: x["current_request"]) == [cupid_row(i) for i in range(5)]
