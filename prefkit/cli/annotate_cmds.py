@@ -28,7 +28,7 @@ def users() -> None:
 def users_add(project, name: str, role: str, email: str | None, password_stdin: bool) -> None:
     """Create an account; the password is stored as an argon2 hash (asked for unless --password-stdin).
 
-    Example: echo 's3cret-pass' | prefkit users add alice --role annotator --password-stdin
+    Example: prefkit users add alice --role annotator --email alice@example.org --password-stdin < alice.pw
     """
     if password_stdin:
         password = sys.stdin.readline().rstrip("\r\n")
