@@ -8,9 +8,9 @@
 * ``llm_batches`` — OpenAI Batch API jobs with the keys they carry, so a rerun resumes a batch still
   in flight instead of submitting it again.
 
-Answers are committed as they arrive (the layer group-commits whatever finished while the previous
-commit ran, a few milliseconds' worth), so a process killed at any moment loses at most the calls
-still in flight. This mixin must never store an API key, a full
+Answers are committed as they arrive (the layer groups what finishes within ~50 ms into one
+transaction), so a process killed at any moment loses at most the calls still in flight or
+arrived in the last few tens of milliseconds. This mixin must never store an API key, a full
 endpoint URL or request headers.
 """
 
