@@ -127,6 +127,6 @@ def progress_sidebar(proj: Project, user: str, kind: str) -> None:
     more = _available(str(proj.root), user, kind)
     total = mine[kind]["assigned"] + more
     st.sidebar.progress(mine[kind]["done"] / total if total else 1.0, text=f"{more} more in the pool")
-    rows = [r for r in proj.store.batch_progress(user) if r["kind"] == kind]
+    rows = mine[kind]["batches"]
     if len(rows) > 1:
         st.sidebar.caption(" · ".join(f"{r['batch_id']}: {r['done']}/{r['assigned']}" for r in rows))

@@ -361,7 +361,7 @@ def m003_annotation_app(conn: Connection) -> None:
         "CREATE INDEX ix_assignments_progress ON assignments (annotator, kind, batch_id, done_at)",
         "CREATE INDEX ix_assignments_task ON assignments (task_id)",
         "CREATE INDEX ix_label_events_annotator_task ON label_events (annotator, task_id)",
-        "CREATE INDEX ix_label_events_annotator_created ON label_events (annotator, created_at)",
+        "CREATE INDEX ix_label_events_annotator_created ON label_events (annotator, created_at, kind, supersedes)",
     ):
         conn.execute(text(ddl))
 

@@ -199,28 +199,27 @@ class AppStore(StoreCore):
         )
         return conn.execute(q).mappings().all()
 
-    def queue_counts(self, annotator: str, since: str) -> dict[str, dict[str, int]]:
-        """Per kind: assigned, done, and events since ``since`` (an ISO date prefix) for one annotator."""
+    def queue_counts(self, annotator: str, since: str) -> dict[str, dict[str, Any]]:
+        """Per kind for one annotator: assigned, done, first submits since ``since`` (an ISO date
+        prefix) and the same per batch. Two covering-index range scans."""
         e = self.t["label_events"]
-        out: dict[str, dict[str, int]] = {}
+        out: dict[str, dict[str, Any]] = {}
         with self.read() as conn:
             for r in self._my_progress(conn, annotator):
-                row = out.setdefault(r["kind"], {"assigned": 0, "done": 0, "today": 0})
+                row = out.setdefault(r["kind"], {"assigned": 0, "done": 0, "today": 0, "batches": []})
                 row["assigned"] += r["assigned"]
                 row["done"] += r["done"]
+                row["batches"].append(
+                    {"batch_id": r["batch_id"], "assigned": r["assigned"], "done": r["done"]}
+                )
             q = (
                 select(e.c.kind, func.count())
                 .where(e.c.annotator == annotator, e.c.created_at >= since, e.c.supersedes.is_(None))
                 .group_by(e.c.kind)
             )
             for kind, n in conn.execute(q):
-                out.setdefault(kind, {"assigned": 0, "done": 0, "today": 0})["today"] = n
+                out.setdefault(kind, {"assigned": 0, "done": 0, "today": 0, "batches": []})["today"] = n
         return out
-
-    def batch_progress(self, annotator: str) -> list[dict[str, Any]]:
-        """Per (kind, batch): how many items the annotator was given and finished."""
-        with self.read() as conn:
-            return [dict(r) for r in self._my_progress(conn, annotator)]
 
     def available_count(self, annotator: str, kind: str) -> int:
         """Tasks of open batches not yet given to this annotator that could still be given to them."""

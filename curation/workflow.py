@@ -194,9 +194,10 @@ def rewrite_turn(
 
 # -- progress and gold --------------------------------------------------------------------------------
 def progress(project: Project, user: str) -> dict[str, dict[str, int]]:
-    """Per task kind: items assigned to the annotator, done, and labelled today (UTC)."""
+    """Per task kind: items assigned to the annotator, done, finished today (UTC), and per batch."""
     counts = project.store.queue_counts(user, since=utcnow()[:10])
-    return {kind: counts.get(kind, {"assigned": 0, "done": 0, "today": 0}) for kind in TASK_KINDS}
+    empty = {"assigned": 0, "done": 0, "today": 0, "batches": []}
+    return {kind: counts.get(kind, empty) for kind in TASK_KINDS}
 
 
 def available(project: Project, user: str, kind: str) -> int:
