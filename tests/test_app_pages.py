@@ -194,3 +194,17 @@ def test_dialogue_html_is_shown_as_text(proj):
     shown = [m.value for m in at.markdown if "script" in m.value]
     assert shown == [md_escape(HOSTILE)]
     assert "<script>" not in shown[0] and "\\<script\\>" in shown[0] and "\\*\\*bold\\*\\*" in shown[0]
+
+
+def test_rewrite_a_weak_user_turn_from_its_bubble(proj):
+    at = app(ALICE, "preference_expressed")
+    item = workflow.current_item(proj, "alice", "preference_expressed")
+    p = item.event_id
+    at.text_area(key=f"{p}:rw:2").input("Could you keep it short? I'm on my phone.").run()
+    at.text_input(key=f"{p}:rwr:2").input("states the preference verbatim").run()
+    at.button(key=f"{p}:rws:2").click().run()
+    rev = proj.store.revisions(item.task.payload["dialogue_id"])[0]
+    assert (rev["author"], rev["revised"], rev["reason"]) == (
+        "alice", "Could you keep it short? I'm on my phone.", "states the preference verbatim")  # fmt: skip
+    assert proj.store.dialogue(item.task.payload["dialogue_id"])["needs_reverification"]
+    assert any("turn 2 · user · rewritten" in c.value for c in at.caption)
