@@ -80,6 +80,9 @@ class ReleaseStore(StoreCore):
         total = sum(per_prov.values())
         offline = sum(n for pid, n in per_prov.items() if pid and provs.get(pid, {}).get("offline"))
         used = [provs[pid] for pid in sorted(per_prov) if pid in provs]
+        stages: Counter[str] = Counter()
+        for pid, n in per_prov.items():
+            stages[provs[pid]["source"] if pid in provs else "unknown"] += n
         return {
             "records": total,
             "offline_records": offline,
@@ -88,7 +91,7 @@ class ReleaseStore(StoreCore):
             "prompt_template_hashes": sorted(
                 {r["prompt_template_hash"] for r in used if r.get("prompt_template_hash")}
             ),
-            "stages": dict(sorted(Counter(r["source"] for r in used).items())),
+            "stages": dict(sorted(stages.items())),  # released records per pipeline stage / importer
             "sources": sources,
             "licences": sorted(
                 {x["licence"] for x in sources if x["licence"]}

@@ -86,12 +86,14 @@ def data_digest(files: list[ReleaseFile]) -> str:
 
 
 # -- writing ----------------------------------------------------------------------------------------
-def _file_entries(stage: Path, skip: set[str]) -> list[ReleaseFile]:
+def _file_entries(stage: Path, skip: set[str], known: dict[str, dict] | None = None) -> list[ReleaseFile]:
+    """Every file under ``stage`` with its sha256 and size; ``known`` digests are reused, not re-read."""
     out = []
     for p in sorted(stage.rglob("*")):
         rel = p.relative_to(stage).as_posix()
         if p.is_file() and rel not in skip:
-            out.append(ReleaseFile(path=rel, sha256=sha256_file(p), size=p.stat().st_size))
+            digest = (known or {}).get(rel, {}).get("sha256") or sha256_file(p)
+            out.append(ReleaseFile(path=rel, sha256=digest, size=p.stat().st_size))
     return out
 
 
@@ -166,7 +168,7 @@ def build_release(
         name=project.name,
         version=version,
         created_at=utcnow(),
-        files=_file_entries(stage, {"manifest.json"}),
+        files=_file_entries(stage, {"manifest.json"}, data_files),
         counts={c.name: c.count for c in configs},
         schema_versions={name: model.SCHEMA_VERSION for name, model in sorted(ALL_SCHEMAS.items())},
         gates=gates,
