@@ -357,6 +357,7 @@ def m003_annotation_app(conn: Connection) -> None:
         "ALTER TABLE assignments ADD COLUMN kind TEXT",
         "ALTER TABLE assignments ADD COLUMN batch_id TEXT",
         "CREATE INDEX ix_tasks_queue ON tasks (kind, is_gold, n_assigned, task_id)",
+        "CREATE INDEX ix_tasks_kind_overlap ON tasks (kind, overlap)",
         "CREATE INDEX ix_assignments_open ON assignments (annotator, kind, done_at, position)",
         "CREATE INDEX ix_assignments_progress ON assignments (annotator, kind, batch_id, done_at)",
         "CREATE INDEX ix_assignments_task ON assignments (task_id)",
