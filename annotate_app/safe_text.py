@@ -20,9 +20,3 @@ def md_escape(text: str) -> str:
     # Leading spaces would start a code block; non-breaking spaces keep the indentation visible.
     escaped = _LEADING_SPACES.sub(lambda m: "\u00a0" * len(m.group(1)), escaped)
     return escaped.replace("\n", "  \n")
-
-
-def shorten(text: str, limit: int = 60) -> str:
-    """One line of at most ``limit`` characters, for labels of buttons and pills (shown as text)."""
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
