@@ -208,3 +208,25 @@ def test_rewrite_a_weak_user_turn_from_its_bubble(proj):
         "alice", "Could you keep it short? I'm on my phone.", "states the preference verbatim")  # fmt: skip
     assert proj.store.dialogue(item.task.payload["dialogue_id"])["needs_reverification"]
     assert any("turn 2 · user · rewritten" in c.value for c in at.caption)
+
+
+@pytest.mark.parametrize("kind", ["preference_expressed", "memory_verify"])
+def test_adjudication_page_for_structured_kinds(proj, kind):
+    for who, flip in (("alice", False), ("bob", True)):
+        item = workflow.current_item(proj, who, kind)
+        if kind == "preference_expressed":
+            values = {"items": [{"item": 0, "expressed": not flip}, {"item": 1, "expressed": flip}]}
+        else:
+            decision = "reject" if flip else "accept"
+            values = {"decisions": [{"key": c["key"], "decision": decision, **({"reason": "too_generic"} if flip else {})}
+                                    for c in item.task.payload["candidates"]]}  # fmt: skip
+        workflow.submit(proj, who, item, values)
+    at = app(MAYA)
+    at.switch_page("views/adjudicate.py").run()
+    at.button_group(key="adj_kind").set_value(kind).run()
+    assert not at.exception
+    tid = at.session_state["adj_task"]
+    at.text_area(key=f"adj:{tid}:note").input("checked against the dialogue").run()
+    at.button(key=f"adj:{tid}:save").click().run()
+    assert not at.exception
+    assert proj.store.adjudications(tid)[0].note == "checked against the dialogue"
