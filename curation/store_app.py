@@ -72,19 +72,22 @@ class AppStore(StoreCore):
         return row
 
     # -- assignment ---------------------------------------------------------------------------------
+    def _candidate_query(self, conn: Connection, annotator: str, kind: str, gold: bool):
+        t, a = self.t["tasks"], self.t["assignments"]
+        mine = exists().where(a.c.task_id == t.c.task_id, a.c.annotator == annotator)
+        q = select(t.c.task_id, t.c.batch_id).where(t.c.kind == kind, t.c.is_gold == gold, ~mine)
+        closed = self._closed_batches(conn)
+        if closed:  # a filter, not a join: the index then yields tasks in order and LIMIT stops early
+            q = q.where(t.c.batch_id.notin_(closed))
+        return q.order_by(t.c.task_id)
+
     def _candidates(
         self, conn: Connection, annotator: str, kind: str, gold: bool, need: int
     ) -> dict[str, str]:
         """Tasks of open batches this annotator never had; regular tasks still short of their overlap,
         the most advanced first so items complete early; gold tasks go to everyone once."""
-        t, a, b = self.t["tasks"], self.t["assignments"], self.t["batches"]
-        mine = exists().where(a.c.task_id == t.c.task_id, a.c.annotator == annotator)
-        base = (
-            select(t.c.task_id, t.c.batch_id)
-            .join(b, b.c.batch_id == t.c.batch_id)
-            .where(t.c.kind == kind, t.c.is_gold == gold, b.c.status == "open", ~mine)
-            .order_by(t.c.task_id)
-        )
+        t = self.t["tasks"]
+        base = self._candidate_query(conn, annotator, kind, gold)
         if gold:
             return dict(conn.execute(base.limit(need)).all())
         levels = conn.execute(select(func.max(t.c.overlap)).where(t.c.kind == kind)).scalar() or 0
@@ -362,17 +365,15 @@ class AppStore(StoreCore):
         """SQLite's EXPLAIN QUERY PLAN of the hot-path queries (the bench prints them)."""
         plans: dict[str, str] = {}
         with self.read() as conn:
-            t, a = self.t["tasks"], self.t["assignments"]
-            mine = exists().where(a.c.task_id == t.c.task_id, a.c.annotator == annotator)
+            e = self.t["label_events"]
             queries = {
                 "open_item": self._open_query(annotator, kind, ["closed-batch"]),
-                "next_regular": select(t.c.task_id)
-                .where(t.c.kind == kind, t.c.is_gold.is_(False), t.c.n_assigned == 1, ~mine)
-                .order_by(t.c.task_id)
-                .limit(10),
-                "recent_labels": select(self.t["label_events"].c.seq)
-                .where(self.t["label_events"].c.annotator == annotator)
-                .order_by(self.t["label_events"].c.seq.desc())
+                "next_regular": self._candidate_query(conn, annotator, kind, False).where(
+                    self.t["tasks"].c.n_assigned == 1
+                ),
+                "recent_labels": select(e.c.seq)
+                .where(e.c.annotator == annotator)
+                .order_by(e.c.seq.desc())
                 .limit(40),
             }
             for name, q in queries.items():

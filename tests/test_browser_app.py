@@ -205,6 +205,8 @@ def test_dialogue_html_and_scripts_are_shown_as_text_never_run(served, browser):
 
 def test_maintainer_pages_render(served, browser):
     proj, url, _ = served
+    item = workflow.current_item(proj, "carol", "preference_match")  # disagrees with alice and bob
+    workflow.submit(proj, "carol", item, {"coverage": "not_covered"})
     page = sign_in(browser, url, "maya")
     page.get_by_role("link", name="Dashboard").click()
     page.get_by_text("Progress per annotator and task kind").wait_for()
@@ -212,6 +214,8 @@ def test_maintainer_pages_render(served, browser):
     shot(page, "dashboard")
     page.get_by_role("link", name="Adjudication").click()
     page.get_by_role("heading", name="Adjudication").wait_for()
+    page.get_by_text("Labels side by side").wait_for()
+    settle(page)
     shot(page, "adjudication")
     page.get_by_role("link", name="My recent labels").click()
     page.get_by_role("heading", name="My recent labels").wait_for()
