@@ -120,23 +120,23 @@ def _card_meta(
     }
 
 
-def _agreement(project) -> list[dict[str, Any]]:
+def _agreement(project) -> list[dict[str, Any]] | None:
+    """The project's agreement rows, or ``None`` when the agreement module is not installed."""
     try:
         from curation.agreement import agreement_rows
     except ImportError:
-        return []
+        return None
     return agreement_rows(project.store)
 
 
 def build_release(
-    project, stage: Path, version: str, gates: list[dict], override: str | None
+    project, stage: Path, version: str, gates: list[dict], agreement: list[dict], override: str | None
 ) -> ReleaseManifest:
     """Write every file of a release into ``stage`` and return its manifest (also written)."""
     store = project.store
     configs = build_configs(store)
     stage.mkdir(parents=True, exist_ok=True)
     con = load_tables(stage, configs)
-    agreement = _agreement(project)
     # The DuckDB file is written in a thread while the data files are copied out, hashed and described.
     db = _Background(
         save_database,
@@ -214,17 +214,23 @@ def _check_bump(releases_dir: Path, previous: str | None, stage: Path, version: 
     return need
 
 
-def cut_release(project, version: str, override: str | None = None, gates=None) -> CutResult:
+def cut_release(project, version: str, override: str | None = None, gates=None, agreement=None) -> CutResult:
     """Cut ``version`` from the project's current state. Refuses when a gate fails (unless ``override``
     gives a reason, recorded in the manifest), when the version exists, or when the version bump is
-    smaller than the change since the latest release. ``gates``: results of :func:`run_gates`."""
+    smaller than the change since the latest release. ``gates`` (results of :func:`run_gates`) and
+    ``agreement`` (agreement rows) are computed when not given; agreement is computed once for both."""
     from curation.gates import format_report, run_gates
 
     parse_version(version)
     out_dir = project.releases_dir / version
     if out_dir.exists():
         raise ReleaseError(f"release {version} already exists at {out_dir}; releases are never overwritten")
-    results = gates if gates is not None else run_gates(project.store, project.config)
+    if agreement is None:
+        agreement = _agreement(project)
+    if gates is None:
+        rows = None if agreement is None else (lambda _store: agreement)
+        gates = run_gates(project.store, project.config, agreement_rows=rows)
+    results = gates
     passed = all(r.passed for r in results)
     if not passed and not (override and override.strip()):
         raise ReleaseError(
@@ -235,7 +241,12 @@ def cut_release(project, version: str, override: str | None = None, gates=None) 
     shutil.rmtree(stage, ignore_errors=True)
     try:
         manifest = build_release(
-            project, stage, version, [r.as_dict() for r in results], override.strip() if override else None
+            project,
+            stage,
+            version,
+            [r.as_dict() for r in results],
+            agreement or [],
+            override.strip() if override else None,
         )
         bump = _check_bump(project.releases_dir, previous, stage, version)
         os.rename(stage, out_dir)

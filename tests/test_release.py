@@ -4,20 +4,18 @@ import json
 import shutil
 
 import pytest
-from test_release_support import cover, fast_agreement, import_cupid, labelled_project, match_tasks
+from test_release_support import cover, cupid_row, fast_agreement, import_cupid, labelled_project, match_tasks
 
 from curation.consensus import adjudicate
 from curation.gates import run_gates
+from exports.cupid import CUPID_COLUMNS
 from exports.release import ReleaseError, cut_release, diff_releases, load_manifest, verify_release
 
 
 def cut(project, version, override=None):
-    return cut_release(
-        project,
-        version,
-        override=override,
-        gates=run_gates(project.store, project.config, agreement_rows=fast_agreement),
-    )
+    agreement = fast_agreement(project.store)
+    gates = run_gates(project.store, project.config, agreement_rows=lambda _store: agreement)
+    return cut_release(project, version, override=override, gates=gates, agreement=agreement)
 
 
 @pytest.fixture
@@ -185,9 +183,6 @@ def test_release_of_the_alpsbench_sample_contains_all_of_it(alps_project):
 
 
 def test_cupid_config_is_the_exact_cupid_row_format(ready):
-    from exports.cupid import CUPID_COLUMNS
-    from test_release_support import cupid_row
-
     project, _ = ready
     r = cut(project, "1.0.0")
     lines = (r.path / "data/cupid/test.jsonl").read_text(encoding="utf-8").splitlines()

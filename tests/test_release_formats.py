@@ -21,8 +21,11 @@ def release(tmp_path_factory):
     project = Project.init(tmp / "proj", name="formats-test")
     labelled_project(project, tmp)
     project.store.import_bundle(alpsbench.build_bundle(ALPS_SUBSET))
-    gates = run_gates(project.store, project.config, agreement_rows=fast_agreement)
-    result = cut_release(project, "0.1.0", override="gold evidence of the upstream sample", gates=gates)
+    agreement = fast_agreement(project.store)
+    gates = run_gates(project.store, project.config, agreement_rows=lambda _store: agreement)
+    result = cut_release(
+        project, "0.1.0", override="gold evidence of the upstream sample", gates=gates, agreement=agreement
+    )
     yield result
     project.close()
 
