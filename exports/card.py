@@ -67,10 +67,88 @@ def _fmt(x: Any) -> str:
     return "—" if x is None else f"{x:.3f}" if isinstance(x, float) else str(x)
 
 
+def _composition(configs) -> list[str]:
+    total = sum(c.count for c in configs)
+    rows = [
+        [f"`{c.name}`", ", ".join(f"{s} ({len(r)})" for s, r in c.splits.items()), c.description]
+        for c in configs
+    ]
+    return [
+        f"{total} rows in {len(configs)} configs. Every config is JSON Lines under "
+        "`data/<config>/<split>.jsonl` (what `datasets.load_dataset` reads); the same rows are in "
+        "`parquet/<config>/<split>.parquet` and in the DuckDB file for analysis.",
+        "",
+        *_table(rows, ["config", "splits (rows)", "what it holds"]),
+    ]
+
+
+def _collection(provenance: dict) -> list[str]:
+    sources = "; ".join(
+        f"{s['kind']} ({s['rows']} rows, licence: {s['licence'] or 'unknown'})" for s in provenance["sources"]
+    )
+    stages = ", ".join(f"{k} ({v})" for k, v in provenance["stages"].items())
+    return [
+        f"{provenance['records']} stored records; {provenance['offline_records']} "
+        f"({provenance['offline_share']:.1%}) were made by prefkit's offline backend.",
+        "",
+        f"- Sources: {sources or 'none imported'}",
+        f"- Models: {', '.join(provenance['models']) or 'none'}",
+        f"- Prompt template hashes: {', '.join(provenance['prompt_template_hashes']) or 'none'}",
+        f"- Records per pipeline stage: {stages or 'none'}",
+    ]
+
+
+def _labeling(agreement: list[dict], gates: list[dict], override: str | None) -> list[str]:
+    out = [
+        "Annotators label in prefkit's browser app (or Label Studio); each item goes to several annotators. "
+        "The final label of a task is a maintainer's adjudication when there is one, else the majority per "
+        "agreement unit; ties wait for adjudication (`final_labels` config). Annotator ids are keyed hashes "
+        "with a per-project salt.",
+        "",
+    ]
+    human = [r for r in agreement if r.get("comparison", "human-vs-human") == "human-vs-human"]
+    rows = [
+        [r["task_kind"], r["field"], r.get("level"), r.get("n_units"), _fmt(r.get("alpha")),
+         f"[{_fmt(r.get('ci_low'))}, {_fmt(r.get('ci_high'))}]", _fmt(r.get("ac1"))]
+        for r in human
+    ]  # fmt: skip
+    head = ["task kind", "field", "level", "units", "Krippendorff α", "95% CI", "Gwet AC1"]
+    out += (
+        _table(rows, head)
+        if rows
+        else ["No agreement was measured (no item has labels from two annotators)."]
+    )
+    gate_rows = [
+        [g["gate"], "pass" if g["passed"] else "FAIL", _fmt(g["value"]), g["threshold"], g["summary"]]
+        for g in gates
+    ]
+    out += [
+        "",
+        "Release gates at cut time:",
+        "",
+        *_table(gate_rows, ["gate", "result", "value", "threshold", "summary"]),
+    ]
+    if override:
+        out += ["", f"**Released with failing gates overridden:** {override}"]
+    return out
+
+
 def card(meta: dict[str, Any], configs, gates: list[dict], agreement: list[dict], provenance: dict) -> str:
     """The dataset card text. ``meta``: name, version, description, licence, hf_licence, the YAML lists,
     and the free-text datasheet answers from ``[release]`` (motivation, uses, maintenance)."""
-    total = sum(c.count for c in configs)
+    distribution = (
+        f"Licence: {meta['licence']}. `manifest.json` lists the sha256 and size of every file; "
+        "`prefkit release verify <dir>` re-hashes them. `croissant.json` is Croissant 1.0 metadata."
+    )
+    sections = {
+        "Motivation": [meta["motivation"]],
+        "Composition": _composition(configs),
+        "Collection process": _collection(provenance),
+        "Labeling": _labeling(agreement, gates, meta.get("override_reason")),
+        "Uses": [meta["uses"]],
+        "Distribution": [distribution],
+        "Maintenance": [meta["maintenance"]],
+    }
     parts = [
         yaml_header(meta, configs),
         "",
@@ -79,91 +157,6 @@ def card(meta: dict[str, Any], configs, gates: list[dict], agreement: list[dict]
         meta["description"],
         "",
     ]
-    parts += ["## Motivation", "", meta["motivation"], ""]
-    parts += [
-        "## Composition",
-        "",
-        f"{total} rows in {len(configs)} configs. Every config is JSON Lines under "
-        "`data/<config>/<split>.jsonl` (what `datasets.load_dataset` reads); the same rows are in "
-        "`parquet/<config>/<split>.parquet` and in the DuckDB file for analysis.",
-        "",
-    ]
-    parts += _table(
-        [
-            [f"`{c.name}`", ", ".join(f"{s} ({len(r)})" for s, r in c.splits.items()), c.description]
-            for c in configs
-        ],
-        ["config", "splits (rows)", "what it holds"],
-    )
-    parts += [
-        "",
-        "## Collection process",
-        "",
-        f"{provenance['records']} stored records; {provenance['offline_records']} "
-        f"({provenance['offline_share']:.1%}) were made by prefkit's offline backend.",
-        "",
-    ]
-    parts += [
-        "- Sources: "
-        + (
-            "; ".join(
-                f"{s['kind']} ({s['rows']} rows, licence: {s['licence'] or 'unknown'})"
-                for s in provenance["sources"]
-            )
-            or "none imported"
-        )
-    ]
-    parts += [
-        f"- Models: {', '.join(provenance['models']) or 'none'}",
-        f"- Prompt template hashes: {', '.join(provenance['prompt_template_hashes']) or 'none'}",
-        f"- Pipeline stages: {', '.join(f'{k} ({v})' for k, v in provenance['stages'].items()) or 'none'}",
-        "",
-    ]
-    parts += [
-        "## Labeling",
-        "",
-        "Annotators label in prefkit's browser app (or Label Studio); each item goes to "
-        "several annotators. The final label of a task is a maintainer's adjudication when there is one, "
-        "else the majority per agreement unit; ties wait for adjudication (`final_labels` config). "
-        "Annotator ids are keyed hashes with a per-project salt.",
-        "",
-    ]
-    agreement = [r for r in agreement if r.get("comparison", "human-vs-human") == "human-vs-human"]
-    if agreement:
-        parts += _table(
-            [
-                [
-                    r["task_kind"],
-                    r["field"],
-                    r.get("level"),
-                    r.get("n_units"),
-                    _fmt(r.get("alpha")),
-                    f"[{_fmt(r.get('ci_low'))}, {_fmt(r.get('ci_high'))}]",
-                    _fmt(r.get("ac1")),
-                ]
-                for r in agreement
-            ],
-            ["task kind", "field", "level", "units", "Krippendorff α", "95% CI", "Gwet AC1"],
-        )
-    else:
-        parts.append("No agreement was measured (no item has labels from two annotators).")
-    parts += ["", "Release gates at cut time:", ""]
-    parts += _table(
-        [
-            [g["gate"], "pass" if g["passed"] else "FAIL", _fmt(g["value"]), g["threshold"], g["summary"]]
-            for g in gates
-        ],
-        ["gate", "result", "value", "threshold", "summary"],
-    )
-    if meta.get("override_reason"):
-        parts += ["", f"**Released with failing gates overridden:** {meta['override_reason']}"]
-    parts += ["", "## Uses", "", meta["uses"], ""]
-    parts += [
-        "## Distribution",
-        "",
-        f"Licence: {meta['licence']}. `manifest.json` lists the sha256 and size of "
-        "every file; `prefkit release verify <dir>` re-hashes them. `croissant.json` is Croissant 1.0 metadata.",
-        "",
-    ]
-    parts += ["## Maintenance", "", meta["maintenance"], ""]
+    for title, body in sections.items():
+        parts += [f"## {title}", "", *body, ""]
     return "\n".join(parts)
