@@ -202,3 +202,12 @@ def test_any_object_implementing_the_backend_protocol_plugs_in(project):
         [response] = layer.run([req])
     assert response.ok and response.text == "gpt-4o-mini:ping"
     assert response.provenance.endpoint == "echo.local" and response.cost_usd > 0
+
+
+def test_sync_run_works_inside_a_running_event_loop(project):
+    async def notebook_cell():
+        with LLMLayer(project.store, project.config["llm"], backend="offline", progress=False) as layer:
+            return layer.run(trait_requests(2))
+
+    responses = asyncio.run(notebook_cell())
+    assert [r.ok for r in responses] == [True, True] and responses[0].parsed.trait == "jazz"

@@ -369,6 +369,7 @@ class LLMLayer:
         if self._thread_loop is not None:
             asyncio.run_coroutine_threadsafe(self._close_backend(), self._thread_loop).result(timeout=10)
             self._thread_loop.call_soon_threadsafe(self._thread_loop.stop)
+        self._loop = self._thread_loop = None
         self._writer.shutdown(wait=True)
 
     async def aclose(self) -> None:
