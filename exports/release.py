@@ -129,38 +129,34 @@ def _agreement(project) -> list[dict[str, Any]] | None:
     return agreement_rows(project.store)
 
 
+def _describe(project, stage: Path, version: str, configs, gates, agreement, override) -> tuple[dict, dict]:
+    """Hash the data files and write ``croissant.json`` and the ``README.md`` card; returns the data
+    files' digests and the provenance summary."""
+    data_files = {
+        f"data/{f.path}": {"sha256": f.sha256, "size": f.size} for f in _file_entries(stage / "data", set())
+    }
+    provenance = project.store.provenance_summary()
+    meta = _card_meta(project, version, sum(c.count for c in configs), provenance["sources"], override)
+    licence_url = LICENCE_URLS.get(meta["hf_licence"], meta["licence"])
+    doc = croissant(project.name, meta["description"], version, licence_url, configs, data_files)
+    write_json(stage / "croissant.json", doc)
+    atomic_write_bytes(stage / "README.md", card(meta, configs, gates, agreement, provenance).encode("utf-8"))
+    return data_files, provenance
+
+
 def build_release(
     project, stage: Path, version: str, gates: list[dict], agreement: list[dict], override: str | None
 ) -> ReleaseManifest:
     """Write every file of a release into ``stage`` and return its manifest (also written)."""
-    store = project.store
-    configs = build_configs(store)
+    configs = build_configs(project.store)
     stage.mkdir(parents=True, exist_ok=True)
     con = load_tables(stage, configs)
-    # The DuckDB file is written in a thread while the data files are copied out, hashed and described.
-    db = _Background(
-        save_database,
-        con.cursor(),
-        stage / f"prefkit-{version}.duckdb",
-        configs,
-        {"gates": gates, "agreement": agreement},
-    )
+    # The DuckDB file is saved in a thread while the data files are copied out, hashed and described.
+    db_path = stage / f"prefkit-{version}.duckdb"
+    db = _Background(save_database, con.cursor(), db_path, configs, {"gates": gates, "agreement": agreement})
     try:
         copy_out(con, stage, configs)
-        data_files = {
-            f"data/{f.path}": {"sha256": f.sha256, "size": f.size}
-            for f in _file_entries(stage / "data", set())
-        }
-        provenance = store.provenance_summary()
-        meta = _card_meta(project, version, sum(c.count for c in configs), provenance["sources"], override)
-        licence_url = LICENCE_URLS.get(meta["hf_licence"], meta["licence"])
-        write_json(
-            stage / "croissant.json",
-            croissant(project.name, meta["description"], version, licence_url, configs, data_files),
-        )
-        atomic_write_bytes(
-            stage / "README.md", card(meta, configs, gates, agreement, provenance).encode("utf-8")
-        )
+        data_files, provenance = _describe(project, stage, version, configs, gates, agreement, override)
     finally:
         db.result()  # never leave the thread writing into a stage that is being removed
         con.close()
