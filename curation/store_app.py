@@ -81,6 +81,12 @@ class AppStore(StoreCore):
             q = q.where(t.c.batch_id.notin_(closed))
         return q.order_by(t.c.task_id)
 
+    def _level_query(self, base, level: int):
+        """Regular candidates held by exactly ``level`` annotators (``overlap + 0`` keeps SQLite on
+        the queue index, whose order makes LIMIT stop early, instead of the overlap index)."""
+        t = self.t["tasks"]
+        return base.where(t.c.n_assigned == level, (t.c.overlap + 0) > level)
+
     def _candidates(
         self, conn: Connection, annotator: str, kind: str, gold: bool, need: int
     ) -> dict[str, str]:
@@ -93,7 +99,7 @@ class AppStore(StoreCore):
         levels = conn.execute(select(func.max(t.c.overlap)).where(t.c.kind == kind)).scalar() or 0
         found: dict[str, str] = {}
         for level in range(levels - 1, -1, -1):
-            q = base.where(t.c.n_assigned == level, t.c.overlap > level).limit(need - len(found))
+            q = self._level_query(base, level).limit(need - len(found))
             found.update(conn.execute(q).all())
             if len(found) >= need:
                 break
@@ -368,9 +374,9 @@ class AppStore(StoreCore):
             e = self.t["label_events"]
             queries = {
                 "open_item": self._open_query(annotator, kind, ["closed-batch"]),
-                "next_regular": self._candidate_query(conn, annotator, kind, False).where(
-                    self.t["tasks"].c.n_assigned == 1
-                ),
+                "next_regular": self._level_query(
+                    self._candidate_query(conn, annotator, kind, False), 0
+                ).limit(10),
                 "recent_labels": select(e.c.seq)
                 .where(e.c.annotator == annotator)
                 .order_by(e.c.seq.desc())
