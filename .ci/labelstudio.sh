@@ -93,7 +93,6 @@ labelstudio_start() {
   export LABEL_STUDIO_ADMIN_PASSWORD
   LABEL_STUDIO_ADMIN_PASSWORD="$(_ls_random_hex 12)"
   echo "$data" >"$LS_STATE/data_dir"
-  # setsid: the server gets its own process group, so stop can end it and its children by PID.
   LABEL_STUDIO_BASE_DATA_DIR="$data" \
   LABEL_STUDIO_USERNAME="$LABEL_STUDIO_ADMIN_EMAIL" \
   LABEL_STUDIO_PASSWORD="$LABEL_STUDIO_ADMIN_PASSWORD" \
@@ -103,7 +102,7 @@ labelstudio_start() {
   COLLECT_ANALYTICS=false \
   SENTRY_DSN="" FRONTEND_SENTRY_DSN="" \
   DJANGO_DB=sqlite \
-    setsid "$LS_VENV/bin/label-studio" start --no-browser --internal-host 127.0.0.1 --port "$port" \
+    "$LS_VENV/bin/label-studio" start --no-browser --internal-host 127.0.0.1 --port "$port" \
       --host "$LABEL_STUDIO_URL" --data-dir "$data" \
       >"$LS_STATE/server.log" 2>&1 </dev/null &
   echo $! >"$LS_STATE/pid"
@@ -120,9 +119,10 @@ labelstudio_stop() {
   local pid
   pid="$(cat "$LS_STATE/pid")"
   if kill -0 "$pid" 2>/dev/null; then
-    kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null
+    pkill -TERM -P "$pid" 2>/dev/null || true   # its own children only (none in 1.23, but be sure)
+    kill -TERM "$pid" 2>/dev/null || true
     for _ in $(seq 1 20); do kill -0 "$pid" 2>/dev/null || break; sleep 0.5; done
-    kill -KILL -- "-$pid" 2>/dev/null || true
+    kill -KILL "$pid" 2>/dev/null || true
     _ls_log "stopped pid $pid"
   fi
   if [ -f "$LS_STATE/data_dir" ]; then
