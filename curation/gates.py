@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from curation.consensus import disagreements, effective_adjudications, live_flags, live_labels
 from schemas.common import PrefkitError
 
 FINAL_ALPHA_MIN = 0.800
@@ -173,6 +174,7 @@ def _result(gate: str, culprits: list[str], value, threshold, ok_text: str, fail
 
 
 def gate_alpha(ctx: GateContext) -> GateResult:
+    """α of every labelled field (human vs human) against α_min; an undefined α fails."""
     rows = [
         r
         for r in ctx.agreement()
@@ -185,7 +187,8 @@ def gate_alpha(ctx: GateContext) -> GateResult:
         lowest = alpha if lowest is None or (alpha is not None and alpha < lowest) else lowest
         if alpha is None or alpha < need:
             shown = "undefined" if alpha is None else f"{alpha:.3f}"
-            ci = f" [{r['ci_low']:.3f}, {r['ci_high']:.3f}]" if r.get("ci_low") is not None else ""
+            has_ci = r.get("ci_low") is not None and r.get("ci_high") is not None
+            ci = f" [{r['ci_low']:.3f}, {r['ci_high']:.3f}]" if has_ci else ""
             culprits.append(f"{r['task_kind']}.{r['field']}: α {shown}{ci} < {need:.3f}")
     value = None if lowest is None else round(lowest, 3)
     threshold = ctx.policy.alpha_min
@@ -196,8 +199,7 @@ def gate_alpha(ctx: GateContext) -> GateResult:
 
 
 def gate_min_labels(ctx: GateContext) -> GateResult:
-    from curation.consensus import live_labels
-
+    """Live labels per non-gold task against ``min_labels_per_item``."""
     need = ctx.policy.min_labels_per_item
     labels = live_labels(ctx.store)
     tasks = [t for t in ctx.store.tasks() if not t.is_gold]
@@ -218,8 +220,7 @@ def gate_min_labels(ctx: GateContext) -> GateResult:
 
 
 def gate_adjudicated(ctx: GateContext) -> GateResult:
-    from curation.consensus import disagreements
-
+    """Ties (or, with ``adjudicate = "all"``, every disagreement) must have an adjudication."""
     rows = disagreements(ctx.store)
     must = [d for d in rows if ctx.policy.adjudicate == "all" or d["decided_by"] == "undecided"]
     open_ = [f"{d['task_id']} ({d['kind']})" for d in must if not d["adjudicated"]]
@@ -235,8 +236,7 @@ def gate_adjudicated(ctx: GateContext) -> GateResult:
 
 
 def gate_flags(ctx: GateContext) -> GateResult:
-    from curation.consensus import effective_adjudications, live_flags
-
+    """A flag stays unresolved while it is the annotator's live event and no maintainer decided."""
     decided = effective_adjudications(ctx.store)
     open_ = [
         f"{ev.task_id} flagged by {ev.annotator}: {ev.comment or '(no comment)'}"
@@ -247,6 +247,7 @@ def gate_flags(ctx: GateContext) -> GateResult:
 
 
 def gate_gold_accuracy(ctx: GateContext) -> GateResult:
+    """Every annotator's accuracy on gold items, per task kind, against ``gold_accuracy_min``."""
     fn = ctx.gold_accuracy
     if fn is None:
         fn = _provider("curation.workflow", "gold_accuracy")
@@ -269,6 +270,7 @@ def gate_gold_accuracy(ctx: GateContext) -> GateResult:
 
 
 def gate_offline(ctx: GateContext) -> GateResult:
+    """Released records made by the offline backend, refused unless ``allow_offline = true``."""
     refs = ctx.store.offline_references()
     culprits = [] if ctx.policy.allow_offline else [f"{r['table']}:{r['id']}" for r in refs]
     ok = f"{len(refs)} offline-generated record(s)" + (" (allowed)" if ctx.policy.allow_offline else "")
@@ -283,6 +285,7 @@ def gate_offline(ctx: GateContext) -> GateResult:
 
 
 def gate_gold_evidence(ctx: GateContext) -> GateResult:
+    """Every gold memory's evidence quote must be in the turn its ``utterance_index`` names."""
     fails = gold_evidence_failures(ctx.store)
     n = ctx.store.count("memories", origin="gold")
     culprits = [f"{f['dialogue_id']}/{f['memory_id']}: {f['problem']}" for f in fails]
