@@ -109,6 +109,14 @@ class ReleaseStore(StoreCore):
                 for r in conn.execute(select(i.c.instance_id, i.c.record_json).order_by(i.c.instance_id))
             ]
 
+    def packet_relpaths(self) -> dict[str, str]:
+        """``{session_id: path the packet was imported from}`` for every AlpsBench packet, in one read."""
+        p, d = self.t["packets"], self.t["dialogues"]
+        q = select(p.c.session_id, d.c.meta_json).join(d, d.c.dialogue_id == p.c.dialogue_id)
+        with self.read() as conn:
+            rows = conn.execute(q).all()
+        return {sid: (self.loads(meta) or {}).get("relpath") or f"{sid}.json" for sid, meta in rows}
+
     # -- release log --------------------------------------------------------------------------------
     def record_release(self, row: dict[str, Any]) -> None:
         """Log a cut release (version, created_at, path, manifest/data digests, gates_passed, override)."""

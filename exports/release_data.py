@@ -162,10 +162,11 @@ def alpsbench_configs(store) -> list[ConfigData]:
         _schema(("id", S), ("relpath", S), ("packet", S)),
     )
     tracks: dict[str, ConfigData] = {}
+    relpaths = store.packet_relpaths()
     for p in store.packets():
         sid = p["session_id"]
         pkt = alps_packet(store, sid, p["extra"])
-        relpath = store.dialogue(p["dialogue_id"])["meta"].get("relpath") or f"{sid}.json"
+        relpath = relpaths.get(sid, f"{sid}.json")
         packets.add(alps_split(sid), {"id": sid, "relpath": relpath, "packet": canonical_json(pkt)})
         for track, rows in _alps_rows(pkt).items():
             cfg = tracks.setdefault(
