@@ -65,6 +65,12 @@ def test_datasets_loads_every_config_offline(release, tmp_path, monkeypatch):
     monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     import datasets
+    import huggingface_hub.constants
+
+    # Also when datasets was imported earlier in the session, before the variables were set.
+    monkeypatch.setattr(datasets.config, "HF_DATASETS_OFFLINE", True)
+    monkeypatch.setattr(datasets.config, "HF_HUB_OFFLINE", True)
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)
 
     meta, _ = _card_yaml(release.path)
     for cfg in meta["configs"]:
