@@ -189,3 +189,28 @@ def test_cupid_config_is_the_exact_cupid_row_format(ready):
     rows = [json.loads(x) for x in lines]
     assert all(list(row) == list(CUPID_COLUMNS) for row in rows)
     assert sorted(rows, key=lambda x: x["current_request"]) == [cupid_row(i) for i in range(5)]
+
+
+def test_allowed_offline_content_is_released_with_its_share_in_the_manifest(project, tmp_path):
+    (project.root / "prefkit.toml").write_text(
+        (project.root / "prefkit.toml").read_text().replace("allow_offline = false", "allow_offline = true")
+    )
+    project.__dict__.pop("config", None)  # re-read the edited file
+    match_tasks(project.store, 2, offline=True, prefix="gen")
+    import_cupid(project, tmp_path, 2)
+    m = cut_release(project, "0.1.0", override="no labels yet").manifest
+    assert next(g for g in m.gates if g["gate"] == "offline")["passed"]
+    assert (m.provenance["offline_records"], m.provenance["records"]) == (2, 4)
+    assert m.provenance["stages"] == {"generate.pairs": 2, "import.cupid": 2}
+
+
+def test_pseudonyms_differ_between_projects(tmp_path):
+    from curation.project import Project
+
+    a, b = Project.init(tmp_path / "a"), Project.init(tmp_path / "b")
+    try:
+        assert a.store.pseudonym("ann1") == a.store.pseudonym("ann1") != b.store.pseudonym("ann1")
+        assert a.store.pseudonym("ann1").startswith("ann_") and "ann1" not in a.store.pseudonym("ann1")[4:]
+    finally:
+        a.close()
+        b.close()
