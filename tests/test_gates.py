@@ -144,3 +144,18 @@ def test_policy_floor_depends_on_final_or_tentative():
         per_field.alpha_for("preference_match", "coverage"),
         per_field.alpha_for("memory_verify", "decision"),
     ) == (0.7, 0.8)
+
+
+def test_a_gate_whose_input_is_unavailable_fails_and_says_why(project):
+    from curation.gates import GateUnavailable, _provider
+
+    with pytest.raises(GateUnavailable, match="curation.nowhere.rows is not available"):
+        _provider("curation.nowhere", "rows")
+
+    def missing(_store):
+        raise GateUnavailable("curation.agreement.agreement_rows is not available")
+
+    (alpha,) = [
+        r for r in run_gates(project.store, project.config, agreement_rows=missing) if r.gate == "alpha"
+    ]
+    assert not alpha.passed and alpha.culprits == ["curation.agreement.agreement_rows is not available"]
