@@ -94,8 +94,14 @@ class AppStore(StoreCore):
         the most advanced first so items complete early; gold tasks go to everyone once."""
         t = self.t["tasks"]
         base = self._candidate_query(conn, annotator, kind, gold)
-        if gold:
-            return dict(conn.execute(base.limit(need)).all())
+        if gold:  # least-seen gold first; one index probe per level (every level is an equality)
+            found: dict[str, str] = {}
+            n_users = conn.execute(select(func.count()).select_from(self.t["users"])).scalar_one()
+            for level in range(n_users):
+                found.update(conn.execute(base.where(t.c.n_assigned == level).limit(need - len(found))).all())
+                if len(found) >= need:
+                    break
+            return found
         levels = conn.execute(select(func.max(t.c.overlap)).where(t.c.kind == kind)).scalar() or 0
         found: dict[str, str] = {}
         for level in range(levels - 1, -1, -1):
@@ -377,6 +383,9 @@ class AppStore(StoreCore):
                 "next_regular": self._level_query(
                     self._candidate_query(conn, annotator, kind, False), 0
                 ).limit(10),
+                "next_gold": self._candidate_query(conn, annotator, kind, True)
+                .where(self.t["tasks"].c.n_assigned == 0)
+                .limit(1),
                 "recent_labels": select(e.c.seq)
                 .where(e.c.annotator == annotator)
                 .order_by(e.c.seq.desc())
