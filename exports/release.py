@@ -245,7 +245,12 @@ def cut_release(project, version: str, override: str | None = None, gates=None, 
             override.strip() if override else None,
         )
         bump = _check_bump(project.releases_dir, previous, stage, version)
-        os.rename(stage, out_dir)
+        try:
+            os.rename(stage, out_dir)
+        except OSError as exc:  # another process cut the same version meanwhile
+            raise ReleaseError(
+                f"release {version} appeared at {out_dir} during this cut; nothing written"
+            ) from exc
     except BaseException:
         shutil.rmtree(stage, ignore_errors=True)
         raise

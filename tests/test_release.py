@@ -214,3 +214,22 @@ def test_pseudonyms_differ_between_projects(tmp_path):
     finally:
         a.close()
         b.close()
+
+
+def test_a_version_cut_concurrently_elsewhere_is_not_overwritten(ready, monkeypatch):
+    import exports.release as rel
+
+    project, _ = ready
+    real = rel.build_release
+
+    def racing(project_, stage, version, *args):
+        manifest = real(project_, stage, version, *args)
+        (project_.releases_dir / version).mkdir()  # another process renamed its cut into place first
+        (project_.releases_dir / version / "manifest.json").write_text("{}")
+        return manifest
+
+    monkeypatch.setattr(rel, "build_release", racing)
+    with pytest.raises(ReleaseError, match="appeared .* during this cut"):
+        cut(project, "1.0.0")
+    assert [p.name for p in project.releases_dir.iterdir()] == ["1.0.0"]
+    assert (project.releases_dir / "1.0.0" / "manifest.json").read_text() == "{}"
