@@ -29,8 +29,9 @@ _ls_install() {
   _ls_log "installing label-studio==$LS_VERSION into $LS_VENV"
   local t0=$SECONDS
   [ -x "$LS_VENV/bin/python" ] || "$LS_PYTHON" -m venv "$LS_VENV" || return 1
-  # pip's output goes to a log (it is long); shown only when the install fails.
-  if ! "$LS_VENV/bin/python" -m pip install -q --upgrade pip "label-studio==$LS_VERSION" \
+  # pip's output goes to a log (it is long; shown only when the install fails). --no-compile: the
+  # server imports a fraction of the files, and Python compiles those on first import.
+  if ! "$LS_VENV/bin/python" -m pip install -q --no-compile --upgrade pip "label-studio==$LS_VERSION" \
       >"$LS_VENV/pip-install.log" 2>&1; then
     tail -n 40 "$LS_VENV/pip-install.log" >&2
     return 1
