@@ -86,12 +86,14 @@ class FakeOpenAI:
         json_schema_supported: bool = True,
         batch_delay_s: float = 0.0,
         reject_schema: Callable[[dict[str, Any]], bool] | None = None,
+        api_key: str | None = None,
     ):
         self.responder = responder
         self.latency = latency
         self.faults = faults if isinstance(faults, Faults) else Faults(**(faults or {}))
         self.json_schema_supported = json_schema_supported
         self.reject_schema = reject_schema  # like OpenAI refusing one schema it cannot make strict
+        self.api_key = api_key  # when set, any other bearer token gets OpenAI's 401
         self.batch_delay_s = batch_delay_s
         self.requests: list[LoggedRequest] = []
         self.files: dict[str, dict[str, Any]] = {}
@@ -175,8 +177,25 @@ class FakeOpenAI:
         }
         return JSONResponse({"error": error}, status_code=400)
 
+    def _unauthorized(self, request: Request) -> JSONResponse | None:
+        sent = request.headers.get("authorization", "").removeprefix("Bearer ")
+        if self.api_key is None or sent == self.api_key:
+            return None
+        # Like OpenAI, echo the key that was sent (clients must scrub it before storing the error).
+        error = {
+            "message": f"Incorrect API key provided: {sent}.",
+            "type": "invalid_request_error",
+            "param": None,
+            "code": "invalid_api_key",
+        }
+        return JSONResponse({"error": error}, status_code=401)
+
     async def chat(self, request: Request) -> Response:
         body = await request.json()
+        refused = self._unauthorized(request)
+        if refused is not None:
+            self._log(request, body, None)
+            return refused
         fault = self._draw_fault()
         self._log(request, body, fault)
         self.in_flight += 1
@@ -363,7 +382,8 @@ def start_fake_openai(
 
     ``options``: ``json_schema_supported=False`` answers a json_schema response_format with a 400 (like
     servers without structured outputs); ``reject_schema(json_schema) -> bool`` refuses single schemas
-    ("Invalid schema for response_format ..."); ``batch_delay_s`` keeps a batch in progress that long.
+    ("Invalid schema for response_format ..."); ``batch_delay_s`` keeps a batch in progress that long;
+    ``api_key`` answers any other bearer token with a 401 that echoes it, as OpenAI does.
     """
     return FakeOpenAI(responder, latency=latency, faults=faults, seed=seed, **options).start()
 

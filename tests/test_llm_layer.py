@@ -242,3 +242,14 @@ def test_retry_after_is_honoured_on_429(fake_openai, layer_for):
     first, retry = server.chat_requests()
     assert response.ok and first.fault == "429" and retry.fault is None
     assert retry.at - first.at >= 0.95  # the SDK's own first backoff would be <= 0.5 s
+
+
+def test_a_rejected_key_stops_the_run_with_one_scrubbed_error_and_no_failure_rows(
+    fake_openai, layer_for, project
+):
+    server = fake_openai(person_responder, api_key="sk-the-right-one")
+    with pytest.raises(LLMConfigError, match="Incorrect API key") as caught:
+        layer_for(server, concurrency=2).run(requests_for(6))
+    assert SECRET not in str(caught.value) and "***" in str(caught.value)
+    assert project.store.count("failures") == 0 and project.store.count("llm_ledger") == 0
+    assert server.count() < 6  # the other calls were cancelled, not each turned into a failure

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import io
 import random
 import sys
 
@@ -211,3 +212,19 @@ def test_sync_run_works_inside_a_running_event_loop(project):
 
     responses = asyncio.run(notebook_cell())
     assert [r.ok for r in responses] == [True, True] and responses[0].parsed.trait == "jazz"
+
+
+class FakeTTY(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_progress_bar_on_a_terminal_shows_ok_failed_cached_and_tokens(project, monkeypatch):
+    terminal = FakeTTY()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    with LLMLayer(project.store, project.config["llm"], backend="offline", progress=True) as layer:
+        layer.run(trait_requests(2), desc="traits")
+        layer.run(trait_requests(3), desc="traits")
+    drawn = terminal.getvalue()
+    assert "traits: 100%" in drawn and "3/3" in drawn
+    assert "ok=3 failed=0 cached=2" in drawn and "tok=" in drawn
