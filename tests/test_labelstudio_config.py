@@ -17,7 +17,7 @@ from annotate_app.labelstudio.config import (
 from curation.task_kinds import LabelError, get_kind
 from prefkit.cli import cli
 from schemas.common import utcnow
-from schemas.curation import AnnotationTask
+from schemas.curation import AnnotationTask, Provenance
 
 TURNS = [
     {"index": 0, "role": "user", "content": "I only cook vegetarian food."},
@@ -235,3 +235,19 @@ def test_the_annotation_map_replaces_its_row_on_an_edit(project):
     )
     rows = store.ls_annotations("u", 1)
     assert list(rows) == [7] and rows[7]["event_id"] == "e2" and rows[7]["updated_at"] == "t2"
+
+
+@pytest.mark.parametrize("pushed_before", [False, True])
+def test_an_unreachable_server_is_one_clear_error(project, monkeypatch, pushed_before):
+    monkeypatch.setenv("LABEL_STUDIO_API_KEY", "0" * 40)
+    url = "http://127.0.0.1:9"  # the discard port: nothing listens there
+    project.store.add_preference_pairs(
+        [{"pair_id": "p1", "checklist_item": "Q?", "candidate": "C", "origin": "t"}],
+        Provenance(source="test"),
+    )
+    if pushed_before:
+        project.store.set_ls_project(url, "preference_match", 7, "t")
+    args = ["labelstudio", "push", "preference_match", "--url", url, "-p", str(project.root)]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 1
+    assert "cannot reach Label Studio" in result.output and "Traceback" not in result.output

@@ -280,3 +280,13 @@ def test_status_lists_each_project_with_its_completion(ls, proj, labelled):
     n = len(proj.store.tasks(kind="memory_verify"))
     assert rows["memory_verify"]["tasks"] == n and rows["memory_verify"]["annotators"] == 2
     assert rows["memory_verify"]["completion"] == f"{n}/{n} (100%)"
+
+
+def test_a_project_deleted_in_label_studio_is_recreated_and_pulled_labels_stay(ls, proj, labelled, pushed):
+    before = len(proj.store.effective_events("preference_expressed"))
+    bridge.connect(ls.url).projects.delete(pushed["preference_expressed"].ls_project_id)
+    again = bridge.push(proj, "preference_expressed", ls.url)
+    assert again.project_created and again.ls_project_id != pushed["preference_expressed"].ls_project_id
+    assert again.imported == len(proj.store.tasks(kind="preference_expressed"))
+    assert bridge.pull(proj, "preference_expressed", ls.url).withdrawn == 0
+    assert len(proj.store.effective_events("preference_expressed")) == before > 0

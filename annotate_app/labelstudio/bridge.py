@@ -117,13 +117,12 @@ def ensure_project(
     pid = project.store.ls_project_id(url, kind)
     if pid is not None:
         try:
-            client.projects.update(pid, **settings)
+            _call(f"updating Label Studio project {pid}", client.projects.update, pid, **settings)
             return pid, False
-        except ApiError as exc:
-            if exc.status_code != 404:
-                raise LabelStudioError(
-                    f"updating Label Studio project {pid}: {exc.status_code} {exc.body}"
-                ) from exc
+        except LabelStudioError as exc:
+            if not isinstance(exc.__cause__, ApiError) or exc.__cause__.status_code != 404:
+                raise
+            # Deleted in Label Studio: a new project gets every task; pulled labels stay in prefkit.
     created = _call("creating the Label Studio project", client.projects.create, **settings)
     project.store.set_ls_project(url, kind, int(created.id), settings["title"])
     return int(created.id), True
