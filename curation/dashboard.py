@@ -49,6 +49,17 @@ def agreement(store: ProjectStore, kind: str | None = None, n_boot: int = 200) -
     return agreement_rows(store, kind=kind, n_boot=n_boot)
 
 
+def annotator_quality(store: ProjectStore, kind: str | None = None) -> list[dict[str, Any]]:
+    """Per (annotator, kind): labels, leave-one-out agreement with the others, gold accuracy, mean
+    time and an outlier flag with its reasons (curation.agreement), ready for a table."""
+    from curation.agreement import annotator_stats
+
+    keep = ("annotator", "task_kind", "n_labels", "loo_agreement", "gold_accuracy", "mean_time_s", "outlier")
+    return [
+        {**{k: s[k] for k in keep}, "why": s["outlier_reason"]} for s in annotator_stats(store, kind=kind)
+    ]
+
+
 def flagged(store: ProjectStore) -> list[dict[str, Any]]:
     """Items annotators reported as broken, with who and why."""
     return store.flagged()

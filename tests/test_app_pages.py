@@ -159,6 +159,7 @@ def test_dashboard_shows_progress_and_gold_accuracy(proj):
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Labels"] == "3"
     tables = [d.value for d in at.dataframe]
+    assert any("loo_agreement" in t.columns for t in tables)
     gold_rows = [t for t in tables if "accuracy" in t.columns]
     assert gold_rows and gold_rows[0].to_dict("records")[0]["accuracy"] == 0.0
 

@@ -209,3 +209,11 @@ def test_queue_queries_use_indexes(proj):
     assert "USING INDEX ix_assignments_open" in plans["open_item"]
     assert "ix_tasks_queue" in plans["next_regular"]
     assert "SCAN" not in " ".join(plans.values())
+
+
+def test_annotator_quality_rows_for_the_dashboard(proj):
+    label_all(proj, "alice", "preference_match", {"coverage": "fully"})
+    label_all(proj, "bob", "preference_match", {"coverage": "fully"})
+    rows = {r["annotator"]: r for r in dashboard.annotator_quality(proj.store)}
+    assert rows["alice"]["n_labels"] == 6 and rows["alice"]["loo_agreement"] == 1.0
+    assert rows["bob"]["outlier"] is False and rows["bob"]["why"] is None

@@ -62,12 +62,21 @@ else:
     st.altair_chart(bars + points + rule, width="stretch")
     st.dataframe(agr.drop(columns=["kind · field"]), hide_index=True, width="stretch")
 
-st.subheader("Gold accuracy per annotator")
-gold = pd.DataFrame(head["gold"])
-if gold.empty:
-    st.caption("No gold items labelled yet (`prefkit tasks gold import FILE`).")
-else:
-    st.dataframe(gold, hide_index=True, width="stretch")
+left, right = st.columns(2)
+with left:
+    st.subheader("Gold accuracy per annotator")
+    gold = pd.DataFrame(head["gold"])
+    if gold.empty:
+        st.caption("No gold items labelled yet (`prefkit tasks gold import FILE`).")
+    else:
+        st.dataframe(gold, hide_index=True, width="stretch")
+with right:
+    st.subheader("Annotator quality")
+    quality = pd.DataFrame(dashboard.annotator_quality(store))
+    if quality.empty:
+        st.caption("No labels yet.")
+    else:
+        st.dataframe(quality, hide_index=True, width="stretch")
 
 with st.expander("Flagged items and sessions to re-verify"):
     st.dataframe(pd.DataFrame(dashboard.flagged(store)), hide_index=True, width="stretch")
