@@ -259,10 +259,11 @@ def _event_id(url: str, ann_id: int, *parts: Any) -> str:
 
 
 def _label_event(
-    task: AnnotationTask, ann: dict[str, Any], annotator: str, url: str, prev: dict | None
+    task: AnnotationTask, ann: dict[str, Any], annotators: AnnotatorMap, url: str, prev: dict | None
 ) -> LabelEvent:
     cancelled = bool(ann.get("was_cancelled"))
     values = {} if cancelled else ls_kind(task.kind).values(ann.get("result") or [], task)
+    annotator = annotators(ann["completed_by"])  # after validation: an invalid result creates no account
     lead = ann.get("lead_time")
     return LabelEvent(
         event_id=_event_id(url, ann["id"], ann["updated_at"]),
@@ -289,8 +290,7 @@ def _record(
     prev: dict | None,
 ) -> None:
     try:
-        annotator = annotators(ann["completed_by"])
-        event = _label_event(task, ann, annotator, report.url, prev)
+        event = _label_event(task, ann, annotators, report.url, prev)
     except LabelError as exc:
         report.invalid.append(
             f"task {task.task_id} (Label Studio task {ann.get('task')}, annotation {ann['id']}): {exc}"
@@ -302,7 +302,7 @@ def _record(
         pid,
         int(ann["id"]),
         task_id=task.task_id,
-        annotator=annotator,
+        annotator=event.annotator,
         event_id=event.event_id,
         updated_at=ann["updated_at"],
     )
