@@ -91,7 +91,7 @@ def _rewrite(proj, user: str, task, turn: dict[str, Any], prefix: str) -> None:
         st.rerun()
 
 
-def checklist(task, prefix: str, shortcuts: bool = True) -> None:
+def checklist(task, prefix: str, shortcuts: bool = True, comment: bool = True) -> None:
     p = task.payload
     n = len(p["checklist"])
     st.markdown("**Preference**")
@@ -127,7 +127,8 @@ def checklist(task, prefix: str, shortcuts: bool = True) -> None:
         on_click=_decide,
         args=(prefix, n, CHOICES[1]),
     )
-    st.text_area("Comment (optional)", key=f"{prefix}:comment", height=68)
+    if comment:
+        st.text_area("Comment (optional)", key=f"{prefix}:comment", height=68)
 
 
 def render(proj, user: str, item: workflow.ShownItem) -> None:
@@ -153,12 +154,12 @@ def render(proj, user: str, item: workflow.ShownItem) -> None:
 
 
 def edit(
-    proj, task, prefix: str, initial: dict[str, Any], comment: str | None
+    proj, task, prefix: str, initial: dict[str, Any], comment: str | None, show_comment: bool = True
 ) -> tuple[dict | None, str | None]:
     """The form prefilled with an earlier label: ``(new values or None when incomplete, comment)``."""
     n = len(task.payload["checklist"])
     if not st.session_state.get(f"{prefix}:seeded") and comment:
         st.session_state[f"{prefix}:comment"] = comment
     initial_state(prefix, n, initial)
-    checklist(task, prefix, shortcuts=False)
+    checklist(task, prefix, shortcuts=False, comment=show_comment)
     return values(prefix, n)[0], st.session_state.get(f"{prefix}:comment") or None

@@ -43,7 +43,7 @@ def render(proj, user: str, item: workflow.ShownItem) -> None:
 
 
 def edit(
-    proj, task, prefix: str, initial: dict[str, Any], comment: str | None
+    proj, task, prefix: str, initial: dict[str, Any], comment: str | None, show_comment: bool = True
 ) -> tuple[dict | None, str | None]:
     pair(task)
     choice = st.segmented_control(
@@ -53,5 +53,5 @@ def edit(
         default=initial.get("coverage"),
         key=f"{prefix}:coverage",
     )
-    note = st.text_input("Comment", value=comment or "", key=f"{prefix}:comment")
+    note = st.text_input("Comment", value=comment or "", key=f"{prefix}:comment") if show_comment else None
     return ({"coverage": choice} if choice else None), (note or None)

@@ -186,11 +186,12 @@ def render(proj, user: str, item: workflow.ShownItem) -> None:
 
 
 def edit(
-    proj, task, prefix: str, initial: dict[str, Any], comment: str | None
+    proj, task, prefix: str, initial: dict[str, Any], comment: str | None, show_comment: bool = True
 ) -> tuple[dict | None, str | None]:
     _seed(prefix, task, initial)
     if comment and f"{prefix}:comment" not in st.session_state:
         st.session_state[f"{prefix}:comment"] = comment
     candidates(task, prefix)
-    st.text_input("Comment", key=f"{prefix}:comment")
+    if show_comment:
+        st.text_input("Comment", key=f"{prefix}:comment")
     return values(task, prefix)[0], st.session_state.get(f"{prefix}:comment") or None

@@ -57,7 +57,7 @@ st.subheader("Final decision")
 decided = consensus.final_labels(proj.store, kind).get(task_id, {})
 start = decided.get("values") or next(iter(entry["labels"].values()))
 prefix = f"adj:{task_id}"
-values, _ = FORMS[kind].edit(proj, task, prefix, start, None)
+values, _ = FORMS[kind].edit(proj, task, prefix, start, None, show_comment=False)
 note = st.text_area("Note (why this decision)", key=f"{prefix}:note")
 if st.button("Record decision", type="primary", key=f"{prefix}:save", disabled=values is None):
     try:
