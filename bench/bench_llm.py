@@ -31,7 +31,7 @@ import openai  # noqa: E402
 from pydantic import BaseModel  # noqa: E402
 
 from curation.project import Project  # noqa: E402
-from pipelines.llm import LLMLayer, LLMRequest  # noqa: E402
+from pipelines.llm import LLMLayer, LLMRequest, Usage  # noqa: E402
 
 KEY = "sk-bench-not-a-real-key"
 
@@ -98,6 +98,36 @@ async def bare_loop(base_url: str, texts: list[str], concurrency: int) -> int:
     results = await asyncio.gather(*(one(t) for t in texts))
     await client.close()
     return sum(results)
+
+
+class InstantBackend:
+    """Answers after 5 ms without HTTP: isolates the layer's own bookkeeping CPU."""
+
+    name = "openai"
+    offline = False
+
+    async def complete(self, request, model, seed):
+        await asyncio.sleep(0.005)
+        return (
+            '{"text": "answer"}',
+            Usage(20, 5, 0),
+            {"endpoint": "127.0.0.1", "system_fingerprint": "fp_bench"},
+        )
+
+
+def bookkeeping_only(n: int, concurrency: int, tmp: str) -> float:
+    """CPU ms per call of the layer alone (cache lookup, validation, provenance, grouped commits)."""
+    project = Project.init(Path(tmp) / "bookkeeping")
+    with LLMLayer(
+        project.store, {"concurrency": concurrency}, backend=InstantBackend(), progress=False
+    ) as layer:
+        requests = [
+            LLMRequest("bench", f"r{i}", "writer", (("user", t),), Reply)
+            for i, t in enumerate(prompts(n, "bk"))
+        ]
+        _, _, cpu = measure(lambda: layer.run(requests))
+    project.close()
+    return cpu / n * 1000
 
 
 def measure(fn):
@@ -186,6 +216,10 @@ def run(args, base: str) -> None:
         )
         layer.close()
         project.close()
+        print(
+            f"layer bookkeeping alone (in-process backend, no HTTP): "
+            f"{bookkeeping_only(n, conc, tmp):.3f} ms CPU per call"
+        )
 
 
 if __name__ == "__main__":
