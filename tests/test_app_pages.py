@@ -231,3 +231,12 @@ def test_adjudication_page_for_structured_kinds(proj, kind):
     at.button(key=f"adj:{tid}:save").click().run()
     assert not at.exception
     assert proj.store.adjudications(tid)[0].note == "checked against the dialogue"
+
+
+def test_a_disabled_account_is_signed_out_on_its_next_click(proj):
+    at = app(ALICE, "preference_match")
+    assert any(b.label == "Fully covered" for b in at.button)
+    proj.store.set_user_active("alice", False)
+    at.run()
+    assert "user" not in at.session_state
+    assert [t.label for t in at.text_input] == ["User name", "Password"]
