@@ -207,7 +207,15 @@ def test_maintainer_pages_render(served, browser):
     proj, url, _ = served
     item = workflow.current_item(proj, "carol", "preference_match")  # disagrees with alice and bob
     workflow.submit(proj, "carol", item, {"coverage": "not_covered"})
+    visitor = browser.new_context(viewport={"width": 1440, "height": 1000}).new_page()
+    visitor.goto(url)
+    visitor.get_by_label("User name").wait_for()
+    assert visitor.get_by_role("link", name="Annotate").count() == 0
+    shot(visitor, "sign_in")
+    visitor.context.close()
     page = sign_in(browser, url, "maya")
+    page.get_by_role("button", name=re.compile("^Start annotating")).wait_for()
+    shot(page, "guidelines_intro")
     page.get_by_role("link", name="Dashboard").click()
     page.get_by_text("Progress per annotator and task kind").wait_for()
     page.get_by_text("Agreement").first.wait_for()
