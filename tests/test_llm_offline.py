@@ -228,3 +228,13 @@ def test_progress_bar_on_a_terminal_shows_ok_failed_cached_and_tokens(project, m
     drawn = terminal.getvalue()
     assert "traits: 100%" in drawn and "3/3" in drawn
     assert "ok=3 failed=0 cached=2" in drawn and "tok=" in drawn
+
+
+def test_batch_mode_on_a_backend_without_a_batch_api_is_a_clear_error(project):
+    from pipelines.llm import LLMConfigError
+
+    req = LLMRequest("echoes", "e1", "judge", (("user", "ping"),))
+    with LLMLayer(project.store, project.config["llm"], backend=EchoBackend(), progress=False) as layer:
+        with pytest.raises(LLMConfigError, match="no Batch API"):
+            layer.run([req], batch=True)
+        assert layer.run([req])[0].ok  # the same request runs live

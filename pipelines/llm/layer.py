@@ -24,6 +24,7 @@ from typing import Any
 import pydantic
 
 from curation.store_llm import LLMCallRecord
+from pipelines.llm.commits import GroupCommitter
 from pipelines.llm.config import LLMConfigError, LLMSettings
 from pipelines.llm.costs import Estimate, PriceTable, estimate_calls
 from pipelines.llm.keys import cache_key, prompt_tokens
@@ -175,6 +176,9 @@ class LLMLayer:
         try:
             if batch and not self.backend.offline:
                 from pipelines.llm.batch import run_batch
+
+                if not hasattr(self.backend, "batch_body"):
+                    raise LLMConfigError(f"backend {self.backend.name!r} has no Batch API; run without batch")
 
                 outcomes.update(await run_batch(self, groups, progress))
             else:
@@ -387,50 +391,6 @@ class LLMLayer:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-class GroupCommitter:
-    """Commits call records on one writer thread, grouping what finishes within ``window`` seconds.
-
-    A transaction costs ~1 ms of CPU however few rows it holds; at a few hundred answers a second,
-    one per answer would cost more CPU than the HTTP client itself. Grouping over a short window keeps
-    each answer durable within ~``window`` of arriving (a kill loses at most that, plus the calls in
-    flight) and never delays a call: a request's semaphore slot is released before it is persisted.
-    """
-
-    window = 0.05
-    max_records = 256
-
-    def __init__(self, loop: asyncio.AbstractEventLoop, executor: ThreadPoolExecutor, commit):
-        self.loop, self.executor, self.commit = loop, executor, commit
-        self.pending: list[tuple[list[LLMCallRecord], asyncio.Future]] = []
-        self.running = False
-
-    async def submit(self, records: list[LLMCallRecord]) -> None:
-        future = self.loop.create_future()
-        self.pending.append((records, future))
-        if not self.running:
-            self.running = True
-            self.loop.create_task(self._drain())
-        await future
-
-    async def _drain(self) -> None:
-        try:
-            while self.pending:
-                if len(self.pending) < self.max_records:
-                    await asyncio.sleep(self.window)
-                batch, self.pending = self.pending, []
-                records = [r for recs, _ in batch for r in recs]
-                try:
-                    await self.loop.run_in_executor(self.executor, self.commit, records)
-                except Exception as exc:  # every waiter sees the store error
-                    for _, future in batch:
-                        future.set_exception(exc)
-                else:
-                    for _, future in batch:
-                        future.set_result(None)
-        finally:
-            self.running = False
 
 
 def _add(a: Usage, b: Usage) -> Usage:
