@@ -114,7 +114,8 @@ def skip_and_flag(proj: Project, user: str, item: workflow.ShownItem) -> None:
 
 
 @st.cache_data(ttl=60, show_spinner=False)
-def _available(root: str, user: str, kind: str) -> int:
+def _available(root: str, user: str, kind: str, assigned: int) -> int:
+    """The pool count, recomputed when the annotator is given new items or after a minute."""
     return workflow.available(_open_project(root), user, kind)
 
 
@@ -124,7 +125,7 @@ def progress_sidebar(proj: Project, user: str, kind: str) -> None:
     c1, c2 = st.sidebar.columns(2)
     c1.metric("Done / assigned", f"{mine[kind]['done']} / {mine[kind]['assigned']}")
     c2.metric("Today", sum(c["today"] for c in mine.values()))
-    more = _available(str(proj.root), user, kind)
+    more = _available(str(proj.root), user, kind, mine[kind]["assigned"])
     total = mine[kind]["assigned"] + more
     st.sidebar.progress(mine[kind]["done"] / total if total else 1.0, text=f"{more} more in the pool")
     rows = mine[kind]["batches"]

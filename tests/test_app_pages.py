@@ -82,6 +82,8 @@ def test_match_key_labels_as_the_signed_in_user_and_moves_on(proj):
     nxt = workflow.current_item(proj, "alice", "preference_match")
     assert nxt.task.task_id != first.task.task_id
     assert any(b.key == f"{nxt.event_id}:fully" for b in at.button)
+    assert at.progress[0].text == "0 more in the pool"  # all 3 are alice's now; not a stale count
+    assert {m.label: m.value for m in at.metric}["Done / assigned"] == "1 / 3"
 
 
 def test_expressed_items_with_evidence_clicked_on_turns(proj):
