@@ -115,3 +115,30 @@ def test_memory_candidates_show_reject_reasons_only_after_reject(page, ls, proj)
     reason.first.wait_for(state="visible")
     assert sum(reason.nth(i).is_visible() for i in range(reason.count())) == 1
     page.screenshot(path=str(SHOTS / "labelstudio_memory_verify.png"))
+
+
+def test_a_label_made_in_the_ui_with_hotkeys_comes_back_as_the_right_event(page, ls, proj):  # noqa: F811
+    task = proj.store.tasks(kind="preference_expressed")[0]
+    _open(page, ls, proj, "preference_expressed", task)
+    editor = page.locator(LABELING)
+    turn = editor.get_by_text(task.payload["turns"][0]["content"])
+    turn.wait_for()
+    editor.get_by_text("item 1", exact=True).first.click()  # evidence label, then select the user turn
+    box = turn.bounding_box()
+    page.mouse.move(box["x"] + 2, box["y"] + box["height"] / 2)
+    page.mouse.down()
+    page.mouse.move(box["x"] + box["width"] - 2, box["y"] + box["height"] / 2, steps=5)
+    page.mouse.up()
+    page.keyboard.press("1")  # item 1: expressed
+    page.keyboard.press("4")  # item 2: not expressed
+    with page.expect_response(lambda r: r.request.method == "POST" and "/annotations" in r.url) as posted:
+        page.get_by_role("button", name="Submit").click()
+    assert posted.value.status == 201
+    report = bridge.pull(proj, "preference_expressed", ls.url)
+    assert (report.labels, report.invalid) == (1, [])
+    event = proj.store.events(kind="preference_expressed")[-1]
+    assert event.values["items"] == [
+        {"item": 0, "expressed": True, "evidence": [0]},
+        {"item": 1, "expressed": False, "evidence": []},
+    ]
+    assert event.time_spent_s is not None and event.time_spent_s > 0
