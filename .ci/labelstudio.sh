@@ -7,7 +7,8 @@
 #
 # Label Studio lives in its own virtualenv (.ci/.ls-venv, git-ignored) so its pins never constrain
 # prefkit's; a present venv is reused, so reruns skip the install. Every start uses a fresh temporary
-# data directory, binds 127.0.0.1 only, turns off the version check and analytics, and gives the admin
+# data directory, binds 127.0.0.1 only, turns off the version check, analytics, Sentry and remote
+# feature flags (nothing leaves the machine), and gives the admin
 # a legacy 40-hex API token (the legacy-token flag is read only when the organization is first created,
 # which is why the data directory must be fresh). The server is stopped by its PID, never by name.
 #
@@ -66,8 +67,8 @@ _ls_wait_health() {  # $1 = url, $2 = pid
   return 1
 }
 
-_ls_write_env() {
-  cat >"$LS_STATE/env" <<EOF
+_ls_write_env() {  # holds the admin password and token: readable by this user only
+  ( umask 077; cat >"$LS_STATE/env" ) <<EOF
 export LABEL_STUDIO_URL=$LABEL_STUDIO_URL
 export LABEL_STUDIO_API_KEY=$LABEL_STUDIO_API_KEY
 export LABEL_STUDIO_ADMIN_EMAIL=$LABEL_STUDIO_ADMIN_EMAIL
@@ -100,7 +101,7 @@ labelstudio_start() {
   LABEL_STUDIO_USER_TOKEN="$LABEL_STUDIO_API_KEY" \
   LABEL_STUDIO_ENABLE_LEGACY_API_TOKEN=true \
   LATEST_VERSION_CHECK=false \
-  COLLECT_ANALYTICS=false \
+  COLLECT_ANALYTICS=false FEATURE_FLAGS_OFFLINE=true \
   SENTRY_DSN="" FRONTEND_SENTRY_DSN="" \
   DJANGO_DB=sqlite \
     "$LS_VENV/bin/label-studio" start --no-browser --internal-host 127.0.0.1 --port "$port" \
