@@ -119,7 +119,8 @@ def _available(root: str, user: str, kind: str, assigned: int) -> int:
     return workflow.available(_open_project(root), user, kind)
 
 
-def progress_sidebar(proj: Project, user: str, kind: str) -> None:
+def progress_sidebar(proj: Project, user: str, kind: str) -> dict[str, Any]:
+    """The annotator's progress in the sidebar; returns the counts of ``kind``."""
     mine = workflow.progress(proj, user)
     st.sidebar.subheader("Progress")
     c1, c2 = st.sidebar.columns(2)
@@ -131,3 +132,4 @@ def progress_sidebar(proj: Project, user: str, kind: str) -> None:
     rows = mine[kind]["batches"]
     if len(rows) > 1:
         st.sidebar.caption(" · ".join(f"{r['batch_id']}: {r['done']}/{r['assigned']}" for r in rows))
+    return mine[kind]

@@ -36,13 +36,13 @@ if not st.session_state.get(f"intro:{kind}"):
     st.stop()
 
 item = workflow.current_item(proj, user, kind)
-ui.progress_sidebar(proj, user, kind)
+mine = ui.progress_sidebar(proj, user, kind)
 if item is None:
     st.title(ui.KIND_TITLES[kind])
     st.success("Nothing left in your queue for this task kind. Thank you! Pick another kind in the sidebar.")
     st.stop()
 
-st.markdown(f"#### {ui.KIND_TITLES[kind]} · item {item.position + 1}")
+st.markdown(f"#### {ui.KIND_TITLES[kind]} · item {mine['done'] + 1} of {mine['assigned']}")
 st.caption(f"batch {item.task.batch} · {item.task.item_ref}")
 FORMS[kind].render(proj, user, item)
 ui.skip_and_flag(proj, user, item)
