@@ -35,6 +35,10 @@ class PairLine(Contract):
     instance_id: str | None = Field(default=None, description="CUPID instance the pair comes from, if any.")
     origin: str = Field(default="import", description="Where the candidate came from (model name, file).")
     meta: dict[str, Any] = Field(default_factory=dict, description="Anything else to keep with the pair.")
+    gold: dict[str, Any] | None = Field(
+        default=None,
+        description="A known answer, e.g. {'coverage': 'fully'}: the task built from the pair becomes a gold item.",
+    )
 
 
 class GoldLine(Contract):
@@ -68,7 +72,15 @@ def _lines(path: Path, model: type[Contract]) -> list[tuple[int, Any]]:
 def import_pairs(project: Project, path: Path) -> int:
     """Add preference pairs for ``preference_match`` tasks; returns how many were new."""
     rows = []
-    for _, line in _lines(Path(path), PairLine):
+    for lineno, line in _lines(Path(path), PairLine):
+        if line.gold is not None:
+            try:
+                get_kind("preference_match").label_model.model_validate(line.gold)
+            except ValidationError as exc:
+                first = exc.errors()[0]
+                raise TaskFileError(
+                    f"{path}:{lineno}: field gold.{'.'.join(map(str, first['loc']))}: {first['msg']}"
+                ) from None
         pair_id = line.pair_id or "pair_" + content_hash([line.checklist_item, line.candidate])
         rows.append(
             {
@@ -77,7 +89,9 @@ def import_pairs(project: Project, path: Path) -> int:
                 "candidate": line.candidate,
                 "origin": line.origin,
                 "instance_id": line.instance_id,
-                "meta_json": project.store.dumps(line.meta or None),
+                "meta_json": project.store.dumps(
+                    {**line.meta, "gold_answer": line.gold} if line.gold else line.meta or None
+                ),
             }
         )
     return project.store.add_preference_pairs(rows, Provenance(source="import.pairs"))
@@ -101,7 +115,23 @@ def create_tasks(
         if not 0 <= gold_rate < 1:
             raise TaskFileError("gold rate must be in [0, 1)")
         project.store.set_meta(gold_rate_key(kind), str(gold_rate))
-    return project.store.add_tasks(task_kind.build_tasks(project.store, k, batch))
+    new = project.store.add_tasks(task_kind.build_tasks(project.store, k, batch))
+    _mark_known_answers(project, kind)
+    return new
+
+
+def _mark_known_answers(project: Project, kind: str) -> None:
+    """Pairs imported with a known answer make their matching task a gold item."""
+    if kind != "preference_match":
+        return
+    known = {
+        f"pair:{p['pair_id']}": (p["meta"] or {}).get("gold_answer") for p in project.store.preference_pairs()
+    }
+    known = {ref: answer for ref, answer in known.items() if answer}
+    for ref, task_id in project.store.task_ids_by_ref(kind, list(known)).items():
+        task = project.store.task(task_id)
+        if not task.is_gold:
+            project.store.set_gold(task_id, get_kind(kind).validate(known[ref], task))
 
 
 def import_gold(project: Project, path: Path) -> int:

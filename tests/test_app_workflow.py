@@ -217,3 +217,20 @@ def test_annotator_quality_rows_for_the_dashboard(proj):
     rows = {r["annotator"]: r for r in dashboard.annotator_quality(proj.store)}
     assert rows["alice"]["n_labels"] == 6 and rows["alice"]["loo_agreement"] == 1.0
     assert rows["bob"]["outlier"] is False and rows["bob"]["why"] is None
+
+
+def test_pairs_with_a_known_answer_become_gold_items(proj, tmp_path):
+    f = tmp_path / "pairs.jsonl"
+    f.write_text(
+        '{"checklist_item": "Is it short?", "candidate": "Prefers brevity.", "gold": {"coverage": "fully"}}\n'
+    )
+    import_pairs(proj, f)
+    create_tasks(proj, "preference_match", gold_rate=0.2)
+    gold = proj.store.gold_answers("preference_match")
+    assert list(gold.values()) == [("preference_match", {"coverage": "fully"})]
+    assert proj.store.get_meta("annotation.gold_rate.preference_match") == "0.2"
+    f.write_text(
+        '{"checklist_item": "Is it long?", "candidate": "Prefers detail.", "gold": {"coverage": "most"}}\n'
+    )
+    with pytest.raises(TaskFileError, match=r"pairs.jsonl:1: field gold.coverage"):
+        import_pairs(proj, f)
