@@ -242,3 +242,13 @@ def test_a_disabled_account_is_signed_out_on_its_next_click(proj):
     at.run()
     assert "user" not in at.session_state
     assert [t.label for t in at.text_input] == ["User name", "Password"]
+
+
+def test_flag_a_broken_item_for_the_maintainers(proj):
+    at = app(ALICE, "memory_verify")
+    item = workflow.current_item(proj, "alice", "memory_verify")
+    at.selectbox(key=f"{item.event_id}:flagr").set_value("wrong language").run()
+    at.button(key=f"{item.event_id}:flag").click().run()
+    ev = proj.store.event(item.event_id)
+    assert (ev.action, ev.comment) == ("flag", "wrong language")
+    assert workflow.current_item(proj, "alice", "memory_verify").task.task_id != item.task.task_id
