@@ -26,3 +26,24 @@ def test_pairs_cover_same_and_other_preference_without_duplicates():
     relations = {(p["checklist_item"], p["candidate"]): p["meta_json"] for p in pairs}
     assert "same_preference" in relations[("Is it under 100 words?", "Short answers for Dana")]
     assert pairs == pairs_from_instances(list(reversed(instances)))  # order-independent
+
+
+def test_cli_builds_pairs_from_generated_instances(tmp_path):
+    from click.testing import CliRunner
+
+    from curation.project import Project
+    from prefkit.cli import cli
+
+    proj = tmp_path / "p"
+    runner = CliRunner()
+    assert runner.invoke(cli, ["init", str(proj)]).exit_code == 0
+    assert runner.invoke(cli, ["generate", "-n", "1", "--project", str(proj)]).exit_code == 0
+    res = runner.invoke(cli, ["tasks", "pairs", "from-instances", "--project", str(proj)])
+    assert res.exit_code == 0, res.output
+    p = Project(proj)
+    pairs = p.store.preference_pairs()
+    checklist = {item for i in p.store.instances() for item in i["record"]["current_checklist"]}
+    assert pairs and {pair["checklist_item"] for pair in pairs} == checklist
+    again = runner.invoke(cli, ["tasks", "pairs", "from-instances", "--project", str(proj)])
+    assert "added 0 preference pairs" in again.output and len(p.store.preference_pairs()) == len(pairs)
+    p.close()

@@ -143,6 +143,22 @@ def tasks_pairs_import(project, file: str) -> None:
     click.echo(f"added {n} preference pairs from {file}")
 
 
+@tasks_pairs.command("from-instances")
+@project_option
+def tasks_pairs_from_instances(project) -> None:
+    """Add pairs built from the project's CUPID instances: each gold checklist item with its own
+    preference and with the persona's other (changed or contrastive) preference — a calibration
+    matching set until the evaluation harness supplies model-inferred candidates.
+
+    Example: prefkit tasks pairs from-instances --project my-bench
+    """
+    from pipelines.matching import PROVENANCE, pairs_from_instances
+
+    pairs = pairs_from_instances(project.store.instances())
+    n = project.store.add_preference_pairs(pairs, PROVENANCE)
+    click.echo(f"added {n} preference pairs ({len(pairs) - n} already present) from {project.store.count('instances')} instances")
+
+
 @tasks.group("gold")
 def tasks_gold() -> None:
     """Gold items: tasks with a known answer, mixed into queues to measure accuracy."""
