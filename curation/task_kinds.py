@@ -154,7 +154,8 @@ class PreferenceExpressed(TaskKind):
     def build_tasks(self, store, overlap, batch):
         tasks = []
         for s in store.sessions():
-            if not s.get("checklist") or not s.get("turns"):
+            # The current request (session 13) is the opening message alone: nothing to verify yet.
+            if not s.get("checklist") or not any(t["role"] == "assistant" for t in s.get("turns", [])):
                 continue
             payload = {
                 "dialogue_id": s["session_id"],

@@ -47,3 +47,17 @@ def test_cli_builds_pairs_from_generated_instances(tmp_path):
     again = runner.invoke(cli, ["tasks", "pairs", "from-instances", "--project", str(proj)])
     assert "added 0 preference pairs" in again.output and len(p.store.preference_pairs()) == len(pairs)
     p.close()
+
+
+def test_current_request_sessions_get_no_expressed_task(tmp_path):
+    from curation.project import Project
+    from curation.task_kinds import get_kind
+    from prefkit.demo import _generate
+
+    p = Project.init(tmp_path / "p")
+    _generate(p, personas=1, seed=0)
+    tasks = get_kind("preference_expressed").build_tasks(p.store, overlap=2, batch="b")
+    sessions = p.store.sessions()
+    assert len(tasks) == len(sessions) - 1  # every session but the bare current request
+    assert all(any(t["role"] == "assistant" for t in task.payload["turns"]) for task in tasks)
+    p.close()
