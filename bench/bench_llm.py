@@ -223,6 +223,9 @@ def run(args, base: str) -> None:
         layer.close()
         project.close()
         print(
+            f"fake server: at most {stats(base)['max_in_flight']} requests in flight (latency-bound, not CPU-bound)"
+        )
+        print(
             f"layer bookkeeping alone (in-process backend, no HTTP): "
             f"{bookkeeping_only(n, conc, tmp):.3f} ms CPU per call"
         )

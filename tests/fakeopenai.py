@@ -337,7 +337,9 @@ class FakeOpenAI:
 
     async def stats(self, request: Request) -> Response:
         """Request counts, for a benchmark that runs the server in another process."""
-        return JSONResponse({"chat": self.count(), "total": len(self.requests)})
+        return JSONResponse(
+            {"chat": self.count(), "total": len(self.requests), "max_in_flight": self.max_in_flight}
+        )
 
     def start(self) -> FakeOpenAI:
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
