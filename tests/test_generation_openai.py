@@ -165,3 +165,23 @@ def test_failed_calls_leave_the_persona_for_a_rerun(openai_project):
     state["down"] = False
     run(project, personas=1)
     assert project.store.status()["instances"] == 3
+
+
+def test_generate_batch_flag_sends_rounds_through_the_batch_api(openai_project):
+    from click.testing import CliRunner
+
+    from prefkit.cli import cli
+
+    server, project = openai_project(responder)
+    cfg = project.root / "prefkit.toml"
+    cfg.write_text(cfg.read_text().replace("[llm]\n", "[llm]\nbatch_poll_s = 0.05\n", 1))
+    result = CliRunner().invoke(
+        cli, ["generate", "-n", "1", "--backend", "openai", "--batch", "--project", str(project.root)]
+    )
+    assert result.exit_code == 0, result.output
+    reopened = Project(project.root)
+    assert reopened.store.status()["instances"] == 3
+    assert server.count("/v1/batches", "POST") >= 5  # one batch per stage round
+    assert server.count() <= 2  # live chat calls only for repairs, if any
+    assert all(b["status"] == "collected" for b in reopened.store.llm_batches())
+    reopened.close()

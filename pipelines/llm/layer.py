@@ -94,8 +94,10 @@ class LLMLayer:
         backend: str | Backend = "offline",
         seed: int = 0,
         progress: bool = True,
+        batch: bool = False,
     ):
         self.store = store
+        self.batch = batch  # default for run()/arun(): stages need not know about the Batch API
         self.settings = LLMSettings.from_config(llm_config)
         self.seed = seed
         self.progress = progress
@@ -134,7 +136,7 @@ class LLMLayer:
 
     # -- running ----------------------------------------------------------------------------------
     def run(
-        self, requests: Sequence[LLMRequest], desc: str | None = None, batch: bool = False
+        self, requests: Sequence[LLMRequest], desc: str | None = None, batch: bool | None = None
     ) -> list[LLMResponse]:
         """Synchronous :meth:`arun` (reuses one private event loop, so the HTTP client's pool survives)."""
         coro = self.arun(requests, desc=desc, batch=batch)
@@ -156,9 +158,11 @@ class LLMLayer:
         return self._thread_loop
 
     async def arun(
-        self, requests: Sequence[LLMRequest], desc: str | None = None, batch: bool = False
+        self, requests: Sequence[LLMRequest], desc: str | None = None, batch: bool | None = None
     ) -> list[LLMResponse]:
-        """One response per request, in order. ``batch=True`` uses the OpenAI Batch API."""
+        """One response per request, in order. ``batch=True`` (default: the layer's ``batch``) uses the
+        OpenAI Batch API."""
+        batch = self.batch if batch is None else batch
         requests = list(requests)
         if not requests:
             return []

@@ -25,6 +25,12 @@ def generation_options(fn):
         click.option("--seed", type=int, help="Seed for sampling, placement and the offline backend."),
         click.option("--max-turns", type=int, help="Assistant replies per dialogue at most (default 16)."),
         click.option(
+            "--batch",
+            is_flag=True,
+            default=None,
+            help="Send each round of calls through the OpenAI Batch API (cheaper, slower; resumable).",
+        ),
+        click.option(
             "--seed-personas",
             type=click.Path(dir_okay=False, exists=True),
             help="JSONL of seed persona descriptions.",
@@ -43,9 +49,15 @@ def _run(project, stages, as_json: bool, **flags) -> None:
     from pipelines.llm import LLMLayer
 
     backend = flags.pop("backend") or project.config["llm"].get("backend", "offline")
+    batch = bool(flags.pop("batch", None))
     cfg = GenerationConfig.from_config(project.config["generation"], **flags)
     with LLMLayer(
-        project.store, llm_config=project.config["llm"], backend=backend, seed=cfg.seed, progress=not as_json
+        project.store,
+        llm_config=project.config["llm"],
+        backend=backend,
+        seed=cfg.seed,
+        progress=not as_json,
+        batch=batch,
     ) as layer:
         reports = run_generation(project.store, layer, cfg, stages)
     rows = [r.as_dict() for r in reports]
