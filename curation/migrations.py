@@ -388,5 +388,6 @@ def m004_releases(conn: Connection) -> None:
     )
     md.create_all(conn)
     conn.execute(
-        text("INSERT INTO meta (key, value) VALUES ('release.annotator_salt', :v)"), {"v": secrets.token_hex(16)}
+        text("INSERT INTO meta (key, value) VALUES ('release.annotator_salt', :v)"),
+        {"v": secrets.token_hex(16)},
     )

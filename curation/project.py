@@ -31,7 +31,9 @@ CONFIG_NAME = "prefkit.toml"
 ENV_PROJECT = "PREFKIT_PROJECT"
 
 
-class ProjectStore(ContentStore, LabelStore, ReleaseStore, AppStore, LLMStore, LabelStudioStore, GenerationStore):
+class ProjectStore(
+    ContentStore, LabelStore, ReleaseStore, AppStore, LLMStore, LabelStudioStore, GenerationStore
+):
     """The project's working database. One instance per process is enough; it is thread-safe."""
 
 
@@ -46,7 +48,9 @@ def default_config() -> dict[str, Any]:
 def _merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
     out = copy.deepcopy(base)
     for key, value in override.items():
-        out[key] = _merge(out[key], value) if isinstance(value, dict) and isinstance(out.get(key), dict) else value
+        out[key] = (
+            _merge(out[key], value) if isinstance(value, dict) and isinstance(out.get(key), dict) else value
+        )
     return out
 
 
@@ -56,7 +60,9 @@ class Project:
     def __init__(self, root: str | Path):
         self.root = Path(root).resolve()
         if not (self.root / CONFIG_NAME).is_file():
-            raise StoreError(f"{self.root} is not a prefkit project (no {CONFIG_NAME}); run `prefkit init {root}`")
+            raise StoreError(
+                f"{self.root} is not a prefkit project (no {CONFIG_NAME}); run `prefkit init {root}`"
+            )
 
     @classmethod
     def init(cls, root: str | Path, name: str | None = None) -> Project:

@@ -103,7 +103,9 @@ class StoreCore:
             conn.info["write"] = True
             with conn.begin():
                 conn.execute(
-                    text("CREATE TABLE IF NOT EXISTS _migrations (number INTEGER PRIMARY KEY, name TEXT, applied_at TEXT)")
+                    text(
+                        "CREATE TABLE IF NOT EXISTS _migrations (number INTEGER PRIMARY KEY, name TEXT, applied_at TEXT)"
+                    )
                 )
                 done = {row[0] for row in conn.execute(text("SELECT number FROM _migrations"))}
                 for number, name, fn in MIGRATIONS:
@@ -153,7 +155,10 @@ class StoreCore:
         """Insert ``prov`` if new (provenance rows are content-addressed); returns its id."""
         row = self.provenance_row(prov)
         t = self.t["provenance"]
-        if conn.execute(select(t.c.provenance_id).where(t.c.provenance_id == row["provenance_id"])).first() is None:
+        if (
+            conn.execute(select(t.c.provenance_id).where(t.c.provenance_id == row["provenance_id"])).first()
+            is None
+        ):
             conn.execute(t.insert(), row)
         return row["provenance_id"]
 

@@ -94,7 +94,11 @@ class ContentStore(StoreCore):
 
     def _check_no_clash(self, conn, bundle: ImportBundle) -> None:
         """Different bytes carrying ids the project already holds: refuse rather than overwrite."""
-        for part, key in (("dialogues", "dialogue_id"), ("instances", "instance_id"), ("packets", "session_id")):
+        for part, key in (
+            ("dialogues", "dialogue_id"),
+            ("instances", "instance_id"),
+            ("packets", "session_id"),
+        ):
             ids = [r[key] for r in getattr(bundle, part)]
             col = self.t[part].c[key]
             for start in range(0, len(ids), 500):
@@ -113,14 +117,24 @@ class ContentStore(StoreCore):
             row = conn.execute(select(d).where(d.c.dialogue_id == dialogue_id)).mappings().first()
             if row is None:
                 raise StoreError(f"no dialogue {dialogue_id!r} in the project")
-            turns = conn.execute(
-                select(t).where(t.c.dialogue_id == dialogue_id).order_by(t.c.turn_index)
-            ).mappings().all()
+            turns = (
+                conn.execute(select(t).where(t.c.dialogue_id == dialogue_id).order_by(t.c.turn_index))
+                .mappings()
+                .all()
+            )
         return {
-            **{k: row[k] for k in ("dialogue_id", "origin", "persona_id", "session_index", "needs_reverification")},
+            **{
+                k: row[k]
+                for k in ("dialogue_id", "origin", "persona_id", "session_index", "needs_reverification")
+            },
             "meta": self.loads(row["meta_json"]) or {},
             "turns": [
-                {"index": r["turn_index"], "role": r["role"], "content": r["content"], "extra": self.loads(r["extra_json"])}
+                {
+                    "index": r["turn_index"],
+                    "role": r["role"],
+                    "content": r["content"],
+                    "extra": self.loads(r["extra_json"]),
+                }
                 for r in turns
             ],
         }
@@ -133,7 +147,9 @@ class ContentStore(StoreCore):
         with self.read() as conn:
             return [r[0] for r in conn.execute(q)]
 
-    def revise_turn(self, dialogue_id: str, turn_index: int, revised: str, author: str, reason: str | None = None) -> str:
+    def revise_turn(
+        self, dialogue_id: str, turn_index: int, revised: str, author: str, reason: str | None = None
+    ) -> str:
         """Rewrite one turn. The original text, the new text, who and when are kept as a revision, and
         the dialogue is flagged for re-verification."""
         t, r, d = self.t["turns"], self.t["turn_revisions"], self.t["dialogues"]
@@ -158,7 +174,9 @@ class ContentStore(StoreCore):
                 },
             )
             conn.execute(
-                update(t).where(t.c.dialogue_id == dialogue_id, t.c.turn_index == turn_index).values(content=revised)
+                update(t)
+                .where(t.c.dialogue_id == dialogue_id, t.c.turn_index == turn_index)
+                .values(content=revised)
             )
             conn.execute(update(d).where(d.c.dialogue_id == dialogue_id).values(needs_reverification=True))
         return revision_id
@@ -227,13 +245,27 @@ class ContentStore(StoreCore):
         p = self.t["packets"]
         with self.read() as conn:
             rows = conn.execute(select(p).order_by(p.c.position, p.c.session_id)).mappings().all()
-        return [{"session_id": r["session_id"], "dialogue_id": r["dialogue_id"], "extra": self.loads(r["extra_json"])} for r in rows]
+        return [
+            {
+                "session_id": r["session_id"],
+                "dialogue_id": r["dialogue_id"],
+                "extra": self.loads(r["extra_json"]),
+            }
+            for r in rows
+        ]
 
     def instances(self) -> list[dict[str, Any]]:
         i = self.t["instances"]
         with self.read() as conn:
             rows = conn.execute(select(i).order_by(i.c.position, i.c.instance_id)).mappings().all()
-        return [{"instance_id": r["instance_id"], "provenance_id": r["provenance_id"], "record": self.loads(r["record_json"])} for r in rows]
+        return [
+            {
+                "instance_id": r["instance_id"],
+                "provenance_id": r["provenance_id"],
+                "record": self.loads(r["record_json"]),
+            }
+            for r in rows
+        ]
 
     def preference_pairs(self) -> list[dict[str, Any]]:
         p = self.t["preference_pairs"]

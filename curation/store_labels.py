@@ -89,7 +89,9 @@ class LabelStore(StoreCore):
     def ensure_batch(self, conn, batch_id: str, kind: str) -> None:
         b = self.t["batches"]
         if conn.execute(select(b.c.batch_id).where(b.c.batch_id == batch_id)).first() is None:
-            conn.execute(b.insert(), {"batch_id": batch_id, "kind": kind, "status": "open", "created_at": utcnow()})
+            conn.execute(
+                b.insert(), {"batch_id": batch_id, "kind": kind, "status": "open", "created_at": utcnow()}
+            )
 
     def set_batch_status(self, batch_id: str, status: str) -> None:
         if status not in ("open", "closed"):
@@ -102,7 +104,9 @@ class LabelStore(StoreCore):
     def batches(self) -> list[dict[str, Any]]:
         b = self.t["batches"]
         with self.read() as conn:
-            return [dict(r) for r in conn.execute(select(b).order_by(b.c.created_at, b.c.batch_id)).mappings()]
+            return [
+                dict(r) for r in conn.execute(select(b).order_by(b.c.created_at, b.c.batch_id)).mappings()
+            ]
 
     def add_tasks(self, tasks: list[AnnotationTask]) -> int:
         """Add tasks; a task whose (kind, item_ref) exists is left as it is. Returns how many were new."""

@@ -70,7 +70,9 @@ class MemoryDecision(Contract):
     key: str = Field(description="Candidate key '<model>:<position>'.")
     decision: Literal["accept", "edit", "reject"] = Field(description="What to do with the candidate.")
     edited: MemoryEdit | None = Field(default=None, description="Corrected fields when decision is edit.")
-    reason: str | None = Field(default=None, description=f"Reject reason: one of {', '.join(REJECT_REASONS)}.")
+    reason: str | None = Field(
+        default=None, description=f"Reject reason: one of {', '.join(REJECT_REASONS)}."
+    )
 
     @model_validator(mode="after")
     def _consistent(self) -> MemoryDecision:
@@ -164,7 +166,9 @@ class PreferenceExpressed(TaskKind):
                 "context_factor": s["context_factor"]["name"],
                 "preference": s["preference"]["text"],
                 "checklist": [c["question"] for c in s["checklist"]],
-                "turns": [{"index": t["index"], "role": t["role"], "content": t["content"]} for t in s["turns"]],
+                "turns": [
+                    {"index": t["index"], "role": t["role"], "content": t["content"]} for t in s["turns"]
+                ],
             }
             tasks.append(self.make_task(f"session:{s['session_id']}", payload, overlap, batch))
         return tasks
@@ -177,7 +181,9 @@ class PreferenceExpressed(TaskKind):
         for it in model.items:
             bad = [i for i in it.evidence if i not in user_turns]
             if bad:
-                raise LabelError(f"items.{it.item}.evidence: turn(s) {bad} are not user turns of this dialogue")
+                raise LabelError(
+                    f"items.{it.item}.evidence: turn(s) {bad} are not user turns of this dialogue"
+                )
 
     def units(self, values):
         return {
@@ -255,7 +261,10 @@ class MemoryVerify(TaskKind):
             groups = group_by_similarity(texts)
             payload = {
                 "dialogue_id": dialogue_id,
-                "turns": [{"index": t["index"], "role": t["role"], "content": t["content"]} for t in dialogue["turns"]],
+                "turns": [
+                    {"index": t["index"], "role": t["role"], "content": t["content"]}
+                    for t in dialogue["turns"]
+                ],
                 "candidates": [
                     {
                         "key": f"{c['source_model']}:{c['position']}",
@@ -278,7 +287,9 @@ class MemoryVerify(TaskKind):
         if sorted(got) != sorted(keys):
             missing = sorted(set(keys) - set(got))
             extra = sorted(set(got) - set(keys))
-            raise LabelError(f"decisions: need exactly one per candidate (missing {missing}, unknown {extra})")
+            raise LabelError(
+                f"decisions: need exactly one per candidate (missing {missing}, unknown {extra})"
+            )
         n_turns = len(task.payload["turns"])
         for i, d in enumerate(model.decisions):
             if d.edited and d.edited.evidence_turn is not None and d.edited.evidence_turn >= n_turns:
@@ -292,11 +303,15 @@ class MemoryVerify(TaskKind):
         return out
 
 
-TASK_KIND_REGISTRY: dict[str, TaskKind] = {k.name: k for k in (PreferenceExpressed(), PreferenceMatch(), MemoryVerify())}
+TASK_KIND_REGISTRY: dict[str, TaskKind] = {
+    k.name: k for k in (PreferenceExpressed(), PreferenceMatch(), MemoryVerify())
+}
 
 
 def get_kind(name: str) -> TaskKind:
     try:
         return TASK_KIND_REGISTRY[name]
     except KeyError:
-        raise LabelError(f"unknown task kind {name!r}; expected one of {', '.join(TASK_KIND_REGISTRY)}") from None
+        raise LabelError(
+            f"unknown task kind {name!r}; expected one of {', '.join(TASK_KIND_REGISTRY)}"
+        ) from None

@@ -32,7 +32,10 @@ def render() -> str:
         if isinstance(cmd, click.Group):
             continue
         ctx = click.Context(
-            cmd, info_name="prefkit " + " ".join(path), help_option_names=["-h", "--help"], max_content_width=100
+            cmd,
+            info_name="prefkit " + " ".join(path),
+            help_option_names=["-h", "--help"],
+            max_content_width=100,
         )
         help_text = cmd.get_help(ctx).replace("Usage: prefkit", "Usage: prefkit", 1)
         parts.append(f"#### `prefkit {' '.join(path)}`\n\n```\n{help_text}\n```\n")

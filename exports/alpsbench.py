@@ -52,6 +52,8 @@ def export_packets(store, out_dir: Path, revised: bool = False) -> int:
         meta = store.dialogue(p["dialogue_id"])["meta"]
         rel = meta.get("relpath") or f"{p['session_id']}.json"
         data = packet(store, p["session_id"], p["extra"], revised=revised)
-        atomic_write_bytes(out_dir / rel, (json.dumps(data, ensure_ascii=False, indent=2) + "\n").encode("utf-8"))
+        atomic_write_bytes(
+            out_dir / rel, (json.dumps(data, ensure_ascii=False, indent=2) + "\n").encode("utf-8")
+        )
         n += 1
     return n

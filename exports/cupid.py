@@ -25,7 +25,11 @@ def cupid_arrow_schema():
 
     message = pa.struct([("role", pa.string()), ("content", pa.string())])
     prior = pa.struct(
-        [("context_factor", pa.string()), ("contextual_preference", pa.string()), ("dialogue", pa.list_(message))]
+        [
+            ("context_factor", pa.string()),
+            ("contextual_preference", pa.string()),
+            ("dialogue", pa.list_(message)),
+        ]
     )
     return pa.schema(
         [
@@ -42,7 +46,9 @@ def cupid_arrow_schema():
 
 def cupid_rows(store) -> list[dict[str, Any]]:
     """Instances as CUPID rows, keys in CUPID's order at every level (the store keeps sorted JSON)."""
-    return [BenchmarkInstance.model_validate(inst["record"]).model_dump(mode="json") for inst in store.instances()]
+    return [
+        BenchmarkInstance.model_validate(inst["record"]).model_dump(mode="json") for inst in store.instances()
+    ]
 
 
 def export_cupid(store, out: Path) -> int:

@@ -54,4 +54,6 @@ def write_parquet(path: Path, rows: list[dict[str, Any]], schema=None) -> int:
 
 
 def write_json(path: Path, value: Any) -> None:
-    atomic_write_bytes(path, (json.dumps(value, ensure_ascii=False, indent=2, sort_keys=True) + "\n").encode("utf-8"))
+    atomic_write_bytes(
+        path, (json.dumps(value, ensure_ascii=False, indent=2, sort_keys=True) + "\n").encode("utf-8")
+    )

@@ -40,7 +40,9 @@ def pairs_from_instances(instances: list[dict[str, Any]]) -> list[dict[str, Any]
             rec = inst["record"]
             others = [k["record"]["current_contextual_preference"] for t, k in kinds.items() if t != kind]
             for item in rec["current_checklist"]:
-                same = _pair(item, rec["current_contextual_preference"], inst["instance_id"], "same_preference")
+                same = _pair(
+                    item, rec["current_contextual_preference"], inst["instance_id"], "same_preference"
+                )
                 pairs.setdefault(same["pair_id"], same)
                 for other in others:
                     if other != rec["current_contextual_preference"]:

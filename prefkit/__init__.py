@@ -13,4 +13,13 @@ from schemas import ALL_SCHEMAS, PrefkitError
 
 __version__ = "0.1.0"
 
-__all__ = ["ALL_SCHEMAS", "TASK_KIND_REGISTRY", "PrefkitError", "Project", "ProjectStore", "TaskKind", "__version__", "get_kind"]
+__all__ = [
+    "ALL_SCHEMAS",
+    "TASK_KIND_REGISTRY",
+    "PrefkitError",
+    "Project",
+    "ProjectStore",
+    "TaskKind",
+    "__version__",
+    "get_kind",
+]

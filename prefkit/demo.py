@@ -17,7 +17,12 @@ from pathlib import Path
 from curation.project import Project
 
 DEMO_PASSWORD = "prefkit-demo"
-DEMO_USERS = (("maintainer", "maintainer"), ("alice", "annotator"), ("bob", "annotator"), ("carol", "annotator"))
+DEMO_USERS = (
+    ("maintainer", "maintainer"),
+    ("alice", "annotator"),
+    ("bob", "annotator"),
+    ("carol", "annotator"),
+)
 KINDS = ("preference_expressed", "preference_match", "memory_verify")
 
 
@@ -26,7 +31,9 @@ def _generate(project: Project, personas: int, seed: int) -> None:
     from pipelines.llm import LLMLayer
 
     cfg = GenerationConfig.from_config(project.config["generation"], personas=personas, seed=seed)
-    with LLMLayer(project.store, llm_config=project.config["llm"], backend="offline", seed=seed, progress=False) as layer:
+    with LLMLayer(
+        project.store, llm_config=project.config["llm"], backend="offline", seed=seed, progress=False
+    ) as layer:
         run_generation(project.store, layer, cfg)
 
 
@@ -46,7 +53,9 @@ def _pairs_and_gold(project: Project) -> None:
     from curation.task_admin import create_tasks
 
     create_tasks(project, "preference_match", overlap=2, batch="demo", gold_rate=0.1)
-    gold_refs = [f"pair:{p['pair_id']}" for p in pairs if json.loads(p["meta_json"])["relation"] == "same_preference"]
+    gold_refs = [
+        f"pair:{p['pair_id']}" for p in pairs if json.loads(p["meta_json"])["relation"] == "same_preference"
+    ]
     ids = store.task_ids_by_ref("preference_match", gold_refs[::4])  # a quarter of the self-pairs
     for task_id in ids.values():
         store.set_gold(task_id, {"coverage": "fully"})
@@ -58,7 +67,9 @@ def _users(project: Project) -> None:
             project.store.add_user(name, role, DEMO_PASSWORD)
 
 
-def build_demo(path: str | Path, personas: int = 3, seed: int = 0, log: Callable[[str], None] = print) -> Project:
+def build_demo(
+    path: str | Path, personas: int = 3, seed: int = 0, log: Callable[[str], None] = print
+) -> Project:
     """Create (or reuse) the demo project at ``path`` and fill it."""
     from curation.task_admin import create_tasks
 

@@ -84,7 +84,9 @@ class MemoryItem(Contract):
 
     memory_id: str = Field(description="Id within the session, e.g. 'm1'.")
     type: Literal["direct", "indirect"] = Field(description="direct = stated explicitly; indirect = implied.")
-    label: TaxonomyLabel = Field(description="Taxonomy path such as 'Preferences/Entertainment', or 'UNMAPPED'.")
+    label: TaxonomyLabel = Field(
+        description="Taxonomy path such as 'Preferences/Entertainment', or 'UNMAPPED'."
+    )
     label_suggestion: str | None = Field(default=None, description="Proposed new label when UNMAPPED.")
     value: str = Field(min_length=1, description="The memory as a short statement.")
     reasoning: str | None = Field(default=None, description="Why the memory follows from the evidence.")
@@ -114,7 +116,6 @@ class ExtractedMemory(Contract):
     value: str = Field(min_length=1, description="The memory as a short statement.")
     confidence: float = Field(ge=0.0, le=1.0, description="Confidence in [0, 1].")
     evidence_text: str = Field(description="Quoted evidence from the dialogue.")
-
 
 
 def check_candidate(raw: Any) -> list[str]:

@@ -64,7 +64,9 @@ class Provenance(Record):
     source: str = Field(description="Pipeline stage or importer, e.g. 'generate.personas', 'import.cupid'.")
     model: str | None = Field(default=None, description="Model name, when an LLM made the record.")
     endpoint: str | None = Field(default=None, description="Endpoint host (never a key or full URL secret).")
-    prompt_template_hash: str | None = Field(default=None, description="sha256 prefix of the prompt template.")
+    prompt_template_hash: str | None = Field(
+        default=None, description="sha256 prefix of the prompt template."
+    )
     seed: int | None = Field(default=None, description="Seed the record was generated with.")
     offline: bool = Field(default=False, description="True when made by the deterministic offline backend.")
     system_fingerprint: str | None = Field(default=None, description="Server's system_fingerprint, if any.")

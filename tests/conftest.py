@@ -43,7 +43,9 @@ def project(tmp_path):
 
 @pytest.fixture(scope="session")
 def alps_packets() -> Path:
-    require(ALPS_PACKETS.is_dir(), f"AlpsBench sample packets not found at {ALPS_PACKETS} (../shared is absent)")
+    require(
+        ALPS_PACKETS.is_dir(), f"AlpsBench sample packets not found at {ALPS_PACKETS} (../shared is absent)"
+    )
     return ALPS_PACKETS
 
 

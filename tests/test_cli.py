@@ -18,8 +18,16 @@ def test_init_status_json(tmp_path):
     assert run("init", proj, "--name", "bench").exit_code == 0
     res = run("status", "--project", proj, "--json")
     data = json.loads(res.output)
-    for key in ("personas", "sessions", "turns", "instances", "memories_gold", "memories_candidate", "tasks",
-                "label_events"):
+    for key in (
+        "personas",
+        "sessions",
+        "turns",
+        "instances",
+        "memories_gold",
+        "memories_candidate",
+        "tasks",
+        "label_events",
+    ):
         assert data[key] == 0
 
 

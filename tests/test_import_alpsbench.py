@@ -14,7 +14,10 @@ pytestmark = pytest.mark.shared_data
 
 
 def _packets(root):
-    return {p.relative_to(root).as_posix(): json.loads(p.read_text("utf-8")) for p in sorted(root.rglob("sess_*.json"))}
+    return {
+        p.relative_to(root).as_posix(): json.loads(p.read_text("utf-8"))
+        for p in sorted(root.rglob("sess_*.json"))
+    }
 
 
 def test_counts_match_the_packets_themselves(alps_project, alps_packets):
@@ -55,7 +58,9 @@ def test_round_trip_is_lossless_field_by_field(alps_project, alps_packets, tmp_p
         assert list(a) == list(b), rel
         for key in a:
             assert a[key] == b[key], f"{rel}: field {key} differs"
-        for i, (ga, gb) in enumerate(zip(a["task1"]["ground_truth_memories"], b["task1"]["ground_truth_memories"], strict=True)):
+        for i, (ga, gb) in enumerate(
+            zip(a["task1"]["ground_truth_memories"], b["task1"]["ground_truth_memories"], strict=True)
+        ):
             assert ga == gb, f"{rel}: gold memory {i}"
 
 

@@ -4,8 +4,15 @@ from pipelines.matching import pairs_from_instances
 
 
 def _inst(iid, persona, kind, pref, items):
-    return {"instance_id": iid, "record": {"persona_id": persona, "instance_type": kind,
-            "current_contextual_preference": pref, "current_checklist": items}}
+    return {
+        "instance_id": iid,
+        "record": {
+            "persona_id": persona,
+            "instance_type": kind,
+            "current_contextual_preference": pref,
+            "current_checklist": items,
+        },
+    }
 
 
 def test_pairs_cover_same_and_other_preference_without_duplicates():

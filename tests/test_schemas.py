@@ -83,8 +83,14 @@ def test_memory_rejects_wrong_type_and_bad_label():
 
 
 def test_candidate_problems_are_reported_not_raised():
-    good = {"memory_id": "p1", "type": "direct", "label": "Preferences/Food", "value": "likes tea",
-            "confidence": 0.9, "evidence_text": "I like tea"}
+    good = {
+        "memory_id": "p1",
+        "type": "direct",
+        "label": "Preferences/Food",
+        "value": "likes tea",
+        "confidence": 0.9,
+        "evidence_text": "I like tea",
+    }
     assert check_candidate(good) == []
     problems = check_candidate({**good, "type": "Thoughts/Curiosity", "confidence": None})
     assert any(p.startswith("type:") for p in problems)
@@ -105,26 +111,45 @@ def test_preference_type_must_belong_to_family():
 
 def test_persona_attributes_need_distinct_known_values():
     with pytest.raises(ValidationError, match="unknown Schwartz"):
-        PersonaAttributes(career_level="mid", big_five=[{"trait": "openness", "level": "High"},
-                          {"trait": "neuroticism", "level": "Low"}], values=["power", "greed"],
-                          decision_style="rational")
+        PersonaAttributes(
+            career_level="mid",
+            big_five=[{"trait": "openness", "level": "High"}, {"trait": "neuroticism", "level": "Low"}],
+            values=["power", "greed"],
+            decision_style="rational",
+        )
 
 
 def test_wildchat_stable_id_disambiguates_repeated_hash():
-    base = {"conversation_hash": "abc", "model": "gpt-4", "timestamp": "2023-04-29", "turn": 1,
-            "language": "English", "openai_moderation": [], "detoxify_moderation": [], "toxic": False,
-            "redacted": False}
-    a = WildChatConversation.model_validate({**base, "conversation": [
-        {"content": "hi", "role": "user", "turn_identifier": 1}]})
-    b = WildChatConversation.model_validate({**base, "conversation": [
-        {"content": "hi", "role": "user", "turn_identifier": 2}]})
+    base = {
+        "conversation_hash": "abc",
+        "model": "gpt-4",
+        "timestamp": "2023-04-29",
+        "turn": 1,
+        "language": "English",
+        "openai_moderation": [],
+        "detoxify_moderation": [],
+        "toxic": False,
+        "redacted": False,
+    }
+    a = WildChatConversation.model_validate(
+        {**base, "conversation": [{"content": "hi", "role": "user", "turn_identifier": 1}]}
+    )
+    b = WildChatConversation.model_validate(
+        {**base, "conversation": [{"content": "hi", "role": "user", "turn_identifier": 2}]}
+    )
     assert a.conversation_hash == b.conversation_hash and a.stable_id() != b.stable_id()
 
 
 def test_label_event_forbids_unknown_fields():
     with pytest.raises(ValidationError, match="annotator_override"):
-        LabelEvent(event_id="e", task_id="t", kind="preference_match", annotator="ann", created_at="x",
-                   annotator_override="mallory")
+        LabelEvent(
+            event_id="e",
+            task_id="t",
+            kind="preference_match",
+            annotator="ann",
+            created_at="x",
+            annotator_override="mallory",
+        )
 
 
 def test_every_schema_describes_every_field():

@@ -76,8 +76,15 @@ def test_a_second_process_reads_while_the_first_writes(tmp_path):
 
 
 def _event(task_id="t1", annotator="ann", event_id="e1", **kw):
-    return LabelEvent(event_id=event_id, task_id=task_id, kind="preference_match", annotator=annotator,
-                      values={"coverage": "fully"}, created_at=utcnow(), **kw)
+    return LabelEvent(
+        event_id=event_id,
+        task_id=task_id,
+        kind="preference_match",
+        annotator=annotator,
+        values={"coverage": "fully"},
+        created_at=utcnow(),
+        **kw,
+    )
 
 
 @pytest.fixture
@@ -87,8 +94,16 @@ def labelled(project):
     store = project.store
     store.add_user("ann", "annotator", "correct horse")
     store.add_preference_pairs(
-        [{"pair_id": "pair1", "checklist_item": "Is it short?", "candidate": "Prefers brevity", "origin": "test",
-          "instance_id": None, "meta_json": None}],
+        [
+            {
+                "pair_id": "pair1",
+                "checklist_item": "Is it short?",
+                "candidate": "Prefers brevity",
+                "origin": "test",
+                "instance_id": None,
+                "meta_json": None,
+            }
+        ],
         provenance=__import__("schemas").Provenance(source="test"),
     )
     kind = get_kind("preference_match")

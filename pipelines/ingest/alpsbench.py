@@ -124,7 +124,11 @@ def _parse_packet(path: Path, root: Path, position: int) -> dict[str, list[dict[
                     "label": raw["label"],
                     "value": raw["value"],
                     "confidence": raw["confidence"],
-                    "evidence": {"session_id": session_id, "utterance_index": ev_index, "text": raw["evidence_text"]},
+                    "evidence": {
+                        "session_id": session_id,
+                        "utterance_index": ev_index,
+                        "text": raw["evidence_text"],
+                    },
                     "evidence_flags": [] if ev_index is not None else ["evidence_not_found"],
                 }
             memories.append(

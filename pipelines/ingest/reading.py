@@ -56,17 +56,23 @@ def iter_jsonl(path: Path) -> Iterator[tuple[int, Any]]:
     with path.open("rb") as f:
         for lineno, raw in enumerate(f, start=1):
             if len(raw) > MAX_LINE_BYTES:  # read at call time so a caller can lower it
-                raise InputError(f"{path}:{lineno}: line is {len(raw):,} bytes, over the {MAX_LINE_BYTES:,}-byte limit")
+                raise InputError(
+                    f"{path}:{lineno}: line is {len(raw):,} bytes, over the {MAX_LINE_BYTES:,}-byte limit"
+                )
             try:
                 line = raw.decode("utf-8")
             except UnicodeDecodeError as exc:
-                raise InputError(f"{path}:{lineno}: not valid UTF-8 (byte {exc.start}: {raw[exc.start:exc.start+1]!r})") from None
+                raise InputError(
+                    f"{path}:{lineno}: not valid UTF-8 (byte {exc.start}: {raw[exc.start : exc.start + 1]!r})"
+                ) from None
             if not line.strip():
                 continue
             try:
                 yield lineno, json.loads(line)
             except json.JSONDecodeError as exc:
-                raise InputError(f"{path}:{lineno}: malformed JSON at column {exc.colno}: {exc.msg}") from None
+                raise InputError(
+                    f"{path}:{lineno}: malformed JSON at column {exc.colno}: {exc.msg}"
+                ) from None
 
 
 def read_json(path: Path) -> Any:
@@ -94,8 +100,7 @@ def iter_rows(path: Path) -> Iterator[tuple[int, Any]]:
             table = pq.read_table(path)
         except Exception as exc:  # pyarrow raises several types for a broken file
             raise InputError(f"{path}: not a readable Parquet file ({exc})") from None
-        for i, row in enumerate(table.to_pylist(), start=1):
-            yield i, row
+        yield from enumerate(table.to_pylist(), start=1)
     elif suffix in (".jsonl", ".ndjson", ".json"):
         yield from iter_jsonl(path)
     else:

@@ -5,16 +5,22 @@ from __future__ import annotations
 import click
 
 from prefkit import __version__
-from prefkit.cli import annotate_cmds, labelstudio_cmds, project_cmds
-from prefkit.cli import release_cmds
-from prefkit.cli import agreement_cmds
-from prefkit.cli import generate_cmds
-from prefkit.cli import demo_cmds
-from prefkit.cli import llm_cmds
+from prefkit.cli import (
+    agreement_cmds,
+    annotate_cmds,
+    demo_cmds,
+    generate_cmds,
+    labelstudio_cmds,
+    llm_cmds,
+    project_cmds,
+    release_cmds,
+)
 from prefkit.cli.common import PrefkitGroup
 
 
-@click.group(cls=PrefkitGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.group(
+    cls=PrefkitGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100}
+)
 @click.version_option(__version__, prog_name="prefkit")
 def cli() -> None:
     """prefkit: build human-verified personalization benchmarks for LLMs.
@@ -43,9 +49,6 @@ for command in (
     llm_cmds.llm,
 ):
     cli.add_command(command)
-
-# Area command modules register themselves here (one line each):
-# generate (pipelines), users/tasks/annotate (app), agreement/labels/release, labelstudio.
 
 
 def main() -> None:

@@ -156,7 +156,9 @@ def tasks_pairs_from_instances(project) -> None:
 
     pairs = pairs_from_instances(project.store.instances())
     n = project.store.add_preference_pairs(pairs, PROVENANCE)
-    click.echo(f"added {n} preference pairs ({len(pairs) - n} already present) from {project.store.count('instances')} instances")
+    click.echo(
+        f"added {n} preference pairs ({len(pairs) - n} already present) from {project.store.count('instances')} instances"
+    )
 
 
 @tasks.group("gold")

@@ -6,8 +6,15 @@ import click
 
 
 @click.command()
-@click.option("--project", "-p", "path", default="demo-project", show_default=True, type=click.Path(file_okay=False),
-              help="Where to create (or reuse) the demo project.")
+@click.option(
+    "--project",
+    "-p",
+    "path",
+    default="demo-project",
+    show_default=True,
+    type=click.Path(file_okay=False),
+    help="Where to create (or reuse) the demo project.",
+)
 @click.option("--personas", default=3, show_default=True, help="Personas to generate offline.")
 @click.option("--seed", default=0, show_default=True, help="Seed of the offline generation.")
 @click.option("--port", default=8501, show_default=True, help="Port of the annotation app.")
