@@ -32,7 +32,7 @@ ENV_PROJECT = "PREFKIT_PROJECT"
 
 
 class ProjectStore(
-    ContentStore, LabelStore, ReleaseStore, AppStore, LLMStore, LabelStudioStore, GenerationStore
+    ContentStore, AppStore, LabelStore, ReleaseStore, LLMStore, LabelStudioStore, GenerationStore
 ):
     """The project's working database. One instance per process is enough; it is thread-safe."""
 

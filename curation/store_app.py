@@ -15,7 +15,8 @@ from typing import Any
 
 from sqlalchemy import Connection, case, exists, func, select, text, update
 
-from curation.store import StoreCore, StoreError
+from curation.store import StoreError
+from curation.store_labels import LabelStore
 from schemas.common import utcnow
 from schemas.curation import LabelEvent
 
@@ -27,7 +28,7 @@ def new_event_id() -> str:
     return "ev_" + uuid.uuid4().hex
 
 
-class AppStore(StoreCore):
+class AppStore(LabelStore):
     """Queue and submit operations the annotation app calls on every item."""
 
     # -- the open item ------------------------------------------------------------------------------
@@ -140,22 +141,6 @@ class AppStore(StoreCore):
         return len(rows)
 
     # -- submits ------------------------------------------------------------------------------------
-    def _event_row(self, ev: LabelEvent) -> dict[str, Any]:
-        return {
-            "event_id": ev.event_id,
-            "task_id": ev.task_id,
-            "kind": ev.kind,
-            "annotator": ev.annotator,
-            "action": ev.action,
-            "values_json": self.dumps(ev.values),
-            "comment": ev.comment,
-            "time_spent_s": ev.time_spent_s,
-            "supersedes": ev.supersedes,
-            "source": ev.source,
-            "schema_version": ev.schema_version,
-            "created_at": ev.created_at,
-        }
-
     def record_submit(self, ev: LabelEvent) -> bool:
         """Append ``ev`` and close the annotator's assignment in one short transaction.
         Returns False when the event id is already recorded (a double click or a retry)."""
@@ -177,17 +162,6 @@ class AppStore(StoreCore):
         with self.read() as conn:
             row = conn.execute(select(e).where(e.c.event_id == event_id)).mappings().first()
         return None if row is None else self._event_from_row(row)
-
-    def _event_from_row(self, r) -> LabelEvent:
-        return LabelEvent(
-            **{k: r[k] for k in ("event_id", "task_id", "kind", "annotator", "action", "comment")},
-            values=self.loads(r["values_json"]),
-            time_spent_s=r["time_spent_s"],
-            supersedes=r["supersedes"],
-            source=r["source"],
-            schema_version=r["schema_version"],
-            created_at=r["created_at"],
-        )
 
     def recent_live_events(self, annotator: str, n: int) -> list[LabelEvent]:
         """The annotator's last ``n`` live events (one per task, newest first; superseded ones hidden)."""

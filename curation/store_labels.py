@@ -165,24 +165,38 @@ class LabelStore(StoreCore):
             raise StoreError(f"no task {task_id!r}")
         return self._task_from_row(row)
 
+    def _event_row(self, ev: LabelEvent) -> dict[str, Any]:
+        return {
+            "event_id": ev.event_id,
+            "task_id": ev.task_id,
+            "kind": ev.kind,
+            "annotator": ev.annotator,
+            "action": ev.action,
+            "values_json": self.dumps(ev.values),
+            "comment": ev.comment,
+            "time_spent_s": ev.time_spent_s,
+            "supersedes": ev.supersedes,
+            "source": ev.source,
+            "schema_version": ev.schema_version,
+            "created_at": ev.created_at,
+        }
+
+    def _event_from_row(self, r) -> LabelEvent:
+        return LabelEvent(
+            **{k: r[k] for k in ("event_id", "task_id", "kind", "annotator", "action", "comment")},
+            values=self.loads(r["values_json"]),
+            time_spent_s=r["time_spent_s"],
+            supersedes=r["supersedes"],
+            source=r["source"],
+            schema_version=r["schema_version"],
+            created_at=r["created_at"],
+        )
+
     # -- label events -------------------------------------------------------------------------------
     def append_event(self, event: LabelEvent) -> bool:
         """Record one event in its own short transaction. Returns False when ``event_id`` was
         already recorded (an idempotent retry), True when it was written now."""
-        row = {
-            "event_id": event.event_id,
-            "task_id": event.task_id,
-            "kind": event.kind,
-            "annotator": event.annotator,
-            "action": event.action,
-            "values_json": self.dumps(event.values),
-            "comment": event.comment,
-            "time_spent_s": event.time_spent_s,
-            "supersedes": event.supersedes,
-            "source": event.source,
-            "schema_version": event.schema_version,
-            "created_at": event.created_at,
-        }
+        row = self._event_row(event)
         e = self.t["label_events"]
         with self.write() as conn:
             if conn.execute(select(e.c.seq).where(e.c.event_id == event.event_id)).first() is not None:
@@ -199,24 +213,7 @@ class LabelStore(StoreCore):
             for start in range(0, len(ids), 500):
                 chunk = ids[start : start + 500]
                 have |= {r[0] for r in conn.execute(select(e.c.event_id).where(e.c.event_id.in_(chunk)))}
-            rows = [
-                {
-                    "event_id": ev.event_id,
-                    "task_id": ev.task_id,
-                    "kind": ev.kind,
-                    "annotator": ev.annotator,
-                    "action": ev.action,
-                    "values_json": self.dumps(ev.values),
-                    "comment": ev.comment,
-                    "time_spent_s": ev.time_spent_s,
-                    "supersedes": ev.supersedes,
-                    "source": ev.source,
-                    "schema_version": ev.schema_version,
-                    "created_at": ev.created_at,
-                }
-                for ev in events
-                if ev.event_id not in have
-            ]
+            rows = [self._event_row(ev) for ev in events if ev.event_id not in have]
             self.insert_many(conn, "label_events", rows)
         return len(rows)
 
@@ -234,23 +231,7 @@ class LabelStore(StoreCore):
             q = q.where(e.c.annotator == annotator)
         with self.read() as conn:
             rows = conn.execute(q).mappings().all()
-        return [
-            LabelEvent(
-                event_id=r["event_id"],
-                task_id=r["task_id"],
-                kind=r["kind"],
-                annotator=r["annotator"],
-                action=r["action"],
-                values=self.loads(r["values_json"]),
-                comment=r["comment"],
-                time_spent_s=r["time_spent_s"],
-                supersedes=r["supersedes"],
-                source=r["source"],
-                schema_version=r["schema_version"],
-                created_at=r["created_at"],
-            )
-            for r in rows
-        ]
+        return [self._event_from_row(r) for r in rows]
 
     def effective_events(self, kind: str | None = None) -> list[LabelEvent]:
         """The live event per (task, annotator): the latest one not superseded by a later event.
