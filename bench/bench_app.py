@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -121,6 +122,12 @@ def main() -> None:
         for name, plan in project.store.queue_query_plans(user, "preference_match").items():
             print(f"plan {name}: {plan}")
         project.close()
+    # The same step in Label Studio, in the same run, when a server is available.
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import bench_labelstudio
+
+    print("Label Studio, same step (GET /next + POST) on the same number of tasks:")
+    bench_labelstudio.main(["--tasks", str(args.items), "--steps", str(args.submits)])
 
 
 if __name__ == "__main__":

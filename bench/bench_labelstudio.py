@@ -81,12 +81,12 @@ def annotate_steps(url: str, pid: int, steps: int) -> tuple[list[float], list[fl
     return gets, posts
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tasks", type=int, default=100_000)
     ap.add_argument("--steps", type=int, default=500)
     ap.add_argument("--budget-s", type=float, default=300.0, help="stop pushing after this many seconds")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     url = os.environ.get("LABEL_STUDIO_URL")
     if not (url and os.environ.get("LABEL_STUDIO_API_KEY") and os.environ.get("LABEL_STUDIO_ADMIN_PASSWORD")):
         print(
