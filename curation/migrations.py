@@ -3,7 +3,8 @@
 Each migration declares its own tables with SQLAlchemy Core so the DDL stays portable (SQLite is the
 embedded default; PostgreSQL must be a configuration change). A migration, once released, is never
 edited: change the schema with a new, higher-numbered one. Migration numbers are reserved per area:
-m001 core, m002 LLM layer, m003 annotation app, m004 agreement/releases, m005 Label Studio bridge.
+m001 core, m002 LLM layer, m003 annotation app, m004 releases, m005 Label Studio bridge, m006 generation.
+Every migration lives in this module, so opening any store applies the same, complete list.
 """
 
 from __future__ import annotations
@@ -391,3 +392,68 @@ def m004_releases(conn: Connection) -> None:
         text("INSERT INTO meta (key, value) VALUES ('release.annotator_salt', :v)"),
         {"v": secrets.token_hex(16)},
     )
+
+
+@migration(5, "labelstudio")
+def m005_labelstudio(conn: Connection) -> None:
+    md = MetaData()
+    md.reflect(conn, only=["tasks", "users"])  # the foreign keys below point at them
+    Table(
+        "ls_projects",
+        md,
+        Column("url", Text, primary_key=True),
+        Column("kind", Text, primary_key=True),
+        Column("ls_project_id", Integer, nullable=False),
+        Column("title", Text, nullable=False),
+        Column("created_at", Text, nullable=False),
+    )
+    Table(
+        "ls_tasks",
+        md,
+        Column("url", Text, primary_key=True),
+        Column("ls_task_id", Integer, primary_key=True),
+        Column("ls_project_id", Integer, nullable=False),
+        Column("task_id", Text, ForeignKey("tasks.task_id"), nullable=False),
+        Column("pushed_at", Text, nullable=False),
+        UniqueConstraint("url", "ls_project_id", "task_id"),
+    )
+    Table(
+        "ls_annotations",
+        md,
+        Column("url", Text, primary_key=True),
+        Column("ls_annotation_id", Integer, primary_key=True),
+        Column("ls_project_id", Integer, nullable=False, index=True),
+        Column("task_id", Text, ForeignKey("tasks.task_id"), nullable=False),
+        Column("annotator", Text, ForeignKey("users.username"), nullable=False),
+        Column("event_id", Text, nullable=False),
+        Column("updated_at", Text, nullable=False),
+        Column("withdrawn", Boolean, nullable=False, default=False),
+        Column("pulled_at", Text, nullable=False),
+    )
+    md.create_all(conn)
+
+
+@migration(6, "generation")
+def m006_generation(conn: Connection) -> None:
+    md = MetaData()
+    md.reflect(conn, only=["personas", "provenance"])  # the tables the new foreign keys point at
+    Table(
+        "checklists",
+        md,
+        Column("persona_id", Text, ForeignKey("personas.persona_id"), primary_key=True),
+        Column("preference_key", Text, primary_key=True),
+        Column("preference", Text, nullable=False),
+        Column("items_json", Text, nullable=False),
+        Column("schema_version", Text, nullable=False),
+        Column("provenance_id", Text, ForeignKey("provenance.provenance_id")),
+    )
+    Table(
+        "generation_drops",
+        md,
+        # No foreign key: a persona can be dropped before it is ever written (its writer kept failing).
+        Column("persona_id", Text, primary_key=True),
+        Column("stage", Text, nullable=False),
+        Column("reason", Text, nullable=False),
+        Column("created_at", Text, nullable=False),
+    )
+    md.create_all(conn)

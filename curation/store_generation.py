@@ -11,39 +11,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import Column, Connection, ForeignKey, MetaData, Table, Text, func, select
+from sqlalchemy import func, select
 
-from curation.migrations import migration
 from curation.store import StoreCore
 from schemas.common import utcnow
 from schemas.curation import Provenance
 from schemas.generation import ContextFactor, Persona, Session, SessionPlan
-
-
-@migration(6, "generation")
-def m006_generation(conn: Connection) -> None:
-    md = MetaData()
-    md.reflect(conn, only=["personas", "provenance"])  # the tables the new foreign keys point at
-    Table(
-        "checklists",
-        md,
-        Column("persona_id", Text, ForeignKey("personas.persona_id"), primary_key=True),
-        Column("preference_key", Text, primary_key=True),
-        Column("preference", Text, nullable=False),
-        Column("items_json", Text, nullable=False),
-        Column("schema_version", Text, nullable=False),
-        Column("provenance_id", Text, ForeignKey("provenance.provenance_id")),
-    )
-    Table(
-        "generation_drops",
-        md,
-        # No foreign key: a persona can be dropped before it is ever written (its writer kept failing).
-        Column("persona_id", Text, primary_key=True),
-        Column("stage", Text, nullable=False),
-        Column("reason", Text, nullable=False),
-        Column("created_at", Text, nullable=False),
-    )
-    md.create_all(conn)
 
 
 class GenerationStore(StoreCore):

@@ -13,60 +13,11 @@ from __future__ import annotations
 from typing import Any
 
 from sqlalchemy import (
-    Boolean,
-    Column,
-    Connection,
-    ForeignKey,
-    Integer,
-    MetaData,
-    Table,
-    Text,
-    UniqueConstraint,
     select,
 )
 
-from curation.migrations import migration
 from curation.store import StoreCore
 from schemas.common import utcnow
-
-
-@migration(5, "labelstudio")
-def m005_labelstudio(conn: Connection) -> None:
-    md = MetaData()
-    md.reflect(conn, only=["tasks", "users"])  # the foreign keys below point at them
-    Table(
-        "ls_projects",
-        md,
-        Column("url", Text, primary_key=True),
-        Column("kind", Text, primary_key=True),
-        Column("ls_project_id", Integer, nullable=False),
-        Column("title", Text, nullable=False),
-        Column("created_at", Text, nullable=False),
-    )
-    Table(
-        "ls_tasks",
-        md,
-        Column("url", Text, primary_key=True),
-        Column("ls_task_id", Integer, primary_key=True),
-        Column("ls_project_id", Integer, nullable=False),
-        Column("task_id", Text, ForeignKey("tasks.task_id"), nullable=False),
-        Column("pushed_at", Text, nullable=False),
-        UniqueConstraint("url", "ls_project_id", "task_id"),
-    )
-    Table(
-        "ls_annotations",
-        md,
-        Column("url", Text, primary_key=True),
-        Column("ls_annotation_id", Integer, primary_key=True),
-        Column("ls_project_id", Integer, nullable=False, index=True),
-        Column("task_id", Text, ForeignKey("tasks.task_id"), nullable=False),
-        Column("annotator", Text, ForeignKey("users.username"), nullable=False),
-        Column("event_id", Text, nullable=False),
-        Column("updated_at", Text, nullable=False),
-        Column("withdrawn", Boolean, nullable=False, default=False),
-        Column("pulled_at", Text, nullable=False),
-    )
-    md.create_all(conn)
 
 
 class LabelStudioStore(StoreCore):

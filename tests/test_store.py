@@ -166,3 +166,16 @@ def test_turn_revision_keeps_original_and_flags_dialogue(project, alps_packets):
     rev = store.revisions(did)[-1]
     assert (rev["original"], rev["revised"], rev["author"]) == (before, "A clearer opening.", "rev")
     assert store.original_turns(did)[0]["content"] == before
+
+
+def test_every_migration_applies_without_importing_the_area_mixins(tmp_path):
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from curation.store import StoreCore; "
+        "print(len(StoreCore(sys.argv[1]).applied_migrations()))"
+    )
+    out = subprocess.run([sys.executable, "-c", code, str(tmp_path / "p.db")], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert int(out.stdout) == len(MIGRATIONS) == 6
