@@ -95,6 +95,23 @@ def submit_values(
     st.rerun()
 
 
+def submit_button(
+    proj: Project, user: str, item: workflow.ShownItem, prefix: str, vals: dict | None, missing: str, where=st
+) -> None:
+    """The primary Submit button (Ctrl+Enter) of a form; warns with ``missing`` while ``vals`` is None."""
+    if where.button(
+        "Submit",
+        type="primary",
+        shortcut="Ctrl+Enter",
+        key=f"{prefix}:submit",
+        icon=":material/check_circle:",
+    ):
+        if vals is None:
+            st.warning(missing)
+        else:
+            submit_values(proj, user, item, vals, st.session_state.get(f"{prefix}:comment"))
+
+
 def skip_and_flag(proj: Project, user: str, item: workflow.ShownItem) -> None:
     """The skip/flag panel under every item."""
     with st.expander("Skip or report this item"):

@@ -138,17 +138,9 @@ def render(proj, user: str, item: workflow.ShownItem) -> None:
     with right:
         checklist(item.task, prefix)
         vals, missing = values(prefix, n)
-        if st.button(
-            "Submit",
-            type="primary",
-            shortcut="Ctrl+Enter",
-            key=f"{prefix}:submit",
-            icon=":material/check_circle:",
-        ):
-            if vals is None:
-                st.warning(f"Decide every checklist item first ({missing} left).")
-            else:
-                ui.submit_values(proj, user, item, vals, st.session_state.get(f"{prefix}:comment"))
+        ui.submit_button(
+            proj, user, item, prefix, vals, f"Decide every checklist item first ({missing} left)."
+        )
     with left, st.container(height=640):
         dialogue(proj, user, item.task, prefix, editable=True)
 

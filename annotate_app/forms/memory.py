@@ -172,17 +172,9 @@ def render(proj, user: str, item: workflow.ShownItem) -> None:
             on_click=_accept_rest,
             args=(prefix, keys),
         )
-        if c2.button(
-            "Submit",
-            type="primary",
-            shortcut="Ctrl+Enter",
-            key=f"{prefix}:submit",
-            icon=":material/check_circle:",
-        ):
-            if vals is None:
-                st.warning(f"Decide every candidate first ({missing} left).")
-            else:
-                ui.submit_values(proj, user, item, vals, st.session_state.get(f"{prefix}:comment"))
+        ui.submit_button(
+            proj, user, item, prefix, vals, f"Decide every candidate first ({missing} left).", where=c2
+        )
 
 
 def edit(
