@@ -7,7 +7,9 @@ import writes nothing and a re-import of the same bytes is a no-op.
 
 from __future__ import annotations
 
+import sys
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -91,6 +93,86 @@ class ContentStore(StoreCore):
                         row.setdefault("created_at", now)
                 self.insert_many(conn, part, rows)
         return ImportResult(source_id, False, {p: len(getattr(bundle, p)) for p in parts})
+
+    def import_stream(
+        self,
+        header: ImportBundle,
+        dialogues: Iterator[tuple[dict[str, Any], list[dict[str, Any]]]],
+        total: int | None = None,
+        progress: bool = False,
+        chunk: int = 2_000,
+    ) -> ImportResult:
+        """Write a streamed import (``(dialogue_row, turn_rows)`` pairs) in one transaction.
+
+        Like :meth:`import_bundle` (same source identity, same no-op on the same bytes, nothing written
+        when anything fails) for imports too large to hold in memory: rows are inserted in chunks as
+        they arrive. A dialogue id the project already holds stops the import.
+        """
+        from tqdm import tqdm
+
+        existing = self.find_source(header.kind, header.sha256)
+        if existing:
+            return ImportResult(existing, True, {})
+        source_id = f"src_{header.kind}_{header.sha256[:16]}"
+        now = utcnow()
+        counts = {"dialogues": 0, "turns": 0}
+        bar = tqdm(
+            total=total, desc="writing", unit="dialogue", disable=not (progress and sys.stderr.isatty())
+        )
+        d = self.t["dialogues"]
+        with self.write() as conn:
+            t = self.t["sources"]
+            if conn.execute(select(t.c.source_id).where(t.c.source_id == source_id)).first():
+                return ImportResult(source_id, True, {})
+            conn.execute(
+                t.insert(),
+                {
+                    "source_id": source_id,
+                    "kind": header.kind,
+                    "path": header.path,
+                    "sha256": header.sha256,
+                    "rows": header.rows,
+                    "licence": header.licence,
+                    "imported_at": now,
+                },
+            )
+            prov_id = self.ensure_provenance(conn, header.provenance)
+            dl: list[dict[str, Any]] = []
+            tl: list[dict[str, Any]] = []
+
+            def flush() -> None:
+                ids = [r["dialogue_id"] for r in dl]
+                hit = conn.execute(select(d.c.dialogue_id).where(d.c.dialogue_id.in_(ids))).first()
+                if hit is not None:
+                    raise StoreError(
+                        f"{header.path}: dialogue {hit[0]!r} is already in the project from another source; "
+                        "remove it or import into a new project"
+                    )
+                self.insert_many(conn, "dialogues", dl)
+                self.insert_many(conn, "turns", tl)
+                bar.update(len(dl))
+                counts["dialogues"] += len(dl)
+                counts["turns"] += len(tl)
+                dl.clear()
+                tl.clear()
+
+            for dialogue, turns in dialogues:
+                dl.append({**dialogue, "source_id": source_id, "provenance_id": prov_id, "created_at": now})
+                tl.extend(turns)
+                if len(dl) >= chunk:
+                    flush()
+            if dl:
+                flush()
+        bar.close()
+        return ImportResult(source_id, False, counts)
+
+    def sources(self) -> list[dict[str, Any]]:
+        """Every import's source row (kind, path, sha256, rows, licence), oldest first."""
+        t = self.t["sources"]
+        with self.read() as conn:
+            return [
+                dict(r) for r in conn.execute(select(t).order_by(t.c.imported_at, t.c.source_id)).mappings()
+            ]
 
     def _check_no_clash(self, conn, bundle: ImportBundle) -> None:
         """Different bytes carrying ids the project already holds: refuse rather than overwrite."""

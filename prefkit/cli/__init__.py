@@ -10,6 +10,7 @@ from prefkit.cli import (
     annotate_cmds,
     demo_cmds,
     generate_cmds,
+    ingest_cmds,
     labelstudio_cmds,
     llm_cmds,
     project_cmds,
@@ -47,6 +48,7 @@ for command in (
     agreement_cmds.labels,
     generate_cmds.generate,
     llm_cmds.llm,
+    ingest_cmds.ingest,
 ):
     cli.add_command(command)
 

@@ -1,0 +1,508 @@
+"""Ingest WildChat-1M conversations (JSONL, JSONL.gz, Parquet) into a project as user sequences.
+
+DuckDB does the reading, filtering and grouping, spilling to disk past a fixed memory limit, so memory
+stays bounded whatever the input size; rows reach Python only in record batches, on their way into the
+store, all in one transaction. Strict by default: any row that is not a WildChat record stops the run
+with one error naming file and line, before anything is written. With ``skip_bad`` such rows are listed
+in a rejects file and the rest is imported.
+
+A *sequence* is one user's conversations in time order: same ``hashed_ip`` and user-agent, no gap
+longer than ``max_gap_hours``, at least ``min_sequence`` conversations. Everything else stays a
+one-conversation sequence. Each sequence is one dialogue; its meta records how it was formed and,
+per conversation, the source file, row and conversation hash. This module must never write SQL against
+the project store (it hands rows to :meth:`ContentStore.import_stream`).
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import os
+import sys
+import tempfile
+import threading
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from pipelines.ingest.reading import InputError, validation_message
+from schemas.common import canonical_json
+from schemas.curation import Provenance
+from schemas.wildchat import WildChatConversation
+
+LICENCE = "ODC-BY 1.0 (WildChat-1M, allenai)"
+#: Filter names in the order they are applied; a conversation is counted under the first it fails.
+FILTERS = ("language", "turns", "user_chars", "toxic", "redacted", "moderation", "duplicate")
+#: DuckDB's working-memory cap; past it, sorts and joins spill to a temporary directory.
+DUCKDB_MEMORY_LIMIT = "768MB"
+BATCH_ROWS = 2_000
+
+_TURN = 'STRUCT(content VARCHAR, role VARCHAR, turn_identifier BIGINT, "timestamp" VARCHAR)'
+_COLUMNS = {
+    "conversation_hash": "VARCHAR",
+    "timestamp": "VARCHAR",
+    "conversation": f"{_TURN}[]",
+    "turn": "BIGINT",
+    "language": "VARCHAR",
+    "openai_moderation": "STRUCT(flagged BOOLEAN)[]",
+    "toxic": "BOOLEAN",
+    "redacted": "BOOLEAN",
+    "hashed_ip": "VARCHAR",
+    "header": 'STRUCT("user-agent" VARCHAR)',
+}
+
+
+@dataclass(frozen=True)
+class WildChatFilters:
+    """What ``prefkit ingest wildchat`` keeps. Defaults follow AlpsBench where it says, else are cautious."""
+
+    languages: tuple[str, ...] = ("English",)  # empty tuple: any language
+    min_turns: int = 6  # utterances (user + assistant messages) per conversation
+    max_turns: int = 249
+    min_user_chars: int = 2  # every user message must have at least this many non-blank characters
+    drop_toxic: bool = True
+    drop_redacted: bool = True
+    drop_flagged: bool = True  # any OpenAI-moderation-flagged turn
+    drop_duplicates: bool = True  # same conversation_hash from the same hashed_ip: keep the first
+    max_gap_hours: float = 72.0
+    min_sequence: int = 2
+
+    def check(self) -> None:
+        if not 1 <= self.min_turns <= self.max_turns:
+            raise InputError(f"turn range {self.min_turns}..{self.max_turns} is empty")
+        if self.min_user_chars < 0 or self.max_gap_hours <= 0 or self.min_sequence < 1:
+            raise InputError("--min-user-chars must be >= 0, --max-gap-hours > 0, --min-sequence >= 1")
+
+
+@dataclass
+class IngestReport:
+    """What a run read, removed, rejected and wrote."""
+
+    files: list[str]
+    rows: int = 0
+    rejected: int = 0
+    removed: dict[str, int] = field(default_factory=lambda: dict.fromkeys(FILTERS, 0))
+    kept: int = 0
+    sequences: int = 0
+    formed: dict[str, int] = field(default_factory=dict)  # how many sequences of each formation
+    dialogues_written: int = 0
+    turns_written: int = 0
+    source_id: str | None = None
+    already_imported: bool = False
+    rejects_file: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+# -- input files --------------------------------------------------------------------------------------
+def _kind(path: Path) -> str:
+    name = path.name.lower()
+    if name.endswith(".parquet"):
+        return "parquet"
+    if name.endswith((".jsonl", ".jsonl.gz", ".json", ".json.gz", ".ndjson", ".ndjson.gz")):
+        return "jsonl"
+    raise InputError(f"{path}: unsupported file type; use .jsonl, .jsonl.gz or .parquet")
+
+
+def expand_paths(paths: list[Path]) -> list[Path]:
+    """Files given, with directories expanded to their WildChat shards (sorted)."""
+    out: list[Path] = []
+    for p in paths:
+        p = Path(p)
+        if p.is_dir():
+            found = sorted(
+                f
+                for f in p.rglob("*")
+                if f.is_file() and f.name.lower().endswith((".jsonl", ".jsonl.gz", ".parquet"))
+            )
+            if not found:
+                raise InputError(f"{p}: no .jsonl, .jsonl.gz or .parquet files in this directory")
+            out.extend(found)
+        elif p.is_file():
+            _kind(p)
+            out.append(p)
+        else:
+            raise InputError(f"{p}: no such file or directory")
+    if not out:
+        raise InputError("no input files given")
+    return out
+
+
+def _sql_str(value: str) -> str:
+    return "'" + value.replace("'", "''") + "'"
+
+
+def _relation(path: Path) -> str:
+    if _kind(path) == "parquet":
+        return f"(SELECT *, file_row_number + 1 AS _row FROM read_parquet({_sql_str(str(path))}, file_row_number=true))"
+    cols = "{" + ", ".join(f"{_sql_str(k)}: {_sql_str(v)}" for k, v in _COLUMNS.items()) + "}"
+    return (
+        f"(SELECT *, row_number() OVER () AS _row FROM read_json({_sql_str(str(path))}, "
+        f"format='newline_delimited', columns={cols}, ignore_errors=true, "
+        "maximum_object_size=67108864))"
+    )
+
+
+def _open_lines(path: Path):
+    return gzip.open(path, "rb") if path.name.lower().endswith(".gz") else path.open("rb")
+
+
+def bad_records(path: Path, limit: int | None = None) -> Iterator[tuple[int, int, str, str]]:
+    """``(line, record, message, raw)`` for each line of a JSONL file that is not a WildChat record.
+
+    ``record`` is the 1-based number among non-blank lines (DuckDB's row numbering). Only runs when the
+    DuckDB pass found bad rows, so its Python speed does not matter for clean input.
+    """
+    found = 0
+    record = 0
+    with _open_lines(path) as f:
+        for lineno, raw in enumerate(f, start=1):
+            if not raw.strip():
+                continue
+            record += 1
+            text = raw.decode("utf-8", errors="replace").rstrip("\n")
+            try:
+                value = json.loads(raw)
+            except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+                yield lineno, record, f"malformed JSON ({exc})", text
+                found += 1
+            else:
+                problem = _record_problem(value)
+                if problem is None:
+                    continue
+                yield lineno, record, problem, text
+                found += 1
+            if limit is not None and found >= limit:
+                return
+
+
+def _record_problem(value: Any) -> str | None:
+    if not isinstance(value, dict):
+        return f"expected a JSON object, got {type(value).__name__}"
+    try:
+        WildChatConversation.model_validate(value, strict=False)
+    except ValidationError as exc:
+        return validation_message(exc)
+    return None
+
+
+# -- the DuckDB plan ----------------------------------------------------------------------------------
+def _connect(work_dir: Path):
+    import duckdb
+
+    con = duckdb.connect(config={"memory_limit": DUCKDB_MEMORY_LIMIT, "temp_directory": str(work_dir)})
+    con.execute("SET preserve_insertion_order = true")
+    return con
+
+
+def _load(con, files: list[Path], progress: bool) -> None:
+    """One narrow-ish table of every input row, bad rows flagged (``_bad``), nothing dropped yet."""
+    con.execute(f"SET enable_progress_bar = {'true' if progress and sys.stderr.isatty() else 'false'}")
+    selects = []
+    for i, path in enumerate(files):
+        selects.append(
+            f"""SELECT {i} AS file_no, _row AS row_no, conversation_hash,
+                CAST("timestamp" AS VARCHAR) AS ts_text, try_cast(CAST("timestamp" AS VARCHAR) AS TIMESTAMPTZ) AS ts,
+                "language" AS lang, toxic, redacted, hashed_ip,
+                header."user-agent" AS user_agent,
+                list_transform(conversation, lambda t: {{'role': t.role, 'content': t.content,
+                    'turn_identifier': t.turn_identifier}}) AS turns,
+                coalesce(list_bool_or(list_transform(openai_moderation, lambda m: coalesce(m.flagged, false))), false) AS flagged
+            FROM {_relation(path)}"""
+        )
+    con.execute("CREATE TEMP TABLE conv AS " + " UNION ALL ".join(selects))
+    con.execute(
+        """CREATE TEMP TABLE judged AS SELECT file_no, row_no,
+            (conversation_hash IS NULL OR turns IS NULL OR len(turns) = 0 OR lang IS NULL OR ts_text IS NULL
+             OR toxic IS NULL OR redacted IS NULL
+             OR list_bool_or(list_transform(turns, lambda t: t.role IS NULL OR t.content IS NULL
+                 OR t.role NOT IN ('user', 'assistant')))) AS bad,
+            len(turns) AS n_turns,
+            coalesce(list_min(list_transform(list_filter(turns, lambda t: t.role = 'user'),
+                lambda t: length(trim(t.content)))), 0) AS min_user_chars
+        FROM conv"""
+    )
+
+
+def _bad_rows(con) -> list[tuple[int, int]]:
+    return con.execute("SELECT file_no, row_no FROM judged WHERE bad ORDER BY file_no, row_no").fetchall()
+
+
+def _filter(con, f: WildChatFilters) -> None:
+    langs = ", ".join(_sql_str(x) for x in f.languages)
+    lang_ok = f"lang IN ({langs})" if f.languages else "true"
+    con.execute(
+        f"""CREATE TEMP TABLE verdict AS SELECT c.file_no, c.row_no,
+            CASE
+              WHEN NOT ({lang_ok}) THEN 'language'
+              WHEN j.n_turns NOT BETWEEN {f.min_turns} AND {f.max_turns} THEN 'turns'
+              WHEN j.min_user_chars < {f.min_user_chars} THEN 'user_chars'
+              WHEN {str(f.drop_toxic).lower()} AND c.toxic THEN 'toxic'
+              WHEN {str(f.drop_redacted).lower()} AND c.redacted THEN 'redacted'
+              WHEN {str(f.drop_flagged).lower()} AND c.flagged THEN 'moderation'
+              ELSE NULL END AS dropped_by
+        FROM conv c JOIN judged j USING (file_no, row_no) WHERE NOT j.bad"""
+    )
+    if f.drop_duplicates:
+        con.execute(
+            """UPDATE verdict SET dropped_by = 'duplicate' FROM (
+                 SELECT c.file_no, c.row_no, row_number() OVER (
+                   PARTITION BY c.conversation_hash, coalesce(c.hashed_ip, '')
+                   ORDER BY c.file_no, c.row_no) AS k
+                 FROM conv c JOIN verdict v USING (file_no, row_no) WHERE v.dropped_by IS NULL) d
+               WHERE verdict.file_no = d.file_no AND verdict.row_no = d.row_no AND d.k > 1"""
+        )
+
+
+def _group(con, f: WildChatFilters) -> None:
+    """Assign every kept conversation to a sequence (``seq_key``, ``seq_pos``) and say how it was formed."""
+    gap_s = f.max_gap_hours * 3600
+    con.execute(
+        f"""CREATE TEMP TABLE runs AS
+        WITH kept AS (
+          SELECT c.file_no, c.row_no, c.ts,
+                 CASE WHEN c.hashed_ip IS NOT NULL AND c.user_agent IS NOT NULL AND c.ts IS NOT NULL
+                      THEN c.hashed_ip || chr(31) || c.user_agent END AS user_key
+          FROM conv c JOIN verdict v USING (file_no, row_no) WHERE v.dropped_by IS NULL),
+        stepped AS (
+          SELECT *, CASE WHEN user_key IS NULL THEN 1
+                    WHEN lag(ts) OVER w IS NULL OR epoch(ts) - epoch(lag(ts) OVER w) > {gap_s} THEN 1
+                    ELSE 0 END AS starts
+          FROM kept WINDOW w AS (PARTITION BY user_key ORDER BY ts, file_no, row_no)),
+        numbered AS (
+          SELECT *, sum(starts) OVER (PARTITION BY user_key ORDER BY ts, file_no, row_no
+                                      ROWS UNBOUNDED PRECEDING) AS run_no FROM stepped)
+        SELECT *, count(*) OVER (PARTITION BY user_key, run_no) AS run_size,
+               row_number() OVER (PARTITION BY user_key, run_no ORDER BY ts, file_no, row_no) AS run_pos
+        FROM numbered"""
+    )
+    con.execute(
+        f"""CREATE TEMP TABLE seqs AS SELECT file_no, row_no,
+            CASE WHEN user_key IS NOT NULL AND run_size >= {f.min_sequence}
+                 THEN user_key || chr(30) || run_no ELSE 'single' || chr(30) || file_no || ':' || row_no END AS seq_key,
+            CASE WHEN user_key IS NOT NULL AND run_size >= {f.min_sequence} THEN run_pos ELSE 1 END AS seq_pos,
+            CASE WHEN user_key IS NULL THEN 'single:unattributed'
+                 WHEN run_size >= {f.min_sequence} THEN 'user:hashed_ip+user_agent'
+                 ELSE 'single:below_min_sequence' END AS formed_by
+        FROM runs"""
+    )
+
+
+# -- rows for the store ---------------------------------------------------------------------------------
+def stable_conversation_id(conversation_hash: str, turns: list[dict[str, Any]]) -> str:
+    first = turns[0]
+    tail = first["turn_identifier"]
+    if tail is None:
+        tail = hashlib.sha256(first["content"].encode("utf-8")).hexdigest()[:8]
+    return f"{conversation_hash}_{tail}"
+
+
+def _dialogue_rows(members: list[dict[str, Any]], files: list[str], f: WildChatFilters):
+    """One dialogue (a user sequence) and its turns from its conversations in order."""
+    first = members[0]
+    ids = [stable_conversation_id(m["conversation_hash"], m["turns"]) for m in members]
+    key = "\n".join(ids)
+    if not f.drop_duplicates:  # repeated conversations are kept: their place in the input tells them apart
+        key += f"@{Path(files[first['file_no']]).name}:{first['row_no']}"
+    dialogue_id = "wc_" + hashlib.sha256(key.encode("utf-8")).hexdigest()[:16]
+    turns, convs, index = [], [], 0
+    for k, m in enumerate(members):
+        convs.append(
+            {
+                "file": files[m["file_no"]],
+                "row": m["row_no"],
+                "conversation_hash": m["conversation_hash"],
+                "conversation_id": ids[k],
+                "timestamp": m["ts_text"],
+                "first_turn": index,
+                "turns": len(m["turns"]),
+            }
+        )
+        for t in m["turns"]:
+            turns.append(
+                {
+                    "dialogue_id": dialogue_id,
+                    "turn_index": index,
+                    "role": t["role"],
+                    "content": t["content"],
+                    "extra_json": canonical_json({"conversation": k}) if len(members) > 1 else None,
+                }
+            )
+            index += 1
+    meta = {
+        "licence": LICENCE,
+        "language": first["lang"],
+        "sequence": {
+            "formed_by": first["formed_by"],
+            "max_gap_hours": f.max_gap_hours,
+            "min_sequence": f.min_sequence,
+            "user": hashlib.sha256(first["seq_key"].encode("utf-8")).hexdigest()[:16]
+            if first["formed_by"].startswith("user")
+            else None,
+            "conversations": convs,
+        },
+    }
+    dialogue = {
+        "dialogue_id": dialogue_id,
+        "origin": "wildchat",
+        "persona_id": None,
+        "session_index": None,
+        "meta_json": canonical_json(meta),
+        "needs_reverification": False,
+        "schema_version": "1.0",
+    }
+    return dialogue, turns
+
+
+def _stream_sequences(con, files: list[str], f: WildChatFilters) -> Iterator[tuple[dict, list[dict]]]:
+    reader = con.sql(
+        """SELECT s.seq_key, s.seq_pos, s.formed_by, c.file_no, c.row_no, c.conversation_hash, c.ts_text,
+                  c.lang, c.turns
+           FROM seqs s JOIN conv c USING (file_no, row_no)
+           ORDER BY s.seq_key, s.seq_pos"""
+    ).to_arrow_reader(BATCH_ROWS)
+    current: list[dict[str, Any]] = []
+    for batch in reader:
+        for row in batch.to_pylist():
+            if current and row["seq_key"] != current[0]["seq_key"]:
+                yield _dialogue_rows(current, files, f)
+                current = []
+            current.append(row)
+    if current:
+        yield _dialogue_rows(current, files, f)
+
+
+# -- the run ------------------------------------------------------------------------------------------
+def _fingerprint(files: list[Path], out: dict[str, str]) -> None:
+    digest = hashlib.sha256()
+    for p in files:
+        digest.update(p.name.encode("utf-8") + b"\0")
+        with p.open("rb") as fh:
+            for chunk in iter(lambda fh=fh: fh.read(1 << 22), b""):
+                digest.update(chunk)
+    out["sha256"] = digest.hexdigest()
+
+
+def _first_bad(con, files: list[Path]) -> InputError:
+    file_no, row_no = _bad_rows(con)[0]
+    path = files[file_no]
+    if _kind(path) == "jsonl":
+        for lineno, _rec, message, _raw in bad_records(path, limit=1):
+            return InputError(
+                f"{path}:{lineno}: {message}; nothing was imported (use --skip-bad to skip such lines)"
+            )
+    return InputError(
+        f"{path}: row {row_no}: not a WildChat record (a required field is missing or has the wrong type); "
+        "nothing was imported (use --skip-bad to skip such rows)"
+    )
+
+
+def _write_rejects(con, files: list[Path], rejects_path: Path) -> int:
+    bad = _bad_rows(con)
+    by_file: dict[int, set[int]] = {}
+    for file_no, row_no in bad:
+        by_file.setdefault(file_no, set()).add(row_no)
+    rejects_path.parent.mkdir(parents=True, exist_ok=True)
+    n = 0
+    with rejects_path.open("w", encoding="utf-8") as out:
+        for file_no, rows in sorted(by_file.items()):
+            path = files[file_no]
+            if _kind(path) == "jsonl":
+                for lineno, record, message, raw in bad_records(path):
+                    rows.discard(record)
+                    out.write(
+                        json.dumps({"file": str(path), "line": lineno, "error": message, "raw": raw}) + "\n"
+                    )
+                    n += 1
+            for row_no in sorted(rows):  # bad rows the line check did not explain (e.g. Parquet)
+                out.write(
+                    json.dumps({"file": str(path), "row": row_no, "error": "missing or mistyped field"})
+                    + "\n"
+                )
+                n += 1
+    return n
+
+
+def ingest_wildchat(
+    store,
+    paths: list[Path],
+    filters: WildChatFilters | None = None,
+    skip_bad: bool = False,
+    rejects_path: Path | None = None,
+    progress: bool = False,
+    work_dir: Path | None = None,
+) -> IngestReport:
+    """Read, filter, group and import WildChat files; one transaction, nothing written on a strict error."""
+    f = filters or WildChatFilters()
+    f.check()
+    files = expand_paths(paths)
+    report = IngestReport(files=[str(p) for p in files])
+    fp: dict[str, str] = {}
+    hasher = threading.Thread(target=_fingerprint, args=(files, fp), daemon=True)
+    hasher.start()  # hashing releases the GIL: it runs beside DuckDB's scan
+    with tempfile.TemporaryDirectory(prefix="prefkit-wildchat-", dir=work_dir) as tmp:
+        con = _connect(Path(tmp))
+        try:
+            try:
+                _load(con, files, progress)
+            except Exception as exc:  # duckdb raises its own types for unreadable files
+                raise InputError(
+                    f"{files[0] if len(files) == 1 else 'input'}: cannot be read as WildChat ({exc})"
+                ) from None
+            report.rows = con.execute("SELECT count(*) FROM judged").fetchone()[0]
+            n_bad = con.execute("SELECT count(*) FROM judged WHERE bad").fetchone()[0]
+            if n_bad and not skip_bad:
+                raise _first_bad(con, files)
+            if n_bad:
+                target = rejects_path or Path("wildchat-rejects.jsonl")
+                report.rejected = _write_rejects(con, files, target)
+                report.rejects_file = str(target)
+            _filter(con, f)
+            for name, count in con.execute(
+                "SELECT dropped_by, count(*) FROM verdict WHERE dropped_by IS NOT NULL GROUP BY 1"
+            ).fetchall():
+                report.removed[name] = count
+            _group(con, f)
+            report.kept = con.execute("SELECT count(*) FROM seqs").fetchone()[0]
+            for formed_by, n in con.execute(
+                "SELECT formed_by, count(DISTINCT seq_key) FROM seqs GROUP BY 1 ORDER BY 1"
+            ).fetchall():
+                report.formed[formed_by] = n
+            report.sequences = sum(report.formed.values())
+            hasher.join()
+            from curation.store_content import ImportBundle
+
+            header = ImportBundle(
+                kind="wildchat",
+                path=", ".join(str(p) for p in files),
+                sha256=hashlib.sha256(
+                    (fp["sha256"] + canonical_json(asdict(f)) + str(skip_bad)).encode("utf-8")
+                ).hexdigest(),
+                rows=report.rows,
+                licence=LICENCE,
+                provenance=Provenance(source="import.wildchat", licence=LICENCE),
+            )
+            result = store.import_stream(
+                header,
+                _stream_sequences(con, [str(p) for p in files], f),
+                total=report.sequences,
+                progress=progress,
+            )
+        finally:
+            con.close()
+    report.source_id = result.source_id
+    report.already_imported = result.already_imported
+    report.dialogues_written = result.counts.get("dialogues", 0)
+    report.turns_written = result.counts.get("turns", 0)
+    return report
+
+
+def default_work_dir() -> Path | None:
+    """Where DuckDB spills: ``$PREFKIT_TMPDIR`` when set, else the system temporary directory."""
+    value = os.environ.get("PREFKIT_TMPDIR")
+    return Path(value) if value else None

@@ -1,0 +1,153 @@
+"""`prefkit ingest wildchat`: filters with counts, user sequences, strict failure, --skip-bad."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import shutil
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+import wildchat_fixture as fx
+from click.testing import CliRunner
+
+from pipelines.ingest.reading import InputError
+from pipelines.ingest.wildchat import LICENCE, WildChatFilters, ingest_wildchat
+from prefkit.cli import cli
+
+
+@pytest.fixture
+def clean_file(tmp_path):
+    path = tmp_path / "wildchat.jsonl"
+    fx.write_fixture(path, bad=False)
+    return path
+
+
+@pytest.fixture
+def bad_file(tmp_path):
+    path = tmp_path / "wildchat_bad.jsonl"
+    return path, fx.write_fixture(path, bad=True)
+
+
+def test_every_filter_reports_what_it_removed(project, clean_file):
+    report = ingest_wildchat(project.store, [clean_file])
+    assert report.rows == fx.total_rows()
+    assert report.removed == fx.REMOVED
+    assert report.kept == fx.expected_kept()
+    assert project.store.count("dialogues", origin="wildchat") == report.sequences
+
+
+def test_conversations_are_grouped_into_user_sequences(project, clean_file):
+    report = ingest_wildchat(project.store, [clean_file])
+    # alice 5, bob 3, carol 2 + 3 (split by the long pause); dave alone; 180 unattributed.
+    assert report.formed == {
+        "user:hashed_ip+user_agent": 4,
+        "single:below_min_sequence": 1,
+        "single:unattributed": fx.UNATTRIBUTED,
+    }
+    seqs = {}
+    for did in project.store.dialogue_ids(origin="wildchat"):
+        meta = project.store.dialogue(did)["meta"]
+        if meta["sequence"]["formed_by"].startswith("user"):
+            convs = meta["sequence"]["conversations"]
+            seqs[convs[0]["conversation_hash"]] = [c["conversation_hash"] for c in convs]
+    assert seqs["h_ip_alice_0"] == [f"h_ip_alice_{k}" for k in range(5)]
+    assert seqs["h_ip_carol_0"] == ["h_ip_carol_0", "h_ip_carol_1"]
+    assert seqs["h_ip_carol_2"] == ["h_ip_carol_2", "h_ip_carol_3", "h_ip_carol_4"]
+
+
+def test_dialogues_carry_provenance_and_licence(project, clean_file):
+    ingest_wildchat(project.store, [clean_file])
+    did = next(
+        d
+        for d in project.store.dialogue_ids(origin="wildchat")
+        if project.store.dialogue(d)["meta"]["sequence"]["formed_by"].startswith("user")
+    )
+    d = project.store.dialogue(did)
+    conv = d["meta"]["sequence"]["conversations"][1]
+    assert conv["file"] == str(clean_file) and conv["row"] >= 1 and conv["conversation_hash"].startswith("h_")
+    line = clean_file.read_text().splitlines()[conv["row"] - 1]
+    assert json.loads(line)["conversation_hash"] == conv["conversation_hash"]
+    assert d["meta"]["licence"] == LICENCE and "ODC-BY" in LICENCE
+    # Turns of the second conversation follow the first's, marked with their conversation.
+    assert d["turns"][conv["first_turn"]]["extra"] == {"conversation": 1}
+    assert project.store.sources()[0]["licence"] == LICENCE
+
+
+def test_strict_stops_at_first_bad_line_and_writes_nothing(project, bad_file):
+    path, bad_at = bad_file
+    with pytest.raises(InputError) as exc:
+        ingest_wildchat(project.store, [path])
+    assert f"{path}:{bad_at['json']}:" in str(exc.value)
+    assert project.store.count("dialogues") == 0 and project.store.count("sources") == 0
+
+
+def test_strict_names_a_missing_field(project, tmp_path, clean_file):
+    lines = clean_file.read_text().splitlines()
+    row = json.loads(lines[4])
+    del row["conversation_hash"]
+    lines[4] = json.dumps(row)
+    path = tmp_path / "missing.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(InputError, match=r"missing\.jsonl:5: field conversation_hash"):
+        ingest_wildchat(project.store, [path])
+    assert project.store.count("dialogues") == 0
+
+
+def test_skip_bad_lists_rejects_and_imports_the_rest(project, bad_file, tmp_path):
+    path, bad_at = bad_file
+    rejects = tmp_path / "rejects.jsonl"
+    report = ingest_wildchat(project.store, [path], skip_bad=True, rejects_path=rejects)
+    assert report.rejected == fx.BAD_LINES
+    listed = [json.loads(x) for x in rejects.read_text().splitlines()]
+    assert sorted(r["line"] for r in listed) == sorted(bad_at.values())
+    assert report.removed == fx.REMOVED and report.kept == fx.expected_kept()
+
+
+def test_gzip_and_parquet_give_the_same_dialogues(tmp_path, clean_file):
+    from curation.project import Project
+
+    gz = tmp_path / "w.jsonl.gz"
+    with gzip.open(gz, "wb") as f:
+        f.write(clean_file.read_bytes())
+    rows = [json.loads(x) for x in clean_file.read_text().splitlines()]
+    pq.write_table(pa.Table.from_pylist(rows), tmp_path / "w.parquet")
+    ids = []
+    for name, src in (("a", clean_file), ("b", gz), ("c", tmp_path / "w.parquet")):
+        p = Project.init(tmp_path / name)
+        ingest_wildchat(p.store, [src])
+        ids.append(p.store.dialogue_ids())
+        p.close()
+    assert ids[0] == ids[1] == ids[2] and len(ids[0]) == 4 + 1 + fx.UNATTRIBUTED
+
+
+def test_filters_are_flags(project, clean_file):
+    f = WildChatFilters(languages=(), drop_toxic=False, drop_duplicates=False, min_sequence=100)
+    report = ingest_wildchat(project.store, [clean_file], f)
+    assert report.removed["language"] == 0 and report.removed["toxic"] == 0
+    assert report.removed["duplicate"] == 0
+    assert report.kept == fx.expected_kept() + sum(fx.REMOVED[k] for k in ("language", "toxic", "duplicate"))
+    assert "user:hashed_ip+user_agent" not in report.formed
+
+
+def test_reingesting_the_same_bytes_is_a_no_op(project, clean_file):
+    first = ingest_wildchat(project.store, [clean_file])
+    again = ingest_wildchat(project.store, [clean_file])
+    assert again.already_imported and again.source_id == first.source_id
+    assert project.store.count("dialogues") == first.dialogues_written
+
+
+def test_cli_reports_counts_and_fails_on_bad_lines(tmp_path, bad_file, clean_file):
+    from curation.project import Project
+
+    Project.init(tmp_path / "p").close()
+    runner = CliRunner()
+    ok = runner.invoke(cli, ["ingest", "wildchat", str(clean_file), "-p", str(tmp_path / "p"), "--json"])
+    assert ok.exit_code == 0, ok.output
+    assert json.loads(ok.output)["removed"]["moderation"] == fx.REMOVED["moderation"]
+    path, bad_at = bad_file
+    shutil.copy(path, tmp_path / "bad.jsonl")
+    bad = runner.invoke(cli, ["ingest", "wildchat", str(tmp_path / "bad.jsonl"), "-p", str(tmp_path / "p")])
+    assert bad.exit_code == 1
+    assert f"bad.jsonl:{bad_at['json']}: malformed JSON" in bad.output
