@@ -8,13 +8,12 @@ accuracy come from :mod:`curation.agreement` and :mod:`curation.workflow`.
 
 from __future__ import annotations
 
-import re
-import unicodedata
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from curation.consensus import disagreements, effective_adjudications, live_flags, live_labels
+from curation.evidence import check_memory, evidence_rows
 from schemas.common import PrefkitError
 
 FINAL_ALPHA_MIN = 0.800
@@ -89,56 +88,25 @@ def load_policy(config: dict[str, Any]) -> Policy:
     return policy
 
 
-# -- the evidence check ---------------------------------------------------------------------------------
-_ELLIPSIS = re.compile(r"\[\s*(?:\.\.\.|…)\s*\]|\.\.\.+|…")
-
-
-def _norm(text: str) -> str:
-    """Casefolded, with whitespace and invisible format characters (zero-width joiners) removed."""
-    return "".join(ch for ch in text.casefold() if not ch.isspace() and unicodedata.category(ch) != "Cf")
-
-
-def _found(quote: str, turn: str) -> bool:
-    """Whether every fragment of ``quote`` (split at ellipses, which mark elided text) is in ``turn``,
-    comparing case-insensitively and ignoring whitespace (quotes often drop a space before a comma)."""
-    haystack = _norm(turn)
-    fragments = [_norm(f).strip(".,;:!?\"'") for f in _ELLIPSIS.split(quote)]
-    fragments = [f for f in fragments if f]
-    return bool(fragments) and all(f in haystack for f in fragments)
-
-
+# -- the evidence check (one implementation: curation.evidence) ------------------------------------------
 def evidence_problem(memory: dict[str, Any], turns: list[dict[str, Any]]) -> str | None:
-    """Why a gold memory's evidence is not where it says, or ``None`` when ``evidence.text`` is found in
-    the dialogue turn at ``evidence.utterance_index`` (an int, or a list of ints: any of them)."""
-    evidence = memory.get("evidence") or {}
-    text, index = evidence.get("text"), evidence.get("utterance_index")
-    if not text:
-        return "no evidence text"
-    if index is None:
-        return "no utterance_index"
-    indexes = index if isinstance(index, list) else [index]
-    contents = {t["index"]: t["content"] for t in turns}
-    missing = [i for i in indexes if i not in contents]
-    if missing:
-        return f"utterance_index {missing} out of range (dialogue has {len(turns)} turns)"
-    if any(_found(text, contents[i]) for i in indexes):
-        return None
-    return f"evidence text not found at utterance_index {index}"
+    """Why a gold memory's evidence is not where it says (a near miss included), or ``None``."""
+    verdict = check_memory(memory, turns, cite_required=True)
+    return None if verdict.status == "pass" else verdict.reason
 
 
 def gold_evidence_failures(store) -> list[dict[str, Any]]:
-    """Gold memories failing the evidence check: ``{dialogue_id, memory_id, problem}`` each."""
-    failures = []
-    by_dialogue: dict[str, list[dict[str, Any]]] = {}
-    for m in store.memories(origin="gold"):
-        by_dialogue.setdefault(m["dialogue_id"], []).append(m)
-    for dialogue_id, mems in sorted(by_dialogue.items()):
-        turns = store.dialogue(dialogue_id)["turns"]
-        for m in mems:
-            problem = evidence_problem(m["record"] or {}, turns)
-            if problem:
-                failures.append({"dialogue_id": dialogue_id, "memory_id": m["memory_id"], "problem": problem})
-    return failures
+    """Gold memories whose evidence check is not ``pass``: ``{dialogue_id, memory_id, status, problem}``."""
+    return [
+        {
+            "dialogue_id": r["session_id"],
+            "memory_id": r["memory_id"],
+            "status": r["status"],
+            "problem": r["reason"],
+        }
+        for r in evidence_rows(store, "gold")
+        if r["status"] != "pass"
+    ]
 
 
 # -- gates ------------------------------------------------------------------------------------------

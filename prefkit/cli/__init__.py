@@ -13,6 +13,7 @@ from prefkit.cli import (
     ingest_cmds,
     labelstudio_cmds,
     llm_cmds,
+    memories_cmds,
     project_cmds,
     release_cmds,
 )
@@ -49,6 +50,7 @@ for command in (
     generate_cmds.generate,
     llm_cmds.llm,
     ingest_cmds.ingest,
+    memories_cmds.memories,
 ):
     cli.add_command(command)
 
