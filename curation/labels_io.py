@@ -6,8 +6,9 @@ action, comment, judge``. ``item_id`` is the task's ``item_ref`` (stable across 
 ``judge`` (default false) marks the labels of an LLM judge, recorded with ``source="judge"``.
 
 An import checks every row first — known task kind and task, existing annotator, values valid for
-the task (``TaskKind.validate``), ISO-8601 timestamp — and writes nothing unless all rows pass; the
-first bad row is reported with file, line and field. The events go in through one
+the task (``TaskKind.validate``), an ISO-8601 timestamp with date, time and UTC offset (stored
+normalised to UTC; a date alone is refused), finite ``time_spent_s`` — and writes nothing unless all rows pass; the
+first bad row is reported with file, line and field; a file without rows is an error. The events go in through one
 ``store.append_events`` transaction with an ``event_id`` hashed from the row, so importing the same
 file again writes nothing. Rows of one (task, annotator) later in the file supersede earlier ones,
 exactly as edits do in the app.
@@ -18,14 +19,15 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from pydantic import ValidationError
 
 from curation.task_kinds import LabelError, get_kind
+from schemas.reading import InputError, loads, no_records, parse_timestamp, read_text
 from schemas.common import PrefkitError, canonical_json, content_hash
 from schemas.curation import AnnotationTask, LabelEvent
 
@@ -95,9 +97,9 @@ def _csv_rows(text: str) -> list[tuple[int, dict[str, Any]]]:
         parsed: dict[str, Any] = {k: (v if v != "" else None) for k, v in row.items()}
         if parsed.get("values") is not None:
             try:
-                parsed["values"] = json.loads(parsed["values"])
-            except json.JSONDecodeError as exc:
-                raise _RowLine(line, _RowError("values", f"not valid JSON ({exc.msg})")) from exc
+                parsed["values"] = loads(parsed["values"], "")
+            except InputError as exc:
+                raise _RowLine(line, _RowError("values", "not valid JSON: " + str(exc).removeprefix(": "))) from exc
         if parsed.get("time_spent_s") is not None:
             try:
                 parsed["time_spent_s"] = float(parsed["time_spent_s"])
@@ -120,9 +122,9 @@ def _jsonl_rows(text: str) -> list[tuple[int, dict[str, Any]]]:
         if not raw.strip():
             continue
         try:
-            row = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise _RowLine(line, _RowError("<row>", f"not valid JSON ({exc.msg})")) from exc
+            row = loads(raw, "")
+        except InputError as exc:
+            raise _RowLine(line, _RowError("<row>", str(exc).removeprefix(": "))) from exc
         if not isinstance(row, dict):
             raise _RowLine(line, _RowError("<row>", "expected a JSON object"))
         rows.append((line, row))
@@ -133,15 +135,20 @@ def read_rows(path: Path, fmt: str | None = None) -> list[tuple[int, dict[str, A
     """``(line number, row)`` pairs of a labels file, parsed but not yet validated."""
     fmt = detect_format(path, fmt)
     try:
-        text = path.read_text(encoding="utf-8-sig")
+        text = read_text(path)
     except OSError as exc:
         raise LabelsFileError(f"{path}: cannot read ({exc.strerror})") from exc
-    except UnicodeDecodeError as exc:
-        raise LabelsFileError(f"{path}: not UTF-8 text") from exc
+    except InputError as exc:
+        raise LabelsFileError(str(exc)) from exc
     try:
-        return _csv_rows(text) if fmt == "csv" else _jsonl_rows(text)
+        rows = _csv_rows(text) if fmt == "csv" else _jsonl_rows(text)
     except _RowLine as exc:
         raise LabelsFileError(f"{path}:{exc}") from exc
+    except csv.Error as exc:
+        raise LabelsFileError(f"{path}: not a readable CSV file ({exc})") from exc
+    if not rows:
+        raise LabelsFileError(str(no_records(path)))
+    return rows
 
 
 # -- validating ------------------------------------------------------------------------------------------
@@ -197,7 +204,9 @@ def _scalars(row: dict[str, Any]) -> tuple[str, float | None, str | None]:
     if action not in ACTIONS:
         raise _RowError("action", f"{action!r} is not one of {', '.join(ACTIONS)}")
     spent = row.get("time_spent_s")
-    if spent is not None and (isinstance(spent, bool) or not isinstance(spent, int | float) or spent < 0):
+    if spent is not None and (
+        isinstance(spent, bool) or not isinstance(spent, int | float) or not math.isfinite(spent) or spent < 0
+    ):
         raise _RowError("time_spent_s", f"expected a number of seconds >= 0, got {spent!r}")
     comment = row.get("comment")
     if comment is not None and not isinstance(comment, str):
@@ -222,9 +231,9 @@ def _row_event(row: dict[str, Any], resolver: _Resolver, source: str) -> LabelEv
     task = resolver.task(kind.name, row["item_id"])
     action, spent, comment = _scalars(row)
     try:
-        datetime.fromisoformat(row["timestamp"])
-    except ValueError as exc:
-        raise _RowError("timestamp", f"not an ISO-8601 time: {row['timestamp']!r}") from exc
+        timestamp = parse_timestamp(row["timestamp"], "")
+    except InputError as exc:
+        raise _RowError("timestamp", str(exc).removeprefix(": field timestamp: ")) from exc
     values = _values(row, action, task)
     key = [
         row["annotator"],
@@ -232,7 +241,7 @@ def _row_event(row: dict[str, Any], resolver: _Resolver, source: str) -> LabelEv
         task.task_id,
         values,
         spent,
-        row["timestamp"],
+        timestamp,
         action,
         comment,
         source,
@@ -247,7 +256,7 @@ def _row_event(row: dict[str, Any], resolver: _Resolver, source: str) -> LabelEv
         comment=comment,
         time_spent_s=spent,
         source=source,
-        created_at=row["timestamp"],
+        created_at=timestamp,
     )
 
 

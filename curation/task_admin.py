@@ -1,13 +1,13 @@
 """Maintainer operations on tasks: create them from project content, add preference pairs and gold
 answers from JSONL files.
 
-Files are parsed and validated whole before anything is written; a problem is one
-:class:`TaskFileError` naming the file, the line and the field.
+Files are read through :mod:`schemas.reading` and validated whole before anything is written; a
+problem (a repeated pair or task included) is one :class:`TaskFileError` naming the file, the line and
+the field.
 """
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -17,6 +17,7 @@ from curation.assignment import gold_rate_key
 from curation.task_kinds import LabelError, get_kind
 from schemas.common import Contract, PrefkitError, content_hash
 from schemas.curation import Provenance
+from schemas.reading import InputError, check_unique, read_jsonl, validate_row
 
 if TYPE_CHECKING:
     from curation.project import Project
@@ -51,27 +52,15 @@ class GoldLine(Contract):
 
 
 def _lines(path: Path, model: type[Contract]) -> list[tuple[int, Any]]:
-    if not path.is_file():
-        raise TaskFileError(f"{path}: no such file")
-    out = []
-    with path.open(encoding="utf-8") as f:
-        for lineno, raw in enumerate(f, start=1):
-            if not raw.strip():
-                continue
-            try:
-                out.append((lineno, model.model_validate(json.loads(raw))))
-            except json.JSONDecodeError as exc:
-                raise TaskFileError(f"{path}:{lineno}: not valid JSON ({exc.msg})") from None
-            except ValidationError as exc:
-                first = exc.errors()[0]
-                where = ".".join(str(p) for p in first["loc"]) or "<line>"
-                raise TaskFileError(f"{path}:{lineno}: field {where}: {first['msg']}") from None
-    return out
+    try:
+        return [(n, validate_row(model, value, f"{path}:{n}")) for n, value in read_jsonl(path)]
+    except InputError as exc:
+        raise TaskFileError(str(exc)) from None
 
 
 def import_pairs(project: Project, path: Path) -> int:
     """Add preference pairs for ``preference_match`` tasks; returns how many were new."""
-    rows = []
+    rows, ids = [], []
     for lineno, line in _lines(Path(path), PairLine):
         if line.gold is not None:
             try:
@@ -82,6 +71,7 @@ def import_pairs(project: Project, path: Path) -> int:
                     f"{path}:{lineno}: field gold.{'.'.join(map(str, first['loc']))}: {first['msg']}"
                 ) from None
         pair_id = line.pair_id or "pair_" + content_hash([line.checklist_item, line.candidate])
+        ids.append((lineno, pair_id))
         rows.append(
             {
                 "pair_id": pair_id,
@@ -94,6 +84,10 @@ def import_pairs(project: Project, path: Path) -> int:
                 ),
             }
         )
+    try:
+        check_unique(ids, Path(path), "pair_id")
+    except InputError as exc:
+        raise TaskFileError(f"{exc} (an absent pair_id is derived from the two texts)") from None
     return project.store.add_preference_pairs(rows, Provenance(source="import.pairs"))
 
 
@@ -138,7 +132,9 @@ def import_gold(project: Project, path: Path) -> int:
     """Set known answers from a JSONL file; each answer is validated against its task. Returns count."""
     path = Path(path)
     resolved: list[tuple[str, dict[str, Any]]] = []
+    lines: list[int] = []
     for lineno, line in _lines(path, GoldLine):
+        lines.append(lineno)
         task_id = line.task_id
         if task_id is None:
             if not (line.kind and line.item_ref):
@@ -153,6 +149,10 @@ def import_gold(project: Project, path: Path) -> int:
             raise TaskFileError(f"{path}:{lineno}: field answer.{exc}") from None
         except PrefkitError as exc:
             raise TaskFileError(f"{path}:{lineno}: {exc}") from None
+    try:
+        check_unique(((n, task_id) for n, (task_id, _) in zip(lines, resolved, strict=True)), path, "task_id")
+    except InputError as exc:
+        raise TaskFileError(str(exc)) from None
     for task_id, answer in resolved:
         project.store.set_gold(task_id, answer)
     return len(resolved)

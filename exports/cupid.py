@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from exports.writers import write_jsonl, write_parquet
-from pipelines.ingest.reading import InputError
+from schemas.reading import InputError
 from schemas.cupid import BenchmarkInstance
 
 CUPID_COLUMNS = (

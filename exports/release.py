@@ -32,7 +32,7 @@ from schemas import ALL_SCHEMAS
 from schemas.common import PrefkitError, utcnow
 from schemas.curation import ReleaseFile, ReleaseManifest
 
-VERSION_RE = re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)$")
+VERSION_RE = re.compile(r"(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)")  # always fullmatch: `$` accepts "\n"
 LEVELS = ("patch", "minor", "major")
 LICENCE_URLS = {
     "cc-by-4.0": "https://creativecommons.org/licenses/by/4.0/",
@@ -56,7 +56,7 @@ class CutResult:
 
 
 def parse_version(version: str) -> tuple[int, int, int]:
-    m = VERSION_RE.match(version)
+    m = VERSION_RE.fullmatch(version)
     if not m:
         raise ReleaseError(f"version {version!r} is not a semantic version X.Y.Z")
     return int(m[1]), int(m[2]), int(m[3])
@@ -72,7 +72,7 @@ def sha256_file(path: Path) -> str:
 
 def releases(releases_dir: Path) -> list[str]:
     """Versions present (with a manifest), oldest first."""
-    found = [p.parent.name for p in releases_dir.glob("*/manifest.json") if VERSION_RE.match(p.parent.name)]
+    found = [p.parent.name for p in releases_dir.glob("*/manifest.json") if VERSION_RE.fullmatch(p.parent.name)]
     return sorted(found, key=parse_version)
 
 

@@ -8,7 +8,7 @@ import pytest
 from curation.store import StoreError
 from exports.alpsbench import export_packets
 from pipelines.ingest import alpsbench
-from pipelines.ingest.reading import InputError
+from schemas.reading import InputError
 
 pytestmark = pytest.mark.shared_data
 

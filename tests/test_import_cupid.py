@@ -6,8 +6,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from exports.cupid import export_cupid
-from pipelines.ingest import cupid, reading
-from pipelines.ingest.reading import InputError
+from pipelines.ingest import cupid
+from schemas import reading
+from schemas.reading import InputError
 
 
 def _row(i, kind="consistent"):

@@ -8,7 +8,6 @@ description; their licence is recorded on every persona made from them.
 
 from __future__ import annotations
 
-import json
 import random
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -16,7 +15,6 @@ from pathlib import Path
 
 from pipelines.generation.drafts import PersonaDraft
 from pipelines.generation.prompting import build_request
-from pipelines.ingest.reading import InputError
 from pipelines.llm.types import LLMRequest
 from schemas.generation import (
     BIG_FIVE,
@@ -26,6 +24,7 @@ from schemas.generation import (
     Persona,
     PersonaAttributes,
 )
+from schemas.reading import InputError, read_jsonl
 
 SEED_KEYS = ("persona", "input persona", "description", "text")
 BIG_FIVE_POLES = tuple((trait, level) for trait in BIG_FIVE for level in ("High", "Low"))
@@ -74,20 +73,12 @@ def persona_id(seed: int, index: int) -> str:
 def read_seed_personas(path: Path) -> list[str]:
     """Seed descriptions from JSONL: each line a JSON string or an object with a description key."""
     seeds = []
-    for n, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            value = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"{path}:{n}: not JSON ({exc.msg})") from exc
+    for n, value in read_jsonl(Path(path)):
         if isinstance(value, dict):
             value = next((value[k] for k in SEED_KEYS if isinstance(value.get(k), str)), None)
         if not isinstance(value, str) or not value.strip():
             raise InputError(f"{path}:{n}: expected a string or an object with one of {', '.join(SEED_KEYS)}")
         seeds.append(value.strip())
-    if not seeds:
-        raise InputError(f"{path}: no seed personas")
     return seeds
 
 

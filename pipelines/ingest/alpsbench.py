@@ -17,10 +17,10 @@ from typing import Any
 from pydantic import ValidationError
 
 from curation.store_content import ImportBundle
-from pipelines.ingest.reading import InputError, read_json, sha256_file, validation_message
 from schemas.alpsbench import MemoryItem, check_candidate
 from schemas.common import canonical_json
 from schemas.curation import Provenance
+from schemas.reading import InputError, read_json, sha256_file, validation_message
 
 LICENCE = "ODC-BY (AlpsBench reprocessing of WildChat-1M)"
 
@@ -83,8 +83,11 @@ def _parse_packet(path: Path, root: Path, position: int) -> dict[str, list[dict[
     turns = _turn_rows(where, session_id, packet.get("dialogue"))
     rel = path.relative_to(root).as_posix() if root.is_dir() else path.name
 
+    golds = task1.get("ground_truth_memories", [])
+    if not isinstance(golds, list):
+        raise InputError(f"{where}: field task1.ground_truth_memories: expected a list of memories")
     memories: list[dict[str, Any]] = []
-    for i, gold in enumerate(task1.get("ground_truth_memories") or []):
+    for i, gold in enumerate(golds):
         try:
             item = MemoryItem.model_validate(gold)
         except ValidationError as exc:
@@ -104,7 +107,7 @@ def _parse_packet(path: Path, root: Path, position: int) -> dict[str, list[dict[
             }
         )
 
-    outputs = task1.get("llm_outputs") or {}
+    outputs = task1.get("llm_outputs", {})
     if not isinstance(outputs, dict):
         raise InputError(f"{where}: field task1.llm_outputs: expected an object keyed by model")
     for model, out in outputs.items():
@@ -137,7 +140,9 @@ def _parse_packet(path: Path, root: Path, position: int) -> dict[str, list[dict[
                     "origin": "candidate",
                     "source_model": model,
                     "position": i,
-                    "memory_id": raw.get("memory_id") if isinstance(raw, dict) else None,
+                    "memory_id": raw.get("memory_id")
+                    if isinstance(raw, dict) and isinstance(raw.get("memory_id"), str)
+                    else None,
                     "record_json": canonical_json(record) if record else None,
                     "raw_json": canonical_json(raw),
                     "valid": not problems,

@@ -6,10 +6,10 @@ from pathlib import Path
 from typing import Any
 
 from curation.store_content import ImportBundle
-from pipelines.ingest.reading import InputError, iter_rows, sha256_file, validate_row
 from schemas.common import canonical_json, content_hash
 from schemas.cupid import BenchmarkInstance
 from schemas.curation import Provenance
+from schemas.reading import iter_rows, no_records, sha256_file, validate_row
 
 
 def instance_id(row: dict[str, Any], occurrence: int = 0) -> str:
@@ -41,7 +41,7 @@ def build_bundle(path: Path, licence: str | None = None) -> ImportBundle:
     path = Path(path)
     instances = [validate_row(BenchmarkInstance, value, f"{path}:{n}") for n, value in iter_rows(path)]
     if not instances:
-        raise InputError(f"{path}: no rows")
+        raise no_records(path)
     return ImportBundle(
         kind="cupid",
         path=str(path),

@@ -10,10 +10,11 @@ from prefkit.cli.common import echo_json, echo_table, json_option, project_optio
 
 
 @click.command()
-@click.argument("path", type=click.Path(file_okay=False), default=".")
+@click.argument("path", type=click.Path(file_okay=False), envvar="PREFKIT_PROJECT", default=".")
 @click.option("--name", help="Project name (default: the directory name).")
 def init(path: str, name: str | None) -> None:
-    """Create a project directory (config, database, guidelines). Safe to re-run.
+    """Create a project directory (config, database, guidelines) at PATH ($PREFKIT_PROJECT, else the
+    current directory), like every other command finds it. Safe to re-run.
 
     Example: prefkit init my-bench --name my-bench
     """
