@@ -27,9 +27,9 @@ from typing import TYPE_CHECKING, Any, TextIO
 from pydantic import ValidationError
 
 from curation.task_kinds import LabelError, get_kind
-from schemas.reading import InputError, loads, no_records, parse_timestamp, read_text
 from schemas.common import PrefkitError, canonical_json, content_hash
 from schemas.curation import AnnotationTask, LabelEvent
+from schemas.reading import InputError, loads, no_records, parse_timestamp, read_text
 
 if TYPE_CHECKING:
     from curation.project import ProjectStore
@@ -99,7 +99,9 @@ def _csv_rows(text: str) -> list[tuple[int, dict[str, Any]]]:
             try:
                 parsed["values"] = loads(parsed["values"], "")
             except InputError as exc:
-                raise _RowLine(line, _RowError("values", "not valid JSON: " + str(exc).removeprefix(": "))) from exc
+                raise _RowLine(
+                    line, _RowError("values", "not valid JSON: " + str(exc).removeprefix(": "))
+                ) from exc
         if parsed.get("time_spent_s") is not None:
             try:
                 parsed["time_spent_s"] = float(parsed["time_spent_s"])

@@ -72,7 +72,9 @@ def sha256_file(path: Path) -> str:
 
 def releases(releases_dir: Path) -> list[str]:
     """Versions present (with a manifest), oldest first."""
-    found = [p.parent.name for p in releases_dir.glob("*/manifest.json") if VERSION_RE.fullmatch(p.parent.name)]
+    found = [
+        p.parent.name for p in releases_dir.glob("*/manifest.json") if VERSION_RE.fullmatch(p.parent.name)
+    ]
     return sorted(found, key=parse_version)
 
 

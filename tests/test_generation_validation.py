@@ -14,9 +14,9 @@ from pipelines.generation.drafts import ChecklistDraft, FactorsDraft, SessionSto
 from pipelines.generation.factors import make_factors, validate_factors
 from pipelines.generation.personas import read_seed_personas, sample_attributes
 from pipelines.generation.plan import PlanShape, place_sessions, validate_stories
-from schemas.reading import InputError
 from pipelines.llm.types import LLMRequest
 from schemas.generation import ContextualPreference
+from schemas.reading import InputError
 
 PERSONA = "Amara Okafor is a staff nurse with several years of experience who plans carefully."
 
