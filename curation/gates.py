@@ -40,6 +40,7 @@ class GateResult:
     threshold: Any
     summary: str
     culprits: list[str] = field(default_factory=list)
+    applies_to: list[str] = field(default_factory=list)  # the release configs this gate guards
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -53,6 +54,8 @@ class Policy:
     gold_accuracy_min: float
     allow_offline: bool
     adjudicate: str
+    require_gold: bool = True
+    configs: list[str] | None = None
 
     def alpha_for(self, kind: str, field_name: str) -> float:
         if isinstance(self.alpha_min, dict):
@@ -72,6 +75,8 @@ def load_policy(config: dict[str, Any]) -> Policy:
         gold_accuracy_min=float(rel.get("gold_accuracy_min", 0.8)),
         allow_offline=bool(rel.get("allow_offline", False)),
         adjudicate=rel.get("adjudicate", "ties"),
+        require_gold=bool(rel.get("require_gold", True)),
+        configs=list(rel["configs"]) if rel.get("configs") is not None else None,
     )
     if policy.policy not in ("final", "tentative"):
         raise PolicyError(f"[release] policy must be 'final' or 'tentative', not {policy.policy!r}")
@@ -111,11 +116,23 @@ def gold_evidence_failures(store) -> list[dict[str, Any]]:
 
 # -- gates ------------------------------------------------------------------------------------------
 @dataclass
+class ConfigPlan:
+    """What a gate needs to know of one release config: its name, the task kinds whose labels decide
+    its rows, and how many rows it has and had to leave out."""
+
+    name: str
+    needs: tuple[str, ...]
+    count: int
+    dropped: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass
 class GateContext:
     store: Any
     policy: Policy
     agreement_rows: Callable[..., list[dict[str, Any]]] | None = None
     gold_accuracy: Callable[..., list[dict[str, Any]]] | None = None
+    configs: list[ConfigPlan] = field(default_factory=list)
     _cache: dict[str, Any] = field(default_factory=dict)
 
     def agreement(self) -> list[dict[str, Any]]:
@@ -125,6 +142,34 @@ class GateContext:
                 fn = _provider("curation.agreement", "agreement_rows")
             self._cache["agreement"] = fn(self.store)
         return self._cache["agreement"]
+
+    def needed(self) -> dict[str, list[str]]:
+        """``{task kind: [configs that need its labels]}`` over the configs of this release."""
+        out: dict[str, list[str]] = {}
+        for c in self.configs:
+            for kind in c.needs:
+                out.setdefault(kind, []).append(c.name)
+        return out
+
+    def labelled(self) -> list[str]:
+        """Configs whose rows depend on labels (the label gates guard them)."""
+        return [c.name for c in self.configs if c.needs]
+
+    def superseded(self) -> set[str]:
+        if "superseded" not in self._cache:
+            from curation.verification import superseded_tasks
+
+            self._cache["superseded"] = superseded_tasks(self.store)
+        return self._cache["superseded"]
+
+
+def _needs_text(kind: str, configs: list[str]) -> str:
+    names = ", ".join(f"`{c}`" for c in configs)
+    return f"the {names} config{'s' if len(configs) > 1 else ''} need{'' if len(configs) > 1 else 's'} them"
+
+
+def _not_applicable(gate: str, threshold: Any) -> GateResult:
+    return GateResult(gate, True, None, threshold, "not applicable: no config of this release depends on labels")
 
 
 def _provider(module: str, name: str) -> Callable[..., list[dict[str, Any]]]:
@@ -142,13 +187,21 @@ def _result(gate: str, culprits: list[str], value, threshold, ok_text: str, fail
 
 
 def gate_alpha(ctx: GateContext) -> GateResult:
-    """α of every labelled field (human vs human) against α_min; an undefined α fails."""
+    """α of every labelled field (human vs human) against α_min; an undefined α fails, and so does a
+    task kind a released config depends on that has no labelled field at all."""
+    needed = ctx.needed()
+    if not needed:
+        return _not_applicable("alpha", ctx.policy.alpha_min)
     rows = [
         r
         for r in ctx.agreement()
         if r.get("n_units") and r.get("comparison", "human-vs-human") == "human-vs-human"
     ]
     culprits, lowest = [], None
+    have = {r["task_kind"] for r in rows}
+    for kind, configs in sorted(needed.items()):
+        if kind not in have:
+            culprits.append(f"no labels for {kind}: {_needs_text(kind, configs)}")
     for r in rows:
         need = ctx.policy.alpha_for(r["task_kind"], r["field"])
         alpha = r.get("alpha")
@@ -159,19 +212,29 @@ def gate_alpha(ctx: GateContext) -> GateResult:
             ci = f" [{r['ci_low']:.3f}, {r['ci_high']:.3f}]" if has_ci else ""
             culprits.append(f"{r['task_kind']}.{r['field']}: α {shown}{ci} < {need:.3f}")
     value = None if lowest is None else round(lowest, 3)
-    threshold = ctx.policy.alpha_min
-    ok = f"min α {value} over {len(rows)} field(s)" if rows else "no labelled fields"
-    return _result(
-        "alpha", culprits, value, threshold, ok, f"{len(culprits)} of {len(rows)} field(s) below α_min"
-    )
+    fail = culprits[0] if len(culprits) == 1 else f"{len(culprits)} problem(s) over {len(rows)} field(s)"
+    return _result("alpha", culprits, value, ctx.policy.alpha_min, f"min α {value} over {len(rows)} field(s)", fail)
+
+
+def _live_tasks(ctx: GateContext, kinds) -> list:
+    skip = ctx.superseded()
+    return [t for t in ctx.store.tasks() if t.kind in kinds and not t.is_gold and t.task_id not in skip]
 
 
 def gate_min_labels(ctx: GateContext) -> GateResult:
-    """Live labels per non-gold task against ``min_labels_per_item``."""
+    """Live labels per non-gold task (of the kinds the release depends on) against ``min_labels_per_item``."""
     need = ctx.policy.min_labels_per_item
+    needed = ctx.needed()
+    if not needed:
+        return _not_applicable("min_labels", need)
     labels = live_labels(ctx.store)
-    tasks = [t for t in ctx.store.tasks() if not t.is_gold]
+    tasks = _live_tasks(ctx, needed)
     short = [
+        f"no {kind} tasks: {_needs_text(kind, configs)}"
+        for kind, configs in sorted(needed.items())
+        if not any(t.kind == kind for t in tasks)
+    ]
+    short += [
         f"{t.task_id} ({len(labels.get(t.task_id, {}))})"
         for t in tasks
         if len(labels.get(t.task_id, {})) < need
@@ -183,13 +246,17 @@ def gate_min_labels(ctx: GateContext) -> GateResult:
         fewest,
         need,
         f"every one of {len(tasks)} task(s) has ≥ {need} labels",
-        f"{len(short)} of {len(tasks)} task(s) have < {need} labels",
+        short[0] if len(short) == 1 else f"{len(short)} problem(s) over {len(tasks)} task(s)",
     )
 
 
 def gate_adjudicated(ctx: GateContext) -> GateResult:
     """Ties (or, with ``adjudicate = "all"``, every disagreement) must have an adjudication."""
-    rows = disagreements(ctx.store)
+    needed = ctx.needed()
+    if not needed:
+        return _not_applicable("adjudicated", 0)
+    skip = ctx.superseded()
+    rows = [d for d in disagreements(ctx.store) if d["kind"] in needed and d["task_id"] not in skip]
     must = [d for d in rows if ctx.policy.adjudicate == "all" or d["decided_by"] == "undecided"]
     open_ = [f"{d['task_id']} ({d['kind']})" for d in must if not d["adjudicated"]]
     what = "disagreement(s)" if ctx.policy.adjudicate == "all" else "tie(s)"
@@ -205,35 +272,52 @@ def gate_adjudicated(ctx: GateContext) -> GateResult:
 
 def gate_flags(ctx: GateContext) -> GateResult:
     """A flag stays unresolved while it is the annotator's live event and no maintainer decided."""
+    needed = ctx.needed()
+    if not needed:
+        return _not_applicable("flags", 0)
     decided = effective_adjudications(ctx.store)
+    skip = ctx.superseded()
     open_ = [
         f"{ev.task_id} flagged by {ev.annotator}: {ev.comment or '(no comment)'}"
         for ev in live_flags(ctx.store)
-        if ev.task_id not in decided
+        if ev.task_id not in decided and ev.kind in needed and ev.task_id not in skip
     ]
     return _result("flags", open_, len(open_), 0, "no unresolved flags", f"{len(open_)} unresolved flag(s)")
 
 
 def gate_gold_accuracy(ctx: GateContext) -> GateResult:
-    """Every annotator's accuracy on gold items, per task kind, against ``gold_accuracy_min``."""
+    """Every annotator's accuracy on gold items, per task kind, against ``gold_accuracy_min``; a kind
+    the release depends on with no labelled gold item fails unless ``require_gold = false``."""
+    need = ctx.policy.gold_accuracy_min
+    needed = ctx.needed()
+    if not needed:
+        return _not_applicable("gold_accuracy", need)
     fn = ctx.gold_accuracy
     if fn is None:
         fn = _provider("curation.workflow", "gold_accuracy")
-    rows = [r for r in fn(ctx.store) if r.get("n_gold")]
-    need = ctx.policy.gold_accuracy_min
-    low = [
+    rows = [r for r in fn(ctx.store) if r.get("n_gold") and r["task_kind"] in needed]
+    low = []
+    if ctx.policy.require_gold:
+        have = {r["task_kind"] for r in rows}
+        low += [
+            f"no labelled gold items for {kind}: {_needs_text(kind, configs)} (or set require_gold = false)"
+            for kind, configs in sorted(needed.items())
+            if kind not in have
+        ]
+    low += [
         f"{r['annotator']} on {r['task_kind']}: {r['accuracy']:.3f} over {r['n_gold']} gold"
         for r in rows
         if r["accuracy"] < need
     ]
     worst = min((round(r["accuracy"], 3) for r in rows), default=None)
+    ok = f"{len(rows)} annotator/kind pair(s) ≥ {need}" + ("" if ctx.policy.require_gold else " (gold not required)")
     return _result(
         "gold_accuracy",
         low,
         worst,
         need,
-        f"{len(rows)} annotator/kind pair(s) ≥ {need}",
-        f"{len(low)} annotator/kind pair(s) below {need}",
+        ok,
+        low[0] if len(low) == 1 else f"{len(low)} problem(s) with gold accuracy",
     )
 
 
@@ -254,6 +338,8 @@ def gate_offline(ctx: GateContext) -> GateResult:
 
 def gate_gold_evidence(ctx: GateContext) -> GateResult:
     """Every gold memory's evidence quote must be in the turn its ``utterance_index`` names."""
+    if not any(c.name.startswith("alpsbench") for c in ctx.configs):
+        return GateResult("gold_evidence", True, None, 0, "not applicable: no AlpsBench config in this release")
     fails = gold_evidence_failures(ctx.store)
     n = ctx.store.count("memories", origin="gold")
     culprits = [f"{f['dialogue_id']}/{f['memory_id']}: {f['problem']}" for f in fails]
@@ -278,16 +364,55 @@ GATES: tuple[tuple[str, Callable[[GateContext], GateResult]], ...] = (
 )
 
 
-def run_gates(store, config: dict[str, Any], agreement_rows=None, gold_accuracy=None) -> list[GateResult]:
-    """Every gate's result, in order. ``agreement_rows`` / ``gold_accuracy`` default to the project's."""
-    ctx = GateContext(store, load_policy(config), agreement_rows, gold_accuracy)
+#: Which configs each gate guards: the label gates those that depend on labels; ``offline`` every one.
+APPLIES: dict[str, Callable[[ConfigPlan], bool]] = {
+    "alpha": lambda c: bool(c.needs),
+    "min_labels": lambda c: bool(c.needs),
+    "adjudicated": lambda c: bool(c.needs),
+    "flags": lambda c: bool(c.needs),
+    "gold_accuracy": lambda c: bool(c.needs),
+    "offline": lambda c: True,
+    "gold_evidence": lambda c: c.name.startswith("alpsbench"),
+}
+
+
+def release_plan(store, policy: Policy) -> list[ConfigPlan]:
+    """The configs a release of the project would hold (built by ``exports``, which owns them)."""
+    build = _provider("exports.release_data", "build_configs")
+    return [ConfigPlan(c.name, c.needs, c.count, dict(c.dropped)) for c in build(store, policy.configs)]
+
+
+def run_gates(
+    store, config: dict[str, Any], agreement_rows=None, gold_accuracy=None, configs=None
+) -> list[GateResult]:
+    """Every gate's result, in order. ``agreement_rows`` / ``gold_accuracy`` default to the project's;
+    ``configs`` (:class:`ConfigPlan` or ``exports.release_data.ConfigData``) to the project's release plan."""
+    policy = load_policy(config)
+    if configs is None:
+        configs = release_plan(store, policy)
+    plans = [c if isinstance(c, ConfigPlan) else ConfigPlan(c.name, c.needs, c.count, dict(c.dropped)) for c in configs]
+    ctx = GateContext(store, policy, agreement_rows, gold_accuracy, plans)
     results = []
     for name, fn in GATES:
         try:
-            results.append(fn(ctx))
+            result = fn(ctx)
         except GateUnavailable as exc:
-            results.append(GateResult(name, False, None, None, str(exc), [str(exc)]))
+            result = GateResult(name, False, None, None, str(exc), [str(exc)])
+        result.applies_to = [c.name for c in plans if APPLIES[name](c)]
+        results.append(result)
     return results
+
+
+def config_report(results: list[GateResult], configs) -> list[str]:
+    """Lines listing, per release config, its rows, what it dropped and which gates apply to it."""
+    lines = ["configs (rows, dropped) and the gates that apply to each:"]
+    for c in configs:
+        gates = [r.gate for r in results if c.name in r.applies_to]
+        dropped = sum(c.dropped.values())
+        lines.append(f"  {c.name:<22} {c.count:>6} rows  {dropped:>5} dropped  gates: {', '.join(gates) or 'none'}")
+        for reason, n in sorted(c.dropped.items()):
+            lines.append(f"       - {n} {reason}")
+    return lines
 
 
 def format_report(results: list[GateResult]) -> list[str]:

@@ -3,7 +3,8 @@
 Each migration declares its own tables with SQLAlchemy Core so the DDL stays portable (SQLite is the
 embedded default; PostgreSQL must be a configuration change). A migration, once released, is never
 edited: change the schema with a new, higher-numbered one. Migration numbers are reserved per area:
-m001 core, m002 LLM layer, m003 annotation app, m004 releases, m005 Label Studio bridge, m006 generation.
+m001 core, m002 LLM layer, m003 annotation app, m004 releases, m005 Label Studio bridge, m006 generation,
+m007 verification (instance → session links).
 Every migration lives in this module, so opening any store applies the same, complete list.
 """
 
@@ -455,5 +456,28 @@ def m006_generation(conn: Connection) -> None:
         Column("stage", Text, nullable=False),
         Column("reason", Text, nullable=False),
         Column("created_at", Text, nullable=False),
+    )
+    md.create_all(conn)
+
+
+@migration(7, "verification")
+def m007_verification(conn: Connection) -> None:
+    """Which sessions an instance is built from, so instances are rebuilt from their (verified,
+    possibly rewritten) sessions at export time instead of being frozen when they were made.
+
+    One row per prior interaction of an instance: its position in ``prior_interactions``, the
+    session (a dialogue id), the session's role in the persona's plan (A, A_prime, B, other; empty for
+    imported rows) and whether the instance depends on it being verified (``relevant``).
+    """
+    md = MetaData()
+    md.reflect(conn, only=["instances", "dialogues"])
+    Table(
+        "instance_sessions",
+        md,
+        Column("instance_id", Text, ForeignKey("instances.instance_id"), primary_key=True),
+        Column("position", Integer, primary_key=True),
+        Column("session_id", Text, ForeignKey("dialogues.dialogue_id"), nullable=False, index=True),
+        Column("role", Text, nullable=False),
+        Column("relevant", Boolean, nullable=False),
     )
     md.create_all(conn)

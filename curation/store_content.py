@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import select, update
+from sqlalchemy import func, select, update
 
 from curation.store import StoreCore, StoreError
 from schemas.common import utcnow
@@ -34,7 +34,9 @@ class ImportBundle:
     turns: list[dict[str, Any]] = field(default_factory=list)
     memories: list[dict[str, Any]] = field(default_factory=list)
     packets: list[dict[str, Any]] = field(default_factory=list)
+    sessions: list[dict[str, Any]] = field(default_factory=list)
     instances: list[dict[str, Any]] = field(default_factory=list)
+    instance_sessions: list[dict[str, Any]] = field(default_factory=list)
     preference_pairs: list[dict[str, Any]] = field(default_factory=list)
 
 
@@ -62,7 +64,16 @@ class ContentStore(StoreCore):
             return ImportResult(existing, True, {})
         source_id = f"src_{bundle.kind}_{bundle.sha256[:16]}"
         now = utcnow()
-        parts = ("dialogues", "turns", "memories", "packets", "instances", "preference_pairs")
+        parts = (
+            "dialogues",
+            "turns",
+            "sessions",
+            "memories",
+            "packets",
+            "instances",
+            "instance_sessions",
+            "preference_pairs",
+        )
         with self.write() as conn:
             # Another process may have imported the same bytes while we parsed.
             t = self.t["sources"]
@@ -81,6 +92,7 @@ class ContentStore(StoreCore):
                 },
             )
             prov_id = self.ensure_provenance(conn, bundle.provenance)
+            self._skip_known_sessions(conn, bundle)
             self._check_no_clash(conn, bundle)
             for part in parts:
                 rows = getattr(bundle, part)
@@ -173,6 +185,21 @@ class ContentStore(StoreCore):
             return [
                 dict(r) for r in conn.execute(select(t).order_by(t.c.imported_at, t.c.source_id)).mappings()
             ]
+
+    def _skip_known_sessions(self, conn, bundle: ImportBundle) -> None:
+        """Imported CUPID sessions are named by a hash of their content, so one already in the project
+        (another file of the same release shares it) is the same session: link to it, write it once."""
+        if not bundle.sessions:
+            return
+        col = self.t["dialogues"].c.dialogue_id
+        ids = [r["session_id"] for r in bundle.sessions]
+        known: set[str] = set()
+        for start in range(0, len(ids), 500):
+            known |= {r[0] for r in conn.execute(select(col).where(col.in_(ids[start : start + 500])))}
+        if known:
+            bundle.dialogues = [r for r in bundle.dialogues if r["dialogue_id"] not in known]
+            bundle.turns = [r for r in bundle.turns if r["dialogue_id"] not in known]
+            bundle.sessions = [r for r in bundle.sessions if r["session_id"] not in known]
 
     def _check_no_clash(self, conn, bundle: ImportBundle) -> None:
         """Different bytes carrying ids the project already holds: refuse rather than overwrite."""
@@ -271,6 +298,13 @@ class ContentStore(StoreCore):
         with self.read() as conn:
             return [dict(x) for x in conn.execute(q).mappings()]
 
+    def revision_counts(self) -> dict[str, int]:
+        """``{dialogue_id: number of turn revisions}`` for every revised dialogue."""
+        r = self.t["turn_revisions"]
+        with self.read() as conn:
+            rows = conn.execute(select(r.c.dialogue_id, func.count()).group_by(r.c.dialogue_id)).all()
+        return {row[0]: int(row[1]) for row in rows}
+
     def original_turns(self, dialogue_id: str) -> list[dict[str, Any]]:
         """Turns as imported/generated, before any human revision."""
         turns = self.dialogue(dialogue_id)["turns"]
@@ -348,6 +382,19 @@ class ContentStore(StoreCore):
             }
             for r in rows
         ]
+
+    def instance_links(self) -> dict[str, list[dict[str, Any]]]:
+        """``{instance_id: [{position, session_id, role, relevant}]}``: the sessions each instance's
+        prior interactions are built from, in order (instances made before migration 7 have none)."""
+        t = self.t["instance_sessions"]
+        with self.read() as conn:
+            rows = conn.execute(select(t).order_by(t.c.instance_id, t.c.position)).mappings().all()
+        out: dict[str, list[dict[str, Any]]] = {}
+        for r in rows:
+            out.setdefault(r["instance_id"], []).append(
+                {k: r[k] for k in ("position", "session_id", "role")} | {"relevant": bool(r["relevant"])}
+            )
+        return out
 
     def preference_pairs(self) -> list[dict[str, Any]]:
         p = self.t["preference_pairs"]

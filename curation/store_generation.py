@@ -232,10 +232,16 @@ class GenerationStore(StoreCore):
 
     # -- instances ----------------------------------------------------------------------------------
     def add_generated_instances(
-        self, persona_id: str, rows: list[dict[str, Any]], provenance: Provenance
+        self,
+        persona_id: str,
+        rows: list[dict[str, Any]],
+        provenance: Provenance,
+        links: list[list[dict[str, Any]]] | None = None,
     ) -> int:
         """Store a persona's instance rows (``pipelines.ingest.cupid.instance_rows``) once, appended
-        after every stored instance; returns how many were written (0 when already there)."""
+        after every stored instance; returns how many were written (0 when already there).
+        ``links[i]`` are the sessions row i's prior interactions come from
+        (``{position, session_id, role, relevant}`` each)."""
         t = self.t["instances"]
         with self.write() as conn:
             if conn.execute(select(t.c.instance_id).where(t.c.persona_id == persona_id)).first():
@@ -244,4 +250,8 @@ class GenerationStore(StoreCore):
             prov_id = self.ensure_provenance(conn, provenance)
             stored = [{**row, "position": start + i, "provenance_id": prov_id} for i, row in enumerate(rows)]
             self.insert_many(conn, "instances", stored)
+            for row, mine in zip(rows, links or [], strict=False):
+                self.insert_many(
+                    conn, "instance_sessions", [{**link, "instance_id": row["instance_id"]} for link in mine]
+                )
         return len(rows)

@@ -147,6 +147,37 @@ class TaskKind(ABC):
         return sum(got.get(k) == v for k, v in want.items()) / len(want)
 
 
+def session_ref(session_id: str, round_: int = 0) -> str:
+    """The item a ``preference_expressed`` task verifies: a session as it stands after ``round_``
+    turn revisions (``session:<id>`` before any, ``session:<id>@r<n>`` after the n-th)."""
+    return f"session:{session_id}" if round_ == 0 else f"session:{session_id}@r{round_}"
+
+
+_SESSION_REF = re.compile(r"^session:(?P<sid>.+?)(?:@r(?P<round>[1-9]\d*))?$")
+
+
+def parse_session_ref(item_ref: str) -> tuple[str, int] | None:
+    """``(session_id, round)`` of a ``preference_expressed`` item ref, ``None`` for anything else."""
+    m = _SESSION_REF.match(item_ref)
+    return None if m is None else (m["sid"], int(m["round"] or 0))
+
+
+def session_payload(s: dict[str, Any]) -> dict[str, Any] | None:
+    """What an annotator sees to verify one session (its current turns), or ``None`` when there is
+    nothing to verify: no checklist, or the current request (the opening message alone)."""
+    if not s.get("checklist") or not any(t["role"] == "assistant" for t in s.get("turns", [])):
+        return None
+    return {
+        "dialogue_id": s["session_id"],
+        "persona_id": s["persona_id"],
+        "session_index": s["index"],
+        "context_factor": s["context_factor"]["name"],
+        "preference": s["preference"]["text"],
+        "checklist": [c["question"] for c in s["checklist"]],
+        "turns": [{"index": t["index"], "role": t["role"], "content": t["content"]} for t in s["turns"]],
+    }
+
+
 class PreferenceExpressed(TaskKind):
     name = "preference_expressed"
     title = "Preference expressed"
@@ -154,24 +185,12 @@ class PreferenceExpressed(TaskKind):
     fields = (FieldSpec("expressed", "nominal", ("not_expressed", "expressed")),)
 
     def build_tasks(self, store, overlap, batch):
-        tasks = []
-        for s in store.sessions():
-            # The current request (session 13) is the opening message alone: nothing to verify yet.
-            if not s.get("checklist") or not any(t["role"] == "assistant" for t in s.get("turns", [])):
-                continue
-            payload = {
-                "dialogue_id": s["session_id"],
-                "persona_id": s["persona_id"],
-                "session_index": s["index"],
-                "context_factor": s["context_factor"]["name"],
-                "preference": s["preference"]["text"],
-                "checklist": [c["question"] for c in s["checklist"]],
-                "turns": [
-                    {"index": t["index"], "role": t["role"], "content": t["content"]} for t in s["turns"]
-                ],
-            }
-            tasks.append(self.make_task(f"session:{s['session_id']}", payload, overlap, batch))
-        return tasks
+        rounds = store.revision_counts()
+        return [
+            self.make_task(session_ref(s["session_id"], rounds.get(s["session_id"], 0)), payload, overlap, batch)
+            for s in store.sessions()
+            if (payload := session_payload(s)) is not None
+        ]
 
     def check_against_task(self, model, task):
         n = len(task.payload["checklist"])

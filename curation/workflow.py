@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from curation.assignment import policy_for
 from curation.task_kinds import get_kind
+from curation.verification import ensure_reverification_task
 from schemas.common import PrefkitError, content_hash, utcnow
 from schemas.curation import TASK_KINDS, AnnotationTask, LabelEvent
 
@@ -181,15 +182,19 @@ def display_turns(project: Project, task: AnnotationTask) -> list[dict[str, Any]
 def rewrite_turn(
     project: Project, user: str, task: AnnotationTask, turn_index: int, text: str, reason: str
 ) -> str:
-    """Rewrite a weak user turn of the task's dialogue (kept as a revision; session re-verified)."""
+    """Rewrite a weak user turn of the task's dialogue. The original is kept as a revision, and a
+    session that already had a verification task gets the next round's task (re-verification)."""
     roles = {t["index"]: t["role"] for t in task.payload.get("turns", [])}
     if roles.get(turn_index) != "user":
         raise WorkflowError(f"turn {turn_index} is not a user turn of this dialogue")
     if not text.strip():
         raise WorkflowError("the rewritten turn is empty")
-    return project.store.revise_turn(
+    revision = project.store.revise_turn(
         task.payload["dialogue_id"], turn_index, text.strip(), user, reason or None
     )
+    if task.kind == "preference_expressed":
+        ensure_reverification_task(project.store, task.payload["dialogue_id"])
+    return revision
 
 
 # -- progress and gold --------------------------------------------------------------------------------

@@ -50,7 +50,7 @@ def yaml_header(meta: dict[str, Any], configs) -> str:
         lines.append(f"{key}:")
         lines += [f"- {_yaml_scalar(v)}" for v in meta[key]]
     lines.append("configs:")
-    for cfg in configs:
+    for cfg in (c for c in configs if c.count):
         lines += [f"- config_name: {cfg.name}", "  data_files:"]
         for split in cfg.splits:
             lines += [f"  - split: {split}", f"    path: data/{cfg.name}/{split}.jsonl"]
@@ -67,18 +67,32 @@ def _fmt(x: Any) -> str:
     return "—" if x is None else f"{x:.3f}" if isinstance(x, float) else str(x)
 
 
+def _dropped(c) -> str:
+    dropped = getattr(c, "dropped", {}) or {}
+    if not dropped:
+        return "0"
+    return f"{sum(dropped.values())}: " + "; ".join(f"{n} {why}" for why, n in sorted(dropped.items()))
+
+
 def _composition(configs) -> list[str]:
-    total = sum(c.count for c in configs)
+    released = [c for c in configs if c.count]
+    total = sum(c.count for c in released)
     rows = [
-        [f"`{c.name}`", ", ".join(f"{s} ({len(r)})" for s, r in c.splits.items()), c.description]
+        [
+            f"`{c.name}`",
+            ", ".join(f"{s} ({len(r)})" for s, r in c.splits.items()) or "none (every row dropped)",
+            _dropped(c),
+            c.description,
+        ]
         for c in configs
     ]
     return [
-        f"{total} rows in {len(configs)} configs. Every config is JSON Lines under "
+        f"{total} rows in {len(released)} configs. Every config is JSON Lines under "
         "`data/<config>/<split>.jsonl` (what `datasets.load_dataset` reads); the same rows are in "
-        "`parquet/<config>/<split>.parquet` and in the DuckDB file for analysis.",
+        "`parquet/<config>/<split>.parquet` and in the DuckDB file for analysis. *Dropped* counts the "
+        "items the project holds for a config that were left out of it, and why.",
         "",
-        *_table(rows, ["config", "splits (rows)", "what it holds"]),
+        *_table(rows, ["config", "splits (rows)", "dropped", "what it holds"]),
     ]
 
 

@@ -44,15 +44,39 @@ def cupid_arrow_schema():
     )
 
 
-def cupid_rows(store) -> list[dict[str, Any]]:
-    """Instances as CUPID rows, keys in CUPID's order at every level (the store keeps sorted JSON)."""
-    return [
-        BenchmarkInstance.model_validate(inst["record"]).model_dump(mode="json") for inst in store.instances()
-    ]
+def rebuilt_instance(record: dict[str, Any], links: list[dict[str, Any]], sessions: dict) -> dict[str, Any]:
+    """The instance as its sessions stand now: each linked prior interaction takes the session's
+    current turns (rewrites applied); the preference and factor texts stay as the instance has them.
+    Keys come back in CUPID's order at every level."""
+    priors = [dict(p) for p in record["prior_interactions"]]
+    for link in links:
+        session = sessions.get(link["session_id"])
+        if session is not None and link["position"] < len(priors):
+            priors[link["position"]]["dialogue"] = [
+                {"role": t["role"], "content": t["content"]} for t in session["turns"]
+            ]
+    return BenchmarkInstance.model_validate({**record, "prior_interactions": priors}).model_dump(mode="json")
 
 
-def export_cupid(store, out: Path) -> int:
-    rows = cupid_rows(store)
+def cupid_rows(store, verified_only: bool = False) -> list[dict[str, Any]]:
+    """Instances as CUPID rows, rebuilt from their sessions as they stand now (rewrites applied);
+    ``verified_only`` keeps the instances whose every relevant session is verified."""
+    from curation.verification import instance_verification, session_statuses
+
+    links = store.instance_links()
+    sessions = {s["session_id"]: s for s in store.sessions()} if links else {}
+    statuses = session_statuses(store) if verified_only else {}
+    rows = []
+    for inst in store.instances():
+        mine = links.get(inst["instance_id"], [])
+        if verified_only and not instance_verification(mine, statuses)[0]:
+            continue
+        rows.append(rebuilt_instance(inst["record"], mine, sessions))
+    return rows
+
+
+def export_cupid(store, out: Path, verified_only: bool = False) -> int:
+    rows = cupid_rows(store, verified_only)
     suffix = out.suffix.lower()
     if suffix == ".jsonl":
         return write_jsonl(out, rows, sort_keys=False)

@@ -138,19 +138,33 @@ def _describe(project, stage: Path, version: str, configs, gates, agreement, ove
         f"data/{f.path}": {"sha256": f.sha256, "size": f.size} for f in _file_entries(stage / "data", set())
     }
     provenance = project.store.provenance_summary()
-    meta = _card_meta(project, version, sum(c.count for c in configs), provenance["sources"], override)
+    released = [c for c in configs if c.count]
+    meta = _card_meta(project, version, sum(c.count for c in released), provenance["sources"], override)
     licence_url = LICENCE_URLS.get(meta["hf_licence"], meta["licence"])
-    doc = croissant(project.name, meta["description"], version, licence_url, configs, data_files)
+    doc = croissant(project.name, meta["description"], version, licence_url, released, data_files)
     write_json(stage / "croissant.json", doc)
     atomic_write_bytes(stage / "README.md", card(meta, configs, gates, agreement, provenance).encode("utf-8"))
     return data_files, provenance
 
 
+def plan_configs(project) -> list:
+    """Every config the project holds content for (``[release] configs`` narrows them), with the rows
+    each dropped; configs whose rows were all dropped are kept so the card can say why."""
+    return build_configs(project.store, project.config.get("release", {}).get("configs"))
+
+
 def build_release(
-    project, stage: Path, version: str, gates: list[dict], agreement: list[dict], override: str | None
+    project,
+    stage: Path,
+    version: str,
+    gates: list[dict],
+    agreement: list[dict],
+    override: str | None,
+    planned: list | None = None,
 ) -> ReleaseManifest:
     """Write every file of a release into ``stage`` and return its manifest (also written)."""
-    configs = build_configs(project.store)
+    planned = plan_configs(project) if planned is None else planned
+    configs = [c for c in planned if c.count]
     stage.mkdir(parents=True, exist_ok=True)
     con = load_tables(stage, configs)
     # The DuckDB file is saved in a thread while the data files are copied out, hashed and described.
@@ -158,7 +172,7 @@ def build_release(
     db = _Background(save_database, con.cursor(), db_path, configs, {"gates": gates, "agreement": agreement})
     try:
         copy_out(con, stage, configs)
-        data_files, provenance = _describe(project, stage, version, configs, gates, agreement, override)
+        data_files, provenance = _describe(project, stage, version, planned, gates, agreement, override)
     finally:
         db.result()  # never leave the thread writing into a stage that is being removed
         con.close()
@@ -225,9 +239,10 @@ def cut_release(project, version: str, override: str | None = None, gates=None, 
         raise ReleaseError(f"release {version} already exists at {out_dir}; releases are never overwritten")
     if agreement is None:
         agreement = _agreement(project)
+    planned = plan_configs(project)
     if gates is None:
         rows = None if agreement is None else (lambda _store: agreement)
-        gates = run_gates(project.store, project.config, agreement_rows=rows)
+        gates = run_gates(project.store, project.config, agreement_rows=rows, configs=planned)
     results = gates
     passed = all(r.passed for r in results)
     if not passed and not (override and override.strip()):
@@ -245,6 +260,7 @@ def cut_release(project, version: str, override: str | None = None, gates=None, 
             [r.as_dict() for r in results],
             agreement or [],
             override.strip() if override else None,
+            planned,
         )
         bump = _check_bump(project.releases_dir, previous, stage, version)
         try:

@@ -16,9 +16,10 @@ from typing import Any
 
 import pyarrow as pa
 
-from curation.consensus import effective_adjudications, final_labels
+from curation.consensus import effective_adjudications, final_labels, live_labels
+from curation.verification import instance_verification, session_statuses
 from exports.alpsbench import packet as alps_packet
-from exports.cupid import cupid_arrow_schema
+from exports.cupid import cupid_arrow_schema, rebuilt_instance
 from schemas.common import canonical_json, content_hash
 
 #: AlpsBench's public split (release_artifacts_v1/split_manifest.json): salt and dev:validation:test weights.
@@ -38,7 +39,14 @@ class ConfigData:
     schema: pa.Schema
     splits: dict[str, list[str]] = field(default_factory=dict)
     id_column: str | None = "id"
+    #: Task kinds whose final labels decide what this config holds (the label gates apply to it).
+    needs: tuple[str, ...] = ()
+    #: Items the project holds for this config but left out, counted per reason (stated in the card).
+    dropped: dict[str, int] = field(default_factory=dict)
     _keyed: dict[str, list[tuple[str, str]]] = field(default_factory=dict, repr=False)
+
+    def drop(self, reason: str) -> None:
+        self.dropped[reason] = self.dropped.get(reason, 0) + 1
 
     def add(self, split: str, row: dict[str, Any]) -> None:
         line = canonical_json(row)
@@ -59,6 +67,12 @@ class ConfigData:
     @property
     def count(self) -> int:
         return sum(len(rows) for rows in self.splits.values())
+
+    @property
+    def considered(self) -> int:
+        """Rows the project offered this config: released plus dropped. A config with none is not
+        part of the release at all; one whose rows were all dropped still is (and its gates apply)."""
+        return self.count + sum(self.dropped.values())
 
 
 def row_key(row: dict[str, Any], id_column: str | None) -> str:
@@ -81,17 +95,104 @@ ALPS_SCHEMA = _schema(("id", S), ("session_id", S), ("model_input", S), ("refere
 
 
 # -- CUPID ------------------------------------------------------------------------------------------
-def cupid_config(store) -> ConfigData:
-    """CUPID rows in instance-id order; the stored canonical JSON is used as is (no re-encoding)."""
+CUPID_NEEDS = ("preference_expressed",)
+
+
+def cupid_unverified_config(store) -> ConfigData:
+    """Every CUPID instance as it was generated or imported (stored canonical JSON, no re-encoding)."""
     cfg = ConfigData(
-        "cupid",
-        "CUPID benchmark instances in the exact CUPID row format (one current request + prior sessions).",
+        "cupid_unverified",
+        "Every CUPID instance as generated or imported, whatever its verification (CUPID row format).",
         cupid_arrow_schema(),
         id_column=None,
     )
     for instance_id, record_json in store.instance_json():
         cfg.add_json("test", instance_id, record_json)
     return cfg.finish()
+
+
+def cupid_config(store, statuses=None) -> ConfigData:
+    """The verified CUPID instances, rebuilt from their current sessions: an instance is in when every
+    session it depends on is verified by the final ``preference_expressed`` labels."""
+    cfg = ConfigData(
+        "cupid",
+        "Verified CUPID instances: every session they depend on was judged by annotators to express its "
+        "checklist; prior interactions carry the annotators' rewrites (CUPID row format).",
+        cupid_arrow_schema(),
+        id_column=None,
+        needs=CUPID_NEEDS,
+    )
+    statuses = session_statuses(store) if statuses is None else statuses
+    links = store.instance_links()
+    sessions = {s["session_id"]: s for s in store.sessions()}
+    for inst in store.instances():
+        mine = links.get(inst["instance_id"], [])
+        ok, why = instance_verification(mine, statuses)
+        if not ok:
+            cfg.drop(why)
+            continue
+        row = rebuilt_instance(inst["record"], mine, sessions)
+        cfg.add_json("test", inst["instance_id"], canonical_json(row))
+    return cfg.finish()
+
+
+def cupid_raw_config(store, pseudonym: Callable[[str], str], statuses=None) -> ConfigData:
+    """What the CUPID instances are made of, one split per record type (each row's record is JSON)."""
+    cfg = ConfigData(
+        "cupid_raw",
+        "CUPID raw data: personas, context factors (contrastive pair marked), session plans, checklists, "
+        "and sessions with their verification status and turn revisions; each record as JSON.",
+        _schema(("id", S), ("persona_id", S), ("record", S)),
+    )
+    statuses = session_statuses(store) if statuses is None else statuses
+    revisions: dict[str, list[dict[str, Any]]] = {}
+    for rev in store.revisions():
+        revisions.setdefault(rev["dialogue_id"], []).append(
+            {
+                "turn_index": rev["turn_index"],
+                "original": rev["original"],
+                "revised": rev["revised"],
+                "author": pseudonym(rev["author"]),
+                "reason": rev["reason"],
+                "created_at": rev["created_at"],
+            }
+        )
+    for persona in store.personas():
+        pid = persona.persona_id
+        cfg.add("personas", {"id": pid, "persona_id": pid, "record": canonical_json(persona.model_dump())})
+        plan = store.plan(pid)
+        pair = _contrastive_pair(plan, store.factors(pid)) if plan else {}
+        for f in store.factors(pid):
+            record = {**f.model_dump(mode="json"), **pair.get(f.factor_id, {"contrastive_role": None})}
+            cfg.add("context_factors", {"id": f.factor_id, "persona_id": pid, "record": canonical_json(record)})
+        if plan:
+            cfg.add("session_plans", {"id": pid, "persona_id": pid, "record": canonical_json(plan.model_dump())})
+        for key, items in sorted(store.checklists(pid).items()):
+            cfg.add("checklists", {"id": f"{pid}:{key}", "persona_id": pid, "record": canonical_json(items)})
+    for s in store.sessions():
+        sid = s["session_id"]
+        st = statuses.get(sid)
+        record = {
+            **s,
+            "verification": st.status if st else "not_applicable",
+            "verification_reason": st.reason if st else "no checklist to verify",
+            "revisions": revisions.get(sid, []),
+        }
+        cfg.add("sessions", {"id": sid, "persona_id": s["persona_id"], "record": canonical_json(record)})
+    return cfg.finish()
+
+
+def _contrastive_pair(plan, factors) -> dict[str, dict[str, Any]]:
+    """``{factor_id: {contrastive_role, related_factor}}`` for the plan's A and B factors."""
+    names = {f.factor_id: f.name for f in factors}
+    a = next((s.factor_id for s in plan.slots if s.role == "A"), None)
+    b = next((s.factor_id for s in plan.slots if s.role == "B"), None)
+    if not a or not b:
+        return {}
+    return {
+        a: {"contrastive_role": "A", "related_factor": names.get(b)},
+        b: {"contrastive_role": "B", "related_factor": names.get(a)},
+    }
 
 
 # -- AlpsBench ----------------------------------------------------------------------------------------
@@ -251,10 +352,13 @@ def final_labels_config(store) -> ConfigData:
     return cfg.finish()
 
 
-def matching_config(store) -> ConfigData:
+def matching_config(store, pseudonym: Callable[[str], str]) -> ConfigData:
+    """The preference-matching set: pairs with a final human coverage label, each annotator's label
+    and how many of them agree with the final one. Pairs without a final label are dropped."""
     cfg = ConfigData(
         "matching",
-        "Checklist item / candidate preference pairs with their final human coverage label.",
+        "Checklist item / candidate preference pairs with their final human coverage label, every "
+        "annotator's label (pseudonymous) and the share of annotators agreeing with the final label.",
         _schema(
             ("id", S),
             ("task_id", S),
@@ -265,11 +369,24 @@ def matching_config(store) -> ConfigData:
             ("coverage", S),
             ("decided_by", S),
             ("n_labels", INT),
+            ("labels", S),
+            ("agreement", F),
         ),
+        needs=("preference_match",),
     )
     finals = final_labels(store, "preference_match")
+    labels = live_labels(store, "preference_match")
     for t in store.tasks(kind="preference_match"):
         fl, p = finals[t.task_id], t.payload
+        if t.is_gold:
+            cfg.drop("gold item (used to score annotators)")
+            continue
+        coverage = (fl["values"] or {}).get("coverage")
+        if coverage is None:
+            cfg.drop("no final label (unlabelled or a tie not adjudicated)")
+            continue
+        mine = {pseudonym(a): v.get("coverage") for a, v in labels.get(t.task_id, {}).items()}
+        agree = sum(v == coverage for v in mine.values())
         cfg.add(
             "test",
             {
@@ -279,9 +396,11 @@ def matching_config(store) -> ConfigData:
                 "origin": p.get("origin"),
                 "checklist_item": p["checklist_item"],
                 "candidate": p["candidate"],
-                "coverage": (fl["values"] or {}).get("coverage"),
+                "coverage": coverage,
                 "decided_by": fl["decided_by"],
                 "n_labels": fl["n_labels"],
+                "labels": canonical_json(dict(sorted(mine.items()))),
+                "agreement": round(agree / len(mine), 4) if mine else None,
             },
         )
     return cfg.finish()
@@ -321,19 +440,46 @@ def adjudications_config(store, pseudonym: Callable[[str], str]) -> ConfigData:
     return cfg.finish()
 
 
-def build_configs(store) -> list[ConfigData]:
-    """Every non-empty release config, in a fixed order."""
+CONFIG_NAMES = (
+    "cupid",
+    "cupid_unverified",
+    "cupid_raw",
+    "alpsbench_*",
+    "labels",
+    "final_labels",
+    "matching",
+    "adjudications",
+)
+
+
+def build_configs(store, only: list[str] | None = None) -> list[ConfigData]:
+    """Every config the project holds content for, in a fixed order, including those whose rows were
+    all dropped (``count == 0``, ``considered > 0``: written nowhere, but stated in the card and
+    gated). ``only`` (``[release] configs``) keeps the named configs; ``alpsbench_*`` names a family."""
     salt = store.annotator_salt()
 
     def pseudonym(name: str) -> str:
         return store.pseudonym(name, salt)
 
+    statuses = session_statuses(store)
+    kinds = tuple(sorted({t.kind for t in store.tasks()}))
     configs = [
-        cupid_config(store),
+        cupid_config(store, statuses),
+        cupid_unverified_config(store),
+        cupid_raw_config(store, pseudonym, statuses),
         *alpsbench_configs(store),
         labels_config(store, pseudonym),
         final_labels_config(store),
-        matching_config(store),
+        matching_config(store, pseudonym),
         adjudications_config(store, pseudonym),
     ]
-    return [c for c in configs if c.count]
+    for c in configs:
+        if c.name in ("labels", "final_labels", "adjudications"):
+            c.needs = kinds
+    return [c for c in configs if c.considered and selected(c.name, only)]
+
+
+def selected(name: str, only: list[str] | None) -> bool:
+    if only is None:
+        return True
+    return any(name == o or (o.endswith("*") and name.startswith(o[:-1])) for o in only)

@@ -163,6 +163,8 @@ def test_a_gate_whose_input_is_unavailable_fails_and_says_why(project):
     def missing(_store):
         raise GateUnavailable("curation.agreement.agreement_rows is not available")
 
+    match_tasks(project.store, 1)  # a matching config, which depends on labels
+
     (alpha,) = [
         r for r in run_gates(project.store, project.config, agreement_rows=missing) if r.gate == "alpha"
     ]

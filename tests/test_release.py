@@ -40,7 +40,7 @@ def test_two_cuts_of_the_same_state_have_byte_identical_data_files(ready):
     assert files_a == files_b and len(files_a) >= 10
     assert a.data_sha256 == b.data_sha256 and b.bump == "patch"
     assert {
-        "data/cupid/test.jsonl",
+        "data/cupid_unverified/test.jsonl",
         "data/labels/preference_match.jsonl",
         "data/matching/test.jsonl",
         "data/final_labels/preference_match.jsonl",
@@ -61,7 +61,7 @@ def test_a_release_has_every_part_and_verifies(ready):
         "croissant.json",
     } <= names
     m = load_manifest(r.path)
-    assert m.counts["cupid"] == 5 and m.counts["matching"] == 21 and m.override_reason is None
+    assert m.counts["cupid_unverified"] == 5 and m.counts["matching"] == 20 and m.override_reason is None
     assert all(g["passed"] for g in m.gates) and m.agreement[0]["ci_low"] is not None
     assert m.provenance["sources"][0]["licence"] == "MIT" and m.schema_versions["ReleaseManifest"] == "1.0"
     assert verify_release(r.path) == []
@@ -70,13 +70,13 @@ def test_a_release_has_every_part_and_verifies(ready):
 def test_verify_catches_a_flipped_byte_and_an_extra_file(ready):
     project, _ = ready
     r = cut(project, "1.0.0")
-    target = r.path / "data" / "cupid" / "test.jsonl"
+    target = r.path / "data" / "cupid_unverified" / "test.jsonl"
     raw = bytearray(target.read_bytes())
     raw[10] ^= 0x01
     target.write_bytes(bytes(raw))
     (r.path / "data" / "notes.txt").write_text("hi")
     assert verify_release(r.path) == [
-        "data/cupid/test.jsonl: sha256 differs from the manifest",
+        "data/cupid_unverified/test.jsonl: sha256 differs from the manifest",
         "data/notes.txt: not in the manifest",
     ]
 
@@ -135,7 +135,8 @@ def test_diff_classifies_patch_minor_and_major(ready, tmp_path):
     }
     minor = diff_releases(rel / "1.0.1", rel / "1.1.0")
     assert minor["level"] == "minor" and minor["configs"] == {
-        "cupid": {"added": 3, "removed": 0, "changed": 0}
+        "cupid_unverified": {"added": 3, "removed": 0, "changed": 0},
+        "cupid_raw": {"added": 3, "removed": 0, "changed": 0},  # the three new rows' sessions
     }
     major = diff_releases(rel / "1.1.0", rel / "2.0.0")
     assert major["level"] == "major"
@@ -185,7 +186,7 @@ def test_release_of_the_alpsbench_sample_contains_all_of_it(alps_project):
 def test_cupid_config_is_the_exact_cupid_row_format(ready):
     project, _ = ready
     r = cut(project, "1.0.0")
-    lines = (r.path / "data/cupid/test.jsonl").read_text(encoding="utf-8").splitlines()
+    lines = (r.path / "data/cupid_unverified/test.jsonl").read_text(encoding="utf-8").splitlines()
     rows = [json.loads(x) for x in lines]
     assert all(list(row) == list(CUPID_COLUMNS) for row in rows)
     assert sorted(rows, key=lambda x: x["current_request"]) == [cupid_row(i) for i in range(5)]
@@ -200,8 +201,9 @@ def test_allowed_offline_content_is_released_with_its_share_in_the_manifest(proj
     import_cupid(project, tmp_path, 2)
     m = cut_release(project, "0.1.0", override="no labels yet").manifest
     assert next(g for g in m.gates if g["gate"] == "offline")["passed"]
-    assert (m.provenance["offline_records"], m.provenance["records"]) == (2, 4)
-    assert m.provenance["stages"] == {"generate.pairs": 2, "import.cupid": 2}
+    # 2 offline pairs; the import's 2 instances and their 2 reconstructed sessions (dialogue + session)
+    assert (m.provenance["offline_records"], m.provenance["records"]) == (2, 8)
+    assert m.provenance["stages"] == {"generate.pairs": 2, "import.cupid": 6}
 
 
 def test_pseudonyms_differ_between_projects(tmp_path):

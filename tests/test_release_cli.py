@@ -32,7 +32,14 @@ def test_check_prints_numbered_gates_and_exits_1_naming_the_culprit(ready):
         and f"- {tie.task_id} (preference_match)" in out
     )
     code, out = run("release", "check", "-p", ready.root, "--json")
-    assert [g["gate"] for g in json.loads(out) if not g["passed"]] == ["adjudicated"]
+    report = json.loads(out)
+    assert [g["gate"] for g in report["gates"] if not g["passed"]] == ["adjudicated"]
+    matching = next(c for c in report["configs"] if c["name"] == "matching")
+    assert matching["dropped"] == {
+        "gold item (used to score annotators)": 1,
+        "no final label (unlabelled or a tie not adjudicated)": 1,  # the open tie
+    }
+    assert "alpha" in matching["gates"] and "configs (rows, dropped)" not in out
 
 
 def test_cut_verify_list_and_diff_from_the_command_line(ready):

@@ -150,11 +150,26 @@ def fast_agreement(store):
     return agreement_rows(store, n_boot=50)
 
 
+#: The configs of the crafted release: every one but the verified ``cupid`` config, whose sessions
+#: these projects never verify (tests of verification build their own projects).
+UNVERIFIED_CONFIGS = '["cupid_unverified", "cupid_raw", "alpsbench_*", "labels", "final_labels", "matching", "adjudications"]'
+
+
+def release_configs(project, configs: str = UNVERIFIED_CONFIGS) -> None:
+    """Write ``[release] configs = ...`` into the project's prefkit.toml (and forget the cached config)."""
+    path = project.root / "prefkit.toml"
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text.replace("[release]\n", f"[release]\nconfigs = {configs}\n", 1), encoding="utf-8")
+    project.__dict__.pop("config", None)
+
+
 def labelled_project(project, tmp: Path) -> dict:
     """A small project that passes every gate: 3 annotators agreeing on 18 tasks, one majority task
-    (``tasks[18]``), one tie adjudicated (``tasks[19]``), a gold task answered right, 5 CUPID instances."""
+    (``tasks[18]``), one tie adjudicated (``tasks[19]``), a gold task answered right, 5 CUPID instances
+    (released unverified: the release holds every config but ``cupid``)."""
     from curation.consensus import adjudicate
 
+    release_configs(project)
     store = project.store
     add_users(store, "ann1", "ann2", "ann3")
     add_users(store, "lead", role="maintainer")

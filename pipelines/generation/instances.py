@@ -12,11 +12,22 @@ A' sessions. Gold: A's preference and checklist for consistent and contrastive, 
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from typing import Any
 
 from pipelines.generation.checklists import preference_key
 from schemas.cupid import BenchmarkInstance, PriorInteraction
 from schemas.generation import SessionPlan
+
+
+#: The plan roles of the sessions an instance depends on: the ones carrying its gold preference, the
+#: contrastive partner (B) for contrastive, and both the old (A) and the new (A') preference for
+#: changing - a change is only shown when both sides of it are.
+RELEVANT_ROLES: dict[str, frozenset[str]] = {
+    "consistent": frozenset({"A"}),
+    "contrastive": frozenset({"A", "B"}),
+    "changing": frozenset({"A", "A_prime"}),
+}
 
 
 class InstanceError(ValueError):
@@ -78,3 +89,20 @@ def build_instances(
             )
         )
     return out
+
+
+def instance_links(
+    plan: SessionPlan, indices: list[int], instance_type: str, session_id: Callable[[int], str]
+) -> list[dict[str, Any]]:
+    """The store's links of one instance: for each prior interaction (in order) its session id, its
+    role in the plan, and whether the instance depends on that session being verified."""
+    roles = {slot.index: slot.role for slot in plan.slots}
+    return [
+        {
+            "position": pos,
+            "session_id": session_id(i),
+            "role": roles[i],
+            "relevant": roles[i] in RELEVANT_ROLES[instance_type],
+        }
+        for pos, i in enumerate(indices)
+    ]

@@ -344,14 +344,23 @@ def run_instances(store, layer, cfg: GenerationConfig) -> StageReport:
             continue
         if persona_plan is None or len(store.session_ids(pid)) < len(persona_plan.slots):
             continue
-        rng = random.Random(f"instances:{cfg.seed}:{pid}")
+        draw = f"instances:{cfg.seed}:{pid}"
         try:
-            made = instances.build_instances(persona_plan, store.sessions(pid), store.checklists(pid), rng)
+            made = instances.build_instances(
+                persona_plan, store.sessions(pid), store.checklists(pid), random.Random(draw)
+            )
         except instances.InstanceError as exc:
             _drop(store, report, pid, str(exc))
             continue
+        sets = instances.prior_sets(persona_plan, random.Random(draw))  # the same draw build_instances made
+        links = [
+            instances.instance_links(
+                persona_plan, sets[inst.instance_type], inst.instance_type, lambda i, p=pid: session_id(p, i)
+            )
+            for inst in made
+        ]
         prov = Provenance(source="generate.instances", seed=cfg.seed, offline=store.persona_offline(pid))
-        report.written += store.add_generated_instances(pid, instance_rows(made), prov)
+        report.written += store.add_generated_instances(pid, instance_rows(made), prov, links)
     return report
 
 

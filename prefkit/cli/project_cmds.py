@@ -114,16 +114,20 @@ def export() -> None:
 
 @export.command("cupid")
 @click.argument("out", type=click.Path(dir_okay=False))
+@click.option(
+    "--verified", is_flag=True, help="Only instances whose every relevant session annotators verified."
+)
 @project_option
-def export_cupid_cmd(project, out: str) -> None:
-    """Write the project's benchmark instances as CUPID rows to OUT (.jsonl or .parquet).
+def export_cupid_cmd(project, out: str, verified: bool) -> None:
+    """Write the project's benchmark instances as CUPID rows to OUT (.jsonl or .parquet), rebuilt from
+    their sessions as they stand now (annotators' turn rewrites applied).
 
-    Example: prefkit export cupid cupid.parquet
+    Example: prefkit export cupid cupid.parquet --verified
     """
     from exports.cupid import export_cupid
 
-    n = export_cupid(project.store, Path(out))
-    click.echo(f"wrote {n} CUPID instances to {out}")
+    n = export_cupid(project.store, Path(out), verified_only=verified)
+    click.echo(f"wrote {n} {'verified ' if verified else ''}CUPID instances to {out}")
 
 
 @export.command("alpsbench")

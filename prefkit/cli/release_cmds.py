@@ -20,17 +20,35 @@ def release() -> None:
 @project_option
 @json_option
 def release_check(project, as_json: bool) -> None:
-    """Run every release gate; print each with its number and pass/fail (exit 1 when one fails).
+    """Run every release gate; print each with its number and pass/fail, then every config of the
+    release with its rows, what it dropped and why, and which gates apply to it (exit 1 when a gate
+    fails). A gate with nothing to measure fails unless no config of the release depends on it.
 
     Example: prefkit release check --project my-bench
     """
-    from curation.gates import format_report, run_gates
+    from curation.gates import config_report, format_report, run_gates
+    from exports.release import plan_configs
 
-    results = run_gates(project.store, project.config)
+    planned = plan_configs(project)
+    results = run_gates(project.store, project.config, configs=planned)
     if as_json:
-        echo_json([r.as_dict() for r in results])
+        echo_json(
+            {
+                "gates": [r.as_dict() for r in results],
+                "configs": [
+                    {
+                        "name": c.name,
+                        "rows": c.count,
+                        "dropped": c.dropped,
+                        "needs": list(c.needs),
+                        "gates": [r.gate for r in results if c.name in r.applies_to],
+                    }
+                    for c in planned
+                ],
+            }
+        )
     else:
-        for line in format_report(results):
+        for line in format_report(results) + [""] + config_report(results, planned):
             click.echo(line)
     if not all(r.passed for r in results):
         sys.exit(1)

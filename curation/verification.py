@@ -1,0 +1,147 @@
+"""Verification: what the annotators' final labels say about each CUPID session and instance.
+
+A session is *verified* when the final label (adjudication, else majority) of its latest
+``preference_expressed`` task says every checklist item is expressed; *failed* when an item is not
+expressed or the session is flagged (and no maintainer decided otherwise); *needs_reverification*
+when a turn was rewritten after it was labelled and the new round has no final label yet;
+*unverified* otherwise (no task, too few labels, a tie). Rewrites are part of the session: each
+rewrite starts a new verification round (``session:<id>@r<n>``), and only the latest round counts.
+
+An instance is verified when every session it depends on (``instance_sessions.relevant``) is.
+Everything here is derived from the logs at read time; the one write is
+:func:`ensure_reverification_task`, which adds the next round's task after a rewrite.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from curation.consensus import effective_adjudications, final_labels, live_flags, live_labels
+from curation.task_kinds import get_kind, parse_session_ref, session_payload, session_ref
+from schemas.curation import AnnotationTask
+
+STATUSES = ("verified", "failed", "needs_reverification", "unverified")
+KIND = "preference_expressed"
+
+
+@dataclass
+class SessionVerification:
+    """The verification state of one session and why."""
+
+    session_id: str
+    status: str
+    reason: str
+    task_id: str | None = None
+    round: int = 0
+    revisions: int = 0
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def session_tasks(store) -> dict[str, list[tuple[int, AnnotationTask]]]:
+    """``{session_id: [(round, task), ...]}`` oldest round first, for every ``preference_expressed`` task."""
+    out: dict[str, list[tuple[int, AnnotationTask]]] = {}
+    for task in store.tasks(kind=KIND):
+        parsed = parse_session_ref(task.item_ref)
+        if parsed and not task.is_gold:
+            out.setdefault(parsed[0], []).append((parsed[1], task))
+    return {sid: sorted(rounds, key=lambda rt: rt[0]) for sid, rounds in out.items()}
+
+
+def superseded_tasks(store) -> set[str]:
+    """Task ids of verification rounds a later round replaced (a turn was rewritten since)."""
+    return {task.task_id for rounds in session_tasks(store).values() for _r, task in rounds[:-1]}
+
+
+def _decide(fl: dict[str, Any], flags: list, adjudicated: bool) -> tuple[str, str] | None:
+    """``(status, reason)`` from one task's final label and live flags; ``None`` when undecided."""
+    if flags and not adjudicated:
+        ev = flags[0]
+        return "failed", f"flagged by {ev.annotator}: {ev.comment or '(no comment)'}"
+    if fl["values"] is None:
+        return None
+    missing = [it["item"] for it in fl["values"].get("items", []) if not it["expressed"]]
+    if missing:
+        return "failed", f"checklist item(s) {missing} not expressed ({fl['decided_by']})"
+    return "verified", f"every checklist item expressed ({fl['decided_by']}, {fl['n_labels']} label(s))"
+
+
+def session_statuses(store, session_ids: list[str] | None = None) -> dict[str, SessionVerification]:
+    """The verification state of every session that has a checklist to verify (or of ``session_ids``)."""
+    if session_ids is None:
+        session_ids = [s["session_id"] for s in store.sessions() if s.get("checklist")]
+    rounds = session_tasks(store)
+    finals = final_labels(store, KIND)
+    labels = live_labels(store, KIND)
+    adjs = effective_adjudications(store)
+    flags: dict[str, list] = {}
+    for ev in live_flags(store, KIND):
+        flags.setdefault(ev.task_id, []).append(ev)
+    revisions = store.revision_counts()
+    out = {}
+    for sid in session_ids:
+        n_rev = revisions.get(sid, 0)
+        mine = rounds.get(sid, [])
+        if not mine:
+            out[sid] = SessionVerification(sid, "unverified", "no preference_expressed task", revisions=n_rev)
+            continue
+        rnd, task = mine[-1]
+        decided = _decide(finals[task.task_id], flags.get(task.task_id, []), task.task_id in adjs)
+        labelled_before = any(labels.get(t.task_id) or flags.get(t.task_id) for _r, t in mine[:-1])
+        if decided and n_rev > rnd:
+            status, reason = "needs_reverification", f"turn rewritten after round {rnd} was labelled"
+        elif decided:
+            status, reason = decided
+        elif labelled_before or (n_rev > rnd and labels.get(task.task_id)):
+            status, reason = "needs_reverification", f"rewritten; round {max(rnd, n_rev)} not decided yet"
+        else:
+            fl = finals[task.task_id]
+            status = "unverified"
+            reason = "a tie waits for adjudication" if fl["tied"] else f"{fl['n_labels']} label(s), no final label"
+        out[sid] = SessionVerification(sid, status, reason, task.task_id, rnd, n_rev)
+    return out
+
+
+def instance_verification(
+    links: list[dict[str, Any]], statuses: dict[str, SessionVerification]
+) -> tuple[bool, str]:
+    """Whether an instance is verified (every relevant session is) and, if not, the reason - one of a
+    few fixed phrases, so a release can count its dropped instances per reason."""
+    if not links:
+        return False, "no session links (made before prefkit tracked them)"
+    relevant = [link for link in links if link["relevant"]]
+    if not relevant:
+        return False, "no session it depends on"
+    found = {statuses[x["session_id"]].status if x["session_id"] in statuses else "unverified" for x in relevant}
+    for status in ("failed", "needs_reverification", "unverified"):
+        if status in found:
+            return False, f"a session it depends on is {status.replace('_', ' ')}"
+    return True, "every session it depends on is verified"
+
+
+def status_counts(statuses: dict[str, SessionVerification]) -> dict[str, int]:
+    counts = dict.fromkeys(STATUSES, 0)
+    for st in statuses.values():
+        counts[st.status] += 1
+    return counts
+
+
+def ensure_reverification_task(store, session_id: str) -> AnnotationTask | None:
+    """After a rewrite: add the verification task of the session as it now stands (same batch and
+    overlap as its latest round), when the session already had one. Returns the new task, if any."""
+    mine = session_tasks(store).get(session_id, [])
+    if not mine:
+        return None
+    n_rev = store.revision_counts().get(session_id, 0)
+    last_round, last = mine[-1]
+    if n_rev <= last_round:
+        return None
+    persona = store.dialogue(session_id)["persona_id"]
+    session = next((s for s in store.sessions(persona) if s["session_id"] == session_id), None)
+    payload = session_payload(session) if session else None
+    if payload is None:
+        return None
+    task = get_kind(KIND).make_task(session_ref(session_id, n_rev), payload, last.overlap, last.batch)
+    return task if store.add_tasks([task]) else None
