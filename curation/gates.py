@@ -163,13 +163,21 @@ class GateContext:
         return self._cache["superseded"]
 
 
+#: Configs that publish the labels themselves; a message names the data configs first.
+LABEL_CONFIGS = ("labels", "final_labels", "adjudications")
+
+
 def _needs_text(kind: str, configs: list[str]) -> str:
+    data = [c for c in configs if c not in LABEL_CONFIGS]
+    configs = data or configs
     names = ", ".join(f"`{c}`" for c in configs)
     return f"the {names} config{'s' if len(configs) > 1 else ''} need{'' if len(configs) > 1 else 's'} them"
 
 
 def _not_applicable(gate: str, threshold: Any) -> GateResult:
-    return GateResult(gate, True, None, threshold, "not applicable: no config of this release depends on labels")
+    return GateResult(
+        gate, True, None, threshold, "not applicable: no config of this release depends on labels"
+    )
 
 
 def _provider(module: str, name: str) -> Callable[..., list[dict[str, Any]]]:
@@ -213,7 +221,9 @@ def gate_alpha(ctx: GateContext) -> GateResult:
             culprits.append(f"{r['task_kind']}.{r['field']}: α {shown}{ci} < {need:.3f}")
     value = None if lowest is None else round(lowest, 3)
     fail = culprits[0] if len(culprits) == 1 else f"{len(culprits)} problem(s) over {len(rows)} field(s)"
-    return _result("alpha", culprits, value, ctx.policy.alpha_min, f"min α {value} over {len(rows)} field(s)", fail)
+    return _result(
+        "alpha", culprits, value, ctx.policy.alpha_min, f"min α {value} over {len(rows)} field(s)", fail
+    )
 
 
 def _live_tasks(ctx: GateContext, kinds) -> list:
@@ -310,7 +320,9 @@ def gate_gold_accuracy(ctx: GateContext) -> GateResult:
         if r["accuracy"] < need
     ]
     worst = min((round(r["accuracy"], 3) for r in rows), default=None)
-    ok = f"{len(rows)} annotator/kind pair(s) ≥ {need}" + ("" if ctx.policy.require_gold else " (gold not required)")
+    ok = f"{len(rows)} annotator/kind pair(s) ≥ {need}" + (
+        "" if ctx.policy.require_gold else " (gold not required)"
+    )
     return _result(
         "gold_accuracy",
         low,
@@ -339,7 +351,9 @@ def gate_offline(ctx: GateContext) -> GateResult:
 def gate_gold_evidence(ctx: GateContext) -> GateResult:
     """Every gold memory's evidence quote must be in the turn its ``utterance_index`` names."""
     if not any(c.name.startswith("alpsbench") for c in ctx.configs):
-        return GateResult("gold_evidence", True, None, 0, "not applicable: no AlpsBench config in this release")
+        return GateResult(
+            "gold_evidence", True, None, 0, "not applicable: no AlpsBench config in this release"
+        )
     fails = gold_evidence_failures(ctx.store)
     n = ctx.store.count("memories", origin="gold")
     culprits = [f"{f['dialogue_id']}/{f['memory_id']}: {f['problem']}" for f in fails]
@@ -390,7 +404,10 @@ def run_gates(
     policy = load_policy(config)
     if configs is None:
         configs = release_plan(store, policy)
-    plans = [c if isinstance(c, ConfigPlan) else ConfigPlan(c.name, c.needs, c.count, dict(c.dropped)) for c in configs]
+    plans = [
+        c if isinstance(c, ConfigPlan) else ConfigPlan(c.name, c.needs, c.count, dict(c.dropped))
+        for c in configs
+    ]
     ctx = GateContext(store, policy, agreement_rows, gold_accuracy, plans)
     results = []
     for name, fn in GATES:
@@ -409,7 +426,9 @@ def config_report(results: list[GateResult], configs) -> list[str]:
     for c in configs:
         gates = [r.gate for r in results if c.name in r.applies_to]
         dropped = sum(c.dropped.values())
-        lines.append(f"  {c.name:<22} {c.count:>6} rows  {dropped:>5} dropped  gates: {', '.join(gates) or 'none'}")
+        lines.append(
+            f"  {c.name:<22} {c.count:>6} rows  {dropped:>5} dropped  gates: {', '.join(gates) or 'none'}"
+        )
         for reason, n in sorted(c.dropped.items()):
             lines.append(f"       - {n} {reason}")
     return lines

@@ -187,7 +187,9 @@ class PreferenceExpressed(TaskKind):
     def build_tasks(self, store, overlap, batch):
         rounds = store.revision_counts()
         return [
-            self.make_task(session_ref(s["session_id"], rounds.get(s["session_id"], 0)), payload, overlap, batch)
+            self.make_task(
+                session_ref(s["session_id"], rounds.get(s["session_id"], 0)), payload, overlap, batch
+            )
             for s in store.sessions()
             if (payload := session_payload(s)) is not None
         ]

@@ -99,7 +99,9 @@ def session_statuses(store, session_ids: list[str] | None = None) -> dict[str, S
         else:
             fl = finals[task.task_id]
             status = "unverified"
-            reason = "a tie waits for adjudication" if fl["tied"] else f"{fl['n_labels']} label(s), no final label"
+            reason = (
+                "a tie waits for adjudication" if fl["tied"] else f"{fl['n_labels']} label(s), no final label"
+            )
         out[sid] = SessionVerification(sid, status, reason, task.task_id, rnd, n_rev)
     return out
 
@@ -114,7 +116,9 @@ def instance_verification(
     relevant = [link for link in links if link["relevant"]]
     if not relevant:
         return False, "no session it depends on"
-    found = {statuses[x["session_id"]].status if x["session_id"] in statuses else "unverified" for x in relevant}
+    found = {
+        statuses[x["session_id"]].status if x["session_id"] in statuses else "unverified" for x in relevant
+    }
     for status in ("failed", "needs_reverification", "unverified"):
         if status in found:
             return False, f"a session it depends on is {status.replace('_', ' ')}"

@@ -164,9 +164,13 @@ def cupid_raw_config(store, pseudonym: Callable[[str], str], statuses=None) -> C
         pair = _contrastive_pair(plan, store.factors(pid)) if plan else {}
         for f in store.factors(pid):
             record = {**f.model_dump(mode="json"), **pair.get(f.factor_id, {"contrastive_role": None})}
-            cfg.add("context_factors", {"id": f.factor_id, "persona_id": pid, "record": canonical_json(record)})
+            cfg.add(
+                "context_factors", {"id": f.factor_id, "persona_id": pid, "record": canonical_json(record)}
+            )
         if plan:
-            cfg.add("session_plans", {"id": pid, "persona_id": pid, "record": canonical_json(plan.model_dump())})
+            cfg.add(
+                "session_plans", {"id": pid, "persona_id": pid, "record": canonical_json(plan.model_dump())}
+            )
         for key, items in sorted(store.checklists(pid).items()):
             cfg.add("checklists", {"id": f"{pid}:{key}", "persona_id": pid, "record": canonical_json(items)})
     for s in store.sessions():

@@ -152,7 +152,9 @@ def fast_agreement(store):
 
 #: The configs of the crafted release: every one but the verified ``cupid`` config, whose sessions
 #: these projects never verify (tests of verification build their own projects).
-UNVERIFIED_CONFIGS = '["cupid_unverified", "cupid_raw", "alpsbench_*", "labels", "final_labels", "matching", "adjudications"]'
+UNVERIFIED_CONFIGS = (
+    '["cupid_unverified", "cupid_raw", "alpsbench_*", "labels", "final_labels", "matching", "adjudications"]'
+)
 
 
 def release_configs(project, configs: str = UNVERIFIED_CONFIGS) -> None:

@@ -19,7 +19,6 @@ from pipelines.generation.checklists import preference_key
 from schemas.cupid import BenchmarkInstance, PriorInteraction
 from schemas.generation import SessionPlan
 
-
 #: The plan roles of the sessions an instance depends on: the ones carrying its gold preference, the
 #: contrastive partner (B) for contrastive, and both the old (A) and the new (A') preference for
 #: changing - a change is only shown when both sides of it are.

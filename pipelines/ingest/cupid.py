@@ -48,9 +48,7 @@ def sessions_of(instances: list[BenchmarkInstance], rows: list[dict[str, Any]]) 
     preference is the session's preference (CUPID releases checklists only for gold preferences, so a
     contrastive partner's sessions have none and get no verification task). An instance depends on
     the priors that carry its gold preference or share its current context factor."""
-    checklists = {
-        (i.persona_id, i.current_contextual_preference): i.current_checklist for i in instances
-    }
+    checklists = {(i.persona_id, i.current_contextual_preference): i.current_checklist for i in instances}
     out: dict[str, list] = {"dialogues": [], "turns": [], "sessions": [], "instance_sessions": []}
     seen: dict[str, int] = {}
     per_persona: dict[str, int] = {}
@@ -65,7 +63,13 @@ def sessions_of(instances: list[BenchmarkInstance], rows: list[dict[str, Any]]) 
                 or prior.context_factor == inst.current_context_factor
             )
             out["instance_sessions"].append(
-                {"instance_id": row["instance_id"], "position": pos, "session_id": sid, "role": "", "relevant": relevant}
+                {
+                    "instance_id": row["instance_id"],
+                    "position": pos,
+                    "session_id": sid,
+                    "role": "",
+                    "relevant": relevant,
+                }
             )
     return out
 
