@@ -30,10 +30,11 @@ class AdjudicationError(PrefkitError):
 
 # -- reading the logs ---------------------------------------------------------------------------------
 def live_labels(store, kind: str | None = None) -> dict[str, dict[str, dict[str, Any]]]:
-    """``{task_id: {annotator: values}}`` of live ``label`` events (skips and flags carry no label)."""
+    """``{task_id: {annotator: values}}`` of live ``label`` events (skips and flags carry no label).
+    An LLM judge's labels (``source="judge"``) are measured against people, never counted as votes."""
     out: dict[str, dict[str, dict[str, Any]]] = {}
     for ev in store.effective_events(kind):
-        if ev.action == "label":
+        if ev.action == "label" and ev.source != "judge":
             out.setdefault(ev.task_id, {})[ev.annotator] = ev.values
     return out
 

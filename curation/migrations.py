@@ -4,7 +4,7 @@ Each migration declares its own tables with SQLAlchemy Core so the DDL stays por
 embedded default; PostgreSQL must be a configuration change). A migration, once released, is never
 edited: change the schema with a new, higher-numbered one. Migration numbers are reserved per area:
 m001 core, m002 LLM layer, m003 annotation app, m004 releases, m005 Label Studio bridge, m006 generation,
-m007 verification (instance → session links).
+m007 verification (instance → session links), m008 evaluation.
 Every migration lives in this module, so opening any store applies the same, complete list.
 """
 
@@ -479,5 +479,42 @@ def m007_verification(conn: Connection) -> None:
         Column("session_id", Text, ForeignKey("dialogues.dialogue_id"), nullable=False, index=True),
         Column("role", Text, nullable=False),
         Column("relevant", Boolean, nullable=False),
+    )
+    md.create_all(conn)
+
+
+@migration(8, "evaluation")
+def m008_evaluation(conn: Connection) -> None:
+    """Evaluation runs (configuration, models, prompt hashes, release version) and their items."""
+    md = MetaData()
+    Table(
+        "eval_runs",
+        md,
+        Column("run_id", Text, primary_key=True),
+        Column("benchmark", Text, nullable=False),  # cupid | alpsbench
+        Column("task", Text, nullable=False),  # inference | generation | task1..task4
+        Column("model", Text),  # None when a predictions file was scored
+        Column("judge_model", Text),
+        Column("backend", Text, nullable=False),
+        Column("offline", Boolean, nullable=False),
+        Column("release_dir", Text, nullable=False),
+        Column("release_name", Text),
+        Column("release_version", Text),
+        Column("release_digest", Text, nullable=False),
+        Column("config_name", Text, nullable=False),
+        _json("settings_json", nullable=False),
+        _json("prompts_json", nullable=False),
+        Column("status", Text, nullable=False),  # running | complete
+        _json("summary_json"),
+        Column("created_at", Text, nullable=False),
+        Column("updated_at", Text, nullable=False),
+    )
+    Table(
+        "eval_items",
+        md,
+        Column("run_id", Text, ForeignKey("eval_runs.run_id"), primary_key=True),
+        Column("item_key", Text, primary_key=True),
+        Column("grp", Text, nullable=False),  # instance type, distractor level or ability
+        _json("record_json", nullable=False),
     )
     md.create_all(conn)

@@ -21,6 +21,7 @@ from typing import Any
 from curation.store import StoreError
 from curation.store_app import AppStore
 from curation.store_content import ContentStore
+from curation.store_eval import EvalStore
 from curation.store_generation import GenerationStore
 from curation.store_labels import LabelStore
 from curation.store_labelstudio import LabelStudioStore
@@ -32,7 +33,7 @@ ENV_PROJECT = "PREFKIT_PROJECT"
 
 
 class ProjectStore(
-    ContentStore, AppStore, LabelStore, ReleaseStore, LLMStore, LabelStudioStore, GenerationStore
+    ContentStore, AppStore, LabelStore, ReleaseStore, LLMStore, LabelStudioStore, GenerationStore, EvalStore
 ):
     """The project's working database. One instance per process is enough; it is thread-safe."""
 

@@ -9,6 +9,7 @@ from prefkit.cli import (
     agreement_cmds,
     annotate_cmds,
     demo_cmds,
+    eval_cmds,
     generate_cmds,
     ingest_cmds,
     labelstudio_cmds,
@@ -51,6 +52,7 @@ for command in (
     llm_cmds.llm,
     ingest_cmds.ingest,
     memories_cmds.memories,
+    eval_cmds.eval_,
 ):
     cli.add_command(command)
 

@@ -1,0 +1,64 @@
+"""Evaluating models on a release: CUPID preference inference and generation, AlpsBench tasks 1-4.
+
+    from pipelines.eval import run_cupid, build_report
+    with LLMLayer(project.store, llm_config=eval_llm_config(project.config["llm"], "my-model"),
+                  backend="openai") as layer:
+        result = run_cupid(project.store, layer, Path("releases/1.0.0"), config="cupid")
+    report = build_report(project.store, result.run["run_id"], project.config)
+
+Scoring is separate from running (``cupid_metrics``, ``alps_metrics``: pure functions over predictions
+and judge labels). Runs go through the LLM layer (cache, resume, concurrency, estimate, provenance,
+offline backend) and are stored in the project with everything needed to regenerate their report.
+See docs/eval.md. Nothing here writes SQL; prompts live in ``prompts/`` and are hashed into each run.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pipelines.eval.cupid import CupidOptions
+from pipelines.eval.judge import judge_annotator, judge_validation
+from pipelines.eval.pairs import pairs_from_run
+from pipelines.eval.release import EvalInputError, load_cupid
+from pipelines.eval.runs import (
+    RunResult,
+    build_report,
+    export_predictions,
+    run_alpsbench,
+    run_cupid,
+    score_alps_file,
+    score_cupid_file,
+    write_charts,
+)
+
+
+def eval_llm_config(llm_config: dict[str, Any], model: str | None, judge_model: str | None = None) -> dict[str, Any]:
+    """The project's ``[llm]`` settings with the evaluated model as the ``assistant`` role (and,
+    optionally, another judge than ``[llm.models] judge``)."""
+    cfg = dict(llm_config or {})
+    models = dict(cfg.get("models", {}))
+    if model:
+        models["assistant"] = model
+    if judge_model:
+        models["judge"] = judge_model
+    cfg["models"] = models
+    return cfg
+
+
+__all__ = [
+    "CupidOptions",
+    "EvalInputError",
+    "RunResult",
+    "build_report",
+    "eval_llm_config",
+    "export_predictions",
+    "judge_annotator",
+    "judge_validation",
+    "load_cupid",
+    "pairs_from_run",
+    "run_alpsbench",
+    "run_cupid",
+    "score_alps_file",
+    "score_cupid_file",
+    "write_charts",
+]

@@ -1,0 +1,255 @@
+"""AlpsBench on a release: read its rows, run a model or read a predictions.jsonl, score per task.
+
+Rows follow AlpsBench's public layout: ``{"benchmark_id", "task", ..., "input": {...}}`` with the gold
+in ``"gold": {...}`` (task 1 ``memory_items``; task 2 ``answer``; task 3 ``selected_memory_id``; task 4
+``selected_memory``), under ``data/<config>/<split>.jsonl``. Releases cut before that layout (one
+config per track, ``model_input`` / ``reference_output`` as JSON text) are read too. The gold of the
+``test`` split is read only from a private config (a config whose name contains ``private``): a public
+config's test gold, if any, is ignored. Predictions follow AlpsBench's prediction contract (one line per
+``benchmark_id``). This module never writes SQL.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from pipelines.eval import alps_metrics as metrics
+from pipelines.eval import offline as _offline  # noqa: F401 - registers the offline answers
+from pipelines.eval.prompting import build_request
+from pipelines.eval.release import EvalInputError, ReleaseRef, first_error, jsonl_lines, release_ref
+from pipelines.llm.types import LLMRequest
+from schemas.evaluation import AlpsPrediction, GroundedAnswer, MemoryList, RetrievalAnswer, ScoredAnswer
+
+TASKS = ("task1", "task2", "task3", "task4")
+TEMPLATES = {
+    "task1": ("alps_task1",),
+    "task2": ("alps_task2",),
+    "task3": ("alps_task3",),
+    "task4": ("alps_task4", "alps_judge_task4"),
+}
+STAGE = "eval.alps"
+
+
+@dataclass
+class AlpsRow:
+    benchmark_id: str
+    task: str  # task1 .. task4
+    group: str  # task1/task2: "all"; task3: "d100"...; task4: "ability1"...
+    input: dict[str, Any]
+    gold: dict[str, Any] | None
+
+
+def _json_field(value: Any) -> Any:
+    return json.loads(value) if isinstance(value, str) else value
+
+
+def _track_of(config: str, row: dict[str, Any]) -> str:
+    track = row.get("track") or row.get("task") or ""
+    if not re.match(r"task[1-4]", str(track)):
+        track = re.sub(r"^alpsbench_", "", re.sub(r"_private$", "", config))
+    return str(track)
+
+
+def _group(task: str, track: str, inp: dict[str, Any], row: dict[str, Any]) -> str:
+    if task == "task3":
+        m = re.search(r"_d(\d+)$", track)
+        if m:
+            return f"d{m.group(1)}"
+        if row.get("distractors") is not None:
+            return f"d{int(row['distractors'])}"
+        return f"d{max(0, len(inp.get('candidate_memories') or []) - 1)}"
+    if task == "task4":
+        m = re.search(r"(ability\d+)", track)
+        return m.group(1) if m else str(row.get("ability") or inp.get("ability") or "unknown")
+    return "all"
+
+
+def normalize_row(config: str, row: dict[str, Any], where: str) -> AlpsRow:
+    """A row of either layout as :class:`AlpsRow`."""
+    if "input" in row or "benchmark_id" in row:
+        bid, inp, gold = row.get("benchmark_id"), row.get("input"), row.get("gold")
+    elif "model_input" in row:
+        bid, inp, gold = row.get("id"), _json_field(row["model_input"]), _json_field(row.get("reference_output"))
+    else:
+        raise EvalInputError(f"{where}: not an AlpsBench row (no benchmark_id/input or model_input)")
+    if not isinstance(bid, str) or not bid:
+        raise EvalInputError(f"{where}: field benchmark_id: required, a non-empty string")
+    if not isinstance(inp, dict):
+        raise EvalInputError(f"{where}: field input: expected a JSON object")
+    track = _track_of(config, row)
+    task = track[:5]
+    if task not in TASKS:
+        raise EvalInputError(f"{where}: cannot tell the task of the row (task/track {track!r})")
+    return AlpsRow(bid, task, _group(task, track, inp, row), inp, gold if isinstance(gold, dict) else None)
+
+
+def _configs(release: Path, prefix: str) -> list[str]:
+    data = Path(release) / "data"
+    if not data.is_dir():
+        raise EvalInputError(f"{release}: not a release directory (no data/)")
+    names = sorted(p.name for p in data.iterdir() if p.is_dir() and p.name.startswith(prefix))
+    names = [n for n in names if n != "alpsbench_packets" and ("unverified" in prefix or "unverified" not in n)]
+    if not names:
+        raise EvalInputError(f"{release}: no AlpsBench config starting with {prefix!r} under data/")
+    return names
+
+
+def load_alps(
+    release: Path, task: str, split: str, config: str = "alpsbench"
+) -> tuple[ReleaseRef, dict[str, AlpsRow], bool]:
+    """``(release ref, rows by benchmark_id, whether gold is available)`` for one task and split."""
+    if task not in TASKS:
+        raise EvalInputError(f"unknown AlpsBench task {task!r}; use 1, 2, 3 or 4")
+    rows: dict[str, AlpsRow] = {}
+    private_gold: dict[str, dict[str, Any] | None] = {}
+    files: list[Path] = []
+    for name in _configs(release, config):
+        path = Path(release) / "data" / name / f"{split}.jsonl"
+        if not path.is_file():
+            continue
+        private = "private" in name
+        seen: dict[str, int] = {}
+        for lineno, raw in jsonl_lines(path):
+            row = normalize_row(name, raw, f"{path}:{lineno}")
+            if row.task != task:
+                continue
+            if row.benchmark_id in seen:
+                raise EvalInputError(
+                    f"{path}:{lineno}: benchmark_id {row.benchmark_id!r} repeats line {seen[row.benchmark_id]}"
+                )
+            seen[row.benchmark_id] = lineno
+            if private:
+                private_gold[row.benchmark_id] = row.gold
+                rows.setdefault(row.benchmark_id, row)
+            else:
+                if split == "test":
+                    row.gold = None  # test gold comes only from the private config
+                rows[row.benchmark_id] = row if row.benchmark_id not in rows else rows[row.benchmark_id]
+        files.append(path)
+    if not rows:
+        raise EvalInputError(f"{release}: no {task} rows in split {split!r} of configs starting with {config!r}")
+    for bid, gold in private_gold.items():
+        rows[bid].gold = gold
+    if split == "test":
+        for bid, row in rows.items():
+            if bid not in private_gold:
+                row.gold = None
+    has_gold = all(r.gold is not None for r in rows.values())
+    return release_ref(release, f"{config}:{task}:{split}", files), rows, has_gold
+
+
+def read_predictions(path: Path, rows: Mapping[str, AlpsRow]) -> dict[str, dict[str, Any]]:
+    """A predictions.jsonl by benchmark_id; unknown or repeated ids are errors naming the line."""
+    path = Path(path)
+    if not path.is_file():
+        raise EvalInputError(f"{path}: no such predictions file")
+    out: dict[str, dict[str, Any]] = {}
+    for lineno, raw in jsonl_lines(path):
+        try:
+            pred = AlpsPrediction.model_validate(raw)
+        except ValidationError as exc:
+            raise EvalInputError(f"{path}:{lineno}: {first_error(exc)}") from None
+        if pred.benchmark_id not in rows:
+            raise EvalInputError(f"{path}:{lineno}: benchmark_id {pred.benchmark_id!r} is not in the evaluated rows")
+        if pred.benchmark_id in out:
+            raise EvalInputError(f"{path}:{lineno}: a second prediction for {pred.benchmark_id!r}")
+        out[pred.benchmark_id] = pred.model_dump(exclude_none=True)
+    return out
+
+
+# -- running a model -------------------------------------------------------------------------------------------
+def _queries(inp: dict[str, Any]) -> list[str]:
+    qs = inp.get("queries")
+    if qs is None:
+        qs = [inp.get("query")] if inp.get("query") else []
+    return [str(q.get("query") if isinstance(q, dict) else q) for q in qs if q]
+
+
+def _memory_text(inp: dict[str, Any]) -> str:
+    selected = inp.get("selected_memory") or (inp.get("model_input") or {}).get("selected_memory")
+    return str(selected.get("value") if isinstance(selected, dict) else selected or "")
+
+
+def model_request(row: AlpsRow) -> LLMRequest:
+    inp, stage = row.input, f"{STAGE}.{row.task}"
+    if row.task == "task1":
+        ctx = {"dialogue": inp.get("dialogue") or [], "query": ""}
+        return build_request(stage, row.benchmark_id, "assistant", "alps_task1", MemoryList, ctx)
+    if row.task == "task2":
+        ctx = {
+            "memory": metrics.memory_list(inp.get("memory")),
+            "old_dialogue": inp.get("old_dialogue") or [],
+            "new_dialogue": inp.get("new_dialogue") or [],
+            "query": "",
+        }
+        return build_request(stage, row.benchmark_id, "assistant", "alps_task2", MemoryList, ctx)
+    if row.task == "task3":
+        ctx = {"query": str(inp.get("query") or ""), "candidates": metrics.memory_list(inp.get("candidate_memories"))}
+        return build_request(stage, row.benchmark_id, "assistant", "alps_task3", RetrievalAnswer, ctx, max_tokens=400)
+    ctx = {"dialogue": inp.get("dialogue") or [], "memory": _memory_text(inp), "queries": _queries(inp)}
+    return build_request(stage, row.benchmark_id, "assistant", "alps_task4", GroundedAnswer, ctx, temperature=0.7)
+
+
+def judge_request(row: AlpsRow, pred: dict[str, Any]) -> LLMRequest:
+    memory = (row.gold or {}).get("selected_memory") or {}
+    ctx = {
+        "ability": row.group,
+        "queries": _queries(row.input),
+        "memory": str(memory.get("value") if isinstance(memory, dict) else memory),
+        "answer": str(pred.get("answer") or ""),
+        "used": str(pred.get("used_memory_fact") or ""),
+    }
+    return build_request(f"{STAGE}.judge_task4", row.benchmark_id, "judge", "alps_judge_task4", ScoredAnswer, ctx,
+                         max_tokens=200)  # fmt: skip
+
+
+def run_model(layer, rows: Mapping[str, AlpsRow], task: str) -> dict[str, dict[str, Any]]:
+    """Predictions in AlpsBench's contract (a failed call is ``{"benchmark_id", "error"}``)."""
+    ids = sorted(rows)
+    out: dict[str, dict[str, Any]] = {}
+    for bid, r in zip(ids, layer.run([model_request(rows[b]) for b in ids], desc=f"{STAGE}.{task}"), strict=True):
+        out[bid] = {"benchmark_id": bid, **r.parsed.model_dump(exclude_none=True)} if r.ok else {
+            "benchmark_id": bid, "error": r.error or "failed"}  # fmt: skip
+    return out
+
+
+def judge(layer, rows: Mapping[str, AlpsRow], preds: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Task 4 predictions with the judge's score wherever they lack one (rows with gold only)."""
+    todo = [
+        bid
+        for bid, p in sorted(preds.items())
+        if "error" not in p and p.get("score") is None and rows[bid].gold is not None and p.get("answer")
+    ]
+    out = dict(preds)
+    responses = layer.run([judge_request(rows[b], preds[b]) for b in todo], desc=f"{STAGE}.judge") if todo else []
+    for bid, r in zip(todo, responses, strict=True):
+        out[bid] = {**out[bid], "score": r.parsed.score} if r.ok else {**out[bid], "judge_error": r.error}
+    return out
+
+
+def score_rows(task: str, rows: Mapping[str, AlpsRow], preds: Mapping[str, dict[str, Any]]) -> list[tuple[str, str, dict]]:
+    """``(benchmark_id, group, score record)`` per row with gold."""
+    out = []
+    for bid in sorted(rows):
+        row, pred = rows[bid], preds.get(bid)
+        if row.gold is None:
+            continue
+        usable = None if pred is None or "error" in pred else pred
+        if task == "task1":
+            rec = metrics.score_task1(row.gold, usable)
+        elif task == "task2":
+            rec = metrics.score_task2(row.input, row.gold, usable)
+        elif task == "task3":
+            rec = metrics.score_task3(row.gold, usable)
+        else:
+            rec = metrics.score_task4(row.gold, usable)
+        rec.update(group=row.group, missing=pred is None, error=(pred or {}).get("error"), prediction=pred)
+        out.append((bid, row.group, rec))
+    return out

@@ -1,0 +1,254 @@
+"""CUPID scoring arithmetic, separate from running models: predictions + judge labels -> numbers.
+
+Inference (CUPID's matcher, both directions): every gold checklist item gets the coverage of the
+inferred statement (fully 1, partially 0.5, not covered 0); the inferred statement is decomposed into
+items, each with its coverage by the gold preference. Pooled over the instances of a group:
+
+    recall    = Σ coverage of gold items     / number of gold items
+    precision = Σ coverage of inferred items / number of inferred items
+    F1        = 2PR / (P + R)              (0 when P + R = 0)
+
+An instance with no inference (empty, failed call or missing from the predictions) adds its gold items
+to the recall denominator and nothing to precision. Generation: the mean and distribution of the
+judge's 1-10 scores; a failed or missing answer is counted, not scored. Results are keyed by
+(persona_id, instance_type). This module never calls a model and never writes.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from pipelines.eval.release import CupidKey, EvalInputError, first_error, jsonl_lines, sessions_ago
+from schemas.cupid import BenchmarkInstance
+from schemas.evaluation import COVERAGE_CREDIT, CupidLabelLine, CupidLabels, CupidPrediction, ItemLabel
+
+INSTANCE_TYPES = ("consistent", "contrastive", "changing")
+
+
+@dataclass(frozen=True)
+class Gold:
+    """What scoring needs of one instance: the type, the checklist and where its relevant session is."""
+
+    instance_type: str
+    checklist: tuple[str, ...]
+    sessions_ago: int | None = None
+
+    @classmethod
+    def of(cls, inst: BenchmarkInstance) -> Gold:
+        return cls(inst.instance_type, tuple(inst.current_checklist), sessions_ago(inst))
+
+
+@dataclass
+class Tally:
+    """The counts behind one row of P/R/F1."""
+
+    n_instances: int = 0
+    n_inferred: int = 0
+    n_empty: int = 0
+    n_failed: int = 0
+    n_missing: int = 0
+    gold_items: int = 0
+    gold_credit: float = 0.0
+    inferred_items: int = 0
+    inferred_credit: float = 0.0
+
+    def row(self) -> dict[str, Any]:
+        recall = self.gold_credit / self.gold_items if self.gold_items else None
+        precision = self.inferred_credit / self.inferred_items if self.inferred_items else None
+        p, r = precision or 0.0, recall or 0.0
+        f1 = 2 * p * r / (p + r) if p + r else 0.0
+        return {
+            "n_instances": self.n_instances,
+            "n_inferred": self.n_inferred,
+            "n_empty": self.n_empty,
+            "n_failed": self.n_failed,
+            "n_missing": self.n_missing,
+            "gold_items": self.gold_items,
+            "gold_credit": self.gold_credit,
+            "inferred_items": self.inferred_items,
+            "inferred_credit": self.inferred_credit,
+            "recall": _round(recall),
+            "precision": _round(precision),
+            "f1": _round(f1 if (recall is not None or precision is not None) else None),
+        }
+
+
+def _round(x: float | None) -> float | None:
+    return None if x is None else round(x, 6)
+
+
+def key_name(key: CupidKey) -> str:
+    return f"{key[0]}|{key[1]}"
+
+
+def credit(labels: list[ItemLabel]) -> float:
+    return sum(COVERAGE_CREDIT[lab.coverage] for lab in labels)
+
+
+def _gold_credit(key: CupidKey, gold: Gold, labels: CupidLabels) -> float:
+    """Σ coverage over the gold checklist; every gold item needs exactly one label."""
+    by_item = {lab.item: lab for lab in labels.gold}
+    unknown = [lab.item for lab in labels.gold if lab.item not in gold.checklist]
+    if unknown:
+        raise EvalInputError(f"({key_name(key)}): label for {unknown[0]!r}, which is not a gold checklist item")
+    missing = [item for item in gold.checklist if item not in by_item]
+    if missing:
+        raise EvalInputError(f"({key_name(key)}): no judge label for gold checklist item {missing[0]!r}")
+    return sum(COVERAGE_CREDIT[by_item[item].coverage] for item in gold.checklist)
+
+
+def instance_tally(key: CupidKey, gold: Gold, pred: CupidPrediction | None) -> Tally:
+    t = Tally(n_instances=1, gold_items=len(gold.checklist))
+    if pred is None:
+        t.n_missing = 1
+    elif pred.error is not None:
+        t.n_failed = 1
+    elif not (pred.inferred or "").strip():
+        t.n_empty = 1
+    else:
+        if pred.labels is None:
+            raise EvalInputError(
+                f"({key_name(key)}): an inference with no judge labels; give a labels file or run "
+                "`prefkit eval cupid --predictions FILE` to have the judge label it"
+            )
+        t.n_inferred = 1
+        t.gold_credit = _gold_credit(key, gold, pred.labels)
+        t.inferred_items = len(pred.labels.inferred)
+        t.inferred_credit = credit(pred.labels.inferred)
+    return t
+
+
+def _add(into: Tally, t: Tally) -> None:
+    for name in Tally.__dataclass_fields__:
+        setattr(into, name, getattr(into, name) + getattr(t, name))
+
+
+def score_inference(
+    golds: Mapping[CupidKey, Gold], preds: Mapping[CupidKey, CupidPrediction]
+) -> list[dict[str, Any]]:
+    """Rows: one per instance type present, ``overall``, then one per relevant-session position."""
+    extra = sorted(set(preds) - set(golds))
+    if extra:
+        raise EvalInputError(f"prediction for ({key_name(extra[0])}), which is not in the release config")
+    by_type: dict[str, Tally] = {}
+    by_pos: dict[str, Tally] = {}
+    overall = Tally()
+    for key in sorted(golds):
+        gold = golds[key]
+        t = instance_tally(key, gold, preds.get(key))
+        _add(by_type.setdefault(gold.instance_type, Tally()), t)
+        pos = "none" if gold.sessions_ago is None else str(gold.sessions_ago)
+        _add(by_pos.setdefault(pos, Tally()), t)
+        _add(overall, t)
+    rows = [
+        {"task": "inference", "group": g, **by_type[g].row()} for g in INSTANCE_TYPES if g in by_type
+    ]
+    rows.append({"task": "inference", "group": "overall", **overall.row()})
+    order = sorted(by_pos, key=lambda p: (p == "none", int(p) if p != "none" else 0))
+    rows += [{"task": "inference_by_position", "group": p, **by_pos[p].row()} for p in order]
+    return rows
+
+
+@dataclass
+class ScoreTally:
+    scores: list[int] = field(default_factory=list)
+    n_instances: int = 0
+    n_failed: int = 0
+    n_missing: int = 0
+
+    def row(self) -> dict[str, Any]:
+        hist = Counter(self.scores)
+        return {
+            "n_instances": self.n_instances,
+            "n_scored": len(self.scores),
+            "n_failed": self.n_failed,
+            "n_missing": self.n_missing,
+            "mean": _round(sum(self.scores) / len(self.scores)) if self.scores else None,
+            "distribution": {str(s): hist.get(s, 0) for s in range(1, 11)},
+        }
+
+
+def score_generation(
+    golds: Mapping[CupidKey, Gold], preds: Mapping[CupidKey, CupidPrediction]
+) -> list[dict[str, Any]]:
+    """Rows: mean and 1-10 distribution of judge scores per instance type and overall."""
+    extra = sorted(set(preds) - set(golds))
+    if extra:
+        raise EvalInputError(f"prediction for ({key_name(extra[0])}), which is not in the release config")
+    by_type: dict[str, ScoreTally] = {}
+    overall = ScoreTally()
+    for key in sorted(golds):
+        pred = preds.get(key)
+        for t in (by_type.setdefault(golds[key].instance_type, ScoreTally()), overall):
+            t.n_instances += 1
+            if pred is None:
+                t.n_missing += 1
+            elif pred.error is not None or not (pred.response or "").strip():
+                t.n_failed += 1
+            elif pred.score is None:
+                raise EvalInputError(f"({key_name(key)}): a response with no judge score; give a labels file")
+            else:
+                t.scores.append(pred.score)
+    rows = [{"task": "generation", "group": g, **by_type[g].row()} for g in INSTANCE_TYPES if g in by_type]
+    rows.append({"task": "generation", "group": "overall", **overall.row()})
+    return rows
+
+
+# -- files ----------------------------------------------------------------------------------------------
+def read_predictions(path: Path) -> dict[CupidKey, CupidPrediction]:
+    """A predictions JSONL keyed by (persona_id, instance_type); a repeated key is an error."""
+    path = Path(path)
+    if not path.is_file():
+        raise EvalInputError(f"{path}: no such predictions file")
+    out: dict[CupidKey, CupidPrediction] = {}
+    for lineno, row in jsonl_lines(path):
+        try:
+            pred = CupidPrediction.model_validate(row)
+        except ValidationError as exc:
+            raise EvalInputError(f"{path}:{lineno}: {first_error(exc)}") from None
+        key = (pred.persona_id, pred.instance_type)
+        if key in out:
+            raise EvalInputError(f"{path}:{lineno}: a second prediction for ({key_name(key)})")
+        out[key] = pred
+    return out
+
+
+def apply_labels(preds: dict[CupidKey, CupidPrediction], path: Path) -> dict[CupidKey, CupidPrediction]:
+    """Predictions with the labels of a judge-labels JSONL (replacing labels they carried)."""
+    path = Path(path)
+    if not path.is_file():
+        raise EvalInputError(f"{path}: no such labels file")
+    labels: dict[CupidKey, CupidLabels] = {}
+    scores: dict[CupidKey, int] = {}
+    for lineno, row in jsonl_lines(path):
+        try:
+            line = CupidLabelLine.model_validate(row)
+        except ValidationError as exc:
+            raise EvalInputError(f"{path}:{lineno}: {first_error(exc)}") from None
+        key = (line.persona_id, line.instance_type)
+        if key not in preds:
+            raise EvalInputError(f"{path}:{lineno}: no prediction for ({key_name(key)})")
+        if line.direction is None:
+            if line.score is None:
+                raise EvalInputError(f"{path}:{lineno}: give direction + item + coverage, or a score")
+            scores[key] = line.score
+            continue
+        if line.item is None or line.coverage is None:
+            raise EvalInputError(f"{path}:{lineno}: a {line.direction} label needs item and coverage")
+        bucket = labels.setdefault(key, CupidLabels())
+        target = bucket.gold if line.direction == "gold" else bucket.inferred
+        if line.direction == "gold" and any(lab.item == line.item for lab in target):
+            raise EvalInputError(f"{path}:{lineno}: a second label for gold item {line.item!r}")
+        target.append(ItemLabel(item=line.item, coverage=line.coverage))
+    out = dict(preds)
+    for key, lab in labels.items():
+        out[key] = out[key].model_copy(update={"labels": lab})
+    for key, s in scores.items():
+        out[key] = out[key].model_copy(update={"score": s})
+    return out

@@ -1,0 +1,57 @@
+"""Is the judge trusted? Its agreement with people on the human matching set.
+
+An LLM judge is recorded as an annotator named ``judge:<model>`` (label events with ``source="judge"``,
+written by ``prefkit tasks pairs from-eval``). Once people label the same ``preference_match`` pairs,
+the judge-vs-human Krippendorff α (the judge against the human consensus, with a bootstrap interval)
+says whether to trust it: below ``[release] judge_alpha_min`` (default 0.667) every evaluation report
+that used the judge says "not validated". This module only reads the store.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from curation.agreement import agreement_rows
+
+JUDGE_ALPHA_MIN = 0.667
+KIND = "preference_match"
+
+
+def judge_annotator(model: str) -> str:
+    return f"judge:{model}"
+
+
+def judge_alpha_min(config: dict[str, Any]) -> float:
+    release = config.get("release", {}) if isinstance(config, dict) else {}
+    return float(release.get("judge_alpha_min", JUDGE_ALPHA_MIN))
+
+
+def judge_validation(store, model: str, alpha_min: float = JUDGE_ALPHA_MIN, n_boot: int = 500) -> dict[str, Any]:
+    """Judge-vs-human and human-vs-human α on the matching set, and whether the judge is validated."""
+    name = judge_annotator(model)
+    rows = agreement_rows(store, kind=KIND, judges=(name,), n_boot=n_boot, alpha_min=alpha_min)
+    human = next((r for r in rows if r["comparison"] == "human-vs-human"), None)
+    mine = next((r for r in rows if r["comparison"] == "judge-vs-human" and r["judge"] == name), None)
+    alpha = mine["alpha"] if mine else None
+    validated = alpha is not None and alpha >= alpha_min
+    if mine is None or not mine["n_units"]:
+        reason = f"no {KIND} pairs labelled by both {name} and people (see `prefkit tasks pairs from-eval`)"
+    elif alpha is None:
+        reason = "judge-vs-human α is undefined (no variation in the labels)"
+    else:
+        reason = f"judge-vs-human α {alpha:.3f} {'≥' if validated else '<'} judge_alpha_min {alpha_min:.3f}"
+    return {
+        "judge": name,
+        "validated": validated,
+        "status": "validated" if validated else "not validated",
+        "reason": reason,
+        "alpha_min": alpha_min,
+        "judge_vs_human": _pick(mine),
+        "human_vs_human": _pick(human),
+    }
+
+
+def _pick(row: dict[str, Any] | None) -> dict[str, Any] | None:
+    if row is None:
+        return None
+    return {k: row.get(k) for k in ("alpha", "ci_low", "ci_high", "n_units", "n_labels", "n_raters")}

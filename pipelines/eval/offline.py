@@ -1,0 +1,138 @@
+"""Offline answers for evaluation prompts: deterministic, network-free, for demos and tests.
+
+The evaluated "model" restates something the user said earlier (it sees only what the prompt shows);
+the "judge" labels by word overlap. Both are crude on purpose: offline runs exercise the whole harness
+and are marked offline in every result, never mistaken for a model's score.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+
+from pipelines.llm import register_offline
+from pipelines.llm.types import LLMRequest
+from schemas.evaluation import (
+    MAX_INFERENCE_WORDS,
+    CoveredItem,
+    GroundedAnswer,
+    InferredItems,
+    InferredPreference,
+    MemoryList,
+    PairCoverage,
+    PredictedMemory,
+    RetrievalAnswer,
+    ScoredAnswer,
+)
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+_STOP = frozenset(
+    "a an and are as at be by does do for from has have i in is it its me my of on or that the this to "
+    "was with you your reply prefers prefer user".split()
+)
+
+
+def words(text: str) -> set[str]:
+    return {w for w in _WORD.findall((text or "").lower()) if w not in _STOP and len(w) > 2}
+
+
+def overlap(a: str, b: str) -> float:
+    wa, wb = words(a), words(b)
+    return len(wa & wb) / len(wa) if wa else 0.0
+
+
+def _coverage(share: float) -> str:
+    return "fully" if share >= 0.5 else "partially" if share >= 0.2 else "not_covered"
+
+
+@register_offline(InferredPreference)
+def offline_inference(request: LLMRequest, rng: random.Random) -> InferredPreference:
+    said = [m["content"] for s in request.offline_context["sessions"] for m in s if m["role"] == "user"]
+    if not said:
+        return InferredPreference(preference="")
+    text = " ".join(rng.choice(said[-4:]).split()[: MAX_INFERENCE_WORDS - 3])
+    return InferredPreference(preference=f"Wants answers that {text}")
+
+
+@register_offline(PairCoverage)
+def offline_pair(request: LLMRequest, rng: random.Random) -> PairCoverage:
+    share = overlap(request.offline_context["item"], request.offline_context["statement"])
+    return PairCoverage(reason=f"word overlap {share:.2f} (offline judge)", coverage=_coverage(share))
+
+
+@register_offline(InferredItems)
+def offline_items(request: LLMRequest, rng: random.Random) -> InferredItems:
+    parts = [p.strip() for p in re.split(r",|;| and ", request.offline_context["statement"]) if p.strip()]
+    gold = request.offline_context["gold"]
+    return InferredItems(items=[CoveredItem(item=p, coverage=_coverage(overlap(p, gold))) for p in parts])
+
+
+@register_offline(ScoredAnswer)
+def offline_score(request: LLMRequest, rng: random.Random) -> ScoredAnswer:
+    ctx = request.offline_context
+    target = ctx.get("preference") or ctx.get("memory") or ""
+    answer = ctx.get("response") or ctx.get("answer") or ""
+    share = overlap(target, answer)
+    return ScoredAnswer(reason=f"word overlap {share:.2f} (offline judge)", score=1 + round(9 * share))
+
+
+@register_offline("eval.cupid.generate")
+def offline_answer(request: LLMRequest, rng: random.Random) -> str:
+    ctx = request.offline_context
+    hint = ctx.get("preference") or ""
+    return f"Here is my answer to: {ctx['request']} {hint}".strip()
+
+
+@register_offline(MemoryList)
+def offline_memories(request: LLMRequest, rng: random.Random) -> MemoryList:
+    ctx = request.offline_context
+    if "memory" in ctx:  # task 2: keep what was known
+        kept = [m for m in ctx["memory"] if isinstance(m, dict) and m.get("value")]
+        return MemoryList(
+            memory_items=[
+                PredictedMemory(
+                    memory_id=str(m.get("memory_id") or f"m{i}"),
+                    type=m.get("type") if m.get("type") in ("direct", "indirect") else "direct",
+                    label=str(m.get("label") or "Unknown"),
+                    value=str(m["value"]),
+                    confidence=float(m.get("confidence") or 0.5),
+                )
+                for i, m in enumerate(kept, start=1)
+            ]
+        )
+    said = [t.get("text") or "" for t in ctx["dialogue"] if t.get("role") == "user"]
+    picked = [s for s in said if s.strip()][:2]
+    return MemoryList(
+        memory_items=[
+            PredictedMemory(
+                memory_id=f"m{i}",
+                type="direct",
+                label="Personal_Background/Other",
+                value="User said: " + " ".join(s.split()[:12]),
+                confidence=0.5,
+                evidence_text=" ".join(s.split()[:12]),
+            )
+            for i, s in enumerate(picked, start=1)
+        ]
+    )
+
+
+@register_offline(RetrievalAnswer)
+def offline_retrieval(request: LLMRequest, rng: random.Random) -> RetrievalAnswer:
+    ctx = request.offline_context
+    candidates = [m for m in ctx["candidates"] if isinstance(m, dict)]
+    best = max(candidates, key=lambda m: overlap(ctx["query"], str(m.get("value"))), default={})
+    return RetrievalAnswer(
+        answer=str(best.get("value") or ""),
+        reason="most words in common with the question (offline)",
+        selected_memory_id=str(best.get("memory_id") or ""),
+    )
+
+
+@register_offline(GroundedAnswer)
+def offline_grounded(request: LLMRequest, rng: random.Random) -> GroundedAnswer:
+    ctx = request.offline_context
+    fact = ctx.get("memory") or next(
+        (t.get("text") or "" for t in ctx.get("dialogue") or [] if t.get("role") == "user"), ""
+    )
+    return GroundedAnswer(answer=f"Keeping in mind that {fact}: here is my answer.", used_memory_fact=str(fact))

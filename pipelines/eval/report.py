@@ -1,0 +1,76 @@
+"""An evaluation report as Markdown: the run's identity, the judge's validation status, the tables.
+
+Only formats a report built by :func:`pipelines.eval.runs.build_report`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+COLUMNS = {
+    ("cupid", "inference"): ["group", "n_instances", "n_inferred", "n_empty", "n_failed", "n_missing", "gold_items",
+                             "gold_credit", "inferred_items", "inferred_credit", "precision", "recall", "f1"],
+    ("cupid", "generation"): ["group", "n_instances", "n_scored", "n_failed", "n_missing", "mean", "distribution"],
+}  # fmt: skip
+
+
+def judge_line(judge: dict[str, Any] | None) -> str | None:
+    if judge is None:
+        return None
+    hh = (judge.get("human_vs_human") or {}).get("alpha")
+    human = f"; human-vs-human α {hh:.3f}" if hh is not None else ""
+    mark = "validated" if judge["validated"] else "**NOT VALIDATED**"
+    return f"Judge `{judge['judge']}`: {mark} — {judge['reason']}{human}"
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return "–"
+    if isinstance(value, float):
+        return f"{value:.3f}"
+    if isinstance(value, dict):
+        return " ".join(f"{k}:{v}" for k, v in value.items() if v)
+    return str(value)
+
+
+def table(rows: list[dict[str, Any]], columns: list[str]) -> list[str]:
+    out = ["| " + " | ".join(columns) + " |", "|" + "|".join("---" for _ in columns) + "|"]
+    out += ["| " + " | ".join(_cell(r.get(c)) for c in columns) + " |" for r in rows]
+    return out
+
+
+def render_markdown(report: dict[str, Any], charts: list[Path] = ()) -> str:
+    run = report["run"]
+    lines = [f"# Evaluation {run['run_id']}", ""]
+    if run["offline"]:
+        lines += ["> **Offline backend**: deterministic stand-in answers, not a model's score.", ""]
+    jl = judge_line(report["judge"])
+    if jl:
+        lines += [jl, ""]
+    release = f"{run['release_name'] or '-'} {run['release_version'] or '(unreleased)'} (data {run['release_digest']})"
+    meta = {
+        "benchmark / task": f"{run['benchmark']} / {run['task']}",
+        "model": run["model"] or "predictions file",
+        "judge": run["judge_model"] or "-",
+        "backend": run["backend"] + (" (offline)" if run["offline"] else ""),
+        "release": release,
+        "config": run["config_name"],
+        "settings": ", ".join(f"{k}={v}" for k, v in sorted(run["settings"].items()) if v is not None),
+        "prompts": ", ".join(f"{k}@{v}" for k, v in run["prompts"].items()),
+        "created": run["created_at"],
+    }
+    lines += ["| | |", "|---|---|"] + [f"| {k} | {v} |" for k, v in meta.items()] + [""]
+    by_task: dict[str, list[dict[str, Any]]] = {}
+    for r in report["rows"]:
+        by_task.setdefault(r["task"], []).append(r)
+    for task, rows in by_task.items():
+        cols = COLUMNS.get((run["benchmark"], task)) or COLUMNS.get((run["benchmark"], task.split("_by_")[0]))
+        if cols is None:
+            cols = ["group"] + [c for c in rows[0] if c not in ("task", "group")]
+        title = {"inference_by_position": "inference by position (sessions before the request of the most recent "
+                 "relevant session)"}.get(task, task)  # fmt: skip
+        lines += [f"## {title}", ""] + table(rows, cols) + [""]
+    if charts:
+        lines += ["## Charts", ""] + [f"![{p.stem}]({p.name})" for p in charts] + [""]
+    return "\n".join(lines)

@@ -1,0 +1,251 @@
+"""Evaluation runs end to end: run (or read) predictions, judge them, score, store, report.
+
+A run is stored with its configuration, the evaluated and judge models, the hashes of the prompt
+templates it used, the backend (offline runs are marked) and the release it evaluated (name, version,
+data digest). Its id is a hash of all of that, so the same command resumes the same run — and the LLM
+layer's cache answers every call already made. A report is recomputed from the stored items, never
+from memory of the run. The library does the whole job; the CLI only prints.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pipelines.eval import alpsbench, cupid
+from pipelines.eval import alps_metrics as alps_m
+from pipelines.eval import cupid_metrics as cupid_m
+from pipelines.eval.charts import bar_chart, write
+from pipelines.eval.judge import judge_alpha_min, judge_validation
+from pipelines.eval.prompting import prompt_hashes
+from pipelines.eval.release import EvalInputError, ReleaseRef, load_cupid
+from schemas.common import content_hash
+from schemas.evaluation import CupidPrediction
+
+
+@dataclass
+class RunResult:
+    run: dict[str, Any]
+    rows: list[dict[str, Any]]
+    judge_failures: int = 0
+    model_failures: int = 0
+
+
+def _file_digest(path: Path | None) -> str | None:
+    return None if path is None else hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16]
+
+
+def _run_record(
+    benchmark: str,
+    task: str,
+    ref: ReleaseRef,
+    layer,
+    templates: tuple[str, ...],
+    settings: dict[str, Any],
+    model: str | None,
+    judge_model: str | None,
+) -> dict[str, Any]:
+    offline = bool(layer.backend.offline)
+    run = {
+        "benchmark": benchmark,
+        "task": task,
+        "model": model,
+        "judge_model": judge_model,
+        "backend": layer.backend.name,
+        "offline": offline,
+        "release_dir": str(ref.path),
+        "release_name": ref.name,
+        "release_version": ref.version,
+        "release_digest": ref.digest,
+        "config_name": ref.config,
+        "settings": {**settings, "seed": layer.seed},
+        "prompts": prompt_hashes(templates),
+    }
+    identity = {k: v for k, v in run.items() if k not in ("release_dir",)}
+    run["run_id"] = f"{benchmark}-{task}-{content_hash(identity, 12)}"
+    return run
+
+
+# -- CUPID -----------------------------------------------------------------------------------------------------
+def run_cupid(
+    store,
+    layer,
+    release: Path,
+    config: str = "cupid",
+    options: cupid.CupidOptions | None = None,
+    predictions: Path | None = None,
+    limit: int | None = None,
+) -> RunResult:
+    """Evaluate the layer's ``assistant`` model (or a predictions file) on a CUPID release config."""
+    options = options or cupid.CupidOptions()
+    options.check()
+    ref, instances = load_cupid(release, config)
+    if limit is not None:
+        instances = {k: instances[k] for k in sorted(instances)[:limit]}
+    model = None if predictions else layer.settings.model_for("assistant")
+    judge_model = layer.settings.model_for("judge")
+    settings = {"oracle": options.oracle, "limit": limit, "predictions_sha256": _file_digest(predictions)}
+    run = _run_record("cupid", options.task, ref, layer, cupid.TEMPLATES[options.task], settings, model, judge_model)
+    store.eval_run_start(run)
+    if predictions is not None:
+        preds = cupid_m.read_predictions(predictions)
+        unknown = sorted(set(preds) - set(instances))
+        if unknown:
+            raise EvalInputError(f"{predictions}: prediction for ({cupid_m.key_name(unknown[0])}), not in the release")
+    else:
+        preds = cupid.run_model(layer, instances, options)
+    model_failures = sum(1 for p in preds.values() if p.error)
+    preds, judge_failures = cupid.judge(layer, instances, preds, options.task)
+    items = [
+        (cupid_m.key_name(k), inst.instance_type, {"gold": _gold_record(inst), "prediction": _pred_record(preds.get(k))})
+        for k, inst in sorted(instances.items())
+    ]
+    rows = score_items(run, items)
+    store.eval_run_finish(run["run_id"], items, {"rows": rows})
+    return RunResult(store.eval_run(run["run_id"]), rows, judge_failures, model_failures)
+
+
+def _gold_record(inst) -> dict[str, Any]:
+    g = cupid_m.Gold.of(inst)
+    return {"instance_type": g.instance_type, "checklist": list(g.checklist), "sessions_ago": g.sessions_ago}
+
+
+def _pred_record(pred: CupidPrediction | None) -> dict[str, Any] | None:
+    return None if pred is None else pred.model_dump(mode="json", exclude_none=True)
+
+
+def score_cupid_file(
+    release: Path, config: str, predictions: Path, labels: Path | None, task: str | None = None
+) -> list[dict[str, Any]]:
+    """Score a predictions file (and optional judge-labels file) against a release: no calls."""
+    _ref, instances = load_cupid(release, config)
+    preds = cupid_m.read_predictions(predictions)
+    if labels is not None:
+        preds = cupid_m.apply_labels(preds, labels)
+    golds = {k: cupid_m.Gold.of(v) for k, v in instances.items()}
+    if task is None:
+        task = "generation" if any(p.response is not None for p in preds.values()) else "inference"
+    scorer = cupid_m.score_inference if task == "inference" else cupid_m.score_generation
+    return scorer(golds, preds)
+
+
+# -- AlpsBench ----------------------------------------------------------------------------------------------------
+def run_alpsbench(
+    store,
+    layer,
+    release: Path,
+    task: str,
+    split: str = "validation",
+    config: str = "alpsbench",
+    predictions: Path | None = None,
+    limit: int | None = None,
+) -> RunResult:
+    """Score a predictions.jsonl, or run the layer's ``assistant`` model, on one AlpsBench task."""
+    ref, rows, has_gold = alpsbench.load_alps(release, task, split, config)
+    if not has_gold:
+        raise EvalInputError(
+            f"split {split!r} of {release} has no gold for {task}: the test gold is read only from the "
+            "private config (data/*private*/test.jsonl), which this release does not include"
+        )
+    if limit is not None:
+        rows = {b: rows[b] for b in sorted(rows)[:limit]}
+    uses_judge = task == "task4"
+    model = None if predictions else layer.settings.model_for("assistant")
+    judge_model = layer.settings.model_for("judge") if uses_judge else None
+    settings = {"split": split, "limit": limit, "predictions_sha256": _file_digest(predictions)}
+    run = _run_record("alpsbench", task, ref, layer, alpsbench.TEMPLATES[task], settings, model, judge_model)
+    store.eval_run_start(run)
+    preds = alpsbench.read_predictions(predictions, rows) if predictions else alpsbench.run_model(layer, rows, task)
+    model_failures = sum(1 for p in preds.values() if "error" in p)
+    if uses_judge:
+        preds = alpsbench.judge(layer, rows, preds)
+    judge_failures = sum(1 for p in preds.values() if "judge_error" in p)
+    items = [(bid, group, rec) for bid, group, rec in alpsbench.score_rows(task, rows, preds)]
+    rows_out = score_items(run, items)
+    store.eval_run_finish(run["run_id"], items, {"rows": rows_out})
+    return RunResult(store.eval_run(run["run_id"]), rows_out, judge_failures, model_failures)
+
+
+def score_alps_file(
+    release: Path, task: str, split: str, predictions: Path, config: str = "alpsbench"
+) -> list[dict[str, Any]]:
+    """Score an AlpsBench predictions.jsonl with no calls (task 4 needs ``score`` in each line)."""
+    _ref, rows, has_gold = alpsbench.load_alps(release, task, split, config)
+    if not has_gold:
+        raise EvalInputError(f"split {split!r} has no gold for {task} outside the private config")
+    preds = alpsbench.read_predictions(predictions, rows)
+    return alps_m.aggregate(task, [rec for _b, _g, rec in alpsbench.score_rows(task, rows, preds)])
+
+
+# -- scoring stored items and reports ---------------------------------------------------------------------------
+def score_items(run: Mapping[str, Any], items: list[tuple[str, str, dict[str, Any]]]) -> list[dict[str, Any]]:
+    """The report rows of a run, recomputed from its stored items."""
+    if run["benchmark"] == "alpsbench":
+        return alps_m.aggregate(run["task"], [rec for _k, _g, rec in items])
+    golds, preds = {}, {}
+    for _k, _g, rec in items:
+        gold = rec["gold"]
+        pred = rec["prediction"]
+        if pred is None:
+            continue
+        key = (pred["persona_id"], pred["instance_type"])
+        preds[key] = CupidPrediction.model_validate(pred)
+    for key_text, _g, rec in items:
+        pid, itype = key_text.rsplit("|", 1)
+        gold = rec["gold"]
+        golds[(pid, itype)] = cupid_m.Gold(gold["instance_type"], tuple(gold["checklist"]), gold["sessions_ago"])
+    scorer = cupid_m.score_inference if run["task"] == "inference" else cupid_m.score_generation
+    return scorer(golds, preds)
+
+
+def build_report(store, run_id: str, config: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Everything a report shows: the run's record, its rows and the judge's validation status."""
+    run = store.eval_run(run_id)
+    if run["status"] != "complete":
+        raise EvalInputError(f"run {run['run_id']} has not finished; rerun its command to resume it")
+    items = [(i["item_key"], i["group"], i["record"]) for i in store.eval_items(run["run_id"])]
+    validation = None
+    if run["judge_model"]:
+        validation = judge_validation(store, run["judge_model"], judge_alpha_min(config or {}))
+    return {"run": run, "rows": score_items(run, items), "judge": validation}
+
+
+def export_predictions(store, run_id: str) -> list[dict[str, Any]]:
+    """A run's predictions with their judge labels, one line each: re-scorable with ``eval score``."""
+    run = store.eval_run(run_id)
+    out = []
+    for item in store.eval_items(run["run_id"]):
+        pred = item["record"].get("prediction")
+        if pred is not None:
+            out.append(pred)
+    return out
+
+
+def write_charts(report: dict[str, Any], out_dir: Path) -> list[Path]:
+    """SVG charts of a report: P/R/F1 per instance type and F1 by relevant-session position (CUPID
+    inference), mean score per type (generation), the main metric per task group (AlpsBench)."""
+    run, rows, paths = report["run"], report["rows"], []
+    out_dir = Path(out_dir)
+    title = f"{run['model'] or 'predictions'} on {run['release_name'] or 'release'} {run['release_version'] or ''}"
+    if run["benchmark"] == "cupid" and run["task"] == "inference":
+        typed = [r for r in rows if r["task"] == "inference"]
+        series = {m: [r[m] for r in typed] for m in ("precision", "recall", "f1")}
+        paths.append(write(out_dir / "prf_by_type.svg", bar_chart(f"P/R/F1 per instance type — {title}",
+                                                                  [r["group"] for r in typed], series)))  # fmt: skip
+        pos = [r for r in rows if r["task"] == "inference_by_position"]
+        paths.append(write(out_dir / "f1_by_position.svg", bar_chart(
+            "F1 by position of the most recent relevant session (sessions before the request)",
+            [r["group"] for r in pos], {"f1": [r["f1"] for r in pos]})))  # fmt: skip
+    elif run["benchmark"] == "cupid":
+        paths.append(write(out_dir / "score_by_type.svg", bar_chart(f"Judge score (1-10) per instance type — {title}",
+                     [r["group"] for r in rows], {"mean": [r["mean"] for r in rows]}, ymax=10)))  # fmt: skip
+    else:
+        metric = {"task1": "f1", "task2": "accuracy", "task3": "accuracy", "task4": "mean_score"}[run["task"]]
+        shown = [r for r in rows if r.get(metric) is not None or metric in r]
+        paths.append(write(out_dir / f"{run['task']}_{metric}.svg", bar_chart(
+            f"AlpsBench {run['task']} {metric} — {title}", [r["group"] for r in shown],
+            {metric: [r.get(metric) for r in shown]}, ymax=10 if metric == "mean_score" else 1.0)))  # fmt: skip
+    return paths
