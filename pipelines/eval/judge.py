@@ -1,7 +1,7 @@
 """Is the judge trusted? Its agreement with people on the human matching set.
 
-An LLM judge is recorded as an annotator named ``judge:<model>`` (label events with ``source="judge"``,
-written by ``prefkit tasks pairs from-eval``). Once people label the same ``preference_match`` pairs,
+An LLM judge is recorded as an annotator named ``judge.<model>`` (an inactive account that nobody can
+sign in as), its labels are events with ``source="judge"`` written by ``prefkit tasks pairs from-eval``. Once people label the same ``preference_match`` pairs,
 the judge-vs-human Krippendorff α (the judge against the human consensus, with a bootstrap interval)
 says whether to trust it: below ``[release] judge_alpha_min`` (default 0.667) every evaluation report
 that used the judge says "not validated". This module only reads the store.
@@ -9,6 +9,8 @@ that used the judge says "not validated". This module only reads the store.
 
 from __future__ import annotations
 
+import re
+import secrets
 from typing import Any
 
 from curation.agreement import agreement_rows
@@ -18,7 +20,18 @@ KIND = "preference_match"
 
 
 def judge_annotator(model: str) -> str:
-    return f"judge:{model}"
+    """The annotator name of a judge model (a valid user name: ``judge.`` + the model, ``/`` -> ``-``)."""
+    return "judge." + re.sub(r"[^A-Za-z0-9._-]", "-", model)
+
+
+def ensure_judge_user(store, model: str) -> str:
+    """The judge's user record: an inactive account (nobody can sign in as it; no queue is assigned to
+    it) so its label events name a real annotator."""
+    name = judge_annotator(model)
+    if store.user(name) is None:
+        store.add_user(name, "annotator", secrets.token_urlsafe(32))
+        store.set_user_active(name, False)
+    return name
 
 
 def judge_alpha_min(config: dict[str, Any]) -> float:

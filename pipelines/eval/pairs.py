@@ -3,7 +3,7 @@
 
 Pairs are sampled stratified by the judge's label (up to ``per_label`` of each of fully / partially /
 not_covered, seeded), so the human matching set sees every kind of decision the judge made, not mostly
-the common one. The judge's labels are label events of annotator ``judge:<model>`` with
+the common one. The judge's labels are label events of annotator ``judge.<model>`` with
 ``source="judge"``: agreement compares them with the human consensus and consensus never counts them
 as votes. Annotators never see the judge's label (it is not in the task payload). Rerunning is
 idempotent: pairs, tasks and judge events have stable ids.
@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from curation.task_kinds import get_kind
-from pipelines.eval.judge import judge_annotator
+from pipelines.eval.judge import ensure_judge_user
 from pipelines.eval.release import EvalInputError
 from schemas.common import content_hash, utcnow
 from schemas.curation import LabelEvent, Provenance
@@ -72,6 +72,7 @@ def pairs_from_run(
         group = [p for p in pairs if p["judge"] == lab]
         rng.shuffle(group)
         chosen += group[:per_label]
+    annotator = ensure_judge_user(store, run["judge_model"])  # before any pair, so nothing is left half-way
     batch = batch or f"eval-{run['run_id']}"
     origin = f"eval:{run['run_id']}"
     rows = [
@@ -84,7 +85,6 @@ def pairs_from_run(
     k = overlap or int(project.config.get("annotation", {}).get("overlap", 3))
     wanted = {f"pair:{p['pair_id']}" for p in chosen}
     new_tasks = store.add_tasks([t for t in kind.build_tasks(store, k, batch) if t.item_ref in wanted])
-    annotator = judge_annotator(run["judge_model"])
     now = utcnow()
     events = []
     for p in chosen:

@@ -1,0 +1,63 @@
+"""Small CUPID and AlpsBench releases for the evaluation tests, built in the release layout.
+
+Hidden fields (context factors, preferences, checklist items) carry marker words that never occur in
+dialogue text, so a test can check that none of them reached the evaluated model.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from schemas.cupid import BenchmarkInstance
+
+TYPES = ("consistent", "contrastive", "changing")
+HIDDEN_MARK = "zqx"  # appears only in hidden fields
+
+
+def instance(pid: str, itype: str, n_sessions: int = 4, relevant: tuple[int, ...] = (1,)) -> dict:
+    factor = f"{HIDDEN_MARK}factor-{pid}-{itype}"
+    prior = []
+    for i in range(n_sessions):
+        prior.append(
+            {
+                "context_factor": factor if i in relevant else f"{HIDDEN_MARK}other-{i}",
+                "contextual_preference": f"{HIDDEN_MARK}pref-{pid}-{i}",
+                "dialogue": [
+                    {"role": "user", "content": f"Session {i} of {pid}: plan my weekend trip please."},
+                    {"role": "assistant", "content": "Here is a detailed plan with many options."},
+                    {"role": "user", "content": f"Shorter please, bullet points only ({pid} {itype} {i})."},
+                ],
+            }
+        )
+    row = {
+        "persona_id": pid,
+        "instance_type": itype,
+        "current_request": f"Plan a day out for {pid} ({itype}).",
+        "current_context_factor": factor,
+        "current_contextual_preference": f"{HIDDEN_MARK}gold short bullet answers for {pid} {itype}",
+        "current_checklist": [f"Does the reply use {HIDDEN_MARK} bullets?", f"Is the reply {HIDDEN_MARK} short?"],
+        "prior_interactions": prior,
+    }
+    return BenchmarkInstance.model_validate(row).model_dump(mode="json")
+
+
+def cupid_release(root: Path, personas: int = 2, config: str = "cupid", version: str = "1.0.0") -> Path:
+    """``root/releases/<version>`` with ``data/<config>/test.jsonl`` and a manifest."""
+    rel = Path(root) / "releases" / version
+    rows = [instance(f"p{i}", t, relevant=(i % 4,)) for i in range(personas) for t in TYPES]
+    write_config(rel, config, "test", rows)
+    (rel / "manifest.json").write_text(json.dumps({"name": "evaltest", "version": version}), encoding="utf-8")
+    return rel
+
+
+def write_config(rel: Path, config: str, split: str, rows: list[dict]) -> Path:
+    path = rel / "data" / config / f"{split}.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def write_jsonl(path: Path, rows: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
