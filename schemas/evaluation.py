@@ -83,7 +83,9 @@ class PredictedMemory(Contract):
 class MemoryList(Contract):
     """Task 1 and task 2 answer: the memory items."""
 
-    memory_items: list[PredictedMemory] = Field(description="Extracted (task 1) or updated (task 2) memories.")
+    memory_items: list[PredictedMemory] = Field(
+        description="Extracted (task 1) or updated (task 2) memories."
+    )
 
 
 class RetrievalAnswer(Contract):
@@ -105,7 +107,9 @@ class GroundedAnswer(Contract):
 class ItemLabel(Contract):
     """A coverage label of one item, as embedded in a prediction line."""
 
-    item: str = Field(min_length=1, description="The gold checklist item, or an item of the inferred statement.")
+    item: str = Field(
+        min_length=1, description="The gold checklist item, or an item of the inferred statement."
+    )
     coverage: Coverage = Field(description="fully / partially / not_covered.")
 
 
@@ -144,7 +148,9 @@ class CupidLabelLine(Contract):
     )
     item: str | None = Field(default=None, description="The item labelled (with direction).")
     coverage: Coverage | None = Field(default=None, description="The label (with direction).")
-    score: int | None = Field(default=None, ge=1, le=10, description="A generation score (without direction).")
+    score: int | None = Field(
+        default=None, ge=1, le=10, description="A generation score (without direction)."
+    )
 
 
 class AlpsPrediction(Contract):

@@ -36,7 +36,10 @@ def instance(pid: str, itype: str, n_sessions: int = 4, relevant: tuple[int, ...
         "current_request": f"Plan a day out for {pid} ({itype}).",
         "current_context_factor": factor,
         "current_contextual_preference": f"{HIDDEN_MARK}gold short bullet answers for {pid} {itype}",
-        "current_checklist": [f"Does the reply use {HIDDEN_MARK} bullets?", f"Is the reply {HIDDEN_MARK} short?"],
+        "current_checklist": [
+            f"Does the reply use {HIDDEN_MARK} bullets?",
+            f"Is the reply {HIDDEN_MARK} short?",
+        ],
         "prior_interactions": prior,
     }
     return BenchmarkInstance.model_validate(row).model_dump(mode="json")

@@ -32,7 +32,9 @@ from pipelines.eval.runs import (
 )
 
 
-def eval_llm_config(llm_config: dict[str, Any], model: str | None, judge_model: str | None = None) -> dict[str, Any]:
+def eval_llm_config(
+    llm_config: dict[str, Any], model: str | None, judge_model: str | None = None
+) -> dict[str, Any]:
     """The project's ``[llm]`` settings with the evaluated model as the ``assistant`` role (and,
     optionally, another judge than ``[llm.models] judge``)."""
     cfg = dict(llm_config or {})

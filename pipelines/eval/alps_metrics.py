@@ -92,7 +92,11 @@ def match(
         return []
     scores = np.array([[pair_score(g, p) for p in pred] for g in gold])
     rows, cols = linear_sum_assignment(scores, maximize=True)
-    return [(int(r), int(c), float(scores[r, c])) for r, c in zip(rows, cols, strict=True) if scores[r, c] >= threshold]
+    return [
+        (int(r), int(c), float(scores[r, c]))
+        for r, c in zip(rows, cols, strict=True)
+        if scores[r, c] >= threshold
+    ]
 
 
 def memory_list(value: Any) -> list[dict[str, Any]]:
@@ -104,10 +108,17 @@ def score_task1(gold: dict[str, Any], pred: dict[str, Any] | None) -> dict[str, 
     g = memory_list(gold.get("memory_items"))
     p = memory_list((pred or {}).get("memory_items"))
     pairs = match(g, p)
-    return {"n_gold": len(g), "n_pred": len(p), "tp": len(pairs), "pair_scores": [round(s, 6) for *_x, s in pairs]}
+    return {
+        "n_gold": len(g),
+        "n_pred": len(p),
+        "tp": len(pairs),
+        "pair_scores": [round(s, 6) for *_x, s in pairs],
+    }
 
 
-def update_categories(old_pool: list[dict[str, Any]], answer: list[dict[str, Any]]) -> list[tuple[str, dict | None]]:
+def update_categories(
+    old_pool: list[dict[str, Any]], answer: list[dict[str, Any]]
+) -> list[tuple[str, dict | None]]:
     """``(category, the memory it replaces)`` for each gold memory after an update."""
     before = {str(m.get("memory_id")): m for m in old_pool}
     out: list[tuple[str, dict | None]] = []
@@ -123,7 +134,9 @@ def update_categories(old_pool: list[dict[str, Any]], answer: list[dict[str, Any
     return out
 
 
-def score_task2(row_input: dict[str, Any], gold: dict[str, Any], pred: dict[str, Any] | None) -> dict[str, Any]:
+def score_task2(
+    row_input: dict[str, Any], gold: dict[str, Any], pred: dict[str, Any] | None
+) -> dict[str, Any]:
     answer = memory_list(gold.get("answer"))
     p = memory_list((pred or {}).get("memory_items"))
     pairs = {gi: pi for gi, pi, _s in match(answer, p)}

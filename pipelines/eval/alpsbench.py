@@ -76,7 +76,11 @@ def normalize_row(config: str, row: dict[str, Any], where: str) -> AlpsRow:
     if "input" in row or "benchmark_id" in row:
         bid, inp, gold = row.get("benchmark_id"), row.get("input"), row.get("gold")
     elif "model_input" in row:
-        bid, inp, gold = row.get("id"), _json_field(row["model_input"]), _json_field(row.get("reference_output"))
+        bid, inp, gold = (
+            row.get("id"),
+            _json_field(row["model_input"]),
+            _json_field(row.get("reference_output")),
+        )
     else:
         raise EvalInputError(f"{where}: not an AlpsBench row (no benchmark_id/input or model_input)")
     if not isinstance(bid, str) or not bid:
@@ -95,7 +99,9 @@ def _configs(release: Path, prefix: str) -> list[str]:
     if not data.is_dir():
         raise EvalInputError(f"{release}: not a release directory (no data/)")
     names = sorted(p.name for p in data.iterdir() if p.is_dir() and p.name.startswith(prefix))
-    names = [n for n in names if n != "alpsbench_packets" and ("unverified" in prefix or "unverified" not in n)]
+    names = [
+        n for n in names if n != "alpsbench_packets" and ("unverified" in prefix or "unverified" not in n)
+    ]
     if not names:
         raise EvalInputError(f"{release}: no AlpsBench config starting with {prefix!r} under data/")
     return names
@@ -131,10 +137,12 @@ def load_alps(
             else:
                 if split == "test":
                     row.gold = None  # test gold comes only from the private config
-                rows[row.benchmark_id] = row if row.benchmark_id not in rows else rows[row.benchmark_id]
+                rows.setdefault(row.benchmark_id, row)
         files.append(path)
     if not rows:
-        raise EvalInputError(f"{release}: no {task} rows in split {split!r} of configs starting with {config!r}")
+        raise EvalInputError(
+            f"{release}: no {task} rows in split {split!r} of configs starting with {config!r}"
+        )
     for bid, gold in private_gold.items():
         rows[bid].gold = gold
     if split == "test":
@@ -157,7 +165,9 @@ def read_predictions(path: Path, rows: Mapping[str, AlpsRow]) -> dict[str, dict[
         except ValidationError as exc:
             raise EvalInputError(f"{path}:{lineno}: {first_error(exc)}") from None
         if pred.benchmark_id not in rows:
-            raise EvalInputError(f"{path}:{lineno}: benchmark_id {pred.benchmark_id!r} is not in the evaluated rows")
+            raise EvalInputError(
+                f"{path}:{lineno}: benchmark_id {pred.benchmark_id!r} is not in the evaluated rows"
+            )
         if pred.benchmark_id in out:
             raise EvalInputError(f"{path}:{lineno}: a second prediction for {pred.benchmark_id!r}")
         out[pred.benchmark_id] = pred.model_dump(exclude_none=True)
@@ -191,10 +201,17 @@ def model_request(row: AlpsRow) -> LLMRequest:
         }
         return build_request(stage, row.benchmark_id, "assistant", "alps_task2", MemoryList, ctx)
     if row.task == "task3":
-        ctx = {"query": str(inp.get("query") or ""), "candidates": metrics.memory_list(inp.get("candidate_memories"))}
-        return build_request(stage, row.benchmark_id, "assistant", "alps_task3", RetrievalAnswer, ctx, max_tokens=400)
+        ctx = {
+            "query": str(inp.get("query") or ""),
+            "candidates": metrics.memory_list(inp.get("candidate_memories")),
+        }
+        return build_request(
+            stage, row.benchmark_id, "assistant", "alps_task3", RetrievalAnswer, ctx, max_tokens=400
+        )
     ctx = {"dialogue": inp.get("dialogue") or [], "memory": _memory_text(inp), "queries": _queries(inp)}
-    return build_request(stage, row.benchmark_id, "assistant", "alps_task4", GroundedAnswer, ctx, temperature=0.7)
+    return build_request(
+        stage, row.benchmark_id, "assistant", "alps_task4", GroundedAnswer, ctx, temperature=0.7
+    )
 
 
 def judge_request(row: AlpsRow, pred: dict[str, Any]) -> LLMRequest:
@@ -214,7 +231,9 @@ def run_model(layer, rows: Mapping[str, AlpsRow], task: str) -> dict[str, dict[s
     """Predictions in AlpsBench's contract (a failed call is ``{"benchmark_id", "error"}``)."""
     ids = sorted(rows)
     out: dict[str, dict[str, Any]] = {}
-    for bid, r in zip(ids, layer.run([model_request(rows[b]) for b in ids], desc=f"{STAGE}.{task}"), strict=True):
+    for bid, r in zip(
+        ids, layer.run([model_request(rows[b]) for b in ids], desc=f"{STAGE}.{task}"), strict=True
+    ):
         out[bid] = {"benchmark_id": bid, **r.parsed.model_dump(exclude_none=True)} if r.ok else {
             "benchmark_id": bid, "error": r.error or "failed"}  # fmt: skip
     return out
@@ -228,13 +247,17 @@ def judge(layer, rows: Mapping[str, AlpsRow], preds: dict[str, dict[str, Any]]) 
         if "error" not in p and p.get("score") is None and rows[bid].gold is not None and p.get("answer")
     ]
     out = dict(preds)
-    responses = layer.run([judge_request(rows[b], preds[b]) for b in todo], desc=f"{STAGE}.judge") if todo else []
+    responses = (
+        layer.run([judge_request(rows[b], preds[b]) for b in todo], desc=f"{STAGE}.judge") if todo else []
+    )
     for bid, r in zip(todo, responses, strict=True):
         out[bid] = {**out[bid], "score": r.parsed.score} if r.ok else {**out[bid], "judge_error": r.error}
     return out
 
 
-def score_rows(task: str, rows: Mapping[str, AlpsRow], preds: Mapping[str, dict[str, Any]]) -> list[tuple[str, str, dict]]:
+def score_rows(
+    task: str, rows: Mapping[str, AlpsRow], preds: Mapping[str, dict[str, Any]]
+) -> list[tuple[str, str, dict]]:
     """``(benchmark_id, group, score record)`` per row with gold."""
     out = []
     for bid in sorted(rows):

@@ -12,7 +12,11 @@ COLOURS = ("#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2")
 
 
 def bar_chart(
-    title: str, categories: list[str], series: dict[str, list[float | None]], ymax: float = 1.0, ylabel: str = ""
+    title: str,
+    categories: list[str],
+    series: dict[str, list[float | None]],
+    ymax: float = 1.0,
+    ylabel: str = "",
 ) -> str:
     """Grouped bars: one group per category, one bar per series; ``None`` draws no bar."""
     width = max(360, 70 + len(categories) * (18 * len(series) + 26))

@@ -70,7 +70,13 @@ def history(inst: BenchmarkInstance, oracle: str) -> list[list[dict[str, str]]]:
 def infer_request(key: CupidKey, inst: BenchmarkInstance, oracle: str) -> LLMRequest:
     context = {"sessions": history(inst, oracle), "request": inst.current_request}
     return build_request(
-        f"{STAGE}.infer", key_name(key), "assistant", "cupid_infer", InferredPreference, context, max_tokens=120
+        f"{STAGE}.infer",
+        key_name(key),
+        "assistant",
+        "cupid_infer",
+        InferredPreference,
+        context,
+        max_tokens=120,
     )
 
 
@@ -154,7 +160,10 @@ def run_model(
 
 
 def judge(
-    layer, instances: Mapping[CupidKey, BenchmarkInstance], preds: Mapping[CupidKey, CupidPrediction], task: str
+    layer,
+    instances: Mapping[CupidKey, BenchmarkInstance],
+    preds: Mapping[CupidKey, CupidPrediction],
+    task: str,
 ) -> tuple[dict[CupidKey, CupidPrediction], int]:
     """Predictions with judge labels (inference) or scores (generation) wherever they lack them.
     Returns the predictions and how many judge calls failed (those instances stay unlabelled)."""

@@ -96,7 +96,9 @@ def _gold_credit(key: CupidKey, gold: Gold, labels: CupidLabels) -> float:
     by_item = {lab.item: lab for lab in labels.gold}
     unknown = [lab.item for lab in labels.gold if lab.item not in gold.checklist]
     if unknown:
-        raise EvalInputError(f"({key_name(key)}): label for {unknown[0]!r}, which is not a gold checklist item")
+        raise EvalInputError(
+            f"({key_name(key)}): label for {unknown[0]!r}, which is not a gold checklist item"
+        )
     missing = [item for item in gold.checklist if item not in by_item]
     if missing:
         raise EvalInputError(f"({key_name(key)}): no judge label for gold checklist item {missing[0]!r}")
@@ -146,9 +148,7 @@ def score_inference(
         pos = "none" if gold.sessions_ago is None else str(gold.sessions_ago)
         _add(by_pos.setdefault(pos, Tally()), t)
         _add(overall, t)
-    rows = [
-        {"task": "inference", "group": g, **by_type[g].row()} for g in INSTANCE_TYPES if g in by_type
-    ]
+    rows = [{"task": "inference", "group": g, **by_type[g].row()} for g in INSTANCE_TYPES if g in by_type]
     rows.append({"task": "inference", "group": "overall", **overall.row()})
     order = sorted(by_pos, key=lambda p: (p == "none", int(p) if p != "none" else 0))
     rows += [{"task": "inference_by_position", "group": p, **by_pos[p].row()} for p in order]

@@ -1,8 +1,8 @@
 """Is the judge trusted? Its agreement with people on the human matching set.
 
 An LLM judge is recorded as an annotator named ``judge.<model>`` (an inactive account that nobody can
-sign in as), its labels are events with ``source="judge"`` written by ``prefkit tasks pairs from-eval``. Once people label the same ``preference_match`` pairs,
-the judge-vs-human Krippendorff α (the judge against the human consensus, with a bootstrap interval)
+sign in as), its labels are events with ``source="judge"`` written by ``prefkit tasks pairs from-eval``.
+Once people label the same ``preference_match`` pairs, the judge-vs-human Krippendorff α (the judge against the human consensus, with a bootstrap interval)
 says whether to trust it: below ``[release] judge_alpha_min`` (default 0.667) every evaluation report
 that used the judge says "not validated". This module only reads the store.
 """
@@ -39,7 +39,9 @@ def judge_alpha_min(config: dict[str, Any]) -> float:
     return float(release.get("judge_alpha_min", JUDGE_ALPHA_MIN))
 
 
-def judge_validation(store, model: str, alpha_min: float = JUDGE_ALPHA_MIN, n_boot: int = 500) -> dict[str, Any]:
+def judge_validation(
+    store, model: str, alpha_min: float = JUDGE_ALPHA_MIN, n_boot: int = 500
+) -> dict[str, Any]:
     """Judge-vs-human and human-vs-human α on the matching set, and whether the judge is validated."""
     name = judge_annotator(model)
     rows = agreement_rows(store, kind=KIND, judges=(name,), n_boot=n_boot, alpha_min=alpha_min)

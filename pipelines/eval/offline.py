@@ -26,10 +26,11 @@ from schemas.evaluation import (
 )
 
 _WORD = re.compile(r"\w+", re.UNICODE)
-_STOP = frozenset(
+_STOP_WORDS = (
     "a an and are as at be by does do for from has have i in is it its me my of on or that the this to "
-    "was with you your reply prefers prefer user".split()
+    "was with you your reply prefers prefer user"
 )
+_STOP = frozenset(_STOP_WORDS.split(" "))
 
 
 def words(text: str) -> set[str]:
@@ -135,4 +136,6 @@ def offline_grounded(request: LLMRequest, rng: random.Random) -> GroundedAnswer:
     fact = ctx.get("memory") or next(
         (t.get("text") or "" for t in ctx.get("dialogue") or [] if t.get("role") == "user"), ""
     )
-    return GroundedAnswer(answer=f"Keeping in mind that {fact}: here is my answer.", used_memory_fact=str(fact))
+    return GroundedAnswer(
+        answer=f"Keeping in mind that {fact}: here is my answer.", used_memory_fact=str(fact)
+    )

@@ -43,7 +43,9 @@ def run_pairs(store, run_id: str) -> tuple[dict[str, Any], list[dict[str, Any]]]
     """Every distinct (gold item, inferred statement) pair a CUPID inference run judged."""
     run = store.eval_run(run_id)
     if run["benchmark"] != "cupid" or run["task"] != "inference":
-        raise EvalInputError(f"run {run['run_id']} is {run['benchmark']} {run['task']}; pairs come from a CUPID inference run")
+        raise EvalInputError(
+            f"run {run['run_id']} is {run['benchmark']} {run['task']}; pairs come from a CUPID inference run"
+        )
     if run["status"] != "complete":
         raise EvalInputError(f"run {run['run_id']} has not finished; rerun its command to resume it")
     pairs: dict[str, dict[str, Any]] = {}
@@ -58,7 +60,12 @@ def run_pairs(store, run_id: str) -> tuple[dict[str, Any], list[dict[str, Any]]]
 
 
 def pairs_from_run(
-    project, run_id: str, per_label: int = 50, seed: int = 0, overlap: int | None = None, batch: str | None = None
+    project,
+    run_id: str,
+    per_label: int = 50,
+    seed: int = 0,
+    overlap: int | None = None,
+    batch: str | None = None,
 ) -> PairsResult:
     """Sample a run's pairs by judge label into tasks and record the judge's labels on them."""
     store = project.store
@@ -77,10 +84,15 @@ def pairs_from_run(
     origin = f"eval:{run['run_id']}"
     rows = [
         {k: p[k] for k in ("pair_id", "checklist_item", "candidate", "instance_id")}
-        | {"origin": origin, "meta_json": store.dumps({"run_id": run["run_id"], "judge_model": run["judge_model"]})}
+        | {
+            "origin": origin,
+            "meta_json": store.dumps({"run_id": run["run_id"], "judge_model": run["judge_model"]}),
+        }
         for p in chosen
     ]
-    new_pairs = store.add_preference_pairs(rows, Provenance(source="eval.pairs_from_run", model=run["judge_model"]))
+    new_pairs = store.add_preference_pairs(
+        rows, Provenance(source="eval.pairs_from_run", model=run["judge_model"])
+    )
     kind = get_kind(KIND)
     k = overlap or int(project.config.get("annotation", {}).get("overlap", 3))
     wanted = {f"pair:{p['pair_id']}" for p in chosen}

@@ -121,7 +121,9 @@ def load_cupid(release: Path, config: str = "cupid") -> tuple[ReleaseRef, dict[C
 
 def relevant_positions(inst: BenchmarkInstance) -> list[int]:
     """Indexes of the prior sessions that share the current context factor (oldest first)."""
-    return [i for i, p in enumerate(inst.prior_interactions) if p.context_factor == inst.current_context_factor]
+    return [
+        i for i, p in enumerate(inst.prior_interactions) if p.context_factor == inst.current_context_factor
+    ]
 
 
 def sessions_ago(inst: BenchmarkInstance) -> int | None:

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pipelines.eval import alpsbench, cupid
 from pipelines.eval import alps_metrics as alps_m
+from pipelines.eval import alpsbench, cupid
 from pipelines.eval import cupid_metrics as cupid_m
 from pipelines.eval.charts import bar_chart, write
 from pipelines.eval.judge import judge_alpha_min, judge_validation
@@ -88,19 +88,27 @@ def run_cupid(
     model = None if predictions else layer.settings.model_for("assistant")
     judge_model = layer.settings.model_for("judge")
     settings = {"oracle": options.oracle, "limit": limit, "predictions_sha256": _file_digest(predictions)}
-    run = _run_record("cupid", options.task, ref, layer, cupid.TEMPLATES[options.task], settings, model, judge_model)
+    run = _run_record(
+        "cupid", options.task, ref, layer, cupid.TEMPLATES[options.task], settings, model, judge_model
+    )
     store.eval_run_start(run)
     if predictions is not None:
         preds = cupid_m.read_predictions(predictions)
         unknown = sorted(set(preds) - set(instances))
         if unknown:
-            raise EvalInputError(f"{predictions}: prediction for ({cupid_m.key_name(unknown[0])}), not in the release")
+            raise EvalInputError(
+                f"{predictions}: prediction for ({cupid_m.key_name(unknown[0])}), not in the release"
+            )
     else:
         preds = cupid.run_model(layer, instances, options)
     model_failures = sum(1 for p in preds.values() if p.error)
     preds, judge_failures = cupid.judge(layer, instances, preds, options.task)
     items = [
-        (cupid_m.key_name(k), inst.instance_type, {"gold": _gold_record(inst), "prediction": _pred_record(preds.get(k))})
+        (
+            cupid_m.key_name(k),
+            inst.instance_type,
+            {"gold": _gold_record(inst), "prediction": _pred_record(preds.get(k))},
+        )
         for k, inst in sorted(instances.items())
     ]
     rows = score_items(run, items)
@@ -158,7 +166,11 @@ def run_alpsbench(
     settings = {"split": split, "limit": limit, "predictions_sha256": _file_digest(predictions)}
     run = _run_record("alpsbench", task, ref, layer, alpsbench.TEMPLATES[task], settings, model, judge_model)
     store.eval_run_start(run)
-    preds = alpsbench.read_predictions(predictions, rows) if predictions else alpsbench.run_model(layer, rows, task)
+    preds = (
+        alpsbench.read_predictions(predictions, rows)
+        if predictions
+        else alpsbench.run_model(layer, rows, task)
+    )
     model_failures = sum(1 for p in preds.values() if "error" in p)
     if uses_judge:
         preds = alpsbench.judge(layer, rows, preds)
@@ -196,7 +208,9 @@ def score_items(run: Mapping[str, Any], items: list[tuple[str, str, dict[str, An
     for key_text, _g, rec in items:
         pid, itype = key_text.rsplit("|", 1)
         gold = rec["gold"]
-        golds[(pid, itype)] = cupid_m.Gold(gold["instance_type"], tuple(gold["checklist"]), gold["sessions_ago"])
+        golds[(pid, itype)] = cupid_m.Gold(
+            gold["instance_type"], tuple(gold["checklist"]), gold["sessions_ago"]
+        )
     scorer = cupid_m.score_inference if run["task"] == "inference" else cupid_m.score_generation
     return scorer(golds, preds)
 

@@ -181,7 +181,9 @@ def eval_alpsbench(project, release, task_number, split, config_name, model, jud
 @click.argument("predictions", type=click.Path(dir_okay=False, exists=True))
 @click.option("--release", required=True, type=click.Path(exists=True),
               help="Release directory (or CUPID JSONL) holding the gold.")  # fmt: skip
-@click.option("--config", "config_name", default="cupid", show_default=True, help="Release config of the gold.")
+@click.option(
+    "--config", "config_name", default="cupid", show_default=True, help="Release config of the gold."
+)
 @click.option("--labels", type=click.Path(dir_okay=False, exists=True),
               help="Judge labels JSONL (one labelled item or score per line); else the labels in PREDICTIONS.")  # fmt: skip
 @click.option("--task", type=click.Choice(["inference", "generation"]),
@@ -198,7 +200,9 @@ def eval_score(predictions, release, config_name, labels, task, as_json) -> None
     """
     from pipelines.eval import score_cupid_file
 
-    rows = score_cupid_file(Path(release), config_name, Path(predictions), Path(labels) if labels else None, task)
+    rows = score_cupid_file(
+        Path(release), config_name, Path(predictions), Path(labels) if labels else None, task
+    )
     if as_json:
         echo_json(rows)
         return
@@ -251,7 +255,17 @@ def eval_list(project, as_json) -> None:
         return
     echo_table(
         [{**r, "release": f"{r['release_name'] or '-'} {r['release_version'] or ''}".strip()} for r in runs],
-        ["run_id", "benchmark", "task", "model", "judge_model", "backend", "release", "config_name", "status"],
+        [
+            "run_id",
+            "benchmark",
+            "task",
+            "model",
+            "judge_model",
+            "backend",
+            "release",
+            "config_name",
+            "status",
+        ],
     )
 
 
@@ -276,7 +290,9 @@ def eval_export(project, run_id, out) -> None:
 @click.option("--per-label", type=click.IntRange(min=1), default=50, show_default=True,
               help="Pairs sampled per judge label (fully, partially, not_covered).")  # fmt: skip
 @click.option("--seed", type=int, default=0, show_default=True, help="Sampling seed.")
-@click.option("--overlap", type=click.IntRange(min=1), help="Annotators per task (default: [annotation] overlap).")
+@click.option(
+    "--overlap", type=click.IntRange(min=1), help="Annotators per task (default: [annotation] overlap)."
+)
 @click.option("--batch", help="Batch of the new tasks (default: eval-RUN).")
 @json_option
 @project_option
