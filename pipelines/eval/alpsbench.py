@@ -187,28 +187,51 @@ def _memory_text(inp: dict[str, Any]) -> str:
     return str(selected.get("value") if isinstance(selected, dict) else selected or "")
 
 
+def _memories(value: Any) -> list[dict[str, Any]]:
+    """Memories as the prompts show them (every field present, so templates render strictly)."""
+    return [
+        {
+            "memory_id": str(m.get("memory_id") or ""),
+            "type": str(m.get("type") or ""),
+            "label": str(m.get("label") or ""),
+            "value": str(m.get("value") or ""),
+            "confidence": m.get("confidence"),
+        }
+        for m in metrics.memory_list(value)
+    ]
+
+
+def _turns(value: Any) -> list[dict[str, str]]:
+    turns = value if isinstance(value, list) else []
+    return [
+        {"role": str(t.get("role") or ""), "text": str(t.get("text") or t.get("content") or "")}
+        for t in turns
+        if isinstance(t, dict)
+    ]
+
+
 def model_request(row: AlpsRow) -> LLMRequest:
     inp, stage = row.input, f"{STAGE}.{row.task}"
     if row.task == "task1":
-        ctx = {"dialogue": inp.get("dialogue") or [], "query": ""}
+        ctx = {"dialogue": _turns(inp.get("dialogue")), "query": ""}
         return build_request(stage, row.benchmark_id, "assistant", "alps_task1", MemoryList, ctx)
     if row.task == "task2":
         ctx = {
-            "memory": metrics.memory_list(inp.get("memory")),
-            "old_dialogue": inp.get("old_dialogue") or [],
-            "new_dialogue": inp.get("new_dialogue") or [],
+            "memory": _memories(inp.get("memory")),
+            "old_dialogue": _turns(inp.get("old_dialogue")),
+            "new_dialogue": _turns(inp.get("new_dialogue")),
             "query": "",
         }
         return build_request(stage, row.benchmark_id, "assistant", "alps_task2", MemoryList, ctx)
     if row.task == "task3":
         ctx = {
             "query": str(inp.get("query") or ""),
-            "candidates": metrics.memory_list(inp.get("candidate_memories")),
+            "candidates": _memories(inp.get("candidate_memories")),
         }
         return build_request(
             stage, row.benchmark_id, "assistant", "alps_task3", RetrievalAnswer, ctx, max_tokens=400
         )
-    ctx = {"dialogue": inp.get("dialogue") or [], "memory": _memory_text(inp), "queries": _queries(inp)}
+    ctx = {"dialogue": _turns(inp.get("dialogue")), "memory": _memory_text(inp), "queries": _queries(inp)}
     return build_request(
         stage, row.benchmark_id, "assistant", "alps_task4", GroundedAnswer, ctx, temperature=0.7
     )

@@ -1,0 +1,148 @@
+"""AlpsBench scoring on hand-made predictions for each task, both row layouts, and the test-gold rule."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+from evalkit import write_config, write_jsonl
+
+from pipelines.eval import alps_metrics as m
+from pipelines.eval.release import EvalInputError
+from pipelines.eval.runs import score_alps_file
+from prefkit.cli import cli
+
+
+def mem(mid, value, label="Preferences/Food", type_="direct", conf=0.9):
+    return {"memory_id": mid, "type": type_, "label": label, "value": value, "confidence": conf}
+
+
+TEA = mem("m1", "Prefers green tea in the morning")
+RUN = mem("m2", "Runs five kilometres every Sunday", label="Activities/Sport")
+JAZZ = mem("m3", "Plays jazz piano in a band", label="Personal_Background/Hobbies")
+
+
+def row(bid, task, inp, gold):
+    return {"benchmark_id": bid, "task": task, "input": inp, "gold": gold}
+
+
+def test_pair_score_follows_the_documented_weights():
+    assert m.pair_score(TEA, dict(TEA)) == pytest.approx(1.0)
+    assert m.label_similarity("Preferences/Food", "Preferences/Drink") == 0.5  # 2 * 1 / (2 + 2)
+    assert m.confidence_score(0.9, 0.75) == 1.0 and m.confidence_score(0.9, 0.45) == pytest.approx(0.5)
+    other = {**TEA, "label": "Preferences/Drink", "type": "indirect", "confidence": 0.2}
+    # label 0.5, value 1, type 0, confidence (|0.7| - 0.2) / 0.5 -> 0
+    assert m.pair_score(TEA, other) == pytest.approx(0.4 * 0.5 + 0.4 * 1.0)
+    assert m.pair_score(TEA, JAZZ) < m.MIN_PAIR_SCORE
+
+
+def test_task1_precision_recall_f1_from_one_to_one_matches(tmp_path):
+    rel = tmp_path / "rel"
+    write_config(rel, "alpsbench", "validation", [
+        row("s1", "task1", {"dialogue": []}, {"memory_items": [TEA, RUN]}),
+        row("s2", "task1", {"dialogue": []}, {"memory_items": [JAZZ]}),
+    ])  # fmt: skip
+    preds = write_jsonl(tmp_path / "p.jsonl", [
+        {"benchmark_id": "s1", "memory_items": [dict(TEA), dict(RUN), mem("x", "Owns a red bicycle", "Possessions/Vehicles")]},
+        {"benchmark_id": "s2", "memory_items": []},
+    ])  # fmt: skip
+    (r,) = score_alps_file(rel, "task1", "validation", preds)
+    assert (r["matched"], r["n_pred"], r["n_gold"]) == (2, 3, 3)
+    assert r["precision"] == pytest.approx(2 / 3, abs=1e-6) and r["recall"] == pytest.approx(2 / 3, abs=1e-6)
+    assert r["mean_row_f1"] == pytest.approx((0.8 + 0.0) / 2)
+
+
+def test_task2_accuracy_on_retained_added_and_modified_memories(tmp_path):
+    new_run = {**RUN, "memory_id": "m2_updated", "value": "Now swims every Sunday instead of running"}
+    added = mem("m_new_1", "Adopted a rescue cat", "Personal_Background/Pets")
+    rel = tmp_path / "rel"
+    write_config(rel, "alpsbench", "dev", [
+        row("s1", "task2", {"memory": [TEA, RUN], "old_dialogue": [], "new_dialogue": []},
+            {"answer": [TEA, new_run, added]}),
+    ])  # fmt: skip
+    stale = write_jsonl(tmp_path / "stale.jsonl", [{"benchmark_id": "s1", "memory_items": [TEA, RUN, added]}])
+    rows = {r["group"]: r for r in score_alps_file(rel, "task2", "dev", stale)}
+    assert [rows[g]["accuracy"] for g in ("retained", "added", "modified")] == [1.0, 1.0, 0.0]
+    assert rows["modified"]["stale"] == 1
+    good = write_jsonl(tmp_path / "good.jsonl", [{"benchmark_id": "s1", "memory_items": [TEA, new_run]}])
+    rows = {r["group"]: r for r in score_alps_file(rel, "task2", "dev", good)}
+    assert [rows[g]["correct"] for g in ("retained", "added", "modified")] == [1, 0, 1]
+
+
+def test_task3_accuracy_per_distractor_level(tmp_path):
+    rel = tmp_path / "rel"
+    cands = [{"memory_id": f"m{i}", "value": f"v{i}"} for i in range(4)]
+    write_config(rel, "alpsbench_task3_d100", "validation", [
+        {"id": f"a{i}", "session_id": "s", "model_input": json.dumps({"query": "q", "candidate_memories": cands}),
+         "reference_output": json.dumps({"selected_memory_id": "m1"})} for i in range(2)
+    ])  # fmt: skip
+    write_config(rel, "alpsbench_task3_d300", "validation", [
+        {"id": "b0", "session_id": "s", "model_input": json.dumps({"query": "q", "candidate_memories": cands}),
+         "reference_output": json.dumps({"selected_memory_id": "m2"})},
+    ])  # fmt: skip
+    preds = write_jsonl(tmp_path / "p.jsonl", [
+        {"benchmark_id": "a0", "answer": "", "reason": "", "selected_memory_id": "m1"},
+        {"benchmark_id": "a1", "answer": "", "reason": "", "selected_memory_id": "m3"},
+        {"benchmark_id": "b0", "answer": "", "reason": "", "selected_memory_id": "M2"},
+    ])  # fmt: skip
+    rows = {r["group"]: r for r in score_alps_file(rel, "task3", "validation", preds)}
+    assert (rows["d100"]["accuracy"], rows["d100"]["n_rows"], rows["d300"]["accuracy"]) == (0.5, 2, 1.0)
+
+
+def test_task4_judge_score_per_ability_and_the_fact_proxy(tmp_path):
+    rel = tmp_path / "rel"
+    gold = {"selected_memory": {"memory_id": "m1", "value": "Prefers green tea"}}
+    write_config(rel, "alpsbench", "validation", [
+        row("x1", "task4_ability1", {"queries": ["What should I drink?"]}, gold),
+        row("x2", "task4_ability1", {"queries": ["Breakfast idea?"]}, gold),
+        row("y1", "task4_ability2", {"queries": ["Plan my day"]}, gold),
+    ])  # fmt: skip
+    preds = write_jsonl(tmp_path / "p.jsonl", [
+        {"benchmark_id": "x1", "answer": "Green tea.", "used_memory_fact": "prefers green tea", "score": 9},
+        {"benchmark_id": "x2", "answer": "Toast.", "used_memory_fact": "likes toast", "score": 4},
+        {"benchmark_id": "y1", "answer": "A plan.", "used_memory_fact": "", "score": 6},
+    ])  # fmt: skip
+    rows = {r["group"]: r for r in score_alps_file(rel, "task4", "validation", preds)}
+    assert (rows["ability1"]["mean_score"], rows["ability1"]["fact_match_rate"]) == (6.5, 0.5)
+    assert rows["ability2"]["distribution"]["6"] == 1
+
+
+def test_test_split_gold_is_read_only_from_the_private_config(tmp_path):
+    rel = tmp_path / "rel"
+    leaked = row("t1", "task3", {"query": "q", "candidate_memories": []}, {"selected_memory_id": "m1"})
+    write_config(rel, "alpsbench", "test", [{**leaked, "gold": {"selected_memory_id": "m9"}}])
+    preds = write_jsonl(tmp_path / "p.jsonl", [{"benchmark_id": "t1", "selected_memory_id": "m1"}])
+    with pytest.raises(EvalInputError, match="private config"):
+        score_alps_file(rel, "task3", "test", preds)
+    write_config(rel, "alpsbench_private", "test", [leaked])
+    (r,) = score_alps_file(rel, "task3", "test", preds)
+    assert r["accuracy"] == 1.0  # the private gold (m1), never the public row's m9
+
+
+def test_eval_alpsbench_runs_the_offline_model_and_stores_the_run(tmp_path, project):
+    rel = tmp_path / "rel"
+    cands = [
+        {"memory_id": "m1", "value": "loves hiking in the alps"},
+        {"memory_id": "m2", "value": "plays chess"},
+    ]
+    write_config(rel, "alpsbench", "validation", [
+        row("r1", "task3", {"query": "Where should I go hiking?", "candidate_memories": cands}, {"selected_memory_id": "m1"}),
+        row("r2", "task3", {"query": "A chess opening?", "candidate_memories": cands}, {"selected_memory_id": "m1"}),
+    ])  # fmt: skip
+    args = ["eval", "alpsbench", "--release", str(rel), "--task", "3", "--model", "m", "--backend", "offline",
+            "--json", "-p", str(project.root)]  # fmt: skip
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.output)
+    assert out["run"]["offline"] is True and out["run"]["prompts"]["alps_task3"]
+    assert out["rows"] == [{**out["rows"][0], "group": "d1", "correct": 1, "n_rows": 2, "accuracy": 0.5}]
+
+
+def test_a_repeated_benchmark_id_names_the_line(tmp_path):
+    rel = tmp_path / "rel"
+    r = row("s1", "task3", {"query": "q", "candidate_memories": []}, {"selected_memory_id": "m1"})
+    write_config(rel, "alpsbench", "dev", [r, r])
+    preds = write_jsonl(tmp_path / "p.jsonl", [])
+    with pytest.raises(EvalInputError, match=r"dev.jsonl:2: benchmark_id 's1' repeats line 1"):
+        score_alps_file(rel, "task3", "dev", preds)
