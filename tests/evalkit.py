@@ -37,8 +37,8 @@ def instance(pid: str, itype: str, n_sessions: int = 4, relevant: tuple[int, ...
         "current_context_factor": factor,
         "current_contextual_preference": f"{HIDDEN_MARK}gold short bullet answers for {pid} {itype}",
         "current_checklist": [
-            f"Does the reply use {HIDDEN_MARK} bullets?",
-            f"Is the reply {HIDDEN_MARK} short?",
+            f"Does the reply for {pid} {itype} use {HIDDEN_MARK} bullets?",
+            f"Is the reply for {pid} {itype} {HIDDEN_MARK} short?",
         ],
         "prior_interactions": prior,
     }
