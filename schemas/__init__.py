@@ -23,6 +23,7 @@ from schemas.curation import (
     ReleaseFile,
     ReleaseManifest,
 )
+from schemas.evaluation import AlpsPrediction, CupidLabelLine, CupidPrediction
 from schemas.generation import (
     ChecklistItem,
     ContextFactor,
@@ -53,10 +54,16 @@ ALL_SCHEMAS = {
     "Adjudication": Adjudication,
     "Provenance": Provenance,
     "ReleaseManifest": ReleaseManifest,
+    "CupidPrediction": CupidPrediction,
+    "CupidLabelLine": CupidLabelLine,
+    "AlpsPrediction": AlpsPrediction,
 }
 
 __all__ = [
     "ALL_SCHEMAS",
+    "AlpsPrediction",
+    "CupidLabelLine",
+    "CupidPrediction",
     "DOCUMENTED_TIME_SCOPES",
     "TASK_KINDS",
     "TAXONOMY",
