@@ -17,13 +17,13 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from schemas.common import PrefkitError
 from schemas.cupid import BenchmarkInstance
+from schemas.reading import InputError, iter_jsonl
 
 CupidKey = tuple[str, str]  # (persona_id, instance_type)
 
 
-class EvalInputError(PrefkitError):
+class EvalInputError(InputError):
     """A release, predictions or labels file cannot be evaluated: names the file, line and field."""
 
 
@@ -46,18 +46,17 @@ def first_error(exc: ValidationError) -> str:
 
 
 def jsonl_lines(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    """``(line number, object)`` of every non-blank line; a line that is not a JSON object is an error."""
-    with path.open(encoding="utf-8") as f:
-        for lineno, raw in enumerate(f, start=1):
-            if not raw.strip():
-                continue
-            try:
-                value = json.loads(raw)
-            except json.JSONDecodeError as exc:
-                raise EvalInputError(f"{path}:{lineno}: not valid JSON ({exc.msg})") from None
+    """``(line number, object)`` of every non-blank line, read by the one strict reading layer
+    (UTF-8, strict JSON); a line that is not a JSON object is an error naming the line."""
+    try:
+        for lineno, value in iter_jsonl(Path(path)):
             if not isinstance(value, dict):
-                raise EvalInputError(f"{path}:{lineno}: expected a JSON object")
+                raise EvalInputError(f"{path}:{lineno}: expected a JSON object, got {type(value).__name__}")
             yield lineno, value
+    except EvalInputError:
+        raise
+    except InputError as exc:
+        raise EvalInputError(str(exc)) from None
 
 
 def config_files(release: Path, config: str) -> list[Path]:
