@@ -112,7 +112,29 @@ def _collection(provenance: dict) -> list[str]:
     ]
 
 
-def _labeling(agreement: list[dict], gates: list[dict], override: str | None) -> list[str]:
+def _judges(agreement: list[dict], alpha_min: float) -> list[str]:
+    """The matching set's LLM judges against the human consensus, validated or not."""
+    rows = [
+        [r["judge"], r["task_kind"], r.get("n_units"), _fmt(r.get("alpha")),
+         f"[{_fmt(r.get('ci_low'))}, {_fmt(r.get('ci_high'))}]",
+         "validated" if r.get("alpha") is not None and r["alpha"] >= alpha_min else "not validated"]
+        for r in agreement
+        if r.get("comparison") == "judge-vs-human"
+    ]  # fmt: skip
+    if not rows:
+        return []
+    return [
+        "",
+        f"LLM judges against the human consensus (a judge below judge_alpha_min = {alpha_min:.3f} is not "
+        "validated, and evaluation reports that use it say so):",
+        "",
+        *_table(rows, ["judge", "task kind", "units", "Krippendorff α", "95% CI", "status"]),
+    ]
+
+
+def _labeling(
+    agreement: list[dict], gates: list[dict], override: str | None, judge_alpha_min: float = 0.667
+) -> list[str]:
     out = [
         "Annotators label in prefkit's browser app (or Label Studio); each item goes to several annotators. "
         "The final label of a task is a maintainer's adjudication when there is one, else the majority per "
@@ -132,6 +154,7 @@ def _labeling(agreement: list[dict], gates: list[dict], override: str | None) ->
         if rows
         else ["No agreement was measured (no item has labels from two annotators)."]
     )
+    out += _judges(agreement, judge_alpha_min)
     gate_rows = [
         [g["gate"], "pass" if g["passed"] else "FAIL", _fmt(g["value"]), g["threshold"], g["summary"]]
         for g in gates
@@ -158,7 +181,9 @@ def card(meta: dict[str, Any], configs, gates: list[dict], agreement: list[dict]
         "Motivation": [meta["motivation"]],
         "Composition": _composition(configs),
         "Collection process": _collection(provenance),
-        "Labeling": _labeling(agreement, gates, meta.get("override_reason")),
+        "Labeling": _labeling(
+            agreement, gates, meta.get("override_reason"), meta.get("judge_alpha_min", 0.667)
+        ),
         "Uses": [meta["uses"]],
         "Distribution": [distribution],
         "Maintenance": [meta["maintenance"]],

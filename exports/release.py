@@ -118,6 +118,7 @@ def _card_meta(
         "motivation": rel.get("motivation", ""),
         "uses": rel.get("uses", ""),
         "maintenance": rel.get("maintenance", ""),
+        "judge_alpha_min": float(rel.get("judge_alpha_min", 0.667)),
         "override_reason": override,
     }
 

@@ -19,6 +19,7 @@ from evalkit import HIDDEN_MARK, cupid_release
 from fakeopenai import fake_openai_fixture  # noqa: F401 - the fixture
 
 from curation.consensus import final_labels
+from exports.release import cut_release
 from pipelines.eval import build_report, judge_validation
 from pipelines.eval.judge import judge_annotator
 from prefkit.cli import cli
@@ -135,3 +136,7 @@ def test_kill_resume_score_pairs_and_judge_vs_human_alpha(endpoint, project, tmp
     md = CliRunner().invoke(cli, ["eval", "report", run_id, "--format", "md", "-p", str(project.root)])
     assert md.exit_code == 0 and f"Judge `{judge}`: validated" in md.output
     assert (project.root / "evals" / run_id / "f1_by_position.svg").is_file()
+    project.config["release"]["allow_offline"] = True
+    cut = cut_release(project, "0.1.0", override="eval test: only matching pairs in this project")
+    card = (cut.path / "README.md").read_text(encoding="utf-8")
+    assert f"| {judge} | preference_match | 6 | 1.000 |" in card and "validated |" in card
