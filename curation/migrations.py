@@ -518,3 +518,23 @@ def m008_evaluation(conn: Connection) -> None:
         _json("record_json", nullable=False),
     )
     md.create_all(conn)
+
+
+@migration(10, "alpsbench_tasks")
+def m010_alpsbench_tasks(conn: Connection) -> None:
+    """AlpsBench task rows built by prefkit (tasks 2-4), in the public layout's row shape."""
+    md = MetaData()
+    md.reflect(conn, only=["provenance"])
+    Table(
+        "alps_tasks",
+        md,
+        Column("track", Text, primary_key=True),  # task2, task3_d100 .. task3_d1000, task4_ability1..5
+        Column("benchmark_id", Text, primary_key=True),
+        Column("session_id", Text, nullable=False, index=True),
+        _json("input_json", nullable=False),
+        _json("gold_json", nullable=False),
+        _json("checks_json"),  # automatic checks (leakage, segment control) and their outcome
+        Column("provenance_id", Text, ForeignKey("provenance.provenance_id")),
+        Column("created_at", Text, nullable=False),
+    )
+    md.create_all(conn)

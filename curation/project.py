@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from curation.store import StoreError
+from curation.store_alpsbench import AlpsTaskStore
 from curation.store_app import AppStore
 from curation.store_content import ContentStore
 from curation.store_eval import EvalStore
@@ -33,7 +34,15 @@ ENV_PROJECT = "PREFKIT_PROJECT"
 
 
 class ProjectStore(
-    ContentStore, AppStore, LabelStore, ReleaseStore, LLMStore, LabelStudioStore, GenerationStore, EvalStore
+    ContentStore,
+    AppStore,
+    LabelStore,
+    ReleaseStore,
+    LLMStore,
+    LabelStudioStore,
+    GenerationStore,
+    EvalStore,
+    AlpsTaskStore,
 ):
     """The project's working database. One instance per process is enough; it is thread-safe."""
 

@@ -165,6 +165,7 @@ def build_release(
 ) -> ReleaseManifest:
     """Write every file of a release into ``stage`` and return its manifest (also written)."""
     planned = plan_configs(project) if planned is None else planned
+    planned = [c for c in planned if not c.private]  # private configs never enter the release
     configs = [c for c in planned if c.count]
     stage.mkdir(parents=True, exist_ok=True)
     con = load_tables(stage, configs)
@@ -273,7 +274,39 @@ def cut_release(project, version: str, override: str | None = None, gates=None, 
     except BaseException:
         shutil.rmtree(stage, ignore_errors=True)
         raise
+    write_private(project, version, planned)
     return CutResult(out_dir, manifest, passed, data_digest(manifest.files), bump)
+
+
+def private_dir(project, version: str) -> Path:
+    """Where a release's private configs go: beside ``releases/``, never inside a published release."""
+    return project.root / "releases-private" / version
+
+
+def write_private(project, version: str, planned: list | None = None) -> list[Path]:
+    """Write the private configs (AlpsBench test gold, whole packets) as ``<config>/<split>.jsonl`` with a
+    ``manifest.json`` of their sha256, for the maintainers' hidden evaluation."""
+    planned = plan_configs(project) if planned is None else planned
+    configs = [c for c in planned if c.private and c.count]
+    if not configs:
+        return []
+    out = private_dir(project, version)
+    files: dict[str, dict[str, Any]] = {}
+    written = []
+    for cfg in configs:
+        for split, lines in cfg.splits.items():
+            path = out / cfg.name / f"{split}.jsonl"
+            data = "".join(line + "\n" for line in lines).encode("utf-8")
+            atomic_write_bytes(path, data)
+            files[f"{cfg.name}/{split}.jsonl"] = {
+                "rows": len(lines),
+                "sha256": hashlib.sha256(data).hexdigest(),
+            }
+            written.append(path)
+    write_json(
+        out / "manifest.json", {"name": project.name, "version": version, "private": True, "files": files}
+    )
+    return written
 
 
 # -- reading ------------------------------------------------------------------------------------------

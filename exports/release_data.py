@@ -9,7 +9,6 @@ strings, so every config has one Arrow schema and loads with ``datasets`` and Du
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,9 +21,6 @@ from exports.alpsbench import packet as alps_packet
 from exports.cupid import cupid_arrow_schema, rebuilt_instance
 from schemas.common import canonical_json, content_hash
 
-#: AlpsBench's public split (release_artifacts_v1/split_manifest.json): salt and dev:validation:test weights.
-ALPS_SPLIT_SALT = "alpsbench-public-split-v1"
-ALPS_SPLITS = ("dev", "validation", "test", "test", "test")
 #: Order splits are listed in (card, Croissant); others follow alphabetically.
 SPLIT_ORDER = ("train", "dev", "validation", "test")
 
@@ -43,6 +39,7 @@ class ConfigData:
     needs: tuple[str, ...] = ()
     #: Items the project holds for this config but left out, counted per reason (stated in the card).
     dropped: dict[str, int] = field(default_factory=dict)
+    private: bool = False  # written outside the published release (e.g. AlpsBench test gold)
     _keyed: dict[str, list[tuple[str, str]]] = field(default_factory=dict, repr=False)
 
     def drop(self, reason: str) -> None:
@@ -80,18 +77,11 @@ def row_key(row: dict[str, Any], id_column: str | None) -> str:
     return str(row[id_column]) if id_column else content_hash(row, 32)
 
 
-def alps_split(session_id: str) -> str:
-    """dev / validation / test by a salted hash of the session id, weights 1:1:3 as AlpsBench's."""
-    h = int(hashlib.sha256(f"{ALPS_SPLIT_SALT}:{session_id}".encode()).hexdigest(), 16)
-    return ALPS_SPLITS[h % len(ALPS_SPLITS)]
-
-
 def _schema(*cols: tuple[str, pa.DataType]) -> pa.Schema:
     return pa.schema(list(cols))
 
 
 S, INT, B, F = pa.string(), pa.int64(), pa.bool_(), pa.float64()
-ALPS_SCHEMA = _schema(("id", S), ("session_id", S), ("model_input", S), ("reference_output", S))
 
 
 # -- CUPID ------------------------------------------------------------------------------------------
@@ -200,91 +190,78 @@ def _contrastive_pair(plan, factors) -> dict[str, dict[str, Any]]:
 
 
 # -- AlpsBench ----------------------------------------------------------------------------------------
-def _alps_rows(pkt: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
-    """Rows per AlpsBench public-layout track for one packet: model input and reference output."""
-    sid = pkt["session_id"]
-    t1, t2, t3 = pkt.get("task1") or {}, pkt.get("task2") or {}, pkt.get("task3") or {}
-    out: dict[str, list[dict[str, Any]]] = {}
+ALPS_INPUT_SCHEMA = _schema(
+    ("benchmark_id", S),
+    ("task", S),
+    ("session_id", S),
+    ("canonical_id", S),
+    ("stratum", S),
+    ("ability", S),
+    ("input", S),
+)
+ALPS_GOLD_SCHEMA = _schema(
+    ("benchmark_id", S), ("task", S), ("session_id", S), ("canonical_id", S), ("ability", S), ("gold", S)
+)
 
-    def add(track: str, rid: str, model_input: dict[str, Any], reference: dict[str, Any]) -> None:
-        out.setdefault(track, []).append(
-            {
-                "id": rid,
-                "session_id": sid,
-                "model_input": canonical_json(model_input),
-                "reference_output": canonical_json(reference),
-            }
-        )
 
-    if "ground_truth_memories" in t1:
-        add(
-            "task1",
-            sid,
-            {"dialogue": pkt["dialogue"], "query": t1.get("memory_extraction_query")},
-            {"memory_items": t1["ground_truth_memories"]},
-        )
-    if t2:
-        add(
-            "task2",
-            sid,
-            {
-                "old_dialogue": pkt["dialogue"],
-                "new_dialogue": t2.get("new_dialogue"),
-                "memory": t2.get("memory_pool_before_update"),
-                "query": t2.get("memory_update_query"),
-            },
-            {"answer": t2.get("golden_answer"), "selected_memory_id": t2.get("task2_selected_memory_id")},
-        )
-    if t3.get("candidate_memories"):
-        add(
-            f"task3_d{len(t3['candidate_memories']) - 1}",
-            sid,
-            {"query": t3.get("query"), "candidate_memories": t3["candidate_memories"]},
-            {
-                "selected_memory_id": t3.get("task3_selected_memory_id"),
-                "selected_memory": t3.get("task3_selected_memory"),
-            },
-        )
-    for entry in pkt.get("task4") or []:
-        ability = entry.get("ability") or "unknown"
-        add(
-            f"task4_{ability}",
-            f"{sid}:{ability}",
-            {"dialogue": pkt["dialogue"], "queries": entry.get("queries")},
-            {
-                "selected_memory_id": entry.get("task4_selected_memory_id"),
-                "selected_memory": entry.get("task4_selected_memory"),
-            },
-        )
-    return out
+def alps_rows(store) -> dict[str, list[tuple[dict[str, Any], dict[str, Any]]]]:
+    """``(input row, gold row)`` pairs per public track, from imported packets and built tasks."""
+    from exports.alpsbench_layout import packet_pairs
+
+    tracks: dict[str, list[tuple[dict[str, Any], dict[str, Any]]]] = {}
+    for p in store.packets():
+        pkt = alps_packet(store, p["session_id"], p["extra"])
+        for track, pairs in packet_pairs(pkt).items():
+            tracks.setdefault(track, []).extend(pairs)
+    for row in store.alps_tasks():
+        tracks.setdefault(row["track"], []).append((row["input"], row["gold"]))
+    return tracks
 
 
 def alpsbench_configs(store) -> list[ConfigData]:
-    """One config per AlpsBench public-layout track, plus ``alpsbench_packets`` holding every packet whole."""
+    """AlpsBench's public layout: per track, inputs (dev/validation/test) and gold (dev/validation);
+    the test gold and the whole packets go to private configs that are never published."""
+    from exports.alpsbench_layout import assign_splits
+
+    out: list[ConfigData] = []
+    for track, pairs in sorted(alps_rows(store).items()):
+        inputs = ConfigData(
+            f"alpsbench_{track}",
+            f"AlpsBench {track}: model input rows (benchmark_id, task, ids, input as JSON).",
+            ALPS_INPUT_SCHEMA,
+            id_column="benchmark_id",
+        )
+        gold = ConfigData(
+            f"alpsbench_{track}_gold",
+            f"AlpsBench {track}: gold rows of the dev and validation splits (gold as JSON).",
+            ALPS_GOLD_SCHEMA,
+            id_column="benchmark_id",
+        )
+        hidden = ConfigData(
+            f"alpsbench_{track}_gold",
+            f"AlpsBench {track}: gold of the test split (private: withheld from the public release).",
+            ALPS_GOLD_SCHEMA,
+            id_column="benchmark_id",
+            private=True,
+        )
+        for split, (inp, ref) in assign_splits(pairs):
+            inputs.add(split, {**inp, "input": canonical_json(inp["input"])})
+            (hidden if split == "test" else gold).add(split, {**ref, "gold": canonical_json(ref["gold"])})
+        out += [inputs.finish(), gold.finish(), hidden.finish()]
     packets = ConfigData(
         "alpsbench_packets",
-        "Every imported AlpsBench annotation packet, whole, as canonical JSON.",
+        "Every imported AlpsBench annotation packet, whole (private: it holds the test gold).",
         _schema(("id", S), ("relpath", S), ("packet", S)),
+        private=True,
     )
-    tracks: dict[str, ConfigData] = {}
     relpaths = store.packet_relpaths()
     for p in store.packets():
         sid = p["session_id"]
         pkt = alps_packet(store, sid, p["extra"])
-        relpath = relpaths.get(sid, f"{sid}.json")
-        packets.add(alps_split(sid), {"id": sid, "relpath": relpath, "packet": canonical_json(pkt)})
-        for track, rows in _alps_rows(pkt).items():
-            cfg = tracks.setdefault(
-                track,
-                ConfigData(
-                    f"alpsbench_{track}",
-                    f"AlpsBench {track} in its public layout: model input and reference output (JSON).",
-                    ALPS_SCHEMA,
-                ),
-            )
-            for row in rows:
-                cfg.add(alps_split(sid), row)
-    return [packets.finish(), *(tracks[k].finish() for k in sorted(tracks))]
+        packets.add(
+            "full", {"id": sid, "relpath": relpaths.get(sid, f"{sid}.json"), "packet": canonical_json(pkt)}
+        )
+    return [*out, packets.finish()]
 
 
 # -- human labels ---------------------------------------------------------------------------------------

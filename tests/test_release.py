@@ -157,30 +157,37 @@ def test_annotators_are_pseudonymous_and_stable_across_releases(ready):
 
 def test_release_of_the_alpsbench_sample_contains_all_of_it(alps_project):
     from exports.alpsbench import packet
+    from exports.release import private_dir
 
     store = alps_project.store
     try:
         r = cut_release(alps_project, "1.0.0", override="sample import: gold evidence is upstream's")
-        packets = [
-            json.loads(x)
-            for p in sorted((r.path / "data/alpsbench_packets").glob("*.jsonl"))
-            for x in p.read_text().splitlines()
-        ]
+        # Whole packets hold the test gold: they are private, never beside the public layout.
+        assert not (r.path / "data/alpsbench_packets").exists()
+        priv = private_dir(alps_project, "1.0.0")
+        packets = [json.loads(x) for x in (priv / "alpsbench_packets/full.jsonl").read_text().splitlines()]
         assert len(packets) == 400
         by_id = {p["session_id"]: p for p in store.packets()}
         for row in packets[::40]:
             assert json.loads(row["packet"]) == packet(store, row["id"], by_id[row["id"]]["extra"])
-        task1 = [
+        inputs = [
             json.loads(x)
             for p in (r.path / "data/alpsbench_task1").glob("*.jsonl")
             for x in p.read_text().splitlines()
         ]
-        gold = sum(len(json.loads(row["reference_output"])["memory_items"]) for row in task1)
-        assert (len(task1), gold) == (400, store.count("memories", origin="gold"))
+        gold_rows = [
+            json.loads(x)
+            for d in (r.path / "data/alpsbench_task1_gold", priv / "alpsbench_task1_gold")
+            for p in d.glob("*.jsonl")
+            for x in p.read_text().splitlines()
+        ]
+        gold = sum(len(json.loads(row["gold"])["memory_items"]) for row in gold_rows)
+        assert (len(inputs), len(gold_rows), gold) == (400, 400, store.count("memories", origin="gold"))
         splits = sorted(p.stem for p in (r.path / "data/alpsbench_task1").glob("*.jsonl"))
         assert splits == ["dev", "test", "validation"]
     finally:
         shutil.rmtree(alps_project.releases_dir, ignore_errors=True)
+        shutil.rmtree(alps_project.root / "releases-private", ignore_errors=True)
 
 
 def test_cupid_config_is_the_exact_cupid_row_format(ready):

@@ -6,16 +6,15 @@ import json
 import uuid
 from pathlib import Path
 
+from conftest import ALPS_PACKETS
+
 from curation.task_kinds import get_kind
 from schemas import LabelEvent, utcnow
 from schemas.curation import AnnotationTask, Provenance
 
 PASSWORD = "correct-horse-1"
 #: 20 real AlpsBench packets: enough for every track and split, quick to import.
-ALPS_SUBSET = (
-    Path(__file__).resolve().parent.parent.parent
-    / "shared/data/alpsbench/annotation_packets_sample/chunks/chunk_0001"
-)
+ALPS_SUBSET = ALPS_PACKETS / "chunks" / "chunk_0001"
 
 
 def add_users(store, *names: str, role: str = "annotator") -> None:
