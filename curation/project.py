@@ -3,7 +3,8 @@
 Layout of a project directory::
 
     prefkit.toml          configuration (see curation/templates/prefkit.toml)
-    project.db            the working database (SQLite, WAL)
+    project.db            the working database (SQLite, WAL), unless ``[project] database`` (or
+                          ``$PREFKIT_DATABASE_URL``) names a PostgreSQL database
     guidelines/<kind>.md  annotation guidelines per task kind
     releases/X.Y.Z/       immutable releases
 """
@@ -12,12 +13,14 @@ from __future__ import annotations
 
 import copy
 import os
+import re
 import tomllib
 from functools import cached_property
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from curation.backend import has_password, is_url, parse_url, redact
 from curation.store import StoreError
 from curation.store_alpsbench import AlpsTaskStore
 from curation.store_app import AppStore
@@ -31,6 +34,7 @@ from curation.store_release import ReleaseStore
 
 CONFIG_NAME = "prefkit.toml"
 ENV_PROJECT = "PREFKIT_PROJECT"
+ENV_DATABASE = "PREFKIT_DATABASE_URL"
 
 
 class ProjectStore(
@@ -75,13 +79,32 @@ class Project:
             )
 
     @classmethod
-    def init(cls, root: str | Path, name: str | None = None) -> Project:
-        """Create a project directory (idempotent: an existing project is opened, never overwritten)."""
+    def init(cls, root: str | Path, name: str | None = None, database: str | None = None) -> Project:
+        """Create a project directory (idempotent: an existing project is opened, never overwritten).
+
+        ``database`` (default: ``$PREFKIT_DATABASE_URL``, else ``project.db``) is a SQLite file or a
+        ``postgresql://user@host/db`` URL; the URL goes into ``prefkit.toml`` without its password."""
         root = Path(root)
         cfg = root / CONFIG_NAME
+        chosen = database or os.environ.get(ENV_DATABASE)
+        if database and has_password(database):
+            raise StoreError(
+                "--database must not carry a password (it would be written to prefkit.toml): "
+                f"put it in PGPASSWORD or ~/.pgpass, or pass the whole URL in ${ENV_DATABASE}"
+            )
         if not cfg.exists():
+            text_ = _template().replace("{name}", name or root.resolve().name)
+            if chosen:
+                text_ = set_database_line(text_, config_database(chosen))
+            if chosen and is_url(chosen):  # reachable and migrated before anything is written
+                ProjectStore(os.environ.get(ENV_DATABASE) or chosen).close()
             root.mkdir(parents=True, exist_ok=True)
-            cfg.write_text(_template().replace("{name}", name or root.resolve().name), encoding="utf-8")
+            cfg.write_text(text_, encoding="utf-8")
+        elif database and cls(root).configured_database != config_database(database):
+            raise StoreError(
+                f"{cfg} already uses {redact(cls(root).configured_database)}; "
+                "to move an existing project to another database use `prefkit store migrate --to URL`"
+            )
         project = cls(root)
         project.guidelines_dir.mkdir(exist_ok=True)
         from curation.guidelines import write_default_guidelines
@@ -109,9 +132,22 @@ class Project:
         return self.config["project"]["name"]
 
     @property
+    def configured_database(self) -> str:
+        """``[project] database`` as written in ``prefkit.toml``."""
+        return str(self.config["project"]["database"])
+
+    @property
     def database(self) -> str:
-        db = self.config["project"]["database"]
-        return db if "://" in db else str(self.root / db)
+        """What the store opens: ``$PREFKIT_DATABASE_URL`` when set (it may carry the password),
+        else the configured URL, else the configured SQLite file relative to the project root."""
+        db = os.environ.get(ENV_DATABASE) or self.configured_database
+        return db if is_url(db) else str(self.root / db)
+
+    def set_database(self, database: str) -> None:
+        """Point ``prefkit.toml`` at ``database`` (its password, if any, is not written)."""
+        cfg = self.root / CONFIG_NAME
+        cfg.write_text(set_database_line(cfg.read_text(encoding="utf-8"), config_database(database)), encoding="utf-8")
+        self.__dict__.pop("config", None)
 
     @cached_property
     def store(self) -> ProjectStore:
@@ -132,3 +168,34 @@ class Project:
     def close(self) -> None:
         if "store" in self.__dict__:
             self.store.close()
+
+
+def config_database(database: str) -> str:
+    """The form of ``database`` that goes into ``prefkit.toml``: a URL without its password
+    (libpq finds it in PGPASSWORD or ~/.pgpass), with the driver left implicit."""
+    if not is_url(database):
+        return database
+    url = parse_url(database)._replace(password=None)  # URL.set() treats None as "unchanged"
+    if url.get_backend_name() == "postgresql":
+        url = url.set(drivername="postgresql")
+    return url.render_as_string(hide_password=False)
+
+
+_DATABASE_LINE = re.compile(r"^database\s*=.*$", re.MULTILINE)
+
+
+def set_database_line(toml_text: str, database: str) -> str:
+    """``toml_text`` with ``[project] database`` set to ``database``, comments and layout kept."""
+    quoted = '"' + database.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    head, sep, rest = toml_text.partition("[project]")
+    if not sep:
+        return toml_text.rstrip("\n") + f"\n\n[project]\ndatabase = {quoted}\n"
+    section_end = re.search(r"^\[", rest, re.MULTILINE)
+    body, tail = (rest[: section_end.start()], rest[section_end.start() :]) if section_end else (rest, "")
+    if _DATABASE_LINE.search(body):
+        body = _DATABASE_LINE.sub(lambda _m: f"database = {quoted}", body, count=1)
+    else:
+        body = f"\ndatabase = {quoted}" + body
+    out = head + sep + body + tail
+    tomllib.loads(out)  # never write a file that no longer parses
+    return out

@@ -2,122 +2,193 @@
 
 A project is a directory (``prefkit.toml`` + ``project.db`` + guidelines + releases). The database is
 SQLite in WAL mode by default, so the app, the CLI and a pipeline can use one project at once from
-different processes; the SQL is SQLAlchemy Core so a PostgreSQL URL in the config is all another
-backend needs. Nothing outside :class:`ProjectStore` (and its area mixins in ``curation/store_*.py``)
-writes SQL against the live store.
+different processes, or a PostgreSQL database that several app replicas share (see
+:mod:`curation.backend` for everything that differs between the two). The SQL is SQLAlchemy Core.
+Nothing outside :class:`ProjectStore` (and its area mixins in ``curation/store_*.py``) writes SQL
+against the live store.
 
-Write transactions are short and start with ``BEGIN IMMEDIATE`` on SQLite, so concurrent writers queue
-on the busy timeout instead of failing on a lock upgrade; reads never block writers.
+Write transactions are short. On SQLite they start with ``BEGIN IMMEDIATE``, so concurrent writers
+queue on the busy timeout instead of failing on a lock upgrade; on PostgreSQL they run at READ
+COMMITTED and take row or advisory locks where two writers could collide. Reads never block writers.
+A dropped or refused connection becomes one :class:`~curation.backend.DatabaseUnavailable` error after
+the connect retries; idempotent steps run through :meth:`StoreCore.retrying`.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+import os
+import time
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-from sqlalchemy import Connection, Engine, MetaData, Table, create_engine, event, func, select, text
+from sqlalchemy import Connection, MetaData, Table, func, select, text
+from sqlalchemy.exc import DBAPIError
 
+from curation.backend import (
+    MIGRATION_WAIT_S,
+    RETRY_S,
+    RETRY_TRANSACTION,
+    describe,
+    insert,
+    is_disconnect,
+    is_postgres,
+    lock_for_transaction,
+    make_engine,
+    retrying,
+    sqlstate,
+    unavailable,
+)
 from curation.migrations import MIGRATIONS
 from schemas.common import PrefkitError, canonical_json, content_hash, utcnow
 from schemas.curation import Provenance
 
-BUSY_TIMEOUT_MS = 30_000
+__all__ = ["StoreCore", "StoreError", "apply_migrations", "make_engine"]
+
+T = TypeVar("T")
+ENV_RETRY_S = "PREFKIT_DB_RETRY_S"
+ENV_MIGRATION_WAIT_S = "PREFKIT_DB_MIGRATION_WAIT_S"
+#: The meta key ``prefkit store migrate`` leaves in the old database: opening it afterwards is an error.
+MOVED_TO = "store.moved_to"
 
 
 class StoreError(PrefkitError):
     """A user-facing problem with the project store (one clear line)."""
 
 
-def _sqlite_engine(path: Path) -> Engine:
-    engine = create_engine(
-        f"sqlite:///{path}",
-        connect_args={"check_same_thread": False, "timeout": BUSY_TIMEOUT_MS / 1000},
-        pool_size=8,
-        max_overflow=24,
+def apply_migrations(conn: Connection) -> list[str]:
+    """Apply, on ``conn``'s open transaction, every migration of the one list not applied yet;
+    returns the names applied now. Callers hold the migration lock (see :meth:`StoreCore.migrate`)."""
+    conn.execute(
+        text("CREATE TABLE IF NOT EXISTS _migrations (number INTEGER PRIMARY KEY, name TEXT, applied_at TEXT)")
     )
-
-    @event.listens_for(engine, "connect")
-    def _on_connect(dbapi_conn, _record):  # pragma: no cover - exercised via every test
-        dbapi_conn.isolation_level = None  # we issue BEGIN ourselves
-        cur = dbapi_conn.cursor()
-        cur.execute("PRAGMA journal_mode=WAL")
-        cur.execute("PRAGMA foreign_keys=ON")
-        cur.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
-        cur.execute("PRAGMA synchronous=NORMAL")
-        cur.close()
-
-    @event.listens_for(engine, "begin")
-    def _on_begin(conn: Connection):  # pragma: no cover - exercised via every test
-        conn.exec_driver_sql("BEGIN IMMEDIATE" if conn.info.get("write") else "BEGIN")
-
-    return engine
-
-
-def make_engine(url_or_path: str | Path) -> Engine:
-    """An engine for a SQLite file path or any SQLAlchemy URL (e.g. ``postgresql+psycopg://...``)."""
-    text_url = str(url_or_path)
-    if "://" not in text_url:
-        return _sqlite_engine(Path(text_url))
-    if text_url.startswith("sqlite:///"):
-        return _sqlite_engine(Path(text_url.removeprefix("sqlite:///")))
-    return create_engine(text_url, pool_pre_ping=True)
+    done = {row[0] for row in conn.execute(text("SELECT number FROM _migrations"))}
+    applied_now: list[str] = []
+    for number, name, fn in MIGRATIONS:
+        if number in done:
+            continue
+        fn(conn)
+        conn.execute(
+            text("INSERT INTO _migrations (number, name, applied_at) VALUES (:n, :m, :t)"),
+            {"n": number, "m": name, "t": utcnow()},
+        )
+        applied_now.append(f"m{number:03d}_{name}")
+    return applied_now
 
 
 class StoreCore:
     """Connection handling, migrations and small shared helpers."""
 
-    def __init__(self, db: str | Path):
+    def __init__(self, db: str | Path, retry_s: float | None = None):
         self.db = db
+        self.retry_s = float(os.environ.get(ENV_RETRY_S, RETRY_S)) if retry_s is None else retry_s
         self.engine = make_engine(db)
         self.migrate()
         self._md = MetaData()
-        self._md.reflect(self.engine)
+        self.retrying(lambda: self._md.reflect(self.engine))
         self.t: dict[str, Table] = dict(self._md.tables)
+        moved = self.get_meta(MOVED_TO)
+        if moved:
+            self.close()
+            raise StoreError(
+                f"{describe(self.engine)} is no longer this project's database: it was copied to {moved} "
+                "by `prefkit store migrate`; open the project (its prefkit.toml points there)"
+            )
+
+    @property
+    def backend(self) -> str:
+        """``sqlite`` or ``postgresql``."""
+        return self.engine.dialect.name
 
     # -- transactions -----------------------------------------------------------------------------
+    def _connect(self) -> Connection:
+        """A pooled connection; a server that refuses or drops connections is retried for ``retry_s``."""
+        deadline, delay = time.monotonic() + self.retry_s, 0.05
+        while True:
+            try:
+                return self.engine.connect()
+            except DBAPIError as exc:  # a refused password or a missing database fails at once
+                if not is_disconnect(exc) or time.monotonic() + delay > deadline:
+                    raise unavailable(self.engine, exc) from exc
+            time.sleep(delay)
+            delay = min(delay * 2, 1.0)
+
+    @contextmanager
+    def _transaction(self, write: bool) -> Iterator[Connection]:
+        conn = self._connect()
+        try:
+            conn.info["write"] = write  # read by the SQLite "begin" hook (the record outlives checkouts)
+            with conn.begin():
+                yield conn
+        except DBAPIError as exc:
+            if is_disconnect(exc):
+                raise unavailable(self.engine, exc) from exc
+            raise
+        finally:
+            conn.close()
+
     @contextmanager
     def write(self) -> Iterator[Connection]:
         """One short write transaction; everything inside commits together or not at all."""
-        with self.engine.connect() as conn:
-            conn.info["write"] = True
-            with conn.begin():
-                yield conn
+        with self._transaction(write=True) as conn:
+            yield conn
 
     @contextmanager
     def read(self) -> Iterator[Connection]:
-        """A consistent read snapshot."""
-        with self.engine.connect() as conn, conn.begin():
+        """A consistent read snapshot (SQLite; on PostgreSQL each statement sees what is committed)."""
+        with self._transaction(write=False) as conn:
             yield conn
+
+    def retrying(self, step: Callable[[], T]) -> T:
+        """Run an idempotent ``step`` (a whole transaction) again after a dropped connection, a
+        deadlock or a serialization failure; see :func:`curation.backend.retrying`."""
+        return retrying(step, self.engine, self.retry_s)
+
+    def lock(self, conn: Connection, key: str) -> None:
+        """Serialise the writers that lock ``key`` until this transaction ends (no-op on SQLite,
+        where a write transaction already excludes every other writer)."""
+        lock_for_transaction(conn, key)
+
+    def insert_stmt(self, table: str):
+        """``INSERT`` with ``ON CONFLICT`` clauses for this backend."""
+        return insert(self.engine, self.t[table])
 
     def close(self) -> None:
         self.engine.dispose()
 
     # -- migrations -------------------------------------------------------------------------------
     def migrate(self) -> list[str]:
-        """Apply every migration not applied yet; returns the names applied now."""
-        applied_now: list[str] = []
-        with self.engine.connect() as conn:
-            conn.info["write"] = True
-            with conn.begin():
-                conn.execute(
-                    text(
-                        "CREATE TABLE IF NOT EXISTS _migrations (number INTEGER PRIMARY KEY, name TEXT, applied_at TEXT)"
-                    )
-                )
-                done = {row[0] for row in conn.execute(text("SELECT number FROM _migrations"))}
-                for number, name, fn in MIGRATIONS:
-                    if number in done:
-                        continue
-                    fn(conn)
-                    conn.execute(
-                        text("INSERT INTO _migrations (number, name, applied_at) VALUES (:n, :m, :t)"),
-                        {"n": number, "m": name, "t": utcnow()},
-                    )
-                    applied_now.append(f"m{number:03d}_{name}")
-        return applied_now
+        """Apply every migration not applied yet; returns the names applied now.
+
+        All pending migrations run in one transaction. On PostgreSQL (transactional DDL) a process
+        that opens the store while another migrates it waits on an advisory lock for up to
+        ``MIGRATION_WAIT_S`` seconds, then finds the work done; on SQLite the write lock does the same.
+        """
+        return self.retrying(self._migrate_once)
+
+    def _migrate_once(self) -> list[str]:
+        with self.write() as conn:
+            if is_postgres(conn):
+                wait_s = int(os.environ.get(ENV_MIGRATION_WAIT_S, MIGRATION_WAIT_S))
+                conn.execute(text(f"SET LOCAL lock_timeout = '{wait_s}s'"))
+                try:
+                    self.lock(conn, "migrations")
+                except DBAPIError as exc:
+                    if sqlstate(exc) != "55P03":
+                        raise
+                    raise StoreError(
+                        f"another process has been migrating {describe(self.engine)} for more than "
+                        f"{wait_s} s; try again when it has finished"
+                    ) from exc
+            try:
+                return apply_migrations(conn)
+            except DBAPIError as exc:  # e.g. no CREATE right on the schema: say so in one line
+                if is_disconnect(exc) or sqlstate(exc) in RETRY_TRANSACTION:
+                    raise
+                reason = str(exc.orig).strip().splitlines()[0]
+                raise StoreError(f"cannot create prefkit's tables in {describe(self.engine)}: {reason}") from exc
 
     def applied_migrations(self) -> list[str]:
         with self.read() as conn:
@@ -154,12 +225,7 @@ class StoreCore:
     def ensure_provenance(self, conn: Connection, prov: Provenance) -> str:
         """Insert ``prov`` if new (provenance rows are content-addressed); returns its id."""
         row = self.provenance_row(prov)
-        t = self.t["provenance"]
-        if (
-            conn.execute(select(t.c.provenance_id).where(t.c.provenance_id == row["provenance_id"])).first()
-            is None
-        ):
-            conn.execute(t.insert(), row)
+        conn.execute(self.insert_stmt("provenance").on_conflict_do_nothing(index_elements=["provenance_id"]), row)
         return row["provenance_id"]
 
     def insert_many(self, conn: Connection, table: str, rows: Sequence[dict[str, Any]]) -> None:
@@ -173,7 +239,7 @@ class StoreCore:
         return default if row is None else row[0]
 
     def set_meta(self, key: str, value: str) -> None:
-        t = self.t["meta"]
+        stmt = self.insert_stmt("meta")
+        stmt = stmt.on_conflict_do_update(index_elements=["key"], set_={"value": stmt.excluded.value})
         with self.write() as conn:
-            conn.execute(t.delete().where(t.c.key == key))
-            conn.execute(t.insert(), {"key": key, "value": value})
+            conn.execute(stmt, {"key": key, "value": value})

@@ -15,6 +15,7 @@ from typing import Any
 
 from sqlalchemy import Connection, case, exists, func, select, text, update
 
+from curation.backend import explain_prefix
 from curation.store import StoreError
 from curation.store_labels import LabelStore
 from schemas.common import utcnow
@@ -51,12 +52,19 @@ class AppStore(LabelStore):
 
     def open_assignment(self, annotator: str, kind: str, chunk: int, n_gold: int) -> dict[str, Any] | None:
         """The annotator's current item of ``kind`` (assigning a new chunk when the queue is empty),
-        marked as shown with its pending event id; ``None`` when nothing is left to do."""
+        marked as shown with its pending event id; ``None`` when nothing is left to do.
+        Idempotent, so a dropped connection or a deadlock just runs it again."""
+        return self.retrying(lambda: self._open_assignment(annotator, kind, chunk, n_gold))
+
+    def _open_assignment(self, annotator: str, kind: str, chunk: int, n_gold: int) -> dict[str, Any] | None:
         with self.read() as conn:
             row = self._open_row(conn, annotator, kind)
         if row is not None and row["event_id"]:
             return row
         with self.write() as conn:
+            # One annotator's queue changes in one transaction at a time, whichever replica serves
+            # them (two tabs must not each pull a chunk); other annotators' pulls go on in parallel.
+            self.lock(conn, f"queue:{annotator}")
             row = self._open_row(conn, annotator, kind)
             if row is None:
                 if not self._assign_chunk(conn, annotator, kind, chunk, n_gold):
@@ -107,6 +115,11 @@ class AppStore(LabelStore):
         found: dict[str, str] = {}
         for level in range(levels - 1, -1, -1):
             q = self._level_query(base, level).limit(need - len(found))
+            if self.backend == "postgresql":
+                # Concurrent pulls from other processes skip the rows this one is taking instead of
+                # waiting; a row whose n_assigned changed since the snapshot is re-checked against
+                # the level before it is locked, so no task goes past its overlap.
+                q = q.with_for_update(skip_locked=True, of=t)
             found.update(conn.execute(q).all())
             if len(found) >= need:
                 break
@@ -144,11 +157,13 @@ class AppStore(LabelStore):
     def record_submit(self, ev: LabelEvent) -> bool:
         """Append ``ev`` and close the annotator's assignment in one short transaction.
         Returns False when the event id is already recorded (a double click or a retry)."""
-        e, a = self.t["label_events"], self.t["assignments"]
+        return self.retrying(lambda: self._record_submit(ev))
+
+    def _record_submit(self, ev: LabelEvent) -> bool:
+        a = self.t["assignments"]
         with self.write() as conn:
-            if conn.execute(select(e.c.seq).where(e.c.event_id == ev.event_id)).first() is not None:
+            if not self.insert_event(conn, ev):
                 return False
-            conn.execute(e.insert(), self._event_row(ev))
             if ev.action in FINISHING and ev.supersedes is None:
                 conn.execute(
                     update(a)
@@ -348,7 +363,8 @@ class AppStore(LabelStore):
 
     # -- diagnostics --------------------------------------------------------------------------------
     def queue_query_plans(self, annotator: str, kind: str) -> dict[str, str]:
-        """SQLite's EXPLAIN QUERY PLAN of the hot-path queries (the bench prints them)."""
+        """The backend's plan (SQLite ``EXPLAIN QUERY PLAN``, PostgreSQL ``EXPLAIN``) of the hot-path
+        queries (the bench prints them)."""
         plans: dict[str, str] = {}
         with self.read() as conn:
             e = self.t["label_events"]
@@ -367,6 +383,6 @@ class AppStore(LabelStore):
             }
             for name, q in queries.items():
                 compiled = q.compile(self.engine, compile_kwargs={"literal_binds": True})
-                rows = conn.execute(text(f"EXPLAIN QUERY PLAN {compiled}")).all()
-                plans[name] = "; ".join(str(r[-1]) for r in rows)
+                rows = conn.execute(text(f"{explain_prefix(conn)} {compiled}")).all()
+                plans[name] = "; ".join(str(r[-1]).strip() for r in rows)
         return plans

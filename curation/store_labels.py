@@ -196,13 +196,20 @@ class LabelStore(StoreCore):
     def append_event(self, event: LabelEvent) -> bool:
         """Record one event in its own short transaction. Returns False when ``event_id`` was
         already recorded (an idempotent retry), True when it was written now."""
-        row = self._event_row(event)
-        e = self.t["label_events"]
-        with self.write() as conn:
-            if conn.execute(select(e.c.seq).where(e.c.event_id == event.event_id)).first() is not None:
-                return False
-            conn.execute(e.insert(), row)
-        return True
+
+        def step() -> bool:
+            with self.write() as conn:
+                return self.insert_event(conn, event)
+
+        return self.retrying(step)
+
+    def insert_event(self, conn, event: LabelEvent) -> bool:
+        """Insert ``event`` unless its id is already recorded (by anyone, even concurrently: the
+        unique key decides, so two replicas retrying one submit record it once)."""
+        stmt = self.insert_stmt("label_events").on_conflict_do_nothing(index_elements=["event_id"])
+        # RETURNING, not rowcount: the psycopg dialect reports -1 for single-row inserts.
+        stmt = stmt.returning(self.t["label_events"].c.seq)
+        return conn.execute(stmt, self._event_row(event)).first() is not None
 
     def append_events(self, events: list[LabelEvent]) -> int:
         """Record many events in one transaction (imports); already-known ids are skipped."""

@@ -1,8 +1,15 @@
-"""Shared fixtures: every test gets its own project directory; real data comes from ../shared."""
+"""Shared fixtures: every test gets its own project directory; real data comes from ../shared.
+
+PostgreSQL: tests marked ``postgres`` run against the server named by ``PREFKIT_TEST_PG_URL``
+(``source .ci/postgres.sh && postgres_start`` starts a throwaway one), each in a fresh database dropped
+afterwards. ``PREFKIT_TEST_BACKEND=postgresql`` also puts the plain ``project`` fixture on PostgreSQL,
+to run the whole suite there.
+"""
 
 from __future__ import annotations
 
 import os
+import uuid
 from pathlib import Path
 
 import pytest
@@ -11,6 +18,8 @@ ROOT = Path(__file__).resolve().parent.parent
 SHARED_DATA = Path(os.environ.get("PREFKIT_SHARED_DATA", ROOT.parent / "shared" / "data"))
 ALPS_PACKETS = SHARED_DATA / "alpsbench" / "annotation_packets_sample"
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+PG_URL = os.environ.get("PREFKIT_TEST_PG_URL", "")
+ALL_ON_POSTGRES = os.environ.get("PREFKIT_TEST_BACKEND", "") == "postgresql"
 
 
 def require(condition: bool, reason: str) -> None:
@@ -31,12 +40,66 @@ def _isolated_env(tmp_path, monkeypatch):
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
 
 
+@pytest.fixture(scope="session")
+def pg_server() -> str:
+    """The URL of the test PostgreSQL server (a superuser, no password); CI fails without it."""
+    require(
+        bool(PG_URL),
+        "no PostgreSQL server for tests: run `source .ci/postgres.sh && postgres_start` "
+        "(it exports PREFKIT_TEST_PG_URL)",
+    )
+    import psycopg
+
+    try:
+        psycopg.connect(PG_URL, connect_timeout=5).close()
+    except psycopg.OperationalError as exc:
+        require(False, f"PostgreSQL at {PG_URL} is not reachable: {str(exc).strip().splitlines()[0]}")
+    return PG_URL
+
+
+def pg_admin(url: str, sql: str) -> None:
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(sql)
+
+
 @pytest.fixture
-def project(tmp_path):
+def pg_url(pg_server):
+    """A fresh, empty PostgreSQL database for one test (dropped afterwards, connections and all)."""
+    from sqlalchemy.engine import make_url
+
+    name = "prefkit_t_" + uuid.uuid4().hex[:12]
+    pg_admin(pg_server, f'CREATE DATABASE "{name}"')
+    yield make_url(pg_server).set(database=name).render_as_string(hide_password=False)
+    pg_admin(pg_server, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
+def database(request, tmp_path) -> str:
+    """A fresh store database on each backend: a SQLite file path, or a PostgreSQL URL."""
+    if request.param == "sqlite":
+        return str(tmp_path / "store.db")
+    return request.getfixturevalue("pg_url")
+
+
+@pytest.fixture
+def project(tmp_path, request):
     """A fresh, initialised project; closed after the test."""
     from curation.project import Project
 
-    p = Project.init(tmp_path / "proj", name="test-proj")
+    database = request.getfixturevalue("pg_url") if ALL_ON_POSTGRES else None
+    p = Project.init(tmp_path / "proj", name="test-proj", database=database)
+    yield p
+    p.close()
+
+
+@pytest.fixture
+def any_project(tmp_path, database):
+    """A fresh, initialised project on each backend (SQLite, PostgreSQL)."""
+    from curation.project import Project
+
+    p = Project.init(tmp_path / "proj", name="test-proj", database=database)
     yield p
     p.close()
 

@@ -17,6 +17,7 @@ from prefkit.cli import (
     memories_cmds,
     project_cmds,
     release_cmds,
+    store_cmds,
 )
 from prefkit.cli.common import PrefkitGroup
 
@@ -53,6 +54,7 @@ for command in (
     ingest_cmds.ingest,
     memories_cmds.memories,
     eval_cmds.eval_,
+    store_cmds.store,
 ):
     cli.add_command(command)
 

@@ -12,18 +12,25 @@ from prefkit.cli.common import echo_json, echo_table, json_option, project_optio
 @click.command()
 @click.argument("path", type=click.Path(file_okay=False), envvar="PREFKIT_PROJECT", default=".")
 @click.option("--name", help="Project name (default: the directory name).")
-def init(path: str, name: str | None) -> None:
+@click.option(
+    "--database",
+    help="postgresql://user@host:5432/db to share one database between app replicas (the password "
+    "comes from PGPASSWORD or ~/.pgpass and is never written to prefkit.toml). Default: "
+    "$PREFKIT_DATABASE_URL, else project.db (SQLite) in the project directory.",
+)
+def init(path: str, name: str | None, database: str | None) -> None:
     """Create a project directory (config, database, guidelines) at PATH ($PREFKIT_PROJECT, else the
     current directory), like every other command finds it. Safe to re-run.
 
-    Example: prefkit init my-bench --name my-bench
+    Example: prefkit init my-bench --name my-bench --database postgresql://prefkit@localhost/my_bench
     """
+    from curation.backend import redact
     from curation.project import Project
 
-    project = Project.init(path, name=name)
+    project = Project.init(path, name=name, database=database)
     click.echo(f"project {project.name} ready at {project.root}")
     click.echo(f"  config      {project.root / 'prefkit.toml'}")
-    click.echo(f"  database    {project.database}")
+    click.echo(f"  database    {redact(project.database)}")
     click.echo(f"  guidelines  {project.guidelines_dir}")
     project.close()
 

@@ -1,0 +1,219 @@
+"""PostgreSQL as the project store: configuration and passwords, migrations under concurrency,
+connection failures, ``prefkit store migrate``. Every test here needs the server of .ci/postgres.sh."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+from click.testing import CliRunner
+from netcut import CuttableLink
+from sqlalchemy import create_engine, text
+from sqlalchemy.engine import make_url
+
+from conftest import pg_admin
+
+from curation.backend import DatabaseUnavailable, lock_for_transaction, parse_url
+from curation.migrations import MIGRATIONS
+from curation.project import Project, ProjectStore
+from curation.store import StoreError
+from prefkit.cli import cli
+from schemas import LabelEvent, utcnow
+
+pytestmark = pytest.mark.postgres
+
+
+def _with(url: str, **parts) -> str:
+    return make_url(url).set(**parts).render_as_string(hide_password=False)
+
+
+def _event(task_id: str, event_id: str = "e1") -> LabelEvent:
+    return LabelEvent(
+        event_id=event_id, task_id=task_id, kind="preference_match", annotator="ann",
+        values={"coverage": "fully"}, created_at=utcnow(),
+    )  # fmt: skip
+
+
+def _one_task(store) -> str:
+    from test_release_support import add_users, match_tasks
+
+    add_users(store, "ann")
+    return match_tasks(store, 1)[0].task_id
+
+
+# -- configuration and passwords ----------------------------------------------------------------------
+def test_init_writes_the_url_without_a_password_and_reads_it_from_pgpass(tmp_path, pg_url, monkeypatch):
+    role, password = os.environ["PREFKIT_TEST_PG_PASSWORD_ROLE"], os.environ["PREFKIT_TEST_PG_PASSWORD"]
+    url = _with(pg_url, username=role)
+    host, port, db = make_url(url).host, make_url(url).port, make_url(url).database
+    pg_admin(pg_url, f'ALTER DATABASE "{db}" OWNER TO {role}')  # as a DBA hands a database to an app
+    runner = CliRunner()
+    with_password = _with(url, password=password)
+    out = runner.invoke(cli, ["init", str(tmp_path / "p"), "--database", with_password])
+    assert out.exit_code == 1 and "must not carry a password" in out.output
+    assert not (tmp_path / "p").exists()  # nothing written
+
+    monkeypatch.setenv("PREFKIT_DATABASE_URL", with_password)  # the password may live in the environment
+    out = runner.invoke(cli, ["init", str(tmp_path / "p")])
+    assert out.exit_code == 0, out.output
+    config = (tmp_path / "p" / "prefkit.toml").read_text()
+    assert f'database = "postgresql://{role}@{host}:{port}/{db}"' in config and password not in config
+    assert password not in out.output
+
+    monkeypatch.delenv("PREFKIT_DATABASE_URL")
+    monkeypatch.setenv("PREFKIT_DB_RETRY_S", "0.5")
+    out = runner.invoke(cli, ["status", "-p", str(tmp_path / "p")])
+    assert out.exit_code == 1 and out.output.count("\n") == 1  # one line, not a traceback
+    assert "cannot use the database" in out.output and "password" in out.output
+
+    pgpass = tmp_path / "home" / ".pgpass"  # HOME is the test's own (conftest)
+    pgpass.parent.mkdir(exist_ok=True)
+    pgpass.write_text(f"{host}:{port}:{db}:{role}:{password}\n")
+    pgpass.chmod(0o600)
+    out = runner.invoke(cli, ["status", "-p", str(tmp_path / "p"), "--json"])
+    assert out.exit_code == 0, out.output
+    assert '"tasks": 0' in out.output
+
+
+def test_a_project_on_postgres_runs_every_stage_through_the_cli(tmp_path, pg_url):
+    from curation import workflow
+
+    runner = CliRunner()
+    root = str(tmp_path / "p")
+
+    def run(*args, input=None):
+        out = runner.invoke(cli, [*args], input=input)
+        assert out.exit_code == 0, out.output
+        return out.output
+
+    run("init", root, "--database", pg_url)
+    cfg = tmp_path / "p" / "prefkit.toml"
+    cfg.write_text(cfg.read_text().replace("allow_offline = false", "allow_offline = true"))
+    run("generate", "-p", root, "--personas", "1")
+    for name in ("ann1", "ann2"):
+        run("users", "add", "-p", root, name, "--role", "annotator", "--password-stdin", input="pass-word-1\n")
+    run("tasks", "create", "-p", root, "--kind", "preference_expressed", "--overlap", "2")
+    project = Project(root)
+    assert project.store.backend == "postgresql"
+    for name in ("ann1", "ann2"):
+        while (item := workflow.current_item(project, name, "preference_expressed")) is not None:
+            values = {"items": [{"item": i, "expressed": False} for i in range(len(item.task.payload["checklist"]))]}
+            workflow.submit(project, name, item, values)
+    project.close()
+    assert '"label_events": 24' in run("status", "-p", root, "--json")  # 12 tasks x 2
+    run("agreement", "-p", root)
+    cut = run("release", "cut", "-p", root, "--version", "0.1.0", "--override", "a pipeline smoke test")
+    assert "0.1.0" in cut
+    run("release", "verify", str(tmp_path / "p" / "releases" / "0.1.0"))
+    exported = run("labels", "export", "-p", root, str(tmp_path / "labels.jsonl"))
+    assert exported and (tmp_path / "labels.jsonl").read_text().count("\n") > 0
+
+
+# -- migrations ---------------------------------------------------------------------------------------
+def _open_in_subprocess(url: str, **env) -> subprocess.Popen:
+    code = (
+        "import sys; from curation.store import StoreCore; "
+        "print(len(StoreCore(sys.argv[1]).applied_migrations()))"
+    )
+    return subprocess.Popen(
+        [sys.executable, "-c", code, url], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, **env},
+    )  # fmt: skip
+
+
+def test_a_process_opening_the_store_during_a_migration_waits_then_finds_it_done(pg_url):
+    engine = create_engine(parse_url(pg_url))
+    with engine.connect() as conn, conn.begin():
+        lock_for_transaction(conn, "migrations")  # as a migrating process holds it
+        waiting = _open_in_subprocess(pg_url)
+        impatient = _open_in_subprocess(pg_url, PREFKIT_DB_MIGRATION_WAIT_S="1")
+        _, err = impatient.communicate(timeout=60)
+        assert impatient.returncode == 1
+        assert err.strip().splitlines()[-1].endswith(
+            "another process has been migrating postgresql://postgres@"
+            f"{make_url(pg_url).host}:{make_url(pg_url).port}/{make_url(pg_url).database} for more than 1 s; "
+            "try again when it has finished"
+        )
+        time.sleep(1.0)
+        assert waiting.poll() is None  # still waiting on the lock
+    out, err = waiting.communicate(timeout=60)
+    assert waiting.returncode == 0, err
+    assert int(out) == len(MIGRATIONS)
+    engine.dispose()
+
+
+def test_concurrent_first_opens_apply_each_migration_once(pg_url):
+    procs = [_open_in_subprocess(pg_url) for _ in range(4)]
+    outs = [p.communicate(timeout=120) for p in procs]
+    assert [p.returncode for p in procs] == [0] * 4, [e for _, e in outs]
+    store = ProjectStore(pg_url)
+    with store.read() as conn:
+        numbers = [r[0] for r in conn.execute(text("SELECT number FROM _migrations ORDER BY number"))]
+    assert numbers == [n for n, _, _ in MIGRATIONS]
+    store.close()
+
+
+# -- connection failures ------------------------------------------------------------------------------
+def test_an_unreachable_server_is_one_clear_error_after_the_retries(tmp_path, pg_url, monkeypatch):
+    link = CuttableLink("127.0.0.1", make_url(pg_url).port)
+    link.cut()
+    monkeypatch.setenv("PREFKIT_DB_RETRY_S", "1")
+    started = time.monotonic()
+    out = CliRunner().invoke(cli, ["init", str(tmp_path / "p"), "--database", _with(pg_url, port=link.port)])
+    assert out.exit_code == 1 and out.output.startswith("error: cannot use the database postgresql://")
+    assert out.output.count("\n") == 1 and 0.9 < time.monotonic() - started < 30
+    assert not (tmp_path / "p").exists()
+    link.close()
+
+
+def test_a_cut_link_is_retried_and_a_retried_submit_is_recorded_once(pg_url):
+    link = CuttableLink("127.0.0.1", make_url(pg_url).port)
+    store = ProjectStore(_with(pg_url, port=link.port), retry_s=20)
+    task_id = _one_task(store)
+    assert store.append_event(_event(task_id, "e1"))
+    link.cut()  # every pooled connection dies; the server is unreachable for 1.5 s
+    threading.Timer(1.5, link.restore).start()
+    started = time.monotonic()
+    assert store.append_event(_event(task_id, "e2"))  # waits for the link, then writes
+    assert time.monotonic() - started > 1.0
+    assert store.append_event(_event(task_id, "e1")) is False  # a retry of an acknowledged submit
+    assert [e.event_id for e in store.events()] == ["e1", "e2"]
+    store.close()
+    link.close()
+
+
+def test_a_connection_dropped_inside_a_transaction_rolls_back_and_the_step_runs_again(pg_url):
+    store = ProjectStore(pg_url, retry_s=10)
+    task_id = _one_task(store)
+    attempts = []
+
+    def submit_once() -> bool:
+        with store.write() as conn:
+            written = store.insert_event(conn, _event(task_id))
+            attempts.append(written)
+            if len(attempts) == 1:  # the server kills this session before the commit
+                conn.execute(text("SELECT pg_terminate_backend(pg_backend_pid())"))
+        return written
+
+    with pytest.raises(DatabaseUnavailable, match="cannot use the database"):
+        submit_once()
+    assert store.events() == []  # the first attempt left nothing behind
+    assert store.retrying(submit_once) is True and store.retrying(submit_once) is False
+    assert [e.event_id for e in store.events()] == ["e1"]
+    store.close()
+
+
+# -- prefkit store migrate ----------------------------------------------------------------------------
+def test_a_moved_database_refuses_to_open(tmp_path, pg_url):
+    project = Project.init(tmp_path / "p")
+    old = project.database
+    from curation.store_migrate import migrate_store
+
+    migrate_store(project, pg_url)
+    with pytest.raises(StoreError, match="no longer this project's database"):
+        ProjectStore(old)
+    assert Project(tmp_path / "p").store.backend == "postgresql"
