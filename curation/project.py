@@ -146,7 +146,9 @@ class Project:
     def set_database(self, database: str) -> None:
         """Point ``prefkit.toml`` at ``database`` (its password, if any, is not written)."""
         cfg = self.root / CONFIG_NAME
-        cfg.write_text(set_database_line(cfg.read_text(encoding="utf-8"), config_database(database)), encoding="utf-8")
+        cfg.write_text(
+            set_database_line(cfg.read_text(encoding="utf-8"), config_database(database)), encoding="utf-8"
+        )
         self.__dict__.pop("config", None)
 
     @cached_property

@@ -62,7 +62,9 @@ def apply_migrations(conn: Connection) -> list[str]:
     """Apply, on ``conn``'s open transaction, every migration of the one list not applied yet;
     returns the names applied now. Callers hold the migration lock (see :meth:`StoreCore.migrate`)."""
     conn.execute(
-        text("CREATE TABLE IF NOT EXISTS _migrations (number INTEGER PRIMARY KEY, name TEXT, applied_at TEXT)")
+        text(
+            "CREATE TABLE IF NOT EXISTS _migrations (number INTEGER PRIMARY KEY, name TEXT, applied_at TEXT)"
+        )
     )
     done = {row[0] for row in conn.execute(text("SELECT number FROM _migrations"))}
     applied_now: list[str] = []
@@ -188,7 +190,9 @@ class StoreCore:
                 if is_disconnect(exc) or sqlstate(exc) in RETRY_TRANSACTION:
                     raise
                 reason = str(exc.orig).strip().splitlines()[0]
-                raise StoreError(f"cannot create prefkit's tables in {describe(self.engine)}: {reason}") from exc
+                raise StoreError(
+                    f"cannot create prefkit's tables in {describe(self.engine)}: {reason}"
+                ) from exc
 
     def applied_migrations(self) -> list[str]:
         with self.read() as conn:
@@ -225,7 +229,9 @@ class StoreCore:
     def ensure_provenance(self, conn: Connection, prov: Provenance) -> str:
         """Insert ``prov`` if new (provenance rows are content-addressed); returns its id."""
         row = self.provenance_row(prov)
-        conn.execute(self.insert_stmt("provenance").on_conflict_do_nothing(index_elements=["provenance_id"]), row)
+        conn.execute(
+            self.insert_stmt("provenance").on_conflict_do_nothing(index_elements=["provenance_id"]), row
+        )
         return row["provenance_id"]
 
     def insert_many(self, conn: Connection, table: str, rows: Sequence[dict[str, Any]]) -> None:

@@ -21,8 +21,8 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Connection, Integer, MetaData, Table, func, inspect, select, text
-from sqlalchemy.schema import sort_tables
 from sqlalchemy.exc import DBAPIError
+from sqlalchemy.schema import sort_tables
 
 from curation.backend import describe, is_postgres, lock_for_transaction, make_engine, redact
 from curation.store import MOVED_TO, StoreError, apply_migrations
@@ -125,10 +125,14 @@ def _reset_sequences(conn: Connection, md: MetaData) -> None:
         pk = list(table.primary_key.columns)
         if len(pk) != 1 or not isinstance(pk[0].type, Integer):
             continue
-        seq = conn.execute(text("SELECT pg_get_serial_sequence(:t, :c)"), {"t": table.name, "c": pk[0].name}).scalar()
+        seq = conn.execute(
+            text("SELECT pg_get_serial_sequence(:t, :c)"), {"t": table.name, "c": pk[0].name}
+        ).scalar()
         if seq:
             top = conn.execute(select(func.max(pk[0]))).scalar()
-            conn.execute(text("SELECT setval(:s, :v, :called)"), {"s": seq, "v": top or 1, "called": top is not None})
+            conn.execute(
+                text("SELECT setval(:s, :v, :called)"), {"s": seq, "v": top or 1, "called": top is not None}
+            )
 
 
 def _lock_source(conn: Connection, tables: list[Table]) -> None:
@@ -154,7 +158,9 @@ def migrate_store(project: Project, target: str, dry_run: bool = False) -> Store
             with target_engine.connect() as tconn:
                 present = _target_tables(tconn)
         except DBAPIError as exc:
-            raise StoreError(f"cannot open the target {redact(target)}: {str(exc.orig).strip().splitlines()[0]}") from exc
+            raise StoreError(
+                f"cannot open the target {redact(target)}: {str(exc.orig).strip().splitlines()[0]}"
+            ) from exc
         if present:
             raise StoreError(
                 f"the target {redact(target)} is not empty (tables: {', '.join(sorted(present)[:8])}"
@@ -197,11 +203,15 @@ def _copy(sconn: Connection, tables: list[Table], target_engine) -> list[TableCo
             apply_migrations(tconn)
             tmd = MetaData()
             tmd.reflect(tconn)
-            for table in reversed(_ordered_tables(tmd.tables.values())):  # rows the migrations wrote (the salt, the log)
+            for table in reversed(
+                _ordered_tables(tmd.tables.values())
+            ):  # rows the migrations wrote (the salt, the log)
                 tconn.execute(table.delete())
             for table in tables:
                 if table.name not in tmd.tables:
-                    raise StoreError(f"the target schema has no table {table.name!r}; is the source newer than prefkit?")
+                    raise StoreError(
+                        f"the target schema has no table {table.name!r}; is the source newer than prefkit?"
+                    )
                 ttable = tmd.tables[table.name]
                 if {c.name for c in table.columns} != {c.name for c in ttable.columns}:
                     raise StoreError(
@@ -215,7 +225,9 @@ def _copy(sconn: Connection, tables: list[Table], target_engine) -> list[TableCo
                     try:
                         tconn.execute(ttable.insert(), part)
                     except DBAPIError as exc:
-                        raise StoreError(f"copying {table.name}: {str(exc.orig).strip().splitlines()[0]}") from exc
+                        raise StoreError(
+                            f"copying {table.name}: {str(exc.orig).strip().splitlines()[0]}"
+                        ) from exc
                 copy = TableCopy(table.name, len(h.digests), h.hexdigest())
                 copy.target_rows, copy.target_sha256 = _hash_table(tconn, ttable)
                 copies.append(copy)

@@ -11,11 +11,10 @@ import time
 
 import pytest
 from click.testing import CliRunner
+from conftest import pg_admin
 from netcut import CuttableLink
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
-
-from conftest import pg_admin
 
 from curation.backend import DatabaseUnavailable, lock_for_transaction, parse_url
 from curation.migrations import MIGRATIONS
@@ -95,13 +94,17 @@ def test_a_project_on_postgres_runs_every_stage_through_the_cli(tmp_path, pg_url
     cfg.write_text(cfg.read_text().replace("allow_offline = false", "allow_offline = true"))
     run("generate", "-p", root, "--personas", "1")
     for name in ("ann1", "ann2"):
-        run("users", "add", "-p", root, name, "--role", "annotator", "--password-stdin", input="pass-word-1\n")
+        run(
+            "users", "add", "-p", root, name, "--role", "annotator", "--password-stdin", input="pass-word-1\n"
+        )
     run("tasks", "create", "-p", root, "--kind", "preference_expressed", "--overlap", "2")
     project = Project(root)
     assert project.store.backend == "postgresql"
     for name in ("ann1", "ann2"):
         while (item := workflow.current_item(project, name, "preference_expressed")) is not None:
-            values = {"items": [{"item": i, "expressed": False} for i in range(len(item.task.payload["checklist"]))]}
+            values = {
+                "items": [{"item": i, "expressed": False} for i in range(len(item.task.payload["checklist"]))]
+            }
             workflow.submit(project, name, item, values)
     project.close()
     assert '"label_events": 24' in run("status", "-p", root, "--json")  # 12 tasks x 2
@@ -133,10 +136,14 @@ def test_a_process_opening_the_store_during_a_migration_waits_then_finds_it_done
         impatient = _open_in_subprocess(pg_url, PREFKIT_DB_MIGRATION_WAIT_S="1")
         _, err = impatient.communicate(timeout=60)
         assert impatient.returncode == 1
-        assert err.strip().splitlines()[-1].endswith(
-            "another process has been migrating postgresql://postgres@"
-            f"{make_url(pg_url).host}:{make_url(pg_url).port}/{make_url(pg_url).database} for more than 1 s; "
-            "try again when it has finished"
+        assert (
+            err.strip()
+            .splitlines()[-1]
+            .endswith(
+                "another process has been migrating postgresql://postgres@"
+                f"{make_url(pg_url).host}:{make_url(pg_url).port}/{make_url(pg_url).database} for more than 1 s; "
+                "try again when it has finished"
+            )
         )
         time.sleep(1.0)
         assert waiting.poll() is None  # still waiting on the lock

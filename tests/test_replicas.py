@@ -59,7 +59,8 @@ def replica(root: str, users: list[str], acks_dir: str) -> None:
     project = Project(root)
     errors: list[str] = []
     threads = [
-        threading.Thread(target=annotate, args=(project, u, Path(acks_dir) / f"{u}.acks", errors)) for u in users
+        threading.Thread(target=annotate, args=(project, u, Path(acks_dir) / f"{u}.acks", errors))
+        for u in users
     ]
     for t in threads:
         t.start()

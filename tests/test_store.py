@@ -172,7 +172,7 @@ def test_turn_revision_keeps_original_and_flags_dialogue(any_project, alps_packe
     assert store.original_turns(did)[0]["content"] == before
 
 
-def test_every_migration_applies_without_importing_the_area_mixins(tmp_path):
+def test_every_migration_applies_without_importing_the_area_mixins(database):
     import subprocess
     import sys
 
@@ -180,6 +180,6 @@ def test_every_migration_applies_without_importing_the_area_mixins(tmp_path):
         "import sys; from curation.store import StoreCore; "
         "print(len(StoreCore(sys.argv[1]).applied_migrations()))"
     )
-    out = subprocess.run([sys.executable, "-c", code, str(tmp_path / "p.db")], capture_output=True, text=True)
+    out = subprocess.run([sys.executable, "-c", code, database], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert int(out.stdout) == len(MIGRATIONS) >= 8  # m001-m008 at least (numbers are reserved per area)

@@ -20,7 +20,9 @@ def store() -> None:
     help="An EMPTY target database: postgresql://user@host:5432/db (password from PGPASSWORD or "
     "~/.pgpass) or a SQLite file path.",
 )
-@click.option("--dry-run", is_flag=True, help="Check the target and report what would be copied; write nothing.")
+@click.option(
+    "--dry-run", is_flag=True, help="Check the target and report what would be copied; write nothing."
+)
 @project_option
 @json_option
 def migrate(project, target: str, dry_run: bool, as_json: bool) -> None:
@@ -41,7 +43,13 @@ def migrate(project, target: str, dry_run: bool, as_json: bool) -> None:
         click.echo(f"({len(report.tables)} tables, the empty ones not listed); nothing was written")
         return
     echo_table(
-        [{"table": t.table, "rows": t.rows, "sha256": t.sha256[:16], "verified": "yes"} for t in report.tables if t.rows]
+        [
+            {"table": t.table, "rows": t.rows, "sha256": t.sha256[:16], "verified": "yes"}
+            for t in report.tables
+            if t.rows
+        ]
     )
     click.echo(f"copied and verified {report.total_rows} rows in {len(report.tables)} tables")
-    click.echo(f"prefkit.toml now uses {report.target}; the old database ({report.source}) is marked as moved")
+    click.echo(
+        f"prefkit.toml now uses {report.target}; the old database ({report.source}) is marked as moved"
+    )
