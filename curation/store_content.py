@@ -356,6 +356,33 @@ class ContentStore(StoreCore):
             for r in rows
         ]
 
+    def add_memories(self, rows: list[dict[str, Any]], provenance: Provenance) -> int:
+        """Add memory rows (``dialogue_id, origin, position, memory_id, record, raw, problems``) made by
+        ``provenance`` (whose ``model`` becomes ``source_model`` unless the row names one)."""
+        with self.write() as conn:
+            prov_id = self.ensure_provenance(conn, provenance)
+            self.insert_many(
+                conn,
+                "memories",
+                [
+                    {
+                        "dialogue_id": r["dialogue_id"],
+                        "origin": r["origin"],
+                        "source_model": r.get("source_model") or f"extract:{provenance.model}",
+                        "position": r["position"],
+                        "memory_id": r.get("memory_id"),
+                        "record_json": self.dumps(r.get("record")),
+                        "raw_json": self.dumps(r["raw"]),
+                        "valid": r.get("record") is not None,
+                        "problems_json": self.dumps(r.get("problems")),
+                        "schema_version": "1.0",
+                        "provenance_id": prov_id,
+                    }
+                    for r in rows
+                ],
+            )
+        return len(rows)
+
     # -- packets / instances ------------------------------------------------------------------------
     def packets(self) -> list[dict[str, Any]]:
         p = self.t["packets"]

@@ -26,6 +26,7 @@ RELEASED_TABLES: dict[str, str] = {
     "instances": "instance_id",
     "memories": "memory_pk",
     "preference_pairs": "pair_id",
+    "alps_tasks": "benchmark_id",
 }
 
 

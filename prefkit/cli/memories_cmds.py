@@ -15,6 +15,86 @@ def memories() -> None:
     """
 
 
+@memories.command("extract")
+@click.option(
+    "--backend", type=click.Choice(["offline", "openai"]), help="LLM backend (default: [llm] backend)."
+)
+@click.option(
+    "--origin",
+    default="wildchat",
+    show_default=True,
+    help="Extract from dialogues of this origin ('all' for every dialogue).",
+)
+@click.option("--cap-per-label", type=int, help="Kept memories per taxonomy label across the project.")
+@click.option(
+    "--keep-without-implicit",
+    is_flag=True,
+    help="Keep dialogues with no indirect memory (AlpsBench leaves them out).",
+)
+@click.option("--limit", type=int, help="At most this many dialogues in this run.")
+@click.option("--attempts", type=int, default=2, show_default=True, help="Asks per stage before giving up.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the offline backend.")
+@click.option("--estimate", is_flag=True, help="Price the run with the configured models; make no call.")
+@click.option("--no-tasks", is_flag=True, help="Do not create memory_verify tasks for the kept candidates.")
+@click.option("--overlap", type=int, help="Annotators per memory_verify task (default: annotation.overlap).")
+@click.option("--batch", default="default", show_default=True, help="Batch the new tasks go to.")
+@json_option
+@project_option
+def extract(project, backend, origin, estimate, no_tasks, overlap, batch, as_json, seed, **flags) -> None:
+    """Extract candidate memories from dialogues with an LLM, validate them, and queue them for people.
+
+    Stage 1 proposes memories (AlpsBench MemoryItem format, high recall); stage 2 keeps or rejects each
+    one and recalibrates its confidence (0.95/0.80/0.65/0.50; rejected 0.10 with a reason). Dialogues
+    without an indirect memory are left out, and --cap-per-label bounds each taxonomy label. Kept
+    candidates become memory_verify tasks. A rerun resumes where the last one stopped.
+
+    Example: prefkit memories extract --backend openai --cap-per-label 200 --estimate
+    """
+    from curation.task_admin import create_tasks
+    from pipelines.llm import LLMLayer
+    from pipelines.memories.extract import ExtractionConfig, estimate_extraction, run_extraction
+
+    cfg = ExtractionConfig(
+        origin=None if origin == "all" else origin,
+        cap_per_label=flags["cap_per_label"],
+        require_implicit=not flags["keep_without_implicit"],
+        attempts=flags["attempts"],
+        limit=flags["limit"],
+    )
+    cfg.check()
+    if estimate:
+        result = estimate_extraction(project.store, project.config["llm"], cfg, seed=seed)
+        if as_json:
+            echo_json(result)
+            return
+        click.echo(
+            f"estimate for {result['dialogues']} dialogues: {result['calls']} calls "
+            f"({result['cached']} cached), {result['prompt_tokens']} prompt + "
+            f"{result['completion_tokens']} completion tokens, ${result['cost_usd']:.4f}"
+        )
+        return
+    backend = backend or project.config["llm"].get("backend", "offline")
+    with LLMLayer(
+        project.store, llm_config=project.config["llm"], backend=backend, seed=seed, progress=not as_json
+    ) as layer:
+        report = run_extraction(project.store, layer, cfg)
+    if not no_tasks and report.kept:
+        report.tasks_created = create_tasks(project, "memory_verify", overlap=overlap, batch=batch)
+    if as_json:
+        echo_json({"backend": backend, **report.as_dict()})
+        return
+    click.echo(f"{report.source} ({backend}): {report.dialogues} dialogues, {report.skipped} done before")
+    click.echo(
+        f"  {report.candidates} candidates: {report.kept} kept, {report.rejected} rejected, "
+        f"{report.capped} over the label cap; {report.no_implicit} dialogues without an implicit memory"
+    )
+    if report.flagged_evidence:
+        click.echo(f"  {report.flagged_evidence} candidates quote text not found in the dialogue (flagged)")
+    if report.failed:
+        click.echo(f"  {len(report.failed)} dialogues failed (see `prefkit status`); run again to retry them")
+    click.echo(f"  {report.tasks_created} memory_verify tasks created")
+
+
 @memories.command("check-evidence")
 @click.option(
     "--source",

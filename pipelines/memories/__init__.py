@@ -1,0 +1,1 @@
+"""Memory extraction from real dialogues (two LLM stages) and its selection rules."""
