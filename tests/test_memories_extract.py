@@ -23,7 +23,7 @@ def _user_turns(user_msg: str) -> list[tuple[int, str]]:
 
 def candidates(user_msg: str) -> dict:
     turns = _user_turns(user_msg)
-    (i0, t0), (i1, t1) = turns[0], turns[1]
+    (i0, t0), (_i1, t1) = turns[0], turns[1]
     return {
         "memories": [
             {
