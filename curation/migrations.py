@@ -463,7 +463,8 @@ def m006_generation(conn: Connection) -> None:
 @migration(7, "verification")
 def m007_verification(conn: Connection) -> None:
     """Which sessions an instance is built from, so instances are rebuilt from their (verified,
-    possibly rewritten) sessions at export time instead of being frozen when they were made.
+    possibly rewritten) sessions at export time instead of being frozen when they were made; and the
+    dialogues a repair replaced.
 
     One row per prior interaction of an instance: its position in ``prior_interactions``, the
     session (a dialogue id), the session's role in the persona's plan (A, A_prime, B, other; empty for
@@ -479,6 +480,17 @@ def m007_verification(conn: Connection) -> None:
         Column("session_id", Text, ForeignKey("dialogues.dialogue_id"), nullable=False, index=True),
         Column("role", Text, nullable=False),
         Column("relevant", Boolean, nullable=False),
+    )
+    Table(
+        # A session's earlier dialogues: `prefkit generate --repair` replaces a failed session's
+        # dialogue with a new one and keeps the old one here (turns as they stood, and why).
+        "session_versions",
+        md,
+        Column("session_id", Text, ForeignKey("dialogues.dialogue_id"), primary_key=True),
+        Column("version", Integer, primary_key=True),
+        Column("turns_json", Text, nullable=False),
+        Column("reason", Text, nullable=False),
+        Column("replaced_at", Text, nullable=False),
     )
     md.create_all(conn)
 

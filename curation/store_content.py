@@ -299,11 +299,92 @@ class ContentStore(StoreCore):
             return [dict(x) for x in conn.execute(q).mappings()]
 
     def revision_counts(self) -> dict[str, int]:
-        """``{dialogue_id: number of turn revisions}`` for every revised dialogue."""
-        r = self.t["turn_revisions"]
+        """``{dialogue_id: changes}`` for every changed dialogue: turn revisions plus dialogues a repair
+        replaced. Each change starts a new verification round of a session."""
+        out: dict[str, int] = {}
         with self.read() as conn:
-            rows = conn.execute(select(r.c.dialogue_id, func.count()).group_by(r.c.dialogue_id)).all()
-        return {row[0]: int(row[1]) for row in rows}
+            for table in ("turn_revisions", "session_versions"):
+                t = self.t[table]
+                key = t.c.dialogue_id if "dialogue_id" in t.c else t.c.session_id
+                for row in conn.execute(select(key, func.count()).group_by(key)).all():
+                    out[row[0]] = out.get(row[0], 0) + int(row[1])
+        return out
+
+    def replace_session_dialogue(
+        self,
+        session_id: str,
+        turns: list[dict[str, Any]],
+        extras: list[dict | None],
+        satisfied: bool,
+        reason: str,
+    ) -> int:
+        """Give a session a new dialogue (``{index, role, content}`` turns), keeping the old one as a
+        version with ``reason``; returns the version number the old dialogue was kept under."""
+        t, v, s = self.t["turns"], self.t["session_versions"], self.t["sessions"]
+        with self.write() as conn:
+            old = conn.execute(
+                select(t.c.turn_index, t.c.role, t.c.content)
+                .where(t.c.dialogue_id == session_id)
+                .order_by(t.c.turn_index)
+            ).all()
+            version = (
+                int(
+                    conn.execute(
+                        select(func.coalesce(func.max(v.c.version), 0)).where(v.c.session_id == session_id)
+                    ).scalar_one()
+                )
+                + 1
+            )
+            conn.execute(
+                v.insert(),
+                {
+                    "session_id": session_id,
+                    "version": version,
+                    "turns_json": self.dumps([{"index": r[0], "role": r[1], "content": r[2]} for r in old]),
+                    "reason": reason,
+                    "replaced_at": utcnow(),
+                },
+            )
+            conn.execute(t.delete().where(t.c.dialogue_id == session_id))
+            self.insert_many(
+                conn,
+                "turns",
+                [
+                    {
+                        "dialogue_id": session_id,
+                        "turn_index": turn["index"],
+                        "role": turn["role"],
+                        "content": turn["content"],
+                        "extra_json": self.dumps(extra),
+                    }
+                    for turn, extra in zip(turns, extras, strict=True)
+                ],
+            )
+            record = self.loads(
+                conn.execute(select(s.c.record_json).where(s.c.session_id == session_id)).scalar_one()
+            )
+            conn.execute(
+                update(s)
+                .where(s.c.session_id == session_id)
+                .values(record_json=self.dumps({**record, "satisfied": satisfied}))
+            )
+        return version
+
+    def session_versions(self, session_id: str | None = None) -> list[dict[str, Any]]:
+        """Dialogues repairs replaced, oldest first: ``{session_id, version, turns, reason, replaced_at}``."""
+        v = self.t["session_versions"]
+        q = select(v).order_by(v.c.session_id, v.c.version)
+        if session_id:
+            q = q.where(v.c.session_id == session_id)
+        with self.read() as conn:
+            rows = conn.execute(q).mappings().all()
+        return [
+            {
+                **{k: r[k] for k in ("session_id", "version", "reason", "replaced_at")},
+                "turns": self.loads(r["turns_json"]),
+            }
+            for r in rows
+        ]
 
     def original_turns(self, dialogue_id: str) -> list[dict[str, Any]]:
         """Turns as imported/generated, before any human revision."""

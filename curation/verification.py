@@ -149,3 +149,14 @@ def ensure_reverification_task(store, session_id: str) -> AnnotationTask | None:
         return None
     task = get_kind(KIND).make_task(session_ref(session_id, n_rev), payload, last.overlap, last.batch)
     return task if store.add_tasks([task]) else None
+
+
+def silent_sessions(store) -> list[str]:
+    """Sessions that should show a preference but hold no user feedback at all (the opening request,
+    a reply, the end): a session with a checklist and an assistant reply but one user message."""
+    out = []
+    for s in store.sessions():
+        roles = [t["role"] for t in s.get("turns", [])]
+        if s.get("checklist") and "assistant" in roles and roles.count("user") < 2:
+            out.append(s["session_id"])
+    return out

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, field_validator
 
 from schemas.common import Contract, Record
 
@@ -26,15 +26,9 @@ SCHWARTZ_VALUES = (
     "universalism",
 )
 DECISION_STYLES = ("rational", "intuitive", "dependent", "avoidant")
-FACTOR_TYPES = ("person", "object", "organization", "place", "event", "activity", "concept")
-
-#: Preference types grouped by family, after CUPID's taxonomy.
-PREFERENCE_TYPES: dict[str, tuple[str, ...]] = {
-    "Style": ("format", "tone", "length", "language", "structure", "detail"),
-    "Content": ("topic", "source", "example", "perspective", "recommendation", "constraint"),
-    "Harmless": ("sensitivity", "privacy", "safety", "avoidance"),
-}
-PreferenceFamily = Literal["Style", "Content", "Harmless"]
+#: Factor, preference and task types are project configuration, not part of the contract: the
+#: generation pipeline checks them against its taxonomy (``pipelines/generation/taxonomy.json``,
+#: CUPID's by default, replaceable per project).
 
 
 class BigFiveTrait(Contract):
@@ -89,35 +83,23 @@ class ContextualPreference(Contract):
     """A personal preference that applies when a context factor is present."""
 
     text: str = Field(min_length=1, description="The preference, understandable on its own.")
-    family: PreferenceFamily = Field(description="Preference family: Style, Content or Harmless.")
-    preference_type: str = Field(description="Preference type within its family, e.g. 'format'.")
-
-    @model_validator(mode="after")
-    def _type_in_family(self) -> ContextualPreference:
-        if self.preference_type not in PREFERENCE_TYPES[self.family]:
-            raise ValueError(
-                f"preference_type {self.preference_type!r} is not in family {self.family} "
-                f"({', '.join(PREFERENCE_TYPES[self.family])})"
-            )
-        return self
+    family: str = Field(min_length=1, description="Preference family of the taxonomy, e.g. 'Style'.")
+    preference_type: str = Field(
+        min_length=1, description="Preference type within its family, e.g. 'Format'."
+    )
 
 
 class ContextFactor(Contract):
     """Something in the user's life (a person, object, place, ...) that conditions a preference."""
 
     factor_id: str = Field(description="Stable id, unique in the project.")
-    type: str = Field(description=f"Kind of factor, one of {', '.join(FACTOR_TYPES)}.")
+    type: str = Field(
+        min_length=1, description="Kind of factor, a type of the taxonomy, e.g. 'Person/Group'."
+    )
     name: str = Field(min_length=1, description="The entity's name as the user would say it.")
     background: str = Field(min_length=1, description="Why this factor matters to the persona.")
     task_types: list[str] = Field(min_length=1, description="Task types where the factor comes up.")
     preference: ContextualPreference = Field(description="The persona's preference in this context.")
-
-    @field_validator("type")
-    @classmethod
-    def _known_type(cls, v: str) -> str:
-        if v not in FACTOR_TYPES:
-            raise ValueError(f"unknown factor type {v!r}; expected one of {', '.join(FACTOR_TYPES)}")
-        return v
 
 
 class ChecklistItem(Contract):

@@ -55,6 +55,10 @@ def _verdict(system: str, user: str) -> dict:
             "feedback_items": [1],
             "message": "Hmm, that misses what usually works for me here.",
         }
+    never = re.search(r"You have not yet alluded to item\(s\) ([\d, ]+)\.", user)
+    if never:  # every item met, but the conversation cannot end before each one was raised
+        items = [int(x) for x in never.group(1).split(",")]
+        return {"scores": scores, "feedback_items": items, "message": "Good, that is how it has to be here."}
     return {"scores": scores, "feedback_items": [], "message": ""}
 
 
@@ -136,7 +140,9 @@ def test_broken_contrastive_pair_drops_the_persona_with_reasons(openai_project):
     def broken(body):
         answer = responder(body)
         if isinstance(answer, dict) and "factors" in answer:
-            answer["factors"][-1]["type"] = "place" if answer["factors"][-2]["type"] != "place" else "event"
+            answer["factors"][-1]["type"] = (
+                "Location/Place" if answer["factors"][-2]["type"] != "Location/Place" else "Event/Time"
+            )
         return answer
 
     _, project = openai_project(broken)

@@ -52,7 +52,7 @@ def _broken_pair(draft: FactorsDraft, **change) -> FactorsDraft:
 @pytest.mark.parametrize(
     ("change", "message"),
     [
-        ({"type": "place"}, "types differ"),
+        ({"type": "Location/Place"}, "types differ"),
         ({"name": "PLACEHOLDER"}, "not distinct entities"),
         ({"preference": "SAME"}, "not mutually exclusive"),
         (
@@ -193,7 +193,12 @@ def test_verdict_rules():
         check_verdict(_state(), verdict([3, 4]), rules)
     with pytest.raises(ValueError, match="next message"):
         check_verdict(_state(), verdict([3, 4, 9], items=[1], message=""), rules)
-    check_verdict(_state(), verdict([9, 8, 10], message=""), rules)  # all met: the dialogue ends
+    check_verdict(
+        _state(touched={1, 2, 3}), verdict([9, 8, 10], message=""), rules
+    )  # all met and raised: ends
+    with pytest.raises(ValueError, match=r"never raised.*missing \[2, 3\]"):  # met, but 2 and 3 never raised
+        check_verdict(_state(touched={1}), verdict([9, 8, 10], message=""), rules)
+    check_verdict(_state(touched={1}), verdict([9, 8, 10], items=[2, 3], message="Good, keep both."), rules)
 
 
 def test_last_message_must_cover_every_untouched_item():
@@ -253,3 +258,57 @@ def test_offline_changed_preference_for_an_unknown_preference_is_still_valid():
     factors, plan, stories = _plan_and_stories()
     changed = offline._changed_preference("Always answer in exactly three short bullet points.")
     validate_stories(stories.model_copy(update={"changed_preference": changed}), plan, factors)
+
+
+def test_a_silent_session_is_simulated_again_and_fails_when_it_stays_silent(project):
+    """With one reply allowed, the user never gets to raise an item: every attempt is silent."""
+    from dataclasses import replace
+
+    from curation.verification import silent_sessions
+    from pipelines.generation.dialogues import is_silent, simulate
+    from pipelines.llm import LLMLayer
+    from schemas.generation import Persona
+
+    persona = Persona(
+        persona_id="p",
+        text="Rosa Delgado, a staff nurse.",
+        occupation="nurse",
+        attributes=sample_attributes(1, 0)[0],
+    )
+    state = _state()
+    state.job = replace(state.job, persona=persona)
+    with LLMLayer(
+        project.store, llm_config=project.config["llm"], backend="offline", seed=0, progress=False
+    ) as layer:
+        (done,) = simulate(layer, project.store, [state.job], DialogueRules(max_turns=1, attempts=2))
+    assert (
+        is_silent(done.feedback)
+        and done.failed == "silent after 2 attempts: the user never raised a checklist item"
+    )
+    assert [f["error"] for f in project.store.failures("dialogues")] == [
+        "silent session (attempt 1): no checklist item raised"
+    ]
+    assert silent_sessions(project.store) == []
+
+
+def test_the_silent_session_check_catches_a_planted_silent_session(project):
+    from curation.verification import silent_sessions
+    from schemas.curation import Provenance
+    from schemas.generation import Session, Turn
+
+    factor = make_factors("p", good_factors())[0]
+    session = Session(
+        session_id="p-s01",
+        persona_id="p",
+        index=1,
+        timestamp="2025-01-08T10:00:00Z",
+        context_factor=factor,
+        preference=factor.preference,
+        checklist=[{"question": "Does the reply do it?"}],
+        turns=[
+            Turn(index=0, role="user", content="Help me plan."),
+            Turn(index=1, role="assistant", content="Sure."),
+        ],
+    )
+    project.store.add_session(session, {}, [None, {"scores": [9]}], Provenance(source="test"))
+    assert silent_sessions(project.store) == ["p-s01"]

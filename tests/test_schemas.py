@@ -9,7 +9,6 @@ from schemas import (
     ALL_SCHEMAS,
     BenchmarkInstance,
     ChecklistItem,
-    ContextualPreference,
     LabelEvent,
     MemoryItem,
     PersonaAttributes,
@@ -103,10 +102,22 @@ def test_checklist_item_must_be_a_question():
         ChecklistItem(question="Be short.")
 
 
-def test_preference_type_must_belong_to_family():
-    ContextualPreference(text="x", family="Style", preference_type="format")
-    with pytest.raises(ValidationError, match="not in family"):
-        ContextualPreference(text="x", family="Harmless", preference_type="format")
+def test_the_default_taxonomy_is_cupids_and_a_project_can_replace_it(tmp_path):
+    from pipelines.generation.taxonomy import TaxonomyError, load_taxonomy
+
+    cupid = load_taxonomy()
+    assert cupid.counts == {"factor_types": 8, "preference_types": 16, "families": 3, "task_types": 12}
+    assert list(cupid.preference_types) == ["Style", "Content", "Harmless"]
+    assert (
+        cupid.preference_type("harmless", "safety") == "Safety"
+        and cupid.preference_type("Style", "safety") is None
+    )
+    mine = tmp_path / "tax.json"
+    mine.write_text(json.dumps({**cupid.model_dump(), "factor_types": ["Pet"]}), encoding="utf-8")
+    assert load_taxonomy(mine).factor_type("pet") == "Pet"
+    mine.write_text('{"name": "x", "factor_types": []}', encoding="utf-8")
+    with pytest.raises(TaxonomyError, match="tax.json: factor_types"):
+        load_taxonomy(tmp_path / "tax.json")
 
 
 def test_persona_attributes_need_distinct_known_values():

@@ -153,3 +153,42 @@ def test_imported_cupid_rows_yield_preference_expressed_tasks_for_their_sessions
     assert [t["role"] for t in task.payload["turns"]] == ["user", "assistant"]
     links = project.store.instance_links()
     assert len(links) == 6 and all(len(v) == 1 and v[0]["relevant"] for v in links.values())
+
+
+def test_repair_regenerates_a_failed_session_and_recovers_its_instance_after_reverification(gen):
+    from pipelines.generation.run import GenerationConfig, run_repair
+    from pipelines.llm import LLMLayer
+
+    store = gen.store
+    role = roles(store, store.personas()[0].persona_id)
+    b_session = next(sid for sid, r in role.items() if r == "B")
+    for sid, task in tasks_by_session(store).items():
+        verify(store, task, missing=(0,) if sid == b_session else ())
+    before = store.dialogue(b_session)["turns"]
+    cfg = GenerationConfig.from_config(gen.config["generation"], personas=1)
+
+    def repair():
+        with LLMLayer(
+            store, llm_config=gen.config["llm"], backend="offline", seed=0, progress=False
+        ) as layer:
+            return run_repair(store, layer, cfg)
+
+    first = repair()
+    assert first.round == 1 and first.repaired == [b_session] and first.queued == 1
+    assert first.waiting_instances == 1 and first.verified_instances == 2 and first.previous is None
+    assert store.dialogue(b_session)["turns"] != before
+    assert store.session_versions(b_session)[0]["turns"] == [
+        {k: t[k] for k in ("index", "role", "content")} for t in before
+    ]
+    assert session_statuses(store)[b_session].status == "needs_reverification"
+    new = tasks_by_session(store)[b_session]
+    assert new.item_ref == f"session:{b_session}@r1"
+    verify(store, new)
+    assert cupid_types(store)[0] == ["changing", "consistent", "contrastive"]
+    second = repair()
+    assert second.repaired == [] and second.previous == {
+        "round": 1,
+        "repaired": 1,
+        "verified_instances": 2,
+        "recovered": 1,
+    }

@@ -2,16 +2,20 @@
 persona, the preference and its checklist) scores each reply on every checklist item (1-10) and
 answers back.
 
-A dialogue ends when every item is met (score >= ``met_score``) or after ``max_turns`` assistant
-replies. Until then the simulator gives indirect, concise feedback on at most one unmet item; its
-last message (the one before the final reply) alludes to every item it has not touched yet. All
-active dialogues advance in lock step, so each round is one concurrent batch per model.
-The last planned session (the current request) is the opening request alone.
+A dialogue ends when every item is met (score >= ``met_score``) *and* every item has been raised at
+least once, or after ``max_turns`` assistant replies. Until then the simulator gives indirect, concise
+feedback on at most one unmet item; its last message (the one before the final reply) alludes to
+every item it has not touched yet. When every item is met before all were raised, the simulator's
+closing message alludes to the rest (as CUPID's simulator does), so the user's preference always
+shows in the session. A session in which no item was raised at all (request, reply, end: a *silent*
+session) is rejected and simulated again. All active dialogues advance in lock step, so each round
+is one concurrent batch per model. The last planned session (the current request) is the opening
+request alone.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from pipelines.generation.drafts import SimulatorVerdict
 from pipelines.generation.factors import normalise
@@ -38,6 +42,7 @@ class DialogueState:
 
     job: DialogueJob
     messages: list[tuple[str, str]]
+    attempt: int = 0  # > 0: simulated again because an earlier attempt was silent
     scores: list[list[int]] = field(default_factory=list)
     feedback: list[list[int]] = field(default_factory=list)
     touched: set[int] = field(default_factory=set)
@@ -59,8 +64,29 @@ class DialogueRules:
     attempts: int = 3
 
 
-def start(job: DialogueJob) -> DialogueState:
-    return DialogueState(job=job, messages=[("user", job.slot.opening_request)])
+def start(job: DialogueJob, attempt: int = 0) -> DialogueState:
+    return DialogueState(job=job, messages=[("user", job.slot.opening_request)], attempt=attempt)
+
+
+def _item(state: DialogueState, turn: int, who: str) -> str:
+    """The request's item; a repeat attempt gets its own (so its own cache key and offline draw)."""
+    again = f"#attempt{state.attempt}" if state.attempt else ""
+    return f"{state.job.session_id}{again}:turn{turn}:{who}"
+
+
+def _fresh(request: LLMRequest, state: DialogueState) -> LLMRequest:
+    """A repeat attempt's request: the system message says which take it is, so the request (and its
+    cache key, and the offline backend's draw) differs from every earlier take's."""
+    if not state.attempt:
+        return request
+    (role, content), *rest = request.messages
+    note = f"\n\n(Take {state.attempt + 1} of this conversation: write it afresh.)"
+    return replace(request, messages=((role, content + note), *rest))
+
+
+def is_silent(feedback: list[list[int]]) -> bool:
+    """Whether a simulated session raised no checklist item at all (request, reply, end)."""
+    return not any(feedback)
 
 
 def assistant_request(state: DialogueState) -> LLMRequest:
@@ -75,14 +101,17 @@ def assistant_request(state: DialogueState) -> LLMRequest:
         "touched": sorted(state.touched),
         "conversation": [list(m) for m in state.messages],
     }
-    return build_request(
-        "dialogues",
-        f"{job.session_id}:turn{len(state.scores) + 1}:assistant",
-        "assistant",
-        "assistant",
-        None,
-        context,
-        extra_messages=tuple(state.messages),
+    return _fresh(
+        build_request(
+            "dialogues",
+            _item(state, len(state.scores) + 1, "assistant"),
+            "assistant",
+            "assistant",
+            None,
+            context,
+            extra_messages=tuple(state.messages),
+        ),
+        state,
     )
 
 
@@ -102,14 +131,17 @@ def simulator_request(state: DialogueState, rules: DialogueRules) -> LLMRequest:
         "touched": sorted(state.touched),
         "conversation": [list(m) for m in state.messages],
     }
-    return build_request(
-        "dialogues",
-        f"{job.session_id}:turn{turn}:user",
-        "user_simulator",
-        "user_simulator",
-        SimulatorVerdict,
-        context,
-        temperature=0.3,
+    return _fresh(
+        build_request(
+            "dialogues",
+            _item(state, turn, "user"),
+            "user_simulator",
+            "user_simulator",
+            SimulatorVerdict,
+            context,
+            temperature=0.3,
+        ),
+        state,
     )
 
 
@@ -119,7 +151,19 @@ def check_verdict(state: DialogueState, verdict: SimulatorVerdict, rules: Dialog
     if sorted(s.item for s in verdict.scores) != list(range(1, k + 1)):
         raise ValueError(f"scores must rate each of the {k} checklist items exactly once")
     scores = {s.item: s.score for s in verdict.scores}
-    if all(v >= rules.met_score for v in scores.values()) or len(state.scores) + 1 >= rules.max_turns:
+    all_met = all(v >= rules.met_score for v in scores.values())
+    untouched = [i for i in range(1, k + 1) if i not in state.touched]
+    if len(state.scores) + 1 >= rules.max_turns or (all_met and not untouched):
+        return verdict
+    if all_met:  # met, but not every item raised yet: the closing message must raise the rest
+        missing = [i for i in untouched if i not in verdict.feedback_items]
+        if missing or not verdict.message.strip():
+            raise ValueError(
+                f"every item is met but item(s) {untouched} were never raised: the closing message "
+                f"must allude to each of them (missing {missing or untouched})"
+            )
+        if any(normalise(q) in normalise(verdict.message) for q in state.job.checklist):
+            raise ValueError("feedback must be indirect, not the checklist item word for word")
         return verdict
     if not verdict.message.strip():
         raise ValueError("an unmet checklist needs a next message")
@@ -141,6 +185,11 @@ def apply_verdict(state: DialogueState, verdict: SimulatorVerdict, rules: Dialog
     state.scores.append(scores)
     if all(v >= rules.met_score for v in scores):
         state.satisfied = state.done = True
+        if len(state.touched) < len(scores) and len(state.scores) < rules.max_turns:
+            # The closing message raises the items never raised (check_verdict made sure it does).
+            state.feedback.append(sorted(set(verdict.feedback_items)))
+            state.touched.update(verdict.feedback_items)
+            state.messages.append(("user", verdict.message.strip()))
         return
     if len(state.scores) >= rules.max_turns:
         state.done = True
@@ -150,16 +199,45 @@ def apply_verdict(state: DialogueState, verdict: SimulatorVerdict, rules: Dialog
     state.messages.append(("user", verdict.message.strip()))
 
 
-def simulate(layer, store, jobs: list[DialogueJob], rules: DialogueRules) -> list[DialogueState]:
-    """Run every job's dialogue to its end; a job whose model kept failing ends with ``failed`` set."""
-    states = [start(job) for job in jobs]
+def simulate(
+    layer, store, jobs: list[DialogueJob], rules: DialogueRules, first_attempt: int = 0
+) -> list[DialogueState]:
+    """Run every job's dialogue to its end; a job whose model kept failing ends with ``failed`` set.
+
+    A finished session that raised no checklist item is rejected (a failure row says so) and simulated
+    again, up to ``rules.attempts`` in all; one still silent then fails. ``first_attempt`` > 0 makes
+    every request new (a repair asks for a new dialogue, not the cached one)."""
+    states = [start(job, first_attempt) for job in jobs]
+    _run(layer, store, states, rules)
+    for attempt in range(1, rules.attempts):
+        silent = [i for i, s in enumerate(states) if not s.failed and is_silent(s.feedback)]
+        if not silent:
+            break
+        for i in silent:
+            store.record_failure(
+                "dialogues",
+                states[i].job.session_id,
+                f"silent session (attempt {attempt}): no checklist item raised",
+            )
+            states[i] = start(states[i].job, first_attempt + attempt)
+        _run(layer, store, [states[i] for i in silent], rules)
+    for state in states:
+        if not state.failed and is_silent(state.feedback):
+            _fail(
+                state,
+                f"silent after {rules.attempts} attempts: the user never raised a checklist item",
+                False,
+            )
+    return states
+
+
+def _run(layer, store, states: list[DialogueState], rules: DialogueRules) -> None:
     for turn in range(1, rules.max_turns + 1):
         active = [s for s in states if not s.done]
         if not active:
             break
         _assistant_round(layer, store, active, rules, turn)
         _simulator_round(layer, store, [s for s in active if not s.done], rules, turn)
-    return states
 
 
 def _fail(state: DialogueState, reason: str, transient: bool) -> None:

@@ -24,9 +24,7 @@ class PersonaDraft(Contract):
 class FactorDraft(Contract):
     """One context factor with the persona's preference when it is present."""
 
-    type: str = Field(
-        description="Kind of factor: person, object, organization, place, event, activity or concept."
-    )
+    type: str = Field(description="Kind of factor, one of the taxonomy's factor types (e.g. 'Person/Group').")
     name: str = Field(min_length=2, description="The entity's specific name as the user would say it.")
     background: str = Field(min_length=20, description="The persona's history with the factor.")
     task_types: list[str] = Field(min_length=1, description="Task types where the factor comes up.")

@@ -11,25 +11,11 @@ import re
 
 from pipelines.generation.drafts import FactorDraft, FactorsDraft
 from pipelines.generation.prompting import build_request
+from pipelines.generation.taxonomy import Taxonomy, load_taxonomy
 from pipelines.llm.types import LLMRequest
 from schemas.common import content_hash
-from schemas.generation import FACTOR_TYPES, PREFERENCE_TYPES, ContextFactor, Persona
+from schemas.generation import ContextFactor, Persona
 
-#: Task types a factor can come up in (after CUPID's list of assistant tasks).
-TASK_TYPES = (
-    "information seeking",
-    "learning",
-    "reasoning",
-    "planning",
-    "content creating",
-    "communicating",
-    "writing & editing",
-    "coding & debugging",
-    "problem solving",
-    "data analysing",
-    "advice seeking",
-    "brainstorming",
-)
 STOPWORDS = frozenset(
     [
         "a",
@@ -71,27 +57,39 @@ def normalise(text: str) -> str:
     return " ".join(re.findall(r"[a-z0-9']+", text.lower()))
 
 
-def factors_request(persona: Persona, n_factors: int) -> LLMRequest:
+def factors_request(persona: Persona, n_factors: int, taxonomy: Taxonomy | None = None) -> LLMRequest:
+    tax = taxonomy or load_taxonomy()
     context = {
         "persona_id": persona.persona_id,
         "persona": persona.text,
         "occupation": persona.occupation,
         "n_factors": n_factors,
-        "factor_types": list(FACTOR_TYPES),
-        "task_types": list(TASK_TYPES),
-        "preference_types": {k: list(v) for k, v in PREFERENCE_TYPES.items()},
+        "factor_types": list(tax.factor_types),
+        "task_types": list(tax.task_types),
+        "preference_types": {k: list(v) for k, v in tax.preference_types.items()},
     }
     return build_request(
         "factors", persona.persona_id, "writer", "factors", FactorsDraft, context, temperature=1.0
     )
 
 
-def _check_factor(f: FactorDraft) -> None:
-    if f.type.strip().lower() not in FACTOR_TYPES:
-        raise ValueError(f"factor {f.name!r}: unknown type {f.type!r}")
-    unknown = [t for t in f.task_types if t.lower() not in TASK_TYPES]
+def _check_factor(f: FactorDraft, tax: Taxonomy) -> None:
+    if tax.factor_type(f.type) is None:
+        raise ValueError(
+            f"factor {f.name!r}: unknown type {f.type!r}; expected one of {', '.join(tax.factor_types)}"
+        )
+    unknown = [t for t in f.task_types if tax.task_type(t) is None]
     if unknown:
         raise ValueError(f"factor {f.name!r}: unknown task type(s) {unknown}")
+    pref = f.preference
+    if tax.family(pref.family) is None:
+        raise ValueError(f"factor {f.name!r}: unknown preference family {pref.family!r}")
+    if tax.preference_type(pref.family, pref.preference_type) is None:
+        fam = tax.family(pref.family)
+        raise ValueError(
+            f"factor {f.name!r}: preference_type {pref.preference_type!r} is not in family {fam} "
+            f"({', '.join(tax.preference_types[fam])})"
+        )
     if normalise(f.name) in normalise(f.preference.text):
         raise ValueError(
             f"factor {f.name!r}: its preference names the factor, so it is not understandable alone"
@@ -113,14 +111,16 @@ def check_contrastive_pair(a: FactorDraft, b: FactorDraft) -> None:
         raise ValueError(
             f"contrastive pair {a.name!r}/{b.name!r}: preferences are the same, not mutually exclusive"
         )
-    if a.preference.family != b.preference.family:
+    if a.preference.family.casefold() != b.preference.family.casefold():
         raise ValueError(
             f"contrastive pair {a.name!r}/{b.name!r}: preferences must be in one family to conflict"
         )
 
 
-def validate_factors(draft: FactorsDraft, n_factors: int) -> None:
-    """Raise ValueError naming the first problem of a persona's factors."""
+def validate_factors(draft: FactorsDraft, n_factors: int, taxonomy: Taxonomy | None = None) -> None:
+    """Raise ValueError naming the first problem of a persona's factors (types from ``taxonomy``,
+    CUPID's by default)."""
+    tax = taxonomy or load_taxonomy()
     if len(draft.factors) != n_factors:
         raise ValueError(f"expected {n_factors} context factors, got {len(draft.factors)}")
     names = [normalise(f.name) for f in draft.factors]
@@ -130,19 +130,29 @@ def validate_factors(draft: FactorsDraft, n_factors: int) -> None:
     if len(set(texts)) != len(texts):
         raise ValueError("two context factors share one preference")
     for f in draft.factors:
-        _check_factor(f)
+        _check_factor(f, tax)
     check_contrastive_pair(draft.factors[-2], draft.factors[-1])
 
 
-def make_factors(persona_id: str, draft: FactorsDraft) -> list[ContextFactor]:
-    return [
-        ContextFactor(
-            factor_id=f"{persona_id}-f{i:02d}-{content_hash(f.model_dump(mode='json'), 6)}",
-            type=f.type.strip().lower(),
-            name=f.name.strip(),
-            background=f.background.strip(),
-            task_types=[t.lower() for t in f.task_types],
-            preference=f.preference,
+def make_factors(
+    persona_id: str, draft: FactorsDraft, taxonomy: Taxonomy | None = None
+) -> list[ContextFactor]:
+    """Stored factors of a validated draft, every type in the taxonomy's own spelling."""
+    tax = taxonomy or load_taxonomy()
+    out = []
+    for i, f in enumerate(draft.factors, start=1):
+        fam = tax.family(f.preference.family)
+        pref = f.preference.model_copy(
+            update={"family": fam, "preference_type": tax.preference_type(fam, f.preference.preference_type)}
         )
-        for i, f in enumerate(draft.factors, start=1)
-    ]
+        out.append(
+            ContextFactor(
+                factor_id=f"{persona_id}-f{i:02d}-{content_hash(f.model_dump(mode='json'), 6)}",
+                type=tax.factor_type(f.type),
+                name=f.name.strip(),
+                background=f.background.strip(),
+                task_types=[tax.task_type(t) for t in f.task_types],
+                preference=pref,
+            )
+        )
+    return out

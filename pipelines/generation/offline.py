@@ -21,8 +21,10 @@ from pipelines.generation.drafts import (
     SessionStory,
     SimulatorVerdict,
 )
+from pipelines.generation.taxonomy import load_taxonomy
 from pipelines.llm import register_offline
 from pipelines.llm.types import LLMRequest
+from schemas.common import content_hash
 
 CAREER_INDEX = {"entry": 0, "mid": 1, "senior": 2}
 
@@ -66,13 +68,37 @@ def _fill(template: str, first: str, person: str) -> str:
     return template.replace("{first}", first).replace("{person}", person)
 
 
-def _factor(entry: dict, family: str, first: str, person: str) -> FactorDraft:
+def _in(value: str, options: list[str], key: str) -> str:
+    """``value`` when the taxonomy has it, else one of ``options`` picked by a stable hash of ``key``
+    (a project's own taxonomy need not share the built-in bank's types)."""
+    if any(o.casefold() == value.casefold() for o in options):
+        return value
+    return options[int(content_hash(key, 8), 16) % len(options)]
+
+
+def _fit(entry: dict, family: str, ctx: dict) -> tuple[str, str, str, list[str]]:
+    """The entry's factor type, family, preference type and task types, in the request's taxonomy."""
+    default = load_taxonomy()
+    prefs: dict[str, list[str]] = ctx.get("preference_types") or default.preference_types
+    factor_types, task_types = (
+        ctx.get("factor_types") or default.factor_types,
+        ctx.get("task_types") or default.task_types,
+    )
+    fam = _in(family, list(prefs), entry["text"])
+    ptype = _in(entry["ptype"], prefs[fam], entry["text"])
+    ftype = _in(entry["type"], factor_types, entry["text"])
+    tasks = [t for t in entry["tasks"] if any(t.casefold() == o.casefold() for o in task_types)]
+    return ftype, fam, ptype, tasks or [task_types[0]]
+
+
+def _factor(entry: dict, family: str, first: str, person: str, ctx: dict) -> FactorDraft:
+    ftype, fam, ptype, tasks = _fit(entry, family, ctx)
     return FactorDraft(
-        type=entry["type"],
+        type=ftype,
         name=_fill(entry["name"], first, person),
         background=_fill(entry["background"], first, person),
-        task_types=list(entry["tasks"]),
-        preference={"text": entry["text"], "family": family, "preference_type": entry["ptype"]},
+        task_types=tasks,
+        preference={"text": entry["text"], "family": fam, "preference_type": ptype},
     )
 
 
@@ -83,9 +109,12 @@ def offline_factors(request: LLMRequest, rng: random.Random) -> FactorsDraft:
     people = rng.sample(banks.PEOPLE, 4)
     fillers = rng.sample(banks.FACTORS, ctx["n_factors"] - 2)
     pair = rng.choice(banks.PAIRS)
-    out = [_factor(e, e["family"], first, people[i % 2]) for i, e in enumerate(fillers)]
+    out = [_factor(e, e["family"], first, people[i % 2], ctx) for i, e in enumerate(fillers)]
+    # Both sides of the pair take the first side's fitted types: one type and one family.
+    shared = {**pair["sides"][0], "type": pair["type"]}
+    ftype, fam, ptype, _tasks = _fit(shared, pair["family"], ctx)
     out += [
-        _factor({**side, "type": pair["type"]}, pair["family"], first, people[2 + i])
+        _factor({**side, "type": ftype, "ptype": ptype}, fam, first, people[2 + i], ctx)
         for i, side in enumerate(pair["sides"])
     ]
     return FactorsDraft(factors=out)
@@ -107,9 +136,10 @@ def offline_stories(request: LLMRequest, rng: random.Random) -> SessionStoriesDr
     stories, used = [], set()
     for session in ctx["sessions"]:
         factor = session["factor"]
-        options = [
-            (task, ask) for t in factor["task_types"] for task, asks in [banks.TASKS[t]] for ask in asks
-        ]
+        known = [t.casefold() for t in factor["task_types"] if t.casefold() in banks.TASKS] or sorted(
+            banks.TASKS
+        )
+        options = [(task, ask) for t in known for task, asks in [banks.TASKS[t]] for ask in asks]
         fresh = [o for o in options if o[1].format(factor=factor["name"]) not in used] or options
         task, ask = rng.choice(fresh)
         request = ask.format(factor=factor["name"])
@@ -170,7 +200,17 @@ def offline_simulator(request: LLMRequest, rng: random.Random) -> SimulatorVerdi
         scores[i] = rng.randint(met, 10) if i in touched or lucky else rng.randint(2, met - 2)
     unmet = [i for i, s in scores.items() if s < met]
     if not unmet:
-        return SimulatorVerdict(scores=_scores(scores), message=rng.choice(banks.CLOSINGS))
+        never_raised = [i for i in scores if i not in touched]
+        if not never_raised:
+            return SimulatorVerdict(scores=_scores(scores), message=rng.choice(banks.CLOSINGS))
+        # Met, but some items were never raised: the closing message alludes to each of them.
+        lines = [
+            rng.choice(banks.AFFIRMATIONS).format(
+                factor=ctx["factor"], x=verb_phrase(ctx["checklist"][i - 1])
+            )
+            for i in never_raised
+        ]
+        return SimulatorVerdict(scores=_scores(scores), feedback_items=never_raised, message=" ".join(lines))
     chosen = (ctx["final"] and list(ctx["untouched"])) or [rng.choice(unmet)]
     hints = [
         rng.choice(banks.HINTS).format(factor=ctx["factor"], x=verb_phrase(ctx["checklist"][i - 1]))

@@ -17,6 +17,7 @@ from typing import Any
 from pipelines.generation import checklists, dialogues, factors, instances, personas, plan
 from pipelines.generation import offline as _offline  # noqa: F401 - registers the offline generators
 from pipelines.generation.prompting import run_validated
+from pipelines.generation.taxonomy import Taxonomy, load_taxonomy
 from pipelines.ingest.cupid import instance_rows
 from schemas.common import PrefkitError
 from schemas.curation import Provenance
@@ -45,14 +46,25 @@ class GenerationConfig:
     seed: int = 0
     seed_personas: Path | None = None
     seed_licence: str | None = None
+    taxonomy: Path | None = None  # None: CUPID's (pipelines/generation/taxonomy.json)
 
     @classmethod
-    def from_config(cls, section: dict[str, Any], **overrides: Any) -> GenerationConfig:
+    def from_config(
+        cls, section: dict[str, Any], root: Path | None = None, **overrides: Any
+    ) -> GenerationConfig:
+        """Settings from ``[generation]``; a relative ``taxonomy`` path is relative to ``root`` (the project)."""
         known = {f.name for f in fields(cls)}
         values = {k: v for k, v in {**section, **overrides}.items() if k in known and v is not None}
+        if values.get("taxonomy"):
+            path = Path(values["taxonomy"])
+            values["taxonomy"] = path if path.is_absolute() or root is None else Path(root) / path
         cfg = cls(**values)
         cfg.check()
         return cfg
+
+    @property
+    def tax(self) -> Taxonomy:
+        return load_taxonomy(self.taxonomy)
 
     def check(self) -> None:
         if self.personas < 1:
@@ -68,6 +80,7 @@ class GenerationConfig:
                 "--seed-licence is required with --seed-personas (e.g. 'CC BY-NC-SA 4.0' for PersonaHub)"
             )
         self.shape  # noqa: B018 - validates the plan counts
+        self.tax  # noqa: B018 - a bad taxonomy file fails before any call
 
     @property
     def shape(self) -> plan.PlanShape:
@@ -153,10 +166,10 @@ def run_factors(store, layer, cfg: GenerationConfig) -> StageReport:
     done = store.personas_with("context_factors")
     todo = [p for p in _active(store) if p.persona_id not in done]
     report.skipped = len(_active(store)) - len(todo)
-    requests = [factors.factors_request(p, cfg.factors_per_persona) for p in todo]
+    requests = [factors.factors_request(p, cfg.factors_per_persona, cfg.tax) for p in todo]
 
     def accept(_i, draft):
-        factors.validate_factors(draft, cfg.factors_per_persona)
+        factors.validate_factors(draft, cfg.factors_per_persona, cfg.tax)
         return draft
 
     for persona, outcome in zip(
@@ -165,7 +178,7 @@ def run_factors(store, layer, cfg: GenerationConfig) -> StageReport:
         if not outcome.ok:
             _give_up(store, report, persona.persona_id, outcome.reason, outcome.transient)
             continue
-        made = factors.make_factors(persona.persona_id, outcome.value)
+        made = factors.make_factors(persona.persona_id, outcome.value, cfg.tax)
         report.written += store.add_factors(persona.persona_id, made, outcome.response.provenance)
     return report
 
@@ -284,8 +297,9 @@ def _dialogue_provenance(state: dialogues.DialogueState, cfg: GenerationConfig, 
     )
 
 
-def _store_session(store, cfg, state: dialogues.DialogueState, timestamp: str, offline: bool) -> bool:
-    job, turns, extras, reply = state.job, [], [], 0
+def _turns(cfg, state: dialogues.DialogueState) -> tuple[list[Turn], list[dict | None]]:
+    """The stored turns of a simulated dialogue, with the simulator's scores and feedback per turn."""
+    turns, extras, reply = [], [], 0
     for i, (role, content) in enumerate(state.messages):
         turns.append(Turn(index=i, role=role, content=content))
         if role == "assistant":
@@ -294,6 +308,12 @@ def _store_session(store, cfg, state: dialogues.DialogueState, timestamp: str, o
             reply += 1
         else:
             extras.append({"feedback_items": state.feedback[reply - 1]} if i else None)
+    return turns, extras
+
+
+def _store_session(store, cfg, state: dialogues.DialogueState, timestamp: str, offline: bool) -> bool:
+    job = state.job
+    turns, extras = _turns(cfg, state)
     session = Session(
         session_id=job.session_id,
         persona_id=job.persona.persona_id,
@@ -361,6 +381,113 @@ def run_instances(store, layer, cfg: GenerationConfig) -> StageReport:
         ]
         prov = Provenance(source="generate.instances", seed=cfg.seed, offline=store.persona_offline(pid))
         report.written += store.add_generated_instances(pid, instance_rows(made), prov, links)
+    return report
+
+
+# -- repair -----------------------------------------------------------------------------------------
+@dataclass
+class RepairReport:
+    """One repair round: which failed sessions got a new dialogue, what waits on them, and what the
+    previous round recovered once its sessions were verified again."""
+
+    round: int
+    repaired: list[str] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)  # still no dialogue (the model kept failing)
+    queued: int = 0  # re-verification tasks created
+    waiting_instances: int = 0  # instances that depend on a repaired session
+    verified_instances: int = 0  # verified instances now
+    previous: dict[str, Any] | None = None  # the previous round, with ``recovered`` filled in
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            k: getattr(self, k)
+            for k in (
+                "round",
+                "repaired",
+                "failed",
+                "queued",
+                "waiting_instances",
+                "verified_instances",
+                "previous",
+            )
+        }
+
+
+REPAIR_ROUNDS = "generation.repair_rounds"
+
+
+def _verified_instances(store, statuses) -> int:
+    from curation.verification import instance_verification
+
+    links = store.instance_links()
+    return sum(instance_verification(links.get(i["instance_id"], []), statuses)[0] for i in store.instances())
+
+
+def run_repair(store, layer, cfg: GenerationConfig) -> RepairReport:
+    """Regenerate every failed generated session (same plan slot, factor, preference and checklist; a
+    new dialogue), keep the old dialogue as a version, and queue the session for re-verification."""
+    import json
+
+    from curation.verification import ensure_reverification_task, session_statuses
+
+    statuses = session_statuses(store)
+    rounds = json.loads(store.get_meta(REPAIR_ROUNDS) or "[]")
+    report = RepairReport(round=len(rounds) + 1, verified_instances=_verified_instances(store, statuses))
+    if rounds:
+        report.previous = {
+            **rounds[-1],
+            "recovered": report.verified_instances - rounds[-1]["verified_instances"],
+        }
+    failed = {sid for sid, st in statuses.items() if st.status == "failed"}
+    jobs, reasons = [], {}
+    for persona in _active(store):
+        persona_plan = store.plan(persona.persona_id)
+        if persona_plan is None:
+            continue
+        by_id = {f.factor_id: f for f in store.factors(persona.persona_id)}
+        have = store.checklists(persona.persona_id)
+        for slot in persona_plan.slots:
+            sid = session_id(persona.persona_id, slot.index)
+            if sid in failed:
+                jobs.append(
+                    dialogues.DialogueJob(
+                        sid,
+                        persona,
+                        slot,
+                        by_id[slot.factor_id],
+                        have[checklists.preference_key(slot.preference_text)],
+                    )
+                )
+                reasons[sid] = statuses[sid].reason
+    states = dialogues.simulate(layer, store, jobs, cfg.rules, first_attempt=report.round * cfg.attempts)
+    for state in states:
+        sid = state.job.session_id
+        if state.failed:
+            report.failed.append(sid)
+            continue
+        turns, extras = _turns(cfg, state)
+        store.replace_session_dialogue(
+            sid,
+            [t.model_dump() for t in turns],
+            extras,
+            state.satisfied,
+            f"repair round {report.round}: {reasons[sid]}",
+        )
+        report.repaired.append(sid)
+        report.queued += ensure_reverification_task(store, sid) is not None
+    links = store.instance_links()
+    repaired = set(report.repaired)
+    report.waiting_instances = sum(
+        any(x["relevant"] and x["session_id"] in repaired for x in v) for v in links.values()
+    )
+    rounds.append(
+        {
+            "round": report.round,
+            "repaired": len(report.repaired),
+            "verified_instances": report.verified_instances,
+        }
+    )
+    store.set_meta(REPAIR_ROUNDS, json.dumps(rounds))
     return report
 
 

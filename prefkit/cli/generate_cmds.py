@@ -45,12 +45,13 @@ def generation_options(fn):
 
 
 def _run(project, stages, as_json: bool, **flags) -> None:
+    from curation.verification import silent_sessions
     from pipelines.generation.run import GenerationConfig, run_generation
     from pipelines.llm import LLMLayer
 
     backend = flags.pop("backend") or project.config["llm"].get("backend", "offline")
     batch = bool(flags.pop("batch", None))
-    cfg = GenerationConfig.from_config(project.config["generation"], **flags)
+    cfg = GenerationConfig.from_config(project.config["generation"], root=project.root, **flags)
     with LLMLayer(
         project.store,
         llm_config=project.config["llm"],
@@ -62,7 +63,14 @@ def _run(project, stages, as_json: bool, **flags) -> None:
         reports = run_generation(project.store, layer, cfg, stages)
     rows = [r.as_dict() for r in reports]
     if as_json:
-        echo_json({"backend": backend, "stages": rows, "dropped": project.store.dropped_personas()})
+        echo_json(
+            {
+                "backend": backend,
+                "stages": rows,
+                "dropped": project.store.dropped_personas(),
+                "silent_sessions": silent_sessions(project.store),
+            }
+        )
         return
     echo_table(rows, ["stage", "written", "skipped", "dropped", "failed"])
     for pid, why in project.store.dropped_personas().items():
@@ -71,14 +79,57 @@ def _run(project, stages, as_json: bool, **flags) -> None:
         click.echo(
             "some model calls failed (see `prefkit status` failures); run the same command again to retry them"
         )
+    silent = silent_sessions(project.store)
     click.echo(f"backend {backend}; {project.store.count('instances')} instances in the project")
+    click.echo(f"silent sessions (no checklist item raised): {len(silent)}")
+    for sid in silent[:10]:
+        click.echo(f"  - {sid}")
+
+
+def _repair(project, as_json: bool, **flags) -> None:
+    from pipelines.generation.run import GenerationConfig, run_repair
+    from pipelines.llm import LLMLayer
+
+    backend = flags.pop("backend") or project.config["llm"].get("backend", "offline")
+    batch = bool(flags.pop("batch", None))
+    cfg = GenerationConfig.from_config(project.config["generation"], root=project.root, **flags)
+    with LLMLayer(
+        project.store,
+        llm_config=project.config["llm"],
+        backend=backend,
+        seed=cfg.seed,
+        progress=not as_json,
+        batch=batch,
+    ) as layer:
+        report = run_repair(project.store, layer, cfg)
+    if as_json:
+        echo_json(report.as_dict())
+        return
+    prev = report.previous
+    if prev:
+        click.echo(
+            f"round {prev['round']} recovered {prev['recovered']} instance(s) "
+            f"(verified {prev['verified_instances']} -> {report.verified_instances})"
+        )
+    click.echo(
+        f"repair round {report.round}: {len(report.repaired)} failed session(s) regenerated, "
+        f"{report.queued} re-verification task(s) queued; {report.waiting_instances} instance(s) wait on them"
+    )
+    for sid in report.failed:
+        click.echo(f"  could not regenerate {sid} (see `prefkit status` failures)")
 
 
 @click.command()
 @click.argument("stage", required=False, metavar="[STAGE]", type=click.Choice(STAGE_NAMES))
 @click.option("--estimate", is_flag=True, help="Price a full run with the configured models; make no call.")
+@click.option(
+    "--repair",
+    is_flag=True,
+    help="Regenerate every session annotators failed (same slot, factor and preference; a new dialogue) "
+    "and queue it for re-verification.",
+)
 @generation_options
-def generate(project, stage: str | None, estimate: bool, as_json: bool, **flags) -> None:
+def generate(project, stage: str | None, estimate: bool, repair: bool, as_json: bool, **flags) -> None:
     """Synthesize a CUPID-style benchmark into the project: every stage, or only STAGE.
 
     \b
@@ -93,15 +144,25 @@ def generate(project, stage: str | None, estimate: bool, as_json: bool, **flags)
     A rerun skips what the project already holds; a persona that keeps failing validation is dropped
     with the reason shown. Export the result with `prefkit export cupid OUT.jsonl`.
 
+    After annotators verified the sessions, `--repair` gives every failed session a new dialogue (the
+    old one is kept), queues it for re-verification and reports how many instances the previous
+    round recovered: generate, verify, repair, verify until the yield is good.
+
     Example: prefkit generate --personas 4 --backend offline --seed 0
     """
     from pipelines.generation.run import STAGES, GenerationConfig, estimate_run
+
+    if repair:
+        if stage or estimate:
+            raise click.UsageError("--repair works on failed sessions; leave out STAGE and --estimate")
+        _repair(project, as_json, **flags)
+        return
 
     if estimate:
         if stage:
             raise click.UsageError("--estimate prices a full run; leave out STAGE")
         flags.pop("backend")
-        cfg = GenerationConfig.from_config(project.config["generation"], **flags)
+        cfg = GenerationConfig.from_config(project.config["generation"], root=project.root, **flags)
         _print_estimate(estimate_run(project.store, project.config["llm"], cfg), as_json)
         return
     _run(project, (stage,) if stage else STAGES, as_json, **flags)
