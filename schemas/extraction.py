@@ -53,3 +53,37 @@ class Judgement(Contract):
 
 class JudgementList(Contract):
     judgements: list[Judgement] = Field(description="Exactly one judgement per candidate, same ids.")
+
+
+# -- task building (``prefkit tasks build-alpsbench``) -------------------------------------------------
+class UserQuery(Contract):
+    """A request the user might send next (tasks 3 and 4)."""
+
+    query: str = Field(min_length=1, description="The user's next message, in their language and voice.")
+
+
+class SegmentTurn(Contract):
+    role: Literal["user", "assistant"] = Field(description="Who speaks.")
+    text: str = Field(min_length=1, description="What they say.")
+
+
+class SegmentMemory(Contract):
+    type: Literal["direct", "indirect"] = Field(description="direct or indirect.")
+    label: TaxonomyLabel = Field(description="Taxonomy path.")
+    value: str = Field(min_length=1, description="The memory as one short statement about the user.")
+
+
+class Segment(Contract):
+    kind: Literal["neutral", "new", "conflict"] = Field(
+        description="neutral: nothing personal; new: reveals one new memory; conflict: contradicts the target."
+    )
+    turns: list[SegmentTurn] = Field(min_length=2, description="The segment's turns, user first.")
+    memory: SegmentMemory | None = Field(default=None, description="The memory it reveals (new / conflict).")
+
+
+class UpdateDialogue(Contract):
+    """A follow-up conversation in controlled segments (task 2)."""
+
+    segments: list[Segment] = Field(
+        min_length=3, description="Neutral, new and conflict segments in any order."
+    )

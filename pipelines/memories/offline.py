@@ -20,6 +20,11 @@ from schemas.extraction import (
     Judgement,
     JudgementList,
     MemoryCandidate,
+    Segment,
+    SegmentMemory,
+    SegmentTurn,
+    UpdateDialogue,
+    UserQuery,
 )
 
 
@@ -69,3 +74,43 @@ def offline_judgements(request: LLMRequest, rng: random.Random) -> JudgementList
                 )
             )
     return JudgementList(judgements=out)
+
+
+@register_offline(UserQuery)
+def offline_query(request: LLMRequest, rng: random.Random) -> UserQuery:
+    topic = request.offline_context["memory"]["label"].split("/")[-1].replace("_", " ").lower()
+    opener = rng.choice(["Could you help me", "I need some help", "Can you give me a hand"])
+    return UserQuery(query=f"{opener} planning my week around {topic}? What would you suggest for me?")
+
+
+@register_offline(UpdateDialogue)
+def offline_update(request: LLMRequest, rng: random.Random) -> UpdateDialogue:
+    ctx = request.offline_context
+    target = ctx["target"]
+
+    def seg(kind, user, memory=None):
+        turns = [
+            SegmentTurn(role="user", text=user),
+            SegmentTurn(role="assistant", text="Understood, thank you."),
+        ]
+        return Segment(kind=kind, turns=turns, memory=memory)
+
+    segments = [
+        seg("neutral", "Can you convert 12 miles to kilometres?") for _ in range(ctx["n_segments"] - 2)
+    ]
+    segments.append(
+        seg(
+            "conflict",
+            f"Actually, that has changed: it is no longer true that {target['value'].lower()}.",
+            SegmentMemory(type="direct", label=target["label"], value=f"No longer: {target['value']}"),
+        )
+    )
+    segments.append(
+        seg(
+            "new",
+            "By the way, I started learning the cello last month.",
+            SegmentMemory(type="direct", label="Preferences/Music", value="Is learning the cello"),
+        )
+    )
+    rng.shuffle(segments)
+    return UpdateDialogue(segments=segments)

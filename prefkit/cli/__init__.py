@@ -7,6 +7,7 @@ import click
 from prefkit import __version__
 from prefkit.cli import (
     agreement_cmds,
+    alpsbench_cmds,
     annotate_cmds,
     demo_cmds,
     eval_cmds,
@@ -57,6 +58,8 @@ for command in (
     store_cmds.store,
 ):
     cli.add_command(command)
+
+annotate_cmds.tasks.add_command(alpsbench_cmds.build_alpsbench)
 
 
 def main() -> None:

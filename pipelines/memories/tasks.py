@@ -1,0 +1,415 @@
+"""AlpsBench tasks 2-4 from verified memories (``prefkit tasks build-alpsbench``).
+
+- Task 2 (update): an LLM continues a dialogue in controlled segments — neutral turns, one new memory,
+  one memory that conflicts with a chosen old one; the gold is the old memories with the conflicting
+  one updated, plus the new one.
+- Task 3 (retrieval): per dialogue, one positive memory, a query for which it matters, and N distractors
+  drawn from *other users'* verified memories (N in 100/300/500/700/1000), seeded, stratified by label
+  in proportion to the pool, and shuffled.
+- Task 4 (use): per dialogue and ability, a query where the memory matters, checked for leakage (the
+  query must not state the memory).
+
+Verified memories are the project's gold memories (imported expert-verified ones) plus candidates that
+the final ``memory_verify`` labels accepted or edited, and memories annotators added. Built rows go to
+the store in AlpsBench's public row shape; people check them through ``task_qc`` tasks before a release
+ships them. This module never writes SQL and never calls a model directly.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import re
+import unicodedata
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from curation.consensus import final_labels
+from exports.alpsbench_layout import DISTRACTOR_LEVELS, make_pair
+from pipelines.generation.prompting import run_validated
+from pipelines.memories import offline as _offline  # noqa: F401 - registers the offline generators
+from pipelines.memories.extract import _request
+from schemas.common import PrefkitError
+from schemas.extraction import UpdateDialogue, UserQuery
+
+TASKS = ("task2", "task3", "task4")
+#: What each AlpsBench task-4 ability tests, and which memory labels it draws on.
+ABILITIES: dict[str, tuple[str, tuple[str, ...]]] = {
+    "ability1": (
+        "asking for something where their background or circumstances should shape the answer",
+        ("Personal_Background/", "Social_Relationships/", "Possessions/", "Plans/"),
+    ),
+    "ability2": (
+        "asking for help where their preferences about content or style should shape the answer",
+        ("Preferences/",),
+    ),
+    "ability3": (
+        "continuing a role-play or imagined setting they set up before",
+        ("Thoughts/Curiosity",),
+    ),
+    "ability4": (
+        "asking for something where a boundary or constraint of theirs must be respected",
+        ("Constraints_and_Boundaries/",),
+    ),
+    "ability5": (
+        "sharing how they feel, where their emotional situation should shape a caring answer",
+        ("States_Experiences/",),
+    ),
+}
+UPDATE_QUERY = (
+    "Here are the memories stored about the user and a new conversation with them. Return the complete "
+    "updated memory list: keep what still holds, update what the new conversation changes, add what it reveals."
+)
+_STOP = frozenset(
+    ("the", "and", "for", "with", "that", "this", "from", "have", "about", "your", "their", "they", "them")
+    + ("what", "when", "into", "like", "just", "very")
+)
+
+
+class BuildError(PrefkitError):
+    """Tasks cannot be built (bad settings, or nothing verified to build from)."""
+
+
+@dataclass(frozen=True)
+class BuildConfig:
+    tasks: tuple[str, ...] = TASKS
+    distractors: tuple[int, ...] = DISTRACTOR_LEVELS
+    seed: int = 0
+    attempts: int = 2
+    neutral_segments: int = 1
+    limit: int | None = None  # at most this many dialogues
+
+    def check(self) -> None:
+        if unknown := set(self.tasks) - set(TASKS):
+            raise BuildError(f"unknown task(s) {sorted(unknown)}; choose from {', '.join(TASKS)}")
+        if any(n < 1 for n in self.distractors):
+            raise BuildError("distractor counts must be positive")
+
+
+@dataclass
+class BuildReport:
+    built: dict[str, int] = field(default_factory=dict)  # rows per track
+    skipped: dict[str, int] = field(default_factory=dict)  # reason -> count
+    failed: list[str] = field(default_factory=list)
+
+    def skip(self, reason: str) -> None:
+        self.skipped[reason] = self.skipped.get(reason, 0) + 1
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+# -- verified memories ------------------------------------------------------------------------------------
+def verified_memories(store) -> dict[str, list[dict[str, Any]]]:
+    """Per dialogue, the memories people stand behind (MemoryItem dicts with ``memory_id``)."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    for m in store.memories(origin="gold"):
+        if m["record"]:
+            out.setdefault(m["dialogue_id"], []).append(m["record"])
+    cands = {
+        (m["dialogue_id"], f"{m['source_model']}:{m['position']}"): m
+        for m in store.memories(origin="candidate")
+    }
+    tasks = {t.task_id: t for t in store.tasks(kind="memory_verify")}
+    for task_id, fl in sorted(final_labels(store, "memory_verify").items()):
+        values = fl.get("values")
+        if not values or fl.get("decided_by") == "undecided":
+            continue
+        did = tasks[task_id].payload["dialogue_id"]
+        for d in values.get("decisions", []):
+            m = cands.get((did, d["key"]))
+            if m is None or d["decision"] == "reject" or not m["record"]:
+                continue
+            rec = dict(m["record"])
+            rec["memory_id"] = f"v{len(out.get(did, [])) + 1}"
+            if d["decision"] == "edit":
+                e = d["edited"]
+                rec.update(value=e["value"], label=e["label"], type=e["type"], time_scope=e["time_scope"])
+            out.setdefault(did, []).append(rec)
+        for e in values.get("added", []):
+            out.setdefault(did, []).append(
+                {
+                    "memory_id": f"v{len(out.get(did, [])) + 1}",
+                    **{k: e[k] for k in ("value", "label", "type")},
+                }
+            )
+    return out
+
+
+def user_of(dialogue: dict[str, Any]) -> str:
+    """Who a dialogue belongs to: the WildChat user key of its sequence, else the dialogue itself."""
+    seq = (dialogue.get("meta") or {}).get("sequence") or {}
+    return seq.get("user") or dialogue["dialogue_id"]
+
+
+def _rng(seed: int, *parts: str) -> random.Random:
+    return random.Random(hashlib.sha256(":".join([str(seed), *parts]).encode()).hexdigest())
+
+
+def _stem(word: str) -> str:
+    """A crude English stem (loves -> love, planning -> plann): enough to catch a restated memory."""
+    for suffix in ("ing", "ed", "es", "s"):
+        if len(word) > len(suffix) + 3 and word.endswith(suffix):
+            return word[: -len(suffix)]
+    return word
+
+
+def _words(text: str) -> set[str]:
+    norm = unicodedata.normalize("NFKC", text).casefold()
+    return {_stem(w) for w in re.findall(r"\w+", norm) if len(w) >= 4 and w not in _STOP}
+
+
+def leakage(query: str, memory: dict[str, Any]) -> str | None:
+    """Why ``query`` gives the memory away, or None: it contains the memory's statement or its quote,
+    or most of the statement's content words."""
+    q = " ".join(re.findall(r"\w+", unicodedata.normalize("NFKC", query).casefold()))
+    value = " ".join(re.findall(r"\w+", unicodedata.normalize("NFKC", memory["value"]).casefold()))
+    if value and value in q:
+        return "the query contains the memory's statement"
+    quote = ((memory.get("evidence") or {}).get("text") or "").strip()
+    if len(quote) >= 12 and " ".join(re.findall(r"\w+", quote.casefold())) in q:
+        return "the query repeats the memory's evidence quote"
+    words = _words(memory["value"])
+    if len(words) >= 2 and len(words & _words(query)) / len(words) >= 0.6:
+        return f"the query repeats most of the memory's words ({', '.join(sorted(words & _words(query)))})"
+    return None
+
+
+def ability_of(memory: dict[str, Any]) -> str | None:
+    label = memory.get("label") or ""
+    for ability, (_purpose, prefixes) in ABILITIES.items():
+        if any(label == p or label.startswith(p) for p in prefixes):
+            return ability
+    return None
+
+
+def stratified_sample(pool: list[dict[str, Any]], n: int, rng: random.Random) -> list[dict[str, Any]] | None:
+    """``n`` items of ``pool`` with each label's share as in the pool (largest remainder), or None when
+    the pool is smaller than ``n``."""
+    if len(pool) < n:
+        return None
+    by_label: dict[str, list[dict[str, Any]]] = {}
+    for m in pool:
+        by_label.setdefault(m["label"], []).append(m)
+    labels = sorted(by_label)
+    exact = {lb: n * len(by_label[lb]) / len(pool) for lb in labels}
+    take = {lb: int(exact[lb]) for lb in labels}
+    for lb in sorted(labels, key=lambda lb: (-(exact[lb] - take[lb]), lb))[: n - sum(take.values())]:
+        take[lb] += 1
+    out = []
+    for lb in labels:
+        out += rng.sample(by_label[lb], take[lb])
+    return out
+
+
+# -- building ---------------------------------------------------------------------------------------------
+def _brief(m: dict[str, Any], mid: str) -> dict[str, Any]:
+    return {"memory_id": mid, "label": m["label"], "value": m["value"]}
+
+
+def _dialogue_rows(turns: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{"role": t["role"], "text": t["content"]} for t in turns]
+
+
+def _query_request(did: str, purpose_key: str, purpose: str, memory: dict, turns: list[dict]) -> Any:
+    first_user = next((t["content"][:300] for t in turns if t["role"] == "user"), "")
+    ctx = {"memory": memory, "purpose": purpose, "recent": first_user}
+    return _request("alpsbench.query", f"{did}:{purpose_key}", "writer", "query", UserQuery, ctx)
+
+
+def build_alpsbench(store, layer, cfg: BuildConfig | None = None) -> BuildReport:
+    """Build the configured tasks for every dialogue with verified memories; returns counts."""
+    cfg = cfg or BuildConfig()
+    cfg.check()
+    verified = verified_memories(store)
+    if not verified:
+        raise BuildError("no verified memories: import AlpsBench gold or finish memory_verify labels first")
+    report = BuildReport()
+    have = {(r["track"], r["benchmark_id"]) for r in store.alps_tasks()}
+    ids = sorted(verified)[: cfg.limit] if cfg.limit else sorted(verified)
+    dialogues = {did: store.dialogue(did) | {"dialogue_id": did} for did in ids}
+    owners = {did: user_of(store.dialogue(did) | {"dialogue_id": did}) for did in verified}
+    pool = [{**m, "_user": owners[did]} for did, mems in verified.items() for m in mems]
+    if "task3" in cfg.tasks or "task4" in cfg.tasks:
+        _build_queries(store, layer, cfg, dialogues, verified, owners, pool, have, report)
+    if "task2" in cfg.tasks:
+        _build_updates(store, layer, cfg, dialogues, verified, have, report)
+    return report
+
+
+def _build_queries(store, layer, cfg, dialogues, verified, owners, pool, have, report) -> None:
+    jobs = []  # (dialogue id, purpose key, memory)
+    for did in dialogues:
+        mems = verified[did]
+        if "task3" in cfg.tasks and any((f"task3_d{n}", did) not in have for n in cfg.distractors):
+            jobs.append((did, "task3", _rng(cfg.seed, did, "task3").choice(mems)))
+        if "task4" in cfg.tasks:
+            for ability in ABILITIES:
+                fits = [m for m in mems if ability_of(m) == ability]
+                if fits and (f"task4_{ability}", did) not in have:
+                    jobs.append((did, f"task4_{ability}", _rng(cfg.seed, did, ability).choice(fits)))
+    requests = []
+    for did, key, memory in jobs:
+        purpose = "asking for help where this fact should change the answer"
+        if key.startswith("task4_"):
+            purpose = ABILITIES[key.removeprefix("task4_")][0]
+        requests.append(_query_request(did, key, purpose, memory, dialogues[did]["turns"]))
+
+    def check(i: int, answer: UserQuery) -> str:
+        why = leakage(answer.query, jobs[i][2])
+        if why:
+            raise ValueError(f"query: {why}")
+        return answer.query.strip()
+
+    outcomes = run_validated(layer, store, requests, check, cfg.attempts, "alpsbench: queries")
+    for (did, key, memory), o in zip(jobs, outcomes, strict=True):
+        if not o.ok:
+            report.failed.append(f"{did}:{key}")
+            continue
+        prov = o.response.provenance.model_copy(update={"source": "build.alpsbench"})
+        d = dialogues[did]
+        rows = (
+            _task3_rows(cfg, did, d, memory, o.value, owners[did], pool, have, report)
+            if key == "task3"
+            else [_task4_row(did, d, key, memory, o.value)]
+        )
+        for r in rows:
+            report.built[r["track"]] = report.built.get(r["track"], 0) + 1
+        store.add_alps_tasks(rows, prov)
+
+
+def _task3_rows(cfg, did, d, positive, query, owner, pool, have, report) -> list[dict[str, Any]]:
+    others = [
+        m
+        for m in pool
+        if m["_user"] != owner and m["value"].strip().casefold() != positive["value"].strip().casefold()
+    ]
+    rows = []
+    for n in cfg.distractors:
+        track = f"task3_d{n}"
+        if (track, did) in have:
+            continue
+        rng = _rng(cfg.seed, did, track)
+        distractors = stratified_sample(others, n, rng)
+        if distractors is None:
+            report.skip(f"{track}: fewer than {n} memories of other users")
+            continue
+        cands = [positive, *distractors]
+        rng.shuffle(cands)
+        briefs = [_brief(m, f"c{i + 1}") for i, m in enumerate(cands)]
+        pos_id = briefs[next(i for i, m in enumerate(cands) if m is positive)]["memory_id"]
+        inp, gold = make_pair(
+            "task3",
+            did,
+            did,
+            None,
+            positive["label"],
+            {"query": query, "candidate_memories": briefs},
+            {"selected_memory_id": pos_id, "selected_memory": _brief(positive, pos_id)},
+        )
+        users = {m["_user"] for m in distractors}
+        if owner in users:  # the pool excludes the owner; this guards the rule against later edits
+            raise BuildError(f"{did}: a distractor of {track} belongs to the same user")
+        checks = {"owner": owner, "distractor_users": len(users)}
+        rows.append({"track": track, "input": inp, "gold": gold, "checks": checks})
+    return rows
+
+
+def _task4_row(did, d, key, memory, query) -> dict[str, Any]:
+    ability = key.removeprefix("task4_")
+    mem = _brief(memory, memory["memory_id"])
+    model_input = {"query": query, "queries": [{"query_id": f"{did}:{ability}:1", "query": query}]}
+    if ability == "ability1":
+        model_input["selected_memory"] = mem
+    else:
+        model_input["dialogue_history"] = _dialogue_rows(d["turns"])
+    inp, gold = make_pair(
+        "task4",
+        did,
+        did,
+        None,
+        memory["label"],
+        model_input,
+        {"selected_memory_id": memory["memory_id"], "selected_memory": mem},
+        ability=ability,
+    )
+    return {"track": key, "input": inp, "gold": gold, "checks": {"leakage": "none found"}}
+
+
+def _build_updates(store, layer, cfg, dialogues, verified, have, report) -> None:
+    jobs = []
+    for did, d in dialogues.items():
+        if ("task2", did) in have:
+            continue
+        mems = verified[did]
+        target = _rng(cfg.seed, did, "task2").choice(mems)
+        ctx = {
+            "turns": [{"role": t["role"], "content": t["content"][:600]} for t in d["turns"][-6:]],
+            "memories": mems,
+            "target": target,
+            "n_segments": cfg.neutral_segments + 2,
+        }
+        jobs.append((did, target, _request("alpsbench.update", did, "writer", "update", UpdateDialogue, ctx)))
+
+    def check(i: int, answer: UpdateDialogue) -> UpdateDialogue:
+        kinds = Counter(s.kind for s in answer.segments)
+        if kinds["new"] != 1 or kinds["conflict"] != 1 or kinds["neutral"] < 1:
+            raise ValueError(
+                f"segments: need exactly one new, one conflict and neutral ones, got {dict(kinds)}"
+            )
+        for k, s in enumerate(answer.segments):
+            if s.turns[0].role != "user":
+                raise ValueError(f"segments.{k}.turns.0.role: a segment starts with the user")
+            if (s.kind == "neutral") != (s.memory is None):
+                raise ValueError(f"segments.{k}.memory: only new and conflict segments carry a memory")
+        return answer
+
+    outcomes = run_validated(layer, store, [j[2] for j in jobs], check, cfg.attempts, "alpsbench: updates")
+    for (did, target, _req), o in zip(jobs, outcomes, strict=True):
+        if not o.ok:
+            report.failed.append(f"{did}:task2")
+            continue
+        row = _task2_row(did, dialogues[did], verified[did], target, o.value)
+        store.add_alps_tasks([row], o.response.provenance.model_copy(update={"source": "build.alpsbench"}))
+        report.built["task2"] = report.built.get("task2", 0) + 1
+
+
+def _task2_row(did, d, mems, target, answer: UpdateDialogue) -> dict[str, Any]:
+    new_dialogue, segments = [], []
+    for s in answer.segments:
+        start = len(new_dialogue)
+        new_dialogue += [{"role": t.role, "text": t.text} for t in s.turns]
+        segments.append({"kind": s.kind, "turns": [start, len(new_dialogue) - 1]})
+    final = []
+    for m in mems:
+        if m is target:
+            c = next(s.memory for s in answer.segments if s.kind == "conflict")
+            final.append(
+                {
+                    **m,
+                    "memory_id": f"{m['memory_id']}_updated",
+                    "value": c.value,
+                    "type": c.type,
+                    "preference_attitude": "update",
+                }
+            )
+        else:
+            final.append(m)
+    n = next(s.memory for s in answer.segments if s.kind == "new")
+    final.append({"memory_id": "m_new1", "type": n.type, "label": n.label, "value": n.value})
+    inp, gold = make_pair(
+        "task2",
+        did,
+        did,
+        None,
+        target["label"],
+        {
+            "old_dialogue": _dialogue_rows(d["turns"]),
+            "new_dialogue": new_dialogue,
+            "memory": mems,
+            "query": UPDATE_QUERY,
+        },
+        {"answer": final, "selected_memory_id": target["memory_id"]},
+    )
+    return {"track": "task2", "input": inp, "gold": gold, "checks": {"segments": segments}}

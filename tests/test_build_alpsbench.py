@@ -1,0 +1,155 @@
+"""`prefkit tasks build-alpsbench`: retrieval pools from other users only, stratified and seeded;
+use queries with the leakage check; update dialogues in controlled segments."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+import pytest
+
+from curation.store_content import ImportBundle
+from pipelines.llm import LLMLayer
+from pipelines.memories.tasks import BuildConfig, build_alpsbench, leakage, stratified_sample
+from schemas.curation import Provenance
+
+LABELS = (
+    "Preferences/Food",
+    "Preferences/Music",
+    "Personal_Background/Occupation",
+    "Constraints_and_Boundaries/Disliked_Topics",
+)
+USERS = 30
+PER_USER = 40  # 30 users x 40 memories: enough for 1000 distractors from other users
+
+
+def seed_gold(project) -> None:
+    bundle = ImportBundle("test", "synthetic", "0" * 64, USERS, Provenance(source="test"))
+    for u in range(USERS):
+        did = f"sess_u{u:02d}"
+        bundle.dialogues.append(
+            {
+                "dialogue_id": did,
+                "origin": "alpsbench",
+                "persona_id": None,
+                "session_index": None,
+                "meta_json": None,
+                "needs_reverification": False,
+                "schema_version": "1.0",
+            }
+        )
+        bundle.turns += [
+            {
+                "dialogue_id": did,
+                "turn_index": 0,
+                "role": "user",
+                "content": f"I am user {u} and I like things.",
+            },
+            {"dialogue_id": did, "turn_index": 1, "role": "assistant", "content": "Noted."},
+        ]
+        for k in range(PER_USER):
+            label = LABELS[(u + k) % len(LABELS)] if k < PER_USER - 10 else LABELS[0]
+            rec = {
+                "memory_id": f"m{k + 1}",
+                "type": "indirect" if k % 2 else "direct",
+                "label": label,
+                "value": f"u{u:02d} fact{k}",
+                "confidence": 0.9,
+                "evidence": {"session_id": did, "utterance_index": 0, "text": f"I am user {u}"},
+            }
+            bundle.memories.append(
+                {
+                    "dialogue_id": did,
+                    "origin": "gold",
+                    "source_model": "",
+                    "position": k,
+                    "memory_id": rec["memory_id"],
+                    "record_json": json.dumps(rec),
+                    "raw_json": json.dumps(rec),
+                    "valid": True,
+                    "problems_json": None,
+                    "schema_version": "1.0",
+                }
+            )
+    project.store.import_bundle(bundle)
+
+
+@pytest.fixture
+def built(project):
+    seed_gold(project)
+    with LLMLayer(
+        project.store, llm_config=project.config["llm"], backend="offline", progress=False
+    ) as layer:
+        report = build_alpsbench(project.store, layer, BuildConfig(limit=3, seed=7))
+    return project, report
+
+
+def test_retrieval_pools_never_hold_the_same_users_memories(built):
+    project, report = built
+    for n in (100, 300, 500, 700, 1000):
+        rows = project.store.alps_tasks(track=f"task3_d{n}")
+        assert len(rows) == 3 and report.built[f"task3_d{n}"] == 3
+        for r in rows:
+            cands = r["input"]["input"]["candidate_memories"]
+            assert len(cands) == n + 1 and len({c["memory_id"] for c in cands}) == n + 1
+            owner = r["benchmark_id"].removeprefix("sess_")
+            positive = r["gold"]["gold"]["selected_memory"]
+            others = [c for c in cands if c["memory_id"] != positive["memory_id"]]
+            assert positive["value"].startswith(owner + " ")
+            assert not any(c["value"].startswith(owner + " ") for c in others)
+
+
+def test_distractors_are_stratified_by_label_seeded_and_shuffled(built):
+    project, _ = built
+    rows = project.store.alps_tasks(track="task3_d1000")
+    cands = rows[0]["input"]["input"]["candidate_memories"]
+    positive = rows[0]["gold"]["gold"]["selected_memory"]["memory_id"]
+    got = Counter(c["label"] for c in cands if c["memory_id"] != positive)
+    owner = rows[0]["benchmark_id"]
+    pool = Counter(
+        m["record"]["label"] for m in project.store.memories(origin="gold") if m["dialogue_id"] != owner
+    )
+    total = sum(pool.values())
+    # Each label's share of the 1000 distractors is its share of the other users' memories (to the unit).
+    assert set(got) == set(pool) and sum(got.values()) == 1000
+    assert all(abs(got[lb] - 1000 * pool[lb] / total) < 1 for lb in pool)
+    positions = {
+        r["gold"]["gold"]["selected_memory_id"] for r in project.store.alps_tasks(track="task3_d100")
+    }
+    assert len(positions) > 1  # shuffled: the positive is not always at the same place
+
+
+def test_same_seed_same_pools_other_seed_other_pools(project):
+    pool = [{"label": LABELS[i % 4], "value": str(i)} for i in range(400)]
+    import random
+
+    a = stratified_sample(pool, 50, random.Random(1))
+    assert a == stratified_sample(pool, 50, random.Random(1)) != stratified_sample(pool, 50, random.Random(2))
+    assert stratified_sample(pool, 401, random.Random(1)) is None
+
+
+def test_use_queries_and_update_dialogues(built):
+    project, report = built
+    t4 = project.store.alps_tasks(track="task4_ability2")
+    assert t4 and all(
+        leakage(r["input"]["input"]["query"], r["gold"]["gold"]["selected_memory"]) is None for r in t4
+    )
+    t2 = project.store.alps_tasks(track="task2")
+    assert len(t2) == 3
+    kinds = Counter(s["kind"] for s in t2[0]["checks"]["segments"])
+    assert kinds == {"neutral": 1, "new": 1, "conflict": 1}
+    answer = t2[0]["gold"]["gold"]["answer"]
+    assert len(answer) == PER_USER + 1 and sum(m["memory_id"].endswith("_updated") for m in answer) == 1
+
+
+@pytest.mark.parametrize(
+    ("query", "leaks"),
+    [
+        ("What should I cook tonight? Something quick.", False),
+        ("As someone who is vegetarian and loves spicy food, what should I cook?", True),
+        ("I love spicy vegetarian dishes, any ideas?", True),
+    ],
+)
+def test_leakage_check(query, leaks):
+    memory = {"value": "Is vegetarian and loves spicy food", "label": "Preferences/Food"}
+    assert (leakage(query, memory) is not None) == leaks
