@@ -141,7 +141,9 @@ def final_label(kind_name: str, labels: dict[str, dict[str, Any]], adjudication:
             "tied": [],
         }
     units, tied, decided_by = decide_units(kind_name, labels)
-    values = None if decided_by == "undecided" else ASSEMBLERS[kind_name](units, labels)
+    # A kind that declares its own assembler (task_qc) needs no entry here.
+    assemble = ASSEMBLERS.get(kind_name) or get_kind(kind_name).assemble
+    values = None if decided_by == "undecided" else assemble(units, labels)
     return {
         "values": values,
         "decided_by": decided_by,

@@ -328,6 +328,11 @@ TASK_KIND_REGISTRY: dict[str, TaskKind] = {
     k.name: k for k in (PreferenceExpressed(), PreferenceMatch(), MemoryVerify())
 }
 
+# A kind in its own module registers here (imported last: it builds on the interface above).
+from curation.task_qc import TaskQc  # noqa: E402
+
+TASK_KIND_REGISTRY[TaskQc.name] = TaskQc()
+
 
 def get_kind(name: str) -> TaskKind:
     try:

@@ -9,6 +9,7 @@ strings, so every config has one Arrow schema and loads with ``datasets`` and Du
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -204,18 +205,37 @@ ALPS_GOLD_SCHEMA = _schema(
 )
 
 
-def alps_rows(store) -> dict[str, list[tuple[dict[str, Any], dict[str, Any]]]]:
-    """``(input row, gold row)`` pairs per public track, from imported packets and built tasks."""
+def alps_rows(store) -> tuple[dict[str, list[tuple[dict[str, Any], dict[str, Any]]]], dict[str, Counter]]:
+    """``(input row, gold row)`` pairs per public track, from imported packets and built tasks, and the
+    built rows left out per track and reason: a built row ships only when people passed it (task_qc)."""
+    from curation.task_qc import item_ref, passed
     from exports.alpsbench_layout import packet_pairs
 
     tracks: dict[str, list[tuple[dict[str, Any], dict[str, Any]]]] = {}
+    dropped: dict[str, Counter] = {}
     for p in store.packets():
         pkt = alps_packet(store, p["session_id"], p["extra"])
         for track, pairs in packet_pairs(pkt).items():
             tracks.setdefault(track, []).extend(pairs)
-    for row in store.alps_tasks():
-        tracks.setdefault(row["track"], []).append((row["input"], row["gold"]))
-    return tracks
+    built = store.alps_tasks()
+    if built:
+        tasks = {t.item_ref: t.task_id for t in store.tasks(kind="task_qc")}
+        finals = final_labels(store, "task_qc")
+    for row in built:
+        dropped.setdefault(row["track"], Counter())  # every track with built rows: task_qc decides
+        task_id = tasks.get(item_ref(row["track"], row["benchmark_id"]))
+        fl = finals.get(task_id) if task_id else None
+        if fl is None or not fl.get("n_labels"):
+            why = "built, no task_qc task" if task_id is None else "built, not yet checked (task_qc)"
+        elif fl.get("decided_by") == "undecided":
+            why = "built, task_qc undecided"
+        elif not passed(fl.get("values")):
+            why = "built, failed task_qc (leakage or wrong answer)"
+        else:
+            tracks.setdefault(row["track"], []).append((row["input"], row["gold"]))
+            continue
+        dropped[row["track"]][why] += 1
+    return tracks, dropped
 
 
 def alpsbench_configs(store) -> list[ConfigData]:
@@ -224,7 +244,9 @@ def alpsbench_configs(store) -> list[ConfigData]:
     from exports.alpsbench_layout import assign_splits
 
     out: list[ConfigData] = []
-    for track, pairs in sorted(alps_rows(store).items()):
+    rows, dropped = alps_rows(store)
+    for track in sorted(set(rows) | set(dropped)):
+        pairs = rows.get(track, [])
         inputs = ConfigData(
             f"alpsbench_{track}",
             f"AlpsBench {track}: model input rows (benchmark_id, task, ids, input as JSON).",
@@ -244,6 +266,12 @@ def alpsbench_configs(store) -> list[ConfigData]:
             id_column="benchmark_id",
             private=True,
         )
+        if track in dropped:  # built rows: people's task_qc labels decide, so the label gates apply
+            for cfg in (inputs, gold, hidden):
+                cfg.needs = ("task_qc",)
+            for why, n in dropped[track].items():
+                for _ in range(n):
+                    inputs.drop(why)
         for split, (inp, ref) in assign_splits(pairs):
             inputs.add(split, {**inp, "input": canonical_json(inp["input"])})
             (hidden if split == "test" else gold).add(split, {**ref, "gold": canonical_json(ref["gold"])})

@@ -8,8 +8,8 @@ from pydantic import Field
 
 from schemas.common import Contract, Record
 
-TaskKindName = Literal["preference_expressed", "preference_match", "memory_verify"]
-TASK_KINDS: tuple[str, ...] = ("preference_expressed", "preference_match", "memory_verify")
+TaskKindName = Literal["preference_expressed", "preference_match", "memory_verify", "task_qc"]
+TASK_KINDS: tuple[str, ...] = ("preference_expressed", "preference_match", "memory_verify", "task_qc")
 
 
 class AnnotationTask(Record):

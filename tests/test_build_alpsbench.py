@@ -153,3 +153,51 @@ def test_use_queries_and_update_dialogues(built):
 def test_leakage_check(query, leaks):
     memory = {"value": "Is vegetarian and loves spicy food", "label": "Preferences/Food"}
     assert (leakage(query, memory) is not None) == leaks
+
+
+def test_task_qc_decides_which_built_rows_ship(built):
+    from test_release_support import add_users, label
+
+    from curation.task_admin import create_tasks
+    from curation.task_kinds import LabelError, get_kind
+    from exports.release_data import alpsbench_configs
+
+    project, _ = built
+    store = project.store
+    assert create_tasks(project, "task_qc", overlap=1) == len(store.alps_tasks())
+    add_users(store, "ann1")
+    qc = {
+        t.payload["benchmark_id"]: t
+        for t in store.tasks(kind="task_qc")
+        if t.payload["track"] == "task3_d100"
+    }
+    with pytest.raises(LabelError, match="leakage"):
+        get_kind("task_qc").validate({"leakage": "maybe", "answer": "correct"}, next(iter(qc.values())))
+    (bad, *good) = sorted(qc)
+    label(store, qc[bad].task_id, "ann1", {"leakage": "leaks", "answer": "correct"}, kind="task_qc")
+    for bid in good:
+        label(store, qc[bid].task_id, "ann1", {"leakage": "none", "answer": "correct"}, kind="task_qc")
+    configs = {c.name: c for c in alpsbench_configs(store) if not c.private}
+    d100 = configs["alpsbench_task3_d100"]
+    shipped = {json.loads(line)["benchmark_id"] for rows in d100.splits.values() for line in rows}
+    assert shipped == set(good) and d100.dropped == {"built, failed task_qc (leakage or wrong answer)": 1}
+    assert d100.needs == ("task_qc",)
+    # Rows nobody checked yet do not ship either.
+    assert configs["alpsbench_task2"].count == 0
+    assert configs["alpsbench_task2"].dropped == {"built, not yet checked (task_qc)": 3}
+
+
+def test_task_qc_round_trips_through_the_label_studio_config(built):
+    from xml.dom import minidom
+
+    from annotate_app.labelstudio.config import label_config, ls_kind
+    from curation.task_admin import create_tasks
+
+    project, _ = built
+    create_tasks(project, "task_qc", overlap=1)
+    task = project.store.tasks(kind="task_qc")[0]
+    minidom.parseString(label_config("task_qc"))  # well-formed XML
+    cfg = ls_kind("task_qc")
+    values = {"leakage": "leaks", "answer": "incorrect", "comment": "states the diet"}
+    assert cfg.values(cfg.results(values, task), task) == values
+    assert set(cfg.data(task)) == {"question", "generated", "memory", "gold_answer"}

@@ -426,7 +426,64 @@ class MemoryConfig(LSKind):
         return out
 
 
-LS_KINDS: dict[str, LSKind] = {c.kind.name: c for c in (ExpressedConfig(), MatchConfig(), MemoryConfig())}
+QC_KEYS = {"leakage": {"none": "1", "leaks": "2"}, "answer": {"correct": "3", "incorrect": "4"}}
+
+
+class TaskQcConfig(LSKind):
+    """Generated task check: the generated text, its memory and gold answer; two verdicts."""
+
+    kind = get_kind("task_qc")
+    controls = {"leakage", "answer", "comment"}
+
+    def xml(self):
+        body = (
+            _tag("Header", value="$question", size="6")
+            + _tag("Header", value="Generated", size="5")
+            + _tag("Text", name="generated", value="$generated")
+            + _tag("Header", value="Memory", size="5")
+            + _tag("Text", name="memory", value="$memory")
+            + _tag("Header", value="Gold answer", size="5")
+            + _tag("Text", name="gold_answer", value="$gold_answer")
+        )
+        for control, keys in QC_KEYS.items():
+            choices = "".join(_tag("Choice", value=v, hotkey=k) for v, k in keys.items())
+            body += _tag(
+                "Header", value=f"{control.capitalize()} (keys {' / '.join(keys.values())})", size="5"
+            )
+            body += _tag(
+                "Choices",
+                choices,
+                name=control,
+                toName="generated",
+                choice="single-radio",
+                showInline="true",
+                required="true",
+            )
+        return _tag("View", body + _comment_xml("generated"))
+
+    def data(self, task):
+        p = task.payload
+        return {k: p[k] for k in ("question", "generated", "memory", "gold_answer")}
+
+    def raw_values(self, results, task):
+        grouped = _by_control(results, self.controls)
+        values: dict[str, Any] = {"comment": _text(grouped, "comment")}
+        for control, keys in QC_KEYS.items():
+            choice = _one_choice(grouped, control, set(keys))
+            if choice is not None:
+                values[control] = choice
+        return values
+
+    def results(self, values, task):
+        out = [_choice_result(c, "generated", values[c]) for c in QC_KEYS]
+        if values.get("comment"):
+            out.append(_text_result("comment", "generated", values["comment"]))
+        return out
+
+
+LS_KINDS: dict[str, LSKind] = {
+    c.kind.name: c for c in (ExpressedConfig(), MatchConfig(), MemoryConfig(), TaskQcConfig())
+}
 
 
 def ls_kind(name: str) -> LSKind:

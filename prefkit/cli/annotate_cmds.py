@@ -86,7 +86,7 @@ def tasks() -> None:
 @tasks.command("create")
 @click.option(
     "--kind",
-    type=click.Choice(["preference_expressed", "preference_match", "memory_verify"]),
+    type=click.Choice(["preference_expressed", "preference_match", "memory_verify", "task_qc"]),
     required=True,
     help="Task kind.",
 )

@@ -7,7 +7,7 @@ import click
 from prefkit.cli.common import echo_json, echo_table, json_option, project_option
 
 SHOWN = 5  # lines of a long list printed before "... and N more"
-KINDS = click.Choice(["preference_expressed", "preference_match", "memory_verify"])
+KINDS = click.Choice(["preference_expressed", "preference_match", "memory_verify", "task_qc"])
 
 
 def url_option(required: bool):

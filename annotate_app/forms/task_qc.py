@@ -1,0 +1,67 @@
+"""Generated task check: the generated message or conversation beside its memory and gold answer.
+
+Keys: 1 no leakage, 2 leaks; 3 answer correct, 4 incorrect (both needed, then Submit).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import streamlit as st
+
+from annotate_app import ui
+from curation import workflow
+
+LEAKAGE = (("none", "No leakage"), ("leaks", "Leaks the memory"))
+ANSWER = (("correct", "Gold answer correct"), ("incorrect", "Gold answer incorrect"))
+TITLES = dict(LEAKAGE + ANSWER)
+
+
+def item(task) -> None:
+    p = task.payload
+    ui.text(f"{p['track']} · {p['benchmark_id']}", caption=True)
+    ui.text(p["question"], caption=True)
+    c1, c2 = st.columns(2, gap="large")
+    with c1, st.container(border=True):
+        st.markdown("**Generated**")
+        ui.text(p["generated"])
+    with c2, st.container(border=True):
+        st.markdown("**Memory**")
+        ui.text(p["memory"])
+        st.markdown("**Gold answer**")
+        ui.text(p["gold_answer"])
+
+
+def _controls(prefix: str, initial: dict[str, Any]) -> dict[str, Any] | None:
+    leakage = st.segmented_control(
+        "Leakage",
+        [v for v, _ in LEAKAGE],
+        format_func=TITLES.get,
+        default=initial.get("leakage"),
+        key=f"{prefix}:leakage",
+    )
+    answer = st.segmented_control(
+        "Answer",
+        [v for v, _ in ANSWER],
+        format_func=TITLES.get,
+        default=initial.get("answer"),
+        key=f"{prefix}:answer",
+    )
+    return {"leakage": leakage, "answer": answer} if leakage and answer else None
+
+
+def render(proj, user: str, shown: workflow.ShownItem) -> None:
+    prefix = shown.event_id
+    item(shown.task)
+    values = _controls(prefix, {})
+    st.text_input("Comment (what leaks, what is wrong)", key=f"{prefix}:comment")
+    ui.submit_button(proj, user, shown, prefix, values, "Choose a leakage and an answer verdict first.")
+
+
+def edit(
+    proj, task, prefix: str, initial: dict[str, Any], comment: str | None, show_comment: bool = True
+) -> tuple[dict | None, str | None]:
+    item(task)
+    values = _controls(prefix, initial)
+    note = st.text_input("Comment", value=comment or "", key=f"{prefix}:comment") if show_comment else None
+    return values, (note or None)
