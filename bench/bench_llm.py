@@ -47,8 +47,10 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_server(latency: float) -> tuple[subprocess.Popen, str]:
+def start_server(latency: float, responder: str | None = None) -> tuple[subprocess.Popen, str]:
+    """The fake server in its own process; ``responder`` = ``path/to/file.py:function`` (default: echo)."""
     port = free_port()
+    extra = ["--responder", responder] if responder else []
     proc = subprocess.Popen(
         [
             sys.executable,
@@ -57,6 +59,7 @@ def start_server(latency: float) -> tuple[subprocess.Popen, str]:
             str(port),
             "--latency",
             str(latency),
+            *extra,
         ],
         cwd=ROOT,
     )

@@ -405,13 +405,25 @@ def fake_openai_fixture():
         server.stop()
 
 
-def serve_forever(port: int, latency: float) -> None:  # pragma: no cover - used by bench/bench_llm.py
-    """Run a server in this process with a built-in responder (one JSON object echoing the prompt size)."""
+def load_responder(spec: str) -> Responder:  # pragma: no cover - used by the benchmarks
+    """``path/to/file.py:function`` -> that function (a benchmark's own responder)."""
+    import importlib.util
 
-    def responder(body: dict[str, Any]) -> dict[str, Any]:
+    path, _, name = spec.rpartition(":")
+    module_spec = importlib.util.spec_from_file_location("fake_responder", path)
+    module = importlib.util.module_from_spec(module_spec)
+    module_spec.loader.exec_module(module)
+    return getattr(module, name)
+
+
+def serve_forever(port: int, latency: float, responder: Responder | None = None) -> None:  # pragma: no cover
+    """Run a server in this process (benchmarks); the built-in responder answers one JSON object
+    echoing the prompt size."""
+
+    def echo(body: dict[str, Any]) -> dict[str, Any]:
         return {"text": f"answer to {len(_prompt_text(body))} chars"}
 
-    fake = FakeOpenAI(responder, latency=latency)
+    fake = FakeOpenAI(responder or echo, latency=latency)
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", port))
@@ -425,5 +437,6 @@ if __name__ == "__main__":  # pragma: no cover
     parser = argparse.ArgumentParser(description="Run the loopback fake OpenAI server (127.0.0.1 only).")
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--latency", type=float, default=0.2)
+    parser.add_argument("--responder", help="path/to/file.py:function answering each chat request")
     args = parser.parse_args()
-    serve_forever(args.port, args.latency)
+    serve_forever(args.port, args.latency, load_responder(args.responder) if args.responder else None)

@@ -87,52 +87,71 @@ def key_name(key: CupidKey) -> str:
     return f"{key[0]}|{key[1]}"
 
 
-def credit(labels: list[ItemLabel]) -> float:
-    return sum(COVERAGE_CREDIT[lab.coverage] for lab in labels)
+def _credit(labels: list[dict[str, str]]) -> float:
+    return sum(COVERAGE_CREDIT[lab["coverage"]] for lab in labels)
 
 
-def _gold_credit(key: CupidKey, gold: Gold, labels: CupidLabels) -> float:
+def _gold_credit(key: CupidKey, gold: Gold, labels: list[dict[str, str]]) -> float:
     """Σ coverage over the gold checklist; every gold item needs exactly one label."""
-    by_item = {lab.item: lab for lab in labels.gold}
-    unknown = [lab.item for lab in labels.gold if lab.item not in gold.checklist]
-    if unknown:
-        raise EvalInputError(
-            f"({key_name(key)}): label for {unknown[0]!r}, which is not a gold checklist item"
-        )
-    missing = [item for item in gold.checklist if item not in by_item]
-    if missing:
-        raise EvalInputError(f"({key_name(key)}): no judge label for gold checklist item {missing[0]!r}")
-    return sum(COVERAGE_CREDIT[by_item[item].coverage] for item in gold.checklist)
+    by_item = {lab["item"]: lab["coverage"] for lab in labels}
+    if len(by_item) != len(labels):
+        raise EvalInputError(f"({key_name(key)}): a gold checklist item is labelled twice")
+    if len(by_item) != len(gold.checklist) or any(item not in by_item for item in gold.checklist):
+        unknown = [item for item in by_item if item not in gold.checklist]
+        if unknown:
+            raise EvalInputError(
+                f"({key_name(key)}): label for {unknown[0]!r}, which is not a gold checklist item"
+            )
+        missing = next(item for item in gold.checklist if item not in by_item)
+        raise EvalInputError(f"({key_name(key)}): no judge label for gold checklist item {missing!r}")
+    return sum(COVERAGE_CREDIT[c] for c in by_item.values())
 
 
-def instance_tally(key: CupidKey, gold: Gold, pred: CupidPrediction | None) -> Tally:
+def as_record(pred: CupidPrediction | dict[str, Any] | None) -> dict[str, Any] | None:
+    """A prediction in its JSON shape (stored runs keep that shape; files are validated first)."""
+    if pred is None or isinstance(pred, dict):
+        return pred
+    return pred.model_dump(mode="json", exclude_none=True)
+
+
+def instance_tally(key: CupidKey, gold: Gold, pred: dict[str, Any] | None) -> Tally:
+    """The counts one instance adds to its groups (``pred`` in its JSON shape, see :func:`as_record`)."""
     t = Tally(n_instances=1, gold_items=len(gold.checklist))
     if pred is None:
         t.n_missing = 1
-    elif pred.error is not None:
+    elif pred.get("error") is not None:
         t.n_failed = 1
-    elif not (pred.inferred or "").strip():
+    elif not (pred.get("inferred") or "").strip():
         t.n_empty = 1
     else:
-        if pred.labels is None:
+        labels = pred.get("labels")
+        if labels is None:
             raise EvalInputError(
                 f"({key_name(key)}): an inference with no judge labels; give a labels file or run "
                 "`prefkit eval cupid --predictions FILE` to have the judge label it"
             )
         t.n_inferred = 1
-        t.gold_credit = _gold_credit(key, gold, pred.labels)
-        t.inferred_items = len(pred.labels.inferred)
-        t.inferred_credit = credit(pred.labels.inferred)
+        t.gold_credit = _gold_credit(key, gold, labels.get("gold") or [])
+        inferred = labels.get("inferred") or []
+        t.inferred_items = len(inferred)
+        t.inferred_credit = _credit(inferred)
     return t
 
 
 def _add(into: Tally, t: Tally) -> None:
-    for name in Tally.__dataclass_fields__:
-        setattr(into, name, getattr(into, name) + getattr(t, name))
+    into.n_instances += t.n_instances
+    into.n_inferred += t.n_inferred
+    into.n_empty += t.n_empty
+    into.n_failed += t.n_failed
+    into.n_missing += t.n_missing
+    into.gold_items += t.gold_items
+    into.gold_credit += t.gold_credit
+    into.inferred_items += t.inferred_items
+    into.inferred_credit += t.inferred_credit
 
 
 def score_inference(
-    golds: Mapping[CupidKey, Gold], preds: Mapping[CupidKey, CupidPrediction]
+    golds: Mapping[CupidKey, Gold], preds: Mapping[CupidKey, CupidPrediction | dict[str, Any]]
 ) -> list[dict[str, Any]]:
     """Rows: one per instance type present, ``overall``, then one per relevant-session position."""
     extra = sorted(set(preds) - set(golds))
@@ -143,7 +162,7 @@ def score_inference(
     overall = Tally()
     for key in sorted(golds):
         gold = golds[key]
-        t = instance_tally(key, gold, preds.get(key))
+        t = instance_tally(key, gold, as_record(preds.get(key)))
         _add(by_type.setdefault(gold.instance_type, Tally()), t)
         pos = "none" if gold.sessions_ago is None else str(gold.sessions_ago)
         _add(by_pos.setdefault(pos, Tally()), t)
@@ -175,7 +194,7 @@ class ScoreTally:
 
 
 def score_generation(
-    golds: Mapping[CupidKey, Gold], preds: Mapping[CupidKey, CupidPrediction]
+    golds: Mapping[CupidKey, Gold], preds: Mapping[CupidKey, CupidPrediction | dict[str, Any]]
 ) -> list[dict[str, Any]]:
     """Rows: mean and 1-10 distribution of judge scores per instance type and overall."""
     extra = sorted(set(preds) - set(golds))
@@ -184,17 +203,17 @@ def score_generation(
     by_type: dict[str, ScoreTally] = {}
     overall = ScoreTally()
     for key in sorted(golds):
-        pred = preds.get(key)
+        pred = as_record(preds.get(key))
         for t in (by_type.setdefault(golds[key].instance_type, ScoreTally()), overall):
             t.n_instances += 1
             if pred is None:
                 t.n_missing += 1
-            elif pred.error is not None or not (pred.response or "").strip():
+            elif pred.get("error") is not None or not (pred.get("response") or "").strip():
                 t.n_failed += 1
-            elif pred.score is None:
+            elif pred.get("score") is None:
                 raise EvalInputError(f"({key_name(key)}): a response with no judge score; give a labels file")
             else:
-                t.scores.append(pred.score)
+                t.scores.append(pred["score"])
     rows = [{"task": "generation", "group": g, **by_type[g].row()} for g in INSTANCE_TYPES if g in by_type]
     rows.append({"task": "generation", "group": "overall", **overall.row()})
     return rows

@@ -197,20 +197,14 @@ def score_items(run: Mapping[str, Any], items: list[tuple[str, str, dict[str, An
     """The report rows of a run, recomputed from its stored items."""
     if run["benchmark"] == "alpsbench":
         return alps_m.aggregate(run["task"], [rec for _k, _g, rec in items])
+    # Stored items were validated when the run wrote them: scored in their JSON shape, not re-parsed.
     golds, preds = {}, {}
-    for _k, _g, rec in items:
-        gold = rec["gold"]
-        pred = rec["prediction"]
-        if pred is None:
-            continue
-        key = (pred["persona_id"], pred["instance_type"])
-        preds[key] = CupidPrediction.model_validate(pred)
     for key_text, _g, rec in items:
-        pid, itype = key_text.rsplit("|", 1)
+        key = tuple(key_text.rsplit("|", 1))
         gold = rec["gold"]
-        golds[(pid, itype)] = cupid_m.Gold(
-            gold["instance_type"], tuple(gold["checklist"]), gold["sessions_ago"]
-        )
+        golds[key] = cupid_m.Gold(gold["instance_type"], tuple(gold["checklist"]), gold["sessions_ago"])
+        if rec["prediction"] is not None:
+            preds[key] = rec["prediction"]
     scorer = cupid_m.score_inference if run["task"] == "inference" else cupid_m.score_generation
     return scorer(golds, preds)
 

@@ -1,0 +1,209 @@
+"""Benchmark of evaluation: scoring 10,000 CUPID instances from a stored run, and the LLM layer's
+overhead during a 2,000-call CUPID inference eval against a bare AsyncOpenAI loop on the loopback server.
+
+    .venv/bin/python bench/bench_eval.py [--instances 10000] [--calls 2000] [--concurrency 32] [--latency 0.2]
+
+Part 1 stores a run of N instances (prediction + judge labels of every gold item and inferred item) in a
+project, then times ``build_report`` (read the items back, validate, pool P/R/F1 per type and position)
+and ``eval score`` of the same predictions from files. Part 2 starts the fake OpenAI server
+(tests/fakeopenai.py) in its own process with a fixed latency and this file's responder, then runs the
+same two phases twice per round — inference, then the judge's pair and decomposition calls — through
+``run_cupid`` (layer: cache, ledger, validation, provenance, stored run) and through a bare semaphore
+loop over ``chat.completions.parse`` with the same messages. Only 127.0.0.1 is contacted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+import openai  # noqa: E402
+
+from bench_llm import KEY, measure, start_server, stats  # noqa: E402
+from curation.project import Project  # noqa: E402
+from pipelines.eval import build_report, cupid, run_cupid, score_cupid_file  # noqa: E402
+from pipelines.eval.cupid_metrics import key_name  # noqa: E402
+from pipelines.eval.release import load_cupid  # noqa: E402
+from pipelines.llm import LLMLayer  # noqa: E402
+
+TYPES = ("consistent", "contrastive", "changing")
+COVERAGES = ("fully", "partially", "not_covered")
+
+
+def responder(body: dict) -> dict | str:
+    """The loopback server's answers: inference, pair coverage, decomposition (by the system prompt)."""
+    system = body["messages"][0]["content"]
+    if system.startswith("You are a personal assistant reviewing"):
+        return {"preference": "Short answers with bullet points and a friendly tone"}
+    if system.startswith("You check whether"):
+        return {"reason": "states it", "coverage": COVERAGES[len(body["messages"][-1]["content"]) % 3]}
+    if system.startswith("You compare"):
+        return {"items": [{"item": "short answers", "coverage": "fully"}, {"item": "friendly", "coverage": "partially"}]}
+    return {"reason": "ok", "score": 7}
+
+
+def instance(i: int, sessions: int = 4) -> dict:
+    pid, itype = f"p{i // 3:05d}", TYPES[i % 3]
+    factor = f"factor {i}"
+    prior = [
+        {
+            "context_factor": factor if s == i % sessions else f"other {s}",
+            "contextual_preference": f"preference {i}-{s}",
+            "dialogue": [
+                {"role": "user", "content": f"Request {s} of {pid}: help me plan item {i}."},
+                {"role": "assistant", "content": "Here is a long and detailed plan with many sections."},
+                {"role": "user", "content": "Shorter please, and use bullet points."},
+            ],
+        }
+        for s in range(sessions)
+    ]
+    return {
+        "persona_id": pid,
+        "instance_type": itype,
+        "current_request": f"Plan my next outing ({i}).",
+        "current_context_factor": factor,
+        "current_contextual_preference": f"Prefers short bulleted answers ({i})",
+        "current_checklist": [f"Is the reply short ({i})?", f"Does it use bullets ({i})?", f"Is it friendly ({i})?"],
+        "prior_interactions": prior,
+    }
+
+
+def write_release(path: Path, n: int) -> Path:
+    path.write_text("".join(json.dumps(instance(i)) + "\n" for i in range(n)), encoding="utf-8")
+    return path
+
+
+# -- part 1: scoring ----------------------------------------------------------------------------------------------
+def scoring(n: int, tmp: Path) -> None:
+    release = write_release(tmp / "cupid_10k.jsonl", n)
+    ref, instances = load_cupid(release)
+    project = Project.init(tmp / "score")
+    items, lines = [], []
+    for k, (key, inst) in enumerate(sorted(instances.items())):
+        labels = {
+            "gold": [{"item": it, "coverage": COVERAGES[(k + j) % 3]} for j, it in enumerate(inst.current_checklist)],
+            "inferred": [{"item": "short", "coverage": "fully"}, {"item": "formal", "coverage": "not_covered"}],
+        }
+        pred = {"persona_id": key[0], "instance_type": key[1], "inferred": "short and formal", "labels": labels}
+        gold = {"instance_type": inst.instance_type, "checklist": list(inst.current_checklist), "sessions_ago": 1 + k % 4}
+        items.append((key_name(key), inst.instance_type, {"gold": gold, "prediction": pred}))
+        lines.append(json.dumps(pred))
+    run = {
+        "run_id": "cupid-inference-bench", "benchmark": "cupid", "task": "inference", "model": "m",
+        "judge_model": "j", "backend": "openai", "offline": False, "release_dir": str(release),
+        "release_name": None, "release_version": None, "release_digest": ref.digest, "config_name": "cupid",
+        "settings": {}, "prompts": {},
+    }  # fmt: skip
+    project.store.eval_run_start(run)
+    _, wall, _ = measure(lambda: project.store.eval_run_finish(run["run_id"], items, {"rows": []}))
+    print(f"stored a run of {n} instances (predictions + judge labels) in {wall:.2f} s")
+    walls = []
+    for _ in range(3):
+        report, wall, cpu = measure(lambda: build_report(project.store, run["run_id"], {}))
+        walls.append(wall)
+    overall = next(r for r in report["rows"] if r["group"] == "overall")
+    print(f"score {n} stored instances (read + validate + pool, build_report): median {statistics.median(walls):.2f} s "
+          f"(runs {', '.join(f'{w:.2f}' for w in walls)}; goal <= 2 s)  F1 {overall['f1']}")  # fmt: skip
+    preds = tmp / "preds.jsonl"
+    preds.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    _, wall, _ = measure(lambda: score_cupid_file(release, "cupid", preds, None))
+    print(f"prefkit eval score of the same predictions from files (incl. reading {n} release rows): {wall:.2f} s")
+    project.close()
+
+
+# -- part 2: layer overhead ---------------------------------------------------------------------------------------
+async def bare_eval(base_url: str, instances: dict, concurrency: int) -> int:
+    """What a careful script does without prefkit: inference calls, then the judge's calls, each
+    through a semaphore around chat.completions.parse, with the same messages as the layer."""
+    client = openai.AsyncOpenAI(base_url=base_url, api_key=KEY, max_retries=4, timeout=60)
+    semaphore = asyncio.Semaphore(concurrency)
+
+    async def call(request, model: str):
+        async with semaphore:
+            completion = await client.chat.completions.parse(
+                model=model, messages=request.chat_messages(), response_format=request.response_model,
+                temperature=request.temperature, max_tokens=request.max_tokens, seed=0,
+            )  # fmt: skip
+            return completion.choices[0].message.parsed
+
+    keys = sorted(instances)
+    inferred = await asyncio.gather(*(call(cupid.infer_request(k, instances[k], "none"), "m") for k in keys))
+    judge = [r for k, a in zip(keys, inferred, strict=True) for r in cupid.match_requests(k, instances[k], a.preference)]
+    labels = await asyncio.gather(*(call(r, "j") for r in judge))
+    await client.close()
+    return len(inferred) + sum(1 for x in labels if x is not None)
+
+
+def eval_rounds(args, base: str, tmp: Path) -> None:
+    per_instance = 1 + 3 + 1
+    n_inst = args.calls // per_instance
+    release = write_release(tmp / f"cupid_{n_inst}.jsonl", n_inst)
+    _ref, instances = load_cupid(release)
+    print(f"eval run: {n_inst} instances x (1 inference + 3 pair labels + 1 decomposition) = "
+          f"{n_inst * per_instance} calls, concurrency {args.concurrency}, server latency {args.latency * 1000:.0f} ms")  # fmt: skip
+    bare, layered = [], []
+    for rnd in range(args.rounds):
+        print(f"round {rnd + 1}")
+        ok, wall, cpu = measure(lambda: asyncio.run(bare_eval(f"{base}/v1", instances, args.concurrency)))
+        bare.append((wall, cpu))
+        print(f"  bare AsyncOpenAI loop : {wall:6.2f} s  {ok / wall:7.1f} calls/s  cpu {cpu:5.2f} s  ok={ok}")
+        project = Project.init(tmp / f"layer{rnd}")
+        cfg = {"base_url": f"{base}/v1", "concurrency": args.concurrency, "models": {"assistant": "m", "judge": "j"}}
+        before = stats(base)["chat"]
+        with LLMLayer(project.store, cfg, backend="openai", seed=rnd, progress=False) as layer:
+            result, wall, cpu = measure(lambda: run_cupid(project.store, layer, release, "cupid"))
+            http = stats(base)["chat"] - before
+            layered.append((wall, cpu))
+            overall = next(r for r in result.rows if r["group"] == "overall")
+            print(f"  prefkit eval (layer)  : {wall:6.2f} s  {http / wall:7.1f} calls/s  cpu {cpu:5.2f} s  "
+                  f"http={http}  F1={overall['f1']}")  # fmt: skip
+            if rnd == args.rounds - 1:
+                before = stats(base)["chat"]
+                _, again, _ = measure(lambda: run_cupid(project.store, layer, release, "cupid"))
+                print(f"  rerun of the same eval: {again:.2f} s, http requests={stats(base)['chat'] - before} (all cached)")
+        project.close()
+    best = min(w for w, _ in bare) / min(w for w, _ in layered)
+    median = statistics.median(w for w, _ in bare) / statistics.median(w for w, _ in layered)
+    print(f"throughput ratio layer/bare: best walls {best:.3f}, median walls {median:.3f}  (goal >= 0.95)")
+    calls = n_inst * per_instance
+    b = statistics.mean(c for _, c in bare) / calls * 1000
+    la = statistics.mean(c for _, c in layered) / calls * 1000
+    print(f"CPU per call (mean of rounds): layer {la:.2f} ms, bare {b:.2f} ms, overhead {la - b:+.2f} ms/call")
+    print(f"fake server: at most {stats(base)['max_in_flight']} requests in flight")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--instances", type=int, default=10_000)
+    parser.add_argument("--calls", type=int, default=2000)
+    parser.add_argument("--concurrency", type=int, default=32)
+    parser.add_argument("--latency", type=float, default=0.2)
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--skip-scoring", action="store_true")
+    args = parser.parse_args()
+    print(f"nproc={os.cpu_count()}")
+    with tempfile.TemporaryDirectory() as tmp:
+        if not args.skip_scoring:
+            scoring(args.instances, Path(tmp))
+        os.environ["OPENAI_API_KEY"] = KEY
+        proc, base = start_server(args.latency, responder=f"{Path(__file__).resolve()}:responder")
+        try:
+            eval_rounds(args, base, Path(tmp))
+        finally:
+            proc.terminate()
+            proc.wait(timeout=10)
+
+
+if __name__ == "__main__":
+    main()
