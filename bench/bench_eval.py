@@ -113,7 +113,7 @@ def scoring(n: int, tmp: Path) -> None:
         report, wall, cpu = measure(lambda: build_report(project.store, run["run_id"], {}))
         walls.append(wall)
     overall = next(r for r in report["rows"] if r["group"] == "overall")
-    print(f"score {n} stored instances (read + validate + pool, build_report): median {statistics.median(walls):.2f} s "
+    print(f"score {n} stored instances (read the run back + pool P/R/F1, build_report): median {statistics.median(walls):.2f} s "
           f"(runs {', '.join(f'{w:.2f}' for w in walls)}; goal <= 2 s)  F1 {overall['f1']}")  # fmt: skip
     preds = tmp / "preds.jsonl"
     preds.write_text("\n".join(lines) + "\n", encoding="utf-8")

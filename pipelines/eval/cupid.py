@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from pipelines.eval import offline as _offline  # noqa: F401 - registers the offline answers
-from pipelines.eval.cupid_metrics import key_name
+from pipelines.eval.cupid_metrics import key_name, with_fields
 from pipelines.eval.prompting import build_request
 from pipelines.eval.release import CupidKey, relevant_positions
 from pipelines.llm.costs import Estimate
@@ -184,7 +184,7 @@ def judge(
         bad = next((a for a in answers if not a.ok), None)
         if bad is not None:
             failed += 1
-            out[key] = out[key].model_copy(update={"error": f"judge: {bad.error}"})
+            out[key] = with_fields(out[key], {"error": f"judge: {bad.error}"})
         elif task == "inference":
             inst = instances[key]
             labels = CupidLabels(
@@ -194,9 +194,9 @@ def judge(
                 ],
                 inferred=[ItemLabel(item=i.item, coverage=i.coverage) for i in answers[-1].parsed.items],
             )
-            out[key] = out[key].model_copy(update={"labels": labels})
+            out[key] = with_fields(out[key], {"labels": labels})
         else:
-            out[key] = out[key].model_copy(update={"score": answers[0].parsed.score})
+            out[key] = with_fields(out[key], {"score": answers[0].parsed.score})
     return out, failed
 
 

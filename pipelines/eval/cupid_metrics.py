@@ -107,6 +107,11 @@ def _gold_credit(key: CupidKey, gold: Gold, labels: list[dict[str, str]]) -> flo
     return sum(COVERAGE_CREDIT[c] for c in by_item.values())
 
 
+def with_fields(pred: CupidPrediction, fields: dict[str, Any]) -> CupidPrediction:
+    """``pred`` with ``fields`` replaced (already-validated values; cheaper than ``model_copy``)."""
+    return CupidPrediction.model_construct(**{**dict(pred), **fields})
+
+
 def as_record(pred: CupidPrediction | dict[str, Any] | None) -> dict[str, Any] | None:
     """A prediction in its JSON shape (stored runs keep that shape; files are validated first)."""
     if pred is None or isinstance(pred, dict):
@@ -267,7 +272,7 @@ def apply_labels(preds: dict[CupidKey, CupidPrediction], path: Path) -> dict[Cup
         target.append(ItemLabel(item=line.item, coverage=line.coverage))
     out = dict(preds)
     for key, lab in labels.items():
-        out[key] = out[key].model_copy(update={"labels": lab})
+        out[key] = with_fields(out[key], {"labels": lab})
     for key, s in scores.items():
-        out[key] = out[key].model_copy(update={"score": s})
+        out[key] = with_fields(out[key], {"score": s})
     return out
