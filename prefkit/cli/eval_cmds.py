@@ -167,11 +167,12 @@ def eval_alpsbench(project, release, task_number, split, config_name, model, jud
     if not model and not predictions and not estimate:
         raise click.UsageError("give --model NAME to run a model, or --predictions FILE to score one")
     with _layer(project, model, judge_model, backend, seed, as_json) as layer:
-        if estimate:
+        if estimate or (not as_json and not predictions):
             _ref, rows, _gold = alps_mod.load_alps(Path(release), task, split, config_name)
             ids = sorted(rows)[:limit] if limit else sorted(rows)
             _print_estimate(layer.estimate([alps_mod.model_request(rows[b]) for b in ids]), as_json)
-            return
+            if estimate:
+                return
         result = run_alpsbench(project.store, layer, Path(release), task, split, config_name,
                                Path(predictions) if predictions else None, limit)  # fmt: skip
     _print_result(project, result, as_json)
