@@ -49,7 +49,12 @@ def responder(body: dict) -> dict | str:
     if system.startswith("You check whether"):
         return {"reason": "states it", "coverage": COVERAGES[len(body["messages"][-1]["content"]) % 3]}
     if system.startswith("You compare"):
-        return {"items": [{"item": "short answers", "coverage": "fully"}, {"item": "friendly", "coverage": "partially"}]}
+        return {
+            "items": [
+                {"item": "short answers", "coverage": "fully"},
+                {"item": "friendly", "coverage": "partially"},
+            ]
+        }
     return {"reason": "ok", "score": 7}
 
 
@@ -74,7 +79,11 @@ def instance(i: int, sessions: int = 4) -> dict:
         "current_request": f"Plan my next outing ({i}).",
         "current_context_factor": factor,
         "current_contextual_preference": f"Prefers short bulleted answers ({i})",
-        "current_checklist": [f"Is the reply short ({i})?", f"Does it use bullets ({i})?", f"Is it friendly ({i})?"],
+        "current_checklist": [
+            f"Is the reply short ({i})?",
+            f"Does it use bullets ({i})?",
+            f"Is it friendly ({i})?",
+        ],
         "prior_interactions": prior,
     }
 
@@ -92,11 +101,26 @@ def scoring(n: int, tmp: Path) -> None:
     items, lines = [], []
     for k, (key, inst) in enumerate(sorted(instances.items())):
         labels = {
-            "gold": [{"item": it, "coverage": COVERAGES[(k + j) % 3]} for j, it in enumerate(inst.current_checklist)],
-            "inferred": [{"item": "short", "coverage": "fully"}, {"item": "formal", "coverage": "not_covered"}],
+            "gold": [
+                {"item": it, "coverage": COVERAGES[(k + j) % 3]}
+                for j, it in enumerate(inst.current_checklist)
+            ],
+            "inferred": [
+                {"item": "short", "coverage": "fully"},
+                {"item": "formal", "coverage": "not_covered"},
+            ],
         }
-        pred = {"persona_id": key[0], "instance_type": key[1], "inferred": "short and formal", "labels": labels}
-        gold = {"instance_type": inst.instance_type, "checklist": list(inst.current_checklist), "sessions_ago": 1 + k % 4}
+        pred = {
+            "persona_id": key[0],
+            "instance_type": key[1],
+            "inferred": "short and formal",
+            "labels": labels,
+        }
+        gold = {
+            "instance_type": inst.instance_type,
+            "checklist": list(inst.current_checklist),
+            "sessions_ago": 1 + k % 4,
+        }
         items.append((key_name(key), inst.instance_type, {"gold": gold, "prediction": pred}))
         lines.append(json.dumps(pred))
     run = {
@@ -118,7 +142,9 @@ def scoring(n: int, tmp: Path) -> None:
     preds = tmp / "preds.jsonl"
     preds.write_text("\n".join(lines) + "\n", encoding="utf-8")
     _, wall, _ = measure(lambda: score_cupid_file(release, "cupid", preds, None))
-    print(f"prefkit eval score of the same predictions from files (incl. reading {n} release rows): {wall:.2f} s")
+    print(
+        f"prefkit eval score of the same predictions from files (incl. reading {n} release rows): {wall:.2f} s"
+    )
     project.close()
 
 
@@ -139,7 +165,11 @@ async def bare_eval(base_url: str, instances: dict, concurrency: int) -> int:
 
     keys = sorted(instances)
     inferred = await asyncio.gather(*(call(cupid.infer_request(k, instances[k], "none"), "m") for k in keys))
-    judge = [r for k, a in zip(keys, inferred, strict=True) for r in cupid.match_requests(k, instances[k], a.preference)]
+    judge = [
+        r
+        for k, a in zip(keys, inferred, strict=True)
+        for r in cupid.match_requests(k, instances[k], a.preference)
+    ]
     labels = await asyncio.gather(*(call(r, "j") for r in judge))
     await client.close()
     return len(inferred) + sum(1 for x in labels if x is not None)
@@ -159,7 +189,11 @@ def eval_rounds(args, base: str, tmp: Path) -> None:
         bare.append((wall, cpu))
         print(f"  bare AsyncOpenAI loop : {wall:6.2f} s  {ok / wall:7.1f} calls/s  cpu {cpu:5.2f} s  ok={ok}")
         project = Project.init(tmp / f"layer{rnd}")
-        cfg = {"base_url": f"{base}/v1", "concurrency": args.concurrency, "models": {"assistant": "m", "judge": "j"}}
+        cfg = {
+            "base_url": f"{base}/v1",
+            "concurrency": args.concurrency,
+            "models": {"assistant": "m", "judge": "j"},
+        }
         before = stats(base)["chat"]
         with LLMLayer(project.store, cfg, backend="openai", seed=rnd, progress=False) as layer:
             result, wall, cpu = measure(lambda: run_cupid(project.store, layer, release, "cupid"))
@@ -171,7 +205,9 @@ def eval_rounds(args, base: str, tmp: Path) -> None:
             if rnd == args.rounds - 1:
                 before = stats(base)["chat"]
                 _, again, _ = measure(lambda: run_cupid(project.store, layer, release, "cupid"))
-                print(f"  rerun of the same eval: {again:.2f} s, http requests={stats(base)['chat'] - before} (all cached)")
+                print(
+                    f"  rerun of the same eval: {again:.2f} s, http requests={stats(base)['chat'] - before} (all cached)"
+                )
         project.close()
     best = min(w for w, _ in bare) / min(w for w, _ in layered)
     median = statistics.median(w for w, _ in bare) / statistics.median(w for w, _ in layered)
@@ -179,7 +215,9 @@ def eval_rounds(args, base: str, tmp: Path) -> None:
     calls = n_inst * per_instance
     b = statistics.mean(c for _, c in bare) / calls * 1000
     la = statistics.mean(c for _, c in layered) / calls * 1000
-    print(f"CPU per call (mean of rounds): layer {la:.2f} ms, bare {b:.2f} ms, overhead {la - b:+.2f} ms/call")
+    print(
+        f"CPU per call (mean of rounds): layer {la:.2f} ms, bare {b:.2f} ms, overhead {la - b:+.2f} ms/call"
+    )
     print(f"fake server: at most {stats(base)['max_in_flight']} requests in flight")
 
 

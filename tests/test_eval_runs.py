@@ -1,0 +1,100 @@
+"""Runs as stored objects (offline backend): identity and resume, judging a predictions file, reports
+regenerated from the store, estimates without calls, AlpsBench task 4 through the judge."""
+
+from __future__ import annotations
+
+import json
+
+from click.testing import CliRunner
+from evalkit import cupid_release, write_config, write_jsonl
+
+from prefkit.cli import cli
+
+
+def run_cli(project, *args, code=0):
+    result = CliRunner().invoke(cli, [*args, "-p", str(project.root)])
+    assert result.exit_code == code, result.output
+    return result.output
+
+
+def test_the_same_command_resumes_the_same_run_without_new_calls(project, tmp_path):
+    rel = cupid_release(tmp_path, personas=2)
+    args = ("eval", "cupid", "--release", str(rel), "--model", "m", "--backend", "offline", "--json")
+    first = json.loads(run_cli(project, *args))
+    calls = project.store.count("llm_cache")
+    second = json.loads(run_cli(project, *args))
+    assert second["run"]["run_id"] == first["run"]["run_id"] and second["rows"] == first["rows"]
+    assert project.store.count("llm_cache") == calls and len(project.store.eval_runs()) == 1
+    run = first["run"]
+    assert run["offline"] is True and run["release_version"] == "1.0.0" and run["release_name"] == "evaltest"
+    assert set(run["prompts"]) == {"cupid_infer", "cupid_match_gold", "cupid_match_inferred"}
+    other = json.loads(run_cli(project, *args, "--oracle", "relevant"))
+    assert other["run"]["run_id"] != run["run_id"] and other["run"]["settings"]["oracle"] == "relevant"
+
+
+def test_a_report_is_regenerated_from_the_stored_items(project, tmp_path):
+    rel = cupid_release(tmp_path, personas=2)
+    out = json.loads(run_cli(project, "eval", "cupid", "--release", str(rel), "--model", "m", "--json"))
+    run_id = out["run"]["run_id"]
+    report_dir = tmp_path / "report"
+    text = run_cli(project, "eval", "report", run_id[:18], "--format", "json", "--out", str(report_dir))
+    report = json.loads(text.split("\nwrote ")[0])
+    assert report["rows"] == out["rows"] and report["judge"]["status"] == "not validated"
+    assert sorted(p.name for p in report_dir.iterdir()) == [
+        "f1_by_position.svg",
+        "prf_by_type.svg",
+        "report.json",
+    ]
+    assert "<svg" in (report_dir / "prf_by_type.svg").read_text()
+
+
+def test_judging_a_predictions_file_calls_only_the_judge(project, tmp_path):
+    rel = cupid_release(tmp_path, personas=1)
+    preds = write_jsonl(tmp_path / "p.jsonl", [
+        {"persona_id": "p0", "instance_type": "consistent", "inferred": "bullets and short answers"},
+        {"persona_id": "p0", "instance_type": "changing", "inferred": ""},
+    ])  # fmt: skip
+    out = json.loads(
+        run_cli(project, "eval", "cupid", "--release", str(rel), "--predictions", str(preds), "--json")
+    )
+    assert out["run"]["model"] is None
+    stages = {row["stage"] for row in project.store.llm_ledger()}
+    assert stages == {"eval.cupid.match_gold", "eval.cupid.match_inferred"}
+    rows = {r["group"]: r for r in out["rows"] if r["task"] == "inference"}
+    assert rows["consistent"]["n_inferred"] == 1 and rows["changing"]["n_empty"] == 1
+    assert rows["contrastive"]["n_missing"] == 1
+
+
+def test_estimate_prices_the_run_and_makes_no_call(project, tmp_path):
+    rel = cupid_release(tmp_path, personas=2)
+    out = json.loads(
+        run_cli(project, "eval", "cupid", "--release", str(rel), "--model", "m", "--estimate", "--json")
+    )
+    assert out["estimate"]["calls"] == 6 * (1 + 2 + 1)  # inference + one per gold item + decomposition
+    assert project.store.count("llm_cache") == 0 and project.store.eval_runs() == []
+
+
+def test_oracle_gold_is_for_generation_only(project, tmp_path):
+    rel = cupid_release(tmp_path, personas=1)
+    out = run_cli(project, "eval", "cupid", "--release", str(rel), "--model", "m", "--oracle", "gold", code=1)
+    assert "generation only" in out
+
+
+def test_alpsbench_task4_is_scored_by_the_judge_per_ability(project, tmp_path):
+    rel = tmp_path / "rel"
+    gold = {"selected_memory": {"memory_id": "m1", "value": "prefers green tea every morning"}}
+    write_config(rel, "alpsbench", "validation", [
+        {"benchmark_id": "a", "task": "task4_ability1", "input": {"queries": ["What do I drink?"]}, "gold": gold},
+        {"benchmark_id": "b", "task": "task4_ability2", "input": {"dialogue": [{"role": "user", "text": "I love green tea"}],
+                                                                   "queries": ["Morning plan?"]}, "gold": gold},
+    ])  # fmt: skip
+    out = json.loads(
+        run_cli(project, "eval", "alpsbench", "--release", str(rel), "--task", "4", "--model", "m", "--json")
+    )
+    rows = {r["group"]: r for r in out["rows"]}
+    assert set(rows) == {"ability1", "ability2"} and all(r["n_scored"] == 1 for r in rows.values())
+    assert out["run"]["judge_model"] == "gpt-4o-mini" and out["judge"]["validated"] is False
+    assert {row["stage"] for row in project.store.llm_ledger()} == {
+        "eval.alps.task4",
+        "eval.alps.judge_task4",
+    }
