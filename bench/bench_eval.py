@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import json
 import os
 import statistics
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -29,8 +29,8 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 import openai  # noqa: E402
-
 from bench_llm import KEY, measure, start_server, stats  # noqa: E402
+
 from curation.project import Project  # noqa: E402
 from pipelines.eval import build_report, cupid, run_cupid, score_cupid_file  # noqa: E402
 from pipelines.eval.cupid_metrics import key_name  # noqa: E402
@@ -196,7 +196,7 @@ def eval_rounds(args, base: str, tmp: Path) -> None:
         }
         before = stats(base)["chat"]
         with LLMLayer(project.store, cfg, backend="openai", seed=rnd, progress=False) as layer:
-            result, wall, cpu = measure(lambda: run_cupid(project.store, layer, release, "cupid"))
+            result, wall, cpu = measure(functools.partial(run_cupid, project.store, layer, release, "cupid"))
             http = stats(base)["chat"] - before
             layered.append((wall, cpu))
             overall = next(r for r in result.rows if r["group"] == "overall")
@@ -204,7 +204,7 @@ def eval_rounds(args, base: str, tmp: Path) -> None:
                   f"http={http}  F1={overall['f1']}")  # fmt: skip
             if rnd == args.rounds - 1:
                 before = stats(base)["chat"]
-                _, again, _ = measure(lambda: run_cupid(project.store, layer, release, "cupid"))
+                _, again, _ = measure(functools.partial(run_cupid, project.store, layer, release, "cupid"))
                 print(
                     f"  rerun of the same eval: {again:.2f} s, http requests={stats(base)['chat'] - before} (all cached)"
                 )
@@ -235,7 +235,7 @@ def main() -> None:
         if not args.skip_scoring:
             scoring(args.instances, Path(tmp))
         os.environ["OPENAI_API_KEY"] = KEY
-        proc, base = start_server(args.latency, responder=f"{Path(__file__).resolve()}:responder")
+        proc, base = start_server(args.latency, responder=f"{Path(__file__).resolve()}:responder", wait_s=60)
         try:
             eval_rounds(args, base, Path(tmp))
         finally:

@@ -47,7 +47,9 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_server(latency: float, responder: str | None = None) -> tuple[subprocess.Popen, str]:
+def start_server(
+    latency: float, responder: str | None = None, wait_s: float = 10.0
+) -> tuple[subprocess.Popen, str]:
     """The fake server in its own process; ``responder`` = ``path/to/file.py:function`` (default: echo)."""
     port = free_port()
     extra = ["--responder", responder] if responder else []
@@ -64,7 +66,7 @@ def start_server(latency: float, responder: str | None = None) -> tuple[subproce
         cwd=ROOT,
     )
     base = f"http://127.0.0.1:{port}"
-    for _ in range(200):
+    for _ in range(int(wait_s / 0.05)):
         try:
             stats(base)
             return proc, base
