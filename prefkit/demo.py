@@ -61,6 +61,31 @@ def _pairs_and_gold(project: Project) -> None:
         store.set_gold(task_id, {"coverage": "fully"})
 
 
+def copy_examples(dest: str | Path) -> list[Path]:
+    """Copy the bundled example inputs (AlpsBench packets, the tour's labels file) into ``dest``.
+
+    Refuses to overwrite a file that differs, so a user's edits are never lost; returns the files written
+    or already identical."""
+    from schemas.common import PrefkitError
+
+    src = Path(str(resources.files("pipelines").joinpath("examples")))
+    dest = Path(dest)
+    files = sorted(p for p in src.rglob("*") if p.is_file() and p.suffix in (".json", ".jsonl"))
+    for f in files:
+        target = dest / f.relative_to(src)
+        if target.exists() and target.read_bytes() != f.read_bytes():
+            raise PrefkitError(
+                f"{target} exists and differs from the example; remove it or pick another DEST"
+            )
+    out = []
+    for f in files:
+        target = dest / f.relative_to(src)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(f.read_bytes())
+        out.append(target)
+    return out
+
+
 def _users(project: Project) -> None:
     for name, role in DEMO_USERS:
         if project.store.user(name) is None:

@@ -191,3 +191,30 @@ def test_generate_batch_flag_sends_rounds_through_the_batch_api(openai_project):
     assert server.count() <= 2  # live chat calls only for repairs, if any
     assert all(b["status"] == "collected" for b in reopened.store.llm_batches())
     reopened.close()
+
+
+def test_generate_exits_3_when_calls_failed_and_the_rerun_resumes(openai_project):
+    from click.testing import CliRunner
+
+    from prefkit.cli import cli
+
+    state = {"down": True}
+
+    def flaky(body):
+        answer = responder(body)
+        if state["down"] and isinstance(answer, dict) and "factors" in answer:
+            return "upstream error: not JSON"
+        return answer
+
+    _, project = openai_project(flaky)
+    args = ["generate", "-n", "1", "--backend", "openai", "--project", str(project.root)]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 3, result.output
+    assert "incomplete: model calls failed (factors 1;" in result.output
+    assert "Resume by running the same command again" in result.output
+    state["down"] = False
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 0, result.output
+    reopened = Project(project.root)
+    assert reopened.store.status()["instances"] == 3
+    reopened.close()

@@ -36,6 +36,7 @@ def cli() -> None:
 
 for command in (
     demo_cmds.demo,
+    demo_cmds.examples,
     project_cmds.init,
     project_cmds.status,
     project_cmds.schema,

@@ -1,4 +1,4 @@
-"""``prefkit demo``: build the demo project and serve the annotation app on it."""
+"""``prefkit demo``: build the demo project and serve the annotation app on it; ``prefkit examples``."""
 
 from __future__ import annotations
 
@@ -34,3 +34,19 @@ def demo(path: str, personas: int, seed: int, port: int, no_serve: bool) -> None
     from prefkit.cli.annotate_cmds import annotate_serve
 
     click.get_current_context().invoke(annotate_serve, project_path=str(root), port=port, host="127.0.0.1")
+
+
+@click.command()
+@click.argument("dest", type=click.Path(file_okay=False), default="examples")
+def examples(dest: str) -> None:
+    """Copy the example inputs into DEST (default: examples): AlpsBench packets (alpsbench/) and the
+    labels of the README's tour (labels.jsonl). Never overwrites a file that differs.
+
+    Example: prefkit examples examples && prefkit import alpsbench examples/alpsbench
+    """
+    from prefkit.demo import copy_examples
+
+    files = copy_examples(dest)
+    packets = sum(1 for f in files if f.suffix == ".json")
+    labels = sum(1 for f in files if f.suffix == ".jsonl")
+    click.echo(f"copied {packets} AlpsBench packets and {labels} labels file to {dest}")

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import functools
+import sys
 
 import click
 
 from prefkit.cli.common import echo_json, echo_table, json_option, project_option
 
+#: Exit status of a run in which model calls failed: the project holds everything that succeeded and
+#: the same command resumes (distinct from 1, an error that stopped the run, and 2, a usage error).
+EXIT_CALLS_FAILED = 3
 STAGE_NAMES = ("personas", "factors", "sessions", "checklists", "dialogues", "instances")
 
 
@@ -62,6 +66,7 @@ def _run(project, stages, as_json: bool, **flags) -> None:
     ) as layer:
         reports = run_generation(project.store, layer, cfg, stages)
     rows = [r.as_dict() for r in reports]
+    failed = {r["stage"]: r["failed"] for r in rows if r["failed"]}
     if as_json:
         echo_json(
             {
@@ -69,21 +74,30 @@ def _run(project, stages, as_json: bool, **flags) -> None:
                 "stages": rows,
                 "dropped": project.store.dropped_personas(),
                 "silent_sessions": silent_sessions(project.store),
+                "failed": failed,
             }
         )
-        return
-    echo_table(rows, ["stage", "written", "skipped", "dropped", "failed"])
-    for pid, why in project.store.dropped_personas().items():
-        click.echo(f"dropped {pid} at {why['stage']}: {why['reason']}")
-    if any(r["failed"] for r in rows):
-        click.echo(
-            "some model calls failed (see `prefkit status` failures); run the same command again to retry them"
-        )
-    silent = silent_sessions(project.store)
-    click.echo(f"backend {backend}; {project.store.count('instances')} instances in the project")
-    click.echo(f"silent sessions (no checklist item raised): {len(silent)}")
-    for sid in silent[:10]:
-        click.echo(f"  - {sid}")
+    else:
+        echo_table(rows, ["stage", "written", "skipped", "dropped", "failed"])
+        for pid, why in project.store.dropped_personas().items():
+            click.echo(f"dropped {pid} at {why['stage']}: {why['reason']}")
+        silent = silent_sessions(project.store)
+        click.echo(f"backend {backend}; {project.store.count('instances')} instances in the project")
+        click.echo(f"silent sessions (no checklist item raised): {len(silent)}")
+        for sid in silent[:10]:
+            click.echo(f"  - {sid}")
+    if failed:
+        _exit_incomplete(", ".join(f"{stage} {n}" for stage, n in failed.items()))
+
+
+def _exit_incomplete(where: str) -> None:
+    """Model calls failed: say so and how to resume, and exit with EXIT_CALLS_FAILED."""
+    click.echo(
+        f"incomplete: model calls failed ({where}; `prefkit status` counts the failure rows). "
+        f"Resume by running the same command again: completed calls are cached and not repeated.",
+        err=True,
+    )
+    sys.exit(EXIT_CALLS_FAILED)
 
 
 def _repair(project, as_json: bool, **flags) -> None:
@@ -104,6 +118,8 @@ def _repair(project, as_json: bool, **flags) -> None:
         report = run_repair(project.store, layer, cfg)
     if as_json:
         echo_json(report.as_dict())
+        if report.failed:
+            _exit_incomplete(f"repair {len(report.failed)}")
         return
     prev = report.previous
     if prev:
@@ -117,6 +133,8 @@ def _repair(project, as_json: bool, **flags) -> None:
     )
     for sid in report.failed:
         click.echo(f"  could not regenerate {sid} (see `prefkit status` failures)")
+    if report.failed:
+        _exit_incomplete(f"repair {len(report.failed)}")
 
 
 @click.command()
@@ -142,7 +160,8 @@ def generate(project, stage: str | None, estimate: bool, repair: bool, as_json: 
       instances   build the consistent, contrastive and changing CUPID instances
 
     A rerun skips what the project already holds; a persona that keeps failing validation is dropped
-    with the reason shown. Export the result with `prefkit export cupid OUT.jsonl`.
+    with the reason shown. When model calls failed the run exits 3 and says how to resume. Export the
+    result with `prefkit export cupid OUT.jsonl`.
 
     After annotators verified the sessions, `--repair` gives every failed session a new dialogue (the
     old one is kept), queues it for re-verification and reports how many instances the previous
