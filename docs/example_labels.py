@@ -38,8 +38,8 @@ def tour_project(root: Path):
     cfg = GenerationConfig.from_config(project.config["generation"], personas=2, seed=0)
     with LLMLayer(
         project.store, llm_config=project.config["llm"], backend="offline", seed=0, progress=False
-    ) as l:
-        run_generation(project.store, l, cfg)
+    ) as layer:
+        run_generation(project.store, layer, cfg)
     project.store.import_bundle(alpsbench.build_bundle(ROOT / "pipelines" / "examples" / "alpsbench"))
     project.store.add_preference_pairs(pairs_from_instances(project.store.instances()), PROVENANCE)
     for kind in ("preference_match", "preference_expressed"):
