@@ -550,3 +550,47 @@ def m010_alpsbench_tasks(conn: Connection) -> None:
         Column("created_at", Text, nullable=False),
     )
     md.create_all(conn)
+
+
+@migration(9, "annotator_door")
+def m009_annotator_door(conn: Connection) -> None:
+    """Sign-in attempts (for throttling and the audit trail) and assignments handed back to the pool.
+
+    ``sign_in_log`` keeps every attempt (outcome ``ok``, ``fail``, ``throttled``, ``locked``) and every
+    maintainer ``unlock``: failures since the last success or unlock, per user name and per client,
+    decide the backoff. ``assignment_releases`` records each open assignment returned to the pool
+    (the row itself is deleted so the item can go to someone else). The partial index lists only
+    open assignments, so finding stale ones never reads the finished history.
+    """
+    md = MetaData()
+    Table(
+        "sign_in_log",
+        md,
+        Column("seq", Integer, primary_key=True, autoincrement=True),
+        Column("username", Text, nullable=False),
+        Column("client", Text, nullable=False),
+        Column("outcome", Text, nullable=False),
+        Column("created_at", Text, nullable=False),
+        Index("ix_sign_in_log_user", "username", "seq"),
+        Index("ix_sign_in_log_client", "client", "seq"),
+    )
+    Table(
+        "assignment_releases",
+        md,
+        Column("seq", Integer, primary_key=True, autoincrement=True),
+        Column("task_id", Text, nullable=False),
+        Column("annotator", Text, nullable=False),
+        Column("kind", Text, nullable=False),
+        Column("assigned_at", Text, nullable=False),
+        Column("shown_at", Text),
+        Column("reason", Text, nullable=False),
+        Column("released_at", Text, nullable=False),
+        Index("ix_assignment_releases_annotator", "annotator", "seq"),
+    )
+    md.create_all(conn)
+    conn.execute(
+        text(
+            "CREATE INDEX ix_assignments_pending ON assignments (kind, annotator, shown_at, assigned_at)"
+            " WHERE done_at IS NULL"
+        )
+    )

@@ -50,13 +50,18 @@ class AppStore(LabelStore):
         row = conn.execute(self._open_query(annotator, kind, self._closed_batches(conn))).mappings().first()
         return None if row is None else dict(row)
 
-    def open_assignment(self, annotator: str, kind: str, chunk: int, n_gold: int) -> dict[str, Any] | None:
+    def open_assignment(
+        self, annotator: str, kind: str, chunk: int, n_gold: int, stale_before: str | None = None
+    ) -> dict[str, Any] | None:
         """The annotator's current item of ``kind`` (assigning a new chunk when the queue is empty),
-        marked as shown with its pending event id; ``None`` when nothing is left to do.
+        marked as shown with its pending event id; ``None`` when nothing is left to do. Before a new
+        chunk is picked, other annotators' items idle since ``stale_before`` go back to the pool.
         Idempotent, so a dropped connection or a deadlock just runs it again."""
-        return self.retrying(lambda: self._open_assignment(annotator, kind, chunk, n_gold))
+        return self.retrying(lambda: self._open_assignment(annotator, kind, chunk, n_gold, stale_before))
 
-    def _open_assignment(self, annotator: str, kind: str, chunk: int, n_gold: int) -> dict[str, Any] | None:
+    def _open_assignment(
+        self, annotator: str, kind: str, chunk: int, n_gold: int, stale_before: str | None
+    ) -> dict[str, Any] | None:
         with self.read() as conn:
             row = self._open_row(conn, annotator, kind)
         if row is not None and row["event_id"]:
@@ -67,6 +72,8 @@ class AppStore(LabelStore):
             self.lock(conn, f"queue:{annotator}")
             row = self._open_row(conn, annotator, kind)
             if row is None:
+                if stale_before is not None:
+                    self._release_stale(conn, stale_before, kind)
                 if not self._assign_chunk(conn, annotator, kind, chunk, n_gold):
                     return None
                 row = self._open_row(conn, annotator, kind)
@@ -165,12 +172,83 @@ class AppStore(LabelStore):
             if not self.insert_event(conn, ev):
                 return False
             if ev.action in FINISHING and ev.supersedes is None:
-                conn.execute(
+                closed = conn.execute(
                     update(a)
                     .where(a.c.task_id == ev.task_id, a.c.annotator == ev.annotator, a.c.done_at.is_(None))
                     .values(done_at=ev.created_at)
-                )
+                ).rowcount
+                if not closed:
+                    self._reattach(conn, ev)
         return True
+
+    def _reattach(self, conn: Connection, ev: LabelEvent) -> None:
+        """A submit for an item that went back to the pool while it was on screen: the label is kept
+        (nothing an annotator did is lost) and the assignment is restored, finished."""
+        a, t = self.t["assignments"], self.t["tasks"]
+        if conn.execute(
+            select(a.c.task_id).where(a.c.task_id == ev.task_id, a.c.annotator == ev.annotator)
+        ).first():
+            return
+        task = conn.execute(select(t.c.batch_id).where(t.c.task_id == ev.task_id)).first()
+        start = conn.execute(select(func.max(a.c.position)).where(a.c.annotator == ev.annotator)).scalar()
+        conn.execute(a.insert(), {
+            "task_id": ev.task_id, "annotator": ev.annotator, "position": (start or 0) + 1,
+            "assigned_at": ev.created_at, "event_id": ev.event_id, "shown_at": ev.created_at,
+            "done_at": ev.created_at, "kind": ev.kind, "batch_id": task[0] if task else "default",
+        })  # fmt: skip
+        conn.execute(update(t).where(t.c.task_id == ev.task_id).values(n_assigned=t.c.n_assigned + 1))
+
+    # -- stale assignments --------------------------------------------------------------------------
+    def _release_stale(
+        self, conn: Connection, before: str, kind: str | None = None, annotator: str | None = None
+    ) -> list[dict[str, Any]]:
+        """Return to the pool every open assignment of an (annotator, kind) queue that has shown
+        nothing since ``before``: the rows go (logged in ``assignment_releases``), the tasks' holder
+        counts drop, so the items can go to someone else."""
+        a, t, r = self.t["assignments"], self.t["tasks"], self.t["assignment_releases"]
+        seen = func.max(func.coalesce(a.c.shown_at, a.c.assigned_at))
+        q = select(a.c.kind, a.c.annotator).where(a.c.done_at.is_(None)).group_by(a.c.kind, a.c.annotator)
+        if kind is not None:
+            q = q.where(a.c.kind == kind)
+        if annotator is not None:
+            q = q.where(a.c.annotator == annotator)
+        idle = conn.execute(q.having(seen < before)).all()
+        released: list[dict[str, Any]] = []
+        now = utcnow()
+        for k, who in idle:
+            self.lock(conn, f"queue:{who}")  # their queue changes in one transaction at a time
+            rows = conn.execute(
+                select(a.c.task_id, a.c.assigned_at, a.c.shown_at).where(
+                    a.c.kind == k, a.c.annotator == who, a.c.done_at.is_(None)
+                )
+            ).mappings().all()
+            ids = [row["task_id"] for row in rows]
+            conn.execute(r.insert(), [
+                {"task_id": row["task_id"], "annotator": who, "kind": k, "assigned_at": row["assigned_at"],
+                 "shown_at": row["shown_at"], "reason": f"idle since before {before}", "released_at": now}
+                for row in rows
+            ])  # fmt: skip
+            conn.execute(
+                a.delete().where(a.c.annotator == who, a.c.task_id.in_(ids), a.c.done_at.is_(None))
+            )
+            conn.execute(update(t).where(t.c.task_id.in_(ids)).values(n_assigned=t.c.n_assigned - 1))
+            released += [{"annotator": who, "kind": k, "task_id": i} for i in ids]
+        return released
+
+    def release_stale(
+        self, before: str, kind: str | None = None, annotator: str | None = None
+    ) -> list[dict[str, Any]]:
+        """:meth:`_release_stale` in its own transaction; the released ``(annotator, kind, task_id)``."""
+        with self.write() as conn:
+            return self._release_stale(conn, before, kind, annotator)
+
+    def releases(self, annotator: str | None = None) -> list[dict[str, Any]]:
+        r = self.t["assignment_releases"]
+        q = select(r).order_by(r.c.seq)
+        if annotator is not None:
+            q = q.where(r.c.annotator == annotator)
+        with self.read() as conn:
+            return [dict(x) for x in conn.execute(q).mappings()]
 
     def event(self, event_id: str) -> LabelEvent | None:
         e = self.t["label_events"]
@@ -219,6 +297,7 @@ class AppStore(LabelStore):
             q = (
                 select(e.c.kind, func.count())
                 .where(e.c.annotator == annotator, e.c.created_at >= since, e.c.supersedes.is_(None))
+                .where(e.c.action.in_(FINISHING))
                 .group_by(e.c.kind)
             )
             for kind, n in conn.execute(q):

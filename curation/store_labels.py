@@ -27,10 +27,16 @@ class LabelStore(StoreCore):
 
     # -- users --------------------------------------------------------------------------------------
     def add_user(self, username: str, role: str, password: str, email: str | None = None) -> None:
+        """A new account under the normalized name (see :mod:`curation.signin`): a name that differs
+        from an existing one only in case, width or look-alike characters is refused."""
+        from curation.signin import UserNameError, check_new_username
+
         if role not in ROLES:
             raise StoreError(f"unknown role {role!r}; expected one of {', '.join(ROLES)}")
-        if not username or not username.replace("_", "").replace("-", "").replace(".", "").isalnum():
-            raise StoreError(f"invalid user name {username!r}: use letters, digits, '.', '_' or '-'")
+        try:
+            username = check_new_username(username, [u["username"] for u in self.users()])
+        except UserNameError as exc:
+            raise StoreError(str(exc)) from None
         if len(password) < 8:
             raise StoreError("password must be at least 8 characters")
         row = {
@@ -60,10 +66,68 @@ class LabelStore(StoreCore):
         return {k: v for k, v in user.items() if k != "password_hash"}
 
     def user(self, username: str) -> dict[str, Any] | None:
+        """The account called ``username`` (compared normalized: case, width and spaces ignored)."""
+        from curation.signin import normalize_username
+
         u = self.t["users"]
         with self.read() as conn:
             row = conn.execute(select(u).where(u.c.username == username)).mappings().first()
+            if row is None:
+                clean = normalize_username(username)
+                row = conn.execute(select(u).where(u.c.username == clean)).mappings().first()
+                if row is None:  # an account made before names were normalized
+                    names = conn.execute(select(u.c.username)).scalars()
+                    legacy = next((n for n in names if normalize_username(n) == clean), None)
+                    if legacy is not None:
+                        row = conn.execute(select(u).where(u.c.username == legacy)).mappings().first()
         return None if row is None else dict(row)
+
+    def is_active(self, username: str) -> bool:
+        """One primary-key read: the app asks on every click whether the signed-in account still may."""
+        u = self.t["users"]
+        with self.read() as conn:
+            return bool(conn.execute(select(u.c.active).where(u.c.username == username)).scalar())
+
+    # -- sign-in log --------------------------------------------------------------------------------
+    def log_sign_in(self, username: str, client: str, outcome: str) -> None:
+        with self.write() as conn:
+            conn.execute(
+                self.t["sign_in_log"].insert(),
+                {"username": username, "client": client, "outcome": outcome, "created_at": utcnow()},
+            )
+
+    def sign_in_failures(self, *, username: str | None = None, client: str | None = None) -> tuple[int, str | None]:
+        """Failed attempts since the last success or unlock, for a user name or a client, and when the
+        last one was (throttled and locked attempts do not count: they were never checked)."""
+        s = self.t["sign_in_log"]
+        col, value = (s.c.username, username) if username is not None else (s.c.client, client)
+        q = select(s.c.outcome, s.c.created_at).where(col == value).order_by(s.c.seq.desc()).limit(500)
+        failures, last = 0, None
+        with self.read() as conn:
+            for outcome, at in conn.execute(q):
+                if outcome == "ok" or outcome == "unlock":
+                    break
+                if outcome == "fail":
+                    failures += 1
+                    last = last or at
+        return failures, last
+
+    def unlock_sign_in(self, username: str | None = None, client: str | None = None) -> None:
+        """End a lockout (and the backoff) of a user name or a client: a maintainer's decision, logged."""
+        from curation.signin import normalize_username
+
+        if username is not None:
+            self.log_sign_in(normalize_username(username), "maintainer", "unlock")
+        if client is not None:
+            self.log_sign_in("", client, "unlock")
+
+    def sign_in_log(self, username: str | None = None, limit: int = 50) -> list[dict[str, Any]]:
+        s = self.t["sign_in_log"]
+        q = select(s.c.username, s.c.client, s.c.outcome, s.c.created_at).order_by(s.c.seq.desc()).limit(limit)
+        if username is not None:
+            q = q.where(s.c.username == username)
+        with self.read() as conn:
+            return [dict(r) for r in conn.execute(q).mappings()]
 
     def user_by_email(self, email: str) -> dict[str, Any] | None:
         u = self.t["users"]
@@ -81,6 +145,7 @@ class LabelStore(StoreCore):
 
     def set_user_active(self, username: str, active: bool) -> None:
         u = self.t["users"]
+        username = (self.user(username) or {}).get("username", username)
         with self.write() as conn:
             if conn.execute(update(u).where(u.c.username == username).values(active=active)).rowcount == 0:
                 raise StoreError(f"no user {username!r}")
@@ -102,11 +167,19 @@ class LabelStore(StoreCore):
                 raise StoreError(f"no batch {batch_id!r}")
 
     def batches(self) -> list[dict[str, Any]]:
-        b = self.t["batches"]
+        """Every batch with its status and the task kinds it holds (``kinds``, comma-separated; a
+        batch can hold several: ``tasks create --batch week1`` for each kind)."""
+        b, t = self.t["batches"], self.t["tasks"]
         with self.read() as conn:
+            kinds: dict[str, list[str]] = {}
+            for batch_id, kind in conn.execute(select(t.c.batch_id, t.c.kind).distinct().order_by(t.c.kind)):
+                kinds.setdefault(batch_id, []).append(kind)
+            rows = conn.execute(select(b).order_by(b.c.created_at, b.c.batch_id)).mappings()
             return [
-                dict(r) for r in conn.execute(select(b).order_by(b.c.created_at, b.c.batch_id)).mappings()
-            ]
+                {"batch_id": r["batch_id"], "kinds": ", ".join(kinds.get(r["batch_id"], [r["kind"]])),
+                 "status": r["status"], "created_at": r["created_at"]}
+                for r in rows
+            ]  # fmt: skip
 
     def add_tasks(self, tasks: list[AnnotationTask]) -> int:
         """Add tasks; a task whose (kind, item_ref) exists is left as it is. Returns how many were new."""

@@ -9,10 +9,12 @@ a double click, a rerun or a retry after a dropped connection records it once.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from curation.assignment import policy_for
+from curation.signin import MAX_NAME, ThrottlePolicy, normalize_username
+from curation.signin import log as signin_log
 from curation.task_kinds import get_kind
 from curation.verification import ensure_reverification_task
 from schemas.common import PrefkitError, content_hash, utcnow
@@ -43,10 +45,34 @@ class ShownItem:
     position: int
 
 
-def sign_in(project: Project, username: str, password: str) -> dict[str, Any]:
-    user = project.store.authenticate(username.strip(), password)
+def sign_in(project: Project, username: str, password: str, client: str = "local") -> dict[str, Any]:
+    """The account's record when the password is right; throttled per user name and per client.
+
+    Refused without checking the password while a backoff or a lockout runs (see
+    :mod:`curation.signin`); every attempt is logged with its outcome."""
+    store, policy, now = project.store, ThrottlePolicy.of(project), utcnow()
+    name = normalize_username(username)[: MAX_NAME + 1]
+    by_name = store.sign_in_failures(username=name)
+    by_client = store.sign_in_failures(client=client)
+    scale = policy.client_factor
+    wait = max(policy.wait_s(*by_name, now), policy.wait_s(*by_client, now, scale=scale))
+    if wait > 0:
+        locked = by_name[0] >= policy.lockout_after or by_client[0] >= policy.lockout_after * scale
+        outcome = "locked" if locked else "throttled"
+        store.log_sign_in(name, client, outcome)
+        signin_log.warning("sign-in %s for %r from %s (%.0f s left)", outcome, name, client, wait)
+        if locked:
+            raise AuthError(
+                f"too many failed sign-ins: locked for {wait / 60:.0f} more minute(s); "
+                "a maintainer can unlock it (prefkit users unlock NAME)"
+            )
+        raise AuthError(f"too many failed sign-ins: wait {wait:.0f} s before trying again")
+    user = store.authenticate(name, password)
+    store.log_sign_in(name, client, "ok" if user else "fail")
     if user is None:
+        signin_log.warning("failed sign-in for %r from %s", name, client)
         raise AuthError("unknown user name or wrong password (or the account is disabled)")
+    signin_log.info("%s signed in from %s", user["username"], client)
     return user
 
 
@@ -64,10 +90,41 @@ def current_item(project: Project, user: str, kind: str) -> ShownItem | None:
     """The annotator's open item of ``kind`` (assigned now if the queue was empty), or None when done."""
     get_kind(kind)
     policy = policy_for(project, kind)
-    row = project.store.open_assignment(user, kind, policy.chunk, policy.n_gold)
+    hours = stale_after_hours(project)
+    before = _hours_ago(hours) if hours > 0 else None
+    row = project.store.open_assignment(user, kind, policy.chunk, policy.n_gold, stale_before=before)
     if row is None:
         return None
     return ShownItem(project.store.task(row["task_id"]), row["event_id"], row["shown_at"], row["position"])
+
+
+def stale_after_hours(project: Project) -> float:
+    """Config ``annotation.stale_after_hours``: idle queues go back to the pool after this (0 = never)."""
+    return float(project.config.get("annotation", {}).get("stale_after_hours", 24))
+
+
+def _hours_ago(hours: float) -> str:
+    return (datetime.now(UTC) - timedelta(hours=hours)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def release_stale(
+    project: Project, hours: float | None = None, annotator: str | None = None, kind: str | None = None
+) -> list[dict[str, Any]]:
+    """Hand items back to the pool: every open assignment of an annotator's queue of a kind that has
+    shown nothing for ``hours`` (default: config ``annotation.stale_after_hours``). The annotator
+    keeps every label they gave; the items can go to someone else. Returns what was released.
+
+    This also happens by itself whenever an annotator is given a new chunk of that kind."""
+    if kind is not None:
+        get_kind(kind)
+    if annotator is not None and project.store.user(annotator) is None:
+        raise WorkflowError(f"no user {annotator!r}")
+    if annotator is not None:
+        annotator = project.store.user(annotator)["username"]
+    hours = stale_after_hours(project) if hours is None else hours
+    if hours < 0:
+        raise WorkflowError("hours must be 0 or more")
+    return project.store.release_stale(_hours_ago(hours), kind=kind, annotator=annotator)
 
 
 def _seconds_since(iso: str, now: str) -> float:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import click
 
 from prefkit import __version__
-from prefkit.cli import (
+from prefkit.cli import (  # noqa: F401  access_cmds adds to the users and tasks groups
+    access_cmds,
     agreement_cmds,
     alpsbench_cmds,
     annotate_cmds,

@@ -198,7 +198,7 @@ def batches_list(project, as_json: bool) -> None:
     if as_json:
         echo_json(rows)
     else:
-        echo_table(rows, ["batch_id", "kind", "status", "created_at"])
+        echo_table(rows, ["batch_id", "kinds", "status", "created_at"])
 
 
 @batches.command("open")

@@ -1,0 +1,67 @@
+"""Commands at the door and on the queues: unlock a throttled sign-in, read the sign-in log, hand idle
+items back to the pool. They extend the ``users`` and ``tasks`` groups of :mod:`annotate_cmds`."""
+
+from __future__ import annotations
+
+import click
+
+from prefkit.cli.annotate_cmds import tasks, users
+from prefkit.cli.common import echo_json, echo_table, json_option, project_option
+
+
+@users.command("unlock")
+@click.argument("name", required=False)
+@click.option("--client", help="Unlock a client address instead of (or as well as) a user name.")
+@project_option
+def users_unlock(project, name: str | None, client: str | None) -> None:
+    """End a sign-in lockout or backoff of NAME (or of a client address) after too many wrong passwords.
+
+    Example: prefkit users unlock alice
+    """
+    if not name and not client:
+        raise click.UsageError("give a user NAME or --client ADDRESS")
+    project.store.unlock_sign_in(username=name, client=client)
+    click.echo("unlocked " + " and ".join(x for x in (name, client and f"client {client}") if x))
+
+
+@users.command("sign-ins")
+@click.argument("name", required=False)
+@click.option("--limit", type=int, default=50, show_default=True, help="How many attempts, newest first.")
+@project_option
+@json_option
+def users_sign_ins(project, name: str | None, limit: int, as_json: bool) -> None:
+    """The sign-in log (ok, fail, throttled, locked, unlock), newest first, optionally for NAME only.
+
+    Example: prefkit users sign-ins alice --limit 20
+    """
+    rows = project.store.sign_in_log(name, limit)
+    if as_json:
+        echo_json(rows)
+    else:
+        echo_table(rows, ["created_at", "username", "client", "outcome"])
+
+
+@tasks.command("release")
+@click.option("--idle-hours", type=float,
+              help="Release queues idle this long (default: config annotation.stale_after_hours).")  # fmt: skip
+@click.option("--annotator", help="Only this annotator's open items (with --idle-hours 0: all of them).")
+@click.option("--kind", help="Only this task kind.")
+@project_option
+@json_option
+def tasks_release(project, idle_hours: float | None, annotator: str | None, kind: str | None, as_json: bool) -> None:
+    """Hand items back to the pool that annotators hold but have not worked on for a while.
+
+    Labels already given stay; the released items can go to other annotators.
+    Example: prefkit tasks release --idle-hours 0 --annotator bob
+    """
+    from curation import workflow
+
+    released = workflow.release_stale(project, hours=idle_hours, annotator=annotator, kind=kind)
+    if as_json:
+        echo_json(released)
+        return
+    who = sorted({(r["annotator"], r["kind"]) for r in released})
+    click.echo(f"released {len(released)} items from {len(who)} idle queue(s)")
+    for annotator_, kind_ in who:
+        n = sum(1 for r in released if (r["annotator"], r["kind"]) == (annotator_, kind_))
+        click.echo(f"  {annotator_}  {kind_}  {n}")
