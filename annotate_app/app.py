@@ -13,7 +13,7 @@ from annotate_app import ui
 st.set_page_config(page_title="prefkit annotate", page_icon=":material/edit_note:", layout="wide")
 
 user = ui.signed_in()
-if user is not None and not (ui.project().store.user(user["username"]) or {}).get("active"):
+if user is not None and not ui.still_active(user):
     ui.sign_out()  # disabled (or deleted) since signing in
     user = None
 
@@ -36,7 +36,7 @@ else:
         ]
     page = st.navigation(pages)
     with st.sidebar:
-        st.caption(f"signed in as **{user['username']}** ({user['role']})")
+        st.caption(ui.safe("signed in as **{}** ({})", user["username"], user["role"]))
         if st.button("Sign out", key="signout", type="tertiary"):
             ui.sign_out()
             st.rerun()

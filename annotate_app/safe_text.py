@@ -1,9 +1,13 @@
-"""Untrusted text (dialogue turns, memories, preferences) as inert markdown.
+"""Untrusted text (dialogue turns, memories, preferences, names, ids, comments) as inert markdown.
 
 ``st.markdown`` never renders raw HTML without ``unsafe_allow_html``, but it does render markdown,
-math and Streamlit's colour/icon directives. Backslash-escaping every ASCII punctuation character
-(CommonMark allows it for all of them) makes the text display exactly as written: tags, links,
-images, ``$`` and ``:directive[...]`` all stay literal text. Nothing here imports Streamlit.
+math, Streamlit's colour/icon directives and (GitHub-flavoured) bare URLs and e-mail addresses as
+links. Backslash-escaping every ASCII punctuation character (CommonMark allows it for all of them)
+makes the text display exactly as written: tags, links, images, ``$``, ``:directive[...]`` and
+``https://...`` / ``www.`` / ``a@b.org`` all stay literal text.
+
+This is the one helper every page uses for data: :func:`md_escape` for a value, :func:`safe` to put
+values into a trusted markdown template (captions, headers, titles). Nothing here imports Streamlit.
 """
 
 from __future__ import annotations
@@ -14,9 +18,16 @@ _PUNCT = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
 _LEADING_SPACES = re.compile(r"^( +)", re.MULTILINE)
 
 
-def md_escape(text: str) -> str:
+def md_escape(text: object) -> str:
     """Markdown source that renders as ``text`` verbatim, line breaks and indentation included."""
+    text = "" if text is None else str(text)
     escaped = "".join("\\" + ch if ch in _PUNCT else ch for ch in text.replace("\r\n", "\n"))
     # Leading spaces would start a code block; non-breaking spaces keep the indentation visible.
     escaped = _LEADING_SPACES.sub(lambda m: "\u00a0" * len(m.group(1)), escaped)
     return escaped.replace("\n", "  \n")
+
+
+def safe(template: str, *values: object) -> str:
+    """``template`` (trusted markdown written in the code) with each ``{}`` filled by an escaped value:
+    ``safe("**{}** · {}", "a*b", "<i>")`` shows **a*b** · <i> (the value's markup stays text)."""
+    return template.format(*(md_escape(v) for v in values))

@@ -1,20 +1,30 @@
-"""Rendering helpers shared by the pages: the project, the signed-in user, dialogue bubbles, progress.
+"""Rendering helpers shared by the pages: the project, the signed-in user, dialogue bubbles, progress,
+and the item panel the Annotate page reruns on its own (a fragment) after every submit.
 
 Render only: every decision is a call into :mod:`curation.workflow` (or another curation module).
+Every piece of data shown goes through :mod:`annotate_app.safe_text` (``text``, ``safe``).
+
+Speed: a submit is a button callback (it runs before the script, so the click costs one run, not
+two), and it reruns only the item fragment, not the page and sidebar. What a run would read again and
+again is cached: the project (per process), the guidelines (per file change), the annotator's counts
+(per change of their queue: a new label, new items, a release). The signed-in account is read again
+on every run (one primary-key read), so a disabled account is signed out on its next click.
 """
 
 from __future__ import annotations
 
 import os
+import re
+from collections.abc import Callable
 from typing import Any
 
 import streamlit as st
 
-from annotate_app.safe_text import md_escape
+from annotate_app.safe_text import md_escape, safe
 from curation import workflow
 from curation.project import Project
 from curation.task_kinds import LabelError, get_kind
-from schemas.common import PrefkitError
+from schemas.common import PrefkitError, utcnow
 from schemas.curation import TASK_KINDS
 
 KIND_TITLES = {k: get_kind(k).title for k in TASK_KINDS}
@@ -43,6 +53,11 @@ def signed_in() -> dict[str, Any] | None:
     return st.session_state.get("user")
 
 
+def still_active(user: dict[str, Any] | None) -> bool:
+    """Whether the signed-in account may still act (read fresh: a maintainer may have disabled it)."""
+    return user is not None and project().store.is_active(user["username"])
+
+
 def require(role: str) -> dict[str, Any]:
     """The signed-in user when allowed on this page; otherwise the page stops here."""
     try:
@@ -58,95 +73,158 @@ def sign_out() -> None:
 
 
 def flash(message: str) -> None:
-    """A toast shown after the next rerun (st.rerun would swallow one shown now)."""
+    """A confirmation shown at the top of the next run (inline: a toast would cover the controls)."""
     st.session_state["_flash"] = message
 
 
 def show_flash() -> None:
     message = st.session_state.pop("_flash", None)
     if message:
-        st.toast(message, icon=":material/check_circle:")
+        st.caption(f":material/check_circle: {message}")
 
 
-def text(value: str, *, caption: bool = False) -> None:
-    """Untrusted text, displayed exactly as written (never as HTML or markdown)."""
+def text(value: Any, *, caption: bool = False) -> None:
+    """Untrusted text, displayed exactly as written (never as HTML, markdown or a link)."""
     (st.caption if caption else st.markdown)(md_escape(value))
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def _guidelines(root: str, kind: str, mtime: float) -> str:
+    return _open_project(root).guidelines(kind)
+
+
+def guidelines(proj: Project, kind: str) -> str:
+    """The kind's guidelines (the maintainer's own markdown), read again only when the file changes."""
+    path = proj.guidelines_dir / f"{kind}.md"
+    mtime = path.stat().st_mtime if path.exists() else 0.0
+    return _guidelines(str(proj.root), kind, mtime)
 
 
 def bubble(turn: dict[str, Any], note: str = "") -> Any:
     """One chat bubble; returns its container so callers can add controls under the text."""
-    box = st.chat_message(turn["role"], avatar=ROLE_AVATARS.get(turn["role"]))
+    box = st.chat_message(turn["role"], avatar=ROLE_AVATARS.get(turn["role"], ":material/chat:"))
     with box:
-        st.caption(f"turn {turn['index']} · {turn['role']}{note}")
+        st.caption(safe("turn {} · {}", turn["index"], turn["role"]) + note)
         text(turn["content"])
     return box
 
 
-def submit_values(
-    proj: Project, user: str, item: workflow.ShownItem, values: dict, comment: str | None
-) -> None:
-    """Record a label and move on; a validation problem is shown and the item stays."""
-    try:
-        written = workflow.submit(proj, user, item, values, comment)
-    except LabelError as exc:
-        st.error(f"Not saved: {exc}")
+def dialogue_box(height: int, item_key: str):
+    """A scrolling box for a dialogue that opens at its first turn (turn 0: the request), a new box
+    per item so the next item never inherits the last one's scroll position."""
+    return st.container(height=height, autoscroll=False, key=f"dialogue-{item_key}")
+
+
+# -- submits: button callbacks (run before the script, so one run per click) ---------------------------
+def _problem_key(prefix: str) -> str:
+    return f"{prefix}:problem"
+
+
+def _record(user: str, item: workflow.ShownItem, prefix: str, action: Callable[[], bool], done: str) -> None:
+    if not still_active({"username": user}):
+        sign_out()  # disabled since signing in: nothing is written, the next run shows the sign-in page
         return
-    flash("Saved" if written else "Already saved")
-    st.rerun()
+    try:
+        written = action()
+    except (LabelError, workflow.WorkflowError) as exc:
+        st.session_state[_problem_key(prefix)] = f"Not saved: {exc}"
+        return
+    st.session_state["_last_done"] = (done if written else "Already saved", item.task.item_ref)
+
+
+def submit_now(user: str, item: workflow.ShownItem, prefix: str, values: dict | None, missing: str = "") -> None:
+    """Record ``values`` (or explain ``missing`` when they are None) for the item on screen."""
+    if values is None:
+        st.session_state[_problem_key(prefix)] = missing
+        return
+    comment = st.session_state.get(f"{prefix}:comment")
+    _record(user, item, prefix, lambda: workflow.submit(project(), user, item, values, comment), "Saved")
 
 
 def submit_button(
-    proj: Project, user: str, item: workflow.ShownItem, prefix: str, vals: dict | None, missing: str, where=st
+    user: str, item: workflow.ShownItem, prefix: str, read: Callable[[], tuple[dict | None, str]], where=st
 ) -> None:
-    """The primary Submit button (Ctrl+Enter) of a form; warns with ``missing`` while ``vals`` is None."""
-    if where.button(
-        "Submit",
-        type="primary",
-        shortcut="Ctrl+Enter",
-        key=f"{prefix}:submit",
-        icon=":material/check_circle:",
-    ):
-        if vals is None:
-            st.warning(missing)
-        else:
-            submit_values(proj, user, item, vals, st.session_state.get(f"{prefix}:comment"))
+    """The primary Submit button (Ctrl+Enter) of a form; ``read()`` gives ``(values or None, what is
+    missing)`` from the widgets' state at the moment of the click."""
+
+    def click() -> None:
+        values, missing = read()
+        submit_now(user, item, prefix, values, missing)
+
+    where.button("Submit", type="primary", shortcut="Ctrl+Enter", key=f"{prefix}:submit",
+                 icon=":material/check_circle:", on_click=click)  # fmt: skip
+    problem = st.session_state.pop(_problem_key(prefix), None)
+    if problem:
+        st.warning(md_escape(problem), icon=":material/error:")
 
 
-def skip_and_flag(proj: Project, user: str, item: workflow.ShownItem) -> None:
+def skip_and_flag(user: str, item: workflow.ShownItem) -> None:
     """The skip/flag panel under every item."""
+    key = item.event_id
+    proj = project()
+
+    def skip() -> None:
+        reason = st.session_state[f"{key}:skipr"]
+        _record(user, item, key, lambda: workflow.skip(proj, user, item, reason), "Skipped")
+
+    def flag() -> None:
+        why = st.session_state[f"{key}:flagr"]
+        _record(user, item, key, lambda: workflow.flag(proj, user, item, why), "Flagged for the maintainers")
+
     with st.expander("Skip or report this item"):
         c1, c2 = st.columns(2)
         with c1:
-            reason = st.selectbox("Skip reason", workflow.SKIP_REASONS, key=f"{item.event_id}:skipr")
-            if st.button("Skip", key=f"{item.event_id}:skip", icon=":material/skip_next:"):
-                workflow.skip(proj, user, item, reason)
-                flash("Skipped")
-                st.rerun()
+            st.selectbox("Skip reason", workflow.SKIP_REASONS, key=f"{key}:skipr")
+            st.button("Skip", key=f"{key}:skip", icon=":material/skip_next:", on_click=skip)
         with c2:
-            why = st.selectbox("What is broken", workflow.FLAG_REASONS, key=f"{item.event_id}:flagr")
-            if st.button("Flag as broken", key=f"{item.event_id}:flag", icon=":material/flag:"):
-                workflow.flag(proj, user, item, why)
-                flash("Flagged for the maintainers")
-                st.rerun()
+            st.selectbox("What is broken", workflow.FLAG_REASONS, key=f"{key}:flagr")
+            st.button("Flag as broken", key=f"{key}:flag", icon=":material/flag:", on_click=flag)
 
 
+# -- progress ------------------------------------------------------------------------------------------
 @st.cache_data(ttl=60, show_spinner=False)
 def _available(root: str, user: str, kind: str, assigned: int) -> int:
     """The pool count, recomputed when the annotator is given new items or after a minute."""
     return workflow.available(_open_project(root), user, kind)
 
 
-def progress_sidebar(proj: Project, user: str, kind: str) -> dict[str, Any]:
-    """The annotator's progress in the sidebar; returns the counts of ``kind``."""
-    mine = workflow.progress(proj, user)
-    st.sidebar.subheader("Progress")
-    c1, c2 = st.sidebar.columns(2)
-    c1.metric("Done / assigned", f"{mine[kind]['done']} / {mine[kind]['assigned']}")
-    c2.metric("Today", sum(c["today"] for c in mine.values()))
-    more = _available(str(proj.root), user, kind, mine[kind]["assigned"])
-    total = mine[kind]["assigned"] + more
-    st.sidebar.progress(mine[kind]["done"] / total if total else 1.0, text=f"{more} more in the pool")
-    rows = mine[kind]["batches"]
-    if len(rows) > 1:
-        st.sidebar.caption(" · ".join(f"{r['batch_id']}: {r['done']}/{r['assigned']}" for r in rows))
-    return mine[kind]
+@st.cache_data(show_spinner=False, max_entries=1024)
+def _counts(root: str, user: str, version: tuple, day: str) -> dict[str, Any]:
+    return workflow.progress(_open_project(root), user)
+
+
+def progress(proj: Project, user: str, kind: str) -> dict[str, Any]:
+    """The annotator's counts of ``kind`` (assigned, done, today, per batch) and the pool left,
+    recomputed only when their queue changed (``store.queue_version``) or the day did."""
+    version = proj.store.queue_version(user)
+    mine = _counts(str(proj.root), user, version, utcnow()[:10])[kind]
+    return {**mine, "pool": _available(str(proj.root), user, kind, mine["assigned"])}
+
+
+def progress_line(title: str, mine: dict[str, Any]) -> None:
+    """Where the annotator is, for this task kind only: the header, done / assigned, today, the pool."""
+    st.markdown(f"#### {title} · item {mine['done'] + 1} of {mine['assigned']}")
+    total = mine["assigned"] + mine["pool"]
+    line = f"{mine['done']} of {mine['assigned']} assigned done · {mine['today']} done today · {mine['pool']} more in the pool"
+    if len(mine["batches"]) > 1:
+        line += " · " + " · ".join(safe("{}: {}/{}", r["batch_id"], r["done"], r["assigned"]) for r in mine["batches"])
+    st.progress(mine["done"] / total if total else 1.0, text=line)
+
+
+def last_done() -> None:
+    """What the annotator's last click did, inline above the item (a toast would cover controls)."""
+    done = st.session_state.pop("_last_done", None)
+    if done:
+        st.caption(safe(":material/check_circle: " + done[0] + " · {}", done[1]))
+
+
+def scroll_to_top(item_key: str) -> None:
+    """Each item starts at its top: the page and every scrolled box go back to 0, once per new item
+    (the script is ours alone; the item key is reduced to letters and digits)."""
+    marker = re.sub(r"\W", "", item_key)
+    st.html(
+        f"<script>/* {marker} */ document.querySelectorAll('[data-testid=stMain], "
+        "[data-testid=stAppViewContainer], [data-testid=stAppScrollToBottomContainer]')"
+        ".forEach(e => e.scrollTo(0, 0)); window.scrollTo(0, 0);</script>",
+        unsafe_allow_javascript=True,
+    )

@@ -71,12 +71,13 @@ def reverification(store: ProjectStore) -> list[dict[str, Any]]:
 
 
 def overview(store: ProjectStore) -> dict[str, Any]:
-    """Headline numbers: tasks, finished labels, annotators, items complete (k labels)."""
+    """Headline numbers: tasks, finished labels, annotators (people who gave at least one label, not
+    accounts), items complete (k labels)."""
     summaries = store.task_summaries()
     return {
         "tasks": sum(r["tasks"] for r in summaries),
         "complete": sum(r["complete"] or 0 for r in summaries),
         "labels": store.count("label_events", action="label"),
-        "annotators": len(store.users(role="annotator")),
+        "annotators": store.labelled_by(),
         "gold": gold_accuracy(store),
     }

@@ -304,6 +304,17 @@ class AppStore(LabelStore):
                 out.setdefault(kind, {"assigned": 0, "done": 0, "today": 0, "batches": []})["today"] = n
         return out
 
+    def queue_version(self, annotator: str) -> tuple[int, int, int]:
+        """Changes whenever the annotator's counts can: their last event, their last assigned position,
+        their last released item. Three index look-ups; the app caches the counts under it."""
+        e, a, r = self.t["label_events"], self.t["assignments"], self.t["assignment_releases"]
+        with self.read() as conn:
+            return (
+                conn.execute(select(func.max(e.c.seq)).where(e.c.annotator == annotator)).scalar() or 0,
+                conn.execute(select(func.max(a.c.position)).where(a.c.annotator == annotator)).scalar() or 0,
+                conn.execute(select(func.max(r.c.seq)).where(r.c.annotator == annotator)).scalar() or 0,
+            )
+
     def available_count(self, annotator: str, kind: str) -> int:
         """Tasks of open batches not yet given to this annotator that could still be given to them."""
         t, a, b = self.t["tasks"], self.t["assignments"], self.t["batches"]
@@ -344,6 +355,13 @@ class AppStore(LabelStore):
                 row.setdefault(key, 0)
             row.setdefault("mean_time_s", None)
         return sorted(rows.values(), key=lambda r: (r["annotator"], r["task_kind"]))
+
+    def labelled_by(self) -> int:
+        """How many people gave at least one label (accounts that never labelled do not count)."""
+        e = self.t["label_events"]
+        with self.read() as conn:
+            q = select(func.count(func.distinct(e.c.annotator))).where(e.c.action == "label")
+            return int(conn.execute(q).scalar_one())
 
     def throughput(self, bucket_chars: int = 10) -> list[dict[str, Any]]:
         """First submits per (time bucket, annotator, kind); 10 chars = per day, 13 = per hour."""

@@ -82,17 +82,23 @@ def test_match_key_labels_as_the_signed_in_user_and_moves_on(proj):
     nxt = workflow.current_item(proj, "alice", "preference_match")
     assert nxt.task.task_id != first.task.task_id
     assert any(b.key == f"{nxt.event_id}:fully" for b in at.button)
-    assert at.progress[0].text == "0 more in the pool"  # all 3 are alice's now; not a stale count
-    assert {m.label: m.value for m in at.metric}["Done / assigned"] == "1 / 3"
+    # all 3 are alice's now (not a stale pool count); done, today and the header count the same kind
+    assert at.progress[0].text == "1 of 3 assigned done · 1 done today · 0 more in the pool"
+    assert any("Preference matching · item 2 of 3" in m.value for m in at.markdown)
 
 
 def test_expressed_items_with_evidence_clicked_on_turns(proj):
     at = app(ALICE, "preference_expressed")
     item = workflow.current_item(proj, "alice", "preference_expressed")
     p = item.event_id
-    at.button(key=f"{p}:pick:2").click().run()  # evidence for item 1 also marks it expressed
-    at.radio(key=f"{p}:active").set_value(1).run()
+    at.button(key=f"{p}:pick:2").click().run()  # evidence for item 1 ...
+    assert at.radio(key=f"{p}:exp:0").value is None  # ... never decides it behind the annotator's back
+    assert any("Undecided" in m.value and "evidence: turn 2" in m.value for m in at.markdown)
+    at.button(key=f"{p}:kE").click().run()  # E decides the active item and moves to the next undecided
+    assert at.radio(key=f"{p}:active").value == 1
     at.button(key=f"{p}:kN").click().run()
+    at.button(key=f"{p}:kN").click().run()  # choosing the chosen option again never turns it off
+    assert at.radio(key=f"{p}:exp:1").value == "Not expressed"
     at.button(key=f"{p}:submit").click().run()
     ev = proj.store.event(item.event_id)
     assert ev.values == {
@@ -106,8 +112,11 @@ def test_expressed_items_with_evidence_clicked_on_turns(proj):
 def test_incomplete_submit_warns_and_writes_nothing(proj):
     at = app(ALICE, "preference_expressed")
     item = workflow.current_item(proj, "alice", "preference_expressed")
+    at.radio(key=f"{item.event_id}:exp:0").set_value("Expressed").run()
     at.button(key=f"{item.event_id}:submit").click().run()
-    assert "2 left" in at.warning[0].value
+    warning = at.warning[0].value  # names the undecided item by its number and its text
+    assert "item 2" in warning and md_escape("Does the reply avoid long paragraphs?") in warning
+    assert "item 1" not in warning
     assert proj.store.events() == []
 
 
@@ -214,7 +223,7 @@ def test_rewrite_a_weak_user_turn_from_its_bubble(proj):
 
 
 @pytest.mark.parametrize("kind", ["preference_expressed", "memory_verify"])
-def test_adjudication_page_for_structured_kinds(proj, kind):
+def test_adjudication_of_a_tie_starts_empty_and_names_units_by_their_text(proj, kind):
     for who, flip in (("alice", False), ("bob", True)):
         item = workflow.current_item(proj, who, kind)
         if kind == "preference_expressed":
@@ -229,8 +238,22 @@ def test_adjudication_page_for_structured_kinds(proj, kind):
     at.button_group(key="adj_kind").set_value(kind).run()
     assert not at.exception
     tid = at.session_state["adj_task"]
-    at.text_area(key=f"adj:{tid}:note").input("checked against the dialogue").run()
-    at.button(key=f"adj:{tid}:save").click().run()
+    task, p = proj.store.task(tid), f"adj:{tid}"
+    units = list(at.dataframe[0].value["unit"])
+    if kind == "preference_expressed":
+        assert sorted(units) == ["1. " + task.payload["checklist"][0], "2. " + task.payload["checklist"][1]]
+        assert [at.radio(key=f"{p}:exp:{i}").value for i in range(2)] == [None, None]  # a 1-1 tie
+        for i in range(2):
+            at.radio(key=f"{p}:exp:{i}").set_value("Not expressed").run()
+    else:
+        first = task.payload["candidates"][0]
+        assert f"“{first['memory']['value']}” ({first['model']}) · decision" in units
+        assert not any(c["key"] in u for u in units for c in task.payload["candidates"])
+        assert all(at.button_group(key=f"{p}:d:{c['key']}").value is None for c in task.payload["candidates"])
+        for c in task.payload["candidates"]:
+            at.button_group(key=f"{p}:d:{c['key']}").set_value("accept").run()
+    at.text_area(key=f"{p}:note").input("checked against the dialogue").run()
+    at.button(key=f"{p}:save").click().run()
     assert not at.exception
     assert proj.store.adjudications(tid)[0].note == "checked against the dialogue"
 

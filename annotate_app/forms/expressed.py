@@ -11,51 +11,66 @@ from typing import Any
 import streamlit as st
 
 from annotate_app import ui
-from annotate_app.safe_text import md_escape
 from curation import workflow
 from schemas.common import PrefkitError
 
 CHOICES = ("Expressed", "Not expressed")
+QUESTION = "Did the user express this preference in the dialogue (in words or by how they react)?"
 
 
 def initial_state(prefix: str, n_items: int, initial: dict[str, Any] | None) -> None:
-    """Seed widget state once per item (from an earlier label when editing)."""
+    """Seed widget state once per item (from an earlier label when editing); undecided is ``None``."""
     if st.session_state.get(f"{prefix}:seeded"):
         return
     st.session_state[f"{prefix}:seeded"] = True
     st.session_state[f"{prefix}:active"] = 0
+    for i in range(n_items):
+        st.session_state.setdefault(f"{prefix}:exp:{i}", None)
     for it in (initial or {}).get("items", []):
         st.session_state[f"{prefix}:exp:{it['item']}"] = CHOICES[0] if it["expressed"] else CHOICES[1]
         st.session_state[f"{prefix}:ev:{it['item']}"] = list(it.get("evidence", []))
 
 
 def _decide(prefix: str, n_items: int, choice: str) -> None:
+    """E / N: decide the active item and make the next undecided one active."""
     active = st.session_state.get(f"{prefix}:active", 0)
     st.session_state[f"{prefix}:exp:{active}"] = choice
-    st.session_state[f"{prefix}:active"] = min(active + 1, n_items - 1)
+    later = [i for i in range(active + 1, n_items) if st.session_state.get(f"{prefix}:exp:{i}") is None]
+    st.session_state[f"{prefix}:active"] = later[0] if later else min(active + 1, n_items - 1)
 
 
 def _toggle_evidence(prefix: str, turn: int) -> None:
+    """Add or remove a turn from the active item's evidence; the decision stays the annotator's own."""
     active = st.session_state.get(f"{prefix}:active", 0)
     key = f"{prefix}:ev:{active}"
     chosen = list(st.session_state.get(key, []))
-    chosen = [t for t in chosen if t != turn] if turn in chosen else sorted([*chosen, turn])
-    st.session_state[key] = chosen
-    if chosen and not st.session_state.get(f"{prefix}:exp:{active}"):
-        st.session_state[f"{prefix}:exp:{active}"] = CHOICES[0]
+    st.session_state[key] = [t for t in chosen if t != turn] if turn in chosen else sorted([*chosen, turn])
+
+
+def undecided(prefix: str, n_items: int) -> list[int]:
+    return [i for i in range(n_items) if st.session_state.get(f"{prefix}:exp:{i}") is None]
+
+
+def missing_message(questions: list[str], left: list[int]) -> str:
+    """Names the undecided items: ``Decide item 2 first: “Does the reply …?”``."""
+    named = "; ".join(f"item {i + 1} “{questions[i]}”" for i in left)
+    return f"Decide {named} first: Expressed or Not expressed."
 
 
 def values(prefix: str, n_items: int) -> tuple[dict[str, Any] | None, int]:
     """The label from widget state, or None with the number of undecided items."""
-    items, missing = [], 0
-    for i in range(n_items):
-        choice = st.session_state.get(f"{prefix}:exp:{i}")
-        if choice is None:
-            missing += 1
-            continue
-        evidence = sorted(st.session_state.get(f"{prefix}:ev:{i}", []))
-        items.append({"item": i, "expressed": choice == CHOICES[0], "evidence": evidence})
-    return ({"items": items} if not missing else None), missing
+    left = undecided(prefix, n_items)
+    if left:
+        return None, len(left)
+    items = [
+        {
+            "item": i,
+            "expressed": st.session_state[f"{prefix}:exp:{i}"] == CHOICES[0],
+            "evidence": sorted(st.session_state.get(f"{prefix}:ev:{i}", [])),
+        }
+        for i in range(n_items)
+    ]
+    return {"items": items}, 0
 
 
 def dialogue(proj, user: str, task, prefix: str, editable: bool) -> None:
@@ -91,13 +106,23 @@ def _rewrite(proj, user: str, task, turn: dict[str, Any], prefix: str) -> None:
         st.rerun()
 
 
+def _status(prefix: str, i: int) -> str:
+    choice = st.session_state.get(f"{prefix}:exp:{i}")
+    evidence = st.session_state.get(f"{prefix}:ev:{i}", [])
+    turns = ", ".join(f"turn {t}" for t in evidence) if evidence else "none picked"
+    decided = ":orange-badge[Undecided]" if choice is None else (
+        ":green-badge[Expressed]" if choice == CHOICES[0] else ":gray-badge[Not expressed]"
+    )
+    return f"{decided} · evidence: {turns}"
+
+
 def checklist(task, prefix: str, shortcuts: bool = True, comment: bool = True) -> None:
     p = task.payload
     n = len(p["checklist"])
-    st.markdown("**Preference**")
+    st.markdown("**The preference** (every checklist item below was written from it)")
     with st.container(border=True):
         ui.text(p["preference"])
-        ui.text(f"context: {p.get('context_factor', '')}", caption=True)
+        st.caption(ui.safe("context: {}", p.get("context_factor", "")))
     user_turns = [t["index"] for t in p["turns"] if t["role"] == "user"]
     st.radio(
         "Active item (E / N keys, evidence clicks)",
@@ -108,8 +133,10 @@ def checklist(task, prefix: str, shortcuts: bool = True, comment: bool = True) -
     )
     for i, question in enumerate(p["checklist"]):
         with st.container(border=True):
-            st.markdown(f"**{i + 1}.** {md_escape(question)}")
-            st.segmented_control("Decision", CHOICES, key=f"{prefix}:exp:{i}", label_visibility="collapsed")
+            st.markdown(f"**Item {i + 1}** · " + _status(prefix, i))
+            st.caption("Checklist item (what a reply that honours the preference does):")
+            ui.text(question)
+            st.radio(QUESTION, CHOICES, key=f"{prefix}:exp:{i}", horizontal=True)
             st.pills("Evidence turns", user_turns, selection_mode="multi", key=f"{prefix}:ev:{i}",
                      format_func=lambda t: f"turn {t}")  # fmt: skip
     c1, c2 = st.columns(2)
@@ -132,16 +159,19 @@ def checklist(task, prefix: str, shortcuts: bool = True, comment: bool = True) -
 
 
 def render(proj, user: str, item: workflow.ShownItem) -> None:
-    prefix, n = item.event_id, len(item.task.payload["checklist"])
+    prefix, questions = item.event_id, item.task.payload["checklist"]
+    n = len(questions)
     initial_state(prefix, n, None)
     left, right = st.columns([3, 2], gap="large")
     with right:
         checklist(item.task, prefix)
-        vals, missing = values(prefix, n)
-        ui.submit_button(
-            proj, user, item, prefix, vals, f"Decide every checklist item first ({missing} left)."
-        )
-    with left, st.container(height=640):
+
+        def read() -> tuple[dict | None, str]:
+            vals, _ = values(prefix, n)
+            return vals, missing_message(questions, undecided(prefix, n))
+
+        ui.submit_button(user, item, prefix, read)
+    with left, ui.dialogue_box(640, prefix):
         dialogue(proj, user, item.task, prefix, editable=True)
 
 
@@ -155,3 +185,10 @@ def edit(
     initial_state(prefix, n, initial)
     checklist(task, prefix, shortcuts=False, comment=show_comment)
     return values(prefix, n)[0], st.session_state.get(f"{prefix}:comment") or None
+
+
+def unit_title(task, unit: str, field: str) -> str:
+    """An agreement unit as the annotator saw it: ``item0`` → ``1. <the checklist item>``."""
+    i = int(unit.removeprefix("item"))
+    questions = task.payload["checklist"]
+    return f"{i + 1}. {questions[i]}" if i < len(questions) else unit

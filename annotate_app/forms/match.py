@@ -29,7 +29,7 @@ def pair(task) -> None:
     with c2, st.container(border=True):
         st.markdown("**Candidate preference**")
         ui.text(p["candidate"])
-        ui.text(f"from {p.get('origin') or 'unknown'}", caption=True)
+        st.caption(ui.safe("from {}", p.get("origin") or "unknown"))
 
 
 def render(proj, user: str, item: workflow.ShownItem) -> None:
@@ -38,8 +38,8 @@ def render(proj, user: str, item: workflow.ShownItem) -> None:
     st.text_input("Comment (optional, type it before choosing)", key=f"{prefix}:comment")
     cols = st.columns(len(CHOICES))
     for col, (value, title, key) in zip(cols, CHOICES, strict=True):
-        if col.button(title, shortcut=key, key=f"{prefix}:{value}", width="stretch", type="primary"):
-            ui.submit_values(proj, user, item, {"coverage": value}, st.session_state.get(f"{prefix}:comment"))
+        col.button(title, shortcut=key, key=f"{prefix}:{value}", width="stretch", type="primary",
+                   on_click=ui.submit_now, args=(user, item, prefix, {"coverage": value}))  # fmt: skip
 
 
 def edit(
@@ -55,3 +55,7 @@ def edit(
     )
     note = st.text_input("Comment", value=comment or "", key=f"{prefix}:comment") if show_comment else None
     return ({"coverage": choice} if choice else None), (note or None)
+
+
+def unit_title(task, unit: str, field: str) -> str:
+    return field

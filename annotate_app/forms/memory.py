@@ -75,12 +75,12 @@ def _read_fields(key: str) -> dict[str, Any]:
 
 def candidate(task, c: dict[str, Any], prefix: str) -> None:
     raw = _raw(c)
-    st.caption(f"{c['model']} · {raw.get('label', '?')} · {raw.get('type', '?')}")
+    st.caption(ui.safe("{} · {} · {}", c["model"], raw.get("label", "?"), raw.get("type", "?")))
     st.markdown(md_escape(str(raw.get("value", ""))))
     if raw.get("evidence_text"):
         ui.text("“" + str(raw["evidence_text"]) + "”", caption=True)
     for flag in c.get("evidence_flags") or []:
-        st.warning(f"evidence check: {flag.replace('_', ' ')}", icon=":material/search:")
+        st.warning(ui.safe("evidence check: {}", str(flag).replace("_", " ")), icon=":material/search:")
     if not c.get("valid", True):
         st.error(
             "invalid output: " + md_escape("; ".join(c.get("problems") or [])), icon=":material/warning:"
@@ -155,7 +155,7 @@ def render(proj, user: str, item: workflow.ShownItem) -> None:
     prefix, task = item.event_id, item.task
     _seed(prefix, task, None)
     left, right = st.columns([2, 3], gap="large")
-    with left, st.container(height=720):
+    with left, ui.dialogue_box(720, prefix):
         for turn in workflow.display_turns(proj, task):
             ui.bubble(turn)
     with right:
@@ -163,7 +163,6 @@ def render(proj, user: str, item: workflow.ShownItem) -> None:
         with st.container(height=620):
             candidates(task, prefix)
         st.text_input("Comment (optional)", key=f"{prefix}:comment")
-        vals, missing = values(task, prefix)
         c1, c2 = st.columns(2)
         c1.button(
             "Accept all undecided",
@@ -172,9 +171,16 @@ def render(proj, user: str, item: workflow.ShownItem) -> None:
             on_click=_accept_rest,
             args=(prefix, keys),
         )
-        ui.submit_button(
-            proj, user, item, prefix, vals, f"Decide every candidate first ({missing} left).", where=c2
-        )
+        ui.submit_button(user, item, prefix, lambda: _read(task, prefix), where=c2)
+
+
+def _read(task, prefix: str) -> tuple[dict | None, str]:
+    """The label and, while it is incomplete, which candidates are still undecided (by their text)."""
+    vals, _ = values(task, prefix)
+    left = [c for c in task.payload["candidates"] if st.session_state.get(f"{prefix}:d:{c['key']}") is None]
+    named = "; ".join(f"“{_raw(c).get('value', '')}” ({c['model']})" for c in left[:3])
+    more = f" and {len(left) - 3} more" if len(left) > 3 else ""
+    return vals, f"Decide every candidate first: {named}{more}."
 
 
 def edit(
@@ -187,3 +193,11 @@ def edit(
     if show_comment:
         st.text_input("Comment", key=f"{prefix}:comment")
     return values(task, prefix)[0], st.session_state.get(f"{prefix}:comment") or None
+
+
+def unit_title(task, unit: str, field: str) -> str:
+    """An agreement unit as the annotator saw it: the candidate's memory text and model, not its key."""
+    for c in task.payload["candidates"]:
+        if c["key"] == unit:
+            return f"“{_raw(c).get('value', '')}” ({c['model']}) · {field}"
+    return f"{unit} · {field}"

@@ -39,9 +39,10 @@ task = proj.store.task(task_id)
 st.subheader("Labels side by side")
 units = {who: get_kind(kind).units(values) for who, values in entry["labels"].items()}
 keys = sorted({u for per in units.values() for u in per})
-table = pd.DataFrame(
-    [{"unit": f"{u} {f}".strip(), **{who: per.get((u, f)) for who, per in units.items()}} for u, f in keys]
-)
+table = pd.DataFrame(  # a dataframe shows its cells as plain text: no markdown, no links
+    [{"unit": FORMS[kind].unit_title(task, u, f), **{who: per.get((u, f)) for who, per in units.items()}}
+     for u, f in keys]
+)  # fmt: skip
 table["agree"] = table[list(units)].nunique(axis=1, dropna=False) == 1
 st.dataframe(table.sort_values("agree"), hide_index=True, width="stretch")
 comments = {ev.annotator: ev.comment for ev in proj.store.events(task_id=task_id) if ev.comment}
@@ -55,7 +56,9 @@ if task.payload.get("turns"):
 
 st.subheader("Final decision")
 decided = consensus.final_labels(proj.store, kind).get(task_id, {})
-start = decided.get("values") or next(iter(entry["labels"].values()))
+start = decided.get("values") or {}  # a tie starts empty: no annotator's answer is the default
+if not start:
+    st.caption("A tie: the form starts empty. Decide every unit yourself.")
 prefix = f"adj:{task_id}"
 values, _ = FORMS[kind].edit(proj, task, prefix, start, None, show_comment=False)
 note = st.text_area("Note (why this decision)", key=f"{prefix}:note")
@@ -63,7 +66,7 @@ if st.button("Record decision", type="primary", key=f"{prefix}:save", disabled=v
     try:
         consensus.adjudicate(proj.store, task_id, maintainer, values, note)
     except PrefkitError as exc:
-        st.error(f"Not recorded: {exc}")
+        st.error(ui.safe("Not recorded: {}", exc))
     else:
         ui.flash("Decision recorded")
         st.rerun()

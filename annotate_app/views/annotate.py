@@ -1,4 +1,8 @@
-"""The annotator's queue: one item at a time, guidelines beside it, progress in the sidebar."""
+"""The annotator's queue: one item at a time, guidelines beside it, progress above it.
+
+The item, its form and the progress line are one fragment: a submit reruns only them (the sidebar
+and the rest of the page stay as they are), and the next item is rendered in the same run.
+"""
 
 import streamlit as st
 
@@ -17,12 +21,11 @@ if "kind" not in st.session_state:
 kind = st.sidebar.segmented_control(
     "Task kind", list(ui.KIND_TITLES), format_func=ui.KIND_TITLES.get, key="kind", required=True
 )
-guidelines = proj.guidelines(kind)
+guidelines = ui.guidelines(proj, kind)
 with st.sidebar.expander("Guidelines", icon=":material/menu_book:"):
     st.markdown(guidelines)
 
 if not st.session_state.get(f"intro:{kind}"):
-    ui.progress_sidebar(proj, user, kind)
     st.title(ui.KIND_TITLES[kind])
     st.info(
         "Read the guidelines once before your first item; they stay in the sidebar.",
@@ -35,14 +38,25 @@ if not st.session_state.get(f"intro:{kind}"):
         st.rerun()
     st.stop()
 
-item = workflow.current_item(proj, user, kind)
-mine = ui.progress_sidebar(proj, user, kind)
-if item is None:
-    st.title(ui.KIND_TITLES[kind])
-    st.success("Nothing left in your queue for this task kind. Thank you! Pick another kind in the sidebar.")
-    st.stop()
 
-st.markdown(f"#### {ui.KIND_TITLES[kind]} · item {mine['done'] + 1} of {mine['assigned']}")
-st.caption(f"batch {item.task.batch} · {item.task.item_ref}")
-FORMS[kind].render(proj, user, item)
-ui.skip_and_flag(proj, user, item)
+@st.fragment
+def item_panel(kind: str) -> None:
+    me = ui.signed_in()
+    if not ui.still_active(me):  # disabled since signing in (or signed out by a submit's check)
+        ui.sign_out()
+        st.rerun(scope="app")
+    item = workflow.current_item(proj, user, kind)
+    mine = ui.progress(proj, user, kind)
+    ui.last_done()
+    if item is None:
+        st.title(ui.KIND_TITLES[kind])
+        st.success("Nothing left in your queue for this task kind. Thank you! Pick another kind in the sidebar.")
+        return
+    ui.scroll_to_top(item.event_id)
+    ui.progress_line(ui.KIND_TITLES[kind], mine)
+    st.caption(ui.safe("batch {} · item {}", item.task.batch, item.task.item_ref))
+    FORMS[kind].render(proj, user, item)
+    ui.skip_and_flag(user, item)
+
+
+item_panel(kind)

@@ -7,6 +7,8 @@ import streamlit as st
 from annotate_app import ui
 from curation import dashboard
 
+LEGEND = alt.Legend(orient="bottom", labelLimit=0, titleLimit=0, columns=2)
+
 ui.require("maintainer")
 store = ui.project().store
 st.title("Dashboard")
@@ -16,7 +18,7 @@ c = st.columns(4)
 c[0].metric("Tasks", head["tasks"])
 c[1].metric("Complete (k labels)", head["complete"])
 c[2].metric("Labels", head["labels"])
-c[3].metric("Annotators", head["annotators"])
+c[3].metric("Annotators", head["annotators"], help="people with at least one label")
 
 st.subheader("Progress per annotator and task kind")
 prog = pd.DataFrame(dashboard.progress(store))
@@ -24,7 +26,13 @@ if prog.empty:
     st.info("No assignments yet: annotators get items when they open the Annotate page.")
 else:
     st.dataframe(prog, hide_index=True, width="stretch")
-    st.bar_chart(prog, x="annotator", y="done", color="task_kind", horizontal=True)
+    chart = alt.Chart(prog).mark_bar().encode(
+        x=alt.X("done:Q", title="items done"),
+        y=alt.Y("annotator:N", title=None, axis=alt.Axis(labelLimit=0)),
+        color=alt.Color("task_kind:N", title="task kind", legend=LEGEND),
+        tooltip=list(prog.columns),
+    )
+    st.altair_chart(chart.properties(height=max(120, 28 * prog["annotator"].nunique())), width="stretch")
 
 left, right = st.columns(2)
 with left:
@@ -33,10 +41,16 @@ with left:
     tp = pd.DataFrame(dashboard.throughput(store, per))
     if tp.empty:
         st.caption("No finished items yet.")
-    else:
-        st.line_chart(
-            tp.pivot_table(index="bucket", columns="annotator", values="n", aggfunc="sum").fillna(0)
+    else:  # bars: one day (or hour) of work is one bar per annotator, not an invisible one-point line
+        per_who = tp.groupby(["bucket", "annotator"], as_index=False)["n"].sum()
+        chart = alt.Chart(per_who).mark_bar().encode(
+            x=alt.X("bucket:O", title=per, axis=alt.Axis(labelAngle=0, labelLimit=0)),
+            xOffset="annotator:N",
+            y=alt.Y("n:Q", title="items finished"),
+            color=alt.Color("annotator:N", legend=LEGEND),
+            tooltip=["bucket", "annotator", "n"],
         )
+        st.altair_chart(chart, width="stretch")
 with right:
     st.subheader("Label distributions")
     dist = pd.DataFrame(dashboard.label_distribution(store))
@@ -44,7 +58,13 @@ with right:
         st.caption("No labels yet.")
     else:
         dist["kind · field"] = dist["task_kind"] + " · " + dist["field"]
-        st.bar_chart(dist, x="kind · field", y="n", color="value", horizontal=True)
+        chart = alt.Chart(dist).mark_bar().encode(
+            x=alt.X("n:Q", title="labels"),
+            y=alt.Y("kind · field:N", title=None, axis=alt.Axis(labelLimit=0)),
+            color=alt.Color("value:N", legend=LEGEND),
+            tooltip=["task_kind", "field", "value", "n"],
+        )
+        st.altair_chart(chart, width="stretch")
 
 st.subheader("Agreement (Krippendorff's alpha, 95% bootstrap interval)")
 agr = pd.DataFrame(dashboard.agreement(store))
@@ -52,31 +72,31 @@ if agr.empty or agr["alpha"].isna().all():
     st.caption("Not enough overlapping labels yet.")
 else:
     agr["kind · field"] = agr["task_kind"] + " · " + agr["field"]
-    base = alt.Chart(agr.dropna(subset=["alpha"]))
-    bars = base.mark_errorbar(thickness=2).encode(x=alt.X("ci_low:Q", title="alpha", scale=alt.Scale(domain=[-0.2, 1])),
-                                                 x2="ci_high:Q", y=alt.Y("kind · field:N", title=None))  # fmt: skip
-    points = base.mark_point(filled=True, size=80).encode(
-        x="alpha:Q", y="kind · field:N", tooltip=list(agr.columns)
-    )
+    shown = agr.dropna(subset=["alpha"])
+    # The axis reaches every alpha and interval end (alpha can be far below 0), never cutting one off.
+    low = min(-0.2, float(shown[["alpha", "ci_low"]].min().min()) - 0.05)
+    x = alt.X("ci_low:Q", title="alpha", scale=alt.Scale(domain=[low, 1], nice=False))
+    y = alt.Y("kind · field:N", title=None, axis=alt.Axis(labelLimit=0))
+    base = alt.Chart(shown)
+    bars = base.mark_errorbar(thickness=2).encode(x=x, x2="ci_high:Q", y=y)
+    points = base.mark_point(filled=True, size=80).encode(x="alpha:Q", y=y, tooltip=list(agr.columns))
     rule = alt.Chart(pd.DataFrame({"x": [0.8]})).mark_rule(strokeDash=[4, 4], color="gray").encode(x="x:Q")
-    st.altair_chart(bars + points + rule, width="stretch")
+    chart = (bars + points + rule).properties(height=max(120, 40 * len(shown)), padding={"left": 10, "right": 20})
+    st.altair_chart(chart, width="stretch")
     st.dataframe(agr.drop(columns=["kind · field"]), hide_index=True, width="stretch")
 
-left, right = st.columns(2)
-with left:
-    st.subheader("Gold accuracy per annotator")
-    gold = pd.DataFrame(head["gold"])
-    if gold.empty:
-        st.caption("No gold items labelled yet (`prefkit tasks gold import FILE`).")
-    else:
-        st.dataframe(gold, hide_index=True, width="stretch")
-with right:
-    st.subheader("Annotator quality")
-    quality = pd.DataFrame(dashboard.annotator_quality(store))
-    if quality.empty:
-        st.caption("No labels yet.")
-    else:
-        st.dataframe(quality, hide_index=True, width="stretch")
+st.subheader("Gold accuracy per annotator")
+gold = pd.DataFrame(head["gold"])
+if gold.empty:
+    st.caption("No gold items labelled yet (`prefkit tasks gold import FILE`).")
+else:
+    st.dataframe(gold, hide_index=True, width="stretch")
+st.subheader("Annotator quality")  # full width: its columns never clip
+quality = pd.DataFrame(dashboard.annotator_quality(store))
+if quality.empty:
+    st.caption("No labels yet.")
+else:
+    st.dataframe(quality, hide_index=True, width="stretch")
 
 with st.expander("Flagged items and sessions to re-verify"):
     st.dataframe(pd.DataFrame(dashboard.flagged(store)), hide_index=True, width="stretch")

@@ -19,19 +19,27 @@ if not recent:
 
 for ev in recent:
     task = proj.store.task(ev.task_id)
-    title = f"{ui.KIND_TITLES[ev.kind]} · {ev.action} · {ev.created_at[:19].replace('T', ' ')} UTC"
+    when = ev.created_at[:19].replace("T", " ")
+    title = ui.safe("{} · {} · {} · {} UTC", ui.KIND_TITLES[ev.kind], task.item_ref, ev.action, when)
     with st.expander(title + (" · edited" if ev.supersedes else "")):
         if ev.action != "label":
-            st.caption(f"{ev.action}: {ev.comment or ''} — label it now below if you can.")
+            st.caption(ui.safe("{}: {} — label it now below if you can.", ev.action, ev.comment or ""))
         prefix = f"edit:{ev.event_id}"
-        values, comment = FORMS[ev.kind].edit(
-            proj, task, prefix, ev.values if ev.action == "label" else {}, ev.comment
-        )
-        if st.button("Save edit", key=f"{prefix}:save", type="primary", disabled=values is None):
-            try:
-                workflow.edit_label(proj, user, ev.event_id, values, comment)
-            except (LabelError, workflow.WorkflowError) as exc:
-                st.error(f"Not saved: {exc}")
-            else:
-                ui.flash("Edit saved")
-                st.rerun()
+        form_col = st.container()
+        if task.payload.get("turns"):  # the dialogue the label is about, beside the form
+            left, form_col = st.columns([2, 3], gap="large")
+            with left, st.container(height=480, autoscroll=False):
+                for turn in workflow.display_turns(proj, task):
+                    ui.bubble(turn)
+        with form_col:
+            values, comment = FORMS[ev.kind].edit(
+                proj, task, prefix, ev.values if ev.action == "label" else {}, ev.comment
+            )
+            if st.button("Save edit", key=f"{prefix}:save", type="primary", disabled=values is None):
+                try:
+                    workflow.edit_label(proj, user, ev.event_id, values, comment)
+                except (LabelError, workflow.WorkflowError) as exc:
+                    st.error(ui.safe("Not saved: {}", exc))
+                else:
+                    ui.flash("Edit saved")
+                    st.rerun()

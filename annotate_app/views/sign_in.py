@@ -9,14 +9,16 @@ proj = ui.project()
 _, mid, _ = st.columns([1, 2, 1])
 with mid:
     st.title("prefkit annotate")
-    st.caption(f"project **{proj.name}**")
+    st.caption(ui.safe("project **{}**", proj.name))
     with st.form("sign-in"):
         name = st.text_input("User name", key="signin_user")
         password = st.text_input("Password", type="password", key="signin_password")
         go = st.form_submit_button("Sign in", type="primary")
     if go:
         try:
-            st.session_state["user"] = workflow.sign_in(proj, name, password)
+            ip = st.context.ip_address  # the browser's address: throttling is per name and per client
+            client = ip if isinstance(ip, str) and ip else "unknown address"
+            st.session_state["user"] = workflow.sign_in(proj, name, password, client=client)
         except workflow.AuthError as exc:
             st.error(str(exc))
         else:
