@@ -135,8 +135,10 @@ def label_expressed(page) -> None:
 
     def act():
         page.get_by_role("button", name=re.compile("^Use as evidence for item 1")).nth(1).click()
-        expect(page.get_by_role("radio", name="Expressed", exact=True).first).to_be_checked()
+        expect(page.get_by_text("Undecided · evidence: turn 2")).to_be_visible()  # evidence never decides
+        expect(page.get_by_role("radio", name="Expressed", exact=True).first).not_to_be_checked()
         page.keyboard.press("e")
+        expect(page.get_by_role("radio", name="Expressed", exact=True).first).to_be_checked()
         expect(page.get_by_role("radio", name="Item 2")).to_be_checked()
         page.keyboard.press("n")
         expect(page.get_by_role("radio", name="Not expressed", exact=True).nth(1)).to_be_checked()
