@@ -130,6 +130,8 @@ def _record(user: str, item: workflow.ShownItem, prefix: str, action: Callable[[
         st.session_state[_problem_key(prefix)] = f"Not saved: {exc}"
         return
     st.session_state["_last_done"] = (done if written else "Already saved", item.task.item_ref)
+    for key in [k for k in st.session_state if str(k).startswith(f"{item.event_id}:")]:
+        del st.session_state[key]  # the item is done: its widgets' state would only pile up
 
 
 def submit_now(user: str, item: workflow.ShownItem, prefix: str, values: dict | None, missing: str = "") -> None:
@@ -171,14 +173,13 @@ def skip_and_flag(user: str, item: workflow.ShownItem) -> None:
         why = st.session_state[f"{key}:flagr"]
         _record(user, item, key, lambda: workflow.flag(proj, user, item, why), "Flagged for the maintainers")
 
-    with st.expander("Skip or report this item"):
-        c1, c2 = st.columns(2)
-        with c1:
-            st.selectbox("Skip reason", workflow.SKIP_REASONS, key=f"{key}:skipr")
-            st.button("Skip", key=f"{key}:skip", icon=":material/skip_next:", on_click=skip)
-        with c2:
-            st.selectbox("What is broken", workflow.FLAG_REASONS, key=f"{key}:flagr")
-            st.button("Flag as broken", key=f"{key}:flag", icon=":material/flag:", on_click=flag)
+    if not st.toggle("Skip or report this item", key=f"{key}:trouble"):
+        return  # the controls are drawn only when asked for: fewer elements on every item
+    with st.container(border=True, horizontal=True, vertical_alignment="bottom"):
+        st.selectbox("Skip reason", workflow.SKIP_REASONS, key=f"{key}:skipr")
+        st.button("Skip", key=f"{key}:skip", icon=":material/skip_next:", on_click=skip)
+        st.selectbox("What is broken", workflow.FLAG_REASONS, key=f"{key}:flagr")
+        st.button("Flag as broken", key=f"{key}:flag", icon=":material/flag:", on_click=flag)
 
 
 # -- progress ------------------------------------------------------------------------------------------
@@ -188,16 +189,24 @@ def _available(root: str, user: str, kind: str, assigned: int) -> int:
     return workflow.available(_open_project(root), user, kind)
 
 
-@st.cache_data(show_spinner=False, max_entries=1024)
-def _counts(root: str, user: str, version: tuple, day: str) -> dict[str, Any]:
-    return workflow.progress(_open_project(root), user)
+def progress(proj: Project, user: str, kind: str, version: tuple[int, int, int]) -> dict[str, Any]:
+    """The annotator's counts of ``kind`` (assigned, done, today, per batch) and the pool left.
 
-
-def progress(proj: Project, user: str, kind: str) -> dict[str, Any]:
-    """The annotator's counts of ``kind`` (assigned, done, today, per batch) and the pool left,
-    recomputed only when their queue changed (``store.queue_version``) or the day did."""
-    version = proj.store.queue_version(user)
-    mine = _counts(str(proj.root), user, version, utcnow()[:10])[kind]
+    Counted once per browser session and day, then brought up to date from the events since
+    (``workflow.progress_after``: an index range of a few rows); counted again whenever that would
+    not be exact (new items, released items, an event from elsewhere)."""
+    day = utcnow()[:10]
+    cached = st.session_state.get("_counts")
+    counts = None
+    if cached and cached["day"] == day and cached["version"][1:] == version[1:]:
+        if cached["version"][0] == version[0]:
+            counts = cached["counts"]
+        elif cached["version"][0] < version[0]:
+            counts = workflow.progress_after(proj, user, cached["counts"], cached["version"][0], day)
+    if counts is None:
+        counts = workflow.progress(proj, user)
+    st.session_state["_counts"] = {"day": day, "version": version, "counts": counts}
+    mine = counts[kind]
     return {**mine, "pool": _available(str(proj.root), user, kind, mine["assigned"])}
 
 

@@ -64,8 +64,9 @@ def build(root: Path, items: int, events: int) -> Project:
                                      "action": "label", "values_json": '{"coverage":"fully"}', "comment": None,
                                      "time_spent_s": 4.0, "supersedes": None, "source": "app", "schema_version": "1.0",
                                      "created_at": now})  # fmt: skip
-        conn.execute(store.t["assignments"].insert(), assignments)
-        conn.execute(store.t["label_events"].insert(), label_events)
+        if assignments:  # a project without earlier labels (bench_browser's small one) has none
+            conn.execute(store.t["assignments"].insert(), assignments)
+            conn.execute(store.t["label_events"].insert(), label_events)
     with store.write() as conn:
         conn.exec_driver_sql("ANALYZE")
     return project

@@ -87,6 +87,49 @@ class AppStore(LabelStore):
                 )
         return row
 
+    def annotator_view(self, annotator: str, kind: str) -> dict[str, Any]:
+        """What the Annotate page needs on every run, in one read transaction of two statements:
+        ``active`` (the account may still act), ``row`` (the open item of ``kind`` with its task
+        columns, or None) and ``version`` (see :meth:`queue_version`)."""
+        a, t, b, u = self.t["assignments"], self.t["tasks"], self.t["batches"], self.t["users"]
+        e, r = self.t["label_events"], self.t["assignment_releases"]
+        closed = select(b.c.batch_id).where(b.c.status == "closed")
+        open_q = (
+            select(a.c.position, a.c.event_id, a.c.shown_at, *t.c)
+            .join_from(a, t, t.c.task_id == a.c.task_id)
+            .where(a.c.annotator == annotator, a.c.kind == kind, a.c.done_at.is_(None))
+            .where(a.c.batch_id.notin_(closed))
+            .order_by(a.c.position)
+            .limit(1)
+        )
+        state_q = select(
+            select(u.c.active).where(u.c.username == annotator).scalar_subquery(),
+            select(func.max(e.c.seq)).where(e.c.annotator == annotator).scalar_subquery(),
+            select(func.max(a.c.position)).where(a.c.annotator == annotator).scalar_subquery(),
+            select(func.max(r.c.seq)).where(r.c.annotator == annotator).scalar_subquery(),
+        )
+        with self.read() as conn:
+            active, *version = conn.execute(state_q).one()
+            row = conn.execute(open_q).mappings().first() if active else None
+        return {
+            "active": bool(active),
+            "row": None if row is None else dict(row),
+            "version": tuple(v or 0 for v in version),
+        }
+
+    def events_after(self, annotator: str, seq: int) -> list[dict[str, Any]]:
+        """The annotator's events after ``seq`` with the batch of their assignment (an index range:
+        the app updates its counts from these instead of counting everything again)."""
+        e, a = self.t["label_events"], self.t["assignments"]
+        q = (
+            select(e.c.seq, e.c.kind, e.c.action, e.c.supersedes, e.c.source, e.c.created_at, a.c.batch_id)
+            .join_from(e, a, (a.c.task_id == e.c.task_id) & (a.c.annotator == e.c.annotator), isouter=True)
+            .where(e.c.annotator == annotator, e.c.seq > seq)
+            .order_by(e.c.seq)
+        )
+        with self.read() as conn:
+            return [dict(x) for x in conn.execute(q).mappings()]
+
     # -- assignment ---------------------------------------------------------------------------------
     def _candidate_query(self, conn: Connection, annotator: str, kind: str, gold: bool):
         t, a = self.t["tasks"], self.t["assignments"]
@@ -179,7 +222,20 @@ class AppStore(LabelStore):
                 ).rowcount
                 if not closed:
                     self._reattach(conn, ev)
+                self._show_next(conn, ev)
         return True
+
+    def _show_next(self, conn: Connection, ev: LabelEvent) -> None:
+        """Mark the annotator's next open item of the kind as shown, in the submit's transaction: the
+        next item is on screen a moment later, and the page's run then only reads."""
+        a = self.t["assignments"]
+        row = conn.execute(self._open_query(ev.annotator, ev.kind, self._closed_batches(conn))).mappings().first()
+        if row is not None and not row["event_id"]:
+            conn.execute(
+                update(a)
+                .where(a.c.task_id == row["task_id"], a.c.annotator == ev.annotator, a.c.event_id.is_(None))
+                .values(event_id=new_event_id(), shown_at=ev.created_at)
+            )
 
     def _reattach(self, conn: Connection, ev: LabelEvent) -> None:
         """A submit for an item that went back to the pool while it was on screen: the label is kept

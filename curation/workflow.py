@@ -86,6 +86,30 @@ def require_role(user: dict[str, Any] | None, role: str) -> dict[str, Any]:
 
 
 # -- the queue --------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class AnnotatorView:
+    """One run of the Annotate page: may the account still act, its item, its queue's version."""
+
+    active: bool
+    item: ShownItem | None
+    version: tuple[int, int, int]
+
+
+def annotator_view(project: Project, user: str, kind: str) -> AnnotatorView:
+    """Everything the Annotate page reads on a run, in one read when the item is already on screen
+    (the usual case after the first item); assigning a new item goes through :func:`current_item`."""
+    get_kind(kind)
+    view = project.store.annotator_view(user, kind)
+    if not view["active"]:
+        return AnnotatorView(False, None, view["version"])
+    row = view["row"]
+    if row is not None and row["event_id"]:
+        task = project.store._task_from_row(row)
+        return AnnotatorView(True, ShownItem(task, row["event_id"], row["shown_at"], row["position"]), view["version"])
+    item = current_item(project, user, kind)
+    return AnnotatorView(True, item, project.store.queue_version(user))
+
+
 def current_item(project: Project, user: str, kind: str) -> ShownItem | None:
     """The annotator's open item of ``kind`` (assigned now if the queue was empty), or None when done."""
     get_kind(kind)
@@ -255,6 +279,29 @@ def rewrite_turn(
 
 
 # -- progress and gold --------------------------------------------------------------------------------
+def progress_after(
+    project: Project, user: str, counts: dict[str, dict[str, Any]], seen: int, today: str
+) -> dict[str, dict[str, Any]] | None:
+    """``counts`` (from :func:`progress`, when the annotator's last event was ``seen``) brought up to
+    date from the events since, or None when only counting again is exact (an event not made by the
+    app's submit path). A first label, skip or flag of an item finishes its assignment: done + 1,
+    today + 1; an edit or a withdrawal changes neither."""
+    out = {k: {**c, "batches": [dict(b) for b in c["batches"]]} for k, c in counts.items()}
+    for ev in project.store.events_after(user, seen):
+        if ev["source"] != "app" or ev["batch_id"] is None:
+            return None
+        if ev["supersedes"] is not None or ev["action"] not in ("label", "skip", "flag"):
+            continue
+        mine = out[ev["kind"]]
+        mine["done"] += 1
+        mine["today"] += ev["created_at"] >= today
+        batch = next((b for b in mine["batches"] if b["batch_id"] == ev["batch_id"]), None)
+        if batch is None:
+            return None
+        batch["done"] += 1
+    return out
+
+
 def progress(project: Project, user: str) -> dict[str, dict[str, int]]:
     """Per task kind: items assigned to the annotator, done, finished today (UTC), and per batch."""
     counts = project.store.queue_counts(user, since=utcnow()[:10])

@@ -140,6 +140,7 @@ def test_memory_accept_all_then_reject_one_with_a_reason(proj):
 def test_skip_with_a_reason(proj):
     at = app(ALICE, "preference_match")
     item = workflow.current_item(proj, "alice", "preference_match")
+    at.toggle(key=f"{item.event_id}:trouble").set_value(True).run()
     at.selectbox(key=f"{item.event_id}:skipr").set_value("cannot judge").run()
     at.button(key=f"{item.event_id}:skip").click().run()
     ev = proj.store.event(item.event_id)
@@ -270,6 +271,7 @@ def test_a_disabled_account_is_signed_out_on_its_next_click(proj):
 def test_flag_a_broken_item_for_the_maintainers(proj):
     at = app(ALICE, "memory_verify")
     item = workflow.current_item(proj, "alice", "memory_verify")
+    at.toggle(key=f"{item.event_id}:trouble").set_value(True).run()
     at.selectbox(key=f"{item.event_id}:flagr").set_value("wrong language").run()
     at.button(key=f"{item.event_id}:flag").click().run()
     ev = proj.store.event(item.event_id)

@@ -10,6 +10,7 @@ from typing import Any
 import streamlit as st
 
 from annotate_app import ui
+from annotate_app.safe_text import md_escape
 from curation import workflow
 
 CHOICES = (
@@ -23,22 +24,19 @@ TITLES = {value: title for value, title, _ in CHOICES}
 def pair(task) -> None:
     p = task.payload
     c1, c2 = st.columns(2, gap="large")
-    with c1, st.container(border=True):
-        st.markdown("**Gold checklist item**")
-        ui.text(p["checklist_item"])
-    with c2, st.container(border=True):
-        st.markdown("**Candidate preference**")
-        ui.text(p["candidate"])
-        st.caption(ui.safe("from {}", p.get("origin") or "unknown"))
+    c1.container(border=True).markdown("**Gold checklist item**  \n" + md_escape(p["checklist_item"]))
+    c2.container(border=True).markdown(
+        "**Candidate preference**  \n" + md_escape(p["candidate"]) + ui.safe("  \n:gray[from {}]", p.get("origin") or "unknown")
+    )
 
 
 def render(proj, user: str, item: workflow.ShownItem) -> None:
     prefix = item.event_id
     pair(item.task)
     st.text_input("Comment (optional, type it before choosing)", key=f"{prefix}:comment")
-    cols = st.columns(len(CHOICES))
-    for col, (value, title, key) in zip(cols, CHOICES, strict=True):
-        col.button(title, shortcut=key, key=f"{prefix}:{value}", width="stretch", type="primary",
+    row = st.container(horizontal=True)
+    for value, title, key in CHOICES:
+        row.button(title, shortcut=key, key=f"{prefix}:{value}", width="stretch", type="primary",
                    on_click=ui.submit_now, args=(user, item, prefix, {"coverage": value}))  # fmt: skip
 
 

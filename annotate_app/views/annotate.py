@@ -41,12 +41,12 @@ if not st.session_state.get(f"intro:{kind}"):
 
 @st.fragment
 def item_panel(kind: str) -> None:
-    me = ui.signed_in()
-    if not ui.still_active(me):  # disabled since signing in (or signed out by a submit's check)
+    view = workflow.annotator_view(proj, user, kind) if ui.signed_in() else None
+    if view is None or not view.active:  # disabled since signing in (or signed out by a submit's check)
         ui.sign_out()
         st.rerun(scope="app")
-    item = workflow.current_item(proj, user, kind)
-    mine = ui.progress(proj, user, kind)
+    item = view.item
+    mine = ui.progress(proj, user, kind, view.version)
     ui.last_done()
     if item is None:
         st.title(ui.KIND_TITLES[kind])
