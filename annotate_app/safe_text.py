@@ -4,7 +4,8 @@
 math, Streamlit's colour/icon directives and (GitHub-flavoured) bare URLs and e-mail addresses as
 links. Backslash-escaping every ASCII punctuation character (CommonMark allows it for all of them)
 makes the text display exactly as written: tags, links, images, ``$``, ``:directive[...]`` and
-``https://...`` / ``www.`` / ``a@b.org`` all stay literal text.
+``https://...`` / ``www.`` / ``a@b.org`` all stay literal text (an address is set as inline code:
+GitHub-flavoured markdown would link it even with its punctuation escaped).
 
 This is the one helper every page uses for data: :func:`md_escape` for a value, :func:`safe` to put
 values into a trusted markdown template (captions, headers, titles). Nothing here imports Streamlit.
@@ -16,12 +17,31 @@ import re
 
 _PUNCT = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
 _LEADING_SPACES = re.compile(r"^( +)", re.MULTILINE)
+# What GitHub-flavoured markdown turns into a link by itself, even with every punctuation escaped.
+_AUTOLINK = re.compile(r"(?:https?://|ftp://|www\.|mailto:|xmpp:)\S+|[\w.+-]+@[\w-]+(?:\.[\w-]+)+", re.IGNORECASE)
+
+
+def _code_span(token: str) -> str:
+    """``token`` as an inline code span: shown verbatim, never a link (fence longer than any run of
+    backticks inside; padded when it starts or ends with one)."""
+    fence = "`" * (max((len(r) for r in re.findall(r"`+", token)), default=0) + 1)
+    pad = " " if token.startswith("`") or token.endswith("`") else ""
+    return f"{fence}{pad}{token}{pad}{fence}"
+
+
+def _escape_chars(text: str) -> str:
+    return "".join("\\" + ch if ch in _PUNCT else ch for ch in text)
 
 
 def md_escape(text: object) -> str:
-    """Markdown source that renders as ``text`` verbatim, line breaks and indentation included."""
-    text = "" if text is None else str(text)
-    escaped = "".join("\\" + ch if ch in _PUNCT else ch for ch in text.replace("\r\n", "\n"))
+    """Markdown source that renders as ``text`` verbatim, line breaks and indentation included;
+    bare URLs and e-mail addresses are shown as code (text), never as links."""
+    text = "" if text is None else str(text).replace("\r\n", "\n")
+    parts, last = [], 0
+    for m in _AUTOLINK.finditer(text):
+        parts += [_escape_chars(text[last : m.start()]), _code_span(m.group(0))]
+        last = m.end()
+    escaped = "".join([*parts, _escape_chars(text[last:])])
     # Leading spaces would start a code block; non-breaking spaces keep the indentation visible.
     escaped = _LEADING_SPACES.sub(lambda m: "\u00a0" * len(m.group(1)), escaped)
     return escaped.replace("\n", "  \n")

@@ -110,3 +110,65 @@ def clone_project(template: Project, dest: Path) -> Project:
     template.close()
     shutil.copytree(template.root, dest)
     return Project(dest)
+
+
+#: Planted in every field the app displays: markup, a remote image, live-link candidates, a directive.
+PAYLOAD = (
+    '<img src="http://127.0.0.9:9/x.png" onerror="window.__pwned=1"> https://evil.example/p '
+    "www.evil.example mail@evil.example [click](https://evil.example/l) ![i](https://evil.example/i.png) "
+    ':red[red] $x$ <a href="https://evil.example/a">a</a>'
+)
+
+
+def hostile_tasks(batch: str = "wk" + PAYLOAD) -> list:
+    """One task of every kind with ``PAYLOAD`` in every field a screen shows (ids and captions too)."""
+    from curation.task_kinds import get_kind
+
+    turns = [{"index": 0, "role": "user", "content": "turn0 " + PAYLOAD},
+             {"index": 1, "role": "assistant", "content": "turn1 " + PAYLOAD},
+             {"index": 2, "role": "user", "content": "turn2 " + PAYLOAD}]  # fmt: skip
+    memory = {"value": "value " + PAYLOAD, "label": "label " + PAYLOAD, "type": "type " + PAYLOAD,
+              "evidence_text": "evidence " + PAYLOAD}  # fmt: skip
+    payloads = {
+        "preference_expressed": {
+            "dialogue_id": "dlg " + PAYLOAD, "persona_id": "p", "session_index": 1, "turns": turns,
+            "context_factor": "context " + PAYLOAD, "preference": "preference " + PAYLOAD,
+            "checklist": ["first " + PAYLOAD + "?", "second " + PAYLOAD + "?"],
+        },
+        "preference_match": {
+            "pair_id": "pair", "checklist_item": "item " + PAYLOAD, "candidate": "candidate " + PAYLOAD,
+            "instance_id": None, "origin": "origin " + PAYLOAD,
+        },
+        "memory_verify": {
+            "dialogue_id": "dlg " + PAYLOAD, "turns": turns,
+            "candidates": [{"key": f"model {PAYLOAD}:0", "model": "model " + PAYLOAD, "memory": memory,
+                            "valid": False, "problems": ["problem " + PAYLOAD],
+                            "evidence_flags": ["flag " + PAYLOAD], "group": 0}],
+        },
+    }  # fmt: skip
+    return [get_kind(k).make_task("ref " + PAYLOAD, p, 3, batch) for k, p in payloads.items()]
+
+
+HOSTILE_LABELS = {
+    "preference_expressed": ({"items": [{"item": 0, "expressed": True, "evidence": [0]}, {"item": 1, "expressed": False}]},
+                             {"items": [{"item": 0, "expressed": False}, {"item": 1, "expressed": True, "evidence": [2]}]}),
+    "preference_match": ({"coverage": "fully"}, {"coverage": "not_covered"}),
+    "memory_verify": ({"decisions": [{"key": f"model {PAYLOAD}:0", "decision": "accept"}]},
+                      {"decisions": [{"key": f"model {PAYLOAD}:0", "decision": "reject", "reason": "other"}]}),
+}  # fmt: skip
+
+
+def make_hostile_project(root: Path) -> Project:
+    """Tasks of every kind with ``PAYLOAD`` everywhere; alice and bob disagree on each (with the
+    payload as their comment), carol has them open, maya adjudicates."""
+    from curation import workflow
+
+    project = Project.init(root, name="hostile")
+    for name, role in (*USERS, ("carol", "annotator")):
+        project.store.add_user(name, role, PASSWORD)
+    project.store.add_tasks(hostile_tasks())
+    for kind, (first, second) in HOSTILE_LABELS.items():
+        for who, values in (("alice", first), ("bob", second)):
+            item = workflow.current_item(project, who, kind)
+            workflow.submit(project, who, item, values, comment="comment " + PAYLOAD)
+    return project

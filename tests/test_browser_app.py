@@ -17,7 +17,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from appkit import HOSTILE, PASSWORD, make_project
+from appkit import HOSTILE, PASSWORD, PAYLOAD, make_hostile_project, make_project
 from conftest import ROOT, require
 
 from curation import workflow
@@ -54,9 +54,14 @@ def wait_healthy(url: str, proc: subprocess.Popen, timeout: float = 60) -> None:
 def served(tmp_path_factory, alps_packets):
     require(os.path.exists(CHROMIUM), "Debian chromium is not installed (apt-get install chromium)")
     proj = make_project(
-        tmp_path_factory.mktemp("browser") / "proj", n=3, overlap=3, alps=alps_packets, hostile=True
+        tmp_path_factory.mktemp("browser") / "proj", n=3, overlap=5, alps=alps_packets, hostile=True
     )
-    proj.store.add_user("carol", "annotator", PASSWORD)
+    for name in ("carol", "dan", "erin"):
+        proj.store.add_user(name, "annotator", PASSWORD)
+    yield from serve(proj)
+
+
+def serve(proj: Project):
     port = free_port()
     env = {**os.environ, "PREFKIT_PROJECT": str(proj.root)}
     cmd = [str(Path(sys.executable).parent / "prefkit"), "annotate", "serve", "--port", str(port)]
@@ -86,15 +91,24 @@ def shot(page, name: str) -> None:
     page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
 
 
-def sign_in(browser, url: str, user: str):
-    page = browser.new_context(viewport={"width": 1440, "height": 1000}).new_page()
-    page.goto(url)
-    page.get_by_label("User name").fill(user)
-    page.get_by_label("Password", exact=True).fill(PASSWORD)
-    page.get_by_role("button", name="Sign in").click()
+def sign_in(browser, url: str, user: str, outside: list[str] | None = None):
+    context = browser.new_context(viewport={"width": 1440, "height": 1000})
+    if outside is not None:  # every request that would leave the app's own server
+        context.on("request", lambda r: None if r.url.startswith(url) else outside.append(r.url))
+    page = context.new_page()
+    attempt(page, url, user, PASSWORD)
     page.get_by_text(f"signed in as {user}").wait_for()
     settle(page)
     return page
+
+
+def attempt(page, url: str, user: str, password: str) -> None:
+    if "User name" not in page.inner_text("body"):
+        page.goto(url)
+    page.get_by_label("User name").fill(user)
+    page.get_by_label("Password", exact=True).fill(password)
+    page.get_by_role("button", name="Sign in").click()
+    settle(page)
 
 
 def settle(page) -> None:
@@ -238,6 +252,109 @@ def test_maintainer_pages_render(served, browser):
     annotator.context.close()
 
 
+def scroll_tops(page) -> dict[str, float]:
+    """The page's scroll position and the dialogue box's (the bordered box that scrolls)."""
+    return page.evaluate(
+        "() => { const m = document.querySelector('[data-testid=stMain]');"
+        " const box = document.querySelector('[class*=st-key-dialogue-]');"
+        " const inner = box && [box, ...box.querySelectorAll('*')].find(e => e.scrollHeight > e.clientHeight + 5"
+        " && ['auto', 'scroll'].includes(getComputedStyle(e).overflowY));"
+        " return {page: Math.max(window.scrollY, m ? m.scrollTop : 0), dialogue: inner ? inner.scrollTop : -1,"
+        " scrollable: inner ? inner.scrollHeight - inner.clientHeight : 0}; }"
+    )
+
+
+def test_evidence_never_decides_and_submit_names_the_undecided_item(served, browser):
+    from playwright.sync_api import expect
+
+    page = sign_in(browser, served[1], "dan")
+    open_kind(page, "Preference expressed")
+    page.get_by_role("button", name=re.compile("^Use as evidence for item 1")).first.click()
+    settle(page)
+    expect(page.get_by_text("Undecided · evidence: turn 0").first).to_be_visible()
+    expressed = page.get_by_role("radio", name="Expressed", exact=True).first
+    expect(expressed).not_to_be_checked()
+    choice = page.locator("[data-testid=stRadio]").filter(has_text="Did the user express").first
+    choice.locator("label").filter(has_text=re.compile("^Expressed$")).click()
+    settle(page)
+    expect(expressed).to_be_checked()
+    choice.locator("label").filter(has_text=re.compile("^Expressed$")).click()  # the chosen answer again ...
+    settle(page)
+    expect(expressed).to_be_checked()  # ... never turns it off
+    page.get_by_role("button", name="Submit").click()
+    settle(page)
+    expect(page.get_by_text(re.compile("Decide item 2 “Does the reply avoid long paragraphs"))).to_be_visible()
+    shot(page, "expressed_undecided")
+    page.context.close()
+
+
+def test_each_item_opens_at_its_top_without_a_toast(served, browser):
+    from playwright.sync_api import expect
+
+    page = sign_in(browser, served[1], "dan")
+    open_kind(page, "Memory verification")
+    top = scroll_tops(page)
+    assert top["scrollable"] > 0 and top["dialogue"] == 0  # a long dialogue opens at turn 0, not its end
+    expect(page.get_by_text("turn 0 · user").first).to_be_in_viewport()
+    page.evaluate("() => { document.querySelector('[data-testid=stMain]').scrollTo(0, 10000);"
+                  " document.querySelectorAll('[class*=st-key-dialogue-], [class*=st-key-dialogue-] *')"
+                  ".forEach(e => e.scrollTop = 10000); }")  # fmt: skip
+    assert scroll_tops(page)["dialogue"] > 0
+    label_memory(page)
+    page.wait_for_timeout(300)
+    after = scroll_tops(page)
+    assert after["page"] == 0 and after["dialogue"] == 0  # the next item starts at its top
+    assert page.locator("[data-testid=stToast]").count() == 0  # no toast over the controls
+    expect(page.get_by_text(re.compile("Saved · dialogue:")).first).to_be_visible()
+    shot(page, "memory_next_item")
+    page.context.close()
+
+
+def test_a_tie_is_adjudicated_from_an_empty_form(served, browser):
+    from curation.task_kinds import get_kind
+    from schemas.common import utcnow
+    from schemas.curation import LabelEvent
+
+    proj, url, _ = served
+    base = proj.store.tasks(kind="preference_expressed")[0]
+    task = get_kind("preference_expressed").make_task("session:tie", base.payload, 2, "default")
+    proj.store.add_tasks([task])
+    for who, first in (("alice", True), ("bob", False)):
+        values = {"items": [{"item": 0, "expressed": first, "evidence": []}, {"item": 1, "expressed": not first, "evidence": []}]}
+        proj.store.record_submit(LabelEvent(event_id=f"ev_tie_{who}", task_id=task.task_id, kind=task.kind,
+                                            annotator=who, values=values, created_at=utcnow()))  # fmt: skip
+    page = sign_in(browser, url, "maya")
+    page.get_by_role("link", name="Adjudication").click()
+    page.get_by_role("heading", name="Adjudication").wait_for()
+    page.get_by_role("radio", name="Preference expressed", exact=True).click()
+    page.get_by_text("A tie: the form starts empty").wait_for()
+    settle(page)
+    shot(page, "adjudication_tie")
+    decision = page.locator("[data-testid=stRadio]").filter(has_text="Did the user express")
+    assert decision.count() == 2
+    assert decision.locator("input:checked").count() == 0  # neither annotator's answer is the default
+    assert page.get_by_role("button", name="Record decision").is_disabled()
+    page.context.close()
+
+
+def test_an_idle_item_goes_back_to_the_pool_and_a_late_submit_is_kept(served, browser):
+    from click.testing import CliRunner
+
+    from prefkit.cli import cli
+
+    proj, url, _ = served
+    page = sign_in(browser, url, "erin")
+    open_kind(page, "Preference matching")
+    shown = workflow.current_item(proj, "erin", "preference_match")
+    out = CliRunner().invoke(cli, ["tasks", "release", "--idle-hours", "0", "--annotator", "erin", "--project", str(proj.root)])
+    assert out.exit_code == 0 and out.output.startswith("released 3 items")
+    assert {r["task_id"] for r in proj.store.releases("erin")} == {t.task_id for t in proj.store.tasks(kind="preference_match")}
+    label_match(page)  # the item still on screen: its label is kept, the page moves on
+    assert proj.store.event(shown.event_id).values == {"coverage": "fully"}
+    assert workflow.progress(proj, "erin")["preference_match"]["done"] == 1
+    page.context.close()
+
+
 def test_kill_9_loses_no_acknowledged_label(served, browser):
     proj, url, proc = served
     page = sign_in(browser, url, "carol")
@@ -254,3 +371,79 @@ def test_kill_9_loses_no_acknowledged_label(served, browser):
     stored = {e.event_id: e for e in reopened.store.events(annotator="carol")}
     assert all(stored[eid].values == {"coverage": "fully"} for eid in acknowledged)
     reopened.close()
+
+
+# -- a second server: a project with a payload in every displayed field ----------------------------------
+@pytest.fixture(scope="module")
+def hostile(tmp_path_factory):
+    require(os.path.exists(CHROMIUM), "Debian chromium is not installed (apt-get install chromium)")
+    proj = make_hostile_project(tmp_path_factory.mktemp("hostile") / "proj")
+    config = proj.root / "prefkit.toml"
+    config.write_text(config.read_text().replace("backoff_s = 2.0", "backoff_s = 60.0"))
+    yield from serve(proj)
+
+
+def assert_inert(page, outside: list[str]) -> None:
+    """The payload is on screen as text; nothing of it became a link, an image or a request."""
+    assert "https://evil.example/p" in page.inner_text("body")
+    links = page.eval_on_selector_all("a[href]", "els => els.map(e => e.href)")
+    assert not [h for h in links if "evil" in h or "127.0.0.9" in h or h.startswith("mailto:")]
+    assert page.locator("img[src*=evil], img[src*='127.0.0.9']").count() == 0
+    assert page.evaluate("window.__pwned") is None
+    assert outside == []
+
+
+def test_a_payload_in_every_field_stays_text_on_every_page(hostile, browser):
+    proj, url, _ = hostile
+    outside: list[str] = []
+    page = sign_in(browser, url, "carol", outside)
+    for title in ("Preference expressed", "Preference matching", "Memory verification"):
+        open_kind(page, title)
+        page.get_by_text("Skip or report this item").click()
+        settle(page)
+        assert_inert(page, outside)
+        for field in ("turn0 ", "ref ", "wk") if title != "Preference matching" else ("item ", "candidate ", "origin "):
+            assert field + "<img" in page.inner_text("body")
+    shot(page, "hostile_memory")
+    page.context.close()
+    page = sign_in(browser, url, "alice", outside)
+    page.get_by_role("link", name="My recent labels").click()
+    page.get_by_role("heading", name="My recent labels").wait_for()
+    for summary in page.locator("[data-testid=stExpander] summary").all():
+        summary.click()
+    settle(page)
+    assert page.get_by_text("Memory verification · ref <img").count() == 1  # the item named, as text
+    assert_inert(page, outside)
+    page.context.close()
+    page = sign_in(browser, url, "maya", outside)
+    page.get_by_role("link", name="Dashboard").click()
+    page.get_by_text("Progress per annotator and task kind").wait_for()
+    settle(page)
+    assert page.locator("[data-testid=stException]").count() == 0
+    page.get_by_role("link", name="Adjudication").click()
+    page.get_by_role("heading", name="Adjudication").wait_for()
+    for title in ("Preference expressed", "Preference matching", "Memory verification"):
+        page.get_by_role("radio", name=title, exact=True).click()
+        page.get_by_text("Labels side by side").wait_for()
+        settle(page)
+        assert page.get_by_text("alice: comment <img").count() == 1
+        assert_inert(page, outside)
+    page.context.close()
+
+
+def test_wrong_passwords_back_off_until_a_maintainer_unlocks(hostile, browser):
+    from playwright.sync_api import expect
+
+    proj, url, _ = hostile
+    page = browser.new_context(viewport={"width": 1440, "height": 1000}).new_page()
+    for _ in range(3):
+        attempt(page, url, "bob", "not-the-password")
+        expect(page.get_by_text("unknown user name or wrong password")).to_be_visible()
+    attempt(page, url, "bob", PASSWORD)  # the right password, refused unchecked during the backoff
+    expect(page.get_by_text(re.compile(r"too many failed sign-ins: wait \d+ s"))).to_be_visible()
+    assert [r["outcome"] for r in proj.store.sign_in_log("bob")][:4] == ["throttled", "fail", "fail", "fail"]
+    shot(page, "sign_in_backoff")
+    proj.store.unlock_sign_in("bob")
+    attempt(page, url, "bob", PASSWORD)
+    page.get_by_text("signed in as bob").wait_for()
+    page.context.close()
