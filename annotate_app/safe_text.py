@@ -18,7 +18,9 @@ import re
 _PUNCT = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
 _LEADING_SPACES = re.compile(r"^( +)", re.MULTILINE)
 # What GitHub-flavoured markdown turns into a link by itself, even with every punctuation escaped.
-_AUTOLINK = re.compile(r"(?:https?://|ftp://|www\.|mailto:|xmpp:)\S+|[\w.+-]+@[\w-]+(?:\.[\w-]+)+", re.IGNORECASE)
+_AUTOLINK = re.compile(
+    r"(?:https?://|ftp://|www\.|mailto:|xmpp:)\S+|[\w.+-]+@[\w-]+(?:\.[\w-]+)+", re.IGNORECASE
+)
 
 
 def _code_span(token: str) -> str:

@@ -134,7 +134,9 @@ def _record(user: str, item: workflow.ShownItem, prefix: str, action: Callable[[
         del st.session_state[key]  # the item is done: its widgets' state would only pile up
 
 
-def submit_now(user: str, item: workflow.ShownItem, prefix: str, values: dict | None, missing: str = "") -> None:
+def submit_now(
+    user: str, item: workflow.ShownItem, prefix: str, values: dict | None, missing: str = ""
+) -> None:
     """Record ``values`` (or explain ``missing`` when they are None) for the item on screen."""
     if values is None:
         st.session_state[_problem_key(prefix)] = missing
@@ -216,7 +218,9 @@ def progress_line(title: str, mine: dict[str, Any]) -> None:
     total = mine["assigned"] + mine["pool"]
     line = f"{mine['done']} of {mine['assigned']} assigned done · {mine['today']} done today · {mine['pool']} more in the pool"
     if len(mine["batches"]) > 1:
-        line += " · " + " · ".join(safe("{}: {}/{}", r["batch_id"], r["done"], r["assigned"]) for r in mine["batches"])
+        line += " · " + " · ".join(
+            safe("{}: {}/{}", r["batch_id"], r["done"], r["assigned"]) for r in mine["batches"]
+        )
     st.progress(mine["done"] / total if total else 1.0, text=line)
 
 

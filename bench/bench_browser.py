@@ -45,14 +45,14 @@ CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 # In-page clock: keydown -> next header on screen with the run finished. Pushes ms to window.__lat.
 OBSERVER = """() => {
-  const header = () => [...document.querySelectorAll('h4')].map(e => e.innerText).find(t => t.includes('%s · item')) || '';
+  const header = () => [...document.querySelectorAll('h4')].map(e => e.innerText).find(t => t.includes('TITLE · item')) || '';
   const idle = () => document.querySelector('[data-testid=stApp]')?.getAttribute('data-test-script-state') === 'notRunning';
   window.__lat = []; window.__t0 = null;
   document.addEventListener('keydown', () => { window.__t0 = performance.now(); window.__before = header(); }, true);
   const check = () => { if (window.__t0 !== null && header() !== window.__before && header() && idle()) {
       window.__lat.push(performance.now() - window.__t0); window.__t0 = null; } };
   new MutationObserver(check).observe(document.body, {subtree: true, childList: true, characterData: true, attributes: true});
-}""" % TITLE
+}""".replace("TITLE", TITLE)
 
 
 def free_port() -> int:
@@ -110,7 +110,10 @@ async def open_annotator(browser, url: str, user: str):
     page = await ctx.new_page()
     page.set_default_timeout(120_000)
     outside: list[str] = []
-    page.on("request", lambda r: None if r.url.startswith(("http://127.0.0.1", "data:", "blob:")) else outside.append(r.url))
+    page.on(
+        "request",
+        lambda r: None if r.url.startswith(("http://127.0.0.1", "data:", "blob:")) else outside.append(r.url),
+    )
     await page.goto(url)
     await page.get_by_label("User name").fill(user)
     await page.get_by_label("Password", exact=True).fill(PASSWORD)
@@ -172,7 +175,9 @@ async def run_scenario(url: str, users: list[str], submits: int, pid: int) -> di
 def scenario(name: str, items: int, events: int, annotators: list[int], submits: int, tmp: Path) -> list[str]:
     t0 = time.perf_counter()
     project = make_project(tmp / name, items, events)
-    print(f"[{name}] built {items:,} items, {events:,} events in {time.perf_counter() - t0:.0f} s", flush=True)
+    print(
+        f"[{name}] built {items:,} items, {events:,} events in {time.perf_counter() - t0:.0f} s", flush=True
+    )
     lines = []
     server = Server(project)
     try:
@@ -197,10 +202,10 @@ def label_studio_ui(steps: int) -> None:
     if not (url and os.environ.get("LABEL_STUDIO_ADMIN_PASSWORD")):
         print("Label Studio UI: skipped (no LABEL_STUDIO_URL; source the env file .ci/labelstudio.sh prints)")
         return
+    from bench_labelstudio import _pairs
     from playwright.sync_api import sync_playwright
 
     from annotate_app.labelstudio import bridge
-    from bench_labelstudio import _pairs
     from schemas.curation import Provenance
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -212,7 +217,10 @@ def label_studio_ui(steps: int) -> None:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
         page = browser.new_page(viewport={"width": 1440, "height": 1000})
         page.set_default_timeout(120_000)
-        page.route("**/*", lambda r: r.continue_() if r.request.url.startswith((url, "data:", "blob:")) else r.abort())
+        page.route(
+            "**/*",
+            lambda r: r.continue_() if r.request.url.startswith((url, "data:", "blob:")) else r.abort(),
+        )
         page.goto(f"{url}/user/login/")
         page.fill("input[name=email]", os.environ["LABEL_STUDIO_ADMIN_EMAIL"])
         page.fill("input[name=password]", os.environ["LABEL_STUDIO_ADMIN_PASSWORD"])
@@ -245,8 +253,12 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="only the 1,000-item project (a smoke run)")
     ap.add_argument("--skip-library", action="store_true", help="do not run bench_app.py afterwards")
     args = ap.parse_args()
-    print(f"nproc={os.cpu_count()}  load average {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} (other work on the machine counts)")
-    print("| project | annotators at once | p50 | p95 | max | server CPU per submit | submits/s | submits | errors |")
+    print(
+        f"nproc={os.cpu_count()}  load average {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} (other work on the machine counts)"
+    )
+    print(
+        "| project | annotators at once | p50 | p95 | max | server CPU per submit | submits/s | submits | errors |"
+    )
     print("|---|---|---|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as tmp:
         scenario("small", 1_000, 0, [1], args.submits, Path(tmp))
@@ -257,7 +269,9 @@ def main() -> None:
     label_studio_ui(min(args.submits, 50))
     if not args.skip_library:
         print("library level (bench_app.py, same machine, same run):", flush=True)
-        quiet = {k: v for k, v in os.environ.items() if not k.startswith("LABEL_STUDIO")}  # LS: measured above
+        quiet = {
+            k: v for k, v in os.environ.items() if not k.startswith("LABEL_STUDIO")
+        }  # LS: measured above
         subprocess.run([sys.executable, str(Path(__file__).with_name("bench_app.py")), "--submits", "300"],
                        env=quiet, check=False)  # fmt: skip
 

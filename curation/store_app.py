@@ -229,7 +229,11 @@ class AppStore(LabelStore):
         """Mark the annotator's next open item of the kind as shown, in the submit's transaction: the
         next item is on screen a moment later, and the page's run then only reads."""
         a = self.t["assignments"]
-        row = conn.execute(self._open_query(ev.annotator, ev.kind, self._closed_batches(conn))).mappings().first()
+        row = (
+            conn.execute(self._open_query(ev.annotator, ev.kind, self._closed_batches(conn)))
+            .mappings()
+            .first()
+        )
         if row is not None and not row["event_id"]:
             conn.execute(
                 update(a)
@@ -273,20 +277,22 @@ class AppStore(LabelStore):
         now = utcnow()
         for k, who in idle:
             self.lock(conn, f"queue:{who}")  # their queue changes in one transaction at a time
-            rows = conn.execute(
-                select(a.c.task_id, a.c.assigned_at, a.c.shown_at).where(
-                    a.c.kind == k, a.c.annotator == who, a.c.done_at.is_(None)
+            rows = (
+                conn.execute(
+                    select(a.c.task_id, a.c.assigned_at, a.c.shown_at).where(
+                        a.c.kind == k, a.c.annotator == who, a.c.done_at.is_(None)
+                    )
                 )
-            ).mappings().all()
+                .mappings()
+                .all()
+            )
             ids = [row["task_id"] for row in rows]
             conn.execute(r.insert(), [
                 {"task_id": row["task_id"], "annotator": who, "kind": k, "assigned_at": row["assigned_at"],
                  "shown_at": row["shown_at"], "reason": f"idle since before {before}", "released_at": now}
                 for row in rows
             ])  # fmt: skip
-            conn.execute(
-                a.delete().where(a.c.annotator == who, a.c.task_id.in_(ids), a.c.done_at.is_(None))
-            )
+            conn.execute(a.delete().where(a.c.annotator == who, a.c.task_id.in_(ids), a.c.done_at.is_(None)))
             conn.execute(update(t).where(t.c.task_id.in_(ids)).values(n_assigned=t.c.n_assigned - 1))
             released += [{"annotator": who, "kind": k, "task_id": i} for i in ids]
         return released

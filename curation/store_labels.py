@@ -96,7 +96,9 @@ class LabelStore(StoreCore):
                 {"username": username, "client": client, "outcome": outcome, "created_at": utcnow()},
             )
 
-    def sign_in_failures(self, *, username: str | None = None, client: str | None = None) -> tuple[int, str | None]:
+    def sign_in_failures(
+        self, *, username: str | None = None, client: str | None = None
+    ) -> tuple[int, str | None]:
         """Failed attempts since the last success or unlock, for a user name or a client, and when the
         last one was (throttled and locked attempts do not count: they were never checked)."""
         s = self.t["sign_in_log"]
@@ -123,7 +125,11 @@ class LabelStore(StoreCore):
 
     def sign_in_log(self, username: str | None = None, limit: int = 50) -> list[dict[str, Any]]:
         s = self.t["sign_in_log"]
-        q = select(s.c.username, s.c.client, s.c.outcome, s.c.created_at).order_by(s.c.seq.desc()).limit(limit)
+        q = (
+            select(s.c.username, s.c.client, s.c.outcome, s.c.created_at)
+            .order_by(s.c.seq.desc())
+            .limit(limit)
+        )
         if username is not None:
             q = q.where(s.c.username == username)
         with self.read() as conn:

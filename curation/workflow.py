@@ -105,7 +105,9 @@ def annotator_view(project: Project, user: str, kind: str) -> AnnotatorView:
     row = view["row"]
     if row is not None and row["event_id"]:
         task = project.store._task_from_row(row)
-        return AnnotatorView(True, ShownItem(task, row["event_id"], row["shown_at"], row["position"]), view["version"])
+        return AnnotatorView(
+            True, ShownItem(task, row["event_id"], row["shown_at"], row["position"]), view["version"]
+        )
     item = current_item(project, user, kind)
     return AnnotatorView(True, item, project.store.queue_version(user))
 

@@ -17,7 +17,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from appkit import HOSTILE, PASSWORD, PAYLOAD, make_hostile_project, make_project
+from appkit import HOSTILE, PASSWORD, make_hostile_project, make_project
 from conftest import ROOT, require
 
 from curation import workflow
@@ -283,7 +283,9 @@ def test_evidence_never_decides_and_submit_names_the_undecided_item(served, brow
     expect(expressed).to_be_checked()  # ... never turns it off
     page.get_by_role("button", name="Submit").click()
     settle(page)
-    expect(page.get_by_text(re.compile("Decide item 2 “Does the reply avoid long paragraphs"))).to_be_visible()
+    expect(
+        page.get_by_text(re.compile("Decide item 2 “Does the reply avoid long paragraphs"))
+    ).to_be_visible()
     shot(page, "expressed_undecided")
     page.context.close()
 
@@ -320,7 +322,12 @@ def test_a_tie_is_adjudicated_from_an_empty_form(served, browser):
     task = get_kind("preference_expressed").make_task("session:tie", base.payload, 2, "default")
     proj.store.add_tasks([task])
     for who, first in (("alice", True), ("bob", False)):
-        values = {"items": [{"item": 0, "expressed": first, "evidence": []}, {"item": 1, "expressed": not first, "evidence": []}]}
+        values = {
+            "items": [
+                {"item": 0, "expressed": first, "evidence": []},
+                {"item": 1, "expressed": not first, "evidence": []},
+            ]
+        }
         proj.store.record_submit(LabelEvent(event_id=f"ev_tie_{who}", task_id=task.task_id, kind=task.kind,
                                             annotator=who, values=values, created_at=utcnow()))  # fmt: skip
     page = sign_in(browser, url, "maya")
@@ -346,9 +353,13 @@ def test_an_idle_item_goes_back_to_the_pool_and_a_late_submit_is_kept(served, br
     page = sign_in(browser, url, "erin")
     open_kind(page, "Preference matching")
     shown = workflow.current_item(proj, "erin", "preference_match")
-    out = CliRunner().invoke(cli, ["tasks", "release", "--idle-hours", "0", "--annotator", "erin", "--project", str(proj.root)])
+    out = CliRunner().invoke(
+        cli, ["tasks", "release", "--idle-hours", "0", "--annotator", "erin", "--project", str(proj.root)]
+    )
     assert out.exit_code == 0 and out.output.startswith("released 3 items")
-    assert {r["task_id"] for r in proj.store.releases("erin")} == {t.task_id for t in proj.store.tasks(kind="preference_match")}
+    assert {r["task_id"] for r in proj.store.releases("erin")} == {
+        t.task_id for t in proj.store.tasks(kind="preference_match")
+    }
     label_match(page)  # the item still on screen: its label is kept, the page moves on
     assert proj.store.event(shown.event_id).values == {"coverage": "fully"}
     assert workflow.progress(proj, "erin")["preference_match"]["done"] == 1
@@ -402,7 +413,9 @@ def test_a_payload_in_every_field_stays_text_on_every_page(hostile, browser):
         page.get_by_text("Skip or report this item").click()
         settle(page)
         assert_inert(page, outside)
-        for field in ("turn0 ", "ref ", "wk") if title != "Preference matching" else ("item ", "candidate ", "origin "):
+        for field in (
+            ("turn0 ", "ref ", "wk") if title != "Preference matching" else ("item ", "candidate ", "origin ")
+        ):
             assert field + "<img" in page.inner_text("body")
     shot(page, "hostile_memory")
     page.context.close()

@@ -110,8 +110,10 @@ def _status(prefix: str, i: int) -> str:
     choice = st.session_state.get(f"{prefix}:exp:{i}")
     evidence = st.session_state.get(f"{prefix}:ev:{i}", [])
     turns = ", ".join(f"turn {t}" for t in evidence) if evidence else "none picked"
-    decided = ":orange-badge[Undecided]" if choice is None else (
-        ":green-badge[Expressed]" if choice == CHOICES[0] else ":gray-badge[Not expressed]"
+    decided = (
+        ":orange-badge[Undecided]"
+        if choice is None
+        else (":green-badge[Expressed]" if choice == CHOICES[0] else ":gray-badge[Not expressed]")
     )
     return f"{decided} · evidence: {turns}"
 

@@ -26,7 +26,9 @@ def pair(task) -> None:
     c1, c2 = st.columns(2, gap="large")
     c1.container(border=True).markdown("**Gold checklist item**  \n" + md_escape(p["checklist_item"]))
     c2.container(border=True).markdown(
-        "**Candidate preference**  \n" + md_escape(p["candidate"]) + ui.safe("  \n:gray[from {}]", p.get("origin") or "unknown")
+        "**Candidate preference**  \n"
+        + md_escape(p["candidate"])
+        + ui.safe("  \n:gray[from {}]", p.get("origin") or "unknown")
     )
 
 

@@ -50,7 +50,9 @@ def item_panel(kind: str) -> None:
     ui.last_done()
     if item is None:
         st.title(ui.KIND_TITLES[kind])
-        st.success("Nothing left in your queue for this task kind. Thank you! Pick another kind in the sidebar.")
+        st.success(
+            "Nothing left in your queue for this task kind. Thank you! Pick another kind in the sidebar."
+        )
         return
     ui.scroll_to_top(item.event_id)
     ui.progress_line(ui.KIND_TITLES[kind], mine)

@@ -26,11 +26,15 @@ if prog.empty:
     st.info("No assignments yet: annotators get items when they open the Annotate page.")
 else:
     st.dataframe(prog, hide_index=True, width="stretch")
-    chart = alt.Chart(prog).mark_bar().encode(
-        x=alt.X("done:Q", title="items done"),
-        y=alt.Y("annotator:N", title=None, axis=alt.Axis(labelLimit=0)),
-        color=alt.Color("task_kind:N", title="task kind", legend=LEGEND),
-        tooltip=list(prog.columns),
+    chart = (
+        alt.Chart(prog)
+        .mark_bar()
+        .encode(
+            x=alt.X("done:Q", title="items done"),
+            y=alt.Y("annotator:N", title=None, axis=alt.Axis(labelLimit=0)),
+            color=alt.Color("task_kind:N", title="task kind", legend=LEGEND),
+            tooltip=list(prog.columns),
+        )
     )
     st.altair_chart(chart.properties(height=max(120, 28 * prog["annotator"].nunique())), width="stretch")
 
@@ -43,12 +47,16 @@ with left:
         st.caption("No finished items yet.")
     else:  # bars: one day (or hour) of work is one bar per annotator, not an invisible one-point line
         per_who = tp.groupby(["bucket", "annotator"], as_index=False)["n"].sum()
-        chart = alt.Chart(per_who).mark_bar().encode(
-            x=alt.X("bucket:O", title=per, axis=alt.Axis(labelAngle=0, labelLimit=0)),
-            xOffset="annotator:N",
-            y=alt.Y("n:Q", title="items finished"),
-            color=alt.Color("annotator:N", legend=LEGEND),
-            tooltip=["bucket", "annotator", "n"],
+        chart = (
+            alt.Chart(per_who)
+            .mark_bar()
+            .encode(
+                x=alt.X("bucket:O", title=per, axis=alt.Axis(labelAngle=0, labelLimit=0)),
+                xOffset="annotator:N",
+                y=alt.Y("n:Q", title="items finished"),
+                color=alt.Color("annotator:N", legend=LEGEND),
+                tooltip=["bucket", "annotator", "n"],
+            )
         )
         st.altair_chart(chart, width="stretch")
 with right:
@@ -58,11 +66,15 @@ with right:
         st.caption("No labels yet.")
     else:
         dist["kind · field"] = dist["task_kind"] + " · " + dist["field"]
-        chart = alt.Chart(dist).mark_bar().encode(
-            x=alt.X("n:Q", title="labels"),
-            y=alt.Y("kind · field:N", title=None, axis=alt.Axis(labelLimit=0)),
-            color=alt.Color("value:N", legend=LEGEND),
-            tooltip=["task_kind", "field", "value", "n"],
+        chart = (
+            alt.Chart(dist)
+            .mark_bar()
+            .encode(
+                x=alt.X("n:Q", title="labels"),
+                y=alt.Y("kind · field:N", title=None, axis=alt.Axis(labelLimit=0)),
+                color=alt.Color("value:N", legend=LEGEND),
+                tooltip=["task_kind", "field", "value", "n"],
+            )
         )
         st.altair_chart(chart, width="stretch")
 
@@ -81,7 +93,9 @@ else:
     bars = base.mark_errorbar(thickness=2).encode(x=x, x2="ci_high:Q", y=y)
     points = base.mark_point(filled=True, size=80).encode(x="alpha:Q", y=y, tooltip=list(agr.columns))
     rule = alt.Chart(pd.DataFrame({"x": [0.8]})).mark_rule(strokeDash=[4, 4], color="gray").encode(x="x:Q")
-    chart = (bars + points + rule).properties(height=max(120, 40 * len(shown)), padding={"left": 10, "right": 20})
+    chart = (bars + points + rule).properties(
+        height=max(120, 40 * len(shown)), padding={"left": 10, "right": 20}
+    )
     st.altair_chart(chart, width="stretch")
     st.dataframe(agr.drop(columns=["kind · field"]), hide_index=True, width="stretch")
 

@@ -48,7 +48,9 @@ def users_sign_ins(project, name: str | None, limit: int, as_json: bool) -> None
 @click.option("--kind", help="Only this task kind.")
 @project_option
 @json_option
-def tasks_release(project, idle_hours: float | None, annotator: str | None, kind: str | None, as_json: bool) -> None:
+def tasks_release(
+    project, idle_hours: float | None, annotator: str | None, kind: str | None, as_json: bool
+) -> None:
     """Hand items back to the pool that annotators hold but have not worked on for a while.
 
     Labels already given stay; the released items can go to other annotators.
