@@ -338,6 +338,8 @@ def test_a_tie_is_adjudicated_from_an_empty_form(served, browser):
     settle(page)
     shot(page, "adjudication_tie")
     decision = page.locator("[data-testid=stRadio]").filter(has_text="Did the user express")
+    decision.first.wait_for()  # the expressed form, not the tie caption of the kind shown before
+    settle(page)
     assert decision.count() == 2
     assert decision.locator("input:checked").count() == 0  # neither annotator's answer is the default
     assert page.get_by_role("button", name="Record decision").is_disabled()
@@ -449,10 +451,17 @@ def test_wrong_passwords_back_off_until_a_maintainer_unlocks(hostile, browser):
 
     proj, url, _ = hostile
     page = browser.new_context(viewport={"width": 1440, "height": 1000}).new_page()
-    for _ in range(3):
+    def logged(n: int) -> None:  # the server has handled the n-th attempt
+        deadline = time.monotonic() + 30
+        while len(proj.store.sign_in_log("bob")) < n and time.monotonic() < deadline:
+            page.wait_for_timeout(100)
+
+    for i in range(3):
         attempt(page, url, "bob", "not-the-password")
+        logged(i + 1)
         expect(page.get_by_text("unknown user name or wrong password")).to_be_visible()
     attempt(page, url, "bob", PASSWORD)  # the right password, refused unchecked during the backoff
+    logged(4)
     expect(page.get_by_text(re.compile(r"too many failed sign-ins: wait \d+ s"))).to_be_visible()
     assert [r["outcome"] for r in proj.store.sign_in_log("bob")][:4] == ["throttled", "fail", "fail", "fail"]
     shot(page, "sign_in_backoff")
