@@ -13,7 +13,9 @@ import streamlit as st
 from annotate_app import ui
 
 # A local icon: a Material-symbol page icon would be fetched from Google's servers by every browser.
-st.set_page_config(page_title="prefkit annotate", page_icon=str(Path(__file__).with_name("icon.png")), layout="wide")
+st.set_page_config(
+    page_title="prefkit annotate", page_icon=str(Path(__file__).with_name("icon.png")), layout="wide"
+)
 
 user = ui.signed_in()
 if user is not None and not ui.still_active(user):

@@ -1,7 +1,7 @@
 """Rendering helpers shared by the pages: the project, the signed-in user, dialogue bubbles, progress,
 and the item panel the Annotate page reruns on its own (a fragment) after every submit.
 
-Render only: every decision is a call into :mod:`curation.workflow` (or another curation module).
+Render only: every decision is a call into :mod:`curation.annotation.workflow` (or another curation module).
 Every piece of data shown goes through :mod:`annotate_app.safe_text` (``text``, ``safe``).
 
 Speed: a submit is a button callback (it runs before the script, so the click costs one run, not
@@ -21,9 +21,9 @@ from typing import Any
 import streamlit as st
 
 from annotate_app.safe_text import md_escape, safe
-from curation import workflow
+from curation.annotation import workflow
+from curation.annotation.task_kinds import LabelError, get_kind
 from curation.project import Project
-from curation.task_kinds import LabelError, get_kind
 from schemas.common import PrefkitError, utcnow
 from schemas.curation import TASK_KINDS
 

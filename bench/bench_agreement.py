@@ -22,7 +22,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from curation.reliability import (  # noqa: E402
+from curation.quality.reliability import (  # noqa: E402
     bootstrap_alpha,
     cohen_kappa_pairwise,
     gwet_ac1,
@@ -73,9 +73,9 @@ def bench_matrix(args) -> None:
 
 
 def bench_project(args) -> None:
-    from curation.agreement import agreement_rows
+    from curation.annotation.task_kinds import get_kind
     from curation.project import Project
-    from curation.task_kinds import get_kind
+    from curation.quality.agreement import agreement_rows
     from schemas.common import utcnow
     from schemas.curation import LabelEvent
 

@@ -19,9 +19,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from curation import workflow
+from curation.annotation import workflow
+from curation.annotation.task_kinds import get_kind
 from curation.project import Project
-from curation.task_kinds import get_kind
 from schemas.common import utcnow
 
 ANNOTATORS = 20

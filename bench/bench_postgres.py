@@ -35,9 +35,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from curation import workflow  # noqa: E402
+from curation.annotation import workflow  # noqa: E402
+from curation.annotation.task_admin import create_tasks  # noqa: E402
 from curation.project import Project  # noqa: E402
-from curation.task_admin import create_tasks  # noqa: E402
 from schemas.common import utcnow  # noqa: E402
 from schemas.curation import Provenance  # noqa: E402
 

@@ -112,7 +112,7 @@ def main() -> None:
     import duckdb  # noqa: F401
     import pyarrow.parquet  # noqa: F401
 
-    import curation.agreement  # noqa: F401 - warm the heavy imports (statsmodels) outside the timings
+    import curation.quality.agreement  # noqa: F401 - warm the heavy imports (statsmodels) outside the timings
     from curation.project import Project
     from pipelines.ingest import cupid
 

@@ -1,1 +1,2 @@
-"""curation."""
+"""Curation: the project store (`store`), the annotation process (`annotation`) and label quality
+(`quality`), composed by :mod:`curation.project`."""

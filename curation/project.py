@@ -20,17 +20,17 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from curation.backend import has_password, is_url, parse_url, redact
-from curation.store import StoreError
-from curation.store_alpsbench import AlpsTaskStore
-from curation.store_app import AppStore
-from curation.store_content import ContentStore
-from curation.store_eval import EvalStore
-from curation.store_generation import GenerationStore
-from curation.store_labels import LabelStore
-from curation.store_labelstudio import LabelStudioStore
-from curation.store_llm import LLMStore
-from curation.store_release import ReleaseStore
+from curation.store.alpsbench import AlpsTaskStore
+from curation.store.app import AppStore
+from curation.store.backend import has_password, is_url, parse_url, redact
+from curation.store.content import ContentStore
+from curation.store.engine import StoreError
+from curation.store.eval import EvalStore
+from curation.store.generation import GenerationStore
+from curation.store.labels import LabelStore
+from curation.store.labelstudio import LabelStudioStore
+from curation.store.llm import LLMStore
+from curation.store.release import ReleaseStore
 
 CONFIG_NAME = "prefkit.toml"
 ENV_PROJECT = "PREFKIT_PROJECT"
@@ -107,7 +107,7 @@ class Project:
             )
         project = cls(root)
         project.guidelines_dir.mkdir(exist_ok=True)
-        from curation.guidelines import write_default_guidelines
+        from curation.annotation.guidelines import write_default_guidelines
 
         write_default_guidelines(project.guidelines_dir)
         project.store  # noqa: B018 - creates the database and applies migrations

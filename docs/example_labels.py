@@ -27,8 +27,8 @@ COVERAGE = ("not_covered", "partially", "fully")
 
 def tour_project(root: Path):
     """The tour's project state, built through the library calls behind the commands."""
+    from curation.annotation.task_admin import create_tasks
     from curation.project import Project
-    from curation.task_admin import create_tasks
     from pipelines.generation.run import GenerationConfig, run_generation
     from pipelines.ingest import alpsbench
     from pipelines.llm import LLMLayer

@@ -61,7 +61,7 @@ def rebuilt_instance(record: dict[str, Any], links: list[dict[str, Any]], sessio
 def cupid_rows(store, verified_only: bool = False) -> list[dict[str, Any]]:
     """Instances as CUPID rows, rebuilt from their sessions as they stand now (rewrites applied);
     ``verified_only`` keeps the instances whose every relevant session is verified."""
-    from curation.verification import instance_verification, session_statuses
+    from curation.quality.verification import instance_verification, session_statuses
 
     links = store.instance_links()
     sessions = {s["session_id"]: s for s in store.sessions()} if links else {}

@@ -126,7 +126,7 @@ def _card_meta(
 def _agreement(project) -> list[dict[str, Any]] | None:
     """The project's agreement rows, or ``None`` when the agreement module is not installed."""
     try:
-        from curation.agreement import agreement_rows
+        from curation.quality.agreement import agreement_rows
     except ImportError:
         return None
     return agreement_rows(project.store)
@@ -233,7 +233,7 @@ def cut_release(project, version: str, override: str | None = None, gates=None, 
     gives a reason, recorded in the manifest), when the version exists, or when the version bump is
     smaller than the change since the latest release. ``gates`` (results of :func:`run_gates`) and
     ``agreement`` (agreement rows) are computed when not given; agreement is computed once for both."""
-    from curation.gates import format_report, run_gates
+    from curation.quality.gates import format_report, run_gates
 
     parse_version(version)
     out_dir = project.releases_dir / version

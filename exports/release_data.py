@@ -16,8 +16,8 @@ from typing import Any
 
 import pyarrow as pa
 
-from curation.consensus import effective_adjudications, final_labels, live_labels
-from curation.verification import instance_verification, session_statuses
+from curation.quality.consensus import effective_adjudications, final_labels, live_labels
+from curation.quality.verification import instance_verification, session_statuses
 from exports.alpsbench import packet as alps_packet
 from exports.cupid import cupid_arrow_schema, rebuilt_instance
 from schemas.common import canonical_json, content_hash
@@ -208,7 +208,7 @@ ALPS_GOLD_SCHEMA = _schema(
 def alps_rows(store) -> tuple[dict[str, list[tuple[dict[str, Any], dict[str, Any]]]], dict[str, Counter]]:
     """``(input row, gold row)`` pairs per public track, from imported packets and built tasks, and the
     built rows left out per track and reason: a built row ships only when people passed it (task_qc)."""
-    from curation.task_qc import item_ref, passed
+    from curation.annotation.task_qc import item_ref, passed
     from exports.alpsbench_layout import packet_pairs
 
     tracks: dict[str, list[tuple[dict[str, Any], dict[str, Any]]]] = {}

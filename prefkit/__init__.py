@@ -7,8 +7,8 @@ The public API in one place::
     project.store.status()
 """
 
+from curation.annotation.task_kinds import TASK_KIND_REGISTRY, TaskKind, get_kind
 from curation.project import Project, ProjectStore
-from curation.task_kinds import TASK_KIND_REGISTRY, TaskKind, get_kind
 from schemas import ALL_SCHEMAS, PrefkitError
 
 __version__ = "0.1.0"

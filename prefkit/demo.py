@@ -50,7 +50,7 @@ def _pairs_and_gold(project: Project) -> None:
     store = project.store
     pairs = pairs_from_instances(store.instances())
     store.add_preference_pairs(pairs, PROVENANCE)
-    from curation.task_admin import create_tasks
+    from curation.annotation.task_admin import create_tasks
 
     create_tasks(project, "preference_match", overlap=2, batch="demo", gold_rate=0.1)
     gold_refs = [
@@ -96,7 +96,7 @@ def build_demo(
     path: str | Path, personas: int = 3, seed: int = 0, log: Callable[[str], None] = print
 ) -> Project:
     """Create (or reuse) the demo project at ``path`` and fill it."""
-    from curation.task_admin import create_tasks
+    from curation.annotation.task_admin import create_tasks
 
     project = Project.init(path, name="prefkit-demo")
     store = project.store

@@ -9,8 +9,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+from curation.annotation.task_admin import create_tasks
 from curation.project import Project
-from curation.task_admin import create_tasks
 from schemas.common import utcnow
 from schemas.curation import Provenance
 from schemas.generation import ChecklistItem, ContextFactor, ContextualPreference, Session
@@ -122,7 +122,7 @@ PAYLOAD = (
 
 def hostile_tasks(batch: str = "wk" + PAYLOAD) -> list:
     """One task of every kind with ``PAYLOAD`` in every field a screen shows (ids and captions too)."""
-    from curation.task_kinds import get_kind
+    from curation.annotation.task_kinds import get_kind
 
     turns = [{"index": 0, "role": "user", "content": "turn0 " + PAYLOAD},
              {"index": 1, "role": "assistant", "content": "turn1 " + PAYLOAD},
@@ -161,7 +161,7 @@ HOSTILE_LABELS = {
 def make_hostile_project(root: Path) -> Project:
     """Tasks of every kind with ``PAYLOAD`` everywhere; alice and bob disagree on each (with the
     payload as their comment), carol has them open, maya adjudicates."""
-    from curation import workflow
+    from curation.annotation import workflow
 
     project = Project.init(root, name="hostile")
     for name, role in (*USERS, ("carol", "annotator")):

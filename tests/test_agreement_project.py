@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from curation.agreement import agreement_rows, annotator_stats
+from curation.annotation.task_kinds import get_kind
 from curation.project import Project
-from curation.task_kinds import get_kind
+from curation.quality.agreement import agreement_rows, annotator_stats
 from prefkit.cli import cli
 from schemas.common import utcnow
 from schemas.curation import LabelEvent

@@ -6,7 +6,7 @@ import krippendorff
 import numpy as np
 import pytest
 
-from curation.reliability import (
+from curation.quality.reliability import (
     ReliabilityError,
     bootstrap_alpha,
     cohen_kappa_pairwise,

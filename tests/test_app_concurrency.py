@@ -9,9 +9,9 @@ from pathlib import Path
 
 from appkit import seed_pairs
 
-from curation import workflow
+from curation.annotation import workflow
+from curation.annotation.task_admin import create_tasks
 from curation.project import Project
-from curation.task_admin import create_tasks
 from schemas.common import utcnow
 
 WRITERS = 16

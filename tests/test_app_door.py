@@ -9,9 +9,10 @@ import pytest
 from appkit import PASSWORD, clone_project, make_project
 from click.testing import CliRunner
 
-from curation import dashboard, workflow
+from curation.annotation import workflow
 from curation.project import Project
-from curation.store import StoreError
+from curation.quality import dashboard
+from curation.store.engine import StoreError
 from prefkit.cli import cli
 from schemas.common import utcnow
 

@@ -9,8 +9,8 @@ from conftest import ROOT
 from streamlit.testing.v1 import AppTest
 
 from annotate_app.safe_text import md_escape
-from curation import workflow
-from curation.assignment import gold_rate_key
+from curation.annotation import workflow
+from curation.annotation.assignment import gold_rate_key
 
 APP = str(ROOT / "annotate_app" / "app.py")
 ALICE = {"username": "alice", "role": "annotator"}

@@ -5,10 +5,11 @@ from __future__ import annotations
 import pytest
 from appkit import clone_project, make_project
 
-from curation import dashboard, workflow
+from curation.annotation import workflow
+from curation.annotation.task_admin import TaskFileError, create_tasks, import_gold, import_pairs
+from curation.annotation.task_kinds import LabelError
 from curation.project import Project
-from curation.task_admin import TaskFileError, create_tasks, import_gold, import_pairs
-from curation.task_kinds import LabelError
+from curation.quality import dashboard
 
 EXPRESSED = {"items": [{"item": 0, "expressed": True, "evidence": [2]}, {"item": 1, "expressed": False}]}
 

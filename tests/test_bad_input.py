@@ -14,8 +14,8 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from curation.annotation.task_kinds import get_kind
 from curation.project import Project
-from curation.task_kinds import get_kind
 from prefkit.cli import cli
 from schemas.reading import InputError, loads, parse_timestamp
 

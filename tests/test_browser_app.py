@@ -20,7 +20,7 @@ import pytest
 from appkit import HOSTILE, PASSWORD, make_hostile_project, make_project
 from conftest import ROOT, require
 
-from curation import workflow
+from curation.annotation import workflow
 from curation.project import Project
 
 pytestmark = [pytest.mark.browser, pytest.mark.shared_data]
@@ -313,7 +313,7 @@ def test_each_item_opens_at_its_top_without_a_toast(served, browser):
 
 
 def test_a_tie_is_adjudicated_from_an_empty_form(served, browser):
-    from curation.task_kinds import get_kind
+    from curation.annotation.task_kinds import get_kind
     from schemas.common import utcnow
     from schemas.curation import LabelEvent
 
@@ -451,6 +451,7 @@ def test_wrong_passwords_back_off_until_a_maintainer_unlocks(hostile, browser):
 
     proj, url, _ = hostile
     page = browser.new_context(viewport={"width": 1440, "height": 1000}).new_page()
+
     def logged(n: int) -> None:  # the server has handled the n-th attempt
         deadline = time.monotonic() + 30
         while len(proj.store.sign_in_log("bob")) < n and time.monotonic() < deadline:

@@ -8,7 +8,7 @@ from collections import Counter
 
 import pytest
 
-from curation.store_content import ImportBundle
+from curation.store.content import ImportBundle
 from pipelines.llm import LLMLayer
 from pipelines.memories.tasks import BuildConfig, build_alpsbench, leakage, stratified_sample
 from schemas.curation import Provenance
@@ -158,8 +158,8 @@ def test_leakage_check(query, leaks):
 def test_task_qc_decides_which_built_rows_ship(built):
     from test_release_support import add_users, label
 
-    from curation.task_admin import create_tasks
-    from curation.task_kinds import LabelError, get_kind
+    from curation.annotation.task_admin import create_tasks
+    from curation.annotation.task_kinds import LabelError, get_kind
     from exports.release_data import alpsbench_configs
 
     project, _ = built
@@ -191,7 +191,7 @@ def test_task_qc_round_trips_through_the_label_studio_config(built):
     from xml.dom import minidom
 
     from annotate_app.labelstudio.config import label_config, ls_kind
-    from curation.task_admin import create_tasks
+    from curation.annotation.task_admin import create_tasks
 
     project, _ = built
     create_tasks(project, "task_qc", overlap=1)

@@ -3,8 +3,14 @@
 import pytest
 from test_release_support import add_users, cover, label, match_tasks
 
-from curation.consensus import AdjudicationError, adjudicate, decide_units, disagreements, final_labels
-from curation.task_kinds import LabelError, get_kind
+from curation.annotation.task_kinds import LabelError, get_kind
+from curation.quality.consensus import (
+    AdjudicationError,
+    adjudicate,
+    decide_units,
+    disagreements,
+    final_labels,
+)
 from schemas import utcnow
 from schemas.curation import AnnotationTask
 
@@ -145,7 +151,7 @@ def test_memory_decisions_take_the_majority_per_candidate():
     }
     units, tied, decided_by = decide_units("memory_verify", labels)
     assert decided_by == "majority" and tied == []
-    from curation.consensus import ASSEMBLERS
+    from curation.quality.consensus import ASSEMBLERS
 
     values = ASSEMBLERS["memory_verify"](units, labels)
     assert values["decisions"] == [d("m:0", "accept"), d("m:1", "reject", reason="not_grounded")]

@@ -18,7 +18,7 @@ from click.testing import CliRunner
 from evalkit import HIDDEN_MARK, cupid_release
 from fakeopenai import fake_openai_fixture  # noqa: F401 - the fixture
 
-from curation.consensus import final_labels
+from curation.quality.consensus import final_labels
 from exports.release import cut_release
 from pipelines.eval import build_report, judge_validation
 from pipelines.eval.judge import judge_annotator
@@ -39,7 +39,12 @@ def responder(body):
     if system.startswith("You check whether"):
         return {"reason": "r", "coverage": "fully" if "bullets?" in user else "partially"}
     if system.startswith("You compare"):
-        return {"items": [{"item": "short answers", "coverage": "fully"}, {"item": "bullets", "coverage": "fully"}]}
+        return {
+            "items": [
+                {"item": "short answers", "coverage": "fully"},
+                {"item": "bullets", "coverage": "fully"},
+            ]
+        }
     if system.startswith("You grade how well"):
         return {"reason": "r", "score": 7}
     return "Here is a short answer."
@@ -62,7 +67,19 @@ def run_cli(project, *args):
 def test_no_hidden_field_reaches_the_evaluated_model(endpoint, project, tmp_path):
     rel = cupid_release(tmp_path, personas=2)
     for task in ("inference", "generation"):
-        run_cli(project, "eval", "cupid", "--release", str(rel), "--model", "m", "--backend", "openai", "--task", task)
+        run_cli(
+            project,
+            "eval",
+            "cupid",
+            "--release",
+            str(rel),
+            "--model",
+            "m",
+            "--backend",
+            "openai",
+            "--task",
+            task,
+        )
     bodies = [json.dumps(r.body) for r in endpoint.chat_requests()]
     to_model = [b for b, r in zip(bodies, endpoint.chat_requests(), strict=True)
                 if r.body["messages"][0]["content"].startswith(MODEL_SYSTEM)]  # fmt: skip
@@ -76,7 +93,9 @@ def test_oracle_relevant_shows_only_the_relevant_sessions(endpoint, project, tmp
     rel = cupid_release(tmp_path, personas=1)
     run_cli(project, "eval", "cupid", "--release", str(rel), "--model", "m", "--backend", "openai", "--oracle",
             "relevant", "--limit", "1")  # fmt: skip
-    (infer,) = [r for r in endpoint.chat_requests() if r.body["messages"][0]["content"].startswith(MODEL_SYSTEM)]
+    (infer,) = [
+        r for r in endpoint.chat_requests() if r.body["messages"][0]["content"].startswith(MODEL_SYSTEM)
+    ]
     text = infer.body["messages"][-1]["content"]
     assert text.count("--- Conversation") == 1 and "Session 0 of p0" in text
 
@@ -85,12 +104,16 @@ CHILD = "from prefkit.cli import main; main()"
 
 
 def test_kill_resume_score_pairs_and_judge_vs_human_alpha(endpoint, project, tmp_path):
-    rel = cupid_release(tmp_path, personas=4)  # 12 instances: 12 inferences + 12 x (2 pairs + 1 decomposition)
+    rel = cupid_release(
+        tmp_path, personas=4
+    )  # 12 instances: 12 inferences + 12 x (2 pairs + 1 decomposition)
     total = 12 + 12 * 3
     args = ["eval", "cupid", "--release", str(rel), "--model", "m", "--backend", "openai", "--json",
             "-p", str(project.root)]  # fmt: skip
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    child = subprocess.Popen([sys.executable, "-c", CHILD, *args], cwd=ROOT, env=env, stdout=subprocess.DEVNULL)
+    child = subprocess.Popen(
+        [sys.executable, "-c", CHILD, *args], cwd=ROOT, env=env, stdout=subprocess.DEVNULL
+    )
     deadline = time.monotonic() + 60
     while endpoint.count() < 20 and time.monotonic() < deadline and child.poll() is None:
         time.sleep(0.01)

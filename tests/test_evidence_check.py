@@ -7,8 +7,8 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from curation.evidence import check_quote, evidence_rows, summarize
-from curation.gates import gold_evidence_failures
+from curation.quality.evidence import check_quote, evidence_rows, summarize
+from curation.quality.gates import gold_evidence_failures
 from prefkit.cli import cli
 
 #: pass / near_miss / fail per source over the 400 sample packets (docs/alpsbench.md has the table).

@@ -11,8 +11,8 @@ from test_release_support import (
     match_tasks,
 )
 
-from curation.consensus import adjudicate
-from curation.gates import PolicyError, evidence_problem, load_policy, run_gates
+from curation.quality.consensus import adjudicate
+from curation.quality.gates import PolicyError, evidence_problem, load_policy, run_gates
 
 
 def gates(project, **release) -> dict:
@@ -155,17 +155,19 @@ def test_policy_floor_depends_on_final_or_tentative():
 
 
 def test_a_gate_whose_input_is_unavailable_fails_and_says_why(project):
-    from curation.gates import GateUnavailable, _provider
+    from curation.quality.gates import GateUnavailable, _provider
 
     with pytest.raises(GateUnavailable, match="curation.nowhere.rows is not available"):
         _provider("curation.nowhere", "rows")
 
     def missing(_store):
-        raise GateUnavailable("curation.agreement.agreement_rows is not available")
+        raise GateUnavailable("curation.quality.agreement.agreement_rows is not available")
 
     match_tasks(project.store, 1)  # a matching config, which depends on labels
 
     (alpha,) = [
         r for r in run_gates(project.store, project.config, agreement_rows=missing) if r.gate == "alpha"
     ]
-    assert not alpha.passed and alpha.culprits == ["curation.agreement.agreement_rows is not available"]
+    assert not alpha.passed and alpha.culprits == [
+        "curation.quality.agreement.agreement_rows is not available"
+    ]

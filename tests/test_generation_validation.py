@@ -264,7 +264,7 @@ def test_a_silent_session_is_simulated_again_and_fails_when_it_stays_silent(proj
     """With one reply allowed, the user never gets to raise an item: every attempt is silent."""
     from dataclasses import replace
 
-    from curation.verification import silent_sessions
+    from curation.quality.verification import silent_sessions
     from pipelines.generation.dialogues import is_silent, simulate
     from pipelines.llm import LLMLayer
     from schemas.generation import Persona
@@ -292,7 +292,7 @@ def test_a_silent_session_is_simulated_again_and_fails_when_it_stays_silent(proj
 
 
 def test_the_silent_session_check_catches_a_planted_silent_session(project):
-    from curation.verification import silent_sessions
+    from curation.quality.verification import silent_sessions
     from schemas.curation import Provenance
     from schemas.generation import Session, Turn
 

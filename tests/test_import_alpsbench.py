@@ -5,7 +5,7 @@ import shutil
 
 import pytest
 
-from curation.store import StoreError
+from curation.store.engine import StoreError
 from exports.alpsbench import export_packets
 from pipelines.ingest import alpsbench
 from schemas.reading import InputError

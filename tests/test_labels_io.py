@@ -10,9 +10,9 @@ import uuid
 import pytest
 from click.testing import CliRunner
 
-from curation.labels_io import LabelsFileError, export_labels, import_labels
+from curation.annotation.labels_io import LabelsFileError, export_labels, import_labels
+from curation.annotation.task_kinds import get_kind
 from curation.project import Project
-from curation.task_kinds import get_kind
 from prefkit.cli import cli
 from schemas.common import utcnow
 from schemas.curation import LabelEvent

@@ -12,8 +12,8 @@ from conftest import ROOT, require
 from test_labelstudio_server import _session, ls  # noqa: F401 - the server fixture
 
 from annotate_app.labelstudio import bridge
+from curation.annotation.task_admin import create_tasks
 from curation.project import Project
-from curation.task_admin import create_tasks
 from schemas.curation import Provenance
 
 pytestmark = [pytest.mark.labelstudio, pytest.mark.browser, pytest.mark.slow]

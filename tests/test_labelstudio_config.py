@@ -14,7 +14,7 @@ from annotate_app.labelstudio.config import (
     ls_kind,
     task_data,
 )
-from curation.task_kinds import LabelError, get_kind
+from curation.annotation.task_kinds import LabelError, get_kind
 from prefkit.cli import cli
 from schemas.common import utcnow
 from schemas.curation import AnnotationTask, Provenance

@@ -16,9 +16,9 @@ from conftest import require
 from annotate_app.labelstudio import bridge
 from annotate_app.labelstudio.accounts import login, signup
 from annotate_app.labelstudio.config import TASK_ID_KEY, ls_kind
-from curation.agreement import agreement_rows
+from curation.annotation.task_admin import create_tasks
 from curation.project import Project
-from curation.task_admin import create_tasks
+from curation.quality.agreement import agreement_rows
 from prefkit.cli import cli
 from schemas.curation import Provenance
 from schemas.generation import ChecklistItem, ContextFactor, ContextualPreference, Session, Turn

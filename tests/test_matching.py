@@ -57,8 +57,8 @@ def test_cli_builds_pairs_from_generated_instances(tmp_path):
 
 
 def test_current_request_sessions_get_no_expressed_task(tmp_path):
+    from curation.annotation.task_kinds import get_kind
     from curation.project import Project
-    from curation.task_kinds import get_kind
     from prefkit.demo import _generate
 
     p = Project.init(tmp_path / "p")

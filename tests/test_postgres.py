@@ -16,10 +16,10 @@ from netcut import CuttableLink
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
-from curation.backend import DatabaseUnavailable, lock_for_transaction, parse_url
-from curation.migrations import MIGRATIONS
 from curation.project import Project, ProjectStore
-from curation.store import StoreError
+from curation.store.backend import DatabaseUnavailable, lock_for_transaction, parse_url
+from curation.store.engine import StoreError
+from curation.store.migrations import MIGRATIONS
 from prefkit.cli import cli
 from schemas import LabelEvent, utcnow
 
@@ -79,7 +79,7 @@ def test_init_writes_the_url_without_a_password_and_reads_it_from_pgpass(tmp_pat
 
 
 def test_a_project_on_postgres_runs_every_stage_through_the_cli(tmp_path, pg_url):
-    from curation import workflow
+    from curation.annotation import workflow
 
     runner = CliRunner()
     root = str(tmp_path / "p")
@@ -119,7 +119,7 @@ def test_a_project_on_postgres_runs_every_stage_through_the_cli(tmp_path, pg_url
 # -- migrations ---------------------------------------------------------------------------------------
 def _open_in_subprocess(url: str, **env) -> subprocess.Popen:
     code = (
-        "import sys; from curation.store import StoreCore; "
+        "import sys; from curation.store.engine import StoreCore; "
         "print(len(StoreCore(sys.argv[1]).applied_migrations()))"
     )
     return subprocess.Popen(
@@ -218,7 +218,7 @@ def test_a_connection_dropped_inside_a_transaction_rolls_back_and_the_step_runs_
 def test_a_moved_database_refuses_to_open(tmp_path, pg_url):
     project = Project.init(tmp_path / "p")
     old = project.database
-    from curation.store_migrate import migrate_store
+    from curation.store.migrate import migrate_store
 
     migrate_store(project, pg_url)
     with pytest.raises(StoreError, match="no longer this project's database"):

@@ -6,8 +6,8 @@ import shutil
 import pytest
 from test_release_support import cover, cupid_row, fast_agreement, import_cupid, labelled_project, match_tasks
 
-from curation.consensus import adjudicate
-from curation.gates import run_gates
+from curation.quality.consensus import adjudicate
+from curation.quality.gates import run_gates
 from exports.cupid import CUPID_COLUMNS
 from exports.release import ReleaseError, cut_release, diff_releases, load_manifest, verify_release
 

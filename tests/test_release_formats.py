@@ -11,8 +11,8 @@ def release(tmp_path_factory):
     """One release of a project with every config: CUPID, AlpsBench tracks, labels, matching, adjudications."""
     from conftest import require
 
-    from curation.gates import run_gates
     from curation.project import Project
+    from curation.quality.gates import run_gates
     from exports.release import cut_release
     from pipelines.ingest import alpsbench
 

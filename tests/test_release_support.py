@@ -8,7 +8,7 @@ from pathlib import Path
 
 from conftest import ALPS_PACKETS
 
-from curation.task_kinds import get_kind
+from curation.annotation.task_kinds import get_kind
 from schemas import LabelEvent, utcnow
 from schemas.curation import AnnotationTask, Provenance
 
@@ -21,7 +21,7 @@ def add_users(store, *names: str, role: str = "annotator") -> None:
     """Add users with a cheap password hash: these tests are about labels, not sign-in cost."""
     from argon2 import PasswordHasher
 
-    from curation import store_labels
+    from curation.store import labels as store_labels
 
     real, store_labels._hasher = (
         store_labels._hasher,
@@ -144,7 +144,7 @@ def import_cupid(project, tmp: Path, n: int, start: int = 0, licence: str = "MIT
 
 
 def fast_agreement(store):
-    from curation.agreement import agreement_rows
+    from curation.quality.agreement import agreement_rows
 
     return agreement_rows(store, n_boot=50)
 
@@ -168,7 +168,7 @@ def labelled_project(project, tmp: Path) -> dict:
     """A small project that passes every gate: 3 annotators agreeing on 18 tasks, one majority task
     (``tasks[18]``), one tie adjudicated (``tasks[19]``), a gold task answered right, 5 CUPID instances
     (released unverified: the release holds every config but ``cupid``)."""
-    from curation.consensus import adjudicate
+    from curation.quality.consensus import adjudicate
 
     release_configs(project)
     store = project.store

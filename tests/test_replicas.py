@@ -24,9 +24,9 @@ import pytest
 from appkit import seed_pairs
 from sqlalchemy import func, select
 
-from curation import workflow
+from curation.annotation import workflow
+from curation.annotation.task_admin import create_tasks
 from curation.project import Project
-from curation.task_admin import create_tasks
 from schemas.common import utcnow
 
 pytestmark = [pytest.mark.postgres, pytest.mark.slow]

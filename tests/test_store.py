@@ -7,9 +7,9 @@ import time
 import pytest
 from sqlalchemy import text
 
-from curation.migrations import MIGRATIONS
 from curation.project import Project, ProjectStore
-from curation.store import StoreError
+from curation.store.engine import StoreError
+from curation.store.migrations import MIGRATIONS
 from schemas import LabelEvent, utcnow
 
 
@@ -91,7 +91,7 @@ def _event(task_id="t1", annotator="ann", event_id="e1", **kw):
 
 @pytest.fixture
 def labelled(any_project):
-    from curation.task_kinds import get_kind
+    from curation.annotation.task_kinds import get_kind
 
     store = any_project.store
     store.add_user("ann", "annotator", "correct horse")
@@ -177,7 +177,7 @@ def test_every_migration_applies_without_importing_the_area_mixins(database):
     import sys
 
     code = (
-        "import sys; from curation.store import StoreCore; "
+        "import sys; from curation.store.engine import StoreCore; "
         "print(len(StoreCore(sys.argv[1]).applied_migrations()))"
     )
     out = subprocess.run([sys.executable, "-c", code, database], capture_output=True, text=True)

@@ -11,12 +11,12 @@ from click.testing import CliRunner
 from sqlalchemy import func, inspect, select
 from test_release_support import fast_agreement, labelled_project
 
-from curation import workflow
-from curation.backend import make_engine
-from curation.gates import run_gates
+from curation.annotation import workflow
 from curation.project import Project, ProjectStore
-from curation.store import StoreError
-from curation.store_migrate import migrate_store
+from curation.quality.gates import run_gates
+from curation.store.backend import make_engine
+from curation.store.engine import StoreError
+from curation.store.migrate import migrate_store
 from exports.release import cut_release
 from prefkit.cli import cli
 from schemas import LabelEvent, utcnow

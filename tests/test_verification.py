@@ -9,10 +9,10 @@ import pytest
 from test_generation_run import generate
 from test_release_support import add_users, cupid_row, import_cupid, label
 
-from curation import workflow
-from curation.gates import run_gates
-from curation.task_admin import create_tasks
-from curation.verification import session_statuses
+from curation.annotation import workflow
+from curation.annotation.task_admin import create_tasks
+from curation.quality.gates import run_gates
+from curation.quality.verification import session_statuses
 from exports.release_data import build_configs
 from pipelines.ingest import cupid
 

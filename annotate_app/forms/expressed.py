@@ -11,7 +11,7 @@ from typing import Any
 import streamlit as st
 
 from annotate_app import ui
-from curation import workflow
+from curation.annotation import workflow
 from schemas.common import PrefkitError
 
 CHOICES = ("Expressed", "Not expressed")

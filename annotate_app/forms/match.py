@@ -11,7 +11,7 @@ import streamlit as st
 
 from annotate_app import ui
 from annotate_app.safe_text import md_escape
-from curation import workflow
+from curation.annotation import workflow
 
 CHOICES = (
     ("fully", "Fully covered", "1"),

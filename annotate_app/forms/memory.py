@@ -12,8 +12,8 @@ import streamlit as st
 
 from annotate_app import ui
 from annotate_app.safe_text import md_escape
-from curation import workflow
-from curation.task_kinds import REJECT_REASONS
+from curation.annotation import workflow
+from curation.annotation.task_kinds import REJECT_REASONS
 from schemas.alpsbench import DOCUMENTED_TIME_SCOPES, OBSERVED_TIME_SCOPES, TAXONOMY
 
 DECISIONS = ("accept", "edit", "reject")

@@ -10,7 +10,7 @@ from typing import Any
 import streamlit as st
 
 from annotate_app import ui
-from curation import workflow
+from curation.annotation import workflow
 
 LEAKAGE = (("none", "No leakage"), ("leaks", "Leaks the memory"))
 ANSWER = (("correct", "Gold answer correct"), ("incorrect", "Gold answer incorrect"))

@@ -28,7 +28,7 @@ from label_studio_sdk import LabelStudio
 from label_studio_sdk.core.api_error import ApiError
 
 from annotate_app.labelstudio.config import TASK_ID_KEY, ls_kind, task_data
-from curation.task_kinds import LabelError
+from curation.annotation.task_kinds import LabelError
 from schemas.common import PrefkitError, content_hash, utcnow
 from schemas.curation import AnnotationTask, LabelEvent
 
@@ -153,7 +153,7 @@ def push(
     project: Project, kind: str, url: str, api_key: str | None = None, chunk: int = IMPORT_CHUNK
 ) -> PushReport:
     """Create or update the Label Studio project of ``kind`` and import the tasks it lacks."""
-    from curation.task_admin import create_tasks
+    from curation.annotation.task_admin import create_tasks
 
     lsk = ls_kind(kind)
     overlap = int(project.config["annotation"]["overlap"])

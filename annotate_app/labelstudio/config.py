@@ -24,7 +24,7 @@ from abc import ABC, abstractmethod
 from typing import Any
 from xml.sax.saxutils import quoteattr
 
-from curation.task_kinds import REJECT_REASONS, LabelError, TaskKind, get_kind
+from curation.annotation.task_kinds import REJECT_REASONS, LabelError, TaskKind, get_kind
 from schemas.curation import AnnotationTask
 
 MAX_ITEMS = 4

@@ -5,8 +5,9 @@ import streamlit as st
 
 from annotate_app import ui
 from annotate_app.forms import FORMS
-from curation import consensus, workflow
-from curation.task_kinds import get_kind
+from curation.annotation import workflow
+from curation.annotation.task_kinds import get_kind
+from curation.quality import consensus
 from schemas.common import PrefkitError
 
 maintainer = ui.require("maintainer")["username"]

@@ -8,7 +8,7 @@ import streamlit as st
 
 from annotate_app import ui
 from annotate_app.forms import FORMS
-from curation import workflow
+from curation.annotation import workflow
 
 user = ui.require("annotator")["username"]
 proj = ui.project()

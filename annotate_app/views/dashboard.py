@@ -5,7 +5,7 @@ import pandas as pd
 import streamlit as st
 
 from annotate_app import ui
-from curation import dashboard
+from curation.quality import dashboard
 
 LEGEND = alt.Legend(orient="bottom", labelLimit=0, titleLimit=0, columns=2)
 

@@ -4,8 +4,8 @@ import streamlit as st
 
 from annotate_app import ui
 from annotate_app.forms import FORMS
-from curation import workflow
-from curation.task_kinds import LabelError
+from curation.annotation import workflow
+from curation.annotation.task_kinds import LabelError
 
 user = ui.require("annotator")["username"]
 proj = ui.project()

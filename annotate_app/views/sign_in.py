@@ -3,7 +3,7 @@
 import streamlit as st
 
 from annotate_app import ui
-from curation import workflow
+from curation.annotation import workflow
 
 proj = ui.project()
 _, mid, _ = st.columns([1, 2, 1])

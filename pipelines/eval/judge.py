@@ -13,7 +13,7 @@ import re
 import secrets
 from typing import Any
 
-from curation.agreement import agreement_rows
+from curation.quality.agreement import agreement_rows
 
 JUDGE_ALPHA_MIN = 0.667
 KIND = "preference_match"

@@ -15,7 +15,7 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
-from curation.task_kinds import get_kind
+from curation.annotation.task_kinds import get_kind
 from pipelines.eval.judge import ensure_judge_user
 from pipelines.eval.release import EvalInputError
 from schemas.common import content_hash, utcnow

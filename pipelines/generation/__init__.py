@@ -6,7 +6,7 @@ dialogues and CUPID instances, written into a project store through the LLM laye
     with LLMLayer(project.store, llm_config=project.config["llm"], backend="offline", seed=0) as layer:
         reports = run_generation(project.store, layer, cfg)
 
-See docs/generation.md. Stages never write SQL (they go through ``curation.store_generation``).
+See docs/generation.md. Stages never write SQL (they go through ``curation.store.generation``).
 """
 
 from pipelines.generation.run import (

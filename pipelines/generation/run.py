@@ -417,7 +417,7 @@ REPAIR_ROUNDS = "generation.repair_rounds"
 
 
 def _verified_instances(store, statuses) -> int:
-    from curation.verification import instance_verification
+    from curation.quality.verification import instance_verification
 
     links = store.instance_links()
     return sum(instance_verification(links.get(i["instance_id"], []), statuses)[0] for i in store.instances())
@@ -428,7 +428,7 @@ def run_repair(store, layer, cfg: GenerationConfig) -> RepairReport:
     new dialogue), keep the old dialogue as a version, and queue the session for re-verification."""
     import json
 
-    from curation.verification import ensure_reverification_task, session_statuses
+    from curation.quality.verification import ensure_reverification_task, session_statuses
 
     statuses = session_statuses(store)
     rounds = json.loads(store.get_meta(REPAIR_ROUNDS) or "[]")

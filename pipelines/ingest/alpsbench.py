@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from curation.store_content import ImportBundle
+from curation.store.content import ImportBundle
 from schemas.alpsbench import MemoryItem, check_candidate
 from schemas.common import canonical_json
 from schemas.curation import Provenance

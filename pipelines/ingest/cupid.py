@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from curation.store_content import ImportBundle
+from curation.store.content import ImportBundle
 from schemas.common import canonical_json, content_hash
 from schemas.cupid import BenchmarkInstance, PriorInteraction
 from schemas.curation import Provenance

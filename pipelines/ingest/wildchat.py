@@ -475,7 +475,7 @@ def ingest_wildchat(
                 report.formed[formed_by] = n
             report.sequences = sum(report.formed.values())
             hasher.join()
-            from curation.store_content import ImportBundle
+            from curation.store.content import ImportBundle
 
             header = ImportBundle(
                 kind="wildchat",

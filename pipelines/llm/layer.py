@@ -8,7 +8,7 @@ retry that sends the validation error back), records usage, cost and a ledger ro
 every failure into an ``ok=False`` response plus a failure row — never ``None``, never a silent drop.
 
 Backends (OpenAI-compatible or offline) only answer one request; everything else lives here. This
-module must never write SQL (it goes through ``curation.store_llm.LLMStore``) nor see the API key.
+module must never write SQL (it goes through ``curation.store.llm.LLMStore``) nor see the API key.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from typing import Any
 
 import pydantic
 
-from curation.store_llm import LLMCallRecord
+from curation.store.llm import LLMCallRecord
 from pipelines.llm.commits import GroupCommitter
 from pipelines.llm.config import LLMConfigError, LLMSettings
 from pipelines.llm.costs import Estimate, PriceTable, estimate_calls

@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass, field
 from functools import cache
 from typing import Any
 
-from curation.evidence import check_quote
+from curation.quality.evidence import check_quote
 from pipelines.generation.prompting import run_validated
 from pipelines.llm import load_template
 from pipelines.llm.types import LLMRequest

@@ -25,7 +25,7 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from curation.consensus import final_labels
+from curation.quality.consensus import final_labels
 from exports.alpsbench_layout import DISTRACTOR_LEVELS, make_pair
 from pipelines.generation.prompting import run_validated
 from pipelines.memories import offline as _offline  # noqa: F401 - registers the offline generators

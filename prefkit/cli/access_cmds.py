@@ -56,7 +56,7 @@ def tasks_release(
     Labels already given stay; the released items can go to other annotators.
     Example: prefkit tasks release --idle-hours 0 --annotator bob
     """
-    from curation import workflow
+    from curation.annotation import workflow
 
     released = workflow.release_stale(project, hours=idle_hours, annotator=annotator, kind=kind)
     if as_json:

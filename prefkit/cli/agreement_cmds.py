@@ -54,7 +54,7 @@ def agreement(project, kind, batch, n_boot, seed, judges, alpha_min, annotators,
 
     Example: prefkit agreement --kind preference_match --boot 1000 --seed 0 --json
     """
-    from curation.agreement import agreement_rows, annotator_stats
+    from curation.quality.agreement import agreement_rows, annotator_stats
 
     release = project.config["release"]
     if annotators:
@@ -96,7 +96,7 @@ def labels_import(project, file: str, fmt: str | None, judge: bool) -> None:
 
     Example: prefkit labels import labels.jsonl
     """
-    from curation.labels_io import import_labels
+    from curation.annotation.labels_io import import_labels
 
     result = import_labels(project.store, Path(file), fmt=fmt, source="judge" if judge else "import")
     click.echo(
@@ -119,7 +119,7 @@ def labels_export(project, out: str, fmt: str | None, all_events: bool, kind: st
 
     Example: prefkit labels export --format csv labels.csv
     """
-    from curation.labels_io import export_labels
+    from curation.annotation.labels_io import export_labels
 
     fmt = fmt or ("csv" if out.lower().endswith(".csv") else "jsonl")
     if out == "-":

@@ -43,7 +43,7 @@ def build_alpsbench(project, tasks, distractors, backend, seed, limit, no_qc, ov
 
     Example: prefkit tasks build-alpsbench --task task3 --distractors 100,300 --backend openai
     """
-    from curation.task_admin import create_tasks
+    from curation.annotation.task_admin import create_tasks
     from pipelines.llm import LLMLayer
     from pipelines.memories.tasks import TASKS, BuildConfig
     from pipelines.memories.tasks import build_alpsbench as build

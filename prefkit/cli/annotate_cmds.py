@@ -101,7 +101,7 @@ def tasks_create(project, kind: str, overlap: int | None, batch: str, gold_rate:
 
     Example: prefkit tasks create --kind memory_verify --overlap 3 --batch week1 --gold-rate 0.1
     """
-    from curation.task_admin import create_tasks
+    from curation.annotation.task_admin import create_tasks
 
     n = create_tasks(project, kind, overlap=overlap, batch=batch, gold_rate=gold_rate)
     total = project.store.count("tasks", kind=kind)
@@ -137,7 +137,7 @@ def tasks_pairs_import(project, file: str) -> None:
 
     Example: prefkit tasks pairs import pairs.jsonl
     """
-    from curation.task_admin import import_pairs
+    from curation.annotation.task_admin import import_pairs
 
     n = import_pairs(project, Path(file))
     click.echo(f"added {n} preference pairs from {file}")
@@ -174,7 +174,7 @@ def tasks_gold_import(project, file: str) -> None:
 
     Example: prefkit tasks gold import gold.jsonl
     """
-    from curation.task_admin import import_gold
+    from curation.annotation.task_admin import import_gold
 
     n = import_gold(project, Path(file))
     click.echo(f"marked {n} tasks as gold from {file}")

@@ -49,7 +49,7 @@ def generation_options(fn):
 
 
 def _run(project, stages, as_json: bool, **flags) -> None:
-    from curation.verification import silent_sessions
+    from curation.quality.verification import silent_sessions
     from pipelines.generation.run import GenerationConfig, run_generation
     from pipelines.llm import LLMLayer
 

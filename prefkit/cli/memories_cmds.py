@@ -50,7 +50,7 @@ def extract(project, backend, origin, estimate, no_tasks, overlap, batch, as_jso
 
     Example: prefkit memories extract --backend openai --cap-per-label 200 --estimate
     """
-    from curation.task_admin import create_tasks
+    from curation.annotation.task_admin import create_tasks
     from pipelines.llm import LLMLayer
     from pipelines.memories.extract import ExtractionConfig, estimate_extraction, run_extraction
 
@@ -115,7 +115,7 @@ def check_evidence(project, source: str, as_json: bool) -> None:
 
     Example: prefkit memories check-evidence --source gpt-5.2 --json
     """
-    from curation.evidence import evidence_rows, sources, summarize
+    from curation.quality.evidence import evidence_rows, sources, summarize
 
     known = sources(project.store)
     if source != "all" and source not in known:

@@ -24,8 +24,8 @@ def init(path: str, name: str | None, database: str | None) -> None:
 
     Example: prefkit init my-bench --name my-bench --database postgresql://prefkit@localhost/my_bench
     """
-    from curation.backend import redact
     from curation.project import Project
+    from curation.store.backend import redact
 
     project = Project.init(path, name=name, database=database)
     click.echo(f"project {project.name} ready at {project.root}")

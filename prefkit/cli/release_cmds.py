@@ -26,7 +26,7 @@ def release_check(project, as_json: bool) -> None:
 
     Example: prefkit release check --project my-bench
     """
-    from curation.gates import config_report, format_report, run_gates
+    from curation.quality.gates import config_report, format_report, run_gates
     from exports.release import plan_configs
 
     planned = plan_configs(project)
@@ -188,7 +188,7 @@ def adjudicate_queue(project, kind: str | None, show_all: bool, as_json: bool) -
 
     Example: prefkit adjudicate queue --kind preference_match
     """
-    from curation.consensus import disagreements
+    from curation.quality.consensus import disagreements
 
     rows = disagreements(project.store, kind)
     if not show_all:
@@ -224,8 +224,8 @@ def adjudicate_decide(project, task_id: str, maintainer: str, values_json: str, 
 
     Example: prefkit adjudicate decide preference_match_1a2b --as lead --values '{"coverage": "fully"}'
     """
-    from curation.consensus import AdjudicationError
-    from curation.consensus import adjudicate as decide
+    from curation.quality.consensus import AdjudicationError
+    from curation.quality.consensus import adjudicate as decide
 
     try:
         values = json.loads(values_json)

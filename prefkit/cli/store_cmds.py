@@ -31,7 +31,7 @@ def migrate(project, target: str, dry_run: bool, as_json: bool) -> None:
 
     Example: prefkit store migrate --project my-bench --to postgresql://prefkit@db.example.org/my_bench
     """
-    from curation.store_migrate import migrate_store
+    from curation.store.migrate import migrate_store
 
     report = migrate_store(project, target, dry_run=dry_run)
     if as_json:

@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
-from curation.task_kinds import get_kind
-from curation.workflow import gold_accuracy
+from curation.annotation.task_kinds import get_kind
+from curation.annotation.workflow import gold_accuracy
 
 if TYPE_CHECKING:
     from curation.project import ProjectStore
@@ -43,16 +43,16 @@ def label_distribution(store: ProjectStore, kind: str | None = None) -> list[dic
 
 
 def agreement(store: ProjectStore, kind: str | None = None, n_boot: int = 200) -> list[dict[str, Any]]:
-    """Krippendorff's alpha per task kind and field with bootstrap intervals (curation.agreement)."""
-    from curation.agreement import agreement_rows
+    """Krippendorff's alpha per task kind and field with bootstrap intervals (curation.quality.agreement)."""
+    from curation.quality.agreement import agreement_rows
 
     return agreement_rows(store, kind=kind, n_boot=n_boot)
 
 
 def annotator_quality(store: ProjectStore, kind: str | None = None) -> list[dict[str, Any]]:
     """Per (annotator, kind): labels, leave-one-out agreement with the others, gold accuracy, mean
-    time and an outlier flag with its reasons (curation.agreement), ready for a table."""
-    from curation.agreement import annotator_stats
+    time and an outlier flag with its reasons (curation.quality.agreement), ready for a table."""
+    from curation.quality.agreement import annotator_stats
 
     keep = ("annotator", "task_kind", "n_labels", "loo_agreement", "gold_accuracy", "mean_time_s", "outlier")
     return [

@@ -14,7 +14,7 @@ from typing import Any
 
 from sqlalchemy import func, select
 
-from curation.store import StoreCore, StoreError
+from curation.store.engine import StoreCore, StoreError
 
 #: Content tables whose rows are released records, with their key column.
 RELEASED_TABLES: dict[str, str] = {

@@ -16,7 +16,7 @@ from sqlalchemy import (
     select,
 )
 
-from curation.store import StoreCore
+from curation.store.engine import StoreCore
 from schemas.common import utcnow
 
 

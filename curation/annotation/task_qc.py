@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from curation.task_kinds import FieldSpec, TaskKind
+from curation.annotation.task_kinds import FieldSpec, TaskKind
 from schemas.common import Contract
 
 KIND = "task_qc"

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from pydantic import ValidationError
 
-from curation.task_kinds import LabelError, get_kind
+from curation.annotation.task_kinds import LabelError, get_kind
 from schemas.common import PrefkitError, canonical_json, content_hash
 from schemas.curation import AnnotationTask, LabelEvent
 from schemas.reading import InputError, loads, no_records, parse_timestamp, read_text

@@ -15,9 +15,9 @@ from typing import Any
 
 from sqlalchemy import Connection, case, exists, func, select, text, update
 
-from curation.backend import explain_prefix
-from curation.store import StoreError
-from curation.store_labels import LabelStore
+from curation.store.backend import explain_prefix
+from curation.store.engine import StoreError
+from curation.store.labels import LabelStore
 from schemas.common import utcnow
 from schemas.curation import LabelEvent
 
@@ -176,7 +176,7 @@ class AppStore(LabelStore):
         return found
 
     def _assign_chunk(self, conn: Connection, annotator: str, kind: str, chunk: int, n_gold: int) -> int:
-        from curation.assignment import interleave
+        from curation.annotation.assignment import interleave
 
         gold = self._candidates(conn, annotator, kind, True, n_gold) if n_gold else {}
         regular = self._candidates(conn, annotator, kind, False, max(chunk - len(gold), 1))

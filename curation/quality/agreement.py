@@ -20,14 +20,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from curation.reliability import (
+from curation.annotation.task_kinds import TASK_KIND_REGISTRY, FieldSpec, get_kind
+from curation.quality.reliability import (
     bootstrap_alpha,
     cohen_kappa_pairwise,
     gwet_ac1,
     krippendorff_alpha,
     percent_agreement,
 )
-from curation.task_kinds import TASK_KIND_REGISTRY, FieldSpec, get_kind
 
 if TYPE_CHECKING:
     from curation.project import ProjectStore

@@ -24,8 +24,8 @@ from sqlalchemy import Connection, Integer, MetaData, Table, func, inspect, sele
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.schema import sort_tables
 
-from curation.backend import describe, is_postgres, lock_for_transaction, make_engine, redact
-from curation.store import MOVED_TO, StoreError, apply_migrations
+from curation.store.backend import describe, is_postgres, lock_for_transaction, make_engine, redact
+from curation.store.engine import MOVED_TO, StoreError, apply_migrations
 
 if TYPE_CHECKING:
     from curation.project import Project

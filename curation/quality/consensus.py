@@ -17,7 +17,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
-from curation.task_kinds import get_kind
+from curation.annotation.task_kinds import get_kind
 from schemas.common import PrefkitError, canonical_json, utcnow
 from schemas.curation import Adjudication, LabelEvent
 

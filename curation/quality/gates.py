@@ -3,7 +3,7 @@
 Each gate is a small function ``(GateContext) -> GateResult`` registered in :data:`GATES`, in the
 order ``prefkit release check`` prints them. A failing gate names the items, fields or annotators
 behind it. The policy comes from the ``[release]`` table of ``prefkit.toml``; agreement and gold
-accuracy come from :mod:`curation.agreement` and :mod:`curation.workflow`.
+accuracy come from :mod:`curation.quality.agreement` and :mod:`curation.annotation.workflow`.
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from curation.consensus import disagreements, effective_adjudications, live_flags, live_labels
-from curation.evidence import check_memory, evidence_rows
+from curation.quality.consensus import disagreements, effective_adjudications, live_flags, live_labels
+from curation.quality.evidence import check_memory, evidence_rows
 from schemas.common import PrefkitError
 
 FINAL_ALPHA_MIN = 0.800
@@ -93,7 +93,7 @@ def load_policy(config: dict[str, Any]) -> Policy:
     return policy
 
 
-# -- the evidence check (one implementation: curation.evidence) ------------------------------------------
+# -- the evidence check (one implementation: curation.quality.evidence) ------------------------------------------
 def evidence_problem(memory: dict[str, Any], turns: list[dict[str, Any]]) -> str | None:
     """Why a gold memory's evidence is not where it says (a near miss included), or ``None``."""
     verdict = check_memory(memory, turns, cite_required=True)
@@ -139,7 +139,7 @@ class GateContext:
         if "agreement" not in self._cache:
             fn = self.agreement_rows
             if fn is None:
-                fn = _provider("curation.agreement", "agreement_rows")
+                fn = _provider("curation.quality.agreement", "agreement_rows")
             self._cache["agreement"] = fn(self.store)
         return self._cache["agreement"]
 
@@ -157,7 +157,7 @@ class GateContext:
 
     def superseded(self) -> set[str]:
         if "superseded" not in self._cache:
-            from curation.verification import superseded_tasks
+            from curation.quality.verification import superseded_tasks
 
             self._cache["superseded"] = superseded_tasks(self.store)
         return self._cache["superseded"]
@@ -304,7 +304,7 @@ def gate_gold_accuracy(ctx: GateContext) -> GateResult:
         return _not_applicable("gold_accuracy", need)
     fn = ctx.gold_accuracy
     if fn is None:
-        fn = _provider("curation.workflow", "gold_accuracy")
+        fn = _provider("curation.annotation.workflow", "gold_accuracy")
     rows = [r for r in fn(ctx.store) if r.get("n_gold") and r["task_kind"] in needed]
     low = []
     if ctx.policy.require_gold:

@@ -22,7 +22,7 @@ from typing import Any
 
 from sqlalchemy import case, func, select
 
-from curation.store import StoreCore
+from curation.store.engine import StoreCore
 from schemas.common import utcnow
 
 _CHUNK = 500

@@ -7,7 +7,7 @@ from typing import Any
 
 from sqlalchemy import select
 
-from curation.store import StoreCore
+from curation.store.engine import StoreCore
 from schemas.common import utcnow
 from schemas.curation import Provenance
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from sqlalchemy import func, select
 
-from curation.store import StoreCore
+from curation.store.engine import StoreCore
 from schemas.common import utcnow
 from schemas.curation import Provenance
 from schemas.generation import ContextFactor, Persona, Session, SessionPlan

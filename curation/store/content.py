@@ -15,7 +15,7 @@ from typing import Any
 
 from sqlalchemy import func, select, update
 
-from curation.store import StoreCore, StoreError
+from curation.store.engine import StoreCore, StoreError
 from schemas.common import utcnow
 from schemas.curation import Provenance
 

@@ -14,7 +14,7 @@ from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatc
 from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
 
-from curation.store import StoreCore, StoreError
+from curation.store.engine import StoreCore, StoreError
 from schemas.common import utcnow
 from schemas.curation import Adjudication, AnnotationTask, LabelEvent
 
@@ -27,9 +27,9 @@ class LabelStore(StoreCore):
 
     # -- users --------------------------------------------------------------------------------------
     def add_user(self, username: str, role: str, password: str, email: str | None = None) -> None:
-        """A new account under the normalized name (see :mod:`curation.signin`): a name that differs
+        """A new account under the normalized name (see :mod:`curation.annotation.signin`): a name that differs
         from an existing one only in case, width or look-alike characters is refused."""
-        from curation.signin import UserNameError, check_new_username
+        from curation.annotation.signin import UserNameError, check_new_username
 
         if role not in ROLES:
             raise StoreError(f"unknown role {role!r}; expected one of {', '.join(ROLES)}")
@@ -67,7 +67,7 @@ class LabelStore(StoreCore):
 
     def user(self, username: str) -> dict[str, Any] | None:
         """The account called ``username`` (compared normalized: case, width and spaces ignored)."""
-        from curation.signin import normalize_username
+        from curation.annotation.signin import normalize_username
 
         u = self.t["users"]
         with self.read() as conn:
@@ -116,7 +116,7 @@ class LabelStore(StoreCore):
 
     def unlock_sign_in(self, username: str | None = None, client: str | None = None) -> None:
         """End a lockout (and the backoff) of a user name or a client: a maintainer's decision, logged."""
-        from curation.signin import normalize_username
+        from curation.annotation.signin import normalize_username
 
         if username is not None:
             self.log_sign_in(normalize_username(username), "maintainer", "unlock")

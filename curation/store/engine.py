@@ -3,14 +3,14 @@
 A project is a directory (``prefkit.toml`` + ``project.db`` + guidelines + releases). The database is
 SQLite in WAL mode by default, so the app, the CLI and a pipeline can use one project at once from
 different processes, or a PostgreSQL database that several app replicas share (see
-:mod:`curation.backend` for everything that differs between the two). The SQL is SQLAlchemy Core.
-Nothing outside :class:`ProjectStore` (and its area mixins in ``curation/store_*.py``) writes SQL
+:mod:`curation.store.backend` for everything that differs between the two). The SQL is SQLAlchemy Core.
+Nothing outside :class:`ProjectStore` (and its area mixins in ``curation/store/*.py``) writes SQL
 against the live store.
 
 Write transactions are short. On SQLite they start with ``BEGIN IMMEDIATE``, so concurrent writers
 queue on the busy timeout instead of failing on a lock upgrade; on PostgreSQL they run at READ
 COMMITTED and take row or advisory locks where two writers could collide. Reads never block writers.
-A dropped or refused connection becomes one :class:`~curation.backend.DatabaseUnavailable` error after
+A dropped or refused connection becomes one :class:`~curation.store.backend.DatabaseUnavailable` error after
 the connect retries; idempotent steps run through :meth:`StoreCore.retrying`.
 """
 
@@ -27,7 +27,7 @@ from typing import Any, TypeVar
 from sqlalchemy import Connection, MetaData, Table, func, select, text
 from sqlalchemy.exc import DBAPIError
 
-from curation.backend import (
+from curation.store.backend import (
     MIGRATION_WAIT_S,
     RETRY_S,
     RETRY_TRANSACTION,
@@ -41,7 +41,7 @@ from curation.backend import (
     sqlstate,
     unavailable,
 )
-from curation.migrations import MIGRATIONS
+from curation.store.migrations import MIGRATIONS
 from schemas.common import PrefkitError, canonical_json, content_hash, utcnow
 from schemas.curation import Provenance
 
@@ -145,7 +145,7 @@ class StoreCore:
 
     def retrying(self, step: Callable[[], T]) -> T:
         """Run an idempotent ``step`` (a whole transaction) again after a dropped connection, a
-        deadlock or a serialization failure; see :func:`curation.backend.retrying`."""
+        deadlock or a serialization failure; see :func:`curation.store.backend.retrying`."""
         return retrying(step, self.engine, self.retry_s)
 
     def lock(self, conn: Connection, key: str) -> None:

@@ -329,7 +329,7 @@ TASK_KIND_REGISTRY: dict[str, TaskKind] = {
 }
 
 # A kind in its own module registers here (imported last: it builds on the interface above).
-from curation.task_qc import TaskQc  # noqa: E402
+from curation.annotation.task_qc import TaskQc  # noqa: E402
 
 TASK_KIND_REGISTRY[TaskQc.name] = TaskQc()
 

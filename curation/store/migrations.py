@@ -291,7 +291,7 @@ def m001_initial(conn: Connection) -> None:
 
 @migration(2, "llm_layer")
 def m002_llm_layer(conn: Connection) -> None:
-    """The LLM layer's response cache, per-stage call ledger and Batch API jobs (curation/store_llm.py)."""
+    """The LLM layer's response cache, per-stage call ledger and Batch API jobs (curation/store/llm.py)."""
     md = MetaData()
     Table(
         "llm_cache",

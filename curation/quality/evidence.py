@@ -48,7 +48,7 @@ def pieces(quote: str) -> list[str]:
 
 
 def quote_in(quote_pieces: list[str], haystack: str) -> bool:
-    r"""Whether the pieces occur in order in ``haystack`` (a turn's :func:`normalize`\ d text)."""
+    r"""Whether the pieces occur in order in ``haystack`` (a turn's text after :func:`normalize`)."""
     if not quote_pieces:
         return False
     at = 0

@@ -17,8 +17,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from curation.consensus import effective_adjudications, final_labels, live_flags, live_labels
-from curation.task_kinds import get_kind, parse_session_ref, session_payload, session_ref
+from curation.annotation.task_kinds import get_kind, parse_session_ref, session_payload, session_ref
+from curation.quality.consensus import effective_adjudications, final_labels, live_flags, live_labels
 from schemas.curation import AnnotationTask
 
 STATUSES = ("verified", "failed", "needs_reverification", "unverified")

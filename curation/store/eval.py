@@ -12,7 +12,7 @@ from typing import Any
 
 from sqlalchemy import select
 
-from curation.store import StoreCore, StoreError
+from curation.store.engine import StoreCore, StoreError
 from schemas.common import utcnow
 
 RUN_COLUMNS = (

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import Field, ValidationError
 
-from curation.assignment import gold_rate_key
-from curation.task_kinds import LabelError, get_kind
+from curation.annotation.assignment import gold_rate_key
+from curation.annotation.task_kinds import LabelError, get_kind
 from schemas.common import Contract, PrefkitError, content_hash
 from schemas.curation import Provenance
 from schemas.reading import InputError, check_unique, read_jsonl, validate_row

@@ -12,11 +12,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from curation.assignment import policy_for
-from curation.signin import MAX_NAME, ThrottlePolicy, normalize_username
-from curation.signin import log as signin_log
-from curation.task_kinds import get_kind
-from curation.verification import ensure_reverification_task
+from curation.annotation.assignment import policy_for
+from curation.annotation.signin import MAX_NAME, ThrottlePolicy, normalize_username
+from curation.annotation.signin import log as signin_log
+from curation.annotation.task_kinds import get_kind
+from curation.quality.verification import ensure_reverification_task
 from schemas.common import PrefkitError, content_hash, utcnow
 from schemas.curation import TASK_KINDS, AnnotationTask, LabelEvent
 
@@ -49,7 +49,7 @@ def sign_in(project: Project, username: str, password: str, client: str = "local
     """The account's record when the password is right; throttled per user name and per client.
 
     Refused without checking the password while a backoff or a lockout runs (see
-    :mod:`curation.signin`); every attempt is logged with its outcome."""
+    :mod:`curation.annotation.signin`); every attempt is logged with its outcome."""
     store, policy, now = project.store, ThrottlePolicy.of(project), utcnow()
     name = normalize_username(username)[: MAX_NAME + 1]
     by_name = store.sign_in_failures(username=name)
