@@ -143,6 +143,44 @@ class PgServerCpu:
         return total / tick
 
 
+class PgActivity:
+    """Samples ``pg_stat_activity`` of one database every 20 ms while a run goes: how many backends
+    are running a statement, and how many of those wait on a lock (row, advisory or other)."""
+
+    def __init__(self, url: str | None):
+        self.url, self.samples, self._stop = url, [], threading.Event()
+
+    def __enter__(self):
+        if self.url:
+            self._thread = threading.Thread(target=self._sample, daemon=True)
+            self._thread.start()
+        return self
+
+    def _sample(self) -> None:
+        import psycopg
+
+        q = (
+            "SELECT count(*) FILTER (WHERE state = 'active'), "
+            "count(*) FILTER (WHERE state = 'active' AND wait_event_type = 'Lock') "
+            "FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        )
+        with psycopg.connect(self.url, autocommit=True) as conn:
+            while not self._stop.wait(0.02):
+                self.samples.append(conn.execute(q).fetchone())
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        if self.url:
+            self._thread.join()
+
+    def summary(self) -> str:
+        if not self.samples:
+            return "-"
+        active = statistics.mean(a for a, _ in self.samples)
+        waiting = statistics.mean(w for _, w in self.samples)
+        return f"{active:.1f} active, {waiting:.2f} on locks"
+
+
 def run(name: str, database: str | None, layout: list[int], per_user: int, tmp: Path, pg_cpu) -> dict:
     root = tmp / uuid.uuid4().hex[:8]
     users = build(root, database, per_user)
@@ -163,11 +201,12 @@ def run(name: str, database: str | None, layout: list[int], per_user: int, tmp: 
     for _ in procs:
         ready.acquire()
     server0 = pg_cpu.seconds() if pg_cpu else None
-    t0 = time.perf_counter()
-    go.set()
-    for p in procs:
-        p.join()
-    wall = time.perf_counter() - t0
+    with PgActivity(database) as activity:
+        t0 = time.perf_counter()
+        go.set()
+        for p in procs:
+            p.join()
+        wall = time.perf_counter() - t0
     server = (pg_cpu.seconds() - server0) if pg_cpu and server0 is not None else None
     results = [json.loads(Path(o).read_text()) for o in outs]
     lat = sorted(x for r in results for x in r["lat"])
@@ -180,6 +219,7 @@ def run(name: str, database: str | None, layout: list[int], per_user: int, tmp: 
         "p95_ms": round(1000 * lat[int(0.95 * (len(lat) - 1))], 1),
         "client_cpu_s": round(sum(r["cpu"] for r in results), 1),
         "server_cpu_s": None if server is None else round(server, 1),
+        "backends": activity.summary(),
     }
 
 
@@ -237,7 +277,8 @@ def main() -> None:
                 print(
                     f"{row['config']:<28} {row['submits']:>5} submits  {row['per_s']:>6} /s  "
                     f"p50 {row['p50_ms']:>6} ms  p95 {row['p95_ms']:>6} ms  wall {row['wall_s']:>6} s  "
-                    f"client CPU {row['client_cpu_s']:>6} s  server CPU {row['server_cpu_s'] if row['server_cpu_s'] is not None else '-':>6} s",
+                    f"client CPU {row['client_cpu_s']:>6} s  server CPU {row['server_cpu_s'] if row['server_cpu_s'] is not None else '-':>6} s  "
+                    f"backends {row['backends']}",
                     flush=True,
                 )
     finally:

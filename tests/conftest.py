@@ -2,8 +2,8 @@
 
 PostgreSQL: tests marked ``postgres`` run against the server named by ``PREFKIT_TEST_PG_URL``
 (``source .ci/postgres.sh && postgres_start`` starts a throwaway one), each in a fresh database dropped
-afterwards. ``PREFKIT_TEST_BACKEND=postgresql`` also puts the plain ``project`` fixture on PostgreSQL,
-to run the whole suite there.
+afterwards. ``PREFKIT_TEST_BACKEND=postgresql`` puts every other test's projects on PostgreSQL too
+(through ``PREFKIT_DATABASE_URL``), to run any module there.
 """
 
 from __future__ import annotations
@@ -32,12 +32,17 @@ def require(condition: bool, reason: str) -> None:
 
 
 @pytest.fixture(autouse=True)
-def _isolated_env(tmp_path, monkeypatch):
-    """No test reads the user's project, endpoint or key by accident."""
+def _isolated_env(tmp_path, monkeypatch, request):
+    """No test reads the user's project, endpoint, key or database by accident. With
+    ``PREFKIT_TEST_BACKEND=postgresql`` every project a test opens (and its subprocesses) lives in one
+    fresh PostgreSQL database instead (a sweep to run any module on PostgreSQL)."""
     monkeypatch.delenv("PREFKIT_PROJECT", raising=False)
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    monkeypatch.delenv("PREFKIT_DATABASE_URL", raising=False)
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    if ALL_ON_POSTGRES and "pg_url" not in request.fixturenames:
+        monkeypatch.setenv("PREFKIT_DATABASE_URL", request.getfixturevalue("pg_url"))
 
 
 @pytest.fixture(scope="session")
@@ -84,12 +89,11 @@ def database(request, tmp_path) -> str:
 
 
 @pytest.fixture
-def project(tmp_path, request):
+def project(tmp_path):
     """A fresh, initialised project; closed after the test."""
     from curation.project import Project
 
-    database = request.getfixturevalue("pg_url") if ALL_ON_POSTGRES else None
-    p = Project.init(tmp_path / "proj", name="test-proj", database=database)
+    p = Project.init(tmp_path / "proj", name="test-proj")
     yield p
     p.close()
 

@@ -183,3 +183,20 @@ def test_every_migration_applies_without_importing_the_area_mixins(database):
     out = subprocess.run([sys.executable, "-c", code, database], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert int(out.stdout) == len(MIGRATIONS) >= 8  # m001-m008 at least (numbers are reserved per area)
+
+
+def test_a_process_opening_a_sqlite_store_during_a_migration_waits_for_it(tmp_path):
+    import subprocess
+    import sys
+
+    db = tmp_path / "p.db"
+    store = ProjectStore(db)
+    code = "import sys; from curation.store import StoreCore; print(len(StoreCore(sys.argv[1]).applied_migrations()))"
+    with store.write() as conn:  # the write lock a migrating process holds (BEGIN IMMEDIATE)
+        conn.execute(text("UPDATE _migrations SET applied_at = applied_at"))
+        opener = subprocess.Popen([sys.executable, "-c", code, str(db)], stdout=subprocess.PIPE, text=True)
+        time.sleep(1.5)
+        assert opener.poll() is None  # waiting for the lock, not failing
+    out, _ = opener.communicate(timeout=60)
+    assert opener.returncode == 0 and int(out) == len(MIGRATIONS)
+    store.close()

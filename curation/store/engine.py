@@ -28,6 +28,7 @@ from sqlalchemy import Connection, MetaData, Table, func, select, text
 from sqlalchemy.exc import DBAPIError
 
 from curation.store.backend import (
+    BUSY_TIMEOUT_MS,
     MIGRATION_WAIT_S,
     RETRY_S,
     RETRY_TRANSACTION,
@@ -127,6 +128,11 @@ class StoreCore:
         except DBAPIError as exc:
             if is_disconnect(exc):
                 raise unavailable(self.engine, exc) from exc
+            if "database is locked" in str(exc.orig):  # SQLite's busy timeout ran out
+                raise StoreError(
+                    f"{describe(self.engine)} stayed locked by another process for {BUSY_TIMEOUT_MS // 1000} s "
+                    "(a migration, an import or a store migrate); try again when it has finished"
+                ) from exc
             raise
         finally:
             conn.close()
