@@ -11,16 +11,28 @@ from pathlib import Path
 import streamlit as st
 
 from annotate_app import ui
+from curation.backend import DatabaseUnavailable
 
 # A local icon: a Material-symbol page icon would be fetched from Google's servers by every browser.
 st.set_page_config(
     page_title="prefkit annotate", page_icon=str(Path(__file__).with_name("icon.png")), layout="wide"
 )
 
+
+def _database_down(exc: DatabaseUnavailable) -> None:
+    """A shared database that stopped answering (after the store's retries): one line, no traceback.
+    Submits already acknowledged are stored; the item on screen keeps its submit id for the retry."""
+    st.error(f"{exc}. Labels you already submitted are safe; reload the page in a moment to go on.")
+    st.stop()
+
+
 user = ui.signed_in()
-if user is not None and not ui.still_active(user):
-    ui.sign_out()  # disabled (or deleted) since signing in
-    user = None
+try:
+    if user is not None and not ui.still_active(user):
+        ui.sign_out()  # disabled (or deleted) since signing in
+        user = None
+except DatabaseUnavailable as exc:
+    _database_down(exc)
 
 if user is None:
     page = st.navigation(
@@ -46,4 +58,7 @@ else:
             ui.sign_out()
             st.rerun()
 ui.show_flash()
-page.run()
+try:
+    page.run()
+except DatabaseUnavailable as exc:
+    _database_down(exc)

@@ -224,3 +224,32 @@ def test_a_moved_database_refuses_to_open(tmp_path, pg_url):
     with pytest.raises(StoreError, match="no longer this project's database"):
         ProjectStore(old)
     assert Project(tmp_path / "p").store.backend == "postgresql"
+
+
+def test_the_app_shows_one_clear_line_while_the_database_is_unreachable(tmp_path, pg_url, monkeypatch):
+    from conftest import ROOT
+    from streamlit.testing.v1 import AppTest
+    from test_release_support import add_users, match_tasks
+
+    link = CuttableLink("127.0.0.1", make_url(pg_url).port)
+    project = Project.init(tmp_path / "p", database=_with(pg_url, port=link.port))
+    add_users(project.store, "alice")
+    match_tasks(project.store, 3)
+    project.close()
+    monkeypatch.setenv("PREFKIT_PROJECT", str(project.root))
+    monkeypatch.setenv("PREFKIT_DB_RETRY_S", "0.5")
+    at = AppTest.from_file(str(ROOT / "annotate_app" / "app.py"), default_timeout=60)
+    at.session_state["user"] = {"username": "alice", "role": "annotator"}
+    at.session_state["kind"], at.session_state["intro:preference_match"] = "preference_match", True
+    at.run()
+    assert not at.exception and not at.error
+    link.cut()
+    at.run()
+    assert not at.exception and len(at.error) == 1
+    message = at.error[0].value
+    assert message.startswith(f"cannot use the database postgresql://postgres@127.0.0.1:{link.port}/")
+    assert message.endswith("Labels you already submitted are safe; reload the page in a moment to go on.")
+    link.restore()
+    at.run()
+    assert not at.exception and not at.error
+    link.close()
