@@ -139,3 +139,19 @@ def test_store_migrate_refuses_a_database_that_is_not_empty(tmp_path, pg_url):
         migrate_store(project, pg_url)
     assert project.configured_database == "project.db" and project.store.count("users") == 1
     project.close()
+
+
+def test_a_project_moves_to_postgres_and_back_to_a_sqlite_file(tmp_path, pg_url):
+    project = Project.init(tmp_path / "p")
+    labelled_project(project, tmp_path)
+    before = {name: project.store.count(name) for name in project.store.t}
+    assert migrate_store(project, pg_url).switched and project.store.backend == "postgresql"
+    dry = migrate_store(project, "back.db", dry_run=True)
+    assert dry.total_rows == sum(before.values()) and not (project.root / "back.db").exists()
+    back = migrate_store(project, "back.db")
+    assert all(t.verified for t in back.tables) and project.store.backend == "sqlite"
+    assert project.configured_database == str(project.root / "back.db")
+    assert {name: project.store.count(name) for name in project.store.t} == before
+    with pytest.raises(StoreError, match="no longer this project's database"):
+        ProjectStore(pg_url)
+    project.close()

@@ -18,13 +18,14 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Connection, Integer, MetaData, Table, func, inspect, select, text
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.schema import sort_tables
 
-from curation.store.backend import describe, is_postgres, lock_for_transaction, make_engine, redact
+from curation.store.backend import describe, is_postgres, is_url, lock_for_transaction, make_engine, redact
 from curation.store.engine import MOVED_TO, StoreError, apply_migrations
 
 if TYPE_CHECKING:
@@ -97,6 +98,12 @@ def _ordered_tables(tables) -> list[Table]:
     return sorted(sort_tables(tables), key=lambda t: t.name != "_migrations")
 
 
+def _counts(conn: Connection, tables: list[Table]) -> list[TableCopy]:
+    return [
+        TableCopy(t.name, int(conn.execute(select(func.count()).select_from(t)).scalar_one())) for t in tables
+    ]
+
+
 def _target_tables(conn: Connection) -> list[str]:
     return inspect(conn).get_table_names()
 
@@ -149,9 +156,15 @@ def migrate_store(project: Project, target: str, dry_run: bool = False) -> Store
     ``dry_run``: check that the target is reachable and empty and report the rows that would be
     copied; nothing is written anywhere."""
     source = project.store
-    if redact(target) == redact(project.database) or target == project.database:
+    if not is_url(target):  # a SQLite file, relative to the project
+        target = str((project.root / target).resolve())
+    if redact(target) == redact(project.database):
         raise StoreError(f"the project already uses {redact(target)}")
     report = StoreMigration(source=describe(source.engine), target=redact(target), dry_run=dry_run)
+    if dry_run and not is_url(target) and not Path(target).exists():  # a dry run never creates a file
+        with source.read() as sconn:
+            report.tables = _counts(sconn, _ordered_tables(source.t.values()))
+        return report
     target_engine = make_engine(target)
     try:
         try:
@@ -169,10 +182,7 @@ def migrate_store(project: Project, target: str, dry_run: bool = False) -> Store
         tables = _ordered_tables(source.t.values())
         if dry_run:
             with source.read() as sconn:
-                report.tables = [
-                    TableCopy(t.name, int(sconn.execute(select(func.count()).select_from(t)).scalar_one()))
-                    for t in tables
-                ]
+                report.tables = _counts(sconn, tables)
             return report
         with source.write() as sconn:
             _lock_source(sconn, tables)
