@@ -240,6 +240,7 @@ def _start_server() -> tuple[str, dict[str, str]]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--per-user", type=int, default=150, help="Submits per annotator per configuration.")
+    ap.add_argument("--only", default="", help="Run only the configurations whose name contains this.")
     ap.add_argument(
         "--pg-url", default=os.environ.get("PREFKIT_TEST_PG_URL"), help="A PostgreSQL superuser URL."
     )
@@ -265,6 +266,8 @@ def main() -> None:
                 ("postgres 2 replicas x 8", "pg", [ANNOTATORS // 2] * 2),
             ]
             for name, backend, layout in configs:
+                if args.only not in name:
+                    continue
                 database = None
                 if backend == "pg":
                     db = "prefkit_bench_" + uuid.uuid4().hex[:8]
@@ -285,8 +288,10 @@ def main() -> None:
         if started_env is not None:
             subprocess.run(["bash", str(ROOT / ".ci/postgres.sh"), "stop"], env=started_env, check=False)
     by = {r["config"]: r for r in rows}
-    one, two = by["postgres 1 replica x 16"], by["postgres 2 replicas x 8"]
-    print(f"postgres: 2 replicas / 1 replica throughput = {two['per_s'] / one['per_s']:.2f}")
+    for backend in ("sqlite  ", "postgres"):
+        one, two = by.get(f"{backend} 1 replica x 16"), by.get(f"{backend} 2 replicas x 8")
+        if one and two:
+            print(f"{backend.strip()}: 2 replicas / 1 replica throughput = {two['per_s'] / one['per_s']:.2f}")
     cores = os.cpu_count() or 1
     for r in rows:
         busy = r["client_cpu_s"] + (r["server_cpu_s"] or 0)

@@ -168,8 +168,9 @@ class AppStore(LabelStore):
             if self.backend == "postgresql":
                 # Concurrent pulls from other processes skip the rows this one is taking instead of
                 # waiting; a row whose n_assigned changed since the snapshot is re-checked against
-                # the level before it is locked, so no task goes past its overlap.
-                q = q.with_for_update(skip_locked=True, of=t)
+                # the level before it is locked, so no task goes past its overlap. NO KEY UPDATE (only
+                # n_assigned changes): submits whose foreign keys point at these rows do not wait.
+                q = q.with_for_update(skip_locked=True, key_share=True, of=t)
             found.update(conn.execute(q).all())
             if len(found) >= need:
                 break
