@@ -11,7 +11,7 @@ from pathlib import Path
 import streamlit as st
 
 from annotate_app import ui
-from curation.backend import DatabaseUnavailable
+from curation.store.backend import DatabaseUnavailable
 
 # A local icon: a Material-symbol page icon would be fetched from Google's servers by every browser.
 st.set_page_config(

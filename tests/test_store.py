@@ -191,7 +191,7 @@ def test_a_process_opening_a_sqlite_store_during_a_migration_waits_for_it(tmp_pa
 
     db = tmp_path / "p.db"
     store = ProjectStore(db)
-    code = "import sys; from curation.store import StoreCore; print(len(StoreCore(sys.argv[1]).applied_migrations()))"
+    code = "import sys; from curation.store.engine import StoreCore; print(len(StoreCore(sys.argv[1]).applied_migrations()))"
     with store.write() as conn:  # the write lock a migrating process holds (BEGIN IMMEDIATE)
         conn.execute(text("UPDATE _migrations SET applied_at = applied_at"))
         opener = subprocess.Popen([sys.executable, "-c", code, str(db)], stdout=subprocess.PIPE, text=True)
