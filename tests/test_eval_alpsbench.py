@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -108,16 +109,47 @@ def test_task4_judge_score_per_ability_and_the_fact_proxy(tmp_path):
     assert rows["ability2"]["distribution"]["6"] == 1
 
 
-def test_test_split_gold_is_read_only_from_the_private_config(tmp_path):
-    rel = tmp_path / "rel"
-    leaked = row("t1", "task3", {"query": "q", "candidate_memories": []}, {"selected_memory_id": "m1"})
-    write_config(rel, "alpsbench", "test", [{**leaked, "gold": {"selected_memory_id": "m9"}}])
+def layout_rows(bid, task, inp, gold):
+    """An input row and a gold row as the release writes them (``input`` / ``gold`` as JSON text)."""
+    head = {"benchmark_id": bid, "task": task, "session_id": bid, "canonical_id": bid}
+    return {**head, "stratum": "UNKNOWN", "ability": None, "input": json.dumps(inp)}, {
+        **head, "ability": None, "gold": json.dumps(gold)}  # fmt: skip
+
+
+def test_test_split_gold_is_read_only_from_the_private_configs(tmp_path):
+    rel = tmp_path / "releases" / "1.0.0"
+    inp, gold = layout_rows(
+        "t1", "task3", {"query": "q", "candidate_memories": []}, {"selected_memory_id": "m1"}
+    )
+    write_config(rel, "alpsbench_task3_d100", "test", [inp])
+    write_config(
+        rel, "alpsbench_task3_d100_gold", "test", [{**gold, "gold": json.dumps({"selected_memory_id": "m9"})}]
+    )
     preds = write_jsonl(tmp_path / "p.jsonl", [{"benchmark_id": "t1", "selected_memory_id": "m1"}])
-    with pytest.raises(EvalInputError, match="private config"):
+    with pytest.raises(EvalInputError, match="test gold is read only from the private configs"):
         score_alps_file(rel, "task3", "test", preds)
-    write_config(rel, "alpsbench_private", "test", [leaked])
-    (r,) = score_alps_file(rel, "task3", "test", preds)
-    assert r["accuracy"] == 1.0  # the private gold (m1), never the public row's m9
+    private = tmp_path / "releases-private" / "1.0.0" / "alpsbench_task3_d100_gold"
+    private.mkdir(parents=True)
+    write_jsonl(private / "test.jsonl", [gold])  # as `prefkit release cut` writes it (no data/ level)
+    (r,) = score_alps_file(rel, "task3", "test", preds)  # releases-private/<version> is found by default
+    assert (r["group"], r["accuracy"]) == ("d100", 1.0)  # the private gold (m1), never the public row's m9
+
+
+def test_a_cut_release_is_scored_with_its_public_gold_and_its_private_test_gold(project, tmp_path):
+    from exports.release import cut_release
+    from pipelines.ingest import alpsbench
+
+    examples = Path(__file__).resolve().parent.parent / "pipelines" / "examples" / "alpsbench"
+    project.store.import_bundle(alpsbench.build_bundle(examples))
+    cut = cut_release(project, "1.0.0", override="eval test: no labels in this project")
+    private = project.root / "releases-private" / "1.0.0" / "alpsbench_task1_gold" / "test.jsonl"
+    gold_rows = [json.loads(line) for line in private.read_text().splitlines()]
+    assert gold_rows and not (cut.path / "data" / "alpsbench_task1_gold" / "test.jsonl").exists()
+    oracle = write_jsonl(tmp_path / "oracle.jsonl", [
+        {"benchmark_id": g["benchmark_id"], "memory_items": json.loads(g["gold"])["memory_items"]} for g in gold_rows
+    ])  # fmt: skip
+    (r,) = score_alps_file(cut.path, "task1", "test", oracle)
+    assert (r["n_rows"], r["precision"], r["recall"], r["f1"]) == (len(gold_rows), 1.0, 1.0, 1.0)
 
 
 def test_eval_alpsbench_runs_the_offline_model_and_stores_the_run(tmp_path, project):

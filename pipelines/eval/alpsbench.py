@@ -46,15 +46,24 @@ class AlpsRow:
     gold: dict[str, Any] | None
 
 
-def _json_field(value: Any) -> Any:
-    return json.loads(value) if isinstance(value, str) else value
+def _json_field(value: Any, where: str, name: str) -> Any:
+    """A field that the layout stores as JSON text (``input``, ``gold``) or as an object."""
+    if not isinstance(value, str):
+        return value
+    try:
+        return json.loads(value)
+    except json.JSONDecodeError as exc:
+        raise EvalInputError(f"{where}: field {name}: not valid JSON text ({exc.msg})") from None
 
 
-def _track_of(config: str, row: dict[str, Any]) -> str:
-    track = row.get("track") or row.get("task") or ""
-    if not re.match(r"task[1-4]", str(track)):
-        track = re.sub(r"^alpsbench_", "", re.sub(r"_private$", "", config))
-    return str(track)
+def track_of(config: str, row: dict[str, Any]) -> str:
+    """The public track (``task1``, ``task3_d100``, ``task4_ability2``, ...): from the config name
+    (``alpsbench_<track>``, ``alpsbench_<track>_gold``), else the row's ``track`` / ``task``."""
+    name = re.sub(r"_(gold|private)$", "", re.sub(r"_(gold|private)$", "", config))
+    name = re.sub(r"^alpsbench_", "", name)
+    if re.match(r"task[1-4]", name):
+        return name
+    return str(row.get("track") or row.get("task") or "")
 
 
 def _group(task: str, track: str, inp: dict[str, Any], row: dict[str, Any]) -> str:
@@ -62,93 +71,122 @@ def _group(task: str, track: str, inp: dict[str, Any], row: dict[str, Any]) -> s
         m = re.search(r"_d(\d+)$", track)
         if m:
             return f"d{m.group(1)}"
-        if row.get("distractors") is not None:
-            return f"d{int(row['distractors'])}"
         return f"d{max(0, len(inp.get('candidate_memories') or []) - 1)}"
     if task == "task4":
         m = re.search(r"(ability\d+)", track)
-        return m.group(1) if m else str(row.get("ability") or inp.get("ability") or "unknown")
+        return m.group(1) if m else str(row.get("ability") or "unknown")
     return "all"
 
 
-def normalize_row(config: str, row: dict[str, Any], where: str) -> AlpsRow:
-    """A row of either layout as :class:`AlpsRow`."""
-    if "input" in row or "benchmark_id" in row:
-        bid, inp, gold = row.get("benchmark_id"), row.get("input"), row.get("gold")
-    elif "model_input" in row:
-        bid, inp, gold = (
-            row.get("id"),
-            _json_field(row["model_input"]),
-            _json_field(row.get("reference_output")),
-        )
+@dataclass
+class _Line:
+    benchmark_id: str
+    task: str
+    track: str
+    input: dict[str, Any] | None
+    gold: dict[str, Any] | None
+
+
+def parse_line(config: str, row: dict[str, Any], where: str) -> _Line:
+    """One row of an input config, a gold config, or a row holding both (or the pre-layout
+    ``model_input`` / ``reference_output`` shape)."""
+    if "model_input" in row:
+        bid = row.get("id")
+        inp = _json_field(row["model_input"], where, "model_input")
+        gold = _json_field(row.get("reference_output"), where, "reference_output")
     else:
-        raise EvalInputError(f"{where}: not an AlpsBench row (no benchmark_id/input or model_input)")
+        bid = row.get("benchmark_id")
+        inp = _json_field(row.get("input"), where, "input")
+        gold = _json_field(row.get("gold"), where, "gold")
     if not isinstance(bid, str) or not bid:
         raise EvalInputError(f"{where}: field benchmark_id: required, a non-empty string")
-    if not isinstance(inp, dict):
-        raise EvalInputError(f"{where}: field input: expected a JSON object")
-    track = _track_of(config, row)
-    task = track[:5]
-    if task not in TASKS:
-        raise EvalInputError(f"{where}: cannot tell the task of the row (task/track {track!r})")
-    return AlpsRow(bid, task, _group(task, track, inp, row), inp, gold if isinstance(gold, dict) else None)
+    if inp is None and gold is None:
+        raise EvalInputError(f"{where}: neither input nor gold: not an AlpsBench row")
+    for name, value in (("input", inp), ("gold", gold)):
+        if value is not None and not isinstance(value, dict):
+            raise EvalInputError(f"{where}: field {name}: expected a JSON object")
+    track = track_of(config, row)
+    if track[:5] not in TASKS:
+        raise EvalInputError(f"{where}: cannot tell the task of the row (config {config!r}, task {track!r})")
+    return _Line(bid, track[:5], track, inp, gold)
 
 
-def _configs(release: Path, prefix: str) -> list[str]:
-    data = Path(release) / "data"
-    if not data.is_dir():
-        raise EvalInputError(f"{release}: not a release directory (no data/)")
-    names = sorted(p.name for p in data.iterdir() if p.is_dir() and p.name.startswith(prefix))
-    names = [
-        n for n in names if n != "alpsbench_packets" and ("unverified" in prefix or "unverified" not in n)
-    ]
-    if not names:
-        raise EvalInputError(f"{release}: no AlpsBench config starting with {prefix!r} under data/")
-    return names
+def _config_dirs(root: Path, prefix: str) -> list[Path]:
+    if not root.is_dir():
+        return []
+    return sorted(
+        p
+        for p in root.iterdir()
+        if p.is_dir()
+        and p.name.startswith(prefix)
+        and p.name != "alpsbench_packets"
+        and ("unverified" in prefix or "unverified" not in p.name)
+    )
+
+
+def private_dir_for(release: Path) -> Path:
+    """Where ``prefkit release cut`` puts a release's private configs: ``releases-private/<version>``."""
+    release = Path(release).resolve()
+    return release.parent.parent / "releases-private" / release.name
+
+
+def _read(path: Path, task: str) -> list[_Line]:
+    out, seen = [], {}
+    for lineno, raw in jsonl_lines(path):
+        line = parse_line(path.parent.name, raw, f"{path}:{lineno}")
+        if line.task != task:
+            continue
+        if line.benchmark_id in seen:
+            raise EvalInputError(
+                f"{path}:{lineno}: benchmark_id {line.benchmark_id!r} repeats line {seen[line.benchmark_id]}"
+            )
+        seen[line.benchmark_id] = lineno
+        out.append(line)
+    return out
 
 
 def load_alps(
-    release: Path, task: str, split: str, config: str = "alpsbench"
+    release: Path, task: str, split: str, config: str = "alpsbench", private: Path | None = None
 ) -> tuple[ReleaseRef, dict[str, AlpsRow], bool]:
-    """``(release ref, rows by benchmark_id, whether gold is available)`` for one task and split."""
+    """``(release ref, rows by benchmark_id, whether every row has gold)`` for one task and split.
+
+    Inputs come from the release's ``data/<config>/<split>.jsonl``; gold from rows that carry it there,
+    except for the ``test`` split, whose gold is read only from the private configs: ``private``
+    (default ``releases-private/<version>`` beside the release) or, in older releases, a config whose
+    name contains ``private``."""
     if task not in TASKS:
         raise EvalInputError(f"unknown AlpsBench task {task!r}; use 1, 2, 3 or 4")
+    release = Path(release)
+    if not (release / "data").is_dir():
+        raise EvalInputError(f"{release}: not a release directory (no data/)")
+    private = Path(private) if private is not None else private_dir_for(release)
+    public_dirs = _config_dirs(release / "data", config)
+    if not public_dirs:
+        raise EvalInputError(f"{release}: no AlpsBench config starting with {config!r} under data/")
     rows: dict[str, AlpsRow] = {}
-    private_gold: dict[str, dict[str, Any] | None] = {}
+    gold: dict[str, dict[str, Any]] = {}
+    hidden: dict[str, dict[str, Any]] = {}
     files: list[Path] = []
-    for name in _configs(release, config):
-        path = Path(release) / "data" / name / f"{split}.jsonl"
+    sources = [(d, "private" in d.name) for d in public_dirs] + [
+        (d, True) for d in _config_dirs(private, config)
+    ]
+    for folder, is_private in sources:
+        path = folder / f"{split}.jsonl"
         if not path.is_file():
             continue
-        private = "private" in name
-        seen: dict[str, int] = {}
-        for lineno, raw in jsonl_lines(path):
-            row = normalize_row(name, raw, f"{path}:{lineno}")
-            if row.task != task:
-                continue
-            if row.benchmark_id in seen:
-                raise EvalInputError(
-                    f"{path}:{lineno}: benchmark_id {row.benchmark_id!r} repeats line {seen[row.benchmark_id]}"
-                )
-            seen[row.benchmark_id] = lineno
-            if private:
-                private_gold[row.benchmark_id] = row.gold
-                rows.setdefault(row.benchmark_id, row)
-            else:
-                if split == "test":
-                    row.gold = None  # test gold comes only from the private config
-                rows.setdefault(row.benchmark_id, row)
         files.append(path)
+        for line in _read(path, task):
+            if line.input is not None:
+                group = _group(task, line.track, line.input, {})
+                rows.setdefault(line.benchmark_id, AlpsRow(line.benchmark_id, task, group, line.input, None))
+            if line.gold is not None:
+                (hidden if is_private else gold)[line.benchmark_id] = line.gold
     if not rows:
         raise EvalInputError(
             f"{release}: no {task} rows in split {split!r} of configs starting with {config!r}"
         )
-    for bid, gold in private_gold.items():
-        rows[bid].gold = gold
-    if split == "test":
-        for bid, row in rows.items():
-            if bid not in private_gold:
-                row.gold = None
+    for bid, row in rows.items():
+        row.gold = hidden.get(bid) if split == "test" else gold.get(bid, hidden.get(bid))
     has_gold = all(r.gold is not None for r in rows.values())
     return release_ref(release, f"{config}:{task}:{split}", files), rows, has_gold
 
@@ -231,7 +269,8 @@ def model_request(row: AlpsRow) -> LLMRequest:
         return build_request(
             stage, row.benchmark_id, "assistant", "alps_task3", RetrievalAnswer, ctx, max_tokens=400
         )
-    ctx = {"dialogue": _turns(inp.get("dialogue")), "memory": _memory_text(inp), "queries": _queries(inp)}
+    dialogue = inp.get("dialogue") if inp.get("dialogue") is not None else inp.get("dialogue_history")
+    ctx = {"dialogue": _turns(dialogue), "memory": _memory_text(inp), "queries": _queries(inp)}
     return build_request(
         stage, row.benchmark_id, "assistant", "alps_task4", GroundedAnswer, ctx, temperature=0.7
     )

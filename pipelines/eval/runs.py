@@ -150,14 +150,11 @@ def run_alpsbench(
     config: str = "alpsbench",
     predictions: Path | None = None,
     limit: int | None = None,
+    private: Path | None = None,
 ) -> RunResult:
     """Score a predictions.jsonl, or run the layer's ``assistant`` model, on one AlpsBench task."""
-    ref, rows, has_gold = alpsbench.load_alps(release, task, split, config)
-    if not has_gold:
-        raise EvalInputError(
-            f"split {split!r} of {release} has no gold for {task}: the test gold is read only from the "
-            "private config (data/*private*/test.jsonl), which this release does not include"
-        )
+    ref, rows, has_gold = alpsbench.load_alps(release, task, split, config, private)
+    _require_gold(release, task, split, has_gold, private)
     if limit is not None:
         rows = {b: rows[b] for b in sorted(rows)[:limit]}
     uses_judge = task == "task4"
@@ -181,13 +178,29 @@ def run_alpsbench(
     return RunResult(store.eval_run(run["run_id"]), rows_out, judge_failures, model_failures)
 
 
+def _require_gold(release: Path, task: str, split: str, has_gold: bool, private: Path | None) -> None:
+    if has_gold:
+        return
+    if split == "test":
+        where = private or alpsbench.private_dir_for(release)
+        raise EvalInputError(
+            f"no gold for every {task} row of the test split: test gold is read only from the private "
+            f"configs ({where}; give --private DIR), never from the public release"
+        )
+    raise EvalInputError(f"no gold for every {task} row of split {split!r} in {release}")
+
+
 def score_alps_file(
-    release: Path, task: str, split: str, predictions: Path, config: str = "alpsbench"
+    release: Path,
+    task: str,
+    split: str,
+    predictions: Path,
+    config: str = "alpsbench",
+    private: Path | None = None,
 ) -> list[dict[str, Any]]:
     """Score an AlpsBench predictions.jsonl with no calls (task 4 needs ``score`` in each line)."""
-    _ref, rows, has_gold = alpsbench.load_alps(release, task, split, config)
-    if not has_gold:
-        raise EvalInputError(f"split {split!r} has no gold for {task} outside the private config")
+    _ref, rows, has_gold = alpsbench.load_alps(release, task, split, config, private)
+    _require_gold(release, task, split, has_gold, private)
     preds = alpsbench.read_predictions(predictions, rows)
     return alps_m.aggregate(task, [rec for _b, _g, rec in alpsbench.score_rows(task, rows, preds)])
 

@@ -149,9 +149,11 @@ def eval_cupid(project, release, config_name, task, oracle, model, judge_model, 
               help="Split to evaluate; test gold is read only from the private config.")  # fmt: skip
 @click.option("--config", "config_name", default="alpsbench", show_default=True,
               help="Release configs to read (every config whose name starts with this).")  # fmt: skip
+@click.option("--private", "private", type=click.Path(file_okay=False, exists=True),
+              help="Private configs with the test gold (default: releases-private/VERSION beside the release).")  # fmt: skip
 @run_options
-def eval_alpsbench(project, release, task_number, split, config_name, model, judge_model, predictions, limit,
-                   backend, seed, estimate, as_json) -> None:  # fmt: skip
+def eval_alpsbench(project, release, task_number, split, config_name, private, model, judge_model, predictions,
+                   limit, backend, seed, estimate, as_json) -> None:  # fmt: skip
     """Score a predictions.jsonl, or run MODEL, on one AlpsBench task of a release.
 
     Task 1: predicted memories matched 1-to-1 to gold (pair score 0.4 label + 0.4 value + 0.1 type +
@@ -168,13 +170,14 @@ def eval_alpsbench(project, release, task_number, split, config_name, model, jud
         raise click.UsageError("give --model NAME to run a model, or --predictions FILE to score one")
     with _layer(project, model, judge_model, backend, seed, as_json) as layer:
         if estimate or (not as_json and not predictions):
-            _ref, rows, _gold = alps_mod.load_alps(Path(release), task, split, config_name)
+            _ref, rows, _gold = alps_mod.load_alps(Path(release), task, split, config_name, private)
             ids = sorted(rows)[:limit] if limit else sorted(rows)
             _print_estimate(layer.estimate([alps_mod.model_request(rows[b]) for b in ids]), as_json)
             if estimate:
                 return
         result = run_alpsbench(project.store, layer, Path(release), task, split, config_name,
-                               Path(predictions) if predictions else None, limit)  # fmt: skip
+                               Path(predictions) if predictions else None, limit,
+                               Path(private) if private else None)  # fmt: skip
     _print_result(project, result, as_json)
 
 
