@@ -132,13 +132,14 @@ def scoring(n: int, tmp: Path) -> None:
     project.store.eval_run_start(run)
     _, wall, _ = measure(lambda: project.store.eval_run_finish(run["run_id"], items, {"rows": []}))
     print(f"stored a run of {n} instances (predictions + judge labels) in {wall:.2f} s")
-    walls = []
+    walls, cpus = [], []
     for _ in range(3):
         report, wall, cpu = measure(lambda: build_report(project.store, run["run_id"], {}))
         walls.append(wall)
+        cpus.append(cpu)
     overall = next(r for r in report["rows"] if r["group"] == "overall")
     print(f"score {n} stored instances (read the run back + pool P/R/F1, build_report): median {statistics.median(walls):.2f} s "
-          f"(runs {', '.join(f'{w:.2f}' for w in walls)}; goal <= 2 s)  F1 {overall['f1']}")  # fmt: skip
+          f"(runs {', '.join(f'{w:.2f}' for w in walls)}; CPU {', '.join(f'{c:.2f}' for c in cpus)}; goal <= 2 s)  F1 {overall['f1']}")  # fmt: skip
     preds = tmp / "preds.jsonl"
     preds.write_text("\n".join(lines) + "\n", encoding="utf-8")
     _, wall, _ = measure(lambda: score_cupid_file(release, "cupid", preds, None))
