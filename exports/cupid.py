@@ -6,8 +6,8 @@ from pathlib import Path
 from typing import Any
 
 from exports.writers import write_jsonl, write_parquet
+from schemas.common import InputError
 from schemas.cupid import BenchmarkInstance
-from schemas.reading import InputError
 
 CUPID_COLUMNS = (
     "persona_id",

@@ -23,13 +23,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from curation.quality.agreement import agreement_rows
+from curation.quality.gates import GateResult, format_report, run_gates
 from exports.card import SOURCE_DATASETS, card, hf_licence, size_category
 from exports.croissant import croissant
 from exports.duckdb_export import copy_out, load_tables, save_database
 from exports.release_data import build_configs, row_key
 from exports.writers import atomic_write_bytes, write_json
 from schemas import ALL_SCHEMAS
-from schemas.common import PrefkitError, utcnow
+from schemas.common import PrefkitError, sha256_file, utcnow
 from schemas.curation import ReleaseFile, ReleaseManifest
 
 VERSION_RE = re.compile(r"(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)")  # always fullmatch: `$` accepts "\n"
@@ -60,14 +62,6 @@ def parse_version(version: str) -> tuple[int, int, int]:
     if not m:
         raise ReleaseError(f"version {version!r} is not a semantic version X.Y.Z")
     return int(m[1]), int(m[2]), int(m[3])
-
-
-def sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def releases(releases_dir: Path) -> list[str]:
@@ -123,15 +117,6 @@ def _card_meta(
     }
 
 
-def _agreement(project) -> list[dict[str, Any]] | None:
-    """The project's agreement rows, or ``None`` when the agreement module is not installed."""
-    try:
-        from curation.quality.agreement import agreement_rows
-    except ImportError:
-        return None
-    return agreement_rows(project.store)
-
-
 def _describe(project, stage: Path, version: str, configs, gates, agreement, override) -> tuple[dict, dict]:
     """Hash the data files and write ``croissant.json`` and the ``README.md`` card; returns the data
     files' digests and the provenance summary."""
@@ -152,6 +137,15 @@ def plan_configs(project) -> list:
     """Every config the project holds content for (``[release] configs`` narrows them), with the rows
     each dropped; configs whose rows were all dropped are kept so the card can say why."""
     return build_configs(project.store, project.config.get("release", {}).get("configs"))
+
+
+def check_release(project, agreement=None, planned=None) -> list[GateResult]:
+    """Every release gate's result for the release the project would cut now (``prefkit release
+    check``). ``agreement`` (agreement rows) and ``planned`` (:func:`plan_configs`) are computed when
+    not given."""
+    planned = plan_configs(project) if planned is None else planned
+    rows = None if agreement is None else (lambda _store: agreement)
+    return run_gates(project.store, project.config, planned, agreement_rows=rows)
 
 
 def build_release(
@@ -233,18 +227,15 @@ def cut_release(project, version: str, override: str | None = None, gates=None, 
     gives a reason, recorded in the manifest), when the version exists, or when the version bump is
     smaller than the change since the latest release. ``gates`` (results of :func:`run_gates`) and
     ``agreement`` (agreement rows) are computed when not given; agreement is computed once for both."""
-    from curation.quality.gates import format_report, run_gates
-
     parse_version(version)
     out_dir = project.releases_dir / version
     if out_dir.exists():
         raise ReleaseError(f"release {version} already exists at {out_dir}; releases are never overwritten")
     if agreement is None:
-        agreement = _agreement(project)
+        agreement = agreement_rows(project.store)
     planned = plan_configs(project)
     if gates is None:
-        rows = None if agreement is None else (lambda _store: agreement)
-        gates = run_gates(project.store, project.config, agreement_rows=rows, configs=planned)
+        gates = check_release(project, agreement, planned)
     results = gates
     passed = all(r.passed for r in results)
     if not passed and not (override and override.strip()):

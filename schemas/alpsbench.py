@@ -11,7 +11,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field, ValidationError
 
-from schemas.common import Contract
+from schemas.common import Contract, validation_problems
 
 #: time_scope values the AlpsBench docs name.
 DOCUMENTED_TIME_SCOPES = ("long_term", "short_term", "unknown")
@@ -125,5 +125,5 @@ def check_candidate(raw: Any) -> list[str]:
     try:
         ExtractedMemory.model_validate(raw)
     except ValidationError as exc:
-        return [f"{'.'.join(str(p) for p in e['loc']) or '<root>'}: {e['msg']}" for e in exc.errors()]
+        return validation_problems(exc, root="<root>")
     return []

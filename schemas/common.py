@@ -10,13 +10,47 @@ from __future__ import annotations
 import hashlib
 import json
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 
 class PrefkitError(Exception):
     """Base of every user-facing error: the CLI prints its message as one line and exits non-zero."""
+
+
+class InputError(PrefkitError):
+    """Bad input: the message names file, line/packet and field."""
+
+
+def _one_line(text: str) -> str:
+    # A field name comes from the input: a key holding a line break must not split the error line.
+    return text if text.isprintable() else repr(text)[1:-1]
+
+
+def validation_problems(exc: ValidationError, root: str = "<record>") -> list[str]:
+    """Every problem of a pydantic error as ``'field.path: message'`` (``root`` when the path is empty)."""
+    return [
+        f"{'.'.join(_one_line(str(p)) for p in e.get('loc', ())) or root}: {_one_line(str(e.get('msg')))}"
+        for e in exc.errors()
+    ]
+
+
+def validation_line(exc: ValidationError, root: str = "<record>", limit: int = 1) -> str:
+    """A pydantic error as one line: the first ``limit`` problems, then how many more there are."""
+    problems = validation_problems(exc, root)
+    more = len(problems) - limit
+    return "; ".join(problems[:limit]) + (f"; and {more} more" if more > 0 else "")
+
+
+def sha256_file(path: Path) -> str:
+    """Hex sha256 of a file's bytes, read in 1 MiB chunks."""
+    h = hashlib.sha256()
+    with Path(path).open("rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
 
 
 def utcnow() -> str:

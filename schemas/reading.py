@@ -13,7 +13,8 @@ personas, WildChat rows, ...) is read here, so every importer gets the same rule
 
 How an importer uses it::
 
-    from schemas.reading import InputError, check_unique, read_jsonl, validate_row
+    from schemas.common import InputError
+    from schemas.reading import check_unique, read_jsonl, validate_row
 
     lines = read_jsonl(path)                                  # [(line_number, value)], never empty
     rows = [(n, validate_row(MyContract, v, f"{path}:{n}")) for n, v in lines]
@@ -26,7 +27,6 @@ It imports nothing of prefkit outside `schemas` (so `curation/` can use it too) 
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 from collections.abc import Iterable, Iterator
@@ -36,7 +36,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from schemas.common import PrefkitError
+from schemas.common import InputError, validation_line
 
 #: Refuse single files larger than this (bytes) unless the caller raises the limit.
 MAX_FILE_BYTES = 2 * 1024**3
@@ -44,18 +44,6 @@ MAX_FILE_BYTES = 2 * 1024**3
 MAX_LINE_BYTES = 64 * 1024**2
 #: Deepest nesting of objects and arrays accepted in one record (AlpsBench packets need about 6).
 MAX_DEPTH = 64
-
-
-class InputError(PrefkitError):
-    """Bad input: the message names file, line/packet and field."""
-
-
-def sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def check_size(path: Path, limit: int | None = None) -> None:
@@ -67,13 +55,6 @@ def check_size(path: Path, limit: int | None = None) -> None:
     size = path.stat().st_size
     if size > limit:
         raise InputError(f"{path}: file is {size:,} bytes, over the {limit:,}-byte limit")
-
-
-def validation_message(exc: ValidationError) -> str:
-    first = exc.errors()[0]
-    where = ".".join(str(p) for p in first["loc"]) or "<record>"
-    more = f" (and {len(exc.errors()) - 1} more problem(s))" if len(exc.errors()) > 1 else ""
-    return f"field {where}: {first['msg']}{more}"
 
 
 # -- strict JSON -----------------------------------------------------------------------------------------
@@ -234,7 +215,7 @@ def validate_row(model: type[BaseModel], value: Any, where: str) -> BaseModel:
     try:
         return model.model_validate(value)
     except ValidationError as exc:
-        raise InputError(f"{where}: {validation_message(exc)}") from None
+        raise InputError(f"{where}: field {validation_line(exc)}") from None
 
 
 def check_unique(keyed: Iterable[tuple[int, Any]], path: Path, field: str) -> None:

@@ -151,7 +151,7 @@ def test_an_idle_queue_goes_back_to_the_pool_when_someone_else_needs_items(proj)
     workflow.current_item(proj, "bob", "preference_match")
     idle(proj, "bob")
     workflow.current_item(proj, "alice", "preference_match")  # a new chunk for alice: bob's idle items return
-    released = proj.store.releases("bob")
+    released = proj.store.assignment_releases("bob")
     assert len(released) == 6 and {r["kind"] for r in released} == {"preference_match"}
     assert workflow.progress(proj, "bob")["preference_match"]["assigned"] == 0
     stored, counted = holders(proj)

@@ -17,7 +17,8 @@ from hypothesis import strategies as st
 from curation.annotation.task_kinds import get_kind
 from curation.project import Project
 from prefkit.cli import cli
-from schemas.reading import InputError, loads, parse_timestamp
+from schemas.common import InputError
+from schemas.reading import loads, parse_timestamp
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKET = json.loads((ROOT / "pipelines/examples/alpsbench/sess_demo000001.json").read_text(encoding="utf-8"))

@@ -7,9 +7,9 @@ import json
 from click.testing import CliRunner
 
 from curation.project import Project
-from pipelines.generation.run import STAGES
+from pipelines.generation import STAGES
+from pipelines.generation.run import RUNNERS
 from prefkit.cli import cli
-from prefkit.cli.generate_cmds import STAGE_NAMES
 
 
 def invoke(*args):
@@ -68,5 +68,7 @@ def test_user_errors_are_one_line(tmp_path):
     assert result.exit_code == 1 and "has 1 seed personas; --personas asks for 3" in result.output
 
 
-def test_stage_names_match_the_pipeline():
-    assert STAGE_NAMES == STAGES
+def test_every_stage_has_a_runner_and_is_a_cli_choice():
+    assert list(RUNNERS) == list(STAGES)
+    stage_arg = next(p for p in cli.commands["generate"].params if p.name == "stage")
+    assert tuple(stage_arg.type.choices) == STAGES

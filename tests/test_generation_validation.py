@@ -15,8 +15,8 @@ from pipelines.generation.factors import make_factors, validate_factors
 from pipelines.generation.personas import read_seed_personas, sample_attributes
 from pipelines.generation.plan import PlanShape, place_sessions, validate_stories
 from pipelines.llm.types import LLMRequest
+from schemas.common import InputError
 from schemas.generation import ContextualPreference
-from schemas.reading import InputError
 
 PERSONA = "Amara Okafor is a staff nurse with several years of experience who plans carefully."
 

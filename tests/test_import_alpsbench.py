@@ -8,7 +8,7 @@ import pytest
 from curation.store.engine import StoreError
 from exports.alpsbench import export_packets
 from pipelines.ingest import alpsbench
-from schemas.reading import InputError
+from schemas.common import InputError
 
 pytestmark = pytest.mark.shared_data
 

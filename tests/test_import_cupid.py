@@ -8,7 +8,7 @@ import pytest
 from exports.cupid import export_cupid
 from pipelines.ingest import cupid
 from schemas import reading
-from schemas.reading import InputError
+from schemas.common import InputError
 
 
 def _row(i, kind="consistent"):

@@ -12,9 +12,9 @@ import pytest
 import wildchat_fixture as fx
 from click.testing import CliRunner
 
-from pipelines.ingest.reading import InputError
 from pipelines.ingest.wildchat import LICENCE, WildChatFilters, ingest_wildchat
 from prefkit.cli import cli
+from schemas.common import InputError
 
 
 @pytest.fixture

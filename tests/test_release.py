@@ -4,7 +4,15 @@ import json
 import shutil
 
 import pytest
-from test_release_support import cover, cupid_row, fast_agreement, import_cupid, labelled_project, match_tasks
+from test_release_support import (
+    cover,
+    cupid_row,
+    fast_agreement,
+    import_cupid,
+    labelled_project,
+    match_tasks,
+    plan,
+)
 
 from curation.quality.consensus import adjudicate
 from curation.quality.gates import run_gates
@@ -14,7 +22,12 @@ from exports.release import ReleaseError, cut_release, diff_releases, load_manif
 
 def cut(project, version, override=None):
     agreement = fast_agreement(project.store)
-    gates = run_gates(project.store, project.config, agreement_rows=lambda _store: agreement)
+    gates = run_gates(
+        project.store,
+        project.config,
+        plan(project.store, project.config),
+        agreement_rows=lambda _store: agreement,
+    )
     return cut_release(project, version, override=override, gates=gates, agreement=agreement)
 
 

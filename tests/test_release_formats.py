@@ -3,7 +3,7 @@
 import json
 
 import pytest
-from test_release_support import ALPS_SUBSET, fast_agreement, labelled_project
+from test_release_support import ALPS_SUBSET, fast_agreement, labelled_project, plan
 
 
 @pytest.fixture(scope="module")
@@ -22,7 +22,12 @@ def release(tmp_path_factory):
     labelled_project(project, tmp)
     project.store.import_bundle(alpsbench.build_bundle(ALPS_SUBSET))
     agreement = fast_agreement(project.store)
-    gates = run_gates(project.store, project.config, agreement_rows=lambda _store: agreement)
+    gates = run_gates(
+        project.store,
+        project.config,
+        plan(project.store, project.config),
+        agreement_rows=lambda _store: agreement,
+    )
     result = cut_release(
         project, "0.1.0", override="gold evidence of the upstream sample", gates=gates, agreement=agreement
     )

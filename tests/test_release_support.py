@@ -185,3 +185,10 @@ def labelled_project(project, tmp: Path) -> dict:
     cover(store, gold.task_id, ann1="fully", ann2="fully", ann3="fully")
     import_cupid(project, tmp, 5)
     return {"tasks": tasks, "gold": gold}
+
+
+def plan(store, config) -> list:
+    """The release configs ``run_gates`` checks, as ``exports.release.plan_configs`` plans them."""
+    from exports.release_data import build_configs
+
+    return build_configs(store, config.get("release", {}).get("configs"))

@@ -9,7 +9,7 @@ import pytest
 from appkit import copy_packets
 from click.testing import CliRunner
 from sqlalchemy import func, inspect, select
-from test_release_support import fast_agreement, labelled_project
+from test_release_support import fast_agreement, labelled_project, plan
 
 from curation.annotation import workflow
 from curation.project import Project, ProjectStore
@@ -35,7 +35,12 @@ TABLES = {
 
 def cut(project, version):
     agreement = fast_agreement(project.store)
-    gates = run_gates(project.store, project.config, agreement_rows=lambda _store: agreement)
+    gates = run_gates(
+        project.store,
+        project.config,
+        plan(project.store, project.config),
+        agreement_rows=lambda _store: agreement,
+    )
     return cut_release(project, version, override="a migration test", gates=gates, agreement=agreement)
 
 

@@ -7,7 +7,7 @@ import json
 
 import pytest
 from test_generation_run import generate
-from test_release_support import add_users, cupid_row, import_cupid, label
+from test_release_support import add_users, cupid_row, import_cupid, label, plan
 
 from curation.annotation import workflow
 from curation.annotation.task_admin import create_tasks
@@ -61,7 +61,10 @@ def cupid_types(store) -> tuple[list[str], list[str]]:
 
 
 def test_a_project_without_labels_fails_the_alpha_gate_saying_which_config_needs_them(gen):
-    results = {r.gate: r for r in run_gates(gen.store, gen.config, agreement_rows=lambda _s: [])}
+    results = {
+        r.gate: r
+        for r in run_gates(gen.store, gen.config, plan(gen.store, gen.config), agreement_rows=lambda _s: [])
+    }
     assert not results["alpha"].passed
     assert "no labels for preference_expressed: the `cupid` config needs them" in results["alpha"].culprits
     assert "cupid" in results["alpha"].applies_to and "cupid_unverified" not in results["alpha"].applies_to
@@ -70,7 +73,9 @@ def test_a_project_without_labels_fails_the_alpha_gate_saying_which_config_needs
 
 def test_without_label_dependent_configs_the_label_gates_do_not_apply(gen):
     config = {**gen.config, "release": {**gen.config["release"], "configs": ["cupid_unverified"]}}
-    results = {r.gate: r for r in run_gates(gen.store, config, agreement_rows=lambda _s: [])}
+    results = {
+        r.gate: r for r in run_gates(gen.store, config, plan(gen.store, config), agreement_rows=lambda _s: [])
+    }
     assert results["alpha"].passed and results["alpha"].summary.startswith("not applicable")
     assert results["alpha"].applies_to == [] and results["offline"].applies_to == ["cupid_unverified"]
 
@@ -135,7 +140,9 @@ def test_a_rewrite_after_labelling_asks_for_reverification_and_reaches_the_relea
     )
     unverified = next(c for c in build_configs(store) if c.name == "cupid_unverified")
     assert not any("Keep it to the point, like last time." in row for row in unverified.splits["test"])
-    gates = {r.gate: r for r in run_gates(store, gen.config, agreement_rows=lambda _s: [])}
+    gates = {
+        r.gate: r for r in run_gates(store, gen.config, plan(store, gen.config), agreement_rows=lambda _s: [])
+    }
     assert all(old.task_id not in c for c in gates["min_labels"].culprits)  # the superseded round
 
 

@@ -27,9 +27,9 @@ from typing import TYPE_CHECKING, Any, TextIO
 from pydantic import ValidationError
 
 from curation.annotation.task_kinds import LabelError, get_kind
-from schemas.common import PrefkitError, canonical_json, content_hash
+from schemas.common import InputError, PrefkitError, canonical_json, content_hash, validation_line
 from schemas.curation import AnnotationTask, LabelEvent
-from schemas.reading import InputError, loads, no_records, parse_timestamp, read_text
+from schemas.reading import loads, no_records, parse_timestamp, read_text
 
 if TYPE_CHECKING:
     from curation.project import ProjectStore
@@ -290,9 +290,7 @@ def import_labels(
         except _RowError as exc:
             raise LabelsFileError(f"{path}:{line}: {exc}") from exc
         except ValidationError as exc:
-            first = exc.errors()[0]
-            where = ".".join(str(p) for p in first["loc"])
-            raise LabelsFileError(f"{path}:{line}: {where}: {first['msg']}") from exc
+            raise LabelsFileError(f"{path}:{line}: {validation_line(exc, root='')}") from exc
         events.setdefault(event.event_id, event)  # an identical row twice is one event
     written = store.append_events(_chain(list(events.values()), store))
     return ImportResult(rows=len(events), written=written)

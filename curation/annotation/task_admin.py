@@ -15,9 +15,9 @@ from pydantic import Field, ValidationError
 
 from curation.annotation.assignment import gold_rate_key
 from curation.annotation.task_kinds import LabelError, get_kind
-from schemas.common import Contract, PrefkitError, content_hash
+from schemas.common import Contract, InputError, PrefkitError, content_hash, validation_line
 from schemas.curation import Provenance
-from schemas.reading import InputError, check_unique, read_jsonl, validate_row
+from schemas.reading import check_unique, read_jsonl, validate_row
 
 if TYPE_CHECKING:
     from curation.project import Project
@@ -66,10 +66,7 @@ def import_pairs(project: Project, path: Path) -> int:
             try:
                 get_kind("preference_match").label_model.model_validate(line.gold)
             except ValidationError as exc:
-                first = exc.errors()[0]
-                raise TaskFileError(
-                    f"{path}:{lineno}: field gold.{'.'.join(map(str, first['loc']))}: {first['msg']}"
-                ) from None
+                raise TaskFileError(f"{path}:{lineno}: field gold.{validation_line(exc, root='')}") from None
         pair_id = line.pair_id or "pair_" + content_hash([line.checklist_item, line.candidate])
         ids.append((lineno, pair_id))
         rows.append(

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, Field, ValidationError, model_validator
 
 from schemas.alpsbench import TaxonomyLabel
-from schemas.common import Contract, PrefkitError, content_hash, utcnow
+from schemas.common import Contract, PrefkitError, content_hash, utcnow, validation_line
 from schemas.curation import AnnotationTask
 
 if TYPE_CHECKING:
@@ -91,13 +91,6 @@ class MemoryVerifyLabel(Contract):
     comment: str | None = Field(default=None, description="Optional note.")
 
 
-def _errors(exc: ValidationError) -> str:
-    first = exc.errors()[0]
-    where = ".".join(str(p) for p in first["loc"]) or "<values>"
-    more = f" (+{len(exc.errors()) - 1} more)" if len(exc.errors()) > 1 else ""
-    return f"{where}: {first['msg']}{more}"
-
-
 # -- the interface --------------------------------------------------------------------------------
 class TaskKind(ABC):
     name: str
@@ -128,7 +121,7 @@ class TaskKind(ABC):
         try:
             model = self.label_model.model_validate(values)
         except ValidationError as exc:
-            raise LabelError(_errors(exc)) from exc
+            raise LabelError(validation_line(exc, root="<values>")) from exc
         self.check_against_task(model, task)
         return model.model_dump(mode="json", exclude_none=True)
 

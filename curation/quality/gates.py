@@ -12,8 +12,11 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from curation.annotation.workflow import gold_accuracy as project_gold_accuracy
+from curation.quality.agreement import agreement_rows as project_agreement_rows
 from curation.quality.consensus import disagreements, effective_adjudications, live_flags, live_labels
 from curation.quality.evidence import check_memory, evidence_rows
+from curation.quality.verification import superseded_tasks
 from schemas.common import PrefkitError
 
 FINAL_ALPHA_MIN = 0.800
@@ -23,7 +26,8 @@ SHOWN_CULPRITS = 10
 
 
 class GateUnavailable(PrefkitError):
-    """A gate's input (agreement, gold accuracy) cannot be computed in this installation."""
+    """A gate's input (agreement, gold accuracy) cannot be computed: raised by a provider passed to
+    :func:`run_gates`, reported as that gate's failure."""
 
 
 class PolicyError(PrefkitError):
@@ -137,9 +141,7 @@ class GateContext:
 
     def agreement(self) -> list[dict[str, Any]]:
         if "agreement" not in self._cache:
-            fn = self.agreement_rows
-            if fn is None:
-                fn = _provider("curation.quality.agreement", "agreement_rows")
+            fn = self.agreement_rows or project_agreement_rows
             self._cache["agreement"] = fn(self.store)
         return self._cache["agreement"]
 
@@ -157,8 +159,6 @@ class GateContext:
 
     def superseded(self) -> set[str]:
         if "superseded" not in self._cache:
-            from curation.quality.verification import superseded_tasks
-
             self._cache["superseded"] = superseded_tasks(self.store)
         return self._cache["superseded"]
 
@@ -178,15 +178,6 @@ def _not_applicable(gate: str, threshold: Any) -> GateResult:
     return GateResult(
         gate, True, None, threshold, "not applicable: no config of this release depends on labels"
     )
-
-
-def _provider(module: str, name: str) -> Callable[..., list[dict[str, Any]]]:
-    import importlib
-
-    try:
-        return getattr(importlib.import_module(module), name)
-    except (ImportError, AttributeError):
-        raise GateUnavailable(f"{module}.{name} is not available, so this gate cannot be evaluated") from None
 
 
 def _result(gate: str, culprits: list[str], value, threshold, ok_text: str, fail_text: str) -> GateResult:
@@ -302,9 +293,7 @@ def gate_gold_accuracy(ctx: GateContext) -> GateResult:
     needed = ctx.needed()
     if not needed:
         return _not_applicable("gold_accuracy", need)
-    fn = ctx.gold_accuracy
-    if fn is None:
-        fn = _provider("curation.annotation.workflow", "gold_accuracy")
+    fn = ctx.gold_accuracy or project_gold_accuracy
     rows = [r for r in fn(ctx.store) if r.get("n_gold") and r["task_kind"] in needed]
     low = []
     if ctx.policy.require_gold:
@@ -390,20 +379,13 @@ APPLIES: dict[str, Callable[[ConfigPlan], bool]] = {
 }
 
 
-def release_plan(store, policy: Policy) -> list[ConfigPlan]:
-    """The configs a release of the project would hold (built by ``exports``, which owns them)."""
-    build = _provider("exports.release_data", "build_configs")
-    return [ConfigPlan(c.name, c.needs, c.count, dict(c.dropped)) for c in build(store, policy.configs)]
-
-
 def run_gates(
-    store, config: dict[str, Any], agreement_rows=None, gold_accuracy=None, configs=None
+    store, config: dict[str, Any], configs, agreement_rows=None, gold_accuracy=None
 ) -> list[GateResult]:
-    """Every gate's result, in order. ``agreement_rows`` / ``gold_accuracy`` default to the project's;
-    ``configs`` (:class:`ConfigPlan` or ``exports.release_data.ConfigData``) to the project's release plan."""
+    """Every gate's result, in order, for a release holding ``configs`` (:class:`ConfigPlan` or
+    ``exports.release_data.ConfigData``: ``exports`` owns the configs, so it plans them and passes them
+    in). ``agreement_rows`` / ``gold_accuracy`` default to the project's."""
     policy = load_policy(config)
-    if configs is None:
-        configs = release_plan(store, policy)
     plans = [
         c if isinstance(c, ConfigPlan) else ConfigPlan(c.name, c.needs, c.count, dict(c.dropped))
         for c in configs

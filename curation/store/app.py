@@ -305,7 +305,8 @@ class AppStore(LabelStore):
         with self.write() as conn:
             return self._release_stale(conn, before, kind, annotator)
 
-    def releases(self, annotator: str | None = None) -> list[dict[str, Any]]:
+    def assignment_releases(self, annotator: str | None = None) -> list[dict[str, Any]]:
+        """Assignments given back to the pool (stale claims, `prefkit tasks release`), oldest first."""
         r = self.t["assignment_releases"]
         q = select(r).order_by(r.c.seq)
         if annotator is not None:

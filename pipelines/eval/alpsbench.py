@@ -23,8 +23,9 @@ from pydantic import ValidationError
 from pipelines.eval import alps_metrics as metrics
 from pipelines.eval import offline as _offline  # noqa: F401 - registers the offline answers
 from pipelines.eval.prompting import build_request
-from pipelines.eval.release import EvalInputError, ReleaseRef, first_error, jsonl_lines, release_ref
+from pipelines.eval.release import EvalInputError, ReleaseRef, jsonl_lines, release_ref
 from pipelines.llm.types import LLMRequest
+from schemas.common import validation_line
 from schemas.evaluation import AlpsPrediction, GroundedAnswer, MemoryList, RetrievalAnswer, ScoredAnswer
 
 TASKS = ("task1", "task2", "task3", "task4")
@@ -201,7 +202,7 @@ def read_predictions(path: Path, rows: Mapping[str, AlpsRow]) -> dict[str, dict[
         try:
             pred = AlpsPrediction.model_validate(raw)
         except ValidationError as exc:
-            raise EvalInputError(f"{path}:{lineno}: {first_error(exc)}") from None
+            raise EvalInputError(f"{path}:{lineno}: field {validation_line(exc, root='<line>')}") from None
         if pred.benchmark_id not in rows:
             raise EvalInputError(
                 f"{path}:{lineno}: benchmark_id {pred.benchmark_id!r} is not in the evaluated rows"

@@ -24,7 +24,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from pipelines.eval.release import CupidKey, EvalInputError, first_error, jsonl_lines, sessions_ago
+from pipelines.eval.release import CupidKey, EvalInputError, jsonl_lines, sessions_ago
+from schemas.common import validation_line
 from schemas.cupid import BenchmarkInstance
 from schemas.evaluation import COVERAGE_CREDIT, CupidLabelLine, CupidLabels, CupidPrediction, ItemLabel
 
@@ -235,7 +236,7 @@ def read_predictions(path: Path) -> dict[CupidKey, CupidPrediction]:
         try:
             pred = CupidPrediction.model_validate(row)
         except ValidationError as exc:
-            raise EvalInputError(f"{path}:{lineno}: {first_error(exc)}") from None
+            raise EvalInputError(f"{path}:{lineno}: field {validation_line(exc, root='<line>')}") from None
         key = (pred.persona_id, pred.instance_type)
         if key in out:
             raise EvalInputError(f"{path}:{lineno}: a second prediction for ({key_name(key)})")
@@ -254,7 +255,7 @@ def apply_labels(preds: dict[CupidKey, CupidPrediction], path: Path) -> dict[Cup
         try:
             line = CupidLabelLine.model_validate(row)
         except ValidationError as exc:
-            raise EvalInputError(f"{path}:{lineno}: {first_error(exc)}") from None
+            raise EvalInputError(f"{path}:{lineno}: field {validation_line(exc, root='<line>')}") from None
         key = (line.persona_id, line.instance_type)
         if key not in preds:
             raise EvalInputError(f"{path}:{lineno}: no prediction for ({key_name(key)})")

@@ -17,8 +17,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from schemas.common import InputError, validation_line
 from schemas.cupid import BenchmarkInstance
-from schemas.reading import InputError, iter_jsonl
+from schemas.reading import iter_jsonl
 
 CupidKey = tuple[str, str]  # (persona_id, instance_type)
 
@@ -37,12 +38,6 @@ class ReleaseRef:
     version: str | None
     digest: str
     files: list[Path] = field(default_factory=list)
-
-
-def first_error(exc: ValidationError) -> str:
-    err = exc.errors()[0]
-    where = ".".join(str(p) for p in err["loc"]) or "<line>"
-    return f"field {where}: {err['msg']}"
 
 
 def jsonl_lines(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -104,7 +99,9 @@ def load_cupid(release: Path, config: str = "cupid") -> tuple[ReleaseRef, dict[C
             try:
                 inst = BenchmarkInstance.model_validate(row)
             except ValidationError as exc:
-                raise EvalInputError(f"{path}:{lineno}: {first_error(exc)}") from None
+                raise EvalInputError(
+                    f"{path}:{lineno}: field {validation_line(exc, root='<line>')}"
+                ) from None
             key = (inst.persona_id, inst.instance_type)
             if key in out:
                 raise EvalInputError(

@@ -9,13 +9,21 @@ dialogues and CUPID instances, written into a project store through the LLM laye
 See docs/generation.md. Stages never write SQL (they go through ``curation.store.generation``).
 """
 
-from pipelines.generation.run import (
-    STAGES,
-    GenerationConfig,
-    GenerationError,
-    StageReport,
-    estimate_run,
-    run_generation,
-)
+from __future__ import annotations
+
+from typing import Any
+
+#: The stages in the order they run; the CLI's stage choices come from here.
+STAGES = ("personas", "factors", "sessions", "checklists", "dialogues", "instances")
 
 __all__ = ["STAGES", "GenerationConfig", "GenerationError", "StageReport", "estimate_run", "run_generation"]
+
+
+def __getattr__(name: str) -> Any:
+    # The runner pulls in the LLM layer (and the openai client); importing it on first use keeps
+    # ``from pipelines.generation import STAGES`` cheap for the CLI.
+    if name in __all__:
+        from pipelines.generation import run
+
+        return getattr(run, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

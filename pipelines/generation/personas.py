@@ -16,6 +16,7 @@ from pathlib import Path
 from pipelines.generation.drafts import PersonaDraft
 from pipelines.generation.prompting import build_request
 from pipelines.llm.types import LLMRequest
+from schemas.common import InputError
 from schemas.generation import (
     BIG_FIVE,
     CAREER_LEVELS,
@@ -24,7 +25,7 @@ from schemas.generation import (
     Persona,
     PersonaAttributes,
 )
-from schemas.reading import InputError, read_jsonl
+from schemas.reading import read_jsonl
 
 SEED_KEYS = ("persona", "input persona", "description", "text")
 BIG_FIVE_POLES = tuple((trait, level) for trait in BIG_FIVE for level in ("High", "Low"))

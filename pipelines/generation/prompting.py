@@ -15,6 +15,7 @@ from pydantic import BaseModel, ValidationError
 
 from pipelines.llm import load_template
 from pipelines.llm.types import LLMRequest, LLMResponse, Role
+from schemas.common import validation_problems
 
 PACKAGE = "pipelines.generation"
 SPLIT = "=== USER ==="
@@ -88,8 +89,7 @@ class Outcome:
 
 def _reason(exc: ValueError) -> str:
     if isinstance(exc, ValidationError) and exc.errors():
-        err = exc.errors()[0]
-        return f"{'.'.join(str(p) for p in err['loc']) or 'answer'}: {err['msg']}"
+        return validation_problems(exc, root="answer")[0]
     return str(exc).splitlines()[0]
 
 

@@ -14,7 +14,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from pipelines.generation import checklists, dialogues, factors, instances, personas, plan
+from pipelines.generation import STAGES, checklists, dialogues, factors, instances, personas, plan
 from pipelines.generation import offline as _offline  # noqa: F401 - registers the offline generators
 from pipelines.generation.prompting import run_validated
 from pipelines.generation.taxonomy import Taxonomy, load_taxonomy
@@ -23,7 +23,6 @@ from schemas.common import PrefkitError
 from schemas.curation import Provenance
 from schemas.generation import Persona, Session, Turn
 
-STAGES = ("personas", "factors", "sessions", "checklists", "dialogues", "instances")
 EPOCH = datetime(2025, 1, 6, 9, 0, tzinfo=UTC)
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from pydantic import Field, ValidationError, model_validator
 
-from schemas.common import Contract, PrefkitError
+from schemas.common import Contract, PrefkitError, validation_line
 
 DEFAULT_PATH = Path(__file__).with_name("taxonomy.json")
 
@@ -86,9 +86,7 @@ def _load(path: str, stamp: tuple[int, int]) -> Taxonomy:  # stamp: an edited fi
     except json.JSONDecodeError as exc:
         raise TaxonomyError(f"{p}:{exc.lineno}: not valid JSON ({exc.msg})") from None
     except ValidationError as exc:
-        err = exc.errors()[0]
-        where = ".".join(str(x) for x in err["loc"]) or "<file>"
-        raise TaxonomyError(f"{p}: {where}: {err['msg']}") from None
+        raise TaxonomyError(f"{p}: {validation_line(exc, root='<file>')}") from None
 
 
 def load_taxonomy(path: Path | str | None = None) -> Taxonomy:

@@ -18,9 +18,9 @@ from pydantic import ValidationError
 
 from curation.store.content import ImportBundle
 from schemas.alpsbench import MemoryItem, check_candidate
-from schemas.common import canonical_json
+from schemas.common import InputError, canonical_json, sha256_file, validation_line
 from schemas.curation import Provenance
-from schemas.reading import InputError, read_json, sha256_file, validation_message
+from schemas.reading import read_json
 
 LICENCE = "ODC-BY (AlpsBench reprocessing of WildChat-1M)"
 
@@ -91,7 +91,9 @@ def _parse_packet(path: Path, root: Path, position: int) -> dict[str, list[dict[
         try:
             item = MemoryItem.model_validate(gold)
         except ValidationError as exc:
-            raise InputError(f"{where}: task1.ground_truth_memories.{i} {validation_message(exc)}") from None
+            raise InputError(
+                f"{where}: task1.ground_truth_memories.{i} field {validation_line(exc)}"
+            ) from None
         memories.append(
             {
                 "dialogue_id": session_id,

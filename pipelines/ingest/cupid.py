@@ -6,10 +6,10 @@ from pathlib import Path
 from typing import Any
 
 from curation.store.content import ImportBundle
-from schemas.common import canonical_json, content_hash
+from schemas.common import canonical_json, content_hash, sha256_file
 from schemas.cupid import BenchmarkInstance, PriorInteraction
 from schemas.curation import Provenance
-from schemas.reading import iter_rows, no_records, sha256_file, validate_row
+from schemas.reading import iter_rows, no_records, validate_row
 
 
 def instance_id(row: dict[str, Any], occurrence: int = 0) -> str:

@@ -29,8 +29,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from pipelines.ingest.reading import InputError, validation_message
-from schemas.common import canonical_json
+from schemas.common import InputError, canonical_json, validation_line
 from schemas.curation import Provenance
 from schemas.wildchat import WildChatConversation
 
@@ -187,7 +186,7 @@ def _record_problem(value: Any) -> str | None:
     try:
         WildChatConversation.model_validate(value, strict=False)
     except ValidationError as exc:
-        return validation_message(exc)
+        return f"field {validation_line(exc)}"
     return None
 
 

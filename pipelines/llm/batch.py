@@ -24,7 +24,7 @@ from pipelines.llm.types import Usage
 from schemas.common import PrefkitError
 
 if TYPE_CHECKING:
-    from pipelines.llm.layer import LLMLayer, Outcome, Planned
+    from pipelines.llm.layer import CallOutcome, LLMLayer, Planned
 
 TERMINAL = ("completed", "failed", "expired", "cancelled")
 BATCH_DISCOUNT = 0.5
@@ -36,8 +36,8 @@ class BatchPending(PrefkitError):
 
 async def run_batch(
     layer: LLMLayer, groups: dict[str, list[Planned]], progress: StageProgress
-) -> dict[str, Outcome]:
-    results: dict[str, Outcome] = {}
+) -> dict[str, CallOutcome]:
+    results: dict[str, CallOutcome] = {}
     for row in layer.store.llm_batches(open_only=True):
         if set(row["keys"]) & groups.keys():
             results.update(await _collect(layer, row, groups, progress))
@@ -95,12 +95,12 @@ async def _read_lines(layer: LLMLayer, file_id: str | None) -> dict[str, dict]:
 
 async def _collect(
     layer: LLMLayer, row: dict, groups: dict[str, list[Planned]], progress: StageProgress
-) -> dict[str, Outcome]:
+) -> dict[str, CallOutcome]:
     batch = await _wait(layer, row["batch_id"], row["stage"])
     lines = await _read_lines(layer, batch.output_file_id)
     lines.update({k: v for k, v in (await _read_lines(layer, batch.error_file_id)).items() if k not in lines})
     semaphore = asyncio.Semaphore(layer.settings.concurrency)
-    results: dict[str, Outcome] = {}
+    results: dict[str, CallOutcome] = {}
 
     async def one(key: str) -> None:
         group = groups[key]
@@ -121,7 +121,7 @@ async def _collect(
     return results
 
 
-async def _outcome(layer: LLMLayer, batch, line: dict | None, planned: Planned) -> Outcome:
+async def _outcome(layer: LLMLayer, batch, line: dict | None, planned: Planned) -> CallOutcome:
     if line is None:
         return layer.failed_outcome(
             planned,

@@ -33,7 +33,7 @@ from pipelines.llm.offline import OfflineBackend
 from pipelines.llm.openai_backend import CallFailed, OpenAIBackend
 from pipelines.llm.progress import StageProgress
 from pipelines.llm.types import Backend, LLMRequest, LLMResponse, Usage
-from schemas.common import PrefkitError, canonical_json
+from schemas.common import PrefkitError, canonical_json, validation_line
 from schemas.curation import Provenance
 
 REPAIR_PROMPT = (
@@ -52,7 +52,7 @@ class Planned:
 
 
 @dataclass
-class Outcome:
+class CallOutcome:
     """The result of one distinct call (shared by every request with the same key)."""
 
     ok: bool
@@ -73,15 +73,6 @@ def make_backend(backend: str | Backend, settings: LLMSettings) -> Backend:
     if backend == "openai":
         return OpenAIBackend(settings)
     raise LLMConfigError(f"unknown LLM backend {backend!r}; use 'offline' or 'openai'")
-
-
-def describe_validation_error(exc: pydantic.ValidationError, limit: int = 5) -> str:
-    parts = []
-    for err in exc.errors()[:limit]:
-        where = ".".join(str(p) for p in err.get("loc", ())) or "(root)"
-        parts.append(f"{where}: {err.get('msg')}")
-    more = exc.error_count() - limit
-    return "; ".join(parts) + (f"; and {more} more" if more > 0 else "")
 
 
 class LLMLayer:
@@ -191,7 +182,7 @@ class LLMLayer:
             progress.close()
         return [self._response(p, outcomes[p.key]) for p in plan]
 
-    def _from_cache(self, plan: list[Planned]) -> dict[str, Outcome]:
+    def _from_cache(self, plan: list[Planned]) -> dict[str, CallOutcome]:
         rows = self.store.llm_cache_get({p.key for p in plan})
         by_stage: dict[str, set[tuple[str, str, str]]] = {}
         for p in plan:
@@ -202,7 +193,7 @@ class LLMLayer:
         for stage, pairs in by_stage.items():
             self.store.llm_mark_cached(stage, pairs)
         return {
-            key: Outcome(
+            key: CallOutcome(
                 True,
                 row["text"],
                 usage=Usage(row["prompt_tokens"], row["completion_tokens"], row["cached_tokens"]),
@@ -214,9 +205,9 @@ class LLMLayer:
 
     async def _call_all(
         self, groups: dict[str, list[Planned]], progress: StageProgress
-    ) -> dict[str, Outcome]:
+    ) -> dict[str, CallOutcome]:
         semaphore = asyncio.Semaphore(self.settings.concurrency)
-        results: dict[str, Outcome] = {}
+        results: dict[str, CallOutcome] = {}
 
         async def one(key: str, group: list[Planned]) -> None:
             async with semaphore:
@@ -241,7 +232,7 @@ class LLMLayer:
 
     async def attempt(
         self, planned: Planned, first: tuple[str, Usage, dict[str, Any]] | None = None
-    ) -> Outcome:
+    ) -> CallOutcome:
         """Call (unless ``first`` already holds an answer), validate, repair a bounded number of times."""
         request, total, text, error = planned.request, Usage(), None, None
         for n in range(1 + self.settings.repair_attempts):
@@ -255,7 +246,7 @@ class LLMLayer:
             try:
                 parsed = request.response_model.model_validate_json(text)
             except pydantic.ValidationError as exc:
-                error = describe_validation_error(exc)
+                error = validation_line(exc, root="(root)", limit=5)
                 request = dataclasses.replace(
                     request,
                     messages=request.messages
@@ -282,13 +273,15 @@ class LLMLayer:
     def cost_of(self, model: str, usage: Usage) -> float:
         return 0.0 if self.backend.offline else self.prices.cost(model, usage)
 
-    def _succeeded(self, planned: Planned, text: str, parsed, usage: Usage, meta: dict[str, Any]) -> Outcome:
+    def _succeeded(
+        self, planned: Planned, text: str, parsed, usage: Usage, meta: dict[str, Any]
+    ) -> CallOutcome:
         meta = {**meta, "offline": self.backend.offline, "backend": self.backend.name}
-        return Outcome(
+        return CallOutcome(
             True, text, usage=usage, cost=self.cost_of(planned.model, usage), meta=meta, parsed=parsed
         )
 
-    def failed_outcome(self, planned: Planned, error: str, raw: str | None, usage: Usage) -> Outcome:
+    def failed_outcome(self, planned: Planned, error: str, raw: str | None, usage: Usage) -> CallOutcome:
         """A failure (error and raw text scrubbed of the API key by backends that hold one)."""
         scrub = getattr(self.backend, "scrub", lambda s: s)
         meta = {
@@ -296,7 +289,7 @@ class LLMLayer:
             "backend": self.backend.name,
             "endpoint": getattr(self.backend, "host", None),
         }
-        return Outcome(
+        return CallOutcome(
             False,
             scrub(raw),
             error=scrub(error),
@@ -305,7 +298,7 @@ class LLMLayer:
             meta=meta,
         )
 
-    async def persist(self, key: str, group: list[Planned], outcome: Outcome) -> None:
+    async def persist(self, key: str, group: list[Planned], outcome: CallOutcome) -> None:
         """Commit one call's result (cache + ledger, or failure rows) before reporting it done."""
         await self._committer().submit(self._records(key, group, outcome))
 
@@ -319,7 +312,7 @@ class LLMLayer:
         """The model as the ledger shows it: offline answers are labelled so usage never mixes them."""
         return f"offline:{model}" if self.backend.offline else model
 
-    def _records(self, key: str, group: list[Planned], outcome: Outcome) -> list[LLMCallRecord]:
+    def _records(self, key: str, group: list[Planned], outcome: CallOutcome) -> list[LLMCallRecord]:
         u = outcome.usage
         meta_json = canonical_json(outcome.meta)
         return [
@@ -352,7 +345,7 @@ class LLMLayer:
             system_fingerprint=meta.get("system_fingerprint"),
         )
 
-    def _response(self, planned: Planned, outcome: Outcome) -> LLMResponse:
+    def _response(self, planned: Planned, outcome: CallOutcome) -> LLMResponse:
         parsed = outcome.parsed
         if outcome.ok and parsed is None and planned.request.response_model is not None:
             parsed = planned.request.response_model.model_validate_json(outcome.text)

@@ -7,12 +7,12 @@ import sys
 
 import click
 
+from pipelines.generation import STAGES
 from prefkit.cli.common import echo_json, echo_table, json_option, project_option
 
 #: Exit status of a run in which model calls failed: the project holds everything that succeeded and
 #: the same command resumes (distinct from 1, an error that stopped the run, and 2, a usage error).
 EXIT_CALLS_FAILED = 3
-STAGE_NAMES = ("personas", "factors", "sessions", "checklists", "dialogues", "instances")
 
 
 def generation_options(fn):
@@ -138,7 +138,7 @@ def _repair(project, as_json: bool, **flags) -> None:
 
 
 @click.command()
-@click.argument("stage", required=False, metavar="[STAGE]", type=click.Choice(STAGE_NAMES))
+@click.argument("stage", required=False, metavar="[STAGE]", type=click.Choice(STAGES))
 @click.option("--estimate", is_flag=True, help="Price a full run with the configured models; make no call.")
 @click.option(
     "--repair",
@@ -169,7 +169,7 @@ def generate(project, stage: str | None, estimate: bool, repair: bool, as_json: 
 
     Example: prefkit generate --personas 4 --backend offline --seed 0
     """
-    from pipelines.generation.run import STAGES, GenerationConfig, estimate_run
+    from pipelines.generation.run import GenerationConfig, estimate_run
 
     if repair:
         if stage or estimate:

@@ -26,11 +26,11 @@ def release_check(project, as_json: bool) -> None:
 
     Example: prefkit release check --project my-bench
     """
-    from curation.quality.gates import config_report, format_report, run_gates
-    from exports.release import plan_configs
+    from curation.quality.gates import config_report, format_report
+    from exports.release import check_release, plan_configs
 
     planned = plan_configs(project)
-    results = run_gates(project.store, project.config, configs=planned)
+    results = check_release(project, planned=planned)
     if as_json:
         echo_json(
             {
@@ -91,7 +91,7 @@ def release_cut(project, version: str, override: str | None) -> None:
 
 
 def _sha256(path: Path) -> str:
-    from exports.release import sha256_file
+    from schemas.common import sha256_file
 
     return sha256_file(path)
 
