@@ -1,11 +1,14 @@
-"""Benchmark: prefkit push into Label Studio at 100k tasks, then an annotator's step
-(``GET /api/projects/{id}/next`` + ``POST`` an annotation) p50/p95 over 500 steps, then one pull.
+"""Benchmark: prefkit push into Label Studio at 100k tasks against the plain SDK import of the same
+tasks (goal: push <= 1.2x), then an annotator's step (``GET /api/projects/{id}/next`` + ``POST`` an
+annotation) p50/p95 over 500 steps, then one pull.
 
 Needs a running Label Studio (``bash .ci/labelstudio.sh start`` and source the env file it prints);
-without one it says so and exits 0 so ``make bench`` still runs the other benchmarks. Tasks are
-preference_match pairs pushed through ``prefkit labelstudio push`` in rounds of 10,000; pushing stops
-early when it has taken more than the time budget (``--budget-s``), and the task count reached is
-reported. Run: .venv/bin/python bench/bench_labelstudio.py [--tasks 100000] [--steps 500]
+without one it says so and exits 0 so ``make bench`` still runs the other benchmarks. In one run:
+``--tasks`` preference_match pairs go (1) into a fresh Label Studio project with one plain
+``client.projects.import_tasks`` call (the task data made beforehand, untimed) and (2) into another
+fresh project with one ``prefkit labelstudio push`` (building the tasks, the import requests and the
+id map included). ``--rounds`` also pushes in rounds of 10,000 into a growing project.
+Run: .venv/bin/python bench/bench_labelstudio.py [--tasks 100000] [--steps 500]
 """
 
 from __future__ import annotations
@@ -65,6 +68,28 @@ def push_rounds(project: Project, url: str, target: int, budget_s: float) -> tup
     return total, spent, lines
 
 
+def push_vs_plain(project: Project, url: str, n: int) -> tuple[float, float]:
+    """Seconds for one plain SDK import of ``n`` tasks and for one prefkit push of the same tasks."""
+    from annotate_app.labelstudio.bridge import _project_settings, connect, task_data
+    from curation.task_admin import create_tasks
+
+    project.store.add_preference_pairs(_pairs(0, n), Provenance(source="bench"))
+    create_tasks(project, "preference_match", overlap=3)
+    items = [{"data": task_data(t)} for t in project.store.tasks(kind="preference_match")]
+    client = connect(url)
+    settings = {**_project_settings(project, "preference_match", 3), "title": "bench plain SDK import"}
+    plain = client.projects.create(**settings)
+    t0 = time.perf_counter()
+    resp = client.projects.import_tasks(plain.id, request=items, return_task_ids=True)
+    plain_s = time.perf_counter() - t0
+    assert len(resp.task_ids or []) == n
+    t0 = time.perf_counter()
+    report = bridge.push(project, "preference_match", url)
+    push_s = time.perf_counter() - t0
+    assert report.imported == n
+    return plain_s, push_s
+
+
 def annotate_steps(url: str, pid: int, steps: int) -> tuple[list[float], list[float]]:
     """``steps`` times: take the next task, submit a coverage label. Returns ms per GET and per POST."""
     admin = login(url, os.environ["LABEL_STUDIO_ADMIN_EMAIL"], os.environ["LABEL_STUDIO_ADMIN_PASSWORD"])
@@ -85,7 +110,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tasks", type=int, default=100_000)
     ap.add_argument("--steps", type=int, default=500)
-    ap.add_argument("--budget-s", type=float, default=300.0, help="stop pushing after this many seconds")
+    ap.add_argument("--budget-s", type=float, default=300.0, help="with --rounds: stop after this long")
+    ap.add_argument("--rounds", action="store_true", help="also push in rounds into a growing project")
     args = ap.parse_args(argv)
     url = os.environ.get("LABEL_STUDIO_URL")
     if not (url and os.environ.get("LABEL_STUDIO_API_KEY") and os.environ.get("LABEL_STUDIO_ADMIN_PASSWORD")):
@@ -95,9 +121,18 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     with tempfile.TemporaryDirectory() as tmp:
         project = Project.init(Path(tmp) / "bench", name="bench-ls")
-        total, spent, _ = push_rounds(project, url, args.tasks, args.budget_s)
+        plain_s, push_s = push_vs_plain(project, url, args.tasks)
+        total = args.tasks
+        print(f"plain SDK import of {total} tasks (one call): {plain_s:.1f} s ({total / plain_s:.0f} tasks/s)")
+        print(f"prefkit push of the same {total} tasks:       {push_s:.1f} s ({total / push_s:.0f} tasks/s)")
+        print(f"push / plain import: {push_s / plain_s:.2f}x (goal <= 1.2x; nproc={os.cpu_count()})", flush=True)
+        if args.rounds:
+            with tempfile.TemporaryDirectory() as tmp2:
+                grown = Project.init(Path(tmp2) / "rounds", name="bench-ls-rounds")
+                n, spent, _ = push_rounds(grown, url, args.tasks, args.budget_s)
+                print(f"pushed {n} tasks in rounds in {spent:.1f} s ({n / spent:.0f} tasks/s)")
+                grown.close()
         pid = project.store.ls_project_id(url, "preference_match")
-        print(f"pushed {total} tasks in {spent:.1f} s ({total / spent:.0f} tasks/s)")
         gets, posts = annotate_steps(url, pid, args.steps)
         steps = [g + p for g, p in zip(gets, posts, strict=True)]
         for name, ms in (("GET /next", gets), ("POST annotation", posts), ("step (GET + POST)", steps)):

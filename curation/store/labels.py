@@ -213,7 +213,9 @@ class LabelStore(StoreCore):
         }
 
     def _task_from_row(self, r) -> AnnotationTask:
-        return AnnotationTask(
+        # Rows were validated when written (add_tasks); reading 100,000 of them (a Label Studio push)
+        # must not validate each again.
+        return AnnotationTask.model_construct(
             task_id=r["task_id"],
             kind=r["kind"],
             item_ref=r["item_ref"],

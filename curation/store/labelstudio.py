@@ -10,6 +10,7 @@ row is repaired by the next pull, never doubled. Nothing here talks to a server.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any
 
 from sqlalchemy import (
@@ -61,9 +62,13 @@ class LabelStudioStore(StoreCore):
         with self.read() as conn:
             return {r[0]: int(r[1]) for r in conn.execute(q)}
 
-    def add_ls_tasks(self, url: str, ls_project_id: int, pairs: dict[str, int]) -> int:
-        """Record prefkit task id → Label Studio task id pairs; known pairs are skipped."""
-        have = self.ls_task_ids(url, ls_project_id)
+    def add_ls_tasks(
+        self, url: str, ls_project_id: int, pairs: dict[str, int], have: Collection[str] | None = None
+    ) -> int:
+        """Record prefkit task id → Label Studio task id pairs; known pairs are skipped. ``have``: the
+        task ids the caller already knows are recorded (a push passes its own map instead of this
+        reading every pair again for each chunk)."""
+        have = self.ls_task_ids(url, ls_project_id) if have is None else have
         now = utcnow()
         rows = [
             {
