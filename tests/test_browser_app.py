@@ -235,7 +235,10 @@ def test_maintainer_pages_render(served, browser):
     page.get_by_role("link", name="Dashboard").click()
     page.get_by_text("Progress per annotator and task kind").wait_for()
     page.get_by_text("Agreement").first.wait_for()
+    page.set_viewport_size({"width": 1440, "height": 2600})  # the whole dashboard in one picture
+    settle(page)
     shot(page, "dashboard")
+    page.set_viewport_size({"width": 1440, "height": 1000})
     page.get_by_role("link", name="Adjudication").click()
     page.get_by_role("heading", name="Adjudication").wait_for()
     page.get_by_text("Labels side by side").wait_for()

@@ -7,7 +7,7 @@ import streamlit as st
 from annotate_app import ui
 from curation.quality import dashboard
 
-LEGEND = alt.Legend(orient="bottom", labelLimit=0, titleLimit=0, columns=2)
+LEGEND = alt.Legend(orient="right", labelLimit=0, titleLimit=0)  # never cut: no label limit
 
 ui.require("maintainer")
 store = ui.project().store
@@ -36,7 +36,7 @@ else:
             tooltip=list(prog.columns),
         )
     )
-    st.altair_chart(chart.properties(height=max(120, 28 * prog["annotator"].nunique())), width="stretch")
+    st.altair_chart(chart.properties(height=40 * prog["annotator"].nunique() + 40), width="stretch")
 
 left, right = st.columns(2)
 with left:
