@@ -71,7 +71,7 @@ def push_rounds(project: Project, url: str, target: int, budget_s: float) -> tup
 def push_vs_plain(project: Project, url: str, n: int) -> tuple[float, float]:
     """Seconds for one plain SDK import of ``n`` tasks and for one prefkit push of the same tasks."""
     from annotate_app.labelstudio.bridge import _project_settings, connect, task_data
-    from curation.task_admin import create_tasks
+    from curation.annotation.task_admin import create_tasks
 
     project.store.add_preference_pairs(_pairs(0, n), Provenance(source="bench"))
     create_tasks(project, "preference_match", overlap=3)
