@@ -310,6 +310,8 @@ def labels_config(store, pseudonym: Callable[[str], str]) -> ConfigData:
     )
     gold = {t.task_id for t in store.tasks() if t.is_gold}
     for ev in store.effective_events():
+        if ev.source == "judge":  # an LLM judge's labels are measured against people, not released as theirs
+            continue
         who = pseudonym(ev.annotator)
         cfg.add(
             ev.kind,

@@ -163,3 +163,5 @@ def test_kill_resume_score_pairs_and_judge_vs_human_alpha(endpoint, project, tmp
     cut = cut_release(project, "0.1.0", override="eval test: only matching pairs in this project")
     card = (cut.path / "README.md").read_text(encoding="utf-8")
     assert f"| {judge} | preference_match | 6 | 1.000 |" in card and "validated |" in card
+    released = (cut.path / "data" / "labels" / "preference_match.jsonl").read_text().splitlines()
+    assert len(released) == 6 * 3  # people's labels only: the judge's are measured, not released as labels
