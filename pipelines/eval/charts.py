@@ -17,10 +17,11 @@ def bar_chart(
     series: dict[str, list[float | None]],
     ymax: float = 1.0,
     ylabel: str = "",
+    xlabel: str = "",
 ) -> str:
     """Grouped bars: one group per category, one bar per series; ``None`` draws no bar."""
-    width = max(360, 70 + len(categories) * (18 * len(series) + 26))
-    height, left, top, bottom = 260, 50, 34, 40
+    width = max(360, 70 + len(categories) * (18 * len(series) + 26), 60 + int(6.6 * len(title)))
+    height, left, top, bottom = 290, 50, 52, 50
     plot_h = height - top - bottom
     group_w = (width - left - 20) / max(1, len(categories))
     bar_w = min(22.0, (group_w - 10) / max(1, len(series)))
@@ -53,10 +54,13 @@ def bar_chart(
             f'<text x="{left + g * group_w + group_w / 2:.1f}" y="{height - bottom + 16}" text-anchor="middle">'
             f"{escape(cat)}</text>"
         )
-    for s, name in enumerate(series):
-        x = width - 20 - 80 * (len(series) - s)
-        out.append(f'<rect x="{x}" y="8" width="10" height="10" fill="{COLOURS[s % len(COLOURS)]}"/>')
-        out.append(f'<text x="{x + 14}" y="17">{escape(name)}</text>')
+    for s, name in enumerate(series):  # the legend: one row under the title
+        x = left + 90 * s
+        out.append(f'<rect x="{x}" y="27" width="10" height="10" fill="{COLOURS[s % len(COLOURS)]}"/>')
+        out.append(f'<text x="{x + 14}" y="36">{escape(name)}</text>')
+    if xlabel:
+        out.append(f'<text x="{left + (width - left - 20) / 2:.1f}" y="{height - 8}" text-anchor="middle">'
+                   f"{escape(xlabel)}</text>")  # fmt: skip
     out.append("</svg>")
     return "\n".join(out) + "\n"
 

@@ -268,7 +268,12 @@ def write_charts(report: dict[str, Any], out_dir: Path) -> list[Path]:
     inference), mean score per type (generation), the main metric per task group (AlpsBench)."""
     run, rows, paths = report["run"], report["rows"], []
     out_dir = Path(out_dir)
-    title = f"{run['model'] or 'predictions'} on {run['release_name'] or 'release'} {run['release_version'] or ''}"
+    data = (
+        f"{run['release_name']} {run['release_version'] or ''}"
+        if run["release_name"]
+        else Path(run["release_dir"]).name
+    )
+    title = f"{run['model'] or 'predictions'} on {data.strip()}"
     if run["benchmark"] == "cupid" and run["task"] == "inference":
         typed = [r for r in rows if r["task"] == "inference"]
         series = {m: [r[m] for r in typed] for m in ("precision", "recall", "f1")}
@@ -276,8 +281,9 @@ def write_charts(report: dict[str, Any], out_dir: Path) -> list[Path]:
                                                                   [r["group"] for r in typed], series)))  # fmt: skip
         pos = [r for r in rows if r["task"] == "inference_by_position"]
         paths.append(write(out_dir / "f1_by_position.svg", bar_chart(
-            "F1 by position of the most recent relevant session (sessions before the request)",
-            [r["group"] for r in pos], {"f1": [r["f1"] for r in pos]})))  # fmt: skip
+            f"F1 by position of the most recent relevant session — {title}",
+            [r["group"] for r in pos], {"f1": [r["f1"] for r in pos]},
+            xlabel="sessions back from the request (1 = the last session; none = no relevant session)")))  # fmt: skip
     elif run["benchmark"] == "cupid":
         paths.append(write(out_dir / "score_by_type.svg", bar_chart(f"Judge score (1-10) per instance type — {title}",
                      [r["group"] for r in rows], {"mean": [r["mean"] for r in rows]}, ymax=10)))  # fmt: skip
