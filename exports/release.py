@@ -136,7 +136,8 @@ def _describe(project, stage: Path, version: str, configs, gates, agreement, ove
 def plan_configs(project) -> list:
     """Every config the project holds content for (``[release] configs`` narrows them), with the rows
     each dropped; configs whose rows were all dropped are kept so the card can say why."""
-    return build_configs(project.store, project.config.get("release", {}).get("configs"))
+    rel = project.config.get("release", {})
+    return build_configs(project.store, rel.get("configs"), rel.get("alpsbench_reference", "verified"))
 
 
 def check_release(project, agreement=None, planned=None) -> list[GateResult]:

@@ -205,18 +205,54 @@ ALPS_GOLD_SCHEMA = _schema(
 )
 
 
-def alps_rows(store) -> tuple[dict[str, list[tuple[dict[str, Any], dict[str, Any]]]], dict[str, Counter]]:
-    """``(input row, gold row)`` pairs per public track, from imported packets and built tasks, and the
-    built rows left out per track and reason: a built row ships only when people passed it (task_qc)."""
+ALPS_UNVERIFIED_SCHEMA = _schema(
+    ("id", S),
+    ("track", S),
+    ("benchmark_id", S),
+    ("task", S),
+    ("session_id", S),
+    ("canonical_id", S),
+    ("stratum", S),
+    ("ability", S),
+    ("input", S),
+    ("gold", S),
+)
+#: Where an AlpsBench release takes its Task 1 reference from: the memories annotators verified
+#: (``memory_verify`` final labels), or the imported packets' own gold.
+ALPS_REFERENCES = ("verified", "imported")
+UNVERIFIED_PACKET = "packet not verified (no final memory_verify label)"
+
+Tracks = dict[str, list[tuple[dict[str, Any], dict[str, Any]]]]
+
+
+def alps_rows(
+    store, gold: dict[str, dict[str, Any]] | None = None
+) -> tuple[Tracks, Tracks, dict[str, Counter], set[str]]:
+    """``(input row, gold row)`` pairs per public track: ``(verified, unverified, dropped, from_packets)``.
+
+    With ``gold`` (:func:`curation.verification.verified_gold`) a packet's Task 1 reference is its
+    verified gold and a packet without one goes to ``unverified``; with ``None`` every packet keeps its
+    imported gold. Built rows ship only when people passed them (task_qc); ``dropped`` counts the
+    built rows left out per track and reason."""
     from curation.annotation.task_qc import item_ref, passed
     from exports.alpsbench_layout import packet_pairs
 
-    tracks: dict[str, list[tuple[dict[str, Any], dict[str, Any]]]] = {}
+    tracks: Tracks = {}
+    unverified: Tracks = {}
     dropped: dict[str, Counter] = {}
+    from_packets: set[str] = set()
     for p in store.packets():
-        pkt = alps_packet(store, p["session_id"], p["extra"])
+        sid = p["session_id"]
+        pkt = alps_packet(store, sid, p["extra"])
+        target = tracks
+        if gold is not None:
+            if sid in gold:
+                pkt.setdefault("task1", {})["ground_truth_memories"] = gold[sid]["memories"]
+            else:
+                target = unverified
         for track, pairs in packet_pairs(pkt).items():
-            tracks.setdefault(track, []).extend(pairs)
+            target.setdefault(track, []).extend(pairs)
+            from_packets.add(track)
     built = store.alps_tasks()
     if built:
         tasks = {t.item_ref: t.task_id for t in store.tasks(kind="task_qc")}
@@ -235,29 +271,41 @@ def alps_rows(store) -> tuple[dict[str, list[tuple[dict[str, Any], dict[str, Any
             tracks.setdefault(row["track"], []).append((row["input"], row["gold"]))
             continue
         dropped[row["track"]][why] += 1
-    return tracks, dropped
+    return tracks, unverified, dropped, from_packets
 
 
-def alpsbench_configs(store) -> list[ConfigData]:
+def alpsbench_configs(store, reference: str = "verified") -> list[ConfigData]:
     """AlpsBench's public layout: per track, inputs (dev/validation/test) and gold (dev/validation);
-    the test gold and the whole packets go to private configs that are never published."""
+    the test gold and the whole packets go to private configs that are never published. With the
+    ``verified`` reference (the default) only verified packets are in the tracks, Task 1's reference
+    is their verified gold, and the other packets are in ``alpsbench_unverified``."""
+    from curation.verification import verified_gold
     from exports.alpsbench_layout import assign_splits
 
+    if reference not in ALPS_REFERENCES:
+        raise ValueError(f"[release] alpsbench_reference must be one of {ALPS_REFERENCES}, not {reference!r}")
+    gold = verified_gold(store) if reference == "verified" else None
+    verified, unverified, dropped, from_packets = alps_rows(store, gold)
     out: list[ConfigData] = []
-    rows, dropped = alps_rows(store)
-    for track in sorted(set(rows) | set(dropped)):
-        pairs = rows.get(track, [])
+    for track in sorted(set(verified) | set(unverified) | set(dropped)):
+        pairs = verified.get(track, [])
+        # Packets' rows: memory_verify decides (with the verified reference); built rows: task_qc.
+        needs = ("memory_verify",) if gold is not None and track in from_packets else ()
         inputs = ConfigData(
             f"alpsbench_{track}",
-            f"AlpsBench {track}: model input rows (benchmark_id, task, ids, input as JSON).",
+            f"AlpsBench {track}: model input rows (benchmark_id, task, ids, input as JSON)"
+            + (" of the verified packets." if gold is not None else "."),
             ALPS_INPUT_SCHEMA,
             id_column="benchmark_id",
+            needs=needs,
         )
-        gold = ConfigData(
+        gold_cfg = ConfigData(
             f"alpsbench_{track}_gold",
-            f"AlpsBench {track}: gold rows of the dev and validation splits (gold as JSON).",
+            f"AlpsBench {track}: gold rows of the dev and validation splits (gold as JSON"
+            + ("; Task 1's is the verified gold)." if gold is not None else ")."),
             ALPS_GOLD_SCHEMA,
             id_column="benchmark_id",
+            needs=needs,
         )
         hidden = ConfigData(
             f"alpsbench_{track}_gold",
@@ -265,31 +313,89 @@ def alpsbench_configs(store) -> list[ConfigData]:
             ALPS_GOLD_SCHEMA,
             id_column="benchmark_id",
             private=True,
+            needs=needs,
         )
         if track in dropped:  # built rows: people's task_qc labels decide, so the label gates apply
-            for cfg in (inputs, gold, hidden):
-                cfg.needs = ("task_qc",)
+            for cfg in (inputs, gold_cfg, hidden):
+                cfg.needs = tuple(sorted({*cfg.needs, "task_qc"}))
             for why, n in dropped[track].items():
                 for _ in range(n):
                     inputs.drop(why)
         for split, (inp, ref) in assign_splits(pairs):
             inputs.add(split, {**inp, "input": canonical_json(inp["input"])})
-            (hidden if split == "test" else gold).add(split, {**ref, "gold": canonical_json(ref["gold"])})
-        out += [inputs.finish(), gold.finish(), hidden.finish()]
+            (hidden if split == "test" else gold_cfg).add(split, {**ref, "gold": canonical_json(ref["gold"])})
+        for _pair in unverified.get(track, []):
+            inputs.drop(UNVERIFIED_PACKET)
+        out += [inputs.finish(), gold_cfg.finish(), hidden.finish()]
+    if gold is not None:
+        out += _alps_unverified(unverified)
+    out.append(_alps_packets(store, gold))
+    return out
+
+
+def _alps_unverified(unverified: Tracks) -> list[ConfigData]:
+    """Packets nobody verified, every track in one config (their imported gold; test gold private)."""
+    from exports.alpsbench_layout import assign_splits
+
+    public = ConfigData(
+        "alpsbench_unverified",
+        "AlpsBench packets without verification: every track's input and (dev, validation) imported gold, "
+        "one row per track and benchmark id.",
+        ALPS_UNVERIFIED_SCHEMA,
+    )
+    hidden = ConfigData(
+        "alpsbench_unverified_gold",
+        "The test-split gold of the unverified AlpsBench packets (private: withheld from the public release).",
+        _schema(("id", S), ("track", S), ("benchmark_id", S), ("gold", S)),
+        private=True,
+    )
+    for track in sorted(unverified):
+        for split, (inp, ref) in assign_splits(unverified[track]):
+            rid = f"{track}:{inp['benchmark_id']}"
+            shown = None if split == "test" else canonical_json(ref["gold"])
+            public.add(
+                split,
+                {**inp, "id": rid, "track": track, "input": canonical_json(inp["input"]), "gold": shown},
+            )
+            if split == "test":
+                hidden.add(
+                    split,
+                    {
+                        "id": rid,
+                        "track": track,
+                        "benchmark_id": inp["benchmark_id"],
+                        "gold": canonical_json(ref["gold"]),
+                    },
+                )
+    return [public.finish(), hidden.finish()]
+
+
+def _alps_packets(store, gold: dict[str, dict[str, Any]] | None) -> ConfigData:
+    """The raw config: every packet whole, with what verification made of it (verified gold, rejected
+    candidates with their reasons)."""
     packets = ConfigData(
         "alpsbench_packets",
-        "Every imported AlpsBench annotation packet, whole (private: it holds the test gold).",
-        _schema(("id", S), ("relpath", S), ("packet", S)),
+        "Every imported AlpsBench annotation packet, whole (private: it holds the test gold), with its "
+        "verification: verified gold memories and rejected candidates with the reason.",
+        _schema(("id", S), ("relpath", S), ("packet", S), ("verification", S)),
         private=True,
     )
     relpaths = store.packet_relpaths()
     for p in store.packets():
         sid = p["session_id"]
         pkt = alps_packet(store, sid, p["extra"])
+        mine = (gold or {}).get(sid)
+        verification = {"status": "verified", **mine} if mine else {"status": "unverified"}
         packets.add(
-            "full", {"id": sid, "relpath": relpaths.get(sid, f"{sid}.json"), "packet": canonical_json(pkt)}
+            "full",
+            {
+                "id": sid,
+                "relpath": relpaths.get(sid, f"{sid}.json"),
+                "packet": canonical_json(pkt),
+                "verification": canonical_json(verification) if gold is not None else None,
+            },
         )
-    return [*out, packets.finish()]
+    return packets.finish()
 
 
 # -- human labels ---------------------------------------------------------------------------------------
@@ -463,7 +569,7 @@ CONFIG_NAMES = (
 )
 
 
-def build_configs(store, only: list[str] | None = None) -> list[ConfigData]:
+def build_configs(store, only: list[str] | None = None, alps_reference: str = "verified") -> list[ConfigData]:
     """Every config the project holds content for, in a fixed order, including those whose rows were
     all dropped (``count == 0``, ``considered > 0``: written nowhere, but stated in the card and
     gated). ``only`` (``[release] configs``) keeps the named configs; ``alpsbench_*`` names a family."""
@@ -478,7 +584,7 @@ def build_configs(store, only: list[str] | None = None) -> list[ConfigData]:
         cupid_config(store, statuses),
         cupid_unverified_config(store),
         cupid_raw_config(store, pseudonym, statuses),
-        *alpsbench_configs(store),
+        *alpsbench_configs(store, alps_reference),
         labels_config(store, pseudonym),
         final_labels_config(store),
         matching_config(store, pseudonym),

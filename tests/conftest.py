@@ -123,6 +123,15 @@ def alps_project(tmp_path_factory, alps_packets):
     from pipelines.ingest import alpsbench
 
     p = Project.init(tmp_path_factory.mktemp("alps") / "proj", name="alps")
+    # The sample's own (expert) gold is the reference: these tests are about the data, not verification.
+    toml = p.root / "prefkit.toml"
+    toml.write_text(
+        toml.read_text(encoding="utf-8").replace(
+            "[release]\n", '[release]\nalpsbench_reference = "imported"\n', 1
+        ),
+        encoding="utf-8",
+    )
+    p.__dict__.pop("config", None)  # read the edited file
     p.store.import_bundle(alpsbench.build_bundle(alps_packets))
     yield p
     p.close()

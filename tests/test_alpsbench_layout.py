@@ -26,7 +26,7 @@ def test_split_quotas_are_alpsbenchs(n, want):
 
 @pytest.mark.shared_data
 def test_public_configs_have_the_row_shape_and_no_test_gold(alps_project):
-    configs = {(c.name, c.private): c for c in alpsbench_configs(alps_project.store)}
+    configs = {(c.name, c.private): c for c in alpsbench_configs(alps_project.store, "imported")}
     public = {name: c for (name, private), c in configs.items() if not private}
     for name, cfg in public.items():
         if name.endswith("_gold"):

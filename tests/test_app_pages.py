@@ -137,6 +137,35 @@ def test_memory_accept_all_then_reject_one_with_a_reason(proj):
     assert values["added"][0]["value"] == "The user owns a bike."
 
 
+def test_memory_edit_sets_every_field_of_the_gold_memory(proj):
+    at = app(ALICE, "memory_verify")
+    item = workflow.current_item(proj, "alice", "memory_verify")
+    p, keys = item.event_id, [c["key"] for c in item.task.payload["candidates"]]
+    at.button(key=f"{p}:acc").click().run()
+    at.button_group(key=f"{p}:d:{keys[0]}").set_value("edit").run()
+    e = f"{p}:e:{keys[0]}"
+    at.text_input(key=f"{e}:value").input("Trains for a marathon in April").run()
+    at.selectbox(key=f"{e}:label").set_value("Thoughts/Goals/Short_Term").run()
+    at.radio(key=f"{e}:type").set_value("indirect").run()
+    at.selectbox(key=f"{e}:scope").set_value("short_term").run()
+    at.selectbox(key=f"{e}:turn").set_value(0).run()
+    at.text_input(key=f"{e}:evidence").input("training for my first marathon").run()
+    at.number_input(key=f"{e}:confidence").set_value(0.85).run()
+    at.button(key=f"{p}:submit").click().run()
+    edited = next(d for d in proj.store.event(item.event_id).values["decisions"] if d["key"] == keys[0])[
+        "edited"
+    ]
+    assert edited == {
+        "value": "Trains for a marathon in April",
+        "label": "Thoughts/Goals/Short_Term",
+        "type": "indirect",
+        "time_scope": "short_term",
+        "evidence_turn": 0,
+        "evidence_text": "training for my first marathon",
+        "confidence": 0.85,
+    }
+
+
 def test_skip_with_a_reason(proj):
     at = app(ALICE, "preference_match")
     item = workflow.current_item(proj, "alice", "preference_match")

@@ -50,7 +50,16 @@ def _seed_fields(key: str, mem: dict[str, Any]) -> None:
     st.session_state[f"{key}:scope"] = (
         mem.get("time_scope") if mem.get("time_scope") in TIME_SCOPES else "unknown"
     )
-    st.session_state[f"{key}:turn"] = mem.get("evidence_turn")
+    evidence = mem.get("evidence") if isinstance(mem.get("evidence"), dict) else {}
+    index = mem.get("evidence_turn", evidence.get("utterance_index"))
+    st.session_state[f"{key}:turn"] = (
+        index if isinstance(index, int) and not isinstance(index, bool) else None
+    )
+    st.session_state[f"{key}:evidence"] = mem.get("evidence_text") or evidence.get("text") or ""
+    conf = mem.get("confidence")
+    st.session_state[f"{key}:confidence"] = (
+        float(conf) if isinstance(conf, int | float) and 0 <= conf <= 1 else None
+    )
 
 
 def fields(key: str, n_turns: int, start: dict[str, Any]) -> None:
@@ -64,13 +73,21 @@ def fields(key: str, n_turns: int, start: dict[str, Any]) -> None:
     c1.radio("Type", ("direct", "indirect"), horizontal=True, key=f"{key}:type")
     c2.selectbox("Evidence turn", [None, *range(n_turns)], key=f"{key}:turn",
                  format_func=lambda t: "—" if t is None else f"turn {t}")  # fmt: skip
+    c1.text_input("Evidence text (quoted from that turn)", key=f"{key}:evidence")
+    c2.number_input("Confidence", min_value=0.0, max_value=1.0, step=0.05, key=f"{key}:confidence")
 
 
 def _read_fields(key: str) -> dict[str, Any]:
     out = {k: st.session_state.get(f"{key}:{k}") for k in ("value", "label", "type")}
     out["time_scope"] = st.session_state.get(f"{key}:scope")
     turn = st.session_state.get(f"{key}:turn")
-    return {**out, "evidence_turn": turn} if turn is not None else out
+    if turn is not None:
+        out["evidence_turn"] = turn
+    if (st.session_state.get(f"{key}:evidence") or "").strip():
+        out["evidence_text"] = st.session_state[f"{key}:evidence"].strip()
+    if st.session_state.get(f"{key}:confidence") is not None:
+        out["confidence"] = round(float(st.session_state[f"{key}:confidence"]), 4)
+    return out
 
 
 def candidate(task, c: dict[str, Any], prefix: str) -> None:

@@ -64,6 +64,10 @@ class MemoryEdit(Contract):
     type: Literal["direct", "indirect"] = Field(description="direct or indirect.")
     time_scope: str = Field(description="long_term, short_term, unknown (or another observed value).")
     evidence_turn: int | None = Field(default=None, ge=0, description="Index of the evidence utterance.")
+    evidence_text: str | None = Field(
+        default=None, description="The quoted evidence, as it appears in that utterance."
+    )
+    confidence: float | None = Field(default=None, ge=0.0, le=1.0, description="Confidence in [0, 1].")
 
 
 class MemoryDecision(Contract):

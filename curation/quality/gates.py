@@ -60,6 +60,7 @@ class Policy:
     adjudicate: str
     require_gold: bool = True
     configs: list[str] | None = None
+    alps_reference: str = "verified"
 
     def alpha_for(self, kind: str, field_name: str) -> float:
         if isinstance(self.alpha_min, dict):
@@ -81,7 +82,12 @@ def load_policy(config: dict[str, Any]) -> Policy:
         adjudicate=rel.get("adjudicate", "ties"),
         require_gold=bool(rel.get("require_gold", True)),
         configs=list(rel["configs"]) if rel.get("configs") is not None else None,
+        alps_reference=rel.get("alpsbench_reference", "verified"),
     )
+    if policy.alps_reference not in ("verified", "imported"):
+        raise PolicyError(
+            f"[release] alpsbench_reference must be 'verified' or 'imported', not {policy.alps_reference!r}"
+        )
     if policy.policy not in ("final", "tentative"):
         raise PolicyError(f"[release] policy must be 'final' or 'tentative', not {policy.policy!r}")
     if policy.adjudicate not in ("ties", "all"):
@@ -338,21 +344,33 @@ def gate_offline(ctx: GateContext) -> GateResult:
 
 
 def gate_gold_evidence(ctx: GateContext) -> GateResult:
-    """Every gold memory's evidence quote must be in the turn its ``utterance_index`` names."""
-    if not any(c.name.startswith("alpsbench") for c in ctx.configs):
+    """Every gold memory's evidence quote must be in the turn its ``utterance_index`` names: the
+    verified gold when the AlpsBench configs depend on ``memory_verify``, else the imported gold."""
+    alps = [c for c in ctx.configs if APPLIES["gold_evidence"](c)]
+    if not alps:
         return GateResult(
             "gold_evidence", True, None, 0, "not applicable: no AlpsBench config in this release"
         )
-    fails = gold_evidence_failures(ctx.store)
-    n = ctx.store.count("memories", origin="gold")
+    if any("memory_verify" in c.needs for c in alps):
+        from curation.verification import verified_gold_evidence
+
+        n, fails = verified_gold_evidence(ctx.store)
+        what = "verified gold memories"
+        if n == 0:
+            names = [c.name for c in alps if "memory_verify" in c.needs and not c.name.endswith("_gold")]
+            reason = f"no verified gold memories: {_needs_text('memory_verify', names)}"
+            return GateResult("gold_evidence", False, 0, 0, reason, [reason])
+    else:
+        fails, n = gold_evidence_failures(ctx.store), ctx.store.count("memories", origin="gold")
+        what = "gold memories"
     culprits = [f"{f['dialogue_id']}/{f['memory_id']}: {f['problem']}" for f in fails]
     return _result(
         "gold_evidence",
         culprits,
         len(fails),
         0,
-        f"all {n} gold memories grounded",
-        f"{len(fails)} of {n} gold memories fail the evidence check",
+        f"all {n} {what} grounded",
+        f"{len(fails)} of {n} {what} fail the evidence check",
     )
 
 
@@ -375,7 +393,9 @@ APPLIES: dict[str, Callable[[ConfigPlan], bool]] = {
     "flags": lambda c: bool(c.needs),
     "gold_accuracy": lambda c: bool(c.needs),
     "offline": lambda c: True,
-    "gold_evidence": lambda c: c.name.startswith("alpsbench"),
+    "gold_evidence": lambda c: (
+        c.name.startswith("alpsbench") and not c.name.startswith("alpsbench_unverified")
+    ),
 }
 
 

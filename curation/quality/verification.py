@@ -160,3 +160,121 @@ def silent_sessions(store) -> list[str]:
         if s.get("checklist") and "assistant" in roles and roles.count("user") < 2:
             out.append(s["session_id"])
     return out
+
+
+# -- AlpsBench: verified gold memories ------------------------------------------------------------------
+MEMORY_KIND = "memory_verify"
+
+
+def _quote_index(text: str | None, index: Any, turns) -> Any:
+    """The cited utterance index, or (none cited) the turn where the quote is found, if any."""
+    from curation.evidence import check_quote
+
+    if index is not None or not text:
+        return index
+    return check_quote(text, None, turns).found_in
+
+
+def _gold_memory(
+    n: int, session_id: str, fields: dict[str, Any], base: dict[str, Any], turns
+) -> dict[str, Any]:
+    """One verified gold memory in AlpsBench's MemoryItem shape: ``fields`` (an edit or an added
+    memory) over ``base`` (the candidate as the model wrote it)."""
+    from schemas.alpsbench import MemoryItem
+
+    evidence = base.get("evidence") if isinstance(base.get("evidence"), dict) else {}
+    text = fields.get("evidence_text") or evidence.get("text") or base.get("evidence_text")
+    index = (
+        fields["evidence_turn"]
+        if fields.get("evidence_turn") is not None
+        else evidence.get("utterance_index")
+    )
+    conf = fields.get("confidence", base.get("confidence"))
+    item = {
+        "memory_id": f"v{n}",
+        "type": fields.get("type", base.get("type")),
+        "label": fields.get("label", base.get("label")),
+        "value": fields.get("value", base.get("value")),
+        "evidence": {
+            "session_id": session_id,
+            "utterance_index": _quote_index(text, index, turns),
+            "text": text,
+        },
+        "confidence": conf
+        if isinstance(conf, int | float) and not isinstance(conf, bool) and 0 <= conf <= 1
+        else None,
+        "time_scope": fields.get("time_scope", base.get("time_scope")) or "unknown",
+    }
+    return MemoryItem.model_validate(item).model_dump(mode="json", exclude_none=True)
+
+
+def verified_gold(store) -> dict[str, dict[str, Any]]:
+    """Per dialogue whose ``memory_verify`` task has a final label: the verified gold memories
+    (accepted candidates, edited ones with their edits, added ones) and the rejected candidates with
+    their reasons. ``{dialogue_id: {task_id, decided_by, memories, rejected, accepted, edited, added}}``."""
+    finals = final_labels(store, MEMORY_KIND)
+    out: dict[str, dict[str, Any]] = {}
+    for task in store.tasks(kind=MEMORY_KIND):
+        fl = finals[task.task_id]
+        if task.is_gold or fl["values"] is None:
+            continue
+        sid = task.payload["dialogue_id"]
+        turns = store.original_turns(sid)
+        cands = {c["key"]: c for c in task.payload["candidates"]}
+        memories, rejected, counts = [], [], {"accept": 0, "edit": 0, "add": 0}
+        for d in fl["values"]["decisions"]:
+            cand = cands.get(d["key"])
+            raw = cand["memory"] if cand and isinstance(cand["memory"], dict) else {}
+            if d["decision"] == "reject":
+                rejected.append(
+                    {
+                        "key": d["key"],
+                        "model": cand and cand["model"],
+                        "memory": raw,
+                        "reason": d.get("reason"),
+                    }
+                )
+                continue
+            try:
+                memories.append(_gold_memory(len(memories) + 1, sid, d.get("edited") or {}, raw, turns))
+            except ValueError as exc:  # accepted as is, but the model's output is not a valid memory
+                why = f"{d['decision']}ed but not a valid memory: {str(exc).splitlines()[0]}"
+                rejected.append(
+                    {"key": d["key"], "model": cand and cand["model"], "memory": raw, "reason": why}
+                )
+                continue
+            counts[d["decision"]] += 1
+        for added in fl["values"].get("added", []):
+            counts["add"] += 1
+            memories.append(_gold_memory(len(memories) + 1, sid, added, {}, turns))
+        out[sid] = {
+            "task_id": task.task_id,
+            "decided_by": fl["decided_by"],
+            "memories": memories,
+            "rejected": rejected,
+            "accepted": counts["accept"],
+            "edited": counts["edit"],
+            "added": counts["add"],
+        }
+    return out
+
+
+def verified_gold_evidence(
+    store, gold: dict[str, dict[str, Any]] | None = None
+) -> tuple[int, list[dict[str, Any]]]:
+    """``(memories checked, failures)`` of the evidence check over the verified gold memories; a
+    failure is ``{dialogue_id, memory_id, status, problem}``."""
+    from curation.evidence import Normalized, check_memory
+
+    gold = verified_gold(store) if gold is None else gold
+    n, fails = 0, []
+    for sid in sorted(gold):
+        turns = Normalized(store.original_turns(sid))
+        for m in gold[sid]["memories"]:
+            n += 1
+            v = check_memory(m, turns, cite_required=True)
+            if v.status != "pass":
+                fails.append(
+                    {"dialogue_id": sid, "memory_id": m["memory_id"], "status": v.status, "problem": v.reason}
+                )
+    return n, fails
