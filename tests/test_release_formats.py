@@ -20,6 +20,12 @@ def release(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("rel")
     project = Project.init(tmp / "proj", name="formats-test")
     labelled_project(project, tmp)
+    # About file formats, not verification: the AlpsBench sample's own gold is the reference.
+    toml = project.root / "prefkit.toml"
+    toml.write_text(
+        toml.read_text().replace("[release]\n", '[release]\nalpsbench_reference = "imported"\n', 1)
+    )
+    project.__dict__.pop("config", None)
     project.store.import_bundle(alpsbench.build_bundle(ALPS_SUBSET))
     agreement = fast_agreement(project.store)
     gates = run_gates(
@@ -52,7 +58,9 @@ def test_card_has_hugging_face_metadata_and_datasheet_sections(release):
     assert set(meta["source_datasets"]) == {"extended|AlpsBench", "extended|CUPID"}
     configs = {c["config_name"]: c for c in meta["configs"]}
     assert set(configs) == set(release.manifest.counts)
-    assert configs["cupid"]["data_files"] == [{"split": "test", "path": "data/cupid/test.jsonl"}]
+    assert configs["cupid_unverified"]["data_files"] == [
+        {"split": "test", "path": "data/cupid_unverified/test.jsonl"}
+    ]
     for section in (
         "Motivation",
         "Composition",
@@ -82,7 +90,9 @@ def test_datasets_loads_every_config_offline(release, tmp_path, monkeypatch):
         ds = datasets.load_dataset(str(release.path), cfg["config_name"], cache_dir=str(tmp_path / "hf"))
         assert set(ds) == {f["split"] for f in cfg["data_files"]}
         assert sum(d.num_rows for d in ds.values()) == release.manifest.counts[cfg["config_name"]]
-    cupid = datasets.load_dataset(str(release.path), "cupid", cache_dir=str(tmp_path / "hf"))["test"]
+    cupid = datasets.load_dataset(str(release.path), "cupid_unverified", cache_dir=str(tmp_path / "hf"))[
+        "test"
+    ]
     assert cupid.column_names == [
         "persona_id",
         "instance_type",
