@@ -230,7 +230,7 @@ def alps_rows(
 ) -> tuple[Tracks, Tracks, dict[str, Counter], set[str]]:
     """``(input row, gold row)`` pairs per public track: ``(verified, unverified, dropped, from_packets)``.
 
-    With ``gold`` (:func:`curation.verification.verified_gold`) a packet's Task 1 reference is its
+    With ``gold`` (:func:`curation.quality.verification.verified_gold`) a packet's Task 1 reference is its
     verified gold and a packet without one goes to ``unverified``; with ``None`` every packet keeps its
     imported gold. Built rows ship only when people passed them (task_qc); ``dropped`` counts the
     built rows left out per track and reason."""
@@ -279,7 +279,7 @@ def alpsbench_configs(store, reference: str = "verified") -> list[ConfigData]:
     the test gold and the whole packets go to private configs that are never published. With the
     ``verified`` reference (the default) only verified packets are in the tracks, Task 1's reference
     is their verified gold, and the other packets are in ``alpsbench_unverified``."""
-    from curation.verification import verified_gold
+    from curation.quality.verification import verified_gold
     from exports.alpsbench_layout import assign_splits
 
     if reference not in ALPS_REFERENCES:

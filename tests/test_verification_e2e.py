@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 from test_release_support import add_users
 
-from curation import workflow
+from curation.annotation import workflow
 from curation.project import Project
 from exports.release import private_dir
 from prefkit.cli import cli

@@ -352,7 +352,7 @@ def gate_gold_evidence(ctx: GateContext) -> GateResult:
             "gold_evidence", True, None, 0, "not applicable: no AlpsBench config in this release"
         )
     if any("memory_verify" in c.needs for c in alps):
-        from curation.verification import verified_gold_evidence
+        from curation.quality.verification import verified_gold_evidence
 
         n, fails = verified_gold_evidence(ctx.store)
         what = "verified gold memories"

@@ -168,7 +168,7 @@ MEMORY_KIND = "memory_verify"
 
 def _quote_index(text: str | None, index: Any, turns) -> Any:
     """The cited utterance index, or (none cited) the turn where the quote is found, if any."""
-    from curation.evidence import check_quote
+    from curation.quality.evidence import check_quote
 
     if index is not None or not text:
         return index
@@ -264,7 +264,7 @@ def verified_gold_evidence(
 ) -> tuple[int, list[dict[str, Any]]]:
     """``(memories checked, failures)`` of the evidence check over the verified gold memories; a
     failure is ``{dialogue_id, memory_id, status, problem}``."""
-    from curation.evidence import Normalized, check_memory
+    from curation.quality.evidence import Normalized, check_memory
 
     gold = verified_gold(store) if gold is None else gold
     n, fails = 0, []
