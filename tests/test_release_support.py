@@ -191,4 +191,5 @@ def plan(store, config) -> list:
     """The release configs ``run_gates`` checks, as ``exports.release.plan_configs`` plans them."""
     from exports.release_data import build_configs
 
-    return build_configs(store, config.get("release", {}).get("configs"))
+    rel = config.get("release", {})
+    return build_configs(store, rel.get("configs"), rel.get("alpsbench_reference", "verified"))
