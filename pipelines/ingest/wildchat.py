@@ -199,8 +199,10 @@ def _connect(work_dir: Path):
     return con
 
 
-def _load(con, files: list[Path], progress: bool) -> None:
-    """One narrow-ish table of every input row, bad rows flagged (``_bad``), nothing dropped yet."""
+def _load(con, files: list[Path], f: WildChatFilters, progress: bool) -> None:
+    """One scan of every input row into ``conv``: bad rows flagged (``bad``), the first filter each
+    good row fails (``dropped_by``), and the turns kept only for rows that pass (so what DuckDB holds,
+    and may spill, is the kept part of the input, not all of it)."""
     con.execute(f"SET enable_progress_bar = {'true' if progress and sys.stderr.isatty() else 'false'}")
     selects = []
     for i, path in enumerate(files):
@@ -214,47 +216,49 @@ def _load(con, files: list[Path], progress: bool) -> None:
                 coalesce(list_bool_or(list_transform(openai_moderation, lambda m: coalesce(m.flagged, false))), false) AS flagged
             FROM {_relation(path)}"""
         )
-    con.execute("CREATE TEMP TABLE conv AS " + " UNION ALL ".join(selects))
+    langs = ", ".join(_sql_str(x) for x in f.languages)
+    lang_ok = f"lang IN ({langs})" if f.languages else "true"
     con.execute(
-        """CREATE TEMP TABLE judged AS SELECT file_no, row_no,
+        f"""CREATE TEMP TABLE conv AS
+        WITH raw AS ({" UNION ALL ".join(selects)}),
+        judged AS (
+          SELECT *,
             (conversation_hash IS NULL OR turns IS NULL OR len(turns) = 0 OR lang IS NULL OR ts_text IS NULL
              OR toxic IS NULL OR redacted IS NULL
-             OR list_bool_or(list_transform(turns, lambda t: t.role IS NULL OR t.content IS NULL
-                 OR t.role NOT IN ('user', 'assistant')))) AS bad,
-            len(turns) AS n_turns,
-            coalesce(list_min(list_transform(list_filter(turns, lambda t: t.role = 'user'),
-                lambda t: length(trim(t.content)))), 0) AS min_user_chars
-        FROM conv"""
+             OR coalesce(list_bool_or(list_transform(turns, lambda t: t.role IS NULL OR t.content IS NULL
+                 OR t.role NOT IN ('user', 'assistant'))), true)) AS bad
+          FROM raw),
+        verdict AS (
+          SELECT *, CASE
+              WHEN bad THEN NULL
+              WHEN NOT ({lang_ok}) THEN 'language'
+              WHEN len(turns) NOT BETWEEN {f.min_turns} AND {f.max_turns} THEN 'turns'
+              WHEN coalesce(list_min(list_transform(list_filter(turns, lambda t: t.role = 'user'),
+                     lambda t: length(trim(t.content)))), 0) < {f.min_user_chars} THEN 'user_chars'
+              WHEN {str(f.drop_toxic).lower()} AND toxic THEN 'toxic'
+              WHEN {str(f.drop_redacted).lower()} AND redacted THEN 'redacted'
+              WHEN {str(f.drop_flagged).lower()} AND flagged THEN 'moderation'
+              ELSE NULL END AS dropped_by
+          FROM judged)
+        SELECT file_no, row_no, conversation_hash, ts_text, ts, lang, hashed_ip, user_agent, bad, dropped_by,
+               CASE WHEN NOT bad AND dropped_by IS NULL THEN turns END AS turns
+        FROM verdict"""
     )
 
 
 def _bad_rows(con) -> list[tuple[int, int]]:
-    return con.execute("SELECT file_no, row_no FROM judged WHERE bad ORDER BY file_no, row_no").fetchall()
+    return con.execute("SELECT file_no, row_no FROM conv WHERE bad ORDER BY file_no, row_no").fetchall()
 
 
-def _filter(con, f: WildChatFilters) -> None:
-    langs = ", ".join(_sql_str(x) for x in f.languages)
-    lang_ok = f"lang IN ({langs})" if f.languages else "true"
-    con.execute(
-        f"""CREATE TEMP TABLE verdict AS SELECT c.file_no, c.row_no,
-            CASE
-              WHEN NOT ({lang_ok}) THEN 'language'
-              WHEN j.n_turns NOT BETWEEN {f.min_turns} AND {f.max_turns} THEN 'turns'
-              WHEN j.min_user_chars < {f.min_user_chars} THEN 'user_chars'
-              WHEN {str(f.drop_toxic).lower()} AND c.toxic THEN 'toxic'
-              WHEN {str(f.drop_redacted).lower()} AND c.redacted THEN 'redacted'
-              WHEN {str(f.drop_flagged).lower()} AND c.flagged THEN 'moderation'
-              ELSE NULL END AS dropped_by
-        FROM conv c JOIN judged j USING (file_no, row_no) WHERE NOT j.bad"""
-    )
+def _dedupe(con, f: WildChatFilters) -> None:
+    """Among rows that passed every other filter: the same conversation from the same IP, keep the first."""
     if f.drop_duplicates:
         con.execute(
-            """UPDATE verdict SET dropped_by = 'duplicate' FROM (
-                 SELECT c.file_no, c.row_no, row_number() OVER (
-                   PARTITION BY c.conversation_hash, coalesce(c.hashed_ip, '')
-                   ORDER BY c.file_no, c.row_no) AS k
-                 FROM conv c JOIN verdict v USING (file_no, row_no) WHERE v.dropped_by IS NULL) d
-               WHERE verdict.file_no = d.file_no AND verdict.row_no = d.row_no AND d.k > 1"""
+            """UPDATE conv SET dropped_by = 'duplicate', turns = NULL FROM (
+                 SELECT file_no, row_no, row_number() OVER (
+                   PARTITION BY conversation_hash, coalesce(hashed_ip, '') ORDER BY file_no, row_no) AS k
+                 FROM conv WHERE NOT bad AND dropped_by IS NULL) d
+               WHERE conv.file_no = d.file_no AND conv.row_no = d.row_no AND d.k > 1"""
         )
 
 
@@ -267,7 +271,7 @@ def _group(con, f: WildChatFilters) -> None:
           SELECT c.file_no, c.row_no, c.ts,
                  CASE WHEN c.hashed_ip IS NOT NULL AND c.user_agent IS NOT NULL AND c.ts IS NOT NULL
                       THEN c.hashed_ip || chr(31) || c.user_agent END AS user_key
-          FROM conv c JOIN verdict v USING (file_no, row_no) WHERE v.dropped_by IS NULL),
+          FROM conv c WHERE NOT c.bad AND c.dropped_by IS NULL),
         stepped AS (
           SELECT *, CASE WHEN user_key IS NULL THEN 1
                     WHEN lag(ts) OVER w IS NULL OR epoch(ts) - epoch(lag(ts) OVER w) > {gap_s} THEN 1
@@ -448,22 +452,22 @@ def ingest_wildchat(
         con = _connect(Path(tmp))
         try:
             try:
-                _load(con, files, progress)
+                _load(con, files, f, progress)
             except Exception as exc:  # duckdb raises its own types for unreadable files
                 raise InputError(
                     f"{files[0] if len(files) == 1 else 'input'}: cannot be read as WildChat ({exc})"
                 ) from None
-            report.rows = con.execute("SELECT count(*) FROM judged").fetchone()[0]
-            n_bad = con.execute("SELECT count(*) FROM judged WHERE bad").fetchone()[0]
+            report.rows = con.execute("SELECT count(*) FROM conv").fetchone()[0]
+            n_bad = con.execute("SELECT count(*) FROM conv WHERE bad").fetchone()[0]
             if n_bad and not skip_bad:
                 raise _first_bad(con, files)
             if n_bad:
                 target = rejects_path or Path("wildchat-rejects.jsonl")
                 report.rejected = _write_rejects(con, files, target)
                 report.rejects_file = str(target)
-            _filter(con, f)
+            _dedupe(con, f)
             for name, count in con.execute(
-                "SELECT dropped_by, count(*) FROM verdict WHERE dropped_by IS NOT NULL GROUP BY 1"
+                "SELECT dropped_by, count(*) FROM conv WHERE dropped_by IS NOT NULL GROUP BY 1"
             ).fetchall():
                 report.removed[name] = count
             _group(con, f)

@@ -1,0 +1,128 @@
+"""Benchmark: `prefkit ingest wildchat` against plain DuckDB over the same WildChat-format file.
+
+Both run in the same invocation, each in its own child process (so peak RSS is measured per side):
+
+1. ``prefkit ingest wildchat FILE`` into a fresh project with the default filters (read, filter,
+   group into user sequences, write every kept dialogue and turn into SQLite, report);
+2. plain DuckDB: ``read_json`` of the same file with the same columns, the same filters (language,
+   6-249 messages, user characters, toxic, redacted, moderation-flagged, duplicates) and a group-by on
+   hashed IP + user agent.
+
+Prints wall times, the ratio (goal <= 1.5), peak RSS of each side (goal <= 1 GiB for the ingest) and
+nproc. The input is made by bench/gen_wildchat.py when missing.
+
+    python bench/bench_ingest.py --conversations 1000000 --file /tmp/wildchat-1m.jsonl
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+BASELINE = r"""
+import sys, duckdb
+path = sys.argv[1]
+cols = {
+    "conversation_hash": "VARCHAR", "timestamp": "VARCHAR", "language": "VARCHAR", "toxic": "BOOLEAN",
+    "redacted": "BOOLEAN", "hashed_ip": "VARCHAR", "header": 'STRUCT("user-agent" VARCHAR)',
+    "conversation": "STRUCT(content VARCHAR, role VARCHAR, turn_identifier BIGINT)[]",
+    "openai_moderation": "STRUCT(flagged BOOLEAN)[]",
+}
+spec = "{" + ", ".join(f"'{k}': '{v}'" for k, v in cols.items()) + "}"
+q = f'''
+WITH c AS (
+  SELECT * FROM read_json('{path}', format='newline_delimited', columns={spec})
+  WHERE "language" = 'English'
+    AND len(conversation) BETWEEN 6 AND 249
+    AND coalesce(list_min(list_transform(list_filter(conversation, lambda t: t.role = 'user'),
+                                         lambda t: length(trim(t.content)))), 0) >= 2
+    AND NOT toxic AND NOT redacted
+    AND NOT coalesce(list_bool_or(list_transform(openai_moderation, lambda m: coalesce(m.flagged, false))), false)
+  QUALIFY row_number() OVER (PARTITION BY conversation_hash, coalesce(hashed_ip, '')) = 1)
+SELECT hashed_ip, header."user-agent" AS ua, count(*) AS n, sum(len(conversation)) AS turns
+FROM c GROUP BY 1, 2
+'''
+rows = duckdb.connect().execute(q).fetchall()
+print(len(rows), sum(r[2] for r in rows))
+"""
+
+
+def measure(cmd: list[str], env: dict[str, str]) -> tuple[float, int, str]:
+    """Wall seconds, peak RSS (bytes, from GNU time) and stdout of one child process."""
+    if not Path("/usr/bin/time").exists():
+        sys.exit("this benchmark reads peak RSS from GNU time: apt-get install time")
+    with tempfile.NamedTemporaryFile("r", suffix=".time") as tf:
+        t = time.perf_counter()
+        out = subprocess.run(
+            ["/usr/bin/time", "-v", "-o", tf.name, *cmd], env=env, capture_output=True, text=True
+        )
+        wall = time.perf_counter() - t
+        if out.returncode != 0:
+            sys.exit(f"{' '.join(cmd[:4])} failed:\n{out.stderr}")
+        lines = Path(tf.name).read_text().splitlines()
+        rss_kib = next(int(line.split()[-1]) for line in lines if "Maximum resident" in line)
+    return wall, rss_kib * 1024, out.stdout
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--conversations", type=int, default=1_000_000)
+    ap.add_argument("--file", type=Path, default=Path(tempfile.gettempdir()) / "wildchat-1m.jsonl")
+    ap.add_argument("--rounds", type=int, default=1, help="Alternating rounds of both sides.")
+    args = ap.parse_args()
+    if not args.file.exists():
+        subprocess.run(
+            [
+                sys.executable,
+                str(ROOT / "bench/gen_wildchat.py"),
+                "--conversations",
+                str(args.conversations),
+                "--out",
+                str(args.file),
+            ],
+            check=True,
+        )
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    prefkit = [sys.executable, "-c", "from prefkit.cli import main; main()"]
+    results = []
+    for r in range(args.rounds):
+        with tempfile.TemporaryDirectory(prefix="bench-ingest-") as tmp:
+            subprocess.run([*prefkit, "init", f"{tmp}/p"], env=env, check=True, capture_output=True)
+            ing = measure([*prefkit, "ingest", "wildchat", str(args.file), "-p", f"{tmp}/p", "--json"], env)
+            report = json.loads(ing[2])
+            db_size = Path(f"{tmp}/p/project.db").stat().st_size
+        base = measure([sys.executable, "-c", BASELINE, str(args.file)], env)
+        groups, kept = (int(x) for x in base[2].split())
+        if kept != report["kept"]:
+            sys.exit(f"the two sides disagree: baseline kept {kept}, ingest kept {report['kept']}")
+        results.append((ing, base))
+        print(
+            f"round {r + 1}: ingest {ing[0]:.1f} s (peak RSS {ing[1] / 2**20:.0f} MiB), "
+            f"plain DuckDB {base[0]:.1f} s (peak RSS {base[1] / 2**20:.0f} MiB), ratio {ing[0] / base[0]:.2f}"
+        )
+    ing, base = min(results, key=lambda x: x[0][0] / x[1][0])
+    size = args.file.stat().st_size
+    print(f"file: {report['rows']:,} conversations, {size / 1e9:.2f} GB; nproc={os.cpu_count()}")
+    print(
+        f"kept {report['kept']:,} conversations in {report['sequences']:,} sequences ({groups:,} user groups)"
+    )
+    print(f"removed: {report['removed']}")
+    print(
+        f"wrote {report['dialogues_written']:,} dialogues, {report['turns_written']:,} turns; project.db {db_size / 1e6:.0f} MB"
+    )
+    print(
+        f"ingest wall {ing[0]:.1f} s, plain DuckDB {base[0]:.1f} s, ratio {ing[0] / base[0]:.2f} (goal <= 1.5)"
+    )
+    print(f"peak RSS ingest {ing[1] / 2**20:.0f} MiB (goal <= 1024), plain DuckDB {base[1] / 2**20:.0f} MiB")
+
+
+if __name__ == "__main__":
+    main()
