@@ -39,8 +39,9 @@ def demo(path: str, personas: int, seed: int, port: int, no_serve: bool) -> None
 @click.command()
 @click.argument("dest", type=click.Path(file_okay=False), default="examples")
 def examples(dest: str) -> None:
-    """Copy the example inputs into DEST (default: examples): AlpsBench packets (alpsbench/) and the
-    labels of the README's tour (labels.jsonl). Never overwrites a file that differs.
+    """Copy the example inputs into DEST (default: examples): AlpsBench packets (alpsbench/), a small
+    synthetic WildChat-format file (wildchat/sample.jsonl) and the labels of the README's tour
+    (labels.jsonl). Never overwrites a file that differs.
 
     Example: prefkit examples examples && prefkit import alpsbench examples/alpsbench
     """
@@ -48,5 +49,8 @@ def examples(dest: str) -> None:
 
     files = copy_examples(dest)
     packets = sum(1 for f in files if f.suffix == ".json")
-    labels = sum(1 for f in files if f.suffix == ".jsonl")
-    click.echo(f"copied {packets} AlpsBench packets and {labels} labels file to {dest}")
+    wildchat = sum(1 for f in files if f.parent.name == "wildchat")
+    labels = sum(1 for f in files if f.suffix == ".jsonl") - wildchat
+    click.echo(
+        f"copied {packets} AlpsBench packets, {wildchat} WildChat-format file and {labels} labels file to {dest}"
+    )
