@@ -201,3 +201,36 @@ def test_task_qc_round_trips_through_the_label_studio_config(built):
     values = {"leakage": "leaks", "answer": "incorrect", "comment": "states the diet"}
     assert cfg.values(cfg.results(values, task), task) == values
     assert set(cfg.data(task)) == {"question", "generated", "memory", "gold_answer"}
+
+
+def test_task_qc_form_records_both_verdicts(built, monkeypatch):
+    from conftest import ROOT
+    from streamlit.testing.v1 import AppTest
+    from test_release_support import add_users
+
+    from curation import workflow
+    from curation.task_admin import create_tasks
+
+    project, _ = built
+    create_tasks(project, "task_qc", overlap=1)
+    add_users(project.store, "alice")
+    monkeypatch.setenv("PREFKIT_PROJECT", str(project.root))
+    at = AppTest.from_file(str(ROOT / "annotate_app" / "app.py"), default_timeout=60)
+    at.session_state["user"] = {"username": "alice", "role": "annotator"}
+    at.session_state["kind"] = "task_qc"
+    at.session_state["intro:task_qc"] = True
+    at.run()
+    item = workflow.current_item(project, "alice", "task_qc")
+    p = item.event_id
+    at.button(key=f"{p}:submit").click().run()
+    assert "leakage" in at.warning[0].value and project.store.events() == []
+    at.button_group(key=f"{p}:leakage").set_value("leaks").run()
+    at.button_group(key=f"{p}:answer").set_value("correct").run()
+    at.text_input(key=f"{p}:comment").input("names the food preference").run()
+    at.button(key=f"{p}:submit").click().run()
+    ev = project.store.event(p)
+    assert (ev.kind, ev.values, ev.comment) == (
+        "task_qc",
+        {"leakage": "leaks", "answer": "correct"},
+        "names the food preference",
+    )
