@@ -50,7 +50,9 @@ WITH c AS (
 SELECT hashed_ip, header."user-agent" AS ua, count(*) AS n, sum(len(conversation)) AS turns
 FROM c GROUP BY 1, 2
 '''
-rows = duckdb.connect().execute(q).fetchall()
+con = duckdb.connect()
+con.execute('SET enable_progress_bar = false')
+rows = con.execute(q).fetchall()
 print(len(rows), sum(r[2] for r in rows))
 """
 
@@ -98,6 +100,7 @@ def main() -> None:
             subprocess.run([*prefkit, "init", f"{tmp}/p"], env=env, check=True, capture_output=True)
             ing = measure([*prefkit, "ingest", "wildchat", str(args.file), "-p", f"{tmp}/p", "--json"], env)
             report = json.loads(ing[2])
+            print(f"round {r + 1}: ingest {ing[0]:.1f} s, peak RSS {ing[1] / 2**20:.0f} MiB", flush=True)
             db_size = Path(f"{tmp}/p/project.db").stat().st_size
         base = measure([sys.executable, "-c", BASELINE, str(args.file)], env)
         groups, kept = (int(x) for x in base[2].split())

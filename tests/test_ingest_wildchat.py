@@ -151,3 +151,11 @@ def test_cli_reports_counts_and_fails_on_bad_lines(tmp_path, bad_file, clean_fil
     bad = runner.invoke(cli, ["ingest", "wildchat", str(tmp_path / "bad.jsonl"), "-p", str(tmp_path / "p")])
     assert bad.exit_code == 1
     assert f"bad.jsonl:{bad_at['json']}: malformed JSON" in bad.output
+
+
+def test_an_empty_file_is_refused_like_every_import(project, tmp_path):
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("\n\n")
+    with pytest.raises(InputError, match=r"empty\.jsonl: no records"):
+        ingest_wildchat(project.store, [empty])
+    assert project.store.count("sources") == 0

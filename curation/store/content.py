@@ -47,6 +47,17 @@ class ImportResult:
     counts: dict[str, int]
 
 
+def _chunks(rows: Iterator[Any], size: int) -> Iterator[list[Any]]:
+    batch: list[Any] = []
+    for row in rows:
+        batch.append(row)
+        if len(batch) >= size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
 class ContentStore(StoreCore):
     """Reads and writes of benchmark content."""
 
@@ -109,12 +120,14 @@ class ContentStore(StoreCore):
     def import_stream(
         self,
         header: ImportBundle,
-        dialogues: Iterator[tuple[dict[str, Any], list[dict[str, Any]]]],
+        dialogues: Iterator[dict[str, Any]],
+        turns: Iterator[tuple],
         total: int | None = None,
         progress: bool = False,
-        chunk: int = 2_000,
+        chunk: int = 5_000,
     ) -> ImportResult:
-        """Write a streamed import (``(dialogue_row, turn_rows)`` pairs) in one transaction.
+        """Write a streamed import in one transaction: dialogue rows (dicts), then turn rows as tuples
+        ``(dialogue_id, turn_index, role, content, extra_json)``.
 
         Like :meth:`import_bundle` (same source identity, same no-op on the same bytes, nothing written
         when anything fails) for imports too large to hold in memory: rows are inserted in chunks as
@@ -149,32 +162,20 @@ class ContentStore(StoreCore):
                 },
             )
             prov_id = self.ensure_provenance(conn, header.provenance)
-            dl: list[dict[str, Any]] = []
-            tl: list[dict[str, Any]] = []
-
-            def flush() -> None:
-                ids = [r["dialogue_id"] for r in dl]
+            extra = {"source_id": source_id, "provenance_id": prov_id, "created_at": now}
+            for rows in _chunks(dialogues, chunk):
+                ids = [r["dialogue_id"] for r in rows]
                 hit = conn.execute(select(d.c.dialogue_id).where(d.c.dialogue_id.in_(ids))).first()
                 if hit is not None:
                     raise StoreError(
                         f"{header.path}: dialogue {hit[0]!r} is already in the project from another source; "
                         "remove it or import into a new project"
                     )
-                self.insert_many(conn, "dialogues", dl)
-                self.insert_many(conn, "turns", tl)
-                bar.update(len(dl))
-                counts["dialogues"] += len(dl)
-                counts["turns"] += len(tl)
-                dl.clear()
-                tl.clear()
-
-            for dialogue, turns in dialogues:
-                dl.append({**dialogue, "source_id": source_id, "provenance_id": prov_id, "created_at": now})
-                tl.extend(turns)
-                if len(dl) >= chunk:
-                    flush()
-            if dl:
-                flush()
+                self.insert_many(conn, "dialogues", [{**r, **extra} for r in rows])
+                counts["dialogues"] += len(rows)
+                bar.update(len(rows))
+            cols = ("dialogue_id", "turn_index", "role", "content", "extra_json")
+            counts["turns"] = self.insert_tuples(conn, "turns", cols, turns)
         bar.close()
         return ImportResult(source_id, False, counts)
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
@@ -243,6 +243,40 @@ class StoreCore:
     def insert_many(self, conn: Connection, table: str, rows: Sequence[dict[str, Any]]) -> None:
         if rows:
             conn.execute(self.t[table].insert(), list(rows))
+
+    def insert_tuples(
+        self, conn: Connection, table: str, columns: Sequence[str], rows: Iterable[tuple], chunk: int = 20_000
+    ) -> int:
+        """Bulk insert of many narrow rows given as tuples in ``columns`` order; returns the count.
+
+        On SQLite the driver's ``executemany`` takes the tuples as they come (no per-row dicts: a
+        million-row import stays I/O bound); elsewhere they go through SQLAlchemy in chunks.
+        """
+        n = 0
+        if self.backend == "sqlite":
+            cursor = conn.connection.driver_connection.cursor()
+            names = ", ".join(columns)
+            marks = ", ".join("?" for _ in columns)
+
+            def counted():
+                nonlocal n
+                for row in rows:
+                    n += 1
+                    yield row
+
+            cursor.executemany(f"INSERT INTO {table} ({names}) VALUES ({marks})", counted())
+            return n
+        batch: list[dict[str, Any]] = []
+        for row in rows:
+            batch.append(dict(zip(columns, row, strict=True)))
+            if len(batch) >= chunk:
+                conn.execute(self.t[table].insert(), batch)
+                n += len(batch)
+                batch = []
+        if batch:
+            conn.execute(self.t[table].insert(), batch)
+            n += len(batch)
+        return n
 
     def get_meta(self, key: str, default: str | None = None) -> str | None:
         t = self.t["meta"]

@@ -31,6 +31,7 @@ from pydantic import ValidationError
 
 from schemas.common import InputError, canonical_json, validation_line
 from schemas.curation import Provenance
+from schemas.reading import loads, no_records
 from schemas.wildchat import WildChatConversation
 
 LICENCE = "ODC-BY 1.0 (WildChat-1M, allenai)"
@@ -165,10 +166,14 @@ def bad_records(path: Path, limit: int | None = None) -> Iterator[tuple[int, int
                 continue
             record += 1
             text = raw.decode("utf-8", errors="replace").rstrip("\n")
+            where = f"{path}:{lineno}"
             try:
-                value = json.loads(raw)
-            except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-                yield lineno, record, f"malformed JSON ({exc})", text
+                value = loads(raw.decode("utf-8"), where)  # the shared reader's rules and messages
+            except UnicodeDecodeError as exc:
+                yield lineno, record, f"not valid UTF-8 (byte {raw[exc.start : exc.start + 1]!r})", text
+                found += 1
+            except InputError as exc:
+                yield lineno, record, str(exc).removeprefix(where + ": "), text
                 found += 1
             else:
                 problem = _record_problem(value)
@@ -297,60 +302,81 @@ def _group(con, f: WildChatFilters) -> None:
 
 
 # -- rows for the store ---------------------------------------------------------------------------------
-def stable_conversation_id(conversation_hash: str, turns: list[dict[str, Any]]) -> str:
-    first = turns[0]
-    tail = first["turn_identifier"]
-    if tail is None:
-        tail = hashlib.sha256(first["content"].encode("utf-8")).hexdigest()[:8]
-    return f"{conversation_hash}_{tail}"
+def _members(con, files: list[Path], f: WildChatFilters) -> None:
+    """``members``: one row per kept conversation with its sequence's dialogue id, its position and its
+    first turn's index in the dialogue. A dialogue id is ``wc_`` + sha256 of the sequence's conversation
+    ids (hash + first turn id) — the same sequence gives the same id in every re-ingest."""
+    names = ", ".join(f"({i}, {_sql_str(p.name)})" for i, p in enumerate(files))
+    suffix = "'@' || n.name || ':' || first_row" if not f.drop_duplicates else "''"
+    con.execute(
+        f"""CREATE TEMP TABLE members AS
+        WITH m AS (
+          SELECT s.seq_key, s.seq_pos, s.formed_by, c.file_no, c.row_no, c.conversation_hash, c.ts_text, c.lang,
+                 len(c.turns) AS n_turns,
+                 c.conversation_hash || '_' || coalesce(CAST(c.turns[1].turn_identifier AS VARCHAR),
+                                                        left(sha256(c.turns[1].content), 8)) AS conversation_id
+          FROM seqs s JOIN conv c USING (file_no, row_no)),
+        w AS (
+          SELECT *,
+            coalesce(sum(n_turns) OVER (PARTITION BY seq_key ORDER BY seq_pos
+                                        ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS first_turn,
+            count(*) OVER (PARTITION BY seq_key) AS n_convs,
+            first_value(file_no) OVER (PARTITION BY seq_key ORDER BY seq_pos) AS first_file,
+            first_value(row_no) OVER (PARTITION BY seq_key ORDER BY seq_pos) AS first_row,
+            string_agg(conversation_id, chr(10)) OVER (PARTITION BY seq_key ORDER BY seq_pos
+                ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING) AS id_list
+          FROM m)
+        SELECT w.*, 'wc_' || left(sha256(id_list || {suffix}), 16) AS dialogue_id
+        FROM w JOIN (VALUES {names}) n(file_no, name) ON n.file_no = w.first_file"""
+    )
 
 
-def _dialogue_rows(members: list[dict[str, Any]], files: list[str], f: WildChatFilters):
-    """One dialogue (a user sequence) and its turns from its conversations in order."""
-    first = members[0]
-    ids = [stable_conversation_id(m["conversation_hash"], m["turns"]) for m in members]
-    key = "\n".join(ids)
-    if not f.drop_duplicates:  # repeated conversations are kept: their place in the input tells them apart
-        key += f"@{Path(files[first['file_no']]).name}:{first['row_no']}"
-    dialogue_id = "wc_" + hashlib.sha256(key.encode("utf-8")).hexdigest()[:16]
-    turns, convs, index = [], [], 0
-    for k, m in enumerate(members):
-        convs.append(
-            {
-                "file": files[m["file_no"]],
-                "row": m["row_no"],
-                "conversation_hash": m["conversation_hash"],
-                "conversation_id": ids[k],
-                "timestamp": m["ts_text"],
-                "first_turn": index,
-                "turns": len(m["turns"]),
-            }
-        )
-        for t in m["turns"]:
-            turns.append(
-                {
-                    "dialogue_id": dialogue_id,
-                    "turn_index": index,
-                    "role": t["role"],
-                    "content": t["content"],
-                    "extra_json": canonical_json({"conversation": k}) if len(members) > 1 else None,
-                }
-            )
-            index += 1
+def _dialogues(con, files: list[str], f: WildChatFilters) -> Iterator[dict[str, Any]]:
+    """Dialogue rows (one per sequence) with their meta: how the sequence was formed and, per
+    conversation, file, row, hash, id, timestamp and first turn. Narrow rows: no turn text."""
+    cur = con.execute(
+        """SELECT dialogue_id, seq_key, formed_by, lang, file_no, row_no, conversation_hash, conversation_id,
+                  ts_text, first_turn, n_turns
+           FROM members ORDER BY dialogue_id, seq_pos"""
+    )
+    current: list[tuple] = []
+    while batch := cur.fetchmany(BATCH_ROWS):
+        for row in batch:
+            if current and row[0] != current[0][0]:
+                yield _dialogue_row(current, files, f)
+                current = []
+            current.append(row)
+    if current:
+        yield _dialogue_row(current, files, f)
+
+
+def _dialogue_row(members: list[tuple], files: list[str], f: WildChatFilters) -> dict[str, Any]:
+    dialogue_id, seq_key, formed_by, lang = members[0][:4]
+    convs = [
+        {
+            "file": files[m[4]],
+            "row": m[5],
+            "conversation_hash": m[6],
+            "conversation_id": m[7],
+            "timestamp": m[8],
+            "first_turn": m[9],
+            "turns": m[10],
+        }
+        for m in members
+    ]
+    user = hashlib.sha256(seq_key.encode("utf-8")).hexdigest()[:16] if formed_by.startswith("user") else None
     meta = {
         "licence": LICENCE,
-        "language": first["lang"],
+        "language": lang,
         "sequence": {
-            "formed_by": first["formed_by"],
+            "formed_by": formed_by,
             "max_gap_hours": f.max_gap_hours,
             "min_sequence": f.min_sequence,
-            "user": hashlib.sha256(first["seq_key"].encode("utf-8")).hexdigest()[:16]
-            if first["formed_by"].startswith("user")
-            else None,
+            "user": user,
             "conversations": convs,
         },
     }
-    dialogue = {
+    return {
         "dialogue_id": dialogue_id,
         "origin": "wildchat",
         "persona_id": None,
@@ -359,25 +385,21 @@ def _dialogue_rows(members: list[dict[str, Any]], files: list[str], f: WildChatF
         "needs_reverification": False,
         "schema_version": "1.0",
     }
-    return dialogue, turns
 
 
-def _stream_sequences(con, files: list[str], f: WildChatFilters) -> Iterator[tuple[dict, list[dict]]]:
-    reader = con.sql(
-        """SELECT s.seq_key, s.seq_pos, s.formed_by, c.file_no, c.row_no, c.conversation_hash, c.ts_text,
-                  c.lang, c.turns
-           FROM seqs s JOIN conv c USING (file_no, row_no)
-           ORDER BY s.seq_key, s.seq_pos"""
-    ).to_arrow_reader(BATCH_ROWS)
-    current: list[dict[str, Any]] = []
-    for batch in reader:
-        for row in batch.to_pylist():
-            if current and row["seq_key"] != current[0]["seq_key"]:
-                yield _dialogue_rows(current, files, f)
-                current = []
-            current.append(row)
-    if current:
-        yield _dialogue_rows(current, files, f)
+def _turns(con) -> Iterator[tuple]:
+    """Turn rows ``(dialogue_id, turn_index, role, content, extra_json)`` made by DuckDB, flat, in key
+    order (SQLite appends to its primary-key index instead of inserting at random places)."""
+    cur = con.execute(
+        """SELECT dialogue_id, first_turn + i - 1 AS turn_index, turns[i].role, turns[i].content,
+                  CASE WHEN n_convs > 1 THEN '{"conversation":' || (seq_pos - 1) || '}' END AS extra_json
+           FROM (SELECT m.dialogue_id, m.first_turn, m.n_convs, m.seq_pos, c.turns,
+                        generate_subscripts(c.turns, 1) AS i
+                 FROM members m JOIN conv c USING (file_no, row_no))
+           ORDER BY dialogue_id, turn_index"""
+    )
+    while batch := cur.fetchmany(20_000):
+        yield from batch
 
 
 # -- the run ------------------------------------------------------------------------------------------
@@ -457,7 +479,11 @@ def ingest_wildchat(
                 raise InputError(
                     f"{files[0] if len(files) == 1 else 'input'}: cannot be read as WildChat ({exc})"
                 ) from None
-            report.rows = con.execute("SELECT count(*) FROM conv").fetchone()[0]
+            per_file = dict(con.execute("SELECT file_no, count(*) FROM conv GROUP BY 1").fetchall())
+            empty = [p for i, p in enumerate(files) if not per_file.get(i)]
+            if empty:
+                raise no_records(empty[0])
+            report.rows = sum(per_file.values())
             n_bad = con.execute("SELECT count(*) FROM conv WHERE bad").fetchone()[0]
             if n_bad and not skip_bad:
                 raise _first_bad(con, files)
@@ -490,9 +516,11 @@ def ingest_wildchat(
                 licence=LICENCE,
                 provenance=Provenance(source="import.wildchat", licence=LICENCE),
             )
+            _members(con, files, f)
             result = store.import_stream(
                 header,
-                _stream_sequences(con, [str(p) for p in files], f),
+                _dialogues(con, [str(p) for p in files], f),
+                _turns(con),
                 total=report.sequences,
                 progress=progress,
             )
