@@ -208,8 +208,8 @@ def test_task_qc_form_records_both_verdicts(built, monkeypatch):
     from streamlit.testing.v1 import AppTest
     from test_release_support import add_users
 
-    from curation import workflow
-    from curation.task_admin import create_tasks
+    from curation.annotation import workflow
+    from curation.annotation.task_admin import create_tasks
 
     project, _ = built
     create_tasks(project, "task_qc", overlap=1)

@@ -50,12 +50,22 @@ def _controls(prefix: str, initial: dict[str, Any]) -> dict[str, Any] | None:
     return {"leakage": leakage, "answer": answer} if leakage and answer else None
 
 
+def _read(prefix: str) -> tuple[dict | None, str]:
+    """Both verdicts from the widgets at the moment of the click, or what is missing."""
+    leakage = st.session_state.get(f"{prefix}:leakage")
+    answer = st.session_state.get(f"{prefix}:answer")
+    if leakage and answer:
+        return {"leakage": leakage, "answer": answer}, ""
+    missing = [name for name, v in (("leakage", leakage), ("answer", answer)) if not v]
+    return None, f"Choose a verdict for {' and '.join(missing)} first."
+
+
 def render(proj, user: str, shown: workflow.ShownItem) -> None:
     prefix = shown.event_id
     item(shown.task)
-    values = _controls(prefix, {})
+    _controls(prefix, {})
     st.text_input("Comment (what leaks, what is wrong)", key=f"{prefix}:comment")
-    ui.submit_button(proj, user, shown, prefix, values, "Choose a leakage and an answer verdict first.")
+    ui.submit_button(user, shown, prefix, lambda: _read(prefix))
 
 
 def edit(
@@ -65,3 +75,7 @@ def edit(
     values = _controls(prefix, initial)
     note = st.text_input("Comment", value=comment or "", key=f"{prefix}:comment") if show_comment else None
     return values, (note or None)
+
+
+def unit_title(task, unit: str, field: str) -> str:
+    return field
