@@ -9,8 +9,8 @@
 - Task 4 (use): per dialogue and ability, a query where the memory matters, checked for leakage (the
   query must not state the memory).
 
-Verified memories are the project's gold memories (imported expert-verified ones) plus candidates that
-the final ``memory_verify`` labels accepted or edited, and memories annotators added. Built rows go to
+Verified memories are, per dialogue, the verified gold of its final ``memory_verify`` label (accepted,
+edited and added memories), else its imported expert-verified gold. Built rows go to
 the store in AlpsBench's public row shape; people check them through ``task_qc`` tasks before a release
 ships them. This module never writes SQL and never calls a model directly.
 """
@@ -25,7 +25,7 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from curation.quality.consensus import final_labels
+from curation.quality.verification import verified_gold
 from exports.alpsbench_layout import DISTRACTOR_LEVELS, make_pair
 from pipelines.generation.prompting import run_validated
 from pipelines.memories import offline as _offline  # noqa: F401 - registers the offline generators
@@ -102,38 +102,16 @@ class BuildReport:
 
 # -- verified memories ------------------------------------------------------------------------------------
 def verified_memories(store) -> dict[str, list[dict[str, Any]]]:
-    """Per dialogue, the memories people stand behind (MemoryItem dicts with ``memory_id``)."""
+    """Per dialogue, the memories people stand behind (MemoryItem dicts with ``memory_id``): the
+    verified gold of its final ``memory_verify`` label when it has one (accepted, edited and added
+    memories, :func:`curation.quality.verification.verified_gold`), else its imported gold."""
     out: dict[str, list[dict[str, Any]]] = {}
     for m in store.memories(origin="gold"):
         if m["record"]:
             out.setdefault(m["dialogue_id"], []).append(m["record"])
-    cands = {
-        (m["dialogue_id"], f"{m['source_model']}:{m['position']}"): m
-        for m in store.memories(origin="candidate")
-    }
-    tasks = {t.task_id: t for t in store.tasks(kind="memory_verify")}
-    for task_id, fl in sorted(final_labels(store, "memory_verify").items()):
-        values = fl.get("values")
-        if not values or fl.get("decided_by") == "undecided":
-            continue
-        did = tasks[task_id].payload["dialogue_id"]
-        for d in values.get("decisions", []):
-            m = cands.get((did, d["key"]))
-            if m is None or d["decision"] == "reject" or not m["record"]:
-                continue
-            rec = dict(m["record"])
-            rec["memory_id"] = f"v{len(out.get(did, [])) + 1}"
-            if d["decision"] == "edit":
-                e = d["edited"]
-                rec.update(value=e["value"], label=e["label"], type=e["type"], time_scope=e["time_scope"])
-            out.setdefault(did, []).append(rec)
-        for e in values.get("added", []):
-            out.setdefault(did, []).append(
-                {
-                    "memory_id": f"v{len(out.get(did, [])) + 1}",
-                    **{k: e[k] for k in ("value", "label", "type")},
-                }
-            )
+    for did, v in verified_gold(store).items():
+        if v["memories"]:
+            out[did] = list(v["memories"])
     return out
 
 
