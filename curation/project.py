@@ -11,14 +11,12 @@ Layout of a project directory::
 
 from __future__ import annotations
 
-import copy
 import os
 import re
 import tomllib
 from functools import cached_property
 from importlib import resources
 from pathlib import Path
-from typing import Any
 
 from curation.store.alpsbench import AlpsTaskStore
 from curation.store.app import AppStore
@@ -31,6 +29,7 @@ from curation.store.labels import LabelStore
 from curation.store.labelstudio import LabelStudioStore
 from curation.store.llm import LLMStore
 from curation.store.release import ReleaseStore
+from schemas.config import ProjectConfig
 
 CONFIG_NAME = "prefkit.toml"
 ENV_PROJECT = "PREFKIT_PROJECT"
@@ -53,19 +52,6 @@ class ProjectStore(
 
 def _template() -> str:
     return resources.files("curation").joinpath("templates/prefkit.toml").read_text(encoding="utf-8")
-
-
-def default_config() -> dict[str, Any]:
-    return tomllib.loads(_template().replace("{name}", "prefkit-project"))
-
-
-def _merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
-    out = copy.deepcopy(base)
-    for key, value in override.items():
-        out[key] = (
-            _merge(out[key], value) if isinstance(value, dict) and isinstance(out.get(key), dict) else value
-        )
-    return out
 
 
 class Project:
@@ -120,21 +106,23 @@ class Project:
         return cls(chosen)
 
     @cached_property
-    def config(self) -> dict[str, Any]:
+    def config(self) -> ProjectConfig:
+        """``prefkit.toml``, read and checked once: an unknown or mistyped key is a :class:`ConfigError`."""
+        path = self.root / CONFIG_NAME
         try:
-            user = tomllib.loads((self.root / CONFIG_NAME).read_text(encoding="utf-8"))
+            user = tomllib.loads(path.read_text(encoding="utf-8"))
         except tomllib.TOMLDecodeError as exc:
-            raise StoreError(f"{self.root / CONFIG_NAME}: {exc}") from exc
-        return _merge(default_config(), user)
+            raise StoreError(f"{path}: {exc}") from exc
+        return ProjectConfig.parse(user, str(path))
 
     @property
     def name(self) -> str:
-        return self.config["project"]["name"]
+        return self.config.project.name
 
     @property
     def configured_database(self) -> str:
         """``[project] database`` as written in ``prefkit.toml``."""
-        return str(self.config["project"]["database"])
+        return str(self.config.project.database)
 
     @property
     def database(self) -> str:

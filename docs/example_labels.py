@@ -29,19 +29,14 @@ def tour_project(root: Path):
     """The tour's project state, built through the library calls behind the commands."""
     from curation.annotation.task_admin import create_tasks
     from curation.project import Project
-    from pipelines.generation.run import GenerationConfig, run_generation
+    from pipelines.generation.run import generate
     from pipelines.ingest import alpsbench
-    from pipelines.llm import LLMLayer
-    from pipelines.matching import PROVENANCE, pairs_from_instances
+    from pipelines.matching import add_pairs_from_instances
 
     project = Project.init(root / "my-bench", name="my-bench")
-    cfg = GenerationConfig.from_config(project.config["generation"], personas=2, seed=0)
-    with LLMLayer(
-        project.store, llm_config=project.config["llm"], backend="offline", seed=0, progress=False
-    ) as layer:
-        run_generation(project.store, layer, cfg)
+    generate(project, backend="offline", personas=2, seed=0)
     project.store.import_bundle(alpsbench.build_bundle(ROOT / "pipelines" / "examples" / "alpsbench"))
-    project.store.add_preference_pairs(pairs_from_instances(project.store.instances()), PROVENANCE)
+    add_pairs_from_instances(project.store)
     for kind in ("preference_match", "preference_expressed"):
         create_tasks(project, kind, overlap=3, batch="week1")
     return project

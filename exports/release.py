@@ -55,6 +55,7 @@ class CutResult:
     gates_passed: bool
     data_sha256: str
     bump: str | None  # required bump against the previous release, None for the first
+    manifest_sha256: str
 
 
 def parse_version(version: str) -> tuple[int, int, int]:
@@ -96,23 +97,23 @@ def _file_entries(stage: Path, skip: set[str], known: dict[str, dict] | None = N
 def _card_meta(
     project, version: str, total: int, sources: list[dict], override: str | None
 ) -> dict[str, Any]:
-    cfg, rel = project.config["project"], project.config["release"]
+    cfg, rel = project.config.project, project.config.release
     kinds = sorted({s["kind"] for s in sources})
     return {
         "name": project.name,
         "version": version,
-        "description": cfg.get("description", ""),
-        "licence": cfg.get("licence", "other"),
-        "hf_licence": hf_licence(cfg.get("licence", "")),
-        "task_categories": rel.get("task_categories", ["text-generation"]),
+        "description": cfg.description,
+        "licence": cfg.licence or "other",
+        "hf_licence": hf_licence(cfg.licence),
+        "task_categories": rel.task_categories,
         "size_categories": [size_category(total)],
-        "annotations_creators": rel.get("annotations_creators", ["expert-generated"]),
+        "annotations_creators": rel.annotations_creators,
         "source_datasets": [SOURCE_DATASETS.get(k, f"extended|{k}") for k in kinds] or ["original"],
-        "tags": rel.get("tags", []),
-        "motivation": rel.get("motivation", ""),
-        "uses": rel.get("uses", ""),
-        "maintenance": rel.get("maintenance", ""),
-        "judge_alpha_min": float(rel.get("judge_alpha_min", 0.667)),
+        "tags": rel.tags,
+        "motivation": rel.motivation,
+        "uses": rel.uses,
+        "maintenance": rel.maintenance,
+        "judge_alpha_min": rel.judge_alpha_min,
         "override_reason": override,
     }
 
@@ -136,8 +137,8 @@ def _describe(project, stage: Path, version: str, configs, gates, agreement, ove
 def plan_configs(project) -> list:
     """Every config the project holds content for (``[release] configs`` narrows them), with the rows
     each dropped; configs whose rows were all dropped are kept so the card can say why."""
-    rel = project.config.get("release", {})
-    return build_configs(project.store, rel.get("configs"), rel.get("alpsbench_reference", "verified"))
+    rel = project.config.release
+    return build_configs(project.store, rel.configs, rel.alpsbench_reference)
 
 
 def check_release(project, agreement=None, planned=None) -> list[GateResult]:
@@ -146,7 +147,7 @@ def check_release(project, agreement=None, planned=None) -> list[GateResult]:
     not given."""
     planned = plan_configs(project) if planned is None else planned
     rows = None if agreement is None else (lambda _store: agreement)
-    return run_gates(project.store, project.config, planned, agreement_rows=rows)
+    return run_gates(project.store, project.config.release, planned, agreement_rows=rows)
 
 
 def build_release(
@@ -224,14 +225,17 @@ def _check_bump(releases_dir: Path, previous: str | None, stage: Path, version: 
 
 
 def cut_release(project, version: str, override: str | None = None, gates=None, agreement=None) -> CutResult:
-    """Cut ``version`` from the project's current state. Refuses when a gate fails (unless ``override``
-    gives a reason, recorded in the manifest), when the version exists, or when the version bump is
-    smaller than the change since the latest release. ``gates`` (results of :func:`run_gates`) and
-    ``agreement`` (agreement rows) are computed when not given; agreement is computed once for both."""
+    """Cut ``version`` from the project's current state and record it in the project's release log
+    (``prefkit release list``). Refuses when a gate fails (unless ``override`` gives a reason, recorded
+    in the manifest), when the version exists, or when the version bump is smaller than the change
+    since the latest release. ``gates`` (results of :func:`run_gates`) and ``agreement`` (agreement
+    rows) are computed when not given; agreement is computed once for both."""
     parse_version(version)
     out_dir = project.releases_dir / version
     if out_dir.exists():
         raise ReleaseError(f"release {version} already exists at {out_dir}; releases are never overwritten")
+    if any(r["version"] == version for r in project.store.releases()):
+        raise ReleaseError(f"release {version} is already recorded in the project; releases are never re-cut")
     if agreement is None:
         agreement = agreement_rows(project.store)
     planned = plan_configs(project)
@@ -267,7 +271,21 @@ def cut_release(project, version: str, override: str | None = None, gates=None, 
         shutil.rmtree(stage, ignore_errors=True)
         raise
     write_private(project, version, planned)
-    return CutResult(out_dir, manifest, passed, data_digest(manifest.files), bump)
+    result = CutResult(
+        out_dir, manifest, passed, data_digest(manifest.files), bump, sha256_file(out_dir / "manifest.json")
+    )
+    project.store.record_release(
+        {
+            "version": version,
+            "created_at": manifest.created_at,
+            "path": str(out_dir),
+            "manifest_sha256": result.manifest_sha256,
+            "data_sha256": result.data_sha256,
+            "gates_passed": passed,
+            "override_reason": manifest.override_reason,
+        }
+    )
+    return result
 
 
 def private_dir(project, version: str) -> Path:

@@ -49,3 +49,10 @@ def pairs_from_instances(instances: list[dict[str, Any]]) -> list[dict[str, Any]
                         p = _pair(item, other, inst["instance_id"], "other_preference")
                         pairs.setdefault(p["pair_id"], p)
     return sorted(pairs.values(), key=lambda p: p["pair_id"])
+
+
+def add_pairs_from_instances(store) -> tuple[int, list[dict[str, Any]]]:
+    """Build the pairs of the store's CUPID instances and add them; ``(pairs added, all pairs built)``
+    (pairs already present are not added twice)."""
+    pairs = pairs_from_instances(store.instances())
+    return store.add_preference_pairs(pairs, PROVENANCE), pairs

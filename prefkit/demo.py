@@ -27,14 +27,9 @@ KINDS = ("preference_expressed", "preference_match", "memory_verify")
 
 
 def _generate(project: Project, personas: int, seed: int) -> None:
-    from pipelines.generation.run import GenerationConfig, run_generation
-    from pipelines.llm import LLMLayer
+    from pipelines.generation.run import generate
 
-    cfg = GenerationConfig.from_config(project.config["generation"], personas=personas, seed=seed)
-    with LLMLayer(
-        project.store, llm_config=project.config["llm"], backend="offline", seed=seed, progress=False
-    ) as layer:
-        run_generation(project.store, layer, cfg)
+    generate(project, backend="offline", personas=personas, seed=seed)
 
 
 def _import_examples(project: Project) -> None:
@@ -45,11 +40,10 @@ def _import_examples(project: Project) -> None:
 
 
 def _pairs_and_gold(project: Project) -> None:
-    from pipelines.matching import PROVENANCE, pairs_from_instances
+    from pipelines.matching import add_pairs_from_instances
 
     store = project.store
-    pairs = pairs_from_instances(store.instances())
-    store.add_preference_pairs(pairs, PROVENANCE)
+    _, pairs = add_pairs_from_instances(store)
     from curation.annotation.task_admin import create_tasks
 
     create_tasks(project, "preference_match", overlap=2, batch="demo", gold_rate=0.1)

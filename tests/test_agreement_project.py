@@ -184,7 +184,7 @@ def test_cli_agreement_json_reads_the_project(store, project):
     rows = json.loads(result.output)
     assert rows == json.loads(json.dumps(agreement_rows(store, n_boot=100, seed=1)))
     assert rows[0]["alpha"] == pytest.approx(_expected_alpha(COVERAGE))
-    assert rows[0]["alpha_min"] == project.config["release"]["alpha_min"]
+    assert rows[0]["alpha_min"] == project.config.release.alpha_min
 
 
 def test_cli_agreement_table_and_annotators(store, project):
@@ -197,6 +197,21 @@ def test_cli_agreement_table_and_annotators(store, project):
     )
     ann = CliRunner().invoke(cli, ["agreement", "--annotators", "--json", "-p", str(project.root)])
     assert [r["annotator"] for r in json.loads(ann.output)] == ["ann1", "ann2", "ann3"]
+
+
+def test_cli_agreement_uses_the_documented_table_form_of_alpha_min(store, project):
+    _fill_match(store)
+    cfg = project.root / "prefkit.toml"
+    text = cfg.read_text().replace(
+        "alpha_min = 0.8\n", 'alpha_min = { default = 0.8, "preference_match.coverage" = 0.9 }\n'
+    )
+    cfg.write_text(text)
+    out = CliRunner().invoke(cli, ["agreement", "--json", "--boot", "50", "-p", str(project.root)])
+    assert out.exit_code == 0, out.output
+    [row] = json.loads(out.output)
+    assert (row["field"], row["alpha_min"]) == ("coverage", 0.9)
+    table = CliRunner().invoke(cli, ["agreement", "--boot", "50", "-p", str(project.root)])
+    assert table.exit_code == 0 and "the row's alpha_min" in table.output, table.output
 
 
 def test_cli_unknown_kind_is_one_line_error(store, project):

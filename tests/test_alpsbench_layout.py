@@ -47,8 +47,8 @@ def test_public_configs_have_the_row_shape_and_no_test_gold(alps_project):
 @pytest.mark.shared_data
 def test_benchmark_ids_and_splits_are_stable_across_releases(alps_project):
     try:
-        a = cut_release(alps_project, "1.0.0", override="sample")
-        b = cut_release(alps_project, "1.0.1", override="sample")
+        a = cut_release(alps_project, "2.0.0", override="sample")
+        b = cut_release(alps_project, "2.0.1", override="sample")
         for split in ("dev", "validation", "test"):
             assert (a.path / f"data/alpsbench_task2/{split}.jsonl").read_bytes() == (
                 b.path / f"data/alpsbench_task2/{split}.jsonl"
@@ -57,7 +57,7 @@ def test_benchmark_ids_and_splits_are_stable_across_releases(alps_project):
             not list(a.path.rglob("*test*gold*"))
             and not (a.path / "data/alpsbench_task2_gold/test.jsonl").exists()
         )
-        assert (private_dir(alps_project, "1.0.0") / "alpsbench_task2_gold/test.jsonl").is_file()
+        assert (private_dir(alps_project, "2.0.0") / "alpsbench_task2_gold/test.jsonl").is_file()
     finally:
         shutil.rmtree(alps_project.releases_dir, ignore_errors=True)
         shutil.rmtree(alps_project.root / "releases-private", ignore_errors=True)

@@ -77,9 +77,7 @@ def seed_gold(project) -> None:
 @pytest.fixture
 def built(project):
     seed_gold(project)
-    with LLMLayer(
-        project.store, llm_config=project.config["llm"], backend="offline", progress=False
-    ) as layer:
+    with LLMLayer(project.store, llm_config=project.config.llm, backend="offline", progress=False) as layer:
         report = build_alpsbench(project.store, layer, BuildConfig(limit=3, seed=7))
     return project, report
 

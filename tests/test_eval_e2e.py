@@ -24,6 +24,7 @@ from pipelines.eval import build_report, judge_validation
 from pipelines.eval.judge import judge_annotator
 from prefkit.cli import cli
 from schemas.common import utcnow
+from schemas.config import ReleasePolicy
 from schemas.curation import LabelEvent
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -152,14 +153,14 @@ def test_kill_resume_score_pairs_and_judge_vs_human_alpha(endpoint, project, tmp
     status = judge_validation(project.store, "gpt-4o-mini", n_boot=50)
     assert status["judge_vs_human"]["n_units"] == 6 and status["judge_vs_human"]["alpha"] == 1.0
     assert status["validated"] and status["human_vs_human"]["alpha"] < 1.0
-    report = build_report(project.store, run_id, {"release": {"judge_alpha_min": 0.667}})
+    report = build_report(project.store, run_id, ReleasePolicy(judge_alpha_min=0.667))
     assert report["judge"]["status"] == "validated"
-    strict = build_report(project.store, run_id, {"release": {"judge_alpha_min": 1.01}})
+    strict = build_report(project.store, run_id, ReleasePolicy(judge_alpha_min=1.01))
     assert strict["judge"]["status"] == "not validated"
     md = CliRunner().invoke(cli, ["eval", "report", run_id, "--format", "md", "-p", str(project.root)])
     assert md.exit_code == 0 and f"Judge `{judge}`: validated" in md.output
     assert (project.root / "evals" / run_id / "f1_by_position.svg").is_file()
-    project.config["release"]["allow_offline"] = True
+    project.config.release.allow_offline = True
     cut = cut_release(project, "0.1.0", override="eval test: only matching pairs in this project")
     card = (cut.path / "README.md").read_text(encoding="utf-8")
     assert f"| {judge} | preference_match | 6 | 1.000 |" in card and "validated |" in card

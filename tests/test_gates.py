@@ -10,17 +10,21 @@ from test_release_support import (
     labelled_project,
     match_tasks,
     plan,
+    with_release,
 )
 
 from curation.quality.consensus import adjudicate
-from curation.quality.gates import PolicyError, evidence_problem, load_policy, run_gates
+from curation.quality.gates import PolicyError, check_policy, evidence_problem, run_gates
+from schemas.config import ReleasePolicy
 
 
 def gates(project, **release) -> dict:
-    config = {**project.config, "release": {**project.config["release"], **release}}
+    config = with_release(project.config, **release)
     return {
         r.gate: r
-        for r in run_gates(project.store, config, plan(project.store, config), agreement_rows=fast_agreement)
+        for r in run_gates(
+            project.store, config.release, plan(project.store, config), agreement_rows=fast_agreement
+        )
     }
 
 
@@ -143,14 +147,14 @@ def test_evidence_check_handles_int_and_list_indexes_and_elisions(evidence, prob
 
 
 def test_policy_floor_depends_on_final_or_tentative():
-    assert load_policy({"release": {"alpha_min": 0.8}}).alpha_for("k", "f") == 0.8
+    assert check_policy(ReleasePolicy(alpha_min=0.8)).alpha_for("k", "f") == 0.8
     with pytest.raises(PolicyError, match="tentative"):
-        load_policy({"release": {"alpha_min": 0.7}})
-    assert load_policy({"release": {"alpha_min": 0.667, "policy": "tentative"}}).alpha_for("k", "f") == 0.667
+        check_policy(ReleasePolicy(alpha_min=0.7))
+    assert check_policy(ReleasePolicy(alpha_min=0.667, policy="tentative")).alpha_for("k", "f") == 0.667
     with pytest.raises(PolicyError, match="0.667"):
-        load_policy({"release": {"alpha_min": 0.6, "policy": "tentative"}})
-    per_field = load_policy(
-        {"release": {"policy": "tentative", "alpha_min": {"default": 0.8, "preference_match.coverage": 0.7}}}
+        check_policy(ReleasePolicy(alpha_min=0.6, policy="tentative"))
+    per_field = check_policy(
+        ReleasePolicy(policy="tentative", alpha_min={"default": 0.8, "preference_match.coverage": 0.7})
     )
     assert (
         per_field.alpha_for("preference_match", "coverage"),
@@ -169,7 +173,7 @@ def test_a_gate_whose_input_is_unavailable_fails_and_says_why(project):
     (alpha,) = [
         r
         for r in run_gates(
-            project.store, project.config, plan(project.store, project.config), agreement_rows=missing
+            project.store, project.config.release, plan(project.store, project.config), agreement_rows=missing
         )
         if r.gate == "alpha"
     ]

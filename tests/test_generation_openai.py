@@ -106,9 +106,9 @@ def openai_project(tmp_path, monkeypatch):
 
 
 def run(project, **overrides):
-    cfg = GenerationConfig.from_config(project.config["generation"], **overrides)
+    cfg = GenerationConfig.from_config(project.config.generation, **overrides)
     with LLMLayer(
-        project.store, llm_config=project.config["llm"], backend="openai", seed=0, progress=False
+        project.store, llm_config=project.config.llm, backend="openai", seed=0, progress=False
     ) as layer:
         return run_generation(project.store, layer, cfg)
 

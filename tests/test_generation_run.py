@@ -18,9 +18,9 @@ from schemas.cupid import BenchmarkInstance
 
 
 def generate(project: Project, **overrides):
-    cfg = GenerationConfig.from_config(project.config["generation"], **overrides)
+    cfg = GenerationConfig.from_config(project.config.generation, **overrides)
     with LLMLayer(
-        project.store, llm_config=project.config["llm"], backend="offline", seed=cfg.seed, progress=False
+        project.store, llm_config=project.config.llm, backend="offline", seed=cfg.seed, progress=False
     ) as layer:
         return run_generation(project.store, layer, cfg)
 

@@ -278,7 +278,7 @@ def test_a_silent_session_is_simulated_again_and_fails_when_it_stays_silent(proj
     state = _state()
     state.job = replace(state.job, persona=persona)
     with LLMLayer(
-        project.store, llm_config=project.config["llm"], backend="offline", seed=0, progress=False
+        project.store, llm_config=project.config.llm, backend="offline", seed=0, progress=False
     ) as layer:
         (done,) = simulate(layer, project.store, [state.job], DialogueRules(max_turns=1, attempts=2))
     assert (

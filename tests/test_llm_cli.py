@@ -23,7 +23,7 @@ def fake_motto(request: LLMRequest, rng: random.Random) -> Motto:
 
 def run_offline(project, n: int, stage: str = "mottos") -> None:
     reqs = [LLMRequest(stage, f"m{i}", "writer", (("user", f"motto {i}"),), Motto) for i in range(n)]
-    with LLMLayer(project.store, project.config["llm"], backend="offline", progress=False) as layer:
+    with LLMLayer(project.store, project.config.llm, backend="offline", progress=False) as layer:
         layer.run(reqs)
 
 

@@ -39,7 +39,7 @@ def layer_for(project, monkeypatch):
 
     def make(server, **overrides):
         cfg = {
-            **project.config["llm"],
+            **project.config.llm.model_dump(),
             "base_url": server.base_url,
             "timeout_s": 2,
             "max_retries": 1,

@@ -51,9 +51,7 @@ def trait_requests(n: int = 5) -> list[LLMRequest]:
 
 
 def offline_run(project, seed: int, requests: list[LLMRequest]):
-    with LLMLayer(
-        project.store, project.config["llm"], backend="offline", seed=seed, progress=False
-    ) as layer:
+    with LLMLayer(project.store, project.config.llm, backend="offline", seed=seed, progress=False) as layer:
         return layer.run(requests)
 
 
@@ -101,7 +99,7 @@ def test_offline_cache_is_never_served_to_the_openai_backend(project):
 
 def test_estimate_prices_uncached_requests_per_model(project):
     cfg = {
-        **project.config["llm"],
+        **project.config.llm.model_dump(),
         "models": {"writer": "gpt-4o", "judge": "my-model"},
         "costs": {"my-model": {"input": 1.0, "output": 2.0}},
     }
@@ -118,7 +116,11 @@ def test_estimate_prices_uncached_requests_per_model(project):
 
 
 def test_estimate_skips_cached_requests_and_flags_unpriced_models(project):
-    cfg = {**project.config["llm"], "models": {"writer": "homebrew-7b"}, "completion_tokens": {"traits": 42}}
+    cfg = {
+        **project.config.llm.model_dump(),
+        "models": {"writer": "homebrew-7b"},
+        "completion_tokens": {"traits": 42},
+    }
     with LLMLayer(project.store, cfg, backend="offline", progress=False) as layer:
         layer.run(trait_requests(3))
         est = layer.estimate(trait_requests(5))
@@ -199,7 +201,7 @@ class EchoBackend:
 
 def test_any_object_implementing_the_backend_protocol_plugs_in(project):
     req = LLMRequest("echoes", "e1", "judge", (("user", "ping"),))
-    with LLMLayer(project.store, project.config["llm"], backend=EchoBackend(), progress=False) as layer:
+    with LLMLayer(project.store, project.config.llm, backend=EchoBackend(), progress=False) as layer:
         [response] = layer.run([req])
     assert response.ok and response.text == "gpt-4o-mini:ping"
     assert response.provenance.endpoint == "echo.local" and response.cost_usd > 0
@@ -207,7 +209,7 @@ def test_any_object_implementing_the_backend_protocol_plugs_in(project):
 
 def test_sync_run_works_inside_a_running_event_loop(project):
     async def notebook_cell():
-        with LLMLayer(project.store, project.config["llm"], backend="offline", progress=False) as layer:
+        with LLMLayer(project.store, project.config.llm, backend="offline", progress=False) as layer:
             return layer.run(trait_requests(2))
 
     responses = asyncio.run(notebook_cell())
@@ -222,7 +224,7 @@ class FakeTTY(io.StringIO):
 def test_progress_bar_on_a_terminal_shows_ok_failed_cached_and_tokens(project, monkeypatch):
     terminal = FakeTTY()
     monkeypatch.setattr(sys, "stderr", terminal)
-    with LLMLayer(project.store, project.config["llm"], backend="offline", progress=True) as layer:
+    with LLMLayer(project.store, project.config.llm, backend="offline", progress=True) as layer:
         layer.run(trait_requests(2), desc="traits")
         layer.run(trait_requests(3), desc="traits")
     drawn = terminal.getvalue()
@@ -234,7 +236,7 @@ def test_batch_mode_on_a_backend_without_a_batch_api_is_a_clear_error(project):
     from pipelines.llm import LLMConfigError
 
     req = LLMRequest("echoes", "e1", "judge", (("user", "ping"),))
-    with LLMLayer(project.store, project.config["llm"], backend=EchoBackend(), progress=False) as layer:
+    with LLMLayer(project.store, project.config.llm, backend=EchoBackend(), progress=False) as layer:
         with pytest.raises(LLMConfigError, match="no Batch API"):
             layer.run([req], batch=True)
         assert layer.run([req])[0].ok  # the same request runs live

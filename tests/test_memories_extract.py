@@ -105,7 +105,7 @@ def wildchat_project(tmp_path, monkeypatch):
 
 
 def extract(project, **kw):
-    with LLMLayer(project.store, llm_config=project.config["llm"], backend="openai", progress=False) as layer:
+    with LLMLayer(project.store, llm_config=project.config.llm, backend="openai", progress=False) as layer:
         return run_extraction(project.store, layer, ExtractionConfig(**kw))
 
 
@@ -164,7 +164,7 @@ def test_offline_backend_is_marked_offline(tmp_path):
     path = tmp_path / "wc.jsonl"
     fx.write_fixture(path, bad=False)
     ingest_wildchat(p.store, [path])
-    with LLMLayer(p.store, llm_config=p.config["llm"], backend="offline", progress=False) as layer:
+    with LLMLayer(p.store, llm_config=p.config.llm, backend="offline", progress=False) as layer:
         report = run_extraction(p.store, layer, ExtractionConfig(limit=5, require_implicit=False))
     assert report.kept > 0
     refs = p.store.offline_references()

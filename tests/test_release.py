@@ -24,7 +24,7 @@ def cut(project, version, override=None):
     agreement = fast_agreement(project.store)
     gates = run_gates(
         project.store,
-        project.config,
+        project.config.release,
         plan(project.store, project.config),
         agreement_rows=lambda _store: agreement,
     )
@@ -59,6 +59,25 @@ def test_two_cuts_of_the_same_state_have_byte_identical_data_files(ready):
         "data/final_labels/preference_match.jsonl",
         "data/adjudications/log.jsonl",
     } <= set(files_a)
+
+
+def test_a_release_cut_through_the_library_is_recorded_and_listed(ready):
+    from click.testing import CliRunner
+
+    from prefkit.cli import cli
+    from schemas.common import sha256_file
+
+    project, _ = ready
+    r = cut(project, "1.0.0")
+    (row,) = project.store.releases()
+    assert (row["version"], row["data_sha256"]) == ("1.0.0", r.data_sha256)
+    assert row["manifest_sha256"] == r.manifest_sha256 == sha256_file(r.path / "manifest.json")
+    out = CliRunner().invoke(cli, ["release", "list", "-p", str(project.root)]).output
+    assert "1.0.0" in out
+    shutil.rmtree(r.path)  # a deleted release directory does not make the version free again
+    with pytest.raises(ReleaseError, match="already recorded"):
+        cut(project, "1.0.0")
+    assert not r.path.exists()
 
 
 def test_a_release_has_every_part_and_verifies(ready):

@@ -30,7 +30,7 @@ def release(tmp_path_factory):
     agreement = fast_agreement(project.store)
     gates = run_gates(
         project.store,
-        project.config,
+        project.config.release,
         plan(project.store, project.config),
         agreement_rows=lambda _store: agreement,
     )

@@ -191,5 +191,10 @@ def plan(store, config) -> list:
     """The release configs ``run_gates`` checks, as ``exports.release.plan_configs`` plans them."""
     from exports.release_data import build_configs
 
-    rel = config.get("release", {})
-    return build_configs(store, rel.get("configs"), rel.get("alpsbench_reference", "verified"))
+    return build_configs(store, config.release.configs, config.release.alpsbench_reference)
+
+
+def with_release(config, **changes):
+    """``config`` (a ProjectConfig) with ``[release]`` keys changed, validated like prefkit.toml."""
+    release = type(config.release).model_validate({**config.release.model_dump(), **changes})
+    return config.model_copy(update={"release": release})

@@ -37,7 +37,7 @@ def cut(project, version):
     agreement = fast_agreement(project.store)
     gates = run_gates(
         project.store,
-        project.config,
+        project.config.release,
         plan(project.store, project.config),
         agreement_rows=lambda _store: agreement,
     )

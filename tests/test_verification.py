@@ -7,7 +7,7 @@ import json
 
 import pytest
 from test_generation_run import generate
-from test_release_support import add_users, cupid_row, import_cupid, label, plan
+from test_release_support import add_users, cupid_row, import_cupid, label, plan, with_release
 
 from curation.annotation import workflow
 from curation.annotation.task_admin import create_tasks
@@ -63,7 +63,9 @@ def cupid_types(store) -> tuple[list[str], list[str]]:
 def test_a_project_without_labels_fails_the_alpha_gate_saying_which_config_needs_them(gen):
     results = {
         r.gate: r
-        for r in run_gates(gen.store, gen.config, plan(gen.store, gen.config), agreement_rows=lambda _s: [])
+        for r in run_gates(
+            gen.store, gen.config.release, plan(gen.store, gen.config), agreement_rows=lambda _s: []
+        )
     }
     assert not results["alpha"].passed
     assert "no labels for preference_expressed: the `cupid` config needs them" in results["alpha"].culprits
@@ -72,9 +74,10 @@ def test_a_project_without_labels_fails_the_alpha_gate_saying_which_config_needs
 
 
 def test_without_label_dependent_configs_the_label_gates_do_not_apply(gen):
-    config = {**gen.config, "release": {**gen.config["release"], "configs": ["cupid_unverified"]}}
+    config = with_release(gen.config, configs=["cupid_unverified"])
     results = {
-        r.gate: r for r in run_gates(gen.store, config, plan(gen.store, config), agreement_rows=lambda _s: [])
+        r.gate: r
+        for r in run_gates(gen.store, config.release, plan(gen.store, config), agreement_rows=lambda _s: [])
     }
     assert results["alpha"].passed and results["alpha"].summary.startswith("not applicable")
     assert results["alpha"].applies_to == [] and results["offline"].applies_to == ["cupid_unverified"]
@@ -141,7 +144,8 @@ def test_a_rewrite_after_labelling_asks_for_reverification_and_reaches_the_relea
     unverified = next(c for c in build_configs(store) if c.name == "cupid_unverified")
     assert not any("Keep it to the point, like last time." in row for row in unverified.splits["test"])
     gates = {
-        r.gate: r for r in run_gates(store, gen.config, plan(store, gen.config), agreement_rows=lambda _s: [])
+        r.gate: r
+        for r in run_gates(store, gen.config.release, plan(store, gen.config), agreement_rows=lambda _s: [])
     }
     assert all(old.task_id not in c for c in gates["min_labels"].culprits)  # the superseded round
 
@@ -172,12 +176,10 @@ def test_repair_regenerates_a_failed_session_and_recovers_its_instance_after_rev
     for sid, task in tasks_by_session(store).items():
         verify(store, task, missing=(0,) if sid == b_session else ())
     before = store.dialogue(b_session)["turns"]
-    cfg = GenerationConfig.from_config(gen.config["generation"], personas=1)
+    cfg = GenerationConfig.from_config(gen.config.generation, personas=1)
 
     def repair():
-        with LLMLayer(
-            store, llm_config=gen.config["llm"], backend="offline", seed=0, progress=False
-        ) as layer:
+        with LLMLayer(store, llm_config=gen.config.llm, backend="offline", seed=0, progress=False) as layer:
             return run_repair(store, layer, cfg)
 
     first = repair()

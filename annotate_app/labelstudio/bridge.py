@@ -159,7 +159,7 @@ def push(
     from curation.annotation.task_admin import create_tasks
 
     lsk = ls_kind(kind)
-    overlap = int(project.config["annotation"]["overlap"])
+    overlap = project.config.annotation.overlap
     create_tasks(project, kind, overlap=overlap)
     client = connect(url, api_key)
     pid, created = ensure_project(client, project, kind, url, overlap)

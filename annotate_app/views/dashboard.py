@@ -79,7 +79,8 @@ with right:
         st.altair_chart(chart, width="stretch")
 
 st.subheader("Agreement (Krippendorff's alpha, 95% bootstrap interval)")
-agr = pd.DataFrame(dashboard.agreement(store))
+policy = ui.project().config.release
+agr = pd.DataFrame(dashboard.agreement(store, policy))
 if agr.empty or agr["alpha"].isna().all():
     st.caption("Not enough overlapping labels yet.")
 else:
@@ -92,7 +93,8 @@ else:
     base = alt.Chart(shown)
     bars = base.mark_errorbar(thickness=2).encode(x=x, x2="ci_high:Q", y=y)
     points = base.mark_point(filled=True, size=80).encode(x="alpha:Q", y=y, tooltip=list(agr.columns))
-    rule = alt.Chart(pd.DataFrame({"x": [0.8]})).mark_rule(strokeDash=[4, 4], color="gray").encode(x="x:Q")
+    # Each field's threshold under [release] alpha_min (one number, or per "kind.field").
+    rule = base.mark_tick(color="gray", thickness=2, size=24).encode(x="alpha_min:Q", y=y)
     chart = (bars + points + rule).properties(
         height=max(120, 40 * len(shown)), padding={"left": 10, "right": 20}
     )
@@ -106,7 +108,7 @@ if gold.empty:
 else:
     st.dataframe(gold, hide_index=True, width="stretch")
 st.subheader("Annotator quality")  # full width: its columns never clip
-quality = pd.DataFrame(dashboard.annotator_quality(store))
+quality = pd.DataFrame(dashboard.annotator_quality(store, gold_min=policy.gold_accuracy_min))
 if quality.empty:
     st.caption("No labels yet.")
 else:

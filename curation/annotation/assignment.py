@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from curation.project import Project
@@ -41,12 +41,9 @@ def gold_rate_key(kind: str) -> str:
 def policy_for(project: Project, kind: str) -> QueuePolicy:
     """The project's policy for ``kind``: config ``[annotation]`` with a per-kind gold rate override
     set by ``prefkit tasks create --gold-rate``."""
-    cfg: dict[str, Any] = project.config.get("annotation", {})
+    cfg = project.config.annotation
     rate = project.store.get_meta(gold_rate_key(kind))
-    return QueuePolicy(
-        chunk=int(cfg.get("queue_chunk", DEFAULT_CHUNK)),
-        gold_rate=float(rate) if rate is not None else float(cfg.get("gold_rate", 0.1)),
-    )
+    return QueuePolicy(chunk=cfg.queue_chunk, gold_rate=float(rate) if rate is not None else cfg.gold_rate)
 
 
 def interleave(regular: list[str], gold: list[str], seed: str) -> list[str]:

@@ -19,7 +19,7 @@ import logging
 import unicodedata
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from schemas.common import PrefkitError
 
@@ -79,8 +79,7 @@ class ThrottlePolicy:
 
     @classmethod
     def of(cls, project: Project) -> ThrottlePolicy:
-        cfg: dict[str, Any] = project.config.get("annotation", {}).get("sign_in", {})
-        return cls(**{k: type(getattr(cls, k))(v) for k, v in cfg.items() if k in cls.__dataclass_fields__})
+        return cls(**project.config.annotation.sign_in.model_dump())
 
     def wait_s(self, failures: int, last_failure: str | None, now: str, scale: int = 1) -> float:
         """Seconds before the next attempt may be checked (0 when it may be checked now)."""

@@ -99,7 +99,7 @@ def create_tasks(
 
     ``gold_rate`` (0..1) is the share of gold items mixed into each annotator's queue for this kind."""
     task_kind = get_kind(kind)
-    k = overlap or int(project.config.get("annotation", {}).get("overlap", 3))
+    k = overlap or project.config.annotation.overlap
     if k < 1:
         raise TaskFileError("overlap must be at least 1")
     if gold_rate is not None:

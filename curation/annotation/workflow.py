@@ -8,6 +8,7 @@ a double click, a rerun or a retry after a dropped connection records it once.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
@@ -126,7 +127,7 @@ def current_item(project: Project, user: str, kind: str) -> ShownItem | None:
 
 def stale_after_hours(project: Project) -> float:
     """Config ``annotation.stale_after_hours``: idle queues go back to the pool after this (0 = never)."""
-    return float(project.config.get("annotation", {}).get("stale_after_hours", 24))
+    return project.config.annotation.stale_after_hours
 
 
 def _hours_ago(hours: float) -> str:
@@ -202,7 +203,7 @@ def flag(project: Project, user: str, item: ShownItem, reason: str) -> bool:
 
 # -- undo ---------------------------------------------------------------------------------------------
 def undo_depth(project: Project) -> int:
-    return int(project.config.get("annotation", {}).get("undo_depth", 10))
+    return project.config.annotation.undo_depth
 
 
 def recent_labels(project: Project, user: str) -> list[LabelEvent]:
@@ -317,17 +318,26 @@ def available(project: Project, user: str, kind: str) -> int:
     return project.store.available_count(user, kind)
 
 
-def gold_accuracy(store: ProjectStore, kind: str | None = None) -> list[dict[str, Any]]:
-    """Per (annotator, task kind): how many gold items they labelled and their mean gold score (0..1)."""
-    gold = store.gold_answers(kind)
+def gold_scores(
+    events: Iterable[LabelEvent], gold: dict[str, tuple[str, dict[str, Any]]]
+) -> dict[tuple[str, str], list[float]]:
+    """Per (annotator, task kind): the score (0..1) of each live label on a gold item. ``gold`` maps a
+    gold task id to its ``(kind, answer)``; the kind's ``gold_score`` does the scoring. The one place
+    gold accuracy is computed (the gates, the dashboard and the agreement statistics all use it)."""
     scores: dict[tuple[str, str], list[float]] = {}
-    for ev in store.effective_events(kind):
+    for ev in events:
         if ev.action != "label" or ev.task_id not in gold:
             continue
         task_kind, answer = gold[ev.task_id]
         scores.setdefault((ev.annotator, task_kind), []).append(
             get_kind(task_kind).gold_score(ev.values, answer)
         )
+    return scores
+
+
+def gold_accuracy(store: ProjectStore, kind: str | None = None) -> list[dict[str, Any]]:
+    """Per (annotator, task kind): how many gold items they labelled and their mean gold score (0..1)."""
+    scores = gold_scores(store.effective_events(kind), store.gold_answers(kind))
     return [
         {"annotator": who, "task_kind": k, "n_gold": len(s), "accuracy": round(sum(s) / len(s), 4)}
         for (who, k), s in sorted(scores.items())

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from curation.annotation.task_kinds import TASK_KIND_REGISTRY, FieldSpec, get_kind
+from curation.annotation.workflow import gold_scores
 from curation.quality.reliability import (
     bootstrap_alpha,
     cohen_kappa_pairwise,
@@ -28,6 +29,7 @@ from curation.quality.reliability import (
     krippendorff_alpha,
     percent_agreement,
 )
+from schemas.config import FINAL_ALPHA_MIN, alpha_threshold
 
 if TYPE_CHECKING:
     from curation.project import ProjectStore
@@ -158,16 +160,17 @@ def agreement_rows(
     batch: str | None = None,
     n_boot: int = 1000,
     seed: int = 0,
-    alpha_min: float = 0.8,
+    alpha_min: float | dict[str, float] = FINAL_ALPHA_MIN,
     judges: tuple[str, ...] | list[str] = (),
 ) -> list[dict[str, Any]]:
     """One human-vs-human row per (task kind, field), followed by one judge-vs-human row per judge
-    who labelled that kind. ``kind=None`` covers every kind with labels; ``batch=None`` every batch."""
+    who labelled that kind. ``kind=None`` covers every kind with labels; ``batch=None`` every batch.
+    ``alpha_min`` is one threshold or ``[release] alpha_min``'s table (``default`` / ``"kind.field"``)."""
     tasks, events = _live_labels(store, kind, batch)
     judge_set = judge_names(events, judges)
-    args = (n_boot, seed, alpha_min)
     rows = []
     for (kind_name, field_name), fr in field_ratings(tasks, events, _kinds(kind, events)).items():
+        args = (n_boot, seed, alpha_threshold(alpha_min, kind_name, field_name))
         raters = fr.raters()
         humans = [r for r in raters if r not in judge_set]
         head = {"task_kind": kind_name, "field": field_name, "batch": batch or "all"}
@@ -205,9 +208,9 @@ def _tally(tasks: dict[str, AnnotationTask], events: list[LabelEvent], judge_set
             t.times.append(ev.time_spent_s)
         for (_, name), value in kind.units(ev.values).items():
             t.distribution[name][str(value)] += 1
-        task = tasks[ev.task_id]
-        if task.is_gold and task.gold_answer:
-            t.gold.append(kind.gold_score(ev.values, task.gold_answer))
+    gold = {tid: (t.kind, t.gold_answer) for tid, t in tasks.items() if t.is_gold and t.gold_answer}
+    for key, scores in gold_scores(events, gold).items():
+        tallies[key].gold = scores
     kinds = sorted({e.kind for e in events})
     for fr in field_ratings(tasks, events, kinds).values():
         for by_rater in fr.ratings.values():

@@ -14,6 +14,7 @@ from curation.annotation.workflow import gold_accuracy
 
 if TYPE_CHECKING:
     from curation.project import ProjectStore
+    from schemas.config import ReleasePolicy
 
 
 def progress(store: ProjectStore) -> list[dict[str, Any]]:
@@ -42,21 +43,27 @@ def label_distribution(store: ProjectStore, kind: str | None = None) -> list[dic
     ]
 
 
-def agreement(store: ProjectStore, kind: str | None = None, n_boot: int = 200) -> list[dict[str, Any]]:
-    """Krippendorff's alpha per task kind and field with bootstrap intervals (curation.quality.agreement)."""
+def agreement(
+    store: ProjectStore, policy: ReleasePolicy, kind: str | None = None, n_boot: int = 200
+) -> list[dict[str, Any]]:
+    """Krippendorff's alpha per task kind and field with bootstrap intervals (curation.quality.agreement);
+    each row's ``alpha_min`` is that field's threshold under the release policy."""
     from curation.quality.agreement import agreement_rows
 
-    return agreement_rows(store, kind=kind, n_boot=n_boot)
+    return agreement_rows(store, kind=kind, n_boot=n_boot, alpha_min=policy.alpha_min)
 
 
-def annotator_quality(store: ProjectStore, kind: str | None = None) -> list[dict[str, Any]]:
+def annotator_quality(
+    store: ProjectStore, kind: str | None = None, gold_min: float = 0.8
+) -> list[dict[str, Any]]:
     """Per (annotator, kind): labels, leave-one-out agreement with the others, gold accuracy, mean
     time and an outlier flag with its reasons (curation.quality.agreement), ready for a table."""
     from curation.quality.agreement import annotator_stats
 
     keep = ("annotator", "task_kind", "n_labels", "loo_agreement", "gold_accuracy", "mean_time_s", "outlier")
     return [
-        {**{k: s[k] for k in keep}, "why": s["outlier_reason"]} for s in annotator_stats(store, kind=kind)
+        {**{k: s[k] for k in keep}, "why": s["outlier_reason"]}
+        for s in annotator_stats(store, kind=kind, gold_min=gold_min)
     ]
 
 

@@ -18,9 +18,8 @@ from curation.quality.consensus import disagreements, effective_adjudications, l
 from curation.quality.evidence import check_memory, evidence_rows
 from curation.quality.verification import superseded_tasks
 from schemas.common import PrefkitError
+from schemas.config import FINAL_ALPHA_MIN, TENTATIVE_ALPHA_MIN, ReleasePolicy
 
-FINAL_ALPHA_MIN = 0.800
-TENTATIVE_ALPHA_MIN = 0.667
 #: Culprits printed per failing gate; the JSON report carries all of them.
 SHOWN_CULPRITS = 10
 
@@ -50,43 +49,12 @@ class GateResult:
         return asdict(self)
 
 
-@dataclass
-class Policy:
-    policy: str
-    alpha_min: dict[str, float] | float
-    min_labels_per_item: int
-    gold_accuracy_min: float
-    allow_offline: bool
-    adjudicate: str
-    require_gold: bool = True
-    configs: list[str] | None = None
-    alps_reference: str = "verified"
-
-    def alpha_for(self, kind: str, field_name: str) -> float:
-        if isinstance(self.alpha_min, dict):
-            return float(
-                self.alpha_min.get(f"{kind}.{field_name}", self.alpha_min.get("default", FINAL_ALPHA_MIN))
-            )
-        return float(self.alpha_min)
-
-
-def load_policy(config: dict[str, Any]) -> Policy:
+def check_policy(policy: ReleasePolicy) -> ReleasePolicy:
     """The ``[release]`` policy, checked: α below 0.800 needs ``policy = "tentative"``, never below 0.667."""
-    rel = config.get("release", {})
-    policy = Policy(
-        policy=rel.get("policy", "final"),
-        alpha_min=rel.get("alpha_min", FINAL_ALPHA_MIN),
-        min_labels_per_item=int(rel.get("min_labels_per_item", 3)),
-        gold_accuracy_min=float(rel.get("gold_accuracy_min", 0.8)),
-        allow_offline=bool(rel.get("allow_offline", False)),
-        adjudicate=rel.get("adjudicate", "ties"),
-        require_gold=bool(rel.get("require_gold", True)),
-        configs=list(rel["configs"]) if rel.get("configs") is not None else None,
-        alps_reference=rel.get("alpsbench_reference", "verified"),
-    )
-    if policy.alps_reference not in ("verified", "imported"):
+    if policy.alpsbench_reference not in ("verified", "imported"):
         raise PolicyError(
-            f"[release] alpsbench_reference must be 'verified' or 'imported', not {policy.alps_reference!r}"
+            "[release] alpsbench_reference must be 'verified' or 'imported', "
+            f"not {policy.alpsbench_reference!r}"
         )
     if policy.policy not in ("final", "tentative"):
         raise PolicyError(f"[release] policy must be 'final' or 'tentative', not {policy.policy!r}")
@@ -139,7 +107,7 @@ class ConfigPlan:
 @dataclass
 class GateContext:
     store: Any
-    policy: Policy
+    policy: ReleasePolicy
     agreement_rows: Callable[..., list[dict[str, Any]]] | None = None
     gold_accuracy: Callable[..., list[dict[str, Any]]] | None = None
     configs: list[ConfigPlan] = field(default_factory=list)
@@ -400,12 +368,12 @@ APPLIES: dict[str, Callable[[ConfigPlan], bool]] = {
 
 
 def run_gates(
-    store, config: dict[str, Any], configs, agreement_rows=None, gold_accuracy=None
+    store, policy: ReleasePolicy, configs, agreement_rows=None, gold_accuracy=None
 ) -> list[GateResult]:
     """Every gate's result, in order, for a release holding ``configs`` (:class:`ConfigPlan` or
     ``exports.release_data.ConfigData``: ``exports`` owns the configs, so it plans them and passes them
     in). ``agreement_rows`` / ``gold_accuracy`` default to the project's."""
-    policy = load_policy(config)
+    policy = check_policy(policy)
     plans = [
         c if isinstance(c, ConfigPlan) else ConfigPlan(c.name, c.needs, c.count, dict(c.dropped))
         for c in configs

@@ -1,10 +1,10 @@
 """Evaluating models on a release: CUPID preference inference and generation, AlpsBench tasks 1-4.
 
     from pipelines.eval import run_cupid, build_report
-    with LLMLayer(project.store, llm_config=eval_llm_config(project.config["llm"], "my-model"),
+    with LLMLayer(project.store, llm_config=eval_llm_config(project.config.llm, "my-model"),
                   backend="openai") as layer:
         result = run_cupid(project.store, layer, Path("releases/1.0.0"), config="cupid")
-    report = build_report(project.store, result.run["run_id"], project.config)
+    report = build_report(project.store, result.run["run_id"], project.config.release)
 
 Scoring is separate from running (``cupid_metrics``, ``alps_metrics``: pure functions over predictions
 and judge labels). Runs go through the LLM layer (cache, resume, concurrency, estimate, provenance,
@@ -13,8 +13,6 @@ See docs/eval.md. Nothing here writes SQL; prompts live in ``prompts/`` and are 
 """
 
 from __future__ import annotations
-
-from typing import Any
 
 from pipelines.eval.cupid import CupidOptions
 from pipelines.eval.judge import judge_annotator, judge_validation
@@ -30,21 +28,18 @@ from pipelines.eval.runs import (
     score_cupid_file,
     write_charts,
 )
+from schemas.config import LLMSection
 
 
-def eval_llm_config(
-    llm_config: dict[str, Any], model: str | None, judge_model: str | None = None
-) -> dict[str, Any]:
+def eval_llm_config(llm_config: LLMSection, model: str | None, judge_model: str | None = None) -> LLMSection:
     """The project's ``[llm]`` settings with the evaluated model as the ``assistant`` role (and,
     optionally, another judge than ``[llm.models] judge``)."""
-    cfg = dict(llm_config or {})
-    models = dict(cfg.get("models", {}))
+    models = dict(llm_config.models)
     if model:
         models["assistant"] = model
     if judge_model:
         models["judge"] = judge_model
-    cfg["models"] = models
-    return cfg
+    return llm_config.model_copy(update={"models": models})
 
 
 __all__ = [

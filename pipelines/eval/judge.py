@@ -14,8 +14,9 @@ import secrets
 from typing import Any
 
 from curation.quality.agreement import agreement_rows
+from schemas.config import TENTATIVE_ALPHA_MIN
 
-JUDGE_ALPHA_MIN = 0.667
+JUDGE_ALPHA_MIN = TENTATIVE_ALPHA_MIN  # the default of [release] judge_alpha_min
 KIND = "preference_match"
 
 
@@ -32,11 +33,6 @@ def ensure_judge_user(store, model: str) -> str:
         store.add_user(name, "annotator", secrets.token_urlsafe(32))
         store.set_user_active(name, False)
     return name
-
-
-def judge_alpha_min(config: dict[str, Any]) -> float:
-    release = config.get("release", {}) if isinstance(config, dict) else {}
-    return float(release.get("judge_alpha_min", JUDGE_ALPHA_MIN))
 
 
 def judge_validation(

@@ -94,7 +94,7 @@ def pairs_from_run(
         rows, Provenance(source="eval.pairs_from_run", model=run["judge_model"])
     )
     kind = get_kind(KIND)
-    k = overlap or int(project.config.get("annotation", {}).get("overlap", 3))
+    k = overlap or project.config.annotation.overlap
     wanted = {f"pair:{p['pair_id']}" for p in chosen}
     new_tasks = store.add_tasks([t for t in kind.build_tasks(store, k, batch) if t.item_ref in wanted])
     now = utcnow()

@@ -21,10 +21,11 @@ from pipelines.eval import alps_metrics as alps_m
 from pipelines.eval import alpsbench, cupid
 from pipelines.eval import cupid_metrics as cupid_m
 from pipelines.eval.charts import bar_chart, write
-from pipelines.eval.judge import judge_alpha_min, judge_validation
+from pipelines.eval.judge import judge_validation
 from pipelines.eval.prompting import prompt_hashes
 from pipelines.eval.release import EvalInputError, ReleaseRef, load_cupid
 from schemas.common import content_hash
+from schemas.config import ReleasePolicy
 from schemas.evaluation import CupidPrediction
 
 
@@ -238,7 +239,7 @@ def no_cyclic_gc() -> Iterator[None]:
             gc.enable()
 
 
-def build_report(store, run_id: str, config: dict[str, Any] | None = None) -> dict[str, Any]:
+def build_report(store, run_id: str, policy: ReleasePolicy | None = None) -> dict[str, Any]:
     """Everything a report shows: the run's record, its rows and the judge's validation status."""
     run = store.eval_run(run_id)
     if run["status"] != "complete":
@@ -248,7 +249,7 @@ def build_report(store, run_id: str, config: dict[str, Any] | None = None) -> di
         rows = score_items(run, items)
     validation = None
     if run["judge_model"]:
-        validation = judge_validation(store, run["judge_model"], judge_alpha_min(config or {}))
+        validation = judge_validation(store, run["judge_model"], (policy or ReleasePolicy()).judge_alpha_min)
     return {"run": run, "rows": rows, "judge": validation}
 
 

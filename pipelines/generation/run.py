@@ -20,6 +20,7 @@ from pipelines.generation.prompting import run_validated
 from pipelines.generation.taxonomy import Taxonomy, load_taxonomy
 from pipelines.ingest.cupid import instance_rows
 from schemas.common import PrefkitError
+from schemas.config import GenerationSection, LLMSection
 from schemas.curation import Provenance
 from schemas.generation import Persona, Session, Turn
 
@@ -49,11 +50,16 @@ class GenerationConfig:
 
     @classmethod
     def from_config(
-        cls, section: dict[str, Any], root: Path | None = None, **overrides: Any
+        cls, section: GenerationSection, root: Path | None = None, **overrides: Any
     ) -> GenerationConfig:
-        """Settings from ``[generation]``; a relative ``taxonomy`` path is relative to ``root`` (the project)."""
+        """Settings from ``[generation]`` (``project.config.generation``) overridden by CLI flags; a
+        relative ``taxonomy`` path is relative to ``root`` (the project)."""
         known = {f.name for f in fields(cls)}
-        values = {k: v for k, v in {**section, **overrides}.items() if k in known and v is not None}
+        values = {
+            k: v for k, v in {**section.model_dump(), **overrides}.items() if k in known and v is not None
+        }
+        if values.get("seed_personas"):
+            values["seed_personas"] = Path(values["seed_personas"])
         if values.get("taxonomy"):
             path = Path(values["taxonomy"])
             values["taxonomy"] = path if path.is_absolute() or root is None else Path(root) / path
@@ -544,7 +550,50 @@ def _scaled(value: Any, factor: float) -> Any:
     return round(value * factor, 6) if isinstance(value, float) else round(value * factor)
 
 
-def estimate_run(store, llm_config: dict[str, Any], cfg: GenerationConfig, sample: int = 2) -> dict[str, Any]:
+def _layer(project, cfg: GenerationConfig, backend: str | None, batch: bool, progress: bool):
+    from pipelines.llm import LLMLayer
+
+    return LLMLayer(
+        project.store,
+        llm_config=project.config.llm,
+        backend=backend or project.config.llm.backend,
+        seed=cfg.seed,
+        progress=progress,
+        batch=batch,
+    )
+
+
+def generate(
+    project,
+    stages: tuple[str, ...] = STAGES,
+    *,
+    backend: str | None = None,
+    batch: bool | None = False,
+    progress: bool = False,
+    **overrides: Any,
+) -> list[StageReport]:
+    """Run ``stages`` for a project: its ``[generation]`` settings overridden by ``overrides`` (the CLI
+    flags), through an LLM layer on its ``[llm]`` settings (``backend`` defaults to ``[llm] backend``)."""
+    cfg = GenerationConfig.from_config(project.config.generation, root=project.root, **overrides)
+    with _layer(project, cfg, backend, bool(batch), progress) as layer:
+        return run_generation(project.store, layer, cfg, stages)
+
+
+def repair(
+    project,
+    *,
+    backend: str | None = None,
+    batch: bool | None = False,
+    progress: bool = False,
+    **overrides: Any,
+) -> RepairReport:
+    """:func:`run_repair` for a project, wired like :func:`generate`."""
+    cfg = GenerationConfig.from_config(project.config.generation, root=project.root, **overrides)
+    with _layer(project, cfg, backend, bool(batch), progress) as layer:
+        return run_repair(project.store, layer, cfg)
+
+
+def estimate_run(store, llm_config: LLMSection, cfg: GenerationConfig, sample: int = 2) -> dict[str, Any]:
     """Price a fresh run of ``cfg.personas`` personas with the configured models, making no call.
 
     The offline backend runs ``sample`` personas through every stage in a scratch project; their

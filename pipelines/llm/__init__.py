@@ -1,7 +1,7 @@
 """The LLM layer used by every generation stage, memory extraction and evaluation.
 
     from pipelines.llm import LLMLayer, LLMRequest
-    layer = LLMLayer(project.store, llm_config=project.config["llm"], backend="openai", seed=0)
+    layer = LLMLayer(project.store, llm_config=project.config.llm, backend="openai", seed=0)
     responses = layer.run(requests, desc="personas")
 
 See docs/llm.md for configuration, caching, resume, batch mode and the offline backend.

@@ -13,7 +13,10 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlparse
 
-from schemas.common import PrefkitError
+from pydantic import ValidationError
+
+from schemas.common import PrefkitError, validation_line
+from schemas.config import LLMSection
 
 ROLES = ("writer", "user_simulator", "assistant", "judge")
 DEFAULT_COMPLETION_TOKENS = 500
@@ -41,27 +44,34 @@ class LLMSettings:
     batch_wait_s: float = 86_400.0  # give up waiting (the batch id stays persisted for a resume)
 
     @classmethod
-    def from_config(cls, llm_config: dict[str, Any] | None) -> LLMSettings:
-        cfg = dict(llm_config or {})
-        models = {**{r: "gpt-4o-mini" for r in ROLES}, **cfg.get("models", {})}
-        structured = cfg.get("structured", "json_schema")
-        if structured not in ("json_schema", "json_mode"):
-            raise LLMConfigError(f"[llm] structured must be 'json_schema' or 'json_mode', not {structured!r}")
+    def from_config(cls, llm_config: LLMSection | dict[str, Any] | None) -> LLMSettings:
+        """Settings from ``[llm]`` (``project.config.llm``); a dict is checked like ``prefkit.toml``, so
+        an unknown or mistyped key is an :class:`LLMConfigError` naming it."""
+        if not isinstance(llm_config, LLMSection):
+            try:
+                llm_config = LLMSection.model_validate(llm_config or {})
+            except ValidationError as exc:
+                raise LLMConfigError(f"[llm] {validation_line(exc)}") from None
+        cfg = llm_config
+        if cfg.structured not in ("json_schema", "json_mode"):
+            raise LLMConfigError(
+                f"[llm] structured must be 'json_schema' or 'json_mode', not {cfg.structured!r}"
+            )
         settings = cls(
-            base_url=str(cfg.get("base_url", "") or ""),
-            api_key_env=str(cfg.get("api_key_env", "OPENAI_API_KEY") or "OPENAI_API_KEY"),
-            models=models,
-            concurrency=int(cfg.get("concurrency", 8)),
-            requests_per_minute=float(cfg.get("requests_per_minute", 0) or 0),
-            tokens_per_minute=float(cfg.get("tokens_per_minute", 0) or 0),
-            timeout_s=float(cfg.get("timeout_s", 60)),
-            max_retries=int(cfg.get("max_retries", 4)),
-            structured=structured,
-            repair_attempts=int(cfg.get("repair_attempts", 1)),
-            costs={k: dict(v) for k, v in cfg.get("costs", {}).items()},
-            completion_tokens={k: int(v) for k, v in cfg.get("completion_tokens", {}).items()},
-            batch_poll_s=float(cfg.get("batch_poll_s", 30.0)),
-            batch_wait_s=float(cfg.get("batch_wait_s", 86_400.0)),
+            base_url=cfg.base_url,
+            api_key_env=cfg.api_key_env or "OPENAI_API_KEY",
+            models={**{r: "gpt-4o-mini" for r in ROLES}, **cfg.models},
+            concurrency=cfg.concurrency,
+            requests_per_minute=cfg.requests_per_minute,
+            tokens_per_minute=cfg.tokens_per_minute,
+            timeout_s=cfg.timeout_s,
+            max_retries=cfg.max_retries,
+            structured=cfg.structured,
+            repair_attempts=cfg.repair_attempts,
+            costs={k: dict(v) for k, v in cfg.costs.items()},
+            completion_tokens=dict(cfg.completion_tokens),
+            batch_poll_s=cfg.batch_poll_s,
+            batch_wait_s=cfg.batch_wait_s,
         )
         settings.check()
         return settings

@@ -34,6 +34,7 @@ from pipelines.llm.openai_backend import CallFailed, OpenAIBackend
 from pipelines.llm.progress import StageProgress
 from pipelines.llm.types import Backend, LLMRequest, LLMResponse, Usage
 from schemas.common import PrefkitError, canonical_json, validation_line
+from schemas.config import LLMSection
 from schemas.curation import Provenance
 
 REPAIR_PROMPT = (
@@ -81,7 +82,7 @@ class LLMLayer:
     def __init__(
         self,
         store,
-        llm_config: dict[str, Any] | None = None,
+        llm_config: LLMSection | dict[str, Any] | None = None,
         backend: str | Backend = "offline",
         seed: int = 0,
         progress: bool = True,

@@ -56,15 +56,15 @@ def agreement(project, kind, batch, n_boot, seed, judges, alpha_min, annotators,
     """
     from curation.quality.agreement import agreement_rows, annotator_stats
 
-    release = project.config["release"]
+    release = project.config.release
     if annotators:
-        rows = annotator_stats(project.store, kind=kind, judges=judges, gold_min=release["gold_accuracy_min"])
+        rows = annotator_stats(project.store, kind=kind, judges=judges, gold_min=release.gold_accuracy_min)
         if as_json:
             echo_json(rows)
         else:
             echo_table([{k: _fmt(r[k]) for k in _ANNOTATOR_TABLE} for r in rows], _ANNOTATOR_TABLE)
         return
-    threshold = release["alpha_min"] if alpha_min is None else alpha_min
+    threshold = release.alpha_min if alpha_min is None else alpha_min
     rows = agreement_rows(project.store, kind=kind, batch=batch, n_boot=n_boot, seed=seed, alpha_min=threshold,
                           judges=judges)  # fmt: skip
     if as_json:
@@ -73,7 +73,12 @@ def agreement(project, kind, batch, n_boot, seed, judges, alpha_min, annotators,
     echo_table(_agreement_table(rows), _TABLE)
     if rows:
         click.echo(
-            f"CI: {rows[0]['ci_method']} (seed {seed}); p_below_min = share of replicates with α < {threshold}"
+            f"CI: {rows[0]['ci_method']} (seed {seed}); p_below_min = share of replicates with α < "
+            + (
+                f"{threshold}"
+                if not isinstance(threshold, dict)
+                else "the row's alpha_min ([release] alpha_min)"
+            )
         )
 
 

@@ -53,9 +53,9 @@ def build_alpsbench(project, tasks, distractors, backend, seed, limit, no_qc, ov
     except ValueError:
         raise click.UsageError(f"--distractors takes comma-separated integers, not {distractors!r}") from None
     cfg = BuildConfig(tasks=tuple(tasks) or TASKS, distractors=levels, seed=seed, limit=limit)
-    backend = backend or project.config["llm"].get("backend", "offline")
+    backend = backend or project.config.llm.backend
     with LLMLayer(
-        project.store, llm_config=project.config["llm"], backend=backend, seed=seed, progress=not as_json
+        project.store, llm_config=project.config.llm, backend=backend, seed=seed, progress=not as_json
     ) as layer:
         report = build(project.store, layer, cfg)
     qc = 0 if no_qc else create_tasks(project, "task_qc", overlap=overlap, batch="task_qc")

@@ -152,10 +152,9 @@ def tasks_pairs_from_instances(project) -> None:
 
     Example: prefkit tasks pairs from-instances --project my-bench
     """
-    from pipelines.matching import PROVENANCE, pairs_from_instances
+    from pipelines.matching import add_pairs_from_instances
 
-    pairs = pairs_from_instances(project.store.instances())
-    n = project.store.add_preference_pairs(pairs, PROVENANCE)
+    n, pairs = add_pairs_from_instances(project.store)
     click.echo(
         f"added {n} preference pairs ({len(pairs) - n} already present) from {project.store.count('instances')} instances"
     )

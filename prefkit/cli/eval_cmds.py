@@ -53,8 +53,8 @@ def _layer(project, model, judge_model, backend, seed, as_json):
     from pipelines.eval import eval_llm_config
     from pipelines.llm import LLMLayer
 
-    backend = backend or project.config["llm"].get("backend", "offline")
-    cfg = eval_llm_config(project.config["llm"], model, judge_model)
+    backend = backend or project.config.llm.backend
+    cfg = eval_llm_config(project.config.llm, model, judge_model)
     return LLMLayer(project.store, llm_config=cfg, backend=backend, seed=seed, progress=not as_json)
 
 
@@ -71,13 +71,12 @@ def _print_estimate(est, as_json: bool) -> None:
 
 def _print_result(project, result, as_json: bool) -> None:
     from pipelines.eval import judge_validation
-    from pipelines.eval.judge import judge_alpha_min
     from pipelines.eval.report import judge_line
 
     run = result.run
     judge = None
     if run["judge_model"]:
-        judge = judge_validation(project.store, run["judge_model"], judge_alpha_min(project.config))
+        judge = judge_validation(project.store, run["judge_model"], project.config.release.judge_alpha_min)
     if as_json:
         echo_json({"run": run, "rows": result.rows, "judge": judge,
                    "model_failures": result.model_failures, "judge_failures": result.judge_failures})  # fmt: skip
@@ -232,7 +231,7 @@ def eval_report(project, run_id, fmt, out) -> None:
     from pipelines.eval import build_report, write_charts
     from pipelines.eval.report import render_markdown
 
-    report = build_report(project.store, run_id, project.config)
+    report = build_report(project.store, run_id, project.config.release)
     out_dir = Path(out) if out else project.root / "evals" / report["run"]["run_id"]
     charts = write_charts(report, out_dir)
     if fmt == "json":

@@ -50,21 +50,10 @@ def generation_options(fn):
 
 def _run(project, stages, as_json: bool, **flags) -> None:
     from curation.quality.verification import silent_sessions
-    from pipelines.generation.run import GenerationConfig, run_generation
-    from pipelines.llm import LLMLayer
+    from pipelines.generation.run import generate
 
-    backend = flags.pop("backend") or project.config["llm"].get("backend", "offline")
-    batch = bool(flags.pop("batch", None))
-    cfg = GenerationConfig.from_config(project.config["generation"], root=project.root, **flags)
-    with LLMLayer(
-        project.store,
-        llm_config=project.config["llm"],
-        backend=backend,
-        seed=cfg.seed,
-        progress=not as_json,
-        batch=batch,
-    ) as layer:
-        reports = run_generation(project.store, layer, cfg, stages)
+    backend = flags.pop("backend") or project.config.llm.backend
+    reports = generate(project, stages, backend=backend, progress=not as_json, **flags)
     rows = [r.as_dict() for r in reports]
     failed = {r["stage"]: r["failed"] for r in rows if r["failed"]}
     if as_json:
@@ -101,21 +90,9 @@ def _exit_incomplete(where: str) -> None:
 
 
 def _repair(project, as_json: bool, **flags) -> None:
-    from pipelines.generation.run import GenerationConfig, run_repair
-    from pipelines.llm import LLMLayer
+    from pipelines.generation.run import repair
 
-    backend = flags.pop("backend") or project.config["llm"].get("backend", "offline")
-    batch = bool(flags.pop("batch", None))
-    cfg = GenerationConfig.from_config(project.config["generation"], root=project.root, **flags)
-    with LLMLayer(
-        project.store,
-        llm_config=project.config["llm"],
-        backend=backend,
-        seed=cfg.seed,
-        progress=not as_json,
-        batch=batch,
-    ) as layer:
-        report = run_repair(project.store, layer, cfg)
+    report = repair(project, progress=not as_json, **flags)
     if as_json:
         echo_json(report.as_dict())
         if report.failed:
@@ -181,8 +158,8 @@ def generate(project, stage: str | None, estimate: bool, repair: bool, as_json: 
         if stage:
             raise click.UsageError("--estimate prices a full run; leave out STAGE")
         flags.pop("backend")
-        cfg = GenerationConfig.from_config(project.config["generation"], root=project.root, **flags)
-        _print_estimate(estimate_run(project.store, project.config["llm"], cfg), as_json)
+        cfg = GenerationConfig.from_config(project.config.generation, root=project.root, **flags)
+        _print_estimate(estimate_run(project.store, project.config.llm, cfg), as_json)
         return
     _run(project, (stage,) if stage else STAGES, as_json, **flags)
 

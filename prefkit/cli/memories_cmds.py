@@ -63,7 +63,7 @@ def extract(project, backend, origin, estimate, no_tasks, overlap, batch, as_jso
     )
     cfg.check()
     if estimate:
-        result = estimate_extraction(project.store, project.config["llm"], cfg, seed=seed)
+        result = estimate_extraction(project.store, project.config.llm, cfg, seed=seed)
         if as_json:
             echo_json(result)
             return
@@ -73,9 +73,9 @@ def extract(project, backend, origin, estimate, no_tasks, overlap, batch, as_jso
             f"{result['completion_tokens']} completion tokens, ${result['cost_usd']:.4f}"
         )
         return
-    backend = backend or project.config["llm"].get("backend", "offline")
+    backend = backend or project.config.llm.backend
     with LLMLayer(
-        project.store, llm_config=project.config["llm"], backend=backend, seed=seed, progress=not as_json
+        project.store, llm_config=project.config.llm, backend=backend, seed=seed, progress=not as_json
     ) as layer:
         report = run_extraction(project.store, layer, cfg)
     if not no_tasks and report.kept:

@@ -67,17 +67,6 @@ def release_cut(project, version: str, override: str | None) -> None:
     from exports.release import cut_release
 
     result = cut_release(project, version, override=override)
-    project.store.record_release(
-        {
-            "version": version,
-            "created_at": result.manifest.created_at,
-            "path": str(result.path),
-            "manifest_sha256": _sha256(result.path / "manifest.json"),
-            "data_sha256": result.data_sha256,
-            "gates_passed": result.gates_passed,
-            "override_reason": result.manifest.override_reason,
-        }
-    )
     m = result.manifest
     click.echo(f"released {m.name} {version} at {result.path}")
     click.echo(f"  rows      {', '.join(f'{k} {v}' for k, v in m.counts.items())}")
@@ -88,12 +77,6 @@ def release_cut(project, version: str, override: str | None) -> None:
     if m.override_reason:
         failed = ", ".join(g["gate"] for g in m.gates if not g["passed"])
         click.echo(f"  OVERRIDE  failing gates ({failed}): {m.override_reason}")
-
-
-def _sha256(path: Path) -> str:
-    from schemas.common import sha256_file
-
-    return sha256_file(path)
 
 
 @release.command("verify")

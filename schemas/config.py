@@ -1,0 +1,173 @@
+"""``prefkit.toml`` as one typed model: every section a strict contract, loaded once per project.
+
+:class:`ProjectConfig` is what ``Project.config`` returns. An unknown key anywhere is an error naming
+the key (``release.alpha_mn: Extra inputs are not permitted``), so a typo never silently falls back to
+a default. The defaults here are the ones the template (``curation/templates/prefkit.toml``) documents;
+a test keeps the two equal. :class:`ReleasePolicy` is the one release policy the gates, the agreement
+command, the dashboard and the dataset card share. This module must never import the rest of prefkit
+outside ``schemas``.
+"""
+
+from __future__ import annotations
+
+from pydantic import Field, ValidationError
+
+from schemas.common import Contract, PrefkitError, validation_line
+
+#: α_min of a final release (Krippendorff's reliable-data threshold); ``policy = "tentative"`` allows down
+#: to :data:`TENTATIVE_ALPHA_MIN` (tentative conclusions).
+FINAL_ALPHA_MIN = 0.800
+TENTATIVE_ALPHA_MIN = 0.667
+
+
+class ConfigError(PrefkitError):
+    """``prefkit.toml`` (or a section handed to the library) is not a valid configuration."""
+
+
+class ProjectSection(Contract):
+    name: str = Field(default="prefkit-project", description="The project's (and its releases') name.")
+    description: str = Field(
+        default="A human-verified personalization benchmark built with prefkit.",
+        description="One sentence for the dataset card.",
+    )
+    licence: str = Field(default="CC-BY-4.0", description="SPDX id of the released data's licence.")
+    database: str = Field(
+        default="project.db",
+        description="SQLite file (relative to the project) or a postgresql:// URL without a password.",
+    )
+
+
+class LLMSection(Contract):
+    backend: str = Field(default="offline", description="'offline' (deterministic, built in) or 'openai'.")
+    base_url: str = Field(default="", description="OpenAI-compatible endpoint; default $OPENAI_BASE_URL.")
+    api_key_env: str = Field(default="OPENAI_API_KEY", description="Variable holding the API key.")
+    concurrency: int = Field(default=8, description="Calls open at once.")
+    requests_per_minute: float = Field(default=0, description="Client-side request limit (0 = none).")
+    tokens_per_minute: float = Field(default=0, description="Client-side token limit (0 = none).")
+    timeout_s: float = Field(default=60, description="Per HTTP attempt.")
+    max_retries: int = Field(default=4, description="The SDK's retries.")
+    structured: str = Field(default="json_schema", description="'json_schema' or 'json_mode'.")
+    repair_attempts: int = Field(default=1, description="Re-asks with the validation error.")
+    models: dict[str, str] = Field(
+        default_factory=lambda: {
+            r: "gpt-4o-mini" for r in ("writer", "user_simulator", "assistant", "judge")
+        },
+        description="Model per role.",
+    )
+    costs: dict[str, dict[str, float]] = Field(
+        default_factory=dict, description="US$ per 1M tokens per model; extends the built-in table."
+    )
+    completion_tokens: dict[str, int] = Field(
+        default_factory=dict, description="Per-stage completion estimate when a request has no max_tokens."
+    )
+    batch_poll_s: float = Field(default=30.0, description="Seconds between Batch API polls.")
+    batch_wait_s: float = Field(default=86_400.0, description="Give up waiting for a batch after this.")
+
+
+class GenerationSection(Contract):
+    personas: int = Field(default=4, description="Personas in a batch.")
+    factors_per_persona: int = Field(default=8, description="Context factors per persona.")
+    sessions: int = Field(default=13, description="Sessions per persona.")
+    a_prior: int = Field(default=4, description="Sessions before the A/A' contrast.")
+    b_count: int = Field(default=2, description="Sessions of the B factor.")
+    max_turns: int = Field(default=16, description="Turns per simulated dialogue.")
+    met_score: int = Field(default=8, description="Checklist score that counts as met.")
+    attempts: int = Field(default=3, description="Tries per request before it fails.")
+    seed: int = Field(default=0, description="Seed of every random choice.")
+    taxonomy: str | None = Field(default=None, description="Taxonomy file (relative to the project).")
+    seed_personas: str | None = Field(default=None, description="JSONL of seed personas.")
+    seed_licence: str | None = Field(default=None, description="Licence of the seed personas.")
+
+
+class SignInSection(Contract):
+    free_failures: int = Field(default=3, description="Failed sign-ins that cost nothing.")
+    backoff_s: float = Field(default=2.0, description="First wait after the free failures.")
+    max_backoff_s: float = Field(default=300.0, description="Longest wait.")
+    lockout_after: int = Field(default=10, description="Failures that lock the name.")
+    lockout_minutes: float = Field(default=15.0, description="Length of a lockout.")
+    client_factor: int = Field(default=3, description="A client address gets this many times the allowance.")
+
+
+class AnnotationSection(Contract):
+    overlap: int = Field(default=3, description="Annotators per task.")
+    gold_rate: float = Field(default=0.1, description="Share of gold items in a queue chunk.")
+    queue_chunk: int = Field(default=10, description="Items assigned at a time.")
+    undo_depth: int = Field(default=10, description="Own labels an annotator can go back to.")
+    stale_after_hours: float = Field(default=24, description="Open items go back to the pool after this.")
+    sign_in: SignInSection = Field(default_factory=SignInSection, description="Sign-in throttling.")
+
+
+class ReleasePolicy(Contract):
+    """The ``[release]`` table: the gates' thresholds, which configs ship, and the card's answers."""
+
+    policy: str = Field(default="final", description="'final' (α ≥ 0.800) or 'tentative' (α ≥ 0.667).")
+    alpha_min: float | dict[str, float] = Field(
+        default=FINAL_ALPHA_MIN,
+        description='One α threshold, or a table {default = 0.8, "kind.field" = 0.7}.',
+    )
+    min_labels_per_item: int = Field(default=3, description="Live labels every released task needs.")
+    gold_accuracy_min: float = Field(default=0.8, description="Every annotator's gold accuracy floor.")
+    allow_offline: bool = Field(default=False, description="Release content of the offline backend.")
+    adjudicate: str = Field(default="ties", description="'ties' or 'all' disagreements need a decision.")
+    judge_alpha_min: float = Field(
+        default=TENTATIVE_ALPHA_MIN, description="An LLM judge below this α with humans is not validated."
+    )
+    require_gold: bool = Field(default=True, description="Label gates need labelled gold items.")
+    configs: list[str] | None = Field(default=None, description="Configs to release (default: all).")
+    alpsbench_reference: str = Field(
+        default="verified",
+        description="AlpsBench reference answers: 'verified' (people's final labels) or 'imported'.",
+    )
+    task_categories: list[str] = Field(default_factory=lambda: ["text-generation"], description="Card.")
+    annotations_creators: list[str] = Field(default_factory=lambda: ["expert-generated"], description="Card.")
+    tags: list[str] = Field(
+        default_factory=lambda: ["personalization", "benchmark", "human-verified"], description="Card."
+    )
+    motivation: str = Field(
+        default="Created to evaluate how well LLMs infer and follow individual users' preferences, with every label checked by people.",
+        description="Card: why the dataset exists.",
+    )
+    uses: str = Field(
+        default="Evaluating personalization of LLM assistants. Not for profiling real people: dialogues may contain personal details of their original authors.",
+        description="Card: intended and out-of-scope uses.",
+    )
+    maintenance: str = Field(
+        default="Maintained by the project's maintainers; errata become a new release (patch for metadata, minor for added records, major for changed records).",
+        description="Card: who maintains it and how.",
+    )
+
+    def alpha_for(self, kind: str, field_name: str) -> float:
+        """The α threshold of one field: its ``"kind.field"`` entry, else ``default``, else 0.800."""
+        return alpha_threshold(self.alpha_min, kind, field_name)
+
+    @property
+    def default_alpha(self) -> float:
+        """The threshold of a field with no entry of its own (the dashboard's reference line)."""
+        if isinstance(self.alpha_min, dict):
+            return float(self.alpha_min.get("default", FINAL_ALPHA_MIN))
+        return float(self.alpha_min)
+
+
+def alpha_threshold(alpha_min: float | dict[str, float], kind: str, field_name: str) -> float:
+    """α_min (a number, or a table keyed ``default`` / ``"kind.field"``) for one field."""
+    if isinstance(alpha_min, dict):
+        return float(alpha_min.get(f"{kind}.{field_name}", alpha_min.get("default", FINAL_ALPHA_MIN)))
+    return float(alpha_min)
+
+
+class ProjectConfig(Contract):
+    """The whole ``prefkit.toml``."""
+
+    project: ProjectSection = Field(default_factory=ProjectSection, description="[project]")
+    llm: LLMSection = Field(default_factory=LLMSection, description="[llm]")
+    generation: GenerationSection = Field(default_factory=GenerationSection, description="[generation]")
+    annotation: AnnotationSection = Field(default_factory=AnnotationSection, description="[annotation]")
+    release: ReleasePolicy = Field(default_factory=ReleasePolicy, description="[release]")
+
+    @classmethod
+    def parse(cls, data: dict, source: str = "prefkit.toml") -> ProjectConfig:
+        """Validate a parsed TOML document; a bad or unknown key is one :class:`ConfigError` naming it."""
+        try:
+            return cls.model_validate(data)
+        except ValidationError as exc:
+            raise ConfigError(f"{source}: {validation_line(exc, root='<file>')}") from None
