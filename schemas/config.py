@@ -116,7 +116,7 @@ class ReleasePolicy(Contract):
     configs: list[str] | None = Field(default=None, description="Configs to release (default: all).")
     alpsbench_reference: str = Field(
         default="verified",
-        description="AlpsBench reference answers: 'verified' (people's final labels) or 'imported'.",
+        description="'verified': only people-verified AlpsBench packets in the tracks; 'imported': all of them.",
     )
     task_categories: list[str] = Field(default_factory=lambda: ["text-generation"], description="Card.")
     annotations_creators: list[str] = Field(default_factory=lambda: ["expert-generated"], description="Card.")
