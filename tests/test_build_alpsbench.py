@@ -248,7 +248,7 @@ def test_verified_memories_come_from_memory_verify_labels(tmp_path):
     path = tmp_path / "wc.jsonl"
     fx.write_fixture(path, bad=False)
     ingest_wildchat(p.store, [path])
-    with LLMLayer(p.store, llm_config=p.config["llm"], backend="offline", progress=False) as layer:
+    with LLMLayer(p.store, llm_config=p.config.llm, backend="offline", progress=False) as layer:
         run_extraction(p.store, layer, ExtractionConfig(limit=2, require_implicit=False))
     create_tasks(p, "memory_verify", overlap=1)
     add_users(p.store, "ann1")
