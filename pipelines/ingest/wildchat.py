@@ -208,7 +208,9 @@ def _load(con, files: list[Path], f: WildChatFilters, progress: bool) -> None:
     """One scan of every input row into ``conv``: bad rows flagged (``bad``), the first filter each
     good row fails (``dropped_by``), and the turns kept only for rows that pass (so what DuckDB holds,
     and may spill, is the kept part of the input, not all of it)."""
-    con.execute(f"SET enable_progress_bar = {'true' if progress and sys.stderr.isatty() else 'false'}")
+    # DuckDB draws its bar on stdout: only when both streams are a terminal, so piped output stays clean.
+    tty = sys.stdout.isatty() and sys.stderr.isatty()
+    con.execute(f"SET enable_progress_bar = {'true' if progress and tty else 'false'}")
     selects = []
     for i, path in enumerate(files):
         selects.append(
