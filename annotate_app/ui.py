@@ -22,12 +22,11 @@ import streamlit as st
 
 from annotate_app.safe_text import md_escape, safe
 from curation.annotation import workflow
-from curation.annotation.task_kinds import LabelError, get_kind
+from curation.annotation.task_kinds import TASK_KIND_REGISTRY, LabelError, get_kind
 from curation.project import Project
 from schemas.common import PrefkitError, utcnow
-from schemas.curation import TASK_KINDS
 
-KIND_TITLES = {k: get_kind(k).title for k in TASK_KINDS}
+KIND_TITLES = {k: get_kind(k).title for k in TASK_KIND_REGISTRY}
 ROLE_AVATARS = {
     "user": ":material/person:",
     "assistant": ":material/smart_toy:",

@@ -123,9 +123,13 @@ def main(argv: list[str] | None = None) -> int:
         project = Project.init(Path(tmp) / "bench", name="bench-ls")
         plain_s, push_s = push_vs_plain(project, url, args.tasks)
         total = args.tasks
-        print(f"plain SDK import of {total} tasks (one call): {plain_s:.1f} s ({total / plain_s:.0f} tasks/s)")
+        print(
+            f"plain SDK import of {total} tasks (one call): {plain_s:.1f} s ({total / plain_s:.0f} tasks/s)"
+        )
         print(f"prefkit push of the same {total} tasks:       {push_s:.1f} s ({total / push_s:.0f} tasks/s)")
-        print(f"push / plain import: {push_s / plain_s:.2f}x (goal <= 1.2x; nproc={os.cpu_count()})", flush=True)
+        print(
+            f"push / plain import: {push_s / plain_s:.2f}x (goal <= 1.2x; nproc={os.cpu_count()})", flush=True
+        )
         if args.rounds:
             with tempfile.TemporaryDirectory() as tmp2:
                 grown = Project.init(Path(tmp2) / "rounds", name="bench-ls-rounds")

@@ -15,7 +15,6 @@ from schemas.alpsbench import (
 from schemas.common import Contract, PrefkitError, Record, canonical_json, content_hash, utcnow
 from schemas.cupid import BenchmarkInstance, DialogueMessage, PriorInteraction
 from schemas.curation import (
-    TASK_KINDS,
     Adjudication,
     AnnotationTask,
     LabelEvent,
@@ -65,7 +64,6 @@ __all__ = [
     "CupidLabelLine",
     "CupidPrediction",
     "DOCUMENTED_TIME_SCOPES",
-    "TASK_KINDS",
     "TAXONOMY",
     "Adjudication",
     "AnnotationTask",

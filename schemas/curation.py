@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import Field, StringConstraints
 
 from schemas.common import Contract, Record
 
-TaskKindName = Literal["preference_expressed", "preference_match", "memory_verify", "task_qc"]
-TASK_KINDS: tuple[str, ...] = ("preference_expressed", "preference_match", "memory_verify", "task_qc")
+#: A task kind's name. Kinds are registered in ``curation`` (``curation.annotation.task_kinds``), which
+#: checks the name at its edge (tasks, labels and label files of an unknown kind are refused there).
+TaskKindName = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]*$", max_length=64)]
 
 
 class AnnotationTask(Record):

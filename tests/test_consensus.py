@@ -151,7 +151,6 @@ def test_memory_decisions_take_the_majority_per_candidate():
     }
     units, tied, decided_by = decide_units("memory_verify", labels)
     assert decided_by == "majority" and tied == []
-    from curation.quality.consensus import ASSEMBLERS
 
-    values = ASSEMBLERS["memory_verify"](units, labels)
+    values = get_kind("memory_verify").assemble(units, labels)
     assert values["decisions"] == [d("m:0", "accept"), d("m:1", "reject", reason="not_grounded")]

@@ -1,10 +1,31 @@
-"""One form module per task kind: ``render`` (annotate an item) and ``edit`` (change an earlier label)."""
+"""One form module per task kind: ``render`` (annotate an item), ``edit`` (change an earlier label) and
+``unit_title`` (name an agreement unit on the adjudication page).
 
-from annotate_app.forms import expressed, match, memory, task_qc
+A form registers against its task kind's name with :func:`register_form`; the pages find it with
+``FORMS[kind]``. A new kind's form is its own module ending in ``register_form("<kind>", <module>)``.
+"""
 
-FORMS = {
-    "preference_expressed": expressed,
-    "preference_match": match,
-    "memory_verify": memory,
-    "task_qc": task_qc,
-}
+from __future__ import annotations
+
+import sys
+from types import ModuleType
+from typing import Any
+
+from curation.annotation.task_kinds import get_kind
+
+#: The form of every task kind the app can show, by kind name.
+FORMS: dict[str, Any] = {}
+
+
+def register_form(kind: str, form: ModuleType | Any) -> None:
+    """Show tasks of ``kind`` (a registered task kind) with ``form``."""
+    get_kind(kind)  # the one clear error for an unknown kind
+    FORMS[kind] = form
+
+
+def register_this(kind: str, module_name: str) -> None:
+    """``register_form`` for the calling module: ``register_this("my_kind", __name__)``."""
+    register_form(kind, sys.modules[module_name])
+
+
+from annotate_app.forms import expressed, match, memory, task_qc  # noqa: E402, F401 - they register

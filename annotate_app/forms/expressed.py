@@ -11,6 +11,7 @@ from typing import Any
 import streamlit as st
 
 from annotate_app import ui
+from annotate_app.forms import register_this
 from curation.annotation import workflow
 from schemas.common import PrefkitError
 
@@ -194,3 +195,6 @@ def unit_title(task, unit: str, field: str) -> str:
     i = int(unit.removeprefix("item"))
     questions = task.payload["checklist"]
     return f"{i + 1}. {questions[i]}" if i < len(questions) else unit
+
+
+register_this("preference_expressed", __name__)

@@ -10,6 +10,7 @@ from typing import Any
 import streamlit as st
 
 from annotate_app import ui
+from annotate_app.forms import register_this
 from annotate_app.safe_text import md_escape
 from curation.annotation import workflow
 
@@ -59,3 +60,6 @@ def edit(
 
 def unit_title(task, unit: str, field: str) -> str:
     return field
+
+
+register_this("preference_match", __name__)

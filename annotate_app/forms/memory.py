@@ -11,6 +11,7 @@ from typing import Any
 import streamlit as st
 
 from annotate_app import ui
+from annotate_app.forms import register_this
 from annotate_app.safe_text import md_escape
 from curation.annotation import workflow
 from curation.annotation.task_kinds import REJECT_REASONS
@@ -218,3 +219,6 @@ def unit_title(task, unit: str, field: str) -> str:
         if c["key"] == unit:
             return f"“{_raw(c).get('value', '')}” ({c['model']}) · {field}"
     return f"{unit} · {field}"
+
+
+register_this("memory_verify", __name__)

@@ -10,6 +10,7 @@ from typing import Any
 import streamlit as st
 
 from annotate_app import ui
+from annotate_app.forms import register_this
 from curation.annotation import workflow
 
 LEAKAGE = (("none", "No leakage"), ("leaks", "Leaks the memory"))
@@ -79,3 +80,6 @@ def edit(
 
 def unit_title(task, unit: str, field: str) -> str:
     return field
+
+
+register_this("task_qc", __name__)

@@ -481,14 +481,27 @@ class TaskQcConfig(LSKind):
         return out
 
 
-LS_KINDS: dict[str, LSKind] = {
-    c.kind.name: c for c in (ExpressedConfig(), MatchConfig(), MemoryConfig(), TaskQcConfig())
-}
+#: The Label Studio config of every task kind the bridge can push, by kind name.
+LS_KINDS: dict[str, LSKind] = {}
+
+
+def register_ls(config: LSKind) -> LSKind:
+    """Let the bridge push tasks of ``config.kind`` (a registered task kind) with ``config``."""
+    get_kind(config.kind.name)
+    LS_KINDS[config.kind.name] = config
+    return config
+
+
+for _config in (ExpressedConfig(), MatchConfig(), MemoryConfig(), TaskQcConfig()):
+    register_ls(_config)
 
 
 def ls_kind(name: str) -> LSKind:
     get_kind(name)  # the one clear error for an unknown kind
-    return LS_KINDS[name]
+    try:
+        return LS_KINDS[name]
+    except KeyError:
+        raise LabelError(f"task kind {name!r} has no Label Studio config (register_ls)") from None
 
 
 def label_config(kind: str) -> str:

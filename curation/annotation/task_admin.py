@@ -112,13 +112,8 @@ def create_tasks(
 
 
 def _mark_known_answers(project: Project, kind: str) -> None:
-    """Pairs imported with a known answer make their matching task a gold item."""
-    if kind != "preference_match":
-        return
-    known = {
-        f"pair:{p['pair_id']}": (p["meta"] or {}).get("gold_answer") for p in project.store.preference_pairs()
-    }
-    known = {ref: answer for ref, answer in known.items() if answer}
+    """Tasks whose answer the kind knows up front (``TaskKind.known_answers``) become gold items."""
+    known = get_kind(kind).known_answers(project.store)
     for ref, task_id in project.store.task_ids_by_ref(kind, list(known)).items():
         task = project.store.task(task_id)
         if not task.is_gold:

@@ -1,22 +1,29 @@
-"""The three annotation task kinds behind one interface.
+"""The task-kind interface, the registry, and the built-in kinds.
 
-The Streamlit app, the Label Studio bridge, label import and the agreement code all work through
-:class:`TaskKind`: how tasks are built from project content, what a label's values look like
-(validated with a strict pydantic model), how a label splits into agreement units, and how it is
-scored against a gold answer. Adding a fourth kind means adding one class here and registering it.
+The Streamlit app, the Label Studio bridge, label import, consensus and the agreement code all work
+through :class:`TaskKind`, found by name in :data:`TASK_KIND_REGISTRY`: how tasks are built from
+project content, what a label's values look like (a strict pydantic model), how a label splits into
+agreement units, how decided units are assembled back into a final label, how it is scored against a
+gold answer, which answers are known up front, and the default guidelines. A new kind is one module
+that subclasses :class:`TaskKind` and calls :func:`register`; its app form and Label Studio config
+register against its name (``annotate_app.forms.register_form``, ``annotate_app.labelstudio.config
+.register_ls``). See docs/ARCHITECTURE.md, "How to add a task kind".
 """
 
 from __future__ import annotations
 
+import json
 import re
 from abc import ABC, abstractmethod
+from collections import Counter
 from dataclasses import dataclass
+from importlib import resources
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError, model_validator
 
 from schemas.alpsbench import TaxonomyLabel
-from schemas.common import Contract, PrefkitError, content_hash, utcnow, validation_line
+from schemas.common import Contract, PrefkitError, canonical_json, content_hash, utcnow, validation_line
 from schemas.curation import AnnotationTask
 
 if TYPE_CHECKING:
@@ -136,6 +143,25 @@ class TaskKind(ABC):
     def units(self, values: dict[str, Any]) -> dict[tuple[str, str], Any]:
         """Split a label into agreement units: ``{(sub_unit, field): value}``."""
 
+    @abstractmethod
+    def assemble(
+        self, units: dict[tuple[str, str], Any], labels: dict[str, dict[str, Any]]
+    ) -> dict[str, Any]:
+        """The final values from the decided units (``{unit: value}``) and the labels they came from."""
+
+    def agreeing(self, labels: dict[str, dict[str, Any]], unit: tuple[str, str], value: Any) -> list[dict]:
+        """The labels (in annotator order) whose value for ``unit`` is the decided ``value``."""
+        return [labels[a] for a in sorted(labels) if self.units(labels[a]).get(unit) == value]
+
+    def known_answers(self, store: ProjectStore) -> dict[str, dict[str, Any]]:
+        """Answers known when tasks are built (``{item_ref: values}``): those tasks become gold items."""
+        return {}
+
+    def default_guidelines(self) -> str:
+        """The guidelines a new project starts with (``guidelines/<kind>.md``)."""
+        path = resources.files("curation").joinpath(f"templates/guidelines/{self.name}.md")
+        return path.read_text(encoding="utf-8") if path.is_file() else f"# {self.title}\n"
+
     def gold_score(self, values: dict[str, Any], gold: dict[str, Any]) -> float:
         """Share of the gold answer's units this label gets right (0..1)."""
         want, got = self.units(gold), self.units(values)
@@ -209,6 +235,29 @@ class PreferenceExpressed(TaskKind):
             for it in values.get("items", [])
         }
 
+    def assemble(self, units, labels):
+        items = []
+        for (sub, _field), value in sorted(units.items(), key=lambda kv: int(kv[0][0].removeprefix("item"))):
+            idx = int(sub.removeprefix("item"))
+            agreeing = self.agreeing(labels, (sub, "expressed"), value)
+            evidence = sorted(
+                {
+                    e
+                    for v in agreeing
+                    for it in v["items"]
+                    if it["item"] == idx
+                    for e in it.get("evidence", [])
+                }
+            )
+            items.append(
+                {
+                    "item": idx,
+                    "expressed": value == "expressed",
+                    "evidence": evidence if value == "expressed" else [],
+                }
+            )
+        return {"items": items}
+
 
 class PreferenceMatch(TaskKind):
     name = "preference_match"
@@ -235,6 +284,16 @@ class PreferenceMatch(TaskKind):
 
     def units(self, values):
         return {("", "coverage"): values["coverage"]} if "coverage" in values else {}
+
+    def assemble(self, units, labels):
+        return {"coverage": units[("", "coverage")]}
+
+    def known_answers(self, store):
+        """Pairs imported with a known answer make their matching task a gold item."""
+        refs = {
+            f"pair:{p['pair_id']}": (p["meta"] or {}).get("gold_answer") for p in store.preference_pairs()
+        }
+        return {ref: answer for ref, answer in refs.items() if answer}
 
 
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -320,15 +379,51 @@ class MemoryVerify(TaskKind):
             out[(d["key"], "accepted")] = "reject" if d["decision"] == "reject" else "keep"
         return out
 
+    def assemble(self, units, labels):
+        decisions = []
+        for key in sorted({sub for sub, _ in units}):
+            decision = units[(key, "decision")]
+            mine = [
+                d
+                for v in self.agreeing(labels, (key, "decision"), decision)
+                for d in v["decisions"]
+                if d["key"] == key
+            ]
+            out: dict[str, Any] = {"key": key, "decision": decision}
+            if decision == "edit":
+                out["edited"] = mine[0]["edited"]
+            if decision == "reject":
+                reasons = Counter(d.get("reason") for d in mine)
+                out["reason"] = sorted(reasons.items(), key=lambda kv: (-kv[1], str(kv[0])))[0][0]
+            decisions.append(out)
+        added = Counter(canonical_json(m) for v in labels.values() for m in v.get("added", []))
+        majority = [json.loads(m) for m, n in sorted(added.items()) if n * 2 > len(labels)]
+        return {"decisions": decisions, "added": majority}
 
-TASK_KIND_REGISTRY: dict[str, TaskKind] = {
-    k.name: k for k in (PreferenceExpressed(), PreferenceMatch(), MemoryVerify())
-}
 
-# A kind in its own module registers here (imported last: it builds on the interface above).
-from curation.annotation.task_qc import TaskQc  # noqa: E402
+#: Every task kind by name, in registration order (the CLI's choices, the app's menus).
+TASK_KIND_REGISTRY: dict[str, TaskKind] = {}
 
-TASK_KIND_REGISTRY[TaskQc.name] = TaskQc()
+
+def register(kind: TaskKind) -> TaskKind:
+    """Make ``kind`` known by its name to every part of prefkit; a name is registered once."""
+    if not re.fullmatch(r"[a-z][a-z0-9_]*", kind.name or ""):
+        raise LabelError(f"task kind name {kind.name!r}: use lower-case letters, digits and _")
+    if kind.name in TASK_KIND_REGISTRY and type(TASK_KIND_REGISTRY[kind.name]) is not type(kind):
+        raise LabelError(f"task kind {kind.name!r} is already registered")
+    TASK_KIND_REGISTRY[kind.name] = kind
+    return kind
+
+
+def kind_names() -> tuple[str, ...]:
+    return tuple(TASK_KIND_REGISTRY)
+
+
+for _kind in (PreferenceExpressed(), PreferenceMatch(), MemoryVerify()):
+    register(_kind)
+
+# A kind in its own module registers itself (imported last: it builds on the interface above).
+import curation.annotation.task_qc  # noqa: E402, F401
 
 
 def get_kind(name: str) -> TaskKind:

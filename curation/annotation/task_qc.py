@@ -8,7 +8,7 @@ decides two things, as AlpsBench's human quality control did:
 - ``answer``: ``correct`` or ``incorrect`` — is the gold answer right for this input?
 
 A built row ships only when its final label is ``none`` + ``correct``. Everything this kind needs is in
-this module, so it moves into a task-kind registry as it is.
+this module; it registers itself by name.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from curation.annotation.task_kinds import FieldSpec, TaskKind
+from curation.annotation.task_kinds import FieldSpec, TaskKind, register
 from schemas.common import Contract
 
 KIND = "task_qc"
@@ -83,3 +83,6 @@ class TaskQc(TaskKind):
     def assemble(self, units, labels):
         """The final values from the decided units (consensus per field)."""
         return {f: units[("", f)] for f in ("leakage", "answer") if ("", f) in units}
+
+
+register(TaskQc())

@@ -16,10 +16,10 @@ from typing import TYPE_CHECKING, Any
 from curation.annotation.assignment import policy_for
 from curation.annotation.signin import MAX_NAME, ThrottlePolicy, normalize_username
 from curation.annotation.signin import log as signin_log
-from curation.annotation.task_kinds import get_kind
+from curation.annotation.task_kinds import TASK_KIND_REGISTRY, get_kind
 from curation.quality.verification import ensure_reverification_task
 from schemas.common import PrefkitError, content_hash, utcnow
-from schemas.curation import TASK_KINDS, AnnotationTask, LabelEvent
+from schemas.curation import AnnotationTask, LabelEvent
 
 if TYPE_CHECKING:
     from curation.project import Project, ProjectStore
@@ -309,7 +309,7 @@ def progress(project: Project, user: str) -> dict[str, dict[str, int]]:
     """Per task kind: items assigned to the annotator, done, finished today (UTC), and per batch."""
     counts = project.store.queue_counts(user, since=utcnow()[:10])
     empty = {"assigned": 0, "done": 0, "today": 0, "batches": []}
-    return {kind: counts.get(kind, empty) for kind in TASK_KINDS}
+    return {kind: counts.get(kind, empty) for kind in TASK_KIND_REGISTRY}
 
 
 def available(project: Project, user: str, kind: str) -> int:

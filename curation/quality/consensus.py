@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import uuid
 from collections import Counter
-from collections.abc import Callable
 from typing import Any
 
 from curation.annotation.task_kinds import get_kind
@@ -78,59 +77,6 @@ def _value(encoded: str) -> Any:
     return json.loads(encoded)
 
 
-def _agreeing(kind_name: str, labels: dict[str, dict[str, Any]], unit, value) -> list[dict[str, Any]]:
-    """The labels (in annotator order) whose value for ``unit`` is the decided ``value``."""
-    kind = get_kind(kind_name)
-    return [labels[a] for a in sorted(labels) if kind.units(labels[a]).get(unit) == value]
-
-
-def _assemble_expressed(units, labels):
-    items = []
-    for (sub, _field), value in sorted(units.items(), key=lambda kv: int(kv[0][0].removeprefix("item"))):
-        idx = int(sub.removeprefix("item"))
-        agreeing = _agreeing("preference_expressed", labels, (sub, "expressed"), value)
-        evidence = sorted(
-            {e for v in agreeing for it in v["items"] if it["item"] == idx for e in it.get("evidence", [])}
-        )
-        items.append(
-            {
-                "item": idx,
-                "expressed": value == "expressed",
-                "evidence": evidence if value == "expressed" else [],
-            }
-        )
-    return {"items": items}
-
-
-def _assemble_match(units, labels):
-    return {"coverage": units[("", "coverage")]}
-
-
-def _assemble_memory(units, labels):
-    decisions = []
-    for key in sorted({sub for sub, _ in units}):
-        decision = units[(key, "decision")]
-        agreeing = _agreeing("memory_verify", labels, (key, "decision"), decision)
-        mine = [d for v in agreeing for d in v["decisions"] if d["key"] == key]
-        out: dict[str, Any] = {"key": key, "decision": decision}
-        if decision == "edit":
-            out["edited"] = mine[0]["edited"]
-        if decision == "reject":
-            reasons = Counter(d.get("reason") for d in mine)
-            out["reason"] = sorted(reasons.items(), key=lambda kv: (-kv[1], str(kv[0])))[0][0]
-        decisions.append(out)
-    added = Counter(canonical_json(m) for v in labels.values() for m in v.get("added", []))
-    majority = [_value(m) for m, n in sorted(added.items()) if n * 2 > len(labels)]
-    return {"decisions": decisions, "added": majority}
-
-
-ASSEMBLERS: dict[str, Callable[[dict, dict], dict[str, Any]]] = {
-    "preference_expressed": _assemble_expressed,
-    "preference_match": _assemble_match,
-    "memory_verify": _assemble_memory,
-}
-
-
 def final_label(kind_name: str, labels: dict[str, dict[str, Any]], adjudication: Adjudication | None) -> dict:
     """The final label of one task: ``{values, decided_by, n_labels, tied}``."""
     if adjudication is not None:
@@ -141,9 +87,7 @@ def final_label(kind_name: str, labels: dict[str, dict[str, Any]], adjudication:
             "tied": [],
         }
     units, tied, decided_by = decide_units(kind_name, labels)
-    # A kind that declares its own assembler (task_qc) needs no entry here.
-    assemble = ASSEMBLERS.get(kind_name) or get_kind(kind_name).assemble
-    values = None if decided_by == "undecided" else assemble(units, labels)
+    values = None if decided_by == "undecided" else get_kind(kind_name).assemble(units, labels)
     return {
         "values": values,
         "decided_by": decided_by,

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from prefkit.cli.common import echo_json, echo_table, json_option, project_option
+from prefkit.cli.common import KindChoice, echo_json, echo_table, json_option, project_option
 
 
 # -- users ------------------------------------------------------------------------------------------
@@ -86,7 +86,7 @@ def tasks() -> None:
 @tasks.command("create")
 @click.option(
     "--kind",
-    type=click.Choice(["preference_expressed", "preference_match", "memory_verify", "task_qc"]),
+    type=KindChoice(),
     required=True,
     help="Task kind.",
 )

@@ -12,6 +12,24 @@ import click
 from schemas.common import PrefkitError
 
 
+class KindChoice(click.Choice):
+    """``--kind`` / ``KIND``: the registered task kinds, read when the command runs (so a kind a
+    plugin module registers is a valid choice too)."""
+
+    def __init__(self) -> None:
+        super().__init__(())
+
+    @property
+    def choices(self) -> tuple[str, ...]:
+        from curation.annotation.task_kinds import kind_names
+
+        return kind_names()
+
+    @choices.setter
+    def choices(self, _value) -> None:  # click sets it in __init__; the registry is the source
+        pass
+
+
 class PrefkitGroup(click.Group):
     """A click group that turns every :class:`PrefkitError` into one line on stderr and exit 1."""
 

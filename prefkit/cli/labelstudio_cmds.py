@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import click
 
-from prefkit.cli.common import echo_json, echo_table, json_option, project_option
+from prefkit.cli.common import KindChoice, echo_json, echo_table, json_option, project_option
 
 SHOWN = 5  # lines of a long list printed before "... and N more"
-KINDS = click.Choice(["preference_expressed", "preference_match", "memory_verify", "task_qc"])
+KINDS = KindChoice()
 
 
 def url_option(required: bool):

@@ -1,0 +1,91 @@
+"""A task kind from one module (tests/toykind.py, plus its form) runs through tasks → labels →
+agreement → release with nothing else in prefkit edited: the registry is the only way in."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+from test_release_support import add_users, release_configs
+
+from prefkit.cli import cli
+from schemas.curation import Provenance
+
+
+@pytest.fixture(scope="module")
+def toy():
+    import toykind
+
+    from curation.annotation.task_kinds import TASK_KIND_REGISTRY
+
+    toykind.register_toy_form()
+    yield toykind
+    # Other tests count the built-in kinds: leave the registries as they were.
+    from annotate_app.forms import FORMS
+
+    TASK_KIND_REGISTRY.pop(toykind.NAME, None)
+    FORMS.pop(toykind.NAME, None)
+
+
+def run(*args):
+    result = CliRunner().invoke(cli, [str(a) for a in args])
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def test_a_kind_from_one_module_goes_from_tasks_to_a_release(toy, project, tmp_path):
+    from annotate_app.forms import FORMS
+
+    assert FORMS[toy.NAME] is toy.ToyForm
+    store = project.store
+    add_users(store, "ann1", "ann2", "ann3")
+    # p00, p01: identical texts (gold, known answer "same"); p02-p06 same meaning; p07-p11 different
+    texts = [(f"Use metric units ({i})", f"Use metric units ({i})" if i < 2 else f"Metric units, please ({i})"
+              if i < 7 else f"Prefers tea ({i})") for i in range(12)]  # fmt: skip
+    store.add_preference_pairs(
+        [{"pair_id": f"p{i:02d}", "checklist_item": a, "candidate": b, "origin": "test", "instance_id": None,
+          "meta_json": None} for i, (a, b) in enumerate(texts)],
+        Provenance(source="test.pairs"),
+    )  # fmt: skip
+    # tasks: the CLI's --kind choices come from the registry; known answers make two gold items
+    assert "created 12" in run("tasks", "create", "--kind", toy.NAME, "--overlap", "3", "-p", project.root)
+    tasks = store.tasks(kind=toy.NAME)
+    assert sum(t.is_gold for t in tasks) == 2
+    from curation.annotation.guidelines import write_default_guidelines
+
+    (project.guidelines_dir / f"{toy.NAME}.md").unlink(missing_ok=True)
+    [written] = write_default_guidelines(project.guidelines_dir)  # the built-in kinds' files exist already
+    assert written.name == f"{toy.NAME}.md" and written.read_text().startswith("# Same meaning")
+    # labels: through the label-file import, validated by the kind's own schema
+    rows = []
+    for t in tasks:
+        truth = "different" if "tea" in t.payload["b"] else "same"
+        for who in ("ann1", "ann2", "ann3"):
+            verdict = truth if (who != "ann3" or t.item_ref != "toy:p11") else "same"
+            rows.append({"annotator": who, "task_kind": toy.NAME, "item_id": t.item_ref,
+                         "values": {"verdict": verdict}, "time_spent_s": 5, "timestamp": "2026-01-05T10:00:00Z"})  # fmt: skip
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(json.dumps({**rows[0], "values": {"verdict": "maybe"}}) + "\n")
+    refused = CliRunner().invoke(cli, ["labels", "import", str(bad), "-p", str(project.root)])
+    assert refused.exit_code == 1 and "verdict" in refused.output
+    good = tmp_path / "labels.jsonl"
+    good.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    run("labels", "import", good, "-p", project.root)
+    # agreement: the kind's fields and units
+    [row] = json.loads(run("agreement", "--kind", toy.NAME, "--boot", "50", "--json", "-p", project.root))
+    assert (row["task_kind"], row["field"], row["n_units"]) == (toy.NAME, "verdict", 10)
+    assert row["alpha"] > 0.8
+    # release: the kind's consensus (its own assemble) is in final_labels, and every gate passes
+    release_configs(project, '["labels", "final_labels"]')
+    out = run("release", "check", "-p", project.root)
+    assert "FAIL" not in out, out
+    run("release", "cut", "--version", "1.0.0", "-p", project.root)
+    finals = [
+        json.loads(line)
+        for line in (project.releases_dir / "1.0.0/data/final_labels" / f"{toy.NAME}.jsonl")
+        .read_text()
+        .splitlines()
+    ]
+    assert len(finals) == 12 and {json.loads(f["values"])["verdict"] for f in finals} == {"same", "different"}
+    assert "1.0.0" in run("release", "list", "-p", project.root)

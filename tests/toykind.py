@@ -1,0 +1,98 @@
+"""A task kind defined entirely in this one module (plus its form at the bottom), the way a fourth
+kind is added: a label schema, agreement fields, consensus assembly, known answers, guidelines, an
+app form, and one ``register`` call each. Nothing else in prefkit is edited for it."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from curation.annotation.task_kinds import FieldSpec, TaskKind, register
+from schemas.common import Contract
+
+NAME = "toy_same_meaning"
+
+
+class ToyLabel(Contract):
+    verdict: Literal["same", "different"] = Field(description="Do the two texts mean the same?")
+    comment: str | None = Field(default=None, description="Optional note.")
+
+
+class ToyKind(TaskKind):
+    """Does a preference pair's candidate say the same as its checklist item?"""
+
+    name = NAME
+    title = "Same meaning (toy)"
+    label_model = ToyLabel
+    fields = (FieldSpec("verdict", "nominal", ("different", "same")),)
+
+    def build_tasks(self, store, overlap, batch):
+        return [
+            self.make_task(
+                f"toy:{p['pair_id']}",
+                {"a": p["checklist_item"], "b": p["candidate"]},
+                overlap,
+                batch,
+            )
+            for p in store.preference_pairs()
+        ]
+
+    def units(self, values):
+        return {("", "verdict"): values["verdict"]} if "verdict" in values else {}
+
+    def assemble(self, units, labels):
+        return {"verdict": units[("", "verdict")]}
+
+    def known_answers(self, store):
+        """A pair whose two texts are identical is a gold item with the answer ``same``."""
+        return {
+            f"toy:{p['pair_id']}": {"verdict": "same"}
+            for p in store.preference_pairs()
+            if p["checklist_item"] == p["candidate"]
+        }
+
+    def default_guidelines(self):
+        return "# Same meaning\n\nAnswer *same* when both texts ask for the same thing.\n"
+
+
+register(ToyKind())
+
+
+# -- its form in the annotation app ----------------------------------------------------------------------
+class ToyForm:
+    """``render`` / ``edit`` / ``unit_title``, as every kind's form module provides them."""
+
+    CHOICES = ("same", "different")
+
+    @staticmethod
+    def render(proj, user, item) -> None:
+        import streamlit as st
+
+        from annotate_app import ui
+
+        st.markdown(f"**A** {item.task.payload['a']}  \n**B** {item.task.payload['b']}")
+        row = st.container(horizontal=True)
+        for value in ToyForm.CHOICES:
+            row.button(value, key=f"{item.event_id}:{value}", type="primary",
+                       on_click=ui.submit_now, args=(user, item, item.event_id, {"verdict": value}))  # fmt: skip
+
+    @staticmethod
+    def edit(proj, task, prefix, initial, comment, show_comment=True):
+        import streamlit as st
+
+        choice = st.segmented_control(
+            "Verdict", list(ToyForm.CHOICES), default=initial.get("verdict"), key=f"{prefix}:verdict"
+        )
+        return ({"verdict": choice} if choice else None), comment
+
+    @staticmethod
+    def unit_title(task, unit, field) -> str:
+        return field
+
+
+def register_toy_form() -> None:
+    """Register the form (the app imports Streamlit, so the kind above does not need it)."""
+    from annotate_app.forms import register_form
+
+    register_form(NAME, ToyForm)
