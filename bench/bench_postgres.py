@@ -237,6 +237,44 @@ def _start_server() -> tuple[str, dict[str, str]]:
     return url, env
 
 
+def solo(database: str | None, tmp: Path, n: int = 200) -> dict:
+    """One annotator alone: latency per submit and what it is made of (statements, transactions and
+    the pool's liveness checks), i.e. the round trips PostgreSQL adds over an in-process SQLite."""
+    from sqlalchemy import event
+
+    root = tmp / uuid.uuid4().hex[:8]
+    build(root, database, n)
+    project = Project(root)
+    counts = {"statements": 0, "transactions": 0, "pings": 0}
+    engine = project.store.engine
+
+    @event.listens_for(engine, "before_cursor_execute")
+    def _count(conn, cursor, statement, *args):
+        counts["statements"] += 1
+
+    ping = engine.dialect.do_ping  # counted, not changed: the pool's liveness check at each checkout
+
+    def counted_ping(dbapi_connection):
+        counts["pings"] += 1
+        return ping(dbapi_connection)
+
+    engine.dialect.do_ping = counted_ping
+
+    @event.listens_for(engine, "begin")
+    def _begin(conn):
+        counts["transactions"] += 1
+
+    lat: list[float] = []
+    _annotate(project, "ann00", n, lat)
+    project.close()
+    lat.sort()
+    return {
+        "p50_ms": round(1000 * statistics.median(lat), 2),
+        "p95_ms": round(1000 * lat[int(0.95 * (len(lat) - 1))], 2),
+        **{k: round(v / len(lat), 1) for k, v in counts.items()},
+    }
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--per-user", type=int, default=150, help="Submits per annotator per configuration.")
@@ -257,6 +295,22 @@ def main() -> None:
     rows = []
     try:
         with tempfile.TemporaryDirectory() as tmp:
+            for backend in ("sqlite", "postgres"):
+                if args.only and args.only.strip() != "solo":
+                    break
+                database = None
+                if backend == "postgres":
+                    db = "prefkit_bench_" + uuid.uuid4().hex[:8]
+                    _admin(args.pg_url, f'CREATE DATABASE "{db}"')
+                    database = make_url(args.pg_url).set(database=db).render_as_string(hide_password=False)
+                r = solo(database, Path(tmp))
+                print(
+                    f"{backend:<8} 1 annotator alone: p50 {r['p50_ms']} ms  p95 {r['p95_ms']} ms  per submit: "
+                    f"{r['statements']} statements, {r['transactions']} transactions, {r['pings']} pool pings",
+                    flush=True,
+                )
+                if database:
+                    _admin(args.pg_url, f'DROP DATABASE "{db}" WITH (FORCE)')
             configs = [
                 ("sqlite   16 processes x 1", None, [1] * ANNOTATORS),
                 ("postgres 16 processes x 1", "pg", [1] * ANNOTATORS),
@@ -266,7 +320,7 @@ def main() -> None:
                 ("postgres 2 replicas x 8", "pg", [ANNOTATORS // 2] * 2),
             ]
             for name, backend, layout in configs:
-                if args.only not in name:
+                if args.only not in name or args.only == "solo":
                     continue
                 database = None
                 if backend == "pg":
