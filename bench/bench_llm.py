@@ -33,6 +33,7 @@ from pydantic import BaseModel  # noqa: E402
 
 from curation.project import Project  # noqa: E402
 from pipelines.llm import LLMLayer, LLMRequest, Usage  # noqa: E402
+from pipelines.llm.types import BaseBackend  # noqa: E402
 
 KEY = "sk-bench-not-a-real-key"
 
@@ -106,7 +107,7 @@ async def bare_loop(base_url: str, texts: list[str], concurrency: int) -> int:
     return sum(results)
 
 
-class InstantBackend:
+class InstantBackend(BaseBackend):
     """Answers after 5 ms without HTTP: isolates the layer's own bookkeeping CPU."""
 
     name = "openai"

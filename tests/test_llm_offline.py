@@ -20,6 +20,7 @@ from pipelines.llm import (
     template_hash,
 )
 from pipelines.llm.limits import RateLimiter, TokenBucket
+from pipelines.llm.types import BaseBackend
 
 
 class Trait(BaseModel):
@@ -187,8 +188,8 @@ def test_rate_limiter_paces_requests_per_minute():
     assert 0.45 <= elapsed < 1.5  # 20 at once, then 10 more at 20/s
 
 
-class EchoBackend:
-    """A user-supplied backend: only what the Backend protocol requires (no check/aclose/scrub)."""
+class EchoBackend(BaseBackend):
+    """A user-supplied backend: ``complete``, with BaseBackend's defaults for the optional parts."""
 
     name = "echo"
     offline = False
@@ -240,3 +241,16 @@ def test_batch_mode_on_a_backend_without_a_batch_api_is_a_clear_error(project):
         with pytest.raises(LLMConfigError, match="no Batch API"):
             layer.run([req], batch=True)
         assert layer.run([req])[0].ok  # the same request runs live
+
+
+def test_a_backend_missing_part_of_the_protocol_is_refused_naming_it(project):
+    from pipelines.llm import LLMConfigError
+
+    class Bare:
+        name, offline = "bare", False
+
+        async def complete(self, request, model, seed):
+            raise AssertionError("never called")
+
+    with pytest.raises(LLMConfigError, match="Bare lacks host, check, scrub, aclose"):
+        LLMLayer(project.store, backend=Bare(), progress=False)

@@ -19,6 +19,7 @@ from pipelines.generation import offline as _offline  # noqa: F401 - registers t
 from pipelines.generation.prompting import run_validated
 from pipelines.generation.taxonomy import Taxonomy, load_taxonomy
 from pipelines.ingest.cupid import instance_rows
+from pipelines.llm.types import BaseBackend
 from schemas.common import PrefkitError
 from schemas.config import GenerationSection, LLMSection
 from schemas.curation import Provenance
@@ -529,7 +530,7 @@ class RecordingLayer:
         return self.layer.run(requests, desc=desc)
 
 
-class PricingBackend:
+class PricingBackend(BaseBackend):
     """Stands in for the OpenAI-compatible backend when only pricing: same cache keys, no calls, no key."""
 
     name = "openai"
@@ -537,9 +538,6 @@ class PricingBackend:
 
     async def complete(self, request, model, seed):
         raise GenerationError("the pricing backend makes no calls; run without --estimate")
-
-    async def aclose(self) -> None:
-        return None
 
 
 def _scaled(value: Any, factor: float) -> Any:

@@ -14,7 +14,6 @@ This module must never submit a key twice while a batch carrying it is still ope
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 from typing import TYPE_CHECKING
 
@@ -50,32 +49,26 @@ async def run_batch(
 
 async def _submit(layer: LLMLayer, groups: dict[str, list[Planned]]) -> dict:
     backend = layer.backend
-    lines = []
-    for key, group in groups.items():
-        body = backend.batch_body(group[0].request, group[0].model, layer.seed)
-        lines.append(
-            json.dumps({"custom_id": key, "method": "POST", "url": "/v1/chat/completions", "body": body})
-        )
+    lines = [
+        {
+            "custom_id": key,
+            "method": "POST",
+            "url": "/v1/chat/completions",
+            "body": backend.batch_body(group[0].request, group[0].model, layer.seed),
+        }
+        for key, group in groups.items()
+    ]
     stage = "+".join(sorted({p.request.stage for g in groups.values() for p in g}))
-    data = ("\n".join(lines) + "\n").encode("utf-8")
-    upload = await backend.client.files.create(
-        file=("prefkit-batch.jsonl", data, "application/jsonl"), purpose="batch"
-    )
-    batch = await backend.client.batches.create(
-        input_file_id=upload.id,
-        endpoint="/v1/chat/completions",
-        completion_window="24h",
-        metadata={"prefkit_stage": stage[:500]},
-    )
-    layer.store.llm_batch_save(batch.id, stage, upload.id, list(groups), backend.host)
-    return {"batch_id": batch.id, "stage": stage, "keys": sorted(groups)}
+    batch_id, upload_id = await backend.submit_batch(lines, stage)
+    layer.store.llm_batch_save(batch_id, stage, upload_id, list(groups), backend.host)
+    return {"batch_id": batch_id, "stage": stage, "keys": sorted(groups)}
 
 
 async def _wait(layer: LLMLayer, batch_id: str, stage: str):
-    settings, client = layer.settings, layer.backend.client
+    settings = layer.settings
     deadline = time.monotonic() + settings.batch_wait_s
     while True:
-        batch = await client.batches.retrieve(batch_id)
+        batch = await layer.backend.batch_state(batch_id)
         if batch.status in TERMINAL:
             return batch
         if time.monotonic() + settings.batch_poll_s > deadline:
@@ -85,20 +78,13 @@ async def _wait(layer: LLMLayer, batch_id: str, stage: str):
         await asyncio.sleep(settings.batch_poll_s)
 
 
-async def _read_lines(layer: LLMLayer, file_id: str | None) -> dict[str, dict]:
-    if not file_id:
-        return {}
-    content = await layer.backend.client.files.content(file_id)
-    lines = (json.loads(line) for line in content.text.splitlines() if line.strip())
-    return {line["custom_id"]: line for line in lines}
-
-
 async def _collect(
     layer: LLMLayer, row: dict, groups: dict[str, list[Planned]], progress: StageProgress
 ) -> dict[str, CallOutcome]:
     batch = await _wait(layer, row["batch_id"], row["stage"])
-    lines = await _read_lines(layer, batch.output_file_id)
-    lines.update({k: v for k, v in (await _read_lines(layer, batch.error_file_id)).items() if k not in lines})
+    lines = await layer.backend.batch_lines(batch.output_file_id)
+    errors = await layer.backend.batch_lines(batch.error_file_id)
+    lines.update({k: v for k, v in errors.items() if k not in lines})
     semaphore = asyncio.Semaphore(layer.settings.concurrency)
     results: dict[str, CallOutcome] = {}
 

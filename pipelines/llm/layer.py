@@ -32,7 +32,7 @@ from pipelines.llm.limits import RateLimiter
 from pipelines.llm.offline import OfflineBackend
 from pipelines.llm.openai_backend import CallFailed, OpenAIBackend
 from pipelines.llm.progress import StageProgress
-from pipelines.llm.types import Backend, LLMRequest, LLMResponse, Usage
+from pipelines.llm.types import Backend, BatchBackend, LLMRequest, LLMResponse, Usage
 from schemas.common import PrefkitError, canonical_json, validation_line
 from schemas.config import LLMSection
 from schemas.curation import Provenance
@@ -66,9 +66,18 @@ class CallOutcome:
     from_cache: bool = False
 
 
+BACKEND_MEMBERS = ("name", "offline", "host", "complete", "check", "scrub", "aclose")
+
+
 def make_backend(backend: str | Backend, settings: LLMSettings) -> Backend:
-    if not isinstance(backend, str):
-        return backend  # a user-supplied backend implementing the Backend protocol
+    if not isinstance(backend, str):  # a user-supplied backend implementing the Backend protocol
+        missing = [m for m in BACKEND_MEMBERS if not hasattr(backend, m)]
+        if missing:
+            raise LLMConfigError(
+                f"backend {type(backend).__name__} lacks {', '.join(missing)} of the Backend protocol "
+                "(subclass pipelines.llm.types.BaseBackend for the defaults)"
+            )
+        return backend
     if backend == "offline":
         return OfflineBackend()
     if backend == "openai":
@@ -158,9 +167,7 @@ class LLMLayer:
         requests = list(requests)
         if not requests:
             return []
-        check = getattr(self.backend, "check", None)  # optional: fail fast before any call
-        if check is not None:
-            check(requests)
+        self.backend.check(requests)  # fail fast before any call
         plan = self.plan(requests)
         outcomes = self._from_cache(plan)
         groups: dict[str, list[Planned]] = {}
@@ -173,7 +180,7 @@ class LLMLayer:
             if batch and not self.backend.offline:
                 from pipelines.llm.batch import run_batch
 
-                if not hasattr(self.backend, "batch_body"):
+                if not isinstance(self.backend, BatchBackend):
                     raise LLMConfigError(f"backend {self.backend.name!r} has no Batch API; run without batch")
 
                 outcomes.update(await run_batch(self, groups, progress))
@@ -284,11 +291,11 @@ class LLMLayer:
 
     def failed_outcome(self, planned: Planned, error: str, raw: str | None, usage: Usage) -> CallOutcome:
         """A failure (error and raw text scrubbed of the API key by backends that hold one)."""
-        scrub = getattr(self.backend, "scrub", lambda s: s)
+        scrub = self.backend.scrub
         meta = {
             "offline": self.backend.offline,
             "backend": self.backend.name,
-            "endpoint": getattr(self.backend, "host", None),
+            "endpoint": self.backend.host,
         }
         return CallOutcome(
             False,
@@ -380,9 +387,7 @@ class LLMLayer:
         self._writer.shutdown(wait=True)
 
     async def _close_backend(self) -> None:
-        aclose = getattr(self.backend, "aclose", None)  # optional in the Backend protocol
-        if aclose is not None:
-            await aclose()
+        await self.backend.aclose()
 
     def __enter__(self) -> LLMLayer:
         return self

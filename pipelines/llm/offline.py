@@ -19,7 +19,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from pipelines.llm.keys import approx_tokens, cache_key, prompt_tokens
-from pipelines.llm.types import LLMRequest, Usage
+from pipelines.llm.types import BaseBackend, LLMRequest, Usage
 from schemas.common import PrefkitError
 
 OfflineGenerator = Callable[[LLMRequest, random.Random], "BaseModel | str"]
@@ -59,7 +59,7 @@ def generator_for(request: LLMRequest) -> OfflineGenerator:
     )
 
 
-class OfflineBackend:
+class OfflineBackend(BaseBackend):
     """Answers from registered generators; same seed and request, same answer."""
 
     name = "offline"
@@ -81,6 +81,3 @@ class OfflineBackend:
             raise TypeError(f"offline generator for stage {request.stage!r} returned {type(answer).__name__}")
         usage = Usage(prompt_tokens(request), approx_tokens(text), 0)
         return text, usage, {"endpoint": None, "system_fingerprint": None}
-
-    async def aclose(self) -> None:
-        return None

@@ -22,7 +22,7 @@ from openai.lib._parsing import type_to_response_format_param
 
 from pipelines.llm.config import LLMConfigError, LLMSettings, endpoint_host, resolve_api_key
 from pipelines.llm.keys import response_schema
-from pipelines.llm.types import LLMRequest, Usage
+from pipelines.llm.types import BatchState, LLMRequest, Usage
 
 JSON_MODE_INSTRUCTION = (
     "Answer with a single JSON object and nothing else. It must validate against this JSON schema:\n{schema}"
@@ -209,6 +209,30 @@ class OpenAIBackend:
         body["messages"].append({"role": "system", "content": JSON_MODE_INSTRUCTION.format(schema=schema)})
         body["response_format"] = {"type": "json_object"}
         return body
+
+    async def submit_batch(self, lines: list[dict[str, Any]], stage: str) -> tuple[str, str]:
+        data = ("".join(json.dumps(line) + "\n" for line in lines)).encode("utf-8")
+        upload = await self.client.files.create(
+            file=("prefkit-batch.jsonl", data, "application/jsonl"), purpose="batch"
+        )
+        batch = await self.client.batches.create(
+            input_file_id=upload.id,
+            endpoint="/v1/chat/completions",
+            completion_window="24h",
+            metadata={"prefkit_stage": stage[:500]},
+        )
+        return batch.id, upload.id
+
+    async def batch_state(self, batch_id: str) -> BatchState:
+        b = await self.client.batches.retrieve(batch_id)
+        return BatchState(b.id, b.status, b.output_file_id, b.error_file_id)
+
+    async def batch_lines(self, file_id: str | None) -> dict[str, dict[str, Any]]:
+        if not file_id:
+            return {}
+        content = await self.client.files.content(file_id)
+        lines = (json.loads(line) for line in content.text.splitlines() if line.strip())
+        return {line["custom_id"]: line for line in lines}
 
     def answer_from_batch_line(self, line: dict[str, Any]) -> tuple[str, Usage, dict[str, Any]]:
         """(text, usage, meta) of one output line; :class:`CallFailed` for an errored request."""

@@ -10,7 +10,7 @@ Both the OpenAI-compatible backend and the offline backend implement :class:`Bac
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel
 
@@ -62,11 +62,73 @@ class LLMResponse:
 
 
 class Backend(Protocol):
-    """What the layer needs from a backend: answer one request (retries/limits are the layer's)."""
+    """What the layer needs from a backend: answer one request (retries/limits are the layer's).
+    :class:`BaseBackend` gives the optional parts their defaults."""
 
     name: str  # "openai" or "offline"
     offline: bool
+    host: str | None  # the endpoint's host, recorded in provenance (None: no endpoint)
 
     async def complete(self, request: LLMRequest, model: str, seed: int) -> tuple[str, Usage, dict[str, Any]]:
         """Raw answer text, usage, and metadata (e.g. system_fingerprint, endpoint host)."""
         ...
+
+    def check(self, requests: list[LLMRequest]) -> None:
+        """Fail fast, before any call, when the backend cannot answer some of ``requests``."""
+        ...
+
+    def scrub(self, text: str | None) -> str | None:
+        """``text`` with every secret of the backend (an API key) removed, before it is stored."""
+        ...
+
+    async def aclose(self) -> None:
+        """Release connections opened on the running event loop."""
+        ...
+
+
+@runtime_checkable
+class BatchBackend(Backend, Protocol):
+    """A backend with a batch API (the OpenAI Batch API): one upload, then poll, then read the lines."""
+
+    def batch_body(self, request: LLMRequest, model: str, seed: int) -> dict[str, Any]:
+        """The request body of one batch line: what the live path would send."""
+        ...
+
+    async def submit_batch(self, lines: list[dict[str, Any]], stage: str) -> tuple[str, str]:
+        """Upload ``lines`` and start one batch; ``(batch_id, input_file_id)``."""
+        ...
+
+    async def batch_state(self, batch_id: str) -> BatchState:
+        """Where the batch is now."""
+        ...
+
+    async def batch_lines(self, file_id: str | None) -> dict[str, dict[str, Any]]:
+        """The output (or error) lines of a finished batch by ``custom_id``."""
+        ...
+
+    def answer_from_batch_line(self, line: dict[str, Any]) -> tuple[str, Usage, dict[str, Any]]:
+        """(text, usage, meta) of one output line; raises for an errored request."""
+        ...
+
+
+@dataclass(frozen=True)
+class BatchState:
+    id: str
+    status: str  # validating, in_progress, finalizing, completed, failed, expired, cancelled, ...
+    output_file_id: str | None = None
+    error_file_id: str | None = None
+
+
+class BaseBackend:
+    """Defaults for a backend's optional parts: nothing to check, nothing to scrub, nothing to close."""
+
+    host: str | None = None
+
+    def check(self, requests: list[LLMRequest]) -> None:
+        return None
+
+    def scrub(self, text: str | None) -> str | None:
+        return text
+
+    async def aclose(self) -> None:
+        return None
