@@ -121,6 +121,13 @@ def main() -> None:
         src = tmp / "cupid.jsonl"
         src.write_text("".join(json.dumps(r) + "\n" for r in cupid_rows(args.n)), encoding="utf-8")
         project = Project.init(tmp / "proj", name="bench")
+        # Imported rows nobody verified: the release is the unverified CUPID config (the verified one
+        # would be empty and its label gates would refuse the cut).
+        toml = project.root / "prefkit.toml"
+        toml.write_text(
+            toml.read_text().replace("[release]\n", '[release]\nconfigs = ["cupid_unverified"]\n', 1)
+        )
+        project.__dict__.pop("config", None)
         t0 = time.perf_counter()
         project.store.import_bundle(cupid.build_bundle(src, "MIT"))
         print(

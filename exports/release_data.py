@@ -572,24 +572,38 @@ CONFIG_NAMES = (
 def build_configs(store, only: list[str] | None = None, alps_reference: str = "verified") -> list[ConfigData]:
     """Every config the project holds content for, in a fixed order, including those whose rows were
     all dropped (``count == 0``, ``considered > 0``: written nowhere, but stated in the card and
-    gated). ``only`` (``[release] configs``) keeps the named configs; ``alpsbench_*`` names a family."""
+    gated). ``only`` (``[release] configs``) keeps the named configs (``alpsbench_*`` names a family);
+    configs left out are not built at all."""
     salt = store.annotator_salt()
+    cache: dict[str, Any] = {}
 
     def pseudonym(name: str) -> str:
         return store.pseudonym(name, salt)
 
-    statuses = session_statuses(store)
-    kinds = tuple(sorted({t.kind for t in store.tasks()}))
-    configs = [
-        cupid_config(store, statuses),
-        cupid_unverified_config(store),
-        cupid_raw_config(store, pseudonym, statuses),
-        *alpsbench_configs(store, alps_reference),
-        labels_config(store, pseudonym),
-        final_labels_config(store),
-        matching_config(store, pseudonym),
-        adjudications_config(store, pseudonym),
+    def statuses():
+        if "statuses" not in cache:
+            cache["statuses"] = session_statuses(store)
+        return cache["statuses"]
+
+    builders: list[tuple[str, Callable[[], list[ConfigData]]]] = [
+        ("cupid", lambda: [cupid_config(store, statuses())]),
+        ("cupid_unverified", lambda: [cupid_unverified_config(store)]),
+        ("cupid_raw", lambda: [cupid_raw_config(store, pseudonym, statuses())]),
+        ("alpsbench_", lambda: alpsbench_configs(store, alps_reference)),
+        ("labels", lambda: [labels_config(store, pseudonym)]),
+        ("final_labels", lambda: [final_labels_config(store)]),
+        ("matching", lambda: [matching_config(store, pseudonym)]),
+        ("adjudications", lambda: [adjudications_config(store, pseudonym)]),
     ]
+    kinds = tuple(sorted({t.kind for t in store.tasks()}))
+    configs: list[ConfigData] = []
+    for name, build in builders:
+        family = name.endswith("_")
+        if only is not None and not any(
+            (o.startswith(name) if family else selected(name, [o])) for o in only
+        ):
+            continue
+        configs += build()
     for c in configs:
         if c.name in ("labels", "final_labels", "adjudications"):
             c.needs = kinds
