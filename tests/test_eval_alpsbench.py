@@ -141,6 +141,12 @@ def test_a_cut_release_is_scored_with_its_public_gold_and_its_private_test_gold(
 
     examples = Path(__file__).resolve().parent.parent / "pipelines" / "examples" / "alpsbench"
     project.store.import_bundle(alpsbench.build_bundle(examples))
+    # No memory_verify labels here: the examples' own gold is Task 1's reference.
+    toml = project.root / "prefkit.toml"
+    toml.write_text(
+        toml.read_text().replace("[release]\n", '[release]\nalpsbench_reference = "imported"\n', 1)
+    )
+    project.__dict__.pop("config", None)
     cut = cut_release(project, "1.0.0", override="eval test: no labels in this project")
     private = project.root / "releases-private" / "1.0.0" / "alpsbench_task1_gold" / "test.jsonl"
     gold_rows = [json.loads(line) for line in private.read_text().splitlines()]
