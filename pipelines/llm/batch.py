@@ -85,24 +85,10 @@ async def _collect(
     lines = await layer.backend.batch_lines(batch.output_file_id)
     errors = await layer.backend.batch_lines(batch.error_file_id)
     lines.update({k: v for k, v in errors.items() if k not in lines})
-    semaphore = asyncio.Semaphore(layer.settings.concurrency)
-    results: dict[str, CallOutcome] = {}
-
-    async def one(key: str) -> None:
-        group = groups[key]
-        async with semaphore:
-            outcome = await _outcome(layer, batch, lines.get(key), group[0])
-        await layer.persist(key, group, outcome)
-        results[key] = outcome
-        progress.advance(
-            outcome.ok,
-            False,
-            outcome.usage.prompt_tokens + outcome.usage.completion_tokens,
-            outcome.cost,
-            n=len(group),
-        )
-
-    await asyncio.gather(*(one(key) for key in row["keys"] if key in groups))
+    mine = {key: groups[key] for key in row["keys"] if key in groups}
+    results = await layer.run_groups(
+        mine, progress, lambda key, group: _outcome(layer, batch, lines.get(key), group[0])
+    )
     layer.store.llm_batch_update(row["batch_id"], "collected", batch.output_file_id)
     return results
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -214,12 +214,22 @@ class LLMLayer:
     async def _call_all(
         self, groups: dict[str, list[Planned]], progress: StageProgress
     ) -> dict[str, CallOutcome]:
+        return await self.run_groups(groups, progress, lambda key, group: self.attempt(group[0]))
+
+    async def run_groups(
+        self,
+        groups: dict[str, list[Planned]],
+        progress: StageProgress,
+        call: Callable[[str, list[Planned]], Awaitable[CallOutcome]],
+    ) -> dict[str, CallOutcome]:
+        """The one run loop (live calls and batch answers): ``call`` each group at most
+        ``concurrency`` at a time, persist its outcome for every request of the group, and count it."""
         semaphore = asyncio.Semaphore(self.settings.concurrency)
         results: dict[str, CallOutcome] = {}
 
         async def one(key: str, group: list[Planned]) -> None:
             async with semaphore:
-                outcome = await self.attempt(group[0])
+                outcome = await call(key, group)
             await self.persist(key, group, outcome)
             results[key] = outcome
             progress.advance(
