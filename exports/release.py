@@ -4,7 +4,9 @@ A release directory holds ``data/<config>/<split>.jsonl`` (what the card's confi
 identifies the release: byte-identical when re-cut from the same state), the same rows as
 ``parquet/<config>/<split>.parquet`` (not referenced by the card: datasets 5.x cannot mix formats across
 configs), ``prefkit-X.Y.Z.duckdb`` for analysis, ``croissant.json``, the ``README.md`` dataset card and
-``manifest.json`` (sha256 and size of every other file, counts, gates, agreement, provenance).
+``manifest.json`` (sha256 and size of every other file, counts, gates, agreement, provenance). Beside
+the directory, ``X.Y.Z.sha256`` (``sha256sum -c`` format) anchors the manifest, optionally signed with
+OpenSSH (:mod:`exports.release_integrity`, which also verifies releases).
 
 A cut is staged in a hidden directory and renamed into place, so a failed cut leaves nothing and an
 existing version is never overwritten. This module reads the store and never writes it; the caller
@@ -261,6 +263,7 @@ def cut_release(project, version: str, override: str | None = None, gates=None, 
             planned,
         )
         bump = _check_bump(project.releases_dir, previous, stage, version)
+        sums = _stage_checksums(project, stage, manifest, version)
         try:
             os.rename(stage, out_dir)
         except OSError as exc:  # another process cut the same version meanwhile
@@ -269,7 +272,14 @@ def cut_release(project, version: str, override: str | None = None, gates=None, 
             ) from exc
     except BaseException:
         shutil.rmtree(stage, ignore_errors=True)
+        for leftover in project.releases_dir.glob(f".{version}.sha256.*"):
+            leftover.unlink(missing_ok=True)
         raise
+    for tmp in sums:  # beside the release: X.Y.Z.sha256 and, when signed, X.Y.Z.sha256.sig
+        os.replace(
+            tmp,
+            project.releases_dir / tmp.name.replace(f".{version}.sha256.{os.getpid()}", f"{version}.sha256"),
+        )
     write_private(project, version, planned)
     result = CutResult(
         out_dir, manifest, passed, data_digest(manifest.files), bump, sha256_file(out_dir / "manifest.json")
@@ -286,6 +296,35 @@ def cut_release(project, version: str, override: str | None = None, gates=None, 
         }
     )
     return result
+
+
+def signing_config(project) -> dict[str, Path | str | None]:
+    """``[release] signing_key``, ``allowed_signers`` (paths, relative to the project) and ``signer``."""
+    cfg = project.config.get("release", {})
+
+    def path(key: str) -> Path | None:
+        value = (cfg.get(key) or "").strip()
+        return (project.root / Path(value).expanduser()) if value else None
+
+    return {
+        "signing_key": path("signing_key"),
+        "allowed_signers": path("allowed_signers"),
+        "signer": (cfg.get("signer") or "").strip() or None,
+    }
+
+
+def _stage_checksums(project, stage: Path, manifest: ReleaseManifest, version: str) -> list[Path]:
+    """Write the checksums file (and its signature when a key is configured) under temporary names
+    beside the release; the caller renames them into place after the release directory."""
+    from exports.release_integrity import checksums_text, sign_file
+
+    tmp = project.releases_dir / f".{version}.sha256.{os.getpid()}"
+    atomic_write_bytes(tmp, checksums_text(stage, manifest, name=version).encode("utf-8"))
+    out = [tmp]
+    key = signing_config(project)["signing_key"]
+    if key is not None:
+        out.append(sign_file(tmp, key))
+    return out
 
 
 def private_dir(project, version: str) -> Path:
@@ -328,25 +367,6 @@ def load_manifest(release_dir: Path) -> ReleaseManifest:
         return ReleaseManifest.model_validate_json(path.read_bytes())
     except ValueError as exc:
         raise ReleaseError(f"{path}: not a valid release manifest ({str(exc).splitlines()[0]})") from None
-
-
-def verify_release(release_dir: Path) -> list[str]:
-    """Problems found re-hashing every file against the manifest (empty: the release is intact)."""
-    release_dir = Path(release_dir)
-    manifest = load_manifest(release_dir)
-    problems = []
-    for f in manifest.files:
-        p = release_dir / f.path
-        if not p.is_file():
-            problems.append(f"{f.path}: missing")
-        elif p.stat().st_size != f.size:
-            problems.append(f"{f.path}: size {p.stat().st_size} != {f.size} in the manifest")
-        elif sha256_file(p) != f.sha256:
-            problems.append(f"{f.path}: sha256 differs from the manifest")
-    listed = {f.path for f in manifest.files} | {"manifest.json"}
-    extra = sorted(p.relative_to(release_dir).as_posix() for p in release_dir.rglob("*") if p.is_file())
-    problems += [f"{rel}: not in the manifest" for rel in extra if rel not in listed]
-    return problems
 
 
 def _rows(release_dir: Path, config: str) -> dict[str, str]:

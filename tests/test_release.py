@@ -17,7 +17,8 @@ from test_release_support import (
 from curation.quality.consensus import adjudicate
 from curation.quality.gates import run_gates
 from exports.cupid import CUPID_COLUMNS
-from exports.release import ReleaseError, cut_release, diff_releases, load_manifest, verify_release
+from exports.release import ReleaseError, cut_release, diff_releases, load_manifest
+from exports.release_integrity import verify_release
 
 
 def cut(project, version, override=None):
@@ -96,7 +97,7 @@ def test_a_release_has_every_part_and_verifies(ready):
     assert m.counts["cupid_unverified"] == 5 and m.counts["matching"] == 20 and m.override_reason is None
     assert all(g["passed"] for g in m.gates) and m.agreement[0]["ci_low"] is not None
     assert m.provenance["sources"][0]["licence"] == "MIT" and m.schema_versions["ReleaseManifest"] == "1.0"
-    assert verify_release(r.path) == []
+    assert verify_release(r.path).problems == []
 
 
 def test_verify_catches_a_flipped_byte_and_an_extra_file(ready):
@@ -107,7 +108,7 @@ def test_verify_catches_a_flipped_byte_and_an_extra_file(ready):
     raw[10] ^= 0x01
     target.write_bytes(bytes(raw))
     (r.path / "data" / "notes.txt").write_text("hi")
-    assert verify_release(r.path) == [
+    assert verify_release(r.path).problems == [
         "data/cupid_unverified/test.jsonl: sha256 differs from the manifest",
         "data/notes.txt: not in the manifest",
     ]
@@ -120,7 +121,7 @@ def test_an_existing_version_is_never_overwritten(ready):
     with pytest.raises(ReleaseError, match="already exists"):
         cut(project, "1.0.0")
     assert (r.path / "manifest.json").read_bytes() == before
-    assert [p.name for p in project.releases_dir.iterdir()] == ["1.0.0"]  # no staging left behind
+    assert sorted(p.name for p in project.releases_dir.iterdir()) == ["1.0.0", "1.0.0.sha256"]  # no staging
 
 
 def test_failing_gates_refuse_the_cut_unless_overridden_with_a_reason(ready):

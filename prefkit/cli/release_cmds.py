@@ -81,21 +81,65 @@ def release_cut(project, version: str, override: str | None) -> None:
 
 @release.command("verify")
 @click.argument("directory", type=click.Path(file_okay=False, exists=True))
-def release_verify(directory: str) -> None:
-    """Re-hash every file of a release against its manifest; any changed byte fails (exit 1).
+@click.option(
+    "--project",
+    "-p",
+    "project_path",
+    type=click.Path(file_okay=False),
+    help="Project whose release log anchors the manifest (default: the project the release is in).",
+)
+@click.option("--sha256", "expected", help="The manifest's sha256 as published elsewhere (an extra anchor).")
+@click.option(
+    "--allowed-signers",
+    type=click.Path(dir_okay=False, exists=True),
+    help="OpenSSH allowed_signers file: require a valid signature (default: [release] allowed_signers).",
+)
+def release_verify(directory: str, project_path: str | None, expected: str | None, allowed_signers) -> None:
+    """Check a release: every file against the manifest (sha256, size, paths inside, nothing extra, no
+    symlinks), the manifest's counts, gates and version against the data, and the manifest itself against
+    the project's release log, X.Y.Z.sha256 beside the release, --sha256 and, when configured, an OpenSSH
+    signature. Says which of these it trusted; any problem fails (exit 1).
 
     Example: prefkit release verify my-bench/releases/1.0.0
     """
-    from exports.release import load_manifest, verify_release
+    from exports.release_integrity import verify_release
 
-    problems = verify_release(Path(directory))
-    manifest = load_manifest(Path(directory))
-    if problems:
-        for p in problems:
-            click.echo(f"FAIL {p}")
-        click.echo(f"{manifest.name} {manifest.version}: {len(problems)} problem(s)", err=True)
+    release_dir = Path(directory)
+    project = _release_project(release_dir, project_path)
+    recorded, signers, signer = None, None, None
+    if project is not None:
+        from exports.release import load_manifest, signing_config
+
+        version = load_manifest(release_dir).version
+        recorded = next((r for r in project.store.release_log() if r["version"] == version), None)
+        cfg = signing_config(project)
+        signers, signer = cfg["allowed_signers"], cfg["signer"]
+        project.close()
+    if allowed_signers:
+        signers = Path(allowed_signers)
+    result = verify_release(release_dir, recorded, expected, signers, signer)
+    for problem in result.problems:
+        click.echo(f"FAIL {problem}")
+    trusted = "; ".join(result.trusted) or "nothing"
+    if result.problems:
+        click.echo(
+            f"{result.name} {result.version}: {len(result.problems)} problem(s); trusted {trusted}", err=True
+        )
         sys.exit(1)
-    click.echo(f"OK {manifest.name} {manifest.version}: {len(manifest.files)} files match the manifest")
+    click.echo(f"OK {result.name} {result.version}: {result.files} files match the manifest")
+    click.echo(f"  manifest.json matches {trusted}")
+
+
+def _release_project(release_dir: Path, project_path: str | None):
+    """The project named with --project, else the one holding ``releases/<dir>`` (None when neither)."""
+    from curation.project import CONFIG_NAME, Project
+
+    if project_path:
+        return Project.locate(project_path)
+    parent = release_dir.resolve().parent
+    if parent.name == "releases" and (parent.parent / CONFIG_NAME).is_file():
+        return Project(parent.parent)
+    return None
 
 
 @release.command("diff")
@@ -135,7 +179,7 @@ def release_list(project, as_json: bool) -> None:
 
     Example: prefkit release list --project my-bench
     """
-    rows = project.store.releases()
+    rows = project.store.release_log()
     if as_json:
         echo_json(rows)
         return
