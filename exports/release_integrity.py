@@ -26,9 +26,8 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from schemas.common import PrefkitError
+from schemas.common import PrefkitError, sha256_file
 from schemas.curation import ReleaseManifest
-from schemas.reading import sha256_file
 
 NAMESPACE = "prefkit-release"
 MANIFEST = "manifest.json"

@@ -18,7 +18,7 @@ from curation.project import Project
 from exports.release import cut_release
 from exports.release_integrity import checksums_path, verify_release
 from prefkit.cli import cli
-from schemas.reading import sha256_file
+from schemas.common import sha256_file
 
 VERSION = "1.0.0"
 
