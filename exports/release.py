@@ -300,16 +300,16 @@ def cut_release(project, version: str, override: str | None = None, gates=None, 
 
 def signing_config(project) -> dict[str, Path | str | None]:
     """``[release] signing_key``, ``allowed_signers`` (paths, relative to the project) and ``signer``."""
-    cfg = project.config.get("release", {})
+    cfg = project.config.release
 
-    def path(key: str) -> Path | None:
-        value = (cfg.get(key) or "").strip()
+    def path(value: str) -> Path | None:
+        value = value.strip()
         return (project.root / Path(value).expanduser()) if value else None
 
     return {
-        "signing_key": path("signing_key"),
-        "allowed_signers": path("allowed_signers"),
-        "signer": (cfg.get("signer") or "").strip() or None,
+        "signing_key": path(cfg.signing_key),
+        "allowed_signers": path(cfg.allowed_signers),
+        "signer": cfg.signer.strip() or None,
     }
 
 

@@ -118,6 +118,13 @@ class ReleasePolicy(Contract):
         default="verified",
         description="'verified': only people-verified AlpsBench packets in the tracks; 'imported': all of them.",
     )
+    signing_key: str = Field(
+        default="", description="OpenSSH private key that signs X.Y.Z.sha256 at the cut ('' = no signature)."
+    )
+    allowed_signers: str = Field(
+        default="", description="OpenSSH allowed_signers file: verify then requires a valid signature."
+    )
+    signer: str = Field(default="", description="Principal the signature must be by ('' = any in the file).")
     task_categories: list[str] = Field(default_factory=lambda: ["text-generation"], description="Card.")
     annotations_creators: list[str] = Field(default_factory=lambda: ["expert-generated"], description="Card.")
     tags: list[str] = Field(

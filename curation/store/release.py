@@ -127,9 +127,7 @@ class ReleaseStore(StoreCore):
                 raise StoreError(f"release {row['version']} is already recorded in the project")
             conn.execute(r.insert(), row)
 
-    def release_log(self) -> list[dict[str, Any]]:
-        """Every cut release recorded in the project, oldest first (``AppStore.releases`` is another
-        thing: tasks handed back to the pool)."""
+    def releases(self) -> list[dict[str, Any]]:
         r = self.t["releases"]
         with self.read() as conn:
             return [dict(x) for x in conn.execute(select(r).order_by(r.c.created_at)).mappings()]
