@@ -157,6 +157,9 @@ class AlpsPrediction(Contract):
     """One line of an AlpsBench predictions.jsonl (its public prediction contract, any task)."""
 
     benchmark_id: str = Field(min_length=1, description="The benchmark row answered.")
+    track: str | None = Field(
+        default=None, description="The track (e.g. task3_d300), needed only when the id is in several."
+    )
     memory_items: list[dict[str, Any]] | None = Field(default=None, description="Task 1 / 2 memories.")
     answer: str | None = Field(default=None, description="Task 3 / 4 answer.")
     reason: str | None = Field(default=None, description="Task 3: why the memory was used.")

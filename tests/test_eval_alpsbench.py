@@ -148,13 +148,16 @@ def test_a_cut_release_is_scored_with_its_public_gold_and_its_private_test_gold(
     )
     project.__dict__.pop("config", None)
     cut = cut_release(project, "1.0.0", override="eval test: no labels in this project")
-    private = project.root / "releases-private" / "1.0.0" / "alpsbench_task1_gold" / "test.jsonl"
+    # nothing is verified in this project, so its packets are released in the unverified config
+    private = project.root / "releases-private" / "1.0.0" / "alpsbench_unverified_gold" / "test.jsonl"
     gold_rows = [json.loads(line) for line in private.read_text().splitlines()]
-    assert gold_rows and not (cut.path / "data" / "alpsbench_task1_gold" / "test.jsonl").exists()
+    assert gold_rows and not (cut.path / "data" / "alpsbench_unverified_gold").exists()
     oracle = write_jsonl(tmp_path / "oracle.jsonl", [
         {"benchmark_id": g["benchmark_id"], "memory_items": json.loads(g["gold"])["memory_items"]} for g in gold_rows
     ])  # fmt: skip
-    (r,) = score_alps_file(cut.path, "task1", "test", oracle)
+    with pytest.raises(EvalInputError, match="no AlpsBench config starting with 'alpsbench'"):
+        score_alps_file(cut.path, "task1", "test", oracle)  # unverified data only when asked for
+    (r,) = score_alps_file(cut.path, "task1", "test", oracle, config="alpsbench_unverified")
     assert (r["n_rows"], r["precision"], r["recall"], r["f1"]) == (len(gold_rows), 1.0, 1.0, 1.0)
 
 
@@ -184,3 +187,22 @@ def test_a_repeated_benchmark_id_names_the_line(tmp_path):
     preds = write_jsonl(tmp_path / "p.jsonl", [])
     with pytest.raises(EvalInputError, match=r"dev.jsonl:2: benchmark_id 's1' repeats line 1"):
         score_alps_file(rel, "task3", "dev", preds)
+
+
+def test_an_id_in_several_distractor_levels_needs_its_track(tmp_path):
+    rel = tmp_path / "releases" / "1.0.0"
+    for level, want in ((100, "m1"), (300, "m2")):
+        inp, gold = layout_rows(
+            "s1", "task3", {"query": "q", "candidate_memories": []}, {"selected_memory_id": want}
+        )
+        write_config(rel, f"alpsbench_task3_d{level}", "dev", [inp])
+        write_config(rel, f"alpsbench_task3_d{level}_gold", "dev", [gold])
+    ambiguous = write_jsonl(tmp_path / "a.jsonl", [{"benchmark_id": "s1", "selected_memory_id": "m1"}])
+    with pytest.raises(EvalInputError, match=r"a.jsonl:1: benchmark_id 's1' is in several tracks"):
+        score_alps_file(rel, "task3", "dev", ambiguous)
+    preds = write_jsonl(tmp_path / "p.jsonl", [
+        {"benchmark_id": "s1", "track": "task3_d100", "selected_memory_id": "m1"},
+        {"benchmark_id": "s1", "track": "task3_d300", "selected_memory_id": "m1"},
+    ])  # fmt: skip
+    rows = {r["group"]: r["accuracy"] for r in score_alps_file(rel, "task3", "dev", preds)}
+    assert rows == {"d100": 1.0, "d300": 0.0}

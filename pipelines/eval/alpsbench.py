@@ -40,11 +40,19 @@ STAGE = "eval.alps"
 
 @dataclass
 class AlpsRow:
+    """One benchmark row. Rows are keyed by ``track:benchmark_id`` (:attr:`key`): AlpsBench gives the
+    same session the same id in each distractor level of task 3."""
+
     benchmark_id: str
     task: str  # task1 .. task4
     group: str  # task1/task2: "all"; task3: "d100"...; task4: "ability1"...
     input: dict[str, Any]
     gold: dict[str, Any] | None
+    track: str = ""
+
+    @property
+    def key(self) -> str:
+        return f"{self.track}:{self.benchmark_id}"
 
 
 def _json_field(value: Any, where: str, name: str) -> Any:
@@ -137,11 +145,12 @@ def _read(path: Path, task: str) -> list[_Line]:
         line = parse_line(path.parent.name, raw, f"{path}:{lineno}")
         if line.task != task:
             continue
-        if line.benchmark_id in seen:
+        if (line.track, line.benchmark_id) in seen:
             raise EvalInputError(
-                f"{path}:{lineno}: benchmark_id {line.benchmark_id!r} repeats line {seen[line.benchmark_id]}"
+                f"{path}:{lineno}: benchmark_id {line.benchmark_id!r} repeats line "
+                f"{seen[(line.track, line.benchmark_id)]}"
             )
-        seen[line.benchmark_id] = lineno
+        seen[(line.track, line.benchmark_id)] = lineno
         out.append(line)
     return out
 
@@ -149,7 +158,8 @@ def _read(path: Path, task: str) -> list[_Line]:
 def load_alps(
     release: Path, task: str, split: str, config: str = "alpsbench", private: Path | None = None
 ) -> tuple[ReleaseRef, dict[str, AlpsRow], bool]:
-    """``(release ref, rows by benchmark_id, whether every row has gold)`` for one task and split.
+    """``(release ref, rows by key (``track:benchmark_id``), whether every row has gold)`` for one task
+    and split.
 
     Inputs come from the release's ``data/<config>/<split>.jsonl``; gold from rows that carry it there,
     except for the ``test`` split, whose gold is read only from the private configs: ``private``
@@ -179,9 +189,10 @@ def load_alps(
         for line in _read(path, task):
             if line.input is not None:
                 group = _group(task, line.track, line.input, {})
-                rows.setdefault(line.benchmark_id, AlpsRow(line.benchmark_id, task, group, line.input, None))
+                row = AlpsRow(line.benchmark_id, task, group, line.input, None, line.track)
+                rows.setdefault(row.key, row)
             if line.gold is not None:
-                (hidden if is_private else gold)[line.benchmark_id] = line.gold
+                (hidden if is_private else gold)[f"{line.track}:{line.benchmark_id}"] = line.gold
     if not rows:
         raise EvalInputError(
             f"{release}: no {task} rows in split {split!r} of configs starting with {config!r}"
@@ -193,23 +204,35 @@ def load_alps(
 
 
 def read_predictions(path: Path, rows: Mapping[str, AlpsRow]) -> dict[str, dict[str, Any]]:
-    """A predictions.jsonl by benchmark_id; unknown or repeated ids are errors naming the line."""
+    """A predictions.jsonl keyed like ``rows``. A line names its row by ``benchmark_id`` (plus ``track``
+    when the id is in several tracks, e.g. task 3's distractor levels); unknown, ambiguous or repeated
+    ids are errors naming the line."""
     path = Path(path)
     if not path.is_file():
         raise EvalInputError(f"{path}: no such predictions file")
+    by_id: dict[str, list[str]] = {}
+    for key, row in rows.items():
+        by_id.setdefault(row.benchmark_id, []).append(key)
     out: dict[str, dict[str, Any]] = {}
     for lineno, raw in jsonl_lines(path):
         try:
             pred = AlpsPrediction.model_validate(raw)
         except ValidationError as exc:
-            raise EvalInputError(f"{path}:{lineno}: field {validation_line(exc, root='<line>')}") from None
-        if pred.benchmark_id not in rows:
+            raise EvalInputError(f"{path}:{lineno}: {validation_line(exc)}") from None
+        keys = [k for k in by_id.get(pred.benchmark_id, []) if pred.track in (None, rows[k].track)]
+        if not keys:
             raise EvalInputError(
                 f"{path}:{lineno}: benchmark_id {pred.benchmark_id!r} is not in the evaluated rows"
             )
-        if pred.benchmark_id in out:
-            raise EvalInputError(f"{path}:{lineno}: a second prediction for {pred.benchmark_id!r}")
-        out[pred.benchmark_id] = pred.model_dump(exclude_none=True)
+        if len(keys) > 1:
+            tracks = ", ".join(sorted(rows[k].track for k in keys))
+            raise EvalInputError(
+                f"{path}:{lineno}: benchmark_id {pred.benchmark_id!r} is in several tracks ({tracks}); "
+                'add "track" to the line'
+            )
+        if keys[0] in out:
+            raise EvalInputError(f"{path}:{lineno}: a second prediction for {keys[0]!r}")
+        out[keys[0]] = pred.model_dump(exclude_none=True)
     return out
 
 
@@ -253,7 +276,7 @@ def model_request(row: AlpsRow) -> LLMRequest:
     inp, stage = row.input, f"{STAGE}.{row.task}"
     if row.task == "task1":
         ctx = {"dialogue": _turns(inp.get("dialogue")), "query": ""}
-        return build_request(stage, row.benchmark_id, "assistant", "alps_task1", MemoryList, ctx)
+        return build_request(stage, row.key, "assistant", "alps_task1", MemoryList, ctx)
     if row.task == "task2":
         ctx = {
             "memory": _memories(inp.get("memory")),
@@ -261,20 +284,16 @@ def model_request(row: AlpsRow) -> LLMRequest:
             "new_dialogue": _turns(inp.get("new_dialogue")),
             "query": "",
         }
-        return build_request(stage, row.benchmark_id, "assistant", "alps_task2", MemoryList, ctx)
+        return build_request(stage, row.key, "assistant", "alps_task2", MemoryList, ctx)
     if row.task == "task3":
         ctx = {
             "query": str(inp.get("query") or ""),
             "candidates": _memories(inp.get("candidate_memories")),
         }
-        return build_request(
-            stage, row.benchmark_id, "assistant", "alps_task3", RetrievalAnswer, ctx, max_tokens=400
-        )
+        return build_request(stage, row.key, "assistant", "alps_task3", RetrievalAnswer, ctx, max_tokens=400)
     dialogue = inp.get("dialogue") if inp.get("dialogue") is not None else inp.get("dialogue_history")
     ctx = {"dialogue": _turns(dialogue), "memory": _memory_text(inp), "queries": _queries(inp)}
-    return build_request(
-        stage, row.benchmark_id, "assistant", "alps_task4", GroundedAnswer, ctx, temperature=0.7
-    )
+    return build_request(stage, row.key, "assistant", "alps_task4", GroundedAnswer, ctx, temperature=0.7)
 
 
 def judge_request(row: AlpsRow, pred: dict[str, Any]) -> LLMRequest:
@@ -286,7 +305,7 @@ def judge_request(row: AlpsRow, pred: dict[str, Any]) -> LLMRequest:
         "answer": str(pred.get("answer") or ""),
         "used": str(pred.get("used_memory_fact") or ""),
     }
-    return build_request(f"{STAGE}.judge_task4", row.benchmark_id, "judge", "alps_judge_task4", ScoredAnswer, ctx,
+    return build_request(f"{STAGE}.judge_task4", row.key, "judge", "alps_judge_task4", ScoredAnswer, ctx,
                          max_tokens=200)  # fmt: skip
 
 
@@ -297,8 +316,9 @@ def run_model(layer, rows: Mapping[str, AlpsRow], task: str) -> dict[str, dict[s
     for bid, r in zip(
         ids, layer.run([model_request(rows[b]) for b in ids], desc=f"{STAGE}.{task}"), strict=True
     ):
-        out[bid] = {"benchmark_id": bid, **r.parsed.model_dump(exclude_none=True)} if r.ok else {
-            "benchmark_id": bid, "error": r.error or "failed"}  # fmt: skip
+        head = {"benchmark_id": rows[bid].benchmark_id, "track": rows[bid].track}
+        out[bid] = {**head, **r.parsed.model_dump(exclude_none=True)} if r.ok else {
+            **head, "error": r.error or "failed"}  # fmt: skip
     return out
 
 
@@ -321,7 +341,7 @@ def judge(layer, rows: Mapping[str, AlpsRow], preds: dict[str, dict[str, Any]]) 
 def score_rows(
     task: str, rows: Mapping[str, AlpsRow], preds: Mapping[str, dict[str, Any]]
 ) -> list[tuple[str, str, dict]]:
-    """``(benchmark_id, group, score record)`` per row with gold."""
+    """``(row key, group, score record)`` per row with gold."""
     out = []
     for bid in sorted(rows):
         row, pred = rows[bid], preds.get(bid)
