@@ -148,16 +148,18 @@ def test_a_cut_release_is_scored_with_its_public_gold_and_its_private_test_gold(
     )
     project.__dict__.pop("config", None)
     cut = cut_release(project, "1.0.0", override="eval test: no labels in this project")
-    # nothing is verified in this project, so its packets are released in the unverified config
-    private = project.root / "releases-private" / "1.0.0" / "alpsbench_unverified_gold" / "test.jsonl"
+    # the task 1 gold of the test split: in the task's own config, or the unverified one when the release
+    # reference is the verified gold and nothing is verified in this project
+    (private,) = (project.root / "releases-private" / "1.0.0").glob("alpsbench_*_gold/test.jsonl")
+    config = "alpsbench_unverified" if "unverified" in private.parent.name else "alpsbench"
     gold_rows = [json.loads(line) for line in private.read_text().splitlines()]
-    assert gold_rows and not (cut.path / "data" / "alpsbench_unverified_gold").exists()
+    assert gold_rows and not list((cut.path / "data").glob("alpsbench_*_gold/test.jsonl"))
     oracle = write_jsonl(tmp_path / "oracle.jsonl", [
         {"benchmark_id": g["benchmark_id"], "memory_items": json.loads(g["gold"])["memory_items"]} for g in gold_rows
     ])  # fmt: skip
-    with pytest.raises(EvalInputError, match="no AlpsBench config starting with 'alpsbench'"):
-        score_alps_file(cut.path, "task1", "test", oracle)  # unverified data only when asked for
-    (r,) = score_alps_file(cut.path, "task1", "test", oracle, config="alpsbench_unverified")
+    with pytest.raises(EvalInputError, match="test gold is read only from the private configs"):
+        score_alps_file(cut.path, "task1", "test", oracle, config=config, private=tmp_path)
+    (r,) = score_alps_file(cut.path, "task1", "test", oracle, config=config)
     assert (r["n_rows"], r["precision"], r["recall"], r["f1"]) == (len(gold_rows), 1.0, 1.0, 1.0)
 
 
