@@ -57,6 +57,11 @@ def check_size(path: Path, limit: int | None = None) -> None:
         raise InputError(f"{path}: file is {size:,} bytes, over the {limit:,}-byte limit")
 
 
+def printable(text: str) -> str:
+    """``text`` as is when printable, else its repr: an error message stays one line whatever the input."""
+    return text if text.isprintable() else repr(text)
+
+
 # -- strict JSON -----------------------------------------------------------------------------------------
 class _NonFinite:
     """Stands in for NaN/Infinity while parsing, so the field holding it can be named."""
@@ -91,13 +96,13 @@ def _check_tree(value: Any, where: str) -> None:
     while stack:
         node, path = stack.pop()
         if isinstance(node, _NonFinite):
-            field = ".".join(map(str, path)) or "<record>"
+            field = printable(".".join(map(str, path))) or "<record>"
             raise InputError(
                 f"{where}: field {field}: {node.text} is not a JSON number (NaN/Infinity refused)"
             )
         if isinstance(node, dict | list):
             if len(path) >= MAX_DEPTH:
-                field = ".".join(map(str, path[:3])) + ".…"
+                field = printable(".".join(map(str, path[:3]))) + ".…"
                 raise InputError(f"{where}: field {field}: nested deeper than {MAX_DEPTH} levels")
             items = node.items() if isinstance(node, dict) else enumerate(node)
             stack.extend((child, (*path, key)) for key, child in items)
@@ -112,7 +117,7 @@ def loads(text: str, where: str, multiline: bool = False) -> Any:
         at = f"{where}:{exc.lineno}" if multiline else where
         raise InputError(f"{at}: malformed JSON at column {exc.colno}: {exc.msg}") from None
     except _DuplicateKey as exc:
-        raise InputError(f"{where}: field {exc.key}: key appears twice in one object") from None
+        raise InputError(f"{where}: field {printable(exc.key)}: key appears twice in one object") from None
     except RecursionError:
         raise InputError(f"{where}: nested deeper than {MAX_DEPTH} levels") from None
     _check_tree(value, where)

@@ -296,3 +296,10 @@ def test_property_malformed_records_never_traceback_or_write(shared_project, tmp
     path_kind = data.draw(st.sampled_from(list(VALID)), label="import")
     bad = data.draw(_malformed(path_kind), label="line")
     _run_bad(shared_project, path_kind, _file(path_kind, bad), tmp_path_factory.mktemp("case"))
+
+
+def test_a_control_character_in_a_field_name_keeps_the_error_on_one_line(template, tmp_path):
+    root = Path(shutil.copytree(template, tmp_path / "p"))
+    bad = _line({**VALID["labels"], "unknown_\x1e": 1})
+    out = _run_bad(root, "labels", _file("labels", bad), tmp_path / "in")
+    assert "'unknown_\\x1e': unknown column" in out

@@ -29,7 +29,7 @@ from pydantic import ValidationError
 from curation.annotation.task_kinds import LabelError, get_kind
 from schemas.common import InputError, PrefkitError, canonical_json, content_hash, validation_line
 from schemas.curation import AnnotationTask, LabelEvent
-from schemas.reading import loads, no_records, parse_timestamp, read_text
+from schemas.reading import loads, no_records, parse_timestamp, printable, read_text
 
 if TYPE_CHECKING:
     from curation.project import ProjectStore
@@ -57,7 +57,7 @@ class LabelsFileError(PrefkitError):
 
 class _RowError(Exception):
     def __init__(self, column: str, message: str):
-        super().__init__(f"{column}: {message}")
+        super().__init__(f"{printable(column)}: {message}")
 
 
 class _RowLine(Exception):
