@@ -1,4 +1,5 @@
-"""Test data for the annotation app: generated-style sessions, preference pairs, users and tasks.
+"""Test data for the annotation app: generated-style sessions, preference pairs, AlpsBench packets
+(:mod:`fixtures_alps`), users and tasks.
 
 Sessions are written through the store's tables directly (dialogues, turns, sessions with a
 ``Session`` record without turns), the same rows the generation pipeline writes.
@@ -8,6 +9,8 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
+
+from fixtures_alps import write_packets
 
 from curation.annotation.task_admin import create_tasks
 from curation.project import Project
@@ -77,18 +80,11 @@ def seed_pairs(project: Project, n: int) -> None:
     project.store.add_preference_pairs(pairs, Provenance(source="test.pairs"))
 
 
-def copy_packets(alps: Path, dest: Path, n: int) -> Path:
-    """The first ``n`` real AlpsBench packets copied to ``dest`` (a small, fast import)."""
-    dest.mkdir(parents=True, exist_ok=True)
-    for f in sorted(alps.rglob("sess_*.json"))[:n]:
-        shutil.copy(f, dest / f.name)
-    return dest
-
-
 def make_project(
-    root: Path, n: int = 6, overlap: int = 2, alps: Path | None = None, hostile: bool = False
+    root: Path, n: int = 6, overlap: int = 2, alps: bool = False, hostile: bool = False
 ) -> Project:
-    """A project with users, sessions, pairs (and AlpsBench packets) and tasks of every kind."""
+    """A project with users, sessions, pairs and tasks of every kind; with ``alps``, ``n`` AlpsBench
+    packets written by :mod:`fixtures_alps` are imported and given memory-verification tasks."""
     project = Project.init(root, name="app-test")
     for name, role in USERS:
         project.store.add_user(name, role, PASSWORD)
@@ -96,10 +92,10 @@ def make_project(
     seed_pairs(project, n)
     create_tasks(project, "preference_expressed", overlap=overlap, gold_rate=0)
     create_tasks(project, "preference_match", overlap=overlap, gold_rate=0)
-    if alps is not None:
+    if alps:
         from pipelines.ingest import alpsbench
 
-        packets = copy_packets(alps, root.parent / f"{root.name}-packets", n)
+        packets = write_packets(root.parent / f"{root.name}-packets", n)
         project.store.import_bundle(alpsbench.build_bundle(packets))
         create_tasks(project, "memory_verify", overlap=overlap, gold_rate=0)
     return project

@@ -1,4 +1,5 @@
-"""Shared fixtures: every test gets its own project directory; real data comes from ../shared.
+"""Shared fixtures: every test gets its own project directory; the real AlpsBench sample comes from
+../shared (``PREFKIT_SHARED_DATA``) and only the tests about that data read it.
 
 PostgreSQL: tests marked ``postgres`` run against the server named by ``PREFKIT_TEST_PG_URL``
 (``source .ci/postgres.sh && postgres_start`` starts a throwaway one), each in a fresh database dropped
@@ -109,7 +110,17 @@ def any_project(tmp_path, database):
 
 
 @pytest.fixture(scope="session")
+def fixture_packets(tmp_path_factory) -> Path:
+    """Three AlpsBench packets in the published layout with our own content (:mod:`fixtures_alps`):
+    what every test that is not about the real sample imports."""
+    from fixtures_alps import write_packets
+
+    return write_packets(tmp_path_factory.mktemp("alps-fixture"), n=3)
+
+
+@pytest.fixture(scope="session")
 def alps_packets() -> Path:
+    """The real AlpsBench sample: only for tests about that data itself."""
     require(
         ALPS_PACKETS.is_dir(), f"AlpsBench sample packets not found at {ALPS_PACKETS} (../shared is absent)"
     )

@@ -18,8 +18,8 @@ MAYA = {"username": "maya", "role": "maintainer"}
 
 
 @pytest.fixture(scope="module")
-def template(tmp_path_factory, alps_packets):
-    p = make_project(tmp_path_factory.mktemp("tpl") / "proj", n=3, overlap=2, alps=alps_packets, hostile=True)
+def template(tmp_path_factory):
+    p = make_project(tmp_path_factory.mktemp("tpl") / "proj", n=3, overlap=2, alps=True, hostile=True)
     p.close()
     return p
 

@@ -23,7 +23,7 @@ from conftest import ROOT, require
 from curation.annotation import workflow
 from curation.project import Project
 
-pytestmark = [pytest.mark.browser, pytest.mark.shared_data]
+pytestmark = pytest.mark.browser
 CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
         "--disable-sync", "--no-first-run"]  # fmt: skip
@@ -51,11 +51,9 @@ def wait_healthy(url: str, proc: subprocess.Popen, timeout: float = 60) -> None:
 
 
 @pytest.fixture(scope="module")
-def served(tmp_path_factory, alps_packets):
+def served(tmp_path_factory):
     require(os.path.exists(CHROMIUM), "Debian chromium is not installed (apt-get install chromium)")
-    proj = make_project(
-        tmp_path_factory.mktemp("browser") / "proj", n=3, overlap=5, alps=alps_packets, hostile=True
-    )
+    proj = make_project(tmp_path_factory.mktemp("browser") / "proj", n=3, overlap=5, alps=True, hostile=True)
     for name in ("carol", "dan", "erin"):
         proj.store.add_user(name, "annotator", PASSWORD)
     yield from serve(proj)

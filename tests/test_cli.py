@@ -38,10 +38,10 @@ def test_project_from_environment(tmp_path, monkeypatch):
     assert res.exit_code == 0 and "envproj" in res.output
 
 
-def test_import_and_export_alpsbench_via_cli(tmp_path, alps_packets):
+def test_import_and_export_alpsbench_via_cli(tmp_path, fixture_packets):
     proj = tmp_path / "p"
     run("init", proj)
-    first = sorted(alps_packets.rglob("sess_*.json"))[0]
+    first = sorted(fixture_packets.rglob("sess_*.json"))[0]
     res = run("import", "alpsbench", first, "--project", proj)
     assert res.exit_code == 0 and "1 dialogues" in res.output
     assert "already imported" in run("import", "alpsbench", first, "--project", proj).output

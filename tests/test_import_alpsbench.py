@@ -1,16 +1,15 @@
-"""AlpsBench packets: every part kept, counts match the packets, the round trip is lossless."""
+"""AlpsBench packets: every part kept, counts match the packets, the round trip is lossless (on the
+real sample); bad packets are refused whole (on packets the tests write)."""
 
 import json
-import shutil
 
 import pytest
+from fixtures_alps import packet_files, write_packets
 
 from curation.store.engine import StoreError
 from exports.alpsbench import export_packets
 from pipelines.ingest import alpsbench
 from schemas.common import InputError
-
-pytestmark = pytest.mark.shared_data
 
 
 def _packets(root):
@@ -20,6 +19,7 @@ def _packets(root):
     }
 
 
+@pytest.mark.shared_data
 def test_counts_match_the_packets_themselves(alps_project, alps_packets):
     packets = _packets(alps_packets).values()
     status = alps_project.store.status()
@@ -31,6 +31,7 @@ def test_counts_match_the_packets_themselves(alps_project, alps_packets):
     )
 
 
+@pytest.mark.shared_data
 def test_every_models_extraction_is_kept_with_its_source(alps_project, alps_packets):
     packets = _packets(alps_packets).values()
     models = {m for p in packets for m in p["task1"]["llm_outputs"]}
@@ -38,6 +39,7 @@ def test_every_models_extraction_is_kept_with_its_source(alps_project, alps_pack
     assert stored == models and len(models) == 7
 
 
+@pytest.mark.shared_data
 def test_schema_breaking_candidates_are_kept_and_flagged(alps_project):
     cands = alps_project.store.memories(origin="candidate")
     invalid = [c for c in cands if not c["valid"]]
@@ -48,6 +50,7 @@ def test_schema_breaking_candidates_are_kept_and_flagged(alps_project):
     assert all(c["raw"] and "evidence_text" in c["raw"] for c in cands)
 
 
+@pytest.mark.shared_data
 def test_round_trip_is_lossless_field_by_field(alps_project, alps_packets, tmp_path):
     out = tmp_path / "out"
     assert export_packets(alps_project.store, out) == 400
@@ -64,22 +67,19 @@ def test_round_trip_is_lossless_field_by_field(alps_project, alps_packets, tmp_p
             assert ga == gb, f"{rel}: gold memory {i}"
 
 
+@pytest.mark.shared_data
 def test_reimport_is_a_no_op(alps_project, alps_packets):
     before = alps_project.store.status()
     result = alps_project.store.import_bundle(alpsbench.build_bundle(alps_packets))
     assert result.already_imported and alps_project.store.status() == before
 
 
-def _copy_sample(alps_packets, dest, n=5):
-    dest.mkdir()
-    files = sorted(alps_packets.rglob("sess_*.json"))[:n]
-    for f in files:
-        shutil.copy(f, dest / f.name)
-    return sorted(dest.glob("sess_*.json"))
+def _sample(dest, n=5):
+    return packet_files(write_packets(dest, n))
 
 
-def test_bad_packet_names_file_and_field_and_writes_nothing(project, alps_packets, tmp_path):
-    files = _copy_sample(alps_packets, tmp_path / "in")
+def test_bad_packet_names_file_and_field_and_writes_nothing(project, tmp_path):
+    files = _sample(tmp_path / "in")
     data = json.loads(files[3].read_text())
     data["task1"]["ground_truth_memories"][0]["type"] = "explicit"
     files[3].write_text(json.dumps(data))
@@ -90,8 +90,8 @@ def test_bad_packet_names_file_and_field_and_writes_nothing(project, alps_packet
     assert project.store.status()["dialogues"] == 0
 
 
-def test_non_utf8_and_malformed_json_are_reported_with_line(project, alps_packets, tmp_path):
-    files = _copy_sample(alps_packets, tmp_path / "in", n=2)
+def test_non_utf8_and_malformed_json_are_reported_with_line(project, tmp_path):
+    files = _sample(tmp_path / "in", n=2)
     files[1].write_bytes(b'{"session_id": "x",\n "dialogue": "\xff\xfe"}')
     with pytest.raises(InputError, match=rf"{files[1].name}:2: not valid UTF-8"):
         alpsbench.build_bundle(tmp_path / "in")
@@ -101,8 +101,8 @@ def test_non_utf8_and_malformed_json_are_reported_with_line(project, alps_packet
     assert project.store.status()["dialogues"] == 0
 
 
-def test_same_ids_from_different_bytes_are_refused(project, alps_packets, tmp_path):
-    files = _copy_sample(alps_packets, tmp_path / "in", n=1)
+def test_same_ids_from_different_bytes_are_refused(project, tmp_path):
+    files = _sample(tmp_path / "in", n=1)
     project.store.import_bundle(alpsbench.build_bundle(tmp_path / "in"))
     data = json.loads(files[0].read_text())
     data["dialogue"][0]["text"] += " (edited)"

@@ -4,7 +4,6 @@ on screen, and nothing for slots the task does not use."""
 from __future__ import annotations
 
 import os
-import shutil
 from pathlib import Path
 
 import pytest
@@ -64,15 +63,12 @@ def page(ls):  # noqa: F811
 
 
 @pytest.fixture(scope="module")
-def proj(tmp_path_factory, alps_packets):
+def proj(tmp_path_factory, fixture_packets):
     from pipelines.ingest import alpsbench
 
     p = Project.init(tmp_path_factory.mktemp("lsb") / "proj", name="ls-browser")
     p.store.add_session(_session(1), {}, [None, None, None], Provenance(source="test"))
-    packets = tmp_path_factory.mktemp("packets")
-    for f in sorted(alps_packets.rglob("sess_*.json"))[:3]:
-        shutil.copy(f, packets / f.name)
-    p.store.import_bundle(alpsbench.build_bundle(packets))
+    p.store.import_bundle(alpsbench.build_bundle(fixture_packets))
     for kind in ("preference_expressed", "memory_verify"):
         create_tasks(p, kind)
     yield p

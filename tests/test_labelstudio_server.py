@@ -4,7 +4,6 @@ two Label Studio users through /next, pull, and check what reaches the project s
 from __future__ import annotations
 
 import os
-import shutil
 import uuid
 from types import SimpleNamespace
 
@@ -89,18 +88,15 @@ def _pair(i: int) -> dict:
 
 
 @pytest.fixture(scope="module")
-def proj(tmp_path_factory, alps_packets):
+def proj(tmp_path_factory, fixture_packets):
     root = tmp_path_factory.mktemp("ls") / "proj"
     Project.init(root, name="ls-test").close()
     cfg = root / "prefkit.toml"
     cfg.write_text(cfg.read_text().replace("overlap = 3", "overlap = 2"))
-    packets = tmp_path_factory.mktemp("packets")
-    for f in sorted(alps_packets.rglob("sess_*.json"))[:3]:
-        shutil.copy(f, packets / f.name)
     from pipelines.ingest import alpsbench
 
     p = Project(root)
-    p.store.import_bundle(alpsbench.build_bundle(packets))
+    p.store.import_bundle(alpsbench.build_bundle(fixture_packets))
     for i in (1, 2):
         p.store.add_session(_session(i), {}, [None, None, None], Provenance(source="test"))
     p.store.add_preference_pairs([_pair(i) for i in range(4)], Provenance(source="test"))

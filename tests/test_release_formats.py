@@ -3,30 +3,27 @@
 import json
 
 import pytest
-from test_release_support import ALPS_SUBSET, fast_agreement, labelled_project, plan
+from test_release_support import alps_subset, fast_agreement, labelled_project, plan
 
 
 @pytest.fixture(scope="module")
 def release(tmp_path_factory):
     """One release of a project with every config: CUPID, AlpsBench tracks, labels, matching, adjudications."""
-    from conftest import require
-
     from curation.project import Project
     from curation.quality.gates import run_gates
     from exports.release import cut_release
     from pipelines.ingest import alpsbench
 
-    require(ALPS_SUBSET.is_dir(), f"AlpsBench sample packets not found at {ALPS_SUBSET}")
     tmp = tmp_path_factory.mktemp("rel")
     project = Project.init(tmp / "proj", name="formats-test")
     labelled_project(project, tmp)
-    # About file formats, not verification: the AlpsBench sample's own gold is the reference.
+    # About file formats, not verification: the packets' own gold is the reference.
     toml = project.root / "prefkit.toml"
     toml.write_text(
         toml.read_text().replace("[release]\n", '[release]\nalpsbench_reference = "imported"\n', 1)
     )
     project.__dict__.pop("config", None)
-    project.store.import_bundle(alpsbench.build_bundle(ALPS_SUBSET))
+    project.store.import_bundle(alpsbench.build_bundle(alps_subset(tmp / "packets")))
     agreement = fast_agreement(project.store)
     gates = run_gates(
         project.store,

@@ -6,15 +6,18 @@ import json
 import uuid
 from pathlib import Path
 
-from conftest import ALPS_PACKETS
+from fixtures_alps import write_packets
 
 from curation.annotation.task_kinds import get_kind
 from schemas import LabelEvent, utcnow
 from schemas.curation import AnnotationTask, Provenance
 
 PASSWORD = "correct-horse-1"
-#: 20 real AlpsBench packets: enough for every track and split, quick to import.
-ALPS_SUBSET = ALPS_PACKETS / "chunks" / "chunk_0001"
+
+
+def alps_subset(dest: Path) -> Path:
+    """20 AlpsBench packets written by :mod:`fixtures_alps`: every track and split, quick to import."""
+    return write_packets(dest, n=20)
 
 
 def add_users(store, *names: str, role: str = "annotator") -> None:

@@ -156,11 +156,11 @@ def test_passwords_are_hashed_and_checked(labelled):
         store.add_user("ann", "annotator", "another pass")
 
 
-def test_turn_revision_keeps_original_and_flags_dialogue(any_project, alps_packets):
+def test_turn_revision_keeps_original_and_flags_dialogue(any_project, fixture_packets):
     from pipelines.ingest import alpsbench
 
     store = any_project.store
-    store.import_bundle(alpsbench.build_bundle(sorted(alps_packets.rglob("sess_*.json"))[0]))
+    store.import_bundle(alpsbench.build_bundle(sorted(fixture_packets.rglob("sess_*.json"))[0]))
     did = store.dialogue_ids("alpsbench")[0]
     store.add_user("rev", "annotator", "password1")
     before = store.dialogue(did)["turns"][0]["content"]

@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from appkit import copy_packets
 from click.testing import CliRunner
+from fixtures_alps import write_packets
 from sqlalchemy import func, inspect, select
 from test_release_support import fast_agreement, labelled_project, plan
 
@@ -53,7 +53,7 @@ def _data_bytes(release_dir):
     }
 
 
-def build_everything(project: Project, tmp, alps_packets) -> None:
+def build_everything(project: Project, tmp) -> None:
     """One project holding a row of every kind: generated content with its LLM cache and ledger,
     imported AlpsBench packets and CUPID instances, tasks, queues, labels, an adjudication, a turn
     revision, a failure, a dropped persona, Label Studio maps, an LLM batch and a cut release."""
@@ -65,7 +65,7 @@ def build_everything(project: Project, tmp, alps_packets) -> None:
     project.__dict__.pop("config", None)
     store = project.store
     _generate(project, personas=1, seed=0)
-    store.import_bundle(alpsbench.build_bundle(copy_packets(alps_packets, tmp / "packets", 2)))
+    store.import_bundle(alpsbench.build_bundle(write_packets(tmp / "packets", 2)))
     made = labelled_project(project, tmp)
     workflow.current_item(project, "ann1", "preference_match")  # an open assignment with its event id
     did = store.dialogue_ids("alpsbench")[0]
@@ -85,11 +85,9 @@ def build_everything(project: Project, tmp, alps_packets) -> None:
     cut(project, "1.0.0")  # the library records it in the release log
 
 
-def test_store_migrate_moves_every_row_verifies_it_and_releases_stay_byte_identical(
-    tmp_path, pg_url, alps_packets
-):
+def test_store_migrate_moves_every_row_verifies_it_and_releases_stay_byte_identical(tmp_path, pg_url):
     project = Project.init(tmp_path / "p")
-    build_everything(project, tmp_path, alps_packets)
+    build_everything(project, tmp_path)
     before = {name: project.store.count(name) for name in project.store.t}
     assert {name for name, n in before.items() if n > 0} >= TABLES
     old_db, runner = project.database, CliRunner()
