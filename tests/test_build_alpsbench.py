@@ -262,3 +262,54 @@ def test_verified_memories_come_from_memory_verify_labels(tmp_path):
     kept = sum(d["decision"] == "accept" for d in decisions)
     assert list(got) == [task.payload["dialogue_id"]] and len(got[task.payload["dialogue_id"]]) == kept
     p.close()
+
+
+@pytest.mark.parametrize(
+    ("memory", "ability"),
+    [
+        ({"label": "Personal_Background/Education", "value": "M.S. in CS at Binghamton"}, "ability1"),
+        ({"label": "States_Experiences/Past_Experience", "value": "Lived in Berlin for years"}, "ability1"),
+        ({"label": "Possessions/Car", "value": "Owns a Tesla bought 7 months ago"}, "ability2"),
+        ({"label": "Preferences/Food", "value": "Prefers spicy vegetarian food"}, "ability2"),
+        ({"label": "Thoughts/Curiosity", "value": "Curious about roleplay scenarios as a knight"}, "ability3"),
+        (
+            {
+                "label": "Personal_Background/Occupation",
+                "value": "A student at a wizard school",
+                "reasoning": "stated in character during a role-play",
+            },
+            "ability3",
+        ),
+        ({"label": "Constraints_and_Boundaries/Disliked_Topics", "value": "No talk of politics"}, "ability4"),
+        ({"label": "States_Experiences/Mental_State", "value": "Anxious about the visa deadline"}, "ability5"),
+        ({"label": "Thoughts/Curiosity", "value": "Curious how compilers work"}, None),
+    ],
+)
+def test_ability_of_follows_alpsbench_definitions(memory, ability):
+    from pipelines.memories.tasks import ability_of
+
+    assert ability_of(memory) == ability
+
+
+def test_ability_mapping_agrees_with_alpsbench_packets(alps_packets):
+    """AlpsBench's own packets say which ability each selected memory served: the mapping must agree on
+    nearly all of them (the rest are memories AlpsBench itself filed against their label)."""
+    from pipelines.memories.tasks import ability_of
+
+    agree = total = 0
+    per_ability: Counter = Counter()
+    for path in sorted(alps_packets.glob("chunks/*/sess_*.json")):
+        packet = json.loads(path.read_text(encoding="utf-8"))
+        gold = {m.get("memory_id"): m for m in packet["task1"].get("ground_truth_memories") or []}
+        for item in packet.get("task4") or []:
+            memory = gold.get(item.get("task4_selected_memory_id"))
+            if memory is None:
+                continue
+            total += 1
+            if ability_of(memory) == item["ability"]:
+                agree += 1
+                per_ability[item["ability"]] += 1
+    assert total > 400
+    assert agree / total >= 0.9, (agree, total)
+    # each ability present in the sample is recognised for most of its memories, role-play included
+    assert per_ability["ability3"] >= 70 and per_ability["ability2"] >= 180 and per_ability["ability4"] >= 45

@@ -34,29 +34,50 @@ from schemas.common import PrefkitError
 from schemas.extraction import UpdateDialogue, UserQuery
 
 TASKS = ("task2", "task3", "task4")
-#: What each AlpsBench task-4 ability tests, and which memory labels it draws on.
+#: AlpsBench's five task-4 abilities (paper section 2.4): what the generated query asks for, and which
+#: memory labels each draws on. Checked against the abilities AlpsBench assigned to the selected memories
+#: of its released packets (see ``ability_of``): persona awareness uses background, relationships,
+#: long-term goals and past experiences; preference following uses preferences and possessions;
+#: constraint following uses constraints and boundaries; emotional intelligence uses mental and physical
+#: states. Virtual-reality awareness is not a label: it is any memory that comes from role-play or
+#: fiction (``ROLE_PLAY``), whatever its label.
 ABILITIES: dict[str, tuple[str, tuple[str, ...]]] = {
-    "ability1": (
-        "asking for something where their background or circumstances should shape the answer",
-        ("Personal_Background/", "Social_Relationships/", "Possessions/", "Plans/"),
+    "ability1": (  # Persona Awareness (PA)
+        "asking for help where their explicit background (who they are, their education, work, family, "
+        "goals) should shape the answer",
+        (
+            "Personal_Background/",
+            "Social_Relationships/",
+            "Thoughts/Goals/",
+            "States_Experiences/Past_Experience",
+        ),
     ),
-    "ability2": (
-        "asking for help where their preferences about content or style should shape the answer",
-        ("Preferences/",),
+    "ability2": (  # Preference Following (PF)
+        "asking for a recommendation, plan or piece of writing where their tastes, habits or preferred "
+        "interaction style should shape the answer",
+        ("Preferences/", "Possessions/"),
     ),
-    "ability3": (
-        "continuing a role-play or imagined setting they set up before",
-        ("Thoughts/Curiosity",),
+    "ability3": (  # Virtual-Reality Awareness (VRA)
+        "asking for real-world help (their own CV, plans, facts about themselves) where details that came "
+        "only from an earlier role-play or fiction must not be taken as true about them",
+        (),
     ),
-    "ability4": (
-        "asking for something where a boundary or constraint of theirs must be respected",
+    "ability4": (  # Constraint Following (CF)
+        "asking for something where a boundary or constraint they stated before must be respected",
         ("Constraints_and_Boundaries/",),
     ),
-    "ability5": (
-        "sharing how they feel, where their emotional situation should shape a caring answer",
-        ("States_Experiences/",),
+    "ability5": (  # Emotional Intelligence (EI)
+        "sharing how they feel, where their emotional situation should shape a caring, fitting answer",
+        ("States_Experiences/Mental_State", "States_Experiences/Physical_State"),
     ),
 }
+#: A memory whose value or reasoning says it comes from role-play or fiction (AlpsBench marks such
+#: memories, e.g. "[ERROR: Role-play/third-party possible]").
+ROLE_PLAY = re.compile(
+    r"role[- ]?play|fictional|\bfiction\b|in[- ]character|virtual (?:world|context|setting)|pretend"
+    r"|make[- ]believe|imaginary",
+    re.IGNORECASE,
+)
 UPDATE_QUERY = (
     "Here are the memories stored about the user and a new conversation with them. Return the complete "
     "updated memory list: keep what still holds, update what the new conversation changes, add what it reveals."
@@ -155,6 +176,10 @@ def leakage(query: str, memory: dict[str, Any]) -> str | None:
 
 
 def ability_of(memory: dict[str, Any]) -> str | None:
+    """The task-4 ability a memory serves: ability3 when it comes from role-play or fiction, else by its
+    label (see :data:`ABILITIES`); None when it fits none."""
+    if ROLE_PLAY.search(f"{memory.get('value') or ''} {memory.get('reasoning') or ''}"):
+        return "ability3"
     label = memory.get("label") or ""
     for ability, (_purpose, prefixes) in ABILITIES.items():
         if any(label == p or label.startswith(p) for p in prefixes):
