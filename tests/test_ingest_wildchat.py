@@ -159,3 +159,48 @@ def test_an_empty_file_is_refused_like_every_import(project, tmp_path):
     with pytest.raises(InputError, match=r"empty\.jsonl: no records"):
         ingest_wildchat(project.store, [empty])
     assert project.store.count("sources") == 0
+
+
+def test_turns_are_messages_by_default_or_exchanges(project, tmp_path, clean_file):
+    """Messages by default (the fixture's kept conversations have 6 messages = 3 exchanges; 20 have 4
+    messages, 10 have 250); ``exchanges`` counts user messages like WildChat's ``turn`` field."""
+    report = ingest_wildchat(project.store, [clean_file])
+    assert report.turn_unit == "messages" and report.removed["turns"] == 30
+    from curation.project import Project
+
+    other = Project.init(tmp_path / "other", name="other")
+    f = WildChatFilters(turn_unit="exchanges", min_turns=3, max_turns=124)
+    report = ingest_wildchat(other.store, [clean_file], f)
+    assert report.turn_unit == "exchanges" and report.removed["turns"] == 30
+    assert report.kept == fx.expected_kept()
+    other.close()
+    third = Project.init(tmp_path / "third", name="third")
+    f = WildChatFilters(turn_unit="exchanges", min_turns=3, max_turns=249)  # 250 messages = 125 exchanges
+    assert ingest_wildchat(third.store, [clean_file], f).removed["turns"] == 20
+    third.close()
+    with pytest.raises(InputError, match="turn unit"):
+        WildChatFilters(turn_unit="utterances").check()
+
+
+def test_alpsbench_counted_turns_as_messages(alps_packets):
+    """AlpsBench kept dialogues of 6-249 turns: every released dialogue fits when a turn is a message,
+    while many have fewer than 6 user messages, so the unit cannot have been exchanges."""
+    messages, exchanges = [], []
+    for path in sorted(alps_packets.glob("chunks/*/sess_*.json")):
+        dialogue = json.loads(path.read_text(encoding="utf-8"))["dialogue"]
+        messages.append(len(dialogue))
+        exchanges.append(sum(1 for t in dialogue if t.get("role") == "user"))
+    assert len(messages) == 400
+    assert all(6 <= n <= 249 for n in messages)
+    assert sum(n < 6 for n in exchanges) > 100
+
+
+def test_cli_turn_unit_flag(tmp_path, clean_file):
+    from curation.project import Project
+
+    Project.init(tmp_path / "p").close()
+    args = ["ingest", "wildchat", str(clean_file), "-p", str(tmp_path / "p"), "--no-progress"]
+    out = CliRunner().invoke(cli, [*args, "--turn-unit", "exchanges", "--min-turns", "3", "--max-turns", "124"])
+    assert out.exit_code == 0, out.output
+    assert "(turns counted as exchanges)" in out.output
+    assert f"kept {fx.expected_kept()} conversations" in out.output

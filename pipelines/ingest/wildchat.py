@@ -38,6 +38,7 @@ LICENCE = "ODC-BY 1.0 (WildChat-1M, allenai)"
 #: Filter names in the order they are applied; a conversation is counted under the first it fails.
 FILTERS = ("language", "turns", "user_chars", "toxic", "redacted", "moderation", "duplicate")
 #: DuckDB's working-memory cap; past it, sorts and joins spill to a temporary directory.
+TURN_UNITS = ("messages", "exchanges")
 DUCKDB_MEMORY_LIMIT = "768MB"
 BATCH_ROWS = 2_000
 
@@ -61,8 +62,12 @@ class WildChatFilters:
     """What ``prefkit ingest wildchat`` keeps. Defaults follow AlpsBench where it says, else are cautious."""
 
     languages: tuple[str, ...] = ("English",)  # empty tuple: any language
-    min_turns: int = 6  # utterances (user + assistant messages) per conversation
+    min_turns: int = 6  # turns per conversation, counted in ``turn_unit``
     max_turns: int = 249
+    #: What a turn is. ``messages`` (user + assistant utterances) is AlpsBench's unit: its released
+    #: dialogues have 8-142 messages but as few as 3 user messages, which a 6-249 filter on exchanges
+    #: would have removed. ``exchanges`` counts user messages, as WildChat's own ``turn`` field does.
+    turn_unit: str = "messages"
     min_user_chars: int = 2  # every user message must have at least this many non-blank characters
     drop_toxic: bool = True
     drop_redacted: bool = True
@@ -72,6 +77,8 @@ class WildChatFilters:
     min_sequence: int = 2
 
     def check(self) -> None:
+        if self.turn_unit not in TURN_UNITS:
+            raise InputError(f"turn unit {self.turn_unit!r}: use one of {', '.join(TURN_UNITS)}")
         if not 1 <= self.min_turns <= self.max_turns:
             raise InputError(f"turn range {self.min_turns}..{self.max_turns} is empty")
         if self.min_user_chars < 0 or self.max_gap_hours <= 0 or self.min_sequence < 1:
@@ -83,6 +90,7 @@ class IngestReport:
     """What a run read, removed, rejected and wrote."""
 
     files: list[str]
+    turn_unit: str = "messages"  # what the turns filter counted
     rows: int = 0
     rejected: int = 0
     removed: dict[str, int] = field(default_factory=lambda: dict.fromkeys(FILTERS, 0))
@@ -225,6 +233,7 @@ def _load(con, files: list[Path], f: WildChatFilters, progress: bool) -> None:
         )
     langs = ", ".join(_sql_str(x) for x in f.languages)
     lang_ok = f"lang IN ({langs})" if f.languages else "true"
+    n_turns = "len(turns)" if f.turn_unit == "messages" else "len(list_filter(turns, lambda t: t.role = 'user'))"
     con.execute(
         f"""CREATE TEMP TABLE conv AS
         WITH raw AS ({" UNION ALL ".join(selects)}),
@@ -239,7 +248,7 @@ def _load(con, files: list[Path], f: WildChatFilters, progress: bool) -> None:
           SELECT *, CASE
               WHEN bad THEN NULL
               WHEN NOT ({lang_ok}) THEN 'language'
-              WHEN len(turns) NOT BETWEEN {f.min_turns} AND {f.max_turns} THEN 'turns'
+              WHEN {n_turns} NOT BETWEEN {f.min_turns} AND {f.max_turns} THEN 'turns'
               WHEN coalesce(list_min(list_transform(list_filter(turns, lambda t: t.role = 'user'),
                      lambda t: length(trim(t.content)))), 0) < {f.min_user_chars} THEN 'user_chars'
               WHEN {str(f.drop_toxic).lower()} AND toxic THEN 'toxic'
@@ -468,7 +477,7 @@ def ingest_wildchat(
     f = filters or WildChatFilters()
     f.check()
     files = expand_paths(paths)
-    report = IngestReport(files=[str(p) for p in files])
+    report = IngestReport(files=[str(p) for p in files], turn_unit=f.turn_unit)
     fp: dict[str, str] = {}
     hasher = threading.Thread(target=_fingerprint, args=(files, fp), daemon=True)
     hasher.start()  # hashing releases the GIL: it runs beside DuckDB's scan

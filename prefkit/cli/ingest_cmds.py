@@ -28,8 +28,16 @@ def ingest() -> None:
     help="Keep conversations in this language (repeatable).",
 )
 @click.option("--any-language", is_flag=True, help="Keep every language.")
-@click.option("--min-turns", type=int, default=6, show_default=True, help="Fewest messages per conversation.")
-@click.option("--max-turns", type=int, default=249, show_default=True, help="Most messages per conversation.")
+@click.option("--min-turns", type=int, default=6, show_default=True, help="Fewest turns per conversation.")
+@click.option("--max-turns", type=int, default=249, show_default=True, help="Most turns per conversation.")
+@click.option(
+    "--turn-unit",
+    type=click.Choice(["messages", "exchanges"]),
+    default="messages",
+    show_default=True,
+    help="What a turn is: a message (user or assistant; AlpsBench's 6-249) or a user-assistant exchange "
+    "(WildChat's `turn` field).",
+)
 @click.option(
     "--min-user-chars",
     type=int,
@@ -88,6 +96,7 @@ def wildchat(
         languages=() if any_language else tuple(languages),
         min_turns=flags["min_turns"],
         max_turns=flags["max_turns"],
+        turn_unit=flags["turn_unit"],
         min_user_chars=flags["min_user_chars"],
         drop_toxic=not flags["keep_toxic"],
         drop_redacted=not flags["keep_redacted"],
@@ -112,6 +121,7 @@ def wildchat(
     if report.rejected:
         click.echo(f"skipped {report.rejected} malformed row(s), listed in {report.rejects_file}")
     echo_table([{"filter": name, "removed": report.removed[name]} for name in FILTERS])
+    click.echo(f"(turns counted as {report.turn_unit})")
     click.echo(f"kept {report.kept} conversations in {report.sequences} sequences")
     for formed_by, n in report.formed.items():
         click.echo(f"  {formed_by}: {n}")
