@@ -234,7 +234,7 @@ def alps_rows(
     verified gold and a packet without one goes to ``unverified``; with ``None`` every packet keeps its
     imported gold. Built rows ship only when people passed them (task_qc); ``dropped`` counts the
     built rows left out per track and reason."""
-    from curation.annotation.task_qc import item_ref, passed
+    from curation.annotation.kinds.task_qc import item_ref, passed
     from exports.alpsbench_layout import packet_pairs
 
     tracks: Tracks = {}

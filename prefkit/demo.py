@@ -44,11 +44,12 @@ def _pairs_and_gold(project: Project) -> None:
 
     store = project.store
     _, pairs = add_pairs_from_instances(store)
+    from curation.annotation.kinds.preference_match import item_ref
     from curation.annotation.task_admin import create_tasks
 
     create_tasks(project, "preference_match", overlap=2, batch="demo", gold_rate=0.1)
     gold_refs = [
-        f"pair:{p['pair_id']}" for p in pairs if json.loads(p["meta_json"])["relation"] == "same_preference"
+        item_ref(p["pair_id"]) for p in pairs if json.loads(p["meta_json"])["relation"] == "same_preference"
     ]
     ids = store.task_ids_by_ref("preference_match", gold_refs[::4])  # a quarter of the self-pairs
     for task_id in ids.values():

@@ -7,13 +7,8 @@ import xml.etree.ElementTree as ET
 import pytest
 from click.testing import CliRunner
 
-from annotate_app.labelstudio.config import (
-    MAX_CANDIDATES,
-    TASK_ID_KEY,
-    label_config,
-    ls_kind,
-    task_data,
-)
+from annotate_app.labelstudio.config import TASK_ID_KEY, label_config, ls_kind, task_data
+from annotate_app.labelstudio.kinds.memory_verify import MAX_CANDIDATES
 from curation.annotation.task_kinds import LabelError, get_kind
 from prefkit.cli import cli
 from schemas.common import utcnow

@@ -17,14 +17,10 @@ from __future__ import annotations
 
 import logging
 import unicodedata
-from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
 
 from schemas.common import PrefkitError
-
-if TYPE_CHECKING:
-    from curation.project import Project
+from schemas.config import SignInSection
 
 MAX_NAME = 64
 log = logging.getLogger("prefkit.signin")
@@ -66,30 +62,16 @@ def check_new_username(name: str, existing: list[str]) -> str:
     return clean
 
 
-@dataclass(frozen=True)
-class ThrottlePolicy:
-    """Config ``[annotation.sign_in]``."""
-
-    free_failures: int = 3
-    backoff_s: float = 2.0
-    max_backoff_s: float = 300.0
-    lockout_after: int = 10
-    lockout_minutes: float = 15.0
-    client_factor: int = 3  # a client (one address, many names) gets this many times the allowance
-
-    @classmethod
-    def of(cls, project: Project) -> ThrottlePolicy:
-        return cls(**project.config.annotation.sign_in.model_dump())
-
-    def wait_s(self, failures: int, last_failure: str | None, now: str, scale: int = 1) -> float:
-        """Seconds before the next attempt may be checked (0 when it may be checked now)."""
-        if failures < self.free_failures * scale or last_failure is None:
-            return 0.0
-        since = _seconds(last_failure, now)
-        if failures >= self.lockout_after * scale:
-            return max(0.0, self.lockout_minutes * 60 - since)
-        step = failures - self.free_failures * scale
-        return max(0.0, min(self.backoff_s * 2**step, self.max_backoff_s) - since)
+def wait_s(policy: SignInSection, failures: int, last_failure: str | None, now: str, scale: int = 1) -> float:
+    """Seconds before the next attempt may be checked (0 when it may be checked now), under the
+    project's ``[annotation.sign_in]`` settings (their defaults live in :class:`SignInSection`)."""
+    if failures < policy.free_failures * scale or last_failure is None:
+        return 0.0
+    since = _seconds(last_failure, now)
+    if failures >= policy.lockout_after * scale:
+        return max(0.0, policy.lockout_minutes * 60 - since)
+    step = failures - policy.free_failures * scale
+    return max(0.0, min(policy.backoff_s * 2**step, policy.max_backoff_s) - since)
 
 
 def _seconds(earlier: str, later: str) -> float:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import Field, ValidationError
 
 from curation.annotation.assignment import gold_rate_key
+from curation.annotation.kinds.preference_match import PreferenceMatchLabel
 from curation.annotation.task_kinds import LabelError, get_kind
 from schemas.common import Contract, InputError, PrefkitError, content_hash, validation_line
 from schemas.curation import Provenance
@@ -64,7 +65,7 @@ def import_pairs(project: Project, path: Path) -> int:
     for lineno, line in _lines(Path(path), PairLine):
         if line.gold is not None:
             try:
-                get_kind("preference_match").label_model.model_validate(line.gold)
+                PreferenceMatchLabel.model_validate(line.gold)
             except ValidationError as exc:
                 raise TaskFileError(f"{path}:{lineno}: field gold.{validation_line(exc, root='')}") from None
         pair_id = line.pair_id or "pair_" + content_hash([line.checklist_item, line.candidate])
@@ -131,6 +132,10 @@ def import_gold(project: Project, path: Path) -> int:
         if task_id is None:
             if not (line.kind and line.item_ref):
                 raise TaskFileError(f"{path}:{lineno}: give task_id, or kind and item_ref")
+            try:
+                get_kind(line.kind)
+            except LabelError as exc:
+                raise TaskFileError(f"{path}:{lineno}: field kind: {exc}") from None
             task_id = project.store.task_ids_by_ref(line.kind, [line.item_ref]).get(line.item_ref)
             if task_id is None:
                 raise TaskFileError(f"{path}:{lineno}: no {line.kind} task for item_ref {line.item_ref!r}")

@@ -14,10 +14,9 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from curation.annotation.assignment import policy_for
-from curation.annotation.signin import MAX_NAME, ThrottlePolicy, normalize_username
+from curation.annotation.signin import MAX_NAME, normalize_username, wait_s
 from curation.annotation.signin import log as signin_log
 from curation.annotation.task_kinds import TASK_KIND_REGISTRY, get_kind
-from curation.quality.verification import ensure_reverification_task
 from schemas.common import PrefkitError, content_hash, utcnow
 from schemas.curation import AnnotationTask, LabelEvent
 
@@ -51,12 +50,12 @@ def sign_in(project: Project, username: str, password: str, client: str = "local
 
     Refused without checking the password while a backoff or a lockout runs (see
     :mod:`curation.annotation.signin`); every attempt is logged with its outcome."""
-    store, policy, now = project.store, ThrottlePolicy.of(project), utcnow()
+    store, policy, now = project.store, project.config.annotation.sign_in, utcnow()
     name = normalize_username(username)[: MAX_NAME + 1]
     by_name = store.sign_in_failures(username=name)
     by_client = store.sign_in_failures(client=client)
     scale = policy.client_factor
-    wait = max(policy.wait_s(*by_name, now), policy.wait_s(*by_client, now, scale=scale))
+    wait = max(wait_s(policy, *by_name, now), wait_s(policy, *by_client, now, scale=scale))
     if wait > 0:
         locked = by_name[0] >= policy.lockout_after or by_client[0] >= policy.lockout_after * scale
         outcome = "locked" if locked else "throttled"
@@ -266,8 +265,8 @@ def display_turns(project: Project, task: AnnotationTask) -> list[dict[str, Any]
 def rewrite_turn(
     project: Project, user: str, task: AnnotationTask, turn_index: int, text: str, reason: str
 ) -> str:
-    """Rewrite a weak user turn of the task's dialogue. The original is kept as a revision, and a
-    session that already had a verification task gets the next round's task (re-verification)."""
+    """Rewrite a weak user turn of the task's dialogue. The original is kept as a revision, and the
+    task's kind reacts (``TaskKind.after_turn_rewrite``: a verified session gets its next round)."""
     roles = {t["index"]: t["role"] for t in task.payload.get("turns", [])}
     if roles.get(turn_index) != "user":
         raise WorkflowError(f"turn {turn_index} is not a user turn of this dialogue")
@@ -276,8 +275,7 @@ def rewrite_turn(
     revision = project.store.revise_turn(
         task.payload["dialogue_id"], turn_index, text.strip(), user, reason or None
     )
-    if task.kind == "preference_expressed":
-        ensure_reverification_task(project.store, task.payload["dialogue_id"])
+    get_kind(task.kind).after_turn_rewrite(project.store, task)
     return revision
 
 

@@ -12,11 +12,11 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from curation.annotation.task_kinds import TASK_KIND_REGISTRY
 from curation.annotation.workflow import gold_accuracy as project_gold_accuracy
 from curation.quality.agreement import agreement_rows as project_agreement_rows
 from curation.quality.consensus import disagreements, effective_adjudications, live_flags, live_labels
 from curation.quality.evidence import check_memory, evidence_rows
-from curation.quality.verification import superseded_tasks
 from schemas.common import PrefkitError
 from schemas.config import FINAL_ALPHA_MIN, TENTATIVE_ALPHA_MIN, ReleasePolicy
 
@@ -133,7 +133,9 @@ class GateContext:
 
     def superseded(self) -> set[str]:
         if "superseded" not in self._cache:
-            self._cache["superseded"] = superseded_tasks(self.store)
+            self._cache["superseded"] = set().union(
+                *(kind.superseded(self.store) for kind in TASK_KIND_REGISTRY.values())
+            )
         return self._cache["superseded"]
 
 

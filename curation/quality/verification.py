@@ -8,8 +8,8 @@ when a turn was rewritten after it was labelled and the new round has no final l
 rewrite starts a new verification round (``session:<id>@r<n>``), and only the latest round counts.
 
 An instance is verified when every session it depends on (``instance_sessions.relevant``) is.
-Everything here is derived from the logs at read time; the one write is
-:func:`ensure_reverification_task`, which adds the next round's task after a rewrite.
+Everything here is derived from the logs at read time and writes nothing (the next round's task after
+a rewrite is the kind's: :func:`curation.annotation.kinds.preference_expressed.ensure_reverification_task`).
 """
 
 from __future__ import annotations
@@ -17,12 +17,11 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from curation.annotation.task_kinds import get_kind, parse_session_ref, session_payload, session_ref
+from curation.annotation.kinds.memory_verify import KIND as MEMORY_KIND
+from curation.annotation.kinds.preference_expressed import KIND, session_tasks
 from curation.quality.consensus import effective_adjudications, final_labels, live_flags, live_labels
-from schemas.curation import AnnotationTask
 
 STATUSES = ("verified", "failed", "needs_reverification", "unverified")
-KIND = "preference_expressed"
 
 
 @dataclass
@@ -38,21 +37,6 @@ class SessionVerification:
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
-
-
-def session_tasks(store) -> dict[str, list[tuple[int, AnnotationTask]]]:
-    """``{session_id: [(round, task), ...]}`` oldest round first, for every ``preference_expressed`` task."""
-    out: dict[str, list[tuple[int, AnnotationTask]]] = {}
-    for task in store.tasks(kind=KIND):
-        parsed = parse_session_ref(task.item_ref)
-        if parsed and not task.is_gold:
-            out.setdefault(parsed[0], []).append((parsed[1], task))
-    return {sid: sorted(rounds, key=lambda rt: rt[0]) for sid, rounds in out.items()}
-
-
-def superseded_tasks(store) -> set[str]:
-    """Task ids of verification rounds a later round replaced (a turn was rewritten since)."""
-    return {task.task_id for rounds in session_tasks(store).values() for _r, task in rounds[:-1]}
 
 
 def _decide(fl: dict[str, Any], flags: list, adjudicated: bool) -> tuple[str, str] | None:
@@ -132,25 +116,6 @@ def status_counts(statuses: dict[str, SessionVerification]) -> dict[str, int]:
     return counts
 
 
-def ensure_reverification_task(store, session_id: str) -> AnnotationTask | None:
-    """After a rewrite: add the verification task of the session as it now stands (same batch and
-    overlap as its latest round), when the session already had one. Returns the new task, if any."""
-    mine = session_tasks(store).get(session_id, [])
-    if not mine:
-        return None
-    n_rev = store.revision_counts().get(session_id, 0)
-    last_round, last = mine[-1]
-    if n_rev <= last_round:
-        return None
-    persona = store.dialogue(session_id)["persona_id"]
-    session = next((s for s in store.sessions(persona) if s["session_id"] == session_id), None)
-    payload = session_payload(session) if session else None
-    if payload is None:
-        return None
-    task = get_kind(KIND).make_task(session_ref(session_id, n_rev), payload, last.overlap, last.batch)
-    return task if store.add_tasks([task]) else None
-
-
 def silent_sessions(store) -> list[str]:
     """Sessions that should show a preference but hold no user feedback at all (the opening request,
     a reply, the end): a session with a checklist and an assistant reply but one user message."""
@@ -163,7 +128,6 @@ def silent_sessions(store) -> list[str]:
 
 
 # -- AlpsBench: verified gold memories ------------------------------------------------------------------
-MEMORY_KIND = "memory_verify"
 
 
 def _quote_index(text: str | None, index: Any, turns) -> Any:

@@ -15,14 +15,13 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
-from curation.annotation.task_kinds import get_kind
+from curation.annotation.kinds.preference_match import KIND, TASK_KIND, item_ref
 from pipelines.eval.judge import ensure_judge_user
 from pipelines.eval.release import EvalInputError
 from schemas.common import content_hash, utcnow
 from schemas.curation import LabelEvent, Provenance
 
 LABELS = ("fully", "partially", "not_covered")
-KIND = "preference_match"
 
 
 @dataclass
@@ -93,14 +92,14 @@ def pairs_from_run(
     new_pairs = store.add_preference_pairs(
         rows, Provenance(source="eval.pairs_from_run", model=run["judge_model"])
     )
-    kind = get_kind(KIND)
+    kind = TASK_KIND
     k = overlap or project.config.annotation.overlap
-    wanted = {f"pair:{p['pair_id']}" for p in chosen}
+    wanted = {item_ref(p["pair_id"]) for p in chosen}
     new_tasks = store.add_tasks([t for t in kind.build_tasks(store, k, batch) if t.item_ref in wanted])
     now = utcnow()
     events = []
     for p in chosen:
-        task_id = kind.task_id(f"pair:{p['pair_id']}")
+        task_id = kind.task_id(item_ref(p["pair_id"]))
         values = {"coverage": p["judge"]}
         events.append(
             LabelEvent(

@@ -434,7 +434,8 @@ def run_repair(store, layer, cfg: GenerationConfig) -> RepairReport:
     new dialogue), keep the old dialogue as a version, and queue the session for re-verification."""
     import json
 
-    from curation.quality.verification import ensure_reverification_task, session_statuses
+    from curation.annotation.kinds.preference_expressed import ensure_reverification_task
+    from curation.quality.verification import session_statuses
 
     statuses = session_statuses(store)
     rounds = json.loads(store.get_meta(REPAIR_ROUNDS) or "[]")

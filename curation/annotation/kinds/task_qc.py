@@ -78,11 +78,11 @@ class TaskQc(TaskKind):
         ]
 
     def units(self, values):
-        return {("", f): values[f] for f in ("leakage", "answer") if f in values}
+        return {("", f.name): values[f.name] for f in self.fields if f.name in values}
 
     def assemble(self, units, labels):
         """The final values from the decided units (consensus per field)."""
-        return {f: units[("", f)] for f in ("leakage", "answer") if ("", f) in units}
+        return {f.name: units[("", f.name)] for f in self.fields if ("", f.name) in units}
 
 
-register(TaskQc())
+TASK_KIND = register(TaskQc())
