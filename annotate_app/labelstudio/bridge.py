@@ -20,6 +20,9 @@ import json
 import os
 import re
 import secrets
+import threading
+from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -37,10 +40,11 @@ if TYPE_CHECKING:
 
 ENV_URL = "LABEL_STUDIO_URL"
 ENV_KEY = "LABEL_STUDIO_API_KEY"
-# Tasks per import request. Label Studio's import does project-wide bookkeeping on every request, so
-# a few large requests cost little more than one (bench/bench_labelstudio.py measures the push against
-# one plain SDK import of the same tasks).
-IMPORT_CHUNK = 20_000
+# Tasks per import request: a small first request so Label Studio starts while the rest is built and
+# stored, then large ones (Label Studio's import costs per task, plus a little per request;
+# bench/bench_labelstudio.py measures the push against one plain SDK import of the same tasks).
+FIRST_CHUNK = 5_000
+IMPORT_CHUNK = 25_000
 
 
 class LabelStudioError(PrefkitError):
@@ -132,7 +136,8 @@ def ensure_project(
 
 
 def _reconcile(client: LabelStudio, project: Project, url: str, pid: int, mapped: dict[str, int]) -> int:
-    """Map tasks present in Label Studio but missing from the store (an interrupted push)."""
+    """Map tasks present in Label Studio but missing from the store (a push interrupted between an
+    import and its bookkeeping); ``mapped`` is updated in place."""
     info = _call("reading the Label Studio project", client.projects.get, pid)
     if (info.task_number or 0) <= len(mapped):
         return 0
@@ -141,7 +146,9 @@ def _reconcile(client: LabelStudio, project: Project, url: str, pid: int, mapped
         task_id = (t.data or {}).get(TASK_ID_KEY)
         if task_id and task_id not in mapped:
             found[task_id] = int(t.id)
-    return project.store.add_ls_tasks(url, pid, found)
+    added = project.store.add_ls_tasks(url, pid, found)
+    mapped.update(found)
+    return added
 
 
 def _import_item(task: AnnotationTask) -> dict[str, Any]:
@@ -152,50 +159,150 @@ def _import_item(task: AnnotationTask) -> dict[str, Any]:
     return item
 
 
-def push(
-    project: Project, kind: str, url: str, api_key: str | None = None, chunk: int = IMPORT_CHUNK
-) -> PushReport:
-    """Create or update the Label Studio project of ``kind`` and import the tasks it lacks."""
-    from curation.annotation.task_admin import create_tasks
+def _tasks_to_push(
+    project: Project, kind: str, url: str, pid: int, overlap: int
+) -> tuple[list[AnnotationTask], set[str]]:
+    """The tasks of ``kind`` the Label Studio project lacks, and which of them are new to the store.
 
+    Does what ``prefkit tasks create`` does (see :func:`curation.annotation.task_admin.create_tasks`),
+    but builds and validates each new task once and hands it on instead of reading it back: stored
+    tasks are read only when they are not in Label Studio yet. Known answers make new tasks gold and
+    mark stored ones. The new tasks are written to the store by the caller, a chunk at a time.
+    """
+    from curation.annotation.task_kinds import get_kind
+
+    task_kind = get_kind(kind)
+    stored, todo = project.store.ls_push_state(url, pid, kind)
+    new = [t for t in task_kind.build_tasks(project.store, overlap, "default") if t.item_ref not in stored]
+    known = task_kind.known_answers(project.store)
+    unpushed = {t.task_id: t for t in todo}
+    for task in new:
+        if task.item_ref in known:
+            task.is_gold, task.gold_answer = True, task_kind.validate(known[task.item_ref], task)
+    for ref, answer in known.items():
+        task_id, is_gold = stored.get(ref, (None, True))
+        if not is_gold:  # stored before its answer was known
+            task = unpushed.get(task_id) or project.store.task(task_id)
+            task.is_gold, task.gold_answer = True, task_kind.validate(answer, task)
+            project.store.set_gold(task.task_id, task.gold_answer)
+    return todo + new, {t.task_id for t in new}
+
+
+def _chunks(items: list[AnnotationTask], first: int, size: int) -> Iterator[list[AnnotationTask]]:
+    """A small first chunk (Label Studio starts working while the rest is prepared), then ``size``."""
+    start, n = 0, max(1, min(first, size))
+    while start < len(items):
+        yield items[start : start + n]
+        start, n = start + n, size
+
+
+class _Importer:
+    """Import requests sent one at a time from a background thread, so the next chunk is built and
+    stored while Label Studio works on the current one. After a failure nothing more is sent."""
+
+    def __init__(self, client: LabelStudio, pid: int):
+        self.client, self.pid = client, pid
+        self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ls-import")
+        self.failed = threading.Event()
+
+    def submit(self, items: list[dict[str, Any]]) -> Future[list[int]]:
+        return self.pool.submit(self._send, items)
+
+    def _send(self, items: list[dict[str, Any]]) -> list[int]:
+        if self.failed.is_set():
+            raise LabelStudioError("not imported: an earlier import request failed")
+        try:
+            resp = _call(
+                "importing tasks",
+                self.client.projects.import_tasks,
+                self.pid,
+                request=items,
+                return_task_ids=True,
+            )
+        except BaseException:
+            self.failed.set()
+            raise
+        ids = [int(i) for i in resp.task_ids or []]
+        if len(ids) != len(items):
+            self.failed.set()
+            raise LabelStudioError(
+                f"Label Studio returned {len(ids)} task ids for {len(items)} imported tasks"
+            )
+        return ids
+
+    def close(self) -> None:
+        self.failed.set()  # whatever is still queued is not sent
+        self.pool.shutdown(wait=True)
+
+
+def push(
+    project: Project,
+    kind: str,
+    url: str,
+    api_key: str | None = None,
+    chunk: int = IMPORT_CHUNK,
+    first_chunk: int = FIRST_CHUNK,
+) -> PushReport:
+    """Create or update the Label Studio project of ``kind`` and import the tasks it lacks.
+
+    Each task is built once, imported in a few large requests (``return_task_ids`` maps them to
+    Label Studio's ids without listing anything) and its mapping row written in one transaction per
+    request. A failed request stops the push; what was imported before it stays mapped, and the next
+    push imports only the rest (or maps, from the tasks' data, a request whose answer was lost)."""
     lsk = ls_kind(kind)
     overlap = project.config.annotation.overlap
-    create_tasks(project, kind, overlap=overlap)
+    if overlap < 1:
+        raise LabelStudioError("overlap must be at least 1")
     client = connect(url, api_key)
     pid, created = ensure_project(client, project, kind, url, overlap)
     report = PushReport(kind, url, pid, created)
     mapped = project.store.ls_task_ids(url, pid)
     report.reconciled = _reconcile(client, project, url, pid, mapped)
-    mapped = project.store.ls_task_ids(url, pid)
-    todo = []
-    for task in project.store.tasks(kind=kind):
+    candidates, new_ids = _tasks_to_push(project, kind, url, pid, overlap)
+    report.already = len(mapped)
+    todo, unfit = [], []
+    for task in candidates:
+        if task.task_id in mapped:  # reconciled just now
+            continue
         why = lsk.fits(task)
-        if task.task_id in mapped:
-            report.already += 1
-        elif why:
+        if why:
             report.not_pushed.append(f"{task.task_id}: {why}")
+            unfit.append(task)
         else:
             todo.append(task)
-    for start in range(0, len(todo), chunk):
-        part = todo[start : start + chunk]
-        resp = _call(
-            "importing tasks",
-            client.projects.import_tasks,
-            pid,
-            request=[_import_item(t) for t in part],
-            return_task_ids=True,
-        )
-        ids = list(resp.task_ids or [])
-        if len(ids) != len(part):
-            raise LabelStudioError(
-                f"Label Studio returned {len(ids)} task ids for {len(part)} imported tasks"
-            )
-        new = {t.task_id: i for t, i in zip(part, ids, strict=True)}
-        project.store.add_ls_tasks(url, pid, new, have=mapped)
-        mapped.update(new)
-        report.imported += len(part)
-        report.gold += sum(1 for t in part if t.is_gold and t.gold_answer)
+    if fresh_unfit := [t for t in unfit if t.task_id in new_ids]:
+        project.store.add_tasks(fresh_unfit)  # stored like every task; labelled in the prefkit app
+    importer = _Importer(client, pid)
+    pending: tuple[list[AnnotationTask], Future[list[int]]] | None = None
+    try:
+        for part in _chunks(todo, first_chunk, chunk):
+            future = importer.submit([_import_item(t) for t in part])
+            fresh = [t for t in part if t.task_id in new_ids]
+            if fresh:
+                project.store.add_tasks(fresh)  # before their mapping rows, while Label Studio imports
+            if pending:
+                _mapped(project, report, url, pid, *pending)
+            pending = (part, future)
+        if pending:
+            _mapped(project, report, url, pid, *pending)
+    finally:
+        importer.close()
     return report
+
+
+def _mapped(
+    project: Project,
+    report: PushReport,
+    url: str,
+    pid: int,
+    part: list[AnnotationTask],
+    future: Future[list[int]],
+) -> None:
+    """Wait for one import request and record its id map (one transaction)."""
+    ids = future.result()
+    project.store.add_ls_tasks(url, pid, {t.task_id: i for t, i in zip(part, ids, strict=True)})
+    report.imported += len(part)
+    report.gold += sum(1 for t in part if t.is_gold and t.gold_answer)
 
 
 # -- pull -----------------------------------------------------------------------------------------
@@ -253,8 +360,14 @@ class AnnotatorMap:
         if user is not None:
             return user["username"]
         username = _username_for(email, {u["username"] for u in self.store.users()})
-        # A random password nobody is told: the account exists for attribution, not for signing in.
-        self.store.add_user(username, "annotator", secrets.token_urlsafe(32), email=email)
+        try:
+            # A random password nobody is told: the account exists for attribution, not for signing in.
+            self.store.add_user(username, "annotator", secrets.token_urlsafe(32), email=email)
+        except PrefkitError:
+            user = self.store.user_by_email(email)
+            if user is None:
+                raise
+            return user["username"]  # a pull running at the same time created the account
         self.report.users_created.append(f"{username} <{email}>")
         return username
 
@@ -301,17 +414,12 @@ def _record(
             f"task {task.task_id} (Label Studio task {ann.get('task')}, annotation {ann['id']}): {exc}"
         )
         return
-    project.store.append_event(event)
-    project.store.map_ls_annotation(
-        report.url,
-        pid,
-        int(ann["id"]),
-        task_id=task.task_id,
-        annotator=event.annotator,
-        event_id=event.event_id,
-        updated_at=ann["updated_at"],
+    new = project.store.record_ls_annotation(
+        event, report.url, pid, int(ann["id"]), updated_at=ann["updated_at"]
     )
-    if event.action == "skip":
+    if not new:  # a pull running at the same time recorded it first
+        report.unchanged += 1
+    elif event.action == "skip":
         report.skips += 1
     elif prev:
         report.updated += 1
@@ -332,18 +440,13 @@ def _withdraw(project: Project, report: PullReport, pid: int, ann_id: int, row: 
         source="labelstudio",
         created_at=utcnow(),
     )
-    project.store.append_event(event)
-    project.store.map_ls_annotation(
-        report.url,
-        pid,
-        ann_id,
-        task_id=task.task_id,
-        annotator=row["annotator"],
-        event_id=event.event_id,
-        updated_at=row["updated_at"],
-        withdrawn=True,
+    new = project.store.record_ls_annotation(
+        event, report.url, pid, ann_id, updated_at=row["updated_at"], withdrawn=True
     )
-    report.withdrawn += 1
+    if new:
+        report.withdrawn += 1
+    else:
+        report.unchanged += 1
 
 
 def pull(project: Project, kind: str, url: str, api_key: str | None = None) -> PullReport:

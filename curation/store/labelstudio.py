@@ -3,22 +3,24 @@ Label Studio task is which prefkit task, and which label event each Label Studio
 
 The annotation map keeps the annotation's ``updated_at`` and the id of the event it last produced, so
 a pull can tell a new annotation (label event), an edited one (an event superseding the last one) and
-a deleted one (a withdraw event) apart. Events themselves go through ``LabelStore.append_event`` with
-ids derived from (server, annotation, updated_at): a pull interrupted between the event and the map
-row is repaired by the next pull, never doubled. Nothing here talks to a server.
+a deleted one (a withdraw event) apart. An event and its map row are written in one transaction, the
+event with an id derived from (server, annotation, updated_at) that the label log's unique key
+deduplicates: two pulls of one project running at once (two app replicas, two cron jobs) record
+each annotation once. Every map write is an upsert (``INSERT … ON CONFLICT``), correct on SQLite
+and PostgreSQL alike, and a map row never goes back to an older ``updated_at``. Nothing here talks to
+a server.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Mapping
 from typing import Any
 
-from sqlalchemy import (
-    select,
-)
+from sqlalchemy import func, select
 
 from curation.store.engine import StoreCore
 from schemas.common import utcnow
+from schemas.curation import AnnotationTask, LabelEvent
 
 
 class LabelStudioStore(StoreCore):
@@ -32,19 +34,25 @@ class LabelStudioStore(StoreCore):
         return None if row is None else int(row[0])
 
     def set_ls_project(self, url: str, kind: str, ls_project_id: int, title: str) -> None:
-        p = self.t["ls_projects"]
-        with self.write() as conn:
-            conn.execute(p.delete().where(p.c.url == url, p.c.kind == kind))
-            conn.execute(
-                p.insert(),
-                {
-                    "url": url,
-                    "kind": kind,
-                    "ls_project_id": ls_project_id,
-                    "title": title,
-                    "created_at": utcnow(),
-                },
-            )
+        """Record (or replace) the Label Studio project that holds ``kind`` on ``url``."""
+        stmt = self.insert_stmt("ls_projects")
+        stmt = stmt.on_conflict_do_update(
+            index_elements=["url", "kind"],
+            set_={c: stmt.excluded[c] for c in ("ls_project_id", "title", "created_at")},
+        )
+        row = {
+            "url": url,
+            "kind": kind,
+            "ls_project_id": ls_project_id,
+            "title": title,
+            "created_at": utcnow(),
+        }
+
+        def step() -> None:
+            with self.write() as conn:
+                conn.execute(stmt, row)
+
+        self.retrying(step)
 
     def ls_projects(self, url: str | None = None) -> list[dict[str, Any]]:
         p = self.t["ls_projects"]
@@ -62,13 +70,32 @@ class LabelStudioStore(StoreCore):
         with self.read() as conn:
             return {r[0]: int(r[1]) for r in conn.execute(q)}
 
-    def add_ls_tasks(
-        self, url: str, ls_project_id: int, pairs: dict[str, int], have: Collection[str] | None = None
-    ) -> int:
-        """Record prefkit task id → Label Studio task id pairs; known pairs are skipped. ``have``: the
-        task ids the caller already knows are recorded (a push passes its own map instead of this
-        reading every pair again for each chunk)."""
-        have = self.ls_task_ids(url, ls_project_id) if have is None else have
+    def ls_push_state(
+        self, url: str, ls_project_id: int, kind: str
+    ) -> tuple[dict[str, tuple[str, bool]], list[AnnotationTask]]:
+        """What a push starts from, in one read: every stored task of ``kind`` as item_ref →
+        (task id, is gold), and the stored tasks of ``kind`` the Label Studio project does not have
+        yet (full tasks, only those: a push of nothing new reads no payloads)."""
+        t, m = self.t["tasks"], self.t["ls_tasks"]
+        unmapped = (
+            select(t)
+            .outerjoin(
+                m, (m.c.task_id == t.c.task_id) & (m.c.url == url) & (m.c.ls_project_id == ls_project_id)
+            )
+            .where(t.c.kind == kind, m.c.ls_task_id.is_(None))
+            .order_by(t.c.task_id)
+        )
+        with self.read() as conn:
+            refs = {
+                r[0]: (r[1], bool(r[2]))
+                for r in conn.execute(select(t.c.item_ref, t.c.task_id, t.c.is_gold).where(t.c.kind == kind))
+            }
+            todo = [self._task_from_row(r) for r in conn.execute(unmapped).mappings()]
+        return refs, todo
+
+    def add_ls_tasks(self, url: str, ls_project_id: int, pairs: Mapping[str, int]) -> int:
+        """Record prefkit task id → Label Studio task id pairs in one transaction; pairs already
+        recorded (by this process or another) are left as they are. Returns how many were new."""
         now = utcnow()
         rows = [
             {
@@ -79,11 +106,21 @@ class LabelStudioStore(StoreCore):
                 "pushed_at": now,
             }
             for task_id, ls_id in pairs.items()
-            if task_id not in have
         ]
-        with self.write() as conn:
-            self.insert_many(conn, "ls_tasks", rows)
-        return len(rows)
+        if not rows:
+            return 0
+        m = self.t["ls_tasks"]
+        # No conflict target: neither the Label Studio id nor the (project, prefkit task) is mapped twice.
+        stmt = self.insert_stmt("ls_tasks").on_conflict_do_nothing()
+        count = select(func.count()).select_from(m).where(m.c.url == url, m.c.ls_project_id == ls_project_id)
+
+        def step() -> int:
+            with self.write() as conn:
+                before = conn.execute(count).scalar_one()
+                conn.execute(stmt, rows)
+                return conn.execute(count).scalar_one() - before
+
+        return self.retrying(step)
 
     # -- annotations --------------------------------------------------------------------------------
     def ls_annotations(self, url: str, ls_project_id: int) -> dict[int, dict[str, Any]]:
@@ -92,6 +129,58 @@ class LabelStudioStore(StoreCore):
         q = select(a).where(a.c.url == url, a.c.ls_project_id == ls_project_id)
         with self.read() as conn:
             return {int(r["ls_annotation_id"]): dict(r) for r in conn.execute(q).mappings()}
+
+    def _map_stmt(self):
+        stmt = self.insert_stmt("ls_annotations")
+        a = self.t["ls_annotations"]
+        columns = (
+            "ls_project_id",
+            "task_id",
+            "annotator",
+            "event_id",
+            "updated_at",
+            "withdrawn",
+            "pulled_at",
+        )
+        return stmt.on_conflict_do_update(
+            index_elements=["url", "ls_annotation_id"],
+            set_={c: stmt.excluded[c] for c in columns},
+            # A slower concurrent pull that read an older export never rolls the row back.
+            where=a.c.updated_at <= stmt.excluded.updated_at,
+        )
+
+    def record_ls_annotation(
+        self,
+        event: LabelEvent,
+        url: str,
+        ls_project_id: int,
+        ls_annotation_id: int,
+        *,
+        updated_at: str,
+        withdrawn: bool = False,
+    ) -> bool:
+        """Append ``event`` and point the annotation's map row at it, in one transaction. Returns
+        False when the event was already recorded (another pull got there first): nothing is doubled."""
+        row = {
+            "url": url,
+            "ls_annotation_id": ls_annotation_id,
+            "ls_project_id": ls_project_id,
+            "task_id": event.task_id,
+            "annotator": event.annotator,
+            "event_id": event.event_id,
+            "updated_at": updated_at,
+            "withdrawn": withdrawn,
+            "pulled_at": utcnow(),
+        }
+        stmt = self._map_stmt()
+
+        def step() -> bool:
+            with self.write() as conn:
+                new = self.insert_event(conn, event)
+                conn.execute(stmt, row)
+                return new
+
+        return self.retrying(step)
 
     def map_ls_annotation(
         self,
@@ -105,8 +194,7 @@ class LabelStudioStore(StoreCore):
         updated_at: str,
         withdrawn: bool = False,
     ) -> None:
-        """Insert or replace the map row of one annotation after its event was recorded."""
-        a = self.t["ls_annotations"]
+        """Insert or update the map row of one annotation whose event is already recorded."""
         row = {
             "url": url,
             "ls_annotation_id": ls_annotation_id,
@@ -118,6 +206,10 @@ class LabelStudioStore(StoreCore):
             "withdrawn": withdrawn,
             "pulled_at": utcnow(),
         }
-        with self.write() as conn:
-            conn.execute(a.delete().where(a.c.url == url, a.c.ls_annotation_id == ls_annotation_id))
-            conn.execute(a.insert(), row)
+        stmt = self._map_stmt()
+
+        def step() -> None:
+            with self.write() as conn:
+                conn.execute(stmt, row)
+
+        self.retrying(step)
