@@ -1,5 +1,6 @@
 """Against a real Label Studio server (started by .ci/labelstudio.sh): push every task kind, label as
-two Label Studio users through /next, pull, and check what reaches the project store."""
+two Label Studio users through /next, pull, and check what reaches the project store — on both
+store backends (SQLite, PostgreSQL)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from types import SimpleNamespace
 import httpx
 import pytest
 from click.testing import CliRunner
-from conftest import require
+from conftest import pg_admin, require
 
 from annotate_app.labelstudio import bridge
 from annotate_app.labelstudio.accounts import login, signup
@@ -87,10 +88,25 @@ def _pair(i: int) -> dict:
     }
 
 
+@pytest.fixture(scope="module", params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
+def store_database(request):
+    """The project store of this module's project: a SQLite file, then a fresh PostgreSQL database."""
+    if request.param == "sqlite":
+        yield None
+        return
+    from sqlalchemy.engine import make_url
+
+    server = request.getfixturevalue("pg_server")
+    name = "prefkit_ls_" + uuid.uuid4().hex[:12]
+    pg_admin(server, f'CREATE DATABASE "{name}"')
+    yield make_url(server).set(database=name).render_as_string(hide_password=False)
+    pg_admin(server, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
 @pytest.fixture(scope="module")
-def proj(tmp_path_factory, fixture_packets):
+def proj(tmp_path_factory, fixture_packets, store_database):
     root = tmp_path_factory.mktemp("ls") / "proj"
-    Project.init(root, name="ls-test").close()
+    Project.init(root, name="ls-test", database=store_database).close()
     cfg = root / "prefkit.toml"
     cfg.write_text(cfg.read_text().replace("overlap = 3", "overlap = 2"))
     from pipelines.ingest import alpsbench

@@ -45,6 +45,10 @@ ENV_KEY = "LABEL_STUDIO_API_KEY"
 # bench/bench_labelstudio.py measures the push against one plain SDK import of the same tasks).
 FIRST_CHUNK = 5_000
 IMPORT_CHUNK = 25_000
+# Label Studio takes up to 200 MB per request; stay well below.
+IMPORT_BYTES = 64 * 2**20
+# Seconds to wait for one import request (25,000 tasks took up to ~40 s on 2 busy cores).
+IMPORT_TIMEOUT_S = 900
 
 
 class LabelStudioError(PrefkitError):
@@ -188,11 +192,20 @@ def _tasks_to_push(
     return todo + new, {t.task_id for t in new}
 
 
-def _chunks(items: list[AnnotationTask], first: int, size: int) -> Iterator[list[AnnotationTask]]:
-    """A small first chunk (Label Studio starts working while the rest is prepared), then ``size``."""
+def _chunks(
+    tasks: list[AnnotationTask], first: int, size: int
+) -> Iterator[tuple[list[AnnotationTask], list[dict[str, Any]]]]:
+    """(tasks, import items) a request at a time: a small first request (Label Studio starts working
+    while the rest is prepared), then ``size`` tasks, fewer when the first request's items are so
+    large that ``size`` of them would pass ``IMPORT_BYTES``."""
     start, n = 0, max(1, min(first, size))
-    while start < len(items):
-        yield items[start : start + n]
+    while start < len(tasks):
+        part = tasks[start : start + n]
+        items = [_import_item(t) for t in part]
+        if start == 0:
+            per_item = len(json.dumps(items).encode()) / len(items)
+            size = max(1, min(size, int(IMPORT_BYTES / per_item)))
+        yield part, items
         start, n = start + n, size
 
 
@@ -218,6 +231,10 @@ class _Importer:
                 self.pid,
                 request=items,
                 return_task_ids=True,
+                # Never resent: a request whose answer was lost may have been imported (the SDK would
+                # retry it on a 5xx or a dropped connection and import the tasks twice); the next push
+                # maps such tasks from their data instead.
+                request_options={"max_retries": 0, "timeout_in_seconds": IMPORT_TIMEOUT_S},
             )
         except BaseException:
             self.failed.set()
@@ -275,8 +292,8 @@ def push(
     importer = _Importer(client, pid)
     pending: tuple[list[AnnotationTask], Future[list[int]]] | None = None
     try:
-        for part in _chunks(todo, first_chunk, chunk):
-            future = importer.submit([_import_item(t) for t in part])
+        for part, items in _chunks(todo, first_chunk, chunk):
+            future = importer.submit(items)
             fresh = [t for t in part if t.task_id in new_ids]
             if fresh:
                 project.store.add_tasks(fresh)  # before their mapping rows, while Label Studio imports

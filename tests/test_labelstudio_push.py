@@ -1,0 +1,183 @@
+"""Against the real Label Studio server, on both store backends: a push in several requests that
+fails half-way resumes without importing anything twice; tasks the config cannot show are reported;
+two processes pulling one project at once record each annotation once."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx
+import pytest
+from conftest import ROOT, require
+from lsproxy import FailingProxy
+
+from annotate_app.labelstudio import bridge
+from annotate_app.labelstudio.accounts import login
+from annotate_app.labelstudio.config import MAX_CANDIDATES, TASK_ID_KEY, ls_kind
+from curation.project import Project
+from schemas.common import utcnow
+from schemas.curation import AnnotationTask, Provenance
+
+pytestmark = [pytest.mark.labelstudio, pytest.mark.slow]
+
+
+@pytest.fixture(scope="module")
+def ls_url() -> str:
+    url, key = os.environ.get("LABEL_STUDIO_URL"), os.environ.get("LABEL_STUDIO_API_KEY")
+    require(
+        bool(url and key), "no Label Studio server: `bash .ci/labelstudio.sh start`, then source its env file"
+    )
+    try:
+        httpx.get(f"{url}/health", timeout=10).raise_for_status()
+    except httpx.HTTPError as exc:
+        require(False, f"Label Studio at {url} does not answer /health ({exc})")
+    return url
+
+
+@pytest.fixture
+def ls_project(tmp_path, database):
+    """A fresh prefkit project (SQLite, then PostgreSQL) with overlap 2."""
+    root = tmp_path / "proj"
+    Project.init(root, name="ls-push", database=database).close()
+    cfg = root / "prefkit.toml"
+    cfg.write_text(cfg.read_text().replace("overlap = 3", "overlap = 2"))
+    project = Project(root)
+    yield project
+    project.close()
+
+
+def _pairs(project: Project, n: int, gold: int = -1) -> None:
+    pairs = [
+        {
+            "pair_id": f"pair{i:02d}",
+            "checklist_item": f"Is item {i} covered?",
+            "candidate": f"Candidate preference {i}",
+            "origin": "test",
+            "instance_id": None,
+            "meta_json": project.store.dumps({"gold_answer": {"coverage": "fully"}}) if i == gold else None,
+        }
+        for i in range(n)
+    ]
+    project.store.add_preference_pairs(pairs, Provenance(source="test"))
+
+
+def _ls_tasks(url: str, pid: int) -> list[str]:
+    """The prefkit task id of every task in the Label Studio project (duplicates included)."""
+    return [t.data[TASK_ID_KEY] for t in bridge.connect(url).tasks.list(project=pid, fields="all")]
+
+
+@pytest.mark.parametrize("mode", ["refused", "answer_lost"])
+def test_a_push_that_fails_half_way_resumes_and_imports_each_task_once(ls_url, ls_project, mode):
+    _pairs(ls_project, 9, gold=4)
+    proxy = FailingProxy(ls_url, fail_import=3, mode=mode)
+    try:
+        with pytest.raises(bridge.LabelStudioError, match="importing tasks: Label Studio answered 50"):
+            bridge.push(ls_project, "preference_match", proxy.url, first_chunk=2, chunk=2)
+        pid = ls_project.store.ls_project_id(proxy.url, "preference_match")
+        assert proxy.imports == 3  # the fourth request was never sent
+        mapped = ls_project.store.ls_task_ids(proxy.url, pid)
+        assert len(mapped) == 4 and len(ls_project.store.tasks(kind="preference_match")) >= 6
+        in_ls = _ls_tasks(ls_url, pid)
+        assert len(in_ls) == (6 if mode == "answer_lost" else 4)  # never sent twice
+
+        again = bridge.push(ls_project, "preference_match", proxy.url, first_chunk=2, chunk=2)
+    finally:
+        proxy.close()
+    assert again.reconciled == (2 if mode == "answer_lost" else 0)
+    assert again.already == 4 + again.reconciled and again.imported == 9 - again.already
+    tasks = ls_project.store.tasks(kind="preference_match")
+    in_ls = _ls_tasks(ls_url, pid)
+    assert sorted(in_ls) == sorted(t.task_id for t in tasks) and len(tasks) == 9
+    mapped = ls_project.store.ls_task_ids(proxy.url, pid)
+    assert {ls_id: task_id for task_id, ls_id in mapped.items()} == {
+        int(t.id): t.data[TASK_ID_KEY] for t in bridge.connect(ls_url).tasks.list(project=pid, fields="all")
+    }
+    gold = next(t for t in tasks if t.is_gold)
+    assert gold.item_ref == "pair:pair04" and gold.gold_answer == {"coverage": "fully"}
+    assert [a.ground_truth for a in bridge.connect(ls_url).annotations.list(mapped[gold.task_id])] == [True]
+
+    third = bridge.push(ls_project, "preference_match", ls_url)  # the server's own address: its own project
+    assert third.project_created and third.imported == 9
+    fourth = bridge.push(ls_project, "preference_match", ls_url)
+    assert (fourth.imported, fourth.already, fourth.reconciled) == (0, 9, 0)
+
+
+def _memory_task(n: int, i: int) -> AnnotationTask:
+    turns = [{"index": 0, "role": "user", "content": f"Dialogue {i}: I only cook vegetarian food."}]
+    cands = [
+        {
+            "key": f"m:{j}",
+            "model": "m",
+            "memory": {"value": f"User fact {j}", "label": "Preferences/Food", "type": "direct"},
+            "valid": True,
+            "problems": [],
+            "evidence_flags": [],
+            "group": j,
+        }
+        for j in range(n)
+    ]
+    return AnnotationTask(
+        task_id=f"memory_verify_t{i}",
+        kind="memory_verify",
+        item_ref=f"dialogue:d{i}",
+        payload={"dialogue_id": f"d{i}", "turns": turns, "candidates": cands},
+        overlap=2,
+        created_at=utcnow(),
+    )
+
+
+def test_a_memory_task_with_more_candidates_than_slots_is_reported_and_not_pushed(ls_url, ls_project):
+    ls_project.store.add_tasks([_memory_task(3, 1), _memory_task(MAX_CANDIDATES + 1, 2)])
+    report = bridge.push(ls_project, "memory_verify", ls_url)
+    assert report.imported == 1
+    assert report.not_pushed == [
+        f"memory_verify_t2: {MAX_CANDIDATES + 1} candidates (the config has 60 slots)"
+    ]
+    again = bridge.push(ls_project, "memory_verify", ls_url)
+    assert (again.imported, again.already, len(again.not_pushed)) == (0, 1, 1)
+    assert _ls_tasks(ls_url, report.ls_project_id) == ["memory_verify_t1"]
+
+
+def _pull_cmd(project: Project, url: str) -> list[str]:
+    return [str(Path(sys.executable).parent / "prefkit"), "labelstudio", "pull", "preference_match",
+            "--url", url, "-p", str(project.root), "--json"]  # fmt: skip
+
+
+def test_two_processes_pulling_one_project_at_once_record_each_annotation_once(ls_url, ls_project):
+    _pairs(ls_project, 6)
+    pushed = bridge.push(ls_project, "preference_match", ls_url)
+    admin = login(ls_url, os.environ["LABEL_STUDIO_ADMIN_EMAIL"], os.environ["LABEL_STUDIO_ADMIN_PASSWORD"])
+    result = ls_kind("preference_match").results({"coverage": "partially"}, None)
+    annotations = []
+    while (served := admin.next_task(pushed.ls_project_id)) is not None:
+        annotations.append(admin.submit(served["id"], result, lead_time=3.0))
+    assert len(annotations) == 6
+
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    procs = [
+        subprocess.Popen(
+            _pull_cmd(ls_project, ls_url), stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env
+        )
+        for _ in range(2)
+    ]
+    outs = [p.communicate(timeout=600) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], [err.decode()[-2000:] for _, err in outs]
+    reports = [json.loads(out) for out, _ in outs]
+
+    events = ls_project.store.events(kind="preference_match")
+    assert len(events) == 6 and len({e.event_id for e in events}) == 6
+    assert {e.annotator for e in events} == {"admin"} and {e.values["coverage"] for e in events} == {
+        "partially"
+    }
+    mapped = ls_project.store.ls_annotations(ls_url, pushed.ls_project_id)
+    assert sorted(mapped) == sorted(annotations)
+    assert {r["event_id"] for r in mapped.values()} == {e.event_id for e in events}
+    # Between them the two pulls recorded each annotation once; the later saw the rest as unchanged.
+    assert sum(r["labels"] for r in reports) == 6
+    assert sum(r["labels"] + r["unchanged"] for r in reports) == 12
+    assert sum(len(r["users_created"]) for r in reports) == 1
+    assert [u["username"] for u in ls_project.store.users()] == ["admin"]
