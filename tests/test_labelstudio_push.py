@@ -17,7 +17,8 @@ from lsproxy import FailingProxy
 
 from annotate_app.labelstudio import bridge
 from annotate_app.labelstudio.accounts import login
-from annotate_app.labelstudio.config import MAX_CANDIDATES, TASK_ID_KEY, ls_kind
+from annotate_app.labelstudio.config import TASK_ID_KEY, ls_kind
+from annotate_app.labelstudio.kinds.memory_verify import MAX_CANDIDATES
 from curation.project import Project
 from schemas.common import utcnow
 from schemas.curation import AnnotationTask, Provenance
