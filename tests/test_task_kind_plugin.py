@@ -1,16 +1,23 @@
-"""A task kind from one module (tests/toykind.py, plus its form) runs through tasks → labels →
-agreement → release with nothing else in prefkit edited: the registry is the only way in."""
+"""A task kind from one module (tests/toykind.py, plus its form and Label Studio config) runs through
+tasks → labels → agreement → release with nothing else in prefkit edited: the registry is the only
+way in."""
 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from conftest import ROOT
 from test_release_support import add_users, release_configs
 
 from prefkit.cli import cli
 from schemas.curation import Provenance
+
+SOURCE_DIRS = ("schemas", "pipelines", "curation", "annotate_app", "exports", "prefkit", "docs", "bench")
 
 
 @pytest.fixture(scope="module")
@@ -20,12 +27,60 @@ def toy():
     from curation.annotation.task_kinds import TASK_KIND_REGISTRY
 
     toykind.register_toy_form()
+    toykind.register_toy_ls()
     yield toykind
     # Other tests count the built-in kinds: leave the registries as they were.
     from annotate_app.forms import FORMS
+    from annotate_app.labelstudio.config import LS_KINDS
 
     TASK_KIND_REGISTRY.pop(toykind.NAME, None)
     FORMS.pop(toykind.NAME, None)
+    LS_KINDS.pop(toykind.NAME, None)
+
+
+def test_registering_the_kind_imports_its_module_and_nothing_else_of_prefkit():
+    """In a fresh interpreter with prefkit's CLI, app forms and Label Studio configs loaded, the
+    toy kind, its form and its config come from ``toykind`` alone; no other prefkit file names it."""
+    script = (
+        "import json, sys\n"
+        "import prefkit.cli, annotate_app.forms, annotate_app.labelstudio.config\n"
+        "before = set(sys.modules)\n"
+        "import toykind\n"
+        "toykind.register_toy_form(); toykind.register_toy_ls()\n"
+        "from curation.annotation.task_kinds import kind_names\n"
+        "from annotate_app.forms import FORMS\n"
+        "from annotate_app.labelstudio.config import LS_KINDS\n"
+        "root = sys.argv[1]\n"
+        "mine = [m for m in set(sys.modules) - before if (getattr(sys.modules[m], '__file__', '') or '').startswith(root)]\n"
+        "print(json.dumps([sorted(mine), kind_names()[-1], toykind.NAME in FORMS, toykind.NAME in LS_KINDS]))\n"
+    )  # fmt: skip
+    env_path = f"{ROOT}:{ROOT / 'tests'}"
+    out = subprocess.run(
+        [sys.executable, "-c", script, str(ROOT)],
+        capture_output=True, text=True, check=True, env={"PYTHONPATH": env_path, "PATH": "/usr/bin:/bin"},
+    )  # fmt: skip
+    assert json.loads(out.stdout) == [["toykind"], "toy_same_meaning", True, True]
+    named = [
+        str(p.relative_to(ROOT))
+        for d in SOURCE_DIRS
+        for p in Path(ROOT, d).rglob("*.py")
+        if "toy_same_meaning" in p.read_text(encoding="utf-8")
+    ]
+    assert named == []
+
+
+def test_the_kind_round_trips_through_its_label_studio_config(toy, project):
+    from xml.etree import ElementTree as ET
+
+    from annotate_app.labelstudio.config import label_config, ls_kind, task_data
+
+    root = ET.fromstring(label_config(toy.NAME))
+    assert [c.get("value") for c in root.iter("Choice")] == ["different", "same"]  # the kind's field choices
+    task = toy.TASK_KIND.make_task("toy:x", {"a": "tea", "b": "coffee"}, 3, "b1")
+    assert task_data(task) == {"prefkit_task_id": task.task_id, "a": "tea", "b": "coffee"}
+    config = ls_kind(toy.NAME)
+    values = {"verdict": "different", "comment": "not the same drink"}
+    assert config.values(config.results(values, task), task) == values
 
 
 def run(*args):

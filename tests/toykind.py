@@ -1,6 +1,7 @@
-"""A task kind defined entirely in this one module (plus its form at the bottom), the way a fourth
-kind is added: a label schema, agreement fields, consensus assembly, known answers, guidelines, an
-app form, and one ``register`` call each. Nothing else in prefkit is edited for it."""
+"""A task kind defined entirely in this one module (plus its form and its Label Studio config at the
+bottom), the way a fifth kind is added: a label schema, agreement fields, consensus assembly, known
+answers, guidelines, an app form, a Label Studio config, and one ``register`` call each. Nothing else
+in prefkit is edited for it (``tests/test_task_kind_plugin.py`` checks that)."""
 
 from __future__ import annotations
 
@@ -56,7 +57,7 @@ class ToyKind(TaskKind):
         return "# Same meaning\n\nAnswer *same* when both texts ask for the same thing.\n"
 
 
-register(ToyKind())
+TASK_KIND = register(ToyKind())
 
 
 # -- its form in the annotation app ----------------------------------------------------------------------
@@ -96,3 +97,12 @@ def register_toy_form() -> None:
     from annotate_app.forms import register_form
 
     register_form(NAME, ToyForm)
+
+
+# -- its Label Studio config ------------------------------------------------------------------------------
+def register_toy_ls() -> None:
+    """One choice per field: the choices (and hotkeys 1, 2) come from the kind's ``fields``."""
+    from annotate_app.labelstudio.config import ChoicesConfig, register_ls, tag
+
+    display = tag("Text", name="a", value="$a") + tag("Text", name="b", value="$b")
+    register_ls(NAME, ChoicesConfig(display, data_keys=("a", "b"), to_name="b", prompts={"verdict": "Same?"}))

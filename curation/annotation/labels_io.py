@@ -301,6 +301,8 @@ def export_rows(
     store: ProjectStore, all_events: bool = False, kind: str | None = None
 ) -> list[dict[str, Any]]:
     """Rows in file order: the live event per (task, annotator), or every event with ``all_events``."""
+    if kind is not None:
+        get_kind(kind)  # an unknown kind is an error, not an empty file
     item_refs = {t.task_id: t.item_ref for t in store.tasks(kind=kind)}
     events = store.events(kind=kind) if all_events else store.effective_events(kind)
     return [

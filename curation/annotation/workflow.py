@@ -313,6 +313,7 @@ def progress(project: Project, user: str) -> dict[str, dict[str, int]]:
 def available(project: Project, user: str, kind: str) -> int:
     """Items of ``kind`` not yet given to the annotator that could still be (a count over the whole
     pool: the app refreshes it at most once a minute, not on every submit)."""
+    get_kind(kind)
     return project.store.available_count(user, kind)
 
 

@@ -102,6 +102,7 @@ def final_labels(store, kind: str) -> dict[str, dict[str, Any]]:
     ``decided_by`` is one of ``unanimous``, ``majority``, ``adjudicated``, ``undecided`` (a tie, or no
     label yet); ``values`` is ``None`` when undecided.
     """
+    get_kind(kind)  # an unknown kind is an error, not an empty result
     labels = live_labels(store, kind)
     adjs = effective_adjudications(store)
     return {
@@ -115,6 +116,8 @@ def disagreements(store, kind: str | None = None) -> list[dict[str, Any]]:
 
     Each: ``task_id, kind, item_ref, labels {annotator: values}, adjudicated, decided_by, tied``.
     """
+    if kind is not None:
+        get_kind(kind)
     labels = live_labels(store, kind)
     adjs = effective_adjudications(store)
     out = []
