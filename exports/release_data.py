@@ -16,6 +16,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from curation.annotation.kinds import memory_verify, preference_expressed, preference_match, task_qc
 from curation.quality.consensus import effective_adjudications, final_labels, live_labels
 from curation.quality.verification import instance_verification, session_statuses
 from exports.alpsbench import packet as alps_packet
@@ -86,7 +87,7 @@ S, INT, B, F = pa.string(), pa.int64(), pa.bool_(), pa.float64()
 
 
 # -- CUPID ------------------------------------------------------------------------------------------
-CUPID_NEEDS = ("preference_expressed",)
+CUPID_NEEDS = (preference_expressed.KIND,)
 
 
 def cupid_unverified_config(store) -> ConfigData:
@@ -234,7 +235,6 @@ def alps_rows(
     verified gold and a packet without one goes to ``unverified``; with ``None`` every packet keeps its
     imported gold. Built rows ship only when people passed them (task_qc); ``dropped`` counts the
     built rows left out per track and reason."""
-    from curation.annotation.kinds.task_qc import item_ref, passed
     from exports.alpsbench_layout import packet_pairs
 
     tracks: Tracks = {}
@@ -255,17 +255,17 @@ def alps_rows(
             from_packets.add(track)
     built = store.alps_tasks()
     if built:
-        tasks = {t.item_ref: t.task_id for t in store.tasks(kind="task_qc")}
-        finals = final_labels(store, "task_qc")
+        tasks = {t.item_ref: t.task_id for t in store.tasks(kind=task_qc.KIND)}
+        finals = final_labels(store, task_qc.KIND)
     for row in built:
         dropped.setdefault(row["track"], Counter())  # every track with built rows: task_qc decides
-        task_id = tasks.get(item_ref(row["track"], row["benchmark_id"]))
+        task_id = tasks.get(task_qc.item_ref(row["track"], row["benchmark_id"]))
         fl = finals.get(task_id) if task_id else None
         if fl is None or not fl.get("n_labels"):
             why = "built, no task_qc task" if task_id is None else "built, not yet checked (task_qc)"
         elif fl.get("decided_by") == "undecided":
             why = "built, task_qc undecided"
-        elif not passed(fl.get("values")):
+        elif not task_qc.passed(fl.get("values")):
             why = "built, failed task_qc (leakage or wrong answer)"
         else:
             tracks.setdefault(row["track"], []).append((row["input"], row["gold"]))
@@ -290,7 +290,7 @@ def alpsbench_configs(store, reference: str = "verified") -> list[ConfigData]:
     for track in sorted(set(verified) | set(unverified) | set(dropped)):
         pairs = verified.get(track, [])
         # Packets' rows: memory_verify decides (with the verified reference); built rows: task_qc.
-        needs = ("memory_verify",) if gold is not None and track in from_packets else ()
+        needs = (memory_verify.KIND,) if gold is not None and track in from_packets else ()
         inputs = ConfigData(
             f"alpsbench_{track}",
             f"AlpsBench {track}: model input rows (benchmark_id, task, ids, input as JSON)"
@@ -317,7 +317,7 @@ def alpsbench_configs(store, reference: str = "verified") -> list[ConfigData]:
         )
         if track in dropped:  # built rows: people's task_qc labels decide, so the label gates apply
             for cfg in (inputs, gold_cfg, hidden):
-                cfg.needs = tuple(sorted({*cfg.needs, "task_qc"}))
+                cfg.needs = tuple(sorted({*cfg.needs, task_qc.KIND}))
             for why, n in dropped[track].items():
                 for _ in range(n):
                     inputs.drop(why)
@@ -489,11 +489,11 @@ def matching_config(store, pseudonym: Callable[[str], str]) -> ConfigData:
             ("labels", S),
             ("agreement", F),
         ),
-        needs=("preference_match",),
+        needs=(preference_match.KIND,),
     )
-    finals = final_labels(store, "preference_match")
-    labels = live_labels(store, "preference_match")
-    for t in store.tasks(kind="preference_match"):
+    finals = final_labels(store, preference_match.KIND)
+    labels = live_labels(store, preference_match.KIND)
+    for t in store.tasks(kind=preference_match.KIND):
         fl, p = finals[t.task_id], t.payload
         if t.is_gold:
             cfg.drop("gold item (used to score annotators)")

@@ -13,6 +13,7 @@ import streamlit as st
 from annotate_app import ui
 from annotate_app.forms import register_this
 from curation.annotation import workflow
+from curation.annotation.kinds.preference_expressed import KIND
 from schemas.common import PrefkitError
 
 CHOICES = ("Expressed", "Not expressed")
@@ -197,4 +198,4 @@ def unit_title(task, unit: str, field: str) -> str:
     return f"{i + 1}. {questions[i]}" if i < len(questions) else unit
 
 
-register_this("preference_expressed", __name__)
+register_this(KIND, __name__)

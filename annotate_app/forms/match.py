@@ -13,6 +13,7 @@ from annotate_app import ui
 from annotate_app.forms import register_this
 from annotate_app.safe_text import md_escape
 from curation.annotation import workflow
+from curation.annotation.kinds.preference_match import KIND
 
 CHOICES = (
     ("fully", "Fully covered", "1"),
@@ -62,4 +63,4 @@ def unit_title(task, unit: str, field: str) -> str:
     return field
 
 
-register_this("preference_match", __name__)
+register_this(KIND, __name__)

@@ -14,7 +14,7 @@ from annotate_app import ui
 from annotate_app.forms import register_this
 from annotate_app.safe_text import md_escape
 from curation.annotation import workflow
-from curation.annotation.kinds.memory_verify import REJECT_REASONS
+from curation.annotation.kinds.memory_verify import KIND, REJECT_REASONS
 from schemas.alpsbench import DOCUMENTED_TIME_SCOPES, OBSERVED_TIME_SCOPES, TAXONOMY
 
 DECISIONS = ("accept", "edit", "reject")
@@ -221,4 +221,4 @@ def unit_title(task, unit: str, field: str) -> str:
     return f"{unit} · {field}"
 
 
-register_this("memory_verify", __name__)
+register_this(KIND, __name__)

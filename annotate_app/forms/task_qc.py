@@ -12,6 +12,7 @@ import streamlit as st
 from annotate_app import ui
 from annotate_app.forms import register_this
 from curation.annotation import workflow
+from curation.annotation.kinds.task_qc import KIND
 
 LEAKAGE = (("none", "No leakage"), ("leaks", "Leaks the memory"))
 ANSWER = (("correct", "Gold answer correct"), ("incorrect", "Gold answer incorrect"))
@@ -82,4 +83,4 @@ def unit_title(task, unit: str, field: str) -> str:
     return field
 
 
-register_this("task_qc", __name__)
+register_this(KIND, __name__)

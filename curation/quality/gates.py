@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from curation.annotation.kinds.memory_verify import KIND as MEMORY_VERIFY
 from curation.annotation.task_kinds import TASK_KIND_REGISTRY
 from curation.annotation.workflow import gold_accuracy as project_gold_accuracy
 from curation.quality.agreement import agreement_rows as project_agreement_rows
@@ -321,14 +322,14 @@ def gate_gold_evidence(ctx: GateContext) -> GateResult:
         return GateResult(
             "gold_evidence", True, None, 0, "not applicable: no AlpsBench config in this release"
         )
-    if any("memory_verify" in c.needs for c in alps):
+    if any(MEMORY_VERIFY in c.needs for c in alps):
         from curation.quality.verification import verified_gold_evidence
 
         n, fails = verified_gold_evidence(ctx.store)
         what = "verified gold memories"
         if n == 0:
-            names = [c.name for c in alps if "memory_verify" in c.needs and not c.name.endswith("_gold")]
-            reason = f"no verified gold memories: {_needs_text('memory_verify', names)}"
+            names = [c.name for c in alps if MEMORY_VERIFY in c.needs and not c.name.endswith("_gold")]
+            reason = f"no verified gold memories: {_needs_text(MEMORY_VERIFY, names)}"
             return GateResult("gold_evidence", False, 0, 0, reason, [reason])
     else:
         fails, n = gold_evidence_failures(ctx.store), ctx.store.count("memories", origin="gold")

@@ -13,11 +13,11 @@ import re
 import secrets
 from typing import Any
 
+from curation.annotation.kinds.preference_match import KIND
 from curation.quality.agreement import agreement_rows
 from schemas.config import TENTATIVE_ALPHA_MIN
 
 JUDGE_ALPHA_MIN = TENTATIVE_ALPHA_MIN  # the default of [release] judge_alpha_min
-KIND = "preference_match"
 
 
 def judge_annotator(model: str) -> str:

@@ -43,6 +43,7 @@ def build_alpsbench(project, tasks, distractors, backend, seed, limit, no_qc, ov
 
     Example: prefkit tasks build-alpsbench --task task3 --distractors 100,300 --backend openai
     """
+    from curation.annotation.kinds import task_qc
     from curation.annotation.task_admin import create_tasks
     from pipelines.llm import LLMLayer
     from pipelines.memories.tasks import TASKS, BuildConfig
@@ -58,7 +59,7 @@ def build_alpsbench(project, tasks, distractors, backend, seed, limit, no_qc, ov
         project.store, llm_config=project.config.llm, backend=backend, seed=seed, progress=not as_json
     ) as layer:
         report = build(project.store, layer, cfg)
-    qc = 0 if no_qc else create_tasks(project, "task_qc", overlap=overlap, batch="task_qc")
+    qc = 0 if no_qc else create_tasks(project, task_qc.KIND, overlap=overlap, batch="task_qc")
     if as_json:
         echo_json({"backend": backend, **report.as_dict(), "qc_tasks_created": qc})
         return

@@ -50,6 +50,7 @@ def extract(project, backend, origin, estimate, no_tasks, overlap, batch, as_jso
 
     Example: prefkit memories extract --backend openai --cap-per-label 200 --estimate
     """
+    from curation.annotation.kinds import memory_verify
     from curation.annotation.task_admin import create_tasks
     from pipelines.llm import LLMLayer
     from pipelines.memories.extract import ExtractionConfig, estimate_extraction, run_extraction
@@ -79,7 +80,7 @@ def extract(project, backend, origin, estimate, no_tasks, overlap, batch, as_jso
     ) as layer:
         report = run_extraction(project.store, layer, cfg)
     if not no_tasks and report.kept:
-        report.tasks_created = create_tasks(project, "memory_verify", overlap=overlap, batch=batch)
+        report.tasks_created = create_tasks(project, memory_verify.KIND, overlap=overlap, batch=batch)
     if as_json:
         echo_json({"backend": backend, **report.as_dict()})
         return
