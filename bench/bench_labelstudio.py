@@ -30,6 +30,7 @@ from curation.project import Project  # noqa: E402
 from schemas.curation import Provenance  # noqa: E402
 
 ROUND = 10_000
+CREATED: list[int] = []  # Label Studio projects this run made (deleted at the end unless --keep)
 
 
 def _pairs(start: int, n: int) -> list[dict]:
@@ -57,7 +58,7 @@ def push_rounds(project: Project, url: str, target: int, budget_s: float) -> tup
         n = min(ROUND, target - total)
         project.store.add_preference_pairs(_pairs(total, n), Provenance(source="bench"))
         t0 = time.perf_counter()
-        report = bridge.push(project, "preference_match", url, chunk=5000)
+        report = bridge.push(project, "preference_match", url)
         took = time.perf_counter() - t0
         spent += took
         total += report.imported
@@ -68,26 +69,46 @@ def push_rounds(project: Project, url: str, target: int, budget_s: float) -> tup
     return total, spent, lines
 
 
-def push_vs_plain(project: Project, url: str, n: int) -> tuple[float, float]:
-    """Seconds for one plain SDK import of ``n`` tasks and for one prefkit push of the same tasks."""
+def push_vs_plain(project: Project, url: str, n: int, order: str) -> tuple[float, float, int]:
+    """Seconds for one plain SDK import of ``n`` tasks and for one prefkit push of the same tasks,
+    each into a fresh Label Studio project, in ``order``; and how many import requests the push sent.
+
+    The plain import gets its task data made beforehand (untimed) from tasks built in memory; the
+    push starts from the stored pairs alone (no task in the store): building, storing, the import
+    requests and the id map are all timed."""
     from annotate_app.labelstudio.bridge import _project_settings, connect, task_data
-    from curation.annotation.task_admin import create_tasks
+    from curation.annotation.task_kinds import get_kind
 
     project.store.add_preference_pairs(_pairs(0, n), Provenance(source="bench"))
-    create_tasks(project, "preference_match", overlap=3)
-    items = [{"data": task_data(t)} for t in project.store.tasks(kind="preference_match")]
+    built = get_kind("preference_match").build_tasks(project.store, 3, "default")
+    items = [{"data": task_data(t)} for t in built]
+    del built
+    assert not project.store.tasks(kind="preference_match")
     client = connect(url)
-    settings = {**_project_settings(project, "preference_match", 3), "title": "bench plain SDK import"}
-    plain = client.projects.create(**settings)
-    t0 = time.perf_counter()
-    resp = client.projects.import_tasks(plain.id, request=items, return_task_ids=True)
-    plain_s = time.perf_counter() - t0
-    assert len(resp.task_ids or []) == n
-    t0 = time.perf_counter()
-    report = bridge.push(project, "preference_match", url)
-    push_s = time.perf_counter() - t0
-    assert report.imported == n
-    return plain_s, push_s
+    times: dict[str, float] = {}
+    requests = 0
+
+    def plain() -> None:
+        settings = {**_project_settings(project, "preference_match", 3), "title": "bench plain SDK import"}
+        created = client.projects.create(**settings)
+        CREATED.append(int(created.id))
+        t0 = time.perf_counter()
+        resp = client.projects.import_tasks(created.id, request=items, return_task_ids=True)
+        times["plain"] = time.perf_counter() - t0
+        assert len(resp.task_ids or []) == n
+
+    def push() -> None:
+        nonlocal requests
+        t0 = time.perf_counter()
+        report = bridge.push(project, "preference_match", url)
+        times["push"] = time.perf_counter() - t0
+        CREATED.append(report.ls_project_id)
+        assert report.imported == n and len(project.store.tasks(kind="preference_match")) == n
+        requests = report.requests
+
+    for step in (plain, push) if order == "plain-first" else (push, plain):
+        step()
+    return times["plain"], times["push"], requests
 
 
 def annotate_steps(url: str, pid: int, steps: int) -> tuple[list[float], list[float]]:
@@ -109,9 +130,11 @@ def annotate_steps(url: str, pid: int, steps: int) -> tuple[list[float], list[fl
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tasks", type=int, default=100_000)
-    ap.add_argument("--steps", type=int, default=500)
+    ap.add_argument("--steps", type=int, default=500, help="annotation steps after the push (0: none)")
+    ap.add_argument("--order", choices=("plain-first", "push-first"), default="plain-first")
     ap.add_argument("--budget-s", type=float, default=300.0, help="with --rounds: stop after this long")
     ap.add_argument("--rounds", action="store_true", help="also push in rounds into a growing project")
+    ap.add_argument("--keep", action="store_true", help="keep the Label Studio projects made by the run")
     args = ap.parse_args(argv)
     url = os.environ.get("LABEL_STUDIO_URL")
     if not (url and os.environ.get("LABEL_STUDIO_API_KEY") and os.environ.get("LABEL_STUDIO_ADMIN_PASSWORD")):
@@ -119,37 +142,52 @@ def main(argv: list[str] | None = None) -> int:
             "skipped: no Label Studio; run `bash .ci/labelstudio.sh start` and source the env file it prints"
         )
         return 0
-    with tempfile.TemporaryDirectory() as tmp:
-        project = Project.init(Path(tmp) / "bench", name="bench-ls")
-        plain_s, push_s = push_vs_plain(project, url, args.tasks)
-        total = args.tasks
-        print(
-            f"plain SDK import of {total} tasks (one call): {plain_s:.1f} s ({total / plain_s:.0f} tasks/s)"
-        )
-        print(f"prefkit push of the same {total} tasks:       {push_s:.1f} s ({total / push_s:.0f} tasks/s)")
-        print(
-            f"push / plain import: {push_s / plain_s:.2f}x (goal <= 1.2x; nproc={os.cpu_count()})", flush=True
-        )
-        if args.rounds:
-            with tempfile.TemporaryDirectory() as tmp2:
-                grown = Project.init(Path(tmp2) / "rounds", name="bench-ls-rounds")
-                n, spent, _ = push_rounds(grown, url, args.tasks, args.budget_s)
-                print(f"pushed {n} tasks in rounds in {spent:.1f} s ({n / spent:.0f} tasks/s)")
-                grown.close()
-        pid = project.store.ls_project_id(url, "preference_match")
-        gets, posts = annotate_steps(url, pid, args.steps)
-        steps = [g + p for g, p in zip(gets, posts, strict=True)]
-        for name, ms in (("GET /next", gets), ("POST annotation", posts), ("step (GET + POST)", steps)):
-            print(
-                f"{name:18s} p50 {statistics.median(ms):7.1f} ms   p95 {_pct(ms, 95):7.1f} ms   (n={len(ms)})"
-            )
-        t0 = time.perf_counter()
-        report = bridge.pull(project, "preference_match", url)
-        print(
-            f"pull of {report.labels} annotations from a {total}-task project: {time.perf_counter() - t0:.1f} s"
-        )
-        project.close()
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            project = Project.init(Path(tmp) / "bench", name="bench-ls")
+            run(project, url, args)
+            project.close()
+    finally:
+        if not args.keep:
+            client = bridge.connect(url)
+            for pid in CREATED:
+                client.projects.delete(pid)
     return 0
+
+
+def run(project: Project, url: str, args: argparse.Namespace) -> None:
+    total = args.tasks
+    load = os.getloadavg()[0]
+    plain_s, push_s, requests = push_vs_plain(project, url, total, args.order)
+    print(f"plain SDK import of {total} tasks (one call): {plain_s:.1f} s ({total / plain_s:.0f} tasks/s)")
+    print(
+        f"prefkit push of the same {total} tasks:       {push_s:.1f} s ({total / push_s:.0f} tasks/s, "
+        f"{requests} import requests)"
+    )
+    print(
+        f"push / plain import: {push_s / plain_s:.2f}x (goal <= 1.2x; {args.order}; nproc={os.cpu_count()}, "
+        f"load average {load:.1f} before, {os.getloadavg()[0]:.1f} after)",
+        flush=True,
+    )
+    if args.rounds:
+        with tempfile.TemporaryDirectory() as tmp2:
+            grown = Project.init(Path(tmp2) / "rounds", name="bench-ls-rounds")
+            n, spent, _ = push_rounds(grown, url, total, args.budget_s)
+            CREATED.append(grown.store.ls_project_id(url, "preference_match"))
+            print(f"pushed {n} tasks in rounds in {spent:.1f} s ({n / spent:.0f} tasks/s)")
+            grown.close()
+    if args.steps <= 0:
+        return
+    pid = project.store.ls_project_id(url, "preference_match")
+    gets, posts = annotate_steps(url, pid, args.steps)
+    steps = [g + p for g, p in zip(gets, posts, strict=True)]
+    for name, ms in (("GET /next", gets), ("POST annotation", posts), ("step (GET + POST)", steps)):
+        print(f"{name:18s} p50 {statistics.median(ms):7.1f} ms   p95 {_pct(ms, 95):7.1f} ms   (n={len(ms)})")
+    t0 = time.perf_counter()
+    report = bridge.pull(project, "preference_match", url)
+    print(
+        f"pull of {report.labels} annotations from a {total}-task project: {time.perf_counter() - t0:.1f} s"
+    )
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@ label-studio-sdk 2.x.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import re
@@ -103,6 +104,7 @@ class PushReport:
     ls_project_id: int
     project_created: bool
     imported: int = 0
+    requests: int = 0
     gold: int = 0
     already: int = 0
     reconciled: int = 0
@@ -164,49 +166,46 @@ def _import_item(task: AnnotationTask) -> dict[str, Any]:
 
 
 def _tasks_to_push(
-    project: Project, kind: str, url: str, pid: int, overlap: int
-) -> tuple[list[AnnotationTask], set[str]]:
-    """The tasks of ``kind`` the Label Studio project lacks, and which of them are new to the store.
+    project: Project, kind: str, url: str, pid: int, overlap: int, new_ids: set[str]
+) -> Iterator[AnnotationTask]:
+    """The tasks of ``kind`` the Label Studio project lacks, as they are built.
 
-    Does what ``prefkit tasks create`` does (see :func:`curation.annotation.task_admin.create_tasks`),
-    but builds and validates each new task once and hands it on instead of reading it back: stored
-    tasks are read only when they are not in Label Studio yet. Known answers make new tasks gold and
-    mark stored ones. The new tasks are written to the store by the caller, a chunk at a time.
+    Does what ``prefkit tasks create`` does (see :func:`curation.annotation.task_admin.create_tasks`)
+    in one pass (``TaskKind.iter_tasks``): each new task is built and validated once and handed on,
+    never read back; its id goes into ``new_ids`` (the caller stores it, a chunk at a time). Stored
+    tasks are read only when Label Studio lacks them, and come last; a stored task whose answer has
+    become known is marked gold first.
     """
     from curation.annotation.task_kinds import get_kind
 
-    task_kind = get_kind(kind)
     stored, todo = project.store.ls_push_state(url, pid, kind)
-    new = [t for t in task_kind.build_tasks(project.store, overlap, "default") if t.item_ref not in stored]
-    known = task_kind.known_answers(project.store)
     unpushed = {t.task_id: t for t in todo}
-    for task in new:
-        if task.item_ref in known:
-            task.is_gold, task.gold_answer = True, task_kind.validate(known[task.item_ref], task)
-    for ref, answer in known.items():
-        task_id, is_gold = stored.get(ref, (None, True))
-        if not is_gold:  # stored before its answer was known
-            task = unpushed.get(task_id) or project.store.task(task_id)
-            task.is_gold, task.gold_answer = True, task_kind.validate(answer, task)
+    for task in get_kind(kind).iter_tasks(project.store, overlap, "default"):
+        if task.item_ref not in stored:
+            new_ids.add(task.task_id)
+            yield task
+        elif task.is_gold and not stored[task.item_ref][1]:  # stored before its answer was known
             project.store.set_gold(task.task_id, task.gold_answer)
-    return todo + new, {t.task_id for t in new}
+            if task.task_id in unpushed:
+                unpushed[task.task_id].is_gold = True
+                unpushed[task.task_id].gold_answer = task.gold_answer
+    yield from todo
 
 
 def _chunks(
-    tasks: list[AnnotationTask], first: int, size: int
+    tasks: Iterator[AnnotationTask], first: int, size: int
 ) -> Iterator[tuple[list[AnnotationTask], list[dict[str, Any]]]]:
     """(tasks, import items) a request at a time: a small first request (Label Studio starts working
-    while the rest is prepared), then ``size`` tasks, fewer when the first request's items are so
-    large that ``size`` of them would pass ``IMPORT_BYTES``."""
-    start, n = 0, max(1, min(first, size))
-    while start < len(tasks):
-        part = tasks[start : start + n]
+    while the rest is built), then ``size`` tasks, fewer when the first request's items are so large
+    that ``size`` of them would pass ``IMPORT_BYTES``."""
+    n, first_part = max(1, min(first, size)), True
+    while part := list(itertools.islice(tasks, n)):
         items = [_import_item(t) for t in part]
-        if start == 0:
+        if first_part:
             per_item = len(json.dumps(items).encode()) / len(items)
-            size = max(1, min(size, int(IMPORT_BYTES / per_item)))
+            size, first_part = max(1, min(size, int(IMPORT_BYTES / per_item))), False
         yield part, items
-        start, n = start + n, size
+        n = size
 
 
 class _Importer:
@@ -275,24 +274,25 @@ def push(
     report = PushReport(kind, url, pid, created)
     mapped = project.store.ls_task_ids(url, pid)
     report.reconciled = _reconcile(client, project, url, pid, mapped)
-    candidates, new_ids = _tasks_to_push(project, kind, url, pid, overlap)
     report.already = len(mapped)
-    todo, unfit = [], []
-    for task in candidates:
-        if task.task_id in mapped:  # reconciled just now
-            continue
-        why = lsk.fits(task)
-        if why:
-            report.not_pushed.append(f"{task.task_id}: {why}")
-            unfit.append(task)
-        else:
-            todo.append(task)
-    if fresh_unfit := [t for t in unfit if t.task_id in new_ids]:
-        project.store.add_tasks(fresh_unfit)  # stored like every task; labelled in the prefkit app
+    new_ids: set[str] = set()
+    unfit: list[AnnotationTask] = []
+
+    def fitting() -> Iterator[AnnotationTask]:
+        for task in _tasks_to_push(project, kind, url, pid, overlap, new_ids):
+            if task.task_id in mapped:  # reconciled just now
+                continue
+            why = lsk.fits(task)
+            if why:
+                report.not_pushed.append(f"{task.task_id}: {why}")
+                unfit.append(task)
+            else:
+                yield task
+
     importer = _Importer(client, pid)
     pending: tuple[list[AnnotationTask], Future[list[int]]] | None = None
     try:
-        for part, items in _chunks(todo, first_chunk, chunk):
+        for part, items in _chunks(fitting(), first_chunk, chunk):
             future = importer.submit(items)
             fresh = [t for t in part if t.task_id in new_ids]
             if fresh:
@@ -304,6 +304,8 @@ def push(
             _mapped(project, report, url, pid, *pending)
     finally:
         importer.close()
+    if fresh_unfit := [t for t in unfit if t.task_id in new_ids]:
+        project.store.add_tasks(fresh_unfit)  # stored like every task; labelled in the prefkit app
     return report
 
 
@@ -319,6 +321,7 @@ def _mapped(
     ids = future.result()
     project.store.add_ls_tasks(url, pid, {t.task_id: i for t, i in zip(part, ids, strict=True)})
     report.imported += len(part)
+    report.requests += 1
     report.gold += sum(1 for t in part if t.is_gold and t.gold_answer)
 
 

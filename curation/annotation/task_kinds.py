@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 import sys
 from abc import ABC, abstractmethod
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -102,6 +103,16 @@ class TaskKind(ABC):
     def known_answers(self, store: ProjectStore) -> dict[str, dict[str, Any]]:
         """Answers known when tasks are built (``{item_ref: values}``): those tasks become gold items."""
         return {}
+
+    def iter_tasks(self, store: ProjectStore, overlap: int, batch: str) -> Iterator[AnnotationTask]:
+        """Every task of this kind, each built once, a gold item's answer (``known_answers``)
+        validated and set, handed on as it is built (a Label Studio push imports the first tasks while
+        the rest are built). A kind that reads its items and answers in one pass overrides this."""
+        known = self.known_answers(store)
+        for task in self.build_tasks(store, overlap, batch):
+            if task.item_ref in known:
+                task.is_gold, task.gold_answer = True, self.validate(known[task.item_ref], task)
+            yield task
 
     def default_guidelines(self) -> str:
         """The guidelines a new project starts with (``guidelines/<kind>.md``): by default the ``.md``

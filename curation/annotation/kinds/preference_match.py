@@ -67,5 +67,14 @@ class PreferenceMatch(TaskKind):
         }
         return {ref: answer for ref, answer in refs.items() if answer}
 
+    def iter_tasks(self, store, overlap, batch):
+        """One read of the pairs: each task built with its gold answer (if any) as it is needed."""
+        for p in store.preference_pairs():
+            task = self.make_task(item_ref(p["pair_id"]), pair_payload(p), overlap, batch)
+            answer = (p["meta"] or {}).get("gold_answer")
+            if answer:
+                task.is_gold, task.gold_answer = True, self.validate(answer, task)
+            yield task
+
 
 TASK_KIND = register(PreferenceMatch())
