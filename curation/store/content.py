@@ -511,6 +511,26 @@ class ContentStore(StoreCore):
             rows = conn.execute(select(p).order_by(p.c.pair_id)).mappings().all()
         return [{**dict(r), "meta": self.loads(r["meta_json"])} for r in rows]
 
+    def iter_preference_pairs(self, page: int = 5_000) -> Iterator[dict[str, Any]]:
+        """The pairs in ``pair_id`` order like :meth:`preference_pairs`, read ``page`` at a time in
+        short transactions (a caller can use the first pairs while the rest are still unread)."""
+        p = self.t["preference_pairs"]
+        after: str | None = None
+        while True:
+            q = select(p).order_by(p.c.pair_id).limit(page)
+            if after is not None:
+                q = q.where(p.c.pair_id > after)
+            with self.read() as conn:
+                result = conn.execute(q)
+                keys = list(result.keys())
+                rows = [dict(zip(keys, r, strict=True)) for r in result]
+            for row in rows:
+                row["meta"] = self.loads(row["meta_json"])
+                yield row
+            if len(rows) < page:
+                return
+            after = rows[-1]["pair_id"]
+
     def add_preference_pairs(self, pairs: list[dict[str, Any]], provenance: Provenance) -> int:
         """Add (checklist item, candidate preference) pairs for matching tasks; existing ids are kept."""
         p = self.t["preference_pairs"]

@@ -97,19 +97,11 @@ class LabelStudioStore(StoreCore):
         """Record prefkit task id → Label Studio task id pairs in one transaction; pairs already
         recorded (by this process or another) are left as they are. Returns how many were new."""
         now = utcnow()
-        rows = [
-            {
-                "url": url,
-                "ls_task_id": ls_id,
-                "ls_project_id": ls_project_id,
-                "task_id": task_id,
-                "pushed_at": now,
-            }
-            for task_id, ls_id in pairs.items()
-        ]
+        rows = [(url, ls_id, ls_project_id, task_id, now) for task_id, ls_id in pairs.items()]
         if not rows:
             return 0
         m = self.t["ls_tasks"]
+        columns = ("url", "ls_task_id", "ls_project_id", "task_id", "pushed_at")
         # No conflict target: neither the Label Studio id nor the (project, prefkit task) is mapped twice.
         stmt = self.insert_stmt("ls_tasks").on_conflict_do_nothing()
         count = select(func.count()).select_from(m).where(m.c.url == url, m.c.ls_project_id == ls_project_id)
@@ -117,7 +109,14 @@ class LabelStudioStore(StoreCore):
         def step() -> int:
             with self.write() as conn:
                 before = conn.execute(count).scalar_one()
-                conn.execute(stmt, rows)
+                if self.backend == "sqlite":  # the driver's executemany: 100,000 rows in a blink
+                    marks = ", ".join("?" * len(columns))
+                    conn.exec_driver_sql(
+                        f"INSERT INTO ls_tasks ({', '.join(columns)}) VALUES ({marks}) ON CONFLICT DO NOTHING",
+                        rows,
+                    )
+                else:
+                    conn.execute(stmt, [dict(zip(columns, r, strict=True)) for r in rows])
                 return conn.execute(count).scalar_one() - before
 
         return self.retrying(step)

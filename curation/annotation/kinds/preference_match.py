@@ -68,8 +68,9 @@ class PreferenceMatch(TaskKind):
         return {ref: answer for ref, answer in refs.items() if answer}
 
     def iter_tasks(self, store, overlap, batch):
-        """One read of the pairs: each task built with its gold answer (if any) as it is needed."""
-        for p in store.preference_pairs():
+        """One read of the pairs, a page at a time: each task built with its gold answer (if any) as
+        it is needed."""
+        for p in store.iter_preference_pairs():
             task = self.make_task(item_ref(p["pair_id"]), pair_payload(p), overlap, batch)
             answer = (p["meta"] or {}).get("gold_answer")
             if answer:
