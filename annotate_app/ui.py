@@ -24,7 +24,7 @@ from annotate_app.safe_text import md_escape, safe
 from curation.annotation import workflow
 from curation.annotation.task_kinds import TASK_KIND_REGISTRY, LabelError, get_kind
 from curation.project import Project
-from schemas.common import PrefkitError, utcnow
+from schemas.common import PrefkitError
 
 KIND_TITLES = {k: get_kind(k).title for k in TASK_KIND_REGISTRY}
 ROLE_AVATARS = {
@@ -192,24 +192,11 @@ def _available(root: str, user: str, kind: str) -> int:
 
 
 def progress(proj: Project, user: str, kind: str, version: tuple[int, int, int]) -> dict[str, Any]:
-    """The annotator's counts of ``kind`` (assigned, done, today, per batch) and the pool left.
-
-    Counted once per browser session and day, then brought up to date from the events since
-    (``workflow.progress_after``: an index range of a few rows); counted again whenever that would
-    not be exact (new items, released items, an event from elsewhere)."""
-    day = utcnow()[:10]
-    cached = st.session_state.get("_counts")
-    counts = None
-    if cached and cached["day"] == day and cached["version"][1:] == version[1:]:
-        if cached["version"][0] == version[0]:
-            counts = cached["counts"]
-        elif cached["version"][0] < version[0]:
-            counts = workflow.progress_after(proj, user, cached["counts"], cached["version"][0], day)
-    if counts is None:
-        counts = workflow.progress(proj, user)
-    st.session_state["_counts"] = {"day": day, "version": version, "counts": counts}
-    mine = counts[kind]
-    return {**mine, "pool": _available(str(proj.root), user, kind)}
+    """The annotator's counts of ``kind`` (assigned, done, today, per batch) and the pool left: counted
+    once per browser session and day, then brought up to date (``workflow.progress_memo``)."""
+    memo = workflow.progress_memo(proj, user, st.session_state.get("_counts"), version)
+    st.session_state["_counts"] = memo
+    return {**memo.counts[kind], "pool": _available(str(proj.root), user, kind)}
 
 
 def progress_line(title: str, mine: dict[str, Any]) -> None:

@@ -1,18 +1,25 @@
-"""Annotation app in a real browser: key press -> next item rendered, and server CPU per submit.
+"""Annotation app in a real browser: key press -> next item rendered, and the CPU each submit costs.
 
 Drives Debian chromium (Playwright, the flags the browser tests use) against ``prefkit annotate serve``
 on ``preference_match`` projects built like ``bench_app.py`` builds them:
 
-- 1,000 items, 1 annotator (also: server CPU per submit, from /proc of the Streamlit process)
+- 1,000 items, 1 annotator
 - 100,000 items / 300,000 events, 1 annotator who already holds 15,000 labels
 - 10,000 items / 30,000 events, 8 and then 16 annotators at once (one browser, one context each)
 
-Latency is measured inside the page: from the ``keydown`` of "1" to the moment the next item's header
-is on screen and the script run has finished (a MutationObserver, ``performance.now()``), so the
-Python driver's own scheduling does not count. Then the library-level numbers (``bench_app.py``)
-and, when ``LABEL_STUDIO_URL`` is set, the same step in Label Studio's own labeling UI.
+on SQLite and, with ``--backends sqlite,postgresql``, on a fresh PostgreSQL database per project
+(``--pg-url`` or ``$PREFKIT_TEST_PG_URL``, a URL allowed to create databases), side by side.
 
-Usage: python bench/bench_browser.py [--submits 200] [--quick]
+Latency is measured inside the page: from the ``keydown`` of "1" to the moment the next item's header
+is in the page and the script run has finished (a MutationObserver, ``performance.now()``), so the
+Python driver's own scheduling does not count. Each annotator presses the next key as soon as the
+next item is there (no reading time: the most load a team can put on one server). CPU per submit
+comes from ``/proc``: the Streamlit process (server), PostgreSQL's processes (database, local server
+only), every Chromium process (browser) and the Playwright driver (harness). Every row also shows the
+library-level numbers of the same project: ``bench_app.library_submits``, the calls behind one
+submit, without Streamlit. With ``LABEL_STUDIO_URL`` set, the same step in Label Studio's own UI.
+
+Usage: python bench/bench_browser.py [--submits 200] [--quick] [--backends sqlite,postgresql]
 """
 
 from __future__ import annotations
@@ -27,12 +34,13 @@ import sys
 import tempfile
 import time
 import urllib.request
+import uuid
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench_app import build  # noqa: E402
+from bench_app import build, library_submits  # noqa: E402
 
 from curation.project import Project  # noqa: E402
 
@@ -43,16 +51,27 @@ PASSWORD = "bench-passw0rd"
 TITLE = "Preference matching"
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
-# In-page clock: keydown -> next header on screen with the run finished. Pushes ms to window.__lat.
+# In-page clock: keydown -> next header in the page with the run finished. Pushes ms to window.__lat
+# and wakes the driver's wait (a promise, not a poll every frame: the harness should cost little of
+# the CPU it measures). textContent, not innerText: reading it forces no layout.
 OBSERVER = """() => {
-  const header = () => [...document.querySelectorAll('h4')].map(e => e.innerText).find(t => t.includes('TITLE · item')) || '';
-  const idle = () => document.querySelector('[data-testid=stApp]')?.getAttribute('data-test-script-state') === 'notRunning';
-  window.__lat = []; window.__t0 = null;
+  const header = () => { for (const e of document.querySelectorAll('h4')) { const t = e.textContent;
+      if (t.includes('TITLE · item')) return t; } return ''; };
+  const app = document.querySelector('[data-testid=stApp]');
+  const idle = () => app.getAttribute('data-test-script-state') === 'notRunning';
+  window.__lat = []; window.__exc = 0; window.__t0 = null; window.__wake = null;
   document.addEventListener('keydown', () => { window.__t0 = performance.now(); window.__before = header(); }, true);
-  const check = () => { if (window.__t0 !== null && header() !== window.__before && header() && idle()) {
-      window.__lat.push(performance.now() - window.__t0); window.__t0 = null; } };
+  const check = () => {
+    if (window.__t0 === null || !idle()) return;
+    const h = header();
+    if (!h || h === window.__before) return;
+    window.__lat.push(performance.now() - window.__t0); window.__t0 = null;
+    if (document.querySelector('[data-testid=stException]')) window.__exc++;
+    if (window.__wake) { const wake = window.__wake; window.__wake = null; wake(); }
+  };
   new MutationObserver(check).observe(document.body, {subtree: true, childList: true, characterData: true, attributes: true});
 }""".replace("TITLE", TITLE)
+WAIT = "n => window.__lat.length > n || new Promise(resolve => { window.__wake = resolve; })"
 
 
 def free_port() -> int:
@@ -61,21 +80,54 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def _stat(pid: int) -> list[str]:
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+
+
 def cpu_s(pid: int) -> float:
     """User + system CPU seconds of a process (all its threads), from /proc."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    fields = _stat(pid)
     return (int(fields[11]) + int(fields[12])) / CLK_TCK
+
+
+def rss_mib(pid: int) -> float:
+    return int(_stat(pid)[21]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+def tree_cpu(root: int, skip: int) -> dict[str, float]:
+    """CPU seconds of ``root``'s live descendants (not ``skip`` and its own): Chromium's processes
+    (its browser, renderers, GPU and utility processes) and the rest (Playwright's node driver)."""
+    children: dict[int, list[int]] = {}
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                children.setdefault(int(_stat(int(d.name))[1]), []).append(int(d.name))
+            except OSError:
+                continue  # ended meanwhile
+    out = {"browser": 0.0, "harness": 0.0}
+    todo = [root]
+    while todo:
+        for pid in children.get(todo.pop(), []):
+            if pid == skip:
+                continue
+            try:
+                exe = os.readlink(f"/proc/{pid}/exe")
+                out["browser" if "chromium" in exe else "harness"] += cpu_s(pid)
+            except OSError:
+                continue
+            todo.append(pid)
+    return out
 
 
 def pct(values: list[float], q: int) -> float:
     return statistics.quantiles(values, n=100, method="inclusive")[q - 1] if len(values) > 1 else values[0]
 
 
-def make_project(root: Path, items: int, events: int) -> Project:
+def make_project(root: Path, items: int, events: int, database: str | None) -> Project:
     """``bench_app.build`` plus real (argon2) passwords for its 20 annotators."""
     from argon2 import PasswordHasher
 
-    project = build(root, items, events)
+    project = build(root, items, events, database)
     with project.store.write() as conn:
         conn.execute(project.store.t["users"].update().values(password_hash=PasswordHasher().hash(PASSWORD)))
     return project
@@ -89,7 +141,6 @@ class Server:
         self.url = f"http://127.0.0.1:{self.port}"
         env = {**os.environ, "PREFKIT_PROJECT": str(project.root)}
         cmd = [str(Path(sys.executable).parent / "prefkit"), "annotate", "serve", "--port", str(self.port)]
-        project.close()
         self.proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
@@ -109,11 +160,6 @@ async def open_annotator(browser, url: str, user: str):
     ctx = await browser.new_context(viewport={"width": 1440, "height": 1000})
     page = await ctx.new_page()
     page.set_default_timeout(120_000)
-    outside: list[str] = []
-    page.on(
-        "request",
-        lambda r: None if r.url.startswith(("http://127.0.0.1", "data:", "blob:")) else outside.append(r.url),
-    )
     await page.goto(url)
     await page.get_by_label("User name").fill(user)
     await page.get_by_label("Password", exact=True).fill(PASSWORD)
@@ -122,15 +168,11 @@ async def open_annotator(browser, url: str, user: str):
     await page.get_by_role("radio", name=TITLE, exact=True).click()
     await page.get_by_role("button", name="Start annotating").click()
     await page.get_by_text(f"{TITLE} · item").first.wait_for()
-    await settle(page)
-    await page.evaluate(OBSERVER)
-    return page
-
-
-async def settle(page) -> None:
     await page.wait_for_function(
         "() => document.querySelector('[data-testid=stApp]')?.getAttribute('data-test-script-state') === 'notRunning'"
     )
+    await page.evaluate(OBSERVER)
+    return page
 
 
 async def label(page, n: int, errors: list[str]) -> list[float]:
@@ -138,61 +180,109 @@ async def label(page, n: int, errors: list[str]) -> list[float]:
     for i in range(n):
         await page.keyboard.press("1")
         try:
-            await page.wait_for_function(f"() => window.__lat.length > {i}", timeout=60_000)
-        except Exception as exc:  # a submit that never shows the next item is an error, not a hang
-            errors.append(f"submit {i}: {type(exc).__name__}")
+            await asyncio.wait_for(page.evaluate(WAIT, i), timeout=60)
+        except TimeoutError:  # never showing the next item is an error, not a hang
+            errors.append(f"submit {i}: no next item within 60 s")
             await page.evaluate("() => { window.__lat.push(NaN); window.__t0 = null; }")
-        await settle(page)
-        if await page.locator("[data-testid=stException]").count():
-            errors.append(f"submit {i}: exception on the page")
+    if exceptions := await page.evaluate("() => window.__exc"):
+        errors.append(f"{exceptions} submit(s) showed an exception")
     return [x for x in await page.evaluate("() => window.__lat") if x == x]
 
 
-async def run_scenario(url: str, users: list[str], submits: int, pid: int) -> dict:
+async def run_scenario(url: str, users: list[str], submits: int, pid: int, db_cpu) -> dict:
     from playwright.async_api import async_playwright
 
     async with async_playwright() as pw:
         browser = await pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
         pages = [await open_annotator(browser, url, u) for u in users]
         errors: list[str] = []
-        cpu0, wall0 = cpu_s(pid), time.perf_counter()
+        cpu0, tree0, db0, wall0 = cpu_s(pid), tree_cpu(os.getpid(), pid), db_cpu(), time.perf_counter()
         results = await asyncio.gather(*(label(p, submits, errors) for p in pages))
-        cpu1, wall1 = cpu_s(pid), time.perf_counter()
+        cpu1, tree1, db1, wall1 = cpu_s(pid), tree_cpu(os.getpid(), pid), db_cpu(), time.perf_counter()
         await browser.close()
     lat = [x for r in results for x in r]
-    done = len(lat)
+    per = max(len(lat), 1)
     return {
-        "n": done,
+        "n": len(lat),
         "p50": statistics.median(lat),
         "p95": pct(lat, 95),
         "max": max(lat),
         "errors": errors,
-        "cpu_ms": (cpu1 - cpu0) * 1000 / max(done, 1),
-        "submits_per_s": done / (wall1 - wall0),
+        "cpu_ms": (cpu1 - cpu0) * 1000 / per,
+        "db_ms": None if db0 is None or db1 is None else (db1 - db0) * 1000 / per,
+        "browser_ms": (tree1["browser"] - tree0["browser"]) * 1000 / per,
+        "harness_ms": (tree1["harness"] - tree0["harness"]) * 1000 / per,
+        "submits_per_s": len(lat) / (wall1 - wall0),
     }
 
 
-def scenario(name: str, items: int, events: int, annotators: list[int], submits: int, tmp: Path) -> list[str]:
+class Backend:
+    """Where a scenario's project lives: its own SQLite file, or a fresh PostgreSQL database."""
+
+    def __init__(self, name: str, pg_url: str | None):
+        self.name, self.pg_url, self.db_name = name, pg_url, None
+        self.db_cpu = lambda: None
+        if name == "postgresql":
+            from bench_postgres import PgServerCpu
+
+            self.db_cpu = PgServerCpu(pg_url).seconds
+
+    def database(self) -> str | None:
+        if self.name == "sqlite":
+            return None
+        from bench_postgres import _admin
+        from sqlalchemy.engine import make_url
+
+        self.db_name = "prefkit_bench_" + uuid.uuid4().hex[:8]
+        _admin(self.pg_url, f'CREATE DATABASE "{self.db_name}"')
+        return make_url(self.pg_url).set(database=self.db_name).render_as_string(hide_password=False)
+
+    def drop(self) -> None:
+        if self.db_name:
+            from bench_postgres import _admin
+
+            _admin(self.pg_url, f'DROP DATABASE IF EXISTS "{self.db_name}" WITH (FORCE)')
+            self.db_name = None
+
+
+def fmt_ms(value: float | None) -> str:
+    return "–" if value is None else f"{value:.1f} ms"
+
+
+def scenario(
+    backend: Backend, items: int, events: int, annotators: list[int], submits: int, tmp: Path
+) -> None:
     t0 = time.perf_counter()
-    project = make_project(tmp / name, items, events)
-    print(
-        f"[{name}] built {items:,} items, {events:,} events in {time.perf_counter() - t0:.0f} s", flush=True
-    )
-    lines = []
-    server = Server(project)
+    project = make_project(tmp / uuid.uuid4().hex[:8], items, events, backend.database())
+    print(f"[{backend.name}] built {items:,} items, {events:,} events in {time.perf_counter() - t0:.0f} s",
+          file=sys.stderr, flush=True)  # fmt: skip
+    project.close()
     try:
-        for n in annotators:
-            users = [f"ann{i:02d}" for i in range(n)]
-            r = asyncio.run(run_scenario(server.url, users, submits, server.proc.pid))
-            line = (f"| {items:,} items / {events:,} events | {n} | {r['p50']:.0f} ms | {r['p95']:.0f} ms | "
-                    f"{r['max']:.0f} ms | {r['cpu_ms']:.1f} ms | {r['submits_per_s']:.1f} | {r['n']} | {len(r['errors'])} |")  # fmt: skip
-            print(line, flush=True)
+        server = Server(project)
+        try:
+            rows = []
+            for n in annotators:
+                users = [f"ann{i:02d}" for i in range(n)]
+                run = run_scenario(server.url, users, submits, server.proc.pid, backend.db_cpu)
+                rows.append((n, asyncio.run(run)))
+            rss = rss_mib(server.proc.pid)
+        finally:
+            server.stop()
+        # The same project without Streamlit: the calls behind one submit (an annotator the browser
+        # runs did not use, so a queue of the same shape).
+        project = Project(project.root)
+        lib, _ = library_submits(project, "ann19", submits)
+        project.close()
+        for n, r in rows:
+            print(f"| {backend.name} | {items:,} items / {events:,} events | {n} | {r['p50']:.0f} ms | {r['p95']:.0f} ms | "
+                  f"{r['max']:.0f} ms | {fmt_ms(r['cpu_ms'])} | {fmt_ms(r['db_ms'])} | {fmt_ms(r['browser_ms'])} | "
+                  f"{fmt_ms(r['harness_ms'])} | {r['submits_per_s']:.1f} | {r['n']} | {len(r['errors'])} | "
+                  f"{statistics.median(lib):.1f} ms | {pct(lib, 95):.1f} ms |", flush=True)  # fmt: skip
             for e in r["errors"][:5]:
                 print(f"    error: {e}", flush=True)
-            lines.append(line)
+        print(f"    server memory after the runs: {rss:.0f} MiB RSS", file=sys.stderr, flush=True)
     finally:
-        server.stop()
-    return lines
+        backend.drop()
 
 
 def label_studio_ui(steps: int) -> None:
@@ -243,37 +333,44 @@ def label_studio_ui(steps: int) -> None:
             )
             times.append((time.perf_counter() - t0) * 1000)
         browser.close()
-    print(f"| Label Studio UI, 1,000 tasks | 1 | {statistics.median(times):.0f} ms | {pct(times, 95):.0f} ms | "
-          f"{max(times):.0f} ms | – | – | {len(times)} | 0 |")  # fmt: skip
+    print(f"| Label Studio UI (its own server) | 1,000 tasks | 1 | {statistics.median(times):.0f} ms | "
+          f"{pct(times, 95):.0f} ms | {max(times):.0f} ms | – | – | – | – | – | {len(times)} | 0 | – | – |")  # fmt: skip
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--submits", type=int, default=200, help="submits per annotator")
+    ap.add_argument(
+        "--submits", type=int, default=200, help="submits per annotator (a quarter of it at 8 and 16)"
+    )
     ap.add_argument("--quick", action="store_true", help="only the 1,000-item project (a smoke run)")
-    ap.add_argument("--skip-library", action="store_true", help="do not run bench_app.py afterwards")
+    ap.add_argument("--backends", default="sqlite", help="comma-separated: sqlite, postgresql")
+    ap.add_argument("--pg-url", default=os.environ.get("PREFKIT_TEST_PG_URL"),
+                    help="PostgreSQL URL that may create databases (default: $PREFKIT_TEST_PG_URL)")  # fmt: skip
     args = ap.parse_args()
+    backends = [b.strip() for b in args.backends.split(",") if b.strip()]
+    for b in backends:
+        if b not in ("sqlite", "postgresql"):
+            ap.error(f"unknown backend {b!r} (sqlite, postgresql)")
+        if b == "postgresql" and not args.pg_url:
+            ap.error("postgresql needs --pg-url or $PREFKIT_TEST_PG_URL")
+    load = os.getloadavg()
     print(
-        f"nproc={os.cpu_count()}  load average {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} (other work on the machine counts)"
+        f"nproc={os.cpu_count()}  load average {load[0]:.2f} {load[1]:.2f} (other work on the machine counts)"
     )
-    print(
-        "| project | annotators at once | p50 | p95 | max | server CPU per submit | submits/s | submits | errors |"
-    )
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("| backend | project | annotators at once | p50 | p95 | max | server CPU per submit | database CPU "
+          "per submit | browser CPU per submit | harness CPU per submit | submits/s | submits | errors | "
+          "library p50 | library p95 |")  # fmt: skip
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    team = max(20, args.submits // 4)
     with tempfile.TemporaryDirectory() as tmp:
-        scenario("small", 1_000, 0, [1], args.submits, Path(tmp))
-        if not args.quick:
-            scenario("large", 100_000, 300_000, [1], args.submits, Path(tmp))
-            scenario("team", 10_000, 30_000, [8, 16], max(20, args.submits // 4), Path(tmp))
-    print(f"load average after: {os.getloadavg()[0]:.2f}")
+        for name in backends:
+            backend = Backend(name, args.pg_url)
+            scenario(backend, 1_000, 0, [1], args.submits, Path(tmp))
+            if not args.quick:
+                scenario(backend, 100_000, 300_000, [1], args.submits, Path(tmp))
+                scenario(backend, 10_000, 30_000, [8, 16], team, Path(tmp))
     label_studio_ui(min(args.submits, 50))
-    if not args.skip_library:
-        print("library level (bench_app.py, same machine, same run):", flush=True)
-        quiet = {
-            k: v for k, v in os.environ.items() if not k.startswith("LABEL_STUDIO")
-        }  # LS: measured above
-        subprocess.run([sys.executable, str(Path(__file__).with_name("bench_app.py")), "--submits", "300"],
-                       env=quiet, check=False)  # fmt: skip
+    print(f"load average after: {os.getloadavg()[0]:.2f}")
 
 
 if __name__ == "__main__":

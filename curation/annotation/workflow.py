@@ -303,6 +303,33 @@ def progress_after(
     return out
 
 
+@dataclass(frozen=True)
+class ProgressMemo:
+    """The counts a page showed last (:func:`progress`), the UTC day and the queue version they hold for."""
+
+    day: str
+    version: tuple[int, int, int]
+    counts: dict[str, dict[str, Any]]
+
+
+def progress_memo(
+    project: Project, user: str, memo: ProgressMemo | None, version: tuple[int, int, int]
+) -> ProgressMemo:
+    """The annotator's counts at queue ``version`` (:meth:`queue_version`), from ``memo`` when it can be:
+    the same version reuses it, a later one adds the events since (:func:`progress_after`, an index
+    range of a few rows); a new day, new or released items, or an event from elsewhere count again."""
+    day = utcnow()[:10]
+    counts = None
+    if memo is not None and memo.day == day and memo.version[1:] == version[1:]:
+        if memo.version[0] == version[0]:
+            counts = memo.counts
+        elif memo.version[0] < version[0]:
+            counts = progress_after(project, user, memo.counts, memo.version[0], day)
+    if counts is None:
+        counts = progress(project, user)
+    return ProgressMemo(day, version, counts)
+
+
 def progress(project: Project, user: str) -> dict[str, dict[str, int]]:
     """Per task kind: items assigned to the annotator, done, finished today (UTC), and per batch."""
     counts = project.store.queue_counts(user, since=utcnow()[:10])
