@@ -59,8 +59,17 @@ def _annotate(project: Project, user: str, n: int, lat: list[float]) -> None:
 
 
 def replica(root: str, users: list[str], n: int, ready, go, out: str) -> None:
+    from sqlalchemy import event
+
     project = Project(root)
     project.store.count("tasks")  # connected and reflected before the clock starts
+    connects = 0
+
+    @event.listens_for(project.store.engine, "connect")
+    def _connected(*_args):
+        nonlocal connects
+        connects += 1
+
     ready.release()
     go.wait()
     before = resource.getrusage(resource.RUSAGE_SELF)
@@ -73,7 +82,7 @@ def replica(root: str, users: list[str], n: int, ready, go, out: str) -> None:
     project.close()
     after = resource.getrusage(resource.RUSAGE_SELF)
     cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
-    Path(out).write_text(json.dumps({"lat": lat, "cpu": cpu}))
+    Path(out).write_text(json.dumps({"lat": lat, "cpu": cpu, "connects": connects}))
 
 
 # -- set-up -------------------------------------------------------------------------------------------
@@ -144,41 +153,80 @@ class PgServerCpu:
 
 
 class PgActivity:
-    """Samples ``pg_stat_activity`` of one database every 20 ms while a run goes: how many backends
-    are running a statement, and how many of those wait on a lock (row, advisory or other)."""
+    """Samples ``pg_stat_activity`` of prefkit's connections every 20 ms while a run goes: how many
+    backends are running a statement on the CPU, waiting on a lock, waiting on something else (I/O,
+    an LWLock), or idle waiting for the app, inside a transaction or between transactions."""
+
+    STATES = ("cpu", "lock", "other wait", "idle in tx", "idle")
 
     def __init__(self, url: str | None):
         self.url, self.samples, self._stop = url, [], threading.Event()
+        self.cpu_start: dict[int, float] = {}
+        self.cpu_last: dict[int, float] = {}
+
+    _STATES_Q = (
+        "SELECT count(*) FILTER (WHERE state = 'active' AND wait_event_type IS NULL), "
+        "count(*) FILTER (WHERE state = 'active' AND wait_event_type = 'Lock'), "
+        "count(*) FILTER (WHERE state = 'active' AND wait_event_type <> 'Lock'), "
+        "count(*) FILTER (WHERE state LIKE 'idle in transaction%'), "
+        "count(*) FILTER (WHERE state = 'idle'), "
+        "array_agg(pid) "
+        "FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'prefkit'"
+    )
 
     def __enter__(self):
         if self.url:
+            import psycopg
+
+            self._conn = psycopg.connect(self.url, autocommit=True)
+            pids = self._conn.execute(self._STATES_Q).fetchone()[-1] or []
+            self.cpu_start = {pid: cpu for pid in pids if (cpu := _process_cpu_s(pid)) is not None}
+            self.cpu_last = dict(self.cpu_start)
             self._thread = threading.Thread(target=self._sample, daemon=True)
             self._thread.start()
         return self
 
     def _sample(self) -> None:
-        import psycopg
-
-        q = (
-            "SELECT count(*) FILTER (WHERE state = 'active'), "
-            "count(*) FILTER (WHERE state = 'active' AND wait_event_type = 'Lock') "
-            "FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
-        )
-        with psycopg.connect(self.url, autocommit=True) as conn:
-            while not self._stop.wait(0.02):
-                self.samples.append(conn.execute(q).fetchone())
+        while not self._stop.wait(0.02):
+            *counts, pids = self._conn.execute(self._STATES_Q).fetchone()
+            self.samples.append(counts)
+            for pid in pids or []:  # a backend's CPU, last seen (a closed connection's is kept)
+                cpu = _process_cpu_s(pid)
+                if cpu is not None:
+                    self.cpu_last[pid] = cpu
 
     def __exit__(self, *exc):
         self._stop.set()
         if self.url:
             self._thread.join()
+            self._conn.close()
 
-    def summary(self) -> str:
+    def backend_cpu_s(self) -> float | None:
+        """CPU seconds of this database's prefkit backends during the run (None: a remote server)."""
+        if not self.cpu_last:
+            return None
+        return sum(self.cpu_last.values()) - sum(self.cpu_start.values())
+
+    def means(self) -> dict[str, float] | None:
         if not self.samples:
-            return "-"
-        active = statistics.mean(a for a, _ in self.samples)
-        waiting = statistics.mean(w for _, w in self.samples)
-        return f"{active:.1f} active, {waiting:.2f} on locks"
+            return None
+        return {k: round(statistics.mean(x[i] for x in self.samples), 2) for i, k in enumerate(self.STATES)}
+
+
+def _process_cpu_s(pid: int) -> float | None:
+    """utime + stime of a process from /proc (None when it is gone or not on this machine)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(stat[11]) + int(stat[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def machine_busy_s() -> float:
+    """CPU seconds every core of the machine has spent busy since boot (all processes, /proc/stat)."""
+    fields = [int(x) for x in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
+    idle = fields[3] + fields[4]  # idle + iowait
+    return (sum(fields[:8]) - idle) / os.sysconf("SC_CLK_TCK")
 
 
 def run(name: str, database: str | None, layout: list[int], per_user: int, tmp: Path, pg_cpu) -> dict:
@@ -201,15 +249,19 @@ def run(name: str, database: str | None, layout: list[int], per_user: int, tmp: 
     for _ in procs:
         ready.acquire()
     server0 = pg_cpu.seconds() if pg_cpu else None
+    machine0 = machine_busy_s()
     with PgActivity(database) as activity:
         t0 = time.perf_counter()
         go.set()
         for p in procs:
             p.join()
         wall = time.perf_counter() - t0
+    machine = machine_busy_s() - machine0
     server = (pg_cpu.seconds() - server0) if pg_cpu and server0 is not None else None
     results = [json.loads(Path(o).read_text()) for o in outs]
     lat = sorted(x for r in results for x in r["lat"])
+    client = sum(r["cpu"] for r in results)
+    ours = client + (server or 0)
     return {
         "config": name,
         "submits": len(lat),
@@ -217,9 +269,16 @@ def run(name: str, database: str | None, layout: list[int], per_user: int, tmp: 
         "per_s": round(len(lat) / wall, 1),
         "p50_ms": round(1000 * statistics.median(lat), 1),
         "p95_ms": round(1000 * lat[int(0.95 * (len(lat) - 1))], 1),
-        "client_cpu_s": round(sum(r["cpu"] for r in results), 1),
+        "client_cpu_s": round(client, 1),
         "server_cpu_s": None if server is None else round(server, 1),
-        "backends": activity.summary(),
+        "backend_cpu_s": None if activity.backend_cpu_s() is None else round(activity.backend_cpu_s(), 1),
+        "connects": sum(r["connects"] for r in results),
+        "per_cpu_s": round(len(lat) / ours, 1),
+        "client_ms_per_submit": round(1000 * client / len(lat), 2),
+        "server_ms_per_submit": None if server is None else round(1000 * server / len(lat), 2),
+        "machine_busy": round(machine / ((os.cpu_count() or 1) * wall), 2),
+        "others_cpu_s": round(max(machine - ours, 0.0), 1),
+        "backends": activity.means(),
     }
 
 
@@ -238,120 +297,160 @@ def _start_server() -> tuple[str, dict[str, str]]:
 
 
 def solo(database: str | None, tmp: Path, n: int = 200) -> dict:
-    """One annotator alone: latency per submit and what it is made of (statements, transactions and
-    the pool's liveness checks), i.e. the round trips PostgreSQL adds over an in-process SQLite."""
+    """One annotator alone: latency per submit and what it costs the database: statements, and on
+    PostgreSQL the round trips on the wire (libpq's trace: every ``Query`` and ``Sync`` the app waits
+    on, ``BEGIN``/``COMMIT`` and any pool check included)."""
     from sqlalchemy import event
+
+    from curation.store.roundtrips import RoundTrips
 
     root = tmp / uuid.uuid4().hex[:8]
     build(root, database, n)
     project = Project(root)
-    counts = {"statements": 0, "transactions": 0, "pings": 0}
     engine = project.store.engine
+    statements = 0
 
     @event.listens_for(engine, "before_cursor_execute")
     def _count(conn, cursor, statement, *args):
-        counts["statements"] += 1
+        nonlocal statements
+        statements += 1
 
-    ping = engine.dialect.do_ping  # counted, not changed: the pool's liveness check at each checkout
-
-    def counted_ping(dbapi_connection):
-        counts["pings"] += 1
-        return ping(dbapi_connection)
-
-    engine.dialect.do_ping = counted_ping
-
-    @event.listens_for(engine, "begin")
-    def _begin(conn):
-        counts["transactions"] += 1
-
+    trips = RoundTrips(engine) if engine.dialect.name == "postgresql" else None
     lat: list[float] = []
     _annotate(project, "ann00", n, lat)
+    sent = trips.messages() if trips else {}
+    if trips:
+        trips.close()
     project.close()
     lat.sort()
     return {
         "p50_ms": round(1000 * statistics.median(lat), 2),
         "p95_ms": round(1000 * lat[int(0.95 * (len(lat) - 1))], 2),
-        **{k: round(v / len(lat), 1) for k, v in counts.items()},
+        "statements": round(statements / len(lat), 2),
+        "round_trips": round((sent.get("Query", 0) + sent.get("Sync", 0)) / len(lat), 2) if trips else None,
+        "begin_commit": round(sent.get("Query", 0) / len(lat), 2) if trips else None,
     }
+
+
+def _database(pg_url: str, backend: str | None) -> str | None:
+    """A fresh database for one configuration (None: a SQLite file in the project)."""
+    if backend != "pg":
+        return None
+    from sqlalchemy.engine import make_url
+
+    db = "prefkit_bench_" + uuid.uuid4().hex[:8]
+    _admin(pg_url, f'CREATE DATABASE "{db}"')
+    return make_url(pg_url).set(database=db).render_as_string(hide_password=False)
+
+
+def _drop(pg_url: str, database: str | None) -> None:
+    if database:
+        from sqlalchemy.engine import make_url
+
+        _admin(pg_url, f'DROP DATABASE "{make_url(database).database}" WITH (FORCE)')
+
+
+CONFIGS = [
+    ("sqlite   16 processes x 1", None, [1] * ANNOTATORS),
+    ("postgres 16 processes x 1", "pg", [1] * ANNOTATORS),
+    ("sqlite   1 replica x 16", None, [ANNOTATORS]),
+    ("sqlite   2 replicas x 8", None, [ANNOTATORS // 2] * 2),
+    ("postgres 1 replica x 16", "pg", [ANNOTATORS]),
+    ("postgres 2 replicas x 8", "pg", [ANNOTATORS // 2] * 2),
+]
+
+
+def _print_row(r: dict) -> None:
+    b = r["backends"]
+    waits = " ".join(f"{k} {v}" for k, v in b.items()) if b else "-"
+    server = "-" if r["server_cpu_s"] is None else f"{r['server_cpu_s']:.1f}"
+    if r["backend_cpu_s"] is not None:
+        server += f" (backends {r['backend_cpu_s']:.1f})"
+    print(
+        f"{r['config']:<26} {r['submits']:>5} submits {r['per_s']:>6}/s  p50 {r['p50_ms']:>6} ms  "
+        f"p95 {r['p95_ms']:>7} ms  wall {r['wall_s']:>6} s  CPU s: app {r['client_cpu_s']:>5} "
+        f"server {server:>5} others {r['others_cpu_s']:>5}  machine busy {r['machine_busy']:.0%}  "
+        f"{r['per_cpu_s']:>5} submits/CPU-s  connections opened {r['connects']}  backends: {waits}",
+        flush=True,
+    )
+
+
+def _summary(rows: list[dict]) -> None:
+    cores = os.cpu_count() or 1
+    print("\n| configuration | submits/s | p50 ms | p95 ms | app CPU ms/submit | server CPU ms/submit "
+          "| submits per CPU-s | machine busy |")  # fmt: skip
+    print("|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        server = "-" if r["server_ms_per_submit"] is None else r["server_ms_per_submit"]
+        print(
+            f"| {r['config'].strip()} | {r['per_s']} | {r['p50_ms']} | {r['p95_ms']} | "
+            f"{r['client_ms_per_submit']} | {server} | {r['per_cpu_s']} | {r['machine_busy']:.0%} |"
+        )
+    by = {r["config"]: r for r in rows}
+    for backend in ("sqlite  ", "postgres"):
+        one, two = by.get(f"{backend} 1 replica x 16"), by.get(f"{backend} 2 replicas x 8")
+        if one and two:
+            print(
+                f"{backend.strip()}: 2 replicas / 1 replica: throughput {two['per_s'] / one['per_s']:.2f}, "
+                f"submits per CPU-second {two['per_cpu_s'] / one['per_cpu_s']:.2f}; "
+                f"CPU used by the run {(two['client_cpu_s'] + (two['server_cpu_s'] or 0)) / (cores * two['wall_s']):.0%} "
+                f"vs {(one['client_cpu_s'] + (one['server_cpu_s'] or 0)) / (cores * one['wall_s']):.0%} of {cores} cores"
+            )
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--per-user", type=int, default=150, help="Submits per annotator per configuration.")
-    ap.add_argument("--only", default="", help="Run only the configurations whose name contains this.")
     ap.add_argument(
-        "--pg-url", default=os.environ.get("PREFKIT_TEST_PG_URL"), help="A PostgreSQL superuser URL."
+        "--only", default="", help="Run only the configurations whose name contains this ('solo')."
+    )
+    ap.add_argument(
+        "--pg-url",
+        default=None,
+        help="A PostgreSQL superuser URL to use instead of a throwaway server of .ci/postgres.sh "
+        "(a server others use makes its CPU figures include their work).",
     )
     args = ap.parse_args()
     started_env = None
     if not args.pg_url:
         args.pg_url, started_env = _start_server()
-    from sqlalchemy.engine import make_url
-
+    load = os.getloadavg()
     print(
-        f"nproc={os.cpu_count()}  annotators={ANNOTATORS}  submits/annotator={args.per_user}  overlap={OVERLAP}"
+        f"nproc={os.cpu_count()}  load average {load[0]:.1f} {load[1]:.1f}  annotators={ANNOTATORS}  "
+        f"submits/annotator={args.per_user}  overlap={OVERLAP}"
     )
     pg_cpu = PgServerCpu(args.pg_url)
     rows = []
     try:
         with tempfile.TemporaryDirectory() as tmp:
-            for backend in ("sqlite", "postgres"):
-                if args.only and args.only.strip() != "solo":
+            for backend in (None, "pg"):
+                if args.only and args.only != "solo":
                     break
-                database = None
-                if backend == "postgres":
-                    db = "prefkit_bench_" + uuid.uuid4().hex[:8]
-                    _admin(args.pg_url, f'CREATE DATABASE "{db}"')
-                    database = make_url(args.pg_url).set(database=db).render_as_string(hide_password=False)
+                database = _database(args.pg_url, backend)
                 r = solo(database, Path(tmp))
+                _drop(args.pg_url, database)
+                wire = (
+                    f", {r['round_trips']} round trips ({r['begin_commit']} of them BEGIN/COMMIT)"
+                    if r["round_trips"] is not None
+                    else " (in-process: no round trips)"
+                )
                 print(
-                    f"{backend:<8} 1 annotator alone: p50 {r['p50_ms']} ms  p95 {r['p95_ms']} ms  per submit: "
-                    f"{r['statements']} statements, {r['transactions']} transactions, {r['pings']} pool pings",
+                    f"{'postgres' if backend else 'sqlite':<8} 1 annotator alone: p50 {r['p50_ms']} ms  "
+                    f"p95 {r['p95_ms']} ms  per submit: {r['statements']} statements{wire}",
                     flush=True,
                 )
-                if database:
-                    _admin(args.pg_url, f'DROP DATABASE "{db}" WITH (FORCE)')
-            configs = [
-                ("sqlite   16 processes x 1", None, [1] * ANNOTATORS),
-                ("postgres 16 processes x 1", "pg", [1] * ANNOTATORS),
-                ("sqlite   1 replica x 16", None, [ANNOTATORS]),
-                ("sqlite   2 replicas x 8", None, [ANNOTATORS // 2] * 2),
-                ("postgres 1 replica x 16", "pg", [ANNOTATORS]),
-                ("postgres 2 replicas x 8", "pg", [ANNOTATORS // 2] * 2),
-            ]
-            for name, backend, layout in configs:
+            for name, backend, layout in CONFIGS:
                 if args.only not in name or args.only == "solo":
                     continue
-                database = None
-                if backend == "pg":
-                    db = "prefkit_bench_" + uuid.uuid4().hex[:8]
-                    _admin(args.pg_url, f'CREATE DATABASE "{db}"')
-                    database = make_url(args.pg_url).set(database=db).render_as_string(hide_password=False)
+                database = _database(args.pg_url, backend)
                 row = run(name, database, layout, args.per_user, Path(tmp), pg_cpu if backend else None)
+                _drop(args.pg_url, database)
                 rows.append(row)
-                if backend == "pg":
-                    _admin(args.pg_url, f'DROP DATABASE "{db}" WITH (FORCE)')
-                print(
-                    f"{row['config']:<28} {row['submits']:>5} submits  {row['per_s']:>6} /s  "
-                    f"p50 {row['p50_ms']:>6} ms  p95 {row['p95_ms']:>6} ms  wall {row['wall_s']:>6} s  "
-                    f"client CPU {row['client_cpu_s']:>6} s  server CPU {row['server_cpu_s'] if row['server_cpu_s'] is not None else '-':>6} s  "
-                    f"backends {row['backends']}",
-                    flush=True,
-                )
+                _print_row(row)
     finally:
         if started_env is not None:
             subprocess.run(["bash", str(ROOT / ".ci/postgres.sh"), "stop"], env=started_env, check=False)
-    by = {r["config"]: r for r in rows}
-    for backend in ("sqlite  ", "postgres"):
-        one, two = by.get(f"{backend} 1 replica x 16"), by.get(f"{backend} 2 replicas x 8")
-        if one and two:
-            print(f"{backend.strip()}: 2 replicas / 1 replica throughput = {two['per_s'] / one['per_s']:.2f}")
-    cores = os.cpu_count() or 1
-    for r in rows:
-        busy = r["client_cpu_s"] + (r["server_cpu_s"] or 0)
-        print(
-            f"{r['config']:<28} CPU used {busy:6.1f} s of {cores * r['wall_s']:6.1f} s available ({busy / (cores * r['wall_s']):.0%})"
-        )
+    _summary(rows)
 
 
 if __name__ == "__main__":

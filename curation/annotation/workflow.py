@@ -104,24 +104,34 @@ def annotator_view(project: Project, user: str, kind: str) -> AnnotatorView:
         return AnnotatorView(False, None, view["version"])
     row = view["row"]
     if row is not None and row["event_id"]:
-        task = project.store._task_from_row(row)
-        return AnnotatorView(
-            True, ShownItem(task, row["event_id"], row["shown_at"], row["position"]), view["version"]
-        )
-    item = current_item(project, user, kind)
+        return AnnotatorView(True, _shown(project, row), view["version"])
+    item = _shown(project, _assign_next(project, user, kind))
     return AnnotatorView(True, item, project.store.queue_version(user))
 
 
 def current_item(project: Project, user: str, kind: str) -> ShownItem | None:
-    """The annotator's open item of ``kind`` (assigned now if the queue was empty), or None when done."""
+    """The annotator's open item of ``kind`` (assigned now if the queue was empty), or None when done.
+    The usual case, an item already shown (a submit marks the next one), is one read."""
     get_kind(kind)
+    row = project.store.open_item(user, kind)
+    if row is None or not row["event_id"]:
+        row = _assign_next(project, user, kind)
+    return _shown(project, row)
+
+
+def _assign_next(project: Project, user: str, kind: str) -> dict[str, Any] | None:
+    """Show the annotator's next item, assigning a new chunk under the kind's policy when needed."""
     policy = policy_for(project, kind)
     hours = stale_after_hours(project)
     before = _hours_ago(hours) if hours > 0 else None
-    row = project.store.open_assignment(user, kind, policy.chunk, policy.n_gold, stale_before=before)
+    return project.store.open_assignment(user, kind, policy.chunk, policy.n_gold, stale_before=before)
+
+
+def _shown(project: Project, row: dict[str, Any] | None) -> ShownItem | None:
     if row is None:
         return None
-    return ShownItem(project.store.task(row["task_id"]), row["event_id"], row["shown_at"], row["position"])
+    task = project.store._task_from_row(row)  # the row carries its task's columns
+    return ShownItem(task, row["event_id"], row["shown_at"], row["position"])
 
 
 def stale_after_hours(project: Project) -> float:

@@ -33,39 +33,48 @@ class AppStore(LabelStore):
     """Queue and submit operations the annotation app calls on every item."""
 
     # -- the open item ------------------------------------------------------------------------------
-    def _open_query(self, annotator: str, kind: str, closed: list[str]):
-        a = self.t["assignments"]
-        q = select(a.c.task_id, a.c.position, a.c.event_id, a.c.shown_at).where(
-            a.c.annotator == annotator, a.c.kind == kind, a.c.done_at.is_(None)
-        )
-        if closed:  # a closed batch's items stay assigned but leave the queue until it reopens
-            q = q.where(a.c.batch_id.notin_(closed))
-        return q.order_by(a.c.position).limit(1)
-
-    def _closed_batches(self, conn: Connection) -> list[str]:
+    def _open_batch(self, batch_id):
+        """True for a batch that is not closed: a closed batch's items stay assigned but leave the
+        queue until it reopens. A correlated primary-key probe, so the queue's index order is kept
+        and LIMIT stops early (and no separate query for the closed batches)."""
         b = self.t["batches"]
-        return [r[0] for r in conn.execute(select(b.c.batch_id).where(b.c.status == "closed"))]
+        return ~exists().where(b.c.batch_id == batch_id, b.c.status == "closed")
+
+    def _open_query(self, annotator: str, kind: str):
+        """The annotator's first open item of ``kind`` with its task's columns."""
+        a, t = self.t["assignments"], self.t["tasks"]
+        return (
+            select(a.c.position, a.c.event_id, a.c.shown_at, *t.c)
+            .join_from(a, t, t.c.task_id == a.c.task_id)
+            .where(a.c.annotator == annotator, a.c.kind == kind, a.c.done_at.is_(None))
+            .where(self._open_batch(a.c.batch_id))
+            .order_by(a.c.position)
+            .limit(1)
+        )
 
     def _open_row(self, conn: Connection, annotator: str, kind: str) -> dict[str, Any] | None:
-        row = conn.execute(self._open_query(annotator, kind, self._closed_batches(conn))).mappings().first()
+        row = conn.execute(self._open_query(annotator, kind)).mappings().first()
         return None if row is None else dict(row)
+
+    def open_item(self, annotator: str, kind: str) -> dict[str, Any] | None:
+        """The annotator's first open item of ``kind`` with its task's columns, as it is (its
+        ``event_id`` is None until it is shown); None when nothing is open. One statement, no locks."""
+        return self.read_retrying(lambda conn: self._open_row(conn, annotator, kind))
 
     def open_assignment(
         self, annotator: str, kind: str, chunk: int, n_gold: int, stale_before: str | None = None
     ) -> dict[str, Any] | None:
-        """The annotator's current item of ``kind`` (assigning a new chunk when the queue is empty),
-        marked as shown with its pending event id; ``None`` when nothing is left to do. Before a new
-        chunk is picked, other annotators' items idle since ``stale_before`` go back to the pool.
-        Idempotent, so a dropped connection or a deadlock just runs it again."""
+        """The annotator's current item of ``kind`` with its task's columns (assigning a new chunk
+        when the queue is empty), marked as shown with its pending event id; ``None`` when nothing is
+        left to do. Before a new chunk is picked, other annotators' items idle since ``stale_before``
+        go back to the pool. A write transaction: call :meth:`open_item` first, which is one read
+        and usually finds the item already shown. Idempotent, so a dropped connection or a deadlock
+        just runs it again."""
         return self.retrying(lambda: self._open_assignment(annotator, kind, chunk, n_gold, stale_before))
 
     def _open_assignment(
         self, annotator: str, kind: str, chunk: int, n_gold: int, stale_before: str | None
     ) -> dict[str, Any] | None:
-        with self.read() as conn:
-            row = self._open_row(conn, annotator, kind)
-        if row is not None and row["event_id"]:
-            return row
         with self.write() as conn:
             # One annotator's queue changes in one transaction at a time, whichever replica serves
             # them (two tabs must not each pull a chunk); other annotators' pulls go on in parallel.
@@ -91,26 +100,21 @@ class AppStore(LabelStore):
         """What the Annotate page needs on every run, in one read transaction of two statements:
         ``active`` (the account may still act), ``row`` (the open item of ``kind`` with its task
         columns, or None) and ``version`` (see :meth:`queue_version`)."""
-        a, t, b, u = self.t["assignments"], self.t["tasks"], self.t["batches"], self.t["users"]
+        a, u = self.t["assignments"], self.t["users"]
         e, r = self.t["label_events"], self.t["assignment_releases"]
-        closed = select(b.c.batch_id).where(b.c.status == "closed")
-        open_q = (
-            select(a.c.position, a.c.event_id, a.c.shown_at, *t.c)
-            .join_from(a, t, t.c.task_id == a.c.task_id)
-            .where(a.c.annotator == annotator, a.c.kind == kind, a.c.done_at.is_(None))
-            .where(a.c.batch_id.notin_(closed))
-            .order_by(a.c.position)
-            .limit(1)
-        )
+        open_q = self._open_query(annotator, kind)
         state_q = select(
             select(u.c.active).where(u.c.username == annotator).scalar_subquery(),
             select(func.max(e.c.seq)).where(e.c.annotator == annotator).scalar_subquery(),
             select(func.max(a.c.position)).where(a.c.annotator == annotator).scalar_subquery(),
             select(func.max(r.c.seq)).where(r.c.annotator == annotator).scalar_subquery(),
         )
-        with self.read() as conn:
+
+        def query(conn: Connection):
             active, *version = conn.execute(state_q).one()
-            row = conn.execute(open_q).mappings().first() if active else None
+            return active, version, conn.execute(open_q).mappings().first() if active else None
+
+        active, version, row = self.read_retrying(query)
         return {
             "active": bool(active),
             "row": None if row is None else dict(row),
@@ -127,18 +131,14 @@ class AppStore(LabelStore):
             .where(e.c.annotator == annotator, e.c.seq > seq)
             .order_by(e.c.seq)
         )
-        with self.read() as conn:
-            return [dict(x) for x in conn.execute(q).mappings()]
+        return self.read_retrying(lambda conn: [dict(x) for x in conn.execute(q).mappings()])
 
     # -- assignment ---------------------------------------------------------------------------------
-    def _candidate_query(self, conn: Connection, annotator: str, kind: str, gold: bool):
+    def _candidate_query(self, annotator: str, kind: str, gold: bool):
         t, a = self.t["tasks"], self.t["assignments"]
         mine = exists().where(a.c.task_id == t.c.task_id, a.c.annotator == annotator)
         q = select(t.c.task_id, t.c.batch_id).where(t.c.kind == kind, t.c.is_gold == gold, ~mine)
-        closed = self._closed_batches(conn)
-        if closed:  # a filter, not a join: the index then yields tasks in order and LIMIT stops early
-            q = q.where(t.c.batch_id.notin_(closed))
-        return q.order_by(t.c.task_id)
+        return q.where(self._open_batch(t.c.batch_id)).order_by(t.c.task_id)
 
     def _level_query(self, base, level: int):
         """Regular candidates held by exactly ``level`` annotators (``overlap + 0`` keeps SQLite on
@@ -152,7 +152,7 @@ class AppStore(LabelStore):
         """Tasks of open batches this annotator never had; regular tasks still short of their overlap,
         the most advanced first so items complete early; gold tasks go to everyone once."""
         t = self.t["tasks"]
-        base = self._candidate_query(conn, annotator, kind, gold)
+        base = self._candidate_query(annotator, kind, gold)
         if gold:  # least-seen gold first; one index probe per level (every level is an equality)
             found: dict[str, str] = {}
             n_users = conn.execute(select(func.count()).select_from(self.t["users"])).scalar_one()
@@ -227,20 +227,23 @@ class AppStore(LabelStore):
         return True
 
     def _show_next(self, conn: Connection, ev: LabelEvent) -> None:
-        """Mark the annotator's next open item of the kind as shown, in the submit's transaction: the
-        next item is on screen a moment later, and the page's run then only reads."""
+        """Mark the annotator's next open item of the kind as shown, in the submit's transaction and
+        in one statement: the next item is on screen a moment later, and the page's run only reads."""
         a = self.t["assignments"]
-        row = (
-            conn.execute(self._open_query(ev.annotator, ev.kind, self._closed_batches(conn)))
-            .mappings()
-            .first()
+        first_open = (
+            select(a.c.task_id)
+            .where(a.c.annotator == ev.annotator, a.c.kind == ev.kind, a.c.done_at.is_(None))
+            .where(self._open_batch(a.c.batch_id))
+            .order_by(a.c.position)
+            .limit(1)
+            .scalar_subquery()
         )
-        if row is not None and not row["event_id"]:
-            conn.execute(
-                update(a)
-                .where(a.c.task_id == row["task_id"], a.c.annotator == ev.annotator, a.c.event_id.is_(None))
-                .values(event_id=new_event_id(), shown_at=ev.created_at)
-            )
+        conn.execute(
+            update(a)
+            .where(a.c.annotator == ev.annotator, a.c.task_id == first_open)
+            .where(a.c.done_at.is_(None), a.c.event_id.is_(None))
+            .values(event_id=new_event_id(), shown_at=ev.created_at)
+        )
 
     def _reattach(self, conn: Connection, ev: LabelEvent) -> None:
         """A submit for an item that went back to the pool while it was on screen: the label is kept
@@ -370,14 +373,15 @@ class AppStore(LabelStore):
 
     def queue_version(self, annotator: str) -> tuple[int, int, int]:
         """Changes whenever the annotator's counts can: their last event, their last assigned position,
-        their last released item. Three index look-ups; the app caches the counts under it."""
+        their last released item. Three index look-ups in one statement; the app caches the counts
+        under it."""
         e, a, r = self.t["label_events"], self.t["assignments"], self.t["assignment_releases"]
-        with self.read() as conn:
-            return (
-                conn.execute(select(func.max(e.c.seq)).where(e.c.annotator == annotator)).scalar() or 0,
-                conn.execute(select(func.max(a.c.position)).where(a.c.annotator == annotator)).scalar() or 0,
-                conn.execute(select(func.max(r.c.seq)).where(r.c.annotator == annotator)).scalar() or 0,
-            )
+        q = select(
+            select(func.max(e.c.seq)).where(e.c.annotator == annotator).scalar_subquery(),
+            select(func.max(a.c.position)).where(a.c.annotator == annotator).scalar_subquery(),
+            select(func.max(r.c.seq)).where(r.c.annotator == annotator).scalar_subquery(),
+        )
+        return tuple(v or 0 for v in self.read_retrying(lambda conn: conn.execute(q).one()))
 
     def available_count(self, annotator: str, kind: str) -> int:
         """Tasks of open batches not yet given to this annotator that could still be given to them."""
@@ -530,11 +534,9 @@ class AppStore(LabelStore):
         with self.read() as conn:
             e = self.t["label_events"]
             queries = {
-                "open_item": self._open_query(annotator, kind, ["closed-batch"]),
-                "next_regular": self._level_query(
-                    self._candidate_query(conn, annotator, kind, False), 0
-                ).limit(10),
-                "next_gold": self._candidate_query(conn, annotator, kind, True)
+                "open_item": self._open_query(annotator, kind),
+                "next_regular": self._level_query(self._candidate_query(annotator, kind, False), 0).limit(10),
+                "next_gold": self._candidate_query(annotator, kind, True)
                 .where(self.t["tasks"].c.n_assigned == 0)
                 .limit(1),
                 "recent_labels": select(e.c.seq)

@@ -123,6 +123,10 @@ class StoreCore:
         conn = self._connect()
         try:
             conn.info["write"] = write  # read by the SQLite "begin" hook (the record outlives checkouts)
+            if not write and self.backend == "postgresql":
+                # READ COMMITTED gives every statement its own snapshot, in a transaction or not: a
+                # read without BEGIN and COMMIT sees the same rows and saves two round trips.
+                conn.execution_options(isolation_level="AUTOCOMMIT")
             with conn.begin():
                 yield conn
         except DBAPIError as exc:
@@ -145,7 +149,9 @@ class StoreCore:
 
     @contextmanager
     def read(self) -> Iterator[Connection]:
-        """A consistent read snapshot (SQLite; on PostgreSQL each statement sees what is committed)."""
+        """A consistent read snapshot on SQLite; on PostgreSQL each statement sees what is committed
+        when it starts (READ COMMITTED, run without a transaction: no ``BEGIN``/``COMMIT`` round trips).
+        Never write inside it."""
         with self._transaction(write=False) as conn:
             yield conn
 
@@ -278,10 +284,18 @@ class StoreCore:
             n += len(batch)
         return n
 
+    def read_retrying(self, query: Callable[[Connection], T]) -> T:
+        """``query(conn)`` in a read, run again after a dropped connection (reads are idempotent)."""
+
+        def step() -> T:
+            with self.read() as conn:
+                return query(conn)
+
+        return self.retrying(step)
+
     def get_meta(self, key: str, default: str | None = None) -> str | None:
         t = self.t["meta"]
-        with self.read() as conn:
-            row = conn.execute(select(t.c.value).where(t.c.key == key)).first()
+        row = self.read_retrying(lambda conn: conn.execute(select(t.c.value).where(t.c.key == key)).first())
         return default if row is None else row[0]
 
     def set_meta(self, key: str, value: str) -> None:
