@@ -298,12 +298,15 @@ def test_connections_killed_mid_run_lose_nothing_and_record_nothing_twice(tmp_pa
     threads = [threading.Thread(target=annotate, args=(u,)) for u in users]
     for t in threads:
         t.start()
-    kills = []
-    while any(t.is_alive() for t in threads):
-        time.sleep(0.15)
+    kills, total = [], len(users) * per_user
+    for step in range(1, 10):  # at every tenth of the run, every connection is killed
+        while project.store.count("label_events") < step * total // 10 and any(t.is_alive() for t in threads):
+            time.sleep(0.02)
         kills.append(_kill_backends(pg_url))
+    for t in threads:
+        t.join()
     assert not errors, errors[0]
-    assert sum(kills) >= 3  # the killing happened while the annotators worked
+    assert sum(kills) >= 9  # the killing happened while the annotators worked
     retried = [r for r in caplog.records if r.getMessage().endswith("running the step again")]
     assert retried  # some kills hit a step in flight, which ran again
 
