@@ -57,8 +57,9 @@ print(len(rows), sum(r[2] for r in rows))
 """
 
 
-def measure(cmd: list[str], env: dict[str, str]) -> tuple[float, int, str]:
-    """Wall seconds, peak RSS (bytes, from GNU time) and stdout of one child process."""
+def measure(cmd: list[str], env: dict[str, str]) -> tuple[float, int, str, float]:
+    """Wall seconds, peak RSS (bytes, from GNU time), stdout and CPU seconds (user + system, all
+    threads) of one child process."""
     if not Path("/usr/bin/time").exists():
         sys.exit("this benchmark reads peak RSS from GNU time: apt-get install time")
     with tempfile.NamedTemporaryFile("r", suffix=".time") as tf:
@@ -71,7 +72,8 @@ def measure(cmd: list[str], env: dict[str, str]) -> tuple[float, int, str]:
             sys.exit(f"{' '.join(cmd[:4])} failed:\n{out.stderr}")
         lines = Path(tf.name).read_text().splitlines()
         rss_kib = next(int(line.split()[-1]) for line in lines if "Maximum resident" in line)
-    return wall, rss_kib * 1024, out.stdout
+        cpu = sum(float(line.split()[-1]) for line in lines if "User time" in line or "System time" in line)
+    return wall, rss_kib * 1024, out.stdout, cpu
 
 
 def main() -> None:
@@ -125,6 +127,10 @@ def main() -> None:
         f"ingest wall {ing[0]:.1f} s, plain DuckDB {base[0]:.1f} s, ratio {ing[0] / base[0]:.2f} (goal <= 1.5)"
     )
     print(f"peak RSS ingest {ing[1] / 2**20:.0f} MiB (goal <= 1024), plain DuckDB {base[1] / 2**20:.0f} MiB")
+    print(
+        f"CPU (user + system, all threads) ingest {ing[3]:.1f} s, plain DuckDB {base[3]:.1f} s, "
+        f"ratio {ing[3] / base[3]:.2f}; load average {os.getloadavg()[0]:.1f}"
+    )
 
 
 if __name__ == "__main__":

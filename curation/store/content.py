@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,6 +18,19 @@ from sqlalchemy import func, select, update
 from curation.store.engine import StoreCore, StoreError
 from schemas.common import utcnow
 from schemas.curation import Provenance
+
+#: The columns of a typed dialogue batch for :meth:`Content.import_dialogue_batches`, in order.
+DIALOGUE_BATCH = ("dialogue_id", "meta", "turns", "n_turns")
+DIALOGUE_COLUMNS = (
+    "dialogue_id",
+    "origin",
+    "meta_json",
+    "needs_reverification",
+    "schema_version",
+    "source_id",
+    "provenance_id",
+    "created_at",
+)
 
 
 @dataclass
@@ -117,21 +130,22 @@ class ContentStore(StoreCore):
                 self.insert_many(conn, part, rows)
         return ImportResult(source_id, False, {p: len(getattr(bundle, p)) for p in parts})
 
-    def import_stream(
+    def import_dialogue_batches(
         self,
         header: ImportBundle,
-        dialogues: Iterator[dict[str, Any]],
-        turns: Iterator[tuple],
+        origin: str,
+        batches: Iterable[Any],
         total: int | None = None,
         progress: bool = False,
-        chunk: int = 5_000,
     ) -> ImportResult:
-        """Write a streamed import in one transaction: dialogue rows (dicts), then turn rows as tuples
-        ``(dialogue_id, turn_index, role, content, extra_json)``.
+        """Bulk-write dialogues given as typed batches, in one transaction (same source identity and
+        same no-op on the same bytes as :meth:`import_bundle`; nothing written when anything fails).
 
-        Like :meth:`import_bundle` (same source identity, same no-op on the same bytes, nothing written
-        when anything fails) for imports too large to hold in memory: rows are inserted in chunks as
-        they arrive. A dialogue id the project already holds stops the import.
+        Each batch is a ``pyarrow.RecordBatch`` with the columns of :data:`DIALOGUE_BATCH`:
+        ``dialogue_id``, ``meta`` (the dialogue's metadata as JSON text), ``turns`` (its turns as JSON
+        text, ``[{"role", "content", "extra"}, ...]`` in order) and ``n_turns``. Each dialogue becomes
+        one ``dialogues`` row and one ``packed_turns`` row (migration 14): millions of turns cost a
+        few hundred thousand row writes. A dialogue id the project already holds stops the import.
         """
         from tqdm import tqdm
 
@@ -162,20 +176,46 @@ class ContentStore(StoreCore):
                 },
             )
             prov_id = self.ensure_provenance(conn, header.provenance)
-            extra = {"source_id": source_id, "provenance_id": prov_id, "created_at": now}
-            for rows in _chunks(dialogues, chunk):
-                ids = [r["dialogue_id"] for r in rows]
-                hit = conn.execute(select(d.c.dialogue_id).where(d.c.dialogue_id.in_(ids))).first()
-                if hit is not None:
-                    raise StoreError(
-                        f"{header.path}: dialogue {hit[0]!r} is already in the project from another source; "
-                        "remove it or import into a new project"
-                    )
-                self.insert_many(conn, "dialogues", [{**r, **extra} for r in rows])
-                counts["dialogues"] += len(rows)
-                bar.update(len(rows))
-            cols = ("dialogue_id", "turn_index", "role", "content", "extra_json")
-            counts["turns"] = self.insert_tuples(conn, "turns", cols, turns)
+            for batch in batches:
+                names = tuple(batch.schema.names)
+                if names != DIALOGUE_BATCH:
+                    raise StoreError(f"a dialogue batch needs the columns {DIALOGUE_BATCH}, got {names}")
+                ids, metas, turns, n_turns = (c.to_pylist() for c in batch.columns)
+                for start in range(0, len(ids), 5_000):
+                    hit = conn.execute(
+                        select(d.c.dialogue_id).where(d.c.dialogue_id.in_(ids[start : start + 5_000]))
+                    ).first()
+                    if hit is not None:
+                        raise StoreError(
+                            f"{header.path}: dialogue {hit[0]!r} is already in the project from another "
+                            "source; remove it or import into a new project"
+                        )
+                n = len(ids)
+                self.insert_tuples(
+                    conn,
+                    "dialogues",
+                    DIALOGUE_COLUMNS,
+                    zip(
+                        ids,
+                        [origin] * n,
+                        metas,
+                        [False] * n,
+                        ["1.0"] * n,
+                        [source_id] * n,
+                        [prov_id] * n,
+                        [now] * n,
+                        strict=True,
+                    ),
+                )
+                self.insert_tuples(
+                    conn,
+                    "packed_turns",
+                    ("dialogue_id", "n_turns", "turns_json"),
+                    zip(ids, n_turns, turns, strict=True),
+                )
+                counts["dialogues"] += n
+                counts["turns"] += sum(n_turns)
+                bar.update(n)
         bar.close()
         return ImportResult(source_id, False, counts)
 
@@ -232,6 +272,12 @@ class ContentStore(StoreCore):
                 .mappings()
                 .all()
             )
+            packed = None if turns else self._packed_turns(conn, dialogue_id)
+        if packed is not None:
+            turns = [
+                {"turn_index": i, "role": x["role"], "content": x["content"], "extra": x.get("extra")}
+                for i, x in enumerate(packed)
+            ]
         return {
             **{
                 k: row[k]
@@ -243,11 +289,40 @@ class ContentStore(StoreCore):
                     "index": r["turn_index"],
                     "role": r["role"],
                     "content": r["content"],
-                    "extra": self.loads(r["extra_json"]),
+                    "extra": r["extra"] if "extra" in r else self.loads(r["extra_json"]),
                 }
                 for r in turns
             ],
         }
+
+    def _packed_turns(self, conn, dialogue_id: str) -> list[dict[str, Any]] | None:
+        """The turns of a bulk-imported dialogue still held in one ``packed_turns`` row, else None."""
+        p = self.t["packed_turns"]
+        row = conn.execute(select(p.c.turns_json).where(p.c.dialogue_id == dialogue_id)).first()
+        return None if row is None else self.loads(row[0])
+
+    def _unpack_turns(self, conn, dialogue_id: str) -> None:
+        """Move a bulk-imported dialogue's turns from its ``packed_turns`` row into ``turns`` rows (in
+        ``conn``'s write transaction), so a rewrite or a replacement works on rows as for any dialogue."""
+        packed = self._packed_turns(conn, dialogue_id)
+        if packed is None:
+            return
+        self.insert_many(
+            conn,
+            "turns",
+            [
+                {
+                    "dialogue_id": dialogue_id,
+                    "turn_index": i,
+                    "role": x["role"],
+                    "content": x["content"],
+                    "extra_json": None if x.get("extra") is None else self.dumps(x["extra"]),
+                }
+                for i, x in enumerate(packed)
+            ],
+        )
+        p = self.t["packed_turns"]
+        conn.execute(p.delete().where(p.c.dialogue_id == dialogue_id))
 
     def dialogue_ids(self, origin: str | None = None) -> list[str]:
         d = self.t["dialogues"]
@@ -265,6 +340,7 @@ class ContentStore(StoreCore):
         t, r, d = self.t["turns"], self.t["turn_revisions"], self.t["dialogues"]
         revision_id = "rev_" + uuid.uuid4().hex
         with self.write() as conn:
+            self._unpack_turns(conn, dialogue_id)
             row = conn.execute(
                 select(t.c.content).where(t.c.dialogue_id == dialogue_id, t.c.turn_index == turn_index)
             ).first()
@@ -323,6 +399,7 @@ class ContentStore(StoreCore):
         version with ``reason``; returns the version number the old dialogue was kept under."""
         t, v, s = self.t["turns"], self.t["session_versions"], self.t["sessions"]
         with self.write() as conn:
+            self._unpack_turns(conn, session_id)
             old = conn.execute(
                 select(t.c.turn_index, t.c.role, t.c.content)
                 .where(t.c.dialogue_id == session_id)
@@ -561,6 +638,12 @@ class ContentStore(StoreCore):
         with self.read() as conn:
             return [dict(r) for r in conn.execute(q).mappings()]
 
+    def packed_turn_count(self) -> int:
+        """Turns held in ``packed_turns`` rows (bulk-imported dialogues not rewritten yet)."""
+        p = self.t["packed_turns"]
+        with self.read() as conn:
+            return int(conn.execute(select(func.coalesce(func.sum(p.c.n_turns), 0))).scalar_one())
+
     # -- status -------------------------------------------------------------------------------------
     def status(self) -> dict[str, int]:
         """Counts per stage, as ``prefkit status --json`` prints them."""
@@ -569,7 +652,7 @@ class ContentStore(StoreCore):
             "context_factors": self.count("context_factors"),
             "sessions": self.count("sessions"),
             "dialogues": self.count("dialogues"),
-            "turns": self.count("turns"),
+            "turns": self.count("turns") + self.packed_turn_count(),
             "turn_revisions": self.count("turn_revisions"),
             "instances": self.count("instances"),
             "packets": self.count("packets"),

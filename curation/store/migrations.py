@@ -594,3 +594,25 @@ def m009_annotator_door(conn: Connection) -> None:
             " WHERE done_at IS NULL"
         )
     )
+
+
+@migration(14, "packed_turns")
+def m014_packed_turns(conn: Connection) -> None:
+    """Turns of bulk-imported dialogues, one row per dialogue instead of one per turn.
+
+    A WildChat ingest writes hundreds of thousands of dialogues with millions of turns; a row per turn
+    made the write the slowest part of the import. ``turns_json`` holds the dialogue's turns in order
+    (``[{"role", "content", "extra"}, ...]``, the index is the position). A dialogue has its turns
+    either here or in ``turns``, never in both: the store reads either, and the first rewrite of a
+    turn moves the dialogue's turns into ``turns`` (where revisions apply) and drops the packed row.
+    """
+    md = MetaData()
+    md.reflect(conn, only=["dialogues"])
+    Table(
+        "packed_turns",
+        md,
+        Column("dialogue_id", Text, ForeignKey("dialogues.dialogue_id"), primary_key=True),
+        Column("n_turns", Integer, nullable=False),
+        _json("turns_json", nullable=False),
+    )
+    md.create_all(conn)

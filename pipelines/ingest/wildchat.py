@@ -9,8 +9,9 @@ in a rejects file and the rest is imported.
 A *sequence* is one user's conversations in time order: same ``hashed_ip`` and user-agent, no gap
 longer than ``max_gap_hours``, at least ``min_sequence`` conversations. Everything else stays a
 one-conversation sequence. Each sequence is one dialogue; its meta records how it was formed and,
-per conversation, the source file, row and conversation hash. This module must never write SQL against
-the project store (it hands rows to :meth:`ContentStore.import_stream`).
+per conversation, the source file, row and conversation hash. This module never writes SQL against the
+project store and never names its columns: DuckDB builds each dialogue's meta and turns as JSON, and
+typed batches go to :meth:`ContentStore.import_dialogue_batches`, which maps them to rows.
 """
 
 from __future__ import annotations
@@ -214,8 +215,9 @@ def _connect(work_dir: Path):
 
 def _load(con, files: list[Path], f: WildChatFilters, progress: bool) -> None:
     """One scan of every input row into ``conv``: bad rows flagged (``bad``), the first filter each
-    good row fails (``dropped_by``), and the turns kept only for rows that pass (so what DuckDB holds,
-    and may spill, is the kept part of the input, not all of it)."""
+    good row fails (``dropped_by``), and, only for rows that pass, the turns (role, content) with the
+    conversation's id and size in narrow columns. What DuckDB holds, and may spill, is the kept part of
+    the input, not all of it."""
     # DuckDB draws its bar on stdout: only when both streams are a terminal, so piped output stays clean.
     tty = sys.stdout.isatty() and sys.stderr.isatty()
     con.execute(f"SET enable_progress_bar = {'true' if progress and tty else 'false'}")
@@ -223,17 +225,16 @@ def _load(con, files: list[Path], f: WildChatFilters, progress: bool) -> None:
     for i, path in enumerate(files):
         selects.append(
             f"""SELECT {i} AS file_no, _row AS row_no, conversation_hash,
-                CAST("timestamp" AS VARCHAR) AS ts_text, try_cast(CAST("timestamp" AS VARCHAR) AS TIMESTAMPTZ) AS ts,
-                "language" AS lang, toxic, redacted, hashed_ip,
-                header."user-agent" AS user_agent,
-                list_transform(conversation, lambda t: {{'role': t.role, 'content': t.content,
-                    'turn_identifier': t.turn_identifier}}) AS turns,
+                CAST("timestamp" AS VARCHAR) AS ts_text, "language" AS lang, toxic, redacted, hashed_ip,
+                header."user-agent" AS user_agent, conversation AS turns,
                 coalesce(list_bool_or(list_transform(openai_moderation, lambda m: coalesce(m.flagged, false))), false) AS flagged
             FROM {_relation(path)}"""
         )
     langs = ", ".join(_sql_str(x) for x in f.languages)
     lang_ok = f"lang IN ({langs})" if f.languages else "true"
-    n_turns = "len(turns)" if f.turn_unit == "messages" else "len(list_filter(turns, lambda t: t.role = 'user'))"
+    n_turns = (
+        "len(turns)" if f.turn_unit == "messages" else "len(list_filter(turns, lambda t: t.role = 'user'))"
+    )
     con.execute(
         f"""CREATE TEMP TABLE conv AS
         WITH raw AS ({" UNION ALL ".join(selects)}),
@@ -256,8 +257,12 @@ def _load(con, files: list[Path], f: WildChatFilters, progress: bool) -> None:
               WHEN {str(f.drop_flagged).lower()} AND flagged THEN 'moderation'
               ELSE NULL END AS dropped_by
           FROM judged)
-        SELECT file_no, row_no, conversation_hash, ts_text, ts, lang, hashed_ip, user_agent, bad, dropped_by,
-               CASE WHEN NOT bad AND dropped_by IS NULL THEN turns END AS turns
+        SELECT file_no, row_no, conversation_hash, ts_text, lang, hashed_ip, user_agent, bad, dropped_by,
+               CASE WHEN NOT bad AND dropped_by IS NULL THEN len(turns) END AS n_turns,
+               CASE WHEN NOT bad AND dropped_by IS NULL THEN conversation_hash || '_' || coalesce(
+                   CAST(turns[1].turn_identifier AS VARCHAR), left(sha256(turns[1].content), 8)) END AS conversation_id,
+               CASE WHEN NOT bad AND dropped_by IS NULL
+                    THEN list_transform(turns, lambda t: {{'role': t.role, 'content': t.content}}) END AS turns
         FROM verdict"""
     )
 
@@ -266,16 +271,20 @@ def _bad_rows(con) -> list[tuple[int, int]]:
     return con.execute("SELECT file_no, row_no FROM conv WHERE bad ORDER BY file_no, row_no").fetchall()
 
 
-def _dedupe(con, f: WildChatFilters) -> None:
-    """Among rows that passed every other filter: the same conversation from the same IP, keep the first."""
-    if f.drop_duplicates:
-        con.execute(
-            """UPDATE conv SET dropped_by = 'duplicate', turns = NULL FROM (
-                 SELECT file_no, row_no, row_number() OVER (
-                   PARTITION BY conversation_hash, coalesce(hashed_ip, '') ORDER BY file_no, row_no) AS k
-                 FROM conv WHERE NOT bad AND dropped_by IS NULL) d
-               WHERE conv.file_no = d.file_no AND conv.row_no = d.row_no AND d.k > 1"""
-        )
+def _keep(con, f: WildChatFilters) -> None:
+    """``kept``: the narrow columns of every row that passed the filters, with ``dup`` marking a repeat
+    of the same conversation from the same IP (the first is kept)."""
+    dup = (
+        "row_number() OVER (PARTITION BY conversation_hash, coalesce(hashed_ip, '') ORDER BY file_no, row_no) > 1"
+        if f.drop_duplicates
+        else "false"
+    )
+    con.execute(
+        f"""CREATE TEMP TABLE kept AS
+        SELECT file_no, row_no, conversation_hash, ts_text, try_cast(ts_text AS TIMESTAMPTZ) AS ts, lang,
+               hashed_ip, user_agent, n_turns, conversation_id, {dup} AS dup
+        FROM conv WHERE NOT bad AND dropped_by IS NULL"""
+    )
 
 
 def _group(con, f: WildChatFilters) -> None:
@@ -283,16 +292,16 @@ def _group(con, f: WildChatFilters) -> None:
     gap_s = f.max_gap_hours * 3600
     con.execute(
         f"""CREATE TEMP TABLE runs AS
-        WITH kept AS (
+        WITH k AS (
           SELECT c.file_no, c.row_no, c.ts,
                  CASE WHEN c.hashed_ip IS NOT NULL AND c.user_agent IS NOT NULL AND c.ts IS NOT NULL
                       THEN c.hashed_ip || chr(31) || c.user_agent END AS user_key
-          FROM conv c WHERE NOT c.bad AND c.dropped_by IS NULL),
+          FROM kept c WHERE NOT c.dup),
         stepped AS (
           SELECT *, CASE WHEN user_key IS NULL THEN 1
                     WHEN lag(ts) OVER w IS NULL OR epoch(ts) - epoch(lag(ts) OVER w) > {gap_s} THEN 1
                     ELSE 0 END AS starts
-          FROM kept WINDOW w AS (PARTITION BY user_key ORDER BY ts, file_no, row_no)),
+          FROM k WINDOW w AS (PARTITION BY user_key ORDER BY ts, file_no, row_no)),
         numbered AS (
           SELECT *, sum(starts) OVER (PARTITION BY user_key ORDER BY ts, file_no, row_no
                                       ROWS UNBOUNDED PRECEDING) AS run_no FROM stepped)
@@ -312,7 +321,7 @@ def _group(con, f: WildChatFilters) -> None:
     )
 
 
-# -- rows for the store ---------------------------------------------------------------------------------
+# -- dialogues for the store --------------------------------------------------------------------------
 def _members(con, files: list[Path], f: WildChatFilters) -> None:
     """``members``: one row per kept conversation with its sequence's dialogue id, its position and its
     first turn's index in the dialogue. A dialogue id is ``wc_`` + sha256 of the sequence's conversation
@@ -322,11 +331,9 @@ def _members(con, files: list[Path], f: WildChatFilters) -> None:
     con.execute(
         f"""CREATE TEMP TABLE members AS
         WITH m AS (
-          SELECT s.seq_key, s.seq_pos, s.formed_by, c.file_no, c.row_no, c.conversation_hash, c.ts_text, c.lang,
-                 len(c.turns) AS n_turns,
-                 c.conversation_hash || '_' || coalesce(CAST(c.turns[1].turn_identifier AS VARCHAR),
-                                                        left(sha256(c.turns[1].content), 8)) AS conversation_id
-          FROM seqs s JOIN conv c USING (file_no, row_no)),
+          SELECT s.seq_key, s.seq_pos, s.formed_by, k.file_no, k.row_no, k.conversation_hash, k.ts_text, k.lang,
+                 k.n_turns, k.conversation_id
+          FROM seqs s JOIN kept k USING (file_no, row_no)),
         w AS (
           SELECT *,
             coalesce(sum(n_turns) OVER (PARTITION BY seq_key ORDER BY seq_pos
@@ -342,75 +349,48 @@ def _members(con, files: list[Path], f: WildChatFilters) -> None:
     )
 
 
-def _dialogues(con, files: list[str], f: WildChatFilters) -> Iterator[dict[str, Any]]:
-    """Dialogue rows (one per sequence) with their meta: how the sequence was formed and, per
-    conversation, file, row, hash, id, timestamp and first turn. Narrow rows: no turn text."""
-    cur = con.execute(
-        """SELECT dialogue_id, seq_key, formed_by, lang, file_no, row_no, conversation_hash, conversation_id,
-                  ts_text, first_turn, n_turns
-           FROM members ORDER BY dialogue_id, seq_pos"""
-    )
-    current: list[tuple] = []
-    while batch := cur.fetchmany(BATCH_ROWS):
-        for row in batch:
-            if current and row[0] != current[0][0]:
-                yield _dialogue_row(current, files, f)
-                current = []
-            current.append(row)
-    if current:
-        yield _dialogue_row(current, files, f)
-
-
-def _dialogue_row(members: list[tuple], files: list[str], f: WildChatFilters) -> dict[str, Any]:
-    dialogue_id, seq_key, formed_by, lang = members[0][:4]
-    convs = [
-        {
-            "file": files[m[4]],
-            "row": m[5],
-            "conversation_hash": m[6],
-            "conversation_id": m[7],
-            "timestamp": m[8],
-            "first_turn": m[9],
-            "turns": m[10],
-        }
-        for m in members
-    ]
-    user = hashlib.sha256(seq_key.encode("utf-8")).hexdigest()[:16] if formed_by.startswith("user") else None
-    meta = {
-        "licence": LICENCE,
-        "language": lang,
-        "sequence": {
-            "formed_by": formed_by,
-            "max_gap_hours": f.max_gap_hours,
-            "min_sequence": f.min_sequence,
-            "user": user,
-            "conversations": convs,
-        },
-    }
-    return {
-        "dialogue_id": dialogue_id,
-        "origin": "wildchat",
-        "persona_id": None,
-        "session_index": None,
-        "meta_json": canonical_json(meta),
-        "needs_reverification": False,
-        "schema_version": "1.0",
-    }
-
-
-def _turns(con) -> Iterator[tuple]:
-    """Turn rows ``(dialogue_id, turn_index, role, content, extra_json)`` made by DuckDB, flat, in key
-    order (SQLite appends to its primary-key index instead of inserting at random places)."""
-    cur = con.execute(
-        """SELECT dialogue_id, first_turn + i - 1 AS turn_index, turns[i].role, turns[i].content,
-                  CASE WHEN n_convs > 1 THEN '{"conversation":' || (seq_pos - 1) || '}' END AS extra_json
-           FROM (SELECT m.dialogue_id, m.first_turn, m.n_convs, m.seq_pos, c.turns,
-                        generate_subscripts(c.turns, 1) AS i
-                 FROM members m JOIN conv c USING (file_no, row_no))
-           ORDER BY dialogue_id, turn_index"""
-    )
-    while batch := cur.fetchmany(20_000):
-        yield from batch
+def _dialogue_batches(con, files: list[str], f: WildChatFilters):
+    """The dialogues as typed batches for :meth:`Content.import_dialogue_batches` (columns
+    ``dialogue_id, meta, turns, n_turns``), made entirely by DuckDB: the meta (licence, language, how
+    the sequence was formed and, per conversation, file, row, hash, id, timestamp and first turn) and
+    the turns as JSON text. A one-conversation dialogue streams straight from its row; only the turns
+    of multi-conversation sequences are aggregated. Turns of such a sequence carry
+    ``{"conversation": k}``."""
+    paths = ", ".join(f"({i}, {_sql_str(p)})" for i, p in enumerate(files))
+    query = f"""
+    WITH meta AS (
+      SELECT m.dialogue_id, CAST(to_json({{
+          'licence': {_sql_str(LICENCE)},
+          'language': arg_min(m.lang, m.seq_pos),
+          'sequence': {{
+            'formed_by': any_value(m.formed_by),
+            'max_gap_hours': CAST({float(f.max_gap_hours)!r} AS DOUBLE),
+            'min_sequence': {int(f.min_sequence)},
+            'user': CASE WHEN any_value(m.formed_by) LIKE 'user%' THEN left(sha256(any_value(m.seq_key)), 16) END,
+            'conversations': list({{'file': p.path, 'row': m.row_no, 'conversation_hash': m.conversation_hash,
+                                    'conversation_id': m.conversation_id, 'timestamp': m.ts_text,
+                                    'first_turn': m.first_turn, 'turns': m.n_turns}} ORDER BY m.seq_pos)}}}})
+        AS VARCHAR) AS meta
+      FROM members m JOIN (VALUES {paths}) p(file_no, path) USING (file_no)
+      GROUP BY m.dialogue_id),
+    single AS (
+      SELECT m.dialogue_id, CAST(to_json(list_transform(c.turns, lambda t: {{'role': t.role,
+               'content': t.content, 'extra': NULL::STRUCT(conversation BIGINT)}})) AS VARCHAR) AS turns,
+             m.n_turns
+      FROM members m JOIN conv c USING (file_no, row_no) WHERE m.n_convs = 1),
+    parts AS (
+      SELECT m.dialogue_id, m.seq_pos, m.n_turns,
+             CAST(to_json(list_transform(c.turns, lambda t: {{'role': t.role, 'content': t.content,
+               'extra': {{'conversation': m.seq_pos - 1}}}})) AS VARCHAR) AS j
+      FROM members m JOIN conv c USING (file_no, row_no) WHERE m.n_convs > 1),
+    multi AS (
+      SELECT dialogue_id, '[' || string_agg(j[2:-2], ',' ORDER BY seq_pos) || ']' AS turns,
+             sum(n_turns) AS n_turns
+      FROM parts GROUP BY dialogue_id),
+    turns AS (SELECT * FROM single UNION ALL SELECT * FROM multi)
+    SELECT t.dialogue_id, meta.meta, t.turns, CAST(t.n_turns AS BIGINT) AS n_turns
+    FROM turns t JOIN meta USING (dialogue_id)"""
+    return con.sql(query).to_arrow_reader(BATCH_ROWS)
 
 
 # -- the run ------------------------------------------------------------------------------------------
@@ -502,11 +482,12 @@ def ingest_wildchat(
                 target = rejects_path or Path("wildchat-rejects.jsonl")
                 report.rejected = _write_rejects(con, files, target)
                 report.rejects_file = str(target)
-            _dedupe(con, f)
+            _keep(con, f)
             for name, count in con.execute(
                 "SELECT dropped_by, count(*) FROM conv WHERE dropped_by IS NOT NULL GROUP BY 1"
             ).fetchall():
                 report.removed[name] = count
+            report.removed["duplicate"] = con.execute("SELECT count(*) FROM kept WHERE dup").fetchone()[0]
             _group(con, f)
             report.kept = con.execute("SELECT count(*) FROM seqs").fetchone()[0]
             for formed_by, n in con.execute(
@@ -528,10 +509,10 @@ def ingest_wildchat(
                 provenance=Provenance(source="import.wildchat", licence=LICENCE),
             )
             _members(con, files, f)
-            result = store.import_stream(
+            result = store.import_dialogue_batches(
                 header,
-                _dialogues(con, [str(p) for p in files], f),
-                _turns(con),
+                "wildchat",
+                _dialogue_batches(con, [str(p) for p in files], f),
                 total=report.sequences,
                 progress=progress,
             )
