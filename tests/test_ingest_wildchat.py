@@ -200,7 +200,55 @@ def test_cli_turn_unit_flag(tmp_path, clean_file):
 
     Project.init(tmp_path / "p").close()
     args = ["ingest", "wildchat", str(clean_file), "-p", str(tmp_path / "p"), "--no-progress"]
-    out = CliRunner().invoke(cli, [*args, "--turn-unit", "exchanges", "--min-turns", "3", "--max-turns", "124"])
+    out = CliRunner().invoke(
+        cli, [*args, "--turn-unit", "exchanges", "--min-turns", "3", "--max-turns", "124"]
+    )
     assert out.exit_code == 0, out.output
     assert "(turns counted as exchanges)" in out.output
     assert f"kept {fx.expected_kept()} conversations" in out.output
+
+
+def test_packed_turns_read_like_rows_and_unpack_on_first_rewrite(any_project, clean_file):
+    """Ingested dialogues keep their turns in one packed row each (SQLite and PostgreSQL): reads give
+    the same turns as turn rows would; the first rewrite moves them into rows and keeps the revision."""
+    store = any_project.store
+    report = ingest_wildchat(store, [clean_file])
+    assert store.count("turns") == 0 and store.count("packed_turns") == report.sequences
+    assert store.status()["turns"] == report.turns_written == 6 * report.kept
+    did = next(
+        d
+        for d in store.dialogue_ids(origin="wildchat")
+        if len(store.dialogue(d)["meta"]["sequence"]["conversations"]) == 5
+    )
+    before = store.dialogue(did)
+    assert [t["index"] for t in before["turns"]] == list(range(30))
+    assert [t["role"] for t in before["turns"][:2]] == ["user", "assistant"]
+    assert before["turns"][6]["extra"] == {"conversation": 1} and before["turns"][0]["extra"] == {
+        "conversation": 0
+    }
+    store.add_user("rev", "annotator", "password1")
+    store.revise_turn(did, 7, "A better answer.", author="rev", reason="typo")
+    after = store.dialogue(did)
+    assert after["turns"][7]["content"] == "A better answer." and after["needs_reverification"]
+    assert [t for i, t in enumerate(after["turns"]) if i != 7] == [
+        t for i, t in enumerate(before["turns"]) if i != 7
+    ]
+    assert store.revisions(did)[0]["original"] == before["turns"][7]["content"]
+    assert store.original_turns(did)[7]["content"] == before["turns"][7]["content"]
+    assert store.count("turns") == 30 and store.count("packed_turns") == report.sequences - 1
+    assert store.status()["turns"] == report.turns_written
+    with pytest.raises(Exception, match="no turn 99"):
+        store.revise_turn(did, 99, "x", author="rev")
+
+
+def test_dialogue_batches_must_have_the_contract_columns(project):
+    import pyarrow as pa
+
+    from curation.store.content import ImportBundle
+    from schemas.curation import Provenance
+
+    header = ImportBundle("wildchat", "x.jsonl", "0" * 64, 1, Provenance(source="test"))
+    bad = pa.record_batch({"dialogue_id": ["d1"], "meta_json": ["{}"]})
+    with pytest.raises(Exception, match="columns"):
+        project.store.import_dialogue_batches(header, "wildchat", [bad])
+    assert project.store.count("dialogues") == 0 and project.store.sources() == []

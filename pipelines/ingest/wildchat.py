@@ -235,6 +235,23 @@ def _load(con, files: list[Path], f: WildChatFilters, progress: bool) -> None:
     n_turns = (
         "len(turns)" if f.turn_unit == "messages" else "len(list_filter(turns, lambda t: t.role = 'user'))"
     )
+    # A removed row keeps only its verdict: what DuckDB holds is the size of what is kept.
+    kept_cols = {
+        "conversation_hash": "conversation_hash",
+        "ts_text": "ts_text",
+        "lang": "lang",
+        "hashed_ip": "hashed_ip",
+        "user_agent": "user_agent",
+        "n_turns": "len(turns)",
+        "conversation_id": "conversation_hash || '_' || coalesce(CAST(turns[1].turn_identifier AS VARCHAR), "
+        "left(sha256(turns[1].content), 8))",
+        # the turns as JSON text (role, content): smaller to hold than a list of structs, ready to write
+        "turns": "CAST(to_json(list_transform(turns, lambda t: {'role': t.role, 'content': t.content})) AS VARCHAR)",
+    }
+    kept_only = ", ".join(
+        f"CASE WHEN NOT bad AND dropped_by IS NULL THEN {expr} END AS {name}"
+        for name, expr in kept_cols.items()
+    )
     con.execute(
         f"""CREATE TEMP TABLE conv AS
         WITH raw AS ({" UNION ALL ".join(selects)}),
@@ -257,12 +274,7 @@ def _load(con, files: list[Path], f: WildChatFilters, progress: bool) -> None:
               WHEN {str(f.drop_flagged).lower()} AND flagged THEN 'moderation'
               ELSE NULL END AS dropped_by
           FROM judged)
-        SELECT file_no, row_no, conversation_hash, ts_text, lang, hashed_ip, user_agent, bad, dropped_by,
-               CASE WHEN NOT bad AND dropped_by IS NULL THEN len(turns) END AS n_turns,
-               CASE WHEN NOT bad AND dropped_by IS NULL THEN conversation_hash || '_' || coalesce(
-                   CAST(turns[1].turn_identifier AS VARCHAR), left(sha256(turns[1].content), 8)) END AS conversation_id,
-               CASE WHEN NOT bad AND dropped_by IS NULL
-                    THEN list_transform(turns, lambda t: {{'role': t.role, 'content': t.content}}) END AS turns
+        SELECT file_no, row_no, bad, dropped_by, {kept_only}
         FROM verdict"""
     )
 
@@ -374,14 +386,13 @@ def _dialogue_batches(con, files: list[str], f: WildChatFilters):
       FROM members m JOIN (VALUES {paths}) p(file_no, path) USING (file_no)
       GROUP BY m.dialogue_id),
     single AS (
-      SELECT m.dialogue_id, CAST(to_json(list_transform(c.turns, lambda t: {{'role': t.role,
-               'content': t.content, 'extra': NULL::STRUCT(conversation BIGINT)}})) AS VARCHAR) AS turns,
-             m.n_turns
+      SELECT m.dialogue_id, c.turns, m.n_turns
       FROM members m JOIN conv c USING (file_no, row_no) WHERE m.n_convs = 1),
     parts AS (
       SELECT m.dialogue_id, m.seq_pos, m.n_turns,
-             CAST(to_json(list_transform(c.turns, lambda t: {{'role': t.role, 'content': t.content,
-               'extra': {{'conversation': m.seq_pos - 1}}}})) AS VARCHAR) AS j
+             CAST(to_json(list_transform(from_json(c.turns, '[{{"role": "VARCHAR", "content": "VARCHAR"}}]'),
+               lambda t: {{'role': t.role, 'content': t.content, 'extra': {{'conversation': m.seq_pos - 1}}}}))
+               AS VARCHAR) AS j
       FROM members m JOIN conv c USING (file_no, row_no) WHERE m.n_convs > 1),
     multi AS (
       SELECT dialogue_id, '[' || string_agg(j[2:-2], ',' ORDER BY seq_pos) || ']' AS turns,
