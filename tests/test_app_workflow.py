@@ -235,3 +235,28 @@ def test_pairs_with_a_known_answer_become_gold_items(proj, tmp_path):
     )
     with pytest.raises(TaskFileError, match=r"pairs.jsonl:1: field gold.coverage"):
         import_pairs(proj, f)
+
+
+def test_the_page_reads_account_item_and_version_in_one_statement(proj):
+    from sqlalchemy import event
+
+    item = workflow.current_item(proj, "alice", "preference_match")
+    workflow.submit(proj, "alice", item, {"coverage": "fully"})  # marks the next item shown
+    statements: list[str] = []
+
+    def seen(_conn, _cursor, statement, *_args):
+        if not statement.startswith("BEGIN"):
+            statements.append(statement)
+
+    event.listen(proj.store.engine, "before_cursor_execute", seen)
+    view = workflow.annotator_view(proj, "alice", "preference_match")
+    event.remove(proj.store.engine, "before_cursor_execute", seen)
+    assert len(statements) == 1
+    assert view.active and view.item.task.task_id != item.task.task_id
+    assert view.item == workflow.current_item(proj, "alice", "preference_match")
+    assert view.version == proj.store.queue_version("alice") and view.version[0] > 0
+    proj.store.set_user_active("alice", False)
+    assert workflow.annotator_view(proj, "alice", "preference_match") == workflow.AnnotatorView(
+        False, None, view.version
+    )
+    assert not workflow.annotator_view(proj, "nobody", "preference_match").active

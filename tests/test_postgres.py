@@ -260,6 +260,9 @@ def test_a_submit_and_the_next_item_take_at_most_8_round_trips(tmp_path, pg_url)
         assert workflow.submit(project, "ann", item, {"coverage": "fully"})
         item = workflow.current_item(project, "ann", KIND)
     per_submit = (trips.count() - before) / 20
+    before = trips.count()
+    view = workflow.annotator_view(project, "ann", KIND)  # what the page reads after a submit
+    assert trips.count() - before == 1 and view.item == item
     trips.close()
     # 22.8 with a pool pre-ping per checkout, BEGIN/COMMIT around every read and 4 transactions
     assert per_submit <= 8, per_submit

@@ -13,7 +13,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from sqlalchemy import Connection, case, exists, func, select, text, update
+from sqlalchemy import Connection, case, exists, func, select, text, true, update
 
 from curation.store.backend import explain_prefix
 from curation.store.engine import StoreError
@@ -97,28 +97,32 @@ class AppStore(LabelStore):
         return row
 
     def annotator_view(self, annotator: str, kind: str) -> dict[str, Any]:
-        """What the Annotate page needs on every run, in one read transaction of two statements:
-        ``active`` (the account may still act), ``row`` (the open item of ``kind`` with its task
-        columns, or None) and ``version`` (see :meth:`queue_version`)."""
+        """What the Annotate page needs on every run, in one statement: ``active`` (the account may
+        still act), ``row`` (the open item of ``kind`` with its task columns, or None) and ``version``
+        (see :meth:`queue_version`). An unknown account is not active."""
         a, u = self.t["assignments"], self.t["users"]
         e, r = self.t["label_events"], self.t["assignment_releases"]
-        open_q = self._open_query(annotator, kind)
-        state_q = select(
-            select(u.c.active).where(u.c.username == annotator).scalar_subquery(),
-            select(func.max(e.c.seq)).where(e.c.annotator == annotator).scalar_subquery(),
-            select(func.max(a.c.position)).where(a.c.annotator == annotator).scalar_subquery(),
-            select(func.max(r.c.seq)).where(r.c.annotator == annotator).scalar_subquery(),
+        item = self._open_query(annotator, kind).subquery()
+        q = (
+            select(
+                u.c.active,
+                select(func.max(e.c.seq)).where(e.c.annotator == annotator).scalar_subquery(),
+                select(func.max(a.c.position)).where(a.c.annotator == annotator).scalar_subquery(),
+                select(func.max(r.c.seq)).where(r.c.annotator == annotator).scalar_subquery(),
+                *item.c,
+            )
+            .select_from(u.outerjoin(item, true()))
+            .where(u.c.username == annotator)
         )
-
-        def query(conn: Connection):
-            active, *version = conn.execute(state_q).one()
-            return active, version, conn.execute(open_q).mappings().first() if active else None
-
-        active, version, row = self.read_retrying(query)
+        found = self.read_retrying(lambda conn: conn.execute(q).first())
+        if found is None or not found[0]:
+            version = (0, 0, 0) if found is None else tuple(v or 0 for v in found[1:4])
+            return {"active": False, "row": None, "version": version}
+        row = dict(zip(item.c.keys(), found[4:], strict=True))
         return {
-            "active": bool(active),
-            "row": None if row is None else dict(row),
-            "version": tuple(v or 0 for v in version),
+            "active": True,
+            "row": None if row["task_id"] is None else row,
+            "version": tuple(v or 0 for v in found[1:4]),
         }
 
     def events_after(self, annotator: str, seq: int) -> list[dict[str, Any]]:
