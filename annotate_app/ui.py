@@ -199,9 +199,17 @@ def progress(proj: Project, user: str, kind: str, version: tuple[int, int, int])
     return {**memo.counts[kind], "pool": _available(str(proj.root), user, kind)}
 
 
-def progress_line(title: str, mine: dict[str, Any]) -> None:
-    """Where the annotator is, for this task kind only: the header, done / assigned, today, the pool."""
-    st.markdown(f"#### {title} · item {mine['done'] + 1} of {mine['assigned']}")
+def progress_line(title: str, mine: dict[str, Any], item: workflow.ShownItem) -> None:
+    """Where the annotator is, for this task kind only: what the last click did, the header with the
+    item's batch and reference, and done / assigned, today, the pool. Two elements, not five: every
+    element costs the browser a little on each submit (bench/bench_browser.py)."""
+    lines = []
+    done = st.session_state.pop("_last_done", None)
+    if done:  # inline above the item: a toast would cover the controls
+        lines.append(safe(":small[:material/check_circle: " + done[0] + " · {}]", done[1]))
+    lines.append(f"#### {title} · item {mine['done'] + 1} of {mine['assigned']}")
+    lines.append(safe(":small[:gray[batch {} · item {}]]", item.task.batch, item.task.item_ref))
+    st.markdown("\n\n".join(lines))
     total = mine["assigned"] + mine["pool"]
     line = f"{mine['done']} of {mine['assigned']} assigned done · {mine['today']} done today · {mine['pool']} more in the pool"
     if len(mine["batches"]) > 1:
@@ -212,7 +220,7 @@ def progress_line(title: str, mine: dict[str, Any]) -> None:
 
 
 def last_done() -> None:
-    """What the annotator's last click did, inline above the item (a toast would cover controls)."""
+    """What the annotator's last click did, inline (a toast would cover controls)."""
     done = st.session_state.pop("_last_done", None)
     if done:
         st.caption(safe(":material/check_circle: " + done[0] + " · {}", done[1]))

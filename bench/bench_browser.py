@@ -6,6 +6,8 @@ on ``preference_match`` projects built like ``bench_app.py`` builds them:
 - 1,000 items, 1 annotator
 - 100,000 items / 300,000 events, 1 annotator who already holds 15,000 labels
 - 10,000 items / 30,000 events, 8 and then 16 annotators at once (one browser, one context each)
+- Streamlit's floor (``floor_app.py``: one header and one button in a fragment, same server options,
+  same harness) at 1, 8 and 16: what any Streamlit page pays on the machine, prefkit or not
 
 on SQLite and, with ``--backends sqlite,postgresql``, on a fresh PostgreSQL database per project
 (``--pg-url`` or ``$PREFKIT_TEST_PG_URL``, a URL allowed to create databases), side by side.
@@ -134,13 +136,26 @@ def make_project(root: Path, items: int, events: int, database: str | None) -> P
 
 
 class Server:
-    """``prefkit annotate serve`` on a free port; its pid is the Streamlit process (it execs)."""
+    """``prefkit annotate serve`` on a free port; its pid is the Streamlit process (it execs).
+    With ``app``: that Streamlit script, served with the same options (the floor)."""
 
-    def __init__(self, project: Project):
+    def __init__(self, project: Project | None, app: Path | None = None):
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        env = {**os.environ, "PREFKIT_PROJECT": str(project.root)}
-        cmd = [str(Path(sys.executable).parent / "prefkit"), "annotate", "serve", "--port", str(self.port)]
+        if app is None:
+            env = {**os.environ, "PREFKIT_PROJECT": str(project.root)}
+            cmd = [
+                str(Path(sys.executable).parent / "prefkit"),
+                "annotate",
+                "serve",
+                "--port",
+                str(self.port),
+            ]
+        else:
+            from prefkit.cli.annotate_cmds import streamlit_argv
+
+            env, cmd = dict(os.environ), streamlit_argv(self.port, "127.0.0.1")
+            cmd[cmd.index("run") + 1] = str(app)
         self.proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
@@ -156,11 +171,16 @@ class Server:
         self.proc.wait(timeout=20)
 
 
-async def open_annotator(browser, url: str, user: str):
+async def open_annotator(browser, url: str, user: str | None):
+    """A new browser context signed in as ``user`` on its first item (``None``: the floor app)."""
     ctx = await browser.new_context(viewport={"width": 1440, "height": 1000})
     page = await ctx.new_page()
     page.set_default_timeout(120_000)
     await page.goto(url)
+    if user is None:
+        await page.get_by_text(f"{TITLE} · item").first.wait_for()
+        await page.evaluate(OBSERVER)
+        return page
     await page.get_by_label("User name").fill(user)
     await page.get_by_label("Password", exact=True).fill(PASSWORD)
     await page.get_by_role("button", name="Sign in").click()
@@ -285,6 +305,20 @@ def scenario(
         backend.drop()
 
 
+def floor(runs: list[tuple[int, int]]) -> None:
+    """The same harness against ``floor_app.py`` (Streamlit alone, same options): what any page pays."""
+    server = Server(None, Path(__file__).with_name("floor_app.py"))
+    try:
+        for n, submits in runs:  # (annotators at once, submits each)
+            r = asyncio.run(run_scenario(server.url, [None] * n, submits, server.proc.pid, lambda: None))
+            print(f"| – | Streamlit floor (one header, one button) | {n} | {r['p50']:.0f} ms | {r['p95']:.0f} ms | "
+                  f"{r['max']:.0f} ms | {fmt_ms(r['cpu_ms'])} | – | {fmt_ms(r['browser_ms'])} | "
+                  f"{fmt_ms(r['harness_ms'])} | {r['submits_per_s']:.1f} | {r['n']} | {len(r['errors'])} | – | – |",
+                  flush=True)  # fmt: skip
+    finally:
+        server.stop()
+
+
 def label_studio_ui(steps: int) -> None:
     """The same step in Label Studio's labeling UI: press "1" (fully) and Ctrl+Enter (submit), until
     the next task is on screen, over a 1,000-task preference_match project."""
@@ -346,6 +380,7 @@ def main() -> None:
     ap.add_argument("--backends", default="sqlite", help="comma-separated: sqlite, postgresql")
     ap.add_argument("--pg-url", default=os.environ.get("PREFKIT_TEST_PG_URL"),
                     help="PostgreSQL URL that may create databases (default: $PREFKIT_TEST_PG_URL)")  # fmt: skip
+    ap.add_argument("--no-floor", action="store_true", help="skip Streamlit's floor (floor_app.py)")
     args = ap.parse_args()
     backends = [b.strip() for b in args.backends.split(",") if b.strip()]
     for b in backends:
@@ -369,6 +404,8 @@ def main() -> None:
             if not args.quick:
                 scenario(backend, 100_000, 300_000, [1], args.submits, Path(tmp))
                 scenario(backend, 10_000, 30_000, [8, 16], team, Path(tmp))
+        if not args.no_floor:
+            floor([(1, args.submits)] + ([] if args.quick else [(8, team), (16, team)]))
     label_studio_ui(min(args.submits, 50))
     print(f"load average after: {os.getloadavg()[0]:.2f}")
 

@@ -47,16 +47,15 @@ def item_panel(kind: str) -> None:
         st.rerun(scope="app")
     item = view.item
     mine = ui.progress(proj, user, kind, view.version)
-    ui.last_done()
     if item is None:
+        ui.last_done()
         st.title(ui.KIND_TITLES[kind])
         st.success(
             "Nothing left in your queue for this task kind. Thank you! Pick another kind in the sidebar."
         )
         return
     ui.scroll_to_top(item.event_id)
-    ui.progress_line(ui.KIND_TITLES[kind], mine)
-    st.caption(ui.safe("batch {} · item {}", item.task.batch, item.task.item_ref))
+    ui.progress_line(ui.KIND_TITLES[kind], mine, item)
     FORMS[kind].render(proj, user, item)
     ui.skip_and_flag(user, item)
 
