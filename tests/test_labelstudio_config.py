@@ -12,7 +12,7 @@ from annotate_app.labelstudio.kinds.memory_verify import MAX_CANDIDATES
 from curation.annotation.task_kinds import LabelError, get_kind
 from prefkit.cli import cli
 from schemas.common import utcnow
-from schemas.curation import AnnotationTask, Provenance
+from schemas.curation import AnnotationTask, LabelEvent, Provenance
 
 TURNS = [
     {"index": 0, "role": "user", "content": "I only cook vegetarian food."},
@@ -230,6 +230,38 @@ def test_the_annotation_map_replaces_its_row_on_an_edit(project):
     )
     rows = store.ls_annotations("u", 1)
     assert list(rows) == [7] and rows[7]["event_id"] == "e2" and rows[7]["updated_at"] == "t2"
+
+
+def test_the_label_studio_maps_are_upserts_on_both_backends(any_project):
+    store = any_project.store
+    task = match_task()
+    store.add_tasks([task])
+    store.add_user("ann", "annotator", "password123")
+    store.set_ls_project("u", "preference_match", 7, "first")
+    store.set_ls_project("u", "preference_match", 8, "recreated")  # deleted in Label Studio, pushed again
+    assert [(p["ls_project_id"], p["title"]) for p in store.ls_projects("u")] == [(8, "recreated")]
+
+    assert store.add_ls_tasks("u", 8, {task.task_id: 70}) == 1
+    assert store.add_ls_tasks("u", 8, {task.task_id: 70}) == 0  # a second push, or another process
+    assert store.add_ls_tasks("u", 8, {task.task_id: 71}) == 0  # a task is mapped once per project
+    assert store.ls_task_ids("u", 8) == {task.task_id: 70}
+
+    def event(event_id: str, supersedes: str | None = None) -> LabelEvent:
+        return LabelEvent(
+            event_id=event_id, task_id=task.task_id, kind="preference_match", annotator="ann",
+            values={"coverage": "fully"}, supersedes=supersedes, source="labelstudio", created_at=utcnow(),
+        )  # fmt: skip
+
+    assert store.record_ls_annotation(event("e1"), "u", 8, 5, updated_at="2026-01-01T00:00:01Z")
+    assert not store.record_ls_annotation(event("e1"), "u", 8, 5, updated_at="2026-01-01T00:00:01Z")
+    assert store.record_ls_annotation(event("e2", "e1"), "u", 8, 5, updated_at="2026-01-01T00:00:02Z")
+    # A slower pull that read the annotation before its edit finishes last: the map keeps the edit.
+    store.map_ls_annotation(
+        "u", 8, 5, task_id=task.task_id, annotator="ann", event_id="e1", updated_at="2026-01-01T00:00:01Z"
+    )
+    row = store.ls_annotations("u", 8)[5]
+    assert (row["event_id"], row["updated_at"]) == ("e2", "2026-01-01T00:00:02Z")
+    assert [e.event_id for e in store.events()] == ["e1", "e2"]
 
 
 @pytest.mark.parametrize("pushed_before", [False, True])
