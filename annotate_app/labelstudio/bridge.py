@@ -152,8 +152,8 @@ def _reconcile(client: LabelStudio, project: Project, url: str, pid: int, mapped
         task_id = (t.data or {}).get(TASK_ID_KEY)
         if task_id and task_id not in mapped:
             found[task_id] = int(t.id)
-    added = project.store.add_ls_tasks(url, pid, found)
-    mapped.update(found)
+    added = project.store.add_ls_tasks(url, pid, found, only_stored=True)
+    mapped.update(project.store.ls_task_ids(url, pid))
     return added
 
 
@@ -293,10 +293,11 @@ def push(
     pending: tuple[list[AnnotationTask], Future[list[int]]] | None = None
     try:
         for part, items in _chunks(fitting(), first_chunk, chunk):
+            # Stored before they are sent (while Label Studio imports the previous request): a task in
+            # Label Studio is always one the store holds, so a lost answer can be reconciled.
+            if fresh := [t for t in part if t.task_id in new_ids]:
+                project.store.add_tasks(fresh)
             future = importer.submit(items)
-            fresh = [t for t in part if t.task_id in new_ids]
-            if fresh:
-                project.store.add_tasks(fresh)  # before their mapping rows, while Label Studio imports
             if pending:
                 _mapped(project, report, url, pid, *pending)
             pending = (part, future)

@@ -93,9 +93,21 @@ class LabelStudioStore(StoreCore):
             todo = [self._task_from_row(r) for r in conn.execute(unmapped).mappings()]
         return refs, todo
 
-    def add_ls_tasks(self, url: str, ls_project_id: int, pairs: Mapping[str, int]) -> int:
+    def add_ls_tasks(
+        self, url: str, ls_project_id: int, pairs: Mapping[str, int], only_stored: bool = False
+    ) -> int:
         """Record prefkit task id → Label Studio task id pairs in one transaction; pairs already
-        recorded (by this process or another) are left as they are. Returns how many were new."""
+        recorded (by this process or another) are left as they are. ``only_stored``: skip task ids
+        the store does not hold (tasks found in a Label Studio project). Returns how many were new."""
+        if only_stored:
+            t = self.t["tasks"]
+            ids = list(pairs)
+            have: set[str] = set()
+            with self.read() as conn:
+                for start in range(0, len(ids), 500):
+                    q = select(t.c.task_id).where(t.c.task_id.in_(ids[start : start + 500]))
+                    have |= {r[0] for r in conn.execute(q)}
+            pairs = {task_id: ls_id for task_id, ls_id in pairs.items() if task_id in have}
         now = utcnow()
         rows = [(url, ls_id, ls_project_id, task_id, now) for task_id, ls_id in pairs.items()]
         if not rows:
