@@ -5,10 +5,14 @@ annotation) p50/p95 over 500 steps, then one pull.
 Needs a running Label Studio (``bash .ci/labelstudio.sh start`` and source the env file it prints);
 without one it says so and exits 0 so ``make bench`` still runs the other benchmarks. In one run:
 ``--tasks`` preference_match pairs go (1) into a fresh Label Studio project with one plain
-``client.projects.import_tasks`` call (the task data made beforehand, untimed) and (2) into another
-fresh project with one ``prefkit labelstudio push`` (building the tasks, the import requests and the
-id map included). ``--rounds`` also pushes in rounds of 10,000 into a growing project.
-Run: .venv/bin/python bench/bench_labelstudio.py [--tasks 100000] [--steps 500]
+``client.projects.import_tasks`` call (the task data made beforehand from tasks built in memory,
+untimed) and (2) into another fresh project with one ``bridge.push`` starting from the stored pairs
+alone (building and storing the tasks, the import requests and the id map timed); ``--order
+push-first`` swaps the two. Besides wall time it prints the CPU seconds of this process and of the
+Label Studio server (found through /proc when it runs on this machine) for each, which a loaded
+machine disturbs much less than wall time. The Label Studio projects are deleted at the end
+(``--keep`` keeps them). ``--rounds`` also pushes in rounds of 10,000 into a growing project.
+Run: .venv/bin/python bench/bench_labelstudio.py [--tasks 100000] [--steps 500] [--order push-first]
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from urllib.parse import urlparse
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -30,6 +35,7 @@ from curation.project import Project  # noqa: E402
 from schemas.curation import Provenance  # noqa: E402
 
 ROUND = 10_000
+CPU: dict[str, tuple[float, float]] = {}  # step -> (this process's CPU s, the server's CPU s)
 CREATED: list[int] = []  # Label Studio projects this run made (deleted at the end unless --keep)
 
 
@@ -69,6 +75,32 @@ def push_rounds(project: Project, url: str, target: int, budget_s: float) -> tup
     return total, spent, lines
 
 
+def server_pid(url: str) -> int | None:
+    """The pid of the Label Studio server listening on ``url``'s port on this machine, if any."""
+    port = str(urlparse(url).port or "")
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            argv = (entry / "cmdline").read_bytes().decode(errors="replace").split("\0")
+        except OSError:
+            continue
+        if any("label-studio" in a for a in argv) and port in argv:
+            return int(entry.name)
+    return None
+
+
+def cpu_s(pid: int | None) -> float:
+    """CPU seconds (user + system, all threads) the process has used so far; 0 when unknown."""
+    if pid is None:
+        return 0.0
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def push_vs_plain(project: Project, url: str, n: int, order: str) -> tuple[float, float, int]:
     """Seconds for one plain SDK import of ``n`` tasks and for one prefkit push of the same tasks,
     each into a fresh Label Studio project, in ``order``; and how many import requests the push sent.
@@ -87,21 +119,24 @@ def push_vs_plain(project: Project, url: str, n: int, order: str) -> tuple[float
     client = connect(url)
     times: dict[str, float] = {}
     requests = 0
+    pid = server_pid(url)
 
     def plain() -> None:
         settings = {**_project_settings(project, "preference_match", 3), "title": "bench plain SDK import"}
         created = client.projects.create(**settings)
         CREATED.append(int(created.id))
-        t0 = time.perf_counter()
+        t0, c0, s0 = time.perf_counter(), time.process_time(), cpu_s(pid)
         resp = client.projects.import_tasks(created.id, request=items, return_task_ids=True)
         times["plain"] = time.perf_counter() - t0
+        CPU["plain"] = (time.process_time() - c0, cpu_s(pid) - s0)
         assert len(resp.task_ids or []) == n
 
     def push() -> None:
         nonlocal requests
-        t0 = time.perf_counter()
+        t0, c0, s0 = time.perf_counter(), time.process_time(), cpu_s(pid)
         report = bridge.push(project, "preference_match", url)
         times["push"] = time.perf_counter() - t0
+        CPU["push"] = (time.process_time() - c0, cpu_s(pid) - s0)
         CREATED.append(report.ls_project_id)
         assert report.imported == n and len(project.store.tasks(kind="preference_match")) == n
         requests = report.requests
@@ -169,6 +204,13 @@ def run(project: Project, url: str, args: argparse.Namespace) -> None:
         f"load average {load:.1f} before, {os.getloadavg()[0]:.1f} after)",
         flush=True,
     )
+    if CPU["plain"][1] or CPU["push"][1]:
+        (pc, ps), (uc, us) = CPU["plain"], CPU["push"]
+        print(
+            f"CPU seconds, client + Label Studio server: plain {pc:.1f} + {ps:.1f} = {pc + ps:.1f}; "
+            f"push {uc:.1f} + {us:.1f} = {uc + us:.1f}  (server-side push / plain: {us / ps:.2f}x)",
+            flush=True,
+        )
     if args.rounds:
         with tempfile.TemporaryDirectory() as tmp2:
             grown = Project.init(Path(tmp2) / "rounds", name="bench-ls-rounds")
