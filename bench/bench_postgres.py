@@ -8,10 +8,13 @@ starts from a fresh project with the same tasks (preference_match, overlap 3) an
 - replicas: 1 process serving all 16 annotators (a thread each, like one ``annotate serve``) vs
   2 processes serving 8 each (two replicas behind a load balancer), on PostgreSQL and on SQLite.
 
-Prints submits per second, per-submit p50/p95 in ms, and where the CPU went: the client processes'
-CPU seconds and (PostgreSQL, local server) the server's backends' CPU seconds, next to the wall time
-times the core count. Without ``--pg-url`` (or ``PREFKIT_TEST_PG_URL``) it starts a throwaway server
-with .ci/postgres.sh and stops it at the end.
+First, one annotator alone: statements per submit and, on PostgreSQL, round trips on the wire
+(libpq's trace, see ``curation.store.roundtrips``). Then per configuration: submits per second,
+per-submit p50/p95 in ms, and where the CPU went: the app processes' CPU (getrusage), the server's
+(the postmaster's process tree; this database's backends alone in brackets), everything else the
+machine ran meanwhile (/proc/stat), submits per CPU-second, and what the backends were doing
+(pg_stat_activity every 20 ms). Without ``--pg-url`` it starts a throwaway server with
+.ci/postgres.sh (its CPU is then all this benchmark's) and stops it at the end.
 
 Usage: python bench/bench_postgres.py [--per-user 150] [--pg-url postgresql://postgres@127.0.0.1:5432/postgres]
 """
@@ -376,6 +379,8 @@ def _print_row(r: dict) -> None:
 
 
 def _summary(rows: list[dict]) -> None:
+    if not rows:
+        return
     cores = os.cpu_count() or 1
     print("\n| configuration | submits/s | p50 ms | p95 ms | app CPU ms/submit | server CPU ms/submit "
           "| submits per CPU-s | machine busy |")  # fmt: skip
