@@ -138,11 +138,20 @@ class AppStore(LabelStore):
         return self.read_retrying(lambda conn: [dict(x) for x in conn.execute(q).mappings()])
 
     # -- assignment ---------------------------------------------------------------------------------
-    def _candidate_query(self, annotator: str, kind: str, gold: bool):
+    def _closed_batches(self, conn: Connection) -> list[str]:
+        b = self.t["batches"]
+        return [r[0] for r in conn.execute(select(b.c.batch_id).where(b.c.status == "closed"))]
+
+    def _candidate_query(self, annotator: str, kind: str, gold: bool, closed: list[str]):
         t, a = self.t["tasks"], self.t["assignments"]
         mine = exists().where(a.c.task_id == t.c.task_id, a.c.annotator == annotator)
         q = select(t.c.task_id, t.c.batch_id).where(t.c.kind == kind, t.c.is_gold == gold, ~mine)
-        return q.where(self._open_batch(t.c.batch_id)).order_by(t.c.task_id)
+        # The closed batches as a list, not a join or a subquery: the task index then yields tasks in
+        # order and LIMIT stops early (PostgreSQL misjudges an anti-join against the small batches
+        # table and sorts every candidate instead: 160 ms at 32,000 tasks).
+        if closed:
+            q = q.where(t.c.batch_id.notin_(closed))
+        return q.order_by(t.c.task_id)
 
     def _level_query(self, base, level: int):
         """Regular candidates held by exactly ``level`` annotators (``overlap + 0`` keeps SQLite on
@@ -151,12 +160,12 @@ class AppStore(LabelStore):
         return base.where(t.c.n_assigned == level, (t.c.overlap + 0) > level)
 
     def _candidates(
-        self, conn: Connection, annotator: str, kind: str, gold: bool, need: int
+        self, conn: Connection, annotator: str, kind: str, gold: bool, need: int, closed: list[str]
     ) -> dict[str, str]:
         """Tasks of open batches this annotator never had; regular tasks still short of their overlap,
         the most advanced first so items complete early; gold tasks go to everyone once."""
         t = self.t["tasks"]
-        base = self._candidate_query(annotator, kind, gold)
+        base = self._candidate_query(annotator, kind, gold, closed)
         if gold:  # least-seen gold first; one index probe per level (every level is an equality)
             found: dict[str, str] = {}
             n_users = conn.execute(select(func.count()).select_from(self.t["users"])).scalar_one()
@@ -183,8 +192,9 @@ class AppStore(LabelStore):
     def _assign_chunk(self, conn: Connection, annotator: str, kind: str, chunk: int, n_gold: int) -> int:
         from curation.annotation.assignment import interleave
 
-        gold = self._candidates(conn, annotator, kind, True, n_gold) if n_gold else {}
-        regular = self._candidates(conn, annotator, kind, False, max(chunk - len(gold), 1))
+        closed = self._closed_batches(conn)
+        gold = self._candidates(conn, annotator, kind, True, n_gold, closed) if n_gold else {}
+        regular = self._candidates(conn, annotator, kind, False, max(chunk - len(gold), 1), closed)
         batch_of = {**regular, **gold}
         order = interleave(list(regular), list(gold), seed=f"{annotator}:{kind}")
         if not order:
@@ -539,8 +549,10 @@ class AppStore(LabelStore):
             e = self.t["label_events"]
             queries = {
                 "open_item": self._open_query(annotator, kind),
-                "next_regular": self._level_query(self._candidate_query(annotator, kind, False), 0).limit(10),
-                "next_gold": self._candidate_query(annotator, kind, True)
+                "next_regular": self._level_query(
+                    self._candidate_query(annotator, kind, False, ["closed-batch"]), 0
+                ).limit(10),
+                "next_gold": self._candidate_query(annotator, kind, True, ["closed-batch"])
                 .where(self.t["tasks"].c.n_assigned == 0)
                 .limit(1),
                 "recent_labels": select(e.c.seq)
