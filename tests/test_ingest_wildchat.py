@@ -252,3 +252,14 @@ def test_dialogue_batches_must_have_the_contract_columns(project):
     with pytest.raises(Exception, match="columns"):
         project.store.import_dialogue_batches(header, "wildchat", [bad])
     assert project.store.count("dialogues") == 0 and project.store.sources() == []
+
+
+def test_a_second_source_with_the_same_dialogues_is_refused_and_writes_nothing(project, clean_file):
+    from curation.store.engine import StoreError
+
+    first = ingest_wildchat(project.store, [clean_file])
+    with pytest.raises(StoreError, match="already in the project from another source"):
+        ingest_wildchat(project.store, [clean_file], WildChatFilters(max_gap_hours=1.0))
+    assert len(project.store.sources()) == 1
+    assert project.store.count("dialogues") == first.sequences
+    assert project.store.status()["turns"] == first.turns_written

@@ -20,9 +20,11 @@ import gzip
 import hashlib
 import json
 import os
+import queue
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -103,6 +105,10 @@ class IngestReport:
     source_id: str | None = None
     already_imported: bool = False
     rejects_file: str | None = None
+    #: Wall seconds per phase: ``scan`` (read, check, filter), ``group`` (duplicates, sequences, ids),
+    #: ``hash_wait`` (waiting for the input's sha256 after the scan), ``write`` (meta and turns as JSON,
+    #: into the store, commit).
+    seconds: dict[str, float] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -401,7 +407,44 @@ def _dialogue_batches(con, files: list[str], f: WildChatFilters):
     turns AS (SELECT * FROM single UNION ALL SELECT * FROM multi)
     SELECT t.dialogue_id, meta.meta, t.turns, CAST(t.n_turns AS BIGINT) AS n_turns
     FROM turns t JOIN meta USING (dialogue_id)"""
-    return con.sql(query).to_arrow_reader(BATCH_ROWS)
+    return _prefetched(con.sql(query).to_arrow_reader(BATCH_ROWS))
+
+
+def _prefetched(reader, depth: int = 4) -> Iterator[Any]:
+    """The reader's batches, produced by DuckDB in a thread up to ``depth`` batches ahead, so DuckDB
+    builds the next batches while the store writes this one (both release the GIL while they work)."""
+    done = object()
+    ahead: queue.Queue = queue.Queue(maxsize=depth)
+    stop = threading.Event()
+
+    def put(item: Any) -> bool:
+        while not stop.is_set():
+            try:
+                ahead.put(item, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def produce() -> None:
+        try:
+            for batch in reader:
+                if not put(batch):
+                    return
+            put(done)
+        except BaseException as exc:  # handed to the consumer, raised there
+            put(exc)
+
+    worker = threading.Thread(target=produce, daemon=True)
+    worker.start()
+    try:
+        while (item := ahead.get()) is not done:
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+    finally:
+        stop.set()
+        worker.join()
 
 
 # -- the run ------------------------------------------------------------------------------------------
@@ -475,6 +518,7 @@ def ingest_wildchat(
     with tempfile.TemporaryDirectory(prefix="prefkit-wildchat-", dir=work_dir) as tmp:
         con = _connect(Path(tmp))
         try:
+            clock = time.perf_counter()
             try:
                 _load(con, files, f, progress)
             except Exception as exc:  # duckdb raises its own types for unreadable files
@@ -493,6 +537,8 @@ def ingest_wildchat(
                 target = rejects_path or Path("wildchat-rejects.jsonl")
                 report.rejected = _write_rejects(con, files, target)
                 report.rejects_file = str(target)
+            report.seconds["scan"] = round(time.perf_counter() - clock, 3)
+            clock = time.perf_counter()
             _keep(con, f)
             for name, count in con.execute(
                 "SELECT dropped_by, count(*) FROM conv WHERE dropped_by IS NOT NULL GROUP BY 1"
@@ -506,7 +552,11 @@ def ingest_wildchat(
             ).fetchall():
                 report.formed[formed_by] = n
             report.sequences = sum(report.formed.values())
+            _members(con, files, f)
+            report.seconds["group"] = round(time.perf_counter() - clock, 3)
+            clock = time.perf_counter()
             hasher.join()
+            report.seconds["hash_wait"] = round(time.perf_counter() - clock, 3)
             from curation.store.content import ImportBundle
 
             header = ImportBundle(
@@ -519,14 +569,15 @@ def ingest_wildchat(
                 licence=LICENCE,
                 provenance=Provenance(source="import.wildchat", licence=LICENCE),
             )
-            _members(con, files, f)
-            result = store.import_dialogue_batches(
-                header,
-                "wildchat",
-                _dialogue_batches(con, [str(p) for p in files], f),
-                total=report.sequences,
-                progress=progress,
-            )
+            clock = time.perf_counter()
+            batches = _dialogue_batches(con, [str(p) for p in files], f)
+            try:
+                result = store.import_dialogue_batches(
+                    header, "wildchat", batches, total=report.sequences, progress=progress
+                )
+            finally:
+                batches.close()  # stops DuckDB's producer thread before the connection closes
+            report.seconds["write"] = round(time.perf_counter() - clock, 3)
         finally:
             con.close()
     report.source_id = result.source_id
