@@ -263,3 +263,28 @@ def test_a_second_source_with_the_same_dialogues_is_refused_and_writes_nothing(p
     assert len(project.store.sources()) == 1
     assert project.store.count("dialogues") == first.sequences
     assert project.store.status()["turns"] == first.turns_written
+
+
+def test_turn_text_survives_the_json_round_trip(project, tmp_path):
+    """Turn text with JSON, quotes, backslashes, control characters and non-ASCII comes back exactly,
+    in a multi-conversation sequence (whose turns get their conversation number added)."""
+    hostile = [
+        'as JSON: {"role":"assistant","content":"x"}, {"extra":1}',
+        'quote " backslash \\ end\\',
+        "tab\tnewline\nnul-free \u00e9\u4e2d\U0001f600 \u2028",
+        '{"role":',
+    ]
+    rows = []
+    for k in range(2):
+        row = fx.conversation(k, f"ip_h_{k}", fx.T0 + fx.timedelta(hours=k), ip="ip_h")
+        for i, text in enumerate(hostile):
+            row["conversation"][i]["content"] = text + f" #{k}{i}"
+        rows.append(row)
+    path = tmp_path / "hostile.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    report = ingest_wildchat(project.store, [path])
+    assert report.sequences == 1 and report.turns_written == 12
+    d = project.store.dialogue(project.store.dialogue_ids(origin="wildchat")[0])
+    expected = [t["content"] for r in rows for t in r["conversation"]]
+    assert [t["content"] for t in d["turns"]] == expected
+    assert [t["extra"] for t in d["turns"]] == [{"conversation": 0}] * 6 + [{"conversation": 1}] * 6

@@ -395,10 +395,10 @@ def _dialogue_batches(con, files: list[str], f: WildChatFilters):
       SELECT m.dialogue_id, c.turns, m.n_turns
       FROM members m JOIN conv c USING (file_no, row_no) WHERE m.n_convs = 1),
     parts AS (
+      -- In JSON text an unescaped quote never occurs inside a string, so the text that opens a turn
+      -- object occurs only there: this adds the conversation number to every turn without parsing.
       SELECT m.dialogue_id, m.seq_pos, m.n_turns,
-             CAST(to_json(list_transform(from_json(c.turns, '[{{"role": "VARCHAR", "content": "VARCHAR"}}]'),
-               lambda t: {{'role': t.role, 'content': t.content, 'extra': {{'conversation': m.seq_pos - 1}}}}))
-               AS VARCHAR) AS j
+             replace(c.turns, '{{"role":', '{{"extra":{{"conversation":' || (m.seq_pos - 1) || '}},"role":') AS j
       FROM members m JOIN conv c USING (file_no, row_no) WHERE m.n_convs > 1),
     multi AS (
       SELECT dialogue_id, '[' || string_agg(j[2:-2], ',' ORDER BY seq_pos) || ']' AS turns,
