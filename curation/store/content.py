@@ -10,7 +10,6 @@ from __future__ import annotations
 import sys
 import uuid
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,26 +31,6 @@ DIALOGUE_COLUMNS = (
     "provenance_id",
     "created_at",
 )
-
-
-#: SQLite page cache for a bulk import: room for the primary-key indexes that random dialogue ids
-#: insert into (a few MB per 100,000 dialogues), so their pages are not spilled and read back.
-BULK_CACHE_MIB = 32
-
-
-@contextmanager
-def _bulk_cache(conn, backend: str) -> Iterator[None]:
-    """On SQLite, a larger page cache on ``conn`` for the duration of a bulk write, then the old size
-    back (the connection returns to the pool)."""
-    if backend != "sqlite":
-        yield
-        return
-    old = conn.exec_driver_sql("PRAGMA cache_size").scalar_one()
-    conn.exec_driver_sql(f"PRAGMA cache_size = -{BULK_CACHE_MIB * 1024}")
-    try:
-        yield
-    finally:
-        conn.exec_driver_sql(f"PRAGMA cache_size = {int(old)}")
 
 
 @dataclass
@@ -195,10 +174,9 @@ class ContentStore(StoreCore):
                 },
             )
             prov_id = self.ensure_provenance(conn, header.provenance)
-            with _bulk_cache(conn, self.backend):
-                counts = self._write_dialogue_batches(
-                    conn, header, origin, batches, (source_id, prov_id, now), bar
-                )
+            counts = self._write_dialogue_batches(
+                conn, header, origin, batches, (source_id, prov_id, now), bar
+            )
         bar.close()
         return ImportResult(source_id, False, counts)
 
