@@ -54,7 +54,7 @@ def signed_in() -> dict[str, Any] | None:
 
 def still_active(user: dict[str, Any] | None) -> bool:
     """Whether the signed-in account may still act (read fresh: a maintainer may have disabled it)."""
-    return user is not None and project().store.is_active(user["username"])
+    return user is not None and project().store.accounts.is_active(user["username"])
 
 
 def require(role: str) -> dict[str, Any]:

@@ -87,10 +87,10 @@ def bench_project(args) -> None:
         store = project.store
         raters = [f"ann{i}" for i in range(3)]
         for name in raters:
-            store.add_user(name, "annotator", "password-123")
+            store.accounts.add_user(name, "annotator", "password-123")
         tasks = [kind.make_task(f"pair:{i}", {"i": i}, overlap=3, batch="b1") for i in range(args.tasks)]
-        store.add_tasks(tasks)
-        store.append_events(
+        store.labels.add_tasks(tasks)
+        store.labels.append_events(
             [
                 LabelEvent(
                     event_id=uuid.uuid4().hex,

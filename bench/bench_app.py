@@ -4,7 +4,7 @@ Builds a project with 100,000 preference_match items and 300,000 label events (2
 times 500 submits of one annotator who already holds ~15,000 labels. One submit = exactly the library
 calls the Annotate page makes between a click and the next item on screen:
 
-- the Submit callback: ``store.is_active`` (a disabled account writes nothing), ``workflow.submit``;
+- the Submit callback: ``store.accounts.is_active`` (a disabled account writes nothing), ``workflow.submit``;
 - the item fragment's run: ``workflow.annotator_view`` (account, open item and queue version in one
   read; a new chunk every 10 items) and ``workflow.progress_memo`` (the counts brought up to date
   from the events since the last run).
@@ -91,7 +91,7 @@ def one_submit(project: Project, user: str, item: workflow.ShownItem, memo, part
         view = workflow.annotator_view(project, user, kind)
 
     steps = (
-        ("active check", lambda: project.store.is_active(user)),
+        ("active check", lambda: project.store.accounts.is_active(user)),
         ("submit", lambda: workflow.submit(project, user, item, {"coverage": "partially"})),
         ("next item", next_item),
         ("progress", lambda: workflow.progress_memo(project, user, memo, view.version)),
@@ -138,7 +138,7 @@ def main() -> None:
         print(f"built {args.items:,} items, {project.store.count('label_events'):,} label events "
               f"in {time.perf_counter() - t0:.1f}s (nproc={os.cpu_count()})")  # fmt: skip
         user = "ann00"
-        print(f"{user} already holds {len(project.store.events(annotator=user)):,} labels")
+        print(f"{user} already holds {len(project.store.labels.events(annotator=user)):,} labels")
         times, parts = library_submits(project, user, args.submits)
         print(f"submit -> next item ({len(times)} submits): {pct(times)}  (goal p95 <= 100 ms)")
         for name, values in parts.items():
@@ -147,7 +147,7 @@ def main() -> None:
         pool = workflow.available(project, user, "preference_match")
         print(f"pool count beside the progress ({pool:,} items; cached 2 minutes by the page): "
               f"{(time.perf_counter() - start) * 1000:.1f} ms")  # fmt: skip
-        for name, plan in project.store.queue_query_plans(user, "preference_match").items():
+        for name, plan in project.store.queues.queue_query_plans(user, "preference_match").items():
             print(f"plan {name}: {plan}")
         project.close()
     # The same step in Label Studio, in the same run, when a server is available.

@@ -334,7 +334,7 @@ def label_studio_ui(steps: int) -> None:
 
     with tempfile.TemporaryDirectory() as tmp:
         project = Project.init(Path(tmp) / "ls", name="bench-ls-ui")
-        project.store.add_preference_pairs(_pairs(0, 1000), Provenance(source="bench"))
+        project.store.content.add_preference_pairs(_pairs(0, 1000), Provenance(source="bench"))
         report = bridge.push(project, "preference_match", url)
         project.close()
     with sync_playwright() as pw:

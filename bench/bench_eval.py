@@ -129,8 +129,8 @@ def scoring(n: int, tmp: Path) -> None:
         "release_name": None, "release_version": None, "release_digest": ref.digest, "config_name": "cupid",
         "settings": {}, "prompts": {},
     }  # fmt: skip
-    project.store.eval_run_start(run)
-    _, wall, _ = measure(lambda: project.store.eval_run_finish(run["run_id"], items, {"rows": []}))
+    project.store.eval.run_start(run)
+    _, wall, _ = measure(lambda: project.store.eval.run_finish(run["run_id"], items, {"rows": []}))
     print(f"stored a run of {n} instances (predictions + judge labels) in {wall:.2f} s")
     walls, cpus = [], []
     for _ in range(3):

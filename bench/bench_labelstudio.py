@@ -62,7 +62,7 @@ def push_rounds(project: Project, url: str, target: int, budget_s: float) -> tup
     total, spent, lines = 0, 0.0, []
     while total < target and spent < budget_s:
         n = min(ROUND, target - total)
-        project.store.add_preference_pairs(_pairs(total, n), Provenance(source="bench"))
+        project.store.content.add_preference_pairs(_pairs(total, n), Provenance(source="bench"))
         t0 = time.perf_counter()
         report = bridge.push(project, "preference_match", url)
         took = time.perf_counter() - t0
@@ -111,11 +111,11 @@ def push_vs_plain(project: Project, url: str, n: int, order: str) -> tuple[float
     from annotate_app.labelstudio.bridge import _project_settings, connect, task_data
     from curation.annotation.task_kinds import get_kind
 
-    project.store.add_preference_pairs(_pairs(0, n), Provenance(source="bench"))
+    project.store.content.add_preference_pairs(_pairs(0, n), Provenance(source="bench"))
     built = get_kind("preference_match").build_tasks(project.store, 3, "default")
     items = [{"data": task_data(t)} for t in built]
     del built
-    assert not project.store.tasks(kind="preference_match")
+    assert not project.store.labels.tasks(kind="preference_match")
     client = connect(url)
     times: dict[str, float] = {}
     requests = 0
@@ -138,7 +138,7 @@ def push_vs_plain(project: Project, url: str, n: int, order: str) -> tuple[float
         times["push"] = time.perf_counter() - t0
         CPU["push"] = (time.process_time() - c0, cpu_s(pid) - s0)
         CREATED.append(report.ls_project_id)
-        assert report.imported == n and len(project.store.tasks(kind="preference_match")) == n
+        assert report.imported == n and len(project.store.labels.tasks(kind="preference_match")) == n
         requests = report.requests
 
     for step in (plain, push) if order == "plain-first" else (push, plain):
@@ -215,12 +215,12 @@ def run(project: Project, url: str, args: argparse.Namespace) -> None:
         with tempfile.TemporaryDirectory() as tmp2:
             grown = Project.init(Path(tmp2) / "rounds", name="bench-ls-rounds")
             n, spent, _ = push_rounds(grown, url, total, args.budget_s)
-            CREATED.append(grown.store.ls_project_id(url, "preference_match"))
+            CREATED.append(grown.store.labelstudio.project_id(url, "preference_match"))
             print(f"pushed {n} tasks in rounds in {spent:.1f} s ({n / spent:.0f} tasks/s)")
             grown.close()
     if args.steps <= 0:
         return
-    pid = project.store.ls_project_id(url, "preference_match")
+    pid = project.store.labelstudio.project_id(url, "preference_match")
     gets, posts = annotate_steps(url, pid, args.steps)
     steps = [g + p for g, p in zip(gets, posts, strict=True)]
     for name, ms in (("GET /next", gets), ("POST annotation", posts), ("step (GET + POST)", steps)):

@@ -105,7 +105,7 @@ def build(root: Path, database: str | None, per_user: int) -> list[str]:
          "instance_id": None, "meta_json": None}
         for i in range(items)
     ]  # fmt: skip
-    store.add_preference_pairs(pairs, Provenance(source="bench.pairs"))
+    store.content.add_preference_pairs(pairs, Provenance(source="bench.pairs"))
     create_tasks(project, KIND, overlap=OVERLAP, gold_rate=0)
     with store.write() as conn:
         conn.exec_driver_sql("ANALYZE")

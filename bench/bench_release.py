@@ -129,7 +129,7 @@ def main() -> None:
         )
         project.__dict__.pop("config", None)
         t0 = time.perf_counter()
-        project.store.import_bundle(cupid.build_bundle(src, "MIT"))
+        project.store.content.import_bundle(cupid.build_bundle(src, "MIT"))
         print(
             f"setup: {args.n} CUPID instances ({src.stat().st_size / 1e6:.1f} MB JSONL) imported in "
             f"{time.perf_counter() - t0:.2f}s; nproc={os.cpu_count()}"

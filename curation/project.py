@@ -18,17 +18,18 @@ from functools import cached_property
 from importlib import resources
 from pathlib import Path
 
-from curation.store.alpsbench import AlpsTaskStore
-from curation.store.app import AppStore
+from curation.store.accounts import Accounts
+from curation.store.alpsbench import AlpsTasks
 from curation.store.backend import has_password, is_url, parse_url, redact
-from curation.store.content import ContentStore
-from curation.store.engine import StoreError
-from curation.store.eval import EvalStore
-from curation.store.generation import GenerationStore
-from curation.store.labels import LabelStore
-from curation.store.labelstudio import LabelStudioStore
-from curation.store.llm import LLMStore
-from curation.store.release import ReleaseStore
+from curation.store.content import Content
+from curation.store.engine import StoreCore, StoreError
+from curation.store.eval import Evaluations
+from curation.store.generation import Generation
+from curation.store.labels import Labels
+from curation.store.labelstudio import LabelStudioMap
+from curation.store.llm import LLMRecords
+from curation.store.queues import Queues
+from curation.store.release import Releases
 from schemas.config import ProjectConfig
 
 CONFIG_NAME = "prefkit.toml"
@@ -36,18 +37,67 @@ ENV_PROJECT = "PREFKIT_PROJECT"
 ENV_DATABASE = "PREFKIT_DATABASE_URL"
 
 
-class ProjectStore(
-    ContentStore,
-    AppStore,
-    LabelStore,
-    ReleaseStore,
-    LLMStore,
-    LabelStudioStore,
-    GenerationStore,
-    EvalStore,
-    AlpsTaskStore,
-):
-    """The project's working database. One instance per process is enough; it is thread-safe."""
+class ProjectStore(StoreCore):
+    """The project's working database: one engine and its transactions (:class:`StoreCore`), with
+    each area of the data a member that shares them. One instance per process is enough; it is
+    thread-safe.
+
+    ============================  ===============================================================
+    ``store.content``             sources and imports, dialogues and turns (and their revisions),
+                                  memories, AlpsBench packets, CUPID instances, preference pairs,
+                                  pipeline failures
+    ``store.generation``          personas, context factors, session plans, checklists, simulated
+                                  sessions, generated instances
+    ``store.accounts``            users, roles, passwords, the sign-in log
+    ``store.labels``              batches, tasks and their gold answers, the label event log,
+                                  adjudications
+    ``store.queues``              each annotator's persisted queue, submits, stale assignments,
+                                  progress
+    ``store.labelstudio``         Label Studio projects, tasks and annotations mapped to prefkit's
+    ``store.llm``                 the LLM response cache, the call ledger, batch jobs
+    ``store.eval``                evaluation runs and their items
+    ``store.alps``                built AlpsBench task rows
+    ``store.releases``            the release log, annotator pseudonyms, release-time reads
+    ============================  ===============================================================
+
+    Transactions stay on the store (``store.write()``, ``store.read()``); an area method that must
+    join the caller's transaction takes the connection as its first argument
+    (``store.labels.insert_event(conn, event)``).
+    """
+
+    def __init__(self, db: str | Path, retry_s: float | None = None):
+        super().__init__(db, retry_s)
+        self.content = Content(self)
+        self.generation = Generation(self)
+        self.accounts = Accounts(self)
+        self.labels = Labels(self)
+        self.queues = Queues(self, self.labels)
+        self.labelstudio = LabelStudioMap(self, self.labels)
+        self.llm = LLMRecords(self)
+        self.eval = Evaluations(self)
+        self.alps = AlpsTasks(self)
+        self.releases = Releases(self)
+
+    def status(self) -> dict[str, int]:
+        """Counts per stage, as ``prefkit status --json`` prints them."""
+        return {
+            "personas": self.count("personas"),
+            "context_factors": self.count("context_factors"),
+            "sessions": self.count("sessions"),
+            "dialogues": self.count("dialogues"),
+            "turns": self.count("turns") + self.content.packed_turn_count(),
+            "turn_revisions": self.count("turn_revisions"),
+            "instances": self.count("instances"),
+            "packets": self.count("packets"),
+            "memories_gold": self.count("memories", origin="gold"),
+            "memories_candidate": self.count("memories", origin="candidate"),
+            "preference_pairs": self.count("preference_pairs"),
+            "failures": self.count("failures"),
+            "users": self.count("users"),
+            "tasks": self.count("tasks"),
+            "label_events": self.count("label_events"),
+            "adjudications": self.count("adjudications"),
+        }
 
 
 def _template() -> str:

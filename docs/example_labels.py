@@ -35,7 +35,7 @@ def tour_project(root: Path):
 
     project = Project.init(root / "my-bench", name="my-bench")
     generate(project, backend="offline", personas=2, seed=0)
-    project.store.import_bundle(alpsbench.build_bundle(ROOT / "pipelines" / "examples" / "alpsbench"))
+    project.store.content.import_bundle(alpsbench.build_bundle(ROOT / "pipelines" / "examples" / "alpsbench"))
     add_pairs_from_instances(project.store)
     for kind in ("preference_match", "preference_expressed"):
         create_tasks(project, kind, overlap=3, batch="week1")
@@ -48,9 +48,9 @@ def _match_truth(meta: dict) -> str:
 
 def labels(project, seed: int = 7) -> list[dict]:
     rng = random.Random(seed)
-    pairs = {f"pair:{p['pair_id']}": p["meta"] or {} for p in project.store.preference_pairs()}
+    pairs = {f"pair:{p['pair_id']}": p["meta"] or {} for p in project.store.content.preference_pairs()}
     rows, minute = [], 0
-    for task in sorted(project.store.tasks(), key=lambda t: (t.kind, t.item_ref)):
+    for task in sorted(project.store.labels.tasks(), key=lambda t: (t.kind, t.item_ref)):
         for who in ANNOTATORS:
             minute += 1
             if task.kind == "preference_match":

@@ -15,12 +15,12 @@ from exports.writers import atomic_write_bytes
 
 
 def packet(store, session_id: str, extra: dict[str, Any], revised: bool = False) -> dict[str, Any]:
-    dialogue = store.dialogue(session_id)
-    turns = dialogue["turns"] if revised else store.original_turns(session_id)
+    dialogue = store.content.dialogue(session_id)
+    turns = dialogue["turns"] if revised else store.content.original_turns(session_id)
     out = json.loads(json.dumps(extra))
     task1 = out["task1"]
     has_gt = task1.pop("_has_ground_truth", True)
-    mems = store.memories(dialogue_id=session_id)
+    mems = store.content.memories(dialogue_id=session_id)
     gold = [m["record"] for m in mems if m["origin"] == "gold"]
     by_model: dict[str, list[Any]] = {}
     for m in mems:
@@ -48,8 +48,8 @@ def packet(store, session_id: str, extra: dict[str, Any], revised: bool = False)
 def export_packets(store, out_dir: Path, revised: bool = False) -> int:
     """Write one ``sess_*.json`` per packet under ``out_dir``, in the layout it was imported from."""
     n = 0
-    for p in store.packets():
-        meta = store.dialogue(p["dialogue_id"])["meta"]
+    for p in store.content.packets():
+        meta = store.content.dialogue(p["dialogue_id"])["meta"]
         rel = meta.get("relpath") or f"{p['session_id']}.json"
         data = packet(store, p["session_id"], p["extra"], revised=revised)
         atomic_write_bytes(

@@ -63,11 +63,11 @@ def cupid_rows(store, verified_only: bool = False) -> list[dict[str, Any]]:
     ``verified_only`` keeps the instances whose every relevant session is verified."""
     from curation.quality.verification import instance_verification, session_statuses
 
-    links = store.instance_links()
-    sessions = {s["session_id"]: s for s in store.sessions()} if links else {}
+    links = store.content.instance_links()
+    sessions = {s["session_id"]: s for s in store.content.sessions()} if links else {}
     statuses = session_statuses(store) if verified_only else {}
     rows = []
-    for inst in store.instances():
+    for inst in store.content.instances():
         mine = links.get(inst["instance_id"], [])
         if verified_only and not instance_verification(mine, statuses)[0]:
             continue

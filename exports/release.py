@@ -10,7 +10,7 @@ OpenSSH (:mod:`exports.release_integrity`, which also verifies releases).
 
 A cut is staged in a hidden directory and renamed into place, so a failed cut leaves nothing and an
 existing version is never overwritten. This module reads the store and never writes it; the caller
-logs the cut with ``store.record_release``.
+logs the cut with ``store.releases.record``.
 """
 
 from __future__ import annotations
@@ -126,7 +126,7 @@ def _describe(project, stage: Path, version: str, configs, gates, agreement, ove
     data_files = {
         f"data/{f.path}": {"sha256": f.sha256, "size": f.size} for f in _file_entries(stage / "data", set())
     }
-    provenance = project.store.provenance_summary()
+    provenance = project.store.releases.provenance_summary()
     released = [c for c in configs if c.count]
     meta = _card_meta(project, version, sum(c.count for c in released), provenance["sources"], override)
     licence_url = LICENCE_URLS.get(meta["hf_licence"], meta["licence"])
@@ -236,7 +236,7 @@ def cut_release(project, version: str, override: str | None = None, gates=None, 
     out_dir = project.releases_dir / version
     if out_dir.exists():
         raise ReleaseError(f"release {version} already exists at {out_dir}; releases are never overwritten")
-    if any(r["version"] == version for r in project.store.releases()):
+    if any(r["version"] == version for r in project.store.releases.recorded()):
         raise ReleaseError(f"release {version} is already recorded in the project; releases are never re-cut")
     if agreement is None:
         agreement = agreement_rows(project.store)
@@ -284,7 +284,7 @@ def cut_release(project, version: str, override: str | None = None, gates=None, 
     result = CutResult(
         out_dir, manifest, passed, data_digest(manifest.files), bump, sha256_file(out_dir / "manifest.json")
     )
-    project.store.record_release(
+    project.store.releases.record(
         {
             "version": version,
             "created_at": manifest.created_at,

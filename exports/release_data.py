@@ -98,7 +98,7 @@ def cupid_unverified_config(store) -> ConfigData:
         cupid_arrow_schema(),
         id_column=None,
     )
-    for instance_id, record_json in store.instance_json():
+    for instance_id, record_json in store.releases.instance_json():
         cfg.add_json("test", instance_id, record_json)
     return cfg.finish()
 
@@ -115,9 +115,9 @@ def cupid_config(store, statuses=None) -> ConfigData:
         needs=CUPID_NEEDS,
     )
     statuses = session_statuses(store) if statuses is None else statuses
-    links = store.instance_links()
-    sessions = {s["session_id"]: s for s in store.sessions()}
-    for inst in store.instances():
+    links = store.content.instance_links()
+    sessions = {s["session_id"]: s for s in store.content.sessions()}
+    for inst in store.content.instances():
         mine = links.get(inst["instance_id"], [])
         ok, why = instance_verification(mine, statuses)
         if not ok:
@@ -138,7 +138,7 @@ def cupid_raw_config(store, pseudonym: Callable[[str], str], statuses=None) -> C
     )
     statuses = session_statuses(store) if statuses is None else statuses
     revisions: dict[str, list[dict[str, Any]]] = {}
-    for rev in store.revisions():
+    for rev in store.content.revisions():
         revisions.setdefault(rev["dialogue_id"], []).append(
             {
                 "turn_index": rev["turn_index"],
@@ -149,12 +149,12 @@ def cupid_raw_config(store, pseudonym: Callable[[str], str], statuses=None) -> C
                 "created_at": rev["created_at"],
             }
         )
-    for persona in store.personas():
+    for persona in store.generation.personas():
         pid = persona.persona_id
         cfg.add("personas", {"id": pid, "persona_id": pid, "record": canonical_json(persona.model_dump())})
-        plan = store.plan(pid)
-        pair = _contrastive_pair(plan, store.factors(pid)) if plan else {}
-        for f in store.factors(pid):
+        plan = store.generation.plan(pid)
+        pair = _contrastive_pair(plan, store.generation.factors(pid)) if plan else {}
+        for f in store.generation.factors(pid):
             record = {**f.model_dump(mode="json"), **pair.get(f.factor_id, {"contrastive_role": None})}
             cfg.add(
                 "context_factors", {"id": f.factor_id, "persona_id": pid, "record": canonical_json(record)}
@@ -163,9 +163,9 @@ def cupid_raw_config(store, pseudonym: Callable[[str], str], statuses=None) -> C
             cfg.add(
                 "session_plans", {"id": pid, "persona_id": pid, "record": canonical_json(plan.model_dump())}
             )
-        for key, items in sorted(store.checklists(pid).items()):
+        for key, items in sorted(store.generation.checklists(pid).items()):
             cfg.add("checklists", {"id": f"{pid}:{key}", "persona_id": pid, "record": canonical_json(items)})
-    for s in store.sessions():
+    for s in store.content.sessions():
         sid = s["session_id"]
         st = statuses.get(sid)
         record = {
@@ -241,7 +241,7 @@ def alps_rows(
     unverified: Tracks = {}
     dropped: dict[str, Counter] = {}
     from_packets: set[str] = set()
-    for p in store.packets():
+    for p in store.content.packets():
         sid = p["session_id"]
         pkt = alps_packet(store, sid, p["extra"])
         target = tracks
@@ -253,9 +253,9 @@ def alps_rows(
         for track, pairs in packet_pairs(pkt).items():
             target.setdefault(track, []).extend(pairs)
             from_packets.add(track)
-    built = store.alps_tasks()
+    built = store.alps.tasks()
     if built:
-        tasks = {t.item_ref: t.task_id for t in store.tasks(kind=task_qc.KIND)}
+        tasks = {t.item_ref: t.task_id for t in store.labels.tasks(kind=task_qc.KIND)}
         finals = final_labels(store, task_qc.KIND)
     for row in built:
         dropped.setdefault(row["track"], Counter())  # every track with built rows: task_qc decides
@@ -380,8 +380,8 @@ def _alps_packets(store, gold: dict[str, dict[str, Any]] | None) -> ConfigData:
         _schema(("id", S), ("relpath", S), ("packet", S), ("verification", S)),
         private=True,
     )
-    relpaths = store.packet_relpaths()
-    for p in store.packets():
+    relpaths = store.releases.packet_relpaths()
+    for p in store.content.packets():
         sid = p["session_id"]
         pkt = alps_packet(store, sid, p["extra"])
         mine = (gold or {}).get(sid)
@@ -414,8 +414,8 @@ def labels_config(store, pseudonym: Callable[[str], str]) -> ConfigData:
             ("time_spent_s", F),
         ),
     )
-    gold = {t.task_id for t in store.tasks() if t.is_gold}
-    for ev in store.effective_events():
+    gold = {t.task_id for t in store.labels.tasks() if t.is_gold}
+    for ev in store.labels.effective_events():
         if ev.source == "judge":  # an LLM judge's labels are measured against people, not released as theirs
             continue
         who = pseudonym(ev.annotator)
@@ -450,7 +450,7 @@ def final_labels_config(store) -> ConfigData:
             ("values", S),
         ),
     )
-    tasks = {t.task_id: t for t in store.tasks()}
+    tasks = {t.task_id: t for t in store.labels.tasks()}
     for kind in sorted({t.kind for t in tasks.values()}):
         for task_id, fl in final_labels(store, kind).items():
             t = tasks[task_id]
@@ -493,7 +493,7 @@ def matching_config(store, pseudonym: Callable[[str], str]) -> ConfigData:
     )
     finals = final_labels(store, preference_match.KIND)
     labels = live_labels(store, preference_match.KIND)
-    for t in store.tasks(kind=preference_match.KIND):
+    for t in store.labels.tasks(kind=preference_match.KIND):
         fl, p = finals[t.task_id], t.payload
         if t.is_gold:
             cfg.drop("gold item (used to score annotators)")
@@ -538,9 +538,9 @@ def adjudications_config(store, pseudonym: Callable[[str], str]) -> ConfigData:
             ("in_force", B),
         ),
     )
-    kinds = {t.task_id: t.kind for t in store.tasks()}
+    kinds = {t.task_id: t.kind for t in store.labels.tasks()}
     in_force = {a.adjudication_id for a in effective_adjudications(store).values()}
-    for a in store.adjudications():
+    for a in store.labels.adjudications():
         cfg.add(
             "log",
             {
@@ -574,11 +574,11 @@ def build_configs(store, only: list[str] | None = None, alps_reference: str = "v
     all dropped (``count == 0``, ``considered > 0``: written nowhere, but stated in the card and
     gated). ``only`` (``[release] configs``) keeps the named configs (``alpsbench_*`` names a family);
     configs left out are not built at all."""
-    salt = store.annotator_salt()
+    salt = store.releases.annotator_salt()
     cache: dict[str, Any] = {}
 
     def pseudonym(name: str) -> str:
-        return store.pseudonym(name, salt)
+        return store.releases.pseudonym(name, salt)
 
     def statuses():
         if "statuses" not in cache:
@@ -595,7 +595,7 @@ def build_configs(store, only: list[str] | None = None, alps_reference: str = "v
         ("matching", lambda: [matching_config(store, pseudonym)]),
         ("adjudications", lambda: [adjudications_config(store, pseudonym)]),
     ]
-    kinds = tuple(sorted({t.kind for t in store.tasks()}))
+    kinds = tuple(sorted({t.kind for t in store.labels.tasks()}))
     configs: list[ConfigData] = []
     for name, build in builders:
         family = name.endswith("_")

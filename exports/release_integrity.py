@@ -4,7 +4,7 @@ and the verification that checks every byte, path and number against them.
 ``manifest.json`` lists the sha256 and size of every other file, so a changed file shows; the manifest
 itself is anchored outside the release directory:
 
-- the project's release log records its sha256 when the release is cut (``store.record_release``);
+- the project's release log records its sha256 when the release is cut (``store.releases.record``);
 - ``releases/X.Y.Z.sha256``, written beside the release, lists the sha256 of every file and of the
   manifest in the ``sha256sum`` format, so ``cd releases && sha256sum -c 1.0.0.sha256`` checks a
   release with standard tools;

@@ -29,7 +29,7 @@ def _pair(item: str, candidate: str, instance_id: str, relation: str) -> dict[st
 
 
 def pairs_from_instances(instances: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Pairs from stored instances (``store.instances()``), deduplicated, in a stable order."""
+    """Pairs from stored instances (``store.content.instances()``), deduplicated, in a stable order."""
     by_persona: dict[str, dict[str, dict[str, Any]]] = {}
     for inst in instances:
         rec = inst["record"]
@@ -54,5 +54,5 @@ def pairs_from_instances(instances: list[dict[str, Any]]) -> list[dict[str, Any]
 def add_pairs_from_instances(store) -> tuple[int, list[dict[str, Any]]]:
     """Build the pairs of the store's CUPID instances and add them; ``(pairs added, all pairs built)``
     (pairs already present are not added twice)."""
-    pairs = pairs_from_instances(store.instances())
-    return store.add_preference_pairs(pairs, PROVENANCE), pairs
+    pairs = pairs_from_instances(store.content.instances())
+    return store.content.add_preference_pairs(pairs, PROVENANCE), pairs

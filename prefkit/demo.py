@@ -36,7 +36,7 @@ def _import_examples(project: Project) -> None:
     from pipelines.ingest import alpsbench
 
     examples = Path(str(resources.files("pipelines").joinpath("examples/alpsbench")))
-    project.store.import_bundle(alpsbench.build_bundle(examples))
+    project.store.content.import_bundle(alpsbench.build_bundle(examples))
 
 
 def _pairs_and_gold(project: Project) -> None:
@@ -51,9 +51,9 @@ def _pairs_and_gold(project: Project) -> None:
     gold_refs = [
         item_ref(p["pair_id"]) for p in pairs if json.loads(p["meta_json"])["relation"] == "same_preference"
     ]
-    ids = store.task_ids_by_ref("preference_match", gold_refs[::4])  # a quarter of the self-pairs
+    ids = store.labels.task_ids_by_ref("preference_match", gold_refs[::4])  # a quarter of the self-pairs
     for task_id in ids.values():
-        store.set_gold(task_id, {"coverage": "fully"})
+        store.labels.set_gold(task_id, {"coverage": "fully"})
 
 
 def copy_examples(dest: str | Path) -> list[Path]:
@@ -83,8 +83,8 @@ def copy_examples(dest: str | Path) -> list[Path]:
 
 def _users(project: Project) -> None:
     for name, role in DEMO_USERS:
-        if project.store.user(name) is None:
-            project.store.add_user(name, role, DEMO_PASSWORD)
+        if project.store.accounts.user(name) is None:
+            project.store.accounts.add_user(name, role, DEMO_PASSWORD)
 
 
 def build_demo(

@@ -77,7 +77,7 @@ def seed_pairs(project: Project, n: int) -> None:
          "instance_id": None, "meta_json": None}
         for i in range(n)
     ]  # fmt: skip
-    project.store.add_preference_pairs(pairs, Provenance(source="test.pairs"))
+    project.store.content.add_preference_pairs(pairs, Provenance(source="test.pairs"))
 
 
 def make_project(
@@ -87,7 +87,7 @@ def make_project(
     packets written by :mod:`fixtures_alps` are imported and given memory-verification tasks."""
     project = Project.init(root, name="app-test")
     for name, role in USERS:
-        project.store.add_user(name, role, PASSWORD)
+        project.store.accounts.add_user(name, role, PASSWORD)
     seed_sessions(project, n, hostile_first=hostile)
     seed_pairs(project, n)
     create_tasks(project, "preference_expressed", overlap=overlap, gold_rate=0)
@@ -96,7 +96,7 @@ def make_project(
         from pipelines.ingest import alpsbench
 
         packets = write_packets(root.parent / f"{root.name}-packets", n)
-        project.store.import_bundle(alpsbench.build_bundle(packets))
+        project.store.content.import_bundle(alpsbench.build_bundle(packets))
         create_tasks(project, "memory_verify", overlap=overlap, gold_rate=0)
     return project
 
@@ -161,8 +161,8 @@ def make_hostile_project(root: Path) -> Project:
 
     project = Project.init(root, name="hostile")
     for name, role in (*USERS, ("carol", "annotator")):
-        project.store.add_user(name, role, PASSWORD)
-    project.store.add_tasks(hostile_tasks())
+        project.store.accounts.add_user(name, role, PASSWORD)
+    project.store.labels.add_tasks(hostile_tasks())
     for kind, (first, second) in HOSTILE_LABELS.items():
         for who, values in (("alice", first), ("bob", second)):
             item = workflow.current_item(project, who, kind)

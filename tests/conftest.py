@@ -143,6 +143,6 @@ def alps_project(tmp_path_factory, alps_packets):
         encoding="utf-8",
     )
     p.__dict__.pop("config", None)  # read the edited file
-    p.store.import_bundle(alpsbench.build_bundle(alps_packets))
+    p.store.content.import_bundle(alpsbench.build_bundle(alps_packets))
     yield p
     p.close()

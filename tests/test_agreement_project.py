@@ -27,14 +27,14 @@ def _tasks(store, kind, n, batch="b1", gold=()):
     tasks = [kind.make_task(f"pair:{batch}-{i}", {"i": i}, overlap=3, batch=batch) for i in range(n)]
     for i in gold:
         tasks[i] = tasks[i].model_copy(update={"is_gold": True, "gold_answer": {"coverage": "fully"}})
-    store.add_tasks(tasks)
+    store.labels.add_tasks(tasks)
     return tasks
 
 
 def _label(store, task, who, values, action="label", source="app", seconds=10.0):
     ev = LabelEvent(event_id=uuid.uuid4().hex, task_id=task.task_id, kind=task.kind, annotator=who, action=action,
                     values=values, time_spent_s=seconds, source=source, created_at=utcnow())  # fmt: skip
-    assert store.append_event(ev)
+    assert store.labels.append_event(ev)
     return ev
 
 
@@ -44,7 +44,7 @@ def template(tmp_path_factory):
     root = tmp_path_factory.mktemp("agreement") / "proj"
     p = Project.init(root, name="agreement")
     for name in ("ann1", "ann2", "ann3", "ann4", "gpt"):
-        p.store.add_user(name, "annotator", "password-123")
+        p.store.accounts.add_user(name, "annotator", "password-123")
     p.close()
     return root
 

@@ -20,11 +20,11 @@ def test_users_add_list_disable(project):
         project, "users", "add", "alice", "--role", "annotator", "--password-stdin", stdin="s3cret-pass\n"
     )
     assert out.exit_code == 0 and out.output == "added annotator alice\n"
-    assert project.store.authenticate("alice", "s3cret-pass")["role"] == "annotator"
+    assert project.store.accounts.authenticate("alice", "s3cret-pass")["role"] == "annotator"
     listed = json.loads(run(project, "users", "list", "--json").output)
     assert [(u["username"], u["active"]) for u in listed] == [("alice", True)]
     assert run(project, "users", "disable", "alice").exit_code == 0
-    assert project.store.authenticate("alice", "s3cret-pass") is None
+    assert project.store.accounts.authenticate("alice", "s3cret-pass") is None
 
 
 def test_user_errors_are_one_line(project):
@@ -53,7 +53,7 @@ def test_tasks_create_and_list(project):
         out.output
         == "created 3 preference_expressed tasks in batch w1 (3 preference_expressed tasks in the project)\n"
     )
-    assert {t.overlap for t in project.store.tasks()} == {2}
+    assert {t.overlap for t in project.store.labels.tasks()} == {2}
     assert project.store.get_meta("annotation.gold_rate.preference_expressed") == "0.2"
     rows = json.loads(run(project, "tasks", "list", "--json").output)
     assert rows == [
@@ -76,13 +76,13 @@ def test_pairs_and_gold_import(project, tmp_path):
         == f"added 1 preference pairs from {pairs}\n"
     )
     run(project, "tasks", "create", "--kind", "preference_match")
-    task = project.store.tasks(kind="preference_match")[0]
+    task = project.store.labels.tasks(kind="preference_match")[0]
     gold = tmp_path / "gold.jsonl"
     gold.write_text(
         json.dumps({"kind": "preference_match", "item_ref": task.item_ref, "answer": {"coverage": "fully"}})
     )
     assert run(project, "tasks", "gold", "import", str(gold)).exit_code == 0
-    assert project.store.task(task.task_id).gold_answer == {"coverage": "fully"}
+    assert project.store.labels.task(task.task_id).gold_answer == {"coverage": "fully"}
     gold.write_text('{"task_id": "nope", "answer": {}}\n')
     out = run(project, "tasks", "gold", "import", str(gold))
     assert out.exit_code == 1 and out.output.startswith(f"error: {gold}:1:")
@@ -94,7 +94,7 @@ def test_batches_open_close_list(project):
     assert run(project, "batches", "close", "b1").output == "batch b1 is closed\n"
     assert json.loads(run(project, "batches", "list", "--json").output)[0]["status"] == "closed"
     assert run(project, "batches", "open", "b1").exit_code == 0
-    assert project.store.batches()[0]["status"] == "open"
+    assert project.store.labels.batches()[0]["status"] == "open"
     out = run(project, "batches", "close", "nope")
     assert out.exit_code == 1 and out.output == "error: no batch 'nope'\n"
 

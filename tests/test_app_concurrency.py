@@ -34,8 +34,8 @@ def reader(root: str, stop, out: str) -> None:
     project = Project(root)
     seen = []
     while not stop.is_set():
-        seen.append(len(project.store.events(kind="preference_match")))
-        project.store.progress_table()
+        seen.append(len(project.store.labels.events(kind="preference_match")))
+        project.store.queues.progress_table()
     Path(out).write_text(json.dumps(seen))
     project.close()
 
@@ -70,7 +70,7 @@ def test_sixteen_concurrent_writers_lose_nothing(tmp_path):
 
     acked = [eid for u in users for eid in json.loads((tmp_path / f"{u['username']}.json").read_text())]
     store = Project(project.root).store
-    events = store.events(kind="preference_match")
+    events = store.labels.events(kind="preference_match")
     assert sorted(e.event_id for e in events) == sorted(acked)
     assert len(events) == ITEMS * OVERLAP
     per_task: dict[str, set[str]] = {}

@@ -68,13 +68,13 @@ def throttled(project: Project) -> Project:
 )
 def test_look_alike_and_overlong_names_are_refused(proj, name, why):
     with pytest.raises(StoreError, match=why):
-        proj.store.add_user(name, "annotator", PASSWORD)
-    assert len(proj.store.users()) == 3
+        proj.store.accounts.add_user(name, "annotator", PASSWORD)
+    assert len(proj.store.accounts.users()) == 3
 
 
 def test_names_are_stored_normalized_and_signed_in_case_blind(proj):
-    proj.store.add_user("  Zoë.Müller ", "annotator", PASSWORD)
-    assert proj.store.user("zoë.müller")["username"] == "zoë.müller"
+    proj.store.accounts.add_user("  Zoë.Müller ", "annotator", PASSWORD)
+    assert proj.store.accounts.user("zoë.müller")["username"] == "zoë.müller"
     assert workflow.sign_in(proj, "ZOË.MÜLLER", PASSWORD)["username"] == "zoë.müller"
 
 
@@ -86,7 +86,7 @@ def test_failures_past_the_free_ones_are_refused_unchecked_even_with_the_right_p
             workflow.sign_in(proj, "alice", "guess", client="10.0.0.9")
     with pytest.raises(workflow.AuthError, match="wait 60 s"):
         workflow.sign_in(proj, "alice", PASSWORD, client="10.0.0.7")  # another address, same name
-    outcomes = [r["outcome"] for r in proj.store.sign_in_log("alice")]
+    outcomes = [r["outcome"] for r in proj.store.accounts.sign_in_log("alice")]
     assert outcomes == ["throttled", "fail", "fail"]
     assert (
         workflow.sign_in(proj, "bob", PASSWORD, client="10.0.0.7")["username"] == "bob"
@@ -151,7 +151,7 @@ def test_an_idle_queue_goes_back_to_the_pool_when_someone_else_needs_items(proj)
     workflow.current_item(proj, "bob", "preference_match")
     idle(proj, "bob")
     workflow.current_item(proj, "alice", "preference_match")  # a new chunk for alice: bob's idle items return
-    released = proj.store.assignment_releases("bob")
+    released = proj.store.queues.assignment_releases("bob")
     assert len(released) == 6 and {r["kind"] for r in released} == {"preference_match"}
     assert workflow.progress(proj, "bob")["preference_match"]["assigned"] == 0
     stored, counted = holders(proj)
@@ -163,14 +163,16 @@ def test_a_busy_queue_is_kept_and_a_command_releases_on_demand(proj):
     assert workflow.release_stale(proj) == []  # shown just now: not idle
     out = run(proj, "tasks", "release", "--idle-hours", "0", "--annotator", "bob")
     assert out.exit_code == 0 and out.output.startswith("released 6 items from 1 idle queue(s)")
-    assert proj.store.open_assignment("bob", "preference_match", 10, 0) is not None  # bob can go on later
+    assert (
+        proj.store.queues.open_assignment("bob", "preference_match", 10, 0) is not None
+    )  # bob can go on later
 
 
 def test_a_label_for_an_item_released_while_on_screen_is_kept(proj):
     item = workflow.current_item(proj, "bob", "preference_match")
     workflow.release_stale(proj, hours=0, annotator="bob")
     assert workflow.submit(proj, "bob", item, {"coverage": "fully"})
-    assert proj.store.event(item.event_id).values == {"coverage": "fully"}
+    assert proj.store.labels.event(item.event_id).values == {"coverage": "fully"}
     assert workflow.progress(proj, "bob")["preference_match"]["done"] == 1
 
 
@@ -178,7 +180,7 @@ def test_a_label_for_an_item_released_while_on_screen_is_kept(proj):
 def test_counts_brought_up_to_date_equal_counting_again(proj):
     workflow.current_item(proj, "alice", "preference_match")
     before = workflow.progress(proj, "alice")
-    seen = proj.store.queue_version("alice")[0]
+    seen = proj.store.queues.queue_version("alice")[0]
     for _ in range(3):
         item = workflow.current_item(proj, "alice", "preference_match")
         workflow.submit(proj, "alice", item, {"coverage": "fully"})
@@ -192,7 +194,7 @@ def test_counts_brought_up_to_date_equal_counting_again(proj):
 
 
 def test_a_batch_lists_every_kind_it_holds_and_annotators_are_people_who_labelled(proj):
-    assert [(b["batch_id"], b["kinds"]) for b in proj.store.batches()] == [
+    assert [(b["batch_id"], b["kinds"]) for b in proj.store.labels.batches()] == [
         ("default", "preference_expressed, preference_match")
     ]
     assert dashboard.overview(proj.store)["annotators"] == 0  # accounts alone are not annotators

@@ -77,7 +77,7 @@ def test_match_key_labels_as_the_signed_in_user_and_moves_on(proj):
     at = app(ALICE, "preference_match")
     first = workflow.current_item(proj, "alice", "preference_match")
     at.button(key=f"{first.event_id}:partially").click().run()
-    ev = proj.store.event(first.event_id)
+    ev = proj.store.labels.event(first.event_id)
     assert (ev.annotator, ev.values, ev.action) == ("alice", {"coverage": "partially"}, "label")
     nxt = workflow.current_item(proj, "alice", "preference_match")
     assert nxt.task.task_id != first.task.task_id
@@ -100,7 +100,7 @@ def test_expressed_items_with_evidence_clicked_on_turns(proj):
     at.button(key=f"{p}:kN").click().run()  # choosing the chosen option again never turns it off
     assert at.radio(key=f"{p}:exp:1").value == "Not expressed"
     at.button(key=f"{p}:submit").click().run()
-    ev = proj.store.event(item.event_id)
+    ev = proj.store.labels.event(item.event_id)
     assert ev.values == {
         "items": [
             {"item": 0, "expressed": True, "evidence": [2]},
@@ -117,7 +117,7 @@ def test_incomplete_submit_warns_and_writes_nothing(proj):
     warning = at.warning[0].value  # names the undecided item by its number and its text
     assert "item 2" in warning and md_escape("Does the reply avoid long paragraphs?") in warning
     assert "item 1" not in warning
-    assert proj.store.events() == []
+    assert proj.store.labels.events() == []
 
 
 def test_memory_accept_all_then_reject_one_with_a_reason(proj):
@@ -130,7 +130,7 @@ def test_memory_accept_all_then_reject_one_with_a_reason(proj):
     at.button(key=f"{p}:addbtn").click().run()
     at.text_input(key=f"{p}:add0:value").input("The user owns a bike.").run()
     at.button(key=f"{p}:submit").click().run()
-    values = proj.store.event(item.event_id).values
+    values = proj.store.labels.event(item.event_id).values
     decisions = {d["key"]: d for d in values["decisions"]}
     assert decisions[keys[0]] == {"key": keys[0], "decision": "reject", "reason": "too_generic"}
     assert all(decisions[k]["decision"] == "accept" for k in keys[1:])
@@ -152,9 +152,9 @@ def test_memory_edit_sets_every_field_of_the_gold_memory(proj):
     at.text_input(key=f"{e}:evidence").input("training for my first marathon").run()
     at.number_input(key=f"{e}:confidence").set_value(0.85).run()
     at.button(key=f"{p}:submit").click().run()
-    edited = next(d for d in proj.store.event(item.event_id).values["decisions"] if d["key"] == keys[0])[
-        "edited"
-    ]
+    edited = next(
+        d for d in proj.store.labels.event(item.event_id).values["decisions"] if d["key"] == keys[0]
+    )["edited"]
     assert edited == {
         "value": "Trains for a marathon in April",
         "label": "Thoughts/Goals/Short_Term",
@@ -172,7 +172,7 @@ def test_skip_with_a_reason(proj):
     at.toggle(key=f"{item.event_id}:trouble").set_value(True).run()
     at.selectbox(key=f"{item.event_id}:skipr").set_value("cannot judge").run()
     at.button(key=f"{item.event_id}:skip").click().run()
-    ev = proj.store.event(item.event_id)
+    ev = proj.store.labels.event(item.event_id)
     assert (ev.action, ev.comment, ev.annotator) == ("skip", "cannot judge", "alice")
 
 
@@ -184,13 +184,13 @@ def test_edit_a_recent_label(proj):
     p = f"edit:{item.event_id}"
     at.button_group(key=f"{p}:coverage").set_value("not_covered").run()
     at.button(key=f"{p}:save").click().run()
-    live = [e for e in proj.store.effective_events("preference_match") if e.annotator == "alice"]
+    live = [e for e in proj.store.labels.effective_events("preference_match") if e.annotator == "alice"]
     assert [(e.values["coverage"], e.supersedes) for e in live] == [("not_covered", item.event_id)]
 
 
 def test_dashboard_shows_progress_and_gold_accuracy(proj):
-    tid = proj.store.tasks(kind="preference_match")[0].task_id
-    proj.store.set_gold(tid, {"coverage": "fully"})
+    tid = proj.store.labels.tasks(kind="preference_match")[0].task_id
+    proj.store.labels.set_gold(tid, {"coverage": "fully"})
     proj.store.set_meta(gold_rate_key("preference_match"), "0.3")
     while (item := workflow.current_item(proj, "alice", "preference_match")) is not None:
         workflow.submit(proj, "alice", item, {"coverage": "partially"})
@@ -217,7 +217,7 @@ def test_adjudication_records_the_maintainers_decision(proj):
     at.button_group(key=f"adj:{tid}:coverage").set_value("partially").run()
     at.text_area(key=f"adj:{tid}:note").input("candidate misses the deadline condition").run()
     at.button(key=f"adj:{tid}:save").click().run()
-    adj = proj.store.adjudications(tid)[0]
+    adj = proj.store.labels.adjudications(tid)[0]
     assert (adj.maintainer, adj.values, adj.note) == (
         "maya",
         {"coverage": "partially"},
@@ -245,10 +245,10 @@ def test_rewrite_a_weak_user_turn_from_its_bubble(proj):
     at.text_area(key=f"{p}:rw:2").input("Could you keep it short? I'm on my phone.").run()
     at.text_input(key=f"{p}:rwr:2").input("states the preference verbatim").run()
     at.button(key=f"{p}:rws:2").click().run()
-    rev = proj.store.revisions(item.task.payload["dialogue_id"])[0]
+    rev = proj.store.content.revisions(item.task.payload["dialogue_id"])[0]
     assert (rev["author"], rev["revised"], rev["reason"]) == (
         "alice", "Could you keep it short? I'm on my phone.", "states the preference verbatim")  # fmt: skip
-    assert proj.store.dialogue(item.task.payload["dialogue_id"])["needs_reverification"]
+    assert proj.store.content.dialogue(item.task.payload["dialogue_id"])["needs_reverification"]
     assert any("turn 2 · user · rewritten" in c.value for c in at.caption)
 
 
@@ -268,7 +268,7 @@ def test_adjudication_of_a_tie_starts_empty_and_names_units_by_their_text(proj, 
     at.button_group(key="adj_kind").set_value(kind).run()
     assert not at.exception
     tid = at.session_state["adj_task"]
-    task, p = proj.store.task(tid), f"adj:{tid}"
+    task, p = proj.store.labels.task(tid), f"adj:{tid}"
     units = list(at.dataframe[0].value["unit"])
     if kind == "preference_expressed":
         assert sorted(units) == ["1. " + task.payload["checklist"][0], "2. " + task.payload["checklist"][1]]
@@ -285,13 +285,13 @@ def test_adjudication_of_a_tie_starts_empty_and_names_units_by_their_text(proj, 
     at.text_area(key=f"{p}:note").input("checked against the dialogue").run()
     at.button(key=f"{p}:save").click().run()
     assert not at.exception
-    assert proj.store.adjudications(tid)[0].note == "checked against the dialogue"
+    assert proj.store.labels.adjudications(tid)[0].note == "checked against the dialogue"
 
 
 def test_a_disabled_account_is_signed_out_on_its_next_click(proj):
     at = app(ALICE, "preference_match")
     assert any(b.label == "Fully covered" for b in at.button)
-    proj.store.set_user_active("alice", False)
+    proj.store.accounts.set_user_active("alice", False)
     at.run()
     assert "user" not in at.session_state
     assert [t.label for t in at.text_input] == ["User name", "Password"]
@@ -303,6 +303,6 @@ def test_flag_a_broken_item_for_the_maintainers(proj):
     at.toggle(key=f"{item.event_id}:trouble").set_value(True).run()
     at.selectbox(key=f"{item.event_id}:flagr").set_value("wrong language").run()
     at.button(key=f"{item.event_id}:flag").click().run()
-    ev = proj.store.event(item.event_id)
+    ev = proj.store.labels.event(item.event_id)
     assert (ev.action, ev.comment) == ("flag", "wrong language")
     assert workflow.current_item(proj, "alice", "memory_verify").task.task_id != item.task.task_id

@@ -37,7 +37,7 @@ def label_all(p, user: str, kind: str, values) -> list[str]:
 
 
 def test_each_item_goes_to_k_distinct_annotators_and_never_twice(proj):
-    proj.store.add_user("carol", "annotator", "correct-horse-9")
+    proj.store.accounts.add_user("carol", "annotator", "correct-horse-9")
     seen = {
         u: label_all(proj, u, "preference_match", {"coverage": "fully"}) for u in ("alice", "bob", "carol")
     }
@@ -70,9 +70,9 @@ def test_double_submit_records_one_event_and_moves_on(proj):
     item = workflow.current_item(proj, "alice", "preference_expressed")
     assert workflow.submit(proj, "alice", item, EXPRESSED) is True
     assert workflow.submit(proj, "alice", item, EXPRESSED) is False
-    assert [e.event_id for e in proj.store.events(annotator="alice")] == [item.event_id]
+    assert [e.event_id for e in proj.store.labels.events(annotator="alice")] == [item.event_id]
     assert workflow.current_item(proj, "alice", "preference_expressed").task.task_id != item.task.task_id
-    ev = proj.store.event(item.event_id)
+    ev = proj.store.labels.event(item.event_id)
     assert ev.annotator == "alice" and ev.time_spent_s is not None and ev.time_spent_s >= 0
 
 
@@ -81,7 +81,7 @@ def test_invalid_label_names_the_field_and_writes_nothing(proj):
     bad = {"items": [{"item": 0, "expressed": True, "evidence": [1]}, {"item": 1, "expressed": False}]}
     with pytest.raises(LabelError, match=r"items\.0\.evidence"):
         workflow.submit(proj, "alice", item, bad)
-    assert proj.store.events() == []
+    assert proj.store.labels.events() == []
 
 
 def test_skip_and_flag_need_a_reason_and_finish_the_item(proj):
@@ -91,7 +91,7 @@ def test_skip_and_flag_need_a_reason_and_finish_the_item(proj):
     workflow.skip(proj, "alice", item, "cannot judge")
     nxt = workflow.current_item(proj, "alice", "preference_match")
     workflow.flag(proj, "alice", nxt, "wrong language")
-    assert [(e.action, e.comment) for e in proj.store.events()] == [
+    assert [(e.action, e.comment) for e in proj.store.labels.events()] == [
         ("skip", "cannot judge"),
         ("flag", "wrong language"),
     ]
@@ -105,9 +105,9 @@ def test_edit_supersedes_a_recent_label_once(proj):
     new = workflow.edit_label(proj, "alice", item.event_id, {"coverage": "partially"}, "second look")
     again = workflow.edit_label(proj, "alice", item.event_id, {"coverage": "partially"}, "second look")
     assert new.event_id == again.event_id and new.supersedes == item.event_id
-    live = [e for e in proj.store.effective_events("preference_match") if e.annotator == "alice"]
+    live = [e for e in proj.store.labels.effective_events("preference_match") if e.annotator == "alice"]
     assert [(e.values, e.comment) for e in live] == [({"coverage": "partially"}, "second look")]
-    assert len(proj.store.events()) == 2
+    assert len(proj.store.labels.events()) == 2
 
 
 def test_edit_refuses_labels_beyond_undo_depth_or_of_someone_else(proj):
@@ -124,21 +124,21 @@ def test_edit_refuses_labels_beyond_undo_depth_or_of_someone_else(proj):
 
 
 def test_closed_batches_leave_the_queue(proj):
-    proj.store.set_batch_status("default", "closed")
+    proj.store.labels.set_batch_status("default", "closed")
     assert workflow.current_item(proj, "alice", "preference_match") is None
-    proj.store.set_batch_status("default", "open")
+    proj.store.labels.set_batch_status("default", "open")
     assert workflow.current_item(proj, "alice", "preference_match") is not None
 
 
 def test_gold_items_are_mixed_in_and_scored(proj, tmp_path):
-    tasks = proj.store.tasks(kind="preference_match")
+    tasks = proj.store.labels.tasks(kind="preference_match")
     gold_file = tmp_path / "gold.jsonl"
     gold_file.write_text(
         f'{{"task_id": "{tasks[0].task_id}", "answer": {{"coverage": "fully"}}}}\n'
         f'{{"kind": "preference_match", "item_ref": "{tasks[1].item_ref}", "answer": {{"coverage": "not_covered"}}}}\n'
     )
     assert import_gold(proj, gold_file) == 2
-    assert proj.store.task_summaries("preference_match")[0]["gold"] == 2
+    assert proj.store.queues.task_summaries("preference_match")[0]["gold"] == 2
     create_tasks(proj, "preference_match", gold_rate=0.5)
     done = label_all(proj, "alice", "preference_match", {"coverage": "fully"})
     assert {tasks[0].task_id, tasks[1].task_id} <= set(done)
@@ -148,12 +148,12 @@ def test_gold_items_are_mixed_in_and_scored(proj, tmp_path):
 
 
 def test_gold_import_names_file_line_and_field(proj, tmp_path):
-    tid = proj.store.tasks(kind="preference_match")[0].task_id
+    tid = proj.store.labels.tasks(kind="preference_match")[0].task_id
     bad = tmp_path / "gold.jsonl"
     bad.write_text(f'{{"task_id": "{tid}", "answer": {{"coverage": "mostly"}}}}\n')
     with pytest.raises(TaskFileError, match=r"gold.jsonl:1: field answer.coverage"):
         import_gold(proj, bad)
-    assert proj.store.gold_answers() == {}
+    assert proj.store.labels.gold_answers() == {}
 
 
 def test_pairs_import_adds_matching_tasks(proj, tmp_path):
@@ -174,7 +174,7 @@ def test_rewrite_turn_keeps_the_original_and_flags_the_session(proj):
     workflow.rewrite_turn(proj, "alice", item.task, 2, "Shorter please, I am on my phone.", "too blunt")
     turns = workflow.display_turns(proj, item.task)
     assert turns[2]["content"] == "Shorter please, I am on my phone." and turns[2]["revised"]
-    rev = proj.store.revisions(item.task.payload["dialogue_id"])[0]
+    rev = proj.store.content.revisions(item.task.payload["dialogue_id"])[0]
     assert (rev["author"], rev["original"]) == ("alice", "That is a lot to read on a small screen.")
     assert dashboard.reverification(proj.store)[0]["dialogue_id"] == item.task.payload["dialogue_id"]
 
@@ -183,7 +183,7 @@ def test_sign_in_and_roles(proj):
     assert workflow.sign_in(proj, "maya", "correct-horse-9")["role"] == "maintainer"
     with pytest.raises(workflow.AuthError):
         workflow.sign_in(proj, "alice", "wrong-password")
-    proj.store.set_user_active("bob", False)
+    proj.store.accounts.set_user_active("bob", False)
     with pytest.raises(workflow.AuthError):
         workflow.sign_in(proj, "bob", "correct-horse-9")
     with pytest.raises(workflow.AuthError, match="not a maintainer"):
@@ -201,12 +201,12 @@ def test_dashboard_rows_count_what_was_done(proj):
     assert dist == {("coverage", "fully"): 6, ("coverage", "partially"): 6}
     assert sum(r["n"] for r in dashboard.throughput(proj.store, "hour")) == 12
     assert dashboard.overview(proj.store)["complete"] == 6
-    assert proj.store.task_summaries("preference_match")[0]["gold"] == 0
+    assert proj.store.queues.task_summaries("preference_match")[0]["gold"] == 0
 
 
 def test_queue_queries_use_indexes(proj):
     workflow.current_item(proj, "alice", "preference_match")
-    plans = proj.store.queue_query_plans("alice", "preference_match")
+    plans = proj.store.queues.queue_query_plans("alice", "preference_match")
     assert "USING INDEX ix_assignments_open" in plans["open_item"]
     assert "ix_tasks_queue" in plans["next_regular"]
     assert "SCAN" not in " ".join(plans.values())
@@ -227,7 +227,7 @@ def test_pairs_with_a_known_answer_become_gold_items(proj, tmp_path):
     )
     import_pairs(proj, f)
     create_tasks(proj, "preference_match", gold_rate=0.2)
-    gold = proj.store.gold_answers("preference_match")
+    gold = proj.store.labels.gold_answers("preference_match")
     assert list(gold.values()) == [("preference_match", {"coverage": "fully"})]
     assert proj.store.get_meta("annotation.gold_rate.preference_match") == "0.2"
     f.write_text(
@@ -254,8 +254,8 @@ def test_the_page_reads_account_item_and_version_in_one_statement(proj):
     assert len(statements) == 1
     assert view.active and view.item.task.task_id != item.task.task_id
     assert view.item == workflow.current_item(proj, "alice", "preference_match")
-    assert view.version == proj.store.queue_version("alice") and view.version[0] > 0
-    proj.store.set_user_active("alice", False)
+    assert view.version == proj.store.queues.queue_version("alice") and view.version[0] > 0
+    proj.store.accounts.set_user_active("alice", False)
     assert workflow.annotator_view(proj, "alice", "preference_match") == workflow.AnnotatorView(
         False, None, view.version
     )

@@ -98,8 +98,10 @@ def _snapshot(root: Path) -> dict[str, int]:
 def template(tmp_path_factory):
     root = tmp_path_factory.mktemp("bad") / "proj"
     p = Project.init(root, name="bad")
-    p.store.add_user("ann1", "annotator", "password-123")
-    p.store.add_tasks([MATCH.make_task(f"pair:p{i}", {"i": i}, overlap=2, batch="b1") for i in range(2)])
+    p.store.accounts.add_user("ann1", "annotator", "password-123")
+    p.store.labels.add_tasks(
+        [MATCH.make_task(f"pair:p{i}", {"i": i}, overlap=2, batch="b1") for i in range(2)]
+    )
     p.close()
     return root
 

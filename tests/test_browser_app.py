@@ -55,7 +55,7 @@ def served(tmp_path_factory):
     require(os.path.exists(CHROMIUM), "Debian chromium is not installed (apt-get install chromium)")
     proj = make_project(tmp_path_factory.mktemp("browser") / "proj", n=3, overlap=5, alps=True, hostile=True)
     for name in ("carol", "dan", "erin"):
-        proj.store.add_user(name, "annotator", PASSWORD)
+        proj.store.accounts.add_user(name, "annotator", PASSWORD)
     yield from serve(proj)
 
 
@@ -183,7 +183,7 @@ def test_two_annotators_label_every_kind_in_two_browser_contexts(served, browser
         open_kind(page, "Memory verification")
         shot(page, f"memory_{who}")
         label_memory(page)
-    events = proj.store.events()
+    events = proj.store.labels.events()
     by = {(e.annotator, e.kind) for e in events}
     assert by == {
         (w, k)
@@ -319,9 +319,9 @@ def test_a_tie_is_adjudicated_from_an_empty_form(served, browser):
     from schemas.curation import LabelEvent
 
     proj, url, _ = served
-    base = proj.store.tasks(kind="preference_expressed")[0]
+    base = proj.store.labels.tasks(kind="preference_expressed")[0]
     task = get_kind("preference_expressed").make_task("session:tie", base.payload, 2, "default")
-    proj.store.add_tasks([task])
+    proj.store.labels.add_tasks([task])
     for who, first in (("alice", True), ("bob", False)):
         values = {
             "items": [
@@ -329,7 +329,7 @@ def test_a_tie_is_adjudicated_from_an_empty_form(served, browser):
                 {"item": 1, "expressed": not first, "evidence": []},
             ]
         }
-        proj.store.record_submit(LabelEvent(event_id=f"ev_tie_{who}", task_id=task.task_id, kind=task.kind,
+        proj.store.queues.record_submit(LabelEvent(event_id=f"ev_tie_{who}", task_id=task.task_id, kind=task.kind,
                                             annotator=who, values=values, created_at=utcnow()))  # fmt: skip
     page = sign_in(browser, url, "maya")
     page.get_by_role("link", name="Adjudication").click()
@@ -360,11 +360,11 @@ def test_an_idle_item_goes_back_to_the_pool_and_a_late_submit_is_kept(served, br
         cli, ["tasks", "release", "--idle-hours", "0", "--annotator", "erin", "--project", str(proj.root)]
     )
     assert out.exit_code == 0 and out.output.startswith("released 3 items")
-    assert {r["task_id"] for r in proj.store.assignment_releases("erin")} == {
-        t.task_id for t in proj.store.tasks(kind="preference_match")
+    assert {r["task_id"] for r in proj.store.queues.assignment_releases("erin")} == {
+        t.task_id for t in proj.store.labels.tasks(kind="preference_match")
     }
     label_match(page)  # the item still on screen: its label is kept, the page moves on
-    assert proj.store.event(shown.event_id).values == {"coverage": "fully"}
+    assert proj.store.labels.event(shown.event_id).values == {"coverage": "fully"}
     assert workflow.progress(proj, "erin")["preference_match"]["done"] == 1
     page.context.close()
 
@@ -382,7 +382,7 @@ def test_kill_9_loses_no_acknowledged_label(served, browser):
     proc.wait(timeout=10)
     page.context.close()
     reopened = Project(proj.root)
-    stored = {e.event_id: e for e in reopened.store.events(annotator="carol")}
+    stored = {e.event_id: e for e in reopened.store.labels.events(annotator="carol")}
     assert all(stored[eid].values == {"coverage": "fully"} for eid in acknowledged)
     reopened.close()
 
@@ -455,7 +455,7 @@ def test_wrong_passwords_back_off_until_a_maintainer_unlocks(hostile, browser):
 
     def logged(n: int) -> None:  # the server has handled the n-th attempt
         deadline = time.monotonic() + 30
-        while len(proj.store.sign_in_log("bob")) < n and time.monotonic() < deadline:
+        while len(proj.store.accounts.sign_in_log("bob")) < n and time.monotonic() < deadline:
             page.wait_for_timeout(100)
 
     for i in range(3):
@@ -465,9 +465,14 @@ def test_wrong_passwords_back_off_until_a_maintainer_unlocks(hostile, browser):
     attempt(page, url, "bob", PASSWORD)  # the right password, refused unchecked during the backoff
     logged(4)
     expect(page.get_by_text(re.compile(r"too many failed sign-ins: wait \d+ s"))).to_be_visible()
-    assert [r["outcome"] for r in proj.store.sign_in_log("bob")][:4] == ["throttled", "fail", "fail", "fail"]
+    assert [r["outcome"] for r in proj.store.accounts.sign_in_log("bob")][:4] == [
+        "throttled",
+        "fail",
+        "fail",
+        "fail",
+    ]
     shot(page, "sign_in_backoff")
-    proj.store.unlock_sign_in("bob")
+    proj.store.accounts.unlock_sign_in("bob")
     attempt(page, url, "bob", PASSWORD)
     page.get_by_text("signed in as bob").wait_for()
     page.context.close()

@@ -71,7 +71,7 @@ def seed_gold(project) -> None:
                     "schema_version": "1.0",
                 }
             )
-    project.store.import_bundle(bundle)
+    project.store.content.import_bundle(bundle)
 
 
 @pytest.fixture
@@ -85,7 +85,7 @@ def built(project):
 def test_retrieval_pools_never_hold_the_same_users_memories(built):
     project, report = built
     for n in (100, 300, 500, 700, 1000):
-        rows = project.store.alps_tasks(track=f"task3_d{n}")
+        rows = project.store.alps.tasks(track=f"task3_d{n}")
         assert len(rows) == 3 and report.built[f"task3_d{n}"] == 3
         for r in rows:
             cands = r["input"]["input"]["candidate_memories"]
@@ -99,20 +99,22 @@ def test_retrieval_pools_never_hold_the_same_users_memories(built):
 
 def test_distractors_are_stratified_by_label_seeded_and_shuffled(built):
     project, _ = built
-    rows = project.store.alps_tasks(track="task3_d1000")
+    rows = project.store.alps.tasks(track="task3_d1000")
     cands = rows[0]["input"]["input"]["candidate_memories"]
     positive = rows[0]["gold"]["gold"]["selected_memory"]["memory_id"]
     got = Counter(c["label"] for c in cands if c["memory_id"] != positive)
     owner = rows[0]["benchmark_id"]
     pool = Counter(
-        m["record"]["label"] for m in project.store.memories(origin="gold") if m["dialogue_id"] != owner
+        m["record"]["label"]
+        for m in project.store.content.memories(origin="gold")
+        if m["dialogue_id"] != owner
     )
     total = sum(pool.values())
     # Each label's share of the 1000 distractors is its share of the other users' memories (to the unit).
     assert set(got) == set(pool) and sum(got.values()) == 1000
     assert all(abs(got[lb] - 1000 * pool[lb] / total) < 1 for lb in pool)
     positions = {
-        r["gold"]["gold"]["selected_memory_id"] for r in project.store.alps_tasks(track="task3_d100")
+        r["gold"]["gold"]["selected_memory_id"] for r in project.store.alps.tasks(track="task3_d100")
     }
     assert len(positions) > 1  # shuffled: the positive is not always at the same place
 
@@ -128,11 +130,11 @@ def test_same_seed_same_pools_other_seed_other_pools(project):
 
 def test_use_queries_and_update_dialogues(built):
     project, report = built
-    t4 = project.store.alps_tasks(track="task4_ability2")
+    t4 = project.store.alps.tasks(track="task4_ability2")
     assert t4 and all(
         leakage(r["input"]["input"]["query"], r["gold"]["gold"]["selected_memory"]) is None for r in t4
     )
-    t2 = project.store.alps_tasks(track="task2")
+    t2 = project.store.alps.tasks(track="task2")
     assert len(t2) == 3
     kinds = Counter(s["kind"] for s in t2[0]["checks"]["segments"])
     assert kinds == {"neutral": 1, "new": 1, "conflict": 1}
@@ -162,11 +164,11 @@ def test_task_qc_decides_which_built_rows_ship(built):
 
     project, _ = built
     store = project.store
-    assert create_tasks(project, "task_qc", overlap=1) == len(store.alps_tasks())
+    assert create_tasks(project, "task_qc", overlap=1) == len(store.alps.tasks())
     add_users(store, "ann1")
     qc = {
         t.payload["benchmark_id"]: t
-        for t in store.tasks(kind="task_qc")
+        for t in store.labels.tasks(kind="task_qc")
         if t.payload["track"] == "task3_d100"
     }
     with pytest.raises(LabelError, match="leakage"):
@@ -193,7 +195,7 @@ def test_task_qc_round_trips_through_the_label_studio_config(built):
 
     project, _ = built
     create_tasks(project, "task_qc", overlap=1)
-    task = project.store.tasks(kind="task_qc")[0]
+    task = project.store.labels.tasks(kind="task_qc")[0]
     minidom.parseString(label_config("task_qc"))  # well-formed XML
     cfg = ls_kind("task_qc")
     values = {"leakage": "leaks", "answer": "incorrect", "comment": "states the diet"}
@@ -221,12 +223,12 @@ def test_task_qc_form_records_both_verdicts(built, monkeypatch):
     item = workflow.current_item(project, "alice", "task_qc")
     p = item.event_id
     at.button(key=f"{p}:submit").click().run()
-    assert "leakage" in at.warning[0].value and project.store.events() == []
+    assert "leakage" in at.warning[0].value and project.store.labels.events() == []
     at.button_group(key=f"{p}:leakage").set_value("leaks").run()
     at.button_group(key=f"{p}:answer").set_value("correct").run()
     at.text_input(key=f"{p}:comment").input("names the food preference").run()
     at.button(key=f"{p}:submit").click().run()
-    ev = project.store.event(p)
+    ev = project.store.labels.event(p)
     assert (ev.kind, ev.values, ev.comment) == (
         "task_qc",
         {"leakage": "leaks", "answer": "correct"},
@@ -252,7 +254,7 @@ def test_verified_memories_come_from_memory_verify_labels(tmp_path):
         run_extraction(p.store, layer, ExtractionConfig(limit=2, require_implicit=False))
     create_tasks(p, "memory_verify", overlap=1)
     add_users(p.store, "ann1")
-    task = max(p.store.tasks(kind="memory_verify"), key=lambda t: len(t.payload["candidates"]))
+    task = max(p.store.labels.tasks(kind="memory_verify"), key=lambda t: len(t.payload["candidates"]))
     keys = [c["key"] for c in task.payload["candidates"]]
     decisions = [{"key": k, "decision": "accept"} for k in keys]
     if len(keys) > 1:
@@ -271,7 +273,10 @@ def test_verified_memories_come_from_memory_verify_labels(tmp_path):
         ({"label": "States_Experiences/Past_Experience", "value": "Lived in Berlin for years"}, "ability1"),
         ({"label": "Possessions/Car", "value": "Owns a Tesla bought 7 months ago"}, "ability2"),
         ({"label": "Preferences/Food", "value": "Prefers spicy vegetarian food"}, "ability2"),
-        ({"label": "Thoughts/Curiosity", "value": "Curious about roleplay scenarios as a knight"}, "ability3"),
+        (
+            {"label": "Thoughts/Curiosity", "value": "Curious about roleplay scenarios as a knight"},
+            "ability3",
+        ),
         (
             {
                 "label": "Personal_Background/Occupation",
@@ -281,7 +286,10 @@ def test_verified_memories_come_from_memory_verify_labels(tmp_path):
             "ability3",
         ),
         ({"label": "Constraints_and_Boundaries/Disliked_Topics", "value": "No talk of politics"}, "ability4"),
-        ({"label": "States_Experiences/Mental_State", "value": "Anxious about the visa deadline"}, "ability5"),
+        (
+            {"label": "States_Experiences/Mental_State", "value": "Anxious about the visa deadline"},
+            "ability5",
+        ),
         ({"label": "Thoughts/Curiosity", "value": "Curious how compilers work"}, None),
     ],
 )

@@ -71,7 +71,7 @@ def test_only_an_active_maintainer_may_adjudicate(three):
     (t,) = match_tasks(three, 1)
     with pytest.raises(AdjudicationError, match="ann1"):
         adjudicate(three, t.task_id, "ann1", {"coverage": "fully"})
-    three.set_user_active("lead", False)
+    three.accounts.set_user_active("lead", False)
     with pytest.raises(AdjudicationError, match="not an active maintainer"):
         adjudicate(three, t.task_id, "lead", {"coverage": "fully"})
 
@@ -80,7 +80,7 @@ def test_adjudicated_values_are_validated_by_the_task_kind(three):
     (t,) = match_tasks(three, 1)
     with pytest.raises(LabelError, match="coverage"):
         adjudicate(three, t.task_id, "lead", {"coverage": "mostly"})
-    assert three.adjudications() == []
+    assert three.labels.adjudications() == []
 
 
 def test_final_labels_follow_edits_and_withdrawals_in_the_log(three):
@@ -116,7 +116,7 @@ def _expressed_task(store) -> AnnotationTask:
         },
         created_at=utcnow(),
     )
-    store.add_tasks([task])
+    store.labels.add_tasks([task])
     return task
 
 

@@ -6,12 +6,12 @@ from prefkit.demo import DEMO_PASSWORD, DEMO_USERS, build_demo
 def test_demo_project_has_work_of_every_kind_and_is_idempotent(tmp_path):
     project = build_demo(tmp_path / "demo", personas=2, seed=1, log=lambda m: None)
     store = project.store
-    kinds = {t.kind for t in store.tasks()}
+    kinds = {t.kind for t in store.labels.tasks()}
     assert kinds == {"preference_expressed", "preference_match", "memory_verify"}
     assert store.count("instances") == 6  # three instance types per persona
-    assert any(t.is_gold for t in store.tasks("preference_match"))
+    assert any(t.is_gold for t in store.labels.tasks("preference_match"))
     for name, role in DEMO_USERS:
-        assert store.authenticate(name, DEMO_PASSWORD)["role"] == role
+        assert store.accounts.authenticate(name, DEMO_PASSWORD)["role"] == role
     with store.read() as conn:
         offline = conn.exec_driver_sql(
             "select count(*) from instances i join provenance p using (provenance_id) where p.offline"

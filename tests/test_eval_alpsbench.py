@@ -140,7 +140,7 @@ def test_a_cut_release_is_scored_with_its_public_gold_and_its_private_test_gold(
     from pipelines.ingest import alpsbench
 
     examples = Path(__file__).resolve().parent.parent / "pipelines" / "examples" / "alpsbench"
-    project.store.import_bundle(alpsbench.build_bundle(examples))
+    project.store.content.import_bundle(alpsbench.build_bundle(examples))
     # No memory_verify labels here: the examples' own gold is Task 1's reference.
     toml = project.root / "prefkit.toml"
     toml.write_text(

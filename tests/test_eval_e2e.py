@@ -120,7 +120,7 @@ def test_kill_resume_score_pairs_and_judge_vs_human_alpha(endpoint, project, tmp
         time.sleep(0.01)
     os.kill(child.pid, signal.SIGKILL)
     child.wait()
-    done = sum(1 for s in STAGES for row in project.store.llm_ledger(s) if row["status"] == "done")
+    done = sum(1 for s in STAGES for row in project.store.llm.ledger(s) if row["status"] == "done")
     assert 5 <= done < total
     endpoint.reset_log()
 
@@ -137,16 +137,16 @@ def test_kill_resume_score_pairs_and_judge_vs_human_alpha(endpoint, project, tmp
     assert pairs["sampled"] == {"fully": 3, "partially": 3, "not_covered": 0}
     assert pairs["new_tasks"] == 6 and pairs["judge_events"] == 6
     judge = judge_annotator("gpt-4o-mini")
-    judged = {e.task_id: e.values["coverage"] for e in project.store.events(kind="preference_match")
+    judged = {e.task_id: e.values["coverage"] for e in project.store.labels.events(kind="preference_match")
               if e.annotator == judge}  # fmt: skip
-    assert len(judged) == 6 and all(e.source == "judge" for e in project.store.events(annotator=judge))
+    assert len(judged) == 6 and all(e.source == "judge" for e in project.store.labels.events(annotator=judge))
 
     for name in ("ann1", "ann2", "ann3"):
-        project.store.add_user(name, "annotator", "password-123")
+        project.store.accounts.add_user(name, "annotator", "password-123")
     for i, (task_id, coverage) in enumerate(sorted(judged.items())):
         for name in ("ann1", "ann2", "ann3"):
             human = coverage if (name != "ann3" or i % 2) else "not_covered"
-            project.store.append_event(LabelEvent(
+            project.store.labels.append_event(LabelEvent(
                 event_id=uuid.uuid4().hex, task_id=task_id, kind="preference_match", annotator=name,
                 values={"coverage": human}, created_at=utcnow()))  # fmt: skip
     assert all(f["n_labels"] == 3 for f in final_labels(project.store, "preference_match").values())

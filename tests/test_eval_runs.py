@@ -24,7 +24,7 @@ def test_the_same_command_resumes_the_same_run_without_new_calls(project, tmp_pa
     calls = project.store.count("llm_cache")
     second = json.loads(run_cli(project, *args))
     assert second["run"]["run_id"] == first["run"]["run_id"] and second["rows"] == first["rows"]
-    assert project.store.count("llm_cache") == calls and len(project.store.eval_runs()) == 1
+    assert project.store.count("llm_cache") == calls and len(project.store.eval.runs()) == 1
     run = first["run"]
     assert run["offline"] is True and run["release_version"] == "1.0.0" and run["release_name"] == "evaltest"
     assert set(run["prompts"]) == {"cupid_infer", "cupid_match_gold", "cupid_match_inferred"}
@@ -58,7 +58,7 @@ def test_judging_a_predictions_file_calls_only_the_judge(project, tmp_path):
         run_cli(project, "eval", "cupid", "--release", str(rel), "--predictions", str(preds), "--json")
     )
     assert out["run"]["model"] is None
-    stages = {row["stage"] for row in project.store.llm_ledger()}
+    stages = {row["stage"] for row in project.store.llm.ledger()}
     assert stages == {"eval.cupid.match_gold", "eval.cupid.match_inferred"}
     rows = {r["group"]: r for r in out["rows"] if r["task"] == "inference"}
     assert rows["consistent"]["n_inferred"] == 1 and rows["changing"]["n_empty"] == 1
@@ -71,7 +71,7 @@ def test_estimate_prices_the_run_and_makes_no_call(project, tmp_path):
         run_cli(project, "eval", "cupid", "--release", str(rel), "--model", "m", "--estimate", "--json")
     )
     assert out["estimate"]["calls"] == 6 * (1 + 2 + 1)  # inference + one per gold item + decomposition
-    assert project.store.count("llm_cache") == 0 and project.store.eval_runs() == []
+    assert project.store.count("llm_cache") == 0 and project.store.eval.runs() == []
 
 
 def test_oracle_gold_is_for_generation_only(project, tmp_path):
@@ -94,7 +94,7 @@ def test_alpsbench_task4_is_scored_by_the_judge_per_ability(project, tmp_path):
     rows = {r["group"]: r for r in out["rows"]}
     assert set(rows) == {"ability1", "ability2"} and all(r["n_scored"] == 1 for r in rows.values())
     assert out["run"]["judge_model"] == "gpt-4o-mini" and out["judge"]["validated"] is False
-    assert {row["stage"] for row in project.store.llm_ledger()} == {
+    assert {row["stage"] for row in project.store.llm.ledger()} == {
         "eval.alps.task4",
         "eval.alps.judge_task4",
     }

@@ -117,10 +117,12 @@ def test_one_persona_end_to_end_over_http(openai_project):
     server, project = openai_project(responder)
     run(project, personas=1)
     store = project.store
-    assert store.status()["instances"] == 3 and store.dropped_personas() == {}
-    sessions = store.sessions()
+    assert store.status()["instances"] == 3 and store.generation.dropped_personas() == {}
+    sessions = store.content.sessions()
     assert len(sessions) == 13 and all(s["satisfied"] for s in sessions[:-1])
-    assert all(len(store.turn_scores(s["session_id"])) == 2 for s in sessions[:-1])  # feedback once, then met
+    assert all(
+        len(store.generation.turn_scores(s["session_id"])) == 2 for s in sessions[:-1]
+    )  # feedback once, then met
     records = [json.loads(r) for r in _provenance_records(store)]
     assert records and not any(r["offline"] for r in records)
     calls = server.count()
@@ -149,10 +151,10 @@ def test_broken_contrastive_pair_drops_the_persona_with_reasons(openai_project):
     reports = run(project, personas=1)
     store = project.store
     assert reports[1].dropped == ["persona-s0-0000"]
-    assert "types differ" in store.dropped_personas()["persona-s0-0000"]["reason"]
-    assert len(store.failures("factors")) == 3 and store.status()["context_factors"] == 0
+    assert "types differ" in store.generation.dropped_personas()["persona-s0-0000"]["reason"]
+    assert len(store.content.failures("factors")) == 3 and store.status()["context_factors"] == 0
     run(project, personas=1)  # the dropped persona is not retried
-    assert len(store.failures("factors")) == 3  # no new failure rows
+    assert len(store.content.failures("factors")) == 3  # no new failure rows
 
 
 def test_failed_calls_leave_the_persona_for_a_rerun(openai_project):
@@ -166,8 +168,8 @@ def test_failed_calls_leave_the_persona_for_a_rerun(openai_project):
 
     _, project = openai_project(flaky)
     reports = run(project, personas=1)
-    assert reports[1].failed == ["persona-s0-0000"] and project.store.dropped_personas() == {}
-    assert project.store.failures("factors")  # the layer recorded why
+    assert reports[1].failed == ["persona-s0-0000"] and project.store.generation.dropped_personas() == {}
+    assert project.store.content.failures("factors")  # the layer recorded why
     state["down"] = False
     run(project, personas=1)
     assert project.store.status()["instances"] == 3
@@ -189,7 +191,7 @@ def test_generate_batch_flag_sends_rounds_through_the_batch_api(openai_project):
     assert reopened.store.status()["instances"] == 3
     assert server.count("/v1/batches", "POST") >= 5  # one batch per stage round
     assert server.count() <= 2  # live chat calls only for repairs, if any
-    assert all(b["status"] == "collected" for b in reopened.store.llm_batches())
+    assert all(b["status"] == "collected" for b in reopened.store.llm.batches())
     reopened.close()
 
 

@@ -41,27 +41,27 @@ def test_every_stage_wrote_its_rows(generated):
         52,
         12,
     )
-    assert status["failures"] == 0 and generated.store.dropped_personas() == {}
+    assert status["failures"] == 0 and generated.store.generation.dropped_personas() == {}
 
 
 def test_factors_and_plans_read_back_valid(generated):
     from pipelines.generation.drafts import FactorsDraft
 
-    for persona in generated.store.personas():
-        factors = generated.store.factors(persona.persona_id)
+    for persona in generated.store.generation.personas():
+        factors = generated.store.generation.factors(persona.persona_id)
         validate_factors(FactorsDraft(factors=[f.model_dump(exclude={"factor_id"}) for f in factors]), 8)
-        validate_pattern(generated.store.plan(persona.persona_id), PlanShape(), factors)
+        validate_pattern(generated.store.generation.plan(persona.persona_id), PlanShape(), factors)
 
 
 def test_sessions_store_turns_scores_and_satisfaction(generated):
     store = generated.store
-    for session in store.sessions():
-        turns, scores = session["turns"], store.turn_scores(session["session_id"])
+    for session in store.content.sessions():
+        turns, scores = session["turns"], store.generation.turn_scores(session["session_id"])
         assert [t["role"] for t in turns] == ["user", "assistant"] * (len(turns) // 2) + ["user"] * (
             len(turns) % 2
         )
         if session["index"] == 13:
-            plan = store.plan(session["persona_id"])
+            plan = store.generation.plan(session["persona_id"])
             assert [t["content"] for t in turns] == [plan.slots[-1].opening_request] and not session[
                 "satisfied"
             ]
@@ -118,10 +118,10 @@ def test_rerun_adds_nothing_and_calls_nothing(generated):
 def test_a_larger_batch_extends_the_project(tmp_path):
     project = Project.init(tmp_path / "p")
     generate(project, personas=1, seed=3)
-    first = project.store.personas()
+    first = project.store.generation.personas()
     reports = generate(project, personas=2, seed=3)
     assert [r.written for r in reports] == [1, 1, 1, 9, 13, 3]
-    assert project.store.personas()[0] == first[0] and project.store.count("instances") == 6
+    assert project.store.generation.personas()[0] == first[0] and project.store.count("instances") == 6
     project.close()
 
 
@@ -132,7 +132,7 @@ def test_seed_personas_carry_their_licence(tmp_path):
     with pytest.raises(GenerationError, match="--seed-licence is required"):
         generate(project, personas=1, seed_personas=seeds)
     generate(project, personas=1, seed_personas=seeds, seed_licence="CC BY-NC-SA 4.0")
-    persona = project.store.personas()[0]
+    persona = project.store.generation.personas()[0]
     assert persona.seed_licence == "CC BY-NC-SA 4.0" and "beekeeper" in persona.text
     prov = project.store.t["provenance"]
     with project.store.read() as conn:

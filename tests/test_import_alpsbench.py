@@ -35,13 +35,13 @@ def test_counts_match_the_packets_themselves(alps_project, alps_packets):
 def test_every_models_extraction_is_kept_with_its_source(alps_project, alps_packets):
     packets = _packets(alps_packets).values()
     models = {m for p in packets for m in p["task1"]["llm_outputs"]}
-    stored = {m["source_model"] for m in alps_project.store.memories(origin="candidate")}
+    stored = {m["source_model"] for m in alps_project.store.content.memories(origin="candidate")}
     assert stored == models and len(models) == 7
 
 
 @pytest.mark.shared_data
 def test_schema_breaking_candidates_are_kept_and_flagged(alps_project):
-    cands = alps_project.store.memories(origin="candidate")
+    cands = alps_project.store.content.memories(origin="candidate")
     invalid = [c for c in cands if not c["valid"]]
     types = {c["raw"].get("type") for c in invalid}
     assert {"explicit", "Thoughts/Curiosity"} <= types
@@ -70,7 +70,7 @@ def test_round_trip_is_lossless_field_by_field(alps_project, alps_packets, tmp_p
 @pytest.mark.shared_data
 def test_reimport_is_a_no_op(alps_project, alps_packets):
     before = alps_project.store.status()
-    result = alps_project.store.import_bundle(alpsbench.build_bundle(alps_packets))
+    result = alps_project.store.content.import_bundle(alpsbench.build_bundle(alps_packets))
     assert result.already_imported and alps_project.store.status() == before
 
 
@@ -84,7 +84,7 @@ def test_bad_packet_names_file_and_field_and_writes_nothing(project, tmp_path):
     data["task1"]["ground_truth_memories"][0]["type"] = "explicit"
     files[3].write_text(json.dumps(data))
     with pytest.raises(InputError) as exc:
-        project.store.import_bundle(alpsbench.build_bundle(tmp_path / "in"))
+        project.store.content.import_bundle(alpsbench.build_bundle(tmp_path / "in"))
     assert files[3].name in str(exc.value) and "ground_truth_memories.0" in str(exc.value)
     assert "type" in str(exc.value)
     assert project.store.status()["dialogues"] == 0
@@ -103,10 +103,10 @@ def test_non_utf8_and_malformed_json_are_reported_with_line(project, tmp_path):
 
 def test_same_ids_from_different_bytes_are_refused(project, tmp_path):
     files = _sample(tmp_path / "in", n=1)
-    project.store.import_bundle(alpsbench.build_bundle(tmp_path / "in"))
+    project.store.content.import_bundle(alpsbench.build_bundle(tmp_path / "in"))
     data = json.loads(files[0].read_text())
     data["dialogue"][0]["text"] += " (edited)"
     files[0].write_text(json.dumps(data))
     with pytest.raises(StoreError, match="already in the project"):
-        project.store.import_bundle(alpsbench.build_bundle(tmp_path / "in"))
+        project.store.content.import_bundle(alpsbench.build_bundle(tmp_path / "in"))
     assert project.store.status()["dialogues"] == 1

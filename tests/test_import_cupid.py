@@ -45,7 +45,7 @@ def _write_jsonl(path, rows):
 
 def test_jsonl_round_trip_is_exact(project, rows, tmp_path):
     src = _write_jsonl(tmp_path / "in.jsonl", rows)
-    result = project.store.import_bundle(cupid.build_bundle(src, licence="MIT"))
+    result = project.store.content.import_bundle(cupid.build_bundle(src, licence="MIT"))
     assert result.counts["instances"] == 9
     out = tmp_path / "out.jsonl"
     assert export_cupid(project.store, out) == 9
@@ -57,20 +57,20 @@ def test_jsonl_round_trip_is_exact(project, rows, tmp_path):
 
 def test_parquet_round_trip_is_exact(project, rows, tmp_path):
     src = _write_jsonl(tmp_path / "in.jsonl", rows)
-    project.store.import_bundle(cupid.build_bundle(src))
+    project.store.content.import_bundle(cupid.build_bundle(src))
     out = tmp_path / "out.parquet"
     export_cupid(project.store, out)
     assert pq.read_table(out).to_pylist() == rows
     other = project.__class__.init(tmp_path / "second")
-    other.store.import_bundle(cupid.build_bundle(out))  # Parquet import reads it back
-    assert [i["record"] for i in other.store.instances()] == rows
+    other.store.content.import_bundle(cupid.build_bundle(out))  # Parquet import reads it back
+    assert [i["record"] for i in other.store.content.instances()] == rows
     other.close()
 
 
 def test_reimport_same_file_is_a_no_op(project, rows, tmp_path):
     src = _write_jsonl(tmp_path / "in.jsonl", rows)
-    project.store.import_bundle(cupid.build_bundle(src))
-    again = project.store.import_bundle(cupid.build_bundle(src))
+    project.store.content.import_bundle(cupid.build_bundle(src))
+    again = project.store.content.import_bundle(cupid.build_bundle(src))
     assert again.already_imported and project.store.count("instances") == 9
 
 
@@ -78,7 +78,7 @@ def test_schema_error_names_file_line_and_field_and_writes_nothing(project, rows
     rows[4]["current_checklist"] = ["q?"] * 5
     src = _write_jsonl(tmp_path / "bad.jsonl", rows)
     with pytest.raises(InputError, match=r"bad\.jsonl:5: field current_checklist"):
-        project.store.import_bundle(cupid.build_bundle(src))
+        project.store.content.import_bundle(cupid.build_bundle(src))
     assert project.store.count("instances") == 0
 
 

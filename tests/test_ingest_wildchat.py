@@ -47,8 +47,8 @@ def test_conversations_are_grouped_into_user_sequences(project, clean_file):
         "single:unattributed": fx.UNATTRIBUTED,
     }
     seqs = {}
-    for did in project.store.dialogue_ids(origin="wildchat"):
-        meta = project.store.dialogue(did)["meta"]
+    for did in project.store.content.dialogue_ids(origin="wildchat"):
+        meta = project.store.content.dialogue(did)["meta"]
         if meta["sequence"]["formed_by"].startswith("user"):
             convs = meta["sequence"]["conversations"]
             seqs[convs[0]["conversation_hash"]] = [c["conversation_hash"] for c in convs]
@@ -61,10 +61,10 @@ def test_dialogues_carry_provenance_and_licence(project, clean_file):
     ingest_wildchat(project.store, [clean_file])
     did = next(
         d
-        for d in project.store.dialogue_ids(origin="wildchat")
-        if project.store.dialogue(d)["meta"]["sequence"]["formed_by"].startswith("user")
+        for d in project.store.content.dialogue_ids(origin="wildchat")
+        if project.store.content.dialogue(d)["meta"]["sequence"]["formed_by"].startswith("user")
     )
-    d = project.store.dialogue(did)
+    d = project.store.content.dialogue(did)
     conv = d["meta"]["sequence"]["conversations"][1]
     assert conv["file"] == str(clean_file) and conv["row"] >= 1 and conv["conversation_hash"].startswith("h_")
     line = clean_file.read_text().splitlines()[conv["row"] - 1]
@@ -72,7 +72,7 @@ def test_dialogues_carry_provenance_and_licence(project, clean_file):
     assert d["meta"]["licence"] == LICENCE and "ODC-BY" in LICENCE
     # Turns of the second conversation follow the first's, marked with their conversation.
     assert d["turns"][conv["first_turn"]]["extra"] == {"conversation": 1}
-    assert project.store.sources()[0]["licence"] == LICENCE
+    assert project.store.content.sources()[0]["licence"] == LICENCE
 
 
 def test_strict_stops_at_first_bad_line_and_writes_nothing(project, bad_file):
@@ -117,7 +117,7 @@ def test_gzip_and_parquet_give_the_same_dialogues(tmp_path, clean_file):
     for name, src in (("a", clean_file), ("b", gz), ("c", tmp_path / "w.parquet")):
         p = Project.init(tmp_path / name)
         ingest_wildchat(p.store, [src])
-        ids.append(p.store.dialogue_ids())
+        ids.append(p.store.content.dialogue_ids())
         p.close()
     assert ids[0] == ids[1] == ids[2] and len(ids[0]) == 4 + 1 + fx.UNATTRIBUTED
 
@@ -217,28 +217,28 @@ def test_packed_turns_read_like_rows_and_unpack_on_first_rewrite(any_project, cl
     assert store.status()["turns"] == report.turns_written == 6 * report.kept
     did = next(
         d
-        for d in store.dialogue_ids(origin="wildchat")
-        if len(store.dialogue(d)["meta"]["sequence"]["conversations"]) == 5
+        for d in store.content.dialogue_ids(origin="wildchat")
+        if len(store.content.dialogue(d)["meta"]["sequence"]["conversations"]) == 5
     )
-    before = store.dialogue(did)
+    before = store.content.dialogue(did)
     assert [t["index"] for t in before["turns"]] == list(range(30))
     assert [t["role"] for t in before["turns"][:2]] == ["user", "assistant"]
     assert before["turns"][6]["extra"] == {"conversation": 1} and before["turns"][0]["extra"] == {
         "conversation": 0
     }
-    store.add_user("rev", "annotator", "password1")
-    store.revise_turn(did, 7, "A better answer.", author="rev", reason="typo")
-    after = store.dialogue(did)
+    store.accounts.add_user("rev", "annotator", "password1")
+    store.content.revise_turn(did, 7, "A better answer.", author="rev", reason="typo")
+    after = store.content.dialogue(did)
     assert after["turns"][7]["content"] == "A better answer." and after["needs_reverification"]
     assert [t for i, t in enumerate(after["turns"]) if i != 7] == [
         t for i, t in enumerate(before["turns"]) if i != 7
     ]
-    assert store.revisions(did)[0]["original"] == before["turns"][7]["content"]
-    assert store.original_turns(did)[7]["content"] == before["turns"][7]["content"]
+    assert store.content.revisions(did)[0]["original"] == before["turns"][7]["content"]
+    assert store.content.original_turns(did)[7]["content"] == before["turns"][7]["content"]
     assert store.count("turns") == 30 and store.count("packed_turns") == report.sequences - 1
     assert store.status()["turns"] == report.turns_written
     with pytest.raises(Exception, match="no turn 99"):
-        store.revise_turn(did, 99, "x", author="rev")
+        store.content.revise_turn(did, 99, "x", author="rev")
 
 
 def test_dialogue_batches_must_have_the_contract_columns(project):
@@ -250,8 +250,8 @@ def test_dialogue_batches_must_have_the_contract_columns(project):
     header = ImportBundle("wildchat", "x.jsonl", "0" * 64, 1, Provenance(source="test"))
     bad = pa.record_batch({"dialogue_id": ["d1"], "meta_json": ["{}"]})
     with pytest.raises(Exception, match="columns"):
-        project.store.import_dialogue_batches(header, "wildchat", [bad])
-    assert project.store.count("dialogues") == 0 and project.store.sources() == []
+        project.store.content.import_dialogue_batches(header, "wildchat", [bad])
+    assert project.store.count("dialogues") == 0 and project.store.content.sources() == []
 
 
 def test_a_second_source_with_the_same_dialogues_is_refused_and_writes_nothing(project, clean_file):
@@ -260,7 +260,7 @@ def test_a_second_source_with_the_same_dialogues_is_refused_and_writes_nothing(p
     first = ingest_wildchat(project.store, [clean_file])
     with pytest.raises(StoreError, match="already in the project from another source"):
         ingest_wildchat(project.store, [clean_file], WildChatFilters(max_gap_hours=1.0))
-    assert len(project.store.sources()) == 1
+    assert len(project.store.content.sources()) == 1
     assert project.store.count("dialogues") == first.sequences
     assert project.store.status()["turns"] == first.turns_written
 
@@ -284,7 +284,7 @@ def test_turn_text_survives_the_json_round_trip(project, tmp_path):
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     report = ingest_wildchat(project.store, [path])
     assert report.sequences == 1 and report.turns_written == 12
-    d = project.store.dialogue(project.store.dialogue_ids(origin="wildchat")[0])
+    d = project.store.content.dialogue(project.store.content.dialogue_ids(origin="wildchat")[0])
     expected = [t["content"] for r in rows for t in r["conversation"]]
     assert [t["content"] for t in d["turns"]] == expected
     assert [t["extra"] for t in d["turns"]] == [{"conversation": 0}] * 6 + [{"conversation": 1}] * 6

@@ -34,9 +34,11 @@ def template(tmp_path_factory):
     root = tmp_path_factory.mktemp("labels") / "proj"
     p = Project.init(root, name="labels")
     for name in ("ann1", "ann2", "gpt"):
-        p.store.add_user(name, "annotator", "password-123")
-    p.store.add_tasks([MATCH.make_task(f"pair:p{i}", {"i": i}, overlap=2, batch="b1") for i in range(3)])
-    p.store.add_tasks([EXPRESSED.make_task("session:s0", EXPRESSED_PAYLOAD, overlap=2, batch="b1")])
+        p.store.accounts.add_user(name, "annotator", "password-123")
+    p.store.labels.add_tasks(
+        [MATCH.make_task(f"pair:p{i}", {"i": i}, overlap=2, batch="b1") for i in range(3)]
+    )
+    p.store.labels.add_tasks([EXPRESSED.make_task("session:s0", EXPRESSED_PAYLOAD, overlap=2, batch="b1")])
     p.close()
     return root
 
@@ -62,14 +64,14 @@ def target(template, tmp_path):
 def _label(
     store, item_ref, who, values, action="label", supersedes=None, seconds=4.5, comment=None, source="app"
 ):
-    task = next(t for t in store.tasks() if t.item_ref == item_ref)
+    task = next(t for t in store.labels.tasks() if t.item_ref == item_ref)
     values = (
         get_kind(task.kind).validate(values, task) if action == "label" else values
     )  # as the app stores them
     ev = LabelEvent(event_id=uuid.uuid4().hex, task_id=task.task_id, kind=task.kind, annotator=who, action=action,
                     values=values, time_spent_s=seconds, supersedes=supersedes, comment=comment, source=source,
                     created_at=utcnow())  # fmt: skip
-    store.append_event(ev)
+    store.labels.append_event(ev)
     return ev
 
 
@@ -93,7 +95,7 @@ def _export(store, fmt="jsonl", all_events=False) -> str:
 
 def _live(store):
     return sorted((e.task_id, e.annotator, e.action, json.dumps(e.values, sort_keys=True), e.time_spent_s, e.comment,
-                   e.created_at, e.source == "judge") for e in store.effective_events())  # fmt: skip
+                   e.created_at, e.source == "judge") for e in store.labels.effective_events())  # fmt: skip
 
 
 @pytest.mark.parametrize("fmt", ["jsonl", "csv"])
@@ -190,9 +192,9 @@ def test_later_rows_supersede_earlier_ones_and_judge_source_is_kept(target, tmp_
         tmp_path, [_row(), _row(values={"coverage": "partially"}, timestamp="2026-01-03T00:00:00Z")]
     )
     assert import_labels(target.store, path, source="judge").written == 2
-    events = target.store.events()
+    events = target.store.labels.events()
     assert events[1].supersedes == events[0].event_id and {e.source for e in events} == {"judge"}
-    [live] = target.store.effective_events()
+    [live] = target.store.labels.effective_events()
     assert live.values == {"coverage": "partially"}
 
 

@@ -67,8 +67,8 @@ def proj(tmp_path_factory, fixture_packets):
     from pipelines.ingest import alpsbench
 
     p = Project.init(tmp_path_factory.mktemp("lsb") / "proj", name="ls-browser")
-    p.store.add_session(_session(1), {}, [None, None, None], Provenance(source="test"))
-    p.store.import_bundle(alpsbench.build_bundle(fixture_packets))
+    p.store.generation.add_session(_session(1), {}, [None, None, None], Provenance(source="test"))
+    p.store.content.import_bundle(alpsbench.build_bundle(fixture_packets))
     for kind in ("preference_expressed", "memory_verify"):
         create_tasks(p, kind)
     yield p
@@ -77,12 +77,12 @@ def proj(tmp_path_factory, fixture_packets):
 
 def _open(page, ls, proj, kind: str, task) -> None:  # noqa: F811
     report = bridge.push(proj, kind, ls.url)
-    ls_task = proj.store.ls_task_ids(ls.url, report.ls_project_id)[task.task_id]
+    ls_task = proj.store.labelstudio.task_ids(ls.url, report.ls_project_id)[task.task_id]
     page.goto(f"{ls.url}/projects/{report.ls_project_id}/data?task={ls_task}")
 
 
 def test_a_dialogue_task_shows_its_turns_and_one_choice_pair_per_checklist_item(page, ls, proj):  # noqa: F811
-    task = proj.store.tasks(kind="preference_expressed")[0]
+    task = proj.store.labels.tasks(kind="preference_expressed")[0]
     _open(page, ls, proj, "preference_expressed", task)
     editor = page.locator(LABELING)  # the labeling panel, not the data table beside it
     editor.get_by_text("Too long, I need it done in 30 minutes.").wait_for()
@@ -101,7 +101,7 @@ def test_a_dialogue_task_shows_its_turns_and_one_choice_pair_per_checklist_item(
 
 
 def test_memory_candidates_show_reject_reasons_only_after_reject(page, ls, proj):  # noqa: F811
-    task = min(proj.store.tasks(kind="memory_verify"), key=lambda t: len(t.payload["candidates"]))
+    task = min(proj.store.labels.tasks(kind="memory_verify"), key=lambda t: len(t.payload["candidates"]))
     _open(page, ls, proj, "memory_verify", task)
     editor = page.locator(LABELING)
     editor.get_by_text(task.payload["candidates"][0]["memory"]["value"], exact=True).wait_for()
@@ -114,7 +114,7 @@ def test_memory_candidates_show_reject_reasons_only_after_reject(page, ls, proj)
 
 
 def test_a_label_made_in_the_ui_with_hotkeys_comes_back_as_the_right_event(page, ls, proj):  # noqa: F811
-    task = proj.store.tasks(kind="preference_expressed")[0]
+    task = proj.store.labels.tasks(kind="preference_expressed")[0]
     _open(page, ls, proj, "preference_expressed", task)
     editor = page.locator(LABELING)
     turn = editor.get_by_text(task.payload["turns"][0]["content"])
@@ -132,7 +132,7 @@ def test_a_label_made_in_the_ui_with_hotkeys_comes_back_as_the_right_event(page,
     assert posted.value.status == 201
     report = bridge.pull(proj, "preference_expressed", ls.url)
     assert (report.labels, report.invalid) == (1, [])
-    event = proj.store.events(kind="preference_expressed")[-1]
+    event = proj.store.labels.events(kind="preference_expressed")[-1]
     assert event.values["items"] == [
         {"item": 0, "expressed": True, "evidence": [0]},
         {"item": 1, "expressed": False, "evidence": []},

@@ -220,31 +220,33 @@ def test_pull_before_push_names_the_push_command(project, monkeypatch):
 
 def test_the_annotation_map_replaces_its_row_on_an_edit(project):
     store = project.store
-    store.add_tasks([match_task()])
-    store.add_user("ann", "annotator", "password123")
-    store.map_ls_annotation(
+    store.labels.add_tasks([match_task()])
+    store.accounts.add_user("ann", "annotator", "password123")
+    store.labelstudio.map_annotation(
         "u", 1, 7, task_id="preference_match_t1", annotator="ann", event_id="e1", updated_at="t1"
     )
-    store.map_ls_annotation(
+    store.labelstudio.map_annotation(
         "u", 1, 7, task_id="preference_match_t1", annotator="ann", event_id="e2", updated_at="t2"
     )
-    rows = store.ls_annotations("u", 1)
+    rows = store.labelstudio.annotations("u", 1)
     assert list(rows) == [7] and rows[7]["event_id"] == "e2" and rows[7]["updated_at"] == "t2"
 
 
 def test_the_label_studio_maps_are_upserts_on_both_backends(any_project):
     store = any_project.store
     task = match_task()
-    store.add_tasks([task])
-    store.add_user("ann", "annotator", "password123")
-    store.set_ls_project("u", "preference_match", 7, "first")
-    store.set_ls_project("u", "preference_match", 8, "recreated")  # deleted in Label Studio, pushed again
-    assert [(p["ls_project_id"], p["title"]) for p in store.ls_projects("u")] == [(8, "recreated")]
+    store.labels.add_tasks([task])
+    store.accounts.add_user("ann", "annotator", "password123")
+    store.labelstudio.set_project("u", "preference_match", 7, "first")
+    store.labelstudio.set_project(
+        "u", "preference_match", 8, "recreated"
+    )  # deleted in Label Studio, pushed again
+    assert [(p["ls_project_id"], p["title"]) for p in store.labelstudio.projects("u")] == [(8, "recreated")]
 
-    assert store.add_ls_tasks("u", 8, {task.task_id: 70}) == 1
-    assert store.add_ls_tasks("u", 8, {task.task_id: 70}) == 0  # a second push, or another process
-    assert store.add_ls_tasks("u", 8, {task.task_id: 71}) == 0  # a task is mapped once per project
-    assert store.ls_task_ids("u", 8) == {task.task_id: 70}
+    assert store.labelstudio.add_tasks("u", 8, {task.task_id: 70}) == 1
+    assert store.labelstudio.add_tasks("u", 8, {task.task_id: 70}) == 0  # a second push, or another process
+    assert store.labelstudio.add_tasks("u", 8, {task.task_id: 71}) == 0  # a task is mapped once per project
+    assert store.labelstudio.task_ids("u", 8) == {task.task_id: 70}
 
     def event(event_id: str, supersedes: str | None = None) -> LabelEvent:
         return LabelEvent(
@@ -252,28 +254,30 @@ def test_the_label_studio_maps_are_upserts_on_both_backends(any_project):
             values={"coverage": "fully"}, supersedes=supersedes, source="labelstudio", created_at=utcnow(),
         )  # fmt: skip
 
-    assert store.record_ls_annotation(event("e1"), "u", 8, 5, updated_at="2026-01-01T00:00:01Z")
-    assert not store.record_ls_annotation(event("e1"), "u", 8, 5, updated_at="2026-01-01T00:00:01Z")
-    assert store.record_ls_annotation(event("e2", "e1"), "u", 8, 5, updated_at="2026-01-01T00:00:02Z")
+    assert store.labelstudio.record_annotation(event("e1"), "u", 8, 5, updated_at="2026-01-01T00:00:01Z")
+    assert not store.labelstudio.record_annotation(event("e1"), "u", 8, 5, updated_at="2026-01-01T00:00:01Z")
+    assert store.labelstudio.record_annotation(
+        event("e2", "e1"), "u", 8, 5, updated_at="2026-01-01T00:00:02Z"
+    )
     # A slower pull that read the annotation before its edit finishes last: the map keeps the edit.
-    store.map_ls_annotation(
+    store.labelstudio.map_annotation(
         "u", 8, 5, task_id=task.task_id, annotator="ann", event_id="e1", updated_at="2026-01-01T00:00:01Z"
     )
-    row = store.ls_annotations("u", 8)[5]
+    row = store.labelstudio.annotations("u", 8)[5]
     assert (row["event_id"], row["updated_at"]) == ("e2", "2026-01-01T00:00:02Z")
-    assert [e.event_id for e in store.events()] == ["e1", "e2"]
+    assert [e.event_id for e in store.labels.events()] == ["e1", "e2"]
 
 
 @pytest.mark.parametrize("pushed_before", [False, True])
 def test_an_unreachable_server_is_one_clear_error(project, monkeypatch, pushed_before):
     monkeypatch.setenv("LABEL_STUDIO_API_KEY", "0" * 40)
     url = "http://127.0.0.1:9"  # the discard port: nothing listens there
-    project.store.add_preference_pairs(
+    project.store.content.add_preference_pairs(
         [{"pair_id": "p1", "checklist_item": "Q?", "candidate": "C", "origin": "t"}],
         Provenance(source="test"),
     )
     if pushed_before:
-        project.store.set_ls_project(url, "preference_match", 7, "t")
+        project.store.labelstudio.set_project(url, "preference_match", 7, "t")
     args = ["labelstudio", "push", "preference_match", "--url", url, "-p", str(project.root)]
     result = CliRunner().invoke(cli, args)
     assert result.exit_code == 1

@@ -63,7 +63,7 @@ def _pairs(project: Project, n: int, gold: int = -1) -> None:
         }
         for i in range(n)
     ]
-    project.store.add_preference_pairs(pairs, Provenance(source="test"))
+    project.store.content.add_preference_pairs(pairs, Provenance(source="test"))
 
 
 def _ls_tasks(url: str, pid: int) -> list[str]:
@@ -78,10 +78,10 @@ def test_a_push_that_fails_half_way_resumes_and_imports_each_task_once(ls_url, l
     try:
         with pytest.raises(bridge.LabelStudioError, match="importing tasks: Label Studio answered 50"):
             bridge.push(ls_project, "preference_match", proxy.url, first_chunk=2, chunk=2)
-        pid = ls_project.store.ls_project_id(proxy.url, "preference_match")
+        pid = ls_project.store.labelstudio.project_id(proxy.url, "preference_match")
         assert proxy.imports == 3  # the fourth request was never sent
-        mapped = ls_project.store.ls_task_ids(proxy.url, pid)
-        assert len(mapped) == 4 and len(ls_project.store.tasks(kind="preference_match")) >= 6
+        mapped = ls_project.store.labelstudio.task_ids(proxy.url, pid)
+        assert len(mapped) == 4 and len(ls_project.store.labels.tasks(kind="preference_match")) >= 6
         in_ls = _ls_tasks(ls_url, pid)
         assert len(in_ls) == (6 if mode == "answer_lost" else 4)  # never sent twice
 
@@ -90,10 +90,10 @@ def test_a_push_that_fails_half_way_resumes_and_imports_each_task_once(ls_url, l
         proxy.close()
     assert again.reconciled == (2 if mode == "answer_lost" else 0)
     assert again.already == 4 + again.reconciled and again.imported == 9 - again.already
-    tasks = ls_project.store.tasks(kind="preference_match")
+    tasks = ls_project.store.labels.tasks(kind="preference_match")
     in_ls = _ls_tasks(ls_url, pid)
     assert sorted(in_ls) == sorted(t.task_id for t in tasks) and len(tasks) == 9
-    mapped = ls_project.store.ls_task_ids(proxy.url, pid)
+    mapped = ls_project.store.labelstudio.task_ids(proxy.url, pid)
     assert {ls_id: task_id for task_id, ls_id in mapped.items()} == {
         int(t.id): t.data[TASK_ID_KEY] for t in bridge.connect(ls_url).tasks.list(project=pid, fields="all")
     }
@@ -132,7 +132,7 @@ def _memory_task(n: int, i: int) -> AnnotationTask:
 
 
 def test_a_memory_task_with_more_candidates_than_slots_is_reported_and_not_pushed(ls_url, ls_project):
-    ls_project.store.add_tasks([_memory_task(3, 1), _memory_task(MAX_CANDIDATES + 1, 2)])
+    ls_project.store.labels.add_tasks([_memory_task(3, 1), _memory_task(MAX_CANDIDATES + 1, 2)])
     report = bridge.push(ls_project, "memory_verify", ls_url)
     assert report.imported == 1
     assert report.not_pushed == [
@@ -169,16 +169,16 @@ def test_two_processes_pulling_one_project_at_once_record_each_annotation_once(l
     assert [p.returncode for p in procs] == [0, 0], [err.decode()[-2000:] for _, err in outs]
     reports = [json.loads(out) for out, _ in outs]
 
-    events = ls_project.store.events(kind="preference_match")
+    events = ls_project.store.labels.events(kind="preference_match")
     assert len(events) == 6 and len({e.event_id for e in events}) == 6
     assert {e.annotator for e in events} == {"admin"} and {e.values["coverage"] for e in events} == {
         "partially"
     }
-    mapped = ls_project.store.ls_annotations(ls_url, pushed.ls_project_id)
+    mapped = ls_project.store.labelstudio.annotations(ls_url, pushed.ls_project_id)
     assert sorted(mapped) == sorted(annotations)
     assert {r["event_id"] for r in mapped.values()} == {e.event_id for e in events}
     # Between them the two pulls recorded each annotation once; the later saw the rest as unchanged.
     assert sum(r["labels"] for r in reports) == 6
     assert sum(r["labels"] + r["unchanged"] for r in reports) == 12
     assert sum(len(r["users_created"]) for r in reports) == 1
-    assert [u["username"] for u in ls_project.store.users()] == ["admin"]
+    assert [u["username"] for u in ls_project.store.accounts.users()] == ["admin"]

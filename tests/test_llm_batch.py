@@ -56,7 +56,7 @@ def test_batch_mode_uploads_jsonl_and_joins_results_on_custom_id(fake_openai, pr
         server.chat_requests()[0].body["messages"][-1]["role"] == "user"
     )  # ... carrying the validation error
     assert not responses[3].ok and "schema-invalid" in responses[3].error
-    assert [b["status"] for b in project.store.llm_batches()] == ["collected"]
+    assert [b["status"] for b in project.store.llm.batches()] == ["collected"]
     assert all(r.provenance.endpoint == "127.0.0.1" for r in responses)
 
 
@@ -73,14 +73,14 @@ def test_a_batch_still_in_flight_is_resumed_not_resubmitted(fake_openai, project
     server = fake_openai(responder, batch_delay_s=0.6)
     with make_layer(project, server, batch_wait_s=0.1) as layer, pytest.raises(BatchPending, match="rerun"):
         layer.run(requests_for(3), batch=True)
-    [open_batch] = project.store.llm_batches(open_only=True)
+    [open_batch] = project.store.llm.batches(open_only=True)
     assert project.store.count("llm_cache") == 0
     with make_layer(project, server) as layer:
         responses = layer.run(requests_for(3), batch=True)
     assert all(r.ok for r in responses)
     assert server.count("/v1/batches", "POST") == 1 and server.count("/v1/files", "POST") == 1
-    assert project.store.llm_batches()[0]["batch_id"] == open_batch["batch_id"]
-    assert project.store.llm_batches(open_only=True) == []
+    assert project.store.llm.batches()[0]["batch_id"] == open_batch["batch_id"]
+    assert project.store.llm.batches(open_only=True) == []
 
 
 def test_batch_cost_is_half_the_live_price(fake_openai, project):

@@ -48,11 +48,13 @@ def test_cli_builds_pairs_from_generated_instances(tmp_path):
     res = runner.invoke(cli, ["tasks", "pairs", "from-instances", "--project", str(proj)])
     assert res.exit_code == 0, res.output
     p = Project(proj)
-    pairs = p.store.preference_pairs()
-    checklist = {item for i in p.store.instances() for item in i["record"]["current_checklist"]}
+    pairs = p.store.content.preference_pairs()
+    checklist = {item for i in p.store.content.instances() for item in i["record"]["current_checklist"]}
     assert pairs and {pair["checklist_item"] for pair in pairs} == checklist
     again = runner.invoke(cli, ["tasks", "pairs", "from-instances", "--project", str(proj)])
-    assert "added 0 preference pairs" in again.output and len(p.store.preference_pairs()) == len(pairs)
+    assert "added 0 preference pairs" in again.output and len(p.store.content.preference_pairs()) == len(
+        pairs
+    )
     p.close()
 
 
@@ -64,7 +66,7 @@ def test_current_request_sessions_get_no_expressed_task(tmp_path):
     p = Project.init(tmp_path / "p")
     _generate(p, personas=1, seed=0)
     tasks = get_kind("preference_expressed").build_tasks(p.store, overlap=2, batch="b")
-    sessions = p.store.sessions()
+    sessions = p.store.content.sessions()
     assert len(tasks) == len(sessions) - 1  # every session but the bare current request
     assert all(any(t["role"] == "assistant" for t in task.payload["turns"]) for task in tasks)
     p.close()

@@ -114,13 +114,17 @@ def test_two_stages_over_http_keep_reject_and_recalibrate(wildchat_project):
     report = extract(project, limit=4)
     assert (report.dialogues, report.candidates, report.kept, report.rejected) == (4, 12, 8, 4)
     assert server.count() == 8  # one stage-1 and one stage-2 call per dialogue
-    kept = [m for m in project.store.memories(origin="candidate") if m["source_model"].startswith("extract:")]
+    kept = [
+        m
+        for m in project.store.content.memories(origin="candidate")
+        if m["source_model"].startswith("extract:")
+    ]
     assert sorted({m["record"]["confidence"] for m in kept}) == [0.65, 0.95]
     m2 = next(m for m in kept if m["memory_id"] == "m2")
-    turns = project.store.dialogue(m2["dialogue_id"])["turns"]
+    turns = project.store.content.dialogue(m2["dialogue_id"])["turns"]
     assert m2["record"]["evidence"]["text"] in turns[m2["record"]["evidence"]["utterance_index"]]["content"]
     assert m2["raw"]["evidence_flags"] and m2["raw"]["evidence_flags"][0].startswith("index_corrected_from_")
-    rejected = project.store.memories(origin="candidate_rejected")
+    rejected = project.store.content.memories(origin="candidate_rejected")
     assert {m["record"]["confidence"] for m in rejected} == {0.10}
     assert all(m["raw"]["validation"]["reason"] == "Nothing supports it." for m in rejected)
     assert all(m["raw"]["evidence_flags"] == ["evidence_not_found"] for m in rejected)
@@ -131,7 +135,7 @@ def test_validation_may_not_drop_a_candidate(wildchat_project):
     server, project = wildchat_project(responder)
     report = extract(project, limit=1)
     assert report.kept == 2 and responder.validations == 2  # asked again after the missing m3
-    failure = project.store.failures(stage="memories.validate")[0]
+    failure = project.store.content.failures(stage="memories.validate")[0]
     assert "missing ['m3']" in failure["error"]
 
 
@@ -140,7 +144,7 @@ def test_cap_per_label_and_implicit_rule(wildchat_project):
     report = extract(project, limit=3, cap_per_label=2)
     # m1 (Plans/Schedule) and m2 (Travel_Mode) are kept in the first two dialogues, capped in the third.
     assert (report.kept, report.capped) == (4, 2)
-    assert len(project.store.memories(origin="candidate_capped")) == 2
+    assert len(project.store.content.memories(origin="candidate_capped")) == 2
 
 
 def test_rerun_resumes_without_calls_and_tasks_are_created(wildchat_project):
@@ -151,7 +155,7 @@ def test_rerun_resumes_without_calls_and_tasks_are_created(wildchat_project):
     assert first.exit_code == 0, first.output
     data = json.loads(first.output)
     assert data["kept"] == 4 and data["tasks_created"] == 2
-    tasks = project.store.tasks(kind="memory_verify")
+    tasks = project.store.labels.tasks(kind="memory_verify")
     assert len(tasks[0].payload["candidates"]) == 2
     server.reset_log()
     again = json.loads(runner.invoke(cli, args).output)
@@ -167,6 +171,6 @@ def test_offline_backend_is_marked_offline(tmp_path):
     with LLMLayer(p.store, llm_config=p.config.llm, backend="offline", progress=False) as layer:
         report = run_extraction(p.store, layer, ExtractionConfig(limit=5, require_implicit=False))
     assert report.kept > 0
-    refs = p.store.offline_references()
+    refs = p.store.releases.offline_references()
     assert any(r["table"] == "memories" for r in refs)
     p.close()

@@ -185,14 +185,14 @@ def test_a_cut_link_is_retried_and_a_retried_submit_is_recorded_once(pg_url):
     link = CuttableLink("127.0.0.1", make_url(pg_url).port)
     store = ProjectStore(_with(pg_url, port=link.port), retry_s=20)
     task_id = _one_task(store)
-    assert store.append_event(_event(task_id, "e1"))
+    assert store.labels.append_event(_event(task_id, "e1"))
     link.cut()  # every pooled connection dies; the server is unreachable for 1.5 s
     threading.Timer(1.5, link.restore).start()
     started = time.monotonic()
-    assert store.append_event(_event(task_id, "e2"))  # waits for the link, then writes
+    assert store.labels.append_event(_event(task_id, "e2"))  # waits for the link, then writes
     assert time.monotonic() - started > 1.0
-    assert store.append_event(_event(task_id, "e1")) is False  # a retry of an acknowledged submit
-    assert [e.event_id for e in store.events()] == ["e1", "e2"]
+    assert store.labels.append_event(_event(task_id, "e1")) is False  # a retry of an acknowledged submit
+    assert [e.event_id for e in store.labels.events()] == ["e1", "e2"]
     store.close()
     link.close()
 
@@ -204,7 +204,7 @@ def test_a_connection_dropped_inside_a_transaction_rolls_back_and_the_step_runs_
 
     def submit_once() -> bool:
         with store.write() as conn:
-            written = store.insert_event(conn, _event(task_id))
+            written = store.labels.insert_event(conn, _event(task_id))
             attempts.append(written)
             if len(attempts) == 1:  # the server kills this session before the commit
                 conn.execute(text("SELECT pg_terminate_backend(pg_backend_pid())"))
@@ -212,9 +212,9 @@ def test_a_connection_dropped_inside_a_transaction_rolls_back_and_the_step_runs_
 
     with pytest.raises(DatabaseUnavailable, match="cannot use the database"):
         submit_once()
-    assert store.events() == []  # the first attempt left nothing behind
+    assert store.labels.events() == []  # the first attempt left nothing behind
     assert store.retrying(submit_once) is True and store.retrying(submit_once) is False
-    assert [e.event_id for e in store.events()] == ["e1"]
+    assert [e.event_id for e in store.labels.events()] == ["e1"]
     store.close()
 
 
@@ -313,7 +313,7 @@ def test_connections_killed_mid_run_lose_nothing_and_record_nothing_twice(tmp_pa
     retried = [r for r in caplog.records if r.getMessage().endswith("running the step again")]
     assert retried  # some kills hit a step in flight, which ran again
 
-    events = project.store.events(kind=KIND)
+    events = project.store.labels.events(kind=KIND)
     assert sorted(e.event_id for e in events) == sorted(sum(acked.values(), []))  # 0 lost, 0 extra
     assert len({(e.task_id, e.annotator) for e in events}) == len(events) == len(users) * per_user
     t, a = project.store.t["tasks"], project.store.t["assignments"]

@@ -70,7 +70,7 @@ def test_a_release_cut_through_the_library_is_recorded_and_listed(ready):
 
     project, _ = ready
     r = cut(project, "1.0.0")
-    (row,) = project.store.releases()
+    (row,) = project.store.releases.recorded()
     assert (row["version"], row["data_sha256"]) == ("1.0.0", r.data_sha256)
     assert row["manifest_sha256"] == r.manifest_sha256 == sha256_file(r.path / "manifest.json")
     out = CliRunner().invoke(cli, ["release", "list", "-p", str(project.root)]).output
@@ -182,7 +182,9 @@ def test_annotators_are_pseudonymous_and_stable_across_releases(ready):
     text = "".join(p.read_text() for p in (a.path / "data").rglob("*.jsonl"))
     assert "ann1" not in text and "lead" not in text
     rows = [json.loads(x) for x in (a.path / "data/labels/preference_match.jsonl").read_text().splitlines()]
-    assert {r["annotator"] for r in rows} == {project.store.pseudonym(n) for n in ("ann1", "ann2", "ann3")}
+    assert {r["annotator"] for r in rows} == {
+        project.store.releases.pseudonym(n) for n in ("ann1", "ann2", "ann3")
+    }
     assert (a.path / "data/labels/preference_match.jsonl").read_bytes() == (
         b.path / "data/labels/preference_match.jsonl"
     ).read_bytes()
@@ -200,7 +202,7 @@ def test_release_of_the_alpsbench_sample_contains_all_of_it(alps_project):
         priv = private_dir(alps_project, "1.0.0")
         packets = [json.loads(x) for x in (priv / "alpsbench_packets/full.jsonl").read_text().splitlines()]
         assert len(packets) == 400
-        by_id = {p["session_id"]: p for p in store.packets()}
+        by_id = {p["session_id"]: p for p in store.content.packets()}
         for row in packets[::40]:
             assert json.loads(row["packet"]) == packet(store, row["id"], by_id[row["id"]]["extra"])
         inputs = [
@@ -251,8 +253,15 @@ def test_pseudonyms_differ_between_projects(tmp_path):
 
     a, b = Project.init(tmp_path / "a"), Project.init(tmp_path / "b")
     try:
-        assert a.store.pseudonym("ann1") == a.store.pseudonym("ann1") != b.store.pseudonym("ann1")
-        assert a.store.pseudonym("ann1").startswith("ann_") and "ann1" not in a.store.pseudonym("ann1")[4:]
+        assert (
+            a.store.releases.pseudonym("ann1")
+            == a.store.releases.pseudonym("ann1")
+            != b.store.releases.pseudonym("ann1")
+        )
+        assert (
+            a.store.releases.pseudonym("ann1").startswith("ann_")
+            and "ann1" not in a.store.releases.pseudonym("ann1")[4:]
+        )
     finally:
         a.close()
         b.close()

@@ -23,7 +23,7 @@ def release(tmp_path_factory):
         toml.read_text().replace("[release]\n", '[release]\nalpsbench_reference = "imported"\n', 1)
     )
     project.__dict__.pop("config", None)
-    project.store.import_bundle(alpsbench.build_bundle(alps_subset(tmp / "packets")))
+    project.store.content.import_bundle(alpsbench.build_bundle(alps_subset(tmp / "packets")))
     agreement = fast_agreement(project.store)
     gates = run_gates(
         project.store,

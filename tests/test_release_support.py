@@ -24,17 +24,17 @@ def add_users(store, *names: str, role: str = "annotator") -> None:
     """Add users with a cheap password hash: these tests are about labels, not sign-in cost."""
     from argon2 import PasswordHasher
 
-    from curation.store import labels as store_labels
+    from curation.store import accounts as store_accounts
 
-    real, store_labels._hasher = (
-        store_labels._hasher,
+    real, store_accounts._hasher = (
+        store_accounts._hasher,
         PasswordHasher(time_cost=1, memory_cost=1024, parallelism=1),
     )
     try:
         for name in names:
-            store.add_user(name, role, PASSWORD)
+            store.accounts.add_user(name, role, PASSWORD)
     finally:
-        store_labels._hasher = real
+        store_accounts._hasher = real
 
 
 def match_tasks(store, n: int, offline: bool = False, prefix: str = "pair") -> list[AnnotationTask]:
@@ -50,7 +50,7 @@ def match_tasks(store, n: int, offline: bool = False, prefix: str = "pair") -> l
         }
         for i in range(n)
     ]
-    store.add_preference_pairs(
+    store.content.add_preference_pairs(
         pairs, Provenance(source="generate.pairs" if offline else "test.pairs", offline=offline)
     )
     tasks = [
@@ -58,7 +58,7 @@ def match_tasks(store, n: int, offline: bool = False, prefix: str = "pair") -> l
         for t in get_kind("preference_match").build_tasks(store, 3, "b1")
         if t.payload["pair_id"].startswith(prefix)
     ]
-    store.add_tasks(tasks)
+    store.labels.add_tasks(tasks)
     return tasks
 
 
@@ -83,7 +83,7 @@ def label(
         supersedes=supersedes,
         created_at=utcnow(),
     )
-    assert store.append_event(ev)
+    assert store.labels.append_event(ev)
     return ev
 
 
@@ -111,7 +111,7 @@ def gold_task(store, answer: str = "fully") -> AnnotationTask:
         gold_answer={"coverage": answer},
         created_at=utcnow(),
     )
-    store.add_tasks([task])
+    store.labels.add_tasks([task])
     return task
 
 
@@ -143,7 +143,7 @@ def import_cupid(project, tmp: Path, n: int, start: int = 0, licence: str = "MIT
     path.write_text(
         "".join(json.dumps(cupid_row(i)) + "\n" for i in range(start, start + n)), encoding="utf-8"
     )
-    project.store.import_bundle(cupid.build_bundle(path, licence))
+    project.store.content.import_bundle(cupid.build_bundle(path, licence))
 
 
 def fast_agreement(store):

@@ -51,7 +51,7 @@ def _writer(db, n, go):
     store = ProjectStore(db)
     go.wait(60)  # start writing only once the reader is open, so it can watch the writes happen
     for i in range(n):
-        store.record_failure("stage", f"item{i}", "boom")
+        store.content.record_failure("stage", f"item{i}", "boom")
         time.sleep(0.002)
     store.close()
 
@@ -94,8 +94,8 @@ def labelled(any_project):
     from curation.annotation.task_kinds import get_kind
 
     store = any_project.store
-    store.add_user("ann", "annotator", "correct horse")
-    store.add_preference_pairs(
+    store.accounts.add_user("ann", "annotator", "correct horse")
+    store.content.add_preference_pairs(
         [
             {
                 "pair_id": "pair1",
@@ -110,38 +110,38 @@ def labelled(any_project):
     )
     kind = get_kind("preference_match")
     task = kind.build_tasks(store, overlap=3, batch="b1")[0]
-    store.add_tasks([task])
+    store.labels.add_tasks([task])
     return store, task
 
 
 def test_submit_is_idempotent_and_edits_append(labelled):
     store, task = labelled
-    assert store.append_event(_event(task.task_id)) is True
-    assert store.append_event(_event(task.task_id)) is False  # double click / retry
+    assert store.labels.append_event(_event(task.task_id)) is True
+    assert store.labels.append_event(_event(task.task_id)) is False  # double click / retry
     edit = _event(task.task_id, event_id="e2", supersedes="e1")
     edit = edit.model_copy(update={"values": {"coverage": "partially"}})
-    assert store.append_event(edit)
-    events = store.events(task_id=task.task_id)
+    assert store.labels.append_event(edit)
+    events = store.labels.events(task_id=task.task_id)
     assert [e.event_id for e in events] == ["e1", "e2"]  # the original is kept
-    live = store.effective_events("preference_match")
+    live = store.labels.effective_events("preference_match")
     assert len(live) == 1 and live[0].values == {"coverage": "partially"}
 
 
 def test_withdrawn_label_leaves_no_effective_label(labelled):
     store, task = labelled
-    store.append_event(_event(task.task_id))
-    store.append_event(_event(task.task_id, event_id="e9", action="withdraw", supersedes="e1"))
-    assert store.effective_events("preference_match") == []
-    assert len(store.events()) == 2
+    store.labels.append_event(_event(task.task_id))
+    store.labels.append_event(_event(task.task_id, event_id="e9", action="withdraw", supersedes="e1"))
+    assert store.labels.effective_events("preference_match") == []
+    assert len(store.labels.events()) == 2
 
 
 def test_events_need_a_real_user_and_task(labelled):
     store, task = labelled
     with pytest.raises(Exception, match="(?i)foreign key"):
-        store.append_event(_event(task.task_id, annotator="mallory"))
+        store.labels.append_event(_event(task.task_id, annotator="mallory"))
     with pytest.raises(Exception, match="(?i)foreign key"):
-        store.append_event(_event("no-such-task"))
-    assert store.events() == []
+        store.labels.append_event(_event("no-such-task"))
+    assert store.labels.events() == []
 
 
 def test_passwords_are_hashed_and_checked(labelled):
@@ -149,27 +149,27 @@ def test_passwords_are_hashed_and_checked(labelled):
     with store.read() as conn:
         raw = conn.execute(text("select password_hash from users")).scalar_one()
     assert raw.startswith("$argon2") and "correct horse" not in raw
-    assert store.authenticate("ann", "correct horse")["role"] == "annotator"
-    assert store.authenticate("ann", "wrong") is None
-    assert store.authenticate("nobody", "correct horse") is None
+    assert store.accounts.authenticate("ann", "correct horse")["role"] == "annotator"
+    assert store.accounts.authenticate("ann", "wrong") is None
+    assert store.accounts.authenticate("nobody", "correct horse") is None
     with pytest.raises(StoreError, match="already exists"):
-        store.add_user("ann", "annotator", "another pass")
+        store.accounts.add_user("ann", "annotator", "another pass")
 
 
 def test_turn_revision_keeps_original_and_flags_dialogue(any_project, fixture_packets):
     from pipelines.ingest import alpsbench
 
     store = any_project.store
-    store.import_bundle(alpsbench.build_bundle(sorted(fixture_packets.rglob("sess_*.json"))[0]))
-    did = store.dialogue_ids("alpsbench")[0]
-    store.add_user("rev", "annotator", "password1")
-    before = store.dialogue(did)["turns"][0]["content"]
-    store.revise_turn(did, 0, "A clearer opening.", author="rev", reason="unnatural")
-    after = store.dialogue(did)
+    store.content.import_bundle(alpsbench.build_bundle(sorted(fixture_packets.rglob("sess_*.json"))[0]))
+    did = store.content.dialogue_ids("alpsbench")[0]
+    store.accounts.add_user("rev", "annotator", "password1")
+    before = store.content.dialogue(did)["turns"][0]["content"]
+    store.content.revise_turn(did, 0, "A clearer opening.", author="rev", reason="unnatural")
+    after = store.content.dialogue(did)
     assert after["turns"][0]["content"] == "A clearer opening." and after["needs_reverification"]
-    rev = store.revisions(did)[-1]
+    rev = store.content.revisions(did)[-1]
     assert (rev["original"], rev["revised"], rev["author"]) == (before, "A clearer opening.", "rev")
-    assert store.original_turns(did)[0]["content"] == before
+    assert store.content.original_turns(did)[0]["content"] == before
 
 
 def test_every_migration_applies_without_importing_the_area_mixins(database):

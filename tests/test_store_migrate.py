@@ -65,21 +65,21 @@ def build_everything(project: Project, tmp) -> None:
     project.__dict__.pop("config", None)
     store = project.store
     _generate(project, personas=1, seed=0)
-    store.import_bundle(alpsbench.build_bundle(write_packets(tmp / "packets", 2)))
+    store.content.import_bundle(alpsbench.build_bundle(write_packets(tmp / "packets", 2)))
     made = labelled_project(project, tmp)
     workflow.current_item(project, "ann1", "preference_match")  # an open assignment with its event id
-    did = store.dialogue_ids("alpsbench")[0]
-    store.revise_turn(did, 0, "A clearer opening.", author="lead", reason="unnatural")
-    store.record_failure("generate.sessions", "p-x", "model refused", raw="{}")
-    store.drop_persona("p-x", "sessions", "kept failing")
-    store.llm_batch_save("batch_1", "sessions", "file_1", ["k1", "k2"], "127.0.0.1")
+    did = store.content.dialogue_ids("alpsbench")[0]
+    store.content.revise_turn(did, 0, "A clearer opening.", author="lead", reason="unnatural")
+    store.content.record_failure("generate.sessions", "p-x", "model refused", raw="{}")
+    store.generation.drop_persona("p-x", "sessions", "kept failing")
+    store.llm.batch_save("batch_1", "sessions", "file_1", ["k1", "k2"], "127.0.0.1")
     url, task_id = "http://127.0.0.1:1", made["tasks"][0].task_id
-    store.set_ls_project(url, "preference_match", 7, "prefkit preference_match")
-    store.add_ls_tasks(url, 7, {task_id: 70})
+    store.labelstudio.set_project(url, "preference_match", 7, "prefkit preference_match")
+    store.labelstudio.add_tasks(url, 7, {task_id: 70})
     ev = LabelEvent(event_id="ls_ev_1", task_id=task_id, kind="preference_match", annotator="ann1",
                     values={"coverage": "fully"}, source="labelstudio", created_at=utcnow())  # fmt: skip
-    store.append_event(ev)
-    store.map_ls_annotation(
+    store.labels.append_event(ev)
+    store.labelstudio.map_annotation(
         url, 7, 700, task_id=task_id, annotator="ann1", event_id=ev.event_id, updated_at=utcnow()
     )
     cut(project, "1.0.0")  # the library records it in the release log
@@ -132,7 +132,7 @@ def test_store_migrate_moves_every_row_verifies_it_and_releases_stay_byte_identi
 def test_store_migrate_refuses_a_database_that_is_not_empty(tmp_path, pg_url):
     ProjectStore(pg_url).close()  # someone's tables are already there
     project = Project.init(tmp_path / "p")
-    project.store.add_user("ann", "annotator", "pass-word-1")
+    project.store.accounts.add_user("ann", "annotator", "pass-word-1")
     with pytest.raises(StoreError, match="is not empty"):
         migrate_store(project, pg_url)
     assert project.configured_database == "project.db" and project.store.count("users") == 1

@@ -98,14 +98,14 @@ def test_a_kind_from_one_module_goes_from_tasks_to_a_release(toy, project, tmp_p
     # p00, p01: identical texts (gold, known answer "same"); p02-p06 same meaning; p07-p11 different
     texts = [(f"Use metric units ({i})", f"Use metric units ({i})" if i < 2 else f"Metric units, please ({i})"
               if i < 7 else f"Prefers tea ({i})") for i in range(12)]  # fmt: skip
-    store.add_preference_pairs(
+    store.content.add_preference_pairs(
         [{"pair_id": f"p{i:02d}", "checklist_item": a, "candidate": b, "origin": "test", "instance_id": None,
           "meta_json": None} for i, (a, b) in enumerate(texts)],
         Provenance(source="test.pairs"),
     )  # fmt: skip
     # tasks: the CLI's --kind choices come from the registry; known answers make two gold items
     assert "created 12" in run("tasks", "create", "--kind", toy.NAME, "--overlap", "3", "-p", project.root)
-    tasks = store.tasks(kind=toy.NAME)
+    tasks = store.labels.tasks(kind=toy.NAME)
     assert sum(t.is_gold for t in tasks) == 2
     from curation.annotation.guidelines import write_default_guidelines
 

@@ -39,7 +39,7 @@ def test_an_unknown_kind_is_one_clear_error_in_the_library(project, call):
     with pytest.raises(LabelError) as err:
         call(project)
     assert str(err.value) == UNKNOWN
-    assert project.store.tasks() == []
+    assert project.store.labels.tasks() == []
 
 
 def test_a_labels_file_with_an_unknown_kind_names_file_line_and_column(project, tmp_path):
@@ -51,7 +51,7 @@ def test_a_labels_file_with_an_unknown_kind_names_file_line_and_column(project, 
     result = CliRunner().invoke(cli, ["labels", "import", str(path), "-p", str(project.root)])
     assert result.exit_code == 1
     assert result.output == f"error: {path}:1: task_kind: {UNKNOWN}\n"
-    assert project.store.effective_events() == []
+    assert project.store.labels.effective_events() == []
 
 
 def test_a_gold_file_with_an_unknown_kind_names_file_and_line(project, tmp_path):

@@ -32,13 +32,13 @@ def verify(store, task, missing: tuple[int, ...] = (), who=ANNOTATORS) -> None:
 def tasks_by_session(store) -> dict[str, object]:
     """The latest verification task per session id."""
     out = {}
-    for t in sorted(store.tasks(kind="preference_expressed"), key=lambda t: t.item_ref):
+    for t in sorted(store.labels.tasks(kind="preference_expressed"), key=lambda t: t.item_ref):
         out[t.payload["dialogue_id"]] = t
     return out
 
 
 def roles(store, persona_id: str) -> dict[str, str]:
-    plan = store.plan(persona_id)
+    plan = store.generation.plan(persona_id)
     return {f"{persona_id}-s{s.index:02d}": s.role for s in plan.slots}
 
 
@@ -107,7 +107,7 @@ def test_session_status_follows_the_final_labels(gen):
 
 def test_a_failed_session_drops_the_instances_that_depend_on_it_from_cupid_only(gen):
     store = gen.store
-    role = roles(store, store.personas()[0].persona_id)
+    role = roles(store, store.generation.personas()[0].persona_id)
     b_session = next(sid for sid, r in role.items() if r == "B")
     for sid, task in tasks_by_session(store).items():
         verify(store, task, missing=(0,) if sid == b_session else ())
@@ -123,7 +123,7 @@ def test_a_rewrite_after_labelling_asks_for_reverification_and_reaches_the_relea
     for task in tasks_by_session(store).values():
         verify(store, task)
     assert cupid_types(store)[0] == ["changing", "consistent", "contrastive"]
-    role = roles(store, store.personas()[0].persona_id)
+    role = roles(store, store.generation.personas()[0].persona_id)
     a_session = next(sid for sid, r in role.items() if r == "A")
     old = tasks_by_session(store)[a_session]
     user_turn = next(t["index"] for t in old.payload["turns"] if t["role"] == "user" and t["index"] > 0)
@@ -157,12 +157,12 @@ def test_imported_cupid_rows_yield_preference_expressed_tasks_for_their_sessions
         "".join(json.dumps({**cupid_row(i), "current_request": f"Another trip {i}."}) + "\n" for i in (2, 3)),
         encoding="utf-8",
     )
-    project.store.import_bundle(cupid.build_bundle(again))
+    project.store.content.import_bundle(cupid.build_bundle(again))
     assert create_tasks(project, "preference_expressed", overlap=2) == 4
-    task = project.store.tasks(kind="preference_expressed")[0]
+    task = project.store.labels.tasks(kind="preference_expressed")[0]
     assert task.payload["checklist"] == ["Does the plan keep drives short?", "Does it include breaks?"]
     assert [t["role"] for t in task.payload["turns"]] == ["user", "assistant"]
-    links = project.store.instance_links()
+    links = project.store.content.instance_links()
     assert len(links) == 6 and all(len(v) == 1 and v[0]["relevant"] for v in links.values())
 
 
@@ -171,11 +171,11 @@ def test_repair_regenerates_a_failed_session_and_recovers_its_instance_after_rev
     from pipelines.llm import LLMLayer
 
     store = gen.store
-    role = roles(store, store.personas()[0].persona_id)
+    role = roles(store, store.generation.personas()[0].persona_id)
     b_session = next(sid for sid, r in role.items() if r == "B")
     for sid, task in tasks_by_session(store).items():
         verify(store, task, missing=(0,) if sid == b_session else ())
-    before = store.dialogue(b_session)["turns"]
+    before = store.content.dialogue(b_session)["turns"]
     cfg = GenerationConfig.from_config(gen.config.generation, personas=1)
 
     def repair():
@@ -185,8 +185,8 @@ def test_repair_regenerates_a_failed_session_and_recovers_its_instance_after_rev
     first = repair()
     assert first.round == 1 and first.repaired == [b_session] and first.queued == 1
     assert first.waiting_instances == 1 and first.verified_instances == 2 and first.previous is None
-    assert store.dialogue(b_session)["turns"] != before
-    assert store.session_versions(b_session)[0]["turns"] == [
+    assert store.content.dialogue(b_session)["turns"] != before
+    assert store.content.session_versions(b_session)[0]["turns"] == [
         {k: t[k] for k in ("index", "role", "content")} for t in before
     ]
     assert session_statuses(store)[b_session].status == "needs_reverification"

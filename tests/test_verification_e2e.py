@@ -87,14 +87,14 @@ def bench(tmp_path):
 
 def test_annotators_decide_the_release_end_to_end(bench):
     root, store = bench.root, bench.store
-    pid = store.personas()[0].persona_id
-    role = {f"{pid}-s{s.index:02d}": s.role for s in store.plan(pid).slots}
+    pid = store.generation.personas()[0].persona_id
+    role = {f"{pid}-s{s.index:02d}": s.role for s in store.generation.plan(pid).slots}
     b_session = next(s for s, r in role.items() if r == "B")
     a_session = next(s for s, r in role.items() if r == "A")
     filler = next(s for s, r in role.items() if r == "other")
-    expressed_tasks = {t.payload["dialogue_id"]: t for t in store.tasks(kind="preference_expressed")}
+    expressed_tasks = {t.payload["dialogue_id"]: t for t in store.labels.tasks(kind="preference_expressed")}
     memory_task = next(
-        t for t in store.tasks(kind="memory_verify") if t.payload["dialogue_id"] == "sess_demo000001"
+        t for t in store.labels.tasks(kind="memory_verify") if t.payload["dialogue_id"] == "sess_demo000001"
     )
     keys = [c["key"] for c in memory_task.payload["candidates"]]
     broken = {
@@ -131,7 +131,7 @@ def test_annotators_decide_the_release_end_to_end(bench):
     turn = next(t["index"] for t in old.payload["turns"] if t["role"] == "user" and t["index"] > 0)
     workflow.rewrite_turn(bench, "ann1", old, turn, REWRITE, "clearer")
     again = next(
-        t for t in store.tasks(kind="preference_expressed") if t.item_ref == f"session:{a_session}@r1"
+        t for t in store.labels.tasks(kind="preference_expressed") if t.item_ref == f"session:{a_session}@r1"
     )
     import_labels(root, [row(w, again, expressed(again)) for w in ("ann1", "ann2")], "week2")
 
@@ -199,7 +199,7 @@ def test_annotators_decide_the_release_end_to_end(bench):
     out = run(root, "generate", "--repair")
     assert "repair round 1: 1 failed session(s) regenerated, 1 re-verification task(s) queued" in out
     redo = next(
-        t for t in store.tasks(kind="preference_expressed") if t.item_ref == f"session:{b_session}@r1"
+        t for t in store.labels.tasks(kind="preference_expressed") if t.item_ref == f"session:{b_session}@r1"
     )
     import_labels(root, [row(w, redo, expressed(redo)) for w in ("ann1", "ann2")], "week3")
     assert "round 1 recovered 1 instance(s) (verified 2 -> 3)" in run(root, "generate", "--repair")

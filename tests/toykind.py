@@ -36,7 +36,7 @@ class ToyKind(TaskKind):
                 overlap,
                 batch,
             )
-            for p in store.preference_pairs()
+            for p in store.content.preference_pairs()
         ]
 
     def units(self, values):
@@ -49,7 +49,7 @@ class ToyKind(TaskKind):
         """A pair whose two texts are identical is a gold item with the answer ``same``."""
         return {
             f"toy:{p['pair_id']}": {"verdict": "same"}
-            for p in store.preference_pairs()
+            for p in store.content.preference_pairs()
             if p["checklist_item"] == p["candidate"]
         }
 

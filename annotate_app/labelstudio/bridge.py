@@ -127,7 +127,7 @@ def ensure_project(
 ) -> tuple[int, bool]:
     """The Label Studio project of ``kind`` (created when missing), with current settings."""
     settings = _project_settings(project, kind, overlap)
-    pid = project.store.ls_project_id(url, kind)
+    pid = project.store.labelstudio.project_id(url, kind)
     if pid is not None:
         try:
             _call(f"updating Label Studio project {pid}", client.projects.update, pid, **settings)
@@ -137,7 +137,7 @@ def ensure_project(
                 raise
             # Deleted in Label Studio: a new project gets every task; pulled labels stay in prefkit.
     created = _call("creating the Label Studio project", client.projects.create, **settings)
-    project.store.set_ls_project(url, kind, int(created.id), settings["title"])
+    project.store.labelstudio.set_project(url, kind, int(created.id), settings["title"])
     return int(created.id), True
 
 
@@ -152,8 +152,8 @@ def _reconcile(client: LabelStudio, project: Project, url: str, pid: int, mapped
         task_id = (t.data or {}).get(TASK_ID_KEY)
         if task_id and task_id not in mapped:
             found[task_id] = int(t.id)
-    added = project.store.add_ls_tasks(url, pid, found, only_stored=True)
-    mapped.update(project.store.ls_task_ids(url, pid))
+    added = project.store.labelstudio.add_tasks(url, pid, found, only_stored=True)
+    mapped.update(project.store.labelstudio.task_ids(url, pid))
     return added
 
 
@@ -178,14 +178,14 @@ def _tasks_to_push(
     """
     from curation.annotation.task_kinds import get_kind
 
-    stored, todo = project.store.ls_push_state(url, pid, kind)
+    stored, todo = project.store.labelstudio.push_state(url, pid, kind)
     unpushed = {t.task_id: t for t in todo}
     for task in get_kind(kind).iter_tasks(project.store, overlap, "default"):
         if task.item_ref not in stored:
             new_ids.add(task.task_id)
             yield task
         elif task.is_gold and not stored[task.item_ref][1]:  # stored before its answer was known
-            project.store.set_gold(task.task_id, task.gold_answer)
+            project.store.labels.set_gold(task.task_id, task.gold_answer)
             if task.task_id in unpushed:
                 unpushed[task.task_id].is_gold = True
                 unpushed[task.task_id].gold_answer = task.gold_answer
@@ -272,7 +272,7 @@ def push(
     client = connect(url, api_key)
     pid, created = ensure_project(client, project, kind, url, overlap)
     report = PushReport(kind, url, pid, created)
-    mapped = project.store.ls_task_ids(url, pid)
+    mapped = project.store.labelstudio.task_ids(url, pid)
     report.reconciled = _reconcile(client, project, url, pid, mapped)
     report.already = len(mapped)
     new_ids: set[str] = set()
@@ -296,7 +296,7 @@ def push(
             # Stored before they are sent (while Label Studio imports the previous request): a task in
             # Label Studio is always one the store holds, so a lost answer can be reconciled.
             if fresh := [t for t in part if t.task_id in new_ids]:
-                project.store.add_tasks(fresh)
+                project.store.labels.add_tasks(fresh)
             future = importer.submit(items)
             if pending:
                 _mapped(project, report, url, pid, *pending)
@@ -306,7 +306,7 @@ def push(
     finally:
         importer.close()
     if fresh_unfit := [t for t in unfit if t.task_id in new_ids]:
-        project.store.add_tasks(fresh_unfit)  # stored like every task; labelled in the prefkit app
+        project.store.labels.add_tasks(fresh_unfit)  # stored like every task; labelled in the prefkit app
     return report
 
 
@@ -320,7 +320,7 @@ def _mapped(
 ) -> None:
     """Wait for one import request and record its id map (one transaction)."""
     ids = future.result()
-    project.store.add_ls_tasks(url, pid, {t.task_id: i for t, i in zip(part, ids, strict=True)})
+    project.store.labelstudio.add_tasks(url, pid, {t.task_id: i for t, i in zip(part, ids, strict=True)})
     report.imported += len(part)
     report.requests += 1
     report.gold += sum(1 for t in part if t.is_gold and t.gold_answer)
@@ -377,15 +377,15 @@ class AnnotatorMap:
         email = self.emails.get(ls_id)
         if not email:
             raise LabelError(f"completed by Label Studio user {ls_id}, who has no email or no longer exists")
-        user = self.store.user_by_email(email)
+        user = self.store.accounts.user_by_email(email)
         if user is not None:
             return user["username"]
-        username = _username_for(email, {u["username"] for u in self.store.users()})
+        username = _username_for(email, {u["username"] for u in self.store.accounts.users()})
         try:
             # A random password nobody is told: the account exists for attribution, not for signing in.
-            self.store.add_user(username, "annotator", secrets.token_urlsafe(32), email=email)
+            self.store.accounts.add_user(username, "annotator", secrets.token_urlsafe(32), email=email)
         except PrefkitError:
-            user = self.store.user_by_email(email)
+            user = self.store.accounts.user_by_email(email)
             if user is None:
                 raise
             return user["username"]  # a pull running at the same time created the account
@@ -435,7 +435,7 @@ def _record(
             f"task {task.task_id} (Label Studio task {ann.get('task')}, annotation {ann['id']}): {exc}"
         )
         return
-    new = project.store.record_ls_annotation(
+    new = project.store.labelstudio.record_annotation(
         event, report.url, pid, int(ann["id"]), updated_at=ann["updated_at"]
     )
     if not new:  # a pull running at the same time recorded it first
@@ -449,7 +449,7 @@ def _record(
 
 
 def _withdraw(project: Project, report: PullReport, pid: int, ann_id: int, row: dict[str, Any]) -> None:
-    task = project.store.task(row["task_id"])
+    task = project.store.labels.task(row["task_id"])
     event = LabelEvent(
         event_id=_event_id(report.url, ann_id, "withdraw", row["updated_at"]),
         task_id=task.task_id,
@@ -461,7 +461,7 @@ def _withdraw(project: Project, report: PullReport, pid: int, ann_id: int, row: 
         source="labelstudio",
         created_at=utcnow(),
     )
-    new = project.store.record_ls_annotation(
+    new = project.store.labelstudio.record_annotation(
         event, report.url, pid, ann_id, updated_at=row["updated_at"], withdrawn=True
     )
     if new:
@@ -473,7 +473,7 @@ def _withdraw(project: Project, report: PullReport, pid: int, ann_id: int, row: 
 def pull(project: Project, kind: str, url: str, api_key: str | None = None) -> PullReport:
     """Record every new, edited, skipped or deleted annotation of ``kind`` as label events."""
     ls_kind(kind)
-    pid = project.store.ls_project_id(url, kind)
+    pid = project.store.labelstudio.project_id(url, kind)
     if pid is None:
         raise LabelStudioError(
             f"{kind} was never pushed to {url}; run `prefkit labelstudio push {kind} --url {url}`"
@@ -481,9 +481,9 @@ def pull(project: Project, kind: str, url: str, api_key: str | None = None) -> P
     client = connect(url, api_key)
     report = PullReport(kind, url, pid)
     annotators = AnnotatorMap(project, client, report)
-    by_ls_id = {ls_id: task_id for task_id, ls_id in project.store.ls_task_ids(url, pid).items()}
-    tasks = {t.task_id: t for t in project.store.tasks(kind=kind)}
-    known = project.store.ls_annotations(url, pid)
+    by_ls_id = {ls_id: task_id for task_id, ls_id in project.store.labelstudio.task_ids(url, pid).items()}
+    tasks = {t.task_id: t for t in project.store.labels.tasks(kind=kind)}
+    known = project.store.labelstudio.annotations(url, pid)
     seen: set[int] = set()
     for ls_task in _export(client, pid):
         task = tasks.get(by_ls_id.get(int(ls_task["id"])) or (ls_task.get("data") or {}).get(TASK_ID_KEY, ""))
@@ -509,13 +509,13 @@ def pull(project: Project, kind: str, url: str, api_key: str | None = None) -> P
 def status(project: Project, url: str | None = None, api_key: str | None = None) -> list[dict[str, Any]]:
     """Per Label Studio project: tasks, annotations, annotators, completion (tasks with k annotations)."""
     rows = []
-    for p in project.store.ls_projects(url):
+    for p in project.store.labelstudio.projects(url):
         client = connect(p["url"], api_key)
         info = _call(
             f"reading Label Studio project {p['ls_project_id']}", client.projects.get, p["ls_project_id"]
         )
         annotators = _call("listing annotators", client.projects.list_unique_annotators, p["ls_project_id"])
-        pulled = project.store.ls_annotations(p["url"], p["ls_project_id"])
+        pulled = project.store.labelstudio.annotations(p["url"], p["ls_project_id"])
         tasks = info.task_number or 0
         finished = info.finished_task_number or 0
         rows.append(

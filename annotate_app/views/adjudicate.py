@@ -35,7 +35,7 @@ task_id = st.selectbox(
     key="adj_task",
 )
 entry = next(d for d in pool if d["task_id"] == task_id)
-task = proj.store.task(task_id)
+task = proj.store.labels.task(task_id)
 
 st.subheader("Labels side by side")
 units = {who: get_kind(kind).units(values) for who, values in entry["labels"].items()}
@@ -46,7 +46,7 @@ table = pd.DataFrame(  # a dataframe shows its cells as plain text: no markdown,
 )  # fmt: skip
 table["agree"] = table[list(units)].nunique(axis=1, dropna=False) == 1
 st.dataframe(table.sort_values("agree"), hide_index=True, width="stretch")
-comments = {ev.annotator: ev.comment for ev in proj.store.events(task_id=task_id) if ev.comment}
+comments = {ev.annotator: ev.comment for ev in proj.store.labels.events(task_id=task_id) if ev.comment}
 for who, note in comments.items():
     ui.text(f"{who}: {note}", caption=True)
 

@@ -119,15 +119,15 @@ with st.expander("Flagged items and sessions to re-verify"):
     st.dataframe(pd.DataFrame(dashboard.reverification(store)), hide_index=True, width="stretch")
 
 with st.expander("Batches"):
-    st.dataframe(pd.DataFrame(store.task_summaries()), hide_index=True, width="stretch")
-    batches = [b["batch_id"] for b in store.batches()]
+    st.dataframe(pd.DataFrame(store.queues.task_summaries()), hide_index=True, width="stretch")
+    batches = [b["batch_id"] for b in store.labels.batches()]
     if batches:
         b1, b2, b3 = st.columns([2, 1, 1])
         chosen = b1.selectbox("Batch", batches, key="batch_pick")
         if b2.button("Open", key="batch_open"):
-            store.set_batch_status(chosen, "open")
+            store.labels.set_batch_status(chosen, "open")
             st.rerun()
         if b3.button("Close", key="batch_close"):
-            store.set_batch_status(chosen, "closed")
+            store.labels.set_batch_status(chosen, "closed")
             st.rerun()
-        st.dataframe(pd.DataFrame(store.batches()), hide_index=True, width="stretch")
+        st.dataframe(pd.DataFrame(store.labels.batches()), hide_index=True, width="stretch")

@@ -18,7 +18,7 @@ if not recent:
     st.info("No labels yet.")
 
 for ev in recent:
-    task = proj.store.task(ev.task_id)
+    task = proj.store.labels.task(ev.task_id)
     when = ev.created_at[:19].replace("T", " ")
     title = ui.safe("{} · {} · {} · {} UTC", ui.KIND_TITLES[ev.kind], task.item_ref, ev.action, when)
     with st.expander(title + (" · edited" if ev.supersedes else "")):

@@ -9,7 +9,7 @@ An import checks every row first — known task kind and task, existing annotato
 the task (``TaskKind.validate``), an ISO-8601 timestamp with date, time and UTC offset (stored
 normalised to UTC; a date alone is refused), finite ``time_spent_s`` — and writes nothing unless all rows pass; the
 first bad row is reported with file, line and field; a file without rows is an error. The events go in through one
-``store.append_events`` transaction with an ``event_id`` hashed from the row, so importing the same
+``store.labels.append_events`` transaction with an ``event_id`` hashed from the row, so importing the same
 file again writes nothing. Rows of one (task, annotator) later in the file supersede earlier ones,
 exactly as edits do in the app.
 """
@@ -160,7 +160,7 @@ class _Resolver:
     def __init__(self, store: ProjectStore):
         self.store = store
         self.tasks: dict[tuple[str, str], AnnotationTask] = {}
-        for task in store.tasks():
+        for task in store.labels.tasks():
             self.tasks[(task.kind, task.item_ref)] = task
             self.tasks[(task.kind, task.task_id)] = task
         self.users: dict[str, bool] = {}
@@ -173,7 +173,7 @@ class _Resolver:
 
     def check_user(self, username: str) -> None:
         if username not in self.users:
-            self.users[username] = self.store.user(username) is not None
+            self.users[username] = self.store.accounts.user(username) is not None
         if not self.users[username]:
             raise _RowError("annotator", f"no user {username!r} in this project")
 
@@ -264,7 +264,7 @@ def _row_event(row: dict[str, Any], resolver: _Resolver, source: str) -> LabelEv
 
 def _chain(events: list[LabelEvent], store: ProjectStore) -> list[LabelEvent]:
     """Link each event to the one it replaces (the latest of the same task and annotator)."""
-    latest = {(e.task_id, e.annotator): e.event_id for e in store.events()}
+    latest = {(e.task_id, e.annotator): e.event_id for e in store.labels.events()}
     out = []
     for ev in events:
         prior = latest.get((ev.task_id, ev.annotator))
@@ -292,7 +292,7 @@ def import_labels(
         except ValidationError as exc:
             raise LabelsFileError(f"{path}:{line}: {validation_line(exc, root='')}") from exc
         events.setdefault(event.event_id, event)  # an identical row twice is one event
-    written = store.append_events(_chain(list(events.values()), store))
+    written = store.labels.append_events(_chain(list(events.values()), store))
     return ImportResult(rows=len(events), written=written)
 
 
@@ -303,8 +303,8 @@ def export_rows(
     """Rows in file order: the live event per (task, annotator), or every event with ``all_events``."""
     if kind is not None:
         get_kind(kind)  # an unknown kind is an error, not an empty file
-    item_refs = {t.task_id: t.item_ref for t in store.tasks(kind=kind)}
-    events = store.events(kind=kind) if all_events else store.effective_events(kind)
+    item_refs = {t.task_id: t.item_ref for t in store.labels.tasks(kind=kind)}
+    events = store.labels.events(kind=kind) if all_events else store.labels.effective_events(kind)
     return [
         {
             "annotator": ev.annotator,

@@ -86,7 +86,7 @@ def import_pairs(project: Project, path: Path) -> int:
         check_unique(ids, Path(path), "pair_id")
     except InputError as exc:
         raise TaskFileError(f"{exc} (an absent pair_id is derived from the two texts)") from None
-    return project.store.add_preference_pairs(rows, Provenance(source="import.pairs"))
+    return project.store.content.add_preference_pairs(rows, Provenance(source="import.pairs"))
 
 
 def create_tasks(
@@ -107,7 +107,7 @@ def create_tasks(
         if not 0 <= gold_rate < 1:
             raise TaskFileError("gold rate must be in [0, 1)")
         project.store.set_meta(gold_rate_key(kind), str(gold_rate))
-    new = project.store.add_tasks(task_kind.build_tasks(project.store, k, batch))
+    new = project.store.labels.add_tasks(task_kind.build_tasks(project.store, k, batch))
     _mark_known_answers(project, kind)
     return new
 
@@ -115,10 +115,10 @@ def create_tasks(
 def _mark_known_answers(project: Project, kind: str) -> None:
     """Tasks whose answer the kind knows up front (``TaskKind.known_answers``) become gold items."""
     known = get_kind(kind).known_answers(project.store)
-    for ref, task_id in project.store.task_ids_by_ref(kind, list(known)).items():
-        task = project.store.task(task_id)
+    for ref, task_id in project.store.labels.task_ids_by_ref(kind, list(known)).items():
+        task = project.store.labels.task(task_id)
         if not task.is_gold:
-            project.store.set_gold(task_id, get_kind(kind).validate(known[ref], task))
+            project.store.labels.set_gold(task_id, get_kind(kind).validate(known[ref], task))
 
 
 def import_gold(project: Project, path: Path) -> int:
@@ -136,11 +136,11 @@ def import_gold(project: Project, path: Path) -> int:
                 get_kind(line.kind)
             except LabelError as exc:
                 raise TaskFileError(f"{path}:{lineno}: field kind: {exc}") from None
-            task_id = project.store.task_ids_by_ref(line.kind, [line.item_ref]).get(line.item_ref)
+            task_id = project.store.labels.task_ids_by_ref(line.kind, [line.item_ref]).get(line.item_ref)
             if task_id is None:
                 raise TaskFileError(f"{path}:{lineno}: no {line.kind} task for item_ref {line.item_ref!r}")
         try:
-            task = project.store.task(task_id)
+            task = project.store.labels.task(task_id)
             resolved.append((task_id, get_kind(task.kind).validate(line.answer, task)))
         except LabelError as exc:
             raise TaskFileError(f"{path}:{lineno}: field answer.{exc}") from None
@@ -151,5 +151,5 @@ def import_gold(project: Project, path: Path) -> int:
     except InputError as exc:
         raise TaskFileError(str(exc)) from None
     for task_id, answer in resolved:
-        project.store.set_gold(task_id, answer)
+        project.store.labels.set_gold(task_id, answer)
     return len(resolved)

@@ -52,14 +52,14 @@ def sign_in(project: Project, username: str, password: str, client: str = "local
     :mod:`curation.annotation.signin`); every attempt is logged with its outcome."""
     store, policy, now = project.store, project.config.annotation.sign_in, utcnow()
     name = normalize_username(username)[: MAX_NAME + 1]
-    by_name = store.sign_in_failures(username=name)
-    by_client = store.sign_in_failures(client=client)
+    by_name = store.accounts.sign_in_failures(username=name)
+    by_client = store.accounts.sign_in_failures(client=client)
     scale = policy.client_factor
     wait = max(wait_s(policy, *by_name, now), wait_s(policy, *by_client, now, scale=scale))
     if wait > 0:
         locked = by_name[0] >= policy.lockout_after or by_client[0] >= policy.lockout_after * scale
         outcome = "locked" if locked else "throttled"
-        store.log_sign_in(name, client, outcome)
+        store.accounts.log_sign_in(name, client, outcome)
         signin_log.warning("sign-in %s for %r from %s (%.0f s left)", outcome, name, client, wait)
         if locked:
             raise AuthError(
@@ -67,8 +67,8 @@ def sign_in(project: Project, username: str, password: str, client: str = "local
                 "a maintainer can unlock it (prefkit users unlock NAME)"
             )
         raise AuthError(f"too many failed sign-ins: wait {wait:.0f} s before trying again")
-    user = store.authenticate(name, password)
-    store.log_sign_in(name, client, "ok" if user else "fail")
+    user = store.accounts.authenticate(name, password)
+    store.accounts.log_sign_in(name, client, "ok" if user else "fail")
     if user is None:
         signin_log.warning("failed sign-in for %r from %s", name, client)
         raise AuthError("unknown user name or wrong password (or the account is disabled)")
@@ -99,21 +99,21 @@ def annotator_view(project: Project, user: str, kind: str) -> AnnotatorView:
     """Everything the Annotate page reads on a run, in one read when the item is already on screen
     (the usual case after the first item); assigning a new item goes through :func:`current_item`."""
     get_kind(kind)
-    view = project.store.annotator_view(user, kind)
+    view = project.store.queues.annotator_view(user, kind)
     if not view["active"]:
         return AnnotatorView(False, None, view["version"])
     row = view["row"]
     if row is not None and row["event_id"]:
         return AnnotatorView(True, _shown(project, row), view["version"])
     item = _shown(project, _assign_next(project, user, kind))
-    return AnnotatorView(True, item, project.store.queue_version(user))
+    return AnnotatorView(True, item, project.store.queues.queue_version(user))
 
 
 def current_item(project: Project, user: str, kind: str) -> ShownItem | None:
     """The annotator's open item of ``kind`` (assigned now if the queue was empty), or None when done.
     The usual case, an item already shown (a submit marks the next one), is one read."""
     get_kind(kind)
-    row = project.store.open_item(user, kind)
+    row = project.store.queues.open_item(user, kind)
     if row is None or not row["event_id"]:
         row = _assign_next(project, user, kind)
     return _shown(project, row)
@@ -124,13 +124,13 @@ def _assign_next(project: Project, user: str, kind: str) -> dict[str, Any] | Non
     policy = policy_for(project, kind)
     hours = stale_after_hours(project)
     before = _hours_ago(hours) if hours > 0 else None
-    return project.store.open_assignment(user, kind, policy.chunk, policy.n_gold, stale_before=before)
+    return project.store.queues.open_assignment(user, kind, policy.chunk, policy.n_gold, stale_before=before)
 
 
 def _shown(project: Project, row: dict[str, Any] | None) -> ShownItem | None:
     if row is None:
         return None
-    task = project.store._task_from_row(row)  # the row carries its task's columns
+    task = project.store.labels._task_from_row(row)  # the row carries its task's columns
     return ShownItem(task, row["event_id"], row["shown_at"], row["position"])
 
 
@@ -153,14 +153,14 @@ def release_stale(
     This also happens by itself whenever an annotator is given a new chunk of that kind."""
     if kind is not None:
         get_kind(kind)
-    if annotator is not None and project.store.user(annotator) is None:
+    if annotator is not None and project.store.accounts.user(annotator) is None:
         raise WorkflowError(f"no user {annotator!r}")
     if annotator is not None:
-        annotator = project.store.user(annotator)["username"]
+        annotator = project.store.accounts.user(annotator)["username"]
     hours = stale_after_hours(project) if hours is None else hours
     if hours < 0:
         raise WorkflowError("hours must be 0 or more")
-    return project.store.release_stale(_hours_ago(hours), kind=kind, annotator=annotator)
+    return project.store.queues.release_stale(_hours_ago(hours), kind=kind, annotator=annotator)
 
 
 def _seconds_since(iso: str, now: str) -> float:
@@ -185,7 +185,7 @@ def _finish(
         time_spent_s=_seconds_since(item.shown_at, now),
         created_at=now,
     )
-    return project.store.record_submit(event)
+    return project.store.queues.record_submit(event)
 
 
 def submit(
@@ -217,7 +217,7 @@ def undo_depth(project: Project) -> int:
 
 def recent_labels(project: Project, user: str) -> list[LabelEvent]:
     """The annotator's last ``annotation.undo_depth`` live labels, skips and flags, newest first."""
-    return project.store.recent_live_events(user, undo_depth(project))
+    return project.store.labels.recent_live_events(user, undo_depth(project))
 
 
 def edit_label(
@@ -228,14 +228,14 @@ def edit_label(
     The new event id is derived from what is replaced and the new values, so a double click records
     the edit once."""
     clean_id = "ev_" + content_hash([old_event_id, values, comment or None], 32)
-    done = project.store.event(clean_id)
+    done = project.store.labels.event(clean_id)
     if done is not None and done.annotator == user:
         return done  # this exact edit was already recorded (a double click or a retry)
     recent = {ev.event_id: ev for ev in recent_labels(project, user)}
     old = recent.get(old_event_id)
     if old is None:
         raise WorkflowError(f"event {old_event_id!r} is not one of your last {undo_depth(project)} labels")
-    task = project.store.task(old.task_id)
+    task = project.store.labels.task(old.task_id)
     clean = get_kind(task.kind).validate(values, task)
     event = LabelEvent(
         event_id=clean_id,
@@ -248,7 +248,7 @@ def edit_label(
         supersedes=old_event_id,
         created_at=utcnow(),
     )
-    project.store.record_submit(event)
+    project.store.queues.record_submit(event)
     return event
 
 
@@ -258,7 +258,8 @@ def display_turns(project: Project, task: AnnotationTask) -> list[dict[str, Any]
     turns = task.payload.get("turns", [])
     try:
         current = {
-            t["index"]: t["content"] for t in project.store.dialogue(task.payload["dialogue_id"])["turns"]
+            t["index"]: t["content"]
+            for t in project.store.content.dialogue(task.payload["dialogue_id"])["turns"]
         }
     except PrefkitError:
         current = {}
@@ -282,7 +283,7 @@ def rewrite_turn(
         raise WorkflowError(f"turn {turn_index} is not a user turn of this dialogue")
     if not text.strip():
         raise WorkflowError("the rewritten turn is empty")
-    revision = project.store.revise_turn(
+    revision = project.store.content.revise_turn(
         task.payload["dialogue_id"], turn_index, text.strip(), user, reason or None
     )
     get_kind(task.kind).after_turn_rewrite(project.store, task)
@@ -298,7 +299,7 @@ def progress_after(
     app's submit path). A first label, skip or flag of an item finishes its assignment: done + 1,
     today + 1; an edit or a withdrawal changes neither."""
     out = {k: {**c, "batches": [dict(b) for b in c["batches"]]} for k, c in counts.items()}
-    for ev in project.store.events_after(user, seen):
+    for ev in project.store.queues.events_after(user, seen):
         if ev["source"] != "app" or ev["batch_id"] is None:
             return None
         if ev["supersedes"] is not None or ev["action"] not in ("label", "skip", "flag"):
@@ -342,7 +343,7 @@ def progress_memo(
 
 def progress(project: Project, user: str) -> dict[str, dict[str, int]]:
     """Per task kind: items assigned to the annotator, done, finished today (UTC), and per batch."""
-    counts = project.store.queue_counts(user, since=utcnow()[:10])
+    counts = project.store.queues.queue_counts(user, since=utcnow()[:10])
     empty = {"assigned": 0, "done": 0, "today": 0, "batches": []}
     return {kind: counts.get(kind, empty) for kind in TASK_KIND_REGISTRY}
 
@@ -351,7 +352,7 @@ def available(project: Project, user: str, kind: str) -> int:
     """Items of ``kind`` not yet given to the annotator that could still be (a count over the whole
     pool: the app refreshes it at most once a minute, not on every submit)."""
     get_kind(kind)
-    return project.store.available_count(user, kind)
+    return project.store.queues.available_count(user, kind)
 
 
 def gold_scores(
@@ -373,7 +374,7 @@ def gold_scores(
 
 def gold_accuracy(store: ProjectStore, kind: str | None = None) -> list[dict[str, Any]]:
     """Per (annotator, task kind): how many gold items they labelled and their mean gold score (0..1)."""
-    scores = gold_scores(store.effective_events(kind), store.gold_answers(kind))
+    scores = gold_scores(store.labels.effective_events(kind), store.labels.gold_answers(kind))
     return [
         {"annotator": who, "task_kind": k, "n_gold": len(s), "accuracy": round(sum(s) / len(s), 4)}
         for (who, k), s in sorted(scores.items())

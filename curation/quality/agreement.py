@@ -3,7 +3,7 @@ pairwise κ per (task kind, field), judge-vs-human rows, and per-annotator quali
 
 Labels become rater × unit matrices through the task kinds' interface: ``TaskKind.units(values)``
 splits a label into ``{(sub_unit, field): value}`` and a unit is ``(task_id, sub_unit)``. Only the
-live label per (task, annotator) counts (``store.effective_events``); skips and flags carry no rating;
+live label per (task, annotator) counts (``store.labels.effective_events``); skips and flags carry no rating;
 gold tasks are left out (they measure annotators, not the data). Ordinal choices become their ranks.
 
 A *judge* is an LLM labeller recorded as an annotator: named with ``judges=`` or writing events with
@@ -71,8 +71,8 @@ def code_value(spec: FieldSpec, value: Any) -> float:
 
 
 def _live_labels(store: ProjectStore, kind: str | None, batch: str | None) -> tuple[dict, list[LabelEvent]]:
-    tasks = {t.task_id: t for t in store.tasks(kind=kind, batch=batch)}
-    events = [e for e in store.effective_events(kind) if e.action == "label" and e.task_id in tasks]
+    tasks = {t.task_id: t for t in store.labels.tasks(kind=kind, batch=batch)}
+    events = [e for e in store.labels.effective_events(kind) if e.action == "label" and e.task_id in tasks]
     return tasks, events
 
 

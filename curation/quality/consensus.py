@@ -32,7 +32,7 @@ def live_labels(store, kind: str | None = None) -> dict[str, dict[str, dict[str,
     """``{task_id: {annotator: values}}`` of live ``label`` events (skips and flags carry no label).
     An LLM judge's labels (``source="judge"``) are measured against people, never counted as votes."""
     out: dict[str, dict[str, dict[str, Any]]] = {}
-    for ev in store.effective_events(kind):
+    for ev in store.labels.effective_events(kind):
         if ev.action == "label" and ev.source != "judge":
             out.setdefault(ev.task_id, {})[ev.annotator] = ev.values
     return out
@@ -40,13 +40,13 @@ def live_labels(store, kind: str | None = None) -> dict[str, dict[str, dict[str,
 
 def live_flags(store, kind: str | None = None) -> list[LabelEvent]:
     """Flag events that are still an annotator's live event for the task."""
-    return [ev for ev in store.effective_events(kind) if ev.action == "flag"]
+    return [ev for ev in store.labels.effective_events(kind) if ev.action == "flag"]
 
 
 def effective_adjudications(store) -> dict[str, Adjudication]:
     """The decision in force per task: the latest adjudication (each new one supersedes the last)."""
     latest: dict[str, Adjudication] = {}
-    for adj in store.adjudications():
+    for adj in store.labels.adjudications():
         latest[adj.task_id] = adj
     return latest
 
@@ -107,7 +107,7 @@ def final_labels(store, kind: str) -> dict[str, dict[str, Any]]:
     adjs = effective_adjudications(store)
     return {
         t.task_id: final_label(kind, labels.get(t.task_id, {}), adjs.get(t.task_id))
-        for t in store.tasks(kind=kind)
+        for t in store.labels.tasks(kind=kind)
     }
 
 
@@ -121,7 +121,7 @@ def disagreements(store, kind: str | None = None) -> list[dict[str, Any]]:
     labels = live_labels(store, kind)
     adjs = effective_adjudications(store)
     out = []
-    for task in store.tasks(kind=kind):
+    for task in store.labels.tasks(kind=kind):
         mine = labels.get(task.task_id, {})
         if len(mine) < 2:
             continue
@@ -144,10 +144,10 @@ def disagreements(store, kind: str | None = None) -> list[dict[str, Any]]:
 
 def adjudicate(store, task_id: str, maintainer: str, values: dict[str, Any], note: str = "") -> Adjudication:
     """Record a maintainer's final decision for ``task_id``; a later decision supersedes this one."""
-    user = store.user(maintainer)
+    user = store.accounts.user(maintainer)
     if user is None or user["role"] != "maintainer" or not user["active"]:
         raise AdjudicationError(f"{maintainer!r} is not an active maintainer; only maintainers adjudicate")
-    task = store.task(task_id)
+    task = store.labels.task(task_id)
     clean = get_kind(task.kind).validate(values, task)
     previous = effective_adjudications(store).get(task_id)
     adj = Adjudication(
@@ -159,5 +159,5 @@ def adjudicate(store, task_id: str, maintainer: str, values: dict[str, Any], not
         supersedes=previous.adjudication_id if previous else None,
         created_at=utcnow(),
     )
-    store.add_adjudication(adj)
+    store.labels.add_adjudication(adj)
     return adj

@@ -19,20 +19,20 @@ if TYPE_CHECKING:
 
 def progress(store: ProjectStore) -> list[dict[str, Any]]:
     """Per (annotator, task kind): assigned, done, labels, skips, flags, mean seconds per label."""
-    return store.progress_table()
+    return store.queues.progress_table()
 
 
 def throughput(store: ProjectStore, per: str = "day") -> list[dict[str, Any]]:
     """Items finished per ``day`` or ``hour`` (UTC) per annotator and task kind."""
     if per not in ("day", "hour"):
         raise ValueError("per must be 'day' or 'hour'")
-    return store.throughput(10 if per == "day" else 13)
+    return store.labels.throughput(10 if per == "day" else 13)
 
 
 def label_distribution(store: ProjectStore, kind: str | None = None) -> list[dict[str, Any]]:
     """How often each value of each agreement field was given, over live labels."""
     counts: Counter[tuple[str, str, Any]] = Counter()
-    for ev in store.effective_events(kind):
+    for ev in store.labels.effective_events(kind):
         if ev.action != "label":
             continue
         for (_unit, field), value in get_kind(ev.kind).units(ev.values).items():
@@ -69,22 +69,22 @@ def annotator_quality(
 
 def flagged(store: ProjectStore) -> list[dict[str, Any]]:
     """Items annotators reported as broken, with who and why."""
-    return store.flagged()
+    return store.labels.flagged()
 
 
 def reverification(store: ProjectStore) -> list[dict[str, Any]]:
     """Dialogues with a rewritten turn, waiting to be verified again."""
-    return store.dialogues_to_reverify()
+    return store.content.dialogues_to_reverify()
 
 
 def overview(store: ProjectStore) -> dict[str, Any]:
     """Headline numbers: tasks, finished labels, annotators (people who gave at least one label, not
     accounts), items complete (k labels)."""
-    summaries = store.task_summaries()
+    summaries = store.queues.task_summaries()
     return {
         "tasks": sum(r["tasks"] for r in summaries),
         "complete": sum(r["complete"] or 0 for r in summaries),
         "labels": store.count("label_events", action="label"),
-        "annotators": store.labelled_by(),
+        "annotators": store.labels.labelled_by(),
         "gold": gold_accuracy(store),
     }

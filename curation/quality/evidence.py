@@ -132,7 +132,7 @@ def _source_of(m: dict[str, Any]) -> str:
 def evidence_rows(store, source: str = "all") -> list[dict[str, Any]]:
     """One row per memory of ``source`` (``gold``, a model name, or ``all``) with its verdict."""
     rows: list[dict[str, Any]] = []
-    memories = store.memories(origin="gold") if source == "gold" else store.memories()
+    memories = store.content.memories(origin="gold") if source == "gold" else store.content.memories()
     by_dialogue: dict[str, list[dict[str, Any]]] = {}
     for m in memories:
         if m["origin"] not in ("gold", "candidate"):
@@ -141,7 +141,7 @@ def evidence_rows(store, source: str = "all") -> list[dict[str, Any]]:
             continue
         by_dialogue.setdefault(m["dialogue_id"], []).append(m)
     for dialogue_id in sorted(by_dialogue):
-        turns = Normalized(store.original_turns(dialogue_id))
+        turns = Normalized(store.content.original_turns(dialogue_id))
         for m in by_dialogue[dialogue_id]:
             gold = m["origin"] == "gold"
             memory = m["record"] if gold else m["raw"]
@@ -182,5 +182,5 @@ def summarize(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def sources(store) -> list[str]:
     """``gold`` (when there is gold) and every model with extractions in the project."""
-    names = {_source_of(m) for m in store.memories() if m["origin"] in ("gold", "candidate")}
+    names = {_source_of(m) for m in store.content.memories() if m["origin"] in ("gold", "candidate")}
     return sorted(names, key=lambda s: (s != "gold", s))

@@ -196,7 +196,9 @@ def gate_alpha(ctx: GateContext) -> GateResult:
 
 def _live_tasks(ctx: GateContext, kinds) -> list:
     skip = ctx.superseded()
-    return [t for t in ctx.store.tasks() if t.kind in kinds and not t.is_gold and t.task_id not in skip]
+    return [
+        t for t in ctx.store.labels.tasks() if t.kind in kinds and not t.is_gold and t.task_id not in skip
+    ]
 
 
 def gate_min_labels(ctx: GateContext) -> GateResult:
@@ -301,7 +303,7 @@ def gate_gold_accuracy(ctx: GateContext) -> GateResult:
 
 def gate_offline(ctx: GateContext) -> GateResult:
     """Released records made by the offline backend, refused unless ``allow_offline = true``."""
-    refs = ctx.store.offline_references()
+    refs = ctx.store.releases.offline_references()
     culprits = [] if ctx.policy.allow_offline else [f"{r['table']}:{r['id']}" for r in refs]
     ok = f"{len(refs)} offline-generated record(s)" + (" (allowed)" if ctx.policy.allow_offline else "")
     return _result(

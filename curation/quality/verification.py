@@ -55,7 +55,7 @@ def _decide(fl: dict[str, Any], flags: list, adjudicated: bool) -> tuple[str, st
 def session_statuses(store, session_ids: list[str] | None = None) -> dict[str, SessionVerification]:
     """The verification state of every session that has a checklist to verify (or of ``session_ids``)."""
     if session_ids is None:
-        session_ids = [s["session_id"] for s in store.sessions() if s.get("checklist")]
+        session_ids = [s["session_id"] for s in store.content.sessions() if s.get("checklist")]
     rounds = session_tasks(store)
     finals = final_labels(store, KIND)
     labels = live_labels(store, KIND)
@@ -63,7 +63,7 @@ def session_statuses(store, session_ids: list[str] | None = None) -> dict[str, S
     flags: dict[str, list] = {}
     for ev in live_flags(store, KIND):
         flags.setdefault(ev.task_id, []).append(ev)
-    revisions = store.revision_counts()
+    revisions = store.content.revision_counts()
     out = {}
     for sid in session_ids:
         n_rev = revisions.get(sid, 0)
@@ -120,7 +120,7 @@ def silent_sessions(store) -> list[str]:
     """Sessions that should show a preference but hold no user feedback at all (the opening request,
     a reply, the end): a session with a checklist and an assistant reply but one user message."""
     out = []
-    for s in store.sessions():
+    for s in store.content.sessions():
         roles = [t["role"] for t in s.get("turns", [])]
         if s.get("checklist") and "assistant" in roles and roles.count("user") < 2:
             out.append(s["session_id"])
@@ -178,12 +178,12 @@ def verified_gold(store) -> dict[str, dict[str, Any]]:
     their reasons. ``{dialogue_id: {task_id, decided_by, memories, rejected, accepted, edited, added}}``."""
     finals = final_labels(store, MEMORY_KIND)
     out: dict[str, dict[str, Any]] = {}
-    for task in store.tasks(kind=MEMORY_KIND):
+    for task in store.labels.tasks(kind=MEMORY_KIND):
         fl = finals[task.task_id]
         if task.is_gold or fl["values"] is None:
             continue
         sid = task.payload["dialogue_id"]
-        turns = store.original_turns(sid)
+        turns = store.content.original_turns(sid)
         cands = {c["key"]: c for c in task.payload["candidates"]}
         memories, rejected, counts = [], [], {"accept": 0, "edit": 0, "add": 0}
         for d in fl["values"]["decisions"]:
@@ -233,7 +233,7 @@ def verified_gold_evidence(
     gold = verified_gold(store) if gold is None else gold
     n, fails = 0, []
     for sid in sorted(gold):
-        turns = Normalized(store.original_turns(sid))
+        turns = Normalized(store.content.original_turns(sid))
         for m in gold[sid]["memories"]:
             n += 1
             v = check_memory(m, turns, cite_required=True)

@@ -7,13 +7,15 @@ from typing import Any
 
 from sqlalchemy import select
 
-from curation.store.engine import StoreCore
+from curation.store.engine import StoreArea
 from schemas.common import utcnow
 from schemas.curation import Provenance
 
 
-class AlpsTaskStore(StoreCore):
-    def add_alps_tasks(self, rows: list[dict[str, Any]], provenance: Provenance) -> int:
+class AlpsTasks(StoreArea):
+    """Built AlpsBench task rows (``store.alps``)."""
+
+    def add(self, rows: list[dict[str, Any]], provenance: Provenance) -> int:
         """Add built rows (``track``, ``input``, ``gold``, ``checks``); a row already built is kept."""
         t = self.t["alps_tasks"]
         with self.write() as conn:
@@ -36,7 +38,7 @@ class AlpsTaskStore(StoreCore):
             self.insert_many(conn, "alps_tasks", new)
         return len(new)
 
-    def alps_tasks(self, track: str | None = None) -> list[dict[str, Any]]:
+    def tasks(self, track: str | None = None) -> list[dict[str, Any]]:
         t = self.t["alps_tasks"]
         q = select(t).order_by(t.c.track, t.c.benchmark_id)
         if track:

@@ -1,7 +1,7 @@
 """Content area of the project store: sources, dialogues, turns and their revisions, memories,
 AlpsBench packets, CUPID instances, preference pairs and pipeline failure rows.
 
-Imports go through :meth:`ContentStore.import_bundle`, one transaction for a whole file, so a failed
+Imports go through :meth:`Content.import_bundle`, one transaction for a whole file, so a failed
 import writes nothing and a re-import of the same bytes is a no-op.
 """
 
@@ -15,7 +15,7 @@ from typing import Any
 
 from sqlalchemy import func, select, update
 
-from curation.store.engine import StoreCore, StoreError
+from curation.store.engine import StoreArea, StoreError
 from schemas.common import utcnow
 from schemas.curation import Provenance
 
@@ -71,8 +71,8 @@ def _chunks(rows: Iterator[Any], size: int) -> Iterator[list[Any]]:
         yield batch
 
 
-class ContentStore(StoreCore):
-    """Reads and writes of benchmark content."""
+class Content(StoreArea):
+    """Reads and writes of benchmark content (``store.content``)."""
 
     # -- imports ----------------------------------------------------------------------------------
     def find_source(self, kind: str, sha256: str) -> str | None:
@@ -202,13 +202,13 @@ class ContentStore(StoreCore):
                         "source; remove it or import into a new project"
                     )
             fixed = (origin, False, "1.0")  # origin, needs_reverification, schema_version
-            self.insert_tuples(
+            self.core.insert_tuples(
                 conn,
                 "dialogues",
                 DIALOGUE_COLUMNS,
                 ((i, fixed[0], m, fixed[1], fixed[2], *extra) for i, m in zip(ids, metas, strict=True)),
             )
-            self.insert_tuples(
+            self.core.insert_tuples(
                 conn,
                 "packed_turns",
                 ("dialogue_id", "n_turns", "turns_json"),
@@ -489,6 +489,23 @@ class ContentStore(StoreCore):
                 turns.setdefault(r[0], []).append({"index": r[1], "role": r[2], "content": r[3]})
         return [{**self.loads(r["record_json"]), "turns": turns.get(r["session_id"], [])} for r in rows]
 
+    def dialogues_to_reverify(self) -> list[dict[str, Any]]:
+        d, r = self.t["dialogues"], self.t["turn_revisions"]
+        q = (
+            select(
+                d.c.dialogue_id,
+                d.c.origin,
+                func.count(r.c.seq).label("revisions"),
+                func.max(r.c.created_at).label("last"),
+            )
+            .join(r, r.c.dialogue_id == d.c.dialogue_id)
+            .where(d.c.needs_reverification.is_(True))
+            .group_by(d.c.dialogue_id, d.c.origin)
+            .order_by(d.c.dialogue_id)
+        )
+        with self.read() as conn:
+            return [dict(x) for x in conn.execute(q).mappings()]
+
     # -- memories -----------------------------------------------------------------------------------
     def memories(self, dialogue_id: str | None = None, origin: str | None = None) -> list[dict[str, Any]]:
         m = self.t["memories"]
@@ -643,25 +660,3 @@ class ContentStore(StoreCore):
         p = self.t["packed_turns"]
         with self.read() as conn:
             return int(conn.execute(select(func.coalesce(func.sum(p.c.n_turns), 0))).scalar_one())
-
-    # -- status -------------------------------------------------------------------------------------
-    def status(self) -> dict[str, int]:
-        """Counts per stage, as ``prefkit status --json`` prints them."""
-        return {
-            "personas": self.count("personas"),
-            "context_factors": self.count("context_factors"),
-            "sessions": self.count("sessions"),
-            "dialogues": self.count("dialogues"),
-            "turns": self.count("turns") + self.packed_turn_count(),
-            "turn_revisions": self.count("turn_revisions"),
-            "instances": self.count("instances"),
-            "packets": self.count("packets"),
-            "memories_gold": self.count("memories", origin="gold"),
-            "memories_candidate": self.count("memories", origin="candidate"),
-            "preference_pairs": self.count("preference_pairs"),
-            "failures": self.count("failures"),
-            "users": self.count("users"),
-            "tasks": self.count("tasks"),
-            "label_events": self.count("label_events"),
-            "adjudications": self.count("adjudications"),
-        }

@@ -4,8 +4,9 @@ A project is a directory (``prefkit.toml`` + ``project.db`` + guidelines + relea
 SQLite in WAL mode by default, so the app, the CLI and a pipeline can use one project at once from
 different processes, or a PostgreSQL database that several app replicas share (see
 :mod:`curation.store.backend` for everything that differs between the two). The SQL is SQLAlchemy Core.
-Nothing outside :class:`ProjectStore` (and its area mixins in ``curation/store/*.py``) writes SQL
-against the live store.
+Nothing outside :class:`StoreCore` and the areas built on it (one :class:`StoreArea` per module of
+``curation/store/``, composed into :class:`curation.project.ProjectStore`) writes SQL against the live
+store.
 
 Write transactions are short. On SQLite they start with ``BEGIN IMMEDIATE``, so concurrent writers
 queue on the busy timeout instead of failing on a lock upgrade; on PostgreSQL they run at READ
@@ -46,7 +47,7 @@ from curation.store.migrations import MIGRATIONS
 from schemas.common import PrefkitError, canonical_json, content_hash, utcnow
 from schemas.curation import Provenance
 
-__all__ = ["StoreCore", "StoreError", "apply_migrations", "make_engine"]
+__all__ = ["StoreArea", "StoreCore", "StoreError", "apply_migrations", "make_engine"]
 
 T = TypeVar("T")
 ENV_RETRY_S = "PREFKIT_DB_RETRY_S"
@@ -303,3 +304,53 @@ class StoreCore:
         stmt = stmt.on_conflict_do_update(index_elements=["key"], set_={"value": stmt.excluded.value})
         with self.write() as conn:
             conn.execute(stmt, {"key": key, "value": value})
+
+
+class StoreArea:
+    """One area of the store (content, labels, queues, ...): a small class holding the shared
+    :class:`StoreCore`, so every area writes through the same engine and transactions. An area never
+    inherits from another; one that needs another's operations is handed that area.
+
+    The few forwarders below keep area code short (``self.t``, ``self.write()``); they add nothing."""
+
+    def __init__(self, core: StoreCore):
+        self.core = core
+
+    @property
+    def t(self) -> dict[str, Table]:
+        return self.core.t
+
+    @property
+    def engine(self):
+        return self.core.engine
+
+    @property
+    def backend(self) -> str:
+        return self.core.backend
+
+    def read(self):
+        return self.core.read()
+
+    def write(self):
+        return self.core.write()
+
+    def retrying(self, step: Callable[[], T]) -> T:
+        return self.core.retrying(step)
+
+    def read_retrying(self, query: Callable[[Connection], T]) -> T:
+        return self.core.read_retrying(query)
+
+    def lock(self, conn: Connection, key: str) -> None:
+        self.core.lock(conn, key)
+
+    def insert_stmt(self, table: str):
+        return self.core.insert_stmt(table)
+
+    def insert_many(self, conn: Connection, table: str, rows: Sequence[dict[str, Any]]) -> None:
+        self.core.insert_many(conn, table, rows)
+
+    def ensure_provenance(self, conn: Connection, prov: Provenance) -> str:
+        return self.core.ensure_provenance(conn, prov)
+
+    dumps = staticmethod(StoreCore.dumps)
+    loads = staticmethod(StoreCore.loads)

@@ -3,7 +3,7 @@ their items (one prediction with its judge labels per benchmark key).
 
 A run's id is derived from what it evaluates (release data digest, config, task, models, prompts,
 settings), so rerunning the same command resumes the same run instead of starting another. Items are
-replaced as a whole when a run is scored again. This mixin never calls a model.
+replaced as a whole when a run is scored again. This area never calls a model.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Any
 
 from sqlalchemy import select
 
-from curation.store.engine import StoreCore, StoreError
+from curation.store.engine import StoreArea, StoreError
 from schemas.common import utcnow
 
 RUN_COLUMNS = (
@@ -31,10 +31,10 @@ RUN_COLUMNS = (
 )
 
 
-class EvalStore(StoreCore):
-    """Evaluation runs and items."""
+class Evaluations(StoreArea):
+    """Evaluation runs and items (``store.eval``)."""
 
-    def eval_run_start(self, run: dict[str, Any]) -> bool:
+    def run_start(self, run: dict[str, Any]) -> bool:
         """Record a run (``running``) unless it exists; True when it is new."""
         r = self.t["eval_runs"]
         now = utcnow()
@@ -55,7 +55,7 @@ class EvalStore(StoreCore):
             )
         return True
 
-    def eval_run_finish(
+    def run_finish(
         self, run_id: str, items: list[tuple[str, str, dict[str, Any]]], summary: dict[str, Any]
     ) -> None:
         """Replace the run's items (``(item_key, group, record)``) and store its summary, in one transaction."""
@@ -89,13 +89,13 @@ class EvalStore(StoreCore):
         )
         return out
 
-    def eval_runs(self) -> list[dict[str, Any]]:
+    def runs(self) -> list[dict[str, Any]]:
         r = self.t["eval_runs"]
         with self.read() as conn:
             rows = conn.execute(select(r).order_by(r.c.created_at, r.c.run_id)).mappings().all()
         return [self._run_from_row(row) for row in rows]
 
-    def eval_run(self, run_id: str) -> dict[str, Any]:
+    def run(self, run_id: str) -> dict[str, Any]:
         """The run with this id, or the only run whose id starts with it."""
         r = self.t["eval_runs"]
         with self.read() as conn:
@@ -110,7 +110,7 @@ class EvalStore(StoreCore):
             raise StoreError(f"evaluation run {run_id!r} is ambiguous: {ids}")
         return self._run_from_row(rows[0])
 
-    def eval_items(self, run_id: str) -> list[dict[str, Any]]:
+    def items(self, run_id: str) -> list[dict[str, Any]]:
         """``[{item_key, group, record}]`` of a run, by key."""
         i = self.t["eval_items"]
         with self.read() as conn:

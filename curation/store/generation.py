@@ -4,7 +4,7 @@ simulated sessions (dialogue + turns + per-turn scores) and generated CUPID inst
 Every write is idempotent on its natural key (a persona id, a session id, ...), so a rerun of
 ``prefkit generate`` adds only what is missing. Migration 6 adds the two tables the core schema lacks:
 ``checklists`` (per persona and preference) and ``generation_drops`` (personas given up, and why).
-This mixin must never overwrite a stored row: a rerun only adds what is missing.
+This area must never overwrite a stored row: a rerun only adds what is missing.
 """
 
 from __future__ import annotations
@@ -13,14 +13,14 @@ from typing import Any
 
 from sqlalchemy import func, select
 
-from curation.store.engine import StoreCore
+from curation.store.engine import StoreArea
 from schemas.common import utcnow
 from schemas.curation import Provenance
 from schemas.generation import ContextFactor, Persona, Session, SessionPlan
 
 
-class GenerationStore(StoreCore):
-    """Reads and writes of the CUPID-style generation stages."""
+class Generation(StoreArea):
+    """Reads and writes of the CUPID-style generation stages (``store.generation``)."""
 
     def _keys(self, table: str, column: str, **where: Any) -> set[str]:
         t = self.t[table]

@@ -1,4 +1,5 @@
-"""Labelling area of the project store: users, batches, tasks, label events, adjudications.
+"""Labelling area of the project store (``store.labels``): batches, tasks (with their gold answers),
+label events, adjudications.
 
 Label events and adjudications are append-only: nothing here updates or deletes one. An edit is a new
 event naming the one it supersedes; a submit carries its own ``event_id`` so a double click, a rerun or
@@ -9,152 +10,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from argon2 import PasswordHasher
-from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatchError
-from sqlalchemy import select, update
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy import func, select, update
 
-from curation.store.engine import StoreCore, StoreError
+from curation.store.engine import StoreArea, StoreError
 from schemas.common import utcnow
 from schemas.curation import Adjudication, AnnotationTask, LabelEvent
 
-ROLES = ("annotator", "maintainer")
-_hasher = PasswordHasher()
+#: Actions that finish an assignment (a withdraw does not: it only removes a label).
+FINISHING = ("label", "skip", "flag")
 
 
-class LabelStore(StoreCore):
-    """Users, tasks and the label event log."""
-
-    # -- users --------------------------------------------------------------------------------------
-    def add_user(self, username: str, role: str, password: str, email: str | None = None) -> None:
-        """A new account under the normalized name (see :mod:`curation.annotation.signin`): a name that differs
-        from an existing one only in case, width or look-alike characters is refused."""
-        from curation.annotation.signin import UserNameError, check_new_username
-
-        if role not in ROLES:
-            raise StoreError(f"unknown role {role!r}; expected one of {', '.join(ROLES)}")
-        try:
-            username = check_new_username(username, [u["username"] for u in self.users()])
-        except UserNameError as exc:
-            raise StoreError(str(exc)) from None
-        if len(password) < 8:
-            raise StoreError("password must be at least 8 characters")
-        row = {
-            "username": username,
-            "role": role,
-            "password_hash": _hasher.hash(password),
-            "email": email,
-            "active": True,
-            "created_at": utcnow(),
-        }
-        try:
-            with self.write() as conn:
-                conn.execute(self.t["users"].insert(), row)
-        except IntegrityError as exc:
-            raise StoreError(f"user {username!r} (or email {email!r}) already exists") from exc
-
-    def authenticate(self, username: str, password: str) -> dict[str, Any] | None:
-        """The user's record when the password matches and the account is active, else ``None``."""
-        user = self.user(username)
-        if user is None or not user["active"]:
-            _hasher.hash(password)  # same cost either way: do not reveal which names exist
-            return None
-        try:
-            _hasher.verify(user["password_hash"], password)
-        except (VerifyMismatchError, VerificationError, InvalidHashError):
-            return None
-        return {k: v for k, v in user.items() if k != "password_hash"}
-
-    def user(self, username: str) -> dict[str, Any] | None:
-        """The account called ``username`` (compared normalized: case, width and spaces ignored)."""
-        from curation.annotation.signin import normalize_username
-
-        u = self.t["users"]
-        with self.read() as conn:
-            row = conn.execute(select(u).where(u.c.username == username)).mappings().first()
-            if row is None:
-                clean = normalize_username(username)
-                row = conn.execute(select(u).where(u.c.username == clean)).mappings().first()
-                if row is None:  # an account made before names were normalized
-                    names = conn.execute(select(u.c.username)).scalars()
-                    legacy = next((n for n in names if normalize_username(n) == clean), None)
-                    if legacy is not None:
-                        row = conn.execute(select(u).where(u.c.username == legacy)).mappings().first()
-        return None if row is None else dict(row)
-
-    def is_active(self, username: str) -> bool:
-        """One primary-key read: the app asks on every click whether the signed-in account still may."""
-        u = self.t["users"]
-        with self.read() as conn:
-            return bool(conn.execute(select(u.c.active).where(u.c.username == username)).scalar())
-
-    # -- sign-in log --------------------------------------------------------------------------------
-    def log_sign_in(self, username: str, client: str, outcome: str) -> None:
-        with self.write() as conn:
-            conn.execute(
-                self.t["sign_in_log"].insert(),
-                {"username": username, "client": client, "outcome": outcome, "created_at": utcnow()},
-            )
-
-    def sign_in_failures(
-        self, *, username: str | None = None, client: str | None = None
-    ) -> tuple[int, str | None]:
-        """Failed attempts since the last success or unlock, for a user name or a client, and when the
-        last one was (throttled and locked attempts do not count: they were never checked)."""
-        s = self.t["sign_in_log"]
-        col, value = (s.c.username, username) if username is not None else (s.c.client, client)
-        q = select(s.c.outcome, s.c.created_at).where(col == value).order_by(s.c.seq.desc()).limit(500)
-        failures, last = 0, None
-        with self.read() as conn:
-            for outcome, at in conn.execute(q):
-                if outcome == "ok" or outcome == "unlock":
-                    break
-                if outcome == "fail":
-                    failures += 1
-                    last = last or at
-        return failures, last
-
-    def unlock_sign_in(self, username: str | None = None, client: str | None = None) -> None:
-        """End a lockout (and the backoff) of a user name or a client: a maintainer's decision, logged."""
-        from curation.annotation.signin import normalize_username
-
-        if username is not None:
-            self.log_sign_in(normalize_username(username), "maintainer", "unlock")
-        if client is not None:
-            self.log_sign_in("", client, "unlock")
-
-    def sign_in_log(self, username: str | None = None, limit: int = 50) -> list[dict[str, Any]]:
-        s = self.t["sign_in_log"]
-        q = (
-            select(s.c.username, s.c.client, s.c.outcome, s.c.created_at)
-            .order_by(s.c.seq.desc())
-            .limit(limit)
-        )
-        if username is not None:
-            q = q.where(s.c.username == username)
-        with self.read() as conn:
-            return [dict(r) for r in conn.execute(q).mappings()]
-
-    def user_by_email(self, email: str) -> dict[str, Any] | None:
-        u = self.t["users"]
-        with self.read() as conn:
-            row = conn.execute(select(u).where(u.c.email == email)).mappings().first()
-        return None if row is None else dict(row)
-
-    def users(self, role: str | None = None) -> list[dict[str, Any]]:
-        u = self.t["users"]
-        q = select(u.c.username, u.c.role, u.c.email, u.c.active, u.c.created_at).order_by(u.c.username)
-        if role:
-            q = q.where(u.c.role == role)
-        with self.read() as conn:
-            return [dict(r) for r in conn.execute(q).mappings()]
-
-    def set_user_active(self, username: str, active: bool) -> None:
-        u = self.t["users"]
-        username = (self.user(username) or {}).get("username", username)
-        with self.write() as conn:
-            if conn.execute(update(u).where(u.c.username == username).values(active=active)).rowcount == 0:
-                raise StoreError(f"no user {username!r}")
+class Labels(StoreArea):
+    """Batches, tasks and the label event log."""
 
     # -- batches and tasks --------------------------------------------------------------------------
     def ensure_batch(self, conn, batch_id: str, kind: str) -> None:
@@ -328,6 +195,84 @@ class LabelStore(StoreCore):
         for ev in self.events(kind=kind):
             latest[(ev.task_id, ev.annotator)] = ev
         return [ev for ev in latest.values() if ev.action != "withdraw"]
+
+    # -- reads of the event log ---------------------------------------------------------------------
+    def event(self, event_id: str) -> LabelEvent | None:
+        e = self.t["label_events"]
+        with self.read() as conn:
+            row = conn.execute(select(e).where(e.c.event_id == event_id)).mappings().first()
+        return None if row is None else self._event_from_row(row)
+
+    def recent_live_events(self, annotator: str, n: int) -> list[LabelEvent]:
+        """The annotator's last ``n`` live events (one per task, newest first; superseded ones hidden)."""
+        e = self.t["label_events"]
+        out: dict[str, LabelEvent] = {}
+        with self.read() as conn:
+            q = select(e).where(e.c.annotator == annotator).order_by(e.c.seq.desc()).limit(max(4 * n, 20))
+            for r in conn.execute(q).mappings():
+                if r["task_id"] not in out:
+                    out[r["task_id"]] = self._event_from_row(r)
+        live = [ev for ev in out.values() if ev.action != "withdraw"]
+        return live[:n]
+
+    def throughput(self, bucket_chars: int = 10) -> list[dict[str, Any]]:
+        """First submits per (time bucket, annotator, kind); 10 chars = per day, 13 = per hour."""
+        e = self.t["label_events"]
+        bucket = func.substr(e.c.created_at, 1, bucket_chars).label("bucket")
+        q = (
+            select(bucket, e.c.annotator, e.c.kind, func.count().label("n"))
+            .where(e.c.supersedes.is_(None), e.c.action.in_(FINISHING))
+            .group_by(bucket, e.c.annotator, e.c.kind)
+            .order_by(bucket)
+        )
+        with self.read() as conn:
+            return [dict(r) for r in conn.execute(q).mappings()]
+
+    def flagged(self) -> list[dict[str, Any]]:
+        e = self.t["label_events"]
+        q = select(e.c.task_id, e.c.kind, e.c.annotator, e.c.comment, e.c.created_at).where(
+            e.c.action == "flag"
+        )
+        with self.read() as conn:
+            return [dict(r) for r in conn.execute(q.order_by(e.c.seq)).mappings()]
+
+    def labelled_by(self) -> int:
+        """How many people gave at least one label (accounts that never labelled do not count)."""
+        e = self.t["label_events"]
+        with self.read() as conn:
+            q = select(func.count(func.distinct(e.c.annotator))).where(e.c.action == "label")
+            return int(conn.execute(q).scalar_one())
+
+    # -- gold ---------------------------------------------------------------------------------------
+    def set_gold(self, task_id: str, answer: dict[str, Any] | None) -> None:
+        """Mark a task as gold with its known answer (``None`` makes it a regular task again)."""
+        t = self.t["tasks"]
+        with self.write() as conn:
+            res = conn.execute(
+                update(t)
+                .where(t.c.task_id == task_id)
+                .values(is_gold=answer is not None, gold_answer_json=self.dumps(answer))
+            )
+            if res.rowcount == 0:
+                raise StoreError(f"no task {task_id!r}")
+
+    def gold_answers(self, kind: str | None = None) -> dict[str, tuple[str, dict[str, Any]]]:
+        t = self.t["tasks"]
+        q = select(t.c.task_id, t.c.kind, t.c.gold_answer_json).where(t.c.is_gold.is_(True))
+        if kind:
+            q = q.where(t.c.kind == kind)
+        with self.read() as conn:
+            return {r[0]: (r[1], self.loads(r[2])) for r in conn.execute(q) if r[2]}
+
+    def task_ids_by_ref(self, kind: str, item_refs: list[str]) -> dict[str, str]:
+        t = self.t["tasks"]
+        out: dict[str, str] = {}
+        with self.read() as conn:
+            for start in range(0, len(item_refs), 500):
+                chunk = item_refs[start : start + 500]
+                q = select(t.c.item_ref, t.c.task_id).where(t.c.kind == kind, t.c.item_ref.in_(chunk))
+                out.update({r[0]: r[1] for r in conn.execute(q)})
+        return out
 
     # -- adjudications ------------------------------------------------------------------------------
     def add_adjudication(self, adj: Adjudication) -> bool:

@@ -18,22 +18,28 @@ from typing import Any
 
 from sqlalchemy import func, select
 
-from curation.store.engine import StoreCore
+from curation.store.engine import StoreArea, StoreCore
+from curation.store.labels import Labels
 from schemas.common import utcnow
 from schemas.curation import AnnotationTask, LabelEvent
 
 
-class LabelStudioStore(StoreCore):
-    """Maps between Label Studio ids and prefkit tasks and label events."""
+class LabelStudioMap(StoreArea):
+    """Maps between Label Studio ids and prefkit tasks and label events (``store.labelstudio``). Events
+    go to the label log through the labels area, in the same transaction as their map rows."""
+
+    def __init__(self, core: StoreCore, labels: Labels):
+        super().__init__(core)
+        self.labels = labels
 
     # -- projects -----------------------------------------------------------------------------------
-    def ls_project_id(self, url: str, kind: str) -> int | None:
+    def project_id(self, url: str, kind: str) -> int | None:
         p = self.t["ls_projects"]
         with self.read() as conn:
             row = conn.execute(select(p.c.ls_project_id).where(p.c.url == url, p.c.kind == kind)).first()
         return None if row is None else int(row[0])
 
-    def set_ls_project(self, url: str, kind: str, ls_project_id: int, title: str) -> None:
+    def set_project(self, url: str, kind: str, ls_project_id: int, title: str) -> None:
         """Record (or replace) the Label Studio project that holds ``kind`` on ``url``."""
         stmt = self.insert_stmt("ls_projects")
         stmt = stmt.on_conflict_do_update(
@@ -54,7 +60,7 @@ class LabelStudioStore(StoreCore):
 
         self.retrying(step)
 
-    def ls_projects(self, url: str | None = None) -> list[dict[str, Any]]:
+    def projects(self, url: str | None = None) -> list[dict[str, Any]]:
         p = self.t["ls_projects"]
         q = select(p).order_by(p.c.url, p.c.kind)
         if url:
@@ -63,14 +69,14 @@ class LabelStudioStore(StoreCore):
             return [dict(r) for r in conn.execute(q).mappings()]
 
     # -- tasks --------------------------------------------------------------------------------------
-    def ls_task_ids(self, url: str, ls_project_id: int) -> dict[str, int]:
+    def task_ids(self, url: str, ls_project_id: int) -> dict[str, int]:
         """prefkit task id → Label Studio task id, for one Label Studio project."""
         t = self.t["ls_tasks"]
         q = select(t.c.task_id, t.c.ls_task_id).where(t.c.url == url, t.c.ls_project_id == ls_project_id)
         with self.read() as conn:
             return {r[0]: int(r[1]) for r in conn.execute(q)}
 
-    def ls_push_state(
+    def push_state(
         self, url: str, ls_project_id: int, kind: str
     ) -> tuple[dict[str, tuple[str, bool]], list[AnnotationTask]]:
         """What a push starts from, in one read: every stored task of ``kind`` as item_ref →
@@ -90,10 +96,10 @@ class LabelStudioStore(StoreCore):
                 r[0]: (r[1], bool(r[2]))
                 for r in conn.execute(select(t.c.item_ref, t.c.task_id, t.c.is_gold).where(t.c.kind == kind))
             }
-            todo = [self._task_from_row(r) for r in conn.execute(unmapped).mappings()]
+            todo = [self.labels._task_from_row(r) for r in conn.execute(unmapped).mappings()]
         return refs, todo
 
-    def add_ls_tasks(
+    def add_tasks(
         self, url: str, ls_project_id: int, pairs: Mapping[str, int], only_stored: bool = False
     ) -> int:
         """Record prefkit task id → Label Studio task id pairs in one transaction; pairs already
@@ -134,7 +140,7 @@ class LabelStudioStore(StoreCore):
         return self.retrying(step)
 
     # -- annotations --------------------------------------------------------------------------------
-    def ls_annotations(self, url: str, ls_project_id: int) -> dict[int, dict[str, Any]]:
+    def annotations(self, url: str, ls_project_id: int) -> dict[int, dict[str, Any]]:
         """Label Studio annotation id → its map row (task, annotator, last event, updated_at, withdrawn)."""
         a = self.t["ls_annotations"]
         q = select(a).where(a.c.url == url, a.c.ls_project_id == ls_project_id)
@@ -160,7 +166,7 @@ class LabelStudioStore(StoreCore):
             where=a.c.updated_at <= stmt.excluded.updated_at,
         )
 
-    def record_ls_annotation(
+    def record_annotation(
         self,
         event: LabelEvent,
         url: str,
@@ -187,13 +193,13 @@ class LabelStudioStore(StoreCore):
 
         def step() -> bool:
             with self.write() as conn:
-                new = self.insert_event(conn, event)
+                new = self.labels.insert_event(conn, event)
                 conn.execute(stmt, row)
                 return new
 
         return self.retrying(step)
 
-    def map_ls_annotation(
+    def map_annotation(
         self,
         url: str,
         ls_project_id: int,

@@ -10,7 +10,7 @@
 
 Answers are committed as they arrive (the layer groups what finishes within ~50 ms into one
 transaction), so a process killed at any moment loses at most the calls still in flight or
-arrived in the last few tens of milliseconds. This mixin must never store an API key, a full
+arrived in the last few tens of milliseconds. This area must never store an API key, a full
 endpoint URL or request headers.
 """
 
@@ -22,7 +22,7 @@ from typing import Any
 
 from sqlalchemy import case, func, select
 
-from curation.store.engine import StoreCore
+from curation.store.engine import StoreArea
 from schemas.common import utcnow
 
 _CHUNK = 500
@@ -46,11 +46,11 @@ class LLMCallRecord:
     cost_usd: float = 0.0
 
 
-class LLMStore(StoreCore):
-    """Reads and writes of the LLM layer."""
+class LLMRecords(StoreArea):
+    """Reads and writes of the LLM layer (``store.llm``)."""
 
     # -- cache ------------------------------------------------------------------------------------
-    def llm_cache_get(
+    def cache_get(
         self, keys: Iterable[str], columns: Sequence[str] | None = None
     ) -> dict[str, dict[str, Any]]:
         """Cached answers for ``keys`` (missing keys are absent from the result)."""
@@ -68,7 +68,7 @@ class LLMStore(StoreCore):
                     out[row["key"]] = dict(row)
         return out
 
-    def llm_commit(self, records: Sequence[LLMCallRecord]) -> None:
+    def commit(self, records: Sequence[LLMCallRecord]) -> None:
         """Record finished calls in one transaction: cache rows for answers (a key already cached is
         kept: first writer wins), ``done``/``failed`` ledger rows (a retried item's row is updated and
         its ``attempts`` counted) and a core ``failures`` row per failed item."""
@@ -149,7 +149,7 @@ class LLMStore(StoreCore):
             index_elements=["stage", "item", "key"], set_={**updated, "attempts": l.c.attempts + 1}
         )
 
-    def llm_mark_cached(self, stage: str, answered: Iterable[tuple[str, str, str]]) -> int:
+    def mark_cached(self, stage: str, answered: Iterable[tuple[str, str, str]]) -> int:
         """Ledger rows for (item, key, model) answered from the cache that the ledger lacks; returns how many."""
         l = self.t["llm_ledger"]  # noqa: E741
         model_of = {(item, key): model for item, key, model in answered}
@@ -190,7 +190,7 @@ class LLMStore(StoreCore):
         return len(missing)
 
     # -- ledger reads -----------------------------------------------------------------------------
-    def llm_ledger(self, stage: str | None = None) -> list[dict[str, Any]]:
+    def ledger(self, stage: str | None = None) -> list[dict[str, Any]]:
         l = self.t["llm_ledger"]  # noqa: E741
         q = select(l).order_by(l.c.stage, l.c.item, l.c.key)
         if stage is not None:
@@ -198,7 +198,7 @@ class LLMStore(StoreCore):
         with self.read() as conn:
             return [dict(r) for r in conn.execute(q).mappings()]
 
-    def llm_usage(self) -> list[dict[str, Any]]:
+    def usage(self) -> list[dict[str, Any]]:
         """Per stage and model: calls made, answers from the cache, failures, tokens and cost."""
         l = self.t["llm_ledger"]  # noqa: E741
         q = (
@@ -219,7 +219,7 @@ class LLMStore(StoreCore):
             return [dict(r) for r in conn.execute(q).mappings()]
 
     # -- batches ----------------------------------------------------------------------------------
-    def llm_batch_save(
+    def batch_save(
         self, batch_id: str, stage: str, input_file_id: str, keys: Sequence[str], host: str
     ) -> None:
         now = utcnow()
@@ -239,7 +239,7 @@ class LLMStore(StoreCore):
                 },
             )
 
-    def llm_batch_update(self, batch_id: str, status: str, output_file_id: str | None = None) -> None:
+    def batch_update(self, batch_id: str, status: str, output_file_id: str | None = None) -> None:
         b = self.t["llm_batches"]
         with self.write() as conn:
             conn.execute(
@@ -248,7 +248,7 @@ class LLMStore(StoreCore):
                 .values(status=status, output_file_id=output_file_id, updated_at=utcnow())
             )
 
-    def llm_batches(self, stage: str | None = None, open_only: bool = False) -> list[dict[str, Any]]:
+    def batches(self, stage: str | None = None, open_only: bool = False) -> list[dict[str, Any]]:
         """Batches (oldest first); ``open_only``: those whose results are not collected yet."""
         b = self.t["llm_batches"]
         q = select(b).order_by(b.c.created_at, b.c.batch_id)

@@ -1,7 +1,7 @@
 """Release area of the project store: the log of cut releases, annotator pseudonyms, and the reads a
 release needs across content tables (provenance of released records, offline-generated content).
 
-Release files themselves are written by :mod:`exports.release`; this mixin only records that a release
+Release files themselves are written by :mod:`exports.release`; this area only records that a release
 was cut (version, digests, override reason) so the project keeps an audit trail of what left it.
 """
 
@@ -14,7 +14,7 @@ from typing import Any
 
 from sqlalchemy import func, select
 
-from curation.store.engine import StoreCore, StoreError
+from curation.store.engine import StoreArea, StoreError
 
 #: Content tables whose rows are released records, with their key column.
 RELEASED_TABLES: dict[str, str] = {
@@ -30,12 +30,12 @@ RELEASED_TABLES: dict[str, str] = {
 }
 
 
-class ReleaseStore(StoreCore):
-    """Release log, pseudonyms and release-time reads."""
+class Releases(StoreArea):
+    """Release log, pseudonyms and release-time reads (``store.releases``)."""
 
     # -- pseudonyms -------------------------------------------------------------------------------
     def annotator_salt(self) -> str:
-        salt = self.get_meta("release.annotator_salt")
+        salt = self.core.get_meta("release.annotator_salt")
         if not salt:
             raise StoreError("the project has no annotator salt (migration m004_releases did not run)")
         return salt
@@ -119,7 +119,7 @@ class ReleaseStore(StoreCore):
         return {sid: (self.loads(meta) or {}).get("relpath") or f"{sid}.json" for sid, meta in rows}
 
     # -- release log --------------------------------------------------------------------------------
-    def record_release(self, row: dict[str, Any]) -> None:
+    def record(self, row: dict[str, Any]) -> None:
         """Log a cut release (version, created_at, path, manifest/data digests, gates_passed, override)."""
         r = self.t["releases"]
         with self.write() as conn:
@@ -127,7 +127,7 @@ class ReleaseStore(StoreCore):
                 raise StoreError(f"release {row['version']} is already recorded in the project")
             conn.execute(r.insert(), row)
 
-    def releases(self) -> list[dict[str, Any]]:
+    def recorded(self) -> list[dict[str, Any]]:
         r = self.t["releases"]
         with self.read() as conn:
             return [dict(x) for x in conn.execute(select(r).order_by(r.c.created_at)).mappings()]

@@ -29,9 +29,9 @@ def ensure_judge_user(store, model: str) -> str:
     """The judge's user record: an inactive account (nobody can sign in as it; no queue is assigned to
     it) so its label events name a real annotator."""
     name = judge_annotator(model)
-    if store.user(name) is None:
-        store.add_user(name, "annotator", secrets.token_urlsafe(32))
-        store.set_user_active(name, False)
+    if store.accounts.user(name) is None:
+        store.accounts.add_user(name, "annotator", secrets.token_urlsafe(32))
+        store.accounts.set_user_active(name, False)
     return name
 
 

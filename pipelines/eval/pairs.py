@@ -40,7 +40,7 @@ class PairsResult:
 
 def run_pairs(store, run_id: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """Every distinct (gold item, inferred statement) pair a CUPID inference run judged."""
-    run = store.eval_run(run_id)
+    run = store.eval.run(run_id)
     if run["benchmark"] != "cupid" or run["task"] != "inference":
         raise EvalInputError(
             f"run {run['run_id']} is {run['benchmark']} {run['task']}; pairs come from a CUPID inference run"
@@ -48,7 +48,7 @@ def run_pairs(store, run_id: str) -> tuple[dict[str, Any], list[dict[str, Any]]]
     if run["status"] != "complete":
         raise EvalInputError(f"run {run['run_id']} has not finished; rerun its command to resume it")
     pairs: dict[str, dict[str, Any]] = {}
-    for item in store.eval_items(run["run_id"]):
+    for item in store.eval.items(run["run_id"]):
         pred = item["record"].get("prediction") or {}
         statement = (pred.get("inferred") or "").strip()
         for lab in (pred.get("labels") or {}).get("gold", []):
@@ -89,13 +89,13 @@ def pairs_from_run(
         }
         for p in chosen
     ]
-    new_pairs = store.add_preference_pairs(
+    new_pairs = store.content.add_preference_pairs(
         rows, Provenance(source="eval.pairs_from_run", model=run["judge_model"])
     )
     kind = TASK_KIND
     k = overlap or project.config.annotation.overlap
     wanted = {item_ref(p["pair_id"]) for p in chosen}
-    new_tasks = store.add_tasks([t for t in kind.build_tasks(store, k, batch) if t.item_ref in wanted])
+    new_tasks = store.labels.add_tasks([t for t in kind.build_tasks(store, k, batch) if t.item_ref in wanted])
     now = utcnow()
     events = []
     for p in chosen:
@@ -112,7 +112,7 @@ def pairs_from_run(
                 created_at=now,
             )
         )
-    written = store.append_events(events)
+    written = store.labels.append_events(events)
     return PairsResult(
         run["run_id"], available, {lab: sum(1 for p in chosen if p["judge"] == lab) for lab in LABELS},
         new_pairs, new_tasks, written, batch,

@@ -94,7 +94,7 @@ def run_cupid(
     run = _run_record(
         "cupid", options.task, ref, layer, cupid.TEMPLATES[options.task], settings, model, judge_model
     )
-    store.eval_run_start(run)
+    store.eval.run_start(run)
     if predictions is not None:
         preds = cupid_m.read_predictions(predictions)
         unknown = sorted(set(preds) - set(instances))
@@ -115,8 +115,8 @@ def run_cupid(
         for k, inst in sorted(instances.items())
     ]
     rows = score_items(run, items)
-    store.eval_run_finish(run["run_id"], items, {"rows": rows})
-    return RunResult(store.eval_run(run["run_id"]), rows, judge_failures, model_failures)
+    store.eval.run_finish(run["run_id"], items, {"rows": rows})
+    return RunResult(store.eval.run(run["run_id"]), rows, judge_failures, model_failures)
 
 
 def _gold_record(inst) -> dict[str, Any]:
@@ -165,7 +165,7 @@ def run_alpsbench(
     judge_model = layer.settings.model_for("judge") if uses_judge else None
     settings = {"split": split, "limit": limit, "predictions_sha256": _file_digest(predictions)}
     run = _run_record("alpsbench", task, ref, layer, alpsbench.TEMPLATES[task], settings, model, judge_model)
-    store.eval_run_start(run)
+    store.eval.run_start(run)
     preds = (
         alpsbench.read_predictions(predictions, rows)
         if predictions
@@ -177,8 +177,8 @@ def run_alpsbench(
     judge_failures = sum(1 for p in preds.values() if "judge_error" in p)
     items = [(bid, group, rec) for bid, group, rec in alpsbench.score_rows(task, rows, preds)]
     rows_out = score_items(run, items)
-    store.eval_run_finish(run["run_id"], items, {"rows": rows_out})
-    return RunResult(store.eval_run(run["run_id"]), rows_out, judge_failures, model_failures)
+    store.eval.run_finish(run["run_id"], items, {"rows": rows_out})
+    return RunResult(store.eval.run(run["run_id"]), rows_out, judge_failures, model_failures)
 
 
 def _require_gold(release: Path, task: str, split: str, has_gold: bool, private: Path | None) -> None:
@@ -241,11 +241,11 @@ def no_cyclic_gc() -> Iterator[None]:
 
 def build_report(store, run_id: str, policy: ReleasePolicy | None = None) -> dict[str, Any]:
     """Everything a report shows: the run's record, its rows and the judge's validation status."""
-    run = store.eval_run(run_id)
+    run = store.eval.run(run_id)
     if run["status"] != "complete":
         raise EvalInputError(f"run {run['run_id']} has not finished; rerun its command to resume it")
     with no_cyclic_gc():
-        items = [(i["item_key"], i["group"], i["record"]) for i in store.eval_items(run["run_id"])]
+        items = [(i["item_key"], i["group"], i["record"]) for i in store.eval.items(run["run_id"])]
         rows = score_items(run, items)
     validation = None
     if run["judge_model"]:
@@ -255,9 +255,9 @@ def build_report(store, run_id: str, policy: ReleasePolicy | None = None) -> dic
 
 def export_predictions(store, run_id: str) -> list[dict[str, Any]]:
     """A run's predictions with their judge labels, one line each: re-scorable with ``eval score``."""
-    run = store.eval_run(run_id)
+    run = store.eval.run(run_id)
     out = []
-    for item in store.eval_items(run["run_id"]):
+    for item in store.eval.items(run["run_id"]):
         pred = item["record"].get("prediction")
         if pred is not None:
             out.append(pred)

@@ -214,7 +214,7 @@ def simulate(
         if not silent:
             break
         for i in silent:
-            store.record_failure(
+            store.content.record_failure(
                 "dialogues",
                 states[i].job.session_id,
                 f"silent session (attempt {attempt}): no checklist item raised",

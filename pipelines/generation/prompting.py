@@ -115,7 +115,7 @@ def run_validated(
             except ValueError as exc:
                 reason = _reason(exc)
                 results[i] = Outcome(reason=reason)
-                store.record_failure(request.stage, request.item, reason, response.text)
+                store.content.record_failure(request.stage, request.item, reason, response.text)
                 retry.append((i, retry_request(request, attempt, reason)))
                 continue
             results[i] = Outcome(response, value)

@@ -116,12 +116,12 @@ class StageReport:
 
 
 def _active(store) -> list[Persona]:
-    dropped = store.dropped_personas()
-    return [p for p in store.personas() if p.persona_id not in dropped]
+    dropped = store.generation.dropped_personas()
+    return [p for p in store.generation.personas() if p.persona_id not in dropped]
 
 
 def _drop(store, report: StageReport, persona_id: str, reason: str) -> None:
-    store.drop_persona(persona_id, report.stage, reason)
+    store.generation.drop_persona(persona_id, report.stage, reason)
     report.dropped.append(persona_id)
 
 
@@ -143,7 +143,7 @@ def run_personas(store, layer, cfg: GenerationConfig) -> StageReport:
         raise GenerationError(
             f"{cfg.seed_personas} has {len(seeds)} seed personas; --personas asks for {cfg.personas}"
         )
-    have = {p.persona_id for p in store.personas()} | set(store.dropped_personas())
+    have = {p.persona_id for p in store.generation.personas()} | set(store.generation.dropped_personas())
     todo = []
     for i, attrs in enumerate(personas.sample_attributes(cfg.personas, cfg.seed)):
         pid = personas.persona_id(cfg.seed, i)
@@ -160,7 +160,7 @@ def run_personas(store, layer, cfg: GenerationConfig) -> StageReport:
             _give_up(store, report, pid, outcome.reason, outcome.transient)
             continue
         prov = outcome.response.provenance.model_copy(update={"licence": cfg.seed_licence if seed else None})
-        report.written += store.add_persona(
+        report.written += store.generation.add_persona(
             personas.make_persona(pid, attrs, outcome.value, seed, cfg.seed_licence), prov
         )
     return report
@@ -169,7 +169,7 @@ def run_personas(store, layer, cfg: GenerationConfig) -> StageReport:
 # -- stage 2 ----------------------------------------------------------------------------------------
 def run_factors(store, layer, cfg: GenerationConfig) -> StageReport:
     report = StageReport("factors")
-    done = store.personas_with("context_factors")
+    done = store.generation.personas_with("context_factors")
     todo = [p for p in _active(store) if p.persona_id not in done]
     report.skipped = len(_active(store)) - len(todo)
     requests = [factors.factors_request(p, cfg.factors_per_persona, cfg.tax) for p in todo]
@@ -185,19 +185,22 @@ def run_factors(store, layer, cfg: GenerationConfig) -> StageReport:
             _give_up(store, report, persona.persona_id, outcome.reason, outcome.transient)
             continue
         made = factors.make_factors(persona.persona_id, outcome.value, cfg.tax)
-        report.written += store.add_factors(persona.persona_id, made, outcome.response.provenance)
+        report.written += store.generation.add_factors(persona.persona_id, made, outcome.response.provenance)
     return report
 
 
 # -- stage 3 ----------------------------------------------------------------------------------------
 def run_sessions(store, layer, cfg: GenerationConfig) -> StageReport:
     report = StageReport("sessions")
-    done, with_factors = store.personas_with("session_plans"), store.personas_with("context_factors")
+    done, with_factors = (
+        store.generation.personas_with("session_plans"),
+        store.generation.personas_with("context_factors"),
+    )
     todo = [p for p in _active(store) if p.persona_id in with_factors and p.persona_id not in done]
     report.skipped = len(done)
     drafts = []
     for p in todo:
-        persona_factors = store.factors(p.persona_id)
+        persona_factors = store.generation.factors(p.persona_id)
         rng = random.Random(f"plan:{cfg.seed}:{p.persona_id}")
         drafts.append((persona_factors, plan.place_sessions(rng, cfg.shape, persona_factors, p.persona_id)))
 
@@ -215,7 +218,7 @@ def run_sessions(store, layer, cfg: GenerationConfig) -> StageReport:
         if not outcome.ok:
             _give_up(store, report, persona.persona_id, outcome.reason, outcome.transient)
             continue
-        report.written += store.add_plan(outcome.value, outcome.response.provenance)
+        report.written += store.generation.add_plan(outcome.value, outcome.response.provenance)
     return report
 
 
@@ -224,10 +227,10 @@ def run_checklists(store, layer, cfg: GenerationConfig) -> StageReport:
     report = StageReport("checklists")
     jobs = []
     for p in _active(store):
-        persona_plan = store.plan(p.persona_id)
+        persona_plan = store.generation.plan(p.persona_id)
         if persona_plan is None:
             continue
-        have = store.checklists(p.persona_id)
+        have = store.generation.checklists(p.persona_id)
         for pref in checklists.distinct_preferences(persona_plan):
             if checklists.preference_key(pref) in have:
                 report.skipped += 1
@@ -242,7 +245,9 @@ def run_checklists(store, layer, cfg: GenerationConfig) -> StageReport:
             _give_up(store, report, pid, outcome.reason, outcome.transient)
             continue
         key = checklists.preference_key(pref)
-        report.written += store.add_checklist(pid, key, pref, outcome.value, outcome.response.provenance)
+        report.written += store.generation.add_checklist(
+            pid, key, pref, outcome.value, outcome.response.provenance
+        )
     return report
 
 
@@ -265,14 +270,14 @@ def timestamps(seed: int, persona_id: str, n: int) -> list[str]:
 
 
 def _dialogue_jobs(store, cfg: GenerationConfig, persona: Persona) -> list[dialogues.DialogueJob]:
-    persona_plan = store.plan(persona.persona_id)
-    have = store.checklists(persona.persona_id) if persona_plan else {}
+    persona_plan = store.generation.plan(persona.persona_id)
+    have = store.generation.checklists(persona.persona_id) if persona_plan else {}
     if persona_plan is None or any(
         checklists.preference_key(p) not in have for p in checklists.distinct_preferences(persona_plan)
     ):
         return []
-    by_id = {f.factor_id: f for f in store.factors(persona.persona_id)}
-    stored = store.session_ids(persona.persona_id)
+    by_id = {f.factor_id: f for f in store.generation.factors(persona.persona_id)}
+    stored = store.generation.session_ids(persona.persona_id)
     return [
         dialogues.DialogueJob(
             session_id(persona.persona_id, slot.index),
@@ -332,14 +337,14 @@ def _store_session(store, cfg, state: dialogues.DialogueState, timestamp: str, o
         satisfied=state.satisfied,
     )
     meta = {"role": job.slot.role, "story": job.slot.story, "turns_simulated": len(state.scores)}
-    return store.add_session(session, meta, extras, _dialogue_provenance(state, cfg, offline))
+    return store.generation.add_session(session, meta, extras, _dialogue_provenance(state, cfg, offline))
 
 
 def run_dialogues(store, layer, cfg: GenerationConfig) -> StageReport:
     report = StageReport("dialogues")
     to_simulate, requests_alone = [], []
     for persona in _active(store):
-        report.skipped += len(store.session_ids(persona.persona_id))
+        report.skipped += len(store.generation.session_ids(persona.persona_id))
         for job in _dialogue_jobs(store, cfg, persona):
             # The plan's last session is the current request: stored as the opening message alone.
             (requests_alone if job.current else to_simulate).append(job)
@@ -354,26 +359,29 @@ def run_dialogues(store, layer, cfg: GenerationConfig) -> StageReport:
         if state.failed or pid in report.dropped:
             continue
         when = timestamps(cfg.seed, pid, state.job.slot.index)[-1]
-        report.written += _store_session(store, cfg, state, when, store.persona_offline(pid))
+        report.written += _store_session(store, cfg, state, when, store.generation.persona_offline(pid))
     return report
 
 
 # -- stage 6 ----------------------------------------------------------------------------------------
 def run_instances(store, layer, cfg: GenerationConfig) -> StageReport:
     report = StageReport("instances")
-    have = {r["persona_id"] for r in (i["record"] for i in store.instances())}
+    have = {r["persona_id"] for r in (i["record"] for i in store.content.instances())}
     for persona in _active(store):
         pid = persona.persona_id
-        persona_plan = store.plan(pid)
+        persona_plan = store.generation.plan(pid)
         if pid in have:
             report.skipped += 1
             continue
-        if persona_plan is None or len(store.session_ids(pid)) < len(persona_plan.slots):
+        if persona_plan is None or len(store.generation.session_ids(pid)) < len(persona_plan.slots):
             continue
         draw = f"instances:{cfg.seed}:{pid}"
         try:
             made = instances.build_instances(
-                persona_plan, store.sessions(pid), store.checklists(pid), random.Random(draw)
+                persona_plan,
+                store.content.sessions(pid),
+                store.generation.checklists(pid),
+                random.Random(draw),
             )
         except instances.InstanceError as exc:
             _drop(store, report, pid, str(exc))
@@ -385,8 +393,10 @@ def run_instances(store, layer, cfg: GenerationConfig) -> StageReport:
             )
             for inst in made
         ]
-        prov = Provenance(source="generate.instances", seed=cfg.seed, offline=store.persona_offline(pid))
-        report.written += store.add_generated_instances(pid, instance_rows(made), prov, links)
+        prov = Provenance(
+            source="generate.instances", seed=cfg.seed, offline=store.generation.persona_offline(pid)
+        )
+        report.written += store.generation.add_generated_instances(pid, instance_rows(made), prov, links)
     return report
 
 
@@ -425,8 +435,10 @@ REPAIR_ROUNDS = "generation.repair_rounds"
 def _verified_instances(store, statuses) -> int:
     from curation.quality.verification import instance_verification
 
-    links = store.instance_links()
-    return sum(instance_verification(links.get(i["instance_id"], []), statuses)[0] for i in store.instances())
+    links = store.content.instance_links()
+    return sum(
+        instance_verification(links.get(i["instance_id"], []), statuses)[0] for i in store.content.instances()
+    )
 
 
 def run_repair(store, layer, cfg: GenerationConfig) -> RepairReport:
@@ -448,11 +460,11 @@ def run_repair(store, layer, cfg: GenerationConfig) -> RepairReport:
     failed = {sid for sid, st in statuses.items() if st.status == "failed"}
     jobs, reasons = [], {}
     for persona in _active(store):
-        persona_plan = store.plan(persona.persona_id)
+        persona_plan = store.generation.plan(persona.persona_id)
         if persona_plan is None:
             continue
-        by_id = {f.factor_id: f for f in store.factors(persona.persona_id)}
-        have = store.checklists(persona.persona_id)
+        by_id = {f.factor_id: f for f in store.generation.factors(persona.persona_id)}
+        have = store.generation.checklists(persona.persona_id)
         for slot in persona_plan.slots:
             sid = session_id(persona.persona_id, slot.index)
             if sid in failed:
@@ -473,7 +485,7 @@ def run_repair(store, layer, cfg: GenerationConfig) -> RepairReport:
             report.failed.append(sid)
             continue
         turns, extras = _turns(cfg, state)
-        store.replace_session_dialogue(
+        store.content.replace_session_dialogue(
             sid,
             [t.model_dump() for t in turns],
             extras,
@@ -482,7 +494,7 @@ def run_repair(store, layer, cfg: GenerationConfig) -> RepairReport:
         )
         report.repaired.append(sid)
         report.queued += ensure_reverification_task(store, sid) is not None
-    links = store.instance_links()
+    links = store.content.instance_links()
     repaired = set(report.repaired)
     report.waiting_instances = sum(
         any(x["relevant"] and x["session_id"] in repaired for x in v) for v in links.values()

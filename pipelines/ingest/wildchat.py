@@ -11,7 +11,7 @@ longer than ``max_gap_hours``, at least ``min_sequence`` conversations. Everythi
 one-conversation sequence. Each sequence is one dialogue; its meta records how it was formed and,
 per conversation, the source file, row and conversation hash. This module never writes SQL against the
 project store and never names its columns: DuckDB builds each dialogue's meta and turns as JSON, and
-typed batches go to :meth:`ContentStore.import_dialogue_batches`, which maps them to rows.
+typed batches go to :meth:`Content.import_dialogue_batches`, which maps them to rows.
 """
 
 from __future__ import annotations
@@ -572,7 +572,7 @@ def ingest_wildchat(
             clock = time.perf_counter()
             batches = _dialogue_batches(con, [str(p) for p in files], f)
             try:
-                result = store.import_dialogue_batches(
+                result = store.content.import_dialogue_batches(
                     header, "wildchat", batches, total=report.sequences, progress=progress
                 )
             finally:

@@ -37,7 +37,7 @@ async def run_batch(
     layer: LLMLayer, groups: dict[str, list[Planned]], progress: StageProgress
 ) -> dict[str, CallOutcome]:
     results: dict[str, CallOutcome] = {}
-    for row in layer.store.llm_batches(open_only=True):
+    for row in layer.store.llm.batches(open_only=True):
         if set(row["keys"]) & groups.keys():
             results.update(await _collect(layer, row, groups, progress))
     remaining = {k: g for k, g in groups.items() if k not in results}
@@ -60,7 +60,7 @@ async def _submit(layer: LLMLayer, groups: dict[str, list[Planned]]) -> dict:
     ]
     stage = "+".join(sorted({p.request.stage for g in groups.values() for p in g}))
     batch_id, upload_id = await backend.submit_batch(lines, stage)
-    layer.store.llm_batch_save(batch_id, stage, upload_id, list(groups), backend.host)
+    layer.store.llm.batch_save(batch_id, stage, upload_id, list(groups), backend.host)
     return {"batch_id": batch_id, "stage": stage, "keys": sorted(groups)}
 
 
@@ -89,7 +89,7 @@ async def _collect(
     results = await layer.run_groups(
         mine, progress, lambda key, group: _outcome(layer, batch, lines.get(key), group[0])
     )
-    layer.store.llm_batch_update(row["batch_id"], "collected", batch.output_file_id)
+    layer.store.llm.batch_update(row["batch_id"], "collected", batch.output_file_id)
     return results
 
 

@@ -8,7 +8,7 @@ retry that sends the validation error back), records usage, cost and a ledger ro
 every failure into an ``ok=False`` response plus a failure row — never ``None``, never a silent drop.
 
 Backends (OpenAI-compatible or offline) only answer one request; everything else lives here. This
-module must never write SQL (it goes through ``curation.store.llm.LLMStore``) nor see the API key.
+module must never write SQL (it goes through ``curation.store.llm.LLMRecords``) nor see the API key.
 """
 
 from __future__ import annotations
@@ -123,7 +123,7 @@ class LLMLayer:
     def estimate(self, requests: Sequence[LLMRequest]) -> Estimate:
         """Price the calls a run of ``requests`` would make now (cached answers cost nothing)."""
         plan = self.plan(requests)
-        cached = self.store.llm_cache_get({p.key for p in plan}, columns=["key"])
+        cached = self.store.llm.cache_get({p.key for p in plan}, columns=["key"])
         unique = {p.key: p for p in plan if p.key not in cached}
         calls = [
             (
@@ -191,7 +191,7 @@ class LLMLayer:
         return [self._response(p, outcomes[p.key]) for p in plan]
 
     def _from_cache(self, plan: list[Planned]) -> dict[str, CallOutcome]:
-        rows = self.store.llm_cache_get({p.key for p in plan})
+        rows = self.store.llm.cache_get({p.key for p in plan})
         by_stage: dict[str, set[tuple[str, str, str]]] = {}
         for p in plan:
             if p.key in rows:
@@ -199,7 +199,7 @@ class LLMLayer:
                     (p.request.item, p.key, self._ledger_model(p.model))
                 )
         for stage, pairs in by_stage.items():
-            self.store.llm_mark_cached(stage, pairs)
+            self.store.llm.mark_cached(stage, pairs)
         return {
             key: CallOutcome(
                 True,
@@ -323,7 +323,7 @@ class LLMLayer:
     def _committer(self) -> GroupCommitter:
         loop = asyncio.get_running_loop()
         if self._commit is None or self._commit.loop is not loop:
-            self._commit = GroupCommitter(loop, self._writer, self.store.llm_commit)
+            self._commit = GroupCommitter(loop, self._writer, self.store.llm.commit)
         return self._commit
 
     def _ledger_model(self, model: str) -> str:

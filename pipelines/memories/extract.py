@@ -188,9 +188,9 @@ def source_name(layer) -> str:
 
 
 def pending(store, cfg: ExtractionConfig, source: str) -> tuple[list[str], int]:
-    done = {m["dialogue_id"] for m in store.memories() if m["source_model"] == source}
-    ids = [d for d in store.dialogue_ids(origin=cfg.origin) if d not in done]
-    skipped = len(store.dialogue_ids(origin=cfg.origin)) - len(ids)
+    done = {m["dialogue_id"] for m in store.content.memories() if m["source_model"] == source}
+    ids = [d for d in store.content.dialogue_ids(origin=cfg.origin) if d not in done]
+    skipped = len(store.content.dialogue_ids(origin=cfg.origin)) - len(ids)
     return (ids[: cfg.limit] if cfg.limit else ids), skipped
 
 
@@ -216,7 +216,7 @@ def run_extraction(store, layer, cfg: ExtractionConfig | None = None) -> Extract
     source = source_name(layer)
     todo, skipped = pending(store, cfg, source)
     report = ExtractionReport(source=source, skipped=skipped)
-    dialogues = [store.dialogue(d) | {"dialogue_id": d} for d in todo]
+    dialogues = [store.content.dialogue(d) | {"dialogue_id": d} for d in todo]
     report.dialogues = len(dialogues)
     first = run_validated(
         layer,
@@ -239,7 +239,7 @@ def run_extraction(store, layer, cfg: ExtractionConfig | None = None) -> Extract
     )
     per_label = Counter(
         m["record"]["label"]
-        for m in store.memories(origin=KEPT)
+        for m in store.content.memories(origin=KEPT)
         if m["source_model"] == source and m["record"]
     )
     for (d, o1), o2 in zip(with_cands, second, strict=True):
@@ -247,7 +247,9 @@ def run_extraction(store, layer, cfg: ExtractionConfig | None = None) -> Extract
             report.failed.append(d["dialogue_id"])
             continue
         rows = _select(d["dialogue_id"], o1.value, o2.value, cfg, per_label, report)
-        store.add_memories(rows, o1.response.provenance.model_copy(update={"source": "extract.memories"}))
+        store.content.add_memories(
+            rows, o1.response.provenance.model_copy(update={"source": "extract.memories"})
+        )
     return report
 
 
@@ -309,7 +311,7 @@ def estimate_extraction(
         store, llm_config=llm_config, backend=PricingBackend(), seed=seed, progress=False
     ) as pricer:
         todo, _ = pending(store, cfg, source_name(pricer))
-        dialogues = [store.dialogue(d) | {"dialogue_id": d} for d in todo]
+        dialogues = [store.content.dialogue(d) | {"dialogue_id": d} for d in todo]
         first = [candidates_request(d, cfg) for d in dialogues]
         second = []
         for d, req in zip(dialogues, first, strict=True):

@@ -127,7 +127,7 @@ def verified_memories(store) -> dict[str, list[dict[str, Any]]]:
     verified gold of its final ``memory_verify`` label when it has one (accepted, edited and added
     memories, :func:`curation.quality.verification.verified_gold`), else its imported gold."""
     out: dict[str, list[dict[str, Any]]] = {}
-    for m in store.memories(origin="gold"):
+    for m in store.content.memories(origin="gold"):
         if m["record"]:
             out.setdefault(m["dialogue_id"], []).append(m["record"])
     for did, v in verified_gold(store).items():
@@ -229,10 +229,10 @@ def build_alpsbench(store, layer, cfg: BuildConfig | None = None) -> BuildReport
     if not verified:
         raise BuildError("no verified memories: import AlpsBench gold or finish memory_verify labels first")
     report = BuildReport()
-    have = {(r["track"], r["benchmark_id"]) for r in store.alps_tasks()}
+    have = {(r["track"], r["benchmark_id"]) for r in store.alps.tasks()}
     ids = sorted(verified)[: cfg.limit] if cfg.limit else sorted(verified)
-    dialogues = {did: store.dialogue(did) | {"dialogue_id": did} for did in ids}
-    owners = {did: user_of(store.dialogue(did) | {"dialogue_id": did}) for did in verified}
+    dialogues = {did: store.content.dialogue(did) | {"dialogue_id": did} for did in ids}
+    owners = {did: user_of(store.content.dialogue(did) | {"dialogue_id": did}) for did in verified}
     pool = [{**m, "_user": owners[did]} for did, mems in verified.items() for m in mems]
     if "task3" in cfg.tasks or "task4" in cfg.tasks:
         _build_queries(store, layer, cfg, dialogues, verified, owners, pool, have, report)
@@ -279,7 +279,7 @@ def _build_queries(store, layer, cfg, dialogues, verified, owners, pool, have, r
         )
         for r in rows:
             report.built[r["track"]] = report.built.get(r["track"], 0) + 1
-        store.add_alps_tasks(rows, prov)
+        store.alps.add(rows, prov)
 
 
 def _task3_rows(cfg, did, d, positive, query, owner, pool, have, report) -> list[dict[str, Any]]:
@@ -374,7 +374,7 @@ def _build_updates(store, layer, cfg, dialogues, verified, have, report) -> None
             report.failed.append(f"{did}:task2")
             continue
         row = _task2_row(did, dialogues[did], verified[did], target, o.value)
-        store.add_alps_tasks([row], o.response.provenance.model_copy(update={"source": "build.alpsbench"}))
+        store.alps.add([row], o.response.provenance.model_copy(update={"source": "build.alpsbench"}))
         report.built["task2"] = report.built.get("task2", 0) + 1
 
 

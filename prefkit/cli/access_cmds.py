@@ -20,7 +20,7 @@ def users_unlock(project, name: str | None, client: str | None) -> None:
     """
     if not name and not client:
         raise click.UsageError("give a user NAME or --client ADDRESS")
-    project.store.unlock_sign_in(username=name, client=client)
+    project.store.accounts.unlock_sign_in(username=name, client=client)
     click.echo("unlocked " + " and ".join(x for x in (name, client and f"client {client}") if x))
 
 
@@ -34,7 +34,7 @@ def users_sign_ins(project, name: str | None, limit: int, as_json: bool) -> None
 
     Example: prefkit users sign-ins alice --limit 20
     """
-    rows = project.store.sign_in_log(name, limit)
+    rows = project.store.accounts.sign_in_log(name, limit)
     if as_json:
         echo_json(rows)
     else:

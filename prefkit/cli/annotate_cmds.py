@@ -34,7 +34,7 @@ def users_add(project, name: str, role: str, email: str | None, password_stdin: 
         password = sys.stdin.readline().rstrip("\r\n")
     else:
         password = click.prompt("password", hide_input=True, confirmation_prompt=True)
-    project.store.add_user(name, role, password, email=email)
+    project.store.accounts.add_user(name, role, password, email=email)
     click.echo(f"added {role} {name}")
 
 
@@ -46,7 +46,7 @@ def users_list(project, as_json: bool) -> None:
 
     Example: prefkit users list --json
     """
-    rows = project.store.users()
+    rows = project.store.accounts.users()
     if as_json:
         echo_json(rows)
     else:
@@ -61,7 +61,7 @@ def users_disable(project, name: str) -> None:
 
     Example: prefkit users disable alice
     """
-    project.store.set_user_active(name, False)
+    project.store.accounts.set_user_active(name, False)
     click.echo(f"disabled {name}")
 
 
@@ -73,7 +73,7 @@ def users_enable(project, name: str) -> None:
 
     Example: prefkit users enable alice
     """
-    project.store.set_user_active(name, True)
+    project.store.accounts.set_user_active(name, True)
     click.echo(f"enabled {name}")
 
 
@@ -117,7 +117,7 @@ def tasks_list(project, kind: str | None, as_json: bool) -> None:
 
     Example: prefkit tasks list --kind memory_verify
     """
-    rows = project.store.task_summaries(kind)
+    rows = project.store.queues.task_summaries(kind)
     if as_json:
         echo_json(rows)
     else:
@@ -193,7 +193,7 @@ def batches_list(project, as_json: bool) -> None:
 
     Example: prefkit batches list
     """
-    rows = project.store.batches()
+    rows = project.store.labels.batches()
     if as_json:
         echo_json(rows)
     else:
@@ -208,7 +208,7 @@ def batches_open(project, batch: str) -> None:
 
     Example: prefkit batches open week1
     """
-    project.store.set_batch_status(batch, "open")
+    project.store.labels.set_batch_status(batch, "open")
     click.echo(f"batch {batch} is open")
 
 
@@ -220,7 +220,7 @@ def batches_close(project, batch: str) -> None:
 
     Example: prefkit batches close week1
     """
-    project.store.set_batch_status(batch, "closed")
+    project.store.labels.set_batch_status(batch, "closed")
     click.echo(f"batch {batch} is closed")
 
 
@@ -261,7 +261,7 @@ def annotate_serve(project, port: int, host: str) -> None:
 
     Example: prefkit annotate serve --port 8501 --project my-bench
     """
-    if not project.store.users():
+    if not project.store.accounts.users():
         click.echo("warning: no users yet; add one with `prefkit users add NAME --role maintainer`", err=True)
     click.echo(f"serving {project.name} at http://{host}:{port}", err=True)
     env = {**os.environ, "PREFKIT_PROJECT": str(project.root)}

@@ -252,7 +252,7 @@ def eval_list(project, as_json) -> None:
 
     Example: prefkit eval list --json
     """
-    runs = project.store.eval_runs()
+    runs = project.store.eval.runs()
     if as_json:
         echo_json(runs)
         return

@@ -61,14 +61,14 @@ def _run(project, stages, as_json: bool, **flags) -> None:
             {
                 "backend": backend,
                 "stages": rows,
-                "dropped": project.store.dropped_personas(),
+                "dropped": project.store.generation.dropped_personas(),
                 "silent_sessions": silent_sessions(project.store),
                 "failed": failed,
             }
         )
     else:
         echo_table(rows, ["stage", "written", "skipped", "dropped", "failed"])
-        for pid, why in project.store.dropped_personas().items():
+        for pid, why in project.store.generation.dropped_personas().items():
             click.echo(f"dropped {pid} at {why['stage']}: {why['reason']}")
         silent = silent_sessions(project.store)
         click.echo(f"backend {backend}; {project.store.count('instances')} instances in the project")

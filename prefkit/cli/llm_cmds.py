@@ -21,7 +21,7 @@ def usage(project, stage: str | None, as_json: bool) -> None:
 
     Example: prefkit llm usage --project my-bench
     """
-    rows = [r for r in project.store.llm_usage() if stage is None or r["stage"] == stage]
+    rows = [r for r in project.store.llm.usage() if stage is None or r["stage"] == stage]
     for row in rows:
         row["cost_usd"] = round(row["cost_usd"] or 0.0, 6)
     if as_json:
@@ -46,7 +46,7 @@ def batches(project, open_only: bool, as_json: bool) -> None:
 
     Example: prefkit llm batches --open --project my-bench
     """
-    rows = project.store.llm_batches(open_only=open_only)
+    rows = project.store.llm.batches(open_only=open_only)
     for row in rows:
         row["requests"] = len(row.pop("keys"))
     if as_json:

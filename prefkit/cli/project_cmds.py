@@ -98,7 +98,9 @@ def import_cupid(project, file: str, licence: str | None) -> None:
     """
     from pipelines.ingest import cupid
 
-    _report(project.store.import_bundle(cupid.build_bundle(Path(file), licence)), "CUPID instances", file)
+    _report(
+        project.store.content.import_bundle(cupid.build_bundle(Path(file), licence)), "CUPID instances", file
+    )
 
 
 @import_.command("alpsbench")
@@ -111,7 +113,9 @@ def import_alpsbench(project, path: str) -> None:
     """
     from pipelines.ingest import alpsbench
 
-    _report(project.store.import_bundle(alpsbench.build_bundle(Path(path))), "AlpsBench packets", path)
+    _report(
+        project.store.content.import_bundle(alpsbench.build_bundle(Path(path))), "AlpsBench packets", path
+    )
 
 
 @click.group()

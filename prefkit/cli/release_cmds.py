@@ -111,7 +111,7 @@ def release_verify(directory: str, project_path: str | None, expected: str | Non
         from exports.release import load_manifest, signing_config
 
         version = load_manifest(release_dir).version
-        recorded = next((r for r in project.store.releases() if r["version"] == version), None)
+        recorded = next((r for r in project.store.releases.recorded() if r["version"] == version), None)
         cfg = signing_config(project)
         signers, signer = cfg["allowed_signers"], cfg["signer"]
         project.close()
@@ -179,7 +179,7 @@ def release_list(project, as_json: bool) -> None:
 
     Example: prefkit release list --project my-bench
     """
-    rows = project.store.releases()
+    rows = project.store.releases.recorded()
     if as_json:
         echo_json(rows)
         return

@@ -120,12 +120,12 @@ class MemoryVerify(TaskKind):
 
     def build_tasks(self, store, overlap, batch):
         by_dialogue: dict[str, list[dict[str, Any]]] = {}
-        for m in store.memories(origin="candidate"):
+        for m in store.content.memories(origin="candidate"):
             by_dialogue.setdefault(m["dialogue_id"], []).append(m)
         return [
             self.make_task(
                 f"dialogue:{dialogue_id}",
-                dialogue_payload(store.dialogue(dialogue_id), cands),
+                dialogue_payload(store.content.dialogue(dialogue_id), cands),
                 overlap,
                 batch,
             )

@@ -69,7 +69,7 @@ def session_payload(s: dict[str, Any]) -> dict[str, Any] | None:
 def session_tasks(store) -> dict[str, list[tuple[int, AnnotationTask]]]:
     """``{session_id: [(round, task), ...]}`` oldest round first, for every ``preference_expressed`` task."""
     out: dict[str, list[tuple[int, AnnotationTask]]] = {}
-    for task in store.tasks(kind=KIND):
+    for task in store.labels.tasks(kind=KIND):
         parsed = parse_session_ref(task.item_ref)
         if parsed and not task.is_gold:
             out.setdefault(parsed[0], []).append((parsed[1], task))
@@ -82,17 +82,17 @@ def ensure_reverification_task(store, session_id: str) -> AnnotationTask | None:
     mine = session_tasks(store).get(session_id, [])
     if not mine:
         return None
-    n_rev = store.revision_counts().get(session_id, 0)
+    n_rev = store.content.revision_counts().get(session_id, 0)
     last_round, last = mine[-1]
     if n_rev <= last_round:
         return None
-    persona = store.dialogue(session_id)["persona_id"]
-    session = next((s for s in store.sessions(persona) if s["session_id"] == session_id), None)
+    persona = store.content.dialogue(session_id)["persona_id"]
+    session = next((s for s in store.content.sessions(persona) if s["session_id"] == session_id), None)
     payload = session_payload(session) if session else None
     if payload is None:
         return None
     task = TASK_KIND.make_task(session_ref(session_id, n_rev), payload, last.overlap, last.batch)
-    return task if store.add_tasks([task]) else None
+    return task if store.labels.add_tasks([task]) else None
 
 
 class PreferenceExpressed(TaskKind):
@@ -102,12 +102,12 @@ class PreferenceExpressed(TaskKind):
     fields = (FieldSpec("expressed", "nominal", ("not_expressed", "expressed")),)
 
     def build_tasks(self, store, overlap, batch):
-        rounds = store.revision_counts()
+        rounds = store.content.revision_counts()
         return [
             self.make_task(
                 session_ref(s["session_id"], rounds.get(s["session_id"], 0)), payload, overlap, batch
             )
-            for s in store.sessions()
+            for s in store.content.sessions()
             if (payload := session_payload(s)) is not None
         ]
 

@@ -51,7 +51,7 @@ class PreferenceMatch(TaskKind):
     def build_tasks(self, store, overlap, batch):
         return [
             self.make_task(item_ref(p["pair_id"]), pair_payload(p), overlap, batch)
-            for p in store.preference_pairs()
+            for p in store.content.preference_pairs()
         ]
 
     def units(self, values):
@@ -63,14 +63,15 @@ class PreferenceMatch(TaskKind):
     def known_answers(self, store):
         """Pairs imported with a known answer make their matching task a gold item."""
         refs = {
-            item_ref(p["pair_id"]): (p["meta"] or {}).get("gold_answer") for p in store.preference_pairs()
+            item_ref(p["pair_id"]): (p["meta"] or {}).get("gold_answer")
+            for p in store.content.preference_pairs()
         }
         return {ref: answer for ref, answer in refs.items() if answer}
 
     def iter_tasks(self, store, overlap, batch):
         """One read of the pairs, a page at a time: each task built with its gold answer (if any) as
         it is needed."""
-        for p in store.iter_preference_pairs():
+        for p in store.content.iter_preference_pairs():
             task = self.make_task(item_ref(p["pair_id"]), pair_payload(p), overlap, batch)
             answer = (p["meta"] or {}).get("gold_answer")
             if answer:

@@ -74,7 +74,7 @@ class TaskQc(TaskKind):
     def build_tasks(self, store, overlap, batch):
         return [
             self.make_task(item_ref(r["track"], r["benchmark_id"]), _payload(r), overlap, batch)
-            for r in store.alps_tasks()
+            for r in store.alps.tasks()
         ]
 
     def units(self, values):

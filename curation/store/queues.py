@@ -1,4 +1,5 @@
-"""Annotation-app area of the project store: persisted queues, submits, gold answers, dashboard reads.
+"""Queues area of the project store (``store.queues``): each annotator's persisted queue, submits,
+stale assignments given back, progress reads.
 
 An annotator's queue is the ``assignments`` rows of that annotator in ``position`` order; a row is
 open until ``done_at`` is set, which happens in the same transaction that records the label, skip or
@@ -16,21 +17,23 @@ from typing import Any
 from sqlalchemy import Connection, case, exists, func, select, text, true, update
 
 from curation.store.backend import explain_prefix
-from curation.store.engine import StoreError
-from curation.store.labels import LabelStore
+from curation.store.engine import StoreArea, StoreCore
+from curation.store.labels import FINISHING, Labels
 from schemas.common import utcnow
 from schemas.curation import LabelEvent
-
-#: Actions that finish an assignment (a withdraw does not: it only removes a label).
-FINISHING = ("label", "skip", "flag")
 
 
 def new_event_id() -> str:
     return "ev_" + uuid.uuid4().hex
 
 
-class AppStore(LabelStore):
-    """Queue and submit operations the annotation app calls on every item."""
+class Queues(StoreArea):
+    """Queue and submit operations the annotation app calls on every item. Submits append to the
+    label log through the labels area, in the same transaction that closes the assignment."""
+
+    def __init__(self, core: StoreCore, labels: Labels):
+        super().__init__(core)
+        self.labels = labels
 
     # -- the open item ------------------------------------------------------------------------------
     def _open_batch(self, batch_id):
@@ -227,7 +230,7 @@ class AppStore(LabelStore):
     def _record_submit(self, ev: LabelEvent) -> bool:
         a = self.t["assignments"]
         with self.write() as conn:
-            if not self.insert_event(conn, ev):
+            if not self.labels.insert_event(conn, ev):
                 return False
             if ev.action in FINISHING and ev.supersedes is None:
                 closed = conn.execute(
@@ -331,24 +334,6 @@ class AppStore(LabelStore):
         with self.read() as conn:
             return [dict(x) for x in conn.execute(q).mappings()]
 
-    def event(self, event_id: str) -> LabelEvent | None:
-        e = self.t["label_events"]
-        with self.read() as conn:
-            row = conn.execute(select(e).where(e.c.event_id == event_id)).mappings().first()
-        return None if row is None else self._event_from_row(row)
-
-    def recent_live_events(self, annotator: str, n: int) -> list[LabelEvent]:
-        """The annotator's last ``n`` live events (one per task, newest first; superseded ones hidden)."""
-        e = self.t["label_events"]
-        out: dict[str, LabelEvent] = {}
-        with self.read() as conn:
-            q = select(e).where(e.c.annotator == annotator).order_by(e.c.seq.desc()).limit(max(4 * n, 20))
-            for r in conn.execute(q).mappings():
-                if r["task_id"] not in out:
-                    out[r["task_id"]] = self._event_from_row(r)
-        live = [ev for ev in out.values() if ev.action != "withdraw"]
-        return live[:n]
-
     # -- progress -----------------------------------------------------------------------------------
     def _my_progress(self, conn: Connection, annotator: str):
         a = self.t["assignments"]
@@ -438,82 +423,7 @@ class AppStore(LabelStore):
             row.setdefault("mean_time_s", None)
         return sorted(rows.values(), key=lambda r: (r["annotator"], r["task_kind"]))
 
-    def labelled_by(self) -> int:
-        """How many people gave at least one label (accounts that never labelled do not count)."""
-        e = self.t["label_events"]
-        with self.read() as conn:
-            q = select(func.count(func.distinct(e.c.annotator))).where(e.c.action == "label")
-            return int(conn.execute(q).scalar_one())
-
-    def throughput(self, bucket_chars: int = 10) -> list[dict[str, Any]]:
-        """First submits per (time bucket, annotator, kind); 10 chars = per day, 13 = per hour."""
-        e = self.t["label_events"]
-        bucket = func.substr(e.c.created_at, 1, bucket_chars).label("bucket")
-        q = (
-            select(bucket, e.c.annotator, e.c.kind, func.count().label("n"))
-            .where(e.c.supersedes.is_(None), e.c.action.in_(FINISHING))
-            .group_by(bucket, e.c.annotator, e.c.kind)
-            .order_by(bucket)
-        )
-        with self.read() as conn:
-            return [dict(r) for r in conn.execute(q).mappings()]
-
-    def flagged(self) -> list[dict[str, Any]]:
-        e = self.t["label_events"]
-        q = select(e.c.task_id, e.c.kind, e.c.annotator, e.c.comment, e.c.created_at).where(
-            e.c.action == "flag"
-        )
-        with self.read() as conn:
-            return [dict(r) for r in conn.execute(q.order_by(e.c.seq)).mappings()]
-
-    def dialogues_to_reverify(self) -> list[dict[str, Any]]:
-        d, r = self.t["dialogues"], self.t["turn_revisions"]
-        q = (
-            select(
-                d.c.dialogue_id,
-                d.c.origin,
-                func.count(r.c.seq).label("revisions"),
-                func.max(r.c.created_at).label("last"),
-            )
-            .join(r, r.c.dialogue_id == d.c.dialogue_id)
-            .where(d.c.needs_reverification.is_(True))
-            .group_by(d.c.dialogue_id, d.c.origin)
-            .order_by(d.c.dialogue_id)
-        )
-        with self.read() as conn:
-            return [dict(x) for x in conn.execute(q).mappings()]
-
-    # -- gold ---------------------------------------------------------------------------------------
-    def set_gold(self, task_id: str, answer: dict[str, Any] | None) -> None:
-        """Mark a task as gold with its known answer (``None`` makes it a regular task again)."""
-        t = self.t["tasks"]
-        with self.write() as conn:
-            res = conn.execute(
-                update(t)
-                .where(t.c.task_id == task_id)
-                .values(is_gold=answer is not None, gold_answer_json=self.dumps(answer))
-            )
-            if res.rowcount == 0:
-                raise StoreError(f"no task {task_id!r}")
-
-    def gold_answers(self, kind: str | None = None) -> dict[str, tuple[str, dict[str, Any]]]:
-        t = self.t["tasks"]
-        q = select(t.c.task_id, t.c.kind, t.c.gold_answer_json).where(t.c.is_gold.is_(True))
-        if kind:
-            q = q.where(t.c.kind == kind)
-        with self.read() as conn:
-            return {r[0]: (r[1], self.loads(r[2])) for r in conn.execute(q) if r[2]}
-
-    def task_ids_by_ref(self, kind: str, item_refs: list[str]) -> dict[str, str]:
-        t = self.t["tasks"]
-        out: dict[str, str] = {}
-        with self.read() as conn:
-            for start in range(0, len(item_refs), 500):
-                chunk = item_refs[start : start + 500]
-                q = select(t.c.item_ref, t.c.task_id).where(t.c.kind == kind, t.c.item_ref.in_(chunk))
-                out.update({r[0]: r[1] for r in conn.execute(q)})
-        return out
-
+    # -- task summaries ---------------------------------------------------------------------------------------
     def task_summaries(self, kind: str | None = None) -> list[dict[str, Any]]:
         """Per (kind, batch): tasks, gold tasks, assigned slots, and how many have k finished labels."""
         t, a = self.t["tasks"], self.t["assignments"]

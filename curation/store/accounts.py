@@ -1,0 +1,156 @@
+"""Accounts area of the project store (``store.accounts``): users, their roles and passwords, and
+the sign-in log the app's throttling and lockouts read.
+
+Passwords are kept only as argon2 hashes; nothing here decides a lockout policy (that is
+:mod:`curation.annotation.signin`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from argon2 import PasswordHasher
+from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatchError
+from sqlalchemy import select, update
+from sqlalchemy.exc import IntegrityError
+
+from curation.store.engine import StoreArea, StoreError
+from schemas.common import utcnow
+
+ROLES = ("annotator", "maintainer")
+_hasher = PasswordHasher()
+
+
+class Accounts(StoreArea):
+    """Users and the sign-in log."""
+
+    # -- users --------------------------------------------------------------------------------------
+    def add_user(self, username: str, role: str, password: str, email: str | None = None) -> None:
+        """A new account under the normalized name (see :mod:`curation.annotation.signin`): a name that differs
+        from an existing one only in case, width or look-alike characters is refused."""
+        from curation.annotation.signin import UserNameError, check_new_username
+
+        if role not in ROLES:
+            raise StoreError(f"unknown role {role!r}; expected one of {', '.join(ROLES)}")
+        try:
+            username = check_new_username(username, [u["username"] for u in self.users()])
+        except UserNameError as exc:
+            raise StoreError(str(exc)) from None
+        if len(password) < 8:
+            raise StoreError("password must be at least 8 characters")
+        row = {
+            "username": username,
+            "role": role,
+            "password_hash": _hasher.hash(password),
+            "email": email,
+            "active": True,
+            "created_at": utcnow(),
+        }
+        try:
+            with self.write() as conn:
+                conn.execute(self.t["users"].insert(), row)
+        except IntegrityError as exc:
+            raise StoreError(f"user {username!r} (or email {email!r}) already exists") from exc
+
+    def authenticate(self, username: str, password: str) -> dict[str, Any] | None:
+        """The user's record when the password matches and the account is active, else ``None``."""
+        user = self.user(username)
+        if user is None or not user["active"]:
+            _hasher.hash(password)  # same cost either way: do not reveal which names exist
+            return None
+        try:
+            _hasher.verify(user["password_hash"], password)
+        except (VerifyMismatchError, VerificationError, InvalidHashError):
+            return None
+        return {k: v for k, v in user.items() if k != "password_hash"}
+
+    def user(self, username: str) -> dict[str, Any] | None:
+        """The account called ``username`` (compared normalized: case, width and spaces ignored)."""
+        from curation.annotation.signin import normalize_username
+
+        u = self.t["users"]
+        with self.read() as conn:
+            row = conn.execute(select(u).where(u.c.username == username)).mappings().first()
+            if row is None:
+                clean = normalize_username(username)
+                row = conn.execute(select(u).where(u.c.username == clean)).mappings().first()
+                if row is None:  # an account made before names were normalized
+                    names = conn.execute(select(u.c.username)).scalars()
+                    legacy = next((n for n in names if normalize_username(n) == clean), None)
+                    if legacy is not None:
+                        row = conn.execute(select(u).where(u.c.username == legacy)).mappings().first()
+        return None if row is None else dict(row)
+
+    def is_active(self, username: str) -> bool:
+        """One primary-key read: the app asks on every click whether the signed-in account still may."""
+        u = self.t["users"]
+        with self.read() as conn:
+            return bool(conn.execute(select(u.c.active).where(u.c.username == username)).scalar())
+
+    # -- sign-in log --------------------------------------------------------------------------------
+    def log_sign_in(self, username: str, client: str, outcome: str) -> None:
+        with self.write() as conn:
+            conn.execute(
+                self.t["sign_in_log"].insert(),
+                {"username": username, "client": client, "outcome": outcome, "created_at": utcnow()},
+            )
+
+    def sign_in_failures(
+        self, *, username: str | None = None, client: str | None = None
+    ) -> tuple[int, str | None]:
+        """Failed attempts since the last success or unlock, for a user name or a client, and when the
+        last one was (throttled and locked attempts do not count: they were never checked)."""
+        s = self.t["sign_in_log"]
+        col, value = (s.c.username, username) if username is not None else (s.c.client, client)
+        q = select(s.c.outcome, s.c.created_at).where(col == value).order_by(s.c.seq.desc()).limit(500)
+        failures, last = 0, None
+        with self.read() as conn:
+            for outcome, at in conn.execute(q):
+                if outcome == "ok" or outcome == "unlock":
+                    break
+                if outcome == "fail":
+                    failures += 1
+                    last = last or at
+        return failures, last
+
+    def unlock_sign_in(self, username: str | None = None, client: str | None = None) -> None:
+        """End a lockout (and the backoff) of a user name or a client: a maintainer's decision, logged."""
+        from curation.annotation.signin import normalize_username
+
+        if username is not None:
+            self.log_sign_in(normalize_username(username), "maintainer", "unlock")
+        if client is not None:
+            self.log_sign_in("", client, "unlock")
+
+    def sign_in_log(self, username: str | None = None, limit: int = 50) -> list[dict[str, Any]]:
+        s = self.t["sign_in_log"]
+        q = (
+            select(s.c.username, s.c.client, s.c.outcome, s.c.created_at)
+            .order_by(s.c.seq.desc())
+            .limit(limit)
+        )
+        if username is not None:
+            q = q.where(s.c.username == username)
+        with self.read() as conn:
+            return [dict(r) for r in conn.execute(q).mappings()]
+
+    def user_by_email(self, email: str) -> dict[str, Any] | None:
+        u = self.t["users"]
+        with self.read() as conn:
+            row = conn.execute(select(u).where(u.c.email == email)).mappings().first()
+        return None if row is None else dict(row)
+
+    def users(self, role: str | None = None) -> list[dict[str, Any]]:
+        u = self.t["users"]
+        q = select(u.c.username, u.c.role, u.c.email, u.c.active, u.c.created_at).order_by(u.c.username)
+        if role:
+            q = q.where(u.c.role == role)
+        with self.read() as conn:
+            return [dict(r) for r in conn.execute(q).mappings()]
+
+    def set_user_active(self, username: str, active: bool) -> None:
+        u = self.t["users"]
+        username = (self.user(username) or {}).get("username", username)
+        with self.write() as conn:
+            if conn.execute(update(u).where(u.c.username == username).values(active=active)).rowcount == 0:
+                raise StoreError(f"no user {username!r}")
