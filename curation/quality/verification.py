@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from curation.annotation.kinds.memory_verify import KIND as MEMORY_KIND
-from curation.annotation.kinds.preference_expressed import KIND, session_tasks
+from curation.annotation.kinds.preference_expressed import KIND, not_expressed, session_tasks
 from curation.quality.consensus import effective_adjudications, final_labels, live_flags, live_labels
 
 STATUSES = ("verified", "failed", "needs_reverification", "unverified")
@@ -46,7 +46,7 @@ def _decide(fl: dict[str, Any], flags: list, adjudicated: bool) -> tuple[str, st
         return "failed", f"flagged by {ev.annotator}: {ev.comment or '(no comment)'}"
     if fl["values"] is None:
         return None
-    missing = [it["item"] for it in fl["values"].get("items", []) if not it["expressed"]]
+    missing = not_expressed(fl["values"])
     if missing:
         return "failed", f"checklist item(s) {missing} not expressed ({fl['decided_by']})"
     return "verified", f"every checklist item expressed ({fl['decided_by']}, {fl['n_labels']} label(s))"

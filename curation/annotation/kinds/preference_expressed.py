@@ -66,6 +66,11 @@ def session_payload(s: dict[str, Any]) -> dict[str, Any] | None:
     }
 
 
+def not_expressed(values: dict[str, Any]) -> list[int]:
+    """The checklist items a (final) label says the session does not express."""
+    return [it["item"] for it in values.get("items", []) if not it["expressed"]]
+
+
 def session_tasks(store) -> dict[str, list[tuple[int, AnnotationTask]]]:
     """``{session_id: [(round, task), ...]}`` oldest round first, for every ``preference_expressed`` task."""
     out: dict[str, list[tuple[int, AnnotationTask]]] = {}
