@@ -375,38 +375,48 @@ def _dialogue_batches(con, files: list[str], f: WildChatFilters):
     of multi-conversation sequences are aggregated. Turns of such a sequence carry
     ``{"conversation": k}``."""
     paths = ", ".join(f"({i}, {_sql_str(p)})" for i, p in enumerate(files))
+
+    def meta(lang: str, formed_by: str, seq_key: str, conversations: str) -> str:
+        return f"""CAST(to_json({{
+            'licence': {_sql_str(LICENCE)},
+            'language': {lang},
+            'sequence': {{
+              'formed_by': {formed_by},
+              'max_gap_hours': CAST({float(f.max_gap_hours)!r} AS DOUBLE),
+              'min_sequence': {int(f.min_sequence)},
+              'user': CASE WHEN {formed_by} LIKE 'user%' THEN left(sha256({seq_key}), 16) END,
+              'conversations': {conversations}}}}}) AS VARCHAR)"""
+
+    conv = """{'file': m.path, 'row': m.row_no, 'conversation_hash': m.conversation_hash,
+               'conversation_id': m.conversation_id, 'timestamp': m.ts_text, 'first_turn': m.first_turn,
+               'turns': m.n_turns}"""
+    # One-conversation dialogues (most of them) stream row by row; only sequences are grouped.
     query = f"""
-    WITH meta AS (
-      SELECT m.dialogue_id, CAST(to_json({{
-          'licence': {_sql_str(LICENCE)},
-          'language': arg_min(m.lang, m.seq_pos),
-          'sequence': {{
-            'formed_by': any_value(m.formed_by),
-            'max_gap_hours': CAST({float(f.max_gap_hours)!r} AS DOUBLE),
-            'min_sequence': {int(f.min_sequence)},
-            'user': CASE WHEN any_value(m.formed_by) LIKE 'user%' THEN left(sha256(any_value(m.seq_key)), 16) END,
-            'conversations': list({{'file': p.path, 'row': m.row_no, 'conversation_hash': m.conversation_hash,
-                                    'conversation_id': m.conversation_id, 'timestamp': m.ts_text,
-                                    'first_turn': m.first_turn, 'turns': m.n_turns}} ORDER BY m.seq_pos)}}}})
-        AS VARCHAR) AS meta
-      FROM members m JOIN (VALUES {paths}) p(file_no, path) USING (file_no)
-      GROUP BY m.dialogue_id),
+    WITH m AS (SELECT * FROM members JOIN (VALUES {paths}) p(file_no, path) USING (file_no)),
     single AS (
-      SELECT m.dialogue_id, c.turns, m.n_turns
-      FROM members m JOIN conv c USING (file_no, row_no) WHERE m.n_convs = 1),
+      SELECT m.dialogue_id, {meta("m.lang", "m.formed_by", "m.seq_key", f"[{conv}]")} AS meta,
+             c.turns, m.n_turns
+      FROM m JOIN conv c USING (file_no, row_no) WHERE m.n_convs = 1),
     parts AS (
       -- In JSON text an unescaped quote never occurs inside a string, so the text that opens a turn
       -- object occurs only there: this adds the conversation number to every turn without parsing.
-      SELECT m.dialogue_id, m.seq_pos, m.n_turns,
-             replace(c.turns, '{{"role":', '{{"extra":{{"conversation":' || (m.seq_pos - 1) || '}},"role":') AS j
-      FROM members m JOIN conv c USING (file_no, row_no) WHERE m.n_convs > 1),
+      SELECT m.*, replace(c.turns, '{{"role":', '{{"extra":{{"conversation":' || (m.seq_pos - 1) || '}},"role":') AS j
+      FROM m JOIN conv c USING (file_no, row_no) WHERE m.n_convs > 1),
     multi AS (
-      SELECT dialogue_id, '[' || string_agg(j[2:-2], ',' ORDER BY seq_pos) || ']' AS turns,
-             sum(n_turns) AS n_turns
-      FROM parts GROUP BY dialogue_id),
-    turns AS (SELECT * FROM single UNION ALL SELECT * FROM multi)
-    SELECT t.dialogue_id, meta.meta, t.turns, CAST(t.n_turns AS BIGINT) AS n_turns
-    FROM turns t JOIN meta USING (dialogue_id)"""
+      SELECT m.dialogue_id,
+             {
+        meta(
+            "arg_min(m.lang, m.seq_pos)",
+            "any_value(m.formed_by)",
+            "any_value(m.seq_key)",
+            f"list({conv} ORDER BY m.seq_pos)",
+        )
+    } AS meta,
+             '[' || string_agg(m.j[2:-2], ',' ORDER BY m.seq_pos) || ']' AS turns, sum(m.n_turns) AS n_turns
+      FROM parts m GROUP BY m.dialogue_id)
+    SELECT dialogue_id, meta, turns, CAST(n_turns AS BIGINT) AS n_turns FROM single
+    UNION ALL
+    SELECT dialogue_id, meta, turns, CAST(n_turns AS BIGINT) AS n_turns FROM multi"""
     return _prefetched(con.sql(query).to_arrow_reader(BATCH_ROWS))
 
 
