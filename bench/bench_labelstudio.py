@@ -126,7 +126,13 @@ def push_vs_plain(project: Project, url: str, n: int, order: str) -> tuple[float
         created = client.projects.create(**settings)
         CREATED.append(int(created.id))
         t0, c0, s0 = time.perf_counter(), time.process_time(), cpu_s(pid)
-        resp = client.projects.import_tasks(created.id, request=items, return_task_ids=True)
+        resp = client.projects.import_tasks(
+            created.id,
+            request=items,
+            return_task_ids=True,
+            # The push's own request options: one attempt, a long wait (a loaded server is slow).
+            request_options={"max_retries": 0, "timeout_in_seconds": bridge.IMPORT_TIMEOUT_S},
+        )
         times["plain"] = time.perf_counter() - t0
         CPU["plain"] = (time.process_time() - c0, cpu_s(pid) - s0)
         assert len(resp.task_ids or []) == n
