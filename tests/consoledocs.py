@@ -15,6 +15,9 @@ The convention (docs/ARCHITECTURE.md, "Console blocks in the docs"):
   the words, the columns and the order may not.
 - An HTML comment ``<!-- console: needs labelstudio -->`` right before a fence runs that block only
   where a Label Studio server is configured (CI always has one); nothing else may be skipped.
+  ``<!-- console: needs openai -->`` marks a block that calls an OpenAI-compatible endpoint: the test
+  starts its loopback server (``tests/fakeopenai.py``) and exports ``OPENAI_BASE_URL`` and
+  ``OPENAI_API_KEY`` for the file's commands, as a reader exports their own.
 - Fences tagged ``bash``, ``toml``, ``python``, ``text`` or untagged are not run, and must not contain
   ``$ `` prompt lines: a transcript is always tagged ``console``.
 """
@@ -141,8 +144,11 @@ def missing_lines(expected: list[str], actual: str) -> list[str]:
 MARK = "@@console-block@@"
 
 
-def run_file(blocks_: list[Block], home: Path, timeout: int = 900) -> list[tuple[Command, int, str]]:
-    """Run every command in one bash process; ``(command, exit status, output)`` per command."""
+def run_file(
+    blocks_: list[Block], home: Path, timeout: int = 900, env_extra: dict[str, str] | None = None
+) -> list[tuple[Command, int, str]]:
+    """Run every command in one bash process; ``(command, exit status, output)`` per command.
+    ``env_extra`` is the environment a reader would have exported (an endpoint and its key)."""
     commands = [c for b in blocks_ for c in b.commands]
     script = ["set +e"]
     for i, c in enumerate(commands):
@@ -156,6 +162,7 @@ def run_file(blocks_: list[Block], home: Path, timeout: int = 900) -> list[tuple
         if not k.startswith(("PREFKIT_", "OPENAI_")) and k not in ("HOME", "PWD", "VIRTUAL_ENV")
     }
     env.update(HOME=str(home), PATH=f"{bin_dir}:{env.get('PATH', '/usr/bin:/bin')}", COLUMNS="200")
+    env.update(env_extra or {})
     proc = subprocess.run(
         ["bash", "-c", "\n".join(script)],
         cwd=home,

@@ -11,17 +11,14 @@ from pathlib import Path
 import pytest
 from conftest import require
 from consoledocs import blocks, describe, missing_lines, prompt_lines_outside_console, run_file
+from fakeopenai import fake_openai_fixture  # noqa: F401 - the loopback endpoint's fixture
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 WITH_CONSOLE = [p for p in DOCS if blocks(p.read_text(encoding="utf-8"))]
 # Being converted to the convention this session; every file will run once converted.
 NOT_YET = {
-    "docs/annotation.md",
     "docs/labelstudio.md",
-    "docs/agreement.md",
-    "docs/generation.md",
-    "docs/llm.md",
     "docs/release.md",
 }
 
@@ -37,17 +34,29 @@ def test_transcripts_are_tagged_console(doc):
     assert not lines, f"{_name(doc)}: tag these fences ```console (prompt lines {lines})"
 
 
+def _endpoint(body: dict) -> str | dict:
+    """Answers for the pages' calls to an OpenAI-compatible endpoint: generation's prompts."""
+    from test_generation_openai import responder
+
+    return responder(body)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("doc", [p for p in WITH_CONSOLE if _name(p) not in NOT_YET], ids=_name)
-def test_console_blocks_run_as_shown(doc, tmp_path):
+def test_console_blocks_run_as_shown(doc, tmp_path, fake_openai):
     found = blocks(doc.read_text(encoding="utf-8"))
+    env: dict[str, str] = {}
     for needs in {b.needs for b in found if b.needs}:
-        assert needs == "labelstudio", f"unknown console need {needs!r}"
-        require(bool(os.environ.get("LABEL_STUDIO_URL")), "a Label Studio server (source /tmp/ls.env)")
+        assert needs in ("labelstudio", "openai"), f"unknown console need {needs!r}"
+        if needs == "labelstudio":
+            require(bool(os.environ.get("LABEL_STUDIO_URL")), "a Label Studio server (source /tmp/ls.env)")
+        else:
+            server = fake_openai(_endpoint)
+            env.update(OPENAI_BASE_URL=server.base_url, OPENAI_API_KEY="sk-your-key")
     home = tmp_path / "home"
     home.mkdir()
     failures = []
-    for command, status, output in run_file(found, home):
+    for command, status, output in run_file(found, home, env_extra=env):
         missing = missing_lines(command.expected, output)
         if status != command.status or missing:
             failures.append(describe(command, status, output, missing))

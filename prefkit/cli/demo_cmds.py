@@ -40,8 +40,9 @@ def demo(path: str, personas: int, seed: int, port: int, no_serve: bool) -> None
 @click.argument("dest", type=click.Path(file_okay=False), default="examples")
 def examples(dest: str) -> None:
     """Copy the example inputs into DEST (default: examples): AlpsBench packets (alpsbench/), a small
-    synthetic WildChat-format file (wildchat/sample.jsonl) and the labels of the README's tour
-    (labels.jsonl). Never overwrites a file that differs.
+    synthetic WildChat-format file (wildchat/sample.jsonl), the labels of the README's tour
+    (labels.jsonl) and the pairs and labels of docs/agreement.md (agreement/). Never overwrites a file
+    that differs.
 
     Example: prefkit examples examples && prefkit import alpsbench examples/alpsbench
     """
@@ -50,7 +51,9 @@ def examples(dest: str) -> None:
     files = copy_examples(dest)
     packets = sum(1 for f in files if f.suffix == ".json")
     wildchat = sum(1 for f in files if f.parent.name == "wildchat")
-    labels = sum(1 for f in files if f.suffix == ".jsonl") - wildchat
+    agreement = sum(1 for f in files if f.parent.name == "agreement")
+    labels = sum(1 for f in files if f.suffix == ".jsonl") - wildchat - agreement
     click.echo(
-        f"copied {packets} AlpsBench packets, {wildchat} WildChat-format file and {labels} labels file to {dest}"
+        f"copied {packets} AlpsBench packets, {wildchat} WildChat-format file, {labels} labels file "
+        f"and {agreement} agreement example files to {dest}"
     )
