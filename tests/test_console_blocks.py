@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 from conftest import require
 from consoledocs import blocks, describe, missing_lines, prompt_lines_outside_console, run_file
-from fakeopenai import fake_openai_fixture  # noqa: F401 - the loopback endpoint's fixture
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -19,7 +18,6 @@ WITH_CONSOLE = [p for p in DOCS if blocks(p.read_text(encoding="utf-8"))]
 # Being converted to the convention this session; every file will run once converted.
 NOT_YET = {
     "docs/labelstudio.md",
-    "docs/release.md",
 }
 
 
@@ -41,22 +39,54 @@ def _endpoint(body: dict) -> str | dict:
     return responder(body)
 
 
+def _needs(found) -> set[str]:
+    needs = {b.needs for b in found if b.needs}
+    assert needs <= {"labelstudio", "openai"}, f"unknown console needs {needs - {'labelstudio', 'openai'}}"
+    return needs
+
+
+@pytest.fixture(scope="session")
+def page_runs(request, tmp_path_factory):
+    """Every selected page's commands, run two pages at a time (a command is mostly Python start-up,
+    so the pages share the cores instead of queueing): ``{page: [(command, status, output), ...]}``."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from fakeopenai import start_fake_openai
+
+    pages = [
+        item.callspec.params["doc"]
+        for item in request.session.items
+        if getattr(item, "originalname", "") == "test_console_blocks_run_as_shown"
+    ]
+    found = {p: blocks(p.read_text(encoding="utf-8")) for p in pages}
+    server = start_fake_openai(_endpoint) if any("openai" in _needs(f) for f in found.values()) else None
+
+    def run(page: Path):
+        needs = _needs(found[page])
+        if "labelstudio" in needs and not os.environ.get("LABEL_STUDIO_URL"):
+            return None  # the test says why
+        env = (
+            {"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "sk-your-key"} if "openai" in needs else {}
+        )
+        home = tmp_path_factory.mktemp("console") / "home"
+        home.mkdir()
+        return run_file(found[page], home, env_extra=env)
+
+    try:
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            yield dict(zip(pages, pool.map(run, pages), strict=True))
+    finally:
+        if server is not None:
+            server.stop()
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("doc", [p for p in WITH_CONSOLE if _name(p) not in NOT_YET], ids=_name)
-def test_console_blocks_run_as_shown(doc, tmp_path, fake_openai):
-    found = blocks(doc.read_text(encoding="utf-8"))
-    env: dict[str, str] = {}
-    for needs in {b.needs for b in found if b.needs}:
-        assert needs in ("labelstudio", "openai"), f"unknown console need {needs!r}"
-        if needs == "labelstudio":
-            require(bool(os.environ.get("LABEL_STUDIO_URL")), "a Label Studio server (source /tmp/ls.env)")
-        else:
-            server = fake_openai(_endpoint)
-            env.update(OPENAI_BASE_URL=server.base_url, OPENAI_API_KEY="sk-your-key")
-    home = tmp_path / "home"
-    home.mkdir()
+def test_console_blocks_run_as_shown(doc, page_runs):
+    if "labelstudio" in _needs(blocks(doc.read_text(encoding="utf-8"))):
+        require(bool(os.environ.get("LABEL_STUDIO_URL")), "a Label Studio server (source /tmp/ls.env)")
     failures = []
-    for command, status, output in run_file(found, home, env_extra=env):
+    for command, status, output in page_runs[doc]:
         missing = missing_lines(command.expected, output)
         if status != command.status or missing:
             failures.append(describe(command, status, output, missing))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
 
@@ -36,24 +38,36 @@ def demo(path: str, personas: int, seed: int, port: int, no_serve: bool) -> None
     click.get_current_context().invoke(annotate_serve, project_path=str(root), port=port, host="127.0.0.1")
 
 
+#: What each example input is, by its top-level name in ``pipelines/examples/``.
+EXAMPLES = {
+    "alpsbench": "{n} AlpsBench packets (prefkit's own content)",
+    "wildchat": "{n} WildChat-format file (synthetic)",
+    "labels.jsonl": "the labels of the README's tour",
+    "agreement": "{n} files of docs/agreement.md (pairs, human and judge labels)",
+    "release": "{n} files of docs/release.md (CUPID rows, pairs, labels)",
+}
+
+
 @click.command()
 @click.argument("dest", type=click.Path(file_okay=False), default="examples")
 def examples(dest: str) -> None:
     """Copy the example inputs into DEST (default: examples): AlpsBench packets (alpsbench/), a small
     synthetic WildChat-format file (wildchat/sample.jsonl), the labels of the README's tour
-    (labels.jsonl) and the pairs and labels of docs/agreement.md (agreement/). Never overwrites a file
-    that differs.
+    (labels.jsonl) and the inputs of docs/agreement.md (agreement/) and docs/release.md (release/).
+    Never overwrites a file that differs.
 
     Example: prefkit examples examples && prefkit import alpsbench examples/alpsbench
     """
     from prefkit.demo import copy_examples
 
     files = copy_examples(dest)
-    packets = sum(1 for f in files if f.suffix == ".json")
-    wildchat = sum(1 for f in files if f.parent.name == "wildchat")
-    agreement = sum(1 for f in files if f.parent.name == "agreement")
-    labels = sum(1 for f in files if f.suffix == ".jsonl") - wildchat - agreement
-    click.echo(
-        f"copied {packets} AlpsBench packets, {wildchat} WildChat-format file, {labels} labels file "
-        f"and {agreement} agreement example files to {dest}"
-    )
+    root = Path(dest)
+    top: dict[str, int] = {}
+    for f in files:
+        name = f.relative_to(root).parts[0]
+        top[name] = top.get(name, 0) + 1
+    click.echo(f"copied {len(files)} example files to {dest}")
+    for name, n in sorted(top.items()):
+        what = EXAMPLES.get(name, "")
+        shown = f"{name}/" if (root / name).is_dir() else name
+        click.echo(f"  {shown:<14}{what.format(n=n)}".rstrip())
