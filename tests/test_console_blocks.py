@@ -15,17 +15,13 @@ from consoledocs import blocks, describe, missing_lines, prompt_lines_outside_co
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 WITH_CONSOLE = [p for p in DOCS if blocks(p.read_text(encoding="utf-8"))]
-# Being converted to the convention this session; every file will run once converted.
-NOT_YET = {
-    "docs/labelstudio.md",
-}
 
 
 def _name(p: Path) -> str:
     return p.relative_to(ROOT).as_posix()
 
 
-@pytest.mark.parametrize("doc", [p for p in DOCS if _name(p) not in NOT_YET], ids=_name)
+@pytest.mark.parametrize("doc", DOCS, ids=_name)
 def test_transcripts_are_tagged_console(doc):
     """A `$ ` prompt in a fence not tagged console would escape the run below."""
     lines = prompt_lines_outside_console(doc.read_text(encoding="utf-8"))
@@ -47,8 +43,9 @@ def _needs(found) -> set[str]:
 
 @pytest.fixture(scope="session")
 def page_runs(request, tmp_path_factory):
-    """Every selected page's commands, run two pages at a time (a command is mostly Python start-up,
-    so the pages share the cores instead of queueing): ``{page: [(command, status, output), ...]}``."""
+    """Every selected page's commands, started at once and run two pages at a time (a command is
+    mostly Python start-up, so the pages share the cores instead of queueing): ``{page: future}``, each
+    future giving ``[(command, status, output), ...]``; a test waits for its own page only."""
     from concurrent.futures import ThreadPoolExecutor
 
     from fakeopenai import start_fake_openai
@@ -72,21 +69,23 @@ def page_runs(request, tmp_path_factory):
         home.mkdir()
         return run_file(found[page], home, env_extra=env)
 
+    pool = ThreadPoolExecutor(max_workers=2)
     try:
-        with ThreadPoolExecutor(max_workers=2) as pool:
-            yield dict(zip(pages, pool.map(run, pages), strict=True))
+        yield {page: pool.submit(run, page) for page in pages}
     finally:
+        pool.shutdown(wait=True, cancel_futures=True)
         if server is not None:
             server.stop()
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("doc", [p for p in WITH_CONSOLE if _name(p) not in NOT_YET], ids=_name)
+@pytest.mark.timeout(900)  # a page runs up to run_file's own 900 s limit
+@pytest.mark.parametrize("doc", WITH_CONSOLE, ids=_name)
 def test_console_blocks_run_as_shown(doc, page_runs):
     if "labelstudio" in _needs(blocks(doc.read_text(encoding="utf-8"))):
         require(bool(os.environ.get("LABEL_STUDIO_URL")), "a Label Studio server (source /tmp/ls.env)")
     failures = []
-    for command, status, output in page_runs[doc]:
+    for command, status, output in page_runs[doc].result():
         missing = missing_lines(command.expected, output)
         if status != command.status or missing:
             failures.append(describe(command, status, output, missing))
