@@ -10,6 +10,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pytest
 from fixtures_alps import write_packets
 
 from curation.annotation.task_admin import create_tasks
@@ -106,6 +107,28 @@ def clone_project(template: Project, dest: Path) -> Project:
     template.close()
     shutil.copytree(template.root, dest)
     return Project(dest)
+
+
+def project_fixtures(env: bool = False, **make: object):
+    """The ``template`` (module scope, built once by :func:`make_project` with ``make``) and ``proj`` (a
+    fresh copy per test; with ``env``, also ``$PREFKIT_PROJECT``) fixtures of an app test module:
+    ``template, proj = project_fixtures(n=6, overlap=2)``."""
+
+    @pytest.fixture(scope="module")
+    def template(tmp_path_factory):
+        p = make_project(tmp_path_factory.mktemp("tpl") / "proj", **make)
+        p.close()
+        return p
+
+    @pytest.fixture
+    def proj(template, tmp_path, monkeypatch):
+        p = clone_project(template, tmp_path / "proj")
+        if env:
+            monkeypatch.setenv("PREFKIT_PROJECT", str(p.root))
+        yield p
+        p.close()
+
+    return template, proj
 
 
 #: Planted in every field the app displays: markup, a remote image, live-link candidates, a directive.

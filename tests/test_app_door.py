@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from appkit import PASSWORD, clone_project, make_project
+from appkit import PASSWORD, project_fixtures
 from click.testing import CliRunner
 
 from curation.annotation import workflow
@@ -24,18 +24,7 @@ THROTTLE = {
 }
 
 
-@pytest.fixture(scope="module")
-def template(tmp_path_factory):
-    p = make_project(tmp_path_factory.mktemp("tpl") / "proj", n=6, overlap=2)
-    p.close()
-    return p
-
-
-@pytest.fixture
-def proj(template, tmp_path):
-    p = clone_project(template, tmp_path / "proj")
-    yield p
-    p.close()
+template, proj = project_fixtures(n=6, overlap=2)
 
 
 def run(project: Project, *args: str):

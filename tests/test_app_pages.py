@@ -4,7 +4,7 @@ skip, edit, the maintainer dashboard (gold scoring) and adjudication."""
 from __future__ import annotations
 
 import pytest
-from appkit import HOSTILE, PASSWORD, clone_project, make_project
+from appkit import HOSTILE, PASSWORD, project_fixtures
 from conftest import ROOT
 from streamlit.testing.v1 import AppTest
 
@@ -17,19 +17,7 @@ ALICE = {"username": "alice", "role": "annotator"}
 MAYA = {"username": "maya", "role": "maintainer"}
 
 
-@pytest.fixture(scope="module")
-def template(tmp_path_factory):
-    p = make_project(tmp_path_factory.mktemp("tpl") / "proj", n=3, overlap=2, alps=True, hostile=True)
-    p.close()
-    return p
-
-
-@pytest.fixture
-def proj(template, tmp_path, monkeypatch):
-    p = clone_project(template, tmp_path / "proj")
-    monkeypatch.setenv("PREFKIT_PROJECT", str(p.root))
-    yield p
-    p.close()
+template, proj = project_fixtures(env=True, n=3, overlap=2, alps=True, hostile=True)
 
 
 def app(user: dict | None = None, kind: str | None = None) -> AppTest:

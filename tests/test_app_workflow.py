@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from appkit import clone_project, make_project
+from appkit import project_fixtures
 
 from curation.annotation import workflow
 from curation.annotation.task_admin import TaskFileError, create_tasks, import_gold, import_pairs
@@ -14,18 +14,7 @@ from curation.quality import dashboard
 EXPRESSED = {"items": [{"item": 0, "expressed": True, "evidence": [2]}, {"item": 1, "expressed": False}]}
 
 
-@pytest.fixture(scope="module")
-def template(tmp_path_factory):
-    p = make_project(tmp_path_factory.mktemp("tpl") / "proj", n=6, overlap=2)
-    p.close()
-    return p
-
-
-@pytest.fixture
-def proj(template, tmp_path):
-    p = clone_project(template, tmp_path / "proj")
-    yield p
-    p.close()
+template, proj = project_fixtures(n=6, overlap=2)
 
 
 def label_all(p, user: str, kind: str, values) -> list[str]:
