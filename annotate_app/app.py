@@ -28,7 +28,7 @@ def _database_down(exc: DatabaseUnavailable) -> None:
 
 user = ui.signed_in()
 try:
-    if user is not None and not ui.still_active(user):
+    if user is not None and not ui.still_active(user.username):
         ui.sign_out()  # disabled (or deleted) since signing in
         user = None
 except DatabaseUnavailable as exc:
@@ -46,14 +46,14 @@ else:
             st.Page("views/guidelines.py", title="Guidelines", icon=":material/menu_book:"),
         ]
     }
-    if user["role"] == "maintainer":
+    if user.role == "maintainer":
         pages["Maintain"] = [
             st.Page("views/dashboard.py", title="Dashboard", icon=":material/monitoring:"),
             st.Page("views/adjudicate.py", title="Adjudication", icon=":material/balance:"),
         ]
     page = st.navigation(pages)
     with st.sidebar:
-        st.caption(ui.safe("signed in as **{}** ({})", user["username"], user["role"]))
+        st.caption(ui.safe("signed in as **{}** ({})", user.username, user.role))
         if st.button("Sign out", key="signout", type="tertiary"):
             ui.sign_out()
             st.rerun()

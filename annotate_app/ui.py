@@ -24,6 +24,7 @@ from annotate_app.safe_text import md_escape, safe
 from curation.annotation import workflow
 from curation.annotation.task_kinds import TASK_KIND_REGISTRY, LabelError, get_kind
 from curation.project import Project
+from curation.store.accounts import Account
 from schemas.common import PrefkitError
 
 KIND_TITLES = {k: get_kind(k).title for k in TASK_KIND_REGISTRY}
@@ -48,16 +49,16 @@ def project() -> Project:
         st.stop()
 
 
-def signed_in() -> dict[str, Any] | None:
+def signed_in() -> Account | None:
     return st.session_state.get("user")
 
 
-def still_active(user: dict[str, Any] | None) -> bool:
+def still_active(username: str | None) -> bool:
     """Whether the signed-in account may still act (read fresh: a maintainer may have disabled it)."""
-    return user is not None and project().store.accounts.is_active(user["username"])
+    return username is not None and project().store.accounts.is_active(username)
 
 
-def require(role: str) -> dict[str, Any]:
+def require(role: str) -> Account:
     """The signed-in user when allowed on this page; otherwise the page stops here."""
     try:
         return workflow.require_role(signed_in(), role)
@@ -120,7 +121,7 @@ def _problem_key(prefix: str) -> str:
 
 
 def _record(user: str, item: workflow.ShownItem, prefix: str, action: Callable[[], bool], done: str) -> None:
-    if not still_active({"username": user}):
+    if not still_active(user):
         sign_out()  # disabled since signing in: nothing is written, the next run shows the sign-in page
         return
     try:

@@ -20,7 +20,7 @@ def test_users_add_list_disable(project):
         project, "users", "add", "alice", "--role", "annotator", "--password-stdin", stdin="s3cret-pass\n"
     )
     assert out.exit_code == 0 and out.output == "added annotator alice\n"
-    assert project.store.accounts.authenticate("alice", "s3cret-pass")["role"] == "annotator"
+    assert project.store.accounts.authenticate("alice", "s3cret-pass").role == "annotator"
     listed = json.loads(run(project, "users", "list", "--json").output)
     assert [(u["username"], u["active"]) for u in listed] == [("alice", True)]
     assert run(project, "users", "disable", "alice").exit_code == 0

@@ -63,8 +63,8 @@ def test_look_alike_and_overlong_names_are_refused(proj, name, why):
 
 def test_names_are_stored_normalized_and_signed_in_case_blind(proj):
     proj.store.accounts.add_user("  Zoë.Müller ", "annotator", PASSWORD)
-    assert proj.store.accounts.user("zoë.müller")["username"] == "zoë.müller"
-    assert workflow.sign_in(proj, "ZOË.MÜLLER", PASSWORD)["username"] == "zoë.müller"
+    assert proj.store.accounts.user("zoë.müller").username == "zoë.müller"
+    assert workflow.sign_in(proj, "ZOË.MÜLLER", PASSWORD).username == "zoë.müller"
 
 
 # -- sign-in throttling -------------------------------------------------------------------------------
@@ -75,11 +75,9 @@ def test_failures_past_the_free_ones_are_refused_unchecked_even_with_the_right_p
             workflow.sign_in(proj, "alice", "guess", client="10.0.0.9")
     with pytest.raises(workflow.AuthError, match="wait 60 s"):
         workflow.sign_in(proj, "alice", PASSWORD, client="10.0.0.7")  # another address, same name
-    outcomes = [r["outcome"] for r in proj.store.accounts.sign_in_log("alice")]
+    outcomes = [r.outcome for r in proj.store.accounts.sign_in_log("alice")]
     assert outcomes == ["throttled", "fail", "fail"]
-    assert (
-        workflow.sign_in(proj, "bob", PASSWORD, client="10.0.0.7")["username"] == "bob"
-    )  # others unaffected
+    assert workflow.sign_in(proj, "bob", PASSWORD, client="10.0.0.7").username == "bob"  # others unaffected
     proj.close()
 
 
@@ -100,7 +98,7 @@ def test_lockout_is_logged_and_a_maintainer_unlocks_it(proj, caplog):
     assert "sign-in locked for 'alice' from 10.0.0.8" in caplog.text
     out = run(proj, "users", "unlock", "alice")
     assert out.exit_code == 0 and out.output == "unlocked alice\n"
-    assert workflow.sign_in(proj, "alice", PASSWORD, client="10.0.0.8")["username"] == "alice"
+    assert workflow.sign_in(proj, "alice", PASSWORD, client="10.0.0.8").username == "alice"
     log = json.loads(run(proj, "users", "sign-ins", "alice", "--json").output)
     assert [r["outcome"] for r in log[:4]] == ["ok", "unlock", "locked", "fail"]
     proj.close()
@@ -113,10 +111,10 @@ def test_one_client_trying_many_names_is_throttled_too(proj):
             workflow.sign_in(proj, name, "guess", client="10.6.6.6")
     with pytest.raises(workflow.AuthError, match="wait"):
         workflow.sign_in(proj, "alice", PASSWORD, client="10.6.6.6")
-    assert workflow.sign_in(proj, "alice", PASSWORD, client="10.0.0.1")["username"] == "alice"
+    assert workflow.sign_in(proj, "alice", PASSWORD, client="10.0.0.1").username == "alice"
     out = run(proj, "users", "unlock", "--client", "10.6.6.6")
     assert out.exit_code == 0
-    assert workflow.sign_in(proj, "bob", PASSWORD, client="10.6.6.6")["username"] == "bob"
+    assert workflow.sign_in(proj, "bob", PASSWORD, client="10.6.6.6").username == "bob"
     proj.close()
 
 

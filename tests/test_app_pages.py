@@ -11,10 +11,11 @@ from streamlit.testing.v1 import AppTest
 from annotate_app.safe_text import md_escape
 from curation.annotation import workflow
 from curation.annotation.assignment import gold_rate_key
+from curation.store.accounts import Account
 
 APP = str(ROOT / "annotate_app" / "app.py")
-ALICE = {"username": "alice", "role": "annotator"}
-MAYA = {"username": "maya", "role": "maintainer"}
+ALICE = Account("alice", "annotator", None, True, "2026-01-01T00:00:00Z")
+MAYA = Account("maya", "maintainer", None, True, "2026-01-01T00:00:00Z")
 
 
 template, proj = project_fixtures(env=True, n=3, overlap=2, alps=True, hostile=True)
@@ -40,7 +41,7 @@ def test_nothing_but_sign_in_before_signing_in(proj):
     assert "wrong password" in at.error[0].value and "user" not in at.session_state
     at.text_input(key="signin_password").input(PASSWORD)
     at.button[0].click().run()
-    assert at.session_state["user"]["username"] == "alice"
+    assert at.session_state["user"].username == "alice"
     assert any(b.label == "Start annotating" for b in at.button)
 
 

@@ -169,7 +169,7 @@ def test_rewrite_turn_keeps_the_original_and_flags_the_session(proj):
 
 
 def test_sign_in_and_roles(proj):
-    assert workflow.sign_in(proj, "maya", "correct-horse-9")["role"] == "maintainer"
+    assert workflow.sign_in(proj, "maya", "correct-horse-9").role == "maintainer"
     with pytest.raises(workflow.AuthError):
         workflow.sign_in(proj, "alice", "wrong-password")
     proj.store.accounts.set_user_active("bob", False)

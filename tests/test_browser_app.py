@@ -465,7 +465,7 @@ def test_wrong_passwords_back_off_until_a_maintainer_unlocks(hostile, browser):
     attempt(page, url, "bob", PASSWORD)  # the right password, refused unchecked during the backoff
     logged(4)
     expect(page.get_by_text(re.compile(r"too many failed sign-ins: wait \d+ s"))).to_be_visible()
-    assert [r["outcome"] for r in proj.store.accounts.sign_in_log("bob")][:4] == [
+    assert [r.outcome for r in proj.store.accounts.sign_in_log("bob")][:4] == [
         "throttled",
         "fail",
         "fail",

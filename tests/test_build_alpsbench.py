@@ -8,6 +8,7 @@ from collections import Counter
 
 import pytest
 
+from curation.store.accounts import Account
 from curation.store.content import ImportBundle
 from pipelines.llm import LLMLayer
 from pipelines.memories.tasks import BuildConfig, build_alpsbench, leakage, stratified_sample
@@ -216,7 +217,7 @@ def test_task_qc_form_records_both_verdicts(built, monkeypatch):
     add_users(project.store, "alice")
     monkeypatch.setenv("PREFKIT_PROJECT", str(project.root))
     at = AppTest.from_file(str(ROOT / "annotate_app" / "app.py"), default_timeout=60)
-    at.session_state["user"] = {"username": "alice", "role": "annotator"}
+    at.session_state["user"] = Account("alice", "annotator", None, True, "2026-01-01T00:00:00Z")
     at.session_state["kind"] = "task_qc"
     at.session_state["intro:task_qc"] = True
     at.run()

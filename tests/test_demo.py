@@ -11,7 +11,7 @@ def test_demo_project_has_work_of_every_kind_and_is_idempotent(tmp_path):
     assert store.count("instances") == 6  # three instance types per persona
     assert any(t.is_gold for t in store.labels.tasks("preference_match"))
     for name, role in DEMO_USERS:
-        assert store.accounts.authenticate(name, DEMO_PASSWORD)["role"] == role
+        assert store.accounts.authenticate(name, DEMO_PASSWORD).role == role
     with store.read() as conn:
         offline = conn.exec_driver_sql(
             "select count(*) from instances i join provenance p using (provenance_id) where p.offline"

@@ -205,7 +205,7 @@ def test_two_users_labels_arrive_as_validated_label_events(ls, proj, labelled):
     assert sorted(created) == sorted(
         [f"admin <{os.environ['LABEL_STUDIO_ADMIN_EMAIL']}>", f"{second.split('@')[0]} <{second}>"]
     )
-    assert {u["role"] for u in proj.store.accounts.users()} == {"annotator"}
+    assert {u.role for u in proj.store.accounts.users()} == {"annotator"}
 
 
 def test_agreement_is_computed_over_the_pulled_labels(proj, labelled):

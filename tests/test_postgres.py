@@ -20,6 +20,7 @@ from sqlalchemy.engine import make_url
 
 from curation.annotation import workflow
 from curation.project import Project, ProjectStore
+from curation.store.accounts import Account
 from curation.store.backend import DatabaseUnavailable, lock_for_transaction, parse_url
 from curation.store.engine import StoreError
 from curation.store.migrations import MIGRATIONS
@@ -349,7 +350,7 @@ def test_the_app_shows_one_clear_line_while_the_database_is_unreachable(tmp_path
     monkeypatch.setenv("PREFKIT_PROJECT", str(project.root))
     monkeypatch.setenv("PREFKIT_DB_RETRY_S", "0.5")
     at = AppTest.from_file(str(ROOT / "annotate_app" / "app.py"), default_timeout=60)
-    at.session_state["user"] = {"username": "alice", "role": "annotator"}
+    at.session_state["user"] = Account("alice", "annotator", None, True, "2026-01-01T00:00:00Z")
     at.session_state["kind"], at.session_state["intro:preference_match"] = "preference_match", True
     at.run()
     assert not at.exception and not at.error

@@ -149,7 +149,7 @@ def test_passwords_are_hashed_and_checked(labelled):
     with store.read() as conn:
         raw = conn.execute(text("select password_hash from users")).scalar_one()
     assert raw.startswith("$argon2") and "correct horse" not in raw
-    assert store.accounts.authenticate("ann", "correct horse")["role"] == "annotator"
+    assert store.accounts.authenticate("ann", "correct horse").role == "annotator"
     assert store.accounts.authenticate("ann", "wrong") is None
     assert store.accounts.authenticate("nobody", "correct horse") is None
     with pytest.raises(StoreError, match="already exists"):

@@ -379,8 +379,8 @@ class AnnotatorMap:
             raise LabelError(f"completed by Label Studio user {ls_id}, who has no email or no longer exists")
         user = self.store.accounts.user_by_email(email)
         if user is not None:
-            return user["username"]
-        username = _username_for(email, {u["username"] for u in self.store.accounts.users()})
+            return user.username
+        username = _username_for(email, {u.username for u in self.store.accounts.users()})
         try:
             # A random password nobody is told: the account exists for attribution, not for signing in.
             self.store.accounts.add_user(username, "annotator", secrets.token_urlsafe(32), email=email)
@@ -388,7 +388,7 @@ class AnnotatorMap:
             user = self.store.accounts.user_by_email(email)
             if user is None:
                 raise
-            return user["username"]  # a pull running at the same time created the account
+            return user.username  # a pull running at the same time created the account
         self.report.users_created.append(f"{username} <{email}>")
         return username
 

@@ -10,7 +10,7 @@ from curation.annotation.task_kinds import get_kind
 from curation.quality import consensus
 from schemas.common import PrefkitError
 
-maintainer = ui.require("maintainer")["username"]
+maintainer = ui.require("maintainer").username
 proj = ui.project()
 st.title("Adjudication")
 

@@ -10,7 +10,7 @@ from annotate_app import ui
 from annotate_app.forms import FORMS
 from curation.annotation import workflow
 
-user = ui.require("annotator")["username"]
+user = ui.require("annotator").username
 proj = ui.project()
 
 if "kind" not in st.session_state:

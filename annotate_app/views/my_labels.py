@@ -7,7 +7,7 @@ from annotate_app.forms import FORMS
 from curation.annotation import workflow
 from curation.annotation.task_kinds import LabelError
 
-user = ui.require("annotator")["username"]
+user = ui.require("annotator").username
 proj = ui.project()
 st.title("My recent labels")
 recent = workflow.recent_labels(proj, user)

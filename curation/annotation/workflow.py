@@ -22,6 +22,7 @@ from schemas.curation import AnnotationTask, LabelEvent
 
 if TYPE_CHECKING:
     from curation.project import Project, ProjectStore
+    from curation.store.accounts import Account
 
 SKIP_REASONS = ("cannot judge", "needs context I do not have", "language I do not read", "other")
 FLAG_REASONS = ("empty or truncated dialogue", "wrong language", "preference or checklist missing", "other")
@@ -72,16 +73,16 @@ def sign_in(project: Project, username: str, password: str, client: str = "local
     if user is None:
         signin_log.warning("failed sign-in for %r from %s", name, client)
         raise AuthError("unknown user name or wrong password (or the account is disabled)")
-    signin_log.info("%s signed in from %s", user["username"], client)
+    signin_log.info("%s signed in from %s", user.username, client)
     return user
 
 
-def require_role(user: dict[str, Any] | None, role: str) -> dict[str, Any]:
+def require_role(user: Account | None, role: str) -> Account:
     """The user when signed in with ``role`` (a maintainer may do what an annotator does)."""
     if user is None:
         raise AuthError("sign in first")
-    if role == "maintainer" and user["role"] != "maintainer":
-        raise AuthError(f"{user['username']} is not a maintainer")
+    if role == "maintainer" and user.role != "maintainer":
+        raise AuthError(f"{user.username} is not a maintainer")
     return user
 
 
@@ -153,10 +154,11 @@ def release_stale(
     This also happens by itself whenever an annotator is given a new chunk of that kind."""
     if kind is not None:
         get_kind(kind)
-    if annotator is not None and project.store.accounts.user(annotator) is None:
-        raise WorkflowError(f"no user {annotator!r}")
     if annotator is not None:
-        annotator = project.store.accounts.user(annotator)["username"]
+        account = project.store.accounts.user(annotator)
+        if account is None:
+            raise WorkflowError(f"no user {annotator!r}")
+        annotator = account.username
     hours = stale_after_hours(project) if hours is None else hours
     if hours < 0:
         raise WorkflowError("hours must be 0 or more")

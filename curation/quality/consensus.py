@@ -145,7 +145,7 @@ def disagreements(store, kind: str | None = None) -> list[dict[str, Any]]:
 def adjudicate(store, task_id: str, maintainer: str, values: dict[str, Any], note: str = "") -> Adjudication:
     """Record a maintainer's final decision for ``task_id``; a later decision supersedes this one."""
     user = store.accounts.user(maintainer)
-    if user is None or user["role"] != "maintainer" or not user["active"]:
+    if user is None or user.role != "maintainer" or not user.active:
         raise AdjudicationError(f"{maintainer!r} is not an active maintainer; only maintainers adjudicate")
     task = store.labels.task(task_id)
     clean = get_kind(task.kind).validate(values, task)

@@ -7,7 +7,7 @@ Passwords are kept only as argon2 hashes; nothing here decides a lockout policy 
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatchError
@@ -19,6 +19,31 @@ from schemas.common import utcnow
 
 ROLES = ("annotator", "maintainer")
 _hasher = PasswordHasher()
+
+
+@dataclass(frozen=True, slots=True)
+class Account:
+    """A user account as the store hands it out (never with its password hash)."""
+
+    username: str
+    role: str
+    email: str | None
+    active: bool
+    created_at: str
+
+
+@dataclass(frozen=True, slots=True)
+class SignInAttempt:
+    """One row of the sign-in log: ``outcome`` is ok, fail, throttled, locked or unlock."""
+
+    username: str
+    client: str
+    outcome: str
+    created_at: str
+
+
+def _account(row) -> Account:
+    return Account(row["username"], row["role"], row["email"], bool(row["active"]), row["created_at"])
 
 
 class Accounts(StoreArea):
@@ -33,7 +58,7 @@ class Accounts(StoreArea):
         if role not in ROLES:
             raise StoreError(f"unknown role {role!r}; expected one of {', '.join(ROLES)}")
         try:
-            username = check_new_username(username, [u["username"] for u in self.users()])
+            username = check_new_username(username, [u.username for u in self.users()])
         except UserNameError as exc:
             raise StoreError(str(exc)) from None
         if len(password) < 8:
@@ -52,9 +77,9 @@ class Accounts(StoreArea):
         except IntegrityError as exc:
             raise StoreError(f"user {username!r} (or email {email!r}) already exists") from exc
 
-    def authenticate(self, username: str, password: str) -> dict[str, Any] | None:
-        """The user's record when the password matches and the account is active, else ``None``."""
-        user = self.user(username)
+    def authenticate(self, username: str, password: str) -> Account | None:
+        """The account when the password matches and the account is active, else ``None``."""
+        user = self._row(username)
         if user is None or not user["active"]:
             _hasher.hash(password)  # same cost either way: do not reveal which names exist
             return None
@@ -62,10 +87,14 @@ class Accounts(StoreArea):
             _hasher.verify(user["password_hash"], password)
         except (VerifyMismatchError, VerificationError, InvalidHashError):
             return None
-        return {k: v for k, v in user.items() if k != "password_hash"}
+        return _account(user)
 
-    def user(self, username: str) -> dict[str, Any] | None:
+    def user(self, username: str) -> Account | None:
         """The account called ``username`` (compared normalized: case, width and spaces ignored)."""
+        row = self._row(username)
+        return None if row is None else _account(row)
+
+    def _row(self, username: str):
         from curation.annotation.signin import normalize_username
 
         u = self.t["users"]
@@ -79,7 +108,7 @@ class Accounts(StoreArea):
                     legacy = next((n for n in names if normalize_username(n) == clean), None)
                     if legacy is not None:
                         row = conn.execute(select(u).where(u.c.username == legacy)).mappings().first()
-        return None if row is None else dict(row)
+        return row
 
     def is_active(self, username: str) -> bool:
         """One primary-key read: the app asks on every click whether the signed-in account still may."""
@@ -122,7 +151,7 @@ class Accounts(StoreArea):
         if client is not None:
             self.log_sign_in("", client, "unlock")
 
-    def sign_in_log(self, username: str | None = None, limit: int = 50) -> list[dict[str, Any]]:
+    def sign_in_log(self, username: str | None = None, limit: int = 50) -> list[SignInAttempt]:
         s = self.t["sign_in_log"]
         q = (
             select(s.c.username, s.c.client, s.c.outcome, s.c.created_at)
@@ -132,25 +161,26 @@ class Accounts(StoreArea):
         if username is not None:
             q = q.where(s.c.username == username)
         with self.read() as conn:
-            return [dict(r) for r in conn.execute(q).mappings()]
+            return [SignInAttempt(*r) for r in conn.execute(q)]
 
-    def user_by_email(self, email: str) -> dict[str, Any] | None:
+    def user_by_email(self, email: str) -> Account | None:
         u = self.t["users"]
         with self.read() as conn:
             row = conn.execute(select(u).where(u.c.email == email)).mappings().first()
-        return None if row is None else dict(row)
+        return None if row is None else _account(row)
 
-    def users(self, role: str | None = None) -> list[dict[str, Any]]:
+    def users(self, role: str | None = None) -> list[Account]:
         u = self.t["users"]
         q = select(u.c.username, u.c.role, u.c.email, u.c.active, u.c.created_at).order_by(u.c.username)
         if role:
             q = q.where(u.c.role == role)
         with self.read() as conn:
-            return [dict(r) for r in conn.execute(q).mappings()]
+            return [_account(r) for r in conn.execute(q).mappings()]
 
     def set_user_active(self, username: str, active: bool) -> None:
         u = self.t["users"]
-        username = (self.user(username) or {}).get("username", username)
+        found = self.user(username)
+        username = found.username if found else username
         with self.write() as conn:
             if conn.execute(update(u).where(u.c.username == username).values(active=active)).rowcount == 0:
                 raise StoreError(f"no user {username!r}")

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import sys
 from typing import Any
 
 import click
+from pydantic import BaseModel
 
 from schemas.common import PrefkitError
 
@@ -75,15 +77,30 @@ def json_option(fn):
     return click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")(fn)
 
 
+def plain(value: Any) -> Any:
+    """``value`` with the store's typed records (frozen dataclasses, pydantic contracts) turned into
+    the dicts and lists JSON and tables print, field order kept."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json")
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [plain(v) for v in value]
+    return value
+
+
 def echo_json(value: Any) -> None:
-    click.echo(json.dumps(value, indent=2, ensure_ascii=False, default=str))
+    click.echo(json.dumps(plain(value), indent=2, ensure_ascii=False, default=str))
 
 
-def echo_table(rows: list[dict[str, Any]], columns: list[str] | None = None) -> None:
-    """A plain aligned text table (no colours: output is often piped)."""
+def echo_table(rows: list[Any], columns: list[str] | None = None) -> None:
+    """A plain aligned text table (no colours: output is often piped); rows are dicts or typed records."""
     if not rows:
         click.echo("(none)")
         return
+    rows = [plain(r) for r in rows]
     columns = columns or list(rows[0])
     cells = [[("" if r.get(c) is None else str(r.get(c))) for c in columns] for r in rows]
     widths = [max(len(c), *(len(row[i]) for row in cells)) for i, c in enumerate(columns)]
