@@ -120,7 +120,7 @@ def test_kill_resume_score_pairs_and_judge_vs_human_alpha(endpoint, project, tmp
         time.sleep(0.01)
     os.kill(child.pid, signal.SIGKILL)
     child.wait()
-    done = sum(1 for s in STAGES for row in project.store.llm.ledger(s) if row["status"] == "done")
+    done = sum(1 for s in STAGES for row in project.store.llm.ledger(s) if row.status == "done")
     assert 5 <= done < total
     endpoint.reset_log()
 

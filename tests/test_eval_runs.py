@@ -58,7 +58,7 @@ def test_judging_a_predictions_file_calls_only_the_judge(project, tmp_path):
         run_cli(project, "eval", "cupid", "--release", str(rel), "--predictions", str(preds), "--json")
     )
     assert out["run"]["model"] is None
-    stages = {row["stage"] for row in project.store.llm.ledger()}
+    stages = {row.stage for row in project.store.llm.ledger()}
     assert stages == {"eval.cupid.match_gold", "eval.cupid.match_inferred"}
     rows = {r["group"]: r for r in out["rows"] if r["task"] == "inference"}
     assert rows["consistent"]["n_inferred"] == 1 and rows["changing"]["n_empty"] == 1
@@ -94,7 +94,7 @@ def test_alpsbench_task4_is_scored_by_the_judge_per_ability(project, tmp_path):
     rows = {r["group"]: r for r in out["rows"]}
     assert set(rows) == {"ability1", "ability2"} and all(r["n_scored"] == 1 for r in rows.values())
     assert out["run"]["judge_model"] == "gpt-4o-mini" and out["judge"]["validated"] is False
-    assert {row["stage"] for row in project.store.llm.ledger()} == {
+    assert {row.stage for row in project.store.llm.ledger()} == {
         "eval.alps.task4",
         "eval.alps.judge_task4",
     }

@@ -56,7 +56,7 @@ def test_batch_mode_uploads_jsonl_and_joins_results_on_custom_id(fake_openai, pr
         server.chat_requests()[0].body["messages"][-1]["role"] == "user"
     )  # ... carrying the validation error
     assert not responses[3].ok and "schema-invalid" in responses[3].error
-    assert [b["status"] for b in project.store.llm.batches()] == ["collected"]
+    assert [b.status for b in project.store.llm.batches()] == ["collected"]
     assert all(r.provenance.endpoint == "127.0.0.1" for r in responses)
 
 
@@ -79,7 +79,7 @@ def test_a_batch_still_in_flight_is_resumed_not_resubmitted(fake_openai, project
         responses = layer.run(requests_for(3), batch=True)
     assert all(r.ok for r in responses)
     assert server.count("/v1/batches", "POST") == 1 and server.count("/v1/files", "POST") == 1
-    assert project.store.llm.batches()[0]["batch_id"] == open_batch["batch_id"]
+    assert project.store.llm.batches()[0].batch_id == open_batch.batch_id
     assert project.store.llm.batches(open_only=True) == []
 
 

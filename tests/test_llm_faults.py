@@ -52,7 +52,7 @@ def test_twenty_percent_faults_complete_with_every_failure_a_row(fake_openai, pr
     assert all(r.error for r in failed) and 0 < len(failed) < 40
     rows = project.store.content.failures("sessions")
     assert sorted(f["item"] for f in rows) == sorted(r.request.item for r in failed)
-    ledger = Counter(row["status"] for row in project.store.llm.ledger("sessions"))
+    ledger = Counter(row.status for row in project.store.llm.ledger("sessions"))
     assert ledger == {"done": 80 - len(failed), "failed": len(failed)}
 
 
@@ -71,7 +71,7 @@ def test_failed_items_are_retried_on_the_next_run_and_completed_ones_are_not(
     assert failed and all(r.ok for r in second)
     asked = {r.body["messages"][0]["content"].split()[-1] for r in server.chat_requests()}
     assert asked == failed
-    assert Counter(row["status"] for row in project.store.llm.ledger("sessions")) == {"done": 20}
+    assert Counter(row.status for row in project.store.llm.ledger("sessions")) == {"done": 20}
 
 
 def test_requests_per_minute_limit_paces_calls_at_the_server(fake_openai, project, monkeypatch):
@@ -123,7 +123,7 @@ def test_kill_minus_9_then_resume_repeats_no_completed_call(fake_openai, project
         time.sleep(0.01)
     os.kill(child.pid, signal.SIGKILL)
     child.wait()
-    done_before = {row["item"] for row in project.store.llm.ledger("sessions") if row["status"] == "done"}
+    done_before = {row.item for row in project.store.llm.ledger("sessions") if row.status == "done"}
     assert 10 <= len(done_before) < 60
     server.reset_log()
     with LLMLayer(project.store, {"base_url": server.base_url}, backend="openai", progress=False) as layer:

@@ -124,7 +124,7 @@ def test_still_invalid_after_repair_becomes_a_failure_row_with_the_raw_answer(
     [failure] = project.store.content.failures("personas")
     assert failure["item"] == "p0" and failure["raw"] == '{"nickname": "A"}'
     assert server.count() == 2
-    assert [r["status"] for r in project.store.llm.ledger("personas")] == ["failed"]
+    assert [r.status for r in project.store.llm.ledger("personas")] == ["failed"]
 
 
 def test_rerun_is_answered_from_the_cache_with_zero_http_requests(fake_openai, layer_for, project):
@@ -144,7 +144,7 @@ def test_identical_requests_share_one_call(fake_openai, layer_for, project):
     reqs = [LLMRequest("personas", item, "writer", same, Person) for item in ("a", "b", "c")]
     responses = layer_for(server).run(reqs)
     assert server.count() == 1 and all(r.ok for r in responses)
-    assert sorted(r["item"] for r in project.store.llm.ledger("personas")) == ["a", "b", "c"]
+    assert sorted(r.item for r in project.store.llm.ledger("personas")) == ["a", "b", "c"]
 
 
 def test_concurrency_is_bounded(fake_openai, layer_for):
@@ -214,9 +214,9 @@ def test_usage_summary_counts_calls_cache_hits_and_failures(fake_openai, layer_f
     )
     layer_for(server, repair_attempts=0).run(requests_for(3))
     layer_for(server).run(requests_for(3, stage="again"))
-    usage = {row["stage"]: row for row in project.store.llm.usage()}
-    assert (usage["personas"]["calls"], usage["personas"]["failed"]) == (2, 1)
-    assert (usage["again"]["calls"], usage["again"]["cached"]) == (0, 2)
+    usage = {row.stage: row for row in project.store.llm.usage()}
+    assert (usage["personas"].calls, usage["personas"].failed) == (2, 1)
+    assert (usage["again"].calls, usage["again"].cached) == (0, 2)
 
 
 class Tags(BaseModel):

@@ -46,26 +46,99 @@ class LLMCallRecord:
     cost_usd: float = 0.0
 
 
+@dataclass(frozen=True, slots=True)
+class CachedAnswer:
+    """One answer of the response cache (``meta``: non-secret metadata: endpoint host, fingerprint, offline)."""
+
+    key: str
+    model: str
+    stage: str
+    text: str
+    prompt_tokens: int
+    completion_tokens: int
+    cached_tokens: int
+    cost_usd: float
+    meta: dict[str, Any]
+    created_at: str
+
+
+@dataclass(frozen=True, slots=True)
+class LedgerRow:
+    """The state of one (stage, item, key) call: ``done`` or ``failed``, with its usage."""
+
+    stage: str
+    item: str
+    key: str
+    model: str
+    status: str
+    error: str | None
+    attempts: int
+    from_cache: bool
+    prompt_tokens: int
+    completion_tokens: int
+    cached_tokens: int
+    cost_usd: float
+    updated_at: str
+
+
+@dataclass(frozen=True, slots=True)
+class StageUsage:
+    """Per stage and model: calls made, answers from the cache, failures, tokens and cost."""
+
+    stage: str
+    model: str
+    calls: int
+    cached: int
+    failed: int
+    prompt_tokens: int
+    completion_tokens: int
+    cost_usd: float
+
+
+@dataclass(frozen=True, slots=True)
+class LLMBatch:
+    """A Batch API job and the cache keys it carries."""
+
+    batch_id: str
+    stage: str
+    status: str
+    input_file_id: str
+    output_file_id: str | None
+    endpoint: str
+    created_at: str
+    updated_at: str
+    keys: list[str]
+
+
 class LLMRecords(StoreArea):
     """Reads and writes of the LLM layer (``store.llm``)."""
 
     # -- cache ------------------------------------------------------------------------------------
-    def cache_get(
-        self, keys: Iterable[str], columns: Sequence[str] | None = None
-    ) -> dict[str, dict[str, Any]]:
+    def cache_get(self, keys: Iterable[str]) -> dict[str, CachedAnswer]:
         """Cached answers for ``keys`` (missing keys are absent from the result)."""
         t = self.t["llm_cache"]
-        cols = [t.c[c] for c in columns] if columns else list(t.c)
-        if t.c.key not in cols:
-            cols.insert(0, t.c.key)
         keys = sorted(set(keys))
-        out: dict[str, dict[str, Any]] = {}
+        out: dict[str, CachedAnswer] = {}
         with self.read() as conn:
             for start in range(0, len(keys), _CHUNK):
                 for row in conn.execute(
-                    select(*cols).where(t.c.key.in_(keys[start : start + _CHUNK]))
+                    select(t).where(t.c.key.in_(keys[start : start + _CHUNK]))
                 ).mappings():
-                    out[row["key"]] = dict(row)
+                    fields = {c: row[c] for c in row if c != "meta_json"}
+                    out[row["key"]] = CachedAnswer(**fields, meta=self.loads(row["meta_json"]))
+        return out
+
+    def cached_keys(self, keys: Iterable[str]) -> set[str]:
+        """Which of ``keys`` have a cached answer (reads the keys only)."""
+        t = self.t["llm_cache"]
+        keys = sorted(set(keys))
+        out: set[str] = set()
+        with self.read() as conn:
+            for start in range(0, len(keys), _CHUNK):
+                out |= {
+                    r[0]
+                    for r in conn.execute(select(t.c.key).where(t.c.key.in_(keys[start : start + _CHUNK])))
+                }
         return out
 
     def commit(self, records: Sequence[LLMCallRecord]) -> None:
@@ -190,15 +263,15 @@ class LLMRecords(StoreArea):
         return len(missing)
 
     # -- ledger reads -----------------------------------------------------------------------------
-    def ledger(self, stage: str | None = None) -> list[dict[str, Any]]:
+    def ledger(self, stage: str | None = None) -> list[LedgerRow]:
         l = self.t["llm_ledger"]  # noqa: E741
         q = select(l).order_by(l.c.stage, l.c.item, l.c.key)
         if stage is not None:
             q = q.where(l.c.stage == stage)
         with self.read() as conn:
-            return [dict(r) for r in conn.execute(q).mappings()]
+            return [LedgerRow(**r) for r in conn.execute(q).mappings()]
 
-    def usage(self) -> list[dict[str, Any]]:
+    def usage(self) -> list[StageUsage]:
         """Per stage and model: calls made, answers from the cache, failures, tokens and cost."""
         l = self.t["llm_ledger"]  # noqa: E741
         q = (
@@ -216,12 +289,13 @@ class LLMRecords(StoreArea):
             .order_by(l.c.stage, l.c.model)
         )
         with self.read() as conn:
-            return [dict(r) for r in conn.execute(q).mappings()]
+            return [StageUsage(**r) for r in conn.execute(q).mappings()]
 
     # -- batches ----------------------------------------------------------------------------------
     def batch_save(
         self, batch_id: str, stage: str, input_file_id: str, keys: Sequence[str], host: str
-    ) -> None:
+    ) -> LLMBatch:
+        """Record a submitted batch; returns it as :meth:`batches` will list it."""
         now = utcnow()
         with self.write() as conn:
             conn.execute(
@@ -238,6 +312,7 @@ class LLMRecords(StoreArea):
                     "updated_at": now,
                 },
             )
+        return LLMBatch(batch_id, stage, "submitted", input_file_id, None, host, now, now, sorted(keys))
 
     def batch_update(self, batch_id: str, status: str, output_file_id: str | None = None) -> None:
         b = self.t["llm_batches"]
@@ -248,7 +323,7 @@ class LLMRecords(StoreArea):
                 .values(status=status, output_file_id=output_file_id, updated_at=utcnow())
             )
 
-    def batches(self, stage: str | None = None, open_only: bool = False) -> list[dict[str, Any]]:
+    def batches(self, stage: str | None = None, open_only: bool = False) -> list[LLMBatch]:
         """Batches (oldest first); ``open_only``: those whose results are not collected yet."""
         b = self.t["llm_batches"]
         q = select(b).order_by(b.c.created_at, b.c.batch_id)
@@ -257,7 +332,8 @@ class LLMRecords(StoreArea):
         if open_only:
             q = q.where(b.c.status != "collected")
         with self.read() as conn:
-            rows = [dict(r) for r in conn.execute(q).mappings()]
-        for row in rows:
-            row["keys"] = self.loads(row.pop("keys_json"))
-        return rows
+            rows = conn.execute(q).mappings().all()
+        return [
+            LLMBatch(**{c: r[c] for c in r if c != "keys_json"}, keys=self.loads(r["keys_json"]))
+            for r in rows
+        ]

@@ -23,6 +23,7 @@ from pipelines.llm.types import Usage
 from schemas.common import PrefkitError
 
 if TYPE_CHECKING:
+    from curation.store.llm import LLMBatch
     from pipelines.llm.layer import CallOutcome, LLMLayer, Planned
 
 TERMINAL = ("completed", "failed", "expired", "cancelled")
@@ -38,7 +39,7 @@ async def run_batch(
 ) -> dict[str, CallOutcome]:
     results: dict[str, CallOutcome] = {}
     for row in layer.store.llm.batches(open_only=True):
-        if set(row["keys"]) & groups.keys():
+        if set(row.keys) & groups.keys():
             results.update(await _collect(layer, row, groups, progress))
     remaining = {k: g for k, g in groups.items() if k not in results}
     if remaining:
@@ -47,7 +48,7 @@ async def run_batch(
     return results
 
 
-async def _submit(layer: LLMLayer, groups: dict[str, list[Planned]]) -> dict:
+async def _submit(layer: LLMLayer, groups: dict[str, list[Planned]]) -> LLMBatch:
     backend = layer.backend
     lines = [
         {
@@ -60,8 +61,7 @@ async def _submit(layer: LLMLayer, groups: dict[str, list[Planned]]) -> dict:
     ]
     stage = "+".join(sorted({p.request.stage for g in groups.values() for p in g}))
     batch_id, upload_id = await backend.submit_batch(lines, stage)
-    layer.store.llm.batch_save(batch_id, stage, upload_id, list(groups), backend.host)
-    return {"batch_id": batch_id, "stage": stage, "keys": sorted(groups)}
+    return layer.store.llm.batch_save(batch_id, stage, upload_id, list(groups), backend.host)
 
 
 async def _wait(layer: LLMLayer, batch_id: str, stage: str):
@@ -79,17 +79,17 @@ async def _wait(layer: LLMLayer, batch_id: str, stage: str):
 
 
 async def _collect(
-    layer: LLMLayer, row: dict, groups: dict[str, list[Planned]], progress: StageProgress
+    layer: LLMLayer, row: LLMBatch, groups: dict[str, list[Planned]], progress: StageProgress
 ) -> dict[str, CallOutcome]:
-    batch = await _wait(layer, row["batch_id"], row["stage"])
+    batch = await _wait(layer, row.batch_id, row.stage)
     lines = await layer.backend.batch_lines(batch.output_file_id)
     errors = await layer.backend.batch_lines(batch.error_file_id)
     lines.update({k: v for k, v in errors.items() if k not in lines})
-    mine = {key: groups[key] for key in row["keys"] if key in groups}
+    mine = {key: groups[key] for key in row.keys if key in groups}
     results = await layer.run_groups(
         mine, progress, lambda key, group: _outcome(layer, batch, lines.get(key), group[0])
     )
-    layer.store.llm.batch_update(row["batch_id"], "collected", batch.output_file_id)
+    layer.store.llm.batch_update(row.batch_id, "collected", batch.output_file_id)
     return results
 
 

@@ -123,7 +123,7 @@ class LLMLayer:
     def estimate(self, requests: Sequence[LLMRequest]) -> Estimate:
         """Price the calls a run of ``requests`` would make now (cached answers cost nothing)."""
         plan = self.plan(requests)
-        cached = self.store.llm.cache_get({p.key for p in plan}, columns=["key"])
+        cached = self.store.llm.cached_keys({p.key for p in plan})
         unique = {p.key: p for p in plan if p.key not in cached}
         calls = [
             (
@@ -203,9 +203,9 @@ class LLMLayer:
         return {
             key: CallOutcome(
                 True,
-                row["text"],
-                usage=Usage(row["prompt_tokens"], row["completion_tokens"], row["cached_tokens"]),
-                meta=self.store.loads(row["meta_json"]),
+                row.text,
+                usage=Usage(row.prompt_tokens, row.completion_tokens, row.cached_tokens),
+                meta=row.meta,
                 from_cache=True,
             )
             for key, row in rows.items()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from prefkit.cli.common import echo_json, echo_table, json_option, project_option
+from prefkit.cli.common import echo_json, echo_table, json_option, plain, project_option
 
 
 @click.group()
@@ -21,7 +21,7 @@ def usage(project, stage: str | None, as_json: bool) -> None:
 
     Example: prefkit llm usage --project my-bench
     """
-    rows = [r for r in project.store.llm.usage() if stage is None or r["stage"] == stage]
+    rows = [plain(r) for r in project.store.llm.usage() if stage is None or r.stage == stage]
     for row in rows:
         row["cost_usd"] = round(row["cost_usd"] or 0.0, 6)
     if as_json:
@@ -46,9 +46,10 @@ def batches(project, open_only: bool, as_json: bool) -> None:
 
     Example: prefkit llm batches --open --project my-bench
     """
-    rows = project.store.llm.batches(open_only=open_only)
-    for row in rows:
-        row["requests"] = len(row.pop("keys"))
+    rows = [
+        {**{k: v for k, v in plain(b).items() if k != "keys"}, "requests": len(b.keys)}
+        for b in project.store.llm.batches(open_only=open_only)
+    ]
     if as_json:
         echo_json(rows)
         return
