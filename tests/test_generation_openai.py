@@ -191,7 +191,7 @@ def test_generate_batch_flag_sends_rounds_through_the_batch_api(openai_project):
     assert reopened.store.status()["instances"] == 3
     assert server.count("/v1/batches", "POST") >= 5  # one batch per stage round
     assert server.count() <= 2  # live chat calls only for repairs, if any
-    assert all(b["status"] == "collected" for b in reopened.store.llm.batches())
+    assert all(b.status == "collected" for b in reopened.store.llm.batches())
     reopened.close()
 
 
