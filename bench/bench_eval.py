@@ -130,11 +130,11 @@ def scoring(n: int, tmp: Path) -> None:
         "settings": {}, "prompts": {},
     }  # fmt: skip
     project.store.eval.run_start(run)
-    _, wall, _ = measure(lambda: project.store.eval.run_finish(run["run_id"], items, {"rows": []}))
+    _, wall, _ = measure(lambda: project.store.eval.run_finish(run.run_id, items, {"rows": []}))
     print(f"stored a run of {n} instances (predictions + judge labels) in {wall:.2f} s")
     walls, cpus = [], []
     for _ in range(3):
-        report, wall, cpu = measure(lambda: build_report(project.store, run["run_id"]))
+        report, wall, cpu = measure(lambda: build_report(project.store, run.run_id))
         walls.append(wall)
         cpus.append(cpu)
     overall = next(r for r in report["rows"] if r["group"] == "overall")

@@ -229,7 +229,7 @@ def test_the_annotation_map_replaces_its_row_on_an_edit(project):
         "u", 1, 7, task_id="preference_match_t1", annotator="ann", event_id="e2", updated_at="t2"
     )
     rows = store.labelstudio.annotations("u", 1)
-    assert list(rows) == [7] and rows[7]["event_id"] == "e2" and rows[7]["updated_at"] == "t2"
+    assert list(rows) == [7] and rows[7].event_id == "e2" and rows[7].updated_at == "t2"
 
 
 def test_the_label_studio_maps_are_upserts_on_both_backends(any_project):

@@ -38,6 +38,7 @@ from schemas.curation import AnnotationTask, LabelEvent
 
 if TYPE_CHECKING:
     from curation.project import Project
+    from curation.store.labelstudio import LSAnnotation
 
 ENV_URL = "LABEL_STUDIO_URL"
 ENV_KEY = "LABEL_STUDIO_API_KEY"
@@ -398,7 +399,7 @@ def _event_id(url: str, ann_id: int, *parts: Any) -> str:
 
 
 def _label_event(
-    task: AnnotationTask, ann: dict[str, Any], annotators: AnnotatorMap, url: str, prev: dict | None
+    task: AnnotationTask, ann: dict[str, Any], annotators: AnnotatorMap, url: str, prev: LSAnnotation | None
 ) -> LabelEvent:
     cancelled = bool(ann.get("was_cancelled"))
     values = {} if cancelled else ls_kind(task.kind).values(ann.get("result") or [], task)
@@ -413,7 +414,7 @@ def _label_event(
         values=values,
         comment="skipped in Label Studio" if cancelled else None,
         time_spent_s=float(lead) if isinstance(lead, int | float) and lead >= 0 else None,
-        supersedes=prev["event_id"] if prev else None,
+        supersedes=prev.event_id if prev else None,
         source="labelstudio",
         created_at=utcnow(),
     )
@@ -426,7 +427,7 @@ def _record(
     task: AnnotationTask,
     ann: dict,
     annotators: AnnotatorMap,
-    prev: dict | None,
+    prev: LSAnnotation | None,
 ) -> None:
     try:
         event = _label_event(task, ann, annotators, report.url, prev)
@@ -448,21 +449,21 @@ def _record(
         report.labels += 1
 
 
-def _withdraw(project: Project, report: PullReport, pid: int, ann_id: int, row: dict[str, Any]) -> None:
-    task = project.store.labels.task(row["task_id"])
+def _withdraw(project: Project, report: PullReport, pid: int, ann_id: int, row: LSAnnotation) -> None:
+    task = project.store.labels.task(row.task_id)
     event = LabelEvent(
-        event_id=_event_id(report.url, ann_id, "withdraw", row["updated_at"]),
+        event_id=_event_id(report.url, ann_id, "withdraw", row.updated_at),
         task_id=task.task_id,
         kind=task.kind,
-        annotator=row["annotator"],
+        annotator=row.annotator,
         action="withdraw",
         comment="annotation deleted in Label Studio",
-        supersedes=row["event_id"],
+        supersedes=row.event_id,
         source="labelstudio",
         created_at=utcnow(),
     )
     new = project.store.labelstudio.record_annotation(
-        event, report.url, pid, ann_id, updated_at=row["updated_at"], withdrawn=True
+        event, report.url, pid, ann_id, updated_at=row.updated_at, withdrawn=True
     )
     if new:
         report.withdrawn += 1
@@ -495,12 +496,12 @@ def pull(project: Project, kind: str, url: str, api_key: str | None = None) -> P
                 continue  # the gold answer push uploaded, not anyone's label
             seen.add(int(ann["id"]))
             prev = known.get(int(ann["id"]))
-            if prev and prev["updated_at"] == ann["updated_at"] and not prev["withdrawn"]:
+            if prev and prev.updated_at == ann["updated_at"] and not prev.withdrawn:
                 report.unchanged += 1
                 continue
             _record(project, report, pid, task, ann, annotators, prev)
     for ann_id, row in known.items():
-        if ann_id not in seen and not row["withdrawn"]:
+        if ann_id not in seen and not row.withdrawn:
             _withdraw(project, report, pid, ann_id, row)
     return report
 
@@ -510,23 +511,23 @@ def status(project: Project, url: str | None = None, api_key: str | None = None)
     """Per Label Studio project: tasks, annotations, annotators, completion (tasks with k annotations)."""
     rows = []
     for p in project.store.labelstudio.projects(url):
-        client = connect(p["url"], api_key)
+        client = connect(p.url, api_key)
         info = _call(
-            f"reading Label Studio project {p['ls_project_id']}", client.projects.get, p["ls_project_id"]
+            f"reading Label Studio project {p.ls_project_id}", client.projects.get, p.ls_project_id
         )
-        annotators = _call("listing annotators", client.projects.list_unique_annotators, p["ls_project_id"])
-        pulled = project.store.labelstudio.annotations(p["url"], p["ls_project_id"])
+        annotators = _call("listing annotators", client.projects.list_unique_annotators, p.ls_project_id)
+        pulled = project.store.labelstudio.annotations(p.url, p.ls_project_id)
         tasks = info.task_number or 0
         finished = info.finished_task_number or 0
         rows.append(
             {
-                "kind": p["kind"],
-                "url": p["url"],
-                "project": p["ls_project_id"],
+                "kind": p.kind,
+                "url": p.url,
+                "project": p.ls_project_id,
                 "tasks": tasks,
                 "annotations": info.total_annotations_number or 0,
                 "annotators": len(annotators),
-                "pulled": sum(1 for r in pulled.values() if not r["withdrawn"]),
+                "pulled": sum(1 for r in pulled.values() if not r.withdrawn),
                 "completion": f"{finished}/{tasks} ({(finished / tasks if tasks else 0):.0%})",
             }
         )

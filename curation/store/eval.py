@@ -8,6 +8,7 @@ replaced as a whole when a run is scored again. This area never calls a model.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, fields
 from typing import Any
 
 from sqlalchemy import select
@@ -31,22 +32,59 @@ RUN_COLUMNS = (
 )
 
 
+@dataclass(frozen=True, slots=True)
+class EvalRun:
+    """An evaluation run: what it evaluated (release, config, task, models, prompts, settings), its
+    state (``running`` until scored, then ``complete``) and its summary."""
+
+    run_id: str
+    benchmark: str
+    task: str
+    model: str | None
+    judge_model: str | None
+    backend: str
+    offline: bool
+    release_dir: str
+    release_name: str | None
+    release_version: str | None
+    release_digest: str
+    config_name: str
+    settings: dict[str, Any]
+    prompts: dict[str, Any]
+    status: str = "running"
+    summary: dict[str, Any] | None = None
+    created_at: str = ""
+    updated_at: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class EvalItem:
+    """One scored item of a run: its key, group (instance type, track, ...) and record."""
+
+    item_key: str
+    group: str
+    record: dict[str, Any]
+
+
+RUN_FIELDS = tuple(f.name for f in fields(EvalRun))
+
+
 class Evaluations(StoreArea):
     """Evaluation runs and items (``store.eval``)."""
 
-    def run_start(self, run: dict[str, Any]) -> bool:
+    def run_start(self, run: EvalRun) -> bool:
         """Record a run (``running``) unless it exists; True when it is new."""
         r = self.t["eval_runs"]
         now = utcnow()
         with self.write() as conn:
-            if conn.execute(select(r.c.run_id).where(r.c.run_id == run["run_id"])).first() is not None:
+            if conn.execute(select(r.c.run_id).where(r.c.run_id == run.run_id)).first() is not None:
                 return False
             conn.execute(
                 r.insert(),
                 {
-                    **{c: run.get(c) for c in RUN_COLUMNS},
-                    "settings_json": self.dumps(run["settings"]),
-                    "prompts_json": self.dumps(run["prompts"]),
+                    **{c: getattr(run, c) for c in RUN_COLUMNS},
+                    "settings_json": self.dumps(run.settings),
+                    "prompts_json": self.dumps(run.prompts),
                     "status": "running",
                     "summary_json": None,
                     "created_at": now,
@@ -76,10 +114,10 @@ class Evaluations(StoreArea):
                 .values(status="complete", summary_json=self.dumps(summary), updated_at=utcnow())
             )
 
-    def _run_from_row(self, row) -> dict[str, Any]:
-        out = {c: row[c] for c in RUN_COLUMNS}
-        out["offline"] = bool(out["offline"])
-        out.update(
+    def _run_from_row(self, row) -> EvalRun:
+        return EvalRun(
+            **{c: row[c] for c in RUN_COLUMNS if c != "offline"},
+            offline=bool(row["offline"]),
             settings=self.loads(row["settings_json"]),
             prompts=self.loads(row["prompts_json"]),
             status=row["status"],
@@ -87,15 +125,14 @@ class Evaluations(StoreArea):
             created_at=row["created_at"],
             updated_at=row["updated_at"],
         )
-        return out
 
-    def runs(self) -> list[dict[str, Any]]:
+    def runs(self) -> list[EvalRun]:
         r = self.t["eval_runs"]
         with self.read() as conn:
             rows = conn.execute(select(r).order_by(r.c.created_at, r.c.run_id)).mappings().all()
         return [self._run_from_row(row) for row in rows]
 
-    def run(self, run_id: str) -> dict[str, Any]:
+    def run(self, run_id: str) -> EvalRun:
         """The run with this id, or the only run whose id starts with it."""
         r = self.t["eval_runs"]
         with self.read() as conn:
@@ -110,8 +147,8 @@ class Evaluations(StoreArea):
             raise StoreError(f"evaluation run {run_id!r} is ambiguous: {ids}")
         return self._run_from_row(rows[0])
 
-    def items(self, run_id: str) -> list[dict[str, Any]]:
-        """``[{item_key, group, record}]`` of a run, by key."""
+    def items(self, run_id: str) -> list[EvalItem]:
+        """The items of a run, by key."""
         i = self.t["eval_items"]
         with self.read() as conn:
             rows = conn.execute(
@@ -119,4 +156,4 @@ class Evaluations(StoreArea):
                 .where(i.c.run_id == run_id)
                 .order_by(i.c.item_key)
             ).all()
-        return [{"item_key": k, "group": g, "record": self.loads(rec)} for k, g, rec in rows]
+        return [EvalItem(k, g, self.loads(rec)) for k, g, rec in rows]

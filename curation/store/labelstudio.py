@@ -14,7 +14,7 @@ a server.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from dataclasses import dataclass
 
 from sqlalchemy import func, select
 
@@ -22,6 +22,32 @@ from curation.store.engine import StoreArea, StoreCore
 from curation.store.labels import Labels
 from schemas.common import utcnow
 from schemas.curation import AnnotationTask, LabelEvent
+
+
+@dataclass(frozen=True, slots=True)
+class LSProject:
+    """The Label Studio project at ``url`` that holds the tasks of one kind."""
+
+    url: str
+    kind: str
+    ls_project_id: int
+    title: str
+    created_at: str
+
+
+@dataclass(frozen=True, slots=True)
+class LSAnnotation:
+    """A Label Studio annotation and the label event it last became."""
+
+    url: str
+    ls_annotation_id: int
+    ls_project_id: int
+    task_id: str
+    annotator: str
+    event_id: str
+    updated_at: str
+    withdrawn: bool
+    pulled_at: str
 
 
 class LabelStudioMap(StoreArea):
@@ -60,13 +86,13 @@ class LabelStudioMap(StoreArea):
 
         self.retrying(step)
 
-    def projects(self, url: str | None = None) -> list[dict[str, Any]]:
+    def projects(self, url: str | None = None) -> list[LSProject]:
         p = self.t["ls_projects"]
         q = select(p).order_by(p.c.url, p.c.kind)
         if url:
             q = q.where(p.c.url == url)
         with self.read() as conn:
-            return [dict(r) for r in conn.execute(q).mappings()]
+            return [LSProject(**r) for r in conn.execute(q).mappings()]
 
     # -- tasks --------------------------------------------------------------------------------------
     def task_ids(self, url: str, ls_project_id: int) -> dict[str, int]:
@@ -140,12 +166,12 @@ class LabelStudioMap(StoreArea):
         return self.retrying(step)
 
     # -- annotations --------------------------------------------------------------------------------
-    def annotations(self, url: str, ls_project_id: int) -> dict[int, dict[str, Any]]:
+    def annotations(self, url: str, ls_project_id: int) -> dict[int, LSAnnotation]:
         """Label Studio annotation id → its map row (task, annotator, last event, updated_at, withdrawn)."""
         a = self.t["ls_annotations"]
         q = select(a).where(a.c.url == url, a.c.ls_project_id == ls_project_id)
         with self.read() as conn:
-            return {int(r["ls_annotation_id"]): dict(r) for r in conn.execute(q).mappings()}
+            return {int(r["ls_annotation_id"]): LSAnnotation(**r) for r in conn.execute(q).mappings()}
 
     def _map_stmt(self):
         stmt = self.insert_stmt("ls_annotations")

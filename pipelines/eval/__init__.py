@@ -4,7 +4,7 @@
     with LLMLayer(project.store, llm_config=eval_llm_config(project.config.llm, "my-model"),
                   backend="openai") as layer:
         result = run_cupid(project.store, layer, Path("releases/1.0.0"), config="cupid")
-    report = build_report(project.store, result.run["run_id"], project.config.release)
+    report = build_report(project.store, result.run.run_id, project.config.release)
 
 Scoring is separate from running (``cupid_metrics``, ``alps_metrics``: pure functions over predictions
 and judge labels). Runs go through the LLM layer (cache, resume, concurrency, estimate, provenance,

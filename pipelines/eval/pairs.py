@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from curation.annotation.kinds.preference_match import KIND, TASK_KIND, item_ref
+from curation.store.eval import EvalRun
 from pipelines.eval.judge import ensure_judge_user
 from pipelines.eval.release import EvalInputError
 from schemas.common import content_hash, utcnow
@@ -38,23 +39,23 @@ class PairsResult:
         return dict(self.__dict__)
 
 
-def run_pairs(store, run_id: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def run_pairs(store, run_id: str) -> tuple[EvalRun, list[dict[str, Any]]]:
     """Every distinct (gold item, inferred statement) pair a CUPID inference run judged."""
     run = store.eval.run(run_id)
-    if run["benchmark"] != "cupid" or run["task"] != "inference":
+    if run.benchmark != "cupid" or run.task != "inference":
         raise EvalInputError(
-            f"run {run['run_id']} is {run['benchmark']} {run['task']}; pairs come from a CUPID inference run"
+            f"run {run.run_id} is {run.benchmark} {run.task}; pairs come from a CUPID inference run"
         )
-    if run["status"] != "complete":
-        raise EvalInputError(f"run {run['run_id']} has not finished; rerun its command to resume it")
+    if run.status != "complete":
+        raise EvalInputError(f"run {run.run_id} has not finished; rerun its command to resume it")
     pairs: dict[str, dict[str, Any]] = {}
-    for item in store.eval.items(run["run_id"]):
-        pred = item["record"].get("prediction") or {}
+    for item in store.eval.items(run.run_id):
+        pred = item.record.get("prediction") or {}
         statement = (pred.get("inferred") or "").strip()
         for lab in (pred.get("labels") or {}).get("gold", []):
             pair_id = "pair_" + content_hash([lab["item"], statement])
             pairs.setdefault(pair_id, {"pair_id": pair_id, "checklist_item": lab["item"], "candidate": statement,
-                                       "instance_id": item["item_key"], "judge": lab["coverage"]})  # fmt: skip
+                                       "instance_id": item.item_key, "judge": lab["coverage"]})  # fmt: skip
     return run, sorted(pairs.values(), key=lambda p: p["pair_id"])
 
 
@@ -71,26 +72,26 @@ def pairs_from_run(
     run, pairs = run_pairs(store, run_id)
     if per_label < 1:
         raise EvalInputError("--per-label must be at least 1")
-    rng = random.Random(f"{seed}:{run['run_id']}")
+    rng = random.Random(f"{seed}:{run.run_id}")
     chosen: list[dict[str, Any]] = []
     available = {lab: sum(1 for p in pairs if p["judge"] == lab) for lab in LABELS}
     for lab in LABELS:
         group = [p for p in pairs if p["judge"] == lab]
         rng.shuffle(group)
         chosen += group[:per_label]
-    annotator = ensure_judge_user(store, run["judge_model"])  # before any pair, so nothing is left half-way
-    batch = batch or f"eval-{run['run_id']}"
-    origin = f"eval:{run['run_id']}"
+    annotator = ensure_judge_user(store, run.judge_model)  # before any pair, so nothing is left half-way
+    batch = batch or f"eval-{run.run_id}"
+    origin = f"eval:{run.run_id}"
     rows = [
         {k: p[k] for k in ("pair_id", "checklist_item", "candidate", "instance_id")}
         | {
             "origin": origin,
-            "meta_json": store.dumps({"run_id": run["run_id"], "judge_model": run["judge_model"]}),
+            "meta_json": store.dumps({"run_id": run.run_id, "judge_model": run.judge_model}),
         }
         for p in chosen
     ]
     new_pairs = store.content.add_preference_pairs(
-        rows, Provenance(source="eval.pairs_from_run", model=run["judge_model"])
+        rows, Provenance(source="eval.pairs_from_run", model=run.judge_model)
     )
     kind = TASK_KIND
     k = overlap or project.config.annotation.overlap
@@ -114,6 +115,6 @@ def pairs_from_run(
         )
     written = store.labels.append_events(events)
     return PairsResult(
-        run["run_id"], available, {lab: sum(1 for p in chosen if p["judge"] == lab) for lab in LABELS},
+        run.run_id, available, {lab: sum(1 for p in chosen if p["judge"] == lab) for lab in LABELS},
         new_pairs, new_tasks, written, batch,
     )  # fmt: skip

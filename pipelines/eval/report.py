@@ -42,30 +42,30 @@ def table(rows: list[dict[str, Any]], columns: list[str]) -> list[str]:
 
 def render_markdown(report: dict[str, Any], charts: list[Path] = ()) -> str:
     run = report["run"]
-    lines = [f"# Evaluation {run['run_id']}", ""]
-    if run["offline"]:
+    lines = [f"# Evaluation {run.run_id}", ""]
+    if run.offline:
         lines += ["> **Offline backend**: deterministic stand-in answers, not a model's score.", ""]
     jl = judge_line(report["judge"])
     if jl:
         lines += [jl, ""]
-    release = f"{run['release_name'] or '-'} {run['release_version'] or '(unreleased)'} (data {run['release_digest']})"
+    release = f"{run.release_name or '-'} {run.release_version or '(unreleased)'} (data {run.release_digest})"
     meta = {
-        "benchmark / task": f"{run['benchmark']} / {run['task']}",
-        "model": run["model"] or "predictions file",
-        "judge": run["judge_model"] or "-",
-        "backend": run["backend"] + (" (offline)" if run["offline"] else ""),
+        "benchmark / task": f"{run.benchmark} / {run.task}",
+        "model": run.model or "predictions file",
+        "judge": run.judge_model or "-",
+        "backend": run.backend + (" (offline)" if run.offline else ""),
         "release": release,
-        "config": run["config_name"],
-        "settings": ", ".join(f"{k}={v}" for k, v in sorted(run["settings"].items()) if v is not None),
-        "prompts": ", ".join(f"{k}@{v}" for k, v in run["prompts"].items()),
-        "created": run["created_at"],
+        "config": run.config_name,
+        "settings": ", ".join(f"{k}={v}" for k, v in sorted(run.settings.items()) if v is not None),
+        "prompts": ", ".join(f"{k}@{v}" for k, v in run.prompts.items()),
+        "created": run.created_at,
     }
     lines += ["| | |", "|---|---|"] + [f"| {k} | {v} |" for k, v in meta.items()] + [""]
     by_task: dict[str, list[dict[str, Any]]] = {}
     for r in report["rows"]:
         by_task.setdefault(r["task"], []).append(r)
     for task, rows in by_task.items():
-        cols = COLUMNS.get((run["benchmark"], task)) or COLUMNS.get((run["benchmark"], task.split("_by_")[0]))
+        cols = COLUMNS.get((run.benchmark, task)) or COLUMNS.get((run.benchmark, task.split("_by_")[0]))
         if cols is None:
             cols = ["group"] + [c for c in rows[0] if c not in ("task", "group")]
         title = {"inference_by_position": "inference by position (sessions before the request of the most recent "

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import gc
 import hashlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from curation.store.eval import EvalRun
 from pipelines.eval import alps_metrics as alps_m
 from pipelines.eval import alpsbench, cupid
 from pipelines.eval import cupid_metrics as cupid_m
@@ -31,7 +32,7 @@ from schemas.evaluation import CupidPrediction
 
 @dataclass
 class RunResult:
-    run: dict[str, Any]
+    run: EvalRun
     rows: list[dict[str, Any]]
     judge_failures: int = 0
     model_failures: int = 0
@@ -50,7 +51,7 @@ def _run_record(
     settings: dict[str, Any],
     model: str | None,
     judge_model: str | None,
-) -> dict[str, Any]:
+) -> EvalRun:
     offline = bool(layer.backend.offline)
     run = {
         "benchmark": benchmark,
@@ -69,7 +70,7 @@ def _run_record(
     }
     identity = {k: v for k, v in run.items() if k not in ("release_dir",)}
     run["run_id"] = f"{benchmark}-{task}-{content_hash(identity, 12)}"
-    return run
+    return EvalRun(**run)
 
 
 # -- CUPID -----------------------------------------------------------------------------------------------------
@@ -115,8 +116,8 @@ def run_cupid(
         for k, inst in sorted(instances.items())
     ]
     rows = score_items(run, items)
-    store.eval.run_finish(run["run_id"], items, {"rows": rows})
-    return RunResult(store.eval.run(run["run_id"]), rows, judge_failures, model_failures)
+    store.eval.run_finish(run.run_id, items, {"rows": rows})
+    return RunResult(store.eval.run(run.run_id), rows, judge_failures, model_failures)
 
 
 def _gold_record(inst) -> dict[str, Any]:
@@ -177,8 +178,8 @@ def run_alpsbench(
     judge_failures = sum(1 for p in preds.values() if "judge_error" in p)
     items = [(bid, group, rec) for bid, group, rec in alpsbench.score_rows(task, rows, preds)]
     rows_out = score_items(run, items)
-    store.eval.run_finish(run["run_id"], items, {"rows": rows_out})
-    return RunResult(store.eval.run(run["run_id"]), rows_out, judge_failures, model_failures)
+    store.eval.run_finish(run.run_id, items, {"rows": rows_out})
+    return RunResult(store.eval.run(run.run_id), rows_out, judge_failures, model_failures)
 
 
 def _require_gold(release: Path, task: str, split: str, has_gold: bool, private: Path | None) -> None:
@@ -209,10 +210,10 @@ def score_alps_file(
 
 
 # -- scoring stored items and reports ---------------------------------------------------------------------------
-def score_items(run: Mapping[str, Any], items: list[tuple[str, str, dict[str, Any]]]) -> list[dict[str, Any]]:
+def score_items(run: EvalRun, items: list[tuple[str, str, dict[str, Any]]]) -> list[dict[str, Any]]:
     """The report rows of a run, recomputed from its stored items."""
-    if run["benchmark"] == "alpsbench":
-        return alps_m.aggregate(run["task"], [rec for _k, _g, rec in items])
+    if run.benchmark == "alpsbench":
+        return alps_m.aggregate(run.task, [rec for _k, _g, rec in items])
     # Stored items were validated when the run wrote them: scored in their JSON shape, not re-parsed.
     golds, preds = {}, {}
     for key_text, _g, rec in items:
@@ -221,7 +222,7 @@ def score_items(run: Mapping[str, Any], items: list[tuple[str, str, dict[str, An
         golds[key] = cupid_m.Gold(gold["instance_type"], tuple(gold["checklist"]), gold["sessions_ago"])
         if rec["prediction"] is not None:
             preds[key] = rec["prediction"]
-    scorer = cupid_m.score_inference if run["task"] == "inference" else cupid_m.score_generation
+    scorer = cupid_m.score_inference if run.task == "inference" else cupid_m.score_generation
     return scorer(golds, preds)
 
 
@@ -242,14 +243,14 @@ def no_cyclic_gc() -> Iterator[None]:
 def build_report(store, run_id: str, policy: ReleasePolicy | None = None) -> dict[str, Any]:
     """Everything a report shows: the run's record, its rows and the judge's validation status."""
     run = store.eval.run(run_id)
-    if run["status"] != "complete":
-        raise EvalInputError(f"run {run['run_id']} has not finished; rerun its command to resume it")
+    if run.status != "complete":
+        raise EvalInputError(f"run {run.run_id} has not finished; rerun its command to resume it")
     with no_cyclic_gc():
-        items = [(i["item_key"], i["group"], i["record"]) for i in store.eval.items(run["run_id"])]
+        items = [(i.item_key, i.group, i.record) for i in store.eval.items(run.run_id)]
         rows = score_items(run, items)
     validation = None
-    if run["judge_model"]:
-        validation = judge_validation(store, run["judge_model"], (policy or ReleasePolicy()).judge_alpha_min)
+    if run.judge_model:
+        validation = judge_validation(store, run.judge_model, (policy or ReleasePolicy()).judge_alpha_min)
     return {"run": run, "rows": rows, "judge": validation}
 
 
@@ -257,8 +258,8 @@ def export_predictions(store, run_id: str) -> list[dict[str, Any]]:
     """A run's predictions with their judge labels, one line each: re-scorable with ``eval score``."""
     run = store.eval.run(run_id)
     out = []
-    for item in store.eval.items(run["run_id"]):
-        pred = item["record"].get("prediction")
+    for item in store.eval.items(run.run_id):
+        pred = item.record.get("prediction")
         if pred is not None:
             out.append(pred)
     return out
@@ -270,12 +271,10 @@ def write_charts(report: dict[str, Any], out_dir: Path) -> list[Path]:
     run, rows, paths = report["run"], report["rows"], []
     out_dir = Path(out_dir)
     data = (
-        f"{run['release_name']} {run['release_version'] or ''}"
-        if run["release_name"]
-        else Path(run["release_dir"]).name
+        f"{run.release_name} {run.release_version or ''}" if run.release_name else Path(run.release_dir).name
     )
-    title = f"{run['model'] or 'predictions'} on {data.strip()}"
-    if run["benchmark"] == "cupid" and run["task"] == "inference":
+    title = f"{run.model or 'predictions'} on {data.strip()}"
+    if run.benchmark == "cupid" and run.task == "inference":
         typed = [r for r in rows if r["task"] == "inference"]
         series = {m: [r[m] for r in typed] for m in ("precision", "recall", "f1")}
         paths.append(write(out_dir / "prf_by_type.svg", bar_chart(f"P/R/F1 per instance type — {title}",
@@ -285,13 +284,13 @@ def write_charts(report: dict[str, Any], out_dir: Path) -> list[Path]:
             f"F1 by position of the most recent relevant session — {title}",
             [r["group"] for r in pos], {"f1": [r["f1"] for r in pos]},
             xlabel="sessions back from the request (1 = the last session; none = no relevant session)")))  # fmt: skip
-    elif run["benchmark"] == "cupid":
+    elif run.benchmark == "cupid":
         paths.append(write(out_dir / "score_by_type.svg", bar_chart(f"Judge score (1-10) per instance type — {title}",
                      [r["group"] for r in rows], {"mean": [r["mean"] for r in rows]}, ymax=10)))  # fmt: skip
     else:
-        metric = {"task1": "f1", "task2": "accuracy", "task3": "accuracy", "task4": "mean_score"}[run["task"]]
+        metric = {"task1": "f1", "task2": "accuracy", "task3": "accuracy", "task4": "mean_score"}[run.task]
         shown = [r for r in rows if r.get(metric) is not None or metric in r]
-        paths.append(write(out_dir / f"{run['task']}_{metric}.svg", bar_chart(
-            f"AlpsBench {run['task']} {metric} — {title}", [r["group"] for r in shown],
+        paths.append(write(out_dir / f"{run.task}_{metric}.svg", bar_chart(
+            f"AlpsBench {run.task} {metric} — {title}", [r["group"] for r in shown],
             {metric: [r.get(metric) for r in shown]}, ymax=10 if metric == "mean_score" else 1.0)))  # fmt: skip
     return paths

@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 
 from prefkit.cli.annotate_cmds import tasks_pairs
-from prefkit.cli.common import echo_json, echo_table, json_option, project_option
+from prefkit.cli.common import echo_json, echo_table, json_option, plain, project_option
 
 TABLES = {
     "inference": ["task", "group", "n_instances", "n_inferred", "n_empty", "n_failed", "gold_items",
@@ -75,8 +75,8 @@ def _print_result(project, result, as_json: bool) -> None:
 
     run = result.run
     judge = None
-    if run["judge_model"]:
-        judge = judge_validation(project.store, run["judge_model"], project.config.release.judge_alpha_min)
+    if run.judge_model:
+        judge = judge_validation(project.store, run.judge_model, project.config.release.judge_alpha_min)
     if as_json:
         echo_json({"run": run, "rows": result.rows, "judge": judge,
                    "model_failures": result.model_failures, "judge_failures": result.judge_failures})  # fmt: skip
@@ -88,14 +88,14 @@ def _print_result(project, result, as_json: bool) -> None:
     if by_pos:
         click.echo("F1 by sessions before the request of the most recent relevant session: "
                    + ", ".join(f"{r['group']}: {r['f1']}" for r in by_pos))  # fmt: skip
-    if run["offline"]:
+    if run.offline:
         click.echo("offline backend: deterministic stand-in answers, not a model's score")
     if judge:
         click.echo(judge_line(judge).replace("**", "").replace("`", ""))
     if result.model_failures or result.judge_failures:
         click.echo(f"{result.model_failures} model call(s) and {result.judge_failures} judge call(s) failed "
                    "(counted as failed); run the same command again to retry them")  # fmt: skip
-    click.echo(f"run {run['run_id']}; report: prefkit eval report {run['run_id']}")
+    click.echo(f"run {run.run_id}; report: prefkit eval report {run.run_id}")
 
 
 @eval_.command("cupid")
@@ -232,10 +232,13 @@ def eval_report(project, run_id, fmt, out) -> None:
     from pipelines.eval.report import render_markdown
 
     report = build_report(project.store, run_id, project.config.release)
-    out_dir = Path(out) if out else project.root / "evals" / report["run"]["run_id"]
+    out_dir = Path(out) if out else project.root / "evals" / report["run"].run_id
     charts = write_charts(report, out_dir)
     if fmt == "json":
-        text = json.dumps({**report, "charts": [str(p) for p in charts]}, indent=2, ensure_ascii=False) + "\n"
+        text = (
+            json.dumps(plain({**report, "charts": [str(p) for p in charts]}), indent=2, ensure_ascii=False)
+            + "\n"
+        )
         (out_dir / "report.json").write_text(text, encoding="utf-8")
     else:
         text = render_markdown(report, charts)
@@ -257,7 +260,7 @@ def eval_list(project, as_json) -> None:
         echo_json(runs)
         return
     echo_table(
-        [{**r, "release": f"{r['release_name'] or '-'} {r['release_version'] or ''}".strip()} for r in runs],
+        [{**plain(r), "release": f"{r.release_name or '-'} {r.release_version or ''}".strip()} for r in runs],
         [
             "run_id",
             "benchmark",
