@@ -512,9 +512,7 @@ def status(project: Project, url: str | None = None, api_key: str | None = None)
     rows = []
     for p in project.store.labelstudio.projects(url):
         client = connect(p.url, api_key)
-        info = _call(
-            f"reading Label Studio project {p.ls_project_id}", client.projects.get, p.ls_project_id
-        )
+        info = _call(f"reading Label Studio project {p.ls_project_id}", client.projects.get, p.ls_project_id)
         annotators = _call("listing annotators", client.projects.list_unique_annotators, p.ls_project_id)
         pulled = project.store.labelstudio.annotations(p.url, p.ls_project_id)
         tasks = info.task_number or 0
