@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from schemas.curation import ProvenanceSummary
+
 #: SPDX-style licence names in prefkit.toml to Hugging Face licence ids.
 HF_LICENCES = {
     "cc-by-4.0": "cc-by-4.0",
@@ -96,18 +98,18 @@ def _composition(configs) -> list[str]:
     ]
 
 
-def _collection(provenance: dict) -> list[str]:
+def _collection(provenance: ProvenanceSummary) -> list[str]:
     sources = "; ".join(
-        f"{s['kind']} ({s['rows']} rows, licence: {s['licence'] or 'unknown'})" for s in provenance["sources"]
+        f"{s.kind} ({s.rows} rows, licence: {s.licence or 'unknown'})" for s in provenance.sources
     )
-    stages = ", ".join(f"{k} ({v})" for k, v in provenance["stages"].items())
+    stages = ", ".join(f"{k} ({v})" for k, v in provenance.stages.items())
     return [
-        f"{provenance['records']} stored records; {provenance['offline_records']} "
-        f"({provenance['offline_share']:.1%}) were made by prefkit's offline backend.",
+        f"{provenance.records} stored records; {provenance.offline_records} "
+        f"({provenance.offline_share:.1%}) were made by prefkit's offline backend.",
         "",
         f"- Sources: {sources or 'none imported'}",
-        f"- Models: {', '.join(provenance['models']) or 'none'}",
-        f"- Prompt template hashes: {', '.join(provenance['prompt_template_hashes']) or 'none'}",
+        f"- Models: {', '.join(provenance.models) or 'none'}",
+        f"- Prompt template hashes: {', '.join(provenance.prompt_template_hashes) or 'none'}",
         f"- Records per pipeline stage: {stages or 'none'}",
     ]
 
@@ -170,7 +172,9 @@ def _labeling(
     return out
 
 
-def card(meta: dict[str, Any], configs, gates: list[dict], agreement: list[dict], provenance: dict) -> str:
+def card(
+    meta: dict[str, Any], configs, gates: list[dict], agreement: list[dict], provenance: ProvenanceSummary
+) -> str:
     """The dataset card text. ``meta``: name, version, description, licence, hf_licence, the YAML lists,
     and the free-text datasheet answers from ``[release]`` (motivation, uses, maintenance)."""
     distribution = (

@@ -27,6 +27,7 @@ from typing import Any
 
 from curation.quality.agreement import agreement_rows
 from curation.quality.gates import GateResult, format_report, run_gates
+from curation.store.release import ReleaseRecord
 from exports.card import SOURCE_DATASETS, card, hf_licence, size_category
 from exports.croissant import croissant
 from exports.duckdb_export import copy_out, load_tables, save_database
@@ -34,7 +35,7 @@ from exports.release_data import build_configs, row_key
 from exports.writers import atomic_write_bytes, write_json
 from schemas import ALL_SCHEMAS
 from schemas.common import PrefkitError, sha256_file, utcnow
-from schemas.curation import ReleaseFile, ReleaseManifest
+from schemas.curation import ReleaseFile, ReleaseManifest, SourceSummary
 
 VERSION_RE = re.compile(r"(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)")  # always fullmatch: `$` accepts "\n"
 LEVELS = ("patch", "minor", "major")
@@ -97,10 +98,10 @@ def _file_entries(stage: Path, skip: set[str], known: dict[str, dict] | None = N
 
 
 def _card_meta(
-    project, version: str, total: int, sources: list[dict], override: str | None
+    project, version: str, total: int, sources: list[SourceSummary], override: str | None
 ) -> dict[str, Any]:
     cfg, rel = project.config.project, project.config.release
-    kinds = sorted({s["kind"] for s in sources})
+    kinds = sorted({s.kind for s in sources})
     return {
         "name": project.name,
         "version": version,
@@ -128,7 +129,7 @@ def _describe(project, stage: Path, version: str, configs, gates, agreement, ove
     }
     provenance = project.store.releases.provenance_summary()
     released = [c for c in configs if c.count]
-    meta = _card_meta(project, version, sum(c.count for c in released), provenance["sources"], override)
+    meta = _card_meta(project, version, sum(c.count for c in released), provenance.sources, override)
     licence_url = LICENCE_URLS.get(meta["hf_licence"], meta["licence"])
     doc = croissant(project.name, meta["description"], version, licence_url, released, data_files)
     write_json(stage / "croissant.json", doc)
@@ -185,7 +186,7 @@ def build_release(
         schema_versions={name: model.SCHEMA_VERSION for name, model in sorted(ALL_SCHEMAS.items())},
         gates=gates,
         agreement=agreement,
-        provenance=provenance,
+        provenance=provenance.model_dump(),
         override_reason=override,
     )
     write_json(stage / "manifest.json", manifest.model_dump(mode="json"))
@@ -236,7 +237,7 @@ def cut_release(project, version: str, override: str | None = None, gates=None, 
     out_dir = project.releases_dir / version
     if out_dir.exists():
         raise ReleaseError(f"release {version} already exists at {out_dir}; releases are never overwritten")
-    if any(r["version"] == version for r in project.store.releases.recorded()):
+    if any(r.version == version for r in project.store.releases.recorded()):
         raise ReleaseError(f"release {version} is already recorded in the project; releases are never re-cut")
     if agreement is None:
         agreement = agreement_rows(project.store)
@@ -285,15 +286,15 @@ def cut_release(project, version: str, override: str | None = None, gates=None, 
         out_dir, manifest, passed, data_digest(manifest.files), bump, sha256_file(out_dir / "manifest.json")
     )
     project.store.releases.record(
-        {
-            "version": version,
-            "created_at": manifest.created_at,
-            "path": str(out_dir),
-            "manifest_sha256": result.manifest_sha256,
-            "data_sha256": result.data_sha256,
-            "gates_passed": passed,
-            "override_reason": manifest.override_reason,
-        }
+        ReleaseRecord(
+            version=version,
+            created_at=manifest.created_at,
+            path=str(out_dir),
+            manifest_sha256=result.manifest_sha256,
+            data_sha256=result.data_sha256,
+            gates_passed=passed,
+            override_reason=manifest.override_reason,
+        )
     )
     return result
 

@@ -258,8 +258,8 @@ def alps_rows(
         tasks = {t.item_ref: t.task_id for t in store.labels.tasks(kind=task_qc.KIND)}
         finals = final_labels(store, task_qc.KIND)
     for row in built:
-        dropped.setdefault(row["track"], Counter())  # every track with built rows: task_qc decides
-        task_id = tasks.get(task_qc.item_ref(row["track"], row["benchmark_id"]))
+        dropped.setdefault(row.track, Counter())  # every track with built rows: task_qc decides
+        task_id = tasks.get(task_qc.item_ref(row.track, row.benchmark_id))
         fl = finals.get(task_id) if task_id else None
         if fl is None or not fl.get("n_labels"):
             why = "built, no task_qc task" if task_id is None else "built, not yet checked (task_qc)"
@@ -268,9 +268,9 @@ def alps_rows(
         elif not task_qc.passed(fl.get("values")):
             why = "built, failed task_qc (leakage or wrong answer)"
         else:
-            tracks.setdefault(row["track"], []).append((row["input"], row["gold"]))
+            tracks.setdefault(row.track, []).append((row.input, row.gold))
             continue
-        dropped[row["track"]][why] += 1
+        dropped[row.track][why] += 1
     return tracks, unverified, dropped, from_packets
 
 

@@ -25,9 +25,13 @@ import stat
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING
 
 from schemas.common import PrefkitError, sha256_file
 from schemas.curation import ReleaseManifest
+
+if TYPE_CHECKING:
+    from curation.store.release import ReleaseRecord
 
 NAMESPACE = "prefkit-release"
 MANIFEST = "manifest.json"
@@ -236,7 +240,7 @@ def _check_anchors(
     release_dir: Path,
     manifest: ReleaseManifest,
     out: Verification,
-    recorded: dict | None,
+    recorded: ReleaseRecord | None,
     expected_sha256: str | None,
     allowed_signers: Path | None,
     identity: str | None,
@@ -248,7 +252,7 @@ def _check_anchors(
         else:
             out.trusted.append("the sha256 given with --sha256")
     if recorded is not None:
-        if recorded.get("manifest_sha256") != actual:
+        if recorded.manifest_sha256 != actual:
             out.problems.append("manifest.json: sha256 differs from the project's release log")
         else:
             out.trusted.append("the project's release log")
@@ -292,7 +296,7 @@ def _check_signature(
 
 def verify_release(
     release_dir: Path,
-    recorded: dict | None = None,
+    recorded: ReleaseRecord | None = None,
     expected_sha256: str | None = None,
     allowed_signers: Path | None = None,
     identity: str | None = None,

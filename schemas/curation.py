@@ -74,6 +74,29 @@ class Provenance(Record):
     licence: str | None = Field(default=None, description="Licence of the source data, if any.")
 
 
+class SourceSummary(Contract):
+    """An imported file as a release's provenance names it."""
+
+    kind: str = Field(description="Importer, e.g. 'cupid', 'alpsbench', 'wildchat'.")
+    sha256: str = Field(description="Hex sha256 of the imported file.")
+    rows: int = Field(ge=0, description="Rows the file held.")
+    licence: str | None = Field(default=None, description="The source's licence, if known.")
+
+
+class ProvenanceSummary(Contract):
+    """Where a release's stored records came from: models, prompt template hashes, sources with their
+    licences, and the share made by the offline backend."""
+
+    records: int = Field(ge=0, description="Stored records of the released tables.")
+    offline_records: int = Field(ge=0, description="Of those, records made by the offline backend.")
+    offline_share: float = Field(ge=0, le=1, description="offline_records / records (0 when empty).")
+    models: list[str] = Field(description="Models that made released records.")
+    prompt_template_hashes: list[str] = Field(description="Prompt template hashes of released records.")
+    stages: dict[str, int] = Field(description="Released records per pipeline stage or importer.")
+    sources: list[SourceSummary] = Field(description="Imported files.")
+    licences: list[str] = Field(description="Every licence named by a source or a record's provenance.")
+
+
 class ReleaseFile(Contract):
     """One file of a release with its digest."""
 

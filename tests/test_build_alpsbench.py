@@ -89,10 +89,10 @@ def test_retrieval_pools_never_hold_the_same_users_memories(built):
         rows = project.store.alps.tasks(track=f"task3_d{n}")
         assert len(rows) == 3 and report.built[f"task3_d{n}"] == 3
         for r in rows:
-            cands = r["input"]["input"]["candidate_memories"]
+            cands = r.input["input"]["candidate_memories"]
             assert len(cands) == n + 1 and len({c["memory_id"] for c in cands}) == n + 1
-            owner = r["benchmark_id"].removeprefix("sess_")
-            positive = r["gold"]["gold"]["selected_memory"]
+            owner = r.benchmark_id.removeprefix("sess_")
+            positive = r.gold["gold"]["selected_memory"]
             others = [c for c in cands if c["memory_id"] != positive["memory_id"]]
             assert positive["value"].startswith(owner + " ")
             assert not any(c["value"].startswith(owner + " ") for c in others)
@@ -101,10 +101,10 @@ def test_retrieval_pools_never_hold_the_same_users_memories(built):
 def test_distractors_are_stratified_by_label_seeded_and_shuffled(built):
     project, _ = built
     rows = project.store.alps.tasks(track="task3_d1000")
-    cands = rows[0]["input"]["input"]["candidate_memories"]
-    positive = rows[0]["gold"]["gold"]["selected_memory"]["memory_id"]
+    cands = rows[0].input["input"]["candidate_memories"]
+    positive = rows[0].gold["gold"]["selected_memory"]["memory_id"]
     got = Counter(c["label"] for c in cands if c["memory_id"] != positive)
-    owner = rows[0]["benchmark_id"]
+    owner = rows[0].benchmark_id
     pool = Counter(
         m["record"]["label"]
         for m in project.store.content.memories(origin="gold")
@@ -114,9 +114,7 @@ def test_distractors_are_stratified_by_label_seeded_and_shuffled(built):
     # Each label's share of the 1000 distractors is its share of the other users' memories (to the unit).
     assert set(got) == set(pool) and sum(got.values()) == 1000
     assert all(abs(got[lb] - 1000 * pool[lb] / total) < 1 for lb in pool)
-    positions = {
-        r["gold"]["gold"]["selected_memory_id"] for r in project.store.alps.tasks(track="task3_d100")
-    }
+    positions = {r.gold["gold"]["selected_memory_id"] for r in project.store.alps.tasks(track="task3_d100")}
     assert len(positions) > 1  # shuffled: the positive is not always at the same place
 
 
@@ -133,13 +131,13 @@ def test_use_queries_and_update_dialogues(built):
     project, report = built
     t4 = project.store.alps.tasks(track="task4_ability2")
     assert t4 and all(
-        leakage(r["input"]["input"]["query"], r["gold"]["gold"]["selected_memory"]) is None for r in t4
+        leakage(r.input["input"]["query"], r.gold["gold"]["selected_memory"]) is None for r in t4
     )
     t2 = project.store.alps.tasks(track="task2")
     assert len(t2) == 3
-    kinds = Counter(s["kind"] for s in t2[0]["checks"]["segments"])
+    kinds = Counter(s["kind"] for s in t2[0].checks["segments"])
     assert kinds == {"neutral": 1, "new": 1, "conflict": 1}
-    answer = t2[0]["gold"]["gold"]["answer"]
+    answer = t2[0].gold["gold"]["answer"]
     assert len(answer) == PER_USER + 1 and sum(m["memory_id"].endswith("_updated") for m in answer) == 1
 
 

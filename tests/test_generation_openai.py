@@ -151,7 +151,7 @@ def test_broken_contrastive_pair_drops_the_persona_with_reasons(openai_project):
     reports = run(project, personas=1)
     store = project.store
     assert reports[1].dropped == ["persona-s0-0000"]
-    assert "types differ" in store.generation.dropped_personas()["persona-s0-0000"]["reason"]
+    assert "types differ" in store.generation.dropped_personas()["persona-s0-0000"].reason
     assert len(store.content.failures("factors")) == 3 and store.status()["context_factors"] == 0
     run(project, personas=1)  # the dropped persona is not retried
     assert len(store.content.failures("factors")) == 3  # no new failure rows

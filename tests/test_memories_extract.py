@@ -172,5 +172,5 @@ def test_offline_backend_is_marked_offline(tmp_path):
         report = run_extraction(p.store, layer, ExtractionConfig(limit=5, require_implicit=False))
     assert report.kept > 0
     refs = p.store.releases.offline_references()
-    assert any(r["table"] == "memories" for r in refs)
+    assert any(r.table == "memories" for r in refs)
     p.close()

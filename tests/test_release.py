@@ -71,8 +71,8 @@ def test_a_release_cut_through_the_library_is_recorded_and_listed(ready):
     project, _ = ready
     r = cut(project, "1.0.0")
     (row,) = project.store.releases.recorded()
-    assert (row["version"], row["data_sha256"]) == ("1.0.0", r.data_sha256)
-    assert row["manifest_sha256"] == r.manifest_sha256 == sha256_file(r.path / "manifest.json")
+    assert (row.version, row.data_sha256) == ("1.0.0", r.data_sha256)
+    assert row.manifest_sha256 == r.manifest_sha256 == sha256_file(r.path / "manifest.json")
     out = CliRunner().invoke(cli, ["release", "list", "-p", str(project.root)]).output
     assert "1.0.0" in out
     shutil.rmtree(r.path)  # a deleted release directory does not make the version free again

@@ -51,7 +51,7 @@ def test_cut_verify_list_and_diff_from_the_command_line(ready):
     assert code == 0 and out.startswith("OK test-proj 1.0.0")
     code, out = run("release", "diff", rel / "1.0.0", rel / "1.0.1")
     assert code == 0 and out.startswith("patch: data files identical")
-    assert [r["version"] for r in ready.store.releases.recorded()] == ["1.0.0", "1.0.1"]
+    assert [r.version for r in ready.store.releases.recorded()] == ["1.0.0", "1.0.1"]
     code, out = run("release", "list", "-p", ready.root)
     assert "1.0.1" in out and "pass" in out
 
@@ -71,7 +71,7 @@ def test_override_reason_reaches_the_manifest_and_the_release_log(ready):
     assert code == 0 and "OVERRIDE  failing gates (adjudicated): pilot tie" in out
     manifest = json.loads((ready.root / "releases/1.0.0/manifest.json").read_text())
     assert manifest["override_reason"] == "pilot tie"
-    assert ready.store.releases.recorded()[0]["override_reason"] == "pilot tie"
+    assert ready.store.releases.recorded()[0].override_reason == "pilot tie"
 
 
 def test_verify_exits_1_on_a_flipped_byte(ready):

@@ -33,7 +33,7 @@ def released(tmp_path_factory):
     result = CliRunner().invoke(cli, ["release", "cut", "--version", VERSION, "-p", str(tmp / "proj")])
     assert result.exit_code == 0, result.output
     project = Project(tmp / "proj")
-    row = next(r for r in project.store.releases.recorded() if r["version"] == VERSION)
+    row = next(r for r in project.store.releases.recorded() if r.version == VERSION)
     project.close()
     return tmp / "proj" / "releases" / VERSION, row
 

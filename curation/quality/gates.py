@@ -304,7 +304,7 @@ def gate_gold_accuracy(ctx: GateContext) -> GateResult:
 def gate_offline(ctx: GateContext) -> GateResult:
     """Released records made by the offline backend, refused unless ``allow_offline = true``."""
     refs = ctx.store.releases.offline_references()
-    culprits = [] if ctx.policy.allow_offline else [f"{r['table']}:{r['id']}" for r in refs]
+    culprits = [] if ctx.policy.allow_offline else [f"{r.table}:{r.id}" for r in refs]
     ok = f"{len(refs)} offline-generated record(s)" + (" (allowed)" if ctx.policy.allow_offline else "")
     return _result(
         "offline",

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import select
@@ -12,33 +13,54 @@ from schemas.common import utcnow
 from schemas.curation import Provenance
 
 
+@dataclass(frozen=True, slots=True)
+class AlpsTask:
+    """One built AlpsBench row: its track, the public layout's input and gold rows, the automatic
+    checks it passed, and (once stored) the provenance of the call that made it."""
+
+    track: str
+    benchmark_id: str
+    session_id: str
+    input: dict[str, Any]
+    gold: dict[str, Any]
+    checks: dict[str, Any]
+    provenance_id: str | None = None
+
+    @classmethod
+    def built(
+        cls, track: str, input: dict[str, Any], gold: dict[str, Any], checks: dict[str, Any]
+    ) -> AlpsTask:
+        """A new row; its ids come from the input row."""
+        return cls(track, input["benchmark_id"], input["session_id"], input, gold, checks)
+
+
 class AlpsTasks(StoreArea):
     """Built AlpsBench task rows (``store.alps``)."""
 
-    def add(self, rows: list[dict[str, Any]], provenance: Provenance) -> int:
-        """Add built rows (``track``, ``input``, ``gold``, ``checks``); a row already built is kept."""
+    def add(self, rows: list[AlpsTask], provenance: Provenance) -> int:
+        """Add built rows made by ``provenance``; a row already built (track, benchmark id) is kept."""
         t = self.t["alps_tasks"]
         with self.write() as conn:
             prov_id = self.ensure_provenance(conn, provenance)
             have = {(r[0], r[1]) for r in conn.execute(select(t.c.track, t.c.benchmark_id))}
             new = [
                 {
-                    "track": r["track"],
-                    "benchmark_id": r["input"]["benchmark_id"],
-                    "session_id": r["input"]["session_id"],
-                    "input_json": self.dumps(r["input"]),
-                    "gold_json": self.dumps(r["gold"]),
-                    "checks_json": self.dumps(r.get("checks")),
+                    "track": r.track,
+                    "benchmark_id": r.benchmark_id,
+                    "session_id": r.session_id,
+                    "input_json": self.dumps(r.input),
+                    "gold_json": self.dumps(r.gold),
+                    "checks_json": self.dumps(r.checks),
                     "provenance_id": prov_id,
                     "created_at": utcnow(),
                 }
                 for r in rows
-                if (r["track"], r["input"]["benchmark_id"]) not in have
+                if (r.track, r.benchmark_id) not in have
             ]
             self.insert_many(conn, "alps_tasks", new)
         return len(new)
 
-    def tasks(self, track: str | None = None) -> list[dict[str, Any]]:
+    def tasks(self, track: str | None = None) -> list[AlpsTask]:
         t = self.t["alps_tasks"]
         q = select(t).order_by(t.c.track, t.c.benchmark_id)
         if track:
@@ -46,14 +68,14 @@ class AlpsTasks(StoreArea):
         with self.read() as conn:
             rows = conn.execute(q).mappings().all()
         return [
-            {
-                "track": r["track"],
-                "benchmark_id": r["benchmark_id"],
-                "session_id": r["session_id"],
-                "input": self.loads(r["input_json"]),
-                "gold": self.loads(r["gold_json"]),
-                "checks": self.loads(r["checks_json"]) or {},
-                "provenance_id": r["provenance_id"],
-            }
+            AlpsTask(
+                r["track"],
+                r["benchmark_id"],
+                r["session_id"],
+                self.loads(r["input_json"]),
+                self.loads(r["gold_json"]),
+                self.loads(r["checks_json"]) or {},
+                r["provenance_id"],
+            )
             for r in rows
         ]

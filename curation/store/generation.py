@@ -9,6 +9,7 @@ This area must never overwrite a stored row: a rerun only adds what is missing.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import func, select
@@ -17,6 +18,14 @@ from curation.store.engine import StoreArea
 from schemas.common import utcnow
 from schemas.curation import Provenance
 from schemas.generation import ContextFactor, Persona, Session, SessionPlan
+
+
+@dataclass(frozen=True, slots=True)
+class DroppedPersona:
+    """Why generation gave up on a persona: the stage and the reason."""
+
+    stage: str
+    reason: str
 
 
 class Generation(StoreArea):
@@ -76,11 +85,12 @@ class Generation(StoreArea):
                     {"persona_id": persona_id, "stage": stage, "reason": reason, "created_at": utcnow()},
                 )
 
-    def dropped_personas(self) -> dict[str, dict[str, str]]:
+    def dropped_personas(self) -> dict[str, DroppedPersona]:
+        """``{persona_id: why}`` for every persona given up on."""
         t = self.t["generation_drops"]
         with self.read() as conn:
             rows = conn.execute(select(t).order_by(t.c.persona_id)).mappings().all()
-        return {r["persona_id"]: {"stage": r["stage"], "reason": r["reason"]} for r in rows}
+        return {r["persona_id"]: DroppedPersona(r["stage"], r["reason"]) for r in rows}
 
     # -- context factors ----------------------------------------------------------------------------
     def add_factors(self, persona_id: str, factors: list[ContextFactor], provenance: Provenance) -> bool:

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import hmac
 from collections import Counter
+from dataclasses import dataclass
 from hashlib import sha256
-from typing import Any
 
 from sqlalchemy import func, select
 
 from curation.store.engine import StoreArea, StoreError
+from schemas.curation import ProvenanceSummary, SourceSummary
 
 #: Content tables whose rows are released records, with their key column.
 RELEASED_TABLES: dict[str, str] = {
@@ -28,6 +29,28 @@ RELEASED_TABLES: dict[str, str] = {
     "preference_pairs": "pair_id",
     "alps_tasks": "benchmark_id",
 }
+
+
+@dataclass(frozen=True, slots=True)
+class OfflineReference:
+    """A released record made by the offline backend."""
+
+    table: str
+    id: str
+    provenance_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class ReleaseRecord:
+    """One cut release in the project's log (digests of its manifest and data, gates, override)."""
+
+    version: str
+    created_at: str
+    path: str
+    manifest_sha256: str
+    data_sha256: str
+    gates_passed: bool
+    override_reason: str | None = None
 
 
 class Releases(StoreArea):
@@ -46,10 +69,10 @@ class Releases(StoreArea):
         return "ann_" + hmac.new(key, username.encode("utf-8"), sha256).hexdigest()[:12]
 
     # -- provenance of released records -------------------------------------------------------------
-    def offline_references(self) -> list[dict[str, Any]]:
-        """Released records made by the offline backend: ``{table, id, provenance_id}`` each."""
+    def offline_references(self) -> list[OfflineReference]:
+        """Released records made by the offline backend."""
         p = self.t["provenance"]
-        out: list[dict[str, Any]] = []
+        out: list[OfflineReference] = []
         with self.read() as conn:
             for table, key in RELEASED_TABLES.items():
                 t = self.t[table]
@@ -59,10 +82,10 @@ class Releases(StoreArea):
                     .where(p.c.offline.is_(True))
                     .order_by(t.c[key])
                 )
-                out += [{"table": table, "id": str(r[0]), "provenance_id": r[1]} for r in conn.execute(q)]
+                out += [OfflineReference(table, str(r[0]), r[1]) for r in conn.execute(q)]
         return out
 
-    def provenance_summary(self) -> dict[str, Any]:
+    def provenance_summary(self) -> ProvenanceSummary:
         """Models, prompt template hashes, sources with licences and the offline share of released records."""
         p, s = self.t["provenance"], self.t["sources"]
         per_prov: Counter[str] = Counter()
@@ -77,28 +100,27 @@ class Releases(StoreArea):
                 r["provenance_id"]: self.loads(r["record_json"]) for r in conn.execute(select(p)).mappings()
             }
             q = select(s.c.kind, s.c.sha256, s.c.rows, s.c.licence).order_by(s.c.kind, s.c.sha256)
-            sources = [dict(r) for r in conn.execute(q).mappings()]
+            sources = [SourceSummary(**r) for r in conn.execute(q).mappings()]
         total = sum(per_prov.values())
         offline = sum(n for pid, n in per_prov.items() if pid and provs.get(pid, {}).get("offline"))
         used = [provs[pid] for pid in sorted(per_prov) if pid in provs]
         stages: Counter[str] = Counter()
         for pid, n in per_prov.items():
             stages[provs[pid]["source"] if pid in provs else "unknown"] += n
-        return {
-            "records": total,
-            "offline_records": offline,
-            "offline_share": round(offline / total, 6) if total else 0.0,
-            "models": sorted({r["model"] for r in used if r.get("model")}),
-            "prompt_template_hashes": sorted(
+        return ProvenanceSummary(
+            records=total,
+            offline_records=offline,
+            offline_share=round(offline / total, 6) if total else 0.0,
+            models=sorted({r["model"] for r in used if r.get("model")}),
+            prompt_template_hashes=sorted(
                 {r["prompt_template_hash"] for r in used if r.get("prompt_template_hash")}
             ),
-            "stages": dict(sorted(stages.items())),  # released records per pipeline stage / importer
-            "sources": sources,
-            "licences": sorted(
-                {x["licence"] for x in sources if x["licence"]}
-                | {r["licence"] for r in used if r.get("licence")}
+            stages=dict(sorted(stages.items())),  # released records per pipeline stage / importer
+            sources=sources,
+            licences=sorted(
+                {x.licence for x in sources if x.licence} | {r["licence"] for r in used if r.get("licence")}
             ),
-        }
+        )
 
     def instance_json(self) -> list[tuple[str, str]]:
         """``(instance_id, record_json)`` of every CUPID instance in id order, unparsed: a release
@@ -119,15 +141,16 @@ class Releases(StoreArea):
         return {sid: (self.loads(meta) or {}).get("relpath") or f"{sid}.json" for sid, meta in rows}
 
     # -- release log --------------------------------------------------------------------------------
-    def record(self, row: dict[str, Any]) -> None:
-        """Log a cut release (version, created_at, path, manifest/data digests, gates_passed, override)."""
+    def record(self, release: ReleaseRecord) -> None:
+        """Log a cut release."""
         r = self.t["releases"]
         with self.write() as conn:
-            if conn.execute(select(r.c.version).where(r.c.version == row["version"])).first():
-                raise StoreError(f"release {row['version']} is already recorded in the project")
-            conn.execute(r.insert(), row)
+            if conn.execute(select(r.c.version).where(r.c.version == release.version)).first():
+                raise StoreError(f"release {release.version} is already recorded in the project")
+            conn.execute(r.insert(), {f: getattr(release, f) for f in ReleaseRecord.__dataclass_fields__})
 
-    def recorded(self) -> list[dict[str, Any]]:
+    def recorded(self) -> list[ReleaseRecord]:
+        """Every cut release, oldest first."""
         r = self.t["releases"]
         with self.read() as conn:
-            return [dict(x) for x in conn.execute(select(r).order_by(r.c.created_at)).mappings()]
+            return [ReleaseRecord(**x) for x in conn.execute(select(r).order_by(r.c.created_at)).mappings()]

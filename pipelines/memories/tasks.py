@@ -26,6 +26,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from curation.quality.verification import verified_gold
+from curation.store.alpsbench import AlpsTask
 from exports.alpsbench_layout import DISTRACTOR_LEVELS, make_pair
 from pipelines.generation.prompting import run_validated
 from pipelines.memories import offline as _offline  # noqa: F401 - registers the offline generators
@@ -229,7 +230,7 @@ def build_alpsbench(store, layer, cfg: BuildConfig | None = None) -> BuildReport
     if not verified:
         raise BuildError("no verified memories: import AlpsBench gold or finish memory_verify labels first")
     report = BuildReport()
-    have = {(r["track"], r["benchmark_id"]) for r in store.alps.tasks()}
+    have = {(r.track, r.benchmark_id) for r in store.alps.tasks()}
     ids = sorted(verified)[: cfg.limit] if cfg.limit else sorted(verified)
     dialogues = {did: store.content.dialogue(did) | {"dialogue_id": did} for did in ids}
     owners = {did: user_of(store.content.dialogue(did) | {"dialogue_id": did}) for did in verified}
@@ -278,11 +279,11 @@ def _build_queries(store, layer, cfg, dialogues, verified, owners, pool, have, r
             else [_task4_row(did, d, key, memory, o.value)]
         )
         for r in rows:
-            report.built[r["track"]] = report.built.get(r["track"], 0) + 1
+            report.built[r.track] = report.built.get(r.track, 0) + 1
         store.alps.add(rows, prov)
 
 
-def _task3_rows(cfg, did, d, positive, query, owner, pool, have, report) -> list[dict[str, Any]]:
+def _task3_rows(cfg, did, d, positive, query, owner, pool, have, report) -> list[AlpsTask]:
     others = [
         m
         for m in pool
@@ -315,11 +316,11 @@ def _task3_rows(cfg, did, d, positive, query, owner, pool, have, report) -> list
         if owner in users:  # the pool excludes the owner; this guards the rule against later edits
             raise BuildError(f"{did}: a distractor of {track} belongs to the same user")
         checks = {"owner": owner, "distractor_users": len(users)}
-        rows.append({"track": track, "input": inp, "gold": gold, "checks": checks})
+        rows.append(AlpsTask.built(track, inp, gold, checks))
     return rows
 
 
-def _task4_row(did, d, key, memory, query) -> dict[str, Any]:
+def _task4_row(did, d, key, memory, query) -> AlpsTask:
     ability = key.removeprefix("task4_")
     mem = _brief(memory, memory["memory_id"])
     model_input = {"query": query, "queries": [{"query_id": f"{did}:{ability}:1", "query": query}]}
@@ -337,7 +338,7 @@ def _task4_row(did, d, key, memory, query) -> dict[str, Any]:
         {"selected_memory_id": memory["memory_id"], "selected_memory": mem},
         ability=ability,
     )
-    return {"track": key, "input": inp, "gold": gold, "checks": {"leakage": "none found"}}
+    return AlpsTask.built(key, inp, gold, {"leakage": "none found"})
 
 
 def _build_updates(store, layer, cfg, dialogues, verified, have, report) -> None:
@@ -378,7 +379,7 @@ def _build_updates(store, layer, cfg, dialogues, verified, have, report) -> None
         report.built["task2"] = report.built.get("task2", 0) + 1
 
 
-def _task2_row(did, d, mems, target, answer: UpdateDialogue) -> dict[str, Any]:
+def _task2_row(did, d, mems, target, answer: UpdateDialogue) -> AlpsTask:
     new_dialogue, segments = [], []
     for s in answer.segments:
         start = len(new_dialogue)
@@ -415,4 +416,4 @@ def _task2_row(did, d, mems, target, answer: UpdateDialogue) -> dict[str, Any]:
         },
         {"answer": final, "selected_memory_id": target["memory_id"]},
     )
-    return {"track": "task2", "input": inp, "gold": gold, "checks": {"segments": segments}}
+    return AlpsTask.built("task2", inp, gold, {"segments": segments})

@@ -69,7 +69,7 @@ def _run(project, stages, as_json: bool, **flags) -> None:
     else:
         echo_table(rows, ["stage", "written", "skipped", "dropped", "failed"])
         for pid, why in project.store.generation.dropped_personas().items():
-            click.echo(f"dropped {pid} at {why['stage']}: {why['reason']}")
+            click.echo(f"dropped {pid} at {why.stage}: {why.reason}")
         silent = silent_sessions(project.store)
         click.echo(f"backend {backend}; {project.store.count('instances')} instances in the project")
         click.echo(f"silent sessions (no checklist item raised): {len(silent)}")

@@ -111,7 +111,7 @@ def release_verify(directory: str, project_path: str | None, expected: str | Non
         from exports.release import load_manifest, signing_config
 
         version = load_manifest(release_dir).version
-        recorded = next((r for r in project.store.releases.recorded() if r["version"] == version), None)
+        recorded = next((r for r in project.store.releases.recorded() if r.version == version), None)
         cfg = signing_config(project)
         signers, signer = cfg["allowed_signers"], cfg["signer"]
         project.close()
@@ -186,11 +186,11 @@ def release_list(project, as_json: bool) -> None:
     echo_table(
         [
             {
-                "version": r["version"],
-                "created_at": r["created_at"],
-                "data_sha256": r["data_sha256"][:16],
-                "gates": "pass" if r["gates_passed"] else "overridden",
-                "override": r["override_reason"],
+                "version": r.version,
+                "created_at": r.created_at,
+                "data_sha256": r.data_sha256[:16],
+                "gates": "pass" if r.gates_passed else "overridden",
+                "override": r.override_reason,
             }
             for r in rows
         ],

@@ -18,6 +18,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from curation.annotation.task_kinds import FieldSpec, TaskKind, register
+from curation.store.alpsbench import AlpsTask
 from schemas.common import Contract
 
 KIND = "task_qc"
@@ -38,9 +39,9 @@ def passed(values: dict[str, Any] | None) -> bool:
     return bool(values) and values.get("leakage") == "none" and values.get("answer") == "correct"
 
 
-def _payload(row: dict[str, Any]) -> dict[str, Any]:
-    inp, gold = row["input"]["input"], row["gold"]["gold"]
-    track = row["track"]
+def _payload(row: AlpsTask) -> dict[str, Any]:
+    inp, gold = row.input["input"], row.gold["gold"]
+    track = row.track
     if track == "task2":
         generated = "\n".join(f"{t['role']}: {t['text']}" for t in inp["new_dialogue"])
         memory = next((m for m in inp["memory"] if m["memory_id"] == gold["selected_memory_id"]), {})
@@ -53,12 +54,12 @@ def _payload(row: dict[str, Any]) -> dict[str, Any]:
         question = "A good answer to this message needs the memory below, which the message must not state."
     return {
         "track": track,
-        "benchmark_id": row["benchmark_id"],
+        "benchmark_id": row.benchmark_id,
         "question": question,
         "generated": generated,
         "memory": f"{memory.get('label', '')}: {memory.get('value', '')}",
         "gold_answer": answer,
-        "checks": row.get("checks") or {},
+        "checks": row.checks or {},
     }
 
 
@@ -73,7 +74,7 @@ class TaskQc(TaskKind):
 
     def build_tasks(self, store, overlap, batch):
         return [
-            self.make_task(item_ref(r["track"], r["benchmark_id"]), _payload(r), overlap, batch)
+            self.make_task(item_ref(r.track, r.benchmark_id), _payload(r), overlap, batch)
             for r in store.alps.tasks()
         ]
 
