@@ -94,7 +94,7 @@ def test_batches_open_close_list(project):
     assert run(project, "batches", "close", "b1").output == "batch b1 is closed\n"
     assert json.loads(run(project, "batches", "list", "--json").output)[0]["status"] == "closed"
     assert run(project, "batches", "open", "b1").exit_code == 0
-    assert project.store.labels.batches()[0]["status"] == "open"
+    assert project.store.labels.batches()[0].status == "open"
     out = run(project, "batches", "close", "nope")
     assert out.exit_code == 1 and out.output == "error: no batch 'nope'\n"
 

@@ -139,7 +139,7 @@ def test_an_idle_queue_goes_back_to_the_pool_when_someone_else_needs_items(proj)
     idle(proj, "bob")
     workflow.current_item(proj, "alice", "preference_match")  # a new chunk for alice: bob's idle items return
     released = proj.store.queues.assignment_releases("bob")
-    assert len(released) == 6 and {r["kind"] for r in released} == {"preference_match"}
+    assert len(released) == 6 and {r.kind for r in released} == {"preference_match"}
     assert workflow.progress(proj, "bob")["preference_match"]["assigned"] == 0
     stored, counted = holders(proj)
     assert stored == counted  # holder counts match the assignments left
@@ -181,7 +181,7 @@ def test_counts_brought_up_to_date_equal_counting_again(proj):
 
 
 def test_a_batch_lists_every_kind_it_holds_and_annotators_are_people_who_labelled(proj):
-    assert [(b["batch_id"], b["kinds"]) for b in proj.store.labels.batches()] == [
+    assert [(b.batch_id, b.kinds) for b in proj.store.labels.batches()] == [
         ("default", "preference_expressed, preference_match")
     ]
     assert dashboard.overview(proj.store)["annotators"] == 0  # accounts alone are not annotators

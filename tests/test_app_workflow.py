@@ -84,7 +84,7 @@ def test_skip_and_flag_need_a_reason_and_finish_the_item(proj):
         ("skip", "cannot judge"),
         ("flag", "wrong language"),
     ]
-    assert dashboard.flagged(proj.store)[0]["task_id"] == nxt.task.task_id
+    assert dashboard.flagged(proj.store)[0].task_id == nxt.task.task_id
     assert workflow.progress(proj, "alice")["preference_match"]["done"] == 2
 
 
@@ -127,7 +127,7 @@ def test_gold_items_are_mixed_in_and_scored(proj, tmp_path):
         f'{{"kind": "preference_match", "item_ref": "{tasks[1].item_ref}", "answer": {{"coverage": "not_covered"}}}}\n'
     )
     assert import_gold(proj, gold_file) == 2
-    assert proj.store.queues.task_summaries("preference_match")[0]["gold"] == 2
+    assert proj.store.queues.task_summaries("preference_match")[0].gold == 2
     create_tasks(proj, "preference_match", gold_rate=0.5)
     done = label_all(proj, "alice", "preference_match", {"coverage": "fully"})
     assert {tasks[0].task_id, tasks[1].task_id} <= set(done)
@@ -176,21 +176,19 @@ def test_sign_in_and_roles(proj):
     with pytest.raises(workflow.AuthError):
         workflow.sign_in(proj, "bob", "correct-horse-9")
     with pytest.raises(workflow.AuthError, match="not a maintainer"):
-        workflow.require_role({"username": "alice", "role": "annotator"}, "maintainer")
+        workflow.require_role(proj.store.accounts.user("alice"), "maintainer")
 
 
 def test_dashboard_rows_count_what_was_done(proj):
     label_all(proj, "alice", "preference_match", {"coverage": "fully"})
     label_all(proj, "bob", "preference_match", {"coverage": "partially"})
-    rows = {(r["annotator"], r["task_kind"]): r for r in dashboard.progress(proj.store)}
-    assert (
-        rows[("alice", "preference_match")]["labels"] == 6 and rows[("bob", "preference_match")]["done"] == 6
-    )
+    rows = {(r.annotator, r.task_kind): r for r in dashboard.progress(proj.store)}
+    assert rows[("alice", "preference_match")].labels == 6 and rows[("bob", "preference_match")].done == 6
     dist = {(r["field"], r["value"]): r["n"] for r in dashboard.label_distribution(proj.store)}
     assert dist == {("coverage", "fully"): 6, ("coverage", "partially"): 6}
-    assert sum(r["n"] for r in dashboard.throughput(proj.store, "hour")) == 12
+    assert sum(r.n for r in dashboard.throughput(proj.store, "hour")) == 12
     assert dashboard.overview(proj.store)["complete"] == 6
-    assert proj.store.queues.task_summaries("preference_match")[0]["gold"] == 0
+    assert proj.store.queues.task_summaries("preference_match")[0].gold == 0
 
 
 def test_queue_queries_use_indexes(proj):

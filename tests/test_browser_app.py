@@ -360,7 +360,7 @@ def test_an_idle_item_goes_back_to_the_pool_and_a_late_submit_is_kept(served, br
         cli, ["tasks", "release", "--idle-hours", "0", "--annotator", "erin", "--project", str(proj.root)]
     )
     assert out.exit_code == 0 and out.output.startswith("released 3 items")
-    assert {r["task_id"] for r in proj.store.queues.assignment_releases("erin")} == {
+    assert {r.task_id for r in proj.store.queues.assignment_releases("erin")} == {
         t.task_id for t in proj.store.labels.tasks(kind="preference_match")
     }
     label_match(page)  # the item still on screen: its label is kept, the page moves on

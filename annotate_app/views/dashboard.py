@@ -120,7 +120,7 @@ with st.expander("Flagged items and sessions to re-verify"):
 
 with st.expander("Batches"):
     st.dataframe(pd.DataFrame(store.queues.task_summaries()), hide_index=True, width="stretch")
-    batches = [b["batch_id"] for b in store.labels.batches()]
+    batches = [b.batch_id for b in store.labels.batches()]
     if batches:
         b1, b2, b3 = st.columns([2, 1, 1])
         chosen = b1.selectbox("Batch", batches, key="batch_pick")

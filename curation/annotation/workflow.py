@@ -23,6 +23,7 @@ from schemas.curation import AnnotationTask, LabelEvent
 if TYPE_CHECKING:
     from curation.project import Project, ProjectStore
     from curation.store.accounts import Account
+    from curation.store.queues import OpenItem, ReleasedAssignment
 
 SKIP_REASONS = ("cannot judge", "needs context I do not have", "language I do not read", "other")
 FLAG_REASONS = ("empty or truncated dialogue", "wrong language", "preference or checklist missing", "other")
@@ -101,12 +102,11 @@ def annotator_view(project: Project, user: str, kind: str) -> AnnotatorView:
     (the usual case after the first item); assigning a new item goes through :func:`current_item`."""
     get_kind(kind)
     view = project.store.queues.annotator_view(user, kind)
-    if not view["active"]:
-        return AnnotatorView(False, None, view["version"])
-    row = view["row"]
-    if row is not None and row["event_id"]:
-        return AnnotatorView(True, _shown(project, row), view["version"])
-    item = _shown(project, _assign_next(project, user, kind))
+    if not view.active:
+        return AnnotatorView(False, None, view.version)
+    if view.item is not None and view.item.event_id:
+        return AnnotatorView(True, _shown(view.item), view.version)
+    item = _shown(_assign_next(project, user, kind))
     return AnnotatorView(True, item, project.store.queues.queue_version(user))
 
 
@@ -114,13 +114,13 @@ def current_item(project: Project, user: str, kind: str) -> ShownItem | None:
     """The annotator's open item of ``kind`` (assigned now if the queue was empty), or None when done.
     The usual case, an item already shown (a submit marks the next one), is one read."""
     get_kind(kind)
-    row = project.store.queues.open_item(user, kind)
-    if row is None or not row["event_id"]:
-        row = _assign_next(project, user, kind)
-    return _shown(project, row)
+    item = project.store.queues.open_item(user, kind)
+    if item is None or not item.event_id:
+        item = _assign_next(project, user, kind)
+    return _shown(item)
 
 
-def _assign_next(project: Project, user: str, kind: str) -> dict[str, Any] | None:
+def _assign_next(project: Project, user: str, kind: str) -> OpenItem | None:
     """Show the annotator's next item, assigning a new chunk under the kind's policy when needed."""
     policy = policy_for(project, kind)
     hours = stale_after_hours(project)
@@ -128,11 +128,8 @@ def _assign_next(project: Project, user: str, kind: str) -> dict[str, Any] | Non
     return project.store.queues.open_assignment(user, kind, policy.chunk, policy.n_gold, stale_before=before)
 
 
-def _shown(project: Project, row: dict[str, Any] | None) -> ShownItem | None:
-    if row is None:
-        return None
-    task = project.store.labels._task_from_row(row)  # the row carries its task's columns
-    return ShownItem(task, row["event_id"], row["shown_at"], row["position"])
+def _shown(item: OpenItem | None) -> ShownItem | None:
+    return None if item is None else ShownItem(item.task, item.event_id, item.shown_at, item.position)
 
 
 def stale_after_hours(project: Project) -> float:
@@ -146,7 +143,7 @@ def _hours_ago(hours: float) -> str:
 
 def release_stale(
     project: Project, hours: float | None = None, annotator: str | None = None, kind: str | None = None
-) -> list[dict[str, Any]]:
+) -> list[ReleasedAssignment]:
     """Hand items back to the pool: every open assignment of an annotator's queue of a kind that has
     shown nothing for ``hours`` (default: config ``annotation.stale_after_hours``). The annotator
     keeps every label they gave; the items can go to someone else. Returns what was released.
@@ -302,14 +299,14 @@ def progress_after(
     today + 1; an edit or a withdrawal changes neither."""
     out = {k: {**c, "batches": [dict(b) for b in c["batches"]]} for k, c in counts.items()}
     for ev in project.store.queues.events_after(user, seen):
-        if ev["source"] != "app" or ev["batch_id"] is None:
+        if ev.source != "app" or ev.batch_id is None:
             return None
-        if ev["supersedes"] is not None or ev["action"] not in ("label", "skip", "flag"):
+        if ev.supersedes is not None or ev.action not in ("label", "skip", "flag"):
             continue
-        mine = out[ev["kind"]]
+        mine = out[ev.kind]
         mine["done"] += 1
-        mine["today"] += ev["created_at"] >= today
-        batch = next((b for b in mine["batches"] if b["batch_id"] == ev["batch_id"]), None)
+        mine["today"] += ev.created_at >= today
+        batch = next((b for b in mine["batches"] if b["batch_id"] == ev.batch_id), None)
         if batch is None:
             return None
         batch["done"] += 1

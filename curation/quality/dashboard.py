@@ -14,15 +14,17 @@ from curation.annotation.workflow import gold_accuracy
 
 if TYPE_CHECKING:
     from curation.project import ProjectStore
+    from curation.store.labels import FlaggedLabel, Throughput
+    from curation.store.queues import ProgressRow
     from schemas.config import ReleasePolicy
 
 
-def progress(store: ProjectStore) -> list[dict[str, Any]]:
+def progress(store: ProjectStore) -> list[ProgressRow]:
     """Per (annotator, task kind): assigned, done, labels, skips, flags, mean seconds per label."""
     return store.queues.progress_table()
 
 
-def throughput(store: ProjectStore, per: str = "day") -> list[dict[str, Any]]:
+def throughput(store: ProjectStore, per: str = "day") -> list[Throughput]:
     """Items finished per ``day`` or ``hour`` (UTC) per annotator and task kind."""
     if per not in ("day", "hour"):
         raise ValueError("per must be 'day' or 'hour'")
@@ -67,7 +69,7 @@ def annotator_quality(
     ]
 
 
-def flagged(store: ProjectStore) -> list[dict[str, Any]]:
+def flagged(store: ProjectStore) -> list[FlaggedLabel]:
     """Items annotators reported as broken, with who and why."""
     return store.labels.flagged()
 
@@ -82,8 +84,8 @@ def overview(store: ProjectStore) -> dict[str, Any]:
     accounts), items complete (k labels)."""
     summaries = store.queues.task_summaries()
     return {
-        "tasks": sum(r["tasks"] for r in summaries),
-        "complete": sum(r["complete"] or 0 for r in summaries),
+        "tasks": sum(r.tasks for r in summaries),
+        "complete": sum(r.complete or 0 for r in summaries),
         "labels": store.count("label_events", action="label"),
         "annotators": store.labels.labelled_by(),
         "gold": gold_accuracy(store),

@@ -8,6 +8,7 @@ a retry writes it once.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import func, select, update
@@ -18,6 +19,37 @@ from schemas.curation import Adjudication, AnnotationTask, LabelEvent
 
 #: Actions that finish an assignment (a withdraw does not: it only removes a label).
 FINISHING = ("label", "skip", "flag")
+
+
+@dataclass(frozen=True, slots=True)
+class Batch:
+    """A batch with its status and the task kinds it holds (``kinds``: comma-separated)."""
+
+    batch_id: str
+    kinds: str
+    status: str
+    created_at: str
+
+
+@dataclass(frozen=True, slots=True)
+class Throughput:
+    """First submits of one annotator and kind in one time bucket (a day or an hour, UTC)."""
+
+    bucket: str
+    annotator: str
+    kind: str
+    n: int
+
+
+@dataclass(frozen=True, slots=True)
+class FlaggedLabel:
+    """An item an annotator reported as broken, with why."""
+
+    task_id: str
+    kind: str
+    annotator: str
+    comment: str | None
+    created_at: str
 
 
 class Labels(StoreArea):
@@ -39,7 +71,7 @@ class Labels(StoreArea):
             if conn.execute(update(b).where(b.c.batch_id == batch_id).values(status=status)).rowcount == 0:
                 raise StoreError(f"no batch {batch_id!r}")
 
-    def batches(self) -> list[dict[str, Any]]:
+    def batches(self) -> list[Batch]:
         """Every batch with its status and the task kinds it holds (``kinds``, comma-separated; a
         batch can hold several: ``tasks create --batch week1`` for each kind)."""
         b, t = self.t["batches"], self.t["tasks"]
@@ -49,10 +81,14 @@ class Labels(StoreArea):
                 kinds.setdefault(batch_id, []).append(kind)
             rows = conn.execute(select(b).order_by(b.c.created_at, b.c.batch_id)).mappings()
             return [
-                {"batch_id": r["batch_id"], "kinds": ", ".join(kinds.get(r["batch_id"], [r["kind"]])),
-                 "status": r["status"], "created_at": r["created_at"]}
+                Batch(
+                    r["batch_id"],
+                    ", ".join(kinds.get(r["batch_id"], [r["kind"]])),
+                    r["status"],
+                    r["created_at"],
+                )
                 for r in rows
-            ]  # fmt: skip
+            ]
 
     def add_tasks(self, tasks: list[AnnotationTask]) -> int:
         """Add tasks; a task whose (kind, item_ref) exists is left as it is. Returns how many were new."""
@@ -215,7 +251,7 @@ class Labels(StoreArea):
         live = [ev for ev in out.values() if ev.action != "withdraw"]
         return live[:n]
 
-    def throughput(self, bucket_chars: int = 10) -> list[dict[str, Any]]:
+    def throughput(self, bucket_chars: int = 10) -> list[Throughput]:
         """First submits per (time bucket, annotator, kind); 10 chars = per day, 13 = per hour."""
         e = self.t["label_events"]
         bucket = func.substr(e.c.created_at, 1, bucket_chars).label("bucket")
@@ -226,15 +262,15 @@ class Labels(StoreArea):
             .order_by(bucket)
         )
         with self.read() as conn:
-            return [dict(r) for r in conn.execute(q).mappings()]
+            return [Throughput(*r) for r in conn.execute(q)]
 
-    def flagged(self) -> list[dict[str, Any]]:
+    def flagged(self) -> list[FlaggedLabel]:
         e = self.t["label_events"]
         q = select(e.c.task_id, e.c.kind, e.c.annotator, e.c.comment, e.c.created_at).where(
             e.c.action == "flag"
         )
         with self.read() as conn:
-            return [dict(r) for r in conn.execute(q.order_by(e.c.seq)).mappings()]
+            return [FlaggedLabel(*r) for r in conn.execute(q.order_by(e.c.seq))]
 
     def labelled_by(self) -> int:
         """How many people gave at least one label (accounts that never labelled do not count)."""
@@ -280,20 +316,28 @@ class Labels(StoreArea):
         with self.write() as conn:
             if conn.execute(select(a.c.seq).where(a.c.adjudication_id == adj.adjudication_id)).first():
                 return False
-            conn.execute(
-                a.insert(),
-                {
-                    "adjudication_id": adj.adjudication_id,
-                    "task_id": adj.task_id,
-                    "maintainer": adj.maintainer,
-                    "values_json": self.dumps(adj.values),
-                    "note": adj.note,
-                    "supersedes": adj.supersedes,
-                    "schema_version": adj.schema_version,
-                    "created_at": adj.created_at,
-                },
-            )
+            conn.execute(a.insert(), self._adjudication_row(adj))
         return True
+
+    def _adjudication_row(self, adj: Adjudication) -> dict[str, Any]:
+        return {
+            "adjudication_id": adj.adjudication_id,
+            "task_id": adj.task_id,
+            "maintainer": adj.maintainer,
+            "values_json": self.dumps(adj.values),
+            "note": adj.note,
+            "supersedes": adj.supersedes,
+            "schema_version": adj.schema_version,
+            "created_at": adj.created_at,
+        }
+
+    def _adjudication_from_row(self, r) -> Adjudication:
+        return Adjudication(
+            **{k: r[k] for k in ("adjudication_id", "task_id", "maintainer", "note", "supersedes")},
+            values=self.loads(r["values_json"]),
+            schema_version=r["schema_version"],
+            created_at=r["created_at"],
+        )
 
     def adjudications(self, task_id: str | None = None) -> list[Adjudication]:
         a = self.t["adjudications"]
@@ -302,16 +346,4 @@ class Labels(StoreArea):
             q = q.where(a.c.task_id == task_id)
         with self.read() as conn:
             rows = conn.execute(q).mappings().all()
-        return [
-            Adjudication(
-                adjudication_id=r["adjudication_id"],
-                task_id=r["task_id"],
-                maintainer=r["maintainer"],
-                values=self.loads(r["values_json"]),
-                note=r["note"],
-                supersedes=r["supersedes"],
-                schema_version=r["schema_version"],
-                created_at=r["created_at"],
-            )
-            for r in rows
-        ]
+        return [self._adjudication_from_row(r) for r in rows]

@@ -12,6 +12,7 @@ Every query of the submit → next-item path is an index range scan (see ``queue
 from __future__ import annotations
 
 import uuid
+from dataclasses import dataclass, replace
 from typing import Any
 
 from sqlalchemy import Connection, case, exists, func, select, text, true, update
@@ -20,11 +21,95 @@ from curation.store.backend import explain_prefix
 from curation.store.engine import StoreArea, StoreCore
 from curation.store.labels import FINISHING, Labels
 from schemas.common import utcnow
-from schemas.curation import LabelEvent
+from schemas.curation import AnnotationTask, LabelEvent
 
 
 def new_event_id() -> str:
     return "ev_" + uuid.uuid4().hex
+
+
+@dataclass(frozen=True, slots=True)
+class OpenItem:
+    """An annotator's open item: its task, its place in their queue and, once shown, the pending
+    event id its submit will carry (None until then)."""
+
+    task: AnnotationTask
+    position: int
+    event_id: str | None
+    shown_at: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class QueueView:
+    """What the Annotate page reads on every run: may the account still act, its open item of the
+    kind (None when there is none) and the queue's version (see ``Queues.queue_version``)."""
+
+    active: bool
+    item: OpenItem | None
+    version: tuple[int, int, int]
+
+
+@dataclass(frozen=True, slots=True)
+class EventBrief:
+    """One of an annotator's events with the batch of its assignment (None: no assignment)."""
+
+    seq: int
+    kind: str
+    action: str
+    supersedes: str | None
+    source: str
+    created_at: str
+    batch_id: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class ReleasedAssignment:
+    """An open assignment given back to the pool just now."""
+
+    annotator: str
+    kind: str
+    task_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class AssignmentRelease:
+    """A row of the log of assignments given back to the pool."""
+
+    seq: int
+    task_id: str
+    annotator: str
+    kind: str
+    assigned_at: str
+    shown_at: str | None
+    reason: str
+    released_at: str
+
+
+@dataclass(frozen=True, slots=True)
+class ProgressRow:
+    """Per (annotator, kind): assigned, done, first labels/skips/flags/withdrawals, mean seconds per label."""
+
+    annotator: str
+    task_kind: str
+    assigned: int = 0
+    done: int = 0
+    labels: int = 0
+    skips: int = 0
+    flags: int = 0
+    withdraws: int = 0
+    mean_time_s: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TaskSummary:
+    """Per (kind, batch): tasks, gold tasks, assigned slots, tasks with all their labels."""
+
+    kind: str
+    batch_id: str
+    tasks: int
+    gold: int
+    assigned: int
+    complete: int
 
 
 class Queues(StoreArea):
@@ -55,18 +140,22 @@ class Queues(StoreArea):
             .limit(1)
         )
 
-    def _open_row(self, conn: Connection, annotator: str, kind: str) -> dict[str, Any] | None:
+    def _open_row(self, conn: Connection, annotator: str, kind: str) -> OpenItem | None:
         row = conn.execute(self._open_query(annotator, kind)).mappings().first()
-        return None if row is None else dict(row)
+        return None if row is None else self._item(row)
 
-    def open_item(self, annotator: str, kind: str) -> dict[str, Any] | None:
+    def _item(self, row) -> OpenItem:
+        """An open item from an assignment row joined with its task's columns."""
+        return OpenItem(self.labels._task_from_row(row), row["position"], row["event_id"], row["shown_at"])
+
+    def open_item(self, annotator: str, kind: str) -> OpenItem | None:
         """The annotator's first open item of ``kind`` with its task's columns, as it is (its
         ``event_id`` is None until it is shown); None when nothing is open. One statement, no locks."""
         return self.read_retrying(lambda conn: self._open_row(conn, annotator, kind))
 
     def open_assignment(
         self, annotator: str, kind: str, chunk: int, n_gold: int, stale_before: str | None = None
-    ) -> dict[str, Any] | None:
+    ) -> OpenItem | None:
         """The annotator's current item of ``kind`` with its task's columns (assigning a new chunk
         when the queue is empty), marked as shown with its pending event id; ``None`` when nothing is
         left to do. Before a new chunk is picked, other annotators' items idle since ``stale_before``
@@ -77,7 +166,7 @@ class Queues(StoreArea):
 
     def _open_assignment(
         self, annotator: str, kind: str, chunk: int, n_gold: int, stale_before: str | None
-    ) -> dict[str, Any] | None:
+    ) -> OpenItem | None:
         with self.write() as conn:
             # One annotator's queue changes in one transaction at a time, whichever replica serves
             # them (two tabs must not each pull a chunk); other annotators' pulls go on in parallel.
@@ -89,20 +178,19 @@ class Queues(StoreArea):
                 if not self._assign_chunk(conn, annotator, kind, chunk, n_gold):
                     return None
                 row = self._open_row(conn, annotator, kind)
-            if not row["event_id"]:
-                row["event_id"], row["shown_at"] = new_event_id(), utcnow()
+            if not row.event_id:
+                row = replace(row, event_id=new_event_id(), shown_at=utcnow())
                 a = self.t["assignments"]
                 conn.execute(
                     update(a)
-                    .where(a.c.task_id == row["task_id"], a.c.annotator == annotator)
-                    .values(event_id=row["event_id"], shown_at=row["shown_at"])
+                    .where(a.c.task_id == row.task.task_id, a.c.annotator == annotator)
+                    .values(event_id=row.event_id, shown_at=row.shown_at)
                 )
         return row
 
-    def annotator_view(self, annotator: str, kind: str) -> dict[str, Any]:
-        """What the Annotate page needs on every run, in one statement: ``active`` (the account may
-        still act), ``row`` (the open item of ``kind`` with its task columns, or None) and ``version``
-        (see :meth:`queue_version`). An unknown account is not active."""
+    def annotator_view(self, annotator: str, kind: str) -> QueueView:
+        """What the Annotate page needs on every run, in one statement. An unknown account is not
+        active."""
         a, u = self.t["assignments"], self.t["users"]
         e, r = self.t["label_events"], self.t["assignment_releases"]
         item = self._open_query(annotator, kind).subquery()
@@ -120,15 +208,12 @@ class Queues(StoreArea):
         found = self.read_retrying(lambda conn: conn.execute(q).first())
         if found is None or not found[0]:
             version = (0, 0, 0) if found is None else tuple(v or 0 for v in found[1:4])
-            return {"active": False, "row": None, "version": version}
+            return QueueView(False, None, version)
         row = dict(zip(item.c.keys(), found[4:], strict=True))
-        return {
-            "active": True,
-            "row": None if row["task_id"] is None else row,
-            "version": tuple(v or 0 for v in found[1:4]),
-        }
+        version = tuple(v or 0 for v in found[1:4])
+        return QueueView(True, None if row["task_id"] is None else self._item(row), version)
 
-    def events_after(self, annotator: str, seq: int) -> list[dict[str, Any]]:
+    def events_after(self, annotator: str, seq: int) -> list[EventBrief]:
         """The annotator's events after ``seq`` with the batch of their assignment (an index range:
         the app updates its counts from these instead of counting everything again)."""
         e, a = self.t["label_events"], self.t["assignments"]
@@ -138,7 +223,7 @@ class Queues(StoreArea):
             .where(e.c.annotator == annotator, e.c.seq > seq)
             .order_by(e.c.seq)
         )
-        return self.read_retrying(lambda conn: [dict(x) for x in conn.execute(q).mappings()])
+        return self.read_retrying(lambda conn: [EventBrief(*x) for x in conn.execute(q)])
 
     # -- assignment ---------------------------------------------------------------------------------
     def _closed_batches(self, conn: Connection) -> list[str]:
@@ -282,7 +367,7 @@ class Queues(StoreArea):
     # -- stale assignments --------------------------------------------------------------------------
     def _release_stale(
         self, conn: Connection, before: str, kind: str | None = None, annotator: str | None = None
-    ) -> list[dict[str, Any]]:
+    ) -> list[ReleasedAssignment]:
         """Return to the pool every open assignment of an (annotator, kind) queue that has shown
         nothing since ``before``: the rows go (logged in ``assignment_releases``), the tasks' holder
         counts drop, so the items can go to someone else."""
@@ -294,7 +379,7 @@ class Queues(StoreArea):
         if annotator is not None:
             q = q.where(a.c.annotator == annotator)
         idle = conn.execute(q.having(seen < before)).all()
-        released: list[dict[str, Any]] = []
+        released: list[ReleasedAssignment] = []
         now = utcnow()
         for k, who in idle:
             self.lock(conn, f"queue:{who}")  # their queue changes in one transaction at a time
@@ -315,24 +400,24 @@ class Queues(StoreArea):
             ])  # fmt: skip
             conn.execute(a.delete().where(a.c.annotator == who, a.c.task_id.in_(ids), a.c.done_at.is_(None)))
             conn.execute(update(t).where(t.c.task_id.in_(ids)).values(n_assigned=t.c.n_assigned - 1))
-            released += [{"annotator": who, "kind": k, "task_id": i} for i in ids]
+            released += [ReleasedAssignment(who, k, i) for i in ids]
         return released
 
     def release_stale(
         self, before: str, kind: str | None = None, annotator: str | None = None
-    ) -> list[dict[str, Any]]:
+    ) -> list[ReleasedAssignment]:
         """:meth:`_release_stale` in its own transaction; the released ``(annotator, kind, task_id)``."""
         with self.write() as conn:
             return self._release_stale(conn, before, kind, annotator)
 
-    def assignment_releases(self, annotator: str | None = None) -> list[dict[str, Any]]:
+    def assignment_releases(self, annotator: str | None = None) -> list[AssignmentRelease]:
         """Assignments given back to the pool (stale claims, `prefkit tasks release`), oldest first."""
         r = self.t["assignment_releases"]
         q = select(r).order_by(r.c.seq)
         if annotator is not None:
             q = q.where(r.c.annotator == annotator)
         with self.read() as conn:
-            return [dict(x) for x in conn.execute(q).mappings()]
+            return [AssignmentRelease(**x) for x in conn.execute(q).mappings()]
 
     # -- progress -----------------------------------------------------------------------------------
     def _my_progress(self, conn: Connection, annotator: str):
@@ -395,7 +480,7 @@ class Queues(StoreArea):
         with self.read() as conn:
             return int(conn.execute(q).scalar_one())
 
-    def progress_table(self) -> list[dict[str, Any]]:
+    def progress_table(self) -> list[ProgressRow]:
         """Per (annotator, kind): assigned, done, labels, skips, flags, mean seconds per item."""
         a, e = self.t["assignments"], self.t["label_events"]
         rows: dict[tuple[str, str], dict[str, Any]] = {}
@@ -417,14 +502,10 @@ class Queues(StoreArea):
                 row[f"{action}s"] = n
                 if action == "label":
                     row["mean_time_s"] = None if secs is None else round(float(secs), 1)
-        for row in rows.values():
-            for key in ("labels", "skips", "flags"):
-                row.setdefault(key, 0)
-            row.setdefault("mean_time_s", None)
-        return sorted(rows.values(), key=lambda r: (r["annotator"], r["task_kind"]))
+        return [ProgressRow(**row) for _, row in sorted(rows.items())]
 
     # -- task summaries ---------------------------------------------------------------------------------------
-    def task_summaries(self, kind: str | None = None) -> list[dict[str, Any]]:
+    def task_summaries(self, kind: str | None = None) -> list[TaskSummary]:
         """Per (kind, batch): tasks, gold tasks, assigned slots, and how many have k finished labels."""
         t, a = self.t["tasks"], self.t["assignments"]
         done = select(a.c.task_id, func.count(a.c.done_at).label("n_done")).group_by(a.c.task_id).subquery()
@@ -446,7 +527,7 @@ class Queues(StoreArea):
             q = q.where(t.c.kind == kind)
         with self.read() as conn:
             return [
-                {k: (int(v) if isinstance(v, int | float) else v) for k, v in r.items()}
+                TaskSummary(**{k: (int(v) if isinstance(v, int | float) else v) for k, v in r.items()})
                 for r in conn.execute(q).mappings()
             ]
 

@@ -62,8 +62,8 @@ def tasks_release(
     if as_json:
         echo_json(released)
         return
-    who = sorted({(r["annotator"], r["kind"]) for r in released})
+    who = sorted({(r.annotator, r.kind) for r in released})
     click.echo(f"released {len(released)} items from {len(who)} idle queue(s)")
     for annotator_, kind_ in who:
-        n = sum(1 for r in released if (r["annotator"], r["kind"]) == (annotator_, kind_))
+        n = sum(1 for r in released if (r.annotator, r.kind) == (annotator_, kind_))
         click.echo(f"  {annotator_}  {kind_}  {n}")
