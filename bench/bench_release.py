@@ -21,6 +21,10 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from curation.project import Project
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -95,7 +99,7 @@ def baseline(src: Path, out: Path) -> float:
     return time.perf_counter() - start
 
 
-def cut(project, version: str) -> float:
+def cut(project: Project, version: str) -> float:
     from exports.release import cut_release
 
     start = time.perf_counter()

@@ -9,12 +9,17 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from exports.writers import atomic_write_bytes
 
+if TYPE_CHECKING:
+    from curation.project import ProjectStore
 
-def packet(store, session_id: str, extra: dict[str, Any], revised: bool = False) -> dict[str, Any]:
+
+def packet(
+    store: ProjectStore, session_id: str, extra: dict[str, Any], revised: bool = False
+) -> dict[str, Any]:
     dialogue = store.content.dialogue(session_id)
     turns = dialogue["turns"] if revised else store.content.original_turns(session_id)
     out = json.loads(json.dumps(extra))
@@ -45,7 +50,7 @@ def packet(store, session_id: str, extra: dict[str, Any], revised: bool = False)
     return result
 
 
-def export_packets(store, out_dir: Path, revised: bool = False) -> int:
+def export_packets(store: ProjectStore, out_dir: Path, revised: bool = False) -> int:
     """Write one ``sess_*.json`` per packet under ``out_dir``, in the layout it was imported from."""
     n = 0
     for p in store.content.packets():

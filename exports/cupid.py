@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from exports.writers import write_jsonl, write_parquet
 from schemas.common import InputError
 from schemas.cupid import BenchmarkInstance
+
+if TYPE_CHECKING:
+    from curation.project import ProjectStore
 
 CUPID_COLUMNS = (
     "persona_id",
@@ -58,7 +61,7 @@ def rebuilt_instance(record: dict[str, Any], links: list[dict[str, Any]], sessio
     return BenchmarkInstance.model_validate({**record, "prior_interactions": priors}).model_dump(mode="json")
 
 
-def cupid_rows(store, verified_only: bool = False) -> list[dict[str, Any]]:
+def cupid_rows(store: ProjectStore, verified_only: bool = False) -> list[dict[str, Any]]:
     """Instances as CUPID rows, rebuilt from their sessions as they stand now (rewrites applied);
     ``verified_only`` keeps the instances whose every relevant session is verified."""
     from curation.quality.verification import instance_verification, session_statuses
@@ -75,7 +78,7 @@ def cupid_rows(store, verified_only: bool = False) -> list[dict[str, Any]]:
     return rows
 
 
-def export_cupid(store, out: Path, verified_only: bool = False) -> int:
+def export_cupid(store: ProjectStore, out: Path, verified_only: bool = False) -> int:
     rows = cupid_rows(store, verified_only)
     suffix = out.suffix.lower()
     if suffix == ".jsonl":

@@ -23,7 +23,7 @@ import shutil
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from curation.quality.agreement import agreement_rows
 from curation.quality.gates import GateResult, format_report, run_gates
@@ -36,6 +36,9 @@ from exports.writers import atomic_write_bytes, write_json
 from schemas import ALL_SCHEMAS
 from schemas.common import PrefkitError, sha256_file, utcnow
 from schemas.curation import ReleaseFile, ReleaseManifest, SourceSummary
+
+if TYPE_CHECKING:
+    from curation.project import Project
 
 VERSION_RE = re.compile(r"(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)")  # always fullmatch: `$` accepts "\n"
 LEVELS = ("patch", "minor", "major")
@@ -98,7 +101,7 @@ def _file_entries(stage: Path, skip: set[str], known: dict[str, dict] | None = N
 
 
 def _card_meta(
-    project, version: str, total: int, sources: list[SourceSummary], override: str | None
+    project: Project, version: str, total: int, sources: list[SourceSummary], override: str | None
 ) -> dict[str, Any]:
     cfg, rel = project.config.project, project.config.release
     kinds = sorted({s.kind for s in sources})
@@ -121,7 +124,9 @@ def _card_meta(
     }
 
 
-def _describe(project, stage: Path, version: str, configs, gates, agreement, override) -> tuple[dict, dict]:
+def _describe(
+    project: Project, stage: Path, version: str, configs, gates, agreement, override
+) -> tuple[dict, dict]:
     """Hash the data files and write ``croissant.json`` and the ``README.md`` card; returns the data
     files' digests and the provenance summary."""
     data_files = {
@@ -137,14 +142,14 @@ def _describe(project, stage: Path, version: str, configs, gates, agreement, ove
     return data_files, provenance
 
 
-def plan_configs(project) -> list:
+def plan_configs(project: Project) -> list:
     """Every config the project holds content for (``[release] configs`` narrows them), with the rows
     each dropped; configs whose rows were all dropped are kept so the card can say why."""
     rel = project.config.release
     return build_configs(project.store, rel.configs, rel.alpsbench_reference)
 
 
-def check_release(project, agreement=None, planned=None) -> list[GateResult]:
+def check_release(project: Project, agreement=None, planned=None) -> list[GateResult]:
     """Every release gate's result for the release the project would cut now (``prefkit release
     check``). ``agreement`` (agreement rows) and ``planned`` (:func:`plan_configs`) are computed when
     not given."""
@@ -154,7 +159,7 @@ def check_release(project, agreement=None, planned=None) -> list[GateResult]:
 
 
 def build_release(
-    project,
+    project: Project,
     stage: Path,
     version: str,
     gates: list[dict],
@@ -227,7 +232,9 @@ def _check_bump(releases_dir: Path, previous: str | None, stage: Path, version: 
     return need
 
 
-def cut_release(project, version: str, override: str | None = None, gates=None, agreement=None) -> CutResult:
+def cut_release(
+    project: Project, version: str, override: str | None = None, gates=None, agreement=None
+) -> CutResult:
     """Cut ``version`` from the project's current state and record it in the project's release log
     (``prefkit release list``). Refuses when a gate fails (unless ``override`` gives a reason, recorded
     in the manifest), when the version exists, or when the version bump is smaller than the change
@@ -299,7 +306,7 @@ def cut_release(project, version: str, override: str | None = None, gates=None, 
     return result
 
 
-def signing_config(project) -> dict[str, Path | str | None]:
+def signing_config(project: Project) -> dict[str, Path | str | None]:
     """``[release] signing_key``, ``allowed_signers`` (paths, relative to the project) and ``signer``."""
     cfg = project.config.release
 
@@ -314,7 +321,7 @@ def signing_config(project) -> dict[str, Path | str | None]:
     }
 
 
-def _stage_checksums(project, stage: Path, manifest: ReleaseManifest, version: str) -> list[Path]:
+def _stage_checksums(project: Project, stage: Path, manifest: ReleaseManifest, version: str) -> list[Path]:
     """Write the checksums file (and its signature when a key is configured) under temporary names
     beside the release; the caller renames them into place after the release directory."""
     from exports.release_integrity import checksums_text, sign_file
@@ -328,12 +335,12 @@ def _stage_checksums(project, stage: Path, manifest: ReleaseManifest, version: s
     return out
 
 
-def private_dir(project, version: str) -> Path:
+def private_dir(project: Project, version: str) -> Path:
     """Where a release's private configs go: beside ``releases/``, never inside a published release."""
     return project.root / "releases-private" / version
 
 
-def write_private(project, version: str, planned: list | None = None) -> list[Path]:
+def write_private(project: Project, version: str, planned: list | None = None) -> list[Path]:
     """Write the private configs (AlpsBench test gold, whole packets) as ``<config>/<split>.jsonl`` with a
     ``manifest.json`` of their sha256, for the maintainers' hidden evaluation."""
     planned = plan_configs(project) if planned is None else planned

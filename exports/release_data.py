@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
@@ -22,6 +22,9 @@ from curation.quality.verification import instance_verification, session_statuse
 from exports.alpsbench import packet as alps_packet
 from exports.cupid import cupid_arrow_schema, rebuilt_instance
 from schemas.common import canonical_json, content_hash
+
+if TYPE_CHECKING:
+    from curation.project import ProjectStore
 
 #: Order splits are listed in (card, Croissant); others follow alphabetically.
 SPLIT_ORDER = ("train", "dev", "validation", "test")
@@ -90,7 +93,7 @@ S, INT, B, F = pa.string(), pa.int64(), pa.bool_(), pa.float64()
 CUPID_NEEDS = (preference_expressed.KIND,)
 
 
-def cupid_unverified_config(store) -> ConfigData:
+def cupid_unverified_config(store: ProjectStore) -> ConfigData:
     """Every CUPID instance as it was generated or imported (stored canonical JSON, no re-encoding)."""
     cfg = ConfigData(
         "cupid_unverified",
@@ -103,7 +106,7 @@ def cupid_unverified_config(store) -> ConfigData:
     return cfg.finish()
 
 
-def cupid_config(store, statuses=None) -> ConfigData:
+def cupid_config(store: ProjectStore, statuses=None) -> ConfigData:
     """The verified CUPID instances, rebuilt from their current sessions: an instance is in when every
     session it depends on is verified by the final ``preference_expressed`` labels."""
     cfg = ConfigData(
@@ -128,7 +131,7 @@ def cupid_config(store, statuses=None) -> ConfigData:
     return cfg.finish()
 
 
-def cupid_raw_config(store, pseudonym: Callable[[str], str], statuses=None) -> ConfigData:
+def cupid_raw_config(store: ProjectStore, pseudonym: Callable[[str], str], statuses=None) -> ConfigData:
     """What the CUPID instances are made of, one split per record type (each row's record is JSON)."""
     cfg = ConfigData(
         "cupid_raw",
@@ -227,7 +230,7 @@ Tracks = dict[str, list[tuple[dict[str, Any], dict[str, Any]]]]
 
 
 def alps_rows(
-    store, gold: dict[str, dict[str, Any]] | None = None
+    store: ProjectStore, gold: dict[str, dict[str, Any]] | None = None
 ) -> tuple[Tracks, Tracks, dict[str, Counter], set[str]]:
     """``(input row, gold row)`` pairs per public track: ``(verified, unverified, dropped, from_packets)``.
 
@@ -274,7 +277,7 @@ def alps_rows(
     return tracks, unverified, dropped, from_packets
 
 
-def alpsbench_configs(store, reference: str = "verified") -> list[ConfigData]:
+def alpsbench_configs(store: ProjectStore, reference: str = "verified") -> list[ConfigData]:
     """AlpsBench's public layout: per track, inputs (dev/validation/test) and gold (dev/validation);
     the test gold and the whole packets go to private configs that are never published. With the
     ``verified`` reference (the default) only verified packets are in the tracks, Task 1's reference
@@ -370,7 +373,7 @@ def _alps_unverified(unverified: Tracks) -> list[ConfigData]:
     return [public.finish(), hidden.finish()]
 
 
-def _alps_packets(store, gold: dict[str, dict[str, Any]] | None) -> ConfigData:
+def _alps_packets(store: ProjectStore, gold: dict[str, dict[str, Any]] | None) -> ConfigData:
     """The raw config: every packet whole, with what verification made of it (verified gold, rejected
     candidates with their reasons)."""
     packets = ConfigData(
@@ -399,7 +402,7 @@ def _alps_packets(store, gold: dict[str, dict[str, Any]] | None) -> ConfigData:
 
 
 # -- human labels ---------------------------------------------------------------------------------------
-def labels_config(store, pseudonym: Callable[[str], str]) -> ConfigData:
+def labels_config(store: ProjectStore, pseudonym: Callable[[str], str]) -> ConfigData:
     cfg = ConfigData(
         "labels",
         "Each annotator's live label per task (pseudonymous annotator ids), one split per task kind.",
@@ -435,7 +438,7 @@ def labels_config(store, pseudonym: Callable[[str], str]) -> ConfigData:
     return cfg.finish()
 
 
-def final_labels_config(store) -> ConfigData:
+def final_labels_config(store: ProjectStore) -> ConfigData:
     cfg = ConfigData(
         "final_labels",
         "The final label of every task and how it was decided "
@@ -469,7 +472,7 @@ def final_labels_config(store) -> ConfigData:
     return cfg.finish()
 
 
-def matching_config(store, pseudonym: Callable[[str], str]) -> ConfigData:
+def matching_config(store: ProjectStore, pseudonym: Callable[[str], str]) -> ConfigData:
     """The preference-matching set: pairs with a final human coverage label, each annotator's label
     and how many of them agree with the final one. Pairs without a final label are dropped."""
     cfg = ConfigData(
@@ -523,7 +526,7 @@ def matching_config(store, pseudonym: Callable[[str], str]) -> ConfigData:
     return cfg.finish()
 
 
-def adjudications_config(store, pseudonym: Callable[[str], str]) -> ConfigData:
+def adjudications_config(store: ProjectStore, pseudonym: Callable[[str], str]) -> ConfigData:
     cfg = ConfigData(
         "adjudications",
         "Every maintainer decision (pseudonymous), with the one in force per task marked.",
@@ -569,7 +572,9 @@ CONFIG_NAMES = (
 )
 
 
-def build_configs(store, only: list[str] | None = None, alps_reference: str = "verified") -> list[ConfigData]:
+def build_configs(
+    store: ProjectStore, only: list[str] | None = None, alps_reference: str = "verified"
+) -> list[ConfigData]:
     """Every config the project holds content for, in a fixed order, including those whose rows were
     all dropped (``count == 0``, ``considered > 0``: written nowhere, but stated in the card and
     gated). ``only`` (``[release] configs``) keeps the named configs (``alpsbench_*`` names a family);

@@ -9,10 +9,13 @@ not to cover it). The expected relation is kept in the pair's metadata, never sh
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from schemas.common import canonical_json, content_hash
 from schemas.curation import Provenance
+
+if TYPE_CHECKING:
+    from curation.project import ProjectStore
 
 PROVENANCE = Provenance(source="pipelines.matching.pairs_from_instances")
 
@@ -51,7 +54,7 @@ def pairs_from_instances(instances: list[dict[str, Any]]) -> list[dict[str, Any]
     return sorted(pairs.values(), key=lambda p: p["pair_id"])
 
 
-def add_pairs_from_instances(store) -> tuple[int, list[dict[str, Any]]]:
+def add_pairs_from_instances(store: ProjectStore) -> tuple[int, list[dict[str, Any]]]:
     """Build the pairs of the store's CUPID instances and add them; ``(pairs added, all pairs built)``
     (pairs already present are not added twice)."""
     pairs = pairs_from_instances(store.content.instances())

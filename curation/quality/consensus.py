@@ -14,11 +14,14 @@ from __future__ import annotations
 import json
 import uuid
 from collections import Counter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from curation.annotation.task_kinds import get_kind
 from schemas.common import PrefkitError, canonical_json, utcnow
 from schemas.curation import Adjudication, LabelEvent
+
+if TYPE_CHECKING:
+    from curation.project import ProjectStore
 
 DECIDED_BY = ("unanimous", "majority", "adjudicated", "undecided")
 
@@ -28,7 +31,7 @@ class AdjudicationError(PrefkitError):
 
 
 # -- reading the logs ---------------------------------------------------------------------------------
-def live_labels(store, kind: str | None = None) -> dict[str, dict[str, dict[str, Any]]]:
+def live_labels(store: ProjectStore, kind: str | None = None) -> dict[str, dict[str, dict[str, Any]]]:
     """``{task_id: {annotator: values}}`` of live ``label`` events (skips and flags carry no label).
     An LLM judge's labels (``source="judge"``) are measured against people, never counted as votes."""
     out: dict[str, dict[str, dict[str, Any]]] = {}
@@ -38,12 +41,12 @@ def live_labels(store, kind: str | None = None) -> dict[str, dict[str, dict[str,
     return out
 
 
-def live_flags(store, kind: str | None = None) -> list[LabelEvent]:
+def live_flags(store: ProjectStore, kind: str | None = None) -> list[LabelEvent]:
     """Flag events that are still an annotator's live event for the task."""
     return [ev for ev in store.labels.effective_events(kind) if ev.action == "flag"]
 
 
-def effective_adjudications(store) -> dict[str, Adjudication]:
+def effective_adjudications(store: ProjectStore) -> dict[str, Adjudication]:
     """The decision in force per task: the latest adjudication (each new one supersedes the last)."""
     latest: dict[str, Adjudication] = {}
     for adj in store.labels.adjudications():
@@ -96,7 +99,7 @@ def final_label(kind_name: str, labels: dict[str, dict[str, Any]], adjudication:
     }
 
 
-def final_labels(store, kind: str) -> dict[str, dict[str, Any]]:
+def final_labels(store: ProjectStore, kind: str) -> dict[str, dict[str, Any]]:
     """``{task_id: {values, decided_by, n_labels, tied}}`` for every task of ``kind``.
 
     ``decided_by`` is one of ``unanimous``, ``majority``, ``adjudicated``, ``undecided`` (a tie, or no
@@ -111,7 +114,7 @@ def final_labels(store, kind: str) -> dict[str, dict[str, Any]]:
     }
 
 
-def disagreements(store, kind: str | None = None) -> list[dict[str, Any]]:
+def disagreements(store: ProjectStore, kind: str | None = None) -> list[dict[str, Any]]:
     """Tasks whose annotators do not all agree, ties first (they need a maintainer's decision).
 
     Each: ``task_id, kind, item_ref, labels {annotator: values}, adjudicated, decided_by, tied``.
@@ -142,7 +145,9 @@ def disagreements(store, kind: str | None = None) -> list[dict[str, Any]]:
     return sorted(out, key=lambda d: (d["adjudicated"], d["decided_by"] != "undecided", d["task_id"]))
 
 
-def adjudicate(store, task_id: str, maintainer: str, values: dict[str, Any], note: str = "") -> Adjudication:
+def adjudicate(
+    store: ProjectStore, task_id: str, maintainer: str, values: dict[str, Any], note: str = ""
+) -> Adjudication:
     """Record a maintainer's final decision for ``task_id``; a later decision supersedes this one."""
     user = store.accounts.user(maintainer)
     if user is None or user.role != "maintainer" or not user.active:

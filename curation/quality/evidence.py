@@ -21,7 +21,10 @@ import re
 import unicodedata
 from collections import Counter
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from curation.project import ProjectStore
 
 #: Marks of elided text inside a quote.
 ELISION = re.compile(
@@ -129,7 +132,7 @@ def _source_of(m: dict[str, Any]) -> str:
     return "gold" if m["origin"] == "gold" else m["source_model"]
 
 
-def evidence_rows(store, source: str = "all") -> list[dict[str, Any]]:
+def evidence_rows(store: ProjectStore, source: str = "all") -> list[dict[str, Any]]:
     """One row per memory of ``source`` (``gold``, a model name, or ``all``) with its verdict."""
     rows: list[dict[str, Any]] = []
     memories = store.content.memories(origin="gold") if source == "gold" else store.content.memories()
@@ -180,7 +183,7 @@ def summarize(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def sources(store) -> list[str]:
+def sources(store: ProjectStore) -> list[str]:
     """``gold`` (when there is gold) and every model with extractions in the project."""
     names = {_source_of(m) for m in store.content.memories() if m["origin"] in ("gold", "candidate")}
     return sorted(names, key=lambda s: (s != "gold", s))

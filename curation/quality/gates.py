@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from curation.annotation.kinds.memory_verify import KIND as MEMORY_VERIFY
 from curation.annotation.task_kinds import TASK_KIND_REGISTRY
@@ -20,6 +20,9 @@ from curation.quality.consensus import disagreements, effective_adjudications, l
 from curation.quality.evidence import check_memory, evidence_rows
 from schemas.common import PrefkitError
 from schemas.config import FINAL_ALPHA_MIN, TENTATIVE_ALPHA_MIN, ReleasePolicy
+
+if TYPE_CHECKING:
+    from curation.project import ProjectStore
 
 #: Culprits printed per failing gate; the JSON report carries all of them.
 SHOWN_CULPRITS = 10
@@ -79,7 +82,7 @@ def evidence_problem(memory: dict[str, Any], turns: list[dict[str, Any]]) -> str
     return None if verdict.status == "pass" else verdict.reason
 
 
-def gold_evidence_failures(store) -> list[dict[str, Any]]:
+def gold_evidence_failures(store: ProjectStore) -> list[dict[str, Any]]:
     """Gold memories whose evidence check is not ``pass``: ``{dialogue_id, memory_id, status, problem}``."""
     return [
         {
@@ -373,7 +376,7 @@ APPLIES: dict[str, Callable[[ConfigPlan], bool]] = {
 
 
 def run_gates(
-    store, policy: ReleasePolicy, configs, agreement_rows=None, gold_accuracy=None
+    store: ProjectStore, policy: ReleasePolicy, configs, agreement_rows=None, gold_accuracy=None
 ) -> list[GateResult]:
     """Every gate's result, in order, for a release holding ``configs`` (:class:`ConfigPlan` or
     ``exports.release_data.ConfigData``: ``exports`` owns the configs, so it plans them and passes them

@@ -15,11 +15,14 @@ a rewrite is the kind's: :func:`curation.annotation.kinds.preference_expressed.e
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from curation.annotation.kinds.memory_verify import KIND as MEMORY_KIND
 from curation.annotation.kinds.preference_expressed import KIND, not_expressed, session_tasks
 from curation.quality.consensus import effective_adjudications, final_labels, live_flags, live_labels
+
+if TYPE_CHECKING:
+    from curation.project import ProjectStore
 
 STATUSES = ("verified", "failed", "needs_reverification", "unverified")
 
@@ -52,7 +55,9 @@ def _decide(fl: dict[str, Any], flags: list, adjudicated: bool) -> tuple[str, st
     return "verified", f"every checklist item expressed ({fl['decided_by']}, {fl['n_labels']} label(s))"
 
 
-def session_statuses(store, session_ids: list[str] | None = None) -> dict[str, SessionVerification]:
+def session_statuses(
+    store: ProjectStore, session_ids: list[str] | None = None
+) -> dict[str, SessionVerification]:
     """The verification state of every session that has a checklist to verify (or of ``session_ids``)."""
     if session_ids is None:
         session_ids = [s["session_id"] for s in store.content.sessions() if s.get("checklist")]
@@ -116,7 +121,7 @@ def status_counts(statuses: dict[str, SessionVerification]) -> dict[str, int]:
     return counts
 
 
-def silent_sessions(store) -> list[str]:
+def silent_sessions(store: ProjectStore) -> list[str]:
     """Sessions that should show a preference but hold no user feedback at all (the opening request,
     a reply, the end): a session with a checklist and an assistant reply but one user message."""
     out = []
@@ -172,7 +177,7 @@ def _gold_memory(
     return MemoryItem.model_validate(item).model_dump(mode="json", exclude_none=True)
 
 
-def verified_gold(store) -> dict[str, dict[str, Any]]:
+def verified_gold(store: ProjectStore) -> dict[str, dict[str, Any]]:
     """Per dialogue whose ``memory_verify`` task has a final label: the verified gold memories
     (accepted candidates, edited ones with their edits, added ones) and the rejected candidates with
     their reasons. ``{dialogue_id: {task_id, decided_by, memories, rejected, accepted, edited, added}}``."""
@@ -224,7 +229,7 @@ def verified_gold(store) -> dict[str, dict[str, Any]]:
 
 
 def verified_gold_evidence(
-    store, gold: dict[str, dict[str, Any]] | None = None
+    store: ProjectStore, gold: dict[str, dict[str, Any]] | None = None
 ) -> tuple[int, list[dict[str, Any]]]:
     """``(memories checked, failures)`` of the evidence check over the verified gold memories; a
     failure is ``{dialogue_id, memory_id, status, problem}``."""

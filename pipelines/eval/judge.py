@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import re
 import secrets
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from curation.annotation.kinds.preference_match import KIND
 from curation.quality.agreement import agreement_rows
 from schemas.config import TENTATIVE_ALPHA_MIN
+
+if TYPE_CHECKING:
+    from curation.project import ProjectStore
 
 JUDGE_ALPHA_MIN = TENTATIVE_ALPHA_MIN  # the default of [release] judge_alpha_min
 
@@ -25,7 +28,7 @@ def judge_annotator(model: str) -> str:
     return "judge." + re.sub(r"[^A-Za-z0-9._-]", "-", model)
 
 
-def ensure_judge_user(store, model: str) -> str:
+def ensure_judge_user(store: ProjectStore, model: str) -> str:
     """The judge's user record: an inactive account (nobody can sign in as it; no queue is assigned to
     it) so its label events name a real annotator."""
     name = judge_annotator(model)
@@ -36,7 +39,7 @@ def ensure_judge_user(store, model: str) -> str:
 
 
 def judge_validation(
-    store, model: str, alpha_min: float = JUDGE_ALPHA_MIN, n_boot: int = 500
+    store: ProjectStore, model: str, alpha_min: float = JUDGE_ALPHA_MIN, n_boot: int = 500
 ) -> dict[str, Any]:
     """Judge-vs-human and human-vs-human α on the matching set, and whether the judge is validated."""
     name = judge_annotator(model)

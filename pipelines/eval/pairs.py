@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from curation.annotation.kinds.preference_match import KIND, TASK_KIND, item_ref
 from curation.store.eval import EvalRun
@@ -21,6 +21,9 @@ from pipelines.eval.judge import ensure_judge_user
 from pipelines.eval.release import EvalInputError
 from schemas.common import content_hash, utcnow
 from schemas.curation import LabelEvent, Provenance
+
+if TYPE_CHECKING:
+    from curation.project import Project, ProjectStore
 
 LABELS = ("fully", "partially", "not_covered")
 
@@ -39,7 +42,7 @@ class PairsResult:
         return dict(self.__dict__)
 
 
-def run_pairs(store, run_id: str) -> tuple[EvalRun, list[dict[str, Any]]]:
+def run_pairs(store: ProjectStore, run_id: str) -> tuple[EvalRun, list[dict[str, Any]]]:
     """Every distinct (gold item, inferred statement) pair a CUPID inference run judged."""
     run = store.eval.run(run_id)
     if run.benchmark != "cupid" or run.task != "inference":
@@ -60,7 +63,7 @@ def run_pairs(store, run_id: str) -> tuple[EvalRun, list[dict[str, Any]]]:
 
 
 def pairs_from_run(
-    project,
+    project: Project,
     run_id: str,
     per_label: int = 50,
     seed: int = 0,

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from curation.store.eval import EvalRun
 from pipelines.eval import alps_metrics as alps_m
@@ -28,6 +28,9 @@ from pipelines.eval.release import EvalInputError, ReleaseRef, load_cupid
 from schemas.common import content_hash
 from schemas.config import ReleasePolicy
 from schemas.evaluation import CupidPrediction
+
+if TYPE_CHECKING:
+    from curation.project import ProjectStore
 
 
 @dataclass
@@ -75,7 +78,7 @@ def _run_record(
 
 # -- CUPID -----------------------------------------------------------------------------------------------------
 def run_cupid(
-    store,
+    store: ProjectStore,
     layer,
     release: Path,
     config: str = "cupid",
@@ -146,7 +149,7 @@ def score_cupid_file(
 
 # -- AlpsBench ----------------------------------------------------------------------------------------------------
 def run_alpsbench(
-    store,
+    store: ProjectStore,
     layer,
     release: Path,
     task: str,
@@ -240,7 +243,7 @@ def no_cyclic_gc() -> Iterator[None]:
             gc.enable()
 
 
-def build_report(store, run_id: str, policy: ReleasePolicy | None = None) -> dict[str, Any]:
+def build_report(store: ProjectStore, run_id: str, policy: ReleasePolicy | None = None) -> dict[str, Any]:
     """Everything a report shows: the run's record, its rows and the judge's validation status."""
     run = store.eval.run(run_id)
     if run.status != "complete":
@@ -254,7 +257,7 @@ def build_report(store, run_id: str, policy: ReleasePolicy | None = None) -> dic
     return {"run": run, "rows": rows, "judge": validation}
 
 
-def export_predictions(store, run_id: str) -> list[dict[str, Any]]:
+def export_predictions(store: ProjectStore, run_id: str) -> list[dict[str, Any]]:
     """A run's predictions with their judge labels, one line each: re-scorable with ``eval score``."""
     run = store.eval.run(run_id)
     out = []

@@ -16,12 +16,16 @@ request alone.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 from pipelines.generation.drafts import SimulatorVerdict
 from pipelines.generation.factors import normalise
 from pipelines.generation.prompting import build_request, run_validated
 from pipelines.llm.types import LLMRequest
 from schemas.generation import ContextFactor, Persona, SessionSlot
+
+if TYPE_CHECKING:
+    from curation.project import ProjectStore
 
 
 @dataclass
@@ -200,7 +204,7 @@ def apply_verdict(state: DialogueState, verdict: SimulatorVerdict, rules: Dialog
 
 
 def simulate(
-    layer, store, jobs: list[DialogueJob], rules: DialogueRules, first_attempt: int = 0
+    layer, store: ProjectStore, jobs: list[DialogueJob], rules: DialogueRules, first_attempt: int = 0
 ) -> list[DialogueState]:
     """Run every job's dialogue to its end; a job whose model kept failing ends with ``failed`` set.
 
@@ -231,7 +235,7 @@ def simulate(
     return states
 
 
-def _run(layer, store, states: list[DialogueState], rules: DialogueRules) -> None:
+def _run(layer, store: ProjectStore, states: list[DialogueState], rules: DialogueRules) -> None:
     for turn in range(1, rules.max_turns + 1):
         active = [s for s in states if not s.done]
         if not active:
@@ -244,7 +248,9 @@ def _fail(state: DialogueState, reason: str, transient: bool) -> None:
     state.failed, state.done, state.transient = reason, True, transient
 
 
-def _assistant_round(layer, store, active: list[DialogueState], rules: DialogueRules, turn: int) -> None:
+def _assistant_round(
+    layer, store: ProjectStore, active: list[DialogueState], rules: DialogueRules, turn: int
+) -> None:
     def accept(_i, text):
         if not (text or "").strip():
             raise ValueError("the assistant's reply is empty")
@@ -266,7 +272,9 @@ def _assistant_round(layer, store, active: list[DialogueState], rules: DialogueR
         state.messages.append(("assistant", result.value))
 
 
-def _simulator_round(layer, store, active: list[DialogueState], rules: DialogueRules, turn: int) -> None:
+def _simulator_round(
+    layer, store: ProjectStore, active: list[DialogueState], rules: DialogueRules, turn: int
+) -> None:
     results = run_validated(
         layer,
         store,

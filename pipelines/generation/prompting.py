@@ -9,13 +9,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
 
 from pipelines.llm import load_template
 from pipelines.llm.types import LLMRequest, LLMResponse, Role
 from schemas.common import validation_problems
+
+if TYPE_CHECKING:
+    from curation.project import ProjectStore
 
 PACKAGE = "pipelines.generation"
 SPLIT = "=== USER ==="
@@ -94,7 +97,7 @@ def _reason(exc: ValueError) -> str:
 
 
 def run_validated(
-    layer, store, requests: list[LLMRequest], validate, attempts: int, desc: str
+    layer, store: ProjectStore, requests: list[LLMRequest], validate, attempts: int, desc: str
 ) -> list[Outcome]:
     """Run ``requests``; re-ask (up to ``attempts`` in all) those whose answer ``validate`` rejects.
 

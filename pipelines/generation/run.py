@@ -12,7 +12,7 @@ import random
 from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pipelines.generation import STAGES, checklists, dialogues, factors, instances, personas, plan
 from pipelines.generation import offline as _offline  # noqa: F401 - registers the offline generators
@@ -24,6 +24,9 @@ from schemas.common import PrefkitError
 from schemas.config import GenerationSection, LLMSection
 from schemas.curation import Provenance
 from schemas.generation import Persona, Session, Turn
+
+if TYPE_CHECKING:
+    from curation.project import Project, ProjectStore
 
 EPOCH = datetime(2025, 1, 6, 9, 0, tzinfo=UTC)
 
@@ -115,17 +118,17 @@ class StageReport:
         }
 
 
-def _active(store) -> list[Persona]:
+def _active(store: ProjectStore) -> list[Persona]:
     dropped = store.generation.dropped_personas()
     return [p for p in store.generation.personas() if p.persona_id not in dropped]
 
 
-def _drop(store, report: StageReport, persona_id: str, reason: str) -> None:
+def _drop(store: ProjectStore, report: StageReport, persona_id: str, reason: str) -> None:
     store.generation.drop_persona(persona_id, report.stage, reason)
     report.dropped.append(persona_id)
 
 
-def _give_up(store, report: StageReport, persona_id: str, reason: str, transient: bool) -> None:
+def _give_up(store: ProjectStore, report: StageReport, persona_id: str, reason: str, transient: bool) -> None:
     """Invalid answers drop the persona for good; a failed call leaves it for the next run."""
     if persona_id in report.dropped or persona_id in report.failed:
         return
@@ -136,7 +139,7 @@ def _give_up(store, report: StageReport, persona_id: str, reason: str, transient
 
 
 # -- stage 1 ----------------------------------------------------------------------------------------
-def run_personas(store, layer, cfg: GenerationConfig) -> StageReport:
+def run_personas(store: ProjectStore, layer, cfg: GenerationConfig) -> StageReport:
     report = StageReport("personas")
     seeds = personas.read_seed_personas(cfg.seed_personas) if cfg.seed_personas else None
     if seeds is not None and len(seeds) < cfg.personas:
@@ -167,7 +170,7 @@ def run_personas(store, layer, cfg: GenerationConfig) -> StageReport:
 
 
 # -- stage 2 ----------------------------------------------------------------------------------------
-def run_factors(store, layer, cfg: GenerationConfig) -> StageReport:
+def run_factors(store: ProjectStore, layer, cfg: GenerationConfig) -> StageReport:
     report = StageReport("factors")
     done = store.generation.personas_with("context_factors")
     todo = [p for p in _active(store) if p.persona_id not in done]
@@ -190,7 +193,7 @@ def run_factors(store, layer, cfg: GenerationConfig) -> StageReport:
 
 
 # -- stage 3 ----------------------------------------------------------------------------------------
-def run_sessions(store, layer, cfg: GenerationConfig) -> StageReport:
+def run_sessions(store: ProjectStore, layer, cfg: GenerationConfig) -> StageReport:
     report = StageReport("sessions")
     done, with_factors = (
         store.generation.personas_with("session_plans"),
@@ -223,7 +226,7 @@ def run_sessions(store, layer, cfg: GenerationConfig) -> StageReport:
 
 
 # -- stage 4 ----------------------------------------------------------------------------------------
-def run_checklists(store, layer, cfg: GenerationConfig) -> StageReport:
+def run_checklists(store: ProjectStore, layer, cfg: GenerationConfig) -> StageReport:
     report = StageReport("checklists")
     jobs = []
     for p in _active(store):
@@ -269,7 +272,9 @@ def timestamps(seed: int, persona_id: str, n: int) -> list[str]:
     return out
 
 
-def _dialogue_jobs(store, cfg: GenerationConfig, persona: Persona) -> list[dialogues.DialogueJob]:
+def _dialogue_jobs(
+    store: ProjectStore, cfg: GenerationConfig, persona: Persona
+) -> list[dialogues.DialogueJob]:
     persona_plan = store.generation.plan(persona.persona_id)
     have = store.generation.checklists(persona.persona_id) if persona_plan else {}
     if persona_plan is None or any(
@@ -322,7 +327,9 @@ def _turns(cfg, state: dialogues.DialogueState) -> tuple[list[Turn], list[dict |
     return turns, extras
 
 
-def _store_session(store, cfg, state: dialogues.DialogueState, timestamp: str, offline: bool) -> bool:
+def _store_session(
+    store: ProjectStore, cfg, state: dialogues.DialogueState, timestamp: str, offline: bool
+) -> bool:
     job = state.job
     turns, extras = _turns(cfg, state)
     session = Session(
@@ -340,7 +347,7 @@ def _store_session(store, cfg, state: dialogues.DialogueState, timestamp: str, o
     return store.generation.add_session(session, meta, extras, _dialogue_provenance(state, cfg, offline))
 
 
-def run_dialogues(store, layer, cfg: GenerationConfig) -> StageReport:
+def run_dialogues(store: ProjectStore, layer, cfg: GenerationConfig) -> StageReport:
     report = StageReport("dialogues")
     to_simulate, requests_alone = [], []
     for persona in _active(store):
@@ -364,7 +371,7 @@ def run_dialogues(store, layer, cfg: GenerationConfig) -> StageReport:
 
 
 # -- stage 6 ----------------------------------------------------------------------------------------
-def run_instances(store, layer, cfg: GenerationConfig) -> StageReport:
+def run_instances(store: ProjectStore, layer, cfg: GenerationConfig) -> StageReport:
     report = StageReport("instances")
     have = {r["persona_id"] for r in (i["record"] for i in store.content.instances())}
     for persona in _active(store):
@@ -432,7 +439,7 @@ class RepairReport:
 REPAIR_ROUNDS = "generation.repair_rounds"
 
 
-def _verified_instances(store, statuses) -> int:
+def _verified_instances(store: ProjectStore, statuses) -> int:
     from curation.quality.verification import instance_verification
 
     links = store.content.instance_links()
@@ -441,7 +448,7 @@ def _verified_instances(store, statuses) -> int:
     )
 
 
-def run_repair(store, layer, cfg: GenerationConfig) -> RepairReport:
+def run_repair(store: ProjectStore, layer, cfg: GenerationConfig) -> RepairReport:
     """Regenerate every failed generated session (same plan slot, factor, preference and checklist; a
     new dialogue), keep the old dialogue as a version, and queue the session for re-verification."""
     import json
@@ -521,7 +528,7 @@ RUNNERS = {
 
 
 def run_generation(
-    store, layer, cfg: GenerationConfig, stages: tuple[str, ...] = STAGES
+    store: ProjectStore, layer, cfg: GenerationConfig, stages: tuple[str, ...] = STAGES
 ) -> list[StageReport]:
     """Run ``stages`` in pipeline order; every stage picks up whatever the store has ready for it."""
     unknown = [s for s in stages if s not in RUNNERS]
@@ -561,7 +568,7 @@ def _scaled(value: Any, factor: float) -> Any:
     return round(value * factor, 6) if isinstance(value, float) else round(value * factor)
 
 
-def _layer(project, cfg: GenerationConfig, backend: str | None, batch: bool, progress: bool):
+def _layer(project: Project, cfg: GenerationConfig, backend: str | None, batch: bool, progress: bool):
     from pipelines.llm import LLMLayer
 
     return LLMLayer(
@@ -575,7 +582,7 @@ def _layer(project, cfg: GenerationConfig, backend: str | None, batch: bool, pro
 
 
 def generate(
-    project,
+    project: Project,
     stages: tuple[str, ...] = STAGES,
     *,
     backend: str | None = None,
@@ -591,7 +598,7 @@ def generate(
 
 
 def repair(
-    project,
+    project: Project,
     *,
     backend: str | None = None,
     batch: bool | None = False,
@@ -604,7 +611,9 @@ def repair(
         return run_repair(project.store, layer, cfg)
 
 
-def estimate_run(store, llm_config: LLMSection, cfg: GenerationConfig, sample: int = 2) -> dict[str, Any]:
+def estimate_run(
+    store: ProjectStore, llm_config: LLMSection, cfg: GenerationConfig, sample: int = 2
+) -> dict[str, Any]:
     """Price a fresh run of ``cfg.personas`` personas with the configured models, making no call.
 
     The offline backend runs ``sample`` personas through every stage in a scratch project; their

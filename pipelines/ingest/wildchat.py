@@ -28,7 +28,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
@@ -36,6 +36,9 @@ from schemas.common import InputError, canonical_json, validation_line
 from schemas.curation import Provenance
 from schemas.reading import loads, no_records
 from schemas.wildchat import WildChatConversation
+
+if TYPE_CHECKING:
+    from curation.project import ProjectStore
 
 LICENCE = "ODC-BY 1.0 (WildChat-1M, allenai)"
 #: Filter names in the order they are applied; a conversation is counted under the first it fails.
@@ -509,7 +512,7 @@ def _write_rejects(con, files: list[Path], rejects_path: Path) -> int:
 
 
 def ingest_wildchat(
-    store,
+    store: ProjectStore,
     paths: list[Path],
     filters: WildChatFilters | None = None,
     skip_bad: bool = False,

@@ -19,7 +19,7 @@ import threading
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pydantic
 
@@ -36,6 +36,9 @@ from pipelines.llm.types import Backend, BatchBackend, LLMRequest, LLMResponse, 
 from schemas.common import PrefkitError, canonical_json, validation_line
 from schemas.config import LLMSection
 from schemas.curation import Provenance
+
+if TYPE_CHECKING:
+    from curation.project import ProjectStore
 
 REPAIR_PROMPT = (
     "Your previous answer does not validate against the required JSON schema: {error}\n"
@@ -90,7 +93,7 @@ class LLMLayer:
 
     def __init__(
         self,
-        store,
+        store: ProjectStore,
         llm_config: LLMSection | dict[str, Any] | None = None,
         backend: str | Backend = "offline",
         seed: int = 0,

@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from curation.quality.evidence import check_quote
 from pipelines.generation.prompting import run_validated
@@ -31,6 +31,9 @@ from pipelines.memories import offline as _offline  # noqa: F401 - registers the
 from schemas.alpsbench import TAXONOMY, MemoryItem
 from schemas.common import PrefkitError
 from schemas.extraction import CONFIDENCE_LEVELS, REJECTED_CONFIDENCE, CandidateList, JudgementList
+
+if TYPE_CHECKING:
+    from curation.project import ProjectStore
 
 PACKAGE = "pipelines.memories"
 SPLIT = "=== USER ==="
@@ -187,7 +190,7 @@ def source_name(layer) -> str:
     return SOURCE_PREFIX + layer.settings.model_for("writer")
 
 
-def pending(store, cfg: ExtractionConfig, source: str) -> tuple[list[str], int]:
+def pending(store: ProjectStore, cfg: ExtractionConfig, source: str) -> tuple[list[str], int]:
     done = {m["dialogue_id"] for m in store.content.memories() if m["source_model"] == source}
     ids = [d for d in store.content.dialogue_ids(origin=cfg.origin) if d not in done]
     skipped = len(store.content.dialogue_ids(origin=cfg.origin)) - len(ids)
@@ -209,7 +212,7 @@ def _memory_item(dialogue_id: str, cand: dict[str, Any], judgement) -> dict[str,
     return MemoryItem.model_validate(item).model_dump(mode="json")
 
 
-def run_extraction(store, layer, cfg: ExtractionConfig | None = None) -> ExtractionReport:
+def run_extraction(store: ProjectStore, layer, cfg: ExtractionConfig | None = None) -> ExtractionReport:
     """Extract, validate and select memories for every pending dialogue; returns what happened."""
     cfg = cfg or ExtractionConfig()
     cfg.check()
@@ -297,7 +300,7 @@ def _select(dialogue_id, cands, judgements, cfg: ExtractionConfig, per_label: Co
 
 
 def estimate_extraction(
-    store, llm_config: dict[str, Any], cfg: ExtractionConfig, seed: int = 0
+    store: ProjectStore, llm_config: dict[str, Any], cfg: ExtractionConfig, seed: int = 0
 ) -> dict[str, Any]:
     """Price a run with the configured models, making no call: stage-1 requests exactly, stage-2 requests
     built from the offline backend's candidates (real candidate lists can be longer or shorter)."""

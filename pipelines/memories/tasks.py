@@ -23,7 +23,7 @@ import re
 import unicodedata
 from collections import Counter
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from curation.quality.verification import verified_gold
 from curation.store.alpsbench import AlpsTask
@@ -33,6 +33,9 @@ from pipelines.memories import offline as _offline  # noqa: F401 - registers the
 from pipelines.memories.extract import _request
 from schemas.common import PrefkitError
 from schemas.extraction import UpdateDialogue, UserQuery
+
+if TYPE_CHECKING:
+    from curation.project import ProjectStore
 
 TASKS = ("task2", "task3", "task4")
 #: AlpsBench's five task-4 abilities (paper section 2.4): what the generated query asks for, and which
@@ -123,7 +126,7 @@ class BuildReport:
 
 
 # -- verified memories ------------------------------------------------------------------------------------
-def verified_memories(store) -> dict[str, list[dict[str, Any]]]:
+def verified_memories(store: ProjectStore) -> dict[str, list[dict[str, Any]]]:
     """Per dialogue, the memories people stand behind (MemoryItem dicts with ``memory_id``): the
     verified gold of its final ``memory_verify`` label when it has one (accepted, edited and added
     memories, :func:`curation.quality.verification.verified_gold`), else its imported gold."""
@@ -222,7 +225,7 @@ def _query_request(did: str, purpose_key: str, purpose: str, memory: dict, turns
     return _request("alpsbench.query", f"{did}:{purpose_key}", "writer", "query", UserQuery, ctx)
 
 
-def build_alpsbench(store, layer, cfg: BuildConfig | None = None) -> BuildReport:
+def build_alpsbench(store: ProjectStore, layer, cfg: BuildConfig | None = None) -> BuildReport:
     """Build the configured tasks for every dialogue with verified memories; returns counts."""
     cfg = cfg or BuildConfig()
     cfg.check()
@@ -242,7 +245,7 @@ def build_alpsbench(store, layer, cfg: BuildConfig | None = None) -> BuildReport
     return report
 
 
-def _build_queries(store, layer, cfg, dialogues, verified, owners, pool, have, report) -> None:
+def _build_queries(store: ProjectStore, layer, cfg, dialogues, verified, owners, pool, have, report) -> None:
     jobs = []  # (dialogue id, purpose key, memory)
     for did in dialogues:
         mems = verified[did]
@@ -341,7 +344,7 @@ def _task4_row(did, d, key, memory, query) -> AlpsTask:
     return AlpsTask.built(key, inp, gold, {"leakage": "none found"})
 
 
-def _build_updates(store, layer, cfg, dialogues, verified, have, report) -> None:
+def _build_updates(store: ProjectStore, layer, cfg, dialogues, verified, have, report) -> None:
     jobs = []
     for did, d in dialogues.items():
         if ("task2", did) in have:

@@ -3,17 +3,22 @@ items back to the pool. They extend the ``users`` and ``tasks`` groups of :mod:`
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
 from prefkit.cli.annotate_cmds import tasks, users
 from prefkit.cli.common import echo_json, echo_table, json_option, project_option
+
+if TYPE_CHECKING:
+    from curation.project import Project
 
 
 @users.command("unlock")
 @click.argument("name", required=False)
 @click.option("--client", help="Unlock a client address instead of (or as well as) a user name.")
 @project_option
-def users_unlock(project, name: str | None, client: str | None) -> None:
+def users_unlock(project: Project, name: str | None, client: str | None) -> None:
     """End a sign-in lockout or backoff of NAME (or of a client address) after too many wrong passwords.
 
     Example: prefkit users unlock alice
@@ -29,7 +34,7 @@ def users_unlock(project, name: str | None, client: str | None) -> None:
 @click.option("--limit", type=int, default=50, show_default=True, help="How many attempts, newest first.")
 @project_option
 @json_option
-def users_sign_ins(project, name: str | None, limit: int, as_json: bool) -> None:
+def users_sign_ins(project: Project, name: str | None, limit: int, as_json: bool) -> None:
     """The sign-in log (ok, fail, throttled, locked, unlock), newest first, optionally for NAME only.
 
     Example: prefkit users sign-ins alice --limit 20
@@ -49,7 +54,7 @@ def users_sign_ins(project, name: str | None, limit: int, as_json: bool) -> None
 @project_option
 @json_option
 def tasks_release(
-    project, idle_hours: float | None, annotator: str | None, kind: str | None, as_json: bool
+    project: Project, idle_hours: float | None, annotator: str | None, kind: str | None, as_json: bool
 ) -> None:
     """Hand items back to the pool that annotators hold but have not worked on for a while.
 

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from prefkit.cli.common import echo_json, echo_table, json_option, project_option
+
+if TYPE_CHECKING:
+    from curation.project import Project
 
 _TABLE = ["task_kind", "field", "comparison", "judge", "n_units", "n_raters", "alpha", "ci", "p_below_min", "ac1",
           "percent_agreement", "mean_pairwise_kappa"]  # fmt: skip
@@ -47,7 +51,7 @@ def _agreement_table(rows: list[dict]) -> list[dict]:
 @click.option("--annotators", is_flag=True, help="Show per-annotator statistics instead.")
 @json_option
 @project_option
-def agreement(project, kind, batch, n_boot, seed, judges, alpha_min, annotators, as_json) -> None:
+def agreement(project: Project, kind, batch, n_boot, seed, judges, alpha_min, annotators, as_json) -> None:
     """Krippendorff's α with a bootstrap CI, AC1, percent agreement and pairwise κ per task kind and field.
 
     Judges (--judge NAME, or labels imported with --judge) get judge-vs-human rows.
@@ -94,7 +98,7 @@ def labels() -> None:
 )
 @click.option("--judge", is_flag=True, help="The labels come from an LLM judge (recorded with source=judge).")
 @project_option
-def labels_import(project, file: str, fmt: str | None, judge: bool) -> None:
+def labels_import(project: Project, file: str, fmt: str | None, judge: bool) -> None:
     """Import label rows from FILE; all-or-nothing, and re-importing the same file writes nothing.
 
     Columns: annotator, task_kind, item_id, values, time_spent_s, timestamp, action, comment.
@@ -119,7 +123,7 @@ def labels_import(project, file: str, fmt: str | None, judge: bool) -> None:
 )
 @click.option("--kind", help="Only this task kind.")
 @project_option
-def labels_export(project, out: str, fmt: str | None, all_events: bool, kind: str | None) -> None:
+def labels_export(project: Project, out: str, fmt: str | None, all_events: bool, kind: str | None) -> None:
     """Write the project's live labels (or every event with --all) to OUT (default: stdout).
 
     Example: prefkit labels export --format csv labels.csv

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
 from prefkit.cli.common import echo_json, json_option, project_option
+
+if TYPE_CHECKING:
+    from curation.project import Project
 
 
 @click.command("build-alpsbench")
@@ -32,7 +37,9 @@ from prefkit.cli.common import echo_json, json_option, project_option
 @click.option("--overlap", type=int, help="Annotators per task_qc task (default: annotation.overlap).")
 @json_option
 @project_option
-def build_alpsbench(project, tasks, distractors, backend, seed, limit, no_qc, overlap, as_json) -> None:
+def build_alpsbench(
+    project: Project, tasks, distractors, backend, seed, limit, no_qc, overlap, as_json
+) -> None:
     """Build AlpsBench tasks 2-4 from verified memories (imported gold and memory_verify results).
 
     Task 2: an LLM continues each dialogue in controlled segments (neutral, one new memory, one

@@ -5,10 +5,14 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from prefkit.cli.common import KindChoice, echo_json, echo_table, json_option, project_option
+
+if TYPE_CHECKING:
+    from curation.project import Project
 
 
 # -- users ------------------------------------------------------------------------------------------
@@ -25,7 +29,7 @@ def users() -> None:
 @click.option("--email", help="Optional e-mail address (unique).")
 @click.option("--password-stdin", is_flag=True, help="Read the password from the first line of stdin.")
 @project_option
-def users_add(project, name: str, role: str, email: str | None, password_stdin: bool) -> None:
+def users_add(project: Project, name: str, role: str, email: str | None, password_stdin: bool) -> None:
     """Create an account; the password is stored as an argon2 hash (asked for unless --password-stdin).
 
     Example: prefkit users add alice --role annotator --email alice@example.org --password-stdin < alice.pw
@@ -41,7 +45,7 @@ def users_add(project, name: str, role: str, email: str | None, password_stdin: 
 @users.command("list")
 @project_option
 @json_option
-def users_list(project, as_json: bool) -> None:
+def users_list(project: Project, as_json: bool) -> None:
     """Every account with its role and whether it is active.
 
     Example: prefkit users list --json
@@ -56,7 +60,7 @@ def users_list(project, as_json: bool) -> None:
 @users.command("disable")
 @click.argument("name")
 @project_option
-def users_disable(project, name: str) -> None:
+def users_disable(project: Project, name: str) -> None:
     """Disable an account: it can no longer sign in; its labels stay.
 
     Example: prefkit users disable alice
@@ -68,7 +72,7 @@ def users_disable(project, name: str) -> None:
 @users.command("enable")
 @click.argument("name")
 @project_option
-def users_enable(project, name: str) -> None:
+def users_enable(project: Project, name: str) -> None:
     """Re-enable a disabled account.
 
     Example: prefkit users enable alice
@@ -96,7 +100,9 @@ def tasks() -> None:
 @click.option("--batch", default="default", show_default=True, help="Batch the new tasks go to.")
 @click.option("--gold-rate", type=float, help="Share of gold items mixed into queues of this kind (0..1).")
 @project_option
-def tasks_create(project, kind: str, overlap: int | None, batch: str, gold_rate: float | None) -> None:
+def tasks_create(
+    project: Project, kind: str, overlap: int | None, batch: str, gold_rate: float | None
+) -> None:
     """Build tasks of KIND from what the project holds (existing items are left as they are).
 
     Example: prefkit tasks create --kind memory_verify --overlap 3 --batch week1 --gold-rate 0.1
@@ -112,7 +118,7 @@ def tasks_create(project, kind: str, overlap: int | None, batch: str, gold_rate:
 @click.option("--kind", help="Only this task kind.")
 @project_option
 @json_option
-def tasks_list(project, kind: str | None, as_json: bool) -> None:
+def tasks_list(project: Project, kind: str | None, as_json: bool) -> None:
     """Tasks per kind and batch: how many, gold, assigned slots, complete (k finished labels).
 
     Example: prefkit tasks list --kind memory_verify
@@ -132,7 +138,7 @@ def tasks_pairs() -> None:
 @tasks_pairs.command("import")
 @click.argument("file", type=click.Path(dir_okay=False))
 @project_option
-def tasks_pairs_import(project, file: str) -> None:
+def tasks_pairs_import(project: Project, file: str) -> None:
     """Add pairs from a JSONL FILE: {"checklist_item": ..., "candidate": ..., "pair_id"?, "origin"?}.
 
     Example: prefkit tasks pairs import pairs.jsonl
@@ -145,7 +151,7 @@ def tasks_pairs_import(project, file: str) -> None:
 
 @tasks_pairs.command("from-instances")
 @project_option
-def tasks_pairs_from_instances(project) -> None:
+def tasks_pairs_from_instances(project: Project) -> None:
     """Add pairs built from the project's CUPID instances: each gold checklist item with its own
     preference and with the persona's other (changed or contrastive) preference — a calibration
     matching set until the evaluation harness supplies model-inferred candidates.
@@ -168,7 +174,7 @@ def tasks_gold() -> None:
 @tasks_gold.command("import")
 @click.argument("file", type=click.Path(dir_okay=False))
 @project_option
-def tasks_gold_import(project, file: str) -> None:
+def tasks_gold_import(project: Project, file: str) -> None:
     """Set known answers from a JSONL FILE: {"task_id": ..., "answer": {...}} (or kind + item_ref).
 
     Example: prefkit tasks gold import gold.jsonl
@@ -188,7 +194,7 @@ def batches() -> None:
 @batches.command("list")
 @project_option
 @json_option
-def batches_list(project, as_json: bool) -> None:
+def batches_list(project: Project, as_json: bool) -> None:
     """Every batch with its kind and status.
 
     Example: prefkit batches list
@@ -203,7 +209,7 @@ def batches_list(project, as_json: bool) -> None:
 @batches.command("open")
 @click.argument("batch")
 @project_option
-def batches_open(project, batch: str) -> None:
+def batches_open(project: Project, batch: str) -> None:
     """Open BATCH: its tasks are handed out again.
 
     Example: prefkit batches open week1
@@ -215,7 +221,7 @@ def batches_open(project, batch: str) -> None:
 @batches.command("close")
 @click.argument("batch")
 @project_option
-def batches_close(project, batch: str) -> None:
+def batches_close(project: Project, batch: str) -> None:
     """Close BATCH: its tasks leave every queue (labels already made stay).
 
     Example: prefkit batches close week1
@@ -256,7 +262,7 @@ def streamlit_argv(port: int, host: str) -> list[str]:
     "--host", default="127.0.0.1", show_default=True, help="Address to bind (keep 127.0.0.1 behind a proxy)."
 )
 @project_option
-def annotate_serve(project, port: int, host: str) -> None:
+def annotate_serve(project: Project, port: int, host: str) -> None:
     """Serve the annotation app for the project (annotators sign in with `prefkit users add` accounts).
 
     Example: prefkit annotate serve --port 8501 --project my-bench

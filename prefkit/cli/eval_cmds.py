@@ -6,11 +6,15 @@ from __future__ import annotations
 import functools
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from prefkit.cli.annotate_cmds import tasks_pairs
 from prefkit.cli.common import echo_json, echo_table, json_option, plain, project_option
+
+if TYPE_CHECKING:
+    from curation.project import Project
 
 TABLES = {
     "inference": ["task", "group", "n_instances", "n_inferred", "n_empty", "n_failed", "gold_items",
@@ -49,7 +53,7 @@ def run_options(fn):
     return functools.reduce(lambda f, opt: opt(f), reversed(options), fn)
 
 
-def _layer(project, model, judge_model, backend, seed, as_json):
+def _layer(project: Project, model, judge_model, backend, seed, as_json):
     from pipelines.eval import eval_llm_config
     from pipelines.llm import LLMLayer
 
@@ -69,7 +73,7 @@ def _print_estimate(est, as_json: bool) -> None:
         click.echo(f"no price configured for: {', '.join(d['unpriced'])} (add them under [llm.costs])")
 
 
-def _print_result(project, result, as_json: bool) -> None:
+def _print_result(project: Project, result, as_json: bool) -> None:
     from pipelines.eval import judge_validation
     from pipelines.eval.report import judge_line
 
@@ -106,7 +110,7 @@ def _print_result(project, result, as_json: bool) -> None:
 @click.option("--oracle", type=click.Choice(["none", "relevant", "gold"]), default="none", show_default=True,
               help="relevant: only the relevant sessions; gold: the gold preference given (generation).")  # fmt: skip
 @run_options
-def eval_cupid(project, release, config_name, task, oracle, model, judge_model, predictions, limit, backend, seed,
+def eval_cupid(project: Project, release, config_name, task, oracle, model, judge_model, predictions, limit, backend, seed,
                estimate, as_json) -> None:  # fmt: skip
     """Run MODEL on a CUPID release config and score it with the judge (or judge a predictions file).
 
@@ -151,7 +155,7 @@ def eval_cupid(project, release, config_name, task, oracle, model, judge_model, 
 @click.option("--private", "private", type=click.Path(file_okay=False, exists=True),
               help="Private configs with the test gold (default: releases-private/VERSION beside the release).")  # fmt: skip
 @run_options
-def eval_alpsbench(project, release, task_number, split, config_name, private, model, judge_model, predictions,
+def eval_alpsbench(project: Project, release, task_number, split, config_name, private, model, judge_model, predictions,
                    limit, backend, seed, estimate, as_json) -> None:  # fmt: skip
     """Score a predictions.jsonl, or run MODEL, on one AlpsBench task of a release.
 
@@ -223,7 +227,7 @@ def eval_score(predictions, release, config_name, labels, task, as_json) -> None
 @click.option("--out", type=click.Path(file_okay=False),
               help="Directory for the report and its SVG charts (default: evals/RUN in the project).")  # fmt: skip
 @project_option
-def eval_report(project, run_id, fmt, out) -> None:
+def eval_report(project: Project, run_id, fmt, out) -> None:
     """Print a run's report (tables, judge validation) and write it with its charts.
 
     Example: prefkit eval report cupid-inference-3f2a9c1b7d10 --format md
@@ -250,7 +254,7 @@ def eval_report(project, run_id, fmt, out) -> None:
 @eval_.command("list")
 @json_option
 @project_option
-def eval_list(project, as_json) -> None:
+def eval_list(project: Project, as_json) -> None:
     """Every evaluation run of the project.
 
     Example: prefkit eval list --json
@@ -279,7 +283,7 @@ def eval_list(project, as_json) -> None:
 @click.argument("run_id", metavar="RUN")
 @click.argument("out", type=click.Path(dir_okay=False))
 @project_option
-def eval_export(project, run_id, out) -> None:
+def eval_export(project: Project, run_id, out) -> None:
     """Write a run's predictions with their judge labels as JSONL (re-score it with `prefkit eval score`).
 
     Example: prefkit eval export cupid-inference-3f2a9c1b7d10 predictions.jsonl
@@ -302,7 +306,7 @@ def eval_export(project, run_id, out) -> None:
 @click.option("--batch", help="Batch of the new tasks (default: eval-RUN).")
 @json_option
 @project_option
-def tasks_pairs_from_eval(project, run_id, per_label, seed, overlap, batch, as_json) -> None:
+def tasks_pairs_from_eval(project: Project, run_id, per_label, seed, overlap, batch, as_json) -> None:
     """Sample a CUPID inference run's (gold item, inferred statement) pairs, stratified by the judge's
     label, into preference_match tasks; the judge's label is recorded as a judge rater on each.
 

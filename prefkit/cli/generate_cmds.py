@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import functools
 import sys
+from typing import TYPE_CHECKING
 
 import click
 
 from pipelines.generation import STAGES
 from prefkit.cli.common import echo_json, echo_table, json_option, project_option
+
+if TYPE_CHECKING:
+    from curation.project import Project
 
 #: Exit status of a run in which model calls failed: the project holds everything that succeeded and
 #: the same command resumes (distinct from 1, an error that stopped the run, and 2, a usage error).
@@ -48,7 +52,7 @@ def generation_options(fn):
     return functools.reduce(lambda f, opt: opt(f), reversed(options), fn)
 
 
-def _run(project, stages, as_json: bool, **flags) -> None:
+def _run(project: Project, stages, as_json: bool, **flags) -> None:
     from curation.quality.verification import silent_sessions
     from pipelines.generation.run import generate
 
@@ -89,7 +93,7 @@ def _exit_incomplete(where: str) -> None:
     sys.exit(EXIT_CALLS_FAILED)
 
 
-def _repair(project, as_json: bool, **flags) -> None:
+def _repair(project: Project, as_json: bool, **flags) -> None:
     from pipelines.generation.run import repair
 
     report = repair(project, progress=not as_json, **flags)
@@ -124,7 +128,9 @@ def _repair(project, as_json: bool, **flags) -> None:
     "and queue it for re-verification.",
 )
 @generation_options
-def generate(project, stage: str | None, estimate: bool, repair: bool, as_json: bool, **flags) -> None:
+def generate(
+    project: Project, stage: str | None, estimate: bool, repair: bool, as_json: bool, **flags
+) -> None:
     """Synthesize a CUPID-style benchmark into the project: every stage, or only STAGE.
 
     \b

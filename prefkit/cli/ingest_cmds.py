@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from prefkit.cli.common import echo_json, echo_table, json_option, project_option
+
+if TYPE_CHECKING:
+    from curation.project import Project
 
 
 @click.group()
@@ -79,7 +83,7 @@ def ingest() -> None:
 @json_option
 @project_option
 def wildchat(
-    project, paths, languages, any_language, skip_bad, rejects, no_progress, as_json, **flags
+    project: Project, paths, languages, any_language, skip_bad, rejects, no_progress, as_json, **flags
 ) -> None:
     """Import WildChat-1M conversations (JSONL, JSONL.gz or Parquet shards) as user sequences.
 

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
 from prefkit.cli.common import KindChoice, echo_json, echo_table, json_option, project_option
+
+if TYPE_CHECKING:
+    from curation.project import Project
 
 SHOWN = 5  # lines of a long list printed before "... and N more"
 KINDS = KindChoice()
@@ -45,7 +50,7 @@ def config_cmd(kind: str) -> None:
 @url_option(required=True)
 @project_option
 @json_option
-def push_cmd(project, kind: str, url: str, as_json: bool) -> None:
+def push_cmd(project: Project, kind: str, url: str, as_json: bool) -> None:
     """Create or update the Label Studio project of KIND and import the tasks it does not have yet.
 
     Example: prefkit labelstudio push preference_match --url http://127.0.0.1:8080
@@ -76,7 +81,7 @@ def push_cmd(project, kind: str, url: str, as_json: bool) -> None:
 @url_option(required=True)
 @project_option
 @json_option
-def pull_cmd(project, kind: str, url: str, as_json: bool) -> None:
+def pull_cmd(project: Project, kind: str, url: str, as_json: bool) -> None:
     """Record KIND's annotations from Label Studio as label events (new, edited, skipped, deleted).
 
     Example: prefkit labelstudio pull preference_match --url http://127.0.0.1:8080
@@ -101,7 +106,7 @@ def pull_cmd(project, kind: str, url: str, as_json: bool) -> None:
 @url_option(required=False)
 @project_option
 @json_option
-def status_cmd(project, url: str | None, as_json: bool) -> None:
+def status_cmd(project: Project, url: str | None, as_json: bool) -> None:
     """Per Label Studio project: tasks, annotations, annotators, pulled labels and completion.
 
     Example: prefkit labelstudio status --url http://127.0.0.1:8080

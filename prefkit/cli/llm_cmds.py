@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
 from prefkit.cli.common import echo_json, echo_table, json_option, plain, project_option
+
+if TYPE_CHECKING:
+    from curation.project import Project
 
 
 @click.group()
@@ -16,7 +21,7 @@ def llm() -> None:
 @click.option("--stage", help="Only this stage (e.g. personas).")
 @project_option
 @json_option
-def usage(project, stage: str | None, as_json: bool) -> None:
+def usage(project: Project, stage: str | None, as_json: bool) -> None:
     """Calls made, answers from the cache, failures, tokens and cost, per stage and model.
 
     Example: prefkit llm usage --project my-bench
@@ -41,7 +46,7 @@ def usage(project, stage: str | None, as_json: bool) -> None:
 @click.option("--open", "open_only", is_flag=True, help="Only batches whose results are not collected yet.")
 @project_option
 @json_option
-def batches(project, open_only: bool, as_json: bool) -> None:
+def batches(project: Project, open_only: bool, as_json: bool) -> None:
     """OpenAI Batch API jobs submitted by `generate --batch`-style runs; open ones resume on rerun.
 
     Example: prefkit llm batches --open --project my-bench

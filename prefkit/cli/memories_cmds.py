@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
 from prefkit.cli.common import echo_json, echo_table, json_option, project_option
+
+if TYPE_CHECKING:
+    from curation.project import Project
 
 
 @click.group()
@@ -40,7 +45,9 @@ def memories() -> None:
 @click.option("--batch", default="default", show_default=True, help="Batch the new tasks go to.")
 @json_option
 @project_option
-def extract(project, backend, origin, estimate, no_tasks, overlap, batch, as_json, seed, **flags) -> None:
+def extract(
+    project: Project, backend, origin, estimate, no_tasks, overlap, batch, as_json, seed, **flags
+) -> None:
     """Extract candidate memories from dialogues with an LLM, validate them, and queue them for people.
 
     Stage 1 proposes memories (AlpsBench MemoryItem format, high recall); stage 2 keeps or rejects each
@@ -105,7 +112,7 @@ def extract(project, backend, origin, estimate, no_tasks, overlap, batch, as_jso
 )
 @json_option
 @project_option
-def check_evidence(project, source: str, as_json: bool) -> None:
+def check_evidence(project: Project, source: str, as_json: bool) -> None:
     """Check that each memory's evidence quote is in the dialogue turn it cites.
 
     pass: found in the cited turn (elided quotes piece by piece, in order; case, Unicode form,

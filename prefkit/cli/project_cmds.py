@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from prefkit.cli.common import echo_json, echo_table, json_option, project_option
+
+if TYPE_CHECKING:
+    from curation.project import Project
 
 
 @click.command()
@@ -38,7 +42,7 @@ def init(path: str, name: str | None, database: str | None) -> None:
 @click.command()
 @project_option
 @json_option
-def status(project, as_json: bool) -> None:
+def status(project: Project, as_json: bool) -> None:
     """Counts per stage: personas, sessions, turns, instances, memories, tasks, labels.
 
     Example: prefkit status --project my-bench --json
@@ -91,7 +95,7 @@ def _report(result, what: str, path: str) -> None:
 @click.argument("file", type=click.Path(dir_okay=False))
 @click.option("--licence", help="Licence of the data, recorded in provenance and the release card.")
 @project_option
-def import_cupid(project, file: str, licence: str | None) -> None:
+def import_cupid(project: Project, file: str, licence: str | None) -> None:
     """Import CUPID benchmark rows from a JSONL or Parquet FILE.
 
     Example: prefkit import cupid cupid_test.jsonl --licence MIT
@@ -106,7 +110,7 @@ def import_cupid(project, file: str, licence: str | None) -> None:
 @import_.command("alpsbench")
 @click.argument("path", type=click.Path())
 @project_option
-def import_alpsbench(project, path: str) -> None:
+def import_alpsbench(project: Project, path: str) -> None:
     """Import AlpsBench annotation packets from PATH (a folder of sess_*.json, searched recursively).
 
     Example: prefkit import alpsbench annotation_packets_sample/
@@ -129,7 +133,7 @@ def export() -> None:
     "--verified", is_flag=True, help="Only instances whose every relevant session annotators verified."
 )
 @project_option
-def export_cupid_cmd(project, out: str, verified: bool) -> None:
+def export_cupid_cmd(project: Project, out: str, verified: bool) -> None:
     """Write the project's benchmark instances as CUPID rows to OUT (.jsonl or .parquet), rebuilt from
     their sessions as they stand now (annotators' turn rewrites applied).
 
@@ -145,7 +149,7 @@ def export_cupid_cmd(project, out: str, verified: bool) -> None:
 @click.argument("out_dir", type=click.Path(file_okay=False))
 @click.option("--revised", is_flag=True, help="Use dialogue turns as revised by annotators.")
 @project_option
-def export_alpsbench_cmd(project, out_dir: str, revised: bool) -> None:
+def export_alpsbench_cmd(project: Project, out_dir: str, revised: bool) -> None:
     """Write the project's AlpsBench packets to OUT_DIR, in the layout they were imported from.
 
     Example: prefkit export alpsbench packets-out/

@@ -5,10 +5,14 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from prefkit.cli.common import echo_json, echo_table, json_option, project_option
+
+if TYPE_CHECKING:
+    from curation.project import Project
 
 
 @click.group()
@@ -19,7 +23,7 @@ def release() -> None:
 @release.command("check")
 @project_option
 @json_option
-def release_check(project, as_json: bool) -> None:
+def release_check(project: Project, as_json: bool) -> None:
     """Run every release gate; print each with its number and pass/fail, then every config of the
     release with its rows, what it dropped and why, and which gates apply to it (exit 1 when a gate
     fails). A gate with nothing to measure fails unless no config of the release depends on it.
@@ -58,7 +62,7 @@ def release_check(project, as_json: bool) -> None:
 @click.option("--version", "version", required=True, help="Semantic version X.Y.Z of the release.")
 @click.option("--override", help="Cut despite failing gates; the reason is written into the manifest.")
 @project_option
-def release_cut(project, version: str, override: str | None) -> None:
+def release_cut(project: Project, version: str, override: str | None) -> None:
     """Write releases/X.Y.Z/ (data, Parquet, DuckDB, card, Croissant, manifest). Refuses when a gate
     fails (unless --override "reason"), when the version exists, or when the bump is too small.
 
@@ -174,7 +178,7 @@ def release_diff(a: str, b: str, as_json: bool) -> None:
 @release.command("list")
 @project_option
 @json_option
-def release_list(project, as_json: bool) -> None:
+def release_list(project: Project, as_json: bool) -> None:
     """Releases cut from this project, oldest first, with their data digest and any override.
 
     Example: prefkit release list --project my-bench
@@ -210,7 +214,7 @@ def adjudicate() -> None:
 )
 @project_option
 @json_option
-def adjudicate_queue(project, kind: str | None, show_all: bool, as_json: bool) -> None:
+def adjudicate_queue(project: Project, kind: str | None, show_all: bool, as_json: bool) -> None:
     """Tasks whose annotators disagree; by default only ties not yet adjudicated.
 
     Example: prefkit adjudicate queue --kind preference_match
@@ -246,7 +250,7 @@ def adjudicate_queue(project, kind: str | None, show_all: bool, as_json: bool) -
 )
 @click.option("--note", default="", help="Why this decision.")
 @project_option
-def adjudicate_decide(project, task_id: str, maintainer: str, values_json: str, note: str) -> None:
+def adjudicate_decide(project: Project, task_id: str, maintainer: str, values_json: str, note: str) -> None:
     """Record a maintainer's final label for TASK_ID (a later decision supersedes it).
 
     Example: prefkit adjudicate decide preference_match_1a2b --as lead --values '{"coverage": "fully"}'

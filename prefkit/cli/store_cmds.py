@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
 from prefkit.cli.common import echo_json, echo_table, json_option, project_option
+
+if TYPE_CHECKING:
+    from curation.project import Project
 
 
 @click.group()
@@ -25,7 +30,7 @@ def store() -> None:
 )
 @project_option
 @json_option
-def migrate(project, target: str, dry_run: bool, as_json: bool) -> None:
+def migrate(project: Project, target: str, dry_run: bool, as_json: bool) -> None:
     """Copy every table, event and revision into an empty database, verify row counts and content
     hashes, then point prefkit.toml at it. Stop `annotate serve` and pipelines first.
 

@@ -13,13 +13,16 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, model_validator
 
 from curation.annotation.task_kinds import FieldSpec, LabelError, TaskKind, register
 from schemas.alpsbench import TaxonomyLabel
 from schemas.common import Contract, canonical_json
+
+if TYPE_CHECKING:
+    from curation.project import ProjectStore
 
 KIND = "memory_verify"
 DECISIONS = ("accept", "edit", "reject")
@@ -118,7 +121,7 @@ class MemoryVerify(TaskKind):
         FieldSpec("decision", "nominal", DECISIONS),
     )
 
-    def build_tasks(self, store, overlap, batch):
+    def build_tasks(self, store: ProjectStore, overlap, batch):
         by_dialogue: dict[str, list[dict[str, Any]]] = {}
         for m in store.content.memories(origin="candidate"):
             by_dialogue.setdefault(m["dialogue_id"], []).append(m)

@@ -13,13 +13,16 @@ superseded). What the final labels mean for a session and a release is
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
 from curation.annotation.task_kinds import FieldSpec, LabelError, TaskKind, register
 from schemas.common import Contract
 from schemas.curation import AnnotationTask
+
+if TYPE_CHECKING:
+    from curation.project import ProjectStore
 
 KIND = "preference_expressed"
 
@@ -71,7 +74,7 @@ def not_expressed(values: dict[str, Any]) -> list[int]:
     return [it["item"] for it in values.get("items", []) if not it["expressed"]]
 
 
-def session_tasks(store) -> dict[str, list[tuple[int, AnnotationTask]]]:
+def session_tasks(store: ProjectStore) -> dict[str, list[tuple[int, AnnotationTask]]]:
     """``{session_id: [(round, task), ...]}`` oldest round first, for every ``preference_expressed`` task."""
     out: dict[str, list[tuple[int, AnnotationTask]]] = {}
     for task in store.labels.tasks(kind=KIND):
@@ -81,7 +84,7 @@ def session_tasks(store) -> dict[str, list[tuple[int, AnnotationTask]]]:
     return {sid: sorted(rounds, key=lambda rt: rt[0]) for sid, rounds in out.items()}
 
 
-def ensure_reverification_task(store, session_id: str) -> AnnotationTask | None:
+def ensure_reverification_task(store: ProjectStore, session_id: str) -> AnnotationTask | None:
     """After a rewrite: add the verification task of the session as it now stands (same batch and
     overlap as its latest round), when the session already had one. Returns the new task, if any."""
     mine = session_tasks(store).get(session_id, [])
@@ -106,7 +109,7 @@ class PreferenceExpressed(TaskKind):
     label_model = PreferenceExpressedLabel
     fields = (FieldSpec("expressed", "nominal", ("not_expressed", "expressed")),)
 
-    def build_tasks(self, store, overlap, batch):
+    def build_tasks(self, store: ProjectStore, overlap, batch):
         rounds = store.content.revision_counts()
         return [
             self.make_task(
@@ -157,11 +160,11 @@ class PreferenceExpressed(TaskKind):
             )
         return {"items": items}
 
-    def superseded(self, store):
+    def superseded(self, store: ProjectStore):
         """Verification rounds a later round replaced (a turn was rewritten since)."""
         return {task.task_id for rounds in session_tasks(store).values() for _r, task in rounds[:-1]}
 
-    def after_turn_rewrite(self, store, task):
+    def after_turn_rewrite(self, store: ProjectStore, task):
         """The session as it now stands gets the next round's verification task."""
         ensure_reverification_task(store, task.payload["dialogue_id"])
 

@@ -9,12 +9,15 @@ its task a gold item.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
 from curation.annotation.task_kinds import FieldSpec, TaskKind, register
 from schemas.common import Contract
+
+if TYPE_CHECKING:
+    from curation.project import ProjectStore
 
 KIND = "preference_match"
 
@@ -48,7 +51,7 @@ class PreferenceMatch(TaskKind):
     label_model = PreferenceMatchLabel
     fields = (FieldSpec("coverage", "ordinal", ("not_covered", "partially", "fully")),)
 
-    def build_tasks(self, store, overlap, batch):
+    def build_tasks(self, store: ProjectStore, overlap, batch):
         return [
             self.make_task(item_ref(p["pair_id"]), pair_payload(p), overlap, batch)
             for p in store.content.preference_pairs()
@@ -60,7 +63,7 @@ class PreferenceMatch(TaskKind):
     def assemble(self, units, labels):
         return {"coverage": units[("", "coverage")]}
 
-    def known_answers(self, store):
+    def known_answers(self, store: ProjectStore):
         """Pairs imported with a known answer make their matching task a gold item."""
         refs = {
             item_ref(p["pair_id"]): (p["meta"] or {}).get("gold_answer")
@@ -68,7 +71,7 @@ class PreferenceMatch(TaskKind):
         }
         return {ref: answer for ref, answer in refs.items() if answer}
 
-    def iter_tasks(self, store, overlap, batch):
+    def iter_tasks(self, store: ProjectStore, overlap, batch):
         """One read of the pairs, a page at a time: each task built with its gold answer (if any) as
         it is needed."""
         for p in store.content.iter_preference_pairs():

@@ -13,13 +13,16 @@ this module; it registers itself by name.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
 from curation.annotation.task_kinds import FieldSpec, TaskKind, register
 from curation.store.alpsbench import AlpsTask
 from schemas.common import Contract
+
+if TYPE_CHECKING:
+    from curation.project import ProjectStore
 
 KIND = "task_qc"
 
@@ -72,7 +75,7 @@ class TaskQc(TaskKind):
         FieldSpec("answer", "nominal", ("incorrect", "correct")),
     )
 
-    def build_tasks(self, store, overlap, batch):
+    def build_tasks(self, store: ProjectStore, overlap, batch):
         return [
             self.make_task(item_ref(r.track, r.benchmark_id), _payload(r), overlap, batch)
             for r in store.alps.tasks()
