@@ -32,6 +32,7 @@ import openai  # noqa: E402
 from bench_llm import KEY, measure, start_server, stats  # noqa: E402
 
 from curation.project import Project  # noqa: E402
+from curation.store.eval import EvalRun  # noqa: E402
 from pipelines.eval import build_report, cupid, run_cupid, score_cupid_file  # noqa: E402
 from pipelines.eval.cupid_metrics import key_name  # noqa: E402
 from pipelines.eval.release import load_cupid  # noqa: E402
@@ -123,12 +124,12 @@ def scoring(n: int, tmp: Path) -> None:
         }
         items.append((key_name(key), inst.instance_type, {"gold": gold, "prediction": pred}))
         lines.append(json.dumps(pred))
-    run = {
-        "run_id": "cupid-inference-bench", "benchmark": "cupid", "task": "inference", "model": "m",
-        "judge_model": "j", "backend": "openai", "offline": False, "release_dir": str(release),
-        "release_name": None, "release_version": None, "release_digest": ref.digest, "config_name": "cupid",
-        "settings": {}, "prompts": {},
-    }  # fmt: skip
+    run = EvalRun(
+        run_id="cupid-inference-bench", benchmark="cupid", task="inference", model="m",
+        judge_model="j", backend="openai", offline=False, release_dir=str(release),
+        release_name=None, release_version=None, release_digest=ref.digest, config_name="cupid",
+        settings={}, prompts={},
+    )  # fmt: skip
     project.store.eval.run_start(run)
     _, wall, _ = measure(lambda: project.store.eval.run_finish(run.run_id, items, {"rows": []}))
     print(f"stored a run of {n} instances (predictions + judge labels) in {wall:.2f} s")
