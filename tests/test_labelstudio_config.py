@@ -241,7 +241,7 @@ def test_the_label_studio_maps_are_upserts_on_both_backends(any_project):
     store.labelstudio.set_project(
         "u", "preference_match", 8, "recreated"
     )  # deleted in Label Studio, pushed again
-    assert [(p["ls_project_id"], p["title"]) for p in store.labelstudio.projects("u")] == [(8, "recreated")]
+    assert [(p.ls_project_id, p.title) for p in store.labelstudio.projects("u")] == [(8, "recreated")]
 
     assert store.labelstudio.add_tasks("u", 8, {task.task_id: 70}) == 1
     assert store.labelstudio.add_tasks("u", 8, {task.task_id: 70}) == 0  # a second push, or another process
@@ -264,7 +264,7 @@ def test_the_label_studio_maps_are_upserts_on_both_backends(any_project):
         "u", 8, 5, task_id=task.task_id, annotator="ann", event_id="e1", updated_at="2026-01-01T00:00:01Z"
     )
     row = store.labelstudio.annotations("u", 8)[5]
-    assert (row["event_id"], row["updated_at"]) == ("e2", "2026-01-01T00:00:02Z")
+    assert (row.event_id, row.updated_at) == ("e2", "2026-01-01T00:00:02Z")
     assert [e.event_id for e in store.labels.events()] == ["e1", "e2"]
 
 

@@ -176,9 +176,9 @@ def test_two_processes_pulling_one_project_at_once_record_each_annotation_once(l
     }
     mapped = ls_project.store.labelstudio.annotations(ls_url, pushed.ls_project_id)
     assert sorted(mapped) == sorted(annotations)
-    assert {r["event_id"] for r in mapped.values()} == {e.event_id for e in events}
+    assert {r.event_id for r in mapped.values()} == {e.event_id for e in events}
     # Between them the two pulls recorded each annotation once; the later saw the rest as unchanged.
     assert sum(r["labels"] for r in reports) == 6
     assert sum(r["labels"] + r["unchanged"] for r in reports) == 12
     assert sum(len(r["users_created"]) for r in reports) == 1
-    assert [u["username"] for u in ls_project.store.accounts.users()] == ["admin"]
+    assert [u.username for u in ls_project.store.accounts.users()] == ["admin"]
