@@ -142,14 +142,14 @@ def cupid_raw_config(store: ProjectStore, pseudonym: Callable[[str], str], statu
     statuses = session_statuses(store) if statuses is None else statuses
     revisions: dict[str, list[dict[str, Any]]] = {}
     for rev in store.content.revisions():
-        revisions.setdefault(rev["dialogue_id"], []).append(
+        revisions.setdefault(rev.dialogue_id, []).append(
             {
-                "turn_index": rev["turn_index"],
-                "original": rev["original"],
-                "revised": rev["revised"],
-                "author": pseudonym(rev["author"]),
-                "reason": rev["reason"],
-                "created_at": rev["created_at"],
+                "turn_index": rev.turn_index,
+                "original": rev.original,
+                "revised": rev.revised,
+                "author": pseudonym(rev.author),
+                "reason": rev.reason,
+                "created_at": rev.created_at,
             }
         )
     for persona in store.generation.personas():

@@ -235,7 +235,7 @@ def test_rewrite_a_weak_user_turn_from_its_bubble(proj):
     at.text_input(key=f"{p}:rwr:2").input("states the preference verbatim").run()
     at.button(key=f"{p}:rws:2").click().run()
     rev = proj.store.content.revisions(item.task.payload["dialogue_id"])[0]
-    assert (rev["author"], rev["revised"], rev["reason"]) == (
+    assert (rev.author, rev.revised, rev.reason) == (
         "alice", "Could you keep it short? I'm on my phone.", "states the preference verbatim")  # fmt: skip
     assert proj.store.content.dialogue(item.task.payload["dialogue_id"])["needs_reverification"]
     assert any("turn 2 · user · rewritten" in c.value for c in at.caption)

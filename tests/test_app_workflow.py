@@ -164,8 +164,8 @@ def test_rewrite_turn_keeps_the_original_and_flags_the_session(proj):
     turns = workflow.display_turns(proj, item.task)
     assert turns[2]["content"] == "Shorter please, I am on my phone." and turns[2]["revised"]
     rev = proj.store.content.revisions(item.task.payload["dialogue_id"])[0]
-    assert (rev["author"], rev["original"]) == ("alice", "That is a lot to read on a small screen.")
-    assert dashboard.reverification(proj.store)[0]["dialogue_id"] == item.task.payload["dialogue_id"]
+    assert (rev.author, rev.original) == ("alice", "That is a lot to read on a small screen.")
+    assert dashboard.reverification(proj.store)[0].dialogue_id == item.task.payload["dialogue_id"]
 
 
 def test_sign_in_and_roles(proj):

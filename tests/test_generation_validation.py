@@ -285,7 +285,7 @@ def test_a_silent_session_is_simulated_again_and_fails_when_it_stays_silent(proj
         is_silent(done.feedback)
         and done.failed == "silent after 2 attempts: the user never raised a checklist item"
     )
-    assert [f["error"] for f in project.store.content.failures("dialogues")] == [
+    assert [f.error for f in project.store.content.failures("dialogues")] == [
         "silent session (attempt 1): no checklist item raised"
     ]
     assert silent_sessions(project.store) == []

@@ -72,7 +72,7 @@ def test_dialogues_carry_provenance_and_licence(project, clean_file):
     assert d["meta"]["licence"] == LICENCE and "ODC-BY" in LICENCE
     # Turns of the second conversation follow the first's, marked with their conversation.
     assert d["turns"][conv["first_turn"]]["extra"] == {"conversation": 1}
-    assert project.store.content.sources()[0]["licence"] == LICENCE
+    assert project.store.content.sources()[0].licence == LICENCE
 
 
 def test_strict_stops_at_first_bad_line_and_writes_nothing(project, bad_file):
@@ -233,7 +233,7 @@ def test_packed_turns_read_like_rows_and_unpack_on_first_rewrite(any_project, cl
     assert [t for i, t in enumerate(after["turns"]) if i != 7] == [
         t for i, t in enumerate(before["turns"]) if i != 7
     ]
-    assert store.content.revisions(did)[0]["original"] == before["turns"][7]["content"]
+    assert store.content.revisions(did)[0].original == before["turns"][7]["content"]
     assert store.content.original_turns(did)[7]["content"] == before["turns"][7]["content"]
     assert store.count("turns") == 30 and store.count("packed_turns") == report.sequences - 1
     assert store.status()["turns"] == report.turns_written

@@ -51,7 +51,7 @@ def test_twenty_percent_faults_complete_with_every_failure_a_row(fake_openai, pr
     assert all(r.parsed.item == r.request.item for r in responses if r.ok)
     assert all(r.error for r in failed) and 0 < len(failed) < 40
     rows = project.store.content.failures("sessions")
-    assert sorted(f["item"] for f in rows) == sorted(r.request.item for r in failed)
+    assert sorted(f.item for f in rows) == sorted(r.request.item for r in failed)
     ledger = Counter(row.status for row in project.store.llm.ledger("sessions"))
     assert ledger == {"done": 80 - len(failed), "failed": len(failed)}
 

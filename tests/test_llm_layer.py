@@ -122,7 +122,7 @@ def test_still_invalid_after_repair_becomes_a_failure_row_with_the_raw_answer(
     assert not response.ok and response.parsed is None
     assert "schema-invalid" in response.error and response.text == '{"nickname": "A"}'
     [failure] = project.store.content.failures("personas")
-    assert failure["item"] == "p0" and failure["raw"] == '{"nickname": "A"}'
+    assert failure.item == "p0" and failure.raw == '{"nickname": "A"}'
     assert server.count() == 2
     assert [r.status for r in project.store.llm.ledger("personas")] == ["failed"]
 

@@ -136,7 +136,7 @@ def test_validation_may_not_drop_a_candidate(wildchat_project):
     report = extract(project, limit=1)
     assert report.kept == 2 and responder.validations == 2  # asked again after the missing m3
     failure = project.store.content.failures(stage="memories.validate")[0]
-    assert "missing ['m3']" in failure["error"]
+    assert "missing ['m3']" in failure.error
 
 
 def test_cap_per_label_and_implicit_rule(wildchat_project):

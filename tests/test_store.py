@@ -168,7 +168,7 @@ def test_turn_revision_keeps_original_and_flags_dialogue(any_project, fixture_pa
     after = store.content.dialogue(did)
     assert after["turns"][0]["content"] == "A clearer opening." and after["needs_reverification"]
     rev = store.content.revisions(did)[-1]
-    assert (rev["original"], rev["revised"], rev["author"]) == (before, "A clearer opening.", "rev")
+    assert (rev.original, rev.revised, rev.author) == (before, "A clearer opening.", "rev")
     assert store.content.original_turns(did)[0]["content"] == before
 
 

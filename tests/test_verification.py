@@ -186,7 +186,7 @@ def test_repair_regenerates_a_failed_session_and_recovers_its_instance_after_rev
     assert first.round == 1 and first.repaired == [b_session] and first.queued == 1
     assert first.waiting_instances == 1 and first.verified_instances == 2 and first.previous is None
     assert store.content.dialogue(b_session)["turns"] != before
-    assert store.content.session_versions(b_session)[0]["turns"] == [
+    assert store.content.session_versions(b_session)[0].turns == [
         {k: t[k] for k in ("index", "role", "content")} for t in before
     ]
     assert session_statuses(store)[b_session].status == "needs_reverification"

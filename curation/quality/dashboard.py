@@ -14,6 +14,7 @@ from curation.annotation.workflow import gold_accuracy
 
 if TYPE_CHECKING:
     from curation.project import ProjectStore
+    from curation.store.content import ReverifyDialogue
     from curation.store.labels import FlaggedLabel, Throughput
     from curation.store.queues import ProgressRow
     from schemas.config import ReleasePolicy
@@ -74,7 +75,7 @@ def flagged(store: ProjectStore) -> list[FlaggedLabel]:
     return store.labels.flagged()
 
 
-def reverification(store: ProjectStore) -> list[dict[str, Any]]:
+def reverification(store: ProjectStore) -> list[ReverifyDialogue]:
     """Dialogues with a rewritten turn, waiting to be verified again."""
     return store.content.dialogues_to_reverify()
 

@@ -53,6 +53,67 @@ class ImportBundle:
     preference_pairs: list[dict[str, Any]] = field(default_factory=list)
 
 
+@dataclass(frozen=True, slots=True)
+class Source:
+    """One import's source row: what file was read, its hash, row count and licence."""
+
+    source_id: str
+    kind: str
+    path: str
+    sha256: str
+    rows: int
+    licence: str | None
+    imported_at: str
+
+
+@dataclass(frozen=True, slots=True)
+class TurnRevision:
+    """One human rewrite of a turn; the first revision of a turn keeps the original text."""
+
+    seq: int
+    revision_id: str
+    dialogue_id: str
+    turn_index: int
+    original: str
+    revised: str
+    author: str
+    reason: str | None
+    created_at: str
+
+
+@dataclass(frozen=True, slots=True)
+class SessionVersion:
+    """The turns of a generated session a repair replaced."""
+
+    session_id: str
+    version: int
+    reason: str | None
+    replaced_at: str
+    turns: list[dict[str, Any]]
+
+
+@dataclass(frozen=True, slots=True)
+class Failure:
+    """A pipeline item that failed at ``stage``, with the error and the raw output if any."""
+
+    seq: int
+    stage: str
+    item: str
+    error: str
+    raw: str | None
+    created_at: str
+
+
+@dataclass(frozen=True, slots=True)
+class ReverifyDialogue:
+    """A dialogue with a rewritten turn, waiting to be verified again."""
+
+    dialogue_id: str
+    origin: str
+    revisions: int
+    last: str
+
+
 @dataclass
 class ImportResult:
     source_id: str
@@ -219,12 +280,13 @@ class Content(StoreArea):
             bar.update(len(ids))
         return counts
 
-    def sources(self) -> list[dict[str, Any]]:
+    def sources(self) -> list[Source]:
         """Every import's source row (kind, path, sha256, rows, licence), oldest first."""
         t = self.t["sources"]
         with self.read() as conn:
             return [
-                dict(r) for r in conn.execute(select(t).order_by(t.c.imported_at, t.c.source_id)).mappings()
+                Source(**r)
+                for r in conn.execute(select(t).order_by(t.c.imported_at, t.c.source_id)).mappings()
             ]
 
     def _skip_known_sessions(self, conn, bundle: ImportBundle) -> None:
@@ -367,13 +429,13 @@ class Content(StoreArea):
             conn.execute(update(d).where(d.c.dialogue_id == dialogue_id).values(needs_reverification=True))
         return revision_id
 
-    def revisions(self, dialogue_id: str | None = None) -> list[dict[str, Any]]:
+    def revisions(self, dialogue_id: str | None = None) -> list[TurnRevision]:
         r = self.t["turn_revisions"]
         q = select(r).order_by(r.c.seq)
         if dialogue_id:
             q = q.where(r.c.dialogue_id == dialogue_id)
         with self.read() as conn:
-            return [dict(x) for x in conn.execute(q).mappings()]
+            return [TurnRevision(**x) for x in conn.execute(q).mappings()]
 
     def revision_counts(self) -> dict[str, int]:
         """``{dialogue_id: changes}`` for every changed dialogue: turn revisions plus dialogues a repair
@@ -448,8 +510,8 @@ class Content(StoreArea):
             )
         return version
 
-    def session_versions(self, session_id: str | None = None) -> list[dict[str, Any]]:
-        """Dialogues repairs replaced, oldest first: ``{session_id, version, turns, reason, replaced_at}``."""
+    def session_versions(self, session_id: str | None = None) -> list[SessionVersion]:
+        """Dialogues repairs replaced, oldest first."""
         v = self.t["session_versions"]
         q = select(v).order_by(v.c.session_id, v.c.version)
         if session_id:
@@ -457,10 +519,13 @@ class Content(StoreArea):
         with self.read() as conn:
             rows = conn.execute(q).mappings().all()
         return [
-            {
-                **{k: r[k] for k in ("session_id", "version", "reason", "replaced_at")},
-                "turns": self.loads(r["turns_json"]),
-            }
+            SessionVersion(
+                session_id=r["session_id"],
+                version=r["version"],
+                reason=r["reason"],
+                replaced_at=r["replaced_at"],
+                turns=self.loads(r["turns_json"]),
+            )
             for r in rows
         ]
 
@@ -469,7 +534,7 @@ class Content(StoreArea):
         turns = self.dialogue(dialogue_id)["turns"]
         first_original: dict[int, str] = {}
         for rev in self.revisions(dialogue_id):
-            first_original.setdefault(rev["turn_index"], rev["original"])
+            first_original.setdefault(rev.turn_index, rev.original)
         return [{**t, "content": first_original.get(t["index"], t["content"])} for t in turns]
 
     def sessions(self, persona_id: str | None = None) -> list[dict[str, Any]]:
@@ -489,7 +554,7 @@ class Content(StoreArea):
                 turns.setdefault(r[0], []).append({"index": r[1], "role": r[2], "content": r[3]})
         return [{**self.loads(r["record_json"]), "turns": turns.get(r["session_id"], [])} for r in rows]
 
-    def dialogues_to_reverify(self) -> list[dict[str, Any]]:
+    def dialogues_to_reverify(self) -> list[ReverifyDialogue]:
         d, r = self.t["dialogues"], self.t["turn_revisions"]
         q = (
             select(
@@ -504,7 +569,7 @@ class Content(StoreArea):
             .order_by(d.c.dialogue_id)
         )
         with self.read() as conn:
-            return [dict(x) for x in conn.execute(q).mappings()]
+            return [ReverifyDialogue(**x) for x in conn.execute(q).mappings()]
 
     # -- memories -----------------------------------------------------------------------------------
     def memories(self, dialogue_id: str | None = None, origin: str | None = None) -> list[dict[str, Any]]:
@@ -647,13 +712,13 @@ class Content(StoreArea):
                 {"stage": stage, "item": item, "error": error, "raw": raw, "created_at": utcnow()},
             )
 
-    def failures(self, stage: str | None = None) -> list[dict[str, Any]]:
+    def failures(self, stage: str | None = None) -> list[Failure]:
         f = self.t["failures"]
         q = select(f).order_by(f.c.seq)
         if stage:
             q = q.where(f.c.stage == stage)
         with self.read() as conn:
-            return [dict(r) for r in conn.execute(q).mappings()]
+            return [Failure(**r) for r in conn.execute(q).mappings()]
 
     def packed_turn_count(self) -> int:
         """Turns held in ``packed_turns`` rows (bulk-imported dialogues not rewritten yet)."""
