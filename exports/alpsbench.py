@@ -54,9 +54,9 @@ def export_packets(store: ProjectStore, out_dir: Path, revised: bool = False) ->
     """Write one ``sess_*.json`` per packet under ``out_dir``, in the layout it was imported from."""
     n = 0
     for p in store.content.packets():
-        meta = store.content.dialogue(p["dialogue_id"])["meta"]
-        rel = meta.get("relpath") or f"{p['session_id']}.json"
-        data = packet(store, p["session_id"], p["extra"], revised=revised)
+        meta = store.content.dialogue(p.dialogue_id)["meta"]
+        rel = meta.get("relpath") or f"{p.session_id}.json"
+        data = packet(store, p.session_id, p.extra, revised=revised)
         atomic_write_bytes(
             out_dir / rel, (json.dumps(data, ensure_ascii=False, indent=2) + "\n").encode("utf-8")
         )

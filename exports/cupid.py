@@ -11,6 +11,7 @@ from schemas.cupid import BenchmarkInstance
 
 if TYPE_CHECKING:
     from curation.project import ProjectStore
+    from curation.store.content import InstanceLink
 
 CUPID_COLUMNS = (
     "persona_id",
@@ -47,15 +48,18 @@ def cupid_arrow_schema():
     )
 
 
-def rebuilt_instance(record: dict[str, Any], links: list[dict[str, Any]], sessions: dict) -> dict[str, Any]:
+def rebuilt_instance(
+    instance: BenchmarkInstance, links: list[InstanceLink], sessions: dict
+) -> dict[str, Any]:
     """The instance as its sessions stand now: each linked prior interaction takes the session's
     current turns (rewrites applied); the preference and factor texts stay as the instance has them.
     Keys come back in CUPID's order at every level."""
-    priors = [dict(p) for p in record["prior_interactions"]]
+    record = instance.model_dump(mode="json")
+    priors = record["prior_interactions"]
     for link in links:
-        session = sessions.get(link["session_id"])
-        if session is not None and link["position"] < len(priors):
-            priors[link["position"]]["dialogue"] = [
+        session = sessions.get(link.session_id)
+        if session is not None and link.position < len(priors):
+            priors[link.position]["dialogue"] = [
                 {"role": t["role"], "content": t["content"]} for t in session["turns"]
             ]
     return BenchmarkInstance.model_validate({**record, "prior_interactions": priors}).model_dump(mode="json")
@@ -71,10 +75,10 @@ def cupid_rows(store: ProjectStore, verified_only: bool = False) -> list[dict[st
     statuses = session_statuses(store) if verified_only else {}
     rows = []
     for inst in store.content.instances():
-        mine = links.get(inst["instance_id"], [])
+        mine = links.get(inst.instance_id, [])
         if verified_only and not instance_verification(mine, statuses)[0]:
             continue
-        rows.append(rebuilt_instance(inst["record"], mine, sessions))
+        rows.append(rebuilt_instance(inst.record, mine, sessions))
     return rows
 
 

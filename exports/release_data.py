@@ -121,13 +121,13 @@ def cupid_config(store: ProjectStore, statuses=None) -> ConfigData:
     links = store.content.instance_links()
     sessions = {s["session_id"]: s for s in store.content.sessions()}
     for inst in store.content.instances():
-        mine = links.get(inst["instance_id"], [])
+        mine = links.get(inst.instance_id, [])
         ok, why = instance_verification(mine, statuses)
         if not ok:
             cfg.drop(why)
             continue
-        row = rebuilt_instance(inst["record"], mine, sessions)
-        cfg.add_json("test", inst["instance_id"], canonical_json(row))
+        row = rebuilt_instance(inst.record, mine, sessions)
+        cfg.add_json("test", inst.instance_id, canonical_json(row))
     return cfg.finish()
 
 
@@ -245,8 +245,8 @@ def alps_rows(
     dropped: dict[str, Counter] = {}
     from_packets: set[str] = set()
     for p in store.content.packets():
-        sid = p["session_id"]
-        pkt = alps_packet(store, sid, p["extra"])
+        sid = p.session_id
+        pkt = alps_packet(store, sid, p.extra)
         target = tracks
         if gold is not None:
             if sid in gold:
@@ -385,8 +385,8 @@ def _alps_packets(store: ProjectStore, gold: dict[str, dict[str, Any]] | None) -
     )
     relpaths = store.releases.packet_relpaths()
     for p in store.content.packets():
-        sid = p["session_id"]
-        pkt = alps_packet(store, sid, p["extra"])
+        sid = p.session_id
+        pkt = alps_packet(store, sid, p.extra)
         mine = (gold or {}).get(sid)
         verification = {"status": "verified", **mine} if mine else {"status": "unverified"}
         packets.add(

@@ -16,6 +16,7 @@ from schemas.curation import Provenance
 
 if TYPE_CHECKING:
     from curation.project import ProjectStore
+    from curation.store.content import Instance
 
 PROVENANCE = Provenance(source="pipelines.matching.pairs_from_instances")
 
@@ -31,25 +32,23 @@ def _pair(item: str, candidate: str, instance_id: str, relation: str) -> dict[st
     }
 
 
-def pairs_from_instances(instances: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def pairs_from_instances(instances: list[Instance]) -> list[dict[str, Any]]:
     """Pairs from stored instances (``store.content.instances()``), deduplicated, in a stable order."""
-    by_persona: dict[str, dict[str, dict[str, Any]]] = {}
+    by_persona: dict[str, dict[str, Instance]] = {}
     for inst in instances:
-        rec = inst["record"]
-        by_persona.setdefault(rec["persona_id"], {})[rec["instance_type"]] = inst
+        rec = inst.record
+        by_persona.setdefault(rec.persona_id, {})[rec.instance_type] = inst
     pairs: dict[str, dict[str, Any]] = {}
     for kinds in by_persona.values():
         for kind, inst in sorted(kinds.items()):
-            rec = inst["record"]
-            others = [k["record"]["current_contextual_preference"] for t, k in kinds.items() if t != kind]
-            for item in rec["current_checklist"]:
-                same = _pair(
-                    item, rec["current_contextual_preference"], inst["instance_id"], "same_preference"
-                )
+            rec = inst.record
+            others = [k.record.current_contextual_preference for t, k in kinds.items() if t != kind]
+            for item in rec.current_checklist:
+                same = _pair(item, rec.current_contextual_preference, inst.instance_id, "same_preference")
                 pairs.setdefault(same["pair_id"], same)
                 for other in others:
-                    if other != rec["current_contextual_preference"]:
-                        p = _pair(item, other, inst["instance_id"], "other_preference")
+                    if other != rec.current_contextual_preference:
+                        p = _pair(item, other, inst.instance_id, "other_preference")
                         pairs.setdefault(p["pair_id"], p)
     return sorted(pairs.values(), key=lambda p: p["pair_id"])
 

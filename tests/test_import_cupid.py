@@ -63,7 +63,7 @@ def test_parquet_round_trip_is_exact(project, rows, tmp_path):
     assert pq.read_table(out).to_pylist() == rows
     other = project.__class__.init(tmp_path / "second")
     other.store.content.import_bundle(cupid.build_bundle(out))  # Parquet import reads it back
-    assert [i["record"] for i in other.store.content.instances()] == rows
+    assert [i.record.model_dump(mode="json") for i in other.store.content.instances()] == rows
     other.close()
 
 

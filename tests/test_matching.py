@@ -1,18 +1,21 @@
 """Matching pairs built from instances: each checklist item meets its own and the other preference."""
 
+from curation.store.content import Instance
 from pipelines.matching import pairs_from_instances
+from schemas.cupid import BenchmarkInstance
 
 
 def _inst(iid, persona, kind, pref, items):
-    return {
-        "instance_id": iid,
-        "record": {
-            "persona_id": persona,
-            "instance_type": kind,
-            "current_contextual_preference": pref,
-            "current_checklist": items,
-        },
-    }
+    record = BenchmarkInstance(
+        persona_id=persona,
+        instance_type=kind,
+        current_request="Plan my week.",
+        current_context_factor="a busy week",
+        current_contextual_preference=pref,
+        current_checklist=items,
+        prior_interactions=[],
+    )
+    return Instance(iid, "prov", record)
 
 
 def test_pairs_cover_same_and_other_preference_without_duplicates():
@@ -49,7 +52,7 @@ def test_cli_builds_pairs_from_generated_instances(tmp_path):
     assert res.exit_code == 0, res.output
     p = Project(proj)
     pairs = p.store.content.preference_pairs()
-    checklist = {item for i in p.store.content.instances() for item in i["record"]["current_checklist"]}
+    checklist = {item for i in p.store.content.instances() for item in i.record.current_checklist}
     assert pairs and {pair["checklist_item"] for pair in pairs} == checklist
     again = runner.invoke(cli, ["tasks", "pairs", "from-instances", "--project", str(proj)])
     assert "added 0 preference pairs" in again.output and len(p.store.content.preference_pairs()) == len(

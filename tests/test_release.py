@@ -202,9 +202,9 @@ def test_release_of_the_alpsbench_sample_contains_all_of_it(alps_project):
         priv = private_dir(alps_project, "1.0.0")
         packets = [json.loads(x) for x in (priv / "alpsbench_packets/full.jsonl").read_text().splitlines()]
         assert len(packets) == 400
-        by_id = {p["session_id"]: p for p in store.content.packets()}
+        by_id = {p.session_id: p for p in store.content.packets()}
         for row in packets[::40]:
-            assert json.loads(row["packet"]) == packet(store, row["id"], by_id[row["id"]]["extra"])
+            assert json.loads(row["packet"]) == packet(store, row["id"], by_id[row["id"]].extra)
         inputs = [
             json.loads(x)
             for p in (r.path / "data/alpsbench_task1").glob("*.jsonl")

@@ -163,7 +163,7 @@ def test_imported_cupid_rows_yield_preference_expressed_tasks_for_their_sessions
     assert task.payload["checklist"] == ["Does the plan keep drives short?", "Does it include breaks?"]
     assert [t["role"] for t in task.payload["turns"]] == ["user", "assistant"]
     links = project.store.content.instance_links()
-    assert len(links) == 6 and all(len(v) == 1 and v[0]["relevant"] for v in links.values())
+    assert len(links) == 6 and all(len(v) == 1 and v[0].relevant for v in links.values())
 
 
 def test_repair_regenerates_a_failed_session_and_recovers_its_instance_after_reverification(gen):

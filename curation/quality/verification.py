@@ -23,6 +23,7 @@ from curation.quality.consensus import effective_adjudications, final_labels, li
 
 if TYPE_CHECKING:
     from curation.project import ProjectStore
+    from curation.store.content import InstanceLink
 
 STATUSES = ("verified", "failed", "needs_reverification", "unverified")
 
@@ -96,18 +97,16 @@ def session_statuses(
 
 
 def instance_verification(
-    links: list[dict[str, Any]], statuses: dict[str, SessionVerification]
+    links: list[InstanceLink], statuses: dict[str, SessionVerification]
 ) -> tuple[bool, str]:
     """Whether an instance is verified (every relevant session is) and, if not, the reason - one of a
     few fixed phrases, so a release can count its dropped instances per reason."""
     if not links:
         return False, "no session links (made before prefkit tracked them)"
-    relevant = [link for link in links if link["relevant"]]
+    relevant = [link for link in links if link.relevant]
     if not relevant:
         return False, "no session it depends on"
-    found = {
-        statuses[x["session_id"]].status if x["session_id"] in statuses else "unverified" for x in relevant
-    }
+    found = {statuses[x.session_id].status if x.session_id in statuses else "unverified" for x in relevant}
     for status in ("failed", "needs_reverification", "unverified"):
         if status in found:
             return False, f"a session it depends on is {status.replace('_', ' ')}"

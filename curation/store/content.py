@@ -17,6 +17,7 @@ from sqlalchemy import func, select, update
 
 from curation.store.engine import StoreArea, StoreError
 from schemas.common import utcnow
+from schemas.cupid import BenchmarkInstance
 from schemas.curation import Provenance
 
 #: The columns of a typed dialogue batch for :meth:`Content.import_dialogue_batches`, in order.
@@ -112,6 +113,35 @@ class ReverifyDialogue:
     origin: str
     revisions: int
     last: str
+
+
+@dataclass(frozen=True, slots=True)
+class Packet:
+    """An imported AlpsBench packet: its session, the dialogue it holds and the packet's other keys."""
+
+    session_id: str
+    dialogue_id: str
+    extra: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Instance:
+    """A stored CUPID instance and the provenance that made or imported it."""
+
+    instance_id: str
+    provenance_id: str
+    record: BenchmarkInstance
+
+
+@dataclass(frozen=True, slots=True)
+class InstanceLink:
+    """A session one of an instance's prior interactions is built from (``position`` in the list);
+    ``relevant`` says whether the instance's verification depends on it."""
+
+    position: int
+    session_id: str
+    role: str
+    relevant: bool
 
 
 @dataclass
@@ -625,42 +655,35 @@ class Content(StoreArea):
         return len(rows)
 
     # -- packets / instances ------------------------------------------------------------------------
-    def packets(self) -> list[dict[str, Any]]:
+    def packets(self) -> list[Packet]:
         p = self.t["packets"]
         with self.read() as conn:
             rows = conn.execute(select(p).order_by(p.c.position, p.c.session_id)).mappings().all()
-        return [
-            {
-                "session_id": r["session_id"],
-                "dialogue_id": r["dialogue_id"],
-                "extra": self.loads(r["extra_json"]),
-            }
-            for r in rows
-        ]
+        return [Packet(r["session_id"], r["dialogue_id"], self.loads(r["extra_json"])) for r in rows]
 
-    def instances(self) -> list[dict[str, Any]]:
+    def instances(self) -> list[Instance]:
         i = self.t["instances"]
         with self.read() as conn:
             rows = conn.execute(select(i).order_by(i.c.position, i.c.instance_id)).mappings().all()
         return [
-            {
-                "instance_id": r["instance_id"],
-                "provenance_id": r["provenance_id"],
-                "record": self.loads(r["record_json"]),
-            }
+            Instance(
+                r["instance_id"],
+                r["provenance_id"],
+                BenchmarkInstance.model_validate(self.loads(r["record_json"])),
+            )
             for r in rows
         ]
 
-    def instance_links(self) -> dict[str, list[dict[str, Any]]]:
-        """``{instance_id: [{position, session_id, role, relevant}]}``: the sessions each instance's
-        prior interactions are built from, in order (instances made before migration 7 have none)."""
+    def instance_links(self) -> dict[str, list[InstanceLink]]:
+        """``{instance_id: [InstanceLink, ...]}``: the sessions each instance's prior interactions are
+        built from, in order (instances made before migration 7 have none)."""
         t = self.t["instance_sessions"]
         with self.read() as conn:
             rows = conn.execute(select(t).order_by(t.c.instance_id, t.c.position)).mappings().all()
-        out: dict[str, list[dict[str, Any]]] = {}
+        out: dict[str, list[InstanceLink]] = {}
         for r in rows:
             out.setdefault(r["instance_id"], []).append(
-                {k: r[k] for k in ("position", "session_id", "role")} | {"relevant": bool(r["relevant"])}
+                InstanceLink(r["position"], r["session_id"], r["role"], bool(r["relevant"]))
             )
         return out
 

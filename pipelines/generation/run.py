@@ -373,7 +373,7 @@ def run_dialogues(store: ProjectStore, layer, cfg: GenerationConfig) -> StageRep
 # -- stage 6 ----------------------------------------------------------------------------------------
 def run_instances(store: ProjectStore, layer, cfg: GenerationConfig) -> StageReport:
     report = StageReport("instances")
-    have = {r["persona_id"] for r in (i["record"] for i in store.content.instances())}
+    have = {i.record.persona_id for i in store.content.instances()}
     for persona in _active(store):
         pid = persona.persona_id
         persona_plan = store.generation.plan(pid)
@@ -444,7 +444,7 @@ def _verified_instances(store: ProjectStore, statuses) -> int:
 
     links = store.content.instance_links()
     return sum(
-        instance_verification(links.get(i["instance_id"], []), statuses)[0] for i in store.content.instances()
+        instance_verification(links.get(i.instance_id, []), statuses)[0] for i in store.content.instances()
     )
 
 
@@ -504,7 +504,7 @@ def run_repair(store: ProjectStore, layer, cfg: GenerationConfig) -> RepairRepor
     links = store.content.instance_links()
     repaired = set(report.repaired)
     report.waiting_instances = sum(
-        any(x["relevant"] and x["session_id"] in repaired for x in v) for v in links.values()
+        any(x.relevant and x.session_id in repaired for x in v) for v in links.values()
     )
     rounds.append(
         {
