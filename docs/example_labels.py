@@ -48,7 +48,7 @@ def _match_truth(meta: dict) -> str:
 
 def labels(project, seed: int = 7) -> list[dict]:
     rng = random.Random(seed)
-    pairs = {f"pair:{p['pair_id']}": p["meta"] or {} for p in project.store.content.preference_pairs()}
+    pairs = {f"pair:{p.pair_id}": p.meta or {} for p in project.store.content.preference_pairs()}
     rows, minute = [], 0
     for task in sorted(project.store.labels.tasks(), key=lambda t: (t.kind, t.item_ref)):
         for who in ANNOTATORS:

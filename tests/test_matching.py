@@ -53,7 +53,7 @@ def test_cli_builds_pairs_from_generated_instances(tmp_path):
     p = Project(proj)
     pairs = p.store.content.preference_pairs()
     checklist = {item for i in p.store.content.instances() for item in i.record.current_checklist}
-    assert pairs and {pair["checklist_item"] for pair in pairs} == checklist
+    assert pairs and {pair.checklist_item for pair in pairs} == checklist
     again = runner.invoke(cli, ["tasks", "pairs", "from-instances", "--project", str(proj)])
     assert "added 0 preference pairs" in again.output and len(p.store.content.preference_pairs()) == len(
         pairs

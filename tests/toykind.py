@@ -31,8 +31,8 @@ class ToyKind(TaskKind):
     def build_tasks(self, store, overlap, batch):
         return [
             self.make_task(
-                f"toy:{p['pair_id']}",
-                {"a": p["checklist_item"], "b": p["candidate"]},
+                f"toy:{p.pair_id}",
+                {"a": p.checklist_item, "b": p.candidate},
                 overlap,
                 batch,
             )
@@ -48,9 +48,9 @@ class ToyKind(TaskKind):
     def known_answers(self, store):
         """A pair whose two texts are identical is a gold item with the answer ``same``."""
         return {
-            f"toy:{p['pair_id']}": {"verdict": "same"}
+            f"toy:{p.pair_id}": {"verdict": "same"}
             for p in store.content.preference_pairs()
-            if p["checklist_item"] == p["candidate"]
+            if p.checklist_item == p.candidate
         }
 
     def default_guidelines(self):

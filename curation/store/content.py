@@ -144,6 +144,22 @@ class InstanceLink:
     relevant: bool
 
 
+@dataclass(frozen=True, slots=True)
+class PreferencePair:
+    """A (checklist item, candidate preference) pair a ``preference_match`` task asks about. ``meta``
+    holds what its origin knows (the relation it was built from, a gold answer, the run it came
+    from); the store fills ``provenance_id`` and ``created_at`` when it adds the pair."""
+
+    pair_id: str
+    checklist_item: str
+    candidate: str
+    origin: str
+    instance_id: str | None = None
+    meta: dict[str, Any] | None = None
+    provenance_id: str | None = None
+    created_at: str | None = None
+
+
 @dataclass
 class ImportResult:
     source_id: str
@@ -687,13 +703,25 @@ class Content(StoreArea):
             )
         return out
 
-    def preference_pairs(self) -> list[dict[str, Any]]:
+    def _pair(self, r: Any) -> PreferencePair:
+        return PreferencePair(
+            pair_id=r["pair_id"],
+            checklist_item=r["checklist_item"],
+            candidate=r["candidate"],
+            origin=r["origin"],
+            instance_id=r["instance_id"],
+            meta=self.loads(r["meta_json"]),
+            provenance_id=r["provenance_id"],
+            created_at=r["created_at"],
+        )
+
+    def preference_pairs(self) -> list[PreferencePair]:
         p = self.t["preference_pairs"]
         with self.read() as conn:
             rows = conn.execute(select(p).order_by(p.c.pair_id)).mappings().all()
-        return [{**dict(r), "meta": self.loads(r["meta_json"])} for r in rows]
+        return [self._pair(r) for r in rows]
 
-    def iter_preference_pairs(self, page: int = 5_000) -> Iterator[dict[str, Any]]:
+    def iter_preference_pairs(self, page: int = 5_000) -> Iterator[PreferencePair]:
         """The pairs in ``pair_id`` order like :meth:`preference_pairs`, read ``page`` at a time in
         short transactions (a caller can use the first pairs while the rest are still unread)."""
         p = self.t["preference_pairs"]
@@ -703,15 +731,11 @@ class Content(StoreArea):
             if after is not None:
                 q = q.where(p.c.pair_id > after)
             with self.read() as conn:
-                result = conn.execute(q)
-                keys = list(result.keys())
-                rows = [dict(zip(keys, r, strict=True)) for r in result]
-            for row in rows:
-                row["meta"] = self.loads(row["meta_json"])
-                yield row
+                rows = [self._pair(r) for r in conn.execute(q).mappings()]
+            yield from rows
             if len(rows) < page:
                 return
-            after = rows[-1]["pair_id"]
+            after = rows[-1].pair_id
 
     def add_preference_pairs(self, pairs: list[dict[str, Any]], provenance: Provenance) -> int:
         """Add (checklist item, candidate preference) pairs for matching tasks; existing ids are kept."""

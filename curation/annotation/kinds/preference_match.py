@@ -18,6 +18,7 @@ from schemas.common import Contract
 
 if TYPE_CHECKING:
     from curation.project import ProjectStore
+    from curation.store.content import PreferencePair
 
 KIND = "preference_match"
 
@@ -34,14 +35,14 @@ def item_ref(pair_id: str) -> str:
     return f"pair:{pair_id}"
 
 
-def pair_payload(p: dict[str, Any]) -> dict[str, Any]:
+def pair_payload(p: PreferencePair) -> dict[str, Any]:
     """What an annotator sees of one preference pair."""
     return {
-        "pair_id": p["pair_id"],
-        "checklist_item": p["checklist_item"],
-        "candidate": p["candidate"],
-        "instance_id": p["instance_id"],
-        "origin": p["origin"],
+        "pair_id": p.pair_id,
+        "checklist_item": p.checklist_item,
+        "candidate": p.candidate,
+        "instance_id": p.instance_id,
+        "origin": p.origin,
     }
 
 
@@ -53,7 +54,7 @@ class PreferenceMatch(TaskKind):
 
     def build_tasks(self, store: ProjectStore, overlap, batch):
         return [
-            self.make_task(item_ref(p["pair_id"]), pair_payload(p), overlap, batch)
+            self.make_task(item_ref(p.pair_id), pair_payload(p), overlap, batch)
             for p in store.content.preference_pairs()
         ]
 
@@ -66,8 +67,7 @@ class PreferenceMatch(TaskKind):
     def known_answers(self, store: ProjectStore):
         """Pairs imported with a known answer make their matching task a gold item."""
         refs = {
-            item_ref(p["pair_id"]): (p["meta"] or {}).get("gold_answer")
-            for p in store.content.preference_pairs()
+            item_ref(p.pair_id): (p.meta or {}).get("gold_answer") for p in store.content.preference_pairs()
         }
         return {ref: answer for ref, answer in refs.items() if answer}
 
@@ -75,8 +75,8 @@ class PreferenceMatch(TaskKind):
         """One read of the pairs, a page at a time: each task built with its gold answer (if any) as
         it is needed."""
         for p in store.content.iter_preference_pairs():
-            task = self.make_task(item_ref(p["pair_id"]), pair_payload(p), overlap, batch)
-            answer = (p["meta"] or {}).get("gold_answer")
+            task = self.make_task(item_ref(p.pair_id), pair_payload(p), overlap, batch)
+            answer = (p.meta or {}).get("gold_answer")
             if answer:
                 task.is_gold, task.gold_answer = True, self.validate(answer, task)
             yield task
