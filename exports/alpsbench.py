@@ -26,11 +26,11 @@ def packet(
     task1 = out["task1"]
     has_gt = task1.pop("_has_ground_truth", True)
     mems = store.content.memories(dialogue_id=session_id)
-    gold = [m["record"] for m in mems if m["origin"] == "gold"]
+    gold = [m.record for m in mems if m.origin == "gold"]
     by_model: dict[str, list[Any]] = {}
     for m in mems:
-        if m["origin"] == "candidate":
-            by_model.setdefault(m["source_model"], []).append(m["raw"])
+        if m.origin == "candidate":
+            by_model.setdefault(m.source_model, []).append(m.raw)
     dialogue_rows = []
     for t in turns:
         row = {"role": t["role"], "text": t["content"]}

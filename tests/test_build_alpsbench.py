@@ -106,9 +106,7 @@ def test_distractors_are_stratified_by_label_seeded_and_shuffled(built):
     got = Counter(c["label"] for c in cands if c["memory_id"] != positive)
     owner = rows[0].benchmark_id
     pool = Counter(
-        m["record"]["label"]
-        for m in project.store.content.memories(origin="gold")
-        if m["dialogue_id"] != owner
+        m.record["label"] for m in project.store.content.memories(origin="gold") if m.dialogue_id != owner
     )
     total = sum(pool.values())
     # Each label's share of the 1000 distractors is its share of the other users' memories (to the unit).

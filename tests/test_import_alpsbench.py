@@ -35,19 +35,19 @@ def test_counts_match_the_packets_themselves(alps_project, alps_packets):
 def test_every_models_extraction_is_kept_with_its_source(alps_project, alps_packets):
     packets = _packets(alps_packets).values()
     models = {m for p in packets for m in p["task1"]["llm_outputs"]}
-    stored = {m["source_model"] for m in alps_project.store.content.memories(origin="candidate")}
+    stored = {m.source_model for m in alps_project.store.content.memories(origin="candidate")}
     assert stored == models and len(models) == 7
 
 
 @pytest.mark.shared_data
 def test_schema_breaking_candidates_are_kept_and_flagged(alps_project):
     cands = alps_project.store.content.memories(origin="candidate")
-    invalid = [c for c in cands if not c["valid"]]
-    types = {c["raw"].get("type") for c in invalid}
+    invalid = [c for c in cands if not c.valid]
+    types = {c.raw.get("type") for c in invalid}
     assert {"explicit", "Thoughts/Curiosity"} <= types
-    assert any(c["raw"].get("confidence") is None for c in invalid)
-    assert all(c["problems"] for c in invalid)
-    assert all(c["raw"] and "evidence_text" in c["raw"] for c in cands)
+    assert any(c.raw.get("confidence") is None for c in invalid)
+    assert all(c.problems for c in invalid)
+    assert all(c.raw and "evidence_text" in c.raw for c in cands)
 
 
 @pytest.mark.shared_data

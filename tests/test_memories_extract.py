@@ -115,19 +115,17 @@ def test_two_stages_over_http_keep_reject_and_recalibrate(wildchat_project):
     assert (report.dialogues, report.candidates, report.kept, report.rejected) == (4, 12, 8, 4)
     assert server.count() == 8  # one stage-1 and one stage-2 call per dialogue
     kept = [
-        m
-        for m in project.store.content.memories(origin="candidate")
-        if m["source_model"].startswith("extract:")
+        m for m in project.store.content.memories(origin="candidate") if m.source_model.startswith("extract:")
     ]
-    assert sorted({m["record"]["confidence"] for m in kept}) == [0.65, 0.95]
-    m2 = next(m for m in kept if m["memory_id"] == "m2")
-    turns = project.store.content.dialogue(m2["dialogue_id"])["turns"]
-    assert m2["record"]["evidence"]["text"] in turns[m2["record"]["evidence"]["utterance_index"]]["content"]
-    assert m2["raw"]["evidence_flags"] and m2["raw"]["evidence_flags"][0].startswith("index_corrected_from_")
+    assert sorted({m.record["confidence"] for m in kept}) == [0.65, 0.95]
+    m2 = next(m for m in kept if m.memory_id == "m2")
+    turns = project.store.content.dialogue(m2.dialogue_id)["turns"]
+    assert m2.record["evidence"]["text"] in turns[m2.record["evidence"]["utterance_index"]]["content"]
+    assert m2.raw["evidence_flags"] and m2.raw["evidence_flags"][0].startswith("index_corrected_from_")
     rejected = project.store.content.memories(origin="candidate_rejected")
-    assert {m["record"]["confidence"] for m in rejected} == {0.10}
-    assert all(m["raw"]["validation"]["reason"] == "Nothing supports it." for m in rejected)
-    assert all(m["raw"]["evidence_flags"] == ["evidence_not_found"] for m in rejected)
+    assert {m.record["confidence"] for m in rejected} == {0.10}
+    assert all(m.raw["validation"]["reason"] == "Nothing supports it." for m in rejected)
+    assert all(m.raw["evidence_flags"] == ["evidence_not_found"] for m in rejected)
 
 
 def test_validation_may_not_drop_a_candidate(wildchat_project):

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from curation.project import ProjectStore
+    from curation.store.content import StoredMemory
 
 #: Marks of elided text inside a quote.
 ELISION = re.compile(
@@ -128,35 +129,35 @@ def check_memory(memory: Any, turns: list[dict[str, Any]] | Normalized, cite_req
     return verdict
 
 
-def _source_of(m: dict[str, Any]) -> str:
-    return "gold" if m["origin"] == "gold" else m["source_model"]
+def _source_of(m: StoredMemory) -> str:
+    return "gold" if m.origin == "gold" else m.source_model
 
 
 def evidence_rows(store: ProjectStore, source: str = "all") -> list[dict[str, Any]]:
     """One row per memory of ``source`` (``gold``, a model name, or ``all``) with its verdict."""
     rows: list[dict[str, Any]] = []
     memories = store.content.memories(origin="gold") if source == "gold" else store.content.memories()
-    by_dialogue: dict[str, list[dict[str, Any]]] = {}
+    by_dialogue: dict[str, list[StoredMemory]] = {}
     for m in memories:
-        if m["origin"] not in ("gold", "candidate"):
+        if m.origin not in ("gold", "candidate"):
             continue
         if source not in ("all", _source_of(m)):
             continue
-        by_dialogue.setdefault(m["dialogue_id"], []).append(m)
+        by_dialogue.setdefault(m.dialogue_id, []).append(m)
     for dialogue_id in sorted(by_dialogue):
         turns = Normalized(store.content.original_turns(dialogue_id))
         for m in by_dialogue[dialogue_id]:
-            gold = m["origin"] == "gold"
-            memory = m["record"] if gold else m["raw"]
+            gold = m.origin == "gold"
+            memory = m.record if gold else m.raw
             v = check_memory(
                 memory, turns, cite_required=gold or isinstance((memory or {}).get("evidence"), dict)
             )
             rows.append(
                 {
                     "session_id": dialogue_id,
-                    "memory_id": m["memory_id"],
+                    "memory_id": m.memory_id,
                     "source": _source_of(m),
-                    "position": m["position"],
+                    "position": m.position,
                     **asdict(v),
                 }
             )
@@ -185,5 +186,5 @@ def summarize(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def sources(store: ProjectStore) -> list[str]:
     """``gold`` (when there is gold) and every model with extractions in the project."""
-    names = {_source_of(m) for m in store.content.memories() if m["origin"] in ("gold", "candidate")}
+    names = {_source_of(m) for m in store.content.memories() if m.origin in ("gold", "candidate")}
     return sorted(names, key=lambda s: (s != "gold", s))

@@ -160,6 +160,24 @@ class PreferencePair:
     created_at: str | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class StoredMemory:
+    """A memory of a dialogue as stored: ``origin`` gold, candidate (or candidate_rejected/_capped)
+    or annotator; ``record`` the validated memory (a ``schemas.alpsbench.MemoryItem`` as JSON, None
+    when it did not validate), ``raw`` what the source wrote, ``problems`` why it is not valid."""
+
+    memory_pk: int
+    dialogue_id: str
+    origin: str
+    source_model: str
+    position: int
+    memory_id: str | None
+    record: dict[str, Any] | None
+    raw: Any
+    valid: bool
+    problems: list[str]
+
+
 @dataclass
 class ImportResult:
     source_id: str
@@ -618,7 +636,7 @@ class Content(StoreArea):
             return [ReverifyDialogue(**x) for x in conn.execute(q).mappings()]
 
     # -- memories -----------------------------------------------------------------------------------
-    def memories(self, dialogue_id: str | None = None, origin: str | None = None) -> list[dict[str, Any]]:
+    def memories(self, dialogue_id: str | None = None, origin: str | None = None) -> list[StoredMemory]:
         m = self.t["memories"]
         q = select(m).order_by(m.c.dialogue_id, m.c.origin, m.c.source_model, m.c.position)
         if dialogue_id:
@@ -628,18 +646,18 @@ class Content(StoreArea):
         with self.read() as conn:
             rows = conn.execute(q).mappings().all()
         return [
-            {
-                "memory_pk": r["memory_pk"],
-                "dialogue_id": r["dialogue_id"],
-                "origin": r["origin"],
-                "source_model": r["source_model"],
-                "position": r["position"],
-                "memory_id": r["memory_id"],
-                "record": self.loads(r["record_json"]),
-                "raw": self.loads(r["raw_json"]),
-                "valid": bool(r["valid"]),
-                "problems": self.loads(r["problems_json"]) or [],
-            }
+            StoredMemory(
+                memory_pk=r["memory_pk"],
+                dialogue_id=r["dialogue_id"],
+                origin=r["origin"],
+                source_model=r["source_model"],
+                position=r["position"],
+                memory_id=r["memory_id"],
+                record=self.loads(r["record_json"]),
+                raw=self.loads(r["raw_json"]),
+                valid=bool(r["valid"]),
+                problems=self.loads(r["problems_json"]) or [],
+            )
             for r in rows
         ]
 

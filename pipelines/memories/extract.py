@@ -191,7 +191,7 @@ def source_name(layer) -> str:
 
 
 def pending(store: ProjectStore, cfg: ExtractionConfig, source: str) -> tuple[list[str], int]:
-    done = {m["dialogue_id"] for m in store.content.memories() if m["source_model"] == source}
+    done = {m.dialogue_id for m in store.content.memories() if m.source_model == source}
     ids = [d for d in store.content.dialogue_ids(origin=cfg.origin) if d not in done]
     skipped = len(store.content.dialogue_ids(origin=cfg.origin)) - len(ids)
     return (ids[: cfg.limit] if cfg.limit else ids), skipped
@@ -241,9 +241,9 @@ def run_extraction(store: ProjectStore, layer, cfg: ExtractionConfig | None = No
         "memories: validation",
     )
     per_label = Counter(
-        m["record"]["label"]
+        m.record["label"]
         for m in store.content.memories(origin=KEPT)
-        if m["source_model"] == source and m["record"]
+        if m.source_model == source and m.record
     )
     for (d, o1), o2 in zip(with_cands, second, strict=True):
         if not o2.ok:

@@ -132,8 +132,8 @@ def verified_memories(store: ProjectStore) -> dict[str, list[dict[str, Any]]]:
     memories, :func:`curation.quality.verification.verified_gold`), else its imported gold."""
     out: dict[str, list[dict[str, Any]]] = {}
     for m in store.content.memories(origin="gold"):
-        if m["record"]:
-            out.setdefault(m["dialogue_id"], []).append(m["record"])
+        if m.record:
+            out.setdefault(m.dialogue_id, []).append(m.record)
     for did, v in verified_gold(store).items():
         if v["memories"]:
             out[did] = list(v["memories"])

@@ -23,6 +23,7 @@ from schemas.common import Contract, canonical_json
 
 if TYPE_CHECKING:
     from curation.project import ProjectStore
+    from curation.store.content import StoredMemory
 
 KIND = "memory_verify"
 DECISIONS = ("accept", "edit", "reject")
@@ -88,9 +89,9 @@ def group_by_similarity(texts: list[str], threshold: float = 0.45) -> list[int]:
     return groups
 
 
-def dialogue_payload(dialogue: dict[str, Any], cands: list[dict[str, Any]]) -> dict[str, Any]:
+def dialogue_payload(dialogue: dict[str, Any], cands: list[StoredMemory]) -> dict[str, Any]:
     """What an annotator sees to verify one dialogue's candidate memories."""
-    texts = [str(c["raw"].get("value", "")) if isinstance(c["raw"], dict) else "" for c in cands]
+    texts = [str(c.raw.get("value", "")) if isinstance(c.raw, dict) else "" for c in cands]
     groups = group_by_similarity(texts)
     return {
         "dialogue_id": dialogue["dialogue_id"],
@@ -99,12 +100,12 @@ def dialogue_payload(dialogue: dict[str, Any], cands: list[dict[str, Any]]) -> d
         ],
         "candidates": [
             {
-                "key": f"{c['source_model']}:{c['position']}",
-                "model": c["source_model"],
-                "memory": c["raw"],
-                "valid": c["valid"],
-                "problems": c["problems"],
-                "evidence_flags": (c["record"] or {}).get("evidence_flags", []),
+                "key": f"{c.source_model}:{c.position}",
+                "model": c.source_model,
+                "memory": c.raw,
+                "valid": c.valid,
+                "problems": c.problems,
+                "evidence_flags": (c.record or {}).get("evidence_flags", []),
                 "group": g,
             }
             for c, g in zip(cands, groups, strict=True)
@@ -122,9 +123,9 @@ class MemoryVerify(TaskKind):
     )
 
     def build_tasks(self, store: ProjectStore, overlap, batch):
-        by_dialogue: dict[str, list[dict[str, Any]]] = {}
+        by_dialogue: dict[str, list[StoredMemory]] = {}
         for m in store.content.memories(origin="candidate"):
-            by_dialogue.setdefault(m["dialogue_id"], []).append(m)
+            by_dialogue.setdefault(m.dialogue_id, []).append(m)
         return [
             self.make_task(
                 f"dialogue:{dialogue_id}",
