@@ -32,6 +32,7 @@ from annotate_app.labelstudio import bridge  # noqa: E402
 from annotate_app.labelstudio.accounts import login  # noqa: E402
 from annotate_app.labelstudio.config import ls_kind  # noqa: E402
 from curation.project import Project  # noqa: E402
+from curation.store.content import PreferencePair  # noqa: E402
 from schemas.curation import Provenance  # noqa: E402
 
 ROUND = 10_000
@@ -39,16 +40,14 @@ CPU: dict[str, tuple[float, float]] = {}  # step -> (this process's CPU s, the s
 CREATED: list[int] = []  # Label Studio projects this run made (deleted at the end unless --keep)
 
 
-def _pairs(start: int, n: int) -> list[dict]:
+def _pairs(start: int, n: int) -> list[PreferencePair]:
     return [
-        {
-            "pair_id": f"bench{i:07d}",
-            "checklist_item": f"Does the reply follow preference number {i}?",
-            "candidate": f"The user prefers option {i % 97} when context {i % 13} applies.",
-            "origin": "bench",
-            "instance_id": None,
-            "meta_json": None,
-        }
+        PreferencePair(
+            f"bench{i:07d}",
+            f"Does the reply follow preference number {i}?",
+            f"The user prefers option {i % 97} when context {i % 13} applies.",
+            "bench",
+        )
         for i in range(start, start + n)
     ]
 

@@ -41,6 +41,7 @@ sys.path.insert(0, str(ROOT))
 from curation.annotation import workflow  # noqa: E402
 from curation.annotation.task_admin import create_tasks  # noqa: E402
 from curation.project import Project  # noqa: E402
+from curation.store.content import PreferencePair  # noqa: E402
 from schemas.common import utcnow  # noqa: E402
 from schemas.curation import Provenance  # noqa: E402
 
@@ -100,9 +101,7 @@ def build(root: Path, database: str | None, per_user: int) -> list[str]:
         ])  # fmt: skip
     items = ANNOTATORS * per_user // OVERLAP + 200
     pairs = [
-        {"pair_id": f"p{i:06d}", "checklist_item": f"Does the reply mention deadline {i}?",
-         "candidate": f"The user wants deadlines for task {i} called out.", "origin": "bench",
-         "instance_id": None, "meta_json": None}
+        PreferencePair(f"p{i:06d}", f"Does the reply mention deadline {i}?", f"The user wants deadlines for task {i} called out.", "bench")
         for i in range(items)
     ]  # fmt: skip
     store.content.add_preference_pairs(pairs, Provenance(source="bench.pairs"))

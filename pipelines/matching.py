@@ -9,51 +9,51 @@ not to cover it). The expected relation is kept in the pair's metadata, never sh
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from schemas.common import canonical_json, content_hash
+from curation.store.content import Instance, PreferencePair
+from schemas.common import content_hash
 from schemas.curation import Provenance
 
 if TYPE_CHECKING:
     from curation.project import ProjectStore
-    from curation.store.content import Instance
 
 PROVENANCE = Provenance(source="pipelines.matching.pairs_from_instances")
 
 
-def _pair(item: str, candidate: str, instance_id: str, relation: str) -> dict[str, Any]:
-    return {
-        "pair_id": "pair_" + content_hash([item, candidate], 16),
-        "checklist_item": item,
-        "candidate": candidate,
-        "origin": "instances",
-        "instance_id": instance_id,
-        "meta_json": canonical_json({"relation": relation}),
-    }
+def _pair(item: str, candidate: str, instance_id: str, relation: str) -> PreferencePair:
+    return PreferencePair(
+        pair_id="pair_" + content_hash([item, candidate], 16),
+        checklist_item=item,
+        candidate=candidate,
+        origin="instances",
+        instance_id=instance_id,
+        meta={"relation": relation},
+    )
 
 
-def pairs_from_instances(instances: list[Instance]) -> list[dict[str, Any]]:
+def pairs_from_instances(instances: list[Instance]) -> list[PreferencePair]:
     """Pairs from stored instances (``store.content.instances()``), deduplicated, in a stable order."""
     by_persona: dict[str, dict[str, Instance]] = {}
     for inst in instances:
         rec = inst.record
         by_persona.setdefault(rec.persona_id, {})[rec.instance_type] = inst
-    pairs: dict[str, dict[str, Any]] = {}
+    pairs: dict[str, PreferencePair] = {}
     for kinds in by_persona.values():
         for kind, inst in sorted(kinds.items()):
             rec = inst.record
             others = [k.record.current_contextual_preference for t, k in kinds.items() if t != kind]
             for item in rec.current_checklist:
                 same = _pair(item, rec.current_contextual_preference, inst.instance_id, "same_preference")
-                pairs.setdefault(same["pair_id"], same)
+                pairs.setdefault(same.pair_id, same)
                 for other in others:
                     if other != rec.current_contextual_preference:
                         p = _pair(item, other, inst.instance_id, "other_preference")
-                        pairs.setdefault(p["pair_id"], p)
-    return sorted(pairs.values(), key=lambda p: p["pair_id"])
+                        pairs.setdefault(p.pair_id, p)
+    return sorted(pairs.values(), key=lambda p: p.pair_id)
 
 
-def add_pairs_from_instances(store: ProjectStore) -> tuple[int, list[dict[str, Any]]]:
+def add_pairs_from_instances(store: ProjectStore) -> tuple[int, list[PreferencePair]]:
     """Build the pairs of the store's CUPID instances and add them; ``(pairs added, all pairs built)``
     (pairs already present are not added twice)."""
     pairs = pairs_from_instances(store.content.instances())

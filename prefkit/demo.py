@@ -9,7 +9,6 @@ offline in provenance, so a release of the demo project is refused unless offlin
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
@@ -48,9 +47,7 @@ def _pairs_and_gold(project: Project) -> None:
     from curation.annotation.task_admin import create_tasks
 
     create_tasks(project, "preference_match", overlap=2, batch="demo", gold_rate=0.1)
-    gold_refs = [
-        item_ref(p["pair_id"]) for p in pairs if json.loads(p["meta_json"])["relation"] == "same_preference"
-    ]
+    gold_refs = [item_ref(p.pair_id) for p in pairs if p.meta["relation"] == "same_preference"]
     ids = store.labels.task_ids_by_ref("preference_match", gold_refs[::4])  # a quarter of the self-pairs
     for task_id in ids.values():
         store.labels.set_gold(task_id, {"coverage": "fully"})

@@ -15,6 +15,7 @@ from fixtures_alps import write_packets
 
 from curation.annotation.task_admin import create_tasks
 from curation.project import Project
+from curation.store.content import PreferencePair
 from schemas.common import utcnow
 from schemas.curation import Provenance
 from schemas.generation import ChecklistItem, ContextFactor, ContextualPreference, Session
@@ -73,9 +74,7 @@ def seed_sessions(project: Project, n: int, hostile_first: bool = False) -> None
 
 def seed_pairs(project: Project, n: int) -> None:
     pairs = [
-        {"pair_id": f"pair_{i:04d}", "checklist_item": f"Does the reply mention deadline {i}?",
-         "candidate": f"The user wants deadlines for task {i} called out.", "origin": "test-model",
-         "instance_id": None, "meta_json": None}
+        PreferencePair(f"pair_{i:04d}", f"Does the reply mention deadline {i}?", f"The user wants deadlines for task {i} called out.", "test-model")
         for i in range(n)
     ]  # fmt: skip
     project.store.content.add_preference_pairs(pairs, Provenance(source="test.pairs"))

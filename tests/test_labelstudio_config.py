@@ -10,6 +10,7 @@ from click.testing import CliRunner
 from annotate_app.labelstudio.config import TASK_ID_KEY, label_config, ls_kind, task_data
 from annotate_app.labelstudio.kinds.memory_verify import MAX_CANDIDATES
 from curation.annotation.task_kinds import LabelError, get_kind
+from curation.store.content import PreferencePair
 from prefkit.cli import cli
 from schemas.common import utcnow
 from schemas.curation import AnnotationTask, LabelEvent, Provenance
@@ -273,7 +274,7 @@ def test_an_unreachable_server_is_one_clear_error(project, monkeypatch, pushed_b
     monkeypatch.setenv("LABEL_STUDIO_API_KEY", "0" * 40)
     url = "http://127.0.0.1:9"  # the discard port: nothing listens there
     project.store.content.add_preference_pairs(
-        [{"pair_id": "p1", "checklist_item": "Q?", "candidate": "C", "origin": "t"}],
+        [PreferencePair("p1", "Q?", "C", "t")],
         Provenance(source="test"),
     )
     if pushed_before:

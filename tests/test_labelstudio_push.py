@@ -20,6 +20,7 @@ from annotate_app.labelstudio.accounts import login
 from annotate_app.labelstudio.config import TASK_ID_KEY, ls_kind
 from annotate_app.labelstudio.kinds.memory_verify import MAX_CANDIDATES
 from curation.project import Project
+from curation.store.content import PreferencePair
 from schemas.common import utcnow
 from schemas.curation import AnnotationTask, Provenance
 
@@ -53,14 +54,13 @@ def ls_project(tmp_path, database):
 
 def _pairs(project: Project, n: int, gold: int = -1) -> None:
     pairs = [
-        {
-            "pair_id": f"pair{i:02d}",
-            "checklist_item": f"Is item {i} covered?",
-            "candidate": f"Candidate preference {i}",
-            "origin": "test",
-            "instance_id": None,
-            "meta_json": project.store.dumps({"gold_answer": {"coverage": "fully"}}) if i == gold else None,
-        }
+        PreferencePair(
+            f"pair{i:02d}",
+            f"Is item {i} covered?",
+            f"Candidate preference {i}",
+            "test",
+            meta={"gold_answer": {"coverage": "fully"}} if i == gold else None,
+        )
         for i in range(n)
     ]
     project.store.content.add_preference_pairs(pairs, Provenance(source="test"))

@@ -19,6 +19,7 @@ from annotate_app.labelstudio.config import TASK_ID_KEY, ls_kind
 from curation.annotation.task_admin import create_tasks
 from curation.project import Project
 from curation.quality.agreement import agreement_rows
+from curation.store.content import PreferencePair
 from prefkit.cli import cli
 from schemas.curation import Provenance
 from schemas.generation import ChecklistItem, ContextFactor, ContextualPreference, Session, Turn
@@ -77,15 +78,8 @@ def _session(i: int) -> Session:
     )
 
 
-def _pair(i: int) -> dict:
-    return {
-        "pair_id": f"pair{i}",
-        "checklist_item": f"Is item {i} covered?",
-        "candidate": f"Candidate preference {i}",
-        "origin": "test",
-        "instance_id": None,
-        "meta_json": None,
-    }
+def _pair(i: int) -> PreferencePair:
+    return PreferencePair(f"pair{i}", f"Is item {i} covered?", f"Candidate preference {i}", "test")
 
 
 @pytest.fixture(scope="module", params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])

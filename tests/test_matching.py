@@ -25,16 +25,16 @@ def test_pairs_cover_same_and_other_preference_without_duplicates():
         _inst("i3", "p1", "changing", "Detailed answers for Dana", ["Does it give step-by-step detail?"]),
     ]
     pairs = pairs_from_instances(instances)
-    combos = {(p["checklist_item"], p["candidate"]) for p in pairs}
+    combos = {(p.checklist_item, p.candidate) for p in pairs}
     assert combos == {
         ("Is it under 100 words?", "Short answers for Dana"),
         ("Is it under 100 words?", "Detailed answers for Dana"),
         ("Does it give step-by-step detail?", "Detailed answers for Dana"),
         ("Does it give step-by-step detail?", "Short answers for Dana"),
     }
-    assert len(pairs) == len({p["pair_id"] for p in pairs}) == 4
-    relations = {(p["checklist_item"], p["candidate"]): p["meta_json"] for p in pairs}
-    assert "same_preference" in relations[("Is it under 100 words?", "Short answers for Dana")]
+    assert len(pairs) == len({p.pair_id for p in pairs}) == 4
+    relations = {(p.checklist_item, p.candidate): p.meta["relation"] for p in pairs}
+    assert relations[("Is it under 100 words?", "Short answers for Dana")] == "same_preference"
     assert pairs == pairs_from_instances(list(reversed(instances)))  # order-independent
 
 

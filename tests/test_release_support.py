@@ -9,6 +9,7 @@ from pathlib import Path
 from fixtures_alps import write_packets
 
 from curation.annotation.task_kinds import get_kind
+from curation.store.content import PreferencePair
 from schemas import LabelEvent, utcnow
 from schemas.curation import AnnotationTask, Provenance
 
@@ -40,14 +41,12 @@ def add_users(store, *names: str, role: str = "annotator") -> None:
 def match_tasks(store, n: int, offline: bool = False, prefix: str = "pair") -> list[AnnotationTask]:
     """``n`` preference_match tasks over fresh (checklist item, candidate) pairs."""
     pairs = [
-        {
-            "pair_id": f"{prefix}{i:03d}",
-            "checklist_item": f"Does the answer use metric units? ({prefix} {i})",
-            "candidate": f"Prefers metric units when cooking ({i})",
-            "origin": "test",
-            "instance_id": None,
-            "meta_json": None,
-        }
+        PreferencePair(
+            f"{prefix}{i:03d}",
+            f"Does the answer use metric units? ({prefix} {i})",
+            f"Prefers metric units when cooking ({i})",
+            "test",
+        )
         for i in range(n)
     ]
     store.content.add_preference_pairs(

@@ -8,6 +8,7 @@ import pytest
 from sqlalchemy import text
 
 from curation.project import Project, ProjectStore
+from curation.store.content import PreferencePair
 from curation.store.engine import StoreError
 from curation.store.migrations import MIGRATIONS
 from schemas import LabelEvent, utcnow
@@ -96,16 +97,7 @@ def labelled(any_project):
     store = any_project.store
     store.accounts.add_user("ann", "annotator", "correct horse")
     store.content.add_preference_pairs(
-        [
-            {
-                "pair_id": "pair1",
-                "checklist_item": "Is it short?",
-                "candidate": "Prefers brevity",
-                "origin": "test",
-                "instance_id": None,
-                "meta_json": None,
-            }
-        ],
+        [PreferencePair("pair1", "Is it short?", "Prefers brevity", "test")],
         provenance=__import__("schemas").Provenance(source="test"),
     )
     kind = get_kind("preference_match")

@@ -14,6 +14,7 @@ from click.testing import CliRunner
 from conftest import ROOT
 from test_release_support import add_users, release_configs
 
+from curation.store.content import PreferencePair
 from prefkit.cli import cli
 from schemas.curation import Provenance
 
@@ -99,8 +100,7 @@ def test_a_kind_from_one_module_goes_from_tasks_to_a_release(toy, project, tmp_p
     texts = [(f"Use metric units ({i})", f"Use metric units ({i})" if i < 2 else f"Metric units, please ({i})"
               if i < 7 else f"Prefers tea ({i})") for i in range(12)]  # fmt: skip
     store.content.add_preference_pairs(
-        [{"pair_id": f"p{i:02d}", "checklist_item": a, "candidate": b, "origin": "test", "instance_id": None,
-          "meta_json": None} for i, (a, b) in enumerate(texts)],
+        [PreferencePair(f"p{i:02d}", a, b, "test") for i, (a, b) in enumerate(texts)],
         Provenance(source="test.pairs"),
     )  # fmt: skip
     # tasks: the CLI's --kind choices come from the registry; known answers make two gold items

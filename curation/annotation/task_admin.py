@@ -16,6 +16,7 @@ from pydantic import Field, ValidationError
 from curation.annotation.assignment import gold_rate_key
 from curation.annotation.kinds.preference_match import PreferenceMatchLabel
 from curation.annotation.task_kinds import LabelError, get_kind
+from curation.store.content import PreferencePair
 from schemas.common import Contract, InputError, PrefkitError, content_hash, validation_line
 from schemas.curation import Provenance
 from schemas.reading import check_unique, read_jsonl, validate_row
@@ -71,16 +72,14 @@ def import_pairs(project: Project, path: Path) -> int:
         pair_id = line.pair_id or "pair_" + content_hash([line.checklist_item, line.candidate])
         ids.append((lineno, pair_id))
         rows.append(
-            {
-                "pair_id": pair_id,
-                "checklist_item": line.checklist_item,
-                "candidate": line.candidate,
-                "origin": line.origin,
-                "instance_id": line.instance_id,
-                "meta_json": project.store.dumps(
-                    {**line.meta, "gold_answer": line.gold} if line.gold else line.meta or None
-                ),
-            }
+            PreferencePair(
+                pair_id=pair_id,
+                checklist_item=line.checklist_item,
+                candidate=line.candidate,
+                origin=line.origin,
+                instance_id=line.instance_id,
+                meta={**line.meta, "gold_answer": line.gold} if line.gold else line.meta or None,
+            )
         )
     try:
         check_unique(ids, Path(path), "pair_id")

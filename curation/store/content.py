@@ -755,16 +755,27 @@ class Content(StoreArea):
                 return
             after = rows[-1].pair_id
 
-    def add_preference_pairs(self, pairs: list[dict[str, Any]], provenance: Provenance) -> int:
-        """Add (checklist item, candidate preference) pairs for matching tasks; existing ids are kept."""
+    def add_preference_pairs(self, pairs: Iterable[PreferencePair], provenance: Provenance) -> int:
+        """Add (checklist item, candidate preference) pairs for matching tasks; existing ids are kept.
+        Every pair is recorded as made by ``provenance``."""
         p = self.t["preference_pairs"]
         with self.write() as conn:
             prov_id = self.ensure_provenance(conn, provenance)
             have = {r[0] for r in conn.execute(select(p.c.pair_id))}
+            now = utcnow()
             rows = [
-                {**pair, "provenance_id": prov_id, "created_at": pair.get("created_at") or utcnow()}
+                {
+                    "pair_id": pair.pair_id,
+                    "checklist_item": pair.checklist_item,
+                    "candidate": pair.candidate,
+                    "origin": pair.origin,
+                    "instance_id": pair.instance_id,
+                    "meta_json": self.dumps(pair.meta),
+                    "provenance_id": prov_id,
+                    "created_at": pair.created_at or now,
+                }
                 for pair in pairs
-                if pair["pair_id"] not in have
+                if pair.pair_id not in have
             ]
             self.insert_many(conn, "preference_pairs", rows)
         return len(rows)

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from curation.annotation.kinds.preference_match import KIND, TASK_KIND, item_ref
+from curation.store.content import PreferencePair
 from curation.store.eval import EvalRun
 from pipelines.eval.judge import ensure_judge_user
 from pipelines.eval.release import EvalInputError
@@ -86,11 +87,14 @@ def pairs_from_run(
     batch = batch or f"eval-{run.run_id}"
     origin = f"eval:{run.run_id}"
     rows = [
-        {k: p[k] for k in ("pair_id", "checklist_item", "candidate", "instance_id")}
-        | {
-            "origin": origin,
-            "meta_json": store.dumps({"run_id": run.run_id, "judge_model": run.judge_model}),
-        }
+        PreferencePair(
+            pair_id=p["pair_id"],
+            checklist_item=p["checklist_item"],
+            candidate=p["candidate"],
+            origin=origin,
+            instance_id=p["instance_id"],
+            meta={"run_id": run.run_id, "judge_model": run.judge_model},
+        )
         for p in chosen
     ]
     new_pairs = store.content.add_preference_pairs(
