@@ -178,6 +178,22 @@ class StoredMemory:
     problems: list[str]
 
 
+@dataclass(frozen=True, slots=True)
+class NewMemory:
+    """A memory to add with :meth:`Content.add_memories`: ``record`` the validated memory (None when
+    it did not validate; the memory is then stored as not valid), ``raw`` what the source wrote,
+    ``source_model`` defaults to ``extract:<the provenance's model>``."""
+
+    dialogue_id: str
+    origin: str
+    position: int
+    raw: Any
+    memory_id: str | None = None
+    record: dict[str, Any] | None = None
+    problems: list[str] | None = None
+    source_model: str | None = None
+
+
 @dataclass
 class ImportResult:
     source_id: str
@@ -661,9 +677,9 @@ class Content(StoreArea):
             for r in rows
         ]
 
-    def add_memories(self, rows: list[dict[str, Any]], provenance: Provenance) -> int:
-        """Add memory rows (``dialogue_id, origin, position, memory_id, record, raw, problems``) made by
-        ``provenance`` (whose ``model`` becomes ``source_model`` unless the row names one)."""
+    def add_memories(self, memories: list[NewMemory], provenance: Provenance) -> int:
+        """Add memories made by ``provenance`` (whose ``model`` becomes ``source_model`` unless the
+        memory names one)."""
         with self.write() as conn:
             prov_id = self.ensure_provenance(conn, provenance)
             self.insert_many(
@@ -671,22 +687,22 @@ class Content(StoreArea):
                 "memories",
                 [
                     {
-                        "dialogue_id": r["dialogue_id"],
-                        "origin": r["origin"],
-                        "source_model": r.get("source_model") or f"extract:{provenance.model}",
-                        "position": r["position"],
-                        "memory_id": r.get("memory_id"),
-                        "record_json": self.dumps(r.get("record")),
-                        "raw_json": self.dumps(r["raw"]),
-                        "valid": r.get("record") is not None,
-                        "problems_json": self.dumps(r.get("problems")),
+                        "dialogue_id": m.dialogue_id,
+                        "origin": m.origin,
+                        "source_model": m.source_model or f"extract:{provenance.model}",
+                        "position": m.position,
+                        "memory_id": m.memory_id,
+                        "record_json": self.dumps(m.record),
+                        "raw_json": self.dumps(m.raw),
+                        "valid": m.record is not None,
+                        "problems_json": self.dumps(m.problems),
                         "schema_version": "1.0",
                         "provenance_id": prov_id,
                     }
-                    for r in rows
+                    for m in memories
                 ],
             )
-        return len(rows)
+        return len(memories)
 
     # -- packets / instances ------------------------------------------------------------------------
     def packets(self) -> list[Packet]:

@@ -24,6 +24,7 @@ from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from curation.quality.evidence import check_quote
+from curation.store.content import NewMemory
 from pipelines.generation.prompting import run_validated
 from pipelines.llm import load_template
 from pipelines.llm.types import LLMRequest
@@ -256,7 +257,9 @@ def run_extraction(store: ProjectStore, layer, cfg: ExtractionConfig | None = No
     return report
 
 
-def _select(dialogue_id, cands, judgements, cfg: ExtractionConfig, per_label: Counter, report) -> list[dict]:
+def _select(
+    dialogue_id, cands, judgements, cfg: ExtractionConfig, per_label: Counter, report
+) -> list[NewMemory]:
     items = []
     for c in cands:
         j = judgements[c["memory_id"]]
@@ -286,15 +289,15 @@ def _select(dialogue_id, cands, judgements, cfg: ExtractionConfig, per_label: Co
             per_label[c["label"]] += 1
             report.kept += 1
         rows.append(
-            {
-                "dialogue_id": dialogue_id,
-                "origin": origin,
-                "position": pos,
-                "memory_id": c["memory_id"],
-                "record": {k: v for k, v in raw.items() if k not in ("validation", "evidence_flags")},
-                "raw": raw,
-                "problems": c["evidence_flags"] or None,
-            }
+            NewMemory(
+                dialogue_id=dialogue_id,
+                origin=origin,
+                position=pos,
+                memory_id=c["memory_id"],
+                record={k: v for k, v in raw.items() if k not in ("validation", "evidence_flags")},
+                raw=raw,
+                problems=c["evidence_flags"] or None,
+            )
         )
     return rows
 
