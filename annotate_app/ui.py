@@ -40,7 +40,7 @@ def _open_project(root: str) -> Project:
     return Project(root)
 
 
-def project() -> Project:
+def open_project() -> Project:
     """The served project: ``$PREFKIT_PROJECT`` (set by ``prefkit annotate serve``) or the cwd."""
     try:
         return _open_project(os.path.abspath(os.environ.get("PREFKIT_PROJECT", ".")))
@@ -55,7 +55,7 @@ def signed_in() -> Account | None:
 
 def still_active(username: str | None) -> bool:
     """Whether the signed-in account may still act (read fresh: a maintainer may have disabled it)."""
-    return username is not None and project().store.accounts.is_active(username)
+    return username is not None and open_project().store.accounts.is_active(username)
 
 
 def require(role: str) -> Account:
@@ -93,11 +93,11 @@ def _guidelines(root: str, kind: str, mtime: float) -> str:
     return _open_project(root).guidelines(kind)
 
 
-def guidelines(proj: Project, kind: str) -> str:
+def guidelines(project: Project, kind: str) -> str:
     """The kind's guidelines (the maintainer's own markdown), read again only when the file changes."""
-    path = proj.guidelines_dir / f"{kind}.md"
+    path = project.guidelines_dir / f"{kind}.md"
     mtime = path.stat().st_mtime if path.exists() else 0.0
-    return _guidelines(str(proj.root), kind, mtime)
+    return _guidelines(str(project.root), kind, mtime)
 
 
 def bubble(turn: dict[str, Any], note: str = "") -> Any:
@@ -142,7 +142,7 @@ def submit_now(
         st.session_state[_problem_key(prefix)] = missing
         return
     comment = st.session_state.get(f"{prefix}:comment")
-    _record(user, item, prefix, lambda: workflow.submit(project(), user, item, values, comment), "Saved")
+    _record(user, item, prefix, lambda: workflow.submit(open_project(), user, item, values, comment), "Saved")
 
 
 def submit_button(
@@ -165,15 +165,17 @@ def submit_button(
 def skip_and_flag(user: str, item: workflow.ShownItem) -> None:
     """The skip/flag panel under every item."""
     key = item.event_id
-    proj = project()
+    project = open_project()
 
     def skip() -> None:
         reason = st.session_state[f"{key}:skipr"]
-        _record(user, item, key, lambda: workflow.skip(proj, user, item, reason), "Skipped")
+        _record(user, item, key, lambda: workflow.skip(project, user, item, reason), "Skipped")
 
     def flag() -> None:
         why = st.session_state[f"{key}:flagr"]
-        _record(user, item, key, lambda: workflow.flag(proj, user, item, why), "Flagged for the maintainers")
+        _record(
+            user, item, key, lambda: workflow.flag(project, user, item, why), "Flagged for the maintainers"
+        )
 
     if not st.toggle("Skip or report this item", key=f"{key}:trouble"):
         return  # the controls are drawn only when asked for: fewer elements on every item
@@ -192,12 +194,12 @@ def _available(root: str, user: str, kind: str) -> int:
     return workflow.available(_open_project(root), user, kind)
 
 
-def progress(proj: Project, user: str, kind: str, version: tuple[int, int, int]) -> dict[str, Any]:
+def progress(project: Project, user: str, kind: str, version: tuple[int, int, int]) -> dict[str, Any]:
     """The annotator's counts of ``kind`` (assigned, done, today, per batch) and the pool left: counted
     once per browser session and day, then brought up to date (``workflow.progress_memo``)."""
-    memo = workflow.progress_memo(proj, user, st.session_state.get("_counts"), version)
+    memo = workflow.progress_memo(project, user, st.session_state.get("_counts"), version)
     st.session_state["_counts"] = memo
-    return {**memo.counts[kind], "pool": _available(str(proj.root), user, kind)}
+    return {**memo.counts[kind], "pool": _available(str(project.root), user, kind)}
 
 
 def progress_line(title: str, mine: dict[str, Any], item: workflow.ShownItem) -> None:

@@ -6,7 +6,7 @@ Keys: E / N decide the active item (and move to the next), Ctrl+Enter submits.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import streamlit as st
 
@@ -15,6 +15,9 @@ from annotate_app.forms import register_this
 from curation.annotation import workflow
 from curation.annotation.kinds.preference_expressed import KIND
 from schemas.common import PrefkitError
+
+if TYPE_CHECKING:
+    from curation.project import Project
 
 CHOICES = ("Expressed", "Not expressed")
 QUESTION = "Did the user express this preference in the dialogue (in words or by how they react)?"
@@ -75,9 +78,9 @@ def values(prefix: str, n_items: int) -> tuple[dict[str, Any] | None, int]:
     return {"items": items}, 0
 
 
-def dialogue(proj, user: str, task, prefix: str, editable: bool) -> None:
+def dialogue(project: Project, user: str, task, prefix: str, editable: bool) -> None:
     active = st.session_state.get(f"{prefix}:active", 0)
-    for turn in workflow.display_turns(proj, task):
+    for turn in workflow.display_turns(project, task):
         box = ui.bubble(turn, " · rewritten" if turn["revised"] else "")
         if turn["role"] != "user" or not editable:
             continue
@@ -92,15 +95,15 @@ def dialogue(proj, user: str, task, prefix: str, editable: bool) -> None:
                 args=(prefix, turn["index"]),
             )
             with c2.popover("Rewrite turn", icon=":material/edit:"):
-                _rewrite(proj, user, task, turn, prefix)
+                _rewrite(project, user, task, turn, prefix)
 
 
-def _rewrite(proj, user: str, task, turn: dict[str, Any], prefix: str) -> None:
+def _rewrite(project: Project, user: str, task, turn: dict[str, Any], prefix: str) -> None:
     new = st.text_area("New text", value=turn["content"], key=f"{prefix}:rw:{turn['index']}")
     reason = st.text_input("Why (optional)", key=f"{prefix}:rwr:{turn['index']}")
     if st.button("Save rewrite", key=f"{prefix}:rws:{turn['index']}"):
         try:
-            workflow.rewrite_turn(proj, user, task, turn["index"], new, reason)
+            workflow.rewrite_turn(project, user, task, turn["index"], new, reason)
         except PrefkitError as exc:
             st.error(str(exc))
             return
@@ -162,7 +165,7 @@ def checklist(task, prefix: str, shortcuts: bool = True, comment: bool = True) -
         st.text_area("Comment (optional)", key=f"{prefix}:comment", height=68)
 
 
-def render(proj, user: str, item: workflow.ShownItem) -> None:
+def render(project: Project, user: str, item: workflow.ShownItem) -> None:
     prefix, questions = item.event_id, item.task.payload["checklist"]
     n = len(questions)
     initial_state(prefix, n, None)
@@ -176,11 +179,16 @@ def render(proj, user: str, item: workflow.ShownItem) -> None:
 
         ui.submit_button(user, item, prefix, read)
     with left, ui.dialogue_box(640, prefix):
-        dialogue(proj, user, item.task, prefix, editable=True)
+        dialogue(project, user, item.task, prefix, editable=True)
 
 
 def edit(
-    proj, task, prefix: str, initial: dict[str, Any], comment: str | None, show_comment: bool = True
+    project: Project,
+    task,
+    prefix: str,
+    initial: dict[str, Any],
+    comment: str | None,
+    show_comment: bool = True,
 ) -> tuple[dict | None, str | None]:
     """The form prefilled with an earlier label: ``(new values or None when incomplete, comment)``."""
     n = len(task.payload["checklist"])

@@ -5,7 +5,7 @@ Keys: 1 fully covered, 2 partially covered, 3 not covered.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import streamlit as st
 
@@ -14,6 +14,9 @@ from annotate_app.forms import register_this
 from annotate_app.safe_text import md_escape
 from curation.annotation import workflow
 from curation.annotation.kinds.preference_match import KIND
+
+if TYPE_CHECKING:
+    from curation.project import Project
 
 CHOICES = (
     ("fully", "Fully covered", "1"),
@@ -34,7 +37,7 @@ def pair(task) -> None:
     )
 
 
-def render(proj, user: str, item: workflow.ShownItem) -> None:
+def render(project: Project, user: str, item: workflow.ShownItem) -> None:
     prefix = item.event_id
     pair(item.task)
     st.text_input("Comment (optional, type it before choosing)", key=f"{prefix}:comment")
@@ -45,7 +48,12 @@ def render(proj, user: str, item: workflow.ShownItem) -> None:
 
 
 def edit(
-    proj, task, prefix: str, initial: dict[str, Any], comment: str | None, show_comment: bool = True
+    project: Project,
+    task,
+    prefix: str,
+    initial: dict[str, Any],
+    comment: str | None,
+    show_comment: bool = True,
 ) -> tuple[dict | None, str | None]:
     pair(task)
     choice = st.segmented_control(

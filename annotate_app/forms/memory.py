@@ -6,7 +6,7 @@ Keys: A accepts every undecided candidate, Ctrl+Enter submits.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import streamlit as st
 
@@ -16,6 +16,9 @@ from annotate_app.safe_text import md_escape
 from curation.annotation import workflow
 from curation.annotation.kinds.memory_verify import KIND, REJECT_REASONS
 from schemas.alpsbench import DOCUMENTED_TIME_SCOPES, OBSERVED_TIME_SCOPES, TAXONOMY
+
+if TYPE_CHECKING:
+    from curation.project import Project
 
 DECISIONS = ("accept", "edit", "reject")
 TIME_SCOPES = DOCUMENTED_TIME_SCOPES + OBSERVED_TIME_SCOPES
@@ -169,12 +172,12 @@ def values(task, prefix: str) -> tuple[dict[str, Any] | None, int]:
     return ({"decisions": decisions, "added": added} if not missing else None), missing
 
 
-def render(proj, user: str, item: workflow.ShownItem) -> None:
+def render(project: Project, user: str, item: workflow.ShownItem) -> None:
     prefix, task = item.event_id, item.task
     _seed(prefix, task, None)
     left, right = st.columns([2, 3], gap="large")
     with left, ui.dialogue_box(720, prefix):
-        for turn in workflow.display_turns(proj, task):
+        for turn in workflow.display_turns(project, task):
             ui.bubble(turn)
     with right:
         keys = [c["key"] for c in task.payload["candidates"]]
@@ -202,7 +205,12 @@ def _read(task, prefix: str) -> tuple[dict | None, str]:
 
 
 def edit(
-    proj, task, prefix: str, initial: dict[str, Any], comment: str | None, show_comment: bool = True
+    project: Project,
+    task,
+    prefix: str,
+    initial: dict[str, Any],
+    comment: str | None,
+    show_comment: bool = True,
 ) -> tuple[dict | None, str | None]:
     _seed(prefix, task, initial)
     if comment and f"{prefix}:comment" not in st.session_state:

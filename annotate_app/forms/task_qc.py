@@ -5,7 +5,7 @@ Keys: 1 no leakage, 2 leaks; 3 answer correct, 4 incorrect (both needed, then Su
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import streamlit as st
 
@@ -13,6 +13,9 @@ from annotate_app import ui
 from annotate_app.forms import register_this
 from curation.annotation import workflow
 from curation.annotation.kinds.task_qc import KIND
+
+if TYPE_CHECKING:
+    from curation.project import Project
 
 LEAKAGE = (("none", "No leakage"), ("leaks", "Leaks the memory"))
 ANSWER = (("correct", "Gold answer correct"), ("incorrect", "Gold answer incorrect"))
@@ -62,7 +65,7 @@ def _read(prefix: str) -> tuple[dict | None, str]:
     return None, f"Choose a verdict for {' and '.join(missing)} first."
 
 
-def render(proj, user: str, shown: workflow.ShownItem) -> None:
+def render(project: Project, user: str, shown: workflow.ShownItem) -> None:
     prefix = shown.event_id
     item(shown.task)
     _controls(prefix, {})
@@ -71,7 +74,12 @@ def render(proj, user: str, shown: workflow.ShownItem) -> None:
 
 
 def edit(
-    proj, task, prefix: str, initial: dict[str, Any], comment: str | None, show_comment: bool = True
+    project: Project,
+    task,
+    prefix: str,
+    initial: dict[str, Any],
+    comment: str | None,
+    show_comment: bool = True,
 ) -> tuple[dict | None, str | None]:
     item(task)
     values = _controls(prefix, initial)

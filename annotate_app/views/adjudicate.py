@@ -11,12 +11,12 @@ from curation.quality import consensus
 from schemas.common import PrefkitError
 
 maintainer = ui.require("maintainer").username
-proj = ui.project()
+project = ui.open_project()
 st.title("Adjudication")
 
 kind = st.segmented_control("Task kind", list(ui.KIND_TITLES), format_func=ui.KIND_TITLES.get, key="adj_kind",
                             default="preference_match", required=True)  # fmt: skip
-items = consensus.disagreements(proj.store, kind)
+items = consensus.disagreements(project.store, kind)
 if not items:
     st.success("No disagreements for this task kind.")
     st.stop()
@@ -35,7 +35,7 @@ task_id = st.selectbox(
     key="adj_task",
 )
 entry = next(d for d in pool if d["task_id"] == task_id)
-task = proj.store.labels.task(task_id)
+task = project.store.labels.task(task_id)
 
 st.subheader("Labels side by side")
 units = {who: get_kind(kind).units(values) for who, values in entry["labels"].items()}
@@ -46,26 +46,26 @@ table = pd.DataFrame(  # a dataframe shows its cells as plain text: no markdown,
 )  # fmt: skip
 table["agree"] = table[list(units)].nunique(axis=1, dropna=False) == 1
 st.dataframe(table.sort_values("agree"), hide_index=True, width="stretch")
-comments = {ev.annotator: ev.comment for ev in proj.store.labels.events(task_id=task_id) if ev.comment}
+comments = {ev.annotator: ev.comment for ev in project.store.labels.events(task_id=task_id) if ev.comment}
 for who, note in comments.items():
     ui.text(f"{who}: {note}", caption=True)
 
 if task.payload.get("turns"):
     with st.expander("Dialogue"), st.container(height=480):
-        for turn in workflow.display_turns(proj, task):
+        for turn in workflow.display_turns(project, task):
             ui.bubble(turn)
 
 st.subheader("Final decision")
-decided = consensus.final_labels(proj.store, kind).get(task_id, {})
+decided = consensus.final_labels(project.store, kind).get(task_id, {})
 start = decided.get("values") or {}  # a tie starts empty: no annotator's answer is the default
 if not start:
     st.caption("A tie: the form starts empty. Decide every unit yourself.")
 prefix = f"adj:{task_id}"
-values, _ = FORMS[kind].edit(proj, task, prefix, start, None, show_comment=False)
+values, _ = FORMS[kind].edit(project, task, prefix, start, None, show_comment=False)
 note = st.text_area("Note (why this decision)", key=f"{prefix}:note")
 if st.button("Record decision", type="primary", key=f"{prefix}:save", disabled=values is None):
     try:
-        consensus.adjudicate(proj.store, task_id, maintainer, values, note)
+        consensus.adjudicate(project.store, task_id, maintainer, values, note)
     except PrefkitError as exc:
         st.error(ui.safe("Not recorded: {}", exc))
     else:

@@ -11,17 +11,17 @@ from annotate_app.forms import FORMS
 from curation.annotation import workflow
 
 user = ui.require("annotator").username
-proj = ui.project()
+project = ui.open_project()
 
 if "kind" not in st.session_state:
-    counts = workflow.progress(proj, user)
+    counts = workflow.progress(project, user)
     started = [k for k, c in counts.items() if c["assigned"] > c["done"]]
-    waiting = [k for k in ui.KIND_TITLES if workflow.available(proj, user, k)]
+    waiting = [k for k in ui.KIND_TITLES if workflow.available(project, user, k)]
     st.session_state["kind"] = (started or waiting or list(ui.KIND_TITLES))[0]
 kind = st.sidebar.segmented_control(
     "Task kind", list(ui.KIND_TITLES), format_func=ui.KIND_TITLES.get, key="kind", required=True
 )
-guidelines = ui.guidelines(proj, kind)
+guidelines = ui.guidelines(project, kind)
 with st.sidebar.expander("Guidelines", icon=":material/menu_book:"):
     st.markdown(guidelines)
 
@@ -41,12 +41,12 @@ if not st.session_state.get(f"intro:{kind}"):
 
 @st.fragment
 def item_panel(kind: str) -> None:
-    view = workflow.annotator_view(proj, user, kind) if ui.signed_in() else None
+    view = workflow.annotator_view(project, user, kind) if ui.signed_in() else None
     if view is None or not view.active:  # disabled since signing in (or signed out by a submit's check)
         ui.sign_out()
         st.rerun(scope="app")
     item = view.item
-    mine = ui.progress(proj, user, kind, view.version)
+    mine = ui.progress(project, user, kind, view.version)
     if item is None:
         ui.last_done()
         st.title(ui.KIND_TITLES[kind])
@@ -56,7 +56,7 @@ def item_panel(kind: str) -> None:
         return
     ui.scroll_to_top(item.event_id)
     ui.progress_line(ui.KIND_TITLES[kind], mine, item)
-    FORMS[kind].render(proj, user, item)
+    FORMS[kind].render(project, user, item)
     ui.skip_and_flag(user, item)
 
 

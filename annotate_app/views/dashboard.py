@@ -10,7 +10,7 @@ from curation.quality import dashboard
 LEGEND = alt.Legend(orient="right", labelLimit=0, titleLimit=0)  # never cut: no label limit
 
 ui.require("maintainer")
-store = ui.project().store
+store = ui.open_project().store
 st.title("Dashboard")
 
 head = dashboard.overview(store)
@@ -79,7 +79,7 @@ with right:
         st.altair_chart(chart, width="stretch")
 
 st.subheader("Agreement (Krippendorff's alpha, 95% bootstrap interval)")
-policy = ui.project().config.release
+policy = ui.open_project().config.release
 agr = pd.DataFrame(dashboard.agreement(store, policy))
 if agr.empty or agr["alpha"].isna().all():
     st.caption("Not enough overlapping labels yet.")

@@ -5,8 +5,8 @@ import streamlit as st
 from annotate_app import ui
 
 ui.require("annotator")
-proj = ui.project()
+project = ui.open_project()
 st.title("Guidelines")
 for tab, kind in zip(st.tabs(list(ui.KIND_TITLES.values())), ui.KIND_TITLES, strict=True):
     with tab:
-        st.markdown(proj.guidelines(kind) or "_No guidelines written for this task kind yet._")
+        st.markdown(project.guidelines(kind) or "_No guidelines written for this task kind yet._")

@@ -8,17 +8,17 @@ from curation.annotation import workflow
 from curation.annotation.task_kinds import LabelError
 
 user = ui.require("annotator").username
-proj = ui.project()
+project = ui.open_project()
 st.title("My recent labels")
-recent = workflow.recent_labels(proj, user)
+recent = workflow.recent_labels(project, user)
 st.caption(
-    f"Your last {workflow.undo_depth(proj)} items; an edit is recorded as a new label that replaces the old."
+    f"Your last {workflow.undo_depth(project)} items; an edit is recorded as a new label that replaces the old."
 )
 if not recent:
     st.info("No labels yet.")
 
 for ev in recent:
-    task = proj.store.labels.task(ev.task_id)
+    task = project.store.labels.task(ev.task_id)
     when = ev.created_at[:19].replace("T", " ")
     title = ui.safe("{} · {} · {} · {} UTC", ui.KIND_TITLES[ev.kind], task.item_ref, ev.action, when)
     with st.expander(title + (" · edited" if ev.supersedes else "")):
@@ -29,15 +29,15 @@ for ev in recent:
         if task.payload.get("turns"):  # the dialogue the label is about, beside the form
             left, form_col = st.columns([2, 3], gap="large")
             with left, st.container(height=480, autoscroll=False):
-                for turn in workflow.display_turns(proj, task):
+                for turn in workflow.display_turns(project, task):
                     ui.bubble(turn)
         with form_col:
             values, comment = FORMS[ev.kind].edit(
-                proj, task, prefix, ev.values if ev.action == "label" else {}, ev.comment
+                project, task, prefix, ev.values if ev.action == "label" else {}, ev.comment
             )
             if st.button("Save edit", key=f"{prefix}:save", type="primary", disabled=values is None):
                 try:
-                    workflow.edit_label(proj, user, ev.event_id, values, comment)
+                    workflow.edit_label(project, user, ev.event_id, values, comment)
                 except (LabelError, workflow.WorkflowError) as exc:
                     st.error(ui.safe("Not saved: {}", exc))
                 else:

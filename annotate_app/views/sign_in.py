@@ -5,11 +5,11 @@ import streamlit as st
 from annotate_app import ui
 from curation.annotation import workflow
 
-proj = ui.project()
+project = ui.open_project()
 _, mid, _ = st.columns([1, 2, 1])
 with mid:
     st.title("prefkit annotate")
-    st.caption(ui.safe("project **{}**", proj.name))
+    st.caption(ui.safe("project **{}**", project.name))
     with st.form("sign-in"):
         name = st.text_input("User name", key="signin_user")
         password = st.text_input("Password", type="password", key="signin_password")
@@ -18,7 +18,7 @@ with mid:
         try:
             ip = st.context.ip_address  # the browser's address: throttling is per name and per client
             client = ip if isinstance(ip, str) and ip else "unknown address"
-            st.session_state["user"] = workflow.sign_in(proj, name, password, client=client)
+            st.session_state["user"] = workflow.sign_in(project, name, password, client=client)
         except workflow.AuthError as exc:
             st.error(str(exc))
         else:
