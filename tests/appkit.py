@@ -109,25 +109,25 @@ def clone_project(template: Project, dest: Path) -> Project:
 
 
 def project_fixtures(env: bool = False, **make: object):
-    """The ``template`` (module scope, built once by :func:`make_project` with ``make``) and ``proj`` (a
+    """The ``template`` (module scope, built once by :func:`make_project` with ``make``) and ``project`` (a
     fresh copy per test; with ``env``, also ``$PREFKIT_PROJECT``) fixtures of an app test module:
-    ``template, proj = project_fixtures(n=6, overlap=2)``."""
+    ``template, project = project_fixtures(n=6, overlap=2)``."""
 
     @pytest.fixture(scope="module")
     def template(tmp_path_factory):
-        p = make_project(tmp_path_factory.mktemp("tpl") / "proj", **make)
-        p.close()
-        return p
+        project = make_project(tmp_path_factory.mktemp("tpl") / "proj", **make)
+        project.close()
+        return project
 
     @pytest.fixture
-    def proj(template, tmp_path, monkeypatch):
-        p = clone_project(template, tmp_path / "proj")
+    def project(template, tmp_path, monkeypatch):
+        project = clone_project(template, tmp_path / "proj")
         if env:
-            monkeypatch.setenv("PREFKIT_PROJECT", str(p.root))
-        yield p
-        p.close()
+            monkeypatch.setenv("PREFKIT_PROJECT", str(project.root))
+        yield project
+        project.close()
 
-    return template, proj
+    return template, project
 
 
 #: Planted in every field the app displays: markup, a remote image, live-link candidates, a directive.

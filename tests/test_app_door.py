@@ -24,7 +24,7 @@ THROTTLE = {
 }
 
 
-template, proj = project_fixtures(n=6, overlap=2)
+template, project = project_fixtures(n=6, overlap=2)
 
 
 def run(project: Project, *args: str):
@@ -55,136 +55,140 @@ def throttled(project: Project) -> Project:
         ("a b", "invalid user name"),
     ],
 )
-def test_look_alike_and_overlong_names_are_refused(proj, name, why):
+def test_look_alike_and_overlong_names_are_refused(project, name, why):
     with pytest.raises(StoreError, match=why):
-        proj.store.accounts.add_user(name, "annotator", PASSWORD)
-    assert len(proj.store.accounts.users()) == 3
+        project.store.accounts.add_user(name, "annotator", PASSWORD)
+    assert len(project.store.accounts.users()) == 3
 
 
-def test_names_are_stored_normalized_and_signed_in_case_blind(proj):
-    proj.store.accounts.add_user("  Zoë.Müller ", "annotator", PASSWORD)
-    assert proj.store.accounts.user("zoë.müller").username == "zoë.müller"
-    assert workflow.sign_in(proj, "ZOË.MÜLLER", PASSWORD).username == "zoë.müller"
+def test_names_are_stored_normalized_and_signed_in_case_blind(project):
+    project.store.accounts.add_user("  Zoë.Müller ", "annotator", PASSWORD)
+    assert project.store.accounts.user("zoë.müller").username == "zoë.müller"
+    assert workflow.sign_in(project, "ZOË.MÜLLER", PASSWORD).username == "zoë.müller"
 
 
 # -- sign-in throttling -------------------------------------------------------------------------------
-def test_failures_past_the_free_ones_are_refused_unchecked_even_with_the_right_password(proj):
-    proj = throttled(proj)
+def test_failures_past_the_free_ones_are_refused_unchecked_even_with_the_right_password(project):
+    project = throttled(project)
     for _ in range(2):
         with pytest.raises(workflow.AuthError, match="wrong password"):
-            workflow.sign_in(proj, "alice", "guess", client="10.0.0.9")
+            workflow.sign_in(project, "alice", "guess", client="10.0.0.9")
     with pytest.raises(workflow.AuthError, match="wait 60 s"):
-        workflow.sign_in(proj, "alice", PASSWORD, client="10.0.0.7")  # another address, same name
-    outcomes = [r.outcome for r in proj.store.accounts.sign_in_log("alice")]
+        workflow.sign_in(project, "alice", PASSWORD, client="10.0.0.7")  # another address, same name
+    outcomes = [r.outcome for r in project.store.accounts.sign_in_log("alice")]
     assert outcomes == ["throttled", "fail", "fail"]
-    assert workflow.sign_in(proj, "bob", PASSWORD, client="10.0.0.7").username == "bob"  # others unaffected
-    proj.close()
+    assert (
+        workflow.sign_in(project, "bob", PASSWORD, client="10.0.0.7").username == "bob"
+    )  # others unaffected
+    project.close()
 
 
-def test_lockout_is_logged_and_a_maintainer_unlocks_it(proj, caplog):
-    proj = throttled(proj)
-    with proj.store.write() as conn:  # three failures long ago: any backoff is over
-        conn.execute(proj.store.t["sign_in_log"].insert(), [
+def test_lockout_is_logged_and_a_maintainer_unlocks_it(project, caplog):
+    project = throttled(project)
+    with project.store.write() as conn:  # three failures long ago: any backoff is over
+        conn.execute(project.store.t["sign_in_log"].insert(), [
             {"username": "alice", "client": "10.0.0.9", "outcome": "fail", "created_at": "2026-01-01T00:00:00.000000Z"}
             for _ in range(3)
         ])  # fmt: skip
     with pytest.raises(workflow.AuthError, match="wrong password"):
-        workflow.sign_in(proj, "alice", "guess-again", client="10.0.0.9")  # checked: the fourth failure
+        workflow.sign_in(project, "alice", "guess-again", client="10.0.0.9")  # checked: the fourth failure
     with (
         caplog.at_level("WARNING", logger="prefkit.signin"),
         pytest.raises(workflow.AuthError, match="locked"),
     ):
-        workflow.sign_in(proj, "alice", PASSWORD, client="10.0.0.8")  # the right password, still locked
+        workflow.sign_in(project, "alice", PASSWORD, client="10.0.0.8")  # the right password, still locked
     assert "sign-in locked for 'alice' from 10.0.0.8" in caplog.text
-    out = run(proj, "users", "unlock", "alice")
+    out = run(project, "users", "unlock", "alice")
     assert out.exit_code == 0 and out.output == "unlocked alice\n"
-    assert workflow.sign_in(proj, "alice", PASSWORD, client="10.0.0.8").username == "alice"
-    log = json.loads(run(proj, "users", "sign-ins", "alice", "--json").output)
+    assert workflow.sign_in(project, "alice", PASSWORD, client="10.0.0.8").username == "alice"
+    log = json.loads(run(project, "users", "sign-ins", "alice", "--json").output)
     assert [r["outcome"] for r in log[:4]] == ["ok", "unlock", "locked", "fail"]
-    proj.close()
+    project.close()
 
 
-def test_one_client_trying_many_names_is_throttled_too(proj):
-    proj = throttled(proj)  # client allowance: 2 x 2 free failures
+def test_one_client_trying_many_names_is_throttled_too(project):
+    project = throttled(project)  # client allowance: 2 x 2 free failures
     for name in ("carl", "dora", "erik", "fay"):
         with pytest.raises(workflow.AuthError, match="wrong password"):
-            workflow.sign_in(proj, name, "guess", client="10.6.6.6")
+            workflow.sign_in(project, name, "guess", client="10.6.6.6")
     with pytest.raises(workflow.AuthError, match="wait"):
-        workflow.sign_in(proj, "alice", PASSWORD, client="10.6.6.6")
-    assert workflow.sign_in(proj, "alice", PASSWORD, client="10.0.0.1").username == "alice"
-    out = run(proj, "users", "unlock", "--client", "10.6.6.6")
+        workflow.sign_in(project, "alice", PASSWORD, client="10.6.6.6")
+    assert workflow.sign_in(project, "alice", PASSWORD, client="10.0.0.1").username == "alice"
+    out = run(project, "users", "unlock", "--client", "10.6.6.6")
     assert out.exit_code == 0
-    assert workflow.sign_in(proj, "bob", PASSWORD, client="10.6.6.6").username == "bob"
-    proj.close()
+    assert workflow.sign_in(project, "bob", PASSWORD, client="10.6.6.6").username == "bob"
+    project.close()
 
 
 # -- idle items back to the pool ------------------------------------------------------------------------
-def idle(proj: Project, user: str, when: str = "2026-01-01T00:00:00.000000Z") -> None:
-    a = proj.store.t["assignments"]
-    with proj.store.write() as conn:
+def idle(project: Project, user: str, when: str = "2026-01-01T00:00:00.000000Z") -> None:
+    a = project.store.t["assignments"]
+    with project.store.write() as conn:
         conn.execute(a.update().where(a.c.annotator == user).values(assigned_at=when, shown_at=when))
 
 
-def holders(proj: Project) -> tuple[dict[str, int], dict[str, int]]:
+def holders(project: Project) -> tuple[dict[str, int], dict[str, int]]:
     """Per preference_match task: the stored holder count and the assignments that exist."""
-    a, t = proj.store.t["assignments"], proj.store.t["tasks"]
-    with proj.store.read() as conn:
+    a, t = project.store.t["assignments"], project.store.t["tasks"]
+    with project.store.read() as conn:
         stored = dict(conn.execute(t.select().with_only_columns(t.c.task_id, t.c.n_assigned)).all())
         rows = conn.execute(a.select().with_only_columns(a.c.task_id)).scalars().all()
     return stored, {tid: rows.count(tid) for tid in stored}
 
 
-def test_an_idle_queue_goes_back_to_the_pool_when_someone_else_needs_items(proj):
-    workflow.current_item(proj, "bob", "preference_match")
-    idle(proj, "bob")
-    workflow.current_item(proj, "alice", "preference_match")  # a new chunk for alice: bob's idle items return
-    released = proj.store.queues.assignment_releases("bob")
+def test_an_idle_queue_goes_back_to_the_pool_when_someone_else_needs_items(project):
+    workflow.current_item(project, "bob", "preference_match")
+    idle(project, "bob")
+    workflow.current_item(
+        project, "alice", "preference_match"
+    )  # a new chunk for alice: bob's idle items return
+    released = project.store.queues.assignment_releases("bob")
     assert len(released) == 6 and {r.kind for r in released} == {"preference_match"}
-    assert workflow.progress(proj, "bob")["preference_match"]["assigned"] == 0
-    stored, counted = holders(proj)
+    assert workflow.progress(project, "bob")["preference_match"]["assigned"] == 0
+    stored, counted = holders(project)
     assert stored == counted  # holder counts match the assignments left
 
 
-def test_a_busy_queue_is_kept_and_a_command_releases_on_demand(proj):
-    workflow.current_item(proj, "bob", "preference_match")
-    assert workflow.release_stale(proj) == []  # shown just now: not idle
-    out = run(proj, "tasks", "release", "--idle-hours", "0", "--annotator", "bob")
+def test_a_busy_queue_is_kept_and_a_command_releases_on_demand(project):
+    workflow.current_item(project, "bob", "preference_match")
+    assert workflow.release_stale(project) == []  # shown just now: not idle
+    out = run(project, "tasks", "release", "--idle-hours", "0", "--annotator", "bob")
     assert out.exit_code == 0 and out.output.startswith("released 6 items from 1 idle queue(s)")
     assert (
-        proj.store.queues.open_assignment("bob", "preference_match", 10, 0) is not None
+        project.store.queues.open_assignment("bob", "preference_match", 10, 0) is not None
     )  # bob can go on later
 
 
-def test_a_label_for_an_item_released_while_on_screen_is_kept(proj):
-    item = workflow.current_item(proj, "bob", "preference_match")
-    workflow.release_stale(proj, hours=0, annotator="bob")
-    assert workflow.submit(proj, "bob", item, {"coverage": "fully"})
-    assert proj.store.labels.event(item.event_id).values == {"coverage": "fully"}
-    assert workflow.progress(proj, "bob")["preference_match"]["done"] == 1
+def test_a_label_for_an_item_released_while_on_screen_is_kept(project):
+    item = workflow.current_item(project, "bob", "preference_match")
+    workflow.release_stale(project, hours=0, annotator="bob")
+    assert workflow.submit(project, "bob", item, {"coverage": "fully"})
+    assert project.store.labels.event(item.event_id).values == {"coverage": "fully"}
+    assert workflow.progress(project, "bob")["preference_match"]["done"] == 1
 
 
 # -- counts, batches, annotators ------------------------------------------------------------------------
-def test_counts_brought_up_to_date_equal_counting_again(proj):
-    workflow.current_item(proj, "alice", "preference_match")
-    before = workflow.progress(proj, "alice")
-    seen = proj.store.queues.queue_version("alice")[0]
+def test_counts_brought_up_to_date_equal_counting_again(project):
+    workflow.current_item(project, "alice", "preference_match")
+    before = workflow.progress(project, "alice")
+    seen = project.store.queues.queue_version("alice")[0]
     for _ in range(3):
-        item = workflow.current_item(proj, "alice", "preference_match")
-        workflow.submit(proj, "alice", item, {"coverage": "fully"})
-    item = workflow.current_item(proj, "alice", "preference_match")
-    workflow.skip(proj, "alice", item, "cannot judge")
-    fresh = workflow.progress(proj, "alice")
+        item = workflow.current_item(project, "alice", "preference_match")
+        workflow.submit(project, "alice", item, {"coverage": "fully"})
+    item = workflow.current_item(project, "alice", "preference_match")
+    workflow.skip(project, "alice", item, "cannot judge")
+    fresh = workflow.progress(project, "alice")
     assert before["preference_match"]["assigned"] == fresh["preference_match"]["assigned"]
-    assert workflow.progress_after(proj, "alice", before, seen, utcnow()[:10]) == fresh
+    assert workflow.progress_after(project, "alice", before, seen, utcnow()[:10]) == fresh
     assert fresh["preference_match"]["today"] == fresh["preference_match"]["done"] == 4
     assert fresh["preference_expressed"]["today"] == 0  # today counts the same kind as done
 
 
-def test_a_batch_lists_every_kind_it_holds_and_annotators_are_people_who_labelled(proj):
-    assert [(b.batch_id, b.kinds) for b in proj.store.labels.batches()] == [
+def test_a_batch_lists_every_kind_it_holds_and_annotators_are_people_who_labelled(project):
+    assert [(b.batch_id, b.kinds) for b in project.store.labels.batches()] == [
         ("default", "preference_expressed, preference_match")
     ]
-    assert dashboard.overview(proj.store)["annotators"] == 0  # accounts alone are not annotators
-    item = workflow.current_item(proj, "alice", "preference_match")
-    workflow.submit(proj, "alice", item, {"coverage": "fully"})
-    assert dashboard.overview(proj.store)["annotators"] == 1
+    assert dashboard.overview(project.store)["annotators"] == 0  # accounts alone are not annotators
+    item = workflow.current_item(project, "alice", "preference_match")
+    workflow.submit(project, "alice", item, {"coverage": "fully"})
+    assert dashboard.overview(project.store)["annotators"] == 1

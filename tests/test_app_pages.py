@@ -18,7 +18,7 @@ ALICE = Account("alice", "annotator", None, True, "2026-01-01T00:00:00Z")
 MAYA = Account("maya", "maintainer", None, True, "2026-01-01T00:00:00Z")
 
 
-template, proj = project_fixtures(env=True, n=3, overlap=2, alps=True, hostile=True)
+template, project = project_fixtures(env=True, n=3, overlap=2, alps=True, hostile=True)
 
 
 def app(user: dict | None = None, kind: str | None = None) -> AppTest:
@@ -31,7 +31,7 @@ def app(user: dict | None = None, kind: str | None = None) -> AppTest:
     return at.run()
 
 
-def test_nothing_but_sign_in_before_signing_in(proj):
+def test_nothing_but_sign_in_before_signing_in(project):
     at = app()
     assert [t.label for t in at.text_input] == ["User name", "Password"]
     assert not [b for b in at.button if b.label in ("Submit", "Start annotating")]
@@ -45,14 +45,14 @@ def test_nothing_but_sign_in_before_signing_in(proj):
     assert any(b.label == "Start annotating" for b in at.button)
 
 
-def test_guidelines_come_before_the_first_item(proj):
+def test_guidelines_come_before_the_first_item(project):
     at = app(ALICE)
     assert any("guidelines" in m.value.lower() for m in at.markdown)
     at.button(key=f"start:{at.session_state['kind']}").click().run()
     assert any(b.label == "Submit" or b.label == "Fully covered" for b in at.button)
 
 
-def test_annotators_cannot_reach_maintainer_pages(proj):
+def test_annotators_cannot_reach_maintainer_pages(project):
     at = app(ALICE, "preference_match")
     with pytest.raises(ValueError, match="Could not find a navigation page"):
         at.switch_page("views/dashboard.py")
@@ -62,13 +62,13 @@ def test_annotators_cannot_reach_maintainer_pages(proj):
     assert "not a maintainer" in direct.error[0].value and not direct.metric
 
 
-def test_match_key_labels_as_the_signed_in_user_and_moves_on(proj):
+def test_match_key_labels_as_the_signed_in_user_and_moves_on(project):
     at = app(ALICE, "preference_match")
-    first = workflow.current_item(proj, "alice", "preference_match")
+    first = workflow.current_item(project, "alice", "preference_match")
     at.button(key=f"{first.event_id}:partially").click().run()
-    ev = proj.store.labels.event(first.event_id)
+    ev = project.store.labels.event(first.event_id)
     assert (ev.annotator, ev.values, ev.action) == ("alice", {"coverage": "partially"}, "label")
-    nxt = workflow.current_item(proj, "alice", "preference_match")
+    nxt = workflow.current_item(project, "alice", "preference_match")
     assert nxt.task.task_id != first.task.task_id
     assert any(b.key == f"{nxt.event_id}:fully" for b in at.button)
     # all 3 are alice's now (not a stale pool count); done, today and the header count the same kind
@@ -76,9 +76,9 @@ def test_match_key_labels_as_the_signed_in_user_and_moves_on(proj):
     assert any("Preference matching · item 2 of 3" in m.value for m in at.markdown)
 
 
-def test_expressed_items_with_evidence_clicked_on_turns(proj):
+def test_expressed_items_with_evidence_clicked_on_turns(project):
     at = app(ALICE, "preference_expressed")
-    item = workflow.current_item(proj, "alice", "preference_expressed")
+    item = workflow.current_item(project, "alice", "preference_expressed")
     p = item.event_id
     at.button(key=f"{p}:pick:2").click().run()  # evidence for item 1 ...
     assert at.radio(key=f"{p}:exp:0").value is None  # ... never decides it behind the annotator's back
@@ -89,7 +89,7 @@ def test_expressed_items_with_evidence_clicked_on_turns(proj):
     at.button(key=f"{p}:kN").click().run()  # choosing the chosen option again never turns it off
     assert at.radio(key=f"{p}:exp:1").value == "Not expressed"
     at.button(key=f"{p}:submit").click().run()
-    ev = proj.store.labels.event(item.event_id)
+    ev = project.store.labels.event(item.event_id)
     assert ev.values == {
         "items": [
             {"item": 0, "expressed": True, "evidence": [2]},
@@ -98,20 +98,20 @@ def test_expressed_items_with_evidence_clicked_on_turns(proj):
     }
 
 
-def test_incomplete_submit_warns_and_writes_nothing(proj):
+def test_incomplete_submit_warns_and_writes_nothing(project):
     at = app(ALICE, "preference_expressed")
-    item = workflow.current_item(proj, "alice", "preference_expressed")
+    item = workflow.current_item(project, "alice", "preference_expressed")
     at.radio(key=f"{item.event_id}:exp:0").set_value("Expressed").run()
     at.button(key=f"{item.event_id}:submit").click().run()
     warning = at.warning[0].value  # names the undecided item by its number and its text
     assert "item 2" in warning and md_escape("Does the reply avoid long paragraphs?") in warning
     assert "item 1" not in warning
-    assert proj.store.labels.events() == []
+    assert project.store.labels.events() == []
 
 
-def test_memory_accept_all_then_reject_one_with_a_reason(proj):
+def test_memory_accept_all_then_reject_one_with_a_reason(project):
     at = app(ALICE, "memory_verify")
-    item = workflow.current_item(proj, "alice", "memory_verify")
+    item = workflow.current_item(project, "alice", "memory_verify")
     p, keys = item.event_id, [c["key"] for c in item.task.payload["candidates"]]
     at.button(key=f"{p}:acc").click().run()
     at.button_group(key=f"{p}:d:{keys[0]}").set_value("reject").run()
@@ -119,16 +119,16 @@ def test_memory_accept_all_then_reject_one_with_a_reason(proj):
     at.button(key=f"{p}:addbtn").click().run()
     at.text_input(key=f"{p}:add0:value").input("The user owns a bike.").run()
     at.button(key=f"{p}:submit").click().run()
-    values = proj.store.labels.event(item.event_id).values
+    values = project.store.labels.event(item.event_id).values
     decisions = {d["key"]: d for d in values["decisions"]}
     assert decisions[keys[0]] == {"key": keys[0], "decision": "reject", "reason": "too_generic"}
     assert all(decisions[k]["decision"] == "accept" for k in keys[1:])
     assert values["added"][0]["value"] == "The user owns a bike."
 
 
-def test_memory_edit_sets_every_field_of_the_gold_memory(proj):
+def test_memory_edit_sets_every_field_of_the_gold_memory(project):
     at = app(ALICE, "memory_verify")
-    item = workflow.current_item(proj, "alice", "memory_verify")
+    item = workflow.current_item(project, "alice", "memory_verify")
     p, keys = item.event_id, [c["key"] for c in item.task.payload["candidates"]]
     at.button(key=f"{p}:acc").click().run()
     at.button_group(key=f"{p}:d:{keys[0]}").set_value("edit").run()
@@ -142,7 +142,7 @@ def test_memory_edit_sets_every_field_of_the_gold_memory(proj):
     at.number_input(key=f"{e}:confidence").set_value(0.85).run()
     at.button(key=f"{p}:submit").click().run()
     edited = next(
-        d for d in proj.store.labels.event(item.event_id).values["decisions"] if d["key"] == keys[0]
+        d for d in project.store.labels.event(item.event_id).values["decisions"] if d["key"] == keys[0]
     )["edited"]
     assert edited == {
         "value": "Trains for a marathon in April",
@@ -155,34 +155,34 @@ def test_memory_edit_sets_every_field_of_the_gold_memory(proj):
     }
 
 
-def test_skip_with_a_reason(proj):
+def test_skip_with_a_reason(project):
     at = app(ALICE, "preference_match")
-    item = workflow.current_item(proj, "alice", "preference_match")
+    item = workflow.current_item(project, "alice", "preference_match")
     at.toggle(key=f"{item.event_id}:trouble").set_value(True).run()
     at.selectbox(key=f"{item.event_id}:skipr").set_value("cannot judge").run()
     at.button(key=f"{item.event_id}:skip").click().run()
-    ev = proj.store.labels.event(item.event_id)
+    ev = project.store.labels.event(item.event_id)
     assert (ev.action, ev.comment, ev.annotator) == ("skip", "cannot judge", "alice")
 
 
-def test_edit_a_recent_label(proj):
-    item = workflow.current_item(proj, "alice", "preference_match")
-    workflow.submit(proj, "alice", item, {"coverage": "fully"})
+def test_edit_a_recent_label(project):
+    item = workflow.current_item(project, "alice", "preference_match")
+    workflow.submit(project, "alice", item, {"coverage": "fully"})
     at = app(ALICE)
     at.switch_page("views/my_labels.py").run()
     p = f"edit:{item.event_id}"
     at.button_group(key=f"{p}:coverage").set_value("not_covered").run()
     at.button(key=f"{p}:save").click().run()
-    live = [e for e in proj.store.labels.effective_events("preference_match") if e.annotator == "alice"]
+    live = [e for e in project.store.labels.effective_events("preference_match") if e.annotator == "alice"]
     assert [(e.values["coverage"], e.supersedes) for e in live] == [("not_covered", item.event_id)]
 
 
-def test_dashboard_shows_progress_and_gold_accuracy(proj):
-    tid = proj.store.labels.tasks(kind="preference_match")[0].task_id
-    proj.store.labels.set_gold(tid, {"coverage": "fully"})
-    proj.store.set_meta(gold_rate_key("preference_match"), "0.3")
-    while (item := workflow.current_item(proj, "alice", "preference_match")) is not None:
-        workflow.submit(proj, "alice", item, {"coverage": "partially"})
+def test_dashboard_shows_progress_and_gold_accuracy(project):
+    tid = project.store.labels.tasks(kind="preference_match")[0].task_id
+    project.store.labels.set_gold(tid, {"coverage": "fully"})
+    project.store.set_meta(gold_rate_key("preference_match"), "0.3")
+    while (item := workflow.current_item(project, "alice", "preference_match")) is not None:
+        workflow.submit(project, "alice", item, {"coverage": "partially"})
     at = app(MAYA)
     at.switch_page("views/dashboard.py").run()
     assert not at.exception
@@ -194,10 +194,10 @@ def test_dashboard_shows_progress_and_gold_accuracy(proj):
     assert gold_rows and gold_rows[0].to_dict("records")[0]["accuracy"] == 0.0
 
 
-def test_adjudication_records_the_maintainers_decision(proj):
+def test_adjudication_records_the_maintainers_decision(project):
     for who, coverage in (("alice", "fully"), ("bob", "not_covered")):
-        item = workflow.current_item(proj, who, "preference_match")
-        workflow.submit(proj, who, item, {"coverage": coverage})
+        item = workflow.current_item(project, who, "preference_match")
+        workflow.submit(project, who, item, {"coverage": coverage})
     at = app(MAYA)
     at.switch_page("views/adjudicate.py").run()
     tid = at.session_state["adj_task"]
@@ -206,7 +206,7 @@ def test_adjudication_records_the_maintainers_decision(proj):
     at.button_group(key=f"adj:{tid}:coverage").set_value("partially").run()
     at.text_area(key=f"adj:{tid}:note").input("candidate misses the deadline condition").run()
     at.button(key=f"adj:{tid}:save").click().run()
-    adj = proj.store.labels.adjudications(tid)[0]
+    adj = project.store.labels.adjudications(tid)[0]
     assert (adj.maintainer, adj.values, adj.note) == (
         "maya",
         {"coverage": "partially"},
@@ -214,50 +214,50 @@ def test_adjudication_records_the_maintainers_decision(proj):
     )
 
 
-def test_dialogue_html_is_shown_as_text(proj):
+def test_dialogue_html_is_shown_as_text(project):
     at = app(ALICE, "preference_expressed")
     for _ in range(3):
-        item = workflow.current_item(proj, "alice", "preference_expressed")
+        item = workflow.current_item(project, "alice", "preference_expressed")
         if item.task.payload["dialogue_id"] == "sess_0000":
             break
-        workflow.skip(proj, "alice", item, "cannot judge")
+        workflow.skip(project, "alice", item, "cannot judge")
     at.run()
     shown = [m.value for m in at.markdown if "script" in m.value]
     assert shown == [md_escape(HOSTILE)]
     assert "<script>" not in shown[0] and "\\<script\\>" in shown[0] and "\\*\\*bold\\*\\*" in shown[0]
 
 
-def test_rewrite_a_weak_user_turn_from_its_bubble(proj):
+def test_rewrite_a_weak_user_turn_from_its_bubble(project):
     at = app(ALICE, "preference_expressed")
-    item = workflow.current_item(proj, "alice", "preference_expressed")
+    item = workflow.current_item(project, "alice", "preference_expressed")
     p = item.event_id
     at.text_area(key=f"{p}:rw:2").input("Could you keep it short? I'm on my phone.").run()
     at.text_input(key=f"{p}:rwr:2").input("states the preference verbatim").run()
     at.button(key=f"{p}:rws:2").click().run()
-    rev = proj.store.content.revisions(item.task.payload["dialogue_id"])[0]
+    rev = project.store.content.revisions(item.task.payload["dialogue_id"])[0]
     assert (rev.author, rev.revised, rev.reason) == (
         "alice", "Could you keep it short? I'm on my phone.", "states the preference verbatim")  # fmt: skip
-    assert proj.store.content.dialogue(item.task.payload["dialogue_id"])["needs_reverification"]
+    assert project.store.content.dialogue(item.task.payload["dialogue_id"])["needs_reverification"]
     assert any("turn 2 · user · rewritten" in c.value for c in at.caption)
 
 
 @pytest.mark.parametrize("kind", ["preference_expressed", "memory_verify"])
-def test_adjudication_of_a_tie_starts_empty_and_names_units_by_their_text(proj, kind):
+def test_adjudication_of_a_tie_starts_empty_and_names_units_by_their_text(project, kind):
     for who, flip in (("alice", False), ("bob", True)):
-        item = workflow.current_item(proj, who, kind)
+        item = workflow.current_item(project, who, kind)
         if kind == "preference_expressed":
             values = {"items": [{"item": 0, "expressed": not flip}, {"item": 1, "expressed": flip}]}
         else:
             decision = "reject" if flip else "accept"
             values = {"decisions": [{"key": c["key"], "decision": decision, **({"reason": "too_generic"} if flip else {})}
                                     for c in item.task.payload["candidates"]]}  # fmt: skip
-        workflow.submit(proj, who, item, values)
+        workflow.submit(project, who, item, values)
     at = app(MAYA)
     at.switch_page("views/adjudicate.py").run()
     at.button_group(key="adj_kind").set_value(kind).run()
     assert not at.exception
     tid = at.session_state["adj_task"]
-    task, p = proj.store.labels.task(tid), f"adj:{tid}"
+    task, p = project.store.labels.task(tid), f"adj:{tid}"
     units = list(at.dataframe[0].value["unit"])
     if kind == "preference_expressed":
         assert sorted(units) == ["1. " + task.payload["checklist"][0], "2. " + task.payload["checklist"][1]]
@@ -274,24 +274,24 @@ def test_adjudication_of_a_tie_starts_empty_and_names_units_by_their_text(proj, 
     at.text_area(key=f"{p}:note").input("checked against the dialogue").run()
     at.button(key=f"{p}:save").click().run()
     assert not at.exception
-    assert proj.store.labels.adjudications(tid)[0].note == "checked against the dialogue"
+    assert project.store.labels.adjudications(tid)[0].note == "checked against the dialogue"
 
 
-def test_a_disabled_account_is_signed_out_on_its_next_click(proj):
+def test_a_disabled_account_is_signed_out_on_its_next_click(project):
     at = app(ALICE, "preference_match")
     assert any(b.label == "Fully covered" for b in at.button)
-    proj.store.accounts.set_user_active("alice", False)
+    project.store.accounts.set_user_active("alice", False)
     at.run()
     assert "user" not in at.session_state
     assert [t.label for t in at.text_input] == ["User name", "Password"]
 
 
-def test_flag_a_broken_item_for_the_maintainers(proj):
+def test_flag_a_broken_item_for_the_maintainers(project):
     at = app(ALICE, "memory_verify")
-    item = workflow.current_item(proj, "alice", "memory_verify")
+    item = workflow.current_item(project, "alice", "memory_verify")
     at.toggle(key=f"{item.event_id}:trouble").set_value(True).run()
     at.selectbox(key=f"{item.event_id}:flagr").set_value("wrong language").run()
     at.button(key=f"{item.event_id}:flag").click().run()
-    ev = proj.store.labels.event(item.event_id)
+    ev = project.store.labels.event(item.event_id)
     assert (ev.action, ev.comment) == ("flag", "wrong language")
-    assert workflow.current_item(proj, "alice", "memory_verify").task.task_id != item.task.task_id
+    assert workflow.current_item(project, "alice", "memory_verify").task.task_id != item.task.task_id

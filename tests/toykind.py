@@ -67,7 +67,7 @@ class ToyForm:
     CHOICES = ("same", "different")
 
     @staticmethod
-    def render(proj, user, item) -> None:
+    def render(project, user, item) -> None:
         import streamlit as st
 
         from annotate_app import ui
@@ -79,7 +79,7 @@ class ToyForm:
                        on_click=ui.submit_now, args=(user, item, item.event_id, {"verdict": value}))  # fmt: skip
 
     @staticmethod
-    def edit(proj, task, prefix, initial, comment, show_comment=True):
+    def edit(project, task, prefix, initial, comment, show_comment=True):
         import streamlit as st
 
         choice = st.segmented_control(
