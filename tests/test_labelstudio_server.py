@@ -98,28 +98,28 @@ def store_database(request):
 
 
 @pytest.fixture(scope="module")
-def proj(tmp_path_factory, fixture_packets, store_database):
+def project(tmp_path_factory, fixture_packets, store_database):
     root = tmp_path_factory.mktemp("ls") / "proj"
     Project.init(root, name="ls-test", database=store_database).close()
     cfg = root / "prefkit.toml"
     cfg.write_text(cfg.read_text().replace("overlap = 3", "overlap = 2"))
     from pipelines.ingest import alpsbench
 
-    p = Project(root)
-    p.store.content.import_bundle(alpsbench.build_bundle(fixture_packets))
+    project = Project(root)
+    project.store.content.import_bundle(alpsbench.build_bundle(fixture_packets))
     for i in (1, 2):
-        p.store.generation.add_session(_session(i), {}, [None, None, None], Provenance(source="test"))
-    p.store.content.add_preference_pairs([_pair(i) for i in range(4)], Provenance(source="test"))
-    create_tasks(p, "preference_match")
-    gold = p.store.labels.tasks(kind="preference_match")[0]
-    p.store.labels.set_gold(gold.task_id, {"coverage": "fully"})
-    yield p
-    p.close()
+        project.store.generation.add_session(_session(i), {}, [None, None, None], Provenance(source="test"))
+    project.store.content.add_preference_pairs([_pair(i) for i in range(4)], Provenance(source="test"))
+    create_tasks(project, "preference_match")
+    gold = project.store.labels.tasks(kind="preference_match")[0]
+    project.store.labels.set_gold(gold.task_id, {"coverage": "fully"})
+    yield project
+    project.close()
 
 
 @pytest.fixture(scope="module")
-def pushed(ls, proj):
-    return {kind: bridge.push(proj, kind, ls.url) for kind in KINDS}
+def pushed(ls, project):
+    return {kind: bridge.push(project, kind, ls.url) for kind in KINDS}
 
 
 def _values(kind: str, task, disagree: bool) -> dict:
@@ -138,12 +138,12 @@ def _values(kind: str, task, disagree: bool) -> dict:
     return {"decisions": decisions}
 
 
-def _label_all(annotator, proj, kind: str, pid: int, who: int) -> list[int]:
+def _label_all(annotator, project, kind: str, pid: int, who: int) -> list[int]:
     """Take tasks from Label Studio's queue until it is empty; returns annotation ids."""
     ids = []
-    regular = sorted(t.task_id for t in proj.store.labels.tasks(kind=kind) if not t.is_gold)
+    regular = sorted(t.task_id for t in project.store.labels.tasks(kind=kind) if not t.is_gold)
     while (served := annotator.next_task(pid)) is not None:
-        task = proj.store.labels.task(served["data"][TASK_ID_KEY])
+        task = project.store.labels.task(served["data"][TASK_ID_KEY])
         disagree = who == 1 and task.task_id == regular[1]  # the second annotator differs on one task
         result = ls_kind(kind).results(_values(kind, task, disagree), task)
         ids.append(annotator.submit(served["id"], result, lead_time=10.0 + len(ids)))
@@ -151,46 +151,48 @@ def _label_all(annotator, proj, kind: str, pid: int, who: int) -> list[int]:
 
 
 @pytest.fixture(scope="module")
-def labelled(ls, proj, pushed):
+def labelled(ls, project, pushed):
     second = signup(ls.url, f"ann-{uuid.uuid4().hex[:8]}@prefkit.example.com", "Label-Studio-2nd-user")
     anns = {}
     for kind in KINDS:
         pid = pushed[kind].ls_project_id
-        anns[kind] = [_label_all(ls.admin, proj, kind, pid, 0), _label_all(second, proj, kind, pid, 1)]
-    first_pull = {kind: bridge.pull(proj, kind, ls.url) for kind in KINDS}
+        anns[kind] = [_label_all(ls.admin, project, kind, pid, 0), _label_all(second, project, kind, pid, 1)]
+    first_pull = {kind: bridge.pull(project, kind, ls.url) for kind in KINDS}
     return SimpleNamespace(second=second, anns=anns, first_pull=first_pull)
 
 
-def test_push_creates_a_project_per_kind_with_overlap_and_guidelines(ls, proj, pushed):
+def test_push_creates_a_project_per_kind_with_overlap_and_guidelines(ls, project, pushed):
     client = bridge.connect(ls.url)
     for kind, report in pushed.items():
-        tasks = proj.store.labels.tasks(kind=kind)
+        tasks = project.store.labels.tasks(kind=kind)
         assert report.project_created and report.imported == len(tasks) > 0 and not report.not_pushed
         info = client.projects.get(report.ls_project_id)
         assert info.maximum_annotations == 2
-        assert proj.guidelines(kind).splitlines()[0].lstrip("# ").split(" — ")[0] in info.expert_instruction
-        mapped = proj.store.labelstudio.task_ids(ls.url, report.ls_project_id)
+        assert (
+            project.guidelines(kind).splitlines()[0].lstrip("# ").split(" — ")[0] in info.expert_instruction
+        )
+        mapped = project.store.labelstudio.task_ids(ls.url, report.ls_project_id)
         served = {int(t.id): t.data[TASK_ID_KEY] for t in client.tasks.list(project=report.ls_project_id)}
         assert served == {ls_id: task_id for task_id, ls_id in mapped.items()}
 
 
-def test_gold_answer_is_uploaded_as_ground_truth(ls, proj, pushed):
-    gold = next(t for t in proj.store.labels.tasks(kind="preference_match") if t.is_gold)
-    ls_id = proj.store.labelstudio.task_ids(ls.url, pushed["preference_match"].ls_project_id)[gold.task_id]
+def test_gold_answer_is_uploaded_as_ground_truth(ls, project, pushed):
+    gold = next(t for t in project.store.labels.tasks(kind="preference_match") if t.is_gold)
+    ls_id = project.store.labelstudio.task_ids(ls.url, pushed["preference_match"].ls_project_id)[gold.task_id]
     anns = bridge.connect(ls.url).annotations.list(ls_id)
     assert pushed["preference_match"].gold == 1
     assert [(a.ground_truth, a.result[0]["value"]["choices"]) for a in anns] == [(True, ["fully"])]
 
 
-def test_two_users_labels_arrive_as_validated_label_events(ls, proj, labelled):
+def test_two_users_labels_arrive_as_validated_label_events(ls, project, labelled):
     for kind in KINDS:
-        n = len(proj.store.labels.tasks(kind=kind))
+        n = len(project.store.labels.tasks(kind=kind))
         # The pushing account made the gold task's ground truth, so /next does not serve it that task again.
-        n_gold = sum(t.is_gold for t in proj.store.labels.tasks(kind=kind))
+        n_gold = sum(t.is_gold for t in project.store.labels.tasks(kind=kind))
         assert [len(ids) for ids in labelled.anns[kind]] == [n - n_gold, n]
         report = labelled.first_pull[kind]
         assert report.labels == 2 * n - n_gold and not report.invalid
-        events = proj.store.labels.events(kind=kind)
+        events = project.store.labels.events(kind=kind)
         assert len(events) == 2 * n - n_gold and {e.source for e in events} == {"labelstudio"}
         assert {e.annotator for e in events} == {"admin", labelled.second.email.split("@")[0]}
         assert min(e.time_spent_s for e in events) == 10.0
@@ -199,100 +201,104 @@ def test_two_users_labels_arrive_as_validated_label_events(ls, proj, labelled):
     assert sorted(created) == sorted(
         [f"admin <{os.environ['LABEL_STUDIO_ADMIN_EMAIL']}>", f"{second.split('@')[0]} <{second}>"]
     )
-    assert {u.role for u in proj.store.accounts.users()} == {"annotator"}
+    assert {u.role for u in project.store.accounts.users()} == {"annotator"}
 
 
-def test_agreement_is_computed_over_the_pulled_labels(proj, labelled):
+def test_agreement_is_computed_over_the_pulled_labels(project, labelled):
     row = next(
         r
-        for r in agreement_rows(proj.store, "preference_match", n_boot=50)
+        for r in agreement_rows(project.store, "preference_match", n_boot=50)
         if r["comparison"] == "human-vs-human"
     )
     both = len(
-        [t for t in proj.store.labels.tasks(kind="preference_match") if not t.is_gold]
+        [t for t in project.store.labels.tasks(kind="preference_match") if not t.is_gold]
     )  # gold: one label only
     assert row["n_raters"] == 2 and row["n_units"] == both
     assert row["percent_agreement"] == pytest.approx((both - 1) / both)
 
 
-def test_push_and_pull_again_change_nothing(ls, proj, labelled):
-    before = len(proj.store.labels.events())
+def test_push_and_pull_again_change_nothing(ls, project, labelled):
+    before = len(project.store.labels.events())
     for kind in KINDS:
-        again = bridge.push(proj, kind, ls.url)
-        assert again.imported == 0 and again.already == len(proj.store.labels.tasks(kind=kind))
-        report = bridge.pull(proj, kind, ls.url)
+        again = bridge.push(project, kind, ls.url)
+        assert again.imported == 0 and again.already == len(project.store.labels.tasks(kind=kind))
+        report = bridge.pull(project, kind, ls.url)
         assert (report.labels, report.updated, report.withdrawn, report.invalid) == (0, 0, 0, [])
-        assert report.unchanged == len(proj.store.labels.events(kind=kind))
-    assert len(proj.store.labels.events()) == before
+        assert report.unchanged == len(project.store.labels.events(kind=kind))
+    assert len(project.store.labels.events()) == before
 
 
-def test_an_edit_supersedes_and_a_deletion_withdraws(ls, proj, labelled):
+def test_an_edit_supersedes_and_a_deletion_withdraws(ls, project, labelled):
     client = bridge.connect(ls.url)
     edited, deleted = labelled.anns["preference_match"][0][:2]
     client.annotations.update(
         edited, result=ls_kind("preference_match").results({"coverage": "not_covered"}, None)
     )
     client.annotations.delete(deleted)
-    report = bridge.pull(proj, "preference_match", ls.url)
+    report = bridge.pull(project, "preference_match", ls.url)
     assert (report.updated, report.withdrawn) == (1, 1)
     admin_live = {
-        e.task_id: e for e in proj.store.labels.effective_events("preference_match") if e.annotator == "admin"
+        e.task_id: e
+        for e in project.store.labels.effective_events("preference_match")
+        if e.annotator == "admin"
     }
-    n = len(proj.store.labels.tasks(kind="preference_match"))
+    n = len(project.store.labels.tasks(kind="preference_match"))
     assert len(admin_live) == n - 2  # the gold task (never served to admin) and the deleted one
     assert sum(e.values["coverage"] == "not_covered" for e in admin_live.values()) == 1
-    latest = proj.store.labels.events(kind="preference_match")[-2:]
+    latest = project.store.labels.events(kind="preference_match")[-2:]
     assert {e.action for e in latest} == {"label", "withdraw"} and all(e.supersedes for e in latest)
 
 
-def test_a_result_that_does_not_fit_the_config_is_reported_not_recorded(ls, proj, labelled, pushed):
+def test_a_result_that_does_not_fit_the_config_is_reported_not_recorded(ls, project, labelled, pushed):
     pid = pushed["preference_match"].ls_project_id
-    some_task = next(iter(proj.store.labelstudio.task_ids(ls.url, pid).values()))
+    some_task = next(iter(project.store.labelstudio.task_ids(ls.url, pid).values()))
     bogus = [
         {"from_name": "coverage", "to_name": "candidate", "type": "choices", "value": {"choices": ["mostly"]}}
     ]
     labelled.second.submit(some_task, bogus, lead_time=1.0)  # Label Studio stores it (201)
-    before = len(proj.store.labels.events())
-    report = bridge.pull(proj, "preference_match", ls.url)
+    before = len(project.store.labels.events())
+    report = bridge.pull(project, "preference_match", ls.url)
     assert len(report.invalid) == 1 and "['mostly'] is not one of" in report.invalid[0]
-    assert len(proj.store.labels.events()) == before
+    assert len(project.store.labels.events()) == before
 
 
-def test_new_items_are_pushed_and_a_skip_comes_back_as_a_skip(ls, proj, labelled, pushed):
-    proj.store.content.add_preference_pairs([_pair(9)], Provenance(source="test"))
+def test_new_items_are_pushed_and_a_skip_comes_back_as_a_skip(ls, project, labelled, pushed):
+    project.store.content.add_preference_pairs([_pair(9)], Provenance(source="test"))
     runner = CliRunner()
     out = runner.invoke(
-        cli, ["labelstudio", "push", "preference_match", "--url", ls.url, "-p", str(proj.root)]
+        cli, ["labelstudio", "push", "preference_match", "--url", ls.url, "-p", str(project.root)]
     )
     assert out.exit_code == 0 and "imported 1 tasks" in out.output, out.output
     served = ls.admin.next_task(pushed["preference_match"].ls_project_id)
     assert served["data"][TASK_ID_KEY].startswith("preference_match_")
     ls.admin.submit(served["id"], [], lead_time=2.0, cancelled=True)
     out = runner.invoke(
-        cli, ["labelstudio", "pull", "preference_match", "--url", ls.url, "-p", str(proj.root)]
+        cli, ["labelstudio", "pull", "preference_match", "--url", ls.url, "-p", str(project.root)]
     )
     assert out.exit_code == 0 and "1 skips" in out.output, out.output
-    skip = proj.store.labels.events(kind="preference_match")[-1]
+    skip = project.store.labels.events(kind="preference_match")[-1]
     assert (skip.action, skip.task_id, skip.annotator) == ("skip", served["data"][TASK_ID_KEY], "admin")
 
 
-def test_status_lists_each_project_with_its_completion(ls, proj, labelled):
-    out = CliRunner().invoke(cli, ["labelstudio", "status", "--url", ls.url, "-p", str(proj.root), "--json"])
+def test_status_lists_each_project_with_its_completion(ls, project, labelled):
+    out = CliRunner().invoke(
+        cli, ["labelstudio", "status", "--url", ls.url, "-p", str(project.root), "--json"]
+    )
     assert out.exit_code == 0, out.output
     import json
 
     rows = {r["kind"]: r for r in json.loads(out.output)}
     assert set(rows) == set(KINDS)
-    n = len(proj.store.labels.tasks(kind="memory_verify"))
+    n = len(project.store.labels.tasks(kind="memory_verify"))
     assert rows["memory_verify"]["tasks"] == n and rows["memory_verify"]["annotators"] == 2
     assert rows["memory_verify"]["completion"] == f"{n}/{n} (100%)"
 
 
-def test_a_project_deleted_in_label_studio_is_recreated_and_pulled_labels_stay(ls, proj, labelled, pushed):
-    before = len(proj.store.labels.effective_events("preference_expressed"))
+def test_a_project_deleted_in_label_studio_is_recreated_and_pulled_labels_stay(ls, project, labelled, pushed):
+    before = len(project.store.labels.effective_events("preference_expressed"))
     bridge.connect(ls.url).projects.delete(pushed["preference_expressed"].ls_project_id)
-    again = bridge.push(proj, "preference_expressed", ls.url)
+    again = bridge.push(project, "preference_expressed", ls.url)
     assert again.project_created and again.ls_project_id != pushed["preference_expressed"].ls_project_id
-    assert again.imported == len(proj.store.labels.tasks(kind="preference_expressed"))
-    assert bridge.pull(proj, "preference_expressed", ls.url).withdrawn == 0
-    assert len(proj.store.labels.effective_events("preference_expressed")) == before > 0
+    assert again.imported == len(project.store.labels.tasks(kind="preference_expressed"))
+    assert bridge.pull(project, "preference_expressed", ls.url).withdrawn == 0
+    assert len(project.store.labels.effective_events("preference_expressed")) == before > 0
