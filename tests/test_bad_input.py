@@ -97,12 +97,12 @@ def _snapshot(root: Path) -> dict[str, int]:
 @pytest.fixture(scope="module")
 def template(tmp_path_factory):
     root = tmp_path_factory.mktemp("bad") / "proj"
-    p = Project.init(root, name="bad")
-    p.store.accounts.add_user("ann1", "annotator", "password-123")
-    p.store.labels.add_tasks(
+    project = Project.init(root, name="bad")
+    project.store.accounts.add_user("ann1", "annotator", "password-123")
+    project.store.labels.add_tasks(
         [MATCH.make_task(f"pair:p{i}", {"i": i}, overlap=2, batch="b1") for i in range(2)]
     )
-    p.close()
+    project.close()
     return root
 
 

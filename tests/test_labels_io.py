@@ -32,14 +32,16 @@ EXPRESSED_PAYLOAD = {
 def template(tmp_path_factory):
     """Users and tasks, made once (password hashing is deliberately slow) and copied per test."""
     root = tmp_path_factory.mktemp("labels") / "proj"
-    p = Project.init(root, name="labels")
+    project = Project.init(root, name="labels")
     for name in ("ann1", "ann2", "gpt"):
-        p.store.accounts.add_user(name, "annotator", "password-123")
-    p.store.labels.add_tasks(
+        project.store.accounts.add_user(name, "annotator", "password-123")
+    project.store.labels.add_tasks(
         [MATCH.make_task(f"pair:p{i}", {"i": i}, overlap=2, batch="b1") for i in range(3)]
     )
-    p.store.labels.add_tasks([EXPRESSED.make_task("session:s0", EXPRESSED_PAYLOAD, overlap=2, batch="b1")])
-    p.close()
+    project.store.labels.add_tasks(
+        [EXPRESSED.make_task("session:s0", EXPRESSED_PAYLOAD, overlap=2, batch="b1")]
+    )
+    project.close()
     return root
 
 

@@ -88,19 +88,19 @@ def wildchat_project(tmp_path, monkeypatch):
     def make(responder):
         server = start_fake_openai(responder)
         monkeypatch.setenv("OPENAI_API_KEY", "test-key")
-        p = Project.init(tmp_path / f"proj{len(made)}")
-        cfg = p.root / "prefkit.toml"
+        project = Project.init(tmp_path / f"proj{len(made)}")
+        cfg = project.root / "prefkit.toml"
         cfg.write_text(cfg.read_text().replace('base_url = ""', f'base_url = "{server.base_url}"'))
-        p = Project(p.root)
+        project = Project(project.root)
         path = tmp_path / "wc.jsonl"
         fx.write_fixture(path, bad=False)
-        ingest_wildchat(p.store, [path])
-        made.append((server, p))
-        return server, p
+        ingest_wildchat(project.store, [path])
+        made.append((server, project))
+        return server, project
 
     yield make
-    for server, p in made:
-        p.close()
+    for server, project in made:
+        project.close()
         server.stop()
 
 
@@ -162,13 +162,13 @@ def test_rerun_resumes_without_calls_and_tasks_are_created(wildchat_project):
 
 
 def test_offline_backend_is_marked_offline(tmp_path):
-    p = Project.init(tmp_path / "p")
+    project = Project.init(tmp_path / "p")
     path = tmp_path / "wc.jsonl"
     fx.write_fixture(path, bad=False)
-    ingest_wildchat(p.store, [path])
-    with LLMLayer(p.store, llm_config=p.config.llm, backend="offline", progress=False) as layer:
-        report = run_extraction(p.store, layer, ExtractionConfig(limit=5, require_implicit=False))
+    ingest_wildchat(project.store, [path])
+    with LLMLayer(project.store, llm_config=project.config.llm, backend="offline", progress=False) as layer:
+        report = run_extraction(project.store, layer, ExtractionConfig(limit=5, require_implicit=False))
     assert report.kept > 0
-    refs = p.store.releases.offline_references()
+    refs = project.store.releases.offline_references()
     assert any(r.table == "memories" for r in refs)
-    p.close()
+    project.close()

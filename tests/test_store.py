@@ -33,10 +33,10 @@ def test_sqlite_runs_in_wal_mode_with_foreign_keys(tmp_path):
 
 
 def test_init_is_idempotent_and_keeps_user_config(tmp_path):
-    p = Project.init(tmp_path / "x", name="first")
-    cfg = p.root / "prefkit.toml"
+    project = Project.init(tmp_path / "x", name="first")
+    cfg = project.root / "prefkit.toml"
     cfg.write_text(cfg.read_text().replace('name = "first"', 'name = "renamed"'))
-    p.close()
+    project.close()
     again = Project.init(tmp_path / "x", name="second")
     assert again.name == "renamed"
     assert (again.guidelines_dir / "memory_verify.md").read_text().startswith("# Memory verification")
