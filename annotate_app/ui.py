@@ -199,7 +199,14 @@ def progress(project: Project, user: str, kind: str, version: tuple[int, int, in
     once per browser session and day, then brought up to date (``workflow.progress_memo``)."""
     memo = workflow.progress_memo(project, user, st.session_state.get("_counts"), version)
     st.session_state["_counts"] = memo
-    return {**memo.counts[kind], "pool": _available(str(project.root), user, kind)}
+    c = memo.counts[kind]
+    return {
+        "assigned": c.assigned,
+        "done": c.done,
+        "today": c.today,
+        "batches": c.batches,
+        "pool": _available(str(project.root), user, kind),
+    }
 
 
 def progress_line(title: str, mine: dict[str, Any], item: workflow.ShownItem) -> None:
@@ -216,9 +223,7 @@ def progress_line(title: str, mine: dict[str, Any], item: workflow.ShownItem) ->
     total = mine["assigned"] + mine["pool"]
     line = f"{mine['done']} of {mine['assigned']} assigned done · {mine['today']} done today · {mine['pool']} more in the pool"
     if len(mine["batches"]) > 1:
-        line += " · " + " · ".join(
-            safe("{}: {}/{}", r["batch_id"], r["done"], r["assigned"]) for r in mine["batches"]
-        )
+        line += " · " + " · ".join(safe("{}: {}/{}", r.batch_id, r.done, r.assigned) for r in mine["batches"])
     st.progress(mine["done"] / total if total else 1.0, text=line)
 
 

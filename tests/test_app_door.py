@@ -144,7 +144,7 @@ def test_an_idle_queue_goes_back_to_the_pool_when_someone_else_needs_items(proje
     )  # a new chunk for alice: bob's idle items return
     released = project.store.queues.assignment_releases("bob")
     assert len(released) == 6 and {r.kind for r in released} == {"preference_match"}
-    assert workflow.progress(project, "bob")["preference_match"]["assigned"] == 0
+    assert workflow.progress(project, "bob")["preference_match"].assigned == 0
     stored, counted = holders(project)
     assert stored == counted  # holder counts match the assignments left
 
@@ -164,7 +164,7 @@ def test_a_label_for_an_item_released_while_on_screen_is_kept(project):
     workflow.release_stale(project, hours=0, annotator="bob")
     assert workflow.submit(project, "bob", item, {"coverage": "fully"})
     assert project.store.labels.event(item.event_id).values == {"coverage": "fully"}
-    assert workflow.progress(project, "bob")["preference_match"]["done"] == 1
+    assert workflow.progress(project, "bob")["preference_match"].done == 1
 
 
 # -- counts, batches, annotators ------------------------------------------------------------------------
@@ -178,10 +178,10 @@ def test_counts_brought_up_to_date_equal_counting_again(project):
     item = workflow.current_item(project, "alice", "preference_match")
     workflow.skip(project, "alice", item, "cannot judge")
     fresh = workflow.progress(project, "alice")
-    assert before["preference_match"]["assigned"] == fresh["preference_match"]["assigned"]
+    assert before["preference_match"].assigned == fresh["preference_match"].assigned
     assert workflow.progress_after(project, "alice", before, seen, utcnow()[:10]) == fresh
-    assert fresh["preference_match"]["today"] == fresh["preference_match"]["done"] == 4
-    assert fresh["preference_expressed"]["today"] == 0  # today counts the same kind as done
+    assert fresh["preference_match"].today == fresh["preference_match"].done == 4
+    assert fresh["preference_expressed"].today == 0  # today counts the same kind as done
 
 
 def test_a_batch_lists_every_kind_it_holds_and_annotators_are_people_who_labelled(project):

@@ -85,7 +85,7 @@ def test_skip_and_flag_need_a_reason_and_finish_the_item(project):
         ("flag", "wrong language"),
     ]
     assert dashboard.flagged(project.store)[0].task_id == nxt.task.task_id
-    assert workflow.progress(project, "alice")["preference_match"]["done"] == 2
+    assert workflow.progress(project, "alice")["preference_match"].done == 2
 
 
 def test_edit_supersedes_a_recent_label_once(project):

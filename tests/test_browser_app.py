@@ -365,7 +365,7 @@ def test_an_idle_item_goes_back_to_the_pool_and_a_late_submit_is_kept(served, br
     }
     label_match(page)  # the item still on screen: its label is kept, the page moves on
     assert proj.store.labels.event(shown.event_id).values == {"coverage": "fully"}
-    assert workflow.progress(proj, "erin")["preference_match"]["done"] == 1
+    assert workflow.progress(proj, "erin")["preference_match"].done == 1
     page.context.close()
 
 

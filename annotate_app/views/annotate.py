@@ -15,7 +15,7 @@ project = ui.open_project()
 
 if "kind" not in st.session_state:
     counts = workflow.progress(project, user)
-    started = [k for k, c in counts.items() if c["assigned"] > c["done"]]
+    started = [k for k, c in counts.items() if c.assigned > c.done]
     waiting = [k for k in ui.KIND_TITLES if workflow.available(project, user, k)]
     st.session_state["kind"] = (started or waiting or list(ui.KIND_TITLES))[0]
 kind = st.sidebar.segmented_control(

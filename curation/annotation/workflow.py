@@ -9,7 +9,7 @@ a double click, a rerun or a retry after a dropped connection records it once.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -17,6 +17,7 @@ from curation.annotation.assignment import policy_for
 from curation.annotation.signin import MAX_NAME, normalize_username, wait_s
 from curation.annotation.signin import log as signin_log
 from curation.annotation.task_kinds import TASK_KIND_REGISTRY, get_kind
+from curation.store.queues import KindCounts
 from schemas.common import PrefkitError, content_hash, utcnow
 from schemas.curation import AnnotationTask, LabelEvent
 
@@ -291,25 +292,27 @@ def rewrite_turn(
 
 # -- progress and gold --------------------------------------------------------------------------------
 def progress_after(
-    project: Project, user: str, counts: dict[str, dict[str, Any]], seen: int, today: str
-) -> dict[str, dict[str, Any]] | None:
+    project: Project, user: str, counts: dict[str, KindCounts], seen: int, today: str
+) -> dict[str, KindCounts] | None:
     """``counts`` (from :func:`progress`, when the annotator's last event was ``seen``) brought up to
     date from the events since, or None when only counting again is exact (an event not made by the
     app's submit path). A first label, skip or flag of an item finishes its assignment: done + 1,
     today + 1; an edit or a withdrawal changes neither."""
-    out = {k: {**c, "batches": [dict(b) for b in c["batches"]]} for k, c in counts.items()}
+    out = dict(counts)
     for ev in project.store.queues.events_after(user, seen):
         if ev.source != "app" or ev.batch_id is None:
             return None
         if ev.supersedes is not None or ev.action not in ("label", "skip", "flag"):
             continue
         mine = out[ev.kind]
-        mine["done"] += 1
-        mine["today"] += ev.created_at >= today
-        batch = next((b for b in mine["batches"] if b["batch_id"] == ev.batch_id), None)
-        if batch is None:
+        at = next((i for i, b in enumerate(mine.batches) if b.batch_id == ev.batch_id), None)
+        if at is None:
             return None
-        batch["done"] += 1
+        batches = list(mine.batches)
+        batches[at] = replace(batches[at], done=batches[at].done + 1)
+        out[ev.kind] = replace(
+            mine, done=mine.done + 1, today=mine.today + (ev.created_at >= today), batches=tuple(batches)
+        )
     return out
 
 
@@ -319,7 +322,7 @@ class ProgressMemo:
 
     day: str
     version: tuple[int, int, int]
-    counts: dict[str, dict[str, Any]]
+    counts: dict[str, KindCounts]
 
 
 def progress_memo(
@@ -340,11 +343,10 @@ def progress_memo(
     return ProgressMemo(day, version, counts)
 
 
-def progress(project: Project, user: str) -> dict[str, dict[str, int]]:
+def progress(project: Project, user: str) -> dict[str, KindCounts]:
     """Per task kind: items assigned to the annotator, done, finished today (UTC), and per batch."""
     counts = project.store.queues.queue_counts(user, since=utcnow()[:10])
-    empty = {"assigned": 0, "done": 0, "today": 0, "batches": []}
-    return {kind: counts.get(kind, empty) for kind in TASK_KIND_REGISTRY}
+    return {kind: counts.get(kind, KindCounts()) for kind in TASK_KIND_REGISTRY}
 
 
 def available(project: Project, user: str, kind: str) -> int:

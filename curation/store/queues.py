@@ -29,6 +29,25 @@ def new_event_id() -> str:
 
 
 @dataclass(frozen=True, slots=True)
+class BatchCounts:
+    """One batch of an annotator's queue: items assigned to them and done."""
+
+    batch_id: str
+    assigned: int
+    done: int
+
+
+@dataclass(frozen=True, slots=True)
+class KindCounts:
+    """An annotator's counts for one task kind: assigned, done, first submits today, per batch."""
+
+    assigned: int = 0
+    done: int = 0
+    today: int = 0
+    batches: tuple[BatchCounts, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class OpenItem:
     """An annotator's open item: its task, its place in their queue and, once shown, the pending
     event id its submit will carry (None until then)."""
@@ -432,7 +451,7 @@ class Queues(StoreArea):
         )
         return conn.execute(q).mappings().all()
 
-    def queue_counts(self, annotator: str, since: str) -> dict[str, dict[str, Any]]:
+    def queue_counts(self, annotator: str, since: str) -> dict[str, KindCounts]:
         """Per kind for one annotator: assigned, done, first submits since ``since`` (an ISO date
         prefix) and the same per batch. Two covering-index range scans."""
         e = self.t["label_events"]
@@ -453,7 +472,12 @@ class Queues(StoreArea):
             )
             for kind, n in conn.execute(q):
                 out.setdefault(kind, {"assigned": 0, "done": 0, "today": 0, "batches": []})["today"] = n
-        return out
+        return {
+            kind: KindCounts(
+                c["assigned"], c["done"], c["today"], tuple(BatchCounts(**b) for b in c["batches"])
+            )
+            for kind, c in out.items()
+        }
 
     def queue_version(self, annotator: str) -> tuple[int, int, int]:
         """Changes whenever the annotator's counts can: their last event, their last assigned position,
