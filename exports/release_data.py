@@ -195,32 +195,10 @@ def _contrastive_pair(plan, factors) -> dict[str, dict[str, Any]]:
 
 
 # -- AlpsBench ----------------------------------------------------------------------------------------
-ALPS_INPUT_SCHEMA = _schema(
-    ("benchmark_id", S),
-    ("task", S),
-    ("session_id", S),
-    ("canonical_id", S),
-    ("stratum", S),
-    ("ability", S),
-    ("input", S),
-)
-ALPS_GOLD_SCHEMA = _schema(
-    ("benchmark_id", S), ("task", S), ("session_id", S), ("canonical_id", S), ("ability", S), ("gold", S)
-)
-
-
-ALPS_UNVERIFIED_SCHEMA = _schema(
-    ("id", S),
-    ("track", S),
-    ("benchmark_id", S),
-    ("task", S),
-    ("session_id", S),
-    ("canonical_id", S),
-    ("stratum", S),
-    ("ability", S),
-    ("input", S),
-    ("gold", S),
-)
+_ALPS_ROW = ("benchmark_id", "task", "session_id", "canonical_id", "stratum", "ability")
+ALPS_INPUT_SCHEMA = _schema(*((c, S) for c in (*_ALPS_ROW, "input")))
+ALPS_GOLD_SCHEMA = _schema(*((c, S) for c in _ALPS_ROW if c != "stratum"), ("gold", S))
+ALPS_UNVERIFIED_SCHEMA = _schema(*((c, S) for c in ("id", "track", *_ALPS_ROW, "input", "gold")))
 #: Where an AlpsBench release takes its Task 1 reference from: the memories annotators verified
 #: (``memory_verify`` final labels), or the imported packets' own gold.
 ALPS_REFERENCES = ("verified", "imported")

@@ -32,6 +32,21 @@ def require(condition: bool, reason: str) -> None:
     pytest.skip(reason)
 
 
+def label_studio_server() -> tuple[str, str]:
+    """``(url, api key)`` of the Label Studio server the tests talk to, checked with ``/health``."""
+    import httpx
+
+    url, key = os.environ.get("LABEL_STUDIO_URL"), os.environ.get("LABEL_STUDIO_API_KEY")
+    require(
+        bool(url and key), "no Label Studio server: `bash .ci/labelstudio.sh start`, then source its env file"
+    )
+    try:
+        httpx.get(f"{url}/health", timeout=10).raise_for_status()
+    except httpx.HTTPError as exc:
+        require(False, f"Label Studio at {url} does not answer /health ({exc})")
+    return url, key
+
+
 @pytest.fixture(autouse=True)
 def _isolated_env(tmp_path, monkeypatch, request):
     """No test reads the user's project, endpoint, key or database by accident. With

@@ -10,9 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-import httpx
 import pytest
-from conftest import ROOT, require
+from conftest import ROOT, label_studio_server
 from lsproxy import FailingProxy
 
 from annotate_app.labelstudio import bridge
@@ -29,14 +28,7 @@ pytestmark = [pytest.mark.labelstudio, pytest.mark.slow]
 
 @pytest.fixture(scope="module")
 def ls_url() -> str:
-    url, key = os.environ.get("LABEL_STUDIO_URL"), os.environ.get("LABEL_STUDIO_API_KEY")
-    require(
-        bool(url and key), "no Label Studio server: `bash .ci/labelstudio.sh start`, then source its env file"
-    )
-    try:
-        httpx.get(f"{url}/health", timeout=10).raise_for_status()
-    except httpx.HTTPError as exc:
-        require(False, f"Label Studio at {url} does not answer /health ({exc})")
+    url, _key = label_studio_server()
     return url
 
 

@@ -8,10 +8,9 @@ import os
 import uuid
 from types import SimpleNamespace
 
-import httpx
 import pytest
 from click.testing import CliRunner
-from conftest import pg_admin, require
+from conftest import label_studio_server, pg_admin, require
 
 from annotate_app.labelstudio import bridge
 from annotate_app.labelstudio.accounts import login, signup
@@ -30,14 +29,7 @@ KINDS = ("preference_expressed", "preference_match", "memory_verify")
 
 @pytest.fixture(scope="module")
 def ls():
-    url, key = os.environ.get("LABEL_STUDIO_URL"), os.environ.get("LABEL_STUDIO_API_KEY")
-    require(
-        bool(url and key), "no Label Studio server: `bash .ci/labelstudio.sh start`, then source its env file"
-    )
-    try:
-        httpx.get(f"{url}/health", timeout=10).raise_for_status()
-    except httpx.HTTPError as exc:
-        require(False, f"Label Studio at {url} does not answer /health ({exc})")
+    url, key = label_studio_server()
     email, password = (
         os.environ.get("LABEL_STUDIO_ADMIN_EMAIL"),
         os.environ.get("LABEL_STUDIO_ADMIN_PASSWORD"),
