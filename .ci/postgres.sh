@@ -10,6 +10,8 @@
 # (PostgreSQL refuses to run as root), listens on 127.0.0.1 only on a free port, with fsync off (the
 # data is thrown away at stop). Authentication: the `postgres` superuser is trusted from 127.0.0.1;
 # the role `prefkit_pw` must give its password (scram), so tests can check PGPASSWORD and ~/.pgpass.
+# TLS is on (a self-signed certificate made with openssl at each start), as on a managed server: clients
+# connect with libpq's default `sslmode=prefer`, so the tests run over TLS; `sslmode=disable` still works.
 # The server is stopped by its PID (from postmaster.pid), never by name; the directory is removed.
 #
 # Exports: PREFKIT_TEST_PG_URL (a superuser URL without password), PREFKIT_TEST_PG_PASSWORD_ROLE
@@ -31,6 +33,9 @@ _pg_bindir() {
 }
 
 _pg_install() {
+  if ! command -v openssl >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then  # for the server's certificate
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends openssl >/dev/null
+  fi
   _pg_bindir >/dev/null && return 0
   if [ "$(id -u)" != 0 ]; then
     _pg_log "no initdb found; install Debian's postgresql package (sudo apt-get install postgresql)"
@@ -71,13 +76,19 @@ postgres_start() {
   password="$(python3 -c 'import secrets; print(secrets.token_hex(12))')"
   _pg_as "$bin/initdb" -D "$data" -U postgres --no-locale -E UTF8 --auth=trust >"$PG_STATE/initdb.log" 2>&1 \
     || { cat "$PG_STATE/initdb.log" >&2; return 1; }
+  # A self-signed certificate for 127.0.0.1, readable only by the server's owner.
+  openssl req -new -x509 -days 2 -nodes -subj "/CN=127.0.0.1" -newkey rsa:2048 \
+    -keyout "$data/server.key" -out "$data/server.crt" >"$PG_STATE/openssl.log" 2>&1 \
+    || { cat "$PG_STATE/openssl.log" >&2; return 1; }
+  chmod 600 "$data/server.key"
+  [ "$(id -u)" = 0 ] && chown postgres: "$data/server.key" "$data/server.crt"
   _pg_as sh -c "cat >'$data/pg_hba.conf'" <<EOF
 local all all trust
 host all prefkit_pw 127.0.0.1/32 scram-sha-256
 host all all 127.0.0.1/32 trust
 EOF
   _pg_as "$bin/pg_ctl" -D "$data" -l "$data/server.log" -w -t "$PG_WAIT_S" \
-    -o "-h 127.0.0.1 -p $port -k $data -c fsync=off -c synchronous_commit=on -c full_page_writes=off -c max_connections=200" \
+    -o "-h 127.0.0.1 -p $port -k $data -c fsync=off -c synchronous_commit=on -c full_page_writes=off -c max_connections=200 -c ssl=on" \
     start >/dev/null || { tail -n 30 "$data/server.log" >&2; postgres_stop; return 1; }
   _pg_as "$bin/psql" -h "$data" -p "$port" -U postgres -d postgres -qAt -v ON_ERROR_STOP=1 \
     -c "CREATE ROLE prefkit_pw LOGIN PASSWORD '$password' CREATEDB" >/dev/null || { postgres_stop; return 1; }
@@ -104,7 +115,7 @@ postgres_stop() {
     _pg_log "stopped pid $pid"
   fi
   rm -rf "$data"
-  rm -f "$PG_STATE/data_dir" "$PG_STATE/env" "$PG_STATE/initdb.log"
+  rm -f "$PG_STATE/data_dir" "$PG_STATE/env" "$PG_STATE/initdb.log" "$PG_STATE/openssl.log"
 }
 
 if [[ "${BASH_SOURCE[0]}" == "$0" ]]; then

@@ -281,6 +281,25 @@ def test_a_pooled_connection_the_server_dropped_is_replaced_without_an_error(pg_
     store.close()
 
 
+def test_over_tls_the_pool_keeps_live_connections_and_replaces_dropped_ones(pg_url):
+    """The checkout check reads the raw socket: TLS records must not make a live connection look dead
+    (every checkout would then pay a new TLS handshake), and a dropped one must still be recognised."""
+    url = pg_url + ("&" if "?" in pg_url else "?") + "sslmode=require"
+    store = ProjectStore(url, retry_s=0)
+    mine = text("SELECT pid, ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()")
+    seen = set()
+    for _ in range(30):
+        with store.read() as conn:
+            seen.add(tuple(conn.execute(mine).one()))
+    assert len(seen) == 1 and next(iter(seen))[1] is True  # one connection, encrypted, reused 30 times
+    (first, _), = seen
+    assert _kill_backends(pg_url) == 1
+    with store.read() as conn:
+        pid, ssl = conn.execute(mine).one()
+    assert pid != first and ssl is True
+    store.close()
+
+
 def test_connections_killed_mid_run_lose_nothing_and_record_nothing_twice(tmp_path, pg_url, caplog):
     caplog.set_level(logging.INFO, logger="prefkit.store")
     users, per_user, overlap = ["ann0", "ann1", "ann2", "ann3"], 40, 2
