@@ -20,8 +20,7 @@ if TYPE_CHECKING:
 def packet(
     store: ProjectStore, session_id: str, extra: dict[str, Any], revised: bool = False
 ) -> dict[str, Any]:
-    dialogue = store.content.dialogue(session_id)
-    turns = dialogue["turns"] if revised else store.content.original_turns(session_id)
+    turns = store.content.dialogue(session_id).turns if revised else store.content.original_turns(session_id)
     out = json.loads(json.dumps(extra))
     task1 = out["task1"]
     has_gt = task1.pop("_has_ground_truth", True)
@@ -33,8 +32,8 @@ def packet(
             by_model.setdefault(m.source_model, []).append(m.raw)
     dialogue_rows = []
     for t in turns:
-        row = {"role": t["role"], "text": t["content"]}
-        row.update(t.get("extra") or {})
+        row = {"role": t.role, "text": t.content}
+        row.update(t.extra or {})
         dialogue_rows.append(row)
     result: dict[str, Any] = {}
     for key in ("session_id", "available_tasks"):
@@ -54,7 +53,7 @@ def export_packets(store: ProjectStore, out_dir: Path, revised: bool = False) ->
     """Write one ``sess_*.json`` per packet under ``out_dir``, in the layout it was imported from."""
     n = 0
     for p in store.content.packets():
-        meta = store.content.dialogue(p.dialogue_id)["meta"]
+        meta = store.content.dialogue(p.dialogue_id).meta
         rel = meta.get("relpath") or f"{p.session_id}.json"
         data = packet(store, p.session_id, p.extra, revised=revised)
         atomic_write_bytes(

@@ -60,7 +60,7 @@ def rebuilt_instance(
         session = sessions.get(link.session_id)
         if session is not None and link.position < len(priors):
             priors[link.position]["dialogue"] = [
-                {"role": t["role"], "content": t["content"]} for t in session["turns"]
+                {"role": t.role, "content": t.content} for t in session.turns
             ]
     return BenchmarkInstance.model_validate({**record, "prior_interactions": priors}).model_dump(mode="json")
 
@@ -71,7 +71,7 @@ def cupid_rows(store: ProjectStore, verified_only: bool = False) -> list[dict[st
     from curation.quality.verification import instance_verification, session_statuses
 
     links = store.content.instance_links()
-    sessions = {s["session_id"]: s for s in store.content.sessions()} if links else {}
+    sessions = {s.session_id: s for s in store.content.sessions()} if links else {}
     statuses = session_statuses(store) if verified_only else {}
     rows = []
     for inst in store.content.instances():

@@ -19,6 +19,7 @@ import pyarrow as pa
 from curation.annotation.kinds import memory_verify, preference_expressed, preference_match, task_qc
 from curation.quality.consensus import effective_adjudications, final_labels, live_labels
 from curation.quality.verification import instance_verification, session_statuses
+from curation.store.content import CupidSession
 from exports.alpsbench import packet as alps_packet
 from exports.cupid import cupid_arrow_schema, rebuilt_instance
 from schemas.common import canonical_json, content_hash
@@ -119,7 +120,7 @@ def cupid_config(store: ProjectStore, statuses=None) -> ConfigData:
     )
     statuses = session_statuses(store) if statuses is None else statuses
     links = store.content.instance_links()
-    sessions = {s["session_id"]: s for s in store.content.sessions()}
+    sessions = {s.session_id: s for s in store.content.sessions()}
     for inst in store.content.instances():
         mine = links.get(inst.instance_id, [])
         ok, why = instance_verification(mine, statuses)
@@ -169,15 +170,15 @@ def cupid_raw_config(store: ProjectStore, pseudonym: Callable[[str], str], statu
         for key, items in sorted(store.generation.checklists(pid).items()):
             cfg.add("checklists", {"id": f"{pid}:{key}", "persona_id": pid, "record": canonical_json(items)})
     for s in store.content.sessions():
-        sid = s["session_id"]
+        sid = s.session_id
         st = statuses.get(sid)
         record = {
-            **s,
+            **(s.as_json() if isinstance(s, CupidSession) else s.model_dump(mode="json")),
             "verification": st.status if st else "not_applicable",
             "verification_reason": st.reason if st else "no checklist to verify",
             "revisions": revisions.get(sid, []),
         }
-        cfg.add("sessions", {"id": sid, "persona_id": s["persona_id"], "record": canonical_json(record)})
+        cfg.add("sessions", {"id": sid, "persona_id": s.persona_id, "record": canonical_json(record)})
     return cfg.finish()
 
 

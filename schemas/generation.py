@@ -156,3 +156,16 @@ class Session(Record):
     checklist: list[ChecklistItem] = Field(max_length=4, description="At most 4 yes/no checklist items.")
     turns: list[Turn] = Field(default_factory=list, description="The dialogue, in order.")
     satisfied: bool = Field(default=False, description="Whether the simulated user saw every item met.")
+
+    # The parts a session imported from a CUPID row also has, read the same way on both records.
+    @property
+    def factor_name(self) -> str:
+        return self.context_factor.name
+
+    @property
+    def preference_text(self) -> str:
+        return self.preference.text
+
+    @property
+    def questions(self) -> list[str]:
+        return [c.question for c in self.checklist]

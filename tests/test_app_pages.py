@@ -237,7 +237,7 @@ def test_rewrite_a_weak_user_turn_from_its_bubble(project):
     rev = project.store.content.revisions(item.task.payload["dialogue_id"])[0]
     assert (rev.author, rev.revised, rev.reason) == (
         "alice", "Could you keep it short? I'm on my phone.", "states the preference verbatim")  # fmt: skip
-    assert project.store.content.dialogue(item.task.payload["dialogue_id"])["needs_reverification"]
+    assert project.store.content.dialogue(item.task.payload["dialogue_id"]).needs_reverification
     assert any("turn 2 · user · rewritten" in c.value for c in at.caption)
 
 

@@ -9,7 +9,7 @@ from collections import Counter
 import pytest
 
 from curation.store.accounts import Account
-from curation.store.content import ImportBundle
+from curation.store.content import Dialogue, DialogueTurn, ImportBundle, NewMemory
 from pipelines.llm import LLMLayer
 from pipelines.memories.tasks import BuildConfig, build_alpsbench, leakage, stratified_sample
 from schemas.curation import Provenance
@@ -28,26 +28,11 @@ def seed_gold(project) -> None:
     bundle = ImportBundle("test", "synthetic", "0" * 64, USERS, Provenance(source="test"))
     for u in range(USERS):
         did = f"sess_u{u:02d}"
-        bundle.dialogues.append(
-            {
-                "dialogue_id": did,
-                "origin": "alpsbench",
-                "persona_id": None,
-                "session_index": None,
-                "meta_json": None,
-                "needs_reverification": False,
-                "schema_version": "1.0",
-            }
-        )
-        bundle.turns += [
-            {
-                "dialogue_id": did,
-                "turn_index": 0,
-                "role": "user",
-                "content": f"I am user {u} and I like things.",
-            },
-            {"dialogue_id": did, "turn_index": 1, "role": "assistant", "content": "Noted."},
+        turns = [
+            DialogueTurn(0, "user", f"I am user {u} and I like things."),
+            DialogueTurn(1, "assistant", "Noted."),
         ]
+        bundle.dialogues.append(Dialogue(did, "alpsbench", None, None, False, {}, turns))
         for k in range(PER_USER):
             label = LABELS[(u + k) % len(LABELS)] if k < PER_USER - 10 else LABELS[0]
             rec = {
@@ -58,20 +43,7 @@ def seed_gold(project) -> None:
                 "confidence": 0.9,
                 "evidence": {"session_id": did, "utterance_index": 0, "text": f"I am user {u}"},
             }
-            bundle.memories.append(
-                {
-                    "dialogue_id": did,
-                    "origin": "gold",
-                    "source_model": "",
-                    "position": k,
-                    "memory_id": rec["memory_id"],
-                    "record_json": json.dumps(rec),
-                    "raw_json": json.dumps(rec),
-                    "valid": True,
-                    "problems_json": None,
-                    "schema_version": "1.0",
-                }
-            )
+            bundle.memories.append(NewMemory(did, "gold", k, rec, rec["memory_id"], rec, source_model=""))
     project.store.content.import_bundle(bundle)
 
 

@@ -9,6 +9,7 @@ from click.testing import CliRunner
 
 from curation.quality.evidence import check_quote, evidence_rows, summarize
 from curation.quality.gates import gold_evidence_failures
+from curation.store.content import DialogueTurn
 from prefkit.cli import cli
 
 #: pass / near_miss / fail per source over the 400 sample packets (docs/alpsbench.md has the table).
@@ -57,8 +58,8 @@ def test_cli_json_rows_and_summary_for_one_model(alps_project):
 
 
 TURNS = [
-    {"index": 0, "role": "user", "content": "Ich wohne in Köln\u200b und koche gern."},
-    {"index": 1, "role": "assistant", "content": "Schön!"},
+    DialogueTurn(0, "user", "Ich wohne in Köln\u200b und koche gern."),
+    DialogueTurn(1, "assistant", "Schön!"),
 ]
 
 

@@ -15,6 +15,7 @@ from test_release_support import (
 
 from curation.quality.consensus import adjudicate
 from curation.quality.gates import PolicyError, check_policy, evidence_problem, run_gates
+from curation.store.content import DialogueTurn
 from schemas.config import ReleasePolicy
 
 
@@ -115,9 +116,9 @@ def test_gold_evidence_gate_names_failing_memories_of_the_real_alpsbench_sample(
 
 
 TURNS = [
-    {"index": 0, "role": "user", "content": "I live in Lyon.  I cook  every day."},
-    {"index": 1, "role": "assistant", "content": "Nice!"},
-    {"index": 2, "role": "user", "content": "I hate cilantro"},
+    DialogueTurn(0, "user", "I live in Lyon.  I cook  every day."),
+    DialogueTurn(1, "assistant", "Nice!"),
+    DialogueTurn(2, "user", "I hate cilantro"),
 ]
 
 

@@ -12,23 +12,25 @@ from pipelines.generation.checklists import preference_key
 from pipelines.generation.instances import InstanceError, build_instances, prior_sets
 from pipelines.generation.plan import PlanShape, place_sessions
 from schemas.cupid import BenchmarkInstance
+from schemas.generation import Session, Turn
 
 
 def sessions_for(plan, factors):
     by_id = {f.factor_id: f for f in factors}
     return [
-        {
-            "index": s.index,
-            "context_factor": by_id[s.factor_id].model_dump(mode="json"),
-            "preference": {
-                **by_id[s.factor_id].preference.model_dump(mode="json"),
-                "text": s.preference_text,
-            },
-            "turns": [
-                {"role": "user", "content": f"request {s.index}"},
-                {"role": "assistant", "content": f"reply {s.index}"},
+        Session(
+            session_id=f"{plan.persona_id}_s{s.index}",
+            persona_id=plan.persona_id,
+            index=s.index,
+            timestamp="2025-01-01T00:00:00+00:00",
+            context_factor=by_id[s.factor_id],
+            preference=by_id[s.factor_id].preference.model_copy(update={"text": s.preference_text}),
+            checklist=[],
+            turns=[
+                Turn(index=0, role="user", content=f"request {s.index}"),
+                Turn(index=1, role="assistant", content=f"reply {s.index}"),
             ],
-        }
+        )
         for s in plan.slots
     ]
 

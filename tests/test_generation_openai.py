@@ -119,9 +119,9 @@ def test_one_persona_end_to_end_over_http(openai_project):
     store = project.store
     assert store.status()["instances"] == 3 and store.generation.dropped_personas() == {}
     sessions = store.content.sessions()
-    assert len(sessions) == 13 and all(s["satisfied"] for s in sessions[:-1])
+    assert len(sessions) == 13 and all(s.satisfied for s in sessions[:-1])
     assert all(
-        len(store.generation.turn_scores(s["session_id"])) == 2 for s in sessions[:-1]
+        len(store.generation.turn_scores(s.session_id)) == 2 for s in sessions[:-1]
     )  # feedback once, then met
     records = [json.loads(r) for r in _provenance_records(store)]
     assert records and not any(r["offline"] for r in records)

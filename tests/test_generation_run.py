@@ -56,19 +56,17 @@ def test_factors_and_plans_read_back_valid(generated):
 def test_sessions_store_turns_scores_and_satisfaction(generated):
     store = generated.store
     for session in store.content.sessions():
-        turns, scores = session["turns"], store.generation.turn_scores(session["session_id"])
-        assert [t["role"] for t in turns] == ["user", "assistant"] * (len(turns) // 2) + ["user"] * (
+        turns, scores = session.turns, store.generation.turn_scores(session.session_id)
+        assert [t.role for t in turns] == ["user", "assistant"] * (len(turns) // 2) + ["user"] * (
             len(turns) % 2
         )
-        if session["index"] == 13:
-            plan = store.generation.plan(session["persona_id"])
-            assert [t["content"] for t in turns] == [plan.slots[-1].opening_request] and not session[
-                "satisfied"
-            ]
+        if session.index == 13:
+            plan = store.generation.plan(session.persona_id)
+            assert [t.content for t in turns] == [plan.slots[-1].opening_request] and not session.satisfied
             continue
-        assert len(scores) == len(turns) // 2 and all(len(s) == len(session["checklist"]) for s in scores)
+        assert len(scores) == len(turns) // 2 and all(len(s) == len(session.checklist) for s in scores)
         assert all(1 <= v <= 10 for s in scores for v in s)
-        assert session["satisfied"] == all(v >= 8 for v in scores[-1])
+        assert session.satisfied == all(v >= 8 for v in scores[-1])
         assert all(not all(v >= 8 for v in s) for s in scores[:-1])  # it ended at the first all-met reply
 
 

@@ -48,7 +48,7 @@ def test_conversations_are_grouped_into_user_sequences(project, clean_file):
     }
     seqs = {}
     for did in project.store.content.dialogue_ids(origin="wildchat"):
-        meta = project.store.content.dialogue(did)["meta"]
+        meta = project.store.content.dialogue(did).meta
         if meta["sequence"]["formed_by"].startswith("user"):
             convs = meta["sequence"]["conversations"]
             seqs[convs[0]["conversation_hash"]] = [c["conversation_hash"] for c in convs]
@@ -62,16 +62,16 @@ def test_dialogues_carry_provenance_and_licence(project, clean_file):
     did = next(
         d
         for d in project.store.content.dialogue_ids(origin="wildchat")
-        if project.store.content.dialogue(d)["meta"]["sequence"]["formed_by"].startswith("user")
+        if project.store.content.dialogue(d).meta["sequence"]["formed_by"].startswith("user")
     )
     d = project.store.content.dialogue(did)
-    conv = d["meta"]["sequence"]["conversations"][1]
+    conv = d.meta["sequence"]["conversations"][1]
     assert conv["file"] == str(clean_file) and conv["row"] >= 1 and conv["conversation_hash"].startswith("h_")
     line = clean_file.read_text().splitlines()[conv["row"] - 1]
     assert json.loads(line)["conversation_hash"] == conv["conversation_hash"]
-    assert d["meta"]["licence"] == LICENCE and "ODC-BY" in LICENCE
+    assert d.meta["licence"] == LICENCE and "ODC-BY" in LICENCE
     # Turns of the second conversation follow the first's, marked with their conversation.
-    assert d["turns"][conv["first_turn"]]["extra"] == {"conversation": 1}
+    assert d.turns[conv["first_turn"]].extra == {"conversation": 1}
     assert project.store.content.sources()[0].licence == LICENCE
 
 
@@ -218,23 +218,21 @@ def test_packed_turns_read_like_rows_and_unpack_on_first_rewrite(any_project, cl
     did = next(
         d
         for d in store.content.dialogue_ids(origin="wildchat")
-        if len(store.content.dialogue(d)["meta"]["sequence"]["conversations"]) == 5
+        if len(store.content.dialogue(d).meta["sequence"]["conversations"]) == 5
     )
     before = store.content.dialogue(did)
-    assert [t["index"] for t in before["turns"]] == list(range(30))
-    assert [t["role"] for t in before["turns"][:2]] == ["user", "assistant"]
-    assert before["turns"][6]["extra"] == {"conversation": 1} and before["turns"][0]["extra"] == {
-        "conversation": 0
-    }
+    assert [t.index for t in before.turns] == list(range(30))
+    assert [t.role for t in before.turns[:2]] == ["user", "assistant"]
+    assert before.turns[6].extra == {"conversation": 1} and before.turns[0].extra == {"conversation": 0}
     store.accounts.add_user("rev", "annotator", "password1")
     store.content.revise_turn(did, 7, "A better answer.", author="rev", reason="typo")
     after = store.content.dialogue(did)
-    assert after["turns"][7]["content"] == "A better answer." and after["needs_reverification"]
-    assert [t for i, t in enumerate(after["turns"]) if i != 7] == [
-        t for i, t in enumerate(before["turns"]) if i != 7
+    assert after.turns[7].content == "A better answer." and after.needs_reverification
+    assert [t for i, t in enumerate(after.turns) if i != 7] == [
+        t for i, t in enumerate(before.turns) if i != 7
     ]
-    assert store.content.revisions(did)[0].original == before["turns"][7]["content"]
-    assert store.content.original_turns(did)[7]["content"] == before["turns"][7]["content"]
+    assert store.content.revisions(did)[0].original == before.turns[7].content
+    assert store.content.original_turns(did)[7].content == before.turns[7].content
     assert store.count("turns") == 30 and store.count("packed_turns") == report.sequences - 1
     assert store.status()["turns"] == report.turns_written
     with pytest.raises(Exception, match="no turn 99"):
@@ -286,5 +284,5 @@ def test_turn_text_survives_the_json_round_trip(project, tmp_path):
     assert report.sequences == 1 and report.turns_written == 12
     d = project.store.content.dialogue(project.store.content.dialogue_ids(origin="wildchat")[0])
     expected = [t["content"] for r in rows for t in r["conversation"]]
-    assert [t["content"] for t in d["turns"]] == expected
-    assert [t["extra"] for t in d["turns"]] == [{"conversation": 0}] * 6 + [{"conversation": 1}] * 6
+    assert [t.content for t in d.turns] == expected
+    assert [t.extra for t in d.turns] == [{"conversation": 0}] * 6 + [{"conversation": 1}] * 6

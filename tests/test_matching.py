@@ -15,7 +15,7 @@ def _inst(iid, persona, kind, pref, items):
         current_checklist=items,
         prior_interactions=[],
     )
-    return Instance(iid, "prov", record)
+    return Instance(iid, record, "prov")
 
 
 def test_pairs_cover_same_and_other_preference_without_duplicates():

@@ -119,8 +119,8 @@ def test_two_stages_over_http_keep_reject_and_recalibrate(wildchat_project):
     ]
     assert sorted({m.record["confidence"] for m in kept}) == [0.65, 0.95]
     m2 = next(m for m in kept if m.memory_id == "m2")
-    turns = project.store.content.dialogue(m2.dialogue_id)["turns"]
-    assert m2.record["evidence"]["text"] in turns[m2.record["evidence"]["utterance_index"]]["content"]
+    turns = project.store.content.dialogue(m2.dialogue_id).turns
+    assert m2.record["evidence"]["text"] in turns[m2.record["evidence"]["utterance_index"]].content
     assert m2.raw["evidence_flags"] and m2.raw["evidence_flags"][0].startswith("index_corrected_from_")
     rejected = project.store.content.memories(origin="candidate_rejected")
     assert {m.record["confidence"] for m in rejected} == {0.10}

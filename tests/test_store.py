@@ -155,13 +155,13 @@ def test_turn_revision_keeps_original_and_flags_dialogue(any_project, fixture_pa
     store.content.import_bundle(alpsbench.build_bundle(sorted(fixture_packets.rglob("sess_*.json"))[0]))
     did = store.content.dialogue_ids("alpsbench")[0]
     store.accounts.add_user("rev", "annotator", "password1")
-    before = store.content.dialogue(did)["turns"][0]["content"]
+    before = store.content.dialogue(did).turns[0].content
     store.content.revise_turn(did, 0, "A clearer opening.", author="rev", reason="unnatural")
     after = store.content.dialogue(did)
-    assert after["turns"][0]["content"] == "A clearer opening." and after["needs_reverification"]
+    assert after.turns[0].content == "A clearer opening." and after.needs_reverification
     rev = store.content.revisions(did)[-1]
     assert (rev.original, rev.revised, rev.author) == (before, "A clearer opening.", "rev")
-    assert store.content.original_turns(did)[0]["content"] == before
+    assert store.content.original_turns(did)[0].content == before
 
 
 def test_every_migration_applies_without_importing_the_area_mixins(database):

@@ -175,7 +175,7 @@ def test_repair_regenerates_a_failed_session_and_recovers_its_instance_after_rev
     b_session = next(sid for sid, r in role.items() if r == "B")
     for sid, task in tasks_by_session(store).items():
         verify(store, task, missing=(0,) if sid == b_session else ())
-    before = store.content.dialogue(b_session)["turns"]
+    before = store.content.dialogue(b_session).turns
     cfg = GenerationConfig.from_config(gen.config.generation, personas=1)
 
     def repair():
@@ -185,9 +185,9 @@ def test_repair_regenerates_a_failed_session_and_recovers_its_instance_after_rev
     first = repair()
     assert first.round == 1 and first.repaired == [b_session] and first.queued == 1
     assert first.waiting_instances == 1 and first.verified_instances == 2 and first.previous is None
-    assert store.content.dialogue(b_session)["turns"] != before
+    assert store.content.dialogue(b_session).turns != before
     assert store.content.session_versions(b_session)[0].turns == [
-        {k: t[k] for k in ("index", "role", "content")} for t in before
+        {"index": t.index, "role": t.role, "content": t.content} for t in before
     ]
     assert session_statuses(store)[b_session].status == "needs_reverification"
     new = tasks_by_session(store)[b_session]

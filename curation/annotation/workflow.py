@@ -258,8 +258,7 @@ def display_turns(project: Project, task: AnnotationTask) -> list[dict[str, Any]
     turns = task.payload.get("turns", [])
     try:
         current = {
-            t["index"]: t["content"]
-            for t in project.store.content.dialogue(task.payload["dialogue_id"])["turns"]
+            t.index: t.content for t in project.store.content.dialogue(task.payload["dialogue_id"]).turns
         }
     except PrefkitError:
         current = {}

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from curation.project import ProjectStore
-    from curation.store.content import StoredMemory
+    from curation.store.content import DialogueTurn, StoredMemory
 
 #: Marks of elided text inside a quote.
 ELISION = re.compile(
@@ -67,8 +67,8 @@ def quote_in(quote_pieces: list[str], haystack: str) -> bool:
 class Normalized(dict):
     """A dialogue's turns as ``{index: normalized text}``, computed once per dialogue."""
 
-    def __init__(self, turns: list[dict[str, Any]]):
-        super().__init__((t["index"], normalize(t["content"])) for t in turns)
+    def __init__(self, turns: list[DialogueTurn]):
+        super().__init__((t.index, normalize(t.content)) for t in turns)
         self.n_turns = len(turns)
 
 
@@ -80,7 +80,7 @@ class Verdict:
 
 
 def check_quote(
-    text: str | None, index: int | list[int] | None, turns: list[dict[str, Any]] | Normalized
+    text: str | None, index: int | list[int] | None, turns: list[DialogueTurn] | Normalized
 ) -> Verdict:
     """The verdict for one quote citing ``index`` (an int, a list of ints, or None = no turn cited)."""
     if text is None or not str(text).strip():
@@ -119,7 +119,7 @@ def memory_evidence(memory: Any) -> tuple[str | None, Any]:
     return memory.get("evidence_text"), None
 
 
-def check_memory(memory: Any, turns: list[dict[str, Any]] | Normalized, cite_required: bool) -> Verdict:
+def check_memory(memory: Any, turns: list[DialogueTurn] | Normalized, cite_required: bool) -> Verdict:
     text, index = memory_evidence(memory)
     verdict = check_quote(text, index, turns)
     if cite_required and index is None and verdict.status == "pass":

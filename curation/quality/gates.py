@@ -23,6 +23,7 @@ from schemas.config import FINAL_ALPHA_MIN, TENTATIVE_ALPHA_MIN, ReleasePolicy
 
 if TYPE_CHECKING:
     from curation.project import ProjectStore
+    from curation.store.content import DialogueTurn
 
 #: Culprits printed per failing gate; the JSON report carries all of them.
 SHOWN_CULPRITS = 10
@@ -76,7 +77,7 @@ def check_policy(policy: ReleasePolicy) -> ReleasePolicy:
 
 
 # -- the evidence check (one implementation: curation.quality.evidence) ------------------------------------------
-def evidence_problem(memory: dict[str, Any], turns: list[dict[str, Any]]) -> str | None:
+def evidence_problem(memory: dict[str, Any], turns: list[DialogueTurn]) -> str | None:
     """Why a gold memory's evidence is not where it says (a near miss included), or ``None``."""
     verdict = check_memory(memory, turns, cite_required=True)
     return None if verdict.status == "pass" else verdict.reason

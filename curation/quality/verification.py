@@ -61,7 +61,7 @@ def session_statuses(
 ) -> dict[str, SessionVerification]:
     """The verification state of every session that has a checklist to verify (or of ``session_ids``)."""
     if session_ids is None:
-        session_ids = [s["session_id"] for s in store.content.sessions() if s.get("checklist")]
+        session_ids = [s.session_id for s in store.content.sessions() if s.questions]
     rounds = session_tasks(store)
     finals = final_labels(store, KIND)
     labels = live_labels(store, KIND)
@@ -125,9 +125,9 @@ def silent_sessions(store: ProjectStore) -> list[str]:
     a reply, the end): a session with a checklist and an assistant reply but one user message."""
     out = []
     for s in store.content.sessions():
-        roles = [t["role"] for t in s.get("turns", [])]
-        if s.get("checklist") and "assistant" in roles and roles.count("user") < 2:
-            out.append(s["session_id"])
+        roles = [t.role for t in s.turns]
+        if s.questions and "assistant" in roles and roles.count("user") < 2:
+            out.append(s.session_id)
     return out
 
 

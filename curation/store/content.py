@@ -10,15 +10,16 @@ from __future__ import annotations
 import sys
 import uuid
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from sqlalchemy import func, select, update
 
-from curation.store.engine import StoreArea, StoreError
+from curation.store.engine import StoreArea, StoreCore, StoreError
 from schemas.common import utcnow
 from schemas.cupid import BenchmarkInstance
 from schemas.curation import Provenance
+from schemas.generation import Session, Turn
 
 #: The columns of a typed dialogue batch for :meth:`Content.import_dialogue_batches`, in order.
 DIALOGUE_BATCH = ("dialogue_id", "meta", "turns", "n_turns")
@@ -36,7 +37,10 @@ DIALOGUE_COLUMNS = (
 
 @dataclass
 class ImportBundle:
-    """Everything one import writes, assembled before the transaction starts."""
+    """Everything one import writes, assembled before the transaction starts: contracts, which the
+    store maps to rows. ``packets`` and ``instances`` are in file order (their position);
+    ``sessions`` are stored each as a dialogue with its turns too; ``instance_links`` are the sessions
+    each instance's prior interactions are built from, by instance id."""
 
     kind: str
     path: str
@@ -44,14 +48,28 @@ class ImportBundle:
     rows: int
     provenance: Provenance
     licence: str | None = None
-    dialogues: list[dict[str, Any]] = field(default_factory=list)
-    turns: list[dict[str, Any]] = field(default_factory=list)
-    memories: list[dict[str, Any]] = field(default_factory=list)
-    packets: list[dict[str, Any]] = field(default_factory=list)
-    sessions: list[dict[str, Any]] = field(default_factory=list)
-    instances: list[dict[str, Any]] = field(default_factory=list)
-    instance_sessions: list[dict[str, Any]] = field(default_factory=list)
-    preference_pairs: list[dict[str, Any]] = field(default_factory=list)
+    dialogues: list[Dialogue] = field(default_factory=list)
+    memories: list[NewMemory] = field(default_factory=list)
+    packets: list[Packet] = field(default_factory=list)
+    sessions: list[CupidSession] = field(default_factory=list)
+    instances: list[Instance] = field(default_factory=list)
+    instance_links: dict[str, list[InstanceLink]] = field(default_factory=dict)
+
+    def table_rows(self) -> dict[str, list[dict[str, Any]]]:
+        """The rows of each table this import writes, in the order they are inserted."""
+        sessions = [session_rows(s) for s in self.sessions]
+        return {
+            "dialogues": [dialogue_row(d) for d in self.dialogues] + [x[0] for x in sessions],
+            "turns": [r for d in self.dialogues for r in turn_rows(d.dialogue_id, d.turns)]
+            + [r for x in sessions for r in x[1]],
+            "sessions": [x[2] for x in sessions],
+            "memories": [memory_row(m, m.source_model or "") for m in self.memories],
+            "packets": [packet_row(x, i) for i, x in enumerate(self.packets)],
+            "instances": [instance_row(x, i) for i, x in enumerate(self.instances)],
+            "instance_sessions": [
+                link_row(iid, link) for iid, links in self.instance_links.items() for link in links
+            ],
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +98,75 @@ class TurnRevision:
     author: str
     reason: str | None
     created_at: str
+
+
+@dataclass(frozen=True, slots=True)
+class DialogueTurn:
+    """One turn of a stored dialogue: its 0-based ``index``, who wrote it, the text, and whatever else
+    the source carried for it (``extra``: an AlpsBench turn's other keys, a simulator's scores)."""
+
+    index: int
+    role: str
+    content: str
+    extra: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Dialogue:
+    """A stored dialogue with its current turns (rewrites applied) and its metadata. ``persona_id`` and
+    ``session_index`` are set for sessions (generated or imported from CUPID rows), None otherwise."""
+
+    dialogue_id: str
+    origin: str
+    persona_id: str | None
+    session_index: int | None
+    needs_reverification: bool
+    meta: dict[str, Any]
+    turns: list[DialogueTurn]
+
+
+@dataclass(frozen=True, slots=True)
+class CupidSession:
+    """A session imported from a CUPID row's prior interaction. A CUPID row carries only part of a
+    generated :class:`~schemas.generation.Session` (the factor's name, the preference's text, the
+    checklist's questions; no time, no factor details, no simulator's verdict), so it is a record of
+    its own. Answers the same ``factor_name`` / ``preference_text`` / ``questions`` as a ``Session``."""
+
+    session_id: str
+    persona_id: str
+    index: int
+    factor_name: str
+    preference_text: str
+    questions: list[str]
+    turns: list[Turn] = field(default_factory=list)
+
+    def as_json(self) -> dict[str, Any]:
+        """The session as stored and released: the CUPID parts in ``Session``'s shape, with its turns."""
+        return {
+            "session_id": self.session_id,
+            "persona_id": self.persona_id,
+            "index": self.index,
+            "context_factor": {"name": self.factor_name},
+            "preference": {"text": self.preference_text},
+            "checklist": [{"question": q} for q in self.questions],
+            "turns": [t.model_dump(mode="json") for t in self.turns],
+        }
+
+    @classmethod
+    def from_json(cls, record: dict[str, Any]) -> CupidSession:
+        return cls(
+            session_id=record["session_id"],
+            persona_id=record["persona_id"],
+            index=record["index"],
+            factor_name=record["context_factor"]["name"],
+            preference_text=record["preference"]["text"],
+            questions=[c["question"] for c in record["checklist"]],
+            turns=[Turn.model_validate(t) for t in record.get("turns", [])],
+        )
+
+
+#: What :meth:`Content.sessions` returns: a generated ``Session`` or a session imported from CUPID.
+StoredSession = Session | CupidSession
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,11 +213,12 @@ class Packet:
 
 @dataclass(frozen=True, slots=True)
 class Instance:
-    """A stored CUPID instance and the provenance that made or imported it."""
+    """A CUPID instance and the provenance that made or imported it (the store fills
+    ``provenance_id`` when it adds the instance)."""
 
     instance_id: str
-    provenance_id: str
     record: BenchmarkInstance
+    provenance_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,6 +289,120 @@ class ImportResult:
     counts: dict[str, int]
 
 
+def _session(record: dict[str, Any], turns: list[dict[str, Any]], origin: str) -> StoredSession:
+    record = {**record, "turns": turns}
+    return CupidSession.from_json(record) if origin == "cupid" else Session.model_validate(record)
+
+
+def turn_rows(dialogue_id: str, turns: Iterable[DialogueTurn]) -> list[dict[str, Any]]:
+    """The ``turns`` rows of a dialogue: the one mapping of a turn to its row, for every write of turns."""
+    return [
+        {
+            "dialogue_id": dialogue_id,
+            "turn_index": t.index,
+            "role": t.role,
+            "content": t.content,
+            "extra_json": StoreCore.dumps(t.extra),
+        }
+        for t in turns
+    ]
+
+
+def scored_turns(turns: list[Turn], extras: list[dict | None]) -> list[DialogueTurn]:
+    """A simulated session's turns with what the simulator kept beside each (``extras[i]``: scores)."""
+    return [DialogueTurn(t.index, t.role, t.content, x) for t, x in zip(turns, extras, strict=True)]
+
+
+def dialogue_row(d: Dialogue, schema_version: str = "1.0") -> dict[str, Any]:
+    """The ``dialogues`` row of a dialogue (its turns are :func:`turn_rows`)."""
+    return {
+        "dialogue_id": d.dialogue_id,
+        "origin": d.origin,
+        "persona_id": d.persona_id,
+        "session_index": d.session_index,
+        "meta_json": StoreCore.dumps(d.meta),
+        "needs_reverification": d.needs_reverification,
+        "schema_version": schema_version,
+    }
+
+
+def session_rows(
+    session: StoredSession, meta: dict[str, Any] | None = None, extras: list[dict | None] | None = None
+) -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, Any]]:
+    """The rows a session is stored as: its ``dialogues`` row, its ``turns`` rows (``extras[i]`` kept
+    beside turn i) and its ``sessions`` row (the record without its turns). A session imported from
+    CUPID gets the metadata ``{"imported_from": "cupid"}``."""
+    cupid = isinstance(session, CupidSession)
+    record = session.as_json() if cupid else session.model_dump(mode="json")
+    del record["turns"]
+    version = BenchmarkInstance.SCHEMA_VERSION if cupid else session.schema_version
+    turns = scored_turns(session.turns, extras or [None] * len(session.turns))
+    dialogue = Dialogue(
+        dialogue_id=session.session_id,
+        origin="cupid" if cupid else "generated",
+        persona_id=session.persona_id,
+        session_index=session.index,
+        needs_reverification=False,
+        meta={"imported_from": "cupid"} if cupid else (meta or {}),
+        turns=turns,
+    )
+    row = {
+        "session_id": session.session_id,
+        "persona_id": session.persona_id,
+        "session_index": session.index,
+        "record_json": StoreCore.dumps(record),
+        "schema_version": version,
+    }
+    return dialogue_row(dialogue, version), turn_rows(session.session_id, turns), row
+
+
+def memory_row(m: NewMemory, source_model: str) -> dict[str, Any]:
+    """The ``memories`` row of a memory (``source_model``: the model that wrote it, '' for gold)."""
+    return {
+        "dialogue_id": m.dialogue_id,
+        "origin": m.origin,
+        "source_model": source_model,
+        "position": m.position,
+        "memory_id": m.memory_id,
+        "record_json": StoreCore.dumps(m.record),
+        "raw_json": StoreCore.dumps(m.raw),
+        "valid": m.record is not None,
+        "problems_json": StoreCore.dumps(m.problems),
+        "schema_version": "1.0",
+    }
+
+
+def packet_row(packet: Packet, position: int) -> dict[str, Any]:
+    return {
+        "session_id": packet.session_id,
+        "dialogue_id": packet.dialogue_id,
+        "position": position,
+        "extra_json": StoreCore.dumps(packet.extra),
+        "schema_version": "1.0",
+    }
+
+
+def instance_row(instance: Instance, position: int) -> dict[str, Any]:
+    return {
+        "instance_id": instance.instance_id,
+        "persona_id": instance.record.persona_id,
+        "instance_type": instance.record.instance_type,
+        "position": position,
+        "record_json": StoreCore.dumps(instance.record.model_dump(mode="json")),
+        "schema_version": BenchmarkInstance.SCHEMA_VERSION,
+    }
+
+
+def link_row(instance_id: str, link: InstanceLink) -> dict[str, Any]:
+    return {
+        "instance_id": instance_id,
+        "position": link.position,
+        "session_id": link.session_id,
+        "role": link.role,
+        "relevant": link.relevant,
+    }
+
+
 def _chunks(rows: Iterator[Any], size: int) -> Iterator[list[Any]]:
     batch: list[Any] = []
     for row in rows:
@@ -229,16 +431,6 @@ class Content(StoreArea):
             return ImportResult(existing, True, {})
         source_id = f"src_{bundle.kind}_{bundle.sha256[:16]}"
         now = utcnow()
-        parts = (
-            "dialogues",
-            "turns",
-            "sessions",
-            "memories",
-            "packets",
-            "instances",
-            "instance_sessions",
-            "preference_pairs",
-        )
         with self.write() as conn:
             # Another process may have imported the same bytes while we parsed.
             t = self.t["sources"]
@@ -259,17 +451,17 @@ class Content(StoreArea):
             prov_id = self.ensure_provenance(conn, bundle.provenance)
             self._skip_known_sessions(conn, bundle)
             self._check_no_clash(conn, bundle)
-            for part in parts:
-                rows = getattr(bundle, part)
+            tables = bundle.table_rows()
+            for part, rows in tables.items():
                 for row in rows:
-                    if "source_id" in self.t[part].c and "source_id" not in row:
+                    if "source_id" in self.t[part].c:
                         row["source_id"] = source_id
                     if "provenance_id" in self.t[part].c:
-                        row.setdefault("provenance_id", prov_id)
+                        row["provenance_id"] = prov_id
                     if "created_at" in self.t[part].c:
-                        row.setdefault("created_at", now)
+                        row["created_at"] = now
                 self.insert_many(conn, part, rows)
-        return ImportResult(source_id, False, {p: len(getattr(bundle, p)) for p in parts})
+        return ImportResult(source_id, False, {p: len(rows) for p, rows in tables.items()})
 
     def import_dialogue_batches(
         self,
@@ -375,14 +567,12 @@ class Content(StoreArea):
         if not bundle.sessions:
             return
         col = self.t["dialogues"].c.dialogue_id
-        ids = [r["session_id"] for r in bundle.sessions]
+        ids = [x.session_id for x in bundle.sessions]
         known: set[str] = set()
         for start in range(0, len(ids), 500):
             known |= {r[0] for r in conn.execute(select(col).where(col.in_(ids[start : start + 500])))}
         if known:
-            bundle.dialogues = [r for r in bundle.dialogues if r["dialogue_id"] not in known]
-            bundle.turns = [r for r in bundle.turns if r["dialogue_id"] not in known]
-            bundle.sessions = [r for r in bundle.sessions if r["session_id"] not in known]
+            bundle.sessions = [x for x in bundle.sessions if x.session_id not in known]
 
     def _check_no_clash(self, conn, bundle: ImportBundle) -> None:
         """Different bytes carrying ids the project already holds: refuse rather than overwrite."""
@@ -391,7 +581,7 @@ class Content(StoreArea):
             ("instances", "instance_id"),
             ("packets", "session_id"),
         ):
-            ids = [r[key] for r in getattr(bundle, part)]
+            ids = [getattr(x, key) for x in getattr(bundle, part)]
             col = self.t[part].c[key]
             for start in range(0, len(ids), 500):
                 hit = conn.execute(select(col).where(col.in_(ids[start : start + 500]))).first()
@@ -402,40 +592,32 @@ class Content(StoreArea):
                     )
 
     # -- dialogues ----------------------------------------------------------------------------------
-    def dialogue(self, dialogue_id: str) -> dict[str, Any]:
+    def dialogue(self, dialogue_id: str) -> Dialogue:
         """A dialogue with its current turns (revisions applied) and its metadata."""
         d, t = self.t["dialogues"], self.t["turns"]
         with self.read() as conn:
             row = conn.execute(select(d).where(d.c.dialogue_id == dialogue_id)).mappings().first()
             if row is None:
                 raise StoreError(f"no dialogue {dialogue_id!r} in the project")
-            turns = (
-                conn.execute(select(t).where(t.c.dialogue_id == dialogue_id).order_by(t.c.turn_index))
-                .mappings()
-                .all()
-            )
-            packed = None if turns else self._packed_turns(conn, dialogue_id)
+            rows = conn.execute(
+                select(t.c.turn_index, t.c.role, t.c.content, t.c.extra_json)
+                .where(t.c.dialogue_id == dialogue_id)
+                .order_by(t.c.turn_index)
+            ).all()
+            packed = None if rows else self._packed_turns(conn, dialogue_id)
         if packed is not None:
-            turns = [
-                {"turn_index": i, "role": x["role"], "content": x["content"], "extra": x.get("extra")}
-                for i, x in enumerate(packed)
-            ]
-        return {
-            **{
-                k: row[k]
-                for k in ("dialogue_id", "origin", "persona_id", "session_index", "needs_reverification")
-            },
-            "meta": self.loads(row["meta_json"]) or {},
-            "turns": [
-                {
-                    "index": r["turn_index"],
-                    "role": r["role"],
-                    "content": r["content"],
-                    "extra": r["extra"] if "extra" in r else self.loads(r["extra_json"]),
-                }
-                for r in turns
-            ],
-        }
+            turns = [DialogueTurn(i, x["role"], x["content"], x.get("extra")) for i, x in enumerate(packed)]
+        else:
+            turns = [DialogueTurn(r[0], r[1], r[2], self.loads(r[3])) for r in rows]
+        return Dialogue(
+            dialogue_id=row["dialogue_id"],
+            origin=row["origin"],
+            persona_id=row["persona_id"],
+            session_index=row["session_index"],
+            needs_reverification=row["needs_reverification"],
+            meta=self.loads(row["meta_json"]) or {},
+            turns=turns,
+        )
 
     def _packed_turns(self, conn, dialogue_id: str) -> list[dict[str, Any]] | None:
         """The turns of a bulk-imported dialogue still held in one ``packed_turns`` row, else None."""
@@ -449,20 +631,8 @@ class Content(StoreArea):
         packed = self._packed_turns(conn, dialogue_id)
         if packed is None:
             return
-        self.insert_many(
-            conn,
-            "turns",
-            [
-                {
-                    "dialogue_id": dialogue_id,
-                    "turn_index": i,
-                    "role": x["role"],
-                    "content": x["content"],
-                    "extra_json": None if x.get("extra") is None else self.dumps(x["extra"]),
-                }
-                for i, x in enumerate(packed)
-            ],
-        )
+        turns = [DialogueTurn(i, x["role"], x["content"], x.get("extra")) for i, x in enumerate(packed)]
+        self.insert_many(conn, "turns", turn_rows(dialogue_id, turns))
         p = self.t["packed_turns"]
         conn.execute(p.delete().where(p.c.dialogue_id == dialogue_id))
 
@@ -532,13 +702,13 @@ class Content(StoreArea):
     def replace_session_dialogue(
         self,
         session_id: str,
-        turns: list[dict[str, Any]],
+        turns: list[Turn],
         extras: list[dict | None],
         satisfied: bool,
         reason: str,
     ) -> int:
-        """Give a session a new dialogue (``{index, role, content}`` turns), keeping the old one as a
-        version with ``reason``; returns the version number the old dialogue was kept under."""
+        """Give a session a new dialogue (``turns``, with ``extras[i]`` kept beside turn i), keeping the
+        old one as a version with ``reason``; returns the version number the old dialogue was kept under."""
         t, v, s = self.t["turns"], self.t["session_versions"], self.t["sessions"]
         with self.write() as conn:
             self._unpack_turns(conn, session_id)
@@ -566,20 +736,7 @@ class Content(StoreArea):
                 },
             )
             conn.execute(t.delete().where(t.c.dialogue_id == session_id))
-            self.insert_many(
-                conn,
-                "turns",
-                [
-                    {
-                        "dialogue_id": session_id,
-                        "turn_index": turn["index"],
-                        "role": turn["role"],
-                        "content": turn["content"],
-                        "extra_json": self.dumps(extra),
-                    }
-                    for turn, extra in zip(turns, extras, strict=True)
-                ],
-            )
+            self.insert_many(conn, "turns", turn_rows(session_id, scored_turns(turns, extras)))
             record = self.loads(
                 conn.execute(select(s.c.record_json).where(s.c.session_id == session_id)).scalar_one()
             )
@@ -609,22 +766,27 @@ class Content(StoreArea):
             for r in rows
         ]
 
-    def original_turns(self, dialogue_id: str) -> list[dict[str, Any]]:
+    def original_turns(self, dialogue_id: str) -> list[DialogueTurn]:
         """Turns as imported/generated, before any human revision."""
-        turns = self.dialogue(dialogue_id)["turns"]
+        turns = self.dialogue(dialogue_id).turns
         first_original: dict[int, str] = {}
         for rev in self.revisions(dialogue_id):
             first_original.setdefault(rev.turn_index, rev.original)
-        return [{**t, "content": first_original.get(t["index"], t["content"])} for t in turns]
+        return [replace(t, content=first_original.get(t.index, t.content)) for t in turns]
 
-    def sessions(self, persona_id: str | None = None) -> list[dict[str, Any]]:
-        """Generated sessions (``Session`` records without turns) with their current turns."""
-        s, t = self.t["sessions"], self.t["turns"]
-        q = select(s).order_by(s.c.persona_id, s.c.session_index)
+    def sessions(self, persona_id: str | None = None) -> list[StoredSession]:
+        """Sessions with their current turns: a ``Session`` for a generated one, a
+        :class:`CupidSession` for one imported from CUPID rows."""
+        s, t, d = self.t["sessions"], self.t["turns"], self.t["dialogues"]
+        q = (
+            select(s.c.session_id, s.c.record_json, d.c.origin)
+            .outerjoin(d, d.c.dialogue_id == s.c.session_id)
+            .order_by(s.c.persona_id, s.c.session_index)
+        )
         if persona_id:
             q = q.where(s.c.persona_id == persona_id)
         with self.read() as conn:
-            rows = conn.execute(q).mappings().all()
+            rows = conn.execute(q).all()
             turns: dict[str, list[dict[str, Any]]] = {}
             for r in conn.execute(
                 select(t.c.dialogue_id, t.c.turn_index, t.c.role, t.c.content)
@@ -632,7 +794,7 @@ class Content(StoreArea):
                 .order_by(t.c.dialogue_id, t.c.turn_index)
             ):
                 turns.setdefault(r[0], []).append({"index": r[1], "role": r[2], "content": r[3]})
-        return [{**self.loads(r["record_json"]), "turns": turns.get(r["session_id"], [])} for r in rows]
+        return [_session(self.loads(r[1]), turns.get(r[0], []), r[2]) for r in rows]
 
     def dialogues_to_reverify(self) -> list[ReverifyDialogue]:
         d, r = self.t["dialogues"], self.t["turn_revisions"]
@@ -682,26 +844,8 @@ class Content(StoreArea):
         memory names one)."""
         with self.write() as conn:
             prov_id = self.ensure_provenance(conn, provenance)
-            self.insert_many(
-                conn,
-                "memories",
-                [
-                    {
-                        "dialogue_id": m.dialogue_id,
-                        "origin": m.origin,
-                        "source_model": m.source_model or f"extract:{provenance.model}",
-                        "position": m.position,
-                        "memory_id": m.memory_id,
-                        "record_json": self.dumps(m.record),
-                        "raw_json": self.dumps(m.raw),
-                        "valid": m.record is not None,
-                        "problems_json": self.dumps(m.problems),
-                        "schema_version": "1.0",
-                        "provenance_id": prov_id,
-                    }
-                    for m in memories
-                ],
-            )
+            rows = [memory_row(m, m.source_model or f"extract:{provenance.model}") for m in memories]
+            self.insert_many(conn, "memories", [{**r, "provenance_id": prov_id} for r in rows])
         return len(memories)
 
     # -- packets / instances ------------------------------------------------------------------------
@@ -717,9 +861,9 @@ class Content(StoreArea):
             rows = conn.execute(select(i).order_by(i.c.position, i.c.instance_id)).mappings().all()
         return [
             Instance(
-                r["instance_id"],
-                r["provenance_id"],
-                BenchmarkInstance.model_validate(self.loads(r["record_json"])),
+                instance_id=r["instance_id"],
+                record=BenchmarkInstance.model_validate(self.loads(r["record_json"])),
+                provenance_id=r["provenance_id"],
             )
             for r in rows
         ]

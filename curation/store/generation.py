@@ -14,6 +14,7 @@ from typing import Any
 
 from sqlalchemy import func, select
 
+from curation.store.content import Instance, InstanceLink, instance_row, link_row, session_rows
 from curation.store.engine import StoreArea
 from schemas.common import utcnow
 from schemas.curation import Provenance
@@ -190,43 +191,12 @@ class Generation(StoreArea):
             if conn.execute(select(s.c.session_id).where(s.c.session_id == session.session_id)).first():
                 return False
             prov_id = self.ensure_provenance(conn, provenance)
-            conn.execute(
-                self.t["dialogues"].insert(),
-                {
-                    "dialogue_id": session.session_id,
-                    "origin": "generated",
-                    "persona_id": session.persona_id,
-                    "session_index": session.index,
-                    "meta_json": self.dumps(meta),
-                    "needs_reverification": False,
-                    "schema_version": session.schema_version,
-                    "provenance_id": prov_id,
-                    "created_at": utcnow(),
-                },
+            dialogue, turns, row = session_rows(session, meta, turn_extras)
+            self.insert_many(
+                conn, "dialogues", [{**dialogue, "provenance_id": prov_id, "created_at": utcnow()}]
             )
-            turns = [
-                {
-                    "dialogue_id": session.session_id,
-                    "turn_index": t.index,
-                    "role": t.role,
-                    "content": t.content,
-                    "extra_json": self.dumps(extra),
-                }
-                for t, extra in zip(session.turns, turn_extras, strict=True)
-            ]
             self.insert_many(conn, "turns", turns)
-            record = session.model_dump(mode="json", exclude={"turns"})
-            conn.execute(
-                s.insert(),
-                {
-                    "session_id": session.session_id,
-                    "persona_id": session.persona_id,
-                    "session_index": session.index,
-                    "record_json": self.dumps(record),
-                    "schema_version": session.schema_version,
-                    "provenance_id": prov_id,
-                },
-            )
+            self.insert_many(conn, "sessions", [{**row, "provenance_id": prov_id}])
         return True
 
     def turn_scores(self, session_id: str) -> list[list[int]]:
@@ -244,24 +214,25 @@ class Generation(StoreArea):
     def add_generated_instances(
         self,
         persona_id: str,
-        rows: list[dict[str, Any]],
+        instances: list[Instance],
         provenance: Provenance,
-        links: list[list[dict[str, Any]]] | None = None,
+        links: dict[str, list[InstanceLink]] | None = None,
     ) -> int:
-        """Store a persona's instance rows (``pipelines.ingest.cupid.instance_rows``) once, appended
-        after every stored instance; returns how many were written (0 when already there).
-        ``links[i]`` are the sessions row i's prior interactions come from
-        (``{position, session_id, role, relevant}`` each)."""
+        """Store a persona's instances once, appended after every stored instance; returns how many
+        were written (0 when already there). ``links[instance_id]`` are the sessions that instance's
+        prior interactions come from."""
         t = self.t["instances"]
         with self.write() as conn:
             if conn.execute(select(t.c.instance_id).where(t.c.persona_id == persona_id)).first():
                 return 0
             start = int(conn.execute(select(func.coalesce(func.max(t.c.position) + 1, 0))).scalar_one())
             prov_id = self.ensure_provenance(conn, provenance)
-            stored = [{**row, "position": start + i, "provenance_id": prov_id} for i, row in enumerate(rows)]
-            self.insert_many(conn, "instances", stored)
-            for row, mine in zip(rows, links or [], strict=False):
+            rows = [{**instance_row(x, start + i), "provenance_id": prov_id} for i, x in enumerate(instances)]
+            self.insert_many(conn, "instances", rows)
+            for x in instances:
                 self.insert_many(
-                    conn, "instance_sessions", [{**link, "instance_id": row["instance_id"]} for link in mine]
+                    conn,
+                    "instance_sessions",
+                    [link_row(x.instance_id, k) for k in (links or {}).get(x.instance_id, [])],
                 )
-        return len(rows)
+        return len(instances)

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
-from typing import Any
 
+from curation.store.content import InstanceLink, StoredSession
 from pipelines.generation.checklists import preference_key
 from schemas.cupid import BenchmarkInstance, PriorInteraction
 from schemas.generation import SessionPlan
@@ -54,19 +54,19 @@ def prior_sets(plan: SessionPlan, rng: random.Random) -> dict[str, list[int]]:
     }
 
 
-def prior_interaction(session: dict[str, Any]) -> PriorInteraction:
+def prior_interaction(session: StoredSession) -> PriorInteraction:
     return PriorInteraction(
-        context_factor=session["context_factor"]["name"],
-        contextual_preference=session["preference"]["text"],
-        dialogue=[{"role": t["role"], "content": t["content"]} for t in session["turns"]],
+        context_factor=session.factor_name,
+        contextual_preference=session.preference_text,
+        dialogue=[{"role": t.role, "content": t.content} for t in session.turns],
     )
 
 
 def build_instances(
-    plan: SessionPlan, sessions: list[dict[str, Any]], checklists: dict[str, list[str]], rng: random.Random
+    plan: SessionPlan, sessions: list[StoredSession], checklists: dict[str, list[str]], rng: random.Random
 ) -> list[BenchmarkInstance]:
     """The persona's three instances from its plan, its stored sessions and its checklists by preference key."""
-    by_index = {s["index"]: s for s in sessions}
+    by_index = {s.index: s for s in sessions}
     missing = [slot.index for slot in plan.slots if slot.index not in by_index]
     if missing:
         raise InstanceError(f"sessions {missing} of {plan.persona_id} are not simulated yet")
@@ -80,8 +80,8 @@ def build_instances(
             BenchmarkInstance(
                 persona_id=plan.persona_id,
                 instance_type=kind,
-                current_request=current["turns"][0]["content"],
-                current_context_factor=current["context_factor"]["name"],
+                current_request=current.turns[0].content,
+                current_context_factor=current.factor_name,
                 current_contextual_preference=gold[kind],
                 current_checklist=checklists[preference_key(gold[kind])],
                 prior_interactions=[prior_interaction(by_index[i]) for i in indices],
@@ -92,16 +92,11 @@ def build_instances(
 
 def instance_links(
     plan: SessionPlan, indices: list[int], instance_type: str, session_id: Callable[[int], str]
-) -> list[dict[str, Any]]:
+) -> list[InstanceLink]:
     """The store's links of one instance: for each prior interaction (in order) its session id, its
     role in the plan, and whether the instance depends on that session being verified."""
     roles = {slot.index: slot.role for slot in plan.slots}
     return [
-        {
-            "position": pos,
-            "session_id": session_id(i),
-            "role": roles[i],
-            "relevant": roles[i] in RELEVANT_ROLES[instance_type],
-        }
+        InstanceLink(pos, session_id(i), roles[i], roles[i] in RELEVANT_ROLES[instance_type])
         for pos, i in enumerate(indices)
     ]

@@ -18,7 +18,7 @@ from pipelines.generation import STAGES, checklists, dialogues, factors, instanc
 from pipelines.generation import offline as _offline  # noqa: F401 - registers the offline generators
 from pipelines.generation.prompting import run_validated
 from pipelines.generation.taxonomy import Taxonomy, load_taxonomy
-from pipelines.ingest.cupid import instance_rows
+from pipelines.ingest.cupid import instance_records
 from pipelines.llm.types import BaseBackend
 from schemas.common import PrefkitError
 from schemas.config import GenerationSection, LLMSection
@@ -394,16 +394,20 @@ def run_instances(store: ProjectStore, layer, cfg: GenerationConfig) -> StageRep
             _drop(store, report, pid, str(exc))
             continue
         sets = instances.prior_sets(persona_plan, random.Random(draw))  # the same draw build_instances made
-        links = [
-            instances.instance_links(
-                persona_plan, sets[inst.instance_type], inst.instance_type, lambda i, p=pid: session_id(p, i)
+        made = instance_records(made)
+        links = {
+            inst.instance_id: instances.instance_links(
+                persona_plan,
+                sets[inst.record.instance_type],
+                inst.record.instance_type,
+                lambda i, p=pid: session_id(p, i),
             )
             for inst in made
-        ]
+        }
         prov = Provenance(
             source="generate.instances", seed=cfg.seed, offline=store.generation.persona_offline(pid)
         )
-        report.written += store.generation.add_generated_instances(pid, instance_rows(made), prov, links)
+        report.written += store.generation.add_generated_instances(pid, made, prov, links)
     return report
 
 
@@ -494,7 +498,7 @@ def run_repair(store: ProjectStore, layer, cfg: GenerationConfig) -> RepairRepor
         turns, extras = _turns(cfg, state)
         store.content.replace_session_dialogue(
             sid,
-            [t.model_dump() for t in turns],
+            turns,
             extras,
             state.satisfied,
             f"repair round {report.round}: {reasons[sid]}",

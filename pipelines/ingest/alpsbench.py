@@ -11,14 +11,15 @@ from __future__ import annotations
 
 import copy
 import hashlib
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
-from curation.store.content import ImportBundle
+from curation.store.content import Dialogue, DialogueTurn, ImportBundle, NewMemory, Packet
 from schemas.alpsbench import MemoryItem, check_candidate
-from schemas.common import InputError, canonical_json, sha256_file, validation_line
+from schemas.common import InputError, sha256_file, validation_line
 from schemas.curation import Provenance
 from schemas.reading import read_json
 
@@ -36,40 +37,41 @@ def find_packets(path: Path) -> list[Path]:
     return files
 
 
-def locate_evidence(turns: list[dict[str, Any]], text: str | None) -> int | None:
+def locate_evidence(turns: list[DialogueTurn], text: str | None) -> int | None:
     """Index of the first turn containing ``text`` (whitespace-normalised), or None."""
     if not text:
         return None
     needle = " ".join(text.split())
     for t in turns:
-        if needle and needle in " ".join(t["content"].split()):
-            return t["turn_index"]
+        if needle and needle in " ".join(t.content.split()):
+            return t.index
     return None
 
 
-def _turn_rows(where: str, session_id: str, dialogue: Any) -> list[dict[str, Any]]:
+def _turns(where: str, dialogue: Any) -> list[DialogueTurn]:
     if not isinstance(dialogue, list):
         raise InputError(f"{where}: field dialogue: expected a list of turns")
-    rows = []
+    turns = []
     for i, turn in enumerate(dialogue):
         if not isinstance(turn, dict) or turn.get("role") not in ("user", "assistant", "system"):
             raise InputError(f"{where}: field dialogue.{i}.role: expected user, assistant or system")
         if not isinstance(turn.get("text"), str):
             raise InputError(f"{where}: field dialogue.{i}.text: expected a string")
         extra = {k: v for k, v in turn.items() if k not in ("role", "text")}
-        rows.append(
-            {
-                "dialogue_id": session_id,
-                "turn_index": i,
-                "role": turn["role"],
-                "content": turn["text"],
-                "extra_json": canonical_json(extra) if extra else None,
-            }
-        )
-    return rows
+        turns.append(DialogueTurn(i, turn["role"], turn["text"], extra or None))
+    return turns
 
 
-def _parse_packet(path: Path, root: Path, position: int) -> dict[str, list[dict[str, Any]]]:
+@dataclass
+class ParsedPacket:
+    """One packet as the store takes it: the dialogue, its memories and the packet's other keys."""
+
+    dialogue: Dialogue
+    memories: list[NewMemory]
+    packet: Packet
+
+
+def _parse_packet(path: Path, root: Path) -> ParsedPacket:
     where = str(path)
     packet = read_json(path)
     if not isinstance(packet, dict):
@@ -80,13 +82,13 @@ def _parse_packet(path: Path, root: Path, position: int) -> dict[str, list[dict[
     task1 = packet.get("task1")
     if not isinstance(task1, dict):
         raise InputError(f"{where}: field task1: missing or not an object")
-    turns = _turn_rows(where, session_id, packet.get("dialogue"))
+    turns = _turns(where, packet.get("dialogue"))
     rel = path.relative_to(root).as_posix() if root.is_dir() else path.name
 
     golds = task1.get("ground_truth_memories", [])
     if not isinstance(golds, list):
         raise InputError(f"{where}: field task1.ground_truth_memories: expected a list of memories")
-    memories: list[dict[str, Any]] = []
+    memories: list[NewMemory] = []
     for i, gold in enumerate(golds):
         try:
             item = MemoryItem.model_validate(gold)
@@ -95,18 +97,15 @@ def _parse_packet(path: Path, root: Path, position: int) -> dict[str, list[dict[
                 f"{where}: task1.ground_truth_memories.{i} field {validation_line(exc)}"
             ) from None
         memories.append(
-            {
-                "dialogue_id": session_id,
-                "origin": "gold",
-                "source_model": "",
-                "position": i,
-                "memory_id": item.memory_id,
-                "record_json": canonical_json(item.model_dump(mode="json", exclude_unset=True)),
-                "raw_json": canonical_json(gold),
-                "valid": True,
-                "problems_json": None,
-                "schema_version": MemoryItem.SCHEMA_VERSION,
-            }
+            NewMemory(
+                dialogue_id=session_id,
+                origin="gold",
+                position=i,
+                raw=gold,
+                memory_id=item.memory_id,
+                record=item.model_dump(mode="json", exclude_unset=True),
+                source_model="",
+            )
         )
 
     outputs = task1.get("llm_outputs", {})
@@ -137,20 +136,18 @@ def _parse_packet(path: Path, root: Path, position: int) -> dict[str, list[dict[
                     "evidence_flags": [] if ev_index is not None else ["evidence_not_found"],
                 }
             memories.append(
-                {
-                    "dialogue_id": session_id,
-                    "origin": "candidate",
-                    "source_model": model,
-                    "position": i,
-                    "memory_id": raw.get("memory_id")
+                NewMemory(
+                    dialogue_id=session_id,
+                    origin="candidate",
+                    position=i,
+                    raw=raw,
+                    memory_id=raw.get("memory_id")
                     if isinstance(raw, dict) and isinstance(raw.get("memory_id"), str)
                     else None,
-                    "record_json": canonical_json(record) if record else None,
-                    "raw_json": canonical_json(raw),
-                    "valid": not problems,
-                    "problems_json": canonical_json(problems) if problems else None,
-                    "schema_version": MemoryItem.SCHEMA_VERSION,
-                }
+                    record=record,
+                    problems=problems or None,
+                    source_model=model,
+                )
             )
 
     # What is not held in rows above is kept verbatim, so the export reproduces the packet.
@@ -161,23 +158,16 @@ def _parse_packet(path: Path, root: Path, position: int) -> dict[str, list[dict[
     for out in extra["task1"].get("llm_outputs", {}).values():
         if isinstance(out, dict) and isinstance(out.get("memory_items"), list):
             out["memory_items"] = len(out["memory_items"])  # a count placeholder, refilled on export
-    dialogue = {
-        "dialogue_id": session_id,
-        "origin": "alpsbench",
-        "persona_id": None,
-        "session_index": None,
-        "meta_json": canonical_json({"relpath": rel, "dialogue_source": packet.get("dialogue_source")}),
-        "needs_reverification": False,
-        "schema_version": "1.0",
-    }
-    packet_row = {
-        "session_id": session_id,
-        "dialogue_id": session_id,
-        "position": position,
-        "extra_json": canonical_json(extra),
-        "schema_version": "1.0",
-    }
-    return {"dialogues": [dialogue], "turns": turns, "memories": memories, "packets": [packet_row]}
+    dialogue = Dialogue(
+        dialogue_id=session_id,
+        origin="alpsbench",
+        persona_id=None,
+        session_index=None,
+        needs_reverification=False,
+        meta={"relpath": rel, "dialogue_source": packet.get("dialogue_source")},
+        turns=turns,
+    )
+    return ParsedPacket(dialogue, memories, Packet(session_id, session_id, extra))
 
 
 def build_bundle(path: Path) -> ImportBundle:
@@ -195,14 +185,15 @@ def build_bundle(path: Path) -> ImportBundle:
         provenance=Provenance(source="import.alpsbench", licence=LICENCE),
     )
     seen: dict[str, Path] = {}
-    for position, f in enumerate(files):
+    for f in files:
         digest.update(f.relative_to(root).as_posix().encode() + b"\0" + sha256_file(f).encode())
-        parts = _parse_packet(f, root, position)
-        sid = parts["packets"][0]["session_id"]
+        parsed = _parse_packet(f, root)
+        sid = parsed.packet.session_id
         if sid in seen:
             raise InputError(f"{f}: session_id {sid!r} also appears in {seen[sid]}")
         seen[sid] = f
-        for key, rows in parts.items():
-            getattr(bundle, key).extend(rows)
+        bundle.dialogues.append(parsed.dialogue)
+        bundle.memories += parsed.memories
+        bundle.packets.append(parsed.packet)
     bundle.sha256 = digest.hexdigest()
     return bundle

@@ -24,7 +24,7 @@ from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from curation.quality.evidence import check_quote
-from curation.store.content import NewMemory
+from curation.store.content import Dialogue, NewMemory
 from pipelines.generation.prompting import run_validated
 from pipelines.llm import load_template
 from pipelines.llm.types import LLMRequest
@@ -109,44 +109,40 @@ def _request(stage: str, item: str, role, name: str, model, context: dict[str, A
     )
 
 
-def prompt_turns(dialogue: dict[str, Any], max_chars: int) -> list[dict[str, Any]]:
+def prompt_turns(dialogue: Dialogue, max_chars: int) -> list[dict[str, Any]]:
     out = []
-    for t in dialogue["turns"]:
-        text = t["content"]
+    for t in dialogue.turns:
+        text = t.content
         if len(text) > max_chars:
-            text = text[:max_chars] + f" [... {len(t['content']) - max_chars} more characters]"
-        out.append({"index": t["index"], "role": t["role"], "content": text})
+            text = text[:max_chars] + f" [... {len(t.content) - max_chars} more characters]"
+        out.append({"index": t.index, "role": t.role, "content": text})
     return out
 
 
-def candidates_request(dialogue: dict[str, Any], cfg: ExtractionConfig) -> LLMRequest:
+def candidates_request(dialogue: Dialogue, cfg: ExtractionConfig) -> LLMRequest:
     ctx = {
-        "dialogue_id": dialogue["dialogue_id"],
+        "dialogue_id": dialogue.dialogue_id,
         "turns": prompt_turns(dialogue, cfg.max_turn_chars),
         "taxonomy": [t for t in TAXONOMY if t != "UNMAPPED"],
     }
-    return _request(
-        "memories.candidates", dialogue["dialogue_id"], "writer", "candidates", CandidateList, ctx
-    )
+    return _request("memories.candidates", dialogue.dialogue_id, "writer", "candidates", CandidateList, ctx)
 
 
-def validation_request(
-    dialogue: dict[str, Any], cands: list[dict[str, Any]], cfg: ExtractionConfig
-) -> LLMRequest:
+def validation_request(dialogue: Dialogue, cands: list[dict[str, Any]], cfg: ExtractionConfig) -> LLMRequest:
     ctx = {
-        "dialogue_id": dialogue["dialogue_id"],
+        "dialogue_id": dialogue.dialogue_id,
         "turns": prompt_turns(dialogue, cfg.max_turn_chars),
         "candidates": cands,
     }
-    return _request("memories.validate", dialogue["dialogue_id"], "judge", "validate", JudgementList, ctx)
+    return _request("memories.validate", dialogue.dialogue_id, "judge", "validate", JudgementList, ctx)
 
 
 # -- checks -----------------------------------------------------------------------------------------------
-def ground_candidates(dialogue: dict[str, Any], answer: CandidateList) -> list[dict[str, Any]]:
+def ground_candidates(dialogue: Dialogue, answer: CandidateList) -> list[dict[str, Any]]:
     """Stage-1 candidates numbered m1.. with their evidence checked: a quote found in another turn gets
     that turn's index, one found nowhere is flagged ``evidence_not_found``. Raises ValueError when an
     index is outside the dialogue (the model is asked again)."""
-    n = len(dialogue["turns"])
+    n = len(dialogue.turns)
     out = []
     for k, c in enumerate(answer.memories):
         item = c.model_dump(mode="json")
@@ -155,7 +151,7 @@ def ground_candidates(dialogue: dict[str, Any], answer: CandidateList) -> list[d
             raise ValueError(
                 f"memories.{k}.evidence.utterance_index: {idx} is outside the dialogue ({n} turns)"
             )
-        verdict = check_quote(c.evidence.text, idx, dialogue["turns"])
+        verdict = check_quote(c.evidence.text, idx, dialogue.turns)
         flags = []
         if verdict.status == "near_miss":
             item["evidence"]["utterance_index"] = verdict.found_in
@@ -220,7 +216,7 @@ def run_extraction(store: ProjectStore, layer, cfg: ExtractionConfig | None = No
     source = source_name(layer)
     todo, skipped = pending(store, cfg, source)
     report = ExtractionReport(source=source, skipped=skipped)
-    dialogues = [store.content.dialogue(d) | {"dialogue_id": d} for d in todo]
+    dialogues = [store.content.dialogue(d) for d in todo]
     report.dialogues = len(dialogues)
     first = run_validated(
         layer,
@@ -231,7 +227,7 @@ def run_extraction(store: ProjectStore, layer, cfg: ExtractionConfig | None = No
         "memories: candidates",
     )
     staged = [(d, o) for d, o in zip(dialogues, first, strict=True)]
-    report.failed += [d["dialogue_id"] for d, o in staged if not o.ok]
+    report.failed += [d.dialogue_id for d, o in staged if not o.ok]
     with_cands = [(d, o) for d, o in staged if o.ok and o.value]
     second = run_validated(
         layer,
@@ -248,9 +244,9 @@ def run_extraction(store: ProjectStore, layer, cfg: ExtractionConfig | None = No
     )
     for (d, o1), o2 in zip(with_cands, second, strict=True):
         if not o2.ok:
-            report.failed.append(d["dialogue_id"])
+            report.failed.append(d.dialogue_id)
             continue
-        rows = _select(d["dialogue_id"], o1.value, o2.value, cfg, per_label, report)
+        rows = _select(d.dialogue_id, o1.value, o2.value, cfg, per_label, report)
         store.content.add_memories(
             rows, o1.response.provenance.model_copy(update={"source": "extract.memories"})
         )
@@ -317,7 +313,7 @@ def estimate_extraction(
         store, llm_config=llm_config, backend=PricingBackend(), seed=seed, progress=False
     ) as pricer:
         todo, _ = pending(store, cfg, source_name(pricer))
-        dialogues = [store.content.dialogue(d) | {"dialogue_id": d} for d in todo]
+        dialogues = [store.content.dialogue(d) for d in todo]
         first = [candidates_request(d, cfg) for d in dialogues]
         second = []
         for d, req in zip(dialogues, first, strict=True):

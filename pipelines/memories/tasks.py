@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from curation.quality.verification import verified_gold
 from curation.store.alpsbench import AlpsTask
+from curation.store.content import Dialogue, DialogueTurn
 from exports.alpsbench_layout import DISTRACTOR_LEVELS, make_pair
 from pipelines.generation.prompting import run_validated
 from pipelines.memories import offline as _offline  # noqa: F401 - registers the offline generators
@@ -140,10 +141,10 @@ def verified_memories(store: ProjectStore) -> dict[str, list[dict[str, Any]]]:
     return out
 
 
-def user_of(dialogue: dict[str, Any]) -> str:
+def user_of(dialogue: Dialogue) -> str:
     """Who a dialogue belongs to: the WildChat user key of its sequence, else the dialogue itself."""
-    seq = (dialogue.get("meta") or {}).get("sequence") or {}
-    return seq.get("user") or dialogue["dialogue_id"]
+    seq = dialogue.meta.get("sequence") or {}
+    return seq.get("user") or dialogue.dialogue_id
 
 
 def _rng(seed: int, *parts: str) -> random.Random:
@@ -215,12 +216,12 @@ def _brief(m: dict[str, Any], mid: str) -> dict[str, Any]:
     return {"memory_id": mid, "label": m["label"], "value": m["value"]}
 
 
-def _dialogue_rows(turns: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [{"role": t["role"], "text": t["content"]} for t in turns]
+def _dialogue_rows(turns: list[DialogueTurn]) -> list[dict[str, Any]]:
+    return [{"role": t.role, "text": t.content} for t in turns]
 
 
-def _query_request(did: str, purpose_key: str, purpose: str, memory: dict, turns: list[dict]) -> Any:
-    first_user = next((t["content"][:300] for t in turns if t["role"] == "user"), "")
+def _query_request(did: str, purpose_key: str, purpose: str, memory: dict, turns: list[DialogueTurn]) -> Any:
+    first_user = next((t.content[:300] for t in turns if t.role == "user"), "")
     ctx = {"memory": memory, "purpose": purpose, "recent": first_user}
     return _request("alpsbench.query", f"{did}:{purpose_key}", "writer", "query", UserQuery, ctx)
 
@@ -235,8 +236,8 @@ def build_alpsbench(store: ProjectStore, layer, cfg: BuildConfig | None = None) 
     report = BuildReport()
     have = {(r.track, r.benchmark_id) for r in store.alps.tasks()}
     ids = sorted(verified)[: cfg.limit] if cfg.limit else sorted(verified)
-    dialogues = {did: store.content.dialogue(did) | {"dialogue_id": did} for did in ids}
-    owners = {did: user_of(store.content.dialogue(did) | {"dialogue_id": did}) for did in verified}
+    dialogues = {did: store.content.dialogue(did) for did in ids}
+    owners = {did: user_of(dialogues.get(did) or store.content.dialogue(did)) for did in verified}
     pool = [{**m, "_user": owners[did]} for did, mems in verified.items() for m in mems]
     if "task3" in cfg.tasks or "task4" in cfg.tasks:
         _build_queries(store, layer, cfg, dialogues, verified, owners, pool, have, report)
@@ -261,7 +262,7 @@ def _build_queries(store: ProjectStore, layer, cfg, dialogues, verified, owners,
         purpose = "asking for help where this fact should change the answer"
         if key.startswith("task4_"):
             purpose = ABILITIES[key.removeprefix("task4_")][0]
-        requests.append(_query_request(did, key, purpose, memory, dialogues[did]["turns"]))
+        requests.append(_query_request(did, key, purpose, memory, dialogues[did].turns))
 
     def check(i: int, answer: UserQuery) -> str:
         why = leakage(answer.query, jobs[i][2])
@@ -330,7 +331,7 @@ def _task4_row(did, d, key, memory, query) -> AlpsTask:
     if ability == "ability1":
         model_input["selected_memory"] = mem
     else:
-        model_input["dialogue_history"] = _dialogue_rows(d["turns"])
+        model_input["dialogue_history"] = _dialogue_rows(d.turns)
     inp, gold = make_pair(
         "task4",
         did,
@@ -352,7 +353,7 @@ def _build_updates(store: ProjectStore, layer, cfg, dialogues, verified, have, r
         mems = verified[did]
         target = _rng(cfg.seed, did, "task2").choice(mems)
         ctx = {
-            "turns": [{"role": t["role"], "content": t["content"][:600]} for t in d["turns"][-6:]],
+            "turns": [{"role": t.role, "content": t.content[:600]} for t in d.turns[-6:]],
             "memories": mems,
             "target": target,
             "n_segments": cfg.neutral_segments + 2,
@@ -412,7 +413,7 @@ def _task2_row(did, d, mems, target, answer: UpdateDialogue) -> AlpsTask:
         None,
         target["label"],
         {
-            "old_dialogue": _dialogue_rows(d["turns"]),
+            "old_dialogue": _dialogue_rows(d.turns),
             "new_dialogue": new_dialogue,
             "memory": mems,
             "query": UPDATE_QUERY,

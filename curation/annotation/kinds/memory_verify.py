@@ -23,7 +23,7 @@ from schemas.common import Contract, canonical_json
 
 if TYPE_CHECKING:
     from curation.project import ProjectStore
-    from curation.store.content import StoredMemory
+    from curation.store.content import Dialogue, StoredMemory
 
 KIND = "memory_verify"
 DECISIONS = ("accept", "edit", "reject")
@@ -89,15 +89,13 @@ def group_by_similarity(texts: list[str], threshold: float = 0.45) -> list[int]:
     return groups
 
 
-def dialogue_payload(dialogue: dict[str, Any], cands: list[StoredMemory]) -> dict[str, Any]:
+def dialogue_payload(dialogue: Dialogue, cands: list[StoredMemory]) -> dict[str, Any]:
     """What an annotator sees to verify one dialogue's candidate memories."""
     texts = [str(c.raw.get("value", "")) if isinstance(c.raw, dict) else "" for c in cands]
     groups = group_by_similarity(texts)
     return {
-        "dialogue_id": dialogue["dialogue_id"],
-        "turns": [
-            {"index": t["index"], "role": t["role"], "content": t["content"]} for t in dialogue["turns"]
-        ],
+        "dialogue_id": dialogue.dialogue_id,
+        "turns": [{"index": t.index, "role": t.role, "content": t.content} for t in dialogue.turns],
         "candidates": [
             {
                 "key": f"{c.source_model}:{c.position}",

@@ -23,6 +23,7 @@ from schemas.curation import AnnotationTask
 
 if TYPE_CHECKING:
     from curation.project import ProjectStore
+    from curation.store.content import StoredSession
 
 KIND = "preference_expressed"
 
@@ -53,19 +54,19 @@ def parse_session_ref(item_ref: str) -> tuple[str, int] | None:
     return None if m is None else (m["sid"], int(m["round"] or 0))
 
 
-def session_payload(s: dict[str, Any]) -> dict[str, Any] | None:
+def session_payload(s: StoredSession) -> dict[str, Any] | None:
     """What an annotator sees to verify one session (its current turns), or ``None`` when there is
     nothing to verify: no checklist, or the current request (the opening message alone)."""
-    if not s.get("checklist") or not any(t["role"] == "assistant" for t in s.get("turns", [])):
+    if not s.questions or not any(t.role == "assistant" for t in s.turns):
         return None
     return {
-        "dialogue_id": s["session_id"],
-        "persona_id": s["persona_id"],
-        "session_index": s["index"],
-        "context_factor": s["context_factor"]["name"],
-        "preference": s["preference"]["text"],
-        "checklist": [c["question"] for c in s["checklist"]],
-        "turns": [{"index": t["index"], "role": t["role"], "content": t["content"]} for t in s["turns"]],
+        "dialogue_id": s.session_id,
+        "persona_id": s.persona_id,
+        "session_index": s.index,
+        "context_factor": s.factor_name,
+        "preference": s.preference_text,
+        "checklist": s.questions,
+        "turns": [t.model_dump() for t in s.turns],
     }
 
 
@@ -94,8 +95,8 @@ def ensure_reverification_task(store: ProjectStore, session_id: str) -> Annotati
     last_round, last = mine[-1]
     if n_rev <= last_round:
         return None
-    persona = store.content.dialogue(session_id)["persona_id"]
-    session = next((s for s in store.content.sessions(persona) if s["session_id"] == session_id), None)
+    persona = store.content.dialogue(session_id).persona_id
+    session = next((s for s in store.content.sessions(persona) if s.session_id == session_id), None)
     payload = session_payload(session) if session else None
     if payload is None:
         return None
@@ -112,9 +113,7 @@ class PreferenceExpressed(TaskKind):
     def build_tasks(self, store: ProjectStore, overlap, batch):
         rounds = store.content.revision_counts()
         return [
-            self.make_task(
-                session_ref(s["session_id"], rounds.get(s["session_id"], 0)), payload, overlap, batch
-            )
+            self.make_task(session_ref(s.session_id, rounds.get(s.session_id, 0)), payload, overlap, batch)
             for s in store.content.sessions()
             if (payload := session_payload(s)) is not None
         ]
