@@ -16,9 +16,8 @@ from fixtures_alps import write_packets
 from curation.annotation.task_admin import create_tasks
 from curation.project import Project
 from curation.store.content import PreferencePair
-from schemas.common import utcnow
 from schemas.curation import Provenance
-from schemas.generation import ChecklistItem, ContextFactor, ContextualPreference, Session
+from schemas.generation import ChecklistItem, ContextFactor, ContextualPreference, Session, Turn
 
 PASSWORD = "correct-horse-9"
 HOSTILE = '<script>window.__pwned = 1</script> and <img src=x onerror="window.__pwned = 2"> **bold** $x$'
@@ -54,22 +53,13 @@ def session_turns(i: int, hostile: bool) -> list[tuple[str, str]]:
 
 
 def seed_sessions(project: Project, n: int, hostile_first: bool = False) -> None:
-    store, now = project.store, utcnow()
-    with store.write() as conn:
-        for i in range(n):
-            rec = session_record(i)
-            conn.execute(store.t["dialogues"].insert(), {
-                "dialogue_id": rec.session_id, "origin": "generated", "persona_id": "p1", "session_index": rec.index,
-                "needs_reverification": False, "schema_version": "1.0", "created_at": now,
-            })  # fmt: skip
-            for j, (role, content) in enumerate(session_turns(i, hostile_first and i == 0)):
-                conn.execute(store.t["turns"].insert(), {
-                    "dialogue_id": rec.session_id, "turn_index": j, "role": role, "content": content,
-                })  # fmt: skip
-            conn.execute(store.t["sessions"].insert(), {
-                "session_id": rec.session_id, "persona_id": "p1", "session_index": rec.index,
-                "record_json": store.dumps(rec.model_dump(mode="json", exclude={"turns"})), "schema_version": "1.0",
-            })  # fmt: skip
+    for i in range(n):
+        turns = [
+            Turn(index=j, role=role, content=content)
+            for j, (role, content) in enumerate(session_turns(i, hostile_first and i == 0))
+        ]
+        session = session_record(i).model_copy(update={"turns": turns})
+        project.store.generation.add_session(session, {}, [None] * len(turns), Provenance(source="test"))
 
 
 def seed_pairs(project: Project, n: int) -> None:

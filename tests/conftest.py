@@ -11,9 +11,14 @@ from __future__ import annotations
 
 import os
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from curation.project import Project
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED_DATA = Path(os.environ.get("PREFKIT_SHARED_DATA", ROOT.parent / "shared" / "data"))
@@ -105,23 +110,23 @@ def database(request, tmp_path) -> str:
 
 
 @pytest.fixture
-def project(tmp_path):
+def project(tmp_path) -> Iterator[Project]:
     """A fresh, initialised project; closed after the test."""
     from curation.project import Project
 
-    p = Project.init(tmp_path / "proj", name="test-proj")
-    yield p
-    p.close()
+    project = Project.init(tmp_path / "proj", name="test-proj")
+    yield project
+    project.close()
 
 
 @pytest.fixture
-def any_project(tmp_path, database):
+def any_project(tmp_path, database) -> Iterator[Project]:
     """A fresh, initialised project on each backend (SQLite, PostgreSQL)."""
     from curation.project import Project
 
-    p = Project.init(tmp_path / "proj", name="test-proj", database=database)
-    yield p
-    p.close()
+    project = Project.init(tmp_path / "proj", name="test-proj", database=database)
+    yield project
+    project.close()
 
 
 @pytest.fixture(scope="session")
@@ -143,21 +148,21 @@ def alps_packets() -> Path:
 
 
 @pytest.fixture(scope="session")
-def alps_project(tmp_path_factory, alps_packets):
+def alps_project(tmp_path_factory, alps_packets) -> Iterator[Project]:
     """One project with all 400 sample packets imported, shared read-only across a session."""
     from curation.project import Project
     from pipelines.ingest import alpsbench
 
-    p = Project.init(tmp_path_factory.mktemp("alps") / "proj", name="alps")
+    project = Project.init(tmp_path_factory.mktemp("alps") / "proj", name="alps")
     # The sample's own (expert) gold is the reference: these tests are about the data, not verification.
-    toml = p.root / "prefkit.toml"
+    toml = project.root / "prefkit.toml"
     toml.write_text(
         toml.read_text(encoding="utf-8").replace(
             "[release]\n", '[release]\nalpsbench_reference = "imported"\n', 1
         ),
         encoding="utf-8",
     )
-    p.__dict__.pop("config", None)  # read the edited file
-    p.store.content.import_bundle(alpsbench.build_bundle(alps_packets))
-    yield p
-    p.close()
+    project.__dict__.pop("config", None)  # read the edited file
+    project.store.content.import_bundle(alpsbench.build_bundle(alps_packets))
+    yield project
+    project.close()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 import uuid
+from collections.abc import Iterator
 
 import krippendorff
 import numpy as np
@@ -12,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from curation.annotation.task_kinds import get_kind
-from curation.project import Project
+from curation.project import Project, ProjectStore
 from curation.quality.agreement import agreement_rows, annotator_stats
 from prefkit.cli import cli
 from schemas.common import utcnow
@@ -23,7 +24,7 @@ EXPRESSED = get_kind("preference_expressed")
 RANK = {"not_covered": 0, "partially": 1, "fully": 2}
 
 
-def _tasks(store, kind, n, batch="b1", gold=()):
+def _tasks(store: ProjectStore, kind, n, batch="b1", gold=()):
     tasks = [kind.make_task(f"pair:{batch}-{i}", {"i": i}, overlap=3, batch=batch) for i in range(n)]
     for i in gold:
         tasks[i] = tasks[i].model_copy(update={"is_gold": True, "gold_answer": {"coverage": "fully"}})
@@ -31,7 +32,7 @@ def _tasks(store, kind, n, batch="b1", gold=()):
     return tasks
 
 
-def _label(store, task, who, values, action="label", source="app", seconds=10.0):
+def _label(store: ProjectStore, task, who, values, action="label", source="app", seconds=10.0):
     ev = LabelEvent(event_id=uuid.uuid4().hex, task_id=task.task_id, kind=task.kind, annotator=who, action=action,
                     values=values, time_spent_s=seconds, source=source, created_at=utcnow())  # fmt: skip
     assert store.labels.append_event(ev)
@@ -42,18 +43,18 @@ def _label(store, task, who, values, action="label", source="app", seconds=10.0)
 def template(tmp_path_factory):
     """A project with five users, made once: password hashing is deliberately slow."""
     root = tmp_path_factory.mktemp("agreement") / "proj"
-    p = Project.init(root, name="agreement")
+    project = Project.init(root, name="agreement")
     for name in ("ann1", "ann2", "ann3", "ann4", "gpt"):
-        p.store.accounts.add_user(name, "annotator", "password-123")
-    p.close()
+        project.store.accounts.add_user(name, "annotator", "password-123")
+    project.close()
     return root
 
 
 @pytest.fixture
-def project(template, tmp_path):
-    p = Project(shutil.copytree(template, tmp_path / "proj"))
-    yield p
-    p.close()
+def project(template, tmp_path) -> Iterator[Project]:
+    project = Project(shutil.copytree(template, tmp_path / "proj"))
+    yield project
+    project.close()
 
 
 @pytest.fixture

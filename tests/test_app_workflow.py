@@ -17,10 +17,10 @@ EXPRESSED = {"items": [{"item": 0, "expressed": True, "evidence": [2]}, {"item":
 template, project = project_fixtures(n=6, overlap=2)
 
 
-def label_all(p, user: str, kind: str, values) -> list[str]:
+def label_all(project: Project, user: str, kind: str, values) -> list[str]:
     done = []
-    while (item := workflow.current_item(p, user, kind)) is not None:
-        workflow.submit(p, user, item, values(item) if callable(values) else values)
+    while (item := workflow.current_item(project, user, kind)) is not None:
+        workflow.submit(project, user, item, values(item) if callable(values) else values)
         done.append(item.task.task_id)
     return done
 
@@ -101,15 +101,15 @@ def test_edit_supersedes_a_recent_label_once(project):
 
 def test_edit_refuses_labels_beyond_undo_depth_or_of_someone_else(project):
     (project.root / "prefkit.toml").write_text('[project]\nname = "t"\n[annotation]\nundo_depth = 2\n')
-    p = Project(project.root)
-    first = workflow.current_item(p, "alice", "preference_match")
-    label_all(p, "alice", "preference_match", {"coverage": "fully"})
+    reloaded = Project(project.root)
+    first = workflow.current_item(reloaded, "alice", "preference_match")
+    label_all(reloaded, "alice", "preference_match", {"coverage": "fully"})
     with pytest.raises(workflow.WorkflowError, match="last 2 labels"):
-        workflow.edit_label(p, "alice", first.event_id, {"coverage": "partially"})
-    recent = workflow.recent_labels(p, "alice")[0]
+        workflow.edit_label(reloaded, "alice", first.event_id, {"coverage": "partially"})
+    recent = workflow.recent_labels(reloaded, "alice")[0]
     with pytest.raises(workflow.WorkflowError):
-        workflow.edit_label(p, "bob", recent.event_id, {"coverage": "partially"})
-    p.close()
+        workflow.edit_label(reloaded, "bob", recent.event_id, {"coverage": "partially"})
+    reloaded.close()
 
 
 def test_closed_batches_leave_the_queue(project):

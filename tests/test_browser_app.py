@@ -14,6 +14,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -53,24 +54,26 @@ def wait_healthy(url: str, proc: subprocess.Popen, timeout: float = 60) -> None:
 @pytest.fixture(scope="module")
 def served(tmp_path_factory):
     require(os.path.exists(CHROMIUM), "Debian chromium is not installed (apt-get install chromium)")
-    proj = make_project(tmp_path_factory.mktemp("browser") / "proj", n=3, overlap=5, alps=True, hostile=True)
+    project = make_project(
+        tmp_path_factory.mktemp("browser") / "proj", n=3, overlap=5, alps=True, hostile=True
+    )
     for name in ("carol", "dan", "erin"):
-        proj.store.accounts.add_user(name, "annotator", PASSWORD)
-    yield from serve(proj)
+        project.store.accounts.add_user(name, "annotator", PASSWORD)
+    yield from serve(project)
 
 
-def serve(proj: Project):
+def serve(project: Project) -> Iterator[tuple[Project, str, subprocess.Popen]]:
     port = free_port()
-    env = {**os.environ, "PREFKIT_PROJECT": str(proj.root)}
+    env = {**os.environ, "PREFKIT_PROJECT": str(project.root)}
     cmd = [str(Path(sys.executable).parent / "prefkit"), "annotate", "serve", "--port", str(port)]
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     url = f"http://127.0.0.1:{port}"
     wait_healthy(url, proc)
-    yield proj, url, proc
+    yield project, url, proc
     if proc.poll() is None:
         proc.kill()
     proc.wait()
-    proj.close()
+    project.close()
 
 
 @pytest.fixture(scope="module")
@@ -171,7 +174,7 @@ def label_memory(page) -> None:
 
 
 def test_two_annotators_label_every_kind_in_two_browser_contexts(served, browser):
-    proj, url, _ = served
+    project, url, _ = served
     pages = {who: sign_in(browser, url, who) for who in ("alice", "bob")}
     for who, page in pages.items():
         open_kind(page, "Preference matching")
@@ -183,7 +186,7 @@ def test_two_annotators_label_every_kind_in_two_browser_contexts(served, browser
         open_kind(page, "Memory verification")
         shot(page, f"memory_{who}")
         label_memory(page)
-    events = proj.store.labels.events()
+    events = project.store.labels.events()
     by = {(e.annotator, e.kind) for e in events}
     assert by == {
         (w, k)
@@ -200,11 +203,11 @@ def test_two_annotators_label_every_kind_in_two_browser_contexts(served, browser
 
 
 def test_dialogue_html_and_scripts_are_shown_as_text_never_run(served, browser):
-    proj, url, _ = served
+    project, url, _ = served
     while (
-        item := workflow.current_item(proj, "carol", "preference_expressed")
+        item := workflow.current_item(project, "carol", "preference_expressed")
     ).task.item_ref != "session:sess_0000":
-        workflow.skip(proj, "carol", item, "cannot judge")
+        workflow.skip(project, "carol", item, "cannot judge")
     page = sign_in(browser, url, "carol")
     open_kind(page, "Preference expressed")
     page.get_by_text("window.__pwned = 1", exact=False).first.wait_for()
@@ -218,9 +221,9 @@ def test_dialogue_html_and_scripts_are_shown_as_text_never_run(served, browser):
 
 
 def test_maintainer_pages_render(served, browser):
-    proj, url, _ = served
-    item = workflow.current_item(proj, "carol", "preference_match")  # disagrees with alice and bob
-    workflow.submit(proj, "carol", item, {"coverage": "not_covered"})
+    project, url, _ = served
+    item = workflow.current_item(project, "carol", "preference_match")  # disagrees with alice and bob
+    workflow.submit(project, "carol", item, {"coverage": "not_covered"})
     visitor = browser.new_context(viewport={"width": 1440, "height": 1000}).new_page()
     visitor.goto(url)
     visitor.get_by_label("User name").wait_for()
@@ -318,10 +321,10 @@ def test_a_tie_is_adjudicated_from_an_empty_form(served, browser):
     from schemas.common import utcnow
     from schemas.curation import LabelEvent
 
-    proj, url, _ = served
-    base = proj.store.labels.tasks(kind="preference_expressed")[0]
+    project, url, _ = served
+    base = project.store.labels.tasks(kind="preference_expressed")[0]
     task = get_kind("preference_expressed").make_task("session:tie", base.payload, 2, "default")
-    proj.store.labels.add_tasks([task])
+    project.store.labels.add_tasks([task])
     for who, first in (("alice", True), ("bob", False)):
         values = {
             "items": [
@@ -329,7 +332,7 @@ def test_a_tie_is_adjudicated_from_an_empty_form(served, browser):
                 {"item": 1, "expressed": not first, "evidence": []},
             ]
         }
-        proj.store.queues.record_submit(LabelEvent(event_id=f"ev_tie_{who}", task_id=task.task_id, kind=task.kind,
+        project.store.queues.record_submit(LabelEvent(event_id=f"ev_tie_{who}", task_id=task.task_id, kind=task.kind,
                                             annotator=who, values=values, created_at=utcnow()))  # fmt: skip
     page = sign_in(browser, url, "maya")
     page.get_by_role("link", name="Adjudication").click()
@@ -352,36 +355,36 @@ def test_an_idle_item_goes_back_to_the_pool_and_a_late_submit_is_kept(served, br
 
     from prefkit.cli import cli
 
-    proj, url, _ = served
+    project, url, _ = served
     page = sign_in(browser, url, "erin")
     open_kind(page, "Preference matching")
-    shown = workflow.current_item(proj, "erin", "preference_match")
+    shown = workflow.current_item(project, "erin", "preference_match")
     out = CliRunner().invoke(
-        cli, ["tasks", "release", "--idle-hours", "0", "--annotator", "erin", "--project", str(proj.root)]
+        cli, ["tasks", "release", "--idle-hours", "0", "--annotator", "erin", "--project", str(project.root)]
     )
     assert out.exit_code == 0 and out.output.startswith("released 3 items")
-    assert {r.task_id for r in proj.store.queues.assignment_releases("erin")} == {
-        t.task_id for t in proj.store.labels.tasks(kind="preference_match")
+    assert {r.task_id for r in project.store.queues.assignment_releases("erin")} == {
+        t.task_id for t in project.store.labels.tasks(kind="preference_match")
     }
     label_match(page)  # the item still on screen: its label is kept, the page moves on
-    assert proj.store.labels.event(shown.event_id).values == {"coverage": "fully"}
-    assert workflow.progress(proj, "erin")["preference_match"].done == 1
+    assert project.store.labels.event(shown.event_id).values == {"coverage": "fully"}
+    assert workflow.progress(project, "erin")["preference_match"].done == 1
     page.context.close()
 
 
 def test_kill_9_loses_no_acknowledged_label(served, browser):
-    proj, url, proc = served
+    project, url, proc = served
     page = sign_in(browser, url, "carol")
     open_kind(page, "Preference matching")
     acknowledged = []
     for _ in range(2):
-        item = workflow.current_item(proj, "carol", "preference_match")
+        item = workflow.current_item(project, "carol", "preference_match")
         label_match(page)  # returns once the next item is on screen: the submit was acknowledged
         acknowledged.append(item.event_id)
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait(timeout=10)
     page.context.close()
-    reopened = Project(proj.root)
+    reopened = Project(project.root)
     stored = {e.event_id: e for e in reopened.store.labels.events(annotator="carol")}
     assert all(stored[eid].values == {"coverage": "fully"} for eid in acknowledged)
     reopened.close()
@@ -391,10 +394,10 @@ def test_kill_9_loses_no_acknowledged_label(served, browser):
 @pytest.fixture(scope="module")
 def hostile(tmp_path_factory):
     require(os.path.exists(CHROMIUM), "Debian chromium is not installed (apt-get install chromium)")
-    proj = make_hostile_project(tmp_path_factory.mktemp("hostile") / "proj")
-    config = proj.root / "prefkit.toml"
+    project = make_hostile_project(tmp_path_factory.mktemp("hostile") / "proj")
+    config = project.root / "prefkit.toml"
     config.write_text(config.read_text().replace("backoff_s = 2.0", "backoff_s = 60.0"))
-    yield from serve(proj)
+    yield from serve(project)
 
 
 def assert_inert(page, outside: list[str]) -> None:
@@ -408,7 +411,7 @@ def assert_inert(page, outside: list[str]) -> None:
 
 
 def test_a_payload_in_every_field_stays_text_on_every_page(hostile, browser):
-    proj, url, _ = hostile
+    project, url, _ = hostile
     outside: list[str] = []
     page = sign_in(browser, url, "carol", outside)
     for title in ("Preference expressed", "Preference matching", "Memory verification"):
@@ -450,12 +453,12 @@ def test_a_payload_in_every_field_stays_text_on_every_page(hostile, browser):
 def test_wrong_passwords_back_off_until_a_maintainer_unlocks(hostile, browser):
     from playwright.sync_api import expect
 
-    proj, url, _ = hostile
+    project, url, _ = hostile
     page = browser.new_context(viewport={"width": 1440, "height": 1000}).new_page()
 
     def logged(n: int) -> None:  # the server has handled the n-th attempt
         deadline = time.monotonic() + 30
-        while len(proj.store.accounts.sign_in_log("bob")) < n and time.monotonic() < deadline:
+        while len(project.store.accounts.sign_in_log("bob")) < n and time.monotonic() < deadline:
             page.wait_for_timeout(100)
 
     for i in range(3):
@@ -465,14 +468,14 @@ def test_wrong_passwords_back_off_until_a_maintainer_unlocks(hostile, browser):
     attempt(page, url, "bob", PASSWORD)  # the right password, refused unchecked during the backoff
     logged(4)
     expect(page.get_by_text(re.compile(r"too many failed sign-ins: wait \d+ s"))).to_be_visible()
-    assert [r.outcome for r in proj.store.accounts.sign_in_log("bob")][:4] == [
+    assert [r.outcome for r in project.store.accounts.sign_in_log("bob")][:4] == [
         "throttled",
         "fail",
         "fail",
         "fail",
     ]
     shot(page, "sign_in_backoff")
-    proj.store.accounts.unlock_sign_in("bob")
+    project.store.accounts.unlock_sign_in("bob")
     attempt(page, url, "bob", PASSWORD)
     page.get_by_text("signed in as bob").wait_for()
     page.context.close()

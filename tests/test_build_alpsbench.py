@@ -215,24 +215,24 @@ def test_verified_memories_come_from_memory_verify_labels(tmp_path):
     from pipelines.memories.extract import ExtractionConfig, run_extraction
     from pipelines.memories.tasks import verified_memories
 
-    p = Project.init(tmp_path / "p")
+    project = Project.init(tmp_path / "p")
     path = tmp_path / "wc.jsonl"
     fx.write_fixture(path, bad=False)
-    ingest_wildchat(p.store, [path])
-    with LLMLayer(p.store, llm_config=p.config.llm, backend="offline", progress=False) as layer:
-        run_extraction(p.store, layer, ExtractionConfig(limit=2, require_implicit=False))
-    create_tasks(p, "memory_verify", overlap=1)
-    add_users(p.store, "ann1")
-    task = max(p.store.labels.tasks(kind="memory_verify"), key=lambda t: len(t.payload["candidates"]))
+    ingest_wildchat(project.store, [path])
+    with LLMLayer(project.store, llm_config=project.config.llm, backend="offline", progress=False) as layer:
+        run_extraction(project.store, layer, ExtractionConfig(limit=2, require_implicit=False))
+    create_tasks(project, "memory_verify", overlap=1)
+    add_users(project.store, "ann1")
+    task = max(project.store.labels.tasks(kind="memory_verify"), key=lambda t: len(t.payload["candidates"]))
     keys = [c["key"] for c in task.payload["candidates"]]
     decisions = [{"key": k, "decision": "accept"} for k in keys]
     if len(keys) > 1:
         decisions[0] = {"key": keys[0], "decision": "reject", "reason": "too_generic"}
-    label(p.store, task.task_id, "ann1", {"decisions": decisions}, kind="memory_verify")
-    got = verified_memories(p.store)
+    label(project.store, task.task_id, "ann1", {"decisions": decisions}, kind="memory_verify")
+    got = verified_memories(project.store)
     kept = sum(d["decision"] == "accept" for d in decisions)
     assert list(got) == [task.payload["dialogue_id"]] and len(got[task.payload["dialogue_id"]]) == kept
-    p.close()
+    project.close()
 
 
 @pytest.mark.parametrize(

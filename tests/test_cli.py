@@ -14,9 +14,9 @@ def run(*args, input=None):
 
 
 def test_init_status_json(tmp_path):
-    proj = tmp_path / "bench"
-    assert run("init", proj, "--name", "bench").exit_code == 0
-    res = run("status", "--project", proj, "--json")
+    root = tmp_path / "bench"
+    assert run("init", root, "--name", "bench").exit_code == 0
+    res = run("status", "--project", root, "--json")
     data = json.loads(res.output)
     for key in (
         "personas",
@@ -39,18 +39,18 @@ def test_project_from_environment(tmp_path, monkeypatch):
 
 
 def test_import_and_export_alpsbench_via_cli(tmp_path, fixture_packets):
-    proj = tmp_path / "p"
-    run("init", proj)
+    root = tmp_path / "p"
+    run("init", root)
     first = sorted(fixture_packets.rglob("sess_*.json"))[0]
-    res = run("import", "alpsbench", first, "--project", proj)
+    res = run("import", "alpsbench", first, "--project", root)
     assert res.exit_code == 0 and "1 dialogues" in res.output
-    assert "already imported" in run("import", "alpsbench", first, "--project", proj).output
+    assert "already imported" in run("import", "alpsbench", first, "--project", root).output
     from curation.project import Project
 
-    p = Project(proj)
-    assert p.store.status()["packets"] == 1
-    p.close()
-    res = run("export", "alpsbench", tmp_path / "out", "--project", proj)
+    project = Project(root)
+    assert project.store.status()["packets"] == 1
+    project.close()
+    res = run("export", "alpsbench", tmp_path / "out", "--project", root)
     assert res.exit_code == 0
     assert json.loads((tmp_path / "out" / first.name).read_text()) == json.loads(first.read_text())
 

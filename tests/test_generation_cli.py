@@ -17,53 +17,53 @@ def invoke(*args):
 
 
 def test_generate_end_to_end_then_export(tmp_path):
-    proj = str(tmp_path / "p")
-    assert invoke("init", proj).exit_code == 0
-    result = invoke("generate", "--personas", "1", "--backend", "offline", "--seed", "2", "-p", proj)
+    root = str(tmp_path / "p")
+    assert invoke("init", root).exit_code == 0
+    result = invoke("generate", "--personas", "1", "--backend", "offline", "--seed", "2", "-p", root)
     assert result.exit_code == 0, result.output
     assert "instances   3" in result.output and "backend offline; 3 instances in the project" in result.output
     out = tmp_path / "cupid.jsonl"
-    assert invoke("export", "cupid", str(out), "-p", proj).exit_code == 0
+    assert invoke("export", "cupid", str(out), "-p", root).exit_code == 0
     rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
     assert sorted(r["instance_type"] for r in rows) == ["changing", "consistent", "contrastive"]
 
 
 def test_one_stage_at_a_time(tmp_path):
-    proj = str(tmp_path / "p")
-    invoke("init", proj)
-    assert invoke("generate", "personas", "-n", "2", "-p", proj).exit_code == 0
-    result = invoke("generate", "factors", "--json", "-p", proj)
+    root = str(tmp_path / "p")
+    invoke("init", root)
+    assert invoke("generate", "personas", "-n", "2", "-p", root).exit_code == 0
+    result = invoke("generate", "factors", "--json", "-p", root)
     report = json.loads(result.output)
     assert report["stages"] == [{"stage": "factors", "written": 2, "skipped": 0, "dropped": 0, "failed": 0}]
-    project = Project(proj)
+    project = Project(root)
     assert project.store.status()["context_factors"] == 16 and project.store.status()["sessions"] == 0
     project.close()
 
 
 def test_estimate_prices_without_writing(tmp_path):
-    proj = str(tmp_path / "p")
-    invoke("init", proj)
-    result = invoke("generate", "--estimate", "--personas", "10", "--json", "-p", proj)
+    root = str(tmp_path / "p")
+    invoke("init", root)
+    result = invoke("generate", "--estimate", "--personas", "10", "--json", "-p", root)
     estimate = json.loads(result.output)
     assert estimate["personas"] == 10 and estimate["calls"] > 10 * 13 and estimate["cost_usd"] > 0
     assert set(estimate["per_model"]) == {"gpt-4o-mini"} and 1 <= estimate["replies_per_dialogue"] <= 16
-    project = Project(proj)
+    project = Project(root)
     assert project.store.status()["personas"] == 0 and project.store.count("llm_cache") == 0
     project.close()
 
 
 def test_user_errors_are_one_line(tmp_path):
-    proj = str(tmp_path / "p")
-    invoke("init", proj)
+    root = str(tmp_path / "p")
+    invoke("init", root)
     seeds = tmp_path / "seeds.jsonl"
     seeds.write_text('"A tram driver in Lisbon."\n', encoding="utf-8")
-    result = CliRunner().invoke(cli, ["generate", "--seed-personas", str(seeds), "-p", proj])
+    result = CliRunner().invoke(cli, ["generate", "--seed-personas", str(seeds), "-p", root])
     assert result.exit_code == 1
     assert result.output.strip().splitlines() == [
         "error: --seed-licence is required with --seed-personas (e.g. 'CC BY-NC-SA 4.0' for PersonaHub)"
     ]
     result = CliRunner().invoke(
-        cli, ["generate", "--seed-personas", str(seeds), "--seed-licence", "MIT", "-n", "3", "-p", proj]
+        cli, ["generate", "--seed-personas", str(seeds), "--seed-licence", "MIT", "-n", "3", "-p", root]
     )
     assert result.exit_code == 1 and "has 1 seed personas; --personas asks for 3" in result.output
 

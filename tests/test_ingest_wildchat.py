@@ -115,10 +115,10 @@ def test_gzip_and_parquet_give_the_same_dialogues(tmp_path, clean_file):
     pq.write_table(pa.Table.from_pylist(rows), tmp_path / "w.parquet")
     ids = []
     for name, src in (("a", clean_file), ("b", gz), ("c", tmp_path / "w.parquet")):
-        p = Project.init(tmp_path / name)
-        ingest_wildchat(p.store, [src])
-        ids.append(p.store.content.dialogue_ids())
-        p.close()
+        project = Project.init(tmp_path / name)
+        ingest_wildchat(project.store, [src])
+        ids.append(project.store.content.dialogue_ids())
+        project.close()
     assert ids[0] == ids[1] == ids[2] and len(ids[0]) == 4 + 1 + fx.UNATTRIBUTED
 
 

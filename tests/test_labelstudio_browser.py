@@ -4,6 +4,7 @@ on screen, and nothing for slots the task does not use."""
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -63,27 +64,27 @@ def page(ls):  # noqa: F811
 
 
 @pytest.fixture(scope="module")
-def proj(tmp_path_factory, fixture_packets):
+def project(tmp_path_factory, fixture_packets) -> Iterator[Project]:
     from pipelines.ingest import alpsbench
 
-    p = Project.init(tmp_path_factory.mktemp("lsb") / "proj", name="ls-browser")
-    p.store.generation.add_session(_session(1), {}, [None, None, None], Provenance(source="test"))
-    p.store.content.import_bundle(alpsbench.build_bundle(fixture_packets))
+    project = Project.init(tmp_path_factory.mktemp("lsb") / "proj", name="ls-browser")
+    project.store.generation.add_session(_session(1), {}, [None, None, None], Provenance(source="test"))
+    project.store.content.import_bundle(alpsbench.build_bundle(fixture_packets))
     for kind in ("preference_expressed", "memory_verify"):
-        create_tasks(p, kind)
-    yield p
-    p.close()
+        create_tasks(project, kind)
+    yield project
+    project.close()
 
 
-def _open(page, ls, proj, kind: str, task) -> None:  # noqa: F811
-    report = bridge.push(proj, kind, ls.url)
-    ls_task = proj.store.labelstudio.task_ids(ls.url, report.ls_project_id)[task.task_id]
+def _open(page, ls, project: Project, kind: str, task) -> None:  # noqa: F811
+    report = bridge.push(project, kind, ls.url)
+    ls_task = project.store.labelstudio.task_ids(ls.url, report.ls_project_id)[task.task_id]
     page.goto(f"{ls.url}/projects/{report.ls_project_id}/data?task={ls_task}")
 
 
-def test_a_dialogue_task_shows_its_turns_and_one_choice_pair_per_checklist_item(page, ls, proj):  # noqa: F811
-    task = proj.store.labels.tasks(kind="preference_expressed")[0]
-    _open(page, ls, proj, "preference_expressed", task)
+def test_a_dialogue_task_shows_its_turns_and_one_choice_pair_per_checklist_item(page, ls, project):  # noqa: F811
+    task = project.store.labels.tasks(kind="preference_expressed")[0]
+    _open(page, ls, project, "preference_expressed", task)
     editor = page.locator(LABELING)  # the labeling panel, not the data table beside it
     editor.get_by_text("Too long, I need it done in 30 minutes.").wait_for()
     page.screenshot(path=str(SHOTS / "labelstudio_preference_expressed.png"))
@@ -100,9 +101,9 @@ def test_a_dialogue_task_shows_its_turns_and_one_choice_pair_per_checklist_item(
     ]
 
 
-def test_memory_candidates_show_reject_reasons_only_after_reject(page, ls, proj):  # noqa: F811
-    task = min(proj.store.labels.tasks(kind="memory_verify"), key=lambda t: len(t.payload["candidates"]))
-    _open(page, ls, proj, "memory_verify", task)
+def test_memory_candidates_show_reject_reasons_only_after_reject(page, ls, project):  # noqa: F811
+    task = min(project.store.labels.tasks(kind="memory_verify"), key=lambda t: len(t.payload["candidates"]))
+    _open(page, ls, project, "memory_verify", task)
     editor = page.locator(LABELING)
     editor.get_by_text(task.payload["candidates"][0]["memory"]["value"], exact=True).wait_for()
     reason = editor.get_by_text("not_grounded", exact=True)
@@ -113,9 +114,9 @@ def test_memory_candidates_show_reject_reasons_only_after_reject(page, ls, proj)
     page.screenshot(path=str(SHOTS / "labelstudio_memory_verify.png"))
 
 
-def test_a_label_made_in_the_ui_with_hotkeys_comes_back_as_the_right_event(page, ls, proj):  # noqa: F811
-    task = proj.store.labels.tasks(kind="preference_expressed")[0]
-    _open(page, ls, proj, "preference_expressed", task)
+def test_a_label_made_in_the_ui_with_hotkeys_comes_back_as_the_right_event(page, ls, project):  # noqa: F811
+    task = project.store.labels.tasks(kind="preference_expressed")[0]
+    _open(page, ls, project, "preference_expressed", task)
     editor = page.locator(LABELING)
     turn = editor.get_by_text(task.payload["turns"][0]["content"])
     turn.wait_for()
@@ -130,9 +131,9 @@ def test_a_label_made_in_the_ui_with_hotkeys_comes_back_as_the_right_event(page,
     with page.expect_response(lambda r: r.request.method == "POST" and "/annotations" in r.url) as posted:
         page.get_by_role("button", name="Submit").click()
     assert posted.value.status == 201
-    report = bridge.pull(proj, "preference_expressed", ls.url)
+    report = bridge.pull(project, "preference_expressed", ls.url)
     assert (report.labels, report.invalid) == (1, [])
-    event = proj.store.labels.events(kind="preference_expressed")[-1]
+    event = project.store.labels.events(kind="preference_expressed")[-1]
     assert event.values["items"] == [
         {"item": 0, "expressed": True, "evidence": [0]},
         {"item": 1, "expressed": False, "evidence": []},

@@ -44,21 +44,21 @@ def test_cli_builds_pairs_from_generated_instances(tmp_path):
     from curation.project import Project
     from prefkit.cli import cli
 
-    proj = tmp_path / "p"
+    root = tmp_path / "p"
     runner = CliRunner()
-    assert runner.invoke(cli, ["init", str(proj)]).exit_code == 0
-    assert runner.invoke(cli, ["generate", "-n", "1", "--project", str(proj)]).exit_code == 0
-    res = runner.invoke(cli, ["tasks", "pairs", "from-instances", "--project", str(proj)])
+    assert runner.invoke(cli, ["init", str(root)]).exit_code == 0
+    assert runner.invoke(cli, ["generate", "-n", "1", "--project", str(root)]).exit_code == 0
+    res = runner.invoke(cli, ["tasks", "pairs", "from-instances", "--project", str(root)])
     assert res.exit_code == 0, res.output
-    p = Project(proj)
-    pairs = p.store.content.preference_pairs()
-    checklist = {item for i in p.store.content.instances() for item in i.record.current_checklist}
+    project = Project(root)
+    pairs = project.store.content.preference_pairs()
+    checklist = {item for i in project.store.content.instances() for item in i.record.current_checklist}
     assert pairs and {pair.checklist_item for pair in pairs} == checklist
-    again = runner.invoke(cli, ["tasks", "pairs", "from-instances", "--project", str(proj)])
-    assert "added 0 preference pairs" in again.output and len(p.store.content.preference_pairs()) == len(
-        pairs
-    )
-    p.close()
+    again = runner.invoke(cli, ["tasks", "pairs", "from-instances", "--project", str(root)])
+    assert "added 0 preference pairs" in again.output and len(
+        project.store.content.preference_pairs()
+    ) == len(pairs)
+    project.close()
 
 
 def test_current_request_sessions_get_no_expressed_task(tmp_path):
@@ -66,10 +66,10 @@ def test_current_request_sessions_get_no_expressed_task(tmp_path):
     from curation.project import Project
     from prefkit.demo import _generate
 
-    p = Project.init(tmp_path / "p")
-    _generate(p, personas=1, seed=0)
-    tasks = get_kind("preference_expressed").build_tasks(p.store, overlap=2, batch="b")
-    sessions = p.store.content.sessions()
+    project = Project.init(tmp_path / "p")
+    _generate(project, personas=1, seed=0)
+    tasks = get_kind("preference_expressed").build_tasks(project.store, overlap=2, batch="b")
+    sessions = project.store.content.sessions()
     assert len(tasks) == len(sessions) - 1  # every session but the bare current request
     assert all(any(t["role"] == "assistant" for t in task.payload["turns"]) for task in tasks)
-    p.close()
+    project.close()

@@ -39,7 +39,7 @@ class LLMCallRecord:
     ok: bool
     text: str | None  # the answer, or the raw text of a failure
     error: str | None
-    meta_json: str  # canonical JSON of non-secret metadata (endpoint host, fingerprint, offline)
+    meta: dict[str, Any]  # non-secret metadata (endpoint host, fingerprint, offline)
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cached_tokens: int = 0
@@ -161,7 +161,7 @@ class LLMRecords(StoreArea):
                         "key": r.key,
                         "stage": r.stage,
                         "text": r.text,
-                        "meta_json": r.meta_json,
+                        "meta_json": self.dumps(r.meta),
                         "created_at": now,
                         **usage,
                     }

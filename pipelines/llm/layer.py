@@ -33,7 +33,7 @@ from pipelines.llm.offline import OfflineBackend
 from pipelines.llm.openai_backend import CallFailed, OpenAIBackend
 from pipelines.llm.progress import StageProgress
 from pipelines.llm.types import Backend, BatchBackend, LLMRequest, LLMResponse, Usage
-from schemas.common import PrefkitError, canonical_json, validation_line
+from schemas.common import PrefkitError, validation_line
 from schemas.config import LLMSection
 from schemas.curation import Provenance
 
@@ -335,7 +335,6 @@ class LLMLayer:
 
     def _records(self, key: str, group: list[Planned], outcome: CallOutcome) -> list[LLMCallRecord]:
         u = outcome.usage
-        meta_json = canonical_json(outcome.meta)
         return [
             LLMCallRecord(
                 stage=stage,
@@ -345,7 +344,7 @@ class LLMLayer:
                 ok=outcome.ok,
                 text=outcome.text,
                 error=outcome.error,
-                meta_json=meta_json,
+                meta=outcome.meta,
                 prompt_tokens=u.prompt_tokens,
                 completion_tokens=u.completion_tokens,
                 cached_tokens=u.cached_tokens,
