@@ -213,7 +213,7 @@ def test_packed_turns_read_like_rows_and_unpack_on_first_rewrite(any_project, cl
     the same turns as turn rows would; the first rewrite moves them into rows and keeps the revision."""
     store = any_project.store
     report = ingest_wildchat(store, [clean_file])
-    assert store.count("turns") == 0 and store.count("packed_turns") == report.sequences
+    assert store.count("turns") == 0 and store.count("turn_packs") == report.kept
     assert store.status()["turns"] == report.turns_written == 6 * report.kept
     did = next(
         d
@@ -233,13 +233,13 @@ def test_packed_turns_read_like_rows_and_unpack_on_first_rewrite(any_project, cl
     ]
     assert store.content.revisions(did)[0].original == before.turns[7].content
     assert store.content.original_turns(did)[7].content == before.turns[7].content
-    assert store.count("turns") == 30 and store.count("packed_turns") == report.sequences - 1
+    assert store.count("turns") == 30 and store.count("dialogue_packs") == report.kept - 5
     assert store.status()["turns"] == report.turns_written
     with pytest.raises(Exception, match="no turn 99"):
         store.content.revise_turn(did, 99, "x", author="rev")
 
 
-def test_dialogue_batches_must_have_the_contract_columns(project):
+def test_a_bulk_import_with_a_malformed_batch_or_an_unlinked_pack_writes_nothing(project):
     import pyarrow as pa
 
     from curation.store.content import ImportBundle
@@ -247,9 +247,16 @@ def test_dialogue_batches_must_have_the_contract_columns(project):
 
     header = ImportBundle("wildchat", "x.jsonl", "0" * 64, 1, Provenance(source="test"))
     bad = pa.record_batch({"dialogue_id": ["d1"], "meta_json": ["{}"]})
-    with pytest.raises(Exception, match="columns"):
-        project.store.content.import_dialogue_batches(header, "wildchat", [bad])
+    store = project.store
+    with pytest.raises(Exception, match="columns"), store.content.bulk_dialogues("wildchat") as bulk:
+        bulk.add_packs([1], ['[{"role": "user", "content": "hi"}]'])
+        bulk.start_source(header)
+        bulk.add_dialogues(bad)
+    with pytest.raises(Exception, match="linked 0"), store.content.bulk_dialogues("wildchat") as bulk:
+        bulk.add_packs([1], ['[{"role": "user", "content": "hi"}]'])
+        bulk.start_source(header)
     assert project.store.count("dialogues") == 0 and project.store.content.sources() == []
+    assert project.store.count("turn_packs") == 0
 
 
 def test_a_second_source_with_the_same_dialogues_is_refused_and_writes_nothing(project, clean_file):
@@ -286,3 +293,52 @@ def test_turn_text_survives_the_json_round_trip(project, tmp_path):
     expected = [t["content"] for r in rows for t in r["conversation"]]
     assert [t.content for t in d.turns] == expected
     assert [t.extra for t in d.turns] == [{"conversation": 0}] * 6 + [{"conversation": 1}] * 6
+
+
+def test_migration_15_moves_packed_turns_into_packs(tmp_path):
+    """A store written before migration 15 (one ``packed_turns`` row per dialogue) reads the same
+    turns after it, and its first rewrite still moves them into rows."""
+    from sqlalchemy import text
+
+    from curation.project import ProjectStore
+    from curation.store.backend import make_engine
+    from curation.store.engine import apply_migrations
+    from curation.store.migrations import MIGRATIONS
+
+    db = tmp_path / "old.db"
+    turns = [{"role": "user", "content": "hi", "extra": {"conversation": 0}}]
+    turns += [{"role": "assistant", "content": "hello", "extra": {"conversation": 1}}]
+    engine = make_engine(db)
+    with engine.begin() as conn:
+        kept = MIGRATIONS[:]
+        MIGRATIONS[:] = [m for m in kept if m[0] <= 14]
+        try:
+            apply_migrations(conn)
+        finally:
+            MIGRATIONS[:] = kept
+        for did, packed in (("d_multi", turns), ("d_single", [{"role": "user", "content": "only"}])):
+            conn.execute(
+                text(
+                    "INSERT INTO dialogues (dialogue_id, origin, needs_reverification, schema_version, "
+                    "created_at) VALUES (:d, 'wildchat', 0, '1.0', '2024-01-01T00:00:00Z')"
+                ),
+                {"d": did},
+            )
+            conn.execute(
+                text("INSERT INTO packed_turns VALUES (:d, :n, :j)"),
+                {"d": did, "n": len(packed), "j": json.dumps(packed)},
+            )
+    engine.dispose()
+    store = ProjectStore(db)
+    assert store.count("turn_packs") == 2 and store.status()["turns"] == 3
+    multi = store.content.dialogue("d_multi").turns
+    assert [(t.content, t.extra) for t in multi] == [
+        ("hi", {"conversation": 0}),
+        ("hello", {"conversation": 1}),
+    ]
+    assert [t.content for t in store.content.dialogue("d_single").turns] == ["only"]
+    store.accounts.add_user("rev", "annotator", "password1")
+    store.content.revise_turn("d_multi", 1, "Hello!", author="rev")
+    assert store.count("turns") == 2 and store.count("turn_packs") == 1
+    assert [t.content for t in store.content.dialogue("d_multi").turns] == ["hi", "Hello!"]
+    store.close()

@@ -7,7 +7,6 @@ import writes nothing and a re-import of the same bytes is a no-op.
 
 from __future__ import annotations
 
-import sys
 import uuid
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
@@ -15,24 +14,12 @@ from typing import Any
 
 from sqlalchemy import func, select, update
 
+from curation.store import packs
 from curation.store.engine import StoreArea, StoreCore, StoreError
 from schemas.common import utcnow
 from schemas.cupid import BenchmarkInstance
 from schemas.curation import Provenance
 from schemas.generation import Session, Turn
-
-#: The columns of a typed dialogue batch for :meth:`Content.import_dialogue_batches`, in order.
-DIALOGUE_BATCH = ("dialogue_id", "meta", "turns", "n_turns")
-DIALOGUE_COLUMNS = (
-    "dialogue_id",
-    "origin",
-    "meta_json",
-    "needs_reverification",
-    "schema_version",
-    "source_id",
-    "provenance_id",
-    "created_at",
-)
 
 
 @dataclass
@@ -463,94 +450,13 @@ class Content(StoreArea):
                 self.insert_many(conn, part, rows)
         return ImportResult(source_id, False, {p: len(rows) for p, rows in tables.items()})
 
-    def import_dialogue_batches(
-        self,
-        header: ImportBundle,
-        origin: str,
-        batches: Iterable[Any],
-        total: int | None = None,
-        progress: bool = False,
-    ) -> ImportResult:
-        """Bulk-write dialogues given as typed batches, in one transaction (same source identity and
-        same no-op on the same bytes as :meth:`import_bundle`; nothing written when anything fails).
-
-        Each batch is a ``pyarrow.RecordBatch`` with the columns of :data:`DIALOGUE_BATCH`:
-        ``dialogue_id``, ``meta`` (the dialogue's metadata as JSON text), ``turns`` (its turns as JSON
-        text, ``[{"role", "content", "extra"?}, ...]`` in order) and ``n_turns``. Each dialogue becomes
-        one ``dialogues`` row and one ``packed_turns`` row (migration 14): millions of turns cost a
-        few hundred thousand row writes. A dialogue id the project already holds stops the import.
-        """
-        from tqdm import tqdm
-
-        existing = self.find_source(header.kind, header.sha256)
-        if existing:
-            return ImportResult(existing, True, {})
-        source_id = f"src_{header.kind}_{header.sha256[:16]}"
-        now = utcnow()
-        bar = tqdm(
-            total=total, desc="writing", unit="dialogue", disable=not (progress and sys.stderr.isatty())
-        )
-        with self.write() as conn:
-            t = self.t["sources"]
-            if conn.execute(select(t.c.source_id).where(t.c.source_id == source_id)).first():
-                return ImportResult(source_id, True, {})
-            conn.execute(
-                t.insert(),
-                {
-                    "source_id": source_id,
-                    "kind": header.kind,
-                    "path": header.path,
-                    "sha256": header.sha256,
-                    "rows": header.rows,
-                    "licence": header.licence,
-                    "imported_at": now,
-                },
-            )
-            prov_id = self.ensure_provenance(conn, header.provenance)
-            counts = self._write_dialogue_batches(
-                conn, header, origin, batches, (source_id, prov_id, now), bar
-            )
-        bar.close()
-        return ImportResult(source_id, False, counts)
-
-    def _write_dialogue_batches(
-        self, conn, header: ImportBundle, origin: str, batches: Iterable[Any], extra: tuple, bar
-    ) -> dict[str, int]:
-        """Map each typed batch to ``dialogues`` and ``packed_turns`` rows (``extra`` = source id,
-        provenance id, creation time) and insert them; a dialogue id already present stops the import."""
-        d = self.t["dialogues"]
-        counts = {"dialogues": 0, "turns": 0}
-        for batch in batches:
-            names = tuple(batch.schema.names)
-            if names != DIALOGUE_BATCH:
-                raise StoreError(f"a dialogue batch needs the columns {DIALOGUE_BATCH}, got {names}")
-            ids, metas, turns, n_turns = (c.to_pylist() for c in batch.columns)
-            for start in range(0, len(ids), 5_000):
-                hit = conn.execute(
-                    select(d.c.dialogue_id).where(d.c.dialogue_id.in_(ids[start : start + 5_000]))
-                ).first()
-                if hit is not None:
-                    raise StoreError(
-                        f"{header.path}: dialogue {hit[0]!r} is already in the project from another "
-                        "source; remove it or import into a new project"
-                    )
-            fixed = (origin, False, "1.0")  # origin, needs_reverification, schema_version
-            self.core.insert_tuples(
-                conn,
-                "dialogues",
-                DIALOGUE_COLUMNS,
-                ((i, fixed[0], m, fixed[1], fixed[2], *extra) for i, m in zip(ids, metas, strict=True)),
-            )
-            self.core.insert_tuples(
-                conn,
-                "packed_turns",
-                ("dialogue_id", "n_turns", "turns_json"),
-                zip(ids, n_turns, turns, strict=True),
-            )
-            counts["dialogues"] += len(ids)
-            counts["turns"] += sum(n_turns)
-            bar.update(len(ids))
-        return counts
+    def bulk_dialogues(self, origin: str):
+        """A bulk import of dialogues whose turns are stored as packs (one per conversation) while
+        the input is still being read, in one write transaction: see
+        :class:`curation.store.packs.BulkDialogues`. Used as ``with store.content.bulk_dialogues(o)
+        as bulk:``; after the block ``bulk.result`` is the :class:`ImportResult` (``already_imported``
+        when the project holds the source, then nothing was written)."""
+        return packs.bulk_dialogues(self, origin)
 
     def sources(self) -> list[Source]:
         """Every import's source row (kind, path, sha256, rows, licence), oldest first."""
@@ -620,21 +526,18 @@ class Content(StoreArea):
         )
 
     def _packed_turns(self, conn, dialogue_id: str) -> list[dict[str, Any]] | None:
-        """The turns of a bulk-imported dialogue still held in one ``packed_turns`` row, else None."""
-        p = self.t["packed_turns"]
-        row = conn.execute(select(p.c.turns_json).where(p.c.dialogue_id == dialogue_id)).first()
-        return None if row is None else self.loads(row[0])
+        """The turns of a bulk-imported dialogue still held in packs, else None."""
+        return packs.packed_turns(self, conn, dialogue_id)
 
     def _unpack_turns(self, conn, dialogue_id: str) -> None:
-        """Move a bulk-imported dialogue's turns from its ``packed_turns`` row into ``turns`` rows (in
+        """Move a bulk-imported dialogue's turns from its packs into ``turns`` rows (in
         ``conn``'s write transaction), so a rewrite or a replacement works on rows as for any dialogue."""
         packed = self._packed_turns(conn, dialogue_id)
         if packed is None:
             return
         turns = [DialogueTurn(i, x["role"], x["content"], x.get("extra")) for i, x in enumerate(packed)]
         self.insert_many(conn, "turns", turn_rows(dialogue_id, turns))
-        p = self.t["packed_turns"]
-        conn.execute(p.delete().where(p.c.dialogue_id == dialogue_id))
+        packs.drop_dialogue_packs(self, conn, dialogue_id)
 
     def dialogue_ids(self, origin: str | None = None) -> list[str]:
         d = self.t["dialogues"]
@@ -957,7 +860,5 @@ class Content(StoreArea):
             return [Failure(**r) for r in conn.execute(q).mappings()]
 
     def packed_turn_count(self) -> int:
-        """Turns held in ``packed_turns`` rows (bulk-imported dialogues not rewritten yet)."""
-        p = self.t["packed_turns"]
-        with self.read() as conn:
-            return int(conn.execute(select(func.coalesce(func.sum(p.c.n_turns), 0))).scalar_one())
+        """Turns held in packs (bulk-imported dialogues not rewritten yet)."""
+        return packs.packed_turn_count(self)

@@ -4,7 +4,7 @@ Each migration declares its own tables with SQLAlchemy Core so the DDL stays por
 embedded default; PostgreSQL must be a configuration change). A migration, once released, is never
 edited: change the schema with a new, higher-numbered one. Migration numbers are reserved per area:
 m001 core, m002 LLM layer, m003 annotation app, m004 releases, m005 Label Studio bridge, m006 generation,
-m007 verification (instance → session links), m008 evaluation.
+m007 verification (instance → session links), m008 evaluation, m014/m015 packed turns of bulk imports.
 Every migration lives in this module, so opening any store applies the same, complete list.
 """
 
@@ -24,6 +24,9 @@ from sqlalchemy import (
     Table,
     Text,
     UniqueConstraint,
+    func,
+    literal,
+    select,
     text,
 )
 
@@ -616,3 +619,53 @@ def m014_packed_turns(conn: Connection) -> None:
         _json("turns_json", nullable=False),
     )
     md.create_all(conn)
+
+
+@migration(15, "turn_packs")
+def m015_turn_packs(conn: Connection) -> None:
+    """Packed turns stored per conversation, linked to dialogues, so a bulk import can write a
+    conversation's turns while it is still reading its input (before sequences are formed).
+
+    ``turn_packs`` holds one conversation's turns in order (``[{"role", "content", "extra"?}, ...]``);
+    ``dialogue_packs`` lists a dialogue's packs in order (``part`` 0, 1, ...): its turns are the
+    packs' turns concatenated, each carrying ``{"conversation": part}`` when there is more than one.
+    A dialogue has its turns either here or in ``turns``, never in both. The rows of migration 14's
+    ``packed_turns`` move here (one pack per dialogue) and that table is dropped.
+    """
+    md = MetaData()
+    md.reflect(conn, only=["dialogues", "packed_turns"])
+    packs = Table(
+        "turn_packs",
+        md,
+        Column("pack_id", Integer, primary_key=True, autoincrement=False),
+        Column("n_turns", Integer, nullable=False),
+        _json("turns_json", nullable=False),
+    )
+    links = Table(
+        "dialogue_packs",
+        md,
+        Column("dialogue_id", Text, ForeignKey("dialogues.dialogue_id"), primary_key=True),
+        Column("part", Integer, primary_key=True, autoincrement=False),
+        Column("pack_id", Integer, ForeignKey("turn_packs.pack_id"), nullable=False, unique=True),
+    )
+    md.create_all(conn, tables=[packs, links])
+    old = md.tables["packed_turns"]
+    numbered = select(
+        func.row_number().over(order_by=old.c.dialogue_id).label("pack_id"),
+        old.c.dialogue_id,
+        old.c.n_turns,
+        old.c.turns_json,
+    ).subquery()
+    conn.execute(
+        packs.insert().from_select(
+            ["pack_id", "n_turns", "turns_json"],
+            select(numbered.c.pack_id, numbered.c.n_turns, numbered.c.turns_json),
+        )
+    )
+    conn.execute(
+        links.insert().from_select(
+            ["dialogue_id", "part", "pack_id"],
+            select(numbered.c.dialogue_id, literal(0), numbered.c.pack_id),
+        )
+    )
+    old.drop(conn)

@@ -1,17 +1,20 @@
 """Ingest WildChat-1M conversations (JSONL, JSONL.gz, Parquet) into a project as user sequences.
 
-DuckDB does the reading, filtering and grouping, spilling to disk past a fixed memory limit, so memory
-stays bounded whatever the input size; rows reach Python only in record batches, on their way into the
-store, all in one transaction. Strict by default: any row that is not a WildChat record stops the run
-with one error naming file and line, before anything is written. With ``skip_bad`` such rows are listed
-in a rejects file and the rest is imported.
+One streaming DuckDB pass reads and judges every row in file order (the scan counts rows, so no
+window numbers them); each kept conversation's turns go to the store as a pack while DuckDB reads on,
+in the import's one transaction, and only narrow columns (spilled to Parquet) are grouped afterwards,
+under a fixed DuckDB memory limit: memory stays bounded whatever the input size, and Python never
+touches a turn. Strict by default: any row that is not a WildChat record stops the run with one error
+naming file and line, and the transaction writes nothing. With ``skip_bad`` such rows are listed in a
+rejects file and the rest is imported.
 
 A *sequence* is one user's conversations in time order: same ``hashed_ip`` and user-agent, no gap
 longer than ``max_gap_hours``, at least ``min_sequence`` conversations. Everything else stays a
 one-conversation sequence. Each sequence is one dialogue; its meta records how it was formed and,
 per conversation, the source file, row and conversation hash. This module never writes SQL against the
-project store and never names its columns: DuckDB builds each dialogue's meta and turns as JSON, and
-typed batches go to :meth:`Content.import_dialogue_batches`, which maps them to rows.
+project store and never names its columns: DuckDB builds each conversation's turns and each
+dialogue's meta as JSON, and typed batches go to :meth:`Content.bulk_dialogues`, which maps them to
+rows.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
+from curation.store.engine import StoreError
 from schemas.common import InputError, canonical_json, validation_line
 from schemas.curation import Provenance
 from schemas.reading import loads, no_records
@@ -48,12 +52,11 @@ TURN_UNITS = ("messages", "exchanges")
 DUCKDB_MEMORY_LIMIT = "768MB"
 BATCH_ROWS = 2_000
 
-_TURN = 'STRUCT(content VARCHAR, role VARCHAR, turn_identifier BIGINT, "timestamp" VARCHAR)'
+_TURN = "STRUCT(content VARCHAR, role VARCHAR, turn_identifier BIGINT)"  # a turn's timestamp is free-form
 _COLUMNS = {
     "conversation_hash": "VARCHAR",
     "timestamp": "VARCHAR",
     "conversation": f"{_TURN}[]",
-    "turn": "BIGINT",
     "language": "VARCHAR",
     "openai_moderation": "STRUCT(flagged BOOLEAN)[]",
     "toxic": "BOOLEAN",
@@ -156,13 +159,14 @@ def _sql_str(value: str) -> str:
 
 
 def _relation(path: Path) -> str:
+    """The file's rows in file order. No row number here: DuckDB would number rows with a window
+    over the whole input; the scan counts them instead, as the ordered batches stream past."""
     if _kind(path) == "parquet":
-        return f"(SELECT *, file_row_number + 1 AS _row FROM read_parquet({_sql_str(str(path))}, file_row_number=true))"
+        return f"read_parquet({_sql_str(str(path))})"
     cols = "{" + ", ".join(f"{_sql_str(k)}: {_sql_str(v)}" for k, v in _COLUMNS.items()) + "}"
     return (
-        f"(SELECT *, row_number() OVER () AS _row FROM read_json({_sql_str(str(path))}, "
-        f"format='newline_delimited', columns={cols}, ignore_errors=true, "
-        "maximum_object_size=67108864))"
+        f"read_json({_sql_str(str(path))}, format='newline_delimited', columns={cols}, "
+        "ignore_errors=true, maximum_object_size=67108864)"
     )
 
 
@@ -218,33 +222,36 @@ def _connect(work_dir: Path):
     import duckdb
 
     con = duckdb.connect(config={"memory_limit": DUCKDB_MEMORY_LIMIT, "temp_directory": str(work_dir)})
-    con.execute("SET preserve_insertion_order = true")
+    con.execute("SET preserve_insertion_order = true")  # the scan numbers rows by their order
+    con.execute("SET enable_progress_bar = false")  # DuckDB draws on stdout; the run has its own bars
     return con
 
 
-def _load(con, files: list[Path], f: WildChatFilters, progress: bool) -> None:
-    """One scan of every input row into ``conv``: bad rows flagged (``bad``), the first filter each
-    good row fails (``dropped_by``), and, only for rows that pass, the turns (role, content) with the
-    conversation's id and size in narrow columns. What DuckDB holds, and may spill, is the kept part of
-    the input, not all of it."""
-    # DuckDB draws its bar on stdout: only when both streams are a terminal, so piped output stays clean.
-    tty = sys.stdout.isatty() and sys.stderr.isatty()
-    con.execute(f"SET enable_progress_bar = {'true' if progress and tty else 'false'}")
-    selects = []
-    for i, path in enumerate(files):
-        selects.append(
-            f"""SELECT {i} AS file_no, _row AS row_no, conversation_hash,
-                CAST("timestamp" AS VARCHAR) AS ts_text, "language" AS lang, toxic, redacted, hashed_ip,
-                header."user-agent" AS user_agent, conversation AS turns,
-                coalesce(list_bool_or(list_transform(openai_moderation, lambda m: coalesce(m.flagged, false))), false) AS flagged
-            FROM {_relation(path)}"""
-        )
+#: The narrow columns of a kept conversation the scan hands to grouping (spilled to Parquet).
+KEPT_COLUMNS = (
+    ("file_no", "int32"),
+    ("row_no", "int64"),
+    ("pack_id", "int64"),
+    ("conversation_hash", "string"),
+    ("ts_text", "string"),
+    ("lang", "string"),
+    ("hashed_ip", "string"),
+    ("user_agent", "string"),
+    ("n_turns", "int64"),
+    ("conversation_id", "string"),
+)
+
+
+def _scan_sql(path: Path, f: WildChatFilters) -> str:
+    """One streaming pass over a file, one row per input row in file order: ``bad`` (not a WildChat
+    record), ``dropped_by`` (the first filter the row fails) and, only for rows that pass, the narrow
+    columns grouping needs and the turns (role, content) as JSON text. No blocking operator: DuckDB
+    reads and judges while the store writes the kept turns."""
     langs = ", ".join(_sql_str(x) for x in f.languages)
     lang_ok = f"lang IN ({langs})" if f.languages else "true"
     n_turns = (
         "len(turns)" if f.turn_unit == "messages" else "len(list_filter(turns, lambda t: t.role = 'user'))"
     )
-    # A removed row keeps only its verdict: what DuckDB holds is the size of what is kept.
     kept_cols = {
         "conversation_hash": "conversation_hash",
         "ts_text": "ts_text",
@@ -254,16 +261,19 @@ def _load(con, files: list[Path], f: WildChatFilters, progress: bool) -> None:
         "n_turns": "len(turns)",
         "conversation_id": "conversation_hash || '_' || coalesce(CAST(turns[1].turn_identifier AS VARCHAR), "
         "left(sha256(turns[1].content), 8))",
-        # the turns as JSON text (role, content): smaller to hold than a list of structs, ready to write
         "turns": "CAST(to_json(list_transform(turns, lambda t: {'role': t.role, 'content': t.content})) AS VARCHAR)",
     }
     kept_only = ", ".join(
         f"CASE WHEN NOT bad AND dropped_by IS NULL THEN {expr} END AS {name}"
         for name, expr in kept_cols.items()
     )
-    con.execute(
-        f"""CREATE TEMP TABLE conv AS
-        WITH raw AS ({" UNION ALL ".join(selects)}),
+    return f"""
+        WITH raw AS (
+          SELECT conversation_hash, CAST("timestamp" AS VARCHAR) AS ts_text, "language" AS lang, toxic,
+                 redacted, hashed_ip, header."user-agent" AS user_agent, conversation AS turns,
+                 coalesce(list_bool_or(list_transform(openai_moderation,
+                                                      lambda m: coalesce(m.flagged, false))), false) AS flagged
+          FROM {_relation(path)}),
         judged AS (
           SELECT *,
             (conversation_hash IS NULL OR turns IS NULL OR len(turns) = 0 OR lang IS NULL OR ts_text IS NULL
@@ -283,16 +293,73 @@ def _load(con, files: list[Path], f: WildChatFilters, progress: bool) -> None:
               WHEN {str(f.drop_flagged).lower()} AND flagged THEN 'moderation'
               ELSE NULL END AS dropped_by
           FROM judged)
-        SELECT file_no, row_no, bad, dropped_by, {kept_only}
-        FROM verdict"""
-    )
+        SELECT bad, dropped_by, {kept_only} FROM verdict"""
 
 
-def _bad_rows(con) -> list[tuple[int, int]]:
-    return con.execute("SELECT file_no, row_no FROM conv WHERE bad ORDER BY file_no, row_no").fetchall()
+@dataclass
+class _Scan:
+    """What the scan found besides the kept rows: rows per file, bad rows, removals per filter."""
+
+    rows: dict[int, int] = field(default_factory=dict)
+    bad: list[tuple[int, int]] = field(default_factory=list)
+    removed: dict[str, int] = field(default_factory=dict)
 
 
-def _keep(con, f: WildChatFilters) -> None:
+def _scan(con, files: list[Path], f: WildChatFilters, bulk, kept_path: Path, skip_bad: bool, bar) -> _Scan:
+    """Read every file once, in order: count and judge each row, store each kept conversation's turns
+    as a pack (``bulk.add_packs``, in the import's transaction) and spill its narrow columns with its
+    file, row and pack id to ``kept_path`` for grouping. In strict mode the first bad row stops the
+    run (the caller's transaction then writes nothing)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    schema = pa.schema([(name, getattr(pa, kind)()) for name, kind in KEPT_COLUMNS])
+    found = _Scan()
+    narrow = [name for name, _ in KEPT_COLUMNS[3:]]
+    with pq.ParquetWriter(kept_path, schema, compression="none") as writer:
+        for file_no, path in enumerate(files):
+            seen = 0
+            batches = _prefetched(con.sql(_scan_sql(path, f)).to_arrow_reader(BATCH_ROWS))
+            try:
+                for batch in batches:
+                    n = batch.num_rows
+                    bad = batch.column("bad")
+                    if pc.any(bad).as_py():
+                        rows = [seen + 1 + int(i) for i in pc.indices_nonzero(bad).to_pylist()]
+                        if not skip_bad:
+                            raise _first_bad(path, rows[0])
+                        found.bad.extend((file_no, r) for r in rows)
+                    for item in pc.value_counts(batch.column("dropped_by")).to_pylist():
+                        if item["values"] is not None:
+                            found.removed[item["values"]] = (
+                                found.removed.get(item["values"], 0) + item["counts"]
+                            )
+                    keep = pc.is_valid(batch.column("turns"))
+                    kept = batch.filter(keep)
+                    if kept.num_rows:
+                        packs = bulk.add_packs(
+                            kept.column("n_turns").to_pylist(), kept.column("turns").to_pylist()
+                        )
+                        row_no = pc.add(pc.indices_nonzero(keep), seen + 1)
+                        cols = [
+                            pa.array([file_no] * kept.num_rows, pa.int32()),
+                            row_no.cast(pa.int64()),
+                            pa.array(packs, pa.int64()),
+                            *(kept.column(name) for name in narrow),
+                        ]
+                        writer.write_batch(pa.record_batch(cols, schema=schema))
+                    seen += n
+                    bar.update(n)
+            finally:
+                batches.close()  # stops DuckDB's producer thread before the connection is used again
+            if not seen:
+                raise no_records(path)
+            found.rows[file_no] = seen
+    return found
+
+
+def _keep(con, f: WildChatFilters, kept_path: Path) -> None:
     """``kept``: the narrow columns of every row that passed the filters, with ``dup`` marking a repeat
     of the same conversation from the same IP (the first is kept)."""
     dup = (
@@ -302,9 +369,9 @@ def _keep(con, f: WildChatFilters) -> None:
     )
     con.execute(
         f"""CREATE TEMP TABLE kept AS
-        SELECT file_no, row_no, conversation_hash, ts_text, try_cast(ts_text AS TIMESTAMPTZ) AS ts, lang,
-               hashed_ip, user_agent, n_turns, conversation_id, {dup} AS dup
-        FROM conv WHERE NOT bad AND dropped_by IS NULL"""
+        SELECT file_no, row_no, pack_id, conversation_hash, ts_text, try_cast(ts_text AS TIMESTAMPTZ) AS ts,
+               lang, hashed_ip, user_agent, n_turns, conversation_id, {dup} AS dup
+        FROM read_parquet({_sql_str(str(kept_path))})"""
     )
 
 
@@ -352,8 +419,8 @@ def _members(con, files: list[Path], f: WildChatFilters) -> None:
     con.execute(
         f"""CREATE TEMP TABLE members AS
         WITH m AS (
-          SELECT s.seq_key, s.seq_pos, s.formed_by, k.file_no, k.row_no, k.conversation_hash, k.ts_text, k.lang,
-                 k.n_turns, k.conversation_id
+          SELECT s.seq_key, s.seq_pos, s.formed_by, k.file_no, k.row_no, k.pack_id, k.conversation_hash,
+                 k.ts_text, k.lang, k.n_turns, k.conversation_id
           FROM seqs s JOIN kept k USING (file_no, row_no)),
         w AS (
           SELECT *,
@@ -371,12 +438,11 @@ def _members(con, files: list[Path], f: WildChatFilters) -> None:
 
 
 def _dialogue_batches(con, files: list[str], f: WildChatFilters):
-    """The dialogues as typed batches for :meth:`Content.import_dialogue_batches` (columns
-    ``dialogue_id, meta, turns, n_turns``), made entirely by DuckDB: the meta (licence, language, how
-    the sequence was formed and, per conversation, file, row, hash, id, timestamp and first turn) and
-    the turns as JSON text. A one-conversation dialogue streams straight from its row; only the turns
-    of multi-conversation sequences are aggregated. Turns of such a sequence carry
-    ``{"conversation": k}``."""
+    """The dialogues as typed batches for :meth:`BulkDialogues.add_dialogues` (columns ``dialogue_id,
+    meta, n_turns``), made entirely by DuckDB from the narrow columns: the meta (licence, language,
+    how the sequence was formed and, per conversation, file, row, hash, id, timestamp and first turn)
+    as JSON text. A one-conversation dialogue comes straight from its row; only sequences are
+    grouped."""
     paths = ", ".join(f"({i}, {_sql_str(p)})" for i, p in enumerate(files))
 
     def meta(lang: str, formed_by: str, seq_key: str, conversations: str) -> str:
@@ -393,19 +459,13 @@ def _dialogue_batches(con, files: list[str], f: WildChatFilters):
     conv = """{'file': m.path, 'row': m.row_no, 'conversation_hash': m.conversation_hash,
                'conversation_id': m.conversation_id, 'timestamp': m.ts_text, 'first_turn': m.first_turn,
                'turns': m.n_turns}"""
-    # One-conversation dialogues (most of them) stream row by row; only sequences are grouped.
     query = f"""
-    WITH m AS (SELECT * FROM members JOIN (VALUES {paths}) p(file_no, path) USING (file_no)),
-    single AS (
+    WITH m AS (SELECT * FROM members JOIN (VALUES {paths}) p(file_no, path) USING (file_no))
+    SELECT * FROM (
       SELECT m.dialogue_id, {meta("m.lang", "m.formed_by", "m.seq_key", f"[{conv}]")} AS meta,
-             c.turns, m.n_turns
-      FROM m JOIN conv c USING (file_no, row_no) WHERE m.n_convs = 1),
-    parts AS (
-      -- In JSON text an unescaped quote never occurs inside a string, so the text that opens a turn
-      -- object occurs only there: this adds the conversation number to every turn without parsing.
-      SELECT m.*, replace(c.turns, '{{"role":', '{{"extra":{{"conversation":' || (m.seq_pos - 1) || '}},"role":') AS j
-      FROM m JOIN conv c USING (file_no, row_no) WHERE m.n_convs > 1),
-    multi AS (
+             CAST(m.n_turns AS BIGINT) AS n_turns
+      FROM m WHERE m.n_convs = 1
+      UNION ALL
       SELECT m.dialogue_id,
              {
         meta(
@@ -415,11 +475,18 @@ def _dialogue_batches(con, files: list[str], f: WildChatFilters):
             f"list({conv} ORDER BY m.seq_pos)",
         )
     } AS meta,
-             '[' || string_agg(m.j[2:-2], ',' ORDER BY m.seq_pos) || ']' AS turns, sum(m.n_turns) AS n_turns
-      FROM parts m GROUP BY m.dialogue_id)
-    SELECT dialogue_id, meta, turns, CAST(n_turns AS BIGINT) AS n_turns FROM single
-    UNION ALL
-    SELECT dialogue_id, meta, turns, CAST(n_turns AS BIGINT) AS n_turns FROM multi"""
+             CAST(sum(m.n_turns) AS BIGINT) AS n_turns
+      FROM m WHERE m.n_convs > 1 GROUP BY m.dialogue_id)
+    ORDER BY dialogue_id  -- the store's index on dialogue ids then grows at its end"""
+    return _prefetched(con.sql(query).to_arrow_reader(BATCH_ROWS))
+
+
+def _link_batches(con):
+    """Each kept conversation's pack with its dialogue and place in it (``dialogue_id, part,
+    pack_id``), in pack order: the order the turns were written, so the store reads each once."""
+    query = (
+        """SELECT dialogue_id, CAST(seq_pos - 1 AS BIGINT) AS part, pack_id FROM members ORDER BY pack_id"""
+    )
     return _prefetched(con.sql(query).to_arrow_reader(BATCH_ROWS))
 
 
@@ -471,9 +538,7 @@ def _fingerprint(files: list[Path], out: dict[str, str]) -> None:
     out["sha256"] = digest.hexdigest()
 
 
-def _first_bad(con, files: list[Path]) -> InputError:
-    file_no, row_no = _bad_rows(con)[0]
-    path = files[file_no]
+def _first_bad(path: Path, row_no: int) -> InputError:
     if _kind(path) == "jsonl":
         for lineno, _rec, message, _raw in bad_records(path, limit=1):
             return InputError(
@@ -485,8 +550,7 @@ def _first_bad(con, files: list[Path]) -> InputError:
     )
 
 
-def _write_rejects(con, files: list[Path], rejects_path: Path) -> int:
-    bad = _bad_rows(con)
+def _write_rejects(bad: list[tuple[int, int]], files: list[Path], rejects_path: Path) -> int:
     by_file: dict[int, set[int]] = {}
     for file_no, row_no in bad:
         by_file.setdefault(file_no, set()).add(row_no)
@@ -520,7 +584,11 @@ def ingest_wildchat(
     progress: bool = False,
     work_dir: Path | None = None,
 ) -> IngestReport:
-    """Read, filter, group and import WildChat files; one transaction, nothing written on a strict error."""
+    """Read, filter, group and import WildChat files; one transaction, nothing written on a strict error.
+
+    The transaction is open from the first row read: each kept conversation's turns are stored as
+    it streams past (the store's single writer works beside DuckDB's scan), then the narrow columns
+    are grouped into sequences and each dialogue is linked to its conversations' turns."""
     f = filters or WildChatFilters()
     f.check()
     files = expand_paths(paths)
@@ -531,73 +599,92 @@ def ingest_wildchat(
     with tempfile.TemporaryDirectory(prefix="prefkit-wildchat-", dir=work_dir) as tmp:
         con = _connect(Path(tmp))
         try:
-            clock = time.perf_counter()
-            try:
-                _load(con, files, f, progress)
-            except Exception as exc:  # duckdb raises its own types for unreadable files
-                raise InputError(
-                    f"{files[0] if len(files) == 1 else 'input'}: cannot be read as WildChat ({exc})"
-                ) from None
-            per_file = dict(con.execute("SELECT file_no, count(*) FROM conv GROUP BY 1").fetchall())
-            empty = [p for i, p in enumerate(files) if not per_file.get(i)]
-            if empty:
-                raise no_records(empty[0])
-            report.rows = sum(per_file.values())
-            n_bad = con.execute("SELECT count(*) FROM conv WHERE bad").fetchone()[0]
-            if n_bad and not skip_bad:
-                raise _first_bad(con, files)
-            if n_bad:
-                target = rejects_path or Path("wildchat-rejects.jsonl")
-                report.rejected = _write_rejects(con, files, target)
-                report.rejects_file = str(target)
-            report.seconds["scan"] = round(time.perf_counter() - clock, 3)
-            clock = time.perf_counter()
-            _keep(con, f)
-            for name, count in con.execute(
-                "SELECT dropped_by, count(*) FROM conv WHERE dropped_by IS NOT NULL GROUP BY 1"
-            ).fetchall():
-                report.removed[name] = count
-            report.removed["duplicate"] = con.execute("SELECT count(*) FROM kept WHERE dup").fetchone()[0]
-            _group(con, f)
-            report.kept = con.execute("SELECT count(*) FROM seqs").fetchone()[0]
-            for formed_by, n in con.execute(
-                "SELECT formed_by, count(DISTINCT seq_key) FROM seqs GROUP BY 1 ORDER BY 1"
-            ).fetchall():
-                report.formed[formed_by] = n
-            report.sequences = sum(report.formed.values())
-            _members(con, files, f)
-            report.seconds["group"] = round(time.perf_counter() - clock, 3)
-            clock = time.perf_counter()
-            hasher.join()
-            report.seconds["hash_wait"] = round(time.perf_counter() - clock, 3)
-            from curation.store.content import ImportBundle
-
-            header = ImportBundle(
-                kind="wildchat",
-                path=", ".join(str(p) for p in files),
-                sha256=hashlib.sha256(
-                    (fp["sha256"] + canonical_json(asdict(f)) + str(skip_bad)).encode("utf-8")
-                ).hexdigest(),
-                rows=report.rows,
-                licence=LICENCE,
-                provenance=Provenance(source="import.wildchat", licence=LICENCE),
-            )
-            clock = time.perf_counter()
-            batches = _dialogue_batches(con, [str(p) for p in files], f)
-            try:
-                result = store.content.import_dialogue_batches(
-                    header, "wildchat", batches, total=report.sequences, progress=progress
-                )
-            finally:
-                batches.close()  # stops DuckDB's producer thread before the connection closes
-            report.seconds["write"] = round(time.perf_counter() - clock, 3)
+            clock = None
+            with store.content.bulk_dialogues("wildchat") as bulk:
+                _run(con, files, f, bulk, report, skip_bad, rejects_path, progress, Path(tmp), (hasher, fp))
+                clock = time.perf_counter()
+            if clock is not None:  # not when the source was already imported (rolled back)
+                report.seconds["commit"] = round(time.perf_counter() - clock, 3)
         finally:
             con.close()
+    result = bulk.result
     report.source_id = result.source_id
     report.already_imported = result.already_imported
     report.dialogues_written = result.counts.get("dialogues", 0)
     report.turns_written = result.counts.get("turns", 0)
     return report
+
+
+def _run(con, files, f, bulk, report, skip_bad, rejects_path, progress, tmp: Path, hashing) -> None:
+    """The steps of :func:`ingest_wildchat` inside the import's transaction."""
+    from tqdm import tqdm
+
+    from curation.store.content import ImportBundle
+
+    show = progress and sys.stderr.isatty()
+    clock = time.perf_counter()
+    kept_path = tmp / "kept.parquet"
+    with tqdm(desc="reading", unit=" rows", unit_scale=True, disable=not show) as bar:
+        try:
+            found = _scan(con, files, f, bulk, kept_path, skip_bad, bar)
+        except (InputError, StoreError):
+            raise
+        except Exception as exc:  # duckdb raises its own types for unreadable files
+            raise InputError(
+                f"{files[0] if len(files) == 1 else 'input'}: cannot be read as WildChat ({exc})"
+            ) from None
+    report.rows = sum(found.rows.values())
+    if found.bad:
+        target = rejects_path or Path("wildchat-rejects.jsonl")
+        report.rejected = _write_rejects(found.bad, files, target)
+        report.rejects_file = str(target)
+    report.removed.update(found.removed)
+    report.seconds["scan"] = round(time.perf_counter() - clock, 3)
+    clock = time.perf_counter()
+    _keep(con, f, kept_path)
+    report.removed["duplicate"] = con.execute("SELECT count(*) FROM kept WHERE dup").fetchone()[0]
+    bulk.drop_packs([r[0] for r in con.execute("SELECT pack_id FROM kept WHERE dup").fetchall()])
+    _group(con, f)
+    report.kept = con.execute("SELECT count(*) FROM seqs").fetchone()[0]
+    for formed_by, n in con.execute(
+        "SELECT formed_by, count(DISTINCT seq_key) FROM seqs GROUP BY 1 ORDER BY 1"
+    ).fetchall():
+        report.formed[formed_by] = n
+    report.sequences = sum(report.formed.values())
+    _members(con, files, f)
+    report.seconds["group"] = round(time.perf_counter() - clock, 3)
+    clock = time.perf_counter()
+    hasher, fp = hashing
+    hasher.join()
+    report.seconds["hash_wait"] = round(time.perf_counter() - clock, 3)
+    clock = time.perf_counter()
+    bulk.start_source(
+        ImportBundle(
+            kind="wildchat",
+            path=", ".join(str(p) for p in files),
+            sha256=hashlib.sha256(
+                (fp["sha256"] + canonical_json(asdict(f)) + str(skip_bad)).encode("utf-8")
+            ).hexdigest(),
+            rows=report.rows,
+            licence=LICENCE,
+            provenance=Provenance(source="import.wildchat", licence=LICENCE),
+        )
+    )
+    with tqdm(total=report.sequences, desc="writing", unit=" dialogues", disable=not show) as bar:
+        batches = _dialogue_batches(con, [str(p) for p in files], f)
+        try:
+            for batch in batches:
+                bulk.add_dialogues(batch)
+                bar.update(batch.num_rows)
+        finally:
+            batches.close()  # stops DuckDB's producer thread before the connection is used again
+    links = _link_batches(con)
+    try:
+        for batch in links:
+            bulk.link_packs(batch)
+    finally:
+        links.close()
+    report.seconds["write"] = round(time.perf_counter() - clock, 3)
 
 
 def default_work_dir() -> Path | None:
