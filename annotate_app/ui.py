@@ -14,7 +14,6 @@ on every run (one primary-key read), so a disabled account is signed out on its 
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Callable
 from typing import Any
 
@@ -162,8 +161,9 @@ def submit_button(
         st.warning(md_escape(problem), icon=":material/error:")
 
 
-def skip_and_flag(user: str, item: workflow.ShownItem) -> None:
-    """The skip/flag panel under every item."""
+def skip_and_flag(user: str, item: workflow.ShownItem, comment: bool = False) -> None:
+    """The skip/flag panel under every item; with ``comment``, the item's optional comment box is in it
+    too (a form whose label is one key press keeps its comment here: one element fewer per item)."""
     key = item.event_id
     project = open_project()
 
@@ -177,8 +177,11 @@ def skip_and_flag(user: str, item: workflow.ShownItem) -> None:
             user, item, key, lambda: workflow.flag(project, user, item, why), "Flagged for the maintainers"
         )
 
-    if not st.toggle("Skip or report this item", key=f"{key}:trouble"):
+    label = "Skip or report this item, or add a comment" if comment else "Skip or report this item"
+    if not st.toggle(label, key=f"{key}:{_ITEM_MARK}"):
         return  # the controls are drawn only when asked for: fewer elements on every item
+    if comment:
+        st.text_input("Comment (optional, type it before choosing)", key=f"{key}:comment")
     with st.container(border=True, horizontal=True, vertical_alignment="bottom"):
         st.selectbox("Skip reason", workflow.SKIP_REASONS, key=f"{key}:skipr")
         st.button("Skip", key=f"{key}:skip", icon=":material/skip_next:", on_click=skip)
@@ -209,22 +212,27 @@ def progress(project: Project, user: str, kind: str, version: tuple[int, int, in
     }
 
 
-def progress_line(title: str, mine: dict[str, Any], item: workflow.ShownItem) -> None:
+def progress_line(
+    title: str, mine: dict[str, Any], item: workflow.ShownItem, lead: Callable[[Any], str] | None = None
+) -> None:
     """Where the annotator is, for this task kind only: what the last click did, the header with the
-    item's batch and reference, and done / assigned, today, the pool. Two elements, not five: every
-    element costs the browser a little on each submit (bench/bench_browser.py)."""
+    item's batch and reference, and done / assigned, today, the pool (per batch when there are
+    several), then the form's ``lead(task)`` (markdown of the item's text, escaped by the form) when it
+    has one. One element, not seven: every element costs the browser a little on each submit
+    (bench/bench_browser.py), so the counts are a line of text, not a progress bar."""
     lines = []
     done = st.session_state.pop("_last_done", None)
     if done:  # inline above the item: a toast would cover the controls
         lines.append(safe(":small[:material/check_circle: " + done[0] + " · {}]", done[1]))
     lines.append(f"#### {title} · item {mine['done'] + 1} of {mine['assigned']}")
-    lines.append(safe(":small[:gray[batch {} · item {}]]", item.task.batch, item.task.item_ref))
-    st.markdown("\n\n".join(lines))
-    total = mine["assigned"] + mine["pool"]
     line = f"{mine['done']} of {mine['assigned']} assigned done · {mine['today']} done today · {mine['pool']} more in the pool"
     if len(mine["batches"]) > 1:
         line += " · " + " · ".join(safe("{}: {}/{}", r.batch_id, r.done, r.assigned) for r in mine["batches"])
-    st.progress(mine["done"] / total if total else 1.0, text=line)
+    lines.append(safe(":small[:gray[batch {} · item {}]]", item.task.batch, item.task.item_ref) + "  \n")
+    lines[-1] += f":small[{line}]"
+    if lead is not None:
+        lines.append(lead(item.task))
+    st.markdown("\n\n".join(lines))
 
 
 def last_done() -> None:
@@ -234,13 +242,30 @@ def last_done() -> None:
         st.caption(safe(":material/check_circle: " + done[0] + " · {}", done[1]))
 
 
-def scroll_to_top(item_key: str) -> None:
-    """Each item starts at its top: the page and every scrolled box go back to 0, once per new item
-    (the script is ours alone; the item key is reduced to letters and digits)."""
-    marker = re.sub(r"\W", "", item_key)
-    st.html(
-        f"<script>/* {marker} */ document.querySelectorAll('[data-testid=stMain], "
-        "[data-testid=stAppViewContainer], [data-testid=stAppScrollToBottomContainer]')"
-        ".forEach(e => e.scrollTo(0, 0)); window.scrollTo(0, 0);</script>",
-        unsafe_allow_javascript=True,
-    )
+# The element every item draws last and keys with its own id (``skip_and_flag``'s toggle): its class
+# ``st-key-<event id>-trouble`` tells the page script below that a new item is on screen.
+_ITEM_MARK = "trouble"
+_ITEM_TOP = (
+    "<script>/* prefkit: each item starts at its top */ if (!window.__prefkitItemTop) {"
+    " window.__prefkitItemTop = true; let shown = null;"
+    " const app = document.querySelector('[data-testid=stApp]');"
+    " const boxes = '[data-testid=stMain], [data-testid=stAppViewContainer], [data-testid=stAppScrollToBottomContainer]';"
+    " new MutationObserver(() => {"
+    "  if (app.getAttribute('data-test-script-state') !== 'notRunning') return;"
+    "  const mark = document.querySelector('[data-testid=stMain] [class*=\"-MARK\"]');"
+    "  const item = mark && [...mark.classList].find(c => c.startsWith('st-key-'));"
+    "  if (!item || item === shown) return;"
+    "  shown = item;"
+    "  requestAnimationFrame(() => { document.querySelectorAll(boxes).forEach(e => { if (e.scrollTop) e.scrollTo(0, 0); });"
+    "   if (window.scrollY) window.scrollTo(0, 0); });"
+    " }).observe(app, {attributes: true, attributeFilter: ['data-test-script-state']}); }</script>"
+).replace("MARK", _ITEM_MARK)
+
+
+def item_top_script() -> None:
+    """Each item starts at its top: the page and every scrolled box go back to 0 when a new item is on
+    screen. Drawn once by the page, outside the item fragment: a script element in every item would
+    be one more element for the browser per submit (and a layout forced by each ``scrollTo``); this
+    one watches the run state and scrolls only when a new item came and something is scrolled. The
+    script is ours alone (no data in it)."""
+    st.html(_ITEM_TOP, unsafe_allow_javascript=True)

@@ -26,21 +26,28 @@ CHOICES = (
 TITLES = {value: title for value, title, _ in CHOICES}
 
 
-def pair(task) -> None:
+# The comment box sits under the item's "skip or report" switch: one key press labels an item, so
+# every element drawn per item is paid for on every submit (bench/bench_browser.py).
+COMMENT_IN_PANEL = True
+
+
+def lead(task) -> str:
+    """The pair, drawn in the same markdown element as the item's header (one element per item, not
+    five: the browser's work per submit grows with the elements drawn)."""
     p = task.payload
-    c1, c2 = st.columns(2, gap="large", border=True)  # bordered columns: two elements fewer per item
-    c1.markdown("**Gold checklist item**  \n" + md_escape(p["checklist_item"]))
-    c2.markdown(
-        "**Candidate preference**  \n"
+    return (
+        "**Gold checklist item**  \n" + md_escape(p["checklist_item"]) + "\n\n"
+        + ui.safe("**Candidate preference** :gray[· from {}]  \n", p.get("origin") or "unknown")
         + md_escape(p["candidate"])
-        + ui.safe("  \n:gray[from {}]", p.get("origin") or "unknown")
-    )
+    )  # fmt: skip
+
+
+def pair(task) -> None:
+    st.markdown(lead(task))
 
 
 def render(project: Project, user: str, item: workflow.ShownItem) -> None:
-    prefix = item.event_id
-    pair(item.task)
-    st.text_input("Comment (optional, type it before choosing)", key=f"{prefix}:comment")
+    prefix = item.event_id  # the pair is the header's lead (lead()), the comment box under the switch
     row = st.container(horizontal=True)
     for value, title, key in CHOICES:
         row.button(title, shortcut=key, key=f"{prefix}:{value}", width="stretch", type="primary",

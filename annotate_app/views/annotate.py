@@ -54,10 +54,11 @@ def item_panel(kind: str) -> None:
             "Nothing left in your queue for this task kind. Thank you! Pick another kind in the sidebar."
         )
         return
-    ui.scroll_to_top(item.event_id)
-    ui.progress_line(ui.KIND_TITLES[kind], mine, item)
-    FORMS[kind].render(project, user, item)
-    ui.skip_and_flag(user, item)
+    form = FORMS[kind]
+    ui.progress_line(ui.KIND_TITLES[kind], mine, item, getattr(form, "lead", None))
+    form.render(project, user, item)
+    ui.skip_and_flag(user, item, comment=getattr(form, "COMMENT_IN_PANEL", False))
 
 
+ui.item_top_script()
 item_panel(kind)
