@@ -165,6 +165,17 @@ def test_skip_with_a_reason(project):
     assert (ev.action, ev.comment, ev.annotator) == ("skip", "cannot judge", "alice")
 
 
+def test_a_match_comment_is_typed_under_the_switch_and_kept_with_the_label(project):
+    at = app(ALICE, "preference_match")
+    item = workflow.current_item(project, "alice", "preference_match")
+    assert not [t for t in at.text_input if t.key == f"{item.event_id}:comment"]  # not drawn per item
+    at.toggle(key=f"{item.event_id}:trouble").set_value(True).run()
+    at.text_input(key=f"{item.event_id}:comment").input("candidate is vague").run()
+    at.button(key=f"{item.event_id}:not_covered").click().run()
+    ev = project.store.labels.event(item.event_id)
+    assert (ev.values, ev.comment) == ({"coverage": "not_covered"}, "candidate is vague")
+
+
 def test_edit_a_recent_label(project):
     item = workflow.current_item(project, "alice", "preference_match")
     workflow.submit(project, "alice", item, {"coverage": "fully"})
