@@ -14,7 +14,7 @@ from typing import Any
 
 from sqlalchemy import func, select
 
-from curation.store.content import Instance, InstanceLink, instance_row, link_row, session_rows
+from curation.store.content_records import Instance, InstanceLink, instance_row, link_row, session_rows
 from curation.store.engine import StoreArea
 from schemas.common import utcnow
 from schemas.curation import Provenance

@@ -6,11 +6,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from curation.store.content import CupidSession, ImportBundle, Instance, InstanceLink
+from curation.store.content import CupidSession, DialogueTurn, ImportBundle, Instance, InstanceLink
 from schemas.common import content_hash, sha256_file
 from schemas.cupid import BenchmarkInstance, PriorInteraction
 from schemas.curation import Provenance
-from schemas.generation import Turn
 from schemas.reading import iter_rows, no_records, validate_row
 
 
@@ -79,7 +78,7 @@ def _session(sid: str, persona_id: str, index: int, prior: PriorInteraction, che
         factor_name=prior.context_factor,
         preference_text=prior.contextual_preference,
         questions=list(checklists.get((persona_id, prior.contextual_preference), [])),
-        turns=[Turn(index=k, role=m.role, content=m.content) for k, m in enumerate(prior.dialogue)],
+        turns=[DialogueTurn(k, m.role, m.content) for k, m in enumerate(prior.dialogue)],
     )
 
 

@@ -66,7 +66,7 @@ def session_payload(s: StoredSession) -> dict[str, Any] | None:
         "context_factor": s.factor_name,
         "preference": s.preference_text,
         "checklist": s.questions,
-        "turns": [t.model_dump() for t in s.turns],
+        "turns": [{"index": t.index, "role": t.role, "content": t.content} for t in s.turns],
     }
 
 
