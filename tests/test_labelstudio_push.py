@@ -69,7 +69,7 @@ def test_a_push_that_fails_half_way_resumes_and_imports_each_task_once(ls_url, l
     proxy = FailingProxy(ls_url, fail_import=3, mode=mode)
     try:
         with pytest.raises(bridge.LabelStudioError, match="importing tasks: Label Studio answered 50"):
-            bridge.push(ls_project, "preference_match", proxy.url, first_chunk=2, chunk=2)
+            bridge.push(ls_project, "preference_match", proxy.url, batch=2, chunk=2)
         pid = ls_project.store.labelstudio.project_id(proxy.url, "preference_match")
         assert proxy.imports == 3  # the fourth request was never sent
         mapped = ls_project.store.labelstudio.task_ids(proxy.url, pid)
@@ -77,7 +77,7 @@ def test_a_push_that_fails_half_way_resumes_and_imports_each_task_once(ls_url, l
         in_ls = _ls_tasks(ls_url, pid)
         assert len(in_ls) == (6 if mode == "answer_lost" else 4)  # never sent twice
 
-        again = bridge.push(ls_project, "preference_match", proxy.url, first_chunk=2, chunk=2)
+        again = bridge.push(ls_project, "preference_match", proxy.url, batch=2, chunk=2)
     finally:
         proxy.close()
     assert again.reconciled == (2 if mode == "answer_lost" else 0)

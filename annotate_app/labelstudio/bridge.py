@@ -16,14 +16,14 @@ label-studio-sdk 2.x.
 
 from __future__ import annotations
 
-import itertools
 import json
 import os
+import queue
 import re
 import secrets
 import threading
+from collections import deque
 from collections.abc import Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -42,10 +42,17 @@ if TYPE_CHECKING:
 
 ENV_URL = "LABEL_STUDIO_URL"
 ENV_KEY = "LABEL_STUDIO_API_KEY"
-# Tasks per import request: a small first request so Label Studio starts while the rest is built and
-# stored, then large ones (Label Studio's import costs per task, plus a little per request;
-# bench/bench_labelstudio.py measures the push against one plain SDK import of the same tasks).
-FIRST_CHUNK = 5_000
+# Tasks are built, stored and encoded a part at a time: the first part is ``BATCH`` tasks, so Label
+# Studio starts on the first import request while the rest is built; each later part is twice the
+# one before (fewer, larger store transactions) up to ``IMPORT_CHUNK``. A request takes every part
+# stored while the previous one ran, up to ``IMPORT_CHUNK`` tasks and ``IMPORT_BYTES``. The last
+# ``TAIL`` tasks go alone in the last request, so the id map written after its answer is short (the
+# one before is written while Label Studio imports them). Label Studio's import costs per task, plus
+# ~30 ms of its CPU per request; bench/bench_labelstudio.py measures the push against one plain SDK
+# import of the same tasks.
+BATCH = 1_000
+TAIL = 2_500
+PART_BYTES = 16 * 2**20
 IMPORT_CHUNK = 25_000
 # Label Studio takes up to 200 MB per request; stay well below.
 IMPORT_BYTES = 64 * 2**20
@@ -193,63 +200,153 @@ def _tasks_to_push(
     yield from todo
 
 
-def _chunks(
-    tasks: Iterator[AnnotationTask], first: int, size: int
-) -> Iterator[tuple[list[AnnotationTask], list[dict[str, Any]]]]:
-    """(tasks, import items) a request at a time: a small first request (Label Studio starts working
-    while the rest is built), then ``size`` tasks, fewer when the first request's items are so large
-    that ``size`` of them would pass ``IMPORT_BYTES``."""
-    n, first_part = max(1, min(first, size)), True
-    while part := list(itertools.islice(tasks, n)):
-        items = [_import_item(t) for t in part]
-        if first_part:
-            per_item = len(json.dumps(items).encode()) / len(items)
-            size, first_part = max(1, min(size, int(IMPORT_BYTES / per_item))), False
-        yield part, items
-        n = size
+@dataclass
+class _Part:
+    tasks: list[AnnotationTask]
+    items: list[bytes]  # each task's import item, JSON-encoded once
+    size: int  # bytes of the items
+    last: bool = False  # sent alone, as the last request
+
+
+def _parts(tasks: Iterator[AnnotationTask], first: int, largest: int, tail: int = TAIL) -> Iterator[_Part]:
+    """The tasks with their encoded import items: ``first`` tasks, then parts twice as large as the
+    one before up to ``largest`` (or ``PART_BYTES``); the last ``tail`` tasks in a part of their own."""
+    size = max(1, min(first, largest))
+    part = _Part([], [], 0)
+    for task in tasks:
+        item = json.dumps(_import_item(task), separators=(",", ":")).encode()
+        part.tasks.append(task)
+        part.items.append(item)
+        part.size += len(item) + 1
+        if len(part.tasks) >= size or part.size >= PART_BYTES:
+            yield part
+            part, size = _Part([], [], 0), min(2 * size, largest)
+    # ``part`` holds the tasks after the last full part; ``tail`` of them end the push alone.
+    if len(part.tasks) > tail:
+        k = len(part.tasks) - tail
+        yield _Part(part.tasks[:k], part.items[:k], sum(len(i) + 1 for i in part.items[:k]))
+        part = _Part(part.tasks[k:], part.items[k:], sum(len(i) + 1 for i in part.items[k:]))
+    if part.tasks:
+        part.last = True
+        yield part
+
+
+_DONE = object()
 
 
 class _Importer:
-    """Import requests sent one at a time from a background thread, so the next chunk is built and
-    stored while Label Studio works on the current one. After a failure nothing more is sent."""
+    """Sends the import requests from one background thread while the caller builds and stores the
+    next tasks. A request takes every part handed over since the previous one was sent (at least one
+    part, at most ``max_tasks`` tasks and ``IMPORT_BYTES``): the first goes as soon as the first part
+    is stored, later ones grow with what was built meanwhile, so Label Studio never waits for a
+    fixed-size chunk to be built. Answers come back in order (:meth:`answers`); after a failed request
+    nothing more is sent."""
 
-    def __init__(self, client: LabelStudio, pid: int):
-        self.client, self.pid = client, pid
-        self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ls-import")
-        self.failed = threading.Event()
+    def __init__(self, client: LabelStudio, pid: int, max_tasks: int):
+        self.client, self.pid, self.max_tasks = client, pid, max(1, max_tasks)
+        self._ready: deque[_Part] = deque()
+        self._cond = threading.Condition()
+        self._closed = self._stopped = self._finished = False
+        self._answers: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._thread = threading.Thread(target=self._run, name="ls-import", daemon=True)
+        self._thread.start()
 
-    def submit(self, items: list[dict[str, Any]]) -> Future[list[int]]:
-        return self.pool.submit(self._send, items)
-
-    def _send(self, items: list[dict[str, Any]]) -> list[int]:
-        if self.failed.is_set():
-            raise LabelStudioError("not imported: an earlier import request failed")
-        try:
-            resp = _call(
-                "importing tasks",
-                self.client.projects.import_tasks,
-                self.pid,
-                request=items,
-                return_task_ids=True,
-                # Never resent: a request whose answer was lost may have been imported (the SDK would
-                # retry it on a 5xx or a dropped connection and import the tasks twice); the next push
-                # maps such tasks from their data instead.
-                request_options={"max_retries": 0, "timeout_in_seconds": IMPORT_TIMEOUT_S},
-            )
-        except BaseException:
-            self.failed.set()
-            raise
-        ids = [int(i) for i in resp.task_ids or []]
-        if len(ids) != len(items):
-            self.failed.set()
-            raise LabelStudioError(
-                f"Label Studio returned {len(ids)} task ids for {len(items)} imported tasks"
-            )
-        return ids
+    def put(self, part: _Part) -> None:
+        """Hand over stored tasks and their encoded import items."""
+        with self._cond:
+            self._ready.append(part)
+            self._cond.notify()
 
     def close(self) -> None:
-        self.failed.set()  # whatever is still queued is not sent
-        self.pool.shutdown(wait=True)
+        """No more parts: what was handed over is still sent."""
+        with self._cond:
+            self._closed = True
+            self._cond.notify()
+
+    def stop(self) -> None:
+        """Send nothing more; wait for the request in flight (its answer is not mapped: the next
+        push reconciles those tasks from their data)."""
+        with self._cond:
+            self._stopped = True
+            self._ready.clear()
+            self._cond.notify()
+        self._thread.join()
+
+    def answers(self, wait: bool) -> Iterator[tuple[list[AnnotationTask], list[int]]]:
+        """(tasks, Label Studio ids) of each request answered so far, in order; ``wait``: of every
+        request, until the last is answered. Raises the error of a failed request."""
+        while not self._finished:
+            try:
+                got = self._answers.get(block=wait)
+            except queue.Empty:
+                return
+            if got is _DONE:
+                self._finished = True
+            elif isinstance(got, BaseException):
+                raise got
+            else:
+                yield got
+
+    def _take(self) -> tuple[list[AnnotationTask], list[bytes]] | None:
+        with self._cond:
+            while not (self._ready or self._closed or self._stopped):
+                self._cond.wait()
+            if self._stopped or not self._ready:
+                return None
+            tasks: list[AnnotationTask] = []
+            items: list[bytes] = []
+            size = 0
+            while self._ready:
+                part = self._ready[0]
+                if tasks and (
+                    part.last
+                    or len(tasks) + len(part.tasks) > self.max_tasks
+                    or size + part.size > IMPORT_BYTES
+                ):
+                    break
+                self._ready.popleft()
+                tasks += part.tasks
+                items += part.items
+                size += part.size
+            return tasks, items
+
+    def _run(self) -> None:
+        try:
+            while (taken := self._take()) is not None:
+                tasks, items = taken
+                ids = self._send(b"[" + b",".join(items) + b"]", len(tasks))
+                self._answers.put((tasks, ids))
+        except BaseException as exc:  # handed to the caller, who raises it
+            self._answers.put(exc)
+        finally:
+            self._answers.put(_DONE)
+
+    def _send(self, body: bytes, n: int) -> list[int]:
+        # The SDK's own HTTP client (its auth, base URL and headers) with a body encoded once, as the
+        # parts were built: the SDK's import_tasks would re-encode every item (jsonable_encoder), about
+        # 1 s of CPU per 100,000 tasks, in the thread that must answer quickly.
+        http = self.client._client_wrapper.httpx_client
+        resp = _call(
+            "importing tasks",
+            http.request,
+            f"api/projects/{self.pid}/import",
+            method="POST",
+            params={"return_task_ids": True},
+            content=body,
+            headers={"Content-Type": "application/json"},
+            # Never resent: a request whose answer was lost may have been imported (a retry after a
+            # 5xx or a dropped connection would import the tasks twice); the next push maps such
+            # tasks from their data instead.
+            request_options={"max_retries": 0, "timeout_in_seconds": IMPORT_TIMEOUT_S},
+        )
+        if resp.status_code >= 300:
+            raise LabelStudioError(
+                f"importing tasks: Label Studio answered {resp.status_code}: {resp.text[:300]}"
+            )
+        ids = [int(i) for i in resp.json().get("task_ids") or []]
+        if len(ids) != n:
+            raise LabelStudioError(f"Label Studio returned {len(ids)} task ids for {n} imported tasks")
+        return ids
 
 
 def push(
@@ -258,14 +355,17 @@ def push(
     url: str,
     api_key: str | None = None,
     chunk: int = IMPORT_CHUNK,
-    first_chunk: int = FIRST_CHUNK,
+    batch: int = BATCH,
 ) -> PushReport:
     """Create or update the Label Studio project of ``kind`` and import the tasks it lacks.
 
-    Each task is built once, imported in a few large requests (``return_task_ids`` maps them to
-    Label Studio's ids without listing anything) and its mapping row written in one transaction per
-    request. A failed request stops the push; what was imported before it stays mapped, and the next
-    push imports only the rest (or maps, from the tasks' data, a request whose answer was lost)."""
+    Each task is built once and stored a part at a time (``batch`` tasks first, then parts twice as
+    large); the import requests (at most ``chunk``
+    tasks each, ``return_task_ids`` maps them to Label Studio's ids without listing anything) run in
+    a background thread while the next tasks are built, and each request's id map is written in one
+    transaction while the next request runs. A failed request stops the push; what was imported before
+    it stays mapped, and the next push imports only the rest (or maps, from the tasks' data, a request
+    whose answer was lost)."""
     lsk = ls_kind(kind)
     overlap = project.config.annotation.overlap
     if overlap < 1:
@@ -274,7 +374,8 @@ def push(
     pid, created = ensure_project(client, project, kind, url, overlap)
     report = PushReport(kind, url, pid, created)
     mapped = project.store.labelstudio.task_ids(url, pid)
-    report.reconciled = _reconcile(client, project, url, pid, mapped)
+    if not created:  # a project made just now holds no task: nothing to reconcile, no request
+        report.reconciled = _reconcile(client, project, url, pid, mapped)
     report.already = len(mapped)
     new_ids: set[str] = set()
     unfit: list[AnnotationTask] = []
@@ -290,41 +391,34 @@ def push(
             else:
                 yield task
 
-    importer = _Importer(client, pid)
-    pending: tuple[list[AnnotationTask], Future[list[int]]] | None = None
+    importer = _Importer(client, pid, chunk)
     try:
-        for part, items in _chunks(fitting(), first_chunk, chunk):
-            # Stored before they are sent (while Label Studio imports the previous request): a task in
-            # Label Studio is always one the store holds, so a lost answer can be reconciled.
-            if fresh := [t for t in part if t.task_id in new_ids]:
+        for part in _parts(fitting(), batch, chunk):
+            # Stored before they are sent: a task in Label Studio is always one the store holds, so a
+            # lost answer can be reconciled.
+            if fresh := [t for t in part.tasks if t.task_id in new_ids]:
                 project.store.labels.add_tasks(fresh)
-            future = importer.submit(items)
-            if pending:
-                _mapped(project, report, url, pid, *pending)
-            pending = (part, future)
-        if pending:
-            _mapped(project, report, url, pid, *pending)
-    finally:
+            importer.put(part)
+            for tasks, ids in importer.answers(wait=False):
+                _mapped(project, report, url, pid, tasks, ids)
         importer.close()
+        for tasks, ids in importer.answers(wait=True):
+            _mapped(project, report, url, pid, tasks, ids)
+    finally:
+        importer.stop()
     if fresh_unfit := [t for t in unfit if t.task_id in new_ids]:
         project.store.labels.add_tasks(fresh_unfit)  # stored like every task; labelled in the prefkit app
     return report
 
 
 def _mapped(
-    project: Project,
-    report: PushReport,
-    url: str,
-    pid: int,
-    part: list[AnnotationTask],
-    future: Future[list[int]],
+    project: Project, report: PushReport, url: str, pid: int, tasks: list[AnnotationTask], ids: list[int]
 ) -> None:
-    """Wait for one import request and record its id map (one transaction)."""
-    ids = future.result()
-    project.store.labelstudio.add_tasks(url, pid, {t.task_id: i for t, i in zip(part, ids, strict=True)})
-    report.imported += len(part)
+    """Record one answered import request's id map (one transaction)."""
+    project.store.labelstudio.add_tasks(url, pid, {t.task_id: i for t, i in zip(tasks, ids, strict=True)})
+    report.imported += len(tasks)
     report.requests += 1
-    report.gold += sum(1 for t in part if t.is_gold and t.gold_answer)
+    report.gold += sum(1 for t in tasks if t.is_gold and t.gold_answer)
 
 
 # -- pull -----------------------------------------------------------------------------------------

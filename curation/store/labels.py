@@ -17,6 +17,20 @@ from curation.store.engine import StoreArea, StoreError
 from schemas.common import utcnow
 from schemas.curation import Adjudication, AnnotationTask, LabelEvent
 
+# The tasks table's columns in the order ``Labels._task_tuple`` gives them.
+TASK_COLUMNS = (
+    "task_id",
+    "kind",
+    "item_ref",
+    "payload_json",
+    "batch_id",
+    "overlap",
+    "is_gold",
+    "gold_answer_json",
+    "schema_version",
+    "created_at",
+)
+
 #: Actions that finish an assignment (a withdraw does not: it only removes a label).
 FINISHING = ("label", "skip", "flag")
 
@@ -91,29 +105,46 @@ class Labels(StoreArea):
             ]
 
     def add_tasks(self, tasks: list[AnnotationTask]) -> int:
-        """Add tasks; a task whose (kind, item_ref) exists is left as it is. Returns how many were new."""
+        """Add tasks; a task whose (kind, item_ref) exists is left as it is. Returns how many were new.
+
+        Reads only the given tasks' refs (a Label Studio push stores 100,000 tasks a thousand at a
+        time: reading every stored ref for each batch would grow with the project)."""
         t = self.t["tasks"]
+        refs: dict[str, set[str]] = {}
+        for task in tasks:
+            refs.setdefault(task.kind, set()).add(task.item_ref)
         with self.write() as conn:
-            have = {(r[0], r[1]) for r in conn.execute(select(t.c.kind, t.c.item_ref))}
-            new = [task for task in tasks if (task.kind, task.item_ref) not in have]
+            have: set[tuple[str, str]] = set()
+            for kind, wanted in refs.items():
+                ordered = sorted(wanted)
+                for start in range(0, len(ordered), 500):
+                    q = select(t.c.item_ref).where(
+                        t.c.kind == kind, t.c.item_ref.in_(ordered[start : start + 500])
+                    )
+                    have |= {(kind, r[0]) for r in conn.execute(q)}
+            new, seen = [], set(have)
+            for task in tasks:
+                if (task.kind, task.item_ref) not in seen:
+                    seen.add((task.kind, task.item_ref))
+                    new.append(task)
             for batch in {(task.batch, task.kind) for task in new}:
                 self.ensure_batch(conn, *batch)
-            self.insert_many(conn, "tasks", [self._task_row(task) for task in new])
+            self.core.insert_tuples(conn, "tasks", TASK_COLUMNS, (self._task_tuple(task) for task in new))
         return len(new)
 
-    def _task_row(self, task: AnnotationTask) -> dict[str, Any]:
-        return {
-            "task_id": task.task_id,
-            "kind": task.kind,
-            "item_ref": task.item_ref,
-            "payload_json": self.dumps(task.payload),
-            "batch_id": task.batch,
-            "overlap": task.overlap,
-            "is_gold": task.is_gold,
-            "gold_answer_json": self.dumps(task.gold_answer),
-            "schema_version": task.schema_version,
-            "created_at": task.created_at,
-        }
+    def _task_tuple(self, task: AnnotationTask) -> tuple:
+        return (
+            task.task_id,
+            task.kind,
+            task.item_ref,
+            self.dumps(task.payload),
+            task.batch,
+            task.overlap,
+            task.is_gold,
+            self.dumps(task.gold_answer),
+            task.schema_version,
+            task.created_at,
+        )
 
     def _task_from_row(self, r) -> AnnotationTask:
         # Rows were validated when written (add_tasks); reading 100,000 of them (a Label Studio push)
