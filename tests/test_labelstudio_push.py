@@ -1,13 +1,16 @@
 """Against the real Label Studio server, on both store backends: a push in several requests that
 fails half-way resumes without importing anything twice; tasks the config cannot show are reported;
-two processes pulling one project at once record each annotation once."""
+two processes pushing (or pulling) one project at once import each task (record each annotation)
+once; a push waits for, refuses, or takes over from another push's lease."""
 
 from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -20,6 +23,7 @@ from annotate_app.labelstudio.config import TASK_ID_KEY, ls_kind
 from annotate_app.labelstudio.kinds.memory_verify import MAX_CANDIDATES
 from curation.project import Project
 from curation.store.content import PreferencePair
+from curation.store.labelstudio import LSPushLease
 from schemas.common import utcnow
 from schemas.curation import AnnotationTask, Provenance
 
@@ -174,3 +178,78 @@ def test_two_processes_pulling_one_project_at_once_record_each_annotation_once(l
     assert sum(r["labels"] + r["unchanged"] for r in reports) == 12
     assert sum(len(r["users_created"]) for r in reports) == 1
     assert [u.username for u in ls_project.store.accounts.users()] == ["admin"]
+
+
+def _push_cmd(project: Project, url: str) -> list[str]:
+    return [str(Path(sys.executable).parent / "prefkit"), "labelstudio", "push", "preference_match",
+            "--url", url, "-p", str(project.root), "--json"]  # fmt: skip
+
+
+def _lease(url: str, pid: int, renewed_at: str | None = None) -> LSPushLease:
+    now = utcnow()
+    return LSPushLease(
+        url, "preference_match", f"test-{pid}", socket.gethostname(), pid, now, renewed_at or now
+    )
+
+
+def test_two_push_processes_at_once_import_each_task_once(ls_url, ls_project, tmp_path):
+    _pairs(ls_project, 30, gold=7)
+    # Held for the test (this process, alive) until both pushes are waiting; then they race for it.
+    blocker = _lease(ls_url, os.getpid())
+    assert ls_project.store.labelstudio.take_push_lease(blocker, lambda holder: False) is None
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    errs = [tmp_path / f"push{i}.err" for i in range(2)]
+    procs = [
+        subprocess.Popen(
+            _push_cmd(ls_project, ls_url), stdout=subprocess.PIPE, stderr=err.open("wb"), env=env
+        )
+        for err in errs
+    ]
+    deadline = time.monotonic() + 120
+    while not all("waiting for the push" in err.read_text() for err in errs):
+        assert time.monotonic() < deadline and all(p.poll() is None for p in procs), [
+            e.read_text() for e in errs
+        ]
+        time.sleep(0.2)
+    ls_project.store.labelstudio.release_push_lease(blocker)
+    outs = [p.communicate(timeout=600)[0] for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], [e.read_text()[-2000:] for e in errs]
+    reports = sorted((json.loads(out) for out in outs), key=lambda r: r["imported"])
+
+    # One imported everything; the other waited for it and found every task there.
+    assert [(r["imported"], r["already"]) for r in reports] == [(0, 30), (30, 0)]
+    assert reports[0]["ls_project_id"] == reports[1]["ls_project_id"]
+    pid = reports[0]["ls_project_id"]
+    tasks = ls_project.store.labels.tasks(kind="preference_match")
+    assert sorted(_ls_tasks(ls_url, pid)) == sorted(t.task_id for t in tasks) and len(tasks) == 30
+    mapped = ls_project.store.labelstudio.task_ids(ls_url, pid)
+    assert {ls_id: task_id for task_id, ls_id in mapped.items()} == {
+        int(t.id): t.data[TASK_ID_KEY] for t in bridge.connect(ls_url).tasks.list(project=pid, fields="all")
+    }
+    assert ls_project.store.labelstudio.projects(ls_url)[0].ls_project_id == pid
+    assert ls_project.store.labelstudio.push_lease(ls_url, "preference_match") is None
+
+
+def test_a_push_refuses_while_another_runs_and_takes_over_from_a_dead_one(ls_url, ls_project):
+    _pairs(ls_project, 3)
+    alive = _lease(ls_url, os.getpid())
+    assert ls_project.store.labelstudio.take_push_lease(alive, lambda holder: False) is None
+    with pytest.raises(
+        bridge.LabelStudioError, match=r"another push of preference_match to .* is running .*pid"
+    ):
+        bridge.push(ls_project, "preference_match", ls_url, wait_s=0)
+    assert ls_project.store.labelstudio.project_id(ls_url, "preference_match") is None  # nothing done
+    ls_project.store.labelstudio.release_push_lease(alive)
+
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    assert (
+        ls_project.store.labelstudio.take_push_lease(_lease(ls_url, gone.pid), lambda holder: False) is None
+    )
+    report = bridge.push(ls_project, "preference_match", ls_url, wait_s=0)  # its process is gone
+    assert report.imported == 3
+
+    silent = _lease(ls_url, os.getpid(), renewed_at="2020-01-01T00:00:00.000000Z")
+    assert ls_project.store.labelstudio.take_push_lease(silent, lambda holder: False) is None
+    assert bridge.push(ls_project, "preference_match", ls_url, wait_s=0).already == 3  # it stopped renewing
+    assert ls_project.store.labelstudio.push_lease(ls_url, "preference_match") is None

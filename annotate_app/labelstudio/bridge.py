@@ -4,7 +4,8 @@
   to date, ``maximum_annotations`` = the project's overlap k, tasks imported in chunks with the prefkit
   task id in their data, gold answers uploaded as ground-truth annotations. A task already mapped is
   never imported again, and a push interrupted between import and bookkeeping is reconciled from the
-  tasks' data on the next push.
+  tasks' data on the next push. Pushes of one kind to one server take turns (a lease in the store):
+  a second push waits for the first, then finds its tasks there.
 - pull: every annotation becomes a ``LabelEvent`` (source ``labelstudio``) whose values passed the
   config check and ``TaskKind.validate``; an edited annotation supersedes its earlier event, a deleted
   one is withdrawn, a skipped one is a ``skip``. Label Studio users map to prefkit annotators by email.
@@ -21,10 +22,13 @@ import os
 import queue
 import re
 import secrets
+import socket
 import threading
+import time
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 import httpx
@@ -33,6 +37,7 @@ from label_studio_sdk.core.api_error import ApiError
 
 from annotate_app.labelstudio.config import TASK_ID_KEY, ls_kind, task_data
 from curation.annotation.task_kinds import LabelError
+from curation.store.labelstudio import LSPushLease
 from schemas.common import PrefkitError, content_hash, utcnow
 from schemas.curation import AnnotationTask, LabelEvent
 
@@ -58,6 +63,15 @@ IMPORT_CHUNK = 25_000
 IMPORT_BYTES = 64 * 2**20
 # Seconds to wait for one import request (25,000 tasks took up to ~40 s on 2 busy cores).
 IMPORT_TIMEOUT_S = 900
+
+
+# One push per (server, kind) at a time: the push holds a lease in the store, renewed every
+# LEASE_RENEW_S; a lease not renewed for LEASE_STALE_S (its process was killed or hangs), or held by a
+# process that no longer exists on this host, is taken over. A second push waits up to PUSH_WAIT_S.
+LEASE_RENEW_S = 5.0
+LEASE_STALE_S = 60.0
+LEASE_POLL_S = 0.5
+PUSH_WAIT_S = 600.0
 
 
 class LabelStudioError(PrefkitError):
@@ -242,8 +256,8 @@ class _Importer:
     fixed-size chunk to be built. Answers come back in order (:meth:`answers`); after a failed request
     nothing more is sent."""
 
-    def __init__(self, client: LabelStudio, pid: int, max_tasks: int):
-        self.client, self.pid, self.max_tasks = client, pid, max(1, max_tasks)
+    def __init__(self, client: LabelStudio, pid: int, max_tasks: int, may_send: Callable[[], None]):
+        self.client, self.pid, self.max_tasks, self.may_send = client, pid, max(1, max_tasks), may_send
         self._ready: deque[_Part] = deque()
         self._cond = threading.Condition()
         self._closed = self._stopped = self._finished = False
@@ -314,6 +328,7 @@ class _Importer:
         try:
             while (taken := self._take()) is not None:
                 tasks, items = taken
+                self.may_send()  # raises when this push lost its lease
                 ids = self._send(b"[" + b",".join(items) + b"]", len(tasks))
                 self._answers.put((tasks, ids))
         except BaseException as exc:  # handed to the caller, who raises it
@@ -349,6 +364,84 @@ class _Importer:
         return ids
 
 
+class _PushLease:
+    """The lease a push holds on (server, kind) while it runs (see ``store.labelstudio``): taken
+    before anything is read or sent, renewed from a background thread, given back at the end. The
+    import thread calls :meth:`check` before each request, so a push whose lease was taken over
+    (it stopped renewing for ``LEASE_STALE_S``) sends nothing more."""
+
+    def __init__(self, project: Project, url: str, kind: str):
+        now = utcnow()
+        self.store = project.store.labelstudio
+        self.lease = LSPushLease(
+            url, kind, secrets.token_hex(16), socket.gethostname(), os.getpid(), now, now
+        )
+        self.renewed = time.monotonic()
+        self.lost = False
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._renew, name="ls-push-lease", daemon=True)
+
+    def acquire(self, wait_s: float, on_wait: Callable[[LSPushLease], None] | None) -> None:
+        deadline = time.monotonic() + wait_s
+        told = False
+        while (holder := self.store.take_push_lease(self.lease, _stopped)) is not None:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise LabelStudioError(
+                    f"another push of {holder.kind} to {holder.url} is running ({holder.host}, pid "
+                    f"{holder.pid}, since {holder.started_at}); waited {wait_s:.0f} s: push again when "
+                    "it has finished, or wait longer with --wait"
+                )
+            if on_wait and not told:
+                on_wait(holder)
+                told = True
+            time.sleep(min(LEASE_POLL_S, left))
+        self.renewed = time.monotonic()
+        self._thread.start()
+
+    def _renew(self) -> None:
+        while not self._stop.wait(LEASE_RENEW_S):
+            try:
+                if not self.store.renew_push_lease(self.lease):
+                    self.lost = True
+                    return
+                self.renewed = time.monotonic()
+            except Exception:  # the database is busy or away: check() stops the push if it lasts
+                continue
+
+    def check(self) -> None:
+        """Raise when this push may no longer send: its lease was taken over, or has gone unrenewed
+        so long that another push may take it."""
+        if self.lost or time.monotonic() - self.renewed > LEASE_STALE_S - 2 * LEASE_RENEW_S:
+            raise LabelStudioError(
+                f"this push of {self.lease.kind} to {self.lease.url} could not keep its lease (the "
+                "store did not answer, or another push took over); stopped before sending more: push again"
+            )
+
+    def release(self) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join()
+        self.store.release_push_lease(self.lease)
+
+
+def _stopped(holder: LSPushLease) -> bool:
+    """True when the push holding a lease has stopped: not renewed for ``LEASE_STALE_S``, or its
+    process no longer exists on this host."""
+    renewed = datetime.strptime(holder.renewed_at, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC)
+    if (datetime.now(UTC) - renewed).total_seconds() > LEASE_STALE_S:
+        return True
+    if holder.host != socket.gethostname():
+        return False
+    try:
+        os.kill(holder.pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:  # alive, another user's
+        return False
+    return False
+
+
 def push(
     project: Project,
     kind: str,
@@ -356,21 +449,39 @@ def push(
     api_key: str | None = None,
     chunk: int = IMPORT_CHUNK,
     batch: int = BATCH,
+    wait_s: float = PUSH_WAIT_S,
+    on_wait: Callable[[LSPushLease], None] | None = None,
 ) -> PushReport:
     """Create or update the Label Studio project of ``kind`` and import the tasks it lacks.
 
+    One push of ``kind`` to ``url`` runs at a time: while another holds the lease this one waits (up
+    to ``wait_s`` seconds, telling ``on_wait`` once who holds it), then starts from what that one
+    stored and imported, or fails with a :class:`LabelStudioError` naming the holder.
+
     Each task is built once and stored a part at a time (``batch`` tasks first, then parts twice as
-    large); the import requests (at most ``chunk``
-    tasks each, ``return_task_ids`` maps them to Label Studio's ids without listing anything) run in
-    a background thread while the next tasks are built, and each request's id map is written in one
-    transaction while the next request runs. A failed request stops the push; what was imported before
+    large); the import requests (at most ``chunk`` tasks each; ``return_task_ids`` maps them to Label
+    Studio's ids without listing anything) run in a background thread while the next tasks are built,
+    and each request's id map is written in one transaction while the next request runs. A failed request stops the push; what was imported before
     it stays mapped, and the next push imports only the rest (or maps, from the tasks' data, a request
     whose answer was lost)."""
-    lsk = ls_kind(kind)
+    ls_kind(kind)  # an unknown kind or one without a config is refused before anything else
     overlap = project.config.annotation.overlap
     if overlap < 1:
         raise LabelStudioError("overlap must be at least 1")
     client = connect(url, api_key)
+    lease = _PushLease(project, url, kind)
+    lease.acquire(wait_s, on_wait)
+    try:
+        return _push(project, kind, url, client, lease, chunk, batch)
+    finally:
+        lease.release()
+
+
+def _push(
+    project: Project, kind: str, url: str, client: LabelStudio, lease: _PushLease, chunk: int, batch: int
+) -> PushReport:
+    lsk = ls_kind(kind)
+    overlap = project.config.annotation.overlap
     pid, created = ensure_project(client, project, kind, url, overlap)
     report = PushReport(kind, url, pid, created)
     mapped = project.store.labelstudio.task_ids(url, pid)
@@ -391,7 +502,7 @@ def push(
             else:
                 yield task
 
-    importer = _Importer(client, pid, chunk)
+    importer = _Importer(client, pid, chunk, lease.check)
     try:
         for part in _parts(fitting(), batch, chunk):
             # Stored before they are sent: a task in Label Studio is always one the store holds, so a

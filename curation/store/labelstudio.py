@@ -6,17 +6,18 @@ a pull can tell a new annotation (label event), an edited one (an event supersed
 a deleted one (a withdraw event) apart. An event and its map row are written in one transaction, the
 event with an id derived from (server, annotation, updated_at) that the label log's unique key
 deduplicates: two pulls of one project running at once (two app replicas, two cron jobs) record
-each annotation once. Every map write is an upsert (``INSERT … ON CONFLICT``), correct on SQLite
+each annotation once. Pushes of one kind to one server take turns: a push holds a lease
+(``take_push_lease``) while it runs, so two of them never import the same tasks. Every map write is an upsert (``INSERT … ON CONFLICT``), correct on SQLite
 and PostgreSQL alike, and a map row never goes back to an older ``updated_at``. Nothing here talks to
 a server.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass
 
-from sqlalchemy import func, select
+from sqlalchemy import delete, func, select, update
 
 from curation.store.engine import StoreArea, StoreCore
 from curation.store.labels import Labels
@@ -48,6 +49,21 @@ class LSAnnotation:
     updated_at: str
     withdrawn: bool
     pulled_at: str
+
+
+@dataclass(frozen=True, slots=True)
+class LSPushLease:
+    """A push of ``kind`` to the Label Studio server at ``url`` that is running (one at a time):
+    ``token`` identifies it, ``host`` and ``pid`` name its process, ``renewed_at`` is when it last
+    said it is alive."""
+
+    url: str
+    kind: str
+    token: str
+    host: str
+    pid: int
+    started_at: str
+    renewed_at: str
 
 
 class LabelStudioMap(StoreArea):
@@ -93,6 +109,65 @@ class LabelStudioMap(StoreArea):
             q = q.where(p.c.url == url)
         with self.read() as conn:
             return [LSProject(**r) for r in conn.execute(q).mappings()]
+
+    # -- push leases --------------------------------------------------------------------------------
+    def take_push_lease(
+        self, lease: LSPushLease, replaceable: Callable[[LSPushLease], bool]
+    ) -> LSPushLease | None:
+        """Take the lease of ``lease.url`` / ``lease.kind`` when nobody holds it or its holder has
+        stopped (``replaceable(holder)`` is true). Returns None when taken, else the live holder, who
+        keeps it. Two pushes asking at once are serialised (the write transaction on SQLite, a lock
+        on the key on PostgreSQL): exactly one gets it."""
+        t = self.t["ls_push_leases"]
+        where = (t.c.url == lease.url) & (t.c.kind == lease.kind)
+
+        def step() -> LSPushLease | None:
+            with self.write() as conn:
+                self.lock(conn, f"ls_push:{lease.url}:{lease.kind}")
+                row = conn.execute(select(t).where(where)).mappings().first()
+                if row is not None:
+                    holder = LSPushLease(**row)
+                    if holder.token != lease.token and not replaceable(holder):
+                        return holder
+                    conn.execute(delete(t).where(where))
+                conn.execute(t.insert(), asdict(lease))
+                return None
+
+        return self.retrying(step)
+
+    def renew_push_lease(self, lease: LSPushLease) -> bool:
+        """Mark the push holding ``lease`` alive now; False when it no longer holds it (another push
+        took it over after this one stopped renewing)."""
+        t = self.t["ls_push_leases"]
+        stmt = (
+            update(t)
+            .where(t.c.url == lease.url, t.c.kind == lease.kind, t.c.token == lease.token)
+            .values(renewed_at=utcnow())
+        )
+
+        def step() -> bool:
+            with self.write() as conn:
+                return conn.execute(stmt).rowcount == 1
+
+        return self.retrying(step)
+
+    def release_push_lease(self, lease: LSPushLease) -> None:
+        """Give the lease back (nothing happens when another push holds it now)."""
+        t = self.t["ls_push_leases"]
+        stmt = delete(t).where(t.c.url == lease.url, t.c.kind == lease.kind, t.c.token == lease.token)
+
+        def step() -> None:
+            with self.write() as conn:
+                conn.execute(stmt)
+
+        self.retrying(step)
+
+    def push_lease(self, url: str, kind: str) -> LSPushLease | None:
+        """The push of ``kind`` to ``url`` running now (or one that stopped without giving it back)."""
+        t = self.t["ls_push_leases"]
+        with self.read() as conn:
+            row = conn.execute(select(t).where(t.c.url == url, t.c.kind == kind)).mappings().first()
+        return None if row is None else LSPushLease(**row)
 
     # -- tasks --------------------------------------------------------------------------------------
     def task_ids(self, url: str, ls_project_id: int) -> dict[str, int]:

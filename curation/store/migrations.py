@@ -4,7 +4,8 @@ Each migration declares its own tables with SQLAlchemy Core so the DDL stays por
 embedded default; PostgreSQL must be a configuration change). A migration, once released, is never
 edited: change the schema with a new, higher-numbered one. Migration numbers are reserved per area:
 m001 core, m002 LLM layer, m003 annotation app, m004 releases, m005 Label Studio bridge, m006 generation,
-m007 verification (instance → session links), m008 evaluation, m014/m015 packed turns of bulk imports.
+m007 verification (instance → session links), m008 evaluation, m012 Label Studio push leases,
+m014/m015 packed turns of bulk imports.
 Every migration lives in this module, so opening any store applies the same, complete list.
 """
 
@@ -597,6 +598,29 @@ def m009_annotator_door(conn: Connection) -> None:
             " WHERE done_at IS NULL"
         )
     )
+
+
+@migration(12, "labelstudio_push_leases")
+def m012_labelstudio_push_leases(conn: Connection) -> None:
+    """Who is pushing a task kind to a Label Studio server: one push at a time per (server, kind).
+
+    A push holds its row while it runs and renews ``renewed_at`` every few seconds; a second push
+    waits for the row to go (or fails with a message naming the holder). A row whose holder stopped
+    renewing it, or whose process is gone from this host, is taken over.
+    """
+    md = MetaData()
+    Table(
+        "ls_push_leases",
+        md,
+        Column("url", Text, primary_key=True),
+        Column("kind", Text, primary_key=True),
+        Column("token", Text, nullable=False),
+        Column("host", Text, nullable=False),
+        Column("pid", Integer, nullable=False),
+        Column("started_at", Text, nullable=False),
+        Column("renewed_at", Text, nullable=False),
+    )
+    md.create_all(conn)
 
 
 @migration(14, "packed_turns")

@@ -48,16 +48,33 @@ def config_cmd(kind: str) -> None:
 @labelstudio.command("push")
 @click.argument("kind", type=KINDS)
 @url_option(required=True)
+@click.option(
+    "--wait",
+    "wait_s",
+    type=click.FloatRange(min=0),
+    default=600,
+    show_default=True,
+    help="Seconds to wait while another push of KIND to this server runs (0: fail at once).",
+)
 @project_option
 @json_option
-def push_cmd(project: Project, kind: str, url: str, as_json: bool) -> None:
+def push_cmd(project: Project, kind: str, url: str, wait_s: float, as_json: bool) -> None:
     """Create or update the Label Studio project of KIND and import the tasks it does not have yet.
+
+    One push of a kind to a server runs at a time: a second one waits for the first (see --wait),
+    then imports only what is still missing.
 
     Example: prefkit labelstudio push preference_match --url http://127.0.0.1:8080
     """
     from annotate_app.labelstudio.bridge import push
 
-    r = push(project, kind, url)
+    def waiting(holder) -> None:
+        click.echo(
+            f"waiting for the push of {kind} started at {holder.started_at} ({holder.host}, pid {holder.pid})",
+            err=True,
+        )
+
+    r = push(project, kind, url, wait_s=wait_s, on_wait=waiting)
     if as_json:
         echo_json(r.__dict__)
         return
