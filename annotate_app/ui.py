@@ -100,12 +100,27 @@ def guidelines(project: Project, kind: str) -> str:
 
 
 def bubble(turn: dict[str, Any], note: str = "") -> Any:
-    """One chat bubble; returns its container so callers can add controls under the text."""
+    """One chat bubble, its heading (turn, role and the trusted ``note``) and its text in one markdown
+    element (not two: every element costs the browser a little on each submit); returns its container
+    so callers can add controls under the text."""
     box = st.chat_message(turn["role"], avatar=ROLE_AVATARS.get(turn["role"], ":material/chat:"))
-    with box:
-        st.caption(safe("turn {} · {}", turn["index"], turn["role"]) + note)
-        text(turn["content"])
+    head = safe("turn {} · {}", turn["index"], turn["role"]) + note
+    box.markdown(f":small[:gray[{head}]]\n\n" + md_escape(turn["content"]))
     return box
+
+
+def transcript(turns: list[dict[str, Any]]) -> None:
+    """A dialogue nobody edits here, as one markdown element: each turn its role's icon, a small
+    heading (turn, role, rewritten) and its text, turns divided by rules. One element instead of two
+    per turn (a bubble and its text): the browser redraws every element of an item on each submit."""
+    parts = []
+    for turn in turns:
+        head = safe("turn {} · {}", turn["index"], turn["role"]) + (
+            " · rewritten" if turn.get("revised") else ""
+        )
+        icon = ROLE_AVATARS.get(turn["role"], ":material/chat:")
+        parts.append(f"{icon} :small[:gray[{head}]]\n\n" + md_escape(turn["content"]))
+    st.markdown("\n\n---\n\n".join(parts))
 
 
 def dialogue_box(height: int, item_key: str):

@@ -234,7 +234,7 @@ def test_dialogue_html_is_shown_as_text(project):
         workflow.skip(project, "alice", item, "cannot judge")
     at.run()
     shown = [m.value for m in at.markdown if "script" in m.value]
-    assert shown == [md_escape(HOSTILE)]
+    assert len(shown) == 1 and shown[0].endswith("\n\n" + md_escape(HOSTILE))  # heading, then the text
     assert "<script>" not in shown[0] and "\\<script\\>" in shown[0] and "\\*\\*bold\\*\\*" in shown[0]
 
 
@@ -249,7 +249,7 @@ def test_rewrite_a_weak_user_turn_from_its_bubble(project):
     assert (rev.author, rev.revised, rev.reason) == (
         "alice", "Could you keep it short? I'm on my phone.", "states the preference verbatim")  # fmt: skip
     assert project.store.content.dialogue(item.task.payload["dialogue_id"]).needs_reverification
-    assert any("turn 2 · user · rewritten" in c.value for c in at.caption)
+    assert any("turn 2 · user · rewritten" in m.value for m in at.markdown)
 
 
 @pytest.mark.parametrize("kind", ["preference_expressed", "memory_verify"])

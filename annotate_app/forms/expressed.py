@@ -85,16 +85,16 @@ def dialogue(project: Project, user: str, task, prefix: str, editable: bool) -> 
         if turn["role"] != "user" or not editable:
             continue
         picked = turn["index"] in st.session_state.get(f"{prefix}:ev:{active}", [])
-        with box:
-            c1, c2 = st.columns([3, 2])
-            c1.button(
+        with box:  # one row, not columns: two elements fewer per user turn
+            row = st.container(horizontal=True)
+            row.button(
                 f"{'✓ evidence' if picked else 'Use as evidence'} for item {active + 1}",
                 key=f"{prefix}:pick:{turn['index']}",
                 type="primary" if picked else "tertiary",
                 on_click=_toggle_evidence,
                 args=(prefix, turn["index"]),
             )
-            with c2.popover("Rewrite turn", icon=":material/edit:"):
+            with row.popover("Rewrite turn", icon=":material/edit:"):
                 _rewrite(project, user, task, turn, prefix)
 
 

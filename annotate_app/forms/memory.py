@@ -177,8 +177,7 @@ def render(project: Project, user: str, item: workflow.ShownItem) -> None:
     _seed(prefix, task, None)
     left, right = st.columns([2, 3], gap="large")
     with left, ui.dialogue_box(720, prefix):
-        for turn in workflow.display_turns(project, task):
-            ui.bubble(turn)
+        ui.transcript(workflow.display_turns(project, task))
     with right:
         keys = [c["key"] for c in task.payload["candidates"]]
         with st.container(height=620):

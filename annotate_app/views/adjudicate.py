@@ -52,8 +52,7 @@ for who, note in comments.items():
 
 if task.payload.get("turns"):
     with st.expander("Dialogue"), st.container(height=480):
-        for turn in workflow.display_turns(project, task):
-            ui.bubble(turn)
+        ui.transcript(workflow.display_turns(project, task))
 
 st.subheader("Final decision")
 decided = consensus.final_labels(project.store, kind).get(task_id, {})

@@ -29,8 +29,7 @@ for ev in recent:
         if task.payload.get("turns"):  # the dialogue the label is about, beside the form
             left, form_col = st.columns([2, 3], gap="large")
             with left, st.container(height=480, autoscroll=False):
-                for turn in workflow.display_turns(project, task):
-                    ui.bubble(turn)
+                ui.transcript(workflow.display_turns(project, task))
         with form_col:
             values, comment = FORMS[ev.kind].edit(
                 project, task, prefix, ev.values if ev.action == "label" else {}, ev.comment
