@@ -21,7 +21,10 @@ only), every Chromium process (browser) and the Playwright driver (harness). Eve
 library-level numbers of the same project: ``bench_app.library_submits``, the calls behind one
 submit, without Streamlit. With ``LABEL_STUDIO_URL`` set, the same step in Label Studio's own UI.
 
-Usage: python bench/bench_browser.py [--submits 200] [--quick] [--backends sqlite,postgresql]
+With ``--think-ms N`` the team rows are also run with annotators who read each item (N ms, 0.5-1.5x
+at random) before pressing the key: extra rows; latency is still measured from the key press.
+
+Usage: python bench/bench_browser.py [--submits 200] [--quick] [--backends sqlite,postgresql] [--think-ms 2000]
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import random
 import socket
 import statistics
 import subprocess
@@ -195,9 +199,13 @@ async def open_annotator(browser, url: str, user: str | None):
     return page
 
 
-async def label(page, n: int, errors: list[str]) -> list[float]:
-    """``n`` submits with the "1" key; each waits for the next item before the next key press."""
+async def label(page, n: int, errors: list[str], think_ms: int = 0) -> list[float]:
+    """``n`` submits with the "1" key; each waits for the next item before the next key press (and,
+    with ``think_ms``, reads it first: a pause drawn uniformly from 0.5 to 1.5 times ``think_ms``)."""
+    rng = random.Random(id(page))
     for i in range(n):
+        if think_ms:
+            await asyncio.sleep(think_ms * rng.uniform(0.5, 1.5) / 1000)
         await page.keyboard.press("1")
         try:
             await asyncio.wait_for(page.evaluate(WAIT, i), timeout=60)
@@ -209,7 +217,7 @@ async def label(page, n: int, errors: list[str]) -> list[float]:
     return [x for x in await page.evaluate("() => window.__lat") if x == x]
 
 
-async def run_scenario(url: str, users: list[str], submits: int, pid: int, db_cpu) -> dict:
+async def run_scenario(url: str, users: list[str], submits: int, pid: int, db_cpu, think_ms: int = 0) -> dict:
     from playwright.async_api import async_playwright
 
     async with async_playwright() as pw:
@@ -217,7 +225,7 @@ async def run_scenario(url: str, users: list[str], submits: int, pid: int, db_cp
         pages = [await open_annotator(browser, url, u) for u in users]
         errors: list[str] = []
         cpu0, tree0, db0, wall0 = cpu_s(pid), tree_cpu(os.getpid(), pid), db_cpu(), time.perf_counter()
-        results = await asyncio.gather(*(label(p, submits, errors) for p in pages))
+        results = await asyncio.gather(*(label(p, submits, errors, think_ms) for p in pages))
         cpu1, tree1, db1, wall1 = cpu_s(pid), tree_cpu(os.getpid(), pid), db_cpu(), time.perf_counter()
         await browser.close()
     lat = [x for r in results for x in r]
@@ -270,8 +278,16 @@ def fmt_ms(value: float | None) -> str:
 
 
 def scenario(
-    backend: Backend, items: int, events: int, annotators: list[int], submits: int, tmp: Path
+    backend: Backend,
+    items: int,
+    events: int,
+    annotators: list[int],
+    submits: int,
+    tmp: Path,
+    think_ms: int = 0,
 ) -> None:
+    """Rows for ``annotators`` at once (no reading time), then, with ``think_ms``, the same team
+    reading each item first (rows ``8, reading``)."""
     t0 = time.perf_counter()
     project = make_project(tmp / uuid.uuid4().hex[:8], items, events, backend.database())
     print(f"[{backend.name}] built {items:,} items, {events:,} events in {time.perf_counter() - t0:.0f} s",
@@ -281,10 +297,11 @@ def scenario(
         server = Server(project)
         try:
             rows = []
-            for n in annotators:
+            runs = [(n, 0) for n in annotators] + [(n, think_ms) for n in annotators if think_ms]
+            for n, think in runs:
                 users = [f"ann{i:02d}" for i in range(n)]
-                run = run_scenario(server.url, users, submits, server.proc.pid, backend.db_cpu)
-                rows.append((n, asyncio.run(run)))
+                run = run_scenario(server.url, users, submits, server.proc.pid, backend.db_cpu, think)
+                rows.append((f"{n}, reading {think} ms" if think else n, asyncio.run(run)))
             rss = rss_mib(server.proc.pid)
         finally:
             server.stop()
@@ -380,6 +397,9 @@ def main() -> None:
     ap.add_argument("--backends", default="sqlite", help="comma-separated: sqlite, postgresql")
     ap.add_argument("--pg-url", default=os.environ.get("PREFKIT_TEST_PG_URL"),
                     help="PostgreSQL URL that may create databases (default: $PREFKIT_TEST_PG_URL)")  # fmt: skip
+    ap.add_argument("--think-ms", type=int, default=0,
+                    help="also run the 8 and 16 annotators reading each item about this long before the key "
+                         "(0.5-1.5x, uniform; extra rows, the zero-reading rows stay as they are)")  # fmt: skip
     ap.add_argument("--no-floor", action="store_true", help="skip Streamlit's floor (floor_app.py)")
     args = ap.parse_args()
     backends = [b.strip() for b in args.backends.split(",") if b.strip()]
@@ -403,7 +423,7 @@ def main() -> None:
             scenario(backend, 1_000, 0, [1], args.submits, Path(tmp))
             if not args.quick:
                 scenario(backend, 100_000, 300_000, [1], args.submits, Path(tmp))
-                scenario(backend, 10_000, 30_000, [8, 16], team, Path(tmp))
+                scenario(backend, 10_000, 30_000, [8, 16], team, Path(tmp), args.think_ms)
         if not args.no_floor:
             floor([(1, args.submits)] + ([] if args.quick else [(8, team), (16, team)]))
     label_studio_ui(min(args.submits, 50))
