@@ -12,6 +12,7 @@ import streamlit as st
 
 from annotate_app import ui
 from annotate_app.forms import register_this
+from annotate_app.safe_text import md_escape
 from curation.annotation import workflow
 from curation.annotation.kinds.preference_expressed import KIND
 from schemas.common import PrefkitError
@@ -127,9 +128,11 @@ def checklist(task, prefix: str, shortcuts: bool = True, comment: bool = True) -
     p = task.payload
     n = len(p["checklist"])
     st.markdown("**The preference** (every checklist item below was written from it)")
-    with st.container(border=True):
-        ui.text(p["preference"])
-        st.caption(ui.safe("context: {}", p.get("context_factor", "")))
+    with st.container(border=True):  # the text and its context in one element
+        st.markdown(
+            md_escape(p["preference"])
+            + ui.safe("\n\n:small[:gray[context: {}]]", p.get("context_factor", ""))
+        )
     user_turns = [t["index"] for t in p["turns"] if t["role"] == "user"]
     st.radio(
         "Active item (E / N keys, evidence clicks)",
@@ -140,9 +143,11 @@ def checklist(task, prefix: str, shortcuts: bool = True, comment: bool = True) -
     )
     for i, question in enumerate(p["checklist"]):
         with st.container(border=True):
-            st.markdown(f"**Item {i + 1}** · " + _status(prefix, i))
-            st.caption("Checklist item (what a reply that honours the preference does):")
-            ui.text(question)
+            st.markdown(  # heading, state and the checklist item in one element
+                f"**Item {i + 1}** · " + _status(prefix, i)
+                + "\n\n:small[:gray[Checklist item (what a reply that honours the preference does):]]\n\n"
+                + md_escape(question)
+            )  # fmt: skip
             st.radio(QUESTION, CHOICES, key=f"{prefix}:exp:{i}", horizontal=True)
             st.pills("Evidence turns", user_turns, selection_mode="multi", key=f"{prefix}:ev:{i}",
                      format_func=lambda t: f"turn {t}")  # fmt: skip

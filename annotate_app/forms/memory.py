@@ -96,10 +96,11 @@ def _read_fields(key: str) -> dict[str, Any]:
 
 def candidate(task, c: dict[str, Any], prefix: str) -> None:
     raw = _raw(c)
-    st.caption(ui.safe("{} · {} · {}", c["model"], raw.get("label", "?"), raw.get("type", "?")))
-    st.markdown(md_escape(str(raw.get("value", ""))))
+    text = ui.safe(":small[:gray[{} · {} · {}]]\n\n", c["model"], raw.get("label", "?"), raw.get("type", "?"))
+    text += md_escape(str(raw.get("value", "")))
     if raw.get("evidence_text"):
-        ui.text("“" + str(raw["evidence_text"]) + "”", caption=True)
+        text += ui.safe("\n\n:small[:gray[{}]]", "“" + str(raw["evidence_text"]) + "”")
+    st.markdown(text)  # model, value and evidence in one element (the browser redraws each one per item)
     for flag in c.get("evidence_flags") or []:
         st.warning(ui.safe("evidence check: {}", str(flag).replace("_", " ")), icon=":material/search:")
     if not c.get("valid", True):
@@ -142,6 +143,9 @@ def candidates(task, prefix: str) -> None:
             st.caption(f"group {g + 1} · {len(members)} candidate(s)")
             for start in range(0, len(members), PER_ROW):
                 row = members[start : start + PER_ROW]
+                if len(row) == 1:  # no columns around a candidate alone in its group
+                    candidate(task, row[0], prefix)
+                    continue
                 for col, c in zip(st.columns(len(row)), row, strict=True):
                     with col:
                         candidate(task, c, prefix)
