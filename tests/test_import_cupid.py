@@ -5,6 +5,7 @@ import json
 import pyarrow.parquet as pq
 import pytest
 
+from curation.store.content import CupidSession
 from exports.cupid import export_cupid
 from pipelines.ingest import cupid
 from schemas import reading
@@ -53,6 +54,26 @@ def test_jsonl_round_trip_is_exact(project, rows, tmp_path):
     first = json.loads(out.read_text("utf-8").splitlines()[0])
     assert list(first) == list(rows[0])  # CUPID's key order, at every level
     assert list(first["prior_interactions"][0]["dialogue"][0]) == ["role", "content"]
+
+
+def test_imported_sessions_read_back_as_cupid_sessions_with_the_rows_parts(project, rows, tmp_path):
+    project.store.content.import_bundle(cupid.build_bundle(_write_jsonl(tmp_path / "in.jsonl", rows)))
+    sessions = project.store.content.sessions()
+    assert len(sessions) == 3 and all(isinstance(s, CupidSession) for s in sessions)  # one per persona
+    s = sessions[0]
+    prior = rows[0]["prior_interactions"][0]
+    assert (s.persona_id, s.index, s.factor_name, s.preference_text) == (
+        "persona_0",
+        1,
+        prior["context_factor"],
+        prior["contextual_preference"],
+    )
+    assert s.questions == rows[0]["current_checklist"]  # the checklist of its gold preference
+    assert [(t.index, t.role, t.content) for t in s.turns] == [
+        (k, m["role"], m["content"]) for k, m in enumerate(prior["dialogue"])
+    ]
+    assert s.as_json()["checklist"] == [{"question": q} for q in s.questions]
+    assert project.store.content.dialogue(s.session_id).meta == {"imported_from": "cupid"}
 
 
 def test_parquet_round_trip_is_exact(project, rows, tmp_path):
