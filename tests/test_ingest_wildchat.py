@@ -122,6 +122,26 @@ def test_gzip_and_parquet_give_the_same_dialogues(tmp_path, clean_file):
     assert ids[0] == ids[1] == ids[2] and len(ids[0]) == 4 + 1 + fx.UNATTRIBUTED
 
 
+def test_every_conversation_names_its_own_file_and_line_across_several_files(project, clean_file, tmp_path):
+    """Rows are numbered by the scan as they stream, file by file: each kept conversation's
+    provenance points at the line that holds it, in either file."""
+    lines = clean_file.read_text().splitlines(keepends=True)
+    half = len(lines) // 2
+    first, second = tmp_path / "part-1.jsonl", tmp_path / "part-2.jsonl"
+    first.write_text("".join(lines[:half]))
+    second.write_text("\n" + "".join(lines[half:]))  # a blank line: rows and lines differ by one
+    report = ingest_wildchat(project.store, [first, second])
+    assert report.rows == fx.total_rows() and report.kept == fx.expected_kept()
+    files = set()
+    for did in project.store.content.dialogue_ids(origin="wildchat"):
+        for conv in project.store.content.dialogue(did).meta["sequence"]["conversations"]:
+            path = first if conv["file"] == str(first) else second
+            row = json.loads(path.read_text().splitlines()[conv["row"] - 1 + (path is second)])
+            assert row["conversation_hash"] == conv["conversation_hash"]
+            files.add(path.name)
+    assert files == {"part-1.jsonl", "part-2.jsonl"}
+
+
 def test_filters_are_flags(project, clean_file):
     f = WildChatFilters(languages=(), drop_toxic=False, drop_duplicates=False, min_sequence=100)
     report = ingest_wildchat(project.store, [clean_file], f)
