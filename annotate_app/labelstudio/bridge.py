@@ -17,6 +17,7 @@ label-studio-sdk 2.x.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import queue
@@ -419,10 +420,13 @@ class _PushLease:
             )
 
     def release(self) -> None:
+        """Give the lease back. Never raises (it runs after the push, maybe after its error): a
+        lease the store could not take back is taken over once this process is gone."""
         self._stop.set()
         if self._thread.is_alive():
             self._thread.join()
-        self.store.release_push_lease(self.lease)
+        with contextlib.suppress(Exception):
+            self.store.release_push_lease(self.lease)
 
 
 def _stopped(holder: LSPushLease) -> bool:
