@@ -111,7 +111,9 @@ def prompt_lines_outside_console(text: str) -> list[int]:
 
 _NORMALISE = [
     (re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z?"), "T"),
-    (re.compile(r"(?<![0-9A-Za-z.])(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{6,}(?![0-9A-Za-z])"), "h"),
+    # a hex id reads like a number: one that happens to be all digits (1 in 40 for 8 characters) must
+    # compare equal to the lettered one the page shows
+    (re.compile(r"(?<![0-9A-Za-z.])(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{6,}(?![0-9A-Za-z])"), "0"),
     (re.compile(r"-?\d+(\.\d+)?"), "0"),
     (re.compile(r"-{2,}"), "-"),
     (re.compile(r"\s+"), " "),

@@ -100,3 +100,6 @@ def test_the_comparison_is_loose_on_numbers_and_strict_on_words():
     assert missing_lines(shown, "added 16 preference items (0 already present)\ntask_abc123def  3  majority")
     assert missing_lines(["b", "a"], "a\nb")  # order matters
     assert not missing_lines(["recall 0.041667 ok"], "recall 0.0 ok")  # a decimal is a number, not a hex id
+    # a release hash that happens to be all digits is still the hash the page shows
+    assert not missing_lines(["release sha256 3f2a9c01d4"], "release sha256 9120448371")
+    assert missing_lines(["release sha256 3f2a9c01d4"], "release name 9120448371")
