@@ -46,9 +46,8 @@ with open(sys.argv[1], "rb") as fh:
 print(digest.hexdigest())
 """
 
-BASELINE = r"""
-import sys, duckdb
-path = sys.argv[1]
+# The columns both DuckDB sides read, as the ingest declares them (its own copy lives in the pipeline).
+COLUMNS = r"""
 cols = {
     "conversation_hash": "VARCHAR", "timestamp": "VARCHAR", "language": "VARCHAR", "toxic": "BOOLEAN",
     "redacted": "BOOLEAN", "hashed_ip": "VARCHAR", "header": 'STRUCT("user-agent" VARCHAR)',
@@ -56,7 +55,12 @@ cols = {
     "openai_moderation": "STRUCT(flagged BOOLEAN)[]",
 }
 spec = "{" + ", ".join(f"'{k}': '{v}'" for k, v in cols.items()) + "}"
-q = f'''
+"""
+
+BASELINE = r"""
+import sys, duckdb
+path = sys.argv[1]
+""" + COLUMNS + r"""q = f'''
 WITH c AS (
   SELECT * FROM read_json('{path}', format='newline_delimited', columns={spec})
   WHERE "language" = 'English'
@@ -82,14 +86,7 @@ print(len(rows), sum(r[2] for r in rows))
 FLOOR = r"""
 import sys, sqlite3, duckdb
 path, db_path = sys.argv[1], sys.argv[2]
-cols = {
-    "conversation_hash": "VARCHAR", "timestamp": "VARCHAR", "language": "VARCHAR", "toxic": "BOOLEAN",
-    "redacted": "BOOLEAN", "hashed_ip": "VARCHAR", "header": 'STRUCT("user-agent" VARCHAR)',
-    "conversation": "STRUCT(content VARCHAR, role VARCHAR, turn_identifier BIGINT)[]",
-    "openai_moderation": "STRUCT(flagged BOOLEAN)[]",
-}
-spec = "{" + ", ".join(f"'{k}': '{v}'" for k, v in cols.items()) + "}"
-q = f'''
+""" + COLUMNS + r"""q = f'''
 SELECT CAST(len(conversation) AS BIGINT) AS n,
        CAST(to_json(list_transform(conversation, lambda t: {{'role': t.role, 'content': t.content}})) AS VARCHAR) AS turns
 FROM read_json('{path}', format='newline_delimited', columns={spec})

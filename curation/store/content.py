@@ -68,17 +68,6 @@ __all__ = [  # the records of this area, defined in content_records
 ]
 
 
-def _chunks(rows: Iterator[Any], size: int) -> Iterator[list[Any]]:
-    batch: list[Any] = []
-    for row in rows:
-        batch.append(row)
-        if len(batch) >= size:
-            yield batch
-            batch = []
-    if batch:
-        yield batch
-
-
 class Content(StoreArea):
     """Reads and writes of benchmark content (``store.content``)."""
 
