@@ -47,7 +47,7 @@ print(digest.hexdigest())
 """
 
 # The columns both DuckDB sides read, as the ingest declares them (its own copy lives in the pipeline).
-COLUMNS = r"""
+COLUMNS = r'''
 cols = {
     "conversation_hash": "VARCHAR", "timestamp": "VARCHAR", "language": "VARCHAR", "toxic": "BOOLEAN",
     "redacted": "BOOLEAN", "hashed_ip": "VARCHAR", "header": 'STRUCT("user-agent" VARCHAR)',
@@ -55,7 +55,15 @@ cols = {
     "openai_moderation": "STRUCT(flagged BOOLEAN)[]",
 }
 spec = "{" + ", ".join(f"'{k}': '{v}'" for k, v in cols.items()) + "}"
-"""
+# the ingest's default filters: English, 6-249 messages, every user message >= 2 non-blank characters,
+# not toxic, not redacted, no moderation flag
+WHERE = """WHERE "language" = 'English'
+  AND len(conversation) BETWEEN 6 AND 249
+  AND coalesce(list_min(list_transform(list_filter(conversation, lambda t: t.role = 'user'),
+                                       lambda t: length(trim(t.content)))), 0) >= 2
+  AND NOT toxic AND NOT redacted
+  AND NOT coalesce(list_bool_or(list_transform(openai_moderation, lambda m: coalesce(m.flagged, false))), false)"""
+'''
 
 BASELINE = r"""
 import sys, duckdb
@@ -63,12 +71,7 @@ path = sys.argv[1]
 """ + COLUMNS + r"""q = f'''
 WITH c AS (
   SELECT * FROM read_json('{path}', format='newline_delimited', columns={spec})
-  WHERE "language" = 'English'
-    AND len(conversation) BETWEEN 6 AND 249
-    AND coalesce(list_min(list_transform(list_filter(conversation, lambda t: t.role = 'user'),
-                                         lambda t: length(trim(t.content)))), 0) >= 2
-    AND NOT toxic AND NOT redacted
-    AND NOT coalesce(list_bool_or(list_transform(openai_moderation, lambda m: coalesce(m.flagged, false))), false)
+  {WHERE}
   QUALIFY row_number() OVER (PARTITION BY conversation_hash, coalesce(hashed_ip, '')) = 1)
 SELECT hashed_ip, header."user-agent" AS ua, count(*) AS n, sum(len(conversation)) AS turns
 FROM c GROUP BY 1, 2
@@ -90,12 +93,7 @@ path, db_path = sys.argv[1], sys.argv[2]
 SELECT CAST(len(conversation) AS BIGINT) AS n,
        CAST(to_json(list_transform(conversation, lambda t: {{'role': t.role, 'content': t.content}})) AS VARCHAR) AS turns
 FROM read_json('{path}', format='newline_delimited', columns={spec})
-WHERE "language" = 'English'
-  AND len(conversation) BETWEEN 6 AND 249
-  AND coalesce(list_min(list_transform(list_filter(conversation, lambda t: t.role = 'user'),
-                                       lambda t: length(trim(t.content)))), 0) >= 2
-  AND NOT toxic AND NOT redacted
-  AND NOT coalesce(list_bool_or(list_transform(openai_moderation, lambda m: coalesce(m.flagged, false))), false)
+{WHERE}
 '''
 con = duckdb.connect()
 con.execute('SET enable_progress_bar = false')
