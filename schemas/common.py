@@ -53,9 +53,17 @@ def sha256_file(path: Path) -> str:
     return h.hexdigest()
 
 
+UTC_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
+
+
 def utcnow() -> str:
     """An ISO-8601 UTC timestamp with microseconds and a ``Z`` suffix (sortable as text)."""
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return datetime.now(UTC).strftime(UTC_FORMAT)
+
+
+def parse_utc(stamp: str) -> datetime:
+    """The aware datetime of a :func:`utcnow` timestamp."""
+    return datetime.strptime(stamp, UTC_FORMAT).replace(tzinfo=UTC)
 
 
 def canonical_json(value: Any) -> str:

@@ -39,7 +39,7 @@ from label_studio_sdk.core.api_error import ApiError
 from annotate_app.labelstudio.config import TASK_ID_KEY, ls_kind, task_data
 from curation.annotation.task_kinds import LabelError
 from curation.store.labelstudio import LSPushLease
-from schemas.common import PrefkitError, content_hash, utcnow
+from schemas.common import PrefkitError, content_hash, parse_utc, utcnow
 from schemas.curation import AnnotationTask, LabelEvent
 
 if TYPE_CHECKING:
@@ -432,7 +432,7 @@ class _PushLease:
 def _stopped(holder: LSPushLease) -> bool:
     """True when the push holding a lease has stopped: not renewed for ``LEASE_STALE_S``, or its
     process no longer exists on this host."""
-    renewed = datetime.strptime(holder.renewed_at, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC)
+    renewed = parse_utc(holder.renewed_at)
     if (datetime.now(UTC) - renewed).total_seconds() > LEASE_STALE_S:
         return True
     if holder.host != socket.gethostname():

@@ -17,9 +17,8 @@ from __future__ import annotations
 
 import logging
 import unicodedata
-from datetime import UTC, datetime
 
-from schemas.common import PrefkitError
+from schemas.common import PrefkitError, parse_utc
 from schemas.config import SignInSection
 
 MAX_NAME = 64
@@ -75,7 +74,4 @@ def wait_s(policy: SignInSection, failures: int, last_failure: str | None, now: 
 
 
 def _seconds(earlier: str, later: str) -> float:
-    def parse(s: str) -> datetime:
-        return datetime.strptime(s, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC)
-
-    return (parse(later) - parse(earlier)).total_seconds()
+    return (parse_utc(later) - parse_utc(earlier)).total_seconds()

@@ -18,7 +18,7 @@ from curation.annotation.signin import MAX_NAME, normalize_username, wait_s
 from curation.annotation.signin import log as signin_log
 from curation.annotation.task_kinds import TASK_KIND_REGISTRY, get_kind
 from curation.store.queues import KindCounts
-from schemas.common import PrefkitError, content_hash, utcnow
+from schemas.common import PrefkitError, content_hash, parse_utc, utcnow
 from schemas.curation import AnnotationTask, LabelEvent
 
 if TYPE_CHECKING:
@@ -164,10 +164,7 @@ def release_stale(
 
 
 def _seconds_since(iso: str, now: str) -> float:
-    def parse(s: str) -> datetime:
-        return datetime.strptime(s, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC)
-
-    return max(0.0, round((parse(now) - parse(iso)).total_seconds(), 3))
+    return max(0.0, round((parse_utc(now) - parse_utc(iso)).total_seconds(), 3))
 
 
 def _finish(
