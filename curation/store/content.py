@@ -13,7 +13,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import replace
 from typing import Any
 
-from sqlalchemy import func, select, update
+from sqlalchemy import Connection, func, select, update
 
 from curation.store import packs
 from curation.store.content_records import (
@@ -78,30 +78,37 @@ class Content(StoreArea):
             row = conn.execute(select(t.c.source_id).where(t.c.kind == kind, t.c.sha256 == sha256)).first()
         return None if row is None else row[0]
 
+    def add_source(self, conn: Connection, bundle: ImportBundle) -> tuple[str, str | None]:
+        """Record an import's source row in ``conn``'s transaction: ``(source id, time)``, or
+        ``(source id, None)`` when the project already holds that source (nothing written)."""
+        source_id = f"src_{bundle.kind}_{bundle.sha256[:16]}"
+        t = self.t["sources"]
+        if conn.execute(select(t.c.source_id).where(t.c.source_id == source_id)).first():
+            return source_id, None
+        now = utcnow()
+        conn.execute(
+            t.insert(),
+            {
+                "source_id": source_id,
+                "kind": bundle.kind,
+                "path": bundle.path,
+                "sha256": bundle.sha256,
+                "rows": bundle.rows,
+                "licence": bundle.licence,
+                "imported_at": now,
+            },
+        )
+        return source_id, now
+
     def import_bundle(self, bundle: ImportBundle) -> ImportResult:
         """Write a whole import in one transaction; a bundle with the same bytes is a no-op."""
         existing = self.find_source(bundle.kind, bundle.sha256)
         if existing:
             return ImportResult(existing, True, {})
-        source_id = f"src_{bundle.kind}_{bundle.sha256[:16]}"
-        now = utcnow()
         with self.write() as conn:
-            # Another process may have imported the same bytes while we parsed.
-            t = self.t["sources"]
-            if conn.execute(select(t.c.source_id).where(t.c.source_id == source_id)).first():
+            source_id, now = self.add_source(conn, bundle)
+            if now is None:  # another process imported the same bytes while we parsed
                 return ImportResult(source_id, True, {})
-            conn.execute(
-                t.insert(),
-                {
-                    "source_id": source_id,
-                    "kind": bundle.kind,
-                    "path": bundle.path,
-                    "sha256": bundle.sha256,
-                    "rows": bundle.rows,
-                    "licence": bundle.licence,
-                    "imported_at": now,
-                },
-            )
             prov_id = self.ensure_provenance(conn, bundle.provenance)
             self._skip_known_sessions(conn, bundle)
             self._check_no_clash(conn, bundle)

@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import Connection, func, select
 
 from curation.store.engine import StoreError
-from schemas.common import utcnow
 
 if TYPE_CHECKING:
     from curation.store.content import Content, ImportBundle, ImportResult
@@ -90,27 +89,11 @@ class BulkDialogues:
         nothing written (the result says ``already_imported``)."""
         from curation.store.content import ImportResult
 
-        source_id = f"src_{header.kind}_{header.sha256[:16]}"
-        t = self.content.t["sources"]
-        if (
-            self.content.find_source(header.kind, header.sha256)
-            or self.conn.execute(select(t.c.source_id).where(t.c.source_id == source_id)).first()
-        ):
+        known = self.content.find_source(header.kind, header.sha256)
+        source_id, now = (known, None) if known else self.content.add_source(self.conn, header)
+        if now is None:
             self.result = ImportResult(source_id, True, {})
             raise _AlreadyImported(source_id)
-        now = utcnow()
-        self.conn.execute(
-            t.insert(),
-            {
-                "source_id": source_id,
-                "kind": header.kind,
-                "path": header.path,
-                "sha256": header.sha256,
-                "rows": header.rows,
-                "licence": header.licence,
-                "imported_at": now,
-            },
-        )
         self.source = (source_id, self.content.ensure_provenance(self.conn, header.provenance), now)
         self.path = header.path
         return source_id
