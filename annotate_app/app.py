@@ -58,6 +58,7 @@ else:
             ui.sign_out()
             st.rerun()
 ui.show_flash()
+ui.item_top_script()
 try:
     page.run()
 except DatabaseUnavailable as exc:

@@ -279,8 +279,14 @@ _ITEM_TOP = (
 
 def item_top_script() -> None:
     """Each item starts at its top: the page and every scrolled box go back to 0 when a new item is on
-    screen. Drawn once by the page, outside the item fragment: a script element in every item would
-    be one more element for the browser per submit (and a layout forced by each ``scrollTo``); this
-    one watches the run state and scrolls only when a new item came and something is scrolled. The
-    script is ours alone (no data in it)."""
+    screen. The script watches the run state and scrolls only when a new item came and something is
+    scrolled; it is ours alone (no data in it).
+
+    Sent once per browser session (the app's first run, the sign-in page): the observer it starts
+    lives in the browser tab, not in the element, so it keeps working on every page after the element
+    is gone, and the Annotate page carries no element for it (each element on a page is drawn again by
+    the browser on every submit). A reload starts a new session, which sends it again."""
+    if st.session_state.get("_item_top_sent"):
+        return
+    st.session_state["_item_top_sent"] = True
     st.html(_ITEM_TOP, unsafe_allow_javascript=True)

@@ -52,6 +52,30 @@ def test_guidelines_come_before_the_first_item(project):
     assert any(b.label == "Submit" or b.label == "Fully covered" for b in at.button)
 
 
+def test_guidelines_beside_the_item_on_demand(project):
+    at = app(ALICE, "preference_match")
+    text = project.guidelines_dir.joinpath("preference_match.md").read_text(encoding="utf-8")
+    first_line = next(line for line in text.splitlines() if line.strip() and not line.startswith("#"))
+    assert not [m for m in at.sidebar.markdown if first_line[:40] in m.value]  # hidden: nothing drawn
+    at.sidebar.toggle(key="guidelines_beside").set_value(True).run()
+    assert [m for m in at.sidebar.markdown if first_line[:40] in m.value]
+    first = workflow.current_item(project, "alice", "preference_match")
+    at.button(key=f"{first.event_id}:fully").click().run()  # they stay open from item to item
+    assert at.sidebar.toggle(key="guidelines_beside").value
+    assert [m for m in at.sidebar.markdown if first_line[:40] in m.value]
+
+
+def test_the_item_top_script_is_sent_once_per_session(project):
+    at = app()  # the sign-in page: the first run of the session carries it
+    assert sum("prefkit: each item starts at its top" in h.proto.body for h in at.get("html")) == 1
+    at.session_state["user"] = ALICE
+    at.session_state["kind"] = "preference_match"
+    at.session_state["intro:preference_match"] = True
+    at.run()  # the Annotate page: no element for it (the observer lives in the browser tab)
+    assert not [h for h in at.get("html") if "each item starts at its top" in h.proto.body]
+    assert any(b.label == "Fully covered" for b in at.button)
+
+
 def test_annotators_cannot_reach_maintainer_pages(project):
     at = app(ALICE, "preference_match")
     with pytest.raises(ValueError, match="Could not find a navigation page"):

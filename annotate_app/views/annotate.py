@@ -22,8 +22,11 @@ kind = st.sidebar.segmented_control(
     "Task kind", list(ui.KIND_TITLES), format_func=ui.KIND_TITLES.get, key="kind", required=True
 )
 guidelines = ui.guidelines(project, kind)
-with st.sidebar.expander("Guidelines", icon=":material/menu_book:"):
-    st.markdown(guidelines)
+# Beside the item on demand: every element on the page is drawn again by the browser on each submit
+# (a fragment's run still refreshes the whole page's elements), so hidden guidelines cost nothing.
+if st.sidebar.toggle("Show the guidelines here", key="guidelines_beside"):
+    with st.sidebar.container(border=True):
+        st.markdown(guidelines)
 
 if not st.session_state.get(f"intro:{kind}"):
     st.title(ui.KIND_TITLES[kind])
@@ -60,5 +63,4 @@ def item_panel(kind: str) -> None:
     ui.skip_and_flag(user, item, comment=getattr(form, "COMMENT_IN_PANEL", False))
 
 
-ui.item_top_script()
 item_panel(kind)
