@@ -239,7 +239,8 @@ def annotate() -> None:
 def streamlit_argv(port: int, host: str) -> list[str]:
     app = Path(__file__).resolve().parents[2] / "annotate_app" / "app.py"
     return [
-        sys.executable, "-m", "streamlit", "run", str(app),
+        # Streamlit's CLI with each script run sent to the browser in one piece (annotate_app/server.py).
+        sys.executable, "-m", "annotate_app.server", "run", str(app),
         "--server.port", str(port),
         "--server.address", host,
         "--server.headless", "true",

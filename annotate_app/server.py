@@ -1,0 +1,144 @@
+"""The process ``prefkit annotate serve`` runs: Streamlit's own CLI and server, with each script run
+sent to the browser in one piece.
+
+Streamlit writes every message of a run to the websocket as soon as it exists: the run's start, its
+status, each element, its end. Its server leaves Nagle's algorithm on, so the first message of a
+run leaves alone and the rest wait for the browser's delayed acknowledgement (about 40 ms on Linux);
+the browser then handles the run in two pieces, and each piece makes it draw every element of the
+page again. On a submit that is a third of the key press → next item time for one annotator and a
+quarter of the browser's CPU when several share a machine (``bench/bench_browser.py``).
+
+:class:`OnePieceClient` is Streamlit's websocket client with two socket options: ``TCP_NODELAY``
+(nothing waits for an acknowledgement) and, from a run's first message to its last, ``TCP_CORK``
+(the kernel holds the run's frames and sends them together when the run ends; it sends what it holds
+after 200 ms by itself, so a long run such as the dashboard's still streams, five times a second).
+Messages are sent in the same order, unchanged; only their packaging on the wire differs.
+
+Where this cannot apply (a platform without ``TCP_CORK``, a Streamlit whose websocket client is not
+the one checked here, a connection whose socket cannot be reached) the app is served exactly as
+``streamlit run`` would, with one line on stderr saying so.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import sys
+from typing import Any
+
+_RUN_START = "new_session"
+_RUN_END = "script_finished"
+
+
+def _transport_socket(websocket: Any) -> Any | None:
+    """The TCP socket under a Starlette websocket (uvicorn's protocol object is the owner of the
+    ``receive`` callable Starlette was given), or None when it cannot be reached."""
+    protocol = getattr(getattr(websocket, "_receive", None), "__self__", None)
+    transport = getattr(protocol, "transport", None)
+    sock = transport.get_extra_info("socket") if transport is not None else None
+    if sock is None or sock.family not in (socket.AF_INET, socket.AF_INET6):
+        return None
+    return sock
+
+
+def _client_class() -> type | None:
+    """Streamlit's websocket client class with each run sent in one piece, or None (and why, on
+    stderr) when this Streamlit or platform does not have what it relies on."""
+    why = None
+    try:
+        from streamlit.runtime.runtime_util import serialize_forward_msg
+        from streamlit.runtime.session_manager import SessionClientDisconnectedError
+        from streamlit.web.server.starlette import starlette_websocket as ws_module
+    except ImportError as exc:
+        ws_module, why = None, f"Streamlit's Starlette server is not there ({exc})"
+    base = getattr(ws_module, "StarletteSessionClient", None)
+    if why is None and not hasattr(socket, "TCP_CORK"):
+        why = "this platform has no TCP_CORK"
+    elif why is None and not all(hasattr(base, a) for a in ("write_forward_msg", "_sender", "aclose")):
+        why = "Streamlit's websocket client is not the one this was written for"
+    if why is not None:
+        print(f"prefkit: each run is sent as Streamlit sends it ({why})", file=sys.stderr)
+        return None
+
+    class OnePieceClient(base):  # type: ignore[misc, valid-type]
+        """Streamlit's client; its queue holds ``(message kind, bytes)`` and its sender corks the
+        socket for the length of a run."""
+
+        def __init__(self, websocket: Any) -> None:
+            self._sock = _transport_socket(websocket)
+            self._corked = False
+            if self._sock is not None:
+                try:
+                    self._sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                except OSError:
+                    self._sock = None
+            super().__init__(websocket)  # starts the sender task (ours)
+
+        def write_forward_msg(self, msg: Any) -> None:
+            if self._closed.is_set():
+                raise SessionClientDisconnectedError
+            try:
+                self._send_queue.put_nowait((msg.WhichOneof("type"), serialize_forward_msg(msg)))
+            except asyncio.QueueFull as exc:  # the browser stopped reading: drop it, as Streamlit does
+                self._closed.set()
+                raise SessionClientDisconnectedError from exc
+
+        def _cork(self, on: bool) -> None:
+            if self._sock is None or self._corked == on:
+                return
+            try:
+                self._sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_CORK, 1 if on else 0)
+                self._corked = on
+            except OSError:  # the connection is gone; the send below reports it
+                self._sock = None
+
+        async def _sender(self) -> None:
+            from starlette.websockets import WebSocketDisconnect
+
+            ended = False
+            try:
+                while True:
+                    kind, payload = await self._send_queue.get()
+                    if kind == _RUN_START:
+                        self._cork(True)
+                        ended = False
+                    await self._websocket.send_bytes(payload)
+                    ended = ended or kind == _RUN_END
+                    if ended and self._send_queue.empty():
+                        await asyncio.sleep(0)  # the status message that follows the end, if queued now
+                        if self._send_queue.empty():
+                            self._cork(False)  # the run leaves now, in one piece
+            except WebSocketDisconnect:
+                pass
+            except Exception:  # as Streamlit's own sender: log, and mark the client closed
+                import logging
+
+                logging.getLogger("streamlit").exception("Error sending websocket payload")
+            finally:
+                self._closed.set()
+
+    return OnePieceClient
+
+
+def install() -> bool:
+    """Make Streamlit's websocket endpoint use :class:`OnePieceClient` (it looks the class up by
+    name on each connection). True when installed."""
+    client = _client_class()
+    if client is None:
+        return False
+    from streamlit.web.server.starlette import starlette_websocket
+
+    starlette_websocket.StarletteSessionClient = client
+    return True
+
+
+def main() -> None:
+    """``python -m annotate_app.server run app.py [streamlit options]``: Streamlit's CLI, after install()."""
+    install()
+    from streamlit.web.cli import main as streamlit_main
+
+    streamlit_main(prog_name="streamlit")  # exits with Streamlit's own code
+
+
+if __name__ == "__main__":
+    main()
