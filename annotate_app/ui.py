@@ -135,11 +135,13 @@ def _problem_key(prefix: str) -> str:
 
 
 def _record(user: str, item: workflow.ShownItem, prefix: str, action: Callable[[], bool], done: str) -> None:
-    if not still_active(user):
-        sign_out()  # disabled since signing in: nothing is written, the next run shows the sign-in page
-        return
+    """Run a click's write (``action`` passes ``signed_in=True``: the account is checked in the write's
+    own transaction, no separate read per click)."""
     try:
         written = action()
+    except workflow.AccountInactive:
+        sign_out()  # disabled since signing in: nothing is written, the next run shows the sign-in page
+        return
     except (LabelError, workflow.WorkflowError) as exc:
         st.session_state[_problem_key(prefix)] = f"Not saved: {exc}"
         return
@@ -156,7 +158,13 @@ def submit_now(
         st.session_state[_problem_key(prefix)] = missing
         return
     comment = st.session_state.get(f"{prefix}:comment")
-    _record(user, item, prefix, lambda: workflow.submit(open_project(), user, item, values, comment), "Saved")
+    _record(
+        user,
+        item,
+        prefix,
+        lambda: workflow.submit(open_project(), user, item, values, comment, signed_in=True),
+        "Saved",
+    )
 
 
 def submit_button(
@@ -184,12 +192,18 @@ def skip_and_flag(user: str, item: workflow.ShownItem, comment: bool = False) ->
 
     def skip() -> None:
         reason = st.session_state[f"{key}:skipr"]
-        _record(user, item, key, lambda: workflow.skip(project, user, item, reason), "Skipped")
+        _record(
+            user, item, key, lambda: workflow.skip(project, user, item, reason, signed_in=True), "Skipped"
+        )
 
     def flag() -> None:
         why = st.session_state[f"{key}:flagr"]
         _record(
-            user, item, key, lambda: workflow.flag(project, user, item, why), "Flagged for the maintainers"
+            user,
+            item,
+            key,
+            lambda: workflow.flag(project, user, item, why, signed_in=True),
+            "Flagged for the maintainers",
         )
 
     label = "Skip or report this item, or add a comment" if comment else "Skip or report this item"

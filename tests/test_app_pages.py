@@ -321,6 +321,16 @@ def test_a_disabled_account_is_signed_out_on_its_next_click(project):
     assert [t.label for t in at.text_input] == ["User name", "Password"]
 
 
+def test_a_click_after_the_account_was_disabled_records_nothing(project):
+    at = app(ALICE, "preference_match")
+    item = workflow.current_item(project, "alice", "preference_match")
+    project.store.accounts.set_user_active("alice", False)
+    at.button(key=f"{item.event_id}:fully").click().run()  # the item is still on alice's screen
+    assert project.store.labels.event(item.event_id) is None
+    assert "user" not in at.session_state
+    assert [t.label for t in at.text_input] == ["User name", "Password"]
+
+
 def test_flag_a_broken_item_for_the_maintainers(project):
     at = app(ALICE, "memory_verify")
     item = workflow.current_item(project, "alice", "memory_verify")

@@ -10,6 +10,8 @@ from curation.annotation.task_admin import TaskFileError, create_tasks, import_g
 from curation.annotation.task_kinds import LabelError
 from curation.project import Project
 from curation.quality import dashboard
+from schemas.common import utcnow
+from schemas.curation import LabelEvent
 
 EXPRESSED = {"items": [{"item": 0, "expressed": True, "evidence": [2]}, {"item": 1, "expressed": False}]}
 
@@ -247,3 +249,28 @@ def test_the_page_reads_account_item_and_version_in_one_statement(project):
         False, None, view.version
     )
     assert not workflow.annotator_view(project, "nobody", "preference_match").active
+
+
+def test_a_signed_in_click_of_a_disabled_or_unknown_account_writes_nothing(project):
+    item = workflow.current_item(project, "alice", "preference_match")
+    assert workflow.submit(project, "alice", item, {"coverage": "fully"}, signed_in=True)  # active: written
+    nxt = workflow.current_item(project, "alice", "preference_match")
+    project.store.accounts.set_user_active("alice", False)
+    for act in (
+        lambda: workflow.submit(project, "alice", nxt, {"coverage": "fully"}, signed_in=True),
+        lambda: workflow.skip(project, "alice", nxt, "unclear", signed_in=True),
+        lambda: workflow.flag(project, "alice", nxt, "broken", signed_in=True),
+    ):
+        with pytest.raises(workflow.AccountInactive, match="disabled or gone"):
+            act()
+    assert project.store.labels.event(nxt.event_id) is None  # nothing written, the item still open
+    assert workflow.current_item(project, "alice", "preference_match").task.task_id == nxt.task.task_id
+    with pytest.raises(workflow.AccountInactive):  # a name with no account at all
+        project.store.queues.record_submit(
+            LabelEvent(event_id="ev_ghost", task_id=nxt.task.task_id, kind=nxt.task.kind, annotator="nobody",
+                       values={"coverage": "fully"}, created_at=utcnow()),
+            active_account=True,
+        )  # fmt: skip
+    assert project.store.labels.event("ev_ghost") is None
+    # without signed_in (imports, scripts), the store records as before
+    assert workflow.submit(project, "alice", nxt, {"coverage": "fully"})

@@ -17,6 +17,9 @@ from curation.annotation.assignment import policy_for
 from curation.annotation.signin import MAX_NAME, normalize_username, wait_s
 from curation.annotation.signin import log as signin_log
 from curation.annotation.task_kinds import TASK_KIND_REGISTRY, get_kind
+from curation.store.queues import (
+    AccountInactive as AccountInactive,  # raised for a disabled signed-in account
+)
 from curation.store.queues import KindCounts
 from schemas.common import PrefkitError, content_hash, parse_utc, utcnow
 from schemas.curation import AnnotationTask, LabelEvent
@@ -168,7 +171,13 @@ def _seconds_since(iso: str, now: str) -> float:
 
 
 def _finish(
-    project: Project, user: str, item: ShownItem, action: str, values: dict, comment: str | None
+    project: Project,
+    user: str,
+    item: ShownItem,
+    action: str,
+    values: dict,
+    comment: str | None,
+    signed_in: bool = False,
 ) -> bool:
     now = utcnow()
     event = LabelEvent(
@@ -182,29 +191,38 @@ def _finish(
         time_spent_s=_seconds_since(item.shown_at, now),
         created_at=now,
     )
-    return project.store.queues.record_submit(event)
+    return project.store.queues.record_submit(event, active_account=signed_in)
 
 
 def submit(
-    project: Project, user: str, item: ShownItem, values: dict[str, Any], comment: str | None = None
+    project: Project,
+    user: str,
+    item: ShownItem,
+    values: dict[str, Any],
+    comment: str | None = None,
+    *,
+    signed_in: bool = False,
 ) -> bool:
-    """Validate and record a label. True when written now, False when this submit was already recorded."""
+    """Validate and record a label. True when written now, False when this submit was already recorded.
+
+    ``signed_in``: the click of a signed-in session; the account must still be active when the label
+    is written (same transaction), else ``AccountInactive`` and nothing is written. Also for skip/flag."""
     clean = get_kind(item.task.kind).validate(values, item.task)
-    return _finish(project, user, item, "label", clean, comment)
+    return _finish(project, user, item, "label", clean, comment, signed_in)
 
 
-def skip(project: Project, user: str, item: ShownItem, reason: str) -> bool:
+def skip(project: Project, user: str, item: ShownItem, reason: str, *, signed_in: bool = False) -> bool:
     """Pass on an item with a reason; it counts as done for this annotator (a skip is not a label)."""
     if not reason.strip():
         raise WorkflowError("a skip needs a reason")
-    return _finish(project, user, item, "skip", {}, reason.strip())
+    return _finish(project, user, item, "skip", {}, reason.strip(), signed_in)
 
 
-def flag(project: Project, user: str, item: ShownItem, reason: str) -> bool:
+def flag(project: Project, user: str, item: ShownItem, reason: str, *, signed_in: bool = False) -> bool:
     """Report an item as broken; maintainers see it on the dashboard."""
     if not reason.strip():
         raise WorkflowError("a flag needs a reason")
-    return _finish(project, user, item, "flag", {}, reason.strip())
+    return _finish(project, user, item, "flag", {}, reason.strip(), signed_in)
 
 
 # -- undo ---------------------------------------------------------------------------------------------

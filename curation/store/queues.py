@@ -20,7 +20,7 @@ from sqlalchemy import Connection, case, exists, func, select, text, true, updat
 from curation.store.backend import explain_prefix
 from curation.store.engine import StoreArea, StoreCore
 from curation.store.labels import FINISHING, Labels
-from schemas.common import utcnow
+from schemas.common import PrefkitError, utcnow
 from schemas.curation import AnnotationTask, LabelEvent
 
 
@@ -129,6 +129,10 @@ class TaskSummary:
     gold: int
     assigned: int
     complete: int
+
+
+class AccountInactive(PrefkitError):
+    """A signed-in session's write for an account disabled (or removed) since it signed in."""
 
 
 class Queues(StoreArea):
@@ -326,14 +330,23 @@ class Queues(StoreArea):
         return len(rows)
 
     # -- submits ------------------------------------------------------------------------------------
-    def record_submit(self, ev: LabelEvent) -> bool:
+    def record_submit(self, ev: LabelEvent, *, active_account: bool = False) -> bool:
         """Append ``ev`` and close the annotator's assignment in one short transaction.
-        Returns False when the event id is already recorded (a double click or a retry)."""
-        return self.retrying(lambda: self._record_submit(ev))
+        Returns False when the event id is already recorded (a double click or a retry).
 
-    def _record_submit(self, ev: LabelEvent) -> bool:
-        a = self.t["assignments"]
+        With ``active_account`` the annotator must be an active account at the moment of the write
+        (checked in the same transaction): otherwise :class:`AccountInactive` and nothing written.
+        The app passes it for every click, so a disabled account's next click records nothing."""
+        return self.retrying(lambda: self._record_submit(ev, active_account))
+
+    def _record_submit(self, ev: LabelEvent, active_account: bool = False) -> bool:
+        a, u = self.t["assignments"], self.t["users"]
         with self.write() as conn:
+            if (
+                active_account
+                and not conn.execute(select(u.c.active).where(u.c.username == ev.annotator)).scalar()
+            ):
+                raise AccountInactive(f"the account {ev.annotator!r} is disabled or gone")
             if not self.labels.insert_event(conn, ev):
                 return False
             if ev.action in FINISHING and ev.supersedes is None:
