@@ -276,31 +276,29 @@ def last_done() -> None:
 _ITEM_MARK = "trouble"
 _ITEM_TOP = (
     "<script>/* prefkit: each item starts at its top */ if (!window.__prefkitItemTop) {"
-    " window.__prefkitItemTop = true; let shown = null;"
+    " window.__prefkitItemTop = true; const shown = new Set();"
     " const app = document.querySelector('[data-testid=stApp]');"
     " const boxes = '[data-testid=stMain], [data-testid=stAppViewContainer], [data-testid=stAppScrollToBottomContainer]';"
+    # A run's end and its new elements can reach the page in either order (or in one commit, with
+    # the previous item still there, fading): check on both, and act on a mark never seen before.
     " new MutationObserver(() => {"
     "  if (app.getAttribute('data-test-script-state') !== 'notRunning') return;"
-    "  const mark = document.querySelector('[data-testid=stMain] [class*=\"-MARK\"]');"
-    "  const item = mark && [...mark.classList].find(c => c.startsWith('st-key-'));"
-    "  if (!item || item === shown) return;"
-    "  shown = item;"
+    "  const item = [...document.querySelectorAll('[data-testid=stMain] [class*=\"-MARK\"]')]"
+    "   .map(m => [...m.classList].find(c => c.startsWith('st-key-'))).find(k => k && !shown.has(k));"
+    "  if (!item) return;"
+    "  shown.add(item);"
     "  requestAnimationFrame(() => { document.querySelectorAll(boxes).forEach(e => { if (e.scrollTop) e.scrollTo(0, 0); });"
     "   if (window.scrollY) window.scrollTo(0, 0); });"
-    " }).observe(app, {attributes: true, attributeFilter: ['data-test-script-state']}); }</script>"
+    " }).observe(app, {subtree: true, childList: true, attributes: true, attributeFilter: ['data-test-script-state']}); }</script>"
 ).replace("MARK", _ITEM_MARK)
 
 
 def item_top_script() -> None:
     """Each item starts at its top: the page and every scrolled box go back to 0 when a new item is on
     screen. The script watches the run state and scrolls only when a new item came and something is
-    scrolled; it is ours alone (no data in it).
-
-    Sent once per browser session (the app's first run, the sign-in page): the observer it starts
-    lives in the browser tab, not in the element, so it keeps working on every page after the element
-    is gone, and the Annotate page carries no element for it (each element on a page is drawn again by
-    the browser on every submit). A reload starts a new session, which sends it again."""
-    if st.session_state.get("_item_top_sent"):
-        return
-    st.session_state["_item_top_sent"] = True
+    scrolled; it is ours alone (no data in it). Drawn by the app's entry on every full run (every
+    page), outside the item fragment: a script element in every item would be one more element for
+    the browser per submit. Sent on every full run, not once per session: Streamlit loads its HTML
+    element's code on first use, so an element gone before it was drawn (a quick sign-in) would
+    leave a tab without the observer; the script starts its observer once per tab."""
     st.html(_ITEM_TOP, unsafe_allow_javascript=True)

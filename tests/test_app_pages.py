@@ -65,15 +65,17 @@ def test_guidelines_beside_the_item_on_demand(project):
     assert [m for m in at.sidebar.markdown if first_line[:40] in m.value]
 
 
-def test_the_item_top_script_is_sent_once_per_session(project):
-    at = app()  # the sign-in page: the first run of the session carries it
-    assert sum("prefkit: each item starts at its top" in h.proto.body for h in at.get("html")) == 1
-    at.session_state["user"] = ALICE
-    at.session_state["kind"] = "preference_match"
-    at.session_state["intro:preference_match"] = True
-    at.run()  # the Annotate page: no element for it (the observer lives in the browser tab)
-    assert not [h for h in at.get("html") if "each item starts at its top" in h.proto.body]
-    assert any(b.label == "Fully covered" for b in at.button)
+def test_the_item_top_script_is_drawn_once_per_page_outside_the_item(project):
+    def scripts(at: AppTest) -> list:
+        return [h for h in at.get("html") if "prefkit: each item starts at its top" in h.proto.body]
+
+    at = app()  # the sign-in page
+    assert len(scripts(at)) == 1
+    at = app(ALICE, "preference_match")  # the Annotate page: once, from the app's entry
+    assert len(scripts(at)) == 1
+    first = workflow.current_item(project, "alice", "preference_match")
+    at.button(key=f"{first.event_id}:fully").click().run()  # the item's run draws no second one
+    assert len(scripts(at)) == 1 and any(b.label == "Fully covered" for b in at.button)
 
 
 def test_annotators_cannot_reach_maintainer_pages(project):
