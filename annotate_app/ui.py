@@ -295,10 +295,18 @@ _ITEM_TOP = (
 
 def item_top_script() -> None:
     """Each item starts at its top: the page and every scrolled box go back to 0 when a new item is on
-    screen. The script watches the run state and scrolls only when a new item came and something is
-    scrolled; it is ours alone (no data in it). Drawn by the app's entry on every full run (every
-    page), outside the item fragment: a script element in every item would be one more element for
-    the browser per submit. Sent on every full run, not once per session: Streamlit loads its HTML
-    element's code on first use, so an element gone before it was drawn (a quick sign-in) would
-    leave a tab without the observer; the script starts its observer once per tab."""
+    screen. The script watches the run state and the page, and scrolls only when a new item came and
+    something is scrolled; it is ours alone (no data in it).
+
+    Drawn by the app's entry on the first two full runs of a browser session (the sign-in page, then
+    the page after it) and then no more: the observer it starts lives in the tab, so later pages need
+    no element for it (every element on a page is drawn again by the browser on each submit). Two, not
+    one: Streamlit loads its HTML element's code on first use, and a sign-in quicker than that would
+    remove the first element before it ran; the page after sign-in (the guidelines of the kind) stays.
+    A reload or a sign-out starts a new session, which draws it again; the script starts its observer
+    once per tab."""
+    runs = st.session_state.get("_item_top_runs", 0)
+    if runs >= 2:
+        return
+    st.session_state["_item_top_runs"] = runs + 1
     st.html(_ITEM_TOP, unsafe_allow_javascript=True)
