@@ -12,19 +12,13 @@ import os
 import socket
 import statistics
 import subprocess
-import time
-import urllib.request
 from types import SimpleNamespace
 
-import pytest
 from conftest import require
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+from test_browser_app import ARGS, CHROMIUM, free_port, wait_healthy
 
 from annotate_app import server
-
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-        "--disable-sync", "--no-first-run"]  # fmt: skip
 
 
 def _msg(kind: str) -> ForwardMsg:
@@ -67,8 +61,8 @@ def _cork(sock: socket.socket) -> int:
     return sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_CORK)
 
 
-@pytest.mark.skipif(not hasattr(socket, "TCP_CORK"), reason="TCP_CORK is Linux's")
 def test_a_run_is_corked_from_its_first_message_to_its_last():
+    require(hasattr(socket, "TCP_CORK"), "TCP_CORK is Linux's (the app falls back without it)")
     client_cls = server._client_class()
     assert client_cls is not None  # this Streamlit has the client it was written for
     listener = socket.create_server(("127.0.0.1", 0))
@@ -172,23 +166,14 @@ def test_each_submit_reaches_the_browser_in_one_piece(tmp_path):
 
     app = tmp_path / "app.py"
     app.write_text(APP, encoding="utf-8")
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()
     cmd = streamlit_argv(port, "127.0.0.1")
     assert cmd[1:4] == ["-m", "annotate_app.server", "run"]  # what `prefkit annotate serve` runs
     cmd[cmd.index("run") + 1] = str(app)
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=tmp_path)
     try:
         url = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).close()
-                break
-            except OSError:
-                assert time.monotonic() < deadline and proc.poll() is None, "server did not start"
-                time.sleep(0.3)
+        wait_healthy(url, proc)
         spreads, frames = [], []
         idle = "() => document.querySelector('[data-testid=stApp]').getAttribute('data-test-script-state') === 'notRunning'"
         with sync_playwright() as pw:
