@@ -9,9 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import streamlit as st
-
-from annotate_app import ui
-from curation.store.backend import DatabaseUnavailable
+from prefkit.annotate_app import ui
+from prefkit.curation.store.backend import DatabaseUnavailable
 
 # A local icon: a Material-symbol page icon would be fetched from Google's servers by every browser.
 st.set_page_config(

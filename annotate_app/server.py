@@ -133,7 +133,7 @@ def install() -> bool:
 
 
 def main() -> None:
-    """``python -m annotate_app.server run app.py [streamlit options]``: Streamlit's CLI, after install()."""
+    """``python -m prefkit.annotate_app.server run app.py [streamlit options]``: Streamlit's CLI, after install()."""
     install()
     from streamlit.web.cli import main as streamlit_main
 

@@ -1,8 +1,8 @@
 """Rendering helpers shared by the pages: the project, the signed-in user, dialogue bubbles, progress,
 and the item panel the Annotate page reruns on its own (a fragment) after every submit.
 
-Render only: every decision is a call into :mod:`curation.annotation.workflow` (or another curation module).
-Every piece of data shown goes through :mod:`annotate_app.safe_text` (``text``, ``safe``).
+Render only: every decision is a call into :mod:`prefkit.curation.annotation.workflow` (or another curation module).
+Every piece of data shown goes through :mod:`prefkit.annotate_app.safe_text` (``text``, ``safe``).
 
 Speed: a submit is a button callback (it runs before the script, so the click costs one run, not
 two), and it reruns only the item fragment, not the page and sidebar. What a run would read again and
@@ -18,13 +18,12 @@ from collections.abc import Callable
 from typing import Any
 
 import streamlit as st
-
-from annotate_app.safe_text import md_escape, safe
-from curation.annotation import workflow
-from curation.annotation.task_kinds import TASK_KIND_REGISTRY, LabelError, get_kind
-from curation.project import Project
-from curation.store.accounts import Account
-from schemas.common import PrefkitError
+from prefkit.annotate_app.safe_text import md_escape, safe
+from prefkit.curation.annotation import workflow
+from prefkit.curation.annotation.task_kinds import TASK_KIND_REGISTRY, LabelError, get_kind
+from prefkit.curation.project import Project
+from prefkit.curation.store.accounts import Account
+from prefkit.schemas.common import PrefkitError
 
 KIND_TITLES = {k: get_kind(k).title for k in TASK_KIND_REGISTRY}
 ROLE_AVATARS = {

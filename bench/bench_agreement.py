@@ -22,7 +22,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from curation.quality.reliability import (  # noqa: E402
+from prefkit.curation.quality.reliability import (  # noqa: E402
     bootstrap_alpha,
     cohen_kappa_pairwise,
     gwet_ac1,
@@ -73,11 +73,11 @@ def bench_matrix(args) -> None:
 
 
 def bench_project(args) -> None:
-    from curation.annotation.task_kinds import get_kind
-    from curation.project import Project
-    from curation.quality.agreement import agreement_rows
-    from schemas.common import utcnow
-    from schemas.curation import LabelEvent
+    from prefkit.curation.annotation.task_kinds import get_kind
+    from prefkit.curation.project import Project
+    from prefkit.curation.quality.agreement import agreement_rows
+    from prefkit.schemas.common import utcnow
+    from prefkit.schemas.curation import LabelEvent
 
     kind = get_kind("preference_match")
     choices = kind.fields[0].choices

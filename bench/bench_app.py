@@ -26,10 +26,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from curation.annotation import workflow
-from curation.annotation.task_kinds import get_kind
-from curation.project import Project
-from schemas.common import utcnow
+from prefkit.curation.annotation import workflow
+from prefkit.curation.annotation.task_kinds import get_kind
+from prefkit.curation.project import Project
+from prefkit.schemas.common import utcnow
 
 ANNOTATORS = 20
 OVERLAP = 5

@@ -47,8 +47,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench_app import build, library_submits  # noqa: E402
-
-from curation.project import Project  # noqa: E402
+from prefkit.curation.project import Project  # noqa: E402
 
 CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
@@ -345,9 +344,8 @@ def label_studio_ui(steps: int) -> None:
         return
     from bench_labelstudio import _pairs
     from playwright.sync_api import sync_playwright
-
-    from annotate_app.labelstudio import bridge
-    from schemas.curation import Provenance
+    from prefkit.annotate_app.labelstudio import bridge
+    from prefkit.schemas.curation import Provenance
 
     with tempfile.TemporaryDirectory() as tmp:
         project = Project.init(Path(tmp) / "ls", name="bench-ls-ui")

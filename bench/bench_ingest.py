@@ -65,10 +65,13 @@ WHERE = """WHERE "language" = 'English'
   AND NOT coalesce(list_bool_or(list_transform(openai_moderation, lambda m: coalesce(m.flagged, false))), false)"""
 '''
 
-BASELINE = r"""
+BASELINE = (
+    r"""
 import sys, duckdb
 path = sys.argv[1]
-""" + COLUMNS + r"""q = f'''
+"""
+    + COLUMNS
+    + r"""q = f'''
 WITH c AS (
   SELECT * FROM read_json('{path}', format='newline_delimited', columns={spec})
   {WHERE}
@@ -81,15 +84,19 @@ con.execute('SET enable_progress_bar = false')
 rows = con.execute(q).fetchall()
 print(len(rows), sum(r[2] for r in rows))
 """
+)
 
 
 # The floor: the plain query's scan and filters, with each kept conversation's turns as JSON (what the
 # ingest stores) streamed into a bare SQLite table in one transaction, WAL and synchronous=NORMAL like
 # the project store. No checks, no hash, no duplicates, no grouping, no meta, no index but the row id.
-FLOOR = r"""
+FLOOR = (
+    r"""
 import sys, sqlite3, duckdb
 path, db_path = sys.argv[1], sys.argv[2]
-""" + COLUMNS + r"""q = f'''
+"""
+    + COLUMNS
+    + r"""q = f'''
 SELECT CAST(len(conversation) AS BIGINT) AS n,
        CAST(to_json(list_transform(conversation, lambda t: {{'role': t.role, 'content': t.content}})) AS VARCHAR) AS turns
 FROM read_json('{path}', format='newline_delimited', columns={spec})
@@ -111,6 +118,7 @@ db.execute('COMMIT')
 db.close()
 print(rows)
 """
+)
 
 
 def measure(cmd: list[str], env: dict[str, str]) -> tuple[float, int, str, float]:

@@ -28,12 +28,12 @@ from urllib.parse import urlparse
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from annotate_app.labelstudio import bridge  # noqa: E402
-from annotate_app.labelstudio.accounts import login  # noqa: E402
-from annotate_app.labelstudio.config import ls_kind  # noqa: E402
-from curation.project import Project  # noqa: E402
-from curation.store.content import PreferencePair  # noqa: E402
-from schemas.curation import Provenance  # noqa: E402
+from prefkit.annotate_app.labelstudio import bridge  # noqa: E402
+from prefkit.annotate_app.labelstudio.accounts import login  # noqa: E402
+from prefkit.annotate_app.labelstudio.config import ls_kind  # noqa: E402
+from prefkit.curation.project import Project  # noqa: E402
+from prefkit.curation.store.content import PreferencePair  # noqa: E402
+from prefkit.schemas.curation import Provenance  # noqa: E402
 
 ROUND = 10_000
 CPU: dict[str, tuple[float, float]] = {}  # step -> (this process's CPU s, the server's CPU s)
@@ -107,8 +107,8 @@ def push_vs_plain(project: Project, url: str, n: int, order: str) -> tuple[float
     The plain import gets its task data made beforehand (untimed) from tasks built in memory; the
     push starts from the stored pairs alone (no task in the store): building, storing, the import
     requests and the id map are all timed."""
-    from annotate_app.labelstudio.bridge import _project_settings, connect, task_data
-    from curation.annotation.task_kinds import get_kind
+    from prefkit.annotate_app.labelstudio.bridge import _project_settings, connect, task_data
+    from prefkit.curation.annotation.task_kinds import get_kind
 
     project.store.content.add_preference_pairs(_pairs(0, n), Provenance(source="bench"))
     built = get_kind("preference_match").build_tasks(project.store, 3, "default")

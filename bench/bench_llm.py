@@ -29,11 +29,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import openai  # noqa: E402
+from prefkit.curation.project import Project  # noqa: E402
+from prefkit.pipelines.llm import LLMLayer, LLMRequest, Usage  # noqa: E402
+from prefkit.pipelines.llm.types import BaseBackend  # noqa: E402
 from pydantic import BaseModel  # noqa: E402
-
-from curation.project import Project  # noqa: E402
-from pipelines.llm import LLMLayer, LLMRequest, Usage  # noqa: E402
-from pipelines.llm.types import BaseBackend  # noqa: E402
 
 KEY = "sk-bench-not-a-real-key"
 

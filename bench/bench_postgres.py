@@ -9,7 +9,7 @@ starts from a fresh project with the same tasks (preference_match, overlap 3) an
   2 processes serving 8 each (two replicas behind a load balancer), on PostgreSQL and on SQLite.
 
 First, one annotator alone: statements per submit and, on PostgreSQL, round trips on the wire
-(libpq's trace, see ``curation.store.roundtrips``). Then per configuration: submits per second,
+(libpq's trace, see ``prefkit.curation.store.roundtrips``). Then per configuration: submits per second,
 per-submit p50/p95 in ms, and where the CPU went: the app processes' CPU (getrusage), the server's
 (the postmaster's process tree; this database's backends alone in brackets), everything else the
 machine ran meanwhile (/proc/stat), submits per CPU-second, and what the backends were doing
@@ -38,12 +38,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from curation.annotation import workflow  # noqa: E402
-from curation.annotation.task_admin import create_tasks  # noqa: E402
-from curation.project import Project  # noqa: E402
-from curation.store.content import PreferencePair  # noqa: E402
-from schemas.common import utcnow  # noqa: E402
-from schemas.curation import Provenance  # noqa: E402
+from prefkit.curation.annotation import workflow  # noqa: E402
+from prefkit.curation.annotation.task_admin import create_tasks  # noqa: E402
+from prefkit.curation.project import Project  # noqa: E402
+from prefkit.curation.store.content import PreferencePair  # noqa: E402
+from prefkit.schemas.common import utcnow  # noqa: E402
+from prefkit.schemas.curation import Provenance  # noqa: E402
 
 ANNOTATORS = 16
 OVERLAP = 3
@@ -302,9 +302,8 @@ def solo(database: str | None, tmp: Path, n: int = 200) -> dict:
     """One annotator alone: latency per submit and what it costs the database: statements, and on
     PostgreSQL the round trips on the wire (libpq's trace: every ``Query`` and ``Sync`` the app waits
     on, ``BEGIN``/``COMMIT`` and any pool check included)."""
+    from prefkit.curation.store.roundtrips import RoundTrips
     from sqlalchemy import event
-
-    from curation.store.roundtrips import RoundTrips
 
     root = tmp / uuid.uuid4().hex[:8]
     build(root, database, n)

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from curation.project import Project
+    from prefkit.curation.project import Project
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -100,7 +100,7 @@ def baseline(src: Path, out: Path) -> float:
 
 
 def cut(project: Project, version: str) -> float:
-    from exports.release import cut_release
+    from prefkit.exports.release import cut_release
 
     start = time.perf_counter()
     cut_release(project, version)
@@ -114,11 +114,10 @@ def main() -> None:
     args = ap.parse_args()
 
     import duckdb  # noqa: F401
+    import prefkit.curation.quality.agreement  # noqa: F401 - warm the heavy imports (statsmodels) outside the timings
     import pyarrow.parquet  # noqa: F401
-
-    import curation.quality.agreement  # noqa: F401 - warm the heavy imports (statsmodels) outside the timings
-    from curation.project import Project
-    from pipelines.ingest import cupid
+    from prefkit.curation.project import Project
+    from prefkit.pipelines.ingest import cupid
 
     tmp = Path(tempfile.mkdtemp(prefix="bench_release_"))
     try:

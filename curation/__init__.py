@@ -1,2 +1,2 @@
 """Curation: the project store (`store`), the annotation process (`annotation`) and label quality
-(`quality`), composed by :mod:`curation.project`."""
+(`quality`), composed by :mod:`prefkit.curation.project`."""

@@ -18,19 +18,19 @@ from functools import cached_property
 from importlib import resources
 from pathlib import Path
 
-from curation.store.accounts import Accounts
-from curation.store.alpsbench import AlpsTasks
-from curation.store.backend import has_password, is_url, parse_url, redact
-from curation.store.content import Content
-from curation.store.engine import StoreCore, StoreError
-from curation.store.eval import Evaluations
-from curation.store.generation import Generation
-from curation.store.labels import Labels
-from curation.store.labelstudio import LabelStudioMap
-from curation.store.llm import LLMRecords
-from curation.store.queues import Queues
-from curation.store.release import Releases
-from schemas.config import ProjectConfig
+from prefkit.curation.store.accounts import Accounts
+from prefkit.curation.store.alpsbench import AlpsTasks
+from prefkit.curation.store.backend import has_password, is_url, parse_url, redact
+from prefkit.curation.store.content import Content
+from prefkit.curation.store.engine import StoreCore, StoreError
+from prefkit.curation.store.eval import Evaluations
+from prefkit.curation.store.generation import Generation
+from prefkit.curation.store.labels import Labels
+from prefkit.curation.store.labelstudio import LabelStudioMap
+from prefkit.curation.store.llm import LLMRecords
+from prefkit.curation.store.queues import Queues
+from prefkit.curation.store.release import Releases
+from prefkit.schemas.config import ProjectConfig
 
 CONFIG_NAME = "prefkit.toml"
 ENV_PROJECT = "PREFKIT_PROJECT"
@@ -143,7 +143,7 @@ class Project:
             )
         project = cls(root)
         project.guidelines_dir.mkdir(exist_ok=True)
-        from curation.annotation.guidelines import write_default_guidelines
+        from prefkit.curation.annotation.guidelines import write_default_guidelines
 
         write_default_guidelines(project.guidelines_dir)
         project.store  # noqa: B018 - creates the database and applies migrations

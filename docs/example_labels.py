@@ -27,11 +27,11 @@ COVERAGE = ("not_covered", "partially", "fully")
 
 def tour_project(root: Path):
     """The tour's project state, built through the library calls behind the commands."""
-    from curation.annotation.task_admin import create_tasks
-    from curation.project import Project
-    from pipelines.generation.run import generate
-    from pipelines.ingest import alpsbench
-    from pipelines.matching import add_pairs_from_instances
+    from prefkit.curation.annotation.task_admin import create_tasks
+    from prefkit.curation.project import Project
+    from prefkit.pipelines.generation.run import generate
+    from prefkit.pipelines.ingest import alpsbench
+    from prefkit.pipelines.matching import add_pairs_from_instances
 
     project = Project.init(root / "my-bench", name="my-bench")
     generate(project, backend="offline", personas=2, seed=0)

@@ -11,10 +11,10 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from exports.writers import atomic_write_bytes
+from prefkit.exports.writers import atomic_write_bytes
 
 if TYPE_CHECKING:
-    from curation.project import ProjectStore
+    from prefkit.curation.project import ProjectStore
 
 
 def packet(

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from schemas.curation import ProvenanceSummary
+from prefkit.schemas.curation import ProvenanceSummary
 
 #: SPDX-style licence names in prefkit.toml to Hugging Face licence ids.
 HF_LICENCES = {

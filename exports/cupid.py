@@ -5,13 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from exports.writers import write_jsonl, write_parquet
-from schemas.common import InputError
-from schemas.cupid import BenchmarkInstance
+from prefkit.exports.writers import write_jsonl, write_parquet
+from prefkit.schemas.common import InputError
+from prefkit.schemas.cupid import BenchmarkInstance
 
 if TYPE_CHECKING:
-    from curation.project import ProjectStore
-    from curation.store.content import InstanceLink
+    from prefkit.curation.project import ProjectStore
+    from prefkit.curation.store.content import InstanceLink
 
 CUPID_COLUMNS = (
     "persona_id",
@@ -68,7 +68,7 @@ def rebuilt_instance(
 def cupid_rows(store: ProjectStore, verified_only: bool = False) -> list[dict[str, Any]]:
     """Instances as CUPID rows, rebuilt from their sessions as they stand now (rewrites applied);
     ``verified_only`` keeps the instances whose every relevant session is verified."""
-    from curation.quality.verification import instance_verification, session_statuses
+    from prefkit.curation.quality.verification import instance_verification, session_statuses
 
     links = store.content.instance_links()
     sessions = {s.session_id: s for s in store.content.sessions()} if links else {}

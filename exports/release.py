@@ -6,7 +6,7 @@ identifies the release: byte-identical when re-cut from the same state), the sam
 configs), ``prefkit-X.Y.Z.duckdb`` for analysis, ``croissant.json``, the ``README.md`` dataset card and
 ``manifest.json`` (sha256 and size of every other file, counts, gates, agreement, provenance). Beside
 the directory, ``X.Y.Z.sha256`` (``sha256sum -c`` format) anchors the manifest, optionally signed with
-OpenSSH (:mod:`exports.release_integrity`, which also verifies releases).
+OpenSSH (:mod:`prefkit.exports.release_integrity`, which also verifies releases).
 
 A cut is staged in a hidden directory and renamed into place, so a failed cut leaves nothing and an
 existing version is never overwritten. This module reads the store and never writes it; the caller
@@ -25,20 +25,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from curation.quality.agreement import agreement_rows
-from curation.quality.gates import GateResult, format_report, run_gates
-from curation.store.release import ReleaseRecord
-from exports.card import SOURCE_DATASETS, card, hf_licence, size_category
-from exports.croissant import croissant
-from exports.duckdb_export import copy_out, load_tables, save_database
-from exports.release_data import build_configs, row_key
-from exports.writers import atomic_write_bytes, write_json
-from schemas import ALL_SCHEMAS
-from schemas.common import PrefkitError, sha256_file, utcnow
-from schemas.curation import ReleaseFile, ReleaseManifest, SourceSummary
+from prefkit.curation.quality.agreement import agreement_rows
+from prefkit.curation.quality.gates import GateResult, format_report, run_gates
+from prefkit.curation.store.release import ReleaseRecord
+from prefkit.exports.card import SOURCE_DATASETS, card, hf_licence, size_category
+from prefkit.exports.croissant import croissant
+from prefkit.exports.duckdb_export import copy_out, load_tables, save_database
+from prefkit.exports.release_data import build_configs, row_key
+from prefkit.exports.writers import atomic_write_bytes, write_json
+from prefkit.schemas import ALL_SCHEMAS
+from prefkit.schemas.common import PrefkitError, sha256_file, utcnow
+from prefkit.schemas.curation import ReleaseFile, ReleaseManifest, SourceSummary
 
 if TYPE_CHECKING:
-    from curation.project import Project
+    from prefkit.curation.project import Project
 
 VERSION_RE = re.compile(r"(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)")  # always fullmatch: `$` accepts "\n"
 LEVELS = ("patch", "minor", "major")
@@ -324,7 +324,7 @@ def signing_config(project: Project) -> dict[str, Path | str | None]:
 def _stage_checksums(project: Project, stage: Path, manifest: ReleaseManifest, version: str) -> list[Path]:
     """Write the checksums file (and its signature when a key is configured) under temporary names
     beside the release; the caller renames them into place after the release directory."""
-    from exports.release_integrity import checksums_text, sign_file
+    from prefkit.exports.release_integrity import checksums_text, sign_file
 
     tmp = project.releases_dir / f".{version}.sha256.{os.getpid()}"
     atomic_write_bytes(tmp, checksums_text(stage, manifest, name=version).encode("utf-8"))

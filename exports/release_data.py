@@ -15,17 +15,16 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
-
-from curation.annotation.kinds import memory_verify, preference_expressed, preference_match, task_qc
-from curation.quality.consensus import effective_adjudications, final_labels, live_labels
-from curation.quality.verification import instance_verification, session_statuses
-from curation.store.content import CupidSession
-from exports.alpsbench import packet as alps_packet
-from exports.cupid import cupid_arrow_schema, rebuilt_instance
-from schemas.common import canonical_json, content_hash
+from prefkit.curation.annotation.kinds import memory_verify, preference_expressed, preference_match, task_qc
+from prefkit.curation.quality.consensus import effective_adjudications, final_labels, live_labels
+from prefkit.curation.quality.verification import instance_verification, session_statuses
+from prefkit.curation.store.content import CupidSession
+from prefkit.exports.alpsbench import packet as alps_packet
+from prefkit.exports.cupid import cupid_arrow_schema, rebuilt_instance
+from prefkit.schemas.common import canonical_json, content_hash
 
 if TYPE_CHECKING:
-    from curation.project import ProjectStore
+    from prefkit.curation.project import ProjectStore
 
 #: Order splits are listed in (card, Croissant); others follow alphabetically.
 SPLIT_ORDER = ("train", "dev", "validation", "test")
@@ -213,11 +212,11 @@ def alps_rows(
 ) -> tuple[Tracks, Tracks, dict[str, Counter], set[str]]:
     """``(input row, gold row)`` pairs per public track: ``(verified, unverified, dropped, from_packets)``.
 
-    With ``gold`` (:func:`curation.quality.verification.verified_gold`) a packet's Task 1 reference is its
+    With ``gold`` (:func:`prefkit.curation.quality.verification.verified_gold`) a packet's Task 1 reference is its
     verified gold and a packet without one goes to ``unverified``; with ``None`` every packet keeps its
     imported gold. Built rows ship only when people passed them (task_qc); ``dropped`` counts the
     built rows left out per track and reason."""
-    from exports.alpsbench_layout import packet_pairs
+    from prefkit.exports.alpsbench_layout import packet_pairs
 
     tracks: Tracks = {}
     unverified: Tracks = {}
@@ -261,8 +260,8 @@ def alpsbench_configs(store: ProjectStore, reference: str = "verified") -> list[
     the test gold and the whole packets go to private configs that are never published. With the
     ``verified`` reference (the default) only verified packets are in the tracks, Task 1's reference
     is their verified gold, and the other packets are in ``alpsbench_unverified``."""
-    from curation.quality.verification import verified_gold
-    from exports.alpsbench_layout import assign_splits
+    from prefkit.curation.quality.verification import verified_gold
+    from prefkit.exports.alpsbench_layout import assign_splits
 
     if reference not in ALPS_REFERENCES:
         raise ValueError(f"[release] alpsbench_reference must be one of {ALPS_REFERENCES}, not {reference!r}")
@@ -317,7 +316,7 @@ def alpsbench_configs(store: ProjectStore, reference: str = "verified") -> list[
 
 def _alps_unverified(unverified: Tracks) -> list[ConfigData]:
     """Packets nobody verified, every track in one config (their imported gold; test gold private)."""
-    from exports.alpsbench_layout import assign_splits
+    from prefkit.exports.alpsbench_layout import assign_splits
 
     public = ConfigData(
         "alpsbench_unverified",

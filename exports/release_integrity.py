@@ -27,11 +27,11 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
-from schemas.common import PrefkitError, sha256_file
-from schemas.curation import ReleaseManifest
+from prefkit.schemas.common import PrefkitError, sha256_file
+from prefkit.schemas.curation import ReleaseManifest
 
 if TYPE_CHECKING:
-    from curation.store.release import ReleaseRecord
+    from prefkit.curation.store.release import ReleaseRecord
 
 NAMESPACE = "prefkit-release"
 MANIFEST = "manifest.json"
@@ -231,7 +231,7 @@ def _check_content(release_dir: Path, manifest: ReleaseManifest, listed: set[str
 
 
 def _is_version(text: str) -> bool:
-    from exports.release import VERSION_RE
+    from prefkit.exports.release import VERSION_RE
 
     return VERSION_RE.fullmatch(text) is not None
 
@@ -306,7 +306,7 @@ def verify_release(
     own sha256 against every available anchor — ``recorded`` (the project's release-log row), the
     checksums file beside the release, ``expected_sha256``, and the OpenSSH signature when
     ``allowed_signers`` is given."""
-    from exports.release import load_manifest
+    from prefkit.exports.release import load_manifest
 
     release_dir = Path(release_dir)
     out = Verification()

@@ -11,14 +11,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from curation.store.content import Instance, PreferencePair
-from schemas.common import content_hash
-from schemas.curation import Provenance
+from prefkit.curation.store.content import Instance, PreferencePair
+from prefkit.schemas.common import content_hash
+from prefkit.schemas.curation import Provenance
 
 if TYPE_CHECKING:
-    from curation.project import ProjectStore
+    from prefkit.curation.project import ProjectStore
 
-PROVENANCE = Provenance(source="pipelines.matching.pairs_from_instances")
+PROVENANCE = Provenance(
+    source="pipelines.matching.pairs_from_instances"
+)  # a stable label stored with each pair (not an import path)
 
 
 def _pair(item: str, candidate: str, instance_id: str, relation: str) -> PreferencePair:

@@ -7,9 +7,9 @@ The public API in one place::
     project.store.status()
 """
 
-from curation.annotation.task_kinds import TASK_KIND_REGISTRY, TaskKind, get_kind
-from curation.project import Project, ProjectStore
-from schemas import ALL_SCHEMAS, PrefkitError
+from prefkit.curation.annotation.task_kinds import TASK_KIND_REGISTRY, TaskKind, get_kind
+from prefkit.curation.project import Project, ProjectStore
+from prefkit.schemas import ALL_SCHEMAS, PrefkitError
 
 __version__ = "0.1.0"
 

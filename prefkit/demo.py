@@ -13,7 +13,7 @@ from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 
-from curation.project import Project
+from prefkit.curation.project import Project
 
 DEMO_PASSWORD = "prefkit-demo"
 DEMO_USERS = (
@@ -26,25 +26,25 @@ KINDS = ("preference_expressed", "preference_match", "memory_verify")
 
 
 def _generate(project: Project, personas: int, seed: int) -> None:
-    from pipelines.generation.run import generate
+    from prefkit.pipelines.generation.run import generate
 
     generate(project, backend="offline", personas=personas, seed=seed)
 
 
 def _import_examples(project: Project) -> None:
-    from pipelines.ingest import alpsbench
+    from prefkit.pipelines.ingest import alpsbench
 
     examples = Path(str(resources.files("pipelines").joinpath("examples/alpsbench")))
     project.store.content.import_bundle(alpsbench.build_bundle(examples))
 
 
 def _pairs_and_gold(project: Project) -> None:
-    from pipelines.matching import add_pairs_from_instances
+    from prefkit.pipelines.matching import add_pairs_from_instances
 
     store = project.store
     _, pairs = add_pairs_from_instances(store)
-    from curation.annotation.kinds.preference_match import item_ref
-    from curation.annotation.task_admin import create_tasks
+    from prefkit.curation.annotation.kinds.preference_match import item_ref
+    from prefkit.curation.annotation.task_admin import create_tasks
 
     create_tasks(project, "preference_match", overlap=2, batch="demo", gold_rate=0.1)
     gold_refs = [item_ref(p.pair_id) for p in pairs if p.meta["relation"] == "same_preference"]
@@ -58,7 +58,7 @@ def copy_examples(dest: str | Path) -> list[Path]:
 
     Refuses to overwrite a file that differs, so a user's edits are never lost; returns the files written
     or already identical."""
-    from schemas.common import PrefkitError
+    from prefkit.schemas.common import PrefkitError
 
     src = Path(str(resources.files("pipelines").joinpath("examples")))
     dest = Path(dest)
@@ -88,7 +88,7 @@ def build_demo(
     path: str | Path, personas: int = 3, seed: int = 0, log: Callable[[str], None] = print
 ) -> Project:
     """Create (or reuse) the demo project at ``path`` and fill it."""
-    from curation.annotation.task_admin import create_tasks
+    from prefkit.curation.annotation.task_admin import create_tasks
 
     project = Project.init(path, name="prefkit-demo")
     store = project.store

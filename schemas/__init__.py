@@ -4,7 +4,7 @@
 JSON Schemas. Nothing here imports from the rest of prefkit.
 """
 
-from schemas.alpsbench import (
+from prefkit.schemas.alpsbench import (
     DOCUMENTED_TIME_SCOPES,
     TAXONOMY,
     Evidence,
@@ -12,9 +12,9 @@ from schemas.alpsbench import (
     MemoryItem,
     check_candidate,
 )
-from schemas.common import Contract, PrefkitError, Record, canonical_json, content_hash, utcnow
-from schemas.cupid import BenchmarkInstance, DialogueMessage, PriorInteraction
-from schemas.curation import (
+from prefkit.schemas.common import Contract, PrefkitError, Record, canonical_json, content_hash, utcnow
+from prefkit.schemas.cupid import BenchmarkInstance, DialogueMessage, PriorInteraction
+from prefkit.schemas.curation import (
     Adjudication,
     AnnotationTask,
     LabelEvent,
@@ -22,8 +22,8 @@ from schemas.curation import (
     ReleaseFile,
     ReleaseManifest,
 )
-from schemas.evaluation import AlpsPrediction, CupidLabelLine, CupidPrediction
-from schemas.generation import (
+from prefkit.schemas.evaluation import AlpsPrediction, CupidLabelLine, CupidPrediction
+from prefkit.schemas.generation import (
     ChecklistItem,
     ContextFactor,
     ContextualPreference,
@@ -34,7 +34,7 @@ from schemas.generation import (
     SessionSlot,
     Turn,
 )
-from schemas.wildchat import WildChatConversation, WildChatTurn
+from prefkit.schemas.wildchat import WildChatConversation, WildChatTurn
 
 ALL_SCHEMAS = {
     "Persona": Persona,

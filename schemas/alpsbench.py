@@ -9,9 +9,8 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Literal
 
+from prefkit.schemas.common import Contract, validation_problems
 from pydantic import AfterValidator, Field, ValidationError
-
-from schemas.common import Contract, validation_problems
 
 #: time_scope values the AlpsBench docs name.
 DOCUMENTED_TIME_SCOPES = ("long_term", "short_term", "unknown")

@@ -10,9 +10,8 @@ outside ``schemas``.
 
 from __future__ import annotations
 
+from prefkit.schemas.common import Contract, PrefkitError, validation_line
 from pydantic import Field, ValidationError
-
-from schemas.common import Contract, PrefkitError, validation_line
 
 #: α_min of a final release (Krippendorff's reliable-data threshold); ``policy = "tentative"`` allows down
 #: to :data:`TENTATIVE_ALPHA_MIN` (tentative conclusions).

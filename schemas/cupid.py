@@ -8,9 +8,8 @@ from __future__ import annotations
 
 from typing import Literal
 
+from prefkit.schemas.common import Contract
 from pydantic import Field
-
-from schemas.common import Contract
 
 
 class DialogueMessage(Contract):

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
+from prefkit.schemas.common import Contract, Record
 from pydantic import Field, StringConstraints
 
-from schemas.common import Contract, Record
-
-#: A task kind's name. Kinds are registered in ``curation`` (``curation.annotation.task_kinds``), which
+#: A task kind's name. Kinds are registered in ``curation`` (``prefkit.curation.annotation.task_kinds``), which
 #: checks the name at its edge (tasks, labels and label files of an unknown kind are refused there).
 TaskKindName = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]*$", max_length=64)]
 

@@ -11,9 +11,8 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+from prefkit.schemas.common import Contract
 from pydantic import Field, field_validator
-
-from schemas.common import Contract
 
 Coverage = Literal["fully", "partially", "not_covered"]
 #: Credit per coverage label (CUPID's matcher: fully 1, partially 0.5, not 0).

@@ -1,6 +1,6 @@
 """What the memory-extraction stages ask an LLM to return (``prefkit memories extract``).
 
-Stage 1 proposes candidates in the AlpsBench :class:`~schemas.alpsbench.MemoryItem` shape (without ids,
+Stage 1 proposes candidates in the AlpsBench :class:`~prefkit.schemas.alpsbench.MemoryItem` shape (without ids,
 which prefkit assigns); stage 2 judges each candidate by id and may neither add nor remove any.
 """
 
@@ -8,10 +8,9 @@ from __future__ import annotations
 
 from typing import Literal
 
+from prefkit.schemas.alpsbench import TaxonomyLabel
+from prefkit.schemas.common import Contract
 from pydantic import Field
-
-from schemas.alpsbench import TaxonomyLabel
-from schemas.common import Contract
 
 #: Stage-2 confidence levels: certain, likely, plausible, weak; a rejected candidate gets 0.10.
 CONFIDENCE_LEVELS = (0.95, 0.80, 0.65, 0.50)

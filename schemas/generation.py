@@ -7,9 +7,8 @@ from __future__ import annotations
 
 from typing import Literal
 
+from prefkit.schemas.common import Contract, Record
 from pydantic import Field, field_validator
-
-from schemas.common import Contract, Record
 
 CAREER_LEVELS = ("entry", "mid", "senior")
 BIG_FIVE = ("openness", "conscientiousness", "extraversion", "agreeableness", "neuroticism")

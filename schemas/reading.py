@@ -13,8 +13,8 @@ personas, WildChat rows, ...) is read here, so every importer gets the same rule
 
 How an importer uses it::
 
-    from schemas.common import InputError
-    from schemas.reading import check_unique, read_jsonl, validate_row
+    from prefkit.schemas.common import InputError
+    from prefkit.schemas.reading import check_unique, read_jsonl, validate_row
 
     lines = read_jsonl(path)                                  # [(line_number, value)], never empty
     rows = [(n, validate_row(MyContract, v, f"{path}:{n}")) for n, v in lines]
@@ -34,9 +34,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from prefkit.schemas.common import InputError, validation_line
 from pydantic import BaseModel, ValidationError
-
-from schemas.common import InputError, validation_line
 
 #: Refuse single files larger than this (bytes) unless the caller raises the limit.
 MAX_FILE_BYTES = 2 * 1024**3

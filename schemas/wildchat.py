@@ -8,9 +8,8 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+from prefkit.schemas.common import Contract, content_hash
 from pydantic import Field
-
-from schemas.common import Contract, content_hash
 
 
 class WildChatTurn(Contract):

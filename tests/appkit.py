@@ -12,12 +12,11 @@ from pathlib import Path
 
 import pytest
 from fixtures_alps import write_packets
-
-from curation.annotation.task_admin import create_tasks
-from curation.project import Project
-from curation.store.content import PreferencePair
-from schemas.curation import Provenance
-from schemas.generation import ChecklistItem, ContextFactor, ContextualPreference, Session, Turn
+from prefkit.curation.annotation.task_admin import create_tasks
+from prefkit.curation.project import Project
+from prefkit.curation.store.content import PreferencePair
+from prefkit.schemas.curation import Provenance
+from prefkit.schemas.generation import ChecklistItem, ContextFactor, ContextualPreference, Session, Turn
 
 PASSWORD = "correct-horse-9"
 HOSTILE = '<script>window.__pwned = 1</script> and <img src=x onerror="window.__pwned = 2"> **bold** $x$'
@@ -83,7 +82,7 @@ def make_project(
     create_tasks(project, "preference_expressed", overlap=overlap, gold_rate=0)
     create_tasks(project, "preference_match", overlap=overlap, gold_rate=0)
     if alps:
-        from pipelines.ingest import alpsbench
+        from prefkit.pipelines.ingest import alpsbench
 
         packets = write_packets(root.parent / f"{root.name}-packets", n)
         project.store.content.import_bundle(alpsbench.build_bundle(packets))
@@ -130,7 +129,7 @@ PAYLOAD = (
 
 def hostile_tasks(batch: str = "wk" + PAYLOAD) -> list:
     """One task of every kind with ``PAYLOAD`` in every field a screen shows (ids and captions too)."""
-    from curation.annotation.task_kinds import get_kind
+    from prefkit.curation.annotation.task_kinds import get_kind
 
     turns = [{"index": 0, "role": "user", "content": "turn0 " + PAYLOAD},
              {"index": 1, "role": "assistant", "content": "turn1 " + PAYLOAD},
@@ -169,7 +168,7 @@ HOSTILE_LABELS = {
 def make_hostile_project(root: Path) -> Project:
     """Tasks of every kind with ``PAYLOAD`` everywhere; alice and bob disagree on each (with the
     payload as their comment), carol has them open, maya adjudicates."""
-    from curation.annotation import workflow
+    from prefkit.curation.annotation import workflow
 
     project = Project.init(root, name="hostile")
     for name, role in (*USERS, ("carol", "annotator")):

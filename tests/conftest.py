@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 if TYPE_CHECKING:
-    from curation.project import Project
+    from prefkit.curation.project import Project
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED_DATA = Path(os.environ.get("PREFKIT_SHARED_DATA", ROOT.parent / "shared" / "data"))
@@ -112,7 +112,7 @@ def database(request, tmp_path) -> str:
 @pytest.fixture
 def project(tmp_path) -> Iterator[Project]:
     """A fresh, initialised project; closed after the test."""
-    from curation.project import Project
+    from prefkit.curation.project import Project
 
     project = Project.init(tmp_path / "proj", name="test-proj")
     yield project
@@ -122,7 +122,7 @@ def project(tmp_path) -> Iterator[Project]:
 @pytest.fixture
 def any_project(tmp_path, database) -> Iterator[Project]:
     """A fresh, initialised project on each backend (SQLite, PostgreSQL)."""
-    from curation.project import Project
+    from prefkit.curation.project import Project
 
     project = Project.init(tmp_path / "proj", name="test-proj", database=database)
     yield project
@@ -150,8 +150,8 @@ def alps_packets() -> Path:
 @pytest.fixture(scope="session")
 def alps_project(tmp_path_factory, alps_packets) -> Iterator[Project]:
     """One project with all 400 sample packets imported, shared read-only across a session."""
-    from curation.project import Project
-    from pipelines.ingest import alpsbench
+    from prefkit.curation.project import Project
+    from prefkit.pipelines.ingest import alpsbench
 
     project = Project.init(tmp_path_factory.mktemp("alps") / "proj", name="alps")
     # The sample's own (expert) gold is the reference: these tests are about the data, not verification.

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from schemas.cupid import BenchmarkInstance
+from prefkit.schemas.cupid import BenchmarkInstance
 
 TYPES = ("consistent", "contrastive", "changing")
 HIDDEN_MARK = "zqx"  # appears only in hidden fields

@@ -11,13 +11,13 @@ import krippendorff
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from prefkit.curation.annotation.task_kinds import get_kind
+from prefkit.curation.project import Project, ProjectStore
+from prefkit.curation.quality.agreement import agreement_rows, annotator_stats
+from prefkit.schemas.common import utcnow
+from prefkit.schemas.curation import LabelEvent
 
-from curation.annotation.task_kinds import get_kind
-from curation.project import Project, ProjectStore
-from curation.quality.agreement import agreement_rows, annotator_stats
 from prefkit.cli import cli
-from schemas.common import utcnow
-from schemas.curation import LabelEvent
 
 MATCH = get_kind("preference_match")
 EXPRESSED = get_kind("preference_expressed")

@@ -5,8 +5,7 @@ from __future__ import annotations
 import krippendorff
 import numpy as np
 import pytest
-
-from curation.quality.reliability import (
+from prefkit.curation.quality.reliability import (
     ReliabilityError,
     bootstrap_alpha,
     cohen_kappa_pairwise,
@@ -15,7 +14,7 @@ from curation.quality.reliability import (
     pattern_alpha,
     percent_agreement,
 )
-from schemas.common import PrefkitError
+from prefkit.schemas.common import PrefkitError
 
 nan = np.nan
 

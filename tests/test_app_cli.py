@@ -6,8 +6,8 @@ import json
 
 from appkit import seed_pairs, seed_sessions
 from click.testing import CliRunner
+from prefkit.curation.project import Project
 
-from curation.project import Project
 from prefkit.cli import cli
 
 

@@ -8,11 +8,10 @@ import multiprocessing as mp
 from pathlib import Path
 
 from appkit import seed_pairs
-
-from curation.annotation import workflow
-from curation.annotation.task_admin import create_tasks
-from curation.project import Project
-from schemas.common import utcnow
+from prefkit.curation.annotation import workflow
+from prefkit.curation.annotation.task_admin import create_tasks
+from prefkit.curation.project import Project
+from prefkit.schemas.common import utcnow
 
 WRITERS = 16
 ITEMS = 40

@@ -8,13 +8,13 @@ import json
 import pytest
 from appkit import PASSWORD, project_fixtures
 from click.testing import CliRunner
+from prefkit.curation.annotation import workflow
+from prefkit.curation.project import Project
+from prefkit.curation.quality import dashboard
+from prefkit.curation.store.engine import StoreError
+from prefkit.schemas.common import utcnow
 
-from curation.annotation import workflow
-from curation.project import Project
-from curation.quality import dashboard
-from curation.store.engine import StoreError
 from prefkit.cli import cli
-from schemas.common import utcnow
 
 THROTTLE = {
     "free_failures = 3": "free_failures = 2",

@@ -6,12 +6,11 @@ from __future__ import annotations
 import pytest
 from appkit import HOSTILE, PASSWORD, project_fixtures
 from conftest import ROOT
+from prefkit.annotate_app.safe_text import md_escape
+from prefkit.curation.annotation import workflow
+from prefkit.curation.annotation.assignment import gold_rate_key
+from prefkit.curation.store.accounts import Account
 from streamlit.testing.v1 import AppTest
-
-from annotate_app.safe_text import md_escape
-from curation.annotation import workflow
-from curation.annotation.assignment import gold_rate_key
-from curation.store.accounts import Account
 
 APP = str(ROOT / "annotate_app" / "app.py")
 ALICE = Account("alice", "annotator", None, True, "2026-01-01T00:00:00Z")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from annotate_app.safe_text import md_escape, safe
+from prefkit.annotate_app.safe_text import md_escape, safe
 
 
 def unescape(md: str) -> str:

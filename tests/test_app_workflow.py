@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import pytest
 from appkit import project_fixtures
-
-from curation.annotation import workflow
-from curation.annotation.task_admin import TaskFileError, create_tasks, import_gold, import_pairs
-from curation.annotation.task_kinds import LabelError
-from curation.project import Project
-from curation.quality import dashboard
-from schemas.common import utcnow
-from schemas.curation import LabelEvent
+from prefkit.curation.annotation import workflow
+from prefkit.curation.annotation.task_admin import TaskFileError, create_tasks, import_gold, import_pairs
+from prefkit.curation.annotation.task_kinds import LabelError
+from prefkit.curation.project import Project
+from prefkit.curation.quality import dashboard
+from prefkit.schemas.common import utcnow
+from prefkit.schemas.curation import LabelEvent
 
 EXPRESSED = {"items": [{"item": 0, "expressed": True, "evidence": [2]}, {"item": 1, "expressed": False}]}
 

@@ -20,9 +20,8 @@ from pathlib import Path
 import pytest
 from appkit import HOSTILE, PASSWORD, make_hostile_project, make_project
 from conftest import ROOT, require
-
-from curation.annotation import workflow
-from curation.project import Project
+from prefkit.curation.annotation import workflow
+from prefkit.curation.project import Project
 
 pytestmark = pytest.mark.browser
 CHROMIUM = "/usr/bin/chromium"
@@ -317,9 +316,9 @@ def test_each_item_opens_at_its_top_without_a_toast(served, browser):
 
 
 def test_a_tie_is_adjudicated_from_an_empty_form(served, browser):
-    from curation.annotation.task_kinds import get_kind
-    from schemas.common import utcnow
-    from schemas.curation import LabelEvent
+    from prefkit.curation.annotation.task_kinds import get_kind
+    from prefkit.schemas.common import utcnow
+    from prefkit.schemas.curation import LabelEvent
 
     project, url, _ = served
     base = project.store.labels.tasks(kind="preference_expressed")[0]

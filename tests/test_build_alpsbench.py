@@ -7,12 +7,11 @@ import json
 from collections import Counter
 
 import pytest
-
-from curation.store.accounts import Account
-from curation.store.content import Dialogue, DialogueTurn, ImportBundle, NewMemory
-from pipelines.llm import LLMLayer
-from pipelines.memories.tasks import BuildConfig, build_alpsbench, leakage, stratified_sample
-from schemas.curation import Provenance
+from prefkit.curation.store.accounts import Account
+from prefkit.curation.store.content import Dialogue, DialogueTurn, ImportBundle, NewMemory
+from prefkit.pipelines.llm import LLMLayer
+from prefkit.pipelines.memories.tasks import BuildConfig, build_alpsbench, leakage, stratified_sample
+from prefkit.schemas.curation import Provenance
 
 LABELS = (
     "Preferences/Food",
@@ -125,11 +124,10 @@ def test_leakage_check(query, leaks):
 
 
 def test_task_qc_decides_which_built_rows_ship(built):
+    from prefkit.curation.annotation.task_admin import create_tasks
+    from prefkit.curation.annotation.task_kinds import LabelError, get_kind
+    from prefkit.exports.release_data import alpsbench_configs
     from test_release_support import add_users, label
-
-    from curation.annotation.task_admin import create_tasks
-    from curation.annotation.task_kinds import LabelError, get_kind
-    from exports.release_data import alpsbench_configs
 
     project, _ = built
     store = project.store
@@ -159,8 +157,8 @@ def test_task_qc_decides_which_built_rows_ship(built):
 def test_task_qc_round_trips_through_the_label_studio_config(built):
     from xml.dom import minidom
 
-    from annotate_app.labelstudio.config import label_config, ls_kind
-    from curation.annotation.task_admin import create_tasks
+    from prefkit.annotate_app.labelstudio.config import label_config, ls_kind
+    from prefkit.curation.annotation.task_admin import create_tasks
 
     project, _ = built
     create_tasks(project, "task_qc", overlap=1)
@@ -174,11 +172,10 @@ def test_task_qc_round_trips_through_the_label_studio_config(built):
 
 def test_task_qc_form_records_both_verdicts(built, monkeypatch):
     from conftest import ROOT
+    from prefkit.curation.annotation import workflow
+    from prefkit.curation.annotation.task_admin import create_tasks
     from streamlit.testing.v1 import AppTest
     from test_release_support import add_users
-
-    from curation.annotation import workflow
-    from curation.annotation.task_admin import create_tasks
 
     project, _ = built
     create_tasks(project, "task_qc", overlap=1)
@@ -207,13 +204,12 @@ def test_task_qc_form_records_both_verdicts(built, monkeypatch):
 
 def test_verified_memories_come_from_memory_verify_labels(tmp_path):
     import wildchat_fixture as fx
+    from prefkit.curation.annotation.task_admin import create_tasks
+    from prefkit.curation.project import Project
+    from prefkit.pipelines.ingest.wildchat import ingest_wildchat
+    from prefkit.pipelines.memories.extract import ExtractionConfig, run_extraction
+    from prefkit.pipelines.memories.tasks import verified_memories
     from test_release_support import add_users, label
-
-    from curation.annotation.task_admin import create_tasks
-    from curation.project import Project
-    from pipelines.ingest.wildchat import ingest_wildchat
-    from pipelines.memories.extract import ExtractionConfig, run_extraction
-    from pipelines.memories.tasks import verified_memories
 
     project = Project.init(tmp_path / "p")
     path = tmp_path / "wc.jsonl"
@@ -263,7 +259,7 @@ def test_verified_memories_come_from_memory_verify_labels(tmp_path):
     ],
 )
 def test_ability_of_follows_alpsbench_definitions(memory, ability):
-    from pipelines.memories.tasks import ability_of
+    from prefkit.pipelines.memories.tasks import ability_of
 
     assert ability_of(memory) == ability
 
@@ -271,7 +267,7 @@ def test_ability_of_follows_alpsbench_definitions(memory, ability):
 def test_ability_mapping_agrees_with_alpsbench_packets(alps_packets):
     """AlpsBench's own packets say which ability each selected memory served: the mapping must agree on
     nearly all of them (the rest are memories AlpsBench itself filed against their label)."""
-    from pipelines.memories.tasks import ability_of
+    from prefkit.pipelines.memories.tasks import ability_of
 
     agree = total = 0
     per_ability: Counter = Counter()

@@ -45,7 +45,7 @@ def test_import_and_export_alpsbench_via_cli(tmp_path, fixture_packets):
     res = run("import", "alpsbench", first, "--project", root)
     assert res.exit_code == 0 and "1 dialogues" in res.output
     assert "already imported" in run("import", "alpsbench", first, "--project", root).output
-    from curation.project import Project
+    from prefkit.curation.project import Project
 
     project = Project(root)
     assert project.store.status()["packets"] == 1
@@ -72,7 +72,7 @@ def test_not_a_project_is_a_user_error(tmp_path):
 
 
 def test_schema_export_writes_valid_json_schema(tmp_path):
-    from schemas import ALL_SCHEMAS
+    from prefkit.schemas import ALL_SCHEMAS
 
     assert run("schema", "export", tmp_path / "s").exit_code == 0
     files = sorted(p.name for p in (tmp_path / "s").glob("*.schema.json"))

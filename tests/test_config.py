@@ -7,10 +7,10 @@ import tomllib
 
 import pytest
 from click.testing import CliRunner
+from prefkit.curation.project import CONFIG_NAME, Project, _template
+from prefkit.schemas.config import ConfigError, ProjectConfig, ProjectSection, ReleasePolicy
 
-from curation.project import CONFIG_NAME, Project, _template
 from prefkit.cli import cli
-from schemas.config import ConfigError, ProjectConfig, ProjectSection, ReleasePolicy
 
 
 def test_the_template_holds_exactly_the_model_defaults():

@@ -1,18 +1,17 @@
 """Consensus and adjudication: majority per unit, ties to the queue, adjudications supersede."""
 
 import pytest
-from test_release_support import add_users, cover, label, match_tasks
-
-from curation.annotation.task_kinds import LabelError, get_kind
-from curation.quality.consensus import (
+from prefkit.curation.annotation.task_kinds import LabelError, get_kind
+from prefkit.curation.quality.consensus import (
     AdjudicationError,
     adjudicate,
     decide_units,
     disagreements,
     final_labels,
 )
-from schemas import utcnow
-from schemas.curation import AnnotationTask
+from prefkit.schemas import utcnow
+from prefkit.schemas.curation import AnnotationTask
+from test_release_support import add_users, cover, label, match_tasks
 
 
 @pytest.fixture

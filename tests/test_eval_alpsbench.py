@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from evalkit import write_config, write_jsonl
+from prefkit.pipelines.eval import alps_metrics as m
+from prefkit.pipelines.eval.release import EvalInputError
+from prefkit.pipelines.eval.runs import score_alps_file
 
-from pipelines.eval import alps_metrics as m
-from pipelines.eval.release import EvalInputError
-from pipelines.eval.runs import score_alps_file
 from prefkit.cli import cli
 
 
@@ -136,8 +136,8 @@ def test_test_split_gold_is_read_only_from_the_private_configs(tmp_path):
 
 
 def test_a_cut_release_is_scored_with_its_public_gold_and_its_private_test_gold(project, tmp_path):
-    from exports.release import cut_release
-    from pipelines.ingest import alpsbench
+    from prefkit.exports.release import cut_release
+    from prefkit.pipelines.ingest import alpsbench
 
     examples = Path(__file__).resolve().parent.parent / "pipelines" / "examples" / "alpsbench"
     project.store.content.import_bundle(alpsbench.build_bundle(examples))

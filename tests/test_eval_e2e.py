@@ -17,15 +17,15 @@ import pytest
 from click.testing import CliRunner
 from evalkit import HIDDEN_MARK, cupid_release
 from fakeopenai import fake_openai_fixture  # noqa: F401 - the fixture
+from prefkit.curation.quality.consensus import final_labels
+from prefkit.exports.release import cut_release
+from prefkit.pipelines.eval import build_report, judge_validation
+from prefkit.pipelines.eval.judge import judge_annotator
+from prefkit.schemas.common import utcnow
+from prefkit.schemas.config import ReleasePolicy
+from prefkit.schemas.curation import LabelEvent
 
-from curation.quality.consensus import final_labels
-from exports.release import cut_release
-from pipelines.eval import build_report, judge_validation
-from pipelines.eval.judge import judge_annotator
 from prefkit.cli import cli
-from schemas.common import utcnow
-from schemas.config import ReleasePolicy
-from schemas.curation import LabelEvent
 
 ROOT = Path(__file__).resolve().parent.parent
 MODEL_SYSTEM = "You are a personal assistant"  # both prompts of the evaluated model start so

@@ -6,10 +6,10 @@ import json
 
 import pytest
 from click.testing import CliRunner
+from prefkit.curation.quality.evidence import check_quote, evidence_rows, summarize
+from prefkit.curation.quality.gates import gold_evidence_failures
+from prefkit.curation.store.content import DialogueTurn
 
-from curation.quality.evidence import check_quote, evidence_rows, summarize
-from curation.quality.gates import gold_evidence_failures
-from curation.store.content import DialogueTurn
 from prefkit.cli import cli
 
 #: pass / near_miss / fail per source over the 400 sample packets (docs/alpsbench.md has the table).

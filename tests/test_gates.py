@@ -1,6 +1,10 @@
 """Release gates on crafted projects: each gate failing names what is behind it."""
 
 import pytest
+from prefkit.curation.quality.consensus import adjudicate
+from prefkit.curation.quality.gates import PolicyError, check_policy, evidence_problem, run_gates
+from prefkit.curation.store.content import DialogueTurn
+from prefkit.schemas.config import ReleasePolicy
 from test_release_support import (
     add_users,
     cover,
@@ -12,11 +16,6 @@ from test_release_support import (
     plan,
     with_release,
 )
-
-from curation.quality.consensus import adjudicate
-from curation.quality.gates import PolicyError, check_policy, evidence_problem, run_gates
-from curation.store.content import DialogueTurn
-from schemas.config import ReleasePolicy
 
 
 def gates(project, **release) -> dict:
@@ -164,10 +163,10 @@ def test_policy_floor_depends_on_final_or_tentative():
 
 
 def test_a_gate_whose_input_is_unavailable_fails_and_says_why(project):
-    from curation.quality.gates import GateUnavailable
+    from prefkit.curation.quality.gates import GateUnavailable
 
     def missing(_store):
-        raise GateUnavailable("curation.quality.agreement.agreement_rows is not available")
+        raise GateUnavailable("prefkit.curation.quality.agreement.agreement_rows is not available")
 
     match_tasks(project.store, 1)  # a matching config, which depends on labels
 
@@ -179,5 +178,5 @@ def test_a_gate_whose_input_is_unavailable_fails_and_says_why(project):
         if r.gate == "alpha"
     ]
     assert not alpha.passed and alpha.culprits == [
-        "curation.quality.agreement.agreement_rows is not available"
+        "prefkit.curation.quality.agreement.agreement_rows is not available"
     ]

@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 
 from click.testing import CliRunner
+from prefkit.curation.project import Project
+from prefkit.pipelines.generation import STAGES
+from prefkit.pipelines.generation.run import RUNNERS
 
-from curation.project import Project
-from pipelines.generation import STAGES
-from pipelines.generation.run import RUNNERS
 from prefkit.cli import cli
 
 

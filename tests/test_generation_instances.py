@@ -5,14 +5,13 @@ from __future__ import annotations
 import random
 
 import pytest
+from prefkit.exports.cupid import CUPID_COLUMNS
+from prefkit.pipelines.generation.checklists import preference_key
+from prefkit.pipelines.generation.instances import InstanceError, build_instances, prior_sets
+from prefkit.pipelines.generation.plan import PlanShape, place_sessions
+from prefkit.schemas.cupid import BenchmarkInstance
+from prefkit.schemas.generation import Session, Turn
 from test_generation_plan import make_factors, planned
-
-from exports.cupid import CUPID_COLUMNS
-from pipelines.generation.checklists import preference_key
-from pipelines.generation.instances import InstanceError, build_instances, prior_sets
-from pipelines.generation.plan import PlanShape, place_sessions
-from schemas.cupid import BenchmarkInstance
-from schemas.generation import Session, Turn
 
 
 def sessions_for(plan, factors):

@@ -8,12 +8,11 @@ import re
 
 import pytest
 from fakeopenai import start_fake_openai
-
-from curation.project import Project
-from pipelines.generation import offline
-from pipelines.generation.run import GenerationConfig, run_generation
-from pipelines.llm import LLMLayer
-from pipelines.llm.types import LLMRequest
+from prefkit.curation.project import Project
+from prefkit.pipelines.generation import offline
+from prefkit.pipelines.generation.run import GenerationConfig, run_generation
+from prefkit.pipelines.llm import LLMLayer
+from prefkit.pipelines.llm.types import LLMRequest
 
 
 def _factors(user: str) -> dict:

@@ -5,10 +5,15 @@ from __future__ import annotations
 import random
 
 import pytest
-
-from pipelines.generation.plan import PlanShape, factor_roles, place_roles, place_sessions, validate_pattern
-from schemas.common import PrefkitError
-from schemas.generation import ContextFactor, SessionPlan
+from prefkit.pipelines.generation.plan import (
+    PlanShape,
+    factor_roles,
+    place_roles,
+    place_sessions,
+    validate_pattern,
+)
+from prefkit.schemas.common import PrefkitError
+from prefkit.schemas.generation import ContextFactor, SessionPlan
 
 
 def make_factors(n: int = 8) -> list[ContextFactor]:

@@ -6,15 +6,14 @@ import json
 
 import pyarrow.parquet as pq
 import pytest
+from prefkit.curation.project import Project
+from prefkit.exports.cupid import CUPID_COLUMNS, export_cupid
+from prefkit.pipelines.generation.factors import validate_factors
+from prefkit.pipelines.generation.plan import PlanShape, validate_pattern
+from prefkit.pipelines.generation.run import GenerationConfig, GenerationError, run_generation
+from prefkit.pipelines.llm import LLMLayer
+from prefkit.schemas.cupid import BenchmarkInstance
 from sqlalchemy import select
-
-from curation.project import Project
-from exports.cupid import CUPID_COLUMNS, export_cupid
-from pipelines.generation.factors import validate_factors
-from pipelines.generation.plan import PlanShape, validate_pattern
-from pipelines.generation.run import GenerationConfig, GenerationError, run_generation
-from pipelines.llm import LLMLayer
-from schemas.cupid import BenchmarkInstance
 
 
 def generate(project: Project, **overrides):
@@ -45,7 +44,7 @@ def test_every_stage_wrote_its_rows(generated):
 
 
 def test_factors_and_plans_read_back_valid(generated):
-    from pipelines.generation.drafts import FactorsDraft
+    from prefkit.pipelines.generation.drafts import FactorsDraft
 
     for persona in generated.store.generation.personas():
         factors = generated.store.generation.factors(persona.persona_id)

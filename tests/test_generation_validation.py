@@ -6,17 +6,21 @@ import random
 from collections import Counter
 
 import pytest
-
-from pipelines.generation import offline
-from pipelines.generation.checklists import validate_checklist
-from pipelines.generation.dialogues import DialogueJob, DialogueRules, check_verdict, start
-from pipelines.generation.drafts import ChecklistDraft, FactorsDraft, SessionStoriesDraft, SimulatorVerdict
-from pipelines.generation.factors import make_factors, validate_factors
-from pipelines.generation.personas import read_seed_personas, sample_attributes
-from pipelines.generation.plan import PlanShape, place_sessions, validate_stories
-from pipelines.llm.types import LLMRequest
-from schemas.common import InputError
-from schemas.generation import ContextualPreference
+from prefkit.pipelines.generation import offline
+from prefkit.pipelines.generation.checklists import validate_checklist
+from prefkit.pipelines.generation.dialogues import DialogueJob, DialogueRules, check_verdict, start
+from prefkit.pipelines.generation.drafts import (
+    ChecklistDraft,
+    FactorsDraft,
+    SessionStoriesDraft,
+    SimulatorVerdict,
+)
+from prefkit.pipelines.generation.factors import make_factors, validate_factors
+from prefkit.pipelines.generation.personas import read_seed_personas, sample_attributes
+from prefkit.pipelines.generation.plan import PlanShape, place_sessions, validate_stories
+from prefkit.pipelines.llm.types import LLMRequest
+from prefkit.schemas.common import InputError
+from prefkit.schemas.generation import ContextualPreference
 
 PERSONA = "Amara Okafor is a staff nurse with several years of experience who plans carefully."
 
@@ -235,8 +239,8 @@ def test_seed_persona_file_errors_name_the_line(tmp_path):
 
 
 def test_persona_about_an_ai_or_too_short_is_rejected():
-    from pipelines.generation.drafts import PersonaDraft
-    from pipelines.generation.personas import validate_persona
+    from prefkit.pipelines.generation.drafts import PersonaDraft
+    from prefkit.pipelines.generation.personas import validate_persona
 
     with pytest.raises(ValueError, match="talks about the AI"):
         validate_persona(
@@ -264,10 +268,10 @@ def test_a_silent_session_is_simulated_again_and_fails_when_it_stays_silent(proj
     """With one reply allowed, the user never gets to raise an item: every attempt is silent."""
     from dataclasses import replace
 
-    from curation.quality.verification import silent_sessions
-    from pipelines.generation.dialogues import is_silent, simulate
-    from pipelines.llm import LLMLayer
-    from schemas.generation import Persona
+    from prefkit.curation.quality.verification import silent_sessions
+    from prefkit.pipelines.generation.dialogues import is_silent, simulate
+    from prefkit.pipelines.llm import LLMLayer
+    from prefkit.schemas.generation import Persona
 
     persona = Persona(
         persona_id="p",
@@ -292,9 +296,9 @@ def test_a_silent_session_is_simulated_again_and_fails_when_it_stays_silent(proj
 
 
 def test_the_silent_session_check_catches_a_planted_silent_session(project):
-    from curation.quality.verification import silent_sessions
-    from schemas.curation import Provenance
-    from schemas.generation import Session, Turn
+    from prefkit.curation.quality.verification import silent_sessions
+    from prefkit.schemas.curation import Provenance
+    from prefkit.schemas.generation import Session, Turn
 
     factor = make_factors("p", good_factors())[0]
     session = Session(

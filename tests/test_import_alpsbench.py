@@ -5,11 +5,10 @@ import json
 
 import pytest
 from fixtures_alps import packet_files, write_packets
-
-from curation.store.engine import StoreError
-from exports.alpsbench import export_packets
-from pipelines.ingest import alpsbench
-from schemas.common import InputError
+from prefkit.curation.store.engine import StoreError
+from prefkit.exports.alpsbench import export_packets
+from prefkit.pipelines.ingest import alpsbench
+from prefkit.schemas.common import InputError
 
 
 def _packets(root):

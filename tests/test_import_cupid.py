@@ -4,12 +4,11 @@ import json
 
 import pyarrow.parquet as pq
 import pytest
-
-from curation.store.content import CupidSession
-from exports.cupid import export_cupid
-from pipelines.ingest import cupid
-from schemas import reading
-from schemas.common import InputError
+from prefkit.curation.store.content import CupidSession
+from prefkit.exports.cupid import export_cupid
+from prefkit.pipelines.ingest import cupid
+from prefkit.schemas import reading
+from prefkit.schemas.common import InputError
 
 
 def _row(i, kind="consistent"):

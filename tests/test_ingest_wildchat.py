@@ -11,10 +11,10 @@ import pyarrow.parquet as pq
 import pytest
 import wildchat_fixture as fx
 from click.testing import CliRunner
+from prefkit.pipelines.ingest.wildchat import LICENCE, WildChatFilters, ingest_wildchat
+from prefkit.schemas.common import InputError
 
-from pipelines.ingest.wildchat import LICENCE, WildChatFilters, ingest_wildchat
 from prefkit.cli import cli
-from schemas.common import InputError
 
 
 @pytest.fixture
@@ -106,7 +106,7 @@ def test_skip_bad_lists_rejects_and_imports_the_rest(project, bad_file, tmp_path
 
 
 def test_gzip_and_parquet_give_the_same_dialogues(tmp_path, clean_file):
-    from curation.project import Project
+    from prefkit.curation.project import Project
 
     gz = tmp_path / "w.jsonl.gz"
     with gzip.open(gz, "wb") as f:
@@ -159,7 +159,7 @@ def test_reingesting_the_same_bytes_is_a_no_op(project, clean_file):
 
 
 def test_cli_reports_counts_and_fails_on_bad_lines(tmp_path, bad_file, clean_file):
-    from curation.project import Project
+    from prefkit.curation.project import Project
 
     Project.init(tmp_path / "p").close()
     runner = CliRunner()
@@ -186,7 +186,7 @@ def test_turns_are_messages_by_default_or_exchanges(project, tmp_path, clean_fil
     messages, 10 have 250); ``exchanges`` counts user messages like WildChat's ``turn`` field."""
     report = ingest_wildchat(project.store, [clean_file])
     assert report.turn_unit == "messages" and report.removed["turns"] == 30
-    from curation.project import Project
+    from prefkit.curation.project import Project
 
     other = Project.init(tmp_path / "other", name="other")
     f = WildChatFilters(turn_unit="exchanges", min_turns=3, max_turns=124)
@@ -216,7 +216,7 @@ def test_alpsbench_counted_turns_as_messages(alps_packets):
 
 
 def test_cli_turn_unit_flag(tmp_path, clean_file):
-    from curation.project import Project
+    from prefkit.curation.project import Project
 
     Project.init(tmp_path / "p").close()
     args = ["ingest", "wildchat", str(clean_file), "-p", str(tmp_path / "p"), "--no-progress"]
@@ -261,9 +261,8 @@ def test_packed_turns_read_like_rows_and_unpack_on_first_rewrite(any_project, cl
 
 def test_a_bulk_import_with_a_malformed_batch_or_an_unlinked_pack_writes_nothing(project):
     import pyarrow as pa
-
-    from curation.store.content import ImportBundle
-    from schemas.curation import Provenance
+    from prefkit.curation.store.content import ImportBundle
+    from prefkit.schemas.curation import Provenance
 
     header = ImportBundle("wildchat", "x.jsonl", "0" * 64, 1, Provenance(source="test"))
     bad = pa.record_batch({"dialogue_id": ["d1"], "meta_json": ["{}"]})
@@ -280,7 +279,7 @@ def test_a_bulk_import_with_a_malformed_batch_or_an_unlinked_pack_writes_nothing
 
 
 def test_a_second_source_with_the_same_dialogues_is_refused_and_writes_nothing(project, clean_file):
-    from curation.store.engine import StoreError
+    from prefkit.curation.store.engine import StoreError
 
     first = ingest_wildchat(project.store, [clean_file])
     with pytest.raises(StoreError, match="already in the project from another source"):
@@ -318,12 +317,11 @@ def test_turn_text_survives_the_json_round_trip(project, tmp_path):
 def test_migration_15_moves_packed_turns_into_packs(tmp_path):
     """A store written before migration 15 (one ``packed_turns`` row per dialogue) reads the same
     turns after it, and its first rewrite still moves them into rows."""
+    from prefkit.curation.project import ProjectStore
+    from prefkit.curation.store.backend import make_engine
+    from prefkit.curation.store.engine import apply_migrations
+    from prefkit.curation.store.migrations import MIGRATIONS
     from sqlalchemy import text
-
-    from curation.project import ProjectStore
-    from curation.store.backend import make_engine
-    from curation.store.engine import apply_migrations
-    from curation.store.migrations import MIGRATIONS
 
     db = tmp_path / "old.db"
     turns = [{"role": "user", "content": "hi", "extra": {"conversation": 0}}]

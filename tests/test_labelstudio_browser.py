@@ -9,12 +9,11 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT, require
+from prefkit.annotate_app.labelstudio import bridge
+from prefkit.curation.annotation.task_admin import create_tasks
+from prefkit.curation.project import Project
+from prefkit.schemas.curation import Provenance
 from test_labelstudio_server import _session, ls  # noqa: F401 - the server fixture
-
-from annotate_app.labelstudio import bridge
-from curation.annotation.task_admin import create_tasks
-from curation.project import Project
-from schemas.curation import Provenance
 
 pytestmark = [pytest.mark.labelstudio, pytest.mark.browser, pytest.mark.slow]
 CHROMIUM = Path("/usr/bin/chromium")
@@ -65,7 +64,7 @@ def page(ls):  # noqa: F811
 
 @pytest.fixture(scope="module")
 def project(tmp_path_factory, fixture_packets) -> Iterator[Project]:
-    from pipelines.ingest import alpsbench
+    from prefkit.pipelines.ingest import alpsbench
 
     project = Project.init(tmp_path_factory.mktemp("lsb") / "proj", name="ls-browser")
     project.store.generation.add_session(_session(1), {}, [None, None, None], Provenance(source="test"))

@@ -6,14 +6,14 @@ import xml.etree.ElementTree as ET
 
 import pytest
 from click.testing import CliRunner
+from prefkit.annotate_app.labelstudio.config import TASK_ID_KEY, label_config, ls_kind, task_data
+from prefkit.annotate_app.labelstudio.kinds.memory_verify import MAX_CANDIDATES
+from prefkit.curation.annotation.task_kinds import LabelError, get_kind
+from prefkit.curation.store.content import PreferencePair
+from prefkit.schemas.common import utcnow
+from prefkit.schemas.curation import AnnotationTask, LabelEvent, Provenance
 
-from annotate_app.labelstudio.config import TASK_ID_KEY, label_config, ls_kind, task_data
-from annotate_app.labelstudio.kinds.memory_verify import MAX_CANDIDATES
-from curation.annotation.task_kinds import LabelError, get_kind
-from curation.store.content import PreferencePair
 from prefkit.cli import cli
-from schemas.common import utcnow
-from schemas.curation import AnnotationTask, LabelEvent, Provenance
 
 TURNS = [
     {"index": 0, "role": "user", "content": "I only cook vegetarian food."},

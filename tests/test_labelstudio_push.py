@@ -16,16 +16,15 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, label_studio_server
 from lsproxy import FailingProxy
-
-from annotate_app.labelstudio import bridge
-from annotate_app.labelstudio.accounts import login
-from annotate_app.labelstudio.config import TASK_ID_KEY, ls_kind
-from annotate_app.labelstudio.kinds.memory_verify import MAX_CANDIDATES
-from curation.project import Project
-from curation.store.content import PreferencePair
-from curation.store.labelstudio import LSPushLease
-from schemas.common import utcnow
-from schemas.curation import AnnotationTask, Provenance
+from prefkit.annotate_app.labelstudio import bridge
+from prefkit.annotate_app.labelstudio.accounts import login
+from prefkit.annotate_app.labelstudio.config import TASK_ID_KEY, ls_kind
+from prefkit.annotate_app.labelstudio.kinds.memory_verify import MAX_CANDIDATES
+from prefkit.curation.project import Project
+from prefkit.curation.store.content import PreferencePair
+from prefkit.curation.store.labelstudio import LSPushLease
+from prefkit.schemas.common import utcnow
+from prefkit.schemas.curation import AnnotationTask, Provenance
 
 pytestmark = [pytest.mark.labelstudio, pytest.mark.slow]
 

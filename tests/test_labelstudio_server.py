@@ -11,17 +11,17 @@ from types import SimpleNamespace
 import pytest
 from click.testing import CliRunner
 from conftest import label_studio_server, pg_admin, require
+from prefkit.annotate_app.labelstudio import bridge
+from prefkit.annotate_app.labelstudio.accounts import login, signup
+from prefkit.annotate_app.labelstudio.config import TASK_ID_KEY, ls_kind
+from prefkit.curation.annotation.task_admin import create_tasks
+from prefkit.curation.project import Project
+from prefkit.curation.quality.agreement import agreement_rows
+from prefkit.curation.store.content import PreferencePair
+from prefkit.schemas.curation import Provenance
+from prefkit.schemas.generation import ChecklistItem, ContextFactor, ContextualPreference, Session, Turn
 
-from annotate_app.labelstudio import bridge
-from annotate_app.labelstudio.accounts import login, signup
-from annotate_app.labelstudio.config import TASK_ID_KEY, ls_kind
-from curation.annotation.task_admin import create_tasks
-from curation.project import Project
-from curation.quality.agreement import agreement_rows
-from curation.store.content import PreferencePair
 from prefkit.cli import cli
-from schemas.curation import Provenance
-from schemas.generation import ChecklistItem, ContextFactor, ContextualPreference, Session, Turn
 
 pytestmark = [pytest.mark.labelstudio, pytest.mark.slow]
 KINDS = ("preference_expressed", "preference_match", "memory_verify")
@@ -95,7 +95,7 @@ def project(tmp_path_factory, fixture_packets, store_database):
     Project.init(root, name="ls-test", database=store_database).close()
     cfg = root / "prefkit.toml"
     cfg.write_text(cfg.read_text().replace("overlap = 3", "overlap = 2"))
-    from pipelines.ingest import alpsbench
+    from prefkit.pipelines.ingest import alpsbench
 
     project = Project(root)
     project.store.content.import_bundle(alpsbench.build_bundle(fixture_packets))

@@ -6,10 +6,9 @@ import json
 
 import pytest
 from fakeopenai import fake_openai_fixture  # noqa: F401 - registers the fake_openai fixture
+from prefkit.pipelines.llm import LLMLayer, LLMRequest
+from prefkit.pipelines.llm.batch import BatchPending
 from pydantic import BaseModel
-
-from pipelines.llm import LLMLayer, LLMRequest
-from pipelines.llm.batch import BatchPending
 
 SECRET = "sk-test-BATCH-secret"
 

@@ -6,9 +6,9 @@ import json
 import random
 
 from click.testing import CliRunner
+from prefkit.pipelines.llm import LLMLayer, LLMRequest, register_offline
 from pydantic import BaseModel
 
-from pipelines.llm import LLMLayer, LLMRequest, register_offline
 from prefkit.cli import cli
 
 

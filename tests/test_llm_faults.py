@@ -12,9 +12,8 @@ from collections import Counter
 from pathlib import Path
 
 from fakeopenai import fake_openai_fixture  # noqa: F401 - registers the fake_openai fixture
+from prefkit.pipelines.llm import LLMLayer, LLMRequest
 from pydantic import BaseModel
-
-from pipelines.llm import LLMLayer, LLMRequest
 
 ROOT = Path(__file__).resolve().parent.parent
 SECRET = "sk-test-FAULTS-secret"
@@ -95,8 +94,8 @@ CHILD = textwrap.dedent(
     """
     import sys
     from pydantic import BaseModel
-    from curation.project import Project
-    from pipelines.llm import LLMLayer, LLMRequest
+    from prefkit.curation.project import Project
+    from prefkit.pipelines.llm import LLMLayer, LLMRequest
 
     class Answer(BaseModel):
         item: str

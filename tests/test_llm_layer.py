@@ -6,9 +6,8 @@ import json
 
 import pytest
 from fakeopenai import fake_openai_fixture  # noqa: F401 - registers the fake_openai fixture
+from prefkit.pipelines.llm import LLMConfigError, LLMLayer, LLMRequest
 from pydantic import BaseModel, ConfigDict, Field
-
-from pipelines.llm import LLMConfigError, LLMLayer, LLMRequest
 
 SECRET = "sk-test-SECRET-0123456789abcdef"
 

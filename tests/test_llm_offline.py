@@ -8,9 +8,7 @@ import random
 import sys
 
 import pytest
-from pydantic import BaseModel
-
-from pipelines.llm import (
+from prefkit.pipelines.llm import (
     LLMLayer,
     LLMRequest,
     OfflineGeneratorMissing,
@@ -19,8 +17,9 @@ from pipelines.llm import (
     register_offline,
     template_hash,
 )
-from pipelines.llm.limits import RateLimiter, TokenBucket
-from pipelines.llm.types import BaseBackend
+from prefkit.pipelines.llm.limits import RateLimiter, TokenBucket
+from prefkit.pipelines.llm.types import BaseBackend
+from pydantic import BaseModel
 
 
 class Trait(BaseModel):
@@ -57,7 +56,7 @@ def offline_run(project, seed: int, requests: list[LLMRequest]):
 
 
 def test_same_seed_same_outputs_and_another_seed_other_outputs(project, tmp_path):
-    from curation.project import Project
+    from prefkit.curation.project import Project
 
     other = Project.init(tmp_path / "other")
     try:
@@ -92,7 +91,7 @@ def test_a_request_without_a_generator_fails_before_any_answer(project):
 
 
 def test_offline_cache_is_never_served_to_the_openai_backend(project):
-    from pipelines.llm import cache_key
+    from prefkit.pipelines.llm import cache_key
 
     req = trait_requests(1)[0]
     assert cache_key(req, "gpt-4o-mini", 0, offline=True) != cache_key(req, "gpt-4o-mini", 0)
@@ -195,7 +194,7 @@ class EchoBackend(BaseBackend):
     offline = False
 
     async def complete(self, request, model, seed):
-        from pipelines.llm import Usage
+        from prefkit.pipelines.llm import Usage
 
         return f"{model}:{request.messages[-1][1]}", Usage(3, 2, 0), {"endpoint": "echo.local"}
 
@@ -234,7 +233,7 @@ def test_progress_bar_on_a_terminal_shows_ok_failed_cached_and_tokens(project, m
 
 
 def test_batch_mode_on_a_backend_without_a_batch_api_is_a_clear_error(project):
-    from pipelines.llm import LLMConfigError
+    from prefkit.pipelines.llm import LLMConfigError
 
     req = LLMRequest("echoes", "e1", "judge", (("user", "ping"),))
     with LLMLayer(project.store, project.config.llm, backend=EchoBackend(), progress=False) as layer:
@@ -244,7 +243,7 @@ def test_batch_mode_on_a_backend_without_a_batch_api_is_a_clear_error(project):
 
 
 def test_a_backend_missing_part_of_the_protocol_is_refused_naming_it(project):
-    from pipelines.llm import LLMConfigError
+    from prefkit.pipelines.llm import LLMConfigError
 
     class Bare:
         name, offline = "bare", False

@@ -1,8 +1,8 @@
 """Matching pairs built from instances: each checklist item meets its own and the other preference."""
 
-from curation.store.content import Instance
-from pipelines.matching import pairs_from_instances
-from schemas.cupid import BenchmarkInstance
+from prefkit.curation.store.content import Instance
+from prefkit.pipelines.matching import pairs_from_instances
+from prefkit.schemas.cupid import BenchmarkInstance
 
 
 def _inst(iid, persona, kind, pref, items):
@@ -40,8 +40,8 @@ def test_pairs_cover_same_and_other_preference_without_duplicates():
 
 def test_cli_builds_pairs_from_generated_instances(tmp_path):
     from click.testing import CliRunner
+    from prefkit.curation.project import Project
 
-    from curation.project import Project
     from prefkit.cli import cli
 
     root = tmp_path / "p"
@@ -62,8 +62,9 @@ def test_cli_builds_pairs_from_generated_instances(tmp_path):
 
 
 def test_current_request_sessions_get_no_expressed_task(tmp_path):
-    from curation.annotation.task_kinds import get_kind
-    from curation.project import Project
+    from prefkit.curation.annotation.task_kinds import get_kind
+    from prefkit.curation.project import Project
+
     from prefkit.demo import _generate
 
     project = Project.init(tmp_path / "p")

@@ -9,11 +9,11 @@ import pytest
 import wildchat_fixture as fx
 from click.testing import CliRunner
 from fakeopenai import start_fake_openai
+from prefkit.curation.project import Project
+from prefkit.pipelines.ingest.wildchat import ingest_wildchat
+from prefkit.pipelines.llm import LLMLayer
+from prefkit.pipelines.memories.extract import ExtractionConfig, run_extraction
 
-from curation.project import Project
-from pipelines.ingest.wildchat import ingest_wildchat
-from pipelines.llm import LLMLayer
-from pipelines.memories.extract import ExtractionConfig, run_extraction
 from prefkit.cli import cli
 
 

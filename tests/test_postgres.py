@@ -15,18 +15,18 @@ import pytest
 from click.testing import CliRunner
 from conftest import pg_admin
 from netcut import CuttableLink
+from prefkit.curation.annotation import workflow
+from prefkit.curation.project import Project, ProjectStore
+from prefkit.curation.store.accounts import Account
+from prefkit.curation.store.backend import DatabaseUnavailable, lock_for_transaction, parse_url
+from prefkit.curation.store.engine import StoreError
+from prefkit.curation.store.migrations import MIGRATIONS
+from prefkit.curation.store.roundtrips import RoundTrips
+from prefkit.schemas import LabelEvent, utcnow
 from sqlalchemy import create_engine, func, select, text
 from sqlalchemy.engine import make_url
 
-from curation.annotation import workflow
-from curation.project import Project, ProjectStore
-from curation.store.accounts import Account
-from curation.store.backend import DatabaseUnavailable, lock_for_transaction, parse_url
-from curation.store.engine import StoreError
-from curation.store.migrations import MIGRATIONS
-from curation.store.roundtrips import RoundTrips
 from prefkit.cli import cli
-from schemas import LabelEvent, utcnow
 
 pytestmark = pytest.mark.postgres
 
@@ -84,7 +84,7 @@ def test_init_writes_the_url_without_a_password_and_reads_it_from_pgpass(tmp_pat
 
 
 def test_a_project_on_postgres_runs_every_stage_through_the_cli(tmp_path, pg_url):
-    from curation.annotation import workflow
+    from prefkit.curation.annotation import workflow
 
     runner = CliRunner()
     root = str(tmp_path / "p")
@@ -124,7 +124,7 @@ def test_a_project_on_postgres_runs_every_stage_through_the_cli(tmp_path, pg_url
 # -- migrations ---------------------------------------------------------------------------------------
 def _open_in_subprocess(url: str, **env) -> subprocess.Popen:
     code = (
-        "import sys; from curation.store.engine import StoreCore; "
+        "import sys; from prefkit.curation.store.engine import StoreCore; "
         "print(len(StoreCore(sys.argv[1]).applied_migrations()))"
     )
     return subprocess.Popen(
@@ -225,9 +225,8 @@ KIND = "preference_match"
 
 def _queue(tmp_path, pg_url: str, users: list[str], items: int, overlap: int = 1) -> Project:
     from appkit import seed_pairs
+    from prefkit.curation.annotation.task_admin import create_tasks
     from test_release_support import add_users
-
-    from curation.annotation.task_admin import create_tasks
 
     project = Project.init(tmp_path / "p", database=pg_url)
     add_users(project.store, *users)
@@ -292,7 +291,7 @@ def test_over_tls_the_pool_keeps_live_connections_and_replaces_dropped_ones(pg_u
         with store.read() as conn:
             seen.add(tuple(conn.execute(mine).one()))
     assert len(seen) == 1 and next(iter(seen))[1] is True  # one connection, encrypted, reused 30 times
-    (first, _), = seen
+    ((first, _),) = seen
     assert _kill_backends(pg_url) == 1
     with store.read() as conn:
         pid, ssl = conn.execute(mine).one()
@@ -348,7 +347,7 @@ def test_connections_killed_mid_run_lose_nothing_and_record_nothing_twice(tmp_pa
 def test_a_moved_database_refuses_to_open(tmp_path, pg_url):
     project = Project.init(tmp_path / "p")
     old = project.database
-    from curation.store.migrate import migrate_store
+    from prefkit.curation.store.migrate import migrate_store
 
     migrate_store(project, pg_url)
     with pytest.raises(StoreError, match="no longer this project's database"):

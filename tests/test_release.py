@@ -4,6 +4,11 @@ import json
 import shutil
 
 import pytest
+from prefkit.curation.quality.consensus import adjudicate
+from prefkit.curation.quality.gates import run_gates
+from prefkit.exports.cupid import CUPID_COLUMNS
+from prefkit.exports.release import ReleaseError, cut_release, diff_releases, load_manifest
+from prefkit.exports.release_integrity import verify_release
 from test_release_support import (
     cover,
     cupid_row,
@@ -13,12 +18,6 @@ from test_release_support import (
     match_tasks,
     plan,
 )
-
-from curation.quality.consensus import adjudicate
-from curation.quality.gates import run_gates
-from exports.cupid import CUPID_COLUMNS
-from exports.release import ReleaseError, cut_release, diff_releases, load_manifest
-from exports.release_integrity import verify_release
 
 
 def cut(project, version, override=None):
@@ -64,9 +63,9 @@ def test_two_cuts_of_the_same_state_have_byte_identical_data_files(ready):
 
 def test_a_release_cut_through_the_library_is_recorded_and_listed(ready):
     from click.testing import CliRunner
+    from prefkit.schemas.common import sha256_file
 
     from prefkit.cli import cli
-    from schemas.common import sha256_file
 
     project, _ = ready
     r = cut(project, "1.0.0")
@@ -191,8 +190,8 @@ def test_annotators_are_pseudonymous_and_stable_across_releases(ready):
 
 
 def test_release_of_the_alpsbench_sample_contains_all_of_it(alps_project):
-    from exports.alpsbench import packet
-    from exports.release import private_dir
+    from prefkit.exports.alpsbench import packet
+    from prefkit.exports.release import private_dir
 
     store = alps_project.store
     try:
@@ -249,7 +248,7 @@ def test_allowed_offline_content_is_released_with_its_share_in_the_manifest(proj
 
 
 def test_pseudonyms_differ_between_projects(tmp_path):
-    from curation.project import Project
+    from prefkit.curation.project import Project
 
     a, b = Project.init(tmp_path / "a"), Project.init(tmp_path / "b")
     try:
@@ -268,7 +267,7 @@ def test_pseudonyms_differ_between_projects(tmp_path):
 
 
 def test_a_version_cut_concurrently_elsewhere_is_not_overwritten(ready, monkeypatch):
-    import exports.release as rel
+    import prefkit.exports.release as rel
 
     project, _ = ready
     real = rel.build_release

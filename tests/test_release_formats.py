@@ -9,10 +9,10 @@ from test_release_support import alps_subset, fast_agreement, labelled_project, 
 @pytest.fixture(scope="module")
 def release(tmp_path_factory):
     """One release of a project with every config: CUPID, AlpsBench tracks, labels, matching, adjudications."""
-    from curation.project import Project
-    from curation.quality.gates import run_gates
-    from exports.release import cut_release
-    from pipelines.ingest import alpsbench
+    from prefkit.curation.project import Project
+    from prefkit.curation.quality.gates import run_gates
+    from prefkit.exports.release import cut_release
+    from prefkit.pipelines.ingest import alpsbench
 
     tmp = tmp_path_factory.mktemp("rel")
     project = Project.init(tmp / "proj", name="formats-test")

@@ -7,11 +7,10 @@ import uuid
 from pathlib import Path
 
 from fixtures_alps import write_packets
-
-from curation.annotation.task_kinds import get_kind
-from curation.store.content import PreferencePair
-from schemas import LabelEvent, utcnow
-from schemas.curation import AnnotationTask, Provenance
+from prefkit.curation.annotation.task_kinds import get_kind
+from prefkit.curation.store.content import PreferencePair
+from prefkit.schemas import LabelEvent, utcnow
+from prefkit.schemas.curation import AnnotationTask, Provenance
 
 PASSWORD = "correct-horse-1"
 
@@ -24,8 +23,7 @@ def alps_subset(dest: Path) -> Path:
 def add_users(store, *names: str, role: str = "annotator") -> None:
     """Add users with a cheap password hash: these tests are about labels, not sign-in cost."""
     from argon2 import PasswordHasher
-
-    from curation.store import accounts as store_accounts
+    from prefkit.curation.store import accounts as store_accounts
 
     real, store_accounts._hasher = (
         store_accounts._hasher,
@@ -136,7 +134,7 @@ def cupid_row(i: int, persona: str = "p1") -> dict:
 
 
 def import_cupid(project, tmp: Path, n: int, start: int = 0, licence: str = "MIT") -> None:
-    from pipelines.ingest import cupid
+    from prefkit.pipelines.ingest import cupid
 
     path = tmp / f"cupid_{start}_{n}.jsonl"
     path.write_text(
@@ -146,7 +144,7 @@ def import_cupid(project, tmp: Path, n: int, start: int = 0, licence: str = "MIT
 
 
 def fast_agreement(store):
-    from curation.quality.agreement import agreement_rows
+    from prefkit.curation.quality.agreement import agreement_rows
 
     return agreement_rows(store, n_boot=50)
 
@@ -170,7 +168,7 @@ def labelled_project(project, tmp: Path) -> dict:
     """A small project that passes every gate: 3 annotators agreeing on 18 tasks, one majority task
     (``tasks[18]``), one tie adjudicated (``tasks[19]``), a gold task answered right, 5 CUPID instances
     (released unverified: the release holds every config but ``cupid``)."""
-    from curation.quality.consensus import adjudicate
+    from prefkit.curation.quality.consensus import adjudicate
 
     release_configs(project)
     store = project.store
@@ -190,8 +188,8 @@ def labelled_project(project, tmp: Path) -> dict:
 
 
 def plan(store, config) -> list:
-    """The release configs ``run_gates`` checks, as ``exports.release.plan_configs`` plans them."""
-    from exports.release_data import build_configs
+    """The release configs ``run_gates`` checks, as ``prefkit.exports.release.plan_configs`` plans them."""
+    from prefkit.exports.release_data import build_configs
 
     return build_configs(store, config.release.configs, config.release.alpsbench_reference)
 

@@ -22,12 +22,11 @@ from pathlib import Path
 
 import pytest
 from appkit import seed_pairs
+from prefkit.curation.annotation import workflow
+from prefkit.curation.annotation.task_admin import create_tasks
+from prefkit.curation.project import Project
+from prefkit.schemas.common import utcnow
 from sqlalchemy import func, select
-
-from curation.annotation import workflow
-from curation.annotation.task_admin import create_tasks
-from curation.project import Project
-from schemas.common import utcnow
 
 pytestmark = [pytest.mark.postgres, pytest.mark.slow]
 

@@ -3,9 +3,7 @@
 import json
 
 import pytest
-from pydantic import ValidationError
-
-from schemas import (
+from prefkit.schemas import (
     ALL_SCHEMAS,
     BenchmarkInstance,
     ChecklistItem,
@@ -15,6 +13,7 @@ from schemas import (
     WildChatConversation,
     check_candidate,
 )
+from pydantic import ValidationError
 
 CUPID_ROW = {
     "persona_id": "p1",
@@ -103,7 +102,7 @@ def test_checklist_item_must_be_a_question():
 
 
 def test_the_default_taxonomy_is_cupids_and_a_project_can_replace_it(tmp_path):
-    from pipelines.generation.taxonomy import TaxonomyError, load_taxonomy
+    from prefkit.pipelines.generation.taxonomy import TaxonomyError, load_taxonomy
 
     cupid = load_taxonomy()
     assert cupid.counts == {"factor_types": 8, "preference_types": 16, "families": 3, "task_types": 12}

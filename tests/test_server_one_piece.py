@@ -1,7 +1,7 @@
-"""``annotate_app.server``: each script run reaches the browser in one piece.
+"""``prefkit.annotate_app.server``: each script run reaches the browser in one piece.
 
 On a real loopback TCP connection (the socket options are the kernel's), and end to end: Streamlit
-served by ``python -m annotate_app.server`` to Chromium, which records when each websocket message
+served by ``python -m prefkit.annotate_app.server`` to Chromium, which records when each websocket message
 arrives.
 """
 
@@ -15,10 +15,9 @@ import subprocess
 from types import SimpleNamespace
 
 from conftest import require
+from prefkit.annotate_app import server
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from test_browser_app import ARGS, CHROMIUM, free_port, wait_healthy
-
-from annotate_app import server
 
 
 def _msg(kind: str) -> ForwardMsg:
@@ -168,7 +167,7 @@ def test_each_submit_reaches_the_browser_in_one_piece(tmp_path):
     app.write_text(APP, encoding="utf-8")
     port = free_port()
     cmd = streamlit_argv(port, "127.0.0.1")
-    assert cmd[1:4] == ["-m", "annotate_app.server", "run"]  # what `prefkit annotate serve` runs
+    assert cmd[1:4] == ["-m", "prefkit.annotate_app.server", "run"]  # what `prefkit annotate serve` runs
     cmd[cmd.index("run") + 1] = str(app)
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=tmp_path)
     try:

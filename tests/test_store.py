@@ -5,13 +5,12 @@ import multiprocessing as mp
 import time
 
 import pytest
+from prefkit.curation.project import Project, ProjectStore
+from prefkit.curation.store.content import PreferencePair
+from prefkit.curation.store.engine import StoreError
+from prefkit.curation.store.migrations import MIGRATIONS
+from prefkit.schemas import LabelEvent, utcnow
 from sqlalchemy import text
-
-from curation.project import Project, ProjectStore
-from curation.store.content import PreferencePair
-from curation.store.engine import StoreError
-from curation.store.migrations import MIGRATIONS
-from schemas import LabelEvent, utcnow
 
 
 def test_migrations_apply_from_empty_and_only_once(database):
@@ -92,7 +91,7 @@ def _event(task_id="t1", annotator="ann", event_id="e1", **kw):
 
 @pytest.fixture
 def labelled(any_project):
-    from curation.annotation.task_kinds import get_kind
+    from prefkit.curation.annotation.task_kinds import get_kind
 
     store = any_project.store
     store.accounts.add_user("ann", "annotator", "correct horse")
@@ -149,7 +148,7 @@ def test_passwords_are_hashed_and_checked(labelled):
 
 
 def test_turn_revision_keeps_original_and_flags_dialogue(any_project, fixture_packets):
-    from pipelines.ingest import alpsbench
+    from prefkit.pipelines.ingest import alpsbench
 
     store = any_project.store
     store.content.import_bundle(alpsbench.build_bundle(sorted(fixture_packets.rglob("sess_*.json"))[0]))
@@ -169,7 +168,7 @@ def test_every_migration_applies_without_importing_the_area_mixins(database):
     import sys
 
     code = (
-        "import sys; from curation.store.engine import StoreCore; "
+        "import sys; from prefkit.curation.store.engine import StoreCore; "
         "print(len(StoreCore(sys.argv[1]).applied_migrations()))"
     )
     out = subprocess.run([sys.executable, "-c", code, database], capture_output=True, text=True)
@@ -183,7 +182,7 @@ def test_a_process_opening_a_sqlite_store_during_a_migration_waits_for_it(tmp_pa
 
     db = tmp_path / "p.db"
     store = ProjectStore(db)
-    code = "import sys; from curation.store.engine import StoreCore; print(len(StoreCore(sys.argv[1]).applied_migrations()))"
+    code = "import sys; from prefkit.curation.store.engine import StoreCore; print(len(StoreCore(sys.argv[1]).applied_migrations()))"
     with store.write() as conn:  # the write lock a migrating process holds (BEGIN IMMEDIATE)
         conn.execute(text("UPDATE _migrations SET applied_at = applied_at"))
         opener = subprocess.Popen([sys.executable, "-c", code, str(db)], stdout=subprocess.PIPE, text=True)

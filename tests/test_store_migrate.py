@@ -8,18 +8,18 @@ import json
 import pytest
 from click.testing import CliRunner
 from fixtures_alps import write_packets
+from prefkit.curation.annotation import workflow
+from prefkit.curation.project import Project, ProjectStore
+from prefkit.curation.quality.gates import run_gates
+from prefkit.curation.store.backend import make_engine
+from prefkit.curation.store.engine import StoreError
+from prefkit.curation.store.migrate import migrate_store
+from prefkit.exports.release import cut_release
+from prefkit.schemas import LabelEvent, utcnow
 from sqlalchemy import func, inspect, select
 from test_release_support import fast_agreement, labelled_project, plan
 
-from curation.annotation import workflow
-from curation.project import Project, ProjectStore
-from curation.quality.gates import run_gates
-from curation.store.backend import make_engine
-from curation.store.engine import StoreError
-from curation.store.migrate import migrate_store
-from exports.release import cut_release
 from prefkit.cli import cli
-from schemas import LabelEvent, utcnow
 
 pytestmark = pytest.mark.postgres
 
@@ -57,7 +57,8 @@ def build_everything(project: Project, tmp) -> None:
     """One project holding a row of every kind: generated content with its LLM cache and ledger,
     imported AlpsBench packets and CUPID instances, tasks, queues, labels, an adjudication, a turn
     revision, a failure, a dropped persona, Label Studio maps, an LLM batch and a cut release."""
-    from pipelines.ingest import alpsbench
+    from prefkit.pipelines.ingest import alpsbench
+
     from prefkit.demo import _generate
 
     cfg = project.root / "prefkit.toml"

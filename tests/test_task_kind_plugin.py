@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from conftest import ROOT
+from prefkit.curation.store.content import PreferencePair
+from prefkit.schemas.curation import Provenance
 from test_release_support import add_users, release_configs
 
-from curation.store.content import PreferencePair
 from prefkit.cli import cli
-from schemas.curation import Provenance
 
 SOURCE_DIRS = ("schemas", "pipelines", "curation", "annotate_app", "exports", "prefkit", "docs", "bench")
 
@@ -24,15 +24,14 @@ SOURCE_DIRS = ("schemas", "pipelines", "curation", "annotate_app", "exports", "p
 @pytest.fixture(scope="module")
 def toy():
     import toykind
-
-    from curation.annotation.task_kinds import TASK_KIND_REGISTRY
+    from prefkit.curation.annotation.task_kinds import TASK_KIND_REGISTRY
 
     toykind.register_toy_form()
     toykind.register_toy_ls()
     yield toykind
     # Other tests count the built-in kinds: leave the registries as they were.
-    from annotate_app.forms import FORMS
-    from annotate_app.labelstudio.config import LS_KINDS
+    from prefkit.annotate_app.forms import FORMS
+    from prefkit.annotate_app.labelstudio.config import LS_KINDS
 
     TASK_KIND_REGISTRY.pop(toykind.NAME, None)
     FORMS.pop(toykind.NAME, None)
@@ -44,13 +43,13 @@ def test_registering_the_kind_imports_its_module_and_nothing_else_of_prefkit():
     toy kind, its form and its config come from ``toykind`` alone; no other prefkit file names it."""
     script = (
         "import json, sys\n"
-        "import prefkit.cli, annotate_app.forms, annotate_app.labelstudio.config\n"
+        "import prefkit.cli, prefkit.annotate_app.forms, prefkit.annotate_app.labelstudio.config\n"
         "before = set(sys.modules)\n"
         "import toykind\n"
         "toykind.register_toy_form(); toykind.register_toy_ls()\n"
-        "from curation.annotation.task_kinds import kind_names\n"
-        "from annotate_app.forms import FORMS\n"
-        "from annotate_app.labelstudio.config import LS_KINDS\n"
+        "from prefkit.curation.annotation.task_kinds import kind_names\n"
+        "from prefkit.annotate_app.forms import FORMS\n"
+        "from prefkit.annotate_app.labelstudio.config import LS_KINDS\n"
         "root = sys.argv[1]\n"
         "mine = [m for m in set(sys.modules) - before if (getattr(sys.modules[m], '__file__', '') or '').startswith(root)]\n"
         "print(json.dumps([sorted(mine), kind_names()[-1], toykind.NAME in FORMS, toykind.NAME in LS_KINDS]))\n"
@@ -73,7 +72,7 @@ def test_registering_the_kind_imports_its_module_and_nothing_else_of_prefkit():
 def test_the_kind_round_trips_through_its_label_studio_config(toy, project):
     from xml.etree import ElementTree as ET
 
-    from annotate_app.labelstudio.config import label_config, ls_kind, task_data
+    from prefkit.annotate_app.labelstudio.config import label_config, ls_kind, task_data
 
     root = ET.fromstring(label_config(toy.NAME))
     assert [c.get("value") for c in root.iter("Choice")] == ["different", "same"]  # the kind's field choices
@@ -91,7 +90,7 @@ def run(*args):
 
 
 def test_a_kind_from_one_module_goes_from_tasks_to_a_release(toy, project, tmp_path):
-    from annotate_app.forms import FORMS
+    from prefkit.annotate_app.forms import FORMS
 
     assert FORMS[toy.NAME] is toy.ToyForm
     store = project.store
@@ -107,7 +106,7 @@ def test_a_kind_from_one_module_goes_from_tasks_to_a_release(toy, project, tmp_p
     assert "created 12" in run("tasks", "create", "--kind", toy.NAME, "--overlap", "3", "-p", project.root)
     tasks = store.labels.tasks(kind=toy.NAME)
     assert sum(t.is_gold for t in tasks) == 2
-    from curation.annotation.guidelines import write_default_guidelines
+    from prefkit.curation.annotation.guidelines import write_default_guidelines
 
     (project.guidelines_dir / f"{toy.NAME}.md").unlink(missing_ok=True)
     [written] = write_default_guidelines(project.guidelines_dir)  # the built-in kinds' files exist already

@@ -8,13 +8,13 @@ import json
 
 import pytest
 from click.testing import CliRunner
+from prefkit.annotate_app.labelstudio import bridge
+from prefkit.curation.annotation import workflow
+from prefkit.curation.annotation.task_admin import TaskFileError, create_tasks, import_gold
+from prefkit.curation.annotation.task_kinds import LabelError, kind_names
+from prefkit.curation.quality.consensus import disagreements, final_labels
 from test_release_support import add_users
 
-from annotate_app.labelstudio import bridge
-from curation.annotation import workflow
-from curation.annotation.task_admin import TaskFileError, create_tasks, import_gold
-from curation.annotation.task_kinds import LabelError, kind_names
-from curation.quality.consensus import disagreements, final_labels
 from prefkit.cli import cli
 
 UNKNOWN = "unknown task kind 'bogus'; expected one of " + ", ".join(kind_names())

@@ -6,15 +6,14 @@ from __future__ import annotations
 import json
 
 import pytest
+from prefkit.curation.annotation import workflow
+from prefkit.curation.annotation.task_admin import create_tasks
+from prefkit.curation.quality.gates import run_gates
+from prefkit.curation.quality.verification import session_statuses
+from prefkit.exports.release_data import build_configs
+from prefkit.pipelines.ingest import cupid
 from test_generation_run import generate
 from test_release_support import add_users, cupid_row, import_cupid, label, plan, with_release
-
-from curation.annotation import workflow
-from curation.annotation.task_admin import create_tasks
-from curation.quality.gates import run_gates
-from curation.quality.verification import session_statuses
-from exports.release_data import build_configs
-from pipelines.ingest import cupid
 
 ANNOTATORS = ("ann1", "ann2", "ann3")
 
@@ -167,8 +166,8 @@ def test_imported_cupid_rows_yield_preference_expressed_tasks_for_their_sessions
 
 
 def test_repair_regenerates_a_failed_session_and_recovers_its_instance_after_reverification(gen):
-    from pipelines.generation.run import GenerationConfig, run_repair
-    from pipelines.llm import LLMLayer
+    from prefkit.pipelines.generation.run import GenerationConfig, run_repair
+    from prefkit.pipelines.llm import LLMLayer
 
     store = gen.store
     role = roles(store, store.generation.personas()[0].persona_id)

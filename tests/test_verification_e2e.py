@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from prefkit.curation.annotation import workflow
+from prefkit.curation.project import Project
+from prefkit.exports.release import private_dir
 from test_release_support import add_users
 
-from curation.annotation import workflow
-from curation.project import Project
-from exports.release import private_dir
 from prefkit.cli import cli
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "pipelines" / "examples" / "alpsbench"

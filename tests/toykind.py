@@ -7,10 +7,9 @@ from __future__ import annotations
 
 from typing import Literal
 
+from prefkit.curation.annotation.task_kinds import FieldSpec, TaskKind, register
+from prefkit.schemas.common import Contract
 from pydantic import Field
-
-from curation.annotation.task_kinds import FieldSpec, TaskKind, register
-from schemas.common import Contract
 
 NAME = "toy_same_meaning"
 
@@ -69,8 +68,7 @@ class ToyForm:
     @staticmethod
     def render(project, user, item) -> None:
         import streamlit as st
-
-        from annotate_app import ui
+        from prefkit.annotate_app import ui
 
         st.markdown(f"**A** {item.task.payload['a']}  \n**B** {item.task.payload['b']}")
         row = st.container(horizontal=True)
@@ -94,7 +92,7 @@ class ToyForm:
 
 def register_toy_form() -> None:
     """Register the form (the app imports Streamlit, so the kind above does not need it)."""
-    from annotate_app.forms import register_form
+    from prefkit.annotate_app.forms import register_form
 
     register_form(NAME, ToyForm)
 
@@ -102,7 +100,7 @@ def register_toy_form() -> None:
 # -- its Label Studio config ------------------------------------------------------------------------------
 def register_toy_ls() -> None:
     """One choice per field: the choices (and hotkeys 1, 2) come from the kind's ``fields``."""
-    from annotate_app.labelstudio.config import ChoicesConfig, register_ls, tag
+    from prefkit.annotate_app.labelstudio.config import ChoicesConfig, register_ls, tag
 
     display = tag("Text", name="a", value="$a") + tag("Text", name="b", value="$b")
     register_ls(NAME, ChoicesConfig(display, data_keys=("a", "b"), to_name="b", prompts={"verdict": "Same?"}))

@@ -11,7 +11,7 @@ import sys
 from types import ModuleType
 from typing import Any
 
-from curation.annotation.task_kinds import get_kind
+from prefkit.curation.annotation.task_kinds import get_kind
 
 #: The form of every task kind the app can show, by kind name.
 FORMS: dict[str, Any] = {}
@@ -28,4 +28,4 @@ def register_this(kind: str, module_name: str) -> None:
     register_form(kind, sys.modules[module_name])
 
 
-from annotate_app.forms import expressed, match, memory, task_qc  # noqa: E402, F401 - they register
+from prefkit.annotate_app.forms import expressed, match, memory, task_qc  # noqa: E402, F401 - they register

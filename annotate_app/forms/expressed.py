@@ -9,16 +9,15 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import streamlit as st
-
-from annotate_app import ui
-from annotate_app.forms import register_this
-from annotate_app.safe_text import md_escape
-from curation.annotation import workflow
-from curation.annotation.kinds.preference_expressed import KIND
-from schemas.common import PrefkitError
+from prefkit.annotate_app import ui
+from prefkit.annotate_app.forms import register_this
+from prefkit.annotate_app.safe_text import md_escape
+from prefkit.curation.annotation import workflow
+from prefkit.curation.annotation.kinds.preference_expressed import KIND
+from prefkit.schemas.common import PrefkitError
 
 if TYPE_CHECKING:
-    from curation.project import Project
+    from prefkit.curation.project import Project
 
 CHOICES = ("Expressed", "Not expressed")
 QUESTION = "Did the user express this preference in the dialogue (in words or by how they react)?"

@@ -8,15 +8,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import streamlit as st
-
-from annotate_app import ui
-from annotate_app.forms import register_this
-from annotate_app.safe_text import md_escape
-from curation.annotation import workflow
-from curation.annotation.kinds.preference_match import KIND
+from prefkit.annotate_app import ui
+from prefkit.annotate_app.forms import register_this
+from prefkit.annotate_app.safe_text import md_escape
+from prefkit.curation.annotation import workflow
+from prefkit.curation.annotation.kinds.preference_match import KIND
 
 if TYPE_CHECKING:
-    from curation.project import Project
+    from prefkit.curation.project import Project
 
 CHOICES = (
     ("fully", "Fully covered", "1"),

@@ -9,16 +9,15 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import streamlit as st
-
-from annotate_app import ui
-from annotate_app.forms import register_this
-from annotate_app.safe_text import md_escape
-from curation.annotation import workflow
-from curation.annotation.kinds.memory_verify import KIND, REJECT_REASONS
-from schemas.alpsbench import DOCUMENTED_TIME_SCOPES, OBSERVED_TIME_SCOPES, TAXONOMY
+from prefkit.annotate_app import ui
+from prefkit.annotate_app.forms import register_this
+from prefkit.annotate_app.safe_text import md_escape
+from prefkit.curation.annotation import workflow
+from prefkit.curation.annotation.kinds.memory_verify import KIND, REJECT_REASONS
+from prefkit.schemas.alpsbench import DOCUMENTED_TIME_SCOPES, OBSERVED_TIME_SCOPES, TAXONOMY
 
 if TYPE_CHECKING:
-    from curation.project import Project
+    from prefkit.curation.project import Project
 
 DECISIONS = ("accept", "edit", "reject")
 TIME_SCOPES = DOCUMENTED_TIME_SCOPES + OBSERVED_TIME_SCOPES

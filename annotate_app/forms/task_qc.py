@@ -8,14 +8,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import streamlit as st
-
-from annotate_app import ui
-from annotate_app.forms import register_this
-from curation.annotation import workflow
-from curation.annotation.kinds.task_qc import KIND
+from prefkit.annotate_app import ui
+from prefkit.annotate_app.forms import register_this
+from prefkit.curation.annotation import workflow
+from prefkit.curation.annotation.kinds.task_qc import KIND
 
 if TYPE_CHECKING:
-    from curation.project import Project
+    from prefkit.curation.project import Project
 
 LEAKAGE = (("none", "No leakage"), ("leaks", "Leaks the memory"))
 ANSWER = (("correct", "Gold answer correct"), ("incorrect", "Gold answer incorrect"))

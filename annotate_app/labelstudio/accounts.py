@@ -13,8 +13,7 @@ from typing import Any
 
 import httpx
 from label_studio_sdk import LabelStudio
-
-from schemas.common import PrefkitError
+from prefkit.schemas.common import PrefkitError
 
 
 class SignupError(PrefkitError):

@@ -35,16 +35,15 @@ from typing import TYPE_CHECKING, Any
 import httpx
 from label_studio_sdk import LabelStudio
 from label_studio_sdk.core.api_error import ApiError
-
-from annotate_app.labelstudio.config import TASK_ID_KEY, ls_kind, task_data
-from curation.annotation.task_kinds import LabelError
-from curation.store.labelstudio import LSPushLease
-from schemas.common import PrefkitError, content_hash, parse_utc, utcnow
-from schemas.curation import AnnotationTask, LabelEvent
+from prefkit.annotate_app.labelstudio.config import TASK_ID_KEY, ls_kind, task_data
+from prefkit.curation.annotation.task_kinds import LabelError
+from prefkit.curation.store.labelstudio import LSPushLease
+from prefkit.schemas.common import PrefkitError, content_hash, parse_utc, utcnow
+from prefkit.schemas.curation import AnnotationTask, LabelEvent
 
 if TYPE_CHECKING:
-    from curation.project import Project
-    from curation.store.labelstudio import LSAnnotation
+    from prefkit.curation.project import Project
+    from prefkit.curation.store.labelstudio import LSAnnotation
 
 ENV_URL = "LABEL_STUDIO_URL"
 ENV_KEY = "LABEL_STUDIO_API_KEY"
@@ -193,13 +192,13 @@ def _tasks_to_push(
 ) -> Iterator[AnnotationTask]:
     """The tasks of ``kind`` the Label Studio project lacks, as they are built.
 
-    Does what ``prefkit tasks create`` does (see :func:`curation.annotation.task_admin.create_tasks`)
+    Does what ``prefkit tasks create`` does (see :func:`prefkit.curation.annotation.task_admin.create_tasks`)
     in one pass (``TaskKind.iter_tasks``): each new task is built and validated once and handed on,
     never read back; its id goes into ``new_ids`` (the caller stores it, a chunk at a time). Stored
     tasks are read only when Label Studio lacks them, and come last; a stored task whose answer has
     become known is marked gold first.
     """
-    from curation.annotation.task_kinds import get_kind
+    from prefkit.curation.annotation.task_kinds import get_kind
 
     stored, todo = project.store.labelstudio.push_state(url, pid, kind)
     unpushed = {t.task_id: t for t in todo}

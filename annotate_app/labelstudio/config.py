@@ -18,8 +18,8 @@ from collections.abc import Mapping
 from typing import Any
 from xml.sax.saxutils import quoteattr
 
-from curation.annotation.task_kinds import LabelError, TaskKind, get_kind
-from schemas.curation import AnnotationTask
+from prefkit.curation.annotation.task_kinds import LabelError, TaskKind, get_kind
+from prefkit.schemas.curation import AnnotationTask
 
 TASK_ID_KEY = "prefkit_task_id"
 
@@ -240,4 +240,4 @@ def pretty_config(kind: str) -> str:
 
 
 # The built-in kinds' configs register themselves (imported last: they build on the blocks above).
-import annotate_app.labelstudio.kinds  # noqa: E402, F401
+import prefkit.annotate_app.labelstudio.kinds  # noqa: E402, F401

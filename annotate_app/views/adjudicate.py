@@ -2,13 +2,12 @@
 
 import pandas as pd
 import streamlit as st
-
-from annotate_app import ui
-from annotate_app.forms import FORMS
-from curation.annotation import workflow
-from curation.annotation.task_kinds import get_kind
-from curation.quality import consensus
-from schemas.common import PrefkitError
+from prefkit.annotate_app import ui
+from prefkit.annotate_app.forms import FORMS
+from prefkit.curation.annotation import workflow
+from prefkit.curation.annotation.task_kinds import get_kind
+from prefkit.curation.quality import consensus
+from prefkit.schemas.common import PrefkitError
 
 maintainer = ui.require("maintainer").username
 project = ui.open_project()

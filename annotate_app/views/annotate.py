@@ -5,10 +5,9 @@ and the rest of the page stay as they are), and the next item is rendered in the
 """
 
 import streamlit as st
-
-from annotate_app import ui
-from annotate_app.forms import FORMS
-from curation.annotation import workflow
+from prefkit.annotate_app import ui
+from prefkit.annotate_app.forms import FORMS
+from prefkit.curation.annotation import workflow
 
 user = ui.require("annotator").username
 project = ui.open_project()

@@ -3,9 +3,8 @@
 import altair as alt
 import pandas as pd
 import streamlit as st
-
-from annotate_app import ui
-from curation.quality import dashboard
+from prefkit.annotate_app import ui
+from prefkit.curation.quality import dashboard
 
 LEGEND = alt.Legend(orient="right", labelLimit=0, titleLimit=0)  # never cut: no label limit
 

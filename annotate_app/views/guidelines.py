@@ -1,8 +1,7 @@
 """Guidelines of every task kind (the project's own markdown files)."""
 
 import streamlit as st
-
-from annotate_app import ui
+from prefkit.annotate_app import ui
 
 ui.require("annotator")
 project = ui.open_project()

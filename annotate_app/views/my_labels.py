@@ -1,11 +1,10 @@
 """Undo: the annotator's last labels (config annotation.undo_depth), each editable."""
 
 import streamlit as st
-
-from annotate_app import ui
-from annotate_app.forms import FORMS
-from curation.annotation import workflow
-from curation.annotation.task_kinds import LabelError
+from prefkit.annotate_app import ui
+from prefkit.annotate_app.forms import FORMS
+from prefkit.curation.annotation import workflow
+from prefkit.curation.annotation.task_kinds import LabelError
 
 user = ui.require("annotator").username
 project = ui.open_project()

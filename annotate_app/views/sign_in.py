@@ -1,9 +1,8 @@
 """Sign-in page: the only page a visitor who is not signed in can reach."""
 
 import streamlit as st
-
-from annotate_app import ui
-from curation.annotation import workflow
+from prefkit.annotate_app import ui
+from prefkit.curation.annotation import workflow
 
 project = ui.open_project()
 _, mid, _ = st.columns([1, 2, 1])

@@ -2,5 +2,5 @@
 label files in and out, guidelines.
 
 Decides what a label means and who labels what; never writes SQL (that goes through
-:mod:`curation.store`) and never imports the app or the CLI.
+:mod:`prefkit.curation.store`) and never imports the app or the CLI.
 """

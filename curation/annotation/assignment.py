@@ -4,7 +4,7 @@ Queues are pulled: when an annotator has nothing open of a kind, the store assig
 they never had, regular tasks while fewer than ``overlap`` distinct annotators hold them (the ones
 closest to complete first) and gold tasks, which go to every annotator once, at the batch's gold rate.
 Gold positions inside a chunk are a deterministic shuffle, so an annotator cannot tell them apart.
-This module decides; :mod:`curation.store.app` does the SQL.
+This module decides; :mod:`prefkit.curation.store.app` does the SQL.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from curation.project import Project
+    from prefkit.curation.project import Project
 
 DEFAULT_CHUNK = 10
 

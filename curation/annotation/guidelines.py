@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from curation.annotation.task_kinds import TASK_KIND_REGISTRY, get_kind
+from prefkit.curation.annotation.task_kinds import TASK_KIND_REGISTRY, get_kind
 
 
 def default_guidelines(kind: str) -> str:

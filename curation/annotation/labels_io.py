@@ -24,15 +24,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from prefkit.curation.annotation.task_kinds import LabelError, get_kind
+from prefkit.schemas.common import InputError, PrefkitError, canonical_json, content_hash, validation_line
+from prefkit.schemas.curation import AnnotationTask, LabelEvent
+from prefkit.schemas.reading import loads, no_records, parse_timestamp, printable, read_text
 from pydantic import ValidationError
 
-from curation.annotation.task_kinds import LabelError, get_kind
-from schemas.common import InputError, PrefkitError, canonical_json, content_hash, validation_line
-from schemas.curation import AnnotationTask, LabelEvent
-from schemas.reading import loads, no_records, parse_timestamp, printable, read_text
-
 if TYPE_CHECKING:
-    from curation.project import ProjectStore
+    from prefkit.curation.project import ProjectStore
 
 COLUMNS = (
     "annotator",

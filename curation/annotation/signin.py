@@ -18,8 +18,8 @@ from __future__ import annotations
 import logging
 import unicodedata
 
-from schemas.common import PrefkitError, parse_utc
-from schemas.config import SignInSection
+from prefkit.schemas.common import PrefkitError, parse_utc
+from prefkit.schemas.config import SignInSection
 
 MAX_NAME = 64
 log = logging.getLogger("prefkit.signin")

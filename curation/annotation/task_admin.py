@@ -1,7 +1,7 @@
 """Maintainer operations on tasks: create them from project content, add preference pairs and gold
 answers from JSONL files.
 
-Files are read through :mod:`schemas.reading` and validated whole before anything is written; a
+Files are read through :mod:`prefkit.schemas.reading` and validated whole before anything is written; a
 problem (a repeated pair or task included) is one :class:`TaskFileError` naming the file, the line and
 the field.
 """
@@ -11,18 +11,17 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from prefkit.curation.annotation.assignment import gold_rate_key
+from prefkit.curation.annotation.kinds.preference_match import PreferenceMatchLabel
+from prefkit.curation.annotation.task_kinds import LabelError, get_kind
+from prefkit.curation.store.content import PreferencePair
+from prefkit.schemas.common import Contract, InputError, PrefkitError, content_hash, validation_line
+from prefkit.schemas.curation import Provenance
+from prefkit.schemas.reading import check_unique, read_jsonl, validate_row
 from pydantic import Field, ValidationError
 
-from curation.annotation.assignment import gold_rate_key
-from curation.annotation.kinds.preference_match import PreferenceMatchLabel
-from curation.annotation.task_kinds import LabelError, get_kind
-from curation.store.content import PreferencePair
-from schemas.common import Contract, InputError, PrefkitError, content_hash, validation_line
-from schemas.curation import Provenance
-from schemas.reading import check_unique, read_jsonl, validate_row
-
 if TYPE_CHECKING:
-    from curation.project import Project
+    from prefkit.curation.project import Project
 
 
 class TaskFileError(PrefkitError):

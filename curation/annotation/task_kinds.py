@@ -5,9 +5,9 @@ through :class:`TaskKind`, found by name in :data:`TASK_KIND_REGISTRY`: how task
 project content, what a label's values look like (a strict pydantic model), how a label splits into
 agreement units, how decided units are assembled back into a final label, how it is scored against a
 gold answer, which answers are known up front, and the default guidelines. Each kind is one module
-(the built-in ones are in :mod:`curation.annotation.kinds`) that subclasses :class:`TaskKind` and calls
+(the built-in ones are in :mod:`prefkit.curation.annotation.kinds`) that subclasses :class:`TaskKind` and calls
 :func:`register`; its app form and Label Studio config register against its name
-(``annotate_app.forms.register_form``, ``annotate_app.labelstudio.config.register_ls``). See
+(``prefkit.annotate_app.forms.register_form``, ``prefkit.annotate_app.labelstudio.config.register_ls``). See
 docs/ARCHITECTURE.md, "How to add a task kind". This module knows no kind by name.
 """
 
@@ -21,13 +21,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from prefkit.schemas.common import PrefkitError, content_hash, utcnow, validation_line
+from prefkit.schemas.curation import AnnotationTask
 from pydantic import BaseModel, ValidationError
 
-from schemas.common import PrefkitError, content_hash, utcnow, validation_line
-from schemas.curation import AnnotationTask
-
 if TYPE_CHECKING:
-    from curation.project import ProjectStore
+    from prefkit.curation.project import ProjectStore
 
 
 class LabelError(PrefkitError, ValueError):
@@ -164,4 +163,4 @@ def get_kind(name: str) -> TaskKind:
 
 
 # The built-in kinds register themselves (imported last: they build on the interface above).
-import curation.annotation.kinds  # noqa: E402, F401
+import prefkit.curation.annotation.kinds  # noqa: E402, F401

@@ -13,21 +13,21 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from curation.annotation.assignment import policy_for
-from curation.annotation.signin import MAX_NAME, normalize_username, wait_s
-from curation.annotation.signin import log as signin_log
-from curation.annotation.task_kinds import TASK_KIND_REGISTRY, get_kind
-from curation.store.queues import (
+from prefkit.curation.annotation.assignment import policy_for
+from prefkit.curation.annotation.signin import MAX_NAME, normalize_username, wait_s
+from prefkit.curation.annotation.signin import log as signin_log
+from prefkit.curation.annotation.task_kinds import TASK_KIND_REGISTRY, get_kind
+from prefkit.curation.store.queues import (
     AccountInactive as AccountInactive,  # raised for a disabled signed-in account
 )
-from curation.store.queues import KindCounts
-from schemas.common import PrefkitError, content_hash, parse_utc, utcnow
-from schemas.curation import AnnotationTask, LabelEvent
+from prefkit.curation.store.queues import KindCounts
+from prefkit.schemas.common import PrefkitError, content_hash, parse_utc, utcnow
+from prefkit.schemas.curation import AnnotationTask, LabelEvent
 
 if TYPE_CHECKING:
-    from curation.project import Project, ProjectStore
-    from curation.store.accounts import Account
-    from curation.store.queues import OpenItem, ReleasedAssignment
+    from prefkit.curation.project import Project, ProjectStore
+    from prefkit.curation.store.accounts import Account
+    from prefkit.curation.store.queues import OpenItem, ReleasedAssignment
 
 SKIP_REASONS = ("cannot judge", "needs context I do not have", "language I do not read", "other")
 FLAG_REASONS = ("empty or truncated dialogue", "wrong language", "preference or checklist missing", "other")
@@ -55,7 +55,7 @@ def sign_in(project: Project, username: str, password: str, client: str = "local
     """The account's record when the password is right; throttled per user name and per client.
 
     Refused without checking the password while a backoff or a lockout runs (see
-    :mod:`curation.annotation.signin`); every attempt is logged with its outcome."""
+    :mod:`prefkit.curation.annotation.signin`); every attempt is logged with its outcome."""
     store, policy, now = project.store, project.config.annotation.sign_in, utcnow()
     name = normalize_username(username)[: MAX_NAME + 1]
     by_name = store.accounts.sign_in_failures(username=name)

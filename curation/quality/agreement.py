@@ -19,21 +19,20 @@ from statistics import median
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-
-from curation.annotation.task_kinds import TASK_KIND_REGISTRY, FieldSpec, get_kind
-from curation.annotation.workflow import gold_scores
-from curation.quality.reliability import (
+from prefkit.curation.annotation.task_kinds import TASK_KIND_REGISTRY, FieldSpec, get_kind
+from prefkit.curation.annotation.workflow import gold_scores
+from prefkit.curation.quality.reliability import (
     bootstrap_alpha,
     cohen_kappa_pairwise,
     gwet_ac1,
     krippendorff_alpha,
     percent_agreement,
 )
-from schemas.config import FINAL_ALPHA_MIN, alpha_threshold
+from prefkit.schemas.config import FINAL_ALPHA_MIN, alpha_threshold
 
 if TYPE_CHECKING:
-    from curation.project import ProjectStore
-    from schemas.curation import AnnotationTask, LabelEvent
+    from prefkit.curation.project import ProjectStore
+    from prefkit.schemas.curation import AnnotationTask, LabelEvent
 
 Unit = tuple[str, str]  # (task_id, sub_unit)
 JUDGE_SOURCE = "judge"

@@ -16,12 +16,12 @@ import uuid
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
-from curation.annotation.task_kinds import get_kind
-from schemas.common import PrefkitError, canonical_json, utcnow
-from schemas.curation import Adjudication, LabelEvent
+from prefkit.curation.annotation.task_kinds import get_kind
+from prefkit.schemas.common import PrefkitError, canonical_json, utcnow
+from prefkit.schemas.curation import Adjudication, LabelEvent
 
 if TYPE_CHECKING:
-    from curation.project import ProjectStore
+    from prefkit.curation.project import ProjectStore
 
 DECIDED_BY = ("unanimous", "majority", "adjudicated", "undecided")
 

@@ -9,15 +9,15 @@ from __future__ import annotations
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
-from curation.annotation.task_kinds import get_kind
-from curation.annotation.workflow import gold_accuracy
+from prefkit.curation.annotation.task_kinds import get_kind
+from prefkit.curation.annotation.workflow import gold_accuracy
 
 if TYPE_CHECKING:
-    from curation.project import ProjectStore
-    from curation.store.content import ReverifyDialogue
-    from curation.store.labels import FlaggedLabel, Throughput
-    from curation.store.queues import ProgressRow
-    from schemas.config import ReleasePolicy
+    from prefkit.curation.project import ProjectStore
+    from prefkit.curation.store.content import ReverifyDialogue
+    from prefkit.curation.store.labels import FlaggedLabel, Throughput
+    from prefkit.curation.store.queues import ProgressRow
+    from prefkit.schemas.config import ReleasePolicy
 
 
 def progress(store: ProjectStore) -> list[ProgressRow]:
@@ -49,9 +49,9 @@ def label_distribution(store: ProjectStore, kind: str | None = None) -> list[dic
 def agreement(
     store: ProjectStore, policy: ReleasePolicy, kind: str | None = None, n_boot: int = 200
 ) -> list[dict[str, Any]]:
-    """Krippendorff's alpha per task kind and field with bootstrap intervals (curation.quality.agreement);
+    """Krippendorff's alpha per task kind and field with bootstrap intervals (prefkit.curation.quality.agreement);
     each row's ``alpha_min`` is that field's threshold under the release policy."""
-    from curation.quality.agreement import agreement_rows
+    from prefkit.curation.quality.agreement import agreement_rows
 
     return agreement_rows(store, kind=kind, n_boot=n_boot, alpha_min=policy.alpha_min)
 
@@ -60,8 +60,8 @@ def annotator_quality(
     store: ProjectStore, kind: str | None = None, gold_min: float = 0.8
 ) -> list[dict[str, Any]]:
     """Per (annotator, kind): labels, leave-one-out agreement with the others, gold accuracy, mean
-    time and an outlier flag with its reasons (curation.quality.agreement), ready for a table."""
-    from curation.quality.agreement import annotator_stats
+    time and an outlier flag with its reasons (prefkit.curation.quality.agreement), ready for a table."""
+    from prefkit.curation.quality.agreement import annotator_stats
 
     keep = ("annotator", "task_kind", "n_labels", "loo_agreement", "gold_accuracy", "mean_time_s", "outlier")
     return [

@@ -3,7 +3,7 @@
 Each gate is a small function ``(GateContext) -> GateResult`` registered in :data:`GATES`, in the
 order ``prefkit release check`` prints them. A failing gate names the items, fields or annotators
 behind it. The policy comes from the ``[release]`` table of ``prefkit.toml``; agreement and gold
-accuracy come from :mod:`curation.quality.agreement` and :mod:`curation.annotation.workflow`.
+accuracy come from :mod:`prefkit.curation.quality.agreement` and :mod:`prefkit.curation.annotation.workflow`.
 """
 
 from __future__ import annotations
@@ -12,18 +12,18 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from curation.annotation.kinds.memory_verify import KIND as MEMORY_VERIFY
-from curation.annotation.task_kinds import TASK_KIND_REGISTRY
-from curation.annotation.workflow import gold_accuracy as project_gold_accuracy
-from curation.quality.agreement import agreement_rows as project_agreement_rows
-from curation.quality.consensus import disagreements, effective_adjudications, live_flags, live_labels
-from curation.quality.evidence import check_memory, evidence_rows
-from schemas.common import PrefkitError
-from schemas.config import FINAL_ALPHA_MIN, TENTATIVE_ALPHA_MIN, ReleasePolicy
+from prefkit.curation.annotation.kinds.memory_verify import KIND as MEMORY_VERIFY
+from prefkit.curation.annotation.task_kinds import TASK_KIND_REGISTRY
+from prefkit.curation.annotation.workflow import gold_accuracy as project_gold_accuracy
+from prefkit.curation.quality.agreement import agreement_rows as project_agreement_rows
+from prefkit.curation.quality.consensus import disagreements, effective_adjudications, live_flags, live_labels
+from prefkit.curation.quality.evidence import check_memory, evidence_rows
+from prefkit.schemas.common import PrefkitError
+from prefkit.schemas.config import FINAL_ALPHA_MIN, TENTATIVE_ALPHA_MIN, ReleasePolicy
 
 if TYPE_CHECKING:
-    from curation.project import ProjectStore
-    from curation.store.content import DialogueTurn
+    from prefkit.curation.project import ProjectStore
+    from prefkit.curation.store.content import DialogueTurn
 
 #: Culprits printed per failing gate; the JSON report carries all of them.
 SHOWN_CULPRITS = 10
@@ -76,7 +76,7 @@ def check_policy(policy: ReleasePolicy) -> ReleasePolicy:
     return policy
 
 
-# -- the evidence check (one implementation: curation.quality.evidence) ------------------------------------------
+# -- the evidence check (one implementation: prefkit.curation.quality.evidence) ------------------------------------------
 def evidence_problem(memory: dict[str, Any], turns: list[DialogueTurn]) -> str | None:
     """Why a gold memory's evidence is not where it says (a near miss included), or ``None``."""
     verdict = check_memory(memory, turns, cite_required=True)
@@ -329,7 +329,7 @@ def gate_gold_evidence(ctx: GateContext) -> GateResult:
             "gold_evidence", True, None, 0, "not applicable: no AlpsBench config in this release"
         )
     if any(MEMORY_VERIFY in c.needs for c in alps):
-        from curation.quality.verification import verified_gold_evidence
+        from prefkit.curation.quality.verification import verified_gold_evidence
 
         n, fails = verified_gold_evidence(ctx.store)
         what = "verified gold memories"
@@ -380,7 +380,7 @@ def run_gates(
     store: ProjectStore, policy: ReleasePolicy, configs, agreement_rows=None, gold_accuracy=None
 ) -> list[GateResult]:
     """Every gate's result, in order, for a release holding ``configs`` (:class:`ConfigPlan` or
-    ``exports.release_data.ConfigData``: ``exports`` owns the configs, so it plans them and passes them
+    ``prefkit.exports.release_data.ConfigData``: ``exports`` owns the configs, so it plans them and passes them
     in). ``agreement_rows`` / ``gold_accuracy`` default to the project's."""
     policy = check_policy(policy)
     plans = [

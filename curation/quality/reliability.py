@@ -18,9 +18,8 @@ from typing import Literal
 
 import krippendorff
 import numpy as np
+from prefkit.schemas.common import PrefkitError
 from statsmodels.stats.inter_rater import cohens_kappa
-
-from schemas.common import PrefkitError
 
 Level = Literal["nominal", "ordinal", "interval", "ratio"]
 LEVELS: tuple[str, ...] = ("nominal", "ordinal", "interval", "ratio")

@@ -9,7 +9,7 @@ rewrite starts a new verification round (``session:<id>@r<n>``), and only the la
 
 An instance is verified when every session it depends on (``instance_sessions.relevant``) is.
 Everything here is derived from the logs at read time and writes nothing (the next round's task after
-a rewrite is the kind's: :func:`curation.annotation.kinds.preference_expressed.ensure_reverification_task`).
+a rewrite is the kind's: :func:`prefkit.curation.annotation.kinds.preference_expressed.ensure_reverification_task`).
 """
 
 from __future__ import annotations
@@ -17,13 +17,13 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
-from curation.annotation.kinds.memory_verify import KIND as MEMORY_KIND
-from curation.annotation.kinds.preference_expressed import KIND, not_expressed, session_tasks
-from curation.quality.consensus import effective_adjudications, final_labels, live_flags, live_labels
+from prefkit.curation.annotation.kinds.memory_verify import KIND as MEMORY_KIND
+from prefkit.curation.annotation.kinds.preference_expressed import KIND, not_expressed, session_tasks
+from prefkit.curation.quality.consensus import effective_adjudications, final_labels, live_flags, live_labels
 
 if TYPE_CHECKING:
-    from curation.project import ProjectStore
-    from curation.store.content import InstanceLink
+    from prefkit.curation.project import ProjectStore
+    from prefkit.curation.store.content import InstanceLink
 
 STATUSES = ("verified", "failed", "needs_reverification", "unverified")
 
@@ -136,7 +136,7 @@ def silent_sessions(store: ProjectStore) -> list[str]:
 
 def _quote_index(text: str | None, index: Any, turns) -> Any:
     """The cited utterance index, or (none cited) the turn where the quote is found, if any."""
-    from curation.quality.evidence import check_quote
+    from prefkit.curation.quality.evidence import check_quote
 
     if index is not None or not text:
         return index
@@ -148,7 +148,7 @@ def _gold_memory(
 ) -> dict[str, Any]:
     """One verified gold memory in AlpsBench's MemoryItem shape: ``fields`` (an edit or an added
     memory) over ``base`` (the candidate as the model wrote it)."""
-    from schemas.alpsbench import MemoryItem
+    from prefkit.schemas.alpsbench import MemoryItem
 
     evidence = base.get("evidence") if isinstance(base.get("evidence"), dict) else {}
     text = fields.get("evidence_text") or evidence.get("text") or base.get("evidence_text")
@@ -232,7 +232,7 @@ def verified_gold_evidence(
 ) -> tuple[int, list[dict[str, Any]]]:
     """``(memories checked, failures)`` of the evidence check over the verified gold memories; a
     failure is ``{dialogue_id, memory_id, status, problem}``."""
-    from curation.quality.evidence import Normalized, check_memory
+    from prefkit.curation.quality.evidence import Normalized, check_memory
 
     gold = verified_gold(store) if gold is None else gold
     n, fails = 0, []

@@ -2,7 +2,7 @@
 the sign-in log the app's throttling and lockouts read.
 
 Passwords are kept only as argon2 hashes; nothing here decides a lockout policy (that is
-:mod:`curation.annotation.signin`).
+:mod:`prefkit.curation.annotation.signin`).
 """
 
 from __future__ import annotations
@@ -11,11 +11,10 @@ from dataclasses import dataclass
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatchError
+from prefkit.curation.store.engine import StoreArea, StoreError
+from prefkit.schemas.common import utcnow
 from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
-
-from curation.store.engine import StoreArea, StoreError
-from schemas.common import utcnow
 
 ROLES = ("annotator", "maintainer")
 _hasher = PasswordHasher()
@@ -51,9 +50,9 @@ class Accounts(StoreArea):
 
     # -- users --------------------------------------------------------------------------------------
     def add_user(self, username: str, role: str, password: str, email: str | None = None) -> None:
-        """A new account under the normalized name (see :mod:`curation.annotation.signin`): a name that differs
+        """A new account under the normalized name (see :mod:`prefkit.curation.annotation.signin`): a name that differs
         from an existing one only in case, width or look-alike characters is refused."""
-        from curation.annotation.signin import UserNameError, check_new_username
+        from prefkit.curation.annotation.signin import UserNameError, check_new_username
 
         if role not in ROLES:
             raise StoreError(f"unknown role {role!r}; expected one of {', '.join(ROLES)}")
@@ -95,7 +94,7 @@ class Accounts(StoreArea):
         return None if row is None else _account(row)
 
     def _row(self, username: str):
-        from curation.annotation.signin import normalize_username
+        from prefkit.curation.annotation.signin import normalize_username
 
         u = self.t["users"]
         with self.read() as conn:
@@ -144,7 +143,7 @@ class Accounts(StoreArea):
 
     def unlock_sign_in(self, username: str | None = None, client: str | None = None) -> None:
         """End a lockout (and the backoff) of a user name or a client: a maintainer's decision, logged."""
-        from curation.annotation.signin import normalize_username
+        from prefkit.curation.annotation.signin import normalize_username
 
         if username is not None:
             self.log_sign_in(normalize_username(username), "maintainer", "unlock")

@@ -6,11 +6,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from prefkit.curation.store.engine import StoreArea
+from prefkit.schemas.common import utcnow
+from prefkit.schemas.curation import Provenance
 from sqlalchemy import select
-
-from curation.store.engine import StoreArea
-from schemas.common import utcnow
-from schemas.curation import Provenance
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,12 +21,11 @@ from pathlib import Path
 from typing import TypeVar
 
 import psycopg
+from prefkit.schemas.common import PrefkitError
 from sqlalchemy import Connection, Engine, create_engine, event, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.engine.url import URL
 from sqlalchemy.exc import ArgumentError, DBAPIError, DisconnectionError
-
-from schemas.common import PrefkitError
 
 BUSY_TIMEOUT_MS = 30_000
 #: How long a step retries a database that does not answer before it gives up with one clear error.

@@ -3,7 +3,7 @@ AlpsBench packets, CUPID instances, preference pairs and pipeline failure rows.
 
 Imports go through :meth:`Content.import_bundle`, one transaction for a whole file, so a failed
 import writes nothing and a re-import of the same bytes is a no-op. The records this area takes and
-returns, and their rows, are defined in :mod:`curation.store.content_records` (importable from here).
+returns, and their rows, are defined in :mod:`prefkit.curation.store.content_records` (importable from here).
 """
 
 from __future__ import annotations
@@ -13,10 +13,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import replace
 from typing import Any
 
-from sqlalchemy import Connection, func, select, update
-
-from curation.store import packs
-from curation.store.content_records import (
+from prefkit.curation.store import packs
+from prefkit.curation.store.content_records import (
     CupidSession,
     Dialogue,
     DialogueTurn,
@@ -40,11 +38,12 @@ from curation.store.content_records import (
     turn_rows,
     unpacked_turns,
 )
-from curation.store.engine import StoreArea, StoreError
-from schemas.common import utcnow
-from schemas.cupid import BenchmarkInstance
-from schemas.curation import Provenance
-from schemas.generation import Turn
+from prefkit.curation.store.engine import StoreArea, StoreError
+from prefkit.schemas.common import utcnow
+from prefkit.schemas.cupid import BenchmarkInstance
+from prefkit.schemas.curation import Provenance
+from prefkit.schemas.generation import Turn
+from sqlalchemy import Connection, func, select, update
 
 __all__ = [  # the records of this area, defined in content_records
     "Content",
@@ -127,7 +126,7 @@ class Content(StoreArea):
     def bulk_dialogues(self, origin: str):
         """A bulk import of dialogues whose turns are stored as packs (one per conversation) while
         the input is still being read, in one write transaction: see
-        :class:`curation.store.packs.BulkDialogues`. Used as ``with store.content.bulk_dialogues(o)
+        :class:`prefkit.curation.store.packs.BulkDialogues`. Used as ``with store.content.bulk_dialogues(o)
         as bulk:``; after the block ``bulk.result`` is the :class:`ImportResult` (``already_imported``
         when the project holds the source, then nothing was written)."""
         return packs.bulk_dialogues(self, origin)

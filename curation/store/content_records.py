@@ -1,4 +1,4 @@
-"""The records the content area (:mod:`curation.store.content`) takes and returns, and the one
+"""The records the content area (:mod:`prefkit.curation.store.content`) takes and returns, and the one
 mapping of each to the row of its table.
 
 Reads return these records, writes take them (``ImportBundle`` for a whole import); every row of
@@ -13,10 +13,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from curation.store.engine import StoreCore
-from schemas.cupid import BenchmarkInstance
-from schemas.curation import Provenance
-from schemas.generation import Session, Turn
+from prefkit.curation.store.engine import StoreCore
+from prefkit.schemas.cupid import BenchmarkInstance
+from prefkit.schemas.curation import Provenance
+from prefkit.schemas.generation import Session, Turn
 
 
 @dataclass
@@ -112,7 +112,7 @@ class Dialogue:
 @dataclass(frozen=True, slots=True)
 class CupidSession:
     """A session imported from a CUPID row's prior interaction. A CUPID row carries only part of a
-    generated :class:`~schemas.generation.Session` (the factor's name, the preference's text, the
+    generated :class:`~prefkit.schemas.generation.Session` (the factor's name, the preference's text, the
     checklist's questions; no time, no factor details, no simulator's verdict), so it is a record of
     its own. Answers the same ``factor_name`` / ``preference_text`` / ``questions`` as a ``Session``."""
 
@@ -236,7 +236,7 @@ class PreferencePair:
 @dataclass(frozen=True, slots=True)
 class StoredMemory:
     """A memory of a dialogue as stored: ``origin`` gold, candidate (or candidate_rejected/_capped)
-    or annotator; ``record`` the validated memory (a ``schemas.alpsbench.MemoryItem`` as JSON, None
+    or annotator; ``record`` the validated memory (a ``prefkit.schemas.alpsbench.MemoryItem`` as JSON, None
     when it did not validate), ``raw`` what the source wrote, ``problems`` why it is not valid."""
 
     memory_pk: int

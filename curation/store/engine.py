@@ -3,15 +3,15 @@
 A project is a directory (``prefkit.toml`` + ``project.db`` + guidelines + releases). The database is
 SQLite in WAL mode by default, so the app, the CLI and a pipeline can use one project at once from
 different processes, or a PostgreSQL database that several app replicas share (see
-:mod:`curation.store.backend` for everything that differs between the two). The SQL is SQLAlchemy Core.
+:mod:`prefkit.curation.store.backend` for everything that differs between the two). The SQL is SQLAlchemy Core.
 Nothing outside :class:`StoreCore` and the areas built on it (one :class:`StoreArea` per module of
-``curation/store/``, composed into :class:`curation.project.ProjectStore`) writes SQL against the live
+``curation/store/``, composed into :class:`prefkit.curation.project.ProjectStore`) writes SQL against the live
 store.
 
 Write transactions are short. On SQLite they start with ``BEGIN IMMEDIATE``, so concurrent writers
 queue on the busy timeout instead of failing on a lock upgrade; on PostgreSQL they run at READ
 COMMITTED and take row or advisory locks where two writers could collide. Reads never block writers.
-A dropped or refused connection becomes one :class:`~curation.store.backend.DatabaseUnavailable` error after
+A dropped or refused connection becomes one :class:`~prefkit.curation.store.backend.DatabaseUnavailable` error after
 the connect retries; idempotent steps run through :meth:`StoreCore.retrying`.
 """
 
@@ -25,10 +25,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
-from sqlalchemy import Connection, MetaData, Table, func, select, text
-from sqlalchemy.exc import DBAPIError
-
-from curation.store.backend import (
+from prefkit.curation.store.backend import (
     BUSY_TIMEOUT_MS,
     MIGRATION_WAIT_S,
     RETRY_S,
@@ -43,9 +40,11 @@ from curation.store.backend import (
     sqlstate,
     unavailable,
 )
-from curation.store.migrations import MIGRATIONS
-from schemas.common import PrefkitError, canonical_json, content_hash, utcnow
-from schemas.curation import Provenance
+from prefkit.curation.store.migrations import MIGRATIONS
+from prefkit.schemas.common import PrefkitError, canonical_json, content_hash, utcnow
+from prefkit.schemas.curation import Provenance
+from sqlalchemy import Connection, MetaData, Table, func, select, text
+from sqlalchemy.exc import DBAPIError
 
 __all__ = ["StoreArea", "StoreCore", "StoreError", "apply_migrations", "make_engine"]
 
@@ -158,7 +157,7 @@ class StoreCore:
 
     def retrying(self, step: Callable[[], T]) -> T:
         """Run an idempotent ``step`` (a whole transaction) again after a dropped connection, a
-        deadlock or a serialization failure; see :func:`curation.store.backend.retrying`."""
+        deadlock or a serialization failure; see :func:`prefkit.curation.store.backend.retrying`."""
         return retrying(step, self.engine, self.retry_s)
 
     def lock(self, conn: Connection, key: str) -> None:

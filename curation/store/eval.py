@@ -11,10 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import Any
 
+from prefkit.curation.store.engine import StoreArea, StoreError
+from prefkit.schemas.common import utcnow
 from sqlalchemy import select
-
-from curation.store.engine import StoreArea, StoreError
-from schemas.common import utcnow
 
 RUN_COLUMNS = (
     "run_id",

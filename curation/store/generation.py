@@ -12,13 +12,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from prefkit.curation.store.content_records import (
+    Instance,
+    InstanceLink,
+    instance_row,
+    link_row,
+    session_rows,
+)
+from prefkit.curation.store.engine import StoreArea
+from prefkit.schemas.common import utcnow
+from prefkit.schemas.curation import Provenance
+from prefkit.schemas.generation import ContextFactor, Persona, Session, SessionPlan
 from sqlalchemy import func, select
-
-from curation.store.content_records import Instance, InstanceLink, instance_row, link_row, session_rows
-from curation.store.engine import StoreArea
-from schemas.common import utcnow
-from schemas.curation import Provenance
-from schemas.generation import ContextFactor, Persona, Session, SessionPlan
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,11 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from prefkit.curation.store.engine import StoreArea, StoreError
+from prefkit.schemas.common import utcnow
+from prefkit.schemas.curation import Adjudication, AnnotationTask, LabelEvent
 from sqlalchemy import func, select, update
-
-from curation.store.engine import StoreArea, StoreError
-from schemas.common import utcnow
-from schemas.curation import Adjudication, AnnotationTask, LabelEvent
 
 # The tasks table's columns in the order ``Labels._task_tuple`` gives them.
 TASK_COLUMNS = (

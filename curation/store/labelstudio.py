@@ -17,12 +17,11 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
 
+from prefkit.curation.store.engine import StoreArea, StoreCore
+from prefkit.curation.store.labels import Labels
+from prefkit.schemas.common import utcnow
+from prefkit.schemas.curation import AnnotationTask, LabelEvent
 from sqlalchemy import delete, func, select, update
-
-from curation.store.engine import StoreArea, StoreCore
-from curation.store.labels import Labels
-from schemas.common import utcnow
-from schemas.curation import AnnotationTask, LabelEvent
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,7 +1,7 @@
 """LLM-layer area of the project store: the response cache, the per-stage call ledger and batches.
 
 * ``llm_cache`` — one row per completed answer, keyed by the content address of the request
-  (``pipelines.llm.keys.cache_key``): raw text, usage, cost and non-secret metadata (endpoint host,
+  (``prefkit.pipelines.llm.keys.cache_key``): raw text, usage, cost and non-secret metadata (endpoint host,
   system fingerprint, offline flag). A key is written once; a rerun reads it instead of calling.
 * ``llm_ledger`` — one row per (stage, item, key): ``done`` or ``failed``, with the call's usage; a
   failed call also appends a row to the core ``failures`` table in the same transaction.
@@ -20,10 +20,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from prefkit.curation.store.engine import StoreArea
+from prefkit.schemas.common import utcnow
 from sqlalchemy import case, func, select
-
-from curation.store.engine import StoreArea
-from schemas.common import utcnow
 
 _CHUNK = 500
 

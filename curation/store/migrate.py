@@ -21,15 +21,21 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from prefkit.curation.store.backend import (
+    describe,
+    is_postgres,
+    is_url,
+    lock_for_transaction,
+    make_engine,
+    redact,
+)
+from prefkit.curation.store.engine import MOVED_TO, StoreError, apply_migrations
 from sqlalchemy import Connection, Integer, MetaData, Table, func, inspect, select, text
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.schema import sort_tables
 
-from curation.store.backend import describe, is_postgres, is_url, lock_for_transaction, make_engine, redact
-from curation.store.engine import MOVED_TO, StoreError, apply_migrations
-
 if TYPE_CHECKING:
-    from curation.project import Project
+    from prefkit.curation.project import Project
 
 CHUNK = 2000
 

@@ -14,12 +14,11 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
+from prefkit.curation.store.engine import StoreError
 from sqlalchemy import Connection, func, select
 
-from curation.store.engine import StoreError
-
 if TYPE_CHECKING:
-    from curation.store.content import Content, ImportBundle, ImportResult
+    from prefkit.curation.store.content import Content, ImportBundle, ImportResult
 
 #: The columns of a typed dialogue batch for :meth:`BulkDialogues.add_dialogues`, in order.
 DIALOGUE_BATCH = ("dialogue_id", "meta", "n_turns")
@@ -47,7 +46,7 @@ class _AlreadyImported(Exception):
 
 class BulkDialogues:
     """One open bulk import of dialogues in the caller's write transaction (see
-    :meth:`curation.store.content.Content.bulk_dialogues`): packs first, in any number of calls, then
+    :meth:`prefkit.curation.store.content.Content.bulk_dialogues`): packs first, in any number of calls, then
     the source, then the dialogues, then their links to the packs. Every pack must end up linked."""
 
     def __init__(self, content: Content, conn: Connection, origin: str):
@@ -87,7 +86,7 @@ class BulkDialogues:
     def start_source(self, header: ImportBundle) -> str:
         """Record the import's source row; a source the project already holds ends the import with
         nothing written (the result says ``already_imported``)."""
-        from curation.store.content import ImportResult
+        from prefkit.curation.store.content import ImportResult
 
         known = self.content.find_source(header.kind, header.sha256)
         source_id, now = (known, None) if known else self.content.add_source(self.conn, header)
@@ -151,7 +150,7 @@ def bulk_dialogues(content: Content, origin: str) -> Iterator[BulkDialogues]:
     """A :class:`BulkDialogues` in one write transaction: committed when the block ends, rolled back
     when it raises. An import whose source the project already holds is rolled back quietly; its
     ``result`` says so."""
-    from curation.store.content import ImportResult
+    from prefkit.curation.store.content import ImportResult
 
     bulk: BulkDialogues | None = None
     try:

@@ -15,13 +15,12 @@ import uuid
 from dataclasses import dataclass, replace
 from typing import Any
 
+from prefkit.curation.store.backend import explain_prefix
+from prefkit.curation.store.engine import StoreArea, StoreCore
+from prefkit.curation.store.labels import FINISHING, Labels
+from prefkit.schemas.common import PrefkitError, utcnow
+from prefkit.schemas.curation import AnnotationTask, LabelEvent
 from sqlalchemy import Connection, case, exists, func, select, text, true, update
-
-from curation.store.backend import explain_prefix
-from curation.store.engine import StoreArea, StoreCore
-from curation.store.labels import FINISHING, Labels
-from schemas.common import PrefkitError, utcnow
-from schemas.curation import AnnotationTask, LabelEvent
 
 
 def new_event_id() -> str:
@@ -301,7 +300,7 @@ class Queues(StoreArea):
         return found
 
     def _assign_chunk(self, conn: Connection, annotator: str, kind: str, chunk: int, n_gold: int) -> int:
-        from curation.annotation.assignment import interleave
+        from prefkit.curation.annotation.assignment import interleave
 
         closed = self._closed_batches(conn)
         gold = self._candidates(conn, annotator, kind, True, n_gold, closed) if n_gold else {}

@@ -1,7 +1,7 @@
 """Release area of the project store: the log of cut releases, annotator pseudonyms, and the reads a
 release needs across content tables (provenance of released records, offline-generated content).
 
-Release files themselves are written by :mod:`exports.release`; this area only records that a release
+Release files themselves are written by :mod:`prefkit.exports.release`; this area only records that a release
 was cut (version, digests, override reason) so the project keeps an audit trail of what left it.
 """
 
@@ -12,10 +12,9 @@ from collections import Counter
 from dataclasses import dataclass
 from hashlib import sha256
 
+from prefkit.curation.store.engine import StoreArea, StoreError
+from prefkit.schemas.curation import ProvenanceSummary, SourceSummary
 from sqlalchemy import func, select
-
-from curation.store.engine import StoreArea, StoreError
-from schemas.curation import ProvenanceSummary, SourceSummary
 
 #: Content tables whose rows are released records, with their key column.
 RELEASED_TABLES: dict[str, str] = {

@@ -1,6 +1,6 @@
 """Evaluating models on a release: CUPID preference inference and generation, AlpsBench tasks 1-4.
 
-    from pipelines.eval import run_cupid, build_report
+    from prefkit.pipelines.eval import run_cupid, build_report
     with LLMLayer(project.store, llm_config=eval_llm_config(project.config.llm, "my-model"),
                   backend="openai") as layer:
         result = run_cupid(project.store, layer, Path("releases/1.0.0"), config="cupid")
@@ -14,11 +14,11 @@ See docs/eval.md. Nothing here writes SQL; prompts live in ``prompts/`` and are 
 
 from __future__ import annotations
 
-from pipelines.eval.cupid import CupidOptions
-from pipelines.eval.judge import judge_annotator, judge_validation
-from pipelines.eval.pairs import pairs_from_run
-from pipelines.eval.release import EvalInputError, load_cupid
-from pipelines.eval.runs import (
+from prefkit.pipelines.eval.cupid import CupidOptions
+from prefkit.pipelines.eval.judge import judge_annotator, judge_validation
+from prefkit.pipelines.eval.pairs import pairs_from_run
+from prefkit.pipelines.eval.release import EvalInputError, load_cupid
+from prefkit.pipelines.eval.runs import (
     RunResult,
     build_report,
     export_predictions,
@@ -28,7 +28,7 @@ from pipelines.eval.runs import (
     score_cupid_file,
     write_charts,
 )
-from schemas.config import LLMSection
+from prefkit.schemas.config import LLMSection
 
 
 def eval_llm_config(llm_config: LLMSection, model: str | None, judge_model: str | None = None) -> LLMSection:

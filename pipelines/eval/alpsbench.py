@@ -18,15 +18,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from prefkit.pipelines.eval import alps_metrics as metrics
+from prefkit.pipelines.eval import offline as _offline  # noqa: F401 - registers the offline answers
+from prefkit.pipelines.eval.prompting import build_request
+from prefkit.pipelines.eval.release import EvalInputError, ReleaseRef, jsonl_lines, release_ref
+from prefkit.pipelines.llm.types import LLMRequest
+from prefkit.schemas.common import validation_line
+from prefkit.schemas.evaluation import (
+    AlpsPrediction,
+    GroundedAnswer,
+    MemoryList,
+    RetrievalAnswer,
+    ScoredAnswer,
+)
 from pydantic import ValidationError
-
-from pipelines.eval import alps_metrics as metrics
-from pipelines.eval import offline as _offline  # noqa: F401 - registers the offline answers
-from pipelines.eval.prompting import build_request
-from pipelines.eval.release import EvalInputError, ReleaseRef, jsonl_lines, release_ref
-from pipelines.llm.types import LLMRequest
-from schemas.common import validation_line
-from schemas.evaluation import AlpsPrediction, GroundedAnswer, MemoryList, RetrievalAnswer, ScoredAnswer
 
 TASKS = ("task1", "task2", "task3", "task4")
 TEMPLATES = {

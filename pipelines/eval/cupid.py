@@ -14,14 +14,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
-from pipelines.eval import offline as _offline  # noqa: F401 - registers the offline answers
-from pipelines.eval.cupid_metrics import key_name, with_fields
-from pipelines.eval.prompting import build_request
-from pipelines.eval.release import CupidKey, relevant_positions
-from pipelines.llm.costs import Estimate
-from pipelines.llm.types import LLMRequest, LLMResponse
-from schemas.cupid import BenchmarkInstance
-from schemas.evaluation import (
+from prefkit.pipelines.eval import offline as _offline  # noqa: F401 - registers the offline answers
+from prefkit.pipelines.eval.cupid_metrics import key_name, with_fields
+from prefkit.pipelines.eval.prompting import build_request
+from prefkit.pipelines.eval.release import CupidKey, relevant_positions
+from prefkit.pipelines.llm.costs import Estimate
+from prefkit.pipelines.llm.types import LLMRequest, LLMResponse
+from prefkit.schemas.cupid import BenchmarkInstance
+from prefkit.schemas.evaluation import (
     CupidLabels,
     CupidPrediction,
     InferredItems,
@@ -51,7 +51,7 @@ class CupidOptions:
         if self.task not in TASKS:
             raise ValueError(f"unknown CUPID task {self.task!r}")
         if self.oracle == "gold" and self.task != "generation":
-            from pipelines.eval.release import EvalInputError
+            from prefkit.pipelines.eval.release import EvalInputError
 
             raise EvalInputError("--oracle gold gives the gold preference to the model: generation only")
 

@@ -22,12 +22,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from prefkit.pipelines.eval.release import CupidKey, EvalInputError, jsonl_lines, sessions_ago
+from prefkit.schemas.common import validation_line
+from prefkit.schemas.cupid import BenchmarkInstance
+from prefkit.schemas.evaluation import (
+    COVERAGE_CREDIT,
+    CupidLabelLine,
+    CupidLabels,
+    CupidPrediction,
+    ItemLabel,
+)
 from pydantic import ValidationError
-
-from pipelines.eval.release import CupidKey, EvalInputError, jsonl_lines, sessions_ago
-from schemas.common import validation_line
-from schemas.cupid import BenchmarkInstance
-from schemas.evaluation import COVERAGE_CREDIT, CupidLabelLine, CupidLabels, CupidPrediction, ItemLabel
 
 INSTANCE_TYPES = ("consistent", "contrastive", "changing")
 

@@ -13,12 +13,12 @@ import re
 import secrets
 from typing import TYPE_CHECKING, Any
 
-from curation.annotation.kinds.preference_match import KIND
-from curation.quality.agreement import agreement_rows
-from schemas.config import TENTATIVE_ALPHA_MIN
+from prefkit.curation.annotation.kinds.preference_match import KIND
+from prefkit.curation.quality.agreement import agreement_rows
+from prefkit.schemas.config import TENTATIVE_ALPHA_MIN
 
 if TYPE_CHECKING:
-    from curation.project import ProjectStore
+    from prefkit.curation.project import ProjectStore
 
 JUDGE_ALPHA_MIN = TENTATIVE_ALPHA_MIN  # the default of [release] judge_alpha_min
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 import random
 import re
 
-from pipelines.llm import register_offline
-from pipelines.llm.types import LLMRequest
-from schemas.evaluation import (
+from prefkit.pipelines.llm import register_offline
+from prefkit.pipelines.llm.types import LLMRequest
+from prefkit.schemas.evaluation import (
     MAX_INFERENCE_WORDS,
     CoveredItem,
     GroundedAnswer,

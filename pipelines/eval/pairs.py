@@ -15,16 +15,16 @@ import random
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from curation.annotation.kinds.preference_match import KIND, TASK_KIND, item_ref
-from curation.store.content import PreferencePair
-from curation.store.eval import EvalRun
-from pipelines.eval.judge import ensure_judge_user
-from pipelines.eval.release import EvalInputError
-from schemas.common import content_hash, utcnow
-from schemas.curation import LabelEvent, Provenance
+from prefkit.curation.annotation.kinds.preference_match import KIND, TASK_KIND, item_ref
+from prefkit.curation.store.content import PreferencePair
+from prefkit.curation.store.eval import EvalRun
+from prefkit.pipelines.eval.judge import ensure_judge_user
+from prefkit.pipelines.eval.release import EvalInputError
+from prefkit.schemas.common import content_hash, utcnow
+from prefkit.schemas.curation import LabelEvent, Provenance
 
 if TYPE_CHECKING:
-    from curation.project import Project, ProjectStore
+    from prefkit.curation.project import Project, ProjectStore
 
 LABELS = ("fully", "partially", "not_covered")
 

@@ -10,12 +10,11 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
+from prefkit.pipelines.llm import load_template
+from prefkit.pipelines.llm.types import LLMRequest, Role
 from pydantic import BaseModel
 
-from pipelines.llm import load_template
-from pipelines.llm.types import LLMRequest, Role
-
-PACKAGE = "pipelines.eval"
+PACKAGE = "prefkit.pipelines.eval"
 SPLIT = "=== USER ==="
 
 

@@ -15,11 +15,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from prefkit.schemas.common import InputError, validation_line
+from prefkit.schemas.cupid import BenchmarkInstance
+from prefkit.schemas.reading import iter_jsonl
 from pydantic import ValidationError
-
-from schemas.common import InputError, validation_line
-from schemas.cupid import BenchmarkInstance
-from schemas.reading import iter_jsonl
 
 CupidKey = tuple[str, str]  # (persona_id, instance_type)
 

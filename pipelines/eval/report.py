@@ -1,6 +1,6 @@
 """An evaluation report as Markdown: the run's identity, the judge's validation status, the tables.
 
-Only formats a report built by :func:`pipelines.eval.runs.build_report`.
+Only formats a report built by :func:`prefkit.pipelines.eval.runs.build_report`.
 """
 
 from __future__ import annotations

@@ -17,20 +17,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from curation.store.eval import EvalRun
-from pipelines.eval import alps_metrics as alps_m
-from pipelines.eval import alpsbench, cupid
-from pipelines.eval import cupid_metrics as cupid_m
-from pipelines.eval.charts import bar_chart, write
-from pipelines.eval.judge import judge_validation
-from pipelines.eval.prompting import prompt_hashes
-from pipelines.eval.release import EvalInputError, ReleaseRef, load_cupid
-from schemas.common import content_hash
-from schemas.config import ReleasePolicy
-from schemas.evaluation import CupidPrediction
+from prefkit.curation.store.eval import EvalRun
+from prefkit.pipelines.eval import alps_metrics as alps_m
+from prefkit.pipelines.eval import alpsbench, cupid
+from prefkit.pipelines.eval import cupid_metrics as cupid_m
+from prefkit.pipelines.eval.charts import bar_chart, write
+from prefkit.pipelines.eval.judge import judge_validation
+from prefkit.pipelines.eval.prompting import prompt_hashes
+from prefkit.pipelines.eval.release import EvalInputError, ReleaseRef, load_cupid
+from prefkit.schemas.common import content_hash
+from prefkit.schemas.config import ReleasePolicy
+from prefkit.schemas.evaluation import CupidPrediction
 
 if TYPE_CHECKING:
-    from curation.project import ProjectStore
+    from prefkit.curation.project import ProjectStore
 
 
 @dataclass

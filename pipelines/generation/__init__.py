@@ -1,10 +1,10 @@
 """CUPID-style benchmark generation: personas, context factors, session plans, checklists, simulated
 dialogues and CUPID instances, written into a project store through the LLM layer.
 
-    from pipelines.generation.run import generate
+    from prefkit.pipelines.generation.run import generate
     reports = generate(project, backend="offline", personas=4, seed=0)   # [generation] + overrides
 
-See docs/generation.md. Stages never write SQL (they go through ``curation.store.generation``).
+See docs/generation.md. Stages never write SQL (they go through ``prefkit.curation.store.generation``).
 """
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ __all__ = ["STAGES", "GenerationConfig", "GenerationError", "StageReport", "esti
 
 def __getattr__(name: str) -> Any:
     # The runner pulls in the LLM layer (and the openai client); importing it on first use keeps
-    # ``from pipelines.generation import STAGES`` cheap for the CLI.
+    # ``from prefkit.pipelines.generation import STAGES`` cheap for the CLI.
     if name in __all__:
-        from pipelines.generation import run
+        from prefkit.pipelines.generation import run
 
         return getattr(run, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

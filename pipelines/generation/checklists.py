@@ -3,12 +3,12 @@ reply must satisfy (asked at temperature 0, so a rerun gives the same decomposit
 
 from __future__ import annotations
 
-from pipelines.generation.drafts import ChecklistDraft
-from pipelines.generation.factors import normalise
-from pipelines.generation.prompting import build_request
-from pipelines.llm.types import LLMRequest
-from schemas.common import content_hash
-from schemas.generation import SessionPlan
+from prefkit.pipelines.generation.drafts import ChecklistDraft
+from prefkit.pipelines.generation.factors import normalise
+from prefkit.pipelines.generation.prompting import build_request
+from prefkit.pipelines.llm.types import LLMRequest
+from prefkit.schemas.common import content_hash
+from prefkit.schemas.generation import SessionPlan
 
 MAX_ITEMS = 4
 

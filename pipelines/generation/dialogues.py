@@ -18,14 +18,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from pipelines.generation.drafts import SimulatorVerdict
-from pipelines.generation.factors import normalise
-from pipelines.generation.prompting import build_request, run_validated
-from pipelines.llm.types import LLMRequest
-from schemas.generation import ContextFactor, Persona, SessionSlot
+from prefkit.pipelines.generation.drafts import SimulatorVerdict
+from prefkit.pipelines.generation.factors import normalise
+from prefkit.pipelines.generation.prompting import build_request, run_validated
+from prefkit.pipelines.llm.types import LLMRequest
+from prefkit.schemas.generation import ContextFactor, Persona, SessionSlot
 
 if TYPE_CHECKING:
-    from curation.project import ProjectStore
+    from prefkit.curation.project import ProjectStore
 
 
 @dataclass

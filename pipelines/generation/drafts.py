@@ -1,15 +1,14 @@
 """What the LLM hands back at each generation stage (structured outputs), validated strictly.
 
 These are the response models of the stage requests; the stages turn them into the stored records of
-``schemas.generation`` (ids, attributes and positions are added by code, never by the LLM).
+``prefkit.schemas.generation`` (ids, attributes and positions are added by code, never by the LLM).
 """
 
 from __future__ import annotations
 
+from prefkit.schemas.common import Contract
+from prefkit.schemas.generation import ChecklistItem, ContextualPreference
 from pydantic import Field
-
-from schemas.common import Contract
-from schemas.generation import ChecklistItem, ContextualPreference
 
 
 class PersonaDraft(Contract):

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import re
 
-from pipelines.generation.drafts import FactorDraft, FactorsDraft
-from pipelines.generation.prompting import build_request
-from pipelines.generation.taxonomy import Taxonomy, load_taxonomy
-from pipelines.llm.types import LLMRequest
-from schemas.common import content_hash
-from schemas.generation import ContextFactor, Persona
+from prefkit.pipelines.generation.drafts import FactorDraft, FactorsDraft
+from prefkit.pipelines.generation.prompting import build_request
+from prefkit.pipelines.generation.taxonomy import Taxonomy, load_taxonomy
+from prefkit.pipelines.llm.types import LLMRequest
+from prefkit.schemas.common import content_hash
+from prefkit.schemas.generation import ContextFactor, Persona
 
 STOPWORDS = frozenset(
     [

@@ -14,10 +14,10 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 
-from curation.store.content import InstanceLink, StoredSession
-from pipelines.generation.checklists import preference_key
-from schemas.cupid import BenchmarkInstance, PriorInteraction
-from schemas.generation import SessionPlan
+from prefkit.curation.store.content import InstanceLink, StoredSession
+from prefkit.pipelines.generation.checklists import preference_key
+from prefkit.schemas.cupid import BenchmarkInstance, PriorInteraction
+from prefkit.schemas.generation import SessionPlan
 
 #: The plan roles of the sessions an instance depends on: the ones carrying its gold preference, the
 #: contrastive partner (B) for contrastive, and both the old (A) and the new (A') preference for

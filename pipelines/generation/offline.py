@@ -10,8 +10,8 @@ from __future__ import annotations
 import random
 import re
 
-from pipelines.generation import banks
-from pipelines.generation.drafts import (
+from prefkit.pipelines.generation import banks
+from prefkit.pipelines.generation.drafts import (
     ChecklistDraft,
     FactorDraft,
     FactorsDraft,
@@ -21,10 +21,10 @@ from pipelines.generation.drafts import (
     SessionStory,
     SimulatorVerdict,
 )
-from pipelines.generation.taxonomy import load_taxonomy
-from pipelines.llm import register_offline
-from pipelines.llm.types import LLMRequest
-from schemas.common import content_hash
+from prefkit.pipelines.generation.taxonomy import load_taxonomy
+from prefkit.pipelines.llm import register_offline
+from prefkit.pipelines.llm.types import LLMRequest
+from prefkit.schemas.common import content_hash
 
 CAREER_INDEX = {"entry": 0, "mid": 1, "senior": 2}
 

@@ -13,11 +13,11 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from pipelines.generation.drafts import PersonaDraft
-from pipelines.generation.prompting import build_request
-from pipelines.llm.types import LLMRequest
-from schemas.common import InputError
-from schemas.generation import (
+from prefkit.pipelines.generation.drafts import PersonaDraft
+from prefkit.pipelines.generation.prompting import build_request
+from prefkit.pipelines.llm.types import LLMRequest
+from prefkit.schemas.common import InputError
+from prefkit.schemas.generation import (
     BIG_FIVE,
     CAREER_LEVELS,
     DECISION_STYLES,
@@ -25,7 +25,7 @@ from schemas.generation import (
     Persona,
     PersonaAttributes,
 )
-from schemas.reading import read_jsonl
+from prefkit.schemas.reading import read_jsonl
 
 SEED_KEYS = ("persona", "input persona", "description", "text")
 BIG_FIVE_POLES = tuple((trait, level) for trait in BIG_FIVE for level in ("High", "Low"))

@@ -13,11 +13,11 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from pipelines.generation.drafts import SessionStoriesDraft
-from pipelines.generation.factors import normalise, overlap
-from pipelines.generation.prompting import build_request
-from pipelines.llm.types import LLMRequest
-from schemas.generation import ContextFactor, Persona, SessionPlan, SessionSlot
+from prefkit.pipelines.generation.drafts import SessionStoriesDraft
+from prefkit.pipelines.generation.factors import normalise, overlap
+from prefkit.pipelines.generation.prompting import build_request
+from prefkit.pipelines.llm.types import LLMRequest
+from prefkit.schemas.generation import ContextFactor, Persona, SessionPlan, SessionSlot
 
 CHANGE_MARKERS = ("no longer", "anymore", "any more", "instead of", "changed", "used to", "not anymore")
 
@@ -31,7 +31,7 @@ class PlanShape:
     b_count: int = 2
 
     def __post_init__(self) -> None:
-        from schemas.common import PrefkitError
+        from prefkit.schemas.common import PrefkitError
 
         if self.a_prior < 2 or self.b_count < 1:
             raise PrefkitError(

@@ -11,16 +11,15 @@ from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
+from prefkit.pipelines.llm import load_template
+from prefkit.pipelines.llm.types import LLMRequest, LLMResponse, Role
+from prefkit.schemas.common import validation_problems
 from pydantic import BaseModel, ValidationError
 
-from pipelines.llm import load_template
-from pipelines.llm.types import LLMRequest, LLMResponse, Role
-from schemas.common import validation_problems
-
 if TYPE_CHECKING:
-    from curation.project import ProjectStore
+    from prefkit.curation.project import ProjectStore
 
-PACKAGE = "pipelines.generation"
+PACKAGE = "prefkit.pipelines.generation"
 SPLIT = "=== USER ==="
 
 

@@ -14,19 +14,19 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pipelines.generation import STAGES, checklists, dialogues, factors, instances, personas, plan
-from pipelines.generation import offline as _offline  # noqa: F401 - registers the offline generators
-from pipelines.generation.prompting import run_validated
-from pipelines.generation.taxonomy import Taxonomy, load_taxonomy
-from pipelines.ingest.cupid import instance_records
-from pipelines.llm.types import BaseBackend
-from schemas.common import PrefkitError
-from schemas.config import GenerationSection, LLMSection
-from schemas.curation import Provenance
-from schemas.generation import Persona, Session, Turn
+from prefkit.pipelines.generation import STAGES, checklists, dialogues, factors, instances, personas, plan
+from prefkit.pipelines.generation import offline as _offline  # noqa: F401 - registers the offline generators
+from prefkit.pipelines.generation.prompting import run_validated
+from prefkit.pipelines.generation.taxonomy import Taxonomy, load_taxonomy
+from prefkit.pipelines.ingest.cupid import instance_records
+from prefkit.pipelines.llm.types import BaseBackend
+from prefkit.schemas.common import PrefkitError
+from prefkit.schemas.config import GenerationSection, LLMSection
+from prefkit.schemas.curation import Provenance
+from prefkit.schemas.generation import Persona, Session, Turn
 
 if TYPE_CHECKING:
-    from curation.project import Project, ProjectStore
+    from prefkit.curation.project import Project, ProjectStore
 
 EPOCH = datetime(2025, 1, 6, 9, 0, tzinfo=UTC)
 
@@ -444,7 +444,7 @@ REPAIR_ROUNDS = "generation.repair_rounds"
 
 
 def _verified_instances(store: ProjectStore, statuses) -> int:
-    from curation.quality.verification import instance_verification
+    from prefkit.curation.quality.verification import instance_verification
 
     links = store.content.instance_links()
     return sum(
@@ -457,8 +457,8 @@ def run_repair(store: ProjectStore, layer, cfg: GenerationConfig) -> RepairRepor
     new dialogue), keep the old dialogue as a version, and queue the session for re-verification."""
     import json
 
-    from curation.annotation.kinds.preference_expressed import ensure_reverification_task
-    from curation.quality.verification import session_statuses
+    from prefkit.curation.annotation.kinds.preference_expressed import ensure_reverification_task
+    from prefkit.curation.quality.verification import session_statuses
 
     statuses = session_statuses(store)
     rounds = json.loads(store.get_meta(REPAIR_ROUNDS) or "[]")
@@ -573,7 +573,7 @@ def _scaled(value: Any, factor: float) -> Any:
 
 
 def _layer(project: Project, cfg: GenerationConfig, backend: str | None, batch: bool, progress: bool):
-    from pipelines.llm import LLMLayer
+    from prefkit.pipelines.llm import LLMLayer
 
     return LLMLayer(
         project.store,
@@ -626,8 +626,8 @@ def estimate_run(
     """
     import tempfile
 
-    from curation.project import Project
-    from pipelines.llm import LLMLayer
+    from prefkit.curation.project import Project
+    from prefkit.pipelines.llm import LLMLayer
 
     k = min(sample, cfg.personas)
     with tempfile.TemporaryDirectory(prefix="prefkit-estimate-") as tmp:

@@ -14,9 +14,8 @@ import json
 from functools import cache
 from pathlib import Path
 
+from prefkit.schemas.common import Contract, PrefkitError, validation_line
 from pydantic import Field, ValidationError, model_validator
-
-from schemas.common import Contract, PrefkitError, validation_line
 
 DEFAULT_PATH = Path(__file__).with_name("taxonomy.json")
 

@@ -1,10 +1,10 @@
 """Import AlpsBench annotation packets (a folder of ``sess_*.json``) into a project.
 
 Everything in a packet is kept: the dialogue becomes a dialogue with turns, task-1 gold memories become
-gold :class:`~schemas.alpsbench.MemoryItem` rows (validated strictly: a bad gold memory is an input
+gold :class:`~prefkit.schemas.alpsbench.MemoryItem` rows (validated strictly: a bad gold memory is an input
 error), every model's extraction becomes candidate memories with the model as source (kept whatever
 their shape, with their raw form and a validation flag), and the rest of the packet (task 2-4 data,
-model output metadata) is kept verbatim so :mod:`exports.alpsbench` reproduces the packet.
+model output metadata) is kept verbatim so :mod:`prefkit.exports.alpsbench` reproduces the packet.
 """
 
 from __future__ import annotations
@@ -15,13 +15,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from prefkit.curation.store.content import Dialogue, DialogueTurn, ImportBundle, NewMemory, Packet
+from prefkit.schemas.alpsbench import MemoryItem, check_candidate
+from prefkit.schemas.common import InputError, sha256_file, validation_line
+from prefkit.schemas.curation import Provenance
+from prefkit.schemas.reading import read_json
 from pydantic import ValidationError
-
-from curation.store.content import Dialogue, DialogueTurn, ImportBundle, NewMemory, Packet
-from schemas.alpsbench import MemoryItem, check_candidate
-from schemas.common import InputError, sha256_file, validation_line
-from schemas.curation import Provenance
-from schemas.reading import read_json
 
 LICENCE = "ODC-BY (AlpsBench reprocessing of WildChat-1M)"
 

@@ -6,11 +6,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from curation.store.content import CupidSession, DialogueTurn, ImportBundle, Instance, InstanceLink
-from schemas.common import content_hash, sha256_file
-from schemas.cupid import BenchmarkInstance, PriorInteraction
-from schemas.curation import Provenance
-from schemas.reading import iter_rows, no_records, validate_row
+from prefkit.curation.store.content import CupidSession, DialogueTurn, ImportBundle, Instance, InstanceLink
+from prefkit.schemas.common import content_hash, sha256_file
+from prefkit.schemas.cupid import BenchmarkInstance, PriorInteraction
+from prefkit.schemas.curation import Provenance
+from prefkit.schemas.reading import iter_rows, no_records, validate_row
 
 
 def instance_id(row: dict[str, Any], occurrence: int = 0) -> str:

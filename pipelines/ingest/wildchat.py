@@ -33,16 +33,15 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from prefkit.curation.store.engine import StoreError
+from prefkit.schemas.common import InputError, canonical_json, validation_line
+from prefkit.schemas.curation import Provenance
+from prefkit.schemas.reading import loads, no_records
+from prefkit.schemas.wildchat import WildChatConversation
 from pydantic import ValidationError
 
-from curation.store.engine import StoreError
-from schemas.common import InputError, canonical_json, validation_line
-from schemas.curation import Provenance
-from schemas.reading import loads, no_records
-from schemas.wildchat import WildChatConversation
-
 if TYPE_CHECKING:
-    from curation.project import ProjectStore
+    from prefkit.curation.project import ProjectStore
 
 LICENCE = "ODC-BY 1.0 (WildChat-1M, allenai)"
 #: Filter names in the order they are applied; a conversation is counted under the first it fails.
@@ -620,9 +619,8 @@ def ingest_wildchat(
 
 def _run(con, files, f, bulk, report, skip_bad, rejects_path, progress, tmp: Path, hashing) -> None:
     """The steps of :func:`ingest_wildchat` inside the import's transaction."""
+    from prefkit.curation.store.content import ImportBundle
     from tqdm import tqdm
-
-    from curation.store.content import ImportBundle
 
     show = progress and sys.stderr.isatty()
     clock = time.perf_counter()

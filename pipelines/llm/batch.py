@@ -17,14 +17,14 @@ import asyncio
 import time
 from typing import TYPE_CHECKING
 
-from pipelines.llm.openai_backend import CallFailed
-from pipelines.llm.progress import StageProgress
-from pipelines.llm.types import Usage
-from schemas.common import PrefkitError
+from prefkit.pipelines.llm.openai_backend import CallFailed
+from prefkit.pipelines.llm.progress import StageProgress
+from prefkit.pipelines.llm.types import Usage
+from prefkit.schemas.common import PrefkitError
 
 if TYPE_CHECKING:
-    from curation.store.llm import LLMBatch
-    from pipelines.llm.layer import CallOutcome, LLMLayer, Planned
+    from prefkit.curation.store.llm import LLMBatch
+    from prefkit.pipelines.llm.layer import CallOutcome, LLMLayer, Planned
 
 TERMINAL = ("completed", "failed", "expired", "cancelled")
 BATCH_DISCOUNT = 0.5

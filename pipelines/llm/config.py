@@ -13,10 +13,9 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlparse
 
+from prefkit.schemas.common import PrefkitError, validation_line
+from prefkit.schemas.config import LLMSection
 from pydantic import ValidationError
-
-from schemas.common import PrefkitError, validation_line
-from schemas.config import LLMSection
 
 ROLES = ("writer", "user_simulator", "assistant", "judge")
 DEFAULT_COMPLETION_TOKENS = 500

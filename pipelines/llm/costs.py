@@ -16,8 +16,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from pipelines.llm.config import LLMSettings
-from pipelines.llm.types import Usage
+from prefkit.pipelines.llm.config import LLMSettings
+from prefkit.pipelines.llm.types import Usage
 
 # US$ per 1M tokens: (input, cached input, output).
 BUILTIN_PRICES: dict[str, tuple[float, float, float]] = {

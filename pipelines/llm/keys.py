@@ -11,10 +11,9 @@ import hashlib
 from functools import lru_cache
 from typing import Any
 
+from prefkit.pipelines.llm.types import LLMRequest
+from prefkit.schemas.common import canonical_json
 from pydantic import BaseModel
-
-from pipelines.llm.types import LLMRequest
-from schemas.common import canonical_json
 
 
 @lru_cache(maxsize=256)

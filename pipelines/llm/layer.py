@@ -8,7 +8,7 @@ retry that sends the validation error back), records usage, cost and a ledger ro
 every failure into an ``ok=False`` response plus a failure row — never ``None``, never a silent drop.
 
 Backends (OpenAI-compatible or offline) only answer one request; everything else lives here. This
-module must never write SQL (it goes through ``curation.store.llm.LLMRecords``) nor see the API key.
+module must never write SQL (it goes through ``prefkit.curation.store.llm.LLMRecords``) nor see the API key.
 """
 
 from __future__ import annotations
@@ -22,23 +22,22 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import pydantic
-
-from curation.store.llm import LLMCallRecord
-from pipelines.llm.commits import GroupCommitter
-from pipelines.llm.config import LLMConfigError, LLMSettings
-from pipelines.llm.costs import Estimate, PriceTable, estimate_calls
-from pipelines.llm.keys import cache_key, prompt_tokens
-from pipelines.llm.limits import RateLimiter
-from pipelines.llm.offline import OfflineBackend
-from pipelines.llm.openai_backend import CallFailed, OpenAIBackend
-from pipelines.llm.progress import StageProgress
-from pipelines.llm.types import Backend, BatchBackend, LLMRequest, LLMResponse, Usage
-from schemas.common import PrefkitError, validation_line
-from schemas.config import LLMSection
-from schemas.curation import Provenance
+from prefkit.curation.store.llm import LLMCallRecord
+from prefkit.pipelines.llm.commits import GroupCommitter
+from prefkit.pipelines.llm.config import LLMConfigError, LLMSettings
+from prefkit.pipelines.llm.costs import Estimate, PriceTable, estimate_calls
+from prefkit.pipelines.llm.keys import cache_key, prompt_tokens
+from prefkit.pipelines.llm.limits import RateLimiter
+from prefkit.pipelines.llm.offline import OfflineBackend
+from prefkit.pipelines.llm.openai_backend import CallFailed, OpenAIBackend
+from prefkit.pipelines.llm.progress import StageProgress
+from prefkit.pipelines.llm.types import Backend, BatchBackend, LLMRequest, LLMResponse, Usage
+from prefkit.schemas.common import PrefkitError, validation_line
+from prefkit.schemas.config import LLMSection
+from prefkit.schemas.curation import Provenance
 
 if TYPE_CHECKING:
-    from curation.project import ProjectStore
+    from prefkit.curation.project import ProjectStore
 
 REPAIR_PROMPT = (
     "Your previous answer does not validate against the required JSON schema: {error}\n"
@@ -78,7 +77,7 @@ def make_backend(backend: str | Backend, settings: LLMSettings) -> Backend:
         if missing:
             raise LLMConfigError(
                 f"backend {type(backend).__name__} lacks {', '.join(missing)} of the Backend protocol "
-                "(subclass pipelines.llm.types.BaseBackend for the defaults)"
+                "(subclass prefkit.pipelines.llm.types.BaseBackend for the defaults)"
             )
         return backend
     if backend == "offline":
@@ -181,7 +180,7 @@ class LLMLayer:
         progress.advance(True, True, n=len(plan) - sum(len(g) for g in groups.values()))
         try:
             if batch and not self.backend.offline:
-                from pipelines.llm.batch import run_batch
+                from prefkit.pipelines.llm.batch import run_batch
 
                 if not isinstance(self.backend, BatchBackend):
                     raise LLMConfigError(f"backend {self.backend.name!r} has no Batch API; run without batch")

@@ -16,11 +16,10 @@ import random
 from collections.abc import Callable
 from typing import Any
 
+from prefkit.pipelines.llm.keys import approx_tokens, cache_key, prompt_tokens
+from prefkit.pipelines.llm.types import BaseBackend, LLMRequest, Usage
+from prefkit.schemas.common import PrefkitError
 from pydantic import BaseModel
-
-from pipelines.llm.keys import approx_tokens, cache_key, prompt_tokens
-from pipelines.llm.types import BaseBackend, LLMRequest, Usage
-from schemas.common import PrefkitError
 
 OfflineGenerator = Callable[[LLMRequest, random.Random], "BaseModel | str"]
 _BY_MODEL: dict[type[BaseModel], OfflineGenerator] = {}

@@ -19,10 +19,9 @@ from typing import Any
 import openai
 import pydantic
 from openai.lib._parsing import type_to_response_format_param
-
-from pipelines.llm.config import LLMConfigError, LLMSettings, endpoint_host, resolve_api_key
-from pipelines.llm.keys import response_schema
-from pipelines.llm.types import BatchState, LLMRequest, Usage
+from prefkit.pipelines.llm.config import LLMConfigError, LLMSettings, endpoint_host, resolve_api_key
+from prefkit.pipelines.llm.keys import response_schema
+from prefkit.pipelines.llm.types import BatchState, LLMRequest, Usage
 
 JSON_MODE_INSTRUCTION = (
     "Answer with a single JSON object and nothing else. It must validate against this JSON schema:\n{schema}"

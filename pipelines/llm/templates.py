@@ -12,8 +12,7 @@ import hashlib
 from importlib import resources
 
 import jinja2
-
-from schemas.common import PrefkitError
+from prefkit.schemas.common import PrefkitError
 
 _ENV = jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True, autoescape=False)
 

@@ -1,7 +1,7 @@
 """The LLM layer's request/response types: the one interface every pipeline stage talks to.
 
 Stages build :class:`LLMRequest` objects and hand a batch of them to the layer
-(``pipelines.llm.LLMLayer``); the layer returns one :class:`LLMResponse` per request, in order, never
+(``prefkit.pipelines.llm.LLMLayer``); the layer returns one :class:`LLMResponse` per request, in order, never
 ``None`` and never silently dropped: a request that failed after its retries is a response with
 ``ok=False`` and an ``error`` (and a failure row in the project store).
 Both the OpenAI-compatible backend and the offline backend implement :class:`Backend`.
@@ -12,9 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
+from prefkit.schemas.curation import Provenance
 from pydantic import BaseModel
-
-from schemas.curation import Provenance
 
 Role = Literal["writer", "user_simulator", "assistant", "judge"]
 

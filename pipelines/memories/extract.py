@@ -23,20 +23,20 @@ from dataclasses import asdict, dataclass, field
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-from curation.quality.evidence import check_quote
-from curation.store.content import Dialogue, NewMemory
-from pipelines.generation.prompting import run_validated
-from pipelines.llm import load_template
-from pipelines.llm.types import LLMRequest
-from pipelines.memories import offline as _offline  # noqa: F401 - registers the offline generators
-from schemas.alpsbench import TAXONOMY, MemoryItem
-from schemas.common import PrefkitError
-from schemas.extraction import CONFIDENCE_LEVELS, REJECTED_CONFIDENCE, CandidateList, JudgementList
+from prefkit.curation.quality.evidence import check_quote
+from prefkit.curation.store.content import Dialogue, NewMemory
+from prefkit.pipelines.generation.prompting import run_validated
+from prefkit.pipelines.llm import load_template
+from prefkit.pipelines.llm.types import LLMRequest
+from prefkit.pipelines.memories import offline as _offline  # noqa: F401 - registers the offline generators
+from prefkit.schemas.alpsbench import TAXONOMY, MemoryItem
+from prefkit.schemas.common import PrefkitError
+from prefkit.schemas.extraction import CONFIDENCE_LEVELS, REJECTED_CONFIDENCE, CandidateList, JudgementList
 
 if TYPE_CHECKING:
-    from curation.project import ProjectStore
+    from prefkit.curation.project import ProjectStore
 
-PACKAGE = "pipelines.memories"
+PACKAGE = "prefkit.pipelines.memories"
 SPLIT = "=== USER ==="
 SOURCE_PREFIX = "extract:"
 KEPT, REJECTED, CAPPED, NO_IMPLICIT = (
@@ -305,9 +305,9 @@ def estimate_extraction(
     built from the offline backend's candidates (real candidate lists can be longer or shorter)."""
     import random
 
-    from pipelines.generation.run import PricingBackend
-    from pipelines.llm import LLMLayer
-    from pipelines.llm.offline import generator_for
+    from prefkit.pipelines.generation.run import PricingBackend
+    from prefkit.pipelines.llm import LLMLayer
+    from prefkit.pipelines.llm.offline import generator_for
 
     with LLMLayer(
         store, llm_config=llm_config, backend=PricingBackend(), seed=seed, progress=False

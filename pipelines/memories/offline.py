@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import random
 
-from pipelines.llm.offline import register_offline
-from pipelines.llm.types import LLMRequest
-from schemas.extraction import (
+from prefkit.pipelines.llm.offline import register_offline
+from prefkit.pipelines.llm.types import LLMRequest
+from prefkit.schemas.extraction import (
     CONFIDENCE_LEVELS,
     REJECTED_CONFIDENCE,
     CandidateEvidence,

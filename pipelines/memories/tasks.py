@@ -25,18 +25,18 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from curation.quality.verification import verified_gold
-from curation.store.alpsbench import AlpsTask
-from curation.store.content import Dialogue, DialogueTurn
-from exports.alpsbench_layout import DISTRACTOR_LEVELS, make_pair
-from pipelines.generation.prompting import run_validated
-from pipelines.memories import offline as _offline  # noqa: F401 - registers the offline generators
-from pipelines.memories.extract import _request
-from schemas.common import PrefkitError
-from schemas.extraction import UpdateDialogue, UserQuery
+from prefkit.curation.quality.verification import verified_gold
+from prefkit.curation.store.alpsbench import AlpsTask
+from prefkit.curation.store.content import Dialogue, DialogueTurn
+from prefkit.exports.alpsbench_layout import DISTRACTOR_LEVELS, make_pair
+from prefkit.pipelines.generation.prompting import run_validated
+from prefkit.pipelines.memories import offline as _offline  # noqa: F401 - registers the offline generators
+from prefkit.pipelines.memories.extract import _request
+from prefkit.schemas.common import PrefkitError
+from prefkit.schemas.extraction import UpdateDialogue, UserQuery
 
 if TYPE_CHECKING:
-    from curation.project import ProjectStore
+    from prefkit.curation.project import ProjectStore
 
 TASKS = ("task2", "task3", "task4")
 #: AlpsBench's five task-4 abilities (paper section 2.4): what the generated query asks for, and which
@@ -130,7 +130,7 @@ class BuildReport:
 def verified_memories(store: ProjectStore) -> dict[str, list[dict[str, Any]]]:
     """Per dialogue, the memories people stand behind (MemoryItem dicts with ``memory_id``): the
     verified gold of its final ``memory_verify`` label when it has one (accepted, edited and added
-    memories, :func:`curation.quality.verification.verified_gold`), else its imported gold."""
+    memories, :func:`prefkit.curation.quality.verification.verified_gold`), else its imported gold."""
     out: dict[str, list[dict[str, Any]]] = {}
     for m in store.content.memories(origin="gold"):
         if m.record:

@@ -11,7 +11,7 @@ from prefkit.cli.annotate_cmds import tasks, users
 from prefkit.cli.common import echo_json, echo_table, json_option, project_option
 
 if TYPE_CHECKING:
-    from curation.project import Project
+    from prefkit.curation.project import Project
 
 
 @users.command("unlock")
@@ -61,7 +61,7 @@ def tasks_release(
     Labels already given stay; the released items can go to other annotators.
     Example: prefkit tasks release --idle-hours 0 --annotator bob
     """
-    from curation.annotation import workflow
+    from prefkit.curation.annotation import workflow
 
     released = workflow.release_stale(project, hours=idle_hours, annotator=annotator, kind=kind)
     if as_json:

@@ -11,7 +11,7 @@ import click
 from prefkit.cli.common import echo_json, echo_table, json_option, project_option
 
 if TYPE_CHECKING:
-    from curation.project import Project
+    from prefkit.curation.project import Project
 
 _TABLE = ["task_kind", "field", "comparison", "judge", "n_units", "n_raters", "alpha", "ci", "p_below_min", "ac1",
           "percent_agreement", "mean_pairwise_kappa"]  # fmt: skip
@@ -58,7 +58,7 @@ def agreement(project: Project, kind, batch, n_boot, seed, judges, alpha_min, an
 
     Example: prefkit agreement --kind preference_match --boot 1000 --seed 0 --json
     """
-    from curation.quality.agreement import agreement_rows, annotator_stats
+    from prefkit.curation.quality.agreement import agreement_rows, annotator_stats
 
     release = project.config.release
     if annotators:
@@ -105,7 +105,7 @@ def labels_import(project: Project, file: str, fmt: str | None, judge: bool) -> 
 
     Example: prefkit labels import labels.jsonl
     """
-    from curation.annotation.labels_io import import_labels
+    from prefkit.curation.annotation.labels_io import import_labels
 
     result = import_labels(project.store, Path(file), fmt=fmt, source="judge" if judge else "import")
     click.echo(
@@ -128,7 +128,7 @@ def labels_export(project: Project, out: str, fmt: str | None, all_events: bool,
 
     Example: prefkit labels export --format csv labels.csv
     """
-    from curation.annotation.labels_io import export_labels
+    from prefkit.curation.annotation.labels_io import export_labels
 
     fmt = fmt or ("csv" if out.lower().endswith(".csv") else "jsonl")
     if out == "-":

@@ -9,7 +9,7 @@ import click
 from prefkit.cli.common import echo_json, json_option, project_option
 
 if TYPE_CHECKING:
-    from curation.project import Project
+    from prefkit.curation.project import Project
 
 
 @click.command("build-alpsbench")
@@ -50,11 +50,11 @@ def build_alpsbench(
 
     Example: prefkit tasks build-alpsbench --task task3 --distractors 100,300 --backend openai
     """
-    from curation.annotation.kinds import task_qc
-    from curation.annotation.task_admin import create_tasks
-    from pipelines.llm import LLMLayer
-    from pipelines.memories.tasks import TASKS, BuildConfig
-    from pipelines.memories.tasks import build_alpsbench as build
+    from prefkit.curation.annotation.kinds import task_qc
+    from prefkit.curation.annotation.task_admin import create_tasks
+    from prefkit.pipelines.llm import LLMLayer
+    from prefkit.pipelines.memories.tasks import TASKS, BuildConfig
+    from prefkit.pipelines.memories.tasks import build_alpsbench as build
 
     try:
         levels = tuple(int(x) for x in distractors.split(",") if x.strip())

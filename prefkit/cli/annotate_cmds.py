@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import sys
 from pathlib import Path
@@ -12,7 +13,7 @@ import click
 from prefkit.cli.common import KindChoice, echo_json, echo_table, json_option, project_option
 
 if TYPE_CHECKING:
-    from curation.project import Project
+    from prefkit.curation.project import Project
 
 
 # -- users ------------------------------------------------------------------------------------------
@@ -107,7 +108,7 @@ def tasks_create(
 
     Example: prefkit tasks create --kind memory_verify --overlap 3 --batch week1 --gold-rate 0.1
     """
-    from curation.annotation.task_admin import create_tasks
+    from prefkit.curation.annotation.task_admin import create_tasks
 
     n = create_tasks(project, kind, overlap=overlap, batch=batch, gold_rate=gold_rate)
     total = project.store.count("tasks", kind=kind)
@@ -143,7 +144,7 @@ def tasks_pairs_import(project: Project, file: str) -> None:
 
     Example: prefkit tasks pairs import pairs.jsonl
     """
-    from curation.annotation.task_admin import import_pairs
+    from prefkit.curation.annotation.task_admin import import_pairs
 
     n = import_pairs(project, Path(file))
     click.echo(f"added {n} preference pairs from {file}")
@@ -158,7 +159,7 @@ def tasks_pairs_from_instances(project: Project) -> None:
 
     Example: prefkit tasks pairs from-instances --project my-bench
     """
-    from pipelines.matching import add_pairs_from_instances
+    from prefkit.pipelines.matching import add_pairs_from_instances
 
     n, pairs = add_pairs_from_instances(project.store)
     click.echo(
@@ -179,7 +180,7 @@ def tasks_gold_import(project: Project, file: str) -> None:
 
     Example: prefkit tasks gold import gold.jsonl
     """
-    from curation.annotation.task_admin import import_gold
+    from prefkit.curation.annotation.task_admin import import_gold
 
     n = import_gold(project, Path(file))
     click.echo(f"marked {n} tasks as gold from {file}")
@@ -237,10 +238,11 @@ def annotate() -> None:
 
 
 def streamlit_argv(port: int, host: str) -> list[str]:
-    app = Path(__file__).resolve().parents[2] / "annotate_app" / "app.py"
+    # the app script beside the installed package (a wheel puts it in site-packages/prefkit/annotate_app)
+    app = Path(importlib.util.find_spec("prefkit.annotate_app").origin).resolve().parent / "app.py"
     return [
         # Streamlit's CLI with each script run sent to the browser in one piece (annotate_app/server.py).
-        sys.executable, "-m", "annotate_app.server", "run", str(app),
+        sys.executable, "-m", "prefkit.annotate_app.server", "run", str(app),
         "--server.port", str(port),
         "--server.address", host,
         "--server.headless", "true",

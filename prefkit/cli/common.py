@@ -11,7 +11,7 @@ from typing import Any
 import click
 from pydantic import BaseModel
 
-from schemas.common import PrefkitError
+from prefkit.schemas.common import PrefkitError
 
 
 class KindChoice(click.Choice):
@@ -23,7 +23,7 @@ class KindChoice(click.Choice):
 
     @property
     def choices(self) -> tuple[str, ...]:
-        from curation.annotation.task_kinds import kind_names
+        from prefkit.curation.annotation.task_kinds import kind_names
 
         return kind_names()
 
@@ -61,7 +61,7 @@ def project_option(fn):
     )
     @functools.wraps(fn)
     def wrapper(*args, project_path: str, **kwargs):
-        from curation.project import Project
+        from prefkit.curation.project import Project
 
         project = Project.locate(project_path)
         try:

@@ -14,7 +14,7 @@ from prefkit.cli.annotate_cmds import tasks_pairs
 from prefkit.cli.common import echo_json, echo_table, json_option, plain, project_option
 
 if TYPE_CHECKING:
-    from curation.project import Project
+    from prefkit.curation.project import Project
 
 TABLES = {
     "inference": ["task", "group", "n_instances", "n_inferred", "n_empty", "n_failed", "gold_items",
@@ -54,8 +54,8 @@ def run_options(fn):
 
 
 def _layer(project: Project, model, judge_model, backend, seed, as_json):
-    from pipelines.eval import eval_llm_config
-    from pipelines.llm import LLMLayer
+    from prefkit.pipelines.eval import eval_llm_config
+    from prefkit.pipelines.llm import LLMLayer
 
     backend = backend or project.config.llm.backend
     cfg = eval_llm_config(project.config.llm, model, judge_model)
@@ -74,8 +74,8 @@ def _print_estimate(est, as_json: bool) -> None:
 
 
 def _print_result(project: Project, result, as_json: bool) -> None:
-    from pipelines.eval import judge_validation
-    from pipelines.eval.report import judge_line
+    from prefkit.pipelines.eval import judge_validation
+    from prefkit.pipelines.eval.report import judge_line
 
     run = result.run
     judge = None
@@ -121,8 +121,8 @@ def eval_cupid(project: Project, release, config_name, task, oracle, model, judg
 
     Example: prefkit eval cupid --release releases/1.0.0 --model gpt-4o-mini --backend openai
     """
-    from pipelines.eval import CupidOptions, load_cupid, run_cupid
-    from pipelines.eval import cupid as cupid_mod
+    from prefkit.pipelines.eval import CupidOptions, load_cupid, run_cupid
+    from prefkit.pipelines.eval import cupid as cupid_mod
 
     if not model and not predictions and not estimate:
         raise click.UsageError("give --model NAME to run a model, or --predictions FILE to judge one")
@@ -165,8 +165,8 @@ def eval_alpsbench(project: Project, release, task_number, split, config_name, p
 
     Example: prefkit eval alpsbench --release releases/1.0.0 --task 3 --predictions predictions.jsonl
     """
-    from pipelines.eval import alpsbench as alps_mod
-    from pipelines.eval import run_alpsbench
+    from prefkit.pipelines.eval import alpsbench as alps_mod
+    from prefkit.pipelines.eval import run_alpsbench
 
     task = f"task{task_number}"
     if not model and not predictions and not estimate:
@@ -205,7 +205,7 @@ def eval_score(predictions, release, config_name, labels, task, as_json) -> None
 
     Example: prefkit eval score predictions.jsonl --release releases/1.0.0 --labels judge_labels.jsonl
     """
-    from pipelines.eval import score_cupid_file
+    from prefkit.pipelines.eval import score_cupid_file
 
     rows = score_cupid_file(
         Path(release), config_name, Path(predictions), Path(labels) if labels else None, task
@@ -232,8 +232,8 @@ def eval_report(project: Project, run_id, fmt, out) -> None:
 
     Example: prefkit eval report cupid-inference-3f2a9c1b7d10 --format md
     """
-    from pipelines.eval import build_report, write_charts
-    from pipelines.eval.report import render_markdown
+    from prefkit.pipelines.eval import build_report, write_charts
+    from prefkit.pipelines.eval.report import render_markdown
 
     report = build_report(project.store, run_id, project.config.release)
     out_dir = Path(out) if out else project.root / "evals" / report["run"].run_id
@@ -288,8 +288,8 @@ def eval_export(project: Project, run_id, out) -> None:
 
     Example: prefkit eval export cupid-inference-3f2a9c1b7d10 predictions.jsonl
     """
-    from exports.writers import write_jsonl
-    from pipelines.eval import export_predictions
+    from prefkit.exports.writers import write_jsonl
+    from prefkit.pipelines.eval import export_predictions
 
     n = write_jsonl(Path(out), export_predictions(project.store, run_id), sort_keys=False)
     click.echo(f"wrote {n} predictions to {out}")
@@ -315,7 +315,7 @@ def tasks_pairs_from_eval(project: Project, run_id, per_label, seed, overlap, ba
 
     Example: prefkit tasks pairs from-eval cupid-inference-3f2a9c1b7d10 --per-label 40
     """
-    from pipelines.eval import pairs_from_run
+    from prefkit.pipelines.eval import pairs_from_run
 
     result = pairs_from_run(project, run_id, per_label=per_label, seed=seed, overlap=overlap, batch=batch)
     if as_json:

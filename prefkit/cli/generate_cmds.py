@@ -8,11 +8,11 @@ from typing import TYPE_CHECKING
 
 import click
 
-from pipelines.generation import STAGES
 from prefkit.cli.common import echo_json, echo_table, json_option, project_option
+from prefkit.pipelines.generation import STAGES
 
 if TYPE_CHECKING:
-    from curation.project import Project
+    from prefkit.curation.project import Project
 
 #: Exit status of a run in which model calls failed: the project holds everything that succeeded and
 #: the same command resumes (distinct from 1, an error that stopped the run, and 2, a usage error).
@@ -53,8 +53,8 @@ def generation_options(fn):
 
 
 def _run(project: Project, stages, as_json: bool, **flags) -> None:
-    from curation.quality.verification import silent_sessions
-    from pipelines.generation.run import generate
+    from prefkit.curation.quality.verification import silent_sessions
+    from prefkit.pipelines.generation.run import generate
 
     backend = flags.pop("backend") or project.config.llm.backend
     reports = generate(project, stages, backend=backend, progress=not as_json, **flags)
@@ -94,7 +94,7 @@ def _exit_incomplete(where: str) -> None:
 
 
 def _repair(project: Project, as_json: bool, **flags) -> None:
-    from pipelines.generation.run import repair
+    from prefkit.pipelines.generation.run import repair
 
     report = repair(project, progress=not as_json, **flags)
     if as_json:
@@ -152,7 +152,7 @@ def generate(
 
     Example: prefkit generate --personas 4 --backend offline --seed 0
     """
-    from pipelines.generation.run import GenerationConfig, estimate_run
+    from prefkit.pipelines.generation.run import GenerationConfig, estimate_run
 
     if repair:
         if stage or estimate:

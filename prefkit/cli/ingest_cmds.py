@@ -10,7 +10,7 @@ import click
 from prefkit.cli.common import echo_json, echo_table, json_option, project_option
 
 if TYPE_CHECKING:
-    from curation.project import Project
+    from prefkit.curation.project import Project
 
 
 @click.group()
@@ -94,7 +94,7 @@ def wildchat(
 
     Example: prefkit ingest wildchat data/train-00000-of-00014.parquet --language English --max-gap-hours 48
     """
-    from pipelines.ingest.wildchat import FILTERS, WildChatFilters, default_work_dir, ingest_wildchat
+    from prefkit.pipelines.ingest.wildchat import FILTERS, WildChatFilters, default_work_dir, ingest_wildchat
 
     f = WildChatFilters(
         languages=() if any_language else tuple(languages),

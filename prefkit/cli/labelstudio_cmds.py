@@ -9,7 +9,7 @@ import click
 from prefkit.cli.common import KindChoice, echo_json, echo_table, json_option, project_option
 
 if TYPE_CHECKING:
-    from curation.project import Project
+    from prefkit.curation.project import Project
 
 SHOWN = 5  # lines of a long list printed before "... and N more"
 KINDS = KindChoice()
@@ -40,7 +40,7 @@ def config_cmd(kind: str) -> None:
 
     Example: prefkit labelstudio config preference_match > preference_match.xml
     """
-    from annotate_app.labelstudio.config import pretty_config
+    from prefkit.annotate_app.labelstudio.config import pretty_config
 
     click.echo(pretty_config(kind))
 
@@ -66,7 +66,7 @@ def push_cmd(project: Project, kind: str, url: str, wait_s: float, as_json: bool
 
     Example: prefkit labelstudio push preference_match --url http://127.0.0.1:8080
     """
-    from annotate_app.labelstudio.bridge import push
+    from prefkit.annotate_app.labelstudio.bridge import push
 
     def waiting(holder) -> None:
         click.echo(
@@ -103,7 +103,7 @@ def pull_cmd(project: Project, kind: str, url: str, as_json: bool) -> None:
 
     Example: prefkit labelstudio pull preference_match --url http://127.0.0.1:8080
     """
-    from annotate_app.labelstudio.bridge import pull
+    from prefkit.annotate_app.labelstudio.bridge import pull
 
     r = pull(project, kind, url)
     if as_json:
@@ -128,7 +128,7 @@ def status_cmd(project: Project, url: str | None, as_json: bool) -> None:
 
     Example: prefkit labelstudio status --url http://127.0.0.1:8080
     """
-    from annotate_app.labelstudio.bridge import status
+    from prefkit.annotate_app.labelstudio.bridge import status
 
     rows = status(project, url)
     if as_json:

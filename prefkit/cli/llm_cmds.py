@@ -9,7 +9,7 @@ import click
 from prefkit.cli.common import echo_json, echo_table, json_option, plain, project_option
 
 if TYPE_CHECKING:
-    from curation.project import Project
+    from prefkit.curation.project import Project
 
 
 @click.group()

@@ -9,7 +9,7 @@ import click
 from prefkit.cli.common import echo_json, echo_table, json_option, project_option
 
 if TYPE_CHECKING:
-    from curation.project import Project
+    from prefkit.curation.project import Project
 
 
 @click.group()
@@ -57,10 +57,10 @@ def extract(
 
     Example: prefkit memories extract --backend openai --cap-per-label 200 --estimate
     """
-    from curation.annotation.kinds import memory_verify
-    from curation.annotation.task_admin import create_tasks
-    from pipelines.llm import LLMLayer
-    from pipelines.memories.extract import ExtractionConfig, estimate_extraction, run_extraction
+    from prefkit.curation.annotation.kinds import memory_verify
+    from prefkit.curation.annotation.task_admin import create_tasks
+    from prefkit.pipelines.llm import LLMLayer
+    from prefkit.pipelines.memories.extract import ExtractionConfig, estimate_extraction, run_extraction
 
     cfg = ExtractionConfig(
         origin=None if origin == "all" else origin,
@@ -123,7 +123,7 @@ def check_evidence(project: Project, source: str, as_json: bool) -> None:
 
     Example: prefkit memories check-evidence --source gpt-5.2 --json
     """
-    from curation.quality.evidence import evidence_rows, sources, summarize
+    from prefkit.curation.quality.evidence import evidence_rows, sources, summarize
 
     known = sources(project.store)
     if source != "all" and source not in known:

@@ -10,7 +10,7 @@ import click
 from prefkit.cli.common import echo_json, echo_table, json_option, project_option
 
 if TYPE_CHECKING:
-    from curation.project import Project
+    from prefkit.curation.project import Project
 
 
 @click.command()
@@ -28,8 +28,8 @@ def init(path: str, name: str | None, database: str | None) -> None:
 
     Example: prefkit init my-bench --name my-bench --database postgresql://prefkit@localhost/my_bench
     """
-    from curation.project import Project
-    from curation.store.backend import redact
+    from prefkit.curation.project import Project
+    from prefkit.curation.store.backend import redact
 
     project = Project.init(path, name=name, database=database)
     click.echo(f"project {project.name} ready at {project.root}")
@@ -67,8 +67,8 @@ def schema_export(directory: str) -> None:
 
     Example: prefkit schema export schemas-out/
     """
-    from exports.writers import write_json
-    from schemas import ALL_SCHEMAS
+    from prefkit.exports.writers import write_json
+    from prefkit.schemas import ALL_SCHEMAS
 
     out = Path(directory)
     for name, model in ALL_SCHEMAS.items():
@@ -100,7 +100,7 @@ def import_cupid(project: Project, file: str, licence: str | None) -> None:
 
     Example: prefkit import cupid cupid_test.jsonl --licence MIT
     """
-    from pipelines.ingest import cupid
+    from prefkit.pipelines.ingest import cupid
 
     _report(
         project.store.content.import_bundle(cupid.build_bundle(Path(file), licence)), "CUPID instances", file
@@ -115,7 +115,7 @@ def import_alpsbench(project: Project, path: str) -> None:
 
     Example: prefkit import alpsbench annotation_packets_sample/
     """
-    from pipelines.ingest import alpsbench
+    from prefkit.pipelines.ingest import alpsbench
 
     _report(
         project.store.content.import_bundle(alpsbench.build_bundle(Path(path))), "AlpsBench packets", path
@@ -139,7 +139,7 @@ def export_cupid_cmd(project: Project, out: str, verified: bool) -> None:
 
     Example: prefkit export cupid cupid.parquet --verified
     """
-    from exports.cupid import export_cupid
+    from prefkit.exports.cupid import export_cupid
 
     n = export_cupid(project.store, Path(out), verified_only=verified)
     click.echo(f"wrote {n} {'verified ' if verified else ''}CUPID instances to {out}")
@@ -154,7 +154,7 @@ def export_alpsbench_cmd(project: Project, out_dir: str, revised: bool) -> None:
 
     Example: prefkit export alpsbench packets-out/
     """
-    from exports.alpsbench import export_packets
+    from prefkit.exports.alpsbench import export_packets
 
     n = export_packets(project.store, Path(out_dir), revised=revised)
     click.echo(f"wrote {n} AlpsBench packets to {out_dir}")

@@ -12,7 +12,7 @@ import click
 from prefkit.cli.common import echo_json, echo_table, json_option, project_option
 
 if TYPE_CHECKING:
-    from curation.project import Project
+    from prefkit.curation.project import Project
 
 
 @click.group()
@@ -30,8 +30,8 @@ def release_check(project: Project, as_json: bool) -> None:
 
     Example: prefkit release check --project my-bench
     """
-    from curation.quality.gates import config_report, format_report
-    from exports.release import check_release, plan_configs
+    from prefkit.curation.quality.gates import config_report, format_report
+    from prefkit.exports.release import check_release, plan_configs
 
     planned = plan_configs(project)
     results = check_release(project, planned=planned)
@@ -68,7 +68,7 @@ def release_cut(project: Project, version: str, override: str | None) -> None:
 
     Example: prefkit release cut --version 1.0.0 --project my-bench
     """
-    from exports.release import cut_release
+    from prefkit.exports.release import cut_release
 
     result = cut_release(project, version, override=override)
     m = result.manifest
@@ -106,13 +106,13 @@ def release_verify(directory: str, project_path: str | None, expected: str | Non
 
     Example: prefkit release verify my-bench/releases/1.0.0
     """
-    from exports.release_integrity import verify_release
+    from prefkit.exports.release_integrity import verify_release
 
     release_dir = Path(directory)
     project = _release_project(release_dir, project_path)
     recorded, signers, signer = None, None, None
     if project is not None:
-        from exports.release import load_manifest, signing_config
+        from prefkit.exports.release import load_manifest, signing_config
 
         version = load_manifest(release_dir).version
         recorded = next((r for r in project.store.releases.recorded() if r.version == version), None)
@@ -136,7 +136,7 @@ def release_verify(directory: str, project_path: str | None, expected: str | Non
 
 def _release_project(release_dir: Path, project_path: str | None):
     """The project named with --project, else the one holding ``releases/<dir>`` (None when neither)."""
-    from curation.project import CONFIG_NAME, Project
+    from prefkit.curation.project import CONFIG_NAME, Project
 
     if project_path:
         return Project.locate(project_path)
@@ -155,7 +155,7 @@ def release_diff(a: str, b: str, as_json: bool) -> None:
 
     Example: prefkit release diff my-bench/releases/1.0.0 my-bench/releases/1.1.0
     """
-    from exports.release import diff_releases
+    from prefkit.exports.release import diff_releases
 
     d = diff_releases(Path(a), Path(b))
     if as_json:
@@ -219,7 +219,7 @@ def adjudicate_queue(project: Project, kind: str | None, show_all: bool, as_json
 
     Example: prefkit adjudicate queue --kind preference_match
     """
-    from curation.quality.consensus import disagreements
+    from prefkit.curation.quality.consensus import disagreements
 
     rows = disagreements(project.store, kind)
     if not show_all:
@@ -255,8 +255,8 @@ def adjudicate_decide(project: Project, task_id: str, maintainer: str, values_js
 
     Example: prefkit adjudicate decide preference_match_1a2b --as lead --values '{"coverage": "fully"}'
     """
-    from curation.quality.consensus import AdjudicationError
-    from curation.quality.consensus import adjudicate as decide
+    from prefkit.curation.quality.consensus import AdjudicationError
+    from prefkit.curation.quality.consensus import adjudicate as decide
 
     try:
         values = json.loads(values_json)

@@ -9,7 +9,7 @@ import click
 from prefkit.cli.common import echo_json, echo_table, json_option, project_option
 
 if TYPE_CHECKING:
-    from curation.project import Project
+    from prefkit.curation.project import Project
 
 
 @click.group()
@@ -36,7 +36,7 @@ def migrate(project: Project, target: str, dry_run: bool, as_json: bool) -> None
 
     Example: prefkit store migrate --project my-bench --to postgresql://prefkit@db.example.org/my_bench
     """
-    from curation.store.migrate import migrate_store
+    from prefkit.curation.store.migrate import migrate_store
 
     report = migrate_store(project, target, dry_run=dry_run)
     if as_json:

@@ -3,7 +3,7 @@ importing this package registers them (``register_ls``)."""
 
 from importlib import import_module
 
-from curation.annotation.kinds import BUILT_IN
+from prefkit.curation.annotation.kinds import BUILT_IN
 
 for _name in BUILT_IN:
     import_module(f"{__name__}.{_name}")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from annotate_app.labelstudio.config import (
+from prefkit.annotate_app.labelstudio.config import (
     LSConfig,
     by_control,
     choice_result,
@@ -23,8 +23,8 @@ from annotate_app.labelstudio.config import (
     text,
     text_result,
 )
-from curation.annotation.kinds.memory_verify import DECISIONS, KIND, REJECT_REASONS
-from curation.annotation.task_kinds import LabelError
+from prefkit.curation.annotation.kinds.memory_verify import DECISIONS, KIND, REJECT_REASONS
+from prefkit.curation.annotation.task_kinds import LabelError
 
 MAX_CANDIDATES = 60
 

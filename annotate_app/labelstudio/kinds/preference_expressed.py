@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from annotate_app.labelstudio.config import (
+from prefkit.annotate_app.labelstudio.config import (
     LSConfig,
     by_control,
     choice_result,
@@ -23,9 +23,9 @@ from annotate_app.labelstudio.config import (
     text,
     text_result,
 )
-from curation.annotation.kinds.preference_expressed import KIND
-from curation.annotation.task_kinds import LabelError
-from schemas.curation import AnnotationTask
+from prefkit.curation.annotation.kinds.preference_expressed import KIND
+from prefkit.curation.annotation.task_kinds import LabelError
+from prefkit.schemas.curation import AnnotationTask
 
 MAX_ITEMS = 4
 

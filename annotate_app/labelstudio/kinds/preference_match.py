@@ -1,8 +1,8 @@
 """``preference_match`` in Label Studio: the checklist item and the candidate, one coverage choice
 (keys 1 / 2 / 3 as in the guidelines)."""
 
-from annotate_app.labelstudio.config import ChoicesConfig, register_ls, tag
-from curation.annotation.kinds.preference_match import KIND
+from prefkit.annotate_app.labelstudio.config import ChoicesConfig, register_ls, tag
+from prefkit.curation.annotation.kinds.preference_match import KIND
 
 register_ls(
     KIND,

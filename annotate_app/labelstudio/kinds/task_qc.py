@@ -1,7 +1,7 @@
 """``task_qc`` in Label Studio: the generated text, its memory and gold answer; two verdicts."""
 
-from annotate_app.labelstudio.config import ChoicesConfig, register_ls, tag
-from curation.annotation.kinds.task_qc import KIND
+from prefkit.annotate_app.labelstudio.config import ChoicesConfig, register_ls, tag
+from prefkit.curation.annotation.kinds.task_qc import KIND
 
 register_ls(
     KIND,

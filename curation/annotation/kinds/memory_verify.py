@@ -5,7 +5,7 @@ One task per dialogue with candidate memories (``prefkit memories extract``): th
 dialogue's turns and every candidate (its model, the memory as written, validity problems, evidence
 flags, and a similarity group so near-duplicates sit together). Each candidate is two agreement units:
 ``accepted`` (keep / reject) and ``decision`` (accept / edit / reject). The final label's accepted, edited
-and added memories are the verified gold (:func:`curation.quality.verification.verified_gold`).
+and added memories are the verified gold (:func:`prefkit.curation.quality.verification.verified_gold`).
 """
 
 from __future__ import annotations
@@ -15,15 +15,14 @@ import re
 from collections import Counter
 from typing import TYPE_CHECKING, Any, Literal
 
+from prefkit.curation.annotation.task_kinds import FieldSpec, LabelError, TaskKind, register
+from prefkit.schemas.alpsbench import TaxonomyLabel
+from prefkit.schemas.common import Contract, canonical_json
 from pydantic import Field, model_validator
 
-from curation.annotation.task_kinds import FieldSpec, LabelError, TaskKind, register
-from schemas.alpsbench import TaxonomyLabel
-from schemas.common import Contract, canonical_json
-
 if TYPE_CHECKING:
-    from curation.project import ProjectStore
-    from curation.store.content import Dialogue, StoredMemory
+    from prefkit.curation.project import ProjectStore
+    from prefkit.curation.store.content import Dialogue, StoredMemory
 
 KIND = "memory_verify"
 DECISIONS = ("accept", "edit", "reject")

@@ -7,7 +7,7 @@ express it, marking the user turns that do (evidence). Each checklist item is an
 A rewritten user turn starts a new verification round: the session as it now stands gets the next
 round's task (``session:<id>@r<n>``), and only the latest round counts (the earlier ones are
 superseded). What the final labels mean for a session and a release is
-:mod:`curation.quality.verification`.
+:mod:`prefkit.curation.quality.verification`.
 """
 
 from __future__ import annotations
@@ -15,15 +15,14 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
+from prefkit.curation.annotation.task_kinds import FieldSpec, LabelError, TaskKind, register
+from prefkit.schemas.common import Contract
+from prefkit.schemas.curation import AnnotationTask
 from pydantic import Field
 
-from curation.annotation.task_kinds import FieldSpec, LabelError, TaskKind, register
-from schemas.common import Contract
-from schemas.curation import AnnotationTask
-
 if TYPE_CHECKING:
-    from curation.project import ProjectStore
-    from curation.store.content import StoredSession
+    from prefkit.curation.project import ProjectStore
+    from prefkit.curation.store.content import StoredSession
 
 KIND = "preference_expressed"
 

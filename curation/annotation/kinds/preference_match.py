@@ -11,14 +11,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Literal
 
+from prefkit.curation.annotation.task_kinds import FieldSpec, TaskKind, register
+from prefkit.schemas.common import Contract
 from pydantic import Field
 
-from curation.annotation.task_kinds import FieldSpec, TaskKind, register
-from schemas.common import Contract
-
 if TYPE_CHECKING:
-    from curation.project import ProjectStore
-    from curation.store.content import PreferencePair
+    from prefkit.curation.project import ProjectStore
+    from prefkit.curation.store.content import PreferencePair
 
 KIND = "preference_match"
 

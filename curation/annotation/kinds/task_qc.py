@@ -15,14 +15,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Literal
 
+from prefkit.curation.annotation.task_kinds import FieldSpec, TaskKind, register
+from prefkit.curation.store.alpsbench import AlpsTask
+from prefkit.schemas.common import Contract
 from pydantic import Field
 
-from curation.annotation.task_kinds import FieldSpec, TaskKind, register
-from curation.store.alpsbench import AlpsTask
-from schemas.common import Contract
-
 if TYPE_CHECKING:
-    from curation.project import ProjectStore
+    from prefkit.curation.project import ProjectStore
 
 KIND = "task_qc"
 

@@ -1,0 +1,56 @@
+"""Installing prefkit claims one import name: ``prefkit``. The layout's folders (schemas/, pipelines/,
+curation/, annotate_app/, exports/) install as ``prefkit.schemas`` etc., editable installs included."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+LAYOUT = ("schemas", "pipelines", "curation", "annotate_app", "exports")
+
+
+def test_every_package_folder_is_listed_in_pyproject():
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]
+    listed = set(config["packages"])
+    on_disk = {
+        "prefkit." + ".".join(p.parent.relative_to(ROOT).parts)
+        for top in LAYOUT
+        for p in (ROOT / top).rglob("__init__.py")
+    }
+    on_disk |= {".".join(p.parent.relative_to(ROOT).parts) for p in (ROOT / "prefkit").rglob("__init__.py")}
+    assert on_disk == listed
+    assert config["package-dir"] == {"prefkit": "prefkit", **{f"prefkit.{t}": t for t in LAYOUT}}
+
+
+def test_outside_the_repository_only_prefkit_imports(tmp_path):
+    code = (
+        "import importlib, json\n"
+        "out = {}\n"
+        f"for name in {LAYOUT!r}:\n"
+        "    try:\n"
+        "        importlib.import_module(name); out[name] = True\n"
+        "    except ImportError:\n"
+        "        out[name] = False\n"
+        "import prefkit.cli, prefkit.schemas, prefkit.annotate_app.server\n"
+        "out['prefkit.schemas'] = prefkit.schemas.__file__\n"
+        "print(json.dumps(out))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, check=True
+    )
+    import json
+
+    out = json.loads(done.stdout)
+    assert {name: out[name] for name in LAYOUT} == dict.fromkeys(LAYOUT, False)
+    assert Path(out["prefkit.schemas"]).resolve() == (ROOT / "schemas" / "__init__.py").resolve()
+
+
+def test_the_app_script_is_found_through_the_package():
+    from prefkit.cli.annotate_cmds import streamlit_argv
+
+    argv = streamlit_argv(8501, "127.0.0.1")
+    assert argv[1:4] == ["-m", "prefkit.annotate_app.server", "run"]
+    assert Path(argv[4]) == (ROOT / "annotate_app" / "app.py").resolve()
