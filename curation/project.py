@@ -101,7 +101,7 @@ class ProjectStore(StoreCore):
 
 
 def _template() -> str:
-    return resources.files("curation").joinpath("templates/prefkit.toml").read_text(encoding="utf-8")
+    return resources.files("prefkit.curation").joinpath("templates/prefkit.toml").read_text(encoding="utf-8")
 
 
 class Project:

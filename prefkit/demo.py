@@ -34,7 +34,7 @@ def _generate(project: Project, personas: int, seed: int) -> None:
 def _import_examples(project: Project) -> None:
     from prefkit.pipelines.ingest import alpsbench
 
-    examples = Path(str(resources.files("pipelines").joinpath("examples/alpsbench")))
+    examples = Path(str(resources.files("prefkit.pipelines").joinpath("examples/alpsbench")))
     project.store.content.import_bundle(alpsbench.build_bundle(examples))
 
 
@@ -60,7 +60,7 @@ def copy_examples(dest: str | Path) -> list[Path]:
     or already identical."""
     from prefkit.schemas.common import PrefkitError
 
-    src = Path(str(resources.files("pipelines").joinpath("examples")))
+    src = Path(str(resources.files("prefkit.pipelines").joinpath("examples")))
     dest = Path(dest)
     files = sorted(p for p in src.rglob("*") if p.is_file() and p.suffix in (".json", ".jsonl"))
     for f in files:

@@ -54,3 +54,12 @@ def test_the_app_script_is_found_through_the_package():
     argv = streamlit_argv(8501, "127.0.0.1")
     assert argv[1:4] == ["-m", "prefkit.annotate_app.server", "run"]
     assert Path(argv[4]) == (ROOT / "annotate_app" / "app.py").resolve()
+
+
+def test_outside_the_repository_init_and_examples_find_their_bundled_files(tmp_path):
+    prefkit = Path(sys.executable).with_name("prefkit")
+    for argv in ([str(prefkit), "init", "proj"], [str(prefkit), "examples", "ex"]):
+        done = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+    assert (tmp_path / "proj" / "prefkit.toml").read_text(encoding="utf-8").startswith("#")
+    assert (tmp_path / "ex" / "release" / "cupid.jsonl").is_file()
