@@ -14,11 +14,12 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
+from prefkit.curation.store.content_records import ImportBundle, ImportResult
 from prefkit.curation.store.engine import StoreError
 from sqlalchemy import Connection, func, select
 
 if TYPE_CHECKING:
-    from prefkit.curation.store.content import Content, ImportBundle, ImportResult
+    from prefkit.curation.store.content import Content
 
 #: The columns of a typed dialogue batch for :meth:`BulkDialogues.add_dialogues`, in order.
 DIALOGUE_BATCH = ("dialogue_id", "meta", "n_turns")
@@ -86,8 +87,6 @@ class BulkDialogues:
     def start_source(self, header: ImportBundle) -> str:
         """Record the import's source row; a source the project already holds ends the import with
         nothing written (the result says ``already_imported``)."""
-        from prefkit.curation.store.content import ImportResult
-
         known = self.content.find_source(header.kind, header.sha256)
         source_id, now = (known, None) if known else self.content.add_source(self.conn, header)
         if now is None:
@@ -150,8 +149,6 @@ def bulk_dialogues(content: Content, origin: str) -> Iterator[BulkDialogues]:
     """A :class:`BulkDialogues` in one write transaction: committed when the block ends, rolled back
     when it raises. An import whose source the project already holds is rolled back quietly; its
     ``result`` says so."""
-    from prefkit.curation.store.content import ImportResult
-
     bulk: BulkDialogues | None = None
     try:
         with content.write() as conn, _page_cache(content, conn):
