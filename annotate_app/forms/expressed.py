@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import streamlit as st
 from prefkit.annotate_app import ui
-from prefkit.annotate_app.forms import register_this
+from prefkit.annotate_app.forms.registry import register_this
 from prefkit.annotate_app.safe_text import md_escape
 from prefkit.curation.annotation import workflow
 from prefkit.curation.annotation.kinds.preference_expressed import KIND
