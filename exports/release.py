@@ -18,7 +18,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 import shutil
 import threading
 from dataclasses import dataclass
@@ -32,15 +31,21 @@ from prefkit.exports.card import SOURCE_DATASETS, card, hf_licence, size_categor
 from prefkit.exports.croissant import croissant
 from prefkit.exports.duckdb_export import copy_out, load_tables, save_database
 from prefkit.exports.release_data import build_configs, row_key
+from prefkit.exports.release_integrity import (
+    VERSION_RE,
+    ReleaseError,
+    checksums_text,
+    load_manifest,
+    sign_file,
+)
 from prefkit.exports.writers import atomic_write_bytes, write_json
 from prefkit.schemas import ALL_SCHEMAS
-from prefkit.schemas.common import PrefkitError, sha256_file, utcnow
+from prefkit.schemas.common import sha256_file, utcnow
 from prefkit.schemas.curation import ReleaseFile, ReleaseManifest, SourceSummary
 
 if TYPE_CHECKING:
     from prefkit.curation.project import Project
 
-VERSION_RE = re.compile(r"(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)")  # always fullmatch: `$` accepts "\n"
 LEVELS = ("patch", "minor", "major")
 LICENCE_URLS = {
     "cc-by-4.0": "https://creativecommons.org/licenses/by/4.0/",
@@ -48,10 +53,6 @@ LICENCE_URLS = {
     "odc-by": "https://opendatacommons.org/licenses/by/1-0/",
     "cc0-1.0": "https://creativecommons.org/publicdomain/zero/1.0/",
 }
-
-
-class ReleaseError(PrefkitError):
-    """A release was refused or a release directory is not what its manifest says."""
 
 
 @dataclass
@@ -324,8 +325,6 @@ def signing_config(project: Project) -> dict[str, Path | str | None]:
 def _stage_checksums(project: Project, stage: Path, manifest: ReleaseManifest, version: str) -> list[Path]:
     """Write the checksums file (and its signature when a key is configured) under temporary names
     beside the release; the caller renames them into place after the release directory."""
-    from prefkit.exports.release_integrity import checksums_text, sign_file
-
     tmp = project.releases_dir / f".{version}.sha256.{os.getpid()}"
     atomic_write_bytes(tmp, checksums_text(stage, manifest, name=version).encode("utf-8"))
     out = [tmp]
@@ -367,16 +366,6 @@ def write_private(project: Project, version: str, planned: list | None = None) -
 
 
 # -- reading ------------------------------------------------------------------------------------------
-def load_manifest(release_dir: Path) -> ReleaseManifest:
-    path = Path(release_dir) / "manifest.json"
-    if not path.is_file():
-        raise ReleaseError(f"{release_dir}: no manifest.json (not a prefkit release)")
-    try:
-        return ReleaseManifest.model_validate_json(path.read_bytes())
-    except ValueError as exc:
-        raise ReleaseError(f"{path}: not a valid release manifest ({str(exc).splitlines()[0]})") from None
-
-
 def _rows(release_dir: Path, config: str) -> dict[str, str]:
     out = {}
     for path in sorted((release_dir / "data" / config).glob("*.jsonl")):

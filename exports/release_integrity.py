@@ -12,7 +12,8 @@ itself is anchored outside the release directory:
   (``X.Y.Z.sha256.sig``, namespace ``prefkit-release``); with ``allowed_signers`` set, verification
   requires a valid signature (``ssh-keygen -Y verify``): OpenSSH's own format, nothing invented here.
 
-:func:`verify_release` reports every problem and which of these sources it trusted; a release with no
+:func:`load_manifest` reads a release's ``manifest.json`` (the cut and the verification share it, with
+the version rule ``VERSION_RE``). :func:`verify_release` reports every problem and which of these sources it trusted; a release with no
 source at all fails, since a manifest checked only against itself proves nothing. This module never
 writes the store.
 """
@@ -20,6 +21,7 @@ writes the store.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import stat
 import subprocess
@@ -35,10 +37,25 @@ if TYPE_CHECKING:
 
 NAMESPACE = "prefkit-release"
 MANIFEST = "manifest.json"
+VERSION_RE = re.compile(r"(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)")  # always fullmatch: `$` accepts "\n"
+
+
+class ReleaseError(PrefkitError):
+    """A release was refused or a release directory is not what its manifest says."""
 
 
 class IntegrityError(PrefkitError):
     """Signing or checking a release failed for a reason other than a changed release."""
+
+
+def load_manifest(release_dir: Path) -> ReleaseManifest:
+    path = Path(release_dir) / "manifest.json"
+    if not path.is_file():
+        raise ReleaseError(f"{release_dir}: no manifest.json (not a prefkit release)")
+    try:
+        return ReleaseManifest.model_validate_json(path.read_bytes())
+    except ValueError as exc:
+        raise ReleaseError(f"{path}: not a valid release manifest ({str(exc).splitlines()[0]})") from None
 
 
 def checksums_path(release_dir: Path) -> Path:
@@ -231,8 +248,6 @@ def _check_content(release_dir: Path, manifest: ReleaseManifest, listed: set[str
 
 
 def _is_version(text: str) -> bool:
-    from prefkit.exports.release import VERSION_RE
-
     return VERSION_RE.fullmatch(text) is not None
 
 
@@ -306,8 +321,6 @@ def verify_release(
     own sha256 against every available anchor — ``recorded`` (the project's release-log row), the
     checksums file beside the release, ``expected_sha256``, and the OpenSSH signature when
     ``allowed_signers`` is given."""
-    from prefkit.exports.release import load_manifest
-
     release_dir = Path(release_dir)
     out = Verification()
     mpath = release_dir / MANIFEST
