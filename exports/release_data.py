@@ -216,7 +216,7 @@ def alps_rows(
     verified gold and a packet without one goes to ``unverified``; with ``None`` every packet keeps its
     imported gold. Built rows ship only when people passed them (task_qc); ``dropped`` counts the
     built rows left out per track and reason."""
-    from prefkit.exports.alpsbench_layout import packet_pairs
+    from prefkit.schemas.alpsbench_layout import packet_pairs
 
     tracks: Tracks = {}
     unverified: Tracks = {}
@@ -261,7 +261,7 @@ def alpsbench_configs(store: ProjectStore, reference: str = "verified") -> list[
     ``verified`` reference (the default) only verified packets are in the tracks, Task 1's reference
     is their verified gold, and the other packets are in ``alpsbench_unverified``."""
     from prefkit.curation.quality.verification import verified_gold
-    from prefkit.exports.alpsbench_layout import assign_splits
+    from prefkit.schemas.alpsbench_layout import assign_splits
 
     if reference not in ALPS_REFERENCES:
         raise ValueError(f"[release] alpsbench_reference must be one of {ALPS_REFERENCES}, not {reference!r}")
@@ -316,7 +316,7 @@ def alpsbench_configs(store: ProjectStore, reference: str = "verified") -> list[
 
 def _alps_unverified(unverified: Tracks) -> list[ConfigData]:
     """Packets nobody verified, every track in one config (their imported gold; test gold private)."""
-    from prefkit.exports.alpsbench_layout import assign_splits
+    from prefkit.schemas.alpsbench_layout import assign_splits
 
     public = ConfigData(
         "alpsbench_unverified",

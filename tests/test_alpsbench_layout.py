@@ -6,9 +6,9 @@ import json
 import shutil
 
 import pytest
-from prefkit.exports.alpsbench_layout import assign_splits, make_pair, split_counts
 from prefkit.exports.release import cut_release, private_dir
 from prefkit.exports.release_data import alpsbench_configs
+from prefkit.schemas.alpsbench_layout import assign_splits, make_pair, split_counts
 
 
 @pytest.mark.parametrize(("n", "want"), [(2330, (466, 466, 1398)), (2381, (476, 476, 1429)), (7, (1, 1, 5))])

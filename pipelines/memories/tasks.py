@@ -28,10 +28,10 @@ from typing import TYPE_CHECKING, Any
 from prefkit.curation.quality.verification import verified_gold
 from prefkit.curation.store.alpsbench import AlpsTask
 from prefkit.curation.store.content import Dialogue, DialogueTurn
-from prefkit.exports.alpsbench_layout import DISTRACTOR_LEVELS, make_pair
 from prefkit.pipelines.generation.prompting import run_validated
 from prefkit.pipelines.memories import offline as _offline  # noqa: F401 - registers the offline generators
 from prefkit.pipelines.memories.extract import _request
+from prefkit.schemas.alpsbench_layout import DISTRACTOR_LEVELS, make_pair
 from prefkit.schemas.common import PrefkitError
 from prefkit.schemas.extraction import UpdateDialogue, UserQuery
 
