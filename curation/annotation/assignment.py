@@ -3,13 +3,13 @@
 Queues are pulled: when an annotator has nothing open of a kind, the store assigns a chunk of tasks
 they never had, regular tasks while fewer than ``overlap`` distinct annotators hold them (the ones
 closest to complete first) and gold tasks, which go to every annotator once, at the batch's gold rate.
-Gold positions inside a chunk are a deterministic shuffle, so an annotator cannot tell them apart.
-This module decides; :mod:`prefkit.curation.store.app` does the SQL.
+This module decides the policy (chunk size, gold rate); the queues area
+(:mod:`prefkit.curation.store.queues`) does the SQL and places the gold items inside a chunk by a
+deterministic shuffle (``interleave``), so an annotator cannot tell them apart.
 """
 
 from __future__ import annotations
 
-import random
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -44,12 +44,3 @@ def policy_for(project: Project, kind: str) -> QueuePolicy:
     cfg = project.config.annotation
     rate = project.store.get_meta(gold_rate_key(kind))
     return QueuePolicy(chunk=cfg.queue_chunk, gold_rate=float(rate) if rate is not None else cfg.gold_rate)
-
-
-def interleave(regular: list[str], gold: list[str], seed: str) -> list[str]:
-    """Regular tasks in order with the gold tasks placed at seeded random positions."""
-    rng = random.Random(seed + ":" + ",".join(regular[:1] + gold))
-    order = list(regular)
-    for tid in gold:
-        order.insert(rng.randint(0, len(order)), tid)
-    return order

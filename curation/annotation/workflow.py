@@ -14,13 +14,14 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from prefkit.curation.annotation.assignment import policy_for
-from prefkit.curation.annotation.signin import MAX_NAME, normalize_username, wait_s
 from prefkit.curation.annotation.signin import log as signin_log
+from prefkit.curation.annotation.signin import wait_s
 from prefkit.curation.annotation.task_kinds import TASK_KIND_REGISTRY, get_kind
 from prefkit.curation.store.queues import (
     AccountInactive as AccountInactive,  # raised for a disabled signed-in account
 )
 from prefkit.curation.store.queues import KindCounts
+from prefkit.curation.store.usernames import MAX_NAME, normalize_username
 from prefkit.schemas.common import PrefkitError, content_hash, parse_utc, utcnow
 from prefkit.schemas.curation import AnnotationTask, LabelEvent
 

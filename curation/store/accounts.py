@@ -1,5 +1,6 @@
 """Accounts area of the project store (``store.accounts``): users, their roles and passwords, and
-the sign-in log the app's throttling and lockouts read.
+the sign-in log the app's throttling and lockouts read. User names are kept in the one form of
+:mod:`prefkit.curation.store.usernames`.
 
 Passwords are kept only as argon2 hashes; nothing here decides a lockout policy (that is
 :mod:`prefkit.curation.annotation.signin`).
@@ -12,6 +13,7 @@ from dataclasses import dataclass
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatchError
 from prefkit.curation.store.engine import StoreArea, StoreError
+from prefkit.curation.store.usernames import UserNameError, check_new_username, normalize_username
 from prefkit.schemas.common import utcnow
 from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
@@ -50,10 +52,8 @@ class Accounts(StoreArea):
 
     # -- users --------------------------------------------------------------------------------------
     def add_user(self, username: str, role: str, password: str, email: str | None = None) -> None:
-        """A new account under the normalized name (see :mod:`prefkit.curation.annotation.signin`): a name that differs
+        """A new account under the normalized name (see :mod:`prefkit.curation.store.usernames`): a name that differs
         from an existing one only in case, width or look-alike characters is refused."""
-        from prefkit.curation.annotation.signin import UserNameError, check_new_username
-
         if role not in ROLES:
             raise StoreError(f"unknown role {role!r}; expected one of {', '.join(ROLES)}")
         try:
@@ -94,8 +94,6 @@ class Accounts(StoreArea):
         return None if row is None else _account(row)
 
     def _row(self, username: str):
-        from prefkit.curation.annotation.signin import normalize_username
-
         u = self.t["users"]
         with self.read() as conn:
             row = conn.execute(select(u).where(u.c.username == username)).mappings().first()
@@ -143,8 +141,6 @@ class Accounts(StoreArea):
 
     def unlock_sign_in(self, username: str | None = None, client: str | None = None) -> None:
         """End a lockout (and the backoff) of a user name or a client: a maintainer's decision, logged."""
-        from prefkit.curation.annotation.signin import normalize_username
-
         if username is not None:
             self.log_sign_in(normalize_username(username), "maintainer", "unlock")
         if client is not None:

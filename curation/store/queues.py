@@ -11,6 +11,7 @@ Every query of the submit → next-item path is an index range scan (see ``queue
 
 from __future__ import annotations
 
+import random
 import uuid
 from dataclasses import dataclass, replace
 from typing import Any
@@ -25,6 +26,15 @@ from sqlalchemy import Connection, case, exists, func, select, text, true, updat
 
 def new_event_id() -> str:
     return "ev_" + uuid.uuid4().hex
+
+
+def interleave(regular: list[str], gold: list[str], seed: str) -> list[str]:
+    """Regular tasks in order with the gold tasks placed at seeded random positions."""
+    rng = random.Random(seed + ":" + ",".join(regular[:1] + gold))
+    order = list(regular)
+    for tid in gold:
+        order.insert(rng.randint(0, len(order)), tid)
+    return order
 
 
 @dataclass(frozen=True, slots=True)
@@ -300,8 +310,6 @@ class Queues(StoreArea):
         return found
 
     def _assign_chunk(self, conn: Connection, annotator: str, kind: str, chunk: int, n_gold: int) -> int:
-        from prefkit.curation.annotation.assignment import interleave
-
         closed = self._closed_batches(conn)
         gold = self._candidates(conn, annotator, kind, True, n_gold, closed) if n_gold else {}
         regular = self._candidates(conn, annotator, kind, False, max(chunk - len(gold), 1), closed)
