@@ -55,6 +55,21 @@ class Throughput:
 
 
 @dataclass(frozen=True, slots=True)
+class SubmitTime:
+    """An item finished by a person (the first label, skip or flag of it, not an edit), with the
+    seconds spent on it (None when the source did not say) and the task's batch."""
+
+    task_id: str
+    kind: str
+    batch_id: str
+    annotator: str
+    action: str
+    time_spent_s: float | None
+    is_gold: bool
+    created_at: str
+
+
+@dataclass(frozen=True, slots=True)
 class FlaggedLabel:
     """An item an annotator reported as broken, with why."""
 
@@ -293,6 +308,20 @@ class Labels(StoreArea):
         )
         with self.read() as conn:
             return [Throughput(*r) for r in conn.execute(q)]
+
+    def submit_times(self) -> list[SubmitTime]:
+        """Every item a person finished (first labels, skips and flags; edits, withdrawals and LLM
+        judges' labels left out), oldest first: what annotator time is counted from."""
+        e, t = self.t["label_events"], self.t["tasks"]
+        q = (
+            select(e.c.task_id, e.c.kind, t.c.batch_id, e.c.annotator, e.c.action, e.c.time_spent_s,
+                   t.c.is_gold, e.c.created_at)
+            .join_from(e, t, t.c.task_id == e.c.task_id)
+            .where(e.c.supersedes.is_(None), e.c.action.in_(FINISHING), e.c.source != "judge")
+            .order_by(e.c.seq)
+        )  # fmt: skip
+        with self.read() as conn:
+            return [SubmitTime(*r[:6], bool(r[6]), r[7]) for r in conn.execute(q)]
 
     def flagged(self) -> list[FlaggedLabel]:
         e = self.t["label_events"]

@@ -1,0 +1,287 @@
+"""What a verified instance cost: LLM dollars and tokens per stage from the call ledger, annotator
+minutes per task kind from the label events, both divided by what the project has verified, and a
+forecast of the time each batch still needs at the team's recent pace.
+
+One function, :func:`cost_report`, answers ``prefkit cost``, the dataset card's *Cost* section and the
+dashboard. It reads the store and never writes it, and reads no clock: the pace is measured over the
+``pace_days`` before the last finished item, so the same logs give the same report (the card holds no
+timestamp).
+
+Protocol of the numbers:
+
+- *LLM*: every ledger row (stage, item, call) with its tokens and US$ as the layer recorded them
+  (answers from the cache cost 0; the offline backend costs 0 and its calls are counted as offline).
+  Stages are grouped: ``generation`` (the CUPID stages), ``repair`` (re-asks after a validation error,
+  items ``#retry``; retakes of failed or silent sessions, items ``#attempt``), ``extraction`` (memory
+  extraction and AlpsBench task building), ``evaluation`` (models under test) and ``evaluation
+  judges`` (judge and matching calls of an evaluation).
+- *Annotator time*: each item a person finished (first label, skip or flag; edits and LLM judges left
+  out) counts its ``time_spent_s``, at most ``time_cap_s`` (a longer one is *capped* and counted as
+  such); items without a time (a source that did not say) are counted as *untimed*. Gold items count:
+  they are part of what verification costs.
+- *Per verified unit*: the dollars of the stages that made a unit and the minutes of the task kind
+  that verified it, divided by how many are verified now: CUPID instances and sessions (generation +
+  repair; ``preference_expressed``), gold memories (extraction; ``memory_verify``), matching pairs
+  (evaluation judges; ``preference_match``).
+- *Forecast*: per (kind, batch), the labels still needed (each non-gold task's current target minus
+  the people who finished it) divided by the kind's pace (items finished per day over the last
+  ``pace_days`` of labelling, the span measured from the first to the last of them, at least an hour).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from datetime import timedelta
+from statistics import median
+from typing import TYPE_CHECKING
+
+from prefkit.curation.annotation.kinds.preference_match import KIND as MATCH
+from prefkit.curation.quality.consensus import final_labels
+from prefkit.curation.quality.verification import (
+    instance_verification,
+    session_statuses,
+    status_counts,
+    verified_gold,
+)
+from prefkit.schemas.common import parse_utc
+
+if TYPE_CHECKING:
+    from prefkit.curation.project import ProjectStore
+    from prefkit.curation.store.labels import SubmitTime
+    from prefkit.curation.store.llm import LedgerRow
+    from prefkit.schemas.config import AnnotationSection
+
+STAGE_GROUPS = ("generation", "repair", "extraction", "evaluation", "evaluation judges", "other")
+GENERATION_STAGES = ("personas", "factors", "sessions", "checklists", "dialogues", "instances")
+
+#: What each verified unit is divided into: (LLM stage groups that made it, task kind that verified it).
+VERIFIED_BY: dict[str, tuple[tuple[str, ...], str]] = {
+    "CUPID instances": (("generation", "repair"), "preference_expressed"),
+    "sessions": (("generation", "repair"), "preference_expressed"),
+    "gold memories": (("extraction",), "memory_verify"),
+    "matching pairs": (("evaluation judges",), "preference_match"),
+}
+
+
+def stage_group(stage: str, item: str) -> str:
+    """The group of one ledger row (see the module's protocol)."""
+    first = stage.split("+")[0]
+    if first in GENERATION_STAGES:
+        return "repair" if "#retry" in item or "#attempt" in item else "generation"
+    if first.startswith(("memories.", "alpsbench.")):
+        return "extraction"
+    if first.startswith("eval."):
+        last = first.rsplit(".", 1)[-1]
+        return "evaluation judges" if last.startswith(("judge", "match")) else "evaluation"
+    return "other"
+
+
+@dataclass(frozen=True, slots=True)
+class StageCost:
+    """LLM calls of one stage group: answered calls, cache hits, failures, offline answers, tokens, US$."""
+
+    stage: str
+    calls: int = 0
+    cached: int = 0
+    failed: int = 0
+    offline: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class KindTime:
+    """Annotator time on one task kind: items finished, timed, total minutes (capped), median seconds,
+    how many were capped and how many had no time."""
+
+    kind: str
+    items: int
+    timed: int
+    minutes: float
+    median_s: float | None
+    capped: int
+    untimed: int
+
+
+@dataclass(frozen=True, slots=True)
+class VerifiedCost:
+    """One kind of verified unit with the dollars and minutes divided into it (None: nothing verified)."""
+
+    unit: str
+    count: int
+    stages: tuple[str, ...]
+    kind: str
+    cost_usd: float
+    usd_per_unit: float | None
+    minutes: float
+    minutes_per_unit: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class BatchForecast:
+    """Labels a (kind, batch) still needs and how long they take at the kind's pace (None: no pace)."""
+
+    kind: str
+    batch_id: str
+    tasks: int
+    remaining_labels: int
+    labels_per_day: float | None
+    days_left: float | None
+
+
+@dataclass(frozen=True)
+class CostReport:
+    stages: list[StageCost]
+    times: list[KindTime]
+    verified: list[VerifiedCost]
+    forecast: list[BatchForecast]
+    time_cap_s: float
+    pace_days: float
+    paced_until: str | None  # the last finished item: the pace window ends there
+    totals: dict[str, float] = field(default_factory=dict)
+
+
+# -- LLM ---------------------------------------------------------------------------------------------
+def llm_costs(store: ProjectStore) -> list[StageCost]:
+    """Per stage group (in :data:`STAGE_GROUPS` order, groups without calls left out)."""
+    rows: list[LedgerRow] = store.llm.ledger()
+    offline = {k for k, a in store.llm.cache_get({r.key for r in rows}).items() if a.meta.get("offline")}
+    acc: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
+    for r in rows:
+        g = acc[stage_group(r.stage, r.item)]
+        g["calls"] += r.status == "done" and not r.from_cache
+        g["cached"] += bool(r.from_cache)
+        g["failed"] += r.status == "failed"
+        g["offline"] += r.status == "done" and r.key in offline
+        g["prompt_tokens"] += r.prompt_tokens
+        g["completion_tokens"] += r.completion_tokens
+        g["cost_usd"] += r.cost_usd
+    return [
+        StageCost(name, **{k: (round(v, 6) if k == "cost_usd" else int(v)) for k, v in acc[name].items()})
+        for name in STAGE_GROUPS
+        if name in acc
+    ]
+
+
+# -- annotator time -----------------------------------------------------------------------------------
+def kind_times(submits: list[SubmitTime], cap_s: float) -> list[KindTime]:
+    """Per task kind, from the finished items (:meth:`Labels.submit_times`)."""
+    by_kind: dict[str, list[SubmitTime]] = defaultdict(list)
+    for s in submits:
+        by_kind[s.kind].append(s)
+    out = []
+    for kind in sorted(by_kind):
+        secs = [s.time_spent_s for s in by_kind[kind] if s.time_spent_s is not None]
+        capped = [min(x, cap_s) for x in secs]
+        out.append(
+            KindTime(
+                kind,
+                items=len(by_kind[kind]),
+                timed=len(secs),
+                minutes=round(sum(capped) / 60, 4),
+                median_s=round(median(capped), 3) if capped else None,
+                capped=sum(x > cap_s for x in secs),
+                untimed=len(by_kind[kind]) - len(secs),
+            )
+        )
+    return out
+
+
+# -- what is verified ---------------------------------------------------------------------------------
+def verified_counts(store: ProjectStore) -> dict[str, int]:
+    """How many CUPID instances, sessions, gold memories and matching pairs are verified now (the
+    rules of the release: :mod:`prefkit.curation.quality.verification`, the ``matching`` config)."""
+    statuses = session_statuses(store)
+    links = store.content.instance_links()
+    instances = sum(
+        instance_verification(links.get(i.instance_id, []), statuses)[0] for i in store.content.instances()
+    )
+    finals = final_labels(store, MATCH)
+    pairs = sum(
+        1 for t in store.labels.tasks(kind=MATCH) if not t.is_gold and finals[t.task_id]["values"] is not None
+    )
+    memories = sum(len(v["memories"]) for v in verified_gold(store).values())
+    return {
+        "CUPID instances": instances,
+        "sessions": status_counts(statuses)["verified"],
+        "gold memories": memories,
+        "matching pairs": pairs,
+    }
+
+
+def _per_unit(stages: list[StageCost], times: list[KindTime], counts: dict[str, int]) -> list[VerifiedCost]:
+    usd = {s.stage: s.cost_usd for s in stages}
+    minutes = {t.kind: t.minutes for t in times}
+    out = []
+    for unit, (groups, kind) in VERIFIED_BY.items():
+        n, dollars, mins = counts.get(unit, 0), sum(usd.get(g, 0.0) for g in groups), minutes.get(kind, 0.0)
+        out.append(
+            VerifiedCost(
+                unit, n, groups, kind, round(dollars, 6), round(dollars / n, 6) if n else None,
+                round(mins, 4), round(mins / n, 4) if n else None,
+            )
+        )  # fmt: skip
+    return out
+
+
+# -- forecast -----------------------------------------------------------------------------------------
+def _pace(submits: list[SubmitTime], days: float) -> tuple[dict[str, float], str | None]:
+    """Items finished per day per kind over the ``days`` before the last finished item."""
+    if not submits:
+        return {}, None
+    last = max(s.created_at for s in submits)
+    start = parse_utc(last) - timedelta(days=days)
+    recent: dict[str, list[str]] = defaultdict(list)
+    for s in submits:
+        if parse_utc(s.created_at) >= start:
+            recent[s.kind].append(s.created_at)
+    pace = {}
+    for kind, times in recent.items():
+        span = (parse_utc(max(times)) - parse_utc(min(times))).total_seconds() / 86_400
+        pace[kind] = len(times) / max(span, 1 / 24)
+    return pace, last
+
+
+def forecast(store: ProjectStore, submits: list[SubmitTime], pace: dict[str, float]) -> list[BatchForecast]:
+    finished: dict[str, set[str]] = defaultdict(set)
+    for s in submits:
+        finished[s.task_id].add(s.annotator)
+    remaining: dict[tuple[str, str], list[int]] = {}
+    for t in store.labels.tasks():
+        if t.is_gold:
+            continue
+        row = remaining.setdefault((t.kind, t.batch), [0, 0])
+        row[0] += 1
+        row[1] += max(0, t.overlap - len(finished.get(t.task_id, ())))
+    out = []
+    for (kind, batch), (tasks, left) in sorted(remaining.items()):
+        per_day = pace.get(kind)
+        days = None if not per_day else round(left / per_day, 3)
+        out.append(BatchForecast(kind, batch, tasks, left, round(per_day, 3) if per_day else None, days))
+    return out
+
+
+def cost_report(store: ProjectStore, annotation: AnnotationSection) -> CostReport:
+    """Everything ``prefkit cost``, the card and the dashboard show (see the module's protocol)."""
+    submits = store.labels.submit_times()
+    stages = llm_costs(store)
+    times = kind_times(submits, annotation.time_cap_s)
+    pace, last = _pace(submits, annotation.pace_days)
+    totals = {
+        "cost_usd": round(sum(s.cost_usd for s in stages), 6),
+        "tokens": sum(s.prompt_tokens + s.completion_tokens for s in stages),
+        "minutes": round(sum(t.minutes for t in times), 4),
+        "items": sum(t.items for t in times),
+    }
+    return CostReport(
+        stages=stages,
+        times=times,
+        verified=_per_unit(stages, times, verified_counts(store)),
+        forecast=forecast(store, submits, pace),
+        time_cap_s=annotation.time_cap_s,
+        pace_days=annotation.pace_days,
+        paced_until=last,
+        totals=totals,
+    )
