@@ -9,9 +9,12 @@ The card holds no timestamp, so re-cutting the same state gives the same card fo
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from prefkit.schemas.curation import ProvenanceSummary
+
+if TYPE_CHECKING:
+    from prefkit.curation.quality.cost import CostReport
 
 #: SPDX-style licence names in prefkit.toml to Hugging Face licence ids.
 HF_LICENCES = {
@@ -172,8 +175,51 @@ def _labeling(
     return out
 
 
+def _money(x: float | None, digits: int = 4) -> str:
+    return "—" if x is None else f"${x:.{digits}f}"
+
+
+def _cost(report: CostReport) -> list[str]:
+    """LLM dollars and annotator minutes, per verified unit (:mod:`prefkit.curation.quality.cost`)."""
+    offline = sum(s.offline for s in report.stages)
+    out = [
+        f"What the data cost (`prefkit cost`): LLM calls from the call ledger, US$ {report.totals['cost_usd']:.4f} "
+        f"for {report.totals['tokens']:,} tokens"
+        + (f" ({offline} call(s) answered by the offline backend, at no cost)" if offline else "")
+        + f"; annotator time {report.totals['minutes']:.1f} minutes over {report.totals['items']} finished items "
+        f"(one item counts at most {report.time_cap_s:g} s; longer ones are capped and counted).",
+        "",
+    ]
+    if report.stages:
+        rows = [[s.stage, s.calls, s.cached, s.failed, s.offline, s.prompt_tokens + s.completion_tokens,
+                 _money(s.cost_usd)] for s in report.stages]  # fmt: skip
+        out += [*_table(rows, ["stage", "calls", "cached", "failed", "offline", "tokens", "US$"]), ""]
+    if report.times:
+        rows = [
+            [t.kind, t.items, f"{t.minutes:.1f}", _fmt(t.median_s), t.capped, t.untimed] for t in report.times
+        ]
+        out += [*_table(rows, ["task kind", "items", "minutes", "median s", "capped", "untimed"]), ""]
+    rows = [
+        [v.unit, v.count, " + ".join(v.stages), _money(v.usd_per_unit), v.kind,
+         "—" if v.minutes_per_unit is None else f"{v.minutes_per_unit:.2f}"]
+        for v in report.verified
+    ]  # fmt: skip
+    out += [
+        "Per verified unit (the dollars of the stages that made it and the minutes of the task kind that "
+        "verified it, divided by how many are verified):",
+        "",
+        *_table(rows, ["verified", "count", "LLM stages", "US$ each", "verified by", "minutes each"]),
+    ]
+    return out
+
+
 def card(
-    meta: dict[str, Any], configs, gates: list[dict], agreement: list[dict], provenance: ProvenanceSummary
+    meta: dict[str, Any],
+    configs,
+    gates: list[dict],
+    agreement: list[dict],
+    provenance: ProvenanceSummary,
+    cost: CostReport | None = None,
 ) -> str:
     """The dataset card text. ``meta``: name, version, description, licence, hf_licence, the YAML lists,
     and the free-text datasheet answers from ``[release]`` (motivation, uses, maintenance)."""
@@ -188,6 +234,7 @@ def card(
         "Labeling": _labeling(
             agreement, gates, meta.get("override_reason"), meta.get("judge_alpha_min", 0.667)
         ),
+        **({"Cost": _cost(cost)} if cost is not None else {}),
         "Uses": [meta["uses"]],
         "Distribution": [distribution],
         "Maintenance": [meta["maintenance"]],

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from prefkit.curation.quality.agreement import agreement_rows
+from prefkit.curation.quality.cost import cost_report
 from prefkit.curation.quality.gates import GateResult, format_report, run_gates
 from prefkit.curation.store.release import ReleaseRecord
 from prefkit.exports.card import SOURCE_DATASETS, card, hf_licence, size_category
@@ -139,7 +140,9 @@ def _describe(
     licence_url = LICENCE_URLS.get(meta["hf_licence"], meta["licence"])
     doc = croissant(project.name, meta["description"], version, licence_url, released, data_files)
     write_json(stage / "croissant.json", doc)
-    atomic_write_bytes(stage / "README.md", card(meta, configs, gates, agreement, provenance).encode("utf-8"))
+    costs = cost_report(project.store, project.config.annotation)
+    text = card(meta, configs, gates, agreement, provenance, costs)
+    atomic_write_bytes(stage / "README.md", text.encode("utf-8"))
     return data_files, provenance
 
 

@@ -113,6 +113,20 @@ if quality.empty:
 else:
     st.dataframe(quality, hide_index=True, width="stretch")
 
+st.subheader("Cost per verified unit")
+costs = dashboard.cost(store, ui.open_project().config.annotation)
+st.caption(
+    f"LLM US$ {costs.totals['cost_usd']:.4f} for {costs.totals['tokens']:,} tokens; annotator time "
+    f"{costs.totals['minutes']:.1f} minutes over {costs.totals['items']} finished items (one item counts at "
+    f"most {costs.time_cap_s:g} s); the same numbers as `prefkit cost` and the dataset card."
+)
+st.dataframe(pd.DataFrame(costs.verified), hide_index=True, width="stretch")
+c1, c2 = st.columns(2)
+c1.dataframe(pd.DataFrame(costs.stages), hide_index=True, width="stretch")
+c2.dataframe(pd.DataFrame(costs.times), hide_index=True, width="stretch")
+st.caption(f"Forecast at the pace of the last {costs.pace_days:g} days of labelling")
+st.dataframe(pd.DataFrame(costs.forecast), hide_index=True, width="stretch")
+
 with st.expander("Flagged items and sessions to re-verify"):
     st.dataframe(pd.DataFrame(dashboard.flagged(store)), hide_index=True, width="stretch")
     st.dataframe(pd.DataFrame(dashboard.reverification(store)), hide_index=True, width="stretch")

@@ -11,13 +11,14 @@ from typing import TYPE_CHECKING, Any
 
 from prefkit.curation.annotation.task_kinds import get_kind
 from prefkit.curation.annotation.workflow import gold_accuracy
+from prefkit.curation.quality.cost import CostReport, cost_report
 
 if TYPE_CHECKING:
     from prefkit.curation.project import ProjectStore
     from prefkit.curation.store.content import ReverifyDialogue
     from prefkit.curation.store.labels import FlaggedLabel, Throughput
     from prefkit.curation.store.queues import ProgressRow
-    from prefkit.schemas.config import ReleasePolicy
+    from prefkit.schemas.config import AnnotationSection, ReleasePolicy
 
 
 def progress(store: ProjectStore) -> list[ProgressRow]:
@@ -68,6 +69,12 @@ def annotator_quality(
         {**{k: s[k] for k in keep}, "why": s["outlier_reason"]}
         for s in annotator_stats(store, kind=kind, gold_min=gold_min)
     ]
+
+
+def cost(store: ProjectStore, annotation: AnnotationSection) -> CostReport:
+    """LLM dollars and annotator minutes per verified unit and the forecast: the report ``prefkit
+    cost`` prints and the dataset card states (:func:`prefkit.curation.quality.cost.cost_report`)."""
+    return cost_report(store, annotation)
 
 
 def flagged(store: ProjectStore) -> list[FlaggedLabel]:

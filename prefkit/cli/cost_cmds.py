@@ -22,8 +22,15 @@ def cost_lines(report: CostReport) -> None:
     click.echo("LLM calls per stage (from the call ledger):")
     echo_table(
         [
-            {"stage": s.stage, "calls": s.calls, "cached": s.cached, "failed": s.failed, "offline": s.offline,
-             "tokens": s.prompt_tokens + s.completion_tokens, "usd": f"{s.cost_usd:.4f}"}
+            {
+                "stage": s.stage,
+                "calls": s.calls,
+                "cached": s.cached,
+                "failed": s.failed,
+                "offline": s.offline,
+                "tokens": s.prompt_tokens + s.completion_tokens,
+                "usd": f"{s.cost_usd:.4f}",
+            }
             for s in report.stages
         ]  # fmt: skip
     )
@@ -31,8 +38,14 @@ def cost_lines(report: CostReport) -> None:
     click.echo(f"Annotator time per task kind (an item counts at most {report.time_cap_s:g} s):")
     echo_table(
         [
-            {"kind": t.kind, "items": t.items, "minutes": _n(t.minutes), "median_s": _n(t.median_s, 1),
-             "capped": t.capped, "untimed": t.untimed}
+            {
+                "kind": t.kind,
+                "items": t.items,
+                "minutes": _n(t.minutes),
+                "median_s": _n(t.median_s, 1),
+                "capped": t.capped,
+                "untimed": t.untimed,
+            }
             for t in report.times
         ]  # fmt: skip
     )
@@ -40,19 +53,34 @@ def cost_lines(report: CostReport) -> None:
     click.echo("Per verified unit:")
     echo_table(
         [
-            {"verified": v.unit, "count": v.count, "usd": f"{v.cost_usd:.4f}", "usd_each": _n(v.usd_per_unit, 4),
-             "minutes": _n(v.minutes), "minutes_each": _n(v.minutes_per_unit), "stages": "+".join(v.stages),
-             "kind": v.kind}
+            {
+                "verified": v.unit,
+                "count": v.count,
+                "usd": f"{v.cost_usd:.4f}",
+                "usd_each": _n(v.usd_per_unit, 4),
+                "minutes": _n(v.minutes),
+                "minutes_each": _n(v.minutes_per_unit),
+                "stages": "+".join(v.stages),
+                "kind": v.kind,
+            }
             for v in report.verified
         ]  # fmt: skip
     )
     click.echo("")
     until = report.paced_until or "no finished item yet"
-    click.echo(f"Forecast per batch (pace of the last {report.pace_days:g} days of labelling, until {until}):")
+    click.echo(
+        f"Forecast per batch (pace of the last {report.pace_days:g} days of labelling, until {until}):"
+    )
     echo_table(
         [
-            {"kind": f.kind, "batch": f.batch_id, "tasks": f.tasks, "labels_left": f.remaining_labels,
-             "per_day": _n(f.labels_per_day, 1), "days_left": _n(f.days_left, 1)}
+            {
+                "kind": f.kind,
+                "batch": f.batch_id,
+                "tasks": f.tasks,
+                "labels_left": f.remaining_labels,
+                "per_day": _n(f.labels_per_day, 1),
+                "days_left": _n(f.days_left, 1),
+            }
             for f in report.forecast
         ]  # fmt: skip
     )
