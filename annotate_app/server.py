@@ -22,9 +22,12 @@ the one checked here, a connection whose socket cannot be reached) the app is se
 from __future__ import annotations
 
 import asyncio
+import logging
 import socket
 import sys
 from typing import Any
+
+from streamlit.web.cli import main as streamlit_main
 
 _RUN_START = "new_session"
 _RUN_END = "script_finished"
@@ -45,7 +48,8 @@ def _client_class() -> type | None:
     """Streamlit's websocket client class with each run sent in one piece, or None (and why, on
     stderr) when this Streamlit or platform does not have what it relies on."""
     why = None
-    try:
+    try:  # inside the check, not at the top: without these the app is still served, as `streamlit run`
+        from starlette.websockets import WebSocketDisconnect
         from streamlit.runtime.runtime_util import serialize_forward_msg
         from streamlit.runtime.session_manager import SessionClientDisconnectedError
         from streamlit.web.server.starlette import starlette_websocket as ws_module
@@ -93,8 +97,6 @@ def _client_class() -> type | None:
                 self._sock = None
 
         async def _sender(self) -> None:
-            from starlette.websockets import WebSocketDisconnect
-
             ended = False
             try:
                 while True:
@@ -111,8 +113,6 @@ def _client_class() -> type | None:
             except WebSocketDisconnect:
                 pass
             except Exception:  # as Streamlit's own sender: log, and mark the client closed
-                import logging
-
                 logging.getLogger("streamlit").exception("Error sending websocket payload")
             finally:
                 self._closed.set()
@@ -126,17 +126,15 @@ def install() -> bool:
     client = _client_class()
     if client is None:
         return False
-    from streamlit.web.server.starlette import starlette_websocket
-
-    starlette_websocket.StarletteSessionClient = client
+    # the module that defines the client Streamlit subclasses (its starlette_websocket) is the one
+    # whose name the endpoint reads
+    sys.modules[client.__bases__[0].__module__].StarletteSessionClient = client
     return True
 
 
 def main() -> None:
     """``python -m prefkit.annotate_app.server run app.py [streamlit options]``: Streamlit's CLI, after install()."""
     install()
-    from streamlit.web.cli import main as streamlit_main
-
     streamlit_main(prog_name="streamlit")  # exits with Streamlit's own code
 
 

@@ -18,6 +18,7 @@ from functools import cached_property
 from importlib import resources
 from pathlib import Path
 
+from prefkit.curation.annotation.guidelines import write_default_guidelines
 from prefkit.curation.store.accounts import Accounts
 from prefkit.curation.store.alpsbench import AlpsTasks
 from prefkit.curation.store.backend import has_password, is_url, parse_url, redact
@@ -143,7 +144,6 @@ class Project:
             )
         project = cls(root)
         project.guidelines_dir.mkdir(exist_ok=True)
-        from prefkit.curation.annotation.guidelines import write_default_guidelines
 
         write_default_guidelines(project.guidelines_dir)
         project.store  # noqa: B018 - creates the database and applies migrations

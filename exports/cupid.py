@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import pyarrow as pa
+from prefkit.curation.quality.verification import instance_verification, session_statuses
 from prefkit.exports.writers import write_jsonl, write_parquet
 from prefkit.schemas.common import InputError
 from prefkit.schemas.cupid import BenchmarkInstance
@@ -25,8 +27,6 @@ CUPID_COLUMNS = (
 
 
 def cupid_arrow_schema():
-    import pyarrow as pa
-
     message = pa.struct([("role", pa.string()), ("content", pa.string())])
     prior = pa.struct(
         [
@@ -68,8 +68,6 @@ def rebuilt_instance(
 def cupid_rows(store: ProjectStore, verified_only: bool = False) -> list[dict[str, Any]]:
     """Instances as CUPID rows, rebuilt from their sessions as they stand now (rewrites applied);
     ``verified_only`` keeps the instances whose every relevant session is verified."""
-    from prefkit.curation.quality.verification import instance_verification, session_statuses
-
     links = store.content.instance_links()
     sessions = {s.session_id: s for s in store.content.sessions()} if links else {}
     statuses = session_statuses(store) if verified_only else {}

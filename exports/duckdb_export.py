@@ -12,6 +12,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import duckdb
 import pyarrow as pa
 
 VIEWS = {
@@ -82,8 +83,6 @@ def load_tables(release_dir: Path, configs):
     The rows are parsed once, here, with the config's schema; :func:`copy_out` and
     :func:`save_database` then write every format from these tables.
     """
-    import duckdb
-
     staging = release_dir / ".input"
     con = duckdb.connect()
     try:

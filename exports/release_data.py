@@ -17,10 +17,11 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 from prefkit.curation.annotation.kinds import memory_verify, preference_expressed, preference_match, task_qc
 from prefkit.curation.quality.consensus import effective_adjudications, final_labels, live_labels
-from prefkit.curation.quality.verification import instance_verification, session_statuses
+from prefkit.curation.quality.verification import instance_verification, session_statuses, verified_gold
 from prefkit.curation.store.content import CupidSession
 from prefkit.exports.alpsbench import packet as alps_packet
 from prefkit.exports.cupid import cupid_arrow_schema, rebuilt_instance
+from prefkit.schemas.alpsbench_layout import assign_splits, packet_pairs
 from prefkit.schemas.common import canonical_json, content_hash
 
 if TYPE_CHECKING:
@@ -216,8 +217,6 @@ def alps_rows(
     verified gold and a packet without one goes to ``unverified``; with ``None`` every packet keeps its
     imported gold. Built rows ship only when people passed them (task_qc); ``dropped`` counts the
     built rows left out per track and reason."""
-    from prefkit.schemas.alpsbench_layout import packet_pairs
-
     tracks: Tracks = {}
     unverified: Tracks = {}
     dropped: dict[str, Counter] = {}
@@ -260,9 +259,6 @@ def alpsbench_configs(store: ProjectStore, reference: str = "verified") -> list[
     the test gold and the whole packets go to private configs that are never published. With the
     ``verified`` reference (the default) only verified packets are in the tracks, Task 1's reference
     is their verified gold, and the other packets are in ``alpsbench_unverified``."""
-    from prefkit.curation.quality.verification import verified_gold
-    from prefkit.schemas.alpsbench_layout import assign_splits
-
     if reference not in ALPS_REFERENCES:
         raise ValueError(f"[release] alpsbench_reference must be one of {ALPS_REFERENCES}, not {reference!r}")
     gold = verified_gold(store) if reference == "verified" else None
@@ -316,8 +312,6 @@ def alpsbench_configs(store: ProjectStore, reference: str = "verified") -> list[
 
 def _alps_unverified(unverified: Tracks) -> list[ConfigData]:
     """Packets nobody verified, every track in one config (their imported gold; test gold private)."""
-    from prefkit.schemas.alpsbench_layout import assign_splits
-
     public = ConfigData(
         "alpsbench_unverified",
         "AlpsBench packets without verification: every track's input and (dev, validation) imported gold, "

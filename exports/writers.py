@@ -42,6 +42,7 @@ def write_jsonl(path: Path, rows: Iterable[dict[str, Any]], sort_keys: bool = Tr
 
 def write_parquet(path: Path, rows: list[dict[str, Any]], schema=None) -> int:
     """Parquet with deterministic settings (no creation timestamp in the metadata that varies)."""
+    # Lazy: pyarrow costs ~150 ms to import; the JSON writers here serve commands that write no Parquet.
     import pyarrow as pa
     import pyarrow.parquet as pq
 

@@ -13,7 +13,12 @@ from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 
+from prefkit.curation.annotation.kinds.preference_match import item_ref
+from prefkit.curation.annotation.task_admin import create_tasks
 from prefkit.curation.project import Project
+from prefkit.pipelines.generation.run import generate
+from prefkit.pipelines.ingest import alpsbench
+from prefkit.pipelines.matching import add_pairs_from_instances
 
 DEMO_PASSWORD = "prefkit-demo"
 DEMO_USERS = (
@@ -26,56 +31,23 @@ KINDS = ("preference_expressed", "preference_match", "memory_verify")
 
 
 def _generate(project: Project, personas: int, seed: int) -> None:
-    from prefkit.pipelines.generation.run import generate
-
     generate(project, backend="offline", personas=personas, seed=seed)
 
 
 def _import_examples(project: Project) -> None:
-    from prefkit.pipelines.ingest import alpsbench
-
     examples = Path(str(resources.files("prefkit.pipelines").joinpath("examples/alpsbench")))
     project.store.content.import_bundle(alpsbench.build_bundle(examples))
 
 
 def _pairs_and_gold(project: Project) -> None:
-    from prefkit.pipelines.matching import add_pairs_from_instances
-
     store = project.store
     _, pairs = add_pairs_from_instances(store)
-    from prefkit.curation.annotation.kinds.preference_match import item_ref
-    from prefkit.curation.annotation.task_admin import create_tasks
 
     create_tasks(project, "preference_match", overlap=2, batch="demo", gold_rate=0.1)
     gold_refs = [item_ref(p.pair_id) for p in pairs if p.meta["relation"] == "same_preference"]
     ids = store.labels.task_ids_by_ref("preference_match", gold_refs[::4])  # a quarter of the self-pairs
     for task_id in ids.values():
         store.labels.set_gold(task_id, {"coverage": "fully"})
-
-
-def copy_examples(dest: str | Path) -> list[Path]:
-    """Copy the bundled example inputs (AlpsBench packets, the tour's labels file) into ``dest``.
-
-    Refuses to overwrite a file that differs, so a user's edits are never lost; returns the files written
-    or already identical."""
-    from prefkit.schemas.common import PrefkitError
-
-    src = Path(str(resources.files("prefkit.pipelines").joinpath("examples")))
-    dest = Path(dest)
-    files = sorted(p for p in src.rglob("*") if p.is_file() and p.suffix in (".json", ".jsonl"))
-    for f in files:
-        target = dest / f.relative_to(src)
-        if target.exists() and target.read_bytes() != f.read_bytes():
-            raise PrefkitError(
-                f"{target} exists and differs from the example; remove it or pick another DEST"
-            )
-    out = []
-    for f in files:
-        target = dest / f.relative_to(src)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(f.read_bytes())
-        out.append(target)
-    return out
 
 
 def _users(project: Project) -> None:
@@ -88,8 +60,6 @@ def build_demo(
     path: str | Path, personas: int = 3, seed: int = 0, log: Callable[[str], None] = print
 ) -> Project:
     """Create (or reuse) the demo project at ``path`` and fill it."""
-    from prefkit.curation.annotation.task_admin import create_tasks
-
     project = Project.init(path, name="prefkit-demo")
     store = project.store
     if store.count("instances") == 0:

@@ -184,7 +184,7 @@ def iter_rows(path: Path) -> Iterator[tuple[int, Any]]:
     """Rows of a JSONL or Parquet file as ``(row_number, dict)``; row numbers are 1-based lines."""
     suffix = path.suffix.lower()
     if suffix == ".parquet":
-        import pyarrow.parquet as pq
+        import pyarrow.parquet as pq  # lazy: ~150 ms to import, for Parquet input only
 
         check_size(path)
         try:

@@ -30,13 +30,14 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from html import escape
 from typing import TYPE_CHECKING, Any
 
 import httpx
 from label_studio_sdk import LabelStudio
 from label_studio_sdk.core.api_error import ApiError
 from prefkit.annotate_app.labelstudio.config import TASK_ID_KEY, ls_kind, task_data
-from prefkit.curation.annotation.task_kinds import LabelError
+from prefkit.curation.annotation.task_kinds import LabelError, get_kind
 from prefkit.curation.store.labelstudio import LSPushLease
 from prefkit.schemas.common import PrefkitError, content_hash, parse_utc, utcnow
 from prefkit.schemas.curation import AnnotationTask, LabelEvent
@@ -104,8 +105,6 @@ def _call(what: str, fn, *args, **kwargs):
 
 def instructions_html(markdown: str) -> str:
     """Guidelines (Markdown) as the simple HTML Label Studio shows in its instructions panel."""
-    from html import escape
-
     paragraphs = [p.strip() for p in markdown.split("\n\n") if p.strip()]
     html = []
     for p in paragraphs:
@@ -198,8 +197,6 @@ def _tasks_to_push(
     tasks are read only when Label Studio lacks them, and come last; a stored task whose answer has
     become known is marked gold first.
     """
-    from prefkit.curation.annotation.task_kinds import get_kind
-
     stored, todo = project.store.labelstudio.push_state(url, pid, kind)
     unpushed = {t.task_id: t for t in todo}
     for task in get_kind(kind).iter_tasks(project.store, overlap, "default"):

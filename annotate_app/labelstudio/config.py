@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
+from xml.dom import minidom
 from xml.sax.saxutils import quoteattr
 
 from prefkit.curation.annotation.task_kinds import LabelError, TaskKind, get_kind
@@ -233,8 +234,6 @@ def task_data(task: AnnotationTask) -> dict[str, Any]:
 
 def pretty_config(kind: str) -> str:
     """The labeling config, indented for reading and pasting into Label Studio's settings."""
-    from xml.dom import minidom
-
     pretty = minidom.parseString(label_config(kind)).documentElement.toprettyxml(indent="  ")
     return "\n".join(line for line in pretty.splitlines() if line.strip())
 

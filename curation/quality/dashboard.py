@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from prefkit.curation.annotation.task_kinds import get_kind
 from prefkit.curation.annotation.workflow import gold_accuracy
+from prefkit.curation.quality.agreement import agreement_rows, annotator_stats
 from prefkit.curation.quality.cost import CostReport, cost_report
 
 if TYPE_CHECKING:
@@ -52,8 +53,6 @@ def agreement(
 ) -> list[dict[str, Any]]:
     """Krippendorff's alpha per task kind and field with bootstrap intervals (prefkit.curation.quality.agreement);
     each row's ``alpha_min`` is that field's threshold under the release policy."""
-    from prefkit.curation.quality.agreement import agreement_rows
-
     return agreement_rows(store, kind=kind, n_boot=n_boot, alpha_min=policy.alpha_min)
 
 
@@ -62,8 +61,6 @@ def annotator_quality(
 ) -> list[dict[str, Any]]:
     """Per (annotator, kind): labels, leave-one-out agreement with the others, gold accuracy, mean
     time and an outlier flag with its reasons (prefkit.curation.quality.agreement), ready for a table."""
-    from prefkit.curation.quality.agreement import annotator_stats
-
     keep = ("annotator", "task_kind", "n_labels", "loo_agreement", "gold_accuracy", "mean_time_s", "outlier")
     return [
         {**{k: s[k] for k in keep}, "why": s["outlier_reason"]}

@@ -18,6 +18,7 @@ from prefkit.curation.annotation.workflow import gold_accuracy as project_gold_a
 from prefkit.curation.quality.agreement import agreement_rows as project_agreement_rows
 from prefkit.curation.quality.consensus import disagreements, effective_adjudications, live_flags, live_labels
 from prefkit.curation.quality.evidence import check_memory, evidence_rows
+from prefkit.curation.quality.verification import verified_gold_evidence
 from prefkit.schemas.common import PrefkitError
 from prefkit.schemas.config import FINAL_ALPHA_MIN, TENTATIVE_ALPHA_MIN, ReleasePolicy
 
@@ -329,8 +330,6 @@ def gate_gold_evidence(ctx: GateContext) -> GateResult:
             "gold_evidence", True, None, 0, "not applicable: no AlpsBench config in this release"
         )
     if any(MEMORY_VERIFY in c.needs for c in alps):
-        from prefkit.curation.quality.verification import verified_gold_evidence
-
         n, fails = verified_gold_evidence(ctx.store)
         what = "verified gold memories"
         if n == 0:

@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING, Any
 from prefkit.curation.annotation.kinds.memory_verify import KIND as MEMORY_KIND
 from prefkit.curation.annotation.kinds.preference_expressed import KIND, not_expressed, session_tasks
 from prefkit.curation.quality.consensus import effective_adjudications, final_labels, live_flags, live_labels
+from prefkit.curation.quality.evidence import Normalized, check_memory, check_quote
+from prefkit.schemas.alpsbench import MemoryItem
 
 if TYPE_CHECKING:
     from prefkit.curation.project import ProjectStore
@@ -136,8 +138,6 @@ def silent_sessions(store: ProjectStore) -> list[str]:
 
 def _quote_index(text: str | None, index: Any, turns) -> Any:
     """The cited utterance index, or (none cited) the turn where the quote is found, if any."""
-    from prefkit.curation.quality.evidence import check_quote
-
     if index is not None or not text:
         return index
     return check_quote(text, None, turns).found_in
@@ -148,8 +148,6 @@ def _gold_memory(
 ) -> dict[str, Any]:
     """One verified gold memory in AlpsBench's MemoryItem shape: ``fields`` (an edit or an added
     memory) over ``base`` (the candidate as the model wrote it)."""
-    from prefkit.schemas.alpsbench import MemoryItem
-
     evidence = base.get("evidence") if isinstance(base.get("evidence"), dict) else {}
     text = fields.get("evidence_text") or evidence.get("text") or base.get("evidence_text")
     index = (
@@ -232,8 +230,6 @@ def verified_gold_evidence(
 ) -> tuple[int, list[dict[str, Any]]]:
     """``(memories checked, failures)`` of the evidence check over the verified gold memories; a
     failure is ``{dialogue_id, memory_id, status, problem}``."""
-    from prefkit.curation.quality.evidence import Normalized, check_memory
-
     gold = verified_gold(store) if gold is None else gold
     n, fails = 0, []
     for sid in sorted(gold):

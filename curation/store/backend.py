@@ -194,6 +194,8 @@ def lock_for_transaction(conn: Connection, key: str) -> None:
 
 def insert(conn_or_engine: Connection | Engine, table):
     """``INSERT`` with ``ON CONFLICT`` support for the backend (both dialects share the API)."""
+    # Lazy, the dialect in use only: PostgreSQL's costs ~50 ms to import, which SQLite projects
+    # (and every command's start) would pay for.
     if is_postgres(conn_or_engine):
         from sqlalchemy.dialects.postgresql import insert as dialect_insert
     else:

@@ -20,6 +20,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from prefkit.curation.store.backend import insert
 from prefkit.curation.store.engine import StoreArea
 from prefkit.schemas.common import utcnow
 from sqlalchemy import case, func, select
@@ -194,11 +195,7 @@ class LLMRecords(StoreArea):
 
     def _upsert(self, table: str):
         """``INSERT ... ON CONFLICT`` for the engine's dialect (SQLite and PostgreSQL share the API)."""
-        if self.engine.dialect.name == "postgresql":
-            from sqlalchemy.dialects.postgresql import insert
-        else:
-            from sqlalchemy.dialects.sqlite import insert
-        return insert(self.t[table])
+        return insert(self.engine, self.t[table])
 
     def _ledger_upsert_stmt(self):
         stmt = self._upsert("llm_ledger")

@@ -11,6 +11,7 @@ Every migration lives in this module, so opening any store applies the same, com
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Callable
 
 from sqlalchemy import (
@@ -376,10 +377,6 @@ def m003_annotation_app(conn: Connection) -> None:
 @migration(4, "releases")
 def m004_releases(conn: Connection) -> None:
     """The log of cut releases, and the per-project salt that pseudonymises annotators in releases."""
-    import secrets
-
-    from sqlalchemy import text
-
     md = MetaData()
     Table(
         "releases",

@@ -17,7 +17,7 @@ from typing import Literal
 from prefkit.pipelines.eval import offline as _offline  # noqa: F401 - registers the offline answers
 from prefkit.pipelines.eval.cupid_metrics import key_name, with_fields
 from prefkit.pipelines.eval.prompting import build_request
-from prefkit.pipelines.eval.release import CupidKey, relevant_positions
+from prefkit.pipelines.eval.release import CupidKey, EvalInputError, relevant_positions
 from prefkit.pipelines.llm.costs import Estimate
 from prefkit.pipelines.llm.types import LLMRequest, LLMResponse
 from prefkit.schemas.cupid import BenchmarkInstance
@@ -51,8 +51,6 @@ class CupidOptions:
         if self.task not in TASKS:
             raise ValueError(f"unknown CUPID task {self.task!r}")
         if self.oracle == "gold" and self.task != "generation":
-            from prefkit.pipelines.eval.release import EvalInputError
-
             raise EvalInputError("--oracle gold gives the gold preference to the model: generation only")
 
 

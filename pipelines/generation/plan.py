@@ -17,6 +17,7 @@ from prefkit.pipelines.generation.drafts import SessionStoriesDraft
 from prefkit.pipelines.generation.factors import normalise, overlap
 from prefkit.pipelines.generation.prompting import build_request
 from prefkit.pipelines.llm.types import LLMRequest
+from prefkit.schemas.common import PrefkitError
 from prefkit.schemas.generation import ContextFactor, Persona, SessionPlan, SessionSlot
 
 CHANGE_MARKERS = ("no longer", "anymore", "any more", "instead of", "changed", "used to", "not anymore")
@@ -31,8 +32,6 @@ class PlanShape:
     b_count: int = 2
 
     def __post_init__(self) -> None:
-        from prefkit.schemas.common import PrefkitError
-
         if self.a_prior < 2 or self.b_count < 1:
             raise PrefkitError(
                 "a session plan needs factor A at least twice and B at least once before the end"

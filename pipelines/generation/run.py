@@ -8,17 +8,23 @@ This module must never write SQL or call a model directly: it goes through the s
 
 from __future__ import annotations
 
+import json
 import random
+import tempfile
 from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from prefkit.curation.annotation.kinds.preference_expressed import ensure_reverification_task
+from prefkit.curation.project import Project
+from prefkit.curation.quality.verification import instance_verification, session_statuses
 from prefkit.pipelines.generation import STAGES, checklists, dialogues, factors, instances, personas, plan
 from prefkit.pipelines.generation import offline as _offline  # noqa: F401 - registers the offline generators
 from prefkit.pipelines.generation.prompting import run_validated
 from prefkit.pipelines.generation.taxonomy import Taxonomy, load_taxonomy
 from prefkit.pipelines.ingest.cupid import instance_records
+from prefkit.pipelines.llm import LLMLayer
 from prefkit.pipelines.llm.types import BaseBackend
 from prefkit.schemas.common import PrefkitError
 from prefkit.schemas.config import GenerationSection, LLMSection
@@ -26,7 +32,7 @@ from prefkit.schemas.curation import Provenance
 from prefkit.schemas.generation import Persona, Session, Turn
 
 if TYPE_CHECKING:
-    from prefkit.curation.project import Project, ProjectStore
+    from prefkit.curation.project import ProjectStore
 
 EPOCH = datetime(2025, 1, 6, 9, 0, tzinfo=UTC)
 
@@ -444,8 +450,6 @@ REPAIR_ROUNDS = "generation.repair_rounds"
 
 
 def _verified_instances(store: ProjectStore, statuses) -> int:
-    from prefkit.curation.quality.verification import instance_verification
-
     links = store.content.instance_links()
     return sum(
         instance_verification(links.get(i.instance_id, []), statuses)[0] for i in store.content.instances()
@@ -455,11 +459,6 @@ def _verified_instances(store: ProjectStore, statuses) -> int:
 def run_repair(store: ProjectStore, layer, cfg: GenerationConfig) -> RepairReport:
     """Regenerate every failed generated session (same plan slot, factor, preference and checklist; a
     new dialogue), keep the old dialogue as a version, and queue the session for re-verification."""
-    import json
-
-    from prefkit.curation.annotation.kinds.preference_expressed import ensure_reverification_task
-    from prefkit.curation.quality.verification import session_statuses
-
     statuses = session_statuses(store)
     rounds = json.loads(store.get_meta(REPAIR_ROUNDS) or "[]")
     report = RepairReport(round=len(rounds) + 1, verified_instances=_verified_instances(store, statuses))
@@ -573,8 +572,6 @@ def _scaled(value: Any, factor: float) -> Any:
 
 
 def _layer(project: Project, cfg: GenerationConfig, backend: str | None, batch: bool, progress: bool):
-    from prefkit.pipelines.llm import LLMLayer
-
     return LLMLayer(
         project.store,
         llm_config=project.config.llm,
@@ -624,11 +621,6 @@ def estimate_run(
     requests are priced by the layer (``[llm.models]``, ``[llm.costs]``) and scaled to the full run.
     Dialogue length follows the offline simulator, so a real run can cost more (up to max_turns).
     """
-    import tempfile
-
-    from prefkit.curation.project import Project
-    from prefkit.pipelines.llm import LLMLayer
-
     k = min(sample, cfg.personas)
     with tempfile.TemporaryDirectory(prefix="prefkit-estimate-") as tmp:
         scratch = Project.init(Path(tmp) / "dry-run")

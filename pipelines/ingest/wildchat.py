@@ -33,12 +33,18 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import duckdb
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+from prefkit.curation.store.content import ImportBundle
 from prefkit.curation.store.engine import StoreError
 from prefkit.schemas.common import InputError, canonical_json, validation_line
 from prefkit.schemas.curation import Provenance
 from prefkit.schemas.reading import loads, no_records
 from prefkit.schemas.wildchat import WildChatConversation
 from pydantic import ValidationError
+from tqdm import tqdm
 
 if TYPE_CHECKING:
     from prefkit.curation.project import ProjectStore
@@ -221,8 +227,6 @@ def _record_problem(value: Any) -> str | None:
 
 # -- the DuckDB plan ----------------------------------------------------------------------------------
 def _connect(work_dir: Path):
-    import duckdb
-
     con = duckdb.connect(config={"memory_limit": DUCKDB_MEMORY_LIMIT, "temp_directory": str(work_dir)})
     con.execute("SET preserve_insertion_order = true")  # the scan numbers rows by their order
     con.execute("SET enable_progress_bar = false")  # DuckDB draws on stdout; the run has its own bars
@@ -312,9 +316,6 @@ def _scan(con, files: list[Path], f: WildChatFilters, bulk, kept_path: Path, ski
     as a pack (``bulk.add_packs``, in the import's transaction) and spill its narrow columns with its
     file, row and pack id to ``kept_path`` for grouping. In strict mode the first bad row stops the
     run (the caller's transaction then writes nothing)."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-    import pyarrow.parquet as pq
 
     schema = pa.schema([(name, getattr(pa, kind)()) for name, kind in KEPT_COLUMNS])
     found = _Scan()
@@ -619,9 +620,6 @@ def ingest_wildchat(
 
 def _run(con, files, f, bulk, report, skip_bad, rejects_path, progress, tmp: Path, hashing) -> None:
     """The steps of :func:`ingest_wildchat` inside the import's transaction."""
-    from prefkit.curation.store.content import ImportBundle
-    from tqdm import tqdm
-
     show = progress and sys.stderr.isatty()
     clock = time.perf_counter()
     kept_path = tmp / "kept.parquet"

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import pydantic
 from prefkit.curation.store.llm import LLMCallRecord
+from prefkit.pipelines.llm.batch import run_batch
 from prefkit.pipelines.llm.commits import GroupCommitter
 from prefkit.pipelines.llm.config import LLMConfigError, LLMSettings
 from prefkit.pipelines.llm.costs import Estimate, PriceTable, estimate_calls
@@ -180,8 +181,6 @@ class LLMLayer:
         progress.advance(True, True, n=len(plan) - sum(len(g) for g in groups.values()))
         try:
             if batch and not self.backend.offline:
-                from prefkit.pipelines.llm.batch import run_batch
-
                 if not isinstance(self.backend, BatchBackend):
                     raise LLMConfigError(f"backend {self.backend.name!r} has no Batch API; run without batch")
 

@@ -18,6 +18,7 @@ writes SQL (it goes through the store) nor calls a model directly (it goes throu
 
 from __future__ import annotations
 
+import random
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from functools import cache
@@ -26,7 +27,9 @@ from typing import TYPE_CHECKING, Any
 from prefkit.curation.quality.evidence import check_quote
 from prefkit.curation.store.content import Dialogue, NewMemory
 from prefkit.pipelines.generation.prompting import run_validated
-from prefkit.pipelines.llm import load_template
+from prefkit.pipelines.generation.run import PricingBackend
+from prefkit.pipelines.llm import LLMLayer, load_template
+from prefkit.pipelines.llm.offline import generator_for
 from prefkit.pipelines.llm.types import LLMRequest
 from prefkit.pipelines.memories import offline as _offline  # noqa: F401 - registers the offline generators
 from prefkit.schemas.alpsbench import TAXONOMY, MemoryItem
@@ -303,12 +306,6 @@ def estimate_extraction(
 ) -> dict[str, Any]:
     """Price a run with the configured models, making no call: stage-1 requests exactly, stage-2 requests
     built from the offline backend's candidates (real candidate lists can be longer or shorter)."""
-    import random
-
-    from prefkit.pipelines.generation.run import PricingBackend
-    from prefkit.pipelines.llm import LLMLayer
-    from prefkit.pipelines.llm.offline import generator_for
-
     with LLMLayer(
         store, llm_config=llm_config, backend=PricingBackend(), seed=seed, progress=False
     ) as pricer:

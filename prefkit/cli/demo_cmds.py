@@ -58,7 +58,7 @@ def examples(dest: str) -> None:
 
     Example: prefkit examples examples && prefkit import alpsbench examples/alpsbench
     """
-    from prefkit.demo import copy_examples
+    from prefkit.examples import copy_examples
 
     files = copy_examples(dest)
     root = Path(dest)
