@@ -24,6 +24,7 @@ from prefkit.curation.annotation.task_kinds import TASK_KIND_REGISTRY, LabelErro
 from prefkit.curation.project import Project
 from prefkit.curation.store.accounts import Account
 from prefkit.schemas.common import PrefkitError
+from prefkit.schemas.environment import Environment
 
 KIND_TITLES = {k: get_kind(k).title for k in TASK_KIND_REGISTRY}
 ROLE_AVATARS = {
@@ -41,7 +42,7 @@ def _open_project(root: str) -> Project:
 def open_project() -> Project:
     """The served project: ``$PREFKIT_PROJECT`` (set by ``prefkit annotate serve``) or the cwd."""
     try:
-        return _open_project(os.path.abspath(os.environ.get("PREFKIT_PROJECT", ".")))
+        return _open_project(os.path.abspath(Environment.read().project or "."))
     except PrefkitError as exc:
         st.error(str(exc))
         st.stop()

@@ -115,7 +115,7 @@ def push_vs_plain(project: Project, url: str, n: int, order: str) -> tuple[float
     items = [{"data": task_data(t)} for t in built]
     del built
     assert not project.store.labels.tasks(kind="preference_match")
-    client = connect(url)
+    client = connect(url, os.environ["LABEL_STUDIO_API_KEY"])
     times: dict[str, float] = {}
     requests = 0
     pid = server_pid(url)
@@ -189,7 +189,7 @@ def main(argv: list[str] | None = None) -> int:
             project.close()
     finally:
         if not args.keep:
-            client = bridge.connect(url)
+            client = bridge.connect(url, os.environ["LABEL_STUDIO_API_KEY"])
             for pid in CREATED:
                 client.projects.delete(pid)
     return 0

@@ -11,7 +11,6 @@ Layout of a project directory::
 
 from __future__ import annotations
 
-import os
 import re
 import tomllib
 from functools import cached_property
@@ -32,10 +31,10 @@ from prefkit.curation.store.llm import LLMRecords
 from prefkit.curation.store.queues import Queues
 from prefkit.curation.store.release import Releases
 from prefkit.schemas.config import ProjectConfig
+from prefkit.schemas.environment import DATABASE_URL, Environment
 
 CONFIG_NAME = "prefkit.toml"
-ENV_PROJECT = "PREFKIT_PROJECT"
-ENV_DATABASE = "PREFKIT_DATABASE_URL"
+ENV_DATABASE = DATABASE_URL
 
 
 class ProjectStore(StoreCore):
@@ -66,8 +65,8 @@ class ProjectStore(StoreCore):
     (``store.labels.insert_event(conn, event)``).
     """
 
-    def __init__(self, db: str | Path, retry_s: float | None = None):
-        super().__init__(db, retry_s)
+    def __init__(self, db: str | Path, retry_s: float | None = None, migration_wait_s: int | None = None):
+        super().__init__(db, retry_s, migration_wait_s)
         self.content = Content(self)
         self.generation = Generation(self)
         self.accounts = Accounts(self)
@@ -106,9 +105,11 @@ def _template() -> str:
 
 
 class Project:
-    """A project directory: configuration, store, guidelines and releases."""
+    """A project directory: configuration, store, guidelines and releases, and the environment it
+    runs in (``env``: read from the process when not given)."""
 
-    def __init__(self, root: str | Path):
+    def __init__(self, root: str | Path, env: Environment | None = None):
+        self.env = Environment.read() if env is None else env
         self.root = Path(root).resolve()
         if not (self.root / CONFIG_NAME).is_file():
             raise StoreError(
@@ -116,14 +117,21 @@ class Project:
             )
 
     @classmethod
-    def init(cls, root: str | Path, name: str | None = None, database: str | None = None) -> Project:
+    def init(
+        cls,
+        root: str | Path,
+        name: str | None = None,
+        database: str | None = None,
+        env: Environment | None = None,
+    ) -> Project:
         """Create a project directory (idempotent: an existing project is opened, never overwritten).
 
         ``database`` (default: ``$PREFKIT_DATABASE_URL``, else ``project.db``) is a SQLite file or a
         ``postgresql://user@host/db`` URL; the URL goes into ``prefkit.toml`` without its password."""
+        env = Environment.read() if env is None else env
         root = Path(root)
         cfg = root / CONFIG_NAME
-        chosen = database or os.environ.get(ENV_DATABASE)
+        chosen = database or env.database_url
         if database and has_password(database):
             raise StoreError(
                 "--database must not carry a password (it would be written to prefkit.toml): "
@@ -134,15 +142,15 @@ class Project:
             if chosen:
                 text_ = set_database_line(text_, config_database(chosen))
             if chosen and is_url(chosen):  # reachable and migrated before anything is written
-                ProjectStore(os.environ.get(ENV_DATABASE) or chosen).close()
+                ProjectStore(env.database_url or chosen, *_store_options(env)).close()
             root.mkdir(parents=True, exist_ok=True)
             cfg.write_text(text_, encoding="utf-8")
-        elif database and cls(root).configured_database != config_database(database):
+        elif database and cls(root, env).configured_database != config_database(database):
             raise StoreError(
-                f"{cfg} already uses {redact(cls(root).configured_database)}; "
+                f"{cfg} already uses {redact(cls(root, env).configured_database)}; "
                 "to move an existing project to another database use `prefkit store migrate --to URL`"
             )
-        project = cls(root)
+        project = cls(root, env)
         project.guidelines_dir.mkdir(exist_ok=True)
 
         write_default_guidelines(project.guidelines_dir)
@@ -150,10 +158,10 @@ class Project:
         return project
 
     @classmethod
-    def locate(cls, path: str | Path | None) -> Project:
+    def locate(cls, path: str | Path | None, env: Environment | None = None) -> Project:
         """The project named by ``path``, else ``$PREFKIT_PROJECT``, else the current directory."""
-        chosen = path or os.environ.get(ENV_PROJECT) or "."
-        return cls(chosen)
+        env = Environment.read() if env is None else env
+        return cls(path or env.project or ".", env)
 
     @cached_property
     def config(self) -> ProjectConfig:
@@ -178,7 +186,7 @@ class Project:
     def database(self) -> str:
         """What the store opens: ``$PREFKIT_DATABASE_URL`` when set (it may carry the password),
         else the configured URL, else the configured SQLite file relative to the project root."""
-        db = os.environ.get(ENV_DATABASE) or self.configured_database
+        db = self.env.database_url or self.configured_database
         return db if is_url(db) else str(self.root / db)
 
     def set_database(self, database: str) -> None:
@@ -191,7 +199,7 @@ class Project:
 
     @cached_property
     def store(self) -> ProjectStore:
-        return ProjectStore(self.database)
+        return ProjectStore(self.database, *_store_options(self.env))
 
     @property
     def guidelines_dir(self) -> Path:
@@ -208,6 +216,11 @@ class Project:
     def close(self) -> None:
         if "store" in self.__dict__:
             self.store.close()
+
+
+def _store_options(env: Environment) -> tuple[float | None, int | None]:
+    """The store's retry and migration-wait seconds from the environment (``None``: the defaults)."""
+    return env.db_retry_s, env.db_migration_wait_s
 
 
 def config_database(database: str) -> str:

@@ -23,6 +23,7 @@ from prefkit.exports.alpsbench import packet as alps_packet
 from prefkit.exports.cupid import cupid_arrow_schema, rebuilt_instance
 from prefkit.schemas.alpsbench_layout import assign_splits, packet_pairs
 from prefkit.schemas.common import canonical_json, content_hash
+from prefkit.schemas.config import LABEL_CONFIGS, RELEASE_CONFIGS, AlpsReference, config_selected
 
 if TYPE_CHECKING:
     from prefkit.curation.project import ProjectStore
@@ -200,9 +201,6 @@ _ALPS_ROW = ("benchmark_id", "task", "session_id", "canonical_id", "stratum", "a
 ALPS_INPUT_SCHEMA = _schema(*((c, S) for c in (*_ALPS_ROW, "input")))
 ALPS_GOLD_SCHEMA = _schema(*((c, S) for c in _ALPS_ROW if c != "stratum"), ("gold", S))
 ALPS_UNVERIFIED_SCHEMA = _schema(*((c, S) for c in ("id", "track", *_ALPS_ROW, "input", "gold")))
-#: Where an AlpsBench release takes its Task 1 reference from: the memories annotators verified
-#: (``memory_verify`` final labels), or the imported packets' own gold.
-ALPS_REFERENCES = ("verified", "imported")
 UNVERIFIED_PACKET = "packet not verified (no final memory_verify label)"
 
 Tracks = dict[str, list[tuple[dict[str, Any], dict[str, Any]]]]
@@ -254,13 +252,12 @@ def alps_rows(
     return tracks, unverified, dropped, from_packets
 
 
-def alpsbench_configs(store: ProjectStore, reference: str = "verified") -> list[ConfigData]:
+def alpsbench_configs(store: ProjectStore, reference: AlpsReference = "verified") -> list[ConfigData]:
     """AlpsBench's public layout: per track, inputs (dev/validation/test) and gold (dev/validation);
     the test gold and the whole packets go to private configs that are never published. With the
     ``verified`` reference (the default) only verified packets are in the tracks, Task 1's reference
-    is their verified gold, and the other packets are in ``alpsbench_unverified``."""
-    if reference not in ALPS_REFERENCES:
-        raise ValueError(f"[release] alpsbench_reference must be one of {ALPS_REFERENCES}, not {reference!r}")
+    is their verified gold (the memories annotators verified: ``memory_verify`` final labels), and the
+    other packets are in ``alpsbench_unverified``; with ``imported``, the packets' own gold."""
     gold = verified_gold(store) if reference == "verified" else None
     verified, unverified, dropped, from_packets = alps_rows(store, gold)
     out: list[ConfigData] = []
@@ -532,20 +529,8 @@ def adjudications_config(store: ProjectStore, pseudonym: Callable[[str], str]) -
     return cfg.finish()
 
 
-CONFIG_NAMES = (
-    "cupid",
-    "cupid_unverified",
-    "cupid_raw",
-    "alpsbench_*",
-    "labels",
-    "final_labels",
-    "matching",
-    "adjudications",
-)
-
-
 def build_configs(
-    store: ProjectStore, only: list[str] | None = None, alps_reference: str = "verified"
+    store: ProjectStore, only: list[str] | None = None, alps_reference: AlpsReference = "verified"
 ) -> list[ConfigData]:
     """Every config the project holds content for, in a fixed order, including those whose rows were
     all dropped (``count == 0``, ``considered > 0``: written nowhere, but stated in the card and
@@ -562,32 +547,33 @@ def build_configs(
             cache["statuses"] = session_statuses(store)
         return cache["statuses"]
 
-    builders: list[tuple[str, Callable[[], list[ConfigData]]]] = [
-        ("cupid", lambda: [cupid_config(store, statuses())]),
-        ("cupid_unverified", lambda: [cupid_unverified_config(store)]),
-        ("cupid_raw", lambda: [cupid_raw_config(store, pseudonym, statuses())]),
-        ("alpsbench_", lambda: alpsbench_configs(store, alps_reference)),
-        ("labels", lambda: [labels_config(store, pseudonym)]),
-        ("final_labels", lambda: [final_labels_config(store)]),
-        ("matching", lambda: [matching_config(store, pseudonym)]),
-        ("adjudications", lambda: [adjudications_config(store, pseudonym)]),
-    ]
+    builders: dict[str, Callable[[], list[ConfigData]]] = {
+        "cupid": lambda: [cupid_config(store, statuses())],
+        "cupid_unverified": lambda: [cupid_unverified_config(store)],
+        "cupid_raw": lambda: [cupid_raw_config(store, pseudonym, statuses())],
+        "alpsbench_*": lambda: alpsbench_configs(store, alps_reference),
+        "labels": lambda: [labels_config(store, pseudonym)],
+        "final_labels": lambda: [final_labels_config(store)],
+        "matching": lambda: [matching_config(store, pseudonym)],
+        "adjudications": lambda: [adjudications_config(store, pseudonym)],
+    }
+    assert tuple(builders) == RELEASE_CONFIGS, "one builder per release config, in the list's order"
     kinds = tuple(sorted({t.kind for t in store.labels.tasks()}))
     configs: list[ConfigData] = []
-    for name, build in builders:
-        family = name.endswith("_")
-        if only is not None and not any(
-            (o.startswith(name) if family else selected(name, [o])) for o in only
-        ):
+    for name, build in builders.items():
+        if only is not None and not any(_may_select(name, o) for o in only):
             continue
         configs += build()
     for c in configs:
-        if c.name in ("labels", "final_labels", "adjudications"):
+        if c.name in LABEL_CONFIGS:
             c.needs = kinds
-    return [c for c in configs if c.considered and selected(c.name, only)]
+    return [c for c in configs if c.considered and config_selected(c.name, only)]
 
 
-def selected(name: str, only: list[str] | None) -> bool:
-    if only is None:
-        return True
-    return any(name == o or (o.endswith("*") and name.startswith(o[:-1])) for o in only)
+def _may_select(name: str, entry: str) -> bool:
+    """Whether the ``[release] configs`` entry can select a config built under ``name`` (a family
+    such as ``alpsbench_*`` builds configs named by the data)."""
+    if name.endswith("*"):
+        family = name[:-1]
+        return entry.startswith(family) or (entry.endswith("*") and family.startswith(entry[:-1]))
+    return config_selected(name, [entry])

@@ -10,13 +10,63 @@ outside ``schemas``.
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any, Literal
+
 from prefkit.schemas.common import Contract, PrefkitError, validation_line
-from pydantic import Field, ValidationError
+from pydantic import Field, ValidationError, field_validator
 
 #: α_min of a final release (Krippendorff's reliable-data threshold); ``policy = "tentative"`` allows down
 #: to :data:`TENTATIVE_ALPHA_MIN` (tentative conclusions).
 FINAL_ALPHA_MIN = 0.800
 TENTATIVE_ALPHA_MIN = 0.667
+
+
+#: The configs a release can hold, in the order they are built and listed (the one list: the release
+#: builders, the gates and ``[release] configs`` all read it). A name ending in ``_*`` is a family:
+#: ``alpsbench_*`` is every AlpsBench track (``alpsbench_task1``, ``alpsbench_task1_gold``, ...,
+#: ``alpsbench_unverified``, ``alpsbench_packets``), named by the data.
+RELEASE_CONFIGS = (
+    "cupid",
+    "cupid_unverified",
+    "cupid_raw",
+    "alpsbench_*",
+    "labels",
+    "final_labels",
+    "matching",
+    "adjudications",
+)
+#: Configs that publish the labels themselves: every task kind of the project decides them.
+LABEL_CONFIGS = ("labels", "final_labels", "adjudications")
+
+Backend = Literal["offline", "openai"]
+Structured = Literal["json_schema", "json_mode"]
+Policy = Literal["final", "tentative"]
+Adjudicate = Literal["ties", "all"]
+AlpsReference = Literal["verified", "imported"]
+
+
+def config_selected(name: str, only: list[str] | tuple[str, ...] | None) -> bool:
+    """Whether ``[release] configs`` (``only``; ``None``: all) selects the config ``name``: an entry is a
+    config's name or a prefix pattern ending in ``*`` (``alpsbench_*``, ``cupid*``)."""
+    if only is None:
+        return True
+    return any(name == o or (o.endswith("*") and name.startswith(o[:-1])) for o in only)
+
+
+def known_config(entry: str) -> bool:
+    """Whether a ``[release] configs`` entry can name a config: a fixed name, a member of a family
+    (``alpsbench_task1``), or a pattern matching one of either (``cupid*``, ``alpsbench_*``)."""
+    families = [c[:-1] for c in RELEASE_CONFIGS if c.endswith("*")]
+    fixed = [c for c in RELEASE_CONFIGS if not c.endswith("*")]
+    if entry in fixed or any(entry.startswith(f) and len(entry) > len(f) for f in families):
+        return True
+    if entry.endswith("*"):
+        prefix = entry[:-1]
+        return any(c.startswith(prefix) for c in fixed) or any(
+            f.startswith(prefix) or prefix.startswith(f) for f in families
+        )
+    return False
 
 
 class ConfigError(PrefkitError):
@@ -36,22 +86,35 @@ class ProjectSection(Contract):
     )
 
 
+#: The roles a request names; each has a model in ``[llm.models]``.
+LLM_ROLES = ("writer", "user_simulator", "assistant", "judge")
+DEFAULT_MODEL = "gpt-4o-mini"
+DEFAULT_COMPLETION_TOKENS = 500
+
+
+class LLMConfigError(ConfigError):
+    """The LLM configuration cannot work (no key, no endpoint, unknown role, bad value)."""
+
+
 class LLMSection(Contract):
-    backend: str = Field(default="offline", description="'offline' (deterministic, built in) or 'openai'.")
+    """The ``[llm]`` table: the LLM layer's settings (the key itself is never here: ``api_key_env``
+    names the variable holding it)."""
+
+    backend: Backend = Field(
+        default="offline", description="'offline' (deterministic, built in) or 'openai'."
+    )
     base_url: str = Field(default="", description="OpenAI-compatible endpoint; default $OPENAI_BASE_URL.")
     api_key_env: str = Field(default="OPENAI_API_KEY", description="Variable holding the API key.")
-    concurrency: int = Field(default=8, description="Calls open at once.")
+    concurrency: int = Field(default=8, ge=1, description="Calls open at once.")
     requests_per_minute: float = Field(default=0, description="Client-side request limit (0 = none).")
     tokens_per_minute: float = Field(default=0, description="Client-side token limit (0 = none).")
-    timeout_s: float = Field(default=60, description="Per HTTP attempt.")
-    max_retries: int = Field(default=4, description="The SDK's retries.")
-    structured: str = Field(default="json_schema", description="'json_schema' or 'json_mode'.")
-    repair_attempts: int = Field(default=1, description="Re-asks with the validation error.")
+    timeout_s: float = Field(default=60, gt=0, description="Per HTTP attempt.")
+    max_retries: int = Field(default=4, ge=0, description="The SDK's retries.")
+    structured: Structured = Field(default="json_schema", description="'json_schema' or 'json_mode'.")
+    repair_attempts: int = Field(default=1, ge=0, description="Re-asks with the validation error.")
     models: dict[str, str] = Field(
-        default_factory=lambda: {
-            r: "gpt-4o-mini" for r in ("writer", "user_simulator", "assistant", "judge")
-        },
-        description="Model per role.",
+        default_factory=lambda: dict.fromkeys(LLM_ROLES, DEFAULT_MODEL),
+        description="Model per role (a role left out keeps the default model).",
     )
     costs: dict[str, dict[str, float]] = Field(
         default_factory=dict, description="US$ per 1M tokens per model; extends the built-in table."
@@ -62,8 +125,46 @@ class LLMSection(Contract):
     batch_poll_s: float = Field(default=30.0, description="Seconds between Batch API polls.")
     batch_wait_s: float = Field(default=86_400.0, description="Give up waiting for a batch after this.")
 
+    @field_validator("models")
+    @classmethod
+    def _every_role(cls, models: dict[str, str]) -> dict[str, str]:
+        return {**dict.fromkeys(LLM_ROLES, DEFAULT_MODEL), **models}
+
+    @field_validator("api_key_env")
+    @classmethod
+    def _key_variable(cls, name: str) -> str:
+        return name or "OPENAI_API_KEY"
+
+    @classmethod
+    def of(cls, llm_config: LLMSection | dict[str, Any] | None) -> LLMSection:
+        """``[llm]`` as given: the section itself, or a dict checked like ``prefkit.toml`` (an unknown or
+        mistyped key is an :class:`LLMConfigError` naming it)."""
+        if isinstance(llm_config, LLMSection):
+            return llm_config
+        try:
+            return cls.model_validate(llm_config or {})
+        except ValidationError as exc:
+            raise LLMConfigError(f"[llm] {validation_line(exc)}") from None
+
+    def model_for(self, role: str) -> str:
+        try:
+            return self.models[role]
+        except KeyError:
+            raise LLMConfigError(
+                f'no model configured for role {role!r}; set [llm.models] {role} = "..."'
+            ) from None
+
+    def completion_budget(self, stage: str, max_tokens: int | None) -> int:
+        """Completion tokens to reserve/estimate for a request with no known answer yet."""
+        if max_tokens:
+            return max_tokens
+        return self.completion_tokens.get(stage, DEFAULT_COMPLETION_TOKENS)
+
 
 class GenerationSection(Contract):
+    """The ``[generation]`` table: the settings of a generation run (CLI flags override them through
+    ``prefkit.pipelines.generation.run.generation_settings``, which also checks them)."""
+
     personas: int = Field(default=4, description="Personas in a batch.")
     factors_per_persona: int = Field(default=8, description="Context factors per persona.")
     sessions: int = Field(default=13, description="Sessions per persona.")
@@ -73,8 +174,8 @@ class GenerationSection(Contract):
     met_score: int = Field(default=8, description="Checklist score that counts as met.")
     attempts: int = Field(default=3, description="Tries per request before it fails.")
     seed: int = Field(default=0, description="Seed of every random choice.")
-    taxonomy: str | None = Field(default=None, description="Taxonomy file (relative to the project).")
-    seed_personas: str | None = Field(default=None, description="JSONL of seed personas.")
+    taxonomy: Path | None = Field(default=None, description="Taxonomy file (relative to the project).")
+    seed_personas: Path | None = Field(default=None, description="JSONL of seed personas.")
     seed_licence: str | None = Field(default=None, description="Licence of the seed personas.")
 
 
@@ -103,7 +204,7 @@ class AnnotationSection(Contract):
 class ReleasePolicy(Contract):
     """The ``[release]`` table: the gates' thresholds, which configs ship, and the card's answers."""
 
-    policy: str = Field(default="final", description="'final' (α ≥ 0.800) or 'tentative' (α ≥ 0.667).")
+    policy: Policy = Field(default="final", description="'final' (α ≥ 0.800) or 'tentative' (α ≥ 0.667).")
     alpha_min: float | dict[str, float] = Field(
         default=FINAL_ALPHA_MIN,
         description='One α threshold, or a table {default = 0.8, "kind.field" = 0.7}.',
@@ -111,13 +212,15 @@ class ReleasePolicy(Contract):
     min_labels_per_item: int = Field(default=3, description="Live labels every released task needs.")
     gold_accuracy_min: float = Field(default=0.8, description="Every annotator's gold accuracy floor.")
     allow_offline: bool = Field(default=False, description="Release content of the offline backend.")
-    adjudicate: str = Field(default="ties", description="'ties' or 'all' disagreements need a decision.")
+    adjudicate: Adjudicate = Field(
+        default="ties", description="'ties' or 'all' disagreements need a decision."
+    )
     judge_alpha_min: float = Field(
         default=TENTATIVE_ALPHA_MIN, description="An LLM judge below this α with humans is not validated."
     )
     require_gold: bool = Field(default=True, description="Label gates need labelled gold items.")
     configs: list[str] | None = Field(default=None, description="Configs to release (default: all).")
-    alpsbench_reference: str = Field(
+    alpsbench_reference: AlpsReference = Field(
         default="verified",
         description="'verified': only people-verified AlpsBench packets in the tracks; 'imported': all of them.",
     )
@@ -145,6 +248,17 @@ class ReleasePolicy(Contract):
         default="Maintained by the project's maintainers; errata become a new release (patch for metadata, minor for added records, major for changed records).",
         description="Card: who maintains it and how.",
     )
+
+    @field_validator("configs")
+    @classmethod
+    def _known_configs(cls, configs: list[str] | None) -> list[str] | None:
+        for entry in configs or []:
+            if not known_config(entry):
+                raise ValueError(
+                    f"unknown config {entry!r}; the configs are {', '.join(RELEASE_CONFIGS)} "
+                    "(a name ending in * selects every config it starts)"
+                )
+        return configs
 
     def alpha_for(self, kind: str, field_name: str) -> float:
         """The α threshold of one field: its ``"kind.field"`` entry, else ``default``, else 0.800."""

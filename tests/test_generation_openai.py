@@ -10,7 +10,7 @@ import pytest
 from fakeopenai import start_fake_openai
 from prefkit.curation.project import Project
 from prefkit.pipelines.generation import offline
-from prefkit.pipelines.generation.run import GenerationConfig, run_generation
+from prefkit.pipelines.generation.run import generation_settings, run_generation
 from prefkit.pipelines.llm import LLMLayer
 from prefkit.pipelines.llm.types import LLMRequest
 
@@ -105,7 +105,7 @@ def openai_project(tmp_path, monkeypatch):
 
 
 def run(project, **overrides):
-    cfg = GenerationConfig.from_config(project.config.generation, **overrides)
+    cfg = generation_settings(project.config.generation, **overrides)
     with LLMLayer(
         project.store, llm_config=project.config.llm, backend="openai", seed=0, progress=False
     ) as layer:

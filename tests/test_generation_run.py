@@ -10,14 +10,14 @@ from prefkit.curation.project import Project
 from prefkit.exports.cupid import CUPID_COLUMNS, export_cupid
 from prefkit.pipelines.generation.factors import validate_factors
 from prefkit.pipelines.generation.plan import PlanShape, validate_pattern
-from prefkit.pipelines.generation.run import GenerationConfig, GenerationError, run_generation
+from prefkit.pipelines.generation.run import GenerationError, generation_settings, run_generation
 from prefkit.pipelines.llm import LLMLayer
 from prefkit.schemas.cupid import BenchmarkInstance
 from sqlalchemy import select
 
 
 def generate(project: Project, **overrides):
-    cfg = GenerationConfig.from_config(project.config.generation, **overrides)
+    cfg = generation_settings(project.config.generation, **overrides)
     with LLMLayer(
         project.store, llm_config=project.config.llm, backend="offline", seed=cfg.seed, progress=False
     ) as layer:

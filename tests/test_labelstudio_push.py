@@ -63,7 +63,10 @@ def _pairs(project: Project, n: int, gold: int = -1) -> None:
 
 def _ls_tasks(url: str, pid: int) -> list[str]:
     """The prefkit task id of every task in the Label Studio project (duplicates included)."""
-    return [t.data[TASK_ID_KEY] for t in bridge.connect(url).tasks.list(project=pid, fields="all")]
+    return [
+        t.data[TASK_ID_KEY]
+        for t in bridge.connect(url, os.environ["LABEL_STUDIO_API_KEY"]).tasks.list(project=pid, fields="all")
+    ]
 
 
 @pytest.mark.parametrize("mode", ["refused", "answer_lost"])
@@ -90,11 +93,19 @@ def test_a_push_that_fails_half_way_resumes_and_imports_each_task_once(ls_url, l
     assert sorted(in_ls) == sorted(t.task_id for t in tasks) and len(tasks) == 9
     mapped = ls_project.store.labelstudio.task_ids(proxy.url, pid)
     assert {ls_id: task_id for task_id, ls_id in mapped.items()} == {
-        int(t.id): t.data[TASK_ID_KEY] for t in bridge.connect(ls_url).tasks.list(project=pid, fields="all")
+        int(t.id): t.data[TASK_ID_KEY]
+        for t in bridge.connect(ls_url, os.environ["LABEL_STUDIO_API_KEY"]).tasks.list(
+            project=pid, fields="all"
+        )
     }
     gold = next(t for t in tasks if t.is_gold)
     assert gold.item_ref == "pair:pair04" and gold.gold_answer == {"coverage": "fully"}
-    assert [a.ground_truth for a in bridge.connect(ls_url).annotations.list(mapped[gold.task_id])] == [True]
+    assert [
+        a.ground_truth
+        for a in bridge.connect(ls_url, os.environ["LABEL_STUDIO_API_KEY"]).annotations.list(
+            mapped[gold.task_id]
+        )
+    ] == [True]
 
     third = bridge.push(ls_project, "preference_match", ls_url)  # the server's own address: its own project
     assert third.project_created and third.imported == 9
@@ -223,7 +234,10 @@ def test_two_push_processes_at_once_import_each_task_once(ls_url, ls_project, tm
     assert sorted(_ls_tasks(ls_url, pid)) == sorted(t.task_id for t in tasks) and len(tasks) == 30
     mapped = ls_project.store.labelstudio.task_ids(ls_url, pid)
     assert {ls_id: task_id for task_id, ls_id in mapped.items()} == {
-        int(t.id): t.data[TASK_ID_KEY] for t in bridge.connect(ls_url).tasks.list(project=pid, fields="all")
+        int(t.id): t.data[TASK_ID_KEY]
+        for t in bridge.connect(ls_url, os.environ["LABEL_STUDIO_API_KEY"]).tasks.list(
+            project=pid, fields="all"
+        )
     }
     assert ls_project.store.labelstudio.projects(ls_url)[0].ls_project_id == pid
     assert ls_project.store.labelstudio.push_lease(ls_url, "preference_match") is None

@@ -154,7 +154,7 @@ def labelled(ls, project, pushed):
 
 
 def test_push_creates_a_project_per_kind_with_overlap_and_guidelines(ls, project, pushed):
-    client = bridge.connect(ls.url)
+    client = bridge.connect(ls.url, os.environ["LABEL_STUDIO_API_KEY"])
     for kind, report in pushed.items():
         tasks = project.store.labels.tasks(kind=kind)
         assert report.project_created and report.imported == len(tasks) > 0 and not report.not_pushed
@@ -171,7 +171,7 @@ def test_push_creates_a_project_per_kind_with_overlap_and_guidelines(ls, project
 def test_gold_answer_is_uploaded_as_ground_truth(ls, project, pushed):
     gold = next(t for t in project.store.labels.tasks(kind="preference_match") if t.is_gold)
     ls_id = project.store.labelstudio.task_ids(ls.url, pushed["preference_match"].ls_project_id)[gold.task_id]
-    anns = bridge.connect(ls.url).annotations.list(ls_id)
+    anns = bridge.connect(ls.url, os.environ["LABEL_STUDIO_API_KEY"]).annotations.list(ls_id)
     assert pushed["preference_match"].gold == 1
     assert [(a.ground_truth, a.result[0]["value"]["choices"]) for a in anns] == [(True, ["fully"])]
 
@@ -221,7 +221,7 @@ def test_push_and_pull_again_change_nothing(ls, project, labelled):
 
 
 def test_an_edit_supersedes_and_a_deletion_withdraws(ls, project, labelled):
-    client = bridge.connect(ls.url)
+    client = bridge.connect(ls.url, os.environ["LABEL_STUDIO_API_KEY"])
     edited, deleted = labelled.anns["preference_match"][0][:2]
     client.annotations.update(
         edited, result=ls_kind("preference_match").results({"coverage": "not_covered"}, None)
@@ -288,7 +288,9 @@ def test_status_lists_each_project_with_its_completion(ls, project, labelled):
 
 def test_a_project_deleted_in_label_studio_is_recreated_and_pulled_labels_stay(ls, project, labelled, pushed):
     before = len(project.store.labels.effective_events("preference_expressed"))
-    bridge.connect(ls.url).projects.delete(pushed["preference_expressed"].ls_project_id)
+    bridge.connect(ls.url, os.environ["LABEL_STUDIO_API_KEY"]).projects.delete(
+        pushed["preference_expressed"].ls_project_id
+    )
     again = bridge.push(project, "preference_expressed", ls.url)
     assert again.project_created and again.ls_project_id != pushed["preference_expressed"].ls_project_id
     assert again.imported == len(project.store.labels.tasks(kind="preference_expressed"))

@@ -125,7 +125,9 @@ def test_a_project_on_postgres_runs_every_stage_through_the_cli(tmp_path, pg_url
 def _open_in_subprocess(url: str, **env) -> subprocess.Popen:
     code = (
         "import sys; from prefkit.curation.store.engine import StoreCore; "
-        "print(len(StoreCore(sys.argv[1]).applied_migrations()))"
+        "from prefkit.schemas.environment import Environment; "
+        "wait = Environment.read().db_migration_wait_s; "
+        "print(len(StoreCore(sys.argv[1], migration_wait_s=wait).applied_migrations()))"
     )
     return subprocess.Popen(
         [sys.executable, "-c", code, url], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,

@@ -166,7 +166,7 @@ def test_imported_cupid_rows_yield_preference_expressed_tasks_for_their_sessions
 
 
 def test_repair_regenerates_a_failed_session_and_recovers_its_instance_after_reverification(gen):
-    from prefkit.pipelines.generation.run import GenerationConfig, run_repair
+    from prefkit.pipelines.generation.run import generation_settings, run_repair
     from prefkit.pipelines.llm import LLMLayer
 
     store = gen.store
@@ -175,7 +175,7 @@ def test_repair_regenerates_a_failed_session_and_recovers_its_instance_after_rev
     for sid, task in tasks_by_session(store).items():
         verify(store, task, missing=(0,) if sid == b_session else ())
     before = store.content.dialogue(b_session).turns
-    cfg = GenerationConfig.from_config(gen.config.generation, personas=1)
+    cfg = generation_settings(gen.config.generation, personas=1)
 
     def repair():
         with LLMLayer(store, llm_config=gen.config.llm, backend="offline", seed=0, progress=False) as layer:

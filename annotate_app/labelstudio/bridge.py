@@ -41,13 +41,12 @@ from prefkit.curation.annotation.task_kinds import LabelError, get_kind
 from prefkit.curation.store.labelstudio import LSPushLease
 from prefkit.schemas.common import PrefkitError, content_hash, parse_utc, utcnow
 from prefkit.schemas.curation import AnnotationTask, LabelEvent
+from prefkit.schemas.environment import LABEL_STUDIO_API_KEY
 
 if TYPE_CHECKING:
     from prefkit.curation.project import Project
     from prefkit.curation.store.labelstudio import LSAnnotation
 
-ENV_URL = "LABEL_STUDIO_URL"
-ENV_KEY = "LABEL_STUDIO_API_KEY"
 # Tasks are built, stored and encoded a part at a time: the first part is ``BATCH`` tasks, so Label
 # Studio starts on the first import request while the rest is built; each later part is twice the
 # one before (fewer, larger store transactions) up to ``IMPORT_CHUNK``. A request takes every part
@@ -79,12 +78,13 @@ class LabelStudioError(PrefkitError):
     """Label Studio is unreachable, refuses the token, or the project is not pushed yet."""
 
 
-def connect(url: str, api_key: str | None = None, timeout: float = 120) -> LabelStudio:
-    """An SDK client for ``url``; the token comes from ``api_key`` or ``$LABEL_STUDIO_API_KEY``."""
-    key = api_key or os.environ.get(ENV_KEY)
+def connect(url: str, api_key: str | None, timeout: float = 120) -> LabelStudio:
+    """An SDK client for ``url`` with the token ``api_key`` (the callers pass ``$LABEL_STUDIO_API_KEY``
+    from ``project.env`` when they are given none)."""
+    key = api_key
     if not key:
         raise LabelStudioError(
-            f"no Label Studio API token: set {ENV_KEY} (Account & Settings → Access Token)"
+            f"no Label Studio API token: set {LABEL_STUDIO_API_KEY} (Account & Settings → Access Token)"
         )
     return LabelStudio(base_url=url.rstrip("/"), api_key=key, timeout=timeout)
 
@@ -468,7 +468,7 @@ def push(
     overlap = project.config.annotation.overlap
     if overlap < 1:
         raise LabelStudioError("overlap must be at least 1")
-    client = connect(url, api_key)
+    client = connect(url, api_key or project.env.label_studio_api_key)
     lease = _PushLease(project, url, kind)
     lease.acquire(wait_s, on_wait)
     try:
@@ -684,7 +684,7 @@ def pull(project: Project, kind: str, url: str, api_key: str | None = None) -> P
         raise LabelStudioError(
             f"{kind} was never pushed to {url}; run `prefkit labelstudio push {kind} --url {url}`"
         )
-    client = connect(url, api_key)
+    client = connect(url, api_key or project.env.label_studio_api_key)
     report = PullReport(kind, url, pid)
     annotators = AnnotatorMap(project, client, report)
     by_ls_id = {ls_id: task_id for task_id, ls_id in project.store.labelstudio.task_ids(url, pid).items()}
@@ -716,7 +716,7 @@ def status(project: Project, url: str | None = None, api_key: str | None = None)
     """Per Label Studio project: tasks, annotations, annotators, completion (tasks with k annotations)."""
     rows = []
     for p in project.store.labelstudio.projects(url):
-        client = connect(p.url, api_key)
+        client = connect(p.url, api_key or project.env.label_studio_api_key)
         info = _call(f"reading Label Studio project {p.ls_project_id}", client.projects.get, p.ls_project_id)
         annotators = _call("listing annotators", client.projects.list_unique_annotators, p.ls_project_id)
         pulled = project.store.labelstudio.annotations(p.url, p.ls_project_id)

@@ -20,7 +20,7 @@ from prefkit.curation.quality.consensus import disagreements, effective_adjudica
 from prefkit.curation.quality.evidence import check_memory, evidence_rows
 from prefkit.curation.quality.verification import verified_gold_evidence
 from prefkit.schemas.common import PrefkitError
-from prefkit.schemas.config import FINAL_ALPHA_MIN, TENTATIVE_ALPHA_MIN, ReleasePolicy
+from prefkit.schemas.config import FINAL_ALPHA_MIN, LABEL_CONFIGS, TENTATIVE_ALPHA_MIN, ReleasePolicy
 
 if TYPE_CHECKING:
     from prefkit.curation.project import ProjectStore
@@ -56,16 +56,9 @@ class GateResult:
 
 
 def check_policy(policy: ReleasePolicy) -> ReleasePolicy:
-    """The ``[release]`` policy, checked: α below 0.800 needs ``policy = "tentative"``, never below 0.667."""
-    if policy.alpsbench_reference not in ("verified", "imported"):
-        raise PolicyError(
-            "[release] alpsbench_reference must be 'verified' or 'imported', "
-            f"not {policy.alpsbench_reference!r}"
-        )
-    if policy.policy not in ("final", "tentative"):
-        raise PolicyError(f"[release] policy must be 'final' or 'tentative', not {policy.policy!r}")
-    if policy.adjudicate not in ("ties", "all"):
-        raise PolicyError(f"[release] adjudicate must be 'ties' or 'all', not {policy.adjudicate!r}")
+    """The ``[release]`` policy, checked: α below 0.800 needs ``policy = "tentative"``, never below 0.667.
+    (Its closed choices, ``policy``, ``adjudicate`` and ``alpsbench_reference``, are checked when
+    ``prefkit.toml`` is read.)"""
     floor = FINAL_ALPHA_MIN if policy.policy == "final" else TENTATIVE_ALPHA_MIN
     values = policy.alpha_min.values() if isinstance(policy.alpha_min, dict) else [policy.alpha_min]
     for v in values:
@@ -145,11 +138,8 @@ class GateContext:
         return self._cache["superseded"]
 
 
-#: Configs that publish the labels themselves; a message names the data configs first.
-LABEL_CONFIGS = ("labels", "final_labels", "adjudications")
-
-
 def _needs_text(kind: str, configs: list[str]) -> str:
+    # A message names the data configs first (the label configs depend on every kind).
     data = [c for c in configs if c not in LABEL_CONFIGS]
     configs = data or configs
     names = ", ".join(f"`{c}`" for c in configs)

@@ -18,7 +18,6 @@ the connect retries; idempotent steps run through :meth:`StoreCore.retrying`.
 from __future__ import annotations
 
 import json
-import os
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -49,8 +48,6 @@ from sqlalchemy.exc import DBAPIError
 __all__ = ["StoreArea", "StoreCore", "StoreError", "apply_migrations", "make_engine"]
 
 T = TypeVar("T")
-ENV_RETRY_S = "PREFKIT_DB_RETRY_S"
-ENV_MIGRATION_WAIT_S = "PREFKIT_DB_MIGRATION_WAIT_S"
 #: The meta key ``prefkit store migrate`` leaves in the old database: opening it afterwards is an error.
 MOVED_TO = "store.moved_to"
 
@@ -84,9 +81,11 @@ def apply_migrations(conn: Connection) -> list[str]:
 class StoreCore:
     """Connection handling, migrations and small shared helpers."""
 
-    def __init__(self, db: str | Path, retry_s: float | None = None):
+    def __init__(self, db: str | Path, retry_s: float | None = None, migration_wait_s: int | None = None):
         self.db = db
-        self.retry_s = float(os.environ.get(ENV_RETRY_S, RETRY_S)) if retry_s is None else retry_s
+        # From the environment through Project ($PREFKIT_DB_RETRY_S, $PREFKIT_DB_MIGRATION_WAIT_S).
+        self.retry_s = RETRY_S if retry_s is None else retry_s
+        self.migration_wait_s = MIGRATION_WAIT_S if migration_wait_s is None else migration_wait_s
         self.engine = make_engine(db)
         self.migrate()
         self._md = MetaData()
@@ -185,7 +184,7 @@ class StoreCore:
     def _migrate_once(self) -> list[str]:
         with self.write() as conn:
             if is_postgres(conn):
-                wait_s = int(os.environ.get(ENV_MIGRATION_WAIT_S, MIGRATION_WAIT_S))
+                wait_s = int(self.migration_wait_s)
                 conn.execute(text(f"SET LOCAL lock_timeout = '{wait_s}s'"))
                 try:
                     self.lock(conn, "migrations")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import random
 import tempfile
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -22,7 +22,7 @@ from prefkit.curation.quality.verification import instance_verification, session
 from prefkit.pipelines.generation import STAGES, checklists, dialogues, factors, instances, personas, plan
 from prefkit.pipelines.generation import offline as _offline  # noqa: F401 - registers the offline generators
 from prefkit.pipelines.generation.prompting import run_validated
-from prefkit.pipelines.generation.taxonomy import Taxonomy, load_taxonomy
+from prefkit.pipelines.generation.taxonomy import load_taxonomy
 from prefkit.pipelines.ingest.cupid import instance_records
 from prefkit.pipelines.llm import LLMLayer
 from prefkit.pipelines.llm.types import BaseBackend
@@ -41,69 +41,42 @@ class GenerationError(PrefkitError):
     """A generation run cannot start (bad settings or inputs)."""
 
 
-@dataclass(frozen=True)
-class GenerationConfig:
-    """Settings of a run: ``[generation]`` of prefkit.toml, overridden by CLI flags."""
+def generation_settings(
+    section: GenerationSection, root: Path | None = None, **overrides: Any
+) -> GenerationSection:
+    """``[generation]`` (``project.config.generation``) overridden by CLI flags (``None``: not given),
+    checked; a relative ``taxonomy`` path is relative to ``root`` (the project)."""
+    given = {k: v for k, v in overrides.items() if v is not None and k in GenerationSection.model_fields}
+    cfg = section.model_copy(update=given) if given else section
+    cfg = GenerationSection.model_validate(cfg.model_dump())  # the flags' types, checked like the file's
+    if cfg.taxonomy is not None and not cfg.taxonomy.is_absolute() and root is not None:
+        cfg = cfg.model_copy(update={"taxonomy": Path(root) / cfg.taxonomy})
+    check_settings(cfg)
+    return cfg
 
-    personas: int = 4
-    factors_per_persona: int = 8
-    sessions: int = 13
-    a_prior: int = 4
-    b_count: int = 2
-    max_turns: int = 16
-    met_score: int = 8
-    attempts: int = 3
-    seed: int = 0
-    seed_personas: Path | None = None
-    seed_licence: str | None = None
-    taxonomy: Path | None = None  # None: CUPID's (pipelines/generation/taxonomy.json)
 
-    @classmethod
-    def from_config(
-        cls, section: GenerationSection, root: Path | None = None, **overrides: Any
-    ) -> GenerationConfig:
-        """Settings from ``[generation]`` (``project.config.generation``) overridden by CLI flags; a
-        relative ``taxonomy`` path is relative to ``root`` (the project)."""
-        known = {f.name for f in fields(cls)}
-        values = {
-            k: v for k, v in {**section.model_dump(), **overrides}.items() if k in known and v is not None
-        }
-        if values.get("seed_personas"):
-            values["seed_personas"] = Path(values["seed_personas"])
-        if values.get("taxonomy"):
-            path = Path(values["taxonomy"])
-            values["taxonomy"] = path if path.is_absolute() or root is None else Path(root) / path
-        cfg = cls(**values)
-        cfg.check()
-        return cfg
+def check_settings(cfg: GenerationSection) -> None:
+    """What a run needs of its settings beyond their types (named by the flag a user would change)."""
+    if cfg.personas < 1:
+        raise GenerationError("--personas must be at least 1")
+    if cfg.factors_per_persona < 3:
+        raise GenerationError("factors_per_persona must be at least 3 (one filler plus the contrastive pair)")
+    if not 2 <= cfg.max_turns <= 64 or not 2 <= cfg.met_score <= 10:
+        raise GenerationError("max_turns must be in 2..64 and met_score in 2..10")
+    if cfg.seed_personas and not cfg.seed_licence:
+        raise GenerationError(
+            "--seed-licence is required with --seed-personas (e.g. 'CC BY-NC-SA 4.0' for PersonaHub)"
+        )
+    plan_shape(cfg)  # validates the plan counts
+    load_taxonomy(cfg.taxonomy)  # a bad taxonomy file fails before any call
 
-    @property
-    def tax(self) -> Taxonomy:
-        return load_taxonomy(self.taxonomy)
 
-    def check(self) -> None:
-        if self.personas < 1:
-            raise GenerationError("--personas must be at least 1")
-        if self.factors_per_persona < 3:
-            raise GenerationError(
-                "factors_per_persona must be at least 3 (one filler plus the contrastive pair)"
-            )
-        if not 2 <= self.max_turns <= 64 or not 2 <= self.met_score <= 10:
-            raise GenerationError("max_turns must be in 2..64 and met_score in 2..10")
-        if self.seed_personas and not self.seed_licence:
-            raise GenerationError(
-                "--seed-licence is required with --seed-personas (e.g. 'CC BY-NC-SA 4.0' for PersonaHub)"
-            )
-        self.shape  # noqa: B018 - validates the plan counts
-        self.tax  # noqa: B018 - a bad taxonomy file fails before any call
+def plan_shape(cfg: GenerationSection) -> plan.PlanShape:
+    return plan.PlanShape(cfg.sessions, cfg.a_prior, cfg.b_count)
 
-    @property
-    def shape(self) -> plan.PlanShape:
-        return plan.PlanShape(self.sessions, self.a_prior, self.b_count)
 
-    @property
-    def rules(self) -> dialogues.DialogueRules:
-        return dialogues.DialogueRules(self.max_turns, self.met_score, self.attempts)
+def dialogue_rules(cfg: GenerationSection) -> dialogues.DialogueRules:
+    return dialogues.DialogueRules(cfg.max_turns, cfg.met_score, cfg.attempts)
 
 
 @dataclass
@@ -145,7 +118,7 @@ def _give_up(store: ProjectStore, report: StageReport, persona_id: str, reason: 
 
 
 # -- stage 1 ----------------------------------------------------------------------------------------
-def run_personas(store: ProjectStore, layer, cfg: GenerationConfig) -> StageReport:
+def run_personas(store: ProjectStore, layer, cfg: GenerationSection) -> StageReport:
     report = StageReport("personas")
     seeds = personas.read_seed_personas(cfg.seed_personas) if cfg.seed_personas else None
     if seeds is not None and len(seeds) < cfg.personas:
@@ -176,15 +149,17 @@ def run_personas(store: ProjectStore, layer, cfg: GenerationConfig) -> StageRepo
 
 
 # -- stage 2 ----------------------------------------------------------------------------------------
-def run_factors(store: ProjectStore, layer, cfg: GenerationConfig) -> StageReport:
+def run_factors(store: ProjectStore, layer, cfg: GenerationSection) -> StageReport:
     report = StageReport("factors")
     done = store.generation.personas_with("context_factors")
     todo = [p for p in _active(store) if p.persona_id not in done]
     report.skipped = len(_active(store)) - len(todo)
-    requests = [factors.factors_request(p, cfg.factors_per_persona, cfg.tax) for p in todo]
+    requests = [
+        factors.factors_request(p, cfg.factors_per_persona, load_taxonomy(cfg.taxonomy)) for p in todo
+    ]
 
     def accept(_i, draft):
-        factors.validate_factors(draft, cfg.factors_per_persona, cfg.tax)
+        factors.validate_factors(draft, cfg.factors_per_persona, load_taxonomy(cfg.taxonomy))
         return draft
 
     for persona, outcome in zip(
@@ -193,13 +168,13 @@ def run_factors(store: ProjectStore, layer, cfg: GenerationConfig) -> StageRepor
         if not outcome.ok:
             _give_up(store, report, persona.persona_id, outcome.reason, outcome.transient)
             continue
-        made = factors.make_factors(persona.persona_id, outcome.value, cfg.tax)
+        made = factors.make_factors(persona.persona_id, outcome.value, load_taxonomy(cfg.taxonomy))
         report.written += store.generation.add_factors(persona.persona_id, made, outcome.response.provenance)
     return report
 
 
 # -- stage 3 ----------------------------------------------------------------------------------------
-def run_sessions(store: ProjectStore, layer, cfg: GenerationConfig) -> StageReport:
+def run_sessions(store: ProjectStore, layer, cfg: GenerationSection) -> StageReport:
     report = StageReport("sessions")
     done, with_factors = (
         store.generation.personas_with("session_plans"),
@@ -211,13 +186,15 @@ def run_sessions(store: ProjectStore, layer, cfg: GenerationConfig) -> StageRepo
     for p in todo:
         persona_factors = store.generation.factors(p.persona_id)
         rng = random.Random(f"plan:{cfg.seed}:{p.persona_id}")
-        drafts.append((persona_factors, plan.place_sessions(rng, cfg.shape, persona_factors, p.persona_id)))
+        drafts.append(
+            (persona_factors, plan.place_sessions(rng, plan_shape(cfg), persona_factors, p.persona_id))
+        )
 
     def accept(i, draft):
         persona_factors, skeleton = drafts[i]
         plan.validate_stories(draft, skeleton, persona_factors)
         full = plan.apply_stories(skeleton, draft)
-        plan.validate_pattern(full, cfg.shape, persona_factors)
+        plan.validate_pattern(full, plan_shape(cfg), persona_factors)
         return full
 
     requests = [plan.stories_request(p, skeleton, fs) for p, (fs, skeleton) in zip(todo, drafts, strict=True)]
@@ -232,7 +209,7 @@ def run_sessions(store: ProjectStore, layer, cfg: GenerationConfig) -> StageRepo
 
 
 # -- stage 4 ----------------------------------------------------------------------------------------
-def run_checklists(store: ProjectStore, layer, cfg: GenerationConfig) -> StageReport:
+def run_checklists(store: ProjectStore, layer, cfg: GenerationSection) -> StageReport:
     report = StageReport("checklists")
     jobs = []
     for p in _active(store):
@@ -279,7 +256,7 @@ def timestamps(seed: int, persona_id: str, n: int) -> list[str]:
 
 
 def _dialogue_jobs(
-    store: ProjectStore, cfg: GenerationConfig, persona: Persona
+    store: ProjectStore, cfg: GenerationSection, persona: Persona
 ) -> list[dialogues.DialogueJob]:
     persona_plan = store.generation.plan(persona.persona_id)
     have = store.generation.checklists(persona.persona_id) if persona_plan else {}
@@ -303,7 +280,7 @@ def _dialogue_jobs(
     ]
 
 
-def _dialogue_provenance(state: dialogues.DialogueState, cfg: GenerationConfig, offline: bool) -> Provenance:
+def _dialogue_provenance(state: dialogues.DialogueState, cfg: GenerationSection, offline: bool) -> Provenance:
     """One provenance for a session made by two models: both named, offline if either was."""
     provs = {r.request.role: r.provenance for r in state.responses}
     if not provs:
@@ -353,7 +330,7 @@ def _store_session(
     return store.generation.add_session(session, meta, extras, _dialogue_provenance(state, cfg, offline))
 
 
-def run_dialogues(store: ProjectStore, layer, cfg: GenerationConfig) -> StageReport:
+def run_dialogues(store: ProjectStore, layer, cfg: GenerationSection) -> StageReport:
     report = StageReport("dialogues")
     to_simulate, requests_alone = [], []
     for persona in _active(store):
@@ -361,7 +338,7 @@ def run_dialogues(store: ProjectStore, layer, cfg: GenerationConfig) -> StageRep
         for job in _dialogue_jobs(store, cfg, persona):
             # The plan's last session is the current request: stored as the opening message alone.
             (requests_alone if job.current else to_simulate).append(job)
-    states = dialogues.simulate(layer, store, to_simulate, cfg.rules)
+    states = dialogues.simulate(layer, store, to_simulate, dialogue_rules(cfg))
     states += [dialogues.start(job) for job in requests_alone]
     for state in states:
         pid = state.job.persona.persona_id
@@ -377,7 +354,7 @@ def run_dialogues(store: ProjectStore, layer, cfg: GenerationConfig) -> StageRep
 
 
 # -- stage 6 ----------------------------------------------------------------------------------------
-def run_instances(store: ProjectStore, layer, cfg: GenerationConfig) -> StageReport:
+def run_instances(store: ProjectStore, layer, cfg: GenerationSection) -> StageReport:
     report = StageReport("instances")
     have = {i.record.persona_id for i in store.content.instances()}
     for persona in _active(store):
@@ -456,7 +433,7 @@ def _verified_instances(store: ProjectStore, statuses) -> int:
     )
 
 
-def run_repair(store: ProjectStore, layer, cfg: GenerationConfig) -> RepairReport:
+def run_repair(store: ProjectStore, layer, cfg: GenerationSection) -> RepairReport:
     """Regenerate every failed generated session (same plan slot, factor, preference and checklist; a
     new dialogue), keep the old dialogue as a version, and queue the session for re-verification."""
     statuses = session_statuses(store)
@@ -488,7 +465,9 @@ def run_repair(store: ProjectStore, layer, cfg: GenerationConfig) -> RepairRepor
                     )
                 )
                 reasons[sid] = statuses[sid].reason
-    states = dialogues.simulate(layer, store, jobs, cfg.rules, first_attempt=report.round * cfg.attempts)
+    states = dialogues.simulate(
+        layer, store, jobs, dialogue_rules(cfg), first_attempt=report.round * cfg.attempts
+    )
     for state in states:
         sid = state.job.session_id
         if state.failed:
@@ -531,7 +510,7 @@ RUNNERS = {
 
 
 def run_generation(
-    store: ProjectStore, layer, cfg: GenerationConfig, stages: tuple[str, ...] = STAGES
+    store: ProjectStore, layer, cfg: GenerationSection, stages: tuple[str, ...] = STAGES
 ) -> list[StageReport]:
     """Run ``stages`` in pipeline order; every stage picks up whatever the store has ready for it."""
     unknown = [s for s in stages if s not in RUNNERS]
@@ -571,7 +550,7 @@ def _scaled(value: Any, factor: float) -> Any:
     return round(value * factor, 6) if isinstance(value, float) else round(value * factor)
 
 
-def _layer(project: Project, cfg: GenerationConfig, backend: str | None, batch: bool, progress: bool):
+def _layer(project: Project, cfg: GenerationSection, backend: str | None, batch: bool, progress: bool):
     return LLMLayer(
         project.store,
         llm_config=project.config.llm,
@@ -579,6 +558,7 @@ def _layer(project: Project, cfg: GenerationConfig, backend: str | None, batch: 
         seed=cfg.seed,
         progress=progress,
         batch=batch,
+        env=project.env,
     )
 
 
@@ -593,7 +573,7 @@ def generate(
 ) -> list[StageReport]:
     """Run ``stages`` for a project: its ``[generation]`` settings overridden by ``overrides`` (the CLI
     flags), through an LLM layer on its ``[llm]`` settings (``backend`` defaults to ``[llm] backend``)."""
-    cfg = GenerationConfig.from_config(project.config.generation, root=project.root, **overrides)
+    cfg = generation_settings(project.config.generation, root=project.root, **overrides)
     with _layer(project, cfg, backend, bool(batch), progress) as layer:
         return run_generation(project.store, layer, cfg, stages)
 
@@ -607,13 +587,13 @@ def repair(
     **overrides: Any,
 ) -> RepairReport:
     """:func:`run_repair` for a project, wired like :func:`generate`."""
-    cfg = GenerationConfig.from_config(project.config.generation, root=project.root, **overrides)
+    cfg = generation_settings(project.config.generation, root=project.root, **overrides)
     with _layer(project, cfg, backend, bool(batch), progress) as layer:
         return run_repair(project.store, layer, cfg)
 
 
 def estimate_run(
-    store: ProjectStore, llm_config: LLMSection, cfg: GenerationConfig, sample: int = 2
+    store: ProjectStore, llm_config: LLMSection, cfg: GenerationSection, sample: int = 2
 ) -> dict[str, Any]:
     """Price a fresh run of ``cfg.personas`` personas with the configured models, making no call.
 
@@ -629,7 +609,7 @@ def estimate_run(
                 scratch.store, llm_config=llm_config, backend="offline", seed=cfg.seed, progress=False
             ) as dry:
                 recorder = RecordingLayer(dry)
-                run_generation(scratch.store, recorder, GenerationConfig(**{**vars(cfg), "personas": k}))
+                run_generation(scratch.store, recorder, cfg.model_copy(update={"personas": k}))
         finally:
             scratch.close()
     with LLMLayer(

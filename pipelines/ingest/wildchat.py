@@ -22,7 +22,6 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
-import os
 import queue
 import sys
 import tempfile
@@ -585,7 +584,7 @@ def ingest_wildchat(
     skip_bad: bool = False,
     rejects_path: Path | None = None,
     progress: bool = False,
-    work_dir: Path | None = None,
+    work_dir: Path | None = None,  # where DuckDB spills (the CLI passes $PREFKIT_TMPDIR)
 ) -> IngestReport:
     """Read, filter, group and import WildChat files; one transaction, nothing written on a strict error.
 
@@ -684,9 +683,3 @@ def _run(con, files, f, bulk, report, skip_bad, rejects_path, progress, tmp: Pat
     finally:
         links.close()
     report.seconds["write"] = round(time.perf_counter() - clock, 3)
-
-
-def default_work_dir() -> Path | None:
-    """Where DuckDB spills: ``$PREFKIT_TMPDIR`` when set, else the system temporary directory."""
-    value = os.environ.get("PREFKIT_TMPDIR")
-    return Path(value) if value else None

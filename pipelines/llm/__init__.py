@@ -7,7 +7,7 @@
 See docs/llm.md for configuration, caching, resume, batch mode and the offline backend.
 """
 
-from prefkit.pipelines.llm.config import LLMConfigError, LLMSettings
+from prefkit.pipelines.llm.config import LLMConfigError
 from prefkit.pipelines.llm.costs import Estimate, ModelEstimate, PriceTable
 from prefkit.pipelines.llm.keys import cache_key
 from prefkit.pipelines.llm.layer import LLMLayer
@@ -22,7 +22,6 @@ __all__ = [
     "LLMLayer",
     "LLMRequest",
     "LLMResponse",
-    "LLMSettings",
     "ModelEstimate",
     "OfflineGeneratorMissing",
     "PriceTable",

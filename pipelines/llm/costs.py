@@ -16,8 +16,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from prefkit.pipelines.llm.config import LLMSettings
 from prefkit.pipelines.llm.types import Usage
+from prefkit.schemas.config import LLMSection
 
 # US$ per 1M tokens: (input, cached input, output).
 BUILTIN_PRICES: dict[str, tuple[float, float, float]] = {
@@ -124,5 +124,5 @@ def estimate_calls(table: PriceTable, calls: Iterable[tuple[str, int, int]], cac
     return est
 
 
-def price_table(settings: LLMSettings) -> PriceTable:
+def price_table(settings: LLMSection) -> PriceTable:
     return PriceTable(settings.costs)

@@ -25,7 +25,7 @@ import pydantic
 from prefkit.curation.store.llm import LLMCallRecord
 from prefkit.pipelines.llm.batch import run_batch
 from prefkit.pipelines.llm.commits import GroupCommitter
-from prefkit.pipelines.llm.config import LLMConfigError, LLMSettings
+from prefkit.pipelines.llm.config import LLMConfigError
 from prefkit.pipelines.llm.costs import Estimate, PriceTable, estimate_calls
 from prefkit.pipelines.llm.keys import cache_key, prompt_tokens
 from prefkit.pipelines.llm.limits import RateLimiter
@@ -36,6 +36,7 @@ from prefkit.pipelines.llm.types import Backend, BatchBackend, LLMRequest, LLMRe
 from prefkit.schemas.common import PrefkitError, validation_line
 from prefkit.schemas.config import LLMSection
 from prefkit.schemas.curation import Provenance
+from prefkit.schemas.environment import Environment
 
 if TYPE_CHECKING:
     from prefkit.curation.project import ProjectStore
@@ -72,7 +73,7 @@ class CallOutcome:
 BACKEND_MEMBERS = ("name", "offline", "host", "complete", "check", "scrub", "aclose")
 
 
-def make_backend(backend: str | Backend, settings: LLMSettings) -> Backend:
+def make_backend(backend: str | Backend, settings: LLMSection, env: Environment) -> Backend:
     if not isinstance(backend, str):  # a user-supplied backend implementing the Backend protocol
         missing = [m for m in BACKEND_MEMBERS if not hasattr(backend, m)]
         if missing:
@@ -84,7 +85,7 @@ def make_backend(backend: str | Backend, settings: LLMSettings) -> Backend:
     if backend == "offline":
         return OfflineBackend()
     if backend == "openai":
-        return OpenAIBackend(settings)
+        return OpenAIBackend(settings, env)
     raise LLMConfigError(f"unknown LLM backend {backend!r}; use 'offline' or 'openai'")
 
 
@@ -99,13 +100,15 @@ class LLMLayer:
         seed: int = 0,
         progress: bool = True,
         batch: bool = False,
+        env: Environment | None = None,
     ):
         self.store = store
         self.batch = batch  # default for run()/arun(): stages need not know about the Batch API
-        self.settings = LLMSettings.from_config(llm_config)
+        self.settings = LLMSection.of(llm_config)
         self.seed = seed
         self.progress = progress
-        self.backend = make_backend(backend, self.settings)
+        # The endpoint and key variables: the caller's environment (project.env), else this process's.
+        self.backend = make_backend(backend, self.settings, Environment.read() if env is None else env)
         self.prices = PriceTable(self.settings.costs)
         self.limiter = RateLimiter(self.settings.requests_per_minute, self.settings.tokens_per_minute)
         # One writer thread: each answer commits as it arrives without blocking the event loop.

@@ -19,9 +19,11 @@ from typing import Any
 import openai
 import pydantic
 from openai.lib._parsing import type_to_response_format_param
-from prefkit.pipelines.llm.config import LLMConfigError, LLMSettings, endpoint_host, resolve_api_key
+from prefkit.pipelines.llm.config import LLMConfigError, endpoint_host, resolve_api_key, resolve_base_url
 from prefkit.pipelines.llm.keys import response_schema
 from prefkit.pipelines.llm.types import BatchState, LLMRequest, Usage
+from prefkit.schemas.config import LLMSection
+from prefkit.schemas.environment import Environment
 
 JSON_MODE_INSTRUCTION = (
     "Answer with a single JSON object and nothing else. It must validate against this JSON schema:\n{schema}"
@@ -56,10 +58,10 @@ class OpenAIBackend:
     name = "openai"
     offline = False
 
-    def __init__(self, settings: LLMSettings):
+    def __init__(self, settings: LLMSection, env: Environment):
         self.settings = settings
-        self.base_url = settings.resolve_base_url()
-        self._key = resolve_api_key(settings)
+        self.base_url = resolve_base_url(settings, env)
+        self._key = resolve_api_key(settings, env)
         self.host = endpoint_host(self.base_url)
         self.json_mode = settings.structured == "json_mode"
         self._json_mode_models: set[type[pydantic.BaseModel]] = set()

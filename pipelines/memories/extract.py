@@ -34,6 +34,7 @@ from prefkit.pipelines.llm.types import LLMRequest
 from prefkit.pipelines.memories import offline as _offline  # noqa: F401 - registers the offline generators
 from prefkit.schemas.alpsbench import TAXONOMY, MemoryItem
 from prefkit.schemas.common import PrefkitError
+from prefkit.schemas.config import LLMSection
 from prefkit.schemas.extraction import CONFIDENCE_LEVELS, REJECTED_CONFIDENCE, CandidateList, JudgementList
 
 if TYPE_CHECKING:
@@ -302,7 +303,7 @@ def _select(
 
 
 def estimate_extraction(
-    store: ProjectStore, llm_config: dict[str, Any], cfg: ExtractionConfig, seed: int = 0
+    store: ProjectStore, llm_config: LLMSection, cfg: ExtractionConfig, seed: int = 0
 ) -> dict[str, Any]:
     """Price a run with the configured models, making no call: stage-1 requests exactly, stage-2 requests
     built from the offline backend's candidates (real candidate lists can be longer or shorter)."""

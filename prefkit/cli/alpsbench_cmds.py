@@ -63,7 +63,12 @@ def build_alpsbench(
     cfg = BuildConfig(tasks=tuple(tasks) or TASKS, distractors=levels, seed=seed, limit=limit)
     backend = backend or project.config.llm.backend
     with LLMLayer(
-        project.store, llm_config=project.config.llm, backend=backend, seed=seed, progress=not as_json
+        project.store,
+        llm_config=project.config.llm,
+        backend=backend,
+        seed=seed,
+        progress=not as_json,
+        env=project.env,
     ) as layer:
         report = build(project.store, layer, cfg)
     qc = 0 if no_qc else create_tasks(project, task_qc.KIND, overlap=overlap, batch="task_qc")

@@ -59,7 +59,9 @@ def _layer(project: Project, model, judge_model, backend, seed, as_json):
 
     backend = backend or project.config.llm.backend
     cfg = eval_llm_config(project.config.llm, model, judge_model)
-    return LLMLayer(project.store, llm_config=cfg, backend=backend, seed=seed, progress=not as_json)
+    return LLMLayer(
+        project.store, llm_config=cfg, backend=backend, seed=seed, progress=not as_json, env=project.env
+    )
 
 
 def _print_estimate(est, as_json: bool) -> None:

@@ -152,7 +152,7 @@ def generate(
 
     Example: prefkit generate --personas 4 --backend offline --seed 0
     """
-    from prefkit.pipelines.generation.run import GenerationConfig, estimate_run
+    from prefkit.pipelines.generation.run import estimate_run, generation_settings
 
     if repair:
         if stage or estimate:
@@ -164,7 +164,7 @@ def generate(
         if stage:
             raise click.UsageError("--estimate prices a full run; leave out STAGE")
         flags.pop("backend")
-        cfg = GenerationConfig.from_config(project.config.generation, root=project.root, **flags)
+        cfg = generation_settings(project.config.generation, root=project.root, **flags)
         _print_estimate(estimate_run(project.store, project.config.llm, cfg), as_json)
         return
     _run(project, (stage,) if stage else STAGES, as_json, **flags)

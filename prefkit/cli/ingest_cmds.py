@@ -94,7 +94,7 @@ def wildchat(
 
     Example: prefkit ingest wildchat data/train-00000-of-00014.parquet --language English --max-gap-hours 48
     """
-    from prefkit.pipelines.ingest.wildchat import FILTERS, WildChatFilters, default_work_dir, ingest_wildchat
+    from prefkit.pipelines.ingest.wildchat import FILTERS, WildChatFilters, ingest_wildchat
 
     f = WildChatFilters(
         languages=() if any_language else tuple(languages),
@@ -116,7 +116,7 @@ def wildchat(
         skip_bad=skip_bad,
         rejects_path=Path(rejects),
         progress=not (as_json or no_progress),
-        work_dir=default_work_dir(),
+        work_dir=Path(project.env.tmpdir) if project.env.tmpdir else None,  # $PREFKIT_TMPDIR
     )
     if as_json:
         echo_json(report.as_dict())

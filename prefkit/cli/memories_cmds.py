@@ -83,7 +83,12 @@ def extract(
         return
     backend = backend or project.config.llm.backend
     with LLMLayer(
-        project.store, llm_config=project.config.llm, backend=backend, seed=seed, progress=not as_json
+        project.store,
+        llm_config=project.config.llm,
+        backend=backend,
+        seed=seed,
+        progress=not as_json,
+        env=project.env,
     ) as layer:
         report = run_extraction(project.store, layer, cfg)
     if not no_tasks and report.kept:
