@@ -65,6 +65,11 @@ class ProjectStore(StoreCore):
     (``store.labels.insert_event(conn, event)``).
     """
 
+    #: How a unit without an adjudication is decided (``[release] consensus``; ``Project.store`` sets
+    #: them from the config): "majority", "dawid_skene" or "mace", and the posterior a unit needs.
+    consensus_method: str = "majority"
+    consensus_confidence: float = 0.9
+
     def __init__(self, db: str | Path, retry_s: float | None = None, migration_wait_s: int | None = None):
         super().__init__(db, retry_s, migration_wait_s)
         self.content = Content(self)
@@ -199,7 +204,10 @@ class Project:
 
     @cached_property
     def store(self) -> ProjectStore:
-        return ProjectStore(self.database, *_store_options(self.env))
+        store = ProjectStore(self.database, *_store_options(self.env))
+        release = self.config.release
+        store.consensus_method, store.consensus_confidence = release.consensus, release.consensus_confidence
+        return store
 
     @property
     def guidelines_dir(self) -> Path:

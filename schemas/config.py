@@ -44,6 +44,7 @@ Structured = Literal["json_schema", "json_mode"]
 Policy = Literal["final", "tentative"]
 Adjudicate = Literal["ties", "all"]
 AlpsReference = Literal["verified", "imported"]
+Consensus = Literal["majority", "dawid_skene", "mace"]
 
 
 def config_selected(name: str, only: list[str] | tuple[str, ...] | None) -> bool:
@@ -214,6 +215,16 @@ class ReleasePolicy(Contract):
     allow_offline: bool = Field(default=False, description="Release content of the offline backend.")
     adjudicate: Adjudicate = Field(
         default="ties", description="'ties' or 'all' disagreements need a decision."
+    )
+    consensus: Consensus = Field(
+        default="majority",
+        description="How a unit is decided: majority vote, or by posterior under Dawid-Skene or MACE reliabilities.",
+    )
+    consensus_confidence: float = Field(
+        default=0.9,
+        gt=0.5,
+        lt=1,
+        description="dawid_skene / mace: a unit below this posterior waits for adjudication.",
     )
     judge_alpha_min: float = Field(
         default=TENTATIVE_ALPHA_MIN, description="An LLM judge below this α with humans is not validated."

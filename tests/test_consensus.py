@@ -153,3 +153,39 @@ def test_memory_decisions_take_the_majority_per_candidate():
 
     values = get_kind("memory_verify").assemble(units, labels)
     assert values["decisions"] == [d("m:0", "accept"), d("m:1", "reject", reason="not_grounded")]
+
+
+# -- reliability-weighted consensus ([release] consensus = "dawid_skene" | "mace") ------------------------
+def _two_careless_outvote_one_reliable(store, n_gold: int = 8):
+    """ann1 answers every gold item right; ann2 and ann3 say "not_covered" whatever the truth. On the
+    last task ann1 says "fully" and the two careless ones outvote it."""
+    tasks = match_tasks(store, n_gold + 1)
+    for i, t in enumerate(tasks[:n_gold]):
+        truth = ("fully", "partially")[i % 2]
+        store.labels.set_gold(t.task_id, {"coverage": truth})
+        cover(store, t.task_id, ann1=truth, ann2="not_covered", ann3="not_covered")
+    last = tasks[-1].task_id
+    cover(store, last, ann1="fully", ann2="not_covered", ann3="not_covered")
+    return last
+
+
+@pytest.mark.parametrize("method", ["dawid_skene", "mace"])
+def test_a_reliability_model_weighs_the_reliable_annotator_over_two_careless_ones(three, method):
+    last = _two_careless_outvote_one_reliable(three)
+    assert final_labels(three, "preference_match")[last]["values"] == {"coverage": "not_covered"}  # majority
+    three.consensus_method = method
+    final = final_labels(three, "preference_match")[last]
+    assert final["values"] == {"coverage": "fully"} and final["decided_by"] == method
+    assert [d["task_id"] for d in disagreements(three) if d["decided_by"] == "undecided"] == []
+
+
+def test_a_unit_below_the_confidence_waits_for_adjudication(three):
+    (t,) = match_tasks(three, 1)
+    cover(three, t.task_id, ann1="fully", ann2="partially")  # no gold: nobody's reliability is known
+    three.consensus_method = "dawid_skene"
+    final = final_labels(three, "preference_match")[t.task_id]
+    assert (
+        final["values"] is None and final["decided_by"] == "undecided" and final["tied"] == [["", "coverage"]]
+    )
+    (queued,) = disagreements(three)
+    assert queued["task_id"] == t.task_id and queued["decided_by"] == "undecided"

@@ -112,6 +112,8 @@ if quality.empty:
     st.caption("No labels yet.")
 else:
     st.dataframe(quality, hide_index=True, width="stretch")
+    with st.expander("Confusion matrices (P(the annotator says each value | the true value))"):
+        st.dataframe(pd.DataFrame(dashboard.confusion_matrices(store)), hide_index=True, width="stretch")
 
 st.subheader("Cost per verified unit")
 costs = dashboard.cost(store, ui.open_project().config.annotation)

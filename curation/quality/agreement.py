@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from prefkit.curation.annotation.task_kinds import TASK_KIND_REGISTRY, FieldSpec, get_kind
 from prefkit.curation.annotation.workflow import gold_scores
+from prefkit.curation.quality.annotator_model import annotator_reliability, fit_kind
 from prefkit.curation.quality.reliability import (
     bootstrap_alpha,
     cohen_kappa_pairwise,
@@ -253,11 +254,17 @@ def annotator_stats(
     gold_min: float = 0.8,
 ) -> list[dict[str, Any]]:
     """Per (annotator, task kind): labels, agreement with the leave-one-out consensus of the other
-    human annotators, gold accuracy, label distribution, mean time, and an outlier flag with reasons."""
+    human annotators, gold accuracy, label distribution, mean time, an outlier flag with reasons, and
+    the reliability and confusion matrices (``{field: {truth: {said: p}}}``) of a Dawid–Skene model
+    (MACE when ``[release] consensus = "mace"``) fitted on every label of the kind, gold included.
+    An LLM judge has none (it is no vote)."""
     tasks, events = _live_labels(store, kind, None)
     judge_set = judge_names(events, judges)
+    method = "dawid_skene" if store.consensus_method == "majority" else store.consensus_method
+    models = {k: annotator_reliability(fit_kind(store, k, method)) for k in sorted({e.kind for e in events})}
     stats = []
     for (annotator, kind_name), t in sorted(_tally(tasks, events, judge_set).items()):
+        fitted = models.get(kind_name, {}).get(annotator, {})
         stats.append(
             {
                 "annotator": annotator,
@@ -269,6 +276,9 @@ def annotator_stats(
                 "gold_accuracy": sum(t.gold) / len(t.gold) if t.gold else None,
                 "label_distribution": {k: dict(sorted(c.items())) for k, c in sorted(t.distribution.items())},
                 "mean_time_s": sum(t.times) / len(t.times) if t.times else None,
+                "reliability": fitted.get("reliability"),
+                "reliability_model": method,
+                "confusion": fitted.get("confusion", {}),
             }
         )
     for stat in stats:

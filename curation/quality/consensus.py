@@ -17,13 +17,15 @@ from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 from prefkit.curation.annotation.task_kinds import get_kind
+from prefkit.curation.quality.annotator_model import KindModel, fit_kind, live_labels
 from prefkit.schemas.common import PrefkitError, canonical_json, utcnow
 from prefkit.schemas.curation import Adjudication, LabelEvent
 
 if TYPE_CHECKING:
     from prefkit.curation.project import ProjectStore
 
-DECIDED_BY = ("unanimous", "majority", "adjudicated", "undecided")
+DECIDED_BY = ("unanimous", "majority", "dawid_skene", "mace", "adjudicated", "undecided")
+__all__ = ["live_labels"]  # re-exported: the one reading of live human labels
 
 
 class AdjudicationError(PrefkitError):
@@ -31,16 +33,6 @@ class AdjudicationError(PrefkitError):
 
 
 # -- reading the logs ---------------------------------------------------------------------------------
-def live_labels(store: ProjectStore, kind: str | None = None) -> dict[str, dict[str, dict[str, Any]]]:
-    """``{task_id: {annotator: values}}`` of live ``label`` events (skips and flags carry no label).
-    An LLM judge's labels (``source="judge"``) are measured against people, never counted as votes."""
-    out: dict[str, dict[str, dict[str, Any]]] = {}
-    for ev in store.labels.effective_events(kind):
-        if ev.action == "label" and ev.source != "judge":
-            out.setdefault(ev.task_id, {})[ev.annotator] = ev.values
-    return out
-
-
 def live_flags(store: ProjectStore, kind: str | None = None) -> list[LabelEvent]:
     """Flag events that are still an annotator's live event for the task."""
     return [ev for ev in store.labels.effective_events(kind) if ev.action == "flag"]
@@ -76,12 +68,46 @@ def decide_units(kind_name: str, labels: dict[str, dict[str, Any]]) -> tuple[dic
     return decided, tied, "unanimous" if unanimous else "majority"
 
 
+def decide_units_by_model(
+    task_id: str, kind_name: str, labels: dict[str, dict[str, Any]], model: KindModel, confidence: float
+) -> tuple[dict, list, str]:
+    """``(decided units, undecided units, decided_by)`` by the units' posteriors under ``model``: a
+    unit is decided when its most probable value reaches ``confidence`` and some annotator gave it;
+    otherwise (a tie, low confidence, a value nobody gave) it waits for adjudication."""
+    kind = get_kind(kind_name)
+    given: dict[tuple[str, str], set[str]] = {}
+    for values in labels.values():
+        for unit, value in kind.units(values).items():
+            given.setdefault(unit, set()).add(canonical_json(value))
+    decided: dict[tuple[str, str], Any] = {}
+    tied: list[tuple[str, str]] = []
+    for unit in sorted(given):
+        fm = model.fields[unit[1]]
+        post = fm.posteriors[(task_id, unit[0])]
+        order = post.argsort()[::-1]
+        top = int(order[0])
+        close = len(order) > 1 and post[order[1]] >= post[top] - 1e-9
+        if close or post[top] < confidence or fm.classes[top] not in given[unit]:
+            tied.append(unit)
+        else:
+            decided[unit] = fm.value(top)
+    if not given or tied:
+        return decided, tied, "undecided"
+    return decided, tied, "unanimous" if all(len(v) == 1 for v in given.values()) else model.method
+
+
 def _value(encoded: str) -> Any:
     return json.loads(encoded)
 
 
-def final_label(kind_name: str, labels: dict[str, dict[str, Any]], adjudication: Adjudication | None) -> dict:
-    """The final label of one task: ``{values, decided_by, n_labels, tied}``."""
+def final_label(
+    kind_name: str,
+    labels: dict[str, dict[str, Any]],
+    adjudication: Adjudication | None,
+    decided: tuple[dict, list, str] | None = None,
+) -> dict:
+    """The final label of one task: ``{values, decided_by, n_labels, tied}`` (``decided``: the units
+    already decided by a reliability model, else by majority)."""
     if adjudication is not None:
         return {
             "values": adjudication.values,
@@ -89,7 +115,7 @@ def final_label(kind_name: str, labels: dict[str, dict[str, Any]], adjudication:
             "n_labels": len(labels),
             "tied": [],
         }
-    units, tied, decided_by = decide_units(kind_name, labels)
+    units, tied, decided_by = decide_units(kind_name, labels) if decided is None else decided
     values = None if decided_by == "undecided" else get_kind(kind_name).assemble(units, labels)
     return {
         "values": values,
@@ -108,10 +134,24 @@ def final_labels(store: ProjectStore, kind: str) -> dict[str, dict[str, Any]]:
     get_kind(kind)  # an unknown kind is an error, not an empty result
     labels = live_labels(store, kind)
     adjs = effective_adjudications(store)
-    return {
-        t.task_id: final_label(kind, labels.get(t.task_id, {}), adjs.get(t.task_id))
-        for t in store.labels.tasks(kind=kind)
-    }
+    decide = decider(store, kind)
+    out = {}
+    for t in store.labels.tasks(kind=kind):
+        mine = labels.get(t.task_id, {})
+        out[t.task_id] = final_label(kind, mine, adjs.get(t.task_id), decide(t.task_id, mine))
+    return out
+
+
+def decider(store: ProjectStore, kind: str):
+    """``(task_id, labels) -> (decided, undecided, decided_by)`` under the store's consensus rule
+    (``[release] consensus``): majority per unit, or the posterior of a Dawid–Skene / MACE model
+    fitted once on every label of the kind."""
+    method = getattr(store, "consensus_method", "majority")
+    if method == "majority":
+        return lambda _task_id, labels: decide_units(kind, labels)
+    model = fit_kind(store, kind, method)
+    confidence = store.consensus_confidence
+    return lambda task_id, labels: decide_units_by_model(task_id, kind, labels, model, confidence)
 
 
 def disagreements(store: ProjectStore, kind: str | None = None) -> list[dict[str, Any]]:
@@ -123,12 +163,15 @@ def disagreements(store: ProjectStore, kind: str | None = None) -> list[dict[str
         get_kind(kind)
     labels = live_labels(store, kind)
     adjs = effective_adjudications(store)
+    deciders: dict[str, Any] = {}
     out = []
     for task in store.labels.tasks(kind=kind):
         mine = labels.get(task.task_id, {})
         if len(mine) < 2:
             continue
-        _units, tied, decided_by = decide_units(task.kind, mine)
+        if task.kind not in deciders:
+            deciders[task.kind] = decider(store, task.kind)
+        _units, tied, decided_by = deciders[task.kind](task.task_id, mine)
         if decided_by == "unanimous":
             continue
         out.append(

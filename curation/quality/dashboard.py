@@ -61,7 +61,8 @@ def annotator_quality(
 ) -> list[dict[str, Any]]:
     """Per (annotator, kind): labels, leave-one-out agreement with the others, gold accuracy, mean
     time and an outlier flag with its reasons (prefkit.curation.quality.agreement), ready for a table."""
-    keep = ("annotator", "task_kind", "n_labels", "loo_agreement", "gold_accuracy", "mean_time_s", "outlier")
+    keep = ("annotator", "task_kind", "n_labels", "loo_agreement", "gold_accuracy", "mean_time_s", "reliability",
+            "outlier")  # fmt: skip
     return [
         {**{k: s[k] for k in keep}, "why": s["outlier_reason"]}
         for s in annotator_stats(store, kind=kind, gold_min=gold_min)
@@ -72,6 +73,18 @@ def cost(store: ProjectStore, annotation: AnnotationSection) -> CostReport:
     """LLM dollars and annotator minutes per verified unit and the forecast: the report ``prefkit
     cost`` prints and the dataset card states (:func:`prefkit.curation.quality.cost.cost_report`)."""
     return cost_report(store, annotation)
+
+
+def confusion_matrices(store: ProjectStore, kind: str | None = None) -> list[dict[str, Any]]:
+    """One row per (annotator, kind, field, true value): P(the annotator says each value), from the
+    reliability model ``prefkit agreement --annotators`` reports."""
+    rows = []
+    for s in annotator_stats(store, kind=kind):
+        for field, matrix in s["confusion"].items():
+            for truth, said in matrix.items():
+                rows.append({"annotator": s["annotator"], "task_kind": s["task_kind"], "field": field,
+                             "truth": truth, **{f"says {k}": v for k, v in said.items()}})  # fmt: skip
+    return rows
 
 
 def flagged(store: ProjectStore) -> list[FlaggedLabel]:

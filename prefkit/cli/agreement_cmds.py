@@ -22,6 +22,7 @@ _ANNOTATOR_TABLE = [
     "loo_agreement",
     "gold_accuracy",
     "mean_time_s",
+    "reliability",
     "outlier_reason",
 ]
 
@@ -48,7 +49,12 @@ def _agreement_table(rows: list[dict]) -> list[dict]:
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap.")
 @click.option("--judge", "judges", multiple=True, help="Annotator name of an LLM judge (repeatable).")
 @click.option("--alpha-min", type=float, help="α threshold for p_below_min (default: [release] alpha_min).")
-@click.option("--annotators", is_flag=True, help="Show per-annotator statistics instead.")
+@click.option(
+    "--annotators",
+    is_flag=True,
+    help="Per-annotator statistics instead, with reliability and confusion matrices (--json) of a "
+    "Dawid-Skene model ([release] consensus = mace: MACE).",
+)
 @json_option
 @project_option
 def agreement(project: Project, kind, batch, n_boot, seed, judges, alpha_min, annotators, as_json) -> None:
@@ -67,6 +73,11 @@ def agreement(project: Project, kind, batch, n_boot, seed, judges, alpha_min, an
             echo_json(rows)
         else:
             echo_table([{k: _fmt(r[k]) for k in _ANNOTATOR_TABLE} for r in rows], _ANNOTATOR_TABLE)
+            if rows:
+                click.echo(
+                    f"reliability: P(label right) under a {rows[0]['reliability_model']} model fitted on every "
+                    "label of the kind, gold included; --json gives each confusion matrix"
+                )
         return
     threshold = release.alpha_min if alpha_min is None else alpha_min
     rows = agreement_rows(project.store, kind=kind, batch=batch, n_boot=n_boot, seed=seed, alpha_min=threshold,
