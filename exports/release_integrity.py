@@ -175,7 +175,9 @@ def _unsafe_path(rel: str) -> str | None:
 
 def _walk(release_dir: Path) -> tuple[list[str], list[str], list[str]]:
     """Regular files, directories and symlinks/special files under the release (never followed)."""
-    files, dirs, odd = [], [], []
+    files: list[str] = []
+    dirs: list[str] = []
+    odd: list[str] = []
     for root, dirnames, filenames in os.walk(release_dir, followlinks=False):
         for d in dirnames:
             p = Path(root, d)

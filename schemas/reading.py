@@ -32,10 +32,12 @@ import math
 from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from prefkit.schemas.common import InputError, validation_line
 from pydantic import BaseModel, ValidationError
+
+M = TypeVar("M", bound=BaseModel)
 
 #: Refuse single files larger than this (bytes) unless the caller raises the limit.
 MAX_FILE_BYTES = 2 * 1024**3
@@ -212,7 +214,7 @@ def _mark_nonfinite(value: Any) -> Any:
 
 
 # -- records ---------------------------------------------------------------------------------------------
-def validate_row(model: type[BaseModel], value: Any, where: str) -> BaseModel:
+def validate_row(model: type[M], value: Any, where: str) -> M:
     """``value`` as ``model``, or one InputError naming ``where`` and the first bad field."""
     if not isinstance(value, dict):
         raise InputError(f"{where}: expected a JSON object, got {type(value).__name__}")

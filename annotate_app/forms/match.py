@@ -65,7 +65,7 @@ def edit(
     choice = st.segmented_control(
         "Coverage",
         [value for value, _, _ in CHOICES],
-        format_func=TITLES.get,
+        format_func=lambda v: TITLES.get(v, v),
         default=initial.get("coverage"),
         key=f"{prefix}:coverage",
     )

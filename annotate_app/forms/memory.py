@@ -53,7 +53,7 @@ def _seed_fields(key: str, mem: dict[str, Any]) -> None:
     st.session_state[f"{key}:scope"] = (
         mem.get("time_scope") if mem.get("time_scope") in TIME_SCOPES else "unknown"
     )
-    evidence = mem.get("evidence") if isinstance(mem.get("evidence"), dict) else {}
+    evidence: dict[str, Any] = mem["evidence"] if isinstance(mem.get("evidence"), dict) else {}
     index = mem.get("evidence_turn", evidence.get("utterance_index"))
     st.session_state[f"{key}:turn"] = (
         index if isinstance(index, int) and not isinstance(index, bool) else None

@@ -40,14 +40,14 @@ def _controls(prefix: str, initial: dict[str, Any]) -> dict[str, Any] | None:
     leakage = st.segmented_control(
         "Leakage",
         [v for v, _ in LEAKAGE],
-        format_func=TITLES.get,
+        format_func=lambda v: TITLES.get(v, v),
         default=initial.get("leakage"),
         key=f"{prefix}:leakage",
     )
     answer = st.segmented_control(
         "Answer",
         [v for v, _ in ANSWER],
-        format_func=TITLES.get,
+        format_func=lambda v: TITLES.get(v, v),
         default=initial.get("answer"),
         key=f"{prefix}:answer",
     )

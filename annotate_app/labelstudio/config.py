@@ -234,7 +234,9 @@ def task_data(task: AnnotationTask) -> dict[str, Any]:
 
 def pretty_config(kind: str) -> str:
     """The labeling config, indented for reading and pasting into Label Studio's settings."""
-    pretty = minidom.parseString(label_config(kind)).documentElement.toprettyxml(indent="  ")
+    root = minidom.parseString(label_config(kind)).documentElement
+    assert root is not None  # label_config always has a root element
+    pretty = root.toprettyxml(indent="  ")
     return "\n".join(line for line in pretty.splitlines() if line.strip())
 
 

@@ -13,8 +13,9 @@ maintainer = ui.require("maintainer").username
 project = ui.open_project()
 st.title("Adjudication")
 
-kind = st.segmented_control("Task kind", list(ui.KIND_TITLES), format_func=ui.KIND_TITLES.get, key="adj_kind",
+kind = st.segmented_control("Task kind", list(ui.KIND_TITLES), format_func=lambda v: ui.KIND_TITLES.get(v, v), key="adj_kind",
                             default="preference_match", required=True)  # fmt: skip
+assert kind is not None  # required=True: always a kind
 items = consensus.disagreements(project.store, kind)
 if not items:
     st.success("No disagreements for this task kind.")

@@ -18,8 +18,13 @@ if "kind" not in st.session_state:
     waiting = [k for k in ui.KIND_TITLES if workflow.available(project, user, k)]
     st.session_state["kind"] = (started or waiting or list(ui.KIND_TITLES))[0]
 kind = st.sidebar.segmented_control(
-    "Task kind", list(ui.KIND_TITLES), format_func=ui.KIND_TITLES.get, key="kind", required=True
+    "Task kind",
+    list(ui.KIND_TITLES),
+    format_func=lambda v: ui.KIND_TITLES.get(v, v),
+    key="kind",
+    required=True,
 )
+assert kind is not None  # required=True: always a kind
 guidelines = ui.guidelines(project, kind)
 # Beside the item on demand: every element on the page is drawn again by the browser on each submit
 # (a fragment's run still refreshes the whole page's elements), so hidden guidelines cost nothing.

@@ -52,7 +52,7 @@ class ShownItem:
     position: int
 
 
-def sign_in(project: Project, username: str, password: str, client: str = "local") -> dict[str, Any]:
+def sign_in(project: Project, username: str, password: str, client: str = "local") -> Account:
     """The account's record when the password is right; throttled per user name and per client.
 
     Refused without checking the password while a backoff or a lockout runs (see
@@ -134,7 +134,11 @@ def _assign_next(project: Project, user: str, kind: str) -> OpenItem | None:
 
 
 def _shown(item: OpenItem | None) -> ShownItem | None:
-    return None if item is None else ShownItem(item.task, item.event_id, item.shown_at, item.position)
+    if item is None:
+        return None
+    # open_assignment gives the item it opens its pending event id and the time it was shown.
+    assert item.event_id is not None and item.shown_at is not None
+    return ShownItem(item.task, item.event_id, item.shown_at, item.position)
 
 
 def stale_after_hours(project: Project) -> float:

@@ -9,7 +9,7 @@ must never open a connection: it maps, the areas write.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -302,7 +302,7 @@ def turn_rows(dialogue_id: str, turns: Iterable[DialogueTurn]) -> list[dict[str,
     ]
 
 
-def scored_turns(turns: list[Turn] | list[DialogueTurn], extras: list[dict | None]) -> list[DialogueTurn]:
+def scored_turns(turns: Sequence[Turn | DialogueTurn], extras: list[dict | None]) -> list[DialogueTurn]:
     """A simulated session's turns with what the simulator kept beside each (``extras[i]``: scores)."""
     return [DialogueTurn(t.index, t.role, t.content, x) for t, x in zip(turns, extras, strict=True)]
 
@@ -327,9 +327,11 @@ def session_rows(
     beside turn i) and its ``sessions`` row (the record without its turns). A session imported from
     CUPID gets the metadata ``{"imported_from": "cupid"}``."""
     cupid = isinstance(session, CupidSession)
-    record = session.as_json() if cupid else session.model_dump(mode="json")
+    if isinstance(session, CupidSession):
+        record, version = session.as_json(), BenchmarkInstance.SCHEMA_VERSION
+    else:
+        record, version = session.model_dump(mode="json"), session.schema_version
     del record["turns"]
-    version = BenchmarkInstance.SCHEMA_VERSION if cupid else session.schema_version
     turns = scored_turns(session.turns, extras or [None] * len(session.turns))
     dialogue = Dialogue(
         dialogue_id=session.session_id,

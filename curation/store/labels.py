@@ -321,7 +321,7 @@ class Labels(StoreArea):
             .order_by(e.c.seq)
         )  # fmt: skip
         with self.read() as conn:
-            return [SubmitTime(*r[:6], bool(r[6]), r[7]) for r in conn.execute(q)]
+            return [SubmitTime(r[0], r[1], r[2], r[3], r[4], r[5], bool(r[6]), r[7]) for r in conn.execute(q)]
 
     def flagged(self) -> list[FlaggedLabel]:
         e = self.t["label_events"]

@@ -104,7 +104,7 @@ class LLMBatch:
     status: str
     input_file_id: str
     output_file_id: str | None
-    endpoint: str
+    endpoint: str | None  # the endpoint's host (None: a backend without one)
     created_at: str
     updated_at: str
     keys: list[str]
@@ -289,7 +289,7 @@ class LLMRecords(StoreArea):
 
     # -- batches ----------------------------------------------------------------------------------
     def batch_save(
-        self, batch_id: str, stage: str, input_file_id: str, keys: Sequence[str], host: str
+        self, batch_id: str, stage: str, input_file_id: str, keys: Sequence[str], host: str | None
     ) -> LLMBatch:
         """Record a submitted batch; returns it as :meth:`batches` will list it."""
         now = utcnow()

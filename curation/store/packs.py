@@ -157,6 +157,8 @@ def bulk_dialogues(content: Content, origin: str) -> Iterator[BulkDialogues]:
             bulk.check_complete()
     except _AlreadyImported:
         return
+    if bulk.source is None:
+        raise StoreError("a bulk import records its source before it completes")
     bulk.result = ImportResult(bulk.source[0], False, dict(bulk.counts))
 
 

@@ -24,6 +24,12 @@ from prefkit.schemas.curation import AnnotationTask, LabelEvent
 from sqlalchemy import Connection, case, exists, func, select, text, true, update
 
 
+def _version(values: Any) -> tuple[int, int, int]:
+    """A queue's version (last event, assignment and release seq; 0 for none) from three columns."""
+    a, b, c = (int(v or 0) for v in values)
+    return a, b, c
+
+
 def new_event_id() -> str:
     return "ev_" + uuid.uuid4().hex
 
@@ -210,6 +216,8 @@ class Queues(StoreArea):
                 if not self._assign_chunk(conn, annotator, kind, chunk, n_gold):
                     return None
                 row = self._open_row(conn, annotator, kind)
+                if row is None:  # the chunk just assigned is open in this transaction
+                    return None
             if not row.event_id:
                 row = replace(row, event_id=new_event_id(), shown_at=utcnow())
                 a = self.t["assignments"]
@@ -239,10 +247,10 @@ class Queues(StoreArea):
         )
         found = self.read_retrying(lambda conn: conn.execute(q).first())
         if found is None or not found[0]:
-            version = (0, 0, 0) if found is None else tuple(v or 0 for v in found[1:4])
+            version = (0, 0, 0) if found is None else _version(found[1:4])
             return QueueView(False, None, version)
         row = dict(zip(item.c.keys(), found[4:], strict=True))
-        version = tuple(v or 0 for v in found[1:4])
+        version = _version(found[1:4])
         return QueueView(True, None if row["task_id"] is None else self._item(row), version)
 
     def events_after(self, annotator: str, seq: int) -> list[EventBrief]:
@@ -295,7 +303,7 @@ class Queues(StoreArea):
                     break
             return found
         levels = conn.execute(select(func.max(t.c.overlap)).where(t.c.kind == kind)).scalar() or 0
-        found: dict[str, str] = {}
+        found = {}
         for level in range(levels - 1, -1, -1):
             q = self._level_query(base, level).limit(need - len(found))
             if self.backend == "postgresql":
@@ -509,7 +517,7 @@ class Queues(StoreArea):
             select(func.max(a.c.position)).where(a.c.annotator == annotator).scalar_subquery(),
             select(func.max(r.c.seq)).where(r.c.annotator == annotator).scalar_subquery(),
         )
-        return tuple(v or 0 for v in self.read_retrying(lambda conn: conn.execute(q).one()))
+        return _version(self.read_retrying(lambda conn: conn.execute(q).one()))
 
     def available_count(self, annotator: str, kind: str) -> int:
         """Tasks of open batches not yet given to this annotator that could still be given to them."""
@@ -571,7 +579,14 @@ class Queues(StoreArea):
             q = q.where(t.c.kind == kind)
         with self.read() as conn:
             return [
-                TaskSummary(**{k: (int(v) if isinstance(v, int | float) else v) for k, v in r.items()})
+                TaskSummary(
+                    r["kind"],
+                    r["batch_id"],
+                    int(r["tasks"]),
+                    int(r["gold"]),
+                    int(r["assigned"] or 0),
+                    int(r["complete"] or 0),
+                )  # fmt: skip
                 for r in conn.execute(q).mappings()
             ]
 

@@ -41,14 +41,14 @@ def bar_chart(
     for g, cat in enumerate(categories):
         x0 = left + g * group_w + (group_w - bar_w * len(series)) / 2
         for s, (name, values) in enumerate(series.items()):
-            v = values[g]
-            if v is None:
+            value = values[g]
+            if value is None:
                 continue
-            h = plot_h * max(0.0, min(v, ymax)) / ymax
+            h = plot_h * max(0.0, min(value, ymax)) / ymax
             x = x0 + s * bar_w
             out.append(
                 f'<rect x="{x:.1f}" y="{top + plot_h - h:.1f}" width="{bar_w - 2:.1f}" height="{h:.1f}" '
-                f'fill="{COLOURS[s % len(COLOURS)]}"><title>{escape(name)} {escape(cat)}: {v:.3f}</title></rect>'
+                f'fill="{COLOURS[s % len(COLOURS)]}"><title>{escape(name)} {escape(cat)}: {value:.3f}</title></rect>'
             )
         out.append(
             f'<text x="{left + g * group_w + group_w / 2:.1f}" y="{height - bottom + 16}" text-anchor="middle">'

@@ -277,8 +277,8 @@ def apply_labels(preds: dict[CupidKey, CupidPrediction], path: Path) -> dict[Cup
             raise EvalInputError(f"{path}:{lineno}: a second label for gold item {line.item!r}")
         target.append(ItemLabel(item=line.item, coverage=line.coverage))
     out = dict(preds)
-    for key, lab in labels.items():
-        out[key] = with_fields(out[key], {"labels": lab})
-    for key, s in scores.items():
-        out[key] = with_fields(out[key], {"score": s})
+    for labelled, lab in labels.items():
+        out[labelled] = with_fields(out[labelled], {"labels": lab})
+    for scored, s in scores.items():
+        out[scored] = with_fields(out[scored], {"score": s})
     return out

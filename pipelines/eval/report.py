@@ -5,6 +5,7 @@ Only formats a report built by :func:`prefkit.pipelines.eval.runs.build_report`.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +41,7 @@ def table(rows: list[dict[str, Any]], columns: list[str]) -> list[str]:
     return out
 
 
-def render_markdown(report: dict[str, Any], charts: list[Path] = ()) -> str:
+def render_markdown(report: dict[str, Any], charts: Sequence[Path] = ()) -> str:
     run = report["run"]
     lines = [f"# Evaluation {run.run_id}", ""]
     if run.offline:

@@ -85,7 +85,7 @@ def _check_factor(f: FactorDraft, tax: Taxonomy) -> None:
     if tax.family(pref.family) is None:
         raise ValueError(f"factor {f.name!r}: unknown preference family {pref.family!r}")
     if tax.preference_type(pref.family, pref.preference_type) is None:
-        fam = tax.family(pref.family)
+        fam = tax.family(pref.family) or pref.family  # known: checked just above
         raise ValueError(
             f"factor {f.name!r}: preference_type {pref.preference_type!r} is not in family {fam} "
             f"({', '.join(tax.preference_types[fam])})"
@@ -141,7 +141,7 @@ def make_factors(
     tax = taxonomy or load_taxonomy()
     out = []
     for i, f in enumerate(draft.factors, start=1):
-        fam = tax.family(f.preference.family)
+        fam = tax.family(f.preference.family) or f.preference.family  # a validated draft's family is known
         pref = f.preference.model_copy(
             update={"family": fam, "preference_type": tax.preference_type(fam, f.preference.preference_type)}
         )

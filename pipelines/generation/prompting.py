@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from prefkit.pipelines.llm import load_template
 from prefkit.pipelines.llm.types import LLMRequest, LLMResponse, Role
 from prefkit.schemas.common import validation_problems
+from prefkit.schemas.curation import Provenance
 from pydantic import BaseModel, ValidationError
 
 if TYPE_CHECKING:
@@ -87,6 +88,13 @@ class Outcome:
     @property
     def ok(self) -> bool:
         return self.response is not None
+
+    @property
+    def provenance(self) -> Provenance:
+        """The provenance of the accepted response (only an ``ok`` outcome has one)."""
+        if self.response is None:
+            raise ValueError(f"no accepted response ({self.reason}): nothing to take provenance from")
+        return self.response.provenance
 
 
 def _reason(exc: ValueError) -> str:

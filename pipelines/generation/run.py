@@ -13,6 +13,7 @@ import random
 import tempfile
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -107,6 +108,11 @@ def _drop(store: ProjectStore, report: StageReport, persona_id: str, reason: str
     report.dropped.append(persona_id)
 
 
+def _valid_persona(_index: int, draft: personas.PersonaDraft) -> personas.PersonaDraft:
+    personas.validate_persona(draft)  # raises ValueError for an unusable persona
+    return draft
+
+
 def _give_up(store: ProjectStore, report: StageReport, persona_id: str, reason: str, transient: bool) -> None:
     """Invalid answers drop the persona for good; a failed call leaves it for the next run."""
     if persona_id in report.dropped or persona_id in report.failed:
@@ -134,14 +140,12 @@ def run_personas(store: ProjectStore, layer, cfg: GenerationSection) -> StageRep
         else:
             todo.append((pid, attrs, seeds[i] if seeds else None))
     requests = [personas.persona_request(pid, attrs, seed) for pid, attrs, seed in todo]
-    outcomes = run_validated(
-        layer, store, requests, lambda _i, d: personas.validate_persona(d) or d, cfg.attempts, "personas"
-    )
+    outcomes = run_validated(layer, store, requests, _valid_persona, cfg.attempts, "personas")
     for (pid, attrs, seed), outcome in zip(todo, outcomes, strict=True):
         if not outcome.ok:
             _give_up(store, report, pid, outcome.reason, outcome.transient)
             continue
-        prov = outcome.response.provenance.model_copy(update={"licence": cfg.seed_licence if seed else None})
+        prov = outcome.provenance.model_copy(update={"licence": cfg.seed_licence if seed else None})
         report.written += store.generation.add_persona(
             personas.make_persona(pid, attrs, outcome.value, seed, cfg.seed_licence), prov
         )
@@ -169,7 +173,7 @@ def run_factors(store: ProjectStore, layer, cfg: GenerationSection) -> StageRepo
             _give_up(store, report, persona.persona_id, outcome.reason, outcome.transient)
             continue
         made = factors.make_factors(persona.persona_id, outcome.value, load_taxonomy(cfg.taxonomy))
-        report.written += store.generation.add_factors(persona.persona_id, made, outcome.response.provenance)
+        report.written += store.generation.add_factors(persona.persona_id, made, outcome.provenance)
     return report
 
 
@@ -204,7 +208,7 @@ def run_sessions(store: ProjectStore, layer, cfg: GenerationSection) -> StageRep
         if not outcome.ok:
             _give_up(store, report, persona.persona_id, outcome.reason, outcome.transient)
             continue
-        report.written += store.generation.add_plan(outcome.value, outcome.response.provenance)
+        report.written += store.generation.add_plan(outcome.value, outcome.provenance)
     return report
 
 
@@ -231,9 +235,7 @@ def run_checklists(store: ProjectStore, layer, cfg: GenerationSection) -> StageR
             _give_up(store, report, pid, outcome.reason, outcome.transient)
             continue
         key = checklists.preference_key(pref)
-        report.written += store.generation.add_checklist(
-            pid, key, pref, outcome.value, outcome.response.provenance
-        )
+        report.written += store.generation.add_checklist(pid, key, pref, outcome.value, outcome.provenance)
     return report
 
 
@@ -298,7 +300,9 @@ def _dialogue_provenance(state: dialogues.DialogueState, cfg: GenerationSection,
 
 def _turns(cfg, state: dialogues.DialogueState) -> tuple[list[Turn], list[dict | None]]:
     """The stored turns of a simulated dialogue, with the simulator's scores and feedback per turn."""
-    turns, extras, reply = [], [], 0
+    turns: list[Turn] = []
+    extras: list[dict | None] = []
+    reply = 0
     for i, (role, content) in enumerate(state.messages):
         turns.append(Turn(index=i, role=role, content=content))
         if role == "assistant":
@@ -332,7 +336,8 @@ def _store_session(
 
 def run_dialogues(store: ProjectStore, layer, cfg: GenerationSection) -> StageReport:
     report = StageReport("dialogues")
-    to_simulate, requests_alone = [], []
+    to_simulate: list[dialogues.DialogueJob] = []
+    requests_alone: list[dialogues.DialogueJob] = []
     for persona in _active(store):
         report.skipped += len(store.generation.session_ids(persona.persona_id))
         for job in _dialogue_jobs(store, cfg, persona):
@@ -377,20 +382,20 @@ def run_instances(store: ProjectStore, layer, cfg: GenerationSection) -> StageRe
             _drop(store, report, pid, str(exc))
             continue
         sets = instances.prior_sets(persona_plan, random.Random(draw))  # the same draw build_instances made
-        made = instance_records(made)
+        records = instance_records(made)
         links = {
             inst.instance_id: instances.instance_links(
                 persona_plan,
                 sets[inst.record.instance_type],
                 inst.record.instance_type,
-                lambda i, p=pid: session_id(p, i),
+                partial(session_id, pid),
             )
-            for inst in made
+            for inst in records
         }
         prov = Provenance(
             source="generate.instances", seed=cfg.seed, offline=store.generation.persona_offline(pid)
         )
-        report.written += store.generation.add_generated_instances(pid, made, prov, links)
+        report.written += store.generation.add_generated_instances(pid, records, prov, links)
     return report
 
 

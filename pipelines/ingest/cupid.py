@@ -21,7 +21,8 @@ def instance_id(row: dict[str, Any], occurrence: int = 0) -> str:
 
 def instance_records(instances: list[BenchmarkInstance]) -> list[Instance]:
     """The instances with their stable ids (an exact repeat gets the next occurrence number)."""
-    out, seen = [], {}
+    out: list[Instance] = []
+    seen: dict[str, int] = {}
     for inst in instances:
         record = inst.model_dump(mode="json")
         key = content_hash(record, 20)

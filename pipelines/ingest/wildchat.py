@@ -27,8 +27,9 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from dataclasses import asdict, dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -492,7 +493,7 @@ def _link_batches(con):
     return _prefetched(con.sql(query).to_arrow_reader(BATCH_ROWS))
 
 
-def _prefetched(reader, depth: int = 4) -> Iterator[Any]:
+def _prefetched(reader, depth: int = 4) -> Generator[Any, None, None]:
     """The reader's batches, produced by DuckDB in a thread up to ``depth`` batches ahead, so DuckDB
     builds the next batches while the store writes this one (both release the GIL while they work)."""
     done = object()
@@ -535,7 +536,7 @@ def _fingerprint(files: list[Path], out: dict[str, str]) -> None:
     for p in files:
         digest.update(p.name.encode("utf-8") + b"\0")
         with p.open("rb") as fh:
-            for chunk in iter(lambda fh=fh: fh.read(1 << 22), b""):
+            for chunk in iter(partial(fh.read, 1 << 22), b""):
                 digest.update(chunk)
     out["sha256"] = digest.hexdigest()
 

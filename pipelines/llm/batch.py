@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from prefkit.pipelines.llm.openai_backend import CallFailed
 from prefkit.pipelines.llm.progress import StageProgress
-from prefkit.pipelines.llm.types import Usage
+from prefkit.pipelines.llm.types import BatchBackend, Usage
 from prefkit.schemas.common import PrefkitError
 
 if TYPE_CHECKING:
@@ -48,8 +48,13 @@ async def run_batch(
     return results
 
 
+def _batch_backend(layer: LLMLayer) -> BatchBackend:
+    """The layer's backend as a batch backend (the layer sends groups here only when it is one)."""
+    return cast(BatchBackend, layer.backend)
+
+
 async def _submit(layer: LLMLayer, groups: dict[str, list[Planned]]) -> LLMBatch:
-    backend = layer.backend
+    backend = _batch_backend(layer)
     lines = [
         {
             "custom_id": key,
@@ -68,7 +73,7 @@ async def _wait(layer: LLMLayer, batch_id: str, stage: str):
     settings = layer.settings
     deadline = time.monotonic() + settings.batch_wait_s
     while True:
-        batch = await layer.backend.batch_state(batch_id)
+        batch = await _batch_backend(layer).batch_state(batch_id)
         if batch.status in TERMINAL:
             return batch
         if time.monotonic() + settings.batch_poll_s > deadline:
@@ -82,8 +87,8 @@ async def _collect(
     layer: LLMLayer, row: LLMBatch, groups: dict[str, list[Planned]], progress: StageProgress
 ) -> dict[str, CallOutcome]:
     batch = await _wait(layer, row.batch_id, row.stage)
-    lines = await layer.backend.batch_lines(batch.output_file_id)
-    errors = await layer.backend.batch_lines(batch.error_file_id)
+    lines = await _batch_backend(layer).batch_lines(batch.output_file_id)
+    errors = await _batch_backend(layer).batch_lines(batch.error_file_id)
     lines.update({k: v for k, v in errors.items() if k not in lines})
     mine = {key: groups[key] for key in row.keys if key in groups}
     results = await layer.run_groups(
@@ -102,7 +107,7 @@ async def _outcome(layer: LLMLayer, batch, line: dict | None, planned: Planned) 
             Usage(),
         )
     try:
-        first = layer.backend.answer_from_batch_line(line)
+        first = _batch_backend(layer).answer_from_batch_line(line)
     except CallFailed as exc:
         return layer.failed_outcome(planned, str(exc), exc.raw, Usage())
     outcome = await layer.attempt(planned, first=first)

@@ -368,8 +368,9 @@ class LLMLayer:
 
     def _response(self, planned: Planned, outcome: CallOutcome) -> LLMResponse:
         parsed = outcome.parsed
-        if outcome.ok and parsed is None and planned.request.response_model is not None:
-            parsed = planned.request.response_model.model_validate_json(outcome.text)
+        model = planned.request.response_model
+        if outcome.ok and parsed is None and model is not None and outcome.text is not None:
+            parsed = model.model_validate_json(outcome.text)
         return LLMResponse(
             request=planned.request,
             ok=outcome.ok,

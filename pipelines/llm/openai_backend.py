@@ -62,7 +62,7 @@ class OpenAIBackend:
         self.settings = settings
         self.base_url = resolve_base_url(settings, env)
         self._key = resolve_api_key(settings, env)
-        self.host = endpoint_host(self.base_url)
+        self.host: str | None = endpoint_host(self.base_url)
         self.json_mode = settings.structured == "json_mode"
         self._json_mode_models: set[type[pydantic.BaseModel]] = set()
         self._clients: dict[asyncio.AbstractEventLoop, openai.AsyncOpenAI] = {}

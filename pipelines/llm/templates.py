@@ -10,11 +10,21 @@ from __future__ import annotations
 
 import hashlib
 from importlib import resources
+from typing import cast
 
 import jinja2
 from prefkit.schemas.common import PrefkitError
 
+
+class PromptTemplate(jinja2.Template):
+    """A prompt template carrying the hash of its text (recorded in provenance) and the text."""
+
+    hash: str
+    source_text: str
+
+
 _ENV = jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True, autoescape=False)
+_ENV.template_class = PromptTemplate
 
 
 class TemplateNotFound(PrefkitError):
@@ -26,7 +36,7 @@ def template_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
 
 
-def load_template(package: str, name: str) -> jinja2.Template:
+def load_template(package: str, name: str) -> PromptTemplate:
     """``<package>/<name>`` (``.jinja2`` added when missing) as a Template carrying ``.hash``.
 
     ``package`` may be a module name (``__name__`` of the stage); its folder is searched, then a
@@ -37,9 +47,9 @@ def load_template(package: str, name: str) -> jinja2.Template:
     for candidate in (base / filename, base / "prompts" / filename, base / "templates" / filename):
         if candidate.is_file():
             text = candidate.read_text(encoding="utf-8")
-            template = _ENV.from_string(text)
-            template.hash = template_hash(text)  # type: ignore[attr-defined]
-            template.source_text = text  # type: ignore[attr-defined]
+            template = cast(PromptTemplate, _ENV.from_string(text))  # _ENV's template_class
+            template.hash = template_hash(text)
+            template.source_text = text
             return template
     raise TemplateNotFound(f"no prompt template {filename!r} in package {package!r}")
 

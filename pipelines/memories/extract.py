@@ -251,9 +251,7 @@ def run_extraction(store: ProjectStore, layer, cfg: ExtractionConfig | None = No
             report.failed.append(d.dialogue_id)
             continue
         rows = _select(d.dialogue_id, o1.value, o2.value, cfg, per_label, report)
-        store.content.add_memories(
-            rows, o1.response.provenance.model_copy(update={"source": "extract.memories"})
-        )
+        store.content.add_memories(rows, o1.provenance.model_copy(update={"source": "extract.memories"}))
     return report
 
 

@@ -275,7 +275,7 @@ def _build_queries(store: ProjectStore, layer, cfg, dialogues, verified, owners,
         if not o.ok:
             report.failed.append(f"{did}:{key}")
             continue
-        prov = o.response.provenance.model_copy(update={"source": "build.alpsbench"})
+        prov = o.provenance.model_copy(update={"source": "build.alpsbench"})
         d = dialogues[did]
         rows = (
             _task3_rows(cfg, did, d, memory, o.value, owners[did], pool, have, report)
@@ -379,7 +379,7 @@ def _build_updates(store: ProjectStore, layer, cfg, dialogues, verified, have, r
             report.failed.append(f"{did}:task2")
             continue
         row = _task2_row(did, dialogues[did], verified[did], target, o.value)
-        store.alps.add([row], o.response.provenance.model_copy(update={"source": "build.alpsbench"}))
+        store.alps.add([row], o.provenance.model_copy(update={"source": "build.alpsbench"}))
         report.built["task2"] = report.built.get("task2", 0) + 1
 
 

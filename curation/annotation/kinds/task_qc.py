@@ -38,7 +38,12 @@ def item_ref(track: str, benchmark_id: str) -> str:
 
 def passed(values: dict[str, Any] | None) -> bool:
     """Whether a final task_qc label lets the row ship."""
-    return bool(values) and values.get("leakage") == "none" and values.get("answer") == "correct"
+    return (
+        bool(values)
+        and values is not None
+        and values.get("leakage") == "none"
+        and values.get("answer") == "correct"
+    )
 
 
 def _payload(row: AlpsTask) -> dict[str, Any]:
@@ -46,7 +51,9 @@ def _payload(row: AlpsTask) -> dict[str, Any]:
     track = row.track
     if track == "task2":
         generated = "\n".join(f"{t['role']}: {t['text']}" for t in inp["new_dialogue"])
-        memory = next((m for m in inp["memory"] if m["memory_id"] == gold["selected_memory_id"]), {})
+        memory: dict[str, Any] = next(
+            (m for m in inp["memory"] if m["memory_id"] == gold["selected_memory_id"]), {}
+        )
         answer = "\n".join(f"{m['memory_id']}: {m['value']}" for m in gold["answer"])
         question = "The follow-up conversation should update the memory below and add one new memory."
     else:
