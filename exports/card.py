@@ -4,6 +4,9 @@ Datasheets-for-Datasets sections (Gebru et al.) filled from the project: motivat
 collection, labeling with agreement, uses, distribution, maintenance.
 
 The card holds no timestamp, so re-cutting the same state gives the same card for the same version.
+Every text that comes from the operator (``prefkit.toml``, ``--override``) or from the data (licences,
+model names, annotator names) goes through :mod:`prefkit.schemas.safe_text`: a card rendered with HTML
+on runs no script and loads no remote image.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from prefkit.schemas.curation import ProvenanceSummary
+from prefkit.schemas.safe_text import md_code, md_text
 
 if TYPE_CHECKING:
     from prefkit.curation.quality.cost import CostReport
@@ -46,7 +50,16 @@ def hf_licence(licence: str) -> str:
 
 
 def _yaml_scalar(v: Any) -> str:
-    return json.dumps(v, ensure_ascii=False)  # JSON strings are valid YAML scalars
+    """A JSON string is a valid YAML scalar; ``<``, ``>`` and ``&`` as ``\\u`` escapes (the same text
+    to a YAML reader, no markup to a page that pastes the raw value)."""
+    text = json.dumps(v, ensure_ascii=False)
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def md_paragraphs(value: Any) -> str:
+    """Operator prose as inert markdown, its blank-line paragraph breaks kept."""
+    parts = [md_text(p) for p in str(value or "").replace("\r\n", "\n").split("\n\n")]
+    return "\n\n".join(p for p in parts if p)
 
 
 def yaml_header(meta: dict[str, Any], configs) -> str:
@@ -65,7 +78,20 @@ def yaml_header(meta: dict[str, Any], configs) -> str:
 
 def _table(rows: list[list[Any]], head: list[str]) -> list[str]:
     out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    return out + ["| " + " | ".join("" if c is None else str(c) for c in r) + " |" for r in rows]
+    return out + ["| " + " | ".join(_cell(c) for c in r) + " |" for r in rows]
+
+
+def _cell(c: Any) -> str:
+    """A table cell: code spans and numbers as made here; any other text escaped."""
+    if c is None:
+        return ""
+    if isinstance(c, _Safe):
+        return str(c)
+    return md_text(c)
+
+
+class _Safe(str):
+    """Markdown this module built from escaped parts (kept as is in a table cell)."""
 
 
 def _fmt(x: Any) -> str:
@@ -84,7 +110,7 @@ def _composition(configs) -> list[str]:
     total = sum(c.count for c in released)
     rows = [
         [
-            f"`{c.name}`",
+            _Safe(md_code(c.name)),
             ", ".join(f"{s} ({len(r)})" for s, r in c.splits.items()) or "none (every row dropped)",
             _dropped(c),
             c.description,
@@ -103,16 +129,17 @@ def _composition(configs) -> list[str]:
 
 def _collection(provenance: ProvenanceSummary) -> list[str]:
     sources = "; ".join(
-        f"{s.kind} ({s.rows} rows, licence: {s.licence or 'unknown'})" for s in provenance.sources
+        f"{md_text(s.kind)} ({s.rows} rows, licence: {md_text(s.licence or 'unknown')})"
+        for s in provenance.sources
     )
-    stages = ", ".join(f"{k} ({v})" for k, v in provenance.stages.items())
+    stages = ", ".join(f"{md_text(k)} ({v})" for k, v in provenance.stages.items())
     return [
         f"{provenance.records} stored records; {provenance.offline_records} "
         f"({provenance.offline_share:.1%}) were made by prefkit's offline backend.",
         "",
         f"- Sources: {sources or 'none imported'}",
-        f"- Models: {', '.join(provenance.models) or 'none'}",
-        f"- Prompt template hashes: {', '.join(provenance.prompt_template_hashes) or 'none'}",
+        f"- Models: {', '.join(md_text(m) for m in provenance.models) or 'none'}",
+        f"- Prompt template hashes: {', '.join(md_text(h) for h in provenance.prompt_template_hashes) or 'none'}",
         f"- Records per pipeline stage: {stages or 'none'}",
     ]
 
@@ -171,7 +198,7 @@ def _labeling(
         *_table(gate_rows, ["gate", "result", "value", "threshold", "summary"]),
     ]
     if override:
-        out += ["", f"**Released with failing gates overridden:** {override}"]
+        out += ["", f"**Released with failing gates overridden:** {md_text(override)}"]
     return out
 
 
@@ -224,27 +251,27 @@ def card(
     """The dataset card text. ``meta``: name, version, description, licence, hf_licence, the YAML lists,
     and the free-text datasheet answers from ``[release]`` (motivation, uses, maintenance)."""
     distribution = (
-        f"Licence: {meta['licence']}. `manifest.json` lists the sha256 and size of every file; "
+        f"Licence: {md_text(meta['licence'])}. `manifest.json` lists the sha256 and size of every file; "
         "`prefkit release verify <dir>` re-hashes them. `croissant.json` is Croissant 1.0 metadata."
     )
     sections = {
-        "Motivation": [meta["motivation"]],
+        "Motivation": [md_paragraphs(meta["motivation"])],
         "Composition": _composition(configs),
         "Collection process": _collection(provenance),
         "Labeling": _labeling(
             agreement, gates, meta.get("override_reason"), meta.get("judge_alpha_min", 0.667)
         ),
         **({"Cost": _cost(cost)} if cost is not None else {}),
-        "Uses": [meta["uses"]],
+        "Uses": [md_paragraphs(meta["uses"])],
         "Distribution": [distribution],
-        "Maintenance": [meta["maintenance"]],
+        "Maintenance": [md_paragraphs(meta["maintenance"])],
     }
     parts = [
         yaml_header(meta, configs),
         "",
-        f"# {meta['name']} {meta['version']}",
+        f"# {md_text(meta['name'])} {md_text(meta['version'])}",
         "",
-        meta["description"],
+        md_paragraphs(meta["description"]),
         "",
     ]
     for title, body in sections.items():

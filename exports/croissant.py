@@ -8,9 +8,12 @@ types, lists to repeated fields, structs to sub-fields. The document validates o
 
 from __future__ import annotations
 
+import re
 from typing import Any
+from urllib.parse import quote
 
 import pyarrow as pa
+from prefkit.schemas.safe_text import plain_text
 
 CONTEXT = {
     "@language": "en",
@@ -102,20 +105,22 @@ def croissant(
                     "@type": "cr:RecordSet",
                     "@id": rs_id,
                     "name": rs_id,
-                    "description": f"{cfg.description} Split: {split}.",
+                    "description": plain_text(f"{cfg.description} Split: {split}."),
                     "field": [_field(f"{rs_id}/{f.name}", f.name, f.type, [p], f.name) for f in cfg.schema],
                 }
             )
+    # Operator text (project name, description, licence) is neutralised for pages that render it.
+    licence = licence_url if re.fullmatch(r"https?://[^\s<>\"']+", licence_url) else plain_text(licence_url)
     return {
         "@context": CONTEXT,
         "@type": "sc:Dataset",
         "conformsTo": "http://mlcommons.org/croissant/1.0",
-        "name": name,
-        "description": description,
-        "version": version,
-        "license": licence_url,
-        "url": f"https://huggingface.co/datasets/{name}",
-        "citeAs": f"{name} {version}, built with prefkit.",
+        "name": plain_text(name),
+        "description": plain_text(description),
+        "version": plain_text(version),
+        "license": licence,
+        "url": f"https://huggingface.co/datasets/{quote(name, safe='-._~')}",
+        "citeAs": plain_text(f"{name} {version}, built with prefkit."),
         "distribution": distribution,
         "recordSet": record_sets,
     }

@@ -9,7 +9,7 @@ This module must never import from the rest of prefkit.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from prefkit.schemas.common import Contract
 from pydantic import Field, field_validator
@@ -152,6 +152,25 @@ class CupidLabelLine(Contract):
     )
 
 
+class PredictionMemory(Contract):
+    """A memory in a task 1 / 2 predictions line: AlpsBench's MemoryItem fields, the scored ones typed
+    (a model may echo the optional ones or leave them out)."""
+
+    memory_id: str | None = Field(default=None, description="The model's id for the memory.")
+    type: Literal["direct", "indirect"] = Field(description="direct: stated; indirect: inferred.")
+    label: str = Field(min_length=1, description="Taxonomy path, e.g. 'Preferences/Food'.")
+    value: str = Field(min_length=1, description="The memory as one statement about the user.")
+    confidence: float | None = Field(default=None, ge=0, le=1, description="How sure the model is (0-1).")
+    evidence_text: str | None = Field(default=None, description="The user's words it rests on.")
+    evidence: Any = Field(default=None, description="Grounding in the dialogue (AlpsBench's shape).")
+    label_suggestion: str | None = Field(default=None, description="Proposed label when UNMAPPED.")
+    reasoning: str | None = Field(default=None, description="Why the memory follows.")
+    time_scope: str | None = Field(default=None, description="long_term | short_term | ...")
+    emotion: str | None = Field(default=None, description="Emotion attached to the memory.")
+    preference_attitude: str | None = Field(default=None, description="like / dislike / ...")
+    updated_at: str | None = Field(default=None, description="Time of the last update.")
+
+
 class AlpsPrediction(Contract):
     """One line of an AlpsBench predictions.jsonl (its public prediction contract, any task)."""
 
@@ -159,9 +178,17 @@ class AlpsPrediction(Contract):
     track: str | None = Field(
         default=None, description="The track (e.g. task3_d300), needed only when the id is in several."
     )
-    memory_items: list[dict[str, Any]] | None = Field(default=None, description="Task 1 / 2 memories.")
+    memory_items: list[PredictionMemory] | None = Field(default=None, description="Task 1 / 2 memories.")
     answer: str | None = Field(default=None, description="Task 3 / 4 answer.")
     reason: str | None = Field(default=None, description="Task 3: why the memory was used.")
     selected_memory_id: str | None = Field(default=None, description="Task 3: the memory used.")
     used_memory_fact: str | None = Field(default=None, description="Task 4: the fact the answer rests on.")
     score: int | None = Field(default=None, ge=1, le=10, description="Task 4: a judge score, when known.")
+
+    #: The field each task's line must carry (the answer it is scored on).
+    REQUIRED: ClassVar[dict[str, str]] = {
+        "task1": "memory_items",
+        "task2": "memory_items",
+        "task3": "selected_memory_id",
+        "task4": "answer",
+    }

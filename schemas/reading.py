@@ -121,6 +121,8 @@ def loads(text: str, where: str, multiline: bool = False) -> Any:
         raise InputError(f"{where}: field {printable(exc.key)}: key appears twice in one object") from None
     except RecursionError:
         raise InputError(f"{where}: nested deeper than {MAX_DEPTH} levels") from None
+    except ValueError as exc:  # an integer of more digits than Python converts (4,300 by default)
+        raise InputError(f"{where}: a number too long to read ({str(exc).split(';')[0]})") from None
     _check_tree(value, where)
     return value
 

@@ -3,7 +3,10 @@
 One row per label event, columns ``annotator, task_kind, item_id, values, time_spent_s, timestamp,
 action, comment, judge``. ``item_id`` is the task's ``item_ref`` (stable across projects) or its
 ``task_id``; ``values`` is a JSON object (a JSON string in CSV); ``action`` defaults to ``label``;
-``judge`` (default false) marks the labels of an LLM judge, recorded with ``source="judge"``.
+``judge`` (default false) marks the labels of an LLM judge, recorded with ``source="judge"``. A CSV
+cell that a spreadsheet would run as a formula (starting with ``=``, ``+``, ``-``, ``@``, a tab or a
+carriage return) is written with a leading ``'`` and read back without it
+(:mod:`prefkit.schemas.safe_text`).
 
 An import checks every row first — known task kind and task, existing annotator, values valid for
 the task (``TaskKind.validate``), an ISO-8601 timestamp with date, time and UTC offset (stored
@@ -28,6 +31,7 @@ from prefkit.curation.annotation.task_kinds import LabelError, get_kind
 from prefkit.schemas.common import InputError, PrefkitError, canonical_json, content_hash, validation_line
 from prefkit.schemas.curation import AnnotationTask, LabelEvent
 from prefkit.schemas.reading import loads, no_records, parse_timestamp, printable, read_text
+from prefkit.schemas.safe_text import csv_cell, csv_value
 from pydantic import ValidationError
 
 if TYPE_CHECKING:
@@ -93,7 +97,8 @@ def _csv_rows(text: str) -> list[tuple[int, dict[str, Any]]]:
         line = reader.line_num
         if None in row:
             raise _RowLine(line, _RowError("<row>", "more cells than header columns"))
-        parsed: dict[str, Any] = {k: (v if v != "" else None) for k, v in row.items()}
+        # cells a spreadsheet could run as formulas were written with a leading ' (write_rows)
+        parsed: dict[str, Any] = {k: (csv_value(v) if v != "" else None) for k, v in row.items()}
         if parsed.get("values") is not None:
             try:
                 parsed["values"] = loads(parsed["values"], "")
@@ -162,7 +167,7 @@ class _Resolver:
         for task in store.labels.tasks():
             self.tasks[(task.kind, task.item_ref)] = task
             self.tasks[(task.kind, task.task_id)] = task
-        self.users: dict[str, bool] = {}
+        self.users: dict[str, str | None] = {}
 
     def task(self, kind: str, item_id: str) -> AnnotationTask:
         task = self.tasks.get((kind, item_id))
@@ -170,11 +175,16 @@ class _Resolver:
             raise _RowError("item_id", f"no {kind} task with item_ref or task_id {item_id!r} in this project")
         return task
 
-    def check_user(self, username: str) -> None:
+    def user(self, username: str) -> str:
+        """The account's own name: ``ALICE`` or a full-width ``ａｌｉｃｅ`` is the account ``alice``
+        (names are compared as sign-in compares them), so an event always names a real account."""
         if username not in self.users:
-            self.users[username] = self.store.accounts.user(username) is not None
-        if not self.users[username]:
-            raise _RowError("annotator", f"no user {username!r} in this project")
+            account = self.store.accounts.user(username)
+            self.users[username] = None if account is None else account.username
+        canonical = self.users[username]
+        if canonical is None:
+            raise _RowError("annotator", f"no user {printable(username)!r} in this project")
+        return canonical
 
 
 def _text(row: dict[str, Any], column: str) -> str:
@@ -224,7 +234,7 @@ def _row_event(row: dict[str, Any], resolver: _Resolver, source: str) -> LabelEv
     source = "judge" if row.get("judge") else source
     for column in REQUIRED:
         _text(row, column)
-    resolver.check_user(row["annotator"])
+    annotator = resolver.user(row["annotator"])
     try:
         kind = get_kind(row["task_kind"])
     except LabelError as exc:
@@ -237,7 +247,7 @@ def _row_event(row: dict[str, Any], resolver: _Resolver, source: str) -> LabelEv
         raise _RowError("timestamp", str(exc).removeprefix(": field timestamp: ")) from exc
     values = _values(row, action, task)
     key = [
-        row["annotator"],
+        annotator,
         kind.name,
         task.task_id,
         values,
@@ -251,7 +261,7 @@ def _row_event(row: dict[str, Any], resolver: _Resolver, source: str) -> LabelEv
         event_id="imp_" + content_hash(key, 24),
         task_id=task.task_id,
         kind=kind.name,
-        annotator=row["annotator"],
+        annotator=annotator,
         action=action,
         values=values,
         comment=comment,
@@ -331,9 +341,8 @@ def write_rows(rows: list[dict[str, Any]], out: TextIO, fmt: str) -> None:
     writer = csv.DictWriter(out, fieldnames=COLUMNS, lineterminator="\n")
     writer.writeheader()
     for row in rows:
-        writer.writerow(
-            {**row, "values": canonical_json(row["values"]), "judge": "true" if row["judge"] else "false"}
-        )
+        cells = {**row, "values": canonical_json(row["values"]), "judge": "true" if row["judge"] else "false"}
+        writer.writerow({k: csv_cell(v) for k, v in cells.items()})  # OWASP: no cell is a formula
 
 
 def export_labels(

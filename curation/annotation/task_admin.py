@@ -98,7 +98,7 @@ def create_tasks(
 
     ``gold_rate`` (0..1) is the share of gold items mixed into each annotator's queue for this kind."""
     task_kind = get_kind(kind)
-    k = overlap or project.config.annotation.overlap
+    k = project.config.annotation.overlap if overlap is None else overlap
     if k < 1:
         raise TaskFileError("overlap must be at least 1")
     if gold_rate is not None:

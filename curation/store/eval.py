@@ -76,7 +76,14 @@ class Evaluations(StoreArea):
         r = self.t["eval_runs"]
         now = utcnow()
         with self.write() as conn:
-            if conn.execute(select(r.c.run_id).where(r.c.run_id == run.run_id)).first() is not None:
+            known = conn.execute(select(r.c.status).where(r.c.run_id == run.run_id)).first()
+            if known is not None:
+                if known[0] == "failed":  # tried again: running until it finishes or fails anew
+                    conn.execute(
+                        r.update()
+                        .where(r.c.run_id == run.run_id)
+                        .values(status="running", summary_json=None, updated_at=now)
+                    )
                 return False
             conn.execute(
                 r.insert(),
@@ -111,6 +118,16 @@ class Evaluations(StoreArea):
                 r.update()
                 .where(r.c.run_id == run_id)
                 .values(status="complete", summary_json=self.dumps(summary), updated_at=utcnow())
+            )
+
+    def run_failed(self, run_id: str, reason: str) -> None:
+        """Mark a run ``failed`` with the one-line reason it stopped (its report says so)."""
+        r = self.t["eval_runs"]
+        with self.write() as conn:
+            conn.execute(
+                r.update()
+                .where(r.c.run_id == run_id)
+                .values(status="failed", summary_json=self.dumps({"error": reason}), updated_at=utcnow())
             )
 
     def _run_from_row(self, row) -> EvalRun:

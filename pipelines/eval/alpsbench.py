@@ -220,10 +220,10 @@ def read_predictions(path: Path, rows: Mapping[str, AlpsRow]) -> dict[str, dict[
         by_id.setdefault(row.benchmark_id, []).append(key)
     out: dict[str, dict[str, Any]] = {}
     for lineno, raw in jsonl_lines(path):
-        try:
-            pred = AlpsPrediction.model_validate(raw)
+        try:  # strict, as every import: "0.9" is not a confidence, 1 is not a memory's value
+            pred = AlpsPrediction.model_validate(raw, strict=True)
         except ValidationError as exc:
-            raise EvalInputError(f"{path}:{lineno}: {validation_line(exc)}") from None
+            raise EvalInputError(f"{path}:{lineno}: field {validation_line(exc)}") from None
         keys = [k for k in by_id.get(pred.benchmark_id, []) if pred.track in (None, rows[k].track)]
         if not keys:
             raise EvalInputError(
@@ -237,6 +237,11 @@ def read_predictions(path: Path, rows: Mapping[str, AlpsRow]) -> dict[str, dict[
             )
         if keys[0] in out:
             raise EvalInputError(f"{path}:{lineno}: a second prediction for {keys[0]!r}")
+        needed = AlpsPrediction.REQUIRED[rows[keys[0]].track[:5]]
+        if getattr(pred, needed) is None:
+            raise EvalInputError(
+                f"{path}:{lineno}: field {needed}: required for a {rows[keys[0]].track[:5]} prediction"
+            )
         out[keys[0]] = pred.model_dump(exclude_none=True)
     return out
 

@@ -1,6 +1,8 @@
 """An evaluation report as Markdown: the run's identity, the judge's validation status, the tables.
 
-Only formats a report built by :func:`prefkit.pipelines.eval.runs.build_report`.
+Only formats a report built by :func:`prefkit.pipelines.eval.runs.build_report`. Every text from the
+operator or the data (``--model``, ``--judge-model``, release names, settings) goes through
+:mod:`prefkit.schemas.safe_text`: rendered with HTML on, a report runs no script and loads no remote image.
 """
 
 from __future__ import annotations
@@ -9,6 +11,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from prefkit.schemas.safe_text import md_code, md_text
+
 COLUMNS = {
     ("cupid", "inference"): ["group", "n_instances", "n_inferred", "n_empty", "n_failed", "n_missing", "gold_items",
                              "gold_credit", "inferred_items", "inferred_credit", "precision", "recall", "f1"],
@@ -16,13 +20,17 @@ COLUMNS = {
 }  # fmt: skip
 
 
-def judge_line(judge: dict[str, Any] | None) -> str | None:
+def judge_line(judge: dict[str, Any] | None, markdown: bool = True) -> str | None:
+    """The judge's validation status in one line: markdown (escaped), or plain for a terminal."""
     if judge is None:
         return None
     hh = (judge.get("human_vs_human") or {}).get("alpha")
     human = f"; human-vs-human α {hh:.3f}" if hh is not None else ""
+    if not markdown:
+        mark = "validated" if judge["validated"] else "NOT VALIDATED"
+        return f"Judge {judge['judge']}: {mark} — {judge['reason']}{human}"
     mark = "validated" if judge["validated"] else "**NOT VALIDATED**"
-    return f"Judge `{judge['judge']}`: {mark} — {judge['reason']}{human}"
+    return f"Judge {md_code(judge['judge'])}: {mark} — {md_text(judge['reason'])}{human}"
 
 
 def _cell(value: Any) -> str:
@@ -31,8 +39,10 @@ def _cell(value: Any) -> str:
     if isinstance(value, float):
         return f"{value:.3f}"
     if isinstance(value, dict):
-        return " ".join(f"{k}:{v}" for k, v in value.items() if v)
-    return str(value)
+        return md_text(" ".join(f"{k}:{v}" for k, v in value.items() if v))
+    if isinstance(value, int):
+        return str(value)
+    return md_text(value)
 
 
 def table(rows: list[dict[str, Any]], columns: list[str]) -> list[str]:
@@ -43,7 +53,7 @@ def table(rows: list[dict[str, Any]], columns: list[str]) -> list[str]:
 
 def render_markdown(report: dict[str, Any], charts: Sequence[Path] = ()) -> str:
     run = report["run"]
-    lines = [f"# Evaluation {run.run_id}", ""]
+    lines = [f"# Evaluation {md_text(run.run_id)}", ""]
     if run.offline:
         lines += ["> **Offline backend**: deterministic stand-in answers, not a model's score.", ""]
     jl = judge_line(report["judge"])
@@ -61,7 +71,7 @@ def render_markdown(report: dict[str, Any], charts: Sequence[Path] = ()) -> str:
         "prompts": ", ".join(f"{k}@{v}" for k, v in run.prompts.items()),
         "created": run.created_at,
     }
-    lines += ["| | |", "|---|---|"] + [f"| {k} | {v} |" for k, v in meta.items()] + [""]
+    lines += ["| | |", "|---|---|"] + [f"| {k} | {md_text(v)} |" for k, v in meta.items()] + [""]
     by_task: dict[str, list[dict[str, Any]]] = {}
     for r in report["rows"]:
         by_task.setdefault(r["task"], []).append(r)
@@ -71,7 +81,8 @@ def render_markdown(report: dict[str, Any], charts: Sequence[Path] = ()) -> str:
             cols = ["group"] + [c for c in rows[0] if c not in ("task", "group")]
         title = {"inference_by_position": "inference by position (sessions before the request of the most recent "
                  "relevant session)"}.get(task, task)  # fmt: skip
-        lines += [f"## {title}", ""] + table(rows, cols) + [""]
+        lines += [f"## {md_text(title)}", ""] + table(rows, cols) + [""]
     if charts:
-        lines += ["## Charts", ""] + [f"![{p.stem}]({p.name})" for p in charts] + [""]
+        # local files written beside the report, by name only (never a URL)
+        lines += ["## Charts", ""] + [f"![{md_text(p.stem)}](<{p.name}>)" for p in charts] + [""]
     return "\n".join(lines)

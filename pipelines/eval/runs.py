@@ -25,7 +25,7 @@ from prefkit.pipelines.eval.charts import bar_chart, write
 from prefkit.pipelines.eval.judge import judge_validation
 from prefkit.pipelines.eval.prompting import prompt_hashes
 from prefkit.pipelines.eval.release import EvalInputError, ReleaseRef, load_cupid
-from prefkit.schemas.common import content_hash
+from prefkit.schemas.common import PrefkitError, content_hash
 from prefkit.schemas.config import ReleasePolicy
 from prefkit.schemas.evaluation import CupidPrediction
 
@@ -98,29 +98,42 @@ def run_cupid(
     run = _run_record(
         "cupid", options.task, ref, layer, cupid.TEMPLATES[options.task], settings, model, judge_model
     )
-    store.eval.run_start(run)
-    if predictions is not None:
+    preds = None
+    if predictions is not None:  # a file is checked whole before the run is recorded
         preds = cupid_m.read_predictions(predictions)
         unknown = sorted(set(preds) - set(instances))
         if unknown:
             raise EvalInputError(
                 f"{predictions}: prediction for ({cupid_m.key_name(unknown[0])}), not in the release"
             )
-    else:
-        preds = cupid.run_model(layer, instances, options)
-    model_failures = sum(1 for p in preds.values() if p.error)
-    preds, judge_failures = cupid.judge(layer, instances, preds, options.task)
-    items = [
-        (
-            cupid_m.key_name(k),
-            inst.instance_type,
-            {"gold": _gold_record(inst), "prediction": _pred_record(preds.get(k))},
-        )
-        for k, inst in sorted(instances.items())
-    ]
-    rows = score_items(run, items)
-    store.eval.run_finish(run.run_id, items, {"rows": rows})
+    store.eval.run_start(run)
+    with _failing(store, run):
+        if preds is None:
+            preds = cupid.run_model(layer, instances, options)
+        model_failures = sum(1 for p in preds.values() if p.error)
+        preds, judge_failures = cupid.judge(layer, instances, preds, options.task)
+        items = [
+            (
+                cupid_m.key_name(k),
+                inst.instance_type,
+                {"gold": _gold_record(inst), "prediction": _pred_record(preds.get(k))},
+            )
+            for k, inst in sorted(instances.items())
+        ]
+        rows = score_items(run, items)
+        store.eval.run_finish(run.run_id, items, {"rows": rows})
     return RunResult(store.eval.run(run.run_id), rows, judge_failures, model_failures)
+
+
+@contextmanager
+def _failing(store: ProjectStore, run: EvalRun) -> Iterator[None]:
+    """A run that stops on an error is marked ``failed`` with its reason (its report says so), not
+    left ``running``; an interrupted one (Ctrl-C, kill) stays ``running`` and resumes on rerun."""
+    try:
+        yield
+    except PrefkitError as exc:
+        store.eval.run_failed(run.run_id, str(exc))
+        raise
 
 
 def _gold_record(inst) -> dict[str, Any]:
@@ -169,19 +182,19 @@ def run_alpsbench(
     judge_model = layer.settings.model_for("judge") if uses_judge else None
     settings = {"split": split, "limit": limit, "predictions_sha256": _file_digest(predictions)}
     run = _run_record("alpsbench", task, ref, layer, alpsbench.TEMPLATES[task], settings, model, judge_model)
+    # a predictions file is checked whole before the run is recorded: a refused file leaves no run
+    preds = alpsbench.read_predictions(predictions, rows) if predictions else None
     store.eval.run_start(run)
-    preds = (
-        alpsbench.read_predictions(predictions, rows)
-        if predictions
-        else alpsbench.run_model(layer, rows, task)
-    )
-    model_failures = sum(1 for p in preds.values() if "error" in p)
-    if uses_judge:
-        preds = alpsbench.judge(layer, rows, preds)
-    judge_failures = sum(1 for p in preds.values() if "judge_error" in p)
-    items = [(bid, group, rec) for bid, group, rec in alpsbench.score_rows(task, rows, preds)]
-    rows_out = score_items(run, items)
-    store.eval.run_finish(run.run_id, items, {"rows": rows_out})
+    with _failing(store, run):
+        if preds is None:
+            preds = alpsbench.run_model(layer, rows, task)
+        model_failures = sum(1 for p in preds.values() if "error" in p)
+        if uses_judge:
+            preds = alpsbench.judge(layer, rows, preds)
+        judge_failures = sum(1 for p in preds.values() if "judge_error" in p)
+        items = [(bid, group, rec) for bid, group, rec in alpsbench.score_rows(task, rows, preds)]
+        rows_out = score_items(run, items)
+        store.eval.run_finish(run.run_id, items, {"rows": rows_out})
     return RunResult(store.eval.run(run.run_id), rows_out, judge_failures, model_failures)
 
 
@@ -246,6 +259,9 @@ def no_cyclic_gc() -> Iterator[None]:
 def build_report(store: ProjectStore, run_id: str, policy: ReleasePolicy | None = None) -> dict[str, Any]:
     """Everything a report shows: the run's record, its rows and the judge's validation status."""
     run = store.eval.run(run_id)
+    if run.status == "failed":
+        reason = (run.summary or {}).get("error", "no reason recorded")
+        raise EvalInputError(f"run {run.run_id} failed: {reason} (fix that, then run the same command again)")
     if run.status != "complete":
         raise EvalInputError(f"run {run.run_id} has not finished; rerun its command to resume it")
     with no_cyclic_gc():

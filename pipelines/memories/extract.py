@@ -71,6 +71,8 @@ class ExtractionConfig:
             raise ExtractionError("--cap-per-label must be at least 1")
         if self.attempts < 1 or self.max_turn_chars < 200:
             raise ExtractionError("attempts must be >= 1 and max_turn_chars >= 200")
+        if self.limit is not None and self.limit < 1:
+            raise ExtractionError(f"limit must be >= 1, not {self.limit}")
 
 
 @dataclass

@@ -109,8 +109,13 @@ class BuildConfig:
     def check(self) -> None:
         if unknown := set(self.tasks) - set(TASKS):
             raise BuildError(f"unknown task(s) {sorted(unknown)}; choose from {', '.join(TASKS)}")
-        if any(n < 1 for n in self.distractors):
+        if not self.distractors or any(n < 1 for n in self.distractors):
             raise BuildError("distractor counts must be positive")
+        if len(set(self.distractors)) != len(self.distractors):
+            twice = next(n for n in self.distractors if self.distractors.count(n) > 1)
+            raise BuildError(f"distractor count {twice} is given twice")
+        if self.limit is not None and self.limit < 1:
+            raise BuildError(f"limit must be >= 1, not {self.limit}")
 
 
 @dataclass

@@ -9,6 +9,7 @@ import click
 
 from prefkit.cli.annotate_cmds import tasks, users
 from prefkit.cli.common import echo_json, echo_table, json_option, project_option
+from prefkit.cli.types import NON_NEGATIVE_FLOAT, POSITIVE_INT
 
 if TYPE_CHECKING:
     from prefkit.curation.project import Project
@@ -31,7 +32,9 @@ def users_unlock(project: Project, name: str | None, client: str | None) -> None
 
 @users.command("sign-ins")
 @click.argument("name", required=False)
-@click.option("--limit", type=int, default=50, show_default=True, help="How many attempts, newest first.")
+@click.option(
+    "--limit", type=POSITIVE_INT, default=50, show_default=True, help="How many attempts, newest first."
+)
 @project_option
 @json_option
 def users_sign_ins(project: Project, name: str | None, limit: int, as_json: bool) -> None:
@@ -47,7 +50,7 @@ def users_sign_ins(project: Project, name: str | None, limit: int, as_json: bool
 
 
 @tasks.command("release")
-@click.option("--idle-hours", type=float,
+@click.option("--idle-hours", type=NON_NEGATIVE_FLOAT,
               help="Release queues idle this long (default: config annotation.stale_after_hours).")  # fmt: skip
 @click.option("--annotator", help="Only this annotator's open items (with --idle-hours 0: all of them).")
 @click.option("--kind", help="Only this task kind.")

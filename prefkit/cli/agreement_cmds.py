@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 import click
 
 from prefkit.cli.common import echo_json, echo_table, json_option, project_option
+from prefkit.cli.types import ANY_INT, POSITIVE_INT, FiniteFloat, SafePath
 
 if TYPE_CHECKING:
     from prefkit.curation.project import Project
@@ -44,11 +45,15 @@ def _agreement_table(rows: list[dict]) -> list[dict]:
 @click.option("--kind", help="Only this task kind (default: every kind with labels).")
 @click.option("--batch", help="Only tasks of this batch (default: all batches).")
 @click.option(
-    "--boot", "n_boot", type=click.IntRange(1), default=1000, show_default=True, help="Bootstrap replicates."
+    "--boot", "n_boot", type=POSITIVE_INT, default=1000, show_default=True, help="Bootstrap replicates."
 )
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap.")
+@click.option("--seed", type=ANY_INT, default=0, show_default=True, help="Seed of the bootstrap.")
 @click.option("--judge", "judges", multiple=True, help="Annotator name of an LLM judge (repeatable).")
-@click.option("--alpha-min", type=float, help="α threshold for p_below_min (default: [release] alpha_min).")
+@click.option(
+    "--alpha-min",
+    type=FiniteFloat(min=-1.0, max=1.0),
+    help="α threshold for p_below_min (default: [release] alpha_min).",
+)
 @click.option(
     "--annotators",
     is_flag=True,
@@ -103,7 +108,7 @@ def labels() -> None:
 
 
 @labels.command("import")
-@click.argument("file", type=click.Path(dir_okay=False))
+@click.argument("file", type=SafePath(dir_okay=False))
 @click.option(
     "--format", "fmt", type=click.Choice(["jsonl", "csv"]), help="Default: from the file's extension."
 )
@@ -125,7 +130,7 @@ def labels_import(project: Project, file: str, fmt: str | None, judge: bool) -> 
 
 
 @labels.command("export")
-@click.argument("out", type=click.Path(dir_okay=False, allow_dash=True), default="-")
+@click.argument("out", type=SafePath(dir_okay=False, allow_dash=True), default="-")
 @click.option(
     "--format", "fmt", type=click.Choice(["jsonl", "csv"]), help="Default: from OUT's extension, else jsonl."
 )

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 import click
 
 from prefkit.cli.common import echo_json, json_option, project_option
+from prefkit.cli.types import ANY_INT, POSITIVE_INT, DistinctInts
 
 if TYPE_CHECKING:
     from prefkit.curation.project import Project
@@ -22,19 +23,22 @@ if TYPE_CHECKING:
 )
 @click.option(
     "--distractors",
+    type=DistinctInts(min=1, max=100_000),
     default="100,300,500,700,1000",
     show_default=True,
-    help="Task 3 distractor counts, comma-separated.",
+    help="Task 3 distractor counts, comma-separated distinct integers >= 1.",
 )
 @click.option(
     "--backend", type=click.Choice(["offline", "openai"]), help="LLM backend (default: [llm] backend)."
 )
 @click.option(
-    "--seed", type=int, default=0, show_default=True, help="Seed for sampling and the offline backend."
+    "--seed", type=ANY_INT, default=0, show_default=True, help="Seed for sampling and the offline backend."
 )
-@click.option("--limit", type=int, help="At most this many dialogues.")
+@click.option("--limit", type=POSITIVE_INT, help="At most this many dialogues.")
 @click.option("--no-qc", is_flag=True, help="Do not create task_qc tasks for the built rows.")
-@click.option("--overlap", type=int, help="Annotators per task_qc task (default: annotation.overlap).")
+@click.option(
+    "--overlap", type=POSITIVE_INT, help="Annotators per task_qc task (default: annotation.overlap)."
+)
 @json_option
 @project_option
 def build_alpsbench(
@@ -56,11 +60,7 @@ def build_alpsbench(
     from prefkit.pipelines.memories.tasks import TASKS, BuildConfig
     from prefkit.pipelines.memories.tasks import build_alpsbench as build
 
-    try:
-        levels = tuple(int(x) for x in distractors.split(",") if x.strip())
-    except ValueError:
-        raise click.UsageError(f"--distractors takes comma-separated integers, not {distractors!r}") from None
-    cfg = BuildConfig(tasks=tuple(tasks) or TASKS, distractors=levels, seed=seed, limit=limit)
+    cfg = BuildConfig(tasks=tuple(tasks) or TASKS, distractors=distractors, seed=seed, limit=limit)
     backend = backend or project.config.llm.backend
     with LLMLayer(
         project.store,

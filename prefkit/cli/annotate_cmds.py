@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 import click
 
 from prefkit.cli.common import KindChoice, echo_json, echo_table, json_option, project_option
+from prefkit.cli.types import PORT, POSITIVE_INT, SHARE_BELOW_ONE, SafePath
 
 if TYPE_CHECKING:
     from prefkit.curation.project import Project
@@ -96,10 +97,12 @@ def tasks() -> None:
     help="Task kind.",
 )
 @click.option(
-    "--overlap", type=int, help="Distinct annotators per item (default: config annotation.overlap)."
+    "--overlap", type=POSITIVE_INT, help="Distinct annotators per item (default: config annotation.overlap)."
 )
 @click.option("--batch", default="default", show_default=True, help="Batch the new tasks go to.")
-@click.option("--gold-rate", type=float, help="Share of gold items mixed into queues of this kind (0..1).")
+@click.option(
+    "--gold-rate", type=SHARE_BELOW_ONE, help="Share of gold items mixed into queues of this kind (0..1)."
+)
 @project_option
 def tasks_create(
     project: Project, kind: str, overlap: int | None, batch: str, gold_rate: float | None
@@ -137,7 +140,7 @@ def tasks_pairs() -> None:
 
 
 @tasks_pairs.command("import")
-@click.argument("file", type=click.Path(dir_okay=False))
+@click.argument("file", type=SafePath(dir_okay=False))
 @project_option
 def tasks_pairs_import(project: Project, file: str) -> None:
     """Add pairs from a JSONL FILE: {"checklist_item": ..., "candidate": ..., "pair_id"?, "origin"?}.
@@ -173,7 +176,7 @@ def tasks_gold() -> None:
 
 
 @tasks_gold.command("import")
-@click.argument("file", type=click.Path(dir_okay=False))
+@click.argument("file", type=SafePath(dir_okay=False))
 @project_option
 def tasks_gold_import(project: Project, file: str) -> None:
     """Set known answers from a JSONL FILE: {"task_id": ..., "answer": {...}} (or kind + item_ref).
@@ -260,7 +263,7 @@ def streamlit_argv(port: int, host: str) -> list[str]:
 
 
 @annotate.command("serve")
-@click.option("--port", default=8501, show_default=True, help="Port to listen on.")
+@click.option("--port", type=PORT, default=8501, show_default=True, help="Port to listen on.")
 @click.option(
     "--host", default="127.0.0.1", show_default=True, help="Address to bind (keep 127.0.0.1 behind a proxy)."
 )

@@ -11,6 +11,7 @@ from typing import Any
 import click
 from pydantic import BaseModel
 
+from prefkit.cli.types import SafePath
 from prefkit.schemas.common import PrefkitError
 
 
@@ -53,7 +54,7 @@ def project_option(fn):
         "--project",
         "-p",
         "project_path",
-        type=click.Path(file_okay=False),
+        type=SafePath(file_okay=False),
         envvar="PREFKIT_PROJECT",
         default=".",
         show_default="$PREFKIT_PROJECT or .",

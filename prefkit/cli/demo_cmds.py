@@ -6,6 +6,8 @@ from pathlib import Path
 
 import click
 
+from prefkit.cli.types import ANY_INT, PORT, POSITIVE_INT, SafePath
+
 
 @click.command()
 @click.option(
@@ -14,12 +16,14 @@ import click
     "path",
     default="demo-project",
     show_default=True,
-    type=click.Path(file_okay=False),
+    type=SafePath(file_okay=False),
     help="Where to create (or reuse) the demo project.",
 )
-@click.option("--personas", default=3, show_default=True, help="Personas to generate offline.")
-@click.option("--seed", default=0, show_default=True, help="Seed of the offline generation.")
-@click.option("--port", default=8501, show_default=True, help="Port of the annotation app.")
+@click.option(
+    "--personas", type=POSITIVE_INT, default=3, show_default=True, help="Personas to generate offline."
+)
+@click.option("--seed", type=ANY_INT, default=0, show_default=True, help="Seed of the offline generation.")
+@click.option("--port", type=PORT, default=8501, show_default=True, help="Port of the annotation app.")
 @click.option("--no-serve", is_flag=True, help="Build the project only; do not start the app.")
 def demo(path: str, personas: int, seed: int, port: int, no_serve: bool) -> None:
     """Build a demo project offline (no API key) and serve the annotation app on it.
@@ -49,7 +53,7 @@ EXAMPLES = {
 
 
 @click.command()
-@click.argument("dest", type=click.Path(file_okay=False), default="examples")
+@click.argument("dest", type=SafePath(file_okay=False), default="examples")
 def examples(dest: str) -> None:
     """Copy the example inputs into DEST (default: examples): AlpsBench packets (alpsbench/), a small
     synthetic WildChat-format file (wildchat/sample.jsonl), the labels of the README's tour

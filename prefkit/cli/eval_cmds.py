@@ -12,6 +12,7 @@ import click
 
 from prefkit.cli.annotate_cmds import tasks_pairs
 from prefkit.cli.common import echo_json, echo_table, json_option, plain, project_option
+from prefkit.cli.types import ANY_INT, POSITIVE_INT, SafePath
 
 if TYPE_CHECKING:
     from prefkit.curation.project import Project
@@ -36,16 +37,16 @@ def eval_() -> None:
 def run_options(fn):
     """Flags shared by ``eval cupid`` and ``eval alpsbench``."""
     options = [
-        click.option("--release", "release", required=True, type=click.Path(exists=True),
+        click.option("--release", "release", required=True, type=SafePath(exists=True),
                      help="Release directory (releases/X.Y.Z), or a CUPID JSONL file."),
         click.option("--model", help="Model to evaluate (the `assistant` role); not needed with --predictions."),
         click.option("--judge-model", help="Judge model (default: [llm.models] judge)."),
-        click.option("--predictions", type=click.Path(dir_okay=False, exists=True),
+        click.option("--predictions", type=SafePath(dir_okay=False, exists=True),
                      help="Score this predictions file instead of running a model."),
-        click.option("--limit", type=click.IntRange(min=1), help="Only the first N items (by key)."),
+        click.option("--limit", type=POSITIVE_INT, help="Only the first N items (by key)."),
         click.option("--backend", type=click.Choice(["offline", "openai"]),
                      help="LLM backend (default: [llm] backend); offline results are marked offline."),
-        click.option("--seed", type=int, default=0, show_default=True, help="Seed (offline backend, cache key)."),
+        click.option("--seed", type=ANY_INT, default=0, show_default=True, help="Seed (offline backend, cache key)."),
         click.option("--estimate", is_flag=True, help="Price the run with the configured models; make no call."),
         json_option,
         project_option,
@@ -97,7 +98,7 @@ def _print_result(project: Project, result, as_json: bool) -> None:
     if run.offline:
         click.echo("offline backend: deterministic stand-in answers, not a model's score")
     if judge:
-        click.echo(judge_line(judge).replace("**", "").replace("`", ""))
+        click.echo(judge_line(judge, markdown=False))
     if result.model_failures or result.judge_failures:
         click.echo(f"{result.model_failures} model call(s) and {result.judge_failures} judge call(s) failed "
                    "(counted as failed); run the same command again to retry them")  # fmt: skip
@@ -154,7 +155,7 @@ def eval_cupid(project: Project, release, config_name, task, oracle, model, judg
               help="Split to evaluate; test gold is read only from the private config.")  # fmt: skip
 @click.option("--config", "config_name", default="alpsbench", show_default=True,
               help="Release configs to read (every config whose name starts with this).")  # fmt: skip
-@click.option("--private", "private", type=click.Path(file_okay=False, exists=True),
+@click.option("--private", "private", type=SafePath(file_okay=False, exists=True),
               help="Private configs with the test gold (default: releases-private/VERSION beside the release).")  # fmt: skip
 @run_options
 def eval_alpsbench(project: Project, release, task_number, split, config_name, private, model, judge_model, predictions,
@@ -187,13 +188,13 @@ def eval_alpsbench(project: Project, release, task_number, split, config_name, p
 
 
 @eval_.command("score")
-@click.argument("predictions", type=click.Path(dir_okay=False, exists=True))
-@click.option("--release", required=True, type=click.Path(exists=True),
+@click.argument("predictions", type=SafePath(dir_okay=False, exists=True))
+@click.option("--release", required=True, type=SafePath(exists=True),
               help="Release directory (or CUPID JSONL) holding the gold.")  # fmt: skip
 @click.option(
     "--config", "config_name", default="cupid", show_default=True, help="Release config of the gold."
 )
-@click.option("--labels", type=click.Path(dir_okay=False, exists=True),
+@click.option("--labels", type=SafePath(dir_okay=False, exists=True),
               help="Judge labels JSONL (one labelled item or score per line); else the labels in PREDICTIONS.")  # fmt: skip
 @click.option("--task", type=click.Choice(["inference", "generation"]),
               help="Default: generation when predictions carry responses, else inference.")  # fmt: skip
@@ -226,7 +227,7 @@ def eval_score(predictions, release, config_name, labels, task, as_json) -> None
 @eval_.command("report")
 @click.argument("run_id", metavar="RUN")
 @click.option("--format", "fmt", type=click.Choice(["md", "json"]), default="md", show_default=True)
-@click.option("--out", type=click.Path(file_okay=False),
+@click.option("--out", type=SafePath(file_okay=False),
               help="Directory for the report and its SVG charts (default: evals/RUN in the project).")  # fmt: skip
 @project_option
 def eval_report(project: Project, run_id, fmt, out) -> None:
@@ -283,7 +284,7 @@ def eval_list(project: Project, as_json) -> None:
 
 @eval_.command("export")
 @click.argument("run_id", metavar="RUN")
-@click.argument("out", type=click.Path(dir_okay=False))
+@click.argument("out", type=SafePath(dir_okay=False))
 @project_option
 def eval_export(project: Project, run_id, out) -> None:
     """Write a run's predictions with their judge labels as JSONL (re-score it with `prefkit eval score`).
@@ -299,12 +300,10 @@ def eval_export(project: Project, run_id, out) -> None:
 
 @tasks_pairs.command("from-eval")
 @click.argument("run_id", metavar="RUN")
-@click.option("--per-label", type=click.IntRange(min=1), default=50, show_default=True,
+@click.option("--per-label", type=POSITIVE_INT, default=50, show_default=True,
               help="Pairs sampled per judge label (fully, partially, not_covered).")  # fmt: skip
-@click.option("--seed", type=int, default=0, show_default=True, help="Sampling seed.")
-@click.option(
-    "--overlap", type=click.IntRange(min=1), help="Annotators per task (default: [annotation] overlap)."
-)
+@click.option("--seed", type=ANY_INT, default=0, show_default=True, help="Sampling seed.")
+@click.option("--overlap", type=POSITIVE_INT, help="Annotators per task (default: [annotation] overlap).")
 @click.option("--batch", help="Batch of the new tasks (default: eval-RUN).")
 @json_option
 @project_option

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 import click
 
 from prefkit.cli.common import echo_json, echo_table, json_option, project_option
+from prefkit.cli.types import ANY_INT, POSITIVE_INT, SafePath
 from prefkit.pipelines.generation import STAGES
 
 if TYPE_CHECKING:
@@ -23,15 +24,20 @@ def generation_options(fn):
     """Flags shared by ``prefkit generate`` and every stage command."""
     options = [
         click.option(
-            "--personas", "-n", type=int, help="Personas in the batch (default: [generation] personas)."
+            "--personas",
+            "-n",
+            type=POSITIVE_INT,
+            help="Personas in the batch (default: [generation] personas).",
         ),
         click.option(
             "--backend",
             type=click.Choice(["offline", "openai"]),
             help="LLM backend (default: [llm] backend).",
         ),
-        click.option("--seed", type=int, help="Seed for sampling, placement and the offline backend."),
-        click.option("--max-turns", type=int, help="Assistant replies per dialogue at most (default 16)."),
+        click.option("--seed", type=ANY_INT, help="Seed for sampling, placement and the offline backend."),
+        click.option(
+            "--max-turns", type=POSITIVE_INT, help="Assistant replies per dialogue at most (default 16)."
+        ),
         click.option(
             "--batch",
             is_flag=True,
@@ -40,7 +46,7 @@ def generation_options(fn):
         ),
         click.option(
             "--seed-personas",
-            type=click.Path(dir_okay=False, exists=True),
+            type=SafePath(dir_okay=False, exists=True),
             help="JSONL of seed persona descriptions.",
         ),
         click.option(

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import click
 
 from prefkit.cli.common import echo_json, echo_table, json_option, project_option
+from prefkit.cli.types import NON_NEGATIVE_INT, POSITIVE_FLOAT, POSITIVE_INT, SafePath
 
 if TYPE_CHECKING:
     from prefkit.curation.project import Project
@@ -22,7 +23,7 @@ def ingest() -> None:
 
 
 @ingest.command("wildchat")
-@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True))
+@click.argument("paths", nargs=-1, required=True, type=SafePath(exists=True))
 @click.option(
     "--language",
     "languages",
@@ -32,8 +33,12 @@ def ingest() -> None:
     help="Keep conversations in this language (repeatable).",
 )
 @click.option("--any-language", is_flag=True, help="Keep every language.")
-@click.option("--min-turns", type=int, default=6, show_default=True, help="Fewest turns per conversation.")
-@click.option("--max-turns", type=int, default=249, show_default=True, help="Most turns per conversation.")
+@click.option(
+    "--min-turns", type=POSITIVE_INT, default=6, show_default=True, help="Fewest turns per conversation."
+)
+@click.option(
+    "--max-turns", type=POSITIVE_INT, default=249, show_default=True, help="Most turns per conversation."
+)
 @click.option(
     "--turn-unit",
     type=click.Choice(["messages", "exchanges"]),
@@ -44,7 +49,7 @@ def ingest() -> None:
 )
 @click.option(
     "--min-user-chars",
-    type=int,
+    type=NON_NEGATIVE_INT,
     default=2,
     show_default=True,
     help="Every user message must have at least this many non-blank characters.",
@@ -57,14 +62,14 @@ def ingest() -> None:
 @click.option("--keep-duplicates", is_flag=True, help="Keep repeated conversations of the same user.")
 @click.option(
     "--max-gap-hours",
-    type=float,
+    type=POSITIVE_FLOAT,
     default=72.0,
     show_default=True,
     help="A longer pause between a user's conversations starts a new sequence.",
 )
 @click.option(
     "--min-sequence",
-    type=int,
+    type=POSITIVE_INT,
     default=2,
     show_default=True,
     help="Fewer conversations than this stay one-conversation sequences.",
@@ -74,7 +79,7 @@ def ingest() -> None:
 )
 @click.option(
     "--rejects",
-    type=click.Path(dir_okay=False),
+    type=SafePath(dir_okay=False),
     default="wildchat-rejects.jsonl",
     show_default=True,
     help="Where --skip-bad lists the skipped lines.",

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 import click
 
 from prefkit.cli.common import KindChoice, echo_json, echo_table, json_option, project_option
+from prefkit.cli.types import NON_NEGATIVE_FLOAT
 
 if TYPE_CHECKING:
     from prefkit.curation.project import Project
@@ -51,7 +52,7 @@ def config_cmd(kind: str) -> None:
 @click.option(
     "--wait",
     "wait_s",
-    type=click.FloatRange(min=0),
+    type=NON_NEGATIVE_FLOAT,
     default=600,
     show_default=True,
     help="Seconds to wait while another push of KIND to this server runs (0: fail at once).",

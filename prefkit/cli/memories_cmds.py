@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 import click
 
 from prefkit.cli.common import echo_json, echo_table, json_option, project_option
+from prefkit.cli.types import ANY_INT, POSITIVE_INT
 
 if TYPE_CHECKING:
     from prefkit.curation.project import Project
@@ -30,18 +31,24 @@ def memories() -> None:
     show_default=True,
     help="Extract from dialogues of this origin ('all' for every dialogue).",
 )
-@click.option("--cap-per-label", type=int, help="Kept memories per taxonomy label across the project.")
+@click.option(
+    "--cap-per-label", type=POSITIVE_INT, help="Kept memories per taxonomy label across the project."
+)
 @click.option(
     "--keep-without-implicit",
     is_flag=True,
     help="Keep dialogues with no indirect memory (AlpsBench leaves them out).",
 )
-@click.option("--limit", type=int, help="At most this many dialogues in this run.")
-@click.option("--attempts", type=int, default=2, show_default=True, help="Asks per stage before giving up.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the offline backend.")
+@click.option("--limit", type=POSITIVE_INT, help="At most this many dialogues in this run.")
+@click.option(
+    "--attempts", type=POSITIVE_INT, default=2, show_default=True, help="Asks per stage before giving up."
+)
+@click.option("--seed", type=ANY_INT, default=0, show_default=True, help="Seed of the offline backend.")
 @click.option("--estimate", is_flag=True, help="Price the run with the configured models; make no call.")
 @click.option("--no-tasks", is_flag=True, help="Do not create memory_verify tasks for the kept candidates.")
-@click.option("--overlap", type=int, help="Annotators per memory_verify task (default: annotation.overlap).")
+@click.option(
+    "--overlap", type=POSITIVE_INT, help="Annotators per memory_verify task (default: annotation.overlap)."
+)
 @click.option("--batch", default="default", show_default=True, help="Batch the new tasks go to.")
 @json_option
 @project_option

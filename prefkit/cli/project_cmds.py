@@ -8,13 +8,14 @@ from typing import TYPE_CHECKING
 import click
 
 from prefkit.cli.common import echo_json, echo_table, json_option, project_option
+from prefkit.cli.types import SafePath
 
 if TYPE_CHECKING:
     from prefkit.curation.project import Project
 
 
 @click.command()
-@click.argument("path", type=click.Path(file_okay=False), envvar="PREFKIT_PROJECT", default=".")
+@click.argument("path", type=SafePath(file_okay=False), envvar="PREFKIT_PROJECT", default=".")
 @click.option("--name", help="Project name (default: the directory name).")
 @click.option(
     "--database",
@@ -61,7 +62,7 @@ def schema() -> None:
 
 
 @schema.command("export")
-@click.argument("directory", type=click.Path(file_okay=False))
+@click.argument("directory", type=SafePath(file_okay=False))
 def schema_export(directory: str) -> None:
     """Write the JSON Schema of every record type to DIRECTORY/<Name>.schema.json.
 
@@ -92,7 +93,7 @@ def _report(result, what: str, path: str) -> None:
 
 
 @import_.command("cupid")
-@click.argument("file", type=click.Path(dir_okay=False))
+@click.argument("file", type=SafePath(dir_okay=False))
 @click.option("--licence", help="Licence of the data, recorded in provenance and the release card.")
 @project_option
 def import_cupid(project: Project, file: str, licence: str | None) -> None:
@@ -108,7 +109,7 @@ def import_cupid(project: Project, file: str, licence: str | None) -> None:
 
 
 @import_.command("alpsbench")
-@click.argument("path", type=click.Path())
+@click.argument("path", type=SafePath())
 @project_option
 def import_alpsbench(project: Project, path: str) -> None:
     """Import AlpsBench annotation packets from PATH (a folder of sess_*.json, searched recursively).
@@ -128,7 +129,7 @@ def export() -> None:
 
 
 @export.command("cupid")
-@click.argument("out", type=click.Path(dir_okay=False))
+@click.argument("out", type=SafePath(dir_okay=False))
 @click.option(
     "--verified", is_flag=True, help="Only instances whose every relevant session annotators verified."
 )
@@ -146,7 +147,7 @@ def export_cupid_cmd(project: Project, out: str, verified: bool) -> None:
 
 
 @export.command("alpsbench")
-@click.argument("out_dir", type=click.Path(file_okay=False))
+@click.argument("out_dir", type=SafePath(file_okay=False))
 @click.option("--revised", is_flag=True, help="Use dialogue turns as revised by annotators.")
 @project_option
 def export_alpsbench_cmd(project: Project, out_dir: str, revised: bool) -> None:

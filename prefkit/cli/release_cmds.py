@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 import click
 
 from prefkit.cli.common import echo_json, echo_table, json_option, project_option
+from prefkit.cli.types import SafePath
 
 if TYPE_CHECKING:
     from prefkit.curation.project import Project
@@ -84,18 +85,18 @@ def release_cut(project: Project, version: str, override: str | None) -> None:
 
 
 @release.command("verify")
-@click.argument("directory", type=click.Path(file_okay=False, exists=True))
+@click.argument("directory", type=SafePath(file_okay=False, exists=True))
 @click.option(
     "--project",
     "-p",
     "project_path",
-    type=click.Path(file_okay=False),
+    type=SafePath(file_okay=False),
     help="Project whose release log anchors the manifest (default: the project the release is in).",
 )
 @click.option("--sha256", "expected", help="The manifest's sha256 as published elsewhere (an extra anchor).")
 @click.option(
     "--allowed-signers",
-    type=click.Path(dir_okay=False, exists=True),
+    type=SafePath(dir_okay=False, exists=True),
     help="OpenSSH allowed_signers file: require a valid signature (default: [release] allowed_signers).",
 )
 def release_verify(directory: str, project_path: str | None, expected: str | None, allowed_signers) -> None:
@@ -147,8 +148,8 @@ def _release_project(release_dir: Path, project_path: str | None):
 
 
 @release.command("diff")
-@click.argument("a", type=click.Path(file_okay=False, exists=True))
-@click.argument("b", type=click.Path(file_okay=False, exists=True))
+@click.argument("a", type=SafePath(file_okay=False, exists=True))
+@click.argument("b", type=SafePath(file_okay=False, exists=True))
 @json_option
 def release_diff(a: str, b: str, as_json: bool) -> None:
     """Compare two releases and say which version bump the change needs (major/minor/patch).
