@@ -1,15 +1,19 @@
 """WildChat-1M conversation rows (allenai/WildChat-1M, ODC-BY) as prefkit imports them.
 
+Rows are checked in pydantic's strict mode (as the ingest's DuckDB scan checks the same types): a
+number is not text, ``"yes"`` is not a boolean, ``3.0`` is not a count.
+
 ``conversation_hash`` is *not* unique in WildChat: identify a conversation by the hash together with
 its first turn's ``turn_identifier`` (see :meth:`WildChatConversation.stable_id`).
 """
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any, Literal
 
 from prefkit.schemas.common import Contract, content_hash
-from pydantic import Field
+from pydantic import Field, field_validator
 
 
 class WildChatTurn(Contract):
@@ -33,7 +37,7 @@ class WildChatConversation(Contract):
 
     conversation_hash: str = Field(description="Hash of the conversation text (not unique).")
     model: str = Field(description="The OpenAI model that answered.")
-    timestamp: Any = Field(description="Time of the last turn.")
+    timestamp: str = Field(description="Time of the last turn (ISO-8601).")
     conversation: list[WildChatTurn] = Field(min_length=1, description="The turns in order.")
     turn: int = Field(ge=0, description="Number of user-assistant exchanges.")
     language: str = Field(description="Detected language of the conversation.")
@@ -45,6 +49,15 @@ class WildChatConversation(Contract):
     country: str | None = Field(default=None, description="User's country.")
     hashed_ip: str | None = Field(default=None, description="Hashed IP of the user.")
     header: dict[str, Any] | None = Field(default=None, description="Request headers.")
+
+    @field_validator("timestamp")
+    @classmethod
+    def _a_time(cls, value: str) -> str:
+        try:
+            datetime.fromisoformat(value)
+        except ValueError:
+            raise ValueError(f"not an ISO-8601 time: {value[:40]!r}") from None
+        return value
 
     def stable_id(self) -> str:
         """A unique id: the hash plus the first turn's identifier (or its content when absent)."""

@@ -51,13 +51,17 @@ class Accounts(StoreArea):
     """Users and the sign-in log."""
 
     # -- users --------------------------------------------------------------------------------------
-    def add_user(self, username: str, role: str, password: str, email: str | None = None) -> None:
-        """A new account under the normalized name (see :mod:`prefkit.curation.store.usernames`): a name that differs
-        from an existing one only in case, width or look-alike characters is refused."""
+    def add_user(
+        self, username: str, role: str, password: str, email: str | None = None, *, judge: bool = False
+    ) -> None:
+        """A new account under the normalized name (see :mod:`prefkit.curation.store.usernames`): a name
+        that differs from an existing one only in case, width or look-alike characters is refused, and
+        so is a name reserved for LLM judges (``judge.*``) unless ``judge`` (the evaluation's own judge
+        accounts)."""
         if role not in ROLES:
             raise StoreError(f"unknown role {role!r}; expected one of {', '.join(ROLES)}")
         try:
-            username = check_new_username(username, [u.username for u in self.users()])
+            username = check_new_username(username, [u.username for u in self.users()], judge=judge)
         except UserNameError as exc:
             raise StoreError(str(exc)) from None
         if len(password) < 8:

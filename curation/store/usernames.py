@@ -37,11 +37,22 @@ def skeleton(name: str) -> str:
     return forms[0] if forms else folded
 
 
-def check_new_username(name: str, existing: list[str]) -> str:
-    """The normalized name for a new account, or :class:`UserNameError` saying why it cannot be one."""
+#: Names starting with this belong to LLM judges' accounts (``prefkit eval``): no person may take one.
+JUDGE_PREFIX = "judge."
+
+
+def check_new_username(name: str, existing: list[str], judge: bool = False) -> str:
+    """The normalized name for a new account, or :class:`UserNameError` saying why it cannot be one.
+    ``judge.*`` names are reserved for judge accounts (``judge=True``)."""
     clean = normalize_username(name)
     if not clean:
         raise UserNameError("a user name cannot be empty")
+    if clean.startswith(JUDGE_PREFIX) != judge:
+        raise UserNameError(
+            f"user name {name!r} is reserved for LLM judge accounts (names starting with {JUDGE_PREFIX!r})"
+            if not judge
+            else f"a judge account's name starts with {JUDGE_PREFIX!r}, not {name!r}"
+        )
     if len(clean) > MAX_NAME:
         raise UserNameError(f"a user name has at most {MAX_NAME} characters (this one has {len(clean)})")
     if not all(ch.isalnum() or ch in "._-" for ch in clean):

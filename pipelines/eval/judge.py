@@ -33,7 +33,7 @@ def ensure_judge_user(store: ProjectStore, model: str) -> str:
     it) so its label events name a real annotator."""
     name = judge_annotator(model)
     if store.accounts.user(name) is None:
-        store.accounts.add_user(name, "annotator", secrets.token_urlsafe(32))
+        store.accounts.add_user(name, "annotator", secrets.token_urlsafe(32), judge=True)
         store.accounts.set_user_active(name, False)
     return name
 

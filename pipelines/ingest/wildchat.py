@@ -60,18 +60,89 @@ BATCH_ROWS = 2_000
 #: 1,000,000-row bench file: 2,000 rows 5.3 s, 20,000 rows 4.1 s for the same scan).
 SCAN_BATCH_ROWS = 20_000
 
-_TURN = "STRUCT(content VARCHAR, role VARCHAR, turn_identifier BIGINT)"  # a turn's timestamp is free-form
+#: JSON input: every field of the contract (schemas/wildchat.py) read as JSON, so its JSON type is
+#: checked as the contract checks it in strict mode (``"content": 123`` is not text, ``"toxic": "yes"``
+#: is not a boolean) instead of being cast; the values are then taken out typed.
+_TURN_FIELDS = ("content", "role", "language", "redacted", "toxic", "turn_identifier", "timestamp",
+                "hashed_ip", "state", "country", "header")  # fmt: skip
 _COLUMNS = {
-    "conversation_hash": "VARCHAR",
-    "timestamp": "VARCHAR",
-    "conversation": f"{_TURN}[]",
-    "language": "VARCHAR",
-    "openai_moderation": "STRUCT(flagged BOOLEAN)[]",
-    "toxic": "BOOLEAN",
-    "redacted": "BOOLEAN",
-    "hashed_ip": "VARCHAR",
-    "header": 'STRUCT("user-agent" VARCHAR)',
+    "conversation_hash": "JSON",
+    "model": "JSON",
+    "timestamp": "JSON",
+    "conversation": "STRUCT(" + ", ".join(f'"{f}" JSON' for f in _TURN_FIELDS) + ")[]",
+    "turn": "JSON",
+    "language": "JSON",
+    "openai_moderation": "JSON",
+    "detoxify_moderation": "JSON",
+    "toxic": "JSON",
+    "redacted": "JSON",
+    "state": "JSON",
+    "country": "JSON",
+    "hashed_ip": "JSON",
+    "header": "JSON",
 }
+#: JSON types (DuckDB's ``json_type``) the contract accepts per field; ``NULL`` where it is optional.
+_INT = ("UBIGINT", "BIGINT")
+_TOP_TYPES = {
+    "conversation_hash": ("VARCHAR",),
+    "model": ("VARCHAR",),
+    "timestamp": ("VARCHAR",),
+    "turn": _INT,
+    "language": ("VARCHAR",),
+    "openai_moderation": ("ARRAY",),
+    "detoxify_moderation": ("ARRAY",),
+    "toxic": ("BOOLEAN",),
+    "redacted": ("BOOLEAN",),
+    "state": ("VARCHAR", "NULL"),
+    "country": ("VARCHAR", "NULL"),
+    "hashed_ip": ("VARCHAR", "NULL"),
+    "header": ("OBJECT", "NULL"),
+}
+_TURN_TYPES = {
+    "content": ("VARCHAR",),
+    "role": ("VARCHAR",),
+    "language": ("VARCHAR", "NULL"),
+    "redacted": ("BOOLEAN", "NULL"),
+    "toxic": ("BOOLEAN", "NULL"),
+    "turn_identifier": (*_INT, "NULL"),
+    "hashed_ip": ("VARCHAR", "NULL"),
+    "state": ("VARCHAR", "NULL"),
+    "country": ("VARCHAR", "NULL"),
+    "header": ("OBJECT", "NULL"),
+}
+
+
+def _json_ok(expr: str, types: tuple[str, ...]) -> str:
+    """SQL: ``expr`` (a JSON value, SQL NULL when the key is absent) has one of ``types``."""
+    listed = ", ".join(_sql_str(t) for t in types)
+    nullable = "NULL" in types
+    return f"(CASE WHEN {expr} IS NULL THEN {str(nullable).lower()} ELSE json_type({expr}) IN ({listed}) END)"
+
+
+def _raw_sql(path: Path) -> str:
+    """The rows of a file as the scan reads them: typed columns and ``typed_ok``, whether every field
+    has the contract's type. Parquet columns are typed by the file; JSON values are checked."""
+    if _kind(path) == "parquet":
+        return f"""SELECT true AS typed_ok, conversation_hash, CAST("timestamp" AS VARCHAR) AS ts_text,
+                 "language" AS lang, toxic, redacted, hashed_ip, header."user-agent" AS user_agent,
+                 conversation AS turns,
+                 coalesce(list_bool_or(list_transform(openai_moderation,
+                                                      lambda m: coalesce(m.flagged, false))), false) AS flagged
+          FROM {_relation(path)}"""
+    top = " AND ".join(_json_ok(f'"{k}"', v) for k, v in _TOP_TYPES.items())
+    turn = " AND ".join(_json_ok(f't."{k}"', v) for k, v in _TURN_TYPES.items())
+    return f"""SELECT
+            ({top} AND try_cast("timestamp"->>'$' AS TIMESTAMPTZ) IS NOT NULL
+             AND json_type(turn) = 'UBIGINT'
+             AND coalesce(list_bool_and(list_transform(conversation, lambda t: {turn})), false)) AS typed_ok,
+            conversation_hash->>'$' AS conversation_hash, "timestamp"->>'$' AS ts_text, "language"->>'$' AS lang,
+            try_cast(toxic AS BOOLEAN) AS toxic, try_cast(redacted AS BOOLEAN) AS redacted,
+            hashed_ip->>'$' AS hashed_ip, json_extract_string(header, '$."user-agent"') AS user_agent,
+            list_transform(conversation, lambda t: {{'content': t.content->>'$', 'role': t.role->>'$',
+                'turn_identifier': try_cast(t.turn_identifier AS BIGINT)}}) AS turns,
+            coalesce(list_bool_or(list_transform(CAST(openai_moderation AS JSON[]),
+                lambda m: coalesce(try_cast(m->'$.flagged' AS BOOLEAN), false))), false) AS flagged
+          FROM {_relation(path)}"""
 
 
 @dataclass(frozen=True)
@@ -219,7 +290,7 @@ def _record_problem(value: Any) -> str | None:
     if not isinstance(value, dict):
         return f"expected a JSON object, got {type(value).__name__}"
     try:
-        WildChatConversation.model_validate(value, strict=False)
+        WildChatConversation.model_validate(value, strict=True)
     except ValidationError as exc:
         return f"field {validation_line(exc)}"
     return None
@@ -274,15 +345,10 @@ def _scan_sql(path: Path, f: WildChatFilters) -> str:
         for name, expr in kept_cols.items()
     )
     return f"""
-        WITH raw AS (
-          SELECT conversation_hash, CAST("timestamp" AS VARCHAR) AS ts_text, "language" AS lang, toxic,
-                 redacted, hashed_ip, header."user-agent" AS user_agent, conversation AS turns,
-                 coalesce(list_bool_or(list_transform(openai_moderation,
-                                                      lambda m: coalesce(m.flagged, false))), false) AS flagged
-          FROM {_relation(path)}),
+        WITH raw AS ({_raw_sql(path)}),
         judged AS (
           SELECT *,
-            (conversation_hash IS NULL OR turns IS NULL OR len(turns) = 0 OR lang IS NULL OR ts_text IS NULL
+            (NOT coalesce(typed_ok, false) OR conversation_hash IS NULL OR turns IS NULL OR len(turns) = 0 OR lang IS NULL OR ts_text IS NULL
              OR toxic IS NULL OR redacted IS NULL
              OR coalesce(list_bool_or(list_transform(turns, lambda t: t.role IS NULL OR t.content IS NULL
                  OR t.role NOT IN ('user', 'assistant'))), true)) AS bad
@@ -435,8 +501,16 @@ def _members(con, files: list[Path], f: WildChatFilters) -> None:
             string_agg(conversation_id, chr(10)) OVER (PARTITION BY seq_key ORDER BY seq_pos
                 ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING) AS id_list
           FROM m)
-        SELECT w.*, 'wc_' || left(sha256(id_list || {suffix}), 16) AS dialogue_id
-        FROM w JOIN (VALUES {names}) n(file_no, name) ON n.file_no = w.first_file"""
+        , based AS (
+          SELECT w.*, n.name AS first_name, id_list || {suffix} AS id_key
+          FROM w JOIN (VALUES {names}) n(file_no, name) ON n.file_no = w.first_file),
+        ranked AS (  -- two users' sequences with the same conversation ids (WildChat reuses a hash and
+                     -- a first turn id across IPs): the later one's id also hashes where it starts
+          SELECT *, dense_rank() OVER (PARTITION BY id_key ORDER BY first_file, first_row) AS clash FROM based)
+        SELECT * EXCLUDE (first_name, id_key, clash),
+               'wc_' || left(sha256(id_key || CASE WHEN clash > 1 THEN '@' || first_name || ':' || first_row
+                                                   ELSE '' END), 16) AS dialogue_id
+        FROM ranked"""
     )
 
 
