@@ -50,10 +50,11 @@ def hf_licence(licence: str) -> str:
 
 
 def _yaml_scalar(v: Any) -> str:
-    """A JSON string is a valid YAML scalar; ``<``, ``>`` and ``&`` as ``\\u`` escapes (the same text
-    to a YAML reader, no markup to a page that pastes the raw value)."""
+    """A JSON string is a valid YAML scalar; ``<``, ``>``, ``&``, ``[`` and ``]`` as ``\\u`` escapes."""
     text = json.dumps(v, ensure_ascii=False)
-    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    for char in "<>&[]":  # the same text to a YAML reader; no markup or link to a page pasting it raw
+        text = text.replace(char, f"\\u{ord(char):04x}")
+    return text
 
 
 def md_paragraphs(value: Any) -> str:

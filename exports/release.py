@@ -236,6 +236,20 @@ def _check_bump(releases_dir: Path, previous: str | None, stage: Path, version: 
     return need
 
 
+def inside_project(project: Project, where: Path) -> None:
+    """Refuse to write a release through a symbolic link (or a path) that leads out of the project:
+    a ``releases/`` linked elsewhere would put the files where nobody reviewed them going."""
+    root = project.root.resolve()
+    probe = where
+    while probe != project.root and not os.path.lexists(probe):
+        probe = probe.parent  # the part that exists decides where new directories go
+    if not probe.resolve().is_relative_to(root):
+        raise ReleaseError(
+            f"{where} leads outside the project (to {probe.resolve()}); a release is written inside "
+            f"{root}: make {where.name}/ a directory of the project"
+        )
+
+
 def cut_release(
     project: Project, version: str, override: str | None = None, gates=None, agreement=None
 ) -> CutResult:
@@ -245,6 +259,8 @@ def cut_release(
     since the latest release. ``gates`` (results of :func:`run_gates`) and ``agreement`` (agreement
     rows) are computed when not given; agreement is computed once for both."""
     parse_version(version)
+    for where in (project.releases_dir, project.root / "releases-private"):
+        inside_project(project, where)
     out_dir = project.releases_dir / version
     if out_dir.exists():
         raise ReleaseError(f"release {version} already exists at {out_dir}; releases are never overwritten")

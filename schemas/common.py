@@ -24,6 +24,39 @@ class InputError(PrefkitError):
     """Bad input: the message names file, line/packet and field."""
 
 
+#: errno values of a full disk, a file past the size limit (``ulimit -f``) or an exhausted quota.
+DISK_FULL_ERRNOS = (28, 27, 122)  # ENOSPC, EFBIG, EDQUOT (Linux)
+#: How the database engines say it without an errno (SQLite: SQLITE_FULL; DuckDB: its IOException).
+DISK_FULL_TEXT = (
+    "database or disk is full",
+    "no space left on device",
+    "file too large",
+    "disk quota exceeded",
+    "disk i/o error",  # SQLite's word for a write the kernel refused at commit (WAL past the limit)
+)
+
+
+class DiskFullError(PrefkitError):
+    """A write ran out of disk (or past the file-size limit); the message says what was kept."""
+
+
+def disk_full(exc: BaseException) -> bool:
+    """Whether ``exc`` (or an exception it wraps) is a full disk, a file-size limit or a quota."""
+    seen: set[int] = set()
+    todo: list[BaseException | None] = [exc]
+    while todo:
+        e = todo.pop()
+        if e is None or id(e) in seen:
+            continue
+        seen.add(id(e))
+        if isinstance(e, OSError) and e.errno in DISK_FULL_ERRNOS:
+            return True
+        if any(t in str(e).lower() for t in DISK_FULL_TEXT):
+            return True
+        todo += [e.__cause__, e.__context__, getattr(e, "orig", None)]
+    return False
+
+
 def _one_line(text: str) -> str:
     # A field name comes from the input: a key holding a line break must not split the error line.
     return text if text.isprintable() else repr(text)[1:-1]

@@ -10,7 +10,7 @@ Croissant JSON-LD and in CSV exports. Each format gets one function here, used b
   heading, a list or a table.
 - :func:`md_code` — text shown inside a code span.
 - :func:`plain_text` — JSON text fields read by renderers (Croissant ``name`` / ``description``):
-  markup characters as HTML entities, control characters removed.
+  markup characters (``< > & [ ]``) as HTML entities, control characters removed.
 - :func:`csv_cell` / :func:`csv_value` — OWASP's CSV-injection rule: a cell starting with ``=``
   ``+`` ``-`` ``@``, a tab or a carriage return is prefixed with ``'`` so a spreadsheet shows it as
   text, never as a formula; :func:`csv_value` undoes exactly that on import (a lossless round trip).
@@ -56,7 +56,8 @@ def md_code(value: Any) -> str:
 
 def plain_text(value: Any) -> str:
     """Text for a JSON field a page may render: markup as entities, control characters removed."""
-    return _entities(_CONTROL.sub("", "" if value is None else str(value)))
+    text = _entities(_CONTROL.sub("", "" if value is None else str(value)))
+    return text.replace("[", "&#91;").replace("]", "&#93;")  # no markdown link or image either
 
 
 def csv_cell(value: Any) -> Any:

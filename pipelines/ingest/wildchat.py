@@ -22,6 +22,8 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
+import math
+import os
 import queue
 import sys
 import tempfile
@@ -39,7 +41,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from prefkit.curation.store.content import ImportBundle
 from prefkit.curation.store.engine import StoreError
-from prefkit.schemas.common import InputError, canonical_json, validation_line
+from prefkit.schemas.common import InputError, canonical_json, disk_full, validation_line
 from prefkit.schemas.curation import Provenance
 from prefkit.schemas.reading import loads, no_records
 from prefkit.schemas.wildchat import WildChatConversation
@@ -169,6 +171,8 @@ class WildChatFilters:
             raise InputError(f"turn unit {self.turn_unit!r}: use one of {', '.join(TURN_UNITS)}")
         if not 1 <= self.min_turns <= self.max_turns:
             raise InputError(f"turn range {self.min_turns}..{self.max_turns} is empty")
+        if not isinstance(self.max_gap_hours, int | float) or not math.isfinite(self.max_gap_hours):
+            raise InputError(f"--max-gap-hours must be a finite number of hours, not {self.max_gap_hours!r}")
         if self.min_user_chars < 0 or self.max_gap_hours <= 0 or self.min_sequence < 1:
             raise InputError("--min-user-chars must be >= 0, --max-gap-hours > 0, --min-sequence >= 1")
 
@@ -209,8 +213,10 @@ def _kind(path: Path) -> str:
     raise InputError(f"{path}: unsupported file type; use .jsonl, .jsonl.gz or .parquet")
 
 
-def expand_paths(paths: list[Path]) -> list[Path]:
-    """Files given, with directories expanded to their WildChat shards (sorted)."""
+def expand_paths(paths: list[Path], follow_symlinks: bool = False) -> list[Path]:
+    """Files given, with directories expanded to their WildChat shards (sorted). A symbolic link in a
+    directory that leads out of it is refused unless ``follow_symlinks`` (a file named on the command
+    line is read wherever it is: the operator chose it)."""
     out: list[Path] = []
     for p in paths:
         p = Path(p)
@@ -220,6 +226,14 @@ def expand_paths(paths: list[Path]) -> list[Path]:
                 for f in p.rglob("*")
                 if f.is_file() and f.name.lower().endswith((".jsonl", ".jsonl.gz", ".parquet"))
             )
+            if not follow_symlinks:
+                top = p.resolve()
+                for f in found:
+                    if not f.resolve().is_relative_to(top):
+                        raise InputError(
+                            f"{f}: a symbolic link to {f.resolve()}, outside {p}; "
+                            "pass --follow-symlinks to read it"
+                        )
             if not found:
                 raise InputError(f"{p}: no .jsonl, .jsonl.gz or .parquet files in this directory")
             out.extend(found)
@@ -419,12 +433,13 @@ def _scan(con, files: list[Path], f: WildChatFilters, bulk, kept_path: Path, ski
                         ]
                         writer.write_batch(pa.record_batch(cols, schema=schema))
                     seen += n
-                    bar.update(n)
+                    bar.at(file_no, con)
             finally:
                 batches.close()  # stops DuckDB's producer thread before the connection is used again
             if not seen:
                 raise no_records(path)
             found.rows[file_no] = seen
+            bar.file_done(file_no)
     return found
 
 
@@ -446,7 +461,7 @@ def _keep(con, f: WildChatFilters, kept_path: Path) -> None:
 
 def _group(con, f: WildChatFilters) -> None:
     """Assign every kept conversation to a sequence (``seq_key``, ``seq_pos``) and say how it was formed."""
-    gap_s = f.max_gap_hours * 3600
+    gap_s = repr(float(f.max_gap_hours) * 3600)  # finite (checked): a number literal, never a name
     con.execute(
         f"""CREATE TEMP TABLE runs AS
         WITH k AS (
@@ -660,6 +675,7 @@ def ingest_wildchat(
     rejects_path: Path | None = None,
     progress: bool = False,
     work_dir: Path | None = None,  # where DuckDB spills (the CLI passes $PREFKIT_TMPDIR)
+    follow_symlinks: bool = False,
 ) -> IngestReport:
     """Read, filter, group and import WildChat files; one transaction, nothing written on a strict error.
 
@@ -668,7 +684,9 @@ def ingest_wildchat(
     are grouped into sequences and each dialogue is linked to its conversations' turns."""
     f = filters or WildChatFilters()
     f.check()
-    files = expand_paths(paths)
+    files = expand_paths(paths, follow_symlinks)
+    if work_dir is not None:
+        check_work_dir(Path(work_dir))
     report = IngestReport(files=[str(p) for p in files], turn_unit=f.turn_unit)
     fp: dict[str, str] = {}
     hasher = threading.Thread(target=_fingerprint, args=(files, fp), daemon=True)
@@ -692,19 +710,49 @@ def ingest_wildchat(
     return report
 
 
+class _BytesRead:
+    """The reading bar in bytes of input: the files already scanned plus DuckDB's own measure of how
+    far its scan of the current file has read (``query_progress``, a percentage of the file)."""
+
+    def __init__(self, bar, sizes: list[int], show: bool):
+        self.bar, self.sizes, self.show = bar, sizes, show
+
+    def at(self, file_no: int, con) -> None:
+        if not self.show:
+            return
+        try:
+            share = max(0.0, min(100.0, float(con.query_progress()))) / 100
+        except Exception:  # no measure for this scan: count the file when it ends
+            share = 0.0
+        position = sum(self.sizes[:file_no]) + int(self.sizes[file_no] * share)
+        if position > self.bar.n:
+            self.bar.update(position - self.bar.n)
+
+    def file_done(self, file_no: int) -> None:
+        if self.show:
+            self.bar.update(max(0, sum(self.sizes[: file_no + 1]) - self.bar.n))
+
+
 def _run(con, files, f, bulk, report, skip_bad, rejects_path, progress, tmp: Path, hashing) -> None:
     """The steps of :func:`ingest_wildchat` inside the import's transaction."""
     show = progress and sys.stderr.isatty()
     clock = time.perf_counter()
     kept_path = tmp / "kept.parquet"
-    with tqdm(desc="reading", unit=" rows", unit_scale=True, disable=not show) as bar:
+    sizes = [p.stat().st_size for p in files]
+    with tqdm(total=sum(sizes), desc="reading", unit="B", unit_scale=True, disable=not show) as bar:
+        if show:  # DuckDB tracks how much of the file its scan has read; it prints nothing itself
+            con.execute("SET enable_progress_bar = true")
+            con.execute("SET enable_progress_bar_print = false")
         try:
-            found = _scan(con, files, f, bulk, kept_path, skip_bad, bar)
+            found = _scan(con, files, f, bulk, kept_path, skip_bad, _BytesRead(bar, sizes, show))
         except (InputError, StoreError):
             raise
         except Exception as exc:  # duckdb raises its own types for unreadable files
+            if disk_full(exc):
+                raise
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise InputError(
-                f"{files[0] if len(files) == 1 else 'input'}: cannot be read as WildChat ({exc})"
+                f"{files[0] if len(files) == 1 else 'input'}: cannot be read as WildChat ({first})"
             ) from None
     report.rows = sum(found.rows.values())
     if found.bad:
@@ -758,3 +806,14 @@ def _run(con, files, f, bulk, report, skip_bad, rejects_path, progress, tmp: Pat
     finally:
         links.close()
     report.seconds["write"] = round(time.perf_counter() - clock, 3)
+
+
+def check_work_dir(path: Path, name: str = "work directory") -> None:
+    """An existing directory this process may write into, else one :class:`InputError` naming it."""
+    if "\x00" in str(path):
+        raise InputError(f"{name} {str(path)!r}: contains a NUL byte")
+    if not path.is_dir():
+        what = "is not a directory" if path.exists() else "does not exist"
+        raise InputError(f"{name} {path} {what}; create it or point {name} at a directory that does")
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise InputError(f"{name} {path} is not writable by this user")

@@ -12,7 +12,7 @@ import click
 from pydantic import BaseModel
 
 from prefkit.cli.types import SafePath
-from prefkit.schemas.common import PrefkitError
+from prefkit.schemas.common import PrefkitError, disk_full
 
 
 class KindChoice(click.Choice):
@@ -41,6 +41,17 @@ class PrefkitGroup(click.Group):
             return super().invoke(ctx)
         except PrefkitError as exc:
             click.echo(f"error: {exc}", err=True)
+            sys.exit(1)
+        except Exception as exc:
+            if not disk_full(exc):
+                raise
+            # Every write is a transaction or a staged directory: what failed was rolled back or removed.
+            first = " ".join(str(exc).split())[:160] or type(exc).__name__
+            click.echo(
+                f"error: a write failed (disk full, file-size limit or I/O error): {first}; nothing of "
+                "this command was kept; free space (or set PREFKIT_TMPDIR) and run it again",
+                err=True,
+            )
             sys.exit(1)
         except KeyboardInterrupt:
             click.echo("interrupted", err=True)

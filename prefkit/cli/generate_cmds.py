@@ -87,6 +87,22 @@ def _run(project: Project, stages, as_json: bool, **flags) -> None:
             click.echo(f"  - {sid}")
     if failed:
         _exit_incomplete(", ".join(f"{stage} {n}" for stage, n in failed.items()))
+    empty = [r["stage"] for r in rows if not r["written"] and not r["skipped"]]
+    if empty:
+        _exit_empty(project, empty)
+
+
+def _exit_empty(project: Project, stages: list[str]) -> None:
+    """A stage that was asked for made nothing (and the project held nothing of it before): say so,
+    exit 1, so a pipeline never reads an empty run as success."""
+    dropped = project.store.generation.dropped_personas()
+    why = f"; {len(dropped)} persona(s) dropped by validation (listed above)" if dropped else ""
+    click.echo(
+        f"error: nothing was generated at stage {', '.join(stages)}{why}; "
+        "check the model's answers (`prefkit status` counts failures) and run again",
+        err=True,
+    )
+    sys.exit(1)
 
 
 def _exit_incomplete(where: str) -> None:

@@ -84,11 +84,25 @@ def ingest() -> None:
     show_default=True,
     help="Where --skip-bad lists the skipped lines.",
 )
+@click.option(
+    "--follow-symlinks",
+    is_flag=True,
+    help="Read symbolic links in a given directory that lead out of it (refused by default).",
+)
 @click.option("--no-progress", is_flag=True, help="No progress bars.")
 @json_option
 @project_option
 def wildchat(
-    project: Project, paths, languages, any_language, skip_bad, rejects, no_progress, as_json, **flags
+    project: Project,
+    paths,
+    languages,
+    any_language,
+    skip_bad,
+    rejects,
+    follow_symlinks,
+    no_progress,
+    as_json,
+    **flags,
 ) -> None:
     """Import WildChat-1M conversations (JSONL, JSONL.gz or Parquet shards) as user sequences.
 
@@ -99,7 +113,7 @@ def wildchat(
 
     Example: prefkit ingest wildchat data/train-00000-of-00014.parquet --language English --max-gap-hours 48
     """
-    from prefkit.pipelines.ingest.wildchat import FILTERS, WildChatFilters, ingest_wildchat
+    from prefkit.pipelines.ingest.wildchat import FILTERS, WildChatFilters, check_work_dir, ingest_wildchat
 
     f = WildChatFilters(
         languages=() if any_language else tuple(languages),
@@ -114,6 +128,9 @@ def wildchat(
         max_gap_hours=flags["max_gap_hours"],
         min_sequence=flags["min_sequence"],
     )
+    work_dir = Path(project.env.tmpdir) if project.env.tmpdir else None  # $PREFKIT_TMPDIR
+    if work_dir is not None:
+        check_work_dir(work_dir, "PREFKIT_TMPDIR")  # checked before anything is read
     report = ingest_wildchat(
         project.store,
         [Path(p) for p in paths],
@@ -121,7 +138,8 @@ def wildchat(
         skip_bad=skip_bad,
         rejects_path=Path(rejects),
         progress=not (as_json or no_progress),
-        work_dir=Path(project.env.tmpdir) if project.env.tmpdir else None,  # $PREFKIT_TMPDIR
+        work_dir=work_dir,
+        follow_symlinks=follow_symlinks,
     )
     if as_json:
         echo_json(report.as_dict())

@@ -73,9 +73,18 @@ class _BoundedInt(click.IntRange):
         return super().convert(value, param, ctx)
 
 
+class _AnyInt(click.types.IntParamType):
+    """Any integer (a seed), with the same length cap as :class:`_BoundedInt`."""
+
+    def convert(self, value: Any, param, ctx) -> int:
+        if isinstance(value, str) and len(value.strip()) > 32:
+            self.fail(f"{value.strip()[:20]}... is not a valid integer (too long)", param, ctx)
+        return super().convert(value, param, ctx)
+
+
 POSITIVE_INT = _BoundedInt(min=1)
 NON_NEGATIVE_INT = _BoundedInt(min=0)
-ANY_INT = _BoundedInt()
+ANY_INT = _AnyInt()
 PORT = _BoundedInt(min=1, max=65535)
 FRACTION = FiniteFloat(min=0.0, max=1.0)
 #: A share that cannot be everything (a gold rate of 1 would leave no real items).
@@ -132,4 +141,4 @@ class SafePath(click.Path):
 
 
 #: Option types a test checks every numeric and path option uses.
-NUMERIC_TYPES = (_BoundedInt, FiniteFloat, DistinctInts)
+NUMERIC_TYPES = (_BoundedInt, _AnyInt, FiniteFloat, DistinctInts)

@@ -1,0 +1,331 @@
+"""Reliability round 3 (issue 23): the newer commands' bad inputs, operator text in published files,
+paths that lead out of the project, stages that make nothing. Each test names the defect it pins."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import sqlite3
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+import wildchat_fixture as fx
+from click.testing import CliRunner
+from evalkit import write_config, write_jsonl
+from prefkit.curation.annotation.task_kinds import get_kind
+from prefkit.curation.project import Project
+
+from prefkit.cli import cli
+
+MATCH = get_kind("preference_match")
+
+
+def run(*args: str):
+    return CliRunner().invoke(cli, list(args))
+
+
+def snapshot(root: Path) -> dict[str, int]:
+    with sqlite3.connect(root / "project.db") as db:
+        names = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+        return {n: db.execute(f'SELECT COUNT(*) FROM "{n}"').fetchone()[0] for n in names}
+
+
+def one_error_line(result) -> str:
+    out = result.output.strip()
+    assert result.exit_code != 0, out
+    assert isinstance(result.exception, SystemExit), repr(result.exception)
+    assert "Traceback" not in out
+    lines = [x for x in out.splitlines() if x.strip()]
+    assert lines[-1].startswith(("error: ", "Error: ")), out
+    return lines[-1]
+
+
+@pytest.fixture
+def root(project) -> Path:
+    return project.root
+
+
+def wildchat_file(tmp_path: Path, rows: list[dict], name: str = "w.jsonl") -> Path:
+    path = tmp_path / name
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+# -- 1. tracebacks instead of one clear line --------------------------------------------------------------
+def test_two_users_sharing_a_conversation_hash_and_first_turn_id_get_two_dialogues(root, tmp_path):
+    """Before: IntegrityError on dialogues.dialogue_id."""
+    a = fx.conversation(1, "same", fx.T0, ip="ip_1")
+    b = fx.conversation(1, "same", fx.T0 + timedelta(hours=1), ip="ip_2")
+    path = wildchat_file(tmp_path, [a, b])
+    result = run("ingest", "wildchat", str(path), "-p", str(root), "--json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["dialogues_written"] == 2
+    again = run("ingest", "wildchat", str(path), "-p", str(root), "--json")
+    assert json.loads(again.output)["already_imported"]  # the ids are stable: a re-run is a no-op
+
+
+@pytest.mark.parametrize("written", ["ALICE", "ａｌｉｃｅ", " Alice "])
+def test_labels_import_names_the_canonical_account(project, tmp_path, written):
+    """Before: the case/width-blind check passed, then a FOREIGN KEY error."""
+    project.store.accounts.add_user("alice", "annotator", "password-123")
+    project.store.labels.add_tasks([MATCH.make_task("pair:p0", {"i": 0}, overlap=2, batch="b1")])
+    row = {"annotator": written, "task_kind": "preference_match", "item_id": "pair:p0",
+           "values": {"coverage": "fully"}, "timestamp": "2026-01-02T03:04:05Z"}  # fmt: skip
+    path = write_jsonl(tmp_path / "labels.jsonl", [row])
+    result = run("labels", "import", str(path), "-p", str(project.root))
+    assert result.exit_code == 0, result.output
+    assert [e.annotator for e in project.store.labels.events()] == ["alice"]
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf", "0", "-3", "1e999"])
+def test_max_gap_hours_must_be_a_finite_positive_number(root, tmp_path, value):
+    """Before: nan/inf were pasted into DuckDB SQL as a column name."""
+    path = tmp_path / "w.jsonl"
+    fx.write_fixture(path, bad=False)
+    before = snapshot(root)
+    line = one_error_line(run("ingest", "wildchat", str(path), "-p", str(root), "--max-gap-hours", value))
+    assert "--max-gap-hours" in line and value in line
+    assert snapshot(root) == before
+
+
+@pytest.mark.parametrize(
+    ("value", "why"), [("3,3", "given twice"), ("0,5", "is not >= 1"), ("3,,5", "empty")]
+)
+def test_distractors_are_distinct_positive_integers(root, value, why):
+    """Before: --distractors 3,3 was an IntegrityError."""
+    line = one_error_line(run("tasks", "build-alpsbench", "--distractors", value, "-p", str(root)))
+    assert "--distractors" in line and why in line
+
+
+def test_prefkit_tmpdir_pointing_nowhere_is_one_line(root, tmp_path, monkeypatch):
+    """Before: FileNotFoundError traceback."""
+    path = tmp_path / "w.jsonl"
+    fx.write_fixture(path, bad=False)
+    monkeypatch.setenv("PREFKIT_TMPDIR", str(tmp_path / "nowhere"))
+    before = snapshot(root)
+    line = one_error_line(run("ingest", "wildchat", str(path), "-p", str(root)))
+    assert "PREFKIT_TMPDIR" in line and "does not exist" in line
+    assert snapshot(root) == before
+
+
+# -- 2. half-done work --------------------------------------------------------------------------------------
+@pytest.mark.parametrize("value", ["-1", "0"])
+def test_memories_extract_overlap_is_refused_before_any_write(root, tmp_path, value):
+    """Before: --overlap -1 wrote 45 candidate memories and then failed; --overlap 0 was accepted."""
+    path = tmp_path / "w.jsonl"
+    fx.write_fixture(path, bad=False)
+    assert run("ingest", "wildchat", str(path), "-p", str(root), "--no-progress").exit_code == 0
+    before = snapshot(root)
+    line = one_error_line(
+        run("memories", "extract", "--backend", "offline", "--overlap", value, "-p", str(root))
+    )
+    assert "--overlap" in line
+    assert snapshot(root) == before
+
+
+@pytest.mark.parametrize("command", [["memories", "extract", "--backend", "offline"],
+                                     ["tasks", "build-alpsbench", "--backend", "offline"]])  # fmt: skip
+@pytest.mark.parametrize("value", ["-1", "0"])
+def test_limit_is_at_least_one(root, command, value):
+    """Before: --limit -1 processed all but the last dialogue, --limit 0 meant no limit."""
+    before = snapshot(root)
+    line = one_error_line(run(*command, "--limit", value, "-p", str(root)))
+    assert "--limit" in line and ">=1" in line.replace(" ", "")
+    assert snapshot(root) == before
+
+
+def alps_release(tmp_path: Path) -> Path:
+    gold = {"memory_items": [{"memory_id": "m1", "type": "direct", "label": "Preferences/Food",
+                              "value": "Likes tea", "confidence": 0.9}]}  # fmt: skip
+    rel = tmp_path / "rel"
+    write_config(rel, "alpsbench_task1", "validation",
+                 [{"benchmark_id": "s1", "task": "task1", "input": {"dialogue": []}, "gold": gold}])  # fmt: skip
+    return rel
+
+
+BAD_PREDICTIONS = {
+    "a 5,000-digit confidence": b'{"benchmark_id": "s1", "memory_items": [{"memory_id": "m1", "type": "direct", '
+    b'"label": "Preferences/Food", "value": "Likes tea", "confidence": ' + b"9" * 5000 + b"}]}",
+    "confidence as text": {"confidence": "high"},
+    "confidence 1e308": {"confidence": 1e308},
+    "an unknown type": {"type": "guessed"},
+    "value as an object": {"value": {"text": "Likes tea"}},
+    "memory_items null": None,
+}
+
+
+def _prediction_line(change) -> bytes:
+    if isinstance(change, bytes):
+        return change
+    item = {
+        "memory_id": "m1",
+        "type": "direct",
+        "label": "Preferences/Food",
+        "value": "Likes tea",
+        "confidence": 0.9,
+    }
+    if change is None:
+        return json.dumps({"benchmark_id": "s1", "memory_items": None}).encode()
+    return json.dumps({"benchmark_id": "s1", "memory_items": [{**item, **change}]}).encode()
+
+
+@pytest.mark.parametrize("case", list(BAD_PREDICTIONS))
+def test_a_refused_predictions_file_leaves_no_running_run(root, tmp_path, case):
+    """Before: confidence "high"/1e308, unknown type, object value, null memory_items were accepted; a
+    5,000-digit number was a ValueError; a refused file left the run marked running."""
+    rel = alps_release(tmp_path)
+    preds = tmp_path / "preds.jsonl"
+    preds.write_bytes(_prediction_line(BAD_PREDICTIONS[case]) + b"\n")
+    line = one_error_line(run("eval", "alpsbench", "--release", str(rel), "--task", "1", "--predictions",
+                              str(preds), "--backend", "offline", "-p", str(root)))  # fmt: skip
+    assert f"{preds}:1:" in line
+    assert Project(root).store.eval.runs() == []
+
+
+def test_a_run_that_failed_says_so_in_its_report(project):
+    from prefkit.curation.store.eval import EvalRun
+
+    run_ = EvalRun(run_id="alpsbench-task1-x", benchmark="alpsbench", task="task1", model="m", judge_model=None,
+                   backend="offline", offline=True, release_dir="r", release_name="n", release_version="1.0.0",
+                   release_digest="d", config_name="alpsbench", settings={}, prompts={})  # fmt: skip
+    project.store.eval.run_start(run_)
+    project.store.eval.run_failed(run_.run_id, "judge endpoint refused the key")
+    line = one_error_line(run("eval", "report", run_.run_id, "-p", str(project.root)))
+    assert "failed: judge endpoint refused the key" in line and "resume" not in line
+    assert project.store.eval.run(run_.run_id).status == "failed"
+    project.store.eval.run_start(run_)  # the same command again: running until it ends
+    assert project.store.eval.run(run_.run_id).status == "running"
+
+
+# -- 3. bad input accepted silently ---------------------------------------------------------------------------
+WILDCHAT_BAD = {
+    "content 123": lambda r: r["conversation"][0].update(content=123),
+    "conversation_hash 12345": lambda r: r.update(conversation_hash=12345),
+    "timestamp not a date": lambda r: r.update(timestamp="not a date"),
+    "turn three": lambda r: r.update(turn="three"),
+    "turn 1e30": lambda r: r.update(turn=1e30),
+    "toxic yes": lambda r: r.update(toxic="yes"),
+}
+
+
+@pytest.mark.parametrize("case", list(WILDCHAT_BAD))
+def test_wildchat_rows_of_the_wrong_type_are_bad_rows(root, tmp_path, case):
+    """Before: accepted silently (a bad timestamp made the conversation unattributed)."""
+    rows = [fx.conversation(k, f"u{k}", fx.T0 + timedelta(hours=k), ip="ip_u") for k in range(3)]
+    WILDCHAT_BAD[case](rows[1])
+    path = wildchat_file(tmp_path, rows)
+    before = snapshot(root)
+    line = one_error_line(run("ingest", "wildchat", str(path), "-p", str(root), "--no-progress"))
+    assert f"{path}:2: field " in line
+    assert snapshot(root) == before
+    rejects = tmp_path / "rejects.jsonl"
+    skip = run(
+        "ingest", "wildchat", str(path), "-p", str(root), "--skip-bad", "--rejects", str(rejects), "--json"
+    )
+    assert skip.exit_code == 0, skip.output
+    report = json.loads(skip.output)
+    assert report["rejected"] == 1 and report["kept"] == 2
+    assert [json.loads(x)["line"] for x in rejects.read_text().splitlines()] == [2]
+
+
+def test_a_user_may_not_take_the_judge_account_name(root):
+    """Before: `users add judge.gpt-4o-mini` made an account the evaluation's judge would share."""
+    for name in ("judge.gpt-4o-mini", "JUDGE.x"):
+        result = CliRunner().invoke(cli, ["users", "add", name, "--role", "annotator", "--password-stdin",
+                                          "-p", str(root)], input="password-123\n")  # fmt: skip
+        assert "reserved for LLM judge accounts" in one_error_line(result)
+    assert Project(root).store.accounts.users() == []
+
+
+# -- 4. published files neutralise operator and data text --------------------------------------------------------
+HOSTILE = '<script>alert(1)</script> ![x](https://evil.example/p.png) <img src="https://evil.example/i.png">'
+
+
+def test_card_croissant_and_report_carry_no_live_html_or_remote_images(tmp_path):
+    from prefkit.exports.card import card
+    from prefkit.exports.croissant import croissant
+    from prefkit.pipelines.eval.report import render_markdown
+    from prefkit.schemas.curation import ProvenanceSummary
+
+    meta = {"name": HOSTILE, "version": "1.0.0", "description": HOSTILE, "licence": HOSTILE, "hf_licence": "other",
+            "task_categories": [], "size_categories": ["n<1K"], "annotations_creators": [], "source_datasets": [],
+            "tags": [HOSTILE], "motivation": HOSTILE, "uses": HOSTILE, "maintenance": HOSTILE,
+            "override_reason": HOSTILE}  # fmt: skip
+    gates = [{"gate": "g", "passed": False, "value": None, "threshold": 1, "summary": HOSTILE}]
+    provenance = ProvenanceSummary(records=0, offline_records=0, offline_share=0.0, models=[HOSTILE], sources=[],
+                                   stages={}, prompt_template_hashes=[], licences=[])  # fmt: skip
+    text = card(meta, [], gates, [], provenance)
+    doc = json.dumps(croissant(HOSTILE, HOSTILE, "1.0.0", HOSTILE, [], {}))
+    from prefkit.curation.store.eval import EvalRun
+
+    run_ = EvalRun(run_id="r", benchmark="alpsbench", task="task1", model=HOSTILE, judge_model=HOSTILE,
+                   backend="offline", offline=True, release_dir="r", release_name=HOSTILE, release_version="1",
+                   release_digest="d", config_name=HOSTILE, settings={"x": HOSTILE}, prompts={})  # fmt: skip
+    report = render_markdown({"run": run_, "rows": [{"task": "task1", "group": HOSTILE}], "judge": None})
+    for published in (text, doc, report):
+        assert "<script" not in published and "<img" not in published
+        assert "![x](" not in published  # an image needs an unescaped ![...](...)
+    assert "&lt;script&gt;" in text and "\\!" not in text  # the text is still there, shown as text
+
+
+def test_label_csv_export_neutralises_formulas_and_round_trips(project, tmp_path):
+    """Before: `=cmd|...` and `+HYPERLINK(...)` comments were written as live spreadsheet formulas."""
+    from prefkit.curation.annotation.labels_io import export_labels, import_labels
+
+    project.store.accounts.add_user("alice", "annotator", "password-123")
+    project.store.labels.add_tasks(
+        [MATCH.make_task(f"pair:p{i}", {"i": i}, overlap=2, batch="b") for i in range(5)]
+    )
+    comments = ["=cmd|' /C calc'!A0", '+HYPERLINK("http://x")', "-2+3", "@SUM(A1)", "'=already quoted"]
+    rows = [{"annotator": "alice", "task_kind": "preference_match", "item_id": f"pair:p{i}",
+             "values": {"coverage": "fully"}, "timestamp": "2026-01-02T03:04:05Z", "comment": c}
+            for i, c in enumerate(comments)]  # fmt: skip
+    import_labels(project.store, write_jsonl(tmp_path / "in.jsonl", rows))
+    out = io.StringIO()
+    export_labels(project.store, out, fmt="csv")
+    cells = [r["comment"] for r in csv.DictReader(io.StringIO(out.getvalue()))]
+    assert sorted(cells) == sorted("'" + c for c in comments)
+    other = Project.init(tmp_path / "other")
+    other.store.accounts.add_user("alice", "annotator", "password-123")
+    other.store.labels.add_tasks(
+        [MATCH.make_task(f"pair:p{i}", {"i": i}, overlap=2, batch="b") for i in range(5)]
+    )
+    (tmp_path / "out.csv").write_text(out.getvalue(), encoding="utf-8")
+    import_labels(other.store, tmp_path / "out.csv")
+    assert sorted(e.comment for e in other.store.labels.events()) == sorted(comments)
+    other.close()
+
+
+# -- 5. paths ------------------------------------------------------------------------------------------------------
+def test_a_release_is_not_written_through_a_symlink_out_of_the_project(root, tmp_path):
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (root / "releases").rmdir() if (root / "releases").is_dir() else None
+    (root / "releases").symlink_to(outside)
+    line = one_error_line(run("release", "cut", "--version", "1.0.0", "--override", "test", "-p", str(root)))
+    assert "outside the project" in line
+    assert list(outside.iterdir()) == []
+
+
+def test_ingest_does_not_follow_a_symlink_out_of_its_directory(root, tmp_path):
+    folder = tmp_path / "shards"
+    folder.mkdir()
+    fx.write_fixture(folder / "a.jsonl", bad=False)
+    (folder / "b.jsonl").symlink_to("/etc/passwd")
+    before = snapshot(root)
+    line = one_error_line(run("ingest", "wildchat", str(folder), "-p", str(root), "--no-progress"))
+    assert "b.jsonl: a symbolic link to /etc/passwd" in line and "--follow-symlinks" in line
+    assert snapshot(root) == before
+    followed = one_error_line(run("ingest", "wildchat", str(folder), "-p", str(root), "--follow-symlinks",
+                                  "--no-progress"))  # fmt: skip
+    assert "b.jsonl:1:" in followed  # read, and refused as what it is: not WildChat
+    assert snapshot(root) == before
+
+
+# -- 6. a stage that makes nothing --------------------------------------------------------------------------------------
+def test_a_stage_that_makes_nothing_exits_non_zero(root):
+    result = run("generate", "instances", "--backend", "offline", "-p", str(root))
+    assert result.exit_code == 1
+    assert "nothing was generated at stage instances" in result.output
