@@ -28,7 +28,7 @@ def judge_line(judge: dict[str, Any] | None, markdown: bool = True) -> str | Non
     human = f"; human-vs-human α {hh:.3f}" if hh is not None else ""
     if not markdown:
         mark = "validated" if judge["validated"] else "NOT VALIDATED"
-        return f"Judge {judge['judge']}: {mark} — {judge['reason']}{human}"
+        return f"Judge {judge['judge']}: {mark} — {judge['reason'].replace('`', '')}{human}"
     mark = "validated" if judge["validated"] else "**NOT VALIDATED**"
     return f"Judge {md_code(judge['judge'])}: {mark} — {md_text(judge['reason'])}{human}"
 
