@@ -54,8 +54,8 @@ def _client_class() -> type | None:
         from streamlit.runtime.session_manager import SessionClientDisconnectedError
         from streamlit.web.server.starlette import starlette_websocket as ws_module
     except ImportError as exc:
-        ws_module, why = None, f"Streamlit's Starlette server is not there ({exc})"
-    base = getattr(ws_module, "StarletteSessionClient", None)
+        why = f"Streamlit's Starlette server is not there ({exc})"
+    base = getattr(ws_module, "StarletteSessionClient", None) if why is None else None
     if why is None and not hasattr(socket, "TCP_CORK"):
         why = "this platform has no TCP_CORK"
     elif why is None and not all(hasattr(base, a) for a in ("write_forward_msg", "_sender", "aclose")):
@@ -128,7 +128,7 @@ def install() -> bool:
         return False
     # the module that defines the client Streamlit subclasses (its starlette_websocket) is the one
     # whose name the endpoint reads
-    sys.modules[client.__bases__[0].__module__].StarletteSessionClient = client
+    setattr(sys.modules[client.__bases__[0].__module__], "StarletteSessionClient", client)  # noqa: B010
     return True
 
 

@@ -30,7 +30,7 @@ from prefkit.curation.store.labelstudio import LabelStudioMap
 from prefkit.curation.store.llm import LLMRecords
 from prefkit.curation.store.queues import Queues
 from prefkit.curation.store.release import Releases
-from prefkit.schemas.config import ProjectConfig
+from prefkit.schemas.config import Consensus, ProjectConfig
 from prefkit.schemas.environment import DATABASE_URL, Environment
 
 CONFIG_NAME = "prefkit.toml"
@@ -67,7 +67,7 @@ class ProjectStore(StoreCore):
 
     #: How a unit without an adjudication is decided (``[release] consensus``; ``Project.store`` sets
     #: them from the config): "majority", "dawid_skene" or "mace", and the posterior a unit needs.
-    consensus_method: str = "majority"
+    consensus_method: Consensus = "majority"
     consensus_confidence: float = 0.9
 
     def __init__(self, db: str | Path, retry_s: float | None = None, migration_wait_s: int | None = None):

@@ -42,7 +42,7 @@ from prefkit.exports.release_integrity import (
 from prefkit.exports.writers import atomic_write_bytes, write_json
 from prefkit.schemas import ALL_SCHEMAS
 from prefkit.schemas.common import sha256_file, utcnow
-from prefkit.schemas.curation import ReleaseFile, ReleaseManifest, SourceSummary
+from prefkit.schemas.curation import ProvenanceSummary, ReleaseFile, ReleaseManifest, SourceSummary
 
 if TYPE_CHECKING:
     from prefkit.curation.project import Project
@@ -128,7 +128,7 @@ def _card_meta(
 
 def _describe(
     project: Project, stage: Path, version: str, configs, gates, agreement, override
-) -> tuple[dict, dict]:
+) -> tuple[dict[str, Any], ProvenanceSummary]:
     """Hash the data files and write ``croissant.json`` and the ``README.md`` card; returns the data
     files' digests and the provenance summary."""
     data_files = {
@@ -277,7 +277,8 @@ def cut_release(
         raise ReleaseError(
             'gates failed; fix them or cut with --override "reason":\n' + "\n".join(format_report(results))
         )
-    previous = (releases(project.releases_dir) or [None])[-1]
+    found = releases(project.releases_dir)
+    previous = found[-1] if found else None
     stage = project.releases_dir / f".staging-{version}-{os.getpid()}"
     shutil.rmtree(stage, ignore_errors=True)
     try:
@@ -326,19 +327,25 @@ def cut_release(
     return result
 
 
-def signing_config(project: Project) -> dict[str, Path | str | None]:
-    """``[release] signing_key``, ``allowed_signers`` (paths, relative to the project) and ``signer``."""
+@dataclass(frozen=True)
+class SigningConfig:
+    """``[release] signing_key``, ``allowed_signers`` (paths, relative to the project) and ``signer``
+    (``None``: not set)."""
+
+    signing_key: Path | None
+    allowed_signers: Path | None
+    signer: str | None
+
+
+def signing_config(project: Project) -> SigningConfig:
+    """The project's :class:`SigningConfig`."""
     cfg = project.config.release
 
     def path(value: str) -> Path | None:
         value = value.strip()
         return (project.root / Path(value).expanduser()) if value else None
 
-    return {
-        "signing_key": path(cfg.signing_key),
-        "allowed_signers": path(cfg.allowed_signers),
-        "signer": cfg.signer.strip() or None,
-    }
+    return SigningConfig(path(cfg.signing_key), path(cfg.allowed_signers), cfg.signer.strip() or None)
 
 
 def _stage_checksums(project: Project, stage: Path, manifest: ReleaseManifest, version: str) -> list[Path]:
@@ -347,7 +354,7 @@ def _stage_checksums(project: Project, stage: Path, manifest: ReleaseManifest, v
     tmp = project.releases_dir / f".{version}.sha256.{os.getpid()}"
     atomic_write_bytes(tmp, checksums_text(stage, manifest, name=version).encode("utf-8"))
     out = [tmp]
-    key = signing_config(project)["signing_key"]
+    key = signing_config(project).signing_key
     if key is not None:
         out.append(sign_file(tmp, key))
     return out

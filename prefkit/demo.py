@@ -44,7 +44,7 @@ def _pairs_and_gold(project: Project) -> None:
     _, pairs = add_pairs_from_instances(store)
 
     create_tasks(project, "preference_match", overlap=2, batch="demo", gold_rate=0.1)
-    gold_refs = [item_ref(p.pair_id) for p in pairs if p.meta["relation"] == "same_preference"]
+    gold_refs = [item_ref(p.pair_id) for p in pairs if (p.meta or {}).get("relation") == "same_preference"]
     ids = store.labels.task_ids_by_ref("preference_match", gold_refs[::4])  # a quarter of the self-pairs
     for task_id in ids.values():
         store.labels.set_gold(task_id, {"coverage": "fully"})

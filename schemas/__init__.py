@@ -36,7 +36,7 @@ from prefkit.schemas.generation import (
 )
 from prefkit.schemas.wildchat import WildChatConversation, WildChatTurn
 
-ALL_SCHEMAS = {
+ALL_SCHEMAS: dict[str, type[Contract]] = {
     "Persona": Persona,
     "ContextFactor": ContextFactor,
     "ContextualPreference": ContextualPreference,

@@ -9,12 +9,13 @@ them (:mod:`prefkit.curation.annotation.overlap`). Reads the store, never writes
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import dataclasses
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from prefkit.curation.annotation.task_kinds import get_kind
-from prefkit.curation.quality.crowd import fit
+from prefkit.curation.quality.crowd import Method, fit
 from prefkit.schemas.common import canonical_json
 
 if TYPE_CHECKING:
@@ -36,7 +37,7 @@ class FieldModel:
     confusion: dict[str, np.ndarray]
     reliability: dict[str, float]
     n_labels: dict[str, int]
-    posteriors: dict[Unit, np.ndarray] = field(default_factory=dict)
+    posteriors: dict[Unit, np.ndarray] = dataclasses.field(default_factory=dict)
 
     def value(self, index: int) -> Any:
         from json import loads
@@ -74,7 +75,7 @@ def live_labels(store: ProjectStore, kind: str | None = None) -> dict[str, dict[
     return out
 
 
-def fit_kind(store: ProjectStore, kind: str, method: str = "dawid_skene") -> KindModel:
+def fit_kind(store: ProjectStore, kind: str, method: Method = "dawid_skene") -> KindModel:
     """Fit ``method`` on every live human label of ``kind`` (gold answers fixed)."""
     task_kind = get_kind(kind)
     tasks = {t.task_id: t for t in store.labels.tasks(kind=kind)}
@@ -99,7 +100,7 @@ def fit_kind(store: ProjectStore, kind: str, method: str = "dawid_skene") -> Kin
     return KindModel(kind, method, fields, gold_labels)
 
 
-def _fit_field(kind: str, name: str, rows, gold: dict[Unit, str], method: str) -> FieldModel:
+def _fit_field(kind: str, name: str, rows, gold: dict[Unit, str], method: Method) -> FieldModel:
     classes = _classes(kind, name, {v for _, _, v in rows} | set(gold.values()))
     c_index = {c: i for i, c in enumerate(classes)}
     units = sorted({u for u, _, _ in rows})

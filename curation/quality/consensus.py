@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from prefkit.curation.annotation.task_kinds import get_kind
 from prefkit.curation.quality.annotator_model import KindModel, fit_kind, live_labels
 from prefkit.schemas.common import PrefkitError, canonical_json, utcnow
+from prefkit.schemas.config import Consensus
 from prefkit.schemas.curation import Adjudication, LabelEvent
 
 if TYPE_CHECKING:
@@ -146,7 +147,7 @@ def decider(store: ProjectStore, kind: str):
     """``(task_id, labels) -> (decided, undecided, decided_by)`` under the store's consensus rule
     (``[release] consensus``): majority per unit, or the posterior of a Dawid–Skene / MACE model
     fitted once on every label of the kind."""
-    method = getattr(store, "consensus_method", "majority")
+    method: Consensus = getattr(store, "consensus_method", "majority")
     if method == "majority":
         return lambda _task_id, labels: decide_units(kind, labels)
     model = fit_kind(store, kind, method)

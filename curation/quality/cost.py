@@ -158,11 +158,14 @@ def llm_costs(store: ProjectStore) -> list[StageCost]:
         g["prompt_tokens"] += r.prompt_tokens
         g["completion_tokens"] += r.completion_tokens
         g["cost_usd"] += r.cost_usd
-    return [
-        StageCost(name, **{k: (round(v, 6) if k == "cost_usd" else int(v)) for k, v in acc[name].items()})
-        for name in STAGE_GROUPS
-        if name in acc
-    ]
+    return [_stage_cost(name, acc[name]) for name in STAGE_GROUPS if name in acc]
+
+
+def _stage_cost(name: str, g: dict[str, float]) -> StageCost:
+    counts = {
+        k: int(g[k]) for k in ("calls", "cached", "failed", "offline", "prompt_tokens", "completion_tokens")
+    }
+    return StageCost(name, **counts, cost_usd=round(g["cost_usd"], 6))
 
 
 # -- annotator time -----------------------------------------------------------------------------------

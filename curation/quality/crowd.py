@@ -69,7 +69,8 @@ def _e_step(items, workers, labels, priors, confusion, n_items, gold) -> np.ndar
 
 def _confusion_counts(items, workers, labels, post, n_workers, n_classes) -> np.ndarray:
     counts = np.zeros((n_workers, n_classes, n_classes))
-    np.add.at(counts, (workers, slice(None), labels), post[items])
+    # numpy's stub for ufunc.at leaves slices out of a tuple index (numpy accepts them)
+    np.add.at(counts, (workers, slice(None), labels), post[items])  # type: ignore[arg-type]
     return counts
 
 

@@ -148,7 +148,7 @@ def _gold_memory(
 ) -> dict[str, Any]:
     """One verified gold memory in AlpsBench's MemoryItem shape: ``fields`` (an edit or an added
     memory) over ``base`` (the candidate as the model wrote it)."""
-    evidence = base.get("evidence") if isinstance(base.get("evidence"), dict) else {}
+    evidence: dict[str, Any] = base["evidence"] if isinstance(base.get("evidence"), dict) else {}
     text = fields.get("evidence_text") or evidence.get("text") or base.get("evidence_text")
     index = (
         fields["evidence_turn"]
@@ -187,7 +187,9 @@ def verified_gold(store: ProjectStore) -> dict[str, dict[str, Any]]:
         sid = task.payload["dialogue_id"]
         turns = store.content.original_turns(sid)
         cands = {c["key"]: c for c in task.payload["candidates"]}
-        memories, rejected, counts = [], [], {"accept": 0, "edit": 0, "add": 0}
+        memories: list[dict[str, Any]] = []
+        rejected: list[dict[str, Any]] = []
+        counts = {"accept": 0, "edit": 0, "add": 0}
         for d in fl["values"]["decisions"]:
             cand = cands.get(d["key"])
             raw = cand["memory"] if cand and isinstance(cand["memory"], dict) else {}

@@ -197,10 +197,12 @@ def insert(conn_or_engine: Connection | Engine, table):
     # Lazy, the dialect in use only: PostgreSQL's costs ~50 ms to import, which SQLite projects
     # (and every command's start) would pay for.
     if is_postgres(conn_or_engine):
-        from sqlalchemy.dialects.postgresql import insert as dialect_insert
-    else:
-        from sqlalchemy.dialects.sqlite import insert as dialect_insert
-    return dialect_insert(table)
+        from sqlalchemy.dialects.postgresql import insert as postgresql_insert
+
+        return postgresql_insert(table)
+    from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+
+    return sqlite_insert(table)
 
 
 def explain_prefix(conn: Connection) -> str:

@@ -259,7 +259,10 @@ class StoreCore:
         """
         n = 0
         if self.backend == "sqlite":
-            cursor = conn.connection.driver_connection.cursor()
+            driver = conn.connection.driver_connection
+            if driver is None:
+                raise StoreError("the SQLite connection was closed during a bulk insert")
+            cursor = driver.cursor()
             names = ", ".join(columns)
             marks = ", ".join("?" for _ in columns)
 

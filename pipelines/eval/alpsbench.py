@@ -145,7 +145,8 @@ def private_dir_for(release: Path) -> Path:
 
 
 def _read(path: Path, task: str) -> list[_Line]:
-    out, seen = [], {}
+    out: list[_Line] = []
+    seen: dict[tuple[str, str], int] = {}
     for lineno, raw in jsonl_lines(path):
         line = parse_line(path.parent.name, raw, f"{path}:{lineno}")
         if line.task != task:

@@ -10,7 +10,7 @@ or a resume after ``kill -9`` repeats no completed call. This module never write
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -57,7 +57,7 @@ class CupidOptions:
 # -- what the evaluated model sees -----------------------------------------------------------------------
 def history(inst: BenchmarkInstance, oracle: str) -> list[list[dict[str, str]]]:
     """The prior sessions as dialogue text only (role + content), all or only the relevant ones."""
-    chosen = range(len(inst.prior_interactions))
+    chosen: Sequence[int] = range(len(inst.prior_interactions))
     if oracle == "relevant":
         chosen = relevant_positions(inst)
     return [
@@ -171,9 +171,9 @@ def judge(
         if pred.error is not None:
             continue
         if task == "inference" and (pred.inferred or "").strip() and pred.labels is None:
-            todo.append((key, match_requests(key, instances[key], pred.inferred)))
+            todo.append((key, match_requests(key, instances[key], pred.inferred or "")))
         elif task == "generation" and (pred.response or "").strip() and pred.score is None:
-            todo.append((key, [judge_generation_request(key, instances[key], pred.response)]))
+            todo.append((key, [judge_generation_request(key, instances[key], pred.response or "")]))
     flat = [r for _k, reqs in todo for r in reqs]
     responses = iter(layer.run(flat, desc=f"{STAGE}.judge")) if flat else iter(())
     failed = 0

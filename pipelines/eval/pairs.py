@@ -83,6 +83,10 @@ def pairs_from_run(
         group = [p for p in pairs if p["judge"] == lab]
         rng.shuffle(group)
         chosen += group[:per_label]
+    if run.judge_model is None:
+        raise EvalInputError(
+            f"run {run.run_id} recorded no judge model: it has no judge labels to turn into tasks"
+        )
     annotator = ensure_judge_user(store, run.judge_model)  # before any pair, so nothing is left half-way
     batch = batch or f"eval-{run.run_id}"
     origin = f"eval:{run.run_id}"

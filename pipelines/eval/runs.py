@@ -112,7 +112,7 @@ def run_cupid(
             preds = cupid.run_model(layer, instances, options)
         model_failures = sum(1 for p in preds.values() if p.error)
         preds, judge_failures = cupid.judge(layer, instances, preds, options.task)
-        items = [
+        items: list[tuple[str, str, dict[str, Any]]] = [
             (
                 cupid_m.key_name(k),
                 inst.instance_type,
@@ -231,9 +231,11 @@ def score_items(run: EvalRun, items: list[tuple[str, str, dict[str, Any]]]) -> l
     if run.benchmark == "alpsbench":
         return alps_m.aggregate(run.task, [rec for _k, _g, rec in items])
     # Stored items were validated when the run wrote them: scored in their JSON shape, not re-parsed.
-    golds, preds = {}, {}
+    golds: dict[tuple[str, str], cupid_m.Gold] = {}
+    preds: dict[tuple[str, str], Any] = {}
     for key_text, _g, rec in items:
-        key = tuple(key_text.rsplit("|", 1))
+        persona_id, instance_type = key_text.rsplit("|", 1)
+        key = (persona_id, instance_type)
         gold = rec["gold"]
         golds[key] = cupid_m.Gold(gold["instance_type"], tuple(gold["checklist"]), gold["sessions_ago"])
         if rec["prediction"] is not None:

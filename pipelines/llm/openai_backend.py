@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import openai
 import pydantic
@@ -24,6 +24,9 @@ from prefkit.pipelines.llm.keys import response_schema
 from prefkit.pipelines.llm.types import BatchState, LLMRequest, Usage
 from prefkit.schemas.config import LLMSection
 from prefkit.schemas.environment import Environment
+
+if TYPE_CHECKING:
+    from openai.types.chat import ChatCompletionMessageParam
 
 JSON_MODE_INSTRUCTION = (
     "Answer with a single JSON object and nothing else. It must validate against this JSON schema:\n{schema}"
@@ -50,6 +53,11 @@ def _usage(data: Any) -> Usage:
 def _refuses_json_schema(exc: openai.BadRequestError) -> bool:
     text = str(exc).lower()
     return "json_schema" in text or "response_format" in text
+
+
+def _messages(request: LLMRequest) -> list[ChatCompletionMessageParam]:
+    # The layer's messages are (role, content) pairs in the chat roles the API takes.
+    return cast("list[ChatCompletionMessageParam]", request.chat_messages())
 
 
 class OpenAIBackend:
@@ -132,8 +140,10 @@ class OpenAIBackend:
         return params
 
     async def _parse(self, request: LLMRequest, model: str, seed: int) -> tuple[str, Usage, dict[str, Any]]:
+        if request.response_model is None:  # _complete sends a request without a model to _create
+            raise ValueError("a structured call needs the request's response_model")
         raw = await self.client.chat.completions.with_raw_response.parse(
-            messages=request.chat_messages(),
+            messages=_messages(request),
             response_format=request.response_model,
             **self._params(request, model, seed),
         )

@@ -315,7 +315,10 @@ def estimate_extraction(
         first = [candidates_request(d, cfg) for d in dialogues]
         second = []
         for d, req in zip(dialogues, first, strict=True):
-            cands = ground_candidates(d, generator_for(req)(req, random.Random(seed)))
+            answer = generator_for(req)(req, random.Random(seed))
+            if not isinstance(answer, CandidateList):
+                raise TypeError(f"the offline extraction generator answered {type(answer).__name__}")
+            cands = ground_candidates(d, answer)
             if cands:
                 second.append(validation_request(d, cands, cfg))
         est = pricer.estimate(first + second).as_dict()

@@ -33,7 +33,7 @@ from prefkit.pipelines.memories import offline as _offline  # noqa: F401 - regis
 from prefkit.pipelines.memories.extract import _request
 from prefkit.schemas.alpsbench_layout import DISTRACTOR_LEVELS, make_pair
 from prefkit.schemas.common import PrefkitError
-from prefkit.schemas.extraction import UpdateDialogue, UserQuery
+from prefkit.schemas.extraction import SegmentMemory, UpdateDialogue, UserQuery
 
 if TYPE_CHECKING:
     from prefkit.curation.project import ProjectStore
@@ -388,8 +388,17 @@ def _build_updates(store: ProjectStore, layer, cfg, dialogues, verified, have, r
         report.built["task2"] = report.built.get("task2", 0) + 1
 
 
+def _segment_memory(answer: UpdateDialogue, kind: str) -> SegmentMemory:
+    """The memory of the answer's ``kind`` segment (a validated answer has one with a memory)."""
+    found = next((s.memory for s in answer.segments if s.kind == kind and s.memory is not None), None)
+    if found is None:
+        raise ValueError(f"the update dialogue has no {kind} segment with a memory")
+    return found
+
+
 def _task2_row(did, d, mems, target, answer: UpdateDialogue) -> AlpsTask:
-    new_dialogue, segments = [], []
+    new_dialogue: list[dict[str, str]] = []
+    segments: list[dict[str, Any]] = []
     for s in answer.segments:
         start = len(new_dialogue)
         new_dialogue += [{"role": t.role, "text": t.text} for t in s.turns]
@@ -397,7 +406,7 @@ def _task2_row(did, d, mems, target, answer: UpdateDialogue) -> AlpsTask:
     final = []
     for m in mems:
         if m is target:
-            c = next(s.memory for s in answer.segments if s.kind == "conflict")
+            c = _segment_memory(answer, "conflict")
             final.append(
                 {
                     **m,
@@ -409,7 +418,7 @@ def _task2_row(did, d, mems, target, answer: UpdateDialogue) -> AlpsTask:
             )
         else:
             final.append(m)
-    n = next(s.memory for s in answer.segments if s.kind == "new")
+    n = _segment_memory(answer, "new")
     final.append({"memory_id": "m_new1", "type": n.type, "label": n.label, "value": n.value})
     inp, gold = make_pair(
         "task2",

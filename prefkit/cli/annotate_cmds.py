@@ -242,7 +242,10 @@ def annotate() -> None:
 
 def streamlit_argv(port: int, host: str) -> list[str]:
     # the app script beside the installed package (a wheel puts it in site-packages/prefkit/annotate_app)
-    app = Path(importlib.util.find_spec("prefkit.annotate_app").origin).resolve().parent / "app.py"
+    spec = importlib.util.find_spec("prefkit.annotate_app")
+    if spec is None or spec.origin is None:
+        raise click.ClickException("prefkit.annotate_app is not installed: reinstall prefkit")
+    app = Path(spec.origin).resolve().parent / "app.py"
     return [
         # Streamlit's CLI with each script run sent to the browser in one piece (annotate_app/server.py).
         sys.executable, "-m", "prefkit.annotate_app.server", "run", str(app),

@@ -111,14 +111,16 @@ def release_verify(directory: str, project_path: str | None, expected: str | Non
 
     release_dir = Path(directory)
     project = _release_project(release_dir, project_path)
-    recorded, signers, signer = None, None, None
+    recorded = None
+    signers: Path | None = None
+    signer: str | None = None
     if project is not None:
         from prefkit.exports.release import load_manifest, signing_config
 
         version = load_manifest(release_dir).version
         recorded = next((r for r in project.store.releases.recorded() if r.version == version), None)
         cfg = signing_config(project)
-        signers, signer = cfg["allowed_signers"], cfg["signer"]
+        signers, signer = cfg.allowed_signers, cfg.signer
         project.close()
     if allowed_signers:
         signers = Path(allowed_signers)
