@@ -6,6 +6,6 @@ built-in forms. A new kind's form is its own module ending in ``register_this("<
 """
 
 from prefkit.annotate_app.forms import expressed, match, memory, task_qc  # noqa: F401 - they register
-from prefkit.annotate_app.forms.registry import FORMS, register_form, register_this
+from prefkit.annotate_app.forms.registry import FORMS, form_for, register_form, register_this
 
-__all__ = ["FORMS", "register_form", "register_this"]
+__all__ = ["FORMS", "form_for", "register_form", "register_this"]

@@ -15,11 +15,19 @@ must never talk to a server.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from importlib import import_module
 from typing import Any
 from xml.dom import minidom
 from xml.sax.saxutils import quoteattr
 
-from prefkit.curation.annotation.task_kinds import LabelError, TaskKind, get_kind
+from prefkit.curation.annotation.task_kinds import (
+    TASK_KIND_REGISTRY,
+    KindPluginError,
+    LabelError,
+    TaskKind,
+    declared_part,
+    get_kind,
+)
 from prefkit.schemas.curation import AnnotationTask
 
 TASK_ID_KEY = "prefkit_task_id"
@@ -205,6 +213,8 @@ class ChoicesConfig(LSConfig):
 # -- the registry ------------------------------------------------------------------------------------
 #: The Label Studio config of every task kind the bridge can push, by kind name.
 LS_KINDS: dict[str, LSConfig] = {}
+#: The built-in kinds' configs, one module each; they are built from the blocks above.
+BUILT_IN_PACKAGE = "prefkit.annotate_app.labelstudio.kinds"
 
 
 def register_ls(kind: str, config: LSConfig) -> LSConfig:
@@ -215,7 +225,22 @@ def register_ls(kind: str, config: LSConfig) -> LSConfig:
 
 
 def ls_kind(name: str) -> LSConfig:
-    get_kind(name)  # the one clear error for an unknown kind
+    """The config of task kind ``name``: a built-in one, one registered with :func:`register_ls`, or the
+    one the kind names (``TaskKind.labelstudio_config``, for a kind from another distribution)."""
+    kind = get_kind(name)  # the one clear error for an unknown kind
+    # The built-in configs import this module (they are built from its blocks), so it imports them by
+    # name on first use, as the task-kind registry loads the kinds.
+    import_module(BUILT_IN_PACKAGE)
+    if name not in LS_KINDS:
+        declared = declared_part(kind, "labelstudio_config")
+        if declared is not None:
+            if not isinstance(declared, LSConfig):
+                where = TASK_KIND_REGISTRY.origin(name) or f"module {type(kind).__module__}"
+                raise KindPluginError(
+                    f"task kind {name!r} from {where}: its labelstudio_config {kind.labelstudio_config!r} "
+                    f"is {type(declared).__name__}, not an LSConfig"
+                )
+            register_ls(name, declared)
     try:
         return LS_KINDS[name]
     except KeyError:
@@ -238,7 +263,3 @@ def pretty_config(kind: str) -> str:
     assert root is not None  # label_config always has a root element
     pretty = root.toprettyxml(indent="  ")
     return "\n".join(line for line in pretty.splitlines() if line.strip())
-
-
-# The built-in kinds' configs register themselves (imported last: they build on the blocks above).
-import prefkit.annotate_app.labelstudio.kinds  # noqa: E402, F401

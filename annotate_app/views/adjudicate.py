@@ -3,7 +3,7 @@
 import pandas as pd
 import streamlit as st
 from prefkit.annotate_app import ui
-from prefkit.annotate_app.forms import FORMS
+from prefkit.annotate_app.forms import form_for
 from prefkit.curation.annotation import workflow
 from prefkit.curation.annotation.task_kinds import get_kind
 from prefkit.curation.quality import consensus
@@ -41,7 +41,7 @@ st.subheader("Labels side by side")
 units = {who: get_kind(kind).units(values) for who, values in entry["labels"].items()}
 keys = sorted({u for per in units.values() for u in per})
 table = pd.DataFrame(  # a dataframe shows its cells as plain text: no markdown, no links
-    [{"unit": FORMS[kind].unit_title(task, u, f), **{who: per.get((u, f)) for who, per in units.items()}}
+    [{"unit": form_for(kind).unit_title(task, u, f), **{who: per.get((u, f)) for who, per in units.items()}}
      for u, f in keys]
 )  # fmt: skip
 table["agree"] = table[list(units)].nunique(axis=1, dropna=False) == 1
@@ -60,7 +60,7 @@ start = decided.get("values") or {}  # a tie starts empty: no annotator's answer
 if not start:
     st.caption("A tie: the form starts empty. Decide every unit yourself.")
 prefix = f"adj:{task_id}"
-values, _ = FORMS[kind].edit(project, task, prefix, start, None, show_comment=False)
+values, _ = form_for(kind).edit(project, task, prefix, start, None, show_comment=False)
 note = st.text_area("Note (why this decision)", key=f"{prefix}:note")
 if st.button("Record decision", type="primary", key=f"{prefix}:save", disabled=values is None):
     try:

@@ -6,7 +6,7 @@ and the rest of the page stay as they are), and the next item is rendered in the
 
 import streamlit as st
 from prefkit.annotate_app import ui
-from prefkit.annotate_app.forms import FORMS
+from prefkit.annotate_app.forms import form_for
 from prefkit.curation.annotation import workflow
 
 user = ui.require("annotator").username
@@ -61,7 +61,7 @@ def item_panel(kind: str) -> None:
             "Nothing left in your queue for this task kind. Thank you! Pick another kind in the sidebar."
         )
         return
-    form = FORMS[kind]
+    form = form_for(kind)
     ui.progress_line(ui.KIND_TITLES[kind], mine, item, getattr(form, "lead", None))
     form.render(project, user, item)
     ui.skip_and_flag(user, item, comment=getattr(form, "COMMENT_IN_PANEL", False))

@@ -2,7 +2,7 @@
 
 import streamlit as st
 from prefkit.annotate_app import ui
-from prefkit.annotate_app.forms import FORMS
+from prefkit.annotate_app.forms import form_for
 from prefkit.curation.annotation import workflow
 from prefkit.curation.annotation.task_kinds import LabelError
 
@@ -30,7 +30,7 @@ for ev in recent:
             with left, st.container(height=480, autoscroll=False):
                 ui.transcript(workflow.display_turns(project, task))
         with form_col:
-            values, comment = FORMS[ev.kind].edit(
+            values, comment = form_for(ev.kind).edit(
                 project, task, prefix, ev.values if ev.action == "label" else {}, ev.comment
             )
             if st.button("Save edit", key=f"{prefix}:save", type="primary", disabled=values is None):

@@ -11,10 +11,12 @@ def default_guidelines(kind: str) -> str:
     return get_kind(kind).default_guidelines()
 
 
-def write_default_guidelines(directory: Path) -> list[Path]:
-    """Write each kind's guidelines unless the project already has its own version."""
+def write_default_guidelines(directory: Path, kinds: list[str] | None = None) -> list[Path]:
+    """Write each kind's guidelines (or only those of ``kinds``) unless the project already has its own
+    version."""
     written = []
-    for kind in TASK_KIND_REGISTRY:
+    directory.mkdir(parents=True, exist_ok=True)
+    for kind in TASK_KIND_REGISTRY if kinds is None else kinds:
         path = directory / f"{kind}.md"
         if not path.exists():
             path.write_text(default_guidelines(kind), encoding="utf-8")

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from prefkit.curation.annotation.assignment import gold_rate_key
+from prefkit.curation.annotation.guidelines import write_default_guidelines
 from prefkit.curation.annotation.kinds.preference_match import PreferenceMatchLabel
 from prefkit.curation.annotation.task_kinds import LabelError, get_kind
 from prefkit.curation.store.content import PreferencePair
@@ -107,6 +108,8 @@ def create_tasks(
         project.store.set_meta(gold_rate_key(kind), str(gold_rate))
     new = project.store.labels.add_tasks(task_kind.build_tasks(project.store, k, batch))
     _mark_known_answers(project, kind)
+    # A kind installed after the project was made (a plugin) gets its default guidelines now.
+    write_default_guidelines(project.guidelines_dir, [kind])
     return new
 
 

@@ -7,19 +7,26 @@ agreement units, how decided units are assembled back into a final label, how it
 gold answer, which answers are known up front, and the default guidelines. Each kind is one module
 (the built-in ones are in :mod:`prefkit.curation.annotation.kinds`) that subclasses :class:`TaskKind` and calls
 :func:`register`; its app form and Label Studio config register against its name
-(``prefkit.annotate_app.forms.register_form``, ``prefkit.annotate_app.labelstudio.config.register_ls``). See
-docs/ARCHITECTURE.md, "How to add a task kind". This module knows no kind by name.
+(``prefkit.annotate_app.forms.register_form``, ``prefkit.annotate_app.labelstudio.config.register_ls``)
+or, for a kind from another distribution, are named by the kind (``app_form``,
+``labelstudio_config``). An installed distribution adds kinds through entry points in the group
+``prefkit.task_kinds`` (:class:`KindRegistry`). See docs/ARCHITECTURE.md, "How to add a task kind".
+This module knows no kind by name and imports none.
 """
 
 from __future__ import annotations
 
+import logging
 import re
 import sys
+import threading
 from abc import ABC, abstractmethod
-from collections.abc import Iterator
+from collections.abc import Iterator, MutableMapping
 from dataclasses import dataclass
+from importlib import import_module
+from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from prefkit.schemas.common import PrefkitError, content_hash, utcnow, validation_line
 from prefkit.schemas.curation import AnnotationTask
@@ -27,6 +34,12 @@ from pydantic import BaseModel, ValidationError
 
 if TYPE_CHECKING:
     from prefkit.curation.project import ProjectStore
+
+#: The entry point group through which an installed distribution adds task kinds.
+ENTRY_POINT_GROUP = "prefkit.task_kinds"
+#: The package of the built-in kinds; its ``BUILT_IN`` lists them in menu order.
+BUILT_IN_PACKAGE = "prefkit.curation.annotation.kinds"
+log = logging.getLogger("prefkit.plugins")
 
 
 class LabelError(PrefkitError, ValueError):
@@ -47,6 +60,12 @@ class TaskKind(ABC):
     title: str
     label_model: type[BaseModel]
     fields: tuple[FieldSpec, ...]
+    #: The kind's app form and Label Studio config, for a kind that does not ship with prefkit: import
+    #: references (``"package.module"`` or ``"package.module:name"``) the app and the Label Studio
+    #: bridge import when they first need them, so the kind's own module needs neither Streamlit nor
+    #: the bridge. Built-in kinds register theirs from the app's side (``register_form``, ``register_ls``).
+    app_form: ClassVar[str | None] = None
+    labelstudio_config: ClassVar[str | None] = None
 
     def task_id(self, item_ref: str) -> str:
         return f"{self.name}_{content_hash(item_ref, 20)}"
@@ -134,17 +153,134 @@ class TaskKind(ABC):
         """Called after an annotator rewrote a user turn of ``task``'s dialogue (the app's rewrite)."""
 
 
-#: Every task kind by name, in registration order (the CLI's choices, the app's menus).
-TASK_KIND_REGISTRY: dict[str, TaskKind] = {}
+class KindPluginError(LabelError):
+    """A task kind an installed distribution declares cannot be loaded; the message names the
+    distribution, its entry point and what went wrong."""
+
+
+@dataclass(frozen=True)
+class KindOrigin:
+    """Where a plugin kind comes from: the distribution and its entry point."""
+
+    distribution: str
+    version: str
+    entry_point: str  # ``name = value`` as declared
+
+    def __str__(self) -> str:
+        return f"distribution {self.distribution} {self.version} (entry point {self.entry_point})"
+
+
+class KindRegistry(MutableMapping[str, TaskKind]):
+    """Every task kind by name: the built-in ones first (in ``BUILT_IN`` order: the CLI's choices and
+    the app's menus), then those of installed distributions (entry point group ``prefkit.task_kinds``),
+    then any registered in-process. Kinds load on first use, built-in ones the way plugins do: by
+    module name (they import this module to subclass :class:`TaskKind`, so it imports none of them).
+    A plugin that fails to load is left out, logged once and remembered: asking for its kind is one
+    :class:`KindPluginError` naming its distribution, and every other kind keeps working."""
+
+    def __init__(self) -> None:
+        self._kinds: dict[str, TaskKind] = {}
+        self._origins: dict[str, KindOrigin] = {}
+        self._broken: dict[str, KindPluginError] = {}
+        self._loaded = self._loading = False
+        self._lock = threading.RLock()  # the app's sessions are threads: one loads, the others wait
+
+    # -- loading ------------------------------------------------------------------------------------
+    def _load(self) -> None:
+        if self._loaded:
+            return
+        with self._lock:
+            if self._loaded or self._loading:  # loaded meanwhile, or a kind module asking while loading
+                return
+            self._loading = True
+            try:
+                built_in = import_module(BUILT_IN_PACKAGE).BUILT_IN
+                for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=_entry_point_order):
+                    self._load_plugin(ep, built_in)
+                order = [n for n in built_in if n in self._kinds]
+                order += [n for n in self._kinds if n not in order]
+                self._kinds = {n: self._kinds[n] for n in order}
+            finally:
+                self._loaded, self._loading = True, False
+
+    def _load_plugin(self, ep: EntryPoint, built_in: tuple[str, ...]) -> None:
+        dist = ep.dist
+        origin = KindOrigin(
+            dist.name if dist else "?", dist.version if dist else "?", f"{ep.name} = {ep.value}"
+        )
+        try:
+            if ep.name in built_in or ep.name in self._origins:
+                owner = "is built in" if ep.name in built_in else f"comes from {self._origins[ep.name]}"
+                raise LabelError(f"task kind {ep.name!r} {owner}")
+            loaded = ep.load()
+            kind = loaded() if isinstance(loaded, type) and issubclass(loaded, TaskKind) else loaded
+            if not isinstance(kind, TaskKind):
+                raise LabelError(f"{ep.value} is {type(kind).__name__}, not a TaskKind subclass or instance")
+            if kind.name != ep.name:
+                raise LabelError(f"the entry point is named {ep.name!r} but the kind's name is {kind.name!r}")
+            register(kind)
+            self._origins[kind.name] = origin
+        except Exception as exc:  # a plugin's own code can fail in any way: it must not stop prefkit
+            error = KindPluginError(
+                f"task kind {ep.name!r} from {origin} cannot be loaded: {type(exc).__name__}: {exc}"
+            )
+            if ep.name not in built_in and ep.name not in self._origins:
+                self._kinds.pop(ep.name, None)  # a kind its own module registered before failing
+            self._broken.setdefault(ep.name, error)
+            log.warning("prefkit: %s", error)
+
+    # -- the mapping --------------------------------------------------------------------------------
+    def __getitem__(self, name: str) -> TaskKind:
+        self._load()
+        return self._kinds[name]
+
+    def __iter__(self) -> Iterator[str]:
+        self._load()
+        return iter(list(self._kinds))
+
+    def __len__(self) -> int:
+        self._load()
+        return len(self._kinds)
+
+    def __setitem__(self, name: str, kind: TaskKind) -> None:
+        if name != kind.name:
+            raise LabelError(f"task kind {kind.name!r} registered under another name, {name!r}")
+        self.add(kind)
+
+    def add(self, kind: TaskKind) -> None:
+        """Add ``kind`` (no loading: built-in kinds add themselves while the registry loads them)."""
+        if kind.name in self._kinds and type(self._kinds[kind.name]) is not type(kind):
+            raise LabelError(f"task kind {kind.name!r} is already registered")
+        self._kinds[kind.name] = kind
+
+    def __delitem__(self, name: str) -> None:
+        del self._kinds[name]
+        self._origins.pop(name, None)
+
+    def origin(self, name: str) -> KindOrigin | None:
+        """The distribution a plugin kind came from (None for a built-in or in-process kind)."""
+        self._load()
+        return self._origins.get(name)
+
+    def broken(self) -> dict[str, KindPluginError]:
+        """The plugin kinds that failed to load, by the name their entry point declares."""
+        self._load()
+        return dict(self._broken)
+
+
+def _entry_point_order(ep: EntryPoint) -> tuple[str, str]:
+    return (ep.dist.name if ep.dist else "", ep.name)
+
+
+#: Every task kind by name (see :class:`KindRegistry`).
+TASK_KIND_REGISTRY = KindRegistry()
 
 
 def register(kind: TaskKind) -> TaskKind:
     """Make ``kind`` known by its name to every part of prefkit; a name is registered once."""
     if not re.fullmatch(r"[a-z][a-z0-9_]*", kind.name or ""):
         raise LabelError(f"task kind name {kind.name!r}: use lower-case letters, digits and _")
-    if kind.name in TASK_KIND_REGISTRY and type(TASK_KIND_REGISTRY[kind.name]) is not type(kind):
-        raise LabelError(f"task kind {kind.name!r} is already registered")
-    TASK_KIND_REGISTRY[kind.name] = kind
+    TASK_KIND_REGISTRY.add(kind)
     return kind
 
 
@@ -153,14 +289,36 @@ def kind_names() -> tuple[str, ...]:
 
 
 def get_kind(name: str) -> TaskKind:
-    """The registered kind ``name``; an unknown name is one :class:`LabelError` listing the known ones."""
+    """The registered kind ``name``; an unknown name is one :class:`LabelError` listing the known ones,
+    a plugin kind that failed to load the :class:`KindPluginError` naming its distribution."""
     try:
         return TASK_KIND_REGISTRY[name]
     except (KeyError, TypeError):
+        broken = TASK_KIND_REGISTRY.broken().get(name) if isinstance(name, str) else None
+        if broken is not None:
+            raise broken from None
         raise LabelError(
             f"unknown task kind {name!r}; expected one of {', '.join(TASK_KIND_REGISTRY)}"
         ) from None
 
 
-# The built-in kinds register themselves (imported last: they build on the interface above).
-import prefkit.curation.annotation.kinds  # noqa: E402, F401
+def declared_part(kind: TaskKind, attribute: str) -> Any | None:
+    """The object a kind names in ``attribute`` (``app_form``, ``labelstudio_config``: an import
+    reference ``"package.module"`` or ``"package.module:name"``), imported now; None when it names
+    none. A reference that cannot be imported is one :class:`KindPluginError` naming the kind's
+    distribution."""
+    reference = getattr(kind, attribute, None)
+    if not reference:
+        return None
+    module_name, _, qualname = reference.partition(":")
+    try:
+        obj: Any = import_module(module_name)
+        for part in filter(None, qualname.split(".")):
+            obj = getattr(obj, part)
+    except Exception as exc:  # the plugin's own code: any failure is reported as the plugin's
+        where = TASK_KIND_REGISTRY.origin(kind.name) or f"module {type(kind).__module__}"
+        raise KindPluginError(
+            f"task kind {kind.name!r} from {where}: its {attribute} {reference!r} cannot be loaded: "
+            f"{type(exc).__name__}: {exc}"
+        ) from None
+    return obj

@@ -17,7 +17,8 @@ from prefkit.schemas.common import PrefkitError, disk_full
 
 class KindChoice(click.Choice):
     """``--kind`` / ``KIND``: the registered task kinds, read when the command runs (so a kind a
-    plugin module registers is a valid choice too)."""
+    plugin registers is a valid choice too). A plugin kind that failed to load is refused with the
+    error that names its distribution."""
 
     def __init__(self) -> None:
         super().__init__(())
@@ -31,6 +32,14 @@ class KindChoice(click.Choice):
     @choices.setter
     def choices(self, _value) -> None:  # click sets it in __init__; the registry is the source
         pass
+
+    def convert(self, value, param, ctx):
+        from prefkit.curation.annotation.task_kinds import TASK_KIND_REGISTRY
+
+        broken = TASK_KIND_REGISTRY.broken().get(value)
+        if broken is not None:  # a plugin kind that did not load: say why, naming its distribution
+            raise broken
+        return super().convert(value, param, ctx)
 
 
 class PrefkitGroup(click.Group):
