@@ -14,7 +14,7 @@ on every run (one primary-key read), so a disabled account is signed out on its 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import streamlit as st
@@ -26,7 +26,24 @@ from prefkit.curation.store.accounts import Account
 from prefkit.schemas.common import PrefkitError
 from prefkit.schemas.environment import Environment
 
-KIND_TITLES = {k: get_kind(k).title for k in TASK_KIND_REGISTRY}
+
+class _KindTitles(Mapping[str, str]):
+    """Each registered task kind's title, in menu order, read from the registry when asked (so a kind
+    registered after this module was imported is in the menus too)."""
+
+    def __getitem__(self, kind: str) -> str:
+        if kind not in TASK_KIND_REGISTRY:
+            raise KeyError(kind)
+        return get_kind(kind).title
+
+    def __iter__(self):
+        return iter(TASK_KIND_REGISTRY)
+
+    def __len__(self) -> int:
+        return len(TASK_KIND_REGISTRY)
+
+
+KIND_TITLES = _KindTitles()
 ROLE_AVATARS = {
     "user": ":material/person:",
     "assistant": ":material/smart_toy:",
