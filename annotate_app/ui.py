@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import streamlit as st
+from prefkit.annotate_app import keys
 from prefkit.annotate_app.safe_text import md_escape, safe
 from prefkit.curation.annotation import workflow
 from prefkit.curation.annotation.task_kinds import TASK_KIND_REGISTRY, LabelError, get_kind
@@ -326,4 +327,4 @@ def item_top_script() -> None:
     if runs >= 2:
         return
     st.session_state["_item_top_runs"] = runs + 1
-    st.html(_ITEM_TOP, unsafe_allow_javascript=True)
+    st.html(_ITEM_TOP + keys.GUARD, unsafe_allow_javascript=True)  # and the keys (annotate_app/keys.py)

@@ -44,6 +44,16 @@ def _decide(prefix: str, n_items: int, choice: str) -> None:
     st.session_state[f"{prefix}:active"] = later[0] if later else min(active + 1, n_items - 1)
 
 
+def _answered(prefix: str, n_items: int, item: int) -> None:
+    """An answer clicked with the mouse: the next undecided item becomes the active one, so the E / N
+    key that follows decides that item and never changes the answer just clicked."""
+    if st.session_state.get(f"{prefix}:active", 0) != item:
+        return  # another item is active: the keys go on deciding that one
+    later = [i for i in range(item + 1, n_items) if st.session_state.get(f"{prefix}:exp:{i}") is None]
+    earlier = [i for i in range(item) if st.session_state.get(f"{prefix}:exp:{i}") is None]
+    st.session_state[f"{prefix}:active"] = (later or earlier or [item])[0]
+
+
 def _toggle_evidence(prefix: str, turn: int) -> None:
     """Add or remove a turn from the active item's evidence; the decision stays the annotator's own."""
     active = st.session_state.get(f"{prefix}:active", 0)
@@ -147,7 +157,8 @@ def checklist(task, prefix: str, shortcuts: bool = True, comment: bool = True) -
                 + "\n\n:small[:gray[Checklist item (what a reply that honours the preference does):]]\n\n"
                 + md_escape(question)
             )  # fmt: skip
-            st.radio(QUESTION, CHOICES, key=f"{prefix}:exp:{i}", horizontal=True)
+            st.radio(QUESTION, CHOICES, key=f"{prefix}:exp:{i}", horizontal=True,
+                     on_change=_answered, args=(prefix, n, i))  # fmt: skip
             st.pills("Evidence turns", user_turns, selection_mode="multi", key=f"{prefix}:ev:{i}",
                      format_func=lambda t: f"turn {t}")  # fmt: skip
     c1, c2 = st.columns(2)

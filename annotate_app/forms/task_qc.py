@@ -64,10 +64,26 @@ def _read(prefix: str) -> tuple[dict | None, str]:
     return None, f"Choose a verdict for {' and '.join(missing)} first."
 
 
+def _choose(prefix: str, field: str, value: str) -> None:
+    st.session_state[f"{prefix}:{field}"] = value
+
+
+def _keys(prefix: str) -> None:
+    """The keys the guidelines name (1 none, 2 leaks; 3 correct, 4 incorrect), as buttons that set
+    the verdicts above: one row, the key drawn in each."""
+    row = st.container(horizontal=True, vertical_alignment="center")
+    row.caption("Keys")
+    choices = [("leakage", v, t) for v, t in LEAKAGE] + [("answer", v, t) for v, t in ANSWER]
+    for n, (field, value, title) in enumerate(choices, start=1):
+        row.button(title.split(" ")[-1].capitalize() if field == "answer" else title, shortcut=str(n),
+                   key=f"{prefix}:k{n}", type="tertiary", on_click=_choose, args=(prefix, field, value))  # fmt: skip
+
+
 def render(project: Project, user: str, shown: workflow.ShownItem) -> None:
     prefix = shown.event_id
     item(shown.task)
     _controls(prefix, {})
+    _keys(prefix)
     st.text_input("Comment (what leaks, what is wrong)", key=f"{prefix}:comment")
     ui.submit_button(user, shown, prefix, lambda: _read(prefix))
 

@@ -1,0 +1,93 @@
+"""Keyboard shortcuts that do what their hint says, whatever has focus, in the order they were pressed.
+
+Streamlit binds a button's ``shortcut`` on the document and leaves a key alone while an ``<input>``
+has focus (a radio button is one), and the control with focus handles the key first. So after a
+mouse click the keys went astray: Ctrl+Enter on a clicked segmented-control pill or evidence pill
+pressed that pill again (deselecting the choice: the key undid the click) as well as Submit, and
+``E`` / ``N`` did nothing after a click on a radio button. And two clicks that reach the server
+while it is still busy are run together, their callbacks in the order of the widgets on the page,
+not of the clicks: ``A`` then Ctrl+Enter submitted before accepting (and was refused), ``E`` then
+``N`` could decide the items in the wrong order.
+
+:data:`GUARD` is the page script that fixes both, once per tab:
+
+- A key press that is the shortcut of a button on the page (read from the hint Streamlit draws in
+  the button, ``aria-label="Shortcut Ctrl + Enter"``) goes to that button alone: the focused control
+  never sees it and loses focus (a text field hands over what was typed as it does). Typing in a text
+  field stays typing (only a combination with Ctrl, Cmd or Alt is a shortcut there), and every key that
+  is no button's shortcut is left alone (Tab, Space, arrows: moving and choosing by keyboard).
+- Clicks reach the server one run at a time: while a run is under way (or a click has just been
+  sent), the next shortcut waits for the run to end. The button is found again when its turn comes
+  (by its widget key, which names the item): when the item it was pressed on has gone meanwhile, the
+  key press is dropped, never applied to the next item, which the annotator has not seen yet.
+
+The script holds no data. A run that never starts (a click that changes nothing) frees the queue
+after a moment.
+"""
+
+from __future__ import annotations
+
+GUARD = """<script>/* prefkit: a shortcut key does what its hint says, whatever has focus, in order */
+if (!window.__prefkitKeys) { window.__prefkitKeys = true;
+  const NOT_TEXT = ['radio', 'checkbox', 'button', 'submit', 'reset', 'range', 'color', 'file', 'image'];
+  const typing = el => el.isContentEditable || el.tagName === 'TEXTAREA' || el.tagName === 'SELECT'
+    || (el.tagName === 'INPUT' && !NOT_TEXT.includes((el.type || '').toLowerCase()));
+  const combo = tokens => tokens.map(t => t.trim().toLowerCase()).filter(Boolean)
+    .map(t => (t === '\\u2318' || t === 'cmd' || t === 'command' || t === 'mod') ? 'ctrl' : t)
+    .map(t => t === '\\u2325' ? 'alt' : t).sort().join('+');
+  const pressed = e => {
+    const key = e.key === ' ' ? 'space' : e.key.toLowerCase();
+    const mods = [(e.ctrlKey || e.metaKey) && 'ctrl', e.altKey && 'alt', e.shiftKey && 'shift'];
+    return combo([...mods.filter(Boolean), key]);
+  };
+  const app = document.querySelector('[data-testid=stApp]');
+  const idle = () => app.getAttribute('data-test-script-state') === 'notRunning';
+  const queue = [];
+  let waiting = false, busySeen = false, timer = null;
+  const wait = ms => { waiting = true; busySeen = !idle(); clearTimeout(timer); timer = setTimeout(free, ms); };
+  const free = () => { waiting = false; clearTimeout(timer); drain(); };
+  const drain = () => { while (!waiting && queue.length && idle()) fire(queue.shift()); };
+  const fire = target => {
+    const button = target.key ? document.querySelector('.' + CSS.escape(target.key) + ' button') : target.button;
+    if (!button || !button.isConnected || button.disabled) return;  // its item has gone: dropped
+    button.click();
+    wait(3000);
+  };
+  new MutationObserver(records => {
+    if (records.some(r => r.oldValue && r.oldValue !== 'notRunning')) busySeen = true;
+    if (!idle() || !busySeen) return;
+    busySeen = false;
+    // The run's elements are on the page; their widgets take in the run's values a moment later
+    // (after the browser paints): a click sent before then would send a widget's old value back.
+    requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(() => { if (idle()) free(); }, 0)));
+  }).observe(app, {attributes: true, attributeFilter: ['data-test-script-state'], attributeOldValue: true});
+  // A click that changes a widget sends its own run: a shortcut pressed right after it waits for it.
+  window.addEventListener('click', e => {
+    if (!e.isTrusted || waiting || !e.target.closest) return;
+    const control = e.target.closest('button, label, input');
+    if (!control || (control.tagName === 'BUTTON' && control.hasAttribute('aria-haspopup'))) return;
+    const input = control.tagName === 'INPUT' ? control : control.tagName === 'LABEL'
+      ? (control.control || control.querySelector('input')) : null;
+    if (input && (typing(input) || (input.type === 'radio' && input.checked))) return;  // no run
+    wait(2500);
+  }, true);
+  window.addEventListener('keydown', e => {
+    const focus = document.activeElement;
+    const focused = focus && focus !== document.body && focus !== document.documentElement;
+    const inText = focused && typing(focus);
+    if (e.isComposing || (inText && !(e.ctrlKey || e.metaKey || e.altKey))) return;  // typing
+    if (['Control', 'Meta', 'Alt', 'Shift'].includes(e.key)) return;
+    const want = pressed(e);
+    const button = [...document.querySelectorAll('[aria-label^="Shortcut "]')]
+      .filter(h => combo(h.getAttribute('aria-label').slice(9).split('+')) === want)
+      .map(h => h.closest('button')).find(b => b && !b.disabled);
+    if (!button) return;
+    e.preventDefault();
+    e.stopImmediatePropagation();  // neither the focused control nor Streamlit's own binding sees it
+    if (focused && focus.blur) focus.blur();  // a text field hands its value to Streamlit on blur
+    const holder = button.closest('[class*="st-key-"]');
+    const key = holder && [...holder.classList].find(c => c.startsWith('st-key-'));
+    queue.push({key, button});
+    drain();
+  }, true);
+}</script>"""

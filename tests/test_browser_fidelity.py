@@ -1,0 +1,221 @@
+"""What an annotator decides is what is recorded, in a real browser (Debian chromium, Playwright,
+`prefkit annotate serve`): mouse then keyboard in every task kind, two tabs on one account, errors
+where the eye is, contradictions pointed out before saving, a reload mid-item.
+
+One server for the module; each test signs in with its own annotator, so queues do not interfere.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+import pytest
+from appkit import PASSWORD, make_project
+from conftest import require
+from prefkit.curation.annotation import workflow
+from prefkit.curation.annotation.task_kinds import get_kind
+from test_browser_app import CHROMIUM, browser, next_item, open_kind, serve, settle, shot, sign_in
+
+pytestmark = pytest.mark.browser
+__all__ = ["browser"]  # the module-scoped chromium of test_browser_app, shared here
+ANNOTATORS = [f"ann{i}" for i in range(1, 13)]
+
+
+def qc_task(i: int):
+    payload = {
+        "track": "task3", "benchmark_id": f"b{i}", "question": "Does the message need the memory?",
+        "generated": f"What should I cook tonight, number {i}?", "memory": "Diet: vegetarian",
+        "gold_answer": "m1: vegetarian", "checks": {},
+    }  # fmt: skip
+    return get_kind("task_qc").make_task(f"alps:task3:b{i}", payload, 5, "default")
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    require(os.path.exists(CHROMIUM), "Debian chromium is not installed (apt-get install chromium)")
+    project = make_project(tmp_path_factory.mktemp("fidelity") / "proj", n=3, overlap=5, alps=True)
+    for name in ANNOTATORS:
+        project.store.accounts.add_user(name, "annotator", PASSWORD)
+    project.store.labels.add_tasks([qc_task(i) for i in range(3)])
+    yield from serve(project)
+
+
+def events(project, who: str, kind: str):
+    return [e for e in project.store.labels.events(annotator=who) if e.kind == kind]
+
+
+def segment(page, name: str, nth: int = 0):
+    """A segmented-control choice (a pill with the radio role) by its text."""
+    return page.get_by_role("radio", name=name, exact=True).nth(nth)
+
+
+# -- 1. mouse, then keyboard -----------------------------------------------------------------------
+def test_memory_a_clicked_reject_survives_the_a_key_and_ctrl_enter(served, browser):
+    project, url, _ = served
+    page = sign_in(browser, url, "ann1")
+    open_kind(page, "Memory verification")
+    shown = workflow.current_item(project, "ann1", "memory_verify")
+    first = shown.task.payload["candidates"][0]["key"]
+
+    def act():
+        segment(page, "Reject").click()  # the mouse: focus stays on the pill
+        settle(page)
+        page.keyboard.press("a")  # accepts the others, not the rejected one
+        settle(page)
+        page.keyboard.press("Control+Enter")
+
+    next_item(page, "Memory verification", act)
+    [ev] = events(project, "ann1", "memory_verify")
+    assert ev.event_id == shown.event_id
+    decisions = {d["key"]: d["decision"] for d in ev.values["decisions"]}
+    assert decisions.pop(first) == "reject" and set(decisions.values()) == {"accept"}
+    page.context.close()
+
+
+def test_expressed_a_clicked_evidence_pill_survives_e_n_and_ctrl_enter(served, browser):
+    project, url, _ = served
+    page = sign_in(browser, url, "ann2")
+    open_kind(page, "Preference expressed")
+
+    def act():
+        pills = page.locator("[data-testid=stButtonGroup]").filter(has_text="turn 2").first
+        pills.get_by_role("button", name="turn 2", exact=True).click()
+        settle(page)
+        page.keyboard.press("e")
+        settle(page)
+        page.keyboard.press("n")
+        settle(page)
+        page.keyboard.press("Control+Enter")
+
+    next_item(page, "Preference expressed", act)
+    [ev] = events(project, "ann2", "preference_expressed")
+    assert ev.values["items"] == [
+        {"item": 0, "expressed": True, "evidence": [2]},
+        {"item": 1, "expressed": False, "evidence": []},
+    ]
+    page.context.close()
+
+
+def test_expressed_answers_clicked_then_keys_never_undo_the_click(served, browser):
+    project, url, _ = served
+    page = sign_in(browser, url, "ann3")
+    open_kind(page, "Preference expressed")
+
+    def act():  # item 1 by the mouse, then N: it decides item 2, the next undecided one
+        answers = page.locator("[data-testid=stRadio]").filter(has_text="Did the user express")
+        answers.first.locator("label").filter(has_text=re.compile("^Expressed$")).click()
+        settle(page)
+        page.keyboard.press("n")
+        settle(page)
+        page.keyboard.press("Control+Enter")
+
+    next_item(page, "Preference expressed", act)
+
+    def mouse_only():  # both answers by the mouse, then Ctrl+Enter
+        answers = page.locator("[data-testid=stRadio]").filter(has_text="Did the user express")
+        answers.nth(0).locator("label").filter(has_text=re.compile("^Not expressed$")).click()
+        settle(page)
+        answers.nth(1).locator("label").filter(has_text=re.compile("^Expressed$")).click()
+        settle(page)
+        page.keyboard.press("Control+Enter")
+
+    next_item(page, "Preference expressed", mouse_only)
+    first, second = events(project, "ann3", "preference_expressed")
+    assert [it["expressed"] for it in first.values["items"]] == [True, False]
+    assert [it["expressed"] for it in second.values["items"]] == [False, True]
+    page.context.close()
+
+
+def test_keys_pressed_faster_than_the_server_keep_their_order(served, browser):
+    project, url, _ = served
+    page = sign_in(browser, url, "ann6")
+    open_kind(page, "Preference expressed")
+
+    def act():  # no wait between the keys: each one waits in the page for the run before it
+        page.keyboard.press("n")
+        page.keyboard.press("e")
+        page.keyboard.press("Control+Enter")
+
+    next_item(page, "Preference expressed", act)
+    [ev] = events(project, "ann6", "preference_expressed")
+    assert [it["expressed"] for it in ev.values["items"]] == [False, True]
+    page.context.close()
+
+
+def test_a_key_pressed_twice_labels_only_the_item_it_was_pressed_on(served, browser):
+    project, url, _ = served
+    page = sign_in(browser, url, "ann7")
+    open_kind(page, "Preference matching")
+    first = workflow.current_item(project, "ann7", "preference_match")
+    next_item(page, "Preference matching", lambda: (page.keyboard.press("2"), page.keyboard.press("2")))
+    page.wait_for_timeout(1500)  # time for a second submit to arrive, if one was sent
+    settle(page)
+    [ev] = events(project, "ann7", "preference_match")  # the second press was on item 1 too
+    assert ev.event_id == first.event_id and ev.values == {"coverage": "partially"}
+    assert page.get_by_text("Preference matching · item 2 of").count() == 1
+    page.context.close()
+
+
+def test_a_comment_typed_then_ctrl_enter_is_kept(served, browser):
+    project, url, _ = served
+    page = sign_in(browser, url, "ann8")
+    open_kind(page, "Memory verification")
+
+    def act():
+        page.keyboard.press("a")
+        settle(page)
+        page.get_by_label("Comment (optional)").fill("two candidates say the same")
+        page.keyboard.press("Control+Enter")  # from inside the comment box
+
+    next_item(page, "Memory verification", act)
+    [ev] = events(project, "ann8", "memory_verify")
+    assert ev.comment == "two candidates say the same"
+    page.context.close()
+
+
+def test_matching_a_click_then_a_key(served, browser):
+    project, url, _ = served
+    page = sign_in(browser, url, "ann4")
+    open_kind(page, "Preference matching")
+    next_item(
+        page, "Preference matching", lambda: page.get_by_role("button", name="Partially covered").click()
+    )
+    next_item(page, "Preference matching", lambda: page.keyboard.press("3"))
+    assert [e.values["coverage"] for e in events(project, "ann4", "preference_match")] == [
+        "partially",
+        "not_covered",
+    ]
+    page.context.close()
+
+
+def test_task_check_verdicts_clicked_then_ctrl_enter_and_keys(served, browser):
+    project, url, _ = served
+    page = sign_in(browser, url, "ann5")
+    open_kind(page, "Generated task check")
+
+    def mouse_then_submit():
+        segment(page, "No leakage").click()
+        settle(page)
+        segment(page, "Gold answer correct").click()
+        settle(page)
+        page.keyboard.press("Control+Enter")
+
+    next_item(page, "Generated task check", mouse_then_submit)
+
+    def keys():  # the keys the hint names: 2 leaks, 4 incorrect, after a click on the first verdict
+        segment(page, "No leakage").click()
+        settle(page)
+        page.keyboard.press("2")
+        settle(page)
+        page.keyboard.press("4")
+        settle(page)
+        page.keyboard.press("Control+Enter")
+
+    next_item(page, "Generated task check", keys)
+    assert [e.values for e in events(project, "ann5", "task_qc")] == [
+        {"leakage": "none", "answer": "correct"},
+        {"leakage": "leaks", "answer": "incorrect"},
+    ]
+    shot(page, "task_qc_keys")
+    page.context.close()
