@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import streamlit as st
-from prefkit.annotate_app import ui
+from prefkit.annotate_app import page_script, ui
 from prefkit.curation.store.backend import DatabaseUnavailable
 
 # A local icon: a Material-symbol page icon would be fetched from Google's servers by every browser.
@@ -38,26 +38,34 @@ if user is None:
         [st.Page("views/sign_in.py", title="Sign in", icon=":material/login:")], position="hidden"
     )
 else:
+    maintainer = user.role == "maintainer"  # maintainers land on the dashboard
     pages = {
         "Annotate": [
-            st.Page("views/annotate.py", title="Annotate", icon=":material/edit_note:", default=True),
+            st.Page(
+                "views/annotate.py", title="Annotate", icon=":material/edit_note:", default=not maintainer
+            ),
             st.Page("views/my_labels.py", title="My recent labels", icon=":material/undo:"),
             st.Page("views/guidelines.py", title="Guidelines", icon=":material/menu_book:"),
         ]
     }
-    if user.role == "maintainer":
+    if maintainer:
         pages["Maintain"] = [
-            st.Page("views/dashboard.py", title="Dashboard", icon=":material/monitoring:"),
+            st.Page("views/dashboard.py", title="Dashboard", icon=":material/monitoring:", default=True),
             st.Page("views/adjudicate.py", title="Adjudication", icon=":material/balance:"),
+            st.Page("views/item.py", title="Item", icon=":material/article:"),
         ]
     page = st.navigation(pages)
     with st.sidebar:
-        st.caption(ui.safe("signed in as **{}** ({})", user.username, user.role))
+        st.caption(
+            ui.safe("signed in as **{}** ({})", user.username, user.role)
+            + "  \npress **?** for every keyboard shortcut"
+        )
         if st.button("Sign out", key="signout", type="tertiary"):
             ui.sign_out()
             st.rerun()
 ui.show_flash()
 ui.item_top_script()
+page_script.draw()
 try:
     page.run()
 except DatabaseUnavailable as exc:

@@ -232,7 +232,7 @@ def skip_and_flag(user: str, item: workflow.ShownItem, comment: bool = False) ->
     with st.container(border=True, horizontal=True, vertical_alignment="bottom"):
         st.selectbox("Skip reason", workflow.SKIP_REASONS, key=f"{key}:skipr")
         st.button("Skip", key=f"{key}:skip", icon=":material/skip_next:", on_click=skip)
-        st.selectbox("What is broken", workflow.FLAG_REASONS, key=f"{key}:flagr")
+        st.selectbox("What is broken", workflow.flag_reasons(item.task.kind), key=f"{key}:flagr")
         st.button("Flag as broken", key=f"{key}:flag", icon=":material/flag:", on_click=flag)
 
 

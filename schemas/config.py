@@ -10,6 +10,7 @@ outside ``schemas``.
 
 from __future__ import annotations
 
+import ipaddress
 from pathlib import Path
 from typing import Any, Literal
 
@@ -187,13 +188,32 @@ class SignInSection(Contract):
     lockout_after: int = Field(default=10, description="Failures that lock the name.")
     lockout_minutes: float = Field(default=15.0, description="Length of a lockout.")
     client_factor: int = Field(default=3, description="A client address gets this many times the allowance.")
+    trusted_proxies: list[str] = Field(
+        default_factory=list,
+        description="Addresses or networks (CIDR) of reverse proxies whose X-Forwarded-For is believed.",
+    )
+
+    @field_validator("trusted_proxies")
+    @classmethod
+    def _networks(cls, value: list[str]) -> list[str]:
+        for entry in value:
+            try:
+                ipaddress.ip_network(entry.strip(), strict=False)
+            except ValueError:
+                raise ValueError(f"{entry!r} is not an IP address or network (CIDR)") from None
+        return [entry.strip() for entry in value]
 
 
 class AnnotationSection(Contract):
     overlap: int = Field(default=3, description="Annotators per task.")
     gold_rate: float = Field(default=0.1, description="Share of gold items in a queue chunk.")
     queue_chunk: int = Field(default=10, description="Items assigned at a time.")
-    undo_depth: int = Field(default=10, description="Own labels an annotator can go back to.")
+    undo_depth: int = Field(default=10, description="Own labels per page of My labels.")
+    fast_item_s: float = Field(
+        default=2.0,
+        ge=0,
+        description="Dashboard: an annotator whose mean seconds per item is below this is an outlier.",
+    )
     stale_after_hours: float = Field(default=24, description="Open items go back to the pool after this.")
     time_cap_s: float = Field(
         default=600, gt=0, description="Cost: seconds on one item counted at most (a tab left open)."

@@ -211,6 +211,7 @@ def test_edit_a_recent_label(project):
     workflow.submit(project, "alice", item, {"coverage": "fully"})
     at = app(ALICE)
     at.switch_page("views/my_labels.py").run()
+    at.button(key=f"reopen:{item.event_id}").click().run()
     p = f"edit:{item.event_id}"
     at.button_group(key=f"{p}:coverage").set_value("not_covered").run()
     at.button(key=f"{p}:save").click().run()
@@ -230,9 +231,9 @@ def test_dashboard_shows_progress_and_gold_accuracy(project):
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Labels"] == "3"
     tables = [d.value for d in at.dataframe]
-    assert any("loo_agreement" in t.columns for t in tables)
+    assert any("agrees with the others" in t.columns for t in tables)
     gold_rows = [t for t in tables if "accuracy" in t.columns]
-    assert gold_rows and gold_rows[0].to_dict("records")[0]["accuracy"] == 0.0
+    assert gold_rows and gold_rows[0].to_dict("records")[0]["accuracy"] == "0%"
     # the cost table is prefkit cost's: alice's minutes over the two pairs her labels decided
     per_unit = next(t for t in tables if "minutes_per_unit" in t.columns).set_index("unit")
     spent = sum(e.time_spent_s for e in project.store.labels.events(kind="preference_match")) / 60

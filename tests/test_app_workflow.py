@@ -100,13 +100,13 @@ def test_edit_supersedes_a_recent_label_once(project):
     assert len(project.store.labels.events()) == 2
 
 
-def test_edit_refuses_labels_beyond_undo_depth_or_of_someone_else(project):
+def test_edit_reaches_labels_beyond_undo_depth_but_never_someone_elses(project):
     (project.root / "prefkit.toml").write_text('[project]\nname = "t"\n[annotation]\nundo_depth = 2\n')
     reloaded = Project(project.root)
     first = workflow.current_item(reloaded, "alice", "preference_match")
     label_all(reloaded, "alice", "preference_match", {"coverage": "fully"})
-    with pytest.raises(workflow.WorkflowError, match="last 2 labels"):
-        workflow.edit_label(reloaded, "alice", first.event_id, {"coverage": "partially"})
+    edit = workflow.edit_label(reloaded, "alice", first.event_id, {"coverage": "partially"})
+    assert edit.supersedes == first.event_id  # undo_depth sizes My labels' pages, it bounds nothing
     recent = workflow.recent_labels(reloaded, "alice")[0]
     with pytest.raises(workflow.WorkflowError):
         workflow.edit_label(reloaded, "bob", recent.event_id, {"coverage": "partially"})

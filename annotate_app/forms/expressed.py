@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 import streamlit as st
 from prefkit.annotate_app import ui
 from prefkit.annotate_app.forms.registry import register_this
+from prefkit.annotate_app.forms.text import excerpt
 from prefkit.annotate_app.safe_text import md_escape
 from prefkit.curation.annotation import workflow
 from prefkit.curation.annotation.kinds.preference_expressed import KIND
@@ -21,6 +22,13 @@ if TYPE_CHECKING:
 
 CHOICES = ("Expressed", "Not expressed")
 QUESTION = "Did the user express this preference in the dialogue (in words or by how they react)?"
+
+#: The keys of this form, for the help overlay (``?``).
+SHORTCUTS = (
+    ("E", "Expressed: decide the active checklist item, then go to the next undecided one"),
+    ("N", "Not expressed: the same, the other way"),
+    ("Ctrl+Enter", "Submit the item (every checklist item decided)"),
+)
 
 
 def initial_state(prefix: str, n_items: int, initial: dict[str, Any] | None) -> None:
@@ -219,6 +227,30 @@ def unit_title(task, unit: str, field: str) -> str:
     i = int(unit.removeprefix("item"))
     questions = task.payload["checklist"]
     return f"{i + 1}. {questions[i]}" if i < len(questions) else unit
+
+
+def summary(task) -> str:
+    return excerpt(task.payload["preference"], 110)
+
+
+def _item_words(it: dict[str, Any]) -> str:
+    """One checklist item's decision with its evidence: ``Expressed · turns 2, 4 · “on my phone” (turn 2)``."""
+    words = CHOICES[0] if it["expressed"] else CHOICES[1]
+    if it.get("evidence"):
+        words += " · turn" + ("s " if len(it["evidence"]) > 1 else " ") + ", ".join(map(str, it["evidence"]))
+    for span in it.get("spans") or []:
+        words += f" · “{excerpt(span['text'], 60)}” (turn {span['turn']})"
+    return words
+
+
+def describe(task, values: dict[str, Any]) -> str:
+    return "; ".join(f"{it['item'] + 1}: {_item_words(it)}" for it in values.get("items", []))
+
+
+def cell(task, values: dict[str, Any], unit: str, field: str) -> str:
+    i = int(unit.removeprefix("item"))
+    it = next((x for x in values.get("items", []) if x["item"] == i), None)
+    return "–" if it is None else _item_words(it)
 
 
 register_this(KIND, __name__)

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import streamlit as st
 from prefkit.annotate_app import ui
 from prefkit.annotate_app.forms.registry import register_this
+from prefkit.annotate_app.forms.text import excerpt
 from prefkit.annotate_app.safe_text import md_escape
 from prefkit.curation.annotation import workflow
 from prefkit.curation.annotation.kinds.preference_match import KIND
@@ -28,6 +29,9 @@ TITLES = {value: title for value, title, _ in CHOICES}
 # The comment box sits under the item's "skip or report" switch: one key press labels an item, so
 # every element drawn per item is paid for on every submit (bench/bench_browser.py).
 COMMENT_IN_PANEL = True
+
+#: The keys of this form, for the help overlay (``?``).
+SHORTCUTS = tuple((key, f"{title}: label the item and move on") for _, title, key in CHOICES)
 
 
 def lead(task) -> str:
@@ -75,6 +79,19 @@ def edit(
 
 def unit_title(task, unit: str, field: str) -> str:
     return field
+
+
+def summary(task) -> str:
+    p = task.payload
+    return f"{excerpt(p['checklist_item'], 70)} ↔ {excerpt(p['candidate'], 70)}"
+
+
+def describe(task, values: dict[str, Any]) -> str:
+    return TITLES.get(values.get("coverage"), "–")
+
+
+def cell(task, values: dict[str, Any], unit: str, field: str) -> str:
+    return describe(task, values)
 
 
 register_this(KIND, __name__)

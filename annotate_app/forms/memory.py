@@ -11,10 +11,13 @@ from typing import TYPE_CHECKING, Any
 import streamlit as st
 from prefkit.annotate_app import ui
 from prefkit.annotate_app.forms.registry import register_this
+from prefkit.annotate_app.forms.text import excerpt
 from prefkit.annotate_app.safe_text import md_escape
 from prefkit.curation.annotation import workflow
 from prefkit.curation.annotation.kinds.memory_verify import KIND, REJECT_REASONS
-from prefkit.schemas.alpsbench import DOCUMENTED_TIME_SCOPES, OBSERVED_TIME_SCOPES, TAXONOMY
+from prefkit.curation.quality.evidence import find_quote
+from prefkit.schemas.alpsbench import DOCUMENTED_TIME_SCOPES, OBSERVED_TIME_SCOPES, TAXONOMY, TaxonomyLabel
+from pydantic import TypeAdapter, ValidationError
 
 if TYPE_CHECKING:
     from prefkit.curation.project import Project
@@ -22,6 +25,12 @@ if TYPE_CHECKING:
 DECISIONS = ("accept", "edit", "reject")
 TIME_SCOPES = DOCUMENTED_TIME_SCOPES + OBSERVED_TIME_SCOPES
 PER_ROW = 3
+
+#: The keys of this form, for the help overlay (``?``).
+SHORTCUTS = (
+    ("A", "Accept every candidate not decided yet"),
+    ("Ctrl+Enter", "Submit the item"),
+)
 
 
 def _raw(c: dict[str, Any]) -> dict[str, Any]:
@@ -35,49 +44,93 @@ def _seed(prefix: str, task, initial: dict[str, Any] | None) -> None:
     added = (initial or {}).get("added", [])
     st.session_state[f"{prefix}:added"] = list(range(len(added)))
     for i, mem in enumerate(added):
-        _seed_fields(f"{prefix}:add{i}", mem)
+        _seed_fields(f"{prefix}:add{i}", mem, task.payload["turns"])
     for d in (initial or {}).get("decisions", []):
         st.session_state[f"{prefix}:d:{d['key']}"] = d["decision"]
         if d.get("reason"):
             st.session_state[f"{prefix}:why:{d['key']}"] = d["reason"]
         if d.get("edited"):
-            _seed_fields(f"{prefix}:e:{d['key']}", d["edited"])
+            _seed_fields(f"{prefix}:e:{d['key']}", d["edited"], task.payload["turns"])
 
 
-def _seed_fields(key: str, mem: dict[str, Any]) -> None:
-    st.session_state[f"{key}:value"] = mem.get("value", "")
-    st.session_state[f"{key}:label"] = mem.get("label") if mem.get("label") in TAXONOMY else "UNMAPPED"
-    st.session_state[f"{key}:type"] = (
-        mem.get("type") if mem.get("type") in ("direct", "indirect") else "direct"
-    )
-    st.session_state[f"{key}:scope"] = (
-        mem.get("time_scope") if mem.get("time_scope") in TIME_SCOPES else "unknown"
-    )
-    evidence: dict[str, Any] = mem["evidence"] if isinstance(mem.get("evidence"), dict) else {}
+def _label_choice(label: Any) -> str:
+    """The taxonomy entry a memory's label names: as written when it is one (or any well-formed path,
+    kept as written), spaces around ``/`` forgiven (``Preferences / Food``), else ``UNMAPPED``."""
+    if not isinstance(label, str):
+        return "UNMAPPED"
+    tidy = "/".join(part.strip() for part in label.split("/"))
+    if tidy in TAXONOMY:
+        return tidy
+    try:
+        TypeAdapter(TaxonomyLabel).validate_python(tidy)
+    except ValidationError:
+        return "UNMAPPED"
+    return tidy
+
+
+def start_fields(mem: dict[str, Any], turns: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """What an edit of ``mem`` starts from: the memory as written, field by field: its value, label
+    (full path), type, time scope, evidence turn and quote, confidence. A memory that cites no turn
+    (a model's extraction quotes only) points at the turn the quote is found in."""
+    evidence = mem.get("evidence") if isinstance(mem.get("evidence"), dict) else {}
+    text = mem.get("evidence_text") or evidence.get("text") or ""
     index = mem.get("evidence_turn", evidence.get("utterance_index"))
-    st.session_state[f"{key}:turn"] = (
-        index if isinstance(index, int) and not isinstance(index, bool) else None
-    )
-    st.session_state[f"{key}:evidence"] = mem.get("evidence_text") or evidence.get("text") or ""
+    if isinstance(index, list):  # the real gold sometimes cites several utterances: the first
+        index = next((i for i in index if isinstance(i, int) and not isinstance(i, bool)), None)
+    n_turns = len(turns) if turns is not None else None
+    if (
+        not isinstance(index, int)
+        or isinstance(index, bool)
+        or index < 0
+        or (n_turns is not None and index >= n_turns)
+    ):
+        index = None
+    if index is None and text and turns:
+        index = find_quote(str(text), [(t["index"], t["content"]) for t in turns])
     conf = mem.get("confidence")
-    st.session_state[f"{key}:confidence"] = (
-        float(conf) if isinstance(conf, int | float) and 0 <= conf <= 1 else None
-    )
+    scope = mem.get("time_scope")
+    return {
+        "value": str(mem.get("value") or ""),
+        "label": _label_choice(mem.get("label")),
+        "type": mem.get("type") if mem.get("type") in ("direct", "indirect") else "direct",
+        "time_scope": scope.strip() if isinstance(scope, str) and scope.strip() else "unknown",
+        "evidence_turn": index,
+        "evidence_text": str(text),
+        "confidence": float(conf)
+        if isinstance(conf, int | float) and not isinstance(conf, bool) and 0 <= conf <= 1
+        else None,
+    }
 
 
-def fields(key: str, n_turns: int, start: dict[str, Any]) -> None:
-    """Inputs of one memory (an edit or an added one); untouched inputs start from ``start``."""
+_WIDGETS = (("value", "value"), ("label", "label"), ("type", "type"), ("time_scope", "scope"),
+            ("evidence_turn", "turn"), ("evidence_text", "evidence"), ("confidence", "confidence"))  # fmt: skip
+
+
+def _seed_fields(key: str, mem: dict[str, Any], turns: list[dict[str, Any]] | None = None) -> None:
+    start = start_fields(mem, turns)
+    for field, widget in _WIDGETS:
+        st.session_state[f"{key}:{widget}"] = start[field]
+
+
+def _with(options: tuple[str, ...], value: Any) -> list[str]:
+    """``options`` and, when it is not one of them, the value the memory already has (kept as written)."""
+    return list(options) if value in options or value is None else [*options, value]
+
+
+def fields(key: str, turns: list[dict[str, Any]], start: dict[str, Any]) -> None:
+    """Inputs of one memory (an edit or an added one); untouched inputs start from ``start`` (the
+    memory as written: :func:`start_fields`). The label has a row of its own: its full path shows."""
     if f"{key}:value" not in st.session_state:
-        _seed_fields(key, start)
+        _seed_fields(key, start, turns)
     st.text_input("Value", key=f"{key}:value")
+    st.selectbox("Label", _with(TAXONOMY, st.session_state.get(f"{key}:label")), key=f"{key}:label")
     c1, c2 = st.columns(2)
-    c1.selectbox("Label", TAXONOMY, key=f"{key}:label")
-    c2.selectbox("Time scope", TIME_SCOPES, key=f"{key}:scope")
     c1.radio("Type", ("direct", "indirect"), horizontal=True, key=f"{key}:type")
-    c2.selectbox("Evidence turn", [None, *range(n_turns)], key=f"{key}:turn",
+    c2.selectbox("Time scope", _with(TIME_SCOPES, st.session_state.get(f"{key}:scope")), key=f"{key}:scope")
+    c1.selectbox("Evidence turn", [None, *range(len(turns))], key=f"{key}:turn",
                  format_func=lambda t: "—" if t is None else f"turn {t}")  # fmt: skip
-    c1.text_input("Evidence text (quoted from that turn)", key=f"{key}:evidence")
     c2.number_input("Confidence", min_value=0.0, max_value=1.0, step=0.05, key=f"{key}:confidence")
+    st.text_input("Evidence text (quoted from that turn)", key=f"{key}:evidence")
 
 
 def _read_fields(key: str) -> dict[str, Any]:
@@ -110,7 +163,7 @@ def candidate(task, c: dict[str, Any], prefix: str) -> None:
     choice = st.segmented_control("Decision", DECISIONS, key=f"{prefix}:d:{key}", format_func=str.capitalize,
                                   label_visibility="collapsed")  # fmt: skip
     if choice == "edit":
-        fields(f"{prefix}:e:{key}", len(task.payload["turns"]), {**raw, "time_scope": "unknown"})
+        fields(f"{prefix}:e:{key}", task.payload["turns"], raw)
     elif choice == "reject":
         st.selectbox(
             "Reason", REJECT_REASONS, key=f"{prefix}:why:{key}", format_func=lambda r: r.replace("_", " ")
@@ -151,7 +204,7 @@ def candidates(task, prefix: str) -> None:
     st.markdown("**Missing memories**")
     for i in st.session_state[f"{prefix}:added"]:
         with st.container(border=True):
-            fields(f"{prefix}:add{i}", len(task.payload["turns"]), {"value": ""})
+            fields(f"{prefix}:add{i}", task.payload["turns"], {"value": ""})
             st.button("Remove", key=f"{prefix}:rm{i}", on_click=_remove, args=(prefix, i), type="tertiary")
     st.button(
         "Add a missing memory", key=f"{prefix}:addbtn", on_click=_add, args=(prefix,), icon=":material/add:"
@@ -183,7 +236,7 @@ def render(project: Project, user: str, item: workflow.ShownItem) -> None:
         ui.transcript(workflow.display_turns(project, task))
     with right:
         keys = [c["key"] for c in task.payload["candidates"]]
-        with st.container(height=620):
+        with st.container(height=620, key=f"candidates-{prefix}"):
             candidates(task, prefix)
         st.text_input("Comment (optional)", key=f"{prefix}:comment")
         c1, c2 = st.columns(2)
@@ -221,6 +274,47 @@ def edit(
     if show_comment:
         st.text_input("Comment", key=f"{prefix}:comment")
     return values(task, prefix)[0], st.session_state.get(f"{prefix}:comment") or None
+
+
+def summary(task) -> str:
+    first = next((t["content"] for t in task.payload["turns"] if t["role"] == "user"), "")
+    n = len(task.payload["candidates"])
+    return f"{excerpt(first, 90)} · {n} candidate{'s' if n != 1 else ''}"
+
+
+def describe(task, values: dict[str, Any]) -> str:
+    counts: dict[str, int] = {}
+    for d in values.get("decisions", []):
+        counts[d["decision"]] = counts.get(d["decision"], 0) + 1
+    words = [f"{counts[d]} {w}" for d, w in (("accept", "accepted"), ("edit", "edited"), ("reject", "rejected"))
+             if counts.get(d)]  # fmt: skip
+    if values.get("added"):
+        words.append(f"{len(values['added'])} added")
+    return ", ".join(words) or "–"
+
+
+def _spans_words(spans: list[dict[str, Any]] | None) -> str:
+    return "".join(f" · “{excerpt(s['text'], 60)}” (turn {s['turn']})" for s in spans or [])
+
+
+def cell(task, values: dict[str, Any], unit: str, field: str) -> str:
+    """A candidate's decision in words: ``Edit → “new value” (label, turn 3)``, ``Reject (too generic)``,
+    with the annotator's evidence."""
+    d = next((x for x in values.get("decisions", []) if x["key"] == unit), None)
+    if d is None:
+        return "–"
+    if field == "accepted":
+        return "Reject" if d["decision"] == "reject" else "Keep"
+    if d["decision"] == "reject":
+        return f"Reject ({str(d.get('reason') or '').replace('_', ' ')})"
+    words = d["decision"].capitalize()
+    if d["decision"] == "edit" and d.get("edited"):
+        e = d["edited"]
+        where = f", turn {e['evidence_turn']}" if e.get("evidence_turn") is not None else ""
+        words += f" → “{excerpt(e.get('value'), 60)}” ({e.get('label')}{where})"
+        if e.get("evidence_text"):
+            words += f" · “{excerpt(e['evidence_text'], 60)}”"
+    return words + _spans_words(d.get("spans"))
 
 
 def unit_title(task, unit: str, field: str) -> str:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import streamlit as st
 from prefkit.annotate_app import ui
 from prefkit.annotate_app.forms.registry import register_this
+from prefkit.annotate_app.forms.text import excerpt
 from prefkit.curation.annotation import workflow
 from prefkit.curation.annotation.kinds.task_qc import KIND
 
@@ -19,6 +20,9 @@ if TYPE_CHECKING:
 LEAKAGE = (("none", "No leakage"), ("leaks", "Leaks the memory"))
 ANSWER = (("correct", "Gold answer correct"), ("incorrect", "Gold answer incorrect"))
 TITLES = dict(LEAKAGE + ANSWER)
+
+#: The keys of this form, for the help overlay (``?``).
+SHORTCUTS = (("Ctrl+Enter", "Submit the item (both verdicts chosen)"),)
 
 
 def item(task) -> None:
@@ -104,6 +108,19 @@ def edit(
 
 def unit_title(task, unit: str, field: str) -> str:
     return field
+
+
+def summary(task) -> str:
+    p = task.payload
+    return f"{p['track']} · {excerpt(p['generated'], 100)}"
+
+
+def describe(task, values: dict[str, Any]) -> str:
+    return "; ".join(TITLES.get(values.get(f), "–") for f in ("leakage", "answer"))
+
+
+def cell(task, values: dict[str, Any], unit: str, field: str) -> str:
+    return TITLES.get(values.get(field), "–")
 
 
 register_this(KIND, __name__)

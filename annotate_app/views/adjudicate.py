@@ -1,9 +1,15 @@
-"""Adjudication: items whose annotators disagree, their labels side by side, the final decision."""
+"""Adjudication: items whose annotators disagree, their labels side by side, the final decision.
+
+The picker names items by their text; the table shows each annotator's answer per unit in words
+with their evidence; the decision form starts from what the majority decides, and for a tie from
+the units the annotators agreed on (only the tied ones start empty).
+"""
 
 import pandas as pd
 import streamlit as st
 from prefkit.annotate_app import ui
 from prefkit.annotate_app.forms import form_for
+from prefkit.annotate_app.forms.text import cell, excerpt, summary
 from prefkit.curation.annotation import workflow
 from prefkit.curation.annotation.task_kinds import get_kind
 from prefkit.curation.quality import consensus
@@ -13,6 +19,9 @@ maintainer = ui.require("maintainer").username
 project = ui.open_project()
 st.title("Adjudication")
 
+asked = st.query_params.get("kind"), st.query_params.get("task")  # from the Item page's link
+if asked[0] in ui.KIND_TITLES and "adj_kind" not in st.session_state:
+    st.session_state["adj_kind"] = asked[0]
 kind = st.segmented_control("Task kind", list(ui.KIND_TITLES), format_func=lambda v: ui.KIND_TITLES.get(v, v), key="adj_kind",
                             default="preference_match", required=True)  # fmt: skip
 assert kind is not None  # required=True: always a kind
@@ -23,29 +32,39 @@ if not items:
 
 open_items = [d for d in items if not d["adjudicated"]]
 st.caption(f"{len(open_items)} waiting · {len(items) - len(open_items)} decided")
-show_done = st.toggle("Show decided items too", key="adj_done")
+asked_done = any(d["task_id"] == asked[1] and d["adjudicated"] for d in items)
+show_done = st.toggle("Show decided items too", key="adj_done", value=asked_done)
 pool = items if show_done else open_items
 if not pool:
     st.success("Every disagreement has a decision.")
     st.stop()
+tasks = {d["task_id"]: project.store.labels.task(d["task_id"]) for d in pool}
+if asked[1] in tasks and st.session_state.get("adj_asked") != asked[1]:
+    st.session_state["adj_task"], st.session_state["adj_asked"] = asked[1], asked[1]
+entries = {d["task_id"]: d for d in pool}
 task_id = st.selectbox(
     "Item",
-    [d["task_id"] for d in pool],
-    format_func=lambda t: next(f"{d['item_ref']} · {d['decided_by']}" for d in pool if d["task_id"] == t),
+    list(entries),
+    format_func=lambda t: f"{excerpt(summary(tasks[t]), 100)} · {entries[t]['decided_by']}",
     key="adj_task",
 )
-entry = next(d for d in pool if d["task_id"] == task_id)
-task = project.store.labels.task(task_id)
+entry = entries[task_id]
+task = tasks[task_id]
+st.page_link(
+    "views/item.py", label="Open the item page", icon=":material/article:", query_params={"task": task_id}
+)
 
 st.subheader("Labels side by side")
 units = {who: get_kind(kind).units(values) for who, values in entry["labels"].items()}
 keys = sorted({u for per in units.values() for u in per})
 table = pd.DataFrame(  # a dataframe shows its cells as plain text: no markdown, no links
-    [{"unit": form_for(kind).unit_title(task, u, f), **{who: per.get((u, f)) for who, per in units.items()}}
+    [{"unit": form_for(kind).unit_title(task, u, f),
+      **{who: cell(task, entry["labels"][who], u, f) if (u, f) in per else "–" for who, per in units.items()}}
      for u, f in keys]
 )  # fmt: skip
-table["agree"] = table[list(units)].nunique(axis=1, dropna=False) == 1
-st.dataframe(table.sort_values("agree"), hide_index=True, width="stretch")
+table["agree"] = [len({per.get(k) for per in units.values()}) == 1 for k in keys]
+st.dataframe(table.sort_values("agree", kind="stable"), hide_index=True, width="stretch",
+             column_config={who: st.column_config.TextColumn(width="medium") for who in units})  # fmt: skip
 comments = {ev.annotator: ev.comment for ev in project.store.labels.events(task_id=task_id) if ev.comment}
 for who, note in comments.items():
     ui.text(f"{who}: {note}", caption=True)
@@ -56,9 +75,15 @@ if task.payload.get("turns"):
 
 st.subheader("Final decision")
 decided = consensus.final_labels(project.store, kind).get(task_id, {})
-start = decided.get("values") or {}  # a tie starts empty: no annotator's answer is the default
-if not start:
-    st.caption("A tie: the form starts empty. Decide every unit yourself.")
+start = decided.get("values")
+if not start:  # a tie: what the annotators agreed on is filled in, no annotator's answer to the rest
+    start = consensus.decided_part(kind, entry["labels"])
+    n_tied = len(entry["tied"])
+    st.caption(
+        f"A tie on {n_tied} unit{'s' if n_tied != 1 else ''}: "
+        + ("what the annotators agreed on is filled in; " if start else "")
+        + "decide the tied ones yourself."
+    )
 prefix = f"adj:{task_id}"
 values, _ = form_for(kind).edit(project, task, prefix, start, None, show_comment=False)
 note = st.text_area("Note (why this decision)", key=f"{prefix}:note")

@@ -2,29 +2,37 @@
 
 The item, its form and the progress line are one fragment: a submit reruns only them (the sidebar
 and the rest of the page stay as they are), and the next item is rendered in the same run.
+
+Only task kinds with something for the annotator (items open in their queue, or in the pool for
+them) are offered; the others are named, so nobody reads guidelines for a queue that is empty.
 """
 
 import streamlit as st
-from prefkit.annotate_app import ui
+from prefkit.annotate_app import reopen, ui
 from prefkit.annotate_app.forms import form_for
 from prefkit.curation.annotation import workflow
 
 user = ui.require("annotator").username
 project = ui.open_project()
 
-if "kind" not in st.session_state:
-    counts = workflow.progress(project, user)
-    started = [k for k, c in counts.items() if c.assigned > c.done]
-    waiting = [k for k in ui.KIND_TITLES if workflow.available(project, user, k)]
-    st.session_state["kind"] = (started or waiting or list(ui.KIND_TITLES))[0]
+work = workflow.kinds_with_work(project, user)
+offered = list(work)
+idle = [ui.KIND_TITLES[k] for k in ui.KIND_TITLES if k not in offered]
+if not offered:
+    st.title("Nothing to annotate")
+    st.success(
+        "Nothing is waiting for you in any task kind: your queues are done and the pool has nothing "
+        "more for you. Thank you! Your labels are under *My recent labels*."
+    )
+    st.stop()
+if st.session_state.get("kind") not in offered:  # first visit, or that kind has nothing left
+    st.session_state["kind"] = next((k for k in offered if work[k]), offered[0])  # one already started
 kind = st.sidebar.segmented_control(
-    "Task kind",
-    list(ui.KIND_TITLES),
-    format_func=lambda v: ui.KIND_TITLES.get(v, v),
-    key="kind",
-    required=True,
+    "Task kind", offered, format_func=lambda v: ui.KIND_TITLES.get(v, v), key="kind", required=True
 )
 assert kind is not None  # required=True: always a kind
+if idle:
+    st.sidebar.caption("Nothing waiting for you in: " + ", ".join(idle))
 guidelines = ui.guidelines(project, kind)
 # Beside the item on demand: every element on the page is drawn again by the browser on each submit
 # (a fragment's run still refreshes the whole page's elements), so hidden guidelines cost nothing.
@@ -52,6 +60,8 @@ def item_panel(kind: str) -> None:
     if view is None or not view.active:  # disabled since signing in (or signed out by a submit's check)
         ui.sign_out()
         st.rerun(scope="app")
+    if reopen.previous_panel(project, user, kind):  # the annotator went back with P
+        return
     item = view.item
     mine = ui.progress(project, user, kind, view.version)
     if item is None:
@@ -60,11 +70,14 @@ def item_panel(kind: str) -> None:
         st.success(
             "Nothing left in your queue for this task kind. Thank you! Pick another kind in the sidebar."
         )
+        reopen.previous_button(kind)
         return
     form = form_for(kind)
     ui.progress_line(ui.KIND_TITLES[kind], mine, item, getattr(form, "lead", None))
     form.render(project, user, item)
     ui.skip_and_flag(user, item, comment=getattr(form, "COMMENT_IN_PANEL", False))
+    if mine["done"]:  # something to go back to
+        reopen.previous_button(kind)
 
 
 item_panel(kind)

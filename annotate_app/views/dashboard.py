@@ -1,9 +1,14 @@
-"""Maintainer dashboard: progress, throughput, label distributions, agreement with intervals, gold."""
+"""Maintainer dashboard: progress, throughput, label distributions, agreement with intervals, gold.
+
+The page maintainers land on. Tables show readable column names, task kinds by their titles and
+``–`` for a number that is undefined; a flagged item opens on the Item page.
+"""
 
 import altair as alt
 import pandas as pd
 import streamlit as st
 from prefkit.annotate_app import ui
+from prefkit.annotate_app.forms.text import summary
 from prefkit.curation.quality import dashboard
 
 LEGEND = alt.Legend(orient="right", labelLimit=0, titleLimit=0)  # never cut: no label limit
@@ -20,19 +25,21 @@ c[2].metric("Labels", head["labels"])
 c[3].metric("Annotators", head["annotators"], help="people with at least one label")
 
 st.subheader("Progress per annotator and task kind")
-prog = pd.DataFrame(dashboard.progress(store))
-if prog.empty:
+rows = dashboard.progress(store)
+if not rows:
     st.info("No assignments yet: annotators get items when they open the Annotate page.")
 else:
+    prog = pd.DataFrame(dashboard.progress_table(rows))
     st.dataframe(prog, hide_index=True, width="stretch")
+    prog["items done"] = prog["done"].astype(int)
     chart = (
         alt.Chart(prog)
         .mark_bar()
         .encode(
-            x=alt.X("done:Q", title="items done"),
+            x=alt.X("items done:Q", title="items done"),
             y=alt.Y("annotator:N", title=None, axis=alt.Axis(labelLimit=0)),
-            color=alt.Color("task_kind:N", title="task kind", legend=LEGEND),
-            tooltip=list(prog.columns),
+            color=alt.Color("task kind:N", title="task kind", legend=LEGEND),
+            tooltip=["annotator", "task kind", "assigned", "done"],
         )
     )
     st.altair_chart(chart.properties(height=40 * prog["annotator"].nunique() + 40), width="stretch")
@@ -63,23 +70,24 @@ with right:
     dist = pd.DataFrame(dashboard.label_distribution(store))
     if dist.empty:
         st.caption("No labels yet.")
-    else:
-        dist["kind · field"] = dist["task_kind"] + " · " + dist["field"]
+    for kind, part in dist.groupby("task_kind", sort=False) if not dist.empty else ():
+        # One chart per task kind, each with its own legend: the values of one kind only.
         chart = (
-            alt.Chart(dist)
+            alt.Chart(part, title=dashboard.kind_title(kind))
             .mark_bar()
             .encode(
                 x=alt.X("n:Q", title="labels"),
-                y=alt.Y("kind · field:N", title=None, axis=alt.Axis(labelLimit=0)),
+                y=alt.Y("field:N", title=None, axis=alt.Axis(labelLimit=0)),
                 color=alt.Color("value:N", legend=LEGEND),
-                tooltip=["task_kind", "field", "value", "n"],
+                tooltip=["field", "value", "n"],
             )
         )
-        st.altair_chart(chart, width="stretch")
+        st.altair_chart(chart.properties(height=36 * part["field"].nunique() + 30), width="stretch")
 
 st.subheader("Agreement (Krippendorff's alpha, 95% bootstrap interval)")
 policy = ui.open_project().config.release
-agr = pd.DataFrame(dashboard.agreement(store, policy))
+dashboard_rows = dashboard.agreement(store, policy)
+agr = pd.DataFrame(dashboard_rows)
 if agr.empty or agr["alpha"].isna().all():
     st.caption("Not enough overlapping labels yet.")
 else:
@@ -98,20 +106,36 @@ else:
         height=max(120, 40 * len(shown)), padding={"left": 10, "right": 20}
     )
     st.altair_chart(chart, width="stretch")
-    st.dataframe(agr.drop(columns=["kind · field"]), hide_index=True, width="stretch")
+    st.dataframe(pd.DataFrame(dashboard.agreement_table(dashboard_rows)), hide_index=True, width="stretch")
+    st.caption(
+        "alpha and its interval: " + str(agr["ci_method"].iloc[0]) + "; AC1: Gwet's; agreement: the share "
+        "of pairs of labels of one unit that agree; needed: [release] alpha_min."
+    )
 
 st.subheader("Gold accuracy per annotator")
-gold = pd.DataFrame(head["gold"])
+gold = pd.DataFrame(
+    [{"annotator": g["annotator"], "task kind": dashboard.kind_title(g["task_kind"]), "gold items": g["n_gold"],
+      "accuracy": f"{g['accuracy']:.0%}"} for g in head["gold"]]
+)  # fmt: skip
 if gold.empty:
     st.caption("No gold items labelled yet (`prefkit tasks gold import FILE`).")
 else:
     st.dataframe(gold, hide_index=True, width="stretch")
 st.subheader("Annotator quality")  # full width: its columns never clip
-quality = pd.DataFrame(dashboard.annotator_quality(store, gold_min=policy.gold_accuracy_min))
-if quality.empty:
+fast = ui.open_project().config.annotation.fast_item_s
+quality = dashboard.quality_table(
+    dashboard.annotator_quality(store, gold_min=policy.gold_accuracy_min, fast_s=fast)
+)
+if not quality:
     st.caption("No labels yet.")
 else:
-    st.dataframe(quality, hide_index=True, width="stretch")
+    st.dataframe(pd.DataFrame(quality), hide_index=True, width="stretch",
+                 column_config={"why": st.column_config.TextColumn(width="large")})  # fmt: skip
+    st.caption(
+        f"An outlier: gold accuracy under {policy.gold_accuracy_min:.0%}, agreement far below the others', "
+        f"under {fast:g} s per item ([annotation] fast_item_s) or a quarter of the others' time, or one "
+        "value for every label."
+    )
     with st.expander("Confusion matrices (P(the annotator says each value | the true value))"):
         st.dataframe(pd.DataFrame(dashboard.confusion_matrices(store)), hide_index=True, width="stretch")
 
@@ -129,8 +153,28 @@ c2.dataframe(pd.DataFrame(costs.times), hide_index=True, width="stretch")
 st.caption(f"Forecast at the pace of the last {costs.pace_days:g} days of labelling")
 st.dataframe(pd.DataFrame(costs.forecast), hide_index=True, width="stretch")
 
-with st.expander("Flagged items and sessions to re-verify"):
-    st.dataframe(pd.DataFrame(dashboard.flagged(store)), hide_index=True, width="stretch")
+flags = dashboard.flagged(store)
+st.subheader(f"Flagged items ({len(flags)})")
+if not flags:
+    st.caption("No item was reported as broken.")
+else:
+    tasks = {f.task_id: store.labels.task(f.task_id) for f in flags}
+    flag_rows = pd.DataFrame(
+        [{"task kind": dashboard.kind_title(f.kind), "item": summary(tasks[f.task_id]), "reason": f.comment or "",
+          "by": f.annotator, "when": f.created_at[:16].replace("T", " ")} for f in flags]
+    )  # fmt: skip
+
+    def _open_flagged() -> None:
+        chosen = st.session_state["flag_table"].selection.rows
+        if chosen:
+            st.session_state["_open_item"] = flags[chosen[0]].task_id
+
+    st.caption("Pick a row to open the item.")
+    st.dataframe(flag_rows, hide_index=True, width="stretch", key="flag_table", on_select=_open_flagged,
+                 selection_mode="single-row", column_config={"item": st.column_config.TextColumn(width="large")})  # fmt: skip
+    if st.session_state.get("_open_item"):
+        st.switch_page("views/item.py", query_params={"task": st.session_state.pop("_open_item")})
+with st.expander("Sessions to re-verify"):
     st.dataframe(pd.DataFrame(dashboard.reverification(store)), hide_index=True, width="stretch")
 
 with st.expander("Batches"):

@@ -7,10 +7,15 @@ wait ``backoff_s * 2**k`` seconds (capped) and is refused unchecked before then 
 after ``lockout_after`` failures the name (or client) is locked for ``lockout_minutes`` even for the
 right password. Every attempt is a row in ``sign_in_log`` and a line on the ``prefkit.signin``
 logger; ``prefkit users unlock NAME`` ends a lockout. This module decides; the store does the SQL.
+
+The client is the connection's address, or behind a reverse proxy listed in ``trusted_proxies``, the
+address that proxy says it forwarded for (:func:`client_address`): a header from anyone else is
+ignored, so a browser cannot pick its own address to dodge the throttle.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import logging
 
 from prefkit.schemas.common import parse_utc
@@ -33,3 +38,25 @@ def wait_s(policy: SignInSection, failures: int, last_failure: str | None, now: 
 
 def _seconds(earlier: str, later: str) -> float:
     return (parse_utc(later) - parse_utc(earlier)).total_seconds()
+
+
+def _trusted(address: str, proxies: list[str]) -> bool:
+    try:
+        ip = ipaddress.ip_address(address.strip())
+    except ValueError:
+        return False
+    return any(ip in ipaddress.ip_network(p, strict=False) for p in proxies)
+
+
+def client_address(peer: str | None, forwarded_for: str | None, proxies: list[str]) -> str:
+    """The address sign-in throttling counts: ``peer`` (the connection's address) unless it is a
+    trusted proxy; then the right-most ``X-Forwarded-For`` entry that is not itself a trusted proxy
+    (each proxy appends the address it was connected from, so entries left of the first untrusted one
+    could have been written by the browser). ``"unknown address"`` when there is none."""
+    client = (peer or "").strip()
+    if client and proxies and _trusted(client, proxies) and forwarded_for:
+        for hop in reversed([h.strip() for h in forwarded_for.split(",") if h.strip()]):
+            client = hop
+            if not _trusted(hop, proxies):
+                break
+    return client or "unknown address"

@@ -66,6 +66,8 @@ class TaskKind(ABC):
     #: the bridge. Built-in kinds register theirs from the app's side (``register_form``, ``register_ls``).
     app_form: ClassVar[str | None] = None
     labelstudio_config: ClassVar[str | None] = None
+    #: What an annotator can report as broken about an item of this kind (the app's flag menu).
+    flag_reasons: tuple[str, ...] = ("empty or truncated item", "wrong language", "other")
 
     def task_id(self, item_ref: str) -> str:
         return f"{self.name}_{content_hash(item_ref, 20)}"

@@ -31,7 +31,11 @@ if TYPE_CHECKING:
     from prefkit.curation.store.queues import OpenItem, ReleasedAssignment
 
 SKIP_REASONS = ("cannot judge", "needs context I do not have", "language I do not read", "other")
-FLAG_REASONS = ("empty or truncated dialogue", "wrong language", "preference or checklist missing", "other")
+
+
+def flag_reasons(kind: str) -> tuple[str, ...]:
+    """What can be broken about an item of ``kind`` (``TaskKind.flag_reasons``): the app's flag menu."""
+    return get_kind(kind).flag_reasons
 
 
 class WorkflowError(PrefkitError):
@@ -39,7 +43,12 @@ class WorkflowError(PrefkitError):
 
 
 class AuthError(WorkflowError):
-    """Wrong name or password, a disabled account, or a page the role may not open."""
+    """Wrong name or password, a disabled account, or a page the role may not open. ``retry_after_s``:
+    how long a throttled sign-in must wait before the next attempt is checked (0 = at once)."""
+
+    def __init__(self, message: str, retry_after_s: float = 0.0) -> None:
+        super().__init__(message)
+        self.retry_after_s = retry_after_s
 
 
 @dataclass(frozen=True)
@@ -71,14 +80,26 @@ def sign_in(project: Project, username: str, password: str, client: str = "local
         if locked:
             raise AuthError(
                 f"too many failed sign-ins: locked for {wait / 60:.0f} more minute(s); "
-                "a maintainer can unlock it (prefkit users unlock NAME)"
+                "a maintainer can unlock it (prefkit users unlock NAME)",
+                wait,
             )
-        raise AuthError(f"too many failed sign-ins: wait {wait:.0f} s before trying again")
+        raise AuthError(f"too many failed sign-ins: wait {wait:.0f} s before trying again", wait)
     user = store.accounts.authenticate(name, password)
     store.accounts.log_sign_in(name, client, "ok" if user else "fail")
     if user is None:
         signin_log.warning("failed sign-in for %r from %s", name, client)
-        raise AuthError("unknown user name or wrong password (or the account is disabled)")
+        # This failure may start (or lengthen) a backoff: say how long before the next try is checked.
+        after = max(
+            wait_s(policy, by_name[0] + 1, now, now), wait_s(policy, by_client[0] + 1, now, now, scale=scale)
+        )
+        wrong = "unknown user name or wrong password (or the account is disabled)"
+        if by_name[0] + 1 >= policy.lockout_after or by_client[0] + 1 >= policy.lockout_after * scale:
+            raise AuthError(
+                f"{wrong}; too many failed sign-ins: locked for {after / 60:.0f} minute(s)", after
+            )
+        if after > 0:
+            raise AuthError(f"{wrong}; wait {after:.0f} s before the next try", after)
+        raise AuthError(wrong)
     signin_log.info("%s signed in from %s", user.username, client)
     return user
 
@@ -230,8 +251,9 @@ def flag(project: Project, user: str, item: ShownItem, reason: str, *, signed_in
     return _finish(project, user, item, "flag", {}, reason.strip(), signed_in)
 
 
-# -- undo ---------------------------------------------------------------------------------------------
+# -- undo: every label of one's own can be reopened ---------------------------------------------------
 def undo_depth(project: Project) -> int:
+    """Config ``annotation.undo_depth``: how many of an annotator's labels My labels shows at a time."""
     return project.config.annotation.undo_depth
 
 
@@ -240,10 +262,51 @@ def recent_labels(project: Project, user: str) -> list[LabelEvent]:
     return project.store.labels.recent_live_events(user, undo_depth(project))
 
 
+@dataclass(frozen=True)
+class LabelPage:
+    """A page of an annotator's live labels (newest first) and how many match in all."""
+
+    events: list[LabelEvent]
+    total: int
+    offset: int
+
+
+def my_labels(
+    project: Project,
+    user: str,
+    kind: str | None = None,
+    since: str | None = None,
+    until: str | None = None,
+    page: int = 0,
+    per_page: int | None = None,
+) -> LabelPage:
+    """The annotator's own live labels, skips and flags (every one, not only the latest few), newest
+    first, of one ``kind`` and made on ``since``..``until`` (UTC days ``YYYY-MM-DD``, both included),
+    ``per_page`` (default ``annotation.undo_depth``) at a time. Never anyone else's."""
+    if kind is not None:
+        get_kind(kind)
+    size = per_page or undo_depth(project)
+    end = None
+    if until:
+        end = (datetime.fromisoformat(until[:10]) + timedelta(days=1)).strftime("%Y-%m-%d")
+    events, total = project.store.labels.live_events_of(
+        user, kind, since=since[:10] if since else None, until=end, limit=size, offset=page * size
+    )
+    return LabelPage(events, total, page * size)
+
+
+def previous_label(project: Project, user: str, kind: str, back: int = 0) -> LabelEvent | None:
+    """The annotator's ``back``-th live label of ``kind`` before the item on screen (0 = the last one
+    they finished): what the *previous item* key reopens."""
+    events, _ = project.store.labels.live_events_of(user, get_kind(kind).name, limit=1, offset=back)
+    return events[0] if events else None
+
+
 def edit_label(
     project: Project, user: str, old_event_id: str, values: dict[str, Any], comment: str | None = None
 ) -> LabelEvent:
-    """Replace one of the annotator's recent labels with a new event that supersedes it.
+    """Replace one of the annotator's own live labels (any of them: a skip or a flag too) with a new
+    event that supersedes it; the old one stays in the log (labels are append-only).
 
     The new event id is derived from what is replaced and the new values, so a double click records
     the edit once."""
@@ -251,10 +314,12 @@ def edit_label(
     done = project.store.labels.event(clean_id)
     if done is not None and done.annotator == user:
         return done  # this exact edit was already recorded (a double click or a retry)
-    recent = {ev.event_id: ev for ev in recent_labels(project, user)}
-    old = recent.get(old_event_id)
-    if old is None:
-        raise WorkflowError(f"event {old_event_id!r} is not one of your last {undo_depth(project)} labels")
+    old = project.store.labels.event(old_event_id)
+    if old is None or old.annotator != user:
+        raise WorkflowError(f"event {old_event_id!r} is not one of your labels")
+    live = project.store.labels.live_event(user, old.task_id)
+    if live is None or live.event_id != old_event_id:
+        raise WorkflowError("this label was changed since it was opened; open it again to see the latest")
     task = project.store.labels.task(old.task_id)
     clean = get_kind(task.kind).validate(values, task)
     event = LabelEvent(
@@ -373,6 +438,20 @@ def available(project: Project, user: str, kind: str) -> int:
     pool: the app refreshes it at most once a minute, not on every submit)."""
     get_kind(kind)
     return project.store.queues.available_count(user, kind)
+
+
+def kinds_with_work(project: Project, user: str) -> dict[str, bool]:
+    """The task kinds (registry order) with something for the annotator, each with whether they have
+    items open in their queue (True) or only in the pool that could still be given to them (False).
+    The app offers only these."""
+    counts = progress(project, user)
+    out = {}
+    for k in TASK_KIND_REGISTRY:
+        if counts[k].assigned > counts[k].done:
+            out[k] = True
+        elif project.store.queues.has_available(user, k):
+            out[k] = False
+    return out
 
 
 def gold_scores(

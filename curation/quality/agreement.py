@@ -222,10 +222,15 @@ def _tally(tasks: dict[str, AnnotationTask], events: list[LabelEvent], judge_set
     return tallies
 
 
-def _outlier_reasons(stat: dict[str, Any], cohort: list[dict[str, Any]], gold_min: float) -> list[str]:
+def _outlier_reasons(
+    stat: dict[str, Any], cohort: list[dict[str, Any]], gold_min: float, fast_s: float = 0.0
+) -> list[str]:
     reasons = []
     if stat["gold_accuracy"] is not None and stat["gold_accuracy"] < gold_min:
         reasons.append(f"gold accuracy {stat['gold_accuracy']:.2f} < {gold_min:.2f}")
+    # Too fast to have read the item, however fast the others are (a team of two has no median).
+    if stat["mean_time_s"] is not None and stat["mean_time_s"] < fast_s:
+        reasons.append(f"mean time {stat['mean_time_s']:.1f}s per item is under the {fast_s:g}s floor")
     loos = [s["loo_agreement"] for s in cohort if s["loo_agreement"] is not None]
     if stat["loo_agreement"] is not None and len(loos) >= 3 and stat["loo_agreement"] < median(loos) - 0.2:
         reasons.append(
@@ -252,12 +257,14 @@ def annotator_stats(
     kind: str | None = None,
     judges: tuple[str, ...] | list[str] = (),
     gold_min: float = 0.8,
+    fast_s: float = 0.0,
 ) -> list[dict[str, Any]]:
     """Per (annotator, task kind): labels, agreement with the leave-one-out consensus of the other
     human annotators, gold accuracy, label distribution, mean time, an outlier flag with reasons, and
     the reliability and confusion matrices (``{field: {truth: {said: p}}}``) of a Dawid–Skene model
     (MACE when ``[release] consensus = "mace"``) fitted on every label of the kind, gold included.
-    An LLM judge has none (it is no vote)."""
+    An LLM judge has none (it is no vote).
+    ``fast_s``: a mean time per item below it is a reason on its own (config ``annotation.fast_item_s``)."""
     tasks, events = _live_labels(store, kind, None)
     judge_set = judge_names(events, judges)
     method = "dawid_skene" if store.consensus_method == "majority" else store.consensus_method
@@ -285,7 +292,7 @@ def annotator_stats(
         cohort = [
             s for s in stats if s["task_kind"] == stat["task_kind"] and s is not stat and not s["judge"]
         ]
-        reasons = _outlier_reasons(stat, cohort, gold_min)
+        reasons = _outlier_reasons(stat, cohort, gold_min, fast_s)
         stat["outlier"] = bool(reasons)
         stat["outlier_reason"] = "; ".join(reasons) or None
     return stats

@@ -101,6 +101,22 @@ def _value(encoded: str) -> Any:
     return json.loads(encoded)
 
 
+def decided_part(kind_name: str, labels: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """What a majority decides of a tied task: the values of every sub-unit whose fields all have a
+    majority, assembled like a final label but partial (a tied sub-unit is left out). The adjudication
+    form starts from it, so a maintainer decides only what the annotators did not agree on."""
+    kind = get_kind(kind_name)
+    units, tied, _ = decide_units(kind_name, labels)
+    if not units:
+        return {}
+    try:  # a kind whose assemble takes any decided fields (one field per sub-unit, or per field)
+        return kind.assemble(units, labels)
+    except (KeyError, IndexError):  # one that needs every field of a sub-unit: leave tied sub-units out
+        open_subs = {sub for sub, _field in tied}
+        kept = {unit: value for unit, value in units.items() if unit[0] not in open_subs}
+        return kind.assemble(kept, labels) if kept else {}
+
+
 def final_label(
     kind_name: str,
     labels: dict[str, dict[str, Any]],

@@ -13,6 +13,7 @@ from prefkit.curation.annotation.task_kinds import get_kind
 from prefkit.curation.annotation.workflow import gold_accuracy
 from prefkit.curation.quality.agreement import agreement_rows, annotator_stats
 from prefkit.curation.quality.cost import CostReport, cost_report
+from prefkit.schemas.common import PrefkitError
 
 if TYPE_CHECKING:
     from prefkit.curation.project import ProjectStore
@@ -57,7 +58,7 @@ def agreement(
 
 
 def annotator_quality(
-    store: ProjectStore, kind: str | None = None, gold_min: float = 0.8
+    store: ProjectStore, kind: str | None = None, gold_min: float = 0.8, fast_s: float = 0.0
 ) -> list[dict[str, Any]]:
     """Per (annotator, kind): labels, leave-one-out agreement with the others, gold accuracy, mean
     time and an outlier flag with its reasons (prefkit.curation.quality.agreement), ready for a table."""
@@ -65,7 +66,7 @@ def annotator_quality(
             "outlier")  # fmt: skip
     return [
         {**{k: s[k] for k in keep}, "why": s["outlier_reason"]}
-        for s in annotator_stats(store, kind=kind, gold_min=gold_min)
+        for s in annotator_stats(store, kind=kind, gold_min=gold_min, fast_s=fast_s)
     ]
 
 
@@ -108,3 +109,80 @@ def overview(store: ProjectStore) -> dict[str, Any]:
         "annotators": store.labels.labelled_by(),
         "gold": gold_accuracy(store),
     }
+
+
+# -- the tables as people read them ------------------------------------------------------------------
+def _num(value: Any, digits: int = 2) -> str:
+    """A number for a table cell: fixed decimals, ``–`` for a value that is undefined (never "None")."""
+    if value is None or (isinstance(value, float) and value != value):
+        return "–"
+    return f"{value:.{digits}f}" if isinstance(value, float) else str(value)
+
+
+def kind_title(kind: str) -> str:
+    """A task kind's title (``preference_match`` → ``Preference matching``)."""
+    try:
+        return get_kind(kind).title
+    except PrefkitError:
+        return kind
+
+
+def agreement_table(rows: list[dict[str, Any]]) -> list[dict[str, str]]:
+    """:func:`agreement` rows as the dashboard's table: a few readable columns, kind titles, the
+    interval as one cell, ``–`` where a statistic is undefined. The interval method is the same for
+    every row; the page states it once."""
+    out = []
+    for r in rows:
+        out.append(
+            {
+                "task kind": kind_title(r["task_kind"]),
+                "field": r["field"],
+                "compared": "people" if r["comparison"] == "human-vs-human" else f"judge {r['judge']}",
+                "alpha": _num(r["alpha"], 3),
+                "95% interval": "–"
+                if r["ci_low"] is None or r["ci_high"] is None
+                else f"{r['ci_low']:.3f} to {r['ci_high']:.3f}",
+                "needed": _num(r["alpha_min"], 3),
+                "units": _num(r["n_units"]),
+                "labels": _num(r["n_labels"]),
+                "raters": _num(r["n_raters"]),
+                "AC1": _num(r["ac1"], 3),
+                "agreement": "–" if r["percent_agreement"] is None else f"{r['percent_agreement']:.0%}",
+            }
+        )
+    return out
+
+
+def quality_table(rows: list[dict[str, Any]]) -> list[dict[str, str]]:
+    """:func:`annotator_quality` rows as the dashboard's table (outliers first)."""
+    out = [
+        {
+            "annotator": r["annotator"],
+            "task kind": kind_title(r["task_kind"]),
+            "labels": _num(r["n_labels"]),
+            "agrees with the others": "–" if r["loo_agreement"] is None else f"{r['loo_agreement']:.0%}",
+            "gold accuracy": "–" if r["gold_accuracy"] is None else f"{r['gold_accuracy']:.0%}",
+            "seconds per item": _num(r["mean_time_s"], 1),
+            "outlier": "outlier" if r["outlier"] else "",
+            "why": r["why"] or "",
+        }
+        for r in rows
+    ]
+    return sorted(out, key=lambda r: r["outlier"] == "")
+
+
+def progress_table(rows: list[ProgressRow]) -> list[dict[str, str]]:
+    """:func:`progress` rows as the dashboard's table."""
+    return [
+        {
+            "annotator": r.annotator,
+            "task kind": kind_title(r.task_kind),
+            "assigned": str(r.assigned),
+            "done": str(r.done),
+            "labels": str(r.labels),
+            "skips": str(r.skips),
+            "flags": str(r.flags),
+            "seconds per label": _num(r.mean_time_s, 1),
+        }
+        for r in rows
+    ]

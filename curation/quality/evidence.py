@@ -64,6 +64,14 @@ def quote_in(quote_pieces: list[str], haystack: str) -> bool:
     return True
 
 
+def find_quote(text: str | None, turns: list[tuple[int, str]]) -> int | None:
+    """The first of ``turns`` (``(index, text)`` pairs) that holds the quote under the rules above
+    (elisions, case, spacing and punctuation aside), or None: where an edit of a memory that cites no
+    turn should point."""
+    quote = pieces(str(text or ""))
+    return next((i for i, content in turns if quote and quote_in(quote, normalize(content))), None)
+
+
 class Normalized(dict):
     """A dialogue's turns as ``{index: normalized text}``, computed once per dialogue."""
 

@@ -296,6 +296,54 @@ class Labels(StoreArea):
         live = [ev for ev in out.values() if ev.action != "withdraw"]
         return live[:n]
 
+    def live_events_of(
+        self,
+        annotator: str,
+        kind: str | None = None,
+        since: str | None = None,
+        until: str | None = None,
+        limit: int | None = None,
+        offset: int = 0,
+    ) -> tuple[list[LabelEvent], int]:
+        """The annotator's live events (the latest per task, withdrawals left out), newest first,
+        optionally of one ``kind`` and made in ``[since, until)`` (ISO-8601 prefixes compare as text:
+        ``"2026-11-30"``); a page of ``limit`` from ``offset``, and how many there are in all."""
+        e = self.t["label_events"]
+        latest = (
+            select(func.max(e.c.seq).label("seq"))
+            .where(e.c.annotator == annotator)
+            .group_by(e.c.task_id)
+            .subquery()
+        )
+        where = [e.c.action != "withdraw"]
+        if kind:
+            where.append(e.c.kind == kind)
+        if since:
+            where.append(e.c.created_at >= since)
+        if until:
+            where.append(e.c.created_at < until)
+        base = select(e).join(latest, e.c.seq == latest.c.seq).where(*where)
+        page = base.order_by(e.c.seq.desc()).offset(offset)
+        if limit is not None:
+            page = page.limit(limit)
+        with self.read() as conn:
+            total = int(conn.execute(select(func.count()).select_from(base.subquery())).scalar_one())
+            rows = conn.execute(page).mappings().all()
+        return [self._event_from_row(r) for r in rows], total
+
+    def live_event(self, annotator: str, task_id: str) -> LabelEvent | None:
+        """The annotator's latest event for ``task_id`` (None when they have none)."""
+        e = self.t["label_events"]
+        q = (
+            select(e)
+            .where(e.c.task_id == task_id, e.c.annotator == annotator)
+            .order_by(e.c.seq.desc())
+            .limit(1)
+        )
+        with self.read() as conn:
+            row = conn.execute(q).mappings().first()
+        return None if row is None else self._event_from_row(row)
+
     def throughput(self, bucket_chars: int = 10) -> list[Throughput]:
         """First submits per (time bucket, annotator, kind); 10 chars = per day, 13 = per hour."""
         e = self.t["label_events"]

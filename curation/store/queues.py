@@ -532,6 +532,20 @@ class Queues(StoreArea):
         with self.read() as conn:
             return int(conn.execute(q).scalar_one())
 
+    def has_available(self, annotator: str, kind: str) -> bool:
+        """Whether :meth:`available_count` is above 0 (stops at the first task found)."""
+        t, a, b = self.t["tasks"], self.t["assignments"], self.t["batches"]
+        mine = exists().where(a.c.task_id == t.c.task_id, a.c.annotator == annotator)
+        q = (
+            select(t.c.task_id)
+            .select_from(t.join(b, b.c.batch_id == t.c.batch_id))
+            .where(t.c.kind == kind, b.c.status == "open", ~mine)
+            .where((t.c.n_assigned < t.c.overlap) | t.c.is_gold)
+            .limit(1)
+        )
+        with self.read() as conn:
+            return conn.execute(q).first() is not None
+
     def progress_table(self) -> list[ProgressRow]:
         """Per (annotator, kind): assigned, done, labels, skips, flags, mean seconds per item."""
         a, e = self.t["assignments"], self.t["label_events"]

@@ -73,7 +73,8 @@ def agreement(project: Project, kind, batch, n_boot, seed, judges, alpha_min, an
 
     release = project.config.release
     if annotators:
-        rows = annotator_stats(project.store, kind=kind, judges=judges, gold_min=release.gold_accuracy_min)
+        rows = annotator_stats(project.store, kind=kind, judges=judges, gold_min=release.gold_accuracy_min,
+                               fast_s=project.config.annotation.fast_item_s)  # fmt: skip
         if as_json:
             echo_json(rows)
         else:

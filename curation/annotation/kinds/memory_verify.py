@@ -113,6 +113,13 @@ def dialogue_payload(dialogue: Dialogue, cands: list[StoredMemory]) -> dict[str,
 class MemoryVerify(TaskKind):
     name = KIND
     title = "Memory verification"
+    flag_reasons = (
+        "empty or truncated dialogue",
+        "wrong language",
+        "no candidate memories",
+        "candidates are about another dialogue",
+        "other",
+    )
     label_model = MemoryVerifyLabel
     fields = (
         FieldSpec("accepted", "nominal", ("reject", "keep")),

@@ -106,6 +106,13 @@ def ensure_reverification_task(store: ProjectStore, session_id: str) -> Annotati
 class PreferenceExpressed(TaskKind):
     name = KIND
     title = "Preference expressed"
+    flag_reasons = (
+        "empty or truncated dialogue",
+        "wrong language",
+        "preference or checklist missing",
+        "checklist does not fit the preference",
+        "other",
+    )
     label_model = PreferenceExpressedLabel
     fields = (FieldSpec("expressed", "nominal", ("not_expressed", "expressed")),)
 

@@ -48,6 +48,12 @@ def pair_payload(p: PreferencePair) -> dict[str, Any]:
 class PreferenceMatch(TaskKind):
     name = KIND
     title = "Preference matching"
+    flag_reasons = (
+        "checklist item or candidate empty or truncated",
+        "wrong language",
+        "candidate is not a preference",
+        "other",
+    )
     label_model = PreferenceMatchLabel
     fields = (FieldSpec("coverage", "ordinal", ("not_covered", "partially", "fully")),)
 

@@ -75,6 +75,12 @@ def _payload(row: AlpsTask) -> dict[str, Any]:
 class TaskQc(TaskKind):
     name = KIND
     title = "Generated task check"
+    flag_reasons = (
+        "generated text empty or truncated",
+        "memory or gold answer missing",
+        "wrong language",
+        "other",
+    )
     label_model = TaskQcLabel
     fields = (
         FieldSpec("leakage", "nominal", ("leaks", "none")),

@@ -1,0 +1,155 @@
+"""What the app does in the browser tab itself, once per tab: a layout that fits the window, the
+sidebar folded away on a narrow screen, and the keyboard help (``?``).
+
+- **Layout.** The dialogue and candidate panes (containers keyed ``dialogue-*`` / ``candidates-*``)
+  take the window's height (viewport units), not a fixed box; below 1000 px columns wrap instead of
+  squeezing (each at least 16rem), long words break, the top margin is smaller. Streamlit's own
+  heights stay the fallback where the stylesheet does not apply (AppTest, a browser without ``:has``).
+- **Sidebar.** When the app's first page with a sidebar opens in a window under 1000 px wide, the
+  sidebar is folded once (Streamlit's own button), as its ``auto`` state does on phones; the
+  annotator can open it again and it stays open.
+- **Keyboard help.** ``?`` (outside a text box) opens a list of every shortcut of the app, grouped
+  by page and task kind; ``?``, ``Esc`` or a click outside closes it.
+
+One ``st.html`` element, drawn by a session's first two runs only (as the item-top script is, for
+the same reasons: see ``ui.item_top_script``), so the Annotate page has no element for it; the
+stylesheet and the listeners it installs live in the tab. Nothing in it comes from data: the
+shortcut list is the forms' own ``SHORTCUTS``, put into the page as JSON and shown with
+``textContent`` (never parsed as HTML).
+"""
+
+from __future__ import annotations
+
+import json
+
+import streamlit as st
+from prefkit.annotate_app import ui
+from prefkit.annotate_app.forms import form_for
+from prefkit.schemas.common import PrefkitError
+
+NARROW_PX = 1000
+
+_CSS = """
+:root { --prefkit-pane: max(14rem, calc(100dvh - 13rem)); --prefkit-candidates: max(14rem, calc(100dvh - 19rem)); }
+[data-testid=stMainBlockContainer] { padding-top: 4rem !important; }
+[data-testid=stMarkdownContainer] { overflow-wrap: anywhere; }
+[data-testid=stLayoutWrapper]:has(> [class*="st-key-dialogue-"]) { height: var(--prefkit-pane) !important; }
+[data-testid=stLayoutWrapper]:has(> [class*="st-key-candidates-"]) { height: var(--prefkit-candidates) !important; }
+[class*="st-key-dialogue-"], [class*="st-key-candidates-"] { height: 100% !important; max-height: 100% !important; }
+@media (max-width: NARROWpx) {
+  [data-testid=stMainBlockContainer] { padding-left: 1rem !important; padding-right: 1rem !important; }
+  [data-testid=stHorizontalBlock] { flex-wrap: wrap !important; }
+  [data-testid=stColumn] { min-width: min(100%, 16rem) !important; }
+}
+#prefkit-help { position: fixed; inset: 0; z-index: 1000100; background: rgba(0, 0, 0, .45);
+  display: flex; align-items: center; justify-content: center; }
+#prefkit-help .prefkit-help-box { background: var(--st-background-color, #fff); color: inherit; max-width: min(44rem, 94vw);
+  max-height: 88dvh; overflow: auto; padding: 1.25rem 1.5rem; border-radius: .5rem; box-shadow: 0 .5rem 2rem rgba(0,0,0,.3);
+  background-color: white; color: #31333f; font-size: .95rem; }
+#prefkit-help h2 { font-size: 1.3rem; margin: 0 0 .5rem; }
+#prefkit-help h3 { font-size: 1rem; margin: .9rem 0 .3rem; }
+#prefkit-help table { border-collapse: collapse; width: 100%; }
+#prefkit-help td { padding: .15rem .5rem .15rem 0; vertical-align: top; }
+#prefkit-help kbd { font-family: monospace; border: 1px solid #bbb; border-bottom-width: 2px; border-radius: .25rem;
+  padding: 0 .35rem; white-space: nowrap; background: #f6f6f6; }
+""".replace("NARROW", str(NARROW_PX))
+
+_JS = """
+(() => { if (window.__prefkitPage) return; window.__prefkitPage = true;
+const DATA = __DATA__;
+const style = document.createElement('style'); style.id = 'prefkit-layout'; style.textContent = DATA.css;
+document.head.append(style);
+// Fold the sidebar once when it first shows in a narrow window (Streamlit's own button).
+const fold = new MutationObserver(() => {
+  const bar = document.querySelector('[data-testid=stSidebar]');
+  if (!bar || bar.getBoundingClientRect().width < 50) return;
+  if (window.innerWidth < DATA.narrow) {
+    const button = document.querySelector('[data-testid=stSidebarCollapseButton] button');
+    if (!button) return;
+    button.click();
+  }
+  fold.disconnect();
+});
+fold.observe(document.body, {childList: true, subtree: true});
+// "?" lists every shortcut; "?", Esc or a click outside closes the list.
+const typing = t => t && t.closest && t.closest('input, textarea, select, [contenteditable=""], [contenteditable=true]');
+function close() { const o = document.getElementById('prefkit-help'); if (o) { o.remove(); return true; } return false; }
+function open() {
+  const o = document.createElement('div'); o.id = 'prefkit-help';
+  o.setAttribute('role', 'dialog'); o.setAttribute('aria-modal', 'true'); o.setAttribute('aria-label', 'Keyboard shortcuts');
+  const box = document.createElement('div'); box.className = 'prefkit-help-box'; box.tabIndex = -1;
+  const h = document.createElement('h2'); h.textContent = 'Keyboard shortcuts'; box.append(h);
+  for (const [title, keys] of DATA.sections) {
+    const h3 = document.createElement('h3'); h3.textContent = title; box.append(h3);
+    const table = document.createElement('table');
+    for (const [key, what] of keys) {
+      const tr = table.insertRow(); const k = tr.insertCell(); const w = tr.insertCell();
+      const kbd = document.createElement('kbd'); kbd.textContent = key; k.append(kbd); w.textContent = what;
+    }
+    box.append(table);
+  }
+  const p = document.createElement('p'); p.textContent = DATA.footer; box.append(p);
+  o.append(box); o.addEventListener('click', e => { if (e.target === o) close(); });
+  document.body.append(o); box.focus();
+}
+window.addEventListener('keydown', e => {
+  const shown = !!document.getElementById('prefkit-help');
+  if (e.key === '?' && !e.ctrlKey && !e.metaKey && !e.altKey && !typing(e.target)) {
+    e.preventDefault(); e.stopImmediatePropagation(); if (!close()) open();
+  } else if (shown && e.key === 'Escape') { e.preventDefault(); e.stopImmediatePropagation(); close(); }
+  else if (shown) { e.stopImmediatePropagation(); }  // no shortcut acts behind the list
+}, true);
+})();
+"""
+
+
+def sections() -> list[tuple[str, list[tuple[str, str]]]]:
+    """Every shortcut of the app, grouped: the Annotate page, each task kind's form (its
+    ``SHORTCUTS``), going back to an earlier item, and this help."""
+    out: list[tuple[str, list[tuple[str, str]]]] = [
+        ("Everywhere", [("?", "Show or hide this list"), ("Esc", "Close this list")]),
+        ("Before the first item of a task kind", [("Enter", "Start annotating (after the guidelines)")]),
+    ]
+    for kind, title in ui.KIND_TITLES.items():
+        try:
+            keys = list(getattr(form_for(kind), "SHORTCUTS", ()))
+        except PrefkitError:  # a kind whose form cannot be loaded has no keys to list
+            keys = []
+        if keys:
+            out.append((title, keys))
+    out.append(
+        (
+            "Going back (every task kind)",
+            [
+                ("P", "Previous item: reopen the label you gave last (again: one further back)"),
+                ("Esc", "Back to the current item, when you went back"),
+            ],
+        )
+    )
+    return out
+
+
+def script() -> str:
+    """The ``<script>`` that installs the stylesheet, the sidebar fold and the help (trusted text)."""
+    data = {
+        "css": _CSS,
+        "narrow": NARROW_PX,
+        "sections": sections(),
+        "footer": "Keys do nothing while you type in a text box. Press ? or Esc to close this list.",
+    }
+    # JSON is a JS literal; "<" escaped so nothing in it can end the script element.
+    literal = json.dumps(data).replace("<", "\\u003c")
+    return (
+        "<script>/* prefkit: page layout and keyboard help */"
+        + _JS.replace("__DATA__", literal)
+        + "</script>"
+    )
+
+
+def draw() -> None:
+    """Draw the script on a session's first two runs (see the module docstring)."""
+    runs = st.session_state.get("_page_script_runs", 0)
+    if runs >= 2:
+        return
+    st.session_state["_page_script_runs"] = runs + 1
+    st.html(script(), unsafe_allow_javascript=True)

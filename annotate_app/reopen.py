@@ -1,0 +1,118 @@
+"""Reopening one's own labels: the editor My labels and the *previous item* key share.
+
+A reopened label is shown with its item (the dialogue beside the form, prefilled with what was
+chosen); *Save edit* records a new event that supersedes it (``workflow.edit_label``: labels are
+append-only, the old one stays in the log). A skip or a flag reopens as an empty form, so the item
+can be labelled after all.
+
+Render only: every decision is a call into :mod:`prefkit.curation.annotation.workflow`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import streamlit as st
+from prefkit.annotate_app import ui
+from prefkit.annotate_app.forms import form_for
+from prefkit.annotate_app.forms.text import summary
+from prefkit.annotate_app.safe_text import md_escape
+from prefkit.curation.annotation import workflow
+from prefkit.curation.annotation.task_kinds import LabelError
+from prefkit.curation.project import Project
+from prefkit.schemas.curation import LabelEvent
+
+#: Session key of the *previous item* view: how many labels back the annotator went (per task kind).
+BACK = "_back:{}"
+
+
+def when(ev: LabelEvent) -> str:
+    return ev.created_at[:16].replace("T", " ") + " UTC"
+
+
+def label_editor(
+    project: Project, user: str, ev: LabelEvent, on_saved: Callable[[LabelEvent], None] | None = None
+) -> None:
+    """One of the annotator's own labels, reopened: its item and the form prefilled with it. ``on_saved``
+    gets the new event after a saved edit (inside the button's callback; default: a confirmation at
+    the top of the next run)."""
+    task = project.store.labels.task(ev.task_id)
+    prefix = f"edit:{ev.event_id}"
+    head = ui.safe("**{}** · {} · {}", ui.KIND_TITLES.get(ev.kind, ev.kind), summary(task), when(ev))
+    st.markdown(head + (" · edited" if ev.supersedes else ""))
+    if ev.action != "label":
+        st.caption(
+            ui.safe("You chose to {}: {} — label it now below if you can.", ev.action, ev.comment or "")
+        )
+    form_col = st.container()
+    if task.payload.get("turns"):  # the dialogue the label is about, beside the form
+        left, form_col = st.columns([2, 3], gap="large")
+        with left, st.container(height=480, autoscroll=False, key=f"dialogue-{prefix}"):
+            ui.transcript(workflow.display_turns(project, task))
+    with form_col:
+        values, comment = form_for(ev.kind).edit(
+            project, task, prefix, ev.values if ev.action == "label" else {}, ev.comment
+        )
+
+        def save() -> None:
+            try:
+                new = workflow.edit_label(project, user, ev.event_id, values, comment)
+            except (LabelError, workflow.WorkflowError) as exc:
+                st.session_state[f"{prefix}:problem"] = f"Not saved: {exc}"
+                return
+            (on_saved or (lambda _: ui.flash("Edit saved")))(new)
+
+        st.button("Save edit", key=f"{prefix}:save", type="primary", disabled=values is None, on_click=save,
+                  icon=":material/save:")  # fmt: skip
+        if values is None:
+            st.caption("Answer every part of the form to save the edit.")
+        problem = st.session_state.pop(f"{prefix}:problem", None)
+        if problem:
+            st.error(md_escape(problem), icon=":material/error:")
+
+
+def _go_back(kind: str, step: int) -> None:
+    """The *previous item* key (one label further back), or with ``step`` 0 back to the current item."""
+    key = BACK.format(kind)
+    if step:
+        st.session_state[key] = st.session_state.get(key, -1) + 1
+    else:
+        st.session_state.pop(key, None)
+
+
+def previous_button(kind: str) -> None:
+    """The *previous item* key (``P``) under every item: reopens the label the annotator gave last."""
+    st.button("Previous item", key=f"prev:{kind}", shortcut="P", type="tertiary", icon=":material/undo:",
+              on_click=_go_back, args=(kind, 1))  # fmt: skip
+
+
+def _saved(kind: str, item_ref: str) -> None:
+    st.session_state["_last_done"] = ("Edit saved", item_ref)  # shown inline above the current item
+    _go_back(kind, 0)
+
+
+def previous_panel(project: Project, user: str, kind: str) -> bool:
+    """While the annotator went back with ``P``: their ``n``-th last label of ``kind`` in the editor,
+    with keys to go one further back (``P``) or return to the current item (``Esc``). False when they
+    did not go back."""
+    back = st.session_state.get(BACK.format(kind))
+    if back is None:
+        return False
+    ev = workflow.previous_label(project, user, kind, back)
+    while ev is None and back > 0:  # already at the first label: stay there
+        back -= 1
+        ev = workflow.previous_label(project, user, kind, back)
+    st.session_state[BACK.format(kind)] = back
+    st.markdown(f"#### {ui.KIND_TITLES[kind]} · your label {back + 1} back")
+    row = st.container(horizontal=True)
+    row.button("Back to the current item", key=f"cur:{kind}", shortcut="Escape", type="primary",
+               icon=":material/redo:", on_click=_go_back, args=(kind, 0))  # fmt: skip
+    row.button("Previous item", key=f"prev:{kind}", shortcut="P", icon=":material/undo:",
+               on_click=_go_back, args=(kind, 1), disabled=ev is None)  # fmt: skip
+    if ev is None:
+        st.info("Nothing to go back to yet: you have not finished an item of this kind.")
+        return True
+    st.caption("A change is saved as a new label that replaces this one; the item you were on waits.")
+    ref = project.store.labels.task(ev.task_id).item_ref
+    label_editor(project, user, ev, on_saved=lambda _new: _saved(kind, ref))
+    return True

@@ -1,0 +1,296 @@
+"""What annotators and maintainers who used Label Studio expect (issue 22, items 7-11), through the
+library and Streamlit's AppTest: every label reopened, the previous item, memory edits that start
+from the memory, only kinds with work, flag reasons per kind, the sign-in back-off and the client
+behind a proxy, readable dashboard tables, fast annotators, adjudication from what was agreed.
+
+The same in Chromium: tests/test_browser_comforts.py."""
+
+from __future__ import annotations
+
+import pytest
+from appkit import PASSWORD, project_fixtures
+from conftest import ROOT
+from prefkit.annotate_app.forms import memory as memory_form
+from prefkit.annotate_app.safe_text import md_escape
+from prefkit.curation.annotation import workflow
+from prefkit.curation.annotation.signin import client_address
+from prefkit.curation.quality import consensus, dashboard
+from prefkit.curation.quality.agreement import annotator_stats
+from prefkit.curation.store.accounts import Account
+from prefkit.schemas.common import utcnow
+from prefkit.schemas.config import ConfigError, ProjectConfig
+from prefkit.schemas.curation import LabelEvent
+from streamlit.testing.v1 import AppTest
+
+APP = str(ROOT / "annotate_app" / "app.py")
+ALICE = Account("alice", "annotator", None, True, "2026-01-01T00:00:00Z")
+MAYA = Account("maya", "maintainer", None, True, "2026-01-01T00:00:00Z")
+
+template, project = project_fixtures(env=True, n=12, overlap=2, alps=True)
+
+
+def app(user: Account | None = None, kind: str | None = None) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=60)
+    if user:
+        at.session_state["user"] = user
+    if kind:
+        at.session_state["kind"] = kind
+        at.session_state[f"intro:{kind}"] = True
+    return at.run()
+
+
+def label_n(project, who: str, kind: str, n: int, values) -> list[workflow.ShownItem]:
+    done = []
+    for _ in range(n):
+        item = workflow.current_item(project, who, kind)
+        workflow.submit(project, who, item, values(item) if callable(values) else values)
+        done.append(item)
+    return done
+
+
+# -- 7: every label of one's own, filtered, reopened ----------------------------------------------------
+def test_my_labels_pages_through_every_label_and_filters_by_kind_and_day(project):
+    items = label_n(project, "alice", "preference_match", 12, {"coverage": "fully"})
+    page = workflow.my_labels(project, "alice", per_page=5)
+    assert page.total == 12 and [e.event_id for e in page.events] == [i.event_id for i in items[::-1][:5]]
+    last = workflow.my_labels(project, "alice", page=2, per_page=5)
+    assert [e.event_id for e in last.events] == [i.event_id for i in items[:2][::-1]]
+    assert workflow.my_labels(project, "alice", kind="memory_verify").total == 0
+    today = utcnow()[:10]
+    assert workflow.my_labels(project, "alice", since=today, until=today).total == 12
+    assert workflow.my_labels(project, "alice", since="2000-01-01", until="2000-01-02").total == 0
+    assert workflow.my_labels(project, "bob").total == 0  # never anyone else's
+
+
+def test_the_oldest_label_reopens_and_its_edit_is_a_new_event(project):
+    items = label_n(project, "alice", "preference_match", 12, {"coverage": "fully"})
+    oldest = items[0].event_id  # far beyond the last undo_depth (10) labels
+    new = workflow.edit_label(project, "alice", oldest, {"coverage": "not_covered"}, "misread it")
+    assert new.supersedes == oldest and project.store.labels.event(oldest).values == {"coverage": "fully"}
+    with pytest.raises(workflow.WorkflowError, match="changed since it was opened"):
+        workflow.edit_label(project, "alice", oldest, {"coverage": "partially"})  # no longer the live one
+    with pytest.raises(workflow.WorkflowError, match="not one of your labels"):
+        workflow.edit_label(project, "bob", new.event_id, {"coverage": "partially"})
+    assert workflow.my_labels(project, "alice").total == 12  # still one live label per item
+
+
+def test_my_labels_page_shows_the_items_text_and_the_answer_and_reopens_any_row(project):
+    items = label_n(project, "alice", "preference_match", 12, {"coverage": "partially"})
+    at = app(ALICE)
+    at.switch_page("views/my_labels.py").run()
+    rows = [m.value for m in at.markdown if "Partially covered" in m.value]
+    assert len(rows) == 10  # a page of undo_depth rows, newest first, each the item's text and the answer
+    assert md_escape(items[-1].task.payload["checklist_item"][:30]) in rows[0]
+    at.button(key="mine_older").click().run()
+    assert [b.key for b in at.button if b.key and b.key.startswith("reopen:")] == [
+        f"reopen:{items[1].event_id}", f"reopen:{items[0].event_id}"]  # fmt: skip  # every label reachable
+    at.button(key=f"reopen:{items[0].event_id}").click().run()  # the oldest
+    p = f"edit:{items[0].event_id}"
+    assert at.button_group(key=f"{p}:coverage").value == "partially"
+    at.button_group(key=f"{p}:coverage").set_value("fully").run()
+    at.button(key=f"{p}:save").click().run()
+    live = project.store.labels.live_event("alice", items[0].task.task_id)
+    assert live.values == {"coverage": "fully"} and live.supersedes == items[0].event_id
+    assert len(project.store.labels.events(annotator="alice")) == 13  # the old label stays in the log
+    at.selectbox(key="mine_kind").set_value("memory_verify").run()
+    assert any("None of your labels matches" in i.value for i in at.info)
+
+
+def test_the_previous_item_key_reopens_the_last_label_in_place(project):
+    at = app(ALICE, "preference_match")
+    first = workflow.current_item(project, "alice", "preference_match")
+    assert not [b for b in at.button if b.key == "prev:preference_match"]  # nothing to go back to
+    at.button(key=f"{first.event_id}:fully").click().run()
+    second = workflow.current_item(project, "alice", "preference_match")
+    at.button(key="prev:preference_match").click().run()  # P
+    assert any("your label 1 back" in m.value for m in at.markdown)
+    p = f"edit:{first.event_id}"
+    assert at.button_group(key=f"{p}:coverage").value == "fully"  # the form starts from the label
+    at.button_group(key=f"{p}:coverage").set_value("not_covered").run()
+    at.button(key=f"{p}:save").click().run()
+    assert project.store.labels.live_event("alice", first.task.task_id).values == {"coverage": "not_covered"}
+    assert any(b.key == f"{second.event_id}:fully" for b in at.button)  # back on the item it left
+    assert workflow.current_item(project, "alice", "preference_match").event_id == second.event_id
+    at.button(key="prev:preference_match").click().run()
+    at.button(key="cur:preference_match").click().run()  # Esc: back without a change
+    assert any(b.key == f"{second.event_id}:fully" for b in at.button)
+    assert len(project.store.labels.events(annotator="alice")) == 2  # one label, one edit
+
+
+# -- 8: a memory edit starts from the memory -------------------------------------------------------------
+def test_a_memory_edit_starts_from_what_the_memory_says():
+    turns = [{"index": 0, "role": "user", "content": "I moved to Lisbon last month."},
+             {"index": 1, "role": "assistant", "content": "Welcome!"},
+             {"index": 2, "role": "user", "content": "Please give me distances in kilometres, never miles."}]  # fmt: skip
+    extracted = {"type": "indirect", "label": "Preferences / Communication_Format", "value": "Uses km",
+                 "confidence": 0.7, "evidence_text": "distances in KILOMETRES ... miles"}  # fmt: skip
+    start = memory_form.start_fields(extracted, turns)
+    assert start == {"value": "Uses km", "label": "Preferences/Communication_Format", "type": "indirect",
+                     "time_scope": "unknown", "evidence_turn": 2,
+                     "evidence_text": "distances in KILOMETRES ... miles", "confidence": 0.7}  # fmt: skip
+    gold = {"type": "direct", "label": "Plans/Relocation/City", "value": "Lives in Lisbon",
+            "time_scope": "recent", "evidence": {"utterance_index": [0, 2], "text": "moved to Lisbon"}}  # fmt: skip
+    start = memory_form.start_fields(gold, turns)
+    assert (start["label"], start["time_scope"], start["evidence_turn"]) == (
+        "Plans/Relocation/City",
+        "recent",
+        0,
+    )
+    assert memory_form.start_fields({"value": "x", "label": "no label!"}, turns)["label"] == "UNMAPPED"
+
+
+def test_the_edit_form_of_a_candidate_is_prefilled_field_by_field(project):
+    at = app(ALICE, "memory_verify")
+    item = workflow.current_item(project, "alice", "memory_verify")
+    cand = next(c for c in item.task.payload["candidates"] if c.get("valid", True))
+    at.button_group(key=f"{item.event_id}:d:{cand['key']}").set_value("edit").run()
+    e = f"{item.event_id}:e:{cand['key']}"
+    want = memory_form.start_fields(cand["memory"], item.task.payload["turns"])
+    assert want["evidence_turn"] is not None  # the quote was found in the dialogue
+    assert at.text_input(key=f"{e}:value").value == cand["memory"]["value"]
+    assert at.selectbox(key=f"{e}:label").value == cand["memory"]["label"]
+    assert at.selectbox(key=f"{e}:turn").value == want["evidence_turn"]
+    assert at.text_input(key=f"{e}:evidence").value == cand["memory"]["evidence_text"]
+    assert at.number_input(key=f"{e}:confidence").value == cand["memory"]["confidence"]
+
+
+# -- 9: only kinds with work -----------------------------------------------------------------------------
+def test_kinds_with_nothing_for_the_annotator_are_not_offered(project):
+    assert set(workflow.kinds_with_work(project, "alice")) == {
+        "preference_expressed", "preference_match", "memory_verify"}  # fmt: skip  # no task_qc tasks
+    label_n(project, "alice", "preference_match", 12, {"coverage": "fully"})
+    assert "preference_match" not in workflow.kinds_with_work(project, "alice")
+    at = app(ALICE)
+    kinds = at.sidebar.button_group(key="kind")
+    assert kinds.options == ["Preference expressed", "Memory verification"]
+    assert any("Nothing waiting for you in: Preference matching, Generated task check" in c.value
+               for c in at.sidebar.caption)  # fmt: skip
+
+
+def test_with_nothing_anywhere_the_page_says_so_before_any_guidelines(project):
+    for kind in ("preference_expressed", "preference_match", "memory_verify"):
+        while (item := workflow.current_item(project, "alice", kind)) is not None:
+            workflow.skip(project, "alice", item, "cannot judge")
+    at = app(ALICE)
+    assert at.title[0].value == "Nothing to annotate"
+    assert not [b for b in at.button if b.label == "Start annotating"]
+
+
+# -- 10: flag reasons, the back-off, the client behind a proxy ------------------------------------------
+def test_flag_reasons_fit_the_kind(project):
+    at = app(ALICE, "preference_match")
+    item = workflow.current_item(project, "alice", "preference_match")
+    at.toggle(key=f"{item.event_id}:trouble").set_value(True).run()
+    reasons = at.selectbox(key=f"{item.event_id}:flagr").options
+    assert "candidate is not a preference" in reasons and "empty or truncated dialogue" not in reasons
+    at = app(ALICE, "memory_verify")
+    item = workflow.current_item(project, "alice", "memory_verify")
+    at.toggle(key=f"{item.event_id}:trouble").set_value(True).run()
+    assert "no candidate memories" in at.selectbox(key=f"{item.event_id}:flagr").options
+
+
+def test_a_failed_sign_in_that_starts_a_backoff_says_how_long_to_wait(project):
+    for i in range(3):
+        with pytest.raises(workflow.AuthError) as err:
+            workflow.sign_in(project, "bob", "wrong", client="10.0.0.5")
+        assert err.value.retry_after_s == (0 if i < 2 else 2.0)
+    assert str(err.value).endswith("; wait 2 s before the next try")
+    with pytest.raises(workflow.AuthError, match=r"wait \d s before trying again") as err:
+        workflow.sign_in(project, "bob", PASSWORD, client="10.0.0.5")
+    assert 0 < err.value.retry_after_s <= 2.0
+
+
+def test_the_sign_in_page_shows_when_the_next_try_is_checked(project):
+    at = app()
+    for _ in range(3):
+        at.text_input(key="signin_user").input("bob")
+        at.text_input(key="signin_password").input("wrong")
+        at.button[0].click().run()
+    assert "wait 2 s before the next try (the next try is checked from" in at.error[0].value
+
+
+def test_only_a_trusted_proxy_names_the_client():
+    proxies = ["127.0.0.1", "10.1.0.0/16"]
+    assert client_address("127.0.0.1", "203.0.113.7", proxies) == "203.0.113.7"
+    # a browser that writes its own header: the proxy appends the real address, the right-most wins
+    assert client_address("127.0.0.1", "198.51.100.1, 203.0.113.7", proxies) == "203.0.113.7"
+    assert client_address("127.0.0.1", "203.0.113.7, 10.1.2.3", proxies) == "203.0.113.7"  # two proxies
+    assert client_address("192.0.2.9", "203.0.113.7", proxies) == "192.0.2.9"  # not a proxy: ignored
+    assert client_address("127.0.0.1", "203.0.113.7", []) == "127.0.0.1"  # none configured
+    assert client_address(None, None, proxies) == "unknown address"
+
+
+def test_trusted_proxies_must_be_addresses():
+    assert ProjectConfig.parse({"annotation": {"sign_in": {"trusted_proxies": ["10.0.0.0/8", "::1"]}}})
+    with pytest.raises(ConfigError, match=r"annotation.sign_in.trusted_proxies.*'nginx' is not an IP"):
+        ProjectConfig.parse({"annotation": {"sign_in": {"trusted_proxies": ["nginx"]}}})
+
+
+# -- 11: maintainers -------------------------------------------------------------------------------------
+def test_a_maintainer_lands_on_the_dashboard(project):
+    at = app(MAYA)
+    assert at.title[0].value == "Dashboard"
+
+
+def test_a_fast_annotator_is_an_outlier_even_in_a_team_of_two(project):
+    for who, secs in (("alice", 0.7), ("bob", 9.0)):
+        for task in project.store.labels.tasks(kind="preference_match")[:6]:
+            project.store.labels.append_event(LabelEvent(
+                event_id=f"ev_{who}_{task.task_id}", task_id=task.task_id, kind=task.kind, annotator=who,
+                values={"coverage": "fully"}, time_spent_s=secs, created_at=utcnow()))  # fmt: skip
+    stats = {s["annotator"]: s for s in annotator_stats(project.store, fast_s=2.0)}
+    assert (
+        stats["alice"]["outlier"]
+        and "0.7s per item is under the 2s floor" in stats["alice"]["outlier_reason"]
+    )
+    assert not stats["bob"]["outlier"]
+    table = dashboard.quality_table(dashboard.annotator_quality(project.store, fast_s=2.0))
+    assert table[0]["annotator"] == "alice" and table[0]["outlier"] == "outlier"  # outliers first
+    assert table[0]["task kind"] == "Preference matching" and "None" not in str(table)
+
+
+def test_the_agreement_table_is_readable(project):
+    label_n(project, "alice", "preference_match", 3, {"coverage": "fully"})
+    rows = dashboard.agreement(project.store, ProjectConfig().release, n_boot=20)
+    table = dashboard.agreement_table(rows)
+    assert list(table[0]) == ["task kind", "field", "compared", "alpha", "95% interval", "needed", "units",
+                              "labels", "raters", "AC1", "agreement"]  # fmt: skip
+    assert table[0]["task kind"] == "Preference matching" and table[0]["alpha"] == "–"  # one rater: undefined
+    assert "None" not in str(table)
+
+
+def test_flagged_items_open_the_item_page(project):
+    item = workflow.current_item(project, "alice", "memory_verify")
+    workflow.flag(project, "alice", item, "wrong language")
+    at = app(MAYA)
+    flagged = next(d.value for d in at.dataframe if "reason" in d.value.columns)
+    assert (
+        flagged.iloc[0]["reason"] == "wrong language"
+        and flagged.iloc[0]["task kind"] == "Memory verification"
+    )
+    at.query_params["task"] = item.task.task_id
+    at.switch_page("views/item.py").run()
+    assert not at.exception
+    answers = at.dataframe[0].value
+    assert answers.iloc[0]["action"] == "flag" and answers.iloc[0]["comment"] == "wrong language"
+
+
+def test_a_tie_is_adjudicated_from_what_the_annotators_agreed_on(project):
+    for who, second in (("alice", True), ("bob", False)):
+        item = workflow.current_item(project, who, "preference_expressed")
+        workflow.submit(project, who, item, {"items": [{"item": 0, "expressed": True, "evidence": [2]},
+                                                       {"item": 1, "expressed": second}]})  # fmt: skip
+    tid = item.task.task_id
+    labels = consensus.live_labels(project.store, "preference_expressed")[tid]
+    assert consensus.decided_part("preference_expressed", labels) == {
+        "items": [{"item": 0, "expressed": True, "evidence": [2]}]}  # fmt: skip
+    at = app(MAYA)
+    at.switch_page("views/adjudicate.py").run()
+    at.button_group(key="adj_kind").set_value("preference_expressed").run()
+    p = f"adj:{tid}"
+    assert [at.radio(key=f"{p}:exp:{i}").value for i in range(2)] == ["Expressed", None]
+    table = at.dataframe[0].value.set_index("unit")
+    assert table.loc["1. " + item.task.payload["checklist"][0], "alice"] == "Expressed · turn 2"
+    assert table.loc["2. " + item.task.payload["checklist"][1], "bob"] == "Not expressed"
+    picker = at.selectbox(key="adj_task")
+    assert picker.format_func(tid).startswith(item.task.payload["preference"][:40])
