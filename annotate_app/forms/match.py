@@ -87,7 +87,7 @@ def summary(task) -> str:
 
 
 def describe(task, values: dict[str, Any]) -> str:
-    return TITLES.get(values.get("coverage"), "–")
+    return TITLES.get(str(values.get("coverage")), "–")
 
 
 def cell(task, values: dict[str, Any], unit: str, field: str) -> str:

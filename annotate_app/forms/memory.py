@@ -72,7 +72,7 @@ def start_fields(mem: dict[str, Any], turns: list[dict[str, Any]] | None = None)
     """What an edit of ``mem`` starts from: the memory as written, field by field: its value, label
     (full path), type, time scope, evidence turn and quote, confidence. A memory that cites no turn
     (a model's extraction quotes only) points at the turn the quote is found in."""
-    evidence = mem.get("evidence") if isinstance(mem.get("evidence"), dict) else {}
+    evidence: dict[str, Any] = mem["evidence"] if isinstance(mem.get("evidence"), dict) else {}
     text = mem.get("evidence_text") or evidence.get("text") or ""
     index = mem.get("evidence_turn", evidence.get("utterance_index"))
     if isinstance(index, list):  # the real gold sometimes cites several utterances: the first

@@ -116,11 +116,11 @@ def summary(task) -> str:
 
 
 def describe(task, values: dict[str, Any]) -> str:
-    return "; ".join(TITLES.get(values.get(f), "–") for f in ("leakage", "answer"))
+    return "; ".join(TITLES.get(str(values.get(f)), "–") for f in ("leakage", "answer"))
 
 
 def cell(task, values: dict[str, Any], unit: str, field: str) -> str:
-    return TITLES.get(values.get(field), "–")
+    return TITLES.get(str(values.get(field)), "–")
 
 
 register_this(KIND, __name__)

@@ -33,21 +33,21 @@ def _form(kind: str) -> Any:
 def summary(task) -> str:
     """The item's text in one line (the form's ``summary``), or its reference."""
     form = _form(task.kind)
-    return form.summary(task) if hasattr(form, "summary") else task.item_ref
+    return str(form.summary(task)) if form is not None and hasattr(form, "summary") else task.item_ref
 
 
 def describe(task, values: dict[str, Any]) -> str:
     """A label's values in words (the form's ``describe``), or as JSON."""
     form = _form(task.kind)
-    if hasattr(form, "describe"):
-        return form.describe(task, values)
+    if form is not None and hasattr(form, "describe"):
+        return str(form.describe(task, values))
     return json.dumps(values, ensure_ascii=False, sort_keys=True)
 
 
 def cell(task, values: dict[str, Any], unit: str, field: str) -> str:
     """One agreement unit of a label in words (the form's ``cell``), or the unit's raw value."""
     form = _form(task.kind)
-    if hasattr(form, "cell"):
-        return form.cell(task, values, unit, field)
+    if form is not None and hasattr(form, "cell"):
+        return str(form.cell(task, values, unit, field))
     value = get_kind(task.kind).units(values).get((unit, field))
     return "–" if value is None else str(value)

@@ -70,10 +70,11 @@ with right:
     dist = pd.DataFrame(dashboard.label_distribution(store))
     if dist.empty:
         st.caption("No labels yet.")
-    for kind, part in dist.groupby("task_kind", sort=False) if not dist.empty else ():
+    for kind in [] if dist.empty else list(dict.fromkeys(dist["task_kind"])):
         # One chart per task kind, each with its own legend: the values of one kind only.
+        part = dist[dist["task_kind"] == kind]
         chart = (
-            alt.Chart(part, title=dashboard.kind_title(kind))
+            alt.Chart(part, title=dashboard.kind_title(str(kind)))
             .mark_bar()
             .encode(
                 x=alt.X("n:Q", title="labels"),

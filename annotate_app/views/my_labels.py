@@ -20,8 +20,8 @@ kind = f1.selectbox(
     "Task kind", [None, *ui.KIND_TITLES], key="mine_kind",
     format_func=lambda k: "All task kinds" if k is None else ui.KIND_TITLES[k],
 )  # fmt: skip
-days = f2.date_input(
-    "Days (UTC)", value=(), key="mine_days", max_value=dt.date.today() + dt.timedelta(days=1)
+days = f2.date_input(  # a range: empty (every day), one day picked so far, or both ends
+    "Days (UTC)", value=[], key="mine_days", max_value=dt.date.today() + dt.timedelta(days=1)
 )
 since = until = None
 if isinstance(days, tuple | list) and days:
