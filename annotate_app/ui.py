@@ -148,6 +148,17 @@ def dialogue_box(height: int, item_key: str):
 
 
 # -- submits: button callbacks (run before the script, so one run per click) ---------------------------
+def assist_key(item: workflow.ShownItem) -> str:
+    """Where the item's suggestion exposure is kept (``forms/suggestion.py`` reads it once per item);
+    it goes with the item's other state when the item is done."""
+    return f"{item.event_id}:assist"
+
+
+def suggestion_shown(item: workflow.ShownItem):
+    """The suggestion exposure a form read for ``item``, or None (the form drew no suggestion)."""
+    return st.session_state.get(assist_key(item))
+
+
 def _problem_key(prefix: str) -> str:
     return f"{prefix}:problem"
 
@@ -176,11 +187,12 @@ def submit_now(
         st.session_state[_problem_key(prefix)] = missing
         return
     comment = st.session_state.get(f"{prefix}:comment")
+    assist = suggestion_shown(item)  # the arm and suggestion the item showed (forms/suggestion.py)
     _record(
         user,
         item,
         prefix,
-        lambda: workflow.submit(open_project(), user, item, values, comment, signed_in=True),
+        lambda: workflow.submit(open_project(), user, item, values, comment, signed_in=True, assist=assist),
         "Saved",
     )
 

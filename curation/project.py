@@ -20,6 +20,7 @@ from pathlib import Path
 from prefkit.curation.annotation.guidelines import write_default_guidelines
 from prefkit.curation.store.accounts import Accounts
 from prefkit.curation.store.alpsbench import AlpsTasks
+from prefkit.curation.store.assist import Suggestions
 from prefkit.curation.store.backend import has_password, is_url, parse_url, redact
 from prefkit.curation.store.content import Content
 from prefkit.curation.store.engine import StoreCore, StoreError
@@ -57,6 +58,7 @@ class ProjectStore(StoreCore):
     ``store.llm``                 the LLM response cache, the call ledger, batch jobs
     ``store.eval``                evaluation runs and their items
     ``store.alps``                built AlpsBench task rows
+    ``store.assist``              ``prefkit suggest`` runs and their suggestions (never labels)
     ``store.releases``            the release log, annotator pseudonyms, release-time reads
     ============================  ===============================================================
 
@@ -81,6 +83,7 @@ class ProjectStore(StoreCore):
         self.llm = LLMRecords(self)
         self.eval = Evaluations(self)
         self.alps = AlpsTasks(self)
+        self.assist = Suggestions(self)
         self.releases = Releases(self)
 
     def status(self) -> dict[str, int]:

@@ -238,6 +238,59 @@ def _cost(report: CostReport) -> list[str]:
         "",
         *_table(rows, ["verified", "count", "LLM stages", "US$ each", "verified by", "minutes each"]),
     ]
+
+
+def _assisted(assist: dict[str, Any] | None) -> list[str]:
+    """Whether labels made with a model's suggestion on screen are in the release, and what the
+    suggestions did (the arms' figures of ``prefkit agreement --assist``)."""
+    if not assist:
+        return []
+    report, policy = assist["report"], assist["policy"]
+    if report.n_assisted + report.n_control == 0:
+        return ["", "No label was made with a model's suggestion on screen (no suggestions were shown)."]
+    where = {
+        "allow": f"**{report.n_assisted} labels made with a model's suggestion on screen are in this release**",
+        "control_only": f"The {report.n_assisted} labels made with a model's suggestion on screen are "
+        '**left out** of this release (`assisted = "control_only"`)',
+        "forbid": f"{report.n_assisted} labels were made with a model's suggestion on screen "
+        '(`assisted = "forbid"`)',
+    }[policy]
+    rows = []
+    for k, ka in report.kinds.items():
+        for arm, f in ka.arms.items():
+            alpha = "; ".join(f"{name} {e.text()}" for name, e in f.alpha.items())
+            rows.append([k, arm, f.n_labels, f.time_median.text(1), f.time_p90.text(1), f.gold_agreement.text(),
+                         f.adjudicated_agreement.text(), alpha, f.anchoring_rate.text()])  # fmt: skip
+    out = [
+        "",
+        f"{where}; {report.n_control} control labels were made without it (a stable random share "
+        "of each annotator's items). Per task kind and arm, with 95% bootstrap intervals:",
+        "",
+        *_table(
+            rows,
+            [
+                "task kind",
+                "arm",
+                "labels",
+                "time median (s)",
+                "time p90 (s)",
+                "gold agreement",
+                "adjudicated agreement",
+                "α (human vs human)",
+                "anchoring rate",
+            ],
+        ),  # fmt: skip
+        "",
+    ]
+    for k, ka in report.kinds.items():
+        verdict = {
+            None: "not measurable",
+            True: "significantly worse than control",
+            False: "not significantly worse",
+        }
+        out.append(f"- {k}: anchoring difference assisted − control {ka.anchoring_difference.text()}: "
+                   f"{verdict[ka.significantly_worse]}.")  # fmt: skip
+    out += ["", f"Protocol: {report.protocol}."]
     return out
 
 
@@ -261,7 +314,8 @@ def card(
         "Collection process": _collection(provenance),
         "Labeling": _labeling(
             agreement, gates, meta.get("override_reason"), meta.get("judge_alpha_min", 0.667)
-        ),
+        )
+        + _assisted(meta.get("assist")),
         **({"Cost": _cost(cost)} if cost is not None else {}),
         "Uses": [md_paragraphs(meta["uses"])],
         "Distribution": [distribution],

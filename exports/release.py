@@ -20,12 +20,15 @@ import json
 import os
 import shutil
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from prefkit.curation.quality.agreement import agreement_rows
 from prefkit.curation.quality.cost import cost_report
+from prefkit.curation.quality.assist import assist_report
 from prefkit.curation.quality.gates import GateResult, format_report, run_gates
 from prefkit.curation.store.release import ReleaseRecord
 from prefkit.exports.card import SOURCE_DATASETS, card, hf_licence, size_category
@@ -123,6 +126,7 @@ def _card_meta(
         "maintenance": rel.maintenance,
         "judge_alpha_min": rel.judge_alpha_min,
         "override_reason": override,
+        "assist": {"policy": rel.assisted, "report": assist_report(project.store)},
     }
 
 
@@ -153,13 +157,26 @@ def plan_configs(project: Project) -> list:
     return build_configs(project.store, rel.configs, rel.alpsbench_reference)
 
 
+@contextmanager
+def release_view(project: Project) -> Iterator[None]:
+    """The labels a release reads: under ``[release] assisted = "control_only"`` the labels made with
+    a suggestion on screen are left out of everything derived from them (final labels, verification,
+    agreement, the gates, the ``labels`` config); the event log keeps them."""
+    if project.config.release.assisted == "control_only":
+        with project.store.labels.leaving_out("assisted"):
+            yield
+    else:
+        yield
+
+
 def check_release(project: Project, agreement=None, planned=None) -> list[GateResult]:
     """Every release gate's result for the release the project would cut now (``prefkit release
     check``). ``agreement`` (agreement rows) and ``planned`` (:func:`plan_configs`) are computed when
     not given."""
-    planned = plan_configs(project) if planned is None else planned
-    rows = None if agreement is None else (lambda _store: agreement)
-    return run_gates(project.store, project.config.release, planned, agreement_rows=rows)
+    with release_view(project):
+        planned = plan_configs(project) if planned is None else planned
+        rows = None if agreement is None else (lambda _store: agreement)
+        return run_gates(project.store, project.config.release, planned, agreement_rows=rows)
 
 
 def build_release(
@@ -258,6 +275,11 @@ def cut_release(
     in the manifest), when the version exists, or when the version bump is smaller than the change
     since the latest release. ``gates`` (results of :func:`run_gates`) and ``agreement`` (agreement
     rows) are computed when not given; agreement is computed once for both."""
+    with release_view(project):
+        return _cut(project, version, override, gates, agreement)
+
+
+def _cut(project: Project, version: str, override: str | None, gates, agreement) -> CutResult:
     parse_version(version)
     for where in (project.releases_dir, project.root / "releases-private"):
         inside_project(project, where)

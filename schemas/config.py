@@ -219,6 +219,12 @@ class AnnotationSection(Contract):
         default=600, gt=0, description="Cost: seconds on one item counted at most (a tab left open)."
     )
     pace_days: float = Field(default=7, gt=0, description="Cost: the forecast's pace is of this many days.")
+    assist_control_share: float = Field(
+        default=0.2,
+        ge=0.0,
+        le=1.0,
+        description="Share of items with a suggestion shown without it (the control arm), per annotator and kind.",
+    )
     sign_in: SignInSection = Field(default_factory=SignInSection, description="Sign-in throttling.")
 
 
@@ -250,6 +256,11 @@ class ReleasePolicy(Contract):
         default=TENTATIVE_ALPHA_MIN, description="An LLM judge below this α with humans is not validated."
     )
     require_gold: bool = Field(default=True, description="Label gates need labelled gold items.")
+    assisted: Literal["allow", "control_only", "forbid"] = Field(
+        default="allow",
+        description="Labels made with a suggestion on screen: 'allow' (gated on anchoring), "
+        "'control_only' (left out of the release) or 'forbid' (a release with any fails).",
+    )
     configs: list[str] | None = Field(default=None, description="Configs to release (default: all).")
     alpsbench_reference: AlpsReference = Field(
         default="verified",

@@ -44,6 +44,14 @@ class LabelEvent(Record):
     supersedes: str | None = Field(default=None, description="event_id of the event this one replaces.")
     source: str = Field(default="app", description="Where the label was made: app, labelstudio, import.")
     created_at: str = Field(description="ISO-8601 time the event was recorded.")
+    assist_arm: Literal["assisted", "control"] | None = Field(
+        default=None,
+        description="Judge-assisted labelling: 'assisted' = the item's suggestion was on screen, "
+        "'control' = the item had one but it was withheld; None = no suggestion for the item.",
+    )
+    suggestion_id: str | None = Field(
+        default=None, description="The suggestion shown (assisted) or withheld (control)."
+    )
 
 
 class Adjudication(Record):

@@ -1,6 +1,8 @@
 """Preference matching: a gold checklist item beside a candidate preference; one key labels and moves on.
 
-Keys: 1 fully covered, 2 partially covered, 3 not covered.
+Keys: 1 fully covered, 2 partially covered, 3 not covered. On an item of the assisted arm with a
+suggestion (``prefkit suggest``), Enter confirms the suggested value; the suggested button carries the
+suggestion mark and the others stay available.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import streamlit as st
 from prefkit.annotate_app import ui
 from prefkit.annotate_app.forms.registry import register_this
+from prefkit.annotate_app.forms import suggestion
 from prefkit.annotate_app.forms.text import excerpt
 from prefkit.annotate_app.safe_text import md_escape
 from prefkit.curation.annotation import workflow
@@ -51,9 +54,17 @@ def pair(task) -> None:
 
 def render(project: Project, user: str, item: workflow.ShownItem) -> None:
     prefix = item.event_id  # the pair is the header's lead (lead()), the comment box under the switch
+    shown = suggestion.shown(project, user, item)  # None on the control arm: nothing to draw
+    suggested = shown.values["coverage"] if shown else None
     row = st.container(horizontal=True)
+    if suggested:
+        row.button(suggestion.confirm_label(shown, TITLES[suggested]), shortcut="Enter", key=f"{prefix}:confirm",
+                   icon=suggestion.ICON, type="primary", help=f"Suggested by {suggestion.source(shown)}",
+                   on_click=ui.submit_now, args=(user, item, prefix, {"coverage": suggested}))  # fmt: skip
     for value, title, key in CHOICES:
-        row.button(title, shortcut=key, key=f"{prefix}:{value}", width="stretch", type="primary",
+        row.button(title, shortcut=key, key=f"{prefix}:{value}", width="stretch",
+                   type="secondary" if suggested else "primary",
+                   icon=suggestion.ICON if value == suggested else None,
                    on_click=ui.submit_now, args=(user, item, prefix, {"coverage": value}))  # fmt: skip
 
 

@@ -6,6 +6,10 @@
   never imported again, and a push interrupted between import and bookkeeping is reconciled from the
   tasks' data on the next push. Pushes of one kind to one server take turns (a lease in the store):
   a second push waits for the first, then finds its tasks there.
+- suggestions (``prefkit suggest``) go with a task as Label Studio ``predictions`` on the assisted arm
+  only; a control task is imported without them. Label Studio shows a task to everyone alike, so the
+  arm is drawn per item (:data:`prefkit.curation.annotation.assist.EVERYONE`); the task's data carries
+  the arm and the suggestion's id, and the pull records them on the label event.
 - pull: every annotation becomes a ``LabelEvent`` (source ``labelstudio``) whose values passed the
   config check and ``TaskKind.validate``; an edited annotation supersedes its earlier event, a deleted
   one is withdrawn, a skipped one is a ``skip``. Label Studio users map to prefkit annotators by email.
@@ -37,6 +41,7 @@ import httpx
 from label_studio_sdk import LabelStudio
 from label_studio_sdk.core.api_error import ApiError
 from prefkit.annotate_app.labelstudio.config import TASK_ID_KEY, ls_kind, task_data
+from prefkit.curation.annotation.assist import EVERYONE, Exposure, exposure
 from prefkit.curation.annotation.task_kinds import LabelError, get_kind
 from prefkit.curation.store.labelstudio import LSPushLease
 from prefkit.schemas.common import PrefkitError, content_hash, parse_utc, utcnow
@@ -178,12 +183,30 @@ def _reconcile(client: LabelStudio, project: Project, url: str, pid: int, mapped
     return added
 
 
-def _import_item(task: AnnotationTask) -> dict[str, Any]:
+#: Task data key of a task's arm and suggestion id (not shown by any labeling config).
+ASSIST_KEY = "prefkit_assist"
+
+
+def _import_item(task: AnnotationTask, shown: Exposure | None = None) -> dict[str, Any]:
     item: dict[str, Any] = {"data": task_data(task)}
     if task.is_gold and task.gold_answer:
         result = ls_kind(task.kind).results(task.gold_answer, task)
         item["annotations"] = [{"result": result, "ground_truth": True}]
+    if shown is not None:
+        item["data"][ASSIST_KEY] = {"arm": shown.arm, "suggestion_id": shown.suggestion_id}
+        if shown.arm == "assisted":  # a control task gets no prediction at all
+            result = ls_kind(task.kind).results(shown.values, task)
+            item["predictions"] = [
+                {"result": result, "model_version": f"{shown.model} {shown.suggestion_id}"}
+            ]
     return item
+
+
+def _exposures(project: Project, kind: str) -> Callable[[AnnotationTask], Exposure | None]:
+    """Each task's exposure in Label Studio: the newest suggestion, the arm drawn per item."""
+    suggestions = project.store.assist.latest(kind)
+    share = project.config.annotation.assist_control_share
+    return lambda task: exposure(suggestions.get(task.task_id), EVERYONE, task, share)
 
 
 def _tasks_to_push(
@@ -219,13 +242,20 @@ class _Part:
     last: bool = False  # sent alone, as the last request
 
 
-def _parts(tasks: Iterator[AnnotationTask], first: int, largest: int, tail: int = TAIL) -> Iterator[_Part]:
-    """The tasks with their encoded import items: ``first`` tasks, then parts twice as large as the
-    one before up to ``largest`` (or ``PART_BYTES``); the last ``tail`` tasks in a part of their own."""
+def _parts(
+    tasks: Iterator[AnnotationTask],
+    first: int,
+    largest: int,
+    tail: int = TAIL,
+    shown: Callable[[AnnotationTask], Exposure | None] = lambda task: None,
+) -> Iterator[_Part]:
+    """The tasks with their encoded import items (``shown``: each task's suggestion exposure):
+    ``first`` tasks, then parts twice as large as the one before up to ``largest`` (or
+    ``PART_BYTES``); the last ``tail`` tasks in a part of their own."""
     size = max(1, min(first, largest))
     part = _Part([], [], 0)
     for task in tasks:
-        item = json.dumps(_import_item(task), separators=(",", ":")).encode()
+        item = json.dumps(_import_item(task, shown(task)), separators=(",", ":")).encode()
         part.tasks.append(task)
         part.items.append(item)
         part.size += len(item) + 1
@@ -504,7 +534,7 @@ def _push(
 
     importer = _Importer(client, pid, chunk, lease.check)
     try:
-        for part in _parts(fitting(), batch, chunk):
+        for part in _parts(fitting(), batch, chunk, shown=_exposures(project, kind)):
             # Stored before they are sent: a task in Label Studio is always one the store holds, so a
             # lost answer can be reconciled.
             if fresh := [t for t in part.tasks if t.task_id in new_ids]:
@@ -604,7 +634,12 @@ def _event_id(url: str, ann_id: int, *parts: Any) -> str:
 
 
 def _label_event(
-    task: AnnotationTask, ann: dict[str, Any], annotators: AnnotatorMap, url: str, prev: LSAnnotation | None
+    task: AnnotationTask,
+    ann: dict[str, Any],
+    annotators: AnnotatorMap,
+    url: str,
+    prev: LSAnnotation | None,
+    assist: dict[str, Any] | None = None,
 ) -> LabelEvent:
     cancelled = bool(ann.get("was_cancelled"))
     values = {} if cancelled else ls_kind(task.kind).values(ann.get("result") or [], task)
@@ -622,6 +657,8 @@ def _label_event(
         supersedes=prev.event_id if prev else None,
         source="labelstudio",
         created_at=utcnow(),
+        assist_arm=(assist or {}).get("arm"),
+        suggestion_id=(assist or {}).get("suggestion_id"),
     )
 
 
@@ -633,9 +670,10 @@ def _record(
     ann: dict,
     annotators: AnnotatorMap,
     prev: LSAnnotation | None,
+    assist: dict[str, Any] | None = None,
 ) -> None:
     try:
-        event = _label_event(task, ann, annotators, report.url, prev)
+        event = _label_event(task, ann, annotators, report.url, prev, assist)
     except LabelError as exc:
         report.invalid.append(
             f"task {task.task_id} (Label Studio task {ann.get('task')}, annotation {ann['id']}): {exc}"
@@ -704,7 +742,9 @@ def pull(project: Project, kind: str, url: str, api_key: str | None = None) -> P
             if prev and prev.updated_at == ann["updated_at"] and not prev.withdrawn:
                 report.unchanged += 1
                 continue
-            _record(project, report, pid, task, ann, annotators, prev)
+            _record(
+                project, report, pid, task, ann, annotators, prev, (ls_task.get("data") or {}).get(ASSIST_KEY)
+            )
     for ann_id, row in known.items():
         if ann_id not in seen and not row.withdrawn:
             _withdraw(project, report, pid, ann_id, row)

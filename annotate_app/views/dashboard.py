@@ -1,4 +1,5 @@
-"""Maintainer dashboard: progress, throughput, label distributions, agreement with intervals, gold.
+"""Maintainer dashboard: progress, throughput, label distributions, agreement with intervals, gold,
+and what suggestions do (assisted vs control arm).
 
 The page maintainers land on. Tables show readable column names, task kinds by their titles and
 ``–`` for a number that is undefined; a flagged item opens on the Item page.
@@ -9,7 +10,9 @@ import pandas as pd
 import streamlit as st
 from prefkit.annotate_app import ui
 from prefkit.annotate_app.forms.text import summary
+from prefkit.annotate_app.safe_text import md_escape
 from prefkit.curation.quality import dashboard
+from prefkit.curation.quality.assist import assist_report, difference_lines, report_rows
 
 LEGEND = alt.Legend(orient="right", labelLimit=0, titleLimit=0)  # never cut: no label limit
 
@@ -153,6 +156,14 @@ c1.dataframe(pd.DataFrame(costs.stages), hide_index=True, width="stretch")
 c2.dataframe(pd.DataFrame(costs.times), hide_index=True, width="stretch")
 st.caption(f"Forecast at the pace of the last {costs.pace_days:g} days of labelling")
 st.dataframe(pd.DataFrame(costs.forecast), hide_index=True, width="stretch")
+
+st.subheader("Suggestions: assisted vs control arm")  # docs/assist.md
+arms = assist_report(store, n_boot=500)
+if not arms.kinds:
+    st.caption("No label was made on an item with a suggestion (`prefkit suggest`).")
+else:
+    st.dataframe(pd.DataFrame(report_rows(arms)), hide_index=True, width="stretch")
+    st.caption("  \n".join(md_escape(line) for line in difference_lines(arms)))
 
 flags = dashboard.flagged(store)
 st.subheader(f"Flagged items ({len(flags)})")

@@ -26,6 +26,7 @@ from prefkit.schemas.common import PrefkitError, content_hash, parse_utc, utcnow
 from prefkit.schemas.curation import AnnotationTask, LabelEvent
 
 if TYPE_CHECKING:
+    from prefkit.curation.annotation.assist import Exposure
     from prefkit.curation.project import Project, ProjectStore
     from prefkit.curation.store.accounts import Account
     from prefkit.curation.store.queues import OpenItem, ReleasedAssignment
@@ -204,6 +205,7 @@ def _finish(
     values: dict,
     comment: str | None,
     signed_in: bool = False,
+    assist: Exposure | None = None,
 ) -> bool:
     now = utcnow()
     event = LabelEvent(
@@ -216,6 +218,8 @@ def _finish(
         comment=comment or None,
         time_spent_s=_seconds_since(item.shown_at, now),
         created_at=now,
+        assist_arm=assist.arm if assist else None,
+        suggestion_id=assist.suggestion_id if assist else None,
     )
     return project.store.queues.record_submit(event, active_account=signed_in)
 
@@ -228,13 +232,16 @@ def submit(
     comment: str | None = None,
     *,
     signed_in: bool = False,
+    assist: Exposure | None = None,
 ) -> bool:
     """Validate and record a label. True when written now, False when this submit was already recorded.
 
     ``signed_in``: the click of a signed-in session; the account must still be active when the label
-    is written (same transaction), else ``AccountInactive`` and nothing is written. Also for skip/flag."""
+    is written (same transaction), else ``AccountInactive`` and nothing is written. Also for skip/flag.
+    ``assist``: what the item showed of its suggestion (``assist.exposure_for``); the event records
+    the arm and the suggestion's id."""
     clean = get_kind(item.task.kind).validate(values, item.task)
-    return _finish(project, user, item, "label", clean, comment, signed_in)
+    return _finish(project, user, item, "label", clean, comment, signed_in, assist)
 
 
 def skip(project: Project, user: str, item: ShownItem, reason: str, *, signed_in: bool = False) -> bool:
@@ -332,6 +339,9 @@ def edit_label(
         time_spent_s=None,
         supersedes=old_event_id,
         created_at=utcnow(),
+        # an edit of a label made beside a suggestion is still a label of that arm
+        assist_arm=old.assist_arm,
+        suggestion_id=old.suggestion_id,
     )
     project.store.queues.record_submit(event)
     return event

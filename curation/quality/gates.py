@@ -16,6 +16,7 @@ from prefkit.curation.annotation.kinds.memory_verify import KIND as MEMORY_VERIF
 from prefkit.curation.annotation.task_kinds import TASK_KIND_REGISTRY
 from prefkit.curation.annotation.workflow import gold_accuracy as project_gold_accuracy
 from prefkit.curation.quality.agreement import agreement_rows as project_agreement_rows
+from prefkit.curation.quality.assist import arm_events, assist_report
 from prefkit.curation.quality.consensus import disagreements, effective_adjudications, live_flags, live_labels
 from prefkit.curation.quality.evidence import check_memory, evidence_rows
 from prefkit.curation.quality.verification import verified_gold_evidence
@@ -340,6 +341,52 @@ def gate_gold_evidence(ctx: GateContext) -> GateResult:
     )
 
 
+def gate_assist_anchoring(ctx: GateContext) -> GateResult:
+    """Labels made with a suggestion on screen (``[release] assisted``): ``forbid`` fails on any;
+    ``control_only`` leaves them out of the release; ``allow`` fails for a kind whose anchoring rate
+    is significantly above the control arm's (:mod:`prefkit.curation.quality.assist`), or that cannot
+    be measured (no gold unit with a wrong suggestion in one of the arms) while its assisted labels
+    would ship."""
+    gate, mode = "assist_anchoring", ctx.policy.assisted
+    needed = ctx.needed()
+    if not needed:
+        return _not_applicable(gate, mode)
+    assisted = [e for e in arm_events(ctx.store) if e.assist_arm == "assisted" and e.kind in needed]
+    kinds = sorted({e.kind for e in assisted})
+    per_kind = ", ".join(f"{k}: {sum(e.kind == k for e in assisted)}" for k in kinds)
+    if not assisted:
+        return GateResult(gate, True, 0, mode, "no released label was made with a suggestion on screen")
+    if mode == "control_only":
+        return GateResult(gate, True, len(assisted), mode,
+                          f"{len(assisted)} assisted label(s) left out of the release ({per_kind})")  # fmt: skip
+    if mode == "forbid":
+        culprits = [f"{k}: {sum(e.kind == k for e in assisted)} assisted label(s)" for k in kinds]
+        return GateResult(gate, False, len(assisted), mode,
+                          f"{len(assisted)} label(s) made with a suggestion on screen; assisted = \"forbid\"",
+                          culprits)  # fmt: skip
+    report = assist_report(ctx.store)
+    culprits = []
+    for k in kinds:
+        ka = report.kinds[k]
+        a, c = ka.arms["assisted"].anchoring_rate, ka.arms["control"].anchoring_rate
+        if ka.significantly_worse is None:
+            empty = [arm for arm, est in (("assisted", a), ("control", c)) if est.value is None]
+            culprits.append(f"{k}: nothing to measure: no gold unit with a wrong suggestion in the "
+                            f"{' and '.join(empty)} arm; {_needs_text(k, needed[k])}")  # fmt: skip
+        elif ka.significantly_worse:
+            d = ka.anchoring_difference
+            culprits.append(f"{k}: anchoring {a.value:.3f} assisted vs {c.value:.3f} control, difference "
+                            f"{d.value:+.3f} [{d.ci_low:+.3f}, {d.ci_high:+.3f}]")  # fmt: skip
+    return _result(
+        gate,
+        culprits,
+        len(assisted),
+        "anchoring not above control (one-sided 5%)",
+        f"{len(assisted)} assisted label(s); anchoring not significantly above control ({per_kind})",
+        f"{len(culprits)} kind(s) with assisted labels fail the anchoring check",
+    )
+
+
 GATES: tuple[tuple[str, Callable[[GateContext], GateResult]], ...] = (
     ("alpha", gate_alpha),
     ("min_labels", gate_min_labels),
@@ -348,6 +395,7 @@ GATES: tuple[tuple[str, Callable[[GateContext], GateResult]], ...] = (
     ("gold_accuracy", gate_gold_accuracy),
     ("offline", gate_offline),
     ("gold_evidence", gate_gold_evidence),
+    ("assist_anchoring", gate_assist_anchoring),
 )
 
 
@@ -362,6 +410,7 @@ APPLIES: dict[str, Callable[[ConfigPlan], bool]] = {
     "gold_evidence": lambda c: (
         c.name.startswith("alpsbench") and not c.name.startswith("alpsbench_unverified")
     ),
+    "assist_anchoring": lambda c: bool(c.needs),
 }
 
 

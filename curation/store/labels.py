@@ -8,6 +8,8 @@ a retry writes it once.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -82,6 +84,21 @@ class FlaggedLabel:
 
 class Labels(StoreArea):
     """Batches, tasks and the label event log."""
+
+    #: Arms (``LabelEvent.assist_arm``) whose labels this process leaves out of everything derived
+    #: from the live labels: set only for a release under ``[release] assisted = "control_only"``
+    #: (:meth:`leaving_out`); the log itself keeps every event.
+    left_out_arms: frozenset[str] = frozenset()
+
+    @contextmanager
+    def leaving_out(self, *arms: str) -> Iterator[None]:
+        """Within the block, :meth:`effective_events` leaves out labels made in ``arms``."""
+        before = self.left_out_arms
+        self.left_out_arms = before | frozenset(arms)
+        try:
+            yield
+        finally:
+            self.left_out_arms = before
 
     # -- batches and tasks --------------------------------------------------------------------------
     def ensure_batch(self, conn, batch_id: str, kind: str) -> None:
@@ -208,6 +225,8 @@ class Labels(StoreArea):
             "source": ev.source,
             "schema_version": ev.schema_version,
             "created_at": ev.created_at,
+            "assist_arm": ev.assist_arm,
+            "suggestion_id": ev.suggestion_id,
         }
 
     def _event_from_row(self, r) -> LabelEvent:
@@ -219,6 +238,8 @@ class Labels(StoreArea):
             source=r["source"],
             schema_version=r["schema_version"],
             created_at=r["created_at"],
+            assist_arm=r["assist_arm"],
+            suggestion_id=r["suggestion_id"],
         )
 
     # -- label events -------------------------------------------------------------------------------
@@ -269,13 +290,17 @@ class Labels(StoreArea):
             rows = conn.execute(q).mappings().all()
         return [self._event_from_row(r) for r in rows]
 
-    def effective_events(self, kind: str | None = None) -> list[LabelEvent]:
+    def effective_events(self, kind: str | None = None, *, every_arm: bool = False) -> list[LabelEvent]:
         """The live event per (task, annotator): the latest one not superseded by a later event.
-        A withdrawn label leaves nothing. Derived from the log alone, so it is reproducible."""
+        A withdrawn label leaves nothing. Derived from the log alone, so it is reproducible. Labels of
+        an arm left out (:meth:`leaving_out`) are left out unless ``every_arm``."""
         latest: dict[tuple[str, str], LabelEvent] = {}
         for ev in self.events(kind=kind):
             latest[(ev.task_id, ev.annotator)] = ev
-        return [ev for ev in latest.values() if ev.action != "withdraw"]
+        out = [ev for ev in latest.values() if ev.action != "withdraw"]
+        if self.left_out_arms and not every_arm:
+            out = [ev for ev in out if ev.assist_arm not in self.left_out_arms]
+        return out
 
     # -- reads of the event log ---------------------------------------------------------------------
     def event(self, event_id: str) -> LabelEvent | None:

@@ -5,7 +5,8 @@ embedded default; PostgreSQL must be a configuration change). A migration, once 
 edited: change the schema with a new, higher-numbered one. Migration numbers are reserved per area:
 m001 core, m002 LLM layer, m003 annotation app, m004 releases, m005 Label Studio bridge, m006 generation,
 m007 verification (instance → session links), m008 evaluation, m012 Label Studio push leases,
-m014/m015 packed turns of bulk imports.
+m014/m015 packed turns of bulk imports, m020 judge-assisted labelling (suggestions, the arm a label was
+made in).
 Every migration lives in this module, so opening any store applies the same, complete list.
 """
 
@@ -690,3 +691,48 @@ def m015_turn_packs(conn: Connection) -> None:
         )
     )
     old.drop(conn)
+
+
+@migration(20, "assist")
+def m020_assist(conn: Connection) -> None:
+    """Judge-assisted labelling: suggestion runs, their suggestions, and what a label event was shown.
+
+    ``suggestion_runs`` holds one ``prefkit suggest`` run (task kind, model, backend, offline flag,
+    prompt hash, seed); ``suggestions`` one suggestion per (run, task): label-shaped values and the
+    detail behind them (evidence turns, found quotes, failed checks). Suggestions are never label
+    events: nothing here is read by consensus, agreement or the release's label configs.
+    ``label_events`` gains ``assist_arm`` (``assisted``: the suggestion was on screen; ``control``:
+    the item had one but it was withheld) and ``suggestion_id`` (the suggestion shown or withheld).
+    """
+    md = MetaData()
+    md.reflect(conn, only=["tasks"])
+    Table(
+        "suggestion_runs",
+        md,
+        Column("run_id", Text, primary_key=True),
+        Column("kind", Text, nullable=False),
+        Column("model", Text, nullable=False),
+        Column("backend", Text, nullable=False),
+        Column("offline", Boolean, nullable=False),
+        Column("prompt_hash", Text, nullable=False),
+        Column("seed", Integer, nullable=False),
+        _json("settings_json", nullable=False),
+        Column("created_at", Text, nullable=False),
+    )
+    Table(
+        "suggestions",
+        md,
+        Column("seq", Integer, primary_key=True, autoincrement=True),
+        Column("suggestion_id", Text, nullable=False, unique=True),
+        Column("run_id", Text, ForeignKey("suggestion_runs.run_id"), nullable=False),
+        Column("task_id", Text, ForeignKey("tasks.task_id"), nullable=False),
+        Column("kind", Text, nullable=False),
+        _json("values_json", nullable=False),
+        _json("detail_json", nullable=False),
+        Column("created_at", Text, nullable=False),
+        UniqueConstraint("run_id", "task_id", name="uq_suggestions_run_task"),
+        Index("ix_suggestions_task", "task_id", "seq"),
+    )
+    md.create_all(conn)
+    conn.execute(text("ALTER TABLE label_events ADD COLUMN assist_arm TEXT"))
+    conn.execute(text("ALTER TABLE label_events ADD COLUMN suggestion_id TEXT"))

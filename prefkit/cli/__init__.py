@@ -10,6 +10,7 @@ from prefkit.cli import (  # noqa: F401  access_cmds adds to the users and tasks
     agreement_cmds,
     alpsbench_cmds,
     annotate_cmds,
+    assist_cmds,
     cost_cmds,
     demo_cmds,
     eval_cmds,
@@ -59,6 +60,7 @@ for command in (
     ingest_cmds.ingest,
     memories_cmds.memories,
     eval_cmds.eval_,
+    assist_cmds.suggest,
     store_cmds.store,
 ):
     cli.add_command(command)

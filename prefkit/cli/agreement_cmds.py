@@ -60,18 +60,29 @@ def _agreement_table(rows: list[dict]) -> list[dict]:
     help="Per-annotator statistics instead, with reliability and confusion matrices (--json) of a "
     "Dawid-Skene model ([release] consensus = mace: MACE).",
 )
+@click.option("--assist", is_flag=True, help="Compare labels made with and without a suggestion on screen.")
 @json_option
 @project_option
-def agreement(project: Project, kind, batch, n_boot, seed, judges, alpha_min, annotators, as_json) -> None:
+def agreement(
+    project: Project, kind, batch, n_boot, seed, judges, alpha_min, annotators, assist, as_json
+) -> None:
     """Krippendorff's α with a bootstrap CI, AC1, percent agreement and pairwise κ per task kind and field.
 
-    Judges (--judge NAME, or labels imported with --judge) get judge-vs-human rows.
+    Judges (--judge NAME, or labels imported with --judge) get judge-vs-human rows. --assist compares
+    the assisted and control arms of suggestions (time on item, agreement with gold and adjudicated
+    labels, α, the anchoring rate).
 
     Example: prefkit agreement --kind preference_match --boot 1000 --seed 0 --json
     """
     from prefkit.curation.quality.agreement import agreement_rows, annotator_stats
 
     release = project.config.release
+    if assist:
+        from prefkit.cli.assist_cmds import echo_assist
+        from prefkit.curation.quality.assist import assist_report
+
+        echo_assist(assist_report(project.store, kind=kind, n_boot=n_boot, seed=seed), as_json)
+        return
     if annotators:
         rows = annotator_stats(project.store, kind=kind, judges=judges, gold_min=release.gold_accuracy_min,
                                fast_s=project.config.annotation.fast_item_s)  # fmt: skip

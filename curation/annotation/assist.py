@@ -1,0 +1,97 @@
+"""Judge-assisted labelling: which items show their suggestion, and what a label records about it.
+
+An item with a suggestion (``prefkit suggest``) is in one of two arms for each annotator:
+
+- ``control``: a stable, random share of the items (``[annotation] assist_control_share``, default
+  0.2) is shown *without* the suggestion. The draw is a hash of (annotator, kind, item), so it is the
+  same on every run, in the app and in Label Studio, and independent between annotators;
+- ``assisted``: the rest is shown with it, pre-filled and visibly a suggestion until the annotator
+  confirms or changes it.
+
+The label event records the arm and the suggestion's id (shown, or withheld in the control arm), so
+``prefkit agreement --assist`` can compare the arms: how often people keep a suggestion that is wrong
+on gold, against how often the control arm lands on that same wrong value unprompted. An item with no
+suggestion has no arm. A suggestion is never a label or a vote: this module reads ``store.assist`` and
+hands the app what to draw; it never writes a label.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+from prefkit.curation.annotation.task_kinds import get_kind
+
+if TYPE_CHECKING:
+    from prefkit.curation.project import Project
+    from prefkit.curation.store.assist import Suggestion
+    from prefkit.schemas.curation import AnnotationTask
+
+Arm = Literal["assisted", "control"]
+ARMS: tuple[Arm, ...] = ("assisted", "control")
+#: The annotator of the draw for an item shown to everyone alike (Label Studio: a task's predictions
+#: are the same for every annotator who opens it, so its arm is drawn per item).
+EVERYONE = ""
+
+
+def draw(annotator: str, kind: str, item_ref: str) -> float:
+    """A stable number in [0, 1) for (annotator, kind, item): the arm's random draw."""
+    digest = hashlib.sha256(f"{annotator}\x1f{kind}\x1f{item_ref}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") / 2**64
+
+
+def arm_of(annotator: str, kind: str, item_ref: str, control_share: float) -> Arm:
+    """``control`` for a ``control_share`` of the items (stable per annotator, kind and item)."""
+    return "control" if draw(annotator, kind, item_ref) < control_share else "assisted"
+
+
+@dataclass(frozen=True)
+class Exposure:
+    """What an annotator is shown of an item's suggestion: its arm, the suggestion's id, and — only
+    in the assisted arm — the suggested values and detail (a control exposure carries none, so
+    nothing downstream can draw them)."""
+
+    arm: Arm
+    suggestion_id: str
+    model: str
+    values: dict[str, Any] | None = None
+    detail: dict[str, Any] | None = None
+    offline: bool = False
+
+    @property
+    def shown(self) -> bool:
+        return self.arm == "assisted"
+
+
+def exposure(
+    suggestion: Suggestion | None, annotator: str, task: AnnotationTask, control_share: float
+) -> Exposure | None:
+    """The exposure of ``annotator`` to ``suggestion`` on ``task`` (None: no suggestion, no arm)."""
+    if suggestion is None:
+        return None
+    arm = arm_of(annotator, task.kind, task.item_ref, control_share)
+    if arm == "control":
+        return Exposure("control", suggestion.suggestion_id, suggestion.model, offline=suggestion.offline)
+    return Exposure(
+        "assisted",
+        suggestion.suggestion_id,
+        suggestion.model,
+        suggestion.values,
+        suggestion.detail,
+        suggestion.offline,
+    )
+
+
+def exposure_for(project: Project, annotator: str, task: AnnotationTask) -> Exposure | None:
+    """The app's call per item: the newest suggestion for ``task`` and the annotator's arm."""
+    share = project.config.annotation.assist_control_share
+    return exposure(project.store.assist.for_task(task.task_id), annotator, task, share)
+
+
+def agrees(kind: str, label: dict[str, Any], suggestion: dict[str, Any]) -> bool:
+    """Whether a label keeps every unit of a suggestion (the whole suggestion was confirmed)."""
+    units = get_kind(kind).units
+    want = units(suggestion)
+    got = units(label)
+    return bool(want) and all(got.get(u) == v for u, v in want.items())

@@ -1,0 +1,18 @@
+"""Suggestions for annotators (``prefkit suggest``): per task kind, made through the LLM layer (and,
+for memories, the programmatic evidence check), stored as suggestion records, never as labels.
+The app and Label Studio show them on the assisted arm only (``prefkit.curation.annotation.assist``).
+See docs/assist.md."""
+
+from prefkit.pipelines.assist.kinds import SUGGESTERS, Suggester, register_suggester
+from prefkit.pipelines.assist.run import SuggestError, SuggestReport, estimate, make_run, suggest
+
+__all__ = [
+    "SUGGESTERS",
+    "SuggestError",
+    "SuggestReport",
+    "Suggester",
+    "estimate",
+    "make_run",
+    "register_suggester",
+    "suggest",
+]

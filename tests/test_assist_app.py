@@ -1,0 +1,103 @@
+"""The suggestion in the app (Streamlit AppTest): shown and confirmed with one key on the assisted arm,
+never shown on the control arm, and the label event records the arm and the suggestion."""
+
+from __future__ import annotations
+
+from appkit import project_fixtures
+from conftest import ROOT
+from prefkit.curation.annotation import workflow
+from prefkit.curation.store.accounts import Account
+from prefkit.pipelines.assist import suggest
+from prefkit.pipelines.llm import LLMLayer
+from streamlit.testing.v1 import AppTest
+
+APP = str(ROOT / "annotate_app" / "app.py")
+ALICE = Account("alice", "annotator", None, True, "2026-01-01T00:00:00Z")
+KIND = "preference_match"
+
+template, project = project_fixtures(env=True, n=3, overlap=2)
+
+
+def with_share(project, share: float, suggestions: bool = True):
+    cfg = project.root / "prefkit.toml"
+    cfg.write_text(cfg.read_text().replace("assist_control_share = 0.2", f"assist_control_share = {share}"))
+    project.__dict__.pop("config", None)
+    if suggestions:
+        with LLMLayer(project.store, backend="offline", progress=False) as layer:
+            suggest(project.store, layer, KIND)
+    return project
+
+
+def app() -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.session_state["user"] = ALICE
+    at.session_state["kind"] = KIND
+    at.session_state[f"intro:{KIND}"] = True
+    return at.run()
+
+
+def marked(at: AppTest) -> list:
+    return [b for b in at.button if "smart_toy" in str(b.proto.icon) or "Suggested" in b.label]
+
+
+def test_an_assisted_item_shows_its_suggestion_and_enter_confirms_it(project):
+    with_share(project, 0.0)
+    at = app()
+    item = workflow.current_item(project, "alice", KIND)
+    sugg = project.store.assist.for_task(item.task.task_id)
+    confirm = at.button(key=f"{item.event_id}:confirm")
+    assert confirm.label.startswith("Suggested: ") and confirm.proto.shortcut.lower() == "enter"
+    assert len(marked(at)) == 2  # the confirm button and the suggested value's own button
+    confirm.click().run()
+    ev = project.store.labels.event(item.event_id)
+    assert (ev.values, ev.assist_arm, ev.suggestion_id) == (sugg.values, "assisted", sugg.suggestion_id)
+    nxt = workflow.current_item(project, "alice", KIND)
+    assert nxt.task.task_id != item.task.task_id and at.button(key=f"{nxt.event_id}:confirm")
+
+
+def test_a_control_item_never_shows_its_suggestion(project):
+    with_share(project, 1.0)
+    at = app()
+    for _ in range(3):
+        item = workflow.current_item(project, "alice", KIND)
+        if item is None:
+            break
+        assert marked(at) == [] and not any(b.key.endswith(":confirm") for b in at.button)
+        assert not any("Suggest" in m.value for m in at.markdown)
+        at.button(key=f"{item.event_id}:partially").click().run()
+        ev = project.store.labels.event(item.event_id)
+        assert ev.assist_arm == "control"
+        assert ev.suggestion_id == project.store.assist.for_task(item.task.task_id).suggestion_id
+
+
+def test_an_item_without_a_suggestion_records_no_arm(project):
+    with_share(project, 0.0, suggestions=False)
+    at = app()
+    item = workflow.current_item(project, "alice", KIND)
+    assert marked(at) == []
+    at.button(key=f"{item.event_id}:fully").click().run()
+    ev = project.store.labels.event(item.event_id)
+    assert (ev.assist_arm, ev.suggestion_id) == (None, None)
+
+
+def test_the_dashboard_shows_both_arms(project):
+    from prefkit.curation.annotation.assist import exposure_for
+
+    with_share(project, 0.5)
+    tid = project.store.labels.tasks(kind=KIND)[0].task_id
+    project.store.labels.set_gold(tid, {"coverage": "fully"})
+    arms = set()
+    for who in ("alice", "bob"):
+        while (item := workflow.current_item(project, who, KIND)) is not None:
+            shown = exposure_for(project, who, item.task)
+            arms.add(shown.arm)
+            workflow.submit(project, who, item, {"coverage": "partially"}, assist=shown)
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.session_state["user"] = Account("maya", "maintainer", None, True, "2026-01-01T00:00:00Z")
+    at.run()
+    at.switch_page("views/dashboard.py").run()
+    assert not at.exception
+    table = next(d.value for d in at.dataframe if "anchoring_rate" in d.value.columns)
+    rows = table.to_dict("records")
+    assert {r["arm"] for r in rows} == {"assisted", "control"} and len(arms) == 2
+    assert sum(r["labels"] for r in rows) == len(project.store.labels.events()) >= 4

@@ -1,0 +1,63 @@
+"""Against the real Label Studio server: suggestions go as predictions on the assisted arm only (a
+control task has none), and a pulled annotation records the arm and the suggestion its task had."""
+
+from __future__ import annotations
+
+import pytest
+from prefkit.annotate_app.labelstudio import bridge
+from prefkit.annotate_app.labelstudio.config import TASK_ID_KEY, ls_kind
+from prefkit.curation.annotation.assist import EVERYONE, arm_of
+from prefkit.curation.annotation.task_admin import create_tasks
+from prefkit.curation.project import Project
+from prefkit.curation.store.content import PreferencePair
+from prefkit.pipelines.assist import suggest
+from prefkit.pipelines.llm import LLMLayer
+from prefkit.schemas.curation import Provenance
+from test_labelstudio_server import ls  # noqa: F401 - the fixture (a real server and its admin)
+
+pytestmark = [pytest.mark.labelstudio, pytest.mark.slow]
+KIND = "preference_match"
+
+
+def test_control_tasks_get_no_prediction_and_a_pull_records_the_arm(ls, tmp_path):  # noqa: F811
+    root = tmp_path / "proj"
+    Project.init(root, name="ls-assist").close()
+    cfg = root / "prefkit.toml"
+    cfg.write_text(cfg.read_text().replace("assist_control_share = 0.2", "assist_control_share = 0.5"))
+    project = Project(root)
+    try:
+        pairs = [PreferencePair(f"p{i:02d}", f"Does the reply use metric units? ({i})",
+                                ("Prefers metric units" if i % 2 else "Likes jazz") + f" {i}", "test")
+                 for i in range(12)]  # fmt: skip
+        project.store.content.add_preference_pairs(pairs, Provenance(source="test"))
+        create_tasks(project, KIND, overlap=1)
+        with LLMLayer(project.store, backend="offline", progress=False) as layer:
+            assert suggest(project.store, layer, KIND).suggested == 12
+        suggestions = project.store.assist.latest(KIND)
+        report = bridge.push(project, KIND, ls.url)
+        tasks = {t.task_id: t for t in project.store.labels.tasks(kind=KIND)}
+        arms = {}
+        for ls_task in bridge.connect(ls.url).tasks.list(project=report.ls_project_id, fields="all"):
+            task = tasks[ls_task.data[TASK_ID_KEY]]
+            arm = arm_of(EVERYONE, KIND, task.item_ref, 0.5)
+            arms[arm] = arms.get(arm, 0) + 1
+            assert ls_task.data[bridge.ASSIST_KEY] == {
+                "arm": arm, "suggestion_id": suggestions[task.task_id].suggestion_id
+            }  # fmt: skip
+            predictions = ls_task.predictions or []
+            if arm == "control":
+                assert predictions == []
+            else:
+                (pred,) = predictions
+                result = pred["result"] if isinstance(pred, dict) else pred.result
+                assert ls_kind(KIND).values(result, task) == suggestions[task.task_id].values
+        assert arms.get("control", 0) >= 2 and arms.get("assisted", 0) >= 2
+        served = ls.admin.next_task(report.ls_project_id)
+        task = tasks[served["data"][TASK_ID_KEY]]
+        ls.admin.submit(served["id"], ls_kind(KIND).results({"coverage": "partially"}, task), lead_time=7.0)
+        bridge.pull(project, KIND, ls.url)
+        (ev,) = [e for e in project.store.labels.events() if e.task_id == task.task_id]
+        assert ev.assist_arm == arm_of(EVERYONE, KIND, task.item_ref, 0.5)
+        assert ev.suggestion_id == suggestions[task.task_id].suggestion_id
+    finally:
+        project.close()
