@@ -21,10 +21,16 @@ only), every Chromium process (browser) and the Playwright driver (harness). Eve
 library-level numbers of the same project: ``bench_app.library_submits``, the calls behind one
 submit, without Streamlit. With ``LABEL_STUDIO_URL`` set, the same step in Label Studio's own UI.
 
+With ``--assisted-rounds N`` the 1,000-item row is also run with a model's suggestion on every item
+(``prefkit suggest``'s records, every item on the assisted arm), confirmed with Enter: N rounds, each
+one plain run (key "1") then one assisted run (Enter) on two projects served side by side, so the two
+are measured under the same load.
+
 With ``--think-ms N`` the team rows are also run with annotators who read each item (N ms, 0.5-1.5x
 at random) before pressing the key: extra rows; latency is still measured from the key press.
 
 Usage: python bench/bench_browser.py [--submits 200] [--quick] [--backends sqlite,postgresql] [--think-ms 2000]
+       python bench/bench_browser.py --only-assisted --assisted-rounds 3
 """
 
 from __future__ import annotations
@@ -198,14 +204,14 @@ async def open_annotator(browser, url: str, user: str | None):
     return page
 
 
-async def label(page, n: int, errors: list[str], think_ms: int = 0) -> list[float]:
-    """``n`` submits with the "1" key; each waits for the next item before the next key press (and,
+async def label(page, n: int, errors: list[str], think_ms: int = 0, key: str = "1") -> list[float]:
+    """``n`` submits with ``key`` ("1"; "Enter" confirms a suggestion); each waits for the next item before the next key press (and,
     with ``think_ms``, reads it first: a pause drawn uniformly from 0.5 to 1.5 times ``think_ms``)."""
     rng = random.Random(id(page))
     for i in range(n):
         if think_ms:
             await asyncio.sleep(think_ms * rng.uniform(0.5, 1.5) / 1000)
-        await page.keyboard.press("1")
+        await page.keyboard.press(key)
         try:
             await asyncio.wait_for(page.evaluate(WAIT, i), timeout=60)
         except TimeoutError:  # never showing the next item is an error, not a hang
@@ -216,7 +222,9 @@ async def label(page, n: int, errors: list[str], think_ms: int = 0) -> list[floa
     return [x for x in await page.evaluate("() => window.__lat") if x == x]
 
 
-async def run_scenario(url: str, users: list[str], submits: int, pid: int, db_cpu, think_ms: int = 0) -> dict:
+async def run_scenario(
+    url: str, users: list[str], submits: int, pid: int, db_cpu, think_ms: int = 0, key: str = "1"
+) -> dict:
     from playwright.async_api import async_playwright
 
     async with async_playwright() as pw:
@@ -224,7 +232,7 @@ async def run_scenario(url: str, users: list[str], submits: int, pid: int, db_cp
         pages = [await open_annotator(browser, url, u) for u in users]
         errors: list[str] = []
         cpu0, tree0, db0, wall0 = cpu_s(pid), tree_cpu(os.getpid(), pid), db_cpu(), time.perf_counter()
-        results = await asyncio.gather(*(label(p, submits, errors, think_ms) for p in pages))
+        results = await asyncio.gather(*(label(p, submits, errors, think_ms, key) for p in pages))
         cpu1, tree1, db1, wall1 = cpu_s(pid), tree_cpu(os.getpid(), pid), db_cpu(), time.perf_counter()
         await browser.close()
     lat = [x for r in results for x in r]
@@ -321,6 +329,47 @@ def scenario(
         backend.drop()
 
 
+def with_suggestions(project: Project) -> None:
+    """A suggestion for every ``preference_match`` task, every item on the assisted arm (control share 0)."""
+    from prefkit.curation.store.assist import Suggestion, SuggestionRun
+
+    store = project.store
+    run = SuggestionRun("sugg-bench", "preference_match", "bench-judge", "offline", True, "bench", 0, {})
+    values = ("fully", "partially", "not_covered")
+    store.assist.add(run, [
+        Suggestion(Suggestion.make_id(run.run_id, t.task_id), run.run_id, t.task_id, t.kind, {"coverage": values[i % 3]}, {})
+        for i, t in enumerate(store.labels.tasks(kind="preference_match"))
+    ])  # fmt: skip
+    cfg = project.root / "prefkit.toml"
+    cfg.write_text(cfg.read_text().replace("assist_control_share = 0.2", "assist_control_share = 0.0"))
+
+
+def assisted(rounds: int, submits: int, tmp: Path) -> None:
+    """The 1,000-item row without and with suggestions, alternated ``rounds`` times (same load)."""
+    plain = make_project(tmp / "plain", 1_000, 0, None)
+    helped = make_project(tmp / "assisted", 1_000, 0, None)
+    with_suggestions(helped)
+    plain.close()
+    helped.close()
+    servers = {"plain (key 1)": (Server(plain), "1"), "assisted (Enter confirms)": (Server(helped), "Enter")}
+    try:
+        for i in range(rounds):
+            for name, (server, key) in servers.items():
+                run = run_scenario(
+                    server.url, [f"ann{i:02d}"], submits, server.proc.pid, lambda: None, key=key
+                )
+                r = asyncio.run(run)
+                print(f"| sqlite | 1,000 items, {name}, round {i + 1} | 1 | {r['p50']:.0f} ms | {r['p95']:.0f} ms | "
+                      f"{r['max']:.0f} ms | {fmt_ms(r['cpu_ms'])} | – | {fmt_ms(r['browser_ms'])} | "
+                      f"{fmt_ms(r['harness_ms'])} | {r['submits_per_s']:.1f} | {r['n']} | {len(r['errors'])} | – | – |",
+                      flush=True)  # fmt: skip
+                for e in r["errors"][:5]:
+                    print(f"    error: {e}", flush=True)
+    finally:
+        for server, _key in servers.values():
+            server.stop()
+
+
 def floor(runs: list[tuple[int, int]]) -> None:
     """The same harness against ``floor_app.py`` (Streamlit alone, same options): what any page pays."""
     server = Server(None, Path(__file__).with_name("floor_app.py"))
@@ -399,6 +448,9 @@ def main() -> None:
                     help="also run the 8 and 16 annotators reading each item about this long before the key "
                          "(0.5-1.5x, uniform; extra rows, the zero-reading rows stay as they are)")  # fmt: skip
     ap.add_argument("--no-floor", action="store_true", help="skip Streamlit's floor (floor_app.py)")
+    ap.add_argument("--assisted-rounds", type=int, default=0,
+                    help="also run the 1,000-item row plain and with suggestions (Enter), alternated N times")  # fmt: skip
+    ap.add_argument("--only-assisted", action="store_true", help="only the --assisted-rounds rows")
     args = ap.parse_args()
     backends = [b.strip() for b in args.backends.split(",") if b.strip()]
     for b in backends:
@@ -415,7 +467,14 @@ def main() -> None:
           "library p50 | library p95 |")  # fmt: skip
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     team = max(20, args.submits // 4)
+    if args.only_assisted:
+        with tempfile.TemporaryDirectory() as tmp:
+            assisted(max(1, args.assisted_rounds), args.submits, Path(tmp))
+        print(f"load average after: {os.getloadavg()[0]:.2f}")
+        return
     with tempfile.TemporaryDirectory() as tmp:
+        if args.assisted_rounds:
+            assisted(args.assisted_rounds, args.submits, Path(tmp) / "assist")
         for name in backends:
             backend = Backend(name, args.pg_url)
             scenario(backend, 1_000, 0, [1], args.submits, Path(tmp))

@@ -332,3 +332,19 @@ def test_forbid_fails_and_control_only_leaves_assisted_labels_out(project):
         fl = final_labels(project.store, KIND)[t.task_id]
     assert (fl["values"], fl["n_labels"]) == ({"coverage": "partially"}, 1)
     assert final_labels(project.store, KIND)[t.task_id]["n_labels"] == 3  # the log keeps them
+
+
+def test_the_anchoring_test_is_the_adjusted_difference_and_never_trusts_an_empty_arm():
+    from prefkit.curation.quality.assist import anchoring_test
+
+    zero = np.zeros(10)
+    low, high, p05 = anchoring_test((6, 191), (0, 49), zero, zero)
+    pa, pc = 7 / 193, 1 / 51  # one kept and one not-kept unit added to each arm
+    se = ((pa * (1 - pa) / 193) + (pc * (1 - pc) / 51)) ** 0.5
+    assert (low, high, p05) == pytest.approx(
+        (pa - pc - 1.959964 * se, pa - pc + 1.959964 * se, pa - pc - 1.644854 * se)
+    )
+    assert p05 < 0  # 6/191 against 0/49 is no evidence of anchoring
+    wide = np.array([0.0, 1.0] * 5)  # a bootstrap variance above the binomial one is used instead
+    assert anchoring_test((6, 191), (0, 49), wide, zero)[2] < p05
+    assert anchoring_test((120, 191), (2, 49), zero, zero)[2] > 0

@@ -20,13 +20,16 @@ human labels (``store.labels.effective_events``; judges left out) whose event re
 
 Every figure has a 95% percentile interval from a non-parametric bootstrap over labels (each label is
 resampled whole, with its units; ``n_boot`` replicates, seeded). The difference of the anchoring rates
-resamples the two arms independently; it is *significantly worse* when the 5th percentile of the
-replicated differences is above 0 (a one-sided test at 5%). This module reads the store and never
-writes to it.
+(:func:`anchoring_test`) is tested on the Agresti–Caffo adjusted rates, each arm's variance the larger
+of the adjusted binomial one and its bootstrap variance: *significantly worse* when the one-sided 95%
+lower bound is above 0 (a test at 5%); its interval is the adjusted 95% one. (A plain percentile
+bootstrap of the difference calls an arm with no kept unit certain, and found anchoring in 1 of 5
+simulated projects without any.) This module reads the store and never writes to it.
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -45,7 +48,8 @@ if TYPE_CHECKING:
 PROTOCOL = (
     "live human labels by arm (assisted: suggestion shown; control: withheld, stable hash of annotator, "
     "kind and item); anchoring = share of gold units with a wrong suggestion where the label kept the "
-    "suggested value; 95% percentile intervals, non-parametric bootstrap over labels"
+    "suggested value; 95% percentile intervals, non-parametric bootstrap over labels; the difference "
+    "tested one-sided at 5% on Agresti-Caffo adjusted rates"
 )
 
 
@@ -86,7 +90,7 @@ class KindAssist:
     kind: str
     arms: dict[str, ArmFigures]
     anchoring_difference: Estimate
-    p05_difference: float | None  # 5th percentile of the replicated differences
+    p05_difference: float | None  # one-sided 95% lower bound of the difference (anchoring_test)
     significantly_worse: bool | None  # None: nothing to compare (an arm without wrong suggestions on gold)
     suggestion_gold_accuracy: Estimate  # share of gold units the suggestions got right
 
@@ -182,8 +186,10 @@ def _alpha(tasks, events, kind: str, n_boot: int, seed: int) -> dict[str, Estima
         if n_units == 0:
             out[name] = Estimate(None, None, None, 0)
             continue
-        a = krippendorff_alpha(m, fr.spec.level)
-        low, high, _p = bootstrap_alpha(m, fr.spec.level, n_boot, seed)
+        with warnings.catch_warnings():  # α undefined (one value only) is None below, not a warning
+            warnings.simplefilter("ignore", RuntimeWarning)
+            a = krippendorff_alpha(m, fr.spec.level)
+            low, high, _p = bootstrap_alpha(m, fr.spec.level, n_boot, seed)
         fin = lambda v: float(v) if v is not None and np.isfinite(v) else None  # noqa: E731
         out[name] = Estimate(fin(a), fin(low), fin(high), n_units)
     return out
@@ -216,7 +222,7 @@ def assist_report(
             ]
             pairs = [p for p in pairs if p[1] > 0]
             rate, reps = ratio_reps(pairs, n_boot, rng)
-            anchoring[arm] = (rate, reps)
+            anchoring[arm] = (rate, reps, pairs)
             low, high = _ci(reps) if rate is not None else (None, None)
             arms[arm] = ArmFigures(
                 k,
@@ -239,17 +245,33 @@ def assist_report(
     )
 
 
+def anchoring_test(
+    a: tuple[int, int], c: tuple[int, int], reps_a: np.ndarray, reps_c: np.ndarray
+) -> tuple[float, float, float]:
+    """``(low, high, p05)`` of the anchoring difference assisted − control: the Agresti–Caffo adjusted
+    difference (one kept and one not-kept unit added to each arm) with, per arm, the larger of the
+    adjusted binomial variance and the bootstrap variance over labels (units of one label are not
+    independent). A 95% interval, and its one-sided 5% bound ``p05``. The adjustment keeps an arm
+    with no kept unit (every replicate 0) from looking certain."""
+    (ka, na), (kc, nc) = a, c
+    pa, pc = (ka + 1) / (na + 2), (kc + 1) / (nc + 2)
+    var = [
+        max(p * (1 - p) / (n + 2), float(np.nanvar(reps)) if np.isfinite(reps).any() else 0.0)
+        for p, n, reps in ((pa, na, reps_a), (pc, nc, reps_c))
+    ]
+    d, se = pa - pc, float(np.sqrt(sum(var)))
+    return d - 1.959964 * se, d + 1.959964 * se, d - 1.644854 * se
+
+
 def _kind_summary(k, arms, anchoring, tasks, suggestions, events, n_boot, rng) -> KindAssist:
-    (ra, reps_a), (rc, reps_c) = anchoring["assisted"], anchoring["control"]
+    (ra, reps_a, pairs_a), (rc, reps_c, pairs_c) = anchoring["assisted"], anchoring["control"]
     if ra is None or rc is None:
         diff, p05, worse = Estimate(None, None, None, 0), None, None
     else:
-        d = reps_a - reps_c
-        low, high = _ci(d)
-        finite = d[np.isfinite(d)]
-        p05 = float(np.percentile(finite, 5)) if finite.size else None
+        sums = [tuple(int(v) for v in np.asarray(p).reshape(-1, 2).sum(axis=0)) for p in (pairs_a, pairs_c)]
+        low, high, p05 = anchoring_test(sums[0], sums[1], reps_a, reps_c)
         n = arms["assisted"].anchoring_rate.n + arms["control"].anchoring_rate.n
-        diff, worse = Estimate(ra - rc, low, high, n), (p05 is not None and p05 > 0)
+        diff, worse = Estimate(ra - rc, low, high, n), p05 > 0
     units = get_kind(k).units
     right: list[float] = []
     seen = set()
