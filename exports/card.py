@@ -238,6 +238,7 @@ def _cost(report: CostReport) -> list[str]:
         "",
         *_table(rows, ["verified", "count", "LLM stages", "US$ each", "verified by", "minutes each"]),
     ]
+    return out
 
 
 def _assisted(assist: dict[str, Any] | None) -> list[str]:

@@ -27,8 +27,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from prefkit.curation.quality.agreement import agreement_rows
-from prefkit.curation.quality.cost import cost_report
 from prefkit.curation.quality.assist import assist_report
+from prefkit.curation.quality.cost import cost_report
 from prefkit.curation.quality.gates import GateResult, format_report, run_gates
 from prefkit.curation.store.release import ReleaseRecord
 from prefkit.exports.card import SOURCE_DATASETS, card, hf_licence, size_category

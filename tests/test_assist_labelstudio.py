@@ -37,7 +37,7 @@ def test_control_tasks_get_no_prediction_and_a_pull_records_the_arm(ls, tmp_path
         report = bridge.push(project, KIND, ls.url)
         tasks = {t.task_id: t for t in project.store.labels.tasks(kind=KIND)}
         arms = {}
-        for ls_task in bridge.connect(ls.url).tasks.list(project=report.ls_project_id, fields="all"):
+        for ls_task in bridge.connect(ls.url, ls.key).tasks.list(project=report.ls_project_id, fields="all"):
             task = tasks[ls_task.data[TASK_ID_KEY]]
             arm = arm_of(EVERYONE, KIND, task.item_ref, 0.5)
             arms[arm] = arms.get(arm, 0) + 1
