@@ -101,3 +101,48 @@ def test_the_dashboard_shows_both_arms(project):
     rows = table.to_dict("records")
     assert {r["arm"] for r in rows} == {"assisted", "control"} and len(arms) == 2
     assert sum(r["labels"] for r in rows) == len(project.store.labels.events()) >= 4
+
+
+def qc_item(project, share: float):
+    """One task_qc task with a stored suggestion (leaks, answer correct); alice's arm from ``share``."""
+    from prefkit.curation.annotation.task_kinds import get_kind
+    from prefkit.curation.store.assist import Suggestion, SuggestionRun
+
+    with_share(project, share, suggestions=False)
+    payload = {"track": "task4_ability2", "benchmark_id": "b1", "question": "Does it leak?",
+               "generated": "As a vegan, what should I cook?", "memory": "Preferences/Food: vegan",
+               "gold_answer": "m1: vegan", "checks": {}}  # fmt: skip
+    task = get_kind("task_qc").make_task("alps:task4_ability2:b1", payload, 1, "default")
+    project.store.labels.add_tasks([task])
+    run = SuggestionRun("sugg-qc", "task_qc", "judge-x", "offline", True, "h", 0, {})
+    sugg = Suggestion("sg_qc", run.run_id, task.task_id, "task_qc", {"leakage": "leaks", "answer": "correct"},
+                      {"failed": ["leakage (programmatic)"]})  # fmt: skip
+    project.store.assist.add(run, [sugg])
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.session_state["user"] = ALICE
+    at.session_state["kind"] = "task_qc"
+    at.session_state["intro:task_qc"] = True
+    return at.run(), workflow.current_item(project, "alice", "task_qc")
+
+
+def test_task_qc_prefills_the_suggestion_with_its_failed_checks_and_submit_confirms(project):
+    at, item = qc_item(project, 0.0)
+    assert any(
+        "Suggestion by judge\\-x" in m.value and "leakage \\(programmatic\\)" in m.value for m in at.markdown
+    )
+    assert at.segmented_control(key=f"{item.event_id}:leakage").value == "leaks"
+    at.button(key=f"{item.event_id}:submit").click().run()
+    ev = project.store.labels.event(item.event_id)
+    assert (ev.values, ev.assist_arm, ev.suggestion_id) == (
+        {"leakage": "leaks", "answer": "correct"},
+        "assisted",
+        "sg_qc",
+    )
+
+
+def test_task_qc_control_item_shows_no_suggestion_and_nothing_prefilled(project):
+    at, item = qc_item(project, 1.0)
+    assert not any("Suggestion" in m.value for m in at.markdown)
+    assert at.segmented_control(key=f"{item.event_id}:leakage").value is None
+    at.button(key=f"{item.event_id}:submit").click().run()
+    assert project.store.labels.event(item.event_id) is None  # nothing chosen: nothing written

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import streamlit as st
 from prefkit.annotate_app import ui
 from prefkit.annotate_app.forms import suggestion
+from prefkit.annotate_app.forms.registry import register_this
 from prefkit.annotate_app.forms.text import excerpt
 from prefkit.annotate_app.safe_text import md_escape
 from prefkit.curation.annotation import workflow

@@ -1,6 +1,8 @@
 """Generated task check: the generated message or conversation beside its memory and gold answer.
 
-Keys: 1 no leakage, 2 leaks; 3 answer correct, 4 incorrect (both needed, then Submit).
+Keys: 1 no leakage, 2 leaks; 3 answer correct, 4 incorrect (both needed, then Submit). On an item of
+the assisted arm with a suggestion (``prefkit suggest``) both verdicts are pre-filled under a note
+naming the checks that failed; Ctrl+Enter confirms them.
 """
 
 from __future__ import annotations
@@ -9,8 +11,10 @@ from typing import TYPE_CHECKING, Any
 
 import streamlit as st
 from prefkit.annotate_app import ui
+from prefkit.annotate_app.forms import suggestion
 from prefkit.annotate_app.forms.registry import register_this
 from prefkit.annotate_app.forms.text import excerpt
+from prefkit.annotate_app.safe_text import md_escape
 from prefkit.curation.annotation import workflow
 from prefkit.curation.annotation.kinds.task_qc import KIND
 
@@ -86,7 +90,13 @@ def _keys(prefix: str) -> None:
 def render(project: Project, user: str, shown: workflow.ShownItem) -> None:
     prefix = shown.event_id
     item(shown.task)
-    _controls(prefix, {})
+    helped = suggestion.shown(project, user, shown)  # None on the control arm: nothing to draw
+    if helped:
+        failed = helped.detail.get("failed") or []
+        summary = " · ".join(md_escape(TITLES[helped.values[k]]) for k in ("leakage", "answer"))
+        summary += " — failed checks: " + (md_escape(", ".join(failed)) if failed else "none")
+        st.markdown(suggestion.note(helped, summary))
+    _controls(prefix, helped.values if helped else {})
     _keys(prefix)
     st.text_input("Comment (what leaks, what is wrong)", key=f"{prefix}:comment")
     ui.submit_button(user, shown, prefix, lambda: _read(prefix))
