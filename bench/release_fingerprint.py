@@ -110,12 +110,12 @@ def _label_all(root: Path, annotators: tuple[str, ...], maintainer: str) -> None
     labels.write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in rows), encoding="utf-8")
     _cli("labels", "import", str(labels), "--project", str(root))
     project = Project(root)
-    ties = sorted((d for d in disagreements(project.store) if d["tied"]), key=lambda d: d["task_id"])
+    ties = sorted((d for d in disagreements(project.store) if d.tied), key=lambda d: d.task_id)
     project.close()
     for d in ties[::2]:  # half the ties decided by the maintainer, half left for the gates to report
-        values = next(iter(sorted(d["labels"].items())))[1]
+        values = next(iter(sorted(d.labels.items())))[1]
         _cli(
-            "adjudicate", "decide", d["task_id"], "--as", maintainer, "--values", json.dumps(values),
+            "adjudicate", "decide", d.task_id, "--as", maintainer, "--values", json.dumps(values),
             "--note", "fingerprint", "--project", str(root),
         )  # fmt: skip
 

@@ -239,11 +239,11 @@ def alps_rows(
         dropped.setdefault(row.track, Counter())  # every track with built rows: task_qc decides
         task_id = tasks.get(task_qc.item_ref(row.track, row.benchmark_id))
         fl = finals.get(task_id) if task_id else None
-        if fl is None or not fl.get("n_labels"):
+        if fl is None or not fl.n_labels:
             why = "built, no task_qc task" if task_id is None else "built, not yet checked (task_qc)"
-        elif fl.get("decided_by") == "undecided":
+        elif fl.decided_by == "undecided":
             why = "built, task_qc undecided"
-        elif not task_qc.passed(fl.get("values")):
+        elif not task_qc.passed(fl.values):
             why = "built, failed task_qc (leakage or wrong answer)"
         else:
             tracks.setdefault(row.track, []).append((row.input, row.gold))
@@ -433,9 +433,9 @@ def final_labels_config(store: ProjectStore) -> ConfigData:
                     "kind": kind,
                     "item_ref": t.item_ref,
                     "is_gold": t.is_gold,
-                    "decided_by": fl["decided_by"],
-                    "n_labels": fl["n_labels"],
-                    "values": None if fl["values"] is None else canonical_json(fl["values"]),
+                    "decided_by": fl.decided_by,
+                    "n_labels": fl.n_labels,
+                    "values": None if fl.values is None else canonical_json(fl.values),
                 },
             )
     return cfg.finish()
@@ -470,7 +470,7 @@ def matching_config(store: ProjectStore, pseudonym: Callable[[str], str]) -> Con
         if t.is_gold:
             cfg.drop("gold item (used to score annotators)")
             continue
-        coverage = (fl["values"] or {}).get("coverage")
+        coverage = (fl.values or {}).get("coverage")
         if coverage is None:
             cfg.drop("no final label (unlabelled or a tie not adjudicated)")
             continue
@@ -486,8 +486,8 @@ def matching_config(store: ProjectStore, pseudonym: Callable[[str], str]) -> Con
                 "checklist_item": p["checklist_item"],
                 "candidate": p["candidate"],
                 "coverage": coverage,
-                "decided_by": fl["decided_by"],
-                "n_labels": fl["n_labels"],
+                "decided_by": fl.decided_by,
+                "n_labels": fl.n_labels,
                 "labels": canonical_json(dict(sorted(mine.items()))),
                 "agreement": round(agree / len(mine), 4) if mine else None,
             },

@@ -4,6 +4,7 @@ import pytest
 from prefkit.curation.annotation.task_kinds import LabelError, get_kind
 from prefkit.curation.quality.consensus import (
     AdjudicationError,
+    FinalLabel,
     adjudicate,
     decide_units,
     disagreements,
@@ -25,14 +26,14 @@ def test_majority_decides_a_two_to_one_split(three):
     (t,) = match_tasks(three, 1)
     cover(three, t.task_id, ann1="fully", ann2="fully", ann3="partially")
     final = final_labels(three, "preference_match")[t.task_id]
-    assert final["values"] == {"coverage": "fully"}
-    assert (final["decided_by"], final["n_labels"]) == ("majority", 3)
+    assert final.values == {"coverage": "fully"}
+    assert (final.decided_by, final.n_labels) == ("majority", 3)
 
 
 def test_unanimous_labels_are_marked_unanimous_and_not_in_the_queue(three):
     (t,) = match_tasks(three, 1)
     cover(three, t.task_id, ann1="partially", ann2="partially", ann3="partially")
-    assert final_labels(three, "preference_match")[t.task_id]["decided_by"] == "unanimous"
+    assert final_labels(three, "preference_match")[t.task_id].decided_by == "unanimous"
     assert disagreements(three) == []
 
 
@@ -40,10 +41,10 @@ def test_a_tie_is_undecided_and_queued_for_adjudication(three):
     (t,) = match_tasks(three, 1)
     cover(three, t.task_id, ann1="fully", ann2="partially", ann3="not_covered")
     final = final_labels(three, "preference_match")[t.task_id]
-    assert final["values"] is None and final["decided_by"] == "undecided"
+    assert final.values is None and final.decided_by == "undecided"
     (queued,) = disagreements(three)
-    assert queued["task_id"] == t.task_id and queued["adjudicated"] is False
-    assert queued["labels"] == {
+    assert queued.task_id == t.task_id and queued.adjudicated is False
+    assert queued.labels == {
         "ann1": {"coverage": "fully"},
         "ann2": {"coverage": "partially"},
         "ann3": {"coverage": "not_covered"},
@@ -57,13 +58,8 @@ def test_a_second_adjudication_supersedes_the_first(three):
     second = adjudicate(three, t.task_id, "lead", {"coverage": "partially"}, "re-read the checklist")
     assert second.supersedes == first.adjudication_id
     final = final_labels(three, "preference_match")[t.task_id]
-    assert final == {
-        "values": {"coverage": "partially"},
-        "decided_by": "adjudicated",
-        "n_labels": 2,
-        "tied": [],
-    }
-    assert disagreements(three)[0]["adjudicated"] is True
+    assert final == FinalLabel({"coverage": "partially"}, "adjudicated", n_labels=2, tied=())
+    assert disagreements(three)[0].adjudicated is True
 
 
 def test_only_an_active_maintainer_may_adjudicate(three):
@@ -85,11 +81,11 @@ def test_adjudicated_values_are_validated_by_the_task_kind(three):
 def test_final_labels_follow_edits_and_withdrawals_in_the_log(three):
     (t,) = match_tasks(three, 1)
     cover(three, t.task_id, ann1="fully", ann2="partially", ann3="partially")
-    assert final_labels(three, "preference_match")[t.task_id]["values"] == {"coverage": "partially"}
+    assert final_labels(three, "preference_match")[t.task_id].values == {"coverage": "partially"}
     label(three, t.task_id, "ann2", {"coverage": "fully"})  # ann2 changes their mind
-    assert final_labels(three, "preference_match")[t.task_id]["values"] == {"coverage": "fully"}
+    assert final_labels(three, "preference_match")[t.task_id].values == {"coverage": "fully"}
     label(three, t.task_id, "ann1", action="withdraw")
-    assert final_labels(three, "preference_match")[t.task_id]["decided_by"] == "undecided"  # 1-1 tie
+    assert final_labels(three, "preference_match")[t.task_id].decided_by == "undecided"  # 1-1 tie
 
 
 def test_skips_and_flags_are_not_votes(three):
@@ -97,7 +93,7 @@ def test_skips_and_flags_are_not_votes(three):
     cover(three, t.task_id, ann1="fully")
     label(three, t.task_id, "ann2", action="skip", comment="unsure")
     label(three, t.task_id, "ann3", action="flag", comment="broken pair")
-    assert final_labels(three, "preference_match")[t.task_id]["n_labels"] == 1
+    assert final_labels(three, "preference_match")[t.task_id].n_labels == 1
 
 
 def _expressed_task(store) -> AnnotationTask:
@@ -131,12 +127,12 @@ def test_units_decided_by_different_majorities_assemble_into_a_valid_label(three
         }
         label(three, task.task_id, who, values, kind="preference_expressed")
     final = final_labels(three, "preference_expressed")[task.task_id]
-    assert final["decided_by"] == "majority"
-    assert final["values"]["items"] == [
+    assert final.decided_by == "majority"
+    assert final.values["items"] == [
         {"item": 0, "expressed": True, "evidence": [0]},
         {"item": 1, "expressed": True, "evidence": [2]},
     ]
-    get_kind("preference_expressed").validate(final["values"], task)  # no LabelError
+    get_kind("preference_expressed").validate(final.values, task)  # no LabelError
 
 
 def test_memory_decisions_take_the_majority_per_candidate():
@@ -172,11 +168,11 @@ def _two_careless_outvote_one_reliable(store, n_gold: int = 8):
 @pytest.mark.parametrize("method", ["dawid_skene", "mace"])
 def test_a_reliability_model_weighs_the_reliable_annotator_over_two_careless_ones(three, method):
     last = _two_careless_outvote_one_reliable(three)
-    assert final_labels(three, "preference_match")[last]["values"] == {"coverage": "not_covered"}  # majority
+    assert final_labels(three, "preference_match")[last].values == {"coverage": "not_covered"}  # majority
     three.consensus_method = method
     final = final_labels(three, "preference_match")[last]
-    assert final["values"] == {"coverage": "fully"} and final["decided_by"] == method
-    assert [d["task_id"] for d in disagreements(three) if d["decided_by"] == "undecided"] == []
+    assert final.values == {"coverage": "fully"} and final.decided_by == method
+    assert [d.task_id for d in disagreements(three) if d.decided_by == "undecided"] == []
 
 
 def test_a_unit_below_the_confidence_waits_for_adjudication(three):
@@ -184,8 +180,6 @@ def test_a_unit_below_the_confidence_waits_for_adjudication(three):
     cover(three, t.task_id, ann1="fully", ann2="partially")  # no gold: nobody's reliability is known
     three.consensus_method = "dawid_skene"
     final = final_labels(three, "preference_match")[t.task_id]
-    assert (
-        final["values"] is None and final["decided_by"] == "undecided" and final["tied"] == [["", "coverage"]]
-    )
+    assert final.values is None and final.decided_by == "undecided" and final.tied == (("", "coverage"),)
     (queued,) = disagreements(three)
-    assert queued["task_id"] == t.task_id and queued["decided_by"] == "undecided"
+    assert queued.task_id == t.task_id and queued.decided_by == "undecided"

@@ -149,7 +149,7 @@ def test_kill_resume_score_pairs_and_judge_vs_human_alpha(endpoint, project, tmp
             project.store.labels.append_event(LabelEvent(
                 event_id=uuid.uuid4().hex, task_id=task_id, kind="preference_match", annotator=name,
                 values={"coverage": human}, created_at=utcnow()))  # fmt: skip
-    assert all(f["n_labels"] == 3 for f in final_labels(project.store, "preference_match").values())
+    assert all(f.n_labels == 3 for f in final_labels(project.store, "preference_match").values())
     status = judge_validation(project.store, "gpt-4o-mini", n_boot=50)
     assert status["judge_vs_human"]["n_units"] == 6 and status["judge_vs_human"]["alpha"] == 1.0
     assert status["validated"] and status["human_vs_human"]["alpha"] < 1.0

@@ -30,22 +30,22 @@ if not items:
     st.success("No disagreements for this task kind.")
     st.stop()
 
-open_items = [d for d in items if not d["adjudicated"]]
+open_items = [d for d in items if not d.adjudicated]
 st.caption(f"{len(open_items)} waiting · {len(items) - len(open_items)} decided")
-asked_done = any(d["task_id"] == asked[1] and d["adjudicated"] for d in items)
+asked_done = any(d.task_id == asked[1] and d.adjudicated for d in items)
 show_done = st.toggle("Show decided items too", key="adj_done", value=asked_done)
 pool = items if show_done else open_items
 if not pool:
     st.success("Every disagreement has a decision.")
     st.stop()
-tasks = {d["task_id"]: project.store.labels.task(d["task_id"]) for d in pool}
+tasks = {d.task_id: project.store.labels.task(d.task_id) for d in pool}
 if asked[1] in tasks and st.session_state.get("adj_asked") != asked[1]:
     st.session_state["adj_task"], st.session_state["adj_asked"] = asked[1], asked[1]
-entries = {d["task_id"]: d for d in pool}
+entries = {d.task_id: d for d in pool}
 task_id = st.selectbox(
     "Item",
     list(entries),
-    format_func=lambda t: f"{excerpt(summary(tasks[t]), 100)} · {entries[t]['decided_by']}",
+    format_func=lambda t: f"{excerpt(summary(tasks[t]), 100)} · {entries[t].decided_by}",
     key="adj_task",
 )
 entry = entries[task_id]
@@ -55,11 +55,11 @@ st.page_link(
 )
 
 st.subheader("Labels side by side")
-units = {who: get_kind(kind).units(values) for who, values in entry["labels"].items()}
+units = {who: get_kind(kind).units(values) for who, values in entry.labels.items()}
 keys = sorted({u for per in units.values() for u in per})
 table = pd.DataFrame(  # a dataframe shows its cells as plain text: no markdown, no links
     [{"unit": form_for(kind).unit_title(task, u, f),
-      **{who: cell(task, entry["labels"][who], u, f) if (u, f) in per else "–" for who, per in units.items()}}
+      **{who: cell(task, entry.labels[who], u, f) if (u, f) in per else "–" for who, per in units.items()}}
      for u, f in keys]
 )  # fmt: skip
 table["agree"] = [len({per.get(k) for per in units.values()}) == 1 for k in keys]
@@ -74,11 +74,11 @@ if task.payload.get("turns"):
         ui.transcript(workflow.display_turns(project, task))
 
 st.subheader("Final decision")
-decided = consensus.final_labels(project.store, kind).get(task_id, {})
-start = decided.get("values")
+decided = consensus.final_labels(project.store, kind).get(task_id)
+start = decided.values if decided else None
 if not start:  # a tie: what the annotators agreed on is filled in, no annotator's answer to the rest
-    start = consensus.decided_part(kind, entry["labels"])
-    n_tied = len(entry["tied"])
+    start = consensus.decided_part(kind, entry.labels)
+    n_tied = len(entry.tied)
     st.caption(
         f"A tie on {n_tied} unit{'s' if n_tied != 1 else ''}: "
         + ("what the annotators agreed on is filled in; " if start else "")

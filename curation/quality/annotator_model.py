@@ -54,7 +54,7 @@ class FieldModel:
 @dataclass
 class KindModel:
     kind: str
-    method: str
+    method: Method
     fields: dict[str, FieldModel]
     gold_labels: dict[str, int]  # labels each annotator gave on gold items of the kind
 

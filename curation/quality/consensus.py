@@ -14,7 +14,8 @@ from __future__ import annotations
 import json
 import uuid
 from collections import Counter
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
 
 from prefkit.curation.annotation.task_kinds import get_kind
 from prefkit.curation.quality.annotator_model import KindModel, fit_kind, live_labels
@@ -26,6 +27,40 @@ if TYPE_CHECKING:
     from prefkit.curation.project import ProjectStore
 
 DECIDED_BY = ("unanimous", "majority", "dawid_skene", "mace", "adjudicated", "undecided")
+DecidedBy = Literal["unanimous", "majority", "dawid_skene", "mace", "adjudicated", "undecided"]
+Unit = tuple[str, str]  # (sub-unit, field) of TaskKind.units
+
+
+@dataclass(frozen=True)
+class FinalLabel:
+    """The final label of one task: its ``values`` (``None`` while undecided), how they were decided
+    (``unanimous``, ``majority``, a reliability model's ``dawid_skene`` / ``mace``, ``adjudicated``,
+    or ``undecided``: a tie or no label yet), the live labels counted and the units left tied."""
+
+    values: dict[str, Any] | None
+    decided_by: DecidedBy
+    n_labels: int
+    tied: tuple[Unit, ...] = ()
+
+    @property
+    def decided(self) -> bool:
+        return self.decided_by != "undecided"
+
+
+@dataclass(frozen=True)
+class Disagreement:
+    """A task whose annotators do not all agree: their labels, whether a maintainer decided it, how
+    it stands (``decided_by``, as in :class:`FinalLabel`) and the units tied."""
+
+    task_id: str
+    kind: str
+    item_ref: str
+    labels: dict[str, dict[str, Any]]
+    adjudicated: bool
+    decided_by: DecidedBy
+    tied: tuple[Unit, ...]
+
+
 __all__ = ["live_labels"]  # re-exported: the one reading of live human labels
 
 
@@ -48,7 +83,7 @@ def effective_adjudications(store: ProjectStore) -> dict[str, Adjudication]:
 
 
 # -- deciding -----------------------------------------------------------------------------------------
-def decide_units(kind_name: str, labels: dict[str, dict[str, Any]]) -> tuple[dict, list, str]:
+def decide_units(kind_name: str, labels: dict[str, dict[str, Any]]) -> tuple[dict, list, DecidedBy]:
     """``(decided units, tied units, decided_by)`` for one task's labels, by majority per unit."""
     kind = get_kind(kind_name)
     votes: dict[tuple[str, str], Counter] = {}
@@ -71,7 +106,7 @@ def decide_units(kind_name: str, labels: dict[str, dict[str, Any]]) -> tuple[dic
 
 def decide_units_by_model(
     task_id: str, kind_name: str, labels: dict[str, dict[str, Any]], model: KindModel, confidence: float
-) -> tuple[dict, list, str]:
+) -> tuple[dict, list, DecidedBy]:
     """``(decided units, undecided units, decided_by)`` by the units' posteriors under ``model``: a
     unit is decided when its most probable value reaches ``confidence`` and some annotator gave it;
     otherwise (a tie, low confidence, a value nobody gave) it waits for adjudication."""
@@ -121,33 +156,19 @@ def final_label(
     kind_name: str,
     labels: dict[str, dict[str, Any]],
     adjudication: Adjudication | None,
-    decided: tuple[dict, list, str] | None = None,
-) -> dict:
-    """The final label of one task: ``{values, decided_by, n_labels, tied}`` (``decided``: the units
-    already decided by a reliability model, else by majority)."""
+    decided: tuple[dict, list, DecidedBy] | None = None,
+) -> FinalLabel:
+    """The final label of one task (``decided``: the units already decided by a reliability model,
+    else by majority)."""
     if adjudication is not None:
-        return {
-            "values": adjudication.values,
-            "decided_by": "adjudicated",
-            "n_labels": len(labels),
-            "tied": [],
-        }
+        return FinalLabel(adjudication.values, "adjudicated", len(labels))
     units, tied, decided_by = decide_units(kind_name, labels) if decided is None else decided
     values = None if decided_by == "undecided" else get_kind(kind_name).assemble(units, labels)
-    return {
-        "values": values,
-        "decided_by": decided_by,
-        "n_labels": len(labels),
-        "tied": [list(u) for u in tied],
-    }
+    return FinalLabel(values, decided_by, len(labels), tuple(tied))
 
 
-def final_labels(store: ProjectStore, kind: str) -> dict[str, dict[str, Any]]:
-    """``{task_id: {values, decided_by, n_labels, tied}}`` for every task of ``kind``.
-
-    ``decided_by`` is one of ``unanimous``, ``majority``, ``adjudicated``, ``undecided`` (a tie, or no
-    label yet); ``values`` is ``None`` when undecided.
-    """
+def final_labels(store: ProjectStore, kind: str) -> dict[str, FinalLabel]:
+    """``{task_id: FinalLabel}`` for every task of ``kind``."""
     get_kind(kind)  # an unknown kind is an error, not an empty result
     labels = live_labels(store, kind)
     adjs = effective_adjudications(store)
@@ -171,11 +192,8 @@ def decider(store: ProjectStore, kind: str):
     return lambda task_id, labels: decide_units_by_model(task_id, kind, labels, model, confidence)
 
 
-def disagreements(store: ProjectStore, kind: str | None = None) -> list[dict[str, Any]]:
-    """Tasks whose annotators do not all agree, ties first (they need a maintainer's decision).
-
-    Each: ``task_id, kind, item_ref, labels {annotator: values}, adjudicated, decided_by, tied``.
-    """
+def disagreements(store: ProjectStore, kind: str | None = None) -> list[Disagreement]:
+    """Tasks whose annotators do not all agree, ties first (they need a maintainer's decision)."""
     if kind is not None:
         get_kind(kind)
     labels = live_labels(store, kind)
@@ -192,17 +210,17 @@ def disagreements(store: ProjectStore, kind: str | None = None) -> list[dict[str
         if decided_by == "unanimous":
             continue
         out.append(
-            {
-                "task_id": task.task_id,
-                "kind": task.kind,
-                "item_ref": task.item_ref,
-                "labels": dict(sorted(mine.items())),
-                "adjudicated": task.task_id in adjs,
-                "decided_by": "adjudicated" if task.task_id in adjs else decided_by,
-                "tied": [list(u) for u in tied],
-            }
+            Disagreement(
+                task.task_id,
+                task.kind,
+                task.item_ref,
+                dict(sorted(mine.items())),
+                task.task_id in adjs,
+                "adjudicated" if task.task_id in adjs else decided_by,
+                tuple(tied),
+            )
         )
-    return sorted(out, key=lambda d: (d["adjudicated"], d["decided_by"] != "undecided", d["task_id"]))
+    return sorted(out, key=lambda d: (d.adjudicated, d.decided_by != "undecided", d.task_id))
 
 
 def adjudicate(

@@ -203,7 +203,7 @@ def verified_counts(store: ProjectStore) -> dict[str, int]:
     )
     finals = final_labels(store, MATCH)
     pairs = sum(
-        1 for t in store.labels.tasks(kind=MATCH) if not t.is_gold and finals[t.task_id]["values"] is not None
+        1 for t in store.labels.tasks(kind=MATCH) if not t.is_gold and finals[t.task_id].values is not None
     )
     memories = sum(len(v["memories"]) for v in verified_gold(store).values())
     return {

@@ -232,9 +232,9 @@ def gate_adjudicated(ctx: GateContext) -> GateResult:
     if not needed:
         return _not_applicable("adjudicated", 0)
     skip = ctx.superseded()
-    rows = [d for d in disagreements(ctx.store) if d["kind"] in needed and d["task_id"] not in skip]
-    must = [d for d in rows if ctx.policy.adjudicate == "all" or d["decided_by"] == "undecided"]
-    open_ = [f"{d['task_id']} ({d['kind']})" for d in must if not d["adjudicated"]]
+    rows = [d for d in disagreements(ctx.store) if d.kind in needed and d.task_id not in skip]
+    must = [d for d in rows if ctx.policy.adjudicate == "all" or d.decided_by == "undecided"]
+    open_ = [f"{d.task_id} ({d.kind})" for d in must if not d.adjudicated]
     what = "disagreement(s)" if ctx.policy.adjudicate == "all" else "tie(s)"
     return _result(
         "adjudicated",

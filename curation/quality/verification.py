@@ -19,7 +19,13 @@ from typing import TYPE_CHECKING, Any
 
 from prefkit.curation.annotation.kinds.memory_verify import KIND as MEMORY_KIND
 from prefkit.curation.annotation.kinds.preference_expressed import KIND, not_expressed, session_tasks
-from prefkit.curation.quality.consensus import effective_adjudications, final_labels, live_flags, live_labels
+from prefkit.curation.quality.consensus import (
+    FinalLabel,
+    effective_adjudications,
+    final_labels,
+    live_flags,
+    live_labels,
+)
 from prefkit.curation.quality.evidence import Normalized, check_memory, check_quote
 from prefkit.schemas.alpsbench import MemoryItem
 
@@ -45,17 +51,17 @@ class SessionVerification:
         return asdict(self)
 
 
-def _decide(fl: dict[str, Any], flags: list, adjudicated: bool) -> tuple[str, str] | None:
+def _decide(fl: FinalLabel, flags: list, adjudicated: bool) -> tuple[str, str] | None:
     """``(status, reason)`` from one task's final label and live flags; ``None`` when undecided."""
     if flags and not adjudicated:
         ev = flags[0]
         return "failed", f"flagged by {ev.annotator}: {ev.comment or '(no comment)'}"
-    if fl["values"] is None:
+    if fl.values is None:
         return None
-    missing = not_expressed(fl["values"])
+    missing = not_expressed(fl.values)
     if missing:
-        return "failed", f"checklist item(s) {missing} not expressed ({fl['decided_by']})"
-    return "verified", f"every checklist item expressed ({fl['decided_by']}, {fl['n_labels']} label(s))"
+        return "failed", f"checklist item(s) {missing} not expressed ({fl.decided_by})"
+    return "verified", f"every checklist item expressed ({fl.decided_by}, {fl.n_labels} label(s))"
 
 
 def session_statuses(
@@ -91,9 +97,7 @@ def session_statuses(
         else:
             fl = finals[task.task_id]
             status = "unverified"
-            reason = (
-                "a tie waits for adjudication" if fl["tied"] else f"{fl['n_labels']} label(s), no final label"
-            )
+            reason = "a tie waits for adjudication" if fl.tied else f"{fl.n_labels} label(s), no final label"
         out[sid] = SessionVerification(sid, status, reason, task.task_id, rnd, n_rev)
     return out
 
@@ -182,7 +186,7 @@ def verified_gold(store: ProjectStore) -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
     for task in store.labels.tasks(kind=MEMORY_KIND):
         fl = finals[task.task_id]
-        if task.is_gold or fl["values"] is None:
+        if task.is_gold or fl.values is None:
             continue
         sid = task.payload["dialogue_id"]
         turns = store.content.original_turns(sid)
@@ -190,7 +194,7 @@ def verified_gold(store: ProjectStore) -> dict[str, dict[str, Any]]:
         memories: list[dict[str, Any]] = []
         rejected: list[dict[str, Any]] = []
         counts = {"accept": 0, "edit": 0, "add": 0}
-        for d in fl["values"]["decisions"]:
+        for d in fl.values["decisions"]:
             cand = cands.get(d["key"])
             raw = cand["memory"] if cand and isinstance(cand["memory"], dict) else {}
             if d["decision"] == "reject":
@@ -212,12 +216,12 @@ def verified_gold(store: ProjectStore) -> dict[str, dict[str, Any]]:
                 )
                 continue
             counts[d["decision"]] += 1
-        for added in fl["values"].get("added", []):
+        for added in fl.values.get("added", []):
             counts["add"] += 1
             memories.append(_gold_memory(len(memories) + 1, sid, added, {}, turns))
         out[sid] = {
             "task_id": task.task_id,
-            "decided_by": fl["decided_by"],
+            "decided_by": fl.decided_by,
             "memories": memories,
             "rejected": rejected,
             "accepted": counts["accept"],

@@ -226,18 +226,18 @@ def adjudicate_queue(project: Project, kind: str | None, show_all: bool, as_json
 
     rows = disagreements(project.store, kind)
     if not show_all:
-        rows = [d for d in rows if d["decided_by"] == "undecided"]
+        rows = [d for d in rows if d.decided_by == "undecided"]
     if as_json:
         echo_json(rows)
         return
     echo_table(
         [
             {
-                "task_id": d["task_id"],
-                "kind": d["kind"],
-                "labels": len(d["labels"]),
-                "decided_by": d["decided_by"],
-                "tied": ", ".join("/".join(u).strip("/") for u in d["tied"]),
+                "task_id": d.task_id,
+                "kind": d.kind,
+                "labels": len(d.labels),
+                "decided_by": d.decided_by,
+                "tied": ", ".join("/".join(u).strip("/") for u in d.tied),
             }
             for d in rows
         ],
