@@ -47,8 +47,8 @@ else:
         hide_index=True, width="stretch",
         column_config={"answer": st.column_config.TextColumn(width="large")},
     )  # fmt: skip
-final = consensus.final_labels(store, task.kind).get(task.task_id, {})
-st.caption(f"Decided by: {final.get('decided_by', 'undecided')}")
+final = consensus.final_labels(store, task.kind).get(task.task_id)
+st.caption(f"Decided by: {final.decided_by if final else 'undecided'}")
 if sum(ev.action == "label" for ev in live) >= 2:
     st.page_link(
         "views/adjudicate.py", label="Adjudicate this item", icon=":material/balance:",
