@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import streamlit as st
-from prefkit.annotate_app import keys
+from prefkit.annotate_app import keys, screen
 from prefkit.annotate_app.safe_text import md_escape, safe
 from prefkit.curation.annotation import workflow
 from prefkit.curation.annotation.task_kinds import TASK_KIND_REGISTRY, LabelError, get_kind
@@ -171,9 +171,17 @@ def _record(user: str, item: workflow.ShownItem, prefix: str, action: Callable[[
     except workflow.AccountInactive:
         sign_out()  # disabled since signing in: nothing is written, the next run shows the sign-in page
         return
+    except workflow.StaleSubmit as exc:  # another tab finished it, or it is open under a new showing
+        screen.notice(screen.refused(exc))
+        return
     except (LabelError, workflow.WorkflowError) as exc:
         st.session_state[_problem_key(prefix)] = f"Not saved: {exc}"
         return
+    if not written and not screen.was_finished_here(item.event_id):  # saved from another tab
+        screen.notice(screen.refused("this item had already been saved, with the same answer, in "
+                                     "another tab or window; nothing new was recorded"))  # fmt: skip
+        return
+    screen.finished_here(item.event_id)
     st.session_state["_last_done"] = (done if written else "Already saved", item.task.item_ref)
     for key in [k for k in st.session_state if str(k).startswith(f"{item.event_id}:")]:
         del st.session_state[key]  # the item is done: its widgets' state would only pile up

@@ -15,7 +15,17 @@ from appkit import PASSWORD, make_project
 from conftest import require
 from prefkit.curation.annotation import workflow
 from prefkit.curation.annotation.task_kinds import get_kind
-from test_browser_app import CHROMIUM, browser, next_item, open_kind, serve, settle, shot, sign_in
+from test_browser_app import (
+    CHROMIUM,
+    attempt,
+    browser,
+    next_item,
+    open_kind,
+    serve,
+    settle,
+    shot,
+    sign_in,
+)
 
 pytestmark = pytest.mark.browser
 __all__ = ["browser"]  # the module-scoped chromium of test_browser_app, shared here
@@ -219,3 +229,48 @@ def test_task_check_verdicts_clicked_then_ctrl_enter_and_keys(served, browser):
     ]
     shot(page, "task_qc_keys")
     page.context.close()
+
+
+# -- 2. two tabs on one account --------------------------------------------------------------------
+def second_tab(page, url: str, user: str):
+    """Another tab of the same browser, signed in as ``user``."""
+    tab = page.context.new_page()
+    attempt(tab, url, user, PASSWORD)
+    tab.get_by_text(f"signed in as {user}").wait_for()
+    settle(tab)
+    return tab
+
+
+def test_a_stale_tab_says_so_shows_the_current_item_and_records_nothing(served, browser):
+    from playwright.sync_api import expect
+
+    project, url, _ = served
+    first = sign_in(browser, url, "ann9")
+    second = second_tab(first, url, "ann9")
+    for page in (first, second):
+        open_kind(page, "Preference expressed")
+    x = workflow.current_item(project, "ann9", "preference_expressed")
+    second.bring_to_front()
+    keys = ("e", "n", "Control+Enter")
+    next_item(second, "Preference expressed", lambda: [second.keyboard.press(k) for k in keys])
+    y = workflow.current_item(project, "ann9", "preference_expressed")
+    first.bring_to_front()
+    next_item(first, "Preference expressed", lambda: first.keyboard.press("e"))  # still showed x
+    expect(first.get_by_text("is no longer open for you here")).to_be_visible()
+    expect(first.get_by_text(f"item {y.task.item_ref}").first).to_be_visible()
+    shot(first, "stale_tab")
+    [ev] = events(project, "ann9", "preference_expressed")
+    assert ev.task_id == x.task.task_id and [i["expressed"] for i in ev.values["items"]] == [True, False]
+
+    for page in (first, second):
+        open_kind(page, "Preference matching")
+    pair = workflow.current_item(project, "ann9", "preference_match")
+    second.bring_to_front()
+    next_item(second, "Preference matching", lambda: second.keyboard.press("1"))
+    first.bring_to_front()
+    next_item(first, "Preference matching", lambda: first.keyboard.press("3"))
+    expect(first.get_by_text(re.compile("Not recorded|no longer open for you here")).first).to_be_visible()
+    assert [(e.task_id, e.values) for e in events(project, "ann9", "preference_match")] == [
+        (pair.task.task_id, {"coverage": "fully"})
+    ]
+    first.context.close()

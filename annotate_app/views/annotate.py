@@ -8,7 +8,7 @@ them) are offered; the others are named, so nobody reads guidelines for a queue 
 """
 
 import streamlit as st
-from prefkit.annotate_app import reopen, ui
+from prefkit.annotate_app import reopen, screen, ui
 from prefkit.annotate_app.forms import form_for
 from prefkit.curation.annotation import workflow
 
@@ -63,9 +63,11 @@ def item_panel(kind: str) -> None:
     if reopen.previous_panel(project, user, kind):  # the annotator went back with P
         return
     item = view.item
+    screen.track(kind, item)  # another tab finished the item this one showed: say so
     mine = ui.progress(project, user, kind, view.version)
     if item is None:
         ui.last_done()
+        screen.show_notice()
         st.title(ui.KIND_TITLES[kind])
         st.success(
             "Nothing left in your queue for this task kind. Thank you! Pick another kind in the sidebar."
@@ -74,6 +76,7 @@ def item_panel(kind: str) -> None:
         return
     form = form_for(kind)
     ui.progress_line(ui.KIND_TITLES[kind], mine, item, getattr(form, "lead", None))
+    screen.show_notice()
     form.render(project, user, item)
     ui.skip_and_flag(user, item, comment=getattr(form, "COMMENT_IN_PANEL", False))
     if mine["done"]:  # something to go back to

@@ -20,6 +20,9 @@ from prefkit.curation.annotation.task_kinds import TASK_KIND_REGISTRY, get_kind
 from prefkit.curation.store.queues import (
     AccountInactive as AccountInactive,  # raised for a disabled signed-in account
 )
+from prefkit.curation.store.queues import (
+    StaleSubmit as StaleSubmit,  # raised for a submit from a showing that is not the open one
+)
 from prefkit.curation.store.queues import KindCounts
 from prefkit.curation.store.usernames import MAX_NAME, normalize_username
 from prefkit.schemas.common import PrefkitError, content_hash, parse_utc, utcnow

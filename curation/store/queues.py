@@ -150,6 +150,12 @@ class AccountInactive(PrefkitError):
     """A signed-in session's write for an account disabled (or removed) since it signed in."""
 
 
+class StaleSubmit(PrefkitError):
+    """A submit for a showing of an item that is no longer the annotator's open one: the item was
+    finished with another answer (in another tab or window) or is open again under a new showing.
+    Nothing is written; the message says what happened in words an annotator reads."""
+
+
 class Queues(StoreArea):
     """Queue and submit operations the annotation app calls on every item. Submits append to the
     label log through the labels area, in the same transaction that closes the assignment."""
@@ -347,7 +353,14 @@ class Queues(StoreArea):
     # -- submits ------------------------------------------------------------------------------------
     def record_submit(self, ev: LabelEvent, *, active_account: bool = False) -> bool:
         """Append ``ev`` and close the annotator's assignment in one short transaction.
-        Returns False when the event id is already recorded (a double click or a retry).
+        Returns False when this very event is already recorded (a double click or a retry: same id,
+        same action, values and comment).
+
+        A first label, skip or flag must come from the showing of the item that is open: its id is
+        the assignment's pending ``event_id`` (written when the item was shown). Otherwise
+        :class:`StaleSubmit` and nothing is written: the same id with another answer (a second tab
+        that still showed an item finished in the first), or an id that is not the open showing's.
+        An item handed back to the pool while on screen has no assignment left: its label is kept.
 
         With ``active_account`` the annotator must be an active account at the moment of the write
         (checked in the same transaction): otherwise :class:`AccountInactive` and nothing written.
@@ -363,17 +376,44 @@ class Queues(StoreArea):
             ):
                 raise AccountInactive(f"the account {ev.annotator!r} is disabled or gone")
             if not self.labels.insert_event(conn, ev):
+                self._same_as_recorded(conn, ev)
                 return False
             if ev.action in FINISHING and ev.supersedes is None:
+                mine = (a.c.task_id == ev.task_id) & (a.c.annotator == ev.annotator)
                 closed = conn.execute(
                     update(a)
-                    .where(a.c.task_id == ev.task_id, a.c.annotator == ev.annotator, a.c.done_at.is_(None))
+                    .where(mine, a.c.done_at.is_(None), a.c.event_id == ev.event_id)
                     .values(done_at=ev.created_at)
                 ).rowcount
                 if not closed:
+                    held = conn.execute(select(a.c.event_id, a.c.done_at).where(mine)).first()
+                    if held is not None:  # the item is open under another showing, or finished
+                        raise StaleSubmit(
+                            "this item is no longer the one on your screen"
+                            + (" (it was finished in another tab or window)" if held.done_at else "")
+                            + "; nothing was recorded"
+                        )
                     self._reattach(conn, ev)
                 self._show_next(conn, ev)
         return True
+
+    def _same_as_recorded(self, conn: Connection, ev: LabelEvent) -> None:
+        """``ev``'s id is already recorded: fine when it is the same event (a retry or a double
+        click); :class:`StaleSubmit` when the same showing was answered differently before."""
+        e = self.t["label_events"]
+        have = conn.execute(
+            select(e.c.task_id, e.c.annotator, e.c.action, e.c.values_json, e.c.comment).where(
+                e.c.event_id == ev.event_id
+            )
+        ).first()
+        same = have is not None and (have.task_id, have.annotator, have.action, have.comment) == (
+            ev.task_id, ev.annotator, ev.action, ev.comment
+        ) and self.loads(have.values_json) == ev.values  # fmt: skip
+        if not same:
+            raise StaleSubmit(
+                "this item was already finished with another answer (in another tab or window?); "
+                "nothing was recorded"
+            )
 
     def _show_next(self, conn: Connection, ev: LabelEvent) -> None:
         """Mark the annotator's next open item of the kind as shown, in the submit's transaction and
