@@ -68,6 +68,6 @@ def show_notice() -> None:
         st.warning(message, icon=":material/sync_problem:")
 
 
-def refused(exc: Exception) -> str:
+def refused(exc: Exception | str) -> str:
     """A submit the store refused because the item on screen was not the open one, in words."""
     return md_escape(f"Not recorded: {exc}.") + " Below is your current item; read it before you answer."
