@@ -10,6 +10,7 @@ them (:mod:`prefkit.curation.annotation.overlap`). Reads the store, never writes
 from __future__ import annotations
 
 import dataclasses
+import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -40,9 +41,7 @@ class FieldModel:
     posteriors: dict[Unit, np.ndarray] = dataclasses.field(default_factory=dict)
 
     def value(self, index: int) -> Any:
-        from json import loads
-
-        return loads(self.classes[index])
+        return json.loads(self.classes[index])
 
     def matrix_rows(self, annotator: str) -> dict[str, dict[str, float]]:
         """``{truth: {said: probability}}`` of one annotator, JSON-ready."""
