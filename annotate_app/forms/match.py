@@ -55,9 +55,9 @@ def pair(task) -> None:
 def render(project: Project, user: str, item: workflow.ShownItem) -> None:
     prefix = item.event_id  # the pair is the header's lead (lead()), the comment box under the switch
     shown = suggestion.shown(project, user, item)  # None on the control arm: nothing to draw
-    suggested = shown.values["coverage"] if shown else None
+    suggested = (shown.values or {}).get("coverage") if shown else None
     row = st.container(horizontal=True)
-    if suggested:
+    if shown and suggested:
         row.button(suggestion.confirm_label(shown, TITLES[suggested]), shortcut="Enter", key=f"{prefix}:confirm",
                    icon=suggestion.ICON, type="primary", help=f"Suggested by {suggestion.source(shown)}",
                    on_click=ui.submit_now, args=(user, item, prefix, {"coverage": suggested}))  # fmt: skip

@@ -91,12 +91,13 @@ def render(project: Project, user: str, shown: workflow.ShownItem) -> None:
     prefix = shown.event_id
     item(shown.task)
     helped = suggestion.shown(project, user, shown)  # None on the control arm: nothing to draw
+    values = (helped.values or {}) if helped else {}
     if helped:
-        failed = helped.detail.get("failed") or []
-        summary = " · ".join(md_escape(TITLES[helped.values[k]]) for k in ("leakage", "answer"))
+        failed = (helped.detail or {}).get("failed") or []
+        summary = " · ".join(md_escape(TITLES[values[k]]) for k in ("leakage", "answer"))
         summary += " — failed checks: " + (md_escape(", ".join(failed)) if failed else "none")
         st.markdown(suggestion.note(helped, summary))
-    _controls(prefix, helped.values if helped else {})
+    _controls(prefix, values)
     _keys(prefix)
     st.text_input("Comment (what leaks, what is wrong)", key=f"{prefix}:comment")
     ui.submit_button(user, shown, prefix, lambda: _read(prefix))

@@ -194,7 +194,7 @@ def _import_item(task: AnnotationTask, shown: Exposure | None = None) -> dict[st
         item["annotations"] = [{"result": result, "ground_truth": True}]
     if shown is not None:
         item["data"][ASSIST_KEY] = {"arm": shown.arm, "suggestion_id": shown.suggestion_id}
-        if shown.arm == "assisted":  # a control task gets no prediction at all
+        if shown.arm == "assisted" and shown.values is not None:  # a control task gets no prediction
             result = ls_kind(task.kind).results(shown.values, task)
             item["predictions"] = [
                 {"result": result, "model_version": f"{shown.model} {shown.suggestion_id}"}

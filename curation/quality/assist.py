@@ -211,11 +211,13 @@ def assist_report(
         for arm in ARMS:
             mine = [e for e in events if e.kind == k and e.assist_arm == arm and e.task_id in tasks]
             times = [e.time_spent_s for e in mine if e.time_spent_s is not None]
-            gold = [score(e.values, tasks[e.task_id].gold_answer) for e in mine if tasks[e.task_id].is_gold]
+            gold = [
+                score(e.values, tasks[e.task_id].gold_answer or {}) for e in mine if tasks[e.task_id].is_gold
+            ]
             adj = [score(e.values, adjudicated[e.task_id]) for e in mine if e.task_id in adjudicated]
             pairs = [
                 anchoring_units(
-                    k, e.values, suggestions[e.suggestion_id].values, tasks[e.task_id].gold_answer
+                    k, e.values, suggestions[e.suggestion_id].values, tasks[e.task_id].gold_answer or {}
                 )
                 for e in mine
                 if tasks[e.task_id].is_gold and e.suggestion_id in suggestions
@@ -268,8 +270,8 @@ def _kind_summary(k, arms, anchoring, tasks, suggestions, events, n_boot, rng) -
     if ra is None or rc is None:
         diff, p05, worse = Estimate(None, None, None, 0), None, None
     else:
-        sums = [tuple(int(v) for v in np.asarray(p).reshape(-1, 2).sum(axis=0)) for p in (pairs_a, pairs_c)]
-        low, high, p05 = anchoring_test(sums[0], sums[1], reps_a, reps_c)
+        (ka, na), (kc, nc) = (np.asarray(p).reshape(-1, 2).sum(axis=0) for p in (pairs_a, pairs_c))
+        low, high, p05 = anchoring_test((int(ka), int(na)), (int(kc), int(nc)), reps_a, reps_c)
         n = arms["assisted"].anchoring_rate.n + arms["control"].anchoring_rate.n
         diff, worse = Estimate(ra - rc, low, high, n), p05 > 0
     units = get_kind(k).units
