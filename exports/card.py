@@ -165,23 +165,53 @@ def _judges(agreement: list[dict], alpha_min: float) -> list[str]:
     ]
 
 
+CONSENSUS_TEXT = {
+    "majority": "the majority per agreement unit; ties wait for adjudication",
+    "dawid_skene": "per agreement unit the value with the highest posterior under a Dawid–Skene model of "
+    "each annotator's reliability (fitted on every label, gold included); ties and units below the "
+    "confidence threshold wait for adjudication",
+    "mace": "per agreement unit the value with the highest posterior under a MACE model of each "
+    "annotator's reliability (fitted on every label, gold included); ties and units below the confidence "
+    "threshold wait for adjudication",
+}
+
+
+def _overlap(overlap: dict[str, Any] | None) -> list[str]:
+    if not overlap:
+        return []
+    return [
+        f"Adaptive overlap: {overlap['tasks']} items went to {overlap['min']} annotators, then one more at a "
+        f"time while their labels were uncertain, up to {overlap['max']} ({overlap['mean_target']:.2f} per "
+        f"item on average); {overlap['audit']} audit items (a stable random share) always went to "
+        f"{overlap['max']}, and the agreement of those kinds is measured on them (*measured on*: audit share).",
+        "",
+    ]
+
+
 def _labeling(
-    agreement: list[dict], gates: list[dict], override: str | None, judge_alpha_min: float = 0.667
+    agreement: list[dict],
+    gates: list[dict],
+    override: str | None,
+    judge_alpha_min: float = 0.667,
+    consensus: str = "majority",
+    overlap: dict[str, Any] | None = None,
 ) -> list[str]:
     out = [
         "Annotators label in prefkit's browser app (or Label Studio); each item goes to several annotators. "
-        "The final label of a task is a maintainer's adjudication when there is one, else the majority per "
-        "agreement unit; ties wait for adjudication (`final_labels` config). Annotator ids are keyed hashes "
+        "The final label of a task is a maintainer's adjudication when there is one, else "
+        f"{CONSENSUS_TEXT[consensus]} (`final_labels` config). Annotator ids are keyed hashes "
         "with a per-project salt.",
         "",
+        *_overlap(overlap),
     ]
     human = [r for r in agreement if r.get("comparison", "human-vs-human") == "human-vs-human"]
     rows = [
         [r["task_kind"], r["field"], r.get("level"), r.get("n_units"), _fmt(r.get("alpha")),
-         f"[{_fmt(r.get('ci_low'))}, {_fmt(r.get('ci_high'))}]", _fmt(r.get("ac1"))]
+         f"[{_fmt(r.get('ci_low'))}, {_fmt(r.get('ci_high'))}]", _fmt(r.get("ac1")),
+         "audit share" if r.get("share") == "audit" else "all items"]
         for r in human
     ]  # fmt: skip
-    head = ["task kind", "field", "level", "units", "Krippendorff α", "95% CI", "Gwet AC1"]
+    head = ["task kind", "field", "level", "units", "Krippendorff α", "95% CI", "Gwet AC1", "measured on"]
     out += (
         _table(rows, head)
         if rows
@@ -314,7 +344,12 @@ def card(
         "Composition": _composition(configs),
         "Collection process": _collection(provenance),
         "Labeling": _labeling(
-            agreement, gates, meta.get("override_reason"), meta.get("judge_alpha_min", 0.667)
+            agreement,
+            gates,
+            meta.get("override_reason"),
+            meta.get("judge_alpha_min", 0.667),
+            meta.get("consensus", "majority"),
+            meta.get("overlap"),
         )
         + _assisted(meta.get("assist")),
         **({"Cost": _cost(cost)} if cost is not None else {}),

@@ -125,8 +125,24 @@ def _card_meta(
         "uses": rel.uses,
         "maintenance": rel.maintenance,
         "judge_alpha_min": rel.judge_alpha_min,
+        "consensus": rel.consensus,
+        "overlap": _adaptive_overlap(project),
         "override_reason": override,
         "assist": {"policy": rel.assisted, "report": assist_report(project.store)},
+    }
+
+
+def _adaptive_overlap(project: Project) -> dict[str, Any] | None:
+    """What the card says of adaptive overlap: bounds, items, audit items, mean target (None: fixed)."""
+    adaptive = [t for t in project.store.labels.tasks() if t.overlap_max is not None and not t.is_gold]
+    if not adaptive:
+        return None
+    return {
+        "tasks": len(adaptive),
+        "min": min(t.overlap_min for t in adaptive),
+        "max": max(t.overlap_max for t in adaptive),
+        "audit": sum(t.audit for t in adaptive),
+        "mean_target": sum(t.overlap for t in adaptive) / len(adaptive),
     }
 
 

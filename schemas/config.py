@@ -11,11 +11,12 @@ outside ``schemas``.
 from __future__ import annotations
 
 import ipaddress
+import re
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from prefkit.schemas.common import Contract, PrefkitError, validation_line
-from pydantic import Field, ValidationError, field_validator
+from pydantic import Discriminator, Field, Tag, ValidationError, field_validator, model_validator
 
 #: α_min of a final release (Krippendorff's reliable-data threshold); ``policy = "tentative"`` allows down
 #: to :data:`TENTATIVE_ALPHA_MIN` (tentative conclusions).
@@ -204,8 +205,64 @@ class SignInSection(Contract):
         return [entry.strip() for entry in value]
 
 
+class OverlapRange(Contract):
+    """Adaptive overlap: an item goes to ``min`` annotators, then one more at a time while its labels
+    are uncertain, up to ``max``; a stable random ``audit_share`` of items always gets ``max``."""
+
+    min: int = Field(
+        ge=1, description="Annotators every item gets (1: only for annotators reliable on gold)."
+    )
+    max: int = Field(ge=1, description="Most annotators an item can get.")
+    audit_share: float = Field(
+        default=0.1,
+        ge=0,
+        le=1,
+        description="Share of items that always get max (agreement is measured there).",
+    )
+    confidence: float = Field(
+        default=0.9, gt=0.5, lt=1, description="An item stops when every unit's posterior reaches this."
+    )
+    gold_items: int = Field(
+        default=5,
+        ge=1,
+        description="Gold labels an annotator needs before one label of theirs may stand alone.",
+    )
+
+    @model_validator(mode="after")
+    def _ordered(self) -> OverlapRange:
+        if self.max < self.min:
+            raise ValueError(f"overlap max {self.max} is below min {self.min}")
+        return self
+
+    @classmethod
+    def parse(cls, text: str) -> int | OverlapRange:
+        """``"3"`` (fixed) or ``"2..4"`` (adaptive), as ``tasks create --overlap`` takes it."""
+        m = re.fullmatch(r"\s*(\d+)\s*(?:\.\.\s*(\d+)\s*)?", text)
+        if not m:
+            raise ConfigError(f"overlap {text!r}: give a number (3) or a range min..max (2..4)")
+        if m[2] is None:
+            return int(m[1])
+        try:
+            return cls(min=int(m[1]), max=int(m[2]))
+        except ValidationError as exc:
+            raise ConfigError(f"overlap {text!r}: {validation_line(exc, root='overlap')}") from None
+
+
+def _overlap_tag(value: Any) -> str:
+    return "range" if isinstance(value, dict | OverlapRange) else "number"
+
+
+#: ``overlap``: a number (fixed), or a table (adaptive); an error names the one that was given.
+Overlap = Annotated[
+    Annotated[int, Tag("number")] | Annotated[OverlapRange, Tag("range")], Discriminator(_overlap_tag)
+]
+
+
 class AnnotationSection(Contract):
-    overlap: int = Field(default=3, description="Annotators per task.")
+    overlap: Overlap = Field(
+        default=3,
+        description="Annotators per task: a number (fixed), or {min = 2, max = 4} (adaptive overlap).",
+    )
     gold_rate: float = Field(default=0.1, description="Share of gold items in a queue chunk.")
     queue_chunk: int = Field(default=10, description="Items assigned at a time.")
     undo_depth: int = Field(default=10, description="Own labels per page of My labels.")

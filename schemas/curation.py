@@ -20,7 +20,20 @@ class AnnotationTask(Record):
     item_ref: str = Field(description="What is annotated, e.g. 'session:<id>' or 'dialogue:<id>'.")
     payload: dict[str, Any] = Field(description="Everything the annotator needs to see, frozen at creation.")
     batch: str = Field(default="default", description="Batch the task belongs to.")
-    overlap: int = Field(default=3, ge=1, description="Distinct annotators the task goes to (k).")
+    overlap: int = Field(
+        default=3,
+        ge=1,
+        description="Distinct annotators the task goes to now (k; adaptive: its current target).",
+    )
+    overlap_min: int | None = Field(
+        default=None, ge=1, description="Adaptive overlap: annotators every item gets (None: fixed overlap)."
+    )
+    overlap_max: int | None = Field(
+        default=None, ge=1, description="Adaptive overlap: most annotators the item can get."
+    )
+    audit: bool = Field(
+        default=False, description="Adaptive overlap: an audit item, always given to overlap_max annotators."
+    )
     is_gold: bool = Field(default=False, description="Whether this is a gold item with a known answer.")
     gold_answer: dict[str, Any] | None = Field(default=None, description="The known answer of a gold item.")
     created_at: str = Field(description="ISO-8601 creation time.")

@@ -33,7 +33,7 @@ def test_an_unknown_key_is_an_error_naming_it(tmp_path):
 
 
 def test_a_mistyped_value_names_the_key():
-    with pytest.raises(ConfigError, match=r"annotation.overlap: Input should be a valid integer"):
+    with pytest.raises(ConfigError, match=r"annotation.overlap.number: Input should be a valid integer"):
         ProjectConfig.parse({"annotation": {"overlap": "three"}})
 
 

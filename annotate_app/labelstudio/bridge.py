@@ -1,7 +1,8 @@
 """Push prefkit tasks to a Label Studio server and pull its annotations back as label events.
 
 - push: one Label Studio project per (server, task kind), its labeling config and guidelines kept up
-  to date, ``maximum_annotations`` = the project's overlap k, tasks imported in chunks with the prefkit
+  to date, ``maximum_annotations`` = the project's overlap k (adaptive overlap: ``min``, and each
+  audit item's own ``overlap`` = ``max`` set per task), tasks imported in chunks with the prefkit
   task id in their data, gold answers uploaded as ground-truth annotations. A task already mapped is
   never imported again, and a push interrupted between import and bookkeeping is reconciled from the
   tasks' data on the next push. Pushes of one kind to one server take turns (a lease in the store):
@@ -13,6 +14,8 @@
 - pull: every annotation becomes a ``LabelEvent`` (source ``labelstudio``) whose values passed the
   config check and ``TaskKind.validate``; an edited annotation supersedes its earlier event, a deleted
   one is withdrawn, a skipped one is a ``skip``. Label Studio users map to prefkit annotators by email.
+  Under adaptive overlap each item whose labels are uncertain gets one more annotator: its target
+  goes up in the store and its ``overlap`` in Label Studio.
 - status: tasks, annotations, annotators and completion per Label Studio project.
 
 Only this module (and the test helpers in ``accounts.py``) talks to Label Studio, through
@@ -41,10 +44,13 @@ import httpx
 from label_studio_sdk import LabelStudio
 from label_studio_sdk.core.api_error import ApiError
 from prefkit.annotate_app.labelstudio.config import TASK_ID_KEY, ls_kind, task_data
+from prefkit.curation.annotation import overlap as adaptive
+from prefkit.curation.annotation.overlap import apply_overlap, first_target
 from prefkit.curation.annotation.assist import EVERYONE, Exposure, exposure
 from prefkit.curation.annotation.task_kinds import LabelError, get_kind
 from prefkit.curation.store.labelstudio import LSPushLease
 from prefkit.schemas.common import PrefkitError, content_hash, parse_utc, utcnow
+from prefkit.schemas.config import OverlapRange
 from prefkit.schemas.curation import AnnotationTask, LabelEvent
 from prefkit.schemas.environment import LABEL_STUDIO_API_KEY
 
@@ -210,7 +216,7 @@ def _exposures(project: Project, kind: str) -> Callable[[AnnotationTask], Exposu
 
 
 def _tasks_to_push(
-    project: Project, kind: str, url: str, pid: int, overlap: int, new_ids: set[str]
+    project: Project, kind: str, url: str, pid: int, overlap: int | OverlapRange, new_ids: set[str]
 ) -> Iterator[AnnotationTask]:
     """The tasks of ``kind`` the Label Studio project lacks, as they are built.
 
@@ -222,10 +228,10 @@ def _tasks_to_push(
     """
     stored, todo = project.store.labelstudio.push_state(url, pid, kind)
     unpushed = {t.task_id: t for t in todo}
-    for task in get_kind(kind).iter_tasks(project.store, overlap, "default"):
+    for task in get_kind(kind).iter_tasks(project.store, first_target(overlap), "default"):
         if task.item_ref not in stored:
             new_ids.add(task.task_id)
-            yield task
+            yield apply_overlap([task], overlap)[0]
         elif task.is_gold and not stored[task.item_ref][1]:  # stored before its answer was known
             project.store.labels.set_gold(task.task_id, task.gold_answer)
             if task.task_id in unpushed:
@@ -495,8 +501,7 @@ def push(
     it stays mapped, and the next push imports only the rest (or maps, from the tasks' data, a request
     whose answer was lost)."""
     ls_kind(kind)  # an unknown kind or one without a config is refused before anything else
-    overlap = project.config.annotation.overlap
-    if overlap < 1:
+    if first_target(project.config.annotation.overlap) < 1:
         raise LabelStudioError("overlap must be at least 1")
     client = connect(url, api_key or project.env.label_studio_api_key)
     lease = _PushLease(project, url, kind)
@@ -511,7 +516,8 @@ def _push(
     project: Project, kind: str, url: str, client: LabelStudio, lease: _PushLease, chunk: int, batch: int
 ) -> PushReport:
     lsk = ls_kind(kind)
-    overlap = project.config.annotation.overlap
+    setting = project.config.annotation.overlap
+    overlap = first_target(setting)  # the project's maximum_annotations; audit items get theirs per task
     pid, created = ensure_project(client, project, kind, url, overlap)
     report = PushReport(kind, url, pid, created)
     mapped = project.store.labelstudio.task_ids(url, pid)
@@ -522,7 +528,7 @@ def _push(
     unfit: list[AnnotationTask] = []
 
     def fitting() -> Iterator[AnnotationTask]:
-        for task in _tasks_to_push(project, kind, url, pid, overlap, new_ids):
+        for task in _tasks_to_push(project, kind, url, pid, setting, new_ids):
             if task.task_id in mapped:  # reconciled just now
                 continue
             why = lsk.fits(task)
@@ -541,10 +547,10 @@ def _push(
                 project.store.labels.add_tasks(fresh)
             importer.put(part)
             for tasks, ids in importer.answers(wait=False):
-                _mapped(project, report, url, pid, tasks, ids)
+                _mapped(project, client, report, url, pid, tasks, ids)
         importer.close()
         for tasks, ids in importer.answers(wait=True):
-            _mapped(project, report, url, pid, tasks, ids)
+            _mapped(project, client, report, url, pid, tasks, ids)
     finally:
         importer.stop()
     if fresh_unfit := [t for t in unfit if t.task_id in new_ids]:
@@ -552,11 +558,40 @@ def _push(
     return report
 
 
+def set_overlap(client: LabelStudio, ls_task_id: int, overlap: int) -> None:
+    """Ask Label Studio for ``overlap`` distinct annotators on one task: its ``overlap`` field, and
+    ``is_labeled`` false (it is only raised above the annotators it had), so /next serves it again."""
+    http = client._client_wrapper.httpx_client
+    resp = _call(
+        f"setting the overlap of Label Studio task {ls_task_id}",
+        http.request,
+        f"api/tasks/{ls_task_id}",
+        method="PATCH",
+        json={"overlap": overlap, "is_labeled": False},
+    )
+    if resp.status_code >= 300:
+        raise LabelStudioError(
+            f"setting the overlap of Label Studio task {ls_task_id}: Label Studio answered {resp.status_code}"
+        )
+
+
 def _mapped(
-    project: Project, report: PushReport, url: str, pid: int, tasks: list[AnnotationTask], ids: list[int]
+    project: Project,
+    client: LabelStudio,
+    report: PushReport,
+    url: str,
+    pid: int,
+    tasks: list[AnnotationTask],
+    ids: list[int],
 ) -> None:
     """Record one answered import request's id map (one transaction)."""
     project.store.labelstudio.add_tasks(url, pid, {t.task_id: i for t, i in zip(tasks, ids, strict=True)})
+    # Label Studio gives every imported task the project's maximum_annotations (the first target);
+    # an audit item, or a stored task whose target went up, gets its own.
+    base = first_target(project.config.annotation.overlap)
+    for t, i in zip(tasks, ids, strict=True):
+        if t.overlap != base:
+            set_overlap(client, i, t.overlap)
     report.imported += len(tasks)
     report.requests += 1
     report.gold += sum(1 for t in tasks if t.is_gold and t.gold_answer)
@@ -575,6 +610,7 @@ class PullReport:
     unchanged: int = 0
     invalid: list[str] = field(default_factory=list)
     users_created: list[str] = field(default_factory=list)
+    raised: list[str] = field(default_factory=list)  # adaptive overlap: items handed to one more annotator
 
 
 def _export(client: LabelStudio, pid: int) -> list[dict[str, Any]]:
@@ -748,7 +784,26 @@ def pull(project: Project, kind: str, url: str, api_key: str | None = None) -> P
     for ann_id, row in known.items():
         if ann_id not in seen and not row.withdrawn:
             _withdraw(project, report, pid, ann_id, row)
+    _adapt(project, client, report, url, pid, kind)
     return report
+
+
+def _adapt(project: Project, client: LabelStudio, report: PullReport, url: str, pid: int, kind: str) -> None:
+    """Adaptive overlap after a pull: every item of the kind that could still get an annotator is
+    decided as a submit in the app decides it, and Label Studio is asked for one more annotator on
+    each item whose labels are uncertain."""
+    store = project.store
+    candidates = store.queues.adaptive_tasks(kind)
+    if not candidates:
+        return
+    raised = adaptive.review_tasks(
+        store, candidates, project.config.annotation.overlap, adaptive.model_method(store)
+    )
+    ls_ids = store.labelstudio.task_ids(url, pid)
+    for task_id in raised:
+        if task_id in ls_ids:
+            set_overlap(client, ls_ids[task_id], store.labels.task(task_id).overlap)
+    report.raised = raised
 
 
 # -- status ---------------------------------------------------------------------------------------

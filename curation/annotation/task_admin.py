@@ -14,9 +14,11 @@ from typing import TYPE_CHECKING, Any
 from prefkit.curation.annotation.assignment import gold_rate_key
 from prefkit.curation.annotation.guidelines import write_default_guidelines
 from prefkit.curation.annotation.kinds.preference_match import PreferenceMatchLabel
+from prefkit.curation.annotation.overlap import adaptive_key, apply_overlap, first_target
 from prefkit.curation.annotation.task_kinds import LabelError, get_kind
 from prefkit.curation.store.content import PreferencePair
 from prefkit.schemas.common import Contract, InputError, PrefkitError, content_hash, validation_line
+from prefkit.schemas.config import OverlapRange
 from prefkit.schemas.curation import Provenance
 from prefkit.schemas.reading import check_unique, read_jsonl, validate_row
 from pydantic import Field, ValidationError
@@ -91,22 +93,27 @@ def import_pairs(project: Project, path: Path) -> int:
 def create_tasks(
     project: Project,
     kind: str,
-    overlap: int | None = None,
+    overlap: int | OverlapRange | None = None,
     batch: str = "default",
     gold_rate: float | None = None,
 ) -> int:
     """Build tasks of ``kind`` from what the project holds; returns how many were new.
 
-    ``gold_rate`` (0..1) is the share of gold items mixed into each annotator's queue for this kind."""
+    ``overlap``: a number, or an :class:`OverlapRange` (adaptive overlap, :mod:`.overlap`); default
+    ``[annotation] overlap``. ``gold_rate`` (0..1) is the share of gold items mixed into each
+    annotator's queue for this kind."""
     task_kind = get_kind(kind)
     k = project.config.annotation.overlap if overlap is None else overlap
-    if k < 1:
+    if isinstance(k, int) and k < 1:
         raise TaskFileError("overlap must be at least 1")
     if gold_rate is not None:
         if not 0 <= gold_rate < 1:
             raise TaskFileError("gold rate must be in [0, 1)")
         project.store.set_meta(gold_rate_key(kind), str(gold_rate))
-    new = project.store.labels.add_tasks(task_kind.build_tasks(project.store, k, batch))
+    tasks = apply_overlap(task_kind.build_tasks(project.store, first_target(k), batch), k)
+    if isinstance(k, OverlapRange):
+        project.store.set_meta(adaptive_key(kind), "1")
+    new = project.store.labels.add_tasks(tasks)
     _mark_known_answers(project, kind)
     # A kind installed after the project was made (a plugin) gets its default guidelines now.
     write_default_guidelines(project.guidelines_dir, [kind])

@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
+from prefkit.curation.annotation import overlap
 from prefkit.curation.annotation.assignment import policy_for
 from prefkit.curation.annotation.signin import log as signin_log
 from prefkit.curation.annotation.signin import wait_s
@@ -151,7 +152,15 @@ def current_item(project: Project, user: str, kind: str) -> ShownItem | None:
 
 
 def _assign_next(project: Project, user: str, kind: str) -> OpenItem | None:
-    """Show the annotator's next item, assigning a new chunk under the kind's policy when needed."""
+    """Show the annotator's next item, assigning a new chunk under the kind's policy when needed
+    (under adaptive overlap the kind's reliability snapshot is refitted first when it is stale)."""
+    if project.store.get_meta(overlap.adaptive_key(kind)):
+        overlap.refresh(
+            project.store,
+            kind,
+            overlap.model_method(project.store),
+            setting=project.config.annotation.overlap,
+        )
     policy = policy_for(project, kind)
     hours = stale_after_hours(project)
     before = _hours_ago(hours) if hours > 0 else None
@@ -224,7 +233,19 @@ def _finish(
         assist_arm=assist.arm if assist else None,
         suggestion_id=assist.suggestion_id if assist else None,
     )
-    return project.store.queues.record_submit(event, active_account=signed_in)
+    return project.store.queues.record_submit(
+        event, active_account=signed_in, review=_review(project, item.task)
+    )
+
+
+def _review(project: Project, task: AnnotationTask):
+    """The adaptive-overlap decision a submit of ``task`` makes in its transaction (None: fixed overlap)."""
+    if task.overlap_max is None:
+        return None
+    rule = overlap.rule_for(project.config.annotation.overlap, task)
+    return overlap.review_hook(
+        project.store, task.task_id, task.kind, rule, overlap.read_snapshot(project.store, task.kind)
+    )
 
 
 def submit(
@@ -346,7 +367,7 @@ def edit_label(
         assist_arm=old.assist_arm,
         suggestion_id=old.suggestion_id,
     )
-    project.store.queues.record_submit(event)
+    project.store.queues.record_submit(event, review=_review(project, task))
     return event
 
 

@@ -19,9 +19,9 @@ from statistics import median
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from prefkit.curation.annotation.annotator_model import annotator_reliability, fit_kind
 from prefkit.curation.annotation.task_kinds import TASK_KIND_REGISTRY, FieldSpec, get_kind
 from prefkit.curation.annotation.workflow import gold_scores
-from prefkit.curation.quality.annotator_model import annotator_reliability, fit_kind
 from prefkit.curation.quality.reliability import (
     bootstrap_alpha,
     cohen_kappa_pairwise,
@@ -165,17 +165,38 @@ def agreement_rows(
 ) -> list[dict[str, Any]]:
     """One human-vs-human row per (task kind, field), followed by one judge-vs-human row per judge
     who labelled that kind. ``kind=None`` covers every kind with labels; ``batch=None`` every batch.
-    ``alpha_min`` is one threshold or ``[release] alpha_min``'s table (``default`` / ``"kind.field"``)."""
+    ``alpha_min`` is one threshold or ``[release] alpha_min``'s table (``default`` / ``"kind.field"``).
+
+    For a kind under adaptive overlap the human-vs-human row is measured on the audit share (``share
+    = "audit"``: items that always went to ``max`` annotators); a second row, ``comparison =
+    "human-vs-human, all items"``, gives α over every item for reference."""
     tasks, events = _live_labels(store, kind, batch)
     judge_set = judge_names(events, judges)
+    kinds = _kinds(kind, events)
+    adaptive = {t.kind for t in tasks.values() if t.overlap_max is not None}
+    audit = {tid: t for tid, t in tasks.items() if t.audit or t.kind not in adaptive}
+    on_audit = field_ratings(audit, [e for e in events if e.task_id in audit], kinds)
     rows = []
-    for (kind_name, field_name), fr in field_ratings(tasks, events, _kinds(kind, events)).items():
+    for (kind_name, field_name), fr in field_ratings(tasks, events, kinds).items():
         args = (n_boot, seed, alpha_threshold(alpha_min, kind_name, field_name))
         raters = fr.raters()
         humans = [r for r in raters if r not in judge_set]
         head = {"task_kind": kind_name, "field": field_name, "batch": batch or "all"}
-        row = reliability_row(fr.matrix(humans), fr.spec, *args)
-        rows.append({**head, "comparison": "human-vs-human", "judge": None, **row})
+        if kind_name in adaptive:
+            # Adaptive overlap gives uncertain items more annotators, which biases α over all items:
+            # the row gates and cards read is the audit share's (always max annotators).
+            mine = on_audit[(kind_name, field_name)]
+            row = reliability_row(
+                mine.matrix([r for r in mine.raters() if r not in judge_set]), fr.spec, *args
+            )
+            rows.append({**head, "comparison": "human-vs-human", "judge": None, **row, "share": "audit"})
+            row = reliability_row(fr.matrix(humans), fr.spec, *args)
+            rows.append(
+                {**head, "comparison": "human-vs-human, all items", "judge": None, **row, "share": "all"}
+            )
+        else:
+            row = reliability_row(fr.matrix(humans), fr.spec, *args)
+            rows.append({**head, "comparison": "human-vs-human", "judge": None, **row, "share": "all"})
         for judge in sorted(judge_set & set(raters)):
             rows.append(
                 {
@@ -183,6 +204,7 @@ def agreement_rows(
                     "comparison": "judge-vs-human",
                     "judge": judge,
                     **_judge_row(fr, humans, judge, args),
+                    "share": "all",
                 }
             )
     return rows

@@ -17,8 +17,8 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
+from prefkit.curation.annotation.annotator_model import KindModel, fit_kind, live_labels
 from prefkit.curation.annotation.task_kinds import get_kind
-from prefkit.curation.quality.annotator_model import KindModel, fit_kind, live_labels
 from prefkit.schemas.common import PrefkitError, canonical_json, utcnow
 from prefkit.schemas.config import Consensus
 from prefkit.schemas.curation import Adjudication, LabelEvent

@@ -198,7 +198,9 @@ def _live_tasks(ctx: GateContext, kinds) -> list:
 
 
 def gate_min_labels(ctx: GateContext) -> GateResult:
-    """Live labels per non-gold task (of the kinds the release depends on) against ``min_labels_per_item``."""
+    """Live labels per non-gold task (of the kinds the release depends on) against ``min_labels_per_item``;
+    a task under adaptive overlap needs the labels of its current target (its labels were certain
+    there, or the target reached ``max``)."""
     need = ctx.policy.min_labels_per_item
     needed = ctx.needed()
     if not needed:
@@ -211,9 +213,9 @@ def gate_min_labels(ctx: GateContext) -> GateResult:
         if not any(t.kind == kind for t in tasks)
     ]
     short += [
-        f"{t.task_id} ({len(labels.get(t.task_id, {}))})"
+        f"{t.task_id} ({len(labels.get(t.task_id, {}))}{'' if t.overlap_max is None else f' of its target {t.overlap}'})"
         for t in tasks
-        if len(labels.get(t.task_id, {})) < need
+        if len(labels.get(t.task_id, {})) < (need if t.overlap_max is None else t.overlap)
     ]
     fewest = min((len(labels.get(t.task_id, {})) for t in tasks), default=None)
     return _result(

@@ -30,6 +30,9 @@ TASK_COLUMNS = (
     "gold_answer_json",
     "schema_version",
     "created_at",
+    "overlap_min",
+    "overlap_max",
+    "audit",
 )
 
 #: Actions that finish an assignment (a withdraw does not: it only removes a label).
@@ -175,6 +178,9 @@ class Labels(StoreArea):
             self.dumps(task.gold_answer),
             task.schema_version,
             task.created_at,
+            task.overlap_min,
+            task.overlap_max,
+            task.audit,
         )
 
     def _task_from_row(self, r) -> AnnotationTask:
@@ -191,6 +197,9 @@ class Labels(StoreArea):
             gold_answer=self.loads(r["gold_answer_json"]),
             schema_version=r["schema_version"],
             created_at=r["created_at"],
+            overlap_min=r["overlap_min"],
+            overlap_max=r["overlap_max"],
+            audit=bool(r["audit"]),
         )
 
     def tasks(self, kind: str | None = None, batch: str | None = None) -> list[AnnotationTask]:
@@ -301,6 +310,22 @@ class Labels(StoreArea):
         if self.left_out_arms and not every_arm:
             out = [ev for ev in out if ev.assist_arm not in self.left_out_arms]
         return out
+
+    def last_seq(self) -> int:
+        """The sequence number of the log's last event (0 for an empty log); one primary-key probe."""
+        e = self.t["label_events"]
+        with self.read() as conn:
+            return int(conn.execute(select(func.max(e.c.seq))).scalar() or 0)
+
+    def task_finishers(self, conn, task_id: str) -> dict[str, LabelEvent]:
+        """In the caller's transaction: per person, their live label, skip or flag of one task (the
+        latest event of each, not withdrawn; LLM judges left out). An index range of the task's events."""
+        e = self.t["label_events"]
+        latest: dict[str, LabelEvent] = {}
+        for r in conn.execute(select(e).where(e.c.task_id == task_id).order_by(e.c.seq)).mappings():
+            if r["source"] != "judge":
+                latest[r["annotator"]] = self._event_from_row(r)
+        return {a: ev for a, ev in latest.items() if ev.action in FINISHING}
 
     # -- reads of the event log ---------------------------------------------------------------------
     def event(self, event_id: str) -> LabelEvent | None:

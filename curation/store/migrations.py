@@ -5,8 +5,8 @@ embedded default; PostgreSQL must be a configuration change). A migration, once 
 edited: change the schema with a new, higher-numbered one. Migration numbers are reserved per area:
 m001 core, m002 LLM layer, m003 annotation app, m004 releases, m005 Label Studio bridge, m006 generation,
 m007 verification (instance → session links), m008 evaluation, m012 Label Studio push leases,
-m014/m015 packed turns of bulk imports, m020 judge-assisted labelling (suggestions, the arm a label was
-made in).
+m014/m015 packed turns of bulk imports, m016 adaptive overlap, m020 judge-assisted labelling
+(suggestions, the arm a label was made in).
 Every migration lives in this module, so opening any store applies the same, complete list.
 """
 
@@ -736,3 +736,16 @@ def m020_assist(conn: Connection) -> None:
     md.create_all(conn)
     conn.execute(text("ALTER TABLE label_events ADD COLUMN assist_arm TEXT"))
     conn.execute(text("ALTER TABLE label_events ADD COLUMN suggestion_id TEXT"))
+
+
+@migration(16, "adaptive_overlap")
+def m016_adaptive_overlap(conn: Connection) -> None:
+    """Adaptive overlap on ``tasks``: ``overlap`` stays the number of annotators the task goes to *now*
+    (its current target, which the queues read); ``overlap_min`` / ``overlap_max`` bound it (NULL:
+    fixed overlap) and ``audit`` marks the items that always get ``overlap_max``."""
+    for ddl in (
+        "ALTER TABLE tasks ADD COLUMN overlap_min INTEGER",
+        "ALTER TABLE tasks ADD COLUMN overlap_max INTEGER",
+        "ALTER TABLE tasks ADD COLUMN audit BOOLEAN NOT NULL DEFAULT FALSE",
+    ):
+        conn.execute(text(ddl))

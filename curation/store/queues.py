@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import random
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -144,6 +145,20 @@ class TaskSummary:
     gold: int
     assigned: int
     complete: int
+
+
+@dataclass(frozen=True, slots=True)
+class TaskTarget:
+    """A task's overlap as the adaptive rule reads it, with the row locked: its current target, its
+    bounds (None: fixed overlap), whether it is an audit item and how many holders are still open."""
+
+    task_id: str
+    kind: str
+    overlap: int
+    overlap_min: int | None
+    overlap_max: int | None
+    audit: bool
+    open: int
 
 
 class AccountInactive(PrefkitError):
@@ -351,7 +366,13 @@ class Queues(StoreArea):
         return len(rows)
 
     # -- submits ------------------------------------------------------------------------------------
-    def record_submit(self, ev: LabelEvent, *, active_account: bool = False) -> bool:
+    def record_submit(
+        self,
+        ev: LabelEvent,
+        *,
+        active_account: bool = False,
+        review: Callable[[Connection], None] | None = None,
+    ) -> bool:
         """Append ``ev`` and close the annotator's assignment in one short transaction.
         Returns False when this very event is already recorded (a double click or a retry: same id,
         same action, values and comment).
@@ -364,10 +385,16 @@ class Queues(StoreArea):
 
         With ``active_account`` the annotator must be an active account at the moment of the write
         (checked in the same transaction): otherwise :class:`AccountInactive` and nothing written.
-        The app passes it for every click, so a disabled account's next click records nothing."""
-        return self.retrying(lambda: self._record_submit(ev, active_account))
+        The app passes it for every click, so a disabled account's next click records nothing.
 
-    def _record_submit(self, ev: LabelEvent, active_account: bool = False) -> bool:
+        ``review(conn)`` runs in the same transaction once the event is recorded (adaptive overlap
+        decides there whether the item needs one more annotator: a kill can never separate the label
+        from that decision)."""
+        return self.retrying(lambda: self._record_submit(ev, active_account, review))
+
+    def _record_submit(
+        self, ev: LabelEvent, active_account: bool = False, review: Callable[[Connection], None] | None = None
+    ) -> bool:
         a, u = self.t["assignments"], self.t["users"]
         with self.write() as conn:
             if (
@@ -395,6 +422,8 @@ class Queues(StoreArea):
                         )
                     self._reattach(conn, ev)
                 self._show_next(conn, ev)
+            if review is not None:
+                review(conn)
         return True
 
     def _same_as_recorded(self, conn: Connection, ev: LabelEvent) -> None:
@@ -414,6 +443,43 @@ class Queues(StoreArea):
                 "this item was already finished with another answer (in another tab or window?); "
                 "nothing was recorded"
             )
+
+    # -- adaptive overlap ---------------------------------------------------------------------------
+    def lock_target(self, conn: Connection, task_id: str) -> TaskTarget | None:
+        """The task's overlap with its row locked until the transaction ends (PostgreSQL: ``FOR NO KEY
+        UPDATE``; SQLite's write transaction already excludes every other writer), so two annotators
+        finishing the same item at once decide one after the other, the second seeing the first's label."""
+        t, a = self.t["tasks"], self.t["assignments"]
+        q = select(t.c.task_id, t.c.kind, t.c.overlap, t.c.overlap_min, t.c.overlap_max, t.c.audit).where(
+            t.c.task_id == task_id
+        )
+        row = conn.execute(q.with_for_update(key_share=True)).first()
+        if row is None:
+            return None
+        n_open = conn.execute(
+            select(func.count()).where(a.c.task_id == task_id, a.c.done_at.is_(None))
+        ).scalar_one()
+        return TaskTarget(*row[:5], bool(row[5]), int(n_open))
+
+    def raise_target(self, conn: Connection, task_id: str, target: int) -> bool:
+        """Hand the task to one more annotator: its target becomes ``target`` (never above its
+        ``overlap_max``, never lowered). True when it changed."""
+        t = self.t["tasks"]
+        stmt = (
+            update(t)
+            .where(t.c.task_id == task_id, t.c.overlap < target, t.c.overlap_max >= target)
+            .values(overlap=target)
+        )
+        return bool(conn.execute(stmt).rowcount)
+
+    def adaptive_tasks(self, kind: str | None = None) -> list[str]:
+        """Ids of the tasks under adaptive overlap that could still get another annotator."""
+        t = self.t["tasks"]
+        q = select(t.c.task_id).where(t.c.overlap_max.is_not(None), t.c.overlap < t.c.overlap_max)
+        if kind is not None:
+            q = q.where(t.c.kind == kind)
+        with self.read() as conn:
+            return [r[0] for r in conn.execute(q.order_by(t.c.task_id))]
 
     def _show_next(self, conn: Connection, ev: LabelEvent) -> None:
         """Mark the annotator's next open item of the kind as shown, in the submit's transaction and

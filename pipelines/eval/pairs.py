@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from prefkit.curation.annotation.kinds.preference_match import KIND, TASK_KIND, item_ref
+from prefkit.curation.annotation.overlap import apply_overlap, first_target
 from prefkit.curation.store.content import PreferencePair
 from prefkit.curation.store.eval import EvalRun
 from prefkit.pipelines.eval.judge import ensure_judge_user
@@ -107,7 +108,8 @@ def pairs_from_run(
     kind = TASK_KIND
     k = overlap or project.config.annotation.overlap
     wanted = {item_ref(p["pair_id"]) for p in chosen}
-    new_tasks = store.labels.add_tasks([t for t in kind.build_tasks(store, k, batch) if t.item_ref in wanted])
+    built = [t for t in kind.build_tasks(store, first_target(k), batch) if t.item_ref in wanted]
+    new_tasks = store.labels.add_tasks(apply_overlap(built, k))
     now = utcnow()
     events = []
     for p in chosen:

@@ -133,12 +133,25 @@ def labels_import(project: Project, file: str, fmt: str | None, judge: bool) -> 
 
     Example: prefkit labels import labels.jsonl
     """
+    from prefkit.curation.annotation import overlap
     from prefkit.curation.annotation.labels_io import import_labels
 
     result = import_labels(project.store, Path(file), fmt=fmt, source="judge" if judge else "import")
     click.echo(
         f"{file}: {result.rows} row(s); {result.written} new event(s), {result.already_recorded} already recorded"
     )
+    if result.written:  # labels from elsewhere: items under adaptive overlap may need another annotator
+        store = project.store
+        raised = overlap.review_tasks(
+            store,
+            store.queues.adaptive_tasks(),
+            project.config.annotation.overlap,
+            overlap.model_method(store),
+        )
+        if raised:
+            click.echo(
+                f"adaptive overlap: {len(raised)} item(s) uncertain, each handed to one more annotator"
+            )
 
 
 @labels.command("export")

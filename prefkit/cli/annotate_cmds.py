@@ -97,7 +97,9 @@ def tasks() -> None:
     help="Task kind.",
 )
 @click.option(
-    "--overlap", type=POSITIVE_INT, help="Distinct annotators per item (default: config annotation.overlap)."
+    "--overlap",
+    help="Distinct annotators per item: a number, or MIN..MAX for adaptive overlap "
+    "(default: config annotation.overlap).",
 )
 @click.option("--batch", default="default", show_default=True, help="Batch the new tasks go to.")
 @click.option(
@@ -105,15 +107,25 @@ def tasks() -> None:
 )
 @project_option
 def tasks_create(
-    project: Project, kind: str, overlap: int | None, batch: str, gold_rate: float | None
+    project: Project, kind: str, overlap: str | None, batch: str, gold_rate: float | None
 ) -> None:
     """Build tasks of KIND from what the project holds (existing items are left as they are).
+
+    With --overlap 2..4 an item goes to 2 annotators, then one more at a time while its labels are
+    uncertain, up to 4 ([annotation] overlap = {min, max, audit_share, confidence, gold_items}).
 
     Example: prefkit tasks create --kind memory_verify --overlap 3 --batch week1 --gold-rate 0.1
     """
     from prefkit.curation.annotation.task_admin import create_tasks
+    from prefkit.schemas.config import OverlapRange
 
-    n = create_tasks(project, kind, overlap=overlap, batch=batch, gold_rate=gold_rate)
+    k = None
+    if overlap is not None:
+        k = OverlapRange.parse(overlap)
+        configured = project.config.annotation.overlap
+        if isinstance(k, OverlapRange) and isinstance(configured, OverlapRange):
+            k = OverlapRange(**{**configured.model_dump(), "min": k.min, "max": k.max})
+    n = create_tasks(project, kind, overlap=k, batch=batch, gold_rate=gold_rate)
     total = project.store.count("tasks", kind=kind)
     click.echo(f"created {n} {kind} tasks in batch {batch} ({total} {kind} tasks in the project)")
 

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from prefkit.curation.annotation.crowd import Method, fit
 from prefkit.curation.annotation.task_kinds import get_kind
-from prefkit.curation.quality.crowd import Method, fit
 from prefkit.schemas.common import canonical_json
 
 if TYPE_CHECKING:
