@@ -139,8 +139,8 @@ def _adaptive_overlap(project: Project) -> dict[str, Any] | None:
         return None
     return {
         "tasks": len(adaptive),
-        "min": min(t.overlap_min for t in adaptive),
-        "max": max(t.overlap_max for t in adaptive),
+        "min": min(t.overlap_min or t.overlap for t in adaptive),
+        "max": max(t.overlap_max or t.overlap for t in adaptive),
         "audit": sum(t.audit for t in adaptive),
         "mean_target": sum(t.overlap for t in adaptive) / len(adaptive),
     }

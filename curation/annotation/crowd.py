@@ -19,8 +19,9 @@ are checked against hand-computed cases (tests/test_crowd.py).
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
@@ -137,10 +138,11 @@ def fit(
 
 
 def unit_posterior(
-    said: list[tuple[int, int]], priors: np.ndarray, confusion: dict[int, np.ndarray] | np.ndarray
+    said: Sequence[tuple[Any, int]], priors: np.ndarray, confusion: Mapping[Any, np.ndarray]
 ) -> np.ndarray:
     """P(truth = k | these labels) for one unit: ``said`` is ``[(worker, class), ...]`` and
-    ``confusion[worker]`` that worker's matrix (the Bayes rule the E-step applies)."""
+    ``confusion[worker]`` that worker's matrix, by worker index or name (the Bayes rule the E-step
+    applies)."""
     log = np.log(priors).copy()
     for worker, label in said:
         log += np.log(confusion[worker][:, label])

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from prefkit.curation.annotation.annotator_model import fit_kind, live_labels
-from prefkit.curation.annotation.crowd import unit_posterior
+from prefkit.curation.annotation.crowd import Method, unit_posterior
 from prefkit.curation.annotation.task_kinds import get_kind
 from prefkit.schemas.common import canonical_json
 from prefkit.schemas.config import OverlapRange
@@ -123,9 +123,9 @@ def adaptive_key(kind: str) -> str:
     return f"overlap.adaptive.{kind}"
 
 
-def model_method(store: ProjectStore) -> str:
+def model_method(store: ProjectStore) -> Method:
     """The reliability model adaptive overlap reads: the consensus's, Dawid–Skene under majority."""
-    return "dawid_skene" if store.consensus_method == "majority" else store.consensus_method
+    return "mace" if store.consensus_method == "mace" else "dawid_skene"
 
 
 def read_snapshot(store: ProjectStore, kind: str) -> Snapshot | None:
@@ -140,7 +140,7 @@ def _read(store: ProjectStore, kind: str) -> Snapshot | None:
 def refresh(
     store: ProjectStore,
     kind: str,
-    method: str = "dawid_skene",
+    method: Method = "dawid_skene",
     force: bool = False,
     setting: int | OverlapRange | None = None,
 ) -> Snapshot | None:
@@ -264,7 +264,7 @@ def decide(
 
 
 def review_tasks(
-    store: ProjectStore, task_ids: Iterable[str], overlap: int | OverlapRange, method: str = "dawid_skene"
+    store: ProjectStore, task_ids: Iterable[str], overlap: int | OverlapRange, method: Method = "dawid_skene"
 ) -> list[str]:
     """Decide, each in its own short transaction, every adaptive task of ``task_ids`` (after labels
     came in from elsewhere: a Label Studio pull, a label file). Returns the tasks whose target went up."""

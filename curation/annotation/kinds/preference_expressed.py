@@ -102,7 +102,7 @@ def ensure_reverification_task(store: ProjectStore, session_id: str) -> Annotati
     task = TASK_KIND.make_task(session_ref(session_id, n_rev), payload, last.overlap, last.batch)
     if last.overlap_max is not None:  # adaptive: the new round starts from the bounds, not the old target
         task.overlap_min, task.overlap_max, task.audit = last.overlap_min, last.overlap_max, last.audit
-        task.overlap = last.overlap_max if last.audit else last.overlap_min
+        task.overlap = last.overlap_max if last.audit else (last.overlap_min or last.overlap)
     return task if store.labels.add_tasks([task]) else None
 
 
