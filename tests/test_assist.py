@@ -77,7 +77,7 @@ def test_offline_suggestions_are_stored_apart_and_never_count_as_labels_or_votes
         agreement_rows(project.store, n_boot=20),
     )
     assert after == before  # no event, no vote, no rating came from the suggestions
-    assert final_labels(project.store, KIND)[tasks[1].task_id]["decided_by"] == "undecided"
+    assert final_labels(project.store, KIND)[tasks[1].task_id].decided_by == "undecided"
     ((run, n),) = project.store.assist.runs()
     assert run.offline and run.model == "gpt-4o-mini" and len(run.prompt_hash) == 12 and n == 6
 
@@ -323,15 +323,15 @@ def test_forbid_fails_and_control_only_leaves_assisted_labels_out(project):
     arm_label(project.store, t.task_id, "ann3", "partially", "control", sid)
     assert not gates(project, assisted="forbid")["assist_anchoring"].passed
     assert gates(project, assisted="control_only")["assist_anchoring"].passed
-    assert final_labels(project.store, KIND)[t.task_id]["values"] == {"coverage": "fully"}
+    assert final_labels(project.store, KIND)[t.task_id].values == {"coverage": "fully"}
     (project.root / "prefkit.toml").write_text(
         (project.root / "prefkit.toml").read_text().replace('assisted = "allow"', 'assisted = "control_only"')
     )
     project.__dict__.pop("config", None)
     with release_view(project):
         fl = final_labels(project.store, KIND)[t.task_id]
-    assert (fl["values"], fl["n_labels"]) == ({"coverage": "partially"}, 1)
-    assert final_labels(project.store, KIND)[t.task_id]["n_labels"] == 3  # the log keeps them
+    assert (fl.values, fl.n_labels) == ({"coverage": "partially"}, 1)
+    assert final_labels(project.store, KIND)[t.task_id].n_labels == 3  # the log keeps them
 
 
 def test_the_anchoring_test_is_the_adjusted_difference_and_never_trusts_an_empty_arm():
