@@ -348,3 +348,26 @@ def test_the_anchoring_test_is_the_adjusted_difference_and_never_trusts_an_empty
     wide = np.array([0.0, 1.0] * 5)  # a bootstrap variance above the binomial one is used instead
     assert anchoring_test((6, 191), (0, 49), wide, zero)[2] < p05
     assert anchoring_test((120, 191), (2, 49), zero, zero)[2] > 0
+
+
+def test_the_card_states_the_assisted_labels_and_control_only_leaves_them_out(project):
+    from prefkit.exports.release import cut_release
+
+    simulated(project, copy_probability=0.05)
+    first = cut_release(project, "1.0.0", override="test: other gates aside")
+    card = (first.path / "README.md").read_text(encoding="utf-8")
+    assert "**80 labels made with a model's suggestion on screen are in this release**" in card
+    assert "40 control labels were made without it" in card and "Protocol: live human labels by arm" in card
+    assert "- preference_match: anchoring difference assisted − control" in card
+    labels = first.path / "data" / "labels" / "preference_match.jsonl"
+    assert len(labels.read_text().splitlines()) == 120
+    cfg = project.root / "prefkit.toml"
+    cfg.write_text(cfg.read_text().replace('assisted = "allow"', 'assisted = "control_only"'))
+    project.__dict__.pop("config", None)
+    second = cut_release(project, "2.0.0", override="test: other gates aside")
+    card = (second.path / "README.md").read_text(encoding="utf-8")
+    assert "The 80 labels made with a model's suggestion on screen are **left out** of this release" in card
+    rows = (second.path / "data" / "labels" / "preference_match.jsonl").read_text().splitlines()
+    assert len(rows) == 40  # ann3's control labels only
+    gate = next(g for g in second.manifest.gates if g["gate"] == "assist_anchoring")
+    assert gate["passed"] and "80 assisted label(s) left out" in gate["summary"]
