@@ -131,10 +131,22 @@ class CupidPrediction(Contract):
     inferred: str | None = Field(
         default=None, description="Inferred preference (inference task); empty or null = nothing inferred."
     )
+    checklist: list[str] | None = Field(
+        default=None,
+        description="cupid-official: the decomposer's questions (at most 4) made of the inferred preference; "
+        "the items the inferred-side labels are about.",
+    )
     response: str | None = Field(default=None, description="The model's answer (generation task).")
     labels: CupidLabels | None = Field(default=None, description="Judge labels, when already known.")
     score: int | None = Field(default=None, ge=1, le=10, description="Judge score (generation), when known.")
-    error: str | None = Field(default=None, description="Why the model call failed, if it did.")
+    rubric_label: str | None = Field(
+        default=None, description="cupid-official: the judge's rubric label (Exceptional .. Unacceptable)."
+    )
+    error: str | None = Field(
+        default=None,
+        description="Why the call failed: 'judge: ...' for the judge (matcher), text containing "
+        "'context_length_exceeded' for a context-length failure, anything else for the model.",
+    )
 
 
 class CupidLabelLine(Contract):

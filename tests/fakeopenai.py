@@ -5,7 +5,7 @@ building, retries, ``Retry-After`` handling, timeouts and response parsing inste
 It answers ``POST /v1/chat/completions`` (plain, ``json_object`` and ``json_schema`` response formats)
 and the Files + Batches endpoints the Batch API uses. Answers come from a scripted ``responder``; faults
 (429 with Retry-After, 500, a hang past the client timeout, a malformed JSON body, a schema-invalid
-answer) are injected at a rate drawn from a seeded RNG; every request is logged.
+answer, OpenAI's 400 for a prompt over the context window) are injected at a rate drawn from a seeded RNG; every request is logged.
 
 It must never bind anything but 127.0.0.1 and never forward a request anywhere.
 
@@ -36,7 +36,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 Responder = Callable[[dict[str, Any]], "str | dict[str, Any]"]
-FAULT_KINDS = ("429", "500", "timeout", "malformed", "invalid")
+FAULT_KINDS = ("429", "500", "timeout", "malformed", "invalid", "context_length")
 INVALID_CONTENT = '{"unexpected_field": true}'
 
 
@@ -87,8 +87,10 @@ class FakeOpenAI:
         batch_delay_s: float = 0.0,
         reject_schema: Callable[[dict[str, Any]], bool] | None = None,
         api_key: str | None = None,
+        fault_for: Callable[[dict[str, Any]], str | None] | None = None,
     ):
         self.responder = responder
+        self.fault_for = fault_for  # a fault chosen by the request itself (e.g. one instance's prompt)
         self.latency = latency
         self.faults = faults if isinstance(faults, Faults) else Faults(**(faults or {}))
         self.json_schema_supported = json_schema_supported
@@ -123,7 +125,10 @@ class FakeOpenAI:
             self.requests.clear()
 
     # -- chat -------------------------------------------------------------------------------------
-    def _draw_fault(self) -> str | None:
+    def _draw_fault(self, body: dict[str, Any]) -> str | None:
+        chosen = self.fault_for(body) if self.fault_for else None
+        if chosen:
+            return chosen
         with self._lock:
             if self.faults.schedule:
                 return self.faults.schedule.pop(0)
@@ -196,7 +201,7 @@ class FakeOpenAI:
         if refused is not None:
             self._log(request, body, None)
             return refused
-        fault = self._draw_fault()
+        fault = self._draw_fault(body)
         self._log(request, body, fault)
         self.in_flight += 1
         self.max_in_flight = max(self.max_in_flight, self.in_flight)
@@ -221,6 +226,10 @@ class FakeOpenAI:
             return JSONResponse(
                 {"error": {"message": "internal error (fake)", "type": "server_error"}}, status_code=500
             )
+        if fault == "context_length":  # what OpenAI answers a prompt over the model's context window
+            error = {"message": "This model's maximum context length is 128000 tokens (fake).",
+                     "type": "invalid_request_error", "param": "messages", "code": "context_length_exceeded"}  # fmt: skip
+            return JSONResponse({"error": error}, status_code=400)
         if fault == "timeout":
             await asyncio.sleep(self.faults.hang_s)
         if fault == "malformed":
@@ -385,7 +394,8 @@ def start_fake_openai(
     ``options``: ``json_schema_supported=False`` answers a json_schema response_format with a 400 (like
     servers without structured outputs); ``reject_schema(json_schema) -> bool`` refuses single schemas
     ("Invalid schema for response_format ..."); ``batch_delay_s`` keeps a batch in progress that long;
-    ``api_key`` answers any other bearer token with a 401 that echoes it, as OpenAI does.
+    ``api_key`` answers any other bearer token with a 401 that echoes it, as OpenAI does;
+    ``fault_for(body) -> kind | None`` injects a fault into the requests it picks.
     """
     return FakeOpenAI(responder, latency=latency, faults=faults, seed=seed, **options).start()
 

@@ -48,7 +48,7 @@ def test_task1_precision_recall_f1_from_one_to_one_matches(tmp_path):
         {"benchmark_id": "s1", "memory_items": [dict(TEA), dict(RUN), mem("x", "Owns a red bicycle", "Possessions/Vehicles")]},
         {"benchmark_id": "s2", "memory_items": []},
     ])  # fmt: skip
-    (r,) = score_alps_file(rel, "task1", "validation", preds)
+    (r,) = score_alps_file(rel, "task1", "validation", preds, protocol="prefkit")
     assert (r["matched"], r["n_pred"], r["n_gold"]) == (2, 3, 3)
     assert r["precision"] == pytest.approx(2 / 3, abs=1e-6) and r["recall"] == pytest.approx(2 / 3, abs=1e-6)
     assert r["mean_row_f1"] == pytest.approx((0.8 + 0.0) / 2)
@@ -63,11 +63,11 @@ def test_task2_accuracy_on_retained_added_and_modified_memories(tmp_path):
             {"answer": [TEA, new_run, added]}),
     ])  # fmt: skip
     stale = write_jsonl(tmp_path / "stale.jsonl", [{"benchmark_id": "s1", "memory_items": [TEA, RUN, added]}])
-    rows = {r["group"]: r for r in score_alps_file(rel, "task2", "dev", stale)}
+    rows = {r["group"]: r for r in score_alps_file(rel, "task2", "dev", stale, protocol="prefkit")}
     assert [rows[g]["accuracy"] for g in ("retained", "added", "modified")] == [1.0, 1.0, 0.0]
     assert rows["modified"]["stale"] == 1
     good = write_jsonl(tmp_path / "good.jsonl", [{"benchmark_id": "s1", "memory_items": [TEA, new_run]}])
-    rows = {r["group"]: r for r in score_alps_file(rel, "task2", "dev", good)}
+    rows = {r["group"]: r for r in score_alps_file(rel, "task2", "dev", good, protocol="prefkit")}
     assert [rows[g]["correct"] for g in ("retained", "added", "modified")] == [1, 0, 1]
 
 
@@ -87,7 +87,7 @@ def test_task3_accuracy_per_distractor_level(tmp_path):
         {"benchmark_id": "a1", "answer": "", "reason": "", "selected_memory_id": "m3"},
         {"benchmark_id": "b0", "answer": "", "reason": "", "selected_memory_id": "M2"},
     ])  # fmt: skip
-    rows = {r["group"]: r for r in score_alps_file(rel, "task3", "validation", preds)}
+    rows = {r["group"]: r for r in score_alps_file(rel, "task3", "validation", preds, protocol="prefkit")}
     assert (rows["d100"]["accuracy"], rows["d100"]["n_rows"], rows["d300"]["accuracy"]) == (0.5, 2, 1.0)
 
 
@@ -104,7 +104,7 @@ def test_task4_judge_score_per_ability_and_the_fact_proxy(tmp_path):
         {"benchmark_id": "x2", "answer": "Toast.", "used_memory_fact": "likes toast", "score": 4},
         {"benchmark_id": "y1", "answer": "A plan.", "used_memory_fact": "", "score": 6},
     ])  # fmt: skip
-    rows = {r["group"]: r for r in score_alps_file(rel, "task4", "validation", preds)}
+    rows = {r["group"]: r for r in score_alps_file(rel, "task4", "validation", preds, protocol="prefkit")}
     assert (rows["ability1"]["mean_score"], rows["ability1"]["fact_match_rate"]) == (6.5, 0.5)
     assert rows["ability2"]["distribution"]["6"] == 1
 
@@ -127,11 +127,13 @@ def test_test_split_gold_is_read_only_from_the_private_configs(tmp_path):
     )
     preds = write_jsonl(tmp_path / "p.jsonl", [{"benchmark_id": "t1", "selected_memory_id": "m1"}])
     with pytest.raises(EvalInputError, match="test gold is read only from the private configs"):
-        score_alps_file(rel, "task3", "test", preds)
+        score_alps_file(rel, "task3", "test", preds, protocol="prefkit")
     private = tmp_path / "releases-private" / "1.0.0" / "alpsbench_task3_d100_gold"
     private.mkdir(parents=True)
     write_jsonl(private / "test.jsonl", [gold])  # as `prefkit release cut` writes it (no data/ level)
-    (r,) = score_alps_file(rel, "task3", "test", preds)  # releases-private/<version> is found by default
+    (r,) = score_alps_file(
+        rel, "task3", "test", preds, protocol="prefkit"
+    )  # releases-private/<version> is found by default
     assert (r["group"], r["accuracy"]) == ("d100", 1.0)  # the private gold (m1), never the public row's m9
 
 
@@ -158,8 +160,10 @@ def test_a_cut_release_is_scored_with_its_public_gold_and_its_private_test_gold(
         {"benchmark_id": g["benchmark_id"], "memory_items": json.loads(g["gold"])["memory_items"]} for g in gold_rows
     ])  # fmt: skip
     with pytest.raises(EvalInputError, match="test gold is read only from the private configs"):
-        score_alps_file(cut.path, "task1", "test", oracle, config=config, private=tmp_path)
-    (r,) = score_alps_file(cut.path, "task1", "test", oracle, config=config)
+        score_alps_file(
+            cut.path, "task1", "test", oracle, config=config, private=tmp_path, protocol="prefkit"
+        )
+    (r,) = score_alps_file(cut.path, "task1", "test", oracle, config=config, protocol="prefkit")
     assert (r["n_rows"], r["precision"], r["recall"], r["f1"]) == (len(gold_rows), 1.0, 1.0, 1.0)
 
 
@@ -174,7 +178,7 @@ def test_eval_alpsbench_runs_the_offline_model_and_stores_the_run(tmp_path, proj
         row("r2", "task3", {"query": "A chess opening?", "candidate_memories": cands}, {"selected_memory_id": "m1"}),
     ])  # fmt: skip
     args = ["eval", "alpsbench", "--release", str(rel), "--task", "3", "--model", "m", "--backend", "offline",
-            "--json", "-p", str(project.root)]  # fmt: skip
+            "--protocol", "prefkit", "--json", "-p", str(project.root)]  # fmt: skip
     result = CliRunner().invoke(cli, args)
     assert result.exit_code == 0, result.output
     out = json.loads(result.output)
@@ -188,7 +192,7 @@ def test_a_repeated_benchmark_id_names_the_line(tmp_path):
     write_config(rel, "alpsbench", "dev", [r, r])
     preds = write_jsonl(tmp_path / "p.jsonl", [])
     with pytest.raises(EvalInputError, match=r"dev.jsonl:2: benchmark_id 's1' repeats line 1"):
-        score_alps_file(rel, "task3", "dev", preds)
+        score_alps_file(rel, "task3", "dev", preds, protocol="prefkit")
 
 
 def test_an_id_in_several_distractor_levels_needs_its_track(tmp_path):
@@ -201,10 +205,12 @@ def test_an_id_in_several_distractor_levels_needs_its_track(tmp_path):
         write_config(rel, f"alpsbench_task3_d{level}_gold", "dev", [gold])
     ambiguous = write_jsonl(tmp_path / "a.jsonl", [{"benchmark_id": "s1", "selected_memory_id": "m1"}])
     with pytest.raises(EvalInputError, match=r"a.jsonl:1: benchmark_id 's1' is in several tracks"):
-        score_alps_file(rel, "task3", "dev", ambiguous)
+        score_alps_file(rel, "task3", "dev", ambiguous, protocol="prefkit")
     preds = write_jsonl(tmp_path / "p.jsonl", [
         {"benchmark_id": "s1", "track": "task3_d100", "selected_memory_id": "m1"},
         {"benchmark_id": "s1", "track": "task3_d300", "selected_memory_id": "m1"},
     ])  # fmt: skip
-    rows = {r["group"]: r["accuracy"] for r in score_alps_file(rel, "task3", "dev", preds)}
+    rows = {
+        r["group"]: r["accuracy"] for r in score_alps_file(rel, "task3", "dev", preds, protocol="prefkit")
+    }
     assert rows == {"d100": 1.0, "d300": 0.0}

@@ -80,6 +80,8 @@ def test_no_hidden_field_reaches_the_evaluated_model(endpoint, project, tmp_path
             "openai",
             "--task",
             task,
+            "--protocol",
+            "prefkit",
         )
     bodies = [json.dumps(r.body) for r in endpoint.chat_requests()]
     to_model = [b for b, r in zip(bodies, endpoint.chat_requests(), strict=True)
@@ -93,7 +95,7 @@ def test_no_hidden_field_reaches_the_evaluated_model(endpoint, project, tmp_path
 def test_oracle_relevant_shows_only_the_relevant_sessions(endpoint, project, tmp_path):
     rel = cupid_release(tmp_path, personas=1)
     run_cli(project, "eval", "cupid", "--release", str(rel), "--model", "m", "--backend", "openai", "--oracle",
-            "relevant", "--limit", "1")  # fmt: skip
+            "relevant", "--limit", "1", "--protocol", "prefkit")  # fmt: skip
     (infer,) = [
         r for r in endpoint.chat_requests() if r.body["messages"][0]["content"].startswith(MODEL_SYSTEM)
     ]
@@ -109,8 +111,8 @@ def test_kill_resume_score_pairs_and_judge_vs_human_alpha(endpoint, project, tmp
         tmp_path, personas=4
     )  # 12 instances: 12 inferences + 12 x (2 pairs + 1 decomposition)
     total = 12 + 12 * 3
-    args = ["eval", "cupid", "--release", str(rel), "--model", "m", "--backend", "openai", "--json",
-            "-p", str(project.root)]  # fmt: skip
+    args = ["eval", "cupid", "--release", str(rel), "--model", "m", "--backend", "openai", "--protocol", "prefkit",
+            "--json", "-p", str(project.root)]  # fmt: skip
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     child = subprocess.Popen(
         [sys.executable, "-c", CHILD, *args], cwd=ROOT, env=env, stdout=subprocess.DEVNULL

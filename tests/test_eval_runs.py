@@ -27,7 +27,8 @@ def test_the_same_command_resumes_the_same_run_without_new_calls(project, tmp_pa
     assert project.store.count("llm_cache") == calls and len(project.store.eval.runs()) == 1
     run = first["run"]
     assert run["offline"] is True and run["release_version"] == "1.0.0" and run["release_name"] == "evaltest"
-    assert set(run["prompts"]) == {"cupid_infer", "cupid_match_gold", "cupid_match_inferred"}
+    assert run["settings"]["protocol"] == "cupid-official"  # the default: CUPID's own steps
+    assert set(run["prompts"]) == {"infer", "decompose", "match", "match_examples"}
     other = json.loads(run_cli(project, *args, "--oracle", "relevant"))
     assert other["run"]["run_id"] != run["run_id"] and other["run"]["settings"]["oracle"] == "relevant"
 
@@ -59,10 +60,12 @@ def test_judging_a_predictions_file_calls_only_the_judge(project, tmp_path):
     )
     assert out["run"]["model"] is None
     stages = {row.stage for row in project.store.llm.ledger()}
-    assert stages == {"eval.cupid.match_gold", "eval.cupid.match_inferred"}
+    assert stages == {"eval.cupid.official.decompose", "eval.cupid.official.match"}  # no model call
     rows = {r["group"]: r for r in out["rows"] if r["task"] == "inference"}
-    assert rows["consistent"]["n_inferred"] == 1 and rows["changing"]["n_empty"] == 1
-    assert rows["contrastive"]["n_missing"] == 1
+    assert rows["consistent"]["n_scored"] == 1 and rows["changing"]["n_empty"] == 1
+    assert rows["contrastive"]["n_missing"] == 1 and rows["contrastive"]["gold_items"] == 0  # left out
+    strict = {r["group"]: r for r in out["rows"] if r["task"] == "inference_strict"}
+    assert strict["contrastive"]["gold_items"] == 2  # the strict line counts the missing instance
 
 
 def test_estimate_prices_the_run_and_makes_no_call(project, tmp_path):
@@ -89,7 +92,20 @@ def test_alpsbench_task4_is_scored_by_the_judge_per_ability(project, tmp_path):
                                                                    "queries": ["Morning plan?"]}, "gold": gold},
     ])  # fmt: skip
     out = json.loads(
-        run_cli(project, "eval", "alpsbench", "--release", str(rel), "--task", "4", "--model", "m", "--json")
+        run_cli(
+            project,
+            "eval",
+            "alpsbench",
+            "--release",
+            str(rel),
+            "--task",
+            "4",
+            "--model",
+            "m",
+            "--json",
+            "--protocol",
+            "prefkit",
+        )
     )
     rows = {r["group"]: r for r in out["rows"]}
     assert set(rows) == {"ability1", "ability2"} and all(r["n_scored"] == 1 for r in rows.values())

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from prefkit.pipelines.eval import alps_metrics as metrics
+from prefkit.pipelines.eval import alps_paper, alps_public
 from prefkit.pipelines.eval import offline as _offline  # noqa: F401 - registers the offline answers
 from prefkit.pipelines.eval.prompting import build_request
 from prefkit.pipelines.eval.release import EvalInputError, ReleaseRef, jsonl_lines, release_ref
@@ -209,10 +210,14 @@ def load_alps(
     return release_ref(release, f"{config}:{task}:{split}", files), rows, has_gold
 
 
-def read_predictions(path: Path, rows: Mapping[str, AlpsRow]) -> dict[str, dict[str, Any]]:
+def read_predictions(
+    path: Path, rows: Mapping[str, AlpsRow], contract: str | None = None
+) -> dict[str, dict[str, Any]]:
     """A predictions.jsonl keyed like ``rows``. A line names its row by ``benchmark_id`` (plus ``track``
     when the id is in several tracks, e.g. task 3's distractor levels); unknown, ambiguous or repeated
-    ids are errors naming the line."""
+    ids are errors naming the line. With ``contract`` (a task; protocol ``alpsbench-public``) every line
+    must carry that task's public prediction fields and every row needs a line, as the public runner
+    requires."""
     path = Path(path)
     if not path.is_file():
         raise EvalInputError(f"{path}: no such predictions file")
@@ -221,6 +226,9 @@ def read_predictions(path: Path, rows: Mapping[str, AlpsRow]) -> dict[str, dict[
         by_id.setdefault(row.benchmark_id, []).append(key)
     out: dict[str, dict[str, Any]] = {}
     for lineno, raw in jsonl_lines(path):
+        bad = alps_public.check_contract(contract, raw, f"{path}:{lineno}") if contract else None
+        if bad:
+            raise EvalInputError(bad)
         try:  # strict, as every import: "0.9" is not a confidence, 1 is not a memory's value
             pred = AlpsPrediction.model_validate(raw, strict=True)
         except ValidationError as exc:
@@ -244,6 +252,13 @@ def read_predictions(path: Path, rows: Mapping[str, AlpsRow]) -> dict[str, dict[
                 f"{path}:{lineno}: field {needed}: required for a {rows[keys[0]].track[:5]} prediction"
             )
         out[keys[0]] = pred.model_dump(exclude_none=True)
+    if contract:
+        missing = sorted(set(rows) - set(out))
+        if missing:
+            raise EvalInputError(
+                f"{path}: no prediction for {len(missing)} row(s) (first: {missing[0]}); the public scorer "
+                "needs one line per benchmark row"
+            )
     return out
 
 
@@ -350,16 +365,20 @@ def judge(layer, rows: Mapping[str, AlpsRow], preds: dict[str, dict[str, Any]]) 
 
 
 def score_rows(
-    task: str, rows: Mapping[str, AlpsRow], preds: Mapping[str, dict[str, Any]]
+    task: str, rows: Mapping[str, AlpsRow], preds: Mapping[str, dict[str, Any]], protocol: str = "prefkit"
 ) -> list[tuple[str, str, dict]]:
-    """``(row key, group, score record)`` per row with gold."""
+    """``(row key, group, score record)`` per row with gold, as ``protocol`` scores a row."""
     out = []
     for bid in sorted(rows):
         row, pred = rows[bid], preds.get(bid)
         if row.gold is None:
             continue
         usable = None if pred is None or "error" in pred else pred
-        if task == "task1":
+        if protocol == "alpsbench-public":
+            rec = alps_public.row_record(task, row.gold, pred, row.benchmark_id)
+        elif protocol == "alpsbench-paper" and task in ("task1", "task2"):
+            rec = alps_paper.row_record(task, row.gold, usable)
+        elif task == "task1":
             rec = metrics.score_task1(row.gold, usable)
         elif task == "task2":
             rec = metrics.score_task2(row.input, row.gold, usable)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal
 
 from prefkit.pipelines.eval import offline as _offline  # noqa: F401 - registers the offline answers
@@ -46,12 +47,23 @@ STAGE = "eval.cupid"
 class CupidOptions:
     task: Task = "inference"
     oracle: Oracle = "none"
+    protocol: str = "cupid-official"  # see protocols.py; "prefkit" is this module's own pipeline
+    prompts: Path | None = None  # a CUPID checkout whose prompt files replace prefkit's (official protocols)
 
     def check(self) -> None:
         if self.task not in TASKS:
             raise ValueError(f"unknown CUPID task {self.task!r}")
         if self.oracle == "gold" and self.task != "generation":
             raise EvalInputError("--oracle gold gives the gold preference to the model: generation only")
+        if self.oracle == "gold" and self.protocol != "prefkit":
+            raise EvalInputError("--oracle gold is prefkit's analysis: use it with --protocol prefkit")
+        if self.protocol == "cupid-prefmatcher" and self.task == "generation":
+            raise EvalInputError(
+                "--protocol cupid-prefmatcher: PrefMatcher only matches preferences; judge generation "
+                "with --protocol cupid-official"
+            )
+        if self.prompts is not None and self.protocol == "prefkit":
+            raise EvalInputError("--prompts loads CUPID's own prompt files: use it with a cupid-* protocol")
 
 
 # -- what the evaluated model sees -----------------------------------------------------------------------
@@ -199,8 +211,15 @@ def judge(
 
 
 def estimate(layer, instances: Mapping[CupidKey, BenchmarkInstance], options: CupidOptions) -> Estimate:
-    """Price a run before any call: the model's requests exactly; the judge's with the gold preference
-    standing in for the answer it will judge (one pair per checklist item plus one decomposition)."""
+    """Price a run before any call (see :func:`estimate_requests`)."""
+    return layer.estimate(estimate_requests(instances, options))
+
+
+def estimate_requests(
+    instances: Mapping[CupidKey, BenchmarkInstance], options: CupidOptions
+) -> list[LLMRequest]:
+    """The requests of a run: the model's exactly; the judge's with the gold preference standing in
+    for the answer it will judge (one pair per checklist item plus one decomposition)."""
     keys = sorted(instances)
     requests: list[LLMRequest] = []
     for k in keys:
@@ -211,4 +230,4 @@ def estimate(layer, instances: Mapping[CupidKey, BenchmarkInstance], options: Cu
         else:
             requests.append(generate_request(k, inst, options.oracle))
             requests.append(judge_generation_request(k, inst, inst.current_contextual_preference))
-    return layer.estimate(requests)
+    return requests

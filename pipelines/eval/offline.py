@@ -7,6 +7,7 @@ and are marked offline in every result, never mistaken for a model's score.
 
 from __future__ import annotations
 
+import json
 import random
 import re
 
@@ -139,3 +140,60 @@ def offline_grounded(request: LLMRequest, rng: random.Random) -> GroundedAnswer:
     return GroundedAnswer(
         answer=f"Keeping in mind that {fact}: here is my answer.", used_memory_fact=str(fact)
     )
+
+
+# -- the official CUPID steps (free text, parsed like CUPID's) ------------------------------------------------
+@register_offline("eval.cupid.official.infer")
+def offline_official_inference(request: LLMRequest, rng: random.Random) -> str:
+    log = request.offline_context["interaction_log"]
+    said = [b.split("\n\n", 1)[1].strip() for b in log.split("#### User")[1:] if "\n\n" in b]
+    said = [s.split("\n")[0] for s in said if s]
+    text = " ".join(rng.choice(said[-4:]).split()[: MAX_INFERENCE_WORDS - 3]) if said else ""
+    answer = f"Wants answers that {text}" if text else ""
+    return f"### Analysis\n\nRestating something the user said (offline).\n\n### Most Likely Preference\n\n{answer}"
+
+
+@register_offline("eval.cupid.official.decompose")
+def offline_decompose(request: LLMRequest, rng: random.Random) -> str:
+    parts = [p.strip() for p in re.split(r",|;| and ", request.offline_context["preferences"]) if p.strip()]
+    questions = [f"Does the answer respect: {p}?" for p in parts[:4]]
+    return (
+        "**Analysis**\n\nSplit at commas (offline).\n\n**Checklist**\n\n```json\n"
+        + json.dumps({"checklist": questions})
+        + "\n```"
+    )
+
+
+def _official_labels(request: LLMRequest) -> list[dict[str, object]]:
+    ctx = request.offline_context
+    entries = [line.split(". ", 1)[1] for line in ctx["checklist"].splitlines() if ". " in line]
+    names = {"fully": "Fully Covered", "partially": "Partially Covered", "not_covered": "Not Covered"}
+    return [
+        {"index": i + 1, "entry": e, "label": names[_coverage(overlap(e, ctx["preference"]))]}
+        for i, e in enumerate(entries)
+    ]
+
+
+@register_offline("eval.cupid.official.match")
+def offline_official_match(request: LLMRequest, rng: random.Random) -> str:
+    return "```json\n" + json.dumps({"results": _official_labels(request)}) + "\n```"
+
+
+@register_offline("eval.cupid.official.prefmatch")
+def offline_prefmatch(request: LLMRequest, rng: random.Random) -> str:
+    return json.dumps(_official_labels(request))
+
+
+@register_offline("eval.cupid.official.generate")
+def offline_official_answer(request: LLMRequest, rng: random.Random) -> str:
+    return f"Here is my answer to: {request.offline_context['curr_request']}"
+
+
+@register_offline("eval.cupid.official.judge")
+def offline_official_judge(request: LLMRequest, rng: random.Random) -> str:
+    ctx = request.offline_context
+    score = 1 + round(9 * overlap(ctx["preference"], ctx["ai_response"]))
+    labels = ("Unacceptable", "Very Poor", "Poor", "Below Average", "Acceptable", "Above Average", "Good",
+              "Very Good", "Excellent", "Exceptional")  # fmt: skip
+    return (f"### Evaluation of AI Assistant's Response\n\nWord overlap (offline judge).\n\n"
+            f"### Evaluation Label\n\n{labels[score - 1]}\n\n### Evaluation Score\n\n{score}")  # fmt: skip

@@ -11,6 +11,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from prefkit.pipelines.eval.protocols import PROTOCOLS, label
+from prefkit.pipelines.eval.release import EvalInputError
 from prefkit.schemas.safe_text import md_code, md_text
 
 COLUMNS = {
@@ -51,9 +53,60 @@ def table(rows: list[dict[str, Any]], columns: list[str]) -> list[str]:
     return out
 
 
+def check_protocols(reports: list[dict[str, Any]], expected: str | None, mix: bool) -> None:
+    """Refuse a report whose runs were made by another protocol than ``expected``, or by several
+    protocols unless ``mix`` (then every row is labelled with its protocol)."""
+    seen = {r["protocol"] for r in reports}
+    if expected is not None:
+        if expected not in PROTOCOLS:
+            raise EvalInputError(f"--protocol {expected!r}: unknown; choose from {', '.join(PROTOCOLS)}")
+        other = next((r for r in reports if r["protocol"] != expected), None)
+        if other is not None:
+            raise EvalInputError(
+                f"run {other['run'].run_id} was made with protocol {other['protocol']}, not {expected}"
+            )
+    if len(seen) > 1 and not mix:
+        raise EvalInputError(
+            f"these runs were made with different protocols ({', '.join(sorted(seen))}): their numbers are not "
+            "comparable; report them apart, or give --mix-protocols to label every row with its protocol"
+        )
+
+
+def combined_markdown(reports: list[dict[str, Any]], charts: list[Path] = ()) -> str:
+    """Several runs in one report: one table per task, every row naming its run and protocol."""
+    seen = sorted({r["protocol"] for r in reports})
+    lines = [f"# Evaluation of {len(reports)} runs", ""]
+    if len(seen) > 1:
+        lines += [
+            f"> **Mixed protocols** ({', '.join(seen)}): rows of different protocols are not comparable.",
+            "",
+        ]
+    else:
+        lines += [f"Protocol: **{label(seen[0])}**", ""]
+    by_task: dict[str, list[dict[str, Any]]] = {}
+    for rep in reports:
+        for r in rep["rows"]:
+            by_task.setdefault(r["task"], []).append(
+                {"run": rep["run"].run_id, "protocol": rep["protocol"], **r}
+            )
+    for task, rows in by_task.items():
+        cols = ["run", "protocol"] + [c for c in _columns(reports[0]["run"], task, rows) if c != "task"]
+        lines += [f"## {task}", ""] + table(rows, cols) + [""]
+    if charts:
+        lines += ["## Charts", ""] + [f"![{md_text(p.stem)}](<{p.parent.name}/{p.name}>)" for p in charts] + [""]
+    return "\n".join(lines)
+
+
+def _columns(run, task: str, rows: list[dict[str, Any]]) -> list[str]:
+    cols = COLUMNS.get((run.benchmark, task)) or COLUMNS.get((run.benchmark, task.split("_by_")[0]))
+    if cols is None:
+        cols = ["group"] + [c for c in rows[0] if c not in ("task", "group", "run", "protocol")]
+    return cols
+
+
 def render_markdown(report: dict[str, Any], charts: Sequence[Path] = ()) -> str:
     run = report["run"]
-    lines = [f"# Evaluation {md_text(run.run_id)}", ""]
+    lines = [f"# Evaluation {md_text(run.run_id)}", "", f"Protocol: **{md_text(label(report['protocol']))}**", ""]
     if run.offline:
         lines += ["> **Offline backend**: deterministic stand-in answers, not a model's score.", ""]
     jl = judge_line(report["judge"])
@@ -62,6 +115,7 @@ def render_markdown(report: dict[str, Any], charts: Sequence[Path] = ()) -> str:
     release = f"{run.release_name or '-'} {run.release_version or '(unreleased)'} (data {run.release_digest})"
     meta = {
         "benchmark / task": f"{run.benchmark} / {run.task}",
+        "protocol": report["protocol"],
         "model": run.model or "predictions file",
         "judge": run.judge_model or "-",
         "backend": run.backend + (" (offline)" if run.offline else ""),
@@ -76,9 +130,11 @@ def render_markdown(report: dict[str, Any], charts: Sequence[Path] = ()) -> str:
     for r in report["rows"]:
         by_task.setdefault(r["task"], []).append(r)
     for task, rows in by_task.items():
-        cols = COLUMNS.get((run.benchmark, task)) or COLUMNS.get((run.benchmark, task.split("_by_")[0]))
-        if cols is None:
-            cols = ["group"] + [c for c in rows[0] if c not in ("task", "group")]
+        cols = (
+            _columns(run, task, rows)
+            if report["protocol"] == "prefkit" or task == "inference_by_position"
+            else ["group"] + [c for c in rows[0] if c not in ("task", "group") and not c.endswith("_exact")]
+        )
         title = {"inference_by_position": "inference by position (sessions before the request of the most recent "
                  "relevant session)"}.get(task, task)  # fmt: skip
         lines += [f"## {md_text(title)}", ""] + table(rows, cols) + [""]

@@ -19,9 +19,18 @@ from typing import TYPE_CHECKING, Any
 
 from prefkit.curation.store.eval import EvalRun
 from prefkit.pipelines.eval import alps_metrics as alps_m
-from prefkit.pipelines.eval import alpsbench, cupid
+from prefkit.pipelines.eval import (
+    alps_paper,
+    alps_public,
+    alpsbench,
+    cupid,
+    cupid_official,
+    cupid_protocol,
+    protocols,
+)
 from prefkit.pipelines.eval import cupid_metrics as cupid_m
 from prefkit.pipelines.eval.charts import bar_chart, write
+from prefkit.pipelines.eval.cupid_prompts import load_prompts
 from prefkit.pipelines.eval.judge import judge_validation
 from prefkit.pipelines.eval.prompting import prompt_hashes
 from prefkit.pipelines.eval.release import EvalInputError, ReleaseRef, load_cupid
@@ -50,7 +59,7 @@ def _run_record(
     task: str,
     ref: ReleaseRef,
     layer,
-    templates: tuple[str, ...],
+    templates: tuple[str, ...] | dict[str, str],
     settings: dict[str, Any],
     model: str | None,
     judge_model: str | None,
@@ -69,7 +78,7 @@ def _run_record(
         "release_digest": ref.digest,
         "config_name": ref.config,
         "settings": {**settings, "seed": layer.seed},
-        "prompts": prompt_hashes(templates),
+        "prompts": dict(templates) if isinstance(templates, dict) else prompt_hashes(templates),
     }
     identity = {k: v for k, v in run.items() if k not in ("release_dir",)}
     run["run_id"] = f"{benchmark}-{task}-{content_hash(identity, 12)}"
@@ -86,18 +95,29 @@ def run_cupid(
     predictions: Path | None = None,
     limit: int | None = None,
 ) -> RunResult:
-    """Evaluate the layer's ``assistant`` model (or a predictions file) on a CUPID release config."""
+    """Evaluate the layer's ``assistant`` model (or a predictions file) on a CUPID release config, by
+    the steps of ``options.protocol``."""
     options = options or cupid.CupidOptions()
     options.check()
     ref, instances = load_cupid(release, config)
     if limit is not None:
         instances = {k: instances[k] for k in sorted(instances)[:limit]}
+    official = options.protocol in protocols.OFFICIAL_CUPID
     model = None if predictions else layer.settings.model_for("assistant")
     judge_model = layer.settings.model_for("judge")
-    settings = {"oracle": options.oracle, "limit": limit, "predictions_sha256": _file_digest(predictions)}
-    run = _run_record(
-        "cupid", options.task, ref, layer, cupid.TEMPLATES[options.task], settings, model, judge_model
-    )
+    settings = {"oracle": options.oracle, "limit": limit, "predictions_sha256": _file_digest(predictions),
+                "protocol": options.protocol}  # fmt: skip
+    steps = None
+    if official:
+        steps = cupid_protocol.Steps(load_prompts(options.prompts, cupid_protocol.steps(options.task, options.protocol)),
+                                     options.protocol)  # fmt: skip
+        settings["prompts_from"] = steps.prompts.origin
+        if options.protocol == "cupid-prefmatcher" and options.task == "inference":
+            settings["decomposer_model"] = layer.settings.model_for("writer")
+        templates: tuple[str, ...] | dict[str, str] = steps.prompts.hashes
+    else:
+        templates = cupid.TEMPLATES[options.task]
+    run = _run_record("cupid", options.task, ref, layer, templates, settings, model, judge_model)
     preds = None
     if predictions is not None:  # a file is checked whole before the run is recorded
         preds = cupid_m.read_predictions(predictions)
@@ -108,10 +128,17 @@ def run_cupid(
             )
     store.eval.run_start(run)
     with _failing(store, run):
-        if preds is None:
+        if steps is not None and preds is not None and options.task == "inference":
+            preds = cupid_protocol.decompose(layer, steps, preds)
+        elif preds is None and steps is not None:
+            preds = cupid_protocol.run_model(layer, steps, instances, options.task, options.oracle)
+        elif preds is None:
             preds = cupid.run_model(layer, instances, options)
         model_failures = sum(1 for p in preds.values() if p.error)
-        preds, judge_failures = cupid.judge(layer, instances, preds, options.task)
+        if steps is not None:
+            preds, judge_failures = cupid_protocol.judge(layer, steps, instances, preds, options.task)
+        else:
+            preds, judge_failures = cupid.judge(layer, instances, preds, options.task)
         items: list[tuple[str, str, dict[str, Any]]] = [
             (
                 cupid_m.key_name(k),
@@ -146,9 +173,15 @@ def _pred_record(pred: CupidPrediction | None) -> dict[str, Any] | None:
 
 
 def score_cupid_file(
-    release: Path, config: str, predictions: Path, labels: Path | None, task: str | None = None
+    release: Path,
+    config: str,
+    predictions: Path,
+    labels: Path | None,
+    task: str | None = None,
+    protocol: str = "cupid-official",
 ) -> list[dict[str, Any]]:
-    """Score a predictions file (and optional judge-labels file) against a release: no calls."""
+    """Score a predictions file (and optional judge-labels file) against a release by ``protocol``'s
+    arithmetic: no calls."""
     _ref, instances = load_cupid(release, config)
     preds = cupid_m.read_predictions(predictions)
     if labels is not None:
@@ -156,8 +189,13 @@ def score_cupid_file(
     golds = {k: cupid_m.Gold.of(v) for k, v in instances.items()}
     if task is None:
         task = "generation" if any(p.response is not None for p in preds.values()) else "inference"
-    scorer = cupid_m.score_inference if task == "inference" else cupid_m.score_generation
-    return scorer(golds, preds)
+    return _cupid_scorer(protocol, task)(golds, preds)
+
+
+def _cupid_scorer(protocol: str, task: str):
+    if protocol in protocols.OFFICIAL_CUPID:
+        return cupid_official.score_inference if task == "inference" else cupid_official.score_generation
+    return cupid_m.score_inference if task == "inference" else cupid_m.score_generation
 
 
 # -- AlpsBench ----------------------------------------------------------------------------------------------------
@@ -171,19 +209,23 @@ def run_alpsbench(
     predictions: Path | None = None,
     limit: int | None = None,
     private: Path | None = None,
+    protocol: str = "alpsbench-public",
 ) -> RunResult:
     """Score a predictions.jsonl, or run the layer's ``assistant`` model, on one AlpsBench task."""
     ref, rows, has_gold = alpsbench.load_alps(release, task, split, config, private)
     _require_gold(release, task, split, has_gold, private)
     if limit is not None:
         rows = {b: rows[b] for b in sorted(rows)[:limit]}
-    uses_judge = task == "task4"
+    uses_judge = task == "task4" and protocol != "alpsbench-public"  # the public score is the proxy
     model = None if predictions else layer.settings.model_for("assistant")
     judge_model = layer.settings.model_for("judge") if uses_judge else None
-    settings = {"split": split, "limit": limit, "predictions_sha256": _file_digest(predictions)}
-    run = _run_record("alpsbench", task, ref, layer, alpsbench.TEMPLATES[task], settings, model, judge_model)
+    settings = {"split": split, "limit": limit, "predictions_sha256": _file_digest(predictions),
+                "protocol": protocol}  # fmt: skip
+    templates = alpsbench.TEMPLATES[task] if uses_judge else alpsbench.TEMPLATES[task][:1]
+    run = _run_record("alpsbench", task, ref, layer, templates, settings, model, judge_model)
     # a predictions file is checked whole before the run is recorded: a refused file leaves no run
-    preds = alpsbench.read_predictions(predictions, rows) if predictions else None
+    contract = task if protocol == "alpsbench-public" else None
+    preds = alpsbench.read_predictions(predictions, rows, contract) if predictions else None
     store.eval.run_start(run)
     with _failing(store, run):
         if preds is None:
@@ -192,7 +234,7 @@ def run_alpsbench(
         if uses_judge:
             preds = alpsbench.judge(layer, rows, preds)
         judge_failures = sum(1 for p in preds.values() if "judge_error" in p)
-        items = [(bid, group, rec) for bid, group, rec in alpsbench.score_rows(task, rows, preds)]
+        items = [(bid, group, rec) for bid, group, rec in alpsbench.score_rows(task, rows, preds, protocol)]
         rows_out = score_items(run, items)
         store.eval.run_finish(run.run_id, items, {"rows": rows_out})
     return RunResult(store.eval.run(run.run_id), rows_out, judge_failures, model_failures)
@@ -217,19 +259,31 @@ def score_alps_file(
     predictions: Path,
     config: str = "alpsbench",
     private: Path | None = None,
+    protocol: str = "alpsbench-public",
 ) -> list[dict[str, Any]]:
-    """Score an AlpsBench predictions.jsonl with no calls (task 4 needs ``score`` in each line)."""
+    """Score an AlpsBench predictions.jsonl with no calls by ``protocol`` (task 4 under ``prefkit`` and
+    ``alpsbench-paper`` needs ``score`` in each line)."""
     _ref, rows, has_gold = alpsbench.load_alps(release, task, split, config, private)
     _require_gold(release, task, split, has_gold, private)
-    preds = alpsbench.read_predictions(predictions, rows)
-    return alps_m.aggregate(task, [rec for _b, _g, rec in alpsbench.score_rows(task, rows, preds)])
+    preds = alpsbench.read_predictions(predictions, rows, task if protocol == "alpsbench-public" else None)
+    records = [rec for _b, _g, rec in alpsbench.score_rows(task, rows, preds, protocol)]
+    return _alps_aggregate(protocol, task, records)
+
+
+def _alps_aggregate(protocol: str, task: str, records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    if protocol == "alpsbench-public":
+        return alps_public.aggregate(task, records)
+    if protocol == "alpsbench-paper":
+        return alps_paper.aggregate(task, records)
+    return alps_m.aggregate(task, records)
 
 
 # -- scoring stored items and reports ---------------------------------------------------------------------------
 def score_items(run: EvalRun, items: list[tuple[str, str, dict[str, Any]]]) -> list[dict[str, Any]]:
     """The report rows of a run, recomputed from its stored items."""
+    protocol = protocols.of_run(run)
     if run.benchmark == "alpsbench":
-        return alps_m.aggregate(run.task, [rec for _k, _g, rec in items])
+        return _alps_aggregate(protocol, run.task, [rec for _k, _g, rec in items])
     # Stored items were validated when the run wrote them: scored in their JSON shape, not re-parsed.
     golds: dict[tuple[str, str], cupid_m.Gold] = {}
     preds: dict[tuple[str, str], Any] = {}
@@ -240,8 +294,7 @@ def score_items(run: EvalRun, items: list[tuple[str, str, dict[str, Any]]]) -> l
         golds[key] = cupid_m.Gold(gold["instance_type"], tuple(gold["checklist"]), gold["sessions_ago"])
         if rec["prediction"] is not None:
             preds[key] = rec["prediction"]
-    scorer = cupid_m.score_inference if run.task == "inference" else cupid_m.score_generation
-    return scorer(golds, preds)
+    return _cupid_scorer(protocol, run.task)(golds, preds)
 
 
 @contextmanager
@@ -272,7 +325,7 @@ def build_report(store: ProjectStore, run_id: str, policy: ReleasePolicy | None 
     validation = None
     if run.judge_model:
         validation = judge_validation(store, run.judge_model, (policy or ReleasePolicy()).judge_alpha_min)
-    return {"run": run, "rows": rows, "judge": validation}
+    return {"run": run, "protocol": protocols.of_run(run), "rows": rows, "judge": validation}
 
 
 def export_predictions(store: ProjectStore, run_id: str) -> list[dict[str, Any]]:

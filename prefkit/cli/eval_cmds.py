@@ -17,10 +17,41 @@ from prefkit.cli.types import ANY_INT, POSITIVE_INT, SafePath
 if TYPE_CHECKING:
     from prefkit.curation.project import Project
 
+CUPID_PROTOCOLS = ["cupid-official", "cupid-prefmatcher", "prefkit"]
+ALPS_PROTOCOLS = ["alpsbench-public", "alpsbench-paper", "prefkit"]
+OFFICIAL_INFERENCE = [
+    "task",
+    "group",
+    "n_instances",
+    "n_counted",
+    "n_model_failed",
+    "n_judge_failed",
+    "n_context_length",
+    "n_empty",
+    "gold_items",
+    "inferred_items",
+    "precision",
+    "recall",
+    "f1",
+]
+OFFICIAL_GENERATION = [
+    "task",
+    "group",
+    "n_instances",
+    "n_counted",
+    "n_model_failed",
+    "n_judge_failed",
+    "mean",
+]
+PUBLIC_ALPS = ["task", "group", "n_rows", "n_failed", "main_metric", "main_score", "main_score_strict"]
 TABLES = {
     "inference": ["task", "group", "n_instances", "n_inferred", "n_empty", "n_failed", "gold_items",
                   "inferred_items", "precision", "recall", "f1"],
+    "inference_strict": OFFICIAL_INFERENCE,
     "generation": ["task", "group", "n_instances", "n_scored", "n_failed", "n_missing", "mean"],
+    "generation_strict": OFFICIAL_GENERATION,
+    "pair_threshold": ["task", "group", "threshold", "n_rejected", "matched_rejected", "false_match_rate",
+                       "n_accepted", "missed_accepted", "miss_rate"],
     "task1": ["task", "group", "n_rows", "n_missing", "n_failed", "n_pred", "n_gold", "matched", "precision",
               "recall", "f1", "mean_pair_score"],
     "task2": ["task", "group", "n_rows", "n_gold", "correct", "accuracy", "matched", "precision", "recall", "f1"],
@@ -54,15 +85,30 @@ def run_options(fn):
     return functools.reduce(lambda f, opt: opt(f), reversed(options), fn)
 
 
-def _layer(project: Project, model, judge_model, backend, seed, as_json):
+def _layer(project: Project, model, judge_model, backend, seed, as_json, writer_model=None):
     from prefkit.pipelines.eval import eval_llm_config
     from prefkit.pipelines.llm import LLMLayer
 
     backend = backend or project.config.llm.backend
     cfg = eval_llm_config(project.config.llm, model, judge_model)
+    if writer_model:
+        cfg = cfg.model_copy(update={"models": {**cfg.models, "writer": writer_model}})
     return LLMLayer(
         project.store, llm_config=cfg, backend=backend, seed=seed, progress=not as_json, env=project.env
     )
+
+
+def _cupid_requests(layer, instances, options):
+    """The requests a CUPID run would make (answers not known yet: the gold stands in for them)."""
+    from prefkit.pipelines.eval import cupid as cupid_mod
+    from prefkit.pipelines.eval import cupid_protocol
+    from prefkit.pipelines.eval.cupid_prompts import load_prompts
+
+    if options.protocol == "prefkit":
+        return cupid_mod.estimate_requests(instances, options)
+    steps = cupid_protocol.Steps(load_prompts(options.prompts, cupid_protocol.steps(options.task, options.protocol)),
+                                 options.protocol)  # fmt: skip
+    return cupid_protocol.estimate_requests(steps, instances, options.task, options.oracle)
 
 
 def _print_estimate(est, as_json: bool) -> None:
@@ -76,8 +122,38 @@ def _print_estimate(est, as_json: bool) -> None:
         click.echo(f"no price configured for: {', '.join(d['unpriced'])} (add them under [llm.costs])")
 
 
+def _columns(task: str, rows: list[dict], protocol: str) -> list[str]:
+    """The columns of one table: the official accounting's counts under the official protocols."""
+    if protocol in ("cupid-official", "cupid-prefmatcher") and task in ("inference", "generation"):
+        return OFFICIAL_INFERENCE if task == "inference" else OFFICIAL_GENERATION
+    if protocol == "alpsbench-public":
+        return PUBLIC_ALPS
+    if protocol == "alpsbench-paper" and task in ("task1", "task2"):
+        return ["task", "group", "n_rows", "n_failed", "matched", "mean_precision", "mean_recall", "mean_f1",
+                "mean_quality", "algo_score_100"]  # fmt: skip
+    return TABLES[task]
+
+
+def print_tables(rows: list[dict], protocol: str) -> None:
+    """Every table of a result, under a line naming the protocol that made the numbers."""
+    from prefkit.pipelines.eval.protocols import label
+
+    click.echo(f"protocol {label(protocol)}")
+    tasks = list(dict.fromkeys(r["task"] for r in rows if r["task"] != "inference_by_position"))
+    for task in tasks:
+        echo_table([r for r in rows if r["task"] == task], _columns(task, rows, protocol))
+    by_pos = [r for r in rows if r["task"] == "inference_by_position"]
+    if by_pos:
+        click.echo("F1 by sessions before the request of the most recent relevant session: "
+                   + ", ".join(f"{r['group']}: {r['f1']}" for r in by_pos))  # fmt: skip
+    if any(r["task"].endswith("_strict") for r in rows):
+        click.echo("strict: every failed call and every missing instance scores 0 (the official line leaves "
+                   "failed model calls out)")  # fmt: skip
+
+
 def _print_result(project: Project, result, as_json: bool) -> None:
     from prefkit.pipelines.eval import judge_validation
+    from prefkit.pipelines.eval.protocols import of_run
     from prefkit.pipelines.eval.report import judge_line
 
     run = result.run
@@ -85,16 +161,10 @@ def _print_result(project: Project, result, as_json: bool) -> None:
     if run.judge_model:
         judge = judge_validation(project.store, run.judge_model, project.config.release.judge_alpha_min)
     if as_json:
-        echo_json({"run": run, "rows": result.rows, "judge": judge,
+        echo_json({"run": run, "protocol": of_run(run), "rows": result.rows, "judge": judge,
                    "model_failures": result.model_failures, "judge_failures": result.judge_failures})  # fmt: skip
         return
-    tasks = {r["task"] for r in result.rows}
-    for task in [t for t in TABLES if t in tasks]:
-        echo_table([r for r in result.rows if r["task"] == task], TABLES[task])
-    by_pos = [r for r in result.rows if r["task"] == "inference_by_position"]
-    if by_pos:
-        click.echo("F1 by sessions before the request of the most recent relevant session: "
-                   + ", ".join(f"{r['group']}: {r['f1']}" for r in by_pos))  # fmt: skip
+    print_tables(result.rows, of_run(run))
     if run.offline:
         click.echo("offline backend: deterministic stand-in answers, not a model's score")
     if judge:
@@ -111,38 +181,43 @@ def _print_result(project: Project, result, as_json: bool) -> None:
 @click.option("--task", type=click.Choice(["inference", "generation"]), default="inference", show_default=True,
               help="inference: state the user's preference; generation: answer the request.")  # fmt: skip
 @click.option("--oracle", type=click.Choice(["none", "relevant", "gold"]), default="none", show_default=True,
-              help="relevant: only the relevant sessions; gold: the gold preference given (generation).")  # fmt: skip
+              help="relevant: only the relevant sessions; gold: the gold preference given (generation, prefkit).")  # fmt: skip
+@click.option("--protocol", type=click.Choice(CUPID_PROTOCOLS), default="cupid-official", show_default=True,
+              help="Whose steps and arithmetic: CUPID's code, CUPID's with a PrefMatcher model, or prefkit's.")  # fmt: skip
+@click.option("--prompts", "prompts_dir", type=SafePath(file_okay=False, exists=True),
+              help="A local checkout of CUPID: use its prompts/ files instead of prefkit's (hashes recorded).")  # fmt: skip
+@click.option(
+    "--decomposer-model", help="cupid-prefmatcher: the model that decomposes (default: [llm.models] writer)."
+)
 @run_options
-def eval_cupid(project: Project, release, config_name, task, oracle, model, judge_model, predictions, limit, backend, seed,
-               estimate, as_json) -> None:  # fmt: skip
+def eval_cupid(project: Project, release, config_name, task, oracle, protocol, prompts_dir, decomposer_model, model,
+               judge_model, predictions, limit, backend, seed, estimate, as_json) -> None:  # fmt: skip
     """Run MODEL on a CUPID release config and score it with the judge (or judge a predictions file).
 
-    The model sees the prior sessions' dialogue text and the current request only. Inference is matched
-    both ways by the judge (fully / partially / not covered = 1 / 0.5 / 0): pooled recall, precision
-    and F1 per instance type and overall, and F1 by position of the relevant sessions. Generation is
-    scored 1-10. Rerunning the same command resumes the run without repeating a finished call.
+    The model sees the prior sessions' dialogue text and the current request only. cupid-official (the
+    default) follows CUPID's code: analysis then one sentence, a decomposer (<= 4 questions), one matcher
+    call per checklist, the 10-label rubric for generation, CUPID's failure accounting beside a strict
+    line. Pooled recall, precision and F1 per instance type and overall. Rerunning the same command
+    resumes the run without repeating a finished call.
 
     Example: prefkit eval cupid --release releases/1.0.0 --model gpt-4o-mini --backend openai
     """
     from prefkit.pipelines.eval import CupidOptions, load_cupid, run_cupid
-    from prefkit.pipelines.eval import cupid as cupid_mod
 
     if not model and not predictions and not estimate:
         raise click.UsageError("give --model NAME to run a model, or --predictions FILE to judge one")
-    options = CupidOptions(task=task, oracle=oracle)
-    with _layer(project, model, judge_model, backend, seed, as_json) as layer:
-        if estimate:
-            options.check()
+    options = CupidOptions(
+        task=task, oracle=oracle, protocol=protocol, prompts=Path(prompts_dir) if prompts_dir else None
+    )
+    options.check()
+    with _layer(project, model, judge_model, backend, seed, as_json, decomposer_model) as layer:
+        if estimate or (not as_json and not predictions):
             _ref, instances = load_cupid(Path(release), config_name)
             if limit:
                 instances = {k: instances[k] for k in sorted(instances)[:limit]}
-            _print_estimate(cupid_mod.estimate(layer, instances, options), as_json)
-            return
-        if not as_json and not predictions:
-            _ref, instances = load_cupid(Path(release), config_name)
-            if limit:
-                instances = {k: instances[k] for k in sorted(instances)[:limit]}
-            _print_estimate(cupid_mod.estimate(layer, instances, options), False)
+            _print_estimate(layer.estimate(_cupid_requests(layer, instances, options)), as_json)
+            if estimate:
+                return
         result = run_cupid(project.store, layer, Path(release), config_name, options,
                            Path(predictions) if predictions else None, limit)  # fmt: skip
     _print_result(project, result, as_json)
@@ -157,14 +232,18 @@ def eval_cupid(project: Project, release, config_name, task, oracle, model, judg
               help="Release configs to read (every config whose name starts with this).")  # fmt: skip
 @click.option("--private", "private", type=SafePath(file_okay=False, exists=True),
               help="Private configs with the test gold (default: releases-private/VERSION beside the release).")  # fmt: skip
+@click.option("--protocol", type=click.Choice(ALPS_PROTOCOLS), default="alpsbench-public", show_default=True,
+              help="AlpsBench's public scorer, its documented matching formula, or prefkit's variants.")  # fmt: skip
 @run_options
-def eval_alpsbench(project: Project, release, task_number, split, config_name, private, model, judge_model, predictions,
-                   limit, backend, seed, estimate, as_json) -> None:  # fmt: skip
+def eval_alpsbench(project: Project, release, task_number, split, config_name, private, protocol, model, judge_model,
+                   predictions, limit, backend, seed, estimate, as_json) -> None:  # fmt: skip
     """Score a predictions.jsonl, or run MODEL, on one AlpsBench task of a release.
 
-    Task 1: predicted memories matched 1-to-1 to gold (pair score 0.4 label + 0.4 value + 0.1 type +
-    0.1 confidence, threshold 0.30): precision, recall, F1. Task 2: accuracy on retained, added and
-    modified memories. Task 3: accuracy per distractor level. Task 4: the judge's 1-10 score per ability.
+    alpsbench-public (the default) computes what AlpsBench's public scorer computes, per track: exact
+    multiset F1 over six normalised memory fields averaged over rows (tasks 1-2), selected-memory
+    accuracy (task 3), the used_memory_fact grounding proxy (task 4), plus a strict score where failed
+    calls score 0. alpsbench-paper: the documented pair-score matching, with its threshold checked
+    against labelled pairs. prefkit: fuzzy pooled matching, update categories, prefkit's task 4 judge.
 
     Example: prefkit eval alpsbench --release releases/1.0.0 --task 3 --predictions predictions.jsonl
     """
@@ -183,7 +262,7 @@ def eval_alpsbench(project: Project, release, task_number, split, config_name, p
                 return
         result = run_alpsbench(project.store, layer, Path(release), task, split, config_name,
                                Path(predictions) if predictions else None, limit,
-                               Path(private) if private else None)  # fmt: skip
+                               Path(private) if private else None, protocol)  # fmt: skip
     _print_result(project, result, as_json)
 
 
@@ -198,8 +277,10 @@ def eval_alpsbench(project: Project, release, task_number, split, config_name, p
               help="Judge labels JSONL (one labelled item or score per line); else the labels in PREDICTIONS.")  # fmt: skip
 @click.option("--task", type=click.Choice(["inference", "generation"]),
               help="Default: generation when predictions carry responses, else inference.")  # fmt: skip
+@click.option("--protocol", type=click.Choice(CUPID_PROTOCOLS), default="cupid-official", show_default=True,
+              help="Whose arithmetic: CUPID's (with its failure accounting and a strict line) or prefkit's.")  # fmt: skip
 @json_option
-def eval_score(predictions, release, config_name, labels, task, as_json) -> None:
+def eval_score(predictions, release, config_name, labels, task, protocol, as_json) -> None:
     """Score a CUPID PREDICTIONS file against a release without calling any model.
 
     Lines: {"persona_id", "instance_type", "inferred", "labels": {"gold": [{"item", "coverage"}],
@@ -211,66 +292,87 @@ def eval_score(predictions, release, config_name, labels, task, as_json) -> None
     from prefkit.pipelines.eval import score_cupid_file
 
     rows = score_cupid_file(
-        Path(release), config_name, Path(predictions), Path(labels) if labels else None, task
+        Path(release), config_name, Path(predictions), Path(labels) if labels else None, task, protocol
     )
     if as_json:
-        echo_json(rows)
+        echo_json([{**r, "protocol": protocol} for r in rows])
         return
-    for t in [t for t in TABLES if any(r["task"] == t for r in rows)]:
-        echo_table([r for r in rows if r["task"] == t], TABLES[t])
-    by_pos = [r for r in rows if r["task"] == "inference_by_position"]
-    if by_pos:
-        click.echo("F1 by sessions before the request of the most recent relevant session: "
-                   + ", ".join(f"{r['group']}: {r['f1']}" for r in by_pos))  # fmt: skip
+    print_tables(rows, protocol)
 
 
 @eval_.command("report")
-@click.argument("run_id", metavar="RUN")
+@click.argument("run_ids", metavar="RUN...", nargs=-1, required=True)
 @click.option("--format", "fmt", type=click.Choice(["md", "json"]), default="md", show_default=True)
 @click.option("--out", type=SafePath(file_okay=False),
               help="Directory for the report and its SVG charts (default: evals/RUN in the project).")  # fmt: skip
+@click.option("--protocol", help="Refuse runs of any other protocol (say which numbers you expect).")
+@click.option("--mix-protocols", is_flag=True,
+              help="Allow runs of different protocols in one report; every row then names its protocol.")  # fmt: skip
 @project_option
-def eval_report(project: Project, run_id, fmt, out) -> None:
-    """Print a run's report (tables, judge validation) and write it with its charts.
+def eval_report(project: Project, run_ids, fmt, out, protocol, mix_protocols) -> None:
+    """Print the report of one or more runs (tables, protocol, judge validation) and write it with charts.
+
+    Runs of different protocols are refused in one report unless --mix-protocols, which labels every
+    row with its protocol: their numbers are not comparable.
 
     Example: prefkit eval report cupid-inference-3f2a9c1b7d10 --format md
     """
     from prefkit.pipelines.eval import build_report, write_charts
-    from prefkit.pipelines.eval.report import render_markdown
+    from prefkit.pipelines.eval.report import check_protocols, combined_markdown, render_markdown
 
-    report = build_report(project.store, run_id, project.config.release)
-    out_dir = Path(out) if out else project.root / "evals" / report["run"].run_id
-    charts = write_charts(report, out_dir)
+    reports = [build_report(project.store, r, project.config.release) for r in run_ids]
+    check_protocols(reports, protocol, mix_protocols)
+    name = (
+        reports[0]["run"].run_id
+        if len(reports) == 1
+        else "combined-" + "-".join(r["run"].run_id[-6:] for r in reports)
+    )
+    out_dir = Path(out) if out else project.root / "evals" / name
+    charts = [
+        p
+        for rep in reports
+        for p in write_charts(rep, out_dir / (rep["run"].run_id if len(reports) > 1 else ""))
+    ]
     if fmt == "json":
-        text = (
-            json.dumps(plain({**report, "charts": [str(p) for p in charts]}), indent=2, ensure_ascii=False)
-            + "\n"
-        )
-        (out_dir / "report.json").write_text(text, encoding="utf-8")
+        body = plain(reports[0]) if len(reports) == 1 else {"reports": plain(reports)}
+        text = json.dumps({**body, "charts": [str(p) for p in charts]}, indent=2, ensure_ascii=False) + "\n"
     else:
-        text = render_markdown(report, charts)
-        (out_dir / "report.md").write_text(text, encoding="utf-8")
+        text = (
+            render_markdown(reports[0], charts) if len(reports) == 1 else combined_markdown(reports, charts)
+        )
+    (out_dir / f"report.{fmt}").write_text(text, encoding="utf-8")
     click.echo(text.rstrip("\n"))
     click.echo(f"wrote {out_dir}/report.{fmt} and {len(charts)} chart(s)", err=True)
 
 
 @eval_.command("list")
+@click.option("--protocol", help="Only the runs of this protocol.")
 @json_option
 @project_option
-def eval_list(project: Project, as_json) -> None:
-    """Every evaluation run of the project.
+def eval_list(project: Project, protocol, as_json) -> None:
+    """Every evaluation run of the project, with the protocol that made its numbers.
 
-    Example: prefkit eval list --json
+    Example: prefkit eval list --protocol cupid-official --json
     """
-    runs = project.store.eval.runs()
+    from prefkit.pipelines.eval.protocols import of_run
+
+    runs = [r for r in project.store.eval.runs() if protocol is None or of_run(r) == protocol]
     if as_json:
-        echo_json(runs)
+        echo_json([{**plain(r), "protocol": of_run(r)} for r in runs])
         return
     echo_table(
-        [{**plain(r), "release": f"{r.release_name or '-'} {r.release_version or ''}".strip()} for r in runs],
+        [
+            {
+                **plain(r),
+                "protocol": of_run(r),
+                "release": f"{r.release_name or '-'} {r.release_version or ''}".strip(),
+            }
+            for r in runs
+        ],
         [
             "run_id",
             "benchmark",
+            "protocol",
             "task",
             "model",
             "judge_model",
@@ -285,17 +387,24 @@ def eval_list(project: Project, as_json) -> None:
 @eval_.command("export")
 @click.argument("run_id", metavar="RUN")
 @click.argument("out", type=SafePath(dir_okay=False))
+@click.option("--protocol", help="Refuse a run of any other protocol.")
 @project_option
-def eval_export(project: Project, run_id, out) -> None:
-    """Write a run's predictions with their judge labels as JSONL (re-score it with `prefkit eval score`).
+def eval_export(project: Project, run_id, out, protocol) -> None:
+    """Write a run's predictions with their judge labels as JSONL (re-score it with `prefkit eval score
+    --protocol P`, P the run's protocol, which this command prints).
 
     Example: prefkit eval export cupid-inference-3f2a9c1b7d10 predictions.jsonl
     """
     from prefkit.exports.writers import write_jsonl
     from prefkit.pipelines.eval import export_predictions
+    from prefkit.pipelines.eval.protocols import of_run
+    from prefkit.pipelines.eval.release import EvalInputError
 
+    run = project.store.eval.run(run_id)
+    if protocol and of_run(run) != protocol:
+        raise EvalInputError(f"run {run.run_id} was made with protocol {of_run(run)}, not {protocol}")
     n = write_jsonl(Path(out), export_predictions(project.store, run_id), sort_keys=False)
-    click.echo(f"wrote {n} predictions to {out}")
+    click.echo(f"wrote {n} predictions of run {run.run_id} (protocol {of_run(run)}) to {out}")
 
 
 @tasks_pairs.command("from-eval")
