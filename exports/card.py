@@ -31,6 +31,27 @@ HF_LICENCES = {
     "cc-by-nc-4.0": "cc-by-nc-4.0",
 }
 SOURCE_DATASETS = {"alpsbench": "extended|AlpsBench", "cupid": "extended|CUPID"}
+DEFAULT_CONFIG = "cupid"
+
+#: Where prefkit's CUPID construction differs from CUPID's code (docs/generation.md has the same table).
+CUPID_DIFFERENCES = (
+    "prior sessions of a consistent instance: 8 like the other types (CUPID's create_instances leaves 6; "
+    '`[generation] consistent_prior = "cupid"` gives its rule)',
+    "context factors: stricter checks (distinct names and preferences, a preference that does not name its "
+    "factor, a contrastive pair of one type and family that is not alike)",
+    "a dialogue ends when every checklist item is met and was raised at least once (or at max_turns); "
+    "a session that never raised one is simulated again (CUPID: when the user simulator says END)",
+    "personas' decision styles: rational / intuitive / dependent / avoidant (CUPID: analytical / directive / "
+    'conceptual / behavioral; `[generation] decision_styles = "cupid"`)',
+)
+#: The protocol a number computed on each config family should name (docs/eval.md).
+PROTOCOL_NOTES = (
+    "`cupid`: `prefkit eval cupid` defaults to `--protocol cupid-official`, CUPID's own evaluation steps and "
+    "arithmetic (with a strict line); `--protocol cupid-prefmatcher` for the PrefMatcher matcher; "
+    "`--protocol prefkit` numbers are not comparable with the paper",
+    "`alpsbench_*`: `prefkit eval alpsbench` defaults to `--protocol alpsbench-public`, what AlpsBench's "
+    "public scorer computes; `alpsbench-paper` is its documented matching formula with prefkit's constants",
+)
 
 
 def size_category(n: int) -> str:
@@ -70,7 +91,10 @@ def yaml_header(meta: dict[str, Any], configs) -> str:
         lines += [f"- {_yaml_scalar(v)}" for v in meta[key]]
     lines.append("configs:")
     for cfg in (c for c in configs if c.count):
-        lines += [f"- config_name: {cfg.name}", "  data_files:"]
+        lines += [f"- config_name: {cfg.name}"]
+        if cfg.name == DEFAULT_CONFIG:  # load_dataset(path, split="test"), as CUPID's evaluator calls it
+            lines += ["  default: true"]
+        lines += ["  data_files:"]
         for split in cfg.splits:
             lines += [f"  - split: {split}", f"    path: data/{cfg.name}/{split}.jsonl"]
     lines.append("---")
@@ -325,6 +349,29 @@ def _assisted(assist: dict[str, Any] | None) -> list[str]:
     return out
 
 
+def _evaluation(configs) -> list[str]:
+    """Which protocol numbers on this release should name, the official tools' layouts, and where the
+    CUPID construction differs from CUPID's code."""
+    names = {c.name for c in configs if c.count}
+    out = ["Every number reported on this release should name the protocol that computed it "
+           "(docs/eval.md of prefkit has the table):", ""]  # fmt: skip
+    out += [f"- {n}" for n in PROTOCOL_NOTES if any(x.startswith(n.split("`")[1].rstrip("*")) for x in names)]
+    if "cupid" in names:
+        out += ["", "`cupid` is the default config: `load_dataset(<this dataset>, split=\"test\")` reads it, as "
+                "CUPID's `evaluation/run.py` does; `prefkit export cupid --per-instance DIR` writes its "
+                "`--data_dir` layout (one file per instance, unique names)."]  # fmt: skip
+    if any(n.startswith("alpsbench_task") for n in names):
+        out += ["", "`benchmark_data/` holds the AlpsBench tracks in AlpsBench's public layout "
+                "(`<split>/<track>/model_input.jsonl` and `reference_output.jsonl`, task 3 under `task3/d<N>/`, "
+                "an `examples` split, nested rows with its per-task fields): copy it over a checkout of "
+                "ThisIsCosine/AlpsBench and its `scripts/evaluate.py` scores this release. The test references "
+                "are private."]  # fmt: skip
+    if any(n.startswith("cupid") for n in names):
+        out += ["", "Where this release's CUPID construction differs from CUPID's code:", ""]
+        out += [f"- {d}" for d in CUPID_DIFFERENCES]
+    return out if len(out) > 2 else []
+
+
 def card(
     meta: dict[str, Any],
     configs,
@@ -353,6 +400,7 @@ def card(
         )
         + _assisted(meta.get("assist")),
         **({"Cost": _cost(cost)} if cost is not None else {}),
+        **({"Evaluation": ev} if (ev := _evaluation(configs)) else {}),
         "Uses": [md_paragraphs(meta["uses"])],
         "Distribution": [distribution],
         "Maintenance": [md_paragraphs(meta["maintenance"])],

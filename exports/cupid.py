@@ -1,13 +1,17 @@
-"""Export benchmark instances in the exact CUPID row format (JSONL or Parquet)."""
+"""Export benchmark instances in the exact CUPID row format: JSONL or Parquet, or one JSON file per
+instance (the ``--data_dir`` layout of CUPID's evaluator)."""
 
 from __future__ import annotations
 
+import hashlib
+import json
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 from prefkit.curation.quality.verification import instance_verification, session_statuses
-from prefkit.exports.writers import write_jsonl, write_parquet
+from prefkit.exports.writers import atomic_write_bytes, write_jsonl, write_parquet
 from prefkit.schemas.common import InputError
 from prefkit.schemas.cupid import BenchmarkInstance
 
@@ -88,3 +92,46 @@ def export_cupid(store: ProjectStore, out: Path, verified_only: bool = False) ->
     if suffix == ".parquet":
         return write_parquet(out, rows, schema=cupid_arrow_schema())
     raise InputError(f"{out}: unsupported output type {suffix!r}; use .jsonl or .parquet")
+
+
+#: Characters a per-instance file name keeps. CUPID's evaluator names an instance by the part of its
+#: file name before the first ".", and its results file by that name: nothing else may be in it.
+_SAFE = re.compile(r"[^A-Za-z0-9_-]+")
+
+
+def instance_file_names(keys: list[tuple[str, str]]) -> dict[tuple[str, str], str]:
+    """A unique ``<persona>__<instance_type>.json`` per (persona_id, instance_type): the three instances
+    of a persona share its id, which CUPID's evaluator would use as one result file name. A persona id
+    with other characters than letters, digits, ``_`` and ``-`` is cleaned and given a short hash of the
+    original, so two ids that clean to the same text never share a file."""
+    out: dict[tuple[str, str], str] = {}
+    for pid, itype in keys:
+        stem = _SAFE.sub("_", pid).strip("_") or "persona"
+        if stem != pid:
+            stem = f"{stem}_{hashlib.sha256(pid.encode()).hexdigest()[:8]}"
+        out[(pid, itype)] = f"{stem}__{itype}.json"
+    if len(set(out.values())) != len(out):  # the same (persona, type) twice
+        seen: dict[str, tuple[str, str]] = {}
+        for key, name in out.items():
+            if name in seen:
+                raise InputError(f"instances {seen[name]} and {key} would share the file {name}")
+            seen[name] = key
+    return out
+
+
+def export_per_instance(store: ProjectStore, out_dir: Path, verified_only: bool = False) -> dict[str, dict]:
+    """One JSON file per instance in ``out_dir`` (the layout CUPID's ``evaluation/run.py --data_dir``
+    reads: every file in the folder is an instance); returns ``{file name: row}``. The folder must be
+    new or empty, since the evaluator would read any other file in it as an instance."""
+    out_dir = Path(out_dir)
+    if out_dir.exists() and any(out_dir.iterdir()):
+        raise InputError(f"{out_dir}: not empty; CUPID's evaluator reads every file in it as an instance")
+    rows = cupid_rows(store, verified_only)
+    names = instance_file_names([(r["persona_id"], r["instance_type"]) for r in rows])
+    written: dict[str, dict] = {}
+    for row in rows:
+        name = names[(row["persona_id"], row["instance_type"])]
+        text = json.dumps(row, ensure_ascii=False, indent=2) + "\n"
+        atomic_write_bytes(out_dir / name, text.encode("utf-8"))
+        written[name] = row
+    return written

@@ -30,7 +30,9 @@ from prefkit.curation.quality.agreement import agreement_rows
 from prefkit.curation.quality.assist import assist_report
 from prefkit.curation.quality.cost import cost_report
 from prefkit.curation.quality.gates import GateResult, format_report, run_gates
+from prefkit.curation.store.engine import StoreError
 from prefkit.curation.store.release import ReleaseRecord
+from prefkit.exports import alpsbench_public as alps_layout
 from prefkit.exports.card import SOURCE_DATASETS, card, hf_licence, size_category
 from prefkit.exports.croissant import croissant
 from prefkit.exports.duckdb_export import copy_out, load_tables, save_database
@@ -206,9 +208,11 @@ def build_release(
 ) -> ReleaseManifest:
     """Write every file of a release into ``stage`` and return its manifest (also written)."""
     planned = plan_configs(project) if planned is None else planned
+    public_layout, _private = alps_layout.layout_files(planned, dialogue_lookup(project.store))
     planned = [c for c in planned if not c.private]  # private configs never enter the release
     configs = [c for c in planned if c.count]
     stage.mkdir(parents=True, exist_ok=True)
+    alps_layout.write_files(stage, public_layout)  # AlpsBench's own layout, read by its public scorer
     con = load_tables(stage, configs)
     # The DuckDB file is saved in a thread while the data files are copied out, hashed and described.
     db_path = stage / f"prefkit-{version}.duckdb"
@@ -403,9 +407,22 @@ def private_dir(project: Project, version: str) -> Path:
     return project.root / "releases-private" / version
 
 
+def dialogue_lookup(store):
+    """``session id -> [{role, text}]`` (the turns as imported; ``[]`` for an id with no dialogue)."""
+
+    def turns(session_id: str) -> list[dict[str, Any]]:
+        try:
+            return [{"role": t.role, "text": t.content} for t in store.content.original_turns(session_id)]
+        except StoreError:
+            return []
+
+    return turns
+
+
 def write_private(project: Project, version: str, planned: list | None = None) -> list[Path]:
     """Write the private configs (AlpsBench test gold, whole packets) as ``<config>/<split>.jsonl`` with a
-    ``manifest.json`` of their sha256, for the maintainers' hidden evaluation."""
+    ``manifest.json`` of their sha256, for the maintainers' hidden evaluation, and the test references
+    of AlpsBench's public layout under ``hidden/private_gold/``, where its maintainers keep them."""
     planned = plan_configs(project) if planned is None else planned
     configs = [c for c in planned if c.private and c.count]
     if not configs:
@@ -413,6 +430,11 @@ def write_private(project: Project, version: str, planned: list | None = None) -
     out = private_dir(project, version)
     files: dict[str, dict[str, Any]] = {}
     written = []
+    _public, hidden = alps_layout.layout_files(planned, dialogue_lookup(project.store))
+    for rel, data in sorted(hidden.items()):
+        atomic_write_bytes(out / rel, data)
+        files[rel] = {"rows": data.count(b"\n"), "sha256": hashlib.sha256(data).hexdigest()}
+        written.append(out / rel)
     for cfg in configs:
         for split, lines in cfg.splits.items():
             path = out / cfg.name / f"{split}.jsonl"

@@ -173,6 +173,16 @@ class GenerationSection(Contract):
     sessions: int = Field(default=13, description="Sessions per persona.")
     a_prior: int = Field(default=4, description="Sessions before the A/A' contrast.")
     b_count: int = Field(default=2, description="Sessions of the B factor.")
+    decision_styles: Literal["prefkit", "cupid"] = Field(
+        default="prefkit",
+        description="Personas' decision styles: Scott & Bruce's four (rational, intuitive, dependent, avoidant) "
+        "or 'cupid': the four CUPID's sampler uses (analytical, directive, conceptual, behavioral).",
+    )
+    consistent_prior: Literal["equal", "cupid"] = Field(
+        default="equal",
+        description="'equal': the consistent instance gets the held-out fillers back (as many prior sessions "
+        "as the other two, as CUPID's released rows have); 'cupid': CUPID's create_instances rule (held out).",
+    )
     max_turns: int = Field(default=16, description="Turns per simulated dialogue.")
     met_score: int = Field(default=8, description="Checklist score that counts as met.")
     attempts: int = Field(default=3, description="Tries per request before it fails.")

@@ -24,7 +24,9 @@ SCHWARTZ_VALUES = (
     "benevolence",
     "universalism",
 )
-DECISION_STYLES = ("rational", "intuitive", "dependent", "avoidant")
+DECISION_STYLES = ("rational", "intuitive", "dependent", "avoidant")  # Scott & Bruce (prefkit's default)
+#: CUPID's persona sampler draws from Rowe's four styles instead ([generation] decision_styles = "cupid").
+CUPID_DECISION_STYLES = ("analytical", "directive", "conceptual", "behavioral")
 #: Factor, preference and task types are project configuration, not part of the contract: the
 #: generation pipeline checks them against its taxonomy (``pipelines/generation/taxonomy.json``,
 #: CUPID's by default, replaceable per project).
@@ -45,9 +47,16 @@ class PersonaAttributes(Contract):
     career_level: Literal["entry", "mid", "senior"] = Field(description="Career stage.")
     big_five: list[BigFiveTrait] = Field(min_length=2, max_length=2, description="Two Big-Five traits.")
     values: list[str] = Field(min_length=2, max_length=2, description="Two Schwartz basic values.")
-    decision_style: Literal["rational", "intuitive", "dependent", "avoidant"] = Field(
-        description="Decision-making style."
-    )
+    decision_style: Literal[
+        "rational",
+        "intuitive",
+        "dependent",
+        "avoidant",
+        "analytical",
+        "directive",
+        "conceptual",
+        "behavioral",
+    ] = Field(description="Decision-making style (Scott & Bruce's four, or CUPID's Rowe four).")
 
     @field_validator("values")
     @classmethod

@@ -86,3 +86,12 @@ def test_missing_sessions_are_refused():
     plan = planned(1, factors=factors)
     with pytest.raises(InstanceError, match="not simulated yet"):
         build_instances(plan, sessions_for(plan, factors)[:-1], checklists_for(plan), random.Random(0))
+
+
+def test_cupid_rule_leaves_the_held_out_fillers_out_of_the_consistent_instance():
+    plan = planned(3)
+    equal = prior_sets(plan, random.Random(3))
+    cupid = prior_sets(plan, random.Random(3), consistent="cupid")
+    # CUPID's create_instances drops the held-out fillers from the consistent instance: 8 - 2 = 6
+    assert len(cupid["consistent"]) == 6 and set(cupid["consistent"]) < set(equal["consistent"])
+    assert cupid["contrastive"] == equal["contrastive"] and cupid["changing"] == equal["changing"]

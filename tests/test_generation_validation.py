@@ -316,3 +316,19 @@ def test_the_silent_session_check_catches_a_planted_silent_session(project):
     )
     project.store.generation.add_session(session, {}, [None, {"scores": [9]}], Provenance(source="test"))
     assert silent_sessions(project.store) == ["p-s01"]
+
+
+def test_cupid_decision_styles_are_a_choice():
+    cupid = sample_attributes(8, seed=5, decision_styles="cupid")
+    assert sorted({a.decision_style for a in cupid}) == [
+        "analytical",
+        "behavioral",
+        "conceptual",
+        "directive",
+    ]
+    assert {a.decision_style for a in sample_attributes(8, seed=5)} == {
+        "rational",
+        "intuitive",
+        "dependent",
+        "avoidant",
+    }

@@ -157,7 +157,7 @@ def row_record(task: str, gold: Mapping[str, Any], pred: Mapping[str, Any] | Non
     """The stored score record of one row: the public row scores, scored on the contract's fields (a
     failed call as the empty prediction)."""
     failed = pred is None or "error" in pred
-    usable = empty_prediction(task, benchmark_id) if failed else contract_fields(task, pred)
+    usable = empty_prediction(task, benchmark_id) if pred is None or failed else contract_fields(task, pred)
     return {"public": score_row(task, usable, gold), "failed": failed}
 
 

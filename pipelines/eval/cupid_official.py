@@ -90,6 +90,8 @@ def inference_counts(key: CupidKey, gold: Gold, pred: Mapping[str, Any] | None, 
         c.n_dropped = 1
         return c
     c.n_counted, c.gold_items = 1, len(gold.checklist)
+    if pred is None:
+        return c
     if kind == "judge_failed":
         c.inferred_items = len(_checklist(pred))
     elif kind == "scored":
@@ -112,7 +114,7 @@ def score_inference(golds: Mapping[CupidKey, Gold], preds: Mapping[CupidKey, Any
     for strict, task in ((False, "inference"), (True, "inference_strict")):
         by_type: dict[str, Counts] = {}
         kinds: dict[str, Counter] = {}
-        overall, all_kinds = Counts(), Counter()
+        overall, all_kinds = Counts(), Counter[str]()
         for key in sorted(golds):
             pred = as_record(preds.get(key))
             c = inference_counts(key, golds[key], pred, strict)
@@ -151,9 +153,11 @@ def score_generation(golds: Mapping[CupidKey, Gold], preds: Mapping[CupidKey, An
                 kinds.setdefault(group, Counter())[kind] += 1
             if kind in ("missing", "model_failed") and not strict:
                 continue
-            if kind == "scored" and pred.get("score") is None:
-                raise EvalInputError(f"({key_name(key)}): a response with no judge score")
-            value = float(pred["score"]) if kind == "scored" else 0.0
+            value = 0.0
+            if kind == "scored" and pred is not None:
+                if pred.get("score") is None:
+                    raise EvalInputError(f"({key_name(key)}): a response with no judge score")
+                value = float(pred["score"])
             for group in (t, "overall"):
                 scores.setdefault(group, []).append(value)
         for group in [g for g in INSTANCE_TYPES if g in kinds] + ["overall"]:

@@ -204,7 +204,7 @@ def decompose(
     for key in [k for k, p in preds.items() if p.error is None and not (p.inferred or "").strip()]:
         out[key] = with_fields(out[key], {"checklist": []})
     answers = (
-        layer.run([steps_.decompose(k, preds[k].inferred) for k in todo], desc=f"{STAGE}.decompose")
+        layer.run([steps_.decompose(k, preds[k].inferred or "") for k in todo], desc=f"{STAGE}.decompose")
         if todo
         else []
     )

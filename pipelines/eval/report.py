@@ -72,7 +72,7 @@ def check_protocols(reports: list[dict[str, Any]], expected: str | None, mix: bo
         )
 
 
-def combined_markdown(reports: list[dict[str, Any]], charts: list[Path] = ()) -> str:
+def combined_markdown(reports: list[dict[str, Any]], charts: Sequence[Path] = ()) -> str:
     """Several runs in one report: one table per task, every row naming its run and protocol."""
     seen = sorted({r["protocol"] for r in reports})
     lines = [f"# Evaluation of {len(reports)} runs", ""]
@@ -93,7 +93,9 @@ def combined_markdown(reports: list[dict[str, Any]], charts: list[Path] = ()) ->
         cols = ["run", "protocol"] + [c for c in _columns(reports[0]["run"], task, rows) if c != "task"]
         lines += [f"## {task}", ""] + table(rows, cols) + [""]
     if charts:
-        lines += ["## Charts", ""] + [f"![{md_text(p.stem)}](<{p.parent.name}/{p.name}>)" for p in charts] + [""]
+        lines += (
+            ["## Charts", ""] + [f"![{md_text(p.stem)}](<{p.parent.name}/{p.name}>)" for p in charts] + [""]
+        )
     return "\n".join(lines)
 
 
@@ -106,7 +108,12 @@ def _columns(run, task: str, rows: list[dict[str, Any]]) -> list[str]:
 
 def render_markdown(report: dict[str, Any], charts: Sequence[Path] = ()) -> str:
     run = report["run"]
-    lines = [f"# Evaluation {md_text(run.run_id)}", "", f"Protocol: **{md_text(label(report['protocol']))}**", ""]
+    lines = [
+        f"# Evaluation {md_text(run.run_id)}",
+        "",
+        f"Protocol: **{md_text(label(report['protocol']))}**",
+        "",
+    ]
     if run.offline:
         lines += ["> **Offline backend**: deterministic stand-in answers, not a model's score.", ""]
     jl = judge_line(report["judge"])

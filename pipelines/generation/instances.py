@@ -33,8 +33,9 @@ class InstanceError(ValueError):
     """The persona's sessions cannot make the three instances (e.g. too few filler sessions)."""
 
 
-def prior_sets(plan: SessionPlan, rng: random.Random) -> dict[str, list[int]]:
-    """Session indices of each instance type's prior interactions, chronological."""
+def prior_sets(plan: SessionPlan, rng: random.Random, consistent: str = "equal") -> dict[str, list[int]]:
+    """Session indices of each instance type's prior interactions, chronological. ``consistent="cupid"``
+    leaves the held-out fillers out of the consistent instance, as CUPID's ``create_instances`` does."""
     last = plan.slots[-1].index
     by_role: dict[str, list[int]] = {"A": [], "A_prime": [], "B": [], "other": []}
     for slot in plan.slots[:-1]:
@@ -48,7 +49,7 @@ def prior_sets(plan: SessionPlan, rng: random.Random) -> dict[str, list[int]]:
     shared = by_role["A"] + [i for i in by_role["other"] if i not in held_out]
     top_up = held_out[: max(0, swap - len(by_role["B"]))]
     return {
-        "consistent": sorted(shared + held_out),
+        "consistent": sorted(shared + (held_out if consistent == "equal" else [])),
         "contrastive": sorted(shared + by_role["B"] + top_up),
         "changing": sorted(shared + by_role["A_prime"]),
     }
@@ -63,7 +64,11 @@ def prior_interaction(session: StoredSession) -> PriorInteraction:
 
 
 def build_instances(
-    plan: SessionPlan, sessions: list[StoredSession], checklists: dict[str, list[str]], rng: random.Random
+    plan: SessionPlan,
+    sessions: list[StoredSession],
+    checklists: dict[str, list[str]],
+    rng: random.Random,
+    consistent: str = "equal",
 ) -> list[BenchmarkInstance]:
     """The persona's three instances from its plan, its stored sessions and its checklists by preference key."""
     by_index = {s.index: s for s in sessions}
@@ -75,7 +80,7 @@ def build_instances(
     changed = plan.slots[-1].preference_text
     gold = {"consistent": original, "contrastive": original, "changing": changed}
     out = []
-    for kind, indices in prior_sets(plan, rng).items():
+    for kind, indices in prior_sets(plan, rng, consistent).items():
         out.append(
             BenchmarkInstance(
                 persona_id=plan.persona_id,

@@ -20,6 +20,7 @@ from prefkit.schemas.common import InputError
 from prefkit.schemas.generation import (
     BIG_FIVE,
     CAREER_LEVELS,
+    CUPID_DECISION_STYLES,
     DECISION_STYLES,
     SCHWARTZ_VALUES,
     Persona,
@@ -34,8 +35,9 @@ BIG_FIVE_POLES = tuple((trait, level) for trait in BIG_FIVE for level in ("High"
 class AttributeSampler:
     """Draws persona attributes, always among the options used least so far in this batch."""
 
-    def __init__(self, rng: random.Random):
+    def __init__(self, rng: random.Random, styles: Sequence[str] = DECISION_STYLES):
         self.rng = rng
+        self.styles = styles
         self.counts: dict[str, Counter] = {}
 
     def _least_used(
@@ -57,13 +59,15 @@ class AttributeSampler:
             career_level=self._least_used("career_level", CAREER_LEVELS, 1)[0],
             big_five=[{"trait": t, "level": lvl} for t, lvl in poles],
             values=self._least_used("values", SCHWARTZ_VALUES, 2),
-            decision_style=self._least_used("decision_style", DECISION_STYLES, 1)[0],
+            decision_style=self._least_used("decision_style", self.styles, 1)[0],
         )
 
 
-def sample_attributes(n: int, seed: int) -> list[PersonaAttributes]:
-    """The attributes of personas 0..n-1 for ``seed`` (a prefix of a longer batch is the same)."""
-    sampler = AttributeSampler(random.Random(f"personas:{seed}"))
+def sample_attributes(n: int, seed: int, decision_styles: str = "prefkit") -> list[PersonaAttributes]:
+    """The attributes of personas 0..n-1 for ``seed`` (a prefix of a longer batch is the same);
+    ``decision_styles="cupid"`` draws CUPID's set of styles."""
+    styles = CUPID_DECISION_STYLES if decision_styles == "cupid" else DECISION_STYLES
+    sampler = AttributeSampler(random.Random(f"personas:{seed}"), styles)
     return [sampler.sample() for _ in range(n)]
 
 

@@ -133,7 +133,7 @@ def run_personas(store: ProjectStore, layer, cfg: GenerationSection) -> StageRep
         )
     have = {p.persona_id for p in store.generation.personas()} | set(store.generation.dropped_personas())
     todo = []
-    for i, attrs in enumerate(personas.sample_attributes(cfg.personas, cfg.seed)):
+    for i, attrs in enumerate(personas.sample_attributes(cfg.personas, cfg.seed, cfg.decision_styles)):
         pid = personas.persona_id(cfg.seed, i)
         if pid in have:
             report.skipped += 1
@@ -377,11 +377,13 @@ def run_instances(store: ProjectStore, layer, cfg: GenerationSection) -> StageRe
                 store.content.sessions(pid),
                 store.generation.checklists(pid),
                 random.Random(draw),
+                cfg.consistent_prior,
             )
         except instances.InstanceError as exc:
             _drop(store, report, pid, str(exc))
             continue
-        sets = instances.prior_sets(persona_plan, random.Random(draw))  # the same draw build_instances made
+        # the same draw build_instances made
+        sets = instances.prior_sets(persona_plan, random.Random(draw), cfg.consistent_prior)
         records = instance_records(made)
         links = {
             inst.instance_id: instances.instance_links(

@@ -129,21 +129,32 @@ def export() -> None:
 
 
 @export.command("cupid")
-@click.argument("out", type=SafePath(dir_okay=False))
+@click.argument("out", type=SafePath(dir_okay=False), required=False)
 @click.option(
     "--verified", is_flag=True, help="Only instances whose every relevant session annotators verified."
 )
+@click.option("--per-instance", "per_instance", type=SafePath(file_okay=False),
+              help="Write one JSON file per instance into this new folder (CUPID's evaluation/run.py --data_dir).")  # fmt: skip
 @project_option
-def export_cupid_cmd(project: Project, out: str, verified: bool) -> None:
+def export_cupid_cmd(project: Project, out: str | None, verified: bool, per_instance: str | None) -> None:
     """Write the project's benchmark instances as CUPID rows to OUT (.jsonl or .parquet), rebuilt from
-    their sessions as they stand now (annotators' turn rewrites applied).
+    their sessions as they stand now (annotators' turn rewrites applied), or with --per-instance DIR one
+    file per instance named <persona>__<instance_type>.json (unique, no "." before .json: CUPID's
+    evaluator names results after the file).
 
     Example: prefkit export cupid cupid.parquet --verified
     """
-    from prefkit.exports.cupid import export_cupid
+    from prefkit.exports.cupid import export_cupid, export_per_instance
 
+    kind = f"{'verified ' if verified else ''}CUPID instances"
+    if per_instance is not None and out is None:
+        written = export_per_instance(project.store, Path(per_instance), verified_only=verified)
+        click.echo(f"wrote {len(written)} {kind} to {per_instance}/, one file each")
+        return
+    if out is None or per_instance is not None:
+        raise click.UsageError("give OUT (a .jsonl or .parquet file) or --per-instance DIR, not both")
     n = export_cupid(project.store, Path(out), verified_only=verified)
-    click.echo(f"wrote {n} {'verified ' if verified else ''}CUPID instances to {out}")
+    click.echo(f"wrote {n} {kind} to {out}")
 
 
 @export.command("alpsbench")

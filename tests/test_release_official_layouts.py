@@ -1,0 +1,171 @@
+"""Releases the benchmarks' own tools read: AlpsBench's public layout (``benchmark_data/``) checked file
+by file against the field lists of its ``src/benchmark/data.py`` and the checks of its validator, and
+CUPID's default config and one-file-per-instance export (its ``evaluation/run.py --data_dir``)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+from fixtures_alps import write_packets
+from prefkit.exports.release import cut_release
+from prefkit.pipelines.eval.runs import score_alps_file
+from prefkit.pipelines.ingest import alpsbench
+
+from prefkit.cli import cli
+
+# Written from reading ThisIsCosine/AlpsBench src/benchmark/data.py (load_task*_authoritative_pairs):
+# the keys of every model_input / reference_output row, and of its "input" / "gold" object, in order.
+INPUT = {
+    "task1": (["benchmark_id", "task", "session_id", "canonical_id", "stratum", "input"],
+              ["user_id", "line_index", "sessions", "dialogue", "metadata"]),
+    "task2": (["benchmark_id", "task", "session_id", "canonical_id", "stratum", "input"],
+              ["record_id", "old_dialogue", "new_dialogue", "memory", "query", "metadata"]),
+    "task3": (["benchmark_id", "task", "session_id", "canonical_id", "stratum", "input"],
+              ["dialogue", "candidate_memories", "query", "metadata"]),
+    "task4": (["benchmark_id", "task", "ability", "session_id", "canonical_id", "stratum", "input"],
+              ["query", "queries", "model_input", "audit_context"]),
+}  # fmt: skip
+REFERENCE = {
+    "task1": (["benchmark_id", "task", "session_id", "canonical_id", "gold"],
+              ["memory_items", "memory_stage1_candidates", "selected_memory_id"]),
+    "task2": (["benchmark_id", "task", "session_id", "canonical_id", "gold"], ["answer"]),
+    "task3": (["benchmark_id", "task", "session_id", "canonical_id", "gold"], ["selected_memory_id", "selected_memory"]),
+    "task4": (["benchmark_id", "task", "ability", "session_id", "canonical_id", "gold"],
+              ["memory_key", "selected_memory", "extracted_memory", "conversation"]),
+}  # fmt: skip
+
+
+def read(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def alps_project(project, tmp_path, n=15):
+    project.store.content.import_bundle(alpsbench.build_bundle(write_packets(tmp_path / "packets", n=n)))
+    toml = project.root / "prefkit.toml"  # no memory_verify labels here: the packets' gold is the reference
+    toml.write_text(
+        toml.read_text().replace("[release]\n", '[release]\nalpsbench_reference = "imported"\n', 1)
+    )
+    project.__dict__.pop("config", None)
+    return cut_release(project, "1.0.0", override="layout test: no labels in this project")
+
+
+def test_every_alpsbench_file_follows_the_public_layout(project, tmp_path):
+    cut = alps_project(project, tmp_path)
+    root = cut.path / "benchmark_data"
+    found = {p.relative_to(root).parent.as_posix() for p in root.glob("*/**/model_input.jsonl")}
+    tracks = {t.split("/", 1)[1] for t in found}
+    assert {"task1", "task2", "task4_ability1"} <= tracks and {
+        t for t in tracks if t.startswith("task3")
+    } == {"task3/d2", "task3/d3"}  # task 3 levels in task3/d<N>/ folders (the fixture's pool sizes)
+    assert found == {f"{s}/{t}" for s in ("examples", "dev", "validation", "test") for t in tracks}
+    private = project.root / "releases-private" / "1.0.0" / "hidden" / "private_gold" / "test"
+    for path in sorted(root.glob("*/**/model_input.jsonl")):
+        split, track_dir = path.relative_to(root).parts[0], path.parent
+        task = track_dir.relative_to(root / split).parts[0][:5]
+        inputs = read(path)
+        ref_path = track_dir / "reference_output.jsonl"
+        if split == "test":  # the public test split has inputs only; its references are private
+            assert not ref_path.exists()
+            refs = read(private / track_dir.relative_to(root / split) / "reference_output.jsonl")
+        else:
+            refs = read(ref_path)
+        assert inputs and len(inputs) == (2 if split == "examples" else len(inputs))
+        ids = [r["benchmark_id"] for r in inputs]
+        assert len(set(ids)) == len(ids) and ids == [r["benchmark_id"] for r in refs]  # the validator's rule
+        for row in inputs:
+            assert list(row) == INPUT[task][0] and list(row["input"]) == INPUT[task][1], (path, list(row))
+            assert row["task"] == task and isinstance(row["input"], dict)
+        for row in refs:
+            assert list(row) == REFERENCE[task][0] and list(row["gold"]) == REFERENCE[task][1], (
+                path,
+                list(row),
+            )
+        if task == "task1":
+            assert any(r["input"]["dialogue"] for r in inputs) and any(
+                r["gold"]["memory_items"] for r in refs
+            )
+            assert all(r["input"]["sessions"][0]["turns"] == r["input"]["dialogue"] for r in inputs)
+        if task == "task4":
+            assert all(
+                r["ability"] == "ability1" and r["input"]["model_input"]["selected_memory"] for r in inputs
+            )
+            assert all(r["gold"]["selected_memory"] for r in refs)
+        if task == "task3":
+            assert all(r["input"]["candidate_memories"] and r["input"]["query"] for r in inputs)
+    dev = read(root / "dev/task1/model_input.jsonl")
+    test = read(root / "test/task1/model_input.jsonl")
+    assert (len(dev), len(read(root / "validation/task1/model_input.jsonl")), len(test)) == (3, 3, 9)  # 1:1:3
+    assert not {r["benchmark_id"] for r in dev} & {r["benchmark_id"] for r in test}  # no split leakage
+    files = {f.path for f in cut.manifest.files}
+    assert "benchmark_data/dev/task1/reference_output.jsonl" in files  # hashed like every release file
+    assert not [p for p in files if "test" in p and "reference_output" in p]
+
+
+def test_the_public_scorer_reads_the_layout_through_prefkit(project, tmp_path):
+    """An oracle prediction file built from the layout's dev references scores 1 under alpsbench-public."""
+    cut = alps_project(project, tmp_path)
+    refs = read(cut.path / "benchmark_data" / "dev" / "task1" / "reference_output.jsonl")
+    oracle = tmp_path / "oracle.jsonl"
+    oracle.write_text("".join(json.dumps({"benchmark_id": r["benchmark_id"], "memory_items": r["gold"]["memory_items"]})
+                              + "\n" for r in refs), encoding="utf-8")  # fmt: skip
+    (row,) = score_alps_file(cut.path, "task1", "dev", oracle)
+    assert (row["num_rows"], row["main_score"]) == (len(refs), 1.0)
+
+
+def test_card_names_the_protocols_and_the_default_cupid_config(project, tmp_path):
+    CliRunner().invoke(cli, ["generate", "--personas", "1", "--seed", "0", "-p", str(project.root)])
+    project.config.release.allow_offline = True
+    cut = cut_release(project, "0.1.0", override="card test: no labels")
+    card = (cut.path / "README.md").read_text(encoding="utf-8")
+    header = card.split("---")[1]
+    assert "- config_name: cupid_unverified\n  data_files:" in header  # only the cupid config is the default
+    assert "cupid-official" in card and "consistent_prior" in card and "decision_styles" in card
+
+
+def test_per_instance_export_has_unique_names_the_evaluator_can_use(project, tmp_path):
+    from prefkit.exports.cupid import instance_file_names
+
+    names = instance_file_names([("p.1", "consistent"), ("p.1", "changing"), ("p_1", "consistent"),
+                                 ("p/1", "consistent"), ("p2", "consistent")])  # fmt: skip
+    assert len(set(names.values())) == 5
+    # CUPID names an instance (and its results file) by the file name up to the first "."
+    assert len({n.split(".")[0] for n in names.values()}) == 5
+    assert names[("p2", "consistent")] == "p2__consistent.json"
+
+    CliRunner().invoke(cli, ["generate", "--personas", "2", "--seed", "0", "-p", str(project.root)])
+    out = tmp_path / "instances"
+    result = CliRunner().invoke(cli, ["export", "cupid", "--per-instance", str(out), "-p", str(project.root)])
+    assert result.exit_code == 0, result.output
+    files = sorted(out.iterdir())
+    assert len(files) == 6 and len({f.name.split(".")[0] for f in files}) == 6
+    for f in files:
+        row = json.loads(f.read_text(encoding="utf-8"))
+        # what evaluate_parallel reads of an instance
+        assert {
+            "current_request",
+            "current_contextual_preference",
+            "current_checklist",
+            "prior_interactions",
+        } <= set(row)
+        assert f.name == f"{row['persona_id']}__{row['instance_type']}.json"
+    again = CliRunner().invoke(cli, ["export", "cupid", "--per-instance", str(out), "-p", str(project.root)])
+    assert again.exit_code == 1 and "not empty" in again.output
+
+
+def test_the_cupid_config_is_the_default_one():
+    from prefkit.exports.card import yaml_header
+    from prefkit.exports.cupid import cupid_arrow_schema
+    from prefkit.exports.release_data import ConfigData
+
+    configs = []
+    for name in ("cupid", "cupid_unverified"):
+        cfg = ConfigData(name, "d", cupid_arrow_schema(), id_column=None)
+        cfg.add_json("test", "k", "{}")
+        configs.append(cfg.finish())
+    meta = {"name": "n", "hf_licence": "mit", **{k: [] for k in ("task_categories", "size_categories",
+            "annotations_creators", "source_datasets", "tags")}}  # fmt: skip
+    header = yaml_header(meta, configs)
+    assert "- config_name: cupid\n  default: true\n  data_files:\n  - split: test" in header
+    assert header.count("default: true") == 1
