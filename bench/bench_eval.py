@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import functools
 import json
 import os
@@ -32,12 +33,13 @@ import openai  # noqa: E402
 from bench_llm import KEY, measure, start_server, stats  # noqa: E402
 from prefkit.curation.project import Project  # noqa: E402
 from prefkit.curation.store.eval import EvalRun  # noqa: E402
-from prefkit.pipelines.eval import build_report, cupid, run_cupid, score_cupid_file  # noqa: E402
+from prefkit.pipelines.eval import CupidOptions, build_report, cupid, run_cupid, score_cupid_file  # noqa: E402
 from prefkit.pipelines.eval.cupid_metrics import key_name  # noqa: E402
 from prefkit.pipelines.eval.release import load_cupid  # noqa: E402
 from prefkit.pipelines.llm import LLMLayer  # noqa: E402
 
 TYPES = ("consistent", "contrastive", "changing")
+PREFKIT = CupidOptions(protocol="prefkit")
 COVERAGES = ("fully", "partially", "not_covered")
 
 
@@ -140,9 +142,23 @@ def scoring(n: int, tmp: Path) -> None:
     overall = next(r for r in report["rows"] if r["group"] == "overall")
     print(f"score {n} stored instances (read the run back + pool P/R/F1, build_report): median {statistics.median(walls):.2f} s "
           f"(runs {', '.join(f'{w:.2f}' for w in walls)}; CPU {', '.join(f'{c:.2f}' for c in cpus)}; goal <= 2 s)  F1 {overall['f1']}")  # fmt: skip
+    # the same items scored by CUPID's official arithmetic (its failure accounting and the strict line)
+    official = dataclasses.replace(
+        run, run_id="cupid-inference-bench-official", settings={"protocol": "cupid-official"}
+    )
+    project.store.eval.run_start(official)
+    project.store.eval.run_finish(official.run_id, items, {"rows": []})
+    walls, cpus = [], []
+    for _ in range(3):
+        report, wall, cpu = measure(lambda: build_report(project.store, official.run_id))
+        walls.append(wall)
+        cpus.append(cpu)
+    overall = next(r for r in report["rows"] if r["group"] == "overall" and r["task"] == "inference")
+    print(f"score {n} stored instances, protocol cupid-official (official + strict lines): median {statistics.median(walls):.2f} s "
+          f"(runs {', '.join(f'{w:.2f}' for w in walls)}; CPU {', '.join(f'{c:.2f}' for c in cpus)}; goal <= 2 s)  F1 {overall['f1']}")  # fmt: skip
     preds = tmp / "preds.jsonl"
     preds.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    _, wall, _ = measure(lambda: score_cupid_file(release, "cupid", preds, None))
+    _, wall, _ = measure(lambda: score_cupid_file(release, "cupid", preds, None, protocol="prefkit"))
     print(
         f"prefkit eval score of the same predictions from files (incl. reading {n} release rows): {wall:.2f} s"
     )
@@ -197,7 +213,9 @@ def eval_rounds(args, base: str, tmp: Path) -> None:
         }
         before = stats(base)["chat"]
         with LLMLayer(project.store, cfg, backend="openai", seed=rnd, progress=False) as layer:
-            result, wall, cpu = measure(functools.partial(run_cupid, project.store, layer, release, "cupid"))
+            # prefkit's own steps: the bare loop below sends the same requests (cupid.infer_request, ...)
+            run = functools.partial(run_cupid, project.store, layer, release, "cupid", PREFKIT)
+            result, wall, cpu = measure(run)
             http = stats(base)["chat"] - before
             layered.append((wall, cpu))
             overall = next(r for r in result.rows if r["group"] == "overall")
@@ -205,7 +223,7 @@ def eval_rounds(args, base: str, tmp: Path) -> None:
                   f"http={http}  F1={overall['f1']}")  # fmt: skip
             if rnd == args.rounds - 1:
                 before = stats(base)["chat"]
-                _, again, _ = measure(functools.partial(run_cupid, project.store, layer, release, "cupid"))
+                _, again, _ = measure(run)
                 print(
                     f"  rerun of the same eval: {again:.2f} s, http requests={stats(base)['chat'] - before} (all cached)"
                 )
@@ -230,11 +248,14 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=0.2)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--skip-scoring", action="store_true")
+    parser.add_argument("--scoring-only", action="store_true", help="Part 1 only (no server, no calls).")
     args = parser.parse_args()
     print(f"nproc={os.cpu_count()}")
     with tempfile.TemporaryDirectory() as tmp:
         if not args.skip_scoring:
             scoring(args.instances, Path(tmp))
+        if args.scoring_only:
+            return
         os.environ["OPENAI_API_KEY"] = KEY
         proc, base = start_server(args.latency, responder=f"{Path(__file__).resolve()}:responder", wait_s=60)
         try:

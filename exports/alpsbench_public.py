@@ -85,6 +85,8 @@ def public_rows(
     dialogue = _turns(inp.get("dialogue") or inp.get("old_dialogue") or inp.get("dialogue_history")) or dialogue_of(
         row["session_id"])  # fmt: skip
     meta = {"session_id": row["session_id"]}
+    model: dict[str, Any]
+    ref: dict[str, Any]
     if task == "task1":
         extra = {"prefkit_query": inp["query"]} if inp.get("query") else {}
         model = {"user_id": None, "line_index": None,
@@ -107,7 +109,7 @@ def public_rows(
     else:
         ability = row.get("ability") or track.split("_", 1)[1]
         query = inp.get("query") or ""
-        seen = {"query": query}
+        seen: dict[str, Any] = {"query": query}
         if ability == "ability1":
             seen["selected_memory"] = inp.get("selected_memory") or gold.get("selected_memory") or {}
         else:
@@ -135,7 +137,8 @@ def _lines(rows: list[dict[str, Any]]) -> bytes:
 def layout_files(configs, dialogue_of: Dialogues) -> tuple[dict[str, bytes], dict[str, bytes]]:
     """``({public path: bytes}, {private path: bytes})`` of the layout, from the release's AlpsBench
     track configs (input, public gold, private test gold)."""
-    inputs, golds = {}, {}
+    inputs: dict[str, dict[str, list[dict[str, Any]]]] = {}
+    golds: dict[str, dict[str, list[dict[str, Any]]]] = {}
     for cfg in configs:
         name = cfg.name.removeprefix("alpsbench_")
         if not cfg.name.startswith("alpsbench_task") or "unverified" in name:

@@ -70,8 +70,13 @@ class Counts:
     inferred_credit: float = 0.0
 
     def add(self, other: Counts) -> None:
-        for name in self.__dataclass_fields__:
-            setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.n_instances += other.n_instances
+        self.n_counted += other.n_counted
+        self.n_dropped += other.n_dropped
+        self.gold_items += other.gold_items
+        self.gold_credit += other.gold_credit
+        self.inferred_items += other.inferred_items
+        self.inferred_credit += other.inferred_credit
 
     def row(self) -> dict[str, Any]:
         # result.calculate_prf: a zero denominator gives 0, not "undefined"
@@ -110,25 +115,23 @@ def score_inference(golds: Mapping[CupidKey, Gold], preds: Mapping[CupidKey, Any
     extra = sorted(set(preds) - set(golds))
     if extra:
         raise EvalInputError(f"prediction for ({key_name(extra[0])}), which is not in the release config")
-    rows = []
-    for strict, task in ((False, "inference"), (True, "inference_strict")):
-        by_type: dict[str, Counts] = {}
-        kinds: dict[str, Counter] = {}
-        overall, all_kinds = Counts(), Counter[str]()
-        for key in sorted(golds):
-            pred = as_record(preds.get(key))
+    lines: dict[bool, dict[str, Counts]] = {False: {}, True: {}}
+    kinds: dict[str, Counter[str]] = {}
+    for key in sorted(golds):
+        pred, t = as_record(preds.get(key)), golds[key].instance_type
+        kind = outcome(pred)
+        for group in (t, "overall"):
+            kinds.setdefault(group, Counter())[kind] += 1
+        for strict in (False, True):
             c = inference_counts(key, golds[key], pred, strict)
-            t = golds[key].instance_type
-            by_type.setdefault(t, Counts()).add(c)
-            overall.add(c)
-            kind = outcome(pred)
-            kinds.setdefault(t, Counter())[kind] += 1
-            all_kinds[kind] += 1
-        for group in [g for g in INSTANCE_TYPES if g in by_type] + ["overall"]:
-            c = overall if group == "overall" else by_type[group]
-            k = all_kinds if group == "overall" else kinds[group]
-            rows.append({"task": task, "group": group, **c.row(), **_kind_counts(k)})
-    return rows
+            for group in (t, "overall"):
+                lines[strict].setdefault(group, Counts()).add(c)
+    order = [g for g in INSTANCE_TYPES if g in kinds] + ["overall"]
+    return [
+        {"task": task, "group": g, **lines[strict][g].row(), **_kind_counts(kinds[g])}
+        for strict, task in ((False, "inference"), (True, "inference_strict"))
+        for g in order
+    ]
 
 
 def _kind_counts(k: Counter) -> dict[str, int]:
