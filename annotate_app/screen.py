@@ -14,6 +14,7 @@ Render only; every value shown goes through :mod:`prefkit.annotate_app.safe_text
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import streamlit as st
@@ -71,3 +72,85 @@ def show_notice() -> None:
 def refused(exc: Exception | str) -> str:
     """A submit the store refused because the item on screen was not the open one, in words."""
     return md_escape(f"Not recorded: {exc}.") + " Below is your current item; read it before you answer."
+
+
+# -- problems: at the top of the item, and next to the row to fix --------------------------------------
+@dataclass(frozen=True)
+class Problem:
+    """Why a submit was not saved: ``text`` (plain words: what is wrong, what to do) for the top of
+    the item, and ``rows`` (a form's row key → what is wrong there) for next to each offending row.
+    Row keys: ``item<i>`` (a checklist item, from 0), ``cand:<key>`` (a candidate memory), ``added<i>``
+    (the i-th missing memory), as :meth:`TaskKind.contradictions` names its units."""
+
+    text: str
+    rows: dict[str, str] = field(default_factory=dict)
+
+
+_PROBLEM_NOW = "_problem_now"
+_PROBLEM_SEQ = "_problem_seq"
+
+
+def problem(prefix: str, found: Problem | str) -> None:
+    """Leave ``found`` for the next run of the item ``prefix`` (set by a submit's callback)."""
+    st.session_state[f"{prefix}:problem"] = found if isinstance(found, Problem) else Problem(found)
+
+
+def take_problem(prefix: str) -> None:
+    """At the start of the item's run: the problem left for it becomes this run's (drawn once)."""
+    st.session_state[_PROBLEM_NOW] = (prefix, st.session_state.pop(f"{prefix}:problem", None))
+
+
+def _now(prefix: str) -> Problem | None:
+    at, found = st.session_state.get(_PROBLEM_NOW, (None, None))
+    return found if at == prefix else None
+
+
+def _mark(where: str) -> str:
+    """A new key for a drawn problem: the page script scrolls each new one into view once."""
+    n = st.session_state.get(_PROBLEM_SEQ, 0) + 1
+    st.session_state[_PROBLEM_SEQ] = n
+    return f"problem-{where}-{n}"
+
+
+def show_problem(prefix: str) -> None:
+    """This run's problem of item ``prefix``, at the top of the item (nothing drawn when there is none)."""
+    found = _now(prefix)
+    if found is not None:
+        with st.container(key=_mark("top")):
+            st.warning(md_escape(found.text), icon=":material/error:")
+
+
+def row_problem(prefix: str, row: str) -> None:
+    """What is wrong with ``row`` of item ``prefix`` in this run's problem, drawn where it is called."""
+    found = _now(prefix)
+    if found is not None and row in found.rows:
+        with st.container(key=_mark("row")):
+            st.warning(md_escape(found.rows[row]), icon=":material/error:")
+
+
+# Scrolls each newly drawn problem into view once: a row's message within the box that scrolls it
+# (the candidates pane), then the top message in the page. One observer of the run state, not of
+# the page's elements: it looks when a run has ended.
+SCROLL = """<script>/* prefkit: a new problem is scrolled into view */
+if (!window.__prefkitProblems) { window.__prefkitProblems = true;
+  const app = document.querySelector('[data-testid=stApp]');
+  const seen = new Set();
+  const scroller = el => { for (let b = el.parentElement; b && b !== document.body; b = b.parentElement) {
+    const o = getComputedStyle(b).overflowY;
+    if ((o === 'auto' || o === 'scroll') && b.scrollHeight > b.clientHeight + 2) return b; } return null; };
+  const look = () => {
+    const fresh = [...document.querySelectorAll('[class*="st-key-problem-"]')].map(m => [m,
+      [...m.classList].find(c => c.startsWith('st-key-problem-'))]).filter(([, k]) => k && !seen.has(k));
+    fresh.forEach(([, k]) => seen.add(k));
+    const rows = fresh.filter(([, k]) => k.startsWith('st-key-problem-row-')).map(([m]) => m);
+    const top = fresh.find(([, k]) => k.startsWith('st-key-problem-top-'));
+    const box = rows.length ? scroller(rows[0]) : null;
+    if (box && box !== document.querySelector('[data-testid=stMain]')) {
+      box.scrollTop += rows[0].getBoundingClientRect().top - box.getBoundingClientRect().top - 24;
+    }
+    if (top) top[0].scrollIntoView({block: 'nearest'});
+  };
+  new MutationObserver(() => {
+    if (app.getAttribute('data-test-script-state') === 'notRunning') requestAnimationFrame(look);
+  }).observe(app, {attributes: true, attributeFilter: ['data-test-script-state']});
+}</script>"""

@@ -21,7 +21,12 @@ import streamlit as st
 from prefkit.annotate_app import keys, screen
 from prefkit.annotate_app.safe_text import md_escape, safe
 from prefkit.curation.annotation import workflow
-from prefkit.curation.annotation.task_kinds import TASK_KIND_REGISTRY, LabelError, get_kind
+from prefkit.curation.annotation.task_kinds import (
+    TASK_KIND_REGISTRY,
+    ContradictoryLabel,
+    LabelError,
+    get_kind,
+)
 from prefkit.curation.project import Project
 from prefkit.curation.store.accounts import Account
 from prefkit.schemas.common import PrefkitError
@@ -159,10 +164,6 @@ def suggestion_shown(item: workflow.ShownItem):
     return st.session_state.get(assist_key(item))
 
 
-def _problem_key(prefix: str) -> str:
-    return f"{prefix}:problem"
-
-
 def _record(user: str, item: workflow.ShownItem, prefix: str, action: Callable[[], bool], done: str) -> None:
     """Run a click's write (``action`` passes ``signed_in=True``: the account is checked in the write's
     own transaction, no separate read per click)."""
@@ -174,8 +175,12 @@ def _record(user: str, item: workflow.ShownItem, prefix: str, action: Callable[[
     except workflow.StaleSubmit as exc:  # another tab finished it, or it is open under a new showing
         screen.notice(screen.refused(exc))
         return
+    except ContradictoryLabel as exc:  # said at the top of the item and next to each part concerned
+        rows = {c.unit: c.message for c in exc.found}
+        screen.problem(prefix, screen.Problem(f"Not saved, the answers contradict each other: {exc}", rows))
+        return
     except (LabelError, workflow.WorkflowError) as exc:
-        st.session_state[_problem_key(prefix)] = f"Not saved: {exc}"
+        screen.problem(prefix, f"Not saved: {exc}")
         return
     if not written and not screen.was_finished_here(item.event_id):  # saved from another tab
         screen.notice(screen.refused("this item had already been saved, with the same answer, in "
@@ -188,11 +193,16 @@ def _record(user: str, item: workflow.ShownItem, prefix: str, action: Callable[[
 
 
 def submit_now(
-    user: str, item: workflow.ShownItem, prefix: str, values: dict | None, missing: str = ""
+    user: str,
+    item: workflow.ShownItem,
+    prefix: str,
+    values: dict | None,
+    missing: str | screen.Problem = "",
 ) -> None:
-    """Record ``values`` (or explain ``missing`` when they are None) for the item on screen."""
+    """Record ``values`` (or explain ``missing`` when they are None: at the top of the item, and next
+    to each row a :class:`screen.Problem` names) for the item on screen."""
     if values is None:
-        st.session_state[_problem_key(prefix)] = missing
+        screen.problem(prefix, missing)
         return
     comment = st.session_state.get(f"{prefix}:comment")
     assist = suggestion_shown(item)  # the arm and suggestion the item showed (forms/suggestion.py)
@@ -206,10 +216,15 @@ def submit_now(
 
 
 def submit_button(
-    user: str, item: workflow.ShownItem, prefix: str, read: Callable[[], tuple[dict | None, str]], where=st
+    user: str,
+    item: workflow.ShownItem,
+    prefix: str,
+    read: Callable[[], tuple[dict | None, str | screen.Problem]],
+    where=st,
 ) -> None:
     """The primary Submit button (Ctrl+Enter) of a form; ``read()`` gives ``(values or None, what is
-    missing)`` from the widgets' state at the moment of the click."""
+    missing)`` from the widgets' state at the moment of the click. What stops a submit is drawn at
+    the top of the item (``screen.show_problem``), where the page scrolls, not under this button."""
 
     def click() -> None:
         values, missing = read()
@@ -217,9 +232,6 @@ def submit_button(
 
     where.button("Submit", type="primary", shortcut="Ctrl+Enter", key=f"{prefix}:submit",
                  icon=":material/check_circle:", on_click=click)  # fmt: skip
-    problem = st.session_state.pop(_problem_key(prefix), None)
-    if problem:
-        st.warning(md_escape(problem), icon=":material/error:")
 
 
 def skip_and_flag(user: str, item: workflow.ShownItem, comment: bool = False) -> None:
@@ -347,4 +359,4 @@ def item_top_script() -> None:
     if runs >= 2:
         return
     st.session_state["_item_top_runs"] = runs + 1
-    st.html(_ITEM_TOP + keys.GUARD, unsafe_allow_javascript=True)  # and the keys (annotate_app/keys.py)
+    st.html(_ITEM_TOP + keys.GUARD + screen.SCROLL, unsafe_allow_javascript=True)  # keys.py, screen.py

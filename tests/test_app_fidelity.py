@@ -103,3 +103,64 @@ def test_a_tab_that_finished_its_own_item_shows_no_stale_notice(project):
     x = workflow.current_item(project, "alice", "preference_match")
     at.button(key=f"{x.event_id}:fully").click().run()
     assert not at.warning and any("Saved ·" in m.value for m in at.markdown)
+
+
+# -- errors where the eye is, contradictions before saving ------------------------------------------
+def test_contradictions_are_refused_by_the_library_naming_the_part(project):
+    from prefkit.curation.annotation.task_kinds import ContradictoryLabel
+
+    item = workflow.current_item(project, "alice", "preference_expressed")
+    values = {"items": [{"item": 0, "expressed": False, "evidence": [2]}, {"item": 1, "expressed": True}]}
+    with pytest.raises(ContradictoryLabel) as caught:
+        workflow.submit(project, "alice", item, values)
+    [found] = caught.value.found
+    assert found.unit == "item0" and "Item 1 is Not expressed but has evidence (turn 2)" in found.message
+    assert project.store.labels.events() == []
+    values["items"][0]["evidence"] = []
+    assert workflow.submit(project, "alice", item, values)
+
+
+def test_a_missing_memory_the_candidates_already_say_is_a_contradiction(project):
+    from prefkit.curation.annotation.task_kinds import ContradictoryLabel
+
+    item = workflow.current_item(project, "alice", "memory_verify")
+    first = item.task.payload["candidates"][0]
+    said = first["memory"]["value"]
+    decisions = [{"key": c["key"], "decision": "accept"} for c in item.task.payload["candidates"]]
+    added = [{"value": f"  {said.upper()} ", "label": "UNMAPPED", "type": "direct", "time_scope": "unknown"}]
+    with pytest.raises(ContradictoryLabel) as caught:
+        workflow.submit(project, "alice", item, {"decisions": decisions, "added": added * 2})
+    assert [c.unit for c in caught.value.found] == ["added0", "added1"]
+    assert f"repeats candidate “{said}” ({first['model']})" in caught.value.found[0].message
+
+
+def test_an_empty_missing_memory_is_named_at_the_top_and_by_its_row_and_the_item_stays(project):
+    at = tab("memory_verify")
+    item = workflow.current_item(project, "alice", "memory_verify")
+    at.button(key=f"{item.event_id}:addbtn").click().run()
+    at.button(key=f"{item.event_id}:acc").click().run()
+    at.button(key=f"{item.event_id}:submit").click().run()
+    top, *others = (w.value.replace("\\", "") for w in at.warning)  # the first on the page: the top
+    assert top.startswith("Missing memory 1 is empty: type the memory the models missed, or remove the row")
+    assert [w for w in others if w.startswith("Empty: type the memory the models missed")]  # by its row
+    assert "added.0.value" not in top and any(c.value == "Missing memory 1" for c in at.caption)
+    assert project.store.labels.events() == [] and md_escape(item.task.item_ref) in header(at)
+
+
+def test_a_contradiction_is_pointed_out_before_saving_and_can_be_fixed(project):
+    at = tab("preference_expressed")
+    item = workflow.current_item(project, "alice", "preference_expressed")
+    p = item.event_id
+    at.radio(key=f"{p}:exp:0").set_value("Not expressed").run()
+    at.radio(key=f"{p}:exp:1").set_value("Expressed").run()
+    at.session_state[f"{p}:ev:0"] = [2]  # the evidence pill of item 1
+    at.run()
+    at.button(key=f"{p}:submit").click().run()
+    messages = [w.value.replace("\\", "") for w in at.warning]
+    assert messages[0].startswith("Not saved, the answers contradict each other: Item 1 is Not expressed")
+    assert "choose Expressed, or remove the evidence" in messages[1]  # beside item 1
+    assert project.store.labels.events() == []
+    at.radio(key=f"{p}:exp:0").set_value("Expressed").run()
+    at.button(key=f"{p}:submit").click().run()
+    [ev] = project.store.labels.events()
+    assert ev.values["items"][0] == {"item": 0, "expressed": True, "evidence": [2]}

@@ -274,3 +274,64 @@ def test_a_stale_tab_says_so_shows_the_current_item_and_records_nothing(served, 
         (pair.task.task_id, {"coverage": "fully"})
     ]
     first.context.close()
+
+
+# -- 3. errors where the eye is; 4. contradictions before saving ----------------------------------------
+def test_an_empty_missing_memory_is_said_where_the_eye_is_and_the_item_stays(served, browser):
+    from playwright.sync_api import expect
+
+    project, url, _ = served
+    page = sign_in(browser, url, "ann10")
+    open_kind(page, "Memory verification")
+    before = page.get_by_text("Memory verification · item").first.inner_text()
+    page.get_by_role("button", name="Add a missing memory").click()
+    settle(page)
+    page.keyboard.press("a")
+    settle(page)
+    page.keyboard.press("Control+Enter")
+    top = page.get_by_text(re.compile("^Missing memory 1 is empty: type the memory the models missed"))
+    top.wait_for()
+    settle(page)
+    expect(top).to_be_in_viewport()  # at the top of the item, in view
+    expect(page.get_by_text(re.compile("^Empty: type the memory the models missed"))).to_be_in_viewport()
+    assert page.get_by_text("added.0.value").count() == 0  # words, not a field path
+    assert page.get_by_text("Memory verification · item").first.inner_text() == before  # the item stays
+    assert events(project, "ann10", "memory_verify") == []
+    shot(page, "hidden_error")
+    page.context.close()
+
+
+def test_a_contradiction_is_pointed_out_before_saving(served, browser):
+    from playwright.sync_api import expect
+
+    project, url, _ = served
+    page = sign_in(browser, url, "ann11")
+    open_kind(page, "Preference expressed")
+    answers = page.locator("[data-testid=stRadio]").filter(has_text="Did the user express")
+    answers.first.locator("label").filter(has_text=re.compile("^Not expressed$")).click()
+    settle(page)
+    pills = page.locator("[data-testid=stButtonGroup]").filter(has_text="turn 2").first
+    pills.get_by_role("button", name="turn 2", exact=True).click()  # evidence for a Not expressed item
+    settle(page)
+    page.keyboard.press("e")  # item 2
+    settle(page)
+    page.keyboard.press("Control+Enter")
+    said = page.get_by_text(re.compile("Item 1 is Not expressed but has evidence \\(turn 2\\)")).first
+    said.wait_for()
+    settle(page)
+    expect(said).to_be_in_viewport()
+    assert events(project, "ann11", "preference_expressed") == []
+    shot(page, "contradiction")
+
+    def fix():  # the annotator meant Expressed
+        answers.first.locator("label").filter(has_text=re.compile("^Expressed$")).click()
+        settle(page)
+        page.keyboard.press("Control+Enter")
+
+    next_item(page, "Preference expressed", fix)
+    [ev] = events(project, "ann11", "preference_expressed")
+    assert ev.values["items"] == [
+        {"item": 0, "expressed": True, "evidence": [2]},
+        {"item": 1, "expressed": True, "evidence": []},
+    ]
+    page.context.close()

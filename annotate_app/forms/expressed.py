@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import streamlit as st
-from prefkit.annotate_app import ui
+from prefkit.annotate_app import screen, ui
 from prefkit.annotate_app.forms.registry import register_this
 from prefkit.annotate_app.forms.text import excerpt
 from prefkit.annotate_app.safe_text import md_escape
@@ -165,6 +165,7 @@ def checklist(task, prefix: str, shortcuts: bool = True, comment: bool = True) -
                 + "\n\n:small[:gray[Checklist item (what a reply that honours the preference does):]]\n\n"
                 + md_escape(question)
             )  # fmt: skip
+            screen.row_problem(prefix, f"item{i}")  # why a submit stopped, at this item
             st.radio(QUESTION, CHOICES, key=f"{prefix}:exp:{i}", horizontal=True,
                      on_change=_answered, args=(prefix, n, i))  # fmt: skip
             st.pills("Evidence turns", user_turns, selection_mode="multi", key=f"{prefix}:ev:{i}",
@@ -196,9 +197,11 @@ def render(project: Project, user: str, item: workflow.ShownItem) -> None:
     with right:
         checklist(item.task, prefix)
 
-        def read() -> tuple[dict | None, str]:
+        def read() -> tuple[dict | None, screen.Problem]:
             vals, _ = values(prefix, n)
-            return vals, missing_message(questions, undecided(prefix, n))
+            left = undecided(prefix, n)
+            rows = {f"item{i}": "Undecided: choose Expressed or Not expressed." for i in left}
+            return vals, screen.Problem(missing_message(questions, left), rows)
 
         ui.submit_button(user, item, prefix, read)
     with left, ui.dialogue_box(640, prefix):

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import streamlit as st
-from prefkit.annotate_app import ui
+from prefkit.annotate_app import screen, ui
 from prefkit.annotate_app.forms.registry import register_this
 from prefkit.annotate_app.forms.text import excerpt
 from prefkit.annotate_app.safe_text import md_escape
@@ -162,6 +162,7 @@ def candidate(task, c: dict[str, Any], prefix: str) -> None:
     key = c["key"]
     choice = st.segmented_control("Decision", DECISIONS, key=f"{prefix}:d:{key}", format_func=str.capitalize,
                                   label_visibility="collapsed")  # fmt: skip
+    screen.row_problem(prefix, f"cand:{key}")  # why a submit stopped, at this candidate
     if choice == "edit":
         fields(f"{prefix}:e:{key}", task.payload["turns"], raw)
     elif choice == "reject":
@@ -202,8 +203,10 @@ def candidates(task, prefix: str) -> None:
                     with col:
                         candidate(task, c, prefix)
     st.markdown("**Missing memories**")
-    for i in st.session_state[f"{prefix}:added"]:
+    for pos, i in enumerate(st.session_state[f"{prefix}:added"]):
         with st.container(border=True):
+            st.caption(f"Missing memory {pos + 1}")  # the name messages use for this row
+            screen.row_problem(prefix, f"added{pos}")
             fields(f"{prefix}:add{i}", task.payload["turns"], {"value": ""})
             st.button("Remove", key=f"{prefix}:rm{i}", on_click=_remove, args=(prefix, i), type="tertiary")
     st.button(
@@ -250,13 +253,32 @@ def render(project: Project, user: str, item: workflow.ShownItem) -> None:
         ui.submit_button(user, item, prefix, lambda: _read(task, prefix), where=c2)
 
 
-def _read(task, prefix: str) -> tuple[dict | None, str]:
-    """The label and, while it is incomplete, which candidates are still undecided (by their text)."""
+def _read(task, prefix: str) -> tuple[dict | None, str | screen.Problem]:
+    """The label, or what stops it, in words and by row: the candidates still undecided (by their
+    text), an edit or a missing memory whose value is empty (by its name on screen)."""
     vals, _ = values(task, prefix)
-    left = [c for c in task.payload["candidates"] if st.session_state.get(f"{prefix}:d:{c['key']}") is None]
-    named = "; ".join(f"“{_raw(c).get('value', '')}” ({c['model']})" for c in left[:3])
-    more = f" and {len(left) - 3} more" if len(left) > 3 else ""
-    return vals, f"Decide every candidate first: {named}{more}."
+    said: list[str] = []
+    rows: dict[str, str] = {}
+    cands = task.payload["candidates"]
+    left = [c for c in cands if st.session_state.get(f"{prefix}:d:{c['key']}") is None]
+    if left:
+        named = "; ".join(f"“{_raw(c).get('value', '')}” ({c['model']})" for c in left[:3])
+        more = f" and {len(left) - 3} more" if len(left) > 3 else ""
+        said.append(f"Decide every candidate first: {named}{more}.")
+        rows |= {f"cand:{c['key']}": "Undecided: Accept, Edit or Reject (A accepts every undecided one)."
+                 for c in left}  # fmt: skip
+    for c in cands:
+        edited = st.session_state.get(f"{prefix}:d:{c['key']}") == "edit"
+        if edited and not str(st.session_state.get(f"{prefix}:e:{c['key']}:value") or "").strip():
+            said.append(f"The edit of “{_raw(c).get('value', '')}” ({c['model']}) has no value: type the "
+                        "corrected memory, or choose Accept or Reject.")  # fmt: skip
+            rows[f"cand:{c['key']}"] = "The edited value is empty: type the corrected memory."
+    for pos, i in enumerate(st.session_state[f"{prefix}:added"]):
+        if not str(st.session_state.get(f"{prefix}:add{i}:value") or "").strip():
+            said.append(f"Missing memory {pos + 1} is empty: type the memory the models missed, or "
+                        "remove the row (Remove, under it).")  # fmt: skip
+            rows[f"added{pos}"] = "Empty: type the memory the models missed, or remove this row."
+    return (None, screen.Problem(" ".join(said), rows)) if said else (vals, "")
 
 
 def edit(

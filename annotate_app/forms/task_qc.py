@@ -26,7 +26,13 @@ ANSWER = (("correct", "Gold answer correct"), ("incorrect", "Gold answer incorre
 TITLES = dict(LEAKAGE + ANSWER)
 
 #: The keys of this form, for the help overlay (``?``).
-SHORTCUTS = (("Ctrl+Enter", "Submit the item (both verdicts chosen)"),)
+SHORTCUTS = (
+    ("1", "Leakage: no leakage"),
+    ("2", "Leakage: leaks the memory"),
+    ("3", "Answer: gold answer correct"),
+    ("4", "Answer: gold answer incorrect"),
+    ("Ctrl+Enter", "Submit the item (both verdicts chosen)"),
+)
 
 
 def item(task) -> None:

@@ -77,6 +77,8 @@ def item_panel(kind: str) -> None:
     form = form_for(kind)
     ui.progress_line(ui.KIND_TITLES[kind], mine, item, getattr(form, "lead", None))
     screen.show_notice()
+    screen.take_problem(item.event_id)  # why the last submit was not saved: here and by each row
+    screen.show_problem(item.event_id)
     form.render(project, user, item)
     ui.skip_and_flag(user, item, comment=getattr(form, "COMMENT_IN_PANEL", False))
     if mine["done"]:  # something to go back to

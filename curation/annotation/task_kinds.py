@@ -47,6 +47,24 @@ class LabelError(PrefkitError, ValueError):
 
 
 @dataclass(frozen=True)
+class Contradiction:
+    """A part of a label that contradicts another part of it (*Not expressed* with evidence turns):
+    ``unit`` says where (``item1``, ``added0``: the form draws the message there) and ``message``
+    what is wrong and how to fix it, in words an annotator reads."""
+
+    unit: str
+    message: str
+
+
+class ContradictoryLabel(LabelError):
+    """A label that contradicts itself (:meth:`TaskKind.contradictions`): refused, nothing written."""
+
+    def __init__(self, found: list[Contradiction]):
+        self.found = tuple(found)
+        super().__init__(" ".join(c.message for c in self.found))
+
+
+@dataclass(frozen=True)
 class FieldSpec:
     """One agreement field of a task kind."""
 
@@ -105,6 +123,12 @@ class TaskKind(ABC):
 
     def check_against_task(self, model: Any, task: AnnotationTask) -> None:  # noqa: B027 - optional hook
         """Checks that need the task's payload (item counts, turn indexes)."""
+
+    def contradictions(self, values: dict[str, Any], task: AnnotationTask) -> list[Contradiction]:
+        """Parts of valid ``values`` (as :meth:`validate` returns them) that contradict each other.
+        An annotator's submit or edit with any is refused (``workflow.submit``, ``workflow.edit_label``)
+        so they fix it before saving; imports and Label Studio pulls record what people decided there."""
+        return []
 
     @abstractmethod
     def units(self, values: dict[str, Any]) -> dict[tuple[str, str], Any]:

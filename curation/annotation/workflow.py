@@ -17,14 +17,14 @@ from prefkit.curation.annotation import overlap
 from prefkit.curation.annotation.assignment import policy_for
 from prefkit.curation.annotation.signin import log as signin_log
 from prefkit.curation.annotation.signin import wait_s
-from prefkit.curation.annotation.task_kinds import TASK_KIND_REGISTRY, get_kind
+from prefkit.curation.annotation.task_kinds import TASK_KIND_REGISTRY, ContradictoryLabel, get_kind
 from prefkit.curation.store.queues import (
     AccountInactive as AccountInactive,  # raised for a disabled signed-in account
 )
+from prefkit.curation.store.queues import KindCounts
 from prefkit.curation.store.queues import (
     StaleSubmit as StaleSubmit,  # raised for a submit from a showing that is not the open one
 )
-from prefkit.curation.store.queues import KindCounts
 from prefkit.curation.store.usernames import MAX_NAME, normalize_username
 from prefkit.schemas.common import PrefkitError, content_hash, parse_utc, utcnow
 from prefkit.schemas.curation import AnnotationTask, LabelEvent
@@ -264,8 +264,20 @@ def submit(
     is written (same transaction), else ``AccountInactive`` and nothing is written. Also for skip/flag.
     ``assist``: what the item showed of its suggestion (``assist.exposure_for``); the event records
     the arm and the suggestion's id."""
-    clean = get_kind(item.task.kind).validate(values, item.task)
+    clean = checked(item.task, values)
     return _finish(project, user, item, "label", clean, comment, signed_in, assist)
+
+
+def checked(task: AnnotationTask, values: dict[str, Any]) -> dict[str, Any]:
+    """``values`` validated for ``task`` (``LabelError`` naming the field) and free of contradictions
+    (``ContradictoryLabel`` with each one, :meth:`TaskKind.contradictions`): what an annotator's
+    submit or edit records. The app asks this before a submit, so it can point at what to fix."""
+    kind = get_kind(task.kind)
+    clean = kind.validate(values, task)
+    found = kind.contradictions(clean, task)
+    if found:
+        raise ContradictoryLabel(found)
+    return clean
 
 
 def skip(project: Project, user: str, item: ShownItem, reason: str, *, signed_in: bool = False) -> bool:
@@ -352,7 +364,7 @@ def edit_label(
     if live is None or live.event_id != old_event_id:
         raise WorkflowError("this label was changed since it was opened; open it again to see the latest")
     task = project.store.labels.task(old.task_id)
-    clean = get_kind(task.kind).validate(values, task)
+    clean = checked(task, values)
     event = LabelEvent(
         event_id=clean_id,
         task_id=task.task_id,

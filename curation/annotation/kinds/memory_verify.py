@@ -15,7 +15,13 @@ import re
 from collections import Counter
 from typing import TYPE_CHECKING, Any, Literal
 
-from prefkit.curation.annotation.task_kinds import FieldSpec, LabelError, TaskKind, register
+from prefkit.curation.annotation.task_kinds import (
+    Contradiction,
+    FieldSpec,
+    LabelError,
+    TaskKind,
+    register,
+)
 from prefkit.schemas.alpsbench import TaxonomyLabel
 from prefkit.schemas.common import Contract, canonical_json
 from pydantic import Field, model_validator
@@ -67,6 +73,11 @@ class MemoryVerifyLabel(Contract):
 
 
 _WORD = re.compile(r"\w+", re.UNICODE)
+
+
+def _same_words(value: Any) -> str:
+    """A memory's words, lower-cased, punctuation and spacing dropped: what makes two say the same."""
+    return " ".join(_WORD.findall(str(value or "").lower()))
 
 
 def group_by_similarity(texts: list[str], threshold: float = 0.45) -> list[int]:
@@ -153,6 +164,28 @@ class MemoryVerify(TaskKind):
         for i, d in enumerate(model.decisions):
             if d.edited and d.edited.evidence_turn is not None and d.edited.evidence_turn >= n_turns:
                 raise LabelError(f"decisions.{i}.edited.evidence_turn: the dialogue has {n_turns} turns")
+
+    def contradictions(self, values, task):
+        """A missing memory that a candidate already says (accept or edit that one instead), or that
+        another added row repeats: the same words, case and spacing aside."""
+        said: dict[str, str] = {}
+        for c in task.payload["candidates"]:
+            value = c["memory"].get("value") if isinstance(c["memory"], dict) else c["memory"]
+            if _same_words(value):
+                said.setdefault(_same_words(value), f"candidate “{value}” ({c['model']})")
+        out = []
+        for i, mem in enumerate(values.get("added", [])):
+            words = _same_words(mem["value"])
+            if not words:
+                continue
+            if words in said:
+                fix = "accept or edit that candidate instead, and " if said[words].startswith("cand") else ""
+                out.append(Contradiction(f"added{i}", (
+                    f"Missing memory {i + 1} repeats {said[words]}: {fix}remove this row."
+                )))  # fmt: skip
+            else:
+                said[words] = f"missing memory {i + 1}"
+        return out
 
     def units(self, values):
         out: dict[tuple[str, str], Any] = {}

@@ -15,7 +15,13 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-from prefkit.curation.annotation.task_kinds import FieldSpec, LabelError, TaskKind, register
+from prefkit.curation.annotation.task_kinds import (
+    Contradiction,
+    FieldSpec,
+    LabelError,
+    TaskKind,
+    register,
+)
 from prefkit.schemas.common import Contract
 from prefkit.schemas.curation import AnnotationTask
 from pydantic import Field
@@ -138,6 +144,19 @@ class PreferenceExpressed(TaskKind):
                 raise LabelError(
                     f"items.{it.item}.evidence: turn(s) {bad} are not user turns of this dialogue"
                 )
+
+    def contradictions(self, values, task):
+        """*Not expressed* with evidence: evidence marks where the user expresses the item."""
+        out = []
+        for it in values.get("items", []):
+            turns = sorted({*it.get("evidence", []), *(s.get("turn") for s in it.get("spans") or [])})
+            if not it["expressed"] and turns:
+                where = ", ".join(f"turn {t}" for t in turns)
+                out.append(Contradiction(f"item{it['item']}", (
+                    f"Item {it['item'] + 1} is Not expressed but has evidence ({where}); evidence marks "
+                    "where the user expresses it: choose Expressed, or remove the evidence."
+                )))  # fmt: skip
+        return out
 
     def units(self, values):
         return {
