@@ -146,3 +146,56 @@ def test_task_qc_control_item_shows_no_suggestion_and_nothing_prefilled(project)
     assert at.segmented_control(key=f"{item.event_id}:leakage").value is None
     at.button(key=f"{item.event_id}:submit").click().run()
     assert project.store.labels.event(item.event_id) is None  # nothing chosen: nothing written
+
+
+def test_preference_expressed_seeds_the_suggested_decisions_and_submit_confirms_them(project):
+    from prefkit.curation.store.assist import Suggestion, SuggestionRun
+
+    with_share(project, 0.0, suggestions=False)
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.session_state["user"] = ALICE
+    at.session_state["kind"] = "preference_expressed"
+    at.session_state["intro:preference_expressed"] = True
+    item = workflow.current_item(project, "alice", "preference_expressed")
+    values = {
+        "items": [
+            {"item": 0, "expressed": True, "evidence": [2]},
+            {"item": 1, "expressed": False, "evidence": []},
+        ]
+    }
+    run = SuggestionRun("sugg-ex", "preference_expressed", "judge-x", "offline", True, "h", 0, {})
+    project.store.assist.add(
+        run, [Suggestion("sg_ex", run.run_id, item.task.task_id, "preference_expressed", values, {})]
+    )
+    at.run()
+    assert any(
+        "Suggestion by judge\\-x" in m.value and "expressed 1 (turns 2)" in m.value for m in at.markdown
+    )
+    at.button(key=f"{item.event_id}:submit").click().run()
+    ev = project.store.labels.event(item.event_id)
+    assert (ev.values, ev.assist_arm, ev.suggestion_id) == (values, "assisted", "sg_ex")
+
+
+def test_preference_expressed_control_item_starts_undecided(project):
+    from prefkit.curation.store.assist import Suggestion, SuggestionRun
+
+    with_share(project, 1.0, suggestions=False)
+    item = workflow.current_item(project, "alice", "preference_expressed")
+    values = {
+        "items": [
+            {"item": 0, "expressed": True, "evidence": [2]},
+            {"item": 1, "expressed": True, "evidence": [0]},
+        ]
+    }
+    run = SuggestionRun("sugg-ex", "preference_expressed", "judge-x", "offline", True, "h", 0, {})
+    project.store.assist.add(
+        run, [Suggestion("sg_ex", run.run_id, item.task.task_id, "preference_expressed", values, {})]
+    )
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.session_state["user"] = ALICE
+    at.session_state["kind"] = "preference_expressed"
+    at.session_state["intro:preference_expressed"] = True
+    at.run()
+    assert not any("Suggestion" in m.value for m in at.markdown)
+    at.button(key=f"{item.event_id}:submit").click().run()
+    assert project.store.labels.event(item.event_id) is None  # undecided items: nothing written

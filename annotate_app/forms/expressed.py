@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import streamlit as st
 from prefkit.annotate_app import screen, ui
+from prefkit.annotate_app.forms import suggestion
 from prefkit.annotate_app.forms.registry import register_this
 from prefkit.annotate_app.forms.text import excerpt
 from prefkit.annotate_app.safe_text import md_escape
@@ -192,9 +193,12 @@ def checklist(task, prefix: str, shortcuts: bool = True, comment: bool = True) -
 def render(project: Project, user: str, item: workflow.ShownItem) -> None:
     prefix, questions = item.event_id, item.task.payload["checklist"]
     n = len(questions)
-    initial_state(prefix, n, None)
+    helped = suggestion.shown(project, user, item)  # None on the control arm: nothing to draw
+    initial_state(prefix, n, helped.values if helped else None)  # a suggestion seeds the decisions
     left, right = st.columns([3, 2], gap="large")
     with right:
+        if helped:
+            st.markdown(suggestion.note(helped, _suggested((helped.values or {}).get("items", []))))
         checklist(item.task, prefix)
 
         def read() -> tuple[dict | None, screen.Problem]:
@@ -206,6 +210,18 @@ def render(project: Project, user: str, item: workflow.ShownItem) -> None:
         ui.submit_button(user, item, prefix, read)
     with left, ui.dialogue_box(640, prefix):
         dialogue(project, user, item.task, prefix, editable=True)
+
+
+def _suggested(items: list[dict[str, Any]]) -> str:
+    """What a suggestion decided, as markdown: the expressed items (1-based) and their evidence turns."""
+    said = [it for it in items if it["expressed"]]
+    if not said:
+        return "no item expressed"
+    return "expressed " + ", ".join(
+        f"{it['item'] + 1}"
+        + (f" (turns {', '.join(map(str, it['evidence']))})" if it.get("evidence") else "")
+        for it in said
+    )
 
 
 def edit(
