@@ -64,8 +64,7 @@ else:
             ui.sign_out()
             st.rerun()
 ui.show_flash()
-ui.item_top_script()
-page_script.draw()
+page_script.draw()  # the item-top script, the keys, the layout and the keyboard help, in one element
 try:
     page.run()
 except DatabaseUnavailable as exc:

@@ -8,11 +8,13 @@ sidebar folded away on a narrow screen, and the keyboard help (``?``).
 - **Sidebar.** When the app's first page with a sidebar opens in a window under 1000 px wide, the
   sidebar is folded once (Streamlit's own button), as its ``auto`` state does on phones; the
   annotator can open it again and it stays open.
+- **Sign-in form.** Its inputs get ``name="username"`` / ``name="password"`` beside the
+  ``autocomplete`` tokens the page sets, which password managers look for.
 - **Keyboard help.** ``?`` (outside a text box) opens a list of every shortcut of the app, grouped
   by page and task kind; ``?``, ``Esc`` or a click outside closes it.
 
-One ``st.html`` element, drawn by a session's first two runs only (as the item-top script is, for
-the same reasons: see ``ui.item_top_script``), so the Annotate page has no element for it; the
+Drawn in the item-top script's ``st.html`` element, by a session's first two runs only (see
+``ui.item_top_script``), so the Annotate page has no element for it; the
 stylesheet and the listeners it installs live in the tab. Nothing in it comes from data: the
 shortcut list is the forms' own ``SHORTCUTS``, put into the page as JSON and shown with
 ``textContent`` (never parsed as HTML).
@@ -22,7 +24,6 @@ from __future__ import annotations
 
 import json
 
-import streamlit as st
 from prefkit.annotate_app import ui
 from prefkit.annotate_app.forms import form_for
 from prefkit.schemas.common import PrefkitError
@@ -30,11 +31,13 @@ from prefkit.schemas.common import PrefkitError
 NARROW_PX = 1000
 
 _CSS = """
-:root { --prefkit-pane: max(14rem, calc(100dvh - 13rem)); --prefkit-candidates: max(14rem, calc(100dvh - 19rem)); }
+:root { --prefkit-pane: max(14rem, calc(100dvh - 15.5rem)); --prefkit-candidates: max(12rem, calc(100dvh - 21rem)); }
 [data-testid=stMainBlockContainer] { padding-top: 4rem !important; }
 [data-testid=stMarkdownContainer] { overflow-wrap: anywhere; }
-[data-testid=stLayoutWrapper]:has(> [class*="st-key-dialogue-"]) { height: var(--prefkit-pane) !important; }
-[data-testid=stLayoutWrapper]:has(> [class*="st-key-candidates-"]) { height: var(--prefkit-candidates) !important; }
+[data-testid=stLayoutWrapper]:has(> [class*="st-key-dialogue-"]) {
+  height: var(--prefkit-pane) !important; flex: 0 0 var(--prefkit-pane) !important; }
+[data-testid=stLayoutWrapper]:has(> [class*="st-key-candidates-"]) {
+  height: var(--prefkit-candidates) !important; flex: 0 0 var(--prefkit-candidates) !important; }
 [class*="st-key-dialogue-"], [class*="st-key-candidates-"] { height: 100% !important; max-height: 100% !important; }
 @media (max-width: NARROWpx) {
   [data-testid=stMainBlockContainer] { padding-left: 1rem !important; padding-right: 1rem !important; }
@@ -71,6 +74,15 @@ const fold = new MutationObserver(() => {
   fold.disconnect();
 });
 fold.observe(document.body, {childList: true, subtree: true});
+// Password managers: the sign-in inputs get the names they look for (Streamlit gives inputs none).
+const named = new MutationObserver(() => {
+  for (const [auto, name] of [['username', 'username'], ['current-password', 'password']]) {
+    const input = document.querySelector(`input[autocomplete="${auto}"]`);
+    if (input && !input.name) input.name = name;
+  }
+});
+named.observe(document.body, {childList: true, subtree: true});
+setTimeout(() => named.disconnect(), 600000);  // the sign-in page is the session's first: enough
 // "?" lists every shortcut; "?", Esc or a click outside closes the list.
 const typing = t => t && t.closest && t.closest('input, textarea, select, [contenteditable=""], [contenteditable=true]');
 function close() { const o = document.getElementById('prefkit-help'); if (o) { o.remove(); return true; } return false; }
@@ -147,9 +159,8 @@ def script() -> str:
 
 
 def draw() -> None:
-    """Draw the script on a session's first two runs (see the module docstring)."""
-    runs = st.session_state.get("_page_script_runs", 0)
-    if runs >= 2:
-        return
-    st.session_state["_page_script_runs"] = runs + 1
-    st.html(script(), unsafe_allow_javascript=True)
+    """The item-top script (``ui.item_top_script``) with this one in the same element, on a session's
+    first two runs. One element, not two: the elements a page draws before its own shift its
+    elements' places when they stop being drawn, and Streamlit keeps the old ones on screen until the
+    run ends (a sign-in form would be there twice for a moment)."""
+    ui.item_top_script(extra=script())

@@ -343,7 +343,7 @@ _ITEM_TOP = (
 ).replace("MARK", _ITEM_MARK)
 
 
-def item_top_script() -> None:
+def item_top_script(extra: str = "") -> None:
     """Each item starts at its top: the page and every scrolled box go back to 0 when a new item is on
     screen. The script watches the run state and the page, and scrolls only when a new item came and
     something is scrolled; it is ours alone (no data in it).
@@ -359,4 +359,8 @@ def item_top_script() -> None:
     if runs >= 2:
         return
     st.session_state["_item_top_runs"] = runs + 1
-    st.html(_ITEM_TOP + keys.GUARD + screen.SCROLL, unsafe_allow_javascript=True)  # keys.py, screen.py
+    # ``extra`` (annotate_app/page_script.py, trusted code) before the keys (annotate_app/keys.py): its
+    # keyboard help, while open, must see a key press before any shortcut does
+    st.html(
+        _ITEM_TOP + extra + keys.GUARD + screen.SCROLL, unsafe_allow_javascript=True
+    )  # keys.py, screen.py

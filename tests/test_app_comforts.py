@@ -14,6 +14,7 @@ from prefkit.annotate_app.forms import memory as memory_form
 from prefkit.annotate_app.safe_text import md_escape
 from prefkit.curation.annotation import workflow
 from prefkit.curation.annotation.signin import client_address
+from prefkit.curation.annotation.task_kinds import LabelError
 from prefkit.curation.quality import consensus, dashboard
 from prefkit.curation.quality.agreement import annotator_stats
 from prefkit.curation.store.accounts import Account
@@ -294,3 +295,64 @@ def test_a_tie_is_adjudicated_from_what_the_annotators_agreed_on(project):
     assert table.loc["2. " + item.task.payload["checklist"][1], "bob"] == "Not expressed"
     picker = at.selectbox(key="adj_task")
     assert picker.format_func(tid).startswith(item.task.payload["preference"][:40])
+
+
+# -- 12: evidence as spans ---------------------------------------------------------------------------------
+def test_evidence_spans_are_checked_against_the_turn_and_released_in_the_final_label(project):
+    items = {}
+    for who in ("alice", "bob"):
+        items[who] = item = workflow.current_item(project, who, "preference_expressed")
+        text = item.task.payload["turns"][2]["content"]  # a user turn
+        start = text.index("small screen")
+        span = {"turn": 2, "start": start, "end": start + 12, "text": "small screen"}
+        bad = {**span, "text": "SMALL screen"}
+        with pytest.raises(LabelError, match=r"items.0.spans.0: turn 2 does not have 'SMALL screen' at char"):
+            workflow.submit(project, who, item, {"items": [{"item": 0, "expressed": True, "evidence": [2], "spans": [bad]},
+                                                           {"item": 1, "expressed": False}]})  # fmt: skip
+        with pytest.raises(
+            LabelError, match=r"items.0.spans: turn\(s\) \[2\] are not among the item's evidence"
+        ):
+            workflow.submit(project, who, item, {"items": [{"item": 0, "expressed": True, "spans": [span]},
+                                                           {"item": 1, "expressed": False}]})  # fmt: skip
+        workflow.submit(project, who, item, {"items": [{"item": 0, "expressed": True, "evidence": [2], "spans": [span]},
+                                                       {"item": 1, "expressed": False}]})  # fmt: skip
+    final = consensus.final_labels(project.store, "preference_expressed")[items["alice"].task.task_id]
+    assert final["values"]["items"][0]["spans"] == [span]  # the agreeing annotators' words, once
+    assert "spans" not in final["values"]["items"][1]
+
+
+def test_a_memory_span_belongs_to_a_kept_memory_in_a_real_turn(project):
+    item = workflow.current_item(project, "alice", "memory_verify")
+    turns, keys = item.task.payload["turns"], [c["key"] for c in item.task.payload["candidates"]]
+    words = turns[0]["content"][:12]
+    span = {"turn": 0, "start": 0, "end": 12, "text": words}
+    rest = [{"key": k, "decision": "accept"} for k in keys[1:]]
+    with pytest.raises(LabelError, match="evidence spans belong to a memory that is kept"):
+        workflow.submit(project, "alice", item, {"decisions": [
+            {"key": keys[0], "decision": "reject", "reason": "other", "spans": [span]}, *rest]})  # fmt: skip
+    with pytest.raises(LabelError, match=r"added.0.spans.0: the dialogue has no turn 99"):
+        workflow.submit(project, "alice", item, {"decisions": [{"key": keys[0], "decision": "accept"}, *rest],
+                                                 "added": [{"value": "x", "label": "UNMAPPED", "type": "direct",
+                                                            "time_scope": "unknown", "spans": [{**span, "turn": 99}]}]})  # fmt: skip
+    workflow.submit(
+        project,
+        "alice",
+        item,
+        {"decisions": [{"key": keys[0], "decision": "accept", "spans": [span]}, *rest]},
+    )
+    assert project.store.labels.event(item.event_id).values["decisions"][0]["spans"] == [span]
+
+
+def test_selected_words_go_into_the_label_from_the_form(project):
+    at = app(ALICE, "preference_expressed")
+    item = workflow.current_item(project, "alice", "preference_expressed")
+    p, text = item.event_id, item.task.payload["turns"][2]["content"]
+    span = {"turn": 2, "start": 0, "end": 4, "text": text[:4]}
+    at.session_state[f"{p}:sp:0"] = [span]  # what the picker's callback stores for the active item
+    at.session_state[f"{p}:ev:0"] = [2]
+    at.run()
+    assert any("evidence: turn 2 · “" + md_escape(text[:4]) + "”" in m.value for m in at.markdown)
+    at.button(key=f"{p}:kE").click().run()
+    at.button(key=f"{p}:kN").click().run()
+    at.button(key=f"{p}:submit").click().run()
+    assert project.store.labels.event(item.event_id).values["items"][0]["spans"] == [span]

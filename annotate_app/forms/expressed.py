@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import streamlit as st
-from prefkit.annotate_app import screen, ui
+from prefkit.annotate_app import screen, spans, ui
 from prefkit.annotate_app.forms import suggestion
 from prefkit.annotate_app.forms.registry import register_this
 from prefkit.annotate_app.forms.text import excerpt
@@ -43,6 +43,7 @@ def initial_state(prefix: str, n_items: int, initial: dict[str, Any] | None) -> 
     for it in (initial or {}).get("items", []):
         st.session_state[f"{prefix}:exp:{it['item']}"] = CHOICES[0] if it["expressed"] else CHOICES[1]
         st.session_state[f"{prefix}:ev:{it['item']}"] = list(it.get("evidence", []))
+        st.session_state[f"{prefix}:sp:{it['item']}"] = list(it.get("spans") or [])
 
 
 def _decide(prefix: str, n_items: int, choice: str) -> None:
@@ -86,15 +87,44 @@ def values(prefix: str, n_items: int) -> tuple[dict[str, Any] | None, int]:
     left = undecided(prefix, n_items)
     if left:
         return None, len(left)
-    items = [
-        {
+    items = []
+    for i in range(n_items):
+        it: dict[str, Any] = {
             "item": i,
             "expressed": st.session_state[f"{prefix}:exp:{i}"] == CHOICES[0],
             "evidence": sorted(st.session_state.get(f"{prefix}:ev:{i}", [])),
         }
-        for i in range(n_items)
-    ]
+        if words := _spans(prefix, i):
+            it["spans"] = words
+        items.append(it)
     return {"items": items}, 0
+
+
+def _spans(prefix: str, i: int) -> list[dict[str, Any]]:
+    """The item's word-level evidence, in its evidence turns only (a turn taken off the evidence
+    takes its words with it)."""
+    turns = set(st.session_state.get(f"{prefix}:ev:{i}", []))
+    return [s for s in st.session_state.get(f"{prefix}:sp:{i}", []) if s["turn"] in turns]
+
+
+def _pick(prefix: str, span: dict[str, Any]) -> None:
+    """Selected words become evidence of the active item (their turn too)."""
+    active = st.session_state.get(f"{prefix}:active", 0)
+    have = [s for s in st.session_state.get(f"{prefix}:sp:{active}", []) if s != span]
+    st.session_state[f"{prefix}:sp:{active}"] = sorted([*have, span], key=lambda s: (s["turn"], s["start"]))
+    evidence = list(st.session_state.get(f"{prefix}:ev:{active}", []))
+    if span["turn"] not in evidence:
+        st.session_state[f"{prefix}:ev:{active}"] = sorted([*evidence, span["turn"]])
+
+
+def _unpick(prefix: str, span: dict[str, Any]) -> None:
+    active = st.session_state.get(f"{prefix}:active", 0)
+    where = (span["turn"], span["start"], span["end"])
+    st.session_state[f"{prefix}:sp:{active}"] = [
+        s
+        for s in st.session_state.get(f"{prefix}:sp:{active}", [])
+        if (s["turn"], s["start"], s["end"]) != where
+    ]
 
 
 def dialogue(project: Project, user: str, task, prefix: str, editable: bool) -> None:
@@ -139,7 +169,8 @@ def _status(prefix: str, i: int) -> str:
         if choice is None
         else (":green-badge[Expressed]" if choice == CHOICES[0] else ":gray-badge[Not expressed]")
     )
-    return f"{decided} · evidence: {turns}"
+    words = "".join(ui.safe(" · “{}”", excerpt(s["text"], 50)) for s in _spans(prefix, i))
+    return f"{decided} · evidence: {turns}{words}"
 
 
 def checklist(task, prefix: str, shortcuts: bool = True, comment: bool = True) -> None:
@@ -208,8 +239,22 @@ def render(project: Project, user: str, item: workflow.ShownItem) -> None:
             return vals, screen.Problem(missing_message(questions, left), rows)
 
         ui.submit_button(user, item, prefix, read)
-    with left, ui.dialogue_box(640, prefix):
-        dialogue(project, user, item.task, prefix, editable=True)
+    with left:
+        selecting = spans.toggle()
+        with ui.dialogue_box(640, prefix):
+            if not selecting:
+                dialogue(project, user, item.task, prefix, editable=True)
+            else:  # the words that express the active item, selected with the mouse
+                active = st.session_state.get(f"{prefix}:active", 0)
+                spans.picker(
+                    f"{prefix}:picker",
+                    workflow.display_turns(project, item.task),
+                    _spans(prefix, active),
+                    f"Select the words that express item {active + 1} in a user turn; click a highlight to remove it.",
+                    lambda span: _pick(prefix, span),
+                    lambda span: _unpick(prefix, span),
+                    selectable=lambda t: t["role"] == "user",
+                )
 
 
 def _suggested(items: list[dict[str, Any]]) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import streamlit as st
-from prefkit.annotate_app import screen, ui
+from prefkit.annotate_app import screen, spans, ui
 from prefkit.annotate_app.forms.registry import register_this
 from prefkit.annotate_app.forms.text import excerpt
 from prefkit.annotate_app.safe_text import md_escape
@@ -45,8 +45,10 @@ def _seed(prefix: str, task, initial: dict[str, Any] | None) -> None:
     st.session_state[f"{prefix}:added"] = list(range(len(added)))
     for i, mem in enumerate(added):
         _seed_fields(f"{prefix}:add{i}", mem, task.payload["turns"])
+        st.session_state[f"{prefix}:addsp:{i}"] = list(mem.get("spans") or [])
     for d in (initial or {}).get("decisions", []):
         st.session_state[f"{prefix}:d:{d['key']}"] = d["decision"]
+        st.session_state[f"{prefix}:sp:{d['key']}"] = list(d.get("spans") or [])
         if d.get("reason"):
             st.session_state[f"{prefix}:why:{d['key']}"] = d["reason"]
         if d.get("edited"):
@@ -152,6 +154,8 @@ def candidate(task, c: dict[str, Any], prefix: str) -> None:
     text += md_escape(str(raw.get("value", "")))
     if raw.get("evidence_text"):
         text += ui.safe("\n\n:small[:gray[{}]]", "“" + str(raw["evidence_text"]) + "”")
+    for span in st.session_state.get(f"{prefix}:sp:{c['key']}", []):  # the words the annotator selected
+        text += ui.safe("\n\n:small[:orange[your evidence: “{}” (turn {})]]", span["text"], span["turn"])
     st.markdown(text)  # model, value and evidence in one element (the browser redraws each one per item)
     for flag in c.get("evidence_flags") or []:
         st.warning(ui.safe("evidence check: {}", str(flag).replace("_", " ")), icon=":material/search:")
@@ -226,8 +230,15 @@ def values(task, prefix: str) -> tuple[dict[str, Any] | None, int]:
             d["edited"] = _read_fields(f"{prefix}:e:{c['key']}")
         if choice == "reject":
             d["reason"] = st.session_state.get(f"{prefix}:why:{c['key']}", REJECT_REASONS[0])
+        elif st.session_state.get(f"{prefix}:sp:{c['key']}"):  # words kept with a memory that is kept
+            d["spans"] = list(st.session_state[f"{prefix}:sp:{c['key']}"])
         decisions.append(d)
-    added = [_read_fields(f"{prefix}:add{i}") for i in st.session_state[f"{prefix}:added"]]
+    added = []
+    for i in st.session_state[f"{prefix}:added"]:
+        mem = _read_fields(f"{prefix}:add{i}")
+        if st.session_state.get(f"{prefix}:addsp:{i}"):
+            mem["spans"] = list(st.session_state[f"{prefix}:addsp:{i}"])
+        added.append(mem)
     return ({"decisions": decisions, "added": added} if not missing else None), missing
 
 
@@ -235,8 +246,23 @@ def render(project: Project, user: str, item: workflow.ShownItem) -> None:
     prefix, task = item.event_id, item.task
     _seed(prefix, task, None)
     left, right = st.columns([2, 3], gap="large")
-    with left, ui.dialogue_box(720, prefix):
-        ui.transcript(workflow.display_turns(project, task))
+    with left:
+        selecting = spans.toggle()
+        if selecting:
+            target = st.selectbox("Evidence for", _targets(task, prefix), key=f"{prefix}:target",
+                                  format_func=lambda t: _target_title(task, t))  # fmt: skip
+        with ui.dialogue_box(720, prefix):
+            if not selecting or target is None:
+                ui.transcript(workflow.display_turns(project, task))
+            else:  # the words that show the chosen memory, selected with the mouse
+                spans.picker(
+                    f"{prefix}:picker",
+                    workflow.display_turns(project, task),
+                    st.session_state.get(_span_key(prefix, target), []),
+                    "Select the words that show this memory; click a highlight to remove it.",
+                    lambda span: _pick(prefix, target, span),
+                    lambda span: _unpick(prefix, target, span),
+                )
     with right:
         keys = [c["key"] for c in task.payload["candidates"]]
         with st.container(height=620, key=f"candidates-{prefix}"):
@@ -251,6 +277,46 @@ def render(project: Project, user: str, item: workflow.ShownItem) -> None:
             args=(prefix, keys),
         )
         ui.submit_button(user, item, prefix, lambda: _read(task, prefix), where=c2)
+
+
+def _targets(task, prefix: str) -> list[str]:
+    """What selected words can be evidence for: every candidate not rejected, every added memory."""
+    keys = [
+        c["key"]
+        for c in task.payload["candidates"]
+        if st.session_state.get(f"{prefix}:d:{c['key']}") != "reject"
+    ]
+    return keys + [f"add:{i}" for i in st.session_state.get(f"{prefix}:added", [])]
+
+
+def _target_title(task, target: str) -> str:
+    if target.startswith("add:"):
+        return f"the memory you added ({int(target[4:]) + 1})"
+    c = next(c for c in task.payload["candidates"] if c["key"] == target)
+    return f"“{excerpt(_raw(c).get('value', ''), 60)}” ({c['model']})"
+
+
+def _span_key(prefix: str, target: str) -> str:
+    return f"{prefix}:addsp:{target[4:]}" if target.startswith("add:") else f"{prefix}:sp:{target}"
+
+
+def _pick(prefix: str, target: str, span: dict[str, Any]) -> None:
+    """Selected words become the target's evidence; an edited or added memory with no quote yet takes
+    them as its evidence turn and text too."""
+    key = _span_key(prefix, target)
+    have = [s for s in st.session_state.get(key, []) if s != span]
+    st.session_state[key] = sorted([*have, span], key=lambda s: (s["turn"], s["start"]))
+    fields_key = f"{prefix}:add{target[4:]}" if target.startswith("add:") else f"{prefix}:e:{target}"
+    if f"{fields_key}:evidence" in st.session_state and not st.session_state[f"{fields_key}:evidence"]:
+        st.session_state[f"{fields_key}:evidence"] = span["text"]
+        st.session_state[f"{fields_key}:turn"] = span["turn"]
+
+
+def _unpick(prefix: str, target: str, span: dict[str, Any]) -> None:
+    key, where = _span_key(prefix, target), (span["turn"], span["start"], span["end"])
+    st.session_state[key] = [
+        s for s in st.session_state.get(key, []) if (s["turn"], s["start"], s["end"]) != where
+    ]
 
 
 def _read(task, prefix: str) -> tuple[dict | None, str | screen.Problem]:

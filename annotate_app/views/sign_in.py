@@ -25,9 +25,11 @@ with mid:
     if go:
         # Throttling is per name and per client: the browser's address, or behind a configured proxy
         # the address it forwarded for (a header from anyone else is ignored).
+        # Streamlit reports no address for a loopback connection (a proxy on the same host, or a
+        # browser there): that peer is 127.0.0.1.
         ip = st.context.ip_address
         client = client_address(
-            ip if isinstance(ip, str) else None,
+            ip if isinstance(ip, str) and ip else "127.0.0.1",
             st.context.headers.get("X-Forwarded-For"),
             project.config.annotation.sign_in.trusted_proxies,
         )

@@ -15,6 +15,7 @@ import re
 from collections import Counter
 from typing import TYPE_CHECKING, Any, Literal
 
+from prefkit.curation.annotation.evidence_spans import EvidenceSpan, check_spans, merge_spans
 from prefkit.curation.annotation.task_kinds import (
     Contradiction,
     FieldSpec,
@@ -45,6 +46,9 @@ class MemoryEdit(Contract):
         default=None, description="The quoted evidence, as it appears in that utterance."
     )
     confidence: float | None = Field(default=None, ge=0.0, le=1.0, description="Confidence in [0, 1].")
+    spans: list[EvidenceSpan] | None = Field(
+        default=None, description="An added memory's evidence: the words selected in the dialogue."
+    )
 
 
 class MemoryDecision(Contract):
@@ -53,6 +57,9 @@ class MemoryDecision(Contract):
     edited: MemoryEdit | None = Field(default=None, description="Corrected fields when decision is edit.")
     reason: str | None = Field(
         default=None, description=f"Reject reason: one of {', '.join(REJECT_REASONS)}."
+    )
+    spans: list[EvidenceSpan] | None = Field(
+        default=None, description="The words in the dialogue that show the memory (accept or edit)."
     )
 
     @model_validator(mode="after")
@@ -63,6 +70,8 @@ class MemoryDecision(Contract):
             raise ValueError("edited fields are only allowed with decision 'edit'")
         if self.decision == "reject" and self.reason not in REJECT_REASONS:
             raise ValueError(f"a reject needs a reason, one of {', '.join(REJECT_REASONS)}")
+        if self.decision == "reject" and self.spans:
+            raise ValueError("evidence spans belong to a memory that is kept (accept or edit)")
         return self
 
 
@@ -164,6 +173,9 @@ class MemoryVerify(TaskKind):
         for i, d in enumerate(model.decisions):
             if d.edited and d.edited.evidence_turn is not None and d.edited.evidence_turn >= n_turns:
                 raise LabelError(f"decisions.{i}.edited.evidence_turn: the dialogue has {n_turns} turns")
+            check_spans(d.spans or [], task.payload["turns"], f"decisions.{i}")
+        for i, m in enumerate(model.added):
+            check_spans(m.spans or [], task.payload["turns"], f"added.{i}")
 
     def contradictions(self, values, task):
         """A missing memory that a candidate already says (accept or edit that one instead), or that
@@ -207,6 +219,9 @@ class MemoryVerify(TaskKind):
             out: dict[str, Any] = {"key": key, "decision": decision}
             if decision == "edit":
                 out["edited"] = mine[0]["edited"]
+            spans = merge_spans(d.get("spans") for d in mine) if decision != "reject" else []
+            if spans:
+                out["spans"] = spans
             if decision == "reject":
                 reasons = Counter(d.get("reason") for d in mine)
                 out["reason"] = sorted(reasons.items(), key=lambda kv: (-kv[1], str(kv[0])))[0][0]

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
+from prefkit.curation.annotation.evidence_spans import EvidenceSpan, check_spans, merge_spans
 from prefkit.curation.annotation.task_kinds import (
     Contradiction,
     FieldSpec,
@@ -37,6 +38,9 @@ class ExpressedItem(Contract):
     item: int = Field(ge=0, description="0-based checklist item index.")
     expressed: bool = Field(description="Whether the user's messages express the item.")
     evidence: list[int] = Field(default_factory=list, description="Indexes of user turns that express it.")
+    spans: list[EvidenceSpan] | None = Field(
+        default=None, description="The words that express it, each in one of the evidence turns."
+    )
 
 
 class PreferenceExpressedLabel(Contract):
@@ -144,6 +148,12 @@ class PreferenceExpressed(TaskKind):
                 raise LabelError(
                     f"items.{it.item}.evidence: turn(s) {bad} are not user turns of this dialogue"
                 )
+            check_spans(it.spans or [], task.payload["turns"], f"items.{it.item}", roles=("user",))
+            outside = sorted({s.turn for s in it.spans or []} - set(it.evidence))
+            if outside:
+                raise LabelError(
+                    f"items.{it.item}.spans: turn(s) {outside} are not among the item's evidence turns"
+                )
 
     def contradictions(self, values, task):
         """*Not expressed* with evidence: evidence marks where the user expresses the item."""
@@ -178,13 +188,15 @@ class PreferenceExpressed(TaskKind):
                     for e in it.get("evidence", [])
                 }
             )
-            items.append(
-                {
-                    "item": idx,
-                    "expressed": value == "expressed",
-                    "evidence": evidence if value == "expressed" else [],
-                }
-            )
+            item: dict[str, Any] = {
+                "item": idx,
+                "expressed": value == "expressed",
+                "evidence": evidence if value == "expressed" else [],
+            }
+            spans = merge_spans(it.get("spans") for v in agreeing for it in v["items"] if it["item"] == idx)
+            if spans and value == "expressed":
+                item["spans"] = spans
+            items.append(item)
         return {"items": items}
 
     def superseded(self, store: ProjectStore):

@@ -1,0 +1,136 @@
+"""Selecting words as evidence: the dialogue as plain text in which the annotator selects the words
+that show a preference (or a memory) with the mouse; each selection becomes a span (turn, character
+offsets, the words) and a click on a highlighted span removes it.
+
+A small component (``st.components.v2``, in the page, no iframe) whose script draws every turn with
+``textContent`` and ``<mark>`` elements it creates itself: dialogue text never reaches the page as
+HTML, so markup, scripts and links in it stay text. Offsets are counted in code points (as Python
+indexes a string), not the browser's UTF-16 units, so a turn with emoji gives the same offsets here and
+in ``turn[start:end]``. A selection across two turns, or in a turn that may not be evidence (an
+assistant turn for a preference), is ignored with a note.
+
+Shown only while the annotator's *Select words* switch is on: the Annotate page draws nothing for it
+otherwise.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import streamlit as st
+
+_CSS = """
+.prefkit-spans { font-size: .95rem; line-height: 1.5; }
+.prefkit-spans .pk-hint { color: #6b6f76; font-size: .85rem; margin-bottom: .5rem; }
+.prefkit-spans .pk-turn { padding: .4rem 0; border-bottom: 1px solid rgba(128,128,128,.25); }
+.prefkit-spans .pk-head { color: #6b6f76; font-size: .8rem; }
+.prefkit-spans .pk-text { white-space: pre-wrap; overflow-wrap: anywhere; }
+.prefkit-spans .pk-off .pk-text { color: #8a8d93; }
+.prefkit-spans .pk-on .pk-text { cursor: text; }
+.prefkit-spans mark { background: #ffe08a; border-radius: .2rem; cursor: pointer; padding: 0 .05rem; }
+.prefkit-spans .pk-note { color: #b3261e; font-size: .85rem; min-height: 1.2em; }
+"""
+
+_JS = """
+export default function(component) {
+  const { data, setTriggerValue, parentElement } = component;
+  let root = parentElement.querySelector('.prefkit-spans');
+  if (!root) { root = document.createElement('div'); root.className = 'prefkit-spans'; parentElement.append(root); }
+  root.replaceChildren();
+  const hint = document.createElement('div'); hint.className = 'pk-hint'; hint.textContent = data.hint; root.append(hint);
+  const note = document.createElement('div'); note.className = 'pk-note'; note.setAttribute('role', 'status'); root.append(note);
+  const cp = (s) => Array.from(s).length;  // code points, as Python counts
+  for (const turn of data.turns) {
+    const box = document.createElement('div');
+    box.className = 'pk-turn ' + (turn.selectable ? 'pk-on' : 'pk-off');
+    const head = document.createElement('div'); head.className = 'pk-head'; head.textContent = turn.head;
+    const text = document.createElement('div'); text.className = 'pk-text'; text.dataset.turn = String(turn.index);
+    const chars = Array.from(turn.content);
+    const mine = data.spans.filter(s => s.turn === turn.index).sort((a, b) => a.start - b.start);
+    let at = 0;
+    for (const s of mine) {
+      if (s.start < at) continue;  // overlapping spans: the first one is drawn
+      if (s.start > at) text.append(document.createTextNode(chars.slice(at, s.start).join('')));
+      const mark = document.createElement('mark');
+      mark.textContent = chars.slice(s.start, s.end).join('');
+      mark.title = 'Click to remove this evidence';
+      mark.addEventListener('click', (e) => { e.preventDefault();
+        setTriggerValue('removed', {turn: s.turn, start: s.start, end: s.end}); });
+      text.append(mark); at = s.end;
+    }
+    if (at < chars.length) text.append(document.createTextNode(chars.slice(at).join('')));
+    box.append(head, text); root.append(box);
+  }
+  const offset = (text, node, off) => {
+    const r = document.createRange(); r.setStart(text, 0); r.setEnd(node, off); return cp(r.toString());
+  };
+  root.onmouseup = () => {
+    const sel = window.getSelection();
+    if (!sel || sel.isCollapsed || sel.rangeCount === 0) return;
+    const range = sel.getRangeAt(0);
+    const host = (n) => (n.nodeType === 1 ? n : n.parentElement).closest('.pk-text');
+    const a = host(range.startContainer), b = host(range.endContainer);
+    if (!a || a !== b || !root.contains(a)) { note.textContent = data.one_turn; return; }
+    const turn = data.turns.find(t => String(t.index) === a.dataset.turn);
+    if (!turn || !turn.selectable) { note.textContent = data.not_here; return; }
+    let start = offset(a, range.startContainer, range.startOffset);
+    let end = offset(a, range.endContainer, range.endOffset);
+    const chars = Array.from(turn.content);
+    while (start < end && /\\s/.test(chars[start])) start++;  // a double click also takes the space after
+    while (end > start && /\\s/.test(chars[end - 1])) end--;
+    if (end <= start) return;
+    sel.removeAllRanges(); note.textContent = '';
+    setTriggerValue('picked', {turn: turn.index, start, end, text: chars.slice(start, end).join('')});
+  };
+}
+"""
+
+_picker = st.components.v2.component("prefkit_span_picker", css=_CSS, js=_JS, isolate_styles=False)
+
+
+def picker(
+    key: str,
+    turns: list[dict[str, Any]],
+    spans: list[dict[str, Any]],
+    hint: str,
+    on_pick: Callable[[dict[str, Any]], None],
+    on_remove: Callable[[dict[str, Any]], None],
+    selectable: Callable[[dict[str, Any]], bool] = lambda t: True,
+) -> None:
+    """The dialogue with ``spans`` highlighted; a selection calls ``on_pick(span)``, a click on a
+    highlight ``on_remove(span)`` (both as callbacks, before the run that shows the result)."""
+
+    def picked() -> None:
+        value = (st.session_state.get(key) or {}).get("picked")
+        if value:
+            on_pick(value)
+
+    def removed() -> None:
+        value = (st.session_state.get(key) or {}).get("removed")
+        if value:
+            on_remove(value)
+
+    data = {
+        "hint": hint,
+        "one_turn": "Select words within one turn.",
+        "not_here": "Words in this turn cannot be evidence here.",
+        "spans": spans,
+        "turns": [
+            {
+                "index": t["index"],
+                "content": t["content"],
+                "head": f"turn {t['index']} · {t['role']}" + (" · rewritten" if t.get("revised") else ""),
+                "selectable": bool(selectable(t)) and not t.get("revised"),
+            }
+            for t in turns
+        ],
+    }
+    _picker(key=key, data=data, on_picked_change=picked, on_removed_change=removed)
+
+
+def toggle() -> bool:
+    """The annotator's *Select words* switch (it stays as set from item to item)."""
+    return st.toggle(
+        "Select words", key="spans_on", help="Select the words that show it in the dialogue, with the mouse"
+    )
