@@ -317,8 +317,8 @@ def test_evidence_spans_are_checked_against_the_turn_and_released_in_the_final_l
         workflow.submit(project, who, item, {"items": [{"item": 0, "expressed": True, "evidence": [2], "spans": [span]},
                                                        {"item": 1, "expressed": False}]})  # fmt: skip
     final = consensus.final_labels(project.store, "preference_expressed")[items["alice"].task.task_id]
-    assert final["values"]["items"][0]["spans"] == [span]  # the agreeing annotators' words, once
-    assert "spans" not in final["values"]["items"][1]
+    assert final.values["items"][0]["spans"] == [span]  # the agreeing annotators' words, once
+    assert "spans" not in final.values["items"][1]
 
 
 def test_a_memory_span_belongs_to_a_kept_memory_in_a_real_turn(project):
