@@ -70,8 +70,7 @@ OBSERVER = """() => {
       if (t.includes('TITLE · item')) return t; } return ''; };
   const app = document.querySelector('[data-testid=stApp]');
   const idle = () => app.getAttribute('data-test-script-state') === 'notRunning';
-  window.__lat = []; window.__exc = 0; window.__t0 = null; window.__wake = null;
-  document.addEventListener('keydown', () => { window.__t0 = performance.now(); window.__before = header(); }, true);
+  window.__lat = []; window.__exc = 0; window.__t0 = null; window.__wake = null; window.__header = header;
   const check = () => {
     if (window.__t0 === null || !idle()) return;
     const h = header();
@@ -83,6 +82,10 @@ OBSERVER = """() => {
   new MutationObserver(check).observe(document.body, {subtree: true, childList: true, characterData: true, attributes: true});
 }""".replace("TITLE", TITLE)
 WAIT = "n => window.__lat.length > n || new Promise(resolve => { window.__wake = resolve; })"
+# The clock starts at the keydown, seen first: installed before the page's own scripts, whose key guard
+# (annotate_app/keys.py) takes a shortcut's keydown for its button alone (stopImmediatePropagation).
+KEYDOWN = """window.addEventListener('keydown', () => {
+  if (window.__header) { window.__t0 = performance.now(); window.__before = window.__header(); } }, true);"""
 
 
 def free_port() -> int:
@@ -183,6 +186,7 @@ class Server:
 async def open_annotator(browser, url: str, user: str | None):
     """A new browser context signed in as ``user`` on its first item (``None``: the floor app)."""
     ctx = await browser.new_context(viewport={"width": 1440, "height": 1000})
+    await ctx.add_init_script(KEYDOWN)
     page = await ctx.new_page()
     page.set_default_timeout(120_000)
     await page.goto(url)

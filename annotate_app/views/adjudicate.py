@@ -64,7 +64,8 @@ table = pd.DataFrame(  # a dataframe shows its cells as plain text: no markdown,
 )  # fmt: skip
 table["agree"] = [len({per.get(k) for per in units.values()}) == 1 for k in keys]
 st.dataframe(table.sort_values("agree", kind="stable"), hide_index=True, width="stretch",
-             column_config={who: st.column_config.TextColumn(width="medium") for who in units})  # fmt: skip
+             column_config={"unit": st.column_config.TextColumn(width="large"),
+                            **{who: st.column_config.TextColumn(width="medium") for who in units}})  # fmt: skip
 comments = {ev.annotator: ev.comment for ev in project.store.labels.events(task_id=task_id) if ev.comment}
 for who, note in comments.items():
     ui.text(f"{who}: {note}", caption=True)
