@@ -6,11 +6,13 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
-from prefkit.curation.quality.verification import instance_verification, session_statuses
+from prefkit.curation.quality.verification import SessionVerification, instance_verification, session_statuses
 from prefkit.exports.writers import atomic_write_bytes, write_jsonl, write_parquet
 from prefkit.schemas.common import InputError
 from prefkit.schemas.cupid import BenchmarkInstance
@@ -69,19 +71,41 @@ def rebuilt_instance(
     return BenchmarkInstance.model_validate({**record, "prior_interactions": priors}).model_dump(mode="json")
 
 
+@dataclass(frozen=True)
+class CupidInstanceRow:
+    """One instance as a CUPID row rebuilt from its sessions as they stand now, or (``row`` None) why
+    verification left it out."""
+
+    instance_id: str
+    row: dict[str, Any] | None
+    dropped: str | None = None
+
+
+def instance_rows(
+    store: ProjectStore, verified_only: bool = False, statuses: dict[str, SessionVerification] | None = None
+) -> Iterator[CupidInstanceRow]:
+    """Every instance, in the store's order, rebuilt from its sessions (rewrites applied); with
+    ``verified_only`` an instance whose relevant sessions are not all verified comes without its row,
+    with the reason. The one builder of verified CUPID rows: ``prefkit export cupid --verified`` and the
+    release's ``cupid`` config both read it (``statuses``: :func:`session_statuses`, when at hand)."""
+    links = store.content.instance_links()
+    sessions = {s.session_id: s for s in store.content.sessions()} if links else {}
+    if verified_only and statuses is None:
+        statuses = session_statuses(store)
+    for inst in store.content.instances():
+        mine = links.get(inst.instance_id, [])
+        if verified_only and statuses is not None:
+            ok, why = instance_verification(mine, statuses)
+            if not ok:
+                yield CupidInstanceRow(inst.instance_id, None, why)
+                continue
+        yield CupidInstanceRow(inst.instance_id, rebuilt_instance(inst.record, mine, sessions))
+
+
 def cupid_rows(store: ProjectStore, verified_only: bool = False) -> list[dict[str, Any]]:
     """Instances as CUPID rows, rebuilt from their sessions as they stand now (rewrites applied);
     ``verified_only`` keeps the instances whose every relevant session is verified."""
-    links = store.content.instance_links()
-    sessions = {s.session_id: s for s in store.content.sessions()} if links else {}
-    statuses = session_statuses(store) if verified_only else {}
-    rows = []
-    for inst in store.content.instances():
-        mine = links.get(inst.instance_id, [])
-        if verified_only and not instance_verification(mine, statuses)[0]:
-            continue
-        rows.append(rebuilt_instance(inst.record, mine, sessions))
-    return rows
+    return [r.row for r in instance_rows(store, verified_only) if r.row is not None]
 
 
 def export_cupid(store: ProjectStore, out: Path, verified_only: bool = False) -> int:

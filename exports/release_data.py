@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 from prefkit.curation.annotation.kinds import memory_verify, preference_expressed, preference_match, task_qc
 from prefkit.curation.quality.consensus import effective_adjudications, final_labels, live_labels
-from prefkit.curation.quality.verification import instance_verification, session_statuses, verified_gold
+from prefkit.curation.quality.verification import session_statuses, verified_gold
 from prefkit.curation.store.content import CupidSession
 from prefkit.exports.alpsbench import packet as alps_packet
-from prefkit.exports.cupid import cupid_arrow_schema, rebuilt_instance
+from prefkit.exports.cupid import cupid_arrow_schema, instance_rows
 from prefkit.schemas.alpsbench_layout import assign_splits, packet_pairs
 from prefkit.schemas.common import canonical_json, content_hash
 from prefkit.schemas.config import LABEL_CONFIGS, RELEASE_CONFIGS, AlpsReference, config_selected
@@ -119,17 +119,11 @@ def cupid_config(store: ProjectStore, statuses=None) -> ConfigData:
         id_column=None,
         needs=CUPID_NEEDS,
     )
-    statuses = session_statuses(store) if statuses is None else statuses
-    links = store.content.instance_links()
-    sessions = {s.session_id: s for s in store.content.sessions()}
-    for inst in store.content.instances():
-        mine = links.get(inst.instance_id, [])
-        ok, why = instance_verification(mine, statuses)
-        if not ok:
-            cfg.drop(why)
-            continue
-        row = rebuilt_instance(inst.record, mine, sessions)
-        cfg.add_json("test", inst.instance_id, canonical_json(row))
+    for r in instance_rows(store, verified_only=True, statuses=statuses):
+        if r.dropped is not None:
+            cfg.drop(r.dropped)
+        elif r.row is not None:
+            cfg.add_json("test", r.instance_id, canonical_json(r.row))
     return cfg.finish()
 
 

@@ -1,26 +1,24 @@
 """The evaluation prompts: template files in ``prompts/`` beside this module, hashed into every run.
 
-Each template holds the system message, a line ``=== USER ===``, then the user message. The variables
-a template is rendered with are also the request's ``offline_context`` (the offline backend answers
-from them), so nothing reaches even the offline model that the prompt does not show.
+Requests are built by the one builder, :func:`prefkit.pipelines.llm.templates.prompt_request`: the
+variables a template is rendered with are also the request's ``offline_context`` (the offline backend
+answers from them), so nothing reaches even the offline model that the prompt does not show.
 """
 
 from __future__ import annotations
 
-from functools import cache
 from typing import Any
 
-from prefkit.pipelines.llm import load_template
+from prefkit.pipelines.llm.templates import PromptTemplate, prompt_request
+from prefkit.pipelines.llm.templates import template as package_template
 from prefkit.pipelines.llm.types import LLMRequest, Role
 from pydantic import BaseModel
 
 PACKAGE = "prefkit.pipelines.eval"
-SPLIT = "=== USER ==="
 
 
-@cache
-def template(name: str):
-    return load_template(PACKAGE, name)
+def template(name: str) -> PromptTemplate:
+    return package_template(PACKAGE, name)
 
 
 def prompt_hashes(names: tuple[str, ...] | list[str]) -> dict[str, str]:
@@ -38,17 +36,14 @@ def build_request(
     temperature: float = 0.0,
     max_tokens: int | None = None,
 ) -> LLMRequest:
-    t = template(name)
-    system, _, user = t.render(**context).partition(SPLIT)
-    messages = tuple(m for m in (("system", system.strip()), ("user", user.strip())) if m[1])
-    return LLMRequest(
+    return prompt_request(
+        PACKAGE,
+        name,
         stage=stage,
         item=item,
         role=role,
-        messages=messages,
         response_model=response_model,
+        context=context,
         temperature=temperature,
         max_tokens=max_tokens,
-        template_hash=t.hash,
-        offline_context=context,
     )

@@ -1,17 +1,12 @@
-"""Turns a stage's prompt template into an :class:`LLMRequest`.
-
-Each template in ``prompts/`` holds the system message, a line ``=== USER ===``, then the user message;
-the template's hash goes into the request (and so into provenance). The template variables are also
-the request's ``offline_context``, so the offline backend sees exactly what the prompt was built from.
-"""
+"""A generation stage's requests (through the one builder, :func:`prefkit.pipelines.llm.templates.
+prompt_request`, from the templates in ``prompts/``) and the validated run of them."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cache
 from typing import TYPE_CHECKING, Any
 
-from prefkit.pipelines.llm import load_template
+from prefkit.pipelines.llm.templates import prompt_request
 from prefkit.pipelines.llm.types import LLMRequest, LLMResponse, Role
 from prefkit.schemas.common import validation_problems
 from prefkit.schemas.curation import Provenance
@@ -21,21 +16,6 @@ if TYPE_CHECKING:
     from prefkit.curation.project import ProjectStore
 
 PACKAGE = "prefkit.pipelines.generation"
-SPLIT = "=== USER ==="
-
-
-@cache
-def _template(name: str):
-    template = load_template(PACKAGE, name)
-    return template, template.hash
-
-
-def render(name: str, context: dict[str, Any]) -> tuple[tuple[tuple[str, str], ...], str]:
-    """The (system, user) messages of template ``name`` and the template's hash."""
-    template, digest = _template(name)
-    system, _, user = template.render(**context).partition(SPLIT)
-    messages = (("system", system.strip()), ("user", user.strip()))
-    return tuple(m for m in messages if m[1]), digest
 
 
 def build_request(
@@ -48,16 +28,16 @@ def build_request(
     temperature: float = 0.7,
     extra_messages: tuple[tuple[str, str], ...] = (),
 ) -> LLMRequest:
-    messages, digest = render(template, context)
-    return LLMRequest(
+    return prompt_request(
+        PACKAGE,
+        template,
         stage=stage,
         item=item,
         role=role,
-        messages=messages + extra_messages,
         response_model=response_model,
+        context=context,
         temperature=temperature,
-        template_hash=digest,
-        offline_context=context,
+        extra_messages=extra_messages,
     )
 
 

@@ -4,16 +4,28 @@ Every template's text is hashed (:func:`template_hash`) and the hash goes into e
 provenance, so a changed prompt is visible in the data. Templates render with ``StrictUndefined``: a
 missing variable is an error, never an empty string in a prompt. This module must never read
 templates from anywhere but a package's own files.
+
+:func:`prompt_request` is the one builder of a templated request (generation, evaluation and memory
+extraction all use it): a template holds the system message, a line ``=== USER ===``, then the user
+message; the template's hash goes into the request (and so into provenance), and the variables it was
+rendered with become the request's ``offline_context``, so the offline backend sees exactly what the
+prompt was built from.
 """
 
 from __future__ import annotations
 
 import hashlib
+from functools import cache
 from importlib import resources
-from typing import cast
+from typing import Any, cast
 
 import jinja2
+from prefkit.pipelines.llm.types import LLMRequest, Role
 from prefkit.schemas.common import PrefkitError
+from pydantic import BaseModel
+
+#: The line between a template's system message and its user message.
+SPLIT = "=== USER ==="
 
 
 class PromptTemplate(jinja2.Template):
@@ -63,3 +75,49 @@ def _is_module(name: str) -> bool:
     except ModuleNotFoundError:
         raise TemplateNotFound(f"no package {name!r} to load prompt templates from") from None
     return False
+
+
+@cache
+def template(package: str, name: str) -> PromptTemplate:
+    """:func:`load_template`, read once per process."""
+    return load_template(package, name)
+
+
+def render_messages(
+    package: str, name: str, context: dict[str, Any]
+) -> tuple[tuple[tuple[str, str], ...], str]:
+    """The (system, user) messages of a template rendered with ``context`` (an empty one left out)
+    and the template's hash."""
+    t = template(package, name)
+    system, _, user = t.render(**context).partition(SPLIT)
+    messages = tuple(m for m in (("system", system.strip()), ("user", user.strip())) if m[1])
+    return messages, t.hash
+
+
+def prompt_request(
+    package: str,
+    name: str,
+    *,
+    stage: str,
+    item: str,
+    role: Role,
+    response_model: type[BaseModel] | None,
+    context: dict[str, Any],
+    temperature: float,
+    max_tokens: int | None = None,
+    extra_messages: tuple[tuple[str, str], ...] = (),
+) -> LLMRequest:
+    """The request of one templated call: template ``name`` of ``package`` rendered with ``context``
+    (then ``extra_messages``), its hash, and ``context`` as the offline backend's input."""
+    messages, digest = render_messages(package, name, context)
+    return LLMRequest(
+        stage=stage,
+        item=item,
+        role=role,
+        messages=messages + extra_messages,
+        response_model=response_model,
+        temperature=temperature,
+        max_tokens=max_tokens,
+        template_hash=digest,
+        offline_context=context,
+    )

@@ -21,16 +21,16 @@ from __future__ import annotations
 import random
 from collections import Counter
 from dataclasses import asdict, dataclass, field
-from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from prefkit.curation.quality.evidence import check_quote
 from prefkit.curation.store.content import Dialogue, NewMemory
 from prefkit.pipelines.generation.prompting import run_validated
 from prefkit.pipelines.generation.run import PricingBackend
-from prefkit.pipelines.llm import LLMLayer, load_template
+from prefkit.pipelines.llm import LLMLayer
 from prefkit.pipelines.llm.offline import generator_for
-from prefkit.pipelines.llm.types import LLMRequest
+from prefkit.pipelines.llm.templates import prompt_request
+from prefkit.pipelines.llm.types import LLMRequest, Role
 from prefkit.pipelines.memories import offline as _offline  # noqa: F401 - registers the offline generators
 from prefkit.schemas.alpsbench import TAXONOMY, MemoryItem
 from prefkit.schemas.common import PrefkitError
@@ -41,7 +41,6 @@ if TYPE_CHECKING:
     from prefkit.curation.project import ProjectStore
 
 PACKAGE = "prefkit.pipelines.memories"
-SPLIT = "=== USER ==="
 SOURCE_PREFIX = "extract:"
 KEPT, REJECTED, CAPPED, NO_IMPLICIT = (
     "candidate",
@@ -94,24 +93,16 @@ class ExtractionReport:
 
 
 # -- prompts --------------------------------------------------------------------------------------------
-@cache
-def _template(name: str):
-    t = load_template(PACKAGE, name)
-    return t, t.hash
-
-
-def _request(stage: str, item: str, role, name: str, model, context: dict[str, Any]) -> LLMRequest:
-    template, digest = _template(name)
-    system, _, user = template.render(**context).partition(SPLIT)
-    return LLMRequest(
+def _request(stage: str, item: str, role: Role, name: str, model, context: dict[str, Any]) -> LLMRequest:
+    return prompt_request(
+        PACKAGE,
+        name,
         stage=stage,
         item=item,
         role=role,
-        messages=(("system", system.strip()), ("user", user.strip())),
         response_model=model,
+        context=context,
         temperature=0.2,
-        template_hash=digest,
-        offline_context=context,
     )
 
 
