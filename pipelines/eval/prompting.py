@@ -9,12 +9,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from prefkit.pipelines.llm.templates import PromptTemplate, prompt_request
+from prefkit.pipelines.llm.templates import SPLIT, PromptTemplate, prompt_request
 from prefkit.pipelines.llm.templates import template as package_template
 from prefkit.pipelines.llm.types import LLMRequest, Role
 from pydantic import BaseModel
 
 PACKAGE = "prefkit.pipelines.eval"
+__all__ = ["PACKAGE", "SPLIT", "build_request", "prompt_hashes", "template"]
 
 
 def template(name: str) -> PromptTemplate:
