@@ -75,6 +75,7 @@ class ProjectStore(StoreCore):
     def __init__(self, db: str | Path, retry_s: float | None = None, migration_wait_s: int | None = None):
         super().__init__(db, retry_s, migration_wait_s)
         self.content = Content(self)
+        self.hidden = {"dialogues": self.content.staged_dialogues, "sources": self.content.staged_sources}
         self.generation = Generation(self)
         self.accounts = Accounts(self)
         self.labels = Labels(self)

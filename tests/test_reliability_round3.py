@@ -329,3 +329,64 @@ def test_a_stage_that_makes_nothing_exits_non_zero(root):
     result = run("generate", "instances", "--backend", "offline", "-p", str(root))
     assert result.exit_code == 1
     assert "nothing was generated at stage instances" in result.output
+
+
+# -- 7. ingest beside live annotators ------------------------------------------------------------------------------
+CRASH = """
+import os, sys
+import pyarrow as pa
+from prefkit.curation.project import ProjectStore
+from prefkit.curation.store.content import ImportBundle
+from prefkit.schemas.curation import Provenance
+
+store = ProjectStore(sys.argv[1])
+bulk = store.content.bulk_dialogues("wildchat").__enter__()
+bulk.add_packs([2], ['[{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]'])
+bulk.start_source(ImportBundle("wildchat", "crash.jsonl", "c" * 64, 1, Provenance(source="test")))
+bulk.add_dialogues(pa.record_batch({"dialogue_id": ["wc_crashed"], "meta": ["{}"], "n_turns": [2]}))
+os.kill(os.getpid(), 9)  # a crash between two batches: no exception handler runs
+"""
+
+
+def test_a_crashed_ingest_leaves_nothing_visible_and_the_next_one_cleans_it(project, tmp_path):
+    import subprocess
+    import sys
+
+    script = tmp_path / "crash.py"
+    script.write_text(CRASH, encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, str(script), str(project.root / "project.db")], capture_output=True
+    )
+    assert done.returncode == -9, done.stderr.decode()[-2000:]
+    store = project.store
+    raw = sqlite3.connect(project.root / "project.db")
+    assert raw.execute("SELECT count(*) FROM dialogues").fetchone()[0] == 1  # staged, hidden:
+    assert store.count("dialogues") == 0 and store.content.dialogue_ids() == []
+    assert store.content.sources() == [] and store.status()["turns"] == 0
+    path = tmp_path / "w.jsonl"
+    fx.write_fixture(path, bad=False)
+    from prefkit.pipelines.ingest.wildchat import ingest_wildchat
+
+    report = ingest_wildchat(store, [path])
+    assert raw.execute("SELECT count(*) FROM dialogues").fetchone()[0] == report.sequences
+    assert raw.execute("SELECT count(*) FROM turn_packs").fetchone()[0] == report.kept
+    assert raw.execute("SELECT count(*) FROM sources").fetchone()[0] == 1
+    assert raw.execute("SELECT count(*) FROM meta WHERE key LIKE 'staging:%'").fetchone()[0] == 0
+    assert store.status()["turns"] == report.turns_written
+    raw.close()
+
+
+def test_a_second_bulk_import_is_refused_while_one_runs(project):
+    from prefkit.curation.store.engine import StoreError
+
+    first = project.store.content.bulk_dialogues("wildchat")
+    bulk = first.__enter__()
+    bulk.add_packs([1], ['[{"role": "user", "content": "hi"}]'])
+    with pytest.raises(StoreError, match="another bulk import is writing to this project"):
+        project.store.content.bulk_dialogues("wildchat").__enter__()
+    with pytest.raises(StoreError, match="ended without recording its source"):
+        first.__exit__(None, None, None)  # publishing an incomplete import fails and removes it
+    assert project.store.count("turn_packs") == 0 and project.store.get_meta("x") is None
+    raw = sqlite3.connect(project.root / "project.db")
+    assert raw.execute("SELECT count(*) FROM meta WHERE key LIKE 'staging:%'").fetchone()[0] == 0
+    raw.close()

@@ -43,7 +43,7 @@ from prefkit.schemas.common import utcnow
 from prefkit.schemas.cupid import BenchmarkInstance
 from prefkit.schemas.curation import Provenance
 from prefkit.schemas.generation import Turn
-from sqlalchemy import Connection, func, select, update
+from sqlalchemy import Connection, func, or_, select, update
 
 __all__ = [  # the records of this area, defined in content_records
     "Content",
@@ -71,10 +71,27 @@ class Content(StoreArea):
     """Reads and writes of benchmark content (``store.content``)."""
 
     # -- imports ----------------------------------------------------------------------------------
+    def _staged_ids(self, conn: Connection) -> list[str]:
+        return [x.source_id for x in packs.staged_imports(self, conn) if x.source_id]
+
+    def staged_dialogues(self, conn: Connection):
+        """A where clause hiding the dialogues of bulk imports still staging (None when there are none)."""
+        ids = self._staged_ids(conn)
+        d = self.t["dialogues"]
+        return None if not ids else or_(d.c.source_id.is_(None), d.c.source_id.not_in(ids))
+
+    def staged_sources(self, conn: Connection):
+        """A where clause hiding the source rows of bulk imports still staging."""
+        ids = self._staged_ids(conn)
+        return None if not ids else self.t["sources"].c.source_id.not_in(ids)
+
     def find_source(self, kind: str, sha256: str) -> str | None:
         t = self.t["sources"]
         with self.read() as conn:
-            row = conn.execute(select(t.c.source_id).where(t.c.kind == kind, t.c.sha256 == sha256)).first()
+            q = select(t.c.source_id).where(t.c.kind == kind, t.c.sha256 == sha256)
+            if (hide := self.staged_sources(conn)) is not None:
+                q = q.where(hide)
+            row = conn.execute(q).first()
         return None if row is None else row[0]
 
     def add_source(self, conn: Connection, bundle: ImportBundle) -> tuple[str, str | None]:
@@ -125,7 +142,8 @@ class Content(StoreArea):
 
     def bulk_dialogues(self, origin: str):
         """A bulk import of dialogues whose turns are stored as packs (one per conversation) while
-        the input is still being read, in one write transaction: see
+        the input is still being read, staged in short transactions and made visible by a final
+        one-row transaction: see
         :class:`prefkit.curation.store.packs.BulkDialogues`. Used as ``with store.content.bulk_dialogues(o)
         as bulk:``; after the block ``bulk.result`` is the :class:`ImportResult` (``already_imported``
         when the project holds the source, then nothing was written)."""
@@ -135,10 +153,10 @@ class Content(StoreArea):
         """Every import's source row (kind, path, sha256, rows, licence), oldest first."""
         t = self.t["sources"]
         with self.read() as conn:
-            return [
-                Source(**r)
-                for r in conn.execute(select(t).order_by(t.c.imported_at, t.c.source_id)).mappings()
-            ]
+            q = select(t).order_by(t.c.imported_at, t.c.source_id)
+            if (hide := self.staged_sources(conn)) is not None:
+                q = q.where(hide)
+            return [Source(**r) for r in conn.execute(q).mappings()]
 
     def _skip_known_sessions(self, conn, bundle: ImportBundle) -> None:
         """Imported CUPID sessions are named by a hash of their content, so one already in the project
@@ -218,6 +236,8 @@ class Content(StoreArea):
         if origin:
             q = q.where(d.c.origin == origin)
         with self.read() as conn:
+            if (hide := self.staged_dialogues(conn)) is not None:
+                q = q.where(hide)
             return [r[0] for r in conn.execute(q)]
 
     def revise_turn(

@@ -219,12 +219,20 @@ class StoreCore:
     def loads(value: str | None) -> Any:
         return None if value is None else json.loads(value)
 
+    #: Per table, a function ``(conn) -> where clause or None`` hiding rows not visible yet (a bulk
+    #: import's staged dialogues: :mod:`prefkit.curation.store.packs`); set by the areas that stage.
+    hidden: dict[str, Callable[[Connection], Any]]
+
     def count(self, table: str, **where: Any) -> int:
         t = self.t[table]
         q = select(func.count()).select_from(t)
         for col, val in where.items():
             q = q.where(t.c[col] == val)
         with self.read() as conn:
+            hide = getattr(self, "hidden", {}).get(table)
+            clause = hide(conn) if hide else None
+            if clause is not None:
+                q = q.where(clause)
             return int(conn.execute(q).scalar_one())
 
     def provenance_row(self, prov: Provenance) -> dict[str, Any]:
