@@ -390,3 +390,48 @@ def test_a_second_bulk_import_is_refused_while_one_runs(project):
     raw = sqlite3.connect(project.root / "project.db")
     assert raw.execute("SELECT count(*) FROM meta WHERE key LIKE 'staging:%'").fetchone()[0] == 0
     raw.close()
+
+
+def test_labels_import_while_annotators_submit_keeps_every_label_once(project, tmp_path):
+    """`prefkit labels import` (its own process) while two annotators submit through the app's
+    workflow: every label of both is recorded exactly once."""
+    import subprocess
+    import sys
+    import threading
+
+    from prefkit.curation.annotation import workflow
+
+    store = project.store
+    for name in ("alice", "bob", "carol", "dave"):
+        store.accounts.add_user(name, "annotator", "password-123")
+    store.labels.add_tasks(
+        [MATCH.make_task(f"pair:p{i}", {"i": i}, overlap=4, batch="b") for i in range(150)]
+    )
+    rows = [{"annotator": who, "task_kind": "preference_match", "item_id": f"pair:p{i}",
+             "values": {"coverage": "partially"}, "timestamp": "2026-01-02T03:04:05Z"}
+            for i in range(150) for who in ("carol", "dave")]  # fmt: skip
+    path = write_jsonl(tmp_path / "labels.jsonl", rows)
+    submitted: dict[str, list[str]] = {"alice": [], "bob": []}
+
+    def annotate(user: str) -> None:
+        while (item := workflow.current_item(project, user, "preference_match")) is not None:
+            workflow.submit(project, user, item, {"coverage": "fully"})
+            submitted[user].append(item.task.task_id)
+
+    workers = [threading.Thread(target=annotate, args=(u,)) for u in submitted]
+    for w in workers:
+        w.start()
+    imported = subprocess.run([sys.executable, "-c", "from prefkit.cli import main; main()", "labels", "import",
+                               str(path), "-p", str(project.root)], capture_output=True, text=True)  # fmt: skip
+    for w in workers:
+        w.join()
+    assert imported.returncode == 0, imported.stderr
+    assert "300 new event(s)" in imported.stdout
+    events = store.labels.events()
+    assert len({e.event_id for e in events}) == len(events) == 300 + 2 * 150
+    by_pair = {}
+    for e in events:
+        by_pair.setdefault((e.task_id, e.annotator), []).append(e)
+    assert all(len(v) == 1 for v in by_pair.values()) and len(by_pair) == 600
+    assert sorted(submitted["alice"]) == sorted({e.task_id for e in events if e.annotator == "alice"})
+    assert {e.values["coverage"] for e in events if e.annotator in ("carol", "dave")} == {"partially"}

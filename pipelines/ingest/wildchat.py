@@ -2,10 +2,11 @@
 
 One streaming DuckDB pass reads and judges every row in file order (the scan counts rows, so no
 window numbers them); each kept conversation's turns go to the store as a pack while DuckDB reads on,
-in the import's one transaction, and only narrow columns (spilled to Parquet) are grouped afterwards,
+staged a batch per short transaction (hidden until the import's last, one-row transaction makes it
+visible), and only narrow columns (spilled to Parquet) are grouped afterwards,
 under a fixed DuckDB memory limit: memory stays bounded whatever the input size, and Python never
 touches a turn. Strict by default: any row that is not a WildChat record stops the run with one error
-naming file and line, and the transaction writes nothing. With ``skip_bad`` such rows are listed in a
+naming file and line, and nothing becomes visible (what was staged is removed). With ``skip_bad`` such rows are listed in a
 rejects file and the rest is imported.
 
 A *sequence* is one user's conversations in time order: same ``hashed_ip`` and user-agent, no gap
@@ -393,9 +394,9 @@ class _Scan:
 
 def _scan(con, files: list[Path], f: WildChatFilters, bulk, kept_path: Path, skip_bad: bool, bar) -> _Scan:
     """Read every file once, in order: count and judge each row, store each kept conversation's turns
-    as a pack (``bulk.add_packs``, in the import's transaction) and spill its narrow columns with its
+    as a pack (``bulk.add_packs``, staged, one short transaction per batch) and spill its narrow columns with its
     file, row and pack id to ``kept_path`` for grouping. In strict mode the first bad row stops the
-    run (the caller's transaction then writes nothing)."""
+    run (the staged rows are then removed; none was ever visible)."""
 
     schema = pa.schema([(name, getattr(pa, kind)()) for name, kind in KEPT_COLUMNS])
     found = _Scan()
@@ -677,10 +678,11 @@ def ingest_wildchat(
     work_dir: Path | None = None,  # where DuckDB spills (the CLI passes $PREFKIT_TMPDIR)
     follow_symlinks: bool = False,
 ) -> IngestReport:
-    """Read, filter, group and import WildChat files; one transaction, nothing written on a strict error.
+    """Read, filter, group and import WildChat files; nothing visible until the whole import is
+    written, nothing kept on a strict error.
 
-    The transaction is open from the first row read: each kept conversation's turns are stored as
-    it streams past (the store's single writer works beside DuckDB's scan), then the narrow columns
+    Writes are staged from the first row read (a short transaction per batch, so annotators' submits
+    wait for a batch, not for the import): each kept conversation's turns are stored as it streams past (the store's single writer works beside DuckDB's scan), then the narrow columns
     are grouped into sequences and each dialogue is linked to its conversations' turns."""
     f = filters or WildChatFilters()
     f.check()
@@ -734,7 +736,7 @@ class _BytesRead:
 
 
 def _run(con, files, f, bulk, report, skip_bad, rejects_path, progress, tmp: Path, hashing) -> None:
-    """The steps of :func:`ingest_wildchat` inside the import's transaction."""
+    """The steps of :func:`ingest_wildchat` inside the staged import."""
     show = progress and sys.stderr.isatty()
     clock = time.perf_counter()
     kept_path = tmp / "kept.parquet"
