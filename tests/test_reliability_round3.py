@@ -435,3 +435,19 @@ def test_labels_import_while_annotators_submit_keeps_every_label_once(project, t
     assert all(len(v) == 1 for v in by_pair.values()) and len(by_pair) == 600
     assert sorted(submitted["alice"]) == sorted({e.task_id for e in events if e.annotator == "alice"})
     assert {e.values["coverage"] for e in events if e.annotator in ("carol", "dave")} == {"partially"}
+
+
+def test_the_reading_bar_counts_bytes_against_their_total(tmp_path):
+    import duckdb
+    from prefkit.pipelines.ingest.wildchat import _BytesRead
+    from tqdm import tqdm
+
+    sizes = [1000, 3000]
+    with tqdm(total=sum(sizes), unit="B", file=io.StringIO()) as bar:
+        read = _BytesRead(bar, sizes, show=True)
+        read.at(0, duckdb.connect())  # no query running: no measure, the bar stays
+        assert bar.n == 0 and bar.total == 4000
+        read.file_done(0)
+        assert bar.n == 1000
+        read.file_done(1)
+        assert bar.n == 4000

@@ -84,6 +84,10 @@ class Releases(StoreArea):
                 out += [OfflineReference(table, str(r[0]), r[1]) for r in conn.execute(q)]
         return out
 
+    def _hidden(self, table: str, conn):
+        hide = getattr(self.core, "hidden", {}).get(table)
+        return hide(conn) if hide else None
+
     def provenance_summary(self) -> ProvenanceSummary:
         """Models, prompt template hashes, sources with licences and the offline share of released records."""
         p, s = self.t["provenance"], self.t["sources"]
@@ -91,14 +95,17 @@ class Releases(StoreArea):
         with self.read() as conn:
             for table in RELEASED_TABLES:
                 t = self.t[table]
-                for prov_id, n in conn.execute(
-                    select(t.c.provenance_id, func.count()).group_by(t.c.provenance_id)
-                ):
+                q = select(t.c.provenance_id, func.count()).group_by(t.c.provenance_id)
+                if (hide := self._hidden(table, conn)) is not None:  # a bulk import still staging
+                    q = q.where(hide)
+                for prov_id, n in conn.execute(q):
                     per_prov[prov_id or ""] += n
             provs = {
                 r["provenance_id"]: self.loads(r["record_json"]) for r in conn.execute(select(p)).mappings()
             }
             q = select(s.c.kind, s.c.sha256, s.c.rows, s.c.licence).order_by(s.c.kind, s.c.sha256)
+            if (hide := self._hidden("sources", conn)) is not None:
+                q = q.where(hide)
             sources = [SourceSummary(**r) for r in conn.execute(q).mappings()]
         total = sum(per_prov.values())
         offline = sum(n for pid, n in per_prov.items() if pid and provs.get(pid, {}).get("offline"))
