@@ -51,6 +51,9 @@ DIALOGUE_COLUMNS = (
 BULK_CACHE_KIB = 65_536
 #: ``meta`` keys of bulk imports still staging.
 STAGING = "staging:"
+#: Rows written per transaction: the write lock is held this long at most, so an annotator's submit
+#: waits for one such write (bench/bench_ingest_live.py), not for the import.
+ROWS_PER_WRITE = 1_000
 #: Rows deleted per transaction when a staged import is removed.
 DISCARD_CHUNK = 20_000
 
@@ -135,13 +138,15 @@ class BulkDialogues:
         """Store conversations' turns (JSON text ``[{"role", "content", "extra"?}, ...]``); returns
         their pack ids, in order."""
         ids = range(self.next_pack, self.next_pack + len(n_turns))
-        with self._write() as conn:
-            self.content.core.insert_tuples(
-                conn,
-                "turn_packs",
-                ("pack_id", "n_turns", "turns_json"),
-                zip(ids, n_turns, turns_json, strict=True),
-            )
+        for start in range(0, len(ids), ROWS_PER_WRITE):
+            part = slice(start, start + ROWS_PER_WRITE)
+            with self._write() as conn:
+                self.content.core.insert_tuples(
+                    conn,
+                    "turn_packs",
+                    ("pack_id", "n_turns", "turns_json"),
+                    zip(ids[part], n_turns[part], turns_json[part], strict=True),
+                )
         self.next_pack = ids.stop
         self.packs += len(ids)
         return ids
@@ -184,19 +189,20 @@ class BulkDialogues:
         ids, metas, n_turns = (c.to_pylist() for c in _columns(batch, DIALOGUE_BATCH))
         d = self.content.t["dialogues"]
         origin, source = self.origin, self.source
-        with self._write() as conn:
-            for start in range(0, len(ids), 5_000):
-                hit = conn.execute(
-                    select(d.c.dialogue_id).where(d.c.dialogue_id.in_(ids[start : start + 5_000]))
-                ).first()
+        for start in range(0, len(ids), ROWS_PER_WRITE):
+            part = slice(start, start + ROWS_PER_WRITE)
+            with self._write() as conn:
+                hit = conn.execute(select(d.c.dialogue_id).where(d.c.dialogue_id.in_(ids[part]))).first()
                 if hit is not None:
                     raise StoreError(
                         f"{self.path}: dialogue {hit[0]!r} is already in the project from another "
                         "source; remove it or import into a new project"
                     )
-            # needs_reverification False, schema_version "1.0"
-            rows = ((i, origin, m, False, "1.0", *source) for i, m in zip(ids, metas, strict=True))
-            self.content.core.insert_tuples(conn, "dialogues", DIALOGUE_COLUMNS, rows)
+                # needs_reverification False, schema_version "1.0"
+                rows = (
+                    (i, origin, m, False, "1.0", *source) for i, m in zip(ids[part], metas[part], strict=True)
+                )
+                self.content.core.insert_tuples(conn, "dialogues", DIALOGUE_COLUMNS, rows)
         self.counts["dialogues"] += len(ids)
         self.counts["turns"] += sum(n_turns)
 
@@ -205,10 +211,12 @@ class BulkDialogues:
         :data:`LINK_BATCH` (``part`` 0, 1, ... is the pack's place in the dialogue). Batches in
         ``pack_id`` order write fastest (each pack is looked up once, in the order it was written)."""
         cols = [c.to_pylist() for c in _columns(batch, LINK_BATCH)]
-        with self._write() as conn:
-            self.linked += self.content.core.insert_tuples(
-                conn, "dialogue_packs", LINK_BATCH, zip(*cols, strict=True)
-            )
+        for start in range(0, len(cols[0]), ROWS_PER_WRITE):
+            part = [c[start : start + ROWS_PER_WRITE] for c in cols]
+            with self._write() as conn:
+                self.linked += self.content.core.insert_tuples(
+                    conn, "dialogue_packs", LINK_BATCH, zip(*part, strict=True)
+                )
 
     def check_complete(self) -> None:
         """Refuse to publish an import that recorded no source or left a pack without a dialogue."""
@@ -309,9 +317,17 @@ def _discard_quietly(content: Content, staged: StagedImport) -> None:
 def _short_write(content: Content) -> Iterator[Connection]:
     """One batch's write transaction, with SQLite's larger page cache for it (linking hundreds of
     thousands of rows looks up and inserts into indexes; with the default 2 MB cache those pages are
-    read back from the write-ahead log over and over)."""
+    read back from the write-ahead log over and over). On SQLite the import then copies what it wrote
+    from the write-ahead log into the database itself (a passive checkpoint, which waits for nobody):
+    otherwise the next annotator's commit past the log's size limit would do it, holding its submit."""
     with content.write() as conn, _page_cache(content, conn):
         yield conn
+    if content.backend == "sqlite":
+        checkpoint = content.core._connect()
+        try:  # the driver connection, outside any transaction (a checkpoint cannot run in one)
+            checkpoint.connection.driver_connection.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+        finally:
+            checkpoint.close()
 
 
 @contextmanager
