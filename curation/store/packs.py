@@ -26,12 +26,13 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from prefkit.curation.store.content_records import ImportBundle, ImportResult
 from prefkit.curation.store.engine import StoreError
 from prefkit.schemas.common import utcnow
 from sqlalchemy import Connection, func, select
 
 if TYPE_CHECKING:
-    from prefkit.curation.store.content import Content, ImportBundle, ImportResult
+    from prefkit.curation.store.content import Content
 
 #: The columns of a typed dialogue batch for :meth:`BulkDialogues.add_dialogues`, in order.
 DIALOGUE_BATCH = ("dialogue_id", "meta", "n_turns")
@@ -163,8 +164,6 @@ class BulkDialogues:
     def start_source(self, header: ImportBundle) -> str:
         """Record the import's source row (staged with it); a source the project already holds ends
         the import with nothing written (the result says ``already_imported``)."""
-        from prefkit.curation.store.content import ImportResult
-
         known = self.content.find_source(header.kind, header.sha256)
         if known:
             self.result = ImportResult(known, True, {})
@@ -291,8 +290,6 @@ def _columns(batch: Any, names: tuple[str, ...]) -> list[Any]:
 def bulk_dialogues(content: Content, origin: str) -> Iterator[BulkDialogues]:
     """A staged :class:`BulkDialogues`: published when the block ends, removed when it raises. An
     import whose source the project already holds is removed quietly; its ``result`` says so."""
-    from prefkit.curation.store.content import ImportResult
-
     bulk = BulkDialogues(content, origin)
     try:
         yield bulk
@@ -303,6 +300,7 @@ def bulk_dialogues(content: Content, origin: str) -> Iterator[BulkDialogues]:
     except BaseException:
         _discard_quietly(content, bulk.staged)
         raise
+    assert bulk.source is not None  # publish() checked it
     bulk.result = ImportResult(bulk.source[0], False, dict(bulk.counts))
 
 
@@ -325,7 +323,9 @@ def _short_write(content: Content) -> Iterator[Connection]:
     if content.backend == "sqlite":
         checkpoint = content.core._connect()
         try:  # the driver connection, outside any transaction (a checkpoint cannot run in one)
-            checkpoint.connection.driver_connection.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+            driver = checkpoint.connection.driver_connection
+            if driver is not None:
+                driver.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
         finally:
             checkpoint.close()
 
