@@ -143,7 +143,7 @@ def _raw_sql(path: Path) -> str:
             hashed_ip->>'$' AS hashed_ip, json_extract_string(header, '$."user-agent"') AS user_agent,
             list_transform(conversation, lambda t: {{'content': t.content->>'$', 'role': t.role->>'$',
                 'turn_identifier': try_cast(t.turn_identifier AS BIGINT)}}) AS turns,
-            coalesce(list_bool_or(list_transform(CAST(openai_moderation AS JSON[]),
+            coalesce(list_bool_or(list_transform(try_cast(openai_moderation AS JSON[]),
                 lambda m: coalesce(try_cast(m->'$.flagged' AS BOOLEAN), false))), false) AS flagged
           FROM {_relation(path)}"""
 
