@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 import click
 
 from prefkit.cli.common import KindChoice, echo_json, echo_table, json_option, project_option
-from prefkit.cli.types import PORT, POSITIVE_INT, SHARE_BELOW_ONE, SafePath
+from prefkit.cli.types import PORT, SHARE_BELOW_ONE, SafePath
 
 if TYPE_CHECKING:
     from prefkit.curation.project import Project

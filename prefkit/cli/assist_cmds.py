@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 import click
 
 from prefkit.cli.common import KindChoice, echo_json, echo_table, json_option, project_option
+from prefkit.cli.types import ANY_INT, POSITIVE_INT
 
 if TYPE_CHECKING:
     from prefkit.curation.project import Project
@@ -19,8 +20,8 @@ if TYPE_CHECKING:
               help="LLM backend (default: [llm] backend); offline suggestions are marked offline.")  # fmt: skip
 @click.option("--judge", is_flag=True,
               help="memory_verify: ask a judge as well as the evidence check (both must find support).")  # fmt: skip
-@click.option("--limit", type=click.IntRange(min=1), help="At most this many tasks in this run.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed (offline backend, cache key).")
+@click.option("--limit", type=POSITIVE_INT, help="At most this many tasks in this run.")
+@click.option("--seed", type=ANY_INT, default=0, show_default=True, help="Seed (offline backend, cache key).")
 @click.option("--estimate", is_flag=True, help="Price the run and stop; make no call.")
 @click.option("--runs", is_flag=True, help="List the suggestion runs instead.")
 @json_option
