@@ -13,7 +13,8 @@ annotator in a seeded random order takes their next item from the real queue
 every queue is empty or the budget — the labels fixed overlap 3 needs (3 per item plus every
 annotator's gold items) — is spent. Final labels come from ``consensus.final_labels`` (majority for the
 fixed arm, Dawid–Skene for the adaptive ones); in *accuracy* an undecided item (a tie, or below the
-0.9 posterior) counts as wrong, as it would need a maintainer; *decided* is the accuracy of the
+0.9 posterior) counts as wrong, as it would need a maintainer (when the queues run dry, the adaptive arms run
+``workflow.adapt`` — ``prefkit tasks adapt`` — and go on while it hands items out); *decided* is the accuracy of the
 decided ones. Before the run every annotator answers the gold items in a qualification round (the
 same in every arm; its labels on gold are not counted), which is what establishes them for min = 1. α's 95 % bootstrap CI is read from ``agreement_rows``:
 on the audit share for the adaptive arms (10 % of items, always given ``max`` annotators), on every
@@ -137,24 +138,31 @@ def run_arm(items: int, seed: int, overlap, consensus: str, confidence: float) -
         order = list(ANNOTATORS)
         budget = 3 * items  # what fixed overlap 3 needs; the qualification round comes on top, in every arm
         spent, active, t0 = 0, set(order), time.perf_counter()
-        while active and spent < budget:
-            random.Random(f"order:{seed}:{spent}").shuffle(order)
-            for who in order:
-                if who not in active or spent >= budget:
-                    continue
-                item = workflow.current_item(project, who, KIND)
-                if item is None:
-                    active.discard(who)
-                    continue
-                workflow.submit(project, who, item, {"coverage": answer(rng, who, truth[item.task.task_id])})
-                spent += 1
+        while spent < budget:
+            while active and spent < budget:
+                random.Random(f"order:{seed}:{spent}").shuffle(order)
+                for who in order:
+                    if who not in active or spent >= budget:
+                        continue
+                    item = workflow.current_item(project, who, KIND)
+                    if item is None:
+                        active.discard(who)
+                        continue
+                    workflow.submit(
+                        project, who, item, {"coverage": answer(rng, who, truth[item.task.task_id])}
+                    )
+                    spent += 1
+            # the queues ran dry: what `prefkit tasks adapt` does before a release (refit, decide again)
+            if not any(workflow.adapt(project, KIND).values()):
+                break
+            active = set(order)
         elapsed = time.perf_counter() - t0
         store = project.store
         tasks = {t.task_id: t for t in store.labels.tasks(kind=KIND)}
         regular = [tid for tid, t in tasks.items() if not t.is_gold]
         finals = final_labels(store, KIND)
-        correct = sum((finals[tid]["values"] or {}).get("coverage") == truth[tid] for tid in regular)
-        undecided = sum(finals[tid]["values"] is None for tid in regular)
+        correct = sum((finals[tid].values or {}).get("coverage") == truth[tid] for tid in regular)
+        undecided = sum(finals[tid].values is None for tid in regular)
         decided_acc = correct / max(1, len(regular) - undecided)
         labels = [e for e in store.labels.events(kind=KIND) if e.task_id in set(regular)]
         row = agreement_rows(store, kind=KIND, n_boot=1000, seed=0)[0]

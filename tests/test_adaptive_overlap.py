@@ -150,3 +150,25 @@ def test_a_stale_item_goes_back_to_the_pool_within_its_target(project):
     task = project.store.labels.task(held.task.task_id)
     assert task.overlap == 2 and len(project.store.labels.events(task_id=task.task_id)) == 2
     assert workflow.current_item(project, "ann4", KIND) is None  # nothing over its target is offered
+
+
+def test_tasks_adapt_refits_and_hands_out_what_is_no_longer_certain(project):
+    import numpy as np
+    from prefkit.schemas.common import canonical_json
+
+    seed_pairs(project, 3)
+    create_tasks(project, KIND, overlap=OverlapRange(min=1, max=2, audit_share=0), gold_rate=0)
+    sure = np.full((3, 3), 0.01) + np.eye(3) * 0.97  # a snapshot that trusts ann1 on 10 gold labels
+    fields = {"coverage": {"classes": [canonical_json(v) for v in ("not_covered", "partially", "fully")],
+                           "priors": np.full(3, 1 / 3), "confusion": {"ann1": sure}}}  # fmt: skip
+    project.store.set_meta(
+        overlap.snapshot_key(KIND), overlap.Snapshot(10**9, "dawid_skene", fields, {"ann1": 10}).dumps()
+    )
+    assert _label(project, "ann1", lambda t: "fully") == 3
+    assert {t.overlap for t in project.store.labels.tasks(kind=KIND)} == {1}  # lone labels stood
+    out = CliRunner().invoke(cli, ["tasks", "adapt", "-p", str(project.root)])
+    assert out.exit_code == 0, out.output
+    # refitted on the real log: ann1 has no gold label at all, so no lone label of theirs stands
+    assert out.output == "preference_match: 3 item(s) handed to one more annotator\n"
+    assert {t.overlap for t in project.store.labels.tasks(kind=KIND)} == {2}
+    assert _label(project, "ann2", lambda t: "fully") == 3

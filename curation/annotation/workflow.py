@@ -205,6 +205,22 @@ def release_stale(
     return project.store.queues.release_stale(_hours_ago(hours), kind=kind, annotator=annotator)
 
 
+def adapt(project: Project, kind: str | None = None) -> dict[str, list[str]]:
+    """Adaptive overlap now: refit each kind's reliability snapshot on every label so far and decide
+    again every item that stopped below its ``max``; those no longer certain go to one more annotator.
+    Returns ``{kind: [task ids whose target went up]}`` (``prefkit tasks adapt``). The queues do this
+    by themselves as the log grows; run it before a release, or after importing many labels."""
+    store, setting = project.store, project.config.annotation.overlap
+    kinds = [get_kind(kind).name] if kind else sorted({t.kind for t in store.labels.tasks() if t.overlap_max})
+    out = {}
+    for name in kinds:
+        overlap.refresh(store, name, overlap.model_method(store), force=True)
+        out[name] = overlap.review_tasks(
+            store, store.queues.adaptive_tasks(name), setting, overlap.model_method(store)
+        )
+    return out
+
+
 def _seconds_since(iso: str, now: str) -> float:
     return max(0.0, round((parse_utc(now) - parse_utc(iso)).total_seconds(), 3))
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import click
 
 from prefkit.cli.annotate_cmds import tasks, users
-from prefkit.cli.common import echo_json, echo_table, json_option, project_option
+from prefkit.cli.common import KindChoice, echo_json, echo_table, json_option, project_option
 from prefkit.cli.types import NON_NEGATIVE_FLOAT, POSITIVE_INT
 
 if TYPE_CHECKING:
@@ -47,6 +47,31 @@ def users_sign_ins(project: Project, name: str | None, limit: int, as_json: bool
         echo_json(rows)
     else:
         echo_table(rows, ["created_at", "username", "client", "outcome"])
+
+
+@tasks.command("adapt")
+@click.option(
+    "--kind", type=KindChoice(), help="Only this task kind (default: every kind with adaptive overlap)."
+)
+@project_option
+@json_option
+def tasks_adapt(project: Project, kind: str | None, as_json: bool) -> None:
+    """Adaptive overlap now: refit the annotators' reliabilities on every label so far and hand each
+    item whose labels are no longer certain under them to one more annotator (up to its max).
+
+    The queues do this by themselves as labels come in; run it before a release or after importing
+    labels. Example: prefkit tasks adapt --kind preference_match
+    """
+    from prefkit.curation.annotation import workflow
+
+    raised = workflow.adapt(project, kind)
+    if as_json:
+        echo_json(raised)
+        return
+    for name, ids in raised.items():
+        click.echo(f"{name}: {len(ids)} item(s) handed to one more annotator")
+    if not raised:
+        click.echo("no task kind has adaptive overlap")
 
 
 @tasks.command("release")
