@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import streamlit as st
-from prefkit.annotate_app import page_script, ui
+from prefkit.annotate_app import page_script, session, ui
 from prefkit.curation.store.backend import DatabaseUnavailable
 
 # A local icon: a Material-symbol page icon would be fetched from Google's servers by every browser.
@@ -27,6 +27,8 @@ def _database_down(exc: DatabaseUnavailable) -> None:
 
 user = ui.signed_in()
 try:
+    if user is None:
+        user = session.resume()  # a reload: the browser's signed session token, when it still holds
     if user is not None and not ui.still_active(user.username):
         ui.sign_out()  # disabled (or deleted) since signing in
         user = None
@@ -61,10 +63,11 @@ else:
             + "  \npress **?** for every keyboard shortcut"
         )
         if st.button("Sign out", key="signout", type="tertiary"):
-            ui.sign_out()
+            session.end()
             st.rerun()
 ui.show_flash()
 page_script.draw()  # the item-top script, the keys, the layout and the keyboard help, in one element
+session.cookie_script()  # after a sign-in or sign-out: write or forget the session cookie
 try:
     page.run()
 except DatabaseUnavailable as exc:

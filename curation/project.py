@@ -31,6 +31,7 @@ from prefkit.curation.store.labelstudio import LabelStudioMap
 from prefkit.curation.store.llm import LLMRecords
 from prefkit.curation.store.queues import Queues
 from prefkit.curation.store.release import Releases
+from prefkit.curation.store.sessions import Sessions
 from prefkit.schemas.config import Consensus, ProjectConfig
 from prefkit.schemas.environment import DATABASE_URL, Environment
 
@@ -60,6 +61,7 @@ class ProjectStore(StoreCore):
     ``store.alps``                built AlpsBench task rows
     ``store.assist``              ``prefkit suggest`` runs and their suggestions (never labels)
     ``store.releases``            the release log, annotator pseudonyms, release-time reads
+    ``store.sessions``            the annotation app's sign-in sessions and their secret
     ============================  ===============================================================
 
     Transactions stay on the store (``store.write()``, ``store.read()``); an area method that must
@@ -86,6 +88,7 @@ class ProjectStore(StoreCore):
         self.alps = AlpsTasks(self)
         self.assist = Suggestions(self)
         self.releases = Releases(self)
+        self.sessions = Sessions(self)
 
     def status(self) -> dict[str, int]:
         """Counts per stage, as ``prefkit status --json`` prints them."""

@@ -199,6 +199,9 @@ class SignInSection(Contract):
     lockout_after: int = Field(default=10, description="Failures that lock the name.")
     lockout_minutes: float = Field(default=15.0, description="Length of a lockout.")
     client_factor: int = Field(default=3, description="A client address gets this many times the allowance.")
+    session_hours: float = Field(
+        default=12.0, gt=0, description="A sign-in lasts this long (a reload keeps it; sign-out ends it)."
+    )
     trusted_proxies: list[str] = Field(
         default_factory=list,
         description="Addresses or networks (CIDR) of reverse proxies whose X-Forwarded-For is believed.",

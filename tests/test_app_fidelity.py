@@ -164,3 +164,25 @@ def test_a_contradiction_is_pointed_out_before_saving_and_can_be_fixed(project):
     at.button(key=f"{p}:submit").click().run()
     [ev] = project.store.labels.events()
     assert ev.values["items"][0] == {"item": 0, "expressed": True, "evidence": [2]}
+
+
+# -- a reload: the half-done form comes back; an item that merely opens writes nothing ------------------
+def test_a_new_browser_session_gets_the_half_done_form_back(project):
+    first = tab("preference_expressed")
+    item = workflow.current_item(project, "alice", "preference_expressed")
+    first.radio(key=f"{item.event_id}:exp:0").set_value("Not expressed").run()
+    first.text_area(key=f"{item.event_id}:comment").input("the user never says it").run()
+    assert project.store.queues.draft("alice", item.task.task_id)[0] == item.event_id
+    again = tab("preference_expressed")  # a reload: a new session, nothing in its state
+    assert again.radio(key=f"{item.event_id}:exp:0").value == "Not expressed"
+    assert again.radio(key=f"{item.event_id}:active").value == 1  # the next undecided item, as left
+    assert again.text_area(key=f"{item.event_id}:comment").value == "the user never says it"
+    assert project.store.labels.events() == []
+
+
+def test_labelling_with_one_key_writes_no_draft(project):
+    at = tab("preference_match")
+    for _ in range(2):
+        item = workflow.current_item(project, "alice", "preference_match")
+        at.button(key=f"{item.event_id}:partially").click().run()
+    assert project.store.count("drafts") == 0 and len(project.store.labels.events()) == 2

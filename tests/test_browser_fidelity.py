@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+import time
 
 import pytest
 from appkit import PASSWORD, make_project
@@ -17,7 +18,6 @@ from prefkit.curation.annotation import workflow
 from prefkit.curation.annotation.task_kinds import get_kind
 from test_browser_app import (
     CHROMIUM,
-    attempt,
     browser,
     next_item,
     open_kind,
@@ -233,11 +233,12 @@ def test_task_check_verdicts_clicked_then_ctrl_enter_and_keys(served, browser):
 
 # -- 2. two tabs on one account --------------------------------------------------------------------
 def second_tab(page, url: str, user: str):
-    """Another tab of the same browser, signed in as ``user``."""
+    """Another tab of the same browser: signed in as ``user`` by the session cookie alone."""
     tab = page.context.new_page()
-    attempt(tab, url, user, PASSWORD)
+    tab.goto(url)
     tab.get_by_text(f"signed in as {user}").wait_for()
     settle(tab)
+    assert tab.get_by_label("User name").count() == 0
     return tab
 
 
@@ -334,4 +335,79 @@ def test_a_contradiction_is_pointed_out_before_saving(served, browser):
         {"item": 0, "expressed": True, "evidence": [2]},
         {"item": 1, "expressed": True, "evidence": []},
     ]
+    page.context.close()
+
+
+# -- 5. a reload keeps you signed in, on the same item, with the half-done form ---------------------------
+def session_cookie(page) -> dict:
+    [cookie] = [c for c in page.context.cookies() if c["name"].startswith("prefkit_session_")]
+    return cookie
+
+
+def test_a_reload_mid_item_keeps_the_sign_in_the_item_and_the_half_done_form(served, browser):
+    from playwright.sync_api import expect
+
+    project, url, _ = served
+    page = sign_in(browser, url, "ann12")
+    open_kind(page, "Memory verification")
+    shown = workflow.current_item(project, "ann12", "memory_verify")
+    segment(page, "Reject").click()
+    settle(page)
+    page.get_by_role("button", name="Add a missing memory").click()
+    settle(page)
+    page.get_by_label("Value").last.fill("Travels to Porto in June")
+    page.get_by_label("Comment (optional)").fill("one candidate is about the assistant")
+    page.get_by_label("Comment (optional)").press("Tab")  # the comment and the value reach the server
+    settle(page)
+    page.wait_for_timeout(500)
+    cookie = session_cookie(page)
+    assert cookie["sameSite"] == "Strict" and cookie["expires"] > time.time() + 11 * 3600
+
+    page.reload()  # a new browser session: no sign-in form, the same item, the form as it was
+    page.get_by_text("signed in as ann12").wait_for()
+    page.get_by_text(f"item {shown.task.item_ref}").first.wait_for()
+    settle(page)
+    assert page.get_by_label("User name").count() == 0
+    expect(segment(page, "Reject")).to_be_checked()
+    expect(page.get_by_label("Value").last).to_have_value("Travels to Porto in June")
+    expect(page.get_by_label("Comment (optional)")).to_have_value("one candidate is about the assistant")
+    shot(page, "reload_restored")
+    assert events(project, "ann12", "memory_verify") == []  # a draft is no label
+
+    def finish():
+        page.keyboard.press("a")
+        settle(page)
+        page.keyboard.press("Control+Enter")
+
+    next_item(page, "Memory verification", finish)
+    [ev] = events(project, "ann12", "memory_verify")
+    assert ev.event_id == shown.event_id and ev.comment == "one candidate is about the assistant"
+    assert ev.values["decisions"][0]["decision"] == "reject"
+    assert [m["value"] for m in ev.values["added"]] == ["Travels to Porto in June"]
+    assert project.store.queues.draft("ann12", shown.task.task_id) is None
+
+    page.get_by_role("button", name="Sign out").click()  # revoked: the old cookie signs nobody in
+    page.get_by_label("User name").wait_for()
+    page.context.add_cookies([cookie])
+    page.reload()
+    page.get_by_label("User name").wait_for()
+    settle(page)
+    assert page.get_by_text("signed in as").count() == 0
+    page.context.close()
+
+
+def test_a_cookie_altered_to_another_user_signs_nobody_in(served, browser):
+    import base64
+
+    project, url, _ = served
+    page = sign_in(browser, url, "ann12")
+    cookie = session_cookie(page)
+    parts = cookie["value"].split(".")
+    parts[2] = base64.urlsafe_b64encode(b"maya").decode().rstrip("=")  # the maintainer
+    page.context.clear_cookies()
+    page.context.add_cookies([{**cookie, "value": ".".join(parts)}])
+    page.reload()
+    page.get_by_label("User name").wait_for()
+    settle(page)
+    assert page.get_by_text("signed in as").count() == 0
     page.context.close()

@@ -8,7 +8,7 @@ them) are offered; the others are named, so nobody reads guidelines for a queue 
 """
 
 import streamlit as st
-from prefkit.annotate_app import reopen, screen, ui
+from prefkit.annotate_app import reopen, screen, session, ui
 from prefkit.annotate_app.forms import form_for
 from prefkit.curation.annotation import workflow
 
@@ -25,6 +25,8 @@ if not offered:
         "more for you. Thank you! Your labels are under *My recent labels*."
     )
     st.stop()
+if "kind" not in st.session_state and session.kind_from_url(offered):  # a reload: the kind it showed
+    st.session_state["kind"] = session.kind_from_url(offered)
 if st.session_state.get("kind") not in offered:  # first visit, or that kind has nothing left
     st.session_state["kind"] = next((k for k in offered if work[k]), offered[0])  # one already started
 kind = st.sidebar.segmented_control(
@@ -40,6 +42,8 @@ if st.sidebar.toggle("Show the guidelines here", key="guidelines_beside"):
     with st.sidebar.container(border=True):
         st.markdown(guidelines)
 
+if session.intro_read(kind):  # signed in again by a reload on this kind: the guidelines were read
+    st.session_state[f"intro:{kind}"] = True
 if not st.session_state.get(f"intro:{kind}"):
     st.title(ui.KIND_TITLES[kind])
     st.info(
@@ -75,14 +79,17 @@ def item_panel(kind: str) -> None:
         reopen.previous_button(kind)
         return
     form = form_for(kind)
+    session.restore(item, view.draft)  # a reload: the half-done form as it was left
     ui.progress_line(ui.KIND_TITLES[kind], mine, item, getattr(form, "lead", None))
     screen.show_notice()
     screen.take_problem(item.event_id)  # why the last submit was not saved: here and by each row
     screen.show_problem(item.event_id)
     form.render(project, user, item)
     ui.skip_and_flag(user, item, comment=getattr(form, "COMMENT_IN_PANEL", False))
+    session.keep(user, item)  # the form as it stands, kept for a reload (when it changed)
     if mine["done"]:  # something to go back to
         reopen.previous_button(kind)
 
 
+session.remember_kind(kind)  # in the URL: a reload opens this kind again
 item_panel(kind)

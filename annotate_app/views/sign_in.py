@@ -7,7 +7,7 @@ The inputs carry the ``autocomplete`` tokens password managers look for (``usern
 from datetime import UTC, datetime, timedelta
 
 import streamlit as st
-from prefkit.annotate_app import ui
+from prefkit.annotate_app import session, ui
 from prefkit.curation.annotation import workflow
 from prefkit.curation.annotation.signin import client_address
 
@@ -34,7 +34,7 @@ with mid:
             project.config.annotation.sign_in.trusted_proxies,
         )
         try:
-            st.session_state["user"] = workflow.sign_in(project, name, password, client=client)
+            account = workflow.sign_in(project, name, password, client=client)
         except workflow.AuthError as exc:
             message = str(exc)
             if exc.retry_after_s > 0:
@@ -42,4 +42,5 @@ with mid:
                 message += f" (the next try is checked from {until:%H:%M:%S} UTC)"
             st.error(message, icon=":material/lock_clock:" if exc.retry_after_s else None)
         else:
+            session.start(account, client)  # signed in, and kept across a reload (annotate_app/session.py)
             st.rerun()

@@ -8,6 +8,7 @@ a double click, a rerun or a retry after a dropped connection records it once.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
@@ -26,7 +27,7 @@ from prefkit.curation.store.queues import (
     StaleSubmit as StaleSubmit,  # raised for a submit from a showing that is not the open one
 )
 from prefkit.curation.store.usernames import MAX_NAME, normalize_username
-from prefkit.schemas.common import PrefkitError, content_hash, parse_utc, utcnow
+from prefkit.schemas.common import PrefkitError, canonical_json, content_hash, parse_utc, utcnow
 from prefkit.schemas.curation import AnnotationTask, LabelEvent
 
 if TYPE_CHECKING:
@@ -121,11 +122,13 @@ def require_role(user: Account | None, role: str) -> Account:
 # -- the queue --------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class AnnotatorView:
-    """One run of the Annotate page: may the account still act, its item, its queue's version."""
+    """One run of the Annotate page: may the account still act, its item, its queue's version, and
+    the item's draft (the form state saved for this showing, :func:`save_draft`; None: none)."""
 
     active: bool
     item: ShownItem | None
     version: tuple[int, int, int]
+    draft: dict[str, Any] | None = None
 
 
 def annotator_view(project: Project, user: str, kind: str) -> AnnotatorView:
@@ -136,9 +139,17 @@ def annotator_view(project: Project, user: str, kind: str) -> AnnotatorView:
     if not view.active:
         return AnnotatorView(False, None, view.version)
     if view.item is not None and view.item.event_id:
-        return AnnotatorView(True, _shown(view.item), view.version)
+        draft = json.loads(view.draft) if view.draft else None
+        return AnnotatorView(True, _shown(view.item), view.version, draft)
     item = _shown(_assign_next(project, user, kind))
     return AnnotatorView(True, item, project.store.queues.queue_version(user))
+
+
+def save_draft(project: Project, user: str, item: ShownItem, state: dict[str, Any]) -> None:
+    """Keep the half-done form of the item on ``user``'s screen (``state``: the form's values, JSON),
+    for the showing ``item.event_id`` only: a reload restores it (:func:`annotator_view`), the
+    submit that finishes the item deletes it. A draft is never a label."""
+    project.store.queues.save_draft(user, item.task.task_id, item.event_id, canonical_json(state))
 
 
 def current_item(project: Project, user: str, kind: str) -> ShownItem | None:

@@ -749,3 +749,37 @@ def m016_adaptive_overlap(conn: Connection) -> None:
         "ALTER TABLE tasks ADD COLUMN audit BOOLEAN NOT NULL DEFAULT FALSE",
     ):
         conn.execute(text(ddl))
+
+
+@migration(17, "sessions_and_drafts")
+def m017_sessions_and_drafts(conn: Connection) -> None:
+    """Sign-in sessions of the annotation app and the half-done forms of annotators.
+
+    ``app_sessions`` holds one row per signed-in browser: whose it is, when it ends, and when it was
+    revoked (sign-out, ``prefkit users disable``); the token a browser keeps names its row and is
+    signed with the project's session secret (kept in ``meta``). ``drafts`` holds, per annotator and
+    task, the form state of the showing ``event_id`` not submitted yet: what a reload restores. A draft
+    is never a label; the submit that finishes the item deletes it in the same transaction.
+    """
+    md = MetaData()
+    Table(
+        "app_sessions",
+        md,
+        Column("session_id", Text, primary_key=True),
+        Column("username", Text, nullable=False),
+        Column("client", Text),
+        Column("created_at", Text, nullable=False),
+        Column("expires_at", Text, nullable=False),
+        Column("revoked_at", Text),
+        Index("ix_app_sessions_user", "username"),
+    )
+    Table(
+        "drafts",
+        md,
+        Column("annotator", Text, primary_key=True),
+        Column("task_id", Text, primary_key=True),
+        Column("event_id", Text, nullable=False),
+        _json("state_json", nullable=False),
+        Column("updated_at", Text, nullable=False),
+    )
+    md.create_all(conn)

@@ -22,7 +22,7 @@ from prefkit.curation.store.engine import StoreArea, StoreCore
 from prefkit.curation.store.labels import FINISHING, Labels
 from prefkit.schemas.common import PrefkitError, utcnow
 from prefkit.schemas.curation import AnnotationTask, LabelEvent
-from sqlalchemy import Connection, case, exists, func, select, text, true, update
+from sqlalchemy import Connection, case, delete, exists, func, select, text, true, update
 
 
 def _version(values: Any) -> tuple[int, int, int]:
@@ -82,6 +82,7 @@ class QueueView:
     active: bool
     item: OpenItem | None
     version: tuple[int, int, int]
+    draft: str | None = None  # the open showing's saved form state (JSON), when there is one
 
 
 @dataclass(frozen=True, slots=True)
@@ -253,14 +254,20 @@ class Queues(StoreArea):
         """What the Annotate page needs on every run, in one statement. An unknown account is not
         active."""
         a, u = self.t["assignments"], self.t["users"]
-        e, r = self.t["label_events"], self.t["assignment_releases"]
+        e, r, d = self.t["label_events"], self.t["assignment_releases"], self.t["drafts"]
         item = self._open_query(annotator, kind).subquery()
+        draft = (
+            select(d.c.state_json)
+            .where(d.c.annotator == annotator, d.c.task_id == item.c.task_id, d.c.event_id == item.c.event_id)
+            .scalar_subquery()
+        )
         q = (
             select(
                 u.c.active,
                 select(func.max(e.c.seq)).where(e.c.annotator == annotator).scalar_subquery(),
                 select(func.max(a.c.position)).where(a.c.annotator == annotator).scalar_subquery(),
                 select(func.max(r.c.seq)).where(r.c.annotator == annotator).scalar_subquery(),
+                draft,
                 *item.c,
             )
             .select_from(u.outerjoin(item, true()))
@@ -270,9 +277,34 @@ class Queues(StoreArea):
         if found is None or not found[0]:
             version = (0, 0, 0) if found is None else _version(found[1:4])
             return QueueView(False, None, version)
-        row = dict(zip(item.c.keys(), found[4:], strict=True))
+        row = dict(zip(item.c.keys(), found[5:], strict=True))
         version = _version(found[1:4])
-        return QueueView(True, None if row["task_id"] is None else self._item(row), version)
+        return QueueView(True, None if row["task_id"] is None else self._item(row), version, found[4])
+
+    # -- drafts -------------------------------------------------------------------------------------
+    def save_draft(self, annotator: str, task_id: str, event_id: str, state_json: str) -> None:
+        """Keep the form state of the showing ``event_id`` of an annotator's open item (one row per
+        annotator and task, replaced). Never a label: nothing reads drafts but the app's next run."""
+        stmt = self.insert_stmt("drafts")
+        stmt = stmt.on_conflict_do_update(
+            index_elements=["annotator", "task_id"],
+            set_={"event_id": stmt.excluded.event_id, "state_json": stmt.excluded.state_json,
+                  "updated_at": stmt.excluded.updated_at},
+        )  # fmt: skip
+        row = {"annotator": annotator, "task_id": task_id, "event_id": event_id, "state_json": state_json,
+               "updated_at": utcnow()}  # fmt: skip
+        self.retrying(lambda: self._write_one(stmt, row))
+
+    def _write_one(self, stmt, row: dict[str, Any]) -> None:
+        with self.write() as conn:
+            conn.execute(stmt, row)
+
+    def draft(self, annotator: str, task_id: str) -> tuple[str, str] | None:
+        """``(event_id, state_json)`` of the annotator's draft of ``task_id``, or None."""
+        d = self.t["drafts"]
+        q = select(d.c.event_id, d.c.state_json).where(d.c.annotator == annotator, d.c.task_id == task_id)
+        found = self.read_retrying(lambda conn: conn.execute(q).first())
+        return None if found is None else (found[0], found[1])
 
     def events_after(self, annotator: str, seq: int) -> list[EventBrief]:
         """The annotator's events after ``seq`` with the batch of their assignment (an index range:
@@ -412,6 +444,8 @@ class Queues(StoreArea):
                     .where(mine, a.c.done_at.is_(None), a.c.event_id == ev.event_id)
                     .values(done_at=ev.created_at)
                 ).rowcount
+                d = self.t["drafts"]  # the half-done form of this item is done with
+                conn.execute(delete(d).where(d.c.annotator == ev.annotator, d.c.task_id == ev.task_id))
                 if not closed:
                     held = conn.execute(select(a.c.event_id, a.c.done_at).where(mine)).first()
                     if held is not None:  # the item is open under another showing, or finished

@@ -63,11 +63,15 @@ def users_list(project: Project, as_json: bool) -> None:
 @click.argument("name")
 @project_option
 def users_disable(project: Project, name: str) -> None:
-    """Disable an account: it can no longer sign in; its labels stay.
+    """Disable an account: it can no longer sign in, its open sessions end; its labels stay.
 
     Example: prefkit users disable alice
     """
+    from prefkit.curation.annotation import sessions
+
     project.store.accounts.set_user_active(name, False)
+    account = project.store.accounts.user(name)
+    sessions.revoke_user(project.store, account.username if account else name)
     click.echo(f"disabled {name}")
 
 

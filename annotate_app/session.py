@@ -1,0 +1,174 @@
+"""A reload keeps the annotator where they were: signed in, on the same task kind and item, with the
+half-done form as they left it.
+
+- **Signed in.** A sign-in issues a signed, expiring session token
+  (:mod:`prefkit.curation.annotation.sessions`) that the browser keeps in a cookie
+  (``SameSite=Strict``, ``Secure`` over HTTPS, for ``[annotation.sign_in] session_hours``). A new
+  browser session (a reload, a second tab, a server restart) reads the cookie once
+  (``st.context.cookies``) and signs in as the token's account when the token holds: signature,
+  expiry, not revoked, account active. *Sign out* revokes the session and forgets the cookie;
+  ``prefkit users disable`` revokes every session of the account. The cookie is written and forgotten
+  by a small script drawn on the run after the change (the server cannot set a cookie on a
+  websocket); the token is never in the URL.
+- **Same kind.** The task kind is in the URL (``?kind=``) once its first item is shown, so a reload
+  opens it again, without the guidelines a signed-in annotator already read.
+- **Half-done form.** The form of the item on screen is kept as a draft in the store
+  (``workflow.save_draft``), per annotator and item, for that showing of the item only, and put back
+  when the item is drawn first in a new browser session. Kept in the store, not the browser's
+  storage: a draft then follows the account (not whoever uses the browser next), survives a crash of
+  the browser, is readable only through a signed-in session of its annotator, and is deleted by the
+  submit that finishes the item (never a label, never released).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import TYPE_CHECKING, Any
+
+import streamlit as st
+from prefkit.annotate_app import ui
+from prefkit.curation.annotation import sessions, workflow
+from prefkit.schemas.common import canonical_json
+
+if TYPE_CHECKING:
+    from prefkit.curation.store.accounts import Account
+
+_TOKEN = "_session_token"
+_COOKIE = "_session_cookie"  # (value or "" to forget it, runs left to draw the script)
+_TRIED = "_session_tried"
+RESUMED = "_session_resumed"
+
+
+# -- signed in ---------------------------------------------------------------------------------------
+def start(account: Account, client: str | None) -> None:
+    """After a successful sign-in: a new session, its token in this browser session and, from the
+    next run, in the browser's cookie."""
+    project = ui.open_project()
+    token = sessions.issue(project.store, account.username, project.config.annotation.sign_in.session_hours,
+                           client)  # fmt: skip
+    st.session_state["user"] = account
+    st.session_state[_TOKEN] = token
+    st.session_state[_COOKIE] = (token, 2)
+
+
+def resume() -> Account | None:
+    """The account the browser's cookie signs in (once per browser session), or None."""
+    if st.session_state.get(_TRIED):
+        return None
+    st.session_state[_TRIED] = True
+    store = ui.open_project().store
+    token = st.context.cookies.get(sessions.cookie_name(store))
+    account = sessions.resume(store, token)
+    if account is None:
+        if token:
+            st.session_state[_COOKIE] = ("", 2)  # expired, revoked or not ours: forget it
+        return None
+    st.session_state["user"] = account
+    st.session_state[_TOKEN] = token
+    st.session_state[RESUMED] = True
+    return account
+
+
+def end() -> None:
+    """*Sign out*: the session is revoked (the token no longer signs anyone in, wherever it is kept)
+    and the browser forgets it."""
+    sessions.close(ui.open_project().store, st.session_state.get(_TOKEN))
+    ui.sign_out()
+    forget()
+
+
+def forget() -> None:
+    """After the browser session was cleared (sign-out, a disabled account): the cookie goes too."""
+    st.session_state[_TRIED] = True  # the cookie still sent by this session is not tried again
+    st.session_state[_COOKIE] = ("", 2)
+
+
+def cookie_script() -> None:
+    """Write or forget the cookie, on the two runs after a sign-in or sign-out (two: a run that
+    follows at once could remove the element before the browser ran it). Nothing drawn otherwise."""
+    pending = st.session_state.get(_COOKIE)
+    if not pending:
+        return
+    value, runs = pending
+    st.session_state[_COOKIE] = (value, runs - 1) if runs > 1 else None
+    project = ui.open_project()
+    name = sessions.cookie_name(project.store)
+    age = int(project.config.annotation.sign_in.session_hours * 3600) if value else 0
+    # The name and the token are ours (hex, base64url and dots): nothing from data goes into the script.
+    st.html(
+        "<script>/* prefkit: the sign-in cookie */ document.cookie = "
+        + json.dumps(f"{name}={value}; Path=/; Max-Age={age}; SameSite=Strict")
+        + " + (location.protocol === 'https:' ? '; Secure' : '');</script>",
+        unsafe_allow_javascript=True,
+    )
+
+
+# -- same kind ---------------------------------------------------------------------------------------
+def kind_from_url(offered: list[str]) -> str | None:
+    """The task kind the URL names, when it is one of ``offered``."""
+    kind = st.query_params.get("kind")
+    return kind if kind in offered else None
+
+
+def remember_kind(kind: str) -> None:
+    """Put the kind in the URL (a reload opens it again); nothing sent when it is there already."""
+    if st.query_params.get("kind") != kind:
+        st.query_params["kind"] = kind
+
+
+def intro_read(kind: str) -> bool:
+    """A browser session resumed from the cookie on the kind the URL names: the guidelines were read
+    before the reload, so the item comes first."""
+    return bool(st.session_state.get(RESUMED)) and st.query_params.get("kind") == kind
+
+
+# -- half-done form ------------------------------------------------------------------------------------
+_DRAFT = "_draft_of"  # (event id of the item on screen, the JSON of its form state last kept or seen)
+
+
+def _plain(value: Any) -> bool:
+    if value is None or isinstance(value, str | int):
+        return True
+    if isinstance(value, float):
+        return math.isfinite(value)
+    return isinstance(value, list | tuple) and all(_plain(v) for v in value) and len(value) < 1000
+
+
+def form_state(prefix: str) -> dict[str, Any]:
+    """The values of the item's widgets and form state (keys ``<event id>:*``): text, choices,
+    numbers, lists of them, and ``seeded`` (buttons and switches, which are ``True``/``False``, are
+    never part of a draft)."""
+    out = {}
+    for key, value in st.session_state.items():
+        name = str(key)
+        if not name.startswith(prefix + ":"):
+            continue
+        name = name[len(prefix) + 1 :]
+        if (isinstance(value, bool) and name == "seeded") or (not isinstance(value, bool) and _plain(value)):
+            out[name] = value
+    return out
+
+
+def restore(item: workflow.ShownItem, draft: dict[str, Any] | None) -> None:
+    """Before the form is drawn: the first time this browser session draws ``item``, its draft (if
+    any) is put back; the form's own seeding then leaves it as it is."""
+    held = st.session_state.get(_DRAFT)
+    if held is not None and held[0] == item.event_id:
+        return
+    for name, value in (draft or {}).items():
+        st.session_state[f"{item.event_id}:{name}"] = value
+    st.session_state[_DRAFT] = (item.event_id, canonical_json(draft) if draft else None)
+
+
+def keep(user: str, item: workflow.ShownItem) -> None:
+    """After the form is drawn: its state is saved as the item's draft when it changed since it was
+    last kept. The state a fresh item opens with is not saved (no write on a submit's next item)."""
+    held = st.session_state.get(_DRAFT)
+    text = canonical_json(form_state(item.event_id))
+    if held is None or held[0] != item.event_id or held[1] is None:
+        st.session_state[_DRAFT] = (item.event_id, text)  # what the item opened with
+        return
+    if text != held[1]:
+        workflow.save_draft(ui.open_project(), user, item, json.loads(text))
+        st.session_state[_DRAFT] = (item.event_id, text)

@@ -1,0 +1,111 @@
+"""Signed, expiring, revocable sign-in sessions of the annotation app: a reload keeps an annotator
+signed in, and nobody can turn a token into someone else's.
+
+A token is ``v1.<session id>.<user name, base64url>.<expiry, Unix seconds>.<signature>``; the
+signature is HMAC-SHA256 over everything before it, with the project's session secret
+(``store.sessions.secret()``: 32 random bytes made on first use, kept in the store, never sent
+anywhere). A token is accepted (:func:`resume`) only when all of these hold:
+
+- the signature matches (compared in constant time): changing any character — the name ``alice`` to
+  ``bob``, the expiry, the session id — breaks it, and a token of another project (another secret)
+  never matches;
+- it has not expired (the expiry is in the token and in the session's row; the earlier counts);
+- its session row exists, names the same user and is not revoked: :func:`close` (sign-out) revokes one
+  session, :func:`revoke_user` (``prefkit users disable``) every session of an account;
+- the account exists and is active.
+
+The app keeps the token in a cookie (``SameSite=Strict``; ``Secure`` over HTTPS) named per project
+(:func:`cookie_name`), not in the URL: a URL is copied into chats, tickets and screenshots, kept in the
+history and sent on in ``Referer``, and whoever holds it would be signed in as its owner.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import hmac
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from prefkit.curation.project import ProjectStore
+    from prefkit.curation.store.accounts import Account
+
+VERSION = "v1"
+
+
+def _b64(raw: bytes) -> str:
+    return base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")
+
+
+def _unb64(text: str) -> bytes:
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def _sign(store: ProjectStore, payload: str) -> str:
+    return _b64(hmac.new(store.sessions.secret(), payload.encode("utf-8"), hashlib.sha256).digest())
+
+
+def cookie_name(store: ProjectStore) -> str:
+    """The cookie that holds this project's token: named after the project's secret (not the secret
+    itself), so two projects served from one host never overwrite each other's sign-in."""
+    tag = hashlib.sha256(b"prefkit cookie name\0" + store.sessions.secret()).hexdigest()[:12]
+    return f"prefkit_session_{tag}"
+
+
+def issue(store: ProjectStore, username: str, hours: float, client: str | None = None) -> str:
+    """A new session of ``username`` for ``hours`` and its signed token (after a successful sign-in)."""
+    expires = datetime.now(UTC).replace(microsecond=0) + timedelta(hours=hours)
+    session = store.sessions.open(username, expires.strftime("%Y-%m-%dT%H:%M:%S.%fZ"), client)
+    name = _b64(username.encode("utf-8"))
+    payload = f"{VERSION}.{session.session_id}.{name}.{int(expires.timestamp())}"
+    return f"{payload}.{_sign(store, payload)}"
+
+
+def _read(store: ProjectStore, token: str) -> tuple[str, str, int] | None:
+    """``(session id, user name, expiry)`` of a token whose signature is right, else None."""
+    parts = token.split(".") if isinstance(token, str) and len(token) < 1024 else []
+    if len(parts) != 5 or parts[0] != VERSION:
+        return None
+    payload, signature = ".".join(parts[:4]), parts[4]
+    if not hmac.compare_digest(_sign(store, payload).encode("ascii"), signature.encode("ascii", "replace")):
+        return None
+    try:
+        return parts[1], _unb64(parts[2]).decode("utf-8"), int(parts[3])
+    except (ValueError, binascii.Error, UnicodeDecodeError):
+        return None
+
+
+def resume(store: ProjectStore, token: str | None) -> Account | None:
+    """The account a token signs in, or None: a wrong signature, an expired or revoked session, a
+    disabled account (see the module docstring). One read of the session with its account."""
+    read = _read(store, token) if token else None
+    if read is None:
+        return None
+    session_id, username, expiry = read
+    now = datetime.now(UTC)
+    if expiry <= now.timestamp():
+        return None
+    session = store.sessions.get(session_id)
+    if (
+        session is None
+        or session.username != username
+        or session.revoked_at is not None
+        or session.expires_at <= now.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        or not session.active
+    ):
+        return None
+    return store.accounts.user(username)
+
+
+def close(store: ProjectStore, token: str | None) -> bool:
+    """Sign-out: revoke the token's session (a token whose signature is wrong revokes nothing)."""
+    read = _read(store, token) if token else None
+    return read is not None and store.sessions.revoke(read[0])
+
+
+def revoke_user(store: ProjectStore, username: str) -> int:
+    """End every session of ``username`` (``prefkit users disable``): their browsers are signed out
+    on the next click or reload, and stay so if the account is enabled again."""
+    return store.sessions.revoke_user(username)
