@@ -13,7 +13,8 @@ not of the clicks: ``A`` then Ctrl+Enter submitted before accepting (and was ref
 
 - A key press that is the shortcut of a button on the page (read from the hint Streamlit draws in
   the button, ``aria-label="Shortcut Ctrl + Enter"``) goes to that button alone: the focused control
-  never sees it and loses focus (a text field hands over what was typed as it does). Typing in a text
+  never sees it and loses focus (a text field when the key's turn comes: it then hands over what was
+  typed, with every widget's value as the page knows it, so not before the runs ahead of it). Typing in a text
   field stays typing (only a combination with Ctrl, Cmd or Alt is a shortcut there), and every key that
   is no button's shortcut is left alone (Tab, Space, arrows: moving and choosing by keyboard).
 - Clicks reach the server one run at a time: while a run is under way (or a click has just been
@@ -40,8 +41,8 @@ if (!window.__prefkitKeys) { window.__prefkitKeys = true;
     const mods = [(e.ctrlKey || e.metaKey) && 'ctrl', e.altKey && 'alt', e.shiftKey && 'shift'];
     return combo([...mods.filter(Boolean), key]);
   };
-  const app = document.querySelector('[data-testid=stApp]');
-  const idle = () => app.getAttribute('data-test-script-state') === 'notRunning';
+  const app = () => document.querySelector('[data-testid=stApp]');  // looked up each time: React may remount it
+  const idle = () => app()?.getAttribute('data-test-script-state') === 'notRunning';
   const queue = [];
   let waiting = false, busySeen = false, timer = null;
   const wait = ms => { waiting = true; busySeen = !idle(); clearTimeout(timer); timer = setTimeout(free, ms); };
@@ -50,6 +51,9 @@ if (!window.__prefkitKeys) { window.__prefkitKeys = true;
   const fire = target => {
     const button = target.key ? document.querySelector('.' + CSS.escape(target.key) + ' button') : target.button;
     if (!button || !button.isConnected || button.disabled) return;  // its item has gone: dropped
+    // A text field hands what was typed to Streamlit when it loses focus, with every widget's value
+    // as the page knows it: only now, after the runs before, are those values the server's.
+    if (target.field && target.field.isConnected && document.activeElement === target.field) target.field.blur();
     button.click();
     wait(3000);
   };
@@ -60,7 +64,8 @@ if (!window.__prefkitKeys) { window.__prefkitKeys = true;
     // The run's elements are on the page; their widgets take in the run's values a moment later
     // (after the browser paints): a click sent before then would send a widget's old value back.
     requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(() => { if (idle()) free(); }, 0)));
-  }).observe(app, {attributes: true, attributeFilter: ['data-test-script-state'], attributeOldValue: true});
+  }).observe(document.body, {subtree: true, attributes: true, attributeFilter: ['data-test-script-state'],
+              attributeOldValue: true});
   // A click that changes a widget sends its own run: a shortcut pressed right after it waits for it.
   window.addEventListener('click', e => {
     if (!e.isTrusted || waiting || !e.target.closest) return;
@@ -84,10 +89,10 @@ if (!window.__prefkitKeys) { window.__prefkitKeys = true;
     if (!button) return;
     e.preventDefault();
     e.stopImmediatePropagation();  // neither the focused control nor Streamlit's own binding sees it
-    if (focused && focus.blur) focus.blur();  // a text field hands its value to Streamlit on blur
+    if (focused && !inText && focus.blur) focus.blur();  // a text field loses focus on its turn
     const holder = button.closest('[class*="st-key-"]');
     const key = holder && [...holder.classList].find(c => c.startsWith('st-key-'));
-    queue.push({key, button});
+    queue.push({key, button, field: inText ? focus : null});
     drain();
   }, true);
 }</script>"""

@@ -130,27 +130,31 @@ def row_problem(prefix: str, row: str) -> None:
 
 # Scrolls each newly drawn problem into view once: a row's message within the box that scrolls it
 # (the candidates pane), then the top message in the page. One observer of the run state, not of
-# the page's elements: it looks when a run has ended.
+# the page's elements: it looks when a run has ended (and a few times in the second after).
 SCROLL = """<script>/* prefkit: a new problem is scrolled into view */
 if (!window.__prefkitProblems) { window.__prefkitProblems = true;
-  const app = document.querySelector('[data-testid=stApp]');
-  const seen = new Set();
+  const app = () => document.querySelector('[data-testid=stApp]');  // looked up each time: React may remount it
   const scroller = el => { for (let b = el.parentElement; b && b !== document.body; b = b.parentElement) {
     const o = getComputedStyle(b).overflowY;
     if ((o === 'auto' || o === 'scroll') && b.scrollHeight > b.clientHeight + 2) return b; } return null; };
+  // Each new problem is brought into view for a moment after its run (the run's last elements can
+  // still move it), then left alone: the annotator's own scrolling is never fought.
+  const first = new Map();
+  const fresh = k => { if (!first.has(k)) first.set(k, performance.now()); return performance.now() - first.get(k) < 1500; };
   const look = () => {
-    const fresh = [...document.querySelectorAll('[class*="st-key-problem-"]')].map(m => [m,
-      [...m.classList].find(c => c.startsWith('st-key-problem-'))]).filter(([, k]) => k && !seen.has(k));
-    fresh.forEach(([, k]) => seen.add(k));
-    const rows = fresh.filter(([, k]) => k.startsWith('st-key-problem-row-')).map(([m]) => m);
-    const top = fresh.find(([, k]) => k.startsWith('st-key-problem-top-'));
-    const box = rows.length ? scroller(rows[0]) : null;
+    const marks = [...document.querySelectorAll('[class*="st-key-problem-"]')].map(m => [m,
+      [...m.classList].find(c => c.startsWith('st-key-problem-'))]).filter(([, k]) => k && fresh(k));
+    const row = marks.find(([, k]) => k.startsWith('st-key-problem-row-'));
+    const box = row ? scroller(row[0]) : null;  // the pane the row is in, not the page
     if (box && box !== document.querySelector('[data-testid=stMain]')) {
-      box.scrollTop += rows[0].getBoundingClientRect().top - box.getBoundingClientRect().top - 24;
+      box.scrollTop += row[0].getBoundingClientRect().top - box.getBoundingClientRect().top - 24;
     }
+    const top = marks.find(([, k]) => k.startsWith('st-key-problem-top-'));
     if (top) top[0].scrollIntoView({block: 'nearest'});
   };
   new MutationObserver(() => {
-    if (app.getAttribute('data-test-script-state') === 'notRunning') requestAnimationFrame(look);
-  }).observe(app, {attributes: true, attributeFilter: ['data-test-script-state']});
+    // a run's end and its elements reach the page in either order: look now and a few times more
+    if (app()?.getAttribute('data-test-script-state') === 'notRunning') {
+      requestAnimationFrame(look); [150, 500, 1000].forEach(ms => setTimeout(look, ms)); }
+  }).observe(document.body, {subtree: true, attributes: true, attributeFilter: ['data-test-script-state']});
 }</script>"""
