@@ -57,7 +57,10 @@ def resume() -> Account | None:
     if st.session_state.get(_TRIED):
         return None
     st.session_state[_TRIED] = True
-    store = ui.open_project().store
+    project = ui.open_project()
+    if project is None:  # no script run (bare mode): st.stop() returned instead of stopping
+        return None
+    store = project.store
     token = st.context.cookies.get(sessions.cookie_name(store))
     account = sessions.resume(store, token)
     if account is None:

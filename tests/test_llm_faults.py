@@ -45,7 +45,7 @@ def test_twenty_percent_faults_complete_with_every_failure_a_row(fake_openai, pr
         responses = layer.run(requests_for(80))
     assert len(responses) == 80
     injected = Counter(r.fault for r in server.chat_requests() if r.fault)
-    assert set(injected) == {"429", "500", "timeout", "malformed", "invalid"}
+    assert set(injected) == {"429", "500", "timeout", "malformed", "invalid", "context_length"}
     failed = [r for r in responses if not r.ok]
     assert all(r.parsed.item == r.request.item for r in responses if r.ok)
     assert all(r.error for r in failed) and 0 < len(failed) < 40

@@ -253,7 +253,7 @@ def _kill_backends(url: str) -> int:
     return len(pids)
 
 
-def test_a_submit_and_the_next_item_take_at_most_8_round_trips(tmp_path, pg_url):
+def test_a_submit_and_the_next_item_take_at_most_9_round_trips(tmp_path, pg_url):
     project = _queue(tmp_path, pg_url, ["ann"], 40)
     trips = RoundTrips(project.store.engine)
     item = workflow.current_item(project, "ann", KIND)
@@ -266,8 +266,9 @@ def test_a_submit_and_the_next_item_take_at_most_8_round_trips(tmp_path, pg_url)
     view = workflow.annotator_view(project, "ann", KIND)  # what the page reads after a submit
     assert trips.count() - before == 1 and view.item == item
     trips.close()
-    # 22.8 with a pool pre-ping per checkout, BEGIN/COMMIT around every read and 4 transactions
-    assert per_submit <= 8, per_submit
+    # 22.8 with a pool pre-ping per checkout, BEGIN/COMMIT around every read and 4 transactions; 8 before
+    # the submit checked the item on screen and the task's current (adaptive) target: 8.8 measured since
+    assert per_submit <= 9, per_submit
     assert project.store.count("label_events", annotator="ann") == 20
     project.close()
 

@@ -263,7 +263,9 @@ def test_card_croissant_and_report_carry_no_live_html_or_remote_images(tmp_path)
     run_ = EvalRun(run_id="r", benchmark="alpsbench", task="task1", model=HOSTILE, judge_model=HOSTILE,
                    backend="offline", offline=True, release_dir="r", release_name=HOSTILE, release_version="1",
                    release_digest="d", config_name=HOSTILE, settings={"x": HOSTILE}, prompts={})  # fmt: skip
-    report = render_markdown({"run": run_, "rows": [{"task": "task1", "group": HOSTILE}], "judge": None})
+    report = render_markdown(
+        {"run": run_, "protocol": "prefkit", "rows": [{"task": "task1", "group": HOSTILE}], "judge": None}
+    )
     for published in (text, doc, report):
         assert "<script" not in published and "<img" not in published
         assert "![x](" not in published  # an image needs an unescaped ![...](...)
