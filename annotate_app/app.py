@@ -65,6 +65,7 @@ else:
         if st.button("Sign out", key="signout", type="tertiary"):
             session.end()
             st.rerun()
+ui.run_mark()  # counts the runs, for the page scripts (hidden)
 ui.show_flash()
 page_script.draw()  # the item-top script, the keys, the layout and the keyboard help, in one element
 session.cookie_script()  # after a sign-in or sign-out: write or forget the session cookie

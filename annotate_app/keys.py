@@ -18,7 +18,8 @@ not of the clicks: ``A`` then Ctrl+Enter submitted before accepting (and was ref
   field stays typing (only a combination with Ctrl, Cmd or Alt is a shortcut there), and every key that
   is no button's shortcut is left alone (Tab, Space, arrows: moving and choosing by keyboard).
 - Clicks reach the server one run at a time: while a run is under way (or a click has just been
-  sent), the next shortcut waits for the run to end. The button is found again when its turn comes
+  sent), the next shortcut waits for the run to end, that is until the page is idle and shows a
+  higher run mark (``ui.run_mark``) than when the click was sent. The button is found again when its turn comes
   (by its widget key, which names the item): when the item it was pressed on has gone meanwhile, the
   key press is dropped, never applied to the next item, which the annotator has not seen yet.
 
@@ -43,11 +44,19 @@ if (!window.__prefkitKeys) { window.__prefkitKeys = true;
   };
   const app = () => document.querySelector('[data-testid=stApp]');  // looked up each time: React may remount it
   const idle = () => app()?.getAttribute('data-test-script-state') === 'notRunning';
+  // The run mark (``ui.run_mark``): a hidden element whose key counts the session's runs. A click's
+  // run has reached the page when a higher number is on it and the app is idle: Streamlit may draw a
+  // whole run in one React commit, so its run state need not visibly leave ``notRunning``.
+  const RUN = 'st-key-prefkit-run-';
+  const runNow = () => { let n = 0; for (const m of document.querySelectorAll('[class*="' + RUN + '"]'))
+    for (const c of m.classList) if (c.startsWith(RUN)) n = Math.max(n, Number(c.slice(RUN.length)) || 0);
+    return n; };
   const queue = [];
-  let waiting = false, busySeen = false, timer = null;
-  const wait = ms => { waiting = true; busySeen = !idle(); clearTimeout(timer); timer = setTimeout(free, ms); };
+  let waiting = false, sentAt = 0, timer = null, settling = false;
+  const wait = ms => { waiting = true; sentAt = runNow(); clearTimeout(timer); timer = setTimeout(free, ms); };
   const free = () => { waiting = false; clearTimeout(timer); drain(); };
   const drain = () => { while (!waiting && queue.length && idle()) fire(queue.shift()); };
+  const arrived = () => waiting && idle() && runNow() > sentAt;
   const fire = target => {
     const button = target.key ? document.querySelector('.' + CSS.escape(target.key) + ' button') : target.button;
     if (!button || !button.isConnected || button.disabled) return;  // its item has gone: dropped
@@ -55,17 +64,17 @@ if (!window.__prefkitKeys) { window.__prefkitKeys = true;
     // as the page knows it: only now, after the runs before, are those values the server's.
     if (target.field && target.field.isConnected && document.activeElement === target.field) target.field.blur();
     button.click();
-    wait(3000);
+    wait(3000);  // a click that starts no run frees the queue after this
   };
-  new MutationObserver(records => {
-    if (records.some(r => r.oldValue && r.oldValue !== 'notRunning')) busySeen = true;
-    if (!idle() || !busySeen) return;
-    busySeen = false;
+  new MutationObserver(() => {
+    if (settling || !arrived()) return;
+    settling = true;
     // The run's elements are on the page; their widgets take in the run's values a moment later
     // (after the browser paints): a click sent before then would send a widget's old value back.
-    requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(() => { if (idle()) free(); }, 0)));
-  }).observe(document.body, {subtree: true, attributes: true, attributeFilter: ['data-test-script-state'],
-              attributeOldValue: true});
+    requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(() => {
+      settling = false; if (arrived()) free(); }, 0)));
+  }).observe(document.body, {subtree: true, childList: true, attributes: true,
+              attributeFilter: ['data-test-script-state']});
   // A click that changes a widget sends its own run: a shortcut pressed right after it waits for it.
   window.addEventListener('click', e => {
     if (!e.isTrusted || waiting || !e.target.closest) return;

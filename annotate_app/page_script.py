@@ -34,6 +34,7 @@ _CSS = """
 :root { --prefkit-pane: max(14rem, calc(100dvh - 15.5rem)); --prefkit-candidates: max(12rem, calc(100dvh - 21rem)); }
 [data-testid=stMainBlockContainer] { padding-top: 4rem !important; }
 [data-testid=stMarkdownContainer] { overflow-wrap: anywhere; }
+[class*="st-key-prefkit-run-"], [data-testid=stLayoutWrapper]:has(> [class*="st-key-prefkit-run-"]) { display: none !important; }
 [data-testid=stLayoutWrapper]:has(> [class*="st-key-dialogue-"]) {
   height: var(--prefkit-pane) !important; flex: 0 0 var(--prefkit-pane) !important; }
 [data-testid=stLayoutWrapper]:has(> [class*="st-key-candidates-"]) {

@@ -129,8 +129,8 @@ def row_problem(prefix: str, row: str) -> None:
 
 
 # Scrolls each newly drawn problem into view once: a row's message within the box that scrolls it
-# (the candidates pane), then the top message in the page. One observer of the run state, not of
-# the page's elements: it looks when a run has ended (and a few times in the second after).
+# (the candidates pane), then the top message in the page. It looks when the app is idle with a
+# problem on the page it has not seen (and a few times in the second after).
 SCROLL = """<script>/* prefkit: a new problem is scrolled into view */
 if (!window.__prefkitProblems) { window.__prefkitProblems = true;
   const app = () => document.querySelector('[data-testid=stApp]');  // looked up each time: React may remount it
@@ -152,9 +152,15 @@ if (!window.__prefkitProblems) { window.__prefkitProblems = true;
     const top = marks.find(([, k]) => k.startsWith('st-key-problem-top-'));
     if (top) top[0].scrollIntoView({block: 'nearest'});
   };
+  // A new problem reaches the page with its run's end, before it, or in the same React commit (the
+  // run state then never visibly changes): look when the app is idle and shows a mark not seen yet.
+  const known = new Set();
   new MutationObserver(() => {
-    // a run's end and its elements reach the page in either order: look now and a few times more
-    if (app()?.getAttribute('data-test-script-state') === 'notRunning') {
-      requestAnimationFrame(look); [150, 500, 1000].forEach(ms => setTimeout(look, ms)); }
-  }).observe(document.body, {subtree: true, attributes: true, attributeFilter: ['data-test-script-state']});
+    if (app()?.getAttribute('data-test-script-state') !== 'notRunning') return;
+    const unseen = [...document.querySelectorAll('[class*="st-key-problem-"]')].flatMap(m => [...m.classList])
+      .filter(c => c.startsWith('st-key-problem-') && !known.has(c));
+    if (!unseen.length) return;
+    unseen.forEach(k => known.add(k));
+    requestAnimationFrame(look); [150, 500, 1000].forEach(ms => setTimeout(look, ms));
+  }).observe(document.body, {subtree: true, childList: true, attributes: true, attributeFilter: ['data-test-script-state']});
 }</script>"""

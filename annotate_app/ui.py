@@ -327,20 +327,35 @@ _ITEM_MARK = "trouble"
 _ITEM_TOP = (
     "<script>/* prefkit: each item starts at its top */ if (!window.__prefkitItemTop) {"
     " window.__prefkitItemTop = true; const shown = new Set();"
-    " const app = document.querySelector('[data-testid=stApp]');"
+    " const app = () => document.querySelector('[data-testid=stApp]');"  # looked up each time: React may remount it
     " const boxes = '[data-testid=stMain], [data-testid=stAppViewContainer], [data-testid=stAppScrollToBottomContainer]';"
     # A run's end and its new elements can reach the page in either order (or in one commit, with
     # the previous item still there, fading): check on both, and act on a mark never seen before.
     " new MutationObserver(() => {"
-    "  if (app.getAttribute('data-test-script-state') !== 'notRunning') return;"
+    "  if (app()?.getAttribute('data-test-script-state') !== 'notRunning') return;"
     "  const item = [...document.querySelectorAll('[data-testid=stMain] [class*=\"-MARK\"]')]"
     "   .map(m => [...m.classList].find(c => c.startsWith('st-key-'))).find(k => k && !shown.has(k));"
     "  if (!item) return;"
     "  shown.add(item);"
     "  requestAnimationFrame(() => { document.querySelectorAll(boxes).forEach(e => { if (e.scrollTop) e.scrollTo(0, 0); });"
     "   if (window.scrollY) window.scrollTo(0, 0); });"
-    " }).observe(app, {subtree: true, childList: true, attributes: true, attributeFilter: ['data-test-script-state']}); }</script>"
+    " }).observe(document.body, {subtree: true, childList: true, attributes: true, attributeFilter: ['data-test-script-state']}); }</script>"
 ).replace("MARK", _ITEM_MARK)
+
+
+RUN_MARK = "prefkit-run-"
+
+
+def run_mark() -> None:
+    """A hidden element whose key counts this session's runs (``st-key-prefkit-run-<n>``), drawn by
+    every full run (the app's entry) and every run of the item fragment. The page scripts read the
+    highest number on the page to know that the run a click started has reached it: Streamlit may
+    draw a whole run in one React commit, so its run state never visibly leaves ``notRunning``.
+    Streamlit draws no empty container, hence the empty slot in it; the stylesheet hides it."""
+    n = st.session_state.get("_run_mark", 0) + 1
+    st.session_state["_run_mark"] = n
+    with st.container(key=f"{RUN_MARK}{n}"):
+        st.empty()
 
 
 def item_top_script(extra: str = "") -> None:

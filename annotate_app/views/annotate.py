@@ -60,6 +60,7 @@ if not st.session_state.get(f"intro:{kind}"):
 
 @st.fragment
 def item_panel(kind: str) -> None:
+    ui.run_mark()  # a run of the fragment alone is counted too (the keys wait for it)
     view = workflow.annotator_view(project, user, kind) if ui.signed_in() else None
     if view is None or not view.active:  # disabled since signing in (or signed out by a submit's check)
         ui.sign_out()
