@@ -243,7 +243,11 @@ def skip_and_flag(user: str, item: workflow.ShownItem, comment: bool = False) ->
     def skip() -> None:
         reason = st.session_state[f"{key}:skipr"]
         _record(
-            user, item, key, lambda: workflow.skip(project, user, item, reason, signed_in=True), "Skipped"
+            user,
+            item,
+            key,
+            lambda: workflow.skip(project, user, item, reason, signed_in=True, assist=suggestion_shown(item)),
+            "Skipped",
         )
 
     def flag() -> None:
@@ -252,7 +256,7 @@ def skip_and_flag(user: str, item: workflow.ShownItem, comment: bool = False) ->
             user,
             item,
             key,
-            lambda: workflow.flag(project, user, item, why, signed_in=True),
+            lambda: workflow.flag(project, user, item, why, signed_in=True, assist=suggestion_shown(item)),
             "Flagged for the maintainers",
         )
 

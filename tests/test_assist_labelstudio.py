@@ -61,3 +61,50 @@ def test_control_tasks_get_no_prediction_and_a_pull_records_the_arm(ls, tmp_path
         assert ev.suggestion_id == suggestions[task.task_id].suggestion_id
     finally:
         project.close()
+
+
+def test_a_suggestion_made_after_the_push_is_added_to_unanswered_tasks_only(ls, tmp_path):  # noqa: F811
+    root = tmp_path / "proj"
+    Project.init(root, name="ls-assist-later").close()
+    cfg = root / "prefkit.toml"
+    cfg.write_text(cfg.read_text().replace("assist_control_share = 0.2", "assist_control_share = 0.5"))
+    project = Project(root)
+    try:
+        pairs = [PreferencePair(f"q{i:02d}", f"Is the reply short? ({i})", f"Prefers short replies {i}", "test")
+                 for i in range(10)]  # fmt: skip
+        project.store.content.add_preference_pairs(pairs, Provenance(source="test"))
+        create_tasks(project, KIND, overlap=1)
+        first = bridge.push(project, KIND, ls.url)  # no suggestion yet
+        assert (first.imported, first.suggestions_added, first.suggestions_withheld) == (10, 0, 0)
+        tasks = {t.task_id: t for t in project.store.labels.tasks(kind=KIND)}
+        served = ls.admin.next_task(first.ls_project_id)  # answered before any suggestion exists
+        answered = tasks[served["data"][TASK_ID_KEY]]
+        ls.admin.submit(served["id"], ls_kind(KIND).results({"coverage": "fully"}, answered), lead_time=3.0)
+
+        with LLMLayer(project.store, backend="offline", progress=False) as layer:
+            assert suggest(project.store, layer, KIND).suggested == 10
+        suggestions = project.store.assist.latest(KIND)
+        second = bridge.push(project, KIND, ls.url)
+        assert (second.imported, second.suggestions_added, second.suggestions_withheld) == (0, 9, 1)
+        client = bridge.connect(ls.url, ls.key)
+        listed = list(client.tasks.list(project=first.ls_project_id, fields="all"))
+        assert len(listed) == 10
+        for ls_task in listed:
+            task = tasks[ls_task.data[TASK_ID_KEY]]
+            predictions = ls_task.predictions or []
+            if task.task_id == answered.task_id:  # its annotator saw no suggestion: it stays so
+                assert bridge.ASSIST_KEY not in ls_task.data and predictions == []
+                continue
+            arm = arm_of(EVERYONE, KIND, task.item_ref, 0.5)
+            assert ls_task.data[bridge.ASSIST_KEY] == {
+                "arm": arm, "suggestion_id": suggestions[task.task_id].suggestion_id
+            }  # fmt: skip
+            assert len(predictions) == (0 if arm == "control" else 1)
+        third = bridge.push(project, KIND, ls.url)  # nothing newer: Label Studio is not even listed
+        assert (third.imported, third.suggestions_added, third.suggestions_withheld) == (0, 0, 0)
+
+        bridge.pull(project, KIND, ls.url)
+        (ev,) = [e for e in project.store.labels.events() if e.task_id == answered.task_id]
+        assert (ev.assist_arm, ev.suggestion_id) == (None, None)  # what the annotator saw: nothing
+    finally:
+        project.close()

@@ -2,6 +2,12 @@
 similarity; accept / edit / reject each (with a reason), add what the models missed.
 
 Keys: A accepts every undecided candidate, Ctrl+Enter submits.
+
+On an item of the assisted arm with a suggestion (``prefkit suggest --kind memory_verify``) every
+candidate starts decided as suggested (accept when its quote is found in the dialogue, and the judge,
+when one was asked, agrees; reject as *not grounded* otherwise), under a note saying so, and each
+candidate says what the suggestion found; Ctrl+Enter confirms them all, any change is the
+annotator's. The control arm shows none of it.
 """
 
 from __future__ import annotations
@@ -10,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import streamlit as st
 from prefkit.annotate_app import screen, spans, ui
+from prefkit.annotate_app.forms import suggestion
 from prefkit.annotate_app.forms.registry import register_this
 from prefkit.annotate_app.forms.text import excerpt
 from prefkit.annotate_app.safe_text import md_escape
@@ -148,7 +155,31 @@ def _read_fields(key: str) -> dict[str, Any]:
     return out
 
 
-def candidate(task, c: dict[str, Any], prefix: str) -> None:
+def _found(why: dict[str, Any]) -> str:
+    """What a suggestion found for one candidate, in words (plain text: escaped by the caller)."""
+    turn = why.get("found_in")
+    words = f"quote found in turn {turn}" if turn is not None else "quote not found in the dialogue"
+    judge = why.get("judge")
+    if isinstance(judge, dict):
+        words += "; judge: " + ("supported" if judge.get("supported") else "not supported")
+        if judge.get("reason"):
+            words += f" ({excerpt(str(judge['reason']), 80)})"
+    return words
+
+
+def _suggested_line(helped, key: str) -> str:
+    """The candidate's suggested decision and why, as escaped markdown ("" without a suggestion)."""
+    if helped is None:
+        return ""
+    mine = next((d for d in (helped.values or {}).get("decisions", []) if d["key"] == key), None)
+    if mine is None:
+        return ""
+    why = ((helped.detail or {}).get("memories") or {}).get(key) or {}
+    said = mine["decision"].capitalize() + (" (not grounded)" if mine.get("reason") == "not_grounded" else "")
+    return "\n\n" + ui.safe(":small[:violet[" + suggestion.ICON + " suggested: {} · {}]]", said, _found(why))
+
+
+def candidate(task, c: dict[str, Any], prefix: str, helped=None) -> None:
     raw = _raw(c)
     text = ui.safe(":small[:gray[{} · {} · {}]]\n\n", c["model"], raw.get("label", "?"), raw.get("type", "?"))
     text += md_escape(str(raw.get("value", "")))
@@ -156,6 +187,7 @@ def candidate(task, c: dict[str, Any], prefix: str) -> None:
         text += ui.safe("\n\n:small[:gray[{}]]", "“" + str(raw["evidence_text"]) + "”")
     for span in st.session_state.get(f"{prefix}:sp:{c['key']}", []):  # the words the annotator selected
         text += ui.safe("\n\n:small[:orange[your evidence: “{}” (turn {})]]", span["text"], span["turn"])
+    text += _suggested_line(helped, c["key"])  # the assisted arm only: what the suggestion found
     st.markdown(text)  # model, value and evidence in one element (the browser redraws each one per item)
     for flag in c.get("evidence_flags") or []:
         st.warning(ui.safe("evidence check: {}", str(flag).replace("_", " ")), icon=":material/search:")
@@ -191,7 +223,7 @@ def _remove(prefix: str, i: int) -> None:
     st.session_state[f"{prefix}:added"] = [j for j in st.session_state[f"{prefix}:added"] if j != i]
 
 
-def candidates(task, prefix: str) -> None:
+def candidates(task, prefix: str, helped=None) -> None:
     groups: dict[int, list[dict[str, Any]]] = {}
     for c in task.payload["candidates"]:
         groups.setdefault(c.get("group", 0), []).append(c)
@@ -201,11 +233,11 @@ def candidates(task, prefix: str) -> None:
             for start in range(0, len(members), PER_ROW):
                 row = members[start : start + PER_ROW]
                 if len(row) == 1:  # no columns around a candidate alone in its group
-                    candidate(task, row[0], prefix)
+                    candidate(task, row[0], prefix, helped)
                     continue
                 for col, c in zip(st.columns(len(row)), row, strict=True):
                     with col:
-                        candidate(task, c, prefix)
+                        candidate(task, c, prefix, helped)
     st.markdown("**Missing memories**")
     for pos, i in enumerate(st.session_state[f"{prefix}:added"]):
         with st.container(border=True):
@@ -244,7 +276,8 @@ def values(task, prefix: str) -> tuple[dict[str, Any] | None, int]:
 
 def render(project: Project, user: str, item: workflow.ShownItem) -> None:
     prefix, task = item.event_id, item.task
-    _seed(prefix, task, None)
+    helped = suggestion.shown(project, user, item)  # None on the control arm: nothing to draw
+    _seed(prefix, task, helped.values if helped else None)  # a suggestion seeds the decisions
     left, right = st.columns([2, 3], gap="large")
     with left:
         selecting = spans.toggle()
@@ -265,8 +298,10 @@ def render(project: Project, user: str, item: workflow.ShownItem) -> None:
                 )
     with right:
         keys = [c["key"] for c in task.payload["candidates"]]
+        if helped:
+            st.markdown(suggestion.note(helped, md_escape(_summary(helped))))
         with st.container(height=620, key=f"candidates-{prefix}"):
-            candidates(task, prefix)
+            candidates(task, prefix, helped)
         st.text_input("Comment (optional)", key=f"{prefix}:comment")
         c1, c2 = st.columns(2)
         c1.button(
@@ -277,6 +312,13 @@ def render(project: Project, user: str, item: workflow.ShownItem) -> None:
             args=(prefix, keys),
         )
         ui.submit_button(user, item, prefix, lambda: _read(task, prefix), where=c2)
+
+
+def _summary(helped) -> str:
+    """A memory suggestion in a few words: how many candidates it would keep and reject."""
+    decisions = (helped.values or {}).get("decisions", [])
+    kept = sum(d["decision"] == "accept" for d in decisions)
+    return f"{kept} supported, {len(decisions) - kept} not grounded"
 
 
 def _targets(task, prefix: str) -> list[str]:

@@ -10,7 +10,10 @@
 - suggestions (``prefkit suggest``) go with a task as Label Studio ``predictions`` on the assisted arm
   only; a control task is imported without them. Label Studio shows a task to everyone alike, so the
   arm is drawn per item (:data:`prefkit.curation.annotation.assist.EVERYONE`); the task's data carries
-  the arm and the suggestion's id, and the pull records them on the label event.
+  the arm and the suggestion's id, and the pull records them on the label event. A suggestion made
+  after its task was pushed is added by the next push (its prediction replaces an older one, the
+  task's data names the new arm) to a task nobody has answered or skipped yet; a task with answers
+  keeps what its annotators saw, so their labels' arms stay true.
 - pull: every annotation becomes a ``LabelEvent`` (source ``labelstudio``) whose values passed the
   config check and ``TaskKind.validate``; an edited annotation supersedes its earlier event, a deleted
   one is withdrawn, a skipped one is a ``skip``. Label Studio users map to prefkit annotators by email.
@@ -45,8 +48,8 @@ from label_studio_sdk import LabelStudio
 from label_studio_sdk.core.api_error import ApiError
 from prefkit.annotate_app.labelstudio.config import TASK_ID_KEY, ls_kind, task_data
 from prefkit.curation.annotation import overlap as adaptive
-from prefkit.curation.annotation.overlap import apply_overlap, first_target
 from prefkit.curation.annotation.assist import EVERYONE, Exposure, exposure
+from prefkit.curation.annotation.overlap import apply_overlap, first_target
 from prefkit.curation.annotation.task_kinds import LabelError, get_kind
 from prefkit.curation.store.labelstudio import LSPushLease
 from prefkit.schemas.common import PrefkitError, content_hash, parse_utc, utcnow
@@ -141,6 +144,8 @@ class PushReport:
     already: int = 0
     reconciled: int = 0
     not_pushed: list[str] = field(default_factory=list)
+    suggestions_added: int = 0  # suggestions made after their task was pushed, added to it now
+    suggestions_withheld: int = 0  # ... left out: people had already answered (or skipped) the task
 
 
 def _project_settings(project: Project, kind: str, overlap: int) -> dict[str, Any]:
@@ -539,23 +544,93 @@ def _push(
                 yield task
 
     importer = _Importer(client, pid, chunk, lease.check)
+    shown = _exposures(project, kind)
     try:
-        for part in _parts(fitting(), batch, chunk, shown=_exposures(project, kind)):
+        for part in _parts(fitting(), batch, chunk, shown=shown):
             # Stored before they are sent: a task in Label Studio is always one the store holds, so a
             # lost answer can be reconciled.
             if fresh := [t for t in part.tasks if t.task_id in new_ids]:
                 project.store.labels.add_tasks(fresh)
             importer.put(part)
             for tasks, ids in importer.answers(wait=False):
-                _mapped(project, client, report, url, pid, tasks, ids)
+                _mapped(project, client, report, url, pid, tasks, ids, shown)
         importer.close()
         for tasks, ids in importer.answers(wait=True):
-            _mapped(project, client, report, url, pid, tasks, ids)
+            _mapped(project, client, report, url, pid, tasks, ids, shown)
     finally:
         importer.stop()
     if fresh_unfit := [t for t in unfit if t.task_id in new_ids]:
         project.store.labels.add_tasks(fresh_unfit)  # stored like every task; labelled in the prefkit app
+    lease.check()
+    _add_suggestions(project, client, report, url, pid, kind, shown)
     return report
+
+
+def _add_suggestions(
+    project: Project,
+    client: LabelStudio,
+    report: PushReport,
+    url: str,
+    pid: int,
+    kind: str,
+    shown: Callable[[AnnotationTask], Exposure | None],
+) -> None:
+    """Suggestions newer than what a pushed task was given (``prefkit suggest`` after the push): on a
+    task nobody has answered or skipped, the old prediction out, the new one in (assisted arm) and
+    the task's data naming the arm; a task with answers keeps what its annotators saw. Label Studio
+    is listed only when some task has a newer suggestion than the store says it handled."""
+    latest = project.store.assist.latest(kind)
+    handled = project.store.labelstudio.suggestions_handled(url, pid)
+    pending = {
+        ls_id: tid
+        for tid, (ls_id, had) in handled.items()
+        if tid in latest and latest[tid].suggestion_id != had
+    }
+    if not pending:
+        return
+    tasks = {t.task_id: t for t in project.store.labels.tasks(kind=kind)}
+    http = client._client_wrapper.httpx_client
+    done: dict[str, str] = {}
+    listing = _call("listing Label Studio tasks", client.tasks.list, project=pid, fields="all", page_size=500)
+    for t in listing:
+        tid = pending.get(int(t.id))
+        want = shown(tasks[tid]) if tid in tasks else None
+        if want is None:
+            continue
+        data = dict(t.data or {})
+        if (data.get(ASSIST_KEY) or {}).get("suggestion_id") == want.suggestion_id:
+            done[tid] = want.suggestion_id  # already there (an earlier push's bookkeeping was lost)
+            continue
+        done[tid] = want.suggestion_id
+        if (t.total_annotations or 0) or (t.cancelled_annotations or 0):
+            report.suggestions_withheld += 1
+            continue
+        for old in t.predictions or []:
+            old_id = old["id"] if isinstance(old, dict) else old.id
+            _call("removing an older prediction", client.predictions.delete, id=old_id)
+        if want.arm == "assisted" and want.values is not None:
+            result = ls_kind(kind).results(want.values, tasks[tid])
+            _call(
+                "adding a suggestion",
+                client.predictions.create,
+                task=int(t.id),
+                result=result,
+                model_version=f"{want.model} {want.suggestion_id}",
+            )
+        data[ASSIST_KEY] = {"arm": want.arm, "suggestion_id": want.suggestion_id}
+        resp = _call(
+            f"naming the arm of Label Studio task {t.id}",
+            http.request,
+            f"api/tasks/{int(t.id)}",
+            method="PATCH",
+            json={"data": data},
+        )
+        if resp.status_code >= 300:
+            raise LabelStudioError(
+                f"updating Label Studio task {t.id}: Label Studio answered {resp.status_code}"
+            )
+        report.suggestions_added += 1
+    project.store.labelstudio.set_suggestions(url, pid, done)
 
 
 def set_overlap(client: LabelStudio, ls_task_id: int, overlap: int) -> None:
@@ -583,9 +658,12 @@ def _mapped(
     pid: int,
     tasks: list[AnnotationTask],
     ids: list[int],
+    shown: Callable[[AnnotationTask], Exposure | None] = lambda task: None,
 ) -> None:
-    """Record one answered import request's id map (one transaction)."""
+    """Record one answered import request's id map (one transaction), and the suggestions it sent."""
     project.store.labelstudio.add_tasks(url, pid, {t.task_id: i for t, i in zip(tasks, ids, strict=True)})
+    sent = {t.task_id: e.suggestion_id for t in tasks if (e := shown(t)) is not None}
+    project.store.labelstudio.set_suggestions(url, pid, sent)
     # Label Studio gives every imported task the project's maximum_annotations (the first target);
     # an audit item, or a stored task whose target went up, gets its own.
     base = first_target(project.config.annotation.overlap)

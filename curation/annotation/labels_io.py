@@ -1,9 +1,12 @@
 """Label events in and out of a project as JSONL or CSV rows, losslessly.
 
 One row per label event, columns ``annotator, task_kind, item_id, values, time_spent_s, timestamp,
-action, comment, judge``. ``item_id`` is the task's ``item_ref`` (stable across projects) or its
+action, comment, judge, assist_arm, suggestion_id``. ``item_id`` is the task's ``item_ref`` (stable across projects) or its
 ``task_id``; ``values`` is a JSON object (a JSON string in CSV); ``action`` defaults to ``label``;
-``judge`` (default false) marks the labels of an LLM judge, recorded with ``source="judge"``. A CSV
+``judge`` (default false) marks the labels of an LLM judge, recorded with ``source="judge"``.
+``assist_arm`` (``assisted`` or ``control``, empty for an item without a suggestion) and
+``suggestion_id`` say what the annotator was shown of the item's suggestion (``prefkit suggest``):
+both or neither, and the suggestion must be one of this project's, for that task. A CSV
 cell that a spreadsheet would run as a formula (starting with ``=``, ``+``, ``-``, ``@``, a tab or a
 carriage return) is written with a leading ``'`` and read back without it
 (:mod:`prefkit.schemas.safe_text`).
@@ -47,7 +50,10 @@ COLUMNS = (
     "action",
     "comment",
     "judge",
+    "assist_arm",
+    "suggestion_id",
 )
+ARMS = ("assisted", "control")
 REQUIRED = ("annotator", "task_kind", "item_id", "timestamp")
 ACTIONS = ("label", "skip", "flag", "withdraw")
 FORMATS = ("jsonl", "csv")
@@ -168,6 +174,20 @@ class _Resolver:
             self.tasks[(task.kind, task.item_ref)] = task
             self.tasks[(task.kind, task.task_id)] = task
         self.users: dict[str, str | None] = {}
+        self.suggestions: dict[str, str | None] = {}  # suggestion id -> its task id (None: unknown)
+
+    def suggestion(self, suggestion_id: str, task: AnnotationTask) -> str:
+        """``suggestion_id`` when it is this project's suggestion for ``task``."""
+        if suggestion_id not in self.suggestions:
+            found = self.store.assist.by_ids([suggestion_id]).get(suggestion_id)
+            self.suggestions[suggestion_id] = None if found is None else found.task_id
+        owner = self.suggestions[suggestion_id]
+        if owner is None:
+            raise _RowError("suggestion_id", f"no suggestion {printable(suggestion_id)!r} in this project "
+                            "(run prefkit suggest, or import into the project that made it)")  # fmt: skip
+        if owner != task.task_id:
+            raise _RowError("suggestion_id", f"suggestion {printable(suggestion_id)!r} is for another task")
+        return suggestion_id
 
     def task(self, kind: str, item_id: str) -> AnnotationTask:
         task = self.tasks.get((kind, item_id))
@@ -225,6 +245,18 @@ def _scalars(row: dict[str, Any]) -> tuple[str, float | None, str | None]:
     return action, None if spent is None else float(spent), comment
 
 
+def _arm(row: dict[str, Any], resolver: _Resolver, task: AnnotationTask) -> tuple[str | None, str | None]:
+    """The row's assist arm and suggestion id: both or neither."""
+    arm, suggestion_id = row.get("assist_arm"), row.get("suggestion_id")
+    if arm is None and suggestion_id is None:
+        return None, None
+    if arm not in ARMS:
+        raise _RowError("assist_arm", f"expected one of {', '.join(ARMS)} (with suggestion_id), got {arm!r}")
+    if not isinstance(suggestion_id, str) or not suggestion_id:
+        raise _RowError("suggestion_id", f"required with assist_arm {arm!r}, a non-empty string")
+    return arm, resolver.suggestion(suggestion_id, task)
+
+
 def _row_event(row: dict[str, Any], resolver: _Resolver, source: str) -> LabelEvent:
     unknown = sorted(set(row) - set(COLUMNS))
     if unknown:
@@ -246,6 +278,7 @@ def _row_event(row: dict[str, Any], resolver: _Resolver, source: str) -> LabelEv
     except InputError as exc:
         raise _RowError("timestamp", str(exc).removeprefix(": field timestamp: ")) from exc
     values = _values(row, action, task)
+    arm, suggestion_id = _arm(row, resolver, task)
     key = [
         annotator,
         kind.name,
@@ -256,6 +289,7 @@ def _row_event(row: dict[str, Any], resolver: _Resolver, source: str) -> LabelEv
         action,
         comment,
         source,
+        *([arm, suggestion_id] if arm else []),  # an id as before for a row without an arm
     ]
     return LabelEvent(
         event_id="imp_" + content_hash(key, 24),
@@ -268,6 +302,8 @@ def _row_event(row: dict[str, Any], resolver: _Resolver, source: str) -> LabelEv
         time_spent_s=spent,
         source=source,
         created_at=timestamp,
+        assist_arm=arm,
+        suggestion_id=suggestion_id,
     )
 
 
@@ -325,6 +361,8 @@ def export_rows(
             "action": ev.action,
             "comment": ev.comment,
             "judge": ev.source == "judge",
+            "assist_arm": ev.assist_arm,
+            "suggestion_id": ev.suggestion_id,
         }
         for ev in events
     ]

@@ -307,18 +307,35 @@ def checked(task: AnnotationTask, values: dict[str, Any]) -> dict[str, Any]:
     return clean
 
 
-def skip(project: Project, user: str, item: ShownItem, reason: str, *, signed_in: bool = False) -> bool:
-    """Pass on an item with a reason; it counts as done for this annotator (a skip is not a label)."""
+def skip(
+    project: Project,
+    user: str,
+    item: ShownItem,
+    reason: str,
+    *,
+    signed_in: bool = False,
+    assist: Exposure | None = None,
+) -> bool:
+    """Pass on an item with a reason; it counts as done for this annotator (a skip is not a label).
+    ``assist``: as for :func:`submit` (how often each arm skips is part of what suggestions do)."""
     if not reason.strip():
         raise WorkflowError("a skip needs a reason")
-    return _finish(project, user, item, "skip", {}, reason.strip(), signed_in)
+    return _finish(project, user, item, "skip", {}, reason.strip(), signed_in, assist)
 
 
-def flag(project: Project, user: str, item: ShownItem, reason: str, *, signed_in: bool = False) -> bool:
-    """Report an item as broken; maintainers see it on the dashboard."""
+def flag(
+    project: Project,
+    user: str,
+    item: ShownItem,
+    reason: str,
+    *,
+    signed_in: bool = False,
+    assist: Exposure | None = None,
+) -> bool:
+    """Report an item as broken; maintainers see it on the dashboard. ``assist``: as for :func:`submit`."""
     if not reason.strip():
         raise WorkflowError("a flag needs a reason")
-    return _finish(project, user, item, "flag", {}, reason.strip(), signed_in)
+    return _finish(project, user, item, "flag", {}, reason.strip(), signed_in, assist)
 
 
 # -- undo: every label of one's own can be reopened ---------------------------------------------------

@@ -21,7 +21,7 @@ from prefkit.curation.store.engine import StoreArea, StoreCore
 from prefkit.curation.store.labels import Labels
 from prefkit.schemas.common import utcnow
 from prefkit.schemas.curation import AnnotationTask, LabelEvent
-from sqlalchemy import delete, func, select, update
+from sqlalchemy import bindparam, delete, func, select, update
 
 
 @dataclass(frozen=True, slots=True)
@@ -238,6 +238,33 @@ class LabelStudioMap(StoreArea):
                 return conn.execute(count).scalar_one() - before
 
         return self.retrying(step)
+
+    def suggestions_handled(self, url: str, ls_project_id: int) -> dict[str, tuple[int, str | None]]:
+        """prefkit task id → (Label Studio task id, the newest suggestion a push handled for it)."""
+        m = self.t["ls_tasks"]
+        q = select(m.c.task_id, m.c.ls_task_id, m.c.suggestion_id).where(
+            m.c.url == url, m.c.ls_project_id == ls_project_id
+        )
+        with self.read() as conn:
+            return {r[0]: (int(r[1]), r[2]) for r in conn.execute(q)}
+
+    def set_suggestions(self, url: str, ls_project_id: int, handled: Mapping[str, str]) -> None:
+        """Record, per prefkit task id, the suggestion a push handled (one transaction)."""
+        if not handled:
+            return
+        m = self.t["ls_tasks"]
+        stmt = (
+            update(m)
+            .where(m.c.url == url, m.c.ls_project_id == ls_project_id, m.c.task_id == bindparam("tid"))
+            .values(suggestion_id=bindparam("sid"))
+        )
+        rows = [{"tid": tid, "sid": sid} for tid, sid in handled.items()]
+
+        def step() -> None:
+            with self.write() as conn:
+                conn.execute(stmt, rows)
+
+        self.retrying(step)
 
     # -- annotations --------------------------------------------------------------------------------
     def annotations(self, url: str, ls_project_id: int) -> dict[int, LSAnnotation]:

@@ -783,3 +783,11 @@ def m017_sessions_and_drafts(conn: Connection) -> None:
         Column("updated_at", Text, nullable=False),
     )
     md.create_all(conn)
+
+
+@migration(21, "labelstudio_suggestions")
+def m021_labelstudio_suggestions(conn: Connection) -> None:
+    """``ls_tasks`` gains ``suggestion_id``: the newest suggestion a push has handled for the Label
+    Studio task (sent with it, added to it later, or left out because people had already answered it).
+    NULL: none yet, so the next push compares with what the task's data in Label Studio says."""
+    conn.execute(text("ALTER TABLE ls_tasks ADD COLUMN suggestion_id TEXT"))

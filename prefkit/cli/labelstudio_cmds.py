@@ -86,6 +86,11 @@ def push_cmd(project: Project, kind: str, url: str, wait_s: float, as_json: bool
     )
     if r.reconciled:
         click.echo(f"  reconciled {r.reconciled} tasks an interrupted push had imported")
+    if r.suggestions_added or r.suggestions_withheld:
+        click.echo(
+            f"  newer suggestions: added to {r.suggestions_added} tasks; {r.suggestions_withheld} tasks "
+            "already answered keep what their annotators saw"
+        )
     if r.not_pushed:
         click.echo(f"  {len(r.not_pushed)} tasks do not fit the config; label them in the prefkit app:")
         for line in r.not_pushed[:SHOWN]:
