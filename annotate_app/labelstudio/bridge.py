@@ -594,7 +594,9 @@ def _add_suggestions(
     listing = _call("listing Label Studio tasks", client.tasks.list, project=pid, fields="all", page_size=500)
     for t in listing:
         tid = pending.get(int(t.id))
-        want = shown(tasks[tid]) if tid in tasks else None
+        if tid is None or tid not in tasks:
+            continue
+        want = shown(tasks[tid])
         if want is None:
             continue
         data = dict(t.data or {})
