@@ -47,6 +47,20 @@ MAX_LINE_BYTES = 64 * 1024**2
 MAX_DEPTH = 64
 
 
+def within(directory: Path, files: Iterable[Path], follow_symlinks: bool = False) -> None:
+    """Refuse a file found under ``directory`` that is a symbolic link (or lies under one) leading out
+    of it, unless ``follow_symlinks``: an ingest reads what the operator pointed it at, not what a link
+    inside reaches (``/etc/passwd``). A file named on the command line is read wherever it is."""
+    if follow_symlinks:
+        return
+    top = Path(directory).resolve()
+    for f in files:
+        if not f.resolve().is_relative_to(top):
+            raise InputError(
+                f"{f}: a symbolic link to {f.resolve()}, outside {directory}; pass --follow-symlinks to read it"
+            )
+
+
 def check_size(path: Path, limit: int | None = None) -> None:
     limit = limit or MAX_FILE_BYTES
     if not path.exists():

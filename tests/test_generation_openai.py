@@ -219,3 +219,32 @@ def test_generate_exits_3_when_calls_failed_and_the_rerun_resumes(openai_project
     reopened = Project(project.root)
     assert reopened.store.status()["instances"] == 3
     reopened.close()
+
+
+def test_generate_exits_1_when_every_persona_was_dropped_by_validation(openai_project):
+    """Issue 23, item 6: an endpoint whose factor answers always break the rules drops every persona;
+    `prefkit generate` says that nothing was made and exits 1 (a CI pipeline must not read success)."""
+    from click.testing import CliRunner
+
+    from prefkit.cli import cli
+
+    def broken(body):
+        answer = responder(body)
+        if isinstance(answer, dict) and "factors" in answer:
+            answer["factors"][-1]["type"] = (
+                "Location/Place" if answer["factors"][-2]["type"] != "Location/Place" else "Event/Time"
+            )
+        return answer
+
+    _, project = openai_project(broken)
+    result = CliRunner().invoke(
+        cli, ["generate", "-n", "2", "--backend", "openai", "--project", str(project.root)]
+    )
+    assert result.exit_code == 1, result.output
+    assert "nothing was generated at stage" in result.output
+    reopened = Project(project.root)
+    try:
+        assert len(reopened.store.generation.dropped_personas()) == 2
+        assert reopened.store.status()["instances"] == 0
+    finally:
+        reopened.close()

@@ -326,6 +326,22 @@ def test_ingest_does_not_follow_a_symlink_out_of_its_directory(root, tmp_path):
     assert snapshot(root) == before
 
 
+def test_alpsbench_import_does_not_follow_a_symlink_out_of_its_directory(root, tmp_path):
+    from fixtures_alps import write_packets
+
+    outside = write_packets(tmp_path / "outside", 2)
+    folder = write_packets(tmp_path / "packets", 1)
+    stray = next(outside.rglob("sess_*.json"))
+    (folder / "chunks" / "chunk_0001" / "sess_linked.json").symlink_to(stray)
+    before = snapshot(root)
+    line = one_error_line(run("import", "alpsbench", str(folder), "-p", str(root)))
+    assert f"sess_linked.json: a symbolic link to {stray.resolve()}" in line and "--follow-symlinks" in line
+    assert snapshot(root) == before  # nothing imported, not even the packet inside
+    ok = run("import", "alpsbench", str(folder), "-p", str(root), "--follow-symlinks")
+    assert ok.exit_code == 0, ok.output
+    assert snapshot(root) != before
+
+
 # -- 6. a stage that makes nothing --------------------------------------------------------------------------------------
 def test_a_stage_that_makes_nothing_exits_non_zero(root):
     result = run("generate", "instances", "--backend", "offline", "-p", str(root))

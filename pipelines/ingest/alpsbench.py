@@ -19,13 +19,15 @@ from prefkit.curation.store.content import Dialogue, DialogueTurn, ImportBundle,
 from prefkit.schemas.alpsbench import MemoryItem, check_candidate
 from prefkit.schemas.common import InputError, sha256_file, validation_line
 from prefkit.schemas.curation import Provenance
-from prefkit.schemas.reading import read_json
+from prefkit.schemas.reading import read_json, within
 from pydantic import ValidationError
 
 LICENCE = "ODC-BY (AlpsBench reprocessing of WildChat-1M)"
 
 
-def find_packets(path: Path) -> list[Path]:
+def find_packets(path: Path, follow_symlinks: bool = False) -> list[Path]:
+    """The packets under ``path`` (or ``path`` itself); a symbolic link in the folder that leads out of
+    it is refused unless ``follow_symlinks``."""
     if path.is_file():
         return [path]
     if not path.is_dir():
@@ -33,6 +35,7 @@ def find_packets(path: Path) -> list[Path]:
     files = sorted(path.rglob("sess_*.json"))
     if not files:
         raise InputError(f"{path}: no sess_*.json packets found")
+    within(path, files, follow_symlinks)
     return files
 
 
@@ -169,10 +172,10 @@ def _parse_packet(path: Path, root: Path) -> ParsedPacket:
     return ParsedPacket(dialogue, memories, Packet(session_id, session_id, extra))
 
 
-def build_bundle(path: Path) -> ImportBundle:
+def build_bundle(path: Path, follow_symlinks: bool = False) -> ImportBundle:
     """Parse and validate every packet under ``path`` before anything is written."""
     path = Path(path)
-    files = find_packets(path)
+    files = find_packets(path, follow_symlinks)
     root = path if path.is_dir() else path.parent
     digest = hashlib.sha256()
     bundle = ImportBundle(

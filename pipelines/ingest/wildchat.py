@@ -44,7 +44,7 @@ from prefkit.curation.store.content import ImportBundle
 from prefkit.curation.store.engine import StoreError
 from prefkit.schemas.common import InputError, canonical_json, disk_full, validation_line
 from prefkit.schemas.curation import Provenance
-from prefkit.schemas.reading import loads, no_records
+from prefkit.schemas.reading import loads, no_records, within
 from prefkit.schemas.wildchat import WildChatConversation
 from pydantic import ValidationError
 from tqdm import tqdm
@@ -227,14 +227,7 @@ def expand_paths(paths: list[Path], follow_symlinks: bool = False) -> list[Path]
                 for f in p.rglob("*")
                 if f.is_file() and f.name.lower().endswith((".jsonl", ".jsonl.gz", ".parquet"))
             )
-            if not follow_symlinks:
-                top = p.resolve()
-                for f in found:
-                    if not f.resolve().is_relative_to(top):
-                        raise InputError(
-                            f"{f}: a symbolic link to {f.resolve()}, outside {p}; "
-                            "pass --follow-symlinks to read it"
-                        )
+            within(p, found, follow_symlinks)
             if not found:
                 raise InputError(f"{p}: no .jsonl, .jsonl.gz or .parquet files in this directory")
             out.extend(found)

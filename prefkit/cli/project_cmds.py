@@ -110,17 +110,21 @@ def import_cupid(project: Project, file: str, licence: str | None) -> None:
 
 @import_.command("alpsbench")
 @click.argument("path", type=SafePath())
+@click.option(
+    "--follow-symlinks",
+    is_flag=True,
+    help="Read packets reached through symbolic links that lead out of PATH (refused by default).",
+)
 @project_option
-def import_alpsbench(project: Project, path: str) -> None:
+def import_alpsbench(project: Project, path: str, follow_symlinks: bool) -> None:
     """Import AlpsBench annotation packets from PATH (a folder of sess_*.json, searched recursively).
 
     Example: prefkit import alpsbench annotation_packets_sample/
     """
     from prefkit.pipelines.ingest import alpsbench
 
-    _report(
-        project.store.content.import_bundle(alpsbench.build_bundle(Path(path))), "AlpsBench packets", path
-    )
+    bundle = alpsbench.build_bundle(Path(path), follow_symlinks)
+    _report(project.store.content.import_bundle(bundle), "AlpsBench packets", path)
 
 
 @click.group()
