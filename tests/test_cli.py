@@ -38,6 +38,18 @@ def test_project_from_environment(tmp_path, monkeypatch):
     assert res.exit_code == 0 and "envproj" in res.output
 
 
+def test_project_argument_of_init_from_environment_and_an_empty_value_is_unset(tmp_path, monkeypatch):
+    """``init`` with no PATH uses $PREFKIT_PROJECT; an empty $PREFKIT_PROJECT counts as unset (the
+    current directory), as the environment record reads every variable."""
+    monkeypatch.setenv("PREFKIT_PROJECT", str(tmp_path / "from-env"))
+    assert run("init").exit_code == 0
+    assert (tmp_path / "from-env" / "prefkit.toml").is_file()
+    monkeypatch.setenv("PREFKIT_PROJECT", "")
+    monkeypatch.chdir(tmp_path / "from-env")
+    res = run("status")
+    assert res.exit_code == 0 and "from-env" in res.output
+
+
 def test_import_and_export_alpsbench_via_cli(tmp_path, fixture_packets):
     root = tmp_path / "p"
     run("init", root)

@@ -135,3 +135,10 @@ def test_no_library_module_but_the_environment_record_reads_os_environ():
         and re.search(r"\bos\.environ\b|\bgetenv\(", p.read_text(encoding="utf-8"))
     )
     assert readers == ["schemas/environment.py"]
+    # nor does the CLI through click's own environment lookup: its defaults come from the record too
+    envvars = sorted(
+        str(p.relative_to(root))
+        for p in (root / "prefkit").rglob("*.py")
+        if re.search(r"\benvvar\s*=|auto_envvar_prefix", p.read_text(encoding="utf-8"))
+    )
+    assert envvars == []

@@ -26,6 +26,7 @@ from prefkit.curation.quality.evidence import Normalized, check_memory, memory_e
 from prefkit.curation.store.content_records import DialogueTurn
 from prefkit.pipelines.assist import offline as _offline  # noqa: F401 - registers the offline answers
 from prefkit.pipelines.llm import LLMRequest, LLMResponse, load_template
+from prefkit.pipelines.llm.templates import rendered_request
 from prefkit.pipelines.memories.tasks import leakage
 from prefkit.schemas.assist import CoverageSuggestion, ExpressedSuggestion, MemorySupport, TaskQcJudgement
 from prefkit.schemas.curation import AnnotationTask
@@ -58,16 +59,16 @@ def register_suggester(kind: str, suggester: Suggester) -> None:
 
 def _request(kind: str, task: AnnotationTask, key: str, model, ctx: dict[str, Any]) -> LLMRequest:
     prompt = PROMPTS[kind]
-    return LLMRequest(
-        STAGE,
-        f"{task.task_id}{key}",
-        "judge",
+    return rendered_request(
         (("user", prompt.render(**ctx)),),
-        model,
+        prompt.hash,
+        stage=STAGE,
+        item=f"{task.task_id}{key}",
+        role="judge",
+        response_model=model,
+        context=ctx,
         temperature=0.0,
         max_tokens=400,
-        template_hash=prompt.hash,
-        offline_context=ctx,
     )
 
 

@@ -29,6 +29,7 @@ from prefkit.pipelines.eval.cupid_official import CONTEXT_LENGTH, parse_score
 from prefkit.pipelines.eval.cupid_prompts import PromptSet, bulleted, interaction_log, numbered
 from prefkit.pipelines.eval.release import CupidKey
 from prefkit.pipelines.llm.types import LLMRequest, LLMResponse
+from prefkit.pipelines.llm.templates import rendered_request
 from prefkit.schemas.cupid import BenchmarkInstance
 from prefkit.schemas.evaluation import CupidLabels, CupidPrediction, ItemLabel
 
@@ -56,14 +57,15 @@ class Steps:
     protocol: str = "cupid-official"
 
     def request(self, step: str, item: str, role: str, context: dict[str, Any], temperature: float = 0.0):
-        return LLMRequest(
+        return rendered_request(
+            self.prompts.messages(step, **context),
+            self.prompts.template_hash(step),
             stage=f"{STAGE}.{step}",
             item=item,
             role=role,  # type: ignore[arg-type]
-            messages=self.prompts.messages(step, **context),
+            response_model=None,
+            context=context,
             temperature=temperature,
-            template_hash=self.prompts.template_hash(step),
-            offline_context=context,
         )
 
     # -- what the evaluated model sees --------------------------------------------------------------------

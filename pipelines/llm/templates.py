@@ -5,8 +5,9 @@ provenance, so a changed prompt is visible in the data. Templates render with ``
 missing variable is an error, never an empty string in a prompt. This module must never read
 templates from anywhere but a package's own files.
 
-:func:`prompt_request` is the one builder of a templated request (generation, evaluation and memory
-extraction all use it): a template holds the system message, a line ``=== USER ===``, then the user
+:func:`rendered_request` is the one builder of a templated request, and :func:`prompt_request` renders a
+package template into it (generation, evaluation, memory extraction and suggestions all use them; the
+official CUPID protocol passes the messages of the prompt files it loaded): a template holds the system message, a line ``=== USER ===``, then the user
 message; the template's hash goes into the request (and so into provenance), and the variables it was
 rendered with become the request's ``offline_context``, so the offline backend sees exactly what the
 prompt was built from.
@@ -110,11 +111,39 @@ def prompt_request(
     """The request of one templated call: template ``name`` of ``package`` rendered with ``context``
     (then ``extra_messages``), its hash, and ``context`` as the offline backend's input."""
     messages, digest = render_messages(package, name, context)
+    return rendered_request(
+        messages + extra_messages,
+        digest,
+        stage=stage,
+        item=item,
+        role=role,
+        response_model=response_model,
+        context=context,
+        temperature=temperature,
+        max_tokens=max_tokens,
+    )
+
+
+def rendered_request(
+    messages: tuple[tuple[str, str], ...],
+    digest: str,
+    *,
+    stage: str,
+    item: str,
+    role: Role,
+    response_model: type[BaseModel] | None,
+    context: dict[str, Any],
+    temperature: float,
+    max_tokens: int | None = None,
+) -> LLMRequest:
+    """The request of messages already rendered from a prompt whose text hashes to ``digest`` (a
+    package template, or prompt files a user supplied): the hash goes into provenance and ``context``
+    becomes the offline backend's input. Every templated request is built here."""
     return LLMRequest(
         stage=stage,
         item=item,
         role=role,
-        messages=messages + extra_messages,
+        messages=messages,
         response_model=response_model,
         temperature=temperature,
         max_tokens=max_tokens,

@@ -13,6 +13,7 @@ from pydantic import BaseModel
 
 from prefkit.cli.types import SafePath
 from prefkit.schemas.common import PrefkitError, disk_full
+from prefkit.schemas.environment import Environment
 
 
 class KindChoice(click.Choice):
@@ -67,6 +68,17 @@ class PrefkitGroup(click.Group):
             sys.exit(130)
 
 
+def default_project() -> str:
+    """The project a command uses when none is named: ``$PREFKIT_PROJECT`` (read through the one
+    environment record, so an empty value counts as unset, as everywhere else), else the current directory."""
+    return Environment.read().project or "."
+
+
+def default_label_studio_url() -> str | None:
+    """``$LABEL_STUDIO_URL`` through the environment record (``None`` when unset or empty)."""
+    return Environment.read().label_studio_url
+
+
 def project_option(fn):
     """``--project PATH`` (or ``$PREFKIT_PROJECT``, else the current directory); passes ``project``."""
 
@@ -75,8 +87,7 @@ def project_option(fn):
         "-p",
         "project_path",
         type=SafePath(file_okay=False),
-        envvar="PREFKIT_PROJECT",
-        default=".",
+        default=default_project,
         show_default="$PREFKIT_PROJECT or .",
         help="Project directory.",
     )

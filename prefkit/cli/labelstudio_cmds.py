@@ -6,7 +6,14 @@ from typing import TYPE_CHECKING
 
 import click
 
-from prefkit.cli.common import KindChoice, echo_json, echo_table, json_option, project_option
+from prefkit.cli.common import (
+    KindChoice,
+    default_label_studio_url,
+    echo_json,
+    echo_table,
+    json_option,
+    project_option,
+)
 from prefkit.cli.types import NON_NEGATIVE_FLOAT
 
 if TYPE_CHECKING:
@@ -19,7 +26,7 @@ KINDS = KindChoice()
 def url_option(required: bool):
     return click.option(
         "--url",
-        envvar="LABEL_STUDIO_URL",
+        default=default_label_studio_url,
         required=required,
         show_default="$LABEL_STUDIO_URL",
         help="Label Studio base URL, e.g. http://127.0.0.1:8080 (token from $LABEL_STUDIO_API_KEY).",

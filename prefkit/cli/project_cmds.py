@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from prefkit.cli.common import echo_json, echo_table, json_option, project_option
+from prefkit.cli.common import default_project, echo_json, echo_table, json_option, project_option
 from prefkit.cli.types import SafePath
 
 if TYPE_CHECKING:
@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 
 
 @click.command()
-@click.argument("path", type=SafePath(file_okay=False), envvar="PREFKIT_PROJECT", default=".")
+@click.argument("path", type=SafePath(file_okay=False), default=default_project)
 @click.option("--name", help="Project name (default: the directory name).")
 @click.option(
     "--database",
