@@ -147,6 +147,11 @@ class CupidPrediction(Contract):
         description="Why the call failed: 'judge: ...' for the judge (matcher), text containing "
         "'context_length_exceeded' for a context-length failure, anything else for the model.",
     )
+    protocol: str | None = Field(
+        default=None,
+        description="The protocol of the run that made this prediction (`eval export` writes it); "
+        "scoring the line under another protocol is refused.",
+    )
 
 
 class CupidLabelLine(Contract):
@@ -196,6 +201,11 @@ class AlpsPrediction(Contract):
     selected_memory_id: str | None = Field(default=None, description="Task 3: the memory used.")
     used_memory_fact: str | None = Field(default=None, description="Task 4: the fact the answer rests on.")
     score: int | None = Field(default=None, ge=1, le=10, description="Task 4: a judge score, when known.")
+    protocol: str | None = Field(
+        default=None,
+        description="The protocol of the run that made this prediction (`eval export` writes it); "
+        "scoring the line under another protocol is refused.",
+    )
 
     #: The field each task's line must carry (the answer it is scored on).
     REQUIRED: ClassVar[dict[str, str]] = {

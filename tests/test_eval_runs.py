@@ -114,3 +114,42 @@ def test_alpsbench_task4_is_scored_by_the_judge_per_ability(project, tmp_path):
         "eval.alps.task4",
         "eval.alps.judge_task4",
     }
+
+
+def test_exported_predictions_name_their_protocol_and_are_scored_only_by_it(project, tmp_path):
+    """Every exported line names the run's protocol; ``eval score`` under that protocol gives the run's
+    own rows, under another one it refuses the file naming the line (nothing is scored)."""
+    rel = cupid_release(tmp_path, personas=1)
+    out = json.loads(run_cli(project, "eval", "cupid", "--release", str(rel), "--model", "m", "--json"))
+    run_id = out["run"]["run_id"]
+    path = tmp_path / "exported.jsonl"
+    said = run_cli(project, "eval", "export", run_id, str(path))
+    assert f"(protocol cupid-official) to {path}" in said
+    lines = [json.loads(x) for x in path.read_text().splitlines()]
+    assert len(lines) == 3 and {x["protocol"] for x in lines} == {"cupid-official"}
+    again = CliRunner().invoke(cli, ["eval", "score", str(path), "--release", str(rel), "--json"])
+    assert again.exit_code == 0, again.output
+    rescored = json.loads(again.output)
+    assert [{k: v for k, v in r.items() if k != "protocol"} for r in rescored] == out["rows"]
+    other = CliRunner().invoke(cli, ["eval", "score", str(path), "--release", str(rel), "--protocol", "prefkit"])
+    assert other.exit_code == 1
+    assert other.output.strip() == (
+        f"error: {path}:1: this prediction was made under protocol cupid-official; score it with --protocol "
+        'cupid-official (not prefkit), or remove the line\'s "protocol" field to score it as a plain predictions file'
+    )
+
+
+def test_a_mixed_report_labels_every_row_with_its_protocol(project, tmp_path):
+    rel = cupid_release(tmp_path, personas=1)
+    base = ("eval", "cupid", "--release", str(rel), "--model", "m", "--json")
+    official = json.loads(run_cli(project, *base))["run"]["run_id"]
+    plain = json.loads(run_cli(project, *base, "--protocol", "prefkit"))["run"]["run_id"]
+    refused = CliRunner().invoke(cli, ["eval", "report", official, plain, "-p", str(project.root)])
+    assert refused.exit_code == 1 and "different protocols (cupid-official, prefkit)" in refused.output
+    text = run_cli(project, "eval", "report", official, plain, "--mix-protocols", "--out", str(tmp_path / "r"))
+    assert "**Mixed protocols** (cupid-official, prefkit)" in text
+    rows = [line for line in text.splitlines() if line.startswith("| cupid-inference-")]
+    assert rows and all(
+        (official in r and "| cupid-official |" in r) or (plain in r and "| prefkit |" in r) for r in rows
+    )
+    assert {official, plain} <= {r.split("|")[1].strip() for r in rows}

@@ -22,7 +22,13 @@ from prefkit.pipelines.eval import alps_metrics as metrics
 from prefkit.pipelines.eval import alps_paper, alps_public
 from prefkit.pipelines.eval import offline as _offline  # noqa: F401 - registers the offline answers
 from prefkit.pipelines.eval.prompting import build_request
-from prefkit.pipelines.eval.release import EvalInputError, ReleaseRef, jsonl_lines, release_ref
+from prefkit.pipelines.eval.release import (
+    EvalInputError,
+    ReleaseRef,
+    check_line_protocol,
+    jsonl_lines,
+    release_ref,
+)
 from prefkit.pipelines.llm.types import LLMRequest
 from prefkit.schemas.common import validation_line
 from prefkit.schemas.evaluation import (
@@ -211,13 +217,13 @@ def load_alps(
 
 
 def read_predictions(
-    path: Path, rows: Mapping[str, AlpsRow], contract: str | None = None
+    path: Path, rows: Mapping[str, AlpsRow], contract: str | None = None, protocol: str | None = None
 ) -> dict[str, dict[str, Any]]:
     """A predictions.jsonl keyed like ``rows``. A line names its row by ``benchmark_id`` (plus ``track``
     when the id is in several tracks, e.g. task 3's distractor levels); unknown, ambiguous or repeated
     ids are errors naming the line. With ``contract`` (a task; protocol ``alpsbench-public``) every line
     must carry that task's public prediction fields and every row needs a line, as the public runner
-    requires."""
+    requires. A line naming another protocol than ``protocol`` (an export of another run) is refused."""
     path = Path(path)
     if not path.is_file():
         raise EvalInputError(f"{path}: no such predictions file")
@@ -233,6 +239,7 @@ def read_predictions(
             pred = AlpsPrediction.model_validate(raw, strict=True)
         except ValidationError as exc:
             raise EvalInputError(f"{path}:{lineno}: field {validation_line(exc)}") from None
+        check_line_protocol(f"{path}:{lineno}", pred.protocol, protocol)
         keys = [k for k in by_id.get(pred.benchmark_id, []) if pred.track in (None, rows[k].track)]
         if not keys:
             raise EvalInputError(
@@ -251,7 +258,7 @@ def read_predictions(
             raise EvalInputError(
                 f"{path}:{lineno}: field {needed}: required for a {rows[keys[0]].track[:5]} prediction"
             )
-        out[keys[0]] = pred.model_dump(exclude_none=True)
+        out[keys[0]] = pred.model_dump(exclude_none=True, exclude={"protocol"})
     if contract:
         missing = sorted(set(rows) - set(out))
         if missing:

@@ -22,7 +22,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from prefkit.pipelines.eval.release import CupidKey, EvalInputError, jsonl_lines, sessions_ago
+from prefkit.pipelines.eval.release import (
+    CupidKey,
+    EvalInputError,
+    check_line_protocol,
+    jsonl_lines,
+    sessions_ago,
+)
 from prefkit.schemas.common import validation_line
 from prefkit.schemas.cupid import BenchmarkInstance
 from prefkit.schemas.evaluation import (
@@ -231,8 +237,9 @@ def score_generation(
 
 
 # -- files ----------------------------------------------------------------------------------------------
-def read_predictions(path: Path) -> dict[CupidKey, CupidPrediction]:
-    """A predictions JSONL keyed by (persona_id, instance_type); a repeated key is an error."""
+def read_predictions(path: Path, protocol: str | None = None) -> dict[CupidKey, CupidPrediction]:
+    """A predictions JSONL keyed by (persona_id, instance_type); a repeated key is an error, and so is
+    a line made under another protocol than ``protocol``."""
     path = Path(path)
     if not path.is_file():
         raise EvalInputError(f"{path}: no such predictions file")
@@ -242,6 +249,7 @@ def read_predictions(path: Path) -> dict[CupidKey, CupidPrediction]:
             pred = CupidPrediction.model_validate(row)
         except ValidationError as exc:
             raise EvalInputError(f"{path}:{lineno}: field {validation_line(exc, root='<line>')}") from None
+        check_line_protocol(f"{path}:{lineno}", pred.protocol, protocol)
         key = (pred.persona_id, pred.instance_type)
         if key in out:
             raise EvalInputError(f"{path}:{lineno}: a second prediction for ({key_name(key)})")

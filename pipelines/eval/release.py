@@ -126,3 +126,14 @@ def sessions_ago(inst: BenchmarkInstance) -> int | None:
     request); ``None`` when no prior session is relevant."""
     positions = relevant_positions(inst)
     return len(inst.prior_interactions) - positions[-1] if positions else None
+
+
+def check_line_protocol(where: str, made: str | None, scoring: str | None) -> None:
+    """A prediction line that names the protocol its run was made with (``eval export`` writes it) is
+    scored only by that protocol: one protocol's predictions under another's arithmetic would give a
+    number neither protocol defines."""
+    if made is not None and scoring is not None and made != scoring:
+        raise EvalInputError(
+            f"{where}: this prediction was made under protocol {made}; score it with --protocol {made} "
+            f"(not {scoring}), or remove the line's \"protocol\" field to score it as a plain predictions file"
+        )

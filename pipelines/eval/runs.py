@@ -120,7 +120,7 @@ def run_cupid(
     run = _run_record("cupid", options.task, ref, layer, templates, settings, model, judge_model)
     preds = None
     if predictions is not None:  # a file is checked whole before the run is recorded
-        preds = cupid_m.read_predictions(predictions)
+        preds = cupid_m.read_predictions(predictions, options.protocol)
         unknown = sorted(set(preds) - set(instances))
         if unknown:
             raise EvalInputError(
@@ -183,7 +183,7 @@ def score_cupid_file(
     """Score a predictions file (and optional judge-labels file) against a release by ``protocol``'s
     arithmetic: no calls."""
     _ref, instances = load_cupid(release, config)
-    preds = cupid_m.read_predictions(predictions)
+    preds = cupid_m.read_predictions(predictions, protocol)
     if labels is not None:
         preds = cupid_m.apply_labels(preds, labels)
     golds = {k: cupid_m.Gold.of(v) for k, v in instances.items()}
@@ -225,7 +225,7 @@ def run_alpsbench(
     run = _run_record("alpsbench", task, ref, layer, templates, settings, model, judge_model)
     # a predictions file is checked whole before the run is recorded: a refused file leaves no run
     contract = task if protocol == "alpsbench-public" else None
-    preds = alpsbench.read_predictions(predictions, rows, contract) if predictions else None
+    preds = alpsbench.read_predictions(predictions, rows, contract, protocol) if predictions else None
     store.eval.run_start(run)
     with _failing(store, run):
         if preds is None:
@@ -265,7 +265,9 @@ def score_alps_file(
     ``alpsbench-paper`` needs ``score`` in each line)."""
     _ref, rows, has_gold = alpsbench.load_alps(release, task, split, config, private)
     _require_gold(release, task, split, has_gold, private)
-    preds = alpsbench.read_predictions(predictions, rows, task if protocol == "alpsbench-public" else None)
+    preds = alpsbench.read_predictions(
+        predictions, rows, task if protocol == "alpsbench-public" else None, protocol
+    )
     records = [rec for _b, _g, rec in alpsbench.score_rows(task, rows, preds, protocol)]
     return _alps_aggregate(protocol, task, records)
 
@@ -329,13 +331,15 @@ def build_report(store: ProjectStore, run_id: str, policy: ReleasePolicy | None 
 
 
 def export_predictions(store: ProjectStore, run_id: str) -> list[dict[str, Any]]:
-    """A run's predictions with their judge labels, one line each: re-scorable with ``eval score``."""
+    """A run's predictions with their judge labels, one line each, each naming the run's protocol:
+    re-scorable with ``eval score --protocol`` of that protocol (another one is refused)."""
     run = store.eval.run(run_id)
+    protocol = protocols.of_run(run)
     out = []
     for item in store.eval.items(run.run_id):
         pred = item.record.get("prediction")
         if pred is not None:
-            out.append(pred)
+            out.append({**pred, "protocol": protocol})
     return out
 
 
