@@ -271,3 +271,55 @@ def test_eval_score_names_its_protocol(tmp_path):
     as_json = json.loads(CliRunner().invoke(cli, ["eval", "score", str(preds), "--release", str(rel), "--json",
                                                   "--protocol", "prefkit"]).output)  # fmt: skip
     assert {r["protocol"] for r in as_json} == {"prefkit"}
+
+
+def test_alpsbench_public_task2_reads_the_answer_memories_and_averages_row_f1(tmp_path):
+    """Task 2 (memory update): the reference is ``gold.answer`` (the updated memories), not the input's
+    memories. Row u1: TEA and RUN expected, TEA given -> P 1, R 1/2, F1 2/3 (rounded 0.666667); u2: empty
+    against empty -> 1; u3: JAZZ expected and given -> 1. Mean F1 (0.666667 + 1 + 1) / 3."""
+    rel = tmp_path / "rel"
+    write_config(rel, "alpsbench", "validation", [
+        row("u1", "task2", {"dialogue": [], "memories": [TEA]}, {"answer": [TEA, RUN]}),
+        row("u2", "task2", {"dialogue": [], "memories": []}, {"answer": []}),
+        row("u3", "task2", {"dialogue": [], "memories": [JAZZ]}, {"answer": [JAZZ]}),
+    ])  # fmt: skip
+    preds = write_jsonl(tmp_path / "p.jsonl", [
+        {"benchmark_id": "u1", "memory_items": [TEA]},
+        {"benchmark_id": "u2", "memory_items": []},
+        {"benchmark_id": "u3", "memory_items": [JAZZ]},
+    ])  # fmt: skip
+    (r,) = score_alps_file(rel, "task2", "validation", preds)
+    assert r["main_metric"] == "mean_f1"
+    assert r["main_score"] == pytest.approx((0.666667 + 1 + 1) / 3, abs=1e-6)
+    assert r["mean_recall"] == pytest.approx((0.5 + 1 + 1) / 3, abs=1e-6)
+    assert r["exact_match_rate"] == pytest.approx(2 / 3, abs=1e-6)
+
+
+def test_alpsbench_paper_row_scores_and_their_means_worked_by_hand(tmp_path):
+    """The documented formula: pair = 0.4 label + 0.4 value + 0.1 type + 0.1 confidence (confidence term
+    1 up to |a - b| = 0.2, then linear to 0 at 0.7); matched pairs >= 0.30; algo = 100 (0.6 quality + 0.4 F1).
+    a: TEA and RUN expected, TEA given as another type -> pair 0.9, TP 1, P 1, R 0.5, F1 2/3, algo 80.6667;
+    b: nothing expected, nothing given -> everything 1, algo 100;
+    c: JAZZ expected, JAZZ given at confidence 0.45 -> pair 0.4 + 0.4 + 0.1 + 0.1 * 0.5 = 0.95, F1 1, algo 97;
+    d: RUN expected, nothing given -> 0."""
+    rel = tmp_path / "rel"
+    write_config(rel, "alpsbench", "dev", [
+        row("a", "task1", {"dialogue": []}, {"memory_items": [TEA, RUN]}),
+        row("b", "task1", {"dialogue": []}, {"memory_items": []}),
+        row("c", "task1", {"dialogue": []}, {"memory_items": [JAZZ]}),
+        row("d", "task1", {"dialogue": []}, {"memory_items": [RUN]}),
+    ])  # fmt: skip
+    preds = write_jsonl(tmp_path / "p.jsonl", [
+        {"benchmark_id": "a", "memory_items": [{**TEA, "type": "indirect"}]},
+        {"benchmark_id": "b", "memory_items": []},
+        {"benchmark_id": "c", "memory_items": [{**JAZZ, "confidence": 0.45}]},
+        {"benchmark_id": "d", "memory_items": []},
+    ])  # fmt: skip
+    paper, check = score_alps_file(rel, "task1", "dev", preds, protocol="alpsbench-paper")
+    algo = [100 * (0.6 * 0.9 + 0.4 * 2 / 3), 100.0, 100 * (0.6 * 0.95 + 0.4), 0.0]
+    assert paper["algo_score_100"] == pytest.approx(sum(algo) / 4, abs=1e-6)
+    assert paper["mean_f1"] == pytest.approx((2 / 3 + 1 + 1 + 0) / 4, abs=1e-6)
+    assert paper["mean_quality"] == pytest.approx((0.9 + 1 + 0.95 + 0) / 4, abs=1e-6)
+    assert (paper["mean_precision"], paper["mean_recall"]) == (0.75, 0.625)
+    assert (paper["matched"], paper["n_pred"], paper["n_gold"]) == (2, 2, 4)
+    assert check["task"] == "pair_threshold"
