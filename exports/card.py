@@ -292,6 +292,21 @@ def _cost(report: CostReport) -> list[str]:
         "",
         *_table(rows, ["verified", "count", "LLM stages", "US$ each", "verified by", "minutes each"]),
     ]
+    left = [f for f in report.forecast if f.remaining_labels]
+    until = report.paced_until or "no finished item yet"
+    if not left:
+        out += ["", "When this release was cut, no labels remained in any batch."]
+        return out
+    rows = [[f.kind, f.batch_id, f.tasks, f.remaining_labels, _fmt(f.labels_per_day), _fmt(f.days_left)]
+            for f in left]  # fmt: skip
+    out += [
+        "",
+        f"Labelling still open when this release was cut, per batch, at the pace of the last "
+        f"{report.pace_days:g} days of labelling (until {until}; days left: the labels left over the "
+        "kind's labels per day, — without a pace):",
+        "",
+        *_table(rows, ["task kind", "batch", "tasks", "labels left", "labels per day", "days left"]),
+    ]
     return out
 
 

@@ -150,3 +150,34 @@ def test_cli_text_json_and_the_card_show_the_same_numbers(demo):
     line = next(x for x in card.splitlines() if x.startswith("| CUPID instances |"))
     assert f"${unit['CUPID instances'].usd_per_unit:.4f}" in line
     assert f"{unit['CUPID instances'].minutes_per_unit:.2f}" in line
+    assert "When this release was cut, no labels remained in any batch." in card  # alice and bob did all
+
+
+def test_the_card_forecasts_the_batches_still_open_when_the_release_is_cut(tmp_path):
+    """A batch added and half labelled before the cut: the card lists its labels left, labels per day
+    and days left exactly as `prefkit cost` computes them."""
+    from prefkit.curation.annotation.task_admin import create_tasks
+    from prefkit.curation.store.content import PreferencePair
+    from prefkit.schemas.curation import Provenance
+
+    project = build_demo(tmp_path / "demo", personas=1, seed=0, log=lambda m: None)
+    pairs = [PreferencePair(f"extra{i}", f"Checklist item {i}?", f"Statement {i}", "test") for i in range(4)]
+    project.store.content.add_preference_pairs(pairs, Provenance(source="test.forecast"))
+    assert create_tasks(project, "preference_match", overlap=2, batch="more") == 4
+    tasks = [t for t in project.store.labels.tasks(kind="preference_match") if t.batch == "more"]
+    rows = [
+        {"annotator": "alice", "task_kind": "preference_match", "item_id": t.item_ref,
+         "values": {"coverage": "fully"}, "time_spent_s": 20.0, "timestamp": _at(30 * i), "action": "label"}
+        for i, t in enumerate(tasks[:3])
+    ]  # fmt: skip
+    path = tmp_path / "labels.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    import_labels(project.store, path)
+    report = cost_report(project.store, project.config.annotation)
+    (more,) = [f for f in report.forecast if f.batch_id == "more"]
+    assert (more.tasks, more.remaining_labels) == (4, 8 - 3)
+    card = (cut_release(project, "0.1.0", override="forecast test: offline demo").path / "README.md").read_text()
+    assert "Labelling still open when this release was cut" in card
+    row = next(x for x in card.splitlines() if x.startswith("| preference_match | more |"))
+    assert row == f"| preference_match | more | 4 | 5 | {more.labels_per_day:.3f} | {more.days_left:.3f} |"
+    project.close()
