@@ -197,7 +197,36 @@ def test_cli_agreement_table_and_annotators(store, project):
         and "non-parametric bootstrap" in table.output
     )
     ann = CliRunner().invoke(cli, ["agreement", "--annotators", "--json", "-p", str(project.root)])
-    assert [r["annotator"] for r in json.loads(ann.output)] == ["ann1", "ann2", "ann3"]
+    rows = json.loads(ann.output)
+    assert [r["annotator"] for r in rows] == ["ann1", "ann2", "ann3"]
+    # the text shows each reliability and each confusion matrix, the numbers of --json
+    text = CliRunner().invoke(cli, ["agreement", "--annotators", "-p", str(project.root)]).output
+    lines = text.splitlines()
+    for r in rows:
+        row = next(x for x in lines if x.startswith(r["annotator"] + " ") and "preference_match" in x)
+        assert f"{r['reliability']:.3f}" in row.split()
+        matrix = r["confusion"]["coverage"]
+        start = lines.index(
+            f"{r['annotator']} on preference_match.coverage (rows: true value; columns: what they said)"
+        )
+        said = list(matrix)  # columns in the rows' order: the diagonal is each right answer
+        assert lines[start + 1].split() == ["truth", *said]
+        body = [x.split() for x in lines[start + 3 : start + 3 + len(matrix)]]
+        assert body == [[t, *(f"{matrix[t].get(k, 0.0):.3f}" for k in said)] for t in matrix]
+        assert all(sum(float(v) for v in b[1:]) == pytest.approx(1.0, abs=2e-3) for b in body)
+
+
+def test_the_dashboard_confusion_rows_are_the_models_matrices(store):
+    from prefkit.curation.quality.dashboard import confusion_matrices
+
+    _fill_match(store)
+    stats = {r["annotator"]: r for r in annotator_stats(store)}
+    rows = confusion_matrices(store)
+    assert {r["annotator"] for r in rows} == {"ann1", "ann2", "ann3"}
+    for r in rows:
+        probs = stats[r["annotator"]]["confusion"][r["field"]][r["truth"]]
+        assert {k.removeprefix("says "): v for k, v in r.items() if k.startswith("says ")} == probs
+    assert len(rows) == sum(len(m) for s in stats.values() for m in s["confusion"].values())
 
 
 def test_cli_agreement_uses_the_documented_table_form_of_alpha_min(store, project):

@@ -52,6 +52,7 @@ def test_one_policy_answers_every_fields_threshold():
         ("release", "alpsbench_reference", "gold", "Input should be 'verified' or 'imported'"),
         ("llm", "structured", "json", "Input should be 'json_schema' or 'json_mode'"),
         ("llm", "backend", "anthropic", "Input should be 'offline' or 'openai'"),
+        ("release", "consensus", "vote", "Input should be 'majority', 'dawid_skene' or 'mace'"),
     ],
 )
 def test_a_closed_choice_is_checked_when_the_file_is_read(tmp_path, section, key, value, expected):

@@ -175,6 +175,32 @@ def test_a_reliability_model_weighs_the_reliable_annotator_over_two_careless_one
     assert [d.task_id for d in disagreements(three) if d.decided_by == "undecided"] == []
 
 
+def test_the_config_file_chooses_the_reliability_model(project):
+    """`[release] consensus = "dawid_skene"` in prefkit.toml (not a setting poked into the store) is what
+    a reopened project decides with, and its `consensus_confidence` too."""
+    from prefkit.curation.project import CONFIG_NAME, Project
+
+    store = project.store
+    add_users(store, "ann1", "ann2", "ann3")
+    last = _two_careless_outvote_one_reliable(store)
+    assert final_labels(store, "preference_match")[last].decided_by != "dawid_skene"
+    cfg = project.root / CONFIG_NAME
+    text = cfg.read_text()
+    assert 'consensus = "majority"' in text and "consensus_confidence = 0.9" in text
+    cfg.write_text(
+        text.replace('consensus = "majority"', 'consensus = "dawid_skene"').replace(
+            "consensus_confidence = 0.9", "consensus_confidence = 0.8"
+        )
+    )
+    reopened = Project(project.root)
+    try:
+        assert (reopened.store.consensus_method, reopened.store.consensus_confidence) == ("dawid_skene", 0.8)
+        final = final_labels(reopened.store, "preference_match")[last]
+        assert final.values == {"coverage": "fully"} and final.decided_by == "dawid_skene"
+    finally:
+        reopened.close()
+
+
 def test_a_unit_below_the_confidence_waits_for_adjudication(three):
     (t,) = match_tasks(three, 1)
     cover(three, t.task_id, ann1="fully", ann2="partially")  # no gold: nobody's reliability is known

@@ -41,6 +41,21 @@ def _agreement_table(rows: list[dict]) -> list[dict]:
     return out
 
 
+def echo_confusion(rows: list[dict]) -> None:
+    """Each annotator's confusion matrix per field: a row per true value, a column per value said,
+    P(said | truth) under the reliability model."""
+    for r in rows:
+        for field, matrix in sorted(r["confusion"].items()):
+            said = list(matrix)  # the true values' order, so the diagonal is the right answers
+            said += sorted({k for probs in matrix.values() for k in probs} - set(said))
+            click.echo("")
+            click.echo(f"{r['annotator']} on {r['task_kind']}.{field} (rows: true value; columns: what they said)")
+            echo_table(
+                [{"truth": truth, **{k: f"{probs.get(k, 0.0):.3f}" for k in said}} for truth, probs in matrix.items()],
+                ["truth", *said],
+            )
+
+
 @click.command()
 @click.option("--kind", help="Only this task kind (default: every kind with labels).")
 @click.option("--batch", help="Only tasks of this batch (default: all batches).")
@@ -57,7 +72,7 @@ def _agreement_table(rows: list[dict]) -> list[dict]:
 @click.option(
     "--annotators",
     is_flag=True,
-    help="Per-annotator statistics instead, with reliability and confusion matrices (--json) of a "
+    help="Per-annotator statistics instead, with the reliability and confusion matrices of a "
     "Dawid-Skene model ([release] consensus = mace: MACE).",
 )
 @click.option("--assist", is_flag=True, help="Compare labels made with and without a suggestion on screen.")
@@ -93,8 +108,9 @@ def agreement(
             if rows:
                 click.echo(
                     f"reliability: P(label right) under a {rows[0]['reliability_model']} model fitted on every "
-                    "label of the kind, gold included; --json gives each confusion matrix"
+                    "label of the kind, gold included"
                 )
+                echo_confusion(rows)
         return
     threshold = release.alpha_min if alpha_min is None else alpha_min
     rows = agreement_rows(project.store, kind=kind, batch=batch, n_boot=n_boot, seed=seed, alpha_min=threshold,
