@@ -30,7 +30,7 @@ from prefkit.schemas.config import OverlapRange
 from prefkit.schemas.curation import LabelEvent
 from sqlalchemy import func, select
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]  # the replicas get up to 600 s below
 
 ANNOTATORS = 16
 ITEMS = 120
@@ -134,6 +134,7 @@ def _run_with_a_kill(root: Path, acks: Path, users: list[str], database: str | N
     replacement.start()
     for p in (survivor, replacement):
         p.join(timeout=600)
+        assert not p.is_alive(), "a replica did not finish its queue within 600 s"
     errors = "".join(f.read_text() for f in acks.glob("errors-*.txt"))
     assert (survivor.exitcode, replacement.exitcode) == (0, 0), errors
 
