@@ -172,3 +172,31 @@ def test_tasks_adapt_refits_and_hands_out_what_is_no_longer_certain(project):
     assert out.output == "preference_match: 3 item(s) handed to one more annotator\n"
     assert {t.overlap for t in project.store.labels.tasks(kind=KIND)} == {2}
     assert _label(project, "ann2", lambda t: "fully") == 3
+
+
+def test_an_item_is_certain_only_with_a_value_somebody_gave():
+    """The stopping rule agrees with the consensus, which never decides a value nobody chose: one label
+    from an annotator known to say the opposite points at another value with high posterior, and the
+    item must get another label instead of stopping undecidable."""
+    import numpy as np
+    from prefkit.schemas.common import canonical_json
+
+    classes = [canonical_json(v) for v in ("not_covered", "partially", "fully")]
+    flip = np.array([[0.2, 0.0, 0.8], [0.0, 0.2, 0.8], [0.8, 0.0, 0.2]])  # rows: truth, columns: said
+    good = np.array([[0.95, 0.025, 0.025], [0.025, 0.95, 0.025], [0.025, 0.025, 0.95]])
+    snap = overlap.Snapshot(
+        seq=0,
+        method="dawid_skene",
+        fields={"coverage": {"classes": classes, "priors": np.array([0.15, 0.25, 0.6]),
+                             "confusion": {"flip": flip, "good": good}}},
+        gold={"flip": 20, "good": 20},
+    )  # fmt: skip
+    rule = OverlapRange(min=1, max=4, confidence=0.85)
+    from prefkit.curation.annotation.crowd import unit_posterior
+
+    post = unit_posterior([("flip", 0)], snap.fields["coverage"]["priors"], {"flip": flip})
+    assert post.argmax() == 2 and post[2] > 0.9  # "not_covered" from flip: almost surely "fully"
+    assert not overlap.certain(KIND, {"flip": {"coverage": "not_covered"}}, snap, rule)
+    assert overlap.certain(KIND, {"good": {"coverage": "fully"}}, snap, rule)
+    both = {"flip": {"coverage": "not_covered"}, "good": {"coverage": "fully"}}
+    assert overlap.certain(KIND, both, snap, rule)  # now somebody gave the value the labels point at

@@ -210,7 +210,9 @@ def _field_for(snap: Snapshot | None, kind: str, name: str, seen: set[str]) -> d
 
 def certain(kind: str, labels: dict[str, dict[str, Any]], snap: Snapshot | None, rule: OverlapRange) -> bool:
     """Whether an item's labels settle it: some label, every unit's most probable value reaching
-    ``rule.confidence`` (a disagreement between annotators of similar reliability never does), and a
+    ``rule.confidence`` (a disagreement between annotators of similar reliability never does) and
+    being a value somebody gave (the consensus never decides a value nobody chose, so an item whose
+    labels point elsewhere — an annotator known to say the opposite — needs another label), and a
     lone label only from an annotator with ``rule.gold_items`` gold labels."""
     if not labels:
         return False
@@ -230,7 +232,8 @@ def certain(kind: str, labels: dict[str, dict[str, Any]], snap: Snapshot | None,
         index = {c: i for i, c in enumerate(field["classes"])}
         matrices = {a: _matrix(field, a) for a, _ in given}
         post = unit_posterior([(a, index[v]) for a, v in given], field["priors"], matrices)
-        if post.max() < rule.confidence:
+        top = int(post.argmax())
+        if post[top] < rule.confidence or field["classes"][top] not in {v for _, v in given}:
             return False
     return True
 
