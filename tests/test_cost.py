@@ -176,7 +176,9 @@ def test_the_card_forecasts_the_batches_still_open_when_the_release_is_cut(tmp_p
     report = cost_report(project.store, project.config.annotation)
     (more,) = [f for f in report.forecast if f.batch_id == "more"]
     assert (more.tasks, more.remaining_labels) == (4, 8 - 3)
-    card = (cut_release(project, "0.1.0", override="forecast test: offline demo").path / "README.md").read_text()
+    card = (
+        cut_release(project, "0.1.0", override="forecast test: offline demo").path / "README.md"
+    ).read_text()
     assert "Labelling still open when this release was cut" in card
     row = next(x for x in card.splitlines() if x.startswith("| preference_match | more |"))
     assert row == f"| preference_match | more | 4 | 5 | {more.labels_per_day:.3f} | {more.days_left:.3f} |"

@@ -131,7 +131,9 @@ def test_exported_predictions_name_their_protocol_and_are_scored_only_by_it(proj
     assert again.exit_code == 0, again.output
     rescored = json.loads(again.output)
     assert [{k: v for k, v in r.items() if k != "protocol"} for r in rescored] == out["rows"]
-    other = CliRunner().invoke(cli, ["eval", "score", str(path), "--release", str(rel), "--protocol", "prefkit"])
+    other = CliRunner().invoke(
+        cli, ["eval", "score", str(path), "--release", str(rel), "--protocol", "prefkit"]
+    )
     assert other.exit_code == 1
     assert other.output.strip() == (
         f"error: {path}:1: this prediction was made under protocol cupid-official; score it with --protocol "
@@ -146,7 +148,9 @@ def test_a_mixed_report_labels_every_row_with_its_protocol(project, tmp_path):
     plain = json.loads(run_cli(project, *base, "--protocol", "prefkit"))["run"]["run_id"]
     refused = CliRunner().invoke(cli, ["eval", "report", official, plain, "-p", str(project.root)])
     assert refused.exit_code == 1 and "different protocols (cupid-official, prefkit)" in refused.output
-    text = run_cli(project, "eval", "report", official, plain, "--mix-protocols", "--out", str(tmp_path / "r"))
+    text = run_cli(
+        project, "eval", "report", official, plain, "--mix-protocols", "--out", str(tmp_path / "r")
+    )
     assert "**Mixed protocols** (cupid-official, prefkit)" in text
     rows = [line for line in text.splitlines() if line.startswith("| cupid-inference-")]
     assert rows and all(

@@ -28,8 +28,8 @@ from prefkit.pipelines.eval.cupid_metrics import key_name, with_fields
 from prefkit.pipelines.eval.cupid_official import CONTEXT_LENGTH, parse_score
 from prefkit.pipelines.eval.cupid_prompts import PromptSet, bulleted, interaction_log, numbered
 from prefkit.pipelines.eval.release import CupidKey
-from prefkit.pipelines.llm.types import LLMRequest, LLMResponse
 from prefkit.pipelines.llm.templates import rendered_request
+from prefkit.pipelines.llm.types import LLMRequest, LLMResponse
 from prefkit.schemas.cupid import BenchmarkInstance
 from prefkit.schemas.evaluation import CupidLabels, CupidPrediction, ItemLabel
 

@@ -135,5 +135,5 @@ def check_line_protocol(where: str, made: str | None, scoring: str | None) -> No
     if made is not None and scoring is not None and made != scoring:
         raise EvalInputError(
             f"{where}: this prediction was made under protocol {made}; score it with --protocol {made} "
-            f"(not {scoring}), or remove the line's \"protocol\" field to score it as a plain predictions file"
+            f'(not {scoring}), or remove the line\'s "protocol" field to score it as a plain predictions file'
         )

@@ -49,9 +49,14 @@ def echo_confusion(rows: list[dict]) -> None:
             said = list(matrix)  # the true values' order, so the diagonal is the right answers
             said += sorted({k for probs in matrix.values() for k in probs} - set(said))
             click.echo("")
-            click.echo(f"{r['annotator']} on {r['task_kind']}.{field} (rows: true value; columns: what they said)")
+            click.echo(
+                f"{r['annotator']} on {r['task_kind']}.{field} (rows: true value; columns: what they said)"
+            )
             echo_table(
-                [{"truth": truth, **{k: f"{probs.get(k, 0.0):.3f}" for k in said}} for truth, probs in matrix.items()],
+                [
+                    {"truth": truth, **{k: f"{probs.get(k, 0.0):.3f}" for k in said}}
+                    for truth, probs in matrix.items()
+                ],
                 ["truth", *said],
             )
 
