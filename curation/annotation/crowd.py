@@ -19,7 +19,7 @@ are checked against hand-computed cases (tests/test_crowd.py).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -149,3 +149,19 @@ def unit_posterior(
     log -= log.max()
     post = np.exp(log)
     return post / post.sum()
+
+
+def settled_value(
+    post: np.ndarray, classes: Sequence[str], given: Collection[str], confidence: float
+) -> int | None:
+    """The index of the value a unit's posterior settles it to, or ``None``: the most probable value
+    must be alone at the top, reach ``confidence`` and be one some annotator gave (a value nobody chose
+    is never decided by a model). The consensus decides by this rule and adaptive overlap stops an
+    item by it, so an item never stops with labels the consensus cannot decide."""
+    order = post.argsort()[::-1]
+    top = int(order[0])
+    if len(order) > 1 and post[order[1]] >= post[top] - 1e-9:
+        return None
+    if post[top] < confidence or classes[top] not in given:
+        return None
+    return top

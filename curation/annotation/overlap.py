@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from prefkit.curation.annotation.annotator_model import fit_kind, live_labels
-from prefkit.curation.annotation.crowd import Method, unit_posterior
+from prefkit.curation.annotation.crowd import Method, settled_value, unit_posterior
 from prefkit.curation.annotation.task_kinds import get_kind
 from prefkit.schemas.common import canonical_json
 from prefkit.schemas.config import OverlapRange
@@ -232,8 +232,7 @@ def certain(kind: str, labels: dict[str, dict[str, Any]], snap: Snapshot | None,
         index = {c: i for i, c in enumerate(field["classes"])}
         matrices = {a: _matrix(field, a) for a, _ in given}
         post = unit_posterior([(a, index[v]) for a, v in given], field["priors"], matrices)
-        top = int(post.argmax())
-        if post[top] < rule.confidence or field["classes"][top] not in {v for _, v in given}:
+        if settled_value(post, field["classes"], {v for _, v in given}, rule.confidence) is None:
             return False
     return True
 

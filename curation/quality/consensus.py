@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from prefkit.curation.annotation.annotator_model import KindModel, fit_kind, live_labels
+from prefkit.curation.annotation.crowd import settled_value
 from prefkit.curation.annotation.task_kinds import get_kind
 from prefkit.schemas.common import PrefkitError, canonical_json, utcnow
 from prefkit.schemas.config import Consensus
@@ -119,11 +120,8 @@ def decide_units_by_model(
     tied: list[tuple[str, str]] = []
     for unit in sorted(given):
         fm = model.fields[unit[1]]
-        post = fm.posteriors[(task_id, unit[0])]
-        order = post.argsort()[::-1]
-        top = int(order[0])
-        close = len(order) > 1 and post[order[1]] >= post[top] - 1e-9
-        if close or post[top] < confidence or fm.classes[top] not in given[unit]:
+        top = settled_value(fm.posteriors[(task_id, unit[0])], fm.classes, given[unit], confidence)
+        if top is None:
             tied.append(unit)
         else:
             decided[unit] = fm.value(top)

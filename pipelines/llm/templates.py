@@ -6,9 +6,9 @@ missing variable is an error, never an empty string in a prompt. This module mus
 templates from anywhere but a package's own files.
 
 :func:`rendered_request` is the one builder of a templated request, and :func:`prompt_request` renders a
-package template into it (generation, evaluation, memory extraction and suggestions all use them; the
-official CUPID protocol passes the messages of the prompt files it loaded): a template holds the system message, a line ``=== USER ===``, then the user
-message; the template's hash goes into the request (and so into provenance), and the variables it was
+package template into it (generation, evaluation, memory extraction and suggestions use them; the
+official CUPID protocol passes the messages of the prompt files it loaded). A template holds the
+system message, a line ``=== USER ===``, then the user message; the template's hash goes into the request (and so into provenance), and the variables it was
 rendered with become the request's ``offline_context``, so the offline backend sees exactly what the
 prompt was built from.
 """
