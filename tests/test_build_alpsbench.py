@@ -264,6 +264,7 @@ def test_ability_of_follows_alpsbench_definitions(memory, ability):
     assert ability_of(memory) == ability
 
 
+@pytest.mark.shared_data
 def test_ability_mapping_agrees_with_alpsbench_packets(alps_packets):
     """AlpsBench's own packets say which ability each selected memory served: the mapping must agree on
     nearly all of them (the rest are memories AlpsBench itself filed against their label)."""

@@ -202,6 +202,7 @@ def test_turns_are_messages_by_default_or_exchanges(project, tmp_path, clean_fil
         WildChatFilters(turn_unit="utterances").check()
 
 
+@pytest.mark.shared_data
 def test_alpsbench_counted_turns_as_messages(alps_packets):
     """AlpsBench kept dialogues of 6-249 turns: every released dialogue fits when a turn is a message,
     while many have fewer than 6 user messages, so the unit cannot have been exchanges."""
