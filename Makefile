@@ -7,21 +7,28 @@ DEMO_PROJECT ?= demo-project
 PORT ?= 8501
 PYTEST_ARGS ?=
 
-.PHONY: setup demo test lint format bench clean
+.PHONY: setup demo test check lint format bench clean
 
 setup: $(STAMP)
 
+# pip's output goes to a log, shown only when the install fails.
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PY) -m venv $(VENV)
-	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[dev]'
+	@echo "setting up $(VENV) (pip's log: $(VENV)/pip-install.log)"
+	@{ $(BIN)/python -m pip install -q --upgrade pip && $(BIN)/python -m pip install -q -e '.[dev]'; } \
+		>$(VENV)/pip-install.log 2>&1 || { tail -n 40 $(VENV)/pip-install.log; exit 1; }
 	@touch $(STAMP)
 
 demo: setup
 	$(BIN)/prefkit demo --project $(DEMO_PROJECT) --port $(PORT)
 
+# The static checks, then the suite on both cores, the Label Studio tests, the serial tests (.ci/tests.sh).
 test: setup
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	@BIN=$(BIN) PYTEST_ARGS="$(PYTEST_ARGS)" bash .ci/tests.sh
+
+# ruff, mypy, the import contracts and the CLI reference (.ci/static.py); make test runs it first.
+check: setup
+	@$(BIN)/python .ci/static.py
 
 lint: setup
 	$(BIN)/ruff check .
@@ -35,4 +42,4 @@ bench: setup
 	@for b in bench/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
 
 clean:
-	rm -rf $(VENV) $(DEMO_PROJECT) .pytest_cache .ruff_cache *.egg-info
+	rm -rf $(VENV) $(DEMO_PROJECT) .pytest_cache .ruff_cache .mypy_cache build *.egg-info

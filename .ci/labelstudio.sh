@@ -117,6 +117,10 @@ labelstudio_start() {
 }
 
 labelstudio_stop() {
+  if [ -f "$LS_BG/pid" ] && [ ! -f "$LS_BG/status" ]; then   # a background start still under way
+    pkill -TERM -P "$(cat "$LS_BG/pid")" 2>/dev/null || true
+    kill -TERM "$(cat "$LS_BG/pid")" 2>/dev/null || true
+  fi
   [ -f "$LS_STATE/pid" ] || return 0
   local pid
   pid="$(cat "$LS_STATE/pid")"
@@ -131,6 +135,36 @@ labelstudio_stop() {
     rm -rf "$(cat "$LS_STATE/data_dir")"
   fi
   rm -f "$LS_STATE/pid" "$LS_STATE/data_dir" "$LS_STATE/env"
+}
+
+# In the background (.ci/run): install and start while the tests that do not need the server run.
+# labelstudio_await (in .ci/tests.sh, before the Label Studio tests) waits for it and loads its settings.
+LS_BG="${LS_BG:-${TMPDIR:-/tmp}/prefkit-ls-bg-$(id -u)}"   # status and log of a background start
+
+labelstudio_start_background() {
+  rm -rf "$LS_BG" && mkdir -p "$LS_BG"
+  (
+    t0=$SECONDS
+    rc=0
+    labelstudio_start >"$LS_BG/log" 2>&1 || rc=$?
+    echo "$(( SECONDS - t0 ))" >"$LS_BG/seconds"
+    echo "$rc" >"$LS_BG/status.tmp" && mv "$LS_BG/status.tmp" "$LS_BG/status"
+  ) &
+  echo $! >"$LS_BG/pid"
+  _ls_log "installing and starting in the background (log: $LS_BG/log)"
+}
+
+labelstudio_await() {
+  [ -f "$LS_BG/pid" ] || return 0   # no background start: the tests use what the environment names
+  local deadline=$(( SECONDS + LS_WAIT_S + 600 ))
+  while [ ! -f "$LS_BG/status" ] && (( SECONDS < deadline )); do sleep 1; done
+  cat "$LS_BG/log" >&2
+  if [ "$(cat "$LS_BG/status" 2>/dev/null)" != 0 ]; then
+    _ls_log "the background start failed (or did not finish in time)"
+    return 1
+  fi
+  # shellcheck source=/dev/null
+  source "$LS_STATE/env"
 }
 
 if [[ "${BASH_SOURCE[0]}" == "$0" ]]; then

@@ -1,7 +1,7 @@
-"""Generate the README's CLI reference from the commands themselves, so it cannot drift.
+"""Generate docs/cli.md, the CLI reference, from the commands themselves, so it cannot drift.
 
-Run ``python docs/cli_reference.py --write`` after changing a command; ``tests/test_docs.py`` fails
-when README.md is out of date.
+Run ``python docs/cli_reference.py --write`` after changing a command; ``--check`` (the static step of
+``make check`` and ``make test``) exits 1 when docs/cli.md is out of date.
 """
 
 from __future__ import annotations
@@ -11,14 +11,19 @@ from pathlib import Path
 
 import click
 
-START = "<!-- cli-reference:start -->"
-END = "<!-- cli-reference:end -->"
-README = Path(__file__).resolve().parent.parent / "README.md"
+REFERENCE = Path(__file__).resolve().parent / "cli.md"
+HEADER = """# CLI reference
+
+Every `prefkit` command with its options, generated from the commands (`python docs/cli_reference.py
+--write`; `make check` fails when this page drifts). The tours in the [README](../README.md) show the
+commands in use.
+"""
 
 
 def _commands(group: click.Group, path: tuple[str, ...] = ()):
-    for name in sorted(group.commands):
-        cmd = group.commands[name]
+    for name in sorted(group.list_commands(click.Context(group))):
+        cmd = group.get_command(click.Context(group), name)
+        assert cmd is not None, f"prefkit {' '.join((*path, name))} is listed but cannot be loaded"
         yield (*path, name), cmd
         if isinstance(cmd, click.Group):
             yield from _commands(cmd, (*path, name))
@@ -27,7 +32,7 @@ def _commands(group: click.Group, path: tuple[str, ...] = ()):
 def render() -> str:
     from prefkit.cli import cli
 
-    parts = []
+    parts = [HEADER]
     for path, cmd in _commands(cli):
         if isinstance(cmd, click.Group):
             continue
@@ -37,21 +42,14 @@ def render() -> str:
             help_option_names=["-h", "--help"],
             max_content_width=100,
         )
-        help_text = cmd.get_help(ctx).replace("Usage: prefkit", "Usage: prefkit", 1)
-        parts.append(f"#### `prefkit {' '.join(path)}`\n\n```\n{help_text}\n```\n")
+        parts.append(f"## `prefkit {' '.join(path)}`\n\n```\n{cmd.get_help(ctx)}\n```\n")
     return "\n".join(parts)
 
 
-def updated_readme(text: str) -> str:
-    head, _, rest = text.partition(START)
-    _, _, tail = rest.partition(END)
-    return f"{head}{START}\n\n{render()}\n{END}{tail}"
-
-
 if __name__ == "__main__":
-    current = README.read_text(encoding="utf-8")
-    new = updated_readme(current)
+    new = render()
+    current = REFERENCE.read_text(encoding="utf-8") if REFERENCE.exists() else ""
     if "--write" in sys.argv:
-        README.write_text(new, encoding="utf-8")
+        REFERENCE.write_text(new, encoding="utf-8")
     elif new != current:
-        sys.exit("README.md CLI reference is out of date: run python docs/cli_reference.py --write")
+        sys.exit("docs/cli.md is out of date: run python docs/cli_reference.py --write")

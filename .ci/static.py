@@ -1,0 +1,102 @@
+"""The static checks, as their own step before the tests (``make check``; ``make test`` runs it first).
+
+- ruff: lint and format, over the repository;
+- mypy: the library type-checks with ``[tool.mypy]`` of pyproject.toml;
+- import-linter: the layer contract of ``[tool.importlinter]`` holds (layers, SQL only in the store,
+  Streamlit only in the app, no import cycles at any depth, imports inside functions included);
+- the CLI reference in docs/cli.md is the one the commands generate.
+
+mypy and import-linter read the installed layout that ``.ci/layout.py`` lays out (the one view of it);
+their reports name the repository's paths. Each check prints one line with its time; a failing check
+prints its tool's report and the step exits 1 after running the others.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import time
+import tomllib
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import layout  # noqa: E402  (the helper beside this file)
+
+ROOT = layout.ROOT
+BIN = Path(sys.executable).parent
+
+
+def tool(name: str) -> str:
+    return str(BIN / name)
+
+
+def checks(tree: Path) -> list[tuple[str, list[str], Path, dict[str, str]]]:
+    """(name, argv, working directory, extra environment) of each check."""
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    contracts = len(config["tool"]["importlinter"]["contracts"])
+    on_layout = {"PYTHONPATH": str(tree)}  # the layout, ahead of the editable install
+    return [
+        ("ruff check", [tool("ruff"), "check", "--quiet", "."], ROOT, {}),
+        ("ruff format", [tool("ruff"), "format", "--check", "--quiet", "."], ROOT, {}),
+        ("cli reference", [sys.executable, "docs/cli_reference.py", "--check"], ROOT, {}),
+        (
+            "mypy",
+            [
+                sys.executable,
+                "-m",
+                "mypy",
+                "--config-file",
+                str(ROOT / "pyproject.toml"),
+                "--cache-dir",
+                str(ROOT / ".mypy_cache"),
+                "-p",
+                "prefkit",
+            ],
+            tree,
+            {"MYPYPATH": ""},
+        ),
+        (
+            f"import contracts ({contracts})",
+            [tool("lint-imports"), "--no-cache", str(ROOT / "pyproject.toml")],
+            tree,
+            on_layout,
+        ),
+    ]
+
+
+def complete(name: str, report: str, tree: Path) -> bool:
+    """The tool read every module of the layout (a tool that found nothing must not pass)."""
+    modules = len(list(tree.rglob("*.py")))
+    if name == "mypy":
+        found = re.search(r"Success: no issues found in (\d+) source files", report)
+        return bool(found) and int(found.group(1)) >= modules
+    if name.startswith("import contracts"):
+        found = re.search(r"Analyzed (\d+) files", report)
+        return bool(found) and int(found.group(1)) >= modules and "0 broken" in report
+    return True
+
+
+def main() -> int:
+    tree = layout.build()
+    failed = []
+    for name, argv, cwd, extra in checks(tree):
+        t0 = time.monotonic()
+        done = subprocess.run(argv, cwd=cwd, env={**os.environ, **extra}, capture_output=True, text=True)
+        report = layout.repository_paths(done.stdout + done.stderr, tree)
+        if done.returncode == 0 and not complete(name, report, tree):
+            done.returncode = 1
+            report += f"\n{name}: the tool did not read the whole layout"
+        print(f"  {name:<24} {'ok' if done.returncode == 0 else 'FAILED':<7} {time.monotonic() - t0:6.1f}s")
+        if done.returncode != 0:
+            failed.append(name)
+            print(report.rstrip(), file=sys.stderr)
+    if failed:
+        print(f"static checks failed: {', '.join(failed)}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

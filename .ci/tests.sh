@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# The README's test command, `make test`, runs this: every check and every test, in four phases.
+#
+#   static       ruff, mypy, the import contracts, the CLI reference (.ci/static.py)
+#   tests        the suite on both cores: pytest-xdist, a test file per worker (--dist loadfile),
+#                everything not marked `serial` or `labelstudio`
+#   labelstudio  the tests that talk to Label Studio, once its server answers (a background start by
+#                .ci/run is awaited here; without a server they skip locally and fail in CI)
+#   serial       the tests marked `serial` (timing-sensitive or machine-wide), alone
+#
+# PYTEST_ARGS (from make) is passed to every pytest phase; PREFKIT_TEST_WORKERS sets the worker count
+# (default: 2, the machine's cores); PREFKIT_PHASES names a file where each phase appends
+# "name seconds status" (.ci/run prints them as a table). Exit status: 1 when any phase failed.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+BIN="${BIN:-.venv/bin}"
+WORKERS="${PREFKIT_TEST_WORKERS:-2}"
+PHASES="${PREFKIT_PHASES:-}"
+REPORTS="$(mktemp -d "${TMPDIR:-/tmp}/prefkit-junit.XXXXXX")"
+# shellcheck disable=SC2206
+EXTRA=(${PYTEST_ARGS:-})
+status=0
+
+phase() {  # phase NAME COMMAND...: run, time and record one phase
+  local name=$1 t0=$SECONDS rc=0
+  shift
+  echo "== $name"
+  "$@" || rc=$?
+  [ "$rc" = 5 ] && rc=0   # pytest: this phase's marker selected no test (the totals below still count)
+  [ -n "$PHASES" ] && echo "$name $(( SECONDS - t0 )) $rc" >>"$PHASES"
+  [ "$rc" = 0 ] || status=1
+}
+
+pytest_phase() {  # pytest_phase NAME MARKER [ARGS...]
+  local name=$1 marker=$2
+  shift 2
+  phase "$name" "$BIN/python" -m pytest -m "$marker" --junitxml="$REPORTS/$name.xml" "$@" "${EXTRA[@]}"
+}
+
+labelstudio_ready() {  # wait for a background start of .ci/run, then load the server's settings
+  # shellcheck source=/dev/null
+  source .ci/labelstudio.sh
+  labelstudio_await
+}
+
+phase static "$BIN/python" .ci/static.py
+if [ "$WORKERS" -gt 1 ]; then
+  pytest_phase tests "not serial and not labelstudio" -n "$WORKERS" --dist loadfile
+else
+  pytest_phase tests "not serial and not labelstudio"
+fi
+phase labelstudio-wait labelstudio_ready
+pytest_phase labelstudio "labelstudio and not serial"
+pytest_phase serial "serial"
+
+# One closing line for the whole run, summed over the phases' JUnit reports.
+"$BIN/python" - "$REPORTS" <<'EOF' || status=1
+import sys, pathlib, xml.etree.ElementTree as ET
+n = dict(tests=0, failures=0, errors=0, skipped=0)
+for report in pathlib.Path(sys.argv[1]).glob("*.xml"):
+    for suite in ET.parse(report).getroot().iter("testsuite"):
+        for key in n:
+            n[key] += int(suite.get(key, 0))
+failed = n["failures"] + n["errors"]
+passed = n["tests"] - failed - n["skipped"]
+print(f"total: {passed} passed, {failed} failed, {n['skipped']} skipped")
+sys.exit(1 if passed == 0 else 0)
+EOF
+rm -rf "$REPORTS"
+exit "$status"
