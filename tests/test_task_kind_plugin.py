@@ -39,11 +39,13 @@ def toy():
 
 
 def test_registering_the_kind_imports_its_module_and_nothing_else_of_prefkit():
-    """In a fresh interpreter with prefkit's CLI, app forms and Label Studio configs loaded, the
+    """In a fresh interpreter with prefkit's CLI, app forms, Label Studio configs and kinds loaded, the
     toy kind, its form and its config come from ``toykind`` alone; no other prefkit file names it."""
     script = (
         "import json, sys\n"
         "import prefkit.cli, prefkit.annotate_app.forms, prefkit.annotate_app.labelstudio.config\n"
+        "from prefkit.curation.annotation.task_kinds import kind_names\n"
+        "kind_names()  # the built-in kinds load on first use\n"
         "before = set(sys.modules)\n"
         "import toykind\n"
         "toykind.register_toy_form(); toykind.register_toy_ls()\n"

@@ -2,11 +2,11 @@
 ``unit_title`` (name an agreement unit on the adjudication page); optionally ``summary``,
 ``describe`` and ``cell``, the item and a label in words (:mod:`prefkit.annotate_app.forms.text`).
 
-The registry is :mod:`prefkit.annotate_app.forms.registry`; importing this package registers the
-built-in forms. A new kind's form is its own module ending in ``register_this("<kind>", __name__)``.
+The registry is :mod:`prefkit.annotate_app.forms.registry`. Importing this package imports no form: a
+kind names its form module (``TaskKind.app_form = "prefkit.annotate_app.forms.<form>"``), which the app
+imports when it first shows the kind.
 """
 
-from prefkit.annotate_app.forms import expressed, match, memory, task_qc  # noqa: F401 - they register
-from prefkit.annotate_app.forms.registry import FORMS, form_for, register_form, register_this
+from prefkit.annotate_app.forms.registry import FORMS, form_for, register_form
 
-__all__ = ["FORMS", "form_for", "register_form", "register_this"]
+__all__ = ["FORMS", "form_for", "register_form"]

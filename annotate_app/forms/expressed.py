@@ -11,11 +11,9 @@ from typing import TYPE_CHECKING, Any
 import streamlit as st
 from prefkit.annotate_app import screen, spans, ui
 from prefkit.annotate_app.forms import suggestion
-from prefkit.annotate_app.forms.registry import register_this
 from prefkit.annotate_app.forms.text import excerpt
 from prefkit.annotate_app.safe_text import md_escape
 from prefkit.curation.annotation import workflow
-from prefkit.curation.annotation.kinds.preference_expressed import KIND
 from prefkit.schemas.common import PrefkitError
 
 if TYPE_CHECKING:
@@ -315,6 +313,3 @@ def cell(task, values: dict[str, Any], unit: str, field: str) -> str:
     i = int(unit.removeprefix("item"))
     it = next((x for x in values.get("items", []) if x["item"] == i), None)
     return "–" if it is None else _item_words(it)
-
-
-register_this(KIND, __name__)

@@ -17,11 +17,10 @@ from typing import TYPE_CHECKING, Any
 import streamlit as st
 from prefkit.annotate_app import screen, spans, ui
 from prefkit.annotate_app.forms import suggestion
-from prefkit.annotate_app.forms.registry import register_this
 from prefkit.annotate_app.forms.text import excerpt
 from prefkit.annotate_app.safe_text import md_escape
 from prefkit.curation.annotation import workflow
-from prefkit.curation.annotation.kinds.memory_verify import KIND, REJECT_REASONS
+from prefkit.curation.annotation.kinds.memory_verify import REJECT_REASONS
 from prefkit.curation.quality.evidence import find_quote
 from prefkit.schemas.alpsbench import DOCUMENTED_TIME_SCOPES, OBSERVED_TIME_SCOPES, TAXONOMY, TaxonomyLabel
 from pydantic import TypeAdapter, ValidationError
@@ -453,6 +452,3 @@ def unit_title(task, unit: str, field: str) -> str:
         if c["key"] == unit:
             return f"“{_raw(c).get('value', '')}” ({c['model']}) · {field}"
     return f"{unit} · {field}"
-
-
-register_this(KIND, __name__)

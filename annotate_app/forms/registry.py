@@ -1,15 +1,13 @@
 """The forms of the annotation app, by task kind: ``form_for(kind)`` is the module (or object) with
 ``render``, ``edit`` and ``unit_title`` that shows tasks of that kind.
 
-A form registers against its task kind's name with :func:`register_form` (a form module ends in
-``register_this("<kind>", __name__)``); a kind from another distribution names its form instead
-(``TaskKind.app_form``), imported when the app first shows the kind. This module knows no kind and
-imports no form; the package (:mod:`prefkit.annotate_app.forms`) imports the built-in ones.
+Every kind names its form (``TaskKind.app_form``, an import reference), imported when the app first
+shows the kind; :func:`register_form` sets one in-process. This module knows no kind and imports no
+form by name, and neither does the package (:mod:`prefkit.annotate_app.forms`).
 """
 
 from __future__ import annotations
 
-import sys
 from types import ModuleType
 from typing import Any
 
@@ -29,11 +27,6 @@ def register_form(kind: str, form: ModuleType | Any) -> None:
     """Show tasks of ``kind`` (a registered task kind) with ``form``."""
     get_kind(kind)  # the one clear error for an unknown kind
     FORMS[kind] = form
-
-
-def register_this(kind: str, module_name: str) -> None:
-    """``register_form`` for the calling module: ``register_this("my_kind", __name__)``."""
-    register_form(kind, sys.modules[module_name])
 
 
 #: What the app calls on a form.

@@ -12,11 +12,9 @@ from typing import TYPE_CHECKING, Any
 import streamlit as st
 from prefkit.annotate_app import ui
 from prefkit.annotate_app.forms import suggestion
-from prefkit.annotate_app.forms.registry import register_this
 from prefkit.annotate_app.forms.text import excerpt
 from prefkit.annotate_app.safe_text import md_escape
 from prefkit.curation.annotation import workflow
-from prefkit.curation.annotation.kinds.task_qc import KIND
 
 if TYPE_CHECKING:
     from prefkit.curation.project import Project
@@ -138,6 +136,3 @@ def describe(task, values: dict[str, Any]) -> str:
 
 def cell(task, values: dict[str, Any], unit: str, field: str) -> str:
     return TITLES.get(str(values.get(field)), "–")
-
-
-register_this(KIND, __name__)

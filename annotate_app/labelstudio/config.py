@@ -4,18 +4,17 @@ config: Label Studio's API stores results that do not match it, so an unknown co
 config does not offer is a :class:`LabelError`), and writing results (gold answers as ground truth,
 scripted annotations in tests).
 
-A kind's config is a small object in its own module (``annotate_app/labelstudio/kinds/<kind>.py``)
-registered with :func:`register_ls`; it knows only how the kind *looks* in Label Studio (the layout,
-hotkeys, slots). What the kind's labels are (its fields, choices, schema) comes from the kind itself:
-a config's ``values`` always ends in ``TaskKind.validate``. A kind whose label is one choice per
-agreement field (``preference_match``, ``task_qc``) needs only a :class:`ChoicesConfig`. This module
-must never talk to a server.
+A kind's config is a small object in its own module (``annotate_app/labelstudio/kinds/<kind>.py``,
+``CONFIG``) that the kind names (``TaskKind.labelstudio_config``); it knows only how the kind *looks*
+in Label Studio (the layout, hotkeys, slots). What the kind's labels are (its fields, choices,
+schema) comes from the kind itself: a config's ``values`` always ends in ``TaskKind.validate``. A kind
+whose label is one choice per agreement field (``preference_match``, ``task_qc``) needs only a
+:class:`ChoicesConfig`. This module must never talk to a server.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from importlib import import_module
 from typing import Any
 from xml.dom import minidom
 from xml.sax.saxutils import quoteattr
@@ -211,10 +210,8 @@ class ChoicesConfig(LSConfig):
 
 
 # -- the registry ------------------------------------------------------------------------------------
-#: The Label Studio config of every task kind the bridge can push, by kind name.
+#: The Label Studio config of every task kind the bridge has pushed or pulled, by kind name.
 LS_KINDS: dict[str, LSConfig] = {}
-#: The built-in kinds' configs, one module each; they are built from the blocks above.
-BUILT_IN_PACKAGE = "prefkit.annotate_app.labelstudio.kinds"
 
 
 def register_ls(kind: str, config: LSConfig) -> LSConfig:
@@ -225,12 +222,10 @@ def register_ls(kind: str, config: LSConfig) -> LSConfig:
 
 
 def ls_kind(name: str) -> LSConfig:
-    """The config of task kind ``name``: a built-in one, one registered with :func:`register_ls`, or the
-    one the kind names (``TaskKind.labelstudio_config``, for a kind from another distribution)."""
+    """The config of task kind ``name``: the one the kind names (``TaskKind.labelstudio_config``,
+    imported on first use: the configs import this module, they are built from its blocks), or one
+    registered in-process with :func:`register_ls`."""
     kind = get_kind(name)  # the one clear error for an unknown kind
-    # The built-in configs import this module (they are built from its blocks), so it imports them by
-    # name on first use, as the task-kind registry loads the kinds.
-    import_module(BUILT_IN_PACKAGE)
     if name not in LS_KINDS:
         declared = declared_part(kind, "labelstudio_config")
         if declared is not None:
@@ -244,7 +239,9 @@ def ls_kind(name: str) -> LSConfig:
     try:
         return LS_KINDS[name]
     except KeyError:
-        raise LabelError(f"task kind {name!r} has no Label Studio config (register_ls)") from None
+        raise LabelError(
+            f"task kind {name!r} has no Label Studio config (TaskKind.labelstudio_config, or register_ls)"
+        ) from None
 
 
 def label_config(kind: str) -> str:

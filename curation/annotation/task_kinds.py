@@ -5,12 +5,11 @@ through :class:`TaskKind`, found by name in :data:`TASK_KIND_REGISTRY`: how task
 project content, what a label's values look like (a strict pydantic model), how a label splits into
 agreement units, how decided units are assembled back into a final label, how it is scored against a
 gold answer, which answers are known up front, and the default guidelines. Each kind is one module
-(the built-in ones are in :mod:`prefkit.curation.annotation.kinds`) that subclasses :class:`TaskKind` and calls
-:func:`register`; its app form and Label Studio config register against its name
-(``prefkit.annotate_app.forms.register_form``, ``prefkit.annotate_app.labelstudio.config.register_ls``)
-or, for a kind from another distribution, are named by the kind (``app_form``,
-``labelstudio_config``). An installed distribution adds kinds through entry points in the group
-``prefkit.task_kinds`` (:class:`KindRegistry`). See docs/ARCHITECTURE.md, "How to add a task kind".
+(the built-in ones are in :mod:`prefkit.curation.annotation.kinds`) that subclasses :class:`TaskKind`
+and names its app form and Label Studio config (``app_form``, ``labelstudio_config``). Every kind,
+prefkit's own included, is declared by its distribution as an entry point in the group
+``prefkit.task_kinds`` (prefkit's in its pyproject.toml) and loaded from there (:class:`KindRegistry`);
+:func:`register` adds one in-process. See docs/ARCHITECTURE.md, "How to add a task kind".
 This module knows no kind by name and imports none.
 """
 
@@ -35,10 +34,10 @@ from pydantic import BaseModel, ValidationError
 if TYPE_CHECKING:
     from prefkit.curation.project import ProjectStore
 
-#: The entry point group through which an installed distribution adds task kinds.
+#: The entry point group in which every distribution, prefkit itself included, declares its task kinds.
 ENTRY_POINT_GROUP = "prefkit.task_kinds"
-#: The package of the built-in kinds; its ``BUILT_IN`` lists them in menu order.
-BUILT_IN_PACKAGE = "prefkit.curation.annotation.kinds"
+#: The distribution whose kinds are the built-in ones (declared in prefkit's pyproject.toml).
+OWN_DISTRIBUTION = "prefkit"
 log = logging.getLogger("prefkit.plugins")
 
 
@@ -78,12 +77,14 @@ class TaskKind(ABC):
     title: str
     label_model: type[BaseModel]
     fields: tuple[FieldSpec, ...]
-    #: The kind's app form and Label Studio config, for a kind that does not ship with prefkit: import
-    #: references (``"package.module"`` or ``"package.module:name"``) the app and the Label Studio
-    #: bridge import when they first need them, so the kind's own module needs neither Streamlit nor
-    #: the bridge. Built-in kinds register theirs from the app's side (``register_form``, ``register_ls``).
+    #: The kind's app form and Label Studio config: import references (``"package.module"`` or
+    #: ``"package.module:name"``) the app and the Label Studio bridge import when they first need them,
+    #: so the kind's own module needs neither Streamlit nor the bridge (built-in and plugin kinds alike).
     app_form: ClassVar[str | None] = None
     labelstudio_config: ClassVar[str | None] = None
+    #: Where the kind comes in the CLI's ``--kind`` choices, the app's menus and the per-kind reports:
+    #: lowest first, ties by distribution and name (the built-in kinds take 10, 20, ...).
+    menu_order: ClassVar[int] = 100
     #: What an annotator can report as broken about an item of this kind (the app's flag menu).
     flag_reasons: tuple[str, ...] = ("empty or truncated item", "wrong language", "other")
 
@@ -197,16 +198,19 @@ class KindOrigin:
 
 
 class KindRegistry(MutableMapping[str, TaskKind]):
-    """Every task kind by name: the built-in ones first (in ``BUILT_IN`` order: the CLI's choices and
-    the app's menus), then those of installed distributions (entry point group ``prefkit.task_kinds``),
-    then any registered in-process. Kinds load on first use, built-in ones the way plugins do: by
-    module name (they import this module to subclass :class:`TaskKind`, so it imports none of them).
-    A plugin that fails to load is left out, logged once and remembered: asking for its kind is one
-    :class:`KindPluginError` naming its distribution, and every other kind keeps working."""
+    """Every task kind by name, loaded on first use from the entry point group ``prefkit.task_kinds``:
+    the built-in ones (prefkit's own entry points, declared in its pyproject.toml) and those of other
+    installed distributions, in ``TaskKind.menu_order`` (then by distribution and name: the CLI's
+    choices and the app's menus), then any registered in-process. Built-in and plugin kinds load the
+    same way, by the module the entry point names (they import this module to subclass
+    :class:`TaskKind`, so it imports none of them). A built-in kind that fails to load is prefkit's
+    bug and raises; a plugin that fails is left out, logged once and remembered: asking for its kind
+    is one :class:`KindPluginError` naming its distribution, and every other kind keeps working."""
 
     def __init__(self) -> None:
         self._kinds: dict[str, TaskKind] = {}
         self._origins: dict[str, KindOrigin] = {}
+        self._built_in: list[str] = []
         self._broken: dict[str, KindPluginError] = {}
         self._loaded = self._loading = False
         self._lock = threading.RLock()  # the app's sessions are threads: one loads, the others wait
@@ -220,37 +224,47 @@ class KindRegistry(MutableMapping[str, TaskKind]):
                 return
             self._loading = True
             try:
-                built_in = import_module(BUILT_IN_PACKAGE).BUILT_IN
-                for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=_entry_point_order):
-                    self._load_plugin(ep, built_in)
-                order = [n for n in built_in if n in self._kinds]
+                declared = entry_points(group=ENTRY_POINT_GROUP)
+                own = [ep for ep in declared if _distribution(ep) == OWN_DISTRIBUTION]
+                if not own:
+                    log.warning(
+                        "prefkit: its own task kinds are missing from its installed metadata (entry point "
+                        "group %s): reinstall prefkit (make setup, or pip install -e .)",
+                        ENTRY_POINT_GROUP,
+                    )
+                for ep in sorted(own, key=_entry_point_order):
+                    register(_entry_point_kind(ep))
+                    self._built_in.append(ep.name)
+                others = [ep for ep in declared if _distribution(ep) != OWN_DISTRIBUTION]
+                for ep in sorted(others, key=_entry_point_order):
+                    self._load_plugin(ep)
+                declared_kinds = [n for n in [*self._built_in, *self._origins] if n in self._kinds]
+                order = sorted(declared_kinds, key=lambda n: (self._kinds[n].menu_order, self._dist_of(n), n))
                 order += [n for n in self._kinds if n not in order]
                 self._kinds = {n: self._kinds[n] for n in order}
             finally:
                 self._loaded, self._loading = True, False
 
-    def _load_plugin(self, ep: EntryPoint, built_in: tuple[str, ...]) -> None:
+    def _dist_of(self, name: str) -> str:
+        origin = self._origins.get(name)
+        return origin.distribution if origin else OWN_DISTRIBUTION
+
+    def _load_plugin(self, ep: EntryPoint) -> None:
         dist = ep.dist
         origin = KindOrigin(
             dist.name if dist else "?", dist.version if dist else "?", f"{ep.name} = {ep.value}"
         )
         try:
-            if ep.name in built_in or ep.name in self._origins:
-                owner = "is built in" if ep.name in built_in else f"comes from {self._origins[ep.name]}"
+            if ep.name in self._built_in or ep.name in self._origins:
+                owner = "is built in" if ep.name in self._built_in else f"comes from {self._origins[ep.name]}"
                 raise LabelError(f"task kind {ep.name!r} {owner}")
-            loaded = ep.load()
-            kind = loaded() if isinstance(loaded, type) and issubclass(loaded, TaskKind) else loaded
-            if not isinstance(kind, TaskKind):
-                raise LabelError(f"{ep.value} is {type(kind).__name__}, not a TaskKind subclass or instance")
-            if kind.name != ep.name:
-                raise LabelError(f"the entry point is named {ep.name!r} but the kind's name is {kind.name!r}")
-            register(kind)
-            self._origins[kind.name] = origin
+            register(_entry_point_kind(ep))
+            self._origins[ep.name] = origin
         except Exception as exc:  # a plugin's own code can fail in any way: it must not stop prefkit
             error = KindPluginError(
                 f"task kind {ep.name!r} from {origin} cannot be loaded: {type(exc).__name__}: {exc}"
             )
-            if ep.name not in built_in and ep.name not in self._origins:
+            if ep.name not in self._built_in and ep.name not in self._origins:
                 self._kinds.pop(ep.name, None)  # a kind its own module registered before failing
             self._broken.setdefault(ep.name, error)
             log.warning("prefkit: %s", error)
@@ -274,7 +288,7 @@ class KindRegistry(MutableMapping[str, TaskKind]):
         self.add(kind)
 
     def add(self, kind: TaskKind) -> None:
-        """Add ``kind`` (no loading: built-in kinds add themselves while the registry loads them)."""
+        """Add ``kind`` (no loading: the registry adds the kinds it loads through this)."""
         if kind.name in self._kinds and type(self._kinds[kind.name]) is not type(kind):
             raise LabelError(f"task kind {kind.name!r} is already registered")
         self._kinds[kind.name] = kind
@@ -288,14 +302,34 @@ class KindRegistry(MutableMapping[str, TaskKind]):
         self._load()
         return self._origins.get(name)
 
+    def built_in(self) -> tuple[str, ...]:
+        """The names of prefkit's own kinds (its entry points), by name."""
+        self._load()
+        return tuple(self._built_in)
+
     def broken(self) -> dict[str, KindPluginError]:
         """The plugin kinds that failed to load, by the name their entry point declares."""
         self._load()
         return dict(self._broken)
 
 
+def _distribution(ep: EntryPoint) -> str:
+    return ep.dist.name if ep.dist else ""
+
+
 def _entry_point_order(ep: EntryPoint) -> tuple[str, str]:
-    return (ep.dist.name if ep.dist else "", ep.name)
+    return (_distribution(ep), ep.name)
+
+
+def _entry_point_kind(ep: EntryPoint) -> TaskKind:
+    """The kind an entry point names (a :class:`TaskKind` subclass or instance), checked against its name."""
+    loaded = ep.load()
+    kind = loaded() if isinstance(loaded, type) and issubclass(loaded, TaskKind) else loaded
+    if not isinstance(kind, TaskKind):
+        raise LabelError(f"{ep.value} is {type(kind).__name__}, not a TaskKind subclass or instance")
+    if kind.name != ep.name:
+        raise LabelError(f"the entry point is named {ep.name!r} but the kind's name is {kind.name!r}")
+    return kind
 
 
 #: Every task kind by name (see :class:`KindRegistry`).

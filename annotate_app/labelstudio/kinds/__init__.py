@@ -1,9 +1,4 @@
-"""The Label Studio configs of the built-in task kinds, one module each (named like the kind);
-importing this package registers them (``register_ls``)."""
-
-from importlib import import_module
-
-from prefkit.curation.annotation.kinds import BUILT_IN
-
-for _name in BUILT_IN:
-    import_module(f"{__name__}.{_name}")
+"""The Label Studio configs of the built-in task kinds, one module each (named like the kind), each
+holding its config as ``CONFIG``. Importing this package imports none of them: a kind names its config
+(``TaskKind.labelstudio_config = "prefkit.annotate_app.labelstudio.kinds.<kind>:CONFIG"``), which the
+bridge imports when it first needs it."""

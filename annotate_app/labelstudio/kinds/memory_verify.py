@@ -18,12 +18,11 @@ from prefkit.annotate_app.labelstudio.config import (
     dialogue_data,
     dialogue_xml,
     one_choice,
-    register_ls,
     tag,
     text,
     text_result,
 )
-from prefkit.curation.annotation.kinds.memory_verify import DECISIONS, KIND, REJECT_REASONS
+from prefkit.curation.annotation.kinds.memory_verify import DECISIONS, REJECT_REASONS
 from prefkit.curation.annotation.task_kinds import LabelError
 
 MAX_CANDIDATES = 60
@@ -149,4 +148,4 @@ class MemoryConfig(LSConfig):
         return out
 
 
-register_ls(KIND, MemoryConfig())
+CONFIG = MemoryConfig()

@@ -18,12 +18,10 @@ from prefkit.annotate_app.labelstudio.config import (
     dialogue_data,
     dialogue_xml,
     one_choice,
-    register_ls,
     tag,
     text,
     text_result,
 )
-from prefkit.curation.annotation.kinds.preference_expressed import KIND
 from prefkit.curation.annotation.task_kinds import LabelError
 from prefkit.schemas.curation import AnnotationTask
 
@@ -158,4 +156,4 @@ class ExpressedConfig(LSConfig):
         return out
 
 
-register_ls(KIND, ExpressedConfig())
+CONFIG = ExpressedConfig()

@@ -21,7 +21,6 @@ from prefkit.curation.annotation.task_kinds import (
     FieldSpec,
     LabelError,
     TaskKind,
-    register,
 )
 from prefkit.schemas.alpsbench import TaxonomyLabel
 from prefkit.schemas.common import Contract, canonical_json
@@ -133,6 +132,9 @@ def dialogue_payload(dialogue: Dialogue, cands: list[StoredMemory]) -> dict[str,
 class MemoryVerify(TaskKind):
     name = KIND
     title = "Memory verification"
+    app_form = "prefkit.annotate_app.forms.memory"
+    labelstudio_config = "prefkit.annotate_app.labelstudio.kinds.memory_verify:CONFIG"
+    menu_order = 30
     flag_reasons = (
         "empty or truncated dialogue",
         "wrong language",
@@ -231,4 +233,5 @@ class MemoryVerify(TaskKind):
         return {"decisions": decisions, "added": majority}
 
 
-TASK_KIND = register(MemoryVerify())
+#: The kind, as pyproject.toml's ``prefkit.task_kinds`` entry point names it.
+TASK_KIND = MemoryVerify()

@@ -21,7 +21,6 @@ from prefkit.curation.annotation.task_kinds import (
     FieldSpec,
     LabelError,
     TaskKind,
-    register,
 )
 from prefkit.schemas.common import Contract
 from prefkit.schemas.curation import AnnotationTask
@@ -119,6 +118,9 @@ def ensure_reverification_task(store: ProjectStore, session_id: str) -> Annotati
 class PreferenceExpressed(TaskKind):
     name = KIND
     title = "Preference expressed"
+    app_form = "prefkit.annotate_app.forms.expressed"
+    labelstudio_config = "prefkit.annotate_app.labelstudio.kinds.preference_expressed:CONFIG"
+    menu_order = 10
     flag_reasons = (
         "empty or truncated dialogue",
         "wrong language",
@@ -208,4 +210,5 @@ class PreferenceExpressed(TaskKind):
         ensure_reverification_task(store, task.payload["dialogue_id"])
 
 
-TASK_KIND = register(PreferenceExpressed())
+#: The kind, as pyproject.toml's ``prefkit.task_kinds`` entry point names it.
+TASK_KIND = PreferenceExpressed()

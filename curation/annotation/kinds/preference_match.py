@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Literal
 
-from prefkit.curation.annotation.task_kinds import FieldSpec, TaskKind, register
+from prefkit.curation.annotation.task_kinds import FieldSpec, TaskKind
 from prefkit.schemas.common import Contract
 from pydantic import Field
 
@@ -48,6 +48,9 @@ def pair_payload(p: PreferencePair) -> dict[str, Any]:
 class PreferenceMatch(TaskKind):
     name = KIND
     title = "Preference matching"
+    app_form = "prefkit.annotate_app.forms.match"
+    labelstudio_config = "prefkit.annotate_app.labelstudio.kinds.preference_match:CONFIG"
+    menu_order = 20
     flag_reasons = (
         "checklist item or candidate empty or truncated",
         "wrong language",
@@ -87,4 +90,5 @@ class PreferenceMatch(TaskKind):
             yield task
 
 
-TASK_KIND = register(PreferenceMatch())
+#: The kind, as pyproject.toml's ``prefkit.task_kinds`` entry point names it.
+TASK_KIND = PreferenceMatch()

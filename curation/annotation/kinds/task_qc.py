@@ -8,14 +8,14 @@ decides two things, as AlpsBench's human quality control did:
 - ``answer``: ``correct`` or ``incorrect`` — is the gold answer right for this input?
 
 A built row ships only when its final label is ``none`` + ``correct``. Everything this kind needs is in
-this module; it registers itself by name.
+this module; pyproject.toml declares it (an entry point of ``prefkit.task_kinds``).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Literal
 
-from prefkit.curation.annotation.task_kinds import FieldSpec, TaskKind, register
+from prefkit.curation.annotation.task_kinds import FieldSpec, TaskKind
 from prefkit.curation.store.alpsbench import AlpsTask
 from prefkit.schemas.common import Contract
 from pydantic import Field
@@ -75,6 +75,9 @@ def _payload(row: AlpsTask) -> dict[str, Any]:
 class TaskQc(TaskKind):
     name = KIND
     title = "Generated task check"
+    app_form = "prefkit.annotate_app.forms.task_qc"
+    labelstudio_config = "prefkit.annotate_app.labelstudio.kinds.task_qc:CONFIG"
+    menu_order = 40
     flag_reasons = (
         "generated text empty or truncated",
         "memory or gold answer missing",
@@ -101,4 +104,5 @@ class TaskQc(TaskKind):
         return {f.name: units[("", f.name)] for f in self.fields if ("", f.name) in units}
 
 
-TASK_KIND = register(TaskQc())
+#: The kind, as pyproject.toml's ``prefkit.task_kinds`` entry point names it.
+TASK_KIND = TaskQc()
