@@ -29,8 +29,8 @@ user = ui.signed_in()
 try:
     if user is None:
         user = session.resume()  # a reload: the browser's signed session token, when it still holds
-    if user is not None and not ui.still_active(user.username):
-        ui.sign_out()  # disabled (or deleted) since signing in
+    elif not ui.still_signed_in(user):  # signed out in another tab, expired, revoked or disabled
+        ui.sign_out()
         user = None
 except DatabaseUnavailable as exc:
     _database_down(exc)

@@ -56,7 +56,12 @@ def label_editor(
 
         def save() -> None:
             try:
-                new = workflow.edit_label(project, user, ev.event_id, values, comment)
+                new = workflow.edit_label(
+                    project, user, ev.event_id, values, comment, signed_in=True, session=ui.session_token()
+                )
+            except workflow.AccountInactive:  # the session ended: nothing written, the next run signs in
+                ui.sign_out()
+                return
             except (LabelError, workflow.WorkflowError) as exc:
                 st.session_state[f"{prefix}:problem"] = f"Not saved: {exc}"
                 return

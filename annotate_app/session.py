@@ -7,7 +7,10 @@ half-done form as they left it.
   browser session (a reload, a second tab, a server restart) reads the cookie once
   (``st.context.cookies``) and signs in as the token's account when the token holds: signature,
   expiry, not revoked, account active. *Sign out* revokes the session and forgets the cookie;
-  ``prefkit users disable`` revokes every session of the account. The cookie is written and forgotten
+  ``prefkit users disable`` and ``prefkit users password`` revoke every session of the account.
+  Every later run checks the session again (``ui.still_signed_in``, and each write names it:
+  ``ui.session_token``), so a session signed out in one tab, expired or revoked ends every tab
+  holding it at that tab's next action: nothing recorded, the sign-in page shown. The cookie is written and forgotten
   by a small script drawn on the run after the change (the server cannot set a cookie on a
   websocket); the token is never in the URL.
 - **Same kind.** The task kind is in the URL (``?kind=``) once its first item is shown, so a reload
@@ -34,7 +37,7 @@ from prefkit.schemas.common import canonical_json
 if TYPE_CHECKING:
     from prefkit.curation.store.accounts import Account
 
-_TOKEN = "_session_token"
+_TOKEN = ui.TOKEN
 _COOKIE = "_session_cookie"  # (value or "" to forget it, runs left to draw the script)
 _TRIED = "_session_tried"
 RESUMED = "_session_resumed"

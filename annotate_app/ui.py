@@ -7,8 +7,11 @@ Every piece of data shown goes through :mod:`prefkit.annotate_app.safe_text` (``
 Speed: a submit is a button callback (it runs before the script, so the click costs one run, not
 two), and it reruns only the item fragment, not the page and sidebar. What a run would read again and
 again is cached: the project (per process), the guidelines (per file change), the annotator's counts
-(per change of their queue: a new label, new items, a release). The signed-in account is read again
-on every run (one primary-key read), so a disabled account is signed out on its next click.
+(per change of their queue: a new label, new items, a release). The sign-in session is read again
+on every run (one primary-key read of the session with its account: :func:`still_signed_in`), and
+every write on the user's behalf names it (:func:`session_token`) so the store checks it in the
+write's own transaction: a sign-out in another tab, an expiry, a revocation or a disabled account
+ends this tab at its next click, which records nothing and shows the sign-in page.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from typing import Any
 import streamlit as st
 from prefkit.annotate_app import keys, screen
 from prefkit.annotate_app.safe_text import md_escape, safe
-from prefkit.curation.annotation import workflow
+from prefkit.curation.annotation import sessions, workflow
 from prefkit.curation.annotation.task_kinds import (
     TASK_KIND_REGISTRY,
     ContradictoryLabel,
@@ -71,13 +74,29 @@ def open_project() -> Project:
         st.stop()
 
 
+#: Where a browser session keeps its sign-in token (:mod:`prefkit.annotate_app.session` puts it there).
+TOKEN = "_session_token"
+
+
 def signed_in() -> Account | None:
     return st.session_state.get("user")
 
 
-def still_active(username: str | None) -> bool:
-    """Whether the signed-in account may still act (read fresh: a maintainer may have disabled it)."""
-    return username is not None and open_project().store.accounts.is_active(username)
+def session_token() -> str | None:
+    """The signed-in browser session's token: what every write on the user's behalf names."""
+    return st.session_state.get(TOKEN)
+
+
+def still_signed_in(user: Account) -> bool:
+    """Whether the signed-in browser session may still act, read fresh on every run: its session is
+    open (not signed out in any tab, not expired, not revoked) and its account active. A sign-in
+    always keeps its token (``session.start``, ``session.resume``); an account put in the session
+    state without one (the test suite's shortcut) has no session to check, only its account."""
+    store = open_project().store
+    token = session_token()
+    if token is None:
+        return store.accounts.is_active(user.username)
+    return sessions.holds(store, token, user.username)
 
 
 def require(role: str) -> Account:
@@ -165,12 +184,12 @@ def suggestion_shown(item: workflow.ShownItem):
 
 
 def _record(user: str, item: workflow.ShownItem, prefix: str, action: Callable[[], bool], done: str) -> None:
-    """Run a click's write (``action`` passes ``signed_in=True``: the account is checked in the write's
-    own transaction, no separate read per click)."""
+    """Run a click's write (``action`` passes ``signed_in=True`` and the session's token: the session
+    and the account are checked in the write's own transaction, no separate read per click)."""
     try:
         written = action()
-    except workflow.AccountInactive:
-        sign_out()  # disabled since signing in: nothing is written, the next run shows the sign-in page
+    except workflow.AccountInactive:  # SessionEnded too
+        sign_out()  # signed out, expired, revoked or disabled: nothing is written, the next run signs in
         return
     except workflow.StaleSubmit as exc:  # another tab finished it, or it is open under a new showing
         screen.notice(screen.refused(exc))
@@ -206,11 +225,14 @@ def submit_now(
         return
     comment = st.session_state.get(f"{prefix}:comment")
     assist = suggestion_shown(item)  # the arm and suggestion the item showed (forms/suggestion.py)
+    token = session_token()
     _record(
         user,
         item,
         prefix,
-        lambda: workflow.submit(open_project(), user, item, values, comment, signed_in=True, assist=assist),
+        lambda: workflow.submit(
+            open_project(), user, item, values, comment, signed_in=True, assist=assist, session=token
+        ),
         "Saved",
     )
 
@@ -241,22 +263,22 @@ def skip_and_flag(user: str, item: workflow.ShownItem, comment: bool = False) ->
     project = open_project()
 
     def skip() -> None:
-        reason = st.session_state[f"{key}:skipr"]
+        reason, shown, token = st.session_state[f"{key}:skipr"], suggestion_shown(item), session_token()
         _record(
             user,
             item,
             key,
-            lambda: workflow.skip(project, user, item, reason, signed_in=True, assist=suggestion_shown(item)),
+            lambda: workflow.skip(project, user, item, reason, signed_in=True, assist=shown, session=token),
             "Skipped",
         )
 
     def flag() -> None:
-        why = st.session_state[f"{key}:flagr"]
+        why, shown, token = st.session_state[f"{key}:flagr"], suggestion_shown(item), session_token()
         _record(
             user,
             item,
             key,
-            lambda: workflow.flag(project, user, item, why, signed_in=True, assist=suggestion_shown(item)),
+            lambda: workflow.flag(project, user, item, why, signed_in=True, assist=shown, session=token),
             "Flagged for the maintainers",
         )
 

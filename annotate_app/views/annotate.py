@@ -61,8 +61,8 @@ if not st.session_state.get(f"intro:{kind}"):
 @st.fragment
 def item_panel(kind: str) -> None:
     ui.run_mark()  # a run of the fragment alone is counted too (the keys wait for it)
-    view = workflow.annotator_view(project, user, kind) if ui.signed_in() else None
-    if view is None or not view.active:  # disabled since signing in (or signed out by a submit's check)
+    view = workflow.annotator_view(project, user, kind, ui.session_token()) if ui.signed_in() else None
+    if view is None or not view.active:  # signed out (here or in another tab), expired, revoked, disabled
         ui.sign_out()
         st.rerun(scope="app")
     if reopen.previous_panel(project, user, kind):  # the annotator went back with P

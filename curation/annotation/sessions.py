@@ -14,6 +14,13 @@ anywhere). A token is accepted (:func:`resume`) only when all of these hold:
   session, :func:`revoke_user` (``prefkit users disable``) every session of an account;
 - the account exists and is active.
 
+The same holds for every later run of a browser session, not only the first: :func:`holds` is the
+app's per-run check (one read of the session row with its account's flag), and a write on the
+user's behalf names the session (:func:`live_id`; ``workflow.submit(..., session=token)``) so the
+store checks it in the write's own transaction. A sign-out in one tab, an expiry, a revocation
+(``prefkit users disable``, ``prefkit users password``) or a disabled account therefore ends every
+tab holding the token at its next action: nothing is recorded, the sign-in page is shown.
+
 The app keeps the token in a cookie (``SameSite=Strict``; ``Secure`` over HTTPS) named per project
 (:func:`cookie_name`), not in the URL: a URL is copied into chats, tickets and screenshots, kept in the
 history and sent on in ``Referer``, and whoever holds it would be signed in as its owner.
@@ -77,9 +84,18 @@ def _read(store: ProjectStore, token: str) -> tuple[str, str, int] | None:
         return None
 
 
-def resume(store: ProjectStore, token: str | None) -> Account | None:
-    """The account a token signs in, or None: a wrong signature, an expired or revoked session, a
-    disabled account (see the module docstring). One read of the session with its account."""
+def live_id(store: ProjectStore, token: str | None) -> str | None:
+    """The session id a token names when the token holds on its face (signature right, expiry
+    ahead), else None. No read: the store checks the session row itself where the id is used."""
+    read = _read(store, token) if token else None
+    if read is None or read[2] <= datetime.now(UTC).timestamp():
+        return None
+    return read[0]
+
+
+def _holder(store: ProjectStore, token: str | None) -> str | None:
+    """The user name whose open session the token names, or None (see the module docstring). One
+    read: the session row with its account's active flag."""
     read = _read(store, token) if token else None
     if read is None:
         return None
@@ -96,7 +112,22 @@ def resume(store: ProjectStore, token: str | None) -> Account | None:
         or not session.active
     ):
         return None
-    return store.accounts.user(username)
+    return username
+
+
+def resume(store: ProjectStore, token: str | None) -> Account | None:
+    """The account a token signs in, or None: a wrong signature, an expired or revoked session, a
+    disabled account (see the module docstring). One read of the session with its account, then
+    the account."""
+    username = _holder(store, token)
+    return None if username is None else store.accounts.user(username)
+
+
+def holds(store: ProjectStore, token: str | None, username: str) -> bool:
+    """Whether ``username``'s browser session holding ``token`` may still act: the check of every
+    run of the app (a sign-out in another tab, an expiry, a revocation or a disabled account ends
+    it). One primary-key read."""
+    return _holder(store, token) == username
 
 
 def close(store: ProjectStore, token: str | None) -> bool:
@@ -107,5 +138,6 @@ def close(store: ProjectStore, token: str | None) -> bool:
 
 def revoke_user(store: ProjectStore, username: str) -> int:
     """End every session of ``username`` (``prefkit users disable``): their browsers are signed out
-    on the next click or reload, and stay so if the account is enabled again."""
+    on the next click or reload, and stay so if the account is enabled again. (``prefkit users
+    password`` ends them in the transaction that sets the password: ``store.accounts.set_password``.)"""
     return store.sessions.revoke_user(username)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from prefkit.curation.annotation import overlap
+from prefkit.curation.annotation import overlap, sessions
 from prefkit.curation.annotation.assignment import policy_for
 from prefkit.curation.annotation.signin import log as signin_log
 from prefkit.curation.annotation.signin import wait_s
@@ -23,6 +23,9 @@ from prefkit.curation.store.queues import (
     AccountInactive as AccountInactive,  # raised for a disabled signed-in account
 )
 from prefkit.curation.store.queues import KindCounts
+from prefkit.curation.store.queues import (
+    SessionEnded as SessionEnded,  # raised for a signed-in session signed out, expired or revoked
+)
 from prefkit.curation.store.queues import (
     StaleSubmit as StaleSubmit,  # raised for a submit from a showing that is not the open one
 )
@@ -131,11 +134,16 @@ class AnnotatorView:
     draft: dict[str, Any] | None = None
 
 
-def annotator_view(project: Project, user: str, kind: str) -> AnnotatorView:
+def annotator_view(project: Project, user: str, kind: str, session: str | None = None) -> AnnotatorView:
     """Everything the Annotate page reads on a run, in one read when the item is already on screen
-    (the usual case after the first item); assigning a new item goes through :func:`current_item`."""
+    (the usual case after the first item); assigning a new item goes through :func:`current_item`.
+    ``session``: the browser session's token; the view is not ``active`` once that session ended
+    (signed out in another tab, expired, revoked), checked in the same read."""
     get_kind(kind)
-    view = project.store.queues.annotator_view(user, kind)
+    session_id = _session_id(project, session)
+    if session is not None and session_id is None:  # the token itself is spent: no read needed
+        return AnnotatorView(False, None, (0, 0, 0))
+    view = project.store.queues.annotator_view(user, kind, session_id)
     if not view.active:
         return AnnotatorView(False, None, view.version)
     if view.item is not None and view.item.event_id:
@@ -236,6 +244,20 @@ def _seconds_since(iso: str, now: str) -> float:
     return max(0.0, round((parse_utc(now) - parse_utc(iso)).total_seconds(), 3))
 
 
+def _session_id(project: Project, token: str | None) -> str | None:
+    """The session id of a signed-in browser session's token (None without a token)."""
+    return None if token is None else sessions.live_id(project.store, token)
+
+
+def _checked_session(project: Project, user: str, token: str | None) -> str | None:
+    """The session id a write on behalf of ``token``'s session carries; :class:`SessionEnded` at
+    once when the token itself is spent (its expiry passed, or it is not this project's)."""
+    session_id = _session_id(project, token)
+    if token is not None and session_id is None:
+        raise SessionEnded(f"the sign-in of {user!r} has ended; nothing was recorded")
+    return session_id
+
+
 def _finish(
     project: Project,
     user: str,
@@ -245,7 +267,9 @@ def _finish(
     comment: str | None,
     signed_in: bool = False,
     assist: Exposure | None = None,
+    session: str | None = None,
 ) -> bool:
+    session_id = _checked_session(project, user, session)
     now = utcnow()
     event = LabelEvent(
         event_id=item.event_id,
@@ -261,7 +285,7 @@ def _finish(
         suggestion_id=assist.suggestion_id if assist else None,
     )
     return project.store.queues.record_submit(
-        event, active_account=signed_in, review=_review(project, item.task)
+        event, active_account=signed_in, session_id=session_id, review=_review(project, item.task)
     )
 
 
@@ -284,15 +308,19 @@ def submit(
     *,
     signed_in: bool = False,
     assist: Exposure | None = None,
+    session: str | None = None,
 ) -> bool:
     """Validate and record a label. True when written now, False when this submit was already recorded.
 
     ``signed_in``: the click of a signed-in session; the account must still be active when the label
     is written (same transaction), else ``AccountInactive`` and nothing is written. Also for skip/flag.
+    ``session``: that browser session's token (:mod:`prefkit.curation.annotation.sessions`); the
+    session must still be open when the label is written (same transaction: not signed out in any
+    tab, not expired, not revoked, the account active), else ``SessionEnded`` and nothing is written.
     ``assist``: what the item showed of its suggestion (``assist.exposure_for``); the event records
     the arm and the suggestion's id."""
     clean = checked(item.task, values)
-    return _finish(project, user, item, "label", clean, comment, signed_in, assist)
+    return _finish(project, user, item, "label", clean, comment, signed_in, assist, session)
 
 
 def checked(task: AnnotationTask, values: dict[str, Any]) -> dict[str, Any]:
@@ -315,12 +343,14 @@ def skip(
     *,
     signed_in: bool = False,
     assist: Exposure | None = None,
+    session: str | None = None,
 ) -> bool:
     """Pass on an item with a reason; it counts as done for this annotator (a skip is not a label).
-    ``assist``: as for :func:`submit` (how often each arm skips is part of what suggestions do)."""
+    ``signed_in``, ``session``, ``assist``: as for :func:`submit` (how often each arm skips is part
+    of what suggestions do)."""
     if not reason.strip():
         raise WorkflowError("a skip needs a reason")
-    return _finish(project, user, item, "skip", {}, reason.strip(), signed_in, assist)
+    return _finish(project, user, item, "skip", {}, reason.strip(), signed_in, assist, session)
 
 
 def flag(
@@ -331,11 +361,13 @@ def flag(
     *,
     signed_in: bool = False,
     assist: Exposure | None = None,
+    session: str | None = None,
 ) -> bool:
-    """Report an item as broken; maintainers see it on the dashboard. ``assist``: as for :func:`submit`."""
+    """Report an item as broken; maintainers see it on the dashboard. ``signed_in``, ``session``,
+    ``assist``: as for :func:`submit`."""
     if not reason.strip():
         raise WorkflowError("a flag needs a reason")
-    return _finish(project, user, item, "flag", {}, reason.strip(), signed_in, assist)
+    return _finish(project, user, item, "flag", {}, reason.strip(), signed_in, assist, session)
 
 
 # -- undo: every label of one's own can be reopened ---------------------------------------------------
@@ -390,13 +422,22 @@ def previous_label(project: Project, user: str, kind: str, back: int = 0) -> Lab
 
 
 def edit_label(
-    project: Project, user: str, old_event_id: str, values: dict[str, Any], comment: str | None = None
+    project: Project,
+    user: str,
+    old_event_id: str,
+    values: dict[str, Any],
+    comment: str | None = None,
+    *,
+    signed_in: bool = False,
+    session: str | None = None,
 ) -> LabelEvent:
     """Replace one of the annotator's own live labels (any of them: a skip or a flag too) with a new
     event that supersedes it; the old one stays in the log (labels are append-only).
 
     The new event id is derived from what is replaced and the new values, so a double click records
-    the edit once."""
+    the edit once. ``signed_in``, ``session``: as for :func:`submit` (an edit from a tab whose
+    session ended records nothing)."""
+    session_id = _checked_session(project, user, session)
     clean_id = "ev_" + content_hash([old_event_id, values, comment or None], 32)
     done = project.store.labels.event(clean_id)
     if done is not None and done.annotator == user:
@@ -423,7 +464,9 @@ def edit_label(
         assist_arm=old.assist_arm,
         suggestion_id=old.suggestion_id,
     )
-    project.store.queues.record_submit(event, review=_review(project, task))
+    project.store.queues.record_submit(
+        event, active_account=signed_in, session_id=session_id, review=_review(project, task)
+    )
     return event
 
 

@@ -3,7 +3,9 @@ the sign-in log the app's throttling and lockouts read. User names are kept in t
 :mod:`prefkit.curation.store.usernames`.
 
 Passwords are kept only as argon2 hashes; nothing here decides a lockout policy (that is
-:mod:`prefkit.curation.annotation.signin`).
+:mod:`prefkit.curation.annotation.signin`). A maintainer's changes at the door are written to the
+sign-in log too (outcome ``unlock``, ``password``; client ``maintainer``): the one audit trail of
+who could sign in when.
 """
 
 from __future__ import annotations
@@ -13,7 +15,13 @@ from dataclasses import dataclass
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatchError
 from prefkit.curation.store.engine import StoreArea, StoreError
-from prefkit.curation.store.usernames import UserNameError, check_new_username, normalize_username
+from prefkit.curation.store.sessions import revoke_all
+from prefkit.curation.store.usernames import (
+    JUDGE_PREFIX,
+    UserNameError,
+    check_new_username,
+    normalize_username,
+)
 from prefkit.schemas.common import utcnow
 from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
@@ -43,6 +51,12 @@ class SignInAttempt:
     created_at: str
 
 
+def _check_password(password: str) -> None:
+    """The one rule a new password meets (``users add``, ``users password``)."""
+    if len(password) < 8:
+        raise StoreError("password must be at least 8 characters")
+
+
 def _account(row) -> Account:
     return Account(row["username"], row["role"], row["email"], bool(row["active"]), row["created_at"])
 
@@ -64,8 +78,7 @@ class Accounts(StoreArea):
             username = check_new_username(username, [u.username for u in self.users()], judge=judge)
         except UserNameError as exc:
             raise StoreError(str(exc)) from None
-        if len(password) < 8:
-            raise StoreError("password must be at least 8 characters")
+        _check_password(password)
         row = {
             "username": username,
             "role": role,
@@ -79,6 +92,34 @@ class Accounts(StoreArea):
                 conn.execute(self.t["users"].insert(), row)
         except IntegrityError as exc:
             raise StoreError(f"user {username!r} (or email {email!r}) already exists") from exc
+
+    def set_password(self, username: str, password: str) -> int:
+        """Give ``username`` a new password and end every open session of the account, in one
+        transaction (no moment where the new password is set and an old sign-in still acts), logged
+        in the sign-in log as ``password`` by ``maintainer``. Returns how many sessions ended.
+
+        Refused (:class:`StoreError`, nothing changed): no such user, an LLM judge's account (no
+        person signs in as one), a password shorter than 8 characters. A disabled account may be
+        given one (it still cannot sign in until enabled). Failed sign-ins still count towards a
+        lockout afterwards: ending one is ``unlock_sign_in``'s."""
+        found = self.user(username)
+        if found is None:
+            raise StoreError(f"no user {username!r}")
+        if found.username.startswith(JUDGE_PREFIX):
+            raise StoreError(f"{found.username!r} is an LLM judge's account: nobody signs in with a password")
+        _check_password(password)
+        u, log = self.t["users"], self.t["sign_in_log"]
+        digest = _hasher.hash(password)  # before the transaction: hashing takes a while
+        with self.write() as conn:
+            changed = conn.execute(
+                update(u).where(u.c.username == found.username).values(password_hash=digest)
+            ).rowcount
+            if not changed:  # removed meanwhile
+                raise StoreError(f"no user {username!r}")
+            ended = revoke_all(conn, self.t, found.username)
+            conn.execute(log.insert(), {"username": found.username, "client": "maintainer",
+                                        "outcome": "password", "created_at": utcnow()})  # fmt: skip
+        return ended
 
     def authenticate(self, username: str, password: str) -> Account | None:
         """The account when the password matches and the account is active, else ``None``."""

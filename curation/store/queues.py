@@ -20,6 +20,7 @@ from typing import Any
 from prefkit.curation.store.backend import explain_prefix
 from prefkit.curation.store.engine import StoreArea, StoreCore
 from prefkit.curation.store.labels import FINISHING, Labels
+from prefkit.curation.store.sessions import holds
 from prefkit.schemas.common import PrefkitError, utcnow
 from prefkit.schemas.curation import AnnotationTask, LabelEvent
 from sqlalchemy import Connection, case, delete, exists, func, select, text, true, update
@@ -166,6 +167,11 @@ class AccountInactive(PrefkitError):
     """A signed-in session's write for an account disabled (or removed) since it signed in."""
 
 
+class SessionEnded(AccountInactive):
+    """A signed-in session's write after that session ended: signed out (in any tab or window),
+    expired, revoked (``prefkit users disable`` or ``password``) or its account disabled."""
+
+
 class StaleSubmit(PrefkitError):
     """A submit for a showing of an item that is no longer the annotator's open one: the item was
     finished with another answer (in another tab or window) or is open again under a new showing.
@@ -250,9 +256,10 @@ class Queues(StoreArea):
                 )
         return row
 
-    def annotator_view(self, annotator: str, kind: str) -> QueueView:
+    def annotator_view(self, annotator: str, kind: str, session_id: str | None = None) -> QueueView:
         """What the Annotate page needs on every run, in one statement. An unknown account is not
-        active."""
+        active; with ``session_id``, neither is one whose sign-in session ended (signed out, expired,
+        revoked): checked in the same statement."""
         a, u = self.t["assignments"], self.t["users"]
         e, r, d = self.t["label_events"], self.t["assignment_releases"], self.t["drafts"]
         item = self._open_query(annotator, kind).subquery()
@@ -273,6 +280,8 @@ class Queues(StoreArea):
             .select_from(u.outerjoin(item, true()))
             .where(u.c.username == annotator)
         )
+        if session_id is not None:
+            q = q.where(holds(self.t, session_id, annotator, utcnow()))
         found = self.read_retrying(lambda conn: conn.execute(q).first())
         if found is None or not found[0]:
             version = (0, 0, 0) if found is None else _version(found[1:4])
@@ -403,6 +412,7 @@ class Queues(StoreArea):
         ev: LabelEvent,
         *,
         active_account: bool = False,
+        session_id: str | None = None,
         review: Callable[[Connection], None] | None = None,
     ) -> bool:
         """Append ``ev`` and close the annotator's assignment in one short transaction.
@@ -418,22 +428,32 @@ class Queues(StoreArea):
         With ``active_account`` the annotator must be an active account at the moment of the write
         (checked in the same transaction): otherwise :class:`AccountInactive` and nothing written.
         The app passes it for every click, so a disabled account's next click records nothing.
+        With ``session_id`` the sign-in session must be open too, checked in the same read: the
+        annotator's, not revoked, not expired; otherwise :class:`SessionEnded` and nothing written
+        (a tab whose session was signed out elsewhere records nothing).
 
         ``review(conn)`` runs in the same transaction once the event is recorded (adaptive overlap
         decides there whether the item needs one more annotator: a kill can never separate the label
         from that decision)."""
-        return self.retrying(lambda: self._record_submit(ev, active_account, review))
+        return self.retrying(lambda: self._record_submit(ev, active_account, session_id, review))
 
     def _record_submit(
-        self, ev: LabelEvent, active_account: bool = False, review: Callable[[Connection], None] | None = None
+        self,
+        ev: LabelEvent,
+        active_account: bool = False,
+        session_id: str | None = None,
+        review: Callable[[Connection], None] | None = None,
     ) -> bool:
         a, u = self.t["assignments"], self.t["users"]
         with self.write() as conn:
-            if (
-                active_account
-                and not conn.execute(select(u.c.active).where(u.c.username == ev.annotator)).scalar()
-            ):
-                raise AccountInactive(f"the account {ev.annotator!r} is disabled or gone")
+            if active_account or session_id is not None:
+                q = select(u.c.active).where(u.c.username == ev.annotator)
+                if session_id is not None:
+                    q = q.where(holds(self.t, session_id, ev.annotator, utcnow()))
+                if not conn.execute(q).scalar():
+                    if session_id is not None:
+                        raise SessionEnded(f"the sign-in of {ev.annotator!r} has ended; nothing was recorded")
+                    raise AccountInactive(f"the account {ev.annotator!r} is disabled or gone")
             if not self.labels.insert_event(conn, ev):
                 self._same_as_recorded(conn, ev)
                 return False

@@ -5,6 +5,9 @@ A session is a row (whose, from which client, until when, revoked when); the tok
 names the row and carries an HMAC made with the secret (:mod:`prefkit.curation.annotation.sessions`
 makes and checks tokens; nothing here decides what a token looks like). The secret is made once per
 project, on first use, and kept in ``meta``; it never leaves the store.
+
+:func:`holds` is the condition "this session is still open" as SQL, so a write (a submit) or a read
+(the Annotate page's one statement) checks it in its own statement: no round trip of its own.
 """
 
 from __future__ import annotations
@@ -14,9 +17,26 @@ from dataclasses import dataclass
 
 from prefkit.curation.store.engine import StoreArea
 from prefkit.schemas.common import utcnow
-from sqlalchemy import select, update
+from sqlalchemy import ColumnElement, Connection, Table, exists, select, update
 
 _SECRET_KEY = "app_session_secret"
+
+
+def holds(tables: dict[str, Table], session_id: str, username: str, now: str) -> ColumnElement[bool]:
+    """SQL: the session ``session_id`` is ``username``'s and still open at ``now`` (not revoked, not
+    expired). One primary-key probe; the account's own flag is the caller's to add."""
+    s = tables["app_sessions"]
+    return exists().where(
+        s.c.session_id == session_id, s.c.username == username, s.c.revoked_at.is_(None), s.c.expires_at > now
+    )
+
+
+def revoke_all(conn: Connection, tables: dict[str, Table], username: str) -> int:
+    """End every open session of ``username`` in the caller's transaction; how many."""
+    s = tables["app_sessions"]
+    return conn.execute(
+        update(s).where(s.c.username == username, s.c.revoked_at.is_(None)).values(revoked_at=utcnow())
+    ).rowcount
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,13 +107,8 @@ class Sessions(StoreArea):
 
     def revoke_user(self, username: str) -> int:
         """End every open session of ``username`` now (``prefkit users disable``); how many."""
-        s = self.t["app_sessions"]
         with self.write() as conn:
-            return conn.execute(
-                update(s)
-                .where(s.c.username == username, s.c.revoked_at.is_(None))
-                .values(revoked_at=utcnow())
-            ).rowcount
+            return revoke_all(conn, self.t, username)
 
     def of_user(self, username: str) -> list[AppSession]:
         """Every session of ``username``, newest first."""

@@ -38,7 +38,7 @@ def users_unlock(project: Project, name: str | None, client: str | None) -> None
 @project_option
 @json_option
 def users_sign_ins(project: Project, name: str | None, limit: int, as_json: bool) -> None:
-    """The sign-in log (ok, fail, throttled, locked, unlock), newest first, optionally for NAME only.
+    """The sign-in log (ok, fail, throttled, locked, unlock, password), newest first, optionally for NAME only.
 
     Example: prefkit users sign-ins alice --limit 20
     """

@@ -75,6 +75,25 @@ def users_disable(project: Project, name: str) -> None:
     click.echo(f"disabled {name}")
 
 
+@users.command("password")
+@click.argument("name")
+@click.option("--password-stdin", is_flag=True, help="Read the new password from the first line of stdin.")
+@project_option
+def users_password(project: Project, name: str, password_stdin: bool) -> None:
+    """Set a new password for NAME (asked for unless --password-stdin) and end every open session of
+    the account: each browser signed in as NAME is signed out at its next click. Logged in the
+    sign-in log (outcome password).
+
+    Example: prefkit users password alice --password-stdin < alice.pw
+    """
+    if password_stdin:
+        password = sys.stdin.readline().rstrip("\r\n")
+    else:
+        password = click.prompt("new password", hide_input=True, confirmation_prompt=True)
+    ended = project.store.accounts.set_password(name, password)
+    click.echo(f"set a new password for {name}; {ended} open session(s) ended")
+
+
 @users.command("enable")
 @click.argument("name")
 @project_option
