@@ -4,10 +4,12 @@ Builds a project with 100,000 preference_match items and 300,000 label events (2
 times 500 submits of one annotator who already holds ~15,000 labels. One submit = exactly the library
 calls the Annotate page makes between a click and the next item on screen:
 
-- the Submit callback: ``store.accounts.is_active`` (a disabled account writes nothing), ``workflow.submit``;
-- the item fragment's run: ``workflow.annotator_view`` (account, open item and queue version in one
-  read; a new chunk every 10 items) and ``workflow.progress_memo`` (the counts brought up to date
-  from the events since the last run).
+- the run's session check: ``sessions.holds`` (one primary-key read: a session signed out in another
+  tab, expired or revoked, or a disabled account, acts no more; a full run's, timed on every submit);
+- the Submit callback: ``workflow.submit`` naming the session (checked in the write's transaction);
+- the item fragment's run: ``workflow.annotator_view`` (session, account, open item and queue version
+  in one read; a new chunk every 10 items) and ``workflow.progress_memo`` (the counts brought up to
+  date from the events since the last run).
 
 Not per submit, so not timed per submit: the guidelines (sidebar, outside the fragment) and the pool
 count (cached two minutes; timed once below). Every event is timestamped today: the worst case for
@@ -26,7 +28,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from prefkit.curation.annotation import workflow
+from prefkit.curation.annotation import sessions, workflow
 from prefkit.curation.annotation.task_kinds import get_kind
 from prefkit.curation.project import Project
 from prefkit.schemas.common import utcnow
@@ -80,19 +82,23 @@ def build(root: Path, items: int, events: int, database: str | None = None) -> P
     return project
 
 
-def one_submit(project: Project, user: str, item: workflow.ShownItem, memo, parts: dict[str, list[float]]):
-    """The page's calls between a click and the next item; ``parts`` collects each call's ms.
-    Returns the next item and the counts' memo, as the page keeps them between runs."""
+def one_submit(
+    project: Project, user: str, token: str, item: workflow.ShownItem, memo, parts: dict[str, list[float]]
+):
+    """The page's calls between a click and the next item, for the browser session holding ``token``;
+    ``parts`` collects each call's ms. Returns the next item and the counts' memo, as the page keeps
+    them between runs."""
     kind = item.task.kind
     view = None
 
     def next_item():
         nonlocal view
-        view = workflow.annotator_view(project, user, kind)
+        view = workflow.annotator_view(project, user, kind, token)
 
+    values = {"coverage": "partially"}
     steps = (
-        ("active check", lambda: project.store.accounts.is_active(user)),
-        ("submit", lambda: workflow.submit(project, user, item, {"coverage": "partially"})),
+        ("session check", lambda: sessions.holds(project.store, token, user)),
+        ("submit", lambda: workflow.submit(project, user, item, values, signed_in=True, session=token)),
         ("next item", next_item),
         ("progress", lambda: workflow.progress_memo(project, user, memo, view.version)),
     )
@@ -107,7 +113,9 @@ def one_submit(project: Project, user: str, item: workflow.ShownItem, memo, part
 def library_submits(project: Project, user: str, n: int) -> tuple[list[float], dict[str, list[float]]]:
     """``n`` submits of ``user`` (preference_match) through :func:`one_submit`: total ms each, and per call."""
     kind = "preference_match"
-    view = workflow.annotator_view(project, user, kind)
+    token = sessions.issue(project.store, user, hours=12)  # the browser session's sign-in
+    view = workflow.annotator_view(project, user, kind, token)
+    assert view.active
     item, memo = view.item, workflow.progress_memo(project, user, None, view.version)
     times: list[float] = []
     parts: dict[str, list[float]] = {}
@@ -115,7 +123,7 @@ def library_submits(project: Project, user: str, n: int) -> tuple[list[float], d
         if item is None:
             break
         start = time.perf_counter()
-        item, memo = one_submit(project, user, item, memo, parts)
+        item, memo = one_submit(project, user, token, item, memo, parts)
         times.append((time.perf_counter() - start) * 1000)
     return times, parts
 
