@@ -3,8 +3,8 @@
 writes it, so its ``scripts/evaluate.py`` (and anything else written for that layout) reads a prefkit
 release unchanged: copy ``benchmark_data/`` over a checkout's.
 
-- Splits ``examples`` (the first two rows of each track, in id order; they are also in the other
-  splits, as upstream), ``dev``, ``validation``, ``test``; ``test`` has no ``reference_output.jsonl``:
+- Splits ``examples`` (the first two dev rows of each track, in id order; they are also in dev, as
+  upstream's examples are in its splits; never a test row, whose reference is private), ``dev``, ``validation``, ``test``; ``test`` has no ``reference_output.jsonl``:
   its references go to ``releases-private/<version>/hidden/private_gold/test/<track>/`` (upstream's
   ``hidden/private_gold``), never into the release.
 - Task 3 tracks live under ``task3/d<N>/``; the others under their track name.
@@ -155,8 +155,8 @@ def layout_files(configs, dialogue_of: Dialogues) -> tuple[dict[str, bytes], dic
         }
         pairs = {s: [public_rows(track, {**r, "input": _obj(r["input"])}, gold_by_id.get(r["benchmark_id"], {}),
                                  dialogue_of) for r in rows] for s, rows in splits.items()}  # fmt: skip
-        ordered = [p for s in ("dev", "validation", "test") for p in pairs.get(s, [])]
-        examples = sorted(ordered, key=lambda p: p[0]["benchmark_id"])[:EXAMPLES]
+        # Examples come from dev only: a test row there would publish its reference.
+        examples = sorted(pairs.get("dev", []), key=lambda p: p[0]["benchmark_id"])[:EXAMPLES]
         for split, rows in (
             ("examples", examples),
             *((s, pairs.get(s, [])) for s in ("dev", "validation", "test")),

@@ -21,8 +21,8 @@ from prefkit.curation.quality.verification import session_statuses, verified_gol
 from prefkit.curation.store.content import CupidSession
 from prefkit.exports.alpsbench import packet as alps_packet
 from prefkit.exports.cupid import cupid_arrow_schema, instance_rows
-from prefkit.schemas.alpsbench_layout import assign_splits, packet_pairs
-from prefkit.schemas.common import canonical_json, content_hash
+from prefkit.schemas.alpsbench_layout import SOURCES, assign_splits, packet_pairs
+from prefkit.schemas.common import PrefkitError, canonical_json, content_hash
 from prefkit.schemas.config import LABEL_CONFIGS, RELEASE_CONFIGS, AlpsReference, config_selected
 
 if TYPE_CHECKING:
@@ -47,6 +47,8 @@ class ConfigData:
     #: Items the project holds for this config but left out, counted per reason (stated in the card).
     dropped: dict[str, int] = field(default_factory=dict)
     private: bool = False  # written outside the published release (e.g. AlpsBench test gold)
+    #: Rows per source where a config has more than one (AlpsBench tracks: ``packet``, ``built``).
+    sources: dict[str, int] = field(default_factory=dict)
     _keyed: dict[str, list[tuple[str, str]]] = field(default_factory=dict, repr=False)
 
     def drop(self, reason: str) -> None:
@@ -200,19 +202,31 @@ UNVERIFIED_PACKET = "packet not verified (no final memory_verify label)"
 Tracks = dict[str, list[tuple[dict[str, Any], dict[str, Any]]]]
 
 
+SUPERSEDED = "built, superseded by the packet's published row (the packets are the source)"
+
+
+class TrackConflict(PrefkitError):
+    """Two rows of one AlpsBench track share a benchmark id: the release cannot split them."""
+
+
 def alps_rows(
     store: ProjectStore, gold: dict[str, dict[str, Any]] | None = None
-) -> tuple[Tracks, Tracks, dict[str, Counter], set[str]]:
-    """``(input row, gold row)`` pairs per public track: ``(verified, unverified, dropped, from_packets)``.
+) -> tuple[Tracks, Tracks, dict[str, Counter], dict[str, Counter]]:
+    """``(input row, gold row)`` pairs per public track: ``(verified, unverified, dropped, sources)``.
 
     With ``gold`` (:func:`prefkit.curation.quality.verification.verified_gold`) a packet's Task 1 reference is its
     verified gold and a packet without one goes to ``unverified``; with ``None`` every packet keeps its
-    imported gold. Built rows ship only when people passed them (task_qc); ``dropped`` counts the
-    built rows left out per track and reason."""
+    imported gold. Built rows ship only when people passed them (task_qc) and no packet carries their
+    (track, session) (:data:`prefkit.schemas.alpsbench_layout.SOURCES`); ``dropped`` counts the built
+    rows left out per track and reason, ``sources`` the rows per track and source (``packet``,
+    ``built``) among the rows that may ship. Raises :class:`TrackConflict` (one line: track, session, both sources) when two rows of
+    a track still share a benchmark id."""
     tracks: Tracks = {}
     unverified: Tracks = {}
     dropped: dict[str, Counter] = {}
-    from_packets: set[str] = set()
+    sources: dict[str, Counter] = {}
+    carried: set[tuple[str, str]] = set()
+    origin: dict[tuple[str, str], str] = {}  # (track, benchmark id) -> where its row came from
     for p in store.content.packets():
         sid = p.session_id
         pkt = alps_packet(store, sid, p.extra)
@@ -223,8 +237,12 @@ def alps_rows(
             else:
                 target = unverified
         for track, pairs in packet_pairs(pkt).items():
+            carried.add((track, sid))
+            for pair in pairs:
+                _claim(origin, track, pair[0], f"the packet of {sid}")
             target.setdefault(track, []).extend(pairs)
-            from_packets.add(track)
+            if target is tracks:
+                sources.setdefault(track, Counter())["packet"] += len(pairs)
     built = store.alps.tasks()
     if built:
         tasks = {t.item_ref: t.task_id for t in store.labels.tasks(kind=task_qc.KIND)}
@@ -233,17 +251,31 @@ def alps_rows(
         dropped.setdefault(row.track, Counter())  # every track with built rows: task_qc decides
         task_id = tasks.get(task_qc.item_ref(row.track, row.benchmark_id))
         fl = finals.get(task_id) if task_id else None
-        if fl is None or not fl.n_labels:
+        if (row.track, row.session_id) in carried:
+            why = SUPERSEDED
+        elif fl is None or not fl.n_labels:
             why = "built, no task_qc task" if task_id is None else "built, not yet checked (task_qc)"
         elif fl.decided_by == "undecided":
             why = "built, task_qc undecided"
         elif not task_qc.passed(fl.values):
             why = "built, failed task_qc (leakage or wrong answer)"
         else:
+            _claim(origin, row.track, row.input, "build-alpsbench")
             tracks.setdefault(row.track, []).append((row.input, row.gold))
+            sources.setdefault(row.track, Counter())["built"] += 1
             continue
         dropped[row.track][why] += 1
-    return tracks, unverified, dropped, from_packets
+    return tracks, unverified, dropped, sources
+
+
+def _claim(origin: dict[tuple[str, str], str], track: str, row: dict[str, Any], source: str) -> None:
+    key = (track, row["benchmark_id"])
+    if key in origin:
+        raise TrackConflict(
+            f"alpsbench {track}: benchmark_id {row['benchmark_id']!r} (session {row['session_id']}) comes "
+            f"from {origin[key]} and from {source}; a track holds each id once: nothing written"
+        )
+    origin[key] = source
 
 
 def alpsbench_configs(store: ProjectStore, reference: AlpsReference = "verified") -> list[ConfigData]:
@@ -253,12 +285,13 @@ def alpsbench_configs(store: ProjectStore, reference: AlpsReference = "verified"
     is their verified gold (the memories annotators verified: ``memory_verify`` final labels), and the
     other packets are in ``alpsbench_unverified``; with ``imported``, the packets' own gold."""
     gold = verified_gold(store) if reference == "verified" else None
-    verified, unverified, dropped, from_packets = alps_rows(store, gold)
+    verified, unverified, dropped, sources = alps_rows(store, gold)
     out: list[ConfigData] = []
     for track in sorted(set(verified) | set(unverified) | set(dropped)):
         pairs = verified.get(track, [])
         # Packets' rows: memory_verify decides (with the verified reference); built rows: task_qc.
-        needs = (memory_verify.KIND,) if gold is not None and track in from_packets else ()
+        from_packets = bool(sources.get(track, Counter())["packet"] or unverified.get(track))
+        needs = (memory_verify.KIND,) if gold is not None and from_packets else ()
         inputs = ConfigData(
             f"alpsbench_{track}",
             f"AlpsBench {track}: model input rows (benchmark_id, task, ids, input as JSON)"
@@ -289,6 +322,8 @@ def alpsbench_configs(store: ProjectStore, reference: AlpsReference = "verified"
             for why, n in dropped[track].items():
                 for _ in range(n):
                     inputs.drop(why)
+        counted = sources.get(track, Counter())
+        inputs.sources = {src: counted[src] for src in SOURCES if counted[src]}
         for split, (inp, ref) in assign_splits(pairs):
             inputs.add(split, {**inp, "input": canonical_json(inp["input"])})
             (hidden if split == "test" else gold_cfg).add(split, {**ref, "gold": canonical_json(ref["gold"])})

@@ -17,6 +17,8 @@ import hashlib
 from collections.abc import Iterable
 from typing import Any
 
+from prefkit.schemas.common import canonical_json
+
 SPLIT_SALT = "alpsbench-public-split-v1"
 SPLIT_WEIGHTS = (("dev", 1), ("validation", 1), ("test", 3))
 DISTRACTOR_LEVELS = (100, 300, 500, 700, 1000)
@@ -36,8 +38,20 @@ def split_counts(total: int) -> dict[str, int]:
     return counts
 
 
+def gold_key(gold: Any) -> str | None:
+    """What makes two rows' answers the same (their gold as canonical JSON), or None for a gold that
+    holds nothing (every value empty), which reveals nothing."""
+    if isinstance(gold, dict) and any(v not in (None, "", [], {}) for v in gold.values()):
+        return canonical_json(gold)
+    return None
+
+
 def assign_splits(pairs: Iterable[Pair]) -> list[tuple[str, Pair]]:
-    """``(split, pair)`` for every pair of one track, by AlpsBench's rule (see the module docstring)."""
+    """``(split, pair)`` for every pair of one track, by AlpsBench's rule (see the module docstring),
+    with one addition: rows whose gold is the same (one session asked twice about one memory) share a
+    split, so a public row never gives away a test row's answer. Rows go, in rank order, to the first
+    split with room for their whole group (a group ranks at its first row); with every gold distinct
+    this is AlpsBench's rule exactly, and the quotas stay exact while single rows remain to fill them."""
     ranked = sorted(
         ((split_rank(p[0]["benchmark_id"]), i, p) for i, p in enumerate(pairs)), key=lambda x: (x[0], x[1])
     )
@@ -46,12 +60,24 @@ def assign_splits(pairs: Iterable[Pair]) -> list[tuple[str, Pair]]:
         if p[0]["benchmark_id"] in seen:
             raise ValueError(f"benchmark_id {p[0]['benchmark_id']!r} appears twice in one track")
         seen.add(p[0]["benchmark_id"])
-    counts = split_counts(len(ranked))
-    out, at = [], 0
-    for name, _w in SPLIT_WEIGHTS:
-        out += [(name, p) for _r, _i, p in ranked[at : at + counts[name]]]
-        at += counts[name]
-    return out
+    groups: dict[str, list[Pair]] = {}
+    order: list[list[Pair]] = []
+    for _r, i, p in ranked:
+        key = gold_key(p[1].get("gold"))
+        if key is None:
+            order.append([p])
+        elif key in groups:
+            groups[key].append(p)
+        else:
+            groups[key] = [p]
+            order.append(groups[key])
+    room = split_counts(len(ranked))
+    placed: dict[str, list[Pair]] = {name: [] for name, _w in SPLIT_WEIGHTS}
+    for group in order:
+        name = next((n for n, _w in SPLIT_WEIGHTS if room[n] >= len(group)), "test")
+        placed[name] += group
+        room[name] -= len(group)
+    return [(name, p) for name, _w in SPLIT_WEIGHTS for p in placed[name]]
 
 
 def make_pair(
@@ -74,6 +100,28 @@ def make_pair(
 
 def task1_benchmark_id(session_id: str, canonical_id: str | None) -> str:
     return f"{session_id}__{canonical_id}" if canonical_id else session_id
+
+
+#: Where the two sources of a track's rows meet. A packet that carries a track publishes that track's
+#: rows for its session: AlpsBench's own, human-curated, and they are the source. ``build-alpsbench``
+#: builds a (track, session) only where no packet carries it, and a release leaves out a built row whose
+#: (track, session) a packet carries (imported after the build), counting it in the card.
+SOURCES = ("packet", "built")
+
+
+def packet_tracks(pkt: dict[str, Any]) -> set[str]:
+    """The tracks a packet (as imported, or its stored remainder) carries rows of: what
+    :func:`packet_pairs` makes, without building the rows."""
+    t1, t2, t3 = pkt.get("task1") or {}, pkt.get("task2") or {}, pkt.get("task3") or {}
+    out = set()
+    if "ground_truth_memories" in t1 or t1.get("_has_ground_truth"):
+        out.add("task1")
+    if t2.get("new_dialogue"):
+        out.add("task2")
+    if t3.get("candidate_memories"):
+        out.add(f"task3_d{len(t3['candidate_memories']) - 1}")
+    out |= {f"task4_{entry.get('ability') or 'unknown'}" for entry in pkt.get("task4") or []}
+    return out
 
 
 def packet_pairs(pkt: dict[str, Any]) -> dict[str, list[Pair]]:

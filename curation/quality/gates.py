@@ -111,6 +111,9 @@ class GateContext:
     agreement_rows: Callable[..., list[dict[str, Any]]] | None = None
     gold_accuracy: Callable[..., list[dict[str, Any]]] | None = None
     configs: list[ConfigPlan] = field(default_factory=list)
+    #: ``() -> (test gold objects looked for, where one is public)``: the release's planner (exports)
+    #: provides it, since only it knows what a release publishes.
+    test_gold: Callable[[], tuple[int, list[str]]] | None = None
     _cache: dict[str, Any] = field(default_factory=dict)
 
     def agreement(self) -> list[dict[str, Any]]:
@@ -389,6 +392,28 @@ def gate_assist_anchoring(ctx: GateContext) -> GateResult:
     )
 
 
+def gate_test_gold_private(ctx: GateContext) -> GateResult:
+    """No AlpsBench test-split reference in anything the release publishes. Something to measure on
+    every AlpsBench release: a release with AlpsBench tracks but no test gold to look for fails."""
+    gate = "test_gold_private"
+    if not [c for c in ctx.configs if APPLIES[gate](c)]:
+        return GateResult(gate, True, None, 0, "not applicable: no AlpsBench track in this release")
+    if ctx.test_gold is None:
+        raise GateUnavailable(f"{gate}: the release planner gave no test gold to look for")
+    checked, leaks = ctx.test_gold()
+    if checked == 0:
+        reason = "nothing to measure: the AlpsBench tracks hold no test-split gold (every track needs a test split)"
+        return GateResult(gate, False, 0, 0, reason, [reason])
+    return _result(
+        gate,
+        leaks,
+        len(leaks),
+        0,
+        f"none of {checked} test-split gold objects is in a public file",
+        f"{len(leaks)} public place(s) hold test-split gold",
+    )
+
+
 GATES: tuple[tuple[str, Callable[[GateContext], GateResult]], ...] = (
     ("alpha", gate_alpha),
     ("min_labels", gate_min_labels),
@@ -398,6 +423,7 @@ GATES: tuple[tuple[str, Callable[[GateContext], GateResult]], ...] = (
     ("offline", gate_offline),
     ("gold_evidence", gate_gold_evidence),
     ("assist_anchoring", gate_assist_anchoring),
+    ("test_gold_private", gate_test_gold_private),
 )
 
 
@@ -413,21 +439,28 @@ APPLIES: dict[str, Callable[[ConfigPlan], bool]] = {
         c.name.startswith("alpsbench") and not c.name.startswith("alpsbench_unverified")
     ),
     "assist_anchoring": lambda c: bool(c.needs),
+    "test_gold_private": lambda c: c.name.startswith("alpsbench_task"),
 }
 
 
 def run_gates(
-    store: ProjectStore, policy: ReleasePolicy, configs, agreement_rows=None, gold_accuracy=None
+    store: ProjectStore,
+    policy: ReleasePolicy,
+    configs,
+    agreement_rows=None,
+    gold_accuracy=None,
+    test_gold=None,
 ) -> list[GateResult]:
     """Every gate's result, in order, for a release holding ``configs`` (:class:`ConfigPlan` or
     ``prefkit.exports.release_data.ConfigData``: ``exports`` owns the configs, so it plans them and passes them
-    in). ``agreement_rows`` / ``gold_accuracy`` default to the project's."""
+    in). ``agreement_rows`` / ``gold_accuracy`` default to the project's; ``test_gold`` (see
+    :class:`GateContext`) comes from the planner."""
     policy = check_policy(policy)
     plans = [
         c if isinstance(c, ConfigPlan) else ConfigPlan(c.name, c.needs, c.count, dict(c.dropped))
         for c in configs
     ]
-    ctx = GateContext(store, policy, agreement_rows, gold_accuracy, plans)
+    ctx = GateContext(store, policy, agreement_rows, gold_accuracy, plans, test_gold)
     results = []
     for name, fn in GATES:
         try:

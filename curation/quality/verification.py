@@ -189,7 +189,7 @@ def verified_gold(store: ProjectStore) -> dict[str, dict[str, Any]]:
         if task.is_gold or fl.values is None:
             continue
         sid = task.payload["dialogue_id"]
-        turns = store.content.original_turns(sid)
+        turns = Normalized(store.content.original_turns(sid))  # once per dialogue, not per memory
         cands = {c["key"]: c for c in task.payload["candidates"]}
         memories: list[dict[str, Any]] = []
         rejected: list[dict[str, Any]] = []

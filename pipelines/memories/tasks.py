@@ -31,7 +31,7 @@ from prefkit.curation.store.content import Dialogue, DialogueTurn
 from prefkit.pipelines.generation.prompting import run_validated
 from prefkit.pipelines.memories import offline as _offline  # noqa: F401 - registers the offline generators
 from prefkit.pipelines.memories.extract import _request
-from prefkit.schemas.alpsbench_layout import DISTRACTOR_LEVELS, make_pair
+from prefkit.schemas.alpsbench_layout import DISTRACTOR_LEVELS, make_pair, packet_tracks
 from prefkit.schemas.common import PrefkitError
 from prefkit.schemas.extraction import SegmentMemory, UpdateDialogue, UserQuery
 
@@ -121,6 +121,8 @@ class BuildConfig:
 @dataclass
 class BuildReport:
     built: dict[str, int] = field(default_factory=dict)  # rows per track
+    #: rows per track the imported packets carry themselves: those (track, session)s are not built
+    from_packets: dict[str, int] = field(default_factory=dict)
     skipped: dict[str, int] = field(default_factory=dict)  # reason -> count
     failed: list[str] = field(default_factory=list)
 
@@ -240,6 +242,13 @@ def build_alpsbench(store: ProjectStore, layer, cfg: BuildConfig | None = None) 
         raise BuildError("no verified memories: import AlpsBench gold or finish memory_verify labels first")
     report = BuildReport()
     have = {(r.track, r.benchmark_id) for r in store.alps.tasks()}
+    # The packets' published rows are the source (schemas.alpsbench_layout.SOURCES): the build fills
+    # only the (track, session)s no packet carries. Built rows are keyed by the session (= benchmark id).
+    for p in store.content.packets():
+        for track in packet_tracks(p.extra):
+            if track != "task1":
+                have.add((track, p.session_id))
+                report.from_packets[track] = report.from_packets.get(track, 0) + 1
     ids = sorted(verified)[: cfg.limit] if cfg.limit else sorted(verified)
     dialogues = {did: store.content.dialogue(did) for did in ids}
     owners = {did: user_of(dialogues.get(did) or store.content.dialogue(did)) for did in verified}
