@@ -24,7 +24,7 @@ from prefkit.schemas.reading import check_unique, read_jsonl, validate_row
 from pydantic import Field, ValidationError
 
 if TYPE_CHECKING:
-    from prefkit.curation.project import Project
+    from prefkit.curation.project import Project, ProjectStore
 
 
 class TaskFileError(PrefkitError):
@@ -161,3 +161,23 @@ def import_gold(project: Project, path: Path) -> int:
     for task_id, answer in resolved:
         project.store.labels.set_gold(task_id, answer)
     return len(resolved)
+
+
+def task_rows(store: ProjectStore, kind: str | None = None, batch: str | None = None) -> list[dict[str, Any]]:
+    """The project's tasks as rows of ``prefkit tasks export``: what a label file needs to name an item
+    (``task_kind``, ``item_id`` = the item reference, ``task_id``) and what the annotator sees
+    (``payload``: for memory_verify, the candidates with the ``key`` each decision names)."""
+    if kind is not None:
+        get_kind(kind)  # an unknown kind is refused by name, not exported as nothing
+    return [
+        {
+            "task_id": t.task_id,
+            "task_kind": t.kind,
+            "item_id": t.item_ref,
+            "batch": t.batch,
+            "overlap": t.overlap,
+            "is_gold": t.is_gold,
+            "payload": t.payload,
+        }
+        for t in store.labels.tasks(kind=kind, batch=batch)
+    ]

@@ -169,6 +169,31 @@ def tasks_list(project: Project, kind: str | None, as_json: bool) -> None:
         echo_table(rows, ["kind", "batch_id", "tasks", "gold", "assigned", "complete"])
 
 
+@tasks.command("export")
+@click.argument("out", type=SafePath(dir_okay=False, allow_dash=True), default="-")
+@click.option("--kind", help="Only this task kind.")
+@click.option("--batch", help="Only this batch.")
+@project_option
+def tasks_export(project: Project, out: str, kind: str | None, batch: str | None) -> None:
+    """Write the tasks as JSON Lines to OUT (default: stdout): task_id, task_kind, item_id (what a label
+    file names), batch, overlap, is_gold and the payload the annotator sees (a memory_verify task's
+    candidates carry the key each decision names). For labelling outside prefkit, then `labels import`.
+
+    Example: prefkit tasks export --kind memory_verify memory_tasks.jsonl
+    """
+    from prefkit.curation.annotation.task_admin import task_rows
+    from prefkit.exports.writers import atomic_write_bytes
+    from prefkit.schemas.common import canonical_json
+
+    rows = task_rows(project.store, kind, batch)
+    lines = "".join(canonical_json(row) + "\n" for row in rows)
+    if out == "-":
+        click.echo(lines, nl=False)
+        return
+    atomic_write_bytes(Path(out), lines.encode("utf-8"))  # a reader never sees half a file
+    click.echo(f"wrote {len(rows)} task(s) to {out}")
+
+
 @tasks.group("pairs")
 def tasks_pairs() -> None:
     """Preference pairs (checklist item, candidate) for preference_match tasks."""
