@@ -372,9 +372,21 @@ def _evaluation(configs) -> list[str]:
            "(docs/eval.md of prefkit has the table):", ""]  # fmt: skip
     out += [f"- {n}" for n in PROTOCOL_NOTES if any(x.startswith(n.split("`")[1].rstrip("*")) for x in names)]
     if "cupid" in names:
-        out += ["", "`cupid` is the default config: `load_dataset(<this dataset>, split=\"test\")` reads it, as "
-                "CUPID's `evaluation/run.py` does; `prefkit export cupid --per-instance DIR` writes its "
-                "`--data_dir` layout (one file per instance, unique names)."]  # fmt: skip
+        out += ["", "`cupid` is the default config, and `cupid_instances/` holds exactly its rows as one JSON "
+                "file per instance, `<persona_id>+<instance_type>.json` as CUPID's synthesis names them (a "
+                "persona id with other characters than letters, digits, `_` and `-`, or longer than 96, is "
+                "cleaned and given a hash of the original): the `--data_dir` layout of CUPID's evaluator. "
+                "From a checkout of kixlab/CUPID:", "",
+                "```bash",
+                "python -m evaluation.run --model <model> --results_dir results --data_dir <this release>/cupid_instances",
+                "```", "",
+                "Score with `--data_dir`, not the dataset path: without it `evaluation/run.py` reads "
+                "`load_dataset(<dataset>, split=\"test\")` and names each result file after the row's "
+                "`persona_id`, which the instances of one persona share: they write one result file, where "
+                "a later instance finds the stages already done and is skipped (with `--n_workers` above 1 "
+                "they overwrite each other), so one instance per persona is scored. "
+                "`prefkit export cupid --per-instance DIR --release <this release>` writes the same folder "
+                "from the release alone."]  # fmt: skip
     if any(n.startswith("alpsbench_task") for n in names):
         out += ["", "`benchmark_data/` holds the AlpsBench tracks in AlpsBench's public layout "
                 "(`<split>/<track>/model_input.jsonl` and `reference_output.jsonl`, task 3 under `task3/d<N>/`, "

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,8 +14,9 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 from prefkit.curation.quality.verification import SessionVerification, instance_verification, session_statuses
+from prefkit.exports.release_integrity import load_manifest
 from prefkit.exports.writers import atomic_write_bytes, write_jsonl, write_parquet
-from prefkit.schemas.common import InputError
+from prefkit.schemas.common import InputError, content_hash
 from prefkit.schemas.cupid import BenchmarkInstance
 
 if TYPE_CHECKING:
@@ -118,44 +120,89 @@ def export_cupid(store: ProjectStore, out: Path, verified_only: bool = False) ->
     raise InputError(f"{out}: unsupported output type {suffix!r}; use .jsonl or .parquet")
 
 
-#: Characters a per-instance file name keeps. CUPID's evaluator names an instance by the part of its
-#: file name before the first ".", and its results file by that name: nothing else may be in it.
+#: The release's folder of CUPID instances, one JSON file each: the ``--data_dir`` of CUPID's
+#: ``evaluation/run.py``, which reads every file in it.
+INSTANCE_DIR = "cupid_instances"
+#: Characters a persona id keeps in a file name. CUPID's evaluator names an instance (and its results
+#: file) by the part of its file name before the first ".": no "." may be in it, nor "/", nor "+" (the
+#: separator of persona and instance type), nor anything a file system or a shell could stumble on.
 _SAFE = re.compile(r"[^A-Za-z0-9_-]+")
+#: Longest persona part of a name: a longer (or cleaned) id keeps its first characters and a hash of
+#: the whole id, so names stay unique and far below the 255 bytes a file name may have.
+_STEM_MAX = 96
 
 
-def instance_file_names(keys: list[tuple[str, str]]) -> dict[tuple[str, str], str]:
-    """A unique ``<persona>__<instance_type>.json`` per (persona_id, instance_type): the three instances
-    of a persona share its id, which CUPID's evaluator would use as one result file name. A persona id
-    with other characters than letters, digits, ``_`` and ``-`` is cleaned and given a short hash of the
-    original, so two ids that clean to the same text never share a file."""
-    out: dict[tuple[str, str], str] = {}
-    for pid, itype in keys:
-        stem = _SAFE.sub("_", pid).strip("_") or "persona"
-        if stem != pid:
-            stem = f"{stem}_{hashlib.sha256(pid.encode()).hexdigest()[:8]}"
-        out[(pid, itype)] = f"{stem}__{itype}.json"
-    if len(set(out.values())) != len(out):  # the same (persona, type) twice
-        seen: dict[str, tuple[str, str]] = {}
-        for key, name in out.items():
-            if name in seen:
-                raise InputError(f"instances {seen[name]} and {key} would share the file {name}")
-            seen[name] = key
-    return out
+def persona_stem(persona_id: str) -> str:
+    """The persona id as it may stand in a file name: unchanged when it has only letters, digits, ``_``
+    and ``-`` and at most 96 characters; else cleaned, cut and given ``_<8 hex>`` of the original id."""
+    stem = _SAFE.sub("_", persona_id).strip("_") or "persona"
+    if stem != persona_id or len(stem) > _STEM_MAX:
+        stem = f"{stem[: _STEM_MAX - 9]}_{hashlib.sha256(persona_id.encode('utf-8')).hexdigest()[:8]}"
+    return stem
 
 
-def export_per_instance(store: ProjectStore, out_dir: Path, verified_only: bool = False) -> dict[str, dict]:
-    """One JSON file per instance in ``out_dir`` (the layout CUPID's ``evaluation/run.py --data_dir``
-    reads: every file in the folder is an instance); returns ``{file name: row}``. The folder must be
-    new or empty, since the evaluator would read any other file in it as an instance."""
+def instance_file_names(rows: list[dict[str, Any]]) -> list[str]:
+    """A unique file name per CUPID row, in the rows' order: ``<persona_id>+<instance_type>.json`` as
+    CUPID's synthesis names its instances (the persona id through :func:`persona_stem`). The instances
+    of one persona share its id; should two rows share persona and type too, each gets ``-<8 hex>`` of
+    its content (and identical rows ``-2``, ``-3``, ... after the first), so a name never depends on
+    anything but the rows."""
+    bases = [f"{persona_stem(r['persona_id'])}+{r['instance_type']}" for r in rows]
+    sharing = Counter(bases)
+    names: list[str] = []
+    seen: dict[str, int] = {}
+    for base, row in zip(bases, rows, strict=True):
+        name = f"{base}-{content_hash(row, 8)}" if sharing[base] > 1 else base
+        seen[name] = seen.get(name, 0) + 1
+        names.append(f"{name}.json" if seen[name] == 1 else f"{name}-{seen[name]}.json")
+    return names
+
+
+def instance_json(row: dict[str, Any]) -> bytes:
+    """One instance file's bytes: the row checked as a CUPID instance, keys in CUPID's order at every
+    level, indented and ASCII-escaped as CUPID's ``save_json`` writes them (its ``load_json`` opens
+    files in the platform's encoding, so ASCII reads back the same everywhere)."""
+    record = BenchmarkInstance.model_validate(row).model_dump(mode="json")
+    return (json.dumps(record, indent=2) + "\n").encode("ascii")
+
+
+def write_instance_files(out_dir: Path, rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """One JSON file per row in ``out_dir`` (the layout CUPID's ``evaluation/run.py --data_dir`` reads:
+    every file in the folder is an instance), named by :func:`instance_file_names`; returns ``{file
+    name: row}``. The folder must be new or empty, since the evaluator would read any other file in it."""
     out_dir = Path(out_dir)
     if out_dir.exists() and any(out_dir.iterdir()):
         raise InputError(f"{out_dir}: not empty; CUPID's evaluator reads every file in it as an instance")
-    rows = cupid_rows(store, verified_only)
-    names = instance_file_names([(r["persona_id"], r["instance_type"]) for r in rows])
-    written: dict[str, dict] = {}
-    for row in rows:
-        name = names[(row["persona_id"], row["instance_type"])]
-        text = json.dumps(row, ensure_ascii=False, indent=2) + "\n"
-        atomic_write_bytes(out_dir / name, text.encode("utf-8"))
+    written: dict[str, dict[str, Any]] = {}
+    for name, row in zip(instance_file_names(rows), rows, strict=True):
+        atomic_write_bytes(out_dir / name, instance_json(row))
         written[name] = row
     return written
+
+
+def export_per_instance(store: ProjectStore, out_dir: Path, verified_only: bool = False) -> dict[str, dict]:
+    """The project's instances (rebuilt from their sessions), one file each: :func:`write_instance_files`."""
+    return write_instance_files(out_dir, cupid_rows(store, verified_only))
+
+
+def release_cupid_rows(release_dir: Path) -> list[dict[str, Any]]:
+    """The rows of a release's ``cupid`` config (``data/cupid/test.jsonl``), checked against the sha256
+    its ``manifest.json`` lists, in the release's order; the project is not needed."""
+    release_dir = Path(release_dir)
+    rel = "data/cupid/test.jsonl"
+    listed = {f.path: f.sha256 for f in load_manifest(release_dir).files}
+    path = release_dir / rel
+    if rel not in listed or not path.is_file():
+        raise InputError(f"{release_dir}: the release has no `cupid` config ({rel}): no verified instances")
+    data = path.read_bytes()
+    if hashlib.sha256(data).hexdigest() != listed[rel]:
+        raise InputError(
+            f"{path}: sha256 differs from the manifest; run `prefkit release verify {release_dir}`"
+        )
+    return [json.loads(line) for line in data.decode("utf-8").splitlines() if line.strip()]
+
+
+def export_release_per_instance(release_dir: Path, out_dir: Path) -> dict[str, dict]:
+    """A release's verified instances (its ``cupid`` rows), one file each, as the release's own
+    ``cupid_instances/`` folder holds them: :func:`write_instance_files`."""
+    return write_instance_files(out_dir, release_cupid_rows(release_dir))

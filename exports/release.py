@@ -35,6 +35,7 @@ from prefkit.curation.store.release import ReleaseRecord
 from prefkit.exports import alpsbench_public as alps_layout
 from prefkit.exports.card import SOURCE_DATASETS, card, hf_licence, size_category
 from prefkit.exports.croissant import croissant
+from prefkit.exports.cupid import INSTANCE_DIR, write_instance_files
 from prefkit.exports.duckdb_export import copy_out, load_tables, save_database
 from prefkit.exports.release_data import build_configs, row_key
 from prefkit.exports.release_integrity import (
@@ -213,6 +214,7 @@ def build_release(
     configs = [c for c in planned if c.count]
     stage.mkdir(parents=True, exist_ok=True)
     alps_layout.write_files(stage, public_layout)  # AlpsBench's own layout, read by its public scorer
+    cupid_instance_files(stage, configs)  # CUPID's --data_dir layout, read by its evaluation/run.py
     con = load_tables(stage, configs)
     # The DuckDB file is saved in a thread while the data files are copied out, hashed and described.
     db_path = stage / f"prefkit-{version}.duckdb"
@@ -237,6 +239,17 @@ def build_release(
     )
     write_json(stage / "manifest.json", manifest.model_dump(mode="json"))
     return manifest
+
+
+def cupid_instance_files(stage: Path, configs: list) -> dict[str, dict[str, Any]]:
+    """The released ``cupid`` rows (exactly those, in their order) as one JSON file per instance in
+    ``cupid_instances/``, the folder CUPID's ``evaluation/run.py --data_dir`` reads; nothing when the
+    release has no ``cupid`` rows. Listed and hashed in the manifest like every other file."""
+    cupid = next((c for c in configs if c.name == "cupid" and c.count), None)
+    if cupid is None:
+        return {}
+    rows = [json.loads(line) for line in cupid.splits.get("test", [])]
+    return write_instance_files(stage / INSTANCE_DIR, rows)
 
 
 class _Background:

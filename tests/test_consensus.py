@@ -11,6 +11,7 @@ from prefkit.curation.quality.consensus import (
     final_labels,
 )
 from prefkit.schemas import utcnow
+from prefkit.schemas.common import content_hash
 from prefkit.schemas.curation import AnnotationTask
 from test_release_support import add_users, cover, label, match_tasks
 
@@ -60,6 +61,30 @@ def test_a_second_adjudication_supersedes_the_first(three):
     final = final_labels(three, "preference_match")[t.task_id]
     assert final == FinalLabel({"coverage": "partially"}, "adjudicated", n_labels=2, tied=())
     assert disagreements(three)[0].adjudicated is True
+
+
+def test_an_adjudication_id_is_made_from_the_decision_not_drawn(three):
+    (t,) = match_tasks(three, 1)
+    cover(three, t.task_id, ann1="fully", ann2="partially")
+    first = adjudicate(three, t.task_id, "lead", {"coverage": "fully"}, "first look")
+    assert (
+        adjudicate(three, t.task_id, "lead", {"coverage": "fully"}, "first look") == first
+    )  # in force: nothing new
+    second = adjudicate(three, t.task_id, "lead", {"coverage": "partially"}, "re-read")
+    back = adjudicate(
+        three, t.task_id, "lead", {"coverage": "fully"}, "first look"
+    )  # the first decision again
+    assert [a.adjudication_id for a in three.labels.adjudications()] == [
+        first.adjudication_id,
+        second.adjudication_id,
+        back.adjudication_id,
+    ]
+    assert len({first.adjudication_id, second.adjudication_id, back.adjudication_id}) == 3
+    assert back.supersedes == second.adjudication_id
+    assert first.adjudication_id.startswith("adj_") and len(first.adjudication_id) == 36
+    # the released id must not let anyone confirm the maintainer's user name by guessing it
+    assert content_hash({"task_id": t.task_id, "decider": "lead", "values": {"coverage": "fully"},
+                         "note": "first look", "supersedes": None}, 32) not in first.adjudication_id  # fmt: skip
 
 
 def test_only_an_active_maintainer_may_adjudicate(three):

@@ -4,14 +4,20 @@ CUPID's default config and one-file-per-instance export (its ``evaluation/run.py
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 from fixtures_alps import write_packets
+from prefkit.curation.annotation.task_admin import create_tasks
 from prefkit.exports.release import cut_release
 from prefkit.pipelines.eval.runs import score_alps_file
 from prefkit.pipelines.ingest import alpsbench
+from test_generation_run import generate
+from test_release_support import add_users, cupid_row
+from test_verification import ANNOTATORS, tasks_by_session, verify
 
 from prefkit.cli import cli
 
@@ -124,16 +130,34 @@ def test_card_names_the_protocols_and_the_default_cupid_config(project, tmp_path
     assert "cupid-official" in card and "consistent_prior" in card and "decision_styles" in card
 
 
-def test_per_instance_export_has_unique_names_the_evaluator_can_use(project, tmp_path):
+def test_per_instance_names_are_cupids_safe_unique_and_short():
     from prefkit.exports.cupid import instance_file_names
 
-    names = instance_file_names([("p.1", "consistent"), ("p.1", "changing"), ("p_1", "consistent"),
-                                 ("p/1", "consistent"), ("p2", "consistent")])  # fmt: skip
-    assert len(set(names.values())) == 5
+    odd = "team.a/" + "x" * 300  # a ".", a "/" and 300 characters
+    rows = [cupid_row(0, "p2"), cupid_row(1, "p2"), cupid_row(0, odd), cupid_row(1, odd), cupid_row(0, "p.2"),
+            cupid_row(0, "p_2"), cupid_row(0, "tab\there"), cupid_row(0, odd + "y")]  # fmt: skip
+    names = instance_file_names(rows)
+    assert names[:2] == ["p2+consistent.json", "p2+contrastive.json"]  # as CUPID's synthesis names them
+    assert len(set(names)) == len(rows)
     # CUPID names an instance (and its results file) by the file name up to the first "."
-    assert len({n.split(".")[0] for n in names.values()}) == 5
-    assert names[("p2", "consistent")] == "p2__consistent.json"
+    assert len({n.split(".")[0] for n in names}) == len(rows) and all(n.count(".") == 1 for n in names)
+    for name in names:
+        assert name.endswith(".json") and "/" not in name and name.isprintable() and name.isascii()
+        assert len(name.encode()) < 255 and name.count("+") == 1
+    assert names[2].startswith("team_a_xxx") and len(names[2].encode()) <= 96 + len("+consistent.json")
+    assert (
+        names[2] != names[7]
+    )  # two long ids alike in their first characters stay apart (hash of the whole id)
+    # two rows of one persona and type: each named by its content; identical rows numbered
+    twice = instance_file_names([cupid_row(0, "p2"), cupid_row(3, "p2"), cupid_row(0, "p2")])
+    assert (
+        twice[0].startswith("p2+consistent-")
+        and len(set(twice)) == 3
+        and twice[2] == twice[0][:-5] + "-2.json"
+    )
 
+
+def test_per_instance_export_writes_the_files_the_evaluator_reads(project, tmp_path):
     CliRunner().invoke(cli, ["generate", "--personas", "2", "--seed", "0", "-p", str(project.root)])
     out = tmp_path / "instances"
     result = CliRunner().invoke(cli, ["export", "cupid", "--per-instance", str(out), "-p", str(project.root)])
@@ -149,9 +173,70 @@ def test_per_instance_export_has_unique_names_the_evaluator_can_use(project, tmp
             "current_checklist",
             "prior_interactions",
         } <= set(row)
-        assert f.name == f"{row['persona_id']}__{row['instance_type']}.json"
+        assert f.name == f"{row['persona_id']}+{row['instance_type']}.json"
     again = CliRunner().invoke(cli, ["export", "cupid", "--per-instance", str(out), "-p", str(project.root)])
     assert again.exit_code == 1 and "not empty" in again.output
+
+
+@pytest.fixture
+def verified_release(project):
+    """A generated CUPID project whose every session three annotators verified, cut as 1.0.0."""
+    generate(project, personas=1, seed=0)
+    add_users(project.store, *ANNOTATORS)
+    create_tasks(project, "preference_expressed", overlap=3, batch="b1")
+    for task in tasks_by_session(project.store).values():
+        verify(project.store, task)
+    return cut_release(project, "1.0.0", override="layout test: offline content, no gold items")
+
+
+def test_a_release_ships_its_cupid_rows_as_cupids_data_dir(verified_release, project, tmp_path):
+    from prefkit.exports.cupid import INSTANCE_DIR, instance_file_names
+    from prefkit.exports.release_integrity import verify_release
+
+    rel = verified_release.path
+    rows = read(rel / "data" / "cupid" / "test.jsonl")
+    assert len(rows) == verified_release.manifest.counts["cupid"] == 3
+    folder = rel / INSTANCE_DIR
+    names = sorted(p.name for p in folder.iterdir())  # nothing else in the folder
+    assert (
+        names
+        == sorted(instance_file_names(rows))
+        == sorted(f"{r['persona_id']}+{r['instance_type']}.json" for r in rows)
+    )
+    listed = {f.path: f.sha256 for f in verified_release.manifest.files}
+    for row in rows:
+        path = folder / f"{row['persona_id']}+{row['instance_type']}.json"
+        assert json.loads(path.read_bytes()) == row  # the released row, as CUPID's evaluator loads it
+        assert listed[f"{INSTANCE_DIR}/{path.name}"] == hashlib.sha256(path.read_bytes()).hexdigest()
+    assert verify_release(rel).problems == []
+    card = (rel / "README.md").read_text(encoding="utf-8")
+    assert (
+        "--data_dir <this release>/cupid_instances" in card and "one instance per persona is scored" in card
+    )
+
+    # the same files from the release alone (no project opened) and from the project's verified rows
+    from_release, from_project = tmp_path / "from-release", tmp_path / "from-project"
+    done = CliRunner().invoke(cli, ["export", "cupid", "--per-instance", str(from_release), "--release", str(rel),
+                                    "-p", str(tmp_path / "no-project-here")])  # fmt: skip
+    assert done.exit_code == 0 and "wrote 3 verified CUPID instances" in done.output, done.output
+    done = CliRunner().invoke(cli, ["export", "cupid", "--verified", "--per-instance", str(from_project),
+                                    "-p", str(project.root)])  # fmt: skip
+    assert done.exit_code == 0, done.output
+
+    def tree(d):
+        return {p.name: p.read_bytes() for p in d.iterdir()}
+
+    assert tree(from_release) == tree(from_project) == tree(folder)
+
+    edited = folder / names[0]
+    edited.write_bytes(edited.read_bytes().replace(b"?", b"!", 1))
+    assert verify_release(rel).problems == [f"{INSTANCE_DIR}/{names[0]}: sha256 differs from the manifest"]
+    cupid_rows_file = rel / "data" / "cupid" / "test.jsonl"
+    cupid_rows_file.write_bytes(cupid_rows_file.read_bytes().replace(b"?", b"!", 1))
+    refused = CliRunner().invoke(
+        cli, ["export", "cupid", "--per-instance", str(tmp_path / "again"), "--release", str(rel)]
+    )
+    assert refused.exit_code == 1 and "sha256 differs from the manifest" in refused.output
 
 
 def test_the_cupid_config_is_the_default_one():

@@ -12,7 +12,6 @@ Nothing here reads the clock or a random source: the same logs always give the s
 from __future__ import annotations
 
 import json
-import uuid
 from collections import Counter
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
@@ -20,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from prefkit.curation.annotation.annotator_model import KindModel, fit_kind, live_labels
 from prefkit.curation.annotation.crowd import settled_value
 from prefkit.curation.annotation.task_kinds import get_kind
-from prefkit.schemas.common import PrefkitError, canonical_json, utcnow
+from prefkit.schemas.common import PrefkitError, canonical_json, content_hash, utcnow
 from prefkit.schemas.config import Consensus
 from prefkit.schemas.curation import Adjudication, LabelEvent
 
@@ -221,18 +220,40 @@ def disagreements(store: ProjectStore, kind: str | None = None) -> list[Disagree
     return sorted(out, key=lambda d: (d.adjudicated, d.decided_by != "undecided", d.task_id))
 
 
+def adjudication_id(store: ProjectStore, adj: Adjudication) -> str:
+    """The id of a decision, made from what was decided (ids reach the released ``adjudications``
+    config, so a release depends on the decisions, not on a random draw): the task, the decider's
+    pseudonym (never the user name, which the released id would let anyone confirm by guessing), the
+    values, the note and the decision it supersedes. Two decisions in one task's chain never share an
+    id (each supersedes a different one); the same decision recorded twice on top of the same one is
+    one decision."""
+    decided = {
+        "task_id": adj.task_id,
+        "decider": store.releases.pseudonym(adj.maintainer),
+        "values": adj.values,
+        "note": adj.note,
+        "supersedes": adj.supersedes,
+    }
+    return "adj_" + content_hash(decided, 32)
+
+
 def adjudicate(
     store: ProjectStore, task_id: str, maintainer: str, values: dict[str, Any], note: str = ""
 ) -> Adjudication:
-    """Record a maintainer's final decision for ``task_id``; a later decision supersedes this one."""
+    """Record a maintainer's final decision for ``task_id``; a later decision supersedes this one.
+    Deciding again what is already in force (same maintainer, values and note) records nothing and
+    returns the decision in force, so a script that decides twice leaves one decision."""
     user = store.accounts.user(maintainer)
     if user is None or user.role != "maintainer" or not user.active:
         raise AdjudicationError(f"{maintainer!r} is not an active maintainer; only maintainers adjudicate")
     task = store.labels.task(task_id)
     clean = get_kind(task.kind).validate(values, task)
     previous = effective_adjudications(store).get(task_id)
+    decision = (maintainer, clean, note)
+    if previous is not None and (previous.maintainer, previous.values, previous.note) == decision:
+        return previous  # already in force
     adj = Adjudication(
-        adjudication_id="adj_" + uuid.uuid4().hex,
+        adjudication_id="",
         task_id=task_id,
         maintainer=maintainer,
         values=clean,
@@ -240,5 +261,6 @@ def adjudicate(
         supersedes=previous.adjudication_id if previous else None,
         created_at=utcnow(),
     )
-    store.labels.add_adjudication(adj)
+    adj = adj.model_copy(update={"adjudication_id": adjudication_id(store, adj)})
+    store.labels.add_adjudication(adj)  # False: the same decision, recorded meanwhile by another process
     return adj

@@ -75,6 +75,8 @@ def build_alpsbench(
     if as_json:
         echo_json({"backend": backend, **report.as_dict(), "qc_tasks_created": qc})
         return
+    for track, n in sorted(report.from_packets.items()):
+        click.echo(f"kept {n} {track} rows from the packets (not built: the packets are the source)")
     for track, n in sorted(report.built.items()):
         click.echo(f"built {n} {track} rows")
     for why, n in sorted(report.skipped.items()):

@@ -139,26 +139,46 @@ def export() -> None:
 )
 @click.option("--per-instance", "per_instance", type=SafePath(file_okay=False),
               help="Write one JSON file per instance into this new folder (CUPID's evaluation/run.py --data_dir).")  # fmt: skip
-@project_option
-def export_cupid_cmd(project: Project, out: str | None, verified: bool, per_instance: str | None) -> None:
+@click.option("--release", "release_dir", type=SafePath(file_okay=False, exists=True),
+              help="With --per-instance: the verified instances of this release directory (its cupid rows), "
+              "read from the release alone, not the project.")  # fmt: skip
+@click.option("--project", "-p", "project_path", type=SafePath(file_okay=False), default=default_project,
+              show_default="$PREFKIT_PROJECT or .", help="Project directory (not opened with --release).")  # fmt: skip
+def export_cupid_cmd(
+    project_path: str, out: str | None, verified: bool, per_instance: str | None, release_dir: str | None
+) -> None:
     """Write the project's benchmark instances as CUPID rows to OUT (.jsonl or .parquet), rebuilt from
     their sessions as they stand now (annotators' turn rewrites applied), or with --per-instance DIR one
-    file per instance named <persona>__<instance_type>.json (unique, no "." before .json: CUPID's
-    evaluator names results after the file).
+    file per instance named <persona_id>+<instance_type>.json as CUPID's synthesis names them (unique, no
+    "." before .json: CUPID's evaluator names results after the file). With --release RELEASE_DIR the
+    files come from that release's verified cupid rows, the same files as its cupid_instances/ folder.
 
-    Example: prefkit export cupid cupid.parquet --verified
+    Example: prefkit export cupid --per-instance instances/ --release releases/1.0.0
     """
-    from prefkit.exports.cupid import export_cupid, export_per_instance
+    from prefkit.curation.project import Project
+    from prefkit.exports.cupid import export_cupid, export_per_instance, export_release_per_instance
 
-    kind = f"{'verified ' if verified else ''}CUPID instances"
-    if per_instance is not None and out is None:
-        written = export_per_instance(project.store, Path(per_instance), verified_only=verified)
-        click.echo(f"wrote {len(written)} {kind} to {per_instance}/, one file each")
+    if release_dir is not None:
+        if per_instance is None or out is not None:
+            raise click.UsageError(
+                "--release writes --per-instance DIR only (a release has its rows as JSONL)"
+            )
+        written = export_release_per_instance(Path(release_dir), Path(per_instance))
+        click.echo(f"wrote {len(written)} verified CUPID instances of {release_dir} to {per_instance}/, one file each")  # fmt: skip
         return
-    if out is None or per_instance is not None:
+    kind = f"{'verified ' if verified else ''}CUPID instances"
+    if (out is None) == (per_instance is None):
         raise click.UsageError("give OUT (a .jsonl or .parquet file) or --per-instance DIR, not both")
-    n = export_cupid(project.store, Path(out), verified_only=verified)
-    click.echo(f"wrote {n} {kind} to {out}")
+    project = Project.locate(project_path)
+    try:
+        if per_instance is not None:
+            written = export_per_instance(project.store, Path(per_instance), verified_only=verified)
+            click.echo(f"wrote {len(written)} {kind} to {per_instance}/, one file each")
+        elif out is not None:
+            n = export_cupid(project.store, Path(out), verified_only=verified)
+            click.echo(f"wrote {n} {kind} to {out}")
+    finally:
+        project.close()
 
 
 @export.command("alpsbench")
