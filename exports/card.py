@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+import pyarrow as pa
 from prefkit.schemas.curation import ProvenanceSummary
 from prefkit.schemas.safe_text import md_code, md_text
 
@@ -84,19 +85,67 @@ def md_paragraphs(value: Any) -> str:
     return "\n\n".join(p for p in parts if p)
 
 
+def default_config(configs) -> str | None:
+    """The config ``load_dataset(<release>)`` reads without a name: ``cupid`` (CUPID's evaluator calls
+    ``load_dataset(path, split="test")``), else AlpsBench's verified task 1 track, else the first."""
+    names = [c.name for c in configs if c.count]
+    for name in (DEFAULT_CONFIG, "alpsbench_task1"):
+        if name in names:
+            return name
+    return names[0] if names else None
+
+
+def hf_feature(name: str, t: pa.DataType) -> list[str]:
+    """One column's ``features`` entry of the card's ``dataset_info`` (Hugging Face's YAML form)."""
+    if pa.types.is_struct(t):
+        return [f"- name: {name}", "  struct:", *(f"  {x}" for f in t for x in hf_feature(f.name, f.type))]
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        inner = t.value_type
+        if pa.types.is_struct(inner):
+            return [
+                f"- name: {name}",
+                "  list:",
+                *(f"  {x}" for f in inner for x in hf_feature(f.name, f.type)),
+            ]
+        if pa.types.is_list(inner) or pa.types.is_large_list(inner):
+            return [f"- name: {name}", "  list:", *(f"  {x}" for x in hf_feature("item", inner)[1:])]
+        return [f"- name: {name}", "  list:", f"    dtype: {_dtype(inner)}"]
+    return [f"- name: {name}", f"  dtype: {_dtype(t)}"]
+
+
+def _dtype(t: pa.DataType) -> str:
+    if pa.types.is_string(t) or pa.types.is_large_string(t):
+        return "string"
+    if pa.types.is_boolean(t):
+        return "bool"
+    for check, name in ((pa.types.is_int64, "int64"), (pa.types.is_int32, "int32"), (pa.types.is_float64, "float64"),
+                        (pa.types.is_float32, "float32")):  # fmt: skip
+        if check(t):
+            return name
+    raise ValueError(f"no Hugging Face dtype for Arrow type {t}")
+
+
 def yaml_header(meta: dict[str, Any], configs) -> str:
+    """The card's YAML: metadata, every released config with its data files (one of them the
+    default), and every config's features, so a column has one type whatever its rows hold."""
     lines = ["---", f"pretty_name: {_yaml_scalar(meta['name'])}", f"license: {meta['hf_licence']}"]
     for key in ("task_categories", "size_categories", "annotations_creators", "source_datasets", "tags"):
         lines.append(f"{key}:")
         lines += [f"- {_yaml_scalar(v)}" for v in meta[key]]
+    released = [c for c in configs if c.count]
+    default = default_config(released)
     lines.append("configs:")
-    for cfg in (c for c in configs if c.count):
+    for cfg in released:
         lines += [f"- config_name: {cfg.name}"]
-        if cfg.name == DEFAULT_CONFIG:  # load_dataset(path, split="test"), as CUPID's evaluator calls it
+        if cfg.name == default:
             lines += ["  default: true"]
         lines += ["  data_files:"]
         for split in cfg.splits:
             lines += [f"  - split: {split}", f"    path: data/{cfg.name}/{split}.jsonl"]
+    lines.append("dataset_info:")
+    for cfg in released:
+        lines += [f"- config_name: {cfg.name}", "  features:"]
+        lines += [f"  {x}" for field in cfg.schema for x in hf_feature(field.name, field.type)]
     lines.append("---")
     return "\n".join(lines)
 
@@ -149,6 +198,29 @@ def _composition(configs) -> list[str]:
         "items the project holds for a config that were left out of it, and why.",
         "",
         *_table(rows, ["config", "splits (rows)", "dropped", "what it holds"]),
+        *_sources(configs),
+    ]
+
+
+def _sources(configs) -> list[str]:
+    """AlpsBench's tracks by where their rows come from: the packets' published rows are the source;
+    ``build-alpsbench`` fills the (track, session)s no packet carries."""
+    with_sources = [c for c in configs if getattr(c, "sources", None) or c.name.startswith("alpsbench_task")]
+    with_sources = [c for c in with_sources if not c.name.endswith("_gold")]
+    if not with_sources:
+        return []
+    rows = [
+        [_Safe(md_code(c.name)), (c.sources or {}).get("packet", 0), (c.sources or {}).get("built", 0),
+         c.dropped.get("built, superseded by the packet's published row (the packets are the source)", 0)]
+        for c in with_sources
+    ]  # fmt: skip
+    return [
+        "",
+        "AlpsBench rows by source. A packet's own rows for a track are the source; `prefkit tasks "
+        "build-alpsbench` builds only the (track, session)s no packet carries, and a built row whose "
+        "(track, session) a packet carries is left out (*superseded*).",
+        "",
+        *_table(rows, ["track config", "from the packets", "built (passed task_qc)", "built, superseded"]),
     ]
 
 

@@ -45,6 +45,8 @@ from prefkit.exports.release_integrity import (
     load_manifest,
     sign_file,
 )
+from prefkit.exports.test_gold import planned_leaks, release_leaks
+from prefkit.exports.test_gold import secrets as test_gold_secrets
 from prefkit.exports.writers import atomic_write_bytes, write_json
 from prefkit.schemas import ALL_SCHEMAS
 from prefkit.schemas.common import sha256_file, utcnow
@@ -195,7 +197,15 @@ def check_release(project: Project, agreement=None, planned=None) -> list[GateRe
     with release_view(project):
         planned = plan_configs(project) if planned is None else planned
         rows = None if agreement is None else (lambda _store: agreement)
-        return run_gates(project.store, project.config.release, planned, agreement_rows=rows)
+
+        def test_gold() -> tuple[int, list[str]]:
+            public, private = alps_layout.layout_files(planned, dialogue_lookup(project.store))
+            found = test_gold_secrets(planned, private)
+            return len(found), planned_leaks(planned, public, found)
+
+        return run_gates(
+            project.store, project.config.release, planned, agreement_rows=rows, test_gold=test_gold
+        )
 
 
 def build_release(
@@ -346,6 +356,7 @@ def _cut(project: Project, version: str, override: str | None, gates, agreement)
             override.strip() if override else None,
             planned,
         )
+        _no_public_test_gold(project, planned, stage)
         bump = _check_bump(project.releases_dir, previous, stage, version)
         sums = _stage_checksums(project, stage, manifest, version)
         try:
@@ -390,6 +401,21 @@ class SigningConfig:
     signing_key: Path | None
     allowed_signers: Path | None
     signer: str | None
+
+
+def _no_public_test_gold(project: Project, planned: list, stage: Path) -> None:
+    """The written release, read back file by file (Parquet and DuckDB included): a test-split gold
+    object anywhere in it stops the cut, override or not (the gate checked the plan; this checks bytes)."""
+    _public, private = alps_layout.layout_files(planned, dialogue_lookup(project.store))
+    found = test_gold_secrets(planned, private)
+    if not found:
+        return
+    leaks = release_leaks(stage, found)
+    if leaks:
+        raise ReleaseError(
+            f"test-split gold is in {len(leaks)} public place(s) of the release ({'; '.join(leaks[:3])}); "
+            "nothing written"
+        )
 
 
 def signing_config(project: Project) -> SigningConfig:
