@@ -1,5 +1,7 @@
-"""Test data for the annotation app: generated-style sessions, preference pairs, AlpsBench packets
-(:mod:`fixtures_alps`), users and tasks.
+"""The annotation app's test kit: test data (generated-style sessions, preference pairs, AlpsBench
+packets from :mod:`fixtures_alps`, users and tasks), the app under Streamlit's AppTest (``app``), the
+served app in Debian chromium (``serve``, the ``browser`` fixture, ``sign_in``, ``open_kind``,
+``next_item``, ...), and app replicas in processes of their own (``replica``).
 
 Sessions are written through the store's tables directly (dialogues, turns, sessions with a
 ``Session`` record without turns), the same rows the generation pipeline writes.
@@ -7,16 +9,34 @@ Sessions are written through the store's tables directly (dialogues, turns, sess
 
 from __future__ import annotations
 
+import os
+import re
 import shutil
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
+from conftest import ROOT, require
 from fixtures_alps import write_packets
+from prefkit.curation.annotation import workflow
 from prefkit.curation.annotation.task_admin import create_tasks
+from prefkit.curation.annotation.task_kinds import get_kind
 from prefkit.curation.project import Project
+from prefkit.curation.store.accounts import Account
 from prefkit.curation.store.content import PreferencePair
+from prefkit.schemas.common import utcnow
 from prefkit.schemas.curation import Provenance
 from prefkit.schemas.generation import ChecklistItem, ContextFactor, ContextualPreference, Session, Turn
+
+if TYPE_CHECKING:
+    from streamlit.testing.v1 import AppTest
 
 PASSWORD = "correct-horse-9"
 HOSTILE = '<script>window.__pwned = 1</script> and <img src=x onerror="window.__pwned = 2"> **bold** $x$'
@@ -129,8 +149,6 @@ PAYLOAD = (
 
 def hostile_tasks(batch: str = "wk" + PAYLOAD) -> list:
     """One task of every kind with ``PAYLOAD`` in every field a screen shows (ids and captions too)."""
-    from prefkit.curation.annotation.task_kinds import get_kind
-
     turns = [{"index": 0, "role": "user", "content": "turn0 " + PAYLOAD},
              {"index": 1, "role": "assistant", "content": "turn1 " + PAYLOAD},
              {"index": 2, "role": "user", "content": "turn2 " + PAYLOAD}]  # fmt: skip
@@ -168,8 +186,6 @@ HOSTILE_LABELS = {
 def make_hostile_project(root: Path) -> Project:
     """Tasks of every kind with ``PAYLOAD`` everywhere; alice and bob disagree on each (with the
     payload as their comment), carol has them open, maya adjudicates."""
-    from prefkit.curation.annotation import workflow
-
     project = Project.init(root, name="hostile")
     for name, role in (*USERS, ("carol", "annotator")):
         project.store.accounts.add_user(name, role, PASSWORD)
@@ -179,3 +195,249 @@ def make_hostile_project(root: Path) -> Project:
             item = workflow.current_item(project, who, kind)
             workflow.submit(project, who, item, values, comment="comment " + PAYLOAD)
     return project
+
+
+def add_plain_users(project: Project, users: list[str]) -> None:
+    """Annotator accounts without argon2 (for tests where signing in is not what is tested)."""
+    with project.store.write() as conn:
+        conn.execute(project.store.t["users"].insert(), [
+            {"username": u, "role": "annotator", "password_hash": "x", "email": None, "active": True,
+             "created_at": utcnow()} for u in users
+        ])  # fmt: skip
+
+
+def memory_candidates(n: int) -> list[dict]:
+    """``n`` valid candidate memories of a ``memory_verify`` payload, one group each."""
+    return [
+        {
+            "key": f"m:{i}",
+            "model": "m",
+            "memory": {"value": f"User fact {i}", "label": "Preferences/Food", "type": "direct"},
+            "valid": True,
+            "problems": [],
+            "evidence_flags": [],
+            "group": i,
+        }
+        for i in range(n)
+    ]
+
+
+def set_control_share(root: Path, share: float) -> None:
+    """Set ``assist_control_share`` in a project's prefkit.toml (the template's 0.2)."""
+    cfg = root / "prefkit.toml"
+    cfg.write_text(cfg.read_text().replace("assist_control_share = 0.2", f"assist_control_share = {share}"))
+
+
+def with_share(project: Project, share: float, kind: str | None = None) -> Project:
+    """``project`` with its assist control share set (re-read) and, with ``kind``, offline suggestions
+    made for that kind's tasks (``memory_verify``'s is the programmatic evidence check: no model call)."""
+    from prefkit.pipelines.assist import suggest
+    from prefkit.pipelines.llm import LLMLayer
+
+    set_control_share(project.root, share)
+    project.__dict__.pop("config", None)
+    if kind is not None:
+        with LLMLayer(project.store, backend="offline", progress=False) as layer:
+            suggest(project.store, layer, kind)
+    return project
+
+
+# -- the app under Streamlit's AppTest ------------------------------------------------------------------
+APP = str(ROOT / "annotate_app" / "app.py")
+ALICE = Account("alice", "annotator", None, True, "2026-01-01T00:00:00Z")
+MAYA = Account("maya", "maintainer", None, True, "2026-01-01T00:00:00Z")
+
+
+def app(user: Account | None = None, kind: str | None = None) -> AppTest:
+    """A browser tab of the app (its own Streamlit session) after its first run: signed in as
+    ``user``, on ``kind`` past its intro."""
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(APP, default_timeout=60)
+    if user:
+        at.session_state["user"] = user
+    if kind:
+        at.session_state["kind"] = kind
+        at.session_state[f"intro:{kind}"] = True
+    return at.run()
+
+
+# -- app replicas: what ``prefkit annotate serve`` is, one process each ----------------------------------
+def replica(
+    annotate: Callable[[Project, str, Path, list[str]], None],
+    root: str,
+    users: list[str],
+    acks_dir: str,
+    database: str | None = None,
+) -> None:
+    """One replica (the target of a spawned process): one ``Project`` (one connection pool) serving
+    ``users`` at once, one thread each running ``annotate(project, user, acks file, errors)``; an error
+    of any is written to ``acks_dir`` and the process exits 1."""
+    if database:
+        os.environ["PREFKIT_DATABASE_URL"] = database
+    project = Project(root)
+    errors: list[str] = []
+    threads = [
+        threading.Thread(target=annotate, args=(project, u, Path(acks_dir) / f"{u}.acks", errors))
+        for u in users
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    project.close()
+    if errors:
+        Path(acks_dir, f"errors-{os.getpid()}.txt").write_text("\n".join(errors))
+        raise SystemExit(1)
+
+
+# -- the served app in Debian chromium (Playwright) -----------------------------------------------------
+CHROMIUM = "/usr/bin/chromium"
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+        "--disable-sync", "--no-first-run"]  # fmt: skip
+SHOTS = ROOT / "artifacts" / "screenshots"
+
+
+def require_chromium() -> None:
+    require(os.path.exists(CHROMIUM), "Debian chromium is not installed (apt-get install chromium)")
+
+
+def served_project(tmp_path_factory, name: str, annotators=(), **make: Any) -> Project:
+    """The project of a served-app fixture (skipped first without chromium): :func:`make_project` with
+    ``make`` and the extra ``annotators``; the fixture then ``yield from serve(project)``."""
+    require_chromium()
+    project = make_project(tmp_path_factory.mktemp(name) / "proj", **make)
+    for who in annotators:
+        project.store.accounts.add_user(who, "annotator", PASSWORD)
+    return project
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_healthy(url: str, proc: subprocess.Popen, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"server exited with {proc.returncode}: {proc.stderr.read().decode()[-2000:]}")
+        try:
+            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
+                if r.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.3)
+    raise RuntimeError("server did not become healthy")
+
+
+def serve(project: Project) -> Iterator[tuple[Project, str, subprocess.Popen]]:
+    """``prefkit annotate serve`` on ``project`` (a fixture's body: ``yield from serve(project)``)."""
+    port = free_port()
+    env = {**os.environ, "PREFKIT_PROJECT": str(project.root)}
+    cmd = [str(Path(sys.executable).parent / "prefkit"), "annotate", "serve", "--port", str(port)]
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    url = f"http://127.0.0.1:{port}"
+    wait_healthy(url, proc)
+    yield project, url, proc
+    if proc.poll() is None:
+        proc.kill()
+    proc.wait()
+    project.close()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """Debian chromium, one per test module (import this fixture into the module)."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield b
+        b.close()
+
+
+def shot(page, name: str) -> None:
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.wait_for_timeout(300)
+    page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
+
+
+def sign_in(
+    browser,
+    url: str,
+    user: str,
+    outside: list[str] | None = None,
+    size: tuple[int, int] = (1440, 1000),
+    headers: dict | None = None,
+    state: Any = "visible",
+):
+    """A new browser context signed in as ``user``: its page. ``outside`` collects every request that
+    would leave the app's own server; ``state`` is how "signed in as" must be there (``attached`` where
+    a narrow window folds the sidebar)."""
+    context = browser.new_context(viewport={"width": size[0], "height": size[1]}, extra_http_headers=headers)
+    if outside is not None:
+        context.on("request", lambda r: None if r.url.startswith(url) else outside.append(r.url))
+    page = context.new_page()
+    attempt(page, url, user, PASSWORD)
+    page.get_by_text(f"signed in as {user}").wait_for(state=state)
+    settle(page)
+    return page
+
+
+def signed_in_on(served, browser, user: str, kind: str, **options) -> tuple[Project, Any]:
+    """``user`` signed in on the served app (``served``: the ``serve`` fixture's value) with the task
+    kind ``kind`` open at its first item: the project and the page."""
+    project, url, _ = served
+    page = sign_in(browser, url, user, **options)
+    open_kind(page, get_kind(kind).title)
+    return project, page
+
+
+def skip_to(project: Project, user: str, kind: str, item_ref: str) -> None:
+    """Skip ``user``'s items of ``kind`` until the one about ``item_ref`` is the open one."""
+    while (item := workflow.current_item(project, user, kind)).task.item_ref != item_ref:
+        workflow.skip(project, user, item, "cannot judge")
+
+
+def attempt(page, url: str, user: str, password: str) -> None:
+    if "User name" not in page.inner_text("body"):
+        page.goto(url)
+    page.get_by_label("User name").fill(user)
+    page.get_by_label("Password", exact=True).fill(password)
+    page.get_by_role("button", name="Sign in").click()
+    settle(page)
+
+
+def settle(page) -> None:
+    """Wait until the script run the last interaction started has finished rendering."""
+    page.wait_for_function(
+        "() => { const a = document.querySelector('[data-testid=stApp]');"
+        " return a && a.getAttribute('data-test-script-state') === 'notRunning'; }"
+    )
+
+
+def open_kind(page, title: str) -> None:
+    page.get_by_role("radio", name=title, exact=True).click()
+    page.get_by_role("heading", name=title, exact=True).wait_for()  # the intro of *this* kind
+    settle(page)
+    page.get_by_role("button", name=re.compile("^Start annotating")).click()
+    page.get_by_text(f"{title} · item").first.wait_for()
+    settle(page)
+
+
+def next_item(page, title: str, action) -> None:
+    """Do ``action`` and wait until the server has stored it and rendered the next item (or the end)."""
+    before = page.get_by_text(f"{title} · item").first.inner_text()
+    action()
+    page.wait_for_function(
+        "([t, b]) => { const h = [...document.querySelectorAll('h4')].map(e => e.innerText);"
+        " return document.body.innerText.includes('Nothing left') || (h.some(x => x.includes(t)) && !h.includes(b)); }",
+        arg=[title, before],
+    )
+    settle(page)
+
+
+def label_match(page) -> None:
+    next_item(page, "Preference matching", lambda: page.keyboard.press("1"))

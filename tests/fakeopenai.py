@@ -25,7 +25,9 @@ import socket
 import threading
 import time
 from collections.abc import Callable
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -412,6 +414,58 @@ def fake_openai_fixture():
 
     yield start
     for server in servers:
+        server.stop()
+
+
+#: The API key the tests' clients send (the loopback server accepts any unless told ``api_key``).
+TEST_KEY = "sk-test-fake-openai-key"
+
+
+@pytest.fixture(name="openai_key")
+def openai_key_fixture(monkeypatch):
+    """``OPENAI_API_KEY`` set for the test (``pytestmark = pytest.mark.usefixtures("openai_key")``)."""
+    monkeypatch.setenv("OPENAI_API_KEY", TEST_KEY)
+    return TEST_KEY
+
+
+def openai_layer(project, server: FakeOpenAI, **llm: Any):
+    """``project``'s LLM layer on ``server`` through the real openai client: ``[llm]`` settings ``llm``
+    over the server's ``base_url``, no progress bar."""
+    from prefkit.pipelines.llm import LLMLayer
+
+    return LLMLayer(project.store, {"base_url": server.base_url, **llm}, backend="openai", progress=False)
+
+
+def named_item(body: dict[str, Any]) -> str:
+    """The last word of a request's first message: the item the tests' prompts end in."""
+    return body["messages"][0]["content"].split()[-1]
+
+
+@contextmanager
+def openai_projects(tmp_path: Path, monkeypatch, root: Callable[[int], str] = lambda n: "proj"):
+    """``make(responder) -> (server, project)``: a loopback server started, ``OPENAI_API_KEY`` set, and
+    a new project (at ``tmp_path / root(n)``, n counting from 0) whose ``[llm] base_url`` is the
+    server's. Every project is closed and every server stopped on leaving."""
+    from prefkit.curation.project import Project
+
+    made: list[tuple[FakeOpenAI, Project]] = []
+
+    def make(responder: Responder) -> tuple[FakeOpenAI, Project]:
+        server = start_fake_openai(responder)
+        monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+        project = Project.init(tmp_path / root(len(made)))
+        cfg = project.root / "prefkit.toml"
+        cfg.write_text(
+            cfg.read_text(encoding="utf-8").replace('base_url = ""', f'base_url = "{server.base_url}"'),
+            encoding="utf-8",
+        )
+        project = Project(project.root)
+        made.append((server, project))
+        return server, project
+
+    yield make
+    for server, project in made:
+        project.close()
         server.stop()
 
 

@@ -21,7 +21,7 @@ import traceback
 from pathlib import Path
 
 import pytest
-from appkit import seed_pairs
+from appkit import add_plain_users, replica, seed_pairs
 from prefkit.curation.annotation import overlap, workflow
 from prefkit.curation.annotation.task_admin import create_tasks
 from prefkit.curation.project import Project
@@ -78,33 +78,10 @@ def annotate(project: Project, user: str, acks: Path, errors: list[str]) -> None
         errors.append(f"{user}: {traceback.format_exc()}")
 
 
-def replica(root: str, users: list[str], acks_dir: str, database: str | None) -> None:
-    if database:
-        os.environ["PREFKIT_DATABASE_URL"] = database
-    project = Project(root)
-    errors: list[str] = []
-    threads = [
-        threading.Thread(target=annotate, args=(project, u, Path(acks_dir) / f"{u}.acks", errors))
-        for u in users
-    ]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    project.close()
-    if errors:
-        Path(acks_dir, f"errors-{os.getpid()}.txt").write_text("\n".join(errors))
-        raise SystemExit(1)
-
-
 def _setup(root: Path, database: str | None) -> list[str]:
     project = Project.init(root, database=database)
     users = [f"ann{i:02d}" for i in range(ANNOTATORS)]
-    with project.store.write() as conn:  # accounts without argon2: sign-in is not what is tested here
-        conn.execute(project.store.t["users"].insert(), [
-            {"username": u, "role": "annotator", "password_hash": "x", "email": None, "active": True,
-             "created_at": utcnow()} for u in users
-        ])  # fmt: skip
+    add_plain_users(project, users)  # sign-in is not what is tested here
     seed_pairs(project, ITEMS)
     create_tasks(project, KIND, overlap=RULE, gold_rate=0)
     # A fixed reliability snapshot (never stale: its log position is far ahead), so every decision of
@@ -117,8 +94,8 @@ def _setup(root: Path, database: str | None) -> list[str]:
 def _run_with_a_kill(root: Path, acks: Path, users: list[str], database: str | None) -> None:
     ctx = mp.get_context("spawn")
     first, second = users[: ANNOTATORS // 2], users[ANNOTATORS // 2 :]
-    doomed = ctx.Process(target=replica, args=(str(root), first, str(acks), database))
-    survivor = ctx.Process(target=replica, args=(str(root), second, str(acks), database))
+    doomed = ctx.Process(target=replica, args=(annotate, str(root), first, str(acks), database))
+    survivor = ctx.Process(target=replica, args=(annotate, str(root), second, str(acks), database))
     doomed.start()
     survivor.start()
     watcher = Project(root)
@@ -130,7 +107,7 @@ def _run_with_a_kill(root: Path, acks: Path, users: list[str], database: str | N
     doomed.join()
     watcher.close()
     assert doomed.exitcode == -signal.SIGKILL
-    replacement = ctx.Process(target=replica, args=(str(root), first, str(acks), database))
+    replacement = ctx.Process(target=replica, args=(annotate, str(root), first, str(acks), database))
     replacement.start()
     for p in (survivor, replacement):
         p.join(timeout=600)
@@ -179,21 +156,21 @@ def _check(root: Path, acks: Path, users: list[str]) -> None:
     project.close()
 
 
-def test_sqlite_sixteen_annotators_two_replicas_and_a_kill(tmp_path):
+def _sixteen_annotators(tmp_path: Path, database: str | None) -> None:
     root, acks = tmp_path / "proj", tmp_path / "acks"
     acks.mkdir()
-    users = _setup(root, None)
+    users = _setup(root, database)
     _run_with_a_kill(root, acks, users, None)
     _check(root, acks, users)
+
+
+def test_sqlite_sixteen_annotators_two_replicas_and_a_kill(tmp_path):
+    _sixteen_annotators(tmp_path, None)
 
 
 @pytest.mark.postgres
 def test_postgres_sixteen_annotators_two_replicas_and_a_kill(tmp_path, pg_url):
-    root, acks = tmp_path / "proj", tmp_path / "acks"
-    acks.mkdir()
-    users = _setup(root, pg_url)
-    _run_with_a_kill(root, acks, users, None)
-    _check(root, acks, users)
+    _sixteen_annotators(tmp_path, pg_url)
 
 
 @pytest.mark.postgres
@@ -203,11 +180,7 @@ def test_two_last_labels_at_once_on_postgres_still_raise_the_target(tmp_path, pg
     transaction open a moment; the second must wait for it, then see both labels and raise the target.
     Without the lock both would decide on one label and the disagreeing item would starve at 2."""
     project = Project.init(tmp_path / "p", database=pg_url)
-    with project.store.write() as conn:
-        conn.execute(project.store.t["users"].insert(), [
-            {"username": u, "role": "annotator", "password_hash": "x", "email": None, "active": True,
-             "created_at": utcnow()} for u in ("ann00", "ann01")
-        ])  # fmt: skip
+    add_plain_users(project, ["ann00", "ann01"])
     seed_pairs(project, 1)
     create_tasks(project, KIND, overlap=OverlapRange(min=2, max=3, audit_share=0), gold_rate=0)
     items = {u: workflow.current_item(project, u, KIND) for u in ("ann00", "ann01")}

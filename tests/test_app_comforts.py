@@ -8,8 +8,7 @@ The same in Chromium: tests/test_browser_comforts.py."""
 from __future__ import annotations
 
 import pytest
-from appkit import PASSWORD, project_fixtures
-from conftest import ROOT
+from appkit import ALICE, MAYA, PASSWORD, app, project_fixtures
 from prefkit.annotate_app.forms import memory as memory_form
 from prefkit.annotate_app.safe_text import md_escape
 from prefkit.curation.annotation import workflow
@@ -17,27 +16,11 @@ from prefkit.curation.annotation.signin import client_address
 from prefkit.curation.annotation.task_kinds import LabelError
 from prefkit.curation.quality import consensus, dashboard
 from prefkit.curation.quality.agreement import annotator_stats
-from prefkit.curation.store.accounts import Account
 from prefkit.schemas.common import utcnow
 from prefkit.schemas.config import ConfigError, ProjectConfig
 from prefkit.schemas.curation import LabelEvent
-from streamlit.testing.v1 import AppTest
-
-APP = str(ROOT / "annotate_app" / "app.py")
-ALICE = Account("alice", "annotator", None, True, "2026-01-01T00:00:00Z")
-MAYA = Account("maya", "maintainer", None, True, "2026-01-01T00:00:00Z")
 
 template, project = project_fixtures(env=True, n=12, overlap=2, alps=True)
-
-
-def app(user: Account | None = None, kind: str | None = None) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=60)
-    if user:
-        at.session_state["user"] = user
-    if kind:
-        at.session_state["kind"] = kind
-        at.session_state[f"intro:{kind}"] = True
-    return at.run()
 
 
 def label_n(project, who: str, kind: str, n: int, values) -> list[workflow.ShownItem]:

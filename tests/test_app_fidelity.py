@@ -9,26 +9,17 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
-from appkit import project_fixtures
-from conftest import ROOT
+from appkit import ALICE, app, project_fixtures
 from prefkit.annotate_app.safe_text import md_escape
 from prefkit.curation.annotation import workflow
-from prefkit.curation.store.accounts import Account
 from streamlit.testing.v1 import AppTest
-
-APP = str(ROOT / "annotate_app" / "app.py")
-ALICE = Account("alice", "annotator", None, True, "2026-01-01T00:00:00Z")
 
 template, project = project_fixtures(env=True, n=3, overlap=2, alps=True)
 
 
 def tab(kind: str) -> AppTest:
     """A browser tab of alice's on ``kind`` (its own Streamlit session)."""
-    at = AppTest.from_file(APP, default_timeout=60)
-    at.session_state["user"] = ALICE
-    at.session_state["kind"] = kind
-    at.session_state[f"intro:{kind}"] = True
-    return at.run()
+    return app(ALICE, kind)
 
 
 def warnings(at: AppTest) -> str:

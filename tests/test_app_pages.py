@@ -4,30 +4,14 @@ skip, edit, the maintainer dashboard (gold scoring) and adjudication."""
 from __future__ import annotations
 
 import pytest
-from appkit import HOSTILE, PASSWORD, project_fixtures
+from appkit import ALICE, HOSTILE, MAYA, PASSWORD, app, project_fixtures
 from conftest import ROOT
 from prefkit.annotate_app.safe_text import md_escape
 from prefkit.curation.annotation import workflow
 from prefkit.curation.annotation.assignment import gold_rate_key
-from prefkit.curation.store.accounts import Account
 from streamlit.testing.v1 import AppTest
 
-APP = str(ROOT / "annotate_app" / "app.py")
-ALICE = Account("alice", "annotator", None, True, "2026-01-01T00:00:00Z")
-MAYA = Account("maya", "maintainer", None, True, "2026-01-01T00:00:00Z")
-
-
 template, project = project_fixtures(env=True, n=3, overlap=2, alps=True, hostile=True)
-
-
-def app(user: dict | None = None, kind: str | None = None) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=60)
-    if user:
-        at.session_state["user"] = user
-    if kind:
-        at.session_state["kind"] = kind
-        at.session_state[f"intro:{kind}"] = True
-    return at.run()
 
 
 def test_nothing_but_sign_in_before_signing_in(project):
@@ -139,10 +123,15 @@ def test_incomplete_submit_warns_and_writes_nothing(project):
     assert project.store.labels.events() == []
 
 
-def test_memory_accept_all_then_reject_one_with_a_reason(project):
+def memory_on_screen(project):
+    """alice on her memory verification item: the app, the item, its event id, its candidates' keys."""
     at = app(ALICE, "memory_verify")
     item = workflow.current_item(project, "alice", "memory_verify")
-    p, keys = item.event_id, [c["key"] for c in item.task.payload["candidates"]]
+    return at, item, item.event_id, [c["key"] for c in item.task.payload["candidates"]]
+
+
+def test_memory_accept_all_then_reject_one_with_a_reason(project):
+    at, item, p, keys = memory_on_screen(project)
     at.button(key=f"{p}:acc").click().run()
     at.button_group(key=f"{p}:d:{keys[0]}").set_value("reject").run()
     at.selectbox(key=f"{p}:why:{keys[0]}").set_value("too_generic").run()
@@ -157,9 +146,7 @@ def test_memory_accept_all_then_reject_one_with_a_reason(project):
 
 
 def test_memory_edit_sets_every_field_of_the_gold_memory(project):
-    at = app(ALICE, "memory_verify")
-    item = workflow.current_item(project, "alice", "memory_verify")
-    p, keys = item.event_id, [c["key"] for c in item.task.payload["candidates"]]
+    at, item, p, keys = memory_on_screen(project)
     at.button(key=f"{p}:acc").click().run()
     at.button_group(key=f"{p}:d:{keys[0]}").set_value("edit").run()
     e = f"{p}:e:{keys[0]}"
@@ -185,12 +172,17 @@ def test_memory_edit_sets_every_field_of_the_gold_memory(project):
     }
 
 
+def report_trouble(at, item, action: str, reason: str) -> None:
+    """Open the skip-or-report switch of the item on screen, choose ``reason`` and press ``action``."""
+    at.toggle(key=f"{item.event_id}:trouble").set_value(True).run()
+    at.selectbox(key=f"{item.event_id}:{action}r").set_value(reason).run()
+    at.button(key=f"{item.event_id}:{action}").click().run()
+
+
 def test_skip_with_a_reason(project):
     at = app(ALICE, "preference_match")
     item = workflow.current_item(project, "alice", "preference_match")
-    at.toggle(key=f"{item.event_id}:trouble").set_value(True).run()
-    at.selectbox(key=f"{item.event_id}:skipr").set_value("cannot judge").run()
-    at.button(key=f"{item.event_id}:skip").click().run()
+    report_trouble(at, item, "skip", "cannot judge")
     ev = project.store.labels.event(item.event_id)
     assert (ev.action, ev.comment, ev.annotator) == ("skip", "cannot judge", "alice")
 
@@ -346,9 +338,7 @@ def test_a_click_after_the_account_was_disabled_records_nothing(project):
 def test_flag_a_broken_item_for_the_maintainers(project):
     at = app(ALICE, "memory_verify")
     item = workflow.current_item(project, "alice", "memory_verify")
-    at.toggle(key=f"{item.event_id}:trouble").set_value(True).run()
-    at.selectbox(key=f"{item.event_id}:flagr").set_value("wrong language").run()
-    at.button(key=f"{item.event_id}:flag").click().run()
+    report_trouble(at, item, "flag", "wrong language")
     ev = project.store.labels.event(item.event_id)
     assert (ev.action, ev.comment) == ("flag", "wrong language")
     assert workflow.current_item(project, "alice", "memory_verify").task.task_id != item.task.task_id

@@ -3,37 +3,13 @@ never shown on the control arm, and the label event records the arm and the sugg
 
 from __future__ import annotations
 
-from appkit import project_fixtures
-from conftest import ROOT
+from appkit import ALICE, MAYA, app, project_fixtures, with_share
 from prefkit.curation.annotation import workflow
-from prefkit.curation.store.accounts import Account
-from prefkit.pipelines.assist import suggest
-from prefkit.pipelines.llm import LLMLayer
 from streamlit.testing.v1 import AppTest
 
-APP = str(ROOT / "annotate_app" / "app.py")
-ALICE = Account("alice", "annotator", None, True, "2026-01-01T00:00:00Z")
 KIND = "preference_match"
 
 template, project = project_fixtures(env=True, n=3, overlap=2)
-
-
-def with_share(project, share: float, suggestions: bool = True):
-    cfg = project.root / "prefkit.toml"
-    cfg.write_text(cfg.read_text().replace("assist_control_share = 0.2", f"assist_control_share = {share}"))
-    project.__dict__.pop("config", None)
-    if suggestions:
-        with LLMLayer(project.store, backend="offline", progress=False) as layer:
-            suggest(project.store, layer, KIND)
-    return project
-
-
-def app() -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=60)
-    at.session_state["user"] = ALICE
-    at.session_state["kind"] = KIND
-    at.session_state[f"intro:{KIND}"] = True
-    return at.run()
 
 
 def marked(at: AppTest) -> list:
@@ -41,8 +17,8 @@ def marked(at: AppTest) -> list:
 
 
 def test_an_assisted_item_shows_its_suggestion_and_enter_confirms_it(project):
-    with_share(project, 0.0)
-    at = app()
+    with_share(project, 0.0, KIND)
+    at = app(ALICE, KIND)
     item = workflow.current_item(project, "alice", KIND)
     sugg = project.store.assist.for_task(item.task.task_id)
     confirm = at.button(key=f"{item.event_id}:confirm")
@@ -56,8 +32,8 @@ def test_an_assisted_item_shows_its_suggestion_and_enter_confirms_it(project):
 
 
 def test_a_control_item_never_shows_its_suggestion(project):
-    with_share(project, 1.0)
-    at = app()
+    with_share(project, 1.0, KIND)
+    at = app(ALICE, KIND)
     for _ in range(3):
         item = workflow.current_item(project, "alice", KIND)
         if item is None:
@@ -71,8 +47,8 @@ def test_a_control_item_never_shows_its_suggestion(project):
 
 
 def test_an_item_without_a_suggestion_records_no_arm(project):
-    with_share(project, 0.0, suggestions=False)
-    at = app()
+    with_share(project, 0.0)
+    at = app(ALICE, KIND)
     item = workflow.current_item(project, "alice", KIND)
     assert marked(at) == []
     at.button(key=f"{item.event_id}:fully").click().run()
@@ -83,7 +59,7 @@ def test_an_item_without_a_suggestion_records_no_arm(project):
 def test_the_dashboard_shows_both_arms(project):
     from prefkit.curation.annotation.assist import exposure_for
 
-    with_share(project, 0.5)
+    with_share(project, 0.5, KIND)
     tid = project.store.labels.tasks(kind=KIND)[0].task_id
     project.store.labels.set_gold(tid, {"coverage": "fully"})
     arms = set()
@@ -92,9 +68,7 @@ def test_the_dashboard_shows_both_arms(project):
             shown = exposure_for(project, who, item.task)
             arms.add(shown.arm)
             workflow.submit(project, who, item, {"coverage": "partially"}, assist=shown)
-    at = AppTest.from_file(APP, default_timeout=60)
-    at.session_state["user"] = Account("maya", "maintainer", None, True, "2026-01-01T00:00:00Z")
-    at.run()
+    at = app(MAYA)
     at.switch_page("views/dashboard.py").run()
     assert not at.exception
     table = next(d.value for d in at.dataframe if "anchoring_rate" in d.value.columns)
@@ -108,7 +82,7 @@ def qc_item(project, share: float):
     from prefkit.curation.annotation.task_kinds import get_kind
     from prefkit.curation.store.assist import Suggestion, SuggestionRun
 
-    with_share(project, share, suggestions=False)
+    with_share(project, share)
     payload = {"track": "task4_ability2", "benchmark_id": "b1", "question": "Does it leak?",
                "generated": "As a vegan, what should I cook?", "memory": "Preferences/Food: vegan",
                "gold_answer": "m1: vegan", "checks": {}}  # fmt: skip
@@ -118,11 +92,7 @@ def qc_item(project, share: float):
     sugg = Suggestion("sg_qc", run.run_id, task.task_id, "task_qc", {"leakage": "leaks", "answer": "correct"},
                       {"failed": ["leakage (programmatic)"]})  # fmt: skip
     project.store.assist.add(run, [sugg])
-    at = AppTest.from_file(APP, default_timeout=60)
-    at.session_state["user"] = ALICE
-    at.session_state["kind"] = "task_qc"
-    at.session_state["intro:task_qc"] = True
-    return at.run(), workflow.current_item(project, "alice", "task_qc")
+    return app(ALICE, "task_qc"), workflow.current_item(project, "alice", "task_qc")
 
 
 def test_task_qc_prefills_the_suggestion_with_its_failed_checks_and_submit_confirms(project):
@@ -151,11 +121,7 @@ def test_task_qc_control_item_shows_no_suggestion_and_nothing_prefilled(project)
 def test_preference_expressed_seeds_the_suggested_decisions_and_submit_confirms_them(project):
     from prefkit.curation.store.assist import Suggestion, SuggestionRun
 
-    with_share(project, 0.0, suggestions=False)
-    at = AppTest.from_file(APP, default_timeout=60)
-    at.session_state["user"] = ALICE
-    at.session_state["kind"] = "preference_expressed"
-    at.session_state["intro:preference_expressed"] = True
+    with_share(project, 0.0)
     item = workflow.current_item(project, "alice", "preference_expressed")
     values = {
         "items": [
@@ -167,7 +133,7 @@ def test_preference_expressed_seeds_the_suggested_decisions_and_submit_confirms_
     project.store.assist.add(
         run, [Suggestion("sg_ex", run.run_id, item.task.task_id, "preference_expressed", values, {})]
     )
-    at.run()
+    at = app(ALICE, "preference_expressed")
     assert any(
         "Suggestion by judge\\-x" in m.value and "expressed 1 (turns 2)" in m.value for m in at.markdown
     )
@@ -179,7 +145,7 @@ def test_preference_expressed_seeds_the_suggested_decisions_and_submit_confirms_
 def test_preference_expressed_control_item_starts_undecided(project):
     from prefkit.curation.store.assist import Suggestion, SuggestionRun
 
-    with_share(project, 1.0, suggestions=False)
+    with_share(project, 1.0)
     item = workflow.current_item(project, "alice", "preference_expressed")
     values = {
         "items": [
@@ -191,11 +157,7 @@ def test_preference_expressed_control_item_starts_undecided(project):
     project.store.assist.add(
         run, [Suggestion("sg_ex", run.run_id, item.task.task_id, "preference_expressed", values, {})]
     )
-    at = AppTest.from_file(APP, default_timeout=60)
-    at.session_state["user"] = ALICE
-    at.session_state["kind"] = "preference_expressed"
-    at.session_state["intro:preference_expressed"] = True
-    at.run()
+    at = app(ALICE, "preference_expressed")
     assert not any("Suggestion" in m.value for m in at.markdown)
     at.button(key=f"{item.event_id}:submit").click().run()
     assert project.store.labels.event(item.event_id) is None  # undecided items: nothing written

@@ -4,37 +4,30 @@ control item shows no suggestion at all."""
 
 from __future__ import annotations
 
-import os
-
 import pytest
-from appkit import make_project
-from conftest import require
+from appkit import browser, serve, served_project, set_control_share, settle, signed_in_on
 from prefkit.curation.annotation import workflow
 from prefkit.curation.annotation.assist import arm_of
 from prefkit.pipelines.assist import suggest
 from prefkit.pipelines.llm import LLMLayer
-from test_browser_app import CHROMIUM, browser, open_kind, serve, settle, sign_in  # noqa: F401 - fixtures
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
+__all__ = ["browser"]  # appkit's chromium fixture, used here
 KIND = "preference_match"
 TITLE = "Preference matching"
 
 
 @pytest.fixture(scope="module")
 def assisted(tmp_path_factory):
-    require(os.path.exists(CHROMIUM), "Debian chromium is not installed (apt-get install chromium)")
-    project = make_project(tmp_path_factory.mktemp("assist") / "proj", n=8, overlap=2)
-    cfg = project.root / "prefkit.toml"
-    cfg.write_text(cfg.read_text().replace("assist_control_share = 0.2", "assist_control_share = 0.5"))
+    project = served_project(tmp_path_factory, "assist", n=8, overlap=2)
+    set_control_share(project.root, 0.5)
     with LLMLayer(project.store, backend="offline", progress=False) as layer:
         assert suggest(project.store, layer, KIND).suggested == 8
     yield from serve(project)
 
 
-def test_enter_confirms_an_assisted_item_and_control_items_show_nothing(assisted, browser):  # noqa: F811
-    project, url, _proc = assisted
-    page = sign_in(browser, url, "alice")
-    open_kind(page, TITLE)
+def test_enter_confirms_an_assisted_item_and_control_items_show_nothing(assisted, browser):
+    project, page = signed_in_on(assisted, browser, "alice", KIND)
     seen = set()
     while (item := workflow.current_item(project, "alice", KIND)) is not None:
         arm = arm_of("alice", KIND, item.task.item_ref, 0.5)

@@ -4,6 +4,7 @@ control task has none), and a pulled annotation records the arm and the suggesti
 from __future__ import annotations
 
 import pytest
+from appkit import set_control_share
 from prefkit.annotate_app.labelstudio import bridge
 from prefkit.annotate_app.labelstudio.config import TASK_ID_KEY, ls_kind
 from prefkit.curation.annotation.assist import EVERYONE, arm_of
@@ -19,12 +20,15 @@ pytestmark = [pytest.mark.labelstudio, pytest.mark.slow]
 KIND = "preference_match"
 
 
+def half_assisted(root, name: str) -> Project:
+    """A new project at ``root`` whose assist control share is 0.5."""
+    Project.init(root, name=name).close()
+    set_control_share(root, 0.5)
+    return Project(root)
+
+
 def test_control_tasks_get_no_prediction_and_a_pull_records_the_arm(ls, tmp_path):  # noqa: F811
-    root = tmp_path / "proj"
-    Project.init(root, name="ls-assist").close()
-    cfg = root / "prefkit.toml"
-    cfg.write_text(cfg.read_text().replace("assist_control_share = 0.2", "assist_control_share = 0.5"))
-    project = Project(root)
+    project = half_assisted(tmp_path / "proj", "ls-assist")
     try:
         pairs = [PreferencePair(f"p{i:02d}", f"Does the reply use metric units? ({i})",
                                 ("Prefers metric units" if i % 2 else "Likes jazz") + f" {i}", "test")
@@ -64,11 +68,7 @@ def test_control_tasks_get_no_prediction_and_a_pull_records_the_arm(ls, tmp_path
 
 
 def test_a_suggestion_made_after_the_push_is_added_to_unanswered_tasks_only(ls, tmp_path):  # noqa: F811
-    root = tmp_path / "proj"
-    Project.init(root, name="ls-assist-later").close()
-    cfg = root / "prefkit.toml"
-    cfg.write_text(cfg.read_text().replace("assist_control_share = 0.2", "assist_control_share = 0.5"))
-    project = Project(root)
+    project = half_assisted(tmp_path / "proj", "ls-assist-later")
     try:
         pairs = [PreferencePair(f"q{i:02d}", f"Is the reply short? ({i})", f"Prefers short replies {i}", "test")
                  for i in range(10)]  # fmt: skip

@@ -9,36 +9,13 @@ import io
 import json
 
 import pytest
-from appkit import project_fixtures
-from conftest import ROOT
+from appkit import ALICE, app, project_fixtures, with_share
 from prefkit.curation.annotation import labels_io, workflow
-from prefkit.curation.store.accounts import Account
-from prefkit.pipelines.assist import suggest
-from prefkit.pipelines.llm import LLMLayer
 from streamlit.testing.v1 import AppTest
 
-APP = str(ROOT / "annotate_app" / "app.py")
-ALICE = Account("alice", "annotator", None, True, "2026-01-01T00:00:00Z")
 KIND = "memory_verify"
 
 template, project = project_fixtures(env=True, n=3, overlap=2, alps=True)
-
-
-def with_share(project, share: float):
-    cfg = project.root / "prefkit.toml"
-    cfg.write_text(cfg.read_text().replace("assist_control_share = 0.2", f"assist_control_share = {share}"))
-    project.__dict__.pop("config", None)
-    with LLMLayer(project.store, backend="offline", progress=False) as layer:
-        suggest(project.store, layer, KIND)  # the programmatic evidence check: no model call
-    return project
-
-
-def app() -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=60)
-    at.session_state["user"] = ALICE
-    at.session_state["kind"] = KIND
-    at.session_state[f"intro:{KIND}"] = True
-    return at.run()
 
 
 def decisions(at: AppTest, item) -> dict[str, str | None]:
@@ -47,8 +24,8 @@ def decisions(at: AppTest, item) -> dict[str, str | None]:
 
 
 def test_an_assisted_memory_item_starts_as_suggested_and_submit_confirms_it(project):
-    with_share(project, 0.0)
-    at = app()
+    with_share(project, 0.0, KIND)
+    at = app(ALICE, KIND)
     item = workflow.current_item(project, "alice", KIND)
     sugg = project.store.assist.for_task(item.task.task_id)
     suggested = {d["key"]: d["decision"] for d in sugg.values["decisions"]}
@@ -69,8 +46,8 @@ def test_an_assisted_memory_item_starts_as_suggested_and_submit_confirms_it(proj
 
 
 def test_a_changed_suggestion_is_recorded_as_the_annotator_changed_it(project):
-    with_share(project, 0.0)
-    at = app()
+    with_share(project, 0.0, KIND)
+    at = app(ALICE, KIND)
     item = workflow.current_item(project, "alice", KIND)
     first = item.task.payload["candidates"][0]["key"]
     at.segmented_control(key=f"{item.event_id}:d:{first}").set_value("reject").run()
@@ -80,8 +57,8 @@ def test_a_changed_suggestion_is_recorded_as_the_annotator_changed_it(project):
 
 
 def test_a_control_memory_item_starts_undecided_and_shows_no_suggestion(project):
-    with_share(project, 1.0)
-    at = app()
+    with_share(project, 1.0, KIND)
+    at = app(ALICE, KIND)
     item = workflow.current_item(project, "alice", KIND)
     assert set(decisions(at, item).values()) == {None}
     assert not any("Suggest" in m.value or "suggested" in m.value for m in at.markdown)
@@ -94,8 +71,8 @@ def test_a_control_memory_item_starts_undecided_and_shows_no_suggestion(project)
 
 @pytest.mark.parametrize(("share", "arm"), [(0.0, "assisted"), (1.0, "control")])
 def test_a_skip_records_the_arm_the_item_showed(project, share, arm):
-    with_share(project, share)
-    at = app()
+    with_share(project, share, KIND)
+    at = app(ALICE, KIND)
     item = workflow.current_item(project, "alice", KIND)
     at.toggle(key=f"{item.event_id}:trouble").set_value(True).run()
     at.selectbox(key=f"{item.event_id}:skipr").set_value("cannot judge").run()
@@ -106,7 +83,7 @@ def test_a_skip_records_the_arm_the_item_showed(project, share, arm):
 
 
 def test_a_flag_records_the_arm_too(project):
-    with_share(project, 0.0)
+    with_share(project, 0.0, KIND)
     item = workflow.current_item(project, "alice", KIND)
     from prefkit.curation.annotation.assist import exposure_for
 
@@ -120,7 +97,7 @@ def _label_both_arms(project):
     """alice labels one item on the assisted arm; bob one item with no arm (no suggestion for it)."""
     from prefkit.curation.annotation.assist import exposure_for
 
-    with_share(project, 0.0)
+    with_share(project, 0.0, KIND)
     item = workflow.current_item(project, "alice", KIND)
     shown = exposure_for(project, "alice", item.task)
     workflow.submit(project, "alice", item, shown.values, assist=shown)

@@ -9,139 +9,40 @@ from __future__ import annotations
 import os
 import re
 import signal
-import socket
-import subprocess
-import sys
 import time
-import urllib.request
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
-from appkit import HOSTILE, PASSWORD, make_hostile_project, make_project
-from conftest import ROOT, require
+from appkit import (
+    CHROMIUM,
+    HOSTILE,
+    PASSWORD,
+    attempt,
+    browser,
+    label_match,
+    make_hostile_project,
+    next_item,
+    open_kind,
+    require_chromium,
+    serve,
+    served_project,
+    settle,
+    shot,
+    sign_in,
+    signed_in_on,
+    skip_to,
+)
 from prefkit.curation.annotation import workflow
 from prefkit.curation.project import Project
 
 pytestmark = pytest.mark.browser
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-        "--disable-sync", "--no-first-run"]  # fmt: skip
-SHOTS = ROOT / "artifacts" / "screenshots"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_healthy(url: str, proc: subprocess.Popen, timeout: float = 60) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"server exited with {proc.returncode}: {proc.stderr.read().decode()[-2000:]}")
-        try:
-            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
-                if r.status == 200:
-                    return
-        except OSError:
-            time.sleep(0.3)
-    raise RuntimeError("server did not become healthy")
+__all__ = ["CHROMIUM", "browser"]  # appkit's chromium fixture, used here; CHROMIUM for modules importing it
 
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory):
-    require(os.path.exists(CHROMIUM), "Debian chromium is not installed (apt-get install chromium)")
-    project = make_project(
-        tmp_path_factory.mktemp("browser") / "proj", n=3, overlap=5, alps=True, hostile=True
-    )
-    for name in ("carol", "dan", "erin"):
-        project.store.accounts.add_user(name, "annotator", PASSWORD)
+    annotators = ("carol", "dan", "erin")
+    project = served_project(tmp_path_factory, "browser", annotators, n=3, overlap=5, alps=True, hostile=True)
     yield from serve(project)
-
-
-def serve(project: Project) -> Iterator[tuple[Project, str, subprocess.Popen]]:
-    port = free_port()
-    env = {**os.environ, "PREFKIT_PROJECT": str(project.root)}
-    cmd = [str(Path(sys.executable).parent / "prefkit"), "annotate", "serve", "--port", str(port)]
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    url = f"http://127.0.0.1:{port}"
-    wait_healthy(url, proc)
-    yield project, url, proc
-    if proc.poll() is None:
-        proc.kill()
-    proc.wait()
-    project.close()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield b
-        b.close()
-
-
-def shot(page, name: str) -> None:
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    page.wait_for_timeout(300)
-    page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
-
-
-def sign_in(browser, url: str, user: str, outside: list[str] | None = None):
-    context = browser.new_context(viewport={"width": 1440, "height": 1000})
-    if outside is not None:  # every request that would leave the app's own server
-        context.on("request", lambda r: None if r.url.startswith(url) else outside.append(r.url))
-    page = context.new_page()
-    attempt(page, url, user, PASSWORD)
-    page.get_by_text(f"signed in as {user}").wait_for()
-    settle(page)
-    return page
-
-
-def attempt(page, url: str, user: str, password: str) -> None:
-    if "User name" not in page.inner_text("body"):
-        page.goto(url)
-    page.get_by_label("User name").fill(user)
-    page.get_by_label("Password", exact=True).fill(password)
-    page.get_by_role("button", name="Sign in").click()
-    settle(page)
-
-
-def settle(page) -> None:
-    """Wait until the script run the last interaction started has finished rendering."""
-    page.wait_for_function(
-        "() => { const a = document.querySelector('[data-testid=stApp]');"
-        " return a && a.getAttribute('data-test-script-state') === 'notRunning'; }"
-    )
-
-
-def open_kind(page, title: str) -> None:
-    page.get_by_role("radio", name=title, exact=True).click()
-    page.get_by_role("heading", name=title, exact=True).wait_for()  # the intro of *this* kind
-    settle(page)
-    page.get_by_role("button", name=re.compile("^Start annotating")).click()
-    page.get_by_text(f"{title} · item").first.wait_for()
-    settle(page)
-
-
-def next_item(page, title: str, action) -> None:
-    """Do ``action`` and wait until the server has stored it and rendered the next item (or the end)."""
-    before = page.get_by_text(f"{title} · item").first.inner_text()
-    action()
-    page.wait_for_function(
-        "([t, b]) => { const h = [...document.querySelectorAll('h4')].map(e => e.innerText);"
-        " return document.body.innerText.includes('Nothing left') || (h.some(x => x.includes(t)) && !h.includes(b)); }",
-        arg=[title, before],
-    )
-    settle(page)
-
-
-def label_match(page) -> None:
-    next_item(page, "Preference matching", lambda: page.keyboard.press("1"))
 
 
 def label_expressed(page) -> None:
@@ -202,13 +103,8 @@ def test_two_annotators_label_every_kind_in_two_browser_contexts(served, browser
 
 
 def test_dialogue_html_and_scripts_are_shown_as_text_never_run(served, browser):
-    project, url, _ = served
-    while (
-        item := workflow.current_item(project, "carol", "preference_expressed")
-    ).task.item_ref != "session:sess_0000":
-        workflow.skip(project, "carol", item, "cannot judge")
-    page = sign_in(browser, url, "carol")
-    open_kind(page, "Preference expressed")
+    skip_to(served[0], "carol", "preference_expressed", "session:sess_0000")
+    _, page = signed_in_on(served, browser, "carol", "preference_expressed")
     page.get_by_text("window.__pwned = 1", exact=False).first.wait_for()
     shot(page, "hostile_dialogue")
     assert page.evaluate("window.__pwned") is None
@@ -269,8 +165,7 @@ def scroll_tops(page) -> dict[str, float]:
 def test_evidence_never_decides_and_submit_names_the_undecided_item(served, browser):
     from playwright.sync_api import expect
 
-    page = sign_in(browser, served[1], "dan")
-    open_kind(page, "Preference expressed")
+    _, page = signed_in_on(served, browser, "dan", "preference_expressed")
     page.get_by_role("button", name=re.compile("^Use as evidence for item 1")).first.click()
     settle(page)
     expect(page.get_by_text("Undecided · evidence: turn 0").first).to_be_visible()
@@ -295,8 +190,7 @@ def test_evidence_never_decides_and_submit_names_the_undecided_item(served, brow
 def test_each_item_opens_at_its_top_without_a_toast(served, browser):
     from playwright.sync_api import expect
 
-    page = sign_in(browser, served[1], "dan")
-    open_kind(page, "Memory verification")
+    _, page = signed_in_on(served, browser, "dan", "memory_verify")
     top = scroll_tops(page)
     assert top["scrollable"] > 0 and top["dialogue"] == 0  # a long dialogue opens at turn 0, not its end
     expect(page.get_by_text("turn 0 · user").first).to_be_in_viewport()
@@ -353,9 +247,7 @@ def test_an_idle_item_goes_back_to_the_pool_and_a_late_submit_is_kept(served, br
 
     from prefkit.cli import cli
 
-    project, url, _ = served
-    page = sign_in(browser, url, "erin")
-    open_kind(page, "Preference matching")
+    project, page = signed_in_on(served, browser, "erin", "preference_match")
     shown = workflow.current_item(project, "erin", "preference_match")
     out = CliRunner().invoke(
         cli, ["tasks", "release", "--idle-hours", "0", "--annotator", "erin", "--project", str(project.root)]
@@ -391,7 +283,7 @@ def test_kill_9_loses_no_acknowledged_label(served, browser):
 # -- a second server: a project with a payload in every displayed field ----------------------------------
 @pytest.fixture(scope="module")
 def hostile(tmp_path_factory):
-    require(os.path.exists(CHROMIUM), "Debian chromium is not installed (apt-get install chromium)")
+    require_chromium()
     project = make_hostile_project(tmp_path_factory.mktemp("hostile") / "proj")
     config = project.root / "prefkit.toml"
     config.write_text(config.read_text().replace("backoff_s = 2.0", "backoff_s = 60.0"))

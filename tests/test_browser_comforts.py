@@ -8,50 +8,42 @@ tests/test_app_comforts.py.)"""
 from __future__ import annotations
 
 import contextlib
-import os
 import re
 import time
 
+import appkit
 import pytest
-from appkit import PASSWORD, make_project
-from conftest import require
+from appkit import attempt, browser, label_match, open_kind, serve, served_project, settle, shot, signed_in_on
 from prefkit.annotate_app.forms.memory import start_fields
 from prefkit.curation.annotation import workflow
-from test_browser_app import ARGS, CHROMIUM, attempt, label_match, open_kind, serve, settle, shot
 
 pytestmark = pytest.mark.browser
+__all__ = ["browser"]  # appkit's chromium fixture, used here
+#: This module's window, and "signed in as" only attached: a narrow window folds the sidebar it is in.
+WINDOW = {"size": (1400, 900), "state": "attached"}
 
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory):
-    require(os.path.exists(CHROMIUM), "Debian chromium is not installed (apt-get install chromium)")
-    project = make_project(
-        tmp_path_factory.mktemp("comforts") / "proj", n=4, overlap=5, alps=True, hostile=True
+    annotators = ("carol", "dan", "erin", "fay", "gus")
+    project = served_project(
+        tmp_path_factory, "comforts", annotators, n=4, overlap=5, alps=True, hostile=True
     )
-    for name in ("carol", "dan", "erin", "fay", "gus"):
-        project.store.accounts.add_user(name, "annotator", PASSWORD)
     config = project.root / "prefkit.toml"  # the test's own address is the trusted proxy
     config.write_text(config.read_text().replace("trusted_proxies = []", 'trusted_proxies = ["127.0.0.1"]'))
     yield from serve(project)
 
 
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield b
-        b.close()
+def sign_in(browser, url: str, user: str, size=WINDOW["size"], headers: dict | None = None):
+    return appkit.sign_in(browser, url, user, size=size, headers=headers, state=WINDOW["state"])
 
 
-def sign_in(browser, url: str, user: str, size=(1400, 900), headers: dict | None = None):
-    context = browser.new_context(viewport={"width": size[0], "height": size[1]}, extra_http_headers=headers)
-    page = context.new_page()
-    attempt(page, url, user, PASSWORD)
-    page.get_by_text(f"signed in as {user}").wait_for(state="attached")
+def open_picker(page) -> None:
+    """Show the word picker of the item on screen (it may be open already)."""
+    if page.locator(".prefkit-spans").count() == 0:
+        page.get_by_text("Select words", exact=True).click()
+    page.locator(".prefkit-spans").wait_for()
     settle(page)
-    return page
 
 
 def pane(page, key: str) -> dict:
@@ -100,9 +92,7 @@ def test_the_panes_fit_the_window_and_a_narrow_one_folds_the_sidebar(served, bro
 
 # -- 7: the previous item, and every label reopened ------------------------------------------------------
 def test_p_reopens_the_last_label_in_place_and_esc_returns(served, browser):
-    project, url, _ = served
-    page = sign_in(browser, url, "dan")
-    open_kind(page, "Preference matching")
+    project, page = signed_in_on(served, browser, "dan", "preference_match", **WINDOW)
     first = workflow.current_item(project, "dan", "preference_match")
     label_match(page)  # "1": fully covered
     second = workflow.current_item(project, "dan", "preference_match")
@@ -160,9 +150,7 @@ def test_a_memory_edit_opens_with_the_memorys_fields_and_only_kinds_with_work_ar
 
 # -- 10: help, sign-in form, back-off, the client behind a proxy ---------------------------------------
 def test_question_mark_lists_every_shortcut_and_keys_wait_while_it_is_open(served, browser):
-    project, url, _ = served
-    page = sign_in(browser, url, "fay")
-    open_kind(page, "Preference matching")
+    project, page = signed_in_on(served, browser, "fay", "preference_match", **WINDOW)
     item = workflow.current_item(project, "fay", "preference_match")
     page.keyboard.press("?")
     help_ = page.get_by_role("dialog", name="Keyboard shortcuts")
@@ -315,13 +303,9 @@ def select_word(page, turn: int, word: str) -> None:
 def test_words_selected_in_a_turn_become_evidence_with_their_offsets(served, browser):
     from playwright.sync_api import expect
 
-    project, url, _ = served
-    page = sign_in(browser, url, "gus")
-    open_kind(page, "Preference expressed")
+    project, page = signed_in_on(served, browser, "gus", "preference_expressed", **WINDOW)
     item = workflow.current_item(project, "gus", "preference_expressed")
-    page.get_by_text("Select words", exact=True).click()
-    page.locator(".prefkit-spans").wait_for()
-    settle(page)
+    open_picker(page)
     select_word(page, 2, "screen")
     page.locator(".prefkit-spans mark").wait_for()
     settle(page)
@@ -342,17 +326,9 @@ def test_words_selected_in_a_turn_become_evidence_with_their_offsets(served, bro
 
 
 def test_the_picker_shows_hostile_dialogue_text_as_text(served, browser):
-    project, url, _ = served
-    while (
-        item := workflow.current_item(project, "erin", "preference_expressed")
-    ).task.item_ref != "session:sess_0000":
-        workflow.skip(project, "erin", item, "cannot judge")
-    page = sign_in(browser, url, "erin")
-    open_kind(page, "Preference expressed")
-    if page.locator(".prefkit-spans").count() == 0:
-        page.get_by_text("Select words", exact=True).click()
-    page.locator(".prefkit-spans").wait_for()
-    settle(page)
+    appkit.skip_to(served[0], "erin", "preference_expressed", "session:sess_0000")
+    _, page = signed_in_on(served, browser, "erin", "preference_expressed", **WINDOW)
+    open_picker(page)
     picker = page.locator(".prefkit-spans").inner_text()
     assert '<script>window.__pwned = 1</script> and <img src=x onerror="window.__pwned = 2">' in picker
     assert page.locator(".prefkit-spans img, .prefkit-spans script, .prefkit-spans a").count() == 0
@@ -363,13 +339,9 @@ def test_the_picker_shows_hostile_dialogue_text_as_text(served, browser):
 
 
 def test_words_selected_for_a_memory_are_kept_with_it(served, browser):
-    project, url, _ = served
-    page = sign_in(browser, url, "fay")
-    open_kind(page, "Memory verification")
+    project, page = signed_in_on(served, browser, "fay", "memory_verify", **WINDOW)
     item = workflow.current_item(project, "fay", "memory_verify")
-    page.get_by_text("Select words", exact=True).click()
-    page.locator(".prefkit-spans").wait_for()
-    settle(page)
+    open_picker(page)
     first = item.task.payload["candidates"][0]
     word = (
         "Lisbon"

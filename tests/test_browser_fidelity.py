@@ -7,28 +7,16 @@ One server for the module; each test signs in with its own annotator, so queues 
 
 from __future__ import annotations
 
-import os
 import re
 import time
 
 import pytest
-from appkit import PASSWORD, make_project
-from conftest import require
+from appkit import browser, next_item, open_kind, serve, served_project, settle, shot, sign_in, signed_in_on
 from prefkit.curation.annotation import workflow
 from prefkit.curation.annotation.task_kinds import get_kind
-from test_browser_app import (
-    CHROMIUM,
-    browser,
-    next_item,
-    open_kind,
-    serve,
-    settle,
-    shot,
-    sign_in,
-)
 
 pytestmark = pytest.mark.browser
-__all__ = ["browser"]  # the module-scoped chromium of test_browser_app, shared here
+__all__ = ["browser"]  # appkit's chromium fixture, used here
 ANNOTATORS = [f"ann{i}" for i in range(1, 13)]
 
 
@@ -43,10 +31,7 @@ def qc_task(i: int):
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory):
-    require(os.path.exists(CHROMIUM), "Debian chromium is not installed (apt-get install chromium)")
-    project = make_project(tmp_path_factory.mktemp("fidelity") / "proj", n=3, overlap=5, alps=True)
-    for name in ANNOTATORS:
-        project.store.accounts.add_user(name, "annotator", PASSWORD)
+    project = served_project(tmp_path_factory, "fidelity", ANNOTATORS, n=3, overlap=5, alps=True)
     project.store.labels.add_tasks([qc_task(i) for i in range(3)])
     yield from serve(project)
 
@@ -62,9 +47,7 @@ def segment(page, name: str, nth: int = 0):
 
 # -- 1. mouse, then keyboard -----------------------------------------------------------------------
 def test_memory_a_clicked_reject_survives_the_a_key_and_ctrl_enter(served, browser):
-    project, url, _ = served
-    page = sign_in(browser, url, "ann1")
-    open_kind(page, "Memory verification")
+    project, page = signed_in_on(served, browser, "ann1", "memory_verify")
     shown = workflow.current_item(project, "ann1", "memory_verify")
     first = shown.task.payload["candidates"][0]["key"]
 
@@ -84,9 +67,7 @@ def test_memory_a_clicked_reject_survives_the_a_key_and_ctrl_enter(served, brows
 
 
 def test_expressed_a_clicked_evidence_pill_survives_e_n_and_ctrl_enter(served, browser):
-    project, url, _ = served
-    page = sign_in(browser, url, "ann2")
-    open_kind(page, "Preference expressed")
+    project, page = signed_in_on(served, browser, "ann2", "preference_expressed")
 
     def act():
         pills = page.locator("[data-testid=stButtonGroup]").filter(has_text="turn 2").first
@@ -108,9 +89,7 @@ def test_expressed_a_clicked_evidence_pill_survives_e_n_and_ctrl_enter(served, b
 
 
 def test_expressed_answers_clicked_then_keys_never_undo_the_click(served, browser):
-    project, url, _ = served
-    page = sign_in(browser, url, "ann3")
-    open_kind(page, "Preference expressed")
+    project, page = signed_in_on(served, browser, "ann3", "preference_expressed")
 
     def act():  # item 1 by the mouse, then N: it decides item 2, the next undecided one
         answers = page.locator("[data-testid=stRadio]").filter(has_text="Did the user express")
@@ -138,9 +117,7 @@ def test_expressed_answers_clicked_then_keys_never_undo_the_click(served, browse
 
 
 def test_keys_pressed_faster_than_the_server_keep_their_order(served, browser):
-    project, url, _ = served
-    page = sign_in(browser, url, "ann6")
-    open_kind(page, "Preference expressed")
+    project, page = signed_in_on(served, browser, "ann6", "preference_expressed")
 
     def act():  # no wait between the keys: each one waits in the page for the run before it
         page.keyboard.press("n")
@@ -154,9 +131,7 @@ def test_keys_pressed_faster_than_the_server_keep_their_order(served, browser):
 
 
 def test_a_key_pressed_twice_labels_only_the_item_it_was_pressed_on(served, browser):
-    project, url, _ = served
-    page = sign_in(browser, url, "ann7")
-    open_kind(page, "Preference matching")
+    project, page = signed_in_on(served, browser, "ann7", "preference_match")
     first = workflow.current_item(project, "ann7", "preference_match")
     next_item(page, "Preference matching", lambda: (page.keyboard.press("2"), page.keyboard.press("2")))
     page.wait_for_timeout(1500)  # time for a second submit to arrive, if one was sent
@@ -168,9 +143,7 @@ def test_a_key_pressed_twice_labels_only_the_item_it_was_pressed_on(served, brow
 
 
 def test_a_comment_typed_then_ctrl_enter_is_kept(served, browser):
-    project, url, _ = served
-    page = sign_in(browser, url, "ann8")
-    open_kind(page, "Memory verification")
+    project, page = signed_in_on(served, browser, "ann8", "memory_verify")
 
     def act():
         page.keyboard.press("a")
@@ -185,9 +158,7 @@ def test_a_comment_typed_then_ctrl_enter_is_kept(served, browser):
 
 
 def test_matching_a_click_then_a_key(served, browser):
-    project, url, _ = served
-    page = sign_in(browser, url, "ann4")
-    open_kind(page, "Preference matching")
+    project, page = signed_in_on(served, browser, "ann4", "preference_match")
     next_item(
         page, "Preference matching", lambda: page.get_by_role("button", name="Partially covered").click()
     )
@@ -200,9 +171,7 @@ def test_matching_a_click_then_a_key(served, browser):
 
 
 def test_task_check_verdicts_clicked_then_ctrl_enter_and_keys(served, browser):
-    project, url, _ = served
-    page = sign_in(browser, url, "ann5")
-    open_kind(page, "Generated task check")
+    project, page = signed_in_on(served, browser, "ann5", "task_qc")
 
     def mouse_then_submit():
         segment(page, "No leakage").click()
@@ -281,9 +250,7 @@ def test_a_stale_tab_says_so_shows_the_current_item_and_records_nothing(served, 
 def test_an_empty_missing_memory_is_said_where_the_eye_is_and_the_item_stays(served, browser):
     from playwright.sync_api import expect
 
-    project, url, _ = served
-    page = sign_in(browser, url, "ann10")
-    open_kind(page, "Memory verification")
+    project, page = signed_in_on(served, browser, "ann10", "memory_verify")
     before = page.get_by_text("Memory verification · item").first.inner_text()
     page.get_by_role("button", name="Add a missing memory").click()
     settle(page)
@@ -305,9 +272,7 @@ def test_an_empty_missing_memory_is_said_where_the_eye_is_and_the_item_stays(ser
 def test_a_contradiction_is_pointed_out_before_saving(served, browser):
     from playwright.sync_api import expect
 
-    project, url, _ = served
-    page = sign_in(browser, url, "ann11")
-    open_kind(page, "Preference expressed")
+    project, page = signed_in_on(served, browser, "ann11", "preference_expressed")
     answers = page.locator("[data-testid=stRadio]").filter(has_text="Did the user express")
     answers.first.locator("label").filter(has_text=re.compile("^Not expressed$")).click()
     settle(page)
@@ -347,9 +312,7 @@ def session_cookie(page) -> dict:
 def test_a_reload_mid_item_keeps_the_sign_in_the_item_and_the_half_done_form(served, browser):
     from playwright.sync_api import expect
 
-    project, url, _ = served
-    page = sign_in(browser, url, "ann12")
-    open_kind(page, "Memory verification")
+    project, page = signed_in_on(served, browser, "ann12", "memory_verify")
     shown = workflow.current_item(project, "ann12", "memory_verify")
     segment(page, "Reject").click()
     settle(page)

@@ -205,18 +205,10 @@ def test_task_qc_form_records_both_verdicts(built, monkeypatch):
 def test_verified_memories_come_from_memory_verify_labels(tmp_path):
     import wildchat_fixture as fx
     from prefkit.curation.annotation.task_admin import create_tasks
-    from prefkit.curation.project import Project
-    from prefkit.pipelines.ingest.wildchat import ingest_wildchat
-    from prefkit.pipelines.memories.extract import ExtractionConfig, run_extraction
     from prefkit.pipelines.memories.tasks import verified_memories
     from test_release_support import add_users, label
 
-    project = Project.init(tmp_path / "p")
-    path = tmp_path / "wc.jsonl"
-    fx.write_fixture(path, bad=False)
-    ingest_wildchat(project.store, [path])
-    with LLMLayer(project.store, llm_config=project.config.llm, backend="offline", progress=False) as layer:
-        run_extraction(project.store, layer, ExtractionConfig(limit=2, require_implicit=False))
+    project, _ = fx.extracted_project(tmp_path, limit=2)
     create_tasks(project, "memory_verify", overlap=1)
     add_users(project.store, "ann1")
     task = max(project.store.labels.tasks(kind="memory_verify"), key=lambda t: len(t.payload["candidates"]))

@@ -30,8 +30,7 @@ def gates(project, **release) -> dict:
 
 @pytest.fixture
 def good(project, tmp_path):
-    made = labelled_project(project, tmp_path)
-    return project, made
+    return project, labelled_project(project, tmp_path)
 
 
 def test_a_clean_labelled_project_passes_every_gate(good):

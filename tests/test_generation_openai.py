@@ -7,7 +7,7 @@ import random
 import re
 
 import pytest
-from fakeopenai import start_fake_openai
+from fakeopenai import openai_projects
 from prefkit.curation.project import Project
 from prefkit.pipelines.generation import offline
 from prefkit.pipelines.generation.run import generation_settings, run_generation
@@ -84,24 +84,30 @@ def responder(body: dict) -> str | dict:
 
 @pytest.fixture
 def openai_project(tmp_path, monkeypatch):
-    def make(respond):
-        server = start_fake_openai(respond)
-        monkeypatch.setenv("OPENAI_API_KEY", "test-key")
-        project = Project.init(tmp_path / "proj")
-        cfg = project.root / "prefkit.toml"
-        cfg.write_text(
-            cfg.read_text(encoding="utf-8").replace('base_url = ""', f'base_url = "{server.base_url}"'),
-            encoding="utf-8",
-        )
-        project = Project(project.root)
-        made.append((server, project))
-        return server, project
+    with openai_projects(tmp_path, monkeypatch) as make:
+        yield make
 
-    made: list = []
-    yield make
-    for server, project in made:
-        project.close()
-        server.stop()
+
+def contrastive_broken(body):
+    """The responder, with the last context factor's type changed: the contrastive pair's types differ."""
+    answer = responder(body)
+    if isinstance(answer, dict) and "factors" in answer:
+        answer["factors"][-1]["type"] = (
+            "Location/Place" if answer["factors"][-2]["type"] != "Location/Place" else "Event/Time"
+        )
+    return answer
+
+
+def factors_down(state: dict):
+    """The responder, answering every factors call with a body that is not JSON while ``state["down"]``."""
+
+    def flaky(body):
+        answer = responder(body)
+        if state["down"] and isinstance(answer, dict) and "factors" in answer:
+            return "upstream error: not JSON"
+        return answer
+
+    return flaky
 
 
 def run(project, **overrides):
@@ -138,15 +144,7 @@ def _provenance_records(store):
 
 
 def test_broken_contrastive_pair_drops_the_persona_with_reasons(openai_project):
-    def broken(body):
-        answer = responder(body)
-        if isinstance(answer, dict) and "factors" in answer:
-            answer["factors"][-1]["type"] = (
-                "Location/Place" if answer["factors"][-2]["type"] != "Location/Place" else "Event/Time"
-            )
-        return answer
-
-    _, project = openai_project(broken)
+    _, project = openai_project(contrastive_broken)
     reports = run(project, personas=1)
     store = project.store
     assert reports[1].dropped == ["persona-s0-0000"]
@@ -158,14 +156,7 @@ def test_broken_contrastive_pair_drops_the_persona_with_reasons(openai_project):
 
 def test_failed_calls_leave_the_persona_for_a_rerun(openai_project):
     state = {"down": True}
-
-    def flaky(body):
-        answer = responder(body)
-        if state["down"] and isinstance(answer, dict) and "factors" in answer:
-            return "upstream error: not JSON"
-        return answer
-
-    _, project = openai_project(flaky)
+    _, project = openai_project(factors_down(state))
     reports = run(project, personas=1)
     assert reports[1].failed == ["persona-s0-0000"] and project.store.generation.dropped_personas() == {}
     assert project.store.content.failures("factors")  # the layer recorded why
@@ -200,14 +191,7 @@ def test_generate_exits_3_when_calls_failed_and_the_rerun_resumes(openai_project
     from prefkit.cli import cli
 
     state = {"down": True}
-
-    def flaky(body):
-        answer = responder(body)
-        if state["down"] and isinstance(answer, dict) and "factors" in answer:
-            return "upstream error: not JSON"
-        return answer
-
-    _, project = openai_project(flaky)
+    _, project = openai_project(factors_down(state))
     args = ["generate", "-n", "1", "--backend", "openai", "--project", str(project.root)]
     result = CliRunner().invoke(cli, args)
     assert result.exit_code == 3, result.output
@@ -228,15 +212,7 @@ def test_generate_exits_1_when_every_persona_was_dropped_by_validation(openai_pr
 
     from prefkit.cli import cli
 
-    def broken(body):
-        answer = responder(body)
-        if isinstance(answer, dict) and "factors" in answer:
-            answer["factors"][-1]["type"] = (
-                "Location/Place" if answer["factors"][-2]["type"] != "Location/Place" else "Event/Time"
-            )
-        return answer
-
-    _, project = openai_project(broken)
+    _, project = openai_project(contrastive_broken)
     result = CliRunner().invoke(
         cli, ["generate", "-n", "2", "--backend", "openai", "--project", str(project.root)]
     )

@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
-from conftest import ROOT, require
+from appkit import ARGS, CHROMIUM, SHOTS, require_chromium
 from prefkit.annotate_app.labelstudio import bridge
 from prefkit.curation.annotation.task_admin import create_tasks
 from prefkit.curation.project import Project
@@ -16,16 +15,6 @@ from prefkit.schemas.curation import Provenance
 from test_labelstudio_server import _session, ls  # noqa: F401 - the server fixture
 
 pytestmark = [pytest.mark.labelstudio, pytest.mark.browser, pytest.mark.slow]
-CHROMIUM = Path("/usr/bin/chromium")
-ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
-SHOTS = ROOT / "artifacts" / "screenshots"
 LABELING = ".lsf-main-view"
 RENDER_MS = 120_000  # Label Studio's labeling bundle is large; a loaded 2-core CI box needs the margin
 
@@ -48,12 +37,12 @@ def _login(page, url: str, email: str, password: str) -> None:
 
 @pytest.fixture(scope="module")
 def page(ls):  # noqa: F811
-    require(CHROMIUM.exists(), "Debian chromium is not installed (apt-get install chromium)")
+    require_chromium()
     from playwright.sync_api import sync_playwright
 
     SHOTS.mkdir(parents=True, exist_ok=True)
     with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=ARGS, headless=True)
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
         pg = browser.new_page(viewport={"width": 1400, "height": 1100})
         pg.set_default_timeout(RENDER_MS)
         pg.route("**/*", _local_only)

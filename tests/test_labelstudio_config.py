@@ -5,6 +5,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 
 import pytest
+from appkit import memory_candidates
 from click.testing import CliRunner
 from prefkit.annotate_app.labelstudio.config import TASK_ID_KEY, label_config, ls_kind, task_data
 from prefkit.annotate_app.labelstudio.kinds.memory_verify import MAX_CANDIDATES
@@ -54,19 +55,7 @@ def match_task() -> AnnotationTask:
 
 
 def memory_task(n: int = 3) -> AnnotationTask:
-    cands = [
-        {
-            "key": f"m:{i}",
-            "model": "m",
-            "memory": {"value": f"User fact {i}", "label": "Preferences/Food", "type": "direct"},
-            "valid": True,
-            "problems": [],
-            "evidence_flags": [],
-            "group": i,
-        }
-        for i in range(n)
-    ]
-    return _task("memory_verify", {"dialogue_id": "d1", "turns": TURNS, "candidates": cands})
+    return _task("memory_verify", {"dialogue_id": "d1", "turns": TURNS, "candidates": memory_candidates(n)})
 
 
 VALUES = {

@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
+from appkit import memory_candidates
 from conftest import ROOT, label_studio_server
 from lsproxy import FailingProxy
 from prefkit.annotate_app.labelstudio import bridge
@@ -115,18 +116,7 @@ def test_a_push_that_fails_half_way_resumes_and_imports_each_task_once(ls_url, l
 
 def _memory_task(n: int, i: int) -> AnnotationTask:
     turns = [{"index": 0, "role": "user", "content": f"Dialogue {i}: I only cook vegetarian food."}]
-    cands = [
-        {
-            "key": f"m:{j}",
-            "model": "m",
-            "memory": {"value": f"User fact {j}", "label": "Preferences/Food", "type": "direct"},
-            "valid": True,
-            "problems": [],
-            "evidence_flags": [],
-            "group": j,
-        }
-        for j in range(n)
-    ]
+    cands = memory_candidates(n)
     return AnnotationTask(
         task_id=f"memory_verify_t{i}",
         kind="memory_verify",

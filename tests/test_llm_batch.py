@@ -5,12 +5,17 @@ from __future__ import annotations
 import json
 
 import pytest
-from fakeopenai import fake_openai_fixture  # noqa: F401 - registers the fake_openai fixture
+from fakeopenai import (  # noqa: F401 - fake_openai_fixture, openai_key_fixture: register the fixtures
+    fake_openai_fixture,
+    named_item,
+    openai_key_fixture,
+    openai_layer,
+)
 from prefkit.pipelines.llm import LLMLayer, LLMRequest
 from prefkit.pipelines.llm.batch import BatchPending
 from pydantic import BaseModel
 
-SECRET = "sk-test-BATCH-secret"
+pytestmark = pytest.mark.usefixtures("openai_key")
 
 
 class Checklist(BaseModel):
@@ -19,7 +24,7 @@ class Checklist(BaseModel):
 
 
 def responder(body):
-    persona = body["messages"][0]["content"].split()[-1]
+    persona = named_item(body)
     return {"persona": persona, "items": ["likes tea"]} if persona != "p3" else {"persona": persona}
 
 
@@ -31,13 +36,7 @@ def requests_for(n: int) -> list[LLMRequest]:
 
 
 def make_layer(project, server, **overrides) -> LLMLayer:
-    cfg = {"base_url": server.base_url, "batch_poll_s": 0.05, "batch_wait_s": 5, **overrides}
-    return LLMLayer(project.store, cfg, backend="openai", progress=False)
-
-
-@pytest.fixture(autouse=True)
-def _key(monkeypatch):
-    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    return openai_layer(project, server, **{"batch_poll_s": 0.05, "batch_wait_s": 5, **overrides})
 
 
 def test_batch_mode_uploads_jsonl_and_joins_results_on_custom_id(fake_openai, project):

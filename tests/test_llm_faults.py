@@ -11,12 +11,18 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from fakeopenai import fake_openai_fixture  # noqa: F401 - registers the fake_openai fixture
-from prefkit.pipelines.llm import LLMLayer, LLMRequest
+import pytest
+from fakeopenai import (  # noqa: F401 - fake_openai_fixture, openai_key_fixture: register the fixtures
+    fake_openai_fixture,
+    named_item,
+    openai_key_fixture,
+    openai_layer,
+)
+from prefkit.pipelines.llm import LLMRequest
 from pydantic import BaseModel
 
 ROOT = Path(__file__).resolve().parent.parent
-SECRET = "sk-test-FAULTS-secret"
+pytestmark = pytest.mark.usefixtures("openai_key")
 
 
 class Answer(BaseModel):
@@ -25,8 +31,7 @@ class Answer(BaseModel):
 
 
 def answer_responder(body):
-    item = body["messages"][0]["content"].split()[-1]
-    return {"item": item, "words": ["a", "b"]}
+    return {"item": named_item(body), "words": ["a", "b"]}
 
 
 def requests_for(n: int) -> list[LLMRequest]:
@@ -36,12 +41,10 @@ def requests_for(n: int) -> list[LLMRequest]:
     ]
 
 
-def test_twenty_percent_faults_complete_with_every_failure_a_row(fake_openai, project, monkeypatch):
-    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+def test_twenty_percent_faults_complete_with_every_failure_a_row(fake_openai, project):
     faults = {"rate": 0.2, "retry_after_s": 0.02, "hang_s": 0.8}
     server = fake_openai(answer_responder, latency=0.005, faults=faults, seed=3)
-    cfg = {"base_url": server.base_url, "concurrency": 16, "timeout_s": 0.3, "max_retries": 1}
-    with LLMLayer(project.store, cfg, backend="openai", progress=False) as layer:
+    with openai_layer(project, server, concurrency=16, timeout_s=0.3, max_retries=1) as layer:
         responses = layer.run(requests_for(80))
     assert len(responses) == 80
     injected = Counter(r.fault for r in server.chat_requests() if r.fault)
@@ -55,29 +58,23 @@ def test_twenty_percent_faults_complete_with_every_failure_a_row(fake_openai, pr
     assert ledger == {"done": 80 - len(failed), "failed": len(failed)}
 
 
-def test_failed_items_are_retried_on_the_next_run_and_completed_ones_are_not(
-    fake_openai, project, monkeypatch
-):
-    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+def test_failed_items_are_retried_on_the_next_run_and_completed_ones_are_not(fake_openai, project):
     server = fake_openai(answer_responder, faults={"rate": 0.3, "kinds": ("500",)}, seed=1)
-    cfg = {"base_url": server.base_url, "max_retries": 0}
-    with LLMLayer(project.store, cfg, backend="openai", progress=False) as layer:
+    with openai_layer(project, server, max_retries=0) as layer:
         first = layer.run(requests_for(20))
         failed = {r.request.item for r in first if not r.ok}
         server.faults.rate = 0.0
         server.reset_log()
         second = layer.run(requests_for(20))
     assert failed and all(r.ok for r in second)
-    asked = {r.body["messages"][0]["content"].split()[-1] for r in server.chat_requests()}
+    asked = {named_item(r.body) for r in server.chat_requests()}
     assert asked == failed
     assert Counter(row.status for row in project.store.llm.ledger("sessions")) == {"done": 20}
 
 
-def test_requests_per_minute_limit_paces_calls_at_the_server(fake_openai, project, monkeypatch):
-    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+def test_requests_per_minute_limit_paces_calls_at_the_server(fake_openai, project):
     server = fake_openai(answer_responder)
-    cfg = {"base_url": server.base_url, "concurrency": 32, "requests_per_minute": 600}  # 10/s, burst 10
-    with LLMLayer(project.store, cfg, backend="openai", progress=False) as layer:
+    with openai_layer(project, server, concurrency=32, requests_per_minute=600) as layer:  # 10/s, burst 10
         layer.run(requests_for(21)[-1:])  # warm the client up: its first call stalls the event loop
         server.reset_log()
         start = time.monotonic()
@@ -110,8 +107,7 @@ CHILD = textwrap.dedent(
 )
 
 
-def test_kill_minus_9_then_resume_repeats_no_completed_call(fake_openai, project, monkeypatch):
-    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+def test_kill_minus_9_then_resume_repeats_no_completed_call(fake_openai, project):
     server = fake_openai(answer_responder, latency=0.05)
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     child = subprocess.Popen(
@@ -125,9 +121,9 @@ def test_kill_minus_9_then_resume_repeats_no_completed_call(fake_openai, project
     done_before = {row.item for row in project.store.llm.ledger("sessions") if row.status == "done"}
     assert 10 <= len(done_before) < 60
     server.reset_log()
-    with LLMLayer(project.store, {"base_url": server.base_url}, backend="openai", progress=False) as layer:
+    with openai_layer(project, server) as layer:
         responses = layer.run(requests_for(60))
-    asked = [r.body["messages"][0]["content"].split()[-1] for r in server.chat_requests()]
+    asked = [named_item(r.body) for r in server.chat_requests()]
     assert not set(asked) & done_before
     assert len(asked) == len(set(asked)) == 60 - len(done_before)
     assert all(r.ok for r in responses)

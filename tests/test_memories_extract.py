@@ -8,9 +8,7 @@ import re
 import pytest
 import wildchat_fixture as fx
 from click.testing import CliRunner
-from fakeopenai import start_fake_openai
-from prefkit.curation.project import Project
-from prefkit.pipelines.ingest.wildchat import ingest_wildchat
+from fakeopenai import openai_projects
 from prefkit.pipelines.llm import LLMLayer
 from prefkit.pipelines.memories.extract import ExtractionConfig, run_extraction
 
@@ -83,25 +81,15 @@ class Responder:
 
 @pytest.fixture
 def wildchat_project(tmp_path, monkeypatch):
-    made = []
+    """``make(responder) -> (server, project)``: a project on a loopback server, the fixture ingested."""
+    with openai_projects(tmp_path, monkeypatch, lambda n: f"proj{n}") as make:
 
-    def make(responder):
-        server = start_fake_openai(responder)
-        monkeypatch.setenv("OPENAI_API_KEY", "test-key")
-        project = Project.init(tmp_path / f"proj{len(made)}")
-        cfg = project.root / "prefkit.toml"
-        cfg.write_text(cfg.read_text().replace('base_url = ""', f'base_url = "{server.base_url}"'))
-        project = Project(project.root)
-        path = tmp_path / "wc.jsonl"
-        fx.write_fixture(path, bad=False)
-        ingest_wildchat(project.store, [path])
-        made.append((server, project))
-        return server, project
+        def with_wildchat(responder):
+            server, project = make(responder)
+            fx.ingest_clean(project.store, tmp_path)
+            return server, project
 
-    yield make
-    for server, project in made:
-        project.close()
-        server.stop()
+        yield with_wildchat
 
 
 def extract(project, **kw):
@@ -162,12 +150,7 @@ def test_rerun_resumes_without_calls_and_tasks_are_created(wildchat_project):
 
 
 def test_offline_backend_is_marked_offline(tmp_path):
-    project = Project.init(tmp_path / "p")
-    path = tmp_path / "wc.jsonl"
-    fx.write_fixture(path, bad=False)
-    ingest_wildchat(project.store, [path])
-    with LLMLayer(project.store, llm_config=project.config.llm, backend="offline", progress=False) as layer:
-        report = run_extraction(project.store, layer, ExtractionConfig(limit=5, require_implicit=False))
+    project, report = fx.extracted_project(tmp_path, limit=5)
     assert report.kept > 0
     refs = project.store.releases.offline_references()
     assert any(r.table == "memories" for r in refs)

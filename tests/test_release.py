@@ -5,51 +5,29 @@ import shutil
 
 import pytest
 from prefkit.curation.quality.consensus import adjudicate
-from prefkit.curation.quality.gates import run_gates
 from prefkit.exports.cupid import CUPID_COLUMNS
 from prefkit.exports.release import ReleaseError, cut_release, diff_releases, load_manifest
 from prefkit.exports.release_integrity import verify_release
 from test_release_support import (
     cover,
     cupid_row,
-    fast_agreement,
+    cut,
+    data_bytes,
     import_cupid,
     labelled_project,
     match_tasks,
-    plan,
 )
-
-
-def cut(project, version, override=None):
-    agreement = fast_agreement(project.store)
-    gates = run_gates(
-        project.store,
-        project.config.release,
-        plan(project.store, project.config),
-        agreement_rows=lambda _store: agreement,
-    )
-    return cut_release(project, version, override=override, gates=gates, agreement=agreement)
 
 
 @pytest.fixture
 def ready(project, tmp_path):
-    made = labelled_project(project, tmp_path)
-    return project, made
-
-
-def _data_bytes(release_dir):
-    return {
-        p.relative_to(release_dir).as_posix(): p.read_bytes()
-        for sub in ("data", "parquet")
-        for p in sorted((release_dir / sub).rglob("*"))
-        if p.is_file()
-    }
+    return project, labelled_project(project, tmp_path)
 
 
 def test_two_cuts_of_the_same_state_have_byte_identical_data_files(ready):
     project, _ = ready
     a, b = cut(project, "1.0.0"), cut(project, "1.0.1")
-    files_a, files_b = _data_bytes(a.path), _data_bytes(b.path)
+    files_a, files_b = data_bytes(a.path), data_bytes(b.path)
     assert files_a == files_b and len(files_a) >= 10
     assert a.data_sha256 == b.data_sha256 and b.bump == "patch"
     assert {

@@ -3,15 +3,13 @@
 import json
 
 import pytest
-from test_release_support import alps_subset, fast_agreement, labelled_project, plan
+from test_release_support import alps_subset, cut, labelled_project
 
 
 @pytest.fixture(scope="module")
 def release(tmp_path_factory):
     """One release of a project with every config: CUPID, AlpsBench tracks, labels, matching, adjudications."""
     from prefkit.curation.project import Project
-    from prefkit.curation.quality.gates import run_gates
-    from prefkit.exports.release import cut_release
     from prefkit.pipelines.ingest import alpsbench
 
     tmp = tmp_path_factory.mktemp("rel")
@@ -24,16 +22,7 @@ def release(tmp_path_factory):
     )
     project.__dict__.pop("config", None)
     project.store.content.import_bundle(alpsbench.build_bundle(alps_subset(tmp / "packets")))
-    agreement = fast_agreement(project.store)
-    gates = run_gates(
-        project.store,
-        project.config.release,
-        plan(project.store, project.config),
-        agreement_rows=lambda _store: agreement,
-    )
-    result = cut_release(
-        project, "0.1.0", override="gold evidence of the upstream sample", gates=gates, agreement=agreement
-    )
+    result = cut(project, "0.1.0", override="gold evidence of the upstream sample")
     yield result
     project.close()
 

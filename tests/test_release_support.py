@@ -194,6 +194,31 @@ def plan(store, config) -> list:
     return build_configs(store, config.release.configs, config.release.alpsbench_reference)
 
 
+def cut(project, version: str, override: str | None = None):
+    """``cut_release`` with the gates run on a quick agreement (50 bootstrap draws)."""
+    from prefkit.curation.quality.gates import run_gates
+    from prefkit.exports.release import cut_release
+
+    agreement = fast_agreement(project.store)
+    gates = run_gates(
+        project.store,
+        project.config.release,
+        plan(project.store, project.config),
+        agreement_rows=lambda _store: agreement,
+    )
+    return cut_release(project, version, override=override, gates=gates, agreement=agreement)
+
+
+def data_bytes(release_dir: Path) -> dict[str, bytes]:
+    """Every file under a release's ``data/`` and ``parquet/``, by relative path."""
+    return {
+        p.relative_to(release_dir).as_posix(): p.read_bytes()
+        for sub in ("data", "parquet")
+        for p in sorted((release_dir / sub).rglob("*"))
+        if p.is_file()
+    }
+
+
 def with_release(config, **changes):
     """``config`` (a ProjectConfig) with ``[release]`` keys changed, validated like prefkit.toml."""
     release = type(config.release).model_validate({**config.release.model_dump(), **changes})

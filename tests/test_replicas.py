@@ -15,17 +15,15 @@ from __future__ import annotations
 import multiprocessing as mp
 import os
 import signal
-import threading
 import time
 import traceback
 from pathlib import Path
 
 import pytest
-from appkit import seed_pairs
+from appkit import add_plain_users, replica, seed_pairs
 from prefkit.curation.annotation import workflow
 from prefkit.curation.annotation.task_admin import create_tasks
 from prefkit.curation.project import Project
-from prefkit.schemas.common import utcnow
 from sqlalchemy import func, select
 
 pytestmark = [pytest.mark.postgres, pytest.mark.slow]
@@ -54,31 +52,10 @@ def annotate(project: Project, user: str, acks: Path, errors: list[str]) -> None
         errors.append(f"{user}: {traceback.format_exc()}")
 
 
-def replica(root: str, users: list[str], acks_dir: str) -> None:
-    project = Project(root)
-    errors: list[str] = []
-    threads = [
-        threading.Thread(target=annotate, args=(project, u, Path(acks_dir) / f"{u}.acks", errors))
-        for u in users
-    ]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    project.close()
-    if errors:
-        Path(acks_dir, f"errors-{os.getpid()}.txt").write_text("\n".join(errors))
-        raise SystemExit(1)
-
-
 def _setup(root: Path, database: str) -> list[str]:
     project = Project.init(root, database=database)
     users = [f"ann{i:02d}" for i in range(ANNOTATORS)]
-    with project.store.write() as conn:  # accounts without argon2: sign-in is not what is tested here
-        conn.execute(project.store.t["users"].insert(), [
-            {"username": u, "role": "annotator", "password_hash": "x", "email": None, "active": True,
-             "created_at": utcnow()} for u in users
-        ])  # fmt: skip
+    add_plain_users(project, users)  # sign-in is not what is tested here
     seed_pairs(project, ITEMS)
     create_tasks(project, KIND, overlap=OVERLAP, gold_rate=0)
     project.close()
@@ -91,8 +68,8 @@ def test_two_replicas_and_a_kill_lose_nothing_and_over_assign_nothing(tmp_path, 
     users = _setup(root, pg_url)
     ctx = mp.get_context("spawn")
     first, second = users[: ANNOTATORS // 2], users[ANNOTATORS // 2 :]
-    doomed = ctx.Process(target=replica, args=(str(root), first, str(acks)))
-    survivor = ctx.Process(target=replica, args=(str(root), second, str(acks)))
+    doomed = ctx.Process(target=replica, args=(annotate, str(root), first, str(acks)))
+    survivor = ctx.Process(target=replica, args=(annotate, str(root), second, str(acks)))
     doomed.start()
     survivor.start()
 
@@ -105,7 +82,7 @@ def test_two_replicas_and_a_kill_lose_nothing_and_over_assign_nothing(tmp_path, 
     doomed.join()
     assert doomed.exitcode == -signal.SIGKILL
     at_kill = watcher.store.count("label_events")
-    replacement = ctx.Process(target=replica, args=(str(root), first, str(acks)))
+    replacement = ctx.Process(target=replica, args=(annotate, str(root), first, str(acks)))
     replacement.start()
     for p in (survivor, replacement):
         p.join(timeout=600)

@@ -14,10 +14,10 @@ import statistics
 import subprocess
 from types import SimpleNamespace
 
+from appkit import ARGS, CHROMIUM, free_port, wait_healthy
 from conftest import require
 from prefkit.annotate_app import server
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
-from test_browser_app import ARGS, CHROMIUM, free_port, wait_healthy
 
 
 def _msg(kind: str) -> ForwardMsg:

@@ -10,14 +10,12 @@ from click.testing import CliRunner
 from fixtures_alps import write_packets
 from prefkit.curation.annotation import workflow
 from prefkit.curation.project import Project, ProjectStore
-from prefkit.curation.quality.gates import run_gates
 from prefkit.curation.store.backend import make_engine
 from prefkit.curation.store.engine import StoreError
 from prefkit.curation.store.migrate import migrate_store
-from prefkit.exports.release import cut_release
 from prefkit.schemas import LabelEvent, utcnow
 from sqlalchemy import func, inspect, select
-from test_release_support import fast_agreement, labelled_project, plan
+from test_release_support import cut, data_bytes, labelled_project
 
 from prefkit.cli import cli
 
@@ -31,26 +29,6 @@ TABLES = {
     "adjudications", "llm_cache", "llm_ledger", "llm_batches", "releases", "ls_projects", "ls_tasks",
     "ls_annotations", "checklists", "generation_drops",
 }  # fmt: skip
-
-
-def cut(project, version):
-    agreement = fast_agreement(project.store)
-    gates = run_gates(
-        project.store,
-        project.config.release,
-        plan(project.store, project.config),
-        agreement_rows=lambda _store: agreement,
-    )
-    return cut_release(project, version, override="a migration test", gates=gates, agreement=agreement)
-
-
-def _data_bytes(release_dir):
-    return {
-        p.relative_to(release_dir).as_posix(): p.read_bytes()
-        for sub in ("data", "parquet")
-        for p in sorted((release_dir / sub).rglob("*"))
-        if p.is_file()
-    }
 
 
 def build_everything(project: Project, tmp) -> None:
@@ -83,7 +61,7 @@ def build_everything(project: Project, tmp) -> None:
     store.labelstudio.map_annotation(
         url, 7, 700, task_id=task_id, annotator="ann1", event_id=ev.event_id, updated_at=utcnow()
     )
-    cut(project, "1.0.0")  # the library records it in the release log
+    cut(project, "1.0.0", override="a migration test")  # the library records it in the release log
 
 
 def test_store_migrate_moves_every_row_verifies_it_and_releases_stay_byte_identical(tmp_path, pg_url):
@@ -116,8 +94,8 @@ def test_store_migrate_moves_every_row_verifies_it_and_releases_stay_byte_identi
         ProjectStore(old_db)
 
     # Releases read PostgreSQL through the same library path: the same state, the same bytes.
-    second = cut(moved, "1.0.1")
-    assert _data_bytes(second.path) == _data_bytes(moved.releases_dir / "1.0.0")
+    second = cut(moved, "1.0.1", override="a migration test")
+    assert data_bytes(second.path) == data_bytes(moved.releases_dir / "1.0.0")
 
     # Sequences continue after the copied rows; new work goes on as before.
     e = moved.store.t["label_events"]

@@ -41,6 +41,15 @@ def roles(store, persona_id: str) -> dict[str, str]:
     return {f"{persona_id}-s{s.index:02d}": s.role for s in plan.slots}
 
 
+def fail_session_b(store) -> str:
+    """Every session verified, the first persona's B session with checklist item 0 not expressed: its id."""
+    role = roles(store, store.generation.personas()[0].persona_id)
+    b_session = next(sid for sid, r in role.items() if r == "B")
+    for sid, task in tasks_by_session(store).items():
+        verify(store, task, missing=(0,) if sid == b_session else ())
+    return b_session
+
+
 @pytest.fixture
 def gen(project):
     generate(project, personas=1, seed=0)
@@ -106,10 +115,7 @@ def test_session_status_follows_the_final_labels(gen):
 
 def test_a_failed_session_drops_the_instances_that_depend_on_it_from_cupid_only(gen):
     store = gen.store
-    role = roles(store, store.generation.personas()[0].persona_id)
-    b_session = next(sid for sid, r in role.items() if r == "B")
-    for sid, task in tasks_by_session(store).items():
-        verify(store, task, missing=(0,) if sid == b_session else ())
+    fail_session_b(store)
     verified, unverified = cupid_types(store)
     assert verified == ["changing", "consistent"]  # the contrastive one needs B
     assert unverified == ["changing", "consistent", "contrastive"]
@@ -170,10 +176,7 @@ def test_repair_regenerates_a_failed_session_and_recovers_its_instance_after_rev
     from prefkit.pipelines.llm import LLMLayer
 
     store = gen.store
-    role = roles(store, store.generation.personas()[0].persona_id)
-    b_session = next(sid for sid, r in role.items() if r == "B")
-    for sid, task in tasks_by_session(store).items():
-        verify(store, task, missing=(0,) if sid == b_session else ())
+    b_session = fail_session_b(store)
     before = store.content.dialogue(b_session).turns
     cfg = generation_settings(gen.config.generation, personas=1)
 

@@ -142,6 +142,30 @@ def write_fixture(path: Path, bad: bool = True) -> dict[str, int]:
     return bad_at
 
 
+def ingest_clean(store, tmp: Path) -> Path:
+    """The fixture without bad lines written to ``tmp/wc.jsonl`` and ingested into ``store``."""
+    from prefkit.pipelines.ingest.wildchat import ingest_wildchat
+
+    path = tmp / "wc.jsonl"
+    write_fixture(path, bad=False)
+    ingest_wildchat(store, [path])
+    return path
+
+
+def extracted_project(tmp: Path, limit: int):
+    """A new project at ``tmp/p`` with the clean fixture ingested and the memories of ``limit``
+    dialogues extracted by the offline backend: ``(project, extraction report)``."""
+    from prefkit.curation.project import Project
+    from prefkit.pipelines.llm import LLMLayer
+    from prefkit.pipelines.memories.extract import ExtractionConfig, run_extraction
+
+    project = Project.init(tmp / "p")
+    ingest_clean(project.store, tmp)
+    with LLMLayer(project.store, llm_config=project.config.llm, backend="offline", progress=False) as layer:
+        report = run_extraction(project.store, layer, ExtractionConfig(limit=limit, require_implicit=False))
+    return project, report
+
+
 def expected_kept() -> int:
     return sum(len(h) for h in USERS.values()) + UNATTRIBUTED
 
