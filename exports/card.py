@@ -87,9 +87,10 @@ def md_paragraphs(value: Any) -> str:
 
 def default_config(configs) -> str | None:
     """The config ``load_dataset(<release>)`` reads without a name: ``cupid`` (CUPID's evaluator calls
-    ``load_dataset(path, split="test")``), else AlpsBench's verified task 1 track, else the first."""
+    ``load_dataset(path, split="test")``), else the unverified CUPID instances, else AlpsBench's verified
+    task 1 track, else its unverified packets, else the first config."""
     names = [c.name for c in configs if c.count]
-    for name in (DEFAULT_CONFIG, "alpsbench_task1"):
+    for name in (DEFAULT_CONFIG, "cupid_unverified", "alpsbench_task1", "alpsbench_unverified"):
         if name in names:
             return name
     return names[0] if names else None

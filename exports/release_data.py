@@ -566,10 +566,11 @@ def build_configs(
     gated). ``only`` (``[release] configs``) keeps the named configs (``alpsbench_*`` names a family);
     configs left out are not built at all."""
     salt = store.releases.annotator_salt()
+    known = store.releases.pseudonyms()
     cache: dict[str, Any] = {}
 
     def pseudonym(name: str) -> str:
-        return store.releases.pseudonym(name, salt)
+        return store.releases.pseudonym(name, salt, known)
 
     def statuses():
         if "statuses" not in cache:

@@ -225,20 +225,29 @@ def test_allowed_offline_content_is_released_with_its_share_in_the_manifest(proj
     assert m.provenance["stages"] == {"generate.pairs": 2, "import.cupid": 6}
 
 
-def test_pseudonyms_differ_between_projects(tmp_path):
+def test_pseudonyms_follow_the_order_accounts_were_made_and_say_nothing_of_the_name(tmp_path):
     from prefkit.curation.project import Project
 
     a, b = Project.init(tmp_path / "a"), Project.init(tmp_path / "b")
     try:
+        for project, names in ((a, ("zoe", "ann1", "bob")), (b, ("zoe", "ann1", "bob"))):
+            for name in names:
+                project.store.accounts.add_user(name, "annotator", "pw-" + name + "-long")
+        assert a.store.releases.pseudonyms() == b.store.releases.pseudonyms()  # same steps, same ids
+        assert [a.store.releases.pseudonym(n) for n in ("zoe", "ann1", "bob")] == [
+            "ann_001",
+            "ann_002",
+            "ann_003",
+        ]
+        a.store.accounts.add_user(
+            "adam", "annotator", "pw-adam-long"
+        )  # a later account: the others keep theirs
         assert (
-            a.store.releases.pseudonym("ann1")
-            == a.store.releases.pseudonym("ann1")
-            != b.store.releases.pseudonym("ann1")
+            a.store.releases.pseudonym("zoe") == "ann_001" and a.store.releases.pseudonym("adam") == "ann_004"
         )
-        assert (
-            a.store.releases.pseudonym("ann1").startswith("ann_")
-            and "ann1" not in a.store.releases.pseudonym("ann1")[4:]
-        )
+        assert a.store.releases.pseudonym("nobody") != b.store.releases.pseudonym(
+            "nobody"
+        )  # no account: salted
     finally:
         a.close()
         b.close()

@@ -62,8 +62,22 @@ class Releases(StoreArea):
             raise StoreError("the project has no annotator salt (migration m004_releases did not run)")
         return salt
 
-    def pseudonym(self, username: str, salt: str | None = None) -> str:
-        """A stable, non-reversible id for ``username``: a keyed hash with the project's salt."""
+    def pseudonyms(self) -> dict[str, str]:
+        """Every account's id in a release: ``ann_<n>``, ``n`` its place in the order the accounts were
+        made (then by name). It tells nothing about the name (no hash to test a guessed name against),
+        never changes (accounts are never removed), and the same steps give the same ids in any project,
+        so a release depends on what people decided, not on a random salt."""
+        u = self.t["users"]
+        with self.read() as conn:
+            names = conn.execute(select(u.c.username).order_by(u.c.created_at, u.c.username)).scalars().all()
+        return {name: f"ann_{n:03d}" for n, name in enumerate(names, start=1)}
+
+    def pseudonym(self, username: str, salt: str | None = None, known: dict[str, str] | None = None) -> str:
+        """``username``'s id in a release (:meth:`pseudonyms`; ``known`` is their mapping, when read
+        already); a name with no account (none is, today) gets a keyed hash with the project's salt."""
+        found = (self.pseudonyms() if known is None else known).get(username)
+        if found:
+            return found
         key = (salt or self.annotator_salt()).encode("utf-8")
         return "ann_" + hmac.new(key, username.encode("utf-8"), sha256).hexdigest()[:12]
 
