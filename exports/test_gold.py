@@ -123,6 +123,20 @@ def _duckdb_rows(path: Path) -> Iterator[Any]:
         con.close()
 
 
+def _objects_in_text(text: str) -> Iterator[Any]:
+    """Every JSON object written out in a text (a card's example, whatever its key order)."""
+    decoder = json.JSONDecoder()
+    at = text.find("{")
+    while at >= 0:
+        try:
+            value, end = decoder.raw_decode(text, at)
+        except ValueError:
+            at = text.find("{", at + 1)
+            continue
+        yield value
+        at = text.find("{", end)
+
+
 def release_leaks(root: Path, found: Secrets) -> list[str]:
     """Where a test gold object is in any file under ``root`` (a staged or finished release)."""
     out: list[str] = []
@@ -143,4 +157,5 @@ def release_leaks(root: Path, found: Secrets) -> list[str]:
             text = path.read_text(encoding="utf-8")
             out += [f"{rel}: test gold of {found.objects[k]}" for k, forms in texts.items()
                     if any(f in text for f in forms)]  # fmt: skip
-    return out
+            _scan_rows(_objects_in_text(text), rel, found, out)
+    return list(dict.fromkeys(out))  # a place found twice (as text and as an object) is one place
