@@ -7,6 +7,7 @@ import json
 import multiprocessing as mp
 from pathlib import Path
 
+import pytest
 from appkit import seed_pairs
 from prefkit.curation.annotation import workflow
 from prefkit.curation.annotation.task_admin import create_tasks
@@ -16,6 +17,10 @@ from prefkit.schemas.common import utcnow
 WRITERS = 16
 ITEMS = 40
 OVERLAP = 3
+
+
+# Sixteen processes race on purpose: alone, after the parallel run, so the race is theirs alone.
+pytestmark = pytest.mark.serial
 
 
 def writer(root: str, user: str, out: str) -> None:

@@ -26,7 +26,7 @@ from prefkit.curation.annotation.task_admin import create_tasks
 from prefkit.curation.project import Project
 from sqlalchemy import func, select
 
-pytestmark = [pytest.mark.postgres, pytest.mark.slow]
+pytestmark = [pytest.mark.postgres, pytest.mark.slow, pytest.mark.serial]
 
 ANNOTATORS = 16
 SUBMITS = 300
