@@ -17,6 +17,14 @@ Messages are sent in the same order, unchanged; only their packaging on the wire
 Where this cannot apply (a platform without ``TCP_CORK``, a Streamlit whose websocket client is not
 the one checked here, a connection whose socket cannot be reached) the app is served exactly as
 ``streamlit run`` would, with one line on stderr saying so.
+
+Forwarded headers are prefkit's to judge: uvicorn, the web server under Streamlit, by default rewrites
+a loopback connection's address from its ``X-Forwarded-For`` header before the app sees it, so any
+browser on the host (or anything behind a local proxy) could name its own address. :func:`no_proxy_headers`
+turns that off; the app then sees the socket's peer, and
+:func:`prefkit.curation.annotation.signin.client_address` believes the header only from a proxy listed
+in ``[annotation.sign_in] trusted_proxies``. Where it cannot be turned off (a Streamlit without the
+Starlette server this was written for) the server refuses to start, saying why.
 """
 
 from __future__ import annotations
@@ -120,6 +128,27 @@ def _client_class() -> type | None:
     return OnePieceClient
 
 
+def no_proxy_headers() -> None:
+    """Serve with uvicorn's ``proxy_headers`` off (Streamlit passes uvicorn the keyword arguments of
+    ``starlette_server._get_uvicorn_config_kwargs``; this wraps it). Raises RuntimeError when this
+    Streamlit has no such function: serving would believe any loopback client's header."""
+    try:  # inside the function: Streamlit's server internals, feature-detected here
+        from streamlit.web.server.starlette import starlette_server
+    except ImportError as exc:
+        raise RuntimeError(f"Streamlit's Starlette server is not there ({exc})") from exc
+    kwargs_of = getattr(starlette_server, "_get_uvicorn_config_kwargs", None)
+    if kwargs_of is None:
+        raise RuntimeError("Streamlit's server does not pass uvicorn its options the way prefkit expects")
+    if getattr(kwargs_of, "prefkit_no_proxy_headers", False):
+        return
+
+    def kwargs() -> dict[str, Any]:
+        return {**kwargs_of(), "proxy_headers": False}
+
+    kwargs.prefkit_no_proxy_headers = True  # type: ignore[attr-defined]
+    starlette_server._get_uvicorn_config_kwargs = kwargs  # type: ignore[attr-defined]
+
+
 def install() -> bool:
     """Make Streamlit's websocket endpoint use :class:`OnePieceClient` (it looks the class up by
     name on each connection). True when installed."""
@@ -133,7 +162,14 @@ def install() -> bool:
 
 
 def main() -> None:
-    """``python -m prefkit.annotate_app.server run app.py [streamlit options]``: Streamlit's CLI, after install()."""
+    """``python -m prefkit.annotate_app.server run app.py [streamlit options]``: Streamlit's CLI, after
+    no_proxy_headers() and install()."""
+    try:
+        no_proxy_headers()
+    except RuntimeError as exc:
+        why = f"X-Forwarded-For would be believed from any local client ({exc})"
+        print(f"prefkit: not serving: {why}", file=sys.stderr)
+        raise SystemExit(1) from exc
     install()
     streamlit_main(prog_name="streamlit")  # exits with Streamlit's own code
 
