@@ -20,8 +20,8 @@ from prefkit.schemas.common import InputError, content_hash
 from prefkit.schemas.cupid import BenchmarkInstance
 
 if TYPE_CHECKING:
-    from prefkit.curation.project import ProjectStore
     from prefkit.curation.store.content import InstanceLink
+    from prefkit.curation.store.project_store import ProjectStore
 
 CUPID_COLUMNS = (
     "persona_id",

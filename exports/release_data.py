@@ -26,7 +26,7 @@ from prefkit.schemas.common import PrefkitError, canonical_json, content_hash
 from prefkit.schemas.config import LABEL_CONFIGS, RELEASE_CONFIGS, AlpsReference, config_selected
 
 if TYPE_CHECKING:
-    from prefkit.curation.project import ProjectStore
+    from prefkit.curation.store.project_store import ProjectStore
 
 #: Order splits are listed in (card, Croissant); others follow alphabetically.
 SPLIT_ORDER = ("train", "dev", "validation", "test")

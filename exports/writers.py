@@ -43,13 +43,12 @@ def write_jsonl(path: Path, rows: Iterable[dict[str, Any]], sort_keys: bool = Tr
 def write_parquet(path: Path, rows: list[dict[str, Any]], schema=None) -> int:
     """Parquet with deterministic settings (no creation timestamp in the metadata that varies)."""
     # Lazy: pyarrow costs ~150 ms to import; the JSON writers here serve commands that write no Parquet.
-    import pyarrow as pa
-    import pyarrow.parquet as pq
+    from pyarrow import Table, parquet
 
-    table = pa.Table.from_pylist(rows, schema=schema)
+    table = Table.from_pylist(rows, schema=schema)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp")
-    pq.write_table(table, tmp, compression="zstd", write_statistics=True, store_schema=False)
+    parquet.write_table(table, tmp, compression="zstd", write_statistics=True, store_schema=False)
     os.replace(tmp, path)
     return len(rows)
 

@@ -16,7 +16,7 @@ from prefkit.schemas.common import content_hash
 from prefkit.schemas.curation import Provenance
 
 if TYPE_CHECKING:
-    from prefkit.curation.project import ProjectStore
+    from prefkit.curation.store.project_store import ProjectStore
 
 PROVENANCE = Provenance(
     source="pipelines.matching.pairs_from_instances"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import click
 from appkit import seed_pairs, seed_sessions
 from click.testing import CliRunner
 from prefkit.curation.project import Project
@@ -100,9 +101,12 @@ def test_batches_open_close_list(project):
 
 
 def test_every_annotation_command_has_an_example():
+    def subcommands(group):
+        ctx = click.Context(group)
+        return {name: group.get_command(ctx, name) for name in group.list_commands(ctx)}
+
     for group in ("users", "tasks", "batches", "annotate"):
-        cmd = cli.commands[group]
-        for name, sub in getattr(cmd, "commands", {}).items():
-            subs = getattr(sub, "commands", {name: sub})
+        for name, sub in subcommands(cli.get_command(click.Context(cli), group)).items():
+            subs = subcommands(sub) if isinstance(sub, click.Group) else {name: sub}
             for leaf in subs.values():
                 assert "Example: prefkit " in (leaf.help or ""), f"{group} {name} {leaf.name}"

@@ -94,7 +94,8 @@ def test_schema_export_writes_valid_json_schema(tmp_path):
 
 
 def _walk(group, path=()):
-    for name, cmd in sorted(group.commands.items()):
+    for name in group.list_commands(click.Context(group)):
+        cmd = group.get_command(click.Context(group), name)
         yield (*path, name), cmd
         if isinstance(cmd, click.Group):
             yield from _walk(cmd, (*path, name))

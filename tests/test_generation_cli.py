@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import click
 from click.testing import CliRunner
 from prefkit.curation.project import Project
 from prefkit.pipelines.generation import STAGES
@@ -70,5 +71,5 @@ def test_user_errors_are_one_line(tmp_path):
 
 def test_every_stage_has_a_runner_and_is_a_cli_choice():
     assert list(RUNNERS) == list(STAGES)
-    stage_arg = next(p for p in cli.commands["generate"].params if p.name == "stage")
+    stage_arg = next(p for p in cli.get_command(click.Context(cli), "generate").params if p.name == "stage")
     assert tuple(stage_arg.type.choices) == STAGES

@@ -318,10 +318,10 @@ def test_turn_text_survives_the_json_round_trip(project, tmp_path):
 def test_migration_15_moves_packed_turns_into_packs(tmp_path):
     """A store written before migration 15 (one ``packed_turns`` row per dialogue) reads the same
     turns after it, and its first rewrite still moves them into rows."""
-    from prefkit.curation.project import ProjectStore
     from prefkit.curation.store.backend import make_engine
     from prefkit.curation.store.engine import apply_migrations
     from prefkit.curation.store.migrations import MIGRATIONS
+    from prefkit.curation.store.project_store import ProjectStore
     from sqlalchemy import text
 
     db = tmp_path / "old.db"

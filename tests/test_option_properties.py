@@ -32,7 +32,8 @@ SETTINGS = settings(
 
 
 def _commands(group: click.Group, prefix: tuple[str, ...] = ()):
-    for name, cmd in sorted(group.commands.items()):
+    for name in group.list_commands(click.Context(group)):
+        cmd = group.get_command(click.Context(group), name)
         if isinstance(cmd, click.Group):
             yield from _commands(cmd, (*prefix, name))
         else:

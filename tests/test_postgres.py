@@ -16,11 +16,12 @@ from click.testing import CliRunner
 from conftest import pg_admin
 from netcut import CuttableLink
 from prefkit.curation.annotation import workflow
-from prefkit.curation.project import Project, ProjectStore
+from prefkit.curation.project import Project
 from prefkit.curation.store.accounts import Account
 from prefkit.curation.store.backend import DatabaseUnavailable, lock_for_transaction, parse_url
 from prefkit.curation.store.engine import StoreError
 from prefkit.curation.store.migrations import MIGRATIONS
+from prefkit.curation.store.project_store import ProjectStore
 from prefkit.curation.store.roundtrips import RoundTrips
 from prefkit.schemas import LabelEvent, utcnow
 from sqlalchemy import create_engine, func, select, text

@@ -353,7 +353,7 @@ def test_a_stage_that_makes_nothing_exits_non_zero(root):
 CRASH = """
 import os, sys
 import pyarrow as pa
-from prefkit.curation.project import ProjectStore
+from prefkit.curation.store.project_store import ProjectStore
 from prefkit.curation.store.content import ImportBundle
 from prefkit.schemas.curation import Provenance
 

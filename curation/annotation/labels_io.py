@@ -38,7 +38,7 @@ from prefkit.schemas.safe_text import csv_cell, csv_value
 from pydantic import ValidationError
 
 if TYPE_CHECKING:
-    from prefkit.curation.project import ProjectStore
+    from prefkit.curation.store.project_store import ProjectStore
 
 COLUMNS = (
     "annotator",

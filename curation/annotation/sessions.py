@@ -36,8 +36,8 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from prefkit.curation.project import ProjectStore
     from prefkit.curation.store.accounts import Account
+    from prefkit.curation.store.project_store import ProjectStore
 
 VERSION = "v1"
 

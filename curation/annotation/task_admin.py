@@ -24,7 +24,8 @@ from prefkit.schemas.reading import check_unique, read_jsonl, validate_row
 from pydantic import Field, ValidationError
 
 if TYPE_CHECKING:
-    from prefkit.curation.project import Project, ProjectStore
+    from prefkit.curation.project import Project
+    from prefkit.curation.store.project_store import ProjectStore
 
 
 class TaskFileError(PrefkitError):

@@ -35,8 +35,9 @@ from prefkit.schemas.curation import AnnotationTask, LabelEvent
 
 if TYPE_CHECKING:
     from prefkit.curation.annotation.assist import Exposure
-    from prefkit.curation.project import Project, ProjectStore
+    from prefkit.curation.project import Project
     from prefkit.curation.store.accounts import Account
+    from prefkit.curation.store.project_store import ProjectStore
     from prefkit.curation.store.queues import OpenItem, ReleasedAssignment
 
 SKIP_REASONS = ("cannot judge", "needs context I do not have", "language I do not read", "other")

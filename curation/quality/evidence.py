@@ -24,8 +24,8 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from prefkit.curation.project import ProjectStore
     from prefkit.curation.store.content import DialogueTurn, StoredMemory
+    from prefkit.curation.store.project_store import ProjectStore
 
 #: Marks of elided text inside a quote.
 ELISION = re.compile(

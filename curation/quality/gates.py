@@ -24,8 +24,8 @@ from prefkit.schemas.common import PrefkitError
 from prefkit.schemas.config import FINAL_ALPHA_MIN, LABEL_CONFIGS, TENTATIVE_ALPHA_MIN, ReleasePolicy
 
 if TYPE_CHECKING:
-    from prefkit.curation.project import ProjectStore
     from prefkit.curation.store.content import DialogueTurn
+    from prefkit.curation.store.project_store import ProjectStore
 
 #: Culprits printed per failing gate; the JSON report carries all of them.
 SHOWN_CULPRITS = 10

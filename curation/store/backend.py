@@ -20,9 +20,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
-import psycopg
 from prefkit.schemas.common import PrefkitError
 from sqlalchemy import Connection, Engine, create_engine, event, text
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import make_url
 from sqlalchemy.engine.url import URL
 from sqlalchemy.exc import ArgumentError, DBAPIError, DisconnectionError
@@ -158,7 +158,7 @@ def _drop_dead_connections(dbapi_conn, _record, _proxy) -> None:
         raise DisconnectionError("the pooled connection is closed")
     try:
         readable, _, _ = select.select([dbapi_conn.pgconn.socket], [], [], 0)
-    except (OSError, ValueError, psycopg.Error) as exc:  # no socket any more
+    except (OSError, ValueError, dbapi_conn.Error) as exc:  # no socket any more (Error: psycopg's, PEP 249)
         raise DisconnectionError(f"the pooled connection has no socket: {exc}") from exc
     if readable:
         raise DisconnectionError("the server closed the pooled connection")
@@ -194,14 +194,12 @@ def lock_for_transaction(conn: Connection, key: str) -> None:
 
 def insert(conn_or_engine: Connection | Engine, table):
     """``INSERT`` with ``ON CONFLICT`` support for the backend (both dialects share the API)."""
-    # Lazy, the dialect in use only: PostgreSQL's costs ~50 ms to import, which SQLite projects
-    # (and every command's start) would pay for.
     if is_postgres(conn_or_engine):
+        # Lazy, the dialect in use only: PostgreSQL's costs ~50 ms to import, which SQLite projects would
+        # pay for (SQLite's is at the top: every SQLite engine loads it anyway).
         from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 
         return postgresql_insert(table)
-    from sqlalchemy.dialects.sqlite import insert as sqlite_insert
-
     return sqlite_insert(table)
 
 

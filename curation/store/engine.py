@@ -5,8 +5,8 @@ SQLite in WAL mode by default, so the app, the CLI and a pipeline can use one pr
 different processes, or a PostgreSQL database that several app replicas share (see
 :mod:`prefkit.curation.store.backend` for everything that differs between the two). The SQL is SQLAlchemy Core.
 Nothing outside :class:`StoreCore` and the areas built on it (one :class:`StoreArea` per module of
-``curation/store/``, composed into :class:`prefkit.curation.project.ProjectStore`) writes SQL against the live
-store.
+``curation/store/``, composed into :class:`prefkit.curation.store.project_store.ProjectStore`) writes
+SQL against the live store.
 
 Write transactions are short. On SQLite they start with ``BEGIN IMMEDIATE``, so concurrent writers
 queue on the busy timeout instead of failing on a lock upgrade; on PostgreSQL they run at READ

@@ -19,7 +19,7 @@ from prefkit.pipelines.llm import Estimate
 from prefkit.schemas.common import PrefkitError, utcnow
 
 if TYPE_CHECKING:
-    from prefkit.curation.project import ProjectStore
+    from prefkit.curation.store.project_store import ProjectStore
     from prefkit.pipelines.llm import LLMLayer
     from prefkit.schemas.curation import AnnotationTask
 

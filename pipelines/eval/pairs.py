@@ -25,7 +25,8 @@ from prefkit.schemas.common import content_hash, utcnow
 from prefkit.schemas.curation import LabelEvent, Provenance
 
 if TYPE_CHECKING:
-    from prefkit.curation.project import Project, ProjectStore
+    from prefkit.curation.project import Project
+    from prefkit.curation.store.project_store import ProjectStore
 
 LABELS = ("fully", "partially", "not_covered")
 

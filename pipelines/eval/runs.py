@@ -39,7 +39,7 @@ from prefkit.schemas.config import ReleasePolicy
 from prefkit.schemas.evaluation import CupidPrediction
 
 if TYPE_CHECKING:
-    from prefkit.curation.project import ProjectStore
+    from prefkit.curation.store.project_store import ProjectStore
 
 
 @dataclass

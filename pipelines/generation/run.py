@@ -33,7 +33,7 @@ from prefkit.schemas.curation import Provenance
 from prefkit.schemas.generation import Persona, Session, Turn
 
 if TYPE_CHECKING:
-    from prefkit.curation.project import ProjectStore
+    from prefkit.curation.store.project_store import ProjectStore
 
 EPOCH = datetime(2025, 1, 6, 9, 0, tzinfo=UTC)
 

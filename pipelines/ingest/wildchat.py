@@ -50,7 +50,7 @@ from pydantic import ValidationError
 from tqdm import tqdm
 
 if TYPE_CHECKING:
-    from prefkit.curation.project import ProjectStore
+    from prefkit.curation.store.project_store import ProjectStore
 
 LICENCE = "ODC-BY 1.0 (WildChat-1M, allenai)"
 #: Filter names in the order they are applied; a conversation is counted under the first it fails.

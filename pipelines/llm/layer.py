@@ -39,7 +39,7 @@ from prefkit.schemas.curation import Provenance
 from prefkit.schemas.environment import Environment
 
 if TYPE_CHECKING:
-    from prefkit.curation.project import ProjectStore
+    from prefkit.curation.store.project_store import ProjectStore
 
 REPAIR_PROMPT = (
     "Your previous answer does not validate against the required JSON schema: {error}\n"

@@ -38,7 +38,7 @@ from prefkit.schemas.config import LLMSection
 from prefkit.schemas.extraction import CONFIDENCE_LEVELS, REJECTED_CONFIDENCE, CandidateList, JudgementList
 
 if TYPE_CHECKING:
-    from prefkit.curation.project import ProjectStore
+    from prefkit.curation.store.project_store import ProjectStore
 
 PACKAGE = "prefkit.pipelines.memories"
 SOURCE_PREFIX = "extract:"

@@ -36,7 +36,7 @@ from prefkit.schemas.common import PrefkitError
 from prefkit.schemas.extraction import SegmentMemory, UpdateDialogue, UserQuery
 
 if TYPE_CHECKING:
-    from prefkit.curation.project import ProjectStore
+    from prefkit.curation.store.project_store import ProjectStore
 
 TASKS = ("task2", "task3", "task4")
 #: AlpsBench's five task-4 abilities (paper section 2.4): what the generated query asks for, and which

@@ -1,21 +1,17 @@
 """Commands at the door and on the queues: unlock a throttled sign-in, read the sign-in log, hand idle
-items back to the pool. They extend the ``users`` and ``tasks`` groups of :mod:`annotate_cmds`."""
+items back to the pool. The ``users`` and ``tasks`` groups of :mod:`annotate_cmds` name them."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import click
 
-from prefkit.cli.annotate_cmds import tasks, users
 from prefkit.cli.common import KindChoice, echo_json, echo_table, json_option, project_option
 from prefkit.cli.types import NON_NEGATIVE_FLOAT, POSITIVE_INT
+from prefkit.curation.annotation import workflow
+from prefkit.curation.project import Project
 
-if TYPE_CHECKING:
-    from prefkit.curation.project import Project
 
-
-@users.command("unlock")
+@click.command("unlock")
 @click.argument("name", required=False)
 @click.option("--client", help="Unlock a client address instead of (or as well as) a user name.")
 @project_option
@@ -30,7 +26,7 @@ def users_unlock(project: Project, name: str | None, client: str | None) -> None
     click.echo("unlocked " + " and ".join(x for x in (name, client and f"client {client}") if x))
 
 
-@users.command("sign-ins")
+@click.command("sign-ins")
 @click.argument("name", required=False)
 @click.option(
     "--limit", type=POSITIVE_INT, default=50, show_default=True, help="How many attempts, newest first."
@@ -49,7 +45,7 @@ def users_sign_ins(project: Project, name: str | None, limit: int, as_json: bool
         echo_table(rows, ["created_at", "username", "client", "outcome"])
 
 
-@tasks.command("adapt")
+@click.command("adapt")
 @click.option(
     "--kind", type=KindChoice(), help="Only this task kind (default: every kind with adaptive overlap)."
 )
@@ -62,8 +58,6 @@ def tasks_adapt(project: Project, kind: str | None, as_json: bool) -> None:
     The queues do this by themselves as labels come in; run it before a release or after importing
     labels. Example: prefkit tasks adapt --kind preference_match
     """
-    from prefkit.curation.annotation import workflow
-
     raised = workflow.adapt(project, kind)
     if as_json:
         echo_json(raised)
@@ -74,7 +68,7 @@ def tasks_adapt(project: Project, kind: str | None, as_json: bool) -> None:
         click.echo("no task kind has adaptive overlap")
 
 
-@tasks.command("release")
+@click.command("release")
 @click.option("--idle-hours", type=NON_NEGATIVE_FLOAT,
               help="Release queues idle this long (default: config annotation.stale_after_hours).")  # fmt: skip
 @click.option("--annotator", help="Only this annotator's open items (with --idle-hours 0: all of them).")
@@ -89,8 +83,6 @@ def tasks_release(
     Labels already given stay; the released items can go to other annotators.
     Example: prefkit tasks release --idle-hours 0 --annotator bob
     """
-    from prefkit.curation.annotation import workflow
-
     released = workflow.release_stale(project, hours=idle_hours, annotator=annotator, kind=kind)
     if as_json:
         echo_json(released)

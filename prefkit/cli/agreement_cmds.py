@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import click
 
+from prefkit.cli.assist_cmds import echo_assist
 from prefkit.cli.common import echo_json, echo_table, json_option, project_option
 from prefkit.cli.types import ANY_INT, POSITIVE_INT, FiniteFloat, SafePath
-
-if TYPE_CHECKING:
-    from prefkit.curation.project import Project
+from prefkit.curation.annotation import overlap
+from prefkit.curation.annotation.labels_io import export_labels, import_labels
+from prefkit.curation.project import Project
+from prefkit.curation.quality.agreement import agreement_rows, annotator_stats
+from prefkit.curation.quality.assist import assist_report
 
 _TABLE = ["task_kind", "field", "comparison", "judge", "n_units", "n_raters", "alpha", "ci", "p_below_min", "ac1",
           "percent_agreement", "mean_pairwise_kappa"]  # fmt: skip
@@ -94,13 +96,8 @@ def agreement(
 
     Example: prefkit agreement --kind preference_match --boot 1000 --seed 0 --json
     """
-    from prefkit.curation.quality.agreement import agreement_rows, annotator_stats
-
     release = project.config.release
     if assist:
-        from prefkit.cli.assist_cmds import echo_assist
-        from prefkit.curation.quality.assist import assist_report
-
         echo_assist(assist_report(project.store, kind=kind, n_boot=n_boot, seed=seed), as_json)
         return
     if annotators:
@@ -154,9 +151,6 @@ def labels_import(project: Project, file: str, fmt: str | None, judge: bool) -> 
 
     Example: prefkit labels import labels.jsonl
     """
-    from prefkit.curation.annotation import overlap
-    from prefkit.curation.annotation.labels_io import import_labels
-
     result = import_labels(project.store, Path(file), fmt=fmt, source="judge" if judge else "import")
     click.echo(
         f"{file}: {result.rows} row(s); {result.written} new event(s), {result.already_recorded} already recorded"
@@ -190,8 +184,6 @@ def labels_export(project: Project, out: str, fmt: str | None, all_events: bool,
 
     Example: prefkit labels export --format csv labels.csv
     """
-    from prefkit.curation.annotation.labels_io import export_labels
-
     fmt = fmt or ("csv" if out.lower().endswith(".csv") else "jsonl")
     if out == "-":
         export_labels(project.store, sys.stdout, fmt=fmt, all_events=all_events, kind=kind)

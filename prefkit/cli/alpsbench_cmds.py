@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import click
 
 from prefkit.cli.common import echo_json, json_option, project_option
 from prefkit.cli.types import ANY_INT, POSITIVE_INT, DistinctInts
-
-if TYPE_CHECKING:
-    from prefkit.curation.project import Project
+from prefkit.curation.annotation.kinds import task_qc
+from prefkit.curation.annotation.task_admin import create_tasks
+from prefkit.curation.project import Project
+from prefkit.pipelines.llm import LLMLayer
+from prefkit.pipelines.memories.tasks import TASKS, BuildConfig
+from prefkit.pipelines.memories.tasks import build_alpsbench as build
 
 
 @click.command("build-alpsbench")
@@ -54,12 +55,6 @@ def build_alpsbench(
 
     Example: prefkit tasks build-alpsbench --task task3 --distractors 100,300 --backend openai
     """
-    from prefkit.curation.annotation.kinds import task_qc
-    from prefkit.curation.annotation.task_admin import create_tasks
-    from prefkit.pipelines.llm import LLMLayer
-    from prefkit.pipelines.memories.tasks import TASKS, BuildConfig
-    from prefkit.pipelines.memories.tasks import build_alpsbench as build
-
     cfg = BuildConfig(tasks=tuple(tasks) or TASKS, distractors=distractors, seed=seed, limit=limit)
     backend = backend or project.config.llm.backend
     with LLMLayer(

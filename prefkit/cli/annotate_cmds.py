@@ -6,19 +6,29 @@ import importlib.util
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import click
 
 from prefkit.cli.common import KindChoice, echo_json, echo_table, json_option, project_option
+from prefkit.cli.group import LazyGroup
 from prefkit.cli.types import PORT, SHARE_BELOW_ONE, SafePath
-
-if TYPE_CHECKING:
-    from prefkit.curation.project import Project
+from prefkit.curation.annotation import sessions
+from prefkit.curation.annotation.task_admin import create_tasks, import_gold, import_pairs, task_rows
+from prefkit.curation.project import Project
+from prefkit.exports.writers import atomic_write_bytes
+from prefkit.pipelines.matching import add_pairs_from_instances
+from prefkit.schemas.common import canonical_json
+from prefkit.schemas.config import OverlapRange
 
 
 # -- users ------------------------------------------------------------------------------------------
-@click.group()
+@click.group(
+    cls=LazyGroup,
+    lazy={
+        "unlock": "prefkit.cli.access_cmds:users_unlock",
+        "sign-ins": "prefkit.cli.access_cmds:users_sign_ins",
+    },
+)
 def users() -> None:
     """Accounts that sign in to the annotation app (annotators and maintainers)."""
 
@@ -67,8 +77,6 @@ def users_disable(project: Project, name: str) -> None:
 
     Example: prefkit users disable alice
     """
-    from prefkit.curation.annotation import sessions
-
     project.store.accounts.set_user_active(name, False)
     account = project.store.accounts.user(name)
     sessions.revoke_user(project.store, account.username if account else name)
@@ -107,7 +115,14 @@ def users_enable(project: Project, name: str) -> None:
 
 
 # -- tasks ------------------------------------------------------------------------------------------
-@click.group()
+@click.group(
+    cls=LazyGroup,
+    lazy={
+        "adapt": "prefkit.cli.access_cmds:tasks_adapt",
+        "release": "prefkit.cli.access_cmds:tasks_release",
+        "build-alpsbench": "prefkit.cli.alpsbench_cmds:build_alpsbench",
+    },
+)
 def tasks() -> None:
     """Annotation tasks built from the project's content."""
 
@@ -139,9 +154,6 @@ def tasks_create(
 
     Example: prefkit tasks create --kind memory_verify --overlap 3 --batch week1 --gold-rate 0.1
     """
-    from prefkit.curation.annotation.task_admin import create_tasks
-    from prefkit.schemas.config import OverlapRange
-
     k = None
     if overlap is not None:
         k = OverlapRange.parse(overlap)
@@ -181,10 +193,6 @@ def tasks_export(project: Project, out: str, kind: str | None, batch: str | None
 
     Example: prefkit tasks export --kind memory_verify memory_tasks.jsonl
     """
-    from prefkit.curation.annotation.task_admin import task_rows
-    from prefkit.exports.writers import atomic_write_bytes
-    from prefkit.schemas.common import canonical_json
-
     rows = task_rows(project.store, kind, batch)
     lines = "".join(canonical_json(row) + "\n" for row in rows)
     if out == "-":
@@ -194,7 +202,7 @@ def tasks_export(project: Project, out: str, kind: str | None, batch: str | None
     click.echo(f"wrote {len(rows)} task(s) to {out}")
 
 
-@tasks.group("pairs")
+@tasks.group("pairs", cls=LazyGroup, lazy={"from-eval": "prefkit.cli.eval_cmds:tasks_pairs_from_eval"})
 def tasks_pairs() -> None:
     """Preference pairs (checklist item, candidate) for preference_match tasks."""
 
@@ -207,8 +215,6 @@ def tasks_pairs_import(project: Project, file: str) -> None:
 
     Example: prefkit tasks pairs import pairs.jsonl
     """
-    from prefkit.curation.annotation.task_admin import import_pairs
-
     n = import_pairs(project, Path(file))
     click.echo(f"added {n} preference pairs from {file}")
 
@@ -222,8 +228,6 @@ def tasks_pairs_from_instances(project: Project) -> None:
 
     Example: prefkit tasks pairs from-instances --project my-bench
     """
-    from prefkit.pipelines.matching import add_pairs_from_instances
-
     n, pairs = add_pairs_from_instances(project.store)
     click.echo(
         f"added {n} preference pairs ({len(pairs) - n} already present) from {project.store.count('instances')} instances"
@@ -243,8 +247,6 @@ def tasks_gold_import(project: Project, file: str) -> None:
 
     Example: prefkit tasks gold import gold.jsonl
     """
-    from prefkit.curation.annotation.task_admin import import_gold
-
     n = import_gold(project, Path(file))
     click.echo(f"marked {n} tasks as gold from {file}")
 

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import click
 
 from prefkit.cli.common import KindChoice, echo_json, echo_table, json_option, project_option
 from prefkit.cli.types import ANY_INT, POSITIVE_INT
-
-if TYPE_CHECKING:
-    from prefkit.curation.project import Project
+from prefkit.curation.project import Project
+from prefkit.curation.quality.assist import difference_lines, report_rows
+from prefkit.pipelines.assist import estimate as price
+from prefkit.pipelines.assist import suggest as run_suggest
+from prefkit.pipelines.eval import eval_llm_config
+from prefkit.pipelines.llm import LLMLayer
 
 
 @click.command("suggest")
@@ -37,11 +38,6 @@ def suggest(project: Project, kind, model, backend, judge, limit, seed, estimate
 
     Example: prefkit suggest --kind preference_match --backend openai --model gpt-4o-mini
     """
-    from prefkit.pipelines.assist import estimate as price
-    from prefkit.pipelines.assist import suggest as run_suggest
-    from prefkit.pipelines.eval import eval_llm_config
-    from prefkit.pipelines.llm import LLMLayer
-
     if runs:
         rows = [
             {"run_id": r.run_id, "kind": r.kind, "model": r.model, "backend": r.backend, "offline": r.offline,
@@ -79,8 +75,6 @@ def suggest(project: Project, kind, model, backend, judge, limit, seed, estimate
 
 def echo_assist(report, as_json: bool) -> None:
     """``prefkit agreement --assist``: both arms per kind, the anchoring difference, the protocol."""
-    from prefkit.curation.quality.assist import difference_lines, report_rows
-
     if as_json:
         echo_json(report.as_dict())
         return

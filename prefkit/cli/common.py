@@ -1,18 +1,18 @@
-"""Shared pieces of the CLI: the project option, --json, and one-line user errors."""
+"""Shared pieces of the CLI: the project option, --json, tables and task kinds as choices."""
 
 from __future__ import annotations
 
 import dataclasses
 import functools
 import json
-import sys
 from typing import Any
 
 import click
 from pydantic import BaseModel
 
 from prefkit.cli.types import SafePath
-from prefkit.schemas.common import PrefkitError, disk_full
+from prefkit.curation.annotation.task_kinds import TASK_KIND_REGISTRY, kind_names
+from prefkit.curation.project import Project
 from prefkit.schemas.environment import Environment
 
 
@@ -26,8 +26,6 @@ class KindChoice(click.Choice):
 
     @property
     def choices(self) -> tuple[str, ...]:
-        from prefkit.curation.annotation.task_kinds import kind_names
-
         return kind_names()
 
     @choices.setter
@@ -35,37 +33,10 @@ class KindChoice(click.Choice):
         pass
 
     def convert(self, value, param, ctx):
-        from prefkit.curation.annotation.task_kinds import TASK_KIND_REGISTRY
-
         broken = TASK_KIND_REGISTRY.broken().get(value)
         if broken is not None:  # a plugin kind that did not load: say why, naming its distribution
             raise broken
         return super().convert(value, param, ctx)
-
-
-class PrefkitGroup(click.Group):
-    """A click group that turns every :class:`PrefkitError` into one line on stderr and exit 1."""
-
-    def invoke(self, ctx: click.Context) -> Any:
-        try:
-            return super().invoke(ctx)
-        except PrefkitError as exc:
-            click.echo(f"error: {exc}", err=True)
-            sys.exit(1)
-        except Exception as exc:
-            if not disk_full(exc):
-                raise
-            # Every write is a transaction or a staged directory: what failed was rolled back or removed.
-            first = " ".join(str(exc).split())[:160] or type(exc).__name__
-            click.echo(
-                f"error: a write failed (disk full, file-size limit or I/O error): {first}; nothing of "
-                "this command was kept; free space (or set PREFKIT_TMPDIR) and run it again",
-                err=True,
-            )
-            sys.exit(1)
-        except KeyboardInterrupt:
-            click.echo("interrupted", err=True)
-            sys.exit(130)
 
 
 def default_project() -> str:
@@ -93,8 +64,6 @@ def project_option(fn):
     )
     @functools.wraps(fn)
     def wrapper(*args, project_path: str, **kwargs):
-        from prefkit.curation.project import Project
-
         project = Project.locate(project_path)
         try:
             return fn(*args, project=project, **kwargs)

@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import click
 
 from prefkit.cli.common import echo_json, echo_table, json_option, project_option
-
-if TYPE_CHECKING:
-    from prefkit.curation.project import Project
-    from prefkit.curation.quality.cost import CostReport
+from prefkit.curation.project import Project
+from prefkit.curation.quality.cost import CostReport, cost_report
 
 
 def _n(x, digits: int = 2) -> str:
@@ -96,8 +92,6 @@ def cost(project: Project, as_json: bool) -> None:
 
     Example: prefkit cost --json
     """
-    from prefkit.curation.quality.cost import cost_report
-
     report = cost_report(project.store, project.config.annotation)
     if as_json:
         echo_json(report)

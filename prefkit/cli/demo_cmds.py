@@ -6,7 +6,10 @@ from pathlib import Path
 
 import click
 
+from prefkit.cli.annotate_cmds import annotate_serve
 from prefkit.cli.types import ANY_INT, PORT, POSITIVE_INT, SafePath
+from prefkit.demo import build_demo
+from prefkit.examples import copy_examples
 
 
 @click.command()
@@ -30,14 +33,11 @@ def demo(path: str, personas: int, seed: int, port: int, no_serve: bool) -> None
 
     Example: prefkit demo --project demo-project --port 8501
     """
-    from prefkit.demo import build_demo
-
     project = build_demo(path, personas=personas, seed=seed, log=lambda m: click.echo(m, err=True))
     root = project.root
     project.close()
     if no_serve:
         return
-    from prefkit.cli.annotate_cmds import annotate_serve
 
     click.get_current_context().invoke(annotate_serve, project_path=str(root), port=port, host="127.0.0.1")
 
@@ -62,8 +62,6 @@ def examples(dest: str) -> None:
 
     Example: prefkit examples examples && prefkit import alpsbench examples/alpsbench
     """
-    from prefkit.examples import copy_examples
-
     files = copy_examples(dest)
     root = Path(dest)
     top: dict[str, int] = {}

@@ -6,16 +6,34 @@ from __future__ import annotations
 import functools
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import click
 
-from prefkit.cli.annotate_cmds import tasks_pairs
 from prefkit.cli.common import echo_json, echo_table, json_option, plain, project_option
 from prefkit.cli.types import ANY_INT, POSITIVE_INT, SafePath
-
-if TYPE_CHECKING:
-    from prefkit.curation.project import Project
+from prefkit.curation.project import Project
+from prefkit.exports.writers import write_jsonl
+from prefkit.pipelines.eval import (
+    CupidOptions,
+    build_report,
+    cupid_protocol,
+    eval_llm_config,
+    export_predictions,
+    judge_validation,
+    load_cupid,
+    pairs_from_run,
+    run_alpsbench,
+    run_cupid,
+    score_cupid_file,
+    write_charts,
+)
+from prefkit.pipelines.eval import alpsbench as alps_mod
+from prefkit.pipelines.eval import cupid as cupid_mod
+from prefkit.pipelines.eval.cupid_prompts import load_prompts
+from prefkit.pipelines.eval.protocols import label, of_run
+from prefkit.pipelines.eval.release import EvalInputError
+from prefkit.pipelines.eval.report import check_protocols, combined_markdown, judge_line, render_markdown
+from prefkit.pipelines.llm import LLMLayer
 
 CUPID_PROTOCOLS = ["cupid-official", "cupid-prefmatcher", "prefkit"]
 ALPS_PROTOCOLS = ["alpsbench-public", "alpsbench-paper", "prefkit"]
@@ -86,9 +104,6 @@ def run_options(fn):
 
 
 def _layer(project: Project, model, judge_model, backend, seed, as_json, writer_model=None):
-    from prefkit.pipelines.eval import eval_llm_config
-    from prefkit.pipelines.llm import LLMLayer
-
     backend = backend or project.config.llm.backend
     cfg = eval_llm_config(project.config.llm, model, judge_model)
     if writer_model:
@@ -100,10 +115,6 @@ def _layer(project: Project, model, judge_model, backend, seed, as_json, writer_
 
 def _cupid_requests(layer, instances, options):
     """The requests a CUPID run would make (answers not known yet: the gold stands in for them)."""
-    from prefkit.pipelines.eval import cupid as cupid_mod
-    from prefkit.pipelines.eval import cupid_protocol
-    from prefkit.pipelines.eval.cupid_prompts import load_prompts
-
     if options.protocol == "prefkit":
         return cupid_mod.estimate_requests(instances, options)
     steps = cupid_protocol.Steps(load_prompts(options.prompts, cupid_protocol.steps(options.task, options.protocol)),
@@ -136,8 +147,6 @@ def _columns(task: str, rows: list[dict], protocol: str) -> list[str]:
 
 def print_tables(rows: list[dict], protocol: str) -> None:
     """Every table of a result, under a line naming the protocol that made the numbers."""
-    from prefkit.pipelines.eval.protocols import label
-
     click.echo(f"protocol {label(protocol)}")
     tasks = list(dict.fromkeys(r["task"] for r in rows if r["task"] != "inference_by_position"))
     for task in tasks:
@@ -152,10 +161,6 @@ def print_tables(rows: list[dict], protocol: str) -> None:
 
 
 def _print_result(project: Project, result, as_json: bool) -> None:
-    from prefkit.pipelines.eval import judge_validation
-    from prefkit.pipelines.eval.protocols import of_run
-    from prefkit.pipelines.eval.report import judge_line
-
     run = result.run
     judge = None
     if run.judge_model:
@@ -202,8 +207,6 @@ def eval_cupid(project: Project, release, config_name, task, oracle, protocol, p
 
     Example: prefkit eval cupid --release releases/1.0.0 --model gpt-4o-mini --backend openai
     """
-    from prefkit.pipelines.eval import CupidOptions, load_cupid, run_cupid
-
     if not model and not predictions and not estimate:
         raise click.UsageError("give --model NAME to run a model, or --predictions FILE to judge one")
     options = CupidOptions(
@@ -247,9 +250,6 @@ def eval_alpsbench(project: Project, release, task_number, split, config_name, p
 
     Example: prefkit eval alpsbench --release releases/1.0.0 --task 3 --predictions predictions.jsonl
     """
-    from prefkit.pipelines.eval import alpsbench as alps_mod
-    from prefkit.pipelines.eval import run_alpsbench
-
     task = f"task{task_number}"
     if not model and not predictions and not estimate:
         raise click.UsageError("give --model NAME to run a model, or --predictions FILE to score one")
@@ -289,8 +289,6 @@ def eval_score(predictions, release, config_name, labels, task, protocol, as_jso
 
     Example: prefkit eval score predictions.jsonl --release releases/1.0.0 --labels judge_labels.jsonl
     """
-    from prefkit.pipelines.eval import score_cupid_file
-
     rows = score_cupid_file(
         Path(release), config_name, Path(predictions), Path(labels) if labels else None, task, protocol
     )
@@ -317,9 +315,6 @@ def eval_report(project: Project, run_ids, fmt, out, protocol, mix_protocols) ->
 
     Example: prefkit eval report cupid-inference-3f2a9c1b7d10 --format md
     """
-    from prefkit.pipelines.eval import build_report, write_charts
-    from prefkit.pipelines.eval.report import check_protocols, combined_markdown, render_markdown
-
     reports = [build_report(project.store, r, project.config.release) for r in run_ids]
     check_protocols(reports, protocol, mix_protocols)
     name = (
@@ -354,8 +349,6 @@ def eval_list(project: Project, protocol, as_json) -> None:
 
     Example: prefkit eval list --protocol cupid-official --json
     """
-    from prefkit.pipelines.eval.protocols import of_run
-
     runs = [r for r in project.store.eval.runs() if protocol is None or of_run(r) == protocol]
     if as_json:
         echo_json([{**plain(r), "protocol": of_run(r)} for r in runs])
@@ -395,11 +388,6 @@ def eval_export(project: Project, run_id, out, protocol) -> None:
 
     Example: prefkit eval export cupid-inference-3f2a9c1b7d10 predictions.jsonl
     """
-    from prefkit.exports.writers import write_jsonl
-    from prefkit.pipelines.eval import export_predictions
-    from prefkit.pipelines.eval.protocols import of_run
-    from prefkit.pipelines.eval.release import EvalInputError
-
     run = project.store.eval.run(run_id)
     if protocol and of_run(run) != protocol:
         raise EvalInputError(f"run {run.run_id} was made with protocol {of_run(run)}, not {protocol}")
@@ -407,7 +395,7 @@ def eval_export(project: Project, run_id, out, protocol) -> None:
     click.echo(f"wrote {n} predictions of run {run.run_id} (protocol {of_run(run)}) to {out}")
 
 
-@tasks_pairs.command("from-eval")
+@click.command("from-eval")
 @click.argument("run_id", metavar="RUN")
 @click.option("--per-label", type=POSITIVE_INT, default=50, show_default=True,
               help="Pairs sampled per judge label (fully, partially, not_covered).")  # fmt: skip
@@ -425,8 +413,6 @@ def tasks_pairs_from_eval(project: Project, run_id, per_label, seed, overlap, ba
 
     Example: prefkit tasks pairs from-eval cupid-inference-3f2a9c1b7d10 --per-label 40
     """
-    from prefkit.pipelines.eval import pairs_from_run
-
     result = pairs_from_run(project, run_id, per_label=per_label, seed=seed, overlap=overlap, batch=batch)
     if as_json:
         echo_json(result.as_dict())

@@ -4,16 +4,15 @@ from __future__ import annotations
 
 import functools
 import sys
-from typing import TYPE_CHECKING
 
 import click
 
 from prefkit.cli.common import echo_json, echo_table, json_option, project_option
 from prefkit.cli.types import ANY_INT, POSITIVE_INT, SafePath
-from prefkit.pipelines.generation import STAGES
-
-if TYPE_CHECKING:
-    from prefkit.curation.project import Project
+from prefkit.curation.project import Project
+from prefkit.curation.quality.verification import silent_sessions
+from prefkit.pipelines.generation import STAGES, run
+from prefkit.pipelines.generation.run import estimate_run, generation_settings
 
 #: Exit status of a run in which model calls failed: the project holds everything that succeeded and
 #: the same command resumes (distinct from 1, an error that stopped the run, and 2, a usage error).
@@ -59,11 +58,8 @@ def generation_options(fn):
 
 
 def _run(project: Project, stages, as_json: bool, **flags) -> None:
-    from prefkit.curation.quality.verification import silent_sessions
-    from prefkit.pipelines.generation.run import generate
-
     backend = flags.pop("backend") or project.config.llm.backend
-    reports = generate(project, stages, backend=backend, progress=not as_json, **flags)
+    reports = run.generate(project, stages, backend=backend, progress=not as_json, **flags)
     rows = [r.as_dict() for r in reports]
     failed = {r["stage"]: r["failed"] for r in rows if r["failed"]}
     if as_json:
@@ -116,9 +112,7 @@ def _exit_incomplete(where: str) -> None:
 
 
 def _repair(project: Project, as_json: bool, **flags) -> None:
-    from prefkit.pipelines.generation.run import repair
-
-    report = repair(project, progress=not as_json, **flags)
+    report = run.repair(project, progress=not as_json, **flags)
     if as_json:
         echo_json(report.as_dict())
         if report.failed:
@@ -174,8 +168,6 @@ def generate(
 
     Example: prefkit generate --personas 4 --backend offline --seed 0
     """
-    from prefkit.pipelines.generation.run import estimate_run, generation_settings
-
     if repair:
         if stage or estimate:
             raise click.UsageError("--repair works on failed sessions; leave out STAGE and --estimate")

@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import click
 
 from prefkit.cli.common import echo_json, echo_table, json_option, project_option
 from prefkit.cli.types import NON_NEGATIVE_INT, POSITIVE_FLOAT, POSITIVE_INT, SafePath
-
-if TYPE_CHECKING:
-    from prefkit.curation.project import Project
+from prefkit.curation.project import Project
+from prefkit.pipelines.ingest.wildchat import FILTERS, WildChatFilters, check_work_dir, ingest_wildchat
 
 
 @click.group()
@@ -113,8 +111,6 @@ def wildchat(
 
     Example: prefkit ingest wildchat data/train-00000-of-00014.parquet --language English --max-gap-hours 48
     """
-    from prefkit.pipelines.ingest.wildchat import FILTERS, WildChatFilters, check_work_dir, ingest_wildchat
-
     f = WildChatFilters(
         languages=() if any_language else tuple(languages),
         min_turns=flags["min_turns"],

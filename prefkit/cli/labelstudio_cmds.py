@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import click
 
+from prefkit.annotate_app.labelstudio.bridge import pull, push, status
+from prefkit.annotate_app.labelstudio.config import pretty_config
 from prefkit.cli.common import (
     KindChoice,
     default_label_studio_url,
@@ -15,9 +15,7 @@ from prefkit.cli.common import (
     project_option,
 )
 from prefkit.cli.types import NON_NEGATIVE_FLOAT
-
-if TYPE_CHECKING:
-    from prefkit.curation.project import Project
+from prefkit.curation.project import Project
 
 SHOWN = 5  # lines of a long list printed before "... and N more"
 KINDS = KindChoice()
@@ -48,8 +46,6 @@ def config_cmd(kind: str) -> None:
 
     Example: prefkit labelstudio config preference_match > preference_match.xml
     """
-    from prefkit.annotate_app.labelstudio.config import pretty_config
-
     click.echo(pretty_config(kind))
 
 
@@ -74,7 +70,6 @@ def push_cmd(project: Project, kind: str, url: str, wait_s: float, as_json: bool
 
     Example: prefkit labelstudio push preference_match --url http://127.0.0.1:8080
     """
-    from prefkit.annotate_app.labelstudio.bridge import push
 
     def waiting(holder) -> None:
         click.echo(
@@ -116,8 +111,6 @@ def pull_cmd(project: Project, kind: str, url: str, as_json: bool) -> None:
 
     Example: prefkit labelstudio pull preference_match --url http://127.0.0.1:8080
     """
-    from prefkit.annotate_app.labelstudio.bridge import pull
-
     r = pull(project, kind, url)
     if as_json:
         echo_json(r.__dict__)
@@ -141,8 +134,6 @@ def status_cmd(project: Project, url: str | None, as_json: bool) -> None:
 
     Example: prefkit labelstudio status --url http://127.0.0.1:8080
     """
-    from prefkit.annotate_app.labelstudio.bridge import status
-
     rows = status(project, url)
     if as_json:
         echo_json(rows)

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import click
 
 from prefkit.cli.common import echo_json, echo_table, json_option, project_option
 from prefkit.cli.types import ANY_INT, POSITIVE_INT
-
-if TYPE_CHECKING:
-    from prefkit.curation.project import Project
+from prefkit.curation.annotation.kinds import memory_verify
+from prefkit.curation.annotation.task_admin import create_tasks
+from prefkit.curation.project import Project
+from prefkit.curation.quality.evidence import evidence_rows, sources, summarize
+from prefkit.pipelines.llm import LLMLayer
+from prefkit.pipelines.memories.extract import ExtractionConfig, estimate_extraction, run_extraction
 
 
 @click.group()
@@ -64,11 +65,6 @@ def extract(
 
     Example: prefkit memories extract --backend openai --cap-per-label 200 --estimate
     """
-    from prefkit.curation.annotation.kinds import memory_verify
-    from prefkit.curation.annotation.task_admin import create_tasks
-    from prefkit.pipelines.llm import LLMLayer
-    from prefkit.pipelines.memories.extract import ExtractionConfig, estimate_extraction, run_extraction
-
     cfg = ExtractionConfig(
         origin=None if origin == "all" else origin,
         cap_per_label=flags["cap_per_label"],
@@ -135,8 +131,6 @@ def check_evidence(project: Project, source: str, as_json: bool) -> None:
 
     Example: prefkit memories check-evidence --source gpt-5.2 --json
     """
-    from prefkit.curation.quality.evidence import evidence_rows, sources, summarize
-
     known = sources(project.store)
     if source != "all" and source not in known:
         raise click.UsageError(f"no memories from source {source!r}; known: {', '.join(known) or '(none)'}")

@@ -5,15 +5,24 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import click
 
 from prefkit.cli.common import echo_json, echo_table, json_option, project_option
 from prefkit.cli.types import SafePath
-
-if TYPE_CHECKING:
-    from prefkit.curation.project import Project
+from prefkit.curation.project import CONFIG_NAME, Project
+from prefkit.curation.quality.consensus import AdjudicationError, disagreements
+from prefkit.curation.quality.consensus import adjudicate as decide
+from prefkit.curation.quality.gates import config_report, format_report
+from prefkit.exports.release import (
+    check_release,
+    cut_release,
+    diff_releases,
+    load_manifest,
+    plan_configs,
+    signing_config,
+)
+from prefkit.exports.release_integrity import verify_release
 
 
 @click.group()
@@ -31,9 +40,6 @@ def release_check(project: Project, as_json: bool) -> None:
 
     Example: prefkit release check --project my-bench
     """
-    from prefkit.curation.quality.gates import config_report, format_report
-    from prefkit.exports.release import check_release, plan_configs
-
     planned = plan_configs(project)
     results = check_release(project, planned=planned)
     if as_json:
@@ -69,8 +75,6 @@ def release_cut(project: Project, version: str, override: str | None) -> None:
 
     Example: prefkit release cut --version 1.0.0 --project my-bench
     """
-    from prefkit.exports.release import cut_release
-
     result = cut_release(project, version, override=override)
     m = result.manifest
     click.echo(f"released {m.name} {version} at {result.path}")
@@ -107,16 +111,12 @@ def release_verify(directory: str, project_path: str | None, expected: str | Non
 
     Example: prefkit release verify my-bench/releases/1.0.0
     """
-    from prefkit.exports.release_integrity import verify_release
-
     release_dir = Path(directory)
     project = _release_project(release_dir, project_path)
     recorded = None
     signers: Path | None = None
     signer: str | None = None
     if project is not None:
-        from prefkit.exports.release import load_manifest, signing_config
-
         version = load_manifest(release_dir).version
         recorded = next((r for r in project.store.releases.recorded() if r.version == version), None)
         cfg = signing_config(project)
@@ -139,8 +139,6 @@ def release_verify(directory: str, project_path: str | None, expected: str | Non
 
 def _release_project(release_dir: Path, project_path: str | None):
     """The project named with --project, else the one holding ``releases/<dir>`` (None when neither)."""
-    from prefkit.curation.project import CONFIG_NAME, Project
-
     if project_path:
         return Project.locate(project_path)
     parent = release_dir.resolve().parent
@@ -158,8 +156,6 @@ def release_diff(a: str, b: str, as_json: bool) -> None:
 
     Example: prefkit release diff my-bench/releases/1.0.0 my-bench/releases/1.1.0
     """
-    from prefkit.exports.release import diff_releases
-
     d = diff_releases(Path(a), Path(b))
     if as_json:
         echo_json(d)
@@ -222,8 +218,6 @@ def adjudicate_queue(project: Project, kind: str | None, show_all: bool, as_json
 
     Example: prefkit adjudicate queue --kind preference_match
     """
-    from prefkit.curation.quality.consensus import disagreements
-
     rows = disagreements(project.store, kind)
     if not show_all:
         rows = [d for d in rows if d.decided_by == "undecided"]
@@ -258,9 +252,6 @@ def adjudicate_decide(project: Project, task_id: str, maintainer: str, values_js
 
     Example: prefkit adjudicate decide preference_match_1a2b --as lead --values '{"coverage": "fully"}'
     """
-    from prefkit.curation.quality.consensus import AdjudicationError
-    from prefkit.curation.quality.consensus import adjudicate as decide
-
     try:
         values = json.loads(values_json)
     except json.JSONDecodeError as exc:

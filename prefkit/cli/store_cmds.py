@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import click
 
 from prefkit.cli.common import echo_json, echo_table, json_option, project_option
-
-if TYPE_CHECKING:
-    from prefkit.curation.project import Project
+from prefkit.curation.project import Project
+from prefkit.curation.store.migrate import migrate_store
 
 
 @click.group()
@@ -36,8 +33,6 @@ def migrate(project: Project, target: str, dry_run: bool, as_json: bool) -> None
 
     Example: prefkit store migrate --project my-bench --to postgresql://prefkit@db.example.org/my_bench
     """
-    from prefkit.curation.store.migrate import migrate_store
-
     report = migrate_store(project, target, dry_run=dry_run)
     if as_json:
         echo_json(report.to_dict())

@@ -27,8 +27,8 @@ from prefkit.schemas.common import Contract, canonical_json
 from pydantic import Field, model_validator
 
 if TYPE_CHECKING:
-    from prefkit.curation.project import ProjectStore
     from prefkit.curation.store.content import Dialogue, StoredMemory
+    from prefkit.curation.store.project_store import ProjectStore
 
 KIND = "memory_verify"
 DECISIONS = ("accept", "edit", "reject")

@@ -27,8 +27,8 @@ from prefkit.schemas.curation import AnnotationTask
 from pydantic import Field
 
 if TYPE_CHECKING:
-    from prefkit.curation.project import ProjectStore
     from prefkit.curation.store.content import StoredSession
+    from prefkit.curation.store.project_store import ProjectStore
 
 KIND = "preference_expressed"
 

@@ -16,8 +16,8 @@ from prefkit.schemas.common import Contract
 from pydantic import Field
 
 if TYPE_CHECKING:
-    from prefkit.curation.project import ProjectStore
     from prefkit.curation.store.content import PreferencePair
+    from prefkit.curation.store.project_store import ProjectStore
 
 KIND = "preference_match"
 

@@ -21,7 +21,7 @@ from prefkit.schemas.common import Contract
 from pydantic import Field
 
 if TYPE_CHECKING:
-    from prefkit.curation.project import ProjectStore
+    from prefkit.curation.store.project_store import ProjectStore
 
 KIND = "task_qc"
 

@@ -1,0 +1,94 @@
+"""The project store: one engine and its transactions (:class:`StoreCore`) with each area of the
+data a member sharing them. :class:`prefkit.curation.project.Project` opens it (``project.store``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from prefkit.curation.store.accounts import Accounts
+from prefkit.curation.store.alpsbench import AlpsTasks
+from prefkit.curation.store.assist import Suggestions
+from prefkit.curation.store.content import Content
+from prefkit.curation.store.engine import StoreCore
+from prefkit.curation.store.eval import Evaluations
+from prefkit.curation.store.generation import Generation
+from prefkit.curation.store.labels import Labels
+from prefkit.curation.store.labelstudio import LabelStudioMap
+from prefkit.curation.store.llm import LLMRecords
+from prefkit.curation.store.queues import Queues
+from prefkit.curation.store.release import Releases
+from prefkit.curation.store.sessions import Sessions
+from prefkit.schemas.config import Consensus
+
+
+class ProjectStore(StoreCore):
+    """The project's working database: one engine and its transactions (:class:`StoreCore`), with
+    each area of the data a member that shares them. One instance per process is enough; it is
+    thread-safe.
+
+    ============================  ===============================================================
+    ``store.content``             sources and imports, dialogues and turns (and their revisions),
+                                  memories, AlpsBench packets, CUPID instances, preference pairs,
+                                  pipeline failures
+    ``store.generation``          personas, context factors, session plans, checklists, simulated
+                                  sessions, generated instances
+    ``store.accounts``            users, roles, passwords, the sign-in log
+    ``store.labels``              batches, tasks and their gold answers, the label event log,
+                                  adjudications
+    ``store.queues``              each annotator's persisted queue, submits, stale assignments,
+                                  progress
+    ``store.labelstudio``         Label Studio projects, tasks and annotations mapped to prefkit's
+    ``store.llm``                 the LLM response cache, the call ledger, batch jobs
+    ``store.eval``                evaluation runs and their items
+    ``store.alps``                built AlpsBench task rows
+    ``store.assist``              ``prefkit suggest`` runs and their suggestions (never labels)
+    ``store.releases``            the release log, annotator pseudonyms, release-time reads
+    ``store.sessions``            the annotation app's sign-in sessions and their secret
+    ============================  ===============================================================
+
+    Transactions stay on the store (``store.write()``, ``store.read()``); an area method that must
+    join the caller's transaction takes the connection as its first argument
+    (``store.labels.insert_event(conn, event)``).
+    """
+
+    #: How a unit without an adjudication is decided (``[release] consensus``; ``Project.store`` sets
+    #: them from the config): "majority", "dawid_skene" or "mace", and the posterior a unit needs.
+    consensus_method: Consensus = "majority"
+    consensus_confidence: float = 0.9
+
+    def __init__(self, db: str | Path, retry_s: float | None = None, migration_wait_s: int | None = None):
+        super().__init__(db, retry_s, migration_wait_s)
+        self.content = Content(self)
+        self.hidden = {"dialogues": self.content.staged_dialogues, "sources": self.content.staged_sources}
+        self.generation = Generation(self)
+        self.accounts = Accounts(self)
+        self.labels = Labels(self)
+        self.queues = Queues(self, self.labels)
+        self.labelstudio = LabelStudioMap(self, self.labels)
+        self.llm = LLMRecords(self)
+        self.eval = Evaluations(self)
+        self.alps = AlpsTasks(self)
+        self.assist = Suggestions(self)
+        self.releases = Releases(self)
+        self.sessions = Sessions(self)
+
+    def status(self) -> dict[str, int]:
+        """Counts per stage, as ``prefkit status --json`` prints them."""
+        return {
+            "personas": self.count("personas"),
+            "context_factors": self.count("context_factors"),
+            "sessions": self.count("sessions"),
+            "dialogues": self.count("dialogues"),
+            "turns": self.count("turns") + self.content.packed_turn_count(),
+            "turn_revisions": self.count("turn_revisions"),
+            "instances": self.count("instances"),
+            "packets": self.count("packets"),
+            "memories_gold": self.count("memories", origin="gold"),
+            "memories_candidate": self.count("memories", origin="candidate"),
+            "preference_pairs": self.count("preference_pairs"),
+            "failures": self.count("failures"),
+            "users": self.count("users"),
+            "tasks": self.count("tasks"),
+            "label_events": self.count("label_events"),
+            "adjudications": self.count("adjudications"),
+        }
