@@ -11,12 +11,26 @@ outside ``schemas``.
 from __future__ import annotations
 
 import ipaddress
+import math
 import re
+import types
+import typing
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Union
 
+import annotated_types
 from prefkit.schemas.common import Contract, PrefkitError, validation_line
-from pydantic import Discriminator, Field, Tag, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    Tag,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 #: α_min of a final release (Krippendorff's reliable-data threshold); ``policy = "tentative"`` allows down
 #: to :data:`TENTATIVE_ALPHA_MIN` (tentative conclusions).
@@ -76,7 +90,21 @@ class ConfigError(PrefkitError):
     """``prefkit.toml`` (or a section handed to the library) is not a valid configuration."""
 
 
-class ProjectSection(Contract):
+#: The most annotators one item can get: a fixed overlap, an adaptive ``max``, ``--overlap``.
+MAX_OVERLAP = 100
+HOURS_PER_YEAR = 24 * 365
+SECONDS_PER_DAY = 86_400
+
+
+class Section(Contract):
+    """A table of ``prefkit.toml``: every number in it has a finite range (its field's bounds), and a
+    float is never ``inf`` or ``nan`` (:func:`numeric_keys` lists them; the errors name key, value and
+    range)."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, allow_inf_nan=False)
+
+
+class ProjectSection(Section):
     name: str = Field(default="prefkit-project", description="The project's (and its releases') name.")
     description: str = Field(
         default="A human-verified personalization benchmark built with prefkit.",
@@ -99,7 +127,7 @@ class LLMConfigError(ConfigError):
     """The LLM configuration cannot work (no key, no endpoint, unknown role, bad value)."""
 
 
-class LLMSection(Contract):
+class LLMSection(Section):
     """The ``[llm]`` table: the LLM layer's settings (the key itself is never here: ``api_key_env``
     names the variable holding it)."""
 
@@ -108,25 +136,33 @@ class LLMSection(Contract):
     )
     base_url: str = Field(default="", description="OpenAI-compatible endpoint; default $OPENAI_BASE_URL.")
     api_key_env: str = Field(default="OPENAI_API_KEY", description="Variable holding the API key.")
-    concurrency: int = Field(default=8, ge=1, description="Calls open at once.")
-    requests_per_minute: float = Field(default=0, description="Client-side request limit (0 = none).")
-    tokens_per_minute: float = Field(default=0, description="Client-side token limit (0 = none).")
-    timeout_s: float = Field(default=60, gt=0, description="Per HTTP attempt.")
-    max_retries: int = Field(default=4, ge=0, description="The SDK's retries.")
+    concurrency: int = Field(default=8, ge=1, le=1024, description="Calls open at once.")
+    requests_per_minute: float = Field(
+        default=0, ge=0, le=1e7, description="Client-side request limit (0 = none)."
+    )
+    tokens_per_minute: float = Field(
+        default=0, ge=0, le=1e10, description="Client-side token limit (0 = none)."
+    )
+    timeout_s: float = Field(default=60, gt=0, le=SECONDS_PER_DAY, description="Per HTTP attempt.")
+    max_retries: int = Field(default=4, ge=0, le=100, description="The SDK's retries.")
     structured: Structured = Field(default="json_schema", description="'json_schema' or 'json_mode'.")
-    repair_attempts: int = Field(default=1, ge=0, description="Re-asks with the validation error.")
+    repair_attempts: int = Field(default=1, ge=0, le=10, description="Re-asks with the validation error.")
     models: dict[str, str] = Field(
         default_factory=lambda: dict.fromkeys(LLM_ROLES, DEFAULT_MODEL),
         description="Model per role (a role left out keeps the default model).",
     )
-    costs: dict[str, dict[str, float]] = Field(
+    costs: dict[str, dict[str, Annotated[float, Field(ge=0, le=1e6)]]] = Field(
         default_factory=dict, description="US$ per 1M tokens per model; extends the built-in table."
     )
-    completion_tokens: dict[str, int] = Field(
+    completion_tokens: dict[str, Annotated[int, Field(ge=1, le=10_000_000)]] = Field(
         default_factory=dict, description="Per-stage completion estimate when a request has no max_tokens."
     )
-    batch_poll_s: float = Field(default=30.0, description="Seconds between Batch API polls.")
-    batch_wait_s: float = Field(default=86_400.0, description="Give up waiting for a batch after this.")
+    batch_poll_s: float = Field(
+        default=30.0, gt=0, le=SECONDS_PER_DAY, description="Seconds between Batch API polls."
+    )
+    batch_wait_s: float = Field(
+        default=86_400.0, gt=0, le=30 * SECONDS_PER_DAY, description="Give up waiting for a batch after this."
+    )
 
     @field_validator("models")
     @classmethod
@@ -147,7 +183,7 @@ class LLMSection(Contract):
         try:
             return cls.model_validate(llm_config or {})
         except ValidationError as exc:
-            raise LLMConfigError(f"[llm] {validation_line(exc)}") from None
+            raise LLMConfigError(f"[llm] {out_of_range_line(cls, exc) or validation_line(exc)}") from None
 
     def model_for(self, role: str) -> str:
         try:
@@ -164,15 +200,15 @@ class LLMSection(Contract):
         return self.completion_tokens.get(stage, DEFAULT_COMPLETION_TOKENS)
 
 
-class GenerationSection(Contract):
+class GenerationSection(Section):
     """The ``[generation]`` table: the settings of a generation run (CLI flags override them through
     ``prefkit.pipelines.generation.run.generation_settings``, which also checks them)."""
 
-    personas: int = Field(default=4, description="Personas in a batch.")
-    factors_per_persona: int = Field(default=8, description="Context factors per persona.")
-    sessions: int = Field(default=13, description="Sessions per persona.")
-    a_prior: int = Field(default=4, description="Sessions before the A/A' contrast.")
-    b_count: int = Field(default=2, description="Sessions of the B factor.")
+    personas: int = Field(default=4, ge=1, le=1_000_000, description="Personas in a batch.")
+    factors_per_persona: int = Field(default=8, ge=3, le=1000, description="Context factors per persona.")
+    sessions: int = Field(default=13, ge=1, le=10_000, description="Sessions per persona.")
+    a_prior: int = Field(default=4, ge=0, le=10_000, description="Sessions before the A/A' contrast.")
+    b_count: int = Field(default=2, ge=0, le=10_000, description="Sessions of the B factor.")
     decision_styles: Literal["prefkit", "cupid"] = Field(
         default="prefkit",
         description="Personas' decision styles: Scott & Bruce's four (rational, intuitive, dependent, avoidant) "
@@ -183,24 +219,31 @@ class GenerationSection(Contract):
         description="'equal': the consistent instance gets the held-out fillers back (as many prior sessions "
         "as the other two, as CUPID's released rows have); 'cupid': CUPID's create_instances rule (held out).",
     )
-    max_turns: int = Field(default=16, description="Turns per simulated dialogue.")
-    met_score: int = Field(default=8, description="Checklist score that counts as met.")
-    attempts: int = Field(default=3, description="Tries per request before it fails.")
-    seed: int = Field(default=0, description="Seed of every random choice.")
+    max_turns: int = Field(default=16, ge=2, le=64, description="Turns per simulated dialogue.")
+    met_score: int = Field(default=8, ge=2, le=10, description="Checklist score that counts as met.")
+    attempts: int = Field(default=3, ge=1, le=100, description="Tries per request before it fails.")
+    seed: int = Field(default=0, ge=0, le=2**63 - 1, description="Seed of every random choice.")
     taxonomy: Path | None = Field(default=None, description="Taxonomy file (relative to the project).")
     seed_personas: Path | None = Field(default=None, description="JSONL of seed personas.")
     seed_licence: str | None = Field(default=None, description="Licence of the seed personas.")
 
 
-class SignInSection(Contract):
-    free_failures: int = Field(default=3, description="Failed sign-ins that cost nothing.")
-    backoff_s: float = Field(default=2.0, description="First wait after the free failures.")
-    max_backoff_s: float = Field(default=300.0, description="Longest wait.")
-    lockout_after: int = Field(default=10, description="Failures that lock the name.")
-    lockout_minutes: float = Field(default=15.0, description="Length of a lockout.")
-    client_factor: int = Field(default=3, description="A client address gets this many times the allowance.")
+class SignInSection(Section):
+    free_failures: int = Field(default=3, ge=0, le=1000, description="Failed sign-ins that cost nothing.")
+    backoff_s: float = Field(default=2.0, ge=0, le=3600, description="First wait after the free failures.")
+    max_backoff_s: float = Field(default=300.0, ge=0, le=SECONDS_PER_DAY, description="Longest wait.")
+    lockout_after: int = Field(default=10, ge=1, le=10_000, description="Failures that lock the name.")
+    lockout_minutes: float = Field(
+        default=15.0, ge=0, le=60 * HOURS_PER_YEAR, description="Length of a lockout."
+    )
+    client_factor: int = Field(
+        default=3, ge=1, le=1000, description="A client address gets this many times the allowance."
+    )
     session_hours: float = Field(
-        default=12.0, gt=0, description="A sign-in lasts this long (a reload keeps it; sign-out ends it)."
+        default=12.0,
+        gt=0,
+        le=HOURS_PER_YEAR,
+        description="A sign-in lasts this long (a reload keeps it; sign-out ends it).",
     )
     trusted_proxies: list[str] = Field(
         default_factory=list,
@@ -218,14 +261,16 @@ class SignInSection(Contract):
         return [entry.strip() for entry in value]
 
 
-class OverlapRange(Contract):
+class OverlapRange(Section):
     """Adaptive overlap: an item goes to ``min`` annotators, then one more at a time while its labels
     are uncertain, up to ``max``; a stable random ``audit_share`` of items always gets ``max``."""
 
     min: int = Field(
-        ge=1, description="Annotators every item gets (1: only for annotators reliable on gold)."
+        ge=1,
+        le=MAX_OVERLAP,
+        description="Annotators every item gets (1: only for annotators reliable on gold).",
     )
-    max: int = Field(ge=1, description="Most annotators an item can get.")
+    max: int = Field(ge=1, le=MAX_OVERLAP, description="Most annotators an item can get.")
     audit_share: float = Field(
         default=0.1,
         ge=0,
@@ -238,6 +283,7 @@ class OverlapRange(Contract):
     gold_items: int = Field(
         default=5,
         ge=1,
+        le=10_000,
         description="Gold labels an annotator needs before one label of theirs may stand alone.",
     )
 
@@ -253,7 +299,11 @@ class OverlapRange(Contract):
         m = re.fullmatch(r"\s*(\d+)\s*(?:\.\.\s*(\d+)\s*)?", text)
         if not m:
             raise ConfigError(f"overlap {text!r}: give a number (3) or a range min..max (2..4)")
+        if max(len(m[1]), len(m[2] or "")) > 3 or max(int(m[1]), int(m[2] or 0)) > MAX_OVERLAP:
+            raise ConfigError(f"overlap {text!r}: at most {MAX_OVERLAP} annotators per item")
         if m[2] is None:
+            if int(m[1]) < 1:
+                raise ConfigError(f"overlap {text!r}: at least 1 annotator per item")
             return int(m[1])
         try:
             return cls(min=int(m[1]), max=int(m[2]))
@@ -267,28 +317,41 @@ def _overlap_tag(value: Any) -> str:
 
 #: ``overlap``: a number (fixed), or a table (adaptive); an error names the one that was given.
 Overlap = Annotated[
-    Annotated[int, Tag("number")] | Annotated[OverlapRange, Tag("range")], Discriminator(_overlap_tag)
+    Annotated[Annotated[int, Field(ge=1, le=MAX_OVERLAP)], Tag("number")]
+    | Annotated[OverlapRange, Tag("range")],
+    Discriminator(_overlap_tag),
 ]
 
 
-class AnnotationSection(Contract):
+class AnnotationSection(Section):
     overlap: Overlap = Field(
         default=3,
         description="Annotators per task: a number (fixed), or {min = 2, max = 4} (adaptive overlap).",
     )
-    gold_rate: float = Field(default=0.1, description="Share of gold items in a queue chunk.")
-    queue_chunk: int = Field(default=10, description="Items assigned at a time.")
-    undo_depth: int = Field(default=10, description="Own labels per page of My labels.")
+    gold_rate: float = Field(default=0.1, ge=0, lt=1, description="Share of gold items in a queue chunk.")
+    queue_chunk: int = Field(default=10, ge=1, le=1000, description="Items assigned at a time.")
+    undo_depth: int = Field(default=10, ge=1, le=1000, description="Own labels per page of My labels.")
     fast_item_s: float = Field(
         default=2.0,
         ge=0,
+        le=3600,
         description="Dashboard: an annotator whose mean seconds per item is below this is an outlier.",
     )
-    stale_after_hours: float = Field(default=24, description="Open items go back to the pool after this.")
-    time_cap_s: float = Field(
-        default=600, gt=0, description="Cost: seconds on one item counted at most (a tab left open)."
+    stale_after_hours: float = Field(
+        default=24,
+        ge=0,
+        le=HOURS_PER_YEAR,
+        description="Open items go back to the pool after this (0 = never).",
     )
-    pace_days: float = Field(default=7, gt=0, description="Cost: the forecast's pace is of this many days.")
+    time_cap_s: float = Field(
+        default=600,
+        gt=0,
+        le=SECONDS_PER_DAY,
+        description="Cost: seconds on one item counted at most (a tab left open).",
+    )
+    pace_days: float = Field(
+        default=7, gt=0, le=3650, description="Cost: the forecast's pace is of this many days."
+    )
     assist_control_share: float = Field(
         default=0.2,
         ge=0.0,
@@ -298,16 +361,34 @@ class AnnotationSection(Contract):
     sign_in: SignInSection = Field(default_factory=SignInSection, description="Sign-in throttling.")
 
 
-class ReleasePolicy(Contract):
+#: Krippendorff's α lies in [-1, 1].
+Alpha = Annotated[float, Field(ge=-1, le=1)]
+
+
+def _alpha_tag(value: Any) -> str:
+    return "table" if isinstance(value, dict) else "number"
+
+
+#: ``alpha_min``: one threshold, or a table of them; an error names the one that was given.
+AlphaMin = Annotated[
+    Annotated[Alpha, Tag("number")] | Annotated[dict[str, Alpha], Tag("table")], Discriminator(_alpha_tag)
+]
+
+
+class ReleasePolicy(Section):
     """The ``[release]`` table: the gates' thresholds, which configs ship, and the card's answers."""
 
     policy: Policy = Field(default="final", description="'final' (α ≥ 0.800) or 'tentative' (α ≥ 0.667).")
-    alpha_min: float | dict[str, float] = Field(
+    alpha_min: AlphaMin = Field(
         default=FINAL_ALPHA_MIN,
         description='One α threshold, or a table {default = 0.8, "kind.field" = 0.7}.',
     )
-    min_labels_per_item: int = Field(default=3, description="Live labels every released task needs.")
-    gold_accuracy_min: float = Field(default=0.8, description="Every annotator's gold accuracy floor.")
+    min_labels_per_item: int = Field(
+        default=3, ge=1, le=MAX_OVERLAP, description="Live labels every released task needs."
+    )
+    gold_accuracy_min: float = Field(
+        default=0.8, ge=0, le=1, description="Every annotator's gold accuracy floor."
+    )
     allow_offline: bool = Field(default=False, description="Release content of the offline backend.")
     adjudicate: Adjudicate = Field(
         default="ties", description="'ties' or 'all' disagreements need a decision."
@@ -323,7 +404,10 @@ class ReleasePolicy(Contract):
         description="dawid_skene / mace: a unit below this posterior waits for adjudication.",
     )
     judge_alpha_min: float = Field(
-        default=TENTATIVE_ALPHA_MIN, description="An LLM judge below this α with humans is not validated."
+        default=TENTATIVE_ALPHA_MIN,
+        ge=-1,
+        le=1,
+        description="An LLM judge below this α with humans is not validated.",
     )
     require_gold: bool = Field(default=True, description="Label gates need labelled gold items.")
     assisted: Literal["allow", "control_only", "forbid"] = Field(
@@ -391,7 +475,7 @@ def alpha_threshold(alpha_min: float | dict[str, float], kind: str, field_name: 
     return float(alpha_min)
 
 
-class ProjectConfig(Contract):
+class ProjectConfig(Section):
     """The whole ``prefkit.toml``."""
 
     project: ProjectSection = Field(default_factory=ProjectSection, description="[project]")
@@ -402,8 +486,120 @@ class ProjectConfig(Contract):
 
     @classmethod
     def parse(cls, data: dict, source: str = "prefkit.toml") -> ProjectConfig:
-        """Validate a parsed TOML document; a bad or unknown key is one :class:`ConfigError` naming it."""
+        """Validate a parsed TOML document; a bad or unknown key is one :class:`ConfigError` naming it
+        (a number outside its range: the key, the value and the range)."""
         try:
             return cls.model_validate(data)
         except ValidationError as exc:
-            raise ConfigError(f"{source}: {validation_line(exc, root='<file>')}") from None
+            line = out_of_range_line(cls, exc) or validation_line(exc, root="<file>")
+            raise ConfigError(f"{source}: {line}") from None
+
+
+# -- every number of prefkit.toml and its range -----------------------------------------------------------
+#: Union members' tags in an error's location (``annotation.overlap.number``), not keys of the file.
+_TAGS = ("number", "range", "table")
+
+
+@dataclass(frozen=True)
+class NumericKey:
+    """One number of ``prefkit.toml``: its key (``*`` for any key of a table), its type and bounds."""
+
+    path: tuple[str, ...]
+    kind: type
+    ge: float | None = None
+    gt: float | None = None
+    le: float | None = None
+    lt: float | None = None
+
+    @property
+    def key(self) -> str:
+        return ".".join(self.path)
+
+    def holds(self, value: float) -> bool:
+        return (
+            math.isfinite(value)
+            and (self.ge is None or value >= self.ge)
+            and (self.gt is None or value > self.gt)
+            and (self.le is None or value <= self.le)
+            and (self.lt is None or value < self.lt)
+        )
+
+    @property
+    def range(self) -> str:
+        what = "an integer" if self.kind is int else "a finite number"
+        low = (
+            f"≥ {_num(self.ge)}"
+            if self.ge is not None
+            else f"> {_num(self.gt)}"
+            if self.gt is not None
+            else ""
+        )
+        high = (
+            f"≤ {_num(self.le)}"
+            if self.le is not None
+            else f"< {_num(self.lt)}"
+            if self.lt is not None
+            else ""
+        )
+        return f"{what} {' and '.join(b for b in (low, high) if b)}".strip()
+
+    def matches(self, loc: tuple[str, ...]) -> bool:
+        return len(loc) == len(self.path) and all(
+            p in ("*", part) for p, part in zip(self.path, loc, strict=True)
+        )
+
+
+def _num(value: float | None) -> str:
+    return str(int(value)) if value is not None and float(value).is_integer() else repr(value)
+
+
+def _bounds(metadata: Any) -> dict[str, float]:
+    found: dict[str, float] = {}
+    for m in metadata:
+        if isinstance(m, annotated_types.GroupedMetadata) or hasattr(m, "metadata"):
+            found.update(_bounds(getattr(m, "metadata", None) or list(m)))
+        for name in ("ge", "gt", "le", "lt"):
+            if isinstance(m, getattr(annotated_types, name.capitalize())):
+                found[name] = getattr(m, name)
+    return found
+
+
+def _walk(tp: Any, path: tuple[str, ...], bounds: dict[str, float]) -> typing.Iterator[NumericKey]:
+    origin = typing.get_origin(tp)
+    if origin is Annotated:
+        base, *meta = typing.get_args(tp)
+        yield from _walk(base, path, {**bounds, **_bounds(meta)})
+    elif origin in (Union, types.UnionType):
+        seen: set[NumericKey] = set()
+        for arg in typing.get_args(tp):
+            for key in _walk(arg, path, bounds):
+                if key not in seen:
+                    seen.add(key)
+                    yield key
+    elif origin is dict:
+        yield from _walk(typing.get_args(tp)[1], (*path, "*"), {})
+    elif isinstance(tp, type) and issubclass(tp, BaseModel):
+        for name, info in tp.model_fields.items():
+            yield from _walk(info.annotation, (*path, name), _bounds(info.metadata))
+    elif tp in (int, float):
+        yield NumericKey(path, tp, **bounds)
+
+
+def numeric_keys(model: type[BaseModel] = ProjectConfig) -> list[NumericKey]:
+    """Every number of ``model`` (default: the whole ``prefkit.toml``), found from the models
+    themselves, with its range: a new numeric key is listed (and fuzzed by the tests) as it is added."""
+    return list(_walk(model, (), {}))
+
+
+def out_of_range_line(model: type[BaseModel], exc: ValidationError) -> str | None:
+    """``key = value: must be <range>`` for the first problem of ``exc`` that is a number of ``model``
+    outside its range (or ``inf``/``nan``); None when it is another problem."""
+    keys = numeric_keys(model)
+    for e in exc.errors()[:1]:
+        loc = tuple(str(p) for p in e.get("loc", ()) if str(p) not in _TAGS)
+        value = e.get("input")
+        key = next((k for k in keys if k.matches(loc)), None)
+        if key is None or isinstance(value, bool) or not isinstance(value, int | float):
+            return None
+        return f"{'.'.join(loc)} = {value!r}: must be {key.range}"
+    return None

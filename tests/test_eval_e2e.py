@@ -157,7 +157,7 @@ def test_kill_resume_score_pairs_and_judge_vs_human_alpha(endpoint, project, tmp
     assert status["validated"] and status["human_vs_human"]["alpha"] < 1.0
     report = build_report(project.store, run_id, ReleasePolicy(judge_alpha_min=0.667))
     assert report["judge"]["status"] == "validated"
-    strict = build_report(project.store, run_id, ReleasePolicy(judge_alpha_min=1.01))
+    strict = build_report(project.store, run_id, ReleasePolicy().model_copy(update={"judge_alpha_min": 1.01}))
     assert strict["judge"]["status"] == "not validated"
     md = CliRunner().invoke(cli, ["eval", "report", run_id, "--format", "md", "-p", str(project.root)])
     assert md.exit_code == 0 and f"Judge `{judge}`: validated" in md.output

@@ -18,7 +18,7 @@ from prefkit.curation.annotation.overlap import adaptive_key, apply_overlap, fir
 from prefkit.curation.annotation.task_kinds import LabelError, get_kind
 from prefkit.curation.store.content import PreferencePair
 from prefkit.schemas.common import Contract, InputError, PrefkitError, content_hash, validation_line
-from prefkit.schemas.config import OverlapRange
+from prefkit.schemas.config import MAX_OVERLAP, OverlapRange
 from prefkit.schemas.curation import Provenance
 from prefkit.schemas.reading import check_unique, read_jsonl, validate_row
 from pydantic import Field, ValidationError
@@ -105,8 +105,8 @@ def create_tasks(
     annotator's queue for this kind."""
     task_kind = get_kind(kind)
     k = project.config.annotation.overlap if overlap is None else overlap
-    if isinstance(k, int) and k < 1:
-        raise TaskFileError("overlap must be at least 1")
+    if isinstance(k, int) and not 1 <= k <= MAX_OVERLAP:
+        raise TaskFileError(f"overlap {k}: give 1 to {MAX_OVERLAP} annotators per item")
     if gold_rate is not None:
         if not 0 <= gold_rate < 1:
             raise TaskFileError("gold rate must be in [0, 1)")

@@ -27,10 +27,11 @@ from prefkit.pipelines.generation.taxonomy import load_taxonomy
 from prefkit.pipelines.ingest.cupid import instance_records
 from prefkit.pipelines.llm import LLMLayer
 from prefkit.pipelines.llm.types import BaseBackend
-from prefkit.schemas.common import PrefkitError
-from prefkit.schemas.config import GenerationSection, LLMSection
+from prefkit.schemas.common import PrefkitError, validation_line
+from prefkit.schemas.config import GenerationSection, LLMSection, out_of_range_line
 from prefkit.schemas.curation import Provenance
 from prefkit.schemas.generation import Persona, Session, Turn
+from pydantic import ValidationError
 
 if TYPE_CHECKING:
     from prefkit.curation.store.project_store import ProjectStore
@@ -49,7 +50,11 @@ def generation_settings(
     checked; a relative ``taxonomy`` path is relative to ``root`` (the project)."""
     given = {k: v for k, v in overrides.items() if v is not None and k in GenerationSection.model_fields}
     cfg = section.model_copy(update=given) if given else section
-    cfg = GenerationSection.model_validate(cfg.model_dump())  # the flags' types, checked like the file's
+    try:  # the flags' types and ranges, checked like the file's
+        cfg = GenerationSection.model_validate(cfg.model_dump())
+    except ValidationError as exc:
+        line = out_of_range_line(GenerationSection, exc) or validation_line(exc, root="generation")
+        raise GenerationError(f"generation settings: {line}") from None
     if cfg.taxonomy is not None and not cfg.taxonomy.is_absolute() and root is not None:
         cfg = cfg.model_copy(update={"taxonomy": Path(root) / cfg.taxonomy})
     check_settings(cfg)
