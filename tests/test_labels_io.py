@@ -218,7 +218,7 @@ def test_cli_import_then_export(target, tmp_path):
     out = tmp_path / "out.csv"
     assert runner.invoke(cli, ["labels", "export", str(out), *where]).exit_code == 0
     assert out.read_text(encoding="utf-8").splitlines()[0] == (
-        "annotator,task_kind,item_id,values,time_spent_s,timestamp,action,comment,judge,assist_arm,suggestion_id"
+        "annotator,task_kind,item_id,values,time_spent_s,timestamp,action,comment,judge,assist_arm,suggestion_id,event_id"
     )
     stdout = runner.invoke(cli, ["labels", "export", *where]).output
     assert [json.loads(line)["annotator"] for line in stdout.splitlines()] == ["ann1", "ann2"]
@@ -229,3 +229,66 @@ def test_cli_bad_file_is_one_line_error(target, tmp_path):
     result = CliRunner().invoke(cli, ["labels", "import", str(path), "-p", str(target.root)])
     assert result.exit_code == 1
     assert result.output.strip() == f"error: {path}:1: annotator: no user 'ghost' in this project"
+
+
+# -- issue 32, item 3: an exported label imported back is the event it is ----------------------------------
+@pytest.mark.parametrize("fmt", ["jsonl", "csv"])
+@pytest.mark.parametrize("all_events", [False, True])
+def test_export_then_import_into_the_same_project_writes_nothing(source, tmp_path, fmt, all_events):
+    _fill(source.store)
+    before = [e.event_id for e in source.store.labels.events()]
+    text = _export(source.store, fmt, all_events)
+    path = tmp_path / f"labels.{fmt}"
+    path.write_text(text, encoding="utf-8")
+    result = import_labels(source.store, path)
+    assert (result.written, result.already_recorded) == (0, 8 if all_events else 5)
+    assert [e.event_id for e in source.store.labels.events()] == before  # no twins of the app's labels
+    assert _export(source.store, fmt, all_events) == text
+    out = CliRunner().invoke(cli, ["labels", "import", str(path), "-p", str(source.root)])
+    assert out.exit_code == 0 and "0 new event(s), " in out.output, out.output
+    assert source.store.count("label_events") == 8
+
+
+def test_the_export_carries_each_events_id(source):
+    _fill(source.store)
+    rows = [json.loads(line) for line in _export(source.store, all_events=True).splitlines()]
+    assert [r["event_id"] for r in rows] == [e.event_id for e in source.store.labels.events()]
+
+
+def test_a_recorded_event_id_with_other_content_is_refused_naming_file_and_line(source, tmp_path):
+    _fill(source.store)
+    rows = [json.loads(line) for line in _export(source.store).splitlines()]
+    rows[1]["values"] = {"coverage": "partially"}  # an edited export
+    path = _rows_file(tmp_path, rows)
+    with pytest.raises(LabelsFileError) as err:
+        import_labels(source.store, path)
+    assert str(err.value).startswith(
+        f"{path}:2: event_id: event {rows[1]['event_id']!r} is in this project with other content"
+    )
+    assert source.store.count("label_events") == 8
+    rows[1]["event_id"] = None  # cleared: a new label, superseding the one it was exported from
+    assert import_labels(source.store, _rows_file(tmp_path, rows)).written == 1
+
+
+def test_an_event_id_from_another_project_is_imported_with_its_id(source, target, tmp_path):
+    _fill(source.store)
+    path = tmp_path / "labels.csv"
+    path.write_text(_export(source.store, "csv"), encoding="utf-8")
+    assert import_labels(target.store, path).written == 5
+    assert {e.event_id for e in target.store.labels.effective_events()} == {
+        e.event_id for e in source.store.labels.effective_events()
+    }
+    back = tmp_path / "back.csv"
+    back.write_text(_export(target.store, "csv"), encoding="utf-8")
+    assert import_labels(source.store, back).written == 0  # there and back again: still one of each
+
+
+def test_one_event_id_twice_in_a_file_with_other_content_is_refused(target, tmp_path):
+    path = _rows_file(
+        tmp_path, [_row(event_id="ev1"), _row(event_id="ev1", values={"coverage": "partially"})]
+    )
+    with pytest.raises(LabelsFileError, match=r"in.jsonl:2: event_id: event 'ev1' is on an earlier line"):
+        import_labels(target.store, path)
+    with pytest.raises(LabelsFileError, match=r"in.jsonl:1: event_id: expected an event id"):
+        import_labels(target.store, _rows_file(tmp_path, [_row(event_id=" ev1")]))
+    assert target.store.count("label_events") == 0

@@ -1,7 +1,7 @@
 """Label events in and out of a project as JSONL or CSV rows, losslessly.
 
 One row per label event, columns ``annotator, task_kind, item_id, values, time_spent_s, timestamp,
-action, comment, judge, assist_arm, suggestion_id``. ``item_id`` is the task's ``item_ref`` (stable across projects) or its
+action, comment, judge, assist_arm, suggestion_id, event_id``. ``item_id`` is the task's ``item_ref`` (stable across projects) or its
 ``task_id``; ``values`` is a JSON object (a JSON string in CSV); ``action`` defaults to ``label``;
 ``judge`` (default false) marks the labels of an LLM judge, recorded with ``source="judge"``.
 ``assist_arm`` (``assisted`` or ``control``, empty for an item without a suggestion) and
@@ -9,15 +9,21 @@ action, comment, judge, assist_arm, suggestion_id``. ``item_id`` is the task's `
 both or neither, and the suggestion must be one of this project's, for that task. A CSV
 cell that a spreadsheet would run as a formula (starting with ``=``, ``+``, ``-``, ``@``, a tab or a
 carriage return) is written with a leading ``'`` and read back without it
-(:mod:`prefkit.schemas.safe_text`).
+(:mod:`prefkit.schemas.safe_text`). ``event_id`` is the event's own id, written by the export: a row
+that carries one is that event wherever it goes (empty or absent: a new event, id hashed from the row).
 
 An import checks every row first — known task kind and task, existing annotator, values valid for
 the task (``TaskKind.validate``), an ISO-8601 timestamp with date, time and UTC offset (stored
 normalised to UTC; a date alone is refused), finite ``time_spent_s`` — and writes nothing unless all rows pass; the
 first bad row is reported with file, line and field; a file without rows is an error. The events go in through one
-``store.labels.append_events`` transaction with an ``event_id`` hashed from the row, so importing the same
-file again writes nothing. Rows of one (task, annotator) later in the file supersede earlier ones,
-exactly as edits do in the app.
+``store.labels.append_events`` transaction with the row's ``event_id``, or one hashed from the row when it
+has none, so importing the same file again writes nothing. An exported label imported back is the event
+it is: a row whose ``event_id`` the project already has with the same content (task, annotator,
+action, values, comment, seconds, time, judge or not, assist arm) writes nothing, so export then
+import never doubles the labels; one the project has with different content is refused (file, line:
+clear the cell to import the row as a new label); an id the project does not have (a label from
+another project) is imported as usual, keeping its id. Rows of one (task, annotator) later in the file
+supersede earlier ones, exactly as edits do in the app.
 """
 
 from __future__ import annotations
@@ -52,6 +58,7 @@ COLUMNS = (
     "judge",
     "assist_arm",
     "suggestion_id",
+    "event_id",
 )
 ARMS = ("assisted", "control")
 REQUIRED = ("annotator", "task_kind", "item_id", "timestamp")
@@ -175,6 +182,13 @@ class _Resolver:
             self.tasks[(task.kind, task.task_id)] = task
         self.users: dict[str, str | None] = {}
         self.suggestions: dict[str, str | None] = {}  # suggestion id -> its task id (None: unknown)
+        self._events: dict[str, LabelEvent] | None = None
+
+    def recorded(self, event_id: str) -> LabelEvent | None:
+        """The project's event with this id, if it has one (the events are read once per import)."""
+        if self._events is None:
+            self._events = {e.event_id: e for e in self.store.labels.events()}
+        return self._events.get(event_id)
 
     def suggestion(self, suggestion_id: str, task: AnnotationTask) -> str:
         """``suggestion_id`` when it is this project's suggestion for ``task``."""
@@ -257,6 +271,38 @@ def _arm(row: dict[str, Any], resolver: _Resolver, task: AnnotationTask) -> tupl
     return arm, resolver.suggestion(suggestion_id, task)
 
 
+#: What makes two events the same label (``supersedes`` is where it sits in a chain, not its content;
+#: ``source`` counts only as judge or not, which is what a file says of it).
+_CONTENT = ("task_id", "kind", "annotator", "action", "values", "comment", "time_spent_s", "created_at",
+            "assist_arm", "suggestion_id")  # fmt: skip
+EVENT_ID_MAX = 128
+
+
+def same_content(a: LabelEvent, b: LabelEvent) -> bool:
+    """Whether two events hold the same label (see ``_CONTENT``)."""
+    return all(getattr(a, f) == getattr(b, f) for f in _CONTENT) and (a.source == "judge") == (
+        b.source == "judge"
+    )
+
+
+def _event_id(row: dict[str, Any]) -> str | None:
+    event_id = row.get("event_id")
+    if event_id is None:
+        return None
+    if (
+        not isinstance(event_id, str)
+        or not event_id
+        or not event_id.isprintable()
+        or event_id != event_id.strip()
+    ):
+        raise _RowError(
+            "event_id", f"expected an event id (printable text, no spaces around it), got {event_id!r}"
+        )
+    if len(event_id) > EVENT_ID_MAX:
+        raise _RowError("event_id", f"at most {EVENT_ID_MAX} characters, got {len(event_id)}")
+    return event_id
+
+
 def _row_event(row: dict[str, Any], resolver: _Resolver, source: str) -> LabelEvent:
     unknown = sorted(set(row) - set(COLUMNS))
     if unknown:
@@ -279,6 +325,7 @@ def _row_event(row: dict[str, Any], resolver: _Resolver, source: str) -> LabelEv
         raise _RowError("timestamp", str(exc).removeprefix(": field timestamp: ")) from exc
     values = _values(row, action, task)
     arm, suggestion_id = _arm(row, resolver, task)
+    event_id = _event_id(row)
     key = [
         annotator,
         kind.name,
@@ -291,8 +338,8 @@ def _row_event(row: dict[str, Any], resolver: _Resolver, source: str) -> LabelEv
         source,
         *([arm, suggestion_id] if arm else []),  # an id as before for a row without an arm
     ]
-    return LabelEvent(
-        event_id="imp_" + content_hash(key, 24),
+    event = LabelEvent(
+        event_id=event_id or "imp_" + content_hash(key, 24),
         task_id=task.task_id,
         kind=kind.name,
         annotator=annotator,
@@ -305,6 +352,14 @@ def _row_event(row: dict[str, Any], resolver: _Resolver, source: str) -> LabelEv
         assist_arm=arm,
         suggestion_id=suggestion_id,
     )
+    recorded = resolver.recorded(event.event_id) if event_id else None
+    if recorded is not None and not same_content(recorded, event):
+        raise _RowError(
+            "event_id",
+            f"event {printable(event_id or '')!r} is in this project with other content "
+            "(an edited export? clear its event_id to import the row as a new label)",
+        )
+    return event
 
 
 def _chain(events: list[LabelEvent], store: ProjectStore) -> list[LabelEvent]:
@@ -332,12 +387,18 @@ def import_labels(
     for line, row in read_rows(path, fmt):
         try:
             event = _row_event(row, resolver, source)
+            first = events.setdefault(event.event_id, event)  # an identical row twice is one event
+            if not same_content(first, event):
+                raise _RowError(
+                    "event_id",
+                    f"event {printable(event.event_id)!r} is on an earlier line with other content",
+                )
         except _RowError as exc:
             raise LabelsFileError(f"{path}:{line}: {exc}") from exc
         except ValidationError as exc:
             raise LabelsFileError(f"{path}:{line}: {validation_line(exc, root='')}") from exc
-        events.setdefault(event.event_id, event)  # an identical row twice is one event
-    written = store.labels.append_events(_chain(list(events.values()), store))
+    new = [e for e in events.values() if resolver.recorded(e.event_id) is None]  # exported labels coming back
+    written = store.labels.append_events(_chain(new, store)) if new else 0
     return ImportResult(rows=len(events), written=written)
 
 
@@ -363,6 +424,7 @@ def export_rows(
             "judge": ev.source == "judge",
             "assist_arm": ev.assist_arm,
             "suggestion_id": ev.suggestion_id,
+            "event_id": ev.event_id,
         }
         for ev in events
     ]
