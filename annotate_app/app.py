@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import streamlit as st
-from prefkit.annotate_app import page_script, session, ui
+from prefkit.annotate_app import errors, page_script, session, ui
 from prefkit.curation.store.backend import DatabaseUnavailable
 
 # A local icon: a Material-symbol page icon would be fetched from Google's servers by every browser.
@@ -69,7 +69,8 @@ ui.run_mark()  # counts the runs, for the page scripts (hidden)
 ui.show_flash()
 page_script.draw()  # the item-top script, the keys, the layout and the keyboard help, in one element
 session.cookie_script()  # after a sign-in or sign-out: write or forget the session cookie
-try:
-    page.run()
-except DatabaseUnavailable as exc:
-    _database_down(exc)
+with errors.one_line():  # an unexpected error: one line and an id here, the traceback in the server log
+    try:
+        page.run()
+    except DatabaseUnavailable as exc:
+        _database_down(exc)

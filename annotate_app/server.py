@@ -161,9 +161,18 @@ def install() -> bool:
     return True
 
 
+def hide_error_details(argv: list[str]) -> list[str]:
+    """``argv`` of ``... run app.py [options]`` with ``--client.showErrorDetails none`` unless given:
+    an error in a page shows no traceback or server path to the browser (annotate_app/errors.py
+    shows one line with an error id; the traceback is in the server log)."""
+    if argv[1:2] != ["run"] or any(a.startswith("--client.showErrorDetails") for a in argv):
+        return argv
+    return [*argv, "--client.showErrorDetails", "none"]
+
+
 def main() -> None:
     """``python -m prefkit.annotate_app.server run app.py [streamlit options]``: Streamlit's CLI, after
-    no_proxy_headers() and install()."""
+    no_proxy_headers() and install(), with error details hidden (:func:`hide_error_details`)."""
     try:
         no_proxy_headers()
     except RuntimeError as exc:
@@ -171,6 +180,7 @@ def main() -> None:
         print(f"prefkit: not serving: {why}", file=sys.stderr)
         raise SystemExit(1) from exc
     install()
+    sys.argv = hide_error_details(sys.argv)
     streamlit_main(prog_name="streamlit")  # exits with Streamlit's own code
 
 

@@ -1,0 +1,38 @@
+"""An unexpected error on a page: one line and an error id for the annotator, the traceback in the
+server log under that id.
+
+Streamlit would draw the exception with its traceback (server paths, code) in the page.
+``prefkit annotate serve`` hides those details (``client.showErrorDetails = "none"``,
+annotate_app/server.py), and :func:`one_line` catches what a page raises, logs it on the
+``prefkit.annotate`` logger with a fresh id (``uuid4().hex[:8]``) and shows::
+
+    Something went wrong (error id 3f9a0c1e); the maintainers can find it in the server log.
+
+Streamlit's own control flow (``st.stop``, ``st.rerun``: not ``Exception``\\ s) passes through.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import uuid
+from collections.abc import Iterator
+
+import streamlit as st
+
+log = logging.getLogger("prefkit.annotate")
+
+
+def message(error_id: str) -> str:
+    return f"Something went wrong (error id {error_id}); the maintainers can find it in the server log."
+
+
+@contextlib.contextmanager
+def one_line() -> Iterator[None]:
+    """Run a page's body; an unexpected exception is logged with its id and shown as one line."""
+    try:
+        yield
+    except Exception as exc:  # anything a page did not expect: the annotator gets one line, the log the rest
+        error_id = uuid.uuid4().hex[:8]
+        log.error("error id %s: %s: %s", error_id, type(exc).__name__, exc, exc_info=exc)
+        st.error(message(error_id), icon=":material/error:")
