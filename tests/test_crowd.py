@@ -61,3 +61,34 @@ def test_dawid_skene_models_the_adversary_as_a_flipper():
     f = fit(items, workers, labels, len(truth), len(acc), 2, "dawid_skene")
     assert f.confusion[7][0, 1] > 0.7 and f.confusion[7][1, 0] > 0.7
     assert abs(f.reliability[:7] - acc[:7]).max() < 0.08
+
+
+# -- issue 32, item 5: a zero probability is well defined arithmetic, with no warning -------------------
+def test_a_zero_confusion_entry_rules_its_class_out_without_a_warning():
+    import warnings
+
+    priors = np.array([0.5, 0.5])
+    sure = np.array([[1.0, 0.0], [0.2, 0.8]])  # says 1 only when the truth is 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # numpy's "divide by zero encountered in log" would raise here
+        post = unit_posterior([(0, 1)], priors, {0: sure})
+        assert post == pytest.approx([0.0, 1.0])
+        # two labels that rule out every class between them say nothing: the priors, never nan
+        blind = np.array([[0.0, 1.0], [1.0, 0.0]])  # always wrong
+        assert unit_posterior([(0, 1), (1, 1)], np.array([0.3, 0.7]), {0: sure, 1: blind}) == pytest.approx(
+            [0.3, 0.7]
+        )
+        assert unit_posterior([(0, 0)], np.array([1.0, 0.0]), {0: sure}) == pytest.approx([1.0, 0.0])
+
+
+def test_a_fit_with_a_class_nobody_uses_stays_finite_without_a_warning():
+    import warnings
+
+    items = np.array([0, 0, 1, 1])
+    workers = np.array([0, 1, 0, 1])
+    labels = np.array([0, 0, 1, 1])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for method in ("dawid_skene", "mace"):
+            result = fit(items, workers, labels, n_items=2, n_workers=2, n_classes=3, method=method)
+            assert np.isfinite(result.posteriors).all() and np.isfinite(result.confusion).all()

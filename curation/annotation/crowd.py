@@ -11,6 +11,11 @@ Pure functions on integer codes (``items × workers → class``); nothing here t
   "spams" from their own distribution ``ξ[w]``; its confusion matrix is therefore
   ``θ·I + (1 − θ)·ξ``, which needs far fewer parameters per worker. Fitted with the same EM loop.
 
+A zero probability (a confusion cell or prior that is exactly 0, as a hand-made or unsmoothed matrix
+has) rules its class out: its log is ``-inf`` deliberately (:func:`_log`, no divide-by-zero warning),
+and a unit whose labels rule out every class learns nothing from them: its posterior is the priors
+(:func:`_normalised`), never ``nan``.
+
 Items with a known answer (gold) keep it fixed in the E-step, so they anchor each worker's matrix:
 the models learn reliability from every label, gold ones included. crowd-kit implements the same
 models, but it brings transformers and scikit-learn with it; these ~150 lines need only numpy and
@@ -59,13 +64,27 @@ def _clamp(post: np.ndarray, gold: dict[int, int]) -> np.ndarray:
     return post
 
 
+def _log(p: np.ndarray) -> np.ndarray:
+    """``log p`` with ``log 0 = -inf`` on purpose: a zero probability rules its class out."""
+    with np.errstate(divide="ignore"):
+        return np.log(p)
+
+
+def _normalised(log: np.ndarray, priors: np.ndarray) -> np.ndarray:
+    """Rows of log scores (up to a constant) as probabilities; a row whose every class was ruled out
+    (all ``-inf``) is the priors instead: contradictory labels say nothing about the unit."""
+    log = np.atleast_2d(log)
+    top = log.max(axis=1, keepdims=True)
+    dead = ~np.isfinite(top[:, 0])
+    post = np.exp(log - np.where(np.isfinite(top), top, 0.0))
+    post[dead] = priors
+    return post / post.sum(axis=1, keepdims=True)
+
+
 def _e_step(items, workers, labels, priors, confusion, n_items, gold) -> np.ndarray:
-    log = np.tile(np.log(priors), (n_items, 1))
-    np.add.at(log, items, np.log(confusion[workers, :, labels]))
-    log -= log.max(axis=1, keepdims=True)
-    post = np.exp(log)
-    post /= post.sum(axis=1, keepdims=True)
-    return _clamp(post, gold)
+    log = np.tile(_log(priors), (n_items, 1))
+    np.add.at(log, items, _log(confusion[workers, :, labels]))
+    return _clamp(_normalised(log, priors), gold)
 
 
 def _confusion_counts(items, workers, labels, post, n_workers, n_classes) -> np.ndarray:
@@ -143,12 +162,10 @@ def unit_posterior(
     """P(truth = k | these labels) for one unit: ``said`` is ``[(worker, class), ...]`` and
     ``confusion[worker]`` that worker's matrix, by worker index or name (the Bayes rule the E-step
     applies)."""
-    log = np.log(priors).copy()
+    log = _log(np.asarray(priors, dtype=float)).copy()
     for worker, label in said:
-        log += np.log(confusion[worker][:, label])
-    log -= log.max()
-    post = np.exp(log)
-    return post / post.sum()
+        log += _log(confusion[worker][:, label])
+    return _normalised(log, np.asarray(priors, dtype=float))[0]
 
 
 def settled_value(
