@@ -3,7 +3,7 @@ the same rows, in the same run. Goal: the cut takes at most 1.5x the raw copy.
 
 The cut does more than the baseline (reads the project store, checks gates, writes a DuckDB file, a
 card, Croissant metadata and a manifest with every file's sha256), so the ratio is the price of all
-that over the bare export. Imports (statsmodels via the agreement code, duckdb, pyarrow) are warmed
+that over the bare export. Imports (numpy and pandas via the agreement code, duckdb, pyarrow) are warmed
 first: they are a one-time process cost, not a cost of the cut.
 
 Usage: .venv/bin/python bench/bench_release.py [--n 10000] [--repeat 3]
@@ -114,7 +114,7 @@ def main() -> None:
     args = ap.parse_args()
 
     import duckdb  # noqa: F401
-    import prefkit.curation.quality.agreement  # noqa: F401 - warm the heavy imports (statsmodels) outside the timings
+    import prefkit.curation.quality.agreement  # noqa: F401 - warm the heavy imports outside the timings
     import pyarrow.parquet  # noqa: F401
     from prefkit.curation.project import Project
     from prefkit.pipelines.ingest import cupid

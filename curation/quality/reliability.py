@@ -2,7 +2,7 @@
 
 Krippendorff's α comes from the ``krippendorff`` package, always with the level of measurement
 spelled out (the package defaults to interval). Gwet's AC1, percent agreement and the bootstrap are
-implemented here with numpy; Cohen's κ per rater pair comes from statsmodels.
+implemented here with numpy, Cohen's κ per rater pair too (its closed form: (p_o − p_e) / (1 − p_e)).
 
 The bootstrap resamples units with replacement. What a unit with at least two ratings adds to α's
 coincidences depends only on its *pattern* (how many ratings of each value it holds), so resampling N
@@ -19,7 +19,6 @@ from typing import Literal
 import krippendorff
 import numpy as np
 from prefkit.schemas.common import PrefkitError
-from statsmodels.stats.inter_rater import cohens_kappa
 
 Level = Literal["nominal", "ordinal", "interval", "ratio"]
 LEVELS: tuple[str, ...] = ("nominal", "ordinal", "interval", "ratio")
@@ -208,8 +207,8 @@ def gwet_ac1(matrix, n_categories: int | None = None) -> float:
 
 
 def cohen_kappa_pairwise(matrix, min_shared: int = 2) -> float:
-    """Mean unweighted Cohen's κ over rater pairs that share at least ``min_shared`` units
-    (statsmodels); pairs whose κ is undefined (one value only) are left out. ``NaN`` when none."""
+    """Mean unweighted Cohen's κ over rater pairs that share at least ``min_shared`` units; pairs
+    whose κ is undefined (one value only: p_e = 1) are left out. ``NaN`` when none."""
     m = as_matrix(matrix)
     values = np.unique(m[~np.isnan(m)])
     kappas = []
@@ -220,8 +219,9 @@ def cohen_kappa_pairwise(matrix, min_shared: int = 2) -> float:
         ia, ib = np.searchsorted(values, m[a, both]), np.searchsorted(values, m[b, both])
         table = np.zeros((len(values), len(values)))
         np.add.at(table, (ia, ib), 1)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            kappa = float(cohens_kappa(table, return_results=False))
-        if np.isfinite(kappa):
-            kappas.append(kappa)
+        n = table.sum()
+        p_o = np.trace(table) / n
+        p_e = float((table.sum(axis=1) * table.sum(axis=0)).sum() / n**2)
+        if p_e < 1:
+            kappas.append(float((p_o - p_e) / (1 - p_e)))
     return float(np.mean(kappas)) if kappas else float("nan")
