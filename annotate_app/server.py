@@ -146,7 +146,7 @@ def no_proxy_headers() -> None:
         return {**kwargs_of(), "proxy_headers": False}
 
     kwargs.prefkit_no_proxy_headers = True  # type: ignore[attr-defined]
-    starlette_server._get_uvicorn_config_kwargs = kwargs  # type: ignore[attr-defined]
+    starlette_server._get_uvicorn_config_kwargs = kwargs
 
 
 def install() -> bool:
