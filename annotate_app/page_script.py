@@ -5,6 +5,11 @@ sidebar folded away on a narrow screen, and the keyboard help (``?``).
   take the window's height (viewport units), not a fixed box; below 1000 px columns wrap instead of
   squeezing (each at least 16rem), long words break, the top margin is smaller. Streamlit's own
   heights stay the fallback where the stylesheet does not apply (AppTest, a browser without ``:has``).
+- **Chosen value.** The selected option of a segmented control or pills (Streamlit marks it
+  ``aria-checked="true"``) is white on dark blue (contrast 6.7:1, not a light tint) with a ✓ before
+  its text (drawn only: the option's accessible name stays its value, ``aria-checked`` tells a screen
+  reader): a pre-filled suggestion is plainly chosen, and a click on it keeps it (the forms'
+  controls are ``required``).
 - **Sidebar.** When the app's first page with a sidebar opens in a window under 1000 px wide, the
   sidebar is folded once (Streamlit's own button), as its ``auto`` state does on phones; the
   annotator can open it again and it stays open.
@@ -45,6 +50,13 @@ _CSS = """
   [data-testid=stHorizontalBlock] { flex-wrap: wrap !important; }
   [data-testid=stColumn] { min-width: min(100%, 16rem) !important; }
 }
+[data-testid=stButtonGroup] button[aria-checked=true], [data-testid=stButtonGroup] button[aria-pressed=true] {
+  background-color: #1d4ed8 !important; border-color: #1d4ed8 !important; color: #ffffff !important; font-weight: 600; }
+[data-testid=stButtonGroup] button[aria-checked=true] *, [data-testid=stButtonGroup] button[aria-pressed=true] * {
+  color: #ffffff !important; }
+[data-testid=stButtonGroup] button[aria-checked=true] [data-testid=stMarkdownContainer] p::before,
+[data-testid=stButtonGroup] button[aria-pressed=true] [data-testid=stMarkdownContainer] p::before {
+  content: "\\2713\\00a0" / ""; }  /* seen, not read out: aria-checked says it */
 #prefkit-help { position: fixed; inset: 0; z-index: 1000100; background: rgba(0, 0, 0, .45);
   display: flex; align-items: center; justify-content: center; }
 #prefkit-help .prefkit-help-box { background: var(--st-background-color, #fff); color: inherit; max-width: min(44rem, 94vw);

@@ -195,8 +195,9 @@ def candidate(task, c: dict[str, Any], prefix: str, helped=None) -> None:
             "invalid output: " + md_escape("; ".join(c.get("problems") or [])), icon=":material/warning:"
         )
     key = c["key"]
+    # required: a click on the chosen (or suggested) decision keeps it, another value changes it
     choice = st.segmented_control("Decision", DECISIONS, key=f"{prefix}:d:{key}", format_func=str.capitalize,
-                                  label_visibility="collapsed")  # fmt: skip
+                                  label_visibility="collapsed", required=True)  # fmt: skip
     screen.row_problem(prefix, f"cand:{key}")  # why a submit stopped, at this candidate
     if choice == "edit":
         fields(f"{prefix}:e:{key}", task.payload["turns"], raw)

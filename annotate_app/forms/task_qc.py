@@ -55,6 +55,7 @@ def _controls(prefix: str, initial: dict[str, Any]) -> dict[str, Any] | None:
         format_func=lambda v: TITLES.get(v, v),
         default=initial.get("leakage"),
         key=f"{prefix}:leakage",
+        required=True,  # a click on the chosen (or suggested) verdict keeps it
     )
     answer = st.segmented_control(
         "Answer",
@@ -62,6 +63,7 @@ def _controls(prefix: str, initial: dict[str, Any]) -> dict[str, Any] | None:
         format_func=lambda v: TITLES.get(v, v),
         default=initial.get("answer"),
         key=f"{prefix}:answer",
+        required=True,  # a click on the chosen (or suggested) verdict keeps it
     )
     return {"leakage": leakage, "answer": answer} if leakage and answer else None
 
