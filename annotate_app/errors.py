@@ -8,17 +8,22 @@ annotate_app/server.py), and :func:`one_line` catches what a page raises, logs i
 
     Something went wrong (error id 3f9a0c1e); the maintainers can find it in the server log.
 
-Streamlit's own control flow (``st.stop``, ``st.rerun``: not ``Exception``\\ s) passes through.
+A fragment (``@st.fragment``) reruns alone, outside the page's run: put :func:`guarded` under its
+decorator. Streamlit's own control flow (``st.stop``, ``st.rerun``: not ``Exception``\\ s) passes through.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import ParamSpec
 
 import streamlit as st
+
+P = ParamSpec("P")
 
 log = logging.getLogger("prefkit.annotate")
 
@@ -36,3 +41,14 @@ def one_line() -> Iterator[None]:
         error_id = uuid.uuid4().hex[:8]
         log.error("error id %s: %s: %s", error_id, type(exc).__name__, exc, exc_info=exc)
         st.error(message(error_id), icon=":material/error:")
+
+
+def guarded(fn: Callable[P, None]) -> Callable[P, None]:
+    """``fn`` run inside :func:`one_line` (for a fragment, which reruns outside the page's run)."""
+
+    @functools.wraps(fn)
+    def run(*args: P.args, **kwargs: P.kwargs) -> None:
+        with one_line():
+            fn(*args, **kwargs)
+
+    return run

@@ -70,3 +70,30 @@ def test_the_served_app_hides_streamlits_error_details():
     given = [*argv, "--client.showErrorDetails", "full"]  # an operator's own choice stays
     assert server.hide_error_details(given) == given
     assert server.hide_error_details(["server.py", "version"]) == ["server.py", "version"]
+
+
+def _fragment_page():
+    import streamlit as st
+    from prefkit.annotate_app import errors
+
+    @st.fragment
+    @errors.guarded
+    def panel() -> None:
+        if st.button("Break", key="break"):
+            raise OSError("/srv/prefkit/project.db: gone")
+        st.write("panel")
+
+    panel()
+
+
+def test_an_error_in_a_fragments_own_rerun_is_one_line_too(caplog):
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_function(_fragment_page, default_timeout=30).run()
+    with caplog.at_level(logging.ERROR, logger="prefkit.annotate"):
+        at.button(key="break").click().run()
+    assert len(at.exception) == 0
+    assert any(re.match(r"Something went wrong \(error id [0-9a-f]{8}\)", e.value) for e in at.error)
+    assert "/srv/prefkit" not in "\n".join(_texts(at))
+    (record,) = [r for r in caplog.records if r.name == "prefkit.annotate"]
+    assert "/srv/prefkit/project.db: gone" in logging.Formatter().format(record)

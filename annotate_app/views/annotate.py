@@ -8,7 +8,7 @@ them) are offered; the others are named, so nobody reads guidelines for a queue 
 """
 
 import streamlit as st
-from prefkit.annotate_app import reopen, screen, session, ui
+from prefkit.annotate_app import errors, reopen, screen, session, ui
 from prefkit.annotate_app.forms import form_for
 from prefkit.curation.annotation import workflow
 
@@ -59,6 +59,7 @@ if not st.session_state.get(f"intro:{kind}"):
 
 
 @st.fragment
+@errors.guarded  # a rerun of the fragment alone: an unexpected error is one line with an id, too
 def item_panel(kind: str) -> None:
     ui.run_mark()  # a run of the fragment alone is counted too (the keys wait for it)
     view = workflow.annotator_view(project, user, kind, ui.session_token()) if ui.signed_in() else None
