@@ -30,6 +30,7 @@ from prefkit.curation.quality.agreement import agreement_rows
 from prefkit.curation.quality.assist import assist_report
 from prefkit.curation.quality.cost import cost_report
 from prefkit.curation.quality.gates import GateResult, format_report, run_gates
+from prefkit.curation.quality.verification import remembering_gold
 from prefkit.curation.store.engine import StoreError
 from prefkit.curation.store.release import ReleaseRecord
 from prefkit.exports import alpsbench_public as alps_layout
@@ -184,10 +185,11 @@ def release_view(project: Project) -> Iterator[None]:
     a suggestion on screen are left out of everything derived from them (final labels, verification,
     agreement, the gates, the ``labels`` config); the event log keeps them."""
     if project.config.release.assisted == "control_only":
-        with project.store.labels.leaving_out("assisted"):
+        with project.store.labels.leaving_out("assisted"), remembering_gold():
             yield
     else:
-        yield
+        with remembering_gold():
+            yield
 
 
 def check_release(project: Project, agreement=None, planned=None) -> list[GateResult]:
@@ -199,7 +201,7 @@ def check_release(project: Project, agreement=None, planned=None) -> list[GateRe
         rows = None if agreement is None else (lambda _store: agreement)
 
         def test_gold() -> tuple[int, list[str]]:
-            public, private = alps_layout.layout_files(planned, dialogue_lookup(project.store))
+            public, private = layout_of(project, planned)
             found = test_gold_secrets(planned, private)
             return len(found), planned_leaks(planned, public, found)
 
@@ -219,7 +221,7 @@ def build_release(
 ) -> ReleaseManifest:
     """Write every file of a release into ``stage`` and return its manifest (also written)."""
     planned = plan_configs(project) if planned is None else planned
-    public_layout, _private = alps_layout.layout_files(planned, dialogue_lookup(project.store))
+    public_layout, _private = layout_of(project, planned)
     planned = [c for c in planned if not c.private]  # private configs never enter the release
     configs = [c for c in planned if c.count]
     stage.mkdir(parents=True, exist_ok=True)
@@ -406,7 +408,7 @@ class SigningConfig:
 def _no_public_test_gold(project: Project, planned: list, stage: Path) -> None:
     """The written release, read back file by file (Parquet and DuckDB included): a test-split gold
     object anywhere in it stops the cut, override or not (the gate checked the plan; this checks bytes)."""
-    _public, private = alps_layout.layout_files(planned, dialogue_lookup(project.store))
+    _public, private = layout_of(project, planned)
     found = test_gold_secrets(planned, private)
     if not found:
         return
@@ -447,15 +449,32 @@ def private_dir(project: Project, version: str) -> Path:
 
 
 def dialogue_lookup(store):
-    """``session id -> [{role, text}]`` (the turns as imported; ``[]`` for an id with no dialogue)."""
+    """``session id -> [{role, text}]`` (the turns as imported; ``[]`` for an id with no dialogue),
+    each session read once (its tracks ask for it again and again)."""
+    seen: dict[str, list[dict[str, Any]]] = {}
 
     def turns(session_id: str) -> list[dict[str, Any]]:
-        try:
-            return [{"role": t.role, "text": t.content} for t in store.content.original_turns(session_id)]
-        except StoreError:
-            return []
+        if session_id not in seen:
+            try:
+                rows = store.content.original_turns(session_id)
+                seen[session_id] = [{"role": t.role, "text": t.content} for t in rows]
+            except StoreError:
+                seen[session_id] = []
+        return seen[session_id]
 
     return turns
+
+
+#: The last layout made, with the planned configs it was made from: a cut asks for the layout of one
+#: plan four times (the gate, the files, the read-back, the private files).
+_LAYOUT: list[Any] = [None, None]
+
+
+def layout_of(project: Project, planned: list) -> tuple[dict[str, bytes], dict[str, bytes]]:
+    """AlpsBench's public and private layout files of ``planned`` (made once per plan)."""
+    if _LAYOUT[0] is not planned:
+        _LAYOUT[:] = [planned, alps_layout.layout_files(planned, dialogue_lookup(project.store))]
+    return _LAYOUT[1]
 
 
 def write_private(project: Project, version: str, planned: list | None = None) -> list[Path]:
@@ -469,7 +488,7 @@ def write_private(project: Project, version: str, planned: list | None = None) -
     out = private_dir(project, version)
     files: dict[str, dict[str, Any]] = {}
     written = []
-    _public, hidden = alps_layout.layout_files(planned, dialogue_lookup(project.store))
+    _public, hidden = layout_of(project, planned)
     for rel, data in sorted(hidden.items()):
         atomic_write_bytes(out / rel, data)
         files[rel] = {"rows": data.count(b"\n"), "sha256": hashlib.sha256(data).hexdigest()}

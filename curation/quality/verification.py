@@ -14,6 +14,9 @@ a rewrite is the kind's: :func:`prefkit.curation.annotation.kinds.preference_exp
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -178,7 +181,35 @@ def _gold_memory(
     return MemoryItem.model_validate(item).model_dump(mode="json", exclude_none=True)
 
 
+#: While :func:`remembering_gold` is open, each store's verified gold is computed once (a release
+#: reads it for its configs and for two gates; the labels cannot change under a cut).
+_MEMO: ContextVar[dict[int, tuple[Any, dict[str, dict[str, Any]]]] | None] = ContextVar(
+    "verified_gold", default=None
+)
+
+
+@contextmanager
+def remembering_gold() -> Iterator[None]:
+    """Compute :func:`verified_gold` once per store inside this block (nested blocks share it)."""
+    token = _MEMO.set({}) if _MEMO.get() is None else None
+    try:
+        yield
+    finally:
+        if token is not None:
+            _MEMO.reset(token)
+
+
 def verified_gold(store: ProjectStore) -> dict[str, dict[str, Any]]:
+    memo = _MEMO.get()
+    if memo is not None and id(store) in memo and memo[id(store)][0] is store:
+        return memo[id(store)][1]
+    out = _verified_gold(store)
+    if memo is not None:
+        memo[id(store)] = (store, out)
+    return out
+
+
+def _verified_gold(store: ProjectStore) -> dict[str, dict[str, Any]]:
     """Per dialogue whose ``memory_verify`` task has a final label: the verified gold memories
     (accepted candidates, edited ones with their edits, added ones) and the rejected candidates with
     their reasons. ``{dialogue_id: {task_id, decided_by, memories, rejected, accepted, edited, added}}``."""
