@@ -156,7 +156,7 @@ labelstudio_start_background() {
 
 labelstudio_await() {
   [ -f "$LS_BG/pid" ] || return 0   # no background start: the tests use what the environment names
-  local deadline=$(( SECONDS + LS_WAIT_S + 600 ))
+  local deadline=$(( SECONDS + LS_WAIT_S + 2400 ))  # the install shares the cores with the tests
   while [ ! -f "$LS_BG/status" ] && (( SECONDS < deadline )); do sleep 1; done
   cat "$LS_BG/log" >&2
   if [ "$(cat "$LS_BG/status" 2>/dev/null)" != 0 ]; then

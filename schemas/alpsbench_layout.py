@@ -62,7 +62,7 @@ def assign_splits(pairs: Iterable[Pair]) -> list[tuple[str, Pair]]:
         seen.add(p[0]["benchmark_id"])
     groups: dict[str, list[Pair]] = {}
     order: list[list[Pair]] = []
-    for _r, i, p in ranked:
+    for _r, _i, p in ranked:
         key = gold_key(p[1].get("gold"))
         if key is None:
             order.append([p])

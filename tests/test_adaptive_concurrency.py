@@ -30,7 +30,11 @@ from prefkit.schemas.config import OverlapRange
 from prefkit.schemas.curation import LabelEvent
 from sqlalchemy import func, select
 
-pytestmark = [pytest.mark.slow, pytest.mark.serial, pytest.mark.timeout(900)]  # the replicas get up to 600 s below
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.serial,
+    pytest.mark.timeout(900),
+]  # the replicas get up to 600 s below
 
 ANNOTATORS = 16
 ITEMS = 120

@@ -13,6 +13,9 @@ import pytest
 from conftest import require
 from consoledocs import blocks, describe, missing_lines, prompt_lines_outside_console, run_file
 
+# README.md and docs/labelstudio.md push to Label Studio: the pages run in make test's Label Studio phase.
+pytestmark = pytest.mark.labelstudio
+
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 WITH_CONSOLE = [p for p in DOCS if blocks(p.read_text(encoding="utf-8"))]

@@ -72,7 +72,9 @@ def test_the_journey_ends_in_a_verified_release_whose_only_failing_gate_is_gold(
 
 
 def test_the_packets_rows_are_the_source_and_the_build_fills_only_what_they_lack(journey):
-    kept = {t: int(n) for n, t in re.findall(r"kept (\d+) (\S+) rows from the packets", journey.outputs["build"])}
+    kept = {
+        t: int(n) for n, t in re.findall(r"kept (\d+) (\S+) rows from the packets", journey.outputs["build"])
+    }
     built = {t: int(n) for n, t in re.findall(r"built (\d+) (\S+) rows", journey.outputs["build"])}
     assert kept["task2"] == N_PACKETS and kept["task3_d100"] == N_PACKETS
     assert "task2" not in built and "task3_d100" not in built  # every sampled packet carries them

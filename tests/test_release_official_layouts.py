@@ -67,9 +67,9 @@ def test_every_alpsbench_file_follows_the_public_layout(project, tmp_path):
     } == {"task3/d2", "task3/d3"}  # task 3 levels in task3/d<N>/ folders (the fixture's pool sizes)
     splits = ("dev", "validation", "test")
     with_dev = {t for t in tracks if f"dev/{t}" in found}  # a track of 4 rows or fewer is all test
-    assert with_dev and found == {f"{s}/{t}" for s in splits for t in tracks if s == "test" or t in with_dev} | {
-        f"examples/{t}" for t in with_dev
-    }  # examples come from dev only
+    assert with_dev and found == {
+        f"{s}/{t}" for s in splits for t in tracks if s == "test" or t in with_dev
+    } | {f"examples/{t}" for t in with_dev}  # examples come from dev only
     private = project.root / "releases-private" / "1.0.0" / "hidden" / "private_gold" / "test"
     for path in sorted(root.glob("*/**/model_input.jsonl")):
         split, track_dir = path.relative_to(root).parts[0], path.parent
