@@ -62,6 +62,13 @@ def track(kind: str, item: ShownItem | None) -> None:
     shown[kind] = now
 
 
+def on_screen(item: ShownItem) -> bool:
+    """Whether ``item`` (the showing a button's callback was drawn for) is the one this tab shows for
+    its kind (True before the tab has shown any: nothing to compare with)."""
+    now = st.session_state.get(_ON_SCREEN, {}).get(item.task.kind)
+    return now is None or now[0] == item.event_id
+
+
 def show_notice() -> None:
     """The notice left for this run (stale tab, a submit refused), drawn at the top of the item."""
     message = st.session_state.pop(_NOTICE, None)

@@ -185,7 +185,14 @@ def suggestion_shown(item: workflow.ShownItem):
 
 def _record(user: str, item: workflow.ShownItem, prefix: str, action: Callable[[], bool], done: str) -> None:
     """Run a click's write (``action`` passes ``signed_in=True`` and the session's token: the session
-    and the account are checked in the write's own transaction, no separate read per click)."""
+    and the account are checked in the write's own transaction, no separate read per click). A
+    click on a showing other than the one this tab has on screen is refused before the store is
+    asked, as the store refuses one that is no longer open (``workflow.StaleSubmit``)."""
+    if not screen.on_screen(item):
+        screen.notice(
+            screen.refused("this key or click was made on an item that is no longer on your screen")
+        )
+        return
     try:
         written = action()
     except workflow.AccountInactive:  # SessionEnded too

@@ -15,7 +15,11 @@ on SQLite and, with ``--backends sqlite,postgresql``, on a fresh PostgreSQL data
 Latency is measured inside the page: from the ``keydown`` of "1" to the moment the next item's header
 is in the page and the script run has finished (a MutationObserver, ``performance.now()``), so the
 Python driver's own scheduling does not count. Each annotator presses the next key as soon as the
-next item is there (no reading time: the most load a team can put on one server). CPU per submit
+next item is there and the key guard takes keys for it (no reading time: the most load a team can put
+on one server). Keys pressed less than ``keys.BURST_MS`` (250 ms) apart are one burst, which belongs to
+the item it began on, so a key that quick after the last one would be dropped on the new item: the
+driver waits out the rest of those 250 ms from its previous key first (before the key press, so not
+in the latency). CPU per submit
 comes from ``/proc``: the Streamlit process (server), PostgreSQL's processes (database, local server
 only), every Chromium process (browser) and the Playwright driver (harness). Every row also shows the
 library-level numbers of the same project: ``bench_app.library_submits``, the calls behind one
@@ -208,6 +212,10 @@ async def open_annotator(browser, url: str, user: str | None):
     return page
 
 
+#: The key guard takes a key for the item on screen (its last key was a burst's length ago).
+READY = "() => !window.__prefkitKeysReady || window.__prefkitKeysReady()"
+
+
 async def label(page, n: int, errors: list[str], think_ms: int = 0, key: str = "1") -> list[float]:
     """``n`` submits with ``key`` ("1"; "Enter" confirms a suggestion); each waits for the next item before the next key press (and,
     with ``think_ms``, reads it first: a pause drawn uniformly from 0.5 to 1.5 times ``think_ms``)."""
@@ -215,6 +223,7 @@ async def label(page, n: int, errors: list[str], think_ms: int = 0, key: str = "
     for i in range(n):
         if think_ms:
             await asyncio.sleep(think_ms * rng.uniform(0.5, 1.5) / 1000)
+        await page.wait_for_function(READY)  # not a burst across items (annotate_app/keys.py)
         await page.keyboard.press(key)
         try:
             await asyncio.wait_for(page.evaluate(WAIT, i), timeout=60)

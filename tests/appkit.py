@@ -411,10 +411,12 @@ def attempt(page, url: str, user: str, password: str) -> None:
 
 
 def settle(page) -> None:
-    """Wait until the script run the last interaction started has finished rendering."""
+    """Wait until the script run the last interaction started has finished rendering, and a key pressed
+    next would be a new burst for the key guard (:func:`keys_ready`)."""
     page.wait_for_function(
         "() => { const a = document.querySelector('[data-testid=stApp]');"
-        " return a && a.getAttribute('data-test-script-state') === 'notRunning'; }"
+        " return a && a.getAttribute('data-test-script-state') === 'notRunning'"
+        " && (!window.__prefkitKeysReady || window.__prefkitKeysReady()); }"
     )
 
 
@@ -427,9 +429,17 @@ def open_kind(page, title: str) -> None:
     settle(page)
 
 
+def keys_ready(page) -> None:
+    """Wait until a key pressed now is a new burst for the key guard (``annotate_app/keys.py``): a key
+    less than ``keys.BURST_MS`` after the last one belongs to the item that one was pressed on, and is
+    dropped on the item that replaced it."""
+    page.wait_for_function("() => !window.__prefkitKeysReady || window.__prefkitKeysReady()")
+
+
 def next_item(page, title: str, action) -> None:
     """Do ``action`` and wait until the server has stored it and rendered the next item (or the end)."""
     before = page.get_by_text(f"{title} · item").first.inner_text()
+    keys_ready(page)  # settle() waited too, unless the caller pressed a key since
     action()
     page.wait_for_function(
         "([t, b]) => { const h = [...document.querySelectorAll('h4')].map(e => e.innerText);"

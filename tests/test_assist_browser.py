@@ -5,7 +5,7 @@ control item shows no suggestion at all."""
 from __future__ import annotations
 
 import pytest
-from appkit import browser, serve, served_project, set_control_share, settle, signed_in_on
+from appkit import browser, keys_ready, serve, served_project, set_control_share, settle, signed_in_on
 from prefkit.curation.annotation import workflow
 from prefkit.curation.annotation.assist import arm_of
 from prefkit.pipelines.assist import suggest
@@ -34,6 +34,7 @@ def test_enter_confirms_an_assisted_item_and_control_items_show_nothing(assisted
         seen.add(arm)
         header = page.get_by_text(f"{TITLE} · item").first.inner_text()
         suggested = page.get_by_role("button", name="Suggested:")
+        keys_ready(page)  # a key right after the last one is that item's burst, dropped on this one
         if arm == "control":
             assert suggested.count() == 0 and "Suggest" not in page.inner_text("[data-testid=stMain]")
             page.keyboard.press("3")
