@@ -6,7 +6,7 @@ edited: change the schema with a new, higher-numbered one. Migration numbers are
 m001 core, m002 LLM layer, m003 annotation app, m004 releases, m005 Label Studio bridge, m006 generation,
 m007 verification (instance → session links), m008 evaluation, m012 Label Studio push leases,
 m014/m015 packed turns of bulk imports, m016 adaptive overlap, m020 judge-assisted labelling
-(suggestions, the arm a label was made in).
+(suggestions, the arm a label was made in), m022 the maintainers' audit log.
 Every migration lives in this module, so opening any store applies the same, complete list.
 """
 
@@ -791,3 +791,24 @@ def m021_labelstudio_suggestions(conn: Connection) -> None:
     Studio task (sent with it, added to it later, or left out because people had already answered it).
     NULL: none yet, so the next push compares with what the task's data in Label Studio says."""
     conn.execute(text("ALTER TABLE ls_tasks ADD COLUMN suggestion_id TEXT"))
+
+
+@migration(22, "audit_log")
+def m022_audit_log(conn: Connection) -> None:
+    """The maintainers' audit log: one row per action taken on people, work or releases (from the
+    app's console pages or the CLI), saying who (a maintainer's user name, or ``shell:<login>`` for a
+    command), when, what (``user.disable``, ``tasks.create``, ``release.cut``, ...), on what, and the
+    details (JSON; never a password). Rows are only ever added."""
+    md = MetaData()
+    Table(
+        "audit_log",
+        md,
+        Column("seq", Integer, primary_key=True, autoincrement=True),
+        Column("created_at", Text, nullable=False),
+        Column("actor", Text, nullable=False),
+        Column("action", Text, nullable=False),
+        Column("target", Text, nullable=False),
+        _json("detail_json"),
+        Index("ix_audit_log_action", "action", "seq"),
+    )
+    md.create_all(conn)

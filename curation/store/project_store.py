@@ -8,6 +8,7 @@ from pathlib import Path
 from prefkit.curation.store.accounts import Accounts
 from prefkit.curation.store.alpsbench import AlpsTasks
 from prefkit.curation.store.assist import Suggestions
+from prefkit.curation.store.audit import Audit
 from prefkit.curation.store.content import Content
 from prefkit.curation.store.engine import StoreCore
 from prefkit.curation.store.eval import Evaluations
@@ -44,6 +45,7 @@ class ProjectStore(StoreCore):
     ``store.assist``              ``prefkit suggest`` runs and their suggestions (never labels)
     ``store.releases``            the release log, annotator pseudonyms, release-time reads
     ``store.sessions``            the annotation app's sign-in sessions and their secret
+    ``store.audit``               the maintainers' actions on people, work and releases
     ============================  ===============================================================
 
     Transactions stay on the store (``store.write()``, ``store.read()``); an area method that must
@@ -71,6 +73,7 @@ class ProjectStore(StoreCore):
         self.assist = Suggestions(self)
         self.releases = Releases(self)
         self.sessions = Sessions(self)
+        self.audit = Audit(self)
 
     def status(self) -> dict[str, int]:
         """Counts per stage, as ``prefkit status --json`` prints them."""
