@@ -812,3 +812,56 @@ def m022_audit_log(conn: Connection) -> None:
         Index("ix_audit_log_action", "action", "seq"),
     )
     md.create_all(conn)
+
+
+@migration(23, "crowd_studies")
+def m023_crowd_studies(conn: Connection) -> None:
+    """Crowd studies (participants recruited on a platform such as Prolific): ``studies`` holds a
+    study's settings and the SHA-256 of its entry link's secret (never the secret);
+    ``study_participants`` binds a platform id to one participant account per study (with the
+    platform's session id it first arrived with, and how it stands); ``study_events`` records each
+    arrival, return, completion, screening-out and time-out. Rows of events are only ever added."""
+    md = MetaData()
+    Table(
+        "studies",
+        md,
+        Column("study_id", Text, primary_key=True),
+        Column("name", Text, nullable=False),
+        Column("kind", Text, nullable=False),
+        Column("batch_id", Text, nullable=False),
+        Column("platform", Text, nullable=False),
+        Column("items", Integer, nullable=False),
+        Column("gold_share", Float, nullable=False),
+        Column("screen_below", Float, nullable=False),
+        Column("completion_code", Text, nullable=False),
+        Column("screened_out_code", Text, nullable=False),
+        Column("completion_url", Text),
+        Column("time_limit_minutes", Float, nullable=False),
+        _json("rules_json", nullable=False),
+        Column("secret_hash", Text, nullable=False),
+        Column("created_at", Text, nullable=False),
+    )
+    Table(
+        "study_participants",
+        md,
+        Column("study_id", Text, ForeignKey("studies.study_id"), primary_key=True),
+        Column("platform_id", Text, primary_key=True),
+        Column("username", Text, nullable=False, unique=True),
+        Column("platform_session", Text),
+        Column("platform_study", Text),
+        Column("status", Text, nullable=False),
+        Column("arrived_at", Text, nullable=False),
+        Column("finished_at", Text),
+    )
+    Table(
+        "study_events",
+        md,
+        Column("seq", Integer, primary_key=True, autoincrement=True),
+        Column("study_id", Text, nullable=False),
+        Column("platform_id", Text, nullable=False),
+        Column("event", Text, nullable=False),
+        _json("detail_json"),
+        Column("created_at", Text, nullable=False),
+        Index("ix_study_events_study", "study_id", "seq"),
+    )
+    md.create_all(conn)
