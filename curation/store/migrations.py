@@ -6,7 +6,7 @@ edited: change the schema with a new, higher-numbered one. Migration numbers are
 m001 core, m002 LLM layer, m003 annotation app, m004 releases, m005 Label Studio bridge, m006 generation,
 m007 verification (instance → session links), m008 evaluation, m012 Label Studio push leases,
 m014/m015 packed turns of bulk imports, m016 adaptive overlap, m020 judge-assisted labelling
-(suggestions, the arm a label was made in), m022 the maintainers' audit log.
+(suggestions, the arm a label was made in), m022 the maintainers' audit log, m023 crowd studies.
 Every migration lives in this module, so opening any store applies the same, complete list.
 """
 
