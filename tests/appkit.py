@@ -9,6 +9,7 @@ Sessions are written through the store's tables directly (dialogues, turns, sess
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -447,6 +448,24 @@ def next_item(page, title: str, action) -> None:
         arg=[title, before],
     )
     settle(page)
+
+
+def draft_kept(
+    project: Project, user: str, task_id: str, holds: Callable[[dict], bool], timeout: float = 60
+) -> dict:
+    """Wait until the store holds ``user``'s draft of ``task_id`` and ``holds(state)`` is true of it,
+    then return the state: what a reload restores. A change in the browser reaches the draft in the
+    run it starts (a text field's on losing focus), which may not have begun when the page looks
+    idle; a reload before it ends would drop it, so a test reloads only after this."""
+    deadline = time.monotonic() + timeout
+    state: dict = {}
+    while time.monotonic() < deadline:
+        draft = project.store.queues.draft(user, task_id)
+        state = json.loads(draft[1]) if draft else {}
+        if draft and holds(state):
+            return state
+        time.sleep(0.1)
+    raise AssertionError(f"the draft never held what was expected; last seen: {state}")
 
 
 def label_match(page) -> None:

@@ -11,7 +11,18 @@ import re
 import time
 
 import pytest
-from appkit import browser, next_item, open_kind, serve, served_project, settle, shot, sign_in, signed_in_on
+from appkit import (
+    browser,
+    draft_kept,
+    next_item,
+    open_kind,
+    serve,
+    served_project,
+    settle,
+    shot,
+    sign_in,
+    signed_in_on,
+)
 from prefkit.curation.annotation import workflow
 from prefkit.curation.annotation.task_kinds import get_kind
 
@@ -321,8 +332,14 @@ def test_a_reload_mid_item_keeps_the_sign_in_the_item_and_the_half_done_form(ser
     page.get_by_label("Value").last.fill("Travels to Porto in June")
     page.get_by_label("Comment (optional)").fill("one candidate is about the assistant")
     page.get_by_label("Comment (optional)").press("Tab")  # the comment and the value reach the server
+    # ... in the run the Tab starts, which may not have begun yet: reload once the draft has them
+    draft_kept(
+        project,
+        "ann12",
+        shown.task.task_id,
+        lambda s: s.get("comment") == "one candidate is about the assistant",
+    )
     settle(page)
-    page.wait_for_timeout(500)
     cookie = session_cookie(page)
     assert cookie["sameSite"] == "Strict" and cookie["expires"] > time.time() + 11 * 3600
 
