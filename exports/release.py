@@ -24,8 +24,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from prefkit.curation.project import CONFIG_NAME, Project
 from prefkit.curation.quality.agreement import agreement_rows
 from prefkit.curation.quality.assist import assist_report
 from prefkit.curation.quality.cost import cost_report
@@ -42,9 +43,11 @@ from prefkit.exports.release_data import build_configs, row_key
 from prefkit.exports.release_integrity import (
     VERSION_RE,
     ReleaseError,
+    Verification,
     checksums_text,
     load_manifest,
     sign_file,
+    verify_release,
 )
 from prefkit.exports.test_gold import planned_leaks, release_leaks
 from prefkit.exports.test_gold import secrets as test_gold_secrets
@@ -52,9 +55,6 @@ from prefkit.exports.writers import atomic_write_bytes, write_json
 from prefkit.schemas import ALL_SCHEMAS
 from prefkit.schemas.common import sha256_file, utcnow
 from prefkit.schemas.curation import ProvenanceSummary, ReleaseFile, ReleaseManifest, SourceSummary
-
-if TYPE_CHECKING:
-    from prefkit.curation.project import Project
 
 LEVELS = ("patch", "minor", "major")
 LICENCE_URLS = {
@@ -313,15 +313,61 @@ def inside_project(project: Project, where: Path) -> None:
 
 
 def cut_release(
-    project: Project, version: str, override: str | None = None, gates=None, agreement=None
+    project: Project,
+    version: str,
+    override: str | None = None,
+    gates=None,
+    agreement=None,
+    actor: str | None = None,
 ) -> CutResult:
     """Cut ``version`` from the project's current state and record it in the project's release log
     (``prefkit release list``). Refuses when a gate fails (unless ``override`` gives a reason, recorded
     in the manifest), when the version exists, or when the version bump is smaller than the change
     since the latest release. ``gates`` (results of :func:`run_gates`) and ``agreement`` (agreement
-    rows) are computed when not given; agreement is computed once for both."""
+    rows) are computed when not given; agreement is computed once for both. With ``actor`` (who
+    cut it: a maintainer of the app, ``shell:<login>``), the cut is an event of the audit log."""
     with release_view(project):
-        return _cut(project, version, override, gates, agreement)
+        result = _cut(project, version, override, gates, agreement)
+    if actor is not None:
+        m = result.manifest
+        failed = [g["gate"] for g in m.gates if not g["passed"]]
+        project.store.audit.record(actor, "release.cut", version, {
+            "data_sha256": result.data_sha256, "override": m.override_reason, "failed_gates": failed,
+        })  # fmt: skip
+    return result
+
+
+def release_project(release_dir: Path) -> Project | None:
+    """The project holding ``releases/<release_dir>`` (opened: the caller closes it), else None."""
+    parent = Path(release_dir).resolve().parent
+    if parent.name == "releases" and (parent.parent / CONFIG_NAME).is_file():
+        return Project(parent.parent)
+    return None
+
+
+def verify_in_project(
+    release_dir: Path,
+    project: Project | None,
+    expected_sha256: str | None = None,
+    allowed_signers: Path | None = None,
+) -> Verification:
+    """``prefkit release verify`` and the Release page: :func:`verify_release` anchored in
+    ``project``'s release log and its ``[release]`` signing settings (``allowed_signers`` overrides
+    the configured file); without a project, only the anchors beside the release."""
+    recorded, signers, signer = None, None, None
+    if project is not None:
+        version = load_manifest(Path(release_dir)).version
+        recorded = next((r for r in project.store.releases.recorded() if r.version == version), None)
+        cfg = signing_config(project)
+        signers, signer = cfg.allowed_signers, cfg.signer
+    return verify_release(Path(release_dir), recorded, expected_sha256, allowed_signers or signers, signer)
+
+
+def previous_version(project: Project, version: str) -> str | None:
+    """The release cut before ``version`` in ``releases/`` (what the Release page diffs against)."""
+    found = releases(project.releases_dir)
+    earlier = [v for v in found if parse_version(v) < parse_version(version)]
+    return earlier[-1] if earlier else None
 
 
 def _cut(project: Project, version: str, override: str | None, gates, agreement) -> CutResult:

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatchError
-from prefkit.curation.store.engine import StoreArea, StoreError
+from prefkit.curation.store.audit import Audit
+from prefkit.curation.store.engine import StoreArea, StoreCore, StoreError
 from prefkit.curation.store.sessions import revoke_all
 from prefkit.curation.store.usernames import (
     JUDGE_PREFIX,
@@ -23,7 +24,7 @@ from prefkit.curation.store.usernames import (
     normalize_username,
 )
 from prefkit.schemas.common import utcnow
-from sqlalchemy import select, update
+from sqlalchemy import func, select, update
 from sqlalchemy.exc import IntegrityError
 
 ROLES = ("annotator", "maintainer")
@@ -51,6 +52,19 @@ class SignInAttempt:
     created_at: str
 
 
+class LastMaintainer(StoreError):
+    """Disabling or demoting the last active maintainer: refused, nobody could undo it."""
+
+
+@dataclass(slots=True)
+class DoorState:
+    """An account at the door: its last successful sign-in, failures since then (or an unlock)."""
+
+    last_ok: str | None = None
+    failures: int = 0
+    last_failure: str | None = None
+
+
 def _check_password(password: str) -> None:
     """The one rule a new password meets (``users add``, ``users password``)."""
     if len(password) < 8:
@@ -64,14 +78,25 @@ def _account(row) -> Account:
 class Accounts(StoreArea):
     """Users and the sign-in log."""
 
+    def __init__(self, core: StoreCore, audit: Audit):
+        super().__init__(core)
+        self.audit = audit  # a maintainer's change and its audit row commit together
+
     # -- users --------------------------------------------------------------------------------------
     def add_user(
-        self, username: str, role: str, password: str, email: str | None = None, *, judge: bool = False
+        self,
+        username: str,
+        role: str,
+        password: str,
+        email: str | None = None,
+        *,
+        judge: bool = False,
+        actor: str | None = None,
     ) -> None:
         """A new account under the normalized name (see :mod:`prefkit.curation.store.usernames`): a name
         that differs from an existing one only in case, width or look-alike characters is refused, and
         so is a name reserved for LLM judges (``judge.*``) unless ``judge`` (the evaluation's own judge
-        accounts)."""
+        accounts). With ``actor``, the audit log says who added it (in the same transaction)."""
         if role not in ROLES:
             raise StoreError(f"unknown role {role!r}; expected one of {', '.join(ROLES)}")
         try:
@@ -90,10 +115,12 @@ class Accounts(StoreArea):
         try:
             with self.write() as conn:
                 conn.execute(self.t["users"].insert(), row)
+                if actor is not None:
+                    self.audit.insert(conn, actor, "user.add", username, {"role": role, "email": email})
         except IntegrityError as exc:
             raise StoreError(f"user {username!r} (or email {email!r}) already exists") from exc
 
-    def set_password(self, username: str, password: str) -> int:
+    def set_password(self, username: str, password: str, actor: str | None = None) -> int:
         """Give ``username`` a new password and end every open session of the account, in one
         transaction (no moment where the new password is set and an old sign-in still acts), logged
         in the sign-in log as ``password`` by ``maintainer``. Returns how many sessions ended.
@@ -119,6 +146,8 @@ class Accounts(StoreArea):
             ended = revoke_all(conn, self.t, found.username)
             conn.execute(log.insert(), {"username": found.username, "client": "maintainer",
                                         "outcome": "password", "created_at": utcnow()})  # fmt: skip
+            if actor is not None:
+                self.audit.insert(conn, actor, "user.password", found.username, {"sessions_ended": ended})
         return ended
 
     def authenticate(self, username: str, password: str) -> Account | None:
@@ -184,12 +213,25 @@ class Accounts(StoreArea):
                     last = last or at
         return failures, last
 
-    def unlock_sign_in(self, username: str | None = None, client: str | None = None) -> None:
-        """End a lockout (and the backoff) of a user name or a client: a maintainer's decision, logged."""
-        if username is not None:
-            self.log_sign_in(normalize_username(username), "maintainer", "unlock")
-        if client is not None:
-            self.log_sign_in("", client, "unlock")
+    def unlock_sign_in(
+        self, username: str | None = None, client: str | None = None, actor: str | None = None
+    ) -> None:
+        """End a lockout (and the backoff) of a user name or a client: a maintainer's decision, logged
+        in the sign-in log (and with ``actor`` in the audit log, in the same transaction)."""
+        log = self.t["sign_in_log"]
+        with self.write() as conn:
+            for name, where in ((username, "maintainer"), (client, None)):
+                if name is None:
+                    continue
+                row = (
+                    {"username": normalize_username(name), "client": where}
+                    if where
+                    else {"username": "", "client": name}
+                )
+                conn.execute(log.insert(), {**row, "outcome": "unlock", "created_at": utcnow()})
+                if actor is not None:
+                    target = row["username"] if where else f"client {name}"
+                    self.audit.insert(conn, actor, "user.unlock", target)
 
     def sign_in_log(self, username: str | None = None, limit: int = 50) -> list[SignInAttempt]:
         s = self.t["sign_in_log"]
@@ -217,10 +259,67 @@ class Accounts(StoreArea):
         with self.read() as conn:
             return [_account(r) for r in conn.execute(q).mappings()]
 
-    def set_user_active(self, username: str, active: bool) -> None:
+    def set_user_active(self, username: str, active: bool, actor: str | None = None) -> None:
+        """Enable or disable an account. Refused (:class:`StoreError`, nothing changed) for an unknown
+        name and for disabling the last active maintainer (nobody could enable anyone again)."""
+        self._change(username, {"active": active}, actor, "user.enable" if active else "user.disable")
+
+    def set_role(self, username: str, role: str, actor: str | None = None) -> None:
+        """Make an account an annotator or a maintainer. Refused (:class:`StoreError`, nothing changed)
+        for an unknown name or role, an LLM judge's account, and for demoting the last active maintainer."""
+        if role not in ROLES:
+            raise StoreError(f"unknown role {role!r}; expected one of {', '.join(ROLES)}")
+        found = self.user(username)
+        if found is not None and found.username.startswith(JUDGE_PREFIX):
+            raise StoreError(f"{found.username!r} is an LLM judge's account: its role is fixed")
+        self._change(username, {"role": role}, actor, "user.role", {"role": role})
+
+    def _change(
+        self, username: str, values: dict, actor: str | None, action: str, detail: dict | None = None
+    ) -> None:
+        """Update one account and check, in the same transaction, that an active maintainer remains
+        when this one was the last (the rows are counted after the update, so two maintainers
+        demoting each other at once cannot both succeed on a serializing store)."""
         u = self.t["users"]
         found = self.user(username)
         username = found.username if found else username
         with self.write() as conn:
-            if conn.execute(update(u).where(u.c.username == username).values(active=active)).rowcount == 0:
+            if conn.execute(update(u).where(u.c.username == username).values(**values)).rowcount == 0:
                 raise StoreError(f"no user {username!r}")
+            was_maintainer = found is not None and found.role == "maintainer" and found.active
+            left = conn.execute(
+                select(func.count()).select_from(u).where(u.c.role == "maintainer", u.c.active.is_(True))
+            ).scalar()
+            if was_maintainer and not left:
+                raise LastMaintainer(
+                    f"{username} is the last active maintainer: make another maintainer (or enable one) first"
+                )
+            if actor is not None:
+                self.audit.insert(conn, actor, action, username, detail)
+
+    # -- the door, per account ----------------------------------------------------------------------
+    def door(self) -> dict[str, DoorState]:
+        """Per user name that ever tried to sign in: the last successful sign-in and the failed attempts
+        since then (or since the last unlock), with the last failure's time. Read in one pass over the
+        newest log rows."""
+        s = self.t["sign_in_log"]
+        out: dict[str, DoorState] = {}
+        closed: set[str] = set()
+        q = (
+            select(s.c.username, s.c.outcome, s.c.created_at)
+            .where(s.c.username != "")
+            .order_by(s.c.seq.desc())
+        )
+        with self.read() as conn:
+            for name, outcome, at in conn.execute(q.limit(20_000)):
+                state = out.setdefault(name, DoorState())
+                if outcome == "ok" and state.last_ok is None:
+                    state.last_ok = at
+                if name in closed:
+                    continue
+                if outcome in ("ok", "unlock"):
+                    closed.add(name)
+                elif outcome == "fail":
+                    state.failures += 1
+                    state.last_failure = state.last_failure or at
+        return out

@@ -63,7 +63,8 @@ class ProjectStore(StoreCore):
         self.content = Content(self)
         self.hidden = {"dialogues": self.content.staged_dialogues, "sources": self.content.staged_sources}
         self.generation = Generation(self)
-        self.accounts = Accounts(self)
+        self.audit = Audit(self)
+        self.accounts = Accounts(self, self.audit)
         self.labels = Labels(self)
         self.queues = Queues(self, self.labels)
         self.labelstudio = LabelStudioMap(self, self.labels)
@@ -73,7 +74,6 @@ class ProjectStore(StoreCore):
         self.assist = Suggestions(self)
         self.releases = Releases(self)
         self.sessions = Sessions(self)
-        self.audit = Audit(self)
 
     def status(self) -> dict[str, int]:
         """Counts per stage, as ``prefkit status --json`` prints them."""

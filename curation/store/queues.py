@@ -100,6 +100,29 @@ class EventBrief:
 
 
 @dataclass(frozen=True, slots=True)
+class IdleQueue:
+    """An annotator's queue of a kind holding open items, and when it last showed one."""
+
+    annotator: str
+    kind: str
+    open_items: int
+    last_seen: str
+    by_batch: tuple[tuple[str, int], ...]  # its open items per batch
+
+
+@dataclass(frozen=True, slots=True)
+class OverlapRange:
+    """Per (kind, batch): the annotators per item now (``low``..``high``) and the adaptive bounds (None: fixed)."""
+
+    kind: str
+    batch_id: str
+    low: int
+    high: int
+    min: int | None
+    max: int | None
+
+
+@dataclass(frozen=True, slots=True)
 class ReleasedAssignment:
     """An open assignment given back to the pool just now."""
 
@@ -616,6 +639,50 @@ class Queues(StoreArea):
         """:meth:`_release_stale` in its own transaction; the released ``(annotator, kind, task_id)``."""
         with self.write() as conn:
             return self._release_stale(conn, before, kind, annotator)
+
+    def idle_queues(self, before: str) -> list[IdleQueue]:
+        """The queues :meth:`release_stale` would hand back for ``before`` (read only: what the Work
+        page shows as stale), oldest first."""
+        a = self.t["assignments"]
+        seen = func.max(func.coalesce(a.c.shown_at, a.c.assigned_at))
+        q = (
+            select(a.c.annotator, a.c.kind, func.count().label("n"), seen.label("seen"))
+            .where(a.c.done_at.is_(None))
+            .group_by(a.c.kind, a.c.annotator)
+            .having(seen < before)
+            .order_by(seen)
+        )
+        with self.read() as conn:
+            rows = conn.execute(q).mappings().all()
+            out = []
+            for r in rows:
+                batches = conn.execute(
+                    select(a.c.batch_id)
+                    .distinct()
+                    .where(a.c.kind == r["kind"], a.c.annotator == r["annotator"], a.c.done_at.is_(None))
+                    .order_by(a.c.batch_id)
+                ).scalars()
+                out.append(IdleQueue(r["annotator"], r["kind"], ", ".join(batches), int(r["n"]), r["seen"]))
+        return out
+
+    def overlap_ranges(self) -> list[OverlapRange]:
+        """Per (kind, batch): the fewest and most annotators an item goes to now, and the adaptive
+        bounds (``overlap_min``..``overlap_max``; None for fixed overlap)."""
+        t = self.t["tasks"]
+        q = (
+            select(
+                t.c.kind,
+                t.c.batch_id,
+                func.min(t.c.overlap),
+                func.max(t.c.overlap),
+                func.min(t.c.overlap_min),
+                func.max(t.c.overlap_max),
+            )  # fmt: skip
+            .group_by(t.c.kind, t.c.batch_id)
+            .order_by(t.c.kind, t.c.batch_id)
+        )
+        with self.read() as conn:
+            return [OverlapRange(*r) for r in conn.execute(q)]
 
     def assignment_releases(self, annotator: str | None = None) -> list[AssignmentRelease]:
         """Assignments given back to the pool (stale claims, `prefkit tasks release`), oldest first."""

@@ -22,6 +22,10 @@ COMMANDS = {
         "field.",
     ),
     "annotate": ("annotate_cmds:annotate", "The browser annotation app."),
+    "audit": (
+        "audit_cmds:audit",
+        "The audit log: who added, disabled, unlocked people, changed work and cut releases, and when.",
+    ),
     "batches": ("annotate_cmds:batches", "Batches of tasks: only tasks of open batches are handed out."),
     "cost": (
         "cost_cmds:cost",

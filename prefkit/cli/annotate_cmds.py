@@ -9,16 +9,15 @@ from pathlib import Path
 
 import click
 
-from prefkit.cli.common import KindChoice, echo_json, echo_table, json_option, project_option
+from prefkit.cli.common import KindChoice, echo_json, echo_table, json_option, project_option, shell_actor
 from prefkit.cli.group import LazyGroup
 from prefkit.cli.types import PORT, SHARE_BELOW_ONE, SafePath
-from prefkit.curation.annotation import sessions
-from prefkit.curation.annotation.task_admin import create_tasks, import_gold, import_pairs, task_rows
+from prefkit.curation.annotation import people, work
+from prefkit.curation.annotation.task_admin import import_gold, import_pairs, task_rows
 from prefkit.curation.project import Project
 from prefkit.exports.writers import atomic_write_bytes
 from prefkit.pipelines.matching import add_pairs_from_instances
 from prefkit.schemas.common import canonical_json
-from prefkit.schemas.config import OverlapRange
 
 
 # -- users ------------------------------------------------------------------------------------------
@@ -27,6 +26,8 @@ from prefkit.schemas.config import OverlapRange
     lazy={
         "unlock": "prefkit.cli.access_cmds:users_unlock",
         "sign-ins": "prefkit.cli.access_cmds:users_sign_ins",
+        "status": "prefkit.cli.access_cmds:users_status",
+        "role": "prefkit.cli.access_cmds:users_role",
     },
 )
 def users() -> None:
@@ -40,18 +41,29 @@ def users() -> None:
 )
 @click.option("--email", help="Optional e-mail address (unique).")
 @click.option("--password-stdin", is_flag=True, help="Read the password from the first line of stdin.")
+@click.option(
+    "--generate-password", is_flag=True, help="Make a password and print it once (it is stored only hashed)."
+)
 @project_option
-def users_add(project: Project, name: str, role: str, email: str | None, password_stdin: bool) -> None:
-    """Create an account; the password is stored as an argon2 hash (asked for unless --password-stdin).
+def users_add(
+    project: Project, name: str, role: str, email: str | None, password_stdin: bool, generate_password: bool
+) -> None:
+    """Create an account; the password is stored as an argon2 hash (asked for unless --password-stdin
+    or --generate-password). Recorded in the audit log (prefkit audit list).
 
     Example: prefkit users add alice --role annotator --email alice@example.org --password-stdin < alice.pw
     """
+    if password_stdin and generate_password:
+        raise click.UsageError("give --password-stdin or --generate-password, not both")
+    password = None
     if password_stdin:
         password = sys.stdin.readline().rstrip("\r\n")
-    else:
+    elif not generate_password:
         password = click.prompt("password", hide_input=True, confirmation_prompt=True)
-    project.store.accounts.add_user(name, role, password, email=email)
+    made = people.add(project, shell_actor(), name, role, email=email, password=password)
     click.echo(f"added {role} {name}")
+    if made:
+        click.echo(f"password (shown once): {made}")
 
 
 @users.command("list")
@@ -73,13 +85,12 @@ def users_list(project: Project, as_json: bool) -> None:
 @click.argument("name")
 @project_option
 def users_disable(project: Project, name: str) -> None:
-    """Disable an account: it can no longer sign in, its open sessions end; its labels stay.
+    """Disable an account: it can no longer sign in, its open sessions end; its labels stay. The last
+    active maintainer cannot be disabled.
 
     Example: prefkit users disable alice
     """
-    project.store.accounts.set_user_active(name, False)
-    account = project.store.accounts.user(name)
-    sessions.revoke_user(project.store, account.username if account else name)
+    people.disable(project, shell_actor(), name)
     click.echo(f"disabled {name}")
 
 
@@ -98,7 +109,7 @@ def users_password(project: Project, name: str, password_stdin: bool) -> None:
         password = sys.stdin.readline().rstrip("\r\n")
     else:
         password = click.prompt("new password", hide_input=True, confirmation_prompt=True)
-    ended = project.store.accounts.set_password(name, password)
+    ended = people.set_password(project, shell_actor(), name, password)
     click.echo(f"set a new password for {name}; {ended} open session(s) ended")
 
 
@@ -110,7 +121,7 @@ def users_enable(project: Project, name: str) -> None:
 
     Example: prefkit users enable alice
     """
-    project.store.accounts.set_user_active(name, True)
+    people.enable(project, shell_actor(), name)
     click.echo(f"enabled {name}")
 
 
@@ -120,6 +131,7 @@ def users_enable(project: Project, name: str) -> None:
     lazy={
         "adapt": "prefkit.cli.access_cmds:tasks_adapt",
         "release": "prefkit.cli.access_cmds:tasks_release",
+        "status": "prefkit.cli.access_cmds:tasks_status",
         "build-alpsbench": "prefkit.cli.alpsbench_cmds:build_alpsbench",
     },
 )
@@ -154,13 +166,7 @@ def tasks_create(
 
     Example: prefkit tasks create --kind memory_verify --overlap 3 --batch week1 --gold-rate 0.1
     """
-    k = None
-    if overlap is not None:
-        k = OverlapRange.parse(overlap)
-        configured = project.config.annotation.overlap
-        if isinstance(k, OverlapRange) and isinstance(configured, OverlapRange):
-            k = OverlapRange(**{**configured.model_dump(), "min": k.min, "max": k.max})
-    n = create_tasks(project, kind, overlap=k, batch=batch, gold_rate=gold_rate)
+    n = work.create(project, shell_actor(), kind, overlap=overlap, batch=batch, gold_rate=gold_rate)
     total = project.store.count("tasks", kind=kind)
     click.echo(f"created {n} {kind} tasks in batch {batch} ({total} {kind} tasks in the project)")
 
@@ -234,7 +240,11 @@ def tasks_pairs_from_instances(project: Project) -> None:
     )
 
 
-@tasks.group("gold")
+@tasks.group(
+    "gold",
+    cls=LazyGroup,
+    lazy={"mark": "prefkit.cli.access_cmds:gold_mark", "unmark": "prefkit.cli.access_cmds:gold_unmark"},
+)
 def tasks_gold() -> None:
     """Gold items: tasks with a known answer, mixed into queues to measure accuracy."""
 
@@ -280,7 +290,7 @@ def batches_open(project: Project, batch: str) -> None:
 
     Example: prefkit batches open week1
     """
-    project.store.labels.set_batch_status(batch, "open")
+    work.set_batch_status(project, shell_actor(), batch, "open")
     click.echo(f"batch {batch} is open")
 
 
@@ -292,7 +302,7 @@ def batches_close(project: Project, batch: str) -> None:
 
     Example: prefkit batches close week1
     """
-    project.store.labels.set_batch_status(batch, "closed")
+    work.set_batch_status(project, shell_actor(), batch, "closed")
     click.echo(f"batch {batch} is closed")
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import getpass
 import json
 from typing import Any
 
@@ -71,6 +72,15 @@ def project_option(fn):
             project.close()
 
     return wrapper
+
+
+def shell_actor() -> str:
+    """Who a command acts as in the audit log: ``shell:<login>`` (the operating system's user name;
+    whoever runs commands holds the project's files, so the login is the honest name to give)."""
+    try:
+        return f"shell:{getpass.getuser()}"
+    except (OSError, KeyError):  # no login name in a bare container
+        return "shell"
 
 
 def json_option(fn):

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import click
 
-from prefkit.cli.common import echo_json, echo_table, json_option, project_option
+from prefkit.cli.common import echo_json, echo_table, json_option, project_option, shell_actor
 from prefkit.cli.types import SafePath
-from prefkit.curation.project import CONFIG_NAME, Project
+from prefkit.curation.project import Project
 from prefkit.curation.quality.consensus import AdjudicationError, disagreements
 from prefkit.curation.quality.consensus import adjudicate as decide
 from prefkit.curation.quality.gates import config_report, format_report
@@ -18,11 +18,10 @@ from prefkit.exports.release import (
     check_release,
     cut_release,
     diff_releases,
-    load_manifest,
     plan_configs,
-    signing_config,
+    release_project,
+    verify_in_project,
 )
-from prefkit.exports.release_integrity import verify_release
 
 
 @click.group()
@@ -75,7 +74,7 @@ def release_cut(project: Project, version: str, override: str | None) -> None:
 
     Example: prefkit release cut --version 1.0.0 --project my-bench
     """
-    result = cut_release(project, version, override=override)
+    result = cut_release(project, version, override=override, actor=shell_actor())
     m = result.manifest
     click.echo(f"released {m.name} {version} at {result.path}")
     click.echo(f"  rows      {', '.join(f'{k} {v}' for k, v in m.counts.items())}")
@@ -112,19 +111,14 @@ def release_verify(directory: str, project_path: str | None, expected: str | Non
     Example: prefkit release verify my-bench/releases/1.0.0
     """
     release_dir = Path(directory)
-    project = _release_project(release_dir, project_path)
-    recorded = None
-    signers: Path | None = None
-    signer: str | None = None
-    if project is not None:
-        version = load_manifest(release_dir).version
-        recorded = next((r for r in project.store.releases.recorded() if r.version == version), None)
-        cfg = signing_config(project)
-        signers, signer = cfg.allowed_signers, cfg.signer
-        project.close()
-    if allowed_signers:
-        signers = Path(allowed_signers)
-    result = verify_release(release_dir, recorded, expected, signers, signer)
+    project = Project.locate(project_path) if project_path else release_project(release_dir)
+    try:
+        result = verify_in_project(
+            release_dir, project, expected, Path(allowed_signers) if allowed_signers else None
+        )
+    finally:
+        if project is not None:
+            project.close()
     for problem in result.problems:
         click.echo(f"FAIL {problem}")
     trusted = "; ".join(result.trusted) or "nothing"
@@ -135,16 +129,6 @@ def release_verify(directory: str, project_path: str | None, expected: str | Non
         sys.exit(1)
     click.echo(f"OK {result.name} {result.version}: {result.files} files match the manifest")
     click.echo(f"  manifest.json matches {trusted}")
-
-
-def _release_project(release_dir: Path, project_path: str | None):
-    """The project named with --project, else the one holding ``releases/<dir>`` (None when neither)."""
-    if project_path:
-        return Project.locate(project_path)
-    parent = release_dir.resolve().parent
-    if parent.name == "releases" and (parent.parent / CONFIG_NAME).is_file():
-        return Project(parent.parent)
-    return None
 
 
 @release.command("diff")

@@ -1,0 +1,165 @@
+"""Work: the tasks per kind and batch as a maintainer runs them. The one implementation behind
+``prefkit tasks create / release / gold mark / gold unmark`` and ``prefkit batches open / close`` and
+the app's Work page: both call these functions, so both refuse the same things in the same words.
+
+Each change is an audited event (``store.audit``: who, when, what; ``prefkit audit list``), recorded
+once the change is made (a refused change records nothing). The ``actor`` is the maintainer signed
+in to the app, or ``shell:<login>`` for a command.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+from prefkit.curation.annotation import workflow
+from prefkit.curation.annotation.task_admin import TaskFileError, create_tasks
+from prefkit.curation.annotation.task_kinds import get_kind
+from prefkit.curation.store.queues import IdleQueue, ReleasedAssignment
+from prefkit.schemas.config import OverlapRange
+
+if TYPE_CHECKING:
+    from prefkit.curation.project import Project
+
+
+@dataclass(frozen=True, slots=True)
+class WorkRow:
+    """One (kind, batch) of the Work page: its tasks, overlap, progress and stale queues."""
+
+    kind: str
+    batch: str
+    status: str  # open / closed
+    tasks: int
+    gold: int
+    overlap: str  # "3" (fixed) or "2..4 adaptive (now 2-3)"
+    assigned: int  # slots handed to annotators so far
+    complete: int  # tasks with all the labels their overlap asks for
+    stale: int  # open items in queues idle past [annotation] stale_after_hours
+
+
+def overlap_text(low: int, high: int, lo_bound: int | None, hi_bound: int | None) -> str:
+    """How the Work page and ``tasks list`` name a batch's overlap."""
+    if lo_bound is None or hi_bound is None:
+        return str(low) if low == high else f"{low}-{high}"
+    now = str(low) if low == high else f"{low}-{high}"
+    return f"{lo_bound}..{hi_bound} adaptive (now {now})"
+
+
+def _hours_ago(hours: float) -> str:
+    return (datetime.now(UTC) - timedelta(hours=hours)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def stale_queues(project: Project, hours: float | None = None) -> list[IdleQueue]:
+    """The queues :func:`hand_back` would release now: idle ``hours`` (default ``[annotation]
+    stale_after_hours``, where 0 means never: then none are stale)."""
+    if hours is None:
+        hours = workflow.stale_after_hours(project)
+        if hours <= 0:
+            return []
+    return project.store.queues.idle_queues(_hours_ago(hours))
+
+
+def rows(project: Project) -> list[WorkRow]:
+    """Per kind and batch: status, tasks, gold, overlap, assigned slots, complete tasks, stale items."""
+    store = project.store
+    status = {b.batch_id: b.status for b in store.labels.batches()}
+    overlaps = {(o.kind, o.batch_id): o for o in store.queues.overlap_ranges()}
+    stale: dict[tuple[str, str], int] = {}
+    for q in stale_queues(project):
+        for batch, n in q.by_batch:
+            stale[(q.kind, batch)] = stale.get((q.kind, batch), 0) + n
+    out = []
+    for s in store.queues.task_summaries():
+        o = overlaps.get((s.kind, s.batch_id))
+        text = overlap_text(o.low, o.high, o.min, o.max) if o else "–"
+        out.append(WorkRow(s.kind, s.batch_id, status.get(s.batch_id, "open"), s.tasks, s.gold, text,
+                           s.assigned, s.complete, stale.get((s.kind, s.batch_id), 0)))  # fmt: skip
+    return out
+
+
+def parse_overlap(project: Project, text: str | None) -> int | OverlapRange | None:
+    """``"3"`` or ``"2..4"`` (None: the config's); a range keeps the config's other adaptive settings
+    (audit share, confidence, gold items)."""
+    if text is None or not str(text).strip():
+        return None
+    k = OverlapRange.parse(str(text))
+    configured = project.config.annotation.overlap
+    if isinstance(k, OverlapRange) and isinstance(configured, OverlapRange):
+        k = OverlapRange(**{**configured.model_dump(), "min": k.min, "max": k.max})
+    return k
+
+
+def create(
+    project: Project,
+    actor: str,
+    kind: str,
+    overlap: str | None = None,
+    batch: str = "default",
+    gold_rate: float | None = None,
+) -> int:
+    """Build tasks of ``kind`` into ``batch`` with ``overlap`` ("3", "2..4"; default the config's);
+    returns how many were new. Refused: an unknown kind, an overlap out of 1..100 or not a number
+    or range, a gold rate outside [0, 1), an empty batch name."""
+    get_kind(kind)
+    if not batch or not batch.strip():
+        raise TaskFileError("give the batch a name")
+    k = parse_overlap(project, overlap)
+    n = create_tasks(project, kind, overlap=k, batch=batch.strip(), gold_rate=gold_rate)
+    project.store.audit.record(actor, "tasks.create", f"{kind} / {batch.strip()}",
+                               {"new": n, "overlap": overlap or "config", "gold_rate": gold_rate})  # fmt: skip
+    return n
+
+
+def hand_back(
+    project: Project,
+    actor: str,
+    hours: float | None = None,
+    annotator: str | None = None,
+    kind: str | None = None,
+) -> list[ReleasedAssignment]:
+    """Hand items back to the pool from queues idle ``hours`` (see :func:`workflow.release_stale`);
+    the annotators keep every label they gave. Audited when anything was handed back."""
+    released = workflow.release_stale(project, hours=hours, annotator=annotator, kind=kind)
+    if released:
+        who = sorted({r.annotator for r in released})
+        project.store.audit.record(actor, "tasks.release", ", ".join(who),
+                                   {"items": len(released), "kind": kind, "idle_hours": hours})  # fmt: skip
+    return released
+
+
+def parse_answer(text: str) -> dict[str, Any]:
+    """A gold answer typed as JSON (``{"coverage": "fully"}``), or one clear line."""
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise TaskFileError(f"the answer is not valid JSON: {exc.msg} at column {exc.colno}") from None
+    if not isinstance(value, dict):
+        raise TaskFileError('the answer is a JSON object, e.g. {"coverage": "fully"}')
+    return value
+
+
+def mark_gold(project: Project, actor: str, task_id: str, answer: dict[str, Any]) -> dict[str, Any]:
+    """Make a task a gold item with its known ``answer`` (validated against the task's kind, as a
+    label would be). Returns the answer as stored."""
+    task = project.store.labels.task(task_id)
+    checked = get_kind(task.kind).validate(answer, task)
+    project.store.labels.set_gold(task_id, checked)
+    project.store.audit.record(actor, "gold.mark", task_id, {"kind": task.kind, "answer": checked})
+    return checked
+
+
+def unmark_gold(project: Project, actor: str, task_id: str) -> None:
+    """Make a gold item a regular task again (labels already scored against it keep their events)."""
+    task = project.store.labels.task(task_id)
+    if not task.is_gold:
+        raise TaskFileError(f"task {task_id} is not a gold item")
+    project.store.labels.set_gold(task_id, None)
+    project.store.audit.record(actor, "gold.unmark", task_id, {"kind": task.kind})
+
+
+def set_batch_status(project: Project, actor: str, batch: str, status: str) -> None:
+    """Open a batch (its tasks are handed out) or close it (they leave every queue; labels stay)."""
+    project.store.labels.set_batch_status(batch, status)
+    project.store.audit.record(actor, f"batch.{'open' if status == 'open' else 'close'}", batch)
