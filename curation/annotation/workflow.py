@@ -15,7 +15,8 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from prefkit.curation.annotation import overlap, sessions
-from prefkit.curation.annotation.assignment import policy_for
+from prefkit.curation.annotation.assignment import QueuePolicy, policy_for
+from prefkit.curation.annotation.evidence_spans import draft_spans
 from prefkit.curation.annotation.signin import log as signin_log
 from prefkit.curation.annotation.signin import wait_s
 from prefkit.curation.annotation.task_kinds import TASK_KIND_REGISTRY, ContradictoryLabel, get_kind
@@ -135,11 +136,20 @@ class AnnotatorView:
     draft: dict[str, Any] | None = None
 
 
-def annotator_view(project: Project, user: str, kind: str, session: str | None = None) -> AnnotatorView:
+def annotator_view(
+    project: Project,
+    user: str,
+    kind: str,
+    session: str | None = None,
+    policy: QueuePolicy | None = None,
+    batch: str | None = None,
+) -> AnnotatorView:
     """Everything the Annotate page reads on a run, in one read when the item is already on screen
     (the usual case after the first item); assigning a new item goes through :func:`current_item`.
     ``session``: the browser session's token; the view is not ``active`` once that session ended
-    (signed out in another tab, expired, revoked), checked in the same read."""
+    (signed out in another tab, expired, revoked), checked in the same read. ``policy`` and
+    ``batch``: a new chunk's size and gold, and the batch it comes from (a crowd study's; default:
+    the project's policy for the kind, any open batch)."""
     get_kind(kind)
     session_id = _session_id(project, session)
     if session is not None and session_id is None:  # the token itself is spent: no read needed
@@ -148,10 +158,22 @@ def annotator_view(project: Project, user: str, kind: str, session: str | None =
     if not view.active:
         return AnnotatorView(False, None, view.version)
     if view.item is not None and view.item.event_id:
-        draft = json.loads(view.draft) if view.draft else None
-        return AnnotatorView(True, _shown(view.item), view.version, draft)
-    item = _shown(_assign_next(project, user, kind))
+        shown = _shown(view.item)
+        draft = _restorable(shown.task, json.loads(view.draft)) if view.draft else None
+        return AnnotatorView(True, shown, view.version, draft)
+    item = _shown(_assign_next(project, user, kind, policy, batch))
     return AnnotatorView(True, item, project.store.queues.queue_version(user))
+
+
+def _restorable(task: AnnotationTask, draft: dict[str, Any]) -> dict[str, Any]:
+    """A draft as a form may take it back: its lists of spans (the words selected as evidence) keep
+    only the spans that are valid and still the turn's words (``evidence_spans.draft_spans``)."""
+    turns = task.payload.get("turns") or []
+    out = {}
+    for name, value in draft.items():
+        spans = draft_spans(value, turns)
+        out[name] = value if spans is None else spans
+    return out
 
 
 def save_draft(project: Project, user: str, item: ShownItem, state: dict[str, Any]) -> None:
@@ -171,9 +193,12 @@ def current_item(project: Project, user: str, kind: str) -> ShownItem | None:
     return _shown(item)
 
 
-def _assign_next(project: Project, user: str, kind: str) -> OpenItem | None:
-    """Show the annotator's next item, assigning a new chunk under the kind's policy when needed
-    (under adaptive overlap the kind's reliability snapshot is refitted first when it is stale)."""
+def _assign_next(
+    project: Project, user: str, kind: str, policy: QueuePolicy | None = None, batch: str | None = None
+) -> OpenItem | None:
+    """Show the annotator's next item, assigning a new chunk under the kind's policy (or ``policy``,
+    from ``batch`` only: a crowd study's) when needed (under adaptive overlap the kind's reliability
+    snapshot is refitted first when it is stale)."""
     if project.store.get_meta(overlap.adaptive_key(kind)):
         overlap.refresh(
             project.store,
@@ -181,10 +206,12 @@ def _assign_next(project: Project, user: str, kind: str) -> OpenItem | None:
             overlap.model_method(project.store),
             setting=project.config.annotation.overlap,
         )
-    policy = policy_for(project, kind)
+    policy = policy or policy_for(project, kind)
     hours = stale_after_hours(project)
     before = _hours_ago(hours) if hours > 0 else None
-    return project.store.queues.open_assignment(user, kind, policy.chunk, policy.n_gold, stale_before=before)
+    return project.store.queues.open_assignment(
+        user, kind, policy.chunk, policy.n_gold, stale_before=before, batch=batch
+    )
 
 
 def _shown(item: OpenItem | None) -> ShownItem | None:

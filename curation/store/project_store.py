@@ -19,6 +19,7 @@ from prefkit.curation.store.llm import LLMRecords
 from prefkit.curation.store.queues import Queues
 from prefkit.curation.store.release import Releases
 from prefkit.curation.store.sessions import Sessions
+from prefkit.curation.store.studies import Studies
 from prefkit.schemas.config import Consensus
 
 
@@ -46,6 +47,7 @@ class ProjectStore(StoreCore):
     ``store.releases``            the release log, annotator pseudonyms, release-time reads
     ``store.sessions``            the annotation app's sign-in sessions and their secret
     ``store.audit``               the maintainers' actions on people, work and releases
+    ``store.studies``             crowd studies, their participants and what happened to each
     ============================  ===============================================================
 
     Transactions stay on the store (``store.write()``, ``store.read()``); an area method that must
@@ -74,6 +76,7 @@ class ProjectStore(StoreCore):
         self.assist = Suggestions(self)
         self.releases = Releases(self)
         self.sessions = Sessions(self)
+        self.studies = Studies(self)
 
     def status(self) -> dict[str, int]:
         """Counts per stage, as ``prefkit status --json`` prints them."""

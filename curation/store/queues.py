@@ -243,18 +243,27 @@ class Queues(StoreArea):
         return self.read_retrying(lambda conn: self._open_row(conn, annotator, kind))
 
     def open_assignment(
-        self, annotator: str, kind: str, chunk: int, n_gold: int, stale_before: str | None = None
+        self,
+        annotator: str,
+        kind: str,
+        chunk: int,
+        n_gold: int,
+        stale_before: str | None = None,
+        batch: str | None = None,
     ) -> OpenItem | None:
         """The annotator's current item of ``kind`` with its task's columns (assigning a new chunk
         when the queue is empty), marked as shown with its pending event id; ``None`` when nothing is
         left to do. Before a new chunk is picked, other annotators' items idle since ``stale_before``
-        go back to the pool. A write transaction: call :meth:`open_item` first, which is one read
+        go back to the pool. With ``batch``, a new chunk comes from that batch only (a crowd study's
+        participants work on the study's batch). A write transaction: call :meth:`open_item` first, which is one read
         and usually finds the item already shown. Idempotent, so a dropped connection or a deadlock
         just runs it again."""
-        return self.retrying(lambda: self._open_assignment(annotator, kind, chunk, n_gold, stale_before))
+        return self.retrying(
+            lambda: self._open_assignment(annotator, kind, chunk, n_gold, stale_before, batch)
+        )
 
     def _open_assignment(
-        self, annotator: str, kind: str, chunk: int, n_gold: int, stale_before: str | None
+        self, annotator: str, kind: str, chunk: int, n_gold: int, stale_before: str | None, batch: str | None
     ) -> OpenItem | None:
         with self.write() as conn:
             # One annotator's queue changes in one transaction at a time, whichever replica serves
@@ -264,7 +273,7 @@ class Queues(StoreArea):
             if row is None:
                 if stale_before is not None:
                     self._release_stale(conn, stale_before, kind)
-                if not self._assign_chunk(conn, annotator, kind, chunk, n_gold):
+                if not self._assign_chunk(conn, annotator, kind, chunk, n_gold, batch):
                     return None
                 row = self._open_row(conn, annotator, kind)
                 if row is None:  # the chunk just assigned is open in this transaction
@@ -355,10 +364,14 @@ class Queues(StoreArea):
         b = self.t["batches"]
         return [r[0] for r in conn.execute(select(b.c.batch_id).where(b.c.status == "closed"))]
 
-    def _candidate_query(self, annotator: str, kind: str, gold: bool, closed: list[str]):
+    def _candidate_query(
+        self, annotator: str, kind: str, gold: bool, closed: list[str], batch: str | None = None
+    ):
         t, a = self.t["tasks"], self.t["assignments"]
         mine = exists().where(a.c.task_id == t.c.task_id, a.c.annotator == annotator)
         q = select(t.c.task_id, t.c.batch_id).where(t.c.kind == kind, t.c.is_gold == gold, ~mine)
+        if batch is not None:
+            q = q.where(t.c.batch_id == batch)
         # The closed batches as a list, not a join or a subquery: the task index then yields tasks in
         # order and LIMIT stops early (PostgreSQL misjudges an anti-join against the small batches
         # table and sorts every candidate instead: 160 ms at 32,000 tasks).
@@ -373,12 +386,19 @@ class Queues(StoreArea):
         return base.where(t.c.n_assigned == level, (t.c.overlap + 0) > level)
 
     def _candidates(
-        self, conn: Connection, annotator: str, kind: str, gold: bool, need: int, closed: list[str]
+        self,
+        conn: Connection,
+        annotator: str,
+        kind: str,
+        gold: bool,
+        need: int,
+        closed: list[str],
+        batch: str | None = None,
     ) -> dict[str, str]:
         """Tasks of open batches this annotator never had; regular tasks still short of their overlap,
         the most advanced first so items complete early; gold tasks go to everyone once."""
         t = self.t["tasks"]
-        base = self._candidate_query(annotator, kind, gold, closed)
+        base = self._candidate_query(annotator, kind, gold, closed, batch)
         if gold:  # least-seen gold first; one index probe per level (every level is an equality)
             found: dict[str, str] = {}
             n_users = conn.execute(select(func.count()).select_from(self.t["users"])).scalar_one()
@@ -402,10 +422,12 @@ class Queues(StoreArea):
                 break
         return found
 
-    def _assign_chunk(self, conn: Connection, annotator: str, kind: str, chunk: int, n_gold: int) -> int:
+    def _assign_chunk(
+        self, conn: Connection, annotator: str, kind: str, chunk: int, n_gold: int, batch: str | None = None
+    ) -> int:
         closed = self._closed_batches(conn)
-        gold = self._candidates(conn, annotator, kind, True, n_gold, closed) if n_gold else {}
-        regular = self._candidates(conn, annotator, kind, False, max(chunk - len(gold), 1), closed)
+        gold = self._candidates(conn, annotator, kind, True, n_gold, closed, batch) if n_gold else {}
+        regular = self._candidates(conn, annotator, kind, False, max(chunk - len(gold), 1), closed, batch)
         batch_of = {**regular, **gold}
         order = interleave(list(regular), list(gold), seed=f"{annotator}:{kind}")
         if not order:

@@ -39,6 +39,8 @@ def skeleton(name: str) -> str:
 
 #: Names starting with this belong to LLM judges' accounts (``prefkit eval``): no person may take one.
 JUDGE_PREFIX = "judge."
+#: Names starting with this belong to crowd study participants (made on their arrival, no password).
+CROWD_PREFIX = "crowd."
 
 
 def check_new_username(name: str, existing: list[str], judge: bool = False) -> str:
@@ -52,6 +54,10 @@ def check_new_username(name: str, existing: list[str], judge: bool = False) -> s
             f"user name {name!r} is reserved for LLM judge accounts (names starting with {JUDGE_PREFIX!r})"
             if not judge
             else f"a judge account's name starts with {JUDGE_PREFIX!r}, not {name!r}"
+        )
+    if clean.startswith(CROWD_PREFIX):
+        raise UserNameError(
+            f"user name {name!r} is reserved for crowd study participants (names starting with {CROWD_PREFIX!r})"
         )
     if len(clean) > MAX_NAME:
         raise UserNameError(f"a user name has at most {MAX_NAME} characters (this one has {len(clean)})")
