@@ -15,7 +15,8 @@ half-done form as they left it.
   websocket); the token is never in the URL.
 - **Same kind.** The task kind is in the URL (``?kind=``) once its first item is shown, so a reload
   opens it again, without the guidelines a signed-in annotator already read.
-- **Half-done form.** The form of the item on screen is kept as a draft in the store
+- **Half-done form.** The form of the item on screen (its answers, comment, evidence turns and the
+  words selected as evidence) is kept as a draft in the store
   (``workflow.save_draft``), per annotator and item, for that showing of the item only, and put back
   when the item is drawn first in a new browser session. Kept in the store, not the browser's
   storage: a draft then follows the account (not whoever uses the browser next), survives a crash of
@@ -133,18 +134,26 @@ def intro_read(kind: str) -> bool:
 _DRAFT = "_draft_of"  # (event id of the item on screen, the JSON of its form state last kept or seen)
 
 
+_SPAN = {"turn", "start", "end", "text"}
+
+
 def _plain(value: Any) -> bool:
+    """Whether ``value`` is form state a draft keeps: text, numbers, None, lists of them, and the words
+    selected as evidence (span dicts; checked again when the draft is read back: ``workflow``)."""
     if value is None or isinstance(value, str | int):
         return True
     if isinstance(value, float):
         return math.isfinite(value)
+    if isinstance(value, dict):  # only a span: a component's own state (the picker's) never is one
+        return set(value) == _SPAN and all(_plain(v) and not isinstance(v, bool) for v in value.values())
     return isinstance(value, list | tuple) and all(_plain(v) for v in value) and len(value) < 1000
 
 
 def form_state(prefix: str) -> dict[str, Any]:
     """The values of the item's widgets and form state (keys ``<event id>:*``): text, choices,
-    numbers, lists of them, and ``seeded`` (buttons and switches, which are ``True``/``False``, are
-    never part of a draft)."""
+    numbers, lists of them, the selected words (spans), and ``seeded`` (buttons and switches, which
+    are ``True``/``False``, are never part of a draft; the *Select words* switch is kept in the
+    address: ``spans.toggle``)."""
     out = {}
     for key, value in st.session_state.items():
         name = str(key)

@@ -6,11 +6,15 @@ A small component (``st.components.v2``, in the page, no iframe) whose script dr
 ``textContent`` and ``<mark>`` elements it creates itself: dialogue text never reaches the page as
 HTML, so markup, scripts and links in it stay text. Offsets are counted in code points (as Python
 indexes a string), not the browser's UTF-16 units, so a turn with emoji gives the same offsets here and
-in ``turn[start:end]``. A selection across two turns, or in a turn that may not be evidence (an
-assistant turn for a preference), is ignored with a note.
+in ``turn[start:end]``; a selection is widened to whole grapheme clusters (an accented letter or an
+emoji with its modifiers is one character to a reader; the library refuses a span that splits one).
+A double-click selects the word under the pointer. A selection across two turns, or in a turn that
+may not be evidence (an assistant turn for a preference), is ignored with a note.
 
 Shown only while the annotator's *Select words* switch is on: the Annotate page draws nothing for it
-otherwise.
+otherwise. The switch stays as set from item to item, and across a reload (it is in the address,
+``?words=on``, as the task kind is); the words selected are part of the item's draft
+(:mod:`prefkit.annotate_app.session`).
 """
 
 from __future__ import annotations
@@ -37,6 +41,11 @@ export default function(component) {
   const { data, setTriggerValue, parentElement } = component;
   let root = parentElement.querySelector('.prefkit-spans');
   if (!root) { root = document.createElement('div'); root.className = 'prefkit-spans'; parentElement.append(root); }
+  // Every run of the page calls this again; with the same data the dialogue stays as drawn, so a run
+  // that lands mid-selection (between the two clicks of a double-click, during a drag) cannot undo it.
+  const drawn = JSON.stringify(data);
+  if (root.__drawn === drawn) return;
+  root.__drawn = drawn;
   root.replaceChildren();
   const hint = document.createElement('div'); hint.className = 'pk-hint'; hint.textContent = data.hint; root.append(hint);
   const note = document.createElement('div'); note.className = 'pk-note'; note.setAttribute('role', 'status'); root.append(note);
@@ -65,23 +74,64 @@ export default function(component) {
   const offset = (text, node, off) => {
     const r = document.createRange(); r.setStart(text, 0); r.setEnd(node, off); return cp(r.toString());
   };
+  // Span ends on grapheme cluster boundaries (a letter with its accents, an emoji with its modifiers
+  // is one): the library refuses a span that splits one. Offsets here are code points.
+  const bounds = (content) => {
+    const out = new Set([0]);
+    let at = 0;
+    for (const g of new Intl.Segmenter(undefined, {granularity: 'grapheme'}).segment(content)) {
+      at += cp(g.segment); out.add(at);
+    }
+    return out;
+  };
+  const pick = (turn, start, end) => {
+    const chars = Array.from(turn.content);
+    while (start < end && /\\s/.test(chars[start])) start++;  // a double click also takes the space after
+    while (end > start && /\\s/.test(chars[end - 1])) end--;
+    const ok = bounds(turn.content);
+    while (start > 0 && !ok.has(start)) start--;  // widen to whole characters, never split one
+    while (end < chars.length && !ok.has(end)) end++;
+    if (end <= start) return false;
+    note.textContent = ''; root.__picked = performance.now();
+    setTriggerValue('picked', {turn: turn.index, start, end, text: chars.slice(start, end).join('')});
+    return true;
+  };
+  const turnOf = (el) => {
+    if (!el || !root.contains(el)) { note.textContent = data.one_turn; return null; }
+    const turn = data.turns.find(t => String(t.index) === el.dataset.turn);
+    if (!turn || !turn.selectable) { note.textContent = data.not_here; return null; }
+    return turn;
+  };
+  const host = (n) => n && (n.nodeType === 1 ? n : n.parentElement).closest('.pk-text');
   root.onmouseup = () => {
     const sel = window.getSelection();
     if (!sel || sel.isCollapsed || sel.rangeCount === 0) return;
     const range = sel.getRangeAt(0);
-    const host = (n) => (n.nodeType === 1 ? n : n.parentElement).closest('.pk-text');
     const a = host(range.startContainer), b = host(range.endContainer);
-    if (!a || a !== b || !root.contains(a)) { note.textContent = data.one_turn; return; }
-    const turn = data.turns.find(t => String(t.index) === a.dataset.turn);
-    if (!turn || !turn.selectable) { note.textContent = data.not_here; return; }
-    let start = offset(a, range.startContainer, range.startOffset);
-    let end = offset(a, range.endContainer, range.endOffset);
-    const chars = Array.from(turn.content);
-    while (start < end && /\\s/.test(chars[start])) start++;  // a double click also takes the space after
-    while (end > start && /\\s/.test(chars[end - 1])) end--;
-    if (end <= start) return;
-    sel.removeAllRanges(); note.textContent = '';
-    setTriggerValue('picked', {turn: turn.index, start, end, text: chars.slice(start, end).join('')});
+    if (a !== b) { note.textContent = data.one_turn; return; }
+    const turn = turnOf(a);
+    if (!turn) return;
+    const start = offset(a, range.startContainer, range.startOffset);
+    const end = offset(a, range.endContainer, range.endOffset);
+    sel.removeAllRanges();
+    pick(turn, start, end);
+  };
+  // A double-click selects the word under the pointer, even when the browser left no selection for
+  // the mouseup above (a run redrew the dialogue between the clicks, the word touches a highlight).
+  root.ondblclick = (e) => {
+    if (performance.now() - (root.__picked || -1e9) < 600) return;  // the mouseup took it already
+    const caret = document.caretRangeFromPoint && document.caretRangeFromPoint(e.clientX, e.clientY);
+    const a = caret && host(caret.startContainer);
+    if (!a || e.target.closest('mark')) return;
+    const turn = turnOf(a);
+    if (!turn) return;
+    const at = offset(a, caret.startContainer, caret.startOffset);
+    let start = 0;
+    for (const w of new Intl.Segmenter(undefined, {granularity: 'word'}).segment(turn.content)) {
+      const end = start + cp(w.segment);
+      if (w.isWordLike && at >= start && at <= end) { window.getSelection().removeAllRanges(); pick(turn, start, end); return; }
+      start = end;
+    }
   };
 }
 """
@@ -129,8 +179,28 @@ def picker(
     _picker(key=key, data=data, on_picked_change=picked, on_removed_change=removed)
 
 
+_SWITCH = "spans_on"
+_IN_URL = "words"
+
+
+def _remember() -> None:
+    """The switch as set goes into the address: a reload (a new browser session) opens it so.
+    Nothing is sent while the address already says it."""
+    if st.session_state.get(_SWITCH):
+        st.query_params[_IN_URL] = "on"
+    else:
+        st.query_params.pop(_IN_URL, None)
+
+
 def toggle() -> bool:
-    """The annotator's *Select words* switch (it stays as set from item to item)."""
-    return st.toggle(
-        "Select words", key="spans_on", help="Select the words that show it in the dialogue, with the mouse"
+    """The annotator's *Select words* switch: it stays as set from item to item and across a reload."""
+    if _SWITCH not in st.session_state:  # a new browser session: as the address says
+        st.session_state[_SWITCH] = st.query_params.get(_IN_URL) == "on"
+    on = st.toggle(
+        "Select words",
+        key=_SWITCH,
+        help="Select the words that show it in the dialogue, with the mouse (drag, or double-click a word)",
     )
+    if on != (st.query_params.get(_IN_URL) == "on"):  # changed, or the address lost it (another page)
+        _remember()
+    return on

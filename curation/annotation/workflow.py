@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from prefkit.curation.annotation import overlap, sessions
 from prefkit.curation.annotation.assignment import QueuePolicy, policy_for
+from prefkit.curation.annotation.evidence_spans import draft_spans
 from prefkit.curation.annotation.signin import log as signin_log
 from prefkit.curation.annotation.signin import wait_s
 from prefkit.curation.annotation.task_kinds import TASK_KIND_REGISTRY, ContradictoryLabel, get_kind
@@ -157,10 +158,22 @@ def annotator_view(
     if not view.active:
         return AnnotatorView(False, None, view.version)
     if view.item is not None and view.item.event_id:
-        draft = json.loads(view.draft) if view.draft else None
-        return AnnotatorView(True, _shown(view.item), view.version, draft)
+        shown = _shown(view.item)
+        draft = _restorable(shown.task, json.loads(view.draft)) if view.draft else None
+        return AnnotatorView(True, shown, view.version, draft)
     item = _shown(_assign_next(project, user, kind, policy, batch))
     return AnnotatorView(True, item, project.store.queues.queue_version(user))
+
+
+def _restorable(task: AnnotationTask, draft: dict[str, Any]) -> dict[str, Any]:
+    """A draft as a form may take it back: its lists of spans (the words selected as evidence) keep
+    only the spans that are valid and still the turn's words (``evidence_spans.draft_spans``)."""
+    turns = task.payload.get("turns") or []
+    out = {}
+    for name, value in draft.items():
+        spans = draft_spans(value, turns)
+        out[name] = value if spans is None else spans
+    return out
 
 
 def save_draft(project: Project, user: str, item: ShownItem, state: dict[str, Any]) -> None:
