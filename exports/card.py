@@ -334,6 +334,23 @@ def _money(x: float | None, digits: int = 4) -> str:
     return "—" if x is None else f"${x:.{digits}f}"
 
 
+def _studies(report: CostReport) -> list[str]:
+    """Crowd studies' pay per verified item (``prefkit crowd report``); nothing without a study."""
+    if not report.studies:
+        return []
+    rows = [[s.study_id, s.kind, s.batch_id, s.participants, s.approved, f"{s.currency} {s.cost:.2f}",
+             s.verified_items, "—" if s.cost_per_verified_item is None
+             else f"{s.currency} {s.cost_per_verified_item:.4f}"] for s in report.studies]  # fmt: skip
+    head = ["study", "task kind", "batch", "participants", "approved", "paid", "verified items", "paid each"]
+    return [
+        "",
+        "Crowd studies (`prefkit crowd report`): rewards of approved submissions and bonuses, over the "
+        "verified items their participants labelled:",
+        "",
+        *_table(rows, head),
+    ]
+
+
 def _cost(report: CostReport) -> list[str]:
     """LLM dollars and annotator minutes, per verified unit (:mod:`prefkit.curation.quality.cost`)."""
     offline = sum(s.offline for s in report.stages)
@@ -365,6 +382,7 @@ def _cost(report: CostReport) -> list[str]:
         "",
         *_table(rows, ["verified", "count", "LLM stages", "US$ each", "verified by", "minutes each"]),
     ]
+    out += _studies(report)
     left = [f for f in report.forecast if f.remaining_labels]
     until = report.paced_until or "no finished item yet"
     if not left:

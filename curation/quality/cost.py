@@ -23,6 +23,8 @@ Protocol of the numbers:
   that verified it, divided by how many are verified now: CUPID instances and sessions (generation +
   repair; ``preference_expressed``), gold memories (extraction; ``memory_verify``), matching pairs
   (evaluation judges; ``preference_match``).
+- *Crowd studies*: each study's rewards of approved submissions and bonuses over the verified items
+  its participants labelled (:mod:`prefkit.curation.quality.study_report`), in the study's currency.
 - *Forecast*: per (kind, batch), the labels still needed (each non-gold task's current target minus
   the people who finished it) divided by the kind's pace (items finished per day over the last
   ``pace_days`` of labelling, the span measured from the first to the last of them, at least an hour).
@@ -38,6 +40,7 @@ from typing import TYPE_CHECKING
 
 from prefkit.curation.annotation.kinds.preference_match import KIND as MATCH
 from prefkit.curation.quality.consensus import final_labels
+from prefkit.curation.quality.study_report import study_reports
 from prefkit.curation.quality.verification import (
     instance_verification,
     session_statuses,
@@ -141,6 +144,23 @@ class CostReport:
     pace_days: float
     paced_until: str | None  # the last finished item: the pace window ends there
     totals: dict[str, float] = field(default_factory=dict)
+    studies: list[StudyCost] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class StudyCost:
+    """A crowd study's cost (``prefkit crowd report``): participants, approved submissions, what they
+    cost (rewards and bonuses) and the verified items it is divided into."""
+
+    study_id: str
+    kind: str
+    batch_id: str
+    participants: int
+    approved: int
+    currency: str
+    cost: float
+    verified_items: int
+    cost_per_verified_item: float | None
 
 
 # -- LLM ---------------------------------------------------------------------------------------------
@@ -287,4 +307,18 @@ def cost_report(store: ProjectStore, annotation: AnnotationSection) -> CostRepor
         pace_days=annotation.pace_days,
         paced_until=last,
         totals=totals,
+        studies=[
+            StudyCost(
+                r.study_id,
+                r.kind,
+                r.batch_id,
+                r.totals["participants"],
+                r.totals["approve"],
+                r.currency,
+                r.totals["cost"],
+                r.totals["verified_items"],
+                r.totals["cost_per_verified_item"],
+            )
+            for r in study_reports(store)
+        ],  # fmt: skip
     )

@@ -33,6 +33,10 @@ COMMANDS = {
         "time_cap_s), both per verified unit (CUPID instances, sessions, gold memories, matching pairs), "
         "and per batch the days the remaining labels take at the team's recent pace.",
     ),
+    "crowd": (
+        "crowd_cmds:crowd",
+        "Crowd studies: participants from a recruiting platform, paid by what they did and how well.",
+    ),
     "demo": (
         "demo_cmds:demo",
         "Build a demo project offline (no API key) and serve the annotation app on it.",

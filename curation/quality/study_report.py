@@ -1,0 +1,225 @@
+"""A crowd study's review: per participant what they did and how well, a suggested decision with its
+reason, a bonus by the study's rule, the files a platform's bulk approval and bulk bonus take, and
+what the study cost per verified item.
+
+Reads the store, never writes it (``prefkit crowd report``; the card's *Cost* section). Protocol:
+
+- *items*: the participant's finished items (labels, skips, flags); *labels*: those labelled.
+- *minutes*: wall-clock minutes from the arrival to the end (completion, screening-out, time-out),
+  or to the last label of a participant still working; *median_s*: the median seconds on an item
+  (``time_spent_s`` of their labels).
+- *gold accuracy*: the mean gold score of their labels on gold items (the attention checks; a gold
+  item skipped or flagged scores 0), the same score the gates use (``TaskKind.gold_score``).
+- *reliability*: the participant's expected accuracy under a Dawid–Skene (or MACE) model fitted on
+  every human label of the study's task kind, gold fixed (:mod:`prefkit.curation.annotation.annotator_model`).
+- *agreed*: their labelled non-gold items that are verified (the final label, by consensus or
+  adjudication, :mod:`prefkit.curation.quality.consensus`, is decided and the item has all the
+  labels its overlap asks for) and whose final label is theirs in every unit.
+- *flags*: ``too fast`` (median seconds per item below the study's ``too_fast_s``, 3 items or more),
+  ``straight-lining`` (the same answer on at least ``straight_line`` of their labels, 5 or more).
+- *decision*: ``approve`` a completed submission without flags; ``reject`` a screened-out one or a
+  completed one with flags (the reason says which); ``none`` for one that did not finish (the
+  platform returns or times it out itself). A suggestion: people decide, the files are for them.
+- *bonus* (approved only): ``bonus_per_item`` × agreed items, × reliability when the rule is
+  ``reliability``; rounded half up to the cent.
+- *cost*: the reward of each approved submission plus the bonuses; *verified items*: the study
+  batch's verified non-gold items that a participant labelled; the cost per
+  verified item is the one over the other (None when nothing is verified).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections import Counter
+from dataclasses import dataclass, field
+from decimal import ROUND_HALF_UP, Decimal
+from statistics import median
+from typing import TYPE_CHECKING, Any
+
+from prefkit.curation.annotation.annotator_model import annotator_reliability, fit_kind
+from prefkit.curation.annotation.studies import get_study
+from prefkit.curation.annotation.task_kinds import get_kind
+from prefkit.curation.quality.consensus import final_labels
+from prefkit.schemas.common import canonical_json, parse_utc
+
+if TYPE_CHECKING:
+    from prefkit.curation.project import Project
+    from prefkit.curation.store.project_store import ProjectStore
+    from prefkit.curation.store.studies import Participant, Study
+    from prefkit.schemas.curation import LabelEvent
+
+DECISIONS = ("approve", "reject", "none")
+
+
+@dataclass(frozen=True)
+class ParticipantReview:
+    """One participant's line of the report (see the module's protocol)."""
+
+    platform_id: str
+    status: str
+    items: int
+    labels: int
+    minutes: float
+    median_s: float | None
+    gold_n: int
+    gold_accuracy: float | None
+    reliability: float | None
+    agreed: int
+    flags: tuple[str, ...]
+    decision: str
+    reason: str
+    bonus: float
+
+
+@dataclass(frozen=True)
+class StudyReport:
+    """A study's review: its settings, each participant's line, and the totals with the cost."""
+
+    study_id: str
+    name: str
+    kind: str
+    batch_id: str
+    platform: str
+    currency: str
+    participants: list[ParticipantReview]
+    totals: dict[str, Any] = field(default_factory=dict)
+
+
+def _cents(x: float) -> float:
+    return float(Decimal(str(x)).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP))
+
+
+def _minutes(p: Participant, events: list[LabelEvent]) -> float:
+    end = p.finished_at or max((e.created_at for e in events), default=p.arrived_at)
+    return round((parse_utc(end) - parse_utc(p.arrived_at)).total_seconds() / 60, 2)
+
+
+def _flags(study: Study, labels: list[LabelEvent]) -> tuple[str, ...]:
+    rules, out = study.rules, []
+    secs = [e.time_spent_s for e in labels if e.time_spent_s is not None]
+    if len(secs) >= 3 and median(secs) < rules["too_fast_s"]:
+        out.append(f"too fast (median {median(secs):.1f} s per item < {rules['too_fast_s']:g} s)")
+    if len(labels) >= 5:
+        _, n = Counter(canonical_json(e.values) for e in labels).most_common(1)[0]
+        if n / len(labels) >= rules["straight_line"]:
+            out.append(f"straight-lining (the same answer on {n} of {len(labels)} items)")
+    return tuple(out)
+
+
+def _decide(study: Study, p: Participant, gold: tuple[int, float], flags: tuple[str, ...]) -> tuple[str, str]:
+    n, right = gold
+    if p.status == "screened_out":
+        return "reject", (
+            f"failed the attention checks: {right:g} of {n} gold item(s) right, "
+            f"below {study.screen_below:g} possible"
+        )
+    if p.status == "completed":
+        if flags:
+            return "reject", "; ".join(flags)
+        return "approve", "completed" + (f", {right:g} of {n} gold item(s) right" if n else "")
+    if p.status == "timed_out":
+        return "none", f"timed out after {study.time_limit_minutes:g} minutes (the platform times it out)"
+    return "none", "still working (no submission yet)"
+
+
+def _bonus(study: Study, decision: str, agreed: int, reliability: float | None) -> float:
+    if decision != "approve":
+        return 0.0
+    amount = study.rules["bonus_per_item"] * agreed
+    if study.rules["bonus_scale"] == "reliability":
+        amount *= reliability or 0.0
+    return _cents(amount)
+
+
+def _reliabilities(store: ProjectStore, study: Study) -> dict[str, float | None]:
+    model = fit_kind(store, study.kind, study.rules.get("method", "dawid_skene"))
+    return {a: r["reliability"] for a, r in annotator_reliability(model).items()}
+
+
+def review(store: ProjectStore, study: Study) -> StudyReport:
+    """The report of ``study`` (see the module's protocol)."""
+    participants = store.studies.participants(study.study_id)
+    kind = get_kind(study.kind)
+    tasks = {t.task_id: t for t in store.labels.tasks(kind=study.kind, batch=study.batch_id)}
+    finals = final_labels(store, study.kind) if participants else {}
+    reliability = _reliabilities(store, study) if participants else {}
+    lines, verified = [], set()
+    for p in participants:
+        events, _ = store.labels.live_events_of(p.username, study.kind)
+        events = [e for e in events if e.task_id in tasks]
+        labels = [e for e in events if e.action == "label"]
+        gold = [e for e in events if tasks[e.task_id].is_gold]
+        right = sum(
+            kind.gold_score(e.values, tasks[e.task_id].gold_answer or {}) if e.action == "label" else 0.0
+            for e in gold
+        )
+        agreed = 0
+        for e in labels:
+            final = finals.get(e.task_id)
+            task = tasks[e.task_id]
+            if task.is_gold or final is None or final.values is None or final.n_labels < task.overlap:
+                continue  # a lone label agrees with itself: an item is verified with all its labels
+            verified.add(e.task_id)
+            agreed += kind.gold_score(e.values, final.values) == 1.0
+        flags = _flags(study, labels)
+        decision, reason = _decide(study, p, (len(gold), right), flags)
+        secs = [e.time_spent_s for e in labels if e.time_spent_s is not None]
+        rel = reliability.get(p.username)
+        lines.append(
+            ParticipantReview(
+                p.platform_id, p.status, len(events), len(labels), _minutes(p, events),
+                round(median(secs), 1) if secs else None, len(gold),
+                round(right / len(gold), 4) if gold else None, rel, agreed, flags, decision, reason,
+                _bonus(study, decision, agreed, rel),
+            )
+        )  # fmt: skip
+    return StudyReport(
+        study.study_id, study.name, study.kind, study.batch_id, study.platform, study.rules["currency"],
+        lines, _totals(study, lines, len(verified)),
+    )  # fmt: skip
+
+
+def _totals(study: Study, lines: list[ParticipantReview], verified: int) -> dict[str, Any]:
+    approved = sum(r.decision == "approve" for r in lines)
+    rewards = _cents(study.rules["reward"] * approved)
+    bonuses = _cents(sum(r.bonus for r in lines))
+    cost = _cents(rewards + bonuses)
+    statuses = Counter(r.status for r in lines)
+    return {
+        "participants": len(lines),
+        **{s: statuses.get(s, 0) for s in ("active", "completed", "screened_out", "timed_out")},
+        "approve": approved,
+        "reject": sum(r.decision == "reject" for r in lines),
+        "rewards": rewards,
+        "bonuses": bonuses,
+        "cost": cost,
+        "verified_items": verified,
+        "cost_per_verified_item": round(cost / verified, 4) if verified else None,
+    }
+
+
+def study_report(project: Project, study_id: str) -> StudyReport:
+    """``prefkit crowd report STUDY``: the report of the study called ``study_id``."""
+    return review(project.store, get_study(project, study_id))
+
+
+def study_reports(store: ProjectStore) -> list[StudyReport]:
+    """Every study's report (the card's *Cost* section)."""
+    return [review(store, s) for s in store.studies.studies()]
+
+
+# -- the platform's files -----------------------------------------------------------------------------
+def platform_files(report: StudyReport) -> dict[str, str]:
+    """The files of the platform's bulk actions, as text by file name: ``decisions.csv`` (a header,
+    then ``participant_id,decision`` for every approve and reject), ``approve.txt`` (the approved ids,
+    one a line: what Prolific's bulk approve box takes) and ``bonuses.csv`` (``participant_id,amount``
+    per bonus above 0, no header: what Prolific's bulk bonus box takes)."""
+    decided = [r for r in report.participants if r.decision != "none"]
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(["participant_id", "decision", "reason"])
+    writer.writerows([r.platform_id, r.decision, r.reason] for r in decided)
+    approve = "".join(f"{r.platform_id}\n" for r in decided if r.decision == "approve")
+    bonuses = "".join(f"{r.platform_id},{r.bonus:.2f}\n" for r in decided if r.bonus > 0)
+    return {"decisions.csv": out.getvalue(), "approve.txt": approve, "bonuses.csv": bonuses}
