@@ -1,7 +1,8 @@
 """prefkit annotation app (Streamlit entry point): sign-in gate and role-based navigation.
 
 Served by ``prefkit annotate serve``. Nothing but the sign-in page exists for a visitor who is not
-signed in; maintainer pages are only registered for maintainers (and check the role again).
+signed in; maintainer pages are only registered for maintainers (and check the role again). A crowd study's
+entry link, and a participant's browser, reach the study's page alone (views/study_entry.py).
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from pathlib import Path
 
 import streamlit as st
 from prefkit.annotate_app import errors, page_script, session, ui
+from prefkit.curation.annotation.studies import is_participant
 from prefkit.curation.store.backend import DatabaseUnavailable
 
 # A local icon: a Material-symbol page icon would be fetched from Google's servers by every browser.
@@ -35,7 +37,12 @@ try:
 except DatabaseUnavailable as exc:
     _database_down(exc)
 
-if user is None:
+if "study" in st.query_params or (user is not None and is_participant(user.username)):
+    # a crowd study's entry link, or a participant's browser: their study's page and nothing else
+    page = st.navigation(
+        [st.Page("views/study_entry.py", title="Study", icon=":material/assignment_ind:")], position="hidden"
+    )
+elif user is None:
     page = st.navigation(
         [st.Page("views/sign_in.py", title="Sign in", icon=":material/login:")], position="hidden"
     )

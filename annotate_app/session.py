@@ -45,12 +45,13 @@ RESUMED = "_session_resumed"
 
 
 # -- signed in ---------------------------------------------------------------------------------------
-def start(account: Account, client: str | None) -> None:
-    """After a successful sign-in: a new session, its token in this browser session and, from the
-    next run, in the browser's cookie."""
+def start(account: Account, client: str | None, hours: float | None = None) -> None:
+    """After a successful sign-in (or a crowd participant's arrival): a new session, for ``hours``
+    (default ``[annotation.sign_in] session_hours``), its token in this browser session and, from
+    the next run, in the browser's cookie."""
     project = ui.open_project()
-    token = sessions.issue(project.store, account.username, project.config.annotation.sign_in.session_hours,
-                           client)  # fmt: skip
+    hours = hours or project.config.annotation.sign_in.session_hours
+    token = sessions.issue(project.store, account.username, hours, client)
     st.session_state["user"] = account
     st.session_state[_TOKEN] = token
     st.session_state[_COOKIE] = (token, 2)

@@ -1,0 +1,89 @@
+"""A crowd study's page under Streamlit's AppTest (annotate_app/views/study_entry.py): the entry URL
+opens the participant's page with no sign-in form, a bad URL is one page that records nothing, items
+are labelled there, and the end shows the code."""
+
+from __future__ import annotations
+
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+from appkit import APP, project_fixtures
+from prefkit.curation.annotation import studies, workflow
+
+template, project = project_fixtures(env=True, n=8, overlap=2)
+KIND = "preference_match"
+
+
+@pytest.fixture
+def study(project):
+    for tid in [t.task_id for t in project.store.labels.tasks(kind=KIND)][:2]:
+        project.store.labels.set_gold(tid, {"coverage": "fully"})
+    return studies.create_study(
+        project, "pilot", kind=KIND, batch="default", items=4, gold_share=0.5, screen_below=0.5,
+        completion_code="DONE7", screened_out_code="OUT7", time_limit_minutes=30,
+    )  # fmt: skip
+
+
+def tab(created, **params):
+    """A new browser tab on the study's entry URL with ``params`` filled in for the placeholders."""
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(APP, default_timeout=60)
+    query = {k: v[0] for k, v in parse_qs(urlsplit(created.entry_url).query).items()}
+    query.update({"PROLIFIC_PID": "p1", "STUDY_ID": "st1", "SESSION_ID": "se1"})
+    for key, value in params.items():
+        if value is None:
+            query.pop(key, None)
+        else:
+            query[key] = value
+    for key, value in query.items():
+        at.query_params[key] = value
+    return at.run()
+
+
+def texts(at) -> str:
+    return " ".join(
+        str(e.value) for e in [*at.title, *at.markdown, *at.info, *at.error, *at.success, *at.warning]
+    )
+
+
+def test_the_entry_url_opens_the_guidelines_without_a_sign_in_form(project, study):
+    at = tab(study)
+    assert not at.exception
+    assert [t.value for t in at.title] == ["pilot"]
+    assert "You will see 4 items" in texts(at)
+    assert not [w for w in at.text_input if w.label in ("User name", "Password")]
+    assert [p.platform_id for p in project.store.studies.participants("pilot")] == ["p1"]
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"PROLIFIC_PID": None},
+        {"PROLIFIC_PID": "x" * 1000},
+        {"PROLIFIC_PID": "p\x07"},
+        {"study": "pilot.forged-secret-forged-secret"},
+    ],
+)
+def test_a_bad_entry_url_is_one_page_that_records_nothing(project, study, params):
+    before = project.store.studies.counts()
+    at = tab(study, **params)
+    assert not at.exception
+    assert [t.value for t in at.title] == ["This study link cannot be opened"]
+    assert len(at.error) == 1
+    assert project.store.studies.counts() == before
+
+
+def test_a_participant_labels_their_items_and_gets_the_completion_code(project, study):
+    at = tab(study)
+    at.button(key="study_start").click().run()
+    assert "item 1 of 4" in texts(at)
+    for _ in range(4):
+        who = studies.username_for("pilot", "p1")
+        item = workflow.current_item(project, who, KIND)
+        value = "fully" if item.task.is_gold else "partially"
+        at.button(key=f"{item.event_id}:{value}").click().run()
+    assert [t.value for t in at.title] == ["Thank you! You have finished this study"]
+    assert "DONE7" in texts(at)
+    assert at.get("link_button")[0].proto.url == "https://app.prolific.com/submissions/complete?cc=DONE7"
+    assert [e.event for e in project.store.studies.events("pilot")] == ["arrived", "completed"]
