@@ -88,7 +88,7 @@ def test_each_participants_figures_are_the_ones_worked_out_by_hand(project):
     assert b.reason == b.flags[0]
     # pC: screened out: 0 of 2 gold; r3 is a tie with pE (not verified)
     assert (c.items, c.minutes, c.gold_accuracy, c.agreed, c.decision) == (3, 3.0, 0.0, 0, "reject")
-    assert c.reason == "failed the attention checks: 0 of 2 gold item(s) right, below 0.5 possible"
+    assert c.reason == "failed the attention checks: 0 of 2 gold item(s) right (screened out below 0.5)"
     # pD: no submission, no decision
     assert (d.items, d.minutes, d.decision, d.bonus) == (0, 0.0, "none", 0.0)
     # pE: the same answer on 5 of 5 items; r4, r5 have one label of two: not verified

@@ -111,8 +111,8 @@ def _decide(study: Study, p: Participant, gold: tuple[int, float], flags: tuple[
     n, right = gold
     if p.status == "screened_out":
         return "reject", (
-            f"failed the attention checks: {right:g} of {n} gold item(s) right, "
-            f"below {study.screen_below:g} possible"
+            f"failed the attention checks: {right:g} of {n} gold item(s) right "
+            f"(screened out below {study.screen_below:g})"
         )
     if p.status == "completed":
         if flags:

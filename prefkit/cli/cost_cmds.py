@@ -62,6 +62,26 @@ def cost_lines(report: CostReport) -> None:
             for v in report.verified
         ]  # fmt: skip
     )
+    if report.studies:
+        click.echo("")
+        click.echo("Crowd studies (rewards of approved submissions and bonuses, per verified item):")
+        echo_table(
+            [
+                {
+                    "study": s.study_id,
+                    "kind": s.kind,
+                    "batch": s.batch_id,
+                    "participants": s.participants,
+                    "approved": s.approved,
+                    "paid": f"{s.currency} {s.cost:.2f}",
+                    "verified": s.verified_items,
+                    "paid_each": "—"
+                    if s.cost_per_verified_item is None
+                    else f"{s.currency} {s.cost_per_verified_item:.4f}",
+                }
+                for s in report.studies
+            ]  # fmt: skip
+        )
     click.echo("")
     until = report.paced_until or "no finished item yet"
     click.echo(
