@@ -62,6 +62,9 @@ else:
             st.Page("views/dashboard.py", title="Dashboard", icon=":material/monitoring:", default=True),
             st.Page("views/adjudicate.py", title="Adjudication", icon=":material/balance:"),
             st.Page("views/item.py", title="Item", icon=":material/article:"),
+            st.Page("views/people.py", title="People", icon=":material/group:"),
+            st.Page("views/work.py", title="Work", icon=":material/assignment:"),
+            st.Page("views/release.py", title="Release", icon=":material/new_releases:"),
         ]
     page = st.navigation(pages)
     with st.sidebar:

@@ -58,7 +58,12 @@ def test_a_role_change_ends_the_persons_sessions_and_is_audited(project):
     with pytest.raises(StoreError, match="already a maintainer"):
         people.set_role(project, "maya", "alice", "maintainer")
     [event] = project.store.audit.events(action="user")
-    assert (event.actor, event.action, event.target, event.detail) == ("maya", "user.role", "alice", {"role": "maintainer"})
+    assert (event.actor, event.action, event.target, event.detail) == (
+        "maya",
+        "user.role",
+        "alice",
+        {"role": "maintainer"},
+    )
 
 
 def test_people_show_state_last_sign_in_and_failures_since(project):
@@ -114,7 +119,9 @@ def test_gold_marked_and_unmarked_one_item_at_a_time(project):
     assert out.exit_code == 1 and "not valid JSON" in out.output
     assert not project.store.labels.task(task.task_id).is_gold
     out = run(project, "tasks", "gold", "mark", task.task_id, "--answer", '{"coverage": "fully"}')
-    assert out.exit_code == 0 and project.store.labels.gold_answers()[task.task_id][1] == {"coverage": "fully"}
+    assert out.exit_code == 0 and project.store.labels.gold_answers()[task.task_id][1] == {
+        "coverage": "fully"
+    }
     assert run(project, "tasks", "gold", "unmark", task.task_id).exit_code == 0
     out = run(project, "tasks", "gold", "unmark", task.task_id)
     assert out.exit_code == 1 and "is not a gold item" in out.output
@@ -127,7 +134,10 @@ def test_audit_list_shows_page_and_shell_actions_newest_first(project):
     add_plain_users(project, ["zoe"])
     out = run(project, "audit", "list", "--json")
     rows = json.loads(out.output)
-    assert [(r["action"], r["target"]) for r in rows] == [("batch.open", "default"), ("batch.close", "default")]
+    assert [(r["action"], r["target"]) for r in rows] == [
+        ("batch.open", "default"),
+        ("batch.close", "default"),
+    ]
     assert rows[1]["actor"] == "maya" and rows[0]["actor"].startswith("shell")
     text = run(project, "audit", "list", "--actor", "maya").output
     assert "batch.close" in text and "batch.open" not in text

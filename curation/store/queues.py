@@ -678,13 +678,14 @@ class Queues(StoreArea):
             rows = conn.execute(q).mappings().all()
             out = []
             for r in rows:
-                batches = conn.execute(
-                    select(a.c.batch_id)
-                    .distinct()
+                per = conn.execute(
+                    select(a.c.batch_id, func.count())
                     .where(a.c.kind == r["kind"], a.c.annotator == r["annotator"], a.c.done_at.is_(None))
+                    .group_by(a.c.batch_id)
                     .order_by(a.c.batch_id)
-                ).scalars()
-                out.append(IdleQueue(r["annotator"], r["kind"], ", ".join(batches), int(r["n"]), r["seen"]))
+                ).all()
+                by_batch = tuple((b, int(n)) for b, n in per)
+                out.append(IdleQueue(r["annotator"], r["kind"], int(r["n"]), r["seen"], by_batch))
         return out
 
     def overlap_ranges(self) -> list[OverlapRange]:

@@ -1,0 +1,144 @@
+"""Release (maintainers only): ``prefkit release check`` live — each gate, its figure, its threshold,
+why it fails and a link to what to fix — then cutting a version (a confirmation step; an override
+reason when a gate fails, recorded in the manifest), and ``release verify`` and ``release diff``
+against the previous version, as tables.
+
+Every action is one call into :mod:`prefkit.exports.release` (what the commands call); a cut is an
+audited event, refused in the library's words (a failing gate without a reason, an existing version,
+a version bump smaller than the change).
+"""
+
+import pandas as pd
+import streamlit as st
+from prefkit.annotate_app import console, ui
+from prefkit.curation.quality.gates import SHOWN_CULPRITS
+from prefkit.exports.release import (
+    check_release,
+    cut_release,
+    diff_releases,
+    parse_version,
+    plan_configs,
+    previous_version,
+    releases,
+    verify_in_project,
+)
+
+me = ui.require("maintainer").username
+project = ui.open_project()
+st.title("Release")
+
+#: Where each gate's failure is fixed: a page of this app and what to do there.
+FIX = {
+    "alpha": ("views/adjudicate.py", "Adjudicate the disagreements"),
+    "adjudicated": ("views/adjudicate.py", "Open the adjudication queue"),
+    "flags": ("views/dashboard.py", "See the flagged items (Dashboard)"),
+    "gold_accuracy": ("views/dashboard.py", "See each annotator's gold accuracy (Dashboard)"),
+    "min_labels": ("views/work.py", "See the work still open (Work)"),
+    "assist_anchoring": ("views/dashboard.py", "See the suggestion arms (Dashboard)"),
+}
+
+with st.spinner("Running the release gates…"):
+    planned = plan_configs(project)
+    results = check_release(project, planned=planned)
+failing = [r for r in results if not r.passed]
+st.subheader("Gates" + (f": {len(failing)} failing" if failing else ": every gate passes"))
+st.dataframe(
+    pd.DataFrame(
+        [{"gate": r.gate, "result": "pass" if r.passed else "FAIL", "figure": "–" if r.value is None else str(r.value),
+          "threshold": "–" if r.threshold is None else str(r.threshold), "why": r.summary,
+          "what fails it": "; ".join(r.culprits[:SHOWN_CULPRITS]) + (f"; … {len(r.culprits) - SHOWN_CULPRITS} more" if len(r.culprits) > SHOWN_CULPRITS else "")}
+         for r in results]
+    ),
+    hide_index=True, width="stretch",
+    column_config={"why": st.column_config.TextColumn(width="large"),
+                   "what fails it": st.column_config.TextColumn(width="large")},
+)  # fmt: skip
+for r in failing:
+    if r.gate in FIX:
+        page, label = FIX[r.gate]
+        st.page_link(page, label=f"{r.gate}: {label}")
+with st.expander("Configs of the release, their rows and the gates that apply to each"):
+    st.dataframe(
+        pd.DataFrame(
+            [{"config": c.name, "rows": c.count, "dropped": sum(c.dropped.values()),
+              "why dropped": "; ".join(f"{n} {why}" for why, n in sorted(c.dropped.items())),
+              "gates": ", ".join(r.gate for r in results if c.name in r.applies_to)} for c in planned]
+        ),
+        hide_index=True, width="stretch",
+    )  # fmt: skip
+st.caption("The same gates as `prefkit release check`, computed now from the project's labels.")
+
+st.subheader("Cut a version")
+found = releases(project.releases_dir)
+latest = found[-1] if found else None
+suggested = "1.0.0" if latest is None else f"{parse_version(latest)[0]}.{parse_version(latest)[1] + 1}.0"
+with st.form("release_cut", border=False):
+    c1, c2 = st.columns([1, 3])
+    version = c1.text_input("Version (X.Y.Z)", value=suggested, key="release_version")
+    override = c2.text_input(
+        "Override reason (needed while a gate fails; written into the manifest)", key="release_override",
+        disabled=not failing,
+    )  # fmt: skip
+    sure = st.checkbox("I have read the gates above and want to cut this version now", key="release_sure")
+    st.caption(f"Latest release: {latest or 'none yet'}. A cut is never overwritten or re-cut.")
+    if st.form_submit_button("Cut release", type="primary"):
+        if not sure:
+            st.error("Not cut: tick the confirmation first")
+        else:
+            with st.spinner(f"Cutting {version}…"):
+
+                def _cut():
+                    result = cut_release(project, version.strip(), override=override or None, actor=me)
+                    st.session_state["release_shown"] = version.strip()  # verify and compare the new one
+                    return result
+
+                console.act(
+                    _cut,
+                    lambda res: (
+                        f"Released {version.strip()}: data sha256 {res.data_sha256[:16]}"
+                        + (" (gates overridden)" if res.manifest.override_reason else "")
+                    ),
+                    refused="Not cut",
+                )
+
+st.subheader("Releases")
+if not found:
+    st.caption("No release yet.")
+else:
+    recorded = {r.version: r for r in project.store.releases.recorded()}
+    st.dataframe(
+        pd.DataFrame(
+            [{"version": v, "cut": console.when(recorded[v].created_at) if v in recorded else "–",
+              "data sha256": recorded[v].data_sha256[:16] if v in recorded else "–",
+              "gates": ("pass" if recorded[v].gates_passed else "overridden") if v in recorded else "–",
+              "override reason": (recorded[v].override_reason or "") if v in recorded else ""}
+             for v in reversed(found)]
+        ),
+        hide_index=True, width="stretch",
+    )  # fmt: skip
+    shown = st.selectbox("Verify and compare", list(reversed(found)), key="release_shown")
+    where = project.releases_dir / shown
+    check = verify_in_project(where, project)
+    st.markdown(f"**Verify {shown}**: " + ("intact" if check.ok else f"{len(check.problems)} problem(s)"))
+    st.dataframe(
+        pd.DataFrame(
+            [{"result": "FAIL", "check": p} for p in check.problems]
+            + [{"result": "OK", "check": f"{check.files} files match the manifest"}] * (not check.problems)
+            + [{"result": "OK", "check": f"manifest.json matches {t}"} for t in check.trusted]
+        ),
+        hide_index=True, width="stretch", column_config={"check": st.column_config.TextColumn(width="large")},
+    )  # fmt: skip
+    before = previous_version(project, shown)
+    if before is None:
+        st.caption(f"{shown} is the first release: nothing to compare it with.")
+    else:
+        d = diff_releases(project.releases_dir / before, where)
+        st.markdown(f"**Changes from {before} to {shown}**: a {d['level']} change")
+        if d["configs"]:
+            st.dataframe(pd.DataFrame([{"config": k, **v} for k, v in d["configs"].items()]),
+                         hide_index=True, width="stretch")  # fmt: skip
+        else:
+            st.caption("The data files are identical (metadata only).")
+    st.caption("The same checks as `prefkit release verify` and `prefkit release diff`.")
+
+console.audit_table(project.store, ("release",))

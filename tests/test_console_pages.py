@@ -1,0 +1,174 @@
+"""The maintainer's console pages (People, Work, Release) through Streamlit's AppTest: each page's
+write path reaches the library and the audit log, each shows a refusal in words and writes nothing,
+and annotators can neither see nor run them."""
+
+from __future__ import annotations
+
+import pytest
+from appkit import ALICE, MAYA, PASSWORD, app, project_fixtures
+from conftest import ROOT
+from prefkit.curation.annotation import workflow
+from prefkit.exports.release_integrity import load_manifest
+from streamlit.testing.v1 import AppTest
+
+template, project = project_fixtures(env=True, n=3, overlap=2)
+
+
+def page(name: str) -> AppTest:
+    at = app(MAYA)
+    at.switch_page(f"views/{name}.py")
+    return at.run()
+
+
+def button(at: AppTest, label: str):
+    return next(b for b in at.button if b.label == label)
+
+
+def errors(at: AppTest) -> list[str]:
+    return [e.value for e in at.error]
+
+
+@pytest.mark.parametrize("name", ["people", "work", "release"])
+def test_annotators_can_neither_see_nor_run_the_console_pages(project, name):
+    at = app(ALICE, "preference_match")
+    with pytest.raises(ValueError, match="Could not find a navigation page"):
+        at.switch_page(f"views/{name}.py")
+    direct = AppTest.from_file(str(ROOT / "annotate_app" / "views" / f"{name}.py"), default_timeout=60)
+    direct.session_state["user"] = ALICE
+    direct.run()
+    assert "not a maintainer" in direct.error[0].value and not direct.dataframe
+
+
+def test_people_adds_an_account_with_a_password_shown_once(project):
+    at = page("people")
+    assert {"alice", "bob", "maya"} <= set(at.dataframe[0].value["user"])
+    at.text_input(key="people_add_name").input("nina")
+    button(at, "Add user").click().run()
+    [shown] = [c.value for c in at.code]
+    assert project.store.accounts.authenticate("nina", shown).role == "annotator"
+    assert "nina" in set(at.dataframe[0].value["user"])
+    at.run()  # the next run: the password is gone from the page and the session
+    assert not at.code and "_people_made" not in at.session_state
+    [event] = project.store.audit.events()
+    assert (event.actor, event.action, event.target) == ("maya", "user.add", "nina")
+
+
+def test_people_refuses_to_disable_the_last_maintainer_in_words(project):
+    at = page("people")
+    at.selectbox(key="people_access_who").set_value("maya").run()
+    button(at, "Disable").click().run()
+    assert any("maya is the last active maintainer" in e for e in errors(at))
+    assert project.store.accounts.user("maya").active and project.store.audit.events() == []
+    at.selectbox(key="people_role_who").set_value("maya")
+    at.radio(key="people_role_to").set_value("annotator")
+    button(at, "Change role").click().run()
+    assert any("last active maintainer" in e for e in errors(at))
+    assert project.store.accounts.user("maya").role == "maintainer"
+
+
+def test_people_disables_unlocks_and_sets_a_password(project):
+    for _ in range(3):
+        with pytest.raises(workflow.AuthError):
+            workflow.sign_in(project, "bob", "not-it", client="10.1.1.1")
+    at = page("people")
+    assert at.dataframe[0].value.set_index("user").loc["bob", "failed sign-ins since"] == 3
+    at.selectbox(key="people_unlock_who").set_value("bob")
+    button(at, "Unlock").click().run()
+    assert at.dataframe[0].value.set_index("user").loc["bob", "failed sign-ins since"] == 0
+    at.selectbox(key="people_access_who").set_value("alice")
+    button(at, "Disable").click().run()
+    assert not project.store.accounts.user("alice").active
+    at.selectbox(key="people_pw_who").set_value("bob")
+    at.text_input(key="people_pw_1").input("new-password-1")
+    at.text_input(key="people_pw_2").input("new-password-2")
+    button(at, "Set password").click().run()
+    assert "the two passwords differ" in errors(at)[0]
+    assert project.store.accounts.authenticate("bob", PASSWORD) is not None
+    at.text_input(key="people_pw_1").input("short")
+    at.text_input(key="people_pw_2").input("short")
+    button(at, "Set password").click().run()
+    assert "at least 8 characters" in errors(at)[0]
+    assert [e.action for e in project.store.audit.events()] == ["user.disable", "user.unlock"]
+
+
+def test_work_creates_tasks_with_an_overlap_and_refuses_a_bad_one(project):
+    at = page("work")
+    at.selectbox(key="work_create_kind").set_value("preference_expressed")
+    at.text_input(key="work_create_batch").input("week2")
+    at.text_input(key="work_create_overlap").input("0")
+    button(at, "Create tasks").click().run()
+    assert "at least 1 annotator per item" in errors(at)[0] and project.store.audit.events() == []
+    from appkit import seed_sessions
+
+    seed_sessions(project, 5)  # two sessions without a task yet
+    at.text_input(key="work_create_overlap").input("2..3")
+    button(at, "Create tasks").click().run()
+    table = at.dataframe[0].value
+    row = table[(table["batch"] == "week2")].iloc[0]
+    assert (row["tasks"], row["overlap"][:4]) == (2, "2..3")
+    assert project.store.audit.events()[0].target == "preference_expressed / week2"
+
+
+def test_work_marks_and_unmarks_gold_and_closes_a_batch(project):
+    at = page("work")
+    at.selectbox(key="work_gold_kind").set_value("preference_match").run()
+    task_id = at.selectbox(key="work_gold_task").value
+    at.text_area(key=f"work_gold_answer:{task_id}").input('{"coverage": "maybe"}')
+    button(at, "Mark as gold").click().run()
+    assert errors(at) and not project.store.labels.task(task_id).is_gold
+    at.text_area(key=f"work_gold_answer:{task_id}").input('{"coverage": "fully"}')
+    button(at, "Mark as gold").click().run()
+    assert project.store.labels.gold_answers()[task_id][1] == {"coverage": "fully"}
+    button(at, "Unmark gold").click().run()
+    assert not project.store.labels.task(task_id).is_gold
+    at.selectbox(key="work_batch").set_value("default")
+    button(at, "Close").click().run()
+    assert {b.batch_id: b.status for b in project.store.labels.batches()}["default"] == "closed"
+    actions = [e.action for e in project.store.audit.events()]
+    assert actions == ["batch.close", "gold.unmark", "gold.mark"]
+
+
+def test_work_hands_back_stale_items(project):
+    workflow.current_item(project, "bob", "preference_match")
+    at = page("work")
+    at.number_input(key="work_stale_hours").set_value(0.0).run()
+    assert list(at.dataframe[1].value["annotator"]) == ["bob"]
+    button(at, "Hand back").click().run()
+    assert project.store.queues.assignment_releases("bob")
+    assert project.store.audit.events()[0].action == "tasks.release"
+
+
+def test_release_shows_each_gate_then_cuts_with_confirmation_and_an_override(project):
+    at = page("release")
+    gates = at.dataframe[0].value
+    assert "FAIL" in set(gates["result"]) and {"gate", "figure", "threshold", "why"} <= set(gates.columns)
+    button(at, "Cut release").click().run()
+    assert errors(at) == ["Not cut: tick the confirmation first"]
+    at.checkbox(key="release_sure").check()
+    button(at, "Cut release").click().run()
+    assert errors(at)[0].startswith("Not cut: gates failed") and not (project.releases_dir / "1.0.0").exists()
+    at.text_input(key="release_override").input("pilot round, gates reviewed")
+    at.checkbox(key="release_sure").check()
+    button(at, "Cut release").click().run()
+    assert load_manifest(project.releases_dir / "1.0.0").override_reason == "pilot round, gates reviewed"
+    [verified] = [df.value for df in at.dataframe if "check" in df.value.columns]
+    assert set(verified["result"]) == {"OK"} and any(
+        "files match the manifest" in c for c in verified["check"]
+    )
+    [event] = project.store.audit.events()
+    assert (event.actor, event.action, event.target) == ("maya", "release.cut", "1.0.0")
+    assert (
+        event.detail["override"] == "pilot round, gates reviewed" and "alpha" in event.detail["failed_gates"]
+    )
+    at.text_input(key="release_version").input("1.0.0")  # again: refused, nothing written
+    at.checkbox(key="release_sure").check()
+    button(at, "Cut release").click().run()
+    assert errors(at)[0].startswith("Not cut: release") and "already exists" in errors(at)[0]
+    assert at.text_input(key="release_version").value == "1.0.0"
+    at.text_input(key="release_version").input("1.1.0")
+    at.checkbox(key="release_sure").check()
+    button(at, "Cut release").click().run()
+    assert at.selectbox(key="release_shown").value == "1.1.0"
+    assert any("Changes from 1.0.0 to 1.1.0" in m.value and "patch" in m.value for m in at.markdown)
+    [listed] = [df.value for df in at.dataframe if "version" in df.value.columns]
+    assert list(listed["version"]) == ["1.1.0", "1.0.0"]
