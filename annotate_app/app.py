@@ -53,7 +53,7 @@ else:
             st.Page(
                 "views/annotate.py", title="Annotate", icon=":material/edit_note:", default=not maintainer
             ),
-            st.Page("views/my_labels.py", title="My recent labels", icon=":material/undo:"),
+            st.Page("views/my_items.py", title="My items", icon=":material/checklist:"),
             st.Page("views/guidelines.py", title="Guidelines", icon=":material/menu_book:"),
         ]
     }

@@ -330,7 +330,7 @@ class AnnotationSection(Section):
     )
     gold_rate: float = Field(default=0.1, ge=0, lt=1, description="Share of gold items in a queue chunk.")
     queue_chunk: int = Field(default=10, ge=1, le=1000, description="Items assigned at a time.")
-    undo_depth: int = Field(default=10, ge=1, le=1000, description="Own labels per page of My labels.")
+    undo_depth: int = Field(default=10, ge=1, le=1000, description="Own items per page of My items.")
     fast_item_s: float = Field(
         default=2.0,
         ge=0,

@@ -12,6 +12,7 @@ from appkit import ALICE, MAYA, PASSWORD, app, project_fixtures
 from prefkit.annotate_app.forms import memory as memory_form
 from prefkit.annotate_app.safe_text import md_escape
 from prefkit.curation.annotation import workflow
+from prefkit.curation.annotation.my_items import my_items
 from prefkit.curation.annotation.signin import client_address
 from prefkit.curation.annotation.task_kinds import LabelError
 from prefkit.curation.quality import consensus, dashboard
@@ -32,20 +33,7 @@ def label_n(project, who: str, kind: str, n: int, values) -> list[workflow.Shown
     return done
 
 
-# -- 7: every label of one's own, filtered, reopened ----------------------------------------------------
-def test_my_labels_pages_through_every_label_and_filters_by_kind_and_day(project):
-    items = label_n(project, "alice", "preference_match", 12, {"coverage": "fully"})
-    page = workflow.my_labels(project, "alice", per_page=5)
-    assert page.total == 12 and [e.event_id for e in page.events] == [i.event_id for i in items[::-1][:5]]
-    last = workflow.my_labels(project, "alice", page=2, per_page=5)
-    assert [e.event_id for e in last.events] == [i.event_id for i in items[:2][::-1]]
-    assert workflow.my_labels(project, "alice", kind="memory_verify").total == 0
-    today = utcnow()[:10]
-    assert workflow.my_labels(project, "alice", since=today, until=today).total == 12
-    assert workflow.my_labels(project, "alice", since="2000-01-01", until="2000-01-02").total == 0
-    assert workflow.my_labels(project, "bob").total == 0  # never anyone else's
-
-
+# -- 7: every label of one's own reopened (the My items page: tests/test_my_items.py) -------------------
 def test_the_oldest_label_reopens_and_its_edit_is_a_new_event(project):
     items = label_n(project, "alice", "preference_match", 12, {"coverage": "fully"})
     oldest = items[0].event_id  # far beyond the last undo_depth (10) labels
@@ -55,29 +43,7 @@ def test_the_oldest_label_reopens_and_its_edit_is_a_new_event(project):
         workflow.edit_label(project, "alice", oldest, {"coverage": "partially"})  # no longer the live one
     with pytest.raises(workflow.WorkflowError, match="not one of your labels"):
         workflow.edit_label(project, "bob", new.event_id, {"coverage": "partially"})
-    assert workflow.my_labels(project, "alice").total == 12  # still one live label per item
-
-
-def test_my_labels_page_shows_the_items_text_and_the_answer_and_reopens_any_row(project):
-    items = label_n(project, "alice", "preference_match", 12, {"coverage": "partially"})
-    at = app(ALICE)
-    at.switch_page("views/my_labels.py").run()
-    rows = [m.value for m in at.markdown if "Partially covered" in m.value]
-    assert len(rows) == 10  # a page of undo_depth rows, newest first, each the item's text and the answer
-    assert md_escape(items[-1].task.payload["checklist_item"][:30]) in rows[0]
-    at.button(key="mine_older").click().run()
-    assert [b.key for b in at.button if b.key and b.key.startswith("reopen:")] == [
-        f"reopen:{items[1].event_id}", f"reopen:{items[0].event_id}"]  # fmt: skip  # every label reachable
-    at.button(key=f"reopen:{items[0].event_id}").click().run()  # the oldest
-    p = f"edit:{items[0].event_id}"
-    assert at.button_group(key=f"{p}:coverage").value == "partially"
-    at.button_group(key=f"{p}:coverage").set_value("fully").run()
-    at.button(key=f"{p}:save").click().run()
-    live = project.store.labels.live_event("alice", items[0].task.task_id)
-    assert live.values == {"coverage": "fully"} and live.supersedes == items[0].event_id
-    assert len(project.store.labels.events(annotator="alice")) == 13  # the old label stays in the log
-    at.selectbox(key="mine_kind").set_value("memory_verify").run()
-    assert any("None of your labels matches" in i.value for i in at.info)
+    assert my_items(project, "alice", statuses=["done"]).total == 12  # still one live label per item
 
 
 def test_the_previous_item_key_reopens_the_last_label_in_place(project):

@@ -202,7 +202,7 @@ def test_edit_a_recent_label(project):
     item = workflow.current_item(project, "alice", "preference_match")
     workflow.submit(project, "alice", item, {"coverage": "fully"})
     at = app(ALICE)
-    at.switch_page("views/my_labels.py").run()
+    at.switch_page("views/my_items.py").run()
     at.button(key=f"reopen:{item.event_id}").click().run()
     p = f"edit:{item.event_id}"
     at.button_group(key=f"{p}:coverage").set_value("not_covered").run()

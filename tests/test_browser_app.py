@@ -137,16 +137,16 @@ def test_maintainer_pages_render(served, browser):
     page.get_by_text("Labels side by side").wait_for()
     settle(page)
     shot(page, "adjudication")
-    page.get_by_role("link", name="My recent labels").click()
-    page.get_by_role("heading", name="My recent labels").wait_for()
+    page.get_by_role("link", name="My items").click()
+    page.get_by_role("heading", name="My items").wait_for()
     page.context.close()
     annotator = sign_in(browser, url, "alice")
     annotator.get_by_role("button", name=re.compile("^Start annotating")).wait_for()
     shot(annotator, "guidelines_intro")
     assert annotator.get_by_role("link", name="Dashboard").count() == 0
-    annotator.get_by_role("link", name="My recent labels").click()
-    annotator.get_by_role("heading", name="My recent labels").wait_for()
-    shot(annotator, "my_labels")
+    annotator.get_by_role("link", name="My items").click()
+    annotator.get_by_role("heading", name="My items").wait_for()
+    shot(annotator, "my_items")
     annotator.context.close()
 
 
@@ -316,8 +316,8 @@ def test_a_payload_in_every_field_stays_text_on_every_page(hostile, browser):
     shot(page, "hostile_memory")
     page.context.close()
     page = sign_in(browser, url, "alice", outside)
-    page.get_by_role("link", name="My recent labels").click()
-    page.get_by_role("heading", name="My recent labels").wait_for()
+    page.get_by_role("link", name="My items").click()
+    page.get_by_role("heading", name="My items").wait_for()
     assert page.get_by_text("turn0 <img").count() >= 1  # the item named by its text, as text
     for ev in project.store.labels.effective_events():
         if ev.annotator == "alice":  # each label reopened: its form and dialogue on screen

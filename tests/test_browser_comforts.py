@@ -112,8 +112,8 @@ def test_p_reopens_the_last_label_in_place_and_esc_returns(served, browser):
     page.keyboard.press("Escape")
     page.get_by_text("Preference matching · item 2 of").wait_for()
     assert workflow.current_item(project, "dan", "preference_match").event_id == second.event_id
-    page.get_by_role("link", name="My recent labels").click()
-    page.get_by_role("heading", name="My recent labels").wait_for()
+    page.get_by_role("link", name="My items").click()
+    page.get_by_role("heading", name="My items").wait_for()
     settle(page)
     assert page.get_by_text(first.task.payload["checklist_item"][:30]).count() >= 1  # the item's text
     assert page.get_by_text("Not covered").count() >= 1  # the answer in words

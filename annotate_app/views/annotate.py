@@ -22,7 +22,7 @@ if not offered:
     st.title("Nothing to annotate")
     st.success(
         "Nothing is waiting for you in any task kind: your queues are done and the pool has nothing "
-        "more for you. Thank you! Your labels are under *My recent labels*."
+        "more for you. Thank you! Your items are under *My items*."
     )
     st.stop()
 if "kind" not in st.session_state and session.kind_from_url(offered):  # a reload: the kind it showed

@@ -400,46 +400,13 @@ def flag(
 
 # -- undo: every label of one's own can be reopened ---------------------------------------------------
 def undo_depth(project: Project) -> int:
-    """Config ``annotation.undo_depth``: how many of an annotator's labels My labels shows at a time."""
+    """Config ``annotation.undo_depth``: how many of an annotator's items *My items* shows at a time."""
     return project.config.annotation.undo_depth
 
 
 def recent_labels(project: Project, user: str) -> list[LabelEvent]:
     """The annotator's last ``annotation.undo_depth`` live labels, skips and flags, newest first."""
     return project.store.labels.recent_live_events(user, undo_depth(project))
-
-
-@dataclass(frozen=True)
-class LabelPage:
-    """A page of an annotator's live labels (newest first) and how many match in all."""
-
-    events: list[LabelEvent]
-    total: int
-    offset: int
-
-
-def my_labels(
-    project: Project,
-    user: str,
-    kind: str | None = None,
-    since: str | None = None,
-    until: str | None = None,
-    page: int = 0,
-    per_page: int | None = None,
-) -> LabelPage:
-    """The annotator's own live labels, skips and flags (every one, not only the latest few), newest
-    first, of one ``kind`` and made on ``since``..``until`` (UTC days ``YYYY-MM-DD``, both included),
-    ``per_page`` (default ``annotation.undo_depth``) at a time. Never anyone else's."""
-    if kind is not None:
-        get_kind(kind)
-    size = per_page or undo_depth(project)
-    end = None
-    if until:
-        end = (datetime.fromisoformat(until[:10]) + timedelta(days=1)).strftime("%Y-%m-%d")
-    events, total = project.store.labels.live_events_of(
-        user, kind, since=since[:10] if since else None, until=end, limit=size, offset=page * size
-    )
-    return LabelPage(events, total, page * size)
 
 
 def previous_label(project: Project, user: str, kind: str, back: int = 0) -> LabelEvent | None:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from prefkit.curation.store.accounts import Accounts
 from prefkit.curation.store.alpsbench import AlpsTasks
+from prefkit.curation.store.annotator_items import AnnotatorItems
 from prefkit.curation.store.assist import Suggestions
 from prefkit.curation.store.audit import Audit
 from prefkit.curation.store.content import Content
@@ -39,6 +40,7 @@ class ProjectStore(StoreCore):
                                   adjudications
     ``store.queues``              each annotator's persisted queue, submits, stale assignments,
                                   progress
+    ``store.items``               one annotator's items with their status (the app's *My items*)
     ``store.labelstudio``         Label Studio projects, tasks and annotations mapped to prefkit's
     ``store.llm``                 the LLM response cache, the call ledger, batch jobs
     ``store.eval``                evaluation runs and their items
@@ -69,6 +71,7 @@ class ProjectStore(StoreCore):
         self.accounts = Accounts(self, self.audit)
         self.labels = Labels(self)
         self.queues = Queues(self, self.labels)
+        self.items = AnnotatorItems(self, self.labels)
         self.labelstudio = LabelStudioMap(self, self.labels)
         self.llm = LLMRecords(self)
         self.eval = Evaluations(self)

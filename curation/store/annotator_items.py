@@ -1,0 +1,171 @@
+"""One annotator's items (``store.items``): every item assigned to them or labelled, skipped or flagged
+by them, with its status for them, filtered by kind, batch, status, day and words, a page at a time.
+
+An item is the annotator's when they have an assignment for it (open or finished) or a live event
+on it (an imported label may have no assignment). Its status is their live event's (``label`` is
+*done*, ``skip`` *skipped*, ``flag`` *flagged*), else *open* while the assignment is; an item whose
+label was withdrawn and which is no longer open is not listed. Every query names the annotator: no
+method here reads another annotator's assignments or events.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from prefkit.curation.store.engine import StoreArea, StoreCore
+from prefkit.curation.store.labels import Labels
+from prefkit.schemas.curation import AnnotationTask, LabelEvent
+from sqlalchemy import case, func, literal, or_, select, union
+
+#: The statuses of an annotator's item, in the order the filter offers them.
+STATUSES = ("open", "done", "skipped", "flagged")
+
+
+@dataclass(frozen=True)
+class AnnotatorItem:
+    """One of an annotator's items: the task, its status for them, their live event (None while the
+    item is open), and, while open, its place in their queue (``shown``: it is the one on screen)."""
+
+    task: AnnotationTask
+    status: str
+    event: LabelEvent | None
+    position: int | None
+    shown: bool
+
+
+def _like(term: str) -> str:
+    """``term`` as a LIKE pattern matching it anywhere, its own ``%``, ``_`` and ``\\`` taken as text."""
+    return "%" + term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+
+
+class AnnotatorItems(StoreArea):
+    """The annotator's list of their items (the app's *My items*)."""
+
+    def __init__(self, core: StoreCore, labels: Labels):
+        super().__init__(core)
+        self.labels = labels
+
+    def _listing(self, annotator: str):
+        """Every item of ``annotator`` with its status, queue place and live event (a subquery)."""
+        a, e, t = self.t["assignments"], self.t["label_events"], self.t["tasks"]
+        latest = (
+            select(e.c.task_id, func.max(e.c.seq).label("seq"))
+            .where(e.c.annotator == annotator)
+            .group_by(e.c.task_id)
+            .subquery()
+        )
+        mine = union(
+            select(a.c.task_id).where(a.c.annotator == annotator), select(latest.c.task_id)
+        ).subquery()
+        live = (
+            select(e.c.task_id, e.c.seq, e.c.event_id, e.c.action, e.c.comment, e.c.created_at)
+            .join(latest, e.c.seq == latest.c.seq)
+            .where(e.c.action != "withdraw")
+            .subquery()
+        )
+        status = case(
+            (live.c.action == "label", literal("done")),
+            (live.c.action == "skip", literal("skipped")),
+            (live.c.action == "flag", literal("flagged")),
+            ((a.c.task_id.is_not(None)) & (a.c.done_at.is_(None)), literal("open")),
+            else_=literal(None),
+        )
+        return (
+            select(
+                t,
+                status.label("status"),
+                live.c.event_id.label("live_event_id"),
+                live.c.seq.label("live_seq"),
+                live.c.comment.label("live_comment"),
+                live.c.created_at.label("live_at"),
+                a.c.position.label("queue_position"),
+                a.c.event_id.label("pending_event_id"),
+            )
+            .join_from(mine, t, t.c.task_id == mine.c.task_id)
+            .outerjoin(a, (a.c.task_id == t.c.task_id) & (a.c.annotator == annotator))
+            .outerjoin(live, live.c.task_id == t.c.task_id)
+            .subquery()
+        )
+
+    def items_of(
+        self,
+        annotator: str,
+        *,
+        kind: str | None = None,
+        batch: str | None = None,
+        statuses: tuple[str, ...] = STATUSES,
+        search: str | None = None,
+        since: str | None = None,
+        until: str | None = None,
+        limit: int | None = None,
+        offset: int = 0,
+    ) -> tuple[list[AnnotatorItem], int]:
+        """A page of ``annotator``'s items (open ones first in queue order, then the newest event
+        first) and how many match in all. ``search``: words found (case aside) in the item's id, its
+        reference, its stored text or the annotator's comment (the caller confirms a text match);
+        ``since``/``until``: the live event made in ``[since, until)`` (ISO prefixes, as text)."""
+        li = self._listing(annotator)
+        where = [li.c.status.in_(statuses)]
+        if kind:
+            where.append(li.c.kind == kind)
+        if batch:
+            where.append(li.c.batch_id == batch)
+        if since:
+            where.append(li.c.live_at >= since)
+        if until:
+            where.append(li.c.live_at < until)
+        if search:
+            # payload_json is canonical JSON (unicode as is): quotes, backslashes and newlines in it
+            # are escaped, so the words are looked for as written and as JSON writes them
+            escaped = _like(canonical_escape(search))
+            words = _like(search)
+            where.append(
+                or_(
+                    li.c.task_id.ilike(words, escape="\\"),
+                    li.c.item_ref.ilike(words, escape="\\"),
+                    li.c.payload_json.ilike(words, escape="\\"),
+                    li.c.payload_json.ilike(escaped, escape="\\"),
+                    li.c.live_comment.ilike(words, escape="\\"),
+                )
+            )
+        base = select(li).where(*where)
+        is_open = li.c.status == "open"
+        order = (case((is_open, 0), else_=1), case((is_open, li.c.queue_position)), li.c.live_seq.desc())
+        page = base.order_by(*order).offset(offset)
+        if limit is not None:
+            page = page.limit(limit)
+        with self.read() as conn:
+            total = int(conn.execute(select(func.count()).select_from(base.subquery())).scalar_one())
+            rows = conn.execute(page).mappings().all()
+            events = self._events(conn, annotator, [r["live_event_id"] for r in rows if r["live_event_id"]])
+        return [self._item(r, events) for r in rows], total
+
+    def _events(self, conn, annotator: str, event_ids: list[str]) -> dict[str, LabelEvent]:
+        if not event_ids:
+            return {}
+        e = self.t["label_events"]
+        rows = conn.execute(select(e).where(e.c.event_id.in_(event_ids), e.c.annotator == annotator))
+        return {r["event_id"]: self.labels._event_from_row(r) for r in rows.mappings()}
+
+    def _item(self, row, events: dict[str, LabelEvent]) -> AnnotatorItem:
+        open_ = row["status"] == "open"
+        return AnnotatorItem(
+            self.labels._task_from_row(row),
+            row["status"],
+            events.get(row["live_event_id"]) if row["live_event_id"] else None,
+            row["queue_position"] if open_ else None,
+            open_ and row["pending_event_id"] is not None,
+        )
+
+    def batches_of(self, annotator: str) -> list[str]:
+        """The batches ``annotator`` has items in (for the batch filter), sorted."""
+        li = self._listing(annotator)
+        q = select(li.c.batch_id).where(li.c.status.is_not(None)).distinct().order_by(li.c.batch_id)
+        with self.read() as conn:
+            return [r[0] for r in conn.execute(q)]
+
+
+def canonical_escape(words: str) -> str:
+    """``words`` as canonical JSON writes them inside a string (without the quotes)."""
+    return json.dumps(words, ensure_ascii=False)[1:-1]
