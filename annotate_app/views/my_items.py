@@ -40,7 +40,7 @@ batch = f2.selectbox(
 )  # fmt: skip
 statuses = f3.pills(
     "Status (none picked: every status)", my_items.STATUSES, selection_mode="multi", key="mine_status",
-    format_func=STATUS_WORDS.get,
+    format_func=lambda s: STATUS_WORDS[s],
 )  # fmt: skip
 days = f4.date_input(  # a range: empty (every day), one day picked so far, or both ends
     "Answered on (UTC)", value=[], key="mine_days", max_value=dt.date.today() + dt.timedelta(days=1)

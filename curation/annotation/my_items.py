@@ -93,20 +93,21 @@ def my_items(
     per_page = per_page or undo_depth(project)
     if per_page < 1 or page < 0:
         raise WorkflowError("a page is a number from 0 with at least one item on it")
-    query = {
-        "kind": kind,
-        "batch": batch or None,
-        "statuses": wanted,
-        "since": since[:10] if since else None,
-        "until": _day_after(until) if until else None,
-    }
     if since:
         _day_after(since)  # a day, or one clear line
+    first, last = (since[:10] if since else None), (_day_after(until) if until else None)
+
+    def query(search: str | None = None, limit: int | None = None, offset: int = 0):
+        return project.store.items.items_of(
+            user, kind=kind, batch=batch or None, statuses=wanted, since=first, until=last,
+            search=search, limit=limit, offset=offset,
+        )  # fmt: skip
+
     if not words:
-        items, total = project.store.items.items_of(user, **query, limit=per_page, offset=page * per_page)
+        items, total = query(limit=per_page, offset=page * per_page)
         return ItemPage(items, total, page * per_page)
     # The store narrows by the words in the stored JSON; the item's own text says whether it matches.
-    found, _ = project.store.items.items_of(user, **query, search=words)
+    found, _ = query(search=words)
     hits = [it for it in found if mentions(it, words)]
     return ItemPage(hits[page * per_page : (page + 1) * per_page], len(hits), page * per_page)
 

@@ -158,9 +158,8 @@ def annotator_view(
     if not view.active:
         return AnnotatorView(False, None, view.version)
     if view.item is not None and view.item.event_id:
-        shown = _shown(view.item)
-        draft = _restorable(shown.task, json.loads(view.draft)) if view.draft else None
-        return AnnotatorView(True, shown, view.version, draft)
+        draft = _restorable(view.item.task, json.loads(view.draft)) if view.draft else None
+        return AnnotatorView(True, _shown(view.item), view.version, draft)
     item = _shown(_assign_next(project, user, kind, policy, batch))
     return AnnotatorView(True, item, project.store.queues.queue_version(user))
 
