@@ -65,6 +65,7 @@ else:
             st.Page("views/people.py", title="People", icon=":material/group:"),
             st.Page("views/work.py", title="Work", icon=":material/assignment:"),
             st.Page("views/release.py", title="Release", icon=":material/new_releases:"),
+            st.Page("views/studies.py", title="Studies", icon=":material/groups:"),
         ]
     page = st.navigation(pages)
     with st.sidebar:

@@ -87,3 +87,53 @@ def test_a_participant_labels_their_items_and_gets_the_completion_code(project, 
     assert "DONE7" in texts(at)
     assert at.get("link_button")[0].proto.url == "https://app.prolific.com/submissions/complete?cc=DONE7"
     assert [e.event for e in project.store.studies.events("pilot")] == ["arrived", "completed"]
+
+
+def maintainer_on_studies():
+    from appkit import MAYA, app
+
+    at = app(MAYA)
+    at.switch_page("views/studies.py")
+    return at.run()
+
+
+def test_the_studies_page_reviews_a_study_with_its_platform_files(project, study):
+    tab(study)  # p1 arrives
+    at = maintainer_on_studies()
+    assert not at.exception
+    assert at.dataframe[0].value["study"].tolist() == ["pilot"]
+    review = at.dataframe[1].value
+    assert review["participant"].tolist() == ["p1"] and review["decision"].tolist() == ["none"]
+    assert [b.label for b in at.get("download_button")] == ["decisions.csv", "approve.txt", "bonuses.csv"]
+
+
+def test_a_study_created_on_the_studies_page_shows_its_url_once_and_is_audited(project, study):
+    at = maintainer_on_studies()
+    at.text_input(key="study_create_id").input("wave-2")
+    at.selectbox(key="study_create_kind").select(KIND)
+    at.number_input(key="study_create_items").set_value(2)
+    at.number_input(key="study_create_gold").set_value(0.5)
+    at.text_input(key="study_create_code").input("W2DONE")
+    at.text_input(key="study_create_out").input("W2OUT")
+    at.button(key="FormSubmitter:study_create-Create study").click().run()
+    assert not at.exception and not at.error
+    assert [s.study_id for s in project.store.studies.studies()] == ["pilot", "wave-2"]
+    assert "study=wave-2." in at.code[0].value and "PROLIFIC_PID={{%PROLIFIC_PID%}}" in at.code[0].value
+    assert [e.action for e in project.store.audit.events(action="study")] == ["study.create"]
+    at.run()
+    assert not at.code  # the URL is not shown again
+
+
+def test_a_refused_study_on_the_studies_page_is_one_line_and_nothing_is_stored(project, study):
+    at = maintainer_on_studies()
+    at.text_input(key="study_create_id").input("Bad Id")
+    at.button(key="FormSubmitter:study_create-Create study").click().run()
+    assert len(at.error) == 1 and at.error[0].value.startswith("Not created: a study id is 1")  # escaped
+    assert [s.study_id for s in project.store.studies.studies()] == ["pilot"]
+
+
+def test_a_participant_never_reaches_the_maintainer_pages(project, study):
+    at = tab(study)
+    # the study's page is the only page registered for a participant's browser
+    with pytest.raises(ValueError, match=r"Known pages: \['[^']*/views/study_entry.py'\]"):
+        at.switch_page("views/studies.py")

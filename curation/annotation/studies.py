@@ -146,10 +146,11 @@ def create_study(
     base_url: str = "http://localhost:8501",
     rules: Rules | None = None,
     name: str | None = None,
+    actor: str | None = None,
 ) -> CreatedStudy:
     """A new study over ``batch`` of ``kind`` (see the module docstring); refused with one line when a
     setting is out of range, the batch has no items of the kind, or gold items are asked for and the
-    batch has too few."""
+    batch has too few. ``actor``: who creates it, for the audit log (a maintainer, ``shell:<login>``)."""
     rules = rules or Rules()
     _check(
         bool(STUDY_ID.fullmatch(study_id)), f"a study id is 1-40 of a-z, 0-9, '_' and '-' (not {study_id!r})"
@@ -188,14 +189,28 @@ def create_study(
         _hash(secret), utcnow(),
     )  # fmt: skip
     project.store.studies.add_study(study)
+    if actor is not None:  # the settings, never the secret
+        detail = {
+            "kind": kind,
+            "batch": batch,
+            "items": items,
+            "gold_share": gold_share,
+            "platform": platform,
+        }
+        project.store.audit.record(actor, "study.create", study_id, detail)
     return CreatedStudy(study, entry_url(study, secret, base_url), n_gold, return_url(study, completion_code))
 
 
-def new_link(project: Project, study_id: str, base_url: str = "http://localhost:8501") -> str:
+def new_link(
+    project: Project, study_id: str, base_url: str = "http://localhost:8501", actor: str | None = None
+) -> str:
     """A new secret for the study (the old entry URL stops working at once) and its entry URL."""
     study = get_study(project, study_id)
+    _check(bool(re.fullmatch(r"https?://[^\s<>\"']+", base_url)), "the base URL must be an http(s) URL")
     secret = secrets.token_urlsafe(24)
     project.store.studies.set_secret_hash(study.study_id, _hash(secret))
+    if actor is not None:
+        project.store.audit.record(actor, "study.new_link", study.study_id)
     return entry_url(study, secret, base_url)
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from prefkit.cli.common import KindChoice, echo_json, echo_table, json_option, project_option
+from prefkit.cli.common import KindChoice, echo_json, echo_table, json_option, project_option, shell_actor
 from prefkit.cli.types import (
     FRACTION,
     NON_NEGATIVE_FLOAT,
@@ -92,7 +92,7 @@ def create(project: Project, study_id: str, kind: str, batch: str, items: int, g
         project, study_id, kind=kind, batch=batch, items=items, gold_share=gold_share,
         screen_below=screen_below, completion_code=completion_code, screened_out_code=screened_out_code,
         completion_url=completion_url, time_limit_minutes=time_limit, platform=platform,
-        base_url=base_url, rules=rules, name=name,
+        base_url=base_url, rules=rules, name=name, actor=shell_actor(),
     )  # fmt: skip
     s, platform_title = made.study, studies.PLATFORMS[made.study.platform].title
     click.echo(
@@ -135,7 +135,7 @@ def new_link(project: Project, study_id: str, base_url: str) -> None:
 
     Example: prefkit crowd study new-link pilot-1 --base-url https://annotate.example.org
     """
-    click.echo(studies.new_link(project, study_id, base_url))
+    click.echo(studies.new_link(project, study_id, base_url, actor=shell_actor()))
 
 
 def _report_lines(report: StudyReport) -> None:
