@@ -76,6 +76,7 @@ else:
         if st.button("Sign out", key="signout", type="tertiary"):
             session.end()
             st.rerun()
+        page_script.theme_switch(st)  # light, dark or the system's, for this browser
 ui.run_mark()  # counts the runs, for the page scripts (hidden)
 ui.show_flash()
 page_script.draw()  # the item-top script, the keys, the layout and the keyboard help, in one element

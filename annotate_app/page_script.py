@@ -5,6 +5,17 @@ sidebar folded away on a narrow screen, and the keyboard help (``?``).
   take the window's height (viewport units), not a fixed box; below 1000 px columns wrap instead of
   squeezing (each at least 16rem), long words break, the top margin is smaller. Streamlit's own
   heights stay the fallback where the stylesheet does not apply (AppTest, a browser without ``:has``).
+- **Action bar.** Every item's action bar (``ui.action_bar``: the buttons that decide, Submit, Skip)
+  stays at the window's bottom (``position: sticky``) on the theme's background, so nothing that
+  decides is below the fold. Below :data:`STACK_PX` the dialogue and the form stack and lose their
+  own scroll boxes: the page is the one scroll region. Task QC's hidden key buttons stay hidden.
+- **Accessibility.** On every change of the page (at most once a frame): a shortcut hint becomes the
+  button's ``aria-keyshortcuts`` and leaves its name; the sidebar's page links lose their malformed
+  list roles; a box that scrolls is focusable and named (a keyboard user can scroll it). Captions and
+  key hints get text colours that meet 4.5:1 in either theme.
+- **Theme.** The app follows ``prefers-color-scheme``; the sidebar's switch (:func:`theme_switch`)
+  keeps *Light* or *Dark* for this browser where Streamlit keeps its own choice (``localStorage``,
+  for every page of the app) and in a cookie the server reads, then reloads the page in it.
 - **Chosen value.** The selected option of a segmented control or pills (Streamlit marks it
   ``aria-checked="true"``) is white on dark blue (contrast 6.7:1, not a light tint) with a ✓ before
   its text (drawn only: the option's accessible name stays its value, ``aria-checked`` tells a screen
@@ -28,12 +39,17 @@ shortcut list is the forms' own ``SHORTCUTS``, put into the page as JSON and sho
 from __future__ import annotations
 
 import json
+from typing import Any
 
+import streamlit as st
 from prefkit.annotate_app import ui
 from prefkit.annotate_app.forms import form_for
 from prefkit.schemas.common import PrefkitError
 
 NARROW_PX = 1000
+#: Below this width the dialogue and the form stack (one above the other) and lose their own scroll
+#: boxes: the page is the one scroll region, the action bar stays at the window's bottom.
+STACK_PX = 900
 
 _CSS = """
 :root { --prefkit-pane: max(14rem, calc(100dvh - 15.5rem)); --prefkit-candidates: max(12rem, calc(100dvh - 21rem)); }
@@ -50,6 +66,25 @@ _CSS = """
   [data-testid=stHorizontalBlock] { flex-wrap: wrap !important; }
   [data-testid=stColumn] { min-width: min(100%, 16rem) !important; }
 }
+@media (max-width: STACKpx) {  /* dialogue above the form, and the page the one scroll region */
+  [data-testid=stHorizontalBlock]:has([class*="st-key-dialogue-"]) { flex-direction: column !important; }
+  [data-testid=stHorizontalBlock]:has([class*="st-key-dialogue-"]) > [data-testid=stColumn] {
+    width: 100% !important; flex: 1 1 auto !important; }
+  [data-testid=stLayoutWrapper]:has(> [class*="st-key-dialogue-"]),
+  [data-testid=stLayoutWrapper]:has(> [class*="st-key-candidates-"]) { height: auto !important; flex: 0 0 auto !important; }
+  [class*="st-key-dialogue-"], [class*="st-key-candidates-"] { height: auto !important; max-height: none !important;
+    overflow: visible !important; }
+}
+[data-testid=stLayoutWrapper]:has(> [class*="st-key-prefkit-bar-"]), [class*="st-key-prefkit-bar-"] {
+  position: sticky !important; bottom: 0; z-index: 99; }
+[class*="st-key-prefkit-bar-"] { background: var(--prefkit-bg, #fff); padding: .5rem 0 .6rem;
+  border-top: 1px solid rgba(128, 128, 128, .4); box-shadow: 0 -.5rem .75rem -.75rem rgba(0, 0, 0, .35); }
+[class*="st-key-prefkit-keys-"], [data-testid=stLayoutWrapper]:has(> [class*="st-key-prefkit-keys-"]),
+[data-testid=stElementContainer]:has(> [class*="st-key-prefkit-keys-"]) { display: none !important; }
+[data-testid=stMain] [data-testid=stMarkdownContainer] h2 { font-size: 1.35rem; padding: .5rem 0 .25rem; }
+[data-testid=stCaptionContainer], [data-testid=stCaptionContainer] p { color: inherit !important; }
+[data-testid=stCaptionContainer] { opacity: .8; }
+button kbd { color: inherit !important; opacity: 1 !important; }
 [data-testid=stButtonGroup] button[aria-checked=true], [data-testid=stButtonGroup] button[aria-pressed=true] {
   background-color: #1d4ed8 !important; border-color: #1d4ed8 !important; color: #ffffff !important; font-weight: 600; }
 [data-testid=stButtonGroup] button[aria-checked=true] *, [data-testid=stButtonGroup] button[aria-pressed=true] * {
@@ -68,7 +103,7 @@ _CSS = """
 #prefkit-help td { padding: .15rem .5rem .15rem 0; vertical-align: top; }
 #prefkit-help kbd { font-family: monospace; border: 1px solid #bbb; border-bottom-width: 2px; border-radius: .25rem;
   padding: 0 .35rem; white-space: nowrap; background: #f6f6f6; }
-""".replace("NARROW", str(NARROW_PX))
+""".replace("NARROW", str(NARROW_PX)).replace("STACK", str(STACK_PX - 1))
 
 _JS = """
 (() => { if (window.__prefkitPage) return; window.__prefkitPage = true;
@@ -96,6 +131,46 @@ const named = new MutationObserver(() => {
 });
 named.observe(document.body, {childList: true, subtree: true});
 setTimeout(() => named.disconnect(), 600000);  // the sign-in page is the session's first: enough
+// Accessibility Streamlit leaves out, put right on every change of the page (at most once a frame):
+// a shortcut hint is the button's aria-keyshortcuts, not part of its name ("Submit", not "Submit
+// Shortcut Ctrl + Enter"); the sidebar's page links are not a malformed list; a box that scrolls can
+// be scrolled from the keyboard (focusable, named); the action bar takes the theme's background.
+const shortcut = t => t.split('+').map(k => k.trim()).map(k => k === 'Ctrl' ? 'Control' : k).join('+');
+const BOX_NAMES = [['st-key-dialogue-', 'Dialogue'], ['st-key-candidates-', 'Candidate memories']];
+let tidyQueued = false;
+const tidy = () => {
+  tidyQueued = false;
+  for (const k of document.querySelectorAll('button kbd[aria-label^="Shortcut "]:not([aria-hidden])')) {
+    k.setAttribute('aria-hidden', 'true');
+    k.closest('button').setAttribute('aria-keyshortcuts', shortcut(k.getAttribute('aria-label').slice(9)));
+  }
+  for (const el of document.querySelectorAll('[data-testid=stSidebarNavItems]:not([role]), [data-testid=stSidebarNavItems] li:not([role])'))
+    el.setAttribute('role', 'none');
+  for (const box of document.querySelectorAll('[data-testid=stMain] [overflow=auto]:not([tabindex]):not([data-testid=stLayoutWrapper])')) {
+    const named = BOX_NAMES.find(([k]) => [...box.classList].some(c => c.startsWith(k)));
+    box.tabIndex = 0; box.setAttribute('role', 'region');
+    box.setAttribute('aria-label', named ? named[1] : 'Scrolling box');
+  }
+  const app = document.querySelector('[data-testid=stApp]');
+  if (app) document.documentElement.style.setProperty('--prefkit-bg', getComputedStyle(app).backgroundColor);
+};
+new MutationObserver(() => { if (!tidyQueued) { tidyQueued = true; requestAnimationFrame(tidy); } })
+  .observe(document.body, {childList: true, subtree: true});
+// The theme switch (the sidebar's "Theme"): the choice is this browser's, kept where Streamlit keeps
+// its own theme choice (localStorage, read before the first paint: no flash of the other theme) for
+// every page of the app, and in a cookie the server reads to show it selected; then the page reloads.
+window.addEventListener('click', e => {
+  const option = e.target.closest && e.target.closest('.st-key-' + DATA.themeKey + ' button');
+  if (!option) return;
+  const choice = DATA.themes.find(t => option.innerText.includes(t));
+  if (!choice) return;
+  e.preventDefault(); e.stopImmediatePropagation();
+  const paths = new Set([location.pathname, '/']);
+  for (const a of document.querySelectorAll('[data-testid=stSidebarNav] a[href]')) paths.add(new URL(a.href).pathname);
+  for (const p of paths) localStorage.setItem(`stActiveTheme-${p}-v2`, JSON.stringify(choice));
+  document.cookie = `${DATA.themeCookie}=${choice}; path=/; max-age=31536000; samesite=lax`;
+  location.reload();
+}, true);
 // "?" lists every shortcut; "?", Esc or a click outside closes the list.
 const typing = t => t && t.closest && t.closest('input, textarea, select, [contenteditable=""], [contenteditable=true]');
 function close() { const o = document.getElementById('prefkit-help'); if (o) { o.remove(); return true; } return false; }
@@ -128,6 +203,22 @@ window.addEventListener('keydown', e => {
 """
 
 
+#: The sidebar's theme switch (its widget key), its choices (Streamlit's own names for them) and the
+#: cookie that tells the server this browser's choice.
+THEME_KEY = "prefkit-theme"
+THEMES = ("System", "Light", "Dark")
+THEME_COOKIE = "prefkit_theme"
+
+
+def theme_switch(where: Any) -> None:
+    """The theme switch: *System* follows the browser's ``prefers-color-scheme``; *Light* or *Dark*
+    pins it for this browser. The click is handled in the page (:data:`_JS`): the choice is stored
+    in this browser and the page reloads in it, so no run of the app is spent on it."""
+    chosen = st.context.cookies.get(THEME_COOKIE)
+    where.segmented_control("Theme", THEMES, key=THEME_KEY, required=True,
+                            default=chosen if chosen in THEMES else THEMES[0])  # fmt: skip
+
+
 def sections() -> list[tuple[str, list[tuple[str, str]]]]:
     """Every shortcut of the app, grouped: the Annotate page, each task kind's form (its
     ``SHORTCUTS``), going back to an earlier item, and this help."""
@@ -157,6 +248,9 @@ def sections() -> list[tuple[str, list[tuple[str, str]]]]:
 def script() -> str:
     """The ``<script>`` that installs the stylesheet, the sidebar fold and the help (trusted text)."""
     data = {
+        "themeKey": THEME_KEY,
+        "themes": THEMES,
+        "themeCookie": THEME_COOKIE,
         "css": _CSS,
         "narrow": NARROW_PX,
         "sections": sections(),

@@ -11,6 +11,7 @@ Render only: every decision is a call into :mod:`prefkit.curation.annotation.wor
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import streamlit as st
 from prefkit.annotate_app import ui
@@ -85,9 +86,10 @@ def _go_back(kind: str, step: int) -> None:
         st.session_state.pop(key, None)
 
 
-def previous_button(kind: str) -> None:
-    """The *previous item* key (``P``) under every item: reopens the label the annotator gave last."""
-    st.button("Previous item", key=f"prev:{kind}", shortcut="P", type="tertiary", icon=":material/undo:",
+def previous_button(kind: str, where: Any = st) -> None:
+    """The *previous item* key (``P``) of every item (in its action bar): reopens the label the
+    annotator gave last."""
+    where.button("Previous item", key=f"prev:{kind}", shortcut="P", type="tertiary", icon=":material/undo:",
               on_click=_go_back, args=(kind, 1))  # fmt: skip
 
 

@@ -17,6 +17,7 @@ ends this tab at its next click, which records nothing and shows the sign-in pag
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -249,23 +250,49 @@ def submit_button(
     item: workflow.ShownItem,
     prefix: str,
     read: Callable[[], tuple[dict | None, str | screen.Problem]],
-    where=st,
+    where: Any = None,
 ) -> None:
-    """The primary Submit button (Ctrl+Enter) of a form; ``read()`` gives ``(values or None, what is
-    missing)`` from the widgets' state at the moment of the click. What stops a submit is drawn at
-    the top of the item (``screen.show_problem``), where the page scrolls, not under this button."""
+    """The primary Submit button (Ctrl+Enter) of a form, in the item's action bar unless ``where``
+    says otherwise; ``read()`` gives ``(values or None, what is missing)`` from the widgets' state at
+    the moment of the click. What stops a submit is drawn at the top of the item
+    (``screen.show_problem``), where the page scrolls, not under this button."""
 
     def click() -> None:
         values, missing = read()
         submit_now(user, item, prefix, values, missing)
 
-    where.button("Submit", type="primary", shortcut="Ctrl+Enter", key=f"{prefix}:submit",
-                 icon=":material/check_circle:", on_click=click)  # fmt: skip
+    (where or action_row(item)).button("Submit", type="primary", shortcut="Ctrl+Enter", key=f"{prefix}:submit",
+                                       icon=":material/check_circle:", on_click=click)  # fmt: skip
+
+
+# -- the action bar: the decision's keys, Submit and Skip, always in the window ----------------------------
+#: The key of every item's action bar (``prefkit-bar-<event id>``); the page stylesheet keeps it at the
+#: bottom of the window (``position: sticky``) while the item scrolls above it.
+BAR = "prefkit-bar-"
+_BAR_NOW = "_action_bar"
+
+
+def action_bar(item: workflow.ShownItem) -> Any:
+    """The item's action bar (drawn where first asked for, once per run: call it after the item's
+    content), a container the page keeps at the bottom of the window: Submit, Skip, the buttons that
+    decide (a form puts them in :func:`action_row`) and, under them, the skip panel when open."""
+    run, event_id, bar, row = st.session_state.get(_BAR_NOW, (None, None, None, None))
+    if (run, event_id) != (st.session_state.get("_run_mark"), item.event_id):
+        bar = st.container(key=f"{BAR}{item.event_id}")
+        row = bar.container(horizontal=True, vertical_alignment="center")
+        st.session_state[_BAR_NOW] = (st.session_state.get("_run_mark"), item.event_id, bar, row)
+    return bar
+
+
+def action_row(item: workflow.ShownItem) -> Any:
+    """The row of buttons in the item's action bar (:func:`action_bar`): wraps in a narrow window."""
+    action_bar(item)
+    return st.session_state[_BAR_NOW][3]
 
 
 def skip_and_flag(user: str, item: workflow.ShownItem, comment: bool = False) -> None:
-    """The skip/flag panel under every item; with ``comment``, the item's optional comment box is in it
-    too (a form whose label is one key press keeps its comment here: one element fewer per item)."""
+    """Skip or report, beside Submit in the item's action bar (the panel opens under the bar's buttons);
+    with ``comment``, the item's optional comment box is in it too (a form whose label is one key press keeps its comment here: one element fewer per item)."""
     key = item.event_id
     project = open_project()
 
@@ -290,11 +317,13 @@ def skip_and_flag(user: str, item: workflow.ShownItem, comment: bool = False) ->
         )
 
     label = "Skip or report this item, or add a comment" if comment else "Skip or report this item"
-    if not st.toggle(label, key=f"{key}:{_ITEM_MARK}"):
-        return  # the controls are drawn only when asked for: fewer elements on every item
+    # beside Submit, in the action bar; the controls are drawn only when asked for (fewer elements)
+    if not action_row(item).toggle(label, key=f"{key}:{_ITEM_MARK}"):
+        return
+    bar = action_bar(item)
     if comment:
-        st.text_input("Comment (optional, type it before choosing)", key=f"{key}:comment")
-    with st.container(border=True, horizontal=True, vertical_alignment="bottom"):
+        bar.text_input("Comment (optional, type it before choosing)", key=f"{key}:comment")
+    with bar.container(border=True, horizontal=True, vertical_alignment="bottom"):
         st.selectbox("Skip reason", workflow.SKIP_REASONS, key=f"{key}:skipr")
         st.button("Skip", key=f"{key}:skip", icon=":material/skip_next:", on_click=skip)
         st.selectbox("What is broken", workflow.flag_reasons(item.task.kind), key=f"{key}:flagr")
@@ -302,25 +331,40 @@ def skip_and_flag(user: str, item: workflow.ShownItem, comment: bool = False) ->
 
 
 # -- progress ------------------------------------------------------------------------------------------
-@st.cache_data(ttl=120, show_spinner=False)
-def _available(root: str, user: str, kind: str) -> int:
-    """The pool count (a count over the whole pool, ~150 ms at 100,000 items): at most every two
-    minutes per annotator and kind, not on every submit or chunk."""
-    return workflow.available(_open_project(root), user, kind)
+#: How often the pool is counted again (a count over the whole pool, ~150 ms at 100,000 items): at most
+#: this often per browser session and kind, not on every submit or chunk.
+POOL_RECOUNT_S = 120.0
+_POOL = "_pool_counted"
+
+
+def _pool_left(project: Project, user: str, kind: str, assigned: int) -> int:
+    """What the pool still has for ``user`` now: the last count, less what their queue took from it
+    since (a chunk drawn moves items from the pool to the queue, so the total left never jumps)."""
+    counted = st.session_state.setdefault(_POOL, {})
+    last = counted.get(kind)
+    now = time.monotonic()
+    if last is None or now - last[2] > POOL_RECOUNT_S or assigned < last[1]:  # < : items went back
+        last = counted[kind] = (workflow.available(project, user, kind), assigned, now)
+    pool, assigned_then, _ = last
+    return max(0, pool - (assigned - assigned_then))
 
 
 def progress(project: Project, user: str, kind: str, version: tuple[int, int, int]) -> dict[str, Any]:
-    """The annotator's counts of ``kind`` (assigned, done, today, per batch) and the pool left: counted
-    once per browser session and day, then brought up to date (``workflow.progress_memo``)."""
+    """The annotator's counts of ``kind`` (assigned, done, today, per batch), the pool left for them and
+    ``left``: what is still for them to do (their open items and the pool's), the one number the item's
+    header shows. Counted once per browser session and day, then brought up to date
+    (``workflow.progress_memo``)."""
     memo = workflow.progress_memo(project, user, st.session_state.get("_counts"), version)
     st.session_state["_counts"] = memo
     c = memo.counts[kind]
+    pool = _pool_left(project, user, kind, c.assigned)
     return {
         "assigned": c.assigned,
         "done": c.done,
         "today": c.today,
         "batches": c.batches,
-        "pool": _available(str(project.root), user, kind),
+        "pool": pool,
+        "left": max(0, c.assigned - c.done) + pool,
     }
 
 
@@ -328,20 +372,17 @@ def progress_line(
     title: str, mine: dict[str, Any], item: workflow.ShownItem, lead: Callable[[Any], str] | None = None
 ) -> None:
     """Where the annotator is, for this task kind only: what the last click did, the header with the
-    item's batch and reference, and done / assigned, today, the pool (per batch when there are
-    several), then the form's ``lead(task)`` (markdown of the item's text, escaped by the form) when it
-    has one. One element, not seven: every element costs the browser a little on each submit
-    (bench/bench_browser.py), so the counts are a line of text, not a progress bar."""
+    one count that matters (*12 left for you*: their open items and what the pool still has for them,
+    falling by one per item, never restarting per chunk), the item's batch and reference, then the
+    form's ``lead(task)`` (markdown of the item's text, escaped by the form) when it has one. One
+    element, not several: every element costs the browser a little on each submit
+    (bench/bench_browser.py)."""
     lines = []
     done = st.session_state.pop("_last_done", None)
     if done:  # inline above the item: a toast would cover the controls
         lines.append(safe(":small[:material/check_circle: " + done[0] + " · {}]", done[1]))
-    lines.append(f"#### {title} · item {mine['done'] + 1} of {mine['assigned']}")
-    line = f"{mine['done']} of {mine['assigned']} assigned done · {mine['today']} done today · {mine['pool']} more in the pool"
-    if len(mine["batches"]) > 1:
-        line += " · " + " · ".join(safe("{}: {}/{}", r.batch_id, r.done, r.assigned) for r in mine["batches"])
-    lines.append(safe(":small[:gray[batch {} · item {}]]", item.task.batch, item.task.item_ref) + "  \n")
-    lines[-1] += f":small[{line}]"
+    lines.append(f"## {title} · {mine['left']} left for you")
+    lines.append(safe(":small[:gray[batch {} · item {}]]", item.task.batch, item.task.item_ref))
     if lead is not None:
         lines.append(lead(item.task))
     st.markdown("\n\n".join(lines))

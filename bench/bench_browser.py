@@ -43,6 +43,7 @@ import argparse
 import asyncio
 import os
 import random
+import re
 import socket
 import statistics
 import subprocess
@@ -70,8 +71,8 @@ CLK_TCK = os.sysconf("SC_CLK_TCK")
 # and wakes the driver's wait (a promise, not a poll every frame: the harness should cost little of
 # the CPU it measures). textContent, not innerText: reading it forces no layout.
 OBSERVER = """() => {
-  const header = () => { for (const e of document.querySelectorAll('h4')) { const t = e.textContent;
-      if (t.includes('TITLE · item')) return t; } return ''; };
+  const header = () => { for (const e of document.querySelectorAll('h2')) { const t = e.closest('[data-testid=stMarkdownContainer]').textContent;
+      if (e.textContent.startsWith('TITLE · ')) return t; } return ''; };
   const app = document.querySelector('[data-testid=stApp]');
   const idle = () => app.getAttribute('data-test-script-state') === 'notRunning';
   window.__lat = []; window.__exc = 0; window.__t0 = null; window.__wake = null; window.__header = header;
@@ -195,7 +196,7 @@ async def open_annotator(browser, url: str, user: str | None):
     page.set_default_timeout(120_000)
     await page.goto(url)
     if user is None:
-        await page.get_by_text(f"{TITLE} · item").first.wait_for()
+        await page.get_by_text(re.compile(f"^{TITLE} · \\d+ left for you")).first.wait_for()
         await page.evaluate(OBSERVER)
         return page
     await page.get_by_label("User name").fill(user)
@@ -204,7 +205,7 @@ async def open_annotator(browser, url: str, user: str | None):
     await page.get_by_text(f"signed in as {user}").wait_for()
     await page.get_by_role("radio", name=TITLE, exact=True).click()
     await page.get_by_role("button", name="Start annotating").click()
-    await page.get_by_text(f"{TITLE} · item").first.wait_for()
+    await page.get_by_text(re.compile(f"^{TITLE} · \\d+ left for you")).first.wait_for()
     await page.wait_for_function(
         "() => document.querySelector('[data-testid=stApp]')?.getAttribute('data-test-script-state') === 'notRunning'"
     )

@@ -19,7 +19,7 @@ def _next() -> None:
 @st.fragment
 def item() -> None:
     n = st.session_state["n"]
-    st.markdown(f"#### Preference matching · item {n + 1} of 1000")
+    st.markdown(f"## Preference matching · {1000 - n} left for you")
     st.button("Fully covered", shortcut="1", key=f"item{n}", on_click=_next)
 
 

@@ -114,15 +114,20 @@ def pages(browser, url: str, out: Path, size: tuple[int, int]) -> None:
     page.get_by_role("button", name=re.compile("^Start annotating")).wait_for()
     shoot(page, out, "guidelines_intro", size)
     page.get_by_role("button", name=re.compile("^Start annotating")).click()
-    page.get_by_text("Preference matching · item").first.wait_for()
+    header = page.get_by_text(re.compile(r"^Preference matching · \d+ left for you")).first
+    header.wait_for()
+    before = header.inner_text()
     shoot(page, out, "match", size)
     page.keyboard.press("1")
-    page.get_by_text("Preference matching · item 2").first.wait_for()
+    page.wait_for_function(
+        "b => [...document.querySelectorAll('h2')].some(e => e.innerText.startsWith('Preference matching · ') && e.innerText !== b)",
+        arg=before,
+    )
     page.keyboard.press("p")
     page.get_by_text("your label 1 back").wait_for()
     shoot(page, out, "previous_item", size)
     page.keyboard.press("Escape")
-    page.get_by_text("Preference matching · item").first.wait_for()
+    page.get_by_text(re.compile(r"^Preference matching · \d+ left for you")).first.wait_for()
     page.keyboard.press("?")
     page.get_by_role("dialog", name="Keyboard shortcuts").wait_for()
     shoot(page, out, "keyboard_help", size)
@@ -130,7 +135,7 @@ def pages(browser, url: str, out: Path, size: tuple[int, int]) -> None:
     for title, name in (("Preference expressed", "expressed"), ("Memory verification", "memory")):
         kind(page, size, title)
         page.get_by_role("button", name=re.compile("^Start annotating")).click()
-        page.get_by_text(f"{title} · item").first.wait_for()
+        page.get_by_text(re.compile(rf"^{title} · \d+ left for you")).first.wait_for()
         shoot(page, out, name, size)
         page.get_by_text("Select words", exact=True).click()
         page.locator(".prefkit-spans").wait_for()

@@ -9,6 +9,7 @@ Sessions are written through the store's tables directly (dialogues, turns, sess
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -175,6 +176,16 @@ def hostile_tasks(batch: str = "wk" + PAYLOAD) -> list:
     return [get_kind(k).make_task("ref " + PAYLOAD, p, 3, batch) for k, p in payloads.items()]
 
 
+def qc_task(i: int):
+    """A generated-task-check (``task_qc``) task about benchmark item ``b<i>`` (overlap 5)."""
+    payload = {
+        "track": "task3", "benchmark_id": f"b{i}", "question": "Does the message need the memory?",
+        "generated": f"What should I cook tonight, number {i}?", "memory": "Diet: vegetarian",
+        "gold_answer": "m1: vegetarian", "checks": {},
+    }  # fmt: skip
+    return get_kind("task_qc").make_task(f"alps:task3:b{i}", payload, 5, "default")
+
+
 HOSTILE_LABELS = {
     "preference_expressed": ({"items": [{"item": 0, "expressed": True, "evidence": [0]}, {"item": 1, "expressed": False}]},
                              {"items": [{"item": 0, "expressed": False}, {"item": 1, "expressed": True, "evidence": [2]}]}),
@@ -299,6 +310,75 @@ ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--d
 SHOTS = ROOT / "artifacts" / "screenshots"
 
 
+#: axe-core from npm (``.ci/axe.sh`` installs the pinned version into the git-ignored ``.ci/.npm``).
+AXE = ROOT / ".ci" / ".npm" / "node_modules" / "axe-core" / "axe.min.js"
+
+
+@functools.cache
+def axe_script() -> str:
+    """axe-core's script, installed with npm (``.ci/axe.sh``) when missing: CI fails without it (it
+    must run there), a machine without npm skips."""
+    if not AXE.exists() and shutil.which("npm"):
+        subprocess.run(["bash", str(ROOT / ".ci" / "axe.sh")], check=False, capture_output=True, timeout=600)
+    require(AXE.exists(), "axe-core is not installed and could not be: bash .ci/axe.sh (needs npm)")
+    return AXE.read_text()
+
+
+def axe_violations(page, impacts: tuple[str, ...] = ("serious", "critical")) -> list[dict]:
+    """What axe-core finds on ``page`` as it is now (any page: it is injected each time, a navigation
+    drops it), the violations of ``impacts``: ``[{id, impact, help, nodes: [[target, html, summary]]}]``."""
+    page.add_script_tag(content=axe_script())
+    found = page.evaluate(
+        """async () => (await axe.run(document, {resultTypes: ['violations']})).violations.map(v => ({
+          id: v.id, impact: v.impact, help: v.help,
+          nodes: v.nodes.slice(0, 5).map(n => [n.target.join(' '), n.html.slice(0, 200), n.failureSummary])}))"""
+    )
+    return [v for v in found if v["impact"] in impacts]
+
+
+#: The roles of what a person operates (each must be named in words).
+CONTROLS = (
+    "button",
+    "link",
+    "radio",
+    "checkbox",
+    "switch",
+    "textbox",
+    "combobox",
+    "spinbutton",
+    "slider",
+    "tab",
+)
+
+
+def unnamed_controls(page) -> list[str]:
+    """Controls of the page's accessibility tree whose names are not words: no name, a number only,
+    a shortcut hint (``Shortcut Ctrl + Enter``: that is ``aria-keyshortcuts``) or an icon's ligature
+    name (``check_circle``); and every icon the page shows that a screen reader would read."""
+    icons = set(page.evaluate(
+        "() => [...document.querySelectorAll('[data-testid=stIconMaterial]')].map(e => e.textContent.trim())"
+    ))  # fmt: skip
+    bad = []
+    for line in page.locator("[data-testid=stApp]").aria_snapshot().splitlines():
+        m = re.match(r'\s*- (\w+)(?: "((?:[^"\\]|\\.)*)")?', line)
+        if not m or m.group(1) not in CONTROLS:
+            continue
+        name = m.group(2) or ""
+        words = set(re.findall(r"[a-z_]+", name))
+        if (
+            not name.strip()
+            or name.strip().isdigit()
+            or "Shortcut" in name
+            or words & {i for i in icons if "_" in i}
+        ):
+            bad.append(line.strip())
+    spoken = page.evaluate(
+        "() => [...document.querySelectorAll('[data-testid=stIconMaterial]')]"
+        ".filter(e => !e.closest('[aria-hidden=true]')).map(e => e.textContent.trim())"
+    )
+    return bad + [f"icon read out: {i}" for i in spoken]
+
+
 def require_chromium() -> None:
     require(os.path.exists(CHROMIUM), "Debian chromium is not installed (apt-get install chromium)")
 
@@ -373,11 +453,13 @@ def sign_in(
     size: tuple[int, int] = (1440, 1000),
     headers: dict | None = None,
     state: Any = "visible",
+    color_scheme: str = "light",
 ):
     """A new browser context signed in as ``user``: its page. ``outside`` collects every request that
     would leave the app's own server; ``state`` is how "signed in as" must be there (``attached`` where
-    a narrow window folds the sidebar)."""
-    context = browser.new_context(viewport={"width": size[0], "height": size[1]}, extra_http_headers=headers)
+    a narrow window folds the sidebar); ``color_scheme`` is the system's (``prefers-color-scheme``)."""
+    context = browser.new_context(viewport={"width": size[0], "height": size[1]}, extra_http_headers=headers,
+                                  color_scheme=color_scheme)  # fmt: skip
     if outside is not None:
         context.on("request", lambda r: None if r.url.startswith(url) else outside.append(r.url))
     page = context.new_page()
@@ -426,8 +508,24 @@ def open_kind(page, title: str) -> None:
     page.get_by_role("heading", name=title, exact=True).wait_for()  # the intro of *this* kind
     settle(page)
     page.get_by_role("button", name=re.compile("^Start annotating")).click()
-    page.get_by_text(f"{title} · item").first.wait_for()
+    item_header(page, title).wait_for()
     settle(page)
+
+
+def item_header(page, title: str):
+    """The header of the item on screen: ``<title> · <n> left for you`` (a heading)."""
+    return page.get_by_role("heading", name=re.compile(rf"^{re.escape(title)} · \d+ left for you")).first
+
+
+#: The item on screen, in words: its header (the count left) and the line under it (batch, item
+#: reference); it changes with every new item.
+ITEM_NOW = """t => { const h = [...document.querySelectorAll('[data-testid=stMain] h2')].find(e => e.innerText.startsWith(t + ' · '));
+  return h ? h.closest('[data-testid=stMarkdownContainer]').innerText : ''; }"""
+
+
+def item_now(page, title: str) -> str:
+    """The header and reference line of the item on screen ('' when none)."""
+    return page.evaluate(f"({ITEM_NOW})", title)
 
 
 def keys_ready(page) -> None:
@@ -439,12 +537,12 @@ def keys_ready(page) -> None:
 
 def next_item(page, title: str, action) -> None:
     """Do ``action`` and wait until the server has stored it and rendered the next item (or the end)."""
-    before = page.get_by_text(f"{title} · item").first.inner_text()
+    before = item_now(page, title)
     keys_ready(page)  # settle() waited too, unless the caller pressed a key since
     action()
     page.wait_for_function(
-        "([t, b]) => { const h = [...document.querySelectorAll('h4')].map(e => e.innerText);"
-        " return document.body.innerText.includes('Nothing left') || (h.some(x => x.includes(t)) && !h.includes(b)); }",
+        f"([t, b]) => {{ const now = ({ITEM_NOW})(t);"
+        " return document.body.innerText.includes('Nothing left') || (now !== '' && now !== b); }",
         arg=[title, before],
     )
     settle(page)

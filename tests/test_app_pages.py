@@ -86,8 +86,8 @@ def test_match_key_labels_as_the_signed_in_user_and_moves_on(project):
     assert nxt.task.task_id != first.task.task_id
     assert any(b.key == f"{nxt.event_id}:fully" for b in at.button)
     # all 3 are alice's now (not a stale pool count); done, today and the header count the same kind
-    assert any("1 of 3 assigned done · 1 done today · 0 more in the pool" in m.value for m in at.markdown)
-    assert any("Preference matching · item 2 of 3" in m.value for m in at.markdown)
+    assert any("Preference matching · 2 left for you" in m.value for m in at.markdown)  # one count
+    assert not any("assigned done" in m.value or "item 2 of" in m.value for m in at.markdown)
 
 
 def test_expressed_items_with_evidence_clicked_on_turns(project):

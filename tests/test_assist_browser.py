@@ -5,7 +5,17 @@ control item shows no suggestion at all."""
 from __future__ import annotations
 
 import pytest
-from appkit import browser, keys_ready, serve, served_project, set_control_share, settle, signed_in_on
+from appkit import (
+    ITEM_NOW,
+    browser,
+    item_now,
+    keys_ready,
+    serve,
+    served_project,
+    set_control_share,
+    settle,
+    signed_in_on,
+)
 from prefkit.curation.annotation import workflow
 from prefkit.curation.annotation.assist import arm_of
 from prefkit.pipelines.assist import suggest
@@ -32,7 +42,7 @@ def test_enter_confirms_an_assisted_item_and_control_items_show_nothing(assisted
     while (item := workflow.current_item(project, "alice", KIND)) is not None:
         arm = arm_of("alice", KIND, item.task.item_ref, 0.5)
         seen.add(arm)
-        header = page.get_by_text(f"{TITLE} · item").first.inner_text()
+        header = item_now(page, TITLE)
         suggested = page.get_by_role("button", name="Suggested:")
         keys_ready(page)  # a key right after the last one is that item's burst, dropped on this one
         if arm == "control":
@@ -41,9 +51,7 @@ def test_enter_confirms_an_assisted_item_and_control_items_show_nothing(assisted
         else:
             assert suggested.count() == 1 and suggested.is_visible()
             page.keyboard.press("Enter")  # one key confirms
-        page.wait_for_function(
-            "h => [...document.querySelectorAll('h4')].every(e => e.textContent !== h)", arg=header
-        )
+        page.wait_for_function(f"([t, h]) => ({ITEM_NOW})(t) !== h", arg=[TITLE, header])
         settle(page)
         ev = project.store.labels.event(item.event_id)
         sugg = project.store.assist.for_task(item.task.task_id)

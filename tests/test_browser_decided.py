@@ -10,7 +10,19 @@ import re
 import time
 
 import pytest
-from appkit import browser, open_kind, serve, served_project, set_control_share, settle, sign_in
+from appkit import (
+    ITEM_NOW,
+    browser,
+    item_header,
+    item_now,
+    open_kind,
+    serve,
+    served_project,
+    set_control_share,
+    settle,
+    sign_in,
+    unnamed_controls,
+)
 from prefkit.curation.annotation import workflow
 from prefkit.pipelines.assist import suggest
 from prefkit.pipelines.llm import LLMLayer
@@ -56,14 +68,12 @@ def burst(page, keys: list[str], gap_ms: int = 40) -> None:
 
 
 def header(page, title: str) -> str:
-    return page.get_by_text(f"{title} · item").first.inner_text()
+    return item_now(page, title)
 
 
 def wait_new_item(page, title: str, before: str) -> None:
-    page.wait_for_function(
-        "([t, b]) => [...document.querySelectorAll('h4')].some(e => e.innerText.includes(t) && e.innerText !== b)",
-        arg=[title, before],
-    )
+    page.wait_for_function(f"([t, b]) => {{ const now = ({ITEM_NOW})(t); return now !== '' && now !== b; }}",
+                           arg=[title, before])  # fmt: skip
     settle(page)
 
 
@@ -80,13 +90,14 @@ def test_enter_enter_from_the_guidelines_starts_but_never_confirms_the_first_sug
     settle(page)
     first = workflow.current_item(project, "enter", kind)
     burst(page, ["Enter", "Enter"], gap_ms=120)  # the second: "the first did not seem to take"
-    page.get_by_text(f"{title} · item").first.wait_for()
+    item_header(page, title).wait_for()
     settle(page)
     page.get_by_text(DROPPED).wait_for()  # the annotator is told
     page.wait_for_timeout(1500)  # anything still queued has had its turn
     assert project.store.labels.event(first.event_id) is None  # nothing recorded for an unseen item
     assert workflow.current_item(project, "enter", kind).event_id == first.event_id
     assert page.get_by_role("button", name=re.compile("^Suggested:")).is_visible()
+    assert unnamed_controls(page) == []  # "Suggested: … · confirm", not "smart_toy Suggested: …"
     assert dropped_count(page) >= 1
     # at human speed, on the item now visible, Enter confirms its suggestion
     page.wait_for_timeout(HUMAN_MS)

@@ -14,8 +14,10 @@ import pytest
 from appkit import (
     browser,
     draft_kept,
+    item_now,
     next_item,
     open_kind,
+    qc_task,
     serve,
     served_project,
     settle,
@@ -24,20 +26,10 @@ from appkit import (
     signed_in_on,
 )
 from prefkit.curation.annotation import workflow
-from prefkit.curation.annotation.task_kinds import get_kind
 
 pytestmark = pytest.mark.browser
 __all__ = ["browser"]  # appkit's chromium fixture, used here
 ANNOTATORS = [f"ann{i}" for i in range(1, 13)]
-
-
-def qc_task(i: int):
-    payload = {
-        "track": "task3", "benchmark_id": f"b{i}", "question": "Does the message need the memory?",
-        "generated": f"What should I cook tonight, number {i}?", "memory": "Diet: vegetarian",
-        "gold_answer": "m1: vegetarian", "checks": {},
-    }  # fmt: skip
-    return get_kind("task_qc").make_task(f"alps:task3:b{i}", payload, 5, "default")
 
 
 @pytest.fixture(scope="module")
@@ -149,7 +141,7 @@ def test_a_key_pressed_twice_labels_only_the_item_it_was_pressed_on(served, brow
     settle(page)
     [ev] = events(project, "ann7", "preference_match")  # the second press was on item 1 too
     assert ev.event_id == first.event_id and ev.values == {"coverage": "partially"}
-    assert page.get_by_text("Preference matching · item 2 of").count() == 1
+    assert page.get_by_role("heading", name="Preference matching · 2 left for you").count() == 1
     page.context.close()
 
 
@@ -262,7 +254,7 @@ def test_an_empty_missing_memory_is_said_where_the_eye_is_and_the_item_stays(ser
     from playwright.sync_api import expect
 
     project, page = signed_in_on(served, browser, "ann10", "memory_verify")
-    before = page.get_by_text("Memory verification · item").first.inner_text()
+    before = item_now(page, "Memory verification")
     page.get_by_role("button", name="Add a missing memory").click()
     settle(page)
     page.keyboard.press("a")
@@ -274,7 +266,7 @@ def test_an_empty_missing_memory_is_said_where_the_eye_is_and_the_item_stays(ser
     expect(top).to_be_in_viewport()  # at the top of the item, in view
     expect(page.get_by_text(re.compile("^Empty: type the memory the models missed"))).to_be_in_viewport()
     assert page.get_by_text("added.0.value").count() == 0  # words, not a field path
-    assert page.get_by_text("Memory verification · item").first.inner_text() == before  # the item stays
+    assert item_now(page, "Memory verification") == before  # the item stays
     assert events(project, "ann10", "memory_verify") == []
     shot(page, "hidden_error")
     page.context.close()

@@ -171,7 +171,7 @@ def _status(prefix: str, i: int) -> str:
     return f"{decided} · evidence: {turns}{words}"
 
 
-def checklist(task, prefix: str, shortcuts: bool = True, comment: bool = True) -> None:
+def checklist(task, prefix: str, comment: bool = True) -> None:
     p = task.payload
     n = len(p["checklist"])
     st.markdown("**The preference** (every checklist item below was written from it)")
@@ -200,23 +200,17 @@ def checklist(task, prefix: str, shortcuts: bool = True, comment: bool = True) -
                      on_change=_answered, args=(prefix, n, i))  # fmt: skip
             st.pills("Evidence turns", user_turns, selection_mode="multi", key=f"{prefix}:ev:{i}",
                      format_func=lambda t: f"turn {t}")  # fmt: skip
-    c1, c2 = st.columns(2)
-    c1.button(
-        "Expressed",
-        shortcut="E" if shortcuts else None,
-        key=f"{prefix}:kE",
-        on_click=_decide,
-        args=(prefix, n, CHOICES[0]),
-    )
-    c2.button(
-        "Not expressed",
-        shortcut="N" if shortcuts else None,
-        key=f"{prefix}:kN",
-        on_click=_decide,
-        args=(prefix, n, CHOICES[1]),
-    )
     if comment:
         st.text_area("Comment (optional)", key=f"{prefix}:comment", height=68)
+
+
+def decide_buttons(prefix: str, n: int, row) -> None:
+    """``E`` / ``N``: decide the active checklist item (named on the button) and move to the next
+    undecided one; in the item's action bar, so the decision is in the window however long the item."""
+    active = st.session_state.get(f"{prefix}:active", 0) + 1
+    for choice, key in ((CHOICES[0], "E"), (CHOICES[1], "N")):
+        row.button(f"Item {active}: {choice}", shortcut=key, key=f"{prefix}:k{key}", on_click=_decide,
+                   args=(prefix, n, choice))  # fmt: skip
 
 
 def render(project: Project, user: str, item: workflow.ShownItem) -> None:
@@ -236,7 +230,6 @@ def render(project: Project, user: str, item: workflow.ShownItem) -> None:
             rows = {f"item{i}": "Undecided: choose Expressed or Not expressed." for i in left}
             return vals, screen.Problem(missing_message(questions, left), rows)
 
-        ui.submit_button(user, item, prefix, read)
     with left:
         selecting = spans.toggle()
         with ui.dialogue_box(640, prefix):
@@ -253,6 +246,8 @@ def render(project: Project, user: str, item: workflow.ShownItem) -> None:
                     lambda span: _unpick(prefix, span),
                     selectable=lambda t: t["role"] == "user",
                 )
+    decide_buttons(prefix, n, ui.action_row(item))  # under both columns, kept in the window
+    ui.submit_button(user, item, prefix, read)
 
 
 def _suggested(items: list[dict[str, Any]]) -> str:
@@ -280,7 +275,7 @@ def edit(
     if not st.session_state.get(f"{prefix}:seeded") and comment:
         st.session_state[f"{prefix}:comment"] = comment
     initial_state(prefix, n, initial)
-    checklist(task, prefix, shortcuts=False, comment=show_comment)
+    checklist(task, prefix, comment=show_comment)
     return values(prefix, n)[0], st.session_state.get(f"{prefix}:comment") or None
 
 

@@ -303,15 +303,10 @@ def render(project: Project, user: str, item: workflow.ShownItem) -> None:
         with st.container(height=620, key=f"candidates-{prefix}"):
             candidates(task, prefix, helped)
         st.text_input("Comment (optional)", key=f"{prefix}:comment")
-        c1, c2 = st.columns(2)
-        c1.button(
-            "Accept all undecided",
-            shortcut="A",
-            key=f"{prefix}:acc",
-            on_click=_accept_rest,
-            args=(prefix, keys),
-        )
-        ui.submit_button(user, item, prefix, lambda: _read(task, prefix), where=c2)
+    # under both panes (stacked in a narrow window), kept in the window: the decision's key and Submit
+    ui.action_row(item).button("Accept all undecided", shortcut="A", key=f"{prefix}:acc",
+                               on_click=_accept_rest, args=(prefix, keys))  # fmt: skip
+    ui.submit_button(user, item, prefix, lambda: _read(task, prefix))
 
 
 def _summary(helped) -> str:

@@ -1,6 +1,7 @@
 """Generated task check: the generated message or conversation beside its memory and gold answer.
 
-Keys: 1 no leakage, 2 leaks; 3 answer correct, 4 incorrect (both needed, then Submit). On an item of
+One control per verdict, in the item's action bar with Submit. Keys: 1 no leakage, 2 leaks; 3 answer
+correct, 4 incorrect (both needed, then Submit). On an item of
 the assisted arm with a suggestion (``prefkit suggest``) both verdicts are pre-filled under a note
 naming the checks that failed; Ctrl+Enter confirms them.
 """
@@ -48,17 +49,21 @@ def item(task) -> None:
         ui.text(p["gold_answer"])
 
 
-def _controls(prefix: str, initial: dict[str, Any]) -> dict[str, Any] | None:
-    leakage = st.segmented_control(
-        "Leakage",
+def _controls(
+    prefix: str, initial: dict[str, Any], where: Any = st, keys: bool = False
+) -> dict[str, Any] | None:
+    """One control per verdict (a required segmented control: a click on the chosen or suggested value
+    keeps it); with ``keys`` their labels name the keys that choose them (:func:`_keys`)."""
+    leakage = where.segmented_control(
+        "Leakage (keys 1, 2)" if keys else "Leakage",
         [v for v, _ in LEAKAGE],
         format_func=lambda v: TITLES.get(v, v),
         default=initial.get("leakage"),
         key=f"{prefix}:leakage",
         required=True,  # a click on the chosen (or suggested) verdict keeps it
     )
-    answer = st.segmented_control(
-        "Answer",
+    answer = where.segmented_control(
+        "Answer (keys 3, 4)" if keys else "Answer",
         [v for v, _ in ANSWER],
         format_func=lambda v: TITLES.get(v, v),
         default=initial.get("answer"),
@@ -82,15 +87,20 @@ def _choose(prefix: str, field: str, value: str) -> None:
     st.session_state[f"{prefix}:{field}"] = value
 
 
+#: The key of the container of the verdicts' keys: the page stylesheet hides it (``display: none``).
+KEYS = "prefkit-keys-"
+
+
 def _keys(prefix: str) -> None:
-    """The keys the guidelines name (1 none, 2 leaks; 3 correct, 4 incorrect), as buttons that set
-    the verdicts above: one row, the key drawn in each."""
-    row = st.container(horizontal=True, vertical_alignment="center")
-    row.caption("Keys")
+    """The keys the guidelines name (1 none, 2 leaks; 3 correct, 4 incorrect) as shortcut buttons that
+    set the verdicts, in a container the page never shows: the verdicts' own controls are the one
+    control per decision on screen (and for a screen reader), the keys are what the controls' labels
+    say; the key guard (``keys.py``) presses a hidden button as it presses a shown one."""
+    hidden = st.container(key=f"{KEYS}{prefix}")
     choices = [("leakage", v, t) for v, t in LEAKAGE] + [("answer", v, t) for v, t in ANSWER]
     for n, (field, value, title) in enumerate(choices, start=1):
-        row.button(title.split(" ")[-1].capitalize() if field == "answer" else title, shortcut=str(n),
-                   key=f"{prefix}:k{n}", type="tertiary", on_click=_choose, args=(prefix, field, value))  # fmt: skip
+        hidden.button(title, shortcut=str(n), key=f"{prefix}:k{n}", on_click=_choose,
+                      args=(prefix, field, value))  # fmt: skip
 
 
 def render(project: Project, user: str, shown: workflow.ShownItem) -> None:
@@ -103,9 +113,9 @@ def render(project: Project, user: str, shown: workflow.ShownItem) -> None:
         summary = " · ".join(md_escape(TITLES[values[k]]) for k in ("leakage", "answer"))
         summary += " — failed checks: " + (md_escape(", ".join(failed)) if failed else "none")
         st.markdown(suggestion.note(helped, summary))
-    _controls(prefix, values)
-    _keys(prefix)
     st.text_input("Comment (what leaks, what is wrong)", key=f"{prefix}:comment")
+    _keys(prefix)
+    _controls(prefix, values, where=ui.action_row(shown), keys=True)  # the decisions, kept in the window
     ui.submit_button(user, shown, prefix, lambda: _read(prefix))
 
 

@@ -54,7 +54,7 @@ st.page_link(
     "views/item.py", label="Open the item page", icon=":material/article:", query_params={"task": task_id}
 )
 
-st.subheader("Labels side by side")
+st.header("Labels side by side")
 units = {who: get_kind(kind).units(values) for who, values in entry.labels.items()}
 keys = sorted({u for per in units.values() for u in per})
 table = pd.DataFrame(  # a dataframe shows its cells as plain text: no markdown, no links
@@ -74,7 +74,7 @@ if task.payload.get("turns"):
     with st.expander("Dialogue"), st.container(height=480):
         ui.transcript(workflow.display_turns(project, task))
 
-st.subheader("Final decision")
+st.header("Final decision")
 decided = consensus.final_labels(project.store, kind).get(task_id)
 start = decided.values if decided else None
 if not start:  # a tie: what the annotators agreed on is filled in, no annotator's answer to the rest

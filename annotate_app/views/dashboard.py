@@ -27,7 +27,7 @@ c[1].metric("Complete (k labels)", head["complete"])
 c[2].metric("Labels", head["labels"])
 c[3].metric("Annotators", head["annotators"], help="people with at least one label")
 
-st.subheader("Progress per annotator and task kind")
+st.header("Progress per annotator and task kind")
 rows = dashboard.progress(store)
 if not rows:
     st.info("No assignments yet: annotators get items when they open the Annotate page.")
@@ -49,7 +49,7 @@ else:
 
 left, right = st.columns(2)
 with left:
-    st.subheader("Throughput")
+    st.header("Throughput")
     per = st.segmented_control("Per", ["day", "hour"], default="day", key="tp_per", required=True)
     tp = pd.DataFrame(dashboard.throughput(store, per))
     if tp.empty:
@@ -69,7 +69,7 @@ with left:
         )
         st.altair_chart(chart, width="stretch")
 with right:
-    st.subheader("Label distributions")
+    st.header("Label distributions")
     dist = pd.DataFrame(dashboard.label_distribution(store))
     if dist.empty:
         st.caption("No labels yet.")
@@ -88,7 +88,7 @@ with right:
         )
         st.altair_chart(chart.properties(height=36 * part["field"].nunique() + 30), width="stretch")
 
-st.subheader("Agreement (Krippendorff's alpha, 95% bootstrap interval)")
+st.header("Agreement (Krippendorff's alpha, 95% bootstrap interval)")
 policy = ui.open_project().config.release
 dashboard_rows = dashboard.agreement(store, policy)
 agr = pd.DataFrame(dashboard_rows)
@@ -116,7 +116,7 @@ else:
         "of pairs of labels of one unit that agree; needed: [release] alpha_min."
     )
 
-st.subheader("Gold accuracy per annotator")
+st.header("Gold accuracy per annotator")
 gold = pd.DataFrame(
     [{"annotator": g["annotator"], "task kind": dashboard.kind_title(g["task_kind"]), "gold items": g["n_gold"],
       "accuracy": f"{g['accuracy']:.0%}"} for g in head["gold"]]
@@ -125,7 +125,7 @@ if gold.empty:
     st.caption("No gold items labelled yet (`prefkit tasks gold import FILE`).")
 else:
     st.dataframe(gold, hide_index=True, width="stretch")
-st.subheader("Annotator quality")  # full width: its columns never clip
+st.header("Annotator quality")  # full width: its columns never clip
 fast = ui.open_project().config.annotation.fast_item_s
 quality = dashboard.quality_table(
     dashboard.annotator_quality(store, gold_min=policy.gold_accuracy_min, fast_s=fast)
@@ -143,7 +143,7 @@ else:
     with st.expander("Confusion matrices (P(the annotator says each value | the true value))"):
         st.dataframe(pd.DataFrame(dashboard.confusion_matrices(store)), hide_index=True, width="stretch")
 
-st.subheader("Cost per verified unit")
+st.header("Cost per verified unit")
 costs = dashboard.cost(store, ui.open_project().config.annotation)
 st.caption(
     f"LLM US$ {costs.totals['cost_usd']:.4f} for {costs.totals['tokens']:,} tokens; annotator time "
@@ -157,7 +157,7 @@ c2.dataframe(pd.DataFrame(costs.times), hide_index=True, width="stretch")
 st.caption(f"Forecast at the pace of the last {costs.pace_days:g} days of labelling")
 st.dataframe(pd.DataFrame(costs.forecast), hide_index=True, width="stretch")
 
-st.subheader("Suggestions: assisted vs control arm")  # docs/assist.md
+st.header("Suggestions: assisted vs control arm")  # docs/assist.md
 arms = assist_report(store, n_boot=500)
 if not arms.kinds:
     st.caption("No label was made on an item with a suggestion (`prefkit suggest`).")
@@ -166,7 +166,7 @@ else:
     st.caption("  \n".join(md_escape(line) for line in difference_lines(arms)))
 
 flags = dashboard.flagged(store)
-st.subheader(f"Flagged items ({len(flags)})")
+st.header(f"Flagged items ({len(flags)})")
 if not flags:
     st.caption("No item was reported as broken.")
 else:

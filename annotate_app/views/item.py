@@ -56,7 +56,7 @@ if sum(ev.action == "label" for ev in live) >= 2:
     )  # fmt: skip
 
 if task.payload.get("turns"):
-    st.subheader("Dialogue")
+    st.header("Dialogue")
     with st.container(height=520, key=f"dialogue-item-{task.task_id}"):
         ui.transcript(workflow.display_turns(project, task))
 elif hasattr(form_for(task.kind), "lead"):  # a pair of texts: the form's own lead (escaped there)

@@ -329,7 +329,6 @@ def streamlit_argv(port: int, host: str) -> list[str]:
         "--browser.gatherUsageStats", "false",
         "--global.developmentMode", "false",
         "--client.toolbarMode", "minimal",
-        "--theme.base", "light",
         # Streamlit's default forces a full gc.collect(2) after every script run: measured at ~60 of
         # the ~80 ms of server CPU per submit (bench/bench_browser.py). Python's own generational
         # collector still runs; what a run allocates is freed by reference counting.
