@@ -9,7 +9,7 @@ import re
 from urllib.parse import parse_qs, quote, urlsplit
 
 import pytest
-from appkit import browser, serve, served_project, settle  # noqa: F401 - browser is a fixture
+from appkit import browser, serve, served_project, settle, shot  # noqa: F401 - browser is a fixture
 from prefkit.curation.annotation import studies, workflow
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -46,10 +46,12 @@ def arrive(browser, url: str, pid: str):  # noqa: F811 - the fixture's value
     page.goto(entry(url, pid, session="se-" + pid))
     page.get_by_role("button", name=re.compile("^Start")).wait_for()
     settle(page)
+    shot(page, f"crowd_arrived_{pid}")
     assert "User name" not in page.inner_text("body")
     page.get_by_role("button", name=re.compile("^Start")).click()
     page.get_by_text(f"{TITLE} · item 1 of 4").wait_for()
     settle(page)
+    shot(page, f"crowd_item_{pid}")
     return page
 
 
@@ -70,6 +72,7 @@ def test_a_participant_labels_every_item_and_gets_the_completion_code(served, br
     for n in range(1, 5):
         key = "1" if open_item(project, "pOne").task.is_gold else "2"  # gold right, the rest "partially"
         press(page, key, f"{TITLE} · item {n + 1} of 4" if n < 4 else "Your completion code")
+    shot(page, "crowd_completed")
     body = page.inner_text("body")
     assert "Thank you! You have finished this study" in body and "DONE7" in body
     link = page.get_by_role("link", name=re.compile("Back to Prolific"))
@@ -90,6 +93,7 @@ def test_a_participant_failing_the_attention_check_sees_the_screened_out_code_an
         n += 1
         press(page, "2", f"{TITLE} · item {n} of 4")
     press(page, "3", "Your code: OUT7")  # the gold item answered wrong: 0.5 at best, below 0.75
+    shot(page, "crowd_screened_out")
     body = page.inner_text("body")
     assert "This study has ended for you" in body and "OUT7" in body
     assert page.get_by_role("button", name=re.compile("covered")).count() == 0
@@ -119,6 +123,8 @@ def test_a_forged_or_malformed_entry_url_gets_one_clear_page_and_records_nothing
     page.goto(target)
     page.get_by_role("heading", name="This study link cannot be opened").wait_for()
     settle(page)
+    if case == "forged secret":
+        shot(page, "crowd_refused")
     body = page.inner_text("body")
     assert body.count("cannot be opened") == 1 and "Nothing was recorded" in body
     assert "User name" not in body and "Traceback" not in body

@@ -122,9 +122,8 @@ if not st.session_state.get("_study_intro") and first.done == 0:
         st.session_state["_study_intro"] = True
         st.rerun()
     st.stop()
-if st.sidebar.toggle("Show the guidelines here", key="guidelines_beside"):
-    with st.sidebar.container(border=True):
-        st.markdown(guidelines)
+with st.expander("Guidelines"):  # above the items, not in a sidebar: the participant's page is one column
+    st.markdown(guidelines)
 
 
 @st.fragment
