@@ -203,3 +203,19 @@ def test_nobody_can_take_a_participants_name_with_users_add(project):
 
     with pytest.raises(StoreError, match="reserved for crowd study participants"):
         project.store.accounts.add_user("Crowd.abc", "annotator", "long-enough-1")
+
+
+def test_a_full_study_refuses_a_newcomer_but_lets_its_participants_back(project):
+    from prefkit.curation.annotation.studies import Rules
+
+    created = make_study(project, rules=Rules(places=1))
+    studies.arrive(project, params(created, pid="first"))
+    before = project.store.studies.counts()
+    with pytest.raises(EntryRefused, match="This study is full"):
+        studies.arrive(project, params(created, pid="second"))
+    assert project.store.studies.counts() == before
+    assert studies.arrive(project, params(created, pid="first")).returning
+    with project.store.write() as conn:  # the first ran out of time: their place is free again
+        p = project.store.t["study_participants"]
+        conn.execute(p.update().values(arrived_at="2020-01-01T00:00:00.000000Z"))
+    assert not studies.arrive(project, params(created, pid="second")).returning

@@ -96,6 +96,7 @@ class Rules:
     too_fast_s: float = 3.0  # flag: median seconds per item below this
     straight_line: float = 0.9  # flag: the same answer on at least this share of items (5 or more)
     method: str = "dawid_skene"  # the reliability model: dawid_skene or mace
+    places: int = 0  # participants the study takes (0: no limit); a timed-out one frees a place
 
     def as_dict(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
@@ -172,6 +173,7 @@ def create_study(
     _check(rules.bonus_scale in ("reliability", "flat"), "the bonus scale is 'reliability' or 'flat'")
     _check(rules.method in ("dawid_skene", "mace"), "the reliability model is 'dawid_skene' or 'mace'")
     _check(rules.reward >= 0 and rules.bonus_per_item >= 0, "rewards and bonuses cannot be negative")
+    _check(rules.places >= 0, "places cannot be negative")
     _check(bool(re.fullmatch(r"[A-Z]{3}", rules.currency)), "the currency is a three-letter code (GBP, USD)")
     tasks = project.store.labels.tasks(kind=kind, batch=batch)
     regular, gold = sum(not t.is_gold for t in tasks), sum(t.is_gold for t in tasks)
@@ -291,7 +293,8 @@ def arrive(project: Project, params: dict[str, str]) -> Arrival:
     """The participant an entry URL's query ``params`` opens (see the module docstring): a new one
     (account, row and ``arrived`` event in one transaction) or a return (``resumed`` event). Refused
     (:class:`EntryRefused`, nothing written): a wrong or missing study secret, a missing or malformed
-    participant or session id, a participant id already bound to another session id."""
+    participant or session id, a participant id already bound to another session id, a new
+    participant when every place is taken (``Rules.places``; a timed-out participant frees one)."""
     study = _study_of(project, params.get("study"))
     p = PLATFORMS[study.platform]
     pid = _plain(params, p.participant)
@@ -302,6 +305,12 @@ def arrive(project: Project, params: dict[str, str]) -> Arrival:
     found = store.participant(study.study_id, pid)
     if found is None:
         release_expired(project, study)  # the items of participants out of time go to the newcomers
+        places = int(study.rules.get("places", 0))
+        taken = sum(p.status != "timed_out" for p in store.participants(study.study_id))
+        if places and taken >= places:  # a leaked URL cannot make accounts without end
+            raise EntryRefused(
+                "This study is full: every place has been taken. Please return it on the platform."
+            )
         new = Participant(study.study_id, pid, username_for(study.study_id, pid), session, platform_study,
                           "active", utcnow(), None)  # fmt: skip
         if store.add_participant(new, {"session": session, "platform_study": platform_study}):

@@ -11,6 +11,7 @@ from prefkit.cli.common import KindChoice, echo_json, echo_table, json_option, p
 from prefkit.cli.types import (
     FRACTION,
     NON_NEGATIVE_FLOAT,
+    NON_NEGATIVE_INT,
     POSITIVE_FLOAT,
     POSITIVE_INT,
     SHARE_BELOW_ONE,
@@ -69,6 +70,8 @@ def study() -> None:
               help="Flag a participant whose median seconds per item is below this.")  # fmt: skip
 @click.option("--straight-line", type=FRACTION, default=0.9, show_default=True,
               help="Flag a participant giving one answer on at least this share of items.")  # fmt: skip
+@click.option("--places", type=NON_NEGATIVE_INT, default=0, show_default=True,
+              help="Participants the study takes, as on the platform (0: no limit).")  # fmt: skip
 @click.option("--model", type=click.Choice(["dawid_skene", "mace"]), default="dawid_skene", show_default=True,
               help="The reliability model the review fits.")  # fmt: skip
 @click.option("--base-url", default="http://localhost:8501", show_default=True, help=BASE_URL_HELP)
@@ -77,7 +80,7 @@ def study() -> None:
 def create(project: Project, study_id: str, kind: str, batch: str, items: int, gold_share: float,
            screen_below: float, completion_code: str, screened_out_code: str, completion_url: str | None,
            time_limit: float, platform: str, reward: float, currency: str, bonus_per_item: float,
-           bonus_scale: str, too_fast_s: float, straight_line: float, model: str, base_url: str,
+           bonus_scale: str, too_fast_s: float, straight_line: float, places: int, model: str, base_url: str,
            name: str | None) -> None:  # fmt: skip
     """Create a study and print its entry URL, to paste into the platform as the study's URL.
 
@@ -87,7 +90,7 @@ def create(project: Project, study_id: str, kind: str, batch: str, items: int, g
     """
     rules = studies.Rules(reward=reward, currency=currency, bonus_per_item=bonus_per_item,
                           bonus_scale=bonus_scale, too_fast_s=too_fast_s, straight_line=straight_line,
-                          method=model)  # fmt: skip
+                          method=model, places=places)  # fmt: skip
     made = studies.create_study(
         project, study_id, kind=kind, batch=batch, items=items, gold_share=gold_share,
         screen_below=screen_below, completion_code=completion_code, screened_out_code=screened_out_code,
