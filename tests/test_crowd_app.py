@@ -115,11 +115,13 @@ def test_a_study_created_on_the_studies_page_shows_its_url_once_and_is_audited(p
     at.number_input(key="study_create_gold").set_value(0.5)
     at.text_input(key="study_create_code").input("W2DONE")
     at.text_input(key="study_create_out").input("W2OUT")
+    at.number_input(key="study_create_places").set_value(30)
     at.button(key="FormSubmitter:study_create-Create study").click().run()
     assert not at.exception and not at.error
     assert [s.study_id for s in project.store.studies.studies()] == ["pilot", "wave-2"]
     assert "study=wave-2." in at.code[0].value and "PROLIFIC_PID={{%PROLIFIC_PID%}}" in at.code[0].value
     assert [e.action for e in project.store.audit.events(action="study")] == ["study.create"]
+    assert project.store.studies.study("wave-2").rules["places"] == 30
     at.run()
     assert not at.code  # the URL is not shown again
 

@@ -104,10 +104,11 @@ def _create_form() -> None:
         bonus = c2.number_input("Bonus per agreed item", min_value=0.0, value=0.0, step=0.01,
                                 key="study_create_bonus")  # fmt: skip
         scale = c3.selectbox("Bonus scale", ["reliability", "flat"], key="study_create_scale")
+        places = c1.number_input("Places (0: no limit)", min_value=0, value=0, key="study_create_places")
         base = st.text_input("Base URL (where participants reach this app)", value="http://localhost:8501",
                              key="study_create_base")  # fmt: skip
         if st.form_submit_button("Create study", type="primary"):
-            rules = studies.Rules(reward=reward, bonus_per_item=bonus, bonus_scale=scale)
+            rules = studies.Rules(reward=reward, bonus_per_item=bonus, bonus_scale=scale, places=int(places))
 
             def _create() -> studies.CreatedStudy:
                 created = studies.create_study(
