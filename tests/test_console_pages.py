@@ -24,6 +24,11 @@ def button(at: AppTest, label: str):
     return next(b for b in at.button if b.label == label)
 
 
+def show(at: AppTest, page: str, form: str) -> None:
+    """Pick the page's form (its keyed "Change" control)."""
+    at.button_group(key=f"{page}_action").set_value(form).run()
+
+
 def errors(at: AppTest) -> list[str]:
     return [e.value for e in at.error]
 
@@ -55,10 +60,12 @@ def test_people_adds_an_account_with_a_password_shown_once(project):
 
 def test_people_refuses_to_disable_the_last_maintainer_in_words(project):
     at = page("people")
+    show(at, "people", "Disable or enable")
     at.selectbox(key="people_access_who").set_value("maya").run()
     button(at, "Disable").click().run()
     assert any("maya is the last active maintainer" in e for e in errors(at))
     assert project.store.accounts.user("maya").active and project.store.audit.events() == []
+    show(at, "people", "Role")
     at.selectbox(key="people_role_who").set_value("maya")
     at.radio(key="people_role_to").set_value("annotator")
     button(at, "Change role").click().run()
@@ -72,12 +79,15 @@ def test_people_disables_unlocks_and_sets_a_password(project):
             workflow.sign_in(project, "bob", "not-it", client="10.1.1.1")
     at = page("people")
     assert at.dataframe[0].value.set_index("user").loc["bob", "failed sign-ins since"] == 3
+    show(at, "people", "Unlock")
     at.selectbox(key="people_unlock_who").set_value("bob")
     button(at, "Unlock").click().run()
     assert at.dataframe[0].value.set_index("user").loc["bob", "failed sign-ins since"] == 0
+    show(at, "people", "Disable or enable")
     at.selectbox(key="people_access_who").set_value("alice")
     button(at, "Disable").click().run()
     assert not project.store.accounts.user("alice").active
+    show(at, "people", "Password")
     at.selectbox(key="people_pw_who").set_value("bob")
     at.text_input(key="people_pw_1").input("new-password-1")
     at.text_input(key="people_pw_2").input("new-password-2")
@@ -111,6 +121,7 @@ def test_work_creates_tasks_with_an_overlap_and_refuses_a_bad_one(project):
 
 def test_work_marks_and_unmarks_gold_and_closes_a_batch(project):
     at = page("work")
+    show(at, "work", "Gold items")
     at.selectbox(key="work_gold_kind").set_value("preference_match").run()
     task_id = at.selectbox(key="work_gold_task").value
     at.text_area(key=f"work_gold_answer:{task_id}").input('{"coverage": "maybe"}')
@@ -121,8 +132,9 @@ def test_work_marks_and_unmarks_gold_and_closes_a_batch(project):
     assert project.store.labels.gold_answers()[task_id][1] == {"coverage": "fully"}
     button(at, "Unmark gold").click().run()
     assert not project.store.labels.task(task_id).is_gold
+    show(at, "work", "Batches")
     at.selectbox(key="work_batch").set_value("default")
-    button(at, "Close").click().run()
+    button(at, "Close batch").click().run()
     assert {b.batch_id: b.status for b in project.store.labels.batches()}["default"] == "closed"
     actions = [e.action for e in project.store.audit.events()]
     assert actions == ["batch.close", "gold.unmark", "gold.mark"]
@@ -131,6 +143,7 @@ def test_work_marks_and_unmarks_gold_and_closes_a_batch(project):
 def test_work_hands_back_stale_items(project):
     workflow.current_item(project, "bob", "preference_match")
     at = page("work")
+    show(at, "work", "Stale items")
     at.number_input(key="work_stale_hours").set_value(0.0).run()
     assert list(at.dataframe[1].value["annotator"]) == ["bob"]
     button(at, "Hand back").click().run()

@@ -37,29 +37,31 @@ st.caption(
 )
 names = [p.username for p in rows]
 
-add, access, unlock, password, role = st.tabs(["Add", "Disable or enable", "Unlock", "Password", "Role"])
-with add, st.form("people_add", clear_on_submit=True, border=False):
-    c1, c2 = st.columns(2)
-    name = c1.text_input("User name", key="people_add_name")
-    new_role = c2.selectbox("Role", ["annotator", "maintainer"], key="people_add_role")
-    email = c1.text_input("E-mail (optional)", key="people_add_email")
-    how = c2.radio("Password", ["Generate one (shown once)", "Type one"], key="people_add_how")
-    typed = st.text_input("Password (only when typing one; 8 characters or more)", type="password",
-                          key="people_add_password")  # fmt: skip
-    if st.form_submit_button("Add user", type="primary"):
-        given = typed if how == "Type one" else None
 
-        def _add() -> str | None:
-            made = people.add(project, me, name, new_role, email=email or None, password=given)
-            if made:
-                st.session_state["_people_made"] = (name.strip(), made)
-            return made
+def _add_form() -> None:
+    with st.form("people_add", clear_on_submit=True, border=False):
+        c1, c2 = st.columns(2)
+        name = c1.text_input("New user name", key="people_add_name")
+        new_role = c2.selectbox("Role", ["annotator", "maintainer"], key="people_add_role")
+        email = c1.text_input("E-mail (optional)", key="people_add_email")
+        how = c2.radio("Password", ["Generate one (shown once)", "Type one"], key="people_add_how")
+        typed = st.text_input("Password (only when typing one; 8 characters or more)", type="password",
+                              key="people_add_password")  # fmt: skip
+        if st.form_submit_button("Add user", type="primary"):
+            given = typed if how == "Type one" else None
 
-        console.act(_add, lambda _: f"Added {new_role} {name.strip()}")
+            def _add() -> str | None:
+                made = people.add(project, me, name, new_role, email=email or None, password=given)
+                if made:
+                    st.session_state["_people_made"] = (name.strip(), made)
+                return made
 
-with access:
+            console.act(_add, lambda _: f"Added {new_role} {name.strip()}")
+
+
+def _access_form() -> None:
     c1, c2, c3 = st.columns([3, 1, 1], vertical_alignment="bottom")
-    who = c1.selectbox("Account", names, key="people_access_who")
+    who = c1.selectbox("Account to disable or enable", names, key="people_access_who")
     if c2.button("Disable", key="people_disable"):
         console.act(lambda: people.disable(project, me, who),
                     lambda n: f"Disabled {who}; {n} open session(s) ended")  # fmt: skip
@@ -67,37 +69,50 @@ with access:
         console.act(lambda: people.enable(project, me, who), lambda _: f"Enabled {who}")
     st.caption("A disabled account cannot sign in and its open sessions end; its labels stay.")
 
-with unlock, st.form("people_unlock", border=False):
-    c1, c2 = st.columns(2)
-    locked = [p.username for p in rows if p.failures]
-    unlock_who = c1.selectbox("User name", locked, index=None, placeholder="a name with failed sign-ins",
-                              key="people_unlock_who")  # fmt: skip
-    client = c2.text_input("Or a client address", key="people_unlock_client")
-    if st.form_submit_button("Unlock"):
-        console.act(lambda: people.unlock(project, me, unlock_who, client.strip() or None),
-                    lambda _: "Unlocked " + " and ".join(x for x in (unlock_who, client.strip()) if x))  # fmt: skip
 
-with password, st.form("people_password", clear_on_submit=True, border=False):
-    pw_who = st.selectbox("Account", names, key="people_pw_who")
-    c1, c2 = st.columns(2)
-    first = c1.text_input("New password (8 characters or more)", type="password", key="people_pw_1")
-    again = c2.text_input("The new password again", type="password", key="people_pw_2")
-    st.caption("Every open session of the account ends: each browser signed in as them is signed out.")
-    if st.form_submit_button("Set password"):
-        if first != again:
-            st.error("Not done: the two passwords differ")
-        else:
-            console.act(lambda: people.set_password(project, me, pw_who, first),
-                        lambda n: f"Set a new password for {pw_who}; {n} open session(s) ended")  # fmt: skip
+def _unlock_form() -> None:
+    with st.form("people_unlock", border=False):
+        c1, c2 = st.columns(2)
+        locked = [p.username for p in rows if p.failures]
+        who = c1.selectbox("User name to unlock", locked, index=None, placeholder="a name with failed sign-ins",
+                           key="people_unlock_who")  # fmt: skip
+        client = c2.text_input("Or a client address to unlock", key="people_unlock_client").strip()
+        if st.form_submit_button("Unlock"):
+            console.act(lambda: people.unlock(project, me, who, client or None),
+                        lambda _: "Unlocked " + " and ".join(x for x in (who, client) if x))  # fmt: skip
 
-with role, st.form("people_role", border=False):
-    c1, c2 = st.columns(2)
-    role_who = c1.selectbox("Account", names, key="people_role_who")
-    to = c2.radio("New role", ["annotator", "maintainer"], horizontal=True, key="people_role_to")
-    st.caption("Their open sessions end: the new role holds from their next sign-in. The last active "
-               "maintainer cannot be demoted.")  # fmt: skip
-    if st.form_submit_button("Change role"):
-        console.act(lambda: people.set_role(project, me, role_who, to),
-                    lambda n: f"{role_who} is now a {to}; {n} open session(s) ended")  # fmt: skip
+
+def _password_form() -> None:
+    with st.form("people_password", clear_on_submit=True, border=False):
+        who = st.selectbox("Account to give a new password", names, key="people_pw_who")
+        c1, c2 = st.columns(2)
+        first = c1.text_input("New password (8 characters or more)", type="password", key="people_pw_1")
+        again = c2.text_input("The new password again", type="password", key="people_pw_2")
+        st.caption("Every open session of the account ends: each browser signed in as them is signed out.")
+        if st.form_submit_button("Set password"):
+            if first != again:
+                st.error("Not done: the two passwords differ")
+            else:
+                console.act(lambda: people.set_password(project, me, who, first),
+                            lambda n: f"Set a new password for {who}; {n} open session(s) ended")  # fmt: skip
+
+
+def _role_form() -> None:
+    with st.form("people_role", border=False):
+        c1, c2 = st.columns(2)
+        who = c1.selectbox("Account whose role changes", names, key="people_role_who")
+        to = c2.radio("New role", ["annotator", "maintainer"], horizontal=True, key="people_role_to")
+        st.caption("Their open sessions end: the new role holds from their next sign-in. The last active "
+                   "maintainer cannot be demoted.")  # fmt: skip
+        if st.form_submit_button("Change role"):
+            console.act(lambda: people.set_role(project, me, who, to),
+                        lambda n: f"{who} is now a {to}; {n} open session(s) ended")  # fmt: skip
+
+
+FORMS = {"Add": _add_form, "Disable or enable": _access_form, "Unlock": _unlock_form,
+         "Password": _password_form, "Role": _role_form}  # fmt: skip
+# A keyed choice, not tabs: it stays where the maintainer left it from run to run.
+action = st.segmented_control("Change", list(FORMS), default="Add", required=True, key="people_action")
+FORMS[action or "Add"]()
 
 console.audit_table(project.store, ("user",))

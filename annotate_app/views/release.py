@@ -11,6 +11,7 @@ a version bump smaller than the change).
 import pandas as pd
 import streamlit as st
 from prefkit.annotate_app import console, ui
+from prefkit.annotate_app.safe_text import md_escape
 from prefkit.curation.quality.gates import SHOWN_CULPRITS
 from prefkit.exports.release import (
     check_release,
@@ -45,18 +46,21 @@ st.subheader("Gates" + (f": {len(failing)} failing" if failing else ": every gat
 st.dataframe(
     pd.DataFrame(
         [{"gate": r.gate, "result": "pass" if r.passed else "FAIL", "figure": "–" if r.value is None else str(r.value),
-          "threshold": "–" if r.threshold is None else str(r.threshold), "why": r.summary,
-          "what fails it": "; ".join(r.culprits[:SHOWN_CULPRITS]) + (f"; … {len(r.culprits) - SHOWN_CULPRITS} more" if len(r.culprits) > SHOWN_CULPRITS else "")}
-         for r in results]
+          "threshold": "–" if r.threshold is None else str(r.threshold), "why": r.summary} for r in results]
     ),
-    hide_index=True, width="stretch",
-    column_config={"why": st.column_config.TextColumn(width="large"),
-                   "what fails it": st.column_config.TextColumn(width="large")},
+    hide_index=True, width="stretch", column_config={"why": st.column_config.TextColumn(width="large")},
 )  # fmt: skip
-for r in failing:
-    if r.gate in FIX:
-        page, label = FIX[r.gate]
-        st.page_link(page, label=f"{r.gate}: {label}")
+if failing:
+    st.markdown("**What to fix**")
+for r in failing:  # each failing gate: why, what fails it (in full lines, never cut off) and where to fix it
+    with st.container(border=True):
+        st.markdown(ui.safe("**{}** · {}", r.gate, r.summary))
+        if r.gate in FIX:
+            page, label = FIX[r.gate]
+            st.page_link(page, label=label)
+        shown = r.culprits[:SHOWN_CULPRITS]
+        more = len(r.culprits) - len(shown)
+        st.caption("  \n".join(md_escape(c) for c in shown) + (f"  \n… and {more} more" if more > 0 else ""))
 with st.expander("Configs of the release, their rows and the gates that apply to each"):
     st.dataframe(
         pd.DataFrame(

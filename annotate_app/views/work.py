@@ -46,23 +46,29 @@ else:
         + (f"{hours:g} hours ([annotation] stale_after_hours)." if hours > 0 else "– never ([annotation] stale_after_hours = 0).")
     )  # fmt: skip
 
-create, stale, gold, batches = st.tabs(["Create tasks", "Stale items", "Gold items", "Batches"])
-with create, st.form("work_create", border=False):
-    c1, c2, c3, c4 = st.columns(4)
-    kind = c1.selectbox("Task kind", list(ui.KIND_TITLES), format_func=_title, key="work_create_kind")
-    batch = c2.text_input("Batch", value="default", key="work_create_batch")
-    overlap = c3.text_input("Overlap (3, or 2..4 adaptive)", key="work_create_overlap",
-                            placeholder=str(project.config.annotation.overlap if isinstance(project.config.annotation.overlap, int) else "config"))  # fmt: skip
-    gold_rate = c4.number_input("Gold rate (0 to under 1)", value=None, min_value=0.0, max_value=0.99,
-                                step=0.05, key="work_create_gold")  # fmt: skip
-    st.caption("Builds tasks from what the project holds; items that already have a task stay as they are.")
-    if st.form_submit_button("Create tasks", type="primary"):
-        console.act(
-            lambda: work.create(project, me, kind, overlap=overlap or None, batch=batch, gold_rate=gold_rate),
-            lambda n: f"Created {n} {_title(kind)} task(s) in batch {batch.strip()}",
-        )
 
-with stale:
+def _create_form() -> None:
+    with st.form("work_create", border=False):
+        c1, c2, c3, c4 = st.columns(4)
+        kind = c1.selectbox("Task kind", list(ui.KIND_TITLES), format_func=_title, key="work_create_kind")
+        batch = c2.text_input("Batch", value="default", key="work_create_batch")
+        overlap = c3.text_input("Overlap (3, or 2..4 adaptive)", key="work_create_overlap",
+                                placeholder=str(project.config.annotation.overlap if isinstance(project.config.annotation.overlap, int) else "config"))  # fmt: skip
+        gold_rate = c4.number_input("Gold rate (0 to under 1)", value=None, min_value=0.0, max_value=0.99,
+                                    step=0.05, key="work_create_gold")  # fmt: skip
+        st.caption(
+            "Builds tasks from what the project holds; items that already have a task stay as they are."
+        )
+        if st.form_submit_button("Create tasks", type="primary"):
+            console.act(
+                lambda: work.create(
+                    project, me, kind, overlap=overlap or None, batch=batch, gold_rate=gold_rate
+                ),
+                lambda n: f"Created {n} {_title(kind)} task(s) in batch {batch.strip()}",
+            )
+
+
+def _stale_form() -> None:
     idle_for = st.number_input("Idle for at least (hours)", min_value=0.0, step=1.0, key="work_stale_hours",
                                value=float(workflow.stale_after_hours(project)))  # fmt: skip
     idle = work.stale_queues(project, hours=idle_for)
@@ -87,7 +93,8 @@ with stale:
             lambda released: f"Handed back {len(released)} item(s)",
         )
 
-with gold:
+
+def _gold_form() -> None:
     c1, c2 = st.columns([1, 3])
     gold_kind = c1.selectbox("Task kind", list(ui.KIND_TITLES), format_func=_title, key="work_gold_kind")
     tasks = {t.task_id: t for t in store.labels.tasks(kind=gold_kind)}
@@ -120,21 +127,29 @@ with gold:
         if b2.button("Unmark gold", key="work_gold_unmark"):
             console.act(lambda: work.unmark_gold(project, me, task_id), lambda _: "No longer a gold item")
 
-with batches:
+
+def _batches_form() -> None:
     known_batches = store.labels.batches()
     if not known_batches:
         st.caption("No batches yet.")
     else:
         c1, c2, c3 = st.columns([2, 1, 1], vertical_alignment="bottom")
         chosen = c1.selectbox("Batch", [b.batch_id for b in known_batches], key="work_batch")
-        if c2.button("Open", key="work_batch_open"):
+        if c2.button("Open batch", key="work_batch_open"):
             console.act(
                 lambda: work.set_batch_status(project, me, chosen, "open"),
                 lambda _: f"Batch {chosen} is open",
             )
-        if c3.button("Close", key="work_batch_close"):
+        if c3.button("Close batch", key="work_batch_close"):
             console.act(lambda: work.set_batch_status(project, me, chosen, "closed"),
                         lambda _: f"Batch {chosen} is closed")  # fmt: skip
         st.caption("A closed batch's tasks leave every queue; labels already made stay.")
+
+
+FORMS = {"Create tasks": _create_form, "Stale items": _stale_form, "Gold items": _gold_form,
+         "Batches": _batches_form}  # fmt: skip
+# A keyed choice, not tabs: it stays where the maintainer left it from run to run.
+action = st.segmented_control("Change", list(FORMS), default="Create tasks", required=True, key="work_action")
+FORMS[action or "Create tasks"]()
 
 console.audit_table(store, ("tasks", "gold", "batch"))
