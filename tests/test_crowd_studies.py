@@ -219,3 +219,14 @@ def test_a_full_study_refuses_a_newcomer_but_lets_its_participants_back(project)
         p = project.store.t["study_participants"]
         conn.execute(p.update().values(arrived_at="2020-01-01T00:00:00.000000Z"))
     assert not studies.arrive(project, params(created, pid="second")).returning
+
+
+def test_a_queue_emptied_by_a_release_is_a_time_out_not_a_completion(project):
+    created = make_study(project)
+    who = studies.arrive(project, params(created)).account.username
+    view = studies.participant_view(project, created.study, who)
+    workflow.submit(project, who, view.item, {"coverage": "fully"})
+    workflow.release_stale(project, 0, annotator=who, kind=KIND)  # idle past stale_after_hours, say
+    after = studies.participant_view(project, created.study, who)
+    assert after.status == "timed_out" and after.code is None
+    assert [e.event for e in project.store.studies.events("pilot")] == ["arrived", "timed_out"]

@@ -444,7 +444,12 @@ def participant_view(
         detail = {"gold_done": gold.done, "gold_right": gold.right, "gold_total": gold.total}
         status = _finished(project, study, participant, "screened_out", detail)
     if status == "active" and queue and progress[0] == progress[1]:
-        status = _finished(project, study, participant, "completed", {"done": progress[0]})
+        # items handed back to the pool (``prefkit tasks release``, or idle past [annotation]
+        # stale_after_hours) leave a queue that looks done: that participant ran out of time instead
+        if project.store.queues.assignment_releases(annotator=username):
+            status = _finished(project, study, participant, "timed_out", {"done": progress[0]})
+        else:
+            status = _finished(project, study, participant, "completed", {"done": progress[0]})
     if status != "active":
         return _ended(study, status, progress, gold)
     policy = QueuePolicy(chunk=study.items, gold_rate=study.gold_share)
