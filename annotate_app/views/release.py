@@ -58,9 +58,11 @@ for r in failing:  # each failing gate: why, what fails it (in full lines, never
         if r.gate in FIX:
             page, label = FIX[r.gate]
             st.page_link(page, label=label)
-        shown = r.culprits[:SHOWN_CULPRITS]
-        more = len(r.culprits) - len(shown)
-        st.caption("  \n".join(md_escape(c) for c in shown) + (f"  \n… and {more} more" if more > 0 else ""))
+        culprits = r.culprits[:SHOWN_CULPRITS]
+        more = len(r.culprits) - len(culprits)
+        st.caption(
+            "  \n".join(md_escape(c) for c in culprits) + (f"  \n… and {more} more" if more > 0 else "")
+        )
 with st.expander("Configs of the release, their rows and the gates that apply to each"):
     st.dataframe(
         pd.DataFrame(
