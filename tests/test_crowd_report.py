@@ -89,8 +89,9 @@ def test_each_participants_figures_are_the_ones_worked_out_by_hand(project):
     # pC: screened out: 0 of 2 gold; r3 is a tie with pE (not verified)
     assert (c.items, c.minutes, c.gold_accuracy, c.agreed, c.decision) == (3, 3.0, 0.0, 0, "reject")
     assert c.reason == "failed the attention checks: 0 of 2 gold item(s) right (screened out below 0.5)"
-    # pD: no submission, no decision
+    # pD: no submission, no decision; arrived long ago (the limit is 60 minutes)
     assert (d.items, d.minutes, d.decision, d.bonus) == (0, 0.0, "none", 0.0)
+    assert d.reason == "past the time limit of 60 minutes (no submission)"
     # pE: the same answer on 5 of 5 items; r4, r5 have one label of two: not verified
     assert e.flags == ("straight-lining (the same answer on 5 of 5 items)",) and e.decision == "reject"
     assert e.agreed == 0

@@ -38,7 +38,7 @@ from statistics import median
 from typing import TYPE_CHECKING, Any
 
 from prefkit.curation.annotation.annotator_model import annotator_reliability, fit_kind
-from prefkit.curation.annotation.studies import get_study
+from prefkit.curation.annotation.studies import get_study, time_over
 from prefkit.curation.annotation.task_kinds import get_kind
 from prefkit.curation.quality.consensus import final_labels
 from prefkit.schemas.common import canonical_json, parse_utc
@@ -120,6 +120,8 @@ def _decide(study: Study, p: Participant, gold: tuple[int, float], flags: tuple[
         return "approve", "completed" + (f", {right:g} of {n} gold item(s) right" if n else "")
     if p.status == "timed_out":
         return "none", f"timed out after {study.time_limit_minutes:g} minutes (the platform times it out)"
+    if time_over(study, p):  # timed out at their next click or the next arrival
+        return "none", f"past the time limit of {study.time_limit_minutes:g} minutes (no submission)"
     return "none", "still working (no submission yet)"
 
 
