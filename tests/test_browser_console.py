@@ -9,7 +9,7 @@ Screenshots go to artifacts/screenshots/ (git-ignored); docs/img/ holds the ones
 from __future__ import annotations
 
 import pytest
-from appkit import SHOTS, browser, serve, served_project, settle, sign_in
+from appkit import SHOTS, axe_violations, browser, serve, served_project, settle, sign_in, unnamed_controls
 from prefkit.exports.release_integrity import load_manifest
 
 pytestmark = pytest.mark.browser
@@ -151,4 +151,15 @@ def test_an_annotator_can_neither_see_nor_reach_the_console_pages(served, browse
         settle(page)
         assert page.get_by_role("heading", name=heading, exact=True).count() == 0
         assert page.get_by_role("button", name=control).count() == 0
+    page.context.close()
+
+
+def test_axe_finds_nothing_serious_on_the_console_pages_and_every_control_is_named(served, browser):
+    _, url, _ = served
+    page = sign_in(browser, url, "maya", size=SIZES[0])
+    for path, heading in (("people", "People"), ("work", "Work"), ("release", "Release")):
+        open_page(page, url, path, heading)
+        page.locator("[data-testid=stDataFrame]").first.wait_for()
+        assert axe_violations(page) == [], path
+        assert unnamed_controls(page) == [], path
     page.context.close()

@@ -185,3 +185,12 @@ def test_release_shows_each_gate_then_cuts_with_confirmation_and_an_override(pro
     assert any("Changes from 1.0.0 to 1.1.0" in m.value and "patch" in m.value for m in at.markdown)
     [listed] = [df.value for df in at.dataframe if "version" in df.value.columns]
     assert list(listed["version"]) == ["1.1.0", "1.0.0"]
+
+
+def test_the_dashboards_batch_buttons_are_the_work_pages_call_and_audited(project):
+    at = app(MAYA)  # maintainers land on the dashboard
+    at.selectbox(key="batch_pick").set_value("default")
+    at.button(key="batch_close").click().run()
+    assert {b.batch_id: b.status for b in project.store.labels.batches()}["default"] == "closed"
+    [event] = project.store.audit.events()
+    assert (event.actor, event.action, event.target) == ("maya", "batch.close", "default")

@@ -11,12 +11,13 @@ import streamlit as st
 from prefkit.annotate_app import ui
 from prefkit.annotate_app.forms.text import summary
 from prefkit.annotate_app.safe_text import md_escape
+from prefkit.curation.annotation import work
 from prefkit.curation.quality import dashboard
 from prefkit.curation.quality.assist import assist_report, difference_lines, report_rows
 
 LEGEND = alt.Legend(orient="right", labelLimit=0, titleLimit=0)  # never cut: no label limit
 
-ui.require("maintainer")
+me = ui.require("maintainer").username
 store = ui.open_project().store
 st.title("Dashboard")
 
@@ -195,10 +196,10 @@ with st.expander("Batches"):
     if batches:
         b1, b2, b3 = st.columns([2, 1, 1])
         chosen = b1.selectbox("Batch", batches, key="batch_pick")
-        if b2.button("Open", key="batch_open"):
-            store.labels.set_batch_status(chosen, "open")
+        if b2.button("Open", key="batch_open"):  # the Work page's call: audited as that maintainer's
+            work.set_batch_status(ui.open_project(), me, chosen, "open")
             st.rerun()
         if b3.button("Close", key="batch_close"):
-            store.labels.set_batch_status(chosen, "closed")
+            work.set_batch_status(ui.open_project(), me, chosen, "closed")
             st.rerun()
         st.dataframe(pd.DataFrame(store.labels.batches()), hide_index=True, width="stretch")
