@@ -24,16 +24,18 @@ from typing import Any
 
 import streamlit as st
 
+# Colours from the theme's text colour (an opacity, not a fixed grey): 4.5:1 in the light and the dark
+# theme alike; a highlight sets its own dark text on its yellow.
 _CSS = """
 .prefkit-spans { font-size: .95rem; line-height: 1.5; }
-.prefkit-spans .pk-hint { color: #6b6f76; font-size: .85rem; margin-bottom: .5rem; }
+.prefkit-spans .pk-hint { opacity: .8; font-size: .85rem; margin-bottom: .5rem; }
 .prefkit-spans .pk-turn { padding: .4rem 0; border-bottom: 1px solid rgba(128,128,128,.25); }
-.prefkit-spans .pk-head { color: #6b6f76; font-size: .8rem; }
+.prefkit-spans .pk-head { opacity: .8; font-size: .8rem; }
 .prefkit-spans .pk-text { white-space: pre-wrap; overflow-wrap: anywhere; }
-.prefkit-spans .pk-off .pk-text { color: #8a8d93; }
+.prefkit-spans .pk-off .pk-text { opacity: .75; }
 .prefkit-spans .pk-on .pk-text { cursor: text; }
-.prefkit-spans mark { background: #ffe08a; border-radius: .2rem; cursor: pointer; padding: 0 .05rem; }
-.prefkit-spans .pk-note { color: #b3261e; font-size: .85rem; min-height: 1.2em; }
+.prefkit-spans mark { background: #ffe08a; color: #1a1a1a; border-radius: .2rem; cursor: pointer; padding: 0 .05rem; }
+.prefkit-spans .pk-note { font-weight: 600; font-size: .85rem; min-height: 1.2em; }
 """
 
 _JS = """

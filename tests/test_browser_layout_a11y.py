@@ -184,6 +184,11 @@ def test_axe_finds_nothing_serious_on_any_page_in_either_theme(served, browser, 
             open_kind(page, get_kind(kind).title)
             assert page.evaluate(DARK)
             clean(page, f"{kind} (dark)")
+            if kind == "preference_expressed":  # the word picker too
+                page.get_by_text("Select words", exact=True).click()
+                page.locator(".prefkit-spans .pk-turn").first.wait_for()
+                settle(page)
+                clean(page, "word picker (dark)")
     shot(page, f"a11y_{scheme}_annotator")
     page.context.close()
 
