@@ -47,27 +47,28 @@ class AnnotatorItems(StoreArea):
         self.labels = labels
 
     def _listing(self, annotator: str):
-        """Every item of ``annotator`` with its status, queue place and live event (a subquery)."""
+        """Every item of ``annotator`` with its status, queue place and live event (a subquery). Their
+        latest event per item is one pass over the index on (annotator, task_id), computed once
+        (``MATERIALIZED``: never again per row); the rest are primary-key probes per item."""
         a, e, t = self.t["assignments"], self.t["label_events"], self.t["tasks"]
         latest = (
             select(e.c.task_id, func.max(e.c.seq).label("seq"))
             .where(e.c.annotator == annotator)
             .group_by(e.c.task_id)
-            .subquery()
+            .cte("latest")
+            .prefix_with("MATERIALIZED")
         )
-        mine = union(
-            select(a.c.task_id).where(a.c.annotator == annotator), select(latest.c.task_id)
-        ).subquery()
-        live = (
-            select(e.c.task_id, e.c.seq, e.c.event_id, e.c.action, e.c.comment, e.c.created_at)
-            .join(latest, e.c.seq == latest.c.seq)
-            .where(e.c.action != "withdraw")
-            .subquery()
+        mine = (
+            union(select(a.c.task_id).where(a.c.annotator == annotator), select(latest.c.task_id))
+            .cte("mine")
+            .prefix_with("MATERIALIZED")
         )
+        ev = e.alias("live")
+        live = ev.c.action != "withdraw"
         status = case(
-            (live.c.action == "label", literal("done")),
-            (live.c.action == "skip", literal("skipped")),
-            (live.c.action == "flag", literal("flagged")),
+            (ev.c.action == "label", literal("done")),
+            (ev.c.action == "skip", literal("skipped")),
+            (ev.c.action == "flag", literal("flagged")),
             ((a.c.task_id.is_not(None)) & (a.c.done_at.is_(None)), literal("open")),
             else_=literal(None),
         )
@@ -75,16 +76,17 @@ class AnnotatorItems(StoreArea):
             select(
                 t,
                 status.label("status"),
-                live.c.event_id.label("live_event_id"),
-                live.c.seq.label("live_seq"),
-                live.c.comment.label("live_comment"),
-                live.c.created_at.label("live_at"),
+                case((live, ev.c.event_id)).label("live_event_id"),
+                case((live, ev.c.seq)).label("live_seq"),
+                case((live, ev.c.comment)).label("live_comment"),
+                case((live, ev.c.created_at)).label("live_at"),
                 a.c.position.label("queue_position"),
                 a.c.event_id.label("pending_event_id"),
             )
             .join_from(mine, t, t.c.task_id == mine.c.task_id)
+            .outerjoin(latest, latest.c.task_id == mine.c.task_id)
+            .outerjoin(ev, ev.c.seq == latest.c.seq)
             .outerjoin(a, (a.c.task_id == t.c.task_id) & (a.c.annotator == annotator))
-            .outerjoin(live, live.c.task_id == t.c.task_id)
             .subquery()
         )
 
@@ -129,15 +131,18 @@ class AnnotatorItems(StoreArea):
                     li.c.live_comment.ilike(words, escape="\\"),
                 )
             )
-        base = select(li).where(*where)
         is_open = li.c.status == "open"
         order = (case((is_open, 0), else_=1), case((is_open, li.c.queue_position)), li.c.live_seq.desc())
-        page = base.order_by(*order).offset(offset)
-        if limit is not None:
-            page = page.limit(limit)
+        # the page and the count in one pass (a window count): the listing is read once, not twice
+        page = select(li, func.count().over().label("n_matching")).where(*where).order_by(*order)
+        page = page.offset(offset) if limit is None else page.limit(limit).offset(offset)
         with self.read() as conn:
-            total = int(conn.execute(select(func.count()).select_from(base.subquery())).scalar_one())
             rows = conn.execute(page).mappings().all()
+            if rows:
+                total = int(rows[0]["n_matching"])
+            else:  # past the last page (or nothing matches): counted on its own
+                count = select(func.count()).select_from(select(li.c.task_id).where(*where).subquery())
+                total = int(conn.execute(count).scalar_one())
             events = self._events(conn, annotator, [r["live_event_id"] for r in rows if r["live_event_id"]])
         return [self._item(r, events) for r in rows], total
 
