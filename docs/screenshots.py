@@ -123,6 +123,8 @@ def pages(browser, url: str, out: Path, size: tuple[int, int]) -> None:
         "b => [...document.querySelectorAll('h2')].some(e => e.innerText.startsWith('Preference matching · ') && e.innerText !== b)",
         arg=before,
     )
+    # a key within 250 ms of the last is that key's burst, dropped on the new item (annotate_app/keys.py)
+    page.wait_for_function("() => !window.__prefkitKeysReady || window.__prefkitKeysReady()")
     page.keyboard.press("p")
     page.get_by_text("your label 1 back").wait_for()
     shoot(page, out, "previous_item", size)

@@ -89,9 +89,12 @@ def pane(page, key: str) -> dict:
 
 
 def clean(page, what: str) -> None:
-    """axe-core finds nothing serious or critical, and every control is named in words."""
+    """axe-core finds nothing serious or critical and no heading out of order, and every control is
+    named in words."""
     found = axe_violations(page)
     assert found == [], f"{what}: {found}"
+    order = [v for v in axe_violations(page, impacts=("moderate",)) if v["id"] == "heading-order"]
+    assert order == [], f"{what}: headings out of order: {order}"
     assert unnamed_controls(page) == [], what
 
 
