@@ -9,7 +9,17 @@ Screenshots go to artifacts/screenshots/ (git-ignored); docs/img/ holds the ones
 from __future__ import annotations
 
 import pytest
-from appkit import SHOTS, axe_violations, browser, serve, served_project, settle, sign_in, unnamed_controls
+from appkit import (
+    SHOTS,
+    attempt,
+    axe_violations,
+    browser,
+    serve,
+    served_project,
+    settle,
+    sign_in,
+    unnamed_controls,
+)
 from prefkit.exports.release_integrity import load_manifest
 
 pytestmark = pytest.mark.browser
@@ -77,7 +87,17 @@ def test_people_page_adds_a_user_and_refuses_to_disable_the_last_maintainer(serv
     message(page, "shown only this once").wait_for()
     settle(page)
     password = page.locator("[data-testid=stCode] code").first.inner_text().strip()
-    assert project.store.accounts.authenticate(who, password).role == "annotator"
+    assert project.store.accounts.authenticate(who, password).temporary
+    if size == SIZES[0]:  # the person signs in once with it, to choose their own
+        door = browser.new_context(viewport={"width": size[0], "height": size[1]}).new_page()
+        attempt(door, url, who, password)
+        door.get_by_role("heading", name="Choose your own password").wait_for()
+        door.get_by_label("The password you were given").fill(password)
+        door.get_by_label("Your new password (8 characters or more)").fill("own-pass-123")
+        door.get_by_label("Your new password again").fill("own-pass-123")
+        door.get_by_role("button", name="Set my password and sign in").click()
+        door.get_by_text(f"signed in as {who}").wait_for()
+        door.context.close()
     page.get_by_text("Disable or enable", exact=True).click()
     settle(page)
     page.get_by_label("Account to disable or enable").click()

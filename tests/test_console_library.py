@@ -40,8 +40,8 @@ def test_the_last_active_maintainer_cannot_be_disabled_or_demoted_from_the_shell
 def test_a_generated_password_is_shown_once_and_stored_only_hashed(project):
     out = run(project, "users", "add", "nina", "--role", "annotator", "--generate-password")
     assert out.exit_code == 0, out.output
-    password = out.output.split("password (shown once): ")[1].strip()
-    assert len(password) == 16 and project.store.accounts.authenticate("nina", password).role == "annotator"
+    password = out.output.split("sign-in): ")[1].strip()
+    assert len(password) == 16 and project.store.accounts.authenticate("nina", password).temporary
     with project.store.read() as conn:  # nowhere in the database in clear
         dump = "\n".join(conn.connection.iterdump())
     assert password not in dump
@@ -143,3 +143,20 @@ def test_audit_list_shows_page_and_shell_actions_newest_first(project):
     assert "batch.close" in text and "batch.open" not in text
     out = run(project, "batches", "close", "no-such-batch")
     assert out.exit_code == 1 and len(json.loads(run(project, "audit", "list", "--json").output)) == 2
+
+
+def test_a_one_time_password_only_lets_the_person_choose_their_own(project):
+    given = people.add(project, "maya", "nina", "annotator")
+    with pytest.raises(StoreError, match="not the one you were given"):
+        people.choose_password(project, "nina", given, given)
+    with pytest.raises(StoreError, match="not right"):
+        people.choose_password(project, "nina", "a-wrong-one", "nina-own-pass")
+    with pytest.raises(StoreError, match="not right"):  # nobody replaces another's password this way
+        people.choose_password(project, "alice", PASSWORD, "taken-over-1")
+    account = people.choose_password(project, "nina", given, "nina-own-pass")
+    assert account.username == "nina" and not account.temporary
+    assert project.store.accounts.authenticate("nina", given) is None
+    with pytest.raises(StoreError, match="replaced already|not right"):  # one time only
+        people.choose_password(project, "nina", "nina-own-pass", "another-pass")
+    own = project.store.audit.events(actor="nina")
+    assert [(e.action, e.detail) for e in own] == [("user.password", {"own": True})]

@@ -194,3 +194,27 @@ def test_the_dashboards_batch_buttons_are_the_work_pages_call_and_audited(projec
     assert {b.batch_id: b.status for b in project.store.labels.batches()}["default"] == "closed"
     [event] = project.store.audit.events()
     assert (event.actor, event.action, event.target) == ("maya", "batch.close", "default")
+
+
+def test_a_one_time_password_signs_in_only_after_the_person_chooses_their_own(project):
+    at = page("people")
+    at.text_input(key="people_add_name").input("nina")
+    button(at, "Add user").click().run()
+    [given] = [c.value for c in at.code]
+    door = app()  # nina's browser
+    door.text_input(key="signin_user").input("nina")
+    door.text_input(key="signin_password").input(given)
+    door.button[0].click().run()
+    assert "user" not in door.session_state and any(s.value == "Choose your own password" for s in door.subheader)
+    door.text_input(key="choose_given").input(given)
+    door.text_input(key="choose_new").input(given)
+    door.text_input(key="choose_again").input(given)
+    button(door, "Set my password and sign in").click().run()
+    assert "not the one you were given" in errors(door)[0] and "user" not in door.session_state
+    door.text_input(key="choose_given").input(given)
+    door.text_input(key="choose_new").input("nina-own-pass")
+    door.text_input(key="choose_again").input("nina-own-pass")
+    button(door, "Set my password and sign in").click().run()
+    assert door.session_state["user"].username == "nina"
+    assert project.store.accounts.authenticate("nina", "nina-own-pass") is not None
+    assert project.store.accounts.authenticate("nina", given) is None

@@ -18,8 +18,8 @@ st.title("People")
 
 made = st.session_state.pop("_people_made", None)  # a generated password: this run shows it, no other
 if made:
-    st.success(ui.safe("Added **{}**. Their password, shown only this once: copy it and hand it over "
-                       "privately (it is stored only as a hash).", made[0]))  # fmt: skip
+    st.success(ui.safe("Added **{}**. Their one-time password, shown only this once: hand it over privately. "
+                       "It is stored only as a hash and signs in once, to choose their own.", made[0]))  # fmt: skip
     st.code(made[1], language=None)
 
 rows = people.people(project)
@@ -44,7 +44,7 @@ def _add_form() -> None:
         name = c1.text_input("New user name", key="people_add_name")
         new_role = c2.selectbox("Role", ["annotator", "maintainer"], key="people_add_role")
         email = c1.text_input("E-mail (optional)", key="people_add_email")
-        how = c2.radio("Password", ["Generate one (shown once)", "Type one"], key="people_add_how")
+        how = c2.radio("Password", ["One-time password (shown once)", "Type one"], key="people_add_how")
         typed = st.text_input("Password (only when typing one; 8 characters or more)", type="password",
                               key="people_add_password")  # fmt: skip
         if st.form_submit_button("Add user", type="primary"):

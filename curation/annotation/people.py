@@ -26,6 +26,7 @@ from prefkit.schemas.common import utcnow
 
 if TYPE_CHECKING:
     from prefkit.curation.project import Project
+    from prefkit.curation.store.accounts import Account
 
 #: Characters of a generated password: no look-alikes (0/O, 1/l/I), so it can be read out or typed.
 _ALPHABET = "abcdefghijkmnpqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ23456789"
@@ -37,7 +38,7 @@ class Person:
 
     username: str
     role: str
-    state: str  # active, disabled, locked (N min), backing off (N s)
+    state: str  # active, disabled, locked (N min), backing off (N s); "(one-time password)" until replaced
     email: str | None
     last_sign_in: str | None
     failures: int  # failed sign-ins since the last success or unlock
@@ -59,6 +60,8 @@ def people(project: Project) -> list[Person]:
         d = door.get(account.username)
         failures, last_failure = (d.failures, d.last_failure) if d else (0, None)
         state = "active" if account.active else "disabled"
+        if account.temporary:
+            state += " (one-time password)"
         wait = wait_s(policy, failures, last_failure, now)
         if account.active and wait > 0:
             locked = failures >= policy.lockout_after
@@ -71,12 +74,21 @@ def people(project: Project) -> list[Person]:
 def add(
     project: Project, actor: str, name: str, role: str, email: str | None = None, password: str | None = None
 ) -> str | None:
-    """Add an account. Without ``password`` one is generated and returned (the only time it exists in
-    clear: show it once); with one, None. Refused: a taken or look-alike name, a reserved one, a role
-    other than annotator or maintainer, a password under 8 characters, a taken e-mail."""
+    """Add an account. Without ``password`` a one-time password is generated and returned (the only
+    time it exists in clear: show it once): it opens no session, only the page where the person chooses
+    their own (:func:`choose_password`). With one, None. Refused: a taken or look-alike name, a reserved
+    one, a role other than annotator or maintainer, a password under 8 characters, a taken e-mail."""
     made = generated_password() if password is None else None
-    project.store.accounts.add_user(name, role, password or made or "", email=email or None, actor=actor)
+    project.store.accounts.add_user(
+        name, role, password or made or "", email=email or None, actor=actor, temporary=made is not None
+    )
     return made
+
+
+def choose_password(project: Project, name: str, given: str, password: str) -> Account:
+    """The person's own password in place of the one-time password they were given (at their first
+    sign-in); their account, now able to open a session."""
+    return project.store.accounts.replace_temporary(name, given, password)
 
 
 def disable(project: Project, actor: str, name: str) -> int:

@@ -40,6 +40,7 @@ class Account:
     email: str | None
     active: bool
     created_at: str
+    temporary: bool = False  # a password made for the person: they choose their own before a session
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,7 +73,8 @@ def _check_password(password: str) -> None:
 
 
 def _account(row) -> Account:
-    return Account(row["username"], row["role"], row["email"], bool(row["active"]), row["created_at"])
+    return Account(row["username"], row["role"], row["email"], bool(row["active"]), row["created_at"],
+                   bool(row.get("password_temporary", False)))  # fmt: skip
 
 
 class Accounts(StoreArea):
@@ -92,11 +94,14 @@ class Accounts(StoreArea):
         *,
         judge: bool = False,
         actor: str | None = None,
+        temporary: bool = False,
     ) -> None:
         """A new account under the normalized name (see :mod:`prefkit.curation.store.usernames`): a name
         that differs from an existing one only in case, width or look-alike characters is refused, and
         so is a name reserved for LLM judges (``judge.*``) unless ``judge`` (the evaluation's own judge
-        accounts). With ``actor``, the audit log says who added it (in the same transaction)."""
+        accounts). With ``actor``, the audit log says who added it (in the same transaction); a
+        ``temporary`` password opens no session until the person has chosen their own
+        (:meth:`replace_temporary`)."""
         if role not in ROLES:
             raise StoreError(f"unknown role {role!r}; expected one of {', '.join(ROLES)}")
         try:
@@ -111,6 +116,7 @@ class Accounts(StoreArea):
             "email": email,
             "active": True,
             "created_at": utcnow(),
+            "password_temporary": temporary,
         }
         try:
             with self.write() as conn:
@@ -139,7 +145,9 @@ class Accounts(StoreArea):
         digest = _hasher.hash(password)  # before the transaction: hashing takes a while
         with self.write() as conn:
             changed = conn.execute(
-                update(u).where(u.c.username == found.username).values(password_hash=digest)
+                update(u)
+                .where(u.c.username == found.username)
+                .values(password_hash=digest, password_temporary=False)
             ).rowcount
             if not changed:  # removed meanwhile
                 raise StoreError(f"no user {username!r}")
@@ -149,6 +157,35 @@ class Accounts(StoreArea):
             if actor is not None:
                 self.audit.insert(conn, actor, "user.password", found.username, {"sessions_ended": ended})
         return ended
+
+    def replace_temporary(self, username: str, temporary: str, password: str) -> Account:
+        """The person's own password in place of the temporary one made for them (checked again here,
+        so nobody replaces another's), logged in the sign-in log (``password``, client ``self``) and
+        the audit log (by the person). Refused (:class:`StoreError`, nothing changed): a wrong or no
+        longer temporary password, a disabled account, the same password again, one under 8 characters."""
+        row = self._row(username)
+        try:
+            ok = row is not None and row["active"] and _hasher.verify(row["password_hash"], temporary)
+        except (VerifyMismatchError, VerificationError, InvalidHashError):
+            ok = False
+        if not ok or not row["password_temporary"]:
+            raise StoreError("the password you were given is not right (or was replaced already)")
+        if password == temporary:
+            raise StoreError("choose a password of your own, not the one you were given")
+        _check_password(password)
+        u, log = self.t["users"], self.t["sign_in_log"]
+        digest = _hasher.hash(password)
+        with self.write() as conn:
+            changed = conn.execute(
+                update(u).where(u.c.username == row["username"], u.c.password_temporary.is_(True))
+                .values(password_hash=digest, password_temporary=False)
+            ).rowcount  # fmt: skip
+            if not changed:  # replaced meanwhile in another tab
+                raise StoreError("the password you were given was replaced already")
+            conn.execute(log.insert(), {"username": row["username"], "client": "self", "outcome": "password",
+                                        "created_at": utcnow()})  # fmt: skip
+            self.audit.insert(conn, row["username"], "user.password", row["username"], {"own": True})
+        return _account({**row, "password_temporary": False})
 
     def authenticate(self, username: str, password: str) -> Account | None:
         """The account when the password matches and the account is active, else ``None``."""
@@ -253,7 +290,8 @@ class Accounts(StoreArea):
 
     def users(self, role: str | None = None) -> list[Account]:
         u = self.t["users"]
-        q = select(u.c.username, u.c.role, u.c.email, u.c.active, u.c.created_at).order_by(u.c.username)
+        q = select(u.c.username, u.c.role, u.c.email, u.c.active, u.c.created_at, u.c.password_temporary)
+        q = q.order_by(u.c.username)
         if role:
             q = q.where(u.c.role == role)
         with self.read() as conn:

@@ -865,3 +865,11 @@ def m023_crowd_studies(conn: Connection) -> None:
         Index("ix_study_events_study", "study_id", "seq"),
     )
     md.create_all(conn)
+
+
+@migration(24, "temporary_passwords")
+def m024_temporary_passwords(conn: Connection) -> None:
+    """``users.password_temporary``: the password was made for the person (``users add
+    --generate-password``, the People page) and is good for one thing only, choosing their own at
+    their first sign-in; until then it opens no session."""
+    conn.execute(text("ALTER TABLE users ADD COLUMN password_temporary BOOLEAN NOT NULL DEFAULT FALSE"))

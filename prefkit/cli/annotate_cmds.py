@@ -42,7 +42,10 @@ def users() -> None:
 @click.option("--email", help="Optional e-mail address (unique).")
 @click.option("--password-stdin", is_flag=True, help="Read the password from the first line of stdin.")
 @click.option(
-    "--generate-password", is_flag=True, help="Make a password and print it once (it is stored only hashed)."
+    "--generate-password",
+    is_flag=True,
+    help="Make a one-time password and print it once (stored only hashed); it opens no session, only the "
+    "page where the person chooses their own.",
 )
 @project_option
 def users_add(
@@ -63,7 +66,7 @@ def users_add(
     made = people.add(project, shell_actor(), name, role, email=email, password=password)
     click.echo(f"added {role} {name}")
     if made:
-        click.echo(f"password (shown once): {made}")
+        click.echo(f"one-time password (shown once; {name} chooses their own at the first sign-in): {made}")
 
 
 @users.command("list")
