@@ -316,12 +316,14 @@ class Accounts(StoreArea):
         self, username: str, values: dict, actor: str | None, action: str, detail: dict | None = None
     ) -> None:
         """Update one account and check, in the same transaction, that an active maintainer remains
-        when this one was the last (the rows are counted after the update, so two maintainers
-        demoting each other at once cannot both succeed on a serializing store)."""
+        when this one was the last (counted after the update, under the maintainers' lock)."""
         u = self.t["users"]
         found = self.user(username)
         username = found.username if found else username
         with self.write() as conn:
+            # One role or active change at a time (PostgreSQL: an advisory lock; SQLite writes are
+            # serial anyway), so two maintainers demoting each other at once cannot both succeed.
+            self.lock(conn, "accounts:maintainers")
             if conn.execute(update(u).where(u.c.username == username).values(**values)).rowcount == 0:
                 raise StoreError(f"no user {username!r}")
             was_maintainer = found is not None and found.role == "maintainer" and found.active
