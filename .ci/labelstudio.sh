@@ -30,9 +30,12 @@ _ls_install() {
   _ls_log "installing label-studio==$LS_VERSION into $LS_VENV"
   local t0=$SECONDS
   [ -x "$LS_VENV/bin/python" ] || "$LS_PYTHON" -m venv "$LS_VENV" || return 1
-  # pip's output goes to a log (it is long; shown only when the install fails). --no-compile: the
-  # server imports a fraction of the files, and Python compiles those on first import.
-  if ! "$LS_VENV/bin/python" -m pip install -q --no-compile --upgrade pip "label-studio==$LS_VERSION" \
+  # The installer's output goes to a log (it is long; shown only when the install fails). uv (from PyPI)
+  # installs Label Studio's ~150 packages in seconds where pip takes minutes; pip when uv cannot be had.
+  # No bytecode compiled ahead: the server imports a fraction of the files, compiled on first import.
+  if ! { { "$LS_VENV/bin/python" -m pip install -q uv \
+           && "$LS_VENV/bin/uv" pip install -q --python "$LS_VENV/bin/python" "label-studio==$LS_VERSION"; } \
+         || "$LS_VENV/bin/python" -m pip install -q --no-compile "label-studio==$LS_VERSION"; } \
       >"$LS_VENV/pip-install.log" 2>&1; then
     tail -n 40 "$LS_VENV/pip-install.log" >&2
     return 1

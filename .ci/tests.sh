@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The README's test command, `make test`, runs this: every check and every test, in four phases.
 #
-#   static       ruff, mypy, the import contracts, the CLI reference (.ci/static.py)
-#   tests        the suite on both cores: pytest-xdist, a test file per worker (--dist loadfile),
-#                everything not marked `serial` or `labelstudio`
+#   static       ruff, mypy, the import contracts, the CLI reference (.ci/static.py), run beside `tests`
+#   tests        the suite on both cores: pytest-xdist, a test file per worker (--dist loadfile, the
+#                heaviest files first: tests/conftest.py), everything not marked `serial` or `labelstudio`
 #   labelstudio  the tests that talk to Label Studio, once its server answers (a background start by
 #                .ci/run is awaited here; without a server they skip locally and fail in CI)
 #   serial       the tests marked `serial` (timing-sensitive or machine-wide), alone
@@ -43,12 +43,18 @@ labelstudio_ready() {  # wait for a background start of .ci/run, then load the s
   labelstudio_await
 }
 
-phase static "$BIN/python" .ci/static.py
+# The static checks run beside the parallel tests (mypy alone would leave a core idle for a minute);
+# their report is printed when the tests are done.
+STATIC_OUT="$REPORTS/static.out"
+( phase static "$BIN/python" .ci/static.py >"$STATIC_OUT" 2>&1; exit "$status" ) &
+static_pid=$!
 if [ "$WORKERS" -gt 1 ]; then
   pytest_phase tests "not serial and not labelstudio" -n "$WORKERS" --dist loadfile
 else
   pytest_phase tests "not serial and not labelstudio"
 fi
+wait "$static_pid" || status=1
+cat "$STATIC_OUT"
 phase labelstudio-wait labelstudio_ready
 pytest_phase labelstudio "labelstudio and not serial"
 pytest_phase serial "serial"

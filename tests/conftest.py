@@ -52,6 +52,27 @@ def label_studio_server() -> tuple[str, str]:
     return url, key
 
 
+#: What a test costs, roughly, by its marks: the parallel run hands out whole files (--dist loadfile),
+#: so the files that take longest start first and the run does not end waiting on one of them.
+_WEIGHT = {"slow": 30, "browser": 10, "shared_data": 5}
+
+
+def pytest_collection_modifyitems(config, items):
+    """Order the files heaviest first (the same order on every worker: a pure function of the items)."""
+    weight: dict[str, int] = {}
+    for item in items:
+        cost = max((w for mark, w in _WEIGHT.items() if item.get_closest_marker(mark)), default=1)
+        weight[item.nodeid.split("::")[0]] = weight.get(item.nodeid.split("::")[0], 0) + cost
+    position = {nodeid: i for i, nodeid in enumerate(item.nodeid for item in items)}
+    items.sort(
+        key=lambda item: (
+            -weight[item.nodeid.split("::")[0]],
+            item.nodeid.split("::")[0],
+            position[item.nodeid],
+        )
+    )
+
+
 @pytest.fixture(autouse=True)
 def _isolated_env(tmp_path, monkeypatch, request):
     """No test reads the user's project, endpoint, key or database by accident. With

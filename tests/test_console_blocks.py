@@ -13,12 +13,16 @@ import pytest
 from conftest import require
 from consoledocs import blocks, describe, missing_lines, prompt_lines_outside_console, run_file
 
-# README.md and docs/labelstudio.md push to Label Studio: the pages run in make test's Label Studio phase.
-pytestmark = pytest.mark.labelstudio
-
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 WITH_CONSOLE = [p for p in DOCS if blocks(p.read_text(encoding="utf-8"))]
+
+
+def _page(p: Path):
+    """A page with a block that pushes to Label Studio (README.md, docs/labelstudio.md) runs in make test's
+    Label Studio phase; the others run in the parallel phase."""
+    pushes = any(b.needs == "labelstudio" for b in blocks(p.read_text(encoding="utf-8")))
+    return pytest.param(p, id=_name(p), marks=[pytest.mark.labelstudio] if pushes else [])
 
 
 def _name(p: Path) -> str:
@@ -84,7 +88,7 @@ def page_runs(request, tmp_path_factory):
 
 @pytest.mark.slow
 @pytest.mark.timeout(900)  # a page runs up to run_file's own 900 s limit
-@pytest.mark.parametrize("doc", WITH_CONSOLE, ids=_name)
+@pytest.mark.parametrize("doc", [_page(p) for p in WITH_CONSOLE])
 def test_console_blocks_run_as_shown(doc, page_runs):
     if "labelstudio" in _needs(blocks(doc.read_text(encoding="utf-8"))):
         require(bool(os.environ.get("LABEL_STUDIO_URL")), "a Label Studio server (source /tmp/ls.env)")
@@ -100,6 +104,7 @@ DATA_HASH = re.compile(r"^\s*data\s+sha256 ([0-9a-f]{16})\s*$", re.M)
 
 
 @pytest.mark.slow
+@pytest.mark.labelstudio  # the README's tour pushes to Label Studio
 def test_the_readme_tour_cuts_the_release_the_readme_shows_byte_for_byte(page_runs):
     """The loose comparison lets hashes change; the tour's release data hash may not: the same steps
     give the same release (ids from content, pseudonyms by account order), whoever runs them."""
