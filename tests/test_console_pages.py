@@ -205,7 +205,9 @@ def test_a_one_time_password_signs_in_only_after_the_person_chooses_their_own(pr
     door.text_input(key="signin_user").input("nina")
     door.text_input(key="signin_password").input(given)
     door.button[0].click().run()
-    assert "user" not in door.session_state and any(s.value == "Choose your own password" for s in door.subheader)
+    assert "user" not in door.session_state and any(
+        s.value == "Choose your own password" for s in door.subheader
+    )
     door.text_input(key="choose_given").input(given)
     door.text_input(key="choose_new").input(given)
     door.text_input(key="choose_again").input(given)
