@@ -10,6 +10,7 @@ through :func:`prefkit.curation.annotation.workflow.edit_label` (a new event, th
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -49,11 +50,10 @@ def _strings(value: Any) -> Iterator[str]:
             yield from _strings(v)
 
 
-def mentions(item: AnnotatorItem, words: str) -> bool:
+def mentions(words: str, task_id: str, item_ref: str, payload: Any, comment: str | None) -> bool:
     """Whether ``words`` (case aside) are in the item's id, reference, text or the annotator's comment."""
     needle = words.casefold()
-    comment = item.event.comment if item.event is not None else None
-    fields = (item.task.task_id, item.task.item_ref, comment or "", *_strings(item.task.payload))
+    fields = (task_id, item_ref, comment or "", *_strings(payload))
     return any(needle in f.casefold() for f in fields)
 
 
@@ -97,19 +97,21 @@ def my_items(
         _day_after(since)  # a day, or one clear line
     first, last = (since[:10] if since else None), (_day_after(until) if until else None)
 
-    def query(search: str | None = None, limit: int | None = None, offset: int = 0):
-        return project.store.items.items_of(
-            user, kind=kind, batch=batch or None, statuses=wanted, since=first, until=last,
-            search=search, limit=limit, offset=offset,
-        )  # fmt: skip
-
     if not words:
-        items, total = query(limit=per_page, offset=page * per_page)
+        items, total = project.store.items.items_of(
+            user, kind=kind, batch=batch or None, statuses=wanted, since=first, until=last,
+            limit=per_page, offset=page * per_page,
+        )  # fmt: skip
         return ItemPage(items, total, page * per_page)
     # The store narrows by the words in the stored JSON; the item's own text says whether it matches.
-    found, _ = query(search=words)
-    hits = [it for it in found if mentions(it, words)]
-    return ItemPage(hits[page * per_page : (page + 1) * per_page], len(hits), page * per_page)
+    found = project.store.items.search_text(
+        user, words, kind=kind, batch=batch or None, statuses=wanted, since=first, until=last
+    )
+    hits = [
+        tid for tid, ref, payload, comment in found if mentions(words, tid, ref, json.loads(payload), comment)
+    ]
+    shown = project.store.items.items_by_id(user, hits[page * per_page : (page + 1) * per_page])
+    return ItemPage(shown, len(hits), page * per_page)
 
 
 def my_batches(project: Project, user: str) -> list[str]:

@@ -90,24 +90,7 @@ class AnnotatorItems(StoreArea):
             .subquery()
         )
 
-    def items_of(
-        self,
-        annotator: str,
-        *,
-        kind: str | None = None,
-        batch: str | None = None,
-        statuses: tuple[str, ...] = STATUSES,
-        search: str | None = None,
-        since: str | None = None,
-        until: str | None = None,
-        limit: int | None = None,
-        offset: int = 0,
-    ) -> tuple[list[AnnotatorItem], int]:
-        """A page of ``annotator``'s items (open ones first in queue order, then the newest event
-        first) and how many match in all. ``search``: words found (case aside) in the item's id, its
-        reference, its stored text or the annotator's comment (the caller confirms a text match);
-        ``since``/``until``: the live event made in ``[since, until)`` (ISO prefixes, as text)."""
-        li = self._listing(annotator)
+    def _where(self, li, kind, batch, statuses, search, since, until) -> list:
         where = [li.c.status.in_(statuses)]
         if kind:
             where.append(li.c.kind == kind)
@@ -131,20 +114,79 @@ class AnnotatorItems(StoreArea):
                     li.c.live_comment.ilike(words, escape="\\"),
                 )
             )
+        return where
+
+    @staticmethod
+    def _order(li) -> tuple:
+        """Open items first in queue order, then the newest live event first."""
         is_open = li.c.status == "open"
-        order = (case((is_open, 0), else_=1), case((is_open, li.c.queue_position)), li.c.live_seq.desc())
-        # the page and the count in one pass (a window count): the listing is read once, not twice
-        page = select(li, func.count().over().label("n_matching")).where(*where).order_by(*order)
-        page = page.offset(offset) if limit is None else page.limit(limit).offset(offset)
+        return case((is_open, 0), else_=1), case((is_open, li.c.queue_position)), li.c.live_seq.desc()
+
+    def items_of(
+        self,
+        annotator: str,
+        *,
+        kind: str | None = None,
+        batch: str | None = None,
+        statuses: tuple[str, ...] = STATUSES,
+        search: str | None = None,
+        since: str | None = None,
+        until: str | None = None,
+        limit: int | None = None,
+        offset: int = 0,
+    ) -> tuple[list[AnnotatorItem], int]:
+        """A page of ``annotator``'s items (open ones first in queue order, then the newest event
+        first) and how many match in all. ``search``: words found (case aside) in the item's id, its
+        reference, its stored text or the annotator's comment (:meth:`search_text` gives what a
+        caller needs to confirm a text match); ``since``/``until``: the live event made in
+        ``[since, until)`` (ISO prefixes, as text)."""
+        li = self._listing(annotator)
+        where = self._where(li, kind, batch, statuses, search, since, until)
+        # The order and the count on narrow rows (a window count: the listing is read once); the
+        # page's items are read whole afterwards, so the sort never carries every item's text.
+        page = select(li.c.task_id, func.count().over().label("n_matching")).where(*where)
+        page = page.order_by(*self._order(li)).offset(offset)
+        if limit is not None:
+            page = page.limit(limit)
         with self.read() as conn:
-            rows = conn.execute(page).mappings().all()
+            rows = conn.execute(page).all()
             if rows:
-                total = int(rows[0]["n_matching"])
+                total = int(rows[0][1])
             else:  # past the last page (or nothing matches): counted on its own
                 count = select(func.count()).select_from(select(li.c.task_id).where(*where).subquery())
                 total = int(conn.execute(count).scalar_one())
+        return self.items_by_id(annotator, [r[0] for r in rows]), total
+
+    def search_text(
+        self,
+        annotator: str,
+        search: str,
+        *,
+        kind: str | None = None,
+        batch: str | None = None,
+        statuses: tuple[str, ...] = STATUSES,
+        since: str | None = None,
+        until: str | None = None,
+    ) -> list[tuple[str, str, str, str | None]]:
+        """Every item of ``annotator`` the filters and ``search`` (in the stored JSON) find, in list
+        order: ``(task id, reference, payload JSON, the annotator's comment)``, for the caller to
+        confirm the words on the item's text and read its page with :meth:`items_by_id`."""
+        li = self._listing(annotator)
+        where = self._where(li, kind, batch, statuses, search, since, until)
+        q = select(li.c.task_id, li.c.item_ref, li.c.payload_json, li.c.live_comment).where(*where)
+        with self.read() as conn:
+            return [(r[0], r[1], r[2], r[3]) for r in conn.execute(q.order_by(*self._order(li)))]
+
+    def items_by_id(self, annotator: str, task_ids: list[str]) -> list[AnnotatorItem]:
+        """``annotator``'s items of ``task_ids``, in that order (one not theirs is left out)."""
+        if not task_ids:
+            return []
+        li = self._listing(annotator)
+        with self.read() as conn:
+            rows = conn.execute(select(li).where(li.c.task_id.in_(task_ids))).mappings().all()
             events = self._events(conn, annotator, [r["live_event_id"] for r in rows if r["live_event_id"]])
-        return [self._item(r, events) for r in rows], total
+        found = {r["task_id"]: self._item(r, events) for r in rows if r["status"] is not None}
+        return [found[t] for t in task_ids if t in found]
 
     def _events(self, conn, annotator: str, event_ids: list[str]) -> dict[str, LabelEvent]:
         if not event_ids:
