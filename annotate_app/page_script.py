@@ -77,6 +77,9 @@ _CSS = """
 }
 [data-testid=stLayoutWrapper]:has(> [class*="st-key-prefkit-bar-"]), [class*="st-key-prefkit-bar-"] {
   position: sticky !important; bottom: 0; z-index: 99; }
+[class*="st-key-prefkit-bar-"] { flex-wrap: wrap !important; }
+[data-testid=stLayoutWrapper]:has(> [class*="st-key-prefkit-skip-"]), [class*="st-key-prefkit-skip-"] {
+  flex: 1 1 100% !important; width: 100% !important; }
 [class*="st-key-prefkit-bar-"] { background: var(--prefkit-bg, #fff); padding: .5rem 0 .6rem;
   border-top: 1px solid rgba(128, 128, 128, .4); box-shadow: 0 -.5rem .75rem -.75rem rgba(0, 0, 0, .35); }
 [class*="st-key-prefkit-keys-"], [data-testid=stLayoutWrapper]:has(> [class*="st-key-prefkit-keys-"]),

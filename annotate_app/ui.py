@@ -261,7 +261,7 @@ def submit_button(
         values, missing = read()
         submit_now(user, item, prefix, values, missing)
 
-    (where or action_row(item)).button("Submit", type="primary", shortcut="Ctrl+Enter", key=f"{prefix}:submit",
+    (where or action_bar(item)).button("Submit", type="primary", shortcut="Ctrl+Enter", key=f"{prefix}:submit",
                                        icon=":material/check_circle:", on_click=click)  # fmt: skip
 
 
@@ -269,25 +269,20 @@ def submit_button(
 #: The key of every item's action bar (``prefkit-bar-<event id>``); the page stylesheet keeps it at the
 #: bottom of the window (``position: sticky``) while the item scrolls above it.
 BAR = "prefkit-bar-"
+SKIP_PANEL = "prefkit-skip-"
 _BAR_NOW = "_action_bar"
 
 
 def action_bar(item: workflow.ShownItem) -> Any:
     """The item's action bar (drawn where first asked for, once per run: call it after the item's
-    content), a container the page keeps at the bottom of the window: Submit, Skip, the buttons that
-    decide (a form puts them in :func:`action_row`) and, under them, the skip panel when open."""
-    run, event_id, bar, row = st.session_state.get(_BAR_NOW, (None, None, None, None))
+    content): one row, wrapping in a narrow window, that the page keeps at the bottom of the window,
+    for the buttons that decide (a form puts them here), Submit, Skip and, on a line of its own when
+    open, the skip panel. One container per item, like the button row it replaces."""
+    run, event_id, bar = st.session_state.get(_BAR_NOW, (None, None, None))
     if (run, event_id) != (st.session_state.get("_run_mark"), item.event_id):
-        bar = st.container(key=f"{BAR}{item.event_id}")
-        row = bar.container(horizontal=True, vertical_alignment="center")
-        st.session_state[_BAR_NOW] = (st.session_state.get("_run_mark"), item.event_id, bar, row)
+        bar = st.container(key=f"{BAR}{item.event_id}", horizontal=True, vertical_alignment="center")
+        st.session_state[_BAR_NOW] = (st.session_state.get("_run_mark"), item.event_id, bar)
     return bar
-
-
-def action_row(item: workflow.ShownItem) -> Any:
-    """The row of buttons in the item's action bar (:func:`action_bar`): wraps in a narrow window."""
-    action_bar(item)
-    return st.session_state[_BAR_NOW][3]
 
 
 def skip_and_flag(user: str, item: workflow.ShownItem, comment: bool = False) -> None:
@@ -318,12 +313,13 @@ def skip_and_flag(user: str, item: workflow.ShownItem, comment: bool = False) ->
 
     label = "Skip or report this item, or add a comment" if comment else "Skip or report this item"
     # beside Submit, in the action bar; the controls are drawn only when asked for (fewer elements)
-    if not action_row(item).toggle(label, key=f"{key}:{_ITEM_MARK}"):
-        return
     bar = action_bar(item)
-    if comment:
-        bar.text_input("Comment (optional, type it before choosing)", key=f"{key}:comment")
-    with bar.container(border=True, horizontal=True, vertical_alignment="bottom"):
+    if not bar.toggle(label, key=f"{key}:{_ITEM_MARK}"):
+        return
+    # the panel: a line of its own in the bar (``prefkit-skip-``: the stylesheet gives it the full width)
+    with bar.container(border=True, horizontal=True, vertical_alignment="bottom", key=f"{SKIP_PANEL}{key}"):
+        if comment:
+            st.text_input("Comment (optional, type it before choosing)", key=f"{key}:comment")
         st.selectbox("Skip reason", workflow.SKIP_REASONS, key=f"{key}:skipr")
         st.button("Skip", key=f"{key}:skip", icon=":material/skip_next:", on_click=skip)
         st.selectbox("What is broken", workflow.flag_reasons(item.task.kind), key=f"{key}:flagr")

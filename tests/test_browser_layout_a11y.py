@@ -141,6 +141,17 @@ def test_the_decision_and_submit_are_in_the_window_on_every_kind_with_skip_besid
         shot(page, f"layout_{kind}_{size[0]}x{size[1]}")
         if size[0] >= 1000:
             clean(page, kind)
+    # the last item's skip panel opens in the bar, in the window: its reason, Skip, Flag
+    page.get_by_text("Skip or report this item", exact=True).click()
+    page.get_by_role("button", name="Skip", exact=True).wait_for()
+    settle(page)
+    for role, name in (
+        ("combobox", re.compile("^Skip reason")),
+        ("button", "Skip"),
+        ("button", "Flag as broken"),
+    ):
+        assert in_window(box(page, role, name), size), name
+    shot(page, f"layout_skip_{size[0]}x{size[1]}")
     page.context.close()
 
 

@@ -246,7 +246,7 @@ def render(project: Project, user: str, item: workflow.ShownItem) -> None:
                     lambda span: _unpick(prefix, span),
                     selectable=lambda t: t["role"] == "user",
                 )
-    decide_buttons(prefix, n, ui.action_row(item))  # under both columns, kept in the window
+    decide_buttons(prefix, n, ui.action_bar(item))  # under both columns, kept in the window
     ui.submit_button(user, item, prefix, read)
 
 

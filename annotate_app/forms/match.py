@@ -54,7 +54,7 @@ def render(project: Project, user: str, item: workflow.ShownItem) -> None:
     prefix = item.event_id  # the pair is the header's lead (lead()), the comment box under the switch
     shown = suggestion.shown(project, user, item)  # None on the control arm: nothing to draw
     suggested = (shown.values or {}).get("coverage") if shown else None
-    row = ui.action_row(item)  # the decision is the submit: kept in the window however long the pair
+    row = ui.action_bar(item)  # the decision is the submit: kept in the window however long the pair
     if shown and suggested:
         row.button(suggestion.confirm_label(shown, TITLES[suggested]), shortcut="Enter", key=f"{prefix}:confirm",
                    icon=suggestion.ICON, type="primary", help=f"Suggested by {suggestion.source(shown)}",

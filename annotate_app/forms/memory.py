@@ -304,7 +304,7 @@ def render(project: Project, user: str, item: workflow.ShownItem) -> None:
             candidates(task, prefix, helped)
         st.text_input("Comment (optional)", key=f"{prefix}:comment")
     # under both panes (stacked in a narrow window), kept in the window: the decision's key and Submit
-    ui.action_row(item).button("Accept all undecided", shortcut="A", key=f"{prefix}:acc",
+    ui.action_bar(item).button("Accept all undecided", shortcut="A", key=f"{prefix}:acc",
                                on_click=_accept_rest, args=(prefix, keys))  # fmt: skip
     ui.submit_button(user, item, prefix, lambda: _read(task, prefix))
 

@@ -115,7 +115,7 @@ def render(project: Project, user: str, shown: workflow.ShownItem) -> None:
         st.markdown(suggestion.note(helped, summary))
     st.text_input("Comment (what leaks, what is wrong)", key=f"{prefix}:comment")
     _keys(prefix)
-    _controls(prefix, values, where=ui.action_row(shown), keys=True)  # the decisions, kept in the window
+    _controls(prefix, values, where=ui.action_bar(shown), keys=True)  # the decisions, kept in the window
     ui.submit_button(user, shown, prefix, lambda: _read(prefix))
 
 

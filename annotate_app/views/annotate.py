@@ -90,7 +90,7 @@ def item_panel(kind: str) -> None:
     ui.skip_and_flag(user, item, comment=getattr(form, "COMMENT_IN_PANEL", False))
     session.keep(user, item)  # the form as it stands, kept for a reload (when it changed)
     if mine["done"]:  # something to go back to
-        reopen.previous_button(kind, where=ui.action_row(item))
+        reopen.previous_button(kind, where=ui.action_bar(item))
 
 
 session.remember_kind(kind)  # in the URL: a reload opens this kind again
