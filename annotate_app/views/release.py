@@ -10,7 +10,7 @@ a version bump smaller than the change).
 
 import pandas as pd
 import streamlit as st
-from prefkit.annotate_app import console, ui
+from prefkit.annotate_app import console, errors, ui
 from prefkit.annotate_app.safe_text import md_escape
 from prefkit.curation.quality.gates import SHOWN_CULPRITS
 from prefkit.exports.release import (
@@ -107,22 +107,13 @@ with st.form("release_cut", border=False):
                     refused="Not cut",
                 )
 
-st.subheader("Releases")
-if not found:
-    st.caption("No release yet.")
-else:
-    recorded = {r.version: r for r in project.store.releases.recorded()}
-    st.dataframe(
-        pd.DataFrame(
-            [{"version": v, "cut": console.when(recorded[v].created_at) if v in recorded else "–",
-              "data sha256": recorded[v].data_sha256[:16] if v in recorded else "–",
-              "gates": ("pass" if recorded[v].gates_passed else "overridden") if v in recorded else "–",
-              "override reason": (recorded[v].override_reason or "") if v in recorded else ""}
-             for v in reversed(found)]
-        ),
-        hide_index=True, width="stretch",
-    )  # fmt: skip
-    shown = st.selectbox("Verify and compare", list(reversed(found)), key="release_shown")
+
+@st.fragment
+@errors.guarded  # a rerun of the fragment alone: an unexpected error is one line with an id, too
+def _verify_and_compare(versions: list[str]) -> None:
+    """The picked release verified and diffed against the one before it; picking another reruns
+    this part alone (the gates above are not computed again)."""
+    shown = st.selectbox("Verify and compare", versions, key="release_shown")
     where = project.releases_dir / shown
     check = verify_in_project(where, project)
     st.markdown(f"**Verify {shown}**: " + ("intact" if check.ok else f"{len(check.problems)} problem(s)"))
@@ -146,5 +137,23 @@ else:
         else:
             st.caption("The data files are identical (metadata only).")
     st.caption("The same checks as `prefkit release verify` and `prefkit release diff`.")
+
+
+st.subheader("Releases")
+if not found:
+    st.caption("No release yet.")
+else:
+    recorded = {r.version: r for r in project.store.releases.recorded()}
+    st.dataframe(
+        pd.DataFrame(
+            [{"version": v, "cut": console.when(recorded[v].created_at) if v in recorded else "–",
+              "data sha256": recorded[v].data_sha256[:16] if v in recorded else "–",
+              "gates": ("pass" if recorded[v].gates_passed else "overridden") if v in recorded else "–",
+              "override reason": (recorded[v].override_reason or "") if v in recorded else ""}
+             for v in reversed(found)]
+        ),
+        hide_index=True, width="stretch",
+    )  # fmt: skip
+    _verify_and_compare(list(reversed(found)))
 
 console.audit_table(project.store, ("release",))
