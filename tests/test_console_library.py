@@ -160,3 +160,16 @@ def test_a_one_time_password_only_lets_the_person_choose_their_own(project):
         people.choose_password(project, "nina", "nina-own-pass", "another-pass")
     own = project.store.audit.events(actor="nina")
     assert [(e.action, e.detail) for e in own] == [("user.password", {"own": True})]
+
+
+def test_unlocking_a_client_address_clears_its_failures_and_names_it_in_the_audit(project):
+    for name in ("nobody-1", "nobody-2", "nobody-3"):
+        with pytest.raises(workflow.AuthError):
+            workflow.sign_in(project, name, "wrong-password", client="10.0.0.9")
+    assert project.store.accounts.sign_in_failures(client="10.0.0.9")[0] == 3
+    out = run(project, "users", "unlock", "--client", "10.0.0.9")
+    assert out.exit_code == 0 and project.store.accounts.sign_in_failures(client="10.0.0.9")[0] == 0
+    [event] = project.store.audit.events()
+    assert (event.action, event.target) == ("user.unlock", "client 10.0.0.9")
+    with pytest.raises(StoreError, match="give a user name or a client address"):
+        people.unlock(project, "maya", None, "  ")
