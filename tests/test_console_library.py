@@ -173,3 +173,25 @@ def test_unlocking_a_client_address_clears_its_failures_and_names_it_in_the_audi
     assert (event.action, event.target) == ("user.unlock", "client 10.0.0.9")
     with pytest.raises(StoreError, match="give a user name or a client address"):
         people.unlock(project, "maya", None, "  ")
+
+
+def test_a_cut_from_the_shell_is_audited_and_a_refused_one_is_not(project):
+    out = run(project, "release", "cut", "--version", "1.0.0")
+    assert out.exit_code == 1 and out.output.startswith("error: gates failed")
+    assert project.store.audit.events() == []
+    out = run(project, "release", "cut", "--version", "1.0.0", "--override", "pilot round")
+    assert out.exit_code == 0, out.output
+    [event] = project.store.audit.events()
+    assert (event.action, event.target, event.detail["override"]) == ("release.cut", "1.0.0", "pilot round")
+    assert event.actor.startswith("shell") and "alpha" in event.detail["failed_gates"]
+    out = run(project, "release", "verify", str(project.releases_dir / "1.0.0"))
+    assert out.exit_code == 0 and "the project's release log" in out.output
+
+
+def test_tasks_status_prints_the_work_pages_table(project):
+    rows = json.loads(run(project, "tasks", "status", "--json").output)
+    assert {(r["kind"], r["batch"], r["overlap"], r["status"]) for r in rows["batches"]} == {
+        ("preference_expressed", "default", "2", "open"),
+        ("preference_match", "default", "2", "open"),
+    }
+    assert rows["stale_queues"] == []
