@@ -182,6 +182,7 @@ def picker(
 
 
 _SWITCH = "spans_on"
+_KEPT = "_spans_on_kept"  # the switch as last drawn, kept while other pages are open
 _IN_URL = "words"
 
 
@@ -196,13 +197,15 @@ def _remember() -> None:
 
 def toggle() -> bool:
     """The annotator's *Select words* switch: it stays as set from item to item and across a reload."""
-    if _SWITCH not in st.session_state:  # a new browser session: as the address says
-        st.session_state[_SWITCH] = st.query_params.get(_IN_URL) == "on"
+    if _SWITCH not in st.session_state:  # a new browser session (the address says), or back from
+        # another page: Streamlit drops a widget's state on a page without it, and the address's too
+        st.session_state[_SWITCH] = st.session_state.get(_KEPT, st.query_params.get(_IN_URL) == "on")
     on = st.toggle(
         "Select words",
         key=_SWITCH,
         help="Select the words that show it in the dialogue, with the mouse (drag, or double-click a word)",
     )
+    st.session_state[_KEPT] = on
     if on != (st.query_params.get(_IN_URL) == "on"):  # changed, or the address lost it (another page)
         _remember()
     return on

@@ -92,3 +92,12 @@ def test_words_selected_for_a_memory_come_back_and_a_stale_span_does_not(project
     second = app(ALICE, "memory_verify")  # a reload: a new session
     assert second.session_state[f"{p}:sp:{key}"] == [span]  # the span the turn no longer has is dropped
     assert any("your evidence: “" in m.value for m in second.markdown)
+
+
+def test_the_switch_stays_as_set_after_another_page(project):
+    at = app(ALICE, "preference_expressed")
+    at.toggle(key="spans_on").set_value(True).run()
+    at.switch_page("views/my_items.py").run()
+    at.query_params.pop("words", None)  # the browser's address, as a page switch leaves it
+    at.switch_page("views/annotate.py").run()
+    assert at.toggle(key="spans_on").value is True
