@@ -31,7 +31,7 @@ from prefkit.curation.store.queues import (
     StaleSubmit as StaleSubmit,  # raised for a submit from a showing that is not the open one
 )
 from prefkit.curation.store.usernames import MAX_NAME, normalize_username
-from prefkit.schemas.common import PrefkitError, canonical_json, content_hash, parse_utc, utcnow
+from prefkit.schemas.common import PrefkitError, content_hash, parse_utc, utcnow
 from prefkit.schemas.curation import AnnotationTask, LabelEvent
 
 if TYPE_CHECKING:
@@ -175,11 +175,36 @@ def _restorable(task: AnnotationTask, draft: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+#: The largest draft kept, in bytes of its canonical JSON: a form's values (choices, evidence spans,
+#: a comment) are a few kilobytes; more is not a form someone is filling in.
+MAX_DRAFT_BYTES = 1024 * 1024
+
+
 def save_draft(project: Project, user: str, item: ShownItem, state: dict[str, Any]) -> None:
     """Keep the half-done form of the item on ``user``'s screen (``state``: the form's values, JSON),
     for the showing ``item.event_id`` only: a reload restores it (:func:`annotator_view`), the
-    submit that finishes the item deletes it. A draft is never a label."""
-    project.store.queues.save_draft(user, item.task.task_id, item.event_id, canonical_json(state))
+    submit that finishes the item deletes it. A draft is never a label.
+
+    Refused with one line (:class:`WorkflowError`, nothing written): a ``state`` that is not a JSON
+    object of finite values (NaN and infinities have no JSON form), one over :data:`MAX_DRAFT_BYTES`,
+    and an item that is not ``user``'s open item as shown now (another annotator's, a submitted one)."""
+    if not isinstance(state, dict) or not all(isinstance(k, str) for k in state):
+        raise WorkflowError("a draft is an object of the form's values keyed by name")
+    try:
+        text = json.dumps(state, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    except ValueError:
+        raise WorkflowError("a draft's numbers must be finite (NaN or infinity refused)") from None
+    except TypeError as exc:
+        raise WorkflowError(f"a draft holds JSON values only ({exc})") from None
+    except RecursionError:
+        raise WorkflowError("a draft is too deeply nested") from None
+    size = len(text.encode("utf-8"))
+    if size > MAX_DRAFT_BYTES:
+        raise WorkflowError(f"a draft has at most {MAX_DRAFT_BYTES} bytes (this one has {size})")
+    if not project.store.queues.save_draft(user, item.task.task_id, item.event_id, text):
+        raise WorkflowError(
+            f"no draft kept: item {item.task.task_id} is not {user}'s open item as shown ({item.event_id})"
+        )
 
 
 def current_item(project: Project, user: str, kind: str) -> ShownItem | None:

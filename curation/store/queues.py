@@ -323,9 +323,12 @@ class Queues(StoreArea):
         return QueueView(True, None if row["task_id"] is None else self._item(row), version, found[4])
 
     # -- drafts -------------------------------------------------------------------------------------
-    def save_draft(self, annotator: str, task_id: str, event_id: str, state_json: str) -> None:
+    def save_draft(self, annotator: str, task_id: str, event_id: str, state_json: str) -> bool:
         """Keep the form state of the showing ``event_id`` of an annotator's open item (one row per
-        annotator and task, replaced). Never a label: nothing reads drafts but the app's next run."""
+        annotator and task, replaced). Never a label: nothing reads drafts but the app's next run.
+        False, with nothing written, unless ``event_id`` is that annotator's open assignment of
+        ``task_id`` as shown now (checked in the write's transaction: another annotator's item, a
+        submitted or re-shown one has no draft)."""
         stmt = self.insert_stmt("drafts")
         stmt = stmt.on_conflict_do_update(
             index_elements=["annotator", "task_id"],
@@ -334,11 +337,21 @@ class Queues(StoreArea):
         )  # fmt: skip
         row = {"annotator": annotator, "task_id": task_id, "event_id": event_id, "state_json": state_json,
                "updated_at": utcnow()}  # fmt: skip
-        self.retrying(lambda: self._write_one(stmt, row))
+        a = self.t["assignments"]
+        showing = select(a.c.task_id).where(
+            a.c.annotator == annotator,
+            a.c.task_id == task_id,
+            a.c.event_id == event_id,
+            a.c.done_at.is_(None),
+        )
+        return self.retrying(lambda: self._write_if(showing, stmt, row))
 
-    def _write_one(self, stmt, row: dict[str, Any]) -> None:
+    def _write_if(self, condition, stmt, row: dict[str, Any]) -> bool:
         with self.write() as conn:
+            if conn.execute(condition).first() is None:
+                return False
             conn.execute(stmt, row)
+            return True
 
     def draft(self, annotator: str, task_id: str) -> tuple[str, str] | None:
         """``(event_id, state_json)`` of the annotator's draft of ``task_id``, or None."""
