@@ -16,6 +16,7 @@ from __future__ import annotations
 import ast
 import hashlib
 import json
+import string
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,6 +35,18 @@ STEPS: dict[str, tuple[str, str, bool]] = {
     "judge": ("cupid_official_judge", "evaluation/response_judger.yaml", True),
 }
 EXAMPLES_FILE = "evaluation/modules/preference_matcher.py"
+#: The ``{fields}`` each step fills (what :class:`~prefkit.pipelines.eval.cupid_protocol.Steps` passes):
+#: a checkout's template may use any of its step's, and nothing else.
+FIELDS: dict[str, frozenset[str]] = {
+    "infer": frozenset({"interaction_log", "curr_request"}),
+    "generate": frozenset({"interaction_log", "curr_request"}),
+    "decompose": frozenset({"preferences"}),
+    "match": frozenset({"checklist", "preference", "examples"}),
+    "prefmatch": frozenset({"checklist", "preference"}),
+    "judge": frozenset({"user_request", "ai_response", "preference", "checklist"}),
+}
+#: The largest prompt or examples file read (CUPID's are a few kilobytes).
+MAX_PROMPT_BYTES = 1024 * 1024
 LABEL_OF_CREDIT = {1: "Fully Covered", 0.5: "Partially Covered", 0: "Not Covered"}
 
 #: prefkit's own worked examples for the matcher (written for prefkit): a preference and the credit
@@ -156,13 +169,7 @@ def checkout_prompts(root: Path, steps: tuple[str, ...]) -> PromptSet:
             raise EvalInputError(
                 f"--prompts {root}: no {path.relative_to(root)} (needed for the {step} step)"
             )
-        try:
-            data = yaml.safe_load(path.read_text(encoding="utf-8"))
-        except yaml.YAMLError as exc:
-            raise EvalInputError(f"{path}: not valid YAML ({str(exc).splitlines()[0]})") from None
-        if not isinstance(data, dict) or not isinstance(data.get("user_prompt"), str):
-            raise EvalInputError(f"{path}: expected a mapping with user_prompt (and system_prompt)")
-        files[step] = {"system_prompt": data.get("system_prompt") or "", "user_prompt": data["user_prompt"]}
+        files[step] = _prompt_file(path, step)
         hashes[step] = f"{path.relative_to(root).as_posix()}@{_sha(path)[:12]}"
     examples = ""
     if "match" in steps:
@@ -179,18 +186,109 @@ def checkout_prompts(root: Path, steps: tuple[str, ...]) -> PromptSet:
 def _examples_literal(path: Path) -> list[dict[str, Any]]:
     """The ``EXAMPLES = [...]`` literal of the checkout's matcher module (read, never executed)."""
     try:
-        tree = ast.parse(path.read_text(encoding="utf-8"))
+        tree = ast.parse(_text(path))
     except SyntaxError as exc:
         raise EvalInputError(f"{path}:{exc.lineno}: not valid Python") from None
+    except (ValueError, RecursionError, MemoryError):  # null bytes (before 3.12), nesting too deep
+        raise EvalInputError(f"{path}: not valid Python") from None
     for node in tree.body:
         if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "EXAMPLES" for t in node.targets):
             try:
                 value = ast.literal_eval(node.value)
-            except ValueError:
+            except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):
                 break
-            if isinstance(value, list) and all(isinstance(v, dict) and "checklist" in v for v in value):
+            if isinstance(value, list) and value and all(_is_example(v) for v in value):
                 return value
-    raise EvalInputError(f"{path}: no EXAMPLES list of {{preference, checklist}} literals")
+            break
+    raise EvalInputError(
+        f"{path}: no EXAMPLES list of {{preference: text, checklist: {{question: 1, 0.5 or 0}}}} literals"
+    )
+
+
+def _is_example(value: Any) -> bool:
+    """One worked example as :func:`examples_text` writes it: a preference text and its checklist's
+    credits (CUPID's 1 / 0.5 / 0)."""
+    return (
+        isinstance(value, dict)
+        and isinstance(value.get("preference"), str)
+        and isinstance(value.get("checklist"), dict)
+        and all(
+            isinstance(q, str)
+            and not isinstance(c, bool)
+            and isinstance(c, int | float)
+            and c in LABEL_OF_CREDIT
+            for q, c in value["checklist"].items()
+        )
+    )
+
+
+def _text(path: Path) -> str:
+    """A checkout file's text: UTF-8, at most :data:`MAX_PROMPT_BYTES`; else one error naming it."""
+    try:
+        size = path.stat().st_size
+        if size > MAX_PROMPT_BYTES:
+            raise EvalInputError(f"{path}: {size} bytes, more than a prompt file's {MAX_PROMPT_BYTES}")
+        return path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise EvalInputError(f"{path}: not UTF-8 text (byte {exc.start})") from None
+    except OSError as exc:
+        raise EvalInputError(f"{path}: cannot be read ({exc.strerror})") from None
+
+
+def _prompt_file(path: Path, step: str) -> dict[str, str]:
+    """A checkout's prompt file for ``step``, read, typed and trial-formatted: a mapping whose
+    ``user_prompt`` (and ``system_prompt`` when given) is text, every template CUPID formats taking
+    only plain ``{name}`` fields of the step's (:data:`FIELDS`). One error naming the file otherwise."""
+    try:
+        data = yaml.safe_load(_text(path))
+    except yaml.YAMLError as exc:
+        raise EvalInputError(f"{path}: not valid YAML ({str(exc).splitlines()[0]})") from None
+    except RecursionError:
+        raise EvalInputError(f"{path}: not valid YAML (nested too deeply)") from None
+    if not isinstance(data, dict) or "user_prompt" not in data:
+        raise EvalInputError(f"{path}: expected a mapping with user_prompt (and system_prompt)")
+    for key in ("system_prompt", "user_prompt"):
+        value = data.get(key)
+        if value is not None and not isinstance(value, str):
+            raise EvalInputError(f"{path}: {key} must be text, not {type(value).__name__}")
+    prompt = {"system_prompt": data.get("system_prompt") or "", "user_prompt": data["user_prompt"] or ""}
+    if not prompt["user_prompt"].strip():
+        raise EvalInputError(f"{path}: user_prompt is empty")
+    formatted = ("system_prompt", "user_prompt") if STEPS[step][2] else ("user_prompt",)
+    for key in formatted:
+        check_template(prompt[key], FIELDS[step], f"{path}: {key}")
+    return prompt
+
+
+def check_template(text: str, fields: frozenset[str], where: str) -> None:
+    """``text`` as ``str.format`` reads it takes only plain ``{name}`` fields from ``fields``: no
+    attribute or index (``{x.__class__}``, ``{x[0]}``), no conversion (``{x!r}``), no format spec (which
+    may hold nested fields), no positional ``{}``; braces balanced (``{{`` and ``}}`` are literal).
+    Then trial-formatted, so a template that passes is one the run can fill. :class:`EvalInputError`
+    saying ``where`` and what is wrong otherwise."""
+    allowed = ", ".join(sorted(fields))
+    try:
+        parsed = list(string.Formatter().parse(text))
+    except ValueError as exc:  # "Single '{' encountered", "expected '}' before end of string"
+        raise EvalInputError(
+            f"{where}: unbalanced braces ({exc}; write {{{{ and }}}} for literal braces)"
+        ) from None
+    for _, name, spec, conversion in parsed:
+        if name is None:
+            continue
+        if not name.isidentifier():
+            raise EvalInputError(f"{where}: field {{{name}}} is not a plain {{name}} (fields: {allowed})")
+        if name not in fields:
+            raise EvalInputError(f"{where}: unknown field {{{name}}} (fields: {allowed})")
+        if conversion is not None or spec:
+            shown = name + (f"!{conversion}" if conversion else "") + (f":{spec}" if spec else "")
+            raise EvalInputError(
+                f"{where}: field {{{shown}}} has a conversion or format spec; use plain {{{name}}}"
+            )
+    try:
+        text.format(**dict.fromkeys(fields, "x"))
+    except (ValueError, KeyError, IndexError, AttributeError) as exc:  # parse() passed; belt and braces
+        raise EvalInputError(f"{where}: cannot be filled ({type(exc).__name__}: {exc})") from None
 
 
 def load_prompts(root: Path | None, steps: tuple[str, ...]) -> PromptSet:
