@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import shutil
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -16,8 +17,9 @@ import pyarrow as pa
 from prefkit.curation.quality.verification import SessionVerification, instance_verification, session_statuses
 from prefkit.exports.release_integrity import load_manifest
 from prefkit.exports.writers import atomic_write_bytes, write_jsonl, write_parquet
-from prefkit.schemas.common import InputError, content_hash
+from prefkit.schemas.common import InputError, content_hash, disk_full, validation_line
 from prefkit.schemas.cupid import BenchmarkInstance
+from pydantic import ValidationError
 
 if TYPE_CHECKING:
     from prefkit.curation.store.content import InstanceLink
@@ -171,13 +173,34 @@ def write_instance_files(out_dir: Path, rows: list[dict[str, Any]]) -> dict[str,
     every file in the folder is an instance), named by :func:`instance_file_names`; returns ``{file
     name: row}``. The folder must be new or empty, since the evaluator would read any other file in it."""
     out_dir = Path(out_dir)
-    if out_dir.exists() and any(out_dir.iterdir()):
+    if out_dir.exists() and (not out_dir.is_dir() or any(out_dir.iterdir())):
         raise InputError(f"{out_dir}: not empty; CUPID's evaluator reads every file in it as an instance")
-    written: dict[str, dict[str, Any]] = {}
-    for name, row in zip(instance_file_names(rows), rows, strict=True):
-        atomic_write_bytes(out_dir / name, instance_json(row))
-        written[name] = row
-    return written
+    # Every file's bytes first: a row that is not a CUPID instance (an id imported before ids were
+    # checked, a hand-edited release) refuses the export before the folder exists.
+    files: dict[str, bytes] = {}
+    for i, (name, row) in enumerate(zip(instance_file_names(rows), rows, strict=True), start=1):
+        try:
+            files[name] = instance_json(row)
+        except ValidationError as exc:
+            raise InputError(
+                f"{out_dir}: row {i} is not a CUPID instance: field {validation_line(exc)}"
+            ) from None
+    made = not out_dir.exists()
+    try:
+        for name, data in files.items():
+            atomic_write_bytes(out_dir / name, data)
+    except OSError as exc:
+        # A refused write (disk full, permissions) leaves nothing behind: no half folder for the evaluator.
+        for name in files:
+            (out_dir / name).unlink(missing_ok=True)
+        if made:
+            shutil.rmtree(out_dir, ignore_errors=True)
+        if disk_full(exc):
+            raise  # the CLI's disk-full line says what to do and that nothing was kept
+        raise InputError(
+            f"{out_dir}: cannot write the instance files ({exc.strerror or exc}); nothing kept"
+        ) from None
+    return dict(zip(files, rows, strict=True))
 
 
 def export_per_instance(store: ProjectStore, out_dir: Path, verified_only: bool = False) -> dict[str, dict]:

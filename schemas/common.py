@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+import unicodedata
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
 
 class PrefkitError(Exception):
@@ -22,6 +23,38 @@ class PrefkitError(Exception):
 
 class InputError(PrefkitError):
     """Bad input: the message names file, line/packet and field."""
+
+
+#: The longest id an imported record may carry (a CUPID persona id, an AlpsBench session id): ids
+#: are keys, shown in the app and put in file names, not text; 128 characters is far more than the
+#: datasets use and keeps an exported name short.
+MAX_ID = 128
+#: Unicode categories no id may hold: controls, format characters (the bidi overrides U+202A-U+202E
+#: and isolates U+2066-U+2069, zero-width characters, BOM), surrogates, private-use and unassigned
+#: code points, line and paragraph separators.
+_ID_REFUSED = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
+
+
+def check_id(value: str, what: str = "an id") -> str:
+    """``value`` if it is a strict record id, else ValueError saying why: 1 to :data:`MAX_ID`
+    characters, no control, format (bidi override, zero-width), private-use, unassigned or separator
+    character, no space but U+0020, none at either end. The rule user names follow
+    (:mod:`prefkit.curation.store.usernames`) in a form that keeps the ids datasets already use."""
+    if not value:
+        raise ValueError(f"{what} cannot be empty")
+    if len(value) > MAX_ID:
+        raise ValueError(f"{what} has at most {MAX_ID} characters (this one has {len(value)})")
+    for ch in value:
+        category = unicodedata.category(ch)
+        if category in _ID_REFUSED or (category == "Zs" and ch != " "):
+            raise ValueError(f"{what} cannot hold U+{ord(ch):04X} ({unicodedata.name(ch, category)})")
+    if value != value.strip():
+        raise ValueError(f"{what} cannot start or end with a space")
+    return value
+
+
+#: A record's id field: a string :func:`check_id` accepts.
+RecordId = Annotated[str, AfterValidator(check_id)]
 
 
 #: errno values of a full disk, a file past the size limit (``ulimit -f``) or an exhausted quota.

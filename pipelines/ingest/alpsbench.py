@@ -17,7 +17,7 @@ from typing import Any
 
 from prefkit.curation.store.content import Dialogue, DialogueTurn, ImportBundle, NewMemory, Packet
 from prefkit.schemas.alpsbench import MemoryItem, check_candidate
-from prefkit.schemas.common import InputError, sha256_file, validation_line
+from prefkit.schemas.common import InputError, check_id, sha256_file, validation_line
 from prefkit.schemas.curation import Provenance
 from prefkit.schemas.reading import read_json, within
 from pydantic import ValidationError
@@ -81,6 +81,10 @@ def _parse_packet(path: Path, root: Path) -> ParsedPacket:
     session_id = packet.get("session_id")
     if not isinstance(session_id, str) or not session_id:
         raise InputError(f"{where}: field session_id: missing or not a string")
+    try:
+        check_id(session_id, "a session id")
+    except ValueError as exc:
+        raise InputError(f"{where}: field session_id: {exc}") from None
     task1 = packet.get("task1")
     if not isinstance(task1, dict):
         raise InputError(f"{where}: field task1: missing or not an object")
