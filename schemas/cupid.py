@@ -30,7 +30,7 @@ class PriorInteraction(Contract):
 class BenchmarkInstance(Contract):
     """One CUPID benchmark row: a current request plus the prior sessions to infer preferences from."""
 
-    persona_id: RecordId = Field(description="Persona (simulated user) id (a strict id: see check_id).")
+    persona_id: RecordId = Field(description="Persona (simulated user) id.")
     instance_type: Literal["consistent", "contrastive", "changing"] = Field(
         description="consistent: same preference as before; contrastive: a partner factor with an "
         "exclusive preference is also present; changing: the preference changed over time."
