@@ -186,5 +186,9 @@ def keep(user: str, item: workflow.ShownItem) -> None:
         st.session_state[_DRAFT] = (item.event_id, text)  # what the item opened with
         return
     if text != held[1]:
-        workflow.save_draft(ui.open_project(), user, item, json.loads(text))
+        try:
+            workflow.save_draft(ui.open_project(), user, item, json.loads(text))
+        except workflow.WorkflowError as exc:  # too large, or the item was finished in another tab
+            st.warning(f"Not kept as a draft: {exc}", icon=":material/warning:")
+            return
         st.session_state[_DRAFT] = (item.event_id, text)

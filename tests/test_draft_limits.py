@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 
 import pytest
-from appkit import project_fixtures
+from appkit import ALICE, app, project_fixtures
 from prefkit.curation.annotation import workflow
 from prefkit.curation.annotation.workflow import MAX_DRAFT_BYTES, WorkflowError
 
@@ -61,3 +61,17 @@ def test_the_owners_draft_of_the_showing_item_is_kept(project):
     item = workflow.current_item(project, "alice", KIND)
     workflow.save_draft(project, "alice", item, {"comment": "half-way", "ev:0": [2]})
     assert workflow.annotator_view(project, "alice", KIND).draft == {"comment": "half-way", "ev:0": [2]}
+
+
+# -- through the app ----------------------------------------------------------------------------------------
+def test_the_annotate_page_says_a_draft_over_the_bound_is_not_kept_and_keeps_the_form(project, monkeypatch):
+    monkeypatch.setenv("PREFKIT_PROJECT", str(project.root))
+    page = app(ALICE, KIND)
+    item = workflow.current_item(project, "alice", KIND)
+    page.session_state[f"{item.event_id}:comment"] = "x" * (MAX_DRAFT_BYTES + 1)
+    page.run()
+    assert not page.exception
+    warned = [w.value for w in page.warning if w.value.startswith("Not kept as a draft")]
+    assert len(warned) == 1 and f"a draft has at most {MAX_DRAFT_BYTES} bytes" in warned[0]
+    assert project.store.queues.draft("alice", item.task.task_id) is None
+    assert page.button(key=f"{item.event_id}:submit")  # the item's form is still there
