@@ -19,6 +19,7 @@ from prefkit.pipelines.eval.cupid_prompts import (
     FIELDS,
     MAX_PROMPT_BYTES,
     STEPS,
+    checkout_files,
     checkout_prompts,
 )
 from prefkit.pipelines.eval.release import EvalInputError
@@ -208,17 +209,34 @@ def test_the_cli_prints_a_bad_prompt_file_as_one_line_and_stores_no_run(project,
 
 # -- property tests over every step's file ---------------------------------------------------------------------
 @SETTINGS
-@given(step=st.sampled_from(ALL), content=st.binary(max_size=400))
-def test_any_bytes_in_any_steps_file_load_or_are_one_line_naming_it(tmp_path_factory, step, content):
+@given(rel=st.sampled_from(checkout_files()), content=st.binary(max_size=400))
+def test_any_bytes_in_any_file_the_checkout_is_read_for_load_or_are_one_line_naming_it(
+    tmp_path_factory, rel, content
+):
     root = good_checkout(tmp_path_factory.mktemp("c"))
-    path = root / "prompts" / STEPS[step][1]
+    path = root / rel
     path.write_bytes(content)
     try:
         prompts = checkout_prompts(root, ALL)
     except EvalInputError as exc:
         assert str(exc).startswith(str(path)) and "\n" not in str(exc)
     else:
-        prompts.messages(step, **dict.fromkeys(FIELDS[step], "v"))  # what loads, fills
+        for step in ALL:  # what loads, fills
+            prompts.messages(step, **dict.fromkeys(FIELDS[step], "v"))
+
+
+def test_every_file_read_is_in_the_fuzzed_list(tmp_path):
+    root = good_checkout(tmp_path / "CUPID")
+    on_disk = {p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file()}
+    assert on_disk == set(checkout_files())
+    for rel in checkout_files():  # and each one is read: without it, the load is refused or falls back
+        (root / rel).rename(root / (rel + ".away"))
+        if rel == EXAMPLES_FILE:  # the matcher then uses prefkit's examples, recorded as such
+            assert checkout_prompts(root, ALL).hashes["match_examples"].startswith("prefkit@")
+        else:
+            with pytest.raises(EvalInputError, match=f"no {rel} "):
+                checkout_prompts(root, ALL)
+        (root / (rel + ".away")).rename(root / rel)
 
 
 TEMPLATE = st.lists(

@@ -47,6 +47,15 @@ FIELDS: dict[str, frozenset[str]] = {
 }
 #: The largest prompt or examples file read (CUPID's are a few kilobytes).
 MAX_PROMPT_BYTES = 1024 * 1024
+
+
+def checkout_files(steps: tuple[str, ...] = tuple(STEPS)) -> tuple[str, ...]:
+    """Every file :func:`checkout_prompts` reads for ``steps``, relative to the checkout (the property
+    tests fuzz each one, so a file added here is covered without a new test)."""
+    files = tuple(f"prompts/{STEPS[s][1]}" for s in steps)
+    return files + ((EXAMPLES_FILE,) if "match" in steps else ())
+
+
 LABEL_OF_CREDIT = {1: "Fully Covered", 0.5: "Partially Covered", 0: "Not Covered"}
 
 #: prefkit's own worked examples for the matcher (written for prefkit): a preference and the credit
