@@ -153,9 +153,11 @@ def pages(browser, url: str, out: Path, size: tuple[int, int]) -> None:
     page.get_by_role("link", name="My items").click()
     page.get_by_role("heading", name="My items").wait_for()
     sidebar(page, size, False)
+    page.get_by_role("button", name="Done", exact=True).click()  # the answered items (open ones come first)
+    settle(page)
     page.get_by_role("button", name="Reopen").first.click()
     page.get_by_role("button", name="Save edit").wait_for()
-    shoot(page, out, "my_labels", size)
+    shoot(page, out, "my_items", size)
     page.context.close()
 
     page = sign_in(browser, url, "maintainer", size)
