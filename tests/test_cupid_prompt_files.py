@@ -132,6 +132,11 @@ def test_a_prompt_file_of_the_wrong_shape_is_one_line_naming_it(tmp_path, data, 
         (b"\xff\xfe\x00\x01binary", "not UTF-8 text"),
         (b"user_prompt: \x00\x07", "not valid YAML"),
         (b"x" * (MAX_PROMPT_BYTES + 1), f"more than a prompt file's {MAX_PROMPT_BYTES}"),
+        (b"[" * 200_000, "not valid YAML (nested too deeply)"),
+        (
+            b"user_prompt: !!python/object/apply:os.system ['false']\n",
+            "not valid YAML (could not determine a constructor",
+        ),
     ],
 )
 def test_a_binary_or_oversized_prompt_file_is_one_line_naming_it(tmp_path, content, says):
