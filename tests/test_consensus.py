@@ -91,6 +91,7 @@ def test_only_an_active_maintainer_may_adjudicate(three):
     (t,) = match_tasks(three, 1)
     with pytest.raises(AdjudicationError, match="ann1"):
         adjudicate(three, t.task_id, "ann1", {"coverage": "fully"})
+    add_users(three, "deputy", role="maintainer")  # the last active maintainer cannot be disabled
     three.accounts.set_user_active("lead", False)
     with pytest.raises(AdjudicationError, match="not an active maintainer"):
         adjudicate(three, t.task_id, "lead", {"coverage": "fully"})
