@@ -566,5 +566,18 @@ def draft_kept(
     raise AssertionError(f"the draft never held what was expected; last seen: {state}")
 
 
+def select_word(page, turn: int, word: str) -> None:
+    """Double-click ``word`` in ``turn`` of the picker, as an annotator selects it with the mouse."""
+    point = page.evaluate(
+        """([turn, word]) => { const el = document.querySelector(`.prefkit-spans .pk-text[data-turn="${turn}"]`);
+        const node = [...el.childNodes].find(n => n.nodeType === 3 && n.textContent.includes(word));
+        const r = document.createRange(); const at = node.textContent.indexOf(word);
+        r.setStart(node, at + 1); r.setEnd(node, at + 2); const b = r.getBoundingClientRect();
+        return {x: b.x + b.width / 2, y: b.y + b.height / 2}; }""",
+        [turn, word],
+    )
+    page.mouse.dblclick(point["x"], point["y"])
+
+
 def label_match(page) -> None:
     next_item(page, "Preference matching", lambda: page.keyboard.press("1"))

@@ -13,7 +13,18 @@ import time
 
 import appkit
 import pytest
-from appkit import attempt, browser, label_match, open_kind, serve, served_project, settle, shot, signed_in_on
+from appkit import (
+    attempt,
+    browser,
+    label_match,
+    open_kind,
+    select_word,
+    serve,
+    served_project,
+    settle,
+    shot,
+    signed_in_on,
+)
 from prefkit.annotate_app.forms.memory import start_fields
 from prefkit.curation.annotation import workflow
 
@@ -288,19 +299,6 @@ def test_a_maintainer_lands_on_readable_tables_and_a_flag_opens_its_item(served,
 
 
 # -- 12: evidence as words --------------------------------------------------------------------------------
-def select_word(page, turn: int, word: str) -> None:
-    """Double-click ``word`` in ``turn`` of the picker, as an annotator selects it with the mouse."""
-    point = page.evaluate(
-        """([turn, word]) => { const el = document.querySelector(`.prefkit-spans .pk-text[data-turn="${turn}"]`);
-        const node = [...el.childNodes].find(n => n.nodeType === 3 && n.textContent.includes(word));
-        const r = document.createRange(); const at = node.textContent.indexOf(word);
-        r.setStart(node, at + 1); r.setEnd(node, at + 2); const b = r.getBoundingClientRect();
-        return {x: b.x + b.width / 2, y: b.y + b.height / 2}; }""",
-        [turn, word],
-    )
-    page.mouse.dblclick(point["x"], point["y"])
-
-
 def test_words_selected_in_a_turn_become_evidence_with_their_offsets(served, browser):
     from playwright.sync_api import expect
 

@@ -8,7 +8,7 @@ tests/test_my_items.py.)
 from __future__ import annotations
 
 import pytest
-from appkit import browser, draft_kept, label_match, serve, served_project, settle, signed_in_on
+from appkit import browser, draft_kept, label_match, select_word, serve, served_project, settle, signed_in_on
 from prefkit.curation.annotation import workflow
 from prefkit.curation.annotation.my_items import my_items
 
@@ -20,19 +20,6 @@ __all__ = ["browser"]  # appkit's chromium fixture, used here
 def served(tmp_path_factory):
     project = served_project(tmp_path_factory, "spans_items", ("ivy", "jon", "kim"), n=4, overlap=3)
     yield from serve(project)
-
-
-def double_click(page, turn: int, word: str) -> None:
-    """Double-click ``word`` in ``turn`` of the word picker, as an annotator selects a word."""
-    point = page.evaluate(
-        """([turn, word]) => { const el = document.querySelector(`.prefkit-spans .pk-text[data-turn="${turn}"]`);
-        const node = [...el.childNodes].find(n => n.nodeType === 3 && n.textContent.includes(word));
-        const r = document.createRange(); const at = node.textContent.indexOf(word);
-        r.setStart(node, at + 1); r.setEnd(node, at + 2); const b = r.getBoundingClientRect();
-        return {x: b.x + b.width / 2, y: b.y + b.height / 2}; }""",
-        [turn, word],
-    )
-    page.mouse.dblclick(point["x"], point["y"])
 
 
 #: The highest run number on the page (``ui.run_mark`` draws ``st-key-prefkit-run-<n>`` on every run).
@@ -60,7 +47,7 @@ def test_double_clicked_words_survive_a_reload_with_the_switch_and_go_into_the_l
     page.get_by_text("Select words", exact=True).click()
     page.locator(".prefkit-spans").wait_for()
     settle(page)
-    double_click(page, 2, "screen")
+    select_word(page, 2, "screen")
     page.locator(".prefkit-spans mark", has_text="screen").wait_for()
     settle(page)
     text = item.task.payload["turns"][2]["content"]
