@@ -167,48 +167,26 @@ def test_a_bad_examples_module_is_one_line_naming_it_and_never_runs(tmp_path, co
     assert message.startswith(str(module)) and says in message
 
 
+def eval_with(release, prompts, project):
+    """``prefkit eval cupid`` on ``release`` with the prompt files of ``prompts``, in-process."""
+    argv = ["eval", "cupid", "--release", str(release), "--model", "m", "--prompts", str(prompts)]
+    return CliRunner().invoke(cli, [*argv, "-p", str(project.root)])
+
+
 def test_the_cli_prints_a_bad_prompt_file_as_one_line_and_stores_no_run(project, tmp_path):
     rel = cupid_release(tmp_path, personas=1)
     root = good_checkout(tmp_path / "CUPID")
     path = write(
         root, "match", {"system_prompt": "{examples}", "user_prompt": "{preference.__class__.__mro__}"}
     )
-    result = CliRunner().invoke(
-        cli,
-        [
-            "eval",
-            "cupid",
-            "--release",
-            str(rel),
-            "--model",
-            "m",
-            "--prompts",
-            str(root),
-            "-p",
-            str(project.root),
-        ],
-    )
+    result = eval_with(rel, root, project)
     assert result.exit_code == 1
     lines = [line for line in result.output.splitlines() if line.strip()]
     assert len(lines) == 1 and str(path) in lines[0] and "is not a plain {name}" in lines[0]
     assert "Traceback" not in result.output and project.store.eval.runs() == []
     root_binary = good_checkout(tmp_path / "CUPID2")
     (root_binary / "prompts" / STEPS["infer"][1]).write_bytes(b"\xff\x00\xfe")
-    result = CliRunner().invoke(
-        cli,
-        [
-            "eval",
-            "cupid",
-            "--release",
-            str(rel),
-            "--model",
-            "m",
-            "--prompts",
-            str(root_binary),
-            "-p",
-            str(project.root),
-        ],
-    )
+    result = eval_with(rel, root_binary, project)
     assert result.exit_code == 1 and "not UTF-8 text" in result.output and "Traceback" not in result.output
 
 
