@@ -4,10 +4,11 @@
 #   static       ruff, mypy, the import contracts, the CLI reference (.ci/static.py), run beside `tests`
 #   tests        the suite on both cores: pytest-xdist, a test file per worker (--dist loadfile, the
 #                heaviest files first: tests/conftest.py), everything not marked `serial` or `labelstudio`
-#   labelstudio  the tests that talk to Label Studio (and the console pages that push to it), once its
-#                server answers (a background start by .ci/run is awaited here; without a server they
-#                skip locally and fail in CI)
-#   serial       the tests marked `serial` (timing-sensitive or machine-wide), alone
+#   labelstudio  the tests that talk to Label Studio (and the console pages that push to it), also beside
+#                `tests`, once its server answers (a background start by .ci/run is awaited; without a
+#                server they skip locally and fail in CI). One process: they wait on the server as
+#                much as they compute, so they fill the cores' idle moments instead of queueing after
+#   serial       the tests marked `serial` (timing-sensitive or machine-wide), alone, last
 #
 # PYTEST_ARGS (from make) is passed to every pytest phase; PREFKIT_TEST_WORKERS sets the worker count
 # (default: 2, the machine's cores); PREFKIT_PHASES names a file where each phase appends
@@ -44,11 +45,21 @@ labelstudio_ready() {  # wait for a background start of .ci/run, then load the s
   labelstudio_await
 }
 
-# The static checks run beside the parallel tests (mypy alone would leave a core idle for a minute);
-# their report is printed when the tests are done.
+# The static checks and the Label Studio tests run beside the parallel tests (mypy alone would leave a
+# core idle for a minute; the Label Studio tests wait on its server); their reports are printed when the
+# tests are done.
 STATIC_OUT="$REPORTS/static.out"
 ( phase static "$BIN/python" .ci/static.py >"$STATIC_OUT" 2>&1; exit "$status" ) &
 static_pid=$!
+# One process for the Label Studio tests: Label Studio keeps its own data in SQLite, and two clients
+# writing at once lost a gold task's ground-truth annotation in a trial run (tests/test_labelstudio_push.py).
+LS_OUT="$REPORTS/labelstudio.out"
+(
+  phase labelstudio-wait labelstudio_ready
+  pytest_phase labelstudio "labelstudio and not serial"
+  exit "$status"
+) >"$LS_OUT" 2>&1 &
+ls_pid=$!
 if [ "$WORKERS" -gt 1 ]; then
   pytest_phase tests "not serial and not labelstudio" -n "$WORKERS" --dist loadfile
 else
@@ -56,10 +67,8 @@ else
 fi
 wait "$static_pid" || status=1
 cat "$STATIC_OUT"
-phase labelstudio-wait labelstudio_ready
-# One worker: Label Studio keeps its own data in SQLite, and two clients writing at once lost a gold
-# task's ground-truth annotation in a trial run (tests/test_labelstudio_push.py).
-pytest_phase labelstudio "labelstudio and not serial"
+wait "$ls_pid" || status=1
+cat "$LS_OUT"
 pytest_phase serial "serial"
 
 # One closing line for the whole run, summed over the phases' JUnit reports.

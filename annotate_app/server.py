@@ -52,6 +52,14 @@ def _transport_socket(websocket: Any) -> Any | None:
     return sock
 
 
+def _starlette_modules() -> tuple[Any, Any]:
+    """Streamlit's Starlette server and websocket modules; ImportError on a Streamlit without them."""
+    # Here, not at the top: Streamlit's server internals, feature-detected by the callers.
+    from streamlit.web.server.starlette import starlette_server, starlette_websocket
+
+    return starlette_server, starlette_websocket
+
+
 def _client_class() -> type | None:
     """Streamlit's websocket client class with each run sent in one piece, or None (and why, on
     stderr) when this Streamlit or platform does not have what it relies on."""
@@ -60,7 +68,8 @@ def _client_class() -> type | None:
         from starlette.websockets import WebSocketDisconnect
         from streamlit.runtime.runtime_util import serialize_forward_msg
         from streamlit.runtime.session_manager import SessionClientDisconnectedError
-        from streamlit.web.server.starlette import starlette_websocket as ws_module
+
+        _, ws_module = _starlette_modules()
     except ImportError as exc:
         why = f"Streamlit's Starlette server is not there ({exc})"
     base = getattr(ws_module, "StarletteSessionClient", None) if why is None else None
@@ -132,8 +141,8 @@ def no_proxy_headers() -> None:
     """Serve with uvicorn's ``proxy_headers`` off (Streamlit passes uvicorn the keyword arguments of
     ``starlette_server._get_uvicorn_config_kwargs``; this wraps it). Raises RuntimeError when this
     Streamlit has no such function: serving would believe any loopback client's header."""
-    try:  # inside the function: Streamlit's server internals, feature-detected here
-        from streamlit.web.server.starlette import starlette_server
+    try:
+        starlette_server, _ = _starlette_modules()
     except ImportError as exc:
         raise RuntimeError(f"Streamlit's Starlette server is not there ({exc})") from exc
     kwargs_of = getattr(starlette_server, "_get_uvicorn_config_kwargs", None)

@@ -106,6 +106,25 @@ def test_status_imports_the_store_and_nothing_heavier(tmp_path):
     }
 
 
+@pytest.mark.parametrize(
+    "args", [["tasks", "--help"], ["labels", "--help"], ["agreement", "--help"], ["release", "--help"]]
+)
+def test_a_command_that_calls_no_endpoint_does_not_load_openai(args, tmp_path):
+    """The openai package (~0.4 s) loads only where a backend is made for a real endpoint."""
+    modules = _modules_after(*args, cwd=tmp_path)
+    assert "openai" not in {m.split(".")[0] for m in modules}
+    assert "prefkit.pipelines.llm.openai_backend" not in modules
+
+
+def test_the_openai_backend_loads_when_an_endpoint_is_used():
+    from prefkit.pipelines.llm.layer import make_backend
+    from prefkit.schemas.config import LLMSection
+    from prefkit.schemas.environment import Environment
+
+    backend = make_backend("openai", LLMSection(), Environment.read({"OPENAI_BASE_URL": "http://127.0.0.1:9", "OPENAI_API_KEY": "sk-test"}))
+    assert type(backend).__module__ == "prefkit.pipelines.llm.openai_backend"
+
+
 def test_each_command_is_where_the_map_says_and_its_summary_is_its_own():
     from prefkit.cli import COMMANDS, cli
 

@@ -17,9 +17,8 @@ import asyncio
 import time
 from typing import TYPE_CHECKING, cast
 
-from prefkit.pipelines.llm.openai_backend import CallFailed
 from prefkit.pipelines.llm.progress import StageProgress
-from prefkit.pipelines.llm.types import BatchBackend, Usage
+from prefkit.pipelines.llm.types import BatchBackend, CallFailed, Usage
 from prefkit.schemas.common import PrefkitError
 
 if TYPE_CHECKING:

@@ -30,9 +30,8 @@ from prefkit.pipelines.llm.costs import Estimate, PriceTable, estimate_calls
 from prefkit.pipelines.llm.keys import cache_key, prompt_tokens
 from prefkit.pipelines.llm.limits import RateLimiter
 from prefkit.pipelines.llm.offline import OfflineBackend
-from prefkit.pipelines.llm.openai_backend import CallFailed, OpenAIBackend
 from prefkit.pipelines.llm.progress import StageProgress
-from prefkit.pipelines.llm.types import Backend, BatchBackend, LLMRequest, LLMResponse, Usage
+from prefkit.pipelines.llm.types import Backend, BatchBackend, CallFailed, LLMRequest, LLMResponse, Usage
 from prefkit.schemas.common import PrefkitError, validation_line
 from prefkit.schemas.config import LLMSection
 from prefkit.schemas.curation import Provenance
@@ -85,6 +84,10 @@ def make_backend(backend: str | Backend, settings: LLMSection, env: Environment)
     if backend == "offline":
         return OfflineBackend()
     if backend == "openai":
+        # Here, not at the top: the openai package costs ~0.4 s to import, which every command that only
+        # builds, reads or runs offline (most of them, and the annotation app) would pay.
+        from prefkit.pipelines.llm.openai_backend import OpenAIBackend
+
         return OpenAIBackend(settings, env)
     raise LLMConfigError(f"unknown LLM backend {backend!r}; use 'offline' or 'openai'")
 

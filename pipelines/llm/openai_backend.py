@@ -21,7 +21,7 @@ import pydantic
 from openai.lib._parsing import type_to_response_format_param
 from prefkit.pipelines.llm.config import LLMConfigError, endpoint_host, resolve_api_key, resolve_base_url
 from prefkit.pipelines.llm.keys import response_schema
-from prefkit.pipelines.llm.types import BatchState, LLMRequest, Usage
+from prefkit.pipelines.llm.types import BatchState, CallFailed, LLMRequest, Usage
 from prefkit.schemas.config import LLMSection
 from prefkit.schemas.environment import Environment
 
@@ -31,14 +31,6 @@ if TYPE_CHECKING:
 JSON_MODE_INSTRUCTION = (
     "Answer with a single JSON object and nothing else. It must validate against this JSON schema:\n{schema}"
 )
-
-
-class CallFailed(Exception):
-    """One call could not produce an answer (after the SDK's retries); ``raw`` is what came back."""
-
-    def __init__(self, message: str, raw: str | None = None):
-        super().__init__(message)
-        self.raw = raw
 
 
 def _usage(data: Any) -> Usage:

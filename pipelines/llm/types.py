@@ -18,6 +18,14 @@ from pydantic import BaseModel
 Role = Literal["writer", "user_simulator", "assistant", "judge"]
 
 
+class CallFailed(Exception):
+    """One call could not produce an answer (after the SDK's retries); ``raw`` is what came back."""
+
+    def __init__(self, message: str, raw: str | None = None):
+        super().__init__(message)
+        self.raw = raw
+
+
 @dataclass(frozen=True)
 class LLMRequest:
     """One chat completion a stage needs."""

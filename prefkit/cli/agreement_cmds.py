@@ -7,14 +7,13 @@ from pathlib import Path
 
 import click
 
-from prefkit.cli.assist_cmds import echo_assist
 from prefkit.cli.common import echo_json, echo_table, json_option, project_option
 from prefkit.cli.types import ANY_INT, POSITIVE_INT, FiniteFloat, SafePath
 from prefkit.curation.annotation import overlap
 from prefkit.curation.annotation.labels_io import export_labels, import_labels
 from prefkit.curation.project import Project
 from prefkit.curation.quality.agreement import agreement_rows, annotator_stats
-from prefkit.curation.quality.assist import assist_report
+from prefkit.curation.quality.assist import assist_report, difference_lines, report_rows
 
 _TABLE = ["task_kind", "field", "comparison", "judge", "n_units", "n_raters", "alpha", "ci", "p_below_min", "ac1",
           "percent_agreement", "mean_pairwise_kappa"]  # fmt: skip
@@ -191,3 +190,18 @@ def labels_export(project: Project, out: str, fmt: str | None, all_events: bool,
     with open(out, "w", encoding="utf-8", newline="") as fh:
         n = export_labels(project.store, fh, fmt=fmt, all_events=all_events, kind=kind)
     click.echo(f"wrote {n} label row(s) to {out}")
+
+
+def echo_assist(report, as_json: bool) -> None:
+    """``prefkit agreement --assist``: both arms per kind, the anchoring difference, the protocol."""
+    if as_json:
+        echo_json(report.as_dict())
+        return
+    rows = report_rows(report)
+    if not rows:
+        click.echo("no label records an arm: no item with a suggestion was labelled (prefkit suggest)")
+        return
+    echo_table(rows)
+    for line in difference_lines(report):
+        click.echo(line)
+    click.echo(f"protocol: {report.protocol}; {report.n_boot} replicates (seed {report.seed})")

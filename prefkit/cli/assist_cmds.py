@@ -7,7 +7,6 @@ import click
 from prefkit.cli.common import KindChoice, echo_json, echo_table, json_option, project_option
 from prefkit.cli.types import ANY_INT, POSITIVE_INT
 from prefkit.curation.project import Project
-from prefkit.curation.quality.assist import difference_lines, report_rows
 from prefkit.pipelines.assist import estimate as price
 from prefkit.pipelines.assist import suggest as run_suggest
 from prefkit.pipelines.eval import eval_llm_config
@@ -71,18 +70,3 @@ def suggest(project: Project, kind, model, backend, judge, limit, seed, estimate
         click.echo(f"  failed {line}")
     if report.failed:
         click.echo("run the same command again to retry the failed ones")
-
-
-def echo_assist(report, as_json: bool) -> None:
-    """``prefkit agreement --assist``: both arms per kind, the anchoring difference, the protocol."""
-    if as_json:
-        echo_json(report.as_dict())
-        return
-    rows = report_rows(report)
-    if not rows:
-        click.echo("no label records an arm: no item with a suggestion was labelled (prefkit suggest)")
-        return
-    echo_table(rows)
-    for line in difference_lines(report):
-        click.echo(line)
-    click.echo(f"protocol: {report.protocol}; {report.n_boot} replicates (seed {report.seed})")
