@@ -121,7 +121,11 @@ def test_the_openai_backend_loads_when_an_endpoint_is_used():
     from prefkit.schemas.config import LLMSection
     from prefkit.schemas.environment import Environment
 
-    backend = make_backend("openai", LLMSection(), Environment.read({"OPENAI_BASE_URL": "http://127.0.0.1:9", "OPENAI_API_KEY": "sk-test"}))
+    backend = make_backend(
+        "openai",
+        LLMSection(),
+        Environment.read({"OPENAI_BASE_URL": "http://127.0.0.1:9", "OPENAI_API_KEY": "sk-test"}),
+    )
     assert type(backend).__module__ == "prefkit.pipelines.llm.openai_backend"
 
 
