@@ -192,3 +192,18 @@ def test_a_process_opening_a_sqlite_store_during_a_migration_waits_for_it(tmp_pa
     out, _ = opener.communicate(timeout=60)
     assert opener.returncode == 0 and int(out) == len(MIGRATIONS)
     store.close()
+
+
+def test_stores_at_one_schema_share_its_reflection_and_another_schema_gets_its_own(tmp_path):
+    """A SQLite schema is reflected once per process, keyed by its definitions' text: a database whose
+    schema differs (one more column) is reflected for itself, never served the other's tables."""
+    a, b = ProjectStore(tmp_path / "a.db"), ProjectStore(tmp_path / "b.db")
+    assert a.t["tasks"] is b.t["tasks"]  # the same schema: one reflection
+    with b.engine.begin() as conn:
+        conn.execute(text("ALTER TABLE personas ADD COLUMN note TEXT"))
+    b.close()
+    c = ProjectStore(tmp_path / "b.db")
+    assert "note" in c.t["personas"].c and "note" not in a.t["personas"].c
+    assert c.t["personas"] is not a.t["personas"]
+    a.close()
+    c.close()

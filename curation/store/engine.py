@@ -52,6 +52,11 @@ T = TypeVar("T")
 MOVED_TO = "store.moved_to"
 
 
+#: Reflected SQLite schemas of this process by the text of their definitions (:meth:`StoreCore._reflect`).
+_REFLECTED: dict[str, MetaData] = {}
+_REFLECTED_MAX = 16
+
+
 class StoreError(PrefkitError):
     """A user-facing problem with the project store (one clear line)."""
 
@@ -88,8 +93,7 @@ class StoreCore:
         self.migration_wait_s = MIGRATION_WAIT_S if migration_wait_s is None else migration_wait_s
         self.engine = make_engine(db)
         self.migrate()
-        self._md = MetaData()
-        self.retrying(lambda: self._md.reflect(self.engine))
+        self._md = self.retrying(self._reflect)
         self.t: dict[str, Table] = dict(self._md.tables)
         moved = self.get_meta(MOVED_TO)
         if moved:
@@ -98,6 +102,27 @@ class StoreCore:
                 f"{describe(self.engine)} is no longer this project's database: it was copied to {moved} "
                 "by `prefkit store migrate`; open the project (its prefkit.toml points there)"
             )
+
+    def _reflect(self) -> MetaData:
+        """The database's tables as it has them. A SQLite schema is reflected once per process and
+        kept by the text of its definitions (``sqlite_master``): databases at the same migrations have
+        the same text, and tests, the app and a command opening several projects open many stores."""
+        key = None
+        if self.backend == "sqlite":
+            with self.engine.connect() as conn:
+                key = conn.exec_driver_sql(
+                    "SELECT group_concat(type || ' ' || name || ' ' || coalesce(sql, ''), char(10))"
+                    " FROM (SELECT type, name, sql FROM sqlite_master ORDER BY type, name)"
+                ).scalar()
+        md = _REFLECTED.get(key) if key else None
+        if md is None:
+            md = MetaData()
+            md.reflect(self.engine)
+            if key:
+                if len(_REFLECTED) >= _REFLECTED_MAX:
+                    _REFLECTED.clear()
+                _REFLECTED[key] = md
+        return md
 
     @property
     def backend(self) -> str:
