@@ -6,24 +6,26 @@ STAMP := $(VENV)/.prefkit-installed
 DEMO_PROJECT ?= demo-project
 PORT ?= 8501
 PYTEST_ARGS ?=
-SOURCE_DIRS := prefkit schemas pipelines curation annotate_app exports tests
 
 .PHONY: setup demo test check lint format bench clean
+
+# What make runs writes Python's bytecode caches (.pyc) as Python does by default, even where
+# PYTHONDONTWRITEBYTECODE is set (as on CI machines): uv installs without them, and without caches every
+# process compiles SQLAlchemy, pydantic and Streamlit again (~1 s more per `prefkit` command, app server
+# and test worker). Each module is compiled once, on first import.
+unexport PYTHONDONTWRITEBYTECODE
 
 setup: $(STAMP)
 
 # uv (from PyPI, installed into the venv by pip) resolves and installs the dependencies in seconds where
 # pip takes minutes; pip does the same install when uv cannot be had. The installer's output goes to a
-# log, shown only when the install fails. Bytecode is compiled at install (uv does not by default, and
-# with PYTHONDONTWRITEBYTECODE set, as on CI machines, every process would compile SQLAlchemy, pydantic
-# and Streamlit again: ~1 s more per `prefkit` command or test worker); prefkit's own folders too.
+# log, shown only when the install fails.
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	@echo "setting up $(VENV) (the installer's log: $(VENV)/pip-install.log)"
-	@{ { $(BIN)/python -m pip install -q uv && $(BIN)/uv pip install -q --compile-bytecode --python $(BIN)/python -e '.[dev]'; } \
+	@{ { $(BIN)/python -m pip install -q uv && $(BIN)/uv pip install -q --python $(BIN)/python -e '.[dev]'; } \
 		|| $(BIN)/python -m pip install -q -e '.[dev]'; } \
 		>$(VENV)/pip-install.log 2>&1 || { tail -n 40 $(VENV)/pip-install.log; exit 1; }
-	@$(BIN)/python -m compileall -q -j 0 $(SOURCE_DIRS) >/dev/null
 	@touch $(STAMP)
 
 demo: setup
