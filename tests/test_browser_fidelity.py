@@ -43,6 +43,19 @@ def events(project, who: str, kind: str):
     return [e for e in project.store.labels.events(annotator=who) if e.kind == kind]
 
 
+def stored(project, who: str, kind: str, n: int, timeout: float = 30):
+    """``who``'s events of ``kind`` once the store holds ``n`` of them (fails when it never does, or
+    holds more). The screen moving on is not taken as proof the last submit was committed: in one CI
+    run under load the check ran before the second of two submits was (both were stored, as chosen)."""
+    deadline = time.monotonic() + timeout
+    found = events(project, who, kind)
+    while len(found) < n and time.monotonic() < deadline:
+        time.sleep(0.1)
+        found = events(project, who, kind)
+    assert len(found) == n, f"{len(found)} events of {kind} by {who}, expected {n}"
+    return found
+
+
 def segment(page, name: str, nth: int = 0):
     """A segmented-control choice (a pill with the radio role) by its text."""
     return page.get_by_role("radio", name=name, exact=True).nth(nth)
@@ -113,7 +126,7 @@ def test_expressed_answers_clicked_then_keys_never_undo_the_click(served, browse
         page.keyboard.press("Control+Enter")
 
     next_item(page, "Preference expressed", mouse_only)
-    first, second = events(project, "ann3", "preference_expressed")
+    first, second = stored(project, "ann3", "preference_expressed", 2)
     assert [it["expressed"] for it in first.values["items"]] == [True, False]
     assert [it["expressed"] for it in second.values["items"]] == [False, True]
     page.context.close()
