@@ -312,12 +312,14 @@ def test_connections_killed_mid_run_lose_nothing_and_record_nothing_twice(tmp_pa
 
     def annotate(user: str) -> None:
         try:
-            item = workflow.current_item(project, user, KIND)
+            # No pull after the last label: a fifth chunk for every annotator would take all 200 slots
+            # (100 tasks x overlap 2), and a slow annotator would rightly be told nothing is left.
             for _ in range(per_user):
+                item = workflow.current_item(project, user, KIND)
+                assert item is not None, f"{user} was given no item after {len(acked[user])} labels"
                 # False only when a retry found the submit already committed (its answer was lost)
                 workflow.submit(project, user, item, {"coverage": "fully"})
                 acked[user].append(item.event_id)
-                item = workflow.current_item(project, user, KIND)
         except BaseException:  # noqa: BLE001 - reported by the assertion below
             errors.append(f"{user}: {traceback.format_exc()}")
 
