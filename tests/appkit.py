@@ -33,7 +33,6 @@ from prefkit.curation.annotation.task_kinds import get_kind
 from prefkit.curation.project import Project
 from prefkit.curation.store.accounts import Account
 from prefkit.curation.store.content import PreferencePair
-from prefkit.schemas.common import utcnow
 from prefkit.schemas.curation import Provenance
 from prefkit.schemas.generation import ChecklistItem, ContextFactor, ContextualPreference, Session, Turn
 
@@ -113,7 +112,7 @@ def make_project(
 
 
 def clone_project(template: Project, dest: Path) -> Project:
-    """A copy of a closed template project (building one costs seconds of argon2 hashing)."""
+    """A copy of a closed template project (cheaper than building one again)."""
     template.close()
     shutil.copytree(template.root, dest)
     return Project(dest)
@@ -210,12 +209,9 @@ def make_hostile_project(root: Path) -> Project:
 
 
 def add_plain_users(project: Project, users: list[str]) -> None:
-    """Annotator accounts without argon2 (for tests where signing in is not what is tested)."""
-    with project.store.write() as conn:
-        conn.execute(project.store.t["users"].insert(), [
-            {"username": u, "role": "annotator", "password_hash": "x", "email": None, "active": True,
-             "created_at": utcnow()} for u in users
-        ])  # fmt: skip
+    """Annotator accounts (password :data:`PASSWORD`, hashed at the suite's cheap cost)."""
+    for u in users:
+        project.store.accounts.add_user(u, "annotator", PASSWORD)
 
 
 def memory_candidates(n: int) -> list[dict]:

@@ -28,6 +28,22 @@ PG_URL = os.environ.get("PREFKIT_TEST_PG_URL", "")
 ALL_ON_POSTGRES = os.environ.get("PREFKIT_TEST_BACKEND", "") == "postgresql"
 
 
+def _cheap_password_hashing() -> None:
+    """Accounts made in the test processes get argon2id hashes at the lowest cost (1 pass over 1 MiB
+    instead of 3 over 64 MiB), as Django's docs advise for test suites: the suite makes hundreds of
+    accounts and signs in hundreds of times, ~0.2 CPU-s each at the real cost. The hash is still argon2id
+    and checked the same way; its parameters travel in the hash, so a served app checks these cheaply
+    too. Commands run as subprocesses (``prefkit users add``) hash at the real cost, which
+    tests/test_store.py checks."""
+    from argon2 import PasswordHasher
+    from prefkit.curation.store import accounts
+
+    accounts._hasher = PasswordHasher(time_cost=1, memory_cost=1024, parallelism=1)
+
+
+_cheap_password_hashing()
+
+
 def require(condition: bool, reason: str) -> None:
     """Skip locally when a resource is absent; in CI the resource is guaranteed, so fail instead."""
     if condition:

@@ -8,11 +8,10 @@ import multiprocessing as mp
 from pathlib import Path
 
 import pytest
-from appkit import seed_pairs
+from appkit import add_plain_users, seed_pairs
 from prefkit.curation.annotation import workflow
 from prefkit.curation.annotation.task_admin import create_tasks
 from prefkit.curation.project import Project
-from prefkit.schemas.common import utcnow
 
 WRITERS = 16
 ITEMS = 40
@@ -46,10 +45,8 @@ def reader(root: str, stop, out: str) -> None:
 
 def test_sixteen_concurrent_writers_lose_nothing(tmp_path):
     project = Project.init(tmp_path / "proj")
-    users = [{"username": f"ann{i:02d}", "role": "annotator", "password_hash": "x", "email": None,
-              "active": True, "created_at": utcnow()} for i in range(WRITERS)]  # fmt: skip
-    with project.store.write() as conn:  # accounts without argon2: sign-in is not what is tested here
-        conn.execute(project.store.t["users"].insert(), users)
+    users = [{"username": f"ann{i:02d}"} for i in range(WRITERS)]
+    add_plain_users(project, [u["username"] for u in users])
     seed_pairs(project, ITEMS)
     create_tasks(project, "preference_match", overlap=OVERLAP, gold_rate=0)
     project.close()

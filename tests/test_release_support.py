@@ -21,19 +21,9 @@ def alps_subset(dest: Path) -> Path:
 
 
 def add_users(store, *names: str, role: str = "annotator") -> None:
-    """Add users with a cheap password hash: these tests are about labels, not sign-in cost."""
-    from argon2 import PasswordHasher
-    from prefkit.curation.store import accounts as store_accounts
-
-    real, store_accounts._hasher = (
-        store_accounts._hasher,
-        PasswordHasher(time_cost=1, memory_cost=1024, parallelism=1),
-    )
-    try:
-        for name in names:
-            store.accounts.add_user(name, role, PASSWORD)
-    finally:
-        store_accounts._hasher = real
+    """Add users (with the suite's cheap password hash: tests/conftest.py)."""
+    for name in names:
+        store.accounts.add_user(name, role, PASSWORD)
 
 
 def match_tasks(store, n: int, offline: bool = False, prefix: str = "pair") -> list[AnnotationTask]:

@@ -148,6 +148,21 @@ def test_passwords_are_hashed_and_checked(labelled):
         store.accounts.add_user("ann", "annotator", "another pass")
 
 
+def test_outside_the_test_suite_passwords_are_hashed_at_argon2s_real_cost(tmp_path):
+    """The suite hashes cheaply (tests/conftest.py); a user's process must not."""
+    import subprocess
+    import sys
+
+    made = subprocess.run(
+        [sys.executable, "-c", "from prefkit.curation.store.accounts import _hasher; print(_hasher.hash('pw'))"],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    assert made.stdout.startswith("$argon2id$v=19$m=65536,t=3,p=4$")
+    from prefkit.curation.store import accounts
+
+    assert "m=1024,t=1,p=1$" in accounts._hasher.hash("pw")  # and the suite's is the cheap one
+
+
 def test_turn_revision_keeps_original_and_flags_dialogue(any_project, fixture_packets):
     from prefkit.pipelines.ingest import alpsbench
 
