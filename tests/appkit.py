@@ -208,12 +208,6 @@ def make_hostile_project(root: Path) -> Project:
     return project
 
 
-def add_plain_users(project: Project, users: list[str]) -> None:
-    """Annotator accounts (password :data:`PASSWORD`, hashed at the suite's cheap cost)."""
-    for u in users:
-        project.store.accounts.add_user(u, "annotator", PASSWORD)
-
-
 def memory_candidates(n: int) -> list[dict]:
     """``n`` valid candidate memories of a ``memory_verify`` payload, one group each."""
     return [

@@ -21,7 +21,7 @@ import traceback
 from pathlib import Path
 
 import pytest
-from appkit import add_plain_users, replica, seed_pairs
+from appkit import replica, seed_pairs
 from prefkit.curation.annotation import overlap, workflow
 from prefkit.curation.annotation.task_admin import create_tasks
 from prefkit.curation.project import Project
@@ -29,6 +29,7 @@ from prefkit.schemas.common import utcnow
 from prefkit.schemas.config import OverlapRange
 from prefkit.schemas.curation import LabelEvent
 from sqlalchemy import func, select
+from test_release_support import add_users
 
 pytestmark = [
     pytest.mark.slow,
@@ -85,7 +86,7 @@ def annotate(project: Project, user: str, acks: Path, errors: list[str]) -> None
 def _setup(root: Path, database: str | None) -> list[str]:
     project = Project.init(root, database=database)
     users = [f"ann{i:02d}" for i in range(ANNOTATORS)]
-    add_plain_users(project, users)  # sign-in is not what is tested here
+    add_users(project.store, *users)  # sign-in is not what is tested here
     seed_pairs(project, ITEMS)
     create_tasks(project, KIND, overlap=RULE, gold_rate=0)
     # A fixed reliability snapshot (never stale: its log position is far ahead), so every decision of
@@ -184,7 +185,7 @@ def test_two_last_labels_at_once_on_postgres_still_raise_the_target(tmp_path, pg
     transaction open a moment; the second must wait for it, then see both labels and raise the target.
     Without the lock both would decide on one label and the disagreeing item would starve at 2."""
     project = Project.init(tmp_path / "p", database=pg_url)
-    add_plain_users(project, ["ann00", "ann01"])
+    add_users(project.store, "ann00", "ann01")
     seed_pairs(project, 1)
     create_tasks(project, KIND, overlap=OverlapRange(min=2, max=3, audit_share=0), gold_rate=0)
     items = {u: workflow.current_item(project, u, KIND) for u in ("ann00", "ann01")}

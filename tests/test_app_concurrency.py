@@ -8,10 +8,11 @@ import multiprocessing as mp
 from pathlib import Path
 
 import pytest
-from appkit import add_plain_users, seed_pairs
+from appkit import seed_pairs
 from prefkit.curation.annotation import workflow
 from prefkit.curation.annotation.task_admin import create_tasks
 from prefkit.curation.project import Project
+from test_release_support import add_users
 
 WRITERS = 16
 ITEMS = 40
@@ -45,8 +46,8 @@ def reader(root: str, stop, out: str) -> None:
 
 def test_sixteen_concurrent_writers_lose_nothing(tmp_path):
     project = Project.init(tmp_path / "proj")
-    users = [{"username": f"ann{i:02d}"} for i in range(WRITERS)]
-    add_plain_users(project, [u["username"] for u in users])
+    users = [f"ann{i:02d}" for i in range(WRITERS)]
+    add_users(project.store, *users)
     seed_pairs(project, ITEMS)
     create_tasks(project, "preference_match", overlap=OVERLAP, gold_rate=0)
     project.close()
@@ -56,10 +57,7 @@ def test_sixteen_concurrent_writers_lose_nothing(tmp_path):
     read = ctx.Process(target=reader, args=(str(project.root), stop, str(tmp_path / "reader.json")))
     read.start()
     procs = [
-        ctx.Process(
-            target=writer, args=(str(project.root), u["username"], str(tmp_path / f"{u['username']}.json"))
-        )
-        for u in users
+        ctx.Process(target=writer, args=(str(project.root), u, str(tmp_path / f"{u}.json"))) for u in users
     ]
     for p in procs:
         p.start()
@@ -69,7 +67,7 @@ def test_sixteen_concurrent_writers_lose_nothing(tmp_path):
     read.join(timeout=60)
     assert [p.exitcode for p in procs] == [0] * WRITERS and read.exitcode == 0
 
-    acked = [eid for u in users for eid in json.loads((tmp_path / f"{u['username']}.json").read_text())]
+    acked = [eid for u in users for eid in json.loads((tmp_path / f"{u}.json").read_text())]
     store = Project(project.root).store
     events = store.labels.events(kind="preference_match")
     assert sorted(e.event_id for e in events) == sorted(acked)

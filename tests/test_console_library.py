@@ -7,11 +7,12 @@ from __future__ import annotations
 import json
 
 import pytest
-from appkit import PASSWORD, add_plain_users, project_fixtures, seed_pairs
+from appkit import PASSWORD, project_fixtures, seed_pairs
 from click.testing import CliRunner
 from prefkit.curation.annotation import people, sessions, work, workflow
 from prefkit.curation.store.engine import StoreError
 from prefkit.schemas.common import PrefkitError
+from test_release_support import add_users
 
 from prefkit.cli import cli
 
@@ -131,7 +132,7 @@ def test_gold_marked_and_unmarked_one_item_at_a_time(project):
 def test_audit_list_shows_page_and_shell_actions_newest_first(project):
     work.set_batch_status(project, "maya", "default", "closed")
     assert run(project, "batches", "open", "default").exit_code == 0
-    add_plain_users(project, ["zoe"])
+    add_users(project.store, "zoe")
     out = run(project, "audit", "list", "--json")
     rows = json.loads(out.output)
     assert [(r["action"], r["target"]) for r in rows] == [

@@ -20,11 +20,12 @@ import traceback
 from pathlib import Path
 
 import pytest
-from appkit import add_plain_users, replica, seed_pairs
+from appkit import replica, seed_pairs
 from prefkit.curation.annotation import workflow
 from prefkit.curation.annotation.task_admin import create_tasks
 from prefkit.curation.project import Project
 from sqlalchemy import func, select
+from test_release_support import add_users
 
 pytestmark = [pytest.mark.postgres, pytest.mark.slow, pytest.mark.serial]
 
@@ -55,7 +56,7 @@ def annotate(project: Project, user: str, acks: Path, errors: list[str]) -> None
 def _setup(root: Path, database: str) -> list[str]:
     project = Project.init(root, database=database)
     users = [f"ann{i:02d}" for i in range(ANNOTATORS)]
-    add_plain_users(project, users)  # sign-in is not what is tested here
+    add_users(project.store, *users)  # sign-in is not what is tested here
     seed_pairs(project, ITEMS)
     create_tasks(project, KIND, overlap=OVERLAP, gold_rate=0)
     project.close()

@@ -148,7 +148,7 @@ def test_passwords_are_hashed_and_checked(labelled):
         store.accounts.add_user("ann", "annotator", "another pass")
 
 
-def test_outside_the_test_suite_passwords_are_hashed_at_argon2s_real_cost(tmp_path):
+def test_outside_the_test_suite_passwords_are_hashed_at_argon2s_real_cost():
     """The suite hashes cheaply (tests/conftest.py); a user's process must not."""
     import subprocess
     import sys
