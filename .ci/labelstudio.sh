@@ -146,6 +146,7 @@ LS_BG="${LS_BG:-${TMPDIR:-/tmp}/prefkit-ls-bg-$(id -u)}"   # status and log of a
 
 labelstudio_start_background() {
   rm -rf "$LS_BG" && mkdir -p "$LS_BG"
+  echo "$LS_ROOT" >"$LS_BG/root"   # whose start it is: another checkout's leftover is not awaited
   (
     t0=$SECONDS
     rc=0
@@ -158,7 +159,9 @@ labelstudio_start_background() {
 }
 
 labelstudio_await() {
-  [ -f "$LS_BG/pid" ] || return 0   # no background start: the tests use what the environment names
+  # No background start of this checkout (none, or one another checkout's .ci/run left behind): the
+  # tests use what the environment names.
+  [ -f "$LS_BG/pid" ] && [ "$(cat "$LS_BG/root" 2>/dev/null)" = "$LS_ROOT" ] || return 0
   local deadline=$(( SECONDS + LS_WAIT_S + 2400 ))  # the install shares the cores with the tests
   while [ ! -f "$LS_BG/status" ] && (( SECONDS < deadline )); do sleep 1; done
   cat "$LS_BG/log" >&2
