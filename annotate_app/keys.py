@@ -22,6 +22,16 @@ not of the clicks: ``A`` then Ctrl+Enter submitted before accepting (and was ref
   higher run mark (``ui.run_mark``) than when the click was sent. The button is found again when its turn comes
   (by its widget key, which names the item): when the item it was pressed on has gone meanwhile, the
   key press is dropped, never applied to the next item, which the annotator has not seen yet.
+- A click that always starts a run (a button, pill, radio answer or checkbox outside a form: what
+  :data:`RUNS` names; not the choice already made) is waited for however late the server's answer comes (up to
+  :data:`CAP_MS`), and a mouse click on one of them made while another click's run is on its way is
+  held and replayed in its turn, on the same control (found again by its widget key and place), or
+  dropped with the notice when its screen has gone. Streamlit sends every widget's value with each
+  click, as the page knows it: a click sent before the run ahead of it reached the page sends the
+  values that run's callbacks replaced (a key's decision, the active item) and undoes them on the
+  server. A slow server (a run heard seconds late) thus changes only how long the screen takes, never
+  what is recorded. Other clicks (a tab, a download, the sidebar) start no run or need none: keys
+  wait at most :data:`WAIT_MS` after them, longer while the page shows a run under way.
 - A key acts only on what was on screen when it was pressed. The guard knows the *screen* (the widget
   keys of the page's shortcut buttons, read when the app is idle: an item's keys name its showing, so
   a new item is a new screen) and when it was drawn. Keys pressed less than :data:`BURST_MS` apart
@@ -37,7 +47,8 @@ not of the clicks: ``A`` then Ctrl+Enter submitted before accepting (and was ref
   reports.
 
 The script holds no data. A run that never starts (a click that changes nothing) frees the queue
-after a moment.
+after a moment. Tests and the bench wait for ``window.__prefkitSettled()`` (nothing the annotator did
+is still on its way) beside the run state.
 """
 
 from __future__ import annotations
@@ -46,7 +57,19 @@ from __future__ import annotations
 #: before answering presses keys further apart; a burst belongs to the screen it began on).
 BURST_MS = 250
 
-GUARD = """<script>/* prefkit: a shortcut key does what its hint says, whatever has focus, in order */
+#: The longest a click that always starts a run is waited for (a lost connection, a server gone);
+#: Streamlit reconnects and reruns, which the run mark counts, long before.
+CAP_MS = 20_000
+
+#: How long the keys wait after a click that need not start a run (while the page is idle).
+WAIT_MS = 2_500
+
+#: The elements whose clicks always start a run (outside a form, a choice is sent with its submit).
+RUNS = ("[data-testid=stButton], [data-testid=stFormSubmitButton], [data-testid=stButtonGroup], "
+        "[data-testid=stRadio], [data-testid=stCheckbox]")  # fmt: skip
+
+GUARD = (
+    """<script>/* prefkit: a shortcut key does what its hint says, whatever has focus, in order */
 if (!window.__prefkitKeys) { window.__prefkitKeys = true;
   const NOT_TEXT = ['radio', 'checkbox', 'button', 'submit', 'reset', 'range', 'color', 'file', 'image'];
   const typing = el => el.isContentEditable || el.tagName === 'TEXTAREA' || el.tagName === 'SELECT'
@@ -92,45 +115,92 @@ if (!window.__prefkitKeys) { window.__prefkitKeys = true;
         + 'background:#fff3cd;color:#4a3000;border:1px solid #b38600;border-radius:.4rem;padding:.35rem .9rem;'
         + 'font-size:.9rem;box-shadow:0 .2rem .8rem rgba(0,0,0,.15);pointer-events:none';
       document.body.append(n); }
-    n.textContent = 'Keys pressed before this item appeared were ignored: read it, then press again.';
+    n.textContent = why.startsWith('click') ? 'A click made before this item appeared was ignored: read it, then click again.'
+      : 'Keys pressed before this item appeared were ignored: read it, then press again.';
     clearTimeout(n.__hide); n.__hide = setTimeout(() => n.remove(), 6000);
   };
+  // A click that always starts a run (a button, pill, radio or checkbox outside a form; not a radio already chosen).
+  const inputOf = c => c.tagName === 'INPUT' ? c : c.tagName === 'LABEL' ? (c.control || c.querySelector('input')) : null;
+  const starts = c => { if (!c || !c.isConnected || c.disabled || !c.closest('RUNS')) return false;
+    if (c.closest('[data-testid=stForm]') && !c.closest('[data-testid=stFormSubmitButton]')) return false;
+    if (c.getAttribute('role') === 'radio' && c.getAttribute('aria-checked') === 'true') return false;  // a chosen segment may stay
+    const input = inputOf(c); return !(input && input.type === 'radio' && input.checked); };
+  // A held click's control, found again when its turn comes: by its widget key and place there.
+  const CONTROLS = 'button, label';
+  const place = c => { const k = keyOf(c), h = k && document.querySelector('.' + CSS.escape(k));
+    return {key: k, index: h ? [...h.querySelectorAll(CONTROLS)].indexOf(c) : -1, text: c.innerText, el: c}; };
+  const found = p => { const h = p.key && document.querySelector('.' + CSS.escape(p.key));
+    const c = h && p.index >= 0 ? h.querySelectorAll(CONTROLS)[p.index] : p.el;
+    return c && c.isConnected && c.innerText === p.text ? c : null; };
   const queue = [];
-  let waiting = false, sentAt = 0, timer = null, settling = false;
-  const wait = ms => { waiting = true; sentAt = runNow(); clearTimeout(timer); timer = setTimeout(free, ms); };
-  const free = () => { waiting = false; clearTimeout(timer); drain(); };
+  let waiting = false, certain = false, sentAt = 0, since = 0, timer = null, settling = false;
+  const wait = sure => { waiting = true; certain = sure; sentAt = runNow(); since = performance.now();
+    clearTimeout(timer); timer = setTimeout(expire, sure ? CAP : WAIT); };
+  // A run under way is waited for (up to CAP); otherwise a click that need not start one frees the queue.
+  const expire = () => { if (!waiting) return;
+    if (!idle() && performance.now() - since < CAP) { timer = setTimeout(expire, 250); return; }
+    note('no run came', Math.round(performance.now() - since)); free(); };
+  const free = () => { waiting = false; certain = false; clearTimeout(timer); drain(); };
   const drain = () => { while (!waiting && queue.length && idle()) fire(queue.shift()); };
   const arrived = () => waiting && idle() && runNow() > sentAt;
+  window.__prefkitSettled = () => !queue.length && !(waiting && certain);
   const fire = target => {
     look();
-    if (target.screen !== screen) { dropped('gone by its turn'); return; }  // pressed on a screen that has gone
+    if (target.screen !== screen) { dropped((target.click ? 'click' : target.name) + ': gone by its turn'); return; }
+    if (target.click) {  // a held mouse click, on the control it was made on
+      const c = found(target.click);
+      if (!starts(c)) { note('click moot', target.click.text); return; }  // gone, or already so
+      note('click', target.click.text);
+      replaying = true; try { c.click(); } finally { replaying = false; }
+      wait(true); return;
+    }
     const button = target.key ? document.querySelector('.' + CSS.escape(target.key) + ' button') : target.button;
     if (!button || !button.isConnected || button.disabled) return;  // its item has gone: dropped
     // A text field hands what was typed to Streamlit when it loses focus, with every widget's value
     // as the page knows it: only now, after the runs before, are those values the server's.
     if (target.field && target.field.isConnected && document.activeElement === target.field) target.field.blur();
     button.click();
-    wait(3000);  // a click that starts no run frees the queue after this
+    wait(true);  // a button's click always starts a run
   };
   new MutationObserver(() => {
     look();
-    if (settling || !arrived()) return;
+    if (settling || !(arrived() || (!waiting && queue.length && idle()))) return;
     settling = true;
     // The run's elements are on the page; their widgets take in the run's values a moment later
     // (after the browser paints): a click sent before then would send a widget's old value back.
     requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(() => {
-      settling = false; if (arrived()) free(); }, 0)));
+      settling = false; if (arrived()) free(); else drain(); }, 0)));
   }).observe(document.body, {subtree: true, childList: true, attributes: true,
               attributeFilter: ['data-test-script-state']});
-  // A click that changes a widget sends its own run: a shortcut pressed right after it waits for it.
+  // A click that changes a widget sends its own run: a shortcut pressed right after it waits for it,
+  // and a click that starts a run made while another's is on its way waits its turn too.
+  // A pill's press handler clicks it again when its click did not arrive (80 ms on): that echo of a
+  // held click is held too. Our own replay is a click of the page's own, too, and goes through.
+  let echo = null, replaying = false;
   window.addEventListener('click', e => {
-    if (!e.isTrusted || waiting || !e.target.closest) return;
+    if (!e.target.closest) return;
     const control = e.target.closest('button, label, input');
+    if (!e.isTrusted) {
+      if (!replaying && echo && control === echo.control && performance.now() - echo.at < 1000) {
+        e.preventDefault(); e.stopImmediatePropagation(); note('echo held', control.innerText);
+      }
+      return;
+    }
     if (!control || (control.tagName === 'BUTTON' && control.hasAttribute('aria-haspopup'))) return;
-    const input = control.tagName === 'INPUT' ? control : control.tagName === 'LABEL'
-      ? (control.control || control.querySelector('input')) : null;
+    const input = inputOf(control);
     if (input && (typing(input) || (input.type === 'radio' && input.checked))) return;  // no run
-    wait(2500);
+    const sure = starts(control);
+    if ((waiting && certain) || queue.length) {  // a run is on its way
+      if (!sure) return;  // starts no run of its own: nothing to keep in order
+      e.preventDefault();
+      e.stopImmediatePropagation();  // the page sees it on its turn
+      look(); note('held', control.innerText);
+      echo = {control, at: performance.now()};
+      queue.push({click: place(control.tagName === 'INPUT' && control.closest('label') || control), screen});
+      drain();
+      return;
+    }
+    wait(sure);
   }, true);
   window.addEventListener('keydown', e => {
     const focus = document.activeElement;
@@ -154,7 +224,11 @@ if (!window.__prefkitKeys) { window.__prefkitKeys = true;
     const holder = button.closest('[class*="st-key-"]');
     const key = holder && [...holder.classList].find(c => c.startsWith('st-key-'));
     note('key', e.key);
-    queue.push({key, button, field: inText ? focus : null, screen});
+    queue.push({key, button, field: inText ? focus : null, screen, name: e.key});
     drain();
   }, true);
 }</script>""".replace("BURST", str(BURST_MS))
+    .replace("CAP", str(CAP_MS))
+    .replace("WAIT", str(WAIT_MS))
+    .replace("RUNS", RUNS)
+)

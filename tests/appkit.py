@@ -444,12 +444,16 @@ def sign_in(
     headers: dict | None = None,
     state: Any = "visible",
     color_scheme: str = "light",
+    lag: bool = False,
 ):
     """A new browser context signed in as ``user``: its page. ``outside`` collects every request that
     would leave the app's own server; ``state`` is how "signed in as" must be there (``attached`` where
-    a narrow window folds the sidebar); ``color_scheme`` is the system's (``prefers-color-scheme``)."""
+    a narrow window folds the sidebar); ``color_scheme`` is the system's (``prefers-color-scheme``);
+    ``lag``: the page can be made to hear the server late (:func:`lagging`)."""
     context = browser.new_context(viewport={"width": size[0], "height": size[1]}, extra_http_headers=headers,
                                   color_scheme=color_scheme)  # fmt: skip
+    if lag:
+        context.add_init_script(LAG)
     if outside is not None:
         context.on("request", lambda r: None if r.url.startswith(url) else outside.append(r.url))
     page = context.new_page()
@@ -457,6 +461,23 @@ def sign_in(
     page.get_by_text(f"signed in as {user}").wait_for(state=state)
     settle(page)
     return page
+
+
+#: A page script that holds every message from the app's server for ``window.__prefkitLag`` ms, in
+#: order: the browser hears of each run late, as from a busy or distant server.
+LAG = """(() => { const Native = window.WebSocket;
+  const late = f => function (e) { const ms = window.__prefkitLag || 0;
+    if (!ms) return f.call(this, e); setTimeout(() => f.call(this, e), ms); };
+  window.WebSocket = class extends Native {
+    set onmessage(f) { super.onmessage = typeof f === 'function' ? late(f) : f; }
+    get onmessage() { return super.onmessage; }
+    addEventListener(type, f, o) { return super.addEventListener(type, type === 'message' && typeof f === 'function' ? late(f) : f, o); }
+  }; })();"""
+
+
+def lagging(page, ms: int) -> None:
+    """From now on the page (signed in with ``lag=True``) hears the server ``ms`` late."""
+    page.evaluate(f"window.__prefkitLag = {int(ms)}")
 
 
 def signed_in_on(served, browser, user: str, kind: str, **options) -> tuple[Project, Any]:
@@ -484,11 +505,13 @@ def attempt(page, url: str, user: str, password: str) -> None:
 
 
 def settle(page) -> None:
-    """Wait until the script run the last interaction started has finished rendering, and a key pressed
-    next would be a new burst for the key guard (:func:`keys_ready`)."""
+    """Wait until the script run the last interaction started has finished rendering (the key guard
+    holds no click or key and awaits no run: ``__prefkitSettled``), and a key pressed next would be a
+    new burst for it (:func:`keys_ready`)."""
     page.wait_for_function(
         "() => { const a = document.querySelector('[data-testid=stApp]');"
         " return a && a.getAttribute('data-test-script-state') === 'notRunning'"
+        " && (!window.__prefkitSettled || window.__prefkitSettled())"
         " && (!window.__prefkitKeysReady || window.__prefkitKeysReady()); }"
     )
 

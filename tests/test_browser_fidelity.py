@@ -15,6 +15,7 @@ from appkit import (
     browser,
     draft_kept,
     item_now,
+    lagging,
     next_item,
     open_kind,
     qc_task,
@@ -29,12 +30,12 @@ from prefkit.curation.annotation import workflow
 
 pytestmark = pytest.mark.browser
 __all__ = ["browser"]  # appkit's chromium fixture, used here
-ANNOTATORS = [f"ann{i}" for i in range(1, 13)]
+ANNOTATORS = [f"ann{i}" for i in range(1, 14)]
 
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory):
-    project = served_project(tmp_path_factory, "fidelity", ANNOTATORS, n=3, overlap=5, alps=True)
+    project = served_project(tmp_path_factory, "fidelity", ANNOTATORS, n=3, overlap=6, alps=True)
     project.store.labels.add_tasks([qc_task(i) for i in range(3)])
     yield from serve(project)
 
@@ -282,6 +283,52 @@ def test_an_empty_missing_memory_is_said_where_the_eye_is_and_the_item_stays(ser
     assert item_now(page, "Memory verification") == before  # the item stays
     assert events(project, "ann10", "memory_verify") == []
     shot(page, "hidden_error")
+    page.context.close()
+
+
+def test_on_a_server_heard_late_clicks_and_keys_keep_their_order_and_values(served, browser):
+    """The page hears every run 3.5 s late (longer than any fixed wait in the page): an answer clicked,
+    an evidence pill clicked, E, Ctrl+Enter at a quick person's pace. Each waits for the run before it,
+    so none sends values older than the server's: the submit sees exactly what was chosen (here a
+    contradiction, pointed out), then the fix is stored as chosen."""
+    from playwright.sync_api import expect
+
+    project, page = signed_in_on(served, browser, "ann13", "preference_expressed", lag=True)
+    answers = page.locator("[data-testid=stRadio]").filter(has_text="Did the user express")
+    pills = page.locator("[data-testid=stButtonGroup]").filter(has_text="turn 2").first
+    lagging(page, 3500)
+    answers.first.locator("label").filter(has_text=re.compile("^Not expressed$")).click()
+    page.wait_for_timeout(300)
+    pills.get_by_role("button", name="turn 2", exact=True).click()
+    page.wait_for_timeout(300)
+    page.keyboard.press("e")  # item 2: the click moved the active item on
+    page.wait_for_timeout(300)
+    page.keyboard.press("Control+Enter")
+    said = page.get_by_text(re.compile("Item 1 is Not expressed but has evidence \\(turn 2\\)")).first
+    said.wait_for(timeout=60_000)
+    assert events(project, "ann13", "preference_expressed") == []
+    expect(page.locator("#prefkit-dropped")).to_have_count(0)  # nothing was dropped: all on this item
+
+    def fix():  # then, before the next item is heard of, a click on this one's pill: it is not sent
+        answers.first.locator("label").filter(has_text=re.compile("^Expressed$")).click()
+        page.wait_for_timeout(300)
+        page.keyboard.press("Control+Enter")
+        page.wait_for_timeout(300)
+        pills.get_by_role("button", name="turn 0", exact=True).click()
+
+    next_item(page, "Preference expressed", fix)
+    [ev] = stored(project, "ann13", "preference_expressed", 1)
+    assert ev.values["items"] == [
+        {"item": 0, "expressed": True, "evidence": [2]},
+        {"item": 1, "expressed": True, "evidence": []},
+    ]
+    expect(page.locator("#prefkit-dropped")).to_contain_text(
+        "A click made before this item appeared was ignored"
+    )
+    settle(page)
+    assert pills.get_by_role("button", name="turn 0", exact=True).get_attribute("aria-pressed") == "false"
+    page.wait_for_timeout(1000)
+    assert len(events(project, "ann13", "preference_expressed")) == 1
     page.context.close()
 
 

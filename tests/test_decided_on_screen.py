@@ -98,3 +98,25 @@ def test_the_forms_toggle_controls_are_required(project, kind):
         item = workflow.current_item(project, "alice", kind)
         groups = [g for g in at.button_group if str(g.key).startswith(f"{item.event_id}:d:")]
     assert groups and all(g.proto.required for g in groups)
+
+
+def test_every_fragment_counts_its_runs_for_the_key_guard():
+    """A click inside a fragment starts a run of the fragment alone; the key guard knows it has
+    arrived by the run mark (``ui.run_mark``) and otherwise holds the next click or key for
+    ``keys.CAP_MS``: so every fragment draws the mark first."""
+    import ast
+
+    from conftest import ROOT
+
+    fragments = []
+    for path in sorted((ROOT / "annotate_app").rglob("*.py")):
+        for fn in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(fn, ast.FunctionDef) and any(
+                ast.unparse(d) == "st.fragment" for d in fn.decorator_list
+            ):
+                body = [
+                    s for s in fn.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))
+                ]
+                fragments.append((f"{path.name}:{fn.name}", ast.unparse(body[0])))
+    assert len(fragments) >= 3, fragments  # the item panel, the study entry, the release check
+    assert [f for f, first in fragments if first != "ui.run_mark()"] == []

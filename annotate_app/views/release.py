@@ -113,6 +113,7 @@ with st.form("release_cut", border=False):
 def _verify_and_compare(versions: list[str]) -> None:
     """The picked release verified and diffed against the one before it; picking another reruns
     this part alone (the gates above are not computed again)."""
+    ui.run_mark()  # a run of the fragment alone is counted too (the keys wait for it)
     shown = st.selectbox("Verify and compare", versions, key="release_shown")
     where = project.releases_dir / shown
     check = verify_in_project(where, project)
