@@ -53,6 +53,8 @@ is still on its way) beside the run state.
 
 from __future__ import annotations
 
+import json
+
 #: Keys pressed less than this many milliseconds apart are one burst (a person reading the item
 #: before answering presses keys further apart; a burst belongs to the screen it began on).
 BURST_MS = 250
@@ -71,6 +73,9 @@ RUNS = ("[data-testid=stButton], [data-testid=stFormSubmitButton], [data-testid=
 GUARD = (
     """<script>/* prefkit: a shortcut key does what its hint says, whatever has focus, in order */
 if (!window.__prefkitKeys) { window.__prefkitKeys = true;
+  """
+    + f"const BURST = {BURST_MS}, CAP = {CAP_MS}, WAIT = {WAIT_MS}, RUNS = {json.dumps(RUNS)};"
+    + """
   const NOT_TEXT = ['radio', 'checkbox', 'button', 'submit', 'reset', 'range', 'color', 'file', 'image'];
   const typing = el => el.isContentEditable || el.tagName === 'TEXTAREA' || el.tagName === 'SELECT'
     || (el.tagName === 'INPUT' && !NOT_TEXT.includes((el.type || '').toLowerCase()));
@@ -121,7 +126,7 @@ if (!window.__prefkitKeys) { window.__prefkitKeys = true;
   };
   // A click that always starts a run (a button, pill, radio or checkbox outside a form; not a radio already chosen).
   const inputOf = c => c.tagName === 'INPUT' ? c : c.tagName === 'LABEL' ? (c.control || c.querySelector('input')) : null;
-  const starts = c => { if (!c || !c.isConnected || c.disabled || !c.closest('RUNS')) return false;
+  const starts = c => { if (!c || !c.isConnected || c.disabled || !c.closest(RUNS)) return false;
     if (c.closest('[data-testid=stForm]') && !c.closest('[data-testid=stFormSubmitButton]')) return false;
     if (c.getAttribute('role') === 'radio' && c.getAttribute('aria-checked') === 'true') return false;  // a chosen segment may stay
     const input = inputOf(c); return !(input && input.type === 'radio' && input.checked); };
@@ -176,12 +181,12 @@ if (!window.__prefkitKeys) { window.__prefkitKeys = true;
   // and a click that starts a run made while another's is on its way waits its turn too.
   // A pill's press handler clicks it again when its click did not arrive (80 ms on): that echo of a
   // held click is held too. Our own replay is a click of the page's own, too, and goes through.
-  let echo = null, replaying = false;
+  let echoes = [], replaying = false;
   window.addEventListener('click', e => {
     if (!e.target.closest) return;
     const control = e.target.closest('button, label, input');
     if (!e.isTrusted) {
-      if (!replaying && echo && control === echo.control && performance.now() - echo.at < 1000) {
+      if (!replaying && echoes.some(x => x.control === control && performance.now() - x.at < 1000)) {
         e.preventDefault(); e.stopImmediatePropagation(); note('echo held', control.innerText);
       }
       return;
@@ -195,7 +200,7 @@ if (!window.__prefkitKeys) { window.__prefkitKeys = true;
       e.preventDefault();
       e.stopImmediatePropagation();  // the page sees it on its turn
       look(); note('held', control.innerText);
-      echo = {control, at: performance.now()};
+      echoes = [...echoes.filter(x => performance.now() - x.at < 1000), {control, at: performance.now()}];
       queue.push({click: place(control.tagName === 'INPUT' && control.closest('label') || control), screen});
       drain();
       return;
@@ -227,8 +232,5 @@ if (!window.__prefkitKeys) { window.__prefkitKeys = true;
     queue.push({key, button, field: inText ? focus : null, screen, name: e.key});
     drain();
   }, true);
-}</script>""".replace("BURST", str(BURST_MS))
-    .replace("CAP", str(CAP_MS))
-    .replace("WAIT", str(WAIT_MS))
-    .replace("RUNS", RUNS)
+}</script>"""
 )
