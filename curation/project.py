@@ -1,4 +1,5 @@
-"""A prefkit project on disk: its configuration, its store (:class:`ProjectStore`) and guidelines.
+"""A prefkit project: its directory (:class:`~prefkit.curation.project_dir.ProjectDir`: configuration,
+guidelines, releases) and its store (:class:`ProjectStore`).
 
 Layout of a project directory::
 
@@ -18,13 +19,12 @@ from importlib import resources
 from pathlib import Path
 
 from prefkit.curation.annotation.guidelines import write_default_guidelines
-from prefkit.curation.store.backend import has_password, is_url, parse_url, redact
-from prefkit.curation.store.engine import StoreError
+from prefkit.curation.project_dir import CONFIG_NAME, ProjectDir
+from prefkit.curation.store.backend import has_password, parse_url, redact
+from prefkit.curation.store.common import StoreError, is_url
 from prefkit.curation.store.project_store import ProjectStore
-from prefkit.schemas.config import ProjectConfig
 from prefkit.schemas.environment import DATABASE_URL, Environment
 
-CONFIG_NAME = "prefkit.toml"
 ENV_DATABASE = DATABASE_URL
 
 
@@ -32,17 +32,9 @@ def _template() -> str:
     return resources.files("prefkit.curation").joinpath("templates/prefkit.toml").read_text(encoding="utf-8")
 
 
-class Project:
-    """A project directory: configuration, store, guidelines and releases, and the environment it
-    runs in (``env``: read from the process when not given)."""
-
-    def __init__(self, root: str | Path, env: Environment | None = None):
-        self.env = Environment.read() if env is None else env
-        self.root = Path(root).resolve()
-        if not (self.root / CONFIG_NAME).is_file():
-            raise StoreError(
-                f"{self.root} is not a prefkit project (no {CONFIG_NAME}); run `prefkit init {root}`"
-            )
+class Project(ProjectDir):
+    """A project directory (:class:`ProjectDir`: configuration, guidelines, releases, environment)
+    with its store."""
 
     @classmethod
     def init(
@@ -85,38 +77,6 @@ class Project:
         project.store  # noqa: B018 - creates the database and applies migrations
         return project
 
-    @classmethod
-    def locate(cls, path: str | Path | None, env: Environment | None = None) -> Project:
-        """The project named by ``path``, else ``$PREFKIT_PROJECT``, else the current directory."""
-        env = Environment.read() if env is None else env
-        return cls(path or env.project or ".", env)
-
-    @cached_property
-    def config(self) -> ProjectConfig:
-        """``prefkit.toml``, read and checked once: an unknown or mistyped key is a :class:`ConfigError`."""
-        path = self.root / CONFIG_NAME
-        try:
-            user = tomllib.loads(path.read_text(encoding="utf-8"))
-        except tomllib.TOMLDecodeError as exc:
-            raise StoreError(f"{path}: {exc}") from exc
-        return ProjectConfig.parse(user, str(path))
-
-    @property
-    def name(self) -> str:
-        return self.config.project.name
-
-    @property
-    def configured_database(self) -> str:
-        """``[project] database`` as written in ``prefkit.toml``."""
-        return str(self.config.project.database)
-
-    @property
-    def database(self) -> str:
-        """What the store opens: ``$PREFKIT_DATABASE_URL`` when set (it may carry the password),
-        else the configured URL, else the configured SQLite file relative to the project root."""
-        db = self.env.database_url or self.configured_database
-        return db if is_url(db) else str(self.root / db)
-
     def set_database(self, database: str) -> None:
         """Point ``prefkit.toml`` at ``database`` (its password, if any, is not written)."""
         cfg = self.root / CONFIG_NAME
@@ -131,18 +91,6 @@ class Project:
         release = self.config.release
         store.consensus_method, store.consensus_confidence = release.consensus, release.consensus_confidence
         return store
-
-    @property
-    def guidelines_dir(self) -> Path:
-        return self.root / "guidelines"
-
-    @property
-    def releases_dir(self) -> Path:
-        return self.root / "releases"
-
-    def guidelines(self, kind: str) -> str:
-        path = self.guidelines_dir / f"{kind}.md"
-        return path.read_text(encoding="utf-8") if path.exists() else ""
 
     def close(self) -> None:
         if "store" in self.__dict__:

@@ -26,7 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from prefkit.curation.project import CONFIG_NAME, Project
+from prefkit.curation.project import Project
+from prefkit.curation.project_dir import CONFIG_NAME
 from prefkit.curation.quality.agreement import agreement_rows
 from prefkit.curation.quality.assist import assist_report
 from prefkit.curation.quality.cost import cost_report

@@ -8,7 +8,8 @@ import tomllib
 
 import pytest
 from click.testing import CliRunner
-from prefkit.curation.project import CONFIG_NAME, Project, _template
+from prefkit.curation.project import Project, _template
+from prefkit.curation.project_dir import CONFIG_NAME
 from prefkit.schemas.config import ConfigError, ProjectConfig, ProjectSection, ReleasePolicy
 
 from prefkit.cli import cli

@@ -15,7 +15,8 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from prefkit.curation.annotation.task_admin import TaskFileError, create_tasks
-from prefkit.curation.project import CONFIG_NAME, Project
+from prefkit.curation.project import Project
+from prefkit.curation.project_dir import CONFIG_NAME
 from prefkit.schemas.config import (
     MAX_OVERLAP,
     ConfigError,

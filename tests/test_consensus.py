@@ -204,7 +204,8 @@ def test_a_reliability_model_weighs_the_reliable_annotator_over_two_careless_one
 def test_the_config_file_chooses_the_reliability_model(project):
     """`[release] consensus = "dawid_skene"` in prefkit.toml (not a setting poked into the store) is what
     a reopened project decides with, and its `consensus_confidence` too."""
-    from prefkit.curation.project import CONFIG_NAME, Project
+    from prefkit.curation.project import Project
+    from prefkit.curation.project_dir import CONFIG_NAME
 
     store = project.store
     add_users(store, "ann1", "ann2", "ann3")

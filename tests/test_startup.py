@@ -21,7 +21,8 @@ ROOT = Path(__file__).resolve().parents[1]
 #: In-function imports the whole library may keep (an optional heavy dependency on a rarely used path,
 #: a feature detection), each with a comment saying why.
 MAX_IN_FUNCTION = 10
-#: Imported by no ``--help`` and by ``prefkit status`` only what it needs (the store: SQLAlchemy, pydantic).
+#: Imported by no ``--help``; ``prefkit status`` on a SQLite project also leaves out SQLAlchemy (it reads
+#: the counts through ``sqlite3``: tests/test_status_glance.py) and needs pydantic for ``prefkit.toml``.
 HEAVY = ("pandas", "pyarrow", "duckdb", "streamlit", "openai", "numpy", "statsmodels", "psycopg")
 NOT_FOR_HELP = (*HEAVY, "sqlalchemy", "pydantic")
 
@@ -95,14 +96,18 @@ def test_the_command_list_imports_no_command(args, tmp_path):
     assert not {m for m in modules if m.startswith("prefkit.cli.") and m.endswith("_cmds")}
 
 
-def test_status_imports_the_store_and_nothing_heavier(tmp_path):
+def test_status_of_a_sqlite_project_loads_neither_the_store_nor_anything_heavier(tmp_path):
     subprocess.run(
         [sys.executable, "-c", CHILD, "init", str(tmp_path / "p")], check=True, capture_output=True
     )
     modules = _modules_after("status", "--project", str(tmp_path / "p"), cwd=tmp_path)
-    assert not {m.split(".")[0] for m in modules} & set(HEAVY)
+    assert not {m.split(".")[0] for m in modules} & {*HEAVY, "sqlalchemy"}
+    assert not {m for m in modules if m.startswith("prefkit.curation.store.")} - {
+        "prefkit.curation.store.common",
+        "prefkit.curation.store.glance",
+    }
     assert {m for m in modules if m.startswith("prefkit.cli.") and m.endswith("_cmds")} == {
-        "prefkit.cli.project_cmds"
+        "prefkit.cli.status_cmds"
     }
 
 

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
+from prefkit.curation.store.common import is_url
 from prefkit.schemas.common import PrefkitError
 from sqlalchemy import Connection, Engine, create_engine, event, text
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
@@ -53,10 +54,6 @@ class TransactionConflict(PrefkitError):
 
 
 # -- URLs ---------------------------------------------------------------------------------------------
-def is_url(database: str | Path) -> bool:
-    return "://" in str(database)
-
-
 def parse_url(database: str) -> URL:
     """The SQLAlchemy URL of ``database`` with the driver filled in (``postgresql`` -> psycopg 3)."""
     try:

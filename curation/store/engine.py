@@ -39,8 +39,9 @@ from prefkit.curation.store.backend import (
     sqlstate,
     unavailable,
 )
+from prefkit.curation.store.common import MOVED_TO, StoreError
 from prefkit.curation.store.migrations import MIGRATIONS
-from prefkit.schemas.common import PrefkitError, canonical_json, content_hash, utcnow
+from prefkit.schemas.common import canonical_json, content_hash, utcnow
 from prefkit.schemas.curation import Provenance
 from sqlalchemy import Connection, MetaData, Table, func, select, text
 from sqlalchemy.exc import DBAPIError
@@ -48,17 +49,11 @@ from sqlalchemy.exc import DBAPIError
 __all__ = ["StoreArea", "StoreCore", "StoreError", "apply_migrations", "make_engine"]
 
 T = TypeVar("T")
-#: The meta key ``prefkit store migrate`` leaves in the old database: opening it afterwards is an error.
-MOVED_TO = "store.moved_to"
 
 
 #: Reflected SQLite schemas of this process by the text of their definitions (:meth:`StoreCore._reflect`).
 _REFLECTED: dict[str, MetaData] = {}
 _REFLECTED_MAX = 16
-
-
-class StoreError(PrefkitError):
-    """A user-facing problem with the project store (one clear line)."""
 
 
 def apply_migrations(conn: Connection) -> list[str]:

@@ -24,12 +24,12 @@ from typing import TYPE_CHECKING, Any
 from prefkit.curation.store.backend import (
     describe,
     is_postgres,
-    is_url,
     lock_for_transaction,
     make_engine,
     redact,
 )
-from prefkit.curation.store.engine import MOVED_TO, StoreError, apply_migrations
+from prefkit.curation.store.common import MOVED_TO, StoreError, is_url
+from prefkit.curation.store.engine import apply_migrations
 from sqlalchemy import Connection, Integer, MetaData, Table, func, inspect, select, text
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.schema import sort_tables

@@ -15,6 +15,7 @@ from __future__ import annotations
 import secrets
 from collections.abc import Callable
 
+from prefkit.curation.store.common import LATEST_MIGRATION
 from sqlalchemy import (
     Boolean,
     Column,
@@ -43,6 +44,8 @@ def migration(number: int, name: str):
     def register(fn: Callable[[Connection], None]) -> Callable[[Connection], None]:
         if any(n == number for n, _, _ in MIGRATIONS):
             raise RuntimeError(f"migration number {number} registered twice")
+        if number > LATEST_MIGRATION:  # prefkit status reads a database at LATEST_MIGRATION without the store
+            raise RuntimeError(f"migration {number}: raise LATEST_MIGRATION in curation/store/common.py")
         MIGRATIONS.append((number, name, fn))
         MIGRATIONS.sort(key=lambda m: m[0])
         return fn

@@ -26,8 +26,8 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from prefkit.curation.store.common import STAGING, StoreError
 from prefkit.curation.store.content_records import ImportBundle, ImportResult
-from prefkit.curation.store.engine import StoreError
 from prefkit.schemas.common import utcnow
 from sqlalchemy import Connection, func, select
 
@@ -50,8 +50,6 @@ DIALOGUE_COLUMNS = (
 )
 #: SQLite page cache of a bulk import's connection while it writes (KiB).
 BULK_CACHE_KIB = 65_536
-#: ``meta`` keys of bulk imports still staging.
-STAGING = "staging:"
 #: Rows written per transaction: the write lock is held this long at most, so an annotator's submit
 #: waits for one such write (bench/bench_ingest_live.py), not for the import.
 ROWS_PER_WRITE = 1_000

@@ -14,6 +14,7 @@ from prefkit.curation.store.content import Content
 from prefkit.curation.store.engine import StoreCore
 from prefkit.curation.store.eval import Evaluations
 from prefkit.curation.store.generation import Generation
+from prefkit.curation.store.glance import COUNTS
 from prefkit.curation.store.labels import Labels
 from prefkit.curation.store.labelstudio import LabelStudioMap
 from prefkit.curation.store.llm import LLMRecords
@@ -82,22 +83,7 @@ class ProjectStore(StoreCore):
         self.studies = Studies(self)
 
     def status(self) -> dict[str, int]:
-        """Counts per stage, as ``prefkit status --json`` prints them."""
-        return {
-            "personas": self.count("personas"),
-            "context_factors": self.count("context_factors"),
-            "sessions": self.count("sessions"),
-            "dialogues": self.count("dialogues"),
-            "turns": self.count("turns") + self.content.packed_turn_count(),
-            "turn_revisions": self.count("turn_revisions"),
-            "instances": self.count("instances"),
-            "packets": self.count("packets"),
-            "memories_gold": self.count("memories", origin="gold"),
-            "memories_candidate": self.count("memories", origin="candidate"),
-            "preference_pairs": self.count("preference_pairs"),
-            "failures": self.count("failures"),
-            "users": self.count("users"),
-            "tasks": self.count("tasks"),
-            "label_events": self.count("label_events"),
-            "adjudications": self.count("adjudications"),
-        }
+        """Counts per stage, as ``prefkit status --json`` prints them (:data:`glance.COUNTS`)."""
+        counts = {name: self.count(table, **where) for name, table, where in COUNTS}
+        counts["turns"] += self.content.packed_turn_count()
+        return counts

@@ -82,7 +82,7 @@ COMMANDS = {
     ),
     "schema": ("project_cmds:schema", "JSON Schemas of prefkit's record types."),
     "status": (
-        "project_cmds:status",
+        "status_cmds:status",
         "Counts per stage: personas, sessions, turns, instances, memories, tasks, labels.",
     ),
     "store": (

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import click
 
-from prefkit.cli.common import KindChoice, echo_json, echo_table, json_option, project_option, shell_actor
+from prefkit.cli.args import KindChoice, project_option
+from prefkit.cli.common import echo_json, echo_table, json_option, shell_actor
 from prefkit.cli.types import NON_NEGATIVE_FLOAT, POSITIVE_INT
 from prefkit.curation.annotation import people, work, workflow
 from prefkit.curation.project import Project

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import click
 
-from prefkit.cli.common import echo_json, echo_table, json_option, project_option
+from prefkit.cli.args import project_option
+from prefkit.cli.common import echo_json, echo_table, json_option
 from prefkit.cli.types import ANY_INT, POSITIVE_INT, FiniteFloat, SafePath
 from prefkit.curation.annotation import overlap
 from prefkit.curation.annotation.labels_io import export_labels, import_labels

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import click
 
-from prefkit.cli.common import echo_json, json_option, project_option
+from prefkit.cli.args import project_option
+from prefkit.cli.common import echo_json, json_option
 from prefkit.cli.types import ANY_INT, POSITIVE_INT, DistinctInts
 from prefkit.curation.annotation.kinds import task_qc
 from prefkit.curation.annotation.task_admin import create_tasks

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import click
 
-from prefkit.cli.common import KindChoice, echo_json, echo_table, json_option, project_option, shell_actor
+from prefkit.cli.args import KindChoice, project_option
+from prefkit.cli.common import echo_json, echo_table, json_option, shell_actor
 from prefkit.cli.group import LazyGroup
 from prefkit.cli.types import PORT, SHARE_BELOW_ONE, SafePath
 from prefkit.curation.annotation import people, work

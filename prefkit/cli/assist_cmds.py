@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import click
 
-from prefkit.cli.common import KindChoice, echo_json, echo_table, json_option, project_option
+from prefkit.cli.args import KindChoice, project_option
+from prefkit.cli.common import echo_json, echo_table, json_option
 from prefkit.cli.types import ANY_INT, POSITIVE_INT
 from prefkit.curation.project import Project
 from prefkit.pipelines.assist import estimate as price

@@ -1,9 +1,11 @@
-"""Shared pieces of the CLI: the project option, --json, tables and task kinds as choices."""
+"""Shared pieces of the CLI that load none of the library: the project path, --json, tables.
+
+The options that open a project or read the task-kind registry are in :mod:`prefkit.cli.args`;
+``prefkit status`` uses this module alone and starts without the store."""
 
 from __future__ import annotations
 
 import dataclasses
-import functools
 import getpass
 import json
 from typing import Any
@@ -12,32 +14,7 @@ import click
 from pydantic import BaseModel
 
 from prefkit.cli.types import SafePath
-from prefkit.curation.annotation.task_kinds import TASK_KIND_REGISTRY, kind_names
-from prefkit.curation.project import Project
 from prefkit.schemas.environment import Environment
-
-
-class KindChoice(click.Choice):
-    """``--kind`` / ``KIND``: the registered task kinds, read when the command runs (so a kind a
-    plugin registers is a valid choice too). A plugin kind that failed to load is refused with the
-    error that names its distribution."""
-
-    def __init__(self) -> None:
-        super().__init__(())
-
-    @property
-    def choices(self) -> tuple[str, ...]:
-        return kind_names()
-
-    @choices.setter
-    def choices(self, _value) -> None:  # click sets it in __init__; the registry is the source
-        pass
-
-    def convert(self, value, param, ctx):
-        broken = TASK_KIND_REGISTRY.broken().get(value)
-        if broken is not None:  # a plugin kind that did not load: say why, naming its distribution
-            raise broken
-        return super().convert(value, param, ctx)
 
 
 def default_project() -> str:
@@ -51,10 +28,9 @@ def default_label_studio_url() -> str | None:
     return Environment.read().label_studio_url
 
 
-def project_option(fn):
-    """``--project PATH`` (or ``$PREFKIT_PROJECT``, else the current directory); passes ``project``."""
-
-    @click.option(
+def project_path_option(fn):
+    """``--project PATH`` (or ``$PREFKIT_PROJECT``, else the current directory); passes ``project_path``."""
+    return click.option(
         "--project",
         "-p",
         "project_path",
@@ -62,16 +38,7 @@ def project_option(fn):
         default=default_project,
         show_default="$PREFKIT_PROJECT or .",
         help="Project directory.",
-    )
-    @functools.wraps(fn)
-    def wrapper(*args, project_path: str, **kwargs):
-        project = Project.locate(project_path)
-        try:
-            return fn(*args, project=project, **kwargs)
-        finally:
-            project.close()
-
-    return wrapper
+    )(fn)
 
 
 def shell_actor() -> str:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import click
 
-from prefkit.cli.common import echo_json, echo_table, json_option, project_option
+from prefkit.cli.args import project_option
+from prefkit.cli.common import echo_json, echo_table, json_option
 from prefkit.curation.project import Project
 from prefkit.curation.quality.cost import CostReport, cost_report
 

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import click
 
-from prefkit.cli.common import KindChoice, echo_json, echo_table, json_option, project_option, shell_actor
+from prefkit.cli.args import KindChoice, project_option
+from prefkit.cli.common import echo_json, echo_table, json_option, shell_actor
 from prefkit.cli.types import (
     FRACTION,
     NON_NEGATIVE_FLOAT,

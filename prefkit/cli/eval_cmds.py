@@ -9,7 +9,8 @@ from pathlib import Path
 
 import click
 
-from prefkit.cli.common import echo_json, echo_table, json_option, plain, project_option
+from prefkit.cli.args import project_option
+from prefkit.cli.common import echo_json, echo_table, json_option, plain
 from prefkit.cli.types import ANY_INT, POSITIVE_INT, SafePath
 from prefkit.curation.project import Project
 from prefkit.exports.writers import write_jsonl

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import click
 
-from prefkit.cli.common import default_project, project_option
+from prefkit.cli.args import project_option
+from prefkit.cli.common import default_project
 from prefkit.cli.types import SafePath
 from prefkit.curation.project import Project
 from prefkit.exports.alpsbench import export_packets

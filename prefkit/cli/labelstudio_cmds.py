@@ -6,14 +6,8 @@ import click
 
 from prefkit.annotate_app.labelstudio.bridge import pull, push, status
 from prefkit.annotate_app.labelstudio.config import pretty_config
-from prefkit.cli.common import (
-    KindChoice,
-    default_label_studio_url,
-    echo_json,
-    echo_table,
-    json_option,
-    project_option,
-)
+from prefkit.cli.args import KindChoice, project_option
+from prefkit.cli.common import default_label_studio_url, echo_json, echo_table, json_option
 from prefkit.cli.types import NON_NEGATIVE_FLOAT
 from prefkit.curation.project import Project
 

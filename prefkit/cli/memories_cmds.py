@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import click
 
-from prefkit.cli.common import echo_json, echo_table, json_option, project_option
+from prefkit.cli.args import project_option
+from prefkit.cli.common import echo_json, echo_table, json_option
 from prefkit.cli.types import ANY_INT, POSITIVE_INT
 from prefkit.curation.annotation.kinds import memory_verify
 from prefkit.curation.annotation.task_admin import create_tasks

@@ -1,4 +1,4 @@
-"""Project commands: init, status, schema export."""
+"""Project commands: init, schema export (``status`` is in :mod:`prefkit.cli.status_cmds`)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from prefkit.cli.common import default_project, echo_json, echo_table, json_option, project_option
+from prefkit.cli.common import default_project
 from prefkit.cli.types import SafePath
 from prefkit.curation.project import Project
 from prefkit.curation.store.backend import redact
@@ -35,22 +35,6 @@ def init(path: str, name: str | None, database: str | None) -> None:
     click.echo(f"  database    {redact(project.database)}")
     click.echo(f"  guidelines  {project.guidelines_dir}")
     project.close()
-
-
-@click.command()
-@project_option
-@json_option
-def status(project: Project, as_json: bool) -> None:
-    """Counts per stage: personas, sessions, turns, instances, memories, tasks, labels.
-
-    Example: prefkit status --project my-bench --json
-    """
-    counts = project.store.status()
-    if as_json:
-        echo_json(counts)
-        return
-    click.echo(f"project {project.name} ({project.root})")
-    echo_table([{"what": k, "count": v} for k, v in counts.items()])
 
 
 @click.group()

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import click
 
-from prefkit.cli.common import echo_json, echo_table, json_option, project_option, shell_actor
+from prefkit.cli.args import project_option
+from prefkit.cli.common import echo_json, echo_table, json_option, shell_actor
 from prefkit.cli.types import SafePath
 from prefkit.curation.project import Project
 from prefkit.curation.quality.consensus import AdjudicationError, disagreements

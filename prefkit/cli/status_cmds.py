@@ -1,0 +1,39 @@
+"""``prefkit status``: the project's counts per stage.
+
+It starts without the store (SQLAlchemy): a SQLite project at this version's schema is counted through
+:func:`~prefkit.curation.store.glance.glance`; anything else (PostgreSQL, a database to create or
+migrate, a bulk import under way) is counted by the store, which the public ``prefkit.Project`` loads
+on first use. Both count the same list (``glance.COUNTS``), so the output is the same either way.
+"""
+
+from __future__ import annotations
+
+import click
+
+import prefkit
+from prefkit.cli.common import echo_json, echo_table, json_option, project_path_option
+from prefkit.curation.project_dir import ProjectDir
+from prefkit.curation.store.glance import glance
+
+
+@click.command()
+@project_path_option
+@json_option
+def status(project_path: str, as_json: bool) -> None:
+    """Counts per stage: personas, sessions, turns, instances, memories, tasks, labels.
+
+    Example: prefkit status --project my-bench --json
+    """
+    found = ProjectDir.locate(project_path)
+    counts = glance(found.database)
+    if counts is None:  # only the store can answer (see the module)
+        project = prefkit.Project(found.root, found.env)
+        try:
+            counts = project.store.status()
+        finally:
+            project.close()
+    if as_json:
+        echo_json(counts)
+        return
+    click.echo(f"project {found.name} ({found.root})")
+    echo_table([{"what": k, "count": v} for k, v in counts.items()])
