@@ -262,6 +262,26 @@ def test_an_idle_item_goes_back_to_the_pool_and_a_late_submit_is_kept(served, br
     page.context.close()
 
 
+def test_a_context_handed_back_is_taken_over_as_a_browser_that_never_signed_in(served, browser):
+    """The helper behind every sign-in of these tests (``appkit.reused_page``): a context a test closed
+    is taken over by the next sign-in with its cookies, site storage and pages gone, so no test sees
+    another's session or settings."""
+    _, url, _ = served
+    first = sign_in(browser, url, "carol")
+    first.evaluate("() => localStorage.setItem('prefkit-test-left-behind', 'carol')")
+    context = first.context
+    context.close()  # handed back: its page closes as before
+    assert first.is_closed()
+    second = sign_in(browser, url, "dan")
+    assert second.context is context and len(context.pages) == 1
+    assert second.evaluate("() => localStorage.getItem('prefkit-test-left-behind')") is None
+    assert second.get_by_text("signed in as dan").is_visible()
+    assert not second.get_by_text("signed in as carol").count()
+    sessions = [c for c in context.cookies() if c["name"].startswith("prefkit_session_")]
+    assert len(sessions) == 1  # dan's only: carol's cookie went with the hand-back
+    context.close()
+
+
 def test_kill_9_loses_no_acknowledged_label(served, browser):
     project, url, proc = served
     page = sign_in(browser, url, "carol")
