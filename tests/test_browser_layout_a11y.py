@@ -48,9 +48,13 @@ SKIP = re.compile("^Skip or report this item")
 SCROLLERS = """() => [...document.querySelectorAll('[data-testid=stMain] *')].filter(e => {
   const o = getComputedStyle(e).overflowY; return (o === 'auto' || o === 'scroll') && e.scrollHeight > e.clientHeight + 2;
 }).map(e => [...e.classList].find(c => c.startsWith('st-key-')) || e.getAttribute('data-testid') || e.tagName)"""
-#: Whether the app is drawn dark: its background's mean channel under the middle grey.
-DARK = """() => { const [r, g, b] = getComputedStyle(document.querySelector('[data-testid=stApp]')).backgroundColor
-  .match(/\\d+/g).map(Number); return (r + g + b) / 3 < 128; }"""
+#: Whether the app is drawn dark: its background's mean channel under the middle grey; false while no
+#: app is drawn (a page reloading in a chosen theme), so a wait waits through the reload instead of
+#: failing on the page in between. LIGHT: an app is drawn, and light.
+DARK = """() => { const app = document.querySelector('[data-testid=stApp]'); if (!app) return false;
+  const [r, g, b] = getComputedStyle(app).backgroundColor.match(/\\d+/g).map(Number);
+  return (r + g + b) / 3 < 128; }"""
+LIGHT = f"() => !!document.querySelector('[data-testid=stApp]') && !({DARK})()"
 
 
 @pytest.fixture(scope="module")
@@ -238,7 +242,7 @@ def test_the_theme_follows_the_system_and_the_switch_keeps_a_choice_in_this_brow
     assert page.evaluate(DARK)  # the system's dark scheme
     assert theme_option(page, "System").get_attribute("aria-checked") == "true"
     theme_option(page, "Light").click()  # the page reloads in the chosen theme, still signed in
-    page.wait_for_function(f"() => !({DARK})()")
+    page.wait_for_function(LIGHT)
     page.get_by_text("signed in as themer").wait_for()
     settle(page)
     assert theme_option(page, "Light").get_attribute("aria-checked") == "true"
