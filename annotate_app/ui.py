@@ -110,8 +110,14 @@ def require(role: str) -> Account:
 
 
 def sign_out() -> None:
+    """Forget everything of this browser session but its run count (:func:`run_mark`): the page
+    scripts wait after a click for a run mark above the one they saw, and a count started again
+    would keep them waiting out their limit (20 s of held keys on the sign-in page)."""
+    runs = st.session_state.get(_RUN_COUNT)
     for key in list(st.session_state.keys()):
         del st.session_state[key]
+    if runs is not None:
+        st.session_state[_RUN_COUNT] = runs
 
 
 def flash(message: str) -> None:
@@ -279,9 +285,9 @@ def action_bar(item: workflow.ShownItem) -> Any:
     for the buttons that decide (a form puts them here), Submit, Skip and, on a line of its own when
     open, the skip panel. One container per item, like the button row it replaces."""
     run, event_id, bar = st.session_state.get(_BAR_NOW, (None, None, None))
-    if (run, event_id) != (st.session_state.get("_run_mark"), item.event_id):
+    if (run, event_id) != (st.session_state.get(_RUN_COUNT), item.event_id):
         bar = st.container(key=f"{BAR}{item.event_id}", horizontal=True, vertical_alignment="center")
-        st.session_state[_BAR_NOW] = (st.session_state.get("_run_mark"), item.event_id, bar)
+        st.session_state[_BAR_NOW] = (st.session_state.get(_RUN_COUNT), item.event_id, bar)
     return bar
 
 
@@ -414,6 +420,8 @@ _ITEM_TOP = (
 
 
 RUN_MARK = "prefkit-run-"
+#: The session-state key of this browser session's run count (kept through a sign-out).
+_RUN_COUNT = "_run_mark"
 
 
 def run_mark() -> None:
@@ -422,8 +430,8 @@ def run_mark() -> None:
     highest number on the page to know that the run a click started has reached it: Streamlit may
     draw a whole run in one React commit, so its run state never visibly leaves ``notRunning``.
     Streamlit draws no empty container, hence the empty slot in it; the stylesheet hides it."""
-    n = st.session_state.get("_run_mark", 0) + 1
-    st.session_state["_run_mark"] = n
+    n = st.session_state.get(_RUN_COUNT, 0) + 1
+    st.session_state[_RUN_COUNT] = n
     with st.container(key=f"{RUN_MARK}{n}"):
         st.empty()
 
