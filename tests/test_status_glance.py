@@ -22,19 +22,10 @@ from prefkit.curation.store.glance import COUNTS, glance
 from prefkit.curation.store.migrations import MIGRATIONS, migration
 from prefkit.pipelines.ingest import alpsbench
 from prefkit.schemas.curation import Provenance
+from test_startup import CHILD  # a `prefkit` process that prints the modules it imported
 
 from prefkit.cli import cli
 from prefkit.demo import build_demo
-
-CHILD = """
-import json, sys
-from prefkit.cli import cli
-try:
-    cli.main(sys.argv[1:], prog_name="prefkit")
-except SystemExit as exc:
-    assert not exc.code, exc.code
-print(json.dumps(sorted(sys.modules)))
-"""
 
 
 def cli_status(project: Project) -> dict[str, int]:
