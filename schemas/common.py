@@ -145,7 +145,7 @@ def content_hash(value: Any, length: int = 16) -> str:
 class Contract(BaseModel):
     """A strict external contract: unknown fields are an error, every field is described."""
 
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, defer_build=True)
 
     #: Version of this record type's shape. Stored beside every persisted record.
     SCHEMA_VERSION: ClassVar[str] = "1.0"
