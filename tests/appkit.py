@@ -369,7 +369,18 @@ def unnamed_controls(page) -> list[str]:
     return bad + [f"icon read out: {i}" for i in spoken]
 
 
-def require_chromium() -> None:
+def require_chromium(wait_s: float = 900) -> None:
+    """Debian chromium, or a skip (a failure in CI). In CI, .ci/run installs it in the background while
+    the first tests run and writes the installer's exit status to ``$PREFKIT_CHROMIUM_READY`` when
+    done: a browser test that comes earlier waits for it."""
+    ready = os.environ.get("PREFKIT_CHROMIUM_READY")
+    if ready:
+        status, deadline = Path(ready), time.monotonic() + wait_s
+        while not status.exists() and time.monotonic() < deadline:
+            time.sleep(0.5)
+        assert status.exists(), f"chromium's background install did not finish in {wait_s:.0f} s"
+        log = status.with_name("log")
+        assert status.read_text().strip() == "0", f"chromium's background install failed (log: {log})"
     require(os.path.exists(CHROMIUM), "Debian chromium is not installed (apt-get install chromium)")
 
 
@@ -423,6 +434,7 @@ def browser():
     """Debian chromium, one per test module (import this fixture into the module)."""
     from playwright.sync_api import sync_playwright
 
+    require_chromium()
     with sync_playwright() as p:
         b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
         yield b

@@ -74,19 +74,28 @@ _WEIGHT = {"slow": 30, "browser": 10, "shared_data": 5}
 
 
 def pytest_collection_modifyitems(config, items):
-    """Order the files heaviest first (the same order on every worker: a pure function of the items)."""
+    """Order the files heaviest first, the slow files that need no browser before all others: in CI,
+    Chromium installs in the background while they run (.ci/run, :func:`appkit.require_chromium`).
+    The same order on every worker: a pure function of the items."""
     weight: dict[str, int] = {}
+    browser: set[str] = set()
+    slow: set[str] = set()
     for item in items:
+        path = item.nodeid.split("::")[0]
         cost = max((w for mark, w in _WEIGHT.items() if item.get_closest_marker(mark)), default=1)
-        weight[item.nodeid.split("::")[0]] = weight.get(item.nodeid.split("::")[0], 0) + cost
+        weight[path] = weight.get(path, 0) + cost
+        if item.get_closest_marker("browser"):
+            browser.add(path)
+        if item.get_closest_marker("slow"):
+            slow.add(path)
+    slow_first = slow - browser
     position = {nodeid: i for i, nodeid in enumerate(item.nodeid for item in items)}
-    items.sort(
-        key=lambda item: (
-            -weight[item.nodeid.split("::")[0]],
-            item.nodeid.split("::")[0],
-            position[item.nodeid],
-        )
-    )
+
+    def key(item):
+        path = item.nodeid.split("::")[0]
+        return (path not in slow_first, -weight[path], path, position[item.nodeid])
+
+    items.sort(key=key)
 
 
 @pytest.fixture(autouse=True)

@@ -8,13 +8,12 @@ arrives.
 from __future__ import annotations
 
 import asyncio
-import os
 import socket
 import statistics
 import subprocess
 from types import SimpleNamespace
 
-from appkit import ARGS, CHROMIUM, free_port, wait_healthy
+from appkit import ARGS, CHROMIUM, free_port, require_chromium, wait_healthy
 from conftest import require
 from prefkit.annotate_app import server
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
@@ -158,7 +157,7 @@ def test_each_submit_reaches_the_browser_in_one_piece(tmp_path):
     """When the browser's network stack receives each frame of a run (Chromium's own timestamps, not
     the page's, so the page's work does not count): together, although the run's first message was
     written 80 ms before its elements. As Streamlit sends them, they are at least 80 ms apart."""
-    require(os.path.exists(CHROMIUM), "Debian chromium is not installed (apt-get install chromium)")
+    require_chromium()
     from playwright.sync_api import sync_playwright
 
     from prefkit.cli.annotate_cmds import streamlit_argv

@@ -10,18 +10,17 @@ holding the same cookie) stayed signed in and recorded labels after its owner si
 from __future__ import annotations
 
 import json
-import os
 
 import pytest
-from appkit import PASSWORD, make_project, project_fixtures
+from appkit import PASSWORD, make_project, project_fixtures, require_chromium
 from click.testing import CliRunner
-from conftest import ROOT, require
+from conftest import ROOT
 from prefkit.annotate_app import ui
 from prefkit.curation.annotation import sessions, workflow
 from prefkit.curation.project import Project
 from sqlalchemy import update
 from streamlit.testing.v1 import AppTest
-from test_browser_app import CHROMIUM, browser, open_kind, serve, settle, sign_in
+from test_browser_app import browser, open_kind, serve, settle, sign_in
 from test_browser_fidelity import session_cookie
 
 from prefkit.cli import cli
@@ -236,7 +235,7 @@ def run_marks(page) -> list[int]:
 # -- (d) a real browser: two contexts holding one cookie ----------------------------------------------------
 @pytest.fixture(scope="module")
 def served(tmp_path_factory):
-    require(os.path.exists(CHROMIUM), "Debian chromium is not installed (apt-get install chromium)")
+    require_chromium()
     yield from serve(make_project(tmp_path_factory.mktemp("signout") / "proj", n=3, overlap=2))
 
 
