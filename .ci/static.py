@@ -28,6 +28,12 @@ ROOT = layout.ROOT
 BIN = Path(sys.executable).parent
 
 
+#: mypy's incremental cache speeds the next local run; a CI run is a fresh clone thrown away after, where
+#: writing the cache is ~15% of mypy's time for nothing (mypy's documented /dev/null: no cache written).
+IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+MYPY_CACHE = os.devnull if IN_CI else str(ROOT / ".mypy_cache")
+
+
 def tool(name: str) -> str:
     return str(BIN / name)
 
@@ -50,7 +56,7 @@ def checks(tree: Path) -> list[tuple[str, list[str], Path, dict[str, str]]]:
                 "--config-file",
                 str(ROOT / "pyproject.toml"),
                 "--cache-dir",
-                str(ROOT / ".mypy_cache"),
+                MYPY_CACHE,
                 "-p",
                 "prefkit",
             ],
