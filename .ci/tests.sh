@@ -2,8 +2,9 @@
 # The README's test command, `make test`, runs this: every check and every test, in four phases.
 #
 #   static       ruff, mypy, the import contracts, the CLI reference (.ci/static.py), run beside `tests`
-#   tests        the suite on both cores: pytest-xdist, a test file per worker (--dist loadfile, the
-#                heaviest files first: tests/conftest.py), everything not marked `serial` or `labelstudio`
+#   tests        the suite on both cores: pytest-xdist, a test file per worker (--dist loadfile; the
+#                slow files that need no browser first, then the heaviest: tests/conftest.py), everything
+#                not marked `serial` or `labelstudio`
 #   labelstudio  the tests that talk to Label Studio (and the console pages that push to it), also beside
 #                `tests`, once its server answers (a background start by .ci/run is awaited; without a
 #                server they skip locally and fail in CI). One process: they wait on the server as
