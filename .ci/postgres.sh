@@ -32,9 +32,13 @@ _pg_bindir() {
   return 1
 }
 
+_pg_apt() {  # apt-get that waits for another apt-get's lock (.ci/run installs Chromium beside it)
+  DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 "$@"
+}
+
 _pg_install() {
   if ! command -v openssl >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then  # for the server's certificate
-    apt-get -o DPkg::Lock::Timeout=600 update -qq && DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends openssl >/dev/null
+    _pg_apt update -qq && _pg_apt install -y -qq --no-install-recommends openssl >/dev/null
   fi
   _pg_bindir >/dev/null && return 0
   if [ "$(id -u)" != 0 ]; then
@@ -42,8 +46,8 @@ _pg_install() {
     return 1
   fi
   _pg_log "installing Debian's postgresql package"
-  apt-get -o DPkg::Lock::Timeout=600 update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends postgresql >/dev/null
+  _pg_apt update -qq
+  _pg_apt install -y -qq --no-install-recommends postgresql >/dev/null
   # The package starts its own cluster on 5432; ours is separate, so leave that one alone.
   _pg_bindir >/dev/null
 }
