@@ -12,7 +12,7 @@ from pathlib import Path
 import streamlit as st
 from prefkit.annotate_app import errors, page_script, session, ui
 from prefkit.curation.annotation.studies import is_participant
-from prefkit.curation.store.backend import DatabaseUnavailable
+from prefkit.curation.store import DatabaseUnavailable
 
 # A local icon: a Material-symbol page icon would be fetched from Google's servers by every browser.
 st.set_page_config(

@@ -15,7 +15,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 from prefkit.annotate_app import ui
-from prefkit.curation.store.project_store import ProjectStore
+from prefkit.curation.store import ProjectStore
 from prefkit.schemas.common import PrefkitError
 
 

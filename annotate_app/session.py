@@ -36,7 +36,7 @@ from prefkit.curation.annotation import sessions, workflow
 from prefkit.schemas.common import canonical_json
 
 if TYPE_CHECKING:
-    from prefkit.curation.store.accounts import Account
+    from prefkit.curation.store import Account
 
 _TOKEN = ui.TOKEN
 _COOKIE = "_session_cookie"  # (value or "" to forget it, runs left to draw the script)

@@ -32,7 +32,7 @@ from prefkit.curation.annotation.task_kinds import (
     get_kind,
 )
 from prefkit.curation.project import Project
-from prefkit.curation.store.accounts import Account
+from prefkit.curation.store import Account
 from prefkit.schemas.common import PrefkitError
 from prefkit.schemas.environment import Environment
 

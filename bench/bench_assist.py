@@ -31,8 +31,11 @@ from prefkit.curation.annotation.assist import arm_of  # noqa: E402
 from prefkit.curation.project import Project  # noqa: E402
 from prefkit.curation.quality.assist import assist_report  # noqa: E402
 from prefkit.curation.quality.gates import ConfigPlan, run_gates  # noqa: E402
-from prefkit.curation.store.assist import Suggestion, SuggestionRun  # noqa: E402
-from prefkit.curation.store.content import PreferencePair  # noqa: E402
+from prefkit.curation.store import (  # noqa: E402
+    PreferencePair,  # noqa: E402
+    Suggestion,
+    SuggestionRun,
+)
 from prefkit.schemas.curation import LabelEvent, Provenance  # noqa: E402
 
 KIND = "preference_match"

@@ -345,7 +345,7 @@ def scenario(
 
 def with_suggestions(project: Project) -> None:
     """A suggestion for every ``preference_match`` task, every item on the assisted arm (control share 0)."""
-    from prefkit.curation.store.assist import Suggestion, SuggestionRun
+    from prefkit.curation.store import Suggestion, SuggestionRun
 
     store = project.store
     run = SuggestionRun("sugg-bench", "preference_match", "bench-judge", "offline", True, "bench", 0, {})

@@ -32,7 +32,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 import openai  # noqa: E402
 from bench_llm import KEY, measure, start_server, stats  # noqa: E402
 from prefkit.curation.project import Project  # noqa: E402
-from prefkit.curation.store.eval import EvalRun  # noqa: E402
+from prefkit.curation.store import EvalRun  # noqa: E402
 from prefkit.pipelines.eval import CupidOptions, build_report, cupid, run_cupid, score_cupid_file  # noqa: E402
 from prefkit.pipelines.eval.cupid_metrics import key_name  # noqa: E402
 from prefkit.pipelines.eval.release import load_cupid  # noqa: E402

@@ -32,7 +32,7 @@ from prefkit.annotate_app.labelstudio import bridge  # noqa: E402
 from prefkit.annotate_app.labelstudio.accounts import login  # noqa: E402
 from prefkit.annotate_app.labelstudio.config import ls_kind  # noqa: E402
 from prefkit.curation.project import Project  # noqa: E402
-from prefkit.curation.store.content import PreferencePair  # noqa: E402
+from prefkit.curation.store import PreferencePair  # noqa: E402
 from prefkit.schemas.curation import Provenance  # noqa: E402
 
 ROUND = 10_000

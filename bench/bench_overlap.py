@@ -44,7 +44,7 @@ from prefkit.curation.annotation.task_admin import create_tasks  # noqa: E402
 from prefkit.curation.project import Project  # noqa: E402
 from prefkit.curation.quality.agreement import agreement_rows  # noqa: E402
 from prefkit.curation.quality.consensus import final_labels  # noqa: E402
-from prefkit.curation.store.content import PreferencePair  # noqa: E402
+from prefkit.curation.store import PreferencePair  # noqa: E402
 from prefkit.schemas.common import utcnow  # noqa: E402
 from prefkit.schemas.config import OverlapRange  # noqa: E402
 from prefkit.schemas.curation import Provenance  # noqa: E402

@@ -41,7 +41,7 @@ sys.path.insert(0, str(ROOT))
 from prefkit.curation.annotation import workflow  # noqa: E402
 from prefkit.curation.annotation.task_admin import create_tasks  # noqa: E402
 from prefkit.curation.project import Project  # noqa: E402
-from prefkit.curation.store.content import PreferencePair  # noqa: E402
+from prefkit.curation.store import PreferencePair  # noqa: E402
 from prefkit.schemas.common import utcnow  # noqa: E402
 from prefkit.schemas.curation import Provenance  # noqa: E402
 
@@ -302,7 +302,7 @@ def solo(database: str | None, tmp: Path, n: int = 200) -> dict:
     """One annotator alone: latency per submit and what it costs the database: statements, and on
     PostgreSQL the round trips on the wire (libpq's trace: every ``Query`` and ``Sync`` the app waits
     on, ``BEGIN``/``COMMIT`` and any pool check included)."""
-    from prefkit.curation.store.roundtrips import RoundTrips
+    from prefkit.curation.store import RoundTrips
     from sqlalchemy import event
 
     root = tmp / uuid.uuid4().hex[:8]

@@ -20,9 +20,7 @@ from pathlib import Path
 
 from prefkit.curation.annotation.guidelines import write_default_guidelines
 from prefkit.curation.project_dir import CONFIG_NAME, ProjectDir
-from prefkit.curation.store.backend import has_password, parse_url, redact
-from prefkit.curation.store.common import StoreError, is_url
-from prefkit.curation.store.project_store import ProjectStore
+from prefkit.curation.store import ProjectStore, StoreError, has_password, is_url, parse_url, redact
 from prefkit.schemas.environment import DATABASE_URL, Environment
 
 ENV_DATABASE = DATABASE_URL

@@ -13,7 +13,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Self
 
-from prefkit.curation.store.common import StoreError, is_url
+from prefkit.curation.store import StoreError, is_url
 from prefkit.schemas.config import ProjectConfig
 from prefkit.schemas.environment import Environment
 

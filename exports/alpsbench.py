@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from prefkit.exports.writers import atomic_write_bytes
 
 if TYPE_CHECKING:
-    from prefkit.curation.store.project_store import ProjectStore
+    from prefkit.curation.store import ProjectStore
 
 
 def packet(

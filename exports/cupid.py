@@ -22,8 +22,7 @@ from prefkit.schemas.cupid import BenchmarkInstance
 from pydantic import ValidationError
 
 if TYPE_CHECKING:
-    from prefkit.curation.store.content import InstanceLink
-    from prefkit.curation.store.project_store import ProjectStore
+    from prefkit.curation.store import InstanceLink, ProjectStore
 
 CUPID_COLUMNS = (
     "persona_id",

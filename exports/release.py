@@ -33,8 +33,7 @@ from prefkit.curation.quality.assist import assist_report
 from prefkit.curation.quality.cost import cost_report
 from prefkit.curation.quality.gates import GateResult, format_report, run_gates
 from prefkit.curation.quality.verification import remembering_gold
-from prefkit.curation.store.engine import StoreError
-from prefkit.curation.store.release import ReleaseRecord
+from prefkit.curation.store import ReleaseRecord, StoreError
 from prefkit.exports import alpsbench_public as alps_layout
 from prefkit.exports.card import SOURCE_DATASETS, card, hf_licence, size_category
 from prefkit.exports.croissant import croissant

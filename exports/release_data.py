@@ -18,7 +18,7 @@ import pyarrow as pa
 from prefkit.curation.annotation.kinds import memory_verify, preference_expressed, preference_match, task_qc
 from prefkit.curation.quality.consensus import effective_adjudications, final_labels, live_labels
 from prefkit.curation.quality.verification import session_statuses, verified_gold
-from prefkit.curation.store.content import CupidSession
+from prefkit.curation.store import CupidSession
 from prefkit.exports.alpsbench import packet as alps_packet
 from prefkit.exports.cupid import cupid_arrow_schema, instance_rows
 from prefkit.schemas.alpsbench_layout import SOURCES, assign_splits, packet_pairs
@@ -26,7 +26,7 @@ from prefkit.schemas.common import PrefkitError, canonical_json, content_hash
 from prefkit.schemas.config import LABEL_CONFIGS, RELEASE_CONFIGS, AlpsReference, config_selected
 
 if TYPE_CHECKING:
-    from prefkit.curation.store.project_store import ProjectStore
+    from prefkit.curation.store import ProjectStore
 
 #: Order splits are listed in (card, Croissant); others follow alphabetically.
 SPLIT_ORDER = ("train", "dev", "validation", "test")

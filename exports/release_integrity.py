@@ -33,7 +33,7 @@ from prefkit.schemas.common import PrefkitError, sha256_file
 from prefkit.schemas.curation import ReleaseManifest
 
 if TYPE_CHECKING:
-    from prefkit.curation.store.release import ReleaseRecord
+    from prefkit.curation.store import ReleaseRecord
 
 NAMESPACE = "prefkit-release"
 MANIFEST = "manifest.json"

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from prefkit.curation.store.content import Instance, PreferencePair
+from prefkit.curation.store import Instance, PreferencePair
 from prefkit.schemas.common import content_hash
 from prefkit.schemas.curation import Provenance
 
 if TYPE_CHECKING:
-    from prefkit.curation.store.project_store import ProjectStore
+    from prefkit.curation.store import ProjectStore
 
 PROVENANCE = Provenance(
     source="pipelines.matching.pairs_from_instances"

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from prefkit.curation.annotation.task_kinds import TASK_KIND_REGISTRY, TaskKind, get_kind
     from prefkit.curation.project import Project
-    from prefkit.curation.store.project_store import ProjectStore
+    from prefkit.curation.store import ProjectStore
     from prefkit.schemas import ALL_SCHEMAS, PrefkitError
 
 __version__ = "0.1.0"

@@ -31,8 +31,7 @@ from prefkit.curation.annotation import workflow
 from prefkit.curation.annotation.task_admin import create_tasks
 from prefkit.curation.annotation.task_kinds import get_kind
 from prefkit.curation.project import Project
-from prefkit.curation.store.accounts import Account
-from prefkit.curation.store.content import PreferencePair
+from prefkit.curation.store import Account, PreferencePair
 from prefkit.schemas.curation import Provenance
 from prefkit.schemas.generation import ChecklistItem, ContextFactor, ContextualPreference, Session, Turn
 

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from prefkit.curation.annotation.task_kinds import get_kind
 from prefkit.curation.project import Project
 from prefkit.curation.quality.agreement import agreement_rows, annotator_stats
-from prefkit.curation.store.project_store import ProjectStore
+from prefkit.curation.store import ProjectStore
 from prefkit.schemas.common import utcnow
 from prefkit.schemas.curation import LabelEvent
 

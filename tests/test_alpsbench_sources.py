@@ -17,7 +17,7 @@ import pytest
 from click.testing import CliRunner
 from fixtures_alps import packet_files, write_packets
 from prefkit.curation.quality.gates import ConfigPlan, GateContext, gate_test_gold_private
-from prefkit.curation.store.alpsbench import AlpsTask
+from prefkit.curation.store import AlpsTask
 from prefkit.exports.release import check_release, cut_release
 from prefkit.exports.release_data import SUPERSEDED, TrackConflict, alps_rows
 from prefkit.exports.test_gold import Secrets, release_leaks

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from prefkit.curation.annotation import workflow
 from prefkit.curation.project import Project
 from prefkit.curation.quality import dashboard
-from prefkit.curation.store.engine import StoreError
+from prefkit.curation.store import StoreError
 from prefkit.schemas.common import utcnow
 
 from prefkit.cli import cli

@@ -13,7 +13,7 @@ from prefkit.curation.quality.agreement import agreement_rows
 from prefkit.curation.quality.assist import anchoring_units, assist_report
 from prefkit.curation.quality.consensus import adjudicate, final_labels
 from prefkit.curation.quality.reliability import krippendorff_alpha
-from prefkit.curation.store.assist import Suggestion, SuggestionRun
+from prefkit.curation.store import Suggestion, SuggestionRun
 from prefkit.exports.release import release_view
 from prefkit.pipelines.assist import suggest
 from prefkit.pipelines.assist.kinds import SUGGESTERS

@@ -80,7 +80,7 @@ def test_the_dashboard_shows_both_arms(project):
 def qc_item(project, share: float):
     """One task_qc task with a stored suggestion (leaks, answer correct); alice's arm from ``share``."""
     from prefkit.curation.annotation.task_kinds import get_kind
-    from prefkit.curation.store.assist import Suggestion, SuggestionRun
+    from prefkit.curation.store import Suggestion, SuggestionRun
 
     with_share(project, share)
     payload = {"track": "task4_ability2", "benchmark_id": "b1", "question": "Does it leak?",
@@ -119,7 +119,7 @@ def test_task_qc_control_item_shows_no_suggestion_and_nothing_prefilled(project)
 
 
 def test_preference_expressed_seeds_the_suggested_decisions_and_submit_confirms_them(project):
-    from prefkit.curation.store.assist import Suggestion, SuggestionRun
+    from prefkit.curation.store import Suggestion, SuggestionRun
 
     with_share(project, 0.0)
     item = workflow.current_item(project, "alice", "preference_expressed")
@@ -143,7 +143,7 @@ def test_preference_expressed_seeds_the_suggested_decisions_and_submit_confirms_
 
 
 def test_preference_expressed_control_item_starts_undecided(project):
-    from prefkit.curation.store.assist import Suggestion, SuggestionRun
+    from prefkit.curation.store import Suggestion, SuggestionRun
 
     with_share(project, 1.0)
     item = workflow.current_item(project, "alice", "preference_expressed")

@@ -10,7 +10,7 @@ from prefkit.annotate_app.labelstudio.config import TASK_ID_KEY, ls_kind
 from prefkit.curation.annotation.assist import EVERYONE, arm_of
 from prefkit.curation.annotation.task_admin import create_tasks
 from prefkit.curation.project import Project
-from prefkit.curation.store.content import PreferencePair
+from prefkit.curation.store import PreferencePair
 from prefkit.pipelines.assist import suggest
 from prefkit.pipelines.llm import LLMLayer
 from prefkit.schemas.curation import Provenance

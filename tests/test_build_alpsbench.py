@@ -7,8 +7,7 @@ import json
 from collections import Counter
 
 import pytest
-from prefkit.curation.store.accounts import Account
-from prefkit.curation.store.content import Dialogue, DialogueTurn, ImportBundle, NewMemory
+from prefkit.curation.store import Account, Dialogue, DialogueTurn, ImportBundle, NewMemory
 from prefkit.pipelines.llm import LLMLayer
 from prefkit.pipelines.memories.tasks import BuildConfig, build_alpsbench, leakage, stratified_sample
 from prefkit.schemas.curation import Provenance

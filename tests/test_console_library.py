@@ -10,7 +10,7 @@ import pytest
 from appkit import PASSWORD, project_fixtures, seed_pairs
 from click.testing import CliRunner
 from prefkit.curation.annotation import people, sessions, work, workflow
-from prefkit.curation.store.engine import StoreError
+from prefkit.curation.store import StoreError
 from prefkit.schemas.common import PrefkitError
 from test_release_support import add_users
 

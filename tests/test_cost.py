@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 from prefkit.curation.annotation.labels_io import import_labels
 from prefkit.curation.quality.cost import cost_report, stage_group
-from prefkit.curation.store.llm import LLMCallRecord
+from prefkit.curation.store import LLMCallRecord
 from prefkit.exports.release import cut_release
 
 from prefkit.cli import cli
@@ -157,7 +157,7 @@ def test_the_card_forecasts_the_batches_still_open_when_the_release_is_cut(tmp_p
     """A batch added and half labelled before the cut: the card lists its labels left, labels per day
     and days left exactly as `prefkit cost` computes them."""
     from prefkit.curation.annotation.task_admin import create_tasks
-    from prefkit.curation.store.content import PreferencePair
+    from prefkit.curation.store import PreferencePair
     from prefkit.schemas.curation import Provenance
 
     project = build_demo(tmp_path / "demo", personas=1, seed=0, log=lambda m: None)

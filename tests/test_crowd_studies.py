@@ -9,7 +9,7 @@ import pytest
 from appkit import project_fixtures
 from prefkit.curation.annotation import studies, workflow
 from prefkit.curation.annotation.studies import EntryRefused, StudyError
-from prefkit.curation.store.studies import NO_PASSWORD
+from prefkit.curation.store import NO_PASSWORD
 
 template, project = project_fixtures(n=8, overlap=2)
 KIND = "preference_match"
@@ -199,7 +199,7 @@ def test_a_new_link_retires_the_old_one(project):
 
 
 def test_nobody_can_take_a_participants_name_with_users_add(project):
-    from prefkit.curation.store.engine import StoreError
+    from prefkit.curation.store import StoreError
 
     with pytest.raises(StoreError, match="reserved for crowd study participants"):
         project.store.accounts.add_user("Crowd.abc", "annotator", "long-enough-1")

@@ -9,7 +9,7 @@ import pytest
 from appkit import ALICE, app, project_fixtures, with_share
 from prefkit.curation.annotation import workflow
 from prefkit.curation.annotation.task_kinds import get_kind
-from prefkit.curation.store.assist import Suggestion, SuggestionRun
+from prefkit.curation.store import Suggestion, SuggestionRun
 
 template, project = project_fixtures(env=True, n=3, overlap=2, alps=True)
 

@@ -8,7 +8,7 @@ import pytest
 from click.testing import CliRunner
 from prefkit.curation.quality.evidence import check_quote, evidence_rows, summarize
 from prefkit.curation.quality.gates import gold_evidence_failures
-from prefkit.curation.store.content import DialogueTurn
+from prefkit.curation.store import DialogueTurn
 
 from prefkit.cli import cli
 

@@ -3,7 +3,7 @@
 import pytest
 from prefkit.curation.quality.consensus import adjudicate
 from prefkit.curation.quality.gates import PolicyError, check_policy, evidence_problem, run_gates
-from prefkit.curation.store.content import DialogueTurn
+from prefkit.curation.store import DialogueTurn
 from prefkit.schemas.config import ReleasePolicy
 from test_release_support import (
     add_users,

@@ -5,7 +5,7 @@ import json
 
 import pytest
 from fixtures_alps import packet_files, write_packets
-from prefkit.curation.store.engine import StoreError
+from prefkit.curation.store import StoreError
 from prefkit.exports.alpsbench import export_packets
 from prefkit.pipelines.ingest import alpsbench
 from prefkit.schemas.common import InputError

@@ -4,7 +4,7 @@ import json
 
 import pyarrow.parquet as pq
 import pytest
-from prefkit.curation.store.content import CupidSession
+from prefkit.curation.store import CupidSession
 from prefkit.exports.cupid import export_cupid
 from prefkit.pipelines.ingest import cupid
 from prefkit.schemas import reading

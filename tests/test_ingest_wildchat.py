@@ -262,7 +262,7 @@ def test_packed_turns_read_like_rows_and_unpack_on_first_rewrite(any_project, cl
 
 def test_a_bulk_import_with_a_malformed_batch_or_an_unlinked_pack_writes_nothing(project):
     import pyarrow as pa
-    from prefkit.curation.store.content import ImportBundle
+    from prefkit.curation.store import ImportBundle
     from prefkit.schemas.curation import Provenance
 
     header = ImportBundle("wildchat", "x.jsonl", "0" * 64, 1, Provenance(source="test"))
@@ -280,7 +280,7 @@ def test_a_bulk_import_with_a_malformed_batch_or_an_unlinked_pack_writes_nothing
 
 
 def test_a_second_source_with_the_same_dialogues_is_refused_and_writes_nothing(project, clean_file):
-    from prefkit.curation.store.engine import StoreError
+    from prefkit.curation.store import StoreError
 
     first = ingest_wildchat(project.store, [clean_file])
     with pytest.raises(StoreError, match="already in the project from another source"):
@@ -318,10 +318,10 @@ def test_turn_text_survives_the_json_round_trip(project, tmp_path):
 def test_migration_15_moves_packed_turns_into_packs(tmp_path):
     """A store written before migration 15 (one ``packed_turns`` row per dialogue) reads the same
     turns after it, and its first rewrite still moves them into rows."""
+    from prefkit.curation.store import ProjectStore
     from prefkit.curation.store.backend import make_engine
     from prefkit.curation.store.engine import apply_migrations
     from prefkit.curation.store.migrations import MIGRATIONS
-    from prefkit.curation.store.project_store import ProjectStore
     from sqlalchemy import text
 
     db = tmp_path / "old.db"

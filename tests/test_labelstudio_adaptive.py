@@ -14,7 +14,7 @@ from prefkit.annotate_app.labelstudio.accounts import login, signup
 from prefkit.annotate_app.labelstudio.config import TASK_ID_KEY, ls_kind
 from prefkit.curation.annotation.task_admin import create_tasks
 from prefkit.curation.project import Project
-from prefkit.curation.store.content import PreferencePair
+from prefkit.curation.store import PreferencePair
 from prefkit.schemas.curation import Provenance
 
 pytestmark = [pytest.mark.labelstudio, pytest.mark.slow]

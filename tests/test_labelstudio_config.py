@@ -10,7 +10,7 @@ from click.testing import CliRunner
 from prefkit.annotate_app.labelstudio.config import TASK_ID_KEY, label_config, ls_kind, task_data
 from prefkit.annotate_app.labelstudio.kinds.memory_verify import MAX_CANDIDATES
 from prefkit.curation.annotation.task_kinds import LabelError, get_kind
-from prefkit.curation.store.content import PreferencePair
+from prefkit.curation.store import PreferencePair
 from prefkit.schemas.common import utcnow
 from prefkit.schemas.curation import AnnotationTask, LabelEvent, Provenance
 

@@ -22,8 +22,7 @@ from prefkit.annotate_app.labelstudio.accounts import login
 from prefkit.annotate_app.labelstudio.config import TASK_ID_KEY, ls_kind
 from prefkit.annotate_app.labelstudio.kinds.memory_verify import MAX_CANDIDATES
 from prefkit.curation.project import Project
-from prefkit.curation.store.content import PreferencePair
-from prefkit.curation.store.labelstudio import LSPushLease
+from prefkit.curation.store import LSPushLease, PreferencePair
 from prefkit.schemas.common import utcnow
 from prefkit.schemas.curation import AnnotationTask, Provenance
 

@@ -1,6 +1,6 @@
 """Matching pairs built from instances: each checklist item meets its own and the other preference."""
 
-from prefkit.curation.store.content import Instance
+from prefkit.curation.store import Instance
 from prefkit.pipelines.matching import pairs_from_instances
 from prefkit.schemas.cupid import BenchmarkInstance
 

@@ -17,12 +17,16 @@ from conftest import pg_admin
 from netcut import CuttableLink
 from prefkit.curation.annotation import workflow
 from prefkit.curation.project import Project
-from prefkit.curation.store.accounts import Account
-from prefkit.curation.store.backend import DatabaseUnavailable, lock_for_transaction, parse_url
-from prefkit.curation.store.engine import StoreError
+from prefkit.curation.store import (
+    Account,
+    DatabaseUnavailable,
+    ProjectStore,
+    RoundTrips,
+    StoreError,
+    parse_url,
+)
+from prefkit.curation.store.backend import lock_for_transaction
 from prefkit.curation.store.migrations import MIGRATIONS
-from prefkit.curation.store.project_store import ProjectStore
-from prefkit.curation.store.roundtrips import RoundTrips
 from prefkit.schemas import LabelEvent, utcnow
 from sqlalchemy import create_engine, func, select, text
 from sqlalchemy.engine import make_url
@@ -353,7 +357,7 @@ def test_connections_killed_mid_run_lose_nothing_and_record_nothing_twice(tmp_pa
 def test_a_moved_database_refuses_to_open(tmp_path, pg_url):
     project = Project.init(tmp_path / "p")
     old = project.database
-    from prefkit.curation.store.migrate import migrate_store
+    from prefkit.curation.store import migrate_store
 
     migrate_store(project, pg_url)
     with pytest.raises(StoreError, match="no longer this project's database"):

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from fixtures_alps import write_packets
 from prefkit.curation.annotation.task_kinds import get_kind
-from prefkit.curation.store.content import PreferencePair
+from prefkit.curation.store import PreferencePair
 from prefkit.schemas import LabelEvent, utcnow
 from prefkit.schemas.curation import AnnotationTask, Provenance
 

@@ -185,7 +185,7 @@ def test_a_refused_predictions_file_leaves_no_running_run(root, tmp_path, case):
 
 
 def test_a_run_that_failed_says_so_in_its_report(project):
-    from prefkit.curation.store.eval import EvalRun
+    from prefkit.curation.store import EvalRun
 
     run_ = EvalRun(run_id="alpsbench-task1-x", benchmark="alpsbench", task="task1", model="m", judge_model=None,
                    backend="offline", offline=True, release_dir="r", release_name="n", release_version="1.0.0",
@@ -258,7 +258,7 @@ def test_card_croissant_and_report_carry_no_live_html_or_remote_images(tmp_path)
                                    stages={}, prompt_template_hashes=[], licences=[])  # fmt: skip
     text = card(meta, [], gates, [], provenance)
     doc = json.dumps(croissant(HOSTILE, HOSTILE, "1.0.0", HOSTILE, [], {}))
-    from prefkit.curation.store.eval import EvalRun
+    from prefkit.curation.store import EvalRun
 
     run_ = EvalRun(run_id="r", benchmark="alpsbench", task="task1", model=HOSTILE, judge_model=HOSTILE,
                    backend="offline", offline=True, release_dir="r", release_name=HOSTILE, release_version="1",
@@ -353,8 +353,8 @@ def test_a_stage_that_makes_nothing_exits_non_zero(root):
 CRASH = """
 import os, sys
 import pyarrow as pa
-from prefkit.curation.store.project_store import ProjectStore
-from prefkit.curation.store.content import ImportBundle
+from prefkit.curation.store import ProjectStore
+from prefkit.curation.store import ImportBundle
 from prefkit.schemas.curation import Provenance
 
 store = ProjectStore(sys.argv[1])
@@ -395,7 +395,7 @@ def test_a_crashed_ingest_leaves_nothing_visible_and_the_next_one_cleans_it(proj
 
 
 def test_a_second_bulk_import_is_refused_while_one_runs(project):
-    from prefkit.curation.store.engine import StoreError
+    from prefkit.curation.store import StoreError
 
     first = project.store.content.bulk_dialogues("wildchat")
     bulk = first.__enter__()

@@ -16,9 +16,7 @@ import wildchat_fixture as fx
 from click.testing import CliRunner
 from prefkit.curation.annotation import workflow
 from prefkit.curation.project import Project
-from prefkit.curation.store.common import LATEST_MIGRATION, MOVED_TO, STAGING
-from prefkit.curation.store.content_records import ImportBundle
-from prefkit.curation.store.glance import COUNTS, glance
+from prefkit.curation.store import COUNTS, LATEST_MIGRATION, MOVED_TO, STAGING, ImportBundle, glance_counts
 from prefkit.curation.store.migrations import MIGRATIONS, migration
 from prefkit.pipelines.ingest import alpsbench
 from prefkit.schemas.curation import Provenance
@@ -70,7 +68,7 @@ def test_status_counts_what_the_store_counts_and_does_not_load_sqlalchemy(full_p
     for name in ("personas", "sessions", "instances", "packets", "memories_gold", "memories_candidate",
                  "users", "tasks", "label_events", "dialogues"):  # fmt: skip
         assert expected[name] > 0, name
-    assert glance(full_project.database) == expected
+    assert glance_counts(full_project.database) == expected
     assert cli_status(full_project) == expected
     assert "sqlalchemy" not in modules_of_status(full_project)
 
@@ -78,9 +76,9 @@ def test_status_counts_what_the_store_counts_and_does_not_load_sqlalchemy(full_p
 def test_the_glance_only_reads(full_project):
     db = Path(full_project.database)
     before = (db.read_bytes(), db.stat().st_mtime_ns)
-    assert glance(str(db)) is not None
+    assert glance_counts(str(db)) is not None
     assert (db.read_bytes(), db.stat().st_mtime_ns) == before
-    assert glance(str(db.with_name("absent.db"))) is None
+    assert glance_counts(str(db.with_name("absent.db"))) is None
     assert not db.with_name("absent.db").exists()  # never created
 
 
@@ -91,11 +89,11 @@ def test_a_writer_holding_the_lock_does_not_hold_up_the_glance(project):
     writer.execute("BEGIN IMMEDIATE")
     writer.execute("INSERT INTO failures (stage, item, error, created_at) VALUES ('t', 'i', 'e', 'now')")
     try:
-        assert glance(db)["failures"] == 0
+        assert glance_counts(db)["failures"] == 0
     finally:
         writer.execute("COMMIT")
         writer.close()
-    assert glance(db)["failures"] == 1 == project.store.status()["failures"]
+    assert glance_counts(db)["failures"] == 1 == project.store.status()["failures"]
 
 
 def _staging(project: Project) -> None:
@@ -118,7 +116,7 @@ def test_where_only_the_store_knows_status_asks_it(project):
     assert raw.execute("SELECT count(*) FROM dialogues").fetchone()[0] == 1
     assert raw.execute("SELECT count(*) FROM meta WHERE key LIKE ?", (STAGING + "%",)).fetchone()[0] == 1
     raw.close()
-    assert glance(project.database) is None
+    assert glance_counts(project.database) is None
     counts = cli_status(project)
     assert counts == project.store.status()
     assert counts["dialogues"] == 0 and counts["turns"] == 0  # the staged rows stay hidden
@@ -127,13 +125,13 @@ def test_where_only_the_store_knows_status_asks_it(project):
 
 def test_a_database_of_another_version_is_counted_by_the_store(project):
     _newer_database(project)
-    assert glance(project.database) is None
+    assert glance_counts(project.database) is None
     assert cli_status(project) == project.store.status()
 
 
 def test_a_moved_database_is_the_stores_error(project):
     project.store.set_meta(MOVED_TO, "postgresql://elsewhere/db")
-    assert glance(project.database) is None
+    assert glance_counts(project.database) is None
     done = CliRunner().invoke(cli, ["status", "--project", str(project.root)])
     assert done.exit_code == 1
     assert "is no longer this project's database" in done.output
@@ -145,14 +143,14 @@ def test_a_missing_database_is_created_by_the_store_as_before(project):
         Path(project.database + suffix).unlink(missing_ok=True)
     counts = cli_status(project)
     assert set(counts.values()) == {0} and Path(project.database).is_file()
-    assert glance(project.database) == counts
+    assert glance_counts(project.database) == counts
 
 
 @pytest.mark.postgres
 def test_a_postgresql_project_is_counted_by_the_store(tmp_path, pg_url):
     project = Project.init(tmp_path / "pg", database=pg_url)
     project.store.accounts.add_user("alice", "annotator", "password-123")
-    assert glance(project.database) is None
+    assert glance_counts(project.database) is None
     assert cli_status(project) == project.store.status()
     assert cli_status(project)["users"] == 1
     project.close()

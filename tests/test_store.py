@@ -6,10 +6,8 @@ import time
 
 import pytest
 from prefkit.curation.project import Project
-from prefkit.curation.store.content import PreferencePair
-from prefkit.curation.store.engine import StoreError
+from prefkit.curation.store import PreferencePair, ProjectStore, StoreError
 from prefkit.curation.store.migrations import MIGRATIONS
-from prefkit.curation.store.project_store import ProjectStore
 from prefkit.schemas import LabelEvent, utcnow
 from sqlalchemy import text
 

@@ -10,10 +10,8 @@ from click.testing import CliRunner
 from fixtures_alps import write_packets
 from prefkit.curation.annotation import workflow
 from prefkit.curation.project import Project
+from prefkit.curation.store import ProjectStore, StoreError, migrate_store
 from prefkit.curation.store.backend import make_engine
-from prefkit.curation.store.engine import StoreError
-from prefkit.curation.store.migrate import migrate_store
-from prefkit.curation.store.project_store import ProjectStore
 from prefkit.schemas import LabelEvent, utcnow
 from sqlalchemy import func, inspect, select
 from test_release_support import cut, data_bytes, labelled_project

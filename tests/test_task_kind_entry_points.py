@@ -220,10 +220,10 @@ import json, os
 from prefkit.curation.annotation import workflow
 from prefkit.curation.annotation.task_admin import create_tasks
 from prefkit.curation.project import Project
-from prefkit.curation.store.content import PreferencePair
+from prefkit.curation.store import PreferencePair
 from prefkit.schemas.curation import Provenance
 from streamlit.testing.v1 import AppTest
-from prefkit.curation.store.accounts import Account
+from prefkit.curation.store import Account
 from test_release_support import add_users, label
 
 project = Project.init("proj", name="app")

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from conftest import ROOT
-from prefkit.curation.store.content import PreferencePair
+from prefkit.curation.store import PreferencePair
 from prefkit.schemas.curation import Provenance
 from test_release_support import add_users, release_configs
 

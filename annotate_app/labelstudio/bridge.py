@@ -51,7 +51,7 @@ from prefkit.curation.annotation import overlap as adaptive
 from prefkit.curation.annotation.assist import EVERYONE, Exposure, exposure
 from prefkit.curation.annotation.overlap import apply_overlap, first_target
 from prefkit.curation.annotation.task_kinds import LabelError, get_kind
-from prefkit.curation.store.labelstudio import LSPushLease
+from prefkit.curation.store import LSPushLease
 from prefkit.schemas.common import PrefkitError, content_hash, parse_utc, utcnow
 from prefkit.schemas.config import OverlapRange
 from prefkit.schemas.curation import AnnotationTask, LabelEvent
@@ -59,7 +59,7 @@ from prefkit.schemas.environment import LABEL_STUDIO_API_KEY
 
 if TYPE_CHECKING:
     from prefkit.curation.project import Project
-    from prefkit.curation.store.labelstudio import LSAnnotation
+    from prefkit.curation.store import LSAnnotation
 
 # Tasks are built, stored and encoded a part at a time: the first part is ``BATCH`` tasks, so Label
 # Studio starts on the first import request while the rest is built; each later part is twice the

@@ -9,7 +9,7 @@ from prefkit.annotate_app.forms import form_for
 from prefkit.annotate_app.forms.text import describe, summary
 from prefkit.curation.annotation import workflow
 from prefkit.curation.quality import consensus
-from prefkit.curation.store.engine import StoreError
+from prefkit.curation.store import StoreError
 
 ui.require("maintainer")
 project = ui.open_project()

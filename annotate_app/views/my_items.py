@@ -39,7 +39,7 @@ batch = f2.selectbox(
     format_func=lambda b: "All batches" if b is None else b,
 )  # fmt: skip
 statuses = f3.pills(
-    "Status (none picked: every status)", my_items.STATUSES, selection_mode="multi", key="mine_status",
+    "Status (none picked: every status)", my_items.ITEM_STATUSES, selection_mode="multi", key="mine_status",
     format_func=lambda s: STATUS_WORDS[s],
 )  # fmt: skip
 days = f4.date_input(  # a range: empty (every day), one day picked so far, or both ends
@@ -55,7 +55,7 @@ if st.session_state.get("mine_filters") != filters:  # new filters start at thei
     st.session_state["mine_filters"], st.session_state["mine_page"], page_no = filters, 0, 0
 try:
     page = my_items.my_items(
-        project, user, kind=kind, batch=batch, statuses=tuple(statuses or my_items.STATUSES),
+        project, user, kind=kind, batch=batch, statuses=tuple(statuses or my_items.ITEM_STATUSES),
         search=search, since=since, until=until, page=page_no,
     )  # fmt: skip
 except WorkflowError as exc:  # a search too long: one line, nothing else

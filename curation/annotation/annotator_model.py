@@ -20,7 +20,7 @@ from prefkit.curation.annotation.task_kinds import get_kind
 from prefkit.schemas.common import canonical_json
 
 if TYPE_CHECKING:
-    from prefkit.curation.store.project_store import ProjectStore
+    from prefkit.curation.store import ProjectStore
 
 Unit = tuple[str, str]  # (task_id, sub_unit)
 

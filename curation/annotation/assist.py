@@ -25,7 +25,7 @@ from prefkit.curation.annotation.task_kinds import get_kind
 
 if TYPE_CHECKING:
     from prefkit.curation.project import Project
-    from prefkit.curation.store.assist import Suggestion
+    from prefkit.curation.store import Suggestion
     from prefkit.schemas.curation import AnnotationTask
 
 Arm = Literal["assisted", "control"]

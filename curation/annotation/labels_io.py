@@ -44,7 +44,7 @@ from prefkit.schemas.safe_text import csv_cell, csv_value
 from pydantic import ValidationError
 
 if TYPE_CHECKING:
-    from prefkit.curation.store.project_store import ProjectStore
+    from prefkit.curation.store import ProjectStore
 
 COLUMNS = (
     "annotator",

@@ -18,12 +18,12 @@ from typing import TYPE_CHECKING, Any
 
 from prefkit.curation.annotation.task_kinds import get_kind
 from prefkit.curation.annotation.workflow import WorkflowError, undo_depth
-from prefkit.curation.store.annotator_items import STATUSES, AnnotatorItem
+from prefkit.curation.store import ITEM_STATUSES, AnnotatorItem
 
 if TYPE_CHECKING:
     from prefkit.curation.project import Project
 
-__all__ = ["STATUSES", "AnnotatorItem", "ItemPage", "my_batches", "my_items"]
+__all__ = ["ITEM_STATUSES", "AnnotatorItem", "ItemPage", "my_batches", "my_items"]
 
 #: The longest search accepted (a pasted dialogue is not a search).
 MAX_SEARCH = 200
@@ -70,7 +70,7 @@ def my_items(
     *,
     kind: str | None = None,
     batch: str | None = None,
-    statuses: tuple[str, ...] | list[str] = STATUSES,
+    statuses: tuple[str, ...] | list[str] = ITEM_STATUSES,
     search: str | None = None,
     since: str | None = None,
     until: str | None = None,
@@ -84,9 +84,9 @@ def my_items(
     if kind is not None:
         get_kind(kind)
     wanted = tuple(statuses)
-    unknown = [s for s in wanted if s not in STATUSES]
+    unknown = [s for s in wanted if s not in ITEM_STATUSES]
     if unknown:
-        raise WorkflowError(f"unknown status {unknown[0]!r}: use one of {', '.join(STATUSES)}")
+        raise WorkflowError(f"unknown status {unknown[0]!r}: use one of {', '.join(ITEM_STATUSES)}")
     words = (search or "").strip()
     if len(words) > MAX_SEARCH:
         raise WorkflowError(f"a search is at most {MAX_SEARCH} characters")

@@ -35,7 +35,7 @@ from prefkit.schemas.config import OverlapRange
 from prefkit.schemas.curation import AnnotationTask
 
 if TYPE_CHECKING:
-    from prefkit.curation.store.project_store import ProjectStore
+    from prefkit.curation.store import ProjectStore
     from sqlalchemy import Connection
 
 DEFAULT_ACCURACY = 0.75  # an annotator nobody knows yet, before any model was fitted

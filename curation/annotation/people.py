@@ -20,13 +20,12 @@ from typing import TYPE_CHECKING
 
 from prefkit.curation.annotation import sessions
 from prefkit.curation.annotation.signin import wait_s
-from prefkit.curation.store.accounts import ROLES
-from prefkit.curation.store.engine import StoreError
+from prefkit.curation.store import ROLES, StoreError
 from prefkit.schemas.common import utcnow
 
 if TYPE_CHECKING:
     from prefkit.curation.project import Project
-    from prefkit.curation.store.accounts import Account
+    from prefkit.curation.store import Account
 
 #: Characters of a generated password: no look-alikes (0/O, 1/l/I), so it can be read out or typed.
 _ALPHABET = "abcdefghijkmnpqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ23456789"

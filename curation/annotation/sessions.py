@@ -36,8 +36,7 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from prefkit.curation.store.accounts import Account
-    from prefkit.curation.store.project_store import ProjectStore
+    from prefkit.curation.store import Account, ProjectStore
 
 VERSION = "v1"
 

@@ -41,13 +41,12 @@ from urllib.parse import quote
 from prefkit.curation.annotation import workflow
 from prefkit.curation.annotation.assignment import QueuePolicy
 from prefkit.curation.annotation.task_kinds import get_kind
-from prefkit.curation.store.studies import Participant, Study
-from prefkit.curation.store.usernames import CROWD_PREFIX
+from prefkit.curation.store import CROWD_PREFIX, Participant, Study
 from prefkit.schemas.common import PrefkitError, parse_utc, utcnow
 
 if TYPE_CHECKING:
     from prefkit.curation.project import Project
-    from prefkit.curation.store.accounts import Account
+    from prefkit.curation.store import Account
 
 STUDY_ID = re.compile(r"[a-z0-9][a-z0-9_-]{0,39}")
 PLAIN_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")

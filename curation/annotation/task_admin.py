@@ -16,7 +16,7 @@ from prefkit.curation.annotation.guidelines import write_default_guidelines
 from prefkit.curation.annotation.kinds.preference_match import PreferenceMatchLabel
 from prefkit.curation.annotation.overlap import adaptive_key, apply_overlap, first_target
 from prefkit.curation.annotation.task_kinds import LabelError, get_kind
-from prefkit.curation.store.content import PreferencePair
+from prefkit.curation.store import PreferencePair
 from prefkit.schemas.common import Contract, InputError, PrefkitError, content_hash, validation_line
 from prefkit.schemas.config import MAX_OVERLAP, OverlapRange
 from prefkit.schemas.curation import Provenance
@@ -25,7 +25,7 @@ from pydantic import Field, ValidationError
 
 if TYPE_CHECKING:
     from prefkit.curation.project import Project
-    from prefkit.curation.store.project_store import ProjectStore
+    from prefkit.curation.store import ProjectStore
 
 
 class TaskFileError(PrefkitError):

@@ -32,7 +32,7 @@ from prefkit.schemas.curation import AnnotationTask
 from pydantic import BaseModel, ValidationError
 
 if TYPE_CHECKING:
-    from prefkit.curation.store.project_store import ProjectStore
+    from prefkit.curation.store import ProjectStore
 
 #: The entry point group in which every distribution, prefkit itself included, declares its task kinds.
 ENTRY_POINT_GROUP = "prefkit.task_kinds"

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from prefkit.curation.annotation import workflow
 from prefkit.curation.annotation.task_admin import TaskFileError, create_tasks
 from prefkit.curation.annotation.task_kinds import get_kind
-from prefkit.curation.store.queues import IdleQueue, ReleasedAssignment
+from prefkit.curation.store import IdleQueue, ReleasedAssignment
 from prefkit.schemas.config import OverlapRange
 
 if TYPE_CHECKING:

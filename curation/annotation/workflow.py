@@ -20,26 +20,17 @@ from prefkit.curation.annotation.evidence_spans import draft_spans
 from prefkit.curation.annotation.signin import log as signin_log
 from prefkit.curation.annotation.signin import wait_s
 from prefkit.curation.annotation.task_kinds import TASK_KIND_REGISTRY, ContradictoryLabel, get_kind
-from prefkit.curation.store.queues import (
-    AccountInactive as AccountInactive,  # raised for a disabled signed-in account
-)
-from prefkit.curation.store.queues import KindCounts
-from prefkit.curation.store.queues import (
-    SessionEnded as SessionEnded,  # raised for a signed-in session signed out, expired or revoked
-)
-from prefkit.curation.store.queues import (
-    StaleSubmit as StaleSubmit,  # raised for a submit from a showing that is not the open one
-)
-from prefkit.curation.store.usernames import MAX_NAME, normalize_username
+from prefkit.curation.store import MAX_NAME, KindCounts, normalize_username
+from prefkit.curation.store import AccountInactive as AccountInactive
+from prefkit.curation.store import SessionEnded as SessionEnded
+from prefkit.curation.store import StaleSubmit as StaleSubmit
 from prefkit.schemas.common import PrefkitError, content_hash, parse_utc, utcnow
 from prefkit.schemas.curation import AnnotationTask, LabelEvent
 
 if TYPE_CHECKING:
     from prefkit.curation.annotation.assist import Exposure
     from prefkit.curation.project import Project
-    from prefkit.curation.store.accounts import Account
-    from prefkit.curation.store.project_store import ProjectStore
-    from prefkit.curation.store.queues import OpenItem, ReleasedAssignment
+    from prefkit.curation.store import Account, OpenItem, ProjectStore, ReleasedAssignment
 
 SKIP_REASONS = ("cannot judge", "needs context I do not have", "language I do not read", "other")
 

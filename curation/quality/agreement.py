@@ -32,7 +32,7 @@ from prefkit.curation.quality.reliability import (
 from prefkit.schemas.config import FINAL_ALPHA_MIN, alpha_threshold
 
 if TYPE_CHECKING:
-    from prefkit.curation.store.project_store import ProjectStore
+    from prefkit.curation.store import ProjectStore
     from prefkit.schemas.curation import AnnotationTask, LabelEvent
 
 Unit = tuple[str, str]  # (task_id, sub_unit)

@@ -42,7 +42,7 @@ from prefkit.curation.quality.consensus import effective_adjudications
 from prefkit.curation.quality.reliability import bootstrap_alpha, krippendorff_alpha
 
 if TYPE_CHECKING:
-    from prefkit.curation.store.project_store import ProjectStore
+    from prefkit.curation.store import ProjectStore
     from prefkit.schemas.curation import AnnotationTask, LabelEvent
 
 PROTOCOL = (

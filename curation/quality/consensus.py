@@ -24,7 +24,7 @@ from prefkit.schemas.config import Consensus
 from prefkit.schemas.curation import Adjudication, LabelEvent
 
 if TYPE_CHECKING:
-    from prefkit.curation.store.project_store import ProjectStore
+    from prefkit.curation.store import ProjectStore
 
 DECIDED_BY = ("unanimous", "majority", "dawid_skene", "mace", "adjudicated", "undecided")
 DecidedBy = Literal["unanimous", "majority", "dawid_skene", "mace", "adjudicated", "undecided"]

@@ -50,9 +50,7 @@ from prefkit.curation.quality.verification import (
 from prefkit.schemas.common import parse_utc
 
 if TYPE_CHECKING:
-    from prefkit.curation.store.labels import SubmitTime
-    from prefkit.curation.store.llm import LedgerRow
-    from prefkit.curation.store.project_store import ProjectStore
+    from prefkit.curation.store import LedgerRow, ProjectStore, SubmitTime
     from prefkit.schemas.config import AnnotationSection
 
 STAGE_GROUPS = ("generation", "repair", "extraction", "evaluation", "evaluation judges", "other")

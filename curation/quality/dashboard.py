@@ -16,10 +16,7 @@ from prefkit.curation.quality.cost import CostReport, cost_report
 from prefkit.schemas.common import PrefkitError
 
 if TYPE_CHECKING:
-    from prefkit.curation.store.content import ReverifyDialogue
-    from prefkit.curation.store.labels import FlaggedLabel, Throughput
-    from prefkit.curation.store.project_store import ProjectStore
-    from prefkit.curation.store.queues import ProgressRow
+    from prefkit.curation.store import FlaggedLabel, ProgressRow, ProjectStore, ReverifyDialogue, Throughput
     from prefkit.schemas.config import AnnotationSection, ReleasePolicy
 
 

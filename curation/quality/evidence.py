@@ -24,8 +24,7 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from prefkit.curation.store.content import DialogueTurn, StoredMemory
-    from prefkit.curation.store.project_store import ProjectStore
+    from prefkit.curation.store import DialogueTurn, ProjectStore, StoredMemory
 
 #: Marks of elided text inside a quote.
 ELISION = re.compile(

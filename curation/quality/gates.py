@@ -24,8 +24,7 @@ from prefkit.schemas.common import PrefkitError
 from prefkit.schemas.config import FINAL_ALPHA_MIN, LABEL_CONFIGS, TENTATIVE_ALPHA_MIN, ReleasePolicy
 
 if TYPE_CHECKING:
-    from prefkit.curation.store.content import DialogueTurn
-    from prefkit.curation.store.project_store import ProjectStore
+    from prefkit.curation.store import DialogueTurn, ProjectStore
 
 #: Culprits printed per failing gate; the JSON report carries all of them.
 SHOWN_CULPRITS = 10

@@ -45,8 +45,7 @@ from prefkit.schemas.common import canonical_json, parse_utc
 
 if TYPE_CHECKING:
     from prefkit.curation.project import Project
-    from prefkit.curation.store.project_store import ProjectStore
-    from prefkit.curation.store.studies import Participant, Study
+    from prefkit.curation.store import Participant, ProjectStore, Study
     from prefkit.schemas.curation import LabelEvent
 
 DECISIONS = ("approve", "reject", "none")

@@ -33,8 +33,7 @@ from prefkit.curation.quality.evidence import Normalized, check_memory, check_qu
 from prefkit.schemas.alpsbench import MemoryItem
 
 if TYPE_CHECKING:
-    from prefkit.curation.store.content import InstanceLink
-    from prefkit.curation.store.project_store import ProjectStore
+    from prefkit.curation.store import InstanceLink, ProjectStore
 
 STATUSES = ("verified", "failed", "needs_reverification", "unverified")
 

@@ -19,7 +19,7 @@ from prefkit.schemas.curation import AnnotationTask, LabelEvent
 from sqlalchemy import case, func, literal, or_, select, union
 
 #: The statuses of an annotator's item, in the order the filter offers them.
-STATUSES = ("open", "done", "skipped", "flagged")
+ITEM_STATUSES = ("open", "done", "skipped", "flagged")
 
 
 @dataclass(frozen=True)
@@ -128,7 +128,7 @@ class AnnotatorItems(StoreArea):
         *,
         kind: str | None = None,
         batch: str | None = None,
-        statuses: tuple[str, ...] = STATUSES,
+        statuses: tuple[str, ...] = ITEM_STATUSES,
         search: str | None = None,
         since: str | None = None,
         until: str | None = None,
@@ -164,7 +164,7 @@ class AnnotatorItems(StoreArea):
         *,
         kind: str | None = None,
         batch: str | None = None,
-        statuses: tuple[str, ...] = STATUSES,
+        statuses: tuple[str, ...] = ITEM_STATUSES,
         since: str | None = None,
         until: str | None = None,
     ) -> list[tuple[str, str, str, str | None]]:

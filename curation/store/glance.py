@@ -44,7 +44,7 @@ COUNTS: tuple[tuple[str, str, dict[str, str]], ...] = (
 BUSY_TIMEOUT_S = 5.0
 
 
-def glance(database: str) -> dict[str, int] | None:
+def glance_counts(database: str) -> dict[str, int] | None:
     """:data:`COUNTS` of the SQLite file ``database``, exactly as the store would count them, or
     ``None`` when only the store can answer (see the module)."""
     if is_url(database) or not Path(database).is_file():

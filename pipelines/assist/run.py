@@ -13,13 +13,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from prefkit.curation.annotation.task_kinds import LabelError, get_kind
-from prefkit.curation.store.assist import Suggestion, SuggestionRun
+from prefkit.curation.store import Suggestion, SuggestionRun
 from prefkit.pipelines.assist.kinds import SUGGESTERS, prompt_hash
 from prefkit.pipelines.llm import Estimate
 from prefkit.schemas.common import PrefkitError, utcnow
 
 if TYPE_CHECKING:
-    from prefkit.curation.store.project_store import ProjectStore
+    from prefkit.curation.store import ProjectStore
     from prefkit.pipelines.llm import LLMLayer
     from prefkit.schemas.curation import AnnotationTask
 

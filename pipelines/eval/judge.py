@@ -18,7 +18,7 @@ from prefkit.curation.quality.agreement import agreement_rows
 from prefkit.schemas.config import TENTATIVE_ALPHA_MIN
 
 if TYPE_CHECKING:
-    from prefkit.curation.store.project_store import ProjectStore
+    from prefkit.curation.store import ProjectStore
 
 JUDGE_ALPHA_MIN = TENTATIVE_ALPHA_MIN  # the default of [release] judge_alpha_min
 

@@ -17,8 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from prefkit.curation.annotation.kinds.preference_match import KIND, TASK_KIND, item_ref
 from prefkit.curation.annotation.overlap import apply_overlap, first_target
-from prefkit.curation.store.content import PreferencePair
-from prefkit.curation.store.eval import EvalRun
+from prefkit.curation.store import EvalRun, PreferencePair
 from prefkit.pipelines.eval.judge import ensure_judge_user
 from prefkit.pipelines.eval.release import EvalInputError
 from prefkit.schemas.common import content_hash, utcnow
@@ -26,7 +25,7 @@ from prefkit.schemas.curation import LabelEvent, Provenance
 
 if TYPE_CHECKING:
     from prefkit.curation.project import Project
-    from prefkit.curation.store.project_store import ProjectStore
+    from prefkit.curation.store import ProjectStore
 
 LABELS = ("fully", "partially", "not_covered")
 

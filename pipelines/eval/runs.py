@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from prefkit.curation.store.eval import EvalRun
+from prefkit.curation.store import EvalRun
 from prefkit.pipelines.eval import alps_metrics as alps_m
 from prefkit.pipelines.eval import (
     alps_paper,
@@ -39,7 +39,7 @@ from prefkit.schemas.config import ReleasePolicy
 from prefkit.schemas.evaluation import CupidPrediction
 
 if TYPE_CHECKING:
-    from prefkit.curation.store.project_store import ProjectStore
+    from prefkit.curation.store import ProjectStore
 
 
 @dataclass

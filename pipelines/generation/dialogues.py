@@ -25,7 +25,7 @@ from prefkit.pipelines.llm.types import LLMRequest
 from prefkit.schemas.generation import ContextFactor, Persona, SessionSlot
 
 if TYPE_CHECKING:
-    from prefkit.curation.store.project_store import ProjectStore
+    from prefkit.curation.store import ProjectStore
 
 
 @dataclass

@@ -14,7 +14,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 
-from prefkit.curation.store.content import InstanceLink, StoredSession
+from prefkit.curation.store import InstanceLink, StoredSession
 from prefkit.pipelines.generation.checklists import preference_key
 from prefkit.schemas.cupid import BenchmarkInstance, PriorInteraction
 from prefkit.schemas.generation import SessionPlan

@@ -13,7 +13,7 @@ from prefkit.schemas.curation import Provenance
 from pydantic import BaseModel, ValidationError
 
 if TYPE_CHECKING:
-    from prefkit.curation.store.project_store import ProjectStore
+    from prefkit.curation.store import ProjectStore
 
 PACKAGE = "prefkit.pipelines.generation"
 

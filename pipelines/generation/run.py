@@ -34,7 +34,7 @@ from prefkit.schemas.generation import Persona, Session, Turn
 from pydantic import ValidationError
 
 if TYPE_CHECKING:
-    from prefkit.curation.store.project_store import ProjectStore
+    from prefkit.curation.store import ProjectStore
 
 EPOCH = datetime(2025, 1, 6, 9, 0, tzinfo=UTC)
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from prefkit.curation.store.content import Dialogue, DialogueTurn, ImportBundle, NewMemory, Packet
+from prefkit.curation.store import Dialogue, DialogueTurn, ImportBundle, NewMemory, Packet
 from prefkit.schemas.alpsbench import MemoryItem, check_candidate
 from prefkit.schemas.common import InputError, check_id, sha256_file, validation_line
 from prefkit.schemas.curation import Provenance

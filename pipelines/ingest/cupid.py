@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from prefkit.curation.store.content import CupidSession, DialogueTurn, ImportBundle, Instance, InstanceLink
+from prefkit.curation.store import CupidSession, DialogueTurn, ImportBundle, Instance, InstanceLink
 from prefkit.schemas.common import content_hash, sha256_file
 from prefkit.schemas.cupid import BenchmarkInstance, PriorInteraction
 from prefkit.schemas.curation import Provenance

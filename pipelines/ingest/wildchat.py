@@ -40,8 +40,7 @@ import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
-from prefkit.curation.store.content import ImportBundle
-from prefkit.curation.store.engine import StoreError
+from prefkit.curation.store import ImportBundle, StoreError
 from prefkit.schemas.common import InputError, canonical_json, disk_full, validation_line
 from prefkit.schemas.curation import Provenance
 from prefkit.schemas.reading import loads, no_records, within
@@ -50,7 +49,7 @@ from pydantic import ValidationError
 from tqdm import tqdm
 
 if TYPE_CHECKING:
-    from prefkit.curation.store.project_store import ProjectStore
+    from prefkit.curation.store import ProjectStore
 
 LICENCE = "ODC-BY 1.0 (WildChat-1M, allenai)"
 #: Filter names in the order they are applied; a conversation is counted under the first it fails.

@@ -22,7 +22,7 @@ from prefkit.pipelines.llm.types import BatchBackend, CallFailed, Usage
 from prefkit.schemas.common import PrefkitError
 
 if TYPE_CHECKING:
-    from prefkit.curation.store.llm import LLMBatch
+    from prefkit.curation.store import LLMBatch
     from prefkit.pipelines.llm.layer import CallOutcome, LLMLayer, Planned
 
 TERMINAL = ("completed", "failed", "expired", "cancelled")

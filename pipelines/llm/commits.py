@@ -11,7 +11,7 @@ import asyncio
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
-from prefkit.curation.store.llm import LLMCallRecord
+from prefkit.curation.store import LLMCallRecord
 
 
 class GroupCommitter:

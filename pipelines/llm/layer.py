@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import pydantic
-from prefkit.curation.store.llm import LLMCallRecord
+from prefkit.curation.store import LLMCallRecord
 from prefkit.pipelines.llm.batch import run_batch
 from prefkit.pipelines.llm.commits import GroupCommitter
 from prefkit.pipelines.llm.config import LLMConfigError
@@ -38,7 +38,7 @@ from prefkit.schemas.curation import Provenance
 from prefkit.schemas.environment import Environment
 
 if TYPE_CHECKING:
-    from prefkit.curation.store.project_store import ProjectStore
+    from prefkit.curation.store import ProjectStore
 
 REPAIR_PROMPT = (
     "Your previous answer does not validate against the required JSON schema: {error}\n"

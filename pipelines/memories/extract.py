@@ -24,7 +24,7 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from prefkit.curation.quality.evidence import check_quote
-from prefkit.curation.store.content import Dialogue, NewMemory
+from prefkit.curation.store import Dialogue, NewMemory
 from prefkit.pipelines.generation.prompting import run_validated
 from prefkit.pipelines.generation.run import PricingBackend
 from prefkit.pipelines.llm import LLMLayer
@@ -38,7 +38,7 @@ from prefkit.schemas.config import LLMSection
 from prefkit.schemas.extraction import CONFIDENCE_LEVELS, REJECTED_CONFIDENCE, CandidateList, JudgementList
 
 if TYPE_CHECKING:
-    from prefkit.curation.store.project_store import ProjectStore
+    from prefkit.curation.store import ProjectStore
 
 PACKAGE = "prefkit.pipelines.memories"
 SOURCE_PREFIX = "extract:"

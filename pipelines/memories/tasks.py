@@ -26,8 +26,7 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from prefkit.curation.quality.verification import verified_gold
-from prefkit.curation.store.alpsbench import AlpsTask
-from prefkit.curation.store.content import Dialogue, DialogueTurn
+from prefkit.curation.store import AlpsTask, Dialogue, DialogueTurn
 from prefkit.pipelines.generation.prompting import run_validated
 from prefkit.pipelines.memories import offline as _offline  # noqa: F401 - registers the offline generators
 from prefkit.pipelines.memories.extract import _request
@@ -36,7 +35,7 @@ from prefkit.schemas.common import PrefkitError
 from prefkit.schemas.extraction import SegmentMemory, UpdateDialogue, UserQuery
 
 if TYPE_CHECKING:
-    from prefkit.curation.store.project_store import ProjectStore
+    from prefkit.curation.store import ProjectStore
 
 TASKS = ("task2", "task3", "task4")
 #: AlpsBench's five task-4 abilities (paper section 2.4): what the generated query asks for, and which

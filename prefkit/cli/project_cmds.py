@@ -9,7 +9,7 @@ import click
 from prefkit.cli.common import default_project
 from prefkit.cli.types import SafePath
 from prefkit.curation.project import Project
-from prefkit.curation.store.backend import redact
+from prefkit.curation.store import redact
 from prefkit.exports.writers import write_json
 from prefkit.schemas import ALL_SCHEMAS
 

@@ -13,7 +13,7 @@ import click
 import prefkit
 from prefkit.cli.common import echo_json, echo_table, json_option, project_path_option
 from prefkit.curation.project_dir import ProjectDir
-from prefkit.curation.store.glance import glance
+from prefkit.curation.store import glance_counts
 
 
 @click.command()
@@ -25,7 +25,7 @@ def status(project_path: str, as_json: bool) -> None:
     Example: prefkit status --project my-bench --json
     """
     found = ProjectDir.locate(project_path)
-    counts = glance(found.database)
+    counts = glance_counts(found.database)
     if counts is None:  # only the store can answer (see the module)
         project = prefkit.Project(found.root, found.env)
         try:

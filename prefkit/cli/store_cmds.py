@@ -7,7 +7,7 @@ import click
 from prefkit.cli.args import project_option
 from prefkit.cli.common import echo_json, echo_table, json_option
 from prefkit.curation.project import Project
-from prefkit.curation.store.migrate import migrate_store
+from prefkit.curation.store import migrate_store
 
 
 @click.group()

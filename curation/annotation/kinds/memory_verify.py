@@ -27,8 +27,7 @@ from prefkit.schemas.common import Contract, canonical_json
 from pydantic import Field, model_validator
 
 if TYPE_CHECKING:
-    from prefkit.curation.store.content import Dialogue, StoredMemory
-    from prefkit.curation.store.project_store import ProjectStore
+    from prefkit.curation.store import Dialogue, ProjectStore, StoredMemory
 
 KIND = "memory_verify"
 DECISIONS = ("accept", "edit", "reject")

@@ -27,8 +27,7 @@ from prefkit.schemas.curation import AnnotationTask
 from pydantic import Field
 
 if TYPE_CHECKING:
-    from prefkit.curation.store.content import StoredSession
-    from prefkit.curation.store.project_store import ProjectStore
+    from prefkit.curation.store import ProjectStore, StoredSession
 
 KIND = "preference_expressed"
 

@@ -16,8 +16,7 @@ from prefkit.schemas.common import Contract
 from pydantic import Field
 
 if TYPE_CHECKING:
-    from prefkit.curation.store.content import PreferencePair
-    from prefkit.curation.store.project_store import ProjectStore
+    from prefkit.curation.store import PreferencePair, ProjectStore
 
 KIND = "preference_match"
 

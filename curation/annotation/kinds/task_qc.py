@@ -16,12 +16,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Literal
 
 from prefkit.curation.annotation.task_kinds import FieldSpec, TaskKind
-from prefkit.curation.store.alpsbench import AlpsTask
+from prefkit.curation.store import AlpsTask
 from prefkit.schemas.common import Contract
 from pydantic import Field
 
 if TYPE_CHECKING:
-    from prefkit.curation.store.project_store import ProjectStore
+    from prefkit.curation.store import ProjectStore
 
 KIND = "task_qc"
 
