@@ -4,7 +4,7 @@ A tab remembers, per task kind, the item it showed last and the items it finishe
 run finds another item open (the one on screen was finished in another tab or window, or handed back
 to the pool), the annotator is told so above the new item, in words: nothing they did on the old one
 in this tab was recorded (the store refuses a submit from a showing that is not the open one,
-:class:`prefkit.curation.store.queues.StaleSubmit`), and the item now on screen is a different one.
+:class:`prefkit.curation.store.submits.StaleSubmit`), and the item now on screen is a different one.
 
 Problems with a submit (what is missing, a contradiction, a row to fix) are drawn at the top of the
 item too, where the eye is, not under a button below the fold.

@@ -155,7 +155,7 @@ def main() -> None:
         pool = workflow.available(project, user, "preference_match")
         print(f"pool count beside the progress ({pool:,} items; cached 2 minutes by the page): "
               f"{(time.perf_counter() - start) * 1000:.1f} ms")  # fmt: skip
-        for name, plan in project.store.queues.queue_query_plans(user, "preference_match").items():
+        for name, plan in project.store.assignments.queue_query_plans(user, "preference_match").items():
             print(f"plan {name}: {plan}")
         project.close()
     # The same step in Label Studio, in the same run, when a server is available.

@@ -634,7 +634,7 @@ def draft_kept(
     deadline = time.monotonic() + timeout
     state: dict = {}
     while time.monotonic() < deadline:
-        draft = project.store.queues.draft(user, task_id)
+        draft = project.store.drafts.draft(user, task_id)
         state = json.loads(draft[1]) if draft else {}
         if draft and holds(state):
             return state

@@ -202,7 +202,7 @@ def test_two_last_labels_at_once_on_postgres_still_raise_the_target(tmp_path, pg
             event_id=items[user].event_id, task_id=task.task_id, kind=KIND, annotator=user,
             values={"coverage": value}, created_at=utcnow(),
         )  # fmt: skip
-        project.store.queues.record_submit(ev, review=review)
+        project.store.submits.record_submit(ev, review=review)
 
     first = threading.Thread(target=submit, args=("ann00", "fully", slow_review))
     first.start()

@@ -39,7 +39,7 @@ def reader(root: str, stop, out: str) -> None:
     seen = []
     while not stop.is_set():
         seen.append(len(project.store.labels.events(kind="preference_match")))
-        project.store.queues.progress_table()
+        project.store.progress.progress_table()
     Path(out).write_text(json.dumps(seen))
     project.close()
 

@@ -142,7 +142,7 @@ def test_an_idle_queue_goes_back_to_the_pool_when_someone_else_needs_items(proje
     workflow.current_item(
         project, "alice", "preference_match"
     )  # a new chunk for alice: bob's idle items return
-    released = project.store.queues.assignment_releases("bob")
+    released = project.store.stale.assignment_releases("bob")
     assert len(released) == 6 and {r.kind for r in released} == {"preference_match"}
     assert workflow.progress(project, "bob")["preference_match"].assigned == 0
     stored, counted = holders(project)
@@ -155,7 +155,7 @@ def test_a_busy_queue_is_kept_and_a_command_releases_on_demand(project):
     out = run(project, "tasks", "release", "--idle-hours", "0", "--annotator", "bob")
     assert out.exit_code == 0 and out.output.startswith("released 6 items from 1 idle queue(s)")
     assert (
-        project.store.queues.open_assignment("bob", "preference_match", 10, 0) is not None
+        project.store.assignments.open_assignment("bob", "preference_match", 10, 0) is not None
     )  # bob can go on later
 
 
@@ -171,7 +171,7 @@ def test_a_label_for_an_item_released_while_on_screen_is_kept(project):
 def test_counts_brought_up_to_date_equal_counting_again(project):
     workflow.current_item(project, "alice", "preference_match")
     before = workflow.progress(project, "alice")
-    seen = project.store.queues.queue_version("alice")[0]
+    seen = project.store.progress.queue_version("alice")[0]
     for _ in range(3):
         item = workflow.current_item(project, "alice", "preference_match")
         workflow.submit(project, "alice", item, {"coverage": "fully"})

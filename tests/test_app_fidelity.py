@@ -163,7 +163,7 @@ def test_a_new_browser_session_gets_the_half_done_form_back(project):
     item = workflow.current_item(project, "alice", "preference_expressed")
     first.radio(key=f"{item.event_id}:exp:0").set_value("Not expressed").run()
     first.text_area(key=f"{item.event_id}:comment").input("the user never says it").run()
-    assert project.store.queues.draft("alice", item.task.task_id)[0] == item.event_id
+    assert project.store.drafts.draft("alice", item.task.task_id)[0] == item.event_id
     again = tab("preference_expressed")  # a reload: a new session, nothing in its state
     assert again.radio(key=f"{item.event_id}:exp:0").value == "Not expressed"
     assert again.radio(key=f"{item.event_id}:active").value == 1  # the next undecided item, as left

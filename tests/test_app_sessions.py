@@ -98,7 +98,7 @@ def test_a_draft_is_the_showings_own_never_a_label_and_goes_with_the_submit(proj
     assert project.store.labels.events() == []  # a draft is no label
     values = {"items": [{"item": 0, "expressed": True, "evidence": [2]}, {"item": 1, "expressed": False}]}
     workflow.submit(project, "alice", item, values)
-    assert project.store.queues.draft("alice", item.task.task_id) is None  # gone with the submit
+    assert project.store.drafts.draft("alice", item.task.task_id) is None  # gone with the submit
     after = workflow.annotator_view(project, "alice", "preference_expressed")
     assert after.item.event_id != item.event_id and after.draft is None
 
@@ -106,8 +106,8 @@ def test_a_draft_is_the_showings_own_never_a_label_and_goes_with_the_submit(proj
 def test_a_draft_of_an_earlier_showing_is_not_restored(project):
     item = workflow.current_item(project, "alice", "preference_match")
     # the store keeps no draft for a showing that is not the open one (issue 32)
-    assert not project.store.queues.save_draft(
+    assert not project.store.drafts.save_draft(
         "alice", item.task.task_id, "ev_" + "1" * 32, '{"comment": "old"}'
     )
-    assert project.store.queues.draft("alice", item.task.task_id) is None
+    assert project.store.drafts.draft("alice", item.task.task_id) is None
     assert workflow.annotator_view(project, "alice", "preference_match").draft is None

@@ -128,7 +128,7 @@ def test_gold_items_are_mixed_in_and_scored(project, tmp_path):
         f'{{"kind": "preference_match", "item_ref": "{tasks[1].item_ref}", "answer": {{"coverage": "not_covered"}}}}\n'
     )
     assert import_gold(project, gold_file) == 2
-    assert project.store.queues.task_summaries("preference_match")[0].gold == 2
+    assert project.store.progress.task_summaries("preference_match")[0].gold == 2
     create_tasks(project, "preference_match", gold_rate=0.5)
     done = label_all(project, "alice", "preference_match", {"coverage": "fully"})
     assert {tasks[0].task_id, tasks[1].task_id} <= set(done)
@@ -189,12 +189,12 @@ def test_dashboard_rows_count_what_was_done(project):
     assert dist == {("coverage", "fully"): 6, ("coverage", "partially"): 6}
     assert sum(r.n for r in dashboard.throughput(project.store, "hour")) == 12
     assert dashboard.overview(project.store)["complete"] == 6
-    assert project.store.queues.task_summaries("preference_match")[0].gold == 0
+    assert project.store.progress.task_summaries("preference_match")[0].gold == 0
 
 
 def test_queue_queries_use_indexes(project):
     workflow.current_item(project, "alice", "preference_match")
-    plans = project.store.queues.queue_query_plans("alice", "preference_match")
+    plans = project.store.assignments.queue_query_plans("alice", "preference_match")
     assert "USING INDEX ix_assignments_open" in plans["open_item"]
     assert "ix_tasks_queue" in plans["next_regular"]
     assert "SCAN" not in " ".join(plans.values())
@@ -242,7 +242,7 @@ def test_the_page_reads_account_item_and_version_in_one_statement(project):
     assert len(statements) == 1
     assert view.active and view.item.task.task_id != item.task.task_id
     assert view.item == workflow.current_item(project, "alice", "preference_match")
-    assert view.version == project.store.queues.queue_version("alice") and view.version[0] > 0
+    assert view.version == project.store.progress.queue_version("alice") and view.version[0] > 0
     project.store.accounts.set_user_active("alice", False)
     assert workflow.annotator_view(project, "alice", "preference_match") == workflow.AnnotatorView(
         False, None, view.version
@@ -265,7 +265,7 @@ def test_a_signed_in_click_of_a_disabled_or_unknown_account_writes_nothing(proje
     assert project.store.labels.event(nxt.event_id) is None  # nothing written, the item still open
     assert workflow.current_item(project, "alice", "preference_match").task.task_id == nxt.task.task_id
     with pytest.raises(workflow.AccountInactive):  # a name with no account at all
-        project.store.queues.record_submit(
+        project.store.submits.record_submit(
             LabelEvent(event_id="ev_ghost", task_id=nxt.task.task_id, kind=nxt.task.kind, annotator="nobody",
                        values={"coverage": "fully"}, created_at=utcnow()),
             active_account=True,

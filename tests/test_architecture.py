@@ -35,3 +35,29 @@ def test_the_store_face_names_for_the_type_checker_what_it_exports():
     }
     assert imported and imported == store.EXPORTS
     assert all(getattr(store, name) is not None for names in store.EXPORTS.values() for name in names)
+
+
+def test_the_architecture_doc_lists_each_store_member_with_its_module():
+    import ast
+    import inspect
+
+    from prefkit.curation.store import ProjectStore
+
+    init = ast.parse(inspect.getsource(ProjectStore.__init__).strip())
+    imported = ast.parse(inspect.getsource(inspect.getmodule(ProjectStore)))
+    module_of = {
+        a.name: n.module.removeprefix("prefkit.curation.store.") + ".py"
+        for n in imported.body
+        if isinstance(n, ast.ImportFrom) and n.module.startswith("prefkit.curation.store.")
+        for a in n.names
+    }
+    members = {
+        node.targets[0].attr: module_of[node.value.func.id]
+        for node in ast.walk(init)
+        if isinstance(node, ast.Assign)
+        and isinstance(node.value, ast.Call)
+        and isinstance(node.value.func, ast.Name)
+    }
+    doc = (ROOT / "docs" / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    rows = dict(re.findall(r"^  \| `store\.(\w+)` \| `(\w+\.py)`", doc, re.M))
+    assert members and rows == members

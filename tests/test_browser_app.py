@@ -224,7 +224,7 @@ def test_a_tie_is_adjudicated_from_an_empty_form(served, browser):
                 {"item": 1, "expressed": not first, "evidence": []},
             ]
         }
-        project.store.queues.record_submit(LabelEvent(event_id=f"ev_tie_{who}", task_id=task.task_id, kind=task.kind,
+        project.store.submits.record_submit(LabelEvent(event_id=f"ev_tie_{who}", task_id=task.task_id, kind=task.kind,
                                             annotator=who, values=values, created_at=utcnow()))  # fmt: skip
     page = sign_in(browser, url, "maya")
     page.get_by_role("link", name="Adjudication").click()
@@ -253,7 +253,7 @@ def test_an_idle_item_goes_back_to_the_pool_and_a_late_submit_is_kept(served, br
         cli, ["tasks", "release", "--idle-hours", "0", "--annotator", "erin", "--project", str(project.root)]
     )
     assert out.exit_code == 0 and out.output.startswith("released 3 items")
-    assert {r.task_id for r in project.store.queues.assignment_releases("erin")} == {
+    assert {r.task_id for r in project.store.stale.assignment_releases("erin")} == {
         t.task_id for t in project.store.labels.tasks(kind="preference_match")
     }
     label_match(page)  # the item still on screen: its label is kept, the page moves on

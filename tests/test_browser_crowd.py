@@ -102,7 +102,7 @@ def test_a_participant_failing_the_attention_check_sees_the_screened_out_code_an
     events = [(e.platform_id, e.event) for e in project.store.studies.events("pilot")]
     assert ("pTwo", "screened_out") in events
     # stopped: the unfinished items went back to the pool, nothing is open for them
-    assert project.store.queues.open_item(studies.username_for("pilot", "pTwo"), KIND) is None
+    assert project.store.assignments.open_item(studies.username_for("pilot", "pTwo"), KIND) is None
 
 
 @pytest.mark.parametrize(

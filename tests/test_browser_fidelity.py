@@ -416,7 +416,7 @@ def test_a_reload_mid_item_keeps_the_sign_in_the_item_and_the_half_done_form(ser
     assert ev.event_id == shown.event_id and ev.comment == "one candidate is about the assistant"
     assert ev.values["decisions"][0]["decision"] == "reject"
     assert [m["value"] for m in ev.values["added"]] == ["Travels to Porto in June"]
-    assert project.store.queues.draft("ann12", shown.task.task_id) is None
+    assert project.store.drafts.draft("ann12", shown.task.task_id) is None
 
     page.get_by_role("button", name="Sign out").click()  # revoked: the old cookie signs nobody in
     page.get_by_label("User name").wait_for()

@@ -147,7 +147,7 @@ def test_work_hands_back_stale_items(project):
     at.number_input(key="work_stale_hours").set_value(0.0).run()
     assert list(at.dataframe[1].value["annotator"]) == ["bob"]
     button(at, "Hand back").click().run()
-    assert project.store.queues.assignment_releases("bob")
+    assert project.store.stale.assignment_releases("bob")
     assert project.store.audit.events()[0].action == "tasks.release"
 
 

@@ -134,7 +134,7 @@ def test_a_participant_who_can_no_longer_pass_the_checks_is_screened_out_at_once
     events = project.store.studies.events("pilot")
     assert [e.event for e in events] == ["arrived", "screened_out"] and events[1].detail["gold_total"] == 2
     # stopped: no item is shown to them again, and their unfinished items went back to the pool
-    assert project.store.queues.open_item(who, KIND) is None
+    assert project.store.assignments.open_item(who, KIND) is None
 
 
 def test_past_the_time_limit_a_participant_is_timed_out_and_their_items_go_back(project):

@@ -18,8 +18,8 @@ def test_a_draft_for_another_annotators_item_is_refused_and_writes_nothing(proje
     item = workflow.current_item(project, "alice", KIND)
     with pytest.raises(WorkflowError, match=f"not bob's open item as shown \\({item.event_id}\\)"):
         workflow.save_draft(project, "bob", item, {"comment": "mine now"})
-    assert project.store.queues.draft("bob", item.task.task_id) is None
-    assert project.store.queues.draft("alice", item.task.task_id) is None
+    assert project.store.drafts.draft("bob", item.task.task_id) is None
+    assert project.store.drafts.draft("alice", item.task.task_id) is None
 
 
 def test_a_draft_of_a_submitted_showing_is_refused(project):
@@ -28,7 +28,7 @@ def test_a_draft_of_a_submitted_showing_is_refused(project):
     workflow.submit(project, "alice", item, values)
     with pytest.raises(WorkflowError, match="is not alice's open item"):
         workflow.save_draft(project, "alice", item, {"comment": "late"})
-    assert project.store.queues.draft("alice", item.task.task_id) is None
+    assert project.store.drafts.draft("alice", item.task.task_id) is None
 
 
 @pytest.mark.parametrize("bad", [math.nan, math.inf, -math.inf, [1.0, {"deep": math.nan}]])
@@ -36,7 +36,7 @@ def test_a_draft_with_a_value_that_is_not_finite_is_refused(project, bad):
     item = workflow.current_item(project, "alice", KIND)
     with pytest.raises(WorkflowError, match="finite"):
         workflow.save_draft(project, "alice", item, {"score": bad})
-    assert project.store.queues.draft("alice", item.task.task_id) is None
+    assert project.store.drafts.draft("alice", item.task.task_id) is None
 
 
 def test_a_draft_over_the_size_bound_is_refused_and_one_at_it_is_kept(project):
@@ -44,9 +44,9 @@ def test_a_draft_over_the_size_bound_is_refused_and_one_at_it_is_kept(project):
     overhead = len('{"comment":""}')
     with pytest.raises(WorkflowError, match=f"at most {MAX_DRAFT_BYTES} bytes"):
         workflow.save_draft(project, "alice", item, {"comment": "x" * (MAX_DRAFT_BYTES - overhead + 1)})
-    assert project.store.queues.draft("alice", item.task.task_id) is None
+    assert project.store.drafts.draft("alice", item.task.task_id) is None
     workflow.save_draft(project, "alice", item, {"comment": "x" * (MAX_DRAFT_BYTES - overhead)})
-    assert len(project.store.queues.draft("alice", item.task.task_id)[1]) == MAX_DRAFT_BYTES
+    assert len(project.store.drafts.draft("alice", item.task.task_id)[1]) == MAX_DRAFT_BYTES
 
 
 @pytest.mark.parametrize("bad", [["not", "an", "object"], {1: "a key that is no name"}, {"x": object()}])
@@ -54,7 +54,7 @@ def test_a_draft_that_is_not_an_object_of_json_values_is_refused(project, bad):
     item = workflow.current_item(project, "alice", KIND)
     with pytest.raises(WorkflowError, match="draft"):
         workflow.save_draft(project, "alice", item, bad)
-    assert project.store.queues.draft("alice", item.task.task_id) is None
+    assert project.store.drafts.draft("alice", item.task.task_id) is None
 
 
 def test_the_owners_draft_of_the_showing_item_is_kept(project):
@@ -73,5 +73,5 @@ def test_the_annotate_page_says_a_draft_over_the_bound_is_not_kept_and_keeps_the
     assert not page.exception
     warned = [w.value for w in page.warning if w.value.startswith("Not kept as a draft")]
     assert len(warned) == 1 and f"a draft has at most {MAX_DRAFT_BYTES} bytes" in warned[0]
-    assert project.store.queues.draft("alice", item.task.task_id) is None
+    assert project.store.drafts.draft("alice", item.task.task_id) is None
     assert page.button(key=f"{item.event_id}:submit")  # the item's form is still there

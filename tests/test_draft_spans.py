@@ -62,7 +62,7 @@ def test_a_reload_brings_back_the_selected_words_the_evidence_turn_and_the_switc
     first.session_state[f"{p}:sp:0"] = [span]  # what the picker's callback stores for the active item
     first.session_state[f"{p}:ev:0"] = [2]
     first.run()
-    kept = project.store.queues.draft("alice", item.task.task_id)
+    kept = project.store.drafts.draft("alice", item.task.task_id)
     assert kept[0] == p and '"small screen"' in kept[1]
 
     reload = AppTest.from_file(APP, default_timeout=60)  # a reload: a new session, the same address

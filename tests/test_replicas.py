@@ -120,5 +120,5 @@ def test_two_replicas_and_a_kill_lose_nothing_and_over_assign_nothing(tmp_path, 
         last_done = max(pos for pos, done in mine if done)
         assert all(done for pos, done in mine if pos < last_done), f"{u} has an item stuck in the queue"
     available = sum(1 for tid, n in counters.items() if n < OVERLAP)
-    assert store.queues.available_count("newcomer", KIND) == available > 0  # the rest is still on offer
+    assert store.assignments.available_count("newcomer", KIND) == available > 0  # the rest is still on offer
     watcher.close()

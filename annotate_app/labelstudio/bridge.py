@@ -873,7 +873,7 @@ def _adapt(project: Project, client: LabelStudio, report: PullReport, url: str, 
     decided as a submit in the app decides it, and Label Studio is asked for one more annotator on
     each item whose labels are uncertain."""
     store = project.store
-    candidates = store.queues.adaptive_tasks(kind)
+    candidates = store.submits.adaptive_tasks(kind)
     if not candidates:
         return
     raised = adaptive.review_tasks(

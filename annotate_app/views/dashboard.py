@@ -191,7 +191,7 @@ with st.expander("Sessions to re-verify"):
     st.dataframe(pd.DataFrame(dashboard.reverification(store)), hide_index=True, width="stretch")
 
 with st.expander("Batches"):
-    st.dataframe(pd.DataFrame(store.queues.task_summaries()), hide_index=True, width="stretch")
+    st.dataframe(pd.DataFrame(store.progress.task_summaries()), hide_index=True, width="stretch")
     batches = [b.batch_id for b in store.labels.batches()]
     if batches:
         b1, b2, b3 = st.columns([2, 1, 1])

@@ -3,8 +3,8 @@
 Queues are pulled: when an annotator has nothing open of a kind, the store assigns a chunk of tasks
 they never had, regular tasks while fewer than ``overlap`` distinct annotators hold them (the ones
 closest to complete first) and gold tasks, which go to every annotator once, at the batch's gold rate.
-This module decides the policy (chunk size, gold rate); the queues area
-(:mod:`prefkit.curation.store.queues`) does the SQL and places the gold items inside a chunk by a
+This module decides the policy (chunk size, gold rate); the assignments area
+(:mod:`prefkit.curation.store.assignments`) does the SQL and places the gold items inside a chunk by a
 deterministic shuffle (``interleave``), so an annotator cannot tell them apart.
 """
 

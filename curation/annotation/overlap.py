@@ -253,7 +253,7 @@ def decide(
     conn: Connection, store: ProjectStore, task_id: str, kind: str, rule: OverlapRange, snap: Snapshot | None
 ) -> bool:
     """One adaptive decision in the caller's transaction; True when the target went up."""
-    target = store.queues.lock_target(conn, task_id)
+    target = store.submits.lock_target(conn, task_id)
     if target is None or target.overlap_max is None or target.audit or target.overlap >= target.overlap_max:
         return False
     finished = store.labels.task_finishers(conn, task_id)
@@ -262,7 +262,7 @@ def decide(
     labels = {a: ev.values for a, ev in finished.items() if ev.action == "label"}
     if certain(kind, labels, snap, rule):
         return False
-    return store.queues.raise_target(conn, task_id, target.overlap + 1)
+    return store.submits.raise_target(conn, task_id, target.overlap + 1)
 
 
 def review_tasks(

@@ -445,7 +445,7 @@ def participant_view(
     if status == "active" and queue and progress[0] == progress[1]:
         # items handed back to the pool (``prefkit tasks release``, or idle past [annotation]
         # stale_after_hours) leave a queue that looks done: that participant ran out of time instead
-        if project.store.queues.assignment_releases(annotator=username):
+        if project.store.stale.assignment_releases(annotator=username):
             status = _finished(project, study, participant, "timed_out", {"done": progress[0]})
         else:
             status = _finished(project, study, participant, "completed", {"done": progress[0]})

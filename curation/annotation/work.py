@@ -58,20 +58,20 @@ def stale_queues(project: Project, hours: float | None = None) -> list[IdleQueue
         hours = workflow.stale_after_hours(project)
         if hours <= 0:
             return []
-    return project.store.queues.idle_queues(_hours_ago(hours))
+    return project.store.stale.idle_queues(_hours_ago(hours))
 
 
 def rows(project: Project) -> list[WorkRow]:
     """Per kind and batch: status, tasks, gold, overlap, assigned slots, complete tasks, stale items."""
     store = project.store
     status = {b.batch_id: b.status for b in store.labels.batches()}
-    overlaps = {(o.kind, o.batch_id): o for o in store.queues.overlap_ranges()}
+    overlaps = {(o.kind, o.batch_id): o for o in store.submits.overlap_ranges()}
     stale: dict[tuple[str, str], int] = {}
     for q in stale_queues(project):
         for batch, n in q.by_batch:
             stale[(q.kind, batch)] = stale.get((q.kind, batch), 0) + n
     out = []
-    for s in store.queues.task_summaries():
+    for s in store.progress.task_summaries():
         o = overlaps.get((s.kind, s.batch_id))
         text = overlap_text(o.low, o.high, o.min, o.max) if o else "–"
         out.append(WorkRow(s.kind, s.batch_id, status.get(s.batch_id, "open"), s.tasks, s.gold, text,

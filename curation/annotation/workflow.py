@@ -145,14 +145,14 @@ def annotator_view(
     session_id = _session_id(project, session)
     if session is not None and session_id is None:  # the token itself is spent: no read needed
         return AnnotatorView(False, None, (0, 0, 0))
-    view = project.store.queues.annotator_view(user, kind, session_id)
+    view = project.store.assignments.annotator_view(user, kind, session_id)
     if not view.active:
         return AnnotatorView(False, None, view.version)
     if view.item is not None and view.item.event_id:
         draft = _restorable(view.item.task, json.loads(view.draft)) if view.draft else None
         return AnnotatorView(True, _shown(view.item), view.version, draft)
     item = _shown(_assign_next(project, user, kind, policy, batch))
-    return AnnotatorView(True, item, project.store.queues.queue_version(user))
+    return AnnotatorView(True, item, project.store.progress.queue_version(user))
 
 
 def _restorable(task: AnnotationTask, draft: dict[str, Any]) -> dict[str, Any]:
@@ -192,7 +192,7 @@ def save_draft(project: Project, user: str, item: ShownItem, state: dict[str, An
     size = len(text.encode("utf-8"))
     if size > MAX_DRAFT_BYTES:
         raise WorkflowError(f"a draft has at most {MAX_DRAFT_BYTES} bytes (this one has {size})")
-    if not project.store.queues.save_draft(user, item.task.task_id, item.event_id, text):
+    if not project.store.drafts.save_draft(user, item.task.task_id, item.event_id, text):
         raise WorkflowError(
             f"no draft kept: item {item.task.task_id} is not {user}'s open item as shown ({item.event_id})"
         )
@@ -202,7 +202,7 @@ def current_item(project: Project, user: str, kind: str) -> ShownItem | None:
     """The annotator's open item of ``kind`` (assigned now if the queue was empty), or None when done.
     The usual case, an item already shown (a submit marks the next one), is one read."""
     get_kind(kind)
-    item = project.store.queues.open_item(user, kind)
+    item = project.store.assignments.open_item(user, kind)
     if item is None or not item.event_id:
         item = _assign_next(project, user, kind)
     return _shown(item)
@@ -224,7 +224,7 @@ def _assign_next(
     policy = policy or policy_for(project, kind)
     hours = stale_after_hours(project)
     before = _hours_ago(hours) if hours > 0 else None
-    return project.store.queues.open_assignment(
+    return project.store.assignments.open_assignment(
         user, kind, policy.chunk, policy.n_gold, stale_before=before, batch=batch
     )
 
@@ -264,7 +264,7 @@ def release_stale(
     hours = stale_after_hours(project) if hours is None else hours
     if hours < 0:
         raise WorkflowError("hours must be 0 or more")
-    return project.store.queues.release_stale(_hours_ago(hours), kind=kind, annotator=annotator)
+    return project.store.stale.release_stale(_hours_ago(hours), kind=kind, annotator=annotator)
 
 
 def adapt(project: Project, kind: str | None = None) -> dict[str, list[str]]:
@@ -278,7 +278,7 @@ def adapt(project: Project, kind: str | None = None) -> dict[str, list[str]]:
     for name in kinds:
         overlap.refresh(store, name, overlap.model_method(store), force=True)
         out[name] = overlap.review_tasks(
-            store, store.queues.adaptive_tasks(name), setting, overlap.model_method(store)
+            store, store.submits.adaptive_tasks(name), setting, overlap.model_method(store)
         )
     return out
 
@@ -327,7 +327,7 @@ def _finish(
         assist_arm=assist.arm if assist else None,
         suggestion_id=assist.suggestion_id if assist else None,
     )
-    return project.store.queues.record_submit(
+    return project.store.submits.record_submit(
         event, active_account=signed_in, session_id=session_id, review=_review(project, item.task)
     )
 
@@ -474,7 +474,7 @@ def edit_label(
         assist_arm=old.assist_arm,
         suggestion_id=old.suggestion_id,
     )
-    project.store.queues.record_submit(
+    project.store.submits.record_submit(
         event, active_account=signed_in, session_id=session_id, review=_review(project, task)
     )
     return event
@@ -526,7 +526,7 @@ def progress_after(
     app's submit path). A first label, skip or flag of an item finishes its assignment: done + 1,
     today + 1; an edit or a withdrawal changes neither."""
     out = dict(counts)
-    for ev in project.store.queues.events_after(user, seen):
+    for ev in project.store.progress.events_after(user, seen):
         if ev.source != "app" or ev.batch_id is None:
             return None
         if ev.supersedes is not None or ev.action not in ("label", "skip", "flag"):
@@ -572,7 +572,7 @@ def progress_memo(
 
 def progress(project: Project, user: str) -> dict[str, KindCounts]:
     """Per task kind: items assigned to the annotator, done, finished today (UTC), and per batch."""
-    counts = project.store.queues.queue_counts(user, since=utcnow()[:10])
+    counts = project.store.progress.queue_counts(user, since=utcnow()[:10])
     return {kind: counts.get(kind, KindCounts()) for kind in TASK_KIND_REGISTRY}
 
 
@@ -580,7 +580,7 @@ def available(project: Project, user: str, kind: str) -> int:
     """Items of ``kind`` not yet given to the annotator that could still be (a count over the whole
     pool: the app refreshes it at most once a minute, not on every submit)."""
     get_kind(kind)
-    return project.store.queues.available_count(user, kind)
+    return project.store.assignments.available_count(user, kind)
 
 
 def kinds_with_work(project: Project, user: str) -> dict[str, bool]:
@@ -592,7 +592,7 @@ def kinds_with_work(project: Project, user: str) -> dict[str, bool]:
     for k in TASK_KIND_REGISTRY:
         if counts[k].assigned > counts[k].done:
             out[k] = True
-        elif project.store.queues.has_available(user, k):
+        elif project.store.assignments.has_available(user, k):
             out[k] = False
     return out
 

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 def progress(store: ProjectStore) -> list[ProgressRow]:
     """Per (annotator, task kind): assigned, done, labels, skips, flags, mean seconds per label."""
-    return store.queues.progress_table()
+    return store.progress.progress_table()
 
 
 def throughput(store: ProjectStore, per: str = "day") -> list[Throughput]:
@@ -98,7 +98,7 @@ def reverification(store: ProjectStore) -> list[ReverifyDialogue]:
 def overview(store: ProjectStore) -> dict[str, Any]:
     """Headline numbers: tasks, finished labels, annotators (people who gave at least one label, not
     accounts), items complete (k labels)."""
-    summaries = store.queues.task_summaries()
+    summaries = store.progress.task_summaries()
     return {
         "tasks": sum(r.tasks for r in summaries),
         "complete": sum(r.complete or 0 for r in summaries),

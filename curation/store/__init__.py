@@ -21,6 +21,7 @@ if TYPE_CHECKING:  # the same names as EXPORTS, for the type checker
     from prefkit.curation.store.accounts import ROLES, Account
     from prefkit.curation.store.alpsbench import AlpsTask
     from prefkit.curation.store.annotator_items import ITEM_STATUSES, AnnotatorItem
+    from prefkit.curation.store.assignments import OpenItem
     from prefkit.curation.store.assist import Suggestion, SuggestionRun
     from prefkit.curation.store.backend import DatabaseUnavailable, has_password, parse_url, redact
     from prefkit.curation.store.common import LATEST_MIGRATION, MOVED_TO, STAGING, StoreError, is_url
@@ -44,20 +45,13 @@ if TYPE_CHECKING:  # the same names as EXPORTS, for the type checker
     from prefkit.curation.store.labelstudio import LSAnnotation, LSPushLease
     from prefkit.curation.store.llm import LedgerRow, LLMBatch, LLMCallRecord
     from prefkit.curation.store.migrate import migrate_store
+    from prefkit.curation.store.progress import KindCounts, ProgressRow
     from prefkit.curation.store.project_store import ProjectStore
-    from prefkit.curation.store.queues import (
-        AccountInactive,
-        IdleQueue,
-        KindCounts,
-        OpenItem,
-        ProgressRow,
-        ReleasedAssignment,
-        SessionEnded,
-        StaleSubmit,
-    )
     from prefkit.curation.store.release import ReleaseRecord
     from prefkit.curation.store.roundtrips import RoundTrips
+    from prefkit.curation.store.stale import IdleQueue, ReleasedAssignment
     from prefkit.curation.store.studies import NO_PASSWORD, Participant, Study
+    from prefkit.curation.store.submits import AccountInactive, SessionEnded, StaleSubmit
     from prefkit.curation.store.usernames import CROWD_PREFIX, MAX_NAME, normalize_username
 
 #: Each module of the store and the names other layers import from it (tests/test_architecture.py
@@ -66,6 +60,7 @@ EXPORTS: dict[str, tuple[str, ...]] = {
     "accounts": ("ROLES", "Account"),
     "alpsbench": ("AlpsTask",),
     "annotator_items": ("ITEM_STATUSES", "AnnotatorItem"),
+    "assignments": ("OpenItem",),
     "assist": ("Suggestion", "SuggestionRun"),
     "backend": ("DatabaseUnavailable", "has_password", "parse_url", "redact"),
     "common": ("LATEST_MIGRATION", "MOVED_TO", "STAGING", "StoreError", "is_url"),
@@ -79,14 +74,13 @@ EXPORTS: dict[str, tuple[str, ...]] = {
     "labelstudio": ("LSAnnotation", "LSPushLease"),
     "llm": ("LedgerRow", "LLMBatch", "LLMCallRecord"),
     "migrate": ("migrate_store",),
+    "progress": ("KindCounts", "ProgressRow"),
     "project_store": ("ProjectStore",),
-    "queues": (
-        *("AccountInactive", "IdleQueue", "KindCounts", "OpenItem"),
-        *("ProgressRow", "ReleasedAssignment", "SessionEnded", "StaleSubmit"),
-    ),
     "release": ("ReleaseRecord",),
     "roundtrips": ("RoundTrips",),
+    "stale": ("IdleQueue", "ReleasedAssignment"),
     "studies": ("NO_PASSWORD", "Participant", "Study"),
+    "submits": ("AccountInactive", "SessionEnded", "StaleSubmit"),
     "usernames": ("CROWD_PREFIX", "MAX_NAME", "normalize_username"),
 }
 _MODULE_OF = {name: module for module, names in EXPORTS.items() for name in names}

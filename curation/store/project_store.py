@@ -8,9 +8,11 @@ from pathlib import Path
 from prefkit.curation.store.accounts import Accounts
 from prefkit.curation.store.alpsbench import AlpsTasks
 from prefkit.curation.store.annotator_items import AnnotatorItems
+from prefkit.curation.store.assignments import Assignments
 from prefkit.curation.store.assist import Suggestions
 from prefkit.curation.store.audit import Audit
 from prefkit.curation.store.content import Content
+from prefkit.curation.store.drafts import Drafts
 from prefkit.curation.store.engine import StoreCore
 from prefkit.curation.store.eval import Evaluations
 from prefkit.curation.store.generation import Generation
@@ -18,10 +20,12 @@ from prefkit.curation.store.glance import COUNTS
 from prefkit.curation.store.labels import Labels
 from prefkit.curation.store.labelstudio import LabelStudioMap
 from prefkit.curation.store.llm import LLMRecords
-from prefkit.curation.store.queues import Queues
+from prefkit.curation.store.progress import Progress
 from prefkit.curation.store.release import Releases
 from prefkit.curation.store.sessions import Sessions
+from prefkit.curation.store.stale import Stale
 from prefkit.curation.store.studies import Studies
+from prefkit.curation.store.submits import Submits
 from prefkit.schemas.config import Consensus
 
 
@@ -30,28 +34,8 @@ class ProjectStore(StoreCore):
     each area of the data a member that shares them. One instance per process is enough; it is
     thread-safe.
 
-    ============================  ===============================================================
-    ``store.content``             sources and imports, dialogues and turns (and their revisions),
-                                  memories, AlpsBench packets, CUPID instances, preference pairs,
-                                  pipeline failures
-    ``store.generation``          personas, context factors, session plans, checklists, simulated
-                                  sessions, generated instances
-    ``store.accounts``            users, roles, passwords, the sign-in log
-    ``store.labels``              batches, tasks and their gold answers, the label event log,
-                                  adjudications
-    ``store.queues``              each annotator's persisted queue, submits, stale assignments,
-                                  progress
-    ``store.items``               one annotator's items with their status (the app's *My items*)
-    ``store.labelstudio``         Label Studio projects, tasks and annotations mapped to prefkit's
-    ``store.llm``                 the LLM response cache, the call ledger, batch jobs
-    ``store.eval``                evaluation runs and their items
-    ``store.alps``                built AlpsBench task rows
-    ``store.assist``              ``prefkit suggest`` runs and their suggestions (never labels)
-    ``store.releases``            the release log, annotator pseudonyms, release-time reads
-    ``store.sessions``            the annotation app's sign-in sessions and their secret
-    ``store.audit``               the maintainers' actions on people, work and releases
-    ``store.studies``             crowd studies, their participants and what happened to each
-    ============================  ===============================================================
+    docs/ARCHITECTURE.md lists the members, the module of each and what it holds (a test keeps that
+    table equal to the members set here).
 
     Transactions stay on the store (``store.write()``, ``store.read()``); an area method that must
     join the caller's transaction takes the connection as its first argument
@@ -71,7 +55,11 @@ class ProjectStore(StoreCore):
         self.audit = Audit(self)
         self.accounts = Accounts(self, self.audit)
         self.labels = Labels(self)
-        self.queues = Queues(self, self.labels)
+        self.stale = Stale(self)
+        self.assignments = Assignments(self, self.labels, self.stale)
+        self.submits = Submits(self, self.labels)
+        self.drafts = Drafts(self)
+        self.progress = Progress(self)
         self.items = AnnotatorItems(self, self.labels)
         self.labelstudio = LabelStudioMap(self, self.labels)
         self.llm = LLMRecords(self)

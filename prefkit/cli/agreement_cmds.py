@@ -159,7 +159,7 @@ def labels_import(project: Project, file: str, fmt: str | None, judge: bool) -> 
         store = project.store
         raised = overlap.review_tasks(
             store,
-            store.queues.adaptive_tasks(),
+            store.submits.adaptive_tasks(),
             project.config.annotation.overlap,
             overlap.model_method(store),
         )

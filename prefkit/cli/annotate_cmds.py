@@ -184,7 +184,7 @@ def tasks_list(project: Project, kind: str | None, as_json: bool) -> None:
 
     Example: prefkit tasks list --kind memory_verify
     """
-    rows = project.store.queues.task_summaries(kind)
+    rows = project.store.progress.task_summaries(kind)
     if as_json:
         echo_json(rows)
     else:

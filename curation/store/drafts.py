@@ -1,0 +1,52 @@
+"""Drafts area of the project store (``store.drafts``): the half-done form of an annotator's open
+item, kept so a reload shows it again. Never a label; a submit deletes it
+(:mod:`prefkit.curation.store.submits`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from prefkit.curation.store.engine import StoreArea
+from prefkit.schemas.common import utcnow
+from sqlalchemy import select
+
+
+class Drafts(StoreArea):
+    """Save and read the form state of the showing of an open item."""
+
+    def save_draft(self, annotator: str, task_id: str, event_id: str, state_json: str) -> bool:
+        """Keep the form state of the showing ``event_id`` of an annotator's open item (one row per
+        annotator and task, replaced). Never a label: nothing reads drafts but the app's next run.
+        False, with nothing written, unless ``event_id`` is that annotator's open assignment of
+        ``task_id`` as shown now (checked in the write's transaction: another annotator's item, a
+        submitted or re-shown one has no draft)."""
+        stmt = self.insert_stmt("drafts")
+        stmt = stmt.on_conflict_do_update(
+            index_elements=["annotator", "task_id"],
+            set_={"event_id": stmt.excluded.event_id, "state_json": stmt.excluded.state_json,
+                  "updated_at": stmt.excluded.updated_at},
+        )  # fmt: skip
+        row = {"annotator": annotator, "task_id": task_id, "event_id": event_id, "state_json": state_json,
+               "updated_at": utcnow()}  # fmt: skip
+        a = self.t["assignments"]
+        showing = select(a.c.task_id).where(
+            a.c.annotator == annotator,
+            a.c.task_id == task_id,
+            a.c.event_id == event_id,
+            a.c.done_at.is_(None),
+        )
+        return self.retrying(lambda: self._write_if(showing, stmt, row))
+
+    def _write_if(self, condition, stmt, row: dict[str, Any]) -> bool:
+        with self.write() as conn:
+            if conn.execute(condition).first() is None:
+                return False
+            conn.execute(stmt, row)
+            return True
+
+    def draft(self, annotator: str, task_id: str) -> tuple[str, str] | None:
+        """``(event_id, state_json)`` of the annotator's draft of ``task_id``, or None."""
+        d = self.t["drafts"]
+        q = select(d.c.event_id, d.c.state_json).where(d.c.annotator == annotator, d.c.task_id == task_id)
+        found = self.read_retrying(lambda conn: conn.execute(q).first())
+        return None if found is None else (found[0], found[1])
