@@ -7,6 +7,7 @@ Layout of a project directory::
     project.db            the working database (SQLite, WAL), unless ``[project] database`` (or
                           ``$PREFKIT_DATABASE_URL``) names a PostgreSQL database
     guidelines/<kind>.md  annotation guidelines per task kind
+    kinds/<name>.toml     task kinds the project declares (docs/kinds.md)
     releases/X.Y.Z/       immutable releases
 """
 
@@ -18,6 +19,7 @@ from functools import cached_property
 from importlib import resources
 from pathlib import Path
 
+from prefkit.curation.annotation.declared import KINDS_DIR, use_project_kinds
 from prefkit.curation.annotation.guidelines import write_default_guidelines
 from prefkit.curation.project_dir import CONFIG_NAME, ProjectDir
 from prefkit.curation.store import ProjectStore, StoreError, has_password, is_url, parse_url, redact
@@ -32,7 +34,11 @@ def _template() -> str:
 
 class Project(ProjectDir):
     """A project directory (:class:`ProjectDir`: configuration, guidelines, releases, environment)
-    with its store."""
+    with its store. Opening one makes its declared kinds (``kinds/``) the registry's."""
+
+    def __init__(self, root: str | Path, env: Environment | None = None):
+        super().__init__(root, env)
+        use_project_kinds(self.root)
 
     @classmethod
     def init(
@@ -70,6 +76,7 @@ class Project(ProjectDir):
             )
         project = cls(root, env)
         project.guidelines_dir.mkdir(exist_ok=True)
+        (project.root / KINDS_DIR).mkdir(exist_ok=True)
 
         write_default_guidelines(project.guidelines_dir)
         project.store  # noqa: B018 - creates the database and applies migrations
@@ -88,6 +95,7 @@ class Project(ProjectDir):
         store = ProjectStore(self.database, *_store_options(self.env))
         release = self.config.release
         store.consensus_method, store.consensus_confidence = release.consensus, release.consensus_confidence
+        use_project_kinds(self.root, store)  # its declared kinds, held to what their labels were made under
         return store
 
     def close(self) -> None:

@@ -46,7 +46,8 @@ class ProjectDir:
             user = tomllib.loads(path.read_text(encoding="utf-8"))
         except tomllib.TOMLDecodeError as exc:
             raise StoreError(f"{path}: {exc}") from exc
-        return ProjectConfig.parse(user, str(path))
+        declared = tuple(p.stem for p in sorted((self.root / "kinds").glob("*.toml")))
+        return ProjectConfig.parse(user, str(path), declared)
 
     @property
     def name(self) -> str:

@@ -28,6 +28,7 @@ from pydantic import (
     Field,
     Tag,
     ValidationError,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
@@ -71,11 +72,13 @@ def config_selected(name: str, only: list[str] | tuple[str, ...] | None) -> bool
     return any(name == o or (o.endswith("*") and name.startswith(o[:-1])) for o in only)
 
 
-def known_config(entry: str) -> bool:
+def known_config(entry: str, declared: tuple[str, ...] = ()) -> bool:
     """Whether a ``[release] configs`` entry can name a config: a fixed name, a member of a family
-    (``alpsbench_task1``), or a pattern matching one of either (``cupid*``, ``alpsbench_*``)."""
+    (``alpsbench_task1``), a project's declared kind (``NAME``, ``NAME_unverified``), or a pattern
+    matching one of these (``cupid*``, ``alpsbench_*``)."""
     families = [c[:-1] for c in RELEASE_CONFIGS if c.endswith("*")]
     fixed = [c for c in RELEASE_CONFIGS if not c.endswith("*")]
+    fixed += [c for name in declared for c in (name, f"{name}_unverified")]
     if entry in fixed or any(entry.startswith(f) and len(entry) > len(f) for f in families):
         return True
     if entry.endswith("*"):
@@ -447,11 +450,12 @@ class ReleasePolicy(Section):
 
     @field_validator("configs")
     @classmethod
-    def _known_configs(cls, configs: list[str] | None) -> list[str] | None:
+    def _known_configs(cls, configs: list[str] | None, info: ValidationInfo) -> list[str] | None:
+        declared = tuple((info.context or {}).get("declared_kinds", ()))
         for entry in configs or []:
-            if not known_config(entry):
+            if not known_config(entry, declared):
                 raise ValueError(
-                    f"unknown config {entry!r}; the configs are {', '.join(RELEASE_CONFIGS)} "
+                    f"unknown config {entry!r}; the configs are {', '.join(RELEASE_CONFIGS + declared)} "
                     "(a name ending in * selects every config it starts)"
                 )
         return configs
@@ -470,8 +474,11 @@ class ReleasePolicy(Section):
 
 def alpha_threshold(alpha_min: float | dict[str, float], kind: str, field_name: str) -> float:
     """α_min (a number, or a table keyed ``default`` / ``"kind.field"``) for one field."""
-    if isinstance(alpha_min, dict):
-        return float(alpha_min.get(f"{kind}.{field_name}", alpha_min.get("default", FINAL_ALPHA_MIN)))
+    if isinstance(alpha_min, dict):  # a declared multi_label question's entry covers each of its labels
+        question = alpha_min.get(
+            f"{kind}.{field_name.split(':')[0]}", alpha_min.get("default", FINAL_ALPHA_MIN)
+        )
+        return float(alpha_min.get(f"{kind}.{field_name}", question))
     return float(alpha_min)
 
 
@@ -485,11 +492,14 @@ class ProjectConfig(Section):
     release: ReleasePolicy = Field(default_factory=ReleasePolicy, description="[release]")
 
     @classmethod
-    def parse(cls, data: dict, source: str = "prefkit.toml") -> ProjectConfig:
+    def parse(
+        cls, data: dict, source: str = "prefkit.toml", declared_kinds: tuple[str, ...] = ()
+    ) -> ProjectConfig:
         """Validate a parsed TOML document; a bad or unknown key is one :class:`ConfigError` naming it
-        (a number outside its range: the key, the value and the range)."""
+        (a number outside its range: the key, the value and the range). ``declared_kinds``: the
+        project's ``kinds/`` (their release configs are known configs)."""
         try:
-            return cls.model_validate(data)
+            return cls.model_validate(data, context={"declared_kinds": declared_kinds})
         except ValidationError as exc:
             line = out_of_range_line(cls, exc) or validation_line(exc, root="<file>")
             raise ConfigError(f"{source}: {line}") from None

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from prefkit.curation.annotation.assignment import gold_rate_key
+from prefkit.curation.annotation.declared import DeclaredKind
 from prefkit.curation.annotation.guidelines import write_default_guidelines
 from prefkit.curation.annotation.kinds.preference_match import PreferenceMatchLabel
 from prefkit.curation.annotation.overlap import adaptive_key, apply_overlap, first_target
@@ -19,7 +20,7 @@ from prefkit.curation.annotation.task_kinds import LabelError, get_kind
 from prefkit.curation.store import PreferencePair
 from prefkit.schemas.common import Contract, InputError, PrefkitError, content_hash, validation_line
 from prefkit.schemas.config import MAX_OVERLAP, OverlapRange
-from prefkit.schemas.curation import Provenance
+from prefkit.schemas.curation import AnnotationTask, Provenance
 from prefkit.schemas.reading import check_unique, read_jsonl, validate_row
 from pydantic import Field, ValidationError
 
@@ -97,13 +98,19 @@ def create_tasks(
     overlap: int | OverlapRange | None = None,
     batch: str = "default",
     gold_rate: float | None = None,
+    items: Path | None = None,
 ) -> int:
-    """Build tasks of ``kind`` from what the project holds; returns how many were new.
+    """Build tasks of ``kind`` from what the project holds (a declared kind: from the ``items`` file,
+    :func:`item_tasks`); returns how many were new.
 
     ``overlap``: a number, or an :class:`OverlapRange` (adaptive overlap, :mod:`.overlap`); default
     ``[annotation] overlap``. ``gold_rate`` (0..1) is the share of gold items mixed into each
     annotator's queue for this kind."""
     task_kind = get_kind(kind)
+    if items is not None and not isinstance(task_kind, DeclaredKind):
+        raise TaskFileError(
+            f"task kind {kind!r} is not declared in kinds/: build its tasks with tasks create"
+        )
     k = project.config.annotation.overlap if overlap is None else overlap
     if isinstance(k, int) and not 1 <= k <= MAX_OVERLAP:
         raise TaskFileError(f"overlap {k}: give 1 to {MAX_OVERLAP} annotators per item")
@@ -111,7 +118,12 @@ def create_tasks(
         if not 0 <= gold_rate < 1:
             raise TaskFileError("gold rate must be in [0, 1)")
         project.store.set_meta(gold_rate_key(kind), str(gold_rate))
-    tasks = apply_overlap(task_kind.build_tasks(project.store, first_target(k), batch), k)
+    built = (
+        task_kind.build_tasks(project.store, first_target(k), batch)
+        if items is None
+        else item_tasks(task_kind, Path(items), first_target(k), batch)  # type: ignore[arg-type]
+    )
+    tasks = apply_overlap(built, k)
     if isinstance(k, OverlapRange):
         project.store.set_meta(adaptive_key(kind), "1")
     new = project.store.labels.add_tasks(tasks)
@@ -119,6 +131,32 @@ def create_tasks(
     # A kind installed after the project was made (a plugin) gets its default guidelines now.
     write_default_guidelines(project.guidelines_dir, [kind])
     return new
+
+
+def item_tasks(kind: DeclaredKind, path: Path, overlap: int, batch: str) -> list[AnnotationTask]:
+    """The tasks of a declared kind's item file, one a line, checked whole (a missing or extra key, a
+    wrong type, a duplicate id: one :class:`TaskFileError` naming file, line and key)."""
+    tasks, ids = [], []
+    try:
+        lines = read_jsonl(path)
+    except InputError as exc:
+        raise TaskFileError(str(exc)) from None
+    for n, line in lines:
+        if not isinstance(line, dict):
+            raise TaskFileError(f"{path}:{n}: expected a JSON object, got {type(line).__name__}")
+        try:
+            item_id, payload, gold = kind.item(line, f"{path}:{n}")
+        except LabelError as exc:
+            raise TaskFileError(str(exc)) from None
+        ids.append((n, item_id))
+        task = kind.make_task(item_id, payload, overlap, batch)
+        task.is_gold, task.gold_answer = gold is not None, gold
+        tasks.append(task)
+    try:
+        check_unique(ids, path, "id")
+    except InputError as exc:
+        raise TaskFileError(str(exc)) from None
+    return tasks
 
 
 def _mark_known_answers(project: Project, kind: str) -> None:

@@ -15,11 +15,13 @@ This module knows no kind by name and imports none.
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 import sys
 import threading
 from abc import ABC, abstractmethod
+from collections import Counter
 from collections.abc import Iterator, MutableMapping
 from dataclasses import dataclass
 from importlib import import_module
@@ -27,7 +29,7 @@ from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from prefkit.schemas.common import PrefkitError, content_hash, utcnow, validation_line
+from prefkit.schemas.common import PrefkitError, canonical_json, content_hash, utcnow, validation_line
 from prefkit.schemas.curation import AnnotationTask
 from pydantic import BaseModel, ValidationError
 
@@ -141,6 +143,20 @@ class TaskKind(ABC):
     ) -> dict[str, Any]:
         """The final values from the decided units (``{unit: value}``) and the labels they came from."""
 
+    def decide(self, votes: dict[tuple[str, str], list[Any]]) -> tuple[dict, list]:
+        """``(decided units, tied units)`` from every label's value of each unit: by majority, a unit
+        whose most frequent value is tied left undecided (consensus and adjudication call this)."""
+        decided: dict[tuple[str, str], Any] = {}
+        tied: list[tuple[str, str]] = []
+        for unit in sorted(votes):
+            counts = Counter(canonical_json(v) for v in votes[unit])
+            (top, n), *rest = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+            if rest and rest[0][1] == n:
+                tied.append(unit)
+            else:
+                decided[unit] = json.loads(top)
+        return decided, tied
+
     def agreeing(self, labels: dict[str, dict[str, Any]], unit: tuple[str, str], value: Any) -> list[dict]:
         """The labels (in annotator order) whose value for ``unit`` is the decided ``value``."""
         return [labels[a] for a in sorted(labels) if self.units(labels[a]).get(unit) == value]
@@ -212,6 +228,7 @@ class KindRegistry(MutableMapping[str, TaskKind]):
         self._origins: dict[str, KindOrigin] = {}
         self._built_in: list[str] = []
         self._broken: dict[str, KindPluginError] = {}
+        self._declared: set[str] = set()  # a project's kinds/*.toml, good or bad (declare)
         self._loaded = self._loading = False
         self._lock = threading.RLock()  # the app's sessions are threads: one loads, the others wait
 
@@ -292,6 +309,33 @@ class KindRegistry(MutableMapping[str, TaskKind]):
         if kind.name in self._kinds and type(self._kinds[kind.name]) is not type(kind):
             raise LabelError(f"task kind {kind.name!r} is already registered")
         self._kinds[kind.name] = kind
+
+    def declare(self, kinds: list[TaskKind], errors: dict[str, KindPluginError]) -> None:
+        """Make ``kinds`` (and the ``errors`` of declarations left out) the declared kinds, replacing
+        those of the project declared before (declared kinds belong to their project)."""
+        self._load()
+        with self._lock:
+            for name in self._declared:
+                self._kinds.pop(name, None)
+                self._broken.pop(name, None)
+            self._declared = {k.name for k in kinds} | set(errors)
+            self._kinds.update({k.name: k for k in kinds})
+            self._broken.update(errors)
+
+    def installed(self) -> set[str]:
+        """Every kind name that is not a project's declaration: built-in, plugin (even broken), in-process."""
+        self._load()
+        return (set(self._kinds) | set(self._broken)) - self._declared
+
+    def source(self, name: str) -> str:
+        """Where ``name`` comes from, in words (``kinds list``)."""
+        self._load()
+        if name in self._declared:
+            return f"kinds/{name}.toml"
+        if name in self._built_in:
+            return "built in"
+        origin = self._origins.get(name)
+        return str(origin) if origin else "registered in-process"
 
     def __delitem__(self, name: str) -> None:
         del self._kinds[name]

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from prefkit.curation.annotation import workflow
@@ -98,16 +99,19 @@ def create(
     overlap: str | None = None,
     batch: str = "default",
     gold_rate: float | None = None,
+    items: Path | None = None,
 ) -> int:
-    """Build tasks of ``kind`` into ``batch`` with ``overlap`` ("3", "2..4"; default the config's);
-    returns how many were new. Refused: an unknown kind, an overlap out of 1..100 or not a number
-    or range, a gold rate outside [0, 1), an empty batch name."""
+    """Build tasks of ``kind`` into ``batch`` with ``overlap`` ("3", "2..4"; default the config's)
+    (a declared kind's from the ``items`` file: ``prefkit tasks import``); returns how many were new.
+    Refused: an unknown kind, an overlap out of 1..100 or not a number or range, a gold rate outside
+    [0, 1), an empty batch name."""
     get_kind(kind)
     if not batch or not batch.strip():
         raise TaskFileError("give the batch a name")
     k = parse_overlap(project, overlap)
-    n = create_tasks(project, kind, overlap=k, batch=batch.strip(), gold_rate=gold_rate)
-    project.store.audit.record(actor, "tasks.create", f"{kind} / {batch.strip()}",
+    n = create_tasks(project, kind, overlap=k, batch=batch.strip(), gold_rate=gold_rate, items=items)
+    action = "tasks.create" if items is None else "tasks.import"
+    project.store.audit.record(actor, action, f"{kind} / {batch.strip()}",
                                {"new": n, "overlap": overlap or "config", "gold_rate": gold_rate})  # fmt: skip
     return n
 

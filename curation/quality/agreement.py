@@ -207,7 +207,40 @@ def agreement_rows(
                     "share": "all",
                 }
             )
+    for kind_name in kinds:  # a declared kind's free-text questions: said, not measured
+        for name in getattr(get_kind(kind_name), "unmeasured", ()):
+            answered = sum(1 for e in events if e.kind == kind_name and e.values.get(name))
+            stats = dict.fromkeys(_STATS) | {"level": "text", "n_labels": answered, "alpha_min": None}
+            rows.append(
+                {
+                    "task_kind": kind_name,
+                    "field": name,
+                    "batch": batch or "all",
+                    "comparison": "not measured (free text)",
+                    "judge": None,
+                    **stats,
+                    "share": "all",
+                }
+            )
     return rows
+
+
+#: The statistics of a row (:func:`reliability_row`), all None on a row of a question not measured.
+_STATS = (
+    "level",
+    "n_units",
+    "n_labels",
+    "n_raters",
+    "alpha",
+    "ci_low",
+    "ci_high",
+    "p_below_min",
+    "alpha_min",
+    "ac1",
+    "percent_agreement",
+    "mean_pairwise_kappa",
+    "ci_method",
+)
 
 
 # -- annotator statistics ------------------------------------------------------------------------------

@@ -11,8 +11,6 @@ Nothing here reads the clock or a random source: the same logs always give the s
 
 from __future__ import annotations
 
-import json
-from collections import Counter
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -84,21 +82,15 @@ def effective_adjudications(store: ProjectStore) -> dict[str, Adjudication]:
 
 # -- deciding -----------------------------------------------------------------------------------------
 def decide_units(kind_name: str, labels: dict[str, dict[str, Any]]) -> tuple[dict, list, DecidedBy]:
-    """``(decided units, tied units, decided_by)`` for one task's labels, by majority per unit."""
+    """``(decided units, tied units, decided_by)`` for one task's labels, by the kind's rule
+    (``TaskKind.decide``: majority per unit unless the kind says otherwise)."""
     kind = get_kind(kind_name)
-    votes: dict[tuple[str, str], Counter] = {}
+    votes: dict[tuple[str, str], list[Any]] = {}
     for values in labels.values():
         for unit, value in kind.units(values).items():
-            votes.setdefault(unit, Counter())[canonical_json(value)] += 1
-    decided: dict[tuple[str, str], Any] = {}
-    tied: list[tuple[str, str]] = []
-    unanimous = bool(votes) and all(len(c) == 1 for c in votes.values())
-    for unit in sorted(votes):
-        (top, n), *rest = sorted(votes[unit].items(), key=lambda kv: (-kv[1], kv[0]))
-        if rest and rest[0][1] == n:
-            tied.append(unit)
-        else:
-            decided[unit] = _value(top)
+            votes.setdefault(unit, []).append(value)
+    decided, tied = kind.decide(votes)
+    unanimous = bool(votes) and all(len({canonical_json(v) for v in vs}) == 1 for vs in votes.values())
     if not votes or tied:
         return decided, tied, "undecided"
     return decided, tied, "unanimous" if unanimous else "majority"
@@ -127,10 +119,6 @@ def decide_units_by_model(
     if not given or tied:
         return decided, tied, "undecided"
     return decided, tied, "unanimous" if all(len(v) == 1 for v in given.values()) else model.method
-
-
-def _value(encoded: str) -> Any:
-    return json.loads(encoded)
 
 
 def decided_part(kind_name: str, labels: dict[str, dict[str, Any]]) -> dict[str, Any]:

@@ -92,6 +92,9 @@ class Labels(StoreArea):
     #: from the live labels: set only for a release under ``[release] assisted = "control_only"``
     #: (:meth:`leaving_out`); the log itself keeps every event.
     left_out_arms: frozenset[str] = frozenset()
+    #: Declared kinds' declarations (``{kind: declaration}``), pinned in the transaction of the kind's
+    #: first label (:meth:`kind_declarations`); set when the project's kinds are loaded.
+    pin_with_first_label: dict[str, dict[str, Any]] = {}
 
     @contextmanager
     def leaving_out(self, *arms: str) -> Iterator[None]:
@@ -268,7 +271,28 @@ class Labels(StoreArea):
         stmt = self.insert_stmt("label_events").on_conflict_do_nothing(index_elements=["event_id"])
         # RETURNING, not rowcount: the psycopg dialect reports -1 for single-row inserts.
         stmt = stmt.returning(self.t["label_events"].c.seq)
-        return conn.execute(stmt, self._event_row(event)).first() is not None
+        written = conn.execute(stmt, self._event_row(event)).first() is not None
+        if written and event.action == "label":
+            self._pin(conn, {event.kind})
+        return written
+
+    def _pin(self, conn, kinds: set[str]) -> None:
+        """Pin the declaration of each declared kind in ``kinds`` unless one is pinned already."""
+        for kind in sorted(kinds & set(self.pin_with_first_label)):
+            row = {
+                "kind": kind,
+                "declaration_json": self.dumps(self.pin_with_first_label[kind]),
+                "pinned_at": utcnow(),
+            }
+            conn.execute(
+                self.insert_stmt("kind_declarations").on_conflict_do_nothing(index_elements=["kind"]), row
+            )
+
+    def kind_declarations(self) -> dict[str, dict[str, Any]]:
+        """Each declared kind's declaration as it was when its first label was recorded."""
+        d = self.t["kind_declarations"]
+        with self.read() as conn:
+            return {r.kind: self.loads(r.declaration_json) for r in conn.execute(select(d))}
 
     def append_events(self, events: list[LabelEvent]) -> int:
         """Record many events in one transaction (imports); already-known ids are skipped."""
@@ -281,6 +305,7 @@ class Labels(StoreArea):
                 have |= {r[0] for r in conn.execute(select(e.c.event_id).where(e.c.event_id.in_(chunk)))}
             rows = [self._event_row(ev) for ev in events if ev.event_id not in have]
             self.insert_many(conn, "label_events", rows)
+            self._pin(conn, {ev.kind for ev in events if ev.event_id not in have and ev.action == "label"})
         return len(rows)
 
     def events(

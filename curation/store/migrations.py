@@ -876,3 +876,19 @@ def m024_temporary_passwords(conn: Connection) -> None:
     --generate-password``, the People page) and is good for one thing only, choosing their own at
     their first sign-in; until then it opens no session."""
     conn.execute(text("ALTER TABLE users ADD COLUMN password_temporary BOOLEAN NOT NULL DEFAULT FALSE"))
+
+
+@migration(28, "kind_declarations")
+def m028_kind_declarations(conn: Connection) -> None:
+    """``kind_declarations``: a declared task kind (``kinds/<name>.toml``) as it was when its first
+    label was recorded, written in that label's transaction; a later declaration that would
+    reinterpret the labels is refused against it."""
+    md = MetaData()
+    Table(
+        "kind_declarations",
+        md,
+        Column("kind", Text, primary_key=True),
+        _json("declaration_json", nullable=False),
+        Column("pinned_at", Text, nullable=False),
+    )
+    md.create_all(conn)

@@ -66,6 +66,10 @@ COMMANDS = {
         "Create a project directory (config, database, guidelines) at PATH ($PREFKIT_PROJECT, else the "
         "current directory), like every other command finds it.",
     ),
+    "kinds": (
+        "kinds:kinds",
+        "Task kinds: built in, from installed packages, and declared by the project in kinds/NAME.toml.",
+    ),
     "labels": ("agreement_cmds:labels", "Label events in and out of a project as JSONL or CSV."),
     "labelstudio": (
         "labelstudio_cmds:labelstudio",

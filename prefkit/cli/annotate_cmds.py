@@ -175,6 +175,27 @@ def tasks_create(
     click.echo(f"created {n} {kind} tasks in batch {batch} ({total} {kind} tasks in the project)")
 
 
+@tasks.command("import")
+@click.option("--kind", type=KindChoice(), required=True, help="A task kind the project declares in kinds/.")
+@click.argument("items", type=SafePath(exists=True, dir_okay=False))
+@click.option(
+    "--overlap",
+    help="Distinct annotators per item: a number, or MIN..MAX for adaptive overlap "
+    "(default: config annotation.overlap).",
+)
+@click.option("--batch", default="default", show_default=True, help="Batch the new tasks go to.")
+@project_option
+def tasks_import(project: Project, kind: str, items: str, overlap: str | None, batch: str) -> None:
+    """Add the items of ITEMS (JSON Lines: id, each declared field, optional gold and meta) as tasks
+    of a declared KIND; all or nothing, and importing the same items again adds nothing.
+
+    Example: prefkit tasks import --kind response_fit items.jsonl --overlap 3 --batch week1
+    """
+    n = work.create(project, shell_actor(), kind, overlap=overlap, batch=batch, items=Path(items))
+    total = project.store.count("tasks", kind=kind)
+    click.echo(f"imported {n} {kind} tasks in batch {batch} ({total} {kind} tasks in the project)")
+
+
 @tasks.command("list")
 @click.option("--kind", help="Only this task kind.")
 @project_option

@@ -9,8 +9,11 @@ import functools
 import click
 
 from prefkit.cli.common import project_path_option
+from prefkit.curation.annotation.declared import use_project_kinds
 from prefkit.curation.annotation.task_kinds import TASK_KIND_REGISTRY, kind_names
 from prefkit.curation.project import Project
+from prefkit.curation.project_dir import ProjectDir
+from prefkit.schemas.common import PrefkitError
 
 
 class KindChoice(click.Choice):
@@ -30,6 +33,11 @@ class KindChoice(click.Choice):
         pass
 
     def convert(self, value, param, ctx):
+        if value not in TASK_KIND_REGISTRY and ctx is not None and "project_path" in ctx.params:
+            try:  # a kind the project declares (kinds/NAME.toml): --project is read first (eager)
+                use_project_kinds(ProjectDir.locate(ctx.params["project_path"]).root)
+            except PrefkitError:
+                pass  # not a project: the choice below says which kinds there are
         broken = TASK_KIND_REGISTRY.broken().get(value)
         if broken is not None:  # a plugin kind that did not load: say why, naming its distribution
             raise broken

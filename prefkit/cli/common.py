@@ -37,6 +37,7 @@ def project_path_option(fn):
         type=SafePath(file_okay=False),
         default=default_project,
         show_default="$PREFKIT_PROJECT or .",
+        is_eager=True,  # read before --kind, which takes the kinds the project declares
         help="Project directory.",
     )(fn)
 

@@ -1,0 +1,495 @@
+"""Task kinds a project declares in ``kinds/<name>.toml``: fields to show, questions to ask.
+
+A declaration is read and checked here (:func:`read_declaration`: a bad one is one
+:class:`DeclarationError` naming the file and the key) and becomes a :class:`DeclaredKind`, a
+:class:`TaskKind` like any other: what a question *is* decides how its answer is validated, split into
+agreement units (label nominal or ordinal, rating interval, multi_label one binary unit per label,
+ranking the rank of each value; text is not measured), decided (majority, the lower median, the mean
+rank) and assembled back. :func:`use_project_kinds` puts a project's declarations into the registry
+(``TASK_KIND_REGISTRY``) beside the built-in and plugin kinds; with the store it also holds each
+declaration to the one the store pinned with the kind's first label (a change that would reinterpret
+labels leaves the kind out, its error naming the question and the labels). Items come from a file
+(:func:`import_items`). This module never writes a label and knows no declared kind by name.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections import defaultdict
+from pathlib import Path
+from statistics import mean
+from typing import TYPE_CHECKING, Any, Literal
+
+from prefkit.curation.annotation.task_kinds import (
+    TASK_KIND_REGISTRY,
+    FieldSpec,
+    KindPluginError,
+    LabelError,
+    TaskKind,
+)
+from prefkit.schemas.common import Contract, RecordId, validation_line
+from prefkit.schemas.config import LABEL_CONFIGS, RELEASE_CONFIGS
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, ValidationError, create_model
+
+if TYPE_CHECKING:
+    from prefkit.curation.store.project_store import ProjectStore
+
+#: The folder of a project that holds its declarations.
+KINDS_DIR = "kinds"
+#: Keys of an item line that are not fields.
+ITEM_KEYS = ("id", "gold", "meta")
+#: The suffix of the release config of a declared kind's items not decided yet.
+UNVERIFIED = "_unverified"
+NAME_PATTERN = r"^[a-z][a-z0-9_]*$"
+Unit = tuple[str, str]
+
+
+class DeclarationError(KindPluginError):
+    """A declaration in ``kinds/`` is not valid, or no longer fits the labels the store holds: one
+    line naming the file and the key (or the question and how many labels it has)."""
+
+
+class FieldDecl(Contract):
+    name: str = Field(pattern=NAME_PATTERN, description="The item's key holding what is shown.")
+    type: Literal["text", "chat", "list"] = Field(description="text, chat ({role, content} turns), list.")
+    title: str | None = Field(default=None, description="What the annotator reads above it.")
+
+
+class QuestionDecl(Contract):
+    name: str = Field(pattern=NAME_PATTERN, description="The answer's key in a label's values.")
+    type: Literal["label", "multi_label", "rating", "ranking", "text"] = Field(description="The control.")
+    title: str | None = Field(default=None, description="The question as the annotator reads it.")
+    required: StrictBool = Field(default=True, description="Whether every label answers it.")
+    labels: list[str] | None = Field(default=None, description="label, multi_label: the choices.")
+    ordinal: StrictBool | None = Field(default=None, description="label: the order of labels is a scale.")
+    values: list[StrictInt] | list[str] | None = Field(
+        default=None, description="rating: ascending integers; ranking: what is put in order."
+    )
+    max_length: StrictInt | None = Field(default=None, ge=1, description="text: the longest answer.")
+
+    def text(self) -> str:
+        return self.title or self.name.replace("_", " ").capitalize()
+
+    def choices(self) -> list[Any]:
+        return list(self.labels or self.values or [])
+
+
+class KindDeclaration(Contract):
+    name: str = Field(pattern=NAME_PATTERN, description="An identifier equal to the file's stem.")
+    title: str = Field(min_length=1, description="The kind's name in menus.")
+    guidelines: str | None = Field(default=None, description="Guidelines file, relative to the project.")
+    fields: list[FieldDecl] = Field(min_length=1, description="What the annotator sees.")
+    questions: list[QuestionDecl] = Field(min_length=1, description="What the annotator answers.")
+
+
+#: Keys each question type takes beyond name, type, title and required.
+TYPE_KEYS = {
+    "label": {"labels", "ordinal"},
+    "multi_label": {"labels"},
+    "rating": {"values"},
+    "ranking": {"values"},
+    "text": {"max_length"},
+}
+
+
+def reserved_names() -> set[str]:
+    """Names no declared kind takes: every release config's, and every installed kind's."""
+    return (
+        {c.rstrip("*").rstrip("_") for c in RELEASE_CONFIGS}
+        | set(LABEL_CONFIGS)
+        | TASK_KIND_REGISTRY.installed()
+    )
+
+
+def _name_problem(name: str) -> str | None:
+    if not re.fullmatch(NAME_PATTERN, name):
+        return f"{name!r}: use lower-case letters, digits and _, starting with a letter"
+    if name in reserved_names() or name.startswith("alpsbench_") or name.endswith(UNVERIFIED):
+        return f"{name!r} is reserved (a built-in or installed kind's, or a release config's name)"
+    return None
+
+
+def _check(decl: KindDeclaration, stem: str) -> tuple[str, str] | None:
+    """The first ``(key, problem)`` of a parsed declaration, else None."""
+    if decl.name != stem:
+        return "name", f"{decl.name!r} is not the file's stem {stem!r}"
+    problem = _name_problem(decl.name)
+    if problem:
+        return "name", problem
+    seen: set[str] = set()
+    for where, items in (("fields", decl.fields), ("questions", decl.questions)):
+        for n, item in enumerate(items, start=1):
+            if item.name in seen or item.name in ITEM_KEYS:
+                return f"{where}[{n}].name", f"{item.name!r} is used twice or reserved (id, gold, meta)"
+            seen.add(item.name)
+    for n, q in enumerate(decl.questions, start=1):
+        key = f"questions[{n}]"
+        given = {k for k in ("labels", "ordinal", "values", "max_length") if getattr(q, k) is not None}
+        for extra in sorted(given - TYPE_KEYS[q.type]):
+            return f"{key}.{extra}", f"a {q.type} question takes no {extra}"
+        need = "labels" if q.type in ("label", "multi_label") else "values" if q.type != "text" else None
+        if need is not None:
+            choices = q.choices()
+            if len(choices) < 2 or len(set(choices)) != len(choices) or "" in choices:
+                return f"{key}.{need}", f"a {q.type} question needs at least two distinct {need}"
+            if q.type in ("label", "multi_label", "ranking") and any(":" in str(c) for c in choices):
+                return f"{key}.{need}", "a choice cannot hold ':'"
+        if q.type == "rating" and not (
+            all(isinstance(v, int) for v in q.values or []) and q.values == sorted(q.values or [])
+        ):
+            return f"{key}.values", "a rating needs ascending integer values"
+        if q.type == "ranking" and not all(isinstance(v, str) for v in q.values or []):
+            return f"{key}.values", "a ranking's values are strings"
+    return None
+
+
+def read_declaration(path: Path) -> KindDeclaration:
+    """The checked declaration in ``path``; anything wrong is one :class:`DeclarationError` naming
+    the file and the key."""
+    where = f"{KINDS_DIR}/{path.name}"
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise DeclarationError(f"{where}: {exc}") from None
+    try:
+        decl = KindDeclaration.model_validate(data)
+    except ValidationError as exc:
+        line = validation_line(exc, root="<file>")
+        raise DeclarationError(f"{where}: key {_one_based(line)}") from None
+    problem = _check(decl, path.stem)
+    if problem:
+        raise DeclarationError(f"{where}: key {problem[0]}: {problem[1]}")
+    return decl
+
+
+def _one_based(line: str) -> str:
+    """``questions.0.values`` as the file's reader counts: ``questions[1].values``."""
+    head, sep, rest = line.partition(": ")
+    parts = head.split(".")
+    out = []
+    for part in parts:
+        if part.isdigit() and out:
+            out[-1] += f"[{int(part) + 1}]"
+        else:
+            out.append(part)
+    return ".".join(out) + sep + rest
+
+
+# -- the kind -------------------------------------------------------------------------------------------
+class ChatTurn(Contract):
+    role: str = Field(min_length=1, description="Who speaks (user, assistant, system).")
+    content: str = Field(description="What they said.")
+
+
+_FIELD_TYPES: dict[str, Any] = {"text": str, "chat": list[ChatTurn], "list": list[str]}
+
+
+class DeclaredKind(TaskKind):
+    """A task kind made from a :class:`KindDeclaration`. Its app form and Label Studio config are
+    the generic ones, drawn from the questions."""
+
+    app_form = "prefkit.annotate_app.forms.declared"
+    labelstudio_config = "prefkit.annotate_app.labelstudio.declared:CONFIG"
+    label_model = BaseModel  # answers are checked question by question (:meth:`validate`)
+
+    def __init__(self, decl: KindDeclaration, root: Path):
+        self.declaration, self.root = decl, root
+        self.name, self.title = decl.name, decl.title
+        self.questions = {q.name: q for q in decl.questions}
+        specs: list[FieldSpec] = []
+        for q in decl.questions:
+            if q.type == "label":
+                specs.append(FieldSpec(q.name, "ordinal" if q.ordinal else "nominal", tuple(q.labels or ())))
+            elif q.type == "multi_label":
+                specs += [
+                    FieldSpec(f"{q.name}:{label}", "nominal", ("no", "yes")) for label in q.labels or ()
+                ]
+            elif q.type in ("rating", "ranking"):
+                specs.append(FieldSpec(q.name, "interval"))
+        self.fields = tuple(specs)
+        #: Questions agreement does not measure (free text), named in its report.
+        self.unmeasured = tuple(q.name for q in decl.questions if q.type == "text")
+        self.item_model = create_model(  # type: ignore[call-overload]
+            f"{decl.name}_item",
+            __config__=ConfigDict(extra="forbid"),
+            id=(RecordId, ...),
+            gold=(dict[str, Any] | None, None),
+            meta=(dict[str, Any] | None, None),
+            **{f.name: (_FIELD_TYPES[f.type], ...) for f in decl.fields},
+        )
+
+    def build_tasks(self, store, overlap, batch):
+        raise LabelError(
+            f"task kind {self.name!r} is declared in {KINDS_DIR}/{self.name}.toml: its items come from a "
+            f"file (prefkit tasks import --kind {self.name} ITEMS.jsonl)"
+        )
+
+    # -- answers --
+    def validate(self, values: dict[str, Any], task) -> dict[str, Any]:
+        if not isinstance(values, dict):
+            raise LabelError("<values>: expected an object keyed by question")
+        for key in values:
+            if key not in self.questions:
+                raise LabelError(f"{key}: not a question of {self.name} ({', '.join(self.questions)})")
+        out: dict[str, Any] = {}
+        for q in self.declaration.questions:
+            value = values.get(q.name)
+            if value is None or value == [] or (q.type == "text" and value == ""):
+                if q.required:
+                    raise LabelError(f"{q.name}: required ({q.text()})")
+                continue
+            out[q.name] = _answer(q, value)
+        return out
+
+    def units(self, values: dict[str, Any]) -> dict[Unit, Any]:
+        out: dict[Unit, Any] = {}
+        for q in self.declaration.questions:
+            value = values.get(q.name)
+            if value is None or value == []:
+                continue
+            if q.type in ("label", "rating"):
+                out[("", q.name)] = value
+            elif q.type == "multi_label":
+                out.update(
+                    {("", f"{q.name}:{lab}"): "yes" if lab in value else "no" for lab in q.labels or ()}
+                )
+            elif q.type == "ranking":
+                out.update({(str(v), q.name): rank for rank, v in enumerate(value, start=1)})
+        return out
+
+    def question_of(self, field: str) -> QuestionDecl:
+        return self.questions[field.split(":")[0]]
+
+    def decide(self, votes: dict[Unit, list[Any]]) -> tuple[dict[Unit, Any], list[Unit]]:
+        """Label and multi_label by majority, rating by the lower median, ranking by mean rank; a tie
+        of a required question waits for adjudication, one of an optional question leaves it out."""
+        by_question: dict[str, dict[Unit, list[Any]]] = defaultdict(dict)
+        for unit, values in votes.items():
+            by_question[self.question_of(unit[1]).name][unit] = values
+        decided: dict[Unit, Any] = {}
+        tied: list[Unit] = []
+        for name, mine in by_question.items():
+            q = self.questions[name]
+            if q.type == "rating":
+                got, open_ = {u: sorted(v)[(len(v) - 1) // 2] for u, v in mine.items()}, []
+            elif q.type == "ranking":
+                means = {u: mean(v) for u, v in mine.items()}
+                even = len(set(means.values())) < len(means)
+                order = sorted(means, key=lambda u: means[u])
+                got, open_ = ({}, sorted(mine)) if even else ({u: n for n, u in enumerate(order, 1)}, [])
+            else:
+                got, open_ = super().decide(mine)
+            decided.update(got)
+            if q.required:
+                tied += open_
+        return decided, sorted(tied)
+
+    def assemble(self, units: dict[Unit, Any], labels: dict[str, dict[str, Any]]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for q in self.declaration.questions:
+            if q.type in ("label", "rating") and ("", q.name) in units:
+                out[q.name] = units[("", q.name)]
+            elif q.type == "multi_label" and any(("", f"{q.name}:{lab}") in units for lab in q.labels or ()):
+                out[q.name] = [lab for lab in q.labels or () if units.get(("", f"{q.name}:{lab}")) == "yes"]
+            elif q.type == "ranking":
+                ranks = {v: units[(str(v), q.name)] for v in q.values or () if (str(v), q.name) in units}
+                if len(ranks) == len(q.values or ()):
+                    out[q.name] = sorted(ranks, key=lambda v: ranks[v])
+        return out
+
+    def default_guidelines(self) -> str:
+        if self.declaration.guidelines:
+            path = self.root / self.declaration.guidelines
+            if path.is_file():
+                return path.read_text(encoding="utf-8")
+        lines = [f"# {self.title}", "", "Read the item, then answer each question.", ""]
+        for q in self.declaration.questions:
+            choices = ", ".join(map(str, q.choices()))
+            how = {
+                "label": f"pick one of {choices}",
+                "multi_label": f"pick every one that applies of {choices}",
+                "rating": f"rate on {choices}",
+                "ranking": f"put {choices} in order, best first",
+                "text": "write your answer",
+            }[q.type]
+            lines.append(f"- **{q.text()}** — {how}{'' if q.required else ' (optional)'}.")
+        return "\n".join(lines) + "\n"
+
+    def item(self, line: dict[str, Any], where: str) -> tuple[str, dict[str, Any], dict[str, Any] | None]:
+        """``(id, payload, gold answer)`` of one item line, or one :class:`LabelError` naming the key."""
+        try:
+            item = self.item_model.model_validate(line)
+        except ValidationError as exc:
+            raise LabelError(f"{where}: key {validation_line(exc)}") from None
+        payload = {f.name: line[f.name] for f in self.declaration.fields}
+        if item.meta:
+            payload["meta"] = item.meta
+        gold = None
+        if item.gold is not None:
+            try:
+                gold = self.validate(item.gold, None)
+            except LabelError as exc:
+                raise LabelError(f"{where}: key gold.{exc}") from None
+        return item.id, payload, gold
+
+
+def _answer(q: QuestionDecl, value: Any) -> Any:
+    """The answer ``value`` to ``q`` as stored, or one :class:`LabelError` naming the question."""
+    choices = q.choices()
+    shown = ", ".join(map(str, choices))
+    if q.type == "text":
+        if not isinstance(value, str):
+            raise LabelError(f"{q.name}: expected a string")
+        if q.max_length is not None and len(value) > q.max_length:
+            raise LabelError(f"{q.name}: at most {q.max_length} characters (this one has {len(value)})")
+        return value
+    if q.type in ("label", "rating"):
+        kind = str if q.type == "label" else int
+        if type(value) is not kind or value not in choices:
+            raise LabelError(f"{q.name}: {value!r} is not one of {shown}")
+        return value
+    if not isinstance(value, list) or any(type(v) is not str or v not in choices for v in value):
+        raise LabelError(f"{q.name}: expected a list of {shown}")
+    if len(set(value)) != len(value):
+        raise LabelError(f"{q.name}: a choice is given twice")
+    if q.type == "ranking" and len(value) != len(choices):
+        raise LabelError(f"{q.name}: put every one of {shown} in order, best first")
+    return value if q.type == "ranking" else [c for c in choices if c in value]
+
+
+# -- a project's kinds ----------------------------------------------------------------------------------
+def declaration_files(root: Path) -> list[Path]:
+    folder = Path(root) / KINDS_DIR
+    return sorted(folder.glob("*.toml")) if folder.is_dir() else []
+
+
+def read_project_kinds(root: Path) -> tuple[dict[str, DeclaredKind], dict[str, DeclarationError]]:
+    """Every declaration of the project at ``root``: the kinds, and the error of each bad file (by
+    its stem)."""
+    kinds: dict[str, DeclaredKind] = {}
+    errors: dict[str, DeclarationError] = {}
+    for path in declaration_files(root):
+        try:
+            kinds[path.stem] = DeclaredKind(read_declaration(path), Path(root))
+        except DeclarationError as exc:
+            errors[path.stem] = exc
+    return kinds, errors
+
+
+def use_project_kinds(root: Path, store: ProjectStore | None = None) -> dict[str, DeclarationError]:
+    """Make the project's declared kinds the registry's (replacing another project's) and return the
+    errors of those left out. With ``store``: each kind is held to the declaration the store pinned
+    with its first label (:func:`pin_conflict`), and the store pins the current one with a first label."""
+    kinds, errors = read_project_kinds(root)
+    if store is not None:
+        pinned = store.labels.kind_declarations()
+        for name, kind in list(kinds.items()):
+            if name in pinned:
+                problem = pin_conflict(pinned[name], kind, store)
+                if problem:
+                    errors[name] = DeclarationError(f"{KINDS_DIR}/{name}.toml: {problem}")
+                    del kinds[name]
+        store.labels.pin_with_first_label = {
+            n: k.declaration.model_dump(mode="json") for n, k in kinds.items()
+        }
+    TASK_KIND_REGISTRY.declare(list(kinds.values()), errors)
+    return errors
+
+
+def pin_conflict(pinned: dict[str, Any], kind: DeclaredKind, store: ProjectStore) -> str | None:
+    """Why the declaration of ``kind`` cannot replace ``pinned`` (the one the first label was made
+    under), or None: a question removed, retyped or with other choices, a new required question."""
+    old = KindDeclaration.model_validate(pinned)
+    if old == kind.declaration:
+        return None
+    labels = [ev.values for ev in store.labels.effective_events(kind.name) if ev.action == "label"]
+    new = kind.questions
+    for q in old.questions:
+        n = sum(1 for v in labels if v.get(q.name) not in (None, []))
+        mine = new.get(q.name)
+        if mine is None:
+            return f"question {q.name!r} is removed but {n} labels answer it (labels are never reinterpreted)"
+        if (mine.type, mine.ordinal) != (q.type, q.ordinal) or mine.choices() != q.choices():
+            return f"question {q.name!r} changes its type or choices but {n} labels answer it"
+    olds = {q.name for q in old.questions}
+    for q in kind.declaration.questions:
+        if q.name not in olds and q.required:
+            return (
+                f"question {q.name!r} is new and required but {len(labels)} labels lack it (required = false)"
+            )
+    fields = {f.name: f.type for f in kind.declaration.fields}
+    for f in old.fields:
+        if fields.get(f.name) != f.type:
+            return f"field {f.name!r} is removed or retyped but {len(labels)} labels were made seeing it"
+    return None
+
+
+EXAMPLE = """# A task kind of this project: prefkit builds the app's form, the Label Studio config, agreement,
+# decisions and the release configs {name} and {name}_unverified from it. Check it with
+# `prefkit kinds check`; add items with `prefkit tasks import --kind {name} items.jsonl`.
+name = "{name}"                       # equal to the file's name
+title = "Does the response follow the user's preferences?"
+# guidelines = "guidelines/{name}.md"  # optional: else guidelines are made from the questions
+
+[[fields]]                            # what the annotator sees, read from each item line
+name = "preferences"
+type = "list"                         # text | chat (a list of {{role, content}}) | list (of strings)
+title = "The user's preferences"
+
+[[fields]]
+name = "response"
+type = "text"
+title = "The model's response"
+
+[[questions]]
+name = "follows"
+type = "rating"                       # label | multi_label | rating | ranking | text
+values = [1, 2, 3, 4, 5]              # ascending integers: digits 1-9 choose them in the app
+title = "How well does the response follow the preferences?"
+
+[[questions]]
+name = "problems"
+type = "multi_label"
+labels = ["ignores a preference", "contradicts a preference", "off topic"]
+title = "What is wrong with it?"
+required = false                      # default true
+
+[[questions]]
+name = "note"
+type = "text"                         # not measured by agreement, never decided
+max_length = 500
+required = false
+"""
+
+
+def describe_kinds(root: Path, store: ProjectStore | None = None) -> tuple[list[dict[str, str]], list[str]]:
+    """Every kind the project can use (``prefkit kinds list``): its name, title, where it comes from,
+    its fields and questions (a Python kind's agreement fields); and the one-line error of every
+    declaration left out."""
+    errors = use_project_kinds(root, store)
+    rows = []
+    for name in TASK_KIND_REGISTRY:
+        kind = TASK_KIND_REGISTRY[name]
+        if isinstance(kind, DeclaredKind):
+            fields = ", ".join(f"{f.name} ({f.type})" for f in kind.declaration.fields)
+            questions = ", ".join(f"{q.name} ({q.type})" for q in kind.declaration.questions)
+        else:
+            fields, questions = "-", ", ".join(f"{f.name} ({f.level})" for f in kind.fields)
+        source = TASK_KIND_REGISTRY.source(name)
+        rows.append({"kind": name, "title": kind.title, "from": source, "fields": fields, "questions": questions})
+    return rows, [str(e) for _, e in sorted(errors.items())]
+
+
+def new_declaration(root: Path, name: str) -> Path:
+    """Write a commented example declaration ``kinds/<name>.toml`` (``prefkit kinds new``); refused
+    when the file exists or the name is not an identifier or is reserved."""
+    path = Path(root) / KINDS_DIR / f"{name}.toml"
+    if path.exists():
+        raise DeclarationError(f"{KINDS_DIR}/{path.name} exists already; edit it, or choose another name")
+    problem = _name_problem(name)
+    if problem:
+        raise DeclarationError(f"{name}: {problem}")
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(EXAMPLE.format(name=name), encoding="utf-8")
+    return path
