@@ -118,11 +118,12 @@ def _check(decl: KindDeclaration, stem: str) -> tuple[str, str] | None:
     if problem:
         return "name", problem
     seen: set[str] = set()
-    for where, items in (("fields", decl.fields), ("questions", decl.questions)):
-        for n, item in enumerate(items, start=1):
-            if item.name in seen or item.name in ITEM_KEYS:
-                return f"{where}[{n}].name", f"{item.name!r} is used twice or reserved (id, gold, meta)"
-            seen.add(item.name)
+    named = [("fields", n, f.name) for n, f in enumerate(decl.fields, start=1)]
+    named += [("questions", n, q.name) for n, q in enumerate(decl.questions, start=1)]
+    for where, n, name in named:
+        if name in seen or name in ITEM_KEYS:
+            return f"{where}[{n}].name", f"{name!r} is used twice or reserved (id, gold, meta)"
+        seen.add(name)
     for n, q in enumerate(decl.questions, start=1):
         key = f"questions[{n}]"
         given = {k for k in ("labels", "ordinal", "values", "max_length") if getattr(q, k) is not None}
@@ -167,7 +168,7 @@ def _one_based(line: str) -> str:
     """``questions.0.values`` as the file's reader counts: ``questions[1].values``."""
     head, sep, rest = line.partition(": ")
     parts = head.split(".")
-    out = []
+    out: list[str] = []
     for part in parts:
         if part.isdigit() and out:
             out[-1] += f"[{int(part) + 1}]"
@@ -272,7 +273,7 @@ class DeclaredKind(TaskKind):
         for name, mine in by_question.items():
             q = self.questions[name]
             if q.type == "rating":
-                got, open_ = {u: sorted(v)[(len(v) - 1) // 2] for u, v in mine.items()}, []
+                got, open_ = {u: sorted(v)[(len(v) - 1) // 2] for u, v in mine.items()}, list[Unit]()
             elif q.type == "ranking":
                 means = {u: mean(v) for u, v in mine.items()}
                 even = len(set(means.values())) < len(means)
@@ -393,7 +394,7 @@ def use_project_kinds(root: Path, store: ProjectStore | None = None) -> dict[str
         store.labels.pin_with_first_label = {
             n: k.declaration.model_dump(mode="json") for n, k in kinds.items()
         }
-    TASK_KIND_REGISTRY.declare(list(kinds.values()), errors)
+    TASK_KIND_REGISTRY.declare(list(kinds.values()), dict(errors))
     return errors
 
 
@@ -477,7 +478,9 @@ def describe_kinds(root: Path, store: ProjectStore | None = None) -> tuple[list[
         else:
             fields, questions = "-", ", ".join(f"{f.name} ({f.level})" for f in kind.fields)
         source = TASK_KIND_REGISTRY.source(name)
-        rows.append({"kind": name, "title": kind.title, "from": source, "fields": fields, "questions": questions})
+        rows.append(
+            {"kind": name, "title": kind.title, "from": source, "fields": fields, "questions": questions}
+        )
     return rows, [str(e) for _, e in sorted(errors.items())]
 
 

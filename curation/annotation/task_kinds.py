@@ -22,7 +22,7 @@ import sys
 import threading
 from abc import ABC, abstractmethod
 from collections import Counter
-from collections.abc import Iterator, MutableMapping
+from collections.abc import Iterator, Mapping, MutableMapping
 from dataclasses import dataclass
 from importlib import import_module
 from importlib.metadata import EntryPoint, entry_points
@@ -310,7 +310,7 @@ class KindRegistry(MutableMapping[str, TaskKind]):
             raise LabelError(f"task kind {kind.name!r} is already registered")
         self._kinds[kind.name] = kind
 
-    def declare(self, kinds: list[TaskKind], errors: dict[str, KindPluginError]) -> None:
+    def declare(self, kinds: list[TaskKind], errors: Mapping[str, KindPluginError]) -> None:
         """Make ``kinds`` (and the ``errors`` of declarations left out) the declared kinds, replacing
         those of the project declared before (declared kinds belong to their project)."""
         self._load()
@@ -318,6 +318,7 @@ class KindRegistry(MutableMapping[str, TaskKind]):
             for name in self._declared:
                 self._kinds.pop(name, None)
                 self._broken.pop(name, None)
+            errors = {n: e for n, e in errors.items() if n not in self._kinds and n not in self._broken}
             self._declared = {k.name for k in kinds} | set(errors)
             self._kinds.update({k.name: k for k in kinds})
             self._broken.update(errors)

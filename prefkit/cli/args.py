@@ -4,6 +4,7 @@ needs neither (``prefkit status`` on a SQLite project) starts without them."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 
 import click
@@ -34,10 +35,10 @@ class KindChoice(click.Choice):
 
     def convert(self, value, param, ctx):
         if value not in TASK_KIND_REGISTRY and ctx is not None and "project_path" in ctx.params:
-            try:  # a kind the project declares (kinds/NAME.toml): --project is read first (eager)
+            # A kind the project declares (kinds/NAME.toml): --project is read first (eager). Not a
+            # project: the choice below says which kinds there are.
+            with contextlib.suppress(PrefkitError):
                 use_project_kinds(ProjectDir.locate(ctx.params["project_path"]).root)
-            except PrefkitError:
-                pass  # not a project: the choice below says which kinds there are
         broken = TASK_KIND_REGISTRY.broken().get(value)
         if broken is not None:  # a plugin kind that did not load: say why, naming its distribution
             raise broken
