@@ -33,7 +33,7 @@ from prefkit.schemas.config import LABEL_CONFIGS, RELEASE_CONFIGS
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, ValidationError, create_model
 
 if TYPE_CHECKING:
-    from prefkit.curation.store.project_store import ProjectStore
+    from prefkit.curation.store import ProjectStore
 
 #: The folder of a project that holds its declarations.
 KINDS_DIR = "kinds"
