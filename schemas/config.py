@@ -57,7 +57,8 @@ RELEASE_CONFIGS = (
 LABEL_CONFIGS = ("labels", "final_labels", "adjudications")
 
 Backend = Literal["offline", "openai"]
-Structured = Literal["json_schema", "json_mode"]
+#: How a structured answer is asked for, in the order ``auto`` tries them (docs/llm.md).
+Structured = Literal["auto", "json_schema", "json_object_schema", "json_mode"]
 Policy = Literal["final", "tentative"]
 Adjudicate = Literal["ties", "all"]
 AlpsReference = Literal["verified", "imported"]
@@ -148,7 +149,11 @@ class LLMSection(Section):
     )
     timeout_s: float = Field(default=60, gt=0, le=SECONDS_PER_DAY, description="Per HTTP attempt.")
     max_retries: int = Field(default=4, ge=0, le=100, description="The SDK's retries.")
-    structured: Structured = Field(default="json_schema", description="'json_schema' or 'json_mode'.")
+    structured: Structured = Field(
+        default="auto",
+        description="'auto' (try each form, remember the one the endpoint takes), 'json_schema', "
+        "'json_object_schema' or 'json_mode'.",
+    )
     repair_attempts: int = Field(default=1, ge=0, le=10, description="Re-asks with the validation error.")
     models: dict[str, str] = Field(
         default_factory=lambda: dict.fromkeys(LLM_ROLES, DEFAULT_MODEL),

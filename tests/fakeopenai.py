@@ -38,7 +38,8 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 Responder = Callable[[dict[str, Any]], "str | dict[str, Any]"]
-FAULT_KINDS = ("429", "500", "timeout", "malformed", "invalid", "context_length")
+FAULT_KINDS = ("429", "500", "timeout", "malformed", "invalid", "context_length", "context_length_500")
+DEFAULT_KINDS = FAULT_KINDS[:-1]
 INVALID_CONTENT = '{"unexpected_field": true}'
 
 
@@ -47,7 +48,7 @@ class Faults:
     """Which faults to inject and how often (``rate`` of chat requests, drawn from the seeded RNG)."""
 
     rate: float = 0.0
-    kinds: tuple[str, ...] = FAULT_KINDS
+    kinds: tuple[str, ...] = DEFAULT_KINDS
     retry_after_s: float = 0.05  # sent as Retry-After on 429s
     hang_s: float = 2.0  # how long a "timeout" fault stalls before answering
     schedule: list[str | None] = field(default_factory=list)  # exact faults for the first requests, in order
@@ -72,6 +73,14 @@ def _approx_tokens(text: str) -> int:
     return max(1, len(text) // 4)
 
 
+def body_form(body: dict[str, Any]) -> str | None:
+    """The structured form a request asks in: json_schema, json_object_schema, json_mode or None."""
+    fmt = body.get("response_format") or {}
+    if fmt.get("type") == "json_object":
+        return "json_object_schema" if "schema" in fmt else "json_mode"
+    return fmt.get("type")
+
+
 def _prompt_text(body: dict[str, Any]) -> str:
     return "".join(str(m.get("content", "")) for m in body.get("messages", []))
 
@@ -90,6 +99,8 @@ class FakeOpenAI:
         reject_schema: Callable[[dict[str, Any]], bool] | None = None,
         api_key: str | None = None,
         fault_for: Callable[[dict[str, Any]], str | None] | None = None,
+        refuse_forms: tuple[str, ...] = (),
+        refusal_status: int = 400,
     ):
         self.responder = responder
         self.fault_for = fault_for  # a fault chosen by the request itself (e.g. one instance's prompt)
@@ -97,6 +108,10 @@ class FakeOpenAI:
         self.faults = faults if isinstance(faults, Faults) else Faults(**(faults or {}))
         self.json_schema_supported = json_schema_supported
         self.reject_schema = reject_schema  # like OpenAI refusing one schema it cannot make strict
+        # Structured forms refused (json_schema, json_object_schema, json_mode), with this status: 500 is
+        # what llama-cpp-python answers a json_schema response_format with.
+        self.refuse_forms = refuse_forms
+        self.refusal_status = refusal_status
         self.api_key = api_key  # when set, any other bearer token gets OpenAI's 401
         self.batch_delay_s = batch_delay_s
         self.requests: list[LoggedRequest] = []
@@ -168,11 +183,13 @@ class FakeOpenAI:
 
     def _schema_refusal(self, body: dict[str, Any]) -> JSONResponse | None:
         fmt = body.get("response_format") or {}
-        if fmt.get("type") != "json_schema":
-            return None
-        if not self.json_schema_supported:
+        form = body_form(body)
+        status = 400
+        if form in self.refuse_forms:
+            message, status = f"response_format: {form} is not supported (fake)", self.refusal_status
+        elif form == "json_schema" and not self.json_schema_supported:
             message = "response_format json_schema is not supported by this server"
-        elif self.reject_schema and self.reject_schema(fmt["json_schema"]):
+        elif form == "json_schema" and self.reject_schema and self.reject_schema(fmt["json_schema"]):
             message = f"Invalid schema for response_format '{fmt['json_schema'].get('name')}': not supported"
         else:
             return None
@@ -182,7 +199,7 @@ class FakeOpenAI:
             "param": "response_format",
             "code": None,
         }
-        return JSONResponse({"error": error}, status_code=400)
+        return JSONResponse({"error": error}, status_code=status)
 
     def _unauthorized(self, request: Request) -> JSONResponse | None:
         sent = request.headers.get("authorization", "").removeprefix("Bearer ")
@@ -232,6 +249,13 @@ class FakeOpenAI:
             error = {"message": "This model's maximum context length is 128000 tokens (fake).",
                      "type": "invalid_request_error", "param": "messages", "code": "context_length_exceeded"}  # fmt: skip
             return JSONResponse({"error": error}, status_code=400)
+        if fault == "context_length_500":  # what llama-cpp-python answers it
+            n = _approx_tokens(_prompt_text(body))
+            error = {
+                "message": f"Requested tokens ({n}) exceed context window of 64",
+                "type": "internal_server_error",
+            }
+            return JSONResponse({"error": error}, status_code=500)
         if fault == "timeout":
             await asyncio.sleep(self.faults.hang_s)
         if fault == "malformed":
@@ -395,7 +419,9 @@ def start_fake_openai(
 
     ``options``: ``json_schema_supported=False`` answers a json_schema response_format with a 400 (like
     servers without structured outputs); ``reject_schema(json_schema) -> bool`` refuses single schemas
-    ("Invalid schema for response_format ..."); ``batch_delay_s`` keeps a batch in progress that long;
+    ("Invalid schema for response_format ..."); ``refuse_forms=("json_schema",)`` refuses those structured
+    forms (json_schema, json_object_schema = json_object with a schema, json_mode) with ``refusal_status``
+    (400; 500 as llama-cpp-python does); ``batch_delay_s`` keeps a batch in progress that long;
     ``api_key`` answers any other bearer token with a 401 that echoes it, as OpenAI does;
     ``fault_for(body) -> kind | None`` injects a fault into the requests it picks.
     """

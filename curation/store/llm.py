@@ -5,6 +5,8 @@
   system fingerprint, offline flag). A key is written once; a rerun reads it instead of calling.
 * ``llm_ledger`` — one row per (stage, item, key): ``done`` or ``failed``, with the call's usage; a
   failed call also appends a row to the core ``failures`` table in the same transaction.
+* ``llm_forms`` — per endpoint (scheme, host, port, path) and model, the structured-output form the
+  endpoint took last (``[llm] structured = "auto"`` starts there; a refusal forgets it).
 * ``llm_batches`` — OpenAI Batch API jobs with the keys they carry, so a rerun resumes a batch still
   in flight instead of submitting it again.
 
@@ -93,6 +95,16 @@ class StageUsage:
     prompt_tokens: int
     completion_tokens: int
     cost_usd: float
+
+
+@dataclass(frozen=True, slots=True)
+class StructuredForm:
+    """The structured-output form ``endpoint`` took for ``model`` (json_schema, json_object_schema, json_mode)."""
+
+    endpoint: str
+    model: str
+    form: str
+    updated_at: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -286,6 +298,23 @@ class LLMRecords(StoreArea):
         )
         with self.read() as conn:
             return [StageUsage(**r) for r in conn.execute(q).mappings()]
+
+    # -- structured-output forms ------------------------------------------------------------------
+    def forms(self) -> list[StructuredForm]:
+        t = self.t["llm_forms"]
+        with self.read() as conn:
+            rows = conn.execute(select(t).order_by(t.c.endpoint, t.c.model)).mappings().all()
+        return [StructuredForm(**r) for r in rows]
+
+    def remember_form(self, endpoint: str, model: str, form: str | None) -> None:
+        """Remember the form ``endpoint`` took for ``model``; ``None`` forgets it."""
+        t = self.t["llm_forms"]
+        with self.write() as conn:
+            conn.execute(t.delete().where(t.c.endpoint == endpoint, t.c.model == model))
+            if form is not None:
+                conn.execute(
+                    t.insert(), {"endpoint": endpoint, "model": model, "form": form, "updated_at": utcnow()}
+                )
 
     # -- batches ----------------------------------------------------------------------------------
     def batch_save(

@@ -6,7 +6,8 @@ edited: change the schema with a new, higher-numbered one. Migration numbers are
 m001 core, m002 LLM layer, m003 annotation app, m004 releases, m005 Label Studio bridge, m006 generation,
 m007 verification (instance → session links), m008 evaluation, m012 Label Studio push leases,
 m014/m015 packed turns of bulk imports, m016 adaptive overlap, m020 judge-assisted labelling
-(suggestions, the arm a label was made in), m022 the maintainers' audit log, m023 crowd studies.
+(suggestions, the arm a label was made in), m022 the maintainers' audit log, m023 crowd studies, m029 the
+structured-output form an endpoint takes.
 Every migration lives in this module, so opening any store applies the same, complete list.
 """
 
@@ -890,5 +891,22 @@ def m028_kind_declarations(conn: Connection) -> None:
         Column("kind", Text, primary_key=True),
         _json("declaration_json", nullable=False),
         Column("pinned_at", Text, nullable=False),
+    )
+    md.create_all(conn)
+
+
+@migration(29, "llm_structured_forms")
+def m029_llm_structured_forms(conn: Connection) -> None:
+    """``llm_forms``: the structured-output form an endpoint took for a model (``[llm] structured =
+    "auto"`` starts there next time; a refusal deletes the row). The endpoint is scheme, host, port and
+    path only, never a user, password or query."""
+    md = MetaData()
+    Table(
+        "llm_forms",
+        md,
+        Column("endpoint", Text, primary_key=True),
+        Column("model", Text, primary_key=True),
+        Column("form", Text, nullable=False),
+        Column("updated_at", Text, nullable=False),
     )
     md.create_all(conn)

@@ -2,13 +2,15 @@
 
 The settings are ``[llm]`` itself (:class:`prefkit.schemas.config.LLMSection`); the environment is
 :class:`prefkit.schemas.environment.Environment`. Endpoint and key resolution follow the openai SDK:
-``base_url`` / ``api_key_env`` from the config, else ``OPENAI_BASE_URL`` / ``OPENAI_API_KEY``. The key
+``base_url`` / ``api_key_env`` from the config, else ``OPENAI_BASE_URL`` / ``OPENAI_API_KEY``. A server
+on this machine or the local network (``localhost``, a loopback or private IP literal) needs no key. The key
 itself is only ever held in memory: this module must never put it into anything that is stored,
 logged or printed (:func:`resolve_api_key` is called where the client is built).
 """
 
 from __future__ import annotations
 
+import ipaddress
 from urllib.parse import urlparse
 
 from prefkit.schemas.config import DEFAULT_COMPLETION_TOKENS, LLM_ROLES, LLMConfigError, LLMSection
@@ -16,12 +18,16 @@ from prefkit.schemas.environment import Environment
 
 ROLES = LLM_ROLES
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
+#: What is sent as the key to a local server when no key is set (local servers ignore it).
+NO_KEY = "sk-no-key-local-server"
 
 __all__ = [
     "DEFAULT_COMPLETION_TOKENS",
     "ROLES",
     "LLMConfigError",
     "endpoint_host",
+    "endpoint_id",
+    "is_local",
     "resolve_api_key",
     "resolve_base_url",
 ]
@@ -36,15 +42,38 @@ def resolve_base_url(settings: LLMSection, env: Environment) -> str:
     return url
 
 
-def resolve_api_key(settings: LLMSection, env: Environment) -> str:
-    """The key from ``$<api_key_env>`` (default ``OPENAI_API_KEY``); a clear error when unset."""
+def resolve_api_key(settings: LLMSection, env: Environment, base_url: str) -> str | None:
+    """The key from ``$<api_key_env>`` (default ``OPENAI_API_KEY``); ``None`` for a local server without
+    one (:func:`is_local`); a clear error when a hosted one has none."""
     key = env.secret(settings.api_key_env)
+    if not key and is_local(base_url):
+        return None
     if not key:
         raise LLMConfigError(
             f"backend 'openai' needs an API key: set ${settings.api_key_env} "
             "(or point [llm] api_key_env at the variable holding it)"
         )
     return key
+
+
+def is_local(url: str) -> bool:
+    """A server on this machine or the local network: ``localhost`` or a loopback/private IP literal."""
+    host = urlparse(url).hostname or ""
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return False  # a name: hosted unless it is localhost (names are not resolved here)
+    return address.is_loopback or address.is_private or address.is_link_local
+
+
+def endpoint_id(url: str) -> str:
+    """Scheme, host, port and path of an endpoint, without user, password or query (what the project may
+    remember an endpoint by)."""
+    p = urlparse(url)
+    port = f":{p.port}" if p.port else ""
+    return f"{p.scheme}://{p.hostname or ''}{port}{p.path.rstrip('/')}"
 
 
 def endpoint_host(url: str) -> str:

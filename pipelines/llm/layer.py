@@ -72,7 +72,9 @@ class CallOutcome:
 BACKEND_MEMBERS = ("name", "offline", "host", "complete", "check", "scrub", "aclose")
 
 
-def make_backend(backend: str | Backend, settings: LLMSection, env: Environment) -> Backend:
+def make_backend(
+    backend: str | Backend, settings: LLMSection, env: Environment, store: ProjectStore | None = None
+) -> Backend:
     if not isinstance(backend, str):  # a user-supplied backend implementing the Backend protocol
         missing = [m for m in BACKEND_MEMBERS if not hasattr(backend, m)]
         if missing:
@@ -88,7 +90,7 @@ def make_backend(backend: str | Backend, settings: LLMSection, env: Environment)
         # builds, reads or runs offline (most of them, and the annotation app) would pay.
         from prefkit.pipelines.llm.openai_backend import OpenAIBackend
 
-        return OpenAIBackend(settings, env)
+        return OpenAIBackend(settings, env, memory=store.llm if store is not None else None)
     raise LLMConfigError(f"unknown LLM backend {backend!r}; use 'offline' or 'openai'")
 
 
@@ -111,7 +113,7 @@ class LLMLayer:
         self.seed = seed
         self.progress = progress
         # The endpoint and key variables: the caller's environment (project.env), else this process's.
-        self.backend = make_backend(backend, self.settings, Environment.read() if env is None else env)
+        self.backend = make_backend(backend, self.settings, Environment.read() if env is None else env, store)
         self.prices = PriceTable(self.settings.costs)
         self.limiter = RateLimiter(self.settings.requests_per_minute, self.settings.tokens_per_minute)
         # One writer thread: each answer commits as it arrives without blocking the event loop.

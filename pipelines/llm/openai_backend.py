@@ -1,11 +1,15 @@
 """The OpenAI-compatible backend: the real ``openai`` SDK (``AsyncOpenAI``) against any endpoint.
 
-Structured requests go through ``client.chat.completions.parse(response_format=Model)`` (json_schema
-structured outputs). A server that refuses json_schema (a 400 naming it), a model whose schema the SDK
-cannot make strict, or ``[llm] structured = "json_mode"`` switches to JSON mode: ``response_format=
-{"type": "json_object"}`` with the schema in a system message; the layer validates either answer with
-the same pydantic model. Transport retries (429 with Retry-After, 5xx, timeouts) are the SDK's, with
-``max_retries``/``timeout_s`` from the config.
+A structured request is asked in one of ``forms.FORMS`` (json_schema, json_object + schema, JSON mode
+with the schema in the prompt). With ``[llm] structured = "auto"`` the backend starts from the form the
+project remembers for this endpoint and model (``store.llm.forms()``), else json_schema; a refusal (an
+error naming response_format or a schema, 4xx or 5xx alike, never retried) moves that model to the next
+form and forgets the remembered one, and the form that answers is remembered. A schema the SDK cannot
+make strict, or one the server rejects alone, moves only that response model on. A named form is used
+as it is: its refusal stops the run with one line. The layer validates every answer with the same
+pydantic model. Transport retries (429 with Retry-After, other 5xx, timeouts) are the SDK's, with
+``max_retries``/``timeout_s`` from the config; an answer no retry can change (a refusal, a context
+overflow) is marked so the SDK does not retry it.
 
 This module must never store, log or return the API key: errors are scrubbed of it before they leave.
 """
@@ -14,23 +18,34 @@ from __future__ import annotations
 
 import asyncio
 import json
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, Protocol
 
 import openai
 import pydantic
-from openai.lib._parsing import type_to_response_format_param
-from prefkit.pipelines.llm.config import LLMConfigError, endpoint_host, resolve_api_key, resolve_base_url
-from prefkit.pipelines.llm.keys import response_schema
+from prefkit.pipelines.llm import forms
+from prefkit.pipelines.llm.config import (
+    NO_KEY,
+    LLMConfigError,
+    endpoint_host,
+    endpoint_id,
+    resolve_api_key,
+    resolve_base_url,
+)
+from prefkit.pipelines.llm.keys import prompt_tokens
 from prefkit.pipelines.llm.types import BatchState, CallFailed, LLMRequest, Usage
 from prefkit.schemas.config import LLMSection
 from prefkit.schemas.environment import Environment
 
-if TYPE_CHECKING:
-    from openai.types.chat import ChatCompletionMessageParam
+_CONFIG_ERRORS = (openai.AuthenticationError, openai.PermissionDeniedError, openai.NotFoundError)
+_SCHEMA_ERRORS = (TypeError, ValueError, pydantic.errors.PydanticUserError)
 
-JSON_MODE_INSTRUCTION = (
-    "Answer with a single JSON object and nothing else. It must validate against this JSON schema:\n{schema}"
-)
+
+class FormMemory(Protocol):
+    """Where the form an endpoint took is remembered (the project store's ``store.llm``)."""
+
+    def forms(self) -> list[Any]: ...
+
+    def remember_form(self, endpoint: str, model: str, form: str | None) -> None: ...
 
 
 def _usage(data: Any) -> Usage:
@@ -42,29 +57,31 @@ def _usage(data: Any) -> Usage:
     )
 
 
-def _refuses_json_schema(exc: openai.BadRequestError) -> bool:
-    text = str(exc).lower()
-    return "json_schema" in text or "response_format" in text
-
-
-def _messages(request: LLMRequest) -> list[ChatCompletionMessageParam]:
-    # The layer's messages are (role, content) pairs in the chat roles the API takes.
-    return cast("list[ChatCompletionMessageParam]", request.chat_messages())
+async def _no_retry_when_final(response: Any) -> None:
+    """A 5xx that refuses the form or the prompt's length is final: tell the SDK not to retry it."""
+    if response.status_code >= 500:
+        await response.aread()
+        if forms.is_final(response.status_code, response.text):
+            response.headers["x-should-retry"] = "false"
 
 
 class OpenAIBackend:
-    """One ``AsyncOpenAI`` client per event loop; JSON-mode fallback remembered per backend."""
+    """One ``AsyncOpenAI`` client per event loop; the structured form per model, remembered."""
 
     name = "openai"
     offline = False
 
-    def __init__(self, settings: LLMSection, env: Environment):
+    def __init__(self, settings: LLMSection, env: Environment, memory: FormMemory | None = None):
         self.settings = settings
         self.base_url = resolve_base_url(settings, env)
-        self._key = resolve_api_key(settings, env)
+        self._key = resolve_api_key(settings, env, self.base_url)
         self.host: str | None = endpoint_host(self.base_url)
-        self.json_mode = settings.structured == "json_mode"
-        self._json_mode_models: set[type[pydantic.BaseModel]] = set()
+        self.endpoint = endpoint_id(self.base_url)
+        self.auto = settings.structured == "auto"
+        self._memory = memory
+        self._form: dict[str, str] = {}  # model name -> the form the endpoint takes for it
+        self._schema_form: dict[tuple[str, type[pydantic.BaseModel]], str] = {}  # one schema moved on
+        self._remembered: dict[str, str] | None = None
         self._clients: dict[asyncio.AbstractEventLoop, openai.AsyncOpenAI] = {}
 
     @property
@@ -72,10 +89,11 @@ class OpenAIBackend:
         loop = asyncio.get_running_loop()
         if loop not in self._clients:
             self._clients[loop] = openai.AsyncOpenAI(
-                api_key=self._key,
+                api_key=self._key or NO_KEY,
                 base_url=self.base_url,
                 max_retries=self.settings.max_retries,
                 timeout=self.settings.timeout_s,
+                http_client=openai.DefaultAsyncHttpxClient(event_hooks={"response": [_no_retry_when_final]}),
             )
         return self._clients[loop]
 
@@ -88,12 +106,13 @@ class OpenAIBackend:
     async def complete(self, request: LLMRequest, model: str, seed: int) -> tuple[str, Usage, dict[str, Any]]:
         try:
             return await self._complete(request, model, seed)
-        except (openai.AuthenticationError, openai.PermissionDeniedError, openai.NotFoundError) as exc:
+        except _CONFIG_ERRORS as exc:
             # Every call would fail the same way: stop the run instead of writing a failure per item.
             raise LLMConfigError(f"{self.host}: {self.scrub(str(exc))}") from None
         except openai.APIStatusError as exc:
+            overflow = forms.context_overflow(exc.response.text, prompt_tokens(request))
             raise CallFailed(
-                f"HTTP {exc.status_code}: {self.scrub(str(exc))}", self.scrub(exc.response.text)
+                overflow or f"HTTP {exc.status_code}: {self.scrub(str(exc))}", self.scrub(exc.response.text)
             ) from None
         except openai.APITimeoutError:
             raise CallFailed(
@@ -104,26 +123,68 @@ class OpenAIBackend:
         except openai.APIResponseValidationError as exc:
             raise CallFailed(f"malformed response: {self.scrub(str(exc))}") from None
 
+    # -- the structured form ----------------------------------------------------------------------
+    def form_for(self, request: LLMRequest, model: str) -> str:
+        """The form to ask ``request`` in now."""
+        form = self._endpoint_form(model)
+        moved = self._schema_form.get((model, request.response_model))  # type: ignore[arg-type]
+        return max(form, moved or form, key=forms.FORMS.index)
+
+    def _endpoint_form(self, model: str) -> str:
+        """The form this endpoint takes for ``model``: the named one, else what worked, else the first."""
+        if not self.auto:
+            return self.settings.structured
+        if self._remembered is None:
+            mine = [f for f in (self._memory.forms() if self._memory else []) if f.endpoint == self.endpoint]
+            self._remembered = {f.model: f.form for f in mine if f.form in forms.FORMS}
+        return self._form.get(model) or self._remembered.get(model) or forms.FORMS[0]
+
+    def _refused(self, request: LLMRequest, model: str, form: str, why: str, one_schema: bool) -> str:
+        """The next form after ``form`` was refused (``why``), or a one-line error when none is left."""
+        following = forms.next_form(form) if self.auto or one_schema else None
+        if following is None:
+            raise LLMConfigError(
+                f"{self.host}: model {model!r} refused the structured form {form!r}: {why[:300]}"
+                + ("" if self.auto else '; set [llm] structured = "auto" to try the other forms')
+            )
+        if one_schema:
+            self._schema_form[(model, request.response_model)] = following  # type: ignore[index]
+        elif forms.FORMS.index(following) > forms.FORMS.index(self._endpoint_form(model)):
+            self._form[model] = following
+            if self._remembered and self._remembered.pop(model, None) and self._memory:
+                self._memory.remember_form(self.endpoint, model, None)  # refused: forget it
+        return following
+
+    def _worked(self, model: str, form: str) -> None:
+        if not self.auto or self._remembered is None or form != self._endpoint_form(model):
+            return  # a named form, or one schema's own: nothing to remember for the endpoint
+        if self._remembered.get(model) != form and self._memory:
+            self._memory.remember_form(self.endpoint, model, form)
+        self._remembered[model] = form
+
     async def _complete(
         self, request: LLMRequest, model: str, seed: int
     ) -> tuple[str, Usage, dict[str, Any]]:
-        schema_model = request.response_model
-        if schema_model is None:
-            return await self._create(request, model, seed, response_format=None)
-        if self.json_mode or schema_model in self._json_mode_models:
-            return await self._create(request, model, seed, response_format={"type": "json_object"})
-        try:
-            return await self._parse(request, model, seed)
-        except openai.BadRequestError as exc:
-            if not _refuses_json_schema(exc):
+        if request.response_model is None:
+            return await self._create(request, model, seed, None)
+        form = self.form_for(request, model)
+        while True:
+            try:
+                answer = await self._create(request, model, seed, form)
+            except _CONFIG_ERRORS:
                 raise
-            if "invalid schema" in str(exc).lower():
-                self._json_mode_models.add(schema_model)  # the server rejects this one schema only
-            else:
-                self.json_mode = True  # the server has no structured outputs: stay in JSON mode
-        except (TypeError, ValueError, pydantic.errors.PydanticUserError):
-            self._json_mode_models.add(schema_model)  # no strict schema for this model
-        return await self._create(request, model, seed, response_format={"type": "json_object"})
+            except openai.APIStatusError as exc:
+                body = exc.response.text
+                if not forms.is_refusal(exc.status_code, body):
+                    raise
+                one = "invalid schema" in body.lower()  # the server rejects this one schema only
+                form = self._refused(request, model, form, self.scrub(body) or "", one)
+                continue
+            except _SCHEMA_ERRORS as exc:  # the SDK cannot make this schema strict
+                form = self._refused(request, model, form, str(exc), True)
+                continue
+            self._worked(model, form)
+            return answer
 
     def _params(self, request: LLMRequest, model: str, seed: int) -> dict[str, Any]:
         params: dict[str, Any] = {"model": model, "temperature": request.temperature, "seed": seed}
@@ -131,55 +192,37 @@ class OpenAIBackend:
             params["max_tokens"] = request.max_tokens
         return params
 
-    async def _parse(self, request: LLMRequest, model: str, seed: int) -> tuple[str, Usage, dict[str, Any]]:
-        if request.response_model is None:  # _complete sends a request without a model to _create
-            raise ValueError("a structured call needs the request's response_model")
-        raw = await self.client.chat.completions.with_raw_response.parse(
-            messages=_messages(request),
-            response_format=request.response_model,
+    async def _create(
+        self, request: LLMRequest, model: str, seed: int, form: str | None
+    ) -> tuple[str, Usage, dict[str, Any]]:
+        messages, fmt = forms.form_params(form or "", request)
+        raw = await self.client.chat.completions.with_raw_response.create(
+            messages=messages,  # type: ignore[arg-type]
             **self._params(request, model, seed),
+            **fmt,
         )
-        try:
-            completion = raw.parse()
-        except pydantic.ValidationError:
-            # Schema-invalid content: hand the raw answer to the layer, which validates and repairs.
-            return self._from_body(raw.text)
-        except (json.JSONDecodeError, openai.APIResponseValidationError) as exc:
-            raise CallFailed(f"malformed response body: {exc}", self.scrub(raw.text)) from None
-        except (openai.LengthFinishReasonError, openai.ContentFilterFinishReasonError) as exc:
-            raise CallFailed(
-                f"answer cut off: {type(exc).__name__}", self._content_or_none(raw.text)
-            ) from None
-        return self._result(completion)
-
-    async def _create(self, request, model, seed, response_format) -> tuple[str, Usage, dict[str, Any]]:
-        messages = request.chat_messages()
-        params = self._params(request, model, seed)
-        if response_format is not None:
-            schema = json.dumps(response_schema(request.response_model), sort_keys=True)
-            messages.append({"role": "system", "content": JSON_MODE_INSTRUCTION.format(schema=schema)})
-            params["response_format"] = response_format
-        raw = await self.client.chat.completions.with_raw_response.create(messages=messages, **params)
         try:
             completion = raw.parse()
         except (json.JSONDecodeError, openai.APIResponseValidationError) as exc:
             raise CallFailed(f"malformed response body: {exc}", self.scrub(raw.text)) from None
         if isinstance(completion, str):
             raise CallFailed("malformed response body: not JSON", self.scrub(completion))
-        return self._result(completion, structured="json_mode" if response_format else None)
+        return self._result(completion, form)
 
-    def _result(
-        self, completion: Any, structured: str | None = "json_schema"
-    ) -> tuple[str, Usage, dict[str, Any]]:
+    def _result(self, completion: Any, form: str | None) -> tuple[str, Usage, dict[str, Any]]:
         if not completion.choices:
             raise CallFailed("the response has no choices")
-        message = completion.choices[0].message
+        choice = completion.choices[0]
+        message = choice.message
         if getattr(message, "refusal", None):
             raise CallFailed(f"the model refused: {message.refusal}", message.refusal)
+        if form and choice.finish_reason in ("length", "content_filter"):
+            # A structured answer cut short is not repaired: the re-ask would be cut the same way.
+            raise CallFailed(f"answer cut off: finish_reason {choice.finish_reason}", message.content)
         meta = {
             "endpoint": self.host,
             "system_fingerprint": completion.system_fingerprint,
-            "structured": structured,
+            "structured": form,
         }
         return message.content or "", _usage(completion.usage), meta
 
@@ -198,20 +241,13 @@ class OpenAIBackend:
     # -- Batch API --------------------------------------------------------------------------------
     def batch_body(self, request: LLMRequest, model: str, seed: int) -> dict[str, Any]:
         """The ``body`` of one Batch API line: what the live path would send for ``request``."""
-        body: dict[str, Any] = {"messages": request.chat_messages(), **self._params(request, model, seed)}
-        schema_model = request.response_model
-        if schema_model is None:
-            return body
-        if not (self.json_mode or schema_model in self._json_mode_models):
+        form = self.form_for(request, model) if request.response_model is not None else None
+        while True:
             try:
-                body["response_format"] = type_to_response_format_param(schema_model)
-                return body
-            except (TypeError, ValueError, pydantic.errors.PydanticUserError):
-                self._json_mode_models.add(schema_model)
-        schema = json.dumps(response_schema(schema_model), sort_keys=True)
-        body["messages"].append({"role": "system", "content": JSON_MODE_INSTRUCTION.format(schema=schema)})
-        body["response_format"] = {"type": "json_object"}
-        return body
+                messages, fmt = forms.form_params(form or "", request)
+                return {"messages": messages, **self._params(request, model, seed), **fmt}
+            except _SCHEMA_ERRORS as exc:
+                form = self._refused(request, model, form or "", str(exc), True)
 
     async def submit_batch(self, lines: list[dict[str, Any]], stage: str) -> tuple[str, str]:
         data = ("".join(json.dumps(line) + "\n" for line in lines)).encode("utf-8")

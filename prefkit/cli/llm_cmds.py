@@ -19,15 +19,19 @@ def llm() -> None:
 @project_option
 @json_option
 def usage(project: Project, stage: str | None, as_json: bool) -> None:
-    """Calls made, answers from the cache, failures, tokens and cost, per stage and model.
+    """Calls made, answers from the cache, failures, tokens and cost, per stage and model, and the
+    structured-output form each endpoint took for each model.
 
     Example: prefkit llm usage --project my-bench
     """
     rows = [plain(r) for r in project.store.llm.usage() if stage is None or r.stage == stage]
     for row in rows:
         row["cost_usd"] = round(row["cost_usd"] or 0.0, 6)
+    forms = [plain(f) for f in project.store.llm.forms()]
     if as_json:
-        echo_json({"usage": rows, "cached_answers": project.store.count("llm_cache")})
+        echo_json(
+            {"usage": rows, "cached_answers": project.store.count("llm_cache"), "structured_forms": forms}
+        )
         return
     total = sum(r["cost_usd"] for r in rows)
     for row in rows:
@@ -37,6 +41,8 @@ def usage(project: Project, stage: str | None, as_json: bool) -> None:
         ["stage", "model", "calls", "cached", "failed", "prompt_tokens", "completion_tokens", "cost_usd"],
     )
     click.echo(f"total ${total:.6f}; {project.store.count('llm_cache')} answers in the cache")
+    for f in forms:
+        click.echo(f"structured output at {f['endpoint']} for {f['model']}: {f['form']}")
 
 
 @llm.command()

@@ -1,0 +1,174 @@
+"""Structured output that adapts to the engine, and local servers without a key, against the loopback
+server through the real openai client (faults a real engine cannot produce on demand)."""
+
+from __future__ import annotations
+
+import pytest
+from click.testing import CliRunner
+from fakeopenai import body_form, fake_openai_fixture  # noqa: F401 - registers the fake_openai fixture
+from prefkit.pipelines.llm import LLMConfigError, LLMLayer, LLMRequest
+from prefkit.pipelines.llm.config import is_local
+from pydantic import BaseModel, ConfigDict
+
+from prefkit.cli import cli
+
+KEY = "sk-test-forms-0123456789"
+
+
+class Person(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str
+    age: int
+
+
+def ada(body):
+    return {"name": "Ada", "age": 36}
+
+
+def asks(n: int, start: int = 0) -> list[LLMRequest]:
+    return [
+        LLMRequest("personas", f"p{i}", "writer", (("user", f"person {i}"),), Person)
+        for i in range(start, start + n)
+    ]
+
+
+@pytest.fixture
+def run(project, monkeypatch):
+    """``run(server, requests, **llm)``: one layer (a run of its own) over ``server``; the responses."""
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+
+    def go(server, requests, **llm):
+        cfg = {"base_url": server.base_url, "concurrency": 1, "timeout_s": 5, "max_retries": 4, **llm}
+        with LLMLayer(project.store, cfg, backend="openai", progress=False) as layer:
+            return layer.run(requests)
+
+    return go
+
+
+def sent_forms(server) -> list[str | None]:
+    return [body_form(r.body) for r in server.chat_requests()]
+
+
+def test_a_500_refusing_json_schema_is_never_retried_and_json_object_with_schema_follows(
+    fake_openai, run, project
+):
+    server = fake_openai(ada, refuse_forms=("json_schema",), refusal_status=500)
+    responses = run(server, asks(3))
+    assert [r.parsed for r in responses] == [Person(name="Ada", age=36)] * 3
+    # One refused request (no SDK retries of the 500), then every call in the form the server takes.
+    assert sent_forms(server) == ["json_schema"] + ["json_object_schema"] * 3
+    assert server.chat_requests()[1].body["response_format"]["schema"]["required"] == ["name", "age"]
+    [form] = project.store.llm.forms()
+    assert (form.endpoint, form.model, form.form) == (
+        server.base_url.rstrip("/"),
+        "gpt-4o-mini",
+        "json_object_schema",
+    )
+
+
+def test_a_later_run_starts_with_the_remembered_form(fake_openai, run):
+    server = fake_openai(ada, refuse_forms=("json_schema",), refusal_status=500)
+    run(server, asks(1))
+    server.reset_log()
+    assert all(r.ok for r in run(server, asks(2, start=1)))
+    assert sent_forms(server) == ["json_object_schema"] * 2
+
+
+def test_json_mode_carries_the_schema_in_the_prompt_when_both_schema_forms_are_refused(
+    fake_openai, run, project
+):
+    server = fake_openai(ada, refuse_forms=("json_schema", "json_object_schema"))
+    assert all(r.ok for r in run(server, asks(2)))
+    assert sent_forms(server) == ["json_schema", "json_object_schema", "json_mode", "json_mode"]
+    assert '"age"' in server.chat_requests()[-1].body["messages"][-1]["content"]
+    assert [f.form for f in project.store.llm.forms()] == ["json_mode"]
+
+
+def test_a_remembered_form_is_forgotten_once_refused(fake_openai, run, project):
+    server = fake_openai(ada, refuse_forms=("json_schema",))
+    run(server, asks(1))
+    server.refuse_forms = ("json_schema", "json_object_schema")  # the endpoint now runs another engine
+    server.reset_log()
+    assert all(r.ok for r in run(server, asks(1, start=1)))
+    assert sent_forms(server) == ["json_object_schema", "json_mode"]
+    assert [f.form for f in project.store.llm.forms()] == ["json_mode"]
+
+
+def test_a_named_form_refused_stops_the_run_with_one_line(fake_openai, run, project):
+    server = fake_openai(ada, refuse_forms=("json_schema",), refusal_status=500)
+    with pytest.raises(LLMConfigError) as caught:
+        run(server, asks(3), structured="json_schema")
+    line = str(caught.value)
+    assert "\n" not in line and "127.0.0.1" in line and "'gpt-4o-mini'" in line and "'json_schema'" in line
+    assert server.count() == 1 and project.store.count("llm_cache") == 0
+
+
+def test_every_form_refused_stops_the_run_naming_the_last(fake_openai, run):
+    server = fake_openai(ada, refuse_forms=("json_schema", "json_object_schema", "json_mode"))
+    with pytest.raises(LLMConfigError, match="refused the structured form 'json_mode'"):
+        run(server, asks(2))
+    assert server.count() == 3
+
+
+def test_other_5xx_stay_transient_and_are_retried(fake_openai, run):
+    server = fake_openai(ada, faults={"schedule": ["500", "500"]}, refuse_forms=())
+    [response] = run(server, asks(1))
+    assert response.ok and server.count() == 3
+    assert sent_forms(server) == ["json_schema"] * 3
+
+
+def test_a_context_overflow_is_a_named_failure_at_once(fake_openai, run, project):
+    server = fake_openai(ada, faults={"schedule": ["context_length_500", "context_length"]})
+    first, second = run(server, asks(2))
+    assert server.count() == 2  # neither the 500 nor the 400 is retried
+    assert first.error.startswith("context_length: ") and first.error.endswith(" > 64")
+    assert second.error.startswith("context_length: ~") and second.error.endswith(" > 128000")
+    assert {f.error for f in project.store.content.failures("personas")} == {first.error, second.error}
+
+
+def test_llm_usage_shows_the_form_each_endpoint_took(fake_openai, run, project):
+    server = fake_openai(ada, refuse_forms=("json_schema",))
+    run(server, asks(1))
+    out = CliRunner().invoke(cli, ["llm", "usage", "-p", str(project.root)]).output
+    assert f"structured output at {server.base_url.rstrip('/')} for gpt-4o-mini: json_object_schema" in out
+
+
+def test_a_loopback_server_needs_no_key_and_gets_a_set_one(fake_openai, project, monkeypatch):
+    server = fake_openai(ada)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with LLMLayer(project.store, {"base_url": server.base_url}, backend="openai", progress=False) as layer:
+        assert layer.run(asks(1))[0].ok
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    with LLMLayer(project.store, {"base_url": server.base_url}, backend="openai", progress=False) as layer:
+        assert layer.run(asks(1, start=1))[0].ok
+    first, second = (r.headers["authorization"] for r in server.chat_requests())
+    assert first.startswith("Bearer ") and KEY not in first and second == f"Bearer {KEY}"
+
+
+@pytest.mark.parametrize(
+    "url", ["https://api.openai.com/v1", "http://llm.example.com:8000/v1", "http://8.8.8.8/v1"]
+)
+def test_a_hosted_server_still_asks_for_its_key(project, monkeypatch, url):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with pytest.raises(LLMConfigError, match=r"^backend 'openai' needs an API key: set \$OPENAI_API_KEY"):
+        LLMLayer(project.store, {"base_url": url}, backend="openai")
+
+
+def test_what_counts_as_local():
+    local = [
+        "http://localhost:8080/v1",
+        "http://127.0.0.1/v1",
+        "http://127.3.4.5:1/v1",
+        "http://[::1]:8000/v1",
+        "http://10.0.0.7:8000/v1",
+        "http://192.168.1.20/v1",
+        "http://172.16.0.1/v1",
+        "http://api.localhost/v1",
+    ]
+    hosted = [
+        "https://api.openai.com/v1",
+        "http://172.32.0.1/v1",
+        "http://localhost.example.com/v1",
+        "http://1.1.1.1/v1",
+    ]
+    assert [u for u in local if not is_local(u)] == [] and [u for u in hosted if is_local(u)] == []
