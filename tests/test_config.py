@@ -51,7 +51,12 @@ def test_one_policy_answers_every_fields_threshold():
         ("release", "policy", "finall", "Input should be 'final' or 'tentative'"),
         ("release", "adjudicate", "some", "Input should be 'ties' or 'all'"),
         ("release", "alpsbench_reference", "gold", "Input should be 'verified' or 'imported'"),
-        ("llm", "structured", "json", "Input should be 'auto', 'json_schema', 'json_object_schema' or 'json_mode'"),
+        (
+            "llm",
+            "structured",
+            "json",
+            "Input should be 'auto', 'json_schema', 'json_object_schema' or 'json_mode'",
+        ),
         ("llm", "backend", "anthropic", "Input should be 'offline' or 'openai'"),
         ("release", "consensus", "vote", "Input should be 'majority', 'dawid_skene' or 'mace'"),
     ],

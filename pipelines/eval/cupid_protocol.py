@@ -167,7 +167,9 @@ def _failure(response: LLMResponse) -> str:
     """The error of a failed model call; one the endpoint gave for an over-long prompt is marked with
     the code CUPID looks for, whatever words the server used."""
     error = response.error or "failed"
-    if CONTEXT_LENGTH not in error and ("context length" in error.lower() or error.startswith("context_length:")):
+    if CONTEXT_LENGTH not in error and (
+        "context length" in error.lower() or error.startswith("context_length:")
+    ):
         return f"{CONTEXT_LENGTH}: {error}"
     return error
 
