@@ -1,17 +1,24 @@
-"""Generate docs/cli.md, the CLI reference, from the commands themselves, so it cannot drift.
+"""Generate docs/cli.md, the CLI reference, and prefkit/cli/commands.json, the command list ``prefkit
+--help`` prints without importing a command, from the commands themselves, so neither can drift.
 
 Run ``python docs/cli_reference.py --write`` after changing a command; ``--check`` (the static step of
-``make check`` and ``make test``) exits 1 when docs/cli.md is out of date.
+``make check`` and ``make test``) exits 1 when either is out of date. Each command lives in
+``prefkit/cli/<name>_cmds.py`` as the attribute ``<name>`` (``<name>_`` where that is a Python word).
 """
 
 from __future__ import annotations
 
+import importlib
+import json
+import keyword
 import sys
 from pathlib import Path
 
 import click
 
 REFERENCE = Path(__file__).resolve().parent / "cli.md"
+CLI = Path(__file__).resolve().parents[1] / "prefkit" / "cli"
+LISTING = CLI / "commands.json"
 HEADER = """# CLI reference
 
 Every `prefkit` command with its options, generated from the commands (`python docs/cli_reference.py
@@ -29,11 +36,28 @@ def _commands(group: click.Group, path: tuple[str, ...] = ()):
             yield from _commands(cmd, (*path, name))
 
 
-def render() -> str:
-    from prefkit.cli import cli
+def discover() -> dict[str, tuple[str, click.Command]]:
+    """Each command found in prefkit/cli/: its name, ``module:attribute`` and the command."""
+    found = {}
+    for path in sorted(CLI.glob("*_cmds.py")):
+        name = path.stem.removesuffix("_cmds")
+        attribute = name + "_" if keyword.iskeyword(name) or name == "eval" else name
+        cmd = getattr(importlib.import_module(f"prefkit.cli.{path.stem}"), attribute)
+        found[cmd.name or name] = (f"{path.stem}:{attribute}", cmd)
+    return found
 
+
+def listing(found: dict[str, tuple[str, click.Command]] | None = None) -> str:
+    """commands.json: each command's ``module:attribute`` and its summary (as click shortens its help)."""
+    found = discover() if found is None else found
+    commands = {name: [where, cmd.get_short_help_str(limit=10**6)] for name, (where, cmd) in found.items()}
+    return json.dumps(commands, indent=1, ensure_ascii=False) + "\n"
+
+
+def render(found: dict[str, tuple[str, click.Command]] | None = None) -> str:
+    found = discover() if found is None else found
     parts = [HEADER]
-    for path, cmd in _commands(cli):
+    for path, cmd in _commands(click.Group("prefkit", {name: cmd for name, (_where, cmd) in found.items()})):
         if isinstance(cmd, click.Group):
             continue
         ctx = click.Context(
@@ -47,9 +71,10 @@ def render() -> str:
 
 
 if __name__ == "__main__":
-    new = render()
-    current = REFERENCE.read_text(encoding="utf-8") if REFERENCE.exists() else ""
-    if "--write" in sys.argv:
-        REFERENCE.write_text(new, encoding="utf-8")
-    elif new != current:
-        sys.exit("docs/cli.md is out of date: run python docs/cli_reference.py --write")
+    found = discover()
+    for target, new in ((LISTING, listing(found)), (REFERENCE, render(found))):
+        current = target.read_text(encoding="utf-8") if target.exists() else ""
+        if "--write" in sys.argv:
+            target.write_text(new, encoding="utf-8")
+        elif new != current:
+            sys.exit(f"{target.name} is out of date: run python docs/cli_reference.py --write")

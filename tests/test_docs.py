@@ -33,3 +33,9 @@ def test_readme_is_a_front_door_with_the_two_commands_first():
 
 def test_ci_runs_the_readme_test_command():
     assert "make test" in (ROOT / ".ci" / "run").read_text()
+
+
+def test_the_command_list_help_prints_is_generated_from_the_commands():
+    listing = (ROOT / "prefkit" / "cli" / "commands.json").read_text(encoding="utf-8")
+    assert '"tasks_cmds:tasks"' in listing
+    assert _generator().listing() == listing, "run: python docs/cli_reference.py --write"

@@ -7,7 +7,8 @@ from click.testing import CliRunner
 from test_release_support import cover, labelled_project, match_tasks
 
 from prefkit.cli import cli
-from prefkit.cli.release_cmds import adjudicate, release
+from prefkit.cli.adjudicate_cmds import adjudicate
+from prefkit.cli.release_cmds import release
 
 
 @pytest.fixture

@@ -1,5 +1,4 @@
-"""``prefkit eval``: run models on a release (CUPID, AlpsBench), score predictions, report runs; and
-``prefkit tasks pairs from-eval``: a run's judged pairs back to annotators."""
+"""``prefkit eval``: run models on a release (CUPID, AlpsBench), score predictions, report runs."""
 
 from __future__ import annotations
 
@@ -22,7 +21,6 @@ from prefkit.pipelines.eval import (
     export_predictions,
     judge_validation,
     load_cupid,
-    pairs_from_run,
     run_alpsbench,
     run_cupid,
     score_cupid_file,
@@ -37,7 +35,11 @@ from prefkit.pipelines.eval.report import check_protocols, combined_markdown, ju
 from prefkit.pipelines.llm import LLMLayer
 
 CUPID_PROTOCOLS = ["cupid-official", "cupid-prefmatcher", "prefkit"]
+
+
 ALPS_PROTOCOLS = ["alpsbench-public", "alpsbench-paper", "prefkit"]
+
+
 OFFICIAL_INFERENCE = [
     "task",
     "group",
@@ -53,6 +55,8 @@ OFFICIAL_INFERENCE = [
     "recall",
     "f1",
 ]
+
+
 OFFICIAL_GENERATION = [
     "task",
     "group",
@@ -62,7 +66,11 @@ OFFICIAL_GENERATION = [
     "n_judge_failed",
     "mean",
 ]
+
+
 PUBLIC_ALPS = ["task", "group", "n_rows", "n_failed", "main_metric", "main_score", "main_score_strict"]
+
+
 TABLES = {
     "inference": ["task", "group", "n_instances", "n_inferred", "n_empty", "n_failed", "gold_items",
                   "inferred_items", "precision", "recall", "f1"],
@@ -394,31 +402,3 @@ def eval_export(project: Project, run_id, out, protocol) -> None:
         raise EvalInputError(f"run {run.run_id} was made with protocol {of_run(run)}, not {protocol}")
     n = write_jsonl(Path(out), export_predictions(project.store, run_id), sort_keys=False)
     click.echo(f"wrote {n} predictions of run {run.run_id} (protocol {of_run(run)}) to {out}")
-
-
-@click.command("from-eval")
-@click.argument("run_id", metavar="RUN")
-@click.option("--per-label", type=POSITIVE_INT, default=50, show_default=True,
-              help="Pairs sampled per judge label (fully, partially, not_covered).")  # fmt: skip
-@click.option("--seed", type=ANY_INT, default=0, show_default=True, help="Sampling seed.")
-@click.option("--overlap", type=POSITIVE_INT, help="Annotators per task (default: [annotation] overlap).")
-@click.option("--batch", help="Batch of the new tasks (default: eval-RUN).")
-@json_option
-@project_option
-def tasks_pairs_from_eval(project: Project, run_id, per_label, seed, overlap, batch, as_json) -> None:
-    """Sample a CUPID inference run's (gold item, inferred statement) pairs, stratified by the judge's
-    label, into preference_match tasks; the judge's label is recorded as a judge rater on each.
-
-    Once people label them, `prefkit agreement --kind preference_match` shows judge-vs-human α, and
-    every eval report using that judge says whether it is validated.
-
-    Example: prefkit tasks pairs from-eval cupid-inference-3f2a9c1b7d10 --per-label 40
-    """
-    result = pairs_from_run(project, run_id, per_label=per_label, seed=seed, overlap=overlap, batch=batch)
-    if as_json:
-        echo_json(result.as_dict())
-        return
-    echo_table([{"judge_label": lab, "available": result.available[lab], "sampled": result.sampled[lab]}
-                for lab in result.available])  # fmt: skip
-    click.echo(f"{result.new_pairs} new pairs, {result.new_tasks} new tasks in batch {result.batch}, "
-               f"{result.judge_events} judge labels recorded")  # fmt: skip

@@ -1,8 +1,6 @@
-"""Project commands: init, schema export (``status`` is in :mod:`prefkit.cli.status_cmds`)."""
+"""``prefkit init``: create a project directory (``status`` is in :mod:`prefkit.cli.status_cmds`)."""
 
 from __future__ import annotations
-
-from pathlib import Path
 
 import click
 
@@ -10,8 +8,6 @@ from prefkit.cli.common import default_project
 from prefkit.cli.types import SafePath
 from prefkit.curation.project import Project
 from prefkit.curation.store import redact
-from prefkit.exports.writers import write_json
-from prefkit.schemas import ALL_SCHEMAS
 
 
 @click.command()
@@ -35,23 +31,3 @@ def init(path: str, name: str | None, database: str | None) -> None:
     click.echo(f"  database    {redact(project.database)}")
     click.echo(f"  guidelines  {project.guidelines_dir}")
     project.close()
-
-
-@click.group()
-def schema() -> None:
-    """JSON Schemas of prefkit's record types."""
-
-
-@schema.command("export")
-@click.argument("directory", type=SafePath(file_okay=False))
-def schema_export(directory: str) -> None:
-    """Write the JSON Schema of every record type to DIRECTORY/<Name>.schema.json.
-
-    Example: prefkit schema export schemas-out/
-    """
-    out = Path(directory)
-    for name, model in ALL_SCHEMAS.items():
-        schema_doc = model.model_json_schema()
-        schema_doc["$id"] = f"https://prefkit.dev/schemas/{name}-{model.SCHEMA_VERSION}.json"
-        write_json(out / f"{name}.schema.json", schema_doc)
-    click.echo(f"wrote {len(ALL_SCHEMAS)} schemas to {out}")
