@@ -292,6 +292,7 @@ def _labeling(
     judge_alpha_min: float = 0.667,
     consensus: str = "majority",
     overlap: dict[str, Any] | None = None,
+    guidelines: list | None = None,
 ) -> list[str]:
     out = [
         "Annotators label in prefkit's browser app (or Label Studio); each item goes to several annotators. "
@@ -315,6 +316,7 @@ def _labeling(
         else ["No agreement was measured (no item has labels from two annotators)."]
     )
     out += _judges(agreement, judge_alpha_min)
+    out += _guidelines(guidelines or [])
     gate_rows = [
         [g["gate"], "pass" if g["passed"] else "FAIL", _fmt(g["value"]), g["threshold"], g["summary"]]
         for g in gates
@@ -328,6 +330,29 @@ def _labeling(
     if override:
         out += ["", f"**Released with failing gates overridden:** {md_text(override)}"]
     return out
+
+
+def _guidelines(versions: list) -> list[str]:
+    """The guidelines versions the labels were made under, per kind (``prefkit guidelines list``)."""
+    if not versions:
+        return []
+    rows = [
+        [
+            v.kind,
+            _Safe(f"`{v.version}`") if v.version else "none recorded",
+            v.labels,
+            v.first_used_at,
+            v.last_used_at,
+        ]
+        for v in versions
+    ]
+    return [
+        "",
+        "Guidelines versions the labels were made under (the first 12 hex characters of the SHA-256 of "
+        "the guidelines text annotators were shown; `prefkit guidelines diff` shows what changed):",
+        "",
+        *_table(rows, ["task kind", "guidelines version", "labels", "first label", "last label"]),
+    ]
 
 
 def _money(x: float | None, digits: int = 4) -> str:
@@ -515,6 +540,7 @@ def card(
             meta.get("judge_alpha_min", 0.667),
             meta.get("consensus", "majority"),
             meta.get("overlap"),
+            meta.get("guidelines"),
         )
         + _assisted(meta.get("assist")),
         **({"Cost": _cost(cost)} if cost is not None else {}),

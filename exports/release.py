@@ -135,6 +135,7 @@ def _card_meta(
         "overlap": _adaptive_overlap(project),
         "override_reason": override,
         "assist": {"policy": rel.assisted, "report": assist_report(project.store)},
+        "guidelines": [v for v in project.store.guidelines.versions() if v.labels],
     }
 
 

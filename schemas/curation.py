@@ -10,6 +10,8 @@ from pydantic import Field, StringConstraints
 #: A task kind's name. Kinds are registered in ``curation`` (``prefkit.curation.annotation.task_kinds``), which
 #: checks the name at its edge (tasks, labels and label files of an unknown kind are refused there).
 TaskKindName = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]*$", max_length=64)]
+#: A version of a kind's guidelines: the first 12 hex characters of the SHA-256 of the text as shown.
+GuidelinesVersion = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{12}$")]
 
 
 class AnnotationTask(Record):
@@ -46,10 +48,11 @@ class LabelEvent(Record):
     task_id: str = Field(description="The task labelled.")
     kind: TaskKindName = Field(description="Task kind, repeated for filtering.")
     annotator: str = Field(description="The signed-in user who made the label (never a form field).")
-    action: Literal["label", "skip", "flag", "withdraw"] = Field(
+    action: Literal["label", "skip", "flag", "withdraw", "recalibrate"] = Field(
         default="label",
         description="label = values given; skip = passed with a reason; flag = item broken; "
-        "withdraw = an earlier label was deleted at its source.",
+        "withdraw = an earlier label was deleted at its source; recalibrate = the answer to a decided "
+        "item queued again after a guidelines change (compared with the decision, never a vote).",
     )
     values: dict[str, Any] = Field(default_factory=dict, description="Field values, validated per task kind.")
     comment: str | None = Field(default=None, description="Free-text note, reason for a skip or a flag.")
@@ -64,6 +67,11 @@ class LabelEvent(Record):
     )
     suggestion_id: str | None = Field(
         default=None, description="The suggestion shown (assisted) or withheld (control)."
+    )
+    guidelines_version: GuidelinesVersion | None = Field(
+        default=None,
+        description="The kind's guidelines version current when the item was drawn for the annotator "
+        "(None: made before versions were recorded, or by an LLM judge).",
     )
 
 

@@ -218,7 +218,8 @@ def test_cli_import_then_export(target, tmp_path):
     out = tmp_path / "out.csv"
     assert runner.invoke(cli, ["labels", "export", str(out), *where]).exit_code == 0
     assert out.read_text(encoding="utf-8").splitlines()[0] == (
-        "annotator,task_kind,item_id,values,time_spent_s,timestamp,action,comment,judge,assist_arm,suggestion_id,event_id"
+        "annotator,task_kind,item_id,values,time_spent_s,timestamp,action,comment,judge,assist_arm,suggestion_id,event_id,"
+        "guidelines_version"
     )
     stdout = runner.invoke(cli, ["labels", "export", *where]).output
     assert [json.loads(line)["annotator"] for line in stdout.splitlines()] == ["ann1", "ann2"]

@@ -14,6 +14,7 @@ from conftest import label_studio_server, pg_admin, require
 from prefkit.annotate_app.labelstudio import bridge
 from prefkit.annotate_app.labelstudio.accounts import login, signup
 from prefkit.annotate_app.labelstudio.config import TASK_ID_KEY, ls_kind
+from prefkit.curation.annotation.guidelines import version_of
 from prefkit.curation.annotation.task_admin import create_tasks
 from prefkit.curation.project import Project
 from prefkit.curation.quality.agreement import agreement_rows
@@ -149,8 +150,12 @@ def labelled(ls, project, pushed):
     for kind in KINDS:
         pid = pushed[kind].ls_project_id
         anns[kind] = [_label_all(ls.admin, project, kind, pid, 0), _label_all(second, project, kind, pid, 1)]
+    pushed_with = {kind: version_of(project.guidelines(kind)) for kind in KINDS}
+    for kind in KINDS:  # edited after the push: the labels keep the version pushed with their task
+        with (project.guidelines_dir / f"{kind}.md").open("a", encoding="utf-8") as fh:
+            fh.write("\nA clarification made after the push.\n")
     first_pull = {kind: bridge.pull(project, kind, ls.url) for kind in KINDS}
-    return SimpleNamespace(second=second, anns=anns, first_pull=first_pull)
+    return SimpleNamespace(second=second, anns=anns, first_pull=first_pull, pushed_with=pushed_with)
 
 
 def test_push_creates_a_project_per_kind_with_overlap_and_guidelines(ls, project, pushed):
@@ -188,6 +193,8 @@ def test_two_users_labels_arrive_as_validated_label_events(ls, project, labelled
         assert len(events) == 2 * n - n_gold and {e.source for e in events} == {"labelstudio"}
         assert {e.annotator for e in events} == {"admin", labelled.second.email.split("@")[0]}
         assert min(e.time_spent_s for e in events) == 10.0
+        assert {e.guidelines_version for e in events} == {labelled.pushed_with[kind]}
+        assert version_of(project.guidelines(kind)) != labelled.pushed_with[kind]
     created = [u for r in labelled.first_pull.values() for u in r.users_created]
     second = labelled.second.email
     assert sorted(created) == sorted(

@@ -49,6 +49,7 @@ from label_studio_sdk.core.api_error import ApiError
 from prefkit.annotate_app.labelstudio.config import TASK_ID_KEY, ls_kind, task_data
 from prefkit.curation.annotation import overlap as adaptive
 from prefkit.curation.annotation.assist import EVERYONE, Exposure, exposure
+from prefkit.curation.annotation.guidelines import VERSION, current_version
 from prefkit.curation.annotation.overlap import apply_overlap, first_target
 from prefkit.curation.annotation.task_kinds import LabelError, get_kind
 from prefkit.curation.store import LSPushLease
@@ -196,10 +197,16 @@ def _reconcile(client: LabelStudio, project: Project, url: str, pid: int, mapped
 
 #: Task data key of a task's arm and suggestion id (not shown by any labeling config).
 ASSIST_KEY = "prefkit_assist"
+#: Task data key of the guidelines version pushed with the task (its labels record it when pulled).
+GUIDELINES_KEY = "prefkit_guidelines_version"
 
 
-def _import_item(task: AnnotationTask, shown: Exposure | None = None) -> dict[str, Any]:
+def _import_item(
+    task: AnnotationTask, shown: Exposure | None = None, version: str | None = None
+) -> dict[str, Any]:
     item: dict[str, Any] = {"data": task_data(task)}
+    if version is not None:
+        item["data"][GUIDELINES_KEY] = version
     if task.is_gold and task.gold_answer:
         result = ls_kind(task.kind).results(task.gold_answer, task)
         item["annotations"] = [{"result": result, "ground_truth": True}]
@@ -259,14 +266,16 @@ def _parts(
     largest: int,
     tail: int = TAIL,
     shown: Callable[[AnnotationTask], Exposure | None] = lambda task: None,
+    version: str | None = None,
 ) -> Iterator[_Part]:
-    """The tasks with their encoded import items (``shown``: each task's suggestion exposure):
+    """The tasks with their encoded import items (``shown``: each task's suggestion exposure;
+    ``version``: the kind's guidelines version pushed with them):
     ``first`` tasks, then parts twice as large as the one before up to ``largest`` (or
     ``PART_BYTES``); the last ``tail`` tasks in a part of their own."""
     size = max(1, min(first, largest))
     part = _Part([], [], 0)
     for task in tasks:
-        item = json.dumps(_import_item(task, shown(task)), separators=(",", ":")).encode()
+        item = json.dumps(_import_item(task, shown(task), version), separators=(",", ":")).encode()
         part.tasks.append(task)
         part.items.append(item)
         part.size += len(item) + 1
@@ -546,7 +555,8 @@ def _push(
     importer = _Importer(client, pid, chunk, lease.check)
     shown = _exposures(project, kind)
     try:
-        for part in _parts(fitting(), batch, chunk, shown=shown):
+        version = current_version(project, project.store, kind)  # the text ensure_project sent
+        for part in _parts(fitting(), batch, chunk, shown=shown, version=version):
             # Stored before they are sent: a task in Label Studio is always one the store holds, so a
             # lost answer can be reconciled.
             if fresh := [t for t in part.tasks if t.task_id in new_ids]:
@@ -756,6 +766,7 @@ def _label_event(
     url: str,
     prev: LSAnnotation | None,
     assist: dict[str, Any] | None = None,
+    version: Any = None,
 ) -> LabelEvent:
     cancelled = bool(ann.get("was_cancelled"))
     values = {} if cancelled else ls_kind(task.kind).values(ann.get("result") or [], task)
@@ -775,6 +786,8 @@ def _label_event(
         created_at=utcnow(),
         assist_arm=(assist or {}).get("arm"),
         suggestion_id=(assist or {}).get("suggestion_id"),
+        # the version pushed with the task (None: pushed before versions were recorded)
+        guidelines_version=version if isinstance(version, str) and VERSION.fullmatch(version) else None,
     )
 
 
@@ -786,10 +799,12 @@ def _record(
     ann: dict,
     annotators: AnnotatorMap,
     prev: LSAnnotation | None,
-    assist: dict[str, Any] | None = None,
+    data: dict[str, Any],
 ) -> None:
     try:
-        event = _label_event(task, ann, annotators, report.url, prev, assist)
+        event = _label_event(
+            task, ann, annotators, report.url, prev, data.get(ASSIST_KEY), data.get(GUIDELINES_KEY)
+        )
     except LabelError as exc:
         report.invalid.append(
             f"task {task.task_id} (Label Studio task {ann.get('task')}, annotation {ann['id']}): {exc}"
@@ -858,9 +873,7 @@ def pull(project: Project, kind: str, url: str, api_key: str | None = None) -> P
             if prev and prev.updated_at == ann["updated_at"] and not prev.withdrawn:
                 report.unchanged += 1
                 continue
-            _record(
-                project, report, pid, task, ann, annotators, prev, (ls_task.get("data") or {}).get(ASSIST_KEY)
-            )
+            _record(project, report, pid, task, ann, annotators, prev, ls_task.get("data") or {})
     for ann_id, row in known.items():
         if ann_id not in seen and not row.withdrawn:
             _withdraw(project, report, pid, ann_id, row)

@@ -13,6 +13,7 @@ from prefkit.annotate_app.forms.text import summary
 from prefkit.annotate_app.safe_text import md_escape
 from prefkit.curation.annotation import work
 from prefkit.curation.quality import dashboard
+from prefkit.curation.quality.agreement import agreement_timeline
 from prefkit.curation.quality.assist import assist_report, difference_lines, report_rows
 
 LEGEND = alt.Legend(orient="right", labelLimit=0, titleLimit=0)  # never cut: no label limit
@@ -115,6 +116,42 @@ else:
     st.caption(
         "alpha and its interval: " + str(agr["ci_method"].iloc[0]) + "; AC1: Gwet's; agreement: the share "
         "of pairs of labels of one unit that agree; needed: [release] alpha_min."
+    )
+
+st.subheader("Agreement over time")
+timeline = pd.DataFrame(agreement_timeline(store))
+if timeline.empty or timeline["alpha"].isna().all():
+    st.caption("Not enough overlapping labels on any one day yet.")
+else:
+    timeline = timeline.dropna(subset=["alpha"])
+    timeline["kind · field"] = timeline["task_kind"] + " · " + timeline["field"]
+    line = (
+        alt.Chart(timeline)
+        .mark_line(point=True)
+        .encode(
+            x=alt.X("day:T", title="day the unit's last label came (UTC)"),
+            y=alt.Y("alpha:Q", title="alpha"),
+            color=alt.Color("kind · field:N", legend=LEGEND),
+            tooltip=list(timeline.columns),
+        )
+    )
+    # Each guidelines version from its first label on: did a clarification change agreement?
+    versions = pd.DataFrame(
+        [
+            {"day": v.first_used_at[:10], "version": f"{v.kind} {v.version}"}
+            for v in store.guidelines.versions()
+            if v.version and v.first_used_at
+        ]
+    )
+    marks = (
+        alt.Chart(versions).mark_rule(strokeDash=[4, 3], color="gray").encode(x="day:T", tooltip=["version"])
+        if not versions.empty
+        else None
+    )
+    st.altair_chart(line + marks if marks is not None else line, width="stretch")
+    st.caption(
+        "alpha over the units whose last label came that day; dashed lines: a guidelines version's "
+        "first label (hover for kind and version; `prefkit guidelines list`)."
     )
 
 st.header("Gold accuracy per annotator")

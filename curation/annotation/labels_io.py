@@ -1,7 +1,7 @@
 """Label events in and out of a project as JSONL or CSV rows, losslessly.
 
 One row per label event, columns ``annotator, task_kind, item_id, values, time_spent_s, timestamp,
-action, comment, judge, assist_arm, suggestion_id, event_id``. ``item_id`` is the task's ``item_ref`` (stable across projects) or its
+action, comment, judge, assist_arm, suggestion_id, event_id, guidelines_version``. ``item_id`` is the task's ``item_ref`` (stable across projects) or its
 ``task_id``; ``values`` is a JSON object (a JSON string in CSV); ``action`` defaults to ``label``;
 ``judge`` (default false) marks the labels of an LLM judge, recorded with ``source="judge"``.
 ``assist_arm`` (``assisted`` or ``control``, empty for an item without a suggestion) and
@@ -11,6 +11,9 @@ cell that a spreadsheet would run as a formula (starting with ``=``, ``+``, ``-`
 carriage return) is written with a leading ``'`` and read back without it
 (:mod:`prefkit.schemas.safe_text`). ``event_id`` is the event's own id, written by the export: a row
 that carries one is that event wherever it goes (empty or absent: a new event, id hashed from the row).
+``guidelines_version`` names the version of the kind's guidelines the label was made under (one this
+project has had: ``prefkit guidelines list``); empty or absent, the kind's current version is recorded.
+It is not part of the hashed id, so a file imported again after the guidelines changed writes nothing.
 
 An import checks every row first — known task kind and task, existing annotator, values valid for
 the task (``TaskKind.validate``), an ISO-8601 timestamp with date, time and UTC offset (stored
@@ -32,6 +35,7 @@ import csv
 import io
 import json
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
@@ -59,6 +63,7 @@ COLUMNS = (
     "assist_arm",
     "suggestion_id",
     "event_id",
+    "guidelines_version",
 )
 ARMS = ("assisted", "control")
 REQUIRED = ("annotator", "task_kind", "item_id", "timestamp")
@@ -174,8 +179,10 @@ def read_rows(path: Path, fmt: str | None = None) -> list[tuple[int, dict[str, A
 class _Resolver:
     """Looks up tasks and users once per import."""
 
-    def __init__(self, store: ProjectStore):
+    def __init__(self, store: ProjectStore, versions: Callable[[str], str | None]):
         self.store = store
+        self.current = versions  # the kind's current guidelines version
+        self.known: dict[str, set[str]] = {}
         self.tasks: dict[tuple[str, str], AnnotationTask] = {}
         for task in store.labels.tasks():
             self.tasks[(task.kind, task.item_ref)] = task
@@ -202,6 +209,20 @@ class _Resolver:
         if owner != task.task_id:
             raise _RowError("suggestion_id", f"suggestion {printable(suggestion_id)!r} is for another task")
         return suggestion_id
+
+    def version(self, kind: str, given: Any) -> str | None:
+        """The row's guidelines version (one this project had for ``kind``), else the current one."""
+        current = self.current(kind)
+        if given is None or given == current:
+            return current
+        if kind not in self.known:
+            self.known[kind] = {v.version for v in self.store.guidelines.versions(kind) if v.version}
+        if not isinstance(given, str) or given not in self.known[kind]:
+            raise _RowError(
+                "guidelines_version",
+                f"{kind} never had guidelines version {given!r} in this project (prefkit guidelines list)",
+            )
+        return given
 
     def task(self, kind: str, item_id: str) -> AnnotationTask:
         task = self.tasks.get((kind, item_id))
@@ -351,6 +372,7 @@ def _row_event(row: dict[str, Any], resolver: _Resolver, source: str) -> LabelEv
         created_at=timestamp,
         assist_arm=arm,
         suggestion_id=suggestion_id,
+        guidelines_version=resolver.version(kind.name, row.get("guidelines_version")),
     )
     recorded = resolver.recorded(event.event_id) if event_id else None
     if recorded is not None and not same_content(recorded, event):
@@ -376,13 +398,18 @@ def _chain(events: list[LabelEvent], store: ProjectStore) -> list[LabelEvent]:
 
 
 def import_labels(
-    store: ProjectStore, path: str | Path, fmt: str | None = None, source: str = "import"
+    store: ProjectStore,
+    path: str | Path,
+    fmt: str | None = None,
+    source: str = "import",
+    versions: Callable[[str], str | None] = lambda kind: None,
 ) -> ImportResult:
-    """Validate every row of a labels file, then record them all in one transaction (or none)."""
+    """Validate every row of a labels file, then record them all in one transaction (or none).
+    ``versions(kind)``: the kind's current guidelines version, for rows that name none."""
     if source not in SOURCES:
         raise LabelsFileError(f"source must be one of {', '.join(SOURCES)}, not {source!r}")
     path = Path(path)
-    resolver = _Resolver(store)
+    resolver = _Resolver(store, versions)
     events: dict[str, LabelEvent] = {}
     for line, row in read_rows(path, fmt):
         try:
@@ -425,6 +452,7 @@ def export_rows(
             "assist_arm": ev.assist_arm,
             "suggestion_id": ev.suggestion_id,
             "event_id": ev.event_id,
+            "guidelines_version": ev.guidelines_version,
         }
         for ev in events
     ]

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from prefkit.curation.annotation import overlap, sessions
 from prefkit.curation.annotation.assignment import QueuePolicy, policy_for
 from prefkit.curation.annotation.evidence_spans import draft_spans
+from prefkit.curation.annotation.guidelines import current_version
 from prefkit.curation.annotation.signin import log as signin_log
 from prefkit.curation.annotation.signin import wait_s
 from prefkit.curation.annotation.task_kinds import TASK_KIND_REGISTRY, ContradictoryLabel, get_kind
@@ -61,6 +62,8 @@ class ShownItem:
     event_id: str
     shown_at: str
     position: int
+    guidelines_version: str | None = None  # the kind's guidelines when the item was drawn
+    recalibration: str | None = None  # queued again after a guidelines change: its answer is no vote
 
 
 def sign_in(project: Project, username: str, password: str, client: str = "local") -> Account:
@@ -224,8 +227,9 @@ def _assign_next(
     policy = policy or policy_for(project, kind)
     hours = stale_after_hours(project)
     before = _hours_ago(hours) if hours > 0 else None
+    version = current_version(project, project.store, kind)
     return project.store.assignments.open_assignment(
-        user, kind, policy.chunk, policy.n_gold, stale_before=before, batch=batch
+        user, kind, policy.chunk, policy.n_gold, stale_before=before, batch=batch, guidelines_version=version
     )
 
 
@@ -234,7 +238,9 @@ def _shown(item: OpenItem | None) -> ShownItem | None:
         return None
     # open_assignment gives the item it opens its pending event id and the time it was shown.
     assert item.event_id is not None and item.shown_at is not None
-    return ShownItem(item.task, item.event_id, item.shown_at, item.position)
+    return ShownItem(
+        item.task, item.event_id, item.shown_at, item.position, item.guidelines_version, item.recalibration
+    )
 
 
 def stale_after_hours(project: Project) -> float:
@@ -319,16 +325,21 @@ def _finish(
         task_id=item.task.task_id,
         kind=item.task.kind,
         annotator=user,
-        action=action,
+        action="recalibrate" if item.recalibration and action == "label" else action,
         values=values,
         comment=comment or None,
         time_spent_s=_seconds_since(item.shown_at, now),
         created_at=now,
         assist_arm=assist.arm if assist else None,
         suggestion_id=assist.suggestion_id if assist else None,
+        guidelines_version=item.guidelines_version,
     )
     return project.store.submits.record_submit(
-        event, active_account=signed_in, session_id=session_id, review=_review(project, item.task)
+        event,
+        active_account=signed_in,
+        session_id=session_id,
+        review=None if item.recalibration else _review(project, item.task),
+        next_version=current_version(project, project.store, item.task.kind),  # the next item is drawn now
     )
 
 
@@ -453,7 +464,7 @@ def edit_label(
     if done is not None and done.annotator == user:
         return done  # this exact edit was already recorded (a double click or a retry)
     old = project.store.labels.event(old_event_id)
-    if old is None or old.annotator != user:
+    if old is None or old.annotator != user or old.action == "recalibrate":
         raise WorkflowError(f"event {old_event_id!r} is not one of your labels")
     live = project.store.labels.live_event(user, old.task_id)
     if live is None or live.event_id != old_event_id:
@@ -473,6 +484,7 @@ def edit_label(
         # an edit of a label made beside a suggestion is still a label of that arm
         assist_arm=old.assist_arm,
         suggestion_id=old.suggestion_id,
+        guidelines_version=current_version(project, project.store, task.kind),  # the item drawn again now
     )
     project.store.submits.record_submit(
         event, active_account=signed_in, session_id=session_id, review=_review(project, task)
@@ -529,7 +541,7 @@ def progress_after(
     for ev in project.store.progress.events_after(user, seen):
         if ev.source != "app" or ev.batch_id is None:
             return None
-        if ev.supersedes is not None or ev.action not in ("label", "skip", "flag"):
+        if ev.supersedes is not None or ev.action not in ("label", "skip", "flag", "recalibrate"):
             continue
         mine = out[ev.kind]
         at = next((i for i, b in enumerate(mine.batches) if b.batch_id == ev.batch_id), None)

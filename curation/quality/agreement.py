@@ -162,6 +162,7 @@ def agreement_rows(
     seed: int = 0,
     alpha_min: float | dict[str, float] = FINAL_ALPHA_MIN,
     judges: tuple[str, ...] | list[str] = (),
+    by_guidelines: bool = False,
 ) -> list[dict[str, Any]]:
     """One human-vs-human row per (task kind, field), followed by one judge-vs-human row per judge
     who labelled that kind. ``kind=None`` covers every kind with labels; ``batch=None`` every batch.
@@ -169,10 +170,38 @@ def agreement_rows(
 
     For a kind under adaptive overlap the human-vs-human row is measured on the audit share (``share
     = "audit"``: items that always went to ``max`` annotators); a second row, ``comparison =
-    "human-vs-human, all items"``, gives α over every item for reference."""
+    "human-vs-human, all items"``, gives α over every item for reference.
+
+    ``by_guidelines``: every row once per version of the kind's guidelines (``guidelines_version``;
+    None for labels made before versions were recorded), over the labels made under it; a version
+    with too little to measure still gets its rows (α None)."""
     tasks, events = _live_labels(store, kind, batch)
     judge_set = judge_names(events, judges)
-    kinds = _kinds(kind, events)
+    args = (tasks, judge_set, batch, n_boot, seed, alpha_min)
+    if not by_guidelines:
+        return _rows(events, _kinds(kind, events), *args)
+    versions: dict[str, list[str | None]] = {}
+    for v in store.guidelines.versions(kind):
+        versions.setdefault(v.kind, []).append(v.version)
+    rows = []
+    for k in _kinds(kind, events):
+        for version in versions.get(k, [None]):
+            mine = [e for e in events if e.kind == k and e.guidelines_version == version]
+            rows += [{**r, "guidelines_version": version} for r in _rows(mine, [k], *args)]
+    return rows
+
+
+def _rows(
+    events: list[LabelEvent],
+    kinds: list[str],
+    tasks: dict[str, AnnotationTask],
+    judge_set: set[str],
+    batch: str | None,
+    n_boot: int,
+    seed: int,
+    alpha_min: float | dict[str, float],
+) -> list[dict[str, Any]]:
+    """The rows of :func:`agreement_rows` over ``events`` of ``kinds``."""
     adaptive = {t.kind for t in tasks.values() if t.overlap_max is not None}
     audit = {tid: t for tid, t in tasks.items() if t.audit or t.kind not in adaptive}
     on_audit = field_ratings(audit, [e for e in events if e.task_id in audit], kinds)
@@ -241,6 +270,30 @@ _STATS = (
     "mean_pairwise_kappa",
     "ci_method",
 )
+
+
+def agreement_timeline(store: ProjectStore, kind: str | None = None) -> list[dict[str, Any]]:
+    """Agreement over time: per (task kind, field) and UTC day, α over the units whose last live label
+    came that day (``n_units`` of them; α None below two). The guidelines versions to mark on it are
+    ``store.guidelines.versions()``'s ``first_used_at``."""
+    tasks, events = _live_labels(store, kind, None)
+    humans = [e for e in events if e.annotator not in judge_names(events, ())]
+    done: dict[str, str] = {}
+    for ev in humans:
+        done[ev.task_id] = max(done.get(ev.task_id, ""), ev.created_at[:10])
+    rows = []
+    for (kind_name, field_name), fr in field_ratings(tasks, humans, _kinds(kind, humans)).items():
+        for day in sorted({done[tid] for tid, _ in fr.ratings}):
+            day_fr = FieldRatings(
+                kind_name, fr.spec, {u: r for u, r in fr.ratings.items() if done[u[0]] == day}
+            )
+            matrix = day_fr.matrix(day_fr.raters())
+            n_units = int(((~np.isnan(matrix)).sum(axis=0) >= 2).sum())
+            alpha = _nan_to_none(krippendorff_alpha(matrix, fr.spec.level)) if n_units >= 2 else None
+            rows.append(
+                {"task_kind": kind_name, "field": field_name, "day": day, "alpha": alpha, "n_units": n_units}
+            )
+    return rows
 
 
 # -- annotator statistics ------------------------------------------------------------------------------

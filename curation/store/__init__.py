@@ -41,6 +41,7 @@ if TYPE_CHECKING:  # the same names as EXPORTS, for the type checker
     )
     from prefkit.curation.store.eval import EvalRun
     from prefkit.curation.store.glance import COUNTS, glance_counts
+    from prefkit.curation.store.guidelines import GuidelinesVersion
     from prefkit.curation.store.labels import FlaggedLabel, SubmitTime, Throughput
     from prefkit.curation.store.labelstudio import LSAnnotation, LSPushLease
     from prefkit.curation.store.llm import LedgerRow, LLMBatch, LLMCallRecord
@@ -70,6 +71,7 @@ EXPORTS: dict[str, tuple[str, ...]] = {
     ),
     "eval": ("EvalRun",),
     "glance": ("COUNTS", "glance_counts"),
+    "guidelines": ("GuidelinesVersion",),
     "labels": ("FlaggedLabel", "SubmitTime", "Throughput"),
     "labelstudio": ("LSAnnotation", "LSPushLease"),
     "llm": ("LedgerRow", "LLMBatch", "LLMCallRecord"),

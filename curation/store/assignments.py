@@ -57,6 +57,8 @@ class OpenItem:
     position: int
     event_id: str | None
     shown_at: str | None
+    guidelines_version: str | None = None  # the kind's guidelines when it was shown
+    recalibration: str | None = None  # queued again by ``prefkit tasks recalibrate`` (its round)
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,7 +85,7 @@ class Assignments(StoreArea):
         """The annotator's first open item of ``kind`` with its task's columns."""
         a, t = self.t["assignments"], self.t["tasks"]
         return (
-            select(a.c.position, a.c.event_id, a.c.shown_at, *t.c)
+            select(a.c.position, a.c.event_id, a.c.shown_at, a.c.guidelines_version, a.c.recalibration, *t.c)
             .join_from(a, t, t.c.task_id == a.c.task_id)
             .where(a.c.annotator == annotator, a.c.kind == kind, a.c.done_at.is_(None))
             .where(open_batch(self.t, a.c.batch_id))
@@ -97,7 +99,11 @@ class Assignments(StoreArea):
 
     def _item(self, row) -> OpenItem:
         """An open item from an assignment row joined with its task's columns."""
-        return OpenItem(self.labels._task_from_row(row), row["position"], row["event_id"], row["shown_at"])
+        task = self.labels._task_from_row(row)
+        return OpenItem(
+            task,
+            *(row[k] for k in ("position", "event_id", "shown_at", "guidelines_version", "recalibration")),
+        )
 
     def open_item(self, annotator: str, kind: str) -> OpenItem | None:
         """The annotator's first open item of ``kind`` with its task's columns, as it is (its
@@ -112,20 +118,31 @@ class Assignments(StoreArea):
         n_gold: int,
         stale_before: str | None = None,
         batch: str | None = None,
+        guidelines_version: str | None = None,
     ) -> OpenItem | None:
         """The annotator's current item of ``kind`` with its task's columns (assigning a new chunk
-        when the queue is empty), marked as shown with its pending event id; ``None`` when nothing is
+        when the queue is empty), marked as shown with its pending event id (and ``guidelines_version``,
+        the kind's guidelines now); ``None`` when nothing is
         left to do. Before a new chunk is picked, other annotators' items idle since ``stale_before``
         go back to the pool. With ``batch``, a new chunk comes from that batch only (a crowd study's
         participants work on the study's batch). A write transaction: call :meth:`open_item` first, which is one read
         and usually finds the item already shown. Idempotent, so a dropped connection or a deadlock
         just runs it again."""
         return self.retrying(
-            lambda: self._open_assignment(annotator, kind, chunk, n_gold, stale_before, batch)
+            lambda: self._open_assignment(
+                annotator, kind, chunk, n_gold, stale_before, batch, guidelines_version
+            )
         )
 
     def _open_assignment(
-        self, annotator: str, kind: str, chunk: int, n_gold: int, stale_before: str | None, batch: str | None
+        self,
+        annotator: str,
+        kind: str,
+        chunk: int,
+        n_gold: int,
+        stale_before: str | None,
+        batch: str | None,
+        version: str | None,
     ) -> OpenItem | None:
         with self.write() as conn:
             # One annotator's queue changes in one transaction at a time, whichever replica serves
@@ -141,12 +158,12 @@ class Assignments(StoreArea):
                 if row is None:  # the chunk just assigned is open in this transaction
                     return None
             if not row.event_id:
-                row = replace(row, event_id=new_event_id(), shown_at=utcnow())
+                row = replace(row, event_id=new_event_id(), shown_at=utcnow(), guidelines_version=version)
                 a = self.t["assignments"]
                 conn.execute(
                     update(a)
                     .where(a.c.task_id == row.task.task_id, a.c.annotator == annotator)
-                    .values(event_id=row.event_id, shown_at=row.shown_at)
+                    .values(event_id=row.event_id, shown_at=row.shown_at, guidelines_version=version)
                 )
         return row
 

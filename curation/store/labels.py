@@ -16,7 +16,7 @@ from typing import Any
 from prefkit.curation.store.engine import StoreArea, StoreError
 from prefkit.schemas.common import utcnow
 from prefkit.schemas.curation import Adjudication, AnnotationTask, LabelEvent
-from sqlalchemy import func, select, update
+from sqlalchemy import ColumnElement, func, select, update
 
 # The tasks table's columns in the order ``Labels._task_tuple`` gives them.
 TASK_COLUMNS = (
@@ -37,6 +37,8 @@ TASK_COLUMNS = (
 
 #: Actions that finish an assignment (a withdraw does not: it only removes a label).
 FINISHING = ("label", "skip", "flag")
+#: Actions that close the annotator's assignment: a finished item, or a recalibration answer.
+CLOSING = (*FINISHING, "recalibrate")
 
 
 @dataclass(frozen=True, slots=True)
@@ -239,6 +241,7 @@ class Labels(StoreArea):
             "created_at": ev.created_at,
             "assist_arm": ev.assist_arm,
             "suggestion_id": ev.suggestion_id,
+            "guidelines_version": ev.guidelines_version,
         }
 
     def _event_from_row(self, r) -> LabelEvent:
@@ -252,6 +255,7 @@ class Labels(StoreArea):
             created_at=r["created_at"],
             assist_arm=r["assist_arm"],
             suggestion_id=r["suggestion_id"],
+            guidelines_version=r["guidelines_version"],
         )
 
     # -- label events -------------------------------------------------------------------------------
@@ -330,7 +334,8 @@ class Labels(StoreArea):
         an arm left out (:meth:`leaving_out`) are left out unless ``every_arm``."""
         latest: dict[tuple[str, str], LabelEvent] = {}
         for ev in self.events(kind=kind):
-            latest[(ev.task_id, ev.annotator)] = ev
+            if ev.action != "recalibrate":  # an answer compared with a decision, never a live label
+                latest[(ev.task_id, ev.annotator)] = ev
         out = [ev for ev in latest.values() if ev.action != "withdraw"]
         if self.left_out_arms and not every_arm:
             out = [ev for ev in out if ev.assist_arm not in self.left_out_arms]
@@ -348,7 +353,7 @@ class Labels(StoreArea):
         e = self.t["label_events"]
         latest: dict[str, LabelEvent] = {}
         for r in conn.execute(select(e).where(e.c.task_id == task_id).order_by(e.c.seq)).mappings():
-            if r["source"] != "judge":
+            if r["source"] != "judge" and r["action"] != "recalibrate":
                 latest[r["annotator"]] = self._event_from_row(r)
         return {a: ev for a, ev in latest.items() if ev.action in FINISHING}
 
@@ -364,7 +369,8 @@ class Labels(StoreArea):
         e = self.t["label_events"]
         out: dict[str, LabelEvent] = {}
         with self.read() as conn:
-            q = select(e).where(e.c.annotator == annotator).order_by(e.c.seq.desc()).limit(max(4 * n, 20))
+            q = select(e).where(e.c.annotator == annotator, e.c.action != "recalibrate")
+            q = q.order_by(e.c.seq.desc()).limit(max(4 * n, 20))
             for r in conn.execute(q).mappings():
                 if r["task_id"] not in out:
                     out[r["task_id"]] = self._event_from_row(r)
@@ -390,7 +396,7 @@ class Labels(StoreArea):
             .group_by(e.c.task_id)
             .subquery()
         )
-        where = [e.c.action != "withdraw"]
+        where: list[ColumnElement[bool]] = [e.c.action.notin_(("withdraw", "recalibrate"))]
         if kind:
             where.append(e.c.kind == kind)
         if since:

@@ -6,8 +6,8 @@ edited: change the schema with a new, higher-numbered one. Migration numbers are
 m001 core, m002 LLM layer, m003 annotation app, m004 releases, m005 Label Studio bridge, m006 generation,
 m007 verification (instance → session links), m008 evaluation, m012 Label Studio push leases,
 m014/m015 packed turns of bulk imports, m016 adaptive overlap, m020 judge-assisted labelling
-(suggestions, the arm a label was made in), m022 the maintainers' audit log, m023 crowd studies, m029 the
-structured-output form an endpoint takes.
+(suggestions, the arm a label was made in), m022 the maintainers' audit log, m023 crowd studies, m026
+guidelines versions and recalibration, m029 the structured-output form an endpoint takes.
 Every migration lives in this module, so opening any store applies the same, complete list.
 """
 
@@ -910,3 +910,31 @@ def m029_llm_structured_forms(conn: Connection) -> None:
         Column("updated_at", Text, nullable=False),
     )
     md.create_all(conn)
+
+
+@migration(26, "guidelines_versions")
+def m026_guidelines_versions(conn: Connection) -> None:
+    """Versions of each kind's guidelines and the version every label was made under.
+
+    ``guidelines_versions`` keeps each text a kind's guidelines ever had (``version``: the first 12 hex
+    characters of its SHA-256) with the time prefkit first saw it; ``label_events.guidelines_version``
+    and ``assignments.guidelines_version`` name the version current when the item was drawn (NULL:
+    made before versions were recorded). ``assignments.recalibration`` marks an item queued again
+    after a guidelines change (``prefkit tasks recalibrate``): its answer is compared with the
+    decision and is never a vote."""
+    md = MetaData()
+    Table(
+        "guidelines_versions",
+        md,
+        Column("kind", Text, primary_key=True),
+        Column("version", Text, primary_key=True),
+        Column("text", Text, nullable=False),
+        Column("first_seen_at", Text, nullable=False),
+    )
+    md.create_all(conn)
+    for ddl in (
+        "ALTER TABLE label_events ADD COLUMN guidelines_version TEXT",
+        "ALTER TABLE assignments ADD COLUMN guidelines_version TEXT",
+        "ALTER TABLE assignments ADD COLUMN recalibration TEXT",
+    ):
+        conn.execute(text(ddl))

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from prefkit.curation.store.engine import StoreArea
-from prefkit.curation.store.labels import FINISHING
+from prefkit.curation.store.labels import CLOSING
 from sqlalchemy import Connection, case, func, select
 
 
@@ -119,7 +119,7 @@ class Progress(StoreArea):
             q = (
                 select(e.c.kind, func.count())
                 .where(e.c.annotator == annotator, e.c.created_at >= since, e.c.supersedes.is_(None))
-                .where(e.c.action.in_(FINISHING))
+                .where(e.c.action.in_(CLOSING))
                 .group_by(e.c.kind)
             )
             for kind, n in conn.execute(q):

@@ -17,6 +17,7 @@ from prefkit.curation.store.engine import StoreCore
 from prefkit.curation.store.eval import Evaluations
 from prefkit.curation.store.generation import Generation
 from prefkit.curation.store.glance import COUNTS
+from prefkit.curation.store.guidelines import Guidelines
 from prefkit.curation.store.labels import Labels
 from prefkit.curation.store.labelstudio import LabelStudioMap
 from prefkit.curation.store.llm import LLMRecords
@@ -69,6 +70,7 @@ class ProjectStore(StoreCore):
         self.releases = Releases(self)
         self.sessions = Sessions(self)
         self.studies = Studies(self)
+        self.guidelines = Guidelines(self)
 
     def status(self) -> dict[str, int]:
         """Counts per stage, as ``prefkit status --json`` prints them (:data:`glance.COUNTS`)."""

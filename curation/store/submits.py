@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from prefkit.curation.store.assignments import new_event_id, open_batch
 from prefkit.curation.store.engine import StoreArea, StoreCore
-from prefkit.curation.store.labels import FINISHING, Labels
+from prefkit.curation.store.labels import CLOSING, Labels
 from prefkit.curation.store.sessions import holds
 from prefkit.schemas.common import PrefkitError, utcnow
 from prefkit.schemas.curation import LabelEvent
@@ -71,8 +71,10 @@ class Submits(StoreArea):
         active_account: bool = False,
         session_id: str | None = None,
         review: Callable[[Connection], None] | None = None,
+        next_version: str | None = None,
     ) -> bool:
-        """Append ``ev`` and close the annotator's assignment in one short transaction.
+        """Append ``ev`` and close the annotator's assignment in one short transaction (the next item
+        is shown in it, with ``next_version`` of the kind's guidelines).
         Returns False when this very event is already recorded (a double click or a retry: same id,
         same action, values and comment).
 
@@ -92,7 +94,9 @@ class Submits(StoreArea):
         ``review(conn)`` runs in the same transaction once the event is recorded (adaptive overlap
         decides there whether the item needs one more annotator: a kill can never separate the label
         from that decision)."""
-        return self.retrying(lambda: self._record_submit(ev, active_account, session_id, review))
+        return self.retrying(
+            lambda: self._record_submit(ev, active_account, session_id, review, next_version)
+        )
 
     def _record_submit(
         self,
@@ -100,6 +104,7 @@ class Submits(StoreArea):
         active_account: bool = False,
         session_id: str | None = None,
         review: Callable[[Connection], None] | None = None,
+        next_version: str | None = None,
     ) -> bool:
         a, u = self.t["assignments"], self.t["users"]
         with self.write() as conn:
@@ -114,7 +119,7 @@ class Submits(StoreArea):
             if not self.labels.insert_event(conn, ev):
                 self._same_as_recorded(conn, ev)
                 return False
-            if ev.action in FINISHING and ev.supersedes is None:
+            if ev.action in CLOSING and ev.supersedes is None:
                 mine = (a.c.task_id == ev.task_id) & (a.c.annotator == ev.annotator)
                 closed = conn.execute(
                     update(a)
@@ -132,7 +137,7 @@ class Submits(StoreArea):
                             + "; nothing was recorded"
                         )
                     self._reattach(conn, ev)
-                self._show_next(conn, ev)
+                self._show_next(conn, ev, next_version)
             if review is not None:
                 review(conn)
         return True
@@ -155,7 +160,7 @@ class Submits(StoreArea):
                 "nothing was recorded"
             )
 
-    def _show_next(self, conn: Connection, ev: LabelEvent) -> None:
+    def _show_next(self, conn: Connection, ev: LabelEvent, version: str | None = None) -> None:
         """Mark the annotator's next open item of the kind as shown, in the submit's transaction and
         in one statement: the next item is on screen a moment later, and the page's run only reads."""
         a = self.t["assignments"]
@@ -171,7 +176,7 @@ class Submits(StoreArea):
             update(a)
             .where(a.c.annotator == ev.annotator, a.c.task_id == first_open)
             .where(a.c.done_at.is_(None), a.c.event_id.is_(None))
-            .values(event_id=new_event_id(), shown_at=ev.created_at)
+            .values(event_id=new_event_id(), shown_at=ev.created_at, guidelines_version=version)
         )
 
     def _reattach(self, conn: Connection, ev: LabelEvent) -> None:

@@ -80,16 +80,24 @@ def echo_confusion(rows: list[dict]) -> None:
     "Dawid-Skene model ([release] consensus = mace: MACE).",
 )
 @click.option("--assist", is_flag=True, help="Compare labels made with and without a suggestion on screen.")
+@click.option(
+    "--by-guidelines",
+    is_flag=True,
+    help="Every row once per version of the kind's guidelines, over the labels made under it.",
+)
 @json_option
 @project_option
 def agreement(
-    project: Project, kind, batch, n_boot, seed, judges, alpha_min, annotators, assist, as_json
+    project: Project, kind, batch, n_boot, seed, judges, alpha_min, annotators, assist, by_guidelines, as_json
 ) -> None:
     """Krippendorff's α with a bootstrap CI, AC1, percent agreement and pairwise κ per task kind and field.
 
     Judges (--judge NAME, or labels imported with --judge) get judge-vs-human rows. --assist compares
     the assisted and control arms of suggestions (time on item, agreement with gold and adjudicated
     labels, α, the anchoring rate).
+
+    --by-guidelines repeats every row per guidelines version (prefkit guidelines list): did a
+    clarification help?
 
     Example: prefkit agreement --kind preference_match --boot 1000 --seed 0 --json
     """
@@ -112,12 +120,27 @@ def agreement(
                 echo_confusion(rows)
         return
     threshold = release.alpha_min if alpha_min is None else alpha_min
-    rows = agreement_rows(project.store, kind=kind, batch=batch, n_boot=n_boot, seed=seed, alpha_min=threshold,
-                          judges=judges)  # fmt: skip
+    rows = agreement_rows(
+        project.store,
+        kind=kind,
+        batch=batch,
+        n_boot=n_boot,
+        seed=seed,
+        alpha_min=threshold,
+        judges=judges,
+        by_guidelines=by_guidelines,
+    )
     if as_json:
         echo_json(rows)
         return
-    echo_table(_agreement_table(rows), _TABLE)
+    head = ["guidelines_version", *_TABLE] if by_guidelines else _TABLE
+    echo_table(
+        [
+            {"guidelines_version": r.get("guidelines_version") or "none", **t}
+            for r, t in zip(rows, _agreement_table(rows), strict=True)
+        ],
+        head,
+    )
     if rows:
         click.echo(
             f"CI: {rows[0]['ci_method']} (seed {seed}); p_below_min = share of replicates with α < "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import sys
 from pathlib import Path
 
@@ -10,6 +11,7 @@ import click
 from prefkit.cli.args import project_option
 from prefkit.cli.types import SafePath
 from prefkit.curation.annotation import overlap
+from prefkit.curation.annotation.guidelines import current_version
 from prefkit.curation.annotation.labels_io import export_labels, import_labels
 from prefkit.curation.project import Project
 
@@ -29,11 +31,15 @@ def labels() -> None:
 def labels_import(project: Project, file: str, fmt: str | None, judge: bool) -> None:
     """Import label rows from FILE; all-or-nothing, and re-importing the same file writes nothing.
 
-    Columns: annotator, task_kind, item_id, values, time_spent_s, timestamp, action, comment.
+    Columns: annotator, task_kind, item_id, values, time_spent_s, timestamp, action, comment,
+    guidelines_version (default: the kind's current guidelines).
 
     Example: prefkit labels import labels.jsonl
     """
-    result = import_labels(project.store, Path(file), fmt=fmt, source="judge" if judge else "import")
+    versions = functools.partial(current_version, project, project.store)
+    result = import_labels(
+        project.store, Path(file), fmt=fmt, source="judge" if judge else "import", versions=versions
+    )
     click.echo(
         f"{file}: {result.rows} row(s); {result.written} new event(s), {result.already_recorded} already recorded"
     )
