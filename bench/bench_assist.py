@@ -9,7 +9,7 @@ annotators who each label every gold item and ``--overlap`` of them every regula
 arm on an item is the app's (``arm_of``: hash of annotator, kind, item; control share 0.2). Simulated
 annotators answer from the item (the truth, with ``--error`` chance of another value) — and on the
 assisted arm they copy the suggestion with probability ``copy``. Time on item: lognormal, assisted 20%
-faster. The report (:func:`prefkit.curation.quality.assist.assist_report`) and the ``assist_anchoring``
+faster. The report (:func:`prefkit.curation.quality.suggestions.assist_report`) and the ``assist_anchoring``
 gate are then read off the store. Prints one row per (copy probability, seed).
 """
 
@@ -27,10 +27,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from prefkit.curation.annotation.assist import arm_of  # noqa: E402
+from prefkit.curation.annotation.suggestions import arm_of  # noqa: E402
 from prefkit.curation.project import Project  # noqa: E402
-from prefkit.curation.quality.assist import assist_report  # noqa: E402
 from prefkit.curation.quality.gates import ConfigPlan, run_gates  # noqa: E402
+from prefkit.curation.quality.suggestions import assist_report  # noqa: E402
 from prefkit.curation.store import (  # noqa: E402
     PreferencePair,  # noqa: E402
     Suggestion,
@@ -73,7 +73,7 @@ def simulate(root: Path, copy: float, seed: int, args) -> dict:
         suggested[t.task_id] = other[int(rng.integers(0, 2))] if wrong else truth[t.task_id]
     made = [Suggestion(Suggestion.make_id(run.run_id, t.task_id), run.run_id, t.task_id, KIND,
                        {"coverage": suggested[t.task_id]}, {}) for t in tasks]  # fmt: skip
-    store.assist.add(run, made)
+    store.suggestions.add(run, made)
     sid = {s.task_id: s.suggestion_id for s in made}
     events = []
     for t in tasks:

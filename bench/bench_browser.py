@@ -350,7 +350,7 @@ def with_suggestions(project: Project) -> None:
     store = project.store
     run = SuggestionRun("sugg-bench", "preference_match", "bench-judge", "offline", True, "bench", 0, {})
     values = ("fully", "partially", "not_covered")
-    store.assist.add(run, [
+    store.suggestions.add(run, [
         Suggestion(Suggestion.make_id(run.run_id, t.task_id), run.run_id, t.task_id, t.kind, {"coverage": values[i % 3]}, {})
         for i, t in enumerate(store.labels.tasks(kind="preference_match"))
     ])  # fmt: skip

@@ -29,9 +29,9 @@ from typing import Any
 from prefkit.curation.project import Project
 from prefkit.curation.project_dir import CONFIG_NAME
 from prefkit.curation.quality.agreement import agreement_rows
-from prefkit.curation.quality.assist import assist_report
 from prefkit.curation.quality.cost import cost_report
 from prefkit.curation.quality.gates import GateResult, format_report, run_gates
+from prefkit.curation.quality.suggestions import assist_report
 from prefkit.curation.quality.verification import remembering_gold
 from prefkit.curation.store import ReleaseRecord, StoreError
 from prefkit.exports import alpsbench_public as alps_layout
@@ -39,6 +39,8 @@ from prefkit.exports.card import SOURCE_DATASETS, card, hf_licence, size_categor
 from prefkit.exports.croissant import croissant
 from prefkit.exports.cupid import INSTANCE_DIR, write_instance_files
 from prefkit.exports.duckdb_export import copy_out, load_tables, save_database
+from prefkit.exports.private_gold import planned_leaks, release_leaks
+from prefkit.exports.private_gold import secrets as test_gold_secrets
 from prefkit.exports.release_data import build_configs, row_key
 from prefkit.exports.release_integrity import (
     VERSION_RE,
@@ -49,8 +51,6 @@ from prefkit.exports.release_integrity import (
     sign_file,
     verify_release,
 )
-from prefkit.exports.test_gold import planned_leaks, release_leaks
-from prefkit.exports.test_gold import secrets as test_gold_secrets
 from prefkit.exports.writers import atomic_write_bytes, write_json
 from prefkit.schemas import ALL_SCHEMAS
 from prefkit.schemas.common import sha256_file, utcnow

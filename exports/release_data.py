@@ -243,7 +243,7 @@ def alps_rows(
             target.setdefault(track, []).extend(pairs)
             if target is tracks:
                 sources.setdefault(track, Counter())["packet"] += len(pairs)
-    built = store.alps.tasks()
+    built = store.alps_tasks.tasks()
     if built:
         tasks = {t.item_ref: t.task_id for t in store.labels.tasks(kind=task_qc.KIND)}
         finals = final_labels(store, task_qc.KIND)

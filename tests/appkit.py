@@ -232,8 +232,8 @@ def set_control_share(root: Path, share: float) -> None:
 def with_share(project: Project, share: float, kind: str | None = None) -> Project:
     """``project`` with its assist control share set (re-read) and, with ``kind``, offline suggestions
     made for that kind's tasks (``memory_verify``'s is the programmatic evidence check: no model call)."""
-    from prefkit.pipelines.assist import suggest
     from prefkit.pipelines.llm import LLMLayer
+    from prefkit.pipelines.suggestions import suggest
 
     set_control_share(project.root, share)
     project.__dict__.pop("config", None)

@@ -192,7 +192,7 @@ def test_an_item_is_certain_only_with_a_value_somebody_gave():
         gold={"flip": 20, "good": 20},
     )  # fmt: skip
     rule = OverlapRange(min=1, max=4, confidence=0.85)
-    from prefkit.curation.annotation.crowd import unit_posterior
+    from prefkit.curation.annotation.reliability_models import unit_posterior
 
     post = unit_posterior([("flip", 0)], snap.fields["coverage"]["priors"], {"flip": flip})
     assert post.argmax() == 2 and post[2] > 0.9  # "not_covered" from flip: almost surely "fully"

@@ -18,9 +18,9 @@ from click.testing import CliRunner
 from fixtures_alps import packet_files, write_packets
 from prefkit.curation.quality.gates import ConfigPlan, GateContext, gate_test_gold_private
 from prefkit.curation.store import AlpsTask
+from prefkit.exports.private_gold import Secrets, release_leaks
 from prefkit.exports.release import check_release, cut_release
 from prefkit.exports.release_data import SUPERSEDED, TrackConflict, alps_rows
-from prefkit.exports.test_gold import Secrets, release_leaks
 from prefkit.pipelines.ingest import alpsbench
 from prefkit.pipelines.llm import LLMLayer
 from prefkit.pipelines.memories.tasks import BuildConfig, build_alpsbench
@@ -59,7 +59,7 @@ def test_the_build_fills_only_the_tracks_and_sessions_no_packet_carries(project,
     report = build(project, distractors=(2, 3))
     carried = {(t, p.session_id) for p in project.store.content.packets() for t in packet_tracks(p.extra)}
     assert report.from_packets["task2"] == 6 and "task2" not in report.built
-    built = {(r.track, r.session_id) for r in project.store.alps.tasks()}
+    built = {(r.track, r.session_id) for r in project.store.alps_tasks.tasks()}
     assert built and not built & carried  # nothing built where a packet has its own row
     assert {t for t, _s in built} >= {"task3_d3"}  # the packets carry d2 only (pool of 3 candidates)
 
@@ -70,7 +70,9 @@ def test_a_built_row_a_packet_carries_is_left_out_and_counted(project, tmp_path)
     imported(project, tmp_path)
     sid = project.store.content.packets()[0].session_id
     inp, gold = make_pair("task2", sid, sid, None, None, {"query": "q"}, {"answer": [{"value": "built"}]})
-    project.store.alps.add([AlpsTask.built("task2", inp, gold, {})], Provenance(source="build.alpsbench"))
+    project.store.alps_tasks.add(
+        [AlpsTask.built("task2", inp, gold, {})], Provenance(source="build.alpsbench")
+    )
     rows, _unverified, dropped, sources = alps_rows(project.store)
     assert dropped["task2"] == {SUPERSEDED: 1}
     assert sources["task2"] == {"packet": 6} and len(rows["task2"]) == 6

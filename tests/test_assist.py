@@ -8,16 +8,16 @@ import pytest
 from click.testing import CliRunner
 from fakeopenai import fake_openai_fixture  # noqa: F401 - the fixture
 from prefkit.curation.annotation import workflow
-from prefkit.curation.annotation.assist import arm_of, exposure
+from prefkit.curation.annotation.suggestions import arm_of, exposure
 from prefkit.curation.quality.agreement import agreement_rows
-from prefkit.curation.quality.assist import anchoring_units, assist_report
 from prefkit.curation.quality.consensus import adjudicate, final_labels
 from prefkit.curation.quality.reliability import krippendorff_alpha
+from prefkit.curation.quality.suggestions import anchoring_units, assist_report
 from prefkit.curation.store import Suggestion, SuggestionRun
 from prefkit.exports.release import release_view
-from prefkit.pipelines.assist import suggest
-from prefkit.pipelines.assist.kinds import SUGGESTERS
 from prefkit.pipelines.llm import LLMLayer
+from prefkit.pipelines.suggestions import suggest
+from prefkit.pipelines.suggestions.kinds import SUGGESTERS
 from prefkit.schemas.curation import AnnotationTask, LabelEvent
 from test_gates import gates
 from test_release_support import add_users, cover, match_tasks, release_configs
@@ -34,7 +34,7 @@ def suggest_values(store, values_by_task: dict[str, str]) -> dict[str, str]:
         Suggestion(Suggestion.make_id(RUN.run_id, t), RUN.run_id, t, KIND, {"coverage": v}, {})
         for t, v in values_by_task.items()
     ]
-    store.assist.add(RUN, made)
+    store.suggestions.add(RUN, made)
     return {s.task_id: s.suggestion_id for s in made}
 
 
@@ -70,7 +70,7 @@ def test_offline_suggestions_are_stored_apart_and_never_count_as_labels_or_votes
         report = suggest(project.store, layer, KIND)
         again = suggest(project.store, layer, KIND)
     assert (report.suggested, report.offline, again.suggested, again.done_before) == (6, True, 0, 6)
-    assert len(project.store.assist.latest(KIND)) == 6
+    assert len(project.store.suggestions.latest(KIND)) == 6
     after = (
         project.store.labels.events(),
         final_labels(project.store, KIND),
@@ -78,7 +78,7 @@ def test_offline_suggestions_are_stored_apart_and_never_count_as_labels_or_votes
     )
     assert after == before  # no event, no vote, no rating came from the suggestions
     assert final_labels(project.store, KIND)[tasks[1].task_id].decided_by == "undecided"
-    ((run, n),) = project.store.assist.runs()
+    ((run, n),) = project.store.suggestions.runs()
     assert run.offline and run.model == "gpt-4o-mini" and len(run.prompt_hash) == 12 and n == 6
 
 
@@ -108,7 +108,7 @@ def test_suggest_through_the_real_openai_client_records_model_prompt_and_resumes
     assert "estimate: 0 calls" in second.output and "0 new suggestion(s), 3 made before" in second.output
     assert server.count() == 3
     assert server.chat_requests()[0].body["model"] == "judge-model"
-    sugg = list(project.store.assist.latest(KIND).values())
+    sugg = list(project.store.suggestions.latest(KIND).values())
     assert {s.values["coverage"] for s in sugg} == {"partially"} and {s.model for s in sugg} == {
         "judge-model"
     }
@@ -165,7 +165,7 @@ def test_the_control_arm_is_stable_per_annotator_kind_and_item_and_about_its_sha
 def test_a_control_exposure_carries_no_suggested_value(project):
     task = match_tasks(project.store, 1)[0]
     sid = suggest_values(project.store, {task.task_id: "fully"})[task.task_id]
-    sugg = project.store.assist.for_task(task.task_id)
+    sugg = project.store.suggestions.for_task(task.task_id)
     control = exposure(sugg, "alice", task, 1.0)
     assisted = exposure(sugg, "alice", task, 0.0)
     assert (control.arm, control.values, control.detail, control.shown) == ("control", None, None, False)
@@ -177,7 +177,7 @@ def test_a_submit_and_its_edit_record_the_arm_and_the_suggestion(project):
     task = match_tasks(project.store, 1)[0]
     suggest_values(project.store, {task.task_id: "partially"})
     item = workflow.current_item(project, "alice", KIND)
-    shown = exposure(project.store.assist.for_task(task.task_id), "alice", task, 0.0)
+    shown = exposure(project.store.suggestions.for_task(task.task_id), "alice", task, 0.0)
     workflow.submit(project, "alice", item, {"coverage": "partially"}, assist=shown)
     (ev,) = project.store.labels.events()
     assert (ev.assist_arm, ev.suggestion_id) == ("assisted", shown.suggestion_id)
@@ -335,7 +335,7 @@ def test_forbid_fails_and_control_only_leaves_assisted_labels_out(project):
 
 
 def test_the_anchoring_test_is_the_adjusted_difference_and_never_trusts_an_empty_arm():
-    from prefkit.curation.quality.assist import anchoring_test
+    from prefkit.curation.quality.suggestions import anchoring_test
 
     zero = np.zeros(10)
     low, high, p05 = anchoring_test((6, 191), (0, 49), zero, zero)

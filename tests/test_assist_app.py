@@ -20,7 +20,7 @@ def test_an_assisted_item_shows_its_suggestion_and_enter_confirms_it(project):
     with_share(project, 0.0, KIND)
     at = app(ALICE, KIND)
     item = workflow.current_item(project, "alice", KIND)
-    sugg = project.store.assist.for_task(item.task.task_id)
+    sugg = project.store.suggestions.for_task(item.task.task_id)
     confirm = at.button(key=f"{item.event_id}:confirm")
     assert confirm.label.startswith("Suggested: ") and confirm.proto.shortcut.lower() == "enter"
     assert len(marked(at)) == 2  # the confirm button and the suggested value's own button
@@ -43,7 +43,7 @@ def test_a_control_item_never_shows_its_suggestion(project):
         at.button(key=f"{item.event_id}:partially").click().run()
         ev = project.store.labels.event(item.event_id)
         assert ev.assist_arm == "control"
-        assert ev.suggestion_id == project.store.assist.for_task(item.task.task_id).suggestion_id
+        assert ev.suggestion_id == project.store.suggestions.for_task(item.task.task_id).suggestion_id
 
 
 def test_an_item_without_a_suggestion_records_no_arm(project):
@@ -57,7 +57,7 @@ def test_an_item_without_a_suggestion_records_no_arm(project):
 
 
 def test_the_dashboard_shows_both_arms(project):
-    from prefkit.curation.annotation.assist import exposure_for
+    from prefkit.curation.annotation.suggestions import exposure_for
 
     with_share(project, 0.5, KIND)
     tid = project.store.labels.tasks(kind=KIND)[0].task_id
@@ -91,7 +91,7 @@ def qc_item(project, share: float):
     run = SuggestionRun("sugg-qc", "task_qc", "judge-x", "offline", True, "h", 0, {})
     sugg = Suggestion("sg_qc", run.run_id, task.task_id, "task_qc", {"leakage": "leaks", "answer": "correct"},
                       {"failed": ["leakage (programmatic)"]})  # fmt: skip
-    project.store.assist.add(run, [sugg])
+    project.store.suggestions.add(run, [sugg])
     return app(ALICE, "task_qc"), workflow.current_item(project, "alice", "task_qc")
 
 
@@ -130,7 +130,7 @@ def test_preference_expressed_seeds_the_suggested_decisions_and_submit_confirms_
         ]
     }
     run = SuggestionRun("sugg-ex", "preference_expressed", "judge-x", "offline", True, "h", 0, {})
-    project.store.assist.add(
+    project.store.suggestions.add(
         run, [Suggestion("sg_ex", run.run_id, item.task.task_id, "preference_expressed", values, {})]
     )
     at = app(ALICE, "preference_expressed")
@@ -154,7 +154,7 @@ def test_preference_expressed_control_item_starts_undecided(project):
         ]
     }
     run = SuggestionRun("sugg-ex", "preference_expressed", "judge-x", "offline", True, "h", 0, {})
-    project.store.assist.add(
+    project.store.suggestions.add(
         run, [Suggestion("sg_ex", run.run_id, item.task.task_id, "preference_expressed", values, {})]
     )
     at = app(ALICE, "preference_expressed")

@@ -17,9 +17,9 @@ from appkit import (
     signed_in_on,
 )
 from prefkit.curation.annotation import workflow
-from prefkit.curation.annotation.assist import arm_of
-from prefkit.pipelines.assist import suggest
+from prefkit.curation.annotation.suggestions import arm_of
 from prefkit.pipelines.llm import LLMLayer
+from prefkit.pipelines.suggestions import suggest
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 __all__ = ["browser"]  # appkit's chromium fixture, used here
@@ -54,7 +54,7 @@ def test_enter_confirms_an_assisted_item_and_control_items_show_nothing(assisted
         page.wait_for_function(f"([t, h]) => ({ITEM_NOW})(t) !== h", arg=[TITLE, header])
         settle(page)
         ev = project.store.labels.event(item.event_id)
-        sugg = project.store.assist.for_task(item.task.task_id)
+        sugg = project.store.suggestions.for_task(item.task.task_id)
         assert (ev.assist_arm, ev.suggestion_id) == (arm, sugg.suggestion_id)
         assert ev.values == (sugg.values if arm == "assisted" else {"coverage": "not_covered"})
     assert seen == {"assisted", "control"}

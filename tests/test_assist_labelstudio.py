@@ -7,12 +7,12 @@ import pytest
 from appkit import set_control_share
 from prefkit.annotate_app.labelstudio import bridge
 from prefkit.annotate_app.labelstudio.config import TASK_ID_KEY, ls_kind
-from prefkit.curation.annotation.assist import EVERYONE, arm_of
+from prefkit.curation.annotation.suggestions import EVERYONE, arm_of
 from prefkit.curation.annotation.task_admin import create_tasks
 from prefkit.curation.project import Project
 from prefkit.curation.store import PreferencePair
-from prefkit.pipelines.assist import suggest
 from prefkit.pipelines.llm import LLMLayer
+from prefkit.pipelines.suggestions import suggest
 from prefkit.schemas.curation import Provenance
 from test_labelstudio_server import ls  # noqa: F401 - the fixture (a real server and its admin)
 
@@ -37,7 +37,7 @@ def test_control_tasks_get_no_prediction_and_a_pull_records_the_arm(ls, tmp_path
         create_tasks(project, KIND, overlap=1)
         with LLMLayer(project.store, backend="offline", progress=False) as layer:
             assert suggest(project.store, layer, KIND).suggested == 12
-        suggestions = project.store.assist.latest(KIND)
+        suggestions = project.store.suggestions.latest(KIND)
         report = bridge.push(project, KIND, ls.url)
         tasks = {t.task_id: t for t in project.store.labels.tasks(kind=KIND)}
         arms = {}
@@ -83,7 +83,7 @@ def test_a_suggestion_made_after_the_push_is_added_to_unanswered_tasks_only(ls, 
 
         with LLMLayer(project.store, backend="offline", progress=False) as layer:
             assert suggest(project.store, layer, KIND).suggested == 10
-        suggestions = project.store.assist.latest(KIND)
+        suggestions = project.store.suggestions.latest(KIND)
         second = bridge.push(project, KIND, ls.url)
         assert (second.imported, second.suggestions_added, second.suggestions_withheld) == (0, 9, 1)
         client = bridge.connect(ls.url, ls.key)

@@ -27,7 +27,7 @@ def test_an_assisted_memory_item_starts_as_suggested_and_submit_confirms_it(proj
     with_share(project, 0.0, KIND)
     at = app(ALICE, KIND)
     item = workflow.current_item(project, "alice", KIND)
-    sugg = project.store.assist.for_task(item.task.task_id)
+    sugg = project.store.suggestions.for_task(item.task.task_id)
     suggested = {d["key"]: d["decision"] for d in sugg.values["decisions"]}
     assert decisions(at, item) == suggested  # every candidate decided as suggested
     kept = sum(d == "accept" for d in suggested.values())
@@ -65,7 +65,7 @@ def test_a_control_memory_item_starts_undecided_and_shows_no_suggestion(project)
     at.button(key=f"{item.event_id}:acc").click().run()
     at.button(key=f"{item.event_id}:submit").click().run()
     ev = project.store.labels.event(item.event_id)
-    sugg = project.store.assist.for_task(item.task.task_id)
+    sugg = project.store.suggestions.for_task(item.task.task_id)
     assert (ev.assist_arm, ev.suggestion_id) == ("control", sugg.suggestion_id)
 
 
@@ -78,14 +78,14 @@ def test_a_skip_records_the_arm_the_item_showed(project, share, arm):
     at.selectbox(key=f"{item.event_id}:skipr").set_value("cannot judge").run()
     at.button(key=f"{item.event_id}:skip").click().run()
     ev = project.store.labels.event(item.event_id)
-    sugg = project.store.assist.for_task(item.task.task_id)
+    sugg = project.store.suggestions.for_task(item.task.task_id)
     assert (ev.action, ev.assist_arm, ev.suggestion_id) == ("skip", arm, sugg.suggestion_id)
 
 
 def test_a_flag_records_the_arm_too(project):
     with_share(project, 0.0, KIND)
     item = workflow.current_item(project, "alice", KIND)
-    from prefkit.curation.annotation.assist import exposure_for
+    from prefkit.curation.annotation.suggestions import exposure_for
 
     shown = exposure_for(project, "alice", item.task)
     assert workflow.flag(project, "alice", item, "broken dialogue", assist=shown)
@@ -95,7 +95,7 @@ def test_a_flag_records_the_arm_too(project):
 
 def _label_both_arms(project):
     """alice labels one item on the assisted arm; bob one item with no arm (no suggestion for it)."""
-    from prefkit.curation.annotation.assist import exposure_for
+    from prefkit.curation.annotation.suggestions import exposure_for
 
     with_share(project, 0.0, KIND)
     item = workflow.current_item(project, "alice", KIND)
@@ -140,7 +140,7 @@ def test_a_labels_file_arm_must_name_a_suggestion_of_this_project_for_that_task(
         ({"assist_arm": "both", "suggestion_id": shown.suggestion_id}, "assist_arm: expected one of"),
         ({"assist_arm": "control", "suggestion_id": "sg_elsewhere"}, "no suggestion 'sg_elsewhere' in this project"),
     ]  # fmt: skip
-    other = next(s for s in project.store.assist.latest(KIND).values() if s.task_id != item.task.task_id)
+    other = next(s for s in project.store.suggestions.latest(KIND).values() if s.task_id != item.task.task_id)
     bad.append(({"assist_arm": "control", "suggestion_id": other.suggestion_id}, "is for another task"))
     before = len(project.store.labels.events())
     for extra, said in bad:

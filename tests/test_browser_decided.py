@@ -24,8 +24,8 @@ from appkit import (
     unnamed_controls,
 )
 from prefkit.curation.annotation import workflow
-from prefkit.pipelines.assist import suggest
 from prefkit.pipelines.llm import LLMLayer
+from prefkit.pipelines.suggestions import suggest
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 __all__ = ["browser"]  # appkit's chromium fixture, used here
@@ -107,7 +107,7 @@ def test_enter_enter_from_the_guidelines_starts_but_never_confirms_the_first_sug
     page.keyboard.press("Enter")
     wait_new_item(page, title, before)
     ev = project.store.labels.event(first.event_id)
-    sugg = project.store.assist.for_task(first.task.task_id)
+    sugg = project.store.suggestions.for_task(first.task.task_id)
     assert ev is not None and ev.action == "label"
     assert (ev.values, ev.assist_arm, ev.suggestion_id) == (sugg.values, "assisted", sugg.suggestion_id)
 
@@ -200,7 +200,7 @@ def test_clicking_a_preselected_suggestion_keeps_it_and_it_is_plainly_selected(s
     page = sign_in(browser, url, "clicker")
     open_kind(page, title)
     item = workflow.current_item(project, "clicker", kind)
-    sugg = project.store.assist.for_task(item.task.task_id)
+    sugg = project.store.suggestions.for_task(item.task.task_id)
     suggested = [d["decision"] for d in sugg.values["decisions"]]
     selected = page.evaluate(SELECTED)
     assert [s and s["text"].replace("\u2713", "").strip().lower() for s in selected] == suggested

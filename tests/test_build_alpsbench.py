@@ -56,7 +56,7 @@ def built(project):
 def test_retrieval_pools_never_hold_the_same_users_memories(built):
     project, report = built
     for n in (100, 300, 500, 700, 1000):
-        rows = project.store.alps.tasks(track=f"task3_d{n}")
+        rows = project.store.alps_tasks.tasks(track=f"task3_d{n}")
         assert len(rows) == 3 and report.built[f"task3_d{n}"] == 3
         for r in rows:
             cands = r.input["input"]["candidate_memories"]
@@ -70,7 +70,7 @@ def test_retrieval_pools_never_hold_the_same_users_memories(built):
 
 def test_distractors_are_stratified_by_label_seeded_and_shuffled(built):
     project, _ = built
-    rows = project.store.alps.tasks(track="task3_d1000")
+    rows = project.store.alps_tasks.tasks(track="task3_d1000")
     cands = rows[0].input["input"]["candidate_memories"]
     positive = rows[0].gold["gold"]["selected_memory"]["memory_id"]
     got = Counter(c["label"] for c in cands if c["memory_id"] != positive)
@@ -82,7 +82,9 @@ def test_distractors_are_stratified_by_label_seeded_and_shuffled(built):
     # Each label's share of the 1000 distractors is its share of the other users' memories (to the unit).
     assert set(got) == set(pool) and sum(got.values()) == 1000
     assert all(abs(got[lb] - 1000 * pool[lb] / total) < 1 for lb in pool)
-    positions = {r.gold["gold"]["selected_memory_id"] for r in project.store.alps.tasks(track="task3_d100")}
+    positions = {
+        r.gold["gold"]["selected_memory_id"] for r in project.store.alps_tasks.tasks(track="task3_d100")
+    }
     assert len(positions) > 1  # shuffled: the positive is not always at the same place
 
 
@@ -97,11 +99,11 @@ def test_same_seed_same_pools_other_seed_other_pools(project):
 
 def test_use_queries_and_update_dialogues(built):
     project, report = built
-    t4 = project.store.alps.tasks(track="task4_ability2")
+    t4 = project.store.alps_tasks.tasks(track="task4_ability2")
     assert t4 and all(
         leakage(r.input["input"]["query"], r.gold["gold"]["selected_memory"]) is None for r in t4
     )
-    t2 = project.store.alps.tasks(track="task2")
+    t2 = project.store.alps_tasks.tasks(track="task2")
     assert len(t2) == 3
     kinds = Counter(s["kind"] for s in t2[0].checks["segments"])
     assert kinds == {"neutral": 1, "new": 1, "conflict": 1}
@@ -130,7 +132,7 @@ def test_task_qc_decides_which_built_rows_ship(built):
 
     project, _ = built
     store = project.store
-    assert create_tasks(project, "task_qc", overlap=1) == len(store.alps.tasks())
+    assert create_tasks(project, "task_qc", overlap=1) == len(store.alps_tasks.tasks())
     add_users(store, "ann1")
     qc = {
         t.payload["benchmark_id"]: t

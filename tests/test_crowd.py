@@ -1,11 +1,11 @@
-"""Dawid–Skene and MACE (curation/annotation/crowd.py) against hand-computed cases and a simulation with
+"""Dawid–Skene and MACE (curation/annotation/reliability_models.py) against hand-computed cases and a simulation with
 known annotators."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
-from prefkit.curation.annotation.crowd import fit, unit_posterior
+from prefkit.curation.annotation.reliability_models import fit, unit_posterior
 
 
 def test_with_every_item_gold_the_matrices_are_the_smoothed_counts_by_hand():

@@ -25,7 +25,7 @@ def qc_item(project):
     task = get_kind("task_qc").make_task("alps:task4_ability2:b1", payload, 1, "default")
     project.store.labels.add_tasks([task])
     run = SuggestionRun("sugg-qc", "task_qc", "judge-x", "offline", True, "h", 0, {})
-    project.store.assist.add(
+    project.store.suggestions.add(
         run, [Suggestion("sg_qc", run.run_id, task.task_id, "task_qc", QC, {"failed": []})]
     )
     return app(ALICE, "task_qc"), workflow.current_item(project, "alice", "task_qc")
@@ -58,7 +58,7 @@ def test_clicking_a_suggested_memory_decision_keeps_it(project):
     with_share(project, 0.0, "memory_verify")
     at = app(ALICE, "memory_verify")
     item = workflow.current_item(project, "alice", "memory_verify")
-    sugg = project.store.assist.for_task(item.task.task_id)
+    sugg = project.store.suggestions.for_task(item.task.task_id)
     suggested = {d["key"]: d["decision"] for d in sugg.values["decisions"]}
     for key, decision in suggested.items():
         control = at.button_group(key=f"{item.event_id}:d:{key}")

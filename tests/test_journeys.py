@@ -134,7 +134,7 @@ def test_no_test_gold_is_anywhere_public(journey):
             gold = r["gold"] if isinstance(r["gold"], dict) else json.loads(r["gold"])
             text = json.dumps(gold, ensure_ascii=False, sort_keys=True)
             assert test_ids.get(r["benchmark_id"]) != text, f"{f}: test gold of {r['benchmark_id']}"
-    from prefkit.exports.test_gold import Secrets, release_leaks
+    from prefkit.exports.private_gold import Secrets, release_leaks
 
     secrets = Secrets()
     for bid, text in test_ids.items():

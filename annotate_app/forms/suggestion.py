@@ -5,7 +5,7 @@ changed.
 The exposure is read once per item (one indexed read) and kept with the item's other state; a control
 item's exposure carries no values, so a form cannot draw what it was not given. The submit callbacks
 (:func:`prefkit.annotate_app.ui.submit_now`) pass it on, and the label event records the arm and the
-suggestion's id. Render only: the arm is decided in :mod:`prefkit.curation.annotation.assist`.
+suggestion's id. Render only: the arm is decided in :mod:`prefkit.curation.annotation.suggestions`.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import streamlit as st
 from prefkit.annotate_app import ui
 from prefkit.annotate_app.safe_text import md_escape
-from prefkit.curation.annotation.assist import Exposure, exposure_for
+from prefkit.curation.annotation.suggestions import Exposure, exposure_for
 
 if TYPE_CHECKING:
     from prefkit.curation.annotation import workflow

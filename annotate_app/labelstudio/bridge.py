@@ -9,7 +9,7 @@
   a second push waits for the first, then finds its tasks there.
 - suggestions (``prefkit suggest``) go with a task as Label Studio ``predictions`` on the assisted arm
   only; a control task is imported without them. Label Studio shows a task to everyone alike, so the
-  arm is drawn per item (:data:`prefkit.curation.annotation.assist.EVERYONE`); the task's data carries
+  arm is drawn per item (:data:`prefkit.curation.annotation.suggestions.EVERYONE`); the task's data carries
   the arm and the suggestion's id, and the pull records them on the label event. A suggestion made
   after its task was pushed is added by the next push (its prediction replaces an older one, the
   task's data names the new arm) to a task nobody has answered or skipped yet; a task with answers
@@ -48,9 +48,9 @@ from label_studio_sdk import LabelStudio
 from label_studio_sdk.core.api_error import ApiError
 from prefkit.annotate_app.labelstudio.config import TASK_ID_KEY, ls_kind, task_data
 from prefkit.curation.annotation import overlap as adaptive
-from prefkit.curation.annotation.assist import EVERYONE, Exposure, exposure
 from prefkit.curation.annotation.guidelines import VERSION, current_version
 from prefkit.curation.annotation.overlap import apply_overlap, first_target
+from prefkit.curation.annotation.suggestions import EVERYONE, Exposure, exposure
 from prefkit.curation.annotation.task_kinds import LabelError, get_kind
 from prefkit.curation.store import LSPushLease
 from prefkit.schemas.common import PrefkitError, content_hash, parse_utc, utcnow
@@ -222,7 +222,7 @@ def _import_item(
 
 def _exposures(project: Project, kind: str) -> Callable[[AnnotationTask], Exposure | None]:
     """Each task's exposure in Label Studio: the newest suggestion, the arm drawn per item."""
-    suggestions = project.store.assist.latest(kind)
+    suggestions = project.store.suggestions.latest(kind)
     share = project.config.annotation.assist_control_share
     return lambda task: exposure(suggestions.get(task.task_id), EVERYONE, task, share)
 
@@ -589,7 +589,7 @@ def _add_suggestions(
     task nobody has answered or skipped, the old prediction out, the new one in (assisted arm) and
     the task's data naming the arm; a task with answers keeps what its annotators saw. Label Studio
     is listed only when some task has a newer suggestion than the store says it handled."""
-    latest = project.store.assist.latest(kind)
+    latest = project.store.suggestions.latest(kind)
     handled = project.store.labelstudio.suggestions_handled(url, pid)
     pending = {
         ls_id: tid

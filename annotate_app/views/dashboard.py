@@ -14,7 +14,7 @@ from prefkit.annotate_app.safe_text import md_escape
 from prefkit.curation.annotation import work
 from prefkit.curation.quality import dashboard
 from prefkit.curation.quality.agreement import agreement_timeline
-from prefkit.curation.quality.assist import assist_report, difference_lines, report_rows
+from prefkit.curation.quality.suggestions import assist_report, difference_lines, report_rows
 
 LEGEND = alt.Legend(orient="right", labelLimit=0, titleLimit=0)  # never cut: no label limit
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from prefkit.curation.annotation.crowd import Method, fit
+from prefkit.curation.annotation.reliability_models import Method, fit
 from prefkit.curation.annotation.task_kinds import get_kind
 from prefkit.schemas.common import canonical_json
 

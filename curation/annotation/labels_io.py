@@ -200,7 +200,7 @@ class _Resolver:
     def suggestion(self, suggestion_id: str, task: AnnotationTask) -> str:
         """``suggestion_id`` when it is this project's suggestion for ``task``."""
         if suggestion_id not in self.suggestions:
-            found = self.store.assist.by_ids([suggestion_id]).get(suggestion_id)
+            found = self.store.suggestions.by_ids([suggestion_id]).get(suggestion_id)
             self.suggestions[suggestion_id] = None if found is None else found.task_id
         owner = self.suggestions[suggestion_id]
         if owner is None:

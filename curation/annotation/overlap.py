@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from prefkit.curation.annotation.annotator_model import fit_kind, live_labels
-from prefkit.curation.annotation.crowd import Method, settled_value, unit_posterior
+from prefkit.curation.annotation.reliability_models import Method, settled_value, unit_posterior
 from prefkit.curation.annotation.task_kinds import get_kind
 from prefkit.schemas.common import canonical_json
 from prefkit.schemas.config import OverlapRange

@@ -29,7 +29,7 @@ from prefkit.schemas.common import PrefkitError, content_hash, parse_utc, utcnow
 from prefkit.schemas.curation import AnnotationTask, LabelEvent
 
 if TYPE_CHECKING:
-    from prefkit.curation.annotation.assist import Exposure
+    from prefkit.curation.annotation.suggestions import Exposure
     from prefkit.curation.project import Project
     from prefkit.curation.store import Account, OpenItem, ProjectStore, ReleasedAssignment
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from prefkit.curation.annotation.annotator_model import KindModel, fit_kind, live_labels
-from prefkit.curation.annotation.crowd import settled_value
+from prefkit.curation.annotation.reliability_models import settled_value
 from prefkit.curation.annotation.task_kinds import get_kind
 from prefkit.schemas.common import PrefkitError, canonical_json, content_hash, utcnow
 from prefkit.schemas.config import Consensus

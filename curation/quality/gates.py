@@ -16,9 +16,9 @@ from prefkit.curation.annotation.kinds.memory_verify import KIND as MEMORY_VERIF
 from prefkit.curation.annotation.task_kinds import TASK_KIND_REGISTRY
 from prefkit.curation.annotation.workflow import gold_accuracy as project_gold_accuracy
 from prefkit.curation.quality.agreement import agreement_rows as project_agreement_rows
-from prefkit.curation.quality.assist import arm_events, assist_report
 from prefkit.curation.quality.consensus import disagreements, effective_adjudications, live_flags, live_labels
 from prefkit.curation.quality.evidence import check_memory, evidence_rows
+from prefkit.curation.quality.suggestions import arm_events, assist_report
 from prefkit.curation.quality.verification import verified_gold_evidence
 from prefkit.schemas.common import PrefkitError
 from prefkit.schemas.config import FINAL_ALPHA_MIN, LABEL_CONFIGS, TENTATIVE_ALPHA_MIN, ReleasePolicy
@@ -348,7 +348,7 @@ def gate_gold_evidence(ctx: GateContext) -> GateResult:
 def gate_assist_anchoring(ctx: GateContext) -> GateResult:
     """Labels made with a suggestion on screen (``[release] assisted``): ``forbid`` fails on any;
     ``control_only`` leaves them out of the release; ``allow`` fails for a kind whose anchoring rate
-    is significantly above the control arm's (:mod:`prefkit.curation.quality.assist`), or that cannot
+    is significantly above the control arm's (:mod:`prefkit.curation.quality.suggestions`), or that cannot
     be measured (no gold unit with a wrong suggestion in one of the arms) while its assisted labels
     would ship."""
     gate, mode = "assist_anchoring", ctx.policy.assisted

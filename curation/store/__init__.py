@@ -19,10 +19,8 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the same names as EXPORTS, for the type checker
     from prefkit.curation.store.accounts import ROLES, Account
-    from prefkit.curation.store.alpsbench import AlpsTask
-    from prefkit.curation.store.annotator_items import ITEM_STATUSES, AnnotatorItem
+    from prefkit.curation.store.alps_tasks import AlpsTask
     from prefkit.curation.store.assignments import OpenItem
-    from prefkit.curation.store.assist import Suggestion, SuggestionRun
     from prefkit.curation.store.backend import DatabaseUnavailable, has_password, parse_url, redact
     from prefkit.curation.store.common import LATEST_MIGRATION, MOVED_TO, STAGING, StoreError, is_url
     from prefkit.curation.store.content_records import (
@@ -42,27 +40,29 @@ if TYPE_CHECKING:  # the same names as EXPORTS, for the type checker
     from prefkit.curation.store.eval import EvalRun
     from prefkit.curation.store.glance import COUNTS, glance_counts
     from prefkit.curation.store.guidelines import GuidelinesVersion
+    from prefkit.curation.store.items import ITEM_STATUSES, AnnotatorItem
     from prefkit.curation.store.labels import FlaggedLabel, SubmitTime, Throughput
     from prefkit.curation.store.labelstudio import LSAnnotation, LSPushLease
     from prefkit.curation.store.llm import LedgerRow, LLMBatch, LLMCallRecord
     from prefkit.curation.store.migrate import migrate_store
     from prefkit.curation.store.progress import KindCounts, ProgressRow
     from prefkit.curation.store.project_store import ProjectStore
-    from prefkit.curation.store.release import ReleaseRecord
+    from prefkit.curation.store.releases import ReleaseRecord
     from prefkit.curation.store.roundtrips import RoundTrips
     from prefkit.curation.store.stale import IdleQueue, ReleasedAssignment
     from prefkit.curation.store.studies import NO_PASSWORD, Participant, Study
     from prefkit.curation.store.submits import AccountInactive, SessionEnded, StaleSubmit
+    from prefkit.curation.store.suggestions import Suggestion, SuggestionRun
     from prefkit.curation.store.usernames import CROWD_PREFIX, MAX_NAME, normalize_username
 
 #: Each module of the store and the names other layers import from it (tests/test_architecture.py
 #: checks that the imports above name the same).
 EXPORTS: dict[str, tuple[str, ...]] = {
     "accounts": ("ROLES", "Account"),
-    "alpsbench": ("AlpsTask",),
-    "annotator_items": ("ITEM_STATUSES", "AnnotatorItem"),
+    "alps_tasks": ("AlpsTask",),
+    "items": ("ITEM_STATUSES", "AnnotatorItem"),
     "assignments": ("OpenItem",),
-    "assist": ("Suggestion", "SuggestionRun"),
+    "suggestions": ("Suggestion", "SuggestionRun"),
     "backend": ("DatabaseUnavailable", "has_password", "parse_url", "redact"),
     "common": ("LATEST_MIGRATION", "MOVED_TO", "STAGING", "StoreError", "is_url"),
     "content_records": (
@@ -78,7 +78,7 @@ EXPORTS: dict[str, tuple[str, ...]] = {
     "migrate": ("migrate_store",),
     "progress": ("KindCounts", "ProgressRow"),
     "project_store": ("ProjectStore",),
-    "release": ("ReleaseRecord",),
+    "releases": ("ReleaseRecord",),
     "roundtrips": ("RoundTrips",),
     "stale": ("IdleQueue", "ReleasedAssignment"),
     "studies": ("NO_PASSWORD", "Participant", "Study"),

@@ -68,7 +68,7 @@ class EvalItem:
 RUN_FIELDS = tuple(f.name for f in fields(EvalRun))
 
 
-class Evaluations(StoreArea):
+class Eval(StoreArea):
     """Evaluation runs and items (``store.eval``)."""
 
     def run_start(self, run: EvalRun) -> bool:

@@ -65,7 +65,7 @@ class LSPushLease:
     renewed_at: str
 
 
-class LabelStudioMap(StoreArea):
+class LabelStudio(StoreArea):
     """Maps between Label Studio ids and prefkit tasks and label events (``store.labelstudio``). Events
     go to the label log through the labels area, in the same transaction as their map rows."""
 

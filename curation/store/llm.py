@@ -122,7 +122,7 @@ class LLMBatch:
     keys: list[str]
 
 
-class LLMRecords(StoreArea):
+class LLM(StoreArea):
     """Reads and writes of the LLM layer (``store.llm``)."""
 
     # -- cache ------------------------------------------------------------------------------------

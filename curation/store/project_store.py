@@ -6,27 +6,27 @@ from __future__ import annotations
 from pathlib import Path
 
 from prefkit.curation.store.accounts import Accounts
-from prefkit.curation.store.alpsbench import AlpsTasks
-from prefkit.curation.store.annotator_items import AnnotatorItems
+from prefkit.curation.store.alps_tasks import AlpsTasks
 from prefkit.curation.store.assignments import Assignments
-from prefkit.curation.store.assist import Suggestions
 from prefkit.curation.store.audit import Audit
 from prefkit.curation.store.content import Content
 from prefkit.curation.store.drafts import Drafts
 from prefkit.curation.store.engine import StoreCore
-from prefkit.curation.store.eval import Evaluations
+from prefkit.curation.store.eval import Eval
 from prefkit.curation.store.generation import Generation
 from prefkit.curation.store.glance import COUNTS
 from prefkit.curation.store.guidelines import Guidelines
+from prefkit.curation.store.items import Items
 from prefkit.curation.store.labels import Labels
-from prefkit.curation.store.labelstudio import LabelStudioMap
-from prefkit.curation.store.llm import LLMRecords
+from prefkit.curation.store.labelstudio import LabelStudio
+from prefkit.curation.store.llm import LLM
 from prefkit.curation.store.progress import Progress
-from prefkit.curation.store.release import Releases
+from prefkit.curation.store.releases import Releases
 from prefkit.curation.store.sessions import Sessions
 from prefkit.curation.store.stale import Stale
 from prefkit.curation.store.studies import Studies
 from prefkit.curation.store.submits import Submits
+from prefkit.curation.store.suggestions import Suggestions
 from prefkit.schemas.config import Consensus
 
 
@@ -61,12 +61,12 @@ class ProjectStore(StoreCore):
         self.submits = Submits(self, self.labels)
         self.drafts = Drafts(self)
         self.progress = Progress(self)
-        self.items = AnnotatorItems(self, self.labels)
-        self.labelstudio = LabelStudioMap(self, self.labels)
-        self.llm = LLMRecords(self)
-        self.eval = Evaluations(self)
-        self.alps = AlpsTasks(self)
-        self.assist = Suggestions(self)
+        self.items = Items(self, self.labels)
+        self.labelstudio = LabelStudio(self, self.labels)
+        self.llm = LLM(self)
+        self.eval = Eval(self)
+        self.alps_tasks = AlpsTasks(self)
+        self.suggestions = Suggestions(self)
         self.releases = Releases(self)
         self.sessions = Sessions(self)
         self.studies = Studies(self)

@@ -8,7 +8,7 @@ retry that sends the validation error back), records usage, cost and a ledger ro
 every failure into an ``ok=False`` response plus a failure row — never ``None``, never a silent drop.
 
 Backends (OpenAI-compatible or offline) only answer one request; everything else lives here. This
-module must never write SQL (it goes through ``prefkit.curation.store.llm.LLMRecords``) nor see the API key.
+module must never write SQL (it goes through ``prefkit.curation.store.llm.LLM``) nor see the API key.
 """
 
 from __future__ import annotations

@@ -240,7 +240,7 @@ def build_alpsbench(store: ProjectStore, layer, cfg: BuildConfig | None = None) 
     if not verified:
         raise BuildError("no verified memories: import AlpsBench gold or finish memory_verify labels first")
     report = BuildReport()
-    have = {(r.track, r.benchmark_id) for r in store.alps.tasks()}
+    have = {(r.track, r.benchmark_id) for r in store.alps_tasks.tasks()}
     # The packets' published rows are the source (schemas.alpsbench_layout.SOURCES): the build fills
     # only the (track, session)s no packet carries. Built rows are keyed by the session (= benchmark id).
     for p in store.content.packets():
@@ -297,7 +297,7 @@ def _build_queries(store: ProjectStore, layer, cfg, dialogues, verified, owners,
         )
         for r in rows:
             report.built[r.track] = report.built.get(r.track, 0) + 1
-        store.alps.add(rows, prov)
+        store.alps_tasks.add(rows, prov)
 
 
 def _task3_rows(cfg, did, d, positive, query, owner, pool, have, report) -> list[AlpsTask]:
@@ -392,7 +392,7 @@ def _build_updates(store: ProjectStore, layer, cfg, dialogues, verified, have, r
             report.failed.append(f"{did}:task2")
             continue
         row = _task2_row(did, dialogues[did], verified[did], target, o.value)
-        store.alps.add([row], o.provenance.model_copy(update={"source": "build.alpsbench"}))
+        store.alps_tasks.add([row], o.provenance.model_copy(update={"source": "build.alpsbench"}))
         report.built["task2"] = report.built.get("task2", 0) + 1
 
 

@@ -9,7 +9,7 @@ from prefkit.cli.common import echo_json, echo_table, json_option
 from prefkit.cli.types import ANY_INT, POSITIVE_INT, FiniteFloat
 from prefkit.curation.project import Project
 from prefkit.curation.quality.agreement import agreement_rows, annotator_stats
-from prefkit.curation.quality.assist import assist_report, difference_lines, report_rows
+from prefkit.curation.quality.suggestions import assist_report, difference_lines, report_rows
 
 _TABLE = ["task_kind", "field", "comparison", "judge", "n_units", "n_raters", "alpha", "ci", "p_below_min", "ac1",
           "percent_agreement", "mean_pairwise_kappa"]  # fmt: skip

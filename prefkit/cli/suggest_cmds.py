@@ -8,10 +8,10 @@ from prefkit.cli.args import KindChoice, project_option
 from prefkit.cli.common import echo_json, echo_table, json_option
 from prefkit.cli.types import ANY_INT, POSITIVE_INT
 from prefkit.curation.project import Project
-from prefkit.pipelines.assist import estimate as price
-from prefkit.pipelines.assist import suggest as run_suggest
 from prefkit.pipelines.eval import eval_llm_config
 from prefkit.pipelines.llm import LLMLayer
+from prefkit.pipelines.suggestions import estimate as price
+from prefkit.pipelines.suggestions import suggest as run_suggest
 
 
 @click.command("suggest")
@@ -42,7 +42,7 @@ def suggest(project: Project, kind, model, backend, judge, limit, seed, estimate
         rows = [
             {"run_id": r.run_id, "kind": r.kind, "model": r.model, "backend": r.backend, "offline": r.offline,
              "prompt_hash": r.prompt_hash, "suggestions": n, "created_at": r.created_at}
-            for r, n in project.store.assist.runs(kind)
+            for r, n in project.store.suggestions.runs(kind)
         ]  # fmt: skip
         echo_json(rows) if as_json else echo_table(rows)
         return

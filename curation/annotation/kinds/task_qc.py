@@ -93,7 +93,7 @@ class TaskQc(TaskKind):
     def build_tasks(self, store: ProjectStore, overlap, batch):
         return [
             self.make_task(item_ref(r.track, r.benchmark_id), _payload(r), overlap, batch)
-            for r in store.alps.tasks()
+            for r in store.alps_tasks.tasks()
         ]
 
     def units(self, values):

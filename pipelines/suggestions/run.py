@@ -1,5 +1,5 @@
 """``prefkit suggest``: suggestions for every task of a kind, through the LLM layer, stored as
-suggestion records (``store.assist``) tied to the model, the prompt hash and the run — never as labels.
+suggestion records (``store.suggestions``) tied to the model, the prompt hash and the run — never as labels.
 
 A run's id is derived from the kind, model, backend, prompt hash, seed and settings, so running the
 same command again resumes it: tasks with its suggestion are skipped, the calls of the rest are
@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 from prefkit.curation.annotation.task_kinds import LabelError, get_kind
 from prefkit.curation.store import Suggestion, SuggestionRun
-from prefkit.pipelines.assist.kinds import SUGGESTERS, prompt_hash
 from prefkit.pipelines.llm import Estimate
+from prefkit.pipelines.suggestions.kinds import SUGGESTERS, prompt_hash
 from prefkit.schemas.common import PrefkitError, utcnow
 
 if TYPE_CHECKING:
@@ -79,7 +79,7 @@ def pending(
     tasks = store.labels.tasks(kind=run.kind)
     if not tasks:
         raise SuggestError(f"no {run.kind} tasks in the project (prefkit tasks create --kind {run.kind})")
-    done = store.assist.done_tasks(run.run_id)
+    done = store.suggestions.done_tasks(run.run_id)
     todo = [t for t in tasks if t.task_id not in done]
     return (todo[:limit] if limit else todo), len(tasks) - len(todo)
 
@@ -121,5 +121,5 @@ def suggest(
             continue
         made.append(Suggestion(Suggestion.make_id(run.run_id, task.task_id), run.run_id, task.task_id, kind,
                                values, detail, created_at=now))  # fmt: skip
-    report.suggested = store.assist.add(run, made)
+    report.suggested = store.suggestions.add(run, made)
     return report

@@ -1,4 +1,4 @@
-"""Suggestion area of the project store (``store.assist``): ``prefkit suggest`` runs and the
+"""Suggestion area of the project store (``store.suggestions``): ``prefkit suggest`` runs and the
 suggestions they made, one per (run, task).
 
 A suggestion is label-shaped (the kind's values) but it is never a label: it lives in its own tables,
@@ -61,7 +61,7 @@ class Suggestion:
 
 
 class Suggestions(StoreArea):
-    """Suggestion runs and suggestions (``store.assist``)."""
+    """Suggestion runs and suggestions (``store.suggestions``)."""
 
     def add(self, run: SuggestionRun, suggestions: Iterable[Suggestion]) -> int:
         """Record ``run`` (once) and its suggestions; a (run, task) already stored is kept as it is.

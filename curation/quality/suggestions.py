@@ -3,7 +3,7 @@
 Protocol (``prefkit agreement --assist``, the dashboard's *Suggestions* panel, the release card and
 the ``assist_anchoring`` gate all read :func:`assist_report`). The labels measured are the live,
 human labels (``store.labels.effective_events``; judges left out) whose event records an arm
-(``assist_arm``: the item had a suggestion; see :mod:`prefkit.curation.annotation.assist`). Per
+(``assist_arm``: the item had a suggestion; see :mod:`prefkit.curation.annotation.suggestions`). Per
 (kind, arm):
 
 - ``time_median`` / ``time_p90``: seconds on the item (labels with a time), numpy's linear
@@ -35,7 +35,7 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from prefkit.curation.annotation.assist import ARMS
+from prefkit.curation.annotation.suggestions import ARMS
 from prefkit.curation.annotation.task_kinds import get_kind
 from prefkit.curation.quality.agreement import JUDGE_SOURCE, field_ratings
 from prefkit.curation.quality.consensus import effective_adjudications
@@ -201,7 +201,7 @@ def assist_report(
     """Both arms' figures for every kind with labels that record an arm (or ``kind`` alone)."""
     events = arm_events(store, kind)
     tasks = {t.task_id: t for t in store.labels.tasks(kind=kind)}
-    suggestions = store.assist.by_ids({e.suggestion_id for e in events if e.suggestion_id})
+    suggestions = store.suggestions.by_ids({e.suggestion_id for e in events if e.suggestion_id})
     adjudicated = {t: a.values for t, a in effective_adjudications(store).items()}
     rng = np.random.default_rng(seed)
     kinds: dict[str, KindAssist] = {}

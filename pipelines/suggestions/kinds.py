@@ -24,10 +24,10 @@ from typing import Any
 from prefkit.curation.annotation.kinds import memory_verify, preference_expressed, preference_match, task_qc
 from prefkit.curation.quality.evidence import Normalized, check_memory, memory_evidence
 from prefkit.curation.store import DialogueTurn
-from prefkit.pipelines.assist import offline as _offline  # noqa: F401 - registers the offline answers
 from prefkit.pipelines.llm import LLMRequest, LLMResponse, load_template
 from prefkit.pipelines.llm.templates import rendered_request
 from prefkit.pipelines.memories.tasks import leakage
+from prefkit.pipelines.suggestions import offline as _offline  # noqa: F401 - registers the offline answers
 from prefkit.schemas.assist import CoverageSuggestion, ExpressedSuggestion, MemorySupport, TaskQcJudgement
 from prefkit.schemas.curation import AnnotationTask
 

@@ -34,7 +34,7 @@ class AlpsTask:
 
 
 class AlpsTasks(StoreArea):
-    """Built AlpsBench task rows (``store.alps``)."""
+    """Built AlpsBench task rows (``store.alps_tasks``)."""
 
     def add(self, rows: list[AlpsTask], provenance: Provenance) -> int:
         """Add built rows made by ``provenance``; a row already built (track, benchmark id) is kept."""

@@ -11,7 +11,7 @@ An item with a suggestion (``prefkit suggest``) is in one of two arms for each a
 The label event records the arm and the suggestion's id (shown, or withheld in the control arm), so
 ``prefkit agreement --assist`` can compare the arms: how often people keep a suggestion that is wrong
 on gold, against how often the control arm lands on that same wrong value unprompted. An item with no
-suggestion has no arm. A suggestion is never a label or a vote: this module reads ``store.assist`` and
+suggestion has no arm. A suggestion is never a label or a vote: this module reads ``store.suggestions`` and
 hands the app what to draw; it never writes a label.
 """
 
@@ -86,7 +86,7 @@ def exposure(
 def exposure_for(project: Project, annotator: str, task: AnnotationTask) -> Exposure | None:
     """The app's call per item: the newest suggestion for ``task`` and the annotator's arm."""
     share = project.config.annotation.assist_control_share
-    return exposure(project.store.assist.for_task(task.task_id), annotator, task, share)
+    return exposure(project.store.suggestions.for_task(task.task_id), annotator, task, share)
 
 
 def agrees(kind: str, label: dict[str, Any], suggestion: dict[str, Any]) -> bool:

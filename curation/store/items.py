@@ -39,7 +39,7 @@ def _like(term: str) -> str:
     return "%" + term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
 
 
-class AnnotatorItems(StoreArea):
+class Items(StoreArea):
     """The annotator's list of their items (the app's *My items*)."""
 
     def __init__(self, core: StoreCore, labels: Labels):

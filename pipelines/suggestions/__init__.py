@@ -1,10 +1,10 @@
 """Suggestions for annotators (``prefkit suggest``): per task kind, made through the LLM layer (and,
 for memories, the programmatic evidence check), stored as suggestion records, never as labels.
-The app and Label Studio show them on the assisted arm only (``prefkit.curation.annotation.assist``).
+The app and Label Studio show them on the assisted arm only (``prefkit.curation.annotation.suggestions``).
 See docs/assist.md."""
 
-from prefkit.pipelines.assist.kinds import SUGGESTERS, Suggester, register_suggester
-from prefkit.pipelines.assist.run import SuggestError, SuggestReport, estimate, make_run, suggest
+from prefkit.pipelines.suggestions.kinds import SUGGESTERS, Suggester, register_suggester
+from prefkit.pipelines.suggestions.run import SuggestError, SuggestReport, estimate, make_run, suggest
 
 __all__ = [
     "SUGGESTERS",
