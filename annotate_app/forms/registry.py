@@ -34,10 +34,13 @@ FORM_FUNCTIONS = ("render", "edit", "unit_title")
 
 
 def form_for(kind: str) -> Any:
-    """The form of ``kind``: registered, or the one the kind names (``TaskKind.app_form``)."""
+    """The form of ``kind``: registered, or the one the kind names (``TaskKind.app_form``: a module,
+    or a class made with the kind, one form per kind drawn from its declaration)."""
     task_kind = get_kind(kind)  # the one clear error for an unknown kind
-    if kind not in FORMS:
+    if kind not in FORMS or getattr(FORMS[kind], "kind", task_kind) is not task_kind:
         declared = declared_part(task_kind, "app_form")
+        if isinstance(declared, type):
+            declared = declared(task_kind)
         if declared is None:
             raise LabelError(f"task kind {kind!r} has no app form (register_form, or TaskKind.app_form)")
         missing = [f for f in FORM_FUNCTIONS if not callable(getattr(declared, f, None))]

@@ -226,8 +226,10 @@ def ls_kind(name: str) -> LSConfig:
     imported on first use: the configs import this module, they are built from its blocks), or one
     registered in-process with :func:`register_ls`."""
     kind = get_kind(name)  # the one clear error for an unknown kind
-    if name not in LS_KINDS:
+    if name not in LS_KINDS or LS_KINDS[name].kind is not kind:
         declared = declared_part(kind, "labelstudio_config")
+        if isinstance(declared, type) and issubclass(declared, LSConfig):
+            declared = declared()  # a config class: one config per kind, built from the kind (bind)
         if declared is not None:
             if not isinstance(declared, LSConfig):
                 where = TASK_KIND_REGISTRY.origin(name) or f"module {type(kind).__module__}"

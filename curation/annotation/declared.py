@@ -190,8 +190,8 @@ class DeclaredKind(TaskKind):
     """A task kind made from a :class:`KindDeclaration`. Its app form and Label Studio config are
     the generic ones, drawn from the questions."""
 
-    app_form = "prefkit.annotate_app.forms.declared"
-    labelstudio_config = "prefkit.annotate_app.labelstudio.declared:CONFIG"
+    app_form = "prefkit.annotate_app.forms.declared:DeclaredForm"
+    labelstudio_config = "prefkit.annotate_app.labelstudio.declared:DeclaredConfig"
     label_model = BaseModel  # answers are checked question by question (:meth:`validate`)
 
     def __init__(self, decl: KindDeclaration, root: Path):
@@ -225,6 +225,10 @@ class DeclaredKind(TaskKind):
             f"task kind {self.name!r} is declared in {KINDS_DIR}/{self.name}.toml: its items come from a "
             f"file (prefkit tasks import --kind {self.name} ITEMS.jsonl)"
         )
+
+    def iter_tasks(self, store, overlap, batch):
+        """Nothing to build: every task of a declared kind is stored when its items are imported."""
+        return iter(())
 
     # -- answers --
     def validate(self, values: dict[str, Any], task) -> dict[str, Any]:

@@ -314,14 +314,13 @@ class KindRegistry(MutableMapping[str, TaskKind]):
         """Make ``kinds`` (and the ``errors`` of declarations left out) the declared kinds, replacing
         those of the project declared before (declared kinds belong to their project)."""
         self._load()
-        with self._lock:
-            for name in self._declared:
-                self._kinds.pop(name, None)
-                self._broken.pop(name, None)
-            errors = {n: e for n, e in errors.items() if n not in self._kinds and n not in self._broken}
+        with self._lock:  # each mapping replaced whole: the app's other threads read without the lock
+            kept = {n: k for n, k in self._kinds.items() if n not in self._declared}
+            broken = {n: e for n, e in self._broken.items() if n not in self._declared}
+            errors = {n: e for n, e in errors.items() if n not in kept and n not in broken}
             self._declared = {k.name for k in kinds} | set(errors)
-            self._kinds.update({k.name: k for k in kinds})
-            self._broken.update(errors)
+            self._kinds = kept | {k.name: k for k in kinds}
+            self._broken = broken | dict(errors)
 
     def installed(self) -> set[str]:
         """Every kind name that is not a project's declaration: built-in, plugin (even broken), in-process."""

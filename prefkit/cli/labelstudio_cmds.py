@@ -7,7 +7,13 @@ import click
 from prefkit.annotate_app.labelstudio.bridge import pull, push, status
 from prefkit.annotate_app.labelstudio.config import pretty_config
 from prefkit.cli.args import KindChoice, project_option
-from prefkit.cli.common import default_label_studio_url, echo_json, echo_table, json_option
+from prefkit.cli.common import (
+    default_label_studio_url,
+    project_path_option,
+    echo_json,
+    echo_table,
+    json_option,
+)
 from prefkit.cli.types import NON_NEGATIVE_FLOAT
 from prefkit.curation.project import Project
 
@@ -35,8 +41,10 @@ def labelstudio() -> None:
 
 @labelstudio.command("config")
 @click.argument("kind", type=KINDS)
-def config_cmd(kind: str) -> None:
-    """Print the Label Studio labeling config (XML) of a task kind.
+@project_path_option
+def config_cmd(kind: str, project_path: str) -> None:
+    """Print the Label Studio labeling config (XML) of a task kind (a kind the project declares in
+    kinds/ too: its controls are named after its questions).
 
     Example: prefkit labelstudio config preference_match > preference_match.xml
     """

@@ -1,0 +1,151 @@
+"""The form of every declared task kind (``kinds/<name>.toml``), drawn from its declaration.
+
+The item's fields come first, as text (never markup): a chat as its turns, a list as a bulleted list,
+all in the item's header element (:meth:`DeclaredForm.lead`). Then one control per question, its
+title above it: a label or rating question is a row of choices, a multi_label question a row of
+toggles, a ranking the values clicked best first, a text question a text box. Digits 1-9 choose the
+choices of the first label or rating question; Ctrl+Enter submits. A form is made per kind
+(``TaskKind.app_form`` names this class; the registry makes one for the kind it shows).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import streamlit as st
+from prefkit.annotate_app import ui
+from prefkit.annotate_app.forms.text import excerpt
+from prefkit.annotate_app.safe_text import md_escape
+
+if TYPE_CHECKING:
+    from prefkit.curation.annotation.declared import DeclaredKind, QuestionDecl
+    from prefkit.curation.annotation.workflow import ShownItem
+    from prefkit.curation.project import Project
+
+#: The key of the container of the digit keys: the page stylesheet hides it (``display: none``).
+KEYS = "prefkit-keys-"
+
+
+class DeclaredForm:
+    """``render`` / ``edit`` / ``unit_title`` (and ``lead``, ``summary``, ``describe``, ``cell``) of
+    one declared kind."""
+
+    COMMENT_IN_PANEL = True
+
+    def __init__(self, kind: DeclaredKind):
+        self.kind = kind
+        keyed = [q for q in kind.declaration.questions if q.type in ("label", "rating")]
+        #: The question whose choices digits 1-9 pick (the first label or rating question), if any.
+        self.keyed = keyed[0] if keyed else None
+        title = self.keyed.text() if self.keyed else ""
+        choices = self.keyed.choices()[:9] if self.keyed else []
+        self.SHORTCUTS = (
+            *((str(n), f"{title}: {c}") for n, c in enumerate(choices, 1)),
+            ("Ctrl+Enter", "Submit the item"),
+        )
+
+    # -- the item --
+    def lead(self, task) -> str:
+        """Every field of the item as escaped markdown, titled (one element for the whole item)."""
+        parts = []
+        for field in self.kind.declaration.fields:
+            value = task.payload.get(field.name)
+            title = f"**{md_escape(field.title or field.name.replace('_', ' ').capitalize())}**"
+            if field.type == "chat":
+                turns = [
+                    f"{ui.ROLE_AVATARS.get(t['role'], ':material/chat:')} :small[:gray[{md_escape(t['role'])}]]"
+                    f"\n\n{md_escape(t['content'])}"
+                    for t in value or []
+                ]
+                parts.append(title + "\n\n" + "\n\n---\n\n".join(turns))
+            elif field.type == "list":
+                parts.append(title + "\n\n" + "\n".join(f"- {md_escape(v)}" for v in value or []))
+            else:
+                parts.append(title + "  \n" + md_escape(value))
+        return "\n\n".join(parts)
+
+    # -- the questions --
+    def _control(self, q: QuestionDecl, prefix: str, initial: dict[str, Any], keys: bool) -> Any:
+        title = md_escape(q.text()) + ("" if q.required else " (optional)")
+        if keys and q is self.keyed:
+            title += f" (keys 1–{min(9, len(q.choices()))})"
+        key, default = f"{prefix}:{q.name}", initial.get(q.name)
+        if q.type in ("label", "rating", "multi_label"):
+            mode = "multi" if q.type == "multi_label" else "single"
+            return st.segmented_control(
+                title, q.choices(), selection_mode=mode, default=default, key=key, format_func=str
+            )
+        if q.type == "ranking":
+            order = title + " — click them best first"
+            return st.multiselect(order, q.choices(), default=default, key=key, placeholder="best first")
+        return st.text_area(title, value=default or "", max_chars=q.max_length, key=key, height=80)
+
+    def _values(self, answers: dict[str, Any]) -> tuple[dict[str, Any] | None, str]:
+        """The answers as a label's values, or which required questions are still open."""
+        values = {q: v for q, v in answers.items() if v not in (None, [], "")}
+        missing = [q.text() for q in self.kind.declaration.questions if q.required and q.name not in values]
+        if missing:
+            return None, "Answer " + "; ".join(missing) + " first."
+        return values, ""
+
+    def _choose(self, prefix: str, value: Any) -> None:
+        assert self.keyed is not None
+        st.session_state[f"{prefix}:{self.keyed.name}"] = value
+
+    def render(self, project: Project, user: str, shown: ShownItem) -> None:
+        prefix = shown.event_id
+        if self.keyed is not None:  # the digits, as buttons the page never shows (the key guard presses them)
+            hidden = st.container(key=f"{KEYS}{prefix}")
+            for n, value in enumerate(self.keyed.choices()[:9], start=1):
+                choose = {"on_click": self._choose, "args": (prefix, value)}
+                hidden.button(str(value), shortcut=str(n), key=f"{prefix}:k{n}", **choose)
+        for q in self.kind.declaration.questions:
+            self._control(q, prefix, {}, keys=True)
+
+        def read() -> tuple[dict | None, str]:
+            names = self.kind.questions
+            return self._values({q: st.session_state.get(f"{prefix}:{q}") for q in names})
+
+        ui.submit_button(user, shown, prefix, read)
+
+    def edit(
+        self,
+        project: Project,
+        task,
+        prefix: str,
+        initial: dict[str, Any],
+        comment: str | None,
+        show_comment: bool = True,
+    ) -> tuple[dict | None, str | None]:
+        st.markdown(self.lead(task))
+        answers = {
+            q.name: self._control(q, prefix, initial, keys=False) for q in self.kind.declaration.questions
+        }
+        note = (
+            st.text_input("Comment", value=comment or "", key=f"{prefix}:comment") if show_comment else None
+        )
+        return self._values(answers)[0], (note or None)
+
+    # -- words for tables --
+    def unit_title(self, task, unit: str, field: str) -> str:
+        q = self.kind.question_of(field)
+        label = field.partition(":")[2] or unit
+        return f"{q.text()}: {label}" if label else q.text()
+
+    def summary(self, task) -> str:
+        first = self.kind.declaration.fields[0]
+        value = task.payload.get(first.name)
+        if first.type == "chat":
+            value = [turn["content"] for turn in value or []]
+        return excerpt(value if first.type == "text" else " / ".join(map(str, value or [])), 100)
+
+    def describe(self, task, values: dict[str, Any]) -> str:
+        return "; ".join(f"{q}: {self._word(v)}" for q, v in values.items())
+
+    def cell(self, task, values: dict[str, Any], unit: str, field: str) -> str:
+        value = self.kind.units(values).get((unit, field))
+        return "–" if value is None else str(value)
+
+    @staticmethod
+    def _word(value: Any) -> str:
+        return " > ".join(map(str, value)) if isinstance(value, list) else str(value)

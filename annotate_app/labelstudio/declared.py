@@ -1,0 +1,163 @@
+"""The Label Studio config of every declared task kind, generated from its declaration.
+
+Fields are object tags (``Text``; a chat is ``Paragraphs`` of its turns; a list is one ``Text`` of its
+lines); each question is a control named after it: ``Choices`` (a label, a multi_label with
+``choice="multiple"``, a rating whose values are not 1..N), ``Rating`` (values 1..N), ``Ranker`` over a
+``List`` of the values, ``TextArea``. Results are read back question by question and end in the
+kind's own validation, like every config's.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from prefkit.annotate_app.labelstudio.config import (
+    LSConfig,
+    by_control,
+    choice_result,
+    one_choice,
+    tag,
+    text,
+    text_result,
+)
+from prefkit.curation.annotation.declared import DeclaredKind, QuestionDecl
+from prefkit.curation.annotation.task_kinds import TaskKind
+
+#: The suffix of the List object a ranking question's Ranker orders.
+LIST = "__values"
+
+
+def _stars(q: QuestionDecl) -> bool:
+    """A rating Label Studio draws as stars: values 1..N."""
+    return q.type == "rating" and q.values == list(range(1, len(q.values or ()) + 1))
+
+
+class DeclaredConfig(LSConfig):
+    """Made for one declared kind (:meth:`bind`)."""
+
+    kind: DeclaredKind
+
+    def bind(self, kind: TaskKind) -> None:
+        assert isinstance(kind, DeclaredKind)
+        self.kind = kind
+        self.questions = kind.declaration.questions
+        self.controls = {q.name for q in self.questions}
+        self.to_name = kind.declaration.fields[0].name
+
+    def xml(self) -> str:
+        body = ""
+        for f in self.kind.declaration.fields:
+            body += tag("Header", value=f.title or f.name.replace("_", " ").capitalize(), size="5")
+            if f.type == "chat":
+                body += tag(
+                    "Paragraphs",
+                    name=f.name,
+                    value=f"${f.name}",
+                    layout="dialogue",
+                    nameKey="role",
+                    textKey="content",
+                )
+            else:
+                body += tag("Text", name=f.name, value=f"${f.name}")
+        for q in self.questions:
+            body += tag("Header", value=q.text() + ("" if q.required else " (optional)"), size="5")
+            required = "true" if q.required else "false"
+            if q.type == "ranking":
+                body += tag("List", name=q.name + LIST, value=f"${q.name}{LIST}", title=q.text())
+                body += tag("Ranker", name=q.name, toName=q.name + LIST)
+            elif _stars(q):
+                body += tag(
+                    "Rating",
+                    name=q.name,
+                    toName=self.to_name,
+                    maxRating=str(len(q.choices())),
+                    required=required,
+                )
+            elif q.type == "text":
+                attrs = {"maxSubmissions": "1", "editable": "true", "rows": "3", "required": required}
+                if q.max_length:
+                    attrs["maxLength"] = str(q.max_length)
+                body += tag("TextArea", name=q.name, toName=self.to_name, **attrs)
+            else:
+                choices = "".join(tag("Choice", value=str(c)) for c in q.choices())
+                mode = "multiple" if q.type == "multi_label" else "single-radio"
+                body += tag(
+                    "Choices",
+                    choices,
+                    name=q.name,
+                    toName=self.to_name,
+                    choice=mode,
+                    showInline="true",
+                    required=required,
+                )
+        return tag("View", body)
+
+    def data(self, task):
+        out: dict[str, Any] = {}
+        for f in self.kind.declaration.fields:
+            value = task.payload[f.name]
+            out[f.name] = "\n".join(f"• {line}" for line in value) if f.type == "list" else value
+        for q in self.questions:
+            if q.type == "ranking":
+                out[q.name + LIST] = [{"id": v, "title": v} for v in q.choices()]
+        return out
+
+    def raw_values(self, results, task):
+        grouped = by_control(results, self.controls)
+        values: dict[str, Any] = {}
+        for q in self.questions:
+            mine = grouped.get(q.name)
+            if not mine:
+                continue
+            value = mine[-1].get("value") or {}
+            if q.type == "text":
+                values[q.name] = text(grouped, q.name)
+            elif q.type == "ranking":
+                values[q.name] = (value.get("ranker") or {}).get(q.name)
+            elif _stars(q):
+                values[q.name] = value.get("rating")
+            elif q.type == "multi_label":
+                values[q.name] = value.get("choices") or []
+            else:
+                choice = one_choice(grouped, q.name, {str(c) for c in q.choices()})
+                values[q.name] = int(choice) if q.type == "rating" and choice is not None else choice
+        return values
+
+    def results(self, values, task):
+        out = []
+        for q in self.questions:
+            value = values.get(q.name)
+            if value is None:
+                continue
+            if q.type == "text":
+                out.append(text_result(q.name, self.to_name, value))
+            elif q.type == "ranking":
+                out.append(
+                    {
+                        "from_name": q.name,
+                        "to_name": q.name + LIST,
+                        "type": "ranker",
+                        "value": {"ranker": {q.name: list(value)}},
+                    }
+                )
+            elif _stars(q):
+                out.append(
+                    {
+                        "from_name": q.name,
+                        "to_name": self.to_name,
+                        "type": "rating",
+                        "value": {"rating": value},
+                    }
+                )
+            elif q.type == "multi_label":
+                out.append(
+                    {
+                        "from_name": q.name,
+                        "to_name": self.to_name,
+                        "type": "choices",
+                        "value": {"choices": list(value)},
+                    }
+                )
+            else:  # a label, a rating of other values than 1..N
+                out.append(choice_result(q.name, self.to_name, str(value)))
+        return out

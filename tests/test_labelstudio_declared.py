@@ -1,0 +1,98 @@
+"""A declared kind through a real Label Studio server: the generated config (Choices, Rating, Ranker,
+TextArea over Text and Paragraphs) is accepted, three people label there, and the pulled labels give
+the decisions and agreement worked out by hand in tests/test_declared_kinds.py."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from types import SimpleNamespace
+
+import pytest
+from click.testing import CliRunner
+from conftest import label_studio_server, require
+from declaredkind import ANSWERS, DECIDED, NAME, declare, write_items
+from prefkit.annotate_app.labelstudio import bridge
+from prefkit.annotate_app.labelstudio.accounts import login, signup
+from prefkit.annotate_app.labelstudio.config import TASK_ID_KEY, ls_kind
+from prefkit.cli import cli
+from prefkit.curation.annotation import work
+from prefkit.curation.project import Project
+from prefkit.curation.quality.agreement import agreement_rows
+from prefkit.curation.quality.consensus import final_labels
+
+pytestmark = [pytest.mark.labelstudio, pytest.mark.slow]
+
+
+@pytest.fixture(scope="module")
+def ls():
+    url, key = label_studio_server()
+    email, password = (
+        os.environ.get("LABEL_STUDIO_ADMIN_EMAIL"),
+        os.environ.get("LABEL_STUDIO_ADMIN_PASSWORD"),
+    )
+    require(
+        bool(email and password),
+        "LABEL_STUDIO_ADMIN_EMAIL / _PASSWORD not set (.ci/labelstudio.sh exports them)",
+    )
+    return SimpleNamespace(url=url, key=key, admin=login(url, email, password))
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory):
+    root = tmp_path_factory.mktemp("lsdecl") / "proj"
+    Project.init(root, name="ls-declared").close()
+    declare(root)
+    project = Project(root)
+    work.create(project, "t", NAME, overlap="3", items=write_items(root / "items.jsonl"))
+    yield project
+    project.close()
+
+
+def test_the_config_names_each_control_after_its_question(project):
+    result = CliRunner().invoke(cli, ["labelstudio", "config", NAME, "-p", str(project.root)])
+    assert result.exit_code == 0, result.output
+    xml = result.output
+    for control in (
+        '<Choices name="better"',
+        '<Rating name="strength"',
+        'maxRating="5"',
+        '<Choices name="tags" toName="history" choice="multiple"',
+        '<Ranker name="order"',
+        '<TextArea name="why"',
+        '<Paragraphs name="history"',
+        '<Text name="preferences"',
+    ):
+        assert control in xml
+
+
+def test_three_people_label_in_label_studio_and_the_pull_gives_the_hand_computed_results(ls, project):
+    report = bridge.push(project, NAME, ls.url)
+    assert report.project_created and report.imported == 2 and not report.not_pushed
+    people = {
+        "ann1": ls.admin,
+        "ann2": signup(ls.url, f"ann2-{uuid.uuid4().hex[:8]}@prefkit.example.com", "Label-Studio-2nd-user"),
+        "ann3": signup(ls.url, f"ann3-{uuid.uuid4().hex[:8]}@prefkit.example.com", "Label-Studio-3rd-user"),
+    }
+    for who, person in people.items():
+        n = 0
+        while (served := person.next_task(report.ls_project_id)) is not None:
+            task = project.store.labels.task(served["data"][TASK_ID_KEY])
+            assert served["data"]["preferences"] == "• short answers\n• no jargon"
+            result = ls_kind(NAME).results(ANSWERS[who][task.item_ref], task)
+            person.submit(served["id"], result, lead_time=5.0)
+            n += 1
+        assert n == 2
+    pulled = bridge.pull(project, NAME, ls.url)
+    assert pulled.labels == 6 and not pulled.invalid
+    events = project.store.labels.events(kind=NAME)
+    assert {e.source for e in events} == {"labelstudio"} and len(events) == 6
+    by_person = {(e.annotator, project.store.labels.task(e.task_id).item_ref): e.values for e in events}
+    assert by_person[("admin", "i1")] == ANSWERS["ann1"]["i1"]
+    finals = final_labels(project.store, NAME)
+    assert {project.store.labels.task(t).item_ref: f.values for t, f in finals.items()} == DECIDED
+    rows = {r["field"]: r["alpha"] for r in agreement_rows(project.store, kind=NAME, n_boot=50)}
+    assert rows["better"] == pytest.approx(0.375) and rows["strength"] == pytest.approx(158 / 178)
+    assert rows["order"] == pytest.approx(1 - (14 / 18) / (432 / 306))
+    again = bridge.pull(project, NAME, ls.url)
+    assert again.labels == 0 and len(project.store.labels.events(kind=NAME)) == 6
