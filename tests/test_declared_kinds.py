@@ -201,7 +201,7 @@ def test_import_through_the_cli_is_all_or_nothing_and_again_a_no_op(project, tmp
     assert tasks["g1"].is_gold and tasks["g1"].gold_answer == DECIDED["i1"]
     assert tasks["i1"].payload["history"][0] == {"role": "user", "content": "<b>question 1</b>"}
     assert tasks["i1"].overlap_max == 3
-    assert (project.root / "guidelines" / f"{NAME}.md").read_text().startswith("# Which response")
+    assert (project.root / "guidelines" / f"{NAME}.md").read_text().startswith("# Guidelines: Which response")
     refused = CliRunner().invoke(cli, ["tasks", "create", "--kind", NAME, "-p", str(project.root)])
     assert refused.exit_code == 1 and "prefkit tasks import --kind pairwise_alignment" in refused.output
 

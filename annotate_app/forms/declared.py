@@ -66,7 +66,8 @@ class DeclaredForm:
 
     # -- the questions --
     def _control(self, q: QuestionDecl, prefix: str, initial: dict[str, Any], keys: bool) -> Any:
-        title = md_escape(q.text()) + ("" if q.required else " (optional)")
+        # The declaration is the project's own text, like its guidelines: a title is the label as written.
+        title = q.text() + ("" if q.required else " (optional)")
         if keys and q is self.keyed:
             title += f" (keys 1–{min(9, len(q.choices()))})"
         key, default = f"{prefix}:{q.name}", initial.get(q.name)

@@ -308,7 +308,7 @@ class DeclaredKind(TaskKind):
             path = self.root / self.declaration.guidelines
             if path.is_file():
                 return path.read_text(encoding="utf-8")
-        lines = [f"# {self.title}", "", "Read the item, then answer each question.", ""]
+        lines = [f"# Guidelines: {self.title}", "", "Read the item, then answer each question.", ""]
         for q in self.declaration.questions:
             choices = ", ".join(map(str, q.choices()))
             how = {
