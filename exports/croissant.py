@@ -70,6 +70,8 @@ def _field(fid: str, name: str, dtype: pa.DataType, sources: list[str], path: st
         inner = dtype.value_type
         keys = f" with keys {', '.join(f.name for f in inner)}" if pa.types.is_struct(inner) else ""
         out["description"] = f"JSON array of {'objects' if keys else str(inner)}{keys}."
+    elif pa.types.is_struct(dtype):  # a declared kind's answers: one key per question
+        out["description"] = f"JSON object with keys {', '.join(f.name for f in dtype)}."
     src = sources[0]
     out["source"] = {
         "fileObject" if "/" in src and src.endswith(".jsonl") else "fileSet": {"@id": src},

@@ -21,6 +21,7 @@ from prefkit.curation.quality.verification import session_statuses, verified_gol
 from prefkit.curation.store import CupidSession
 from prefkit.exports.alpsbench import packet as alps_packet
 from prefkit.exports.cupid import cupid_arrow_schema, instance_rows
+from prefkit.exports.declared import declared_configs
 from prefkit.schemas.alpsbench_layout import SOURCES, assign_splits, packet_pairs
 from prefkit.schemas.common import PrefkitError, canonical_json, content_hash
 from prefkit.schemas.config import LABEL_CONFIGS, RELEASE_CONFIGS, AlpsReference, config_selected
@@ -563,7 +564,7 @@ def build_configs(
 ) -> list[ConfigData]:
     """Every config the project holds content for, in a fixed order, including those whose rows were
     all dropped (``count == 0``, ``considered > 0``: written nowhere, but stated in the card and
-    gated). ``only`` (``[release] configs``) keeps the named configs (``alpsbench_*`` names a family);
+    gated); a declared kind's configs come last. ``only`` (``[release] configs``) keeps the named configs (``alpsbench_*`` names a family);
     configs left out are not built at all."""
     salt = store.releases.annotator_salt()
     known = store.releases.pseudonyms()
@@ -594,6 +595,7 @@ def build_configs(
         if only is not None and not any(_may_select(name, o) for o in only):
             continue
         configs += build()
+    configs += declared_configs(store, ConfigData)  # the project's kinds/*.toml: NAME, NAME_unverified
     for c in configs:
         if c.name in LABEL_CONFIGS:
             c.needs = kinds

@@ -71,11 +71,10 @@ class DeclaredForm:
         if keys and q is self.keyed:
             title += f" (keys 1–{min(9, len(q.choices()))})"
         key, default = f"{prefix}:{q.name}", initial.get(q.name)
-        if q.type in ("label", "rating", "multi_label"):
-            mode = "multi" if q.type == "multi_label" else "single"
-            return st.segmented_control(
-                title, q.choices(), selection_mode=mode, default=default, key=key, format_func=str
-            )
+        if q.type == "multi_label":
+            return st.segmented_control(title, q.choices(), selection_mode="multi", default=default, key=key)
+        if q.type in ("label", "rating"):
+            return st.segmented_control(title, q.choices(), default=default, key=key, format_func=str)
         if q.type == "ranking":
             order = title + " — click them best first"
             return st.multiselect(order, q.choices(), default=default, key=key, placeholder="best first")
@@ -98,8 +97,10 @@ class DeclaredForm:
         if self.keyed is not None:  # the digits, as buttons the page never shows (the key guard presses them)
             hidden = st.container(key=f"{KEYS}{prefix}")
             for n, value in enumerate(self.keyed.choices()[:9], start=1):
-                choose = {"on_click": self._choose, "args": (prefix, value)}
-                hidden.button(str(value), shortcut=str(n), key=f"{prefix}:k{n}", **choose)
+                key = f"{prefix}:k{n}"
+                hidden.button(
+                    str(value), shortcut=str(n), key=key, on_click=self._choose, args=(prefix, value)
+                )
         for q in self.kind.declaration.questions:
             self._control(q, prefix, {}, keys=True)
 

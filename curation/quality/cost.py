@@ -38,7 +38,9 @@ from datetime import timedelta
 from statistics import median
 from typing import TYPE_CHECKING
 
+from prefkit.curation.annotation.declared import DeclaredKind
 from prefkit.curation.annotation.kinds.preference_match import KIND as MATCH
+from prefkit.curation.annotation.task_kinds import TASK_KIND_REGISTRY
 from prefkit.curation.quality.consensus import final_labels
 from prefkit.curation.quality.study_report import study_reports
 from prefkit.curation.quality.verification import (
@@ -224,19 +226,34 @@ def verified_counts(store: ProjectStore) -> dict[str, int]:
         1 for t in store.labels.tasks(kind=MATCH) if not t.is_gold and finals[t.task_id].values is not None
     )
     memories = sum(len(v["memories"]) for v in verified_gold(store).values())
+    declared = {f"{k} items": _decided(store, k) for k in _declared_units()}
     return {
         "CUPID instances": instances,
         "sessions": status_counts(statuses)["verified"],
         "gold memories": memories,
         "matching pairs": pairs,
+        **declared,
     }
+
+
+def _declared_units() -> list[str]:
+    """The project's declared kinds: each item people decided is a verified unit of its own."""
+    return [k.name for k in TASK_KIND_REGISTRY.values() if isinstance(k, DeclaredKind)]
+
+
+def _decided(store: ProjectStore, kind: str) -> int:
+    finals = final_labels(store, kind)
+    return sum(
+        1 for t in store.labels.tasks(kind=kind) if not t.is_gold and finals[t.task_id].values is not None
+    )
 
 
 def _per_unit(stages: list[StageCost], times: list[KindTime], counts: dict[str, int]) -> list[VerifiedCost]:
     usd = {s.stage: s.cost_usd for s in stages}
     minutes = {t.kind: t.minutes for t in times}
     out = []
-    for unit, (groups, kind) in VERIFIED_BY.items():
+    units = {**VERIFIED_BY, **{f"{k} items": ((), k) for k in _declared_units()}}
+    for unit, (groups, kind) in units.items():
         n, dollars, mins = counts.get(unit, 0), sum(usd.get(g, 0.0) for g in groups), minutes.get(kind, 0.0)
         out.append(
             VerifiedCost(

@@ -9,10 +9,10 @@ from prefkit.annotate_app.labelstudio.config import pretty_config
 from prefkit.cli.args import KindChoice, project_option
 from prefkit.cli.common import (
     default_label_studio_url,
-    project_path_option,
     echo_json,
     echo_table,
     json_option,
+    project_path_option,
 )
 from prefkit.cli.types import NON_NEGATIVE_FLOAT
 from prefkit.curation.project import Project
