@@ -134,14 +134,18 @@ def test_llm_usage_shows_the_form_each_endpoint_took(fake_openai, run, project):
 
 
 def test_a_loopback_server_needs_no_key_and_gets_a_set_one(fake_openai, project, monkeypatch):
-    server = fake_openai(ada)
+    server = fake_openai(ada, faults={"schedule": [None, "context_length"]})
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     with LLMLayer(project.store, {"base_url": server.base_url}, backend="openai", progress=False) as layer:
         assert layer.run(asks(1))[0].ok
+        [failed] = layer.run(asks(1, start=5))  # without a key the failure keeps its error and raw answer
+    [row] = project.store.content.failures("personas")
+    assert row.error == failed.error and row.error.startswith("context_length:") and "128000" in row.raw
+    first = server.chat_requests()[0].headers["authorization"]
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
     with LLMLayer(project.store, {"base_url": server.base_url}, backend="openai", progress=False) as layer:
         assert layer.run(asks(1, start=1))[0].ok
-    first, second = (r.headers["authorization"] for r in server.chat_requests())
+    second = server.chat_requests()[-1].headers["authorization"]
     assert first.startswith("Bearer ") and KEY not in first and second == f"Bearer {KEY}"
 
 

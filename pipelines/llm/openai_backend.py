@@ -98,7 +98,7 @@ class OpenAIBackend:
         return self._clients[loop]
 
     def scrub(self, text: str | None) -> str | None:
-        return None if text is None or not self._key else text.replace(self._key, "***")
+        return text if text is None or not self._key else text.replace(self._key, "***")
 
     def check(self, requests: list[LLMRequest]) -> None:
         return None
