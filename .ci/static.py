@@ -6,9 +6,10 @@
   Streamlit only in the app, no import cycles at any depth, imports inside functions included);
 - the CLI reference in docs/cli.md is the one the commands generate.
 
-mypy and import-linter read the installed layout that ``.ci/layout.py`` lays out (the one view of it);
-their reports name the repository's paths. Each check prints one line with its time; a failing check
-prints its tool's report and the step exits 1 after running the others.
+mypy and import-linter read the repository as it is: prefkit/<folder> are relative links to the top-level
+folders, so ``prefkit.curation...`` is the folder prefkit/curation/ for them as for Python. Each check
+prints one line with its time; a failing check prints its tool's report and the step exits 1 after running
+the others.
 """
 
 from __future__ import annotations
@@ -21,10 +22,9 @@ import time
 import tomllib
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import layout  # noqa: E402  (the helper beside this file)
-
-ROOT = layout.ROOT
+ROOT = Path(__file__).resolve().parent.parent
+#: The top-level folders prefkit/ links to (prefkit/<folder> -> ../<folder>).
+LINKED = ("schemas", "pipelines", "curation", "annotate_app", "exports")
 BIN = Path(sys.executable).parent
 
 
@@ -38,11 +38,10 @@ def tool(name: str) -> str:
     return str(BIN / name)
 
 
-def checks(tree: Path) -> list[tuple[str, list[str], Path, dict[str, str]]]:
+def checks() -> list[tuple[str, list[str], Path, dict[str, str]]]:
     """(name, argv, working directory, extra environment) of each check."""
     config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     contracts = len(config["tool"]["importlinter"]["contracts"])
-    on_layout = {"PYTHONPATH": str(tree)}  # the layout, ahead of the editable install
     return [
         ("ruff check", [tool("ruff"), "check", "--quiet", "."], ROOT, {}),
         ("ruff format", [tool("ruff"), "format", "--check", "--quiet", "."], ROOT, {}),
@@ -60,21 +59,28 @@ def checks(tree: Path) -> list[tuple[str, list[str], Path, dict[str, str]]]:
                 "-p",
                 "prefkit",
             ],
-            tree,
+            ROOT,
             {"MYPYPATH": ""},
         ),
         (
             f"import contracts ({contracts})",
             [tool("lint-imports"), "--no-cache", str(ROOT / "pyproject.toml")],
-            tree,
-            on_layout,
+            ROOT,
+            {"PYTHONPATH": str(ROOT)},
         ),
     ]
 
 
-def complete(name: str, report: str, tree: Path) -> bool:
-    """The tool read every module of the layout (a tool that found nothing must not pass)."""
-    modules = len(list(tree.rglob("*.py")))
+def repository_paths(report: str) -> str:
+    """A tool's paths through the links (``prefkit/schemas/x.py``) as the repository's (``schemas/x.py``)."""
+    for folder in LINKED:
+        report = report.replace(f"prefkit/{folder}/", f"{folder}/")
+    return report
+
+
+def complete(name: str, report: str) -> bool:
+    """The tool read every module of prefkit (a tool that found nothing must not pass)."""
+    modules = sum(1 for folder in ("prefkit", *LINKED) for _ in (ROOT / folder).rglob("*.py"))
     if name == "mypy":
         found = re.search(r"Success: no issues found in (\d+) source files", report)
         return bool(found) and int(found.group(1)) >= modules
@@ -85,15 +91,14 @@ def complete(name: str, report: str, tree: Path) -> bool:
 
 
 def main() -> int:
-    tree = layout.build()
     failed = []
-    for name, argv, cwd, extra in checks(tree):
+    for name, argv, cwd, extra in checks():
         t0 = time.monotonic()
         done = subprocess.run(argv, cwd=cwd, env={**os.environ, **extra}, capture_output=True, text=True)
-        report = layout.repository_paths(done.stdout + done.stderr, tree)
-        if done.returncode == 0 and not complete(name, report, tree):
+        report = repository_paths(done.stdout + done.stderr)
+        if done.returncode == 0 and not complete(name, report):
             done.returncode = 1
-            report += f"\n{name}: the tool did not read the whole layout"
+            report += f"\n{name}: the tool did not read the whole package"
         print(f"  {name:<24} {'ok' if done.returncode == 0 else 'FAILED':<7} {time.monotonic() - t0:6.1f}s")
         if done.returncode != 0:
             failed.append(name)

@@ -1,28 +1,22 @@
 """Installing prefkit claims one import name: ``prefkit``. The layout's folders (schemas/, pipelines/,
-curation/, annotate_app/, exports/) install as ``prefkit.schemas`` etc., editable installs included."""
+curation/, annotate_app/, exports/) are linked as prefkit/<folder> and install as ``prefkit.schemas`` etc.,
+editable installs included."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
-import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 LAYOUT = ("schemas", "pipelines", "curation", "annotate_app", "exports")
 
 
-def test_every_package_folder_is_listed_in_pyproject():
-    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]
-    listed = set(config["packages"])
-    on_disk = {
-        "prefkit." + ".".join(p.parent.relative_to(ROOT).parts)
-        for top in LAYOUT
-        for p in (ROOT / top).rglob("__init__.py")
-    }
-    on_disk |= {".".join(p.parent.relative_to(ROOT).parts) for p in (ROOT / "prefkit").rglob("__init__.py")}
-    assert on_disk == listed
-    assert config["package-dir"] == {"prefkit": "prefkit", **{f"prefkit.{t}": t for t in LAYOUT}}
+def test_each_folder_is_a_relative_link_under_prefkit():
+    for top in LAYOUT:
+        link = ROOT / "prefkit" / top
+        assert link.is_symlink() and str(link.readlink()) == f"../{top}", top
+        assert (link / "__init__.py").samefile(ROOT / top / "__init__.py")
 
 
 def test_outside_the_repository_only_prefkit_imports(tmp_path):

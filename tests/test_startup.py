@@ -11,7 +11,6 @@ import json
 import subprocess
 import sys
 import tokenize
-import tomllib
 from pathlib import Path
 
 import click
@@ -38,8 +37,8 @@ print(json.dumps(sorted(sys.modules)))
 
 
 def _library_files() -> list[Path]:
-    folders = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]
-    return sorted(p for folder in folders["package-dir"].values() for p in (ROOT / folder).rglob("*.py"))
+    folders = ("prefkit", "schemas", "pipelines", "curation", "annotate_app", "exports")
+    return sorted(p for folder in folders for p in (ROOT / folder).rglob("*.py"))
 
 
 def _in_function_imports(tree: ast.AST) -> list[ast.Import | ast.ImportFrom]:
