@@ -22,7 +22,6 @@ import urllib.request
 from pathlib import Path
 
 from prefkit.curation.annotation import workflow
-
 from prefkit.demo import DEMO_PASSWORD, build_demo
 
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 from appkit import seed_pairs
 from click.testing import CliRunner
+from prefkit.cli import cli
 from prefkit.curation.annotation import overlap, workflow
 from prefkit.curation.annotation.task_admin import create_tasks
 from prefkit.curation.project import Project
@@ -14,8 +15,6 @@ from prefkit.curation.quality.gates import ConfigPlan, run_gates
 from prefkit.schemas.common import utcnow
 from prefkit.schemas.config import ConfigError, OverlapRange
 from prefkit.schemas.curation import AnnotationTask
-
-from prefkit.cli import cli
 
 KIND = "preference_match"
 USERS = ("ann1", "ann2", "ann3", "ann4")

@@ -11,14 +11,13 @@ import krippendorff
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from prefkit.cli import cli
 from prefkit.curation.annotation.task_kinds import get_kind
 from prefkit.curation.project import Project
 from prefkit.curation.quality.agreement import agreement_rows, annotator_stats
 from prefkit.curation.store import ProjectStore
 from prefkit.schemas.common import utcnow
 from prefkit.schemas.curation import LabelEvent
-
-from prefkit.cli import cli
 
 MATCH = get_kind("preference_match")
 EXPRESSED = get_kind("preference_expressed")

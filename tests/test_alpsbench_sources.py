@@ -16,6 +16,7 @@ import json
 import pytest
 from click.testing import CliRunner
 from fixtures_alps import packet_files, write_packets
+from prefkit.cli import cli
 from prefkit.curation.quality.gates import ConfigPlan, GateContext, gate_test_gold_private
 from prefkit.curation.store import AlpsTask
 from prefkit.exports.private_gold import Secrets, release_leaks
@@ -27,8 +28,6 @@ from prefkit.pipelines.memories.tasks import BuildConfig, build_alpsbench
 from prefkit.schemas.alpsbench_layout import assign_splits, make_pair, packet_tracks
 from prefkit.schemas.config import ReleasePolicy
 from prefkit.schemas.curation import Provenance
-
-from prefkit.cli import cli
 
 
 def imported(project, tmp_path, n=6, edit=None):

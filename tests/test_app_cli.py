@@ -7,9 +7,8 @@ import json
 import click
 from appkit import seed_pairs, seed_sessions
 from click.testing import CliRunner
-from prefkit.curation.project import Project
-
 from prefkit.cli import cli
+from prefkit.curation.project import Project
 
 
 def run(project: Project, *args: str, stdin: str | None = None):

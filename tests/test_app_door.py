@@ -8,13 +8,12 @@ import json
 import pytest
 from appkit import PASSWORD, project_fixtures
 from click.testing import CliRunner
+from prefkit.cli import cli
 from prefkit.curation.annotation import workflow
 from prefkit.curation.project import Project
 from prefkit.curation.quality import dashboard
 from prefkit.curation.store import StoreError
 from prefkit.schemas.common import utcnow
-
-from prefkit.cli import cli
 
 THROTTLE = {
     "free_failures = 3": "free_failures = 2",

@@ -11,10 +11,9 @@ import base64
 import pytest
 from appkit import project_fixtures
 from click.testing import CliRunner
+from prefkit.cli import cli
 from prefkit.curation.annotation import sessions, workflow
 from prefkit.curation.project import Project
-
-from prefkit.cli import cli
 
 template, project = project_fixtures(n=2, overlap=2)
 

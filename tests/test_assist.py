@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 from fakeopenai import fake_openai_fixture  # noqa: F401 - the fixture
+from prefkit.cli import cli
 from prefkit.curation.annotation import workflow
 from prefkit.curation.annotation.suggestions import arm_of, exposure
 from prefkit.curation.quality.agreement import agreement_rows
@@ -21,8 +22,6 @@ from prefkit.pipelines.suggestions.kinds import SUGGESTERS
 from prefkit.schemas.curation import AnnotationTask, LabelEvent
 from test_gates import gates
 from test_release_support import add_users, cover, match_tasks, release_configs
-
-from prefkit.cli import cli
 
 KIND = "preference_match"
 RUN = SuggestionRun("sugg-test", KIND, "judge-x", "offline", True, "abc123", 0, {})

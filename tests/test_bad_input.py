@@ -13,12 +13,11 @@ import pytest
 from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from prefkit.cli import cli
 from prefkit.curation.annotation.task_kinds import get_kind
 from prefkit.curation.project import Project
 from prefkit.schemas.common import InputError
 from prefkit.schemas.reading import loads, parse_timestamp
-
-from prefkit.cli import cli
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKET = json.loads((ROOT / "pipelines/examples/alpsbench/sess_demo000001.json").read_text(encoding="utf-8"))

@@ -244,7 +244,6 @@ def test_a_tie_is_adjudicated_from_an_empty_form(served, browser):
 
 def test_an_idle_item_goes_back_to_the_pool_and_a_late_submit_is_kept(served, browser):
     from click.testing import CliRunner
-
     from prefkit.cli import cli
 
     project, page = signed_in_on(served, browser, "erin", "preference_match")

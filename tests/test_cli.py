@@ -4,7 +4,6 @@ import json
 
 import click
 from click.testing import CliRunner
-
 from prefkit.cli import cli
 
 

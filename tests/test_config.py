@@ -8,11 +8,10 @@ import tomllib
 
 import pytest
 from click.testing import CliRunner
+from prefkit.cli import cli
 from prefkit.curation.project import Project, _template
 from prefkit.curation.project_dir import CONFIG_NAME
 from prefkit.schemas.config import ConfigError, ProjectConfig, ProjectSection, ReleasePolicy
-
-from prefkit.cli import cli
 
 
 def test_the_template_holds_exactly_the_model_defaults():

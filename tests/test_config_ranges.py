@@ -14,6 +14,7 @@ from appkit import seed_pairs
 from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from prefkit.cli import cli
 from prefkit.curation.annotation.task_admin import TaskFileError, create_tasks
 from prefkit.curation.project import Project
 from prefkit.curation.project_dir import CONFIG_NAME
@@ -25,8 +26,6 @@ from prefkit.schemas.config import (
     ProjectConfig,
     numeric_keys,
 )
-
-from prefkit.cli import cli
 
 KEYS = numeric_keys()
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])

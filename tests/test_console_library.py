@@ -9,12 +9,11 @@ import json
 import pytest
 from appkit import PASSWORD, project_fixtures, seed_pairs
 from click.testing import CliRunner
+from prefkit.cli import cli
 from prefkit.curation.annotation import people, sessions, work, workflow
 from prefkit.curation.store import StoreError
 from prefkit.schemas.common import PrefkitError
 from test_release_support import add_users
-
-from prefkit.cli import cli
 
 template, project = project_fixtures(n=3, overlap=2)
 

@@ -8,13 +8,12 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 from click.testing import CliRunner
+from prefkit.cli import cli
 from prefkit.curation.annotation.labels_io import import_labels
 from prefkit.curation.quality.cost import cost_report, stage_group
 from prefkit.curation.store import LLMCallRecord
-from prefkit.exports.release import cut_release
-
-from prefkit.cli import cli
 from prefkit.demo import build_demo
+from prefkit.exports.release import cut_release
 
 T0 = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
 CAP = 600.0

@@ -9,13 +9,12 @@ import json
 import pytest
 from appkit import project_fixtures
 from click.testing import CliRunner
+from prefkit.cli import cli
 from prefkit.curation.annotation import studies
 from prefkit.curation.annotation.annotator_model import annotator_reliability, fit_kind
 from prefkit.curation.annotation.studies import Rules
 from prefkit.curation.quality.study_report import platform_files, study_report
 from prefkit.schemas.curation import LabelEvent
-
-from prefkit.cli import cli
 
 template, project = project_fixtures(n=8, overlap=2)
 KIND = "preference_match"

@@ -14,6 +14,7 @@ from click.testing import CliRunner
 from evalkit import cupid_release
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from prefkit.cli import cli
 from prefkit.pipelines.eval.cupid_prompts import (
     EXAMPLES_FILE,
     FIELDS,
@@ -23,8 +24,6 @@ from prefkit.pipelines.eval.cupid_prompts import (
     checkout_prompts,
 )
 from prefkit.pipelines.eval.release import EvalInputError
-
-from prefkit.cli import cli
 
 ALL = tuple(STEPS)
 SETTINGS = settings(

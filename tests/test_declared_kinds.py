@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from declaredkind import ANSWERS, DECIDED, ITEMS, NAME, TOML, declare, label_rows, write_items
+from prefkit.cli import cli
 from prefkit.curation.annotation import work
 from prefkit.curation.annotation.declared import use_project_kinds
 from prefkit.curation.annotation.labels_io import import_labels
@@ -18,8 +19,6 @@ from prefkit.curation.project import Project
 from prefkit.curation.quality.agreement import agreement_rows
 from prefkit.curation.quality.consensus import decide_units, final_labels
 from prefkit.schemas.config import ConfigError
-
-from prefkit.cli import cli
 
 
 def _labelled(project: Project, tmp_path: Path) -> Project:

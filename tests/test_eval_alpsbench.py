@@ -8,11 +8,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from evalkit import write_config, write_jsonl
+from prefkit.cli import cli
 from prefkit.pipelines.eval import alps_metrics as m
 from prefkit.pipelines.eval.release import EvalInputError
 from prefkit.pipelines.eval.runs import score_alps_file
-
-from prefkit.cli import cli
 
 
 def mem(mid, value, label="Preferences/Food", type_="direct", conf=0.9):

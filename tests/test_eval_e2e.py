@@ -17,6 +17,7 @@ import pytest
 from click.testing import CliRunner
 from evalkit import HIDDEN_MARK, cupid_release
 from fakeopenai import fake_openai_fixture  # noqa: F401 - the fixture
+from prefkit.cli import cli
 from prefkit.curation.quality.consensus import final_labels
 from prefkit.exports.release import cut_release
 from prefkit.pipelines.eval import build_report, judge_validation
@@ -24,8 +25,6 @@ from prefkit.pipelines.eval.judge import judge_annotator
 from prefkit.schemas.common import utcnow
 from prefkit.schemas.config import ReleasePolicy
 from prefkit.schemas.curation import LabelEvent
-
-from prefkit.cli import cli
 
 ROOT = Path(__file__).resolve().parent.parent
 MODEL_SYSTEM = "You are a personal assistant"  # both prompts of the evaluated model start so

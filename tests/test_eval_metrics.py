@@ -7,11 +7,10 @@ import json
 import pytest
 from click.testing import CliRunner
 from evalkit import cupid_release, instance, write_config, write_jsonl
+from prefkit.cli import cli
 from prefkit.pipelines.eval.cupid_metrics import Gold, score_generation, score_inference
 from prefkit.pipelines.eval.release import EvalInputError, load_cupid
 from prefkit.schemas.evaluation import CupidLabels, CupidPrediction, ItemLabel
-
-from prefkit.cli import cli
 
 A, B = "Does the reply use bullets?", "Is the reply short?"
 

@@ -13,7 +13,6 @@ import pytest
 from click.testing import CliRunner
 from evalkit import cupid_release
 from fakeopenai import fake_openai_fixture  # noqa: F401 - the fixture
-
 from prefkit.cli import cli
 
 DECOMPOSED = {"p1 contrastive": ["Is it short?", "Does it use bullets?", "Q3?", "Q4?", "Q5?"]}

@@ -13,13 +13,12 @@ import json
 import pytest
 from click.testing import CliRunner
 from evalkit import write_config, write_jsonl
+from prefkit.cli import cli
 from prefkit.pipelines.eval import alps_paper, alps_public, cupid_official
 from prefkit.pipelines.eval.cupid_metrics import Gold
 from prefkit.pipelines.eval.release import EvalInputError
 from prefkit.pipelines.eval.runs import score_alps_file
 from prefkit.schemas.evaluation import CupidPrediction
-
-from prefkit.cli import cli
 
 
 def C(n):  # a gold checklist of n questions

@@ -7,7 +7,6 @@ import json
 
 from click.testing import CliRunner
 from evalkit import cupid_release, write_config, write_jsonl
-
 from prefkit.cli import cli
 
 

@@ -6,11 +6,10 @@ import json
 
 import pytest
 from click.testing import CliRunner
+from prefkit.cli import cli
 from prefkit.curation.quality.evidence import check_quote, evidence_rows, summarize
 from prefkit.curation.quality.gates import gold_evidence_failures
 from prefkit.curation.store import DialogueTurn
-
-from prefkit.cli import cli
 
 #: pass / near_miss / fail per source over the 400 sample packets (docs/alpsbench.md has the table).
 EXPECTED = {

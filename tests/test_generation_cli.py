@@ -6,11 +6,10 @@ import json
 
 import click
 from click.testing import CliRunner
+from prefkit.cli import cli
 from prefkit.curation.project import Project
 from prefkit.pipelines.generation import STAGES
 from prefkit.pipelines.generation.run import RUNNERS
-
-from prefkit.cli import cli
 
 
 def invoke(*args):

@@ -167,7 +167,6 @@ def test_failed_calls_leave_the_persona_for_a_rerun(openai_project):
 
 def test_generate_batch_flag_sends_rounds_through_the_batch_api(openai_project):
     from click.testing import CliRunner
-
     from prefkit.cli import cli
 
     server, project = openai_project(responder)
@@ -187,7 +186,6 @@ def test_generate_batch_flag_sends_rounds_through_the_batch_api(openai_project):
 
 def test_generate_exits_3_when_calls_failed_and_the_rerun_resumes(openai_project):
     from click.testing import CliRunner
-
     from prefkit.cli import cli
 
     state = {"down": True}
@@ -209,7 +207,6 @@ def test_generate_exits_1_when_every_persona_was_dropped_by_validation(openai_pr
     """Issue 23, item 6: an endpoint whose factor answers always break the rules drops every persona;
     `prefkit generate` says that nothing was made and exits 1 (a CI pipeline must not read success)."""
     from click.testing import CliRunner
-
     from prefkit.cli import cli
 
     _, project = openai_project(contrastive_broken)

@@ -9,14 +9,13 @@ import json
 import pytest
 from appkit import ALICE, MAYA, app, project_fixtures
 from click.testing import CliRunner
+from prefkit.cli import cli
 from prefkit.curation.annotation import workflow
 from prefkit.curation.annotation.guidelines import current_version, version_of
 from prefkit.curation.annotation.labels_io import LabelsFileError, export_rows, import_labels
 from prefkit.curation.quality.agreement import agreement_rows, agreement_timeline
 from prefkit.schemas.common import utcnow
 from prefkit.schemas.curation import LabelEvent
-
-from prefkit.cli import cli
 
 template, project = project_fixtures(env=True, n=6, overlap=2)
 KIND = "preference_match"

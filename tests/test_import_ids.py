@@ -12,10 +12,9 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from prefkit.cli import cli
 from prefkit.exports import cupid as cupid_export
 from prefkit.schemas.common import MAX_ID, InputError, check_id
-
-from prefkit.cli import cli
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKET = json.loads((ROOT / "pipelines/examples/alpsbench/sess_demo000001.json").read_text(encoding="utf-8"))

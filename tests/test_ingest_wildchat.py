@@ -11,10 +11,9 @@ import pyarrow.parquet as pq
 import pytest
 import wildchat_fixture as fx
 from click.testing import CliRunner
+from prefkit.cli import cli
 from prefkit.pipelines.ingest.wildchat import LICENCE, WildChatFilters, ingest_wildchat
 from prefkit.schemas.common import InputError
-
-from prefkit.cli import cli
 
 
 @pytest.fixture

@@ -9,13 +9,12 @@ import uuid
 
 import pytest
 from click.testing import CliRunner
+from prefkit.cli import cli
 from prefkit.curation.annotation.labels_io import LabelsFileError, export_labels, import_labels
 from prefkit.curation.annotation.task_kinds import get_kind
 from prefkit.curation.project import Project
 from prefkit.schemas.common import utcnow
 from prefkit.schemas.curation import LabelEvent
-
-from prefkit.cli import cli
 
 MATCH = get_kind("preference_match")
 EXPRESSED = get_kind("preference_expressed")

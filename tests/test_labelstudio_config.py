@@ -9,12 +9,11 @@ from appkit import memory_candidates
 from click.testing import CliRunner
 from prefkit.annotate_app.labelstudio.config import TASK_ID_KEY, label_config, ls_kind, task_data
 from prefkit.annotate_app.labelstudio.kinds.memory_verify import MAX_CANDIDATES
+from prefkit.cli import cli
 from prefkit.curation.annotation.task_kinds import LabelError, get_kind
 from prefkit.curation.store import PreferencePair
 from prefkit.schemas.common import utcnow
 from prefkit.schemas.curation import AnnotationTask, LabelEvent, Provenance
-
-from prefkit.cli import cli
 
 TURNS = [
     {"index": 0, "role": "user", "content": "I only cook vegetarian food."},

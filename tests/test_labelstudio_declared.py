@@ -15,12 +15,11 @@ from declaredkind import ANSWERS, DECIDED, NAME, declare, write_items
 from prefkit.annotate_app.labelstudio import bridge
 from prefkit.annotate_app.labelstudio.accounts import login, signup
 from prefkit.annotate_app.labelstudio.config import TASK_ID_KEY, ls_kind
+from prefkit.cli import cli
 from prefkit.curation.annotation import work
 from prefkit.curation.project import Project
 from prefkit.curation.quality.agreement import agreement_rows
 from prefkit.curation.quality.consensus import final_labels
-
-from prefkit.cli import cli
 
 pytestmark = [pytest.mark.labelstudio, pytest.mark.slow]
 

@@ -14,6 +14,7 @@ from conftest import label_studio_server, pg_admin, require
 from prefkit.annotate_app.labelstudio import bridge
 from prefkit.annotate_app.labelstudio.accounts import login, signup
 from prefkit.annotate_app.labelstudio.config import TASK_ID_KEY, ls_kind
+from prefkit.cli import cli
 from prefkit.curation.annotation.guidelines import version_of
 from prefkit.curation.annotation.task_admin import create_tasks
 from prefkit.curation.project import Project
@@ -21,8 +22,6 @@ from prefkit.curation.quality.agreement import agreement_rows
 from prefkit.curation.store import PreferencePair
 from prefkit.schemas.curation import Provenance
 from prefkit.schemas.generation import ChecklistItem, ContextFactor, ContextualPreference, Session, Turn
-
-from prefkit.cli import cli
 
 pytestmark = [pytest.mark.labelstudio, pytest.mark.slow]
 KINDS = ("preference_expressed", "preference_match", "memory_verify")

@@ -6,10 +6,9 @@ import json
 import random
 
 from click.testing import CliRunner
+from prefkit.cli import cli
 from prefkit.pipelines.llm import LLMLayer, LLMRequest, register_offline
 from pydantic import BaseModel
-
-from prefkit.cli import cli
 
 
 class Motto(BaseModel):

@@ -6,11 +6,10 @@ from __future__ import annotations
 import pytest
 from click.testing import CliRunner
 from fakeopenai import body_form, fake_openai_fixture  # noqa: F401 - registers the fake_openai fixture
+from prefkit.cli import cli
 from prefkit.pipelines.llm import LLMConfigError, LLMLayer, LLMRequest
 from prefkit.pipelines.llm.config import is_local
 from pydantic import BaseModel, ConfigDict
-
-from prefkit.cli import cli
 
 KEY = "sk-test-forms-0123456789"
 

@@ -40,9 +40,8 @@ def test_pairs_cover_same_and_other_preference_without_duplicates():
 
 def test_cli_builds_pairs_from_generated_instances(tmp_path):
     from click.testing import CliRunner
-    from prefkit.curation.project import Project
-
     from prefkit.cli import cli
+    from prefkit.curation.project import Project
 
     root = tmp_path / "p"
     runner = CliRunner()
@@ -64,7 +63,6 @@ def test_cli_builds_pairs_from_generated_instances(tmp_path):
 def test_current_request_sessions_get_no_expressed_task(tmp_path):
     from prefkit.curation.annotation.task_kinds import get_kind
     from prefkit.curation.project import Project
-
     from prefkit.demo import _generate
 
     project = Project.init(tmp_path / "p")

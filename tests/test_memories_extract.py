@@ -9,10 +9,9 @@ import pytest
 import wildchat_fixture as fx
 from click.testing import CliRunner
 from fakeopenai import openai_projects
+from prefkit.cli import cli
 from prefkit.pipelines.llm import LLMLayer
 from prefkit.pipelines.memories.extract import ExtractionConfig, run_extraction
-
-from prefkit.cli import cli
 
 
 def _user_turns(user_msg: str) -> list[tuple[int, str]]:

@@ -17,12 +17,11 @@ from click.testing import CliRunner
 from evalkit import write_config
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from prefkit.cli import cli
+from prefkit.cli.types import NUMERIC_TYPES, DistinctInts, FiniteFloat, SafePath
 from prefkit.curation.project import Project
 from prefkit.schemas.wildchat import WildChatConversation
 from pydantic import ValidationError
-
-from prefkit.cli import cli
-from prefkit.cli.types import NUMERIC_TYPES, DistinctInts, FiniteFloat, SafePath
 
 SETTINGS = settings(
     max_examples=40,

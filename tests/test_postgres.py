@@ -15,6 +15,7 @@ import pytest
 from click.testing import CliRunner
 from conftest import pg_admin
 from netcut import CuttableLink
+from prefkit.cli import cli
 from prefkit.curation.annotation import workflow
 from prefkit.curation.project import Project
 from prefkit.curation.store import (
@@ -30,8 +31,6 @@ from prefkit.curation.store.migrations import MIGRATIONS
 from prefkit.schemas import LabelEvent, utcnow
 from sqlalchemy import create_engine, func, select, text
 from sqlalchemy.engine import make_url
-
-from prefkit.cli import cli
 
 pytestmark = pytest.mark.postgres
 

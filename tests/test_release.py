@@ -41,9 +41,8 @@ def test_two_cuts_of_the_same_state_have_byte_identical_data_files(ready):
 
 def test_a_release_cut_through_the_library_is_recorded_and_listed(ready):
     from click.testing import CliRunner
-    from prefkit.schemas.common import sha256_file
-
     from prefkit.cli import cli
+    from prefkit.schemas.common import sha256_file
 
     project, _ = ready
     r = cut(project, "1.0.0")

@@ -4,11 +4,10 @@ import json
 
 import pytest
 from click.testing import CliRunner
-from test_release_support import cover, labelled_project, match_tasks
-
 from prefkit.cli import cli
 from prefkit.cli.adjudicate_cmds import adjudicate
 from prefkit.cli.release_cmds import release
+from test_release_support import cover, labelled_project, match_tasks
 
 
 @pytest.fixture

@@ -8,12 +8,11 @@ import json
 import pytest
 from click.testing import CliRunner
 from declaredkind import DECIDED, ITEMS, NAME, declare, label_rows, write_items
+from prefkit.cli import cli
 from prefkit.curation.annotation import work
 from prefkit.curation.annotation.labels_io import import_labels
 from prefkit.curation.project import Project
 from test_release_support import cut
-
-from prefkit.cli import cli
 
 
 @pytest.fixture(scope="module")

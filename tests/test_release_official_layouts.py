@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from fixtures_alps import write_packets
+from prefkit.cli import cli
 from prefkit.curation.annotation.task_admin import create_tasks
 from prefkit.exports.release import cut_release
 from prefkit.pipelines.eval.runs import score_alps_file
@@ -18,8 +19,6 @@ from prefkit.pipelines.ingest import alpsbench
 from test_generation_run import generate
 from test_release_support import add_users, cupid_row
 from test_verification import ANNOTATORS, tasks_by_session, verify
-
-from prefkit.cli import cli
 
 # Written from reading ThisIsCosine/AlpsBench src/benchmark/data.py (load_task*_authoritative_pairs):
 # the keys of every model_input / reference_output row, and of its "input" / "gold" object, in order.

@@ -12,13 +12,12 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from prefkit.cli import cli
 from prefkit.curation.project import Project
 from prefkit.exports.release import cut_release
 from prefkit.exports.release_integrity import checksums_path, verify_release
 from prefkit.schemas.common import sha256_file
 from test_release_support import labelled_project
-
-from prefkit.cli import cli
 
 VERSION = "1.0.0"
 

@@ -14,10 +14,9 @@ import pytest
 import wildchat_fixture as fx
 from click.testing import CliRunner
 from evalkit import write_config, write_jsonl
+from prefkit.cli import cli
 from prefkit.curation.annotation.task_kinds import get_kind
 from prefkit.curation.project import Project
-
-from prefkit.cli import cli
 
 MATCH = get_kind("preference_match")
 

@@ -159,7 +159,6 @@ def test_each_submit_reaches_the_browser_in_one_piece(tmp_path):
     written 80 ms before its elements. As Streamlit sends them, they are at least 80 ms apart."""
     require_chromium()
     from playwright.sync_api import sync_playwright
-
     from prefkit.cli.annotate_cmds import streamlit_argv
 
     app = tmp_path / "app.py"

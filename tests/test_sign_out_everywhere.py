@@ -16,14 +16,13 @@ from appkit import PASSWORD, make_project, project_fixtures, require_chromium
 from click.testing import CliRunner
 from conftest import ROOT
 from prefkit.annotate_app import ui
+from prefkit.cli import cli
 from prefkit.curation.annotation import sessions, workflow
 from prefkit.curation.project import Project
 from sqlalchemy import update
 from streamlit.testing.v1 import AppTest
 from test_browser_app import browser, open_kind, serve, settle, sign_in
 from test_browser_fidelity import session_cookie
-
-from prefkit.cli import cli
 
 __all__ = ["browser"]  # the module-scoped chromium of test_browser_app, used by the browser test here
 APP = str(ROOT / "annotate_app" / "app.py")

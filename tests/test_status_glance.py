@@ -14,16 +14,15 @@ import pyarrow as pa
 import pytest
 import wildchat_fixture as fx
 from click.testing import CliRunner
+from prefkit.cli import cli
 from prefkit.curation.annotation import workflow
 from prefkit.curation.project import Project
 from prefkit.curation.store import COUNTS, LATEST_MIGRATION, MOVED_TO, STAGING, ImportBundle, glance_counts
 from prefkit.curation.store.migrations import MIGRATIONS, migration
+from prefkit.demo import build_demo
 from prefkit.pipelines.ingest import alpsbench
 from prefkit.schemas.curation import Provenance
 from test_startup import CHILD  # a `prefkit` process that prints the modules it imported
-
-from prefkit.cli import cli
-from prefkit.demo import build_demo
 
 
 def cli_status(project: Project) -> dict[str, int]:

@@ -8,6 +8,7 @@ import json
 import pytest
 from click.testing import CliRunner
 from fixtures_alps import write_packets
+from prefkit.cli import cli
 from prefkit.curation.annotation import workflow
 from prefkit.curation.project import Project
 from prefkit.curation.store import ProjectStore, StoreError, migrate_store
@@ -15,8 +16,6 @@ from prefkit.curation.store.backend import make_engine
 from prefkit.schemas import LabelEvent, utcnow
 from sqlalchemy import func, inspect, select
 from test_release_support import cut, data_bytes, labelled_project
-
-from prefkit.cli import cli
 
 pytestmark = pytest.mark.postgres
 
@@ -34,9 +33,8 @@ def build_everything(project: Project, tmp) -> None:
     """One project holding a row of every kind: generated content with its LLM cache and ledger,
     imported AlpsBench packets and CUPID instances, tasks, queues, labels, an adjudication, a turn
     revision, a failure, a dropped persona, Label Studio maps, an LLM batch and a cut release."""
-    from prefkit.pipelines.ingest import alpsbench
-
     from prefkit.demo import _generate
+    from prefkit.pipelines.ingest import alpsbench
 
     cfg = project.root / "prefkit.toml"
     cfg.write_text(cfg.read_text().replace("allow_offline = false", "allow_offline = true"))

@@ -12,11 +12,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from conftest import ROOT
+from prefkit.cli import cli
 from prefkit.curation.store import PreferencePair
 from prefkit.schemas.curation import Provenance
 from test_release_support import add_users, release_configs
-
-from prefkit.cli import cli
 
 SOURCE_DIRS = ("schemas", "pipelines", "curation", "annotate_app", "exports", "prefkit", "docs", "bench")
 

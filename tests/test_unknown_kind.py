@@ -9,13 +9,12 @@ import json
 import pytest
 from click.testing import CliRunner
 from prefkit.annotate_app.labelstudio import bridge
+from prefkit.cli import cli
 from prefkit.curation.annotation import workflow
 from prefkit.curation.annotation.task_admin import TaskFileError, create_tasks, import_gold
 from prefkit.curation.annotation.task_kinds import LabelError, kind_names
 from prefkit.curation.quality.consensus import disagreements, final_labels
 from test_release_support import add_users
-
-from prefkit.cli import cli
 
 UNKNOWN = "unknown task kind 'bogus'; expected one of " + ", ".join(kind_names())
 NOWHERE = "http://127.0.0.1:9"  # nothing listens: the kind is refused before any connection

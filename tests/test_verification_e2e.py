@@ -12,12 +12,11 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from prefkit.cli import cli
 from prefkit.curation.annotation import workflow
 from prefkit.curation.project import Project
 from prefkit.exports.release import private_dir
 from test_release_support import add_users
-
-from prefkit.cli import cli
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "pipelines" / "examples" / "alpsbench"
 WHEN = "2026-11-30T09:00:00+00:00"

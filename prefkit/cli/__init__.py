@@ -10,7 +10,6 @@ import json
 from pathlib import Path
 
 import click
-
 from prefkit import __version__
 from prefkit.cli.group import PrefkitGroup
 

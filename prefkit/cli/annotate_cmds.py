@@ -8,7 +8,6 @@ import sys
 from pathlib import Path
 
 import click
-
 from prefkit.cli.args import project_option
 from prefkit.cli.types import PORT
 from prefkit.curation.project import Project

@@ -8,7 +8,6 @@ import contextlib
 import functools
 
 import click
-
 from prefkit.cli.common import project_path_option
 from prefkit.curation.annotation.declared import use_project_kinds
 from prefkit.curation.annotation.task_kinds import TASK_KIND_REGISTRY, kind_names

@@ -4,7 +4,6 @@ pages and from commands alike (who, when, what)."""
 from __future__ import annotations
 
 import click
-
 from prefkit.cli.args import project_option
 from prefkit.cli.common import echo_json, echo_table, json_option
 from prefkit.cli.types import POSITIVE_INT

@@ -11,10 +11,9 @@ import json
 from typing import Any
 
 import click
-from pydantic import BaseModel
-
 from prefkit.cli.types import SafePath
 from prefkit.schemas.environment import Environment
+from pydantic import BaseModel
 
 
 def default_project() -> str:

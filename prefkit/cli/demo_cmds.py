@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import click
-
 from prefkit.cli.annotate_cmds import annotate_serve
 from prefkit.cli.types import ANY_INT, PORT, POSITIVE_INT, SafePath
 from prefkit.demo import build_demo

@@ -7,7 +7,6 @@ import json
 from pathlib import Path
 
 import click
-
 from prefkit.cli.args import project_option
 from prefkit.cli.common import echo_json, echo_table, json_option, plain
 from prefkit.cli.types import ANY_INT, POSITIVE_INT, SafePath

@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
-
 from prefkit.cli.types import SafePath
 from prefkit.examples import copy_examples
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
-
 from prefkit.cli.args import project_option
 from prefkit.cli.common import default_project
 from prefkit.cli.types import SafePath

@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import asdict
 
 import click
-
 from prefkit.cli.args import KindChoice, project_option
 from prefkit.cli.common import echo_json, echo_table, json_option
 from prefkit.curation.annotation.guidelines import diff, versions_now

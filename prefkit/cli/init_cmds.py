@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import click
-
 from prefkit.cli.common import default_project
 from prefkit.cli.types import SafePath
 from prefkit.curation.project import Project

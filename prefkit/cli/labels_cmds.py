@@ -7,7 +7,6 @@ import sys
 from pathlib import Path
 
 import click
-
 from prefkit.cli.args import project_option
 from prefkit.cli.types import SafePath
 from prefkit.curation.annotation import overlap

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import click
-
 from prefkit.annotate_app.labelstudio.bridge import pull, push, status
 from prefkit.annotate_app.labelstudio.config import pretty_config
 from prefkit.cli.args import KindChoice, project_option

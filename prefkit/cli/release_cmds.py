@@ -6,7 +6,6 @@ import sys
 from pathlib import Path
 
 import click
-
 from prefkit.cli.args import project_option
 from prefkit.cli.common import echo_json, echo_table, json_option, shell_actor
 from prefkit.cli.types import SafePath

@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
-
 from prefkit.cli.types import SafePath
 from prefkit.exports.writers import write_json
 from prefkit.schemas import ALL_SCHEMAS

@@ -9,7 +9,6 @@ on first use. Both count the same list (``glance.COUNTS``), so the output is the
 from __future__ import annotations
 
 import click
-
 import prefkit
 from prefkit.cli.common import echo_json, echo_table, json_option, project_path_option
 from prefkit.curation.project_dir import ProjectDir

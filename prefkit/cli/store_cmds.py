@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import click
-
 from prefkit.cli.args import project_option
 from prefkit.cli.common import echo_json, echo_table, json_option
 from prefkit.curation.project import Project

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import click
-
 from prefkit.cli.args import KindChoice, project_option
 from prefkit.cli.common import echo_json, echo_table, json_option
 from prefkit.cli.types import ANY_INT, POSITIVE_INT

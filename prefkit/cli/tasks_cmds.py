@@ -7,7 +7,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
-
 from prefkit.cli.args import KindChoice, project_option
 from prefkit.cli.common import echo_json, echo_table, json_option, shell_actor
 from prefkit.cli.types import (

@@ -6,7 +6,6 @@ from __future__ import annotations
 import sys
 
 import click
-
 from prefkit.cli.args import project_option
 from prefkit.cli.common import echo_json, echo_table, json_option, shell_actor
 from prefkit.cli.types import POSITIVE_INT
