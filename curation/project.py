@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 import tomllib
+import uuid
 from functools import cached_property
 from importlib import resources
 from pathlib import Path
@@ -64,7 +65,7 @@ class Project(ProjectDir):
         if not cfg.exists():
             text_ = _template().replace("{name}", name or root.resolve().name)
             if chosen:
-                text_ = set_database_line(text_, config_database(chosen))
+                text_ = set_toml_value(text_, "project", "database", config_database(chosen))
             if chosen and is_url(chosen):  # reachable and migrated before anything is written
                 ProjectStore(env.database_url or chosen, *_store_options(env)).close()
             root.mkdir(parents=True, exist_ok=True)
@@ -80,14 +81,25 @@ class Project(ProjectDir):
 
         write_default_guidelines(project.guidelines_dir)
         project.store  # noqa: B018 - creates the database and applies migrations
+        project.canary()
         return project
+
+    def canary(self) -> str:
+        """``[release] canary``, made (a random GUID written into ``prefkit.toml``) on first use."""
+        if not self.config.release.canary:
+            cfg = self.root / CONFIG_NAME
+            made = set_toml_value(cfg.read_text(encoding="utf-8"), "release", "canary", str(uuid.uuid4()))
+            cfg.write_text(made, encoding="utf-8")
+            self.__dict__.pop("config", None)
+        return self.config.release.canary
 
     def set_database(self, database: str) -> None:
         """Point ``prefkit.toml`` at ``database`` (its password, if any, is not written)."""
         cfg = self.root / CONFIG_NAME
-        cfg.write_text(
-            set_database_line(cfg.read_text(encoding="utf-8"), config_database(database)), encoding="utf-8"
+        text_ = set_toml_value(
+            cfg.read_text(encoding="utf-8"), "project", "database", config_database(database)
         )
+        cfg.write_text(text_, encoding="utf-8")
         self.__dict__.pop("config", None)
 
     @cached_property
@@ -119,21 +131,19 @@ def config_database(database: str) -> str:
     return url.render_as_string(hide_password=False)
 
 
-_DATABASE_LINE = re.compile(r"^database\s*=.*$", re.MULTILINE)
-
-
-def set_database_line(toml_text: str, database: str) -> str:
-    """``toml_text`` with ``[project] database`` set to ``database``, comments and layout kept."""
-    quoted = '"' + database.replace("\\", "\\\\").replace('"', '\\"') + '"'
-    head, sep, rest = toml_text.partition("[project]")
+def set_toml_value(toml_text: str, section: str, key: str, value: str) -> str:
+    """``toml_text`` with ``[section] key`` set to the string ``value``, comments and layout kept."""
+    quoted = '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    head, sep, rest = toml_text.partition(f"[{section}]\n")
     if not sep:
-        return toml_text.rstrip("\n") + f"\n\n[project]\ndatabase = {quoted}\n"
+        return toml_text.rstrip("\n") + f"\n\n[{section}]\n{key} = {quoted}\n"
     section_end = re.search(r"^\[", rest, re.MULTILINE)
     body, tail = (rest[: section_end.start()], rest[section_end.start() :]) if section_end else (rest, "")
-    if _DATABASE_LINE.search(body):
-        body = _DATABASE_LINE.sub(lambda _m: f"database = {quoted}", body, count=1)
+    line = re.compile(rf"^{key}\s*=.*$", re.MULTILINE)
+    if line.search(body):
+        body = line.sub(lambda _m: f"{key} = {quoted}", body, count=1)
     else:
-        body = f"\ndatabase = {quoted}" + body
+        body = f"{key} = {quoted}\n" + body
     out = head + sep + body + tail
     tomllib.loads(out)  # never write a file that no longer parses
     return out

@@ -15,7 +15,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
-from prefkit.schemas.curation import ProvenanceSummary
+from prefkit.schemas.curation import ProvenanceSummary, canary_sentence
 from prefkit.schemas.safe_text import md_code, md_text
 
 if TYPE_CHECKING:
@@ -527,7 +527,9 @@ def card(
     and the free-text datasheet answers from ``[release]`` (motivation, uses, maintenance)."""
     distribution = (
         f"Licence: {md_text(meta['licence'])}. `manifest.json` lists the sha256 and size of every file; "
-        "`prefkit release verify <dir>` re-hashes them. `croissant.json` is Croissant 1.0 metadata."
+        "`prefkit release verify <dir>` re-hashes them. `croissant.json` is Croissant 1.0 metadata. The canary "
+        "line under the title (also in `manifest.json`, `croissant.json` and the DuckDB file's `metadata` table) "
+        "marks this as evaluation data: leave every file holding it out of training corpora."
     )
     sections = {
         "Motivation": [md_paragraphs(meta["motivation"])],
@@ -556,6 +558,7 @@ def card(
         "",
         md_paragraphs(meta["description"]),
         "",
+        *([f"`{canary_sentence(meta['canary'])}`", ""] if meta.get("canary") else []),
     ]
     for title, body in sections.items():
         parts += [f"## {title}", "", *body, ""]

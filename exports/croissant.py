@@ -13,6 +13,7 @@ from typing import Any
 from urllib.parse import quote
 
 import pyarrow as pa
+from prefkit.schemas.curation import canary_sentence
 from prefkit.schemas.safe_text import plain_text
 
 CONTEXT = {
@@ -81,9 +82,16 @@ def _field(fid: str, name: str, dtype: pa.DataType, sources: list[str], path: st
 
 
 def croissant(
-    name: str, description: str, version: str, licence_url: str, configs, files: dict[str, dict]
+    name: str,
+    description: str,
+    version: str,
+    licence_url: str,
+    configs,
+    files: dict[str, dict],
+    canary: str = "",
 ) -> dict:
-    """The Croissant document. ``files`` maps each data path to ``{sha256, size}``."""
+    """The Croissant document. ``files`` maps each data path to ``{sha256, size}``; the ``canary`` GUID
+    ends the description, in its sentence."""
     distribution, record_sets = [], []
     for cfg in configs:
         paths = [f"data/{cfg.name}/{split}.jsonl" for split in cfg.splits]
@@ -118,7 +126,7 @@ def croissant(
         "@type": "sc:Dataset",
         "conformsTo": "http://mlcommons.org/croissant/1.0",
         "name": plain_text(name),
-        "description": plain_text(description),
+        "description": plain_text(description) + (f" {canary_sentence(canary)}" if canary else ""),
         "version": plain_text(version),
         "license": licence,
         "url": f"https://huggingface.co/datasets/{quote(name, safe='-._~')}",

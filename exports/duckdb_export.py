@@ -126,7 +126,8 @@ def copy_out(con, release_dir: Path, configs) -> None:
 
 
 def save_database(con, db_path: Path, configs, manifest: dict[str, Any]) -> list[str]:
-    """Write the in-memory tables, the gates and agreement tables and the analysis views to the file
+    """Write the in-memory tables, the gates, agreement and metadata (name, version, canary) tables
+    and the analysis views to the file
     ``db_path``, then close ``con``; returns every table and view name. Give it its own cursor and it
     runs in a thread beside :func:`copy_out` (DuckDB releases the GIL)."""
     made = []
@@ -136,7 +137,7 @@ def save_database(con, db_path: Path, configs, manifest: dict[str, Any]) -> list
             con.execute(f"CREATE TABLE rel.{_quote(cfg.name)} AS SELECT * FROM memory.{_quote(cfg.name)}")
             made.append(cfg.name)
         con.execute("USE rel")
-        for name in ("gates", "agreement"):
+        for name in ("gates", "agreement", "metadata"):
             rows = manifest.get(name) or []
             if rows:
                 con.register("_rows", pa.Table.from_pylist(_uniform(rows)))

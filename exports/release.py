@@ -54,7 +54,13 @@ from prefkit.exports.release_integrity import (
 from prefkit.exports.writers import atomic_write_bytes, write_json
 from prefkit.schemas import ALL_SCHEMAS
 from prefkit.schemas.common import sha256_file, utcnow
-from prefkit.schemas.curation import ProvenanceSummary, ReleaseFile, ReleaseManifest, SourceSummary
+from prefkit.schemas.curation import (
+    ProvenanceSummary,
+    ReleaseFile,
+    ReleaseManifest,
+    SourceSummary,
+    canary_sentence,
+)
 
 LEVELS = ("patch", "minor", "major")
 LICENCE_URLS = {
@@ -136,6 +142,7 @@ def _card_meta(
         "override_reason": override,
         "assist": {"policy": rel.assisted, "report": assist_report(project.store)},
         "guidelines": [v for v in project.store.guidelines.versions() if v.labels],
+        "canary": project.canary(),
     }
 
 
@@ -165,7 +172,9 @@ def _describe(
     released = [c for c in configs if c.count]
     meta = _card_meta(project, version, sum(c.count for c in released), provenance.sources, override)
     licence_url = LICENCE_URLS.get(meta["hf_licence"], meta["licence"])
-    doc = croissant(project.name, meta["description"], version, licence_url, released, data_files)
+    doc = croissant(
+        project.name, meta["description"], version, licence_url, released, data_files, meta["canary"]
+    )
     write_json(stage / "croissant.json", doc)
     costs = cost_report(project.store, project.config.annotation)
     text = card(meta, configs, gates, agreement, provenance, costs)
@@ -231,7 +240,15 @@ def build_release(
     con = load_tables(stage, configs)
     # The DuckDB file is saved in a thread while the data files are copied out, hashed and described.
     db_path = stage / f"prefkit-{version}.duckdb"
-    db = _Background(save_database, con.cursor(), db_path, configs, {"gates": gates, "agreement": agreement})
+    canary = project.canary()
+    metadata = [
+        {"key": "name", "value": project.name},
+        {"key": "version", "value": version},
+        {"key": "canary", "value": canary},
+        {"key": "canary_sentence", "value": canary_sentence(canary)},
+    ]
+    tables = {"gates": gates, "agreement": agreement, "metadata": metadata}
+    db = _Background(save_database, con.cursor(), db_path, configs, tables)
     try:
         copy_out(con, stage, configs)
         data_files, provenance = _describe(project, stage, version, planned, gates, agreement, override)
@@ -249,6 +266,7 @@ def build_release(
         agreement=agreement,
         provenance=provenance.model_dump(),
         override_reason=override,
+        canary=canary,
     )
     write_json(stage / "manifest.json", manifest.model_dump(mode="json"))
     return manifest

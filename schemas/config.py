@@ -435,6 +435,11 @@ class ReleasePolicy(Section):
         default="", description="OpenSSH allowed_signers file: verify then requires a valid signature."
     )
     signer: str = Field(default="", description="Principal the signature must be by ('' = any in the file).")
+    canary: str = Field(
+        default="",
+        pattern=r"^([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})?$",
+        description="The project's canary GUID, in every release (made at init; '' = made on first use).",
+    )
     task_categories: list[str] = Field(default_factory=lambda: ["text-generation"], description="Card.")
     annotations_creators: list[str] = Field(default_factory=lambda: ["expert-generated"], description="Card.")
     tags: list[str] = Field(

@@ -133,6 +133,16 @@ class ReleaseFile(Contract):
     size: int = Field(ge=0, description="Size in bytes.")
 
 
+def canary_sentence(guid: str) -> str:
+    """The line a release carries its canary GUID in (the card, croissant.json): a model that completes
+    it with the GUID has seen the release."""
+    return f"{CANARY_PREFIX}{guid}"
+
+
+#: What comes before the GUID in :func:`canary_sentence`.
+CANARY_PREFIX = "EVALUATION DATA, KEEP OUT OF TRAINING CORPORA. prefkit canary GUID "
+
+
 class ReleaseManifest(Record):
     """What a release contains and why it was allowed out."""
 
@@ -146,3 +156,4 @@ class ReleaseManifest(Record):
     agreement: list[dict[str, Any]] = Field(description="Agreement rows with confidence intervals.")
     provenance: dict[str, Any] = Field(description="Models, prompt hashes, sources, licences, offline share.")
     override_reason: str | None = Field(default=None, description="Why failing gates were overridden.")
+    canary: str | None = Field(default=None, description="The project's canary GUID ([release] canary).")

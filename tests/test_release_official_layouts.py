@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ from click.testing import CliRunner
 from fixtures_alps import write_packets
 from prefkit.cli import cli
 from prefkit.curation.annotation.task_admin import create_tasks
+from prefkit.curation.project import Project
 from prefkit.exports.release import cut_release
 from prefkit.pipelines.eval.runs import score_alps_file
 from prefkit.pipelines.ingest import alpsbench
@@ -202,7 +204,8 @@ def test_a_release_ships_its_cupid_rows_as_cupids_data_dir(verified_release, pro
     rows = read(rel / "data" / "cupid" / "test.jsonl")
     assert len(rows) == verified_release.manifest.counts["cupid"] == 3
     folder = rel / INSTANCE_DIR
-    names = sorted(p.name for p in folder.iterdir())  # nothing else in the folder
+    names = sorted(p.name for p in folder.iterdir())  # nothing else in the folder (the canary is beside it)
+    assert not [n for n in names if project.canary().encode() in (folder / n).read_bytes()]
     assert (
         names
         == sorted(instance_file_names(rows))
@@ -259,3 +262,32 @@ def test_the_cupid_config_is_the_default_one():
     header = yaml_header(meta, configs)
     assert "- config_name: cupid\n  default: true\n  data_files:\n  - split: test" in header
     assert header.count("default: true") == 1
+
+
+def test_every_release_carries_the_projects_canary_beside_the_official_files(project, tmp_path):
+    """The canary GUID made at init is in the card, the manifest, croissant.json and the DuckDB file's
+    metadata table, and in no file AlpsBench's tools read (benchmark_data/)."""
+    import duckdb
+    from prefkit.schemas.curation import canary_sentence
+
+    guid = project.config.release.canary
+    assert re.fullmatch(r"[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12}", guid)
+    cut = alps_project(project, tmp_path)
+    assert f"`{canary_sentence(guid)}`" in (cut.path / "README.md").read_text(encoding="utf-8")
+    assert json.loads((cut.path / "manifest.json").read_text())["canary"] == guid == cut.manifest.canary
+    assert json.loads((cut.path / "croissant.json").read_text())["description"].endswith(
+        canary_sentence(guid)
+    )
+    with duckdb.connect(str(next(cut.path.glob("*.duckdb"))), read_only=True) as con:
+        assert con.sql("SELECT value FROM metadata WHERE key = 'canary'").fetchall() == [(guid,)]
+    official = [p for p in (cut.path / "benchmark_data").rglob("*") if p.is_file()]
+    assert official and not [p for p in official if guid.encode() in p.read_bytes()]
+
+
+def test_an_older_project_gets_its_canary_on_first_use(project):
+    toml = project.root / "prefkit.toml"
+    toml.write_text(re.sub(r'(?m)^canary = ".*"\n', "", toml.read_text()))  # a project made before canaries
+    older = Project(project.root)
+    assert older.config.release.canary == ""
+    guid = older.canary()
+    assert guid and f'canary = "{guid}"' in toml.read_text() and Project(project.root).canary() == guid
