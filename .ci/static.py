@@ -4,7 +4,8 @@
 - mypy: the library type-checks with ``[tool.mypy]`` of pyproject.toml;
 - import-linter: the layer contract of ``[tool.importlinter]`` holds (layers, SQL only in the store,
   Streamlit only in the app, no import cycles at any depth, imports inside functions included);
-- the CLI reference in docs/cli.md is the one the commands generate.
+- the CLI reference in docs/cli.md is the one the commands generate;
+- no test checks only inside a loop over rows that may be empty (``.ci/loop_asserts.py``).
 
 mypy and import-linter read the repository as it is: prefkit/<folder> are relative links to the top-level
 folders, so ``prefkit.curation...`` is the folder prefkit/curation/ for them as for Python. Each check
@@ -46,6 +47,7 @@ def checks() -> list[tuple[str, list[str], Path, dict[str, str]]]:
         ("ruff check", [tool("ruff"), "check", "--quiet", "."], ROOT, {}),
         ("ruff format", [tool("ruff"), "format", "--check", "--quiet", "."], ROOT, {}),
         ("cli reference", [sys.executable, "docs/cli_reference.py", "--check"], ROOT, {}),
+        ("asserts outside loops", [sys.executable, ".ci/loop_asserts.py"], ROOT, {}),
         (
             "mypy",
             [

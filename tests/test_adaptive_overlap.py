@@ -89,7 +89,9 @@ def test_agreeing_items_stop_at_min_and_disagreeing_ones_go_to_more_annotators(p
     answers = ("fully", "partially", "not_covered", "not_covered")
     for i, who in enumerate(USERS):
         _label(project, who, lambda t, i=i: "fully" if _pair_no(t) % 2 == 0 else answers[i])
-    for t in project.store.labels.tasks(kind=KIND):
+    tasks = project.store.labels.tasks(kind=KIND)
+    assert len(tasks) == 10
+    for t in tasks:
         n = len(project.store.labels.events(task_id=t.task_id))
         assert (t.overlap, n) == ((2, 2) if _pair_no(t) % 2 == 0 else (4, 4)), t.payload["pair_id"]
 

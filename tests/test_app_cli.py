@@ -105,7 +105,9 @@ def test_every_annotation_command_has_an_example():
         return {name: group.get_command(ctx, name) for name in group.list_commands(ctx)}
 
     for group in ("users", "tasks", "batches", "annotate"):
-        for name, sub in subcommands(cli.get_command(click.Context(cli), group)).items():
+        commands = subcommands(cli.get_command(click.Context(cli), group))
+        assert commands, group
+        for name, sub in commands.items():
             subs = subcommands(sub) if isinstance(sub, click.Group) else {name: sub}
             for leaf in subs.values():
                 assert "Example: prefkit " in (leaf.help or ""), f"{group} {name} {leaf.name}"

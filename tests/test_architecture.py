@@ -61,3 +61,26 @@ def test_the_architecture_doc_lists_each_store_member_with_its_module():
     doc = (ROOT / "docs" / "ARCHITECTURE.md").read_text(encoding="utf-8")
     rows = dict(re.findall(r"^  \| `store\.(\w+)` \| `(\w+\.py)`", doc, re.M))
     assert members and rows == members
+
+
+def test_the_static_step_refuses_a_test_whose_only_checks_sit_in_a_loop():
+    import ast
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("loop_asserts", ROOT / ".ci" / "loop_asserts.py")
+    check = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(check)
+    source = """
+def test_vacuous(rows):
+    for r in rows:
+        assert r.ok
+def test_counted(rows):
+    assert rows
+    for r in rows:
+        assert r.ok
+def test_spelled_out():
+    for n in (1, 2):
+        assert n
+"""
+    assert check.vacuous(ast.parse(source)) == [(2, "test_vacuous")]
+    assert check.main() == 0

@@ -115,6 +115,7 @@ def test_the_forecast_divides_the_labels_left_by_the_kinds_pace(demo, tmp_path):
     project, _, _ = demo
     report = cost_report(project.store, project.config.annotation)
     submits = project.store.labels.submit_times()
+    assert report.forecast and submits
     for f in report.forecast:
         mine = [s for s in submits if s.kind == f.kind]
         span_days = len(mine) and max(1 / 24, (_minute(mine[-1]) - _minute(mine[0])) / 1440)

@@ -46,15 +46,20 @@ def test_every_stage_wrote_its_rows(generated):
 def test_factors_and_plans_read_back_valid(generated):
     from prefkit.pipelines.generation.drafts import FactorsDraft
 
-    for persona in generated.store.generation.personas():
+    personas = generated.store.generation.personas()
+    assert personas
+    for persona in personas:
         factors = generated.store.generation.factors(persona.persona_id)
+        assert factors, persona.persona_id
         validate_factors(FactorsDraft(factors=[f.model_dump(exclude={"factor_id"}) for f in factors]), 8)
         validate_pattern(generated.store.generation.plan(persona.persona_id), PlanShape(), factors)
 
 
 def test_sessions_store_turns_scores_and_satisfaction(generated):
     store = generated.store
-    for session in store.content.sessions():
+    sessions = store.content.sessions()
+    assert sessions
+    for session in sessions:
         turns, scores = session.turns, store.generation.turn_scores(session.session_id)
         assert [t.role for t in turns] == ["user", "assistant"] * (len(turns) // 2) + ["user"] * (
             len(turns) % 2

@@ -159,6 +159,7 @@ def labelled(ls, project, pushed):
 
 def test_push_creates_a_project_per_kind_with_overlap_and_guidelines(ls, project, pushed):
     client = bridge.connect(ls.url, os.environ["LABEL_STUDIO_API_KEY"])
+    assert pushed
     for kind, report in pushed.items():
         tasks = project.store.labels.tasks(kind=kind)
         assert report.project_created and report.imported == len(tasks) > 0 and not report.not_pushed

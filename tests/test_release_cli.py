@@ -116,5 +116,6 @@ def test_adjudicate_queue_and_decide(ready):
 
 def test_every_release_command_documents_an_example():
     for group in (release, adjudicate):
+        assert group.commands, group.name
         for name, command in group.commands.items():
             assert "Example: prefkit " in (command.help or ""), f"{group.name} {name}"

@@ -105,7 +105,9 @@ def test_croissant_validates_offline_and_reads_records(release):
 def test_parquet_holds_the_same_rows_as_jsonl(release):
     import pyarrow.parquet as pq
 
-    for jsonl in sorted((release.path / "data").rglob("*.jsonl")):
+    files = sorted((release.path / "data").rglob("*.jsonl"))
+    assert files
+    for jsonl in files:
         rel = jsonl.relative_to(release.path / "data").with_suffix(".parquet")
         rows = [json.loads(x) for x in jsonl.read_text(encoding="utf-8").splitlines()]
         assert pq.read_table(release.path / "parquet" / rel).to_pylist() == rows, rel

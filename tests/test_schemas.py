@@ -165,6 +165,7 @@ def test_label_event_forbids_unknown_fields():
 def test_every_schema_describes_every_field():
     for name, model in ALL_SCHEMAS.items():
         doc = model.model_json_schema()
+        assert doc.get("properties") or doc.get("$defs"), name
         for sub in [doc, *doc.get("$defs", {}).values()]:
             for field, spec in sub.get("properties", {}).items():
                 assert spec.get("description"), f"{name}.{field} has no description"
