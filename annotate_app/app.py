@@ -77,7 +77,7 @@ else:
             session.end()
             st.rerun()
         page_script.theme_switch(st)  # light, dark or the system's, for this browser
-ui.run_mark()  # counts the runs, for the page scripts (hidden)
+ui.run_mark(full=True)  # counts the runs, for the page scripts (hidden)
 ui.show_flash()
 page_script.draw()  # the item-top script, the keys, the layout and the keyboard help, in one element
 session.cookie_script()  # after a sign-in or sign-out: write or forget the session cookie

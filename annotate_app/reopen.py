@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 import streamlit as st
-from prefkit.annotate_app import ui
+from prefkit.annotate_app import session, ui
 from prefkit.annotate_app.forms import form_for
 from prefkit.annotate_app.forms.text import summary
 from prefkit.annotate_app.safe_text import md_escape
@@ -51,9 +51,11 @@ def label_editor(
         with left, st.container(height=480, autoscroll=False, key=f"dialogue-{prefix}"):
             ui.transcript(workflow.display_turns(project, task))
     with form_col:
+        session.recall(prefix)  # what Streamlit forgot while the editor was not drawn
         values, comment = form_for(ev.kind).edit(
             project, task, prefix, ev.values if ev.action == "label" else {}, ev.comment
         )
+        session.hold(prefix)
 
         def save() -> None:
             try:

@@ -46,6 +46,19 @@ def was_finished_here(event_id: str) -> bool:
     return event_id in st.session_state.get(_FINISHED, [])
 
 
+#: ``{form prefix: its state}`` of the forms drawn last (``session.hold``), newest last.
+HELD = "_form_held"
+#: ``(forms drawn by the last run, forms drawn by this one)``: their prefixes (``ui.run_mark``).
+DRAWN = "_forms_drawn"
+
+
+def forget_form(prefix: str) -> None:
+    """The form is done (submitted, skipped, saved): its state goes, and nothing of it is put back."""
+    st.session_state.get(HELD, {}).pop(prefix, None)
+    for key in [k for k in st.session_state if str(k).startswith(f"{prefix}:")]:
+        del st.session_state[key]
+
+
 def notice(message: str) -> None:
     """A notice for the top of the next item (markdown written in the code, values escaped)."""
     st.session_state[_NOTICE] = message

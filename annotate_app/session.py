@@ -31,7 +31,7 @@ import math
 from typing import TYPE_CHECKING, Any
 
 import streamlit as st
-from prefkit.annotate_app import ui
+from prefkit.annotate_app import screen, ui
 from prefkit.curation.annotation import sessions, workflow
 from prefkit.schemas.common import canonical_json
 
@@ -166,20 +166,55 @@ def form_state(prefix: str) -> dict[str, Any]:
     return out
 
 
+_HELD = screen.HELD
+_HOLD = 12
+
+
+def recall(prefix: str) -> None:
+    """Before a form is drawn: the state it had when last drawn, put back where Streamlit forgot it.
+
+    Streamlit forgets a widget's value when a run does not draw the widget (the annotator went to
+    *My items*, the guidelines or another task kind, and came back), while the form's own state
+    (``seeded``) stays: the widget then came back at its default, a choice nobody made (the first
+    option of a radio: *Expressed*). Every form's state is held here after each run and put back.
+    A form the last run did not draw gets all of it back (the browser forgot its widgets' values
+    too, and shows what the server sends only for a value set in the run); a form drawn last run
+    only what is missing (the browser's values are the annotator's newest)."""
+    again = prefix in st.session_state.get(screen.DRAWN, ((), ()))[0]
+    for name, value in st.session_state.get(_HELD, {}).get(prefix, {}).items():
+        if not again or f"{prefix}:{name}" not in st.session_state:
+            st.session_state[f"{prefix}:{name}"] = value
+
+
+def hold(prefix: str) -> None:
+    """After a form is drawn: its state as it stands, for :func:`recall` (a few forms at most)."""
+    held = st.session_state.setdefault(_HELD, {})
+    held.pop(prefix, None)
+    held[prefix] = form_state(prefix)
+    before, now = st.session_state.get(screen.DRAWN, ((), ()))
+    st.session_state[screen.DRAWN] = (before, (*now, prefix))
+    for old in list(held)[:-_HOLD]:
+        del held[old]
+
+
 def restore(item: workflow.ShownItem, draft: dict[str, Any] | None) -> None:
     """Before the form is drawn: the first time this browser session draws ``item``, its draft (if
-    any) is put back; the form's own seeding then leaves it as it is."""
+    any) is put back; the form's own seeding then leaves it as it is. Later, what Streamlit forgot
+    while the form was not drawn is put back (:func:`recall`)."""
     held = st.session_state.get(_DRAFT)
     if held is not None and held[0] == item.event_id:
+        recall(item.event_id)
         return
     for name, value in (draft or {}).items():
         st.session_state[f"{item.event_id}:{name}"] = value
+    recall(item.event_id)
     st.session_state[_DRAFT] = (item.event_id, canonical_json(draft) if draft else None)
 
 
 def keep(user: str, item: workflow.ShownItem) -> None:
     """After the form is drawn: its state is saved as the item's draft when it changed since it was
     last kept. The state a fresh item opens with is not saved (no write on a submit's next item)."""
+    hold(item.event_id)
     held = st.session_state.get(_DRAFT)
     text = canonical_json(form_state(item.event_id))
     if held is None or held[0] != item.event_id or held[1] is None:

@@ -221,8 +221,7 @@ def _record(user: str, item: workflow.ShownItem, prefix: str, action: Callable[[
         return
     screen.finished_here(item.event_id)
     st.session_state["_last_done"] = (done if written else "Already saved", item.task.item_ref)
-    for key in [k for k in st.session_state if str(k).startswith(f"{item.event_id}:")]:
-        del st.session_state[key]  # the item is done: its widgets' state would only pile up
+    screen.forget_form(item.event_id)  # the item is done: its widgets' state would only pile up
 
 
 def submit_now(
@@ -298,7 +297,10 @@ def skip_and_flag(user: str, item: workflow.ShownItem, comment: bool = False) ->
     project = open_project()
 
     def skip() -> None:
-        reason, shown, token = st.session_state[f"{key}:skipr"], suggestion_shown(item), session_token()
+        reason, shown, token = st.session_state.get(f"{key}:skipr"), suggestion_shown(item), session_token()
+        if reason is None:  # the reasons start empty: a skip says why in the annotator's words
+            screen.problem(key, "Not skipped: choose a skip reason first (the menu beside Skip).")
+            return
         _record(
             user,
             item,
@@ -308,7 +310,10 @@ def skip_and_flag(user: str, item: workflow.ShownItem, comment: bool = False) ->
         )
 
     def flag() -> None:
-        why, shown, token = st.session_state[f"{key}:flagr"], suggestion_shown(item), session_token()
+        why, shown, token = st.session_state.get(f"{key}:flagr"), suggestion_shown(item), session_token()
+        if why is None:
+            screen.problem(key, "Not flagged: choose what is broken first (the menu beside Flag as broken).")
+            return
         _record(
             user,
             item,
@@ -326,9 +331,12 @@ def skip_and_flag(user: str, item: workflow.ShownItem, comment: bool = False) ->
     with bar.container(border=True, horizontal=True, vertical_alignment="bottom", key=f"{SKIP_PANEL}{key}"):
         if comment:
             st.text_input("Comment (optional, type it before choosing)", key=f"{key}:comment")
-        st.selectbox("Skip reason", workflow.SKIP_REASONS, key=f"{key}:skipr")
+        for reason in ("skipr", "flagr"):  # start empty: nothing chosen for the annotator
+            st.session_state.setdefault(f"{key}:{reason}", None)
+        st.selectbox("Skip reason", workflow.SKIP_REASONS, key=f"{key}:skipr", placeholder="Choose why")
         st.button("Skip", key=f"{key}:skip", icon=":material/skip_next:", on_click=skip)
-        st.selectbox("What is broken", workflow.flag_reasons(item.task.kind), key=f"{key}:flagr")
+        st.selectbox("What is broken", workflow.flag_reasons(item.task.kind), key=f"{key}:flagr",
+                     placeholder="Choose what")  # fmt: skip
         st.button("Flag as broken", key=f"{key}:flag", icon=":material/flag:", on_click=flag)
 
 
@@ -424,13 +432,23 @@ RUN_MARK = "prefkit-run-"
 _RUN_COUNT = "_run_mark"
 
 
-def run_mark() -> None:
+_FULL_RUN = "_full_run_mark"
+
+
+def run_mark(full: bool = False) -> None:
     """A hidden element whose key counts this session's runs (``st-key-prefkit-run-<n>``), drawn by
     every full run (the app's entry) and every run of the item fragment. The page scripts read the
     highest number on the page to know that the run a click started has reached it: Streamlit may
     draw a whole run in one React commit, so its run state never visibly leaves ``notRunning``.
-    Streamlit draws no empty container, hence the empty slot in it; the stylesheet hides it."""
+    Streamlit draws no empty container, hence the empty slot in it; the stylesheet hides it.
+
+    It also starts the run's list of the forms it draws (``screen.DRAWN``: the last run's and
+    this one's; ``full`` for the app's entry, whose page may run a fragment inside it)."""
     n = st.session_state.get(_RUN_COUNT, 0) + 1
+    if full or st.session_state.get(_FULL_RUN) != n - 1:  # a new run (not a fragment inside a full one)
+        st.session_state[screen.DRAWN] = (st.session_state.get(screen.DRAWN, ((), ()))[1], ())
+    if full:
+        st.session_state[_FULL_RUN] = n
     st.session_state[_RUN_COUNT] = n
     with st.container(key=f"{RUN_MARK}{n}"):
         st.empty()

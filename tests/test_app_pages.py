@@ -94,7 +94,7 @@ def test_expressed_items_with_evidence_clicked_on_turns(project):
     at = app(ALICE, "preference_expressed")
     item = workflow.current_item(project, "alice", "preference_expressed")
     p = item.event_id
-    at.button(key=f"{p}:pick:2").click().run()  # evidence for item 1 ...
+    at.button(key=f"{p}:pick:2:0").click().run()  # evidence for item 1 ...
     assert at.radio(key=f"{p}:exp:0").value is None  # ... never decides it behind the annotator's back
     assert any("Undecided" in m.value and "evidence: turn 2" in m.value for m in at.markdown)
     at.button(key=f"{p}:kE").click().run()  # E decides the active item and moves to the next undecided

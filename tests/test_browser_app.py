@@ -49,7 +49,7 @@ def label_expressed(page) -> None:
     from playwright.sync_api import expect
 
     def act():
-        page.get_by_role("button", name=re.compile("^Use as evidence for item 1")).nth(1).click()
+        page.get_by_role("button", name="Evidence for item 1", exact=True).nth(1).click()
         expect(page.get_by_text("Undecided · evidence: turn 2")).to_be_visible()  # evidence never decides
         expect(page.get_by_role("radio", name="Expressed", exact=True).first).not_to_be_checked()
         page.keyboard.press("e")
@@ -166,7 +166,7 @@ def test_evidence_never_decides_and_submit_names_the_undecided_item(served, brow
     from playwright.sync_api import expect
 
     _, page = signed_in_on(served, browser, "dan", "preference_expressed")
-    page.get_by_role("button", name=re.compile("^Use as evidence for item 1")).first.click()
+    page.get_by_role("button", name="Evidence for item 1", exact=True).first.click()
     settle(page)
     expect(page.get_by_text("Undecided · evidence: turn 0").first).to_be_visible()
     expressed = page.get_by_role("radio", name="Expressed", exact=True).first

@@ -164,6 +164,9 @@ def test_release_shows_each_gate_then_cuts_with_confirmation_and_an_override(pro
     at.checkbox(key="release_sure").check()
     button(at, "Cut release").click().run()
     assert load_manifest(project.releases_dir / "1.0.0").override_reason == "pilot round, gates reviewed"
+    # the form is empty again: no tick, no reason carried over, the next minor as the version
+    assert at.text_input(key="release_version").value == "1.1.0"
+    assert at.text_input(key="release_override").value == "" and not at.checkbox(key="release_sure").value
     [verified] = [df.value for df in at.dataframe if "check" in df.value.columns]
     assert set(verified["result"]) == {"OK"} and any(
         "files match the manifest" in c for c in verified["check"]
@@ -179,8 +182,10 @@ def test_release_shows_each_gate_then_cuts_with_confirmation_and_an_override(pro
     assert errors(at)[0].startswith("Not cut: release") and "already exists" in errors(at)[0]
     assert at.text_input(key="release_version").value == "1.0.0"
     at.text_input(key="release_version").input("1.1.0")
+    at.text_input(key="release_override").input("second pilot round")  # asked again: not carried over
     at.checkbox(key="release_sure").check()
     button(at, "Cut release").click().run()
+    assert errors(at) == [] and (project.releases_dir / "1.1.0").exists()
     assert at.selectbox(key="release_shown").value == "1.1.0"
     assert any("Changes from 1.0.0 to 1.1.0" in m.value and "patch" in m.value for m in at.markdown)
     [listed] = [df.value for df in at.dataframe if "version" in df.value.columns]

@@ -31,13 +31,14 @@ SHORTCUTS = (
 
 
 def initial_state(prefix: str, n_items: int, initial: dict[str, Any] | None) -> None:
-    """Seed widget state once per item (from an earlier label when editing); undecided is ``None``."""
+    """Seed widget state once per item (from an earlier label when editing); undecided is ``None``,
+    on every run: a radio without state would show its first choice, a decision nobody made."""
+    for i in range(n_items):
+        st.session_state.setdefault(f"{prefix}:exp:{i}", None)
     if st.session_state.get(f"{prefix}:seeded"):
         return
     st.session_state[f"{prefix}:seeded"] = True
     st.session_state[f"{prefix}:active"] = 0
-    for i in range(n_items):
-        st.session_state.setdefault(f"{prefix}:exp:{i}", None)
     for it in (initial or {}).get("items", []):
         st.session_state[f"{prefix}:exp:{it['item']}"] = CHOICES[0] if it["expressed"] else CHOICES[1]
         st.session_state[f"{prefix}:ev:{it['item']}"] = list(it.get("evidence", []))
@@ -62,10 +63,10 @@ def _answered(prefix: str, n_items: int, item: int) -> None:
     st.session_state[f"{prefix}:active"] = (later or earlier or [item])[0]
 
 
-def _toggle_evidence(prefix: str, turn: int) -> None:
-    """Add or remove a turn from the active item's evidence; the decision stays the annotator's own."""
-    active = st.session_state.get(f"{prefix}:active", 0)
-    key = f"{prefix}:ev:{active}"
+def _toggle_evidence(prefix: str, turn: int, item: int) -> None:
+    """Add or remove a turn from ``item``'s evidence (the item named on the button clicked, never
+    whichever is active by then); the decision stays the annotator's own."""
+    key = f"{prefix}:ev:{item}"
     chosen = list(st.session_state.get(key, []))
     st.session_state[key] = [t for t in chosen if t != turn] if turn in chosen else sorted([*chosen, turn])
 
@@ -126,21 +127,25 @@ def _unpick(prefix: str, span: dict[str, Any]) -> None:
 
 
 def dialogue(project: Project, user: str, task, prefix: str, editable: bool) -> None:
-    active = st.session_state.get(f"{prefix}:active", 0)
+    """The turns; under each user turn one button per checklist item, marked when the turn is that
+    item's evidence: a click always goes to the item its button names (deciding an item with a key
+    moves the active item, never a button's target under the pointer)."""
+    n = len(task.payload["checklist"])
     for turn in workflow.display_turns(project, task):
         box = ui.bubble(turn, " · rewritten" if turn["revised"] else "")
         if turn["role"] != "user" or not editable:
             continue
-        picked = turn["index"] in st.session_state.get(f"{prefix}:ev:{active}", [])
-        with box:  # one row, not columns: two elements fewer per user turn
+        with box:  # one row, not columns: fewer elements per user turn
             row = st.container(horizontal=True)
-            row.button(
-                f"{'✓ evidence' if picked else 'Use as evidence'} for item {active + 1}",
-                key=f"{prefix}:pick:{turn['index']}",
-                type="primary" if picked else "tertiary",
-                on_click=_toggle_evidence,
-                args=(prefix, turn["index"]),
-            )
+            for i in range(n):
+                picked = turn["index"] in st.session_state.get(f"{prefix}:ev:{i}", [])
+                row.button(
+                    f"{'✓ ' if picked else ''}Evidence for item {i + 1}",
+                    key=f"{prefix}:pick:{turn['index']}:{i}",
+                    type="primary" if picked else "tertiary",
+                    on_click=_toggle_evidence,
+                    args=(prefix, turn["index"], i),
+                )
             with row.popover("Rewrite turn", icon=":material/edit:"):
                 _rewrite(project, user, task, turn, prefix)
 

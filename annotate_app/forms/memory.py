@@ -201,10 +201,10 @@ def candidate(task, c: dict[str, Any], prefix: str, helped=None) -> None:
     screen.row_problem(prefix, f"cand:{key}")  # why a submit stopped, at this candidate
     if choice == "edit":
         fields(f"{prefix}:e:{key}", task.payload["turns"], raw)
-    elif choice == "reject":
-        st.selectbox(
-            "Reason", REJECT_REASONS, key=f"{prefix}:why:{key}", format_func=lambda r: r.replace("_", " ")
-        )
+    elif choice == "reject":  # the reason starts empty: a rejection says why in the annotator's words
+        st.session_state.setdefault(f"{prefix}:why:{key}", None)
+        st.selectbox("Reason", REJECT_REASONS, key=f"{prefix}:why:{key}", placeholder="Choose why",
+                     format_func=lambda r: r.replace("_", " "))  # fmt: skip
 
 
 def _accept_rest(prefix: str, keys: list[str]) -> None:
@@ -261,7 +261,10 @@ def values(task, prefix: str) -> tuple[dict[str, Any] | None, int]:
         if choice == "edit":
             d["edited"] = _read_fields(f"{prefix}:e:{c['key']}")
         if choice == "reject":
-            d["reason"] = st.session_state.get(f"{prefix}:why:{c['key']}", REJECT_REASONS[0])
+            d["reason"] = st.session_state.get(f"{prefix}:why:{c['key']}")
+            if d["reason"] is None:  # rejected without a reason chosen: not a label yet
+                missing += 1
+                continue
         elif st.session_state.get(f"{prefix}:sp:{c['key']}"):  # words kept with a memory that is kept
             d["spans"] = list(st.session_state[f"{prefix}:sp:{c['key']}"])
         decisions.append(d)
@@ -370,6 +373,15 @@ def _read(task, prefix: str) -> tuple[dict | None, str | screen.Problem]:
         said.append(f"Decide every candidate first: {named}{more}.")
         rows |= {f"cand:{c['key']}": "Undecided: Accept, Edit or Reject (A accepts every undecided one)."
                  for c in left}  # fmt: skip
+    why = [c for c in cands if st.session_state.get(f"{prefix}:d:{c['key']}") == "reject"
+           and st.session_state.get(f"{prefix}:why:{c['key']}") is None]  # fmt: skip
+    if why:
+        said.append(
+            "Choose why you reject "
+            + "; ".join(f"“{_raw(c).get('value', '')}” ({c['model']})" for c in why)
+            + "."
+        )
+        rows |= {f"cand:{c['key']}": "Rejected: choose the reason (Reason, below)." for c in why}
     for c in cands:
         edited = st.session_state.get(f"{prefix}:d:{c['key']}") == "edit"
         if edited and not str(st.session_state.get(f"{prefix}:e:{c['key']}:value") or "").strip():

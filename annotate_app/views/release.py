@@ -23,6 +23,7 @@ from prefkit.exports.release import (
     releases,
     verify_in_project,
 )
+from prefkit.schemas.common import PrefkitError
 
 me = ui.require("maintainer").username
 project = ui.open_project()
@@ -75,37 +76,51 @@ with st.expander("Configs of the release, their rows and the gates that apply to
 st.caption("The same gates as `prefkit release check`, computed now from the project's labels.")
 
 st.subheader("Cut a version")
+
+
+def _next_version() -> str:
+    """The version the form offers: 1.0.0 first, then the next minor after the latest release."""
+    found = releases(project.releases_dir)
+    return "1.0.0" if not found else f"{parse_version(found[-1])[0]}.{parse_version(found[-1])[1] + 1}.0"
+
+
 found = releases(project.releases_dir)
 latest = found[-1] if found else None
-suggested = "1.0.0" if latest is None else f"{parse_version(latest)[0]}.{parse_version(latest)[1] + 1}.0"
+def _cut() -> None:
+    """*Cut release* (a callback: it runs before the form is drawn again). After a cut the form is
+    empty again (no tick, no override reason carried into the next manifest) and the version is the
+    next one; a refusal keeps what was typed and says why under the form."""
+    version = (st.session_state.get("release_version") or "").strip()
+    if not st.session_state.get("release_sure"):
+        st.session_state["release_refused"] = "Not cut: tick the confirmation first"
+        return
+    override = (st.session_state.get("release_override") or "").strip() or None
+    try:
+        result = cut_release(project, version, override=override, actor=me)
+    except PrefkitError as exc:
+        st.session_state["release_refused"] = ui.safe("Not cut: {}", str(exc).splitlines()[0])
+        st.session_state["release_sure"] = False  # a confirmation is for one attempt
+        return
+    # set, not dropped: the browser shows a value the server sets, and would send back one it kept
+    st.session_state.update(release_version=_next_version(), release_override="", release_sure=False)
+    st.session_state["release_shown"] = version  # verify and compare the new one
+    ui.flash(f"Released {version}: data sha256 {result.data_sha256[:16]}"
+             + (" (gates overridden)" if result.manifest.override_reason else ""))  # fmt: skip
+
+
 with st.form("release_cut", border=False):
     c1, c2 = st.columns([1, 3])
-    version = c1.text_input("Version (X.Y.Z)", value=suggested, key="release_version")
-    override = c2.text_input(
+    st.session_state.setdefault("release_version", _next_version())
+    c1.text_input("Version (X.Y.Z)", key="release_version")
+    c2.text_input(
         "Override reason (needed while a gate fails; written into the manifest)", key="release_override",
         disabled=not failing,
     )  # fmt: skip
-    sure = st.checkbox("I have read the gates above and want to cut this version now", key="release_sure")
+    st.checkbox("I have read the gates above and want to cut this version now", key="release_sure")
     st.caption(f"Latest release: {latest or 'none yet'}. A cut is never overwritten or re-cut.")
-    if st.form_submit_button("Cut release", type="primary"):
-        if not sure:
-            st.error("Not cut: tick the confirmation first")
-        else:
-            with st.spinner(f"Cutting {version}…"):
-
-                def _cut():
-                    result = cut_release(project, version.strip(), override=override or None, actor=me)
-                    st.session_state["release_shown"] = version.strip()  # verify and compare the new one
-                    return result
-
-                console.act(
-                    _cut,
-                    lambda res: (
-                        f"Released {version.strip()}: data sha256 {res.data_sha256[:16]}"
-                        + (" (gates overridden)" if res.manifest.override_reason else "")
-                    ),
-                    refused="Not cut",
-                )
+    st.form_submit_button("Cut release", type="primary", on_click=_cut)
+if refused := st.session_state.pop("release_refused", None):
+    st.error(refused)
 
 
 @st.fragment
