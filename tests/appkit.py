@@ -657,3 +657,11 @@ def select_word(page, turn: int, word: str) -> None:
 
 def label_match(page) -> None:
     next_item(page, "Preference matching", lambda: page.keyboard.press("1"))
+
+
+def choose(page, label: str, option: str, nth: int = 0) -> None:
+    """Pick ``option`` in the menu (a select box) labelled ``label``, with the mouse."""
+    page.get_by_role("combobox", name=label).nth(nth).click()
+    page.get_by_role("option", name=option, exact=True).click()
+    page.evaluate("() => document.activeElement && document.activeElement.blur()")  # keys are keys again
+    settle(page)

@@ -123,6 +123,21 @@ def test_incomplete_submit_warns_and_writes_nothing(project):
     assert project.store.labels.events() == []
 
 
+def test_a_skip_or_a_flag_without_a_chosen_reason_is_refused(project):
+    at = app(ALICE, "preference_expressed")
+    p = workflow.current_item(project, "alice", "preference_expressed").event_id
+    at.toggle(key=f"{p}:trouble").set_value(True).run()
+    assert at.selectbox(key=f"{p}:skipr").value is None and at.selectbox(key=f"{p}:flagr").value is None
+    at.button(key=f"{p}:flag").click().run()
+    at.button(key=f"{p}:skip").click().run()
+    assert project.store.labels.events() == []
+    assert any("choose a skip reason first" in w.value for w in at.warning), [w.value for w in at.warning]
+    at.selectbox(key=f"{p}:flagr").set_value(at.selectbox(key=f"{p}:flagr").options[0]).run()
+    at.button(key=f"{p}:flag").click().run()
+    [ev] = project.store.labels.events()
+    assert ev.action == "flag"
+
+
 def memory_on_screen(project):
     """alice on her memory verification item: the app, the item, its event id, its candidates' keys."""
     at = app(ALICE, "memory_verify")

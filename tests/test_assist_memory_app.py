@@ -51,9 +51,14 @@ def test_a_changed_suggestion_is_recorded_as_the_annotator_changed_it(project):
     item = workflow.current_item(project, "alice", KIND)
     first = item.task.payload["candidates"][0]["key"]
     at.segmented_control(key=f"{item.event_id}:d:{first}").set_value("reject").run()
+    at.button(key=f"{item.event_id}:submit").click().run()  # a rejection says why: asked, not assumed
+    assert project.store.labels.event(item.event_id) is None
+    assert any("Choose why you reject" in w.value for w in at.warning)
+    at.selectbox(key=f"{item.event_id}:why:{first}").set_value("duplicate").run()
     at.button(key=f"{item.event_id}:submit").click().run()
     ev = project.store.labels.event(item.event_id)
     assert ev.values["decisions"][0]["decision"] == "reject" and ev.assist_arm == "assisted"
+    assert ev.values["decisions"][0]["reason"] == "duplicate"
 
 
 def test_a_control_memory_item_starts_undecided_and_shows_no_suggestion(project):

@@ -13,6 +13,7 @@ import time
 import pytest
 from appkit import (
     browser,
+    choose,
     draft_kept,
     item_now,
     lagging,
@@ -71,6 +72,7 @@ def test_memory_a_clicked_reject_survives_the_a_key_and_ctrl_enter(served, brows
     def act():
         segment(page, "Reject").click()  # the mouse: focus stays on the pill
         settle(page)
+        choose(page, "Reason", "too generic")  # asked for: no reason is chosen for the annotator
         page.keyboard.press("a")  # accepts the others, not the rejected one
         settle(page)
         page.keyboard.press("Control+Enter")
@@ -379,6 +381,7 @@ def test_a_reload_mid_item_keeps_the_sign_in_the_item_and_the_half_done_form(ser
     shown = workflow.current_item(project, "ann12", "memory_verify")
     segment(page, "Reject").click()
     settle(page)
+    choose(page, "Reason", "too generic")
     page.get_by_role("button", name="Add a missing memory").click()
     settle(page)
     page.get_by_label("Value").last.fill("Travels to Porto in June")
@@ -414,7 +417,8 @@ def test_a_reload_mid_item_keeps_the_sign_in_the_item_and_the_half_done_form(ser
     next_item(page, "Memory verification", finish)
     [ev] = events(project, "ann12", "memory_verify")
     assert ev.event_id == shown.event_id and ev.comment == "one candidate is about the assistant"
-    assert ev.values["decisions"][0]["decision"] == "reject"
+    assert ev.values["decisions"][0] == {"key": ev.values["decisions"][0]["key"], "decision": "reject",
+                                         "reason": "too_generic"}  # fmt: skip
     assert [m["value"] for m in ev.values["added"]] == ["Travels to Porto in June"]
     assert project.store.drafts.draft("ann12", shown.task.task_id) is None
 
