@@ -86,6 +86,8 @@ def _next_version() -> str:
 
 found = releases(project.releases_dir)
 latest = found[-1] if found else None
+
+
 def _cut() -> None:
     """*Cut release* (a callback: it runs before the form is drawn again). After a cut the form is
     empty again (no tick, no override reason carried into the next manifest) and the version is the
