@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import krippendorff
 import numpy as np
 import pytest
@@ -149,3 +151,12 @@ def test_bootstrap_handles_ordinal_and_continuous_values():
     ranks = np.clip(np.round(data + 2), 0, 4)
     low, high, _ = bootstrap_alpha(ranks, "ordinal", 300, seed=0)
     assert low < krippendorff_alpha(ranks, "ordinal") < high
+
+
+def test_alpha_is_undefined_without_a_warning_when_the_paired_units_hold_one_value():
+    # "yes" three times in the one unit with two ratings; "no" only in a unit rated once (a declared
+    # multi_label question answered by one annotator): α is undefined, said as NaN, not a division warning.
+    matrix = np.array([[1.0, 0.0], [1.0, np.nan], [1.0, np.nan]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert np.isnan(krippendorff_alpha(matrix, "nominal"))

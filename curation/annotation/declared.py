@@ -438,9 +438,14 @@ title = "Does the response follow the user's preferences?"
 # guidelines = "guidelines/{name}.md"  # optional: else guidelines are made from the questions
 
 [[fields]]                            # what the annotator sees, read from each item line
+name = "history"
+type = "chat"                         # text | chat (a list of {{role, content}}) | list (of strings)
+title = "The conversation so far"
+
+[[fields]]
 name = "preferences"
-type = "list"                         # text | chat (a list of {{role, content}}) | list (of strings)
-title = "The user's preferences"
+type = "list"
+title = "What the user prefers"
 
 [[fields]]
 name = "response"
@@ -451,12 +456,12 @@ title = "The model's response"
 name = "follows"
 type = "rating"                       # label | multi_label | rating | ranking | text
 values = [1, 2, 3, 4, 5]              # ascending integers: digits 1-9 choose them in the app
-title = "How well does the response follow the preferences?"
+title = "How well does the response follow the user's preferences?"
 
 [[questions]]
 name = "problems"
 type = "multi_label"
-labels = ["ignores a preference", "contradicts a preference", "off topic"]
+labels = ["ignores a preference", "contradicts a preference", "does not answer the request"]
 title = "What is wrong with it?"
 required = false                      # default true
 

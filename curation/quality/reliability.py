@@ -53,12 +53,13 @@ def value_counts(matrix) -> tuple[np.ndarray, np.ndarray]:
 
 # -- Krippendorff's alpha -----------------------------------------------------------------------------
 def krippendorff_alpha(matrix, level: Level) -> float:
-    """Krippendorff's α (the ``krippendorff`` package); ``NaN`` when fewer than two values occur or no
-    unit has two ratings (α is undefined there)."""
+    """Krippendorff's α (the ``krippendorff`` package); ``NaN`` when fewer than two values occur in the
+    units with two ratings, or no unit has two (α is undefined there)."""
     _check_level(level)
     m = as_matrix(matrix)
     _, counts = value_counts(m)
-    if counts.shape[1] < 2 or not (counts.sum(axis=1) >= 2).any():
+    pairable = counts[counts.sum(axis=1) >= 2]
+    if (pairable.sum(axis=0) > 0).sum() < 2:
         return float("nan")
     return float(krippendorff.alpha(reliability_data=m, level_of_measurement=level))
 

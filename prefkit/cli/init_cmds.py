@@ -29,4 +29,5 @@ def init(path: str, name: str | None, database: str | None) -> None:
     click.echo(f"  config      {project.root / 'prefkit.toml'}")
     click.echo(f"  database    {redact(project.database)}")
     click.echo(f"  guidelines  {project.guidelines_dir}")
+    click.echo(f"  kinds       {project.root / 'kinds'}  (your own task kinds: prefkit kinds new NAME)")
     project.close()
