@@ -433,7 +433,7 @@ def pin_conflict(pinned: dict[str, Any], kind: DeclaredKind, store: ProjectStore
 EXAMPLE = """# A task kind of this project: prefkit builds the app's form, the Label Studio config, agreement,
 # decisions and the release configs {name} and {name}_unverified from it. Check it with
 # `prefkit kinds check`; add items with `prefkit tasks import --kind {name} items.jsonl`.
-name = "{name}"                       # equal to the file's name
+name = "{name}"  # equal to the file's name
 title = "Does the response follow the user's preferences?"
 # guidelines = "guidelines/{name}.md"  # optional: else guidelines are made from the questions
 
