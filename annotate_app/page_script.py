@@ -218,8 +218,9 @@ def theme_switch(where: Any) -> None:
     pins it for this browser. The click is handled in the page (:data:`_JS`): the choice is stored
     in this browser and the page reloads in it, so no run of the app is spent on it."""
     chosen = st.context.cookies.get(THEME_COOKIE)
-    where.segmented_control("Theme", THEMES, key=THEME_KEY, required=True,
-                            default=chosen if chosen in THEMES else THEMES[0])  # fmt: skip
+    where.segmented_control(
+        "Theme", THEMES, key=THEME_KEY, required=True, default=chosen if chosen in THEMES else THEMES[0]
+    )
 
 
 def sections() -> list[tuple[str, list[tuple[str, str]]]]:

@@ -82,8 +82,9 @@ def public_rows(
     task, inp = track[:5], row["input"]
     head = {"benchmark_id": row["benchmark_id"], "task": task}
     ids = {"session_id": row["session_id"], "canonical_id": row["canonical_id"]}
-    dialogue = _turns(inp.get("dialogue") or inp.get("old_dialogue") or inp.get("dialogue_history")) or dialogue_of(
-        row["session_id"])  # fmt: skip
+    dialogue = _turns(
+        inp.get("dialogue") or inp.get("old_dialogue") or inp.get("dialogue_history")
+    ) or dialogue_of(row["session_id"])
     meta = {"session_id": row["session_id"]}
     model: dict[str, Any]
     ref: dict[str, Any]

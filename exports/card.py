@@ -465,7 +465,7 @@ def _assisted(assist: dict[str, Any] | None) -> list[str]:
                 "α (human vs human)",
                 "anchoring rate",
             ],
-        ),  # fmt: skip
+        ),
         "",
     ]
     for k, ka in report.kinds.items():

@@ -24,14 +24,9 @@ from pydantic import ValidationError
 if TYPE_CHECKING:
     from prefkit.curation.store import InstanceLink, ProjectStore
 
-CUPID_COLUMNS = (
-    "persona_id",
-    "instance_type",
-    "current_request",
-    "current_context_factor",
-    "current_contextual_preference",
-    "current_checklist",
-    "prior_interactions",
+CUPID_COLUMNS = tuple(
+    """persona_id instance_type current_request current_context_factor current_contextual_preference
+    current_checklist prior_interactions""".split()
 )
 
 

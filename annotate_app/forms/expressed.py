@@ -196,10 +196,11 @@ def checklist(task, prefix: str, comment: bool = True) -> None:
     for i, question in enumerate(p["checklist"]):
         with st.container(border=True):
             st.markdown(  # heading, state and the checklist item in one element
-                f"**Item {i + 1}** · " + _status(prefix, i)
+                f"**Item {i + 1}** · "
+                + _status(prefix, i)
                 + "\n\n:small[:gray[Checklist item (what a reply that honours the preference does):]]\n\n"
                 + md_escape(question)
-            )  # fmt: skip
+            )
             screen.row_problem(prefix, f"item{i}")  # why a submit stopped, at this item
             st.radio(QUESTION, CHOICES, key=f"{prefix}:exp:{i}", horizontal=True,
                      on_change=_answered, args=(prefix, n, i))  # fmt: skip

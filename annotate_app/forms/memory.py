@@ -307,8 +307,9 @@ def render(project: Project, user: str, item: workflow.ShownItem) -> None:
             candidates(task, prefix, helped)
         st.text_input("Comment (optional)", key=f"{prefix}:comment")
     # under both panes (stacked in a narrow window), kept in the window: the decision's key and Submit
-    ui.action_bar(item).button("Accept all undecided", shortcut="A", key=f"{prefix}:acc",
-                               on_click=_accept_rest, args=(prefix, keys))  # fmt: skip
+    ui.action_bar(item).button(
+        "Accept all undecided", shortcut="A", key=f"{prefix}:acc", on_click=_accept_rest, args=(prefix, keys)
+    )
     ui.submit_button(user, item, prefix, lambda: _read(task, prefix))
 
 

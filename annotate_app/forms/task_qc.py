@@ -99,8 +99,9 @@ def _keys(prefix: str) -> None:
     hidden = st.container(key=f"{KEYS}{prefix}")
     choices = [("leakage", v, t) for v, t in LEAKAGE] + [("answer", v, t) for v, t in ANSWER]
     for n, (field, value, title) in enumerate(choices, start=1):
-        hidden.button(title, shortcut=str(n), key=f"{prefix}:k{n}", on_click=_choose,
-                      args=(prefix, field, value))  # fmt: skip
+        hidden.button(
+            title, shortcut=str(n), key=f"{prefix}:k{n}", on_click=_choose, args=(prefix, field, value)
+        )
 
 
 def render(project: Project, user: str, shown: workflow.ShownItem) -> None:

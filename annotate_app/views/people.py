@@ -63,8 +63,9 @@ def _access_form() -> None:
     c1, c2, c3 = st.columns([3, 1, 1], vertical_alignment="bottom")
     who = c1.selectbox("Account to disable or enable", names, key="people_access_who")
     if c2.button("Disable", key="people_disable"):
-        console.act(lambda: people.disable(project, me, who),
-                    lambda n: f"Disabled {who}; {n} open session(s) ended")  # fmt: skip
+        console.act(
+            lambda: people.disable(project, me, who), lambda n: f"Disabled {who}; {n} open session(s) ended"
+        )
     if c3.button("Enable", key="people_enable"):
         console.act(lambda: people.enable(project, me, who), lambda _: f"Enabled {who}")
     st.caption("A disabled account cannot sign in and its open sessions end; its labels stay.")

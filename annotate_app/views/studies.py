@@ -90,8 +90,9 @@ def _create_form() -> None:
         kind = c2.selectbox("Task kind", list(ui.KIND_TITLES), format_func=lambda k: ui.KIND_TITLES[k],
                             key="study_create_kind")  # fmt: skip
         batch = c3.text_input("Batch", value="default", key="study_create_batch")
-        items = c1.number_input("Items per participant", min_value=1, max_value=1000, value=20,
-                                key="study_create_items")  # fmt: skip
+        items = c1.number_input(
+            "Items per participant", min_value=1, max_value=1000, value=20, key="study_create_items"
+        )
         gold = c2.number_input("Gold share (attention checks)", min_value=0.0, max_value=0.95, value=0.2,
                                step=0.05, key="study_create_gold")  # fmt: skip
         below = c3.number_input("Screened out below (gold accuracy)", min_value=0.0, max_value=1.0,
@@ -99,10 +100,12 @@ def _create_form() -> None:
         done_code = c1.text_input("Completion code", key="study_create_code")
         out_code = c2.text_input("Screened-out code", key="study_create_out")
         limit = c3.number_input("Time limit (minutes)", min_value=1.0, value=60.0, key="study_create_limit")
-        reward = c1.number_input("Reward per approved submission", min_value=0.0, value=0.0, step=0.25,
-                                 key="study_create_reward")  # fmt: skip
-        bonus = c2.number_input("Bonus per agreed item", min_value=0.0, value=0.0, step=0.01,
-                                key="study_create_bonus")  # fmt: skip
+        reward = c1.number_input(
+            "Reward per approved submission", min_value=0.0, value=0.0, step=0.25, key="study_create_reward"
+        )
+        bonus = c2.number_input(
+            "Bonus per agreed item", min_value=0.0, value=0.0, step=0.01, key="study_create_bonus"
+        )
         scale = c3.selectbox("Bonus scale", ["reliability", "flat"], key="study_create_scale")
         places = c1.number_input("Places (0: no limit)", min_value=0, value=0, key="study_create_places")
         base = st.text_input("Base URL (where participants reach this app)", value="http://localhost:8501",

@@ -50,20 +50,9 @@ from pydantic import ValidationError
 if TYPE_CHECKING:
     from prefkit.curation.store import ProjectStore
 
-COLUMNS = (
-    "annotator",
-    "task_kind",
-    "item_id",
-    "values",
-    "time_spent_s",
-    "timestamp",
-    "action",
-    "comment",
-    "judge",
-    "assist_arm",
-    "suggestion_id",
-    "event_id",
-    "guidelines_version",
+COLUMNS = tuple(
+    """annotator task_kind item_id values time_spent_s timestamp action comment judge assist_arm
+    suggestion_id event_id guidelines_version""".split()
 )
 ARMS = ("assisted", "control")
 REQUIRED = ("annotator", "task_kind", "item_id", "timestamp")

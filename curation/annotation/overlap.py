@@ -100,7 +100,7 @@ class Snapshot:
                     }
                     for name, f in self.fields.items()
                 },
-            }  # fmt: skip
+            }
         )
 
     @classmethod
@@ -159,7 +159,7 @@ def refresh(
         {
             name: {"classes": fm.classes, "priors": fm.priors, "confusion": fm.confusion}
             for name, fm in model.fields.items()
-        },  # fmt: skip
+        },
         model.gold_labels,
     )
     store.set_meta(snapshot_key(kind), snap.dumps())

@@ -255,20 +255,9 @@ def _rows(
 
 
 #: The statistics of a row (:func:`reliability_row`), all None on a row of a question not measured.
-_STATS = (
-    "level",
-    "n_units",
-    "n_labels",
-    "n_raters",
-    "alpha",
-    "ci_low",
-    "ci_high",
-    "p_below_min",
-    "alpha_min",
-    "ac1",
-    "percent_agreement",
-    "mean_pairwise_kappa",
-    "ci_method",
+_STATS = tuple(
+    """level n_units n_labels n_raters alpha ci_low ci_high p_below_min alpha_min ac1
+    percent_agreement mean_pairwise_kappa ci_method""".split()
 )
 
 

@@ -335,5 +335,5 @@ def cost_report(store: ProjectStore, annotation: AnnotationSection) -> CostRepor
                 r.totals["cost_per_verified_item"],
             )
             for r in study_reports(store)
-        ],  # fmt: skip
+        ],
     )

@@ -177,9 +177,10 @@ class Accounts(StoreArea):
         digest = _hasher.hash(password)
         with self.write() as conn:
             changed = conn.execute(
-                update(u).where(u.c.username == row["username"], u.c.password_temporary.is_(True))
+                update(u)
+                .where(u.c.username == row["username"], u.c.password_temporary.is_(True))
                 .values(password_hash=digest, password_temporary=False)
-            ).rowcount  # fmt: skip
+            ).rowcount
             if not changed:  # replaced meanwhile in another tab
                 raise StoreError("the password you were given was replaced already")
             conn.execute(log.insert(), {"username": row["username"], "client": "self", "outcome": "password",

@@ -67,6 +67,6 @@ class Audit(StoreArea):
                     r["action"],
                     r["target"],
                     self.core.loads(r["detail_json"]) or {},
-                )  # fmt: skip
+                )
                 for r in conn.execute(q).mappings()
             ]

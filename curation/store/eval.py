@@ -15,19 +15,9 @@ from prefkit.curation.store.engine import StoreArea, StoreError
 from prefkit.schemas.common import utcnow
 from sqlalchemy import select
 
-RUN_COLUMNS = (
-    "run_id",
-    "benchmark",
-    "task",
-    "model",
-    "judge_model",
-    "backend",
-    "offline",
-    "release_dir",
-    "release_name",
-    "release_version",
-    "release_digest",
-    "config_name",
+RUN_COLUMNS = tuple(
+    """run_id benchmark task model judge_model backend offline release_dir release_name
+    release_version release_digest config_name""".split()
 )
 
 

@@ -19,20 +19,9 @@ from prefkit.schemas.curation import Adjudication, AnnotationTask, LabelEvent
 from sqlalchemy import ColumnElement, func, select, update
 
 # The tasks table's columns in the order ``Labels._task_tuple`` gives them.
-TASK_COLUMNS = (
-    "task_id",
-    "kind",
-    "item_ref",
-    "payload_json",
-    "batch_id",
-    "overlap",
-    "is_gold",
-    "gold_answer_json",
-    "schema_version",
-    "created_at",
-    "overlap_min",
-    "overlap_max",
-    "audit",
+TASK_COLUMNS = tuple(
+    """task_id kind item_ref payload_json batch_id overlap is_gold gold_answer_json schema_version
+    created_at overlap_min overlap_max audit""".split()
 )
 
 #: Actions that finish an assignment (a withdraw does not: it only removes a label).

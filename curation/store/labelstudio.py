@@ -277,15 +277,7 @@ class LabelStudio(StoreArea):
     def _map_stmt(self):
         stmt = self.insert_stmt("ls_annotations")
         a = self.t["ls_annotations"]
-        columns = (
-            "ls_project_id",
-            "task_id",
-            "annotator",
-            "event_id",
-            "updated_at",
-            "withdrawn",
-            "pulled_at",
-        )
+        columns = tuple("ls_project_id task_id annotator event_id updated_at withdrawn pulled_at".split())
         return stmt.on_conflict_do_update(
             index_elements=["url", "ls_annotation_id"],
             set_={c: stmt.excluded[c] for c in columns},

@@ -214,17 +214,8 @@ class LLM(StoreArea):
         l, new = self.t["llm_ledger"], stmt.excluded  # noqa: E741
         updated = {
             c: new[c]
-            for c in (
-                "model",
-                "status",
-                "error",
-                "from_cache",
-                "updated_at",
-                "prompt_tokens",
-                "completion_tokens",
-                "cached_tokens",
-                "cost_usd",
-            )
+            for c in """model status error from_cache updated_at prompt_tokens completion_tokens
+                cached_tokens cost_usd""".split()
         }
         return stmt.on_conflict_do_update(
             index_elements=["stage", "item", "key"], set_={**updated, "attempts": l.c.attempts + 1}

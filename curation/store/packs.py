@@ -38,15 +38,9 @@ if TYPE_CHECKING:
 DIALOGUE_BATCH = ("dialogue_id", "meta", "n_turns")
 #: The columns of a typed link batch for :meth:`BulkDialogues.link_packs`, in order.
 LINK_BATCH = ("dialogue_id", "part", "pack_id")
-DIALOGUE_COLUMNS = (
-    "dialogue_id",
-    "origin",
-    "meta_json",
-    "needs_reverification",
-    "schema_version",
-    "source_id",
-    "provenance_id",
-    "created_at",
+DIALOGUE_COLUMNS = tuple(
+    """dialogue_id origin meta_json needs_reverification schema_version source_id provenance_id
+    created_at""".split()
 )
 #: SQLite page cache of a bulk import's connection while it writes (KiB).
 BULK_CACHE_KIB = 65_536

@@ -196,6 +196,6 @@ class Progress(StoreArea):
                     int(r["gold"]),
                     int(r["assigned"] or 0),
                     int(r["complete"] or 0),
-                )  # fmt: skip
+                )
                 for r in conn.execute(q).mappings()
             ]

@@ -123,6 +123,6 @@ class Sessions(StoreArea):
                     r["created_at"],
                     r["expires_at"],
                     r["revoked_at"],
-                )  # fmt: skip
+                )
                 for r in conn.execute(q).mappings()
             ]

@@ -244,7 +244,7 @@ class Submits(StoreArea):
                 func.max(t.c.overlap),
                 func.min(t.c.overlap_min),
                 func.max(t.c.overlap_max),
-            )  # fmt: skip
+            )
             .group_by(t.c.kind, t.c.batch_id)
             .order_by(t.c.kind, t.c.batch_id)
         )

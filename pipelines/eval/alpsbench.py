@@ -338,8 +338,9 @@ def judge_request(row: AlpsRow, pred: dict[str, Any]) -> LLMRequest:
         "answer": str(pred.get("answer") or ""),
         "used": str(pred.get("used_memory_fact") or ""),
     }
-    return build_request(f"{STAGE}.judge_task4", row.key, "judge", "alps_judge_task4", ScoredAnswer, ctx,
-                         max_tokens=200)  # fmt: skip
+    return build_request(
+        f"{STAGE}.judge_task4", row.key, "judge", "alps_judge_task4", ScoredAnswer, ctx, max_tokens=200
+    )
 
 
 def run_model(layer, rows: Mapping[str, AlpsRow], task: str) -> dict[str, dict[str, Any]]:

@@ -180,8 +180,9 @@ def run_model(layer, steps_: Steps, instances: Mapping[CupidKey, BenchmarkInstan
     keys = sorted(instances)
     make = steps_.infer if task == "inference" else steps_.generate
     out: dict[CupidKey, CupidPrediction] = {}
-    for key, r in zip(keys, layer.run([make(k, instances[k], oracle) for k in keys], desc=f"{STAGE}.{task}"),
-                      strict=True):  # fmt: skip
+    for key, r in zip(
+        keys, layer.run([make(k, instances[k], oracle) for k in keys], desc=f"{STAGE}.{task}"), strict=True
+    ):
         head = {"persona_id": key[0], "instance_type": key[1]}
         if not r.ok:
             out[key] = CupidPrediction(**head, error=_failure(r))

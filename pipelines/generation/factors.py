@@ -16,30 +16,7 @@ from prefkit.pipelines.llm.types import LLMRequest
 from prefkit.schemas.common import content_hash
 from prefkit.schemas.generation import ContextFactor, Persona
 
-STOPWORDS = frozenset(
-    [
-        "a",
-        "an",
-        "the",
-        "of",
-        "and",
-        "or",
-        "for",
-        "to",
-        "in",
-        "on",
-        "at",
-        "with",
-        "my",
-        "our",
-        "your",
-        "by",
-        "from",
-        "is",
-        "are",
-        "be",
-    ]
-)
+STOPWORDS = frozenset("a an the of and or for to in on at with my our your by from is are be".split())
 
 
 def words(text: str) -> set[str]:

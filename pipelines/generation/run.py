@@ -423,15 +423,7 @@ class RepairReport:
     def as_dict(self) -> dict[str, Any]:
         return {
             k: getattr(self, k)
-            for k in (
-                "round",
-                "repaired",
-                "failed",
-                "queued",
-                "waiting_instances",
-                "verified_instances",
-                "previous",
-            )
+            for k in "round repaired failed queued waiting_instances verified_instances previous".split()
         }
 
 

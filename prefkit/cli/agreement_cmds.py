@@ -14,16 +14,8 @@ _TABLE = ["task_kind", "field", "comparison", "judge", "n_units", "n_raters", "a
           "percent_agreement", "mean_pairwise_kappa"]  # fmt: skip
 
 
-_ANNOTATOR_TABLE = [
-    "annotator",
-    "task_kind",
-    "n_labels",
-    "loo_agreement",
-    "gold_accuracy",
-    "mean_time_s",
-    "reliability",
-    "outlier_reason",
-]
+_ANNOTATOR_TABLE = """annotator task_kind n_labels loo_agreement gold_accuracy mean_time_s reliability
+    outlier_reason""".split()
 
 
 def _fmt(value) -> str | None:

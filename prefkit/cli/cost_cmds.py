@@ -28,7 +28,7 @@ def cost_lines(report: CostReport) -> None:
                 "usd": f"{s.cost_usd:.4f}",
             }
             for s in report.stages
-        ]  # fmt: skip
+        ]
     )
     click.echo("")
     click.echo(f"Annotator time per task kind (an item counts at most {report.time_cap_s:g} s):")
@@ -43,7 +43,7 @@ def cost_lines(report: CostReport) -> None:
                 "untimed": t.untimed,
             }
             for t in report.times
-        ]  # fmt: skip
+        ]
     )
     click.echo("")
     click.echo("Per verified unit:")
@@ -60,7 +60,7 @@ def cost_lines(report: CostReport) -> None:
                 "kind": v.kind,
             }
             for v in report.verified
-        ]  # fmt: skip
+        ]
     )
     if report.studies:
         click.echo("")
@@ -80,7 +80,7 @@ def cost_lines(report: CostReport) -> None:
                     else f"{s.currency} {s.cost_per_verified_item:.4f}",
                 }
                 for s in report.studies
-            ]  # fmt: skip
+            ]
         )
     click.echo("")
     until = report.paced_until or "no finished item yet"
@@ -98,7 +98,7 @@ def cost_lines(report: CostReport) -> None:
                 "days_left": _n(f.days_left, 1),
             }
             for f in report.forecast
-        ]  # fmt: skip
+        ]
     )
 
 

@@ -159,7 +159,7 @@ def _report_lines(report: StudyReport) -> None:
                 "reason": r.reason,
             }
             for r in report.participants
-        ]  # fmt: skip
+        ]
     )
     t, cur = report.totals, report.currency
     per = "—" if t["cost_per_verified_item"] is None else f"{cur} {t['cost_per_verified_item']:.4f}"

@@ -39,51 +39,31 @@ CUPID_PROTOCOLS = ["cupid-official", "cupid-prefmatcher", "prefkit"]
 ALPS_PROTOCOLS = ["alpsbench-public", "alpsbench-paper", "prefkit"]
 
 
-OFFICIAL_INFERENCE = [
-    "task",
-    "group",
-    "n_instances",
-    "n_counted",
-    "n_model_failed",
-    "n_judge_failed",
-    "n_context_length",
-    "n_empty",
-    "gold_items",
-    "inferred_items",
-    "precision",
-    "recall",
-    "f1",
-]
+OFFICIAL_INFERENCE = """task group n_instances n_counted n_model_failed n_judge_failed n_context_length n_empty
+    gold_items inferred_items precision recall f1""".split()
 
 
-OFFICIAL_GENERATION = [
-    "task",
-    "group",
-    "n_instances",
-    "n_counted",
-    "n_model_failed",
-    "n_judge_failed",
-    "mean",
-]
+OFFICIAL_GENERATION = "task group n_instances n_counted n_model_failed n_judge_failed mean".split()
 
 
 PUBLIC_ALPS = ["task", "group", "n_rows", "n_failed", "main_metric", "main_score", "main_score_strict"]
 
 
+#: The columns of each table a result prints, by its task.
 TABLES = {
-    "inference": ["task", "group", "n_instances", "n_inferred", "n_empty", "n_failed", "gold_items",
-                  "inferred_items", "precision", "recall", "f1"],
-    "inference_strict": OFFICIAL_INFERENCE,
-    "generation": ["task", "group", "n_instances", "n_scored", "n_failed", "n_missing", "mean"],
-    "generation_strict": OFFICIAL_GENERATION,
-    "pair_threshold": ["task", "group", "threshold", "n_rejected", "matched_rejected", "false_match_rate",
-                       "n_accepted", "missed_accepted", "miss_rate"],
-    "task1": ["task", "group", "n_rows", "n_missing", "n_failed", "n_pred", "n_gold", "matched", "precision",
-              "recall", "f1", "mean_pair_score"],
-    "task2": ["task", "group", "n_rows", "n_gold", "correct", "accuracy", "matched", "precision", "recall", "f1"],
-    "task3": ["task", "group", "n_rows", "n_missing", "n_failed", "correct", "accuracy"],
-    "task4": ["task", "group", "n_rows", "n_missing", "n_failed", "n_scored", "mean_score", "fact_match_rate"],
-}  # fmt: skip
+    task: columns.split()
+    for task, columns in {
+        "inference": "task group n_instances n_inferred n_empty n_failed gold_items inferred_items precision "
+        "recall f1",
+        "generation": "task group n_instances n_scored n_failed n_missing mean",
+        "pair_threshold": "task group threshold n_rejected matched_rejected false_match_rate n_accepted "
+        "missed_accepted miss_rate",
+        "task1": "task group n_rows n_missing n_failed n_pred n_gold matched precision recall f1 mean_pair_score",
+        "task2": "task group n_rows n_gold correct accuracy matched precision recall f1",
+        "task3": "task group n_rows n_missing n_failed correct accuracy",
+        "task4": "task group n_rows n_missing n_failed n_scored mean_score fact_match_rate",
+    }.items()
+} | {"inference_strict": OFFICIAL_INFERENCE, "generation_strict": OFFICIAL_GENERATION}
 
 
 @click.group("eval")
@@ -125,8 +105,9 @@ def _cupid_requests(layer, instances, options):
     """The requests a CUPID run would make (answers not known yet: the gold stands in for them)."""
     if options.protocol == "prefkit":
         return cupid_mod.estimate_requests(instances, options)
-    steps = cupid_protocol.Steps(load_prompts(options.prompts, cupid_protocol.steps(options.task, options.protocol)),
-                                 options.protocol)  # fmt: skip
+    steps = cupid_protocol.Steps(
+        load_prompts(options.prompts, cupid_protocol.steps(options.task, options.protocol)), options.protocol
+    )
     return cupid_protocol.estimate_requests(steps, instances, options.task, options.oracle)
 
 
@@ -370,18 +351,7 @@ def eval_list(project: Project, protocol, as_json) -> None:
             }
             for r in runs
         ],
-        [
-            "run_id",
-            "benchmark",
-            "protocol",
-            "task",
-            "model",
-            "judge_model",
-            "backend",
-            "release",
-            "config_name",
-            "status",
-        ],
+        "run_id benchmark protocol task model judge_model backend release config_name status".split(),
     )
 
 
