@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 from declaredkind import ANSWERS, DECIDED, ITEMS, NAME, TOML, declare, label_rows, write_items
 from prefkit.cli import cli
-from prefkit.curation.annotation import work
+from prefkit.curation.annotation import work, workflow
 from prefkit.curation.annotation.declared import use_project_kinds
 from prefkit.curation.annotation.labels_io import import_labels
 from prefkit.curation.annotation.task_admin import TaskFileError
@@ -252,3 +252,62 @@ def test_release_settings_accept_the_declared_name(tmp_path):
     (project.root / "kinds" / f"{NAME}.toml").unlink()
     with pytest.raises(ConfigError, match=f"unknown config '{NAME}'"):
         Project(project.root).config  # noqa: B018
+
+
+def test_the_declaration_is_pinned_in_the_first_labels_transaction_on_each_backend(any_project, tmp_path):
+    project = any_project
+    declare(project.root)
+    use_project_kinds(project.root, project.store)
+    work.create(project, "t", NAME, overlap="2", items=write_items(tmp_path / "items.jsonl"))
+    project.store.accounts.add_user("ann1", "annotator", "a-long-password")
+    assert project.store.labels.kind_declarations() == {}  # items alone pin nothing
+    item = workflow.current_item(project, "ann1", NAME)
+    workflow.submit(project, "ann1", item, ANSWERS["ann1"][item.task.item_ref])
+    pinned = project.store.labels.kind_declarations()[NAME]
+    assert pinned == get_kind(NAME).declaration.model_dump(mode="json")
+    path = project.root / "kinds" / f"{NAME}.toml"
+    path.write_text(
+        TOML + '[[questions]]\nname = "later"\ntype = "text"\nrequired = false\n', encoding="utf-8"
+    )
+    assert use_project_kinds(project.root, project.store) == {}
+    item = workflow.current_item(project, "ann1", NAME)
+    workflow.submit(project, "ann1", item, {**ANSWERS["ann1"][item.task.item_ref], "later": "added"})
+    assert project.store.labels.kind_declarations()[NAME] == pinned  # the first label's, kept
+
+
+def test_an_ordinal_label_question_is_measured_as_ordinal_in_the_order_of_its_labels(project):
+    (project.root / "kinds" / f"{NAME}.toml").write_text(
+        TOML.replace('labels = ["A", "B", "tie"]', 'labels = ["A", "tie", "B"]\nordinal = true'),
+        encoding="utf-8",
+    )
+    use_project_kinds(project.root)
+    spec = get_kind(NAME).field("better")
+    assert (spec.level, spec.choices) == ("ordinal", ("A", "tie", "B"))
+    assert [f.name for f in get_kind(NAME).fields] == ["better", "strength", "tags:x", "tags:y", "order"]
+
+
+def test_labels_export_and_import_back_write_nothing_new(project, tmp_path):
+    _labelled(project, tmp_path)
+    out = tmp_path / "out.jsonl"
+    result = CliRunner().invoke(cli, ["labels", "export", str(out), "--kind", NAME, "-p", str(project.root)])
+    assert result.exit_code == 0, result.output
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert len(rows) == 6 and {(r["task_kind"], r["item_id"]) for r in rows} == {(NAME, "i1"), (NAME, "i2")}
+    again = CliRunner().invoke(cli, ["labels", "import", str(out), "-p", str(project.root)])
+    assert again.exit_code == 0 and "0 new event(s)" in again.output
+
+
+def test_adaptive_overlap_gives_an_uncertain_item_one_more_annotator(project, tmp_path):
+    declare(project.root)
+    use_project_kinds(project.root, project.store)
+    work.create(project, "t", NAME, overlap="2..3", items=write_items(tmp_path / "items.jsonl"))
+    for who in ("ann1", "ann2"):
+        project.store.accounts.add_user(who, "annotator", "a-long-password")
+    regular = [t for t in project.store.labels.tasks(kind=NAME) if not t.audit]
+    assert regular, "at least one item is not an audit item"
+    target = regular[0]
+    for who, better in (("ann1", "A"), ("ann2", "B")):
+        while (item := workflow.current_item(project, who, NAME)).task.task_id != target.task_id:
+            workflow.skip(project, who, item, "cannot judge")
+        workflow.submit(project, who, item, {"better": better, "strength": 1, "order": ["m1", "m2", "m3"]})
+    assert project.store.labels.task(target.task_id).overlap == 3
