@@ -20,42 +20,19 @@ OBSERVED_TIME_SCOPES = ("recent", "past", "current", "past_only", "future", "pro
 _LABEL_RE = re.compile(r"^(UNMAPPED|[A-Za-z][A-Za-z0-9_'\-]*(/[A-Za-z][A-Za-z0-9_'\-]*)*)$")
 
 #: Top-level taxonomy with the leaves seen in the AlpsBench gold; the app offers these as choices.
-TAXONOMY: tuple[str, ...] = (
-    "Constraints_and_Boundaries/Disliked_Topics",
-    "Constraints_and_Boundaries/Do_Not_Remember",
-    "Constraints_and_Boundaries/Sensitive_Topics",
-    "Personal_Background/Education",
-    "Personal_Background/Family",
-    "Personal_Background/Identity",
-    "Personal_Background/Location",
-    "Personal_Background/Occupation",
-    "Plans/Commitments",
-    "Plans/Schedule",
-    "Possessions/Car",
-    "Possessions/Important_Items",
-    "Possessions/Pet",
-    "Preferences/Communication_Format",
-    "Preferences/Entertainment",
-    "Preferences/Food",
-    "Preferences/Interaction_Preferences",
-    "Preferences/Music",
-    "Preferences/Reading",
-    "Preferences/Shopping",
-    "Preferences/Sports",
-    "Preferences/Travel_Mode",
-    "Social_Relationships/Colleagues",
-    "Social_Relationships/Family",
-    "Social_Relationships/Friends",
-    "Social_Relationships/Partners",
-    "States_Experiences/Mental_State",
-    "States_Experiences/Past_Experience",
-    "States_Experiences/Physical_State",
-    "Thoughts/Curiosity",
-    "Thoughts/Goals/Long_Term",
-    "Thoughts/Goals/Short_Term",
-    "Thoughts/Opinions/Negative",
-    "Thoughts/Opinions/Positive",
-    "UNMAPPED",
+TAXONOMY: tuple[str, ...] = tuple(
+    """Constraints_and_Boundaries/Disliked_Topics Constraints_and_Boundaries/Do_Not_Remember
+    Constraints_and_Boundaries/Sensitive_Topics Personal_Background/Education
+    Personal_Background/Family Personal_Background/Identity Personal_Background/Location
+    Personal_Background/Occupation Plans/Commitments Plans/Schedule Possessions/Car
+    Possessions/Important_Items Possessions/Pet Preferences/Communication_Format
+    Preferences/Entertainment Preferences/Food Preferences/Interaction_Preferences
+    Preferences/Music Preferences/Reading Preferences/Shopping Preferences/Sports
+    Preferences/Travel_Mode Social_Relationships/Colleagues Social_Relationships/Family
+    Social_Relationships/Friends Social_Relationships/Partners States_Experiences/Mental_State
+    States_Experiences/Past_Experience States_Experiences/Physical_State Thoughts/Curiosity
+    Thoughts/Goals/Long_Term Thoughts/Goals/Short_Term Thoughts/Opinions/Negative
+    Thoughts/Opinions/Positive UNMAPPED""".split()
 )
 
 

@@ -43,15 +43,8 @@ TENTATIVE_ALPHA_MIN = 0.667
 #: builders, the gates and ``[release] configs`` all read it). A name ending in ``_*`` is a family:
 #: ``alpsbench_*`` is every AlpsBench track (``alpsbench_task1``, ``alpsbench_task1_gold``, ...,
 #: ``alpsbench_unverified``, ``alpsbench_packets``), named by the data.
-RELEASE_CONFIGS = (
-    "cupid",
-    "cupid_unverified",
-    "cupid_raw",
-    "alpsbench_*",
-    "labels",
-    "final_labels",
-    "matching",
-    "adjudications",
+RELEASE_CONFIGS = tuple(
+    "cupid cupid_unverified cupid_raw alpsbench_* labels final_labels matching adjudications".split()
 )
 #: Configs that publish the labels themselves: every task kind of the project decides them.
 LABEL_CONFIGS = ("labels", "final_labels", "adjudications")

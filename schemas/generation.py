@@ -12,17 +12,9 @@ from pydantic import Field, field_validator
 
 CAREER_LEVELS = ("entry", "mid", "senior")
 BIG_FIVE = ("openness", "conscientiousness", "extraversion", "agreeableness", "neuroticism")
-SCHWARTZ_VALUES = (
-    "self-direction",
-    "stimulation",
-    "hedonism",
-    "achievement",
-    "power",
-    "security",
-    "conformity",
-    "tradition",
-    "benevolence",
-    "universalism",
+SCHWARTZ_VALUES = tuple(
+    """self-direction stimulation hedonism achievement power security conformity tradition
+    benevolence universalism""".split()
 )
 DECISION_STYLES = ("rational", "intuitive", "dependent", "avoidant")  # Scott & Bruce (prefkit's default)
 #: CUPID's persona sampler draws from Rowe's four styles instead ([generation] decision_styles = "cupid").

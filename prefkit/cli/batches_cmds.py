@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 from prefkit.cli.args import project_option
-from prefkit.cli.common import echo_json, echo_table, json_option, shell_actor
+from prefkit.cli.common import echo_table, json_option, shell_actor
 from prefkit.curation.annotation import work
 from prefkit.curation.project import Project
 
@@ -23,10 +23,7 @@ def batches_list(project: Project, as_json: bool) -> None:
     Example: prefkit batches list
     """
     rows = project.store.labels.batches()
-    if as_json:
-        echo_json(rows)
-    else:
-        echo_table(rows, ["batch_id", "kinds", "status", "created_at"])
+    echo_table(rows, ["batch_id", "kinds", "status", "created_at"], as_json=as_json)
 
 
 @batches.command("open")

@@ -73,8 +73,12 @@ def echo_json(value: Any) -> None:
     click.echo(json.dumps(plain(value), indent=2, ensure_ascii=False, default=str))
 
 
-def echo_table(rows: list[Any], columns: list[str] | None = None) -> None:
-    """A plain aligned text table (no colours: output is often piped); rows are dicts or typed records."""
+def echo_table(rows: list[Any], columns: list[str] | None = None, as_json: bool = False) -> None:
+    """A plain aligned text table (no colours: output is often piped); rows are dicts or typed records.
+    With ``as_json`` (a command's ``--json``), the rows as JSON instead."""
+    if as_json:
+        echo_json(rows)
+        return
     if not rows:
         click.echo("(none)")
         return

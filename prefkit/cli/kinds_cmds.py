@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 from prefkit.cli.args import project_option
-from prefkit.cli.common import echo_json, echo_table, json_option
+from prefkit.cli.common import echo_table, json_option
 from prefkit.curation.annotation.declared import describe_kinds, new_declaration
 from prefkit.curation.project import Project
 
@@ -37,10 +37,7 @@ def kinds_list(project: Project, as_json: bool) -> None:
     Example: prefkit kinds list
     """
     rows, errors = describe_kinds(project.root, project.store)
-    if as_json:
-        echo_json(rows)
-    else:
-        echo_table(rows, ["kind", "from", "fields", "questions"])
+    echo_table(rows, ["kind", "from", "fields", "questions"], as_json=as_json)
     _fail(errors)
 
 

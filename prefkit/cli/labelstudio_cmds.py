@@ -136,7 +136,4 @@ def status_cmd(project: Project, url: str | None, as_json: bool) -> None:
     Example: prefkit labelstudio status --url http://127.0.0.1:8080
     """
     rows = status(project, url)
-    if as_json:
-        echo_json(rows)
-        return
-    echo_table(rows)
+    echo_table(rows, as_json=as_json)

@@ -57,7 +57,4 @@ def batches(project: Project, open_only: bool, as_json: bool) -> None:
         {**{k: v for k, v in plain(b).items() if k != "keys"}, "requests": len(b.keys)}
         for b in project.store.llm.batches(open_only=open_only)
     ]
-    if as_json:
-        echo_json(rows)
-        return
-    echo_table(rows, ["batch_id", "stage", "status", "requests", "endpoint", "created_at"])
+    echo_table(rows, ["batch_id", "stage", "status", "requests", "endpoint", "created_at"], as_json=as_json)

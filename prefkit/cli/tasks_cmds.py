@@ -100,10 +100,7 @@ def tasks_list(project: Project, kind: str | None, as_json: bool) -> None:
     Example: prefkit tasks list --kind memory_verify
     """
     rows = project.store.progress.task_summaries(kind)
-    if as_json:
-        echo_json(rows)
-    else:
-        echo_table(rows, ["kind", "batch_id", "tasks", "gold", "assigned", "complete"])
+    echo_table(rows, ["kind", "batch_id", "tasks", "gold", "assigned", "complete"], as_json=as_json)
 
 
 @tasks.command("export")

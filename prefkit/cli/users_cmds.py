@@ -7,7 +7,7 @@ import sys
 
 import click
 from prefkit.cli.args import project_option
-from prefkit.cli.common import echo_json, echo_table, json_option, shell_actor
+from prefkit.cli.common import echo_table, json_option, shell_actor
 from prefkit.cli.types import POSITIVE_INT
 from prefkit.curation.annotation import people
 from prefkit.curation.project import Project
@@ -62,10 +62,7 @@ def users_list(project: Project, as_json: bool) -> None:
     Example: prefkit users list --json
     """
     rows = project.store.accounts.users()
-    if as_json:
-        echo_json(rows)
-    else:
-        echo_table(rows, ["username", "role", "email", "active", "created_at"])
+    echo_table(rows, ["username", "role", "email", "active", "created_at"], as_json=as_json)
 
 
 @users.command("disable")
@@ -140,10 +137,7 @@ def users_sign_ins(project: Project, name: str | None, limit: int, as_json: bool
     Example: prefkit users sign-ins alice --limit 20
     """
     rows = project.store.accounts.sign_in_log(name, limit)
-    if as_json:
-        echo_json(rows)
-    else:
-        echo_table(rows, ["created_at", "username", "client", "outcome"])
+    echo_table(rows, ["created_at", "username", "client", "outcome"], as_json=as_json)
 
 
 @users.command("status")
@@ -156,10 +150,7 @@ def users_status(project: Project, as_json: bool) -> None:
     Example: prefkit users status
     """
     rows = people.people(project)
-    if as_json:
-        echo_json(rows)
-    else:
-        echo_table(rows, ["username", "role", "state", "last_sign_in", "failures", "email"])
+    echo_table(rows, ["username", "role", "state", "last_sign_in", "failures", "email"], as_json=as_json)
 
 
 @users.command("role")
