@@ -15,6 +15,7 @@ from prefkit.exports.writers import write_jsonl
 from prefkit.pipelines.eval import (
     CupidOptions,
     build_report,
+    contamination,
     cupid_protocol,
     eval_llm_config,
     export_predictions,
@@ -253,6 +254,65 @@ def eval_alpsbench(project: Project, release, task_number, split, config_name, p
                                Path(predictions) if predictions else None, limit,
                                Path(private) if private else None, protocol)  # fmt: skip
     _print_result(project, result, as_json)
+
+
+@eval_.command("contamination")
+@click.option(
+    "--release",
+    required=True,
+    type=SafePath(file_okay=False, exists=True),
+    help="Release directory (releases/X.Y.Z); only its public files are read.",
+)
+@click.option("--model", required=True, help="Model to test (the `assistant` role).")
+@click.option(
+    "--sample",
+    "n",
+    type=POSITIVE_INT,
+    default=50,
+    show_default=True,
+    help="Public test rows whose text is cut in half.",
+)
+@click.option(
+    "--backend", type=click.Choice(["offline", "openai"]), help="LLM backend (default: [llm] backend)."
+)
+@click.option("--seed", type=ANY_INT, default=0, show_default=True, help="Seed of the sample.")
+@click.option("--estimate", is_flag=True, help="Price the calls with the configured models; make none.")
+@json_option
+@project_option
+def eval_contamination(project: Project, release, model, n, backend, seed, estimate, as_json) -> None:
+    """Has MODEL seen a release? Its canary line completed, and held-out halves of its test texts.
+
+    The model is asked to complete the release's canary line (does the GUID come back?), then given the
+    first half of the longest text of --sample public test rows: the longest common substring with the
+    held-out half (its share of the half's characters) and the exact prefix (words) are reported. The
+    same command again resumes from the LLM layer's cache.
+
+    Example: prefkit eval contamination --release releases/1.0.0 --model gpt-4o-mini --backend openai
+    """
+    with _layer(project, model, None, backend, seed, as_json) as layer:
+        if estimate:
+            _print_estimate(layer.estimate(contamination.requests(Path(release), n, seed)), as_json)
+            return
+        report = contamination.check(layer, Path(release), n, seed)
+    if as_json:
+        echo_json(report)
+        return
+    answers = {
+        True: "came back",
+        False: "did not come back",
+        None: "not asked (no canary in the release) or failed",
+    }
+    click.echo(
+        f"protocol {report['protocol']}; model {report['model']}"
+        + (" (offline backend: no model was asked)" if report["offline"] else "")
+    )
+    click.echo(f"canary line completed: the release's GUID {answers[report['canary_returned']]}")
+    click.echo(
+        f"held-out halves of {report['n_items']} test text(s) ({report['n_failed']} call(s) failed): mean "
+        f"longest common substring {report['mean_lcs_ratio']} of the half, mean exact prefix "
+        f"{report['mean_prefix_words']} word(s)"
+    )
+    click.echo(report["what_it_shows"])
 
 
 @eval_.command("score")
