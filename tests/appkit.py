@@ -665,3 +665,15 @@ def choose(page, label: str, option: str, nth: int = 0) -> None:
     page.get_by_role("option", name=option, exact=True).click()
     page.evaluate("() => document.activeElement && document.activeElement.blur()")  # keys are keys again
     settle(page)
+
+
+def add_qc_task(project):
+    """One task_qc task (does a generated question leak the memory?), added to ``project``."""
+    from prefkit.curation.annotation.task_kinds import get_kind
+
+    payload = {"track": "task4_ability2", "benchmark_id": "b1", "question": "Does it leak?",
+               "generated": "As a vegan, what should I cook?", "memory": "Preferences/Food: vegan",
+               "gold_answer": "m1: vegan", "checks": {}}  # fmt: skip
+    task = get_kind("task_qc").make_task("alps:task4_ability2:b1", payload, 1, "default")
+    project.store.labels.add_tasks([task])
+    return task

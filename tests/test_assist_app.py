@@ -3,7 +3,7 @@ never shown on the control arm, and the label event records the arm and the sugg
 
 from __future__ import annotations
 
-from appkit import ALICE, MAYA, app, project_fixtures, with_share
+from appkit import ALICE, MAYA, add_qc_task, app, project_fixtures, with_share
 from prefkit.curation.annotation import workflow
 from streamlit.testing.v1 import AppTest
 
@@ -79,15 +79,10 @@ def test_the_dashboard_shows_both_arms(project):
 
 def qc_item(project, share: float):
     """One task_qc task with a stored suggestion (leaks, answer correct); alice's arm from ``share``."""
-    from prefkit.curation.annotation.task_kinds import get_kind
     from prefkit.curation.store import Suggestion, SuggestionRun
 
     with_share(project, share)
-    payload = {"track": "task4_ability2", "benchmark_id": "b1", "question": "Does it leak?",
-               "generated": "As a vegan, what should I cook?", "memory": "Preferences/Food: vegan",
-               "gold_answer": "m1: vegan", "checks": {}}  # fmt: skip
-    task = get_kind("task_qc").make_task("alps:task4_ability2:b1", payload, 1, "default")
-    project.store.labels.add_tasks([task])
+    task = add_qc_task(project)
     run = SuggestionRun("sugg-qc", "task_qc", "judge-x", "offline", True, "h", 0, {})
     sugg = Suggestion("sg_qc", run.run_id, task.task_id, "task_qc", {"leakage": "leaks", "answer": "correct"},
                       {"failed": ["leakage (programmatic)"]})  # fmt: skip
@@ -118,9 +113,18 @@ def test_task_qc_control_item_shows_no_suggestion_and_nothing_prefilled(project)
     assert project.store.labels.event(item.event_id) is None  # nothing chosen: nothing written
 
 
-def test_preference_expressed_seeds_the_suggested_decisions_and_submit_confirms_them(project):
+def _suggested(project, item, values):
+    """A stored suggestion of ``values`` for alice's preference_expressed ``item``, and the app on it."""
     from prefkit.curation.store import Suggestion, SuggestionRun
 
+    run = SuggestionRun("sugg-ex", "preference_expressed", "judge-x", "offline", True, "h", 0, {})
+    project.store.suggestions.add(
+        run, [Suggestion("sg_ex", run.run_id, item.task.task_id, "preference_expressed", values, {})]
+    )
+    return app(ALICE, "preference_expressed")
+
+
+def test_preference_expressed_seeds_the_suggested_decisions_and_submit_confirms_them(project):
     with_share(project, 0.0)
     item = workflow.current_item(project, "alice", "preference_expressed")
     values = {
@@ -129,11 +133,7 @@ def test_preference_expressed_seeds_the_suggested_decisions_and_submit_confirms_
             {"item": 1, "expressed": False, "evidence": []},
         ]
     }
-    run = SuggestionRun("sugg-ex", "preference_expressed", "judge-x", "offline", True, "h", 0, {})
-    project.store.suggestions.add(
-        run, [Suggestion("sg_ex", run.run_id, item.task.task_id, "preference_expressed", values, {})]
-    )
-    at = app(ALICE, "preference_expressed")
+    at = _suggested(project, item, values)
     assert any(
         "Suggestion by judge\\-x" in m.value and "expressed 1 (turns 2)" in m.value for m in at.markdown
     )
@@ -143,8 +143,6 @@ def test_preference_expressed_seeds_the_suggested_decisions_and_submit_confirms_
 
 
 def test_preference_expressed_control_item_starts_undecided(project):
-    from prefkit.curation.store import Suggestion, SuggestionRun
-
     with_share(project, 1.0)
     item = workflow.current_item(project, "alice", "preference_expressed")
     values = {
@@ -153,11 +151,7 @@ def test_preference_expressed_control_item_starts_undecided(project):
             {"item": 1, "expressed": True, "evidence": [0]},
         ]
     }
-    run = SuggestionRun("sugg-ex", "preference_expressed", "judge-x", "offline", True, "h", 0, {})
-    project.store.suggestions.add(
-        run, [Suggestion("sg_ex", run.run_id, item.task.task_id, "preference_expressed", values, {})]
-    )
-    at = app(ALICE, "preference_expressed")
+    at = _suggested(project, item, values)
     assert not any("Suggestion" in m.value for m in at.markdown)
     at.button(key=f"{item.event_id}:submit").click().run()
     assert project.store.labels.event(item.event_id) is None  # undecided items: nothing written

@@ -139,11 +139,7 @@ def test_a_prompt_file_of_the_wrong_shape_is_one_line_naming_it(tmp_path, data, 
     ],
 )
 def test_a_binary_or_oversized_prompt_file_is_one_line_naming_it(tmp_path, content, says):
-    root = good_checkout(tmp_path / "CUPID")
-    path = root / "prompts" / STEPS["decompose"][1]
-    path.write_bytes(content)
-    message = refused(root)
-    assert message.startswith(str(path)) and says in message
+    _refused_naming(tmp_path, Path("prompts") / STEPS["decompose"][1], content, says)
 
 
 @pytest.mark.parametrize(
@@ -159,11 +155,15 @@ def test_a_binary_or_oversized_prompt_file_is_one_line_naming_it(tmp_path, conte
     ],
 )
 def test_a_bad_examples_module_is_one_line_naming_it_and_never_runs(tmp_path, content, says):
+    _refused_naming(tmp_path, EXAMPLES_FILE, content, says)
+
+
+def _refused_naming(tmp_path, file, content, says):
+    """A checkout whose ``file`` holds ``content`` is refused in one line naming that file."""
     root = good_checkout(tmp_path / "CUPID")
-    module = root / EXAMPLES_FILE
-    module.write_bytes(content)
+    (root / file).write_bytes(content)
     message = refused(root)
-    assert message.startswith(str(module)) and says in message
+    assert message.startswith(str(root / file)) and says in message
 
 
 def eval_with(release, prompts, project):

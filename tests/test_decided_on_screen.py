@@ -6,9 +6,8 @@ records it as the annotator's choice; a click on a showing that is not the one o
 from __future__ import annotations
 
 import pytest
-from appkit import ALICE, app, project_fixtures, with_share
+from appkit import ALICE, add_qc_task, app, project_fixtures, with_share
 from prefkit.curation.annotation import workflow
-from prefkit.curation.annotation.task_kinds import get_kind
 from prefkit.curation.store import Suggestion, SuggestionRun
 
 template, project = project_fixtures(env=True, n=3, overlap=2, alps=True)
@@ -19,11 +18,7 @@ QC = {"leakage": "leaks", "answer": "correct"}
 def qc_item(project):
     """One task_qc task with a stored suggestion (leaks, answer correct), alice on the assisted arm."""
     with_share(project, 0.0)
-    payload = {"track": "task4_ability2", "benchmark_id": "b1", "question": "Does it leak?",
-               "generated": "As a vegan, what should I cook?", "memory": "Preferences/Food: vegan",
-               "gold_answer": "m1: vegan", "checks": {}}  # fmt: skip
-    task = get_kind("task_qc").make_task("alps:task4_ability2:b1", payload, 1, "default")
-    project.store.labels.add_tasks([task])
+    task = add_qc_task(project)
     run = SuggestionRun("sugg-qc", "task_qc", "judge-x", "offline", True, "h", 0, {})
     project.store.suggestions.add(
         run, [Suggestion("sg_qc", run.run_id, task.task_id, "task_qc", QC, {"failed": []})]

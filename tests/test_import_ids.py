@@ -67,12 +67,7 @@ def test_a_cupid_persona_id_that_is_not_a_strict_id_is_one_line_naming_file_and_
     file = tmp_path / "cupid.jsonl"
     good = json.dumps(ROW)
     file.write_text(good + "\n" + json.dumps({**ROW, "persona_id": value}) + "\n", encoding="utf-8")
-    before = rows_in(project.root / "project.db")
-    result = CliRunner().invoke(cli, ["import", "cupid", str(file), "-p", str(project.root)])
-    assert result.exit_code == 1
-    lines = result.output.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith(f"error: {file}:2: field persona_id:") and says in lines[0]
-    assert "Traceback" not in result.output and rows_in(project.root / "project.db") == before
+    _refused_in_one_line(project, ["import", "cupid", str(file)], f"error: {file}:2: field persona_id:", says)
 
 
 @pytest.mark.parametrize("value, says", BAD_IDS)
@@ -84,11 +79,18 @@ def test_an_alpsbench_session_id_that_is_not_a_strict_id_is_one_line_naming_the_
     (folder / "sess_ok.json").write_text(json.dumps(PACKET), encoding="utf-8")
     bad = folder / "sess_bad.json"
     bad.write_text(json.dumps({**PACKET, "session_id": value}), encoding="utf-8")
+    _refused_in_one_line(
+        project, ["import", "alpsbench", str(folder)], f"error: {bad}: field session_id:", says
+    )
+
+
+def _refused_in_one_line(project, args, starts, says):
+    """The import stops with one line that starts with ``starts`` and says ``says``; nothing is written."""
     before = rows_in(project.root / "project.db")
-    result = CliRunner().invoke(cli, ["import", "alpsbench", str(folder), "-p", str(project.root)])
+    result = CliRunner().invoke(cli, [*args, "-p", str(project.root)])
     assert result.exit_code == 1
     lines = result.output.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith(f"error: {bad}: field session_id:") and says in lines[0]
+    assert len(lines) == 1 and lines[0].startswith(starts) and says in lines[0]
     assert "Traceback" not in result.output and rows_in(project.root / "project.db") == before
 
 
