@@ -98,6 +98,16 @@ def pytest_collection_modifyitems(config, items):
     items.sort(key=key)
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _declared_kinds_stay_in_their_module():
+    """A project's declared kinds (kinds/*.toml) are in the registry while that project is the last
+    one opened: the module that made them keeps them, the next module starts with none."""
+    yield
+    from prefkit.curation.annotation.task_kinds import TASK_KIND_REGISTRY
+
+    TASK_KIND_REGISTRY.declare([], {})
+
+
 @pytest.fixture(autouse=True)
 def _isolated_env(tmp_path, monkeypatch, request):
     """No test reads the user's project, endpoint, key or database by accident. With
