@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from declaredkind import NAME as DECLARED
+from declaredkind import declare
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from prefkit.cli import cli
@@ -51,6 +53,12 @@ VALID = {
     },
     "gold": {"kind": "preference_match", "item_ref": "pair:p1", "answer": {"coverage": "partially"}},
     "seeds": {"persona": "A nurse in Lyon who cycles to work and reads crime novels."},
+    "items": {  # a declared kind's items (tests/declaredkind.py)
+        "id": "i9",
+        "history": [{"role": "user", "content": "<b>hi</b>"}],
+        "preferences": ["short answers"],
+        "response_a": "Hello",
+    },
 }
 # A field of each record and a JSON value of the wrong type for it.
 FIELDS = {
@@ -60,6 +68,7 @@ FIELDS = {
     "pairs": ["checklist_item", "candidate", "pair_id", "meta"],
     "gold": ["kind", "item_ref", "answer"],
     "seeds": ["persona"],
+    "items": ["id", "history", "preferences", "response_a"],
 }
 OPTIONAL = {"pair_id", "time_spent_s"}  # null is a valid value of these
 WRONG = {
@@ -79,6 +88,7 @@ def _command(path_kind: str, file: Path, project: Path) -> list[str]:
         "pairs": ["tasks", "pairs", "import", str(file), *p],
         "gold": ["tasks", "gold", "import", str(file), *p],
         "seeds": ["generate", "-n", "1", "--seed-personas", str(file), "--seed-licence", "CC0", *p],
+        "items": ["tasks", "import", "--kind", DECLARED, str(file), *p],
     }[path_kind]
 
 
@@ -97,6 +107,7 @@ def _snapshot(root: Path) -> dict[str, int]:
 def template(tmp_path_factory):
     root = tmp_path_factory.mktemp("bad") / "proj"
     project = Project.init(root, name="bad")
+    declare(root)
     project.store.accounts.add_user("ann1", "annotator", "password-123")
     project.store.labels.add_tasks(
         [MATCH.make_task(f"pair:p{i}", {"i": i}, overlap=2, batch="b1") for i in range(2)]
@@ -241,7 +252,7 @@ def test_duplicate_keys_and_nan_name_the_field():
 def test_the_good_file_of_each_path_is_accepted(template, tmp_path):
     """The base records are valid: the property test's failures come from its mutations alone."""
     root = Path(shutil.copytree(template, tmp_path / "p"))
-    for path_kind in ("pairs", "gold", "labels", "cupid"):
+    for path_kind in ("pairs", "gold", "labels", "cupid", "items"):
         file = tmp_path / _file_name(path_kind)
         file.write_bytes(_line(VALID[path_kind]) + b"\n")
         result = CliRunner().invoke(cli, _command(path_kind, file, root))
