@@ -53,6 +53,24 @@ def require(condition: bool, reason: str) -> None:
     pytest.skip(reason)
 
 
+def label_studio_admin():
+    """The Label Studio server with its admin signed in: ``url``, ``key`` and ``admin`` (a client)."""
+    from types import SimpleNamespace
+
+    from prefkit.annotate_app.labelstudio.accounts import login
+
+    url, key = label_studio_server()
+    email, password = (
+        os.environ.get("LABEL_STUDIO_ADMIN_EMAIL"),
+        os.environ.get("LABEL_STUDIO_ADMIN_PASSWORD"),
+    )
+    require(
+        bool(email and password),
+        "LABEL_STUDIO_ADMIN_EMAIL / _PASSWORD not set (.ci/labelstudio.sh exports them)",
+    )
+    return SimpleNamespace(url=url, key=key, admin=login(url, email, password))
+
+
 def label_studio_server() -> tuple[str, str]:
     """``(url, api key)`` of the Label Studio server the tests talk to, checked with ``/health``."""
     import httpx

@@ -4,16 +4,14 @@ the decisions and agreement worked out by hand in tests/test_declared_kinds.py."
 
 from __future__ import annotations
 
-import os
 import uuid
-from types import SimpleNamespace
 
 import pytest
 from click.testing import CliRunner
-from conftest import label_studio_server, require
+from conftest import label_studio_admin
 from declaredkind import ANSWERS, DECIDED, NAME, declare, write_items
 from prefkit.annotate_app.labelstudio import bridge
-from prefkit.annotate_app.labelstudio.accounts import login, signup
+from prefkit.annotate_app.labelstudio.accounts import signup
 from prefkit.annotate_app.labelstudio.config import TASK_ID_KEY, ls_kind
 from prefkit.cli import cli
 from prefkit.curation.annotation import work
@@ -26,16 +24,7 @@ pytestmark = [pytest.mark.labelstudio, pytest.mark.slow]
 
 @pytest.fixture(scope="module")
 def ls():
-    url, key = label_studio_server()
-    email, password = (
-        os.environ.get("LABEL_STUDIO_ADMIN_EMAIL"),
-        os.environ.get("LABEL_STUDIO_ADMIN_PASSWORD"),
-    )
-    require(
-        bool(email and password),
-        "LABEL_STUDIO_ADMIN_EMAIL / _PASSWORD not set (.ci/labelstudio.sh exports them)",
-    )
-    return SimpleNamespace(url=url, key=key, admin=login(url, email, password))
+    return label_studio_admin()
 
 
 @pytest.fixture(scope="module")

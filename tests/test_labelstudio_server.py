@@ -10,9 +10,9 @@ from types import SimpleNamespace
 
 import pytest
 from click.testing import CliRunner
-from conftest import label_studio_server, pg_admin, require
+from conftest import label_studio_admin, pg_admin
 from prefkit.annotate_app.labelstudio import bridge
-from prefkit.annotate_app.labelstudio.accounts import login, signup
+from prefkit.annotate_app.labelstudio.accounts import signup
 from prefkit.annotate_app.labelstudio.config import TASK_ID_KEY, ls_kind
 from prefkit.cli import cli
 from prefkit.curation.annotation.guidelines import version_of
@@ -29,16 +29,7 @@ KINDS = ("preference_expressed", "preference_match", "memory_verify")
 
 @pytest.fixture(scope="module")
 def ls():
-    url, key = label_studio_server()
-    email, password = (
-        os.environ.get("LABEL_STUDIO_ADMIN_EMAIL"),
-        os.environ.get("LABEL_STUDIO_ADMIN_PASSWORD"),
-    )
-    require(
-        bool(email and password),
-        "LABEL_STUDIO_ADMIN_EMAIL / _PASSWORD not set (.ci/labelstudio.sh exports them)",
-    )
-    return SimpleNamespace(url=url, key=key, admin=login(url, email, password))
+    return label_studio_admin()
 
 
 def _session(i: int) -> Session:
