@@ -15,6 +15,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
+from prefkit.curation.quality.agreement import NOT_MEASURED
 from prefkit.schemas.curation import ProvenanceSummary, canary_sentence
 from prefkit.schemas.safe_text import md_code, md_text
 
@@ -315,6 +316,12 @@ def _labeling(
         if rows
         else ["No agreement was measured (no item has labels from two annotators)."]
     )
+    unmeasured = [f"{r['task_kind']}.{r['field']}" for r in agreement if r.get("comparison") == NOT_MEASURED]
+    if unmeasured:
+        out += [
+            "",
+            f"Not measured (free-text answers, each kept in the `labels` config): {', '.join(unmeasured)}.",
+        ]
     out += _judges(agreement, judge_alpha_min)
     out += _guidelines(guidelines or [])
     gate_rows = [

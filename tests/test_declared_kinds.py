@@ -18,6 +18,7 @@ from prefkit.curation.annotation.task_kinds import LabelError, get_kind
 from prefkit.curation.project import Project
 from prefkit.curation.quality.agreement import agreement_rows
 from prefkit.curation.quality.consensus import decide_units, final_labels
+from prefkit.curation.quality.dashboard import agreement_table
 from prefkit.schemas.config import ConfigError
 
 
@@ -311,3 +312,9 @@ def test_adaptive_overlap_gives_an_uncertain_item_one_more_annotator(project, tm
             workflow.skip(project, who, item, "cannot judge")
         workflow.submit(project, who, item, {"better": better, "strength": 1, "order": ["m1", "m2", "m3"]})
     assert project.store.labels.task(target.task_id).overlap == 3
+
+
+def test_the_dashboard_says_a_text_question_is_not_measured(project, tmp_path):
+    rows = agreement_table(agreement_rows(_labelled(project, tmp_path).store, kind=NAME, n_boot=20))
+    compared = {r["field"]: r["compared"] for r in rows}
+    assert compared["why"] == "not measured (free text)" and compared["better"] == "people"

@@ -47,6 +47,7 @@ def test_the_release_holds_the_decided_items_and_the_rest(release):
         "strength: How clear is the difference?, rating (1, 2, 3, 4, 5); decided by the lower median" in card
     )
     assert "why: Why, text, optional; decided by not decided" in card
+    assert f"Not measured (free-text answers, each kept in the `labels` config): {NAME}.why." in card
 
 
 def test_datasets_croissant_and_duckdb_read_it(release, tmp_path, monkeypatch):

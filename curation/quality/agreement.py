@@ -37,6 +37,8 @@ if TYPE_CHECKING:
 
 Unit = tuple[str, str]  # (task_id, sub_unit)
 JUDGE_SOURCE = "judge"
+#: The ``comparison`` of the row of a question agreement does not measure (a declared kind's text).
+NOT_MEASURED = "not measured (free text)"
 
 
 @dataclass
@@ -245,7 +247,7 @@ def _rows(
                     "task_kind": kind_name,
                     "field": name,
                     "batch": batch or "all",
-                    "comparison": "not measured (free text)",
+                    "comparison": NOT_MEASURED,
                     "judge": None,
                     **stats,
                     "share": "all",

@@ -134,7 +134,11 @@ def agreement_table(rows: list[dict[str, Any]]) -> list[dict[str, str]]:
             {
                 "task kind": kind_title(r["task_kind"]),
                 "field": r["field"],
-                "compared": "people" if r["comparison"] == "human-vs-human" else f"judge {r['judge']}",
+                "compared": "people"
+                if r["comparison"] == "human-vs-human"
+                else f"judge {r['judge']}"
+                if r["judge"]
+                else r["comparison"],
                 "alpha": _num(r["alpha"], 3),
                 "95% interval": "–"
                 if r["ci_low"] is None or r["ci_high"] is None
