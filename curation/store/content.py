@@ -15,7 +15,6 @@ from typing import Any
 
 from prefkit.curation.store import packs
 from prefkit.curation.store.content_records import (
-    CupidSession,
     Dialogue,
     DialogueTurn,
     Failure,
@@ -44,27 +43,6 @@ from prefkit.schemas.cupid import BenchmarkInstance
 from prefkit.schemas.curation import Provenance
 from prefkit.schemas.generation import Turn
 from sqlalchemy import Connection, func, or_, select, update
-
-__all__ = [  # the records of this area, defined in content_records
-    "Content",
-    "CupidSession",
-    "Dialogue",
-    "DialogueTurn",
-    "Failure",
-    "ImportBundle",
-    "ImportResult",
-    "Instance",
-    "InstanceLink",
-    "NewMemory",
-    "Packet",
-    "PreferencePair",
-    "ReverifyDialogue",
-    "SessionVersion",
-    "Source",
-    "StoredMemory",
-    "StoredSession",
-    "TurnRevision",
-]
 
 
 class Content(StoreArea):
