@@ -68,8 +68,10 @@ def bench_matrix(args) -> None:
     t_ac1, ac1 = timed(lambda: gwet_ac1(data, 3), args.repeat)
     t_pa, pa = timed(lambda: percent_agreement(data), args.repeat)
     t_kappa, kappa = timed(lambda: cohen_kappa_pairwise(data), args.repeat)
-    print(f"  AC1 {ac1:.4f} in {t_ac1:.3f}s; percent agreement {pa:.4f} in {t_pa:.3f}s; "
-          f"mean pairwise κ {kappa:.4f} in {t_kappa:.3f}s")  # fmt: skip
+    print(
+        f"  AC1 {ac1:.4f} in {t_ac1:.3f}s; percent agreement {pa:.4f} in {t_pa:.3f}s; "
+        f"mean pairwise κ {kappa:.4f} in {t_kappa:.3f}s"
+    )
 
 
 def bench_project(args) -> None:
@@ -99,7 +101,7 @@ def bench_project(args) -> None:
                     annotator=who,
                     values={"coverage": choices[int(data[r, j])]},
                     created_at=utcnow(),
-                )  # fmt: skip
+                )
                 for j, t in enumerate(tasks)
                 for r, who in enumerate(raters)
             ]
@@ -108,8 +110,10 @@ def bench_project(args) -> None:
         project.close()
     row = rows[0]
     print(f"project: {args.tasks:,} preference_match tasks × 3 annotators through the store")
-    print(f"  agreement_rows (reads {3 * args.tasks:,} events, {args.boot} replicates) {t_rows:.3f}s → "
-          f"α={row['alpha']:.4f} CI [{row['ci_low']:.4f}, {row['ci_high']:.4f}]")  # fmt: skip
+    print(
+        f"  agreement_rows (reads {3 * args.tasks:,} events, {args.boot} replicates) {t_rows:.3f}s → "
+        f"α={row['alpha']:.4f} CI [{row['ci_low']:.4f}, {row['ci_high']:.4f}]"
+    )
 
 
 def main() -> None:

@@ -44,10 +44,20 @@ def build(root: Path, items: int, events: int, database: str | None = None) -> P
     users = [f"ann{i:02d}" for i in range(ANNOTATORS)]
     labelled = events // OVERLAP  # these items already carry OVERLAP labels each
     with store.write() as conn:
-        conn.execute(store.t["users"].insert(), [
-            {"username": u, "role": "annotator", "password_hash": "x", "email": None, "active": True, "created_at": now}
-            for u in users
-        ])  # fmt: skip
+        conn.execute(
+            store.t["users"].insert(),
+            [
+                {
+                    "username": u,
+                    "role": "annotator",
+                    "password_hash": "x",
+                    "email": None,
+                    "active": True,
+                    "created_at": now,
+                }
+                for u in users
+            ],
+        )
         conn.execute(
             store.t["batches"].insert(),
             {"batch_id": "default", "kind": kind.name, "status": "open", "created_at": now},
@@ -55,25 +65,64 @@ def build(root: Path, items: int, events: int, database: str | None = None) -> P
         rows = []
         for i in range(items):
             ref = f"pair:p{i:07d}"
-            payload = {"pair_id": f"p{i:07d}", "checklist_item": f"Does the reply mention deadline {i}?",
-                       "candidate": f"The user wants deadlines for task {i} called out.", "instance_id": None, "origin": "bench"}  # fmt: skip
-            rows.append({"task_id": kind.task_id(ref), "kind": kind.name, "item_ref": ref, "payload_json": store.dumps(payload),
-                         "batch_id": "default", "overlap": OVERLAP, "is_gold": False, "gold_answer_json": None,
-                         "schema_version": "1.0", "created_at": now, "n_assigned": OVERLAP if i < labelled else 0})  # fmt: skip
+            payload = {
+                "pair_id": f"p{i:07d}",
+                "checklist_item": f"Does the reply mention deadline {i}?",
+                "candidate": f"The user wants deadlines for task {i} called out.",
+                "instance_id": None,
+                "origin": "bench",
+            }
+            rows.append(
+                {
+                    "task_id": kind.task_id(ref),
+                    "kind": kind.name,
+                    "item_ref": ref,
+                    "payload_json": store.dumps(payload),
+                    "batch_id": "default",
+                    "overlap": OVERLAP,
+                    "is_gold": False,
+                    "gold_answer_json": None,
+                    "schema_version": "1.0",
+                    "created_at": now,
+                    "n_assigned": OVERLAP if i < labelled else 0,
+                }
+            )
         conn.execute(store.t["tasks"].insert(), rows)
         task_ids = [r["task_id"] for r in rows[:labelled]]
         assignments, label_events, position = [], [], dict.fromkeys(users, 0)
         for j, tid in enumerate(task_ids):
             for k in range(OVERLAP):
                 who = users[(j + k * 4) % ANNOTATORS]
-                assignments.append({"task_id": tid, "annotator": who, "position": position[who], "assigned_at": now,
-                                    "event_id": f"ev_{j}_{k}", "shown_at": now, "done_at": now,
-                                    "kind": kind.name, "batch_id": "default"})  # fmt: skip
+                assignments.append(
+                    {
+                        "task_id": tid,
+                        "annotator": who,
+                        "position": position[who],
+                        "assigned_at": now,
+                        "event_id": f"ev_{j}_{k}",
+                        "shown_at": now,
+                        "done_at": now,
+                        "kind": kind.name,
+                        "batch_id": "default",
+                    }
+                )
                 position[who] += 1
-                label_events.append({"event_id": f"ev_{j}_{k}", "task_id": tid, "kind": kind.name, "annotator": who,
-                                     "action": "label", "values_json": '{"coverage":"fully"}', "comment": None,
-                                     "time_spent_s": 4.0, "supersedes": None, "source": "app", "schema_version": "1.0",
-                                     "created_at": now})  # fmt: skip
+                label_events.append(
+                    {
+                        "event_id": f"ev_{j}_{k}",
+                        "task_id": tid,
+                        "kind": kind.name,
+                        "annotator": who,
+                        "action": "label",
+                        "values_json": '{"coverage":"fully"}',
+                        "comment": None,
+                        "time_spent_s": 4.0,
+                        "supersedes": None,
+                        "source": "app",
+                        "schema_version": "1.0",
+                        "created_at": now,
+                    }
+                )
         if assignments:  # a project without earlier labels (bench_browser's small one) has none
             conn.execute(store.t["assignments"].insert(), assignments)
             conn.execute(store.t["label_events"].insert(), label_events)
@@ -143,8 +192,10 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         t0 = time.perf_counter()
         project = build(Path(tmp) / "proj", args.items, args.events, args.database)
-        print(f"built {args.items:,} items, {project.store.count('label_events'):,} label events "
-              f"in {time.perf_counter() - t0:.1f}s (nproc={os.cpu_count()})")  # fmt: skip
+        print(
+            f"built {args.items:,} items, {project.store.count('label_events'):,} label events "
+            f"in {time.perf_counter() - t0:.1f}s (nproc={os.cpu_count()})"
+        )
         user = "ann00"
         print(f"{user} already holds {len(project.store.labels.events(annotator=user)):,} labels")
         times, parts = library_submits(project, user, args.submits)
@@ -153,8 +204,10 @@ def main() -> None:
             print(f"  {name:<17} {pct(values)}")
         start = time.perf_counter()
         pool = workflow.available(project, user, "preference_match")
-        print(f"pool count beside the progress ({pool:,} items; cached 2 minutes by the page): "
-              f"{(time.perf_counter() - start) * 1000:.1f} ms")  # fmt: skip
+        print(
+            f"pool count beside the progress ({pool:,} items; cached 2 minutes by the page): "
+            f"{(time.perf_counter() - start) * 1000:.1f} ms"
+        )
         for name, plan in project.store.assignments.queue_query_plans(user, "preference_match").items():
             print(f"plan {name}: {plan}")
         project.close()

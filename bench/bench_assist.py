@@ -71,8 +71,17 @@ def simulate(root: Path, copy: float, seed: int, args) -> dict:
         wrong = (i < args.gold and rng.random() < args.wrong) or (i >= args.gold and rng.random() < 0.2)
         other = [v for v in VALUES if v != truth[t.task_id]]
         suggested[t.task_id] = other[int(rng.integers(0, 2))] if wrong else truth[t.task_id]
-    made = [Suggestion(Suggestion.make_id(run.run_id, t.task_id), run.run_id, t.task_id, KIND,
-                       {"coverage": suggested[t.task_id]}, {}) for t in tasks]  # fmt: skip
+    made = [
+        Suggestion(
+            Suggestion.make_id(run.run_id, t.task_id),
+            run.run_id,
+            t.task_id,
+            KIND,
+            {"coverage": suggested[t.task_id]},
+            {},
+        )
+        for t in tasks
+    ]
     store.suggestions.add(run, made)
     sid = {s.task_id: s.suggestion_id for s in made}
     events = []
@@ -87,16 +96,33 @@ def simulate(root: Path, copy: float, seed: int, args) -> dict:
             else:
                 value = truth[t.task_id]
             secs = float(rng.lognormal(np.log(12 if arm == "control" else 9.6), 0.4))
-            events.append(LabelEvent(event_id=uuid.uuid4().hex, task_id=t.task_id, kind=KIND, annotator=name,
-                                     values={"coverage": value}, time_spent_s=round(secs, 2),
-                                     created_at="2026-11-20T10:00:00.000000Z", assist_arm=arm,
-                                     suggestion_id=sid[t.task_id]))  # fmt: skip
+            events.append(
+                LabelEvent(
+                    event_id=uuid.uuid4().hex,
+                    task_id=t.task_id,
+                    kind=KIND,
+                    annotator=name,
+                    values={"coverage": value},
+                    time_spent_s=round(secs, 2),
+                    created_at="2026-11-20T10:00:00.000000Z",
+                    assist_arm=arm,
+                    suggestion_id=sid[t.task_id],
+                )
+            )
     store.labels.append_events(events)
     t0 = time.perf_counter()
     report = assist_report(store, n_boot=args.boot, seed=seed)
     took = time.perf_counter() - t0
-    gate = next(r for r in run_gates(store, project.config.release, [ConfigPlan("labels", (KIND,), len(events))],
-                                     agreement_rows=lambda _s: []) if r.gate == "assist_anchoring")  # fmt: skip
+    gate = next(
+        r
+        for r in run_gates(
+            store,
+            project.config.release,
+            [ConfigPlan("labels", (KIND,), len(events))],
+            agreement_rows=lambda _s: [],
+        )
+        if r.gate == "assist_anchoring"
+    )
     project.close()
     ka = report.kinds[KIND]
     a, c = ka.arms["assisted"], ka.arms["control"]
@@ -126,10 +152,14 @@ def main() -> None:
     p.add_argument("--error", type=float, default=0.1, help="Chance an annotator answers another value.")
     p.add_argument("--boot", type=int, default=1000)
     args = p.parse_args()
-    print(f"nproc={os.cpu_count()} load={os.getloadavg()[0]:.1f} gold={args.gold} regular={args.regular} "
-          f"annotators={args.annotators} wrong={args.wrong} error={args.error} boot={args.boot}")  # fmt: skip
-    head = f"{'copy':>5} {'seed':>4} {'labels':>6}  {'anchoring assisted':<26} {'anchoring control':<26} " \
-           f"{'difference [95% CI]':<30} {'detected':>8} {'gate':>5} {'median s a/c':>13} {'report s':>8}"  # fmt: skip
+    print(
+        f"nproc={os.cpu_count()} load={os.getloadavg()[0]:.1f} gold={args.gold} regular={args.regular} "
+        f"annotators={args.annotators} wrong={args.wrong} error={args.error} boot={args.boot}"
+    )
+    head = (
+        f"{'copy':>5} {'seed':>4} {'labels':>6}  {'anchoring assisted':<26} {'anchoring control':<26} "
+        f"{'difference [95% CI]':<30} {'detected':>8} {'gate':>5} {'median s a/c':>13} {'report s':>8}"
+    )
     print(head)
     summary: dict[float, list[bool]] = {}
     for copy in [float(x) for x in args.copies.split(",")]:
@@ -139,11 +169,15 @@ def main() -> None:
             summary.setdefault(copy, []).append(bool(r["detected"]))
             d = r["diff"]
             diff = f"{d.value:+.3f} [{d.ci_low:+.3f}, {d.ci_high:+.3f}]" if d.value is not None else "-"
-            print(f"{copy:>5} {seed:>4} {r['labels']:>6}  {r['assisted'].text():<26} {r['control'].text():<26} "
-                  f"{diff:<30} {str(r['detected']):>8} {r['gate']:>5} "
-                  f"{r['time'][0]:>6.1f}/{r['time'][1]:<6.1f} {r['report_s']:>8.2f}")  # fmt: skip
-    print("detected (one-sided 5%) per copy probability: "
-          + ", ".join(f"{c}: {sum(v)}/{len(v)}" for c, v in summary.items()))  # fmt: skip
+            print(
+                f"{copy:>5} {seed:>4} {r['labels']:>6}  {r['assisted'].text():<26} {r['control'].text():<26} "
+                f"{diff:<30} {str(r['detected']):>8} {r['gate']:>5} "
+                f"{r['time'][0]:>6.1f}/{r['time'][1]:<6.1f} {r['report_s']:>8.2f}"
+            )
+    print(
+        "detected (one-sided 5%) per copy probability: "
+        + ", ".join(f"{c}: {sum(v)}/{len(v)}" for c, v in summary.items())
+    )
 
 
 if __name__ == "__main__":

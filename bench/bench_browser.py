@@ -61,8 +61,14 @@ from bench_app import build, library_submits  # noqa: E402
 from prefkit.curation.project import Project  # noqa: E402
 
 CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-        "--disable-sync", "--no-first-run"]  # fmt: skip
+ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 PASSWORD = "bench-passw0rd"
 TITLE = "Preference matching"
 CLK_TCK = os.sysconf("SC_CLK_TCK")
@@ -311,8 +317,11 @@ def scenario(
     reading each item first (rows ``8, reading``)."""
     t0 = time.perf_counter()
     project = make_project(tmp / uuid.uuid4().hex[:8], items, events, backend.database())
-    print(f"[{backend.name}] built {items:,} items, {events:,} events in {time.perf_counter() - t0:.0f} s",
-          file=sys.stderr, flush=True)  # fmt: skip
+    print(
+        f"[{backend.name}] built {items:,} items, {events:,} events in {time.perf_counter() - t0:.0f} s",
+        file=sys.stderr,
+        flush=True,
+    )
     project.close()
     try:
         server = Server(project)
@@ -332,10 +341,13 @@ def scenario(
         lib, _ = library_submits(project, "ann19", submits)
         project.close()
         for n, r in rows:
-            print(f"| {backend.name} | {items:,} items / {events:,} events | {n} | {r['p50']:.0f} ms | {r['p95']:.0f} ms | "
-                  f"{r['max']:.0f} ms | {fmt_ms(r['cpu_ms'])} | {fmt_ms(r['db_ms'])} | {fmt_ms(r['browser_ms'])} | "
-                  f"{fmt_ms(r['harness_ms'])} | {r['submits_per_s']:.1f} | {r['n']} | {len(r['errors'])} | "
-                  f"{statistics.median(lib):.1f} ms | {pct(lib, 95):.1f} ms |", flush=True)  # fmt: skip
+            print(
+                f"| {backend.name} | {items:,} items / {events:,} events | {n} | {r['p50']:.0f} ms | {r['p95']:.0f} ms | "
+                f"{r['max']:.0f} ms | {fmt_ms(r['cpu_ms'])} | {fmt_ms(r['db_ms'])} | {fmt_ms(r['browser_ms'])} | "
+                f"{fmt_ms(r['harness_ms'])} | {r['submits_per_s']:.1f} | {r['n']} | {len(r['errors'])} | "
+                f"{statistics.median(lib):.1f} ms | {pct(lib, 95):.1f} ms |",
+                flush=True,
+            )
             for e in r["errors"][:5]:
                 print(f"    error: {e}", flush=True)
         print(f"    server memory after the runs: {rss:.0f} MiB RSS", file=sys.stderr, flush=True)
@@ -350,10 +362,20 @@ def with_suggestions(project: Project) -> None:
     store = project.store
     run = SuggestionRun("sugg-bench", "preference_match", "bench-judge", "offline", True, "bench", 0, {})
     values = ("fully", "partially", "not_covered")
-    store.suggestions.add(run, [
-        Suggestion(Suggestion.make_id(run.run_id, t.task_id), run.run_id, t.task_id, t.kind, {"coverage": values[i % 3]}, {})
-        for i, t in enumerate(store.labels.tasks(kind="preference_match"))
-    ])  # fmt: skip
+    store.suggestions.add(
+        run,
+        [
+            Suggestion(
+                Suggestion.make_id(run.run_id, t.task_id),
+                run.run_id,
+                t.task_id,
+                t.kind,
+                {"coverage": values[i % 3]},
+                {},
+            )
+            for i, t in enumerate(store.labels.tasks(kind="preference_match"))
+        ],
+    )
     cfg = project.root / "prefkit.toml"
     cfg.write_text(cfg.read_text().replace("assist_control_share = 0.2", "assist_control_share = 0.0"))
 
@@ -373,10 +395,12 @@ def assisted(rounds: int, submits: int, tmp: Path) -> None:
                     server.url, [f"ann{i:02d}"], submits, server.proc.pid, lambda: None, key=key
                 )
                 r = asyncio.run(run)
-                print(f"| sqlite | 1,000 items, {name}, round {i + 1} | 1 | {r['p50']:.0f} ms | {r['p95']:.0f} ms | "
-                      f"{r['max']:.0f} ms | {fmt_ms(r['cpu_ms'])} | – | {fmt_ms(r['browser_ms'])} | "
-                      f"{fmt_ms(r['harness_ms'])} | {r['submits_per_s']:.1f} | {r['n']} | {len(r['errors'])} | – | – |",
-                      flush=True)  # fmt: skip
+                print(
+                    f"| sqlite | 1,000 items, {name}, round {i + 1} | 1 | {r['p50']:.0f} ms | {r['p95']:.0f} ms | "
+                    f"{r['max']:.0f} ms | {fmt_ms(r['cpu_ms'])} | – | {fmt_ms(r['browser_ms'])} | "
+                    f"{fmt_ms(r['harness_ms'])} | {r['submits_per_s']:.1f} | {r['n']} | {len(r['errors'])} | – | – |",
+                    flush=True,
+                )
                 for e in r["errors"][:5]:
                     print(f"    error: {e}", flush=True)
     finally:
@@ -390,10 +414,12 @@ def floor(runs: list[tuple[int, int]]) -> None:
     try:
         for n, submits in runs:  # (annotators at once, submits each)
             r = asyncio.run(run_scenario(server.url, [None] * n, submits, server.proc.pid, lambda: None))
-            print(f"| – | Streamlit floor (one header, one button) | {n} | {r['p50']:.0f} ms | {r['p95']:.0f} ms | "
-                  f"{r['max']:.0f} ms | {fmt_ms(r['cpu_ms'])} | – | {fmt_ms(r['browser_ms'])} | "
-                  f"{fmt_ms(r['harness_ms'])} | {r['submits_per_s']:.1f} | {r['n']} | {len(r['errors'])} | – | – |",
-                  flush=True)  # fmt: skip
+            print(
+                f"| – | Streamlit floor (one header, one button) | {n} | {r['p50']:.0f} ms | {r['p95']:.0f} ms | "
+                f"{r['max']:.0f} ms | {fmt_ms(r['cpu_ms'])} | – | {fmt_ms(r['browser_ms'])} | "
+                f"{fmt_ms(r['harness_ms'])} | {r['submits_per_s']:.1f} | {r['n']} | {len(r['errors'])} | – | – |",
+                flush=True,
+            )
     finally:
         server.stop()
 
@@ -445,8 +471,10 @@ def label_studio_ui(steps: int) -> None:
             )
             times.append((time.perf_counter() - t0) * 1000)
         browser.close()
-    print(f"| Label Studio UI (its own server) | 1,000 tasks | 1 | {statistics.median(times):.0f} ms | "
-          f"{pct(times, 95):.0f} ms | {max(times):.0f} ms | – | – | – | – | – | {len(times)} | 0 | – | – |")  # fmt: skip
+    print(
+        f"| Label Studio UI (its own server) | 1,000 tasks | 1 | {statistics.median(times):.0f} ms | "
+        f"{pct(times, 95):.0f} ms | {max(times):.0f} ms | – | – | – | – | – | {len(times)} | 0 | – | – |"
+    )
 
 
 def main() -> None:
@@ -456,14 +484,25 @@ def main() -> None:
     )
     ap.add_argument("--quick", action="store_true", help="only the 1,000-item project (a smoke run)")
     ap.add_argument("--backends", default="sqlite", help="comma-separated: sqlite, postgresql")
-    ap.add_argument("--pg-url", default=os.environ.get("PREFKIT_TEST_PG_URL"),
-                    help="PostgreSQL URL that may create databases (default: $PREFKIT_TEST_PG_URL)")  # fmt: skip
-    ap.add_argument("--think-ms", type=int, default=0,
-                    help="also run the 8 and 16 annotators reading each item about this long before the key "
-                         "(0.5-1.5x, uniform; extra rows, the zero-reading rows stay as they are)")  # fmt: skip
+    ap.add_argument(
+        "--pg-url",
+        default=os.environ.get("PREFKIT_TEST_PG_URL"),
+        help="PostgreSQL URL that may create databases (default: $PREFKIT_TEST_PG_URL)",
+    )
+    ap.add_argument(
+        "--think-ms",
+        type=int,
+        default=0,
+        help="also run the 8 and 16 annotators reading each item about this long before the key "
+        "(0.5-1.5x, uniform; extra rows, the zero-reading rows stay as they are)",
+    )
     ap.add_argument("--no-floor", action="store_true", help="skip Streamlit's floor (floor_app.py)")
-    ap.add_argument("--assisted-rounds", type=int, default=0,
-                    help="also run the 1,000-item row plain and with suggestions (Enter), alternated N times")  # fmt: skip
+    ap.add_argument(
+        "--assisted-rounds",
+        type=int,
+        default=0,
+        help="also run the 1,000-item row plain and with suggestions (Enter), alternated N times",
+    )
     ap.add_argument("--only-assisted", action="store_true", help="only the --assisted-rounds rows")
     args = ap.parse_args()
     backends = [b.strip() for b in args.backends.split(",") if b.strip()]
@@ -476,9 +515,11 @@ def main() -> None:
     print(
         f"nproc={os.cpu_count()}  load average {load[0]:.2f} {load[1]:.2f} (other work on the machine counts)"
     )
-    print("| backend | project | annotators at once | p50 | p95 | max | server CPU per submit | database CPU "
-          "per submit | browser CPU per submit | harness CPU per submit | submits/s | submits | errors | "
-          "library p50 | library p95 |")  # fmt: skip
+    print(
+        "| backend | project | annotators at once | p50 | p95 | max | server CPU per submit | database CPU "
+        "per submit | browser CPU per submit | harness CPU per submit | submits/s | submits | errors | "
+        "library p50 | library p95 |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     team = max(20, args.submits // 4)
     if args.only_assisted:

@@ -126,11 +126,21 @@ def scoring(n: int, tmp: Path) -> None:
         items.append((key_name(key), inst.instance_type, {"gold": gold, "prediction": pred}))
         lines.append(json.dumps(pred))
     run = EvalRun(
-        run_id="cupid-inference-bench", benchmark="cupid", task="inference", model="m",
-        judge_model="j", backend="openai", offline=False, release_dir=str(release),
-        release_name=None, release_version=None, release_digest=ref.digest, config_name="cupid",
-        settings={}, prompts={},
-    )  # fmt: skip
+        run_id="cupid-inference-bench",
+        benchmark="cupid",
+        task="inference",
+        model="m",
+        judge_model="j",
+        backend="openai",
+        offline=False,
+        release_dir=str(release),
+        release_name=None,
+        release_version=None,
+        release_digest=ref.digest,
+        config_name="cupid",
+        settings={},
+        prompts={},
+    )
     project.store.eval.run_start(run)
     _, wall, _ = measure(lambda: project.store.eval.run_finish(run.run_id, items, {"rows": []}))
     print(f"stored a run of {n} instances (predictions + judge labels) in {wall:.2f} s")
@@ -140,8 +150,10 @@ def scoring(n: int, tmp: Path) -> None:
         walls.append(wall)
         cpus.append(cpu)
     overall = next(r for r in report["rows"] if r["group"] == "overall")
-    print(f"score {n} stored instances (read the run back + pool P/R/F1, build_report): median {statistics.median(walls):.2f} s "
-          f"(runs {', '.join(f'{w:.2f}' for w in walls)}; CPU {', '.join(f'{c:.2f}' for c in cpus)}; goal <= 2 s)  F1 {overall['f1']}")  # fmt: skip
+    print(
+        f"score {n} stored instances (read the run back + pool P/R/F1, build_report): median {statistics.median(walls):.2f} s "
+        f"(runs {', '.join(f'{w:.2f}' for w in walls)}; CPU {', '.join(f'{c:.2f}' for c in cpus)}; goal <= 2 s)  F1 {overall['f1']}"
+    )
     # the same items scored by CUPID's official arithmetic (its failure accounting and the strict line)
     official = dataclasses.replace(
         run, run_id="cupid-inference-bench-official", settings={"protocol": "cupid-official"}
@@ -154,8 +166,10 @@ def scoring(n: int, tmp: Path) -> None:
         walls.append(wall)
         cpus.append(cpu)
     overall = next(r for r in report["rows"] if r["group"] == "overall" and r["task"] == "inference")
-    print(f"score {n} stored instances, protocol cupid-official (official + strict lines): median {statistics.median(walls):.2f} s "
-          f"(runs {', '.join(f'{w:.2f}' for w in walls)}; CPU {', '.join(f'{c:.2f}' for c in cpus)}; goal <= 2 s)  F1 {overall['f1']}")  # fmt: skip
+    print(
+        f"score {n} stored instances, protocol cupid-official (official + strict lines): median {statistics.median(walls):.2f} s "
+        f"(runs {', '.join(f'{w:.2f}' for w in walls)}; CPU {', '.join(f'{c:.2f}' for c in cpus)}; goal <= 2 s)  F1 {overall['f1']}"
+    )
     preds = tmp / "preds.jsonl"
     preds.write_text("\n".join(lines) + "\n", encoding="utf-8")
     _, wall, _ = measure(lambda: score_cupid_file(release, "cupid", preds, None, protocol="prefkit"))
@@ -175,9 +189,13 @@ async def bare_eval(base_url: str, instances: dict, concurrency: int) -> int:
     async def call(request, model: str):
         async with semaphore:
             completion = await client.chat.completions.parse(
-                model=model, messages=request.chat_messages(), response_format=request.response_model,
-                temperature=request.temperature, max_tokens=request.max_tokens, seed=0,
-            )  # fmt: skip
+                model=model,
+                messages=request.chat_messages(),
+                response_format=request.response_model,
+                temperature=request.temperature,
+                max_tokens=request.max_tokens,
+                seed=0,
+            )
             return completion.choices[0].message.parsed
 
     keys = sorted(instances)
@@ -197,8 +215,10 @@ def eval_rounds(args, base: str, tmp: Path) -> None:
     n_inst = args.calls // per_instance
     release = write_release(tmp / f"cupid_{n_inst}.jsonl", n_inst)
     _ref, instances = load_cupid(release)
-    print(f"eval run: {n_inst} instances x (1 inference + 3 pair labels + 1 decomposition) = "
-          f"{n_inst * per_instance} calls, concurrency {args.concurrency}, server latency {args.latency * 1000:.0f} ms")  # fmt: skip
+    print(
+        f"eval run: {n_inst} instances x (1 inference + 3 pair labels + 1 decomposition) = "
+        f"{n_inst * per_instance} calls, concurrency {args.concurrency}, server latency {args.latency * 1000:.0f} ms"
+    )
     bare, layered = [], []
     for rnd in range(args.rounds):
         print(f"round {rnd + 1}")
@@ -219,8 +239,10 @@ def eval_rounds(args, base: str, tmp: Path) -> None:
             http = stats(base)["chat"] - before
             layered.append((wall, cpu))
             overall = next(r for r in result.rows if r["group"] == "overall")
-            print(f"  prefkit eval (layer)  : {wall:6.2f} s  {http / wall:7.1f} calls/s  cpu {cpu:5.2f} s  "
-                  f"http={http}  F1={overall['f1']}")  # fmt: skip
+            print(
+                f"  prefkit eval (layer)  : {wall:6.2f} s  {http / wall:7.1f} calls/s  cpu {cpu:5.2f} s  "
+                f"http={http}  F1={overall['f1']}"
+            )
             if rnd == args.rounds - 1:
                 before = stats(base)["chat"]
                 _, again, _ = measure(run)

@@ -84,17 +84,31 @@ def main() -> None:
     args = ap.parse_args()
     if not args.file.exists():
         gen = Path(__file__).resolve().parent / "gen_wildchat.py"
-        subprocess.run([sys.executable, str(gen), "--conversations", str(args.conversations), "--out",
-                        str(args.file)], check=True)  # fmt: skip
-    print(f"nproc={os.cpu_count()} load={os.getloadavg()[0]:.2f} file={args.file} "
-          f"({args.file.stat().st_size / 1e9:.2f} GB) annotators={args.annotators} pause={args.pause}s")  # fmt: skip
+        subprocess.run(
+            [sys.executable, str(gen), "--conversations", str(args.conversations), "--out", str(args.file)],
+            check=True,
+        )
+    print(
+        f"nproc={os.cpu_count()} load={os.getloadavg()[0]:.2f} file={args.file} "
+        f"({args.file.stat().st_size / 1e9:.2f} GB) annotators={args.annotators} pause={args.pause}s"
+    )
     with tempfile.TemporaryDirectory(prefix="bench-live-") as tmp:
         project = build(Path(tmp) / "proj", items=20_000, events=0)
         users = [f"ann{i:02d}" for i in range(args.annotators)]
         times, errors = measure(project, users, args.pause, lambda: time.sleep(args.baseline_s))
         show("baseline (no ingest)", times, errors)
-        cmd = [sys.executable, "-c", "from prefkit.cli import main; main()", "ingest", "wildchat", str(args.file),
-               "-p", str(project.root), "--json", "--no-progress"]  # fmt: skip
+        cmd = [
+            sys.executable,
+            "-c",
+            "from prefkit.cli import main; main()",
+            "ingest",
+            "wildchat",
+            str(args.file),
+            "-p",
+            str(project.root),
+            "--json",
+            "--no-progress",
+        ]
         t0 = time.perf_counter()
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         times, errors = measure(project, users, args.pause, proc.wait)
@@ -105,8 +119,10 @@ def main() -> None:
             print(f"ingest failed ({proc.returncode}): {err.strip()[-500:]}")
             return
         report = json.loads(out)
-        print(f"ingest: {wall:.1f} s wall, {report['rows']} rows, {report['kept']} kept, "
-              f"{report['dialogues_written']} dialogues; phases {report['seconds']}")  # fmt: skip
+        print(
+            f"ingest: {wall:.1f} s wall, {report['rows']} rows, {report['kept']} kept, "
+            f"{report['dialogues_written']} dialogues; phases {report['seconds']}"
+        )
         project.close()
 
 

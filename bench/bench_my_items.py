@@ -47,8 +47,10 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         t0 = time.perf_counter()
         project = build(Path(tmp) / "proj", args.items, args.events)
-        print(f"built {args.items:,} items, {project.store.count('label_events'):,} events in "
-              f"{time.perf_counter() - t0:.1f}s")  # fmt: skip
+        print(
+            f"built {args.items:,} items, {project.store.count('label_events'):,} events in "
+            f"{time.perf_counter() - t0:.1f}s"
+        )
         user = "ann00"
         some = my_items(project, user, page=3).items[0].task.item_ref
         cases = {

@@ -110,10 +110,20 @@ def build(
     cfg.write_text(text)
     project = Project(root)
     with project.store.write() as conn:
-        conn.execute(project.store.t["users"].insert(), [
-            {"username": u, "role": "annotator", "password_hash": "x", "email": None, "active": True,
-             "created_at": utcnow()} for u in ANNOTATORS
-        ])  # fmt: skip
+        conn.execute(
+            project.store.t["users"].insert(),
+            [
+                {
+                    "username": u,
+                    "role": "annotator",
+                    "password_hash": "x",
+                    "email": None,
+                    "active": True,
+                    "created_at": utcnow(),
+                }
+                for u in ANNOTATORS
+            ],
+        )
     rng = random.Random(seed)
     truth = {f"p{i:05d}": rng.choices(VALUES, TRUTH_SHARE)[0] for i in range(items + N_GOLD)}
     pairs = [PreferencePair(pid, f"Is item {pid} covered?", f"Candidate {pid}", "sim") for pid in truth]
@@ -197,8 +207,11 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--items", type=int, default=300)
     ap.add_argument("--seeds", default="0,1,2,3,4")
-    ap.add_argument("--arms", help="Only the arms whose name contains one of these comma-separated words "
-                    "(the fixed arm always runs: it is the baseline).")  # fmt: skip
+    ap.add_argument(
+        "--arms",
+        help="Only the arms whose name contains one of these comma-separated words "
+        "(the fixed arm always runs: it is the baseline).",
+    )
     args = ap.parse_args()
     seeds = [int(s) for s in args.seeds.split(",")]
     arms = {
@@ -206,8 +219,10 @@ def main() -> None:
         for name, arm in ARMS.items()
         if name == BASELINE or not args.arms or any(w.strip() in name for w in args.arms.split(","))
     }
-    print(f"items {args.items} (+{N_GOLD} gold), annotators {len(ANNOTATORS)}, seeds {seeds}; "
-          f"nproc={os.cpu_count()}, load average {os.getloadavg()[0]:.1f}")  # fmt: skip
+    print(
+        f"items {args.items} (+{N_GOLD} gold), annotators {len(ANNOTATORS)}, seeds {seeds}; "
+        f"nproc={os.cpu_count()}, load average {os.getloadavg()[0]:.1f}"
+    )
     results: dict[str, list[dict]] = {}
     head = f"{'arm':<52} {'seed':>4} {'labels':>6} {'/item':>5} {'accuracy':>8} {'decided':>7} {'undecided':>9} {'alpha':>6} {'CI width':>8} {'on':>5} {'s':>5}"
     print(head)
@@ -217,13 +232,17 @@ def main() -> None:
             results.setdefault(arm, []).append(r)
             width = "—" if r["ci_width"] is None else f"{r['ci_width']:.3f}"
             alpha = "—" if r["alpha"] is None else f"{r['alpha']:.3f}"
-            print(f"{arm:<52} {seed:>4} {r['labels']:>6} {r['per_item']:>5.2f} {r['accuracy']:>8.3f} "
-                  f"{r['decided_accuracy']:>7.3f} {r['undecided']:>9.3f} {alpha:>6} {width:>8} {r['alpha_on']:>5} {r['seconds']:>5.1f}")  # fmt: skip
+            print(
+                f"{arm:<52} {seed:>4} {r['labels']:>6} {r['per_item']:>5.2f} {r['accuracy']:>8.3f} "
+                f"{r['decided_accuracy']:>7.3f} {r['undecided']:>9.3f} {alpha:>6} {width:>8} {r['alpha_on']:>5} {r['seconds']:>5.1f}"
+            )
     print()
     base = statistics.mean(r["labels"] for r in results[BASELINE])
     base_acc = statistics.mean(r["accuracy"] for r in results[BASELINE])
-    print(f"{'mean over seeds':<52} {'labels':>6} {'saved':>6} {'accuracy':>8} {'Δ acc':>6} {'CI width':>8} "
-          f"{'worst seed: saved':>17} {'Δ acc':>6}  goal on every seed")  # fmt: skip
+    print(
+        f"{'mean over seeds':<52} {'labels':>6} {'saved':>6} {'accuracy':>8} {'Δ acc':>6} {'CI width':>8} "
+        f"{'worst seed: saved':>17} {'Δ acc':>6}  goal on every seed"
+    )
     for arm, rows in results.items():
         labels = statistics.mean(r["labels"] for r in rows)
         acc = statistics.mean(r["accuracy"] for r in rows)

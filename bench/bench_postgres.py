@@ -95,15 +95,30 @@ def build(root: Path, database: str | None, per_user: int) -> list[str]:
     store, now = project.store, utcnow()
     users = [f"ann{i:02d}" for i in range(ANNOTATORS)]
     with store.write() as conn:
-        conn.execute(store.t["users"].insert(), [
-            {"username": u, "role": "annotator", "password_hash": "x", "email": None, "active": True, "created_at": now}
-            for u in users
-        ])  # fmt: skip
+        conn.execute(
+            store.t["users"].insert(),
+            [
+                {
+                    "username": u,
+                    "role": "annotator",
+                    "password_hash": "x",
+                    "email": None,
+                    "active": True,
+                    "created_at": now,
+                }
+                for u in users
+            ],
+        )
     items = ANNOTATORS * per_user // OVERLAP + 200
     pairs = [
-        PreferencePair(f"p{i:06d}", f"Does the reply mention deadline {i}?", f"The user wants deadlines for task {i} called out.", "bench")
+        PreferencePair(
+            f"p{i:06d}",
+            f"Does the reply mention deadline {i}?",
+            f"The user wants deadlines for task {i} called out.",
+            "bench",
+        )
         for i in range(items)
-    ]  # fmt: skip
+    ]
     store.content.add_preference_pairs(pairs, Provenance(source="bench.pairs"))
     create_tasks(project, KIND, overlap=OVERLAP, gold_rate=0)
     with store.write() as conn:
@@ -380,8 +395,10 @@ def _summary(rows: list[dict]) -> None:
     if not rows:
         return
     cores = os.cpu_count() or 1
-    print("\n| configuration | submits/s | p50 ms | p95 ms | app CPU ms/submit | server CPU ms/submit "
-          "| submits per CPU-s | machine busy |")  # fmt: skip
+    print(
+        "\n| configuration | submits/s | p50 ms | p95 ms | app CPU ms/submit | server CPU ms/submit "
+        "| submits per CPU-s | machine busy |"
+    )
     print("|---|---|---|---|---|---|---|---|")
     for r in rows:
         server = "-" if r["server_ms_per_submit"] is None else r["server_ms_per_submit"]

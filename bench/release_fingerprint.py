@@ -115,9 +115,18 @@ def _label_all(root: Path, annotators: tuple[str, ...], maintainer: str) -> None
     for d in ties[::2]:  # half the ties decided by the maintainer, half left for the gates to report
         values = next(iter(sorted(d.labels.items())))[1]
         _cli(
-            "adjudicate", "decide", d.task_id, "--as", maintainer, "--values", json.dumps(values),
-            "--note", "fingerprint", "--project", str(root),
-        )  # fmt: skip
+            "adjudicate",
+            "decide",
+            d.task_id,
+            "--as",
+            maintainer,
+            "--values",
+            json.dumps(values),
+            "--note",
+            "fingerprint",
+            "--project",
+            str(root),
+        )
 
 
 def _allow_offline(root: Path) -> None:
@@ -153,11 +162,29 @@ def build_cupid(root: Path, examples: Path) -> Path:
         "--project",
         str(root),
     )
-    _cli("users", "add", "maintainer", "--role", "maintainer", "--password-stdin", "--project", str(root),
-         stdin="fingerprint-maintainer\n")  # fmt: skip
+    _cli(
+        "users",
+        "add",
+        "maintainer",
+        "--role",
+        "maintainer",
+        "--password-stdin",
+        "--project",
+        str(root),
+        stdin="fingerprint-maintainer\n",
+    )
     for name in ("ann1", "ann2", "ann3"):
-        _cli("users", "add", name, "--role", "annotator", "--password-stdin", "--project", str(root),
-             stdin="fingerprint-annotator\n")  # fmt: skip
+        _cli(
+            "users",
+            "add",
+            name,
+            "--role",
+            "annotator",
+            "--password-stdin",
+            "--project",
+            str(root),
+            stdin="fingerprint-annotator\n",
+        )
     _cli("tasks", "pairs", "import", str(examples / "release" / "pairs.jsonl"), "--project", str(root))
     for kind in ("preference_expressed", "preference_match"):
         _cli("tasks", "create", "--kind", kind, "--overlap", "3", "--project", str(root))

@@ -21,10 +21,17 @@ COVERAGE = ("not_covered", "partially", "fully")
 RATERS = {"ann1": (0.8, 16.0), "ann2": (0.93, 18.0), "ann3": (0.65, 19.0)}
 JUDGE = ("gpt-judge", 0.82)
 TOPICS = (
-    "metric units when cooking", "short answers on a phone", "vegetarian recipes", "morning workouts",
-    "budget travel", "quiet cafés for work", "audiobooks on the commute", "dark mode everywhere",
-    "step-by-step instructions", "British spelling",
-)  # fmt: skip
+    "metric units when cooking",
+    "short answers on a phone",
+    "vegetarian recipes",
+    "morning workouts",
+    "budget travel",
+    "quiet cafés for work",
+    "audiobooks on the commute",
+    "dark mode everywhere",
+    "step-by-step instructions",
+    "British spelling",
+)
 
 
 def pairs() -> list[dict]:

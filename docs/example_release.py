@@ -19,16 +19,28 @@ TYPES = ("consistent", "contrastive", "changing")
 
 #: (context factor, preference, the contrasting preference, a request, checklist)
 USERS = {
-    "u_nurse": ("night shifts on the surgical ward", "Keep plans to three steps I can read at a glance",
-                "Give me the full reasoning with every step spelled out", "Plan my week of night shifts.",
-                ["Does the plan have at most three steps?", "Can it be read at a glance?"]),
-    "u_cyclist": ("the Sunday club ride", "Suggest routes without busy main roads",
-                  "Take the fastest route, main roads are fine", "Find me a 60 km loop for Sunday.",
-                  ["Does the route avoid busy main roads?", "Is the loop about 60 km?"]),
-    "u_teacher": ("marking Year 9 essays", "Feedback should start with one thing the student did well",
-                  "Feedback should go straight to the biggest problem", "Help me comment on this essay.",
-                  ["Does the feedback open with a strength?", "Is the tone encouraging?"]),
-}  # fmt: skip
+    "u_nurse": (
+        "night shifts on the surgical ward",
+        "Keep plans to three steps I can read at a glance",
+        "Give me the full reasoning with every step spelled out",
+        "Plan my week of night shifts.",
+        ["Does the plan have at most three steps?", "Can it be read at a glance?"],
+    ),
+    "u_cyclist": (
+        "the Sunday club ride",
+        "Suggest routes without busy main roads",
+        "Take the fastest route, main roads are fine",
+        "Find me a 60 km loop for Sunday.",
+        ["Does the route avoid busy main roads?", "Is the loop about 60 km?"],
+    ),
+    "u_teacher": (
+        "marking Year 9 essays",
+        "Feedback should start with one thing the student did well",
+        "Feedback should go straight to the biggest problem",
+        "Help me comment on this essay.",
+        ["Does the feedback open with a strength?", "Is the tone encouraging?"],
+    ),
+}
 
 
 def cupid_row(persona: str, k: int) -> dict:

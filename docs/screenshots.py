@@ -24,8 +24,14 @@ from pathlib import Path
 from prefkit.curation.annotation import workflow
 from prefkit.demo import DEMO_PASSWORD, build_demo
 
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-        "--disable-sync", "--no-first-run"]  # fmt: skip
+ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 SIZES = ((1400, 900), (800, 600))
 
 
@@ -192,8 +198,12 @@ def main() -> None:
         port = free_port()
         env = {**os.environ, "PREFKIT_PROJECT": str(root)}
         prefkit = str(Path(sys.executable).parent / "prefkit")
-        proc = subprocess.Popen([prefkit, "annotate", "serve", "--port", str(port)], env=env,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+        proc = subprocess.Popen(
+            [prefkit, "annotate", "serve", "--port", str(port)],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         url = f"http://127.0.0.1:{port}"
         try:
             for _ in range(200):

@@ -37,9 +37,14 @@ class Journey:
         """``prefkit ARGV`` in the project, timed as ``step``; its exit status must be ``code``."""
         t0 = time.perf_counter()
         done = subprocess.run(
-            [PREFKIT, *argv], cwd=self.root, input=stdin, capture_output=True, text=True,
-            env={**os.environ, "PREFKIT_PROJECT": str(self.root)}, timeout=1800,
-        )  # fmt: skip
+            [PREFKIT, *argv],
+            cwd=self.root,
+            input=stdin,
+            capture_output=True,
+            text=True,
+            env={**os.environ, "PREFKIT_PROJECT": str(self.root)},
+            timeout=1800,
+        )
         self.times[step] = self.times.get(step, 0.0) + time.perf_counter() - t0
         assert done.returncode == code, (
             f"prefkit {' '.join(argv)} exited {done.returncode}:\n{done.stdout}\n{done.stderr}"
@@ -81,11 +86,22 @@ def memory_verify_labels(tasks: list[dict[str, Any]]) -> list[dict[str, Any]]:
         decisions = []
         for c in task["payload"]["candidates"]:
             keep = c["valid"] and not c["evidence_flags"]
-            decisions.append({"key": c["key"], "decision": "accept"} if keep else
-                             {"key": c["key"], "decision": "reject", "reason": "not_grounded"})  # fmt: skip
-        rows += [{"annotator": a, "task_kind": "memory_verify", "item_id": task["item_id"],
-                  "values": {"decisions": decisions}, "timestamp": STAMP, "time_spent_s": 60}
-                 for a in ANNOTATORS]  # fmt: skip
+            decisions.append(
+                {"key": c["key"], "decision": "accept"}
+                if keep
+                else {"key": c["key"], "decision": "reject", "reason": "not_grounded"}
+            )
+        rows += [
+            {
+                "annotator": a,
+                "task_kind": "memory_verify",
+                "item_id": task["item_id"],
+                "values": {"decisions": decisions},
+                "timestamp": STAMP,
+                "time_spent_s": 60,
+            }
+            for a in ANNOTATORS
+        ]
     return rows
 
 
@@ -98,8 +114,17 @@ def task_qc_labels(tasks: list[dict[str, Any]]) -> list[dict[str, Any]]:
             "leakage": "leaks" if i % 10 == 0 else "none",
             "answer": "incorrect" if i % 7 == 3 else "correct",
         }
-        rows += [{"annotator": a, "task_kind": "task_qc", "item_id": task["item_id"], "values": values,
-                  "timestamp": STAMP, "time_spent_s": 30} for a in ANNOTATORS]  # fmt: skip
+        rows += [
+            {
+                "annotator": a,
+                "task_kind": "task_qc",
+                "item_id": task["item_id"],
+                "values": values,
+                "timestamp": STAMP,
+                "time_spent_s": 30,
+            }
+            for a in ANNOTATORS
+        ]
     return rows
 
 
@@ -109,8 +134,10 @@ def alpsbench_journey(sample: Path, work: Path, n_packets: int, version: str = "
     subprocess.run([PREFKIT, "init", "proj"], cwd=work, check=True, capture_output=True)
     j = Journey(work / "proj")
     toml = j.root / "prefkit.toml"  # the built rows come from the offline backend: allowed, explicitly
-    toml.write_text(toml.read_text(encoding="utf-8").replace("allow_offline = false", "allow_offline = true"),
-                    encoding="utf-8")  # fmt: skip
+    toml.write_text(
+        toml.read_text(encoding="utf-8").replace("allow_offline = false", "allow_offline = true"),
+        encoding="utf-8",
+    )
     for a in ANNOTATORS:
         j.run(
             "users", "users", "add", a, "--role", "annotator", "--password-stdin", stdin=f"pw-{a}-journey\n"
@@ -161,8 +188,18 @@ def cupid_journey(work: Path, version: str = "1.0.0") -> Journey:
     j.run("labels", "labels", "import", "examples/labels.jsonl")
     queue = json.loads(j.run("adjudicate", "adjudicate", "queue", "--kind", "preference_match", "--json"))
     for tie in queue:
-        j.run("adjudicate", "adjudicate", "decide", tie["task_id"], "--as", "maintainer",
-              "--values", '{"coverage": "partially"}', "--note", "journey")  # fmt: skip
+        j.run(
+            "adjudicate",
+            "adjudicate",
+            "decide",
+            tie["task_id"],
+            "--as",
+            "maintainer",
+            "--values",
+            '{"coverage": "partially"}',
+            "--note",
+            "journey",
+        )
     j.run(
         "release cut", "release", "cut", "--version", version, "--override", "journey: offline demo content"
     )

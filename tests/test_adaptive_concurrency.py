@@ -199,9 +199,13 @@ def test_two_last_labels_at_once_on_postgres_still_raise_the_target(tmp_path, pg
 
     def submit(user: str, value: str, review) -> None:
         ev = LabelEvent(
-            event_id=items[user].event_id, task_id=task.task_id, kind=KIND, annotator=user,
-            values={"coverage": value}, created_at=utcnow(),
-        )  # fmt: skip
+            event_id=items[user].event_id,
+            task_id=task.task_id,
+            kind=KIND,
+            annotator=user,
+            values={"coverage": value},
+            created_at=utcnow(),
+        )
         project.store.submits.record_submit(ev, review=review)
 
     first = threading.Thread(target=submit, args=("ann00", "fully", slow_review))

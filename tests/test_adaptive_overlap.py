@@ -24,10 +24,20 @@ USERS = ("ann1", "ann2", "ann3", "ann4")
 def project(tmp_path):
     project = Project.init(tmp_path / "p")
     with project.store.write() as conn:
-        conn.execute(project.store.t["users"].insert(), [
-            {"username": u, "role": "annotator", "password_hash": "x", "email": None, "active": True,
-             "created_at": utcnow()} for u in USERS
-        ])  # fmt: skip
+        conn.execute(
+            project.store.t["users"].insert(),
+            [
+                {
+                    "username": u,
+                    "role": "annotator",
+                    "password_hash": "x",
+                    "email": None,
+                    "active": True,
+                    "created_at": utcnow(),
+                }
+                for u in USERS
+            ],
+        )
     yield project
     project.close()
 
@@ -160,8 +170,13 @@ def test_tasks_adapt_refits_and_hands_out_what_is_no_longer_certain(project):
     seed_pairs(project, 3)
     create_tasks(project, KIND, overlap=OverlapRange(min=1, max=2, audit_share=0), gold_rate=0)
     sure = np.full((3, 3), 0.01) + np.eye(3) * 0.97  # a snapshot that trusts ann1 on 10 gold labels
-    fields = {"coverage": {"classes": [canonical_json(v) for v in ("not_covered", "partially", "fully")],
-                           "priors": np.full(3, 1 / 3), "confusion": {"ann1": sure}}}  # fmt: skip
+    fields = {
+        "coverage": {
+            "classes": [canonical_json(v) for v in ("not_covered", "partially", "fully")],
+            "priors": np.full(3, 1 / 3),
+            "confusion": {"ann1": sure},
+        }
+    }
     project.store.set_meta(
         overlap.snapshot_key(KIND), overlap.Snapshot(10**9, "dawid_skene", fields, {"ann1": 10}).dumps()
     )
@@ -188,10 +203,15 @@ def test_an_item_is_certain_only_with_a_value_somebody_gave():
     snap = overlap.Snapshot(
         seq=0,
         method="dawid_skene",
-        fields={"coverage": {"classes": classes, "priors": np.array([0.15, 0.25, 0.6]),
-                             "confusion": {"flip": flip, "good": good}}},
+        fields={
+            "coverage": {
+                "classes": classes,
+                "priors": np.array([0.15, 0.25, 0.6]),
+                "confusion": {"flip": flip, "good": good},
+            }
+        },
         gold={"flip": 20, "good": 20},
-    )  # fmt: skip
+    )
     rule = OverlapRange(min=1, max=4, confidence=0.85)
     from prefkit.curation.annotation.reliability_models import unit_posterior
 

@@ -33,8 +33,17 @@ def _tasks(store: ProjectStore, kind, n, batch="b1", gold=()):
 
 
 def _label(store: ProjectStore, task, who, values, action="label", source="app", seconds=10.0):
-    ev = LabelEvent(event_id=uuid.uuid4().hex, task_id=task.task_id, kind=task.kind, annotator=who, action=action,
-                    values=values, time_spent_s=seconds, source=source, created_at=utcnow())  # fmt: skip
+    ev = LabelEvent(
+        event_id=uuid.uuid4().hex,
+        task_id=task.task_id,
+        kind=task.kind,
+        annotator=who,
+        action=action,
+        values=values,
+        time_spent_s=seconds,
+        source=source,
+        created_at=utcnow(),
+    )
     assert store.labels.append_event(ev)
     return ev
 
@@ -90,7 +99,11 @@ def test_rows_give_ordinal_alpha_of_the_live_labels(store):
     _fill_match(store)
     [row] = agreement_rows(store, n_boot=200)
     assert (row["task_kind"], row["field"], row["level"], row["comparison"]) == (
-        "preference_match", "coverage", "ordinal", "human-vs-human")  # fmt: skip
+        "preference_match",
+        "coverage",
+        "ordinal",
+        "human-vs-human",
+    )
     assert row["alpha"] == pytest.approx(_expected_alpha(COVERAGE))
     assert (row["n_units"], row["n_labels"], row["n_raters"]) == (6, 18, 3)
     assert row["ci_low"] <= row["alpha"] <= row["ci_high"]

@@ -47,8 +47,12 @@ def build(project, **cfg):
 
 
 def test_a_packet_says_which_tracks_it_carries():
-    pkt = {"task1": {"ground_truth_memories": []}, "task2": {"new_dialogue": [{"role": "user"}]},
-           "task3": {"candidate_memories": [{}] * 101}, "task4": [{"ability": "ability2"}, {"ability": "ability2"}]}  # fmt: skip
+    pkt = {
+        "task1": {"ground_truth_memories": []},
+        "task2": {"new_dialogue": [{"role": "user"}]},
+        "task3": {"candidate_memories": [{}] * 101},
+        "task4": [{"ability": "ability2"}, {"ability": "ability2"}],
+    }
     assert packet_tracks(pkt) == {"task1", "task2", "task3_d100", "task4_ability2"}
     assert packet_tracks({"task1": {}, "task2": {"new_dialogue": []}}) == set()
 

@@ -69,17 +69,35 @@ def test_the_previous_item_key_reopens_the_last_label_in_place(project):
 
 # -- 8: a memory edit starts from the memory -------------------------------------------------------------
 def test_a_memory_edit_starts_from_what_the_memory_says():
-    turns = [{"index": 0, "role": "user", "content": "I moved to Lisbon last month."},
-             {"index": 1, "role": "assistant", "content": "Welcome!"},
-             {"index": 2, "role": "user", "content": "Please give me distances in kilometres, never miles."}]  # fmt: skip
-    extracted = {"type": "indirect", "label": "Preferences / Communication_Format", "value": "Uses km",
-                 "confidence": 0.7, "evidence_text": "distances in KILOMETRES ... miles"}  # fmt: skip
+    turns = [
+        {"index": 0, "role": "user", "content": "I moved to Lisbon last month."},
+        {"index": 1, "role": "assistant", "content": "Welcome!"},
+        {"index": 2, "role": "user", "content": "Please give me distances in kilometres, never miles."},
+    ]
+    extracted = {
+        "type": "indirect",
+        "label": "Preferences / Communication_Format",
+        "value": "Uses km",
+        "confidence": 0.7,
+        "evidence_text": "distances in KILOMETRES ... miles",
+    }
     start = memory_form.start_fields(extracted, turns)
-    assert start == {"value": "Uses km", "label": "Preferences/Communication_Format", "type": "indirect",
-                     "time_scope": "unknown", "evidence_turn": 2,
-                     "evidence_text": "distances in KILOMETRES ... miles", "confidence": 0.7}  # fmt: skip
-    gold = {"type": "direct", "label": "Plans/Relocation/City", "value": "Lives in Lisbon",
-            "time_scope": "recent", "evidence": {"utterance_index": [0, 2], "text": "moved to Lisbon"}}  # fmt: skip
+    assert start == {
+        "value": "Uses km",
+        "label": "Preferences/Communication_Format",
+        "type": "indirect",
+        "time_scope": "unknown",
+        "evidence_turn": 2,
+        "evidence_text": "distances in KILOMETRES ... miles",
+        "confidence": 0.7,
+    }
+    gold = {
+        "type": "direct",
+        "label": "Plans/Relocation/City",
+        "value": "Lives in Lisbon",
+        "time_scope": "recent",
+        "evidence": {"utterance_index": [0, 2], "text": "moved to Lisbon"},
+    }
     start = memory_form.start_fields(gold, turns)
     assert (start["label"], start["time_scope"], start["evidence_turn"]) == (
         "Plans/Relocation/City",
@@ -107,14 +125,19 @@ def test_the_edit_form_of_a_candidate_is_prefilled_field_by_field(project):
 # -- 9: only kinds with work -----------------------------------------------------------------------------
 def test_kinds_with_nothing_for_the_annotator_are_not_offered(project):
     assert set(workflow.kinds_with_work(project, "alice")) == {
-        "preference_expressed", "preference_match", "memory_verify"}  # fmt: skip  # no task_qc tasks
+        "preference_expressed",
+        "preference_match",
+        "memory_verify",
+    }  # no task_qc tasks
     label_n(project, "alice", "preference_match", 12, {"coverage": "fully"})
     assert "preference_match" not in workflow.kinds_with_work(project, "alice")
     at = app(ALICE)
     kinds = at.sidebar.button_group(key="kind")
     assert kinds.options == ["Preference expressed", "Memory verification"]
-    assert any("Nothing waiting for you in: Preference matching, Generated task check" in c.value
-               for c in at.sidebar.caption)  # fmt: skip
+    assert any(
+        "Nothing waiting for you in: Preference matching, Generated task check" in c.value
+        for c in at.sidebar.caption
+    )
 
 
 def test_with_nothing_anywhere_the_page_says_so_before_any_guidelines(project):
@@ -185,9 +208,17 @@ def test_a_maintainer_lands_on_the_dashboard(project):
 def test_a_fast_annotator_is_an_outlier_even_in_a_team_of_two(project):
     for who, secs in (("alice", 0.7), ("bob", 9.0)):
         for task in project.store.labels.tasks(kind="preference_match")[:6]:
-            project.store.labels.append_event(LabelEvent(
-                event_id=f"ev_{who}_{task.task_id}", task_id=task.task_id, kind=task.kind, annotator=who,
-                values={"coverage": "fully"}, time_spent_s=secs, created_at=utcnow()))  # fmt: skip
+            project.store.labels.append_event(
+                LabelEvent(
+                    event_id=f"ev_{who}_{task.task_id}",
+                    task_id=task.task_id,
+                    kind=task.kind,
+                    annotator=who,
+                    values={"coverage": "fully"},
+                    time_spent_s=secs,
+                    created_at=utcnow(),
+                )
+            )
     stats = {s["annotator"]: s for s in annotator_stats(project.store, fast_s=2.0)}
     assert (
         stats["alice"]["outlier"]
@@ -203,8 +234,19 @@ def test_the_agreement_table_is_readable(project):
     label_n(project, "alice", "preference_match", 3, {"coverage": "fully"})
     rows = dashboard.agreement(project.store, ProjectConfig().release, n_boot=20)
     table = dashboard.agreement_table(rows)
-    assert list(table[0]) == ["task kind", "field", "compared", "alpha", "95% interval", "needed", "units",
-                              "labels", "raters", "AC1", "agreement"]  # fmt: skip
+    assert list(table[0]) == [
+        "task kind",
+        "field",
+        "compared",
+        "alpha",
+        "95% interval",
+        "needed",
+        "units",
+        "labels",
+        "raters",
+        "AC1",
+        "agreement",
+    ]
     assert table[0]["task kind"] == "Preference matching" and table[0]["alpha"] == "–"  # one rater: undefined
     assert "None" not in str(table)
 
@@ -228,12 +270,17 @@ def test_flagged_items_open_the_item_page(project):
 def test_a_tie_is_adjudicated_from_what_the_annotators_agreed_on(project):
     for who, second in (("alice", True), ("bob", False)):
         item = workflow.current_item(project, who, "preference_expressed")
-        workflow.submit(project, who, item, {"items": [{"item": 0, "expressed": True, "evidence": [2]},
-                                                       {"item": 1, "expressed": second}]})  # fmt: skip
+        workflow.submit(
+            project,
+            who,
+            item,
+            {"items": [{"item": 0, "expressed": True, "evidence": [2]}, {"item": 1, "expressed": second}]},
+        )
     tid = item.task.task_id
     labels = consensus.live_labels(project.store, "preference_expressed")[tid]
     assert consensus.decided_part("preference_expressed", labels) == {
-        "items": [{"item": 0, "expressed": True, "evidence": [2]}]}  # fmt: skip
+        "items": [{"item": 0, "expressed": True, "evidence": [2]}]
+    }
     at = app(MAYA)
     at.switch_page("views/adjudicate.py").run()
     at.button_group(key="adj_kind").set_value("preference_expressed").run()
@@ -256,15 +303,37 @@ def test_evidence_spans_are_checked_against_the_turn_and_released_in_the_final_l
         span = {"turn": 2, "start": start, "end": start + 12, "text": "small screen"}
         bad = {**span, "text": "SMALL screen"}
         with pytest.raises(LabelError, match=r"items.0.spans.0: turn 2 does not have 'SMALL screen' at char"):
-            workflow.submit(project, who, item, {"items": [{"item": 0, "expressed": True, "evidence": [2], "spans": [bad]},
-                                                           {"item": 1, "expressed": False}]})  # fmt: skip
+            workflow.submit(
+                project,
+                who,
+                item,
+                {
+                    "items": [
+                        {"item": 0, "expressed": True, "evidence": [2], "spans": [bad]},
+                        {"item": 1, "expressed": False},
+                    ]
+                },
+            )
         with pytest.raises(
             LabelError, match=r"items.0.spans: turn\(s\) \[2\] are not among the item's evidence"
         ):
-            workflow.submit(project, who, item, {"items": [{"item": 0, "expressed": True, "spans": [span]},
-                                                           {"item": 1, "expressed": False}]})  # fmt: skip
-        workflow.submit(project, who, item, {"items": [{"item": 0, "expressed": True, "evidence": [2], "spans": [span]},
-                                                       {"item": 1, "expressed": False}]})  # fmt: skip
+            workflow.submit(
+                project,
+                who,
+                item,
+                {"items": [{"item": 0, "expressed": True, "spans": [span]}, {"item": 1, "expressed": False}]},
+            )
+        workflow.submit(
+            project,
+            who,
+            item,
+            {
+                "items": [
+                    {"item": 0, "expressed": True, "evidence": [2], "spans": [span]},
+                    {"item": 1, "expressed": False},
+                ]
+            },
+        )
     final = consensus.final_labels(project.store, "preference_expressed")[items["alice"].task.task_id]
     assert final.values["items"][0]["spans"] == [span]  # the agreeing annotators' words, once
     assert "spans" not in final.values["items"][1]
@@ -277,12 +346,35 @@ def test_a_memory_span_belongs_to_a_kept_memory_in_a_real_turn(project):
     span = {"turn": 0, "start": 0, "end": 12, "text": words}
     rest = [{"key": k, "decision": "accept"} for k in keys[1:]]
     with pytest.raises(LabelError, match="evidence spans belong to a memory that is kept"):
-        workflow.submit(project, "alice", item, {"decisions": [
-            {"key": keys[0], "decision": "reject", "reason": "other", "spans": [span]}, *rest]})  # fmt: skip
+        workflow.submit(
+            project,
+            "alice",
+            item,
+            {
+                "decisions": [
+                    {"key": keys[0], "decision": "reject", "reason": "other", "spans": [span]},
+                    *rest,
+                ]
+            },
+        )
     with pytest.raises(LabelError, match=r"added.0.spans.0: the dialogue has no turn 99"):
-        workflow.submit(project, "alice", item, {"decisions": [{"key": keys[0], "decision": "accept"}, *rest],
-                                                 "added": [{"value": "x", "label": "UNMAPPED", "type": "direct",
-                                                            "time_scope": "unknown", "spans": [{**span, "turn": 99}]}]})  # fmt: skip
+        workflow.submit(
+            project,
+            "alice",
+            item,
+            {
+                "decisions": [{"key": keys[0], "decision": "accept"}, *rest],
+                "added": [
+                    {
+                        "value": "x",
+                        "label": "UNMAPPED",
+                        "type": "direct",
+                        "time_scope": "unknown",
+                        "spans": [{**span, "turn": 99}],
+                    }
+                ],
+            },
+        )
     workflow.submit(
         project,
         "alice",

@@ -85,10 +85,18 @@ def test_failures_past_the_free_ones_are_refused_unchecked_even_with_the_right_p
 def test_lockout_is_logged_and_a_maintainer_unlocks_it(project, caplog):
     project = throttled(project)
     with project.store.write() as conn:  # three failures long ago: any backoff is over
-        conn.execute(project.store.t["sign_in_log"].insert(), [
-            {"username": "alice", "client": "10.0.0.9", "outcome": "fail", "created_at": "2026-01-01T00:00:00.000000Z"}
-            for _ in range(3)
-        ])  # fmt: skip
+        conn.execute(
+            project.store.t["sign_in_log"].insert(),
+            [
+                {
+                    "username": "alice",
+                    "client": "10.0.0.9",
+                    "outcome": "fail",
+                    "created_at": "2026-01-01T00:00:00.000000Z",
+                }
+                for _ in range(3)
+            ],
+        )
     with pytest.raises(workflow.AuthError, match="wrong password"):
         workflow.sign_in(project, "alice", "guess-again", client="10.0.0.9")  # checked: the fourth failure
     with (

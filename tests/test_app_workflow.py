@@ -266,10 +266,16 @@ def test_a_signed_in_click_of_a_disabled_or_unknown_account_writes_nothing(proje
     assert workflow.current_item(project, "alice", "preference_match").task.task_id == nxt.task.task_id
     with pytest.raises(workflow.AccountInactive):  # a name with no account at all
         project.store.submits.record_submit(
-            LabelEvent(event_id="ev_ghost", task_id=nxt.task.task_id, kind=nxt.task.kind, annotator="nobody",
-                       values={"coverage": "fully"}, created_at=utcnow()),
+            LabelEvent(
+                event_id="ev_ghost",
+                task_id=nxt.task.task_id,
+                kind=nxt.task.kind,
+                annotator="nobody",
+                values={"coverage": "fully"},
+                created_at=utcnow(),
+            ),
             active_account=True,
-        )  # fmt: skip
+        )
     assert project.store.labels.event("ev_ghost") is None
     # without signed_in (imports, scripts), the store records as before
     assert workflow.submit(project, "alice", nxt, {"coverage": "fully"})

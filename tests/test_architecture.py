@@ -34,6 +34,8 @@ def test_the_store_face_names_for_the_type_checker_what_it_exports():
         if isinstance(n, ast.ImportFrom)
     }
     assert imported and imported == store.EXPORTS
+    # a name equal to a submodule's would be shadowed by the module once something imports it
+    assert not set(store.__all__) & {p.stem for p in (ROOT / "curation" / "store").glob("*.py")}
     assert all(getattr(store, name) is not None for names in store.EXPORTS.values() for name in names)
 
 

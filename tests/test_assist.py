@@ -115,13 +115,26 @@ def test_suggest_through_the_real_openai_client_records_model_prompt_and_resumes
 
 
 def test_memory_suggestions_come_from_the_evidence_check_without_a_call():
-    task = AnnotationTask(task_id="mv1", kind="memory_verify", item_ref="dialogue:d1", created_at="2026-11-20T10:00:00Z",
-        payload={"dialogue_id": "d1", "turns": [
-            {"index": 0, "role": "user", "content": "I moved to Lyon last spring and I cycle to work."},
-            {"index": 1, "role": "assistant", "content": "Nice!"}],
+    task = AnnotationTask(
+        task_id="mv1",
+        kind="memory_verify",
+        item_ref="dialogue:d1",
+        created_at="2026-11-20T10:00:00Z",
+        payload={
+            "dialogue_id": "d1",
+            "turns": [
+                {"index": 0, "role": "user", "content": "I moved to Lyon last spring and I cycle to work."},
+                {"index": 1, "role": "assistant", "content": "Nice!"},
+            ],
             "candidates": [
-                {"key": "m:0", "memory": {"value": "Lives in Lyon", "evidence_text": "moved to Lyon last spring"}},
-                {"key": "m:1", "memory": {"value": "Owns a car", "evidence_text": "I drive my car daily"}}]})  # fmt: skip
+                {
+                    "key": "m:0",
+                    "memory": {"value": "Lives in Lyon", "evidence_text": "moved to Lyon last spring"},
+                },
+                {"key": "m:1", "memory": {"value": "Owns a car", "evidence_text": "I drive my car daily"}},
+            ],
+        },
+    )
     s = SUGGESTERS["memory_verify"]
     assert s.requests(task, False) == []
     values, detail = s.values(task, [], False)
@@ -138,9 +151,21 @@ def test_task_qc_suggestion_lists_the_checks_that_failed():
     from prefkit.schemas.assist import TaskQcJudgement
     from prefkit.schemas.curation import Provenance
 
-    task = AnnotationTask(task_id="qc1", kind="task_qc", item_ref="alps:task4_ability2:b1", created_at="2026-11-20T10:00:00Z",
-        payload={"track": "task4_ability2", "benchmark_id": "b1", "question": "q", "generated": "As a vegan who loves hiking, what should I cook?",
-                 "memory": "Preferences/Food: vegan who loves hiking", "gold_answer": "m1: vegan", "checks": {}})  # fmt: skip
+    task = AnnotationTask(
+        task_id="qc1",
+        kind="task_qc",
+        item_ref="alps:task4_ability2:b1",
+        created_at="2026-11-20T10:00:00Z",
+        payload={
+            "track": "task4_ability2",
+            "benchmark_id": "b1",
+            "question": "q",
+            "generated": "As a vegan who loves hiking, what should I cook?",
+            "memory": "Preferences/Food: vegan who loves hiking",
+            "gold_answer": "m1: vegan",
+            "checks": {},
+        },
+    )
     judged = TaskQcJudgement(
         leak_reason="fine", leaks=False, answer_reason="wrong memory", answer_correct=False
     )
@@ -196,17 +221,37 @@ def arms_project(project):
     for t in tasks[:4]:
         store.labels.set_gold(t.task_id, {"coverage": "fully"})
     ids = [t.task_id for t in tasks]
-    sid = suggest_values(store, {ids[0]: "not_covered", ids[1]: "not_covered", ids[2]: "not_covered",
-                                 ids[3]: "fully", ids[4]: "fully", ids[5]: "fully", ids[6]: "partially"})  # fmt: skip
+    sid = suggest_values(
+        store,
+        {
+            ids[0]: "not_covered",
+            ids[1]: "not_covered",
+            ids[2]: "not_covered",
+            ids[3]: "fully",
+            ids[4]: "fully",
+            ids[5]: "fully",
+            ids[6]: "partially",
+        },
+    )
     a, c = "assisted", "control"
     for tid, who, cov, arm, secs in [
-        (ids[0], "ann1", "not_covered", a, 4), (ids[1], "ann1", "not_covered", a, 6), (ids[2], "ann1", "fully", a, 8),
-        (ids[3], "ann1", "fully", a, 10), (ids[0], "ann2", "fully", a, 12), (ids[1], "ann2", "not_covered", a, 20),
-        (ids[0], "ann3", "fully", c, 30), (ids[1], "ann3", "fully", c, 10), (ids[2], "ann3", "not_covered", c, 20),
-        (ids[4], "ann1", "partially", a, None), (ids[4], "ann2", "fully", a, None), (ids[4], "ann3", "partially", c, None),
-        (ids[5], "ann1", "fully", a, None), (ids[5], "ann2", "fully", a, None),
-        (ids[6], "ann1", "partially", a, None), (ids[6], "ann2", "not_covered", a, None),
-    ]:  # fmt: skip
+        (ids[0], "ann1", "not_covered", a, 4),
+        (ids[1], "ann1", "not_covered", a, 6),
+        (ids[2], "ann1", "fully", a, 8),
+        (ids[3], "ann1", "fully", a, 10),
+        (ids[0], "ann2", "fully", a, 12),
+        (ids[1], "ann2", "not_covered", a, 20),
+        (ids[0], "ann3", "fully", c, 30),
+        (ids[1], "ann3", "fully", c, 10),
+        (ids[2], "ann3", "not_covered", c, 20),
+        (ids[4], "ann1", "partially", a, None),
+        (ids[4], "ann2", "fully", a, None),
+        (ids[4], "ann3", "partially", c, None),
+        (ids[5], "ann1", "fully", a, None),
+        (ids[5], "ann2", "fully", a, None),
+        (ids[6], "ann1", "partially", a, None),
+        (ids[6], "ann2", "not_covered", a, None),
+    ]:
         arm_label(store, tid, who, cov, arm, sid[tid], secs)
     adjudicate(store, ids[4], "lead", {"coverage": "partially"})
     return project

@@ -84,8 +84,14 @@ def qc_item(project, share: float):
     with_share(project, share)
     task = add_qc_task(project)
     run = SuggestionRun("sugg-qc", "task_qc", "judge-x", "offline", True, "h", 0, {})
-    sugg = Suggestion("sg_qc", run.run_id, task.task_id, "task_qc", {"leakage": "leaks", "answer": "correct"},
-                      {"failed": ["leakage (programmatic)"]})  # fmt: skip
+    sugg = Suggestion(
+        "sg_qc",
+        run.run_id,
+        task.task_id,
+        "task_qc",
+        {"leakage": "leaks", "answer": "correct"},
+        {"failed": ["leakage (programmatic)"]},
+    )
     project.store.suggestions.add(run, [sugg])
     return app(ALICE, "task_qc"), workflow.current_item(project, "alice", "task_qc")
 

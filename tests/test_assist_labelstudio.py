@@ -30,9 +30,15 @@ def half_assisted(root, name: str) -> Project:
 def test_control_tasks_get_no_prediction_and_a_pull_records_the_arm(ls, tmp_path):  # noqa: F811
     project = half_assisted(tmp_path / "proj", "ls-assist")
     try:
-        pairs = [PreferencePair(f"p{i:02d}", f"Does the reply use metric units? ({i})",
-                                ("Prefers metric units" if i % 2 else "Likes jazz") + f" {i}", "test")
-                 for i in range(12)]  # fmt: skip
+        pairs = [
+            PreferencePair(
+                f"p{i:02d}",
+                f"Does the reply use metric units? ({i})",
+                ("Prefers metric units" if i % 2 else "Likes jazz") + f" {i}",
+                "test",
+            )
+            for i in range(12)
+        ]
         project.store.content.add_preference_pairs(pairs, Provenance(source="test"))
         create_tasks(project, KIND, overlap=1)
         with LLMLayer(project.store, backend="offline", progress=False) as layer:
@@ -46,8 +52,9 @@ def test_control_tasks_get_no_prediction_and_a_pull_records_the_arm(ls, tmp_path
             arm = arm_of(EVERYONE, KIND, task.item_ref, 0.5)
             arms[arm] = arms.get(arm, 0) + 1
             assert ls_task.data[bridge.ASSIST_KEY] == {
-                "arm": arm, "suggestion_id": suggestions[task.task_id].suggestion_id
-            }  # fmt: skip
+                "arm": arm,
+                "suggestion_id": suggestions[task.task_id].suggestion_id,
+            }
             predictions = ls_task.predictions or []
             if arm == "control":
                 assert predictions == []
@@ -70,8 +77,10 @@ def test_control_tasks_get_no_prediction_and_a_pull_records_the_arm(ls, tmp_path
 def test_a_suggestion_made_after_the_push_is_added_to_unanswered_tasks_only(ls, tmp_path):  # noqa: F811
     project = half_assisted(tmp_path / "proj", "ls-assist-later")
     try:
-        pairs = [PreferencePair(f"q{i:02d}", f"Is the reply short? ({i})", f"Prefers short replies {i}", "test")
-                 for i in range(10)]  # fmt: skip
+        pairs = [
+            PreferencePair(f"q{i:02d}", f"Is the reply short? ({i})", f"Prefers short replies {i}", "test")
+            for i in range(10)
+        ]
         project.store.content.add_preference_pairs(pairs, Provenance(source="test"))
         create_tasks(project, KIND, overlap=1)
         first = bridge.push(project, KIND, ls.url)  # no suggestion yet
@@ -97,8 +106,9 @@ def test_a_suggestion_made_after_the_push_is_added_to_unanswered_tasks_only(ls, 
                 continue
             arm = arm_of(EVERYONE, KIND, task.item_ref, 0.5)
             assert ls_task.data[bridge.ASSIST_KEY] == {
-                "arm": arm, "suggestion_id": suggestions[task.task_id].suggestion_id
-            }  # fmt: skip
+                "arm": arm,
+                "suggestion_id": suggestions[task.task_id].suggestion_id,
+            }
             assert len(predictions) == (0 if arm == "control" else 1)
         third = bridge.push(project, KIND, ls.url)  # nothing newer: Label Studio is not even listed
         assert (third.imported, third.suggestions_added, third.suggestions_withheld) == (0, 0, 0)

@@ -319,8 +319,12 @@ def test_words_selected_in_a_turn_become_evidence_with_their_offsets(served, bro
     first = project.store.labels.event(item.event_id).values["items"][0]
     text = item.task.payload["turns"][2]["content"]
     start = text.index("screen")
-    assert first == {"item": 0, "expressed": True, "evidence": [2],
-                     "spans": [{"turn": 2, "start": start, "end": start + 6, "text": "screen"}]}  # fmt: skip
+    assert first == {
+        "item": 0,
+        "expressed": True,
+        "evidence": [2],
+        "spans": [{"turn": 2, "start": start, "end": start + 6, "text": "screen"}],
+    }
     page.context.close()
 
 

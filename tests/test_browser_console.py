@@ -164,8 +164,11 @@ def test_an_annotator_can_neither_see_nor_reach_the_console_pages(served, browse
     page = sign_in(browser, url, "alice")
     for title in ("People", "Work", "Release", "Dashboard"):
         assert page.get_by_role("link", name=title, exact=True).count() == 0
-    for path, heading, control in (("people", "People", "Add user"), ("work", "Work", "Create tasks"),
-                                   ("release", "Release", "Cut release")):  # fmt: skip
+    for path, heading, control in (
+        ("people", "People", "Add user"),
+        ("work", "Work", "Create tasks"),
+        ("release", "Release", "Cut release"),
+    ):
         page.goto(f"{url}/{path}")
         page.get_by_text("signed in as alice").wait_for()
         settle(page)

@@ -25,9 +25,17 @@ def served(tmp_path_factory):
         project.store.labels.set_gold(tid, {"coverage": "fully"})
     for study_id in ("pilot", "other"):
         CREATED[study_id] = studies.create_study(
-            project, study_id, kind=KIND, batch="default", items=4, gold_share=0.5, screen_below=0.75,
-            completion_code="DONE7", screened_out_code="OUT7", time_limit_minutes=30,
-        )  # fmt: skip
+            project,
+            study_id,
+            kind=KIND,
+            batch="default",
+            items=4,
+            gold_share=0.5,
+            screen_below=0.75,
+            completion_code="DONE7",
+            screened_out_code="OUT7",
+            time_limit_minutes=30,
+        )
     yield from serve(project)
 
 

@@ -72,8 +72,9 @@ def header(page, title: str) -> str:
 
 
 def wait_new_item(page, title: str, before: str) -> None:
-    page.wait_for_function(f"([t, b]) => {{ const now = ({ITEM_NOW})(t); return now !== '' && now !== b; }}",
-                           arg=[title, before])  # fmt: skip
+    page.wait_for_function(
+        f"([t, b]) => {{ const now = ({ITEM_NOW})(t); return now !== '' && now !== b; }}", arg=[title, before]
+    )
     settle(page)
 
 

@@ -37,12 +37,25 @@ USERS = ("wide", "narrow", "counter", "night", "themer")
 KINDS = ("preference_expressed", "preference_match", "memory_verify", "task_qc")
 #: What decides an item of each kind, by role and name: each must be in the window with Submit.
 DECISION = {
-    "preference_expressed": [("button", "Item 1: Expressed"), ("button", "Item 1: Not expressed"), ("button", "Submit")],
-    "preference_match": [("button", "Fully covered"), ("button", "Partially covered"), ("button", "Not covered")],
+    "preference_expressed": [
+        ("button", "Item 1: Expressed"),
+        ("button", "Item 1: Not expressed"),
+        ("button", "Submit"),
+    ],
+    "preference_match": [
+        ("button", "Fully covered"),
+        ("button", "Partially covered"),
+        ("button", "Not covered"),
+    ],
     "memory_verify": [("button", "Accept all undecided"), ("button", "Submit")],
-    "task_qc": [("radio", "No leakage"), ("radio", "Leaks the memory"), ("radio", "Gold answer correct"),
-                ("radio", "Gold answer incorrect"), ("button", "Submit")],
-}  # fmt: skip
+    "task_qc": [
+        ("radio", "No leakage"),
+        ("radio", "Leaks the memory"),
+        ("radio", "Gold answer correct"),
+        ("radio", "Gold answer incorrect"),
+        ("button", "Submit"),
+    ],
+}
 SKIP = re.compile("^Skip or report this item")
 #: Elements inside the main area that scroll on their own (their content taller than they are).
 SCROLLERS = """() => [...document.querySelectorAll('[data-testid=stMain] *')].filter(e => {
@@ -80,8 +93,13 @@ def box(page, role: str, name) -> dict:
 
 
 def in_window(b: dict | None, size: tuple[int, int]) -> bool:
-    return b is not None and b["y"] >= 0 and b["y"] + b["height"] <= size[1] + 0.5 and b["x"] >= 0 \
-        and b["x"] + b["width"] <= size[0] + 0.5  # fmt: skip
+    return (
+        b is not None
+        and b["y"] >= 0
+        and b["y"] + b["height"] <= size[1] + 0.5
+        and b["x"] >= 0
+        and b["x"] + b["width"] <= size[0] + 0.5
+    )
 
 
 def pane(page, key: str) -> dict:

@@ -60,8 +60,14 @@ def _document(key: NumericKey, value: object) -> tuple[dict, str]:
 def test_every_numeric_key_has_a_finite_range():
     """Found from the models (a new key is listed without a test's edit), each bounded on both sides."""
     assert len(KEYS) >= 45
-    for key in ("annotation.sign_in.session_hours", "annotation.queue_chunk", "annotation.overlap",
-                "annotation.overlap.max", "llm.costs.*.*", "release.alpha_min.*"):  # fmt: skip
+    for key in (
+        "annotation.sign_in.session_hours",
+        "annotation.queue_chunk",
+        "annotation.overlap",
+        "annotation.overlap.max",
+        "llm.costs.*.*",
+        "release.alpha_min.*",
+    ):
         assert key in {k.key for k in KEYS}
     unbounded = [k.key for k in KEYS if _low(k) is None or _high(k) is None]
     assert unbounded == []
@@ -94,11 +100,19 @@ def _outside(key: NumericKey) -> st.SearchStrategy:
     low, high = _low(key), _high(key)
     edges = [st.sampled_from([math.inf, -math.inf, math.nan])]
     if key.kind is int:
-        edges += [st.integers(max_value=int(math.ceil(low)) - 1).filter(lambda v: not key.holds(v)),
-                  st.integers(min_value=int(high) + 1, max_value=int(high) + 10**12)]  # fmt: skip
+        edges += [
+            st.integers(max_value=int(math.ceil(low)) - 1).filter(lambda v: not key.holds(v)),
+            st.integers(min_value=int(high) + 1, max_value=int(high) + 10**12),
+        ]
     else:
-        edges += [st.floats(max_value=low, allow_nan=False, allow_infinity=False).filter(lambda v: not key.holds(v)),
-                  st.floats(min_value=high, allow_nan=False, allow_infinity=False).filter(lambda v: not key.holds(v))]  # fmt: skip
+        edges += [
+            st.floats(max_value=low, allow_nan=False, allow_infinity=False).filter(
+                lambda v: not key.holds(v)
+            ),
+            st.floats(min_value=high, allow_nan=False, allow_infinity=False).filter(
+                lambda v: not key.holds(v)
+            ),
+        ]
     return st.one_of(*edges)
 
 

@@ -83,8 +83,19 @@ def test_an_adjudication_id_is_made_from_the_decision_not_drawn(three):
     assert back.supersedes == second.adjudication_id
     assert first.adjudication_id.startswith("adj_") and len(first.adjudication_id) == 36
     # the released id must not let anyone confirm the maintainer's user name by guessing it
-    assert content_hash({"task_id": t.task_id, "decider": "lead", "values": {"coverage": "fully"},
-                         "note": "first look", "supersedes": None}, 32) not in first.adjudication_id  # fmt: skip
+    assert (
+        content_hash(
+            {
+                "task_id": t.task_id,
+                "decider": "lead",
+                "values": {"coverage": "fully"},
+                "note": "first look",
+                "supersedes": None,
+            },
+            32,
+        )
+        not in first.adjudication_id
+    )
 
 
 def test_only_an_active_maintainer_may_adjudicate(three):

@@ -111,8 +111,12 @@ def test_the_readme_tour_cuts_the_release_the_readme_shows_byte_for_byte(page_ru
     readme = ROOT / "README.md"
     if readme not in page_runs:
         pytest.skip("README.md's console blocks are not selected in this run")
-    shown = [m[1] for c in blocks(readme.read_text(encoding="utf-8")) for x in c.commands
-             for m in DATA_HASH.finditer("\n".join(x.expected))]  # fmt: skip
+    shown = [
+        m[1]
+        for c in blocks(readme.read_text(encoding="utf-8"))
+        for x in c.commands
+        for m in DATA_HASH.finditer("\n".join(x.expected))
+    ]
     runs = page_runs[readme].result()
     require(runs is not None, "a Label Studio server (README.md has a block that needs one)")
     got = [m[1] for _c, _s, output in runs for m in DATA_HASH.finditer(output)]

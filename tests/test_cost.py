@@ -25,10 +25,18 @@ def _at(minutes: float) -> str:
 
 def _call(stage: str, item: str, cost: float, tokens: tuple[int, int]) -> LLMCallRecord:
     return LLMCallRecord(
-        stage=stage, items=[item], key=f"k-{stage}-{item}", model="gpt-4o-mini", ok=True, text="{}",
-        error=None, meta={"host": "127.0.0.1"}, prompt_tokens=tokens[0], completion_tokens=tokens[1],
+        stage=stage,
+        items=[item],
+        key=f"k-{stage}-{item}",
+        model="gpt-4o-mini",
+        ok=True,
+        text="{}",
+        error=None,
+        meta={"host": "127.0.0.1"},
+        prompt_tokens=tokens[0],
+        completion_tokens=tokens[1],
         cost_usd=cost,
-    )  # fmt: skip
+    )
 
 
 @pytest.fixture(scope="module")
@@ -37,13 +45,15 @@ def demo(tmp_path_factory):
     and bob: times chosen so that one is capped and one is missing."""
     project = build_demo(tmp_path_factory.mktemp("cost") / "demo", personas=1, seed=0, log=lambda m: None)
     store = project.store
-    store.llm.commit([
-        _call("dialogues", "sess_x#retry1", 0.25, (1000, 200)),   # repair
-        _call("dialogues", "sess_y#attempt1", 0.5, (2000, 300)),  # repair
-        _call("memories.candidates", "d1", 0.125, (500, 100)),     # extraction
-        _call("eval.cupid.match_gold", "i1", 0.0625, (300, 10)),  # evaluation judges
-        _call("eval.cupid.infer", "i1", 1.0, (4000, 500)),        # evaluation (the model under test)
-    ])  # fmt: skip
+    store.llm.commit(
+        [
+            _call("dialogues", "sess_x#retry1", 0.25, (1000, 200)),  # repair
+            _call("dialogues", "sess_y#attempt1", 0.5, (2000, 300)),  # repair
+            _call("memories.candidates", "d1", 0.125, (500, 100)),  # extraction
+            _call("eval.cupid.match_gold", "i1", 0.0625, (300, 10)),  # evaluation judges
+            _call("eval.cupid.infer", "i1", 1.0, (4000, 500)),  # evaluation (the model under test)
+        ]
+    )
     rows, times = [], {}
     minute = 0.0
     for t in store.labels.tasks():
@@ -58,8 +68,16 @@ def demo(tmp_path_factory):
             secs = 3600.0 if n == 3 else None if n == 5 else 10.0 + n % 7  # one tab left open, one untimed
             times.setdefault(t.kind, []).append(secs)
             minute += 1
-            rows.append({"annotator": who, "task_kind": t.kind, "item_id": t.item_ref, "values": values,
-                         "time_spent_s": secs, "timestamp": _at(minute)})  # fmt: skip
+            rows.append(
+                {
+                    "annotator": who,
+                    "task_kind": t.kind,
+                    "item_id": t.item_ref,
+                    "values": values,
+                    "time_spent_s": secs,
+                    "timestamp": _at(minute),
+                }
+            )
     path = project.root / "labels.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     import_labels(store, path)
@@ -166,10 +184,17 @@ def test_the_card_forecasts_the_batches_still_open_when_the_release_is_cut(tmp_p
     assert create_tasks(project, "preference_match", overlap=2, batch="more") == 4
     tasks = [t for t in project.store.labels.tasks(kind="preference_match") if t.batch == "more"]
     rows = [
-        {"annotator": "alice", "task_kind": "preference_match", "item_id": t.item_ref,
-         "values": {"coverage": "fully"}, "time_spent_s": 20.0, "timestamp": _at(30 * i), "action": "label"}
+        {
+            "annotator": "alice",
+            "task_kind": "preference_match",
+            "item_id": t.item_ref,
+            "values": {"coverage": "fully"},
+            "time_spent_s": 20.0,
+            "timestamp": _at(30 * i),
+            "action": "label",
+        }
         for i, t in enumerate(tasks[:3])
-    ]  # fmt: skip
+    ]
     path = tmp_path / "labels.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     import_labels(project.store, path)

@@ -19,9 +19,17 @@ def study(project):
     for tid in [t.task_id for t in project.store.labels.tasks(kind=KIND)][:2]:
         project.store.labels.set_gold(tid, {"coverage": "fully"})
     return studies.create_study(
-        project, "pilot", kind=KIND, batch="default", items=4, gold_share=0.5, screen_below=0.5,
-        completion_code="DONE7", screened_out_code="OUT7", time_limit_minutes=30,
-    )  # fmt: skip
+        project,
+        "pilot",
+        kind=KIND,
+        batch="default",
+        items=4,
+        gold_share=0.5,
+        screen_below=0.5,
+        completion_code="DONE7",
+        screened_out_code="OUT7",
+        time_limit_minutes=30,
+    )
 
 
 def tab(created, **params):

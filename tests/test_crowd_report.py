@@ -43,31 +43,68 @@ def scripted(project, scale: str = "flat"):
         project.store.labels.set_gold(tid, {"coverage": "fully"})
     rules = Rules(reward=1.5, bonus_per_item=0.1, bonus_scale=scale)
     created = studies.create_study(
-        project, "pilot", kind=KIND, batch="default", items=4, gold_share=0.5, screen_below=0.5,
-        completion_code="DONE1", screened_out_code="OUT1", time_limit_minutes=60, rules=rules,
-    )  # fmt: skip
+        project,
+        "pilot",
+        kind=KIND,
+        batch="default",
+        items=4,
+        gold_share=0.5,
+        screen_below=0.5,
+        completion_code="DONE1",
+        screened_out_code="OUT1",
+        time_limit_minutes=60,
+        rules=rules,
+    )
     script = {
-        "pA": ("completed", 12, [(g1, "fully", 8), (g2, "fully", 12), (r1, "partially", 10), (r2, "fully", 20)]),
-        "pB": ("completed", 6, [(g1, "fully", 1), (g2, "partially", 1), (r1, "partially", 1), (r2, "partially", 1)]),
-        "pC": ("screened_out", 3, [(g1, "not_covered", 30), (g2, "not_covered", 30), (r3, "not_covered", 30)]),
+        "pA": (
+            "completed",
+            12,
+            [(g1, "fully", 8), (g2, "fully", 12), (r1, "partially", 10), (r2, "fully", 20)],
+        ),
+        "pB": (
+            "completed",
+            6,
+            [(g1, "fully", 1), (g2, "partially", 1), (r1, "partially", 1), (r2, "partially", 1)],
+        ),
+        "pC": (
+            "screened_out",
+            3,
+            [(g1, "not_covered", 30), (g2, "not_covered", 30), (r3, "not_covered", 30)],
+        ),
         "pD": ("active", None, []),
         "pE": ("completed", 10, [(t, "fully", 5) for t in (g1, g2, r3, r4, r5)]),
-    }  # fmt: skip
+    }
     store = project.store
     token = created.entry_url.split("study=")[1].split("&")[0]
     # every participant arrives first (a newcomer's arrival times out those past the limit)
-    who = {pid: studies.arrive(project, {"study": token, "PROLIFIC_PID": pid, "SESSION_ID": "s" + pid})
-           .account.username for pid in script}  # fmt: skip
+    who = {
+        pid: studies.arrive(
+            project, {"study": token, "PROLIFIC_PID": pid, "SESSION_ID": "s" + pid}
+        ).account.username
+        for pid in script
+    }
     for pid, (status, minutes, labels) in script.items():
         with store.write() as conn:
             for i, (tid, value, secs) in enumerate(labels):
-                store.labels.insert_event(conn, LabelEvent(
-                    event_id=f"ev_{pid}_{i}", task_id=tid, kind=KIND, annotator=who[pid], action="label",
-                    values={"coverage": value}, time_spent_s=secs, created_at=at(i + 1),
-                ))  # fmt: skip
+                store.labels.insert_event(
+                    conn,
+                    LabelEvent(
+                        event_id=f"ev_{pid}_{i}",
+                        task_id=tid,
+                        kind=KIND,
+                        annotator=who[pid],
+                        action="label",
+                        values={"coverage": value},
+                        time_spent_s=secs,
+                        created_at=at(i + 1),
+                    ),
+                )
             p = store.t["study_participants"]
-            conn.execute(p.update().where(p.c.platform_id == pid).values(
-                arrived_at=T0, status=status, finished_at=None if minutes is None else at(minutes)))  # fmt: skip
+            conn.execute(
+                p.update()
+                .where(p.c.platform_id == pid)
+                .values(arrived_at=T0, status=status, finished_at=None if minutes is None else at(minutes))
+            )
     return created, {"r1": r1, "r2": r2}
 
 
@@ -79,7 +116,14 @@ def test_each_participants_figures_are_the_ones_worked_out_by_hand(project):
     # pA: 4 items, 12 minutes, median of 8, 10, 12, 20 s = 11; both gold right; r1 is verified
     # (pA and pB both said partially: 2 labels, overlap 2) and agrees; r2 is a tie (not verified).
     assert (a.items, a.labels, a.minutes, a.median_s, a.gold_n, a.gold_accuracy, a.agreed) == (
-        4, 4, 12.0, 11.0, 2, 1.0, 1)  # fmt: skip
+        4,
+        4,
+        12.0,
+        11.0,
+        2,
+        1.0,
+        1,
+    )
     assert (a.decision, a.flags, a.bonus) == ("approve", (), 0.1)  # flat: 0.10 x 1 agreed item
     # pB: one gold wrong (0.5, not below 0.5), but 1 s per item: too fast, rejected, no bonus
     assert (b.gold_accuracy, b.median_s, b.agreed, b.decision, b.bonus) == (0.5, 1.0, 1, "reject", 0.0)
@@ -101,10 +145,19 @@ def test_the_totals_and_the_cost_per_verified_item_are_the_ones_worked_out_by_ha
     totals = study_report(project, "pilot").totals
     # 1 approved x 1.50 reward + 0.10 bonus = 1.60 over 1 verified item (r1)
     assert totals == {
-        "participants": 5, "active": 1, "completed": 3, "screened_out": 1, "timed_out": 0,
-        "approve": 1, "reject": 3, "rewards": 1.5, "bonuses": 0.1, "cost": 1.6,
-        "verified_items": 1, "cost_per_verified_item": 1.6,
-    }  # fmt: skip
+        "participants": 5,
+        "active": 1,
+        "completed": 3,
+        "screened_out": 1,
+        "timed_out": 0,
+        "approve": 1,
+        "reject": 3,
+        "rewards": 1.5,
+        "bonuses": 0.1,
+        "cost": 1.6,
+        "verified_items": 1,
+        "cost_per_verified_item": 1.6,
+    }
 
 
 def test_a_bonus_scaled_by_reliability_is_the_items_times_the_reliability(project):
@@ -124,7 +177,11 @@ def test_platform_files_have_the_shapes_of_prolifics_bulk_actions(project):
     lines = files["decisions.csv"].splitlines()
     assert lines[0] == "participant_id,decision,reason"
     assert [line.split(",")[:2] for line in lines[1:]] == [
-        ["pA", "approve"], ["pB", "reject"], ["pC", "reject"], ["pE", "reject"]]  # fmt: skip
+        ["pA", "approve"],
+        ["pB", "reject"],
+        ["pC", "reject"],
+        ["pE", "reject"],
+    ]
 
 
 def test_crowd_report_prints_json_and_writes_the_files(project, tmp_path):

@@ -19,9 +19,17 @@ def make_study(project, study_id="pilot", **over):
     gold = [t.task_id for t in project.store.labels.tasks(kind=KIND)][:2]
     for tid in gold:
         project.store.labels.set_gold(tid, {"coverage": "fully"})
-    settings = dict(kind=KIND, batch="default", items=4, gold_share=0.5, screen_below=0.5,
-                    completion_code="C0DE1", screened_out_code="SCR33N", time_limit_minutes=30,
-                    base_url="http://127.0.0.1:8501")  # fmt: skip
+    settings = dict(
+        kind=KIND,
+        batch="default",
+        items=4,
+        gold_share=0.5,
+        screen_below=0.5,
+        completion_code="C0DE1",
+        screened_out_code="SCR33N",
+        time_limit_minutes=30,
+        base_url="http://127.0.0.1:8501",
+    )
     settings.update(over)
     return studies.create_study(project, study_id, **settings)
 

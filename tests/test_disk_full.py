@@ -56,13 +56,19 @@ def test_a_full_disk_during_release_cut_is_one_line_and_leaves_no_release(tmp_pa
     root = tmp_path / "proj"
     Project.init(root).close()
     before = _counts(root)
-    result = _run_limited(["release", "cut", "--version", "1.0.0", "--override", "disk test", "-p", str(root)],
-                          max_bytes=200_000)  # fmt: skip
+    result = _run_limited(
+        ["release", "cut", "--version", "1.0.0", "--override", "disk test", "-p", str(root)],
+        max_bytes=200_000,
+    )
     _assert_one_line(result)
     assert list((root / "releases").iterdir()) == []  # the staged release was removed
     assert _counts(root) == before
-    ok = subprocess.run([*PREFKIT, "release", "cut", "--version", "1.0.0", "--override", "disk test", "-p",
-                         str(root)], capture_output=True, text=True, timeout=300)  # fmt: skip
+    ok = subprocess.run(
+        [*PREFKIT, "release", "cut", "--version", "1.0.0", "--override", "disk test", "-p", str(root)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert ok.returncode == 0, ok.stderr  # with room again, the same command works
 
 
@@ -74,14 +80,19 @@ def test_a_full_disk_during_ingest_is_one_line_and_writes_nothing_visible(tmp_pa
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     db_size = (root / "project.db").stat().st_size
     before = _counts(root)
-    result = _run_limited(["ingest", "wildchat", str(path), "-p", str(root), "--no-progress"],
-                          max_bytes=db_size + 300_000)  # fmt: skip
+    result = _run_limited(
+        ["ingest", "wildchat", str(path), "-p", str(root), "--no-progress"], max_bytes=db_size + 300_000
+    )
     _assert_one_line(result)
     project = Project(root)
     assert project.store.count("dialogues") == 0 and project.store.content.sources() == []
     project.close()
-    ok = subprocess.run([*PREFKIT, "ingest", "wildchat", str(path), "-p", str(root), "--json"],
-                        capture_output=True, text=True, timeout=300)  # fmt: skip
+    ok = subprocess.run(
+        [*PREFKIT, "ingest", "wildchat", str(path), "-p", str(root), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert ok.returncode == 0, ok.stderr
     assert json.loads(ok.stdout)["kept"] == 3000
     assert _counts(root)["dialogues"] > before["dialogues"]

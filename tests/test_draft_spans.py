@@ -77,8 +77,11 @@ def test_a_reload_brings_back_the_selected_words_the_evidence_turn_and_the_switc
     reload.button(key=f"{p}:kN").click().run()
     reload.button(key=f"{p}:submit").click().run()
     assert project.store.labels.event(p).values["items"][0] == {
-        "item": 0, "expressed": True, "evidence": [2], "spans": [span]
-    }  # fmt: skip
+        "item": 0,
+        "expressed": True,
+        "evidence": [2],
+        "spans": [span],
+    }
 
 
 def test_words_selected_for_a_memory_come_back_and_a_stale_span_does_not(project):

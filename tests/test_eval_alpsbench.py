@@ -39,14 +39,29 @@ def test_pair_score_follows_the_documented_weights():
 
 def test_task1_precision_recall_f1_from_one_to_one_matches(tmp_path):
     rel = tmp_path / "rel"
-    write_config(rel, "alpsbench", "validation", [
-        row("s1", "task1", {"dialogue": []}, {"memory_items": [TEA, RUN]}),
-        row("s2", "task1", {"dialogue": []}, {"memory_items": [JAZZ]}),
-    ])  # fmt: skip
-    preds = write_jsonl(tmp_path / "p.jsonl", [
-        {"benchmark_id": "s1", "memory_items": [dict(TEA), dict(RUN), mem("x", "Owns a red bicycle", "Possessions/Vehicles")]},
-        {"benchmark_id": "s2", "memory_items": []},
-    ])  # fmt: skip
+    write_config(
+        rel,
+        "alpsbench",
+        "validation",
+        [
+            row("s1", "task1", {"dialogue": []}, {"memory_items": [TEA, RUN]}),
+            row("s2", "task1", {"dialogue": []}, {"memory_items": [JAZZ]}),
+        ],
+    )
+    preds = write_jsonl(
+        tmp_path / "p.jsonl",
+        [
+            {
+                "benchmark_id": "s1",
+                "memory_items": [
+                    dict(TEA),
+                    dict(RUN),
+                    mem("x", "Owns a red bicycle", "Possessions/Vehicles"),
+                ],
+            },
+            {"benchmark_id": "s2", "memory_items": []},
+        ],
+    )
     (r,) = score_alps_file(rel, "task1", "validation", preds, protocol="prefkit")
     assert (r["matched"], r["n_pred"], r["n_gold"]) == (2, 3, 3)
     assert r["precision"] == pytest.approx(2 / 3, abs=1e-6) and r["recall"] == pytest.approx(2 / 3, abs=1e-6)
@@ -57,10 +72,19 @@ def test_task2_accuracy_on_retained_added_and_modified_memories(tmp_path):
     new_run = {**RUN, "memory_id": "m2_updated", "value": "Now swims every Sunday instead of running"}
     added = mem("m_new_1", "Adopted a rescue cat", "Personal_Background/Pets")
     rel = tmp_path / "rel"
-    write_config(rel, "alpsbench", "dev", [
-        row("s1", "task2", {"memory": [TEA, RUN], "old_dialogue": [], "new_dialogue": []},
-            {"answer": [TEA, new_run, added]}),
-    ])  # fmt: skip
+    write_config(
+        rel,
+        "alpsbench",
+        "dev",
+        [
+            row(
+                "s1",
+                "task2",
+                {"memory": [TEA, RUN], "old_dialogue": [], "new_dialogue": []},
+                {"answer": [TEA, new_run, added]},
+            ),
+        ],
+    )
     stale = write_jsonl(tmp_path / "stale.jsonl", [{"benchmark_id": "s1", "memory_items": [TEA, RUN, added]}])
     rows = {r["group"]: r for r in score_alps_file(rel, "task2", "dev", stale, protocol="prefkit")}
     assert [rows[g]["accuracy"] for g in ("retained", "added", "modified")] == [1.0, 1.0, 0.0]
@@ -73,19 +97,41 @@ def test_task2_accuracy_on_retained_added_and_modified_memories(tmp_path):
 def test_task3_accuracy_per_distractor_level(tmp_path):
     rel = tmp_path / "rel"
     cands = [{"memory_id": f"m{i}", "value": f"v{i}"} for i in range(4)]
-    write_config(rel, "alpsbench_task3_d100", "validation", [
-        {"id": f"a{i}", "session_id": "s", "model_input": json.dumps({"query": "q", "candidate_memories": cands}),
-         "reference_output": json.dumps({"selected_memory_id": "m1"})} for i in range(2)
-    ])  # fmt: skip
-    write_config(rel, "alpsbench_task3_d300", "validation", [
-        {"id": "b0", "session_id": "s", "model_input": json.dumps({"query": "q", "candidate_memories": cands}),
-         "reference_output": json.dumps({"selected_memory_id": "m2"})},
-    ])  # fmt: skip
-    preds = write_jsonl(tmp_path / "p.jsonl", [
-        {"benchmark_id": "a0", "answer": "", "reason": "", "selected_memory_id": "m1"},
-        {"benchmark_id": "a1", "answer": "", "reason": "", "selected_memory_id": "m3"},
-        {"benchmark_id": "b0", "answer": "", "reason": "", "selected_memory_id": "M2"},
-    ])  # fmt: skip
+    write_config(
+        rel,
+        "alpsbench_task3_d100",
+        "validation",
+        [
+            {
+                "id": f"a{i}",
+                "session_id": "s",
+                "model_input": json.dumps({"query": "q", "candidate_memories": cands}),
+                "reference_output": json.dumps({"selected_memory_id": "m1"}),
+            }
+            for i in range(2)
+        ],
+    )
+    write_config(
+        rel,
+        "alpsbench_task3_d300",
+        "validation",
+        [
+            {
+                "id": "b0",
+                "session_id": "s",
+                "model_input": json.dumps({"query": "q", "candidate_memories": cands}),
+                "reference_output": json.dumps({"selected_memory_id": "m2"}),
+            },
+        ],
+    )
+    preds = write_jsonl(
+        tmp_path / "p.jsonl",
+        [
+            {"benchmark_id": "a0", "answer": "", "reason": "", "selected_memory_id": "m1"},
+            {"benchmark_id": "a1", "answer": "", "reason": "", "selected_memory_id": "m3"},
+            {"benchmark_id": "b0", "answer": "", "reason": "", "selected_memory_id": "M2"},
+        ],
+    )
     rows = {r["group"]: r for r in score_alps_file(rel, "task3", "validation", preds, protocol="prefkit")}
     assert (rows["d100"]["accuracy"], rows["d100"]["n_rows"], rows["d300"]["accuracy"]) == (0.5, 2, 1.0)
 
@@ -93,16 +139,29 @@ def test_task3_accuracy_per_distractor_level(tmp_path):
 def test_task4_judge_score_per_ability_and_the_fact_proxy(tmp_path):
     rel = tmp_path / "rel"
     gold = {"selected_memory": {"memory_id": "m1", "value": "Prefers green tea"}}
-    write_config(rel, "alpsbench", "validation", [
-        row("x1", "task4_ability1", {"queries": ["What should I drink?"]}, gold),
-        row("x2", "task4_ability1", {"queries": ["Breakfast idea?"]}, gold),
-        row("y1", "task4_ability2", {"queries": ["Plan my day"]}, gold),
-    ])  # fmt: skip
-    preds = write_jsonl(tmp_path / "p.jsonl", [
-        {"benchmark_id": "x1", "answer": "Green tea.", "used_memory_fact": "prefers green tea", "score": 9},
-        {"benchmark_id": "x2", "answer": "Toast.", "used_memory_fact": "likes toast", "score": 4},
-        {"benchmark_id": "y1", "answer": "A plan.", "used_memory_fact": "", "score": 6},
-    ])  # fmt: skip
+    write_config(
+        rel,
+        "alpsbench",
+        "validation",
+        [
+            row("x1", "task4_ability1", {"queries": ["What should I drink?"]}, gold),
+            row("x2", "task4_ability1", {"queries": ["Breakfast idea?"]}, gold),
+            row("y1", "task4_ability2", {"queries": ["Plan my day"]}, gold),
+        ],
+    )
+    preds = write_jsonl(
+        tmp_path / "p.jsonl",
+        [
+            {
+                "benchmark_id": "x1",
+                "answer": "Green tea.",
+                "used_memory_fact": "prefers green tea",
+                "score": 9,
+            },
+            {"benchmark_id": "x2", "answer": "Toast.", "used_memory_fact": "likes toast", "score": 4},
+            {"benchmark_id": "y1", "answer": "A plan.", "used_memory_fact": "", "score": 6},
+        ],
+    )
     rows = {r["group"]: r for r in score_alps_file(rel, "task4", "validation", preds, protocol="prefkit")}
     assert (rows["ability1"]["mean_score"], rows["ability1"]["fact_match_rate"]) == (6.5, 0.5)
     assert rows["ability2"]["distribution"]["6"] == 1
@@ -112,7 +171,10 @@ def layout_rows(bid, task, inp, gold):
     """An input row and a gold row as the release writes them (``input`` / ``gold`` as JSON text)."""
     head = {"benchmark_id": bid, "task": task, "session_id": bid, "canonical_id": bid}
     return {**head, "stratum": "UNKNOWN", "ability": None, "input": json.dumps(inp)}, {
-        **head, "ability": None, "gold": json.dumps(gold)}  # fmt: skip
+        **head,
+        "ability": None,
+        "gold": json.dumps(gold),
+    }
 
 
 def test_test_split_gold_is_read_only_from_the_private_configs(tmp_path):
@@ -155,9 +217,13 @@ def test_a_cut_release_is_scored_with_its_public_gold_and_its_private_test_gold(
     config = "alpsbench_unverified" if "unverified" in private.parent.name else "alpsbench"
     gold_rows = [json.loads(line) for line in private.read_text().splitlines()]
     assert gold_rows and not list((cut.path / "data").glob("alpsbench_*_gold/test.jsonl"))
-    oracle = write_jsonl(tmp_path / "oracle.jsonl", [
-        {"benchmark_id": g["benchmark_id"], "memory_items": json.loads(g["gold"])["memory_items"]} for g in gold_rows
-    ])  # fmt: skip
+    oracle = write_jsonl(
+        tmp_path / "oracle.jsonl",
+        [
+            {"benchmark_id": g["benchmark_id"], "memory_items": json.loads(g["gold"])["memory_items"]}
+            for g in gold_rows
+        ],
+    )
     with pytest.raises(EvalInputError, match="test gold is read only from the private configs"):
         score_alps_file(
             cut.path, "task1", "test", oracle, config=config, private=tmp_path, protocol="prefkit"
@@ -172,12 +238,42 @@ def test_eval_alpsbench_runs_the_offline_model_and_stores_the_run(tmp_path, proj
         {"memory_id": "m1", "value": "loves hiking in the alps"},
         {"memory_id": "m2", "value": "plays chess"},
     ]
-    write_config(rel, "alpsbench", "validation", [
-        row("r1", "task3", {"query": "Where should I go hiking?", "candidate_memories": cands}, {"selected_memory_id": "m1"}),
-        row("r2", "task3", {"query": "A chess opening?", "candidate_memories": cands}, {"selected_memory_id": "m1"}),
-    ])  # fmt: skip
-    args = ["eval", "alpsbench", "--release", str(rel), "--task", "3", "--model", "m", "--backend", "offline",
-            "--protocol", "prefkit", "--json", "-p", str(project.root)]  # fmt: skip
+    write_config(
+        rel,
+        "alpsbench",
+        "validation",
+        [
+            row(
+                "r1",
+                "task3",
+                {"query": "Where should I go hiking?", "candidate_memories": cands},
+                {"selected_memory_id": "m1"},
+            ),
+            row(
+                "r2",
+                "task3",
+                {"query": "A chess opening?", "candidate_memories": cands},
+                {"selected_memory_id": "m1"},
+            ),
+        ],
+    )
+    args = [
+        "eval",
+        "alpsbench",
+        "--release",
+        str(rel),
+        "--task",
+        "3",
+        "--model",
+        "m",
+        "--backend",
+        "offline",
+        "--protocol",
+        "prefkit",
+        "--json",
+        "-p",
+        str(project.root),
+    ]
     result = CliRunner().invoke(cli, args)
     assert result.exit_code == 0, result.output
     out = json.loads(result.output)
@@ -205,10 +301,13 @@ def test_an_id_in_several_distractor_levels_needs_its_track(tmp_path):
     ambiguous = write_jsonl(tmp_path / "a.jsonl", [{"benchmark_id": "s1", "selected_memory_id": "m1"}])
     with pytest.raises(EvalInputError, match=r"a.jsonl:1: benchmark_id 's1' is in several tracks"):
         score_alps_file(rel, "task3", "dev", ambiguous, protocol="prefkit")
-    preds = write_jsonl(tmp_path / "p.jsonl", [
-        {"benchmark_id": "s1", "track": "task3_d100", "selected_memory_id": "m1"},
-        {"benchmark_id": "s1", "track": "task3_d300", "selected_memory_id": "m1"},
-    ])  # fmt: skip
+    preds = write_jsonl(
+        tmp_path / "p.jsonl",
+        [
+            {"benchmark_id": "s1", "track": "task3_d100", "selected_memory_id": "m1"},
+            {"benchmark_id": "s1", "track": "task3_d300", "selected_memory_id": "m1"},
+        ],
+    )
     rows = {
         r["group"]: r["accuracy"] for r in score_alps_file(rel, "task3", "dev", preds, protocol="prefkit")
     }

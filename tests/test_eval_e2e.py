@@ -83,8 +83,11 @@ def test_no_hidden_field_reaches_the_evaluated_model(endpoint, project, tmp_path
             "prefkit",
         )
     bodies = [json.dumps(r.body) for r in endpoint.chat_requests()]
-    to_model = [b for b, r in zip(bodies, endpoint.chat_requests(), strict=True)
-                if r.body["messages"][0]["content"].startswith(MODEL_SYSTEM)]  # fmt: skip
+    to_model = [
+        b
+        for b, r in zip(bodies, endpoint.chat_requests(), strict=True)
+        if r.body["messages"][0]["content"].startswith(MODEL_SYSTEM)
+    ]
     assert len(to_model) == 12  # 6 instances x (inference + generation)
     assert not [b for b in to_model if HIDDEN_MARK in b]
     assert all(HIDDEN_MARK in b for b in bodies if b not in to_model)  # the judge does see the gold
@@ -93,8 +96,23 @@ def test_no_hidden_field_reaches_the_evaluated_model(endpoint, project, tmp_path
 
 def test_oracle_relevant_shows_only_the_relevant_sessions(endpoint, project, tmp_path):
     rel = cupid_release(tmp_path, personas=1)
-    run_cli(project, "eval", "cupid", "--release", str(rel), "--model", "m", "--backend", "openai", "--oracle",
-            "relevant", "--limit", "1", "--protocol", "prefkit")  # fmt: skip
+    run_cli(
+        project,
+        "eval",
+        "cupid",
+        "--release",
+        str(rel),
+        "--model",
+        "m",
+        "--backend",
+        "openai",
+        "--oracle",
+        "relevant",
+        "--limit",
+        "1",
+        "--protocol",
+        "prefkit",
+    )
     (infer,) = [
         r for r in endpoint.chat_requests() if r.body["messages"][0]["content"].startswith(MODEL_SYSTEM)
     ]
@@ -110,8 +128,21 @@ def test_kill_resume_score_pairs_and_judge_vs_human_alpha(endpoint, project, tmp
         tmp_path, personas=4
     )  # 12 instances: 12 inferences + 12 x (2 pairs + 1 decomposition)
     total = 12 + 12 * 3
-    args = ["eval", "cupid", "--release", str(rel), "--model", "m", "--backend", "openai", "--protocol", "prefkit",
-            "--json", "-p", str(project.root)]  # fmt: skip
+    args = [
+        "eval",
+        "cupid",
+        "--release",
+        str(rel),
+        "--model",
+        "m",
+        "--backend",
+        "openai",
+        "--protocol",
+        "prefkit",
+        "--json",
+        "-p",
+        str(project.root),
+    ]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     child = subprocess.Popen(
         [sys.executable, "-c", CHILD, *args], cwd=ROOT, env=env, stdout=subprocess.DEVNULL
@@ -138,8 +169,11 @@ def test_kill_resume_score_pairs_and_judge_vs_human_alpha(endpoint, project, tmp
     assert pairs["sampled"] == {"fully": 3, "partially": 3, "not_covered": 0}
     assert pairs["new_tasks"] == 6 and pairs["judge_events"] == 6
     judge = judge_annotator("gpt-4o-mini")
-    judged = {e.task_id: e.values["coverage"] for e in project.store.labels.events(kind="preference_match")
-              if e.annotator == judge}  # fmt: skip
+    judged = {
+        e.task_id: e.values["coverage"]
+        for e in project.store.labels.events(kind="preference_match")
+        if e.annotator == judge
+    }
     assert len(judged) == 6 and all(e.source == "judge" for e in project.store.labels.events(annotator=judge))
 
     for name in ("ann1", "ann2", "ann3"):
@@ -147,9 +181,16 @@ def test_kill_resume_score_pairs_and_judge_vs_human_alpha(endpoint, project, tmp
     for i, (task_id, coverage) in enumerate(sorted(judged.items())):
         for name in ("ann1", "ann2", "ann3"):
             human = coverage if (name != "ann3" or i % 2) else "not_covered"
-            project.store.labels.append_event(LabelEvent(
-                event_id=uuid.uuid4().hex, task_id=task_id, kind="preference_match", annotator=name,
-                values={"coverage": human}, created_at=utcnow()))  # fmt: skip
+            project.store.labels.append_event(
+                LabelEvent(
+                    event_id=uuid.uuid4().hex,
+                    task_id=task_id,
+                    kind="preference_match",
+                    annotator=name,
+                    values={"coverage": human},
+                    created_at=utcnow(),
+                )
+            )
     assert all(f.n_labels == 3 for f in final_labels(project.store, "preference_match").values())
     status = judge_validation(project.store, "gpt-4o-mini", n_boot=50)
     assert status["judge_vs_human"]["n_units"] == 6 and status["judge_vs_human"]["alpha"] == 1.0

@@ -36,7 +36,7 @@ PREDS = {
         "bullets, concise",
         [(A, "fully"), (B, "partially")],
         [("bullets", "fully"), ("concise", "not_covered")],
-    ),  # fmt: skip
+    ),
     # recall 0 of 2; precision 0.5 of 1
     ("p2", "consistent"): pred(
         "p2",
@@ -44,7 +44,7 @@ PREDS = {
         "formal tone",
         [(A, "not_covered"), (B, "not_covered")],
         [("formal tone", "partially")],
-    ),  # fmt: skip
+    ),
     # empty inference: 2 gold items, no inferred items
     ("p3", "contrastive"): CupidPrediction(persona_id="p3", instance_type="contrastive", inferred=""),
 }
@@ -159,20 +159,48 @@ def test_eval_score_reads_a_judge_labels_file_and_names_a_bad_line(tmp_path):
     preds = write_jsonl(
         tmp_path / "p.jsonl", [{"persona_id": "p0", "instance_type": "consistent", "inferred": "x"}]
     )
-    labels = [{"persona_id": "p0", "instance_type": "consistent", "direction": "gold", "item": items[0],
-               "coverage": "fully"},
-              {"persona_id": "p0", "instance_type": "consistent", "direction": "gold", "item": items[1],
-               "coverage": "partially"},
-              {"persona_id": "p0", "instance_type": "consistent", "direction": "inferred", "item": "x",
-               "coverage": "partially"}]  # fmt: skip
+    labels = [
+        {
+            "persona_id": "p0",
+            "instance_type": "consistent",
+            "direction": "gold",
+            "item": items[0],
+            "coverage": "fully",
+        },
+        {
+            "persona_id": "p0",
+            "instance_type": "consistent",
+            "direction": "gold",
+            "item": items[1],
+            "coverage": "partially",
+        },
+        {
+            "persona_id": "p0",
+            "instance_type": "consistent",
+            "direction": "inferred",
+            "item": "x",
+            "coverage": "partially",
+        },
+    ]
     lab = write_jsonl(tmp_path / "l.jsonl", labels)
     ok = CliRunner().invoke(
         cli, ["eval", "score", str(preds), "--release", str(rel), "--labels", str(lab), "--json"]
     )
     row = by_group(json.loads(ok.output))["consistent"]
     assert (row["recall"], row["precision"], row["n_missing"]) == (0.75, 0.5, 0)
-    write_jsonl(lab, [*labels, {"persona_id": "p0", "instance_type": "consistent", "direction": "gold",
-                                "item": items[0], "coverage": "most"}])  # fmt: skip
+    write_jsonl(
+        lab,
+        [
+            *labels,
+            {
+                "persona_id": "p0",
+                "instance_type": "consistent",
+                "direction": "gold",
+                "item": items[0],
+                "coverage": "most",
+            },
+        ],
+    )
     bad = CliRunner().invoke(cli, ["eval", "score", str(preds), "--release", str(rel), "--labels", str(lab)])
     assert bad.exit_code == 1
     assert "l.jsonl:4: field coverage" in bad.output

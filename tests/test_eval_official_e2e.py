@@ -29,8 +29,10 @@ def who(text: str) -> str | None:
 
 def labels(checklist_text: str) -> list[dict]:
     entries = [line.split(". ", 1)[1] for line in checklist_text.splitlines() if ". " in line]
-    return [{"index": i + 1, "entry": e, "label": "Fully Covered" if "bullets" in e else "Partially Covered"}
-            for i, e in enumerate(entries)]  # fmt: skip
+    return [
+        {"index": i + 1, "entry": e, "label": "Fully Covered" if "bullets" in e else "Partially Covered"}
+        for i, e in enumerate(entries)
+    ]
 
 
 def responder(body):
@@ -112,8 +114,19 @@ def test_cupid_official_steps_and_every_failure_branch(endpoint, project, tmp_pa
 
 def test_cupid_prefmatcher_against_an_openai_compatible_server(endpoint, project, tmp_path):
     rel = cupid_release(tmp_path, personas=1)
-    out = run(project, "--release", str(rel), "--model", "m", "--judge-model", "kixlab/prefmatcher-7b",
-              "--protocol", "cupid-prefmatcher", "--decomposer-model", "decomposer-x")  # fmt: skip
+    out = run(
+        project,
+        "--release",
+        str(rel),
+        "--model",
+        "m",
+        "--judge-model",
+        "kixlab/prefmatcher-7b",
+        "--protocol",
+        "cupid-prefmatcher",
+        "--decomposer-model",
+        "decomposer-x",
+    )
     bodies = [r.body for r in endpoint.chat_requests()]
     pm = [b for b in bodies if b["messages"][0]["content"].startswith("You decide")]
     assert pm and all(b["model"] == "kixlab/prefmatcher-7b" for b in pm)
@@ -139,8 +152,11 @@ def test_cupid_official_generation_uses_the_rubric_and_scores_a_failed_judge_zer
         1,
         1,
     )
-    stored = json.loads(CliRunner().invoke(cli, ["eval", "report", out["run"]["run_id"], "--format", "json",
-                                                 "-p", str(project.root)]).output.split("\nwrote ")[0])  # fmt: skip
+    stored = json.loads(
+        CliRunner()
+        .invoke(cli, ["eval", "report", out["run"]["run_id"], "--format", "json", "-p", str(project.root)])
+        .output.split("\nwrote ")[0]
+    )
     assert stored["protocol"] == "cupid-official" and stored["rows"] == out["rows"]
 
 
@@ -149,20 +165,28 @@ def write_checkout(root: Path) -> Path:
     files = {
         "prompts/evaluation/preference_inferrer.yaml": {
             "system_prompt": "TEST INFERRER system",
-            "user_prompt": "LOG:\n{interaction_log}\nNOW: {curr_request}\n### Most Likely Preference ..."},
+            "user_prompt": "LOG:\n{interaction_log}\nNOW: {curr_request}\n### Most Likely Preference ...",
+        },
         "prompts/synthesis/preference_decomposer.yaml": {
-            "system_prompt": "TEST DECOMPOSER {{braces}} kept", "user_prompt": "P: {preferences}"},
+            "system_prompt": "TEST DECOMPOSER {{braces}} kept",
+            "user_prompt": "P: {preferences}",
+        },
         "prompts/evaluation/preference_matcher.yaml": {
-            "system_prompt": "TEST MATCHER with examples:\n{examples}", "user_prompt": "#### Preference\n\n{preference}\n\n#### Checklist\n\n{checklist}"},
-    }  # fmt: skip
+            "system_prompt": "TEST MATCHER with examples:\n{examples}",
+            "user_prompt": "#### Preference\n\n{preference}\n\n#### Checklist\n\n{checklist}",
+        },
+    }
     for rel, data in files.items():
         path = root / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(data), encoding="utf-8")  # JSON is YAML
     module = root / "evaluation" / "modules" / "preference_matcher.py"
     module.parent.mkdir(parents=True)
-    module.write_text('EXAMPLES = [{"preference": "Checkout example pref", "checklist": {"Is it ok?": 0.5}}]\n'
-                      "def ignored(): raise SystemExit\n", encoding="utf-8")  # fmt: skip
+    module.write_text(
+        'EXAMPLES = [{"preference": "Checkout example pref", "checklist": {"Is it ok?": 0.5}}]\n'
+        "def ignored(): raise SystemExit\n",
+        encoding="utf-8",
+    )
     return root
 
 
@@ -198,8 +222,21 @@ def test_a_checkout_without_a_prompt_file_is_one_clear_error(project, tmp_path):
     rel = cupid_release(tmp_path, personas=1)
     checkout = write_checkout(tmp_path / "CUPID")
     (checkout / "prompts/synthesis/preference_decomposer.yaml").unlink()
-    result = CliRunner().invoke(cli, ["eval", "cupid", "--release", str(rel), "--model", "m", "--prompts",
-                                      str(checkout), "-p", str(project.root)])  # fmt: skip
+    result = CliRunner().invoke(
+        cli,
+        [
+            "eval",
+            "cupid",
+            "--release",
+            str(rel),
+            "--model",
+            "m",
+            "--prompts",
+            str(checkout),
+            "-p",
+            str(project.root),
+        ],
+    )
     assert result.exit_code == 1
     assert "no prompts/synthesis/preference_decomposer.yaml (needed for the decompose step)" in result.output
     assert "Traceback" not in result.output and project.store.eval.runs() == []

@@ -50,10 +50,13 @@ def test_a_report_is_regenerated_from_the_stored_items(project, tmp_path):
 
 def test_judging_a_predictions_file_calls_only_the_judge(project, tmp_path):
     rel = cupid_release(tmp_path, personas=1)
-    preds = write_jsonl(tmp_path / "p.jsonl", [
-        {"persona_id": "p0", "instance_type": "consistent", "inferred": "bullets and short answers"},
-        {"persona_id": "p0", "instance_type": "changing", "inferred": ""},
-    ])  # fmt: skip
+    preds = write_jsonl(
+        tmp_path / "p.jsonl",
+        [
+            {"persona_id": "p0", "instance_type": "consistent", "inferred": "bullets and short answers"},
+            {"persona_id": "p0", "instance_type": "changing", "inferred": ""},
+        ],
+    )
     out = json.loads(
         run_cli(project, "eval", "cupid", "--release", str(rel), "--predictions", str(preds), "--json")
     )
@@ -85,11 +88,28 @@ def test_oracle_gold_is_for_generation_only(project, tmp_path):
 def test_alpsbench_task4_is_scored_by_the_judge_per_ability(project, tmp_path):
     rel = tmp_path / "rel"
     gold = {"selected_memory": {"memory_id": "m1", "value": "prefers green tea every morning"}}
-    write_config(rel, "alpsbench", "validation", [
-        {"benchmark_id": "a", "task": "task4_ability1", "input": {"queries": ["What do I drink?"]}, "gold": gold},
-        {"benchmark_id": "b", "task": "task4_ability2", "input": {"dialogue": [{"role": "user", "text": "I love green tea"}],
-                                                                   "queries": ["Morning plan?"]}, "gold": gold},
-    ])  # fmt: skip
+    write_config(
+        rel,
+        "alpsbench",
+        "validation",
+        [
+            {
+                "benchmark_id": "a",
+                "task": "task4_ability1",
+                "input": {"queries": ["What do I drink?"]},
+                "gold": gold,
+            },
+            {
+                "benchmark_id": "b",
+                "task": "task4_ability2",
+                "input": {
+                    "dialogue": [{"role": "user", "text": "I love green tea"}],
+                    "queries": ["Morning plan?"],
+                },
+                "gold": gold,
+            },
+        ],
+    )
     out = json.loads(
         run_cli(
             project,

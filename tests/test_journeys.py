@@ -24,22 +24,31 @@ SPLITS = ("dev", "validation", "test")
 #: AlpsBench's public layout (the authors' public_layout_manifest and data loaders): the top-level
 #: keys of each task's model_input and reference_output rows, and the keys of their nested objects.
 CONTRACT = {
-    "task1": ({"benchmark_id", "task", "session_id", "canonical_id", "stratum", "input"},
-              {"user_id", "line_index", "sessions", "dialogue", "metadata"},
-              {"benchmark_id", "task", "session_id", "canonical_id", "gold"},
-              {"memory_items", "memory_stage1_candidates", "selected_memory_id"}),
-    "task2": ({"benchmark_id", "task", "session_id", "canonical_id", "stratum", "input"},
-              {"record_id", "old_dialogue", "new_dialogue", "memory", "query", "metadata"},
-              {"benchmark_id", "task", "session_id", "canonical_id", "gold"}, {"answer"}),
-    "task3": ({"benchmark_id", "task", "session_id", "canonical_id", "stratum", "input"},
-              {"dialogue", "candidate_memories", "query", "metadata"},
-              {"benchmark_id", "task", "session_id", "canonical_id", "gold"},
-              {"selected_memory_id", "selected_memory"}),
-    "task4": ({"benchmark_id", "task", "ability", "session_id", "canonical_id", "stratum", "input"},
-              {"query", "queries", "model_input", "audit_context"},
-              {"benchmark_id", "task", "ability", "session_id", "canonical_id", "gold"},
-              {"memory_key", "selected_memory", "extracted_memory", "conversation"}),
-}  # fmt: skip
+    "task1": (
+        {"benchmark_id", "task", "session_id", "canonical_id", "stratum", "input"},
+        {"user_id", "line_index", "sessions", "dialogue", "metadata"},
+        {"benchmark_id", "task", "session_id", "canonical_id", "gold"},
+        {"memory_items", "memory_stage1_candidates", "selected_memory_id"},
+    ),
+    "task2": (
+        {"benchmark_id", "task", "session_id", "canonical_id", "stratum", "input"},
+        {"record_id", "old_dialogue", "new_dialogue", "memory", "query", "metadata"},
+        {"benchmark_id", "task", "session_id", "canonical_id", "gold"},
+        {"answer"},
+    ),
+    "task3": (
+        {"benchmark_id", "task", "session_id", "canonical_id", "stratum", "input"},
+        {"dialogue", "candidate_memories", "query", "metadata"},
+        {"benchmark_id", "task", "session_id", "canonical_id", "gold"},
+        {"selected_memory_id", "selected_memory"},
+    ),
+    "task4": (
+        {"benchmark_id", "task", "ability", "session_id", "canonical_id", "stratum", "input"},
+        {"query", "queries", "model_input", "audit_context"},
+        {"benchmark_id", "task", "ability", "session_id", "canonical_id", "gold"},
+        {"memory_key", "selected_memory", "extracted_memory", "conversation"},
+    ),
+}
 
 
 @pytest.fixture(scope="module")
@@ -149,12 +158,25 @@ def oracle(root: Path, task: str, split: str) -> list[dict]:
             continue
         for r in read_jsonl(folder / "reference_output.jsonl"):
             g, bid = r["gold"], r["benchmark_id"]
-            lines.append({"task1": {"benchmark_id": bid, "memory_items": g.get("memory_items")},
-                          "task2": {"benchmark_id": bid, "memory_items": g.get("answer")},
-                          "task3": {"benchmark_id": bid, "track": track, "answer": "", "reason": "",
-                                    "selected_memory_id": g.get("selected_memory_id")},
-                          "task4": {"benchmark_id": bid, "track": track, "answer": (g.get("selected_memory") or {}).get("value", ""),
-                                    "used_memory_fact": (g.get("selected_memory") or {}).get("value", "")}}[task])  # fmt: skip
+            lines.append(
+                {
+                    "task1": {"benchmark_id": bid, "memory_items": g.get("memory_items")},
+                    "task2": {"benchmark_id": bid, "memory_items": g.get("answer")},
+                    "task3": {
+                        "benchmark_id": bid,
+                        "track": track,
+                        "answer": "",
+                        "reason": "",
+                        "selected_memory_id": g.get("selected_memory_id"),
+                    },
+                    "task4": {
+                        "benchmark_id": bid,
+                        "track": track,
+                        "answer": (g.get("selected_memory") or {}).get("value", ""),
+                        "used_memory_fact": (g.get("selected_memory") or {}).get("value", ""),
+                    },
+                }[task]
+            )
     return lines
 
 
@@ -163,8 +185,20 @@ def test_oracle_predictions_score_one_on_every_track_through_prefkit_eval(journe
     root = release(journey)
     for task in ("1", "2", "3", "4"):
         preds = write_jsonl(tmp_path / f"task{task}.jsonl", oracle(root, f"task{task}", split))
-        out = journey.run("eval", "eval", "alpsbench", "--release", str(root), "--task", task, "--split", split,
-                          "--predictions", str(preds), "--json")  # fmt: skip
+        out = journey.run(
+            "eval",
+            "eval",
+            "alpsbench",
+            "--release",
+            str(root),
+            "--task",
+            task,
+            "--split",
+            split,
+            "--predictions",
+            str(preds),
+            "--json",
+        )
         rows = json.loads(out)["rows"]
         assert rows and all(r["main_score"] == 1.0 and r["num_rows"] > 0 for r in rows), (task, rows)
         assert sum(r["num_rows"] for r in rows) == len(read_jsonl(preds))

@@ -239,9 +239,15 @@ def test_the_label_studio_maps_are_upserts_on_both_backends(any_project):
 
     def event(event_id: str, supersedes: str | None = None) -> LabelEvent:
         return LabelEvent(
-            event_id=event_id, task_id=task.task_id, kind="preference_match", annotator="ann",
-            values={"coverage": "fully"}, supersedes=supersedes, source="labelstudio", created_at=utcnow(),
-        )  # fmt: skip
+            event_id=event_id,
+            task_id=task.task_id,
+            kind="preference_match",
+            annotator="ann",
+            values={"coverage": "fully"},
+            supersedes=supersedes,
+            source="labelstudio",
+            created_at=utcnow(),
+        )
 
     assert store.labelstudio.record_annotation(event("e1"), "u", 8, 5, updated_at="2026-01-01T00:00:01Z")
     assert not store.labelstudio.record_annotation(event("e1"), "u", 8, 5, updated_at="2026-01-01T00:00:01Z")

@@ -139,8 +139,17 @@ def test_a_memory_task_with_more_candidates_than_slots_is_reported_and_not_pushe
 
 
 def _pull_cmd(project: Project, url: str) -> list[str]:
-    return [str(Path(sys.executable).parent / "prefkit"), "labelstudio", "pull", "preference_match",
-            "--url", url, "-p", str(project.root), "--json"]  # fmt: skip
+    return [
+        str(Path(sys.executable).parent / "prefkit"),
+        "labelstudio",
+        "pull",
+        "preference_match",
+        "--url",
+        url,
+        "-p",
+        str(project.root),
+        "--json",
+    ]
 
 
 def test_two_processes_pulling_one_project_at_once_record_each_annotation_once(ls_url, ls_project):
@@ -180,8 +189,17 @@ def test_two_processes_pulling_one_project_at_once_record_each_annotation_once(l
 
 
 def _push_cmd(project: Project, url: str) -> list[str]:
-    return [str(Path(sys.executable).parent / "prefkit"), "labelstudio", "push", "preference_match",
-            "--url", url, "-p", str(project.root), "--json"]  # fmt: skip
+    return [
+        str(Path(sys.executable).parent / "prefkit"),
+        "labelstudio",
+        "push",
+        "preference_match",
+        "--url",
+        url,
+        "-p",
+        str(project.root),
+        "--json",
+    ]
 
 
 def _lease(url: str, pid: int, renewed_at: str | None = None) -> LSPushLease:

@@ -42,8 +42,11 @@ def test_every_item_of_ones_own_with_its_status_open_first_then_newest(project):
     assert statuses(page)[0] == ("open", shown.task.item_ref) and page.items[0].shown
     assert ("flagged", flagged.task.item_ref) in statuses(page)
     answered = [s for s in statuses(page) if s[0] != "open"]
-    assert answered == [("flagged", flagged.task.item_ref), ("skipped", skipped.task.item_ref),
-                        ("done", done.task.item_ref)]  # fmt: skip  # newest answer first
+    assert answered == [
+        ("flagged", flagged.task.item_ref),
+        ("skipped", skipped.task.item_ref),
+        ("done", done.task.item_ref),
+    ]  # newest answer first
     assert page.items[-1].event.event_id == done.event_id and page.total == len(page.items)
     assert {it.status for it in page.items[1:-3]} <= {"open"}  # the rest of the chunk: queued, open
 

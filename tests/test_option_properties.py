@@ -40,11 +40,19 @@ def _commands(group: click.Group, prefix: tuple[str, ...] = ()):
 
 
 COMMANDS = list(_commands(cli))
-NUMERIC = [(path, opt) for path, cmd in COMMANDS for opt in cmd.params
-           if isinstance(opt, click.Option) and opt.type.name in ("integer", "float", "integer range", "float range",
-                                                                   "number", "list")]  # fmt: skip
-PATHS = [(path, opt) for path, cmd in COMMANDS for opt in cmd.params
-         if isinstance(opt, click.Option) and isinstance(opt.type, click.Path)]  # fmt: skip
+NUMERIC = [
+    (path, opt)
+    for path, cmd in COMMANDS
+    for opt in cmd.params
+    if isinstance(opt, click.Option)
+    and opt.type.name in ("integer", "float", "integer range", "float range", "number", "list")
+]
+PATHS = [
+    (path, opt)
+    for path, cmd in COMMANDS
+    for opt in cmd.params
+    if isinstance(opt, click.Option) and isinstance(opt.type, click.Path)
+]
 
 
 def test_every_numeric_and_path_option_uses_the_shared_types():
@@ -52,8 +60,14 @@ def test_every_numeric_and_path_option_uses_the_shared_types():
     assert len(NUMERIC) > 25 and len(PATHS) > 5
     loose = [f"{' '.join(p)} {o.opts[0]}" for p, o in NUMERIC if not isinstance(o.type, NUMERIC_TYPES)]
     loose += [f"{' '.join(p)} {o.opts[0]}" for p, o in PATHS if not isinstance(o.type, SafePath)]
-    loose += [f"{' '.join(p)} {a.name}" for p, c in COMMANDS for a in c.params
-              if isinstance(a, click.Argument) and isinstance(a.type, click.Path) and not isinstance(a.type, SafePath)]  # fmt: skip
+    loose += [
+        f"{' '.join(p)} {a.name}"
+        for p, c in COMMANDS
+        for a in c.params
+        if isinstance(a, click.Argument)
+        and isinstance(a.type, click.Path)
+        and not isinstance(a.type, SafePath)
+    ]
     assert loose == []
 
 
@@ -64,15 +78,22 @@ def _bad_value(option: click.Option) -> st.SearchStrategy[str]:
     if isinstance(t, FiniteFloat):
         outside = []
         if t.min is not None:
-            outside.append(st.floats(max_value=t.min, allow_nan=False, allow_infinity=False).filter(
-                lambda v: v < t.min or (t.min_open and v == t.min)).map(repr))  # fmt: skip
+            outside.append(
+                st.floats(max_value=t.min, allow_nan=False, allow_infinity=False)
+                .filter(lambda v: v < t.min or (t.min_open and v == t.min))
+                .map(repr)
+            )
         if t.max is not None:
-            outside.append(st.floats(min_value=t.max, allow_nan=False, allow_infinity=False).filter(
-                lambda v: v > t.max or (t.max_open and v == t.max)).map(repr))  # fmt: skip
+            outside.append(
+                st.floats(min_value=t.max, allow_nan=False, allow_infinity=False)
+                .filter(lambda v: v > t.max or (t.max_open and v == t.max))
+                .map(repr)
+            )
         return st.one_of(garbage, *outside)
     if isinstance(t, DistinctInts):
-        return st.one_of(st.sampled_from(["3,3", "0", "-1,5", "a,b", ",", "5,,6"]),
-                         st.integers(-10**6, 0).map(str))  # fmt: skip
+        return st.one_of(
+            st.sampled_from(["3,3", "0", "-1,5", "a,b", ",", "5,,6"]), st.integers(-(10**6), 0).map(str)
+        )
     low = getattr(t, "min", None)
     high = getattr(t, "max", None)
     outside = [st.sampled_from(["1.5", "x", "nan", "9" * 5000, ""])]
@@ -134,14 +155,42 @@ def test_property_bad_path_option_values_are_refused(shared, data):
 
 # -- the WildChat contract: the ingest refuses exactly what the contract refuses ---------------------------------
 FIELD_VALUES = st.one_of(
-    st.none(), st.booleans(), st.integers(-5, 10**20), st.floats(allow_nan=False, allow_infinity=False),
-    st.text(max_size=8), st.lists(st.integers(), max_size=2), st.dictionaries(st.text(max_size=3), st.integers(), max_size=2),
+    st.none(),
+    st.booleans(),
+    st.integers(-5, 10**20),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.text(max_size=8),
+    st.lists(st.integers(), max_size=2),
+    st.dictionaries(st.text(max_size=3), st.integers(), max_size=2),
     st.sampled_from(["2023-05-01T08:00:00+00:00", "not a date", "user", "assistant", "English"]),
-)  # fmt: skip
-TOP = ["conversation_hash", "model", "timestamp", "turn", "language", "openai_moderation", "detoxify_moderation",
-       "toxic", "redacted", "state", "country", "hashed_ip", "header"]  # fmt: skip
-TURN = ["content", "role", "language", "redacted", "toxic", "turn_identifier", "hashed_ip", "state", "country",
-        "header"]  # fmt: skip
+)
+TOP = [
+    "conversation_hash",
+    "model",
+    "timestamp",
+    "turn",
+    "language",
+    "openai_moderation",
+    "detoxify_moderation",
+    "toxic",
+    "redacted",
+    "state",
+    "country",
+    "hashed_ip",
+    "header",
+]
+TURN = [
+    "content",
+    "role",
+    "language",
+    "redacted",
+    "toxic",
+    "turn_identifier",
+    "hashed_ip",
+    "state",
+    "country",
+    "header",
+]
 
 
 @st.composite
@@ -179,8 +228,22 @@ def test_property_wildchat_rows_are_refused_exactly_when_the_contract_refuses(
     path = root.parent / "w.jsonl"
     path.write_text(json.dumps(good) + "\n" + json.dumps(row) + "\n", encoding="utf-8")
     before = _snapshot(root)
-    result = CliRunner().invoke(cli, ["ingest", "wildchat", str(path), "-p", str(root), "--no-progress",
-                                      "--min-turns", "1", "--any-language", "--keep-toxic", "--keep-redacted"])  # fmt: skip
+    result = CliRunner().invoke(
+        cli,
+        [
+            "ingest",
+            "wildchat",
+            str(path),
+            "-p",
+            str(root),
+            "--no-progress",
+            "--min-turns",
+            "1",
+            "--any-language",
+            "--keep-toxic",
+            "--keep-redacted",
+        ],
+    )
     if valid:
         assert result.exit_code == 0, result.output
         return
@@ -204,8 +267,19 @@ MEMORY = {
 def alps(tmp_path_factory) -> tuple[Path, Path]:
     base = tmp_path_factory.mktemp("alps")
     rel = base / "rel"
-    write_config(rel, "alpsbench_task1", "validation",
-                 [{"benchmark_id": "s1", "task": "task1", "input": {"dialogue": []}, "gold": {"memory_items": [MEMORY]}}])  # fmt: skip
+    write_config(
+        rel,
+        "alpsbench_task1",
+        "validation",
+        [
+            {
+                "benchmark_id": "s1",
+                "task": "task1",
+                "input": {"dialogue": []},
+                "gold": {"memory_items": [MEMORY]},
+            }
+        ],
+    )
     root = base / "proj"
     Project.init(root).close()
     return rel, root
@@ -223,13 +297,13 @@ def bad_prediction(draw):
         "label": st.one_of(st.integers(), st.just(""), st.lists(st.text(max_size=2), max_size=1)),
         "value": st.one_of(
             st.integers(), st.dictionaries(st.text(max_size=2), st.text(max_size=2), max_size=1), st.just("")
-        ),  # fmt: skip
+        ),
         "confidence": st.one_of(
             st.text(max_size=5),
             st.floats(min_value=1.0001, max_value=1e308),
             st.floats(max_value=-0.0001, min_value=-1e308),
             st.booleans(),
-        ),  # fmt: skip
+        ),
         "memory_items": st.one_of(st.none(), st.text(max_size=3), st.integers()),
         "benchmark_id": st.one_of(st.just(""), st.integers(), st.just("not-a-row")),
         "extra": st.integers(),
@@ -252,8 +326,23 @@ def test_property_bad_predictions_are_one_line_and_record_no_run(alps, tmp_path_
     preds = tmp_path_factory.mktemp("p") / "preds.jsonl"
     preds.write_text(json.dumps(line) + "\n", encoding="utf-8")
     before = _snapshot(root)
-    result = CliRunner().invoke(cli, ["eval", "alpsbench", "--release", str(rel), "--task", "1", "--predictions",
-                                      str(preds), "--backend", "offline", "-p", str(root)])  # fmt: skip
+    result = CliRunner().invoke(
+        cli,
+        [
+            "eval",
+            "alpsbench",
+            "--release",
+            str(rel),
+            "--task",
+            "1",
+            "--predictions",
+            str(preds),
+            "--backend",
+            "offline",
+            "-p",
+            str(root),
+        ],
+    )
     assert result.exit_code == 1 and isinstance(result.exception, SystemExit), result.output
     out = result.output.strip().splitlines()
     assert out[-1].startswith(f"error: {preds}:1: ") and "Traceback" not in result.output

@@ -41,9 +41,13 @@ def _with(url: str, **parts) -> str:
 
 def _event(task_id: str, event_id: str = "e1") -> LabelEvent:
     return LabelEvent(
-        event_id=event_id, task_id=task_id, kind="preference_match", annotator="ann",
-        values={"coverage": "fully"}, created_at=utcnow(),
-    )  # fmt: skip
+        event_id=event_id,
+        task_id=task_id,
+        kind="preference_match",
+        annotator="ann",
+        values={"coverage": "fully"},
+        created_at=utcnow(),
+    )
 
 
 def _one_task(store) -> str:
@@ -134,9 +138,12 @@ def _open_in_subprocess(url: str, **env) -> subprocess.Popen:
         "print(len(StoreCore(sys.argv[1], migration_wait_s=wait).applied_migrations()))"
     )
     return subprocess.Popen(
-        [sys.executable, "-c", code, url], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        [sys.executable, "-c", code, url],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
         env={**os.environ, **env},
-    )  # fmt: skip
+    )
 
 
 def test_a_process_opening_the_store_during_a_migration_waits_then_finds_it_done(pg_url):
@@ -247,9 +254,12 @@ def _kill_backends(url: str) -> int:
     import psycopg
 
     with psycopg.connect(url, autocommit=True) as conn:
-        pids = [row[0] for row in conn.execute(
-            "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'prefkit'"
-        )]  # fmt: skip
+        pids = [
+            row[0]
+            for row in conn.execute(
+                "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'prefkit'"
+            )
+        ]
         for pid in pids:
             conn.execute("SELECT pg_terminate_backend(%s)", [pid])
         while conn.execute("SELECT count(*) FROM pg_stat_activity WHERE pid = ANY(%s)", [pids]).fetchone()[0]:

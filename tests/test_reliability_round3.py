@@ -70,8 +70,13 @@ def test_labels_import_names_the_canonical_account(project, tmp_path, written):
     """Before: the case/width-blind check passed, then a FOREIGN KEY error."""
     project.store.accounts.add_user("alice", "annotator", "password-123")
     project.store.labels.add_tasks([MATCH.make_task("pair:p0", {"i": 0}, overlap=2, batch="b1")])
-    row = {"annotator": written, "task_kind": "preference_match", "item_id": "pair:p0",
-           "values": {"coverage": "fully"}, "timestamp": "2026-01-02T03:04:05Z"}  # fmt: skip
+    row = {
+        "annotator": written,
+        "task_kind": "preference_match",
+        "item_id": "pair:p0",
+        "values": {"coverage": "fully"},
+        "timestamp": "2026-01-02T03:04:05Z",
+    }
     path = write_jsonl(tmp_path / "labels.jsonl", [row])
     result = run("labels", "import", str(path), "-p", str(project.root))
     assert result.exit_code == 0, result.output
@@ -124,8 +129,10 @@ def test_memories_extract_overlap_is_refused_before_any_write(root, tmp_path, va
     assert snapshot(root) == before
 
 
-@pytest.mark.parametrize("command", [["memories", "extract", "--backend", "offline"],
-                                     ["tasks", "build-alpsbench", "--backend", "offline"]])  # fmt: skip
+@pytest.mark.parametrize(
+    "command",
+    [["memories", "extract", "--backend", "offline"], ["tasks", "build-alpsbench", "--backend", "offline"]],
+)
 @pytest.mark.parametrize("value", ["-1", "0"])
 def test_limit_is_at_least_one(root, command, value):
     """Before: --limit -1 processed all but the last dialogue, --limit 0 meant no limit."""
@@ -136,11 +143,24 @@ def test_limit_is_at_least_one(root, command, value):
 
 
 def alps_release(tmp_path: Path) -> Path:
-    gold = {"memory_items": [{"memory_id": "m1", "type": "direct", "label": "Preferences/Food",
-                              "value": "Likes tea", "confidence": 0.9}]}  # fmt: skip
+    gold = {
+        "memory_items": [
+            {
+                "memory_id": "m1",
+                "type": "direct",
+                "label": "Preferences/Food",
+                "value": "Likes tea",
+                "confidence": 0.9,
+            }
+        ]
+    }
     rel = tmp_path / "rel"
-    write_config(rel, "alpsbench_task1", "validation",
-                 [{"benchmark_id": "s1", "task": "task1", "input": {"dialogue": []}, "gold": gold}])  # fmt: skip
+    write_config(
+        rel,
+        "alpsbench_task1",
+        "validation",
+        [{"benchmark_id": "s1", "task": "task1", "input": {"dialogue": []}, "gold": gold}],
+    )
     return rel
 
 
@@ -177,8 +197,22 @@ def test_a_refused_predictions_file_leaves_no_running_run(root, tmp_path, case):
     rel = alps_release(tmp_path)
     preds = tmp_path / "preds.jsonl"
     preds.write_bytes(_prediction_line(BAD_PREDICTIONS[case]) + b"\n")
-    line = one_error_line(run("eval", "alpsbench", "--release", str(rel), "--task", "1", "--predictions",
-                              str(preds), "--backend", "offline", "-p", str(root)))  # fmt: skip
+    line = one_error_line(
+        run(
+            "eval",
+            "alpsbench",
+            "--release",
+            str(rel),
+            "--task",
+            "1",
+            "--predictions",
+            str(preds),
+            "--backend",
+            "offline",
+            "-p",
+            str(root),
+        )
+    )
     assert f"{preds}:1:" in line
     assert Project(root).store.eval.runs() == []
 
@@ -186,9 +220,22 @@ def test_a_refused_predictions_file_leaves_no_running_run(root, tmp_path, case):
 def test_a_run_that_failed_says_so_in_its_report(project):
     from prefkit.curation.store import EvalRun
 
-    run_ = EvalRun(run_id="alpsbench-task1-x", benchmark="alpsbench", task="task1", model="m", judge_model=None,
-                   backend="offline", offline=True, release_dir="r", release_name="n", release_version="1.0.0",
-                   release_digest="d", config_name="alpsbench", settings={}, prompts={})  # fmt: skip
+    run_ = EvalRun(
+        run_id="alpsbench-task1-x",
+        benchmark="alpsbench",
+        task="task1",
+        model="m",
+        judge_model=None,
+        backend="offline",
+        offline=True,
+        release_dir="r",
+        release_name="n",
+        release_version="1.0.0",
+        release_digest="d",
+        config_name="alpsbench",
+        settings={},
+        prompts={},
+    )
     project.store.eval.run_start(run_)
     project.store.eval.run_failed(run_.run_id, "judge endpoint refused the key")
     line = one_error_line(run("eval", "report", run_.run_id, "-p", str(project.root)))
@@ -232,8 +279,11 @@ def test_wildchat_rows_of_the_wrong_type_are_bad_rows(root, tmp_path, case):
 def test_a_user_may_not_take_the_judge_account_name(root):
     """Before: `users add judge.gpt-4o-mini` made an account the evaluation's judge would share."""
     for name in ("judge.gpt-4o-mini", "JUDGE.x"):
-        result = CliRunner().invoke(cli, ["users", "add", name, "--role", "annotator", "--password-stdin",
-                                          "-p", str(root)], input="password-123\n")  # fmt: skip
+        result = CliRunner().invoke(
+            cli,
+            ["users", "add", name, "--role", "annotator", "--password-stdin", "-p", str(root)],
+            input="password-123\n",
+        )
         assert "reserved for LLM judge accounts" in one_error_line(result)
     assert Project(root).store.accounts.users() == []
 
@@ -248,20 +298,53 @@ def test_card_croissant_and_report_carry_no_live_html_or_remote_images(tmp_path)
     from prefkit.pipelines.eval.report import render_markdown
     from prefkit.schemas.curation import ProvenanceSummary
 
-    meta = {"name": HOSTILE, "version": "1.0.0", "description": HOSTILE, "licence": HOSTILE, "hf_licence": "other",
-            "task_categories": [], "size_categories": ["n<1K"], "annotations_creators": [], "source_datasets": [],
-            "tags": [HOSTILE], "motivation": HOSTILE, "uses": HOSTILE, "maintenance": HOSTILE,
-            "override_reason": HOSTILE}  # fmt: skip
+    meta = {
+        "name": HOSTILE,
+        "version": "1.0.0",
+        "description": HOSTILE,
+        "licence": HOSTILE,
+        "hf_licence": "other",
+        "task_categories": [],
+        "size_categories": ["n<1K"],
+        "annotations_creators": [],
+        "source_datasets": [],
+        "tags": [HOSTILE],
+        "motivation": HOSTILE,
+        "uses": HOSTILE,
+        "maintenance": HOSTILE,
+        "override_reason": HOSTILE,
+    }
     gates = [{"gate": "g", "passed": False, "value": None, "threshold": 1, "summary": HOSTILE}]
-    provenance = ProvenanceSummary(records=0, offline_records=0, offline_share=0.0, models=[HOSTILE], sources=[],
-                                   stages={}, prompt_template_hashes=[], licences=[])  # fmt: skip
+    provenance = ProvenanceSummary(
+        records=0,
+        offline_records=0,
+        offline_share=0.0,
+        models=[HOSTILE],
+        sources=[],
+        stages={},
+        prompt_template_hashes=[],
+        licences=[],
+    )
     text = card(meta, [], gates, [], provenance)
     doc = json.dumps(croissant(HOSTILE, HOSTILE, "1.0.0", HOSTILE, [], {}))
     from prefkit.curation.store import EvalRun
 
-    run_ = EvalRun(run_id="r", benchmark="alpsbench", task="task1", model=HOSTILE, judge_model=HOSTILE,
-                   backend="offline", offline=True, release_dir="r", release_name=HOSTILE, release_version="1",
-                   release_digest="d", config_name=HOSTILE, settings={"x": HOSTILE}, prompts={})  # fmt: skip
+    run_ = EvalRun(
+        run_id="r",
+        benchmark="alpsbench",
+        task="task1",
+        model=HOSTILE,
+        judge_model=HOSTILE,
+        backend="offline",
+        offline=True,
+        release_dir="r",
+        release_name=HOSTILE,
+        release_version="1",
+        release_digest="d",
+        config_name=HOSTILE,
+        settings={"x": HOSTILE},
+        prompts={},
+    )
     report = render_markdown(
         {"run": run_, "protocol": "prefkit", "rows": [{"task": "task1", "group": HOSTILE}], "judge": None}
     )
@@ -280,9 +363,17 @@ def test_label_csv_export_neutralises_formulas_and_round_trips(project, tmp_path
         [MATCH.make_task(f"pair:p{i}", {"i": i}, overlap=2, batch="b") for i in range(5)]
     )
     comments = ["=cmd|' /C calc'!A0", '+HYPERLINK("http://x")', "-2+3", "@SUM(A1)", "'=already quoted"]
-    rows = [{"annotator": "alice", "task_kind": "preference_match", "item_id": f"pair:p{i}",
-             "values": {"coverage": "fully"}, "timestamp": "2026-01-02T03:04:05Z", "comment": c}
-            for i, c in enumerate(comments)]  # fmt: skip
+    rows = [
+        {
+            "annotator": "alice",
+            "task_kind": "preference_match",
+            "item_id": f"pair:p{i}",
+            "values": {"coverage": "fully"},
+            "timestamp": "2026-01-02T03:04:05Z",
+            "comment": c,
+        }
+        for i, c in enumerate(comments)
+    ]
     import_labels(project.store, write_jsonl(tmp_path / "in.jsonl", rows))
     out = io.StringIO()
     export_labels(project.store, out, fmt="csv")
@@ -319,8 +410,9 @@ def test_ingest_does_not_follow_a_symlink_out_of_its_directory(root, tmp_path):
     line = one_error_line(run("ingest", "wildchat", str(folder), "-p", str(root), "--no-progress"))
     assert "b.jsonl: a symbolic link to /etc/passwd" in line and "--follow-symlinks" in line
     assert snapshot(root) == before
-    followed = one_error_line(run("ingest", "wildchat", str(folder), "-p", str(root), "--follow-symlinks",
-                                  "--no-progress"))  # fmt: skip
+    followed = one_error_line(
+        run("ingest", "wildchat", str(folder), "-p", str(root), "--follow-symlinks", "--no-progress")
+    )
     assert "b.jsonl:1:" in followed  # read, and refused as what it is: not WildChat
     assert snapshot(root) == before
 
@@ -424,9 +516,17 @@ def test_labels_import_while_annotators_submit_keeps_every_label_once(project, t
     store.labels.add_tasks(
         [MATCH.make_task(f"pair:p{i}", {"i": i}, overlap=4, batch="b") for i in range(150)]
     )
-    rows = [{"annotator": who, "task_kind": "preference_match", "item_id": f"pair:p{i}",
-             "values": {"coverage": "partially"}, "timestamp": "2026-01-02T03:04:05Z"}
-            for i in range(150) for who in ("carol", "dave")]  # fmt: skip
+    rows = [
+        {
+            "annotator": who,
+            "task_kind": "preference_match",
+            "item_id": f"pair:p{i}",
+            "values": {"coverage": "partially"},
+            "timestamp": "2026-01-02T03:04:05Z",
+        }
+        for i in range(150)
+        for who in ("carol", "dave")
+    ]
     path = write_jsonl(tmp_path / "labels.jsonl", rows)
     submitted: dict[str, list[str]] = {"alice": [], "bob": []}
 
@@ -438,8 +538,20 @@ def test_labels_import_while_annotators_submit_keeps_every_label_once(project, t
     workers = [threading.Thread(target=annotate, args=(u,)) for u in submitted]
     for w in workers:
         w.start()
-    imported = subprocess.run([sys.executable, "-c", "from prefkit.cli import main; main()", "labels", "import",
-                               str(path), "-p", str(project.root)], capture_output=True, text=True)  # fmt: skip
+    imported = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from prefkit.cli import main; main()",
+            "labels",
+            "import",
+            str(path),
+            "-p",
+            str(project.root),
+        ],
+        capture_output=True,
+        text=True,
+    )
     for w in workers:
         w.join()
     assert imported.returncode == 0, imported.stderr

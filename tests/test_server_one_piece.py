@@ -78,8 +78,14 @@ def test_a_run_is_corked_from_its_first_message_to_its_last():
         client = client_cls(websocket)
         assert server_side.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) == 1
         states = []
-        for kind in ["new_session", "session_status_changed", "delta", "delta", "script_finished",
-                     "session_status_changed"]:  # fmt: skip
+        for kind in [
+            "new_session",
+            "session_status_changed",
+            "delta",
+            "delta",
+            "script_finished",
+            "session_status_changed",
+        ]:
             client.write_forward_msg(_msg(kind))
         for _ in range(20):
             await asyncio.sleep(0.01)
@@ -91,8 +97,15 @@ def test_a_run_is_corked_from_its_first_message_to_its_last():
 
     states = asyncio.run(run())
     kinds = [ForwardMsg.FromString(p).WhichOneof("type") for p, _ in sent]
-    assert kinds == ["new_session", "session_status_changed", "delta", "delta", "script_finished",
-                     "session_status_changed", "session_status_changed"]  # fmt: skip
+    assert kinds == [
+        "new_session",
+        "session_status_changed",
+        "delta",
+        "delta",
+        "script_finished",
+        "session_status_changed",
+        "session_status_changed",
+    ]
     assert [c for _, c in sent[:6]] == [1] * 6  # every frame of the run written while corked
     assert states[-1] == 0 and sent[-1][1] == 0  # uncorked when the run ended: it left in one piece
     browser_side.settimeout(5)

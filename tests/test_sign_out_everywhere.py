@@ -210,9 +210,12 @@ def test_users_password_refusals_are_one_line_and_change_nothing(project):
         (("nobody",), "long-enough-1\n", "error: no user 'nobody'\n"),
         (("alice",), "short\n", "error: password must be at least 8 characters\n"),
         (("alice",), "\n", "error: password must be at least 8 characters\n"),
-        (("judge.model-x",), "long-enough-1\n",
-         "error: 'judge.model-x' is an LLM judge's account: nobody signs in with a password\n"),
-    ]:  # fmt: skip
+        (
+            ("judge.model-x",),
+            "long-enough-1\n",
+            "error: 'judge.model-x' is an LLM judge's account: nobody signs in with a password\n",
+        ),
+    ]:
         out = users(project, "password", *args, "--password-stdin", stdin=stdin)
         assert (out.exit_code, out.output) == (1, line)
     out = users(project, "password", "--password-stdin", stdin="long-enough-1\n")

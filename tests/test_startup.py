@@ -67,8 +67,11 @@ def test_few_imports_stay_inside_functions_and_each_says_why():
         imports = _in_function_imports(ast.parse(source))
         if not imports:
             continue
-        comments = {t.start[0] for t in tokenize.generate_tokens(io.StringIO(source).readline)
-                    if t.type == tokenize.COMMENT}  # fmt: skip
+        comments = {
+            t.start[0]
+            for t in tokenize.generate_tokens(io.StringIO(source).readline)
+            if t.type == tokenize.COMMENT
+        }
         lines = {node.lineno for node in imports}
         for node in imports:
             first = node.lineno

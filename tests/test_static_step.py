@@ -45,8 +45,11 @@ def test_a_schema_importing_the_cli_breaks_the_layer_contract(tmp_path):
     (tree / "prefkit/schemas/upward.py").write_text("import prefkit.cli\n", encoding="utf-8")
     done = subprocess.run(
         [str(Path(sys.executable).with_name("lint-imports")), "--no-cache", str(ROOT / "pyproject.toml")],
-        cwd=tree, env={"PYTHONPATH": str(tree), "PATH": "/usr/bin:/bin"}, capture_output=True, text=True,
-    )  # fmt: skip
+        cwd=tree,
+        env={"PYTHONPATH": str(tree), "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+    )
     assert done.returncode == 1
     assert "prefkit.schemas.upward -> prefkit.cli" in done.stdout
     assert "broken" in done.stdout

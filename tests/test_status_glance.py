@@ -64,8 +64,18 @@ def test_status_counts_what_the_store_counts_and_does_not_load_sqlalchemy(full_p
     assert list(expected) == [name for name, _table, _where in COUNTS]
     # every count is exercised: the packs add turns, both memory origins and the label log have rows
     assert expected["turns"] > store.count("turns") > 0
-    for name in ("personas", "sessions", "instances", "packets", "memories_gold", "memories_candidate",
-                 "users", "tasks", "label_events", "dialogues"):  # fmt: skip
+    for name in (
+        "personas",
+        "sessions",
+        "instances",
+        "packets",
+        "memories_gold",
+        "memories_candidate",
+        "users",
+        "tasks",
+        "label_events",
+        "dialogues",
+    ):
         assert expected[name] > 0, name
     assert glance_counts(full_project.database) == expected
     assert cli_status(full_project) == expected

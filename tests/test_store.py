@@ -152,9 +152,15 @@ def test_outside_the_test_suite_passwords_are_hashed_at_argon2s_real_cost():
     import sys
 
     made = subprocess.run(
-        [sys.executable, "-c", "from prefkit.curation.store.accounts import _hasher; print(_hasher.hash('pw'))"],
-        capture_output=True, text=True, check=True,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-c",
+            "from prefkit.curation.store.accounts import _hasher; print(_hasher.hash('pw'))",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     assert made.stdout.startswith("$argon2id$v=19$m=65536,t=3,p=4$")
     from prefkit.curation.store import accounts
 

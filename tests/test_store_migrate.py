@@ -21,12 +21,38 @@ pytestmark = pytest.mark.postgres
 
 #: Every table of the store when this test was written: each must hold rows before the move.
 TABLES = {
-    "_migrations", "meta", "sources", "provenance", "personas", "context_factors", "session_plans",
-    "dialogues", "turns", "turn_revisions", "sessions", "instances", "packets", "memories",
-    "preference_pairs", "failures", "users", "batches", "tasks", "assignments", "label_events",
-    "adjudications", "llm_cache", "llm_ledger", "llm_batches", "releases", "ls_projects", "ls_tasks",
-    "ls_annotations", "checklists", "generation_drops",
-}  # fmt: skip
+    "_migrations",
+    "meta",
+    "sources",
+    "provenance",
+    "personas",
+    "context_factors",
+    "session_plans",
+    "dialogues",
+    "turns",
+    "turn_revisions",
+    "sessions",
+    "instances",
+    "packets",
+    "memories",
+    "preference_pairs",
+    "failures",
+    "users",
+    "batches",
+    "tasks",
+    "assignments",
+    "label_events",
+    "adjudications",
+    "llm_cache",
+    "llm_ledger",
+    "llm_batches",
+    "releases",
+    "ls_projects",
+    "ls_tasks",
+    "ls_annotations",
+    "checklists",
+    "generation_drops",
+}
 
 
 def build_everything(project: Project, tmp) -> None:
@@ -52,8 +78,15 @@ def build_everything(project: Project, tmp) -> None:
     url, task_id = "http://127.0.0.1:1", made["tasks"][0].task_id
     store.labelstudio.set_project(url, "preference_match", 7, "prefkit preference_match")
     store.labelstudio.add_tasks(url, 7, {task_id: 70})
-    ev = LabelEvent(event_id="ls_ev_1", task_id=task_id, kind="preference_match", annotator="ann1",
-                    values={"coverage": "fully"}, source="labelstudio", created_at=utcnow())  # fmt: skip
+    ev = LabelEvent(
+        event_id="ls_ev_1",
+        task_id=task_id,
+        kind="preference_match",
+        annotator="ann1",
+        values={"coverage": "fully"},
+        source="labelstudio",
+        created_at=utcnow(),
+    )
     store.labels.append_event(ev)
     store.labelstudio.map_annotation(
         url, 7, 700, task_id=task_id, annotator="ann1", event_id=ev.event_id, updated_at=utcnow()

@@ -112,9 +112,22 @@ def build_wheel(dest: Path, dist: str, package: str, files: dict[str, str], entr
 
 def pip_install(wheel: Path, target: Path) -> Path:
     subprocess.run(
-        [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-index", "--target", str(target), str(wheel)],
-        check=True, capture_output=True, text=True,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "--no-deps",
+            "--no-index",
+            "--target",
+            str(target),
+            str(wheel),
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     return target
 
 
@@ -123,14 +136,19 @@ def sites(tmp_path_factory) -> dict[str, Path]:
     """``good``: prefkit-pair-tone installed; ``both``: it and prefkit-broken-kind."""
     wheels = tmp_path_factory.mktemp("wheels")
     tone = build_wheel(
-        wheels, "prefkit-pair-tone", "prefkit_pair_tone",
+        wheels,
+        "prefkit-pair-tone",
+        "prefkit_pair_tone",
         {"__init__.py": TONE_KIND, "form.py": TONE_FORM, "labelstudio.py": TONE_LABELSTUDIO},
         "pair_tone = prefkit_pair_tone:PairTone",
-    )  # fmt: skip
+    )
     broken = build_wheel(
-        wheels, "prefkit-broken-kind", "prefkit_broken_kind", {"__init__.py": BROKEN_KIND},
+        wheels,
+        "prefkit-broken-kind",
+        "prefkit_broken_kind",
+        {"__init__.py": BROKEN_KIND},
         "broken_kind = prefkit_broken_kind:Kind",
-    )  # fmt: skip
+    )
     good = pip_install(tone, tmp_path_factory.mktemp("site-good"))
     both = pip_install(broken, pip_install(tone, tmp_path_factory.mktemp("site-both")))
     return {"good": good, "both": both}
@@ -141,8 +159,14 @@ def env_with(site: Path, **extra: str) -> dict[str, str]:
 
 
 def run_python(code: str, site: Path, cwd: Path, **extra: str) -> dict:
-    done = subprocess.run([sys.executable, "-c", code], cwd=cwd, env=env_with(site, **extra),
-                          capture_output=True, text=True, timeout=600)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=cwd,
+        env=env_with(site, **extra),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(done.stdout.strip().splitlines()[-1])
 

@@ -54,12 +54,15 @@ def test_registering_the_kind_imports_its_module_and_nothing_else_of_prefkit():
         "root = sys.argv[1]\n"
         "mine = [m for m in set(sys.modules) - before if (getattr(sys.modules[m], '__file__', '') or '').startswith(root)]\n"
         "print(json.dumps([sorted(mine), kind_names()[-1], toykind.NAME in FORMS, toykind.NAME in LS_KINDS]))\n"
-    )  # fmt: skip
+    )
     env_path = f"{ROOT}:{ROOT / 'tests'}"
     out = subprocess.run(
         [sys.executable, "-c", script, str(ROOT)],
-        capture_output=True, text=True, check=True, env={"PYTHONPATH": env_path, "PATH": "/usr/bin:/bin"},
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        check=True,
+        env={"PYTHONPATH": env_path, "PATH": "/usr/bin:/bin"},
+    )
     assert json.loads(out.stdout) == [["toykind"], "toy_same_meaning", True, True]
     named = [
         str(p.relative_to(ROOT))
@@ -97,12 +100,21 @@ def test_a_kind_from_one_module_goes_from_tasks_to_a_release(toy, project, tmp_p
     store = project.store
     add_users(store, "ann1", "ann2", "ann3")
     # p00, p01: identical texts (gold, known answer "same"); p02-p06 same meaning; p07-p11 different
-    texts = [(f"Use metric units ({i})", f"Use metric units ({i})" if i < 2 else f"Metric units, please ({i})"
-              if i < 7 else f"Prefers tea ({i})") for i in range(12)]  # fmt: skip
+    texts = [
+        (
+            f"Use metric units ({i})",
+            f"Use metric units ({i})"
+            if i < 2
+            else f"Metric units, please ({i})"
+            if i < 7
+            else f"Prefers tea ({i})",
+        )
+        for i in range(12)
+    ]
     store.content.add_preference_pairs(
         [PreferencePair(f"p{i:02d}", a, b, "test") for i, (a, b) in enumerate(texts)],
         Provenance(source="test.pairs"),
-    )  # fmt: skip
+    )
     # tasks: the CLI's --kind choices come from the registry; known answers make two gold items
     assert "created 12" in run("tasks", "create", "--kind", toy.NAME, "--overlap", "3", "-p", project.root)
     tasks = store.labels.tasks(kind=toy.NAME)
@@ -118,8 +130,16 @@ def test_a_kind_from_one_module_goes_from_tasks_to_a_release(toy, project, tmp_p
         truth = "different" if "tea" in t.payload["b"] else "same"
         for who in ("ann1", "ann2", "ann3"):
             verdict = truth if (who != "ann3" or t.item_ref != "toy:p11") else "same"
-            rows.append({"annotator": who, "task_kind": toy.NAME, "item_id": t.item_ref,
-                         "values": {"verdict": verdict}, "time_spent_s": 5, "timestamp": "2026-01-05T10:00:00Z"})  # fmt: skip
+            rows.append(
+                {
+                    "annotator": who,
+                    "task_kind": toy.NAME,
+                    "item_id": t.item_ref,
+                    "values": {"verdict": verdict},
+                    "time_spent_s": 5,
+                    "timestamp": "2026-01-05T10:00:00Z",
+                }
+            )
     bad = tmp_path / "bad.jsonl"
     bad.write_text(json.dumps({**rows[0], "values": {"verdict": "maybe"}}) + "\n")
     refused = CliRunner().invoke(cli, ["labels", "import", str(bad), "-p", str(project.root)])

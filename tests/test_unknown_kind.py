@@ -44,8 +44,13 @@ def test_an_unknown_kind_is_one_clear_error_in_the_library(project, call):
 def test_a_labels_file_with_an_unknown_kind_names_file_line_and_column(project, tmp_path):
     add_users(project.store, "ann1")
     path = tmp_path / "labels.jsonl"
-    row = {"annotator": "ann1", "task_kind": "bogus", "item_id": "pair:x", "values": {},
-           "timestamp": "2026-01-05T10:00:00Z"}  # fmt: skip
+    row = {
+        "annotator": "ann1",
+        "task_kind": "bogus",
+        "item_id": "pair:x",
+        "values": {},
+        "timestamp": "2026-01-05T10:00:00Z",
+    }
     path.write_text(json.dumps(row) + "\n")
     result = CliRunner().invoke(cli, ["labels", "import", str(path), "-p", str(project.root)])
     assert result.exit_code == 1

@@ -30,8 +30,15 @@ EDIT = {
     "evidence_text": "I'm training for my first marathon in April",
     "confidence": 0.9,
 }
-ADDED = {"value": "Reads answers on a phone", "label": "Preferences/Communication_Format", "type": "indirect",
-         "time_scope": "long_term", "evidence_turn": 2, "evidence_text": "I read these on my phone", "confidence": 0.7}  # fmt: skip
+ADDED = {
+    "value": "Reads answers on a phone",
+    "label": "Preferences/Communication_Format",
+    "type": "indirect",
+    "time_scope": "long_term",
+    "evidence_turn": 2,
+    "evidence_text": "I read these on my phone",
+    "confidence": 0.7,
+}
 
 
 def run(root: Path, *args: str) -> str:
@@ -100,10 +107,12 @@ def test_annotators_decide_the_release_end_to_end(bench):
         c["key"] for c in memory_task.payload["candidates"] if not c["valid"]
     }  # the model broke the schema
     accepted = [k for k in keys[2:] if k not in broken]
-    decisions = [{"key": keys[0], "decision": "reject", "reason": "not_grounded"},
-                 {"key": keys[1], "decision": "edit", "edited": EDIT},
-                 *({"key": k, "decision": "reject", "reason": "other"} for k in sorted(broken)),
-                 *({"key": k, "decision": "accept"} for k in accepted)]  # fmt: skip
+    decisions = [
+        {"key": keys[0], "decision": "reject", "reason": "not_grounded"},
+        {"key": keys[1], "decision": "edit", "edited": EDIT},
+        *({"key": k, "decision": "reject", "reason": "other"} for k in sorted(broken)),
+        *({"key": k, "decision": "accept"} for k in accepted),
+    ]
     lines = []
     for sid, task in expressed_tasks.items():
         for who in ("ann1", "ann2"):
@@ -157,10 +166,17 @@ def test_annotators_decide_the_release_end_to_end(bench):
     assert "1: 1 a session it depends on is failed" in card
 
     # AlpsBench: the verified gold is the Task 1 reference, equal to the decisions.
-    gold_rows = [json.loads(x) for p in sorted(private_dir(bench, "1.0.0").glob("alpsbench_task1_gold/*.jsonl"))
-                 for x in p.read_text(encoding="utf-8").splitlines()]  # fmt: skip
-    gold_rows += [r for s in ("dev", "validation") if (rel / f"data/alpsbench_task1_gold/{s}.jsonl").exists()
-                  for r in rows(rel, "alpsbench_task1_gold", s)]  # fmt: skip
+    gold_rows = [
+        json.loads(x)
+        for p in sorted(private_dir(bench, "1.0.0").glob("alpsbench_task1_gold/*.jsonl"))
+        for x in p.read_text(encoding="utf-8").splitlines()
+    ]
+    gold_rows += [
+        r
+        for s in ("dev", "validation")
+        if (rel / f"data/alpsbench_task1_gold/{s}.jsonl").exists()
+        for r in rows(rel, "alpsbench_task1_gold", s)
+    ]
     (only,) = gold_rows
     memories = json.loads(only["gold"])["memory_items"]
     cands = {c["key"]: c["memory"] for c in memory_task.payload["candidates"]}
@@ -186,8 +202,12 @@ def test_annotators_decide_the_release_end_to_end(bench):
     ]
     assert (verification["accepted"], verification["edited"], verification["added"]) == (2, 1, 1)
     assert json.loads(packets["sess_demo000002"]["verification"]) == {"status": "unverified"}
-    unverified = {r["session_id"] for s in ("dev", "validation", "test") if (rel / f"data/alpsbench_unverified/{s}.jsonl").exists()
-                  for r in rows(rel, "alpsbench_unverified", s)}  # fmt: skip
+    unverified = {
+        r["session_id"]
+        for s in ("dev", "validation", "test")
+        if (rel / f"data/alpsbench_unverified/{s}.jsonl").exists()
+        for r in rows(rel, "alpsbench_unverified", s)
+    }
     assert unverified == {"sess_demo000002", "sess_demo000003"}
     gates = {g["gate"]: g for g in json.loads((rel / "manifest.json").read_text())["gates"]}
     assert (

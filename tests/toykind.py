@@ -73,8 +73,13 @@ class ToyForm:
         st.markdown(f"**A** {item.task.payload['a']}  \n**B** {item.task.payload['b']}")
         row = st.container(horizontal=True)
         for value in ToyForm.CHOICES:
-            row.button(value, key=f"{item.event_id}:{value}", type="primary",
-                       on_click=ui.submit_now, args=(user, item, item.event_id, {"verdict": value}))  # fmt: skip
+            row.button(
+                value,
+                key=f"{item.event_id}:{value}",
+                type="primary",
+                on_click=ui.submit_now,
+                args=(user, item, item.event_id, {"verdict": value}),
+            )
 
     @staticmethod
     def edit(project, task, prefix, initial, comment, show_comment=True):
