@@ -391,7 +391,7 @@ def progress_line(
     done = st.session_state.pop("_last_done", None)
     if done:  # inline above the item: a toast would cover the controls
         lines.append(safe(":small[:material/check_circle: " + done[0] + " · {}]", done[1]))
-    lines.append(f"## {title} · {mine['left']} left for you")
+    lines.append(f"## {title} · {max(mine['left'], 1)} left for you")  # this one at least
     lines.append(safe(":small[:gray[batch {} · item {}]]", item.task.batch, item.task.item_ref))
     if lead is not None:
         lines.append(lead(item.task))

@@ -359,6 +359,13 @@ class AnnotationSection(Section):
         le=1.0,
         description="Share of items with a suggestion shown without it (the control arm), per annotator and kind.",
     )
+    repeat_share: float = Field(
+        default=0.05,
+        ge=0.0,
+        le=0.5,
+        description="Share of an annotator's labelled items shown to them again, unmarked, to measure "
+        "self-consistency (prefkit agreement --within); 0 turns repeats off.",
+    )
     sign_in: SignInSection = Field(default_factory=SignInSection, description="Sign-in throttling.")
 
 
@@ -409,6 +416,12 @@ class ReleasePolicy(Section):
         ge=-1,
         le=1,
         description="An LLM judge below this α with humans is not validated.",
+    )
+    self_alpha_min: float = Field(
+        default=TENTATIVE_ALPHA_MIN,
+        ge=-1,
+        le=1,
+        description="An annotator whose α with their own repeats is below this is flagged (not a gate).",
     )
     require_gold: bool = Field(default=True, description="Label gates need labelled gold items.")
     assisted: Literal["allow", "control_only", "forbid"] = Field(

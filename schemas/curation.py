@@ -48,11 +48,13 @@ class LabelEvent(Record):
     task_id: str = Field(description="The task labelled.")
     kind: TaskKindName = Field(description="Task kind, repeated for filtering.")
     annotator: str = Field(description="The signed-in user who made the label (never a form field).")
-    action: Literal["label", "skip", "flag", "withdraw", "recalibrate"] = Field(
+    action: Literal["label", "skip", "flag", "withdraw", "recalibrate", "repeat"] = Field(
         default="label",
         description="label = values given; skip = passed with a reason; flag = item broken; "
         "withdraw = an earlier label was deleted at its source; recalibrate = the answer to a decided "
-        "item queued again after a guidelines change (compared with the decision, never a vote).",
+        "item queued again after a guidelines change (compared with the decision, never a vote); "
+        "repeat = the annotator's second answer to an item they labelled, shown again unmarked (never a "
+        "vote or an edit; kept apart, in the repeats table).",
     )
     values: dict[str, Any] = Field(default_factory=dict, description="Field values, validated per task kind.")
     comment: str | None = Field(default=None, description="Free-text note, reason for a skip or a flag.")

@@ -70,7 +70,8 @@ def test_sixteen_concurrent_writers_lose_nothing(tmp_path):
     acked = [eid for u in users for eid in json.loads((tmp_path / f"{u}.json").read_text())]
     store = Project(project.root).store
     events = store.labels.events(kind="preference_match")
-    assert sorted(e.event_id for e in events) == sorted(acked)
+    # an annotator with 20 labels or more may meet a repeat at the end: kept too, never a label event
+    assert sorted(e.event_id for e in [*events, *store.repeats.events()]) == sorted(acked)
     assert len(events) == ITEMS * OVERLAP
     per_task: dict[str, set[str]] = {}
     for e in events:

@@ -166,7 +166,9 @@ else:
 st.header("Annotator quality")  # full width: its columns never clip
 fast = ui.open_project().config.annotation.fast_item_s
 quality = dashboard.quality_table(
-    dashboard.annotator_quality(store, gold_min=policy.gold_accuracy_min, fast_s=fast)
+    dashboard.annotator_quality(
+        store, gold_min=policy.gold_accuracy_min, fast_s=fast, self_alpha_min=policy.self_alpha_min
+    )
 )
 if not quality:
     st.caption("No labels yet.")
@@ -175,8 +177,9 @@ else:
                  column_config={"why": st.column_config.TextColumn(width="large")})  # fmt: skip
     st.caption(
         f"An outlier: gold accuracy under {policy.gold_accuracy_min:.0%}, agreement far below the others', "
-        f"under {fast:g} s per item ([annotation] fast_item_s) or a quarter of the others' time, or one "
-        "value for every label."
+        f"under {fast:g} s per item ([annotation] fast_item_s) or a quarter of the others' time, one "
+        f"value for every label, or self-consistency α with their own repeats under {policy.self_alpha_min:g} "
+        "([release] self_alpha_min; a flag, not a gate)."
     )
     with st.expander("Confusion matrices (P(the annotator says each value | the true value))"):
         st.dataframe(pd.DataFrame(dashboard.confusion_matrices(store)), hide_index=True, width="stretch")

@@ -49,7 +49,8 @@ def _review(study_id: str) -> None:
             pd.DataFrame(
                 [{"participant": r.platform_id, "status": r.status, "items": r.items, "minutes": r.minutes,
                   "median s": r.median_s, "gold accuracy": r.gold_accuracy, "reliability": r.reliability,
-                  "agreed": r.agreed, "decision": r.decision, "bonus": r.bonus, "reason": r.reason}
+                  "agreed": r.agreed, "self-consistency α": r.self_alpha, "decision": r.decision, "bonus": r.bonus,
+                  "reason": r.reason, "flag": r.self_flag or ""}
                  for r in report.participants]
             ),
             hide_index=True, width="stretch",

@@ -27,6 +27,13 @@ import never doubles the labels; one the project has with different content is r
 clear the cell to import the row as a new label); an id the project does not have (a label from
 another project) is imported as usual, keeping its id. Rows of one (task, annotator) later in the file
 supersede earlier ones, exactly as edits do in the app.
+
+``repeat`` (true; absent or false otherwise) marks an annotator's second answer to an item they
+labelled, shown to them again (``[annotation] repeat_share``, or the same done in another tool): it is
+recorded as the repeat of their first label on the item (``store.repeats``), never as a label event,
+and refused without a first label (in the project or earlier in the file) or when a repeat of the item
+by that annotator is already recorded with other values. ``labels export --all`` writes them; the
+live labels' export does not.
 """
 
 from __future__ import annotations
@@ -37,6 +44,7 @@ import json
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -52,7 +60,7 @@ if TYPE_CHECKING:
 
 COLUMNS = tuple(
     """annotator task_kind item_id values time_spent_s timestamp action comment judge assist_arm
-    suggestion_id event_id guidelines_version""".split()
+    suggestion_id event_id guidelines_version repeat""".split()
 )
 ARMS = ("assisted", "control")
 REQUIRED = ("annotator", "task_kind", "item_id", "timestamp")
@@ -120,11 +128,12 @@ def _csv_rows(text: str) -> list[tuple[int, dict[str, Any]]]:
                 raise _RowLine(
                     line, _RowError("time_spent_s", f"not a number: {row['time_spent_s']!r}")
                 ) from exc
-        if parsed.get("judge") is not None:
-            flag = parsed["judge"].lower()
-            if flag not in ("true", "false"):
-                raise _RowLine(line, _RowError("judge", f"expected true or false, got {row['judge']!r}"))
-            parsed["judge"] = flag == "true"
+        for column in ("judge", "repeat"):
+            if parsed.get(column) is not None:
+                flag = parsed[column].lower()
+                if flag not in ("true", "false"):
+                    raise _RowLine(line, _RowError(column, f"expected true or false, got {row[column]!r}"))
+                parsed[column] = flag == "true"
         rows.append((line, parsed))
     return rows
 
@@ -179,6 +188,16 @@ class _Resolver:
         self.users: dict[str, str | None] = {}
         self.suggestions: dict[str, str | None] = {}  # suggestion id -> its task id (None: unknown)
         self._events: dict[str, LabelEvent] | None = None
+
+    @cached_property
+    def labelled(self) -> set[tuple[str, str]]:
+        """(task, annotator) of the project's labels and the file's so far: what a repeat repeats."""
+        return {(e.task_id, e.annotator) for e in self.store.labels.events() if e.action == "label"}
+
+    @cached_property
+    def repeats(self) -> dict[tuple[str, str], LabelEvent]:
+        """The repeat per (task, annotator): the project's, else the file's first."""
+        return {(e.task_id, e.annotator): e for e in self.store.repeats.events()}
 
     def recorded(self, event_id: str) -> LabelEvent | None:
         """The project's event with this id, if it has one (the events are read once per import)."""
@@ -317,8 +336,9 @@ def _row_event(row: dict[str, Any], resolver: _Resolver, source: str) -> LabelEv
     unknown = sorted(set(row) - set(COLUMNS))
     if unknown:
         raise _RowError(unknown[0], f"unknown column; expected {', '.join(COLUMNS)}")
-    if row.get("judge") not in (None, True, False):
-        raise _RowError("judge", f"expected true or false, got {row['judge']!r}")
+    for column in ("judge", "repeat"):
+        if row.get(column) not in (None, True, False):
+            raise _RowError(column, f"expected true or false, got {row[column]!r}")
     source = "judge" if row.get("judge") else source
     for column in REQUIRED:
         _text(row, column)
@@ -335,6 +355,8 @@ def _row_event(row: dict[str, Any], resolver: _Resolver, source: str) -> LabelEv
         raise _RowError("timestamp", str(exc).removeprefix(": field timestamp: ")) from exc
     values = _values(row, action, task)
     arm, suggestion_id = _arm(row, resolver, task)
+    if row.get("repeat") and (action != "label" or arm):
+        raise _RowError("repeat", "a repeat is a label (action label, no assist_arm)")
     event_id = _event_id(row)
     key = [
         annotator,
@@ -347,13 +369,14 @@ def _row_event(row: dict[str, Any], resolver: _Resolver, source: str) -> LabelEv
         comment,
         source,
         *([arm, suggestion_id] if arm else []),  # an id as before for a row without an arm
+        *(["repeat"] if row.get("repeat") else []),
     ]
     event = LabelEvent(
         event_id=event_id or "imp_" + content_hash(key, 24),
         task_id=task.task_id,
         kind=kind.name,
         annotator=annotator,
-        action=action,
+        action="repeat" if row.get("repeat") else action,
         values=values,
         comment=comment,
         time_spent_s=spent,
@@ -409,12 +432,22 @@ def import_labels(
                     "event_id",
                     f"event {printable(event.event_id)!r} is on an earlier line with other content",
                 )
+            key, who = (event.task_id, event.annotator), printable(event.annotator)
+            resolver.labelled.update([key] if event.action == "label" else [])
+            if event.action == "repeat" and key not in resolver.labelled:
+                raise _RowError("repeat", f"{who} has no label of this item to repeat (a label comes first)")
+            if event.action == "repeat" and resolver.repeats.setdefault(key, event).values != event.values:
+                raise _RowError(
+                    "repeat", f"a repeat of this item by {who} is already recorded with other values"
+                )
         except _RowError as exc:
             raise LabelsFileError(f"{path}:{line}: {exc}") from exc
         except ValidationError as exc:
             raise LabelsFileError(f"{path}:{line}: {validation_line(exc, root='')}") from exc
     new = [e for e in events.values() if resolver.recorded(e.event_id) is None]  # exported labels coming back
-    written = store.labels.append_events(_chain(new, store)) if new else 0
+    again = [e for e in new if e.action == "repeat" and resolver.repeats[(e.task_id, e.annotator)] is e]
+    labels = _chain([e for e in new if e.action != "repeat"], store)
+    written = store.labels.append_events(labels, repeats=again) if labels or again else 0
     return ImportResult(rows=len(events), written=written)
 
 
@@ -427,6 +460,8 @@ def export_rows(
         get_kind(kind)  # an unknown kind is an error, not an empty file
     item_refs = {t.task_id: t.item_ref for t in store.labels.tasks(kind=kind)}
     events = store.labels.events(kind=kind) if all_events else store.labels.effective_events(kind)
+    if all_events:
+        events += store.repeats.events(kind=kind)
     return [
         {
             "annotator": ev.annotator,
@@ -443,6 +478,7 @@ def export_rows(
             "event_id": ev.event_id,
             "guidelines_version": ev.guidelines_version,
         }
+        | ({"repeat": True, "action": "label"} if ev.action == "repeat" else {})
         for ev in events
     ]
 
@@ -455,7 +491,9 @@ def write_rows(rows: list[dict[str, Any]], out: TextIO, fmt: str) -> None:
         for row in rows:
             out.write(json.dumps(row, ensure_ascii=False) + "\n")
         return
-    writer = csv.DictWriter(out, fieldnames=COLUMNS, lineterminator="\n")
+    # the repeat column only when there is a repeat: other exports keep their columns
+    columns = COLUMNS if any(row.get("repeat") for row in rows) else COLUMNS[:-1]
+    writer = csv.DictWriter(out, fieldnames=columns, lineterminator="\n")
     writer.writeheader()
     for row in rows:
         cells = {**row, "values": canonical_json(row["values"]), "judge": "true" if row["judge"] else "false"}

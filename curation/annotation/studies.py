@@ -447,7 +447,8 @@ def participant_view(
         # stale_after_hours) leave a queue that looks done: that participant ran out of time instead
         if project.store.stale.assignment_releases(annotator=username):
             status = _finished(project, study, participant, "timed_out", {"done": progress[0]})
-        else:
+        elif not project.store.assignments.open_repeat(username, study.kind, workflow.repeat_rule(project)):
+            # a repeat due (repeat_share) comes before the code; it counts for neither items nor completion
             status = _finished(project, study, participant, "completed", {"done": progress[0]})
     if status != "active":
         return _ended(study, status, progress, gold)

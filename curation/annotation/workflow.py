@@ -21,7 +21,7 @@ from prefkit.curation.annotation.guidelines import current_version
 from prefkit.curation.annotation.signin import log as signin_log
 from prefkit.curation.annotation.signin import wait_s
 from prefkit.curation.annotation.task_kinds import TASK_KIND_REGISTRY, ContradictoryLabel, get_kind
-from prefkit.curation.store import MAX_NAME, KindCounts, normalize_username
+from prefkit.curation.store import MAX_NAME, KindCounts, RepeatRule, normalize_username
 from prefkit.curation.store import AccountInactive as AccountInactive
 from prefkit.curation.store import SessionEnded as SessionEnded
 from prefkit.curation.store import StaleSubmit as StaleSubmit
@@ -64,6 +64,7 @@ class ShownItem:
     position: int
     guidelines_version: str | None = None  # the kind's guidelines when the item was drawn
     recalibration: str | None = None  # queued again after a guidelines change: its answer is no vote
+    repeat: bool = False  # an item they labelled, shown again unmarked: its answer is a repeat, no vote
 
 
 def sign_in(project: Project, username: str, password: str, client: str = "local") -> Account:
@@ -229,8 +230,18 @@ def _assign_next(
     before = _hours_ago(hours) if hours > 0 else None
     version = current_version(project, project.store, kind)
     return project.store.assignments.open_assignment(
-        user, kind, policy.chunk, policy.n_gold, stale_before=before, batch=batch, guidelines_version=version
+        *(user, kind, policy.chunk, policy.n_gold),
+        stale_before=before,
+        batch=batch,
+        guidelines_version=version,
+        repeat=repeat_rule(project),
     )
+
+
+def repeat_rule(project: Project) -> RepeatRule:
+    """When items come back to their annotator (``[annotation] repeat_share`` of their labelled items,
+    first answered before today, UTC): the rule :meth:`Repeats.offer` applies."""
+    return RepeatRule(project.config.annotation.repeat_share, utcnow()[:10])
 
 
 def _shown(item: OpenItem | None) -> ShownItem | None:
@@ -239,7 +250,13 @@ def _shown(item: OpenItem | None) -> ShownItem | None:
     # open_assignment gives the item it opens its pending event id and the time it was shown.
     assert item.event_id is not None and item.shown_at is not None
     return ShownItem(
-        item.task, item.event_id, item.shown_at, item.position, item.guidelines_version, item.recalibration
+        item.task,
+        item.event_id,
+        item.shown_at,
+        item.position,
+        item.guidelines_version,
+        item.recalibration,
+        item.repeat,
     )
 
 
@@ -319,13 +336,17 @@ def _finish(
     session: str | None = None,
 ) -> bool:
     session_id = _checked_session(project, user, session)
-    now = utcnow()
+    now, assist = utcnow(), None if item.repeat else assist
     event = LabelEvent(
         event_id=item.event_id,
         task_id=item.task.task_id,
         kind=item.task.kind,
         annotator=user,
-        action="recalibrate" if item.recalibration and action == "label" else action,
+        action="repeat"
+        if item.repeat
+        else "recalibrate"
+        if item.recalibration and action == "label"
+        else action,
         values=values,
         comment=comment or None,
         time_spent_s=_seconds_since(item.shown_at, now),
@@ -600,9 +621,10 @@ def kinds_with_work(project: Project, user: str) -> dict[str, bool]:
     items open in their queue (True) or only in the pool that could still be given to them (False).
     The app offers only these."""
     counts = progress(project, user)
+    again = project.store.repeats.open_kinds(user)
     out = {}
     for k in TASK_KIND_REGISTRY:
-        if counts[k].assigned > counts[k].done:
+        if counts[k].assigned > counts[k].done or k in again:
             out[k] = True
         elif project.store.assignments.has_available(user, k):
             out[k] = False

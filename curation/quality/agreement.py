@@ -29,7 +29,7 @@ from prefkit.curation.quality.reliability import (
     krippendorff_alpha,
     percent_agreement,
 )
-from prefkit.schemas.config import FINAL_ALPHA_MIN, alpha_threshold
+from prefkit.schemas.config import FINAL_ALPHA_MIN, TENTATIVE_ALPHA_MIN, alpha_threshold
 
 if TYPE_CHECKING:
     from prefkit.curation.store import ProjectStore
@@ -287,6 +287,67 @@ def agreement_timeline(store: ProjectStore, kind: str | None = None) -> list[dic
     return rows
 
 
+# -- self-consistency ----------------------------------------------------------------------------------
+def within_rows(
+    store: ProjectStore,
+    kind: str | None = None,
+    n_boot: int = 1000,
+    seed: int = 0,
+    self_alpha_min: float = TENTATIVE_ALPHA_MIN,
+) -> list[dict[str, Any]]:
+    """Each annotator's self-consistency per (task kind, field): Krippendorff's α at the field's level
+    over the units of their (first label, repeat) pairs, two ratings per unit, with its bootstrap CI.
+    The first label is their first event of the item (edits after it do not count): the answer the
+    repeat was a second, independent go at. ``n_pairs``: items with both answers for the field;
+    ``flagged``: α below ``self_alpha_min`` (``[release] self_alpha_min``; a flag, not a gate)."""
+    tasks = {t.task_id: t for t in store.labels.tasks(kind=get_kind(kind).name if kind else None)}
+    firsts: dict[tuple[str, str], LabelEvent] = {}
+    for ev in store.labels.events(kind=kind):
+        if ev.action == "label" and ev.supersedes is None:
+            firsts.setdefault((ev.task_id, ev.annotator), ev)
+    pairs: dict[tuple[str, str], list[LabelEvent]] = defaultdict(list)  # two raters: "first", "repeat"
+    for again in store.repeats.events(kind=kind):
+        if (first := firsts.get((again.task_id, again.annotator))) is not None:
+            pairs[(again.annotator, again.kind)] += [first.model_copy(update={"annotator": "first"}), again]
+    rows = []
+    for (who, kind_name), events in sorted(pairs.items()):
+        for (_, name), fr in field_ratings(tasks, events, [kind_name]).items():
+            row = reliability_row(fr.matrix(["first", who]), fr.spec, n_boot, seed, self_alpha_min)
+            both = {task_id for (task_id, _), by in fr.ratings.items() if len(by) == 2}
+            ci = None if row["ci_low"] is None else [row["ci_low"], row["ci_high"]]
+            flagged = row["alpha"] is not None and row["alpha"] < self_alpha_min
+            head = dict(
+                annotator=who, task_kind=kind_name, field=name, alpha=row["alpha"], ci=ci, n_pairs=len(both)
+            )
+            rows.append(
+                head
+                | {k: row[k] for k in ("level", "n_units", "ci_method", "alpha_min")}
+                | dict(flagged=flagged)
+            )
+    return [r for r in rows if r["n_pairs"]]
+
+
+def self_alphas(store: ProjectStore, kind: str | None, self_alpha_min: float) -> dict[tuple[str, str], dict]:
+    """Per (annotator, kind): the :func:`within_rows` row of their lowest self-consistency α over the
+    kind's fields (any row when none is defined; one bootstrap replicate: no CI is shown)."""
+    out: dict[tuple[str, str], dict] = {}
+    for row in within_rows(store, kind, n_boot=1, self_alpha_min=self_alpha_min):
+        had = out.setdefault((row["annotator"], row["task_kind"]), row)
+        if row["alpha"] is not None and (had["alpha"] is None or row["alpha"] < had["alpha"]):
+            out[(row["annotator"], row["task_kind"])] = row
+    return out
+
+
+def self_alpha_reason(row: dict | None) -> str | None:
+    """The flag's words for a :func:`self_alphas` row below ``self_alpha_min`` (None: not flagged)."""
+    if row is None or not row["flagged"]:
+        return None
+    return (
+        f"self-consistency α {row['alpha']:.2f} < {row['alpha_min']:.2f} on {row['field']} "
+        f"({row['n_pairs']} repeated item(s))"
+    )
+
+
 # -- annotator statistics ------------------------------------------------------------------------------
 @dataclass
 class _Tally:
@@ -357,14 +418,18 @@ def annotator_stats(
     judges: tuple[str, ...] | list[str] = (),
     gold_min: float = 0.8,
     fast_s: float = 0.0,
+    self_alpha_min: float = TENTATIVE_ALPHA_MIN,
 ) -> list[dict[str, Any]]:
     """Per (annotator, task kind): labels, agreement with the leave-one-out consensus of the other
     human annotators, gold accuracy, label distribution, mean time, an outlier flag with reasons, and
     the reliability and confusion matrices (``{field: {truth: {said: p}}}``) of a Dawid–Skene model
     (MACE when ``[release] consensus = "mace"``) fitted on every label of the kind, gold included.
     An LLM judge has none (it is no vote).
-    ``fast_s``: a mean time per item below it is a reason on its own (config ``annotation.fast_item_s``)."""
+    ``fast_s``: a mean time per item below it is a reason on its own (config ``annotation.fast_item_s``).
+    ``self_alpha``: their lowest self-consistency α over the kind's fields (:func:`self_alphas`); below
+    ``self_alpha_min`` it is a reason too (a flag, never a gate)."""
     tasks, events = _live_labels(store, kind, None)
+    selves = self_alphas(store, kind, self_alpha_min)
     judge_set = judge_names(events, judges)
     method = "dawid_skene" if store.consensus_method == "majority" else store.consensus_method
     models = {k: annotator_reliability(fit_kind(store, k, method)) for k in sorted({e.kind for e in events})}
@@ -385,6 +450,7 @@ def annotator_stats(
                 "reliability": fitted.get("reliability"),
                 "reliability_model": method,
                 "confusion": fitted.get("confusion", {}),
+                "self_alpha": selves.get((annotator, kind_name), {}).get("alpha"),
             }
         )
     for stat in stats:
@@ -392,6 +458,7 @@ def annotator_stats(
             s for s in stats if s["task_kind"] == stat["task_kind"] and s is not stat and not s["judge"]
         ]
         reasons = _outlier_reasons(stat, cohort, gold_min, fast_s)
+        reasons += [r for r in [self_alpha_reason(selves.get((stat["annotator"], stat["task_kind"])))] if r]
         stat["outlier"] = bool(reasons)
         stat["outlier_reason"] = "; ".join(reasons) or None
     return stats

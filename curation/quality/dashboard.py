@@ -14,6 +14,7 @@ from prefkit.curation.annotation.workflow import gold_accuracy
 from prefkit.curation.quality.agreement import agreement_rows, annotator_stats
 from prefkit.curation.quality.cost import CostReport, cost_report
 from prefkit.schemas.common import PrefkitError
+from prefkit.schemas.config import TENTATIVE_ALPHA_MIN
 
 if TYPE_CHECKING:
     from prefkit.curation.store import FlaggedLabel, ProgressRow, ProjectStore, ReverifyDialogue, Throughput
@@ -55,16 +56,19 @@ def agreement(
 
 
 def annotator_quality(
-    store: ProjectStore, kind: str | None = None, gold_min: float = 0.8, fast_s: float = 0.0
+    store: ProjectStore,
+    kind: str | None = None,
+    gold_min: float = 0.8,
+    fast_s: float = 0.0,
+    self_alpha_min: float = TENTATIVE_ALPHA_MIN,
 ) -> list[dict[str, Any]]:
     """Per (annotator, kind): labels, leave-one-out agreement with the others, gold accuracy, mean
-    time and an outlier flag with its reasons (prefkit.curation.quality.agreement), ready for a table."""
+    time, self-consistency α (repeats) and an outlier flag with its reasons
+    (prefkit.curation.quality.agreement), ready for a table."""
     keep = ("annotator", "task_kind", "n_labels", "loo_agreement", "gold_accuracy", "mean_time_s", "reliability",
-            "outlier")  # fmt: skip
-    return [
-        {**{k: s[k] for k in keep}, "why": s["outlier_reason"]}
-        for s in annotator_stats(store, kind=kind, gold_min=gold_min, fast_s=fast_s)
-    ]
+            "self_alpha", "outlier")  # fmt: skip
+    stats = annotator_stats(store, kind=kind, gold_min=gold_min, fast_s=fast_s, self_alpha_min=self_alpha_min)
+    return [{**{k: s[k] for k in keep}, "why": s["outlier_reason"]} for s in stats]
 
 
 def cost(store: ProjectStore, annotation: AnnotationSection) -> CostReport:
@@ -164,6 +168,7 @@ def quality_table(rows: list[dict[str, Any]]) -> list[dict[str, str]]:
             "agrees with the others": "–" if r["loo_agreement"] is None else f"{r['loo_agreement']:.0%}",
             "gold accuracy": "–" if r["gold_accuracy"] is None else f"{r['gold_accuracy']:.0%}",
             "seconds per item": _num(r["mean_time_s"], 1),
+            "self-consistency α": _num(r["self_alpha"]),
             "outlier": "outlier" if r["outlier"] else "",
             "why": r["why"] or "",
         }

@@ -17,6 +17,9 @@ Reads the store, never writes it (``prefkit crowd report``; the card's *Cost* se
   labels its overlap asks for) and whose final label is theirs in every unit.
 - *flags*: ``too fast`` (median seconds per item below the study's ``too_fast_s``, 3 items or more),
   ``straight-lining`` (the same answer on at least ``straight_line`` of their labels, 5 or more).
+- *self_alpha*: their self-consistency α on the items shown to them again (the lowest over the
+  kind's fields, :func:`prefkit.curation.quality.agreement.within_rows`); *self_flag* says when it is
+  below ``[release] self_alpha_min`` — a flag for people to look at, never a reason to reject.
 - *decision*: ``approve`` a completed submission without flags; ``reject`` a screened-out one or a
   completed one with flags (the reason says which); ``none`` for one that did not finish (the
   platform returns or times it out itself). A suggestion: people decide, the files are for them.
@@ -40,8 +43,10 @@ from typing import TYPE_CHECKING, Any
 from prefkit.curation.annotation.annotator_model import annotator_reliability, fit_kind
 from prefkit.curation.annotation.studies import get_study, time_over
 from prefkit.curation.annotation.task_kinds import get_kind
+from prefkit.curation.quality.agreement import self_alpha_reason, self_alphas
 from prefkit.curation.quality.consensus import final_labels
 from prefkit.schemas.common import canonical_json, parse_utc
+from prefkit.schemas.config import TENTATIVE_ALPHA_MIN
 
 if TYPE_CHECKING:
     from prefkit.curation.project import Project
@@ -69,6 +74,8 @@ class ParticipantReview:
     decision: str
     reason: str
     bonus: float
+    self_alpha: float | None = None
+    self_flag: str | None = None
 
 
 @dataclass(frozen=True)
@@ -138,13 +145,14 @@ def _reliabilities(store: ProjectStore, study: Study) -> dict[str, float | None]
     return {a: r["reliability"] for a, r in annotator_reliability(model).items()}
 
 
-def review(store: ProjectStore, study: Study) -> StudyReport:
+def review(store: ProjectStore, study: Study, self_alpha_min: float = TENTATIVE_ALPHA_MIN) -> StudyReport:
     """The report of ``study`` (see the module's protocol)."""
     participants = store.studies.participants(study.study_id)
     kind = get_kind(study.kind)
     tasks = {t.task_id: t for t in store.labels.tasks(kind=study.kind, batch=study.batch_id)}
     finals = final_labels(store, study.kind) if participants else {}
     reliability = _reliabilities(store, study) if participants else {}
+    selves = self_alphas(store, study.kind, self_alpha_min) if participants else {}
     lines, verified = [], set()
     for p in participants:
         events, _ = store.labels.live_events_of(p.username, study.kind)
@@ -167,12 +175,13 @@ def review(store: ProjectStore, study: Study) -> StudyReport:
         decision, reason = _decide(study, p, (len(gold), right), flags)
         secs = [e.time_spent_s for e in labels if e.time_spent_s is not None]
         rel = reliability.get(p.username)
+        mine = selves.get((p.username, study.kind))
         lines.append(
             ParticipantReview(
                 p.platform_id, p.status, len(events), len(labels), _minutes(p, events),
                 round(median(secs), 1) if secs else None, len(gold),
                 round(right / len(gold), 4) if gold else None, rel, agreed, flags, decision, reason,
-                _bonus(study, decision, agreed, rel),
+                _bonus(study, decision, agreed, rel), (mine or {}).get("alpha"), self_alpha_reason(mine),
             )
         )  # fmt: skip
     return StudyReport(
@@ -202,7 +211,7 @@ def _totals(study: Study, lines: list[ParticipantReview], verified: int) -> dict
 
 def study_report(project: Project, study_id: str) -> StudyReport:
     """``prefkit crowd report STUDY``: the report of the study called ``study_id``."""
-    return review(project.store, get_study(project, study_id))
+    return review(project.store, get_study(project, study_id), project.config.release.self_alpha_min)
 
 
 def study_reports(store: ProjectStore) -> list[StudyReport]:

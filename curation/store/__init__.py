@@ -48,6 +48,7 @@ if TYPE_CHECKING:  # the same names as EXPORTS, for the type checker
     from prefkit.curation.store.progress import KindCounts, ProgressRow
     from prefkit.curation.store.project_store import ProjectStore
     from prefkit.curation.store.releases import ReleaseRecord
+    from prefkit.curation.store.repeats import RepeatRule, repeat_draw
     from prefkit.curation.store.roundtrips import RoundTrips
     from prefkit.curation.store.stale import IdleQueue, ReleasedAssignment
     from prefkit.curation.store.studies import NO_PASSWORD, Participant, Study
@@ -79,6 +80,7 @@ EXPORTS: dict[str, tuple[str, ...]] = {
     "progress": ("KindCounts", "ProgressRow"),
     "project_store": ("ProjectStore",),
     "releases": ("ReleaseRecord",),
+    "repeats": ("RepeatRule", "repeat_draw"),
     "roundtrips": ("RoundTrips",),
     "stale": ("IdleQueue", "ReleasedAssignment"),
     "studies": ("NO_PASSWORD", "Participant", "Study"),

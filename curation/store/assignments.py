@@ -15,11 +15,13 @@ from __future__ import annotations
 import random
 import uuid
 from dataclasses import dataclass, replace
+from functools import partial
 
 from prefkit.curation.store.backend import explain_prefix
 from prefkit.curation.store.engine import StoreArea, StoreCore
 from prefkit.curation.store.labels import Labels
 from prefkit.curation.store.progress import version_of
+from prefkit.curation.store.repeats import RepeatRule
 from prefkit.curation.store.sessions import holds
 from prefkit.curation.store.stale import Stale
 from prefkit.schemas.common import utcnow
@@ -59,6 +61,7 @@ class OpenItem:
     shown_at: str | None
     guidelines_version: str | None = None  # the kind's guidelines when it was shown
     recalibration: str | None = None  # queued again by ``prefkit tasks recalibrate`` (its round)
+    repeat: bool = False  # an item they labelled, shown again (``store.repeats``; position -1: none)
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,9 +96,31 @@ class Assignments(StoreArea):
             .limit(1)
         )
 
+    def _open_both(self, annotator: str, kind: str):
+        """The queue's first open item of ``kind`` and the open repeat (subqueries), outer-joined to the
+        annotator's account row: one statement reads both (:meth:`_pick` takes the repeat first)."""
+        u = self.t["users"]
+        item = self._open_query(annotator, kind).subquery()
+        again = self.labels.repeats.open_query(annotator, kind).subquery()
+        return item, again, u.outerjoin(item, true()).outerjoin(again, true())
+
+    def _pick(self, found, item, again) -> OpenItem | None:
+        """The open item of a :meth:`_open_both` row: the repeat when one is open (it comes first)."""
+        n, m = len(item.c), len(again.c)
+        cols = found[len(found) - n - m :]
+        if cols[n] is not None:  # the open repeat's event_id
+            task = self.labels._task_from_row(dict(zip(again.c.keys(), cols[n:], strict=True)))
+            return OpenItem(task, -1, cols[n], cols[n + 1], repeat=True)
+        row = dict(zip(item.c.keys(), cols[:n], strict=True))
+        return None if row["task_id"] is None else self._item(row)
+
     def _open_row(self, conn: Connection, annotator: str, kind: str) -> OpenItem | None:
-        row = conn.execute(self._open_query(annotator, kind)).mappings().first()
-        return None if row is None else self._item(row)
+        item, again, joined = self._open_both(annotator, kind)
+        u = self.t["users"]
+        found = conn.execute(
+            select(*item.c, *again.c).select_from(joined).where(u.c.username == annotator)
+        ).first()
+        return None if found is None else self._pick(found, item, again)
 
     def _item(self, row) -> OpenItem:
         """An open item from an assignment row joined with its task's columns."""
@@ -119,18 +144,20 @@ class Assignments(StoreArea):
         stale_before: str | None = None,
         batch: str | None = None,
         guidelines_version: str | None = None,
+        repeat: RepeatRule | None = None,
     ) -> OpenItem | None:
         """The annotator's current item of ``kind`` with its task's columns (assigning a new chunk
         when the queue is empty), marked as shown with its pending event id (and ``guidelines_version``,
-        the kind's guidelines now); ``None`` when nothing is
-        left to do. Before a new chunk is picked, other annotators' items idle since ``stale_before``
+        the kind's guidelines now); ``None`` when nothing is left to do. With ``repeat``, an empty
+        queue first opens a due repeat (:meth:`Repeats.offer`; one first answered today only when no
+        new chunk is left for them). Before a new chunk is picked, other annotators' items idle since ``stale_before``
         go back to the pool. With ``batch``, a new chunk comes from that batch only (a crowd study's
         participants work on the study's batch). A write transaction: call :meth:`open_item` first, which is one read
         and usually finds the item already shown. Idempotent, so a dropped connection or a deadlock
         just runs it again."""
         return self.retrying(
             lambda: self._open_assignment(
-                annotator, kind, chunk, n_gold, stale_before, batch, guidelines_version
+                annotator, kind, chunk, n_gold, stale_before, batch, guidelines_version, repeat
             )
         )
 
@@ -143,6 +170,7 @@ class Assignments(StoreArea):
         stale_before: str | None,
         batch: str | None,
         version: str | None,
+        rule: RepeatRule | None = None,
     ) -> OpenItem | None:
         with self.write() as conn:
             # One annotator's queue changes in one transaction at a time, whichever replica serves
@@ -152,7 +180,13 @@ class Assignments(StoreArea):
             if row is None:
                 if stale_before is not None:
                     self.stale.release_in(conn, stale_before, kind)
-                if not self._assign_chunk(conn, annotator, kind, chunk, n_gold, batch):
+                # a due repeat comes before a new chunk; one first answered today only when none is left
+                offer = partial(self.labels.repeats.offer, conn, annotator, kind)
+                if (
+                    not (rule and offer(rule))
+                    and not self._assign_chunk(conn, annotator, kind, chunk, n_gold, batch)
+                    and not (rule and offer(replace(rule, any_day=True)))
+                ):
                     return None
                 row = self._open_row(conn, annotator, kind)
                 if row is None:  # the chunk just assigned is open in this transaction
@@ -167,28 +201,38 @@ class Assignments(StoreArea):
                 )
         return row
 
+    def open_repeat(self, annotator: str, kind: str, rule: RepeatRule) -> OpenItem | None:
+        """For an annotator with nothing else left of ``kind`` (a crowd participant's queue is done):
+        their open repeat, or a due one of any day opened now; None when none is due."""
+
+        def step() -> OpenItem | None:
+            with self.write() as conn:
+                self.lock(conn, f"queue:{annotator}")
+                self.labels.repeats.offer(conn, annotator, kind, replace(rule, any_day=True))
+                return self._open_row(conn, annotator, kind)
+
+        return self.retrying(step)
+
     def annotator_view(self, annotator: str, kind: str, session_id: str | None = None) -> QueueView:
         """What the Annotate page needs on every run, in one statement. An unknown account is not
         active; with ``session_id``, neither is one whose sign-in session ended (signed out, expired,
         revoked): checked in the same statement."""
         a, u = self.t["assignments"], self.t["users"]
         e, r, d = self.t["label_events"], self.t["assignment_releases"], self.t["drafts"]
-        item = self._open_query(annotator, kind).subquery()
-        draft = (
-            select(d.c.state_json)
-            .where(d.c.annotator == annotator, d.c.task_id == item.c.task_id, d.c.event_id == item.c.event_id)
-            .scalar_subquery()
-        )
+        item, again, joined = self._open_both(annotator, kind)
+        shown = [func.coalesce(again.c[c], item.c[c]) for c in ("task_id", "event_id")]
+        draft = select(d.c.state_json).where(d.c.annotator == annotator, d.c.task_id == shown[0])
         q = (
             select(
                 u.c.active,
                 select(func.max(e.c.seq)).where(e.c.annotator == annotator).scalar_subquery(),
                 select(func.max(a.c.position)).where(a.c.annotator == annotator).scalar_subquery(),
                 select(func.max(r.c.seq)).where(r.c.annotator == annotator).scalar_subquery(),
-                draft,
+                draft.where(d.c.event_id == shown[1]).scalar_subquery(),
                 *item.c,
+                *again.c,
             )
-            .select_from(u.outerjoin(item, true()))
+            .select_from(joined)
             .where(u.c.username == annotator)
         )
         if session_id is not None:
@@ -197,9 +241,7 @@ class Assignments(StoreArea):
         if found is None or not found[0]:
             version = (0, 0, 0) if found is None else version_of(found[1:4])
             return QueueView(False, None, version)
-        row = dict(zip(item.c.keys(), found[5:], strict=True))
-        version = version_of(found[1:4])
-        return QueueView(True, None if row["task_id"] is None else self._item(row), version, found[4])
+        return QueueView(True, self._pick(found, item, again), version_of(found[1:4]), found[4])
 
     def _closed_batches(self, conn: Connection) -> list[str]:
         b = self.t["batches"]

@@ -8,7 +8,7 @@ from typing import Any
 
 from prefkit.curation.store.engine import StoreArea
 from prefkit.schemas.common import utcnow
-from sqlalchemy import select
+from sqlalchemy import select, union_all
 
 
 class Drafts(StoreArea):
@@ -28,12 +28,14 @@ class Drafts(StoreArea):
         )  # fmt: skip
         row = {"annotator": annotator, "task_id": task_id, "event_id": event_id, "state_json": state_json,
                "updated_at": utcnow()}  # fmt: skip
-        a = self.t["assignments"]
-        showing = select(a.c.task_id).where(
-            a.c.annotator == annotator,
-            a.c.task_id == task_id,
-            a.c.event_id == event_id,
-            a.c.done_at.is_(None),
+        a, r = self.t["assignments"], self.t["repeats"]  # the open showing: of the queue, or a repeat
+        showing = union_all(
+            *(
+                select(x.c.task_id)
+                .where(x.c.annotator == annotator, x.c.task_id == task_id, x.c.event_id == event_id)
+                .where(still)
+                for x, still in ((a, a.c.done_at.is_(None)), (r, r.c.action.is_(None)))
+            )
         )
         return self.retrying(lambda: self._write_if(showing, stmt, row))
 

@@ -13,7 +13,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from prefkit.curation.store.engine import StoreArea, StoreError
+from prefkit.curation.store.engine import StoreArea, StoreCore, StoreError
+from prefkit.curation.store.repeats import Repeats
 from prefkit.schemas.common import utcnow
 from prefkit.schemas.curation import Adjudication, AnnotationTask, LabelEvent
 from sqlalchemy import ColumnElement, func, select, update
@@ -86,6 +87,10 @@ class Labels(StoreArea):
     #: Declared kinds' declarations (``{kind: declaration}``), pinned in the transaction of the kind's
     #: first label (:meth:`kind_declarations`); set when the project's kinds are loaded.
     pin_with_first_label: dict[str, dict[str, Any]] = {}
+
+    def __init__(self, core: StoreCore):
+        super().__init__(core)
+        self.repeats = Repeats(core)  # second answers are kept apart from the label log (repeats.py)
 
     @contextmanager
     def leaving_out(self, *arms: str) -> Iterator[None]:
@@ -287,8 +292,9 @@ class Labels(StoreArea):
         with self.read() as conn:
             return {r.kind: self.loads(r.declaration_json) for r in conn.execute(select(d))}
 
-    def append_events(self, events: list[LabelEvent]) -> int:
-        """Record many events in one transaction (imports); already-known ids are skipped."""
+    def append_events(self, events: list[LabelEvent], repeats: list[LabelEvent] | None = None) -> int:
+        """Record many events in one transaction (imports); already-known ids are skipped. ``repeats``
+        (``action="repeat"``) go to the repeats table in the same transaction (``Repeats.add``)."""
         e = self.t["label_events"]
         with self.write() as conn:
             ids = [ev.event_id for ev in events]
@@ -299,7 +305,7 @@ class Labels(StoreArea):
             rows = [self._event_row(ev) for ev in events if ev.event_id not in have]
             self.insert_many(conn, "label_events", rows)
             self._pin(conn, {ev.kind for ev in events if ev.event_id not in have and ev.action == "label"})
-        return len(rows)
+            return len(rows) + (self.repeats.add(conn, repeats) if repeats else 0)
 
     def events(
         self, kind: str | None = None, task_id: str | None = None, annotator: str | None = None

@@ -7,7 +7,7 @@ m001 core, m002 LLM layer, m003 annotation app, m004 releases, m005 Label Studio
 m007 verification (instance → session links), m008 evaluation, m012 Label Studio push leases,
 m014/m015 packed turns of bulk imports, m016 adaptive overlap, m020 judge-assisted labelling
 (suggestions, the arm a label was made in), m022 the maintainers' audit log, m023 crowd studies, m026
-guidelines versions and recalibration, m029 the structured-output form an endpoint takes.
+guidelines versions and recalibration, m027 repeats, m029 the structured-output form an endpoint takes.
 Every migration lives in this module, so opening any store applies the same, complete list.
 """
 
@@ -938,3 +938,30 @@ def m026_guidelines_versions(conn: Connection) -> None:
         "ALTER TABLE assignments ADD COLUMN recalibration TEXT",
     ):
         conn.execute(text(ddl))
+
+
+@migration(27, "repeats")
+def m027_repeats(conn: Connection) -> None:
+    """``repeats``: an item an annotator labelled, shown to them again unmarked, and their second
+    answer. One row per (task, annotator): the key is what makes a second repeat impossible. The row is
+    written when the repeat is shown (``event_id`` is the pending id of its submit, as an assignment's)
+    and answered once (``action``: ``label``, or ``pass`` for a skip or flag of it; NULL while open);
+    an imported repeat is written answered. A repeat is never a label event: no vote, edit or count."""
+    md = MetaData()
+    Table(
+        "repeats",
+        md,
+        Column("task_id", Text, primary_key=True),
+        Column("annotator", Text, primary_key=True),
+        Column("kind", Text, nullable=False),
+        Column("event_id", Text, nullable=False, unique=True),
+        Column("shown_at", Text, nullable=False),
+        Column("action", Text),
+        _json("values_json"),
+        Column("comment", Text),
+        Column("time_spent_s", Float),
+        Column("source", Text, nullable=False),
+        Column("created_at", Text),
+        Index("ix_repeats_annotator", "annotator", "kind", "action"),
+    )
+    md.create_all(conn)

@@ -56,6 +56,7 @@ class ProjectStore(StoreCore):
         self.audit = Audit(self)
         self.accounts = Accounts(self, self.audit)
         self.labels = Labels(self)
+        self.repeats = self.labels.repeats
         self.stale = Stale(self)
         self.assignments = Assignments(self, self.labels, self.stale)
         self.submits = Submits(self, self.labels)

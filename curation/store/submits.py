@@ -15,6 +15,9 @@ from prefkit.schemas.common import PrefkitError, utcnow
 from prefkit.schemas.curation import LabelEvent
 from sqlalchemy import Connection, delete, func, select, update
 
+#: What makes a repeat's answer the same as one recorded (a double click, a retry).
+_SAME = {"task_id", "annotator", "values", "comment"}
+
 
 @dataclass(frozen=True, slots=True)
 class OverlapRange:
@@ -93,7 +96,9 @@ class Submits(StoreArea):
 
         ``review(conn)`` runs in the same transaction once the event is recorded (adaptive overlap
         decides there whether the item needs one more annotator: a kill can never separate the label
-        from that decision)."""
+        from that decision).
+
+        An ``ev`` with ``action="repeat"`` answers the repeat it was shown for (never a label event)."""
         return self.retrying(
             lambda: self._record_submit(ev, active_account, session_id, review, next_version)
         )
@@ -116,6 +121,8 @@ class Submits(StoreArea):
                     if session_id is not None:
                         raise SessionEnded(f"the sign-in of {ev.annotator!r} has ended; nothing was recorded")
                     raise AccountInactive(f"the account {ev.annotator!r} is disabled or gone")
+            if ev.action == "repeat":
+                return self._answer_repeat(conn, ev, next_version)
             if not self.labels.insert_event(conn, ev):
                 self._same_as_recorded(conn, ev)
                 return False
@@ -126,8 +133,7 @@ class Submits(StoreArea):
                     .where(mine, a.c.done_at.is_(None), a.c.event_id == ev.event_id)
                     .values(done_at=ev.created_at)
                 ).rowcount
-                d = self.t["drafts"]  # the half-done form of this item is done with
-                conn.execute(delete(d).where(d.c.annotator == ev.annotator, d.c.task_id == ev.task_id))
+                self._drop_draft(conn, ev)
                 if not closed:
                     held = conn.execute(select(a.c.event_id, a.c.done_at).where(mine)).first()
                     if held is not None:  # the item is open under another showing, or finished
@@ -140,6 +146,22 @@ class Submits(StoreArea):
                 self._show_next(conn, ev, next_version)
             if review is not None:
                 review(conn)
+        return True
+
+    def _drop_draft(self, conn: Connection, ev: LabelEvent) -> None:
+        d = self.t["drafts"]  # the half-done form of the item is done with
+        conn.execute(delete(d).where(d.c.annotator == ev.annotator, d.c.task_id == ev.task_id))
+
+    def _answer_repeat(self, conn: Connection, ev: LabelEvent, next_version: str | None) -> bool:
+        """``ev`` answers the open repeat shown with its id (then the queue's next item is shown);
+        False for the same answer recorded before, :class:`StaleSubmit` for any other."""
+        if not self.labels.repeats.answer(conn, ev):
+            had = self.labels.repeats.recorded(conn, ev.event_id)
+            if had is None or had.model_dump(include=_SAME) != ev.model_dump(include=_SAME):
+                raise StaleSubmit("this item is no longer the one on your screen; nothing was recorded")
+            return False
+        self._drop_draft(conn, ev)
+        self._show_next(conn, ev, next_version)
         return True
 
     def _same_as_recorded(self, conn: Connection, ev: LabelEvent) -> None:

@@ -7,7 +7,7 @@ from prefkit.cli.args import project_option
 from prefkit.cli.common import echo_json, echo_table, json_option
 from prefkit.cli.types import ANY_INT, POSITIVE_INT, FiniteFloat
 from prefkit.curation.project import Project
-from prefkit.curation.quality.agreement import agreement_rows, annotator_stats
+from prefkit.curation.quality.agreement import agreement_rows, annotator_stats, within_rows
 from prefkit.curation.quality.suggestions import assist_report, difference_lines, report_rows
 
 _TABLE = ["task_kind", "field", "comparison", "judge", "n_units", "n_raters", "alpha", "ci", "p_below_min", "ac1",
@@ -15,18 +15,23 @@ _TABLE = ["task_kind", "field", "comparison", "judge", "n_units", "n_raters", "a
 
 
 _ANNOTATOR_TABLE = """annotator task_kind n_labels loo_agreement gold_accuracy mean_time_s reliability
-    outlier_reason""".split()
+    self_alpha outlier_reason""".split()
+_WITHIN_TABLE = "annotator task_kind field n_pairs alpha ci flagged".split()
 
 
 def _fmt(value) -> str | None:
     return f"{value:.3f}" if isinstance(value, float) else value
 
 
+def _ci(ci: list[float] | None) -> str | None:
+    return None if ci is None else f"[{ci[0]:.3f}, {ci[1]:.3f}]"
+
+
 def _agreement_table(rows: list[dict]) -> list[dict]:
     out = []
     for r in rows:
         shown = {k: _fmt(r.get(k)) for k in _TABLE}
-        shown["ci"] = f"[{r['ci_low']:.3f}, {r['ci_high']:.3f}]" if r["ci_low"] is not None else None
+        shown["ci"] = _ci(None if r["ci_low"] is None else [r["ci_low"], r["ci_high"]])
         out.append(shown)
     return out
 
@@ -76,16 +81,34 @@ def echo_confusion(rows: list[dict]) -> None:
     is_flag=True,
     help="Every row once per version of the kind's guidelines, over the labels made under it.",
 )
+@click.option(
+    "--within",
+    is_flag=True,
+    help="Each annotator's self-consistency: α between their first answers and their repeats of the same "
+    "items, per kind and field ([release] self_alpha_min flags the low ones).",
+)
 @json_option
 @project_option
 def agreement(
-    project: Project, kind, batch, n_boot, seed, judges, alpha_min, annotators, assist, by_guidelines, as_json
+    project: Project,
+    kind,
+    batch,
+    n_boot,
+    seed,
+    judges,
+    alpha_min,
+    annotators,
+    assist,
+    by_guidelines,
+    within,
+    as_json,
 ) -> None:
     """Krippendorff's α with a bootstrap CI, AC1, percent agreement and pairwise κ per task kind and field.
 
     Judges (--judge NAME, or labels imported with --judge) get judge-vs-human rows. --assist compares
     the assisted and control arms of suggestions (time on item, agreement with gold and adjudicated
-    labels, α, the anchoring rate).
+    labels, α, the anchoring rate). --within measures each annotator against themselves on the items
+    shown to them again ([annotation] repeat_share).
 
     --by-guidelines repeats every row per guidelines version (prefkit guidelines list): did a
     clarification help?
@@ -96,9 +119,12 @@ def agreement(
     if assist:
         echo_assist(assist_report(project.store, kind=kind, n_boot=n_boot, seed=seed), as_json)
         return
+    if within:
+        echo_within(within_rows(project.store, kind, n_boot, seed, release.self_alpha_min), as_json, seed)
+        return
     if annotators:
         rows = annotator_stats(project.store, kind=kind, judges=judges, gold_min=release.gold_accuracy_min,
-                               fast_s=project.config.annotation.fast_item_s)  # fmt: skip
+                               fast_s=project.config.annotation.fast_item_s, self_alpha_min=release.self_alpha_min)  # fmt: skip
         if as_json:
             echo_json(rows)
         else:
@@ -141,6 +167,26 @@ def agreement(
                 else "the row's alpha_min ([release] alpha_min)"
             )
         )
+
+
+def echo_within(rows: list[dict], as_json: bool, seed: int) -> None:
+    """``prefkit agreement --within``: each annotator's α with their own repeats, per kind and field."""
+    if as_json:
+        echo_json(rows)
+        return
+    shown = [
+        {k: _fmt(r[k]) for k in _WITHIN_TABLE}
+        | {"ci": _ci(r["ci"]), "flagged": "flagged" if r["flagged"] else None}
+        for r in rows
+    ]
+    echo_table(shown, _WITHIN_TABLE)
+    if not rows:
+        click.echo("no item was answered twice by one annotator yet ([annotation] repeat_share)")
+        return
+    click.echo(
+        f"α of each annotator's first answers with their repeats; flagged: α < {rows[0]['alpha_min']} "
+        f"([release] self_alpha_min, a flag, not a gate); CI: {rows[0]['ci_method']} (seed {seed})"
+    )
 
 
 def echo_assist(report, as_json: bool) -> None:

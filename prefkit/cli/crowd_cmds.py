@@ -154,9 +154,10 @@ def _report_lines(report: StudyReport) -> None:
                 "gold": "—" if r.gold_accuracy is None else f"{r.gold_accuracy:.2f} of {r.gold_n}",
                 "reliability": "—" if r.reliability is None else f"{r.reliability:.3f}",
                 "agreed": r.agreed,
+                "self_alpha": "—" if r.self_alpha is None else f"{r.self_alpha:.3f}",
                 "decision": r.decision,
                 "bonus": f"{r.bonus:.2f}",
-                "reason": r.reason,
+                "reason": r.reason + (f" (flag: {r.self_flag})" if r.self_flag else ""),
             }
             for r in report.participants
         ]

@@ -1,0 +1,167 @@
+"""Repeats (``store.repeats``): items an annotator labelled, shown to them again unmarked, and their
+second answers, which measure each annotator's self-consistency without gold (``prefkit agreement
+--within``).
+
+A repeat is never a label event: nothing that reads the label log (votes, edits, live labels, overlap,
+progress, crowd completion, cost) sees it. The table's key is (task, annotator), so there is at most one
+repeat per annotator and item whoever writes it (two tabs, a second replica, an import), on either
+backend. Which item comes back, and when, is :meth:`Repeats.offer`'s rule (docs/annotation.md).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import uuid
+from dataclasses import dataclass
+
+from prefkit.curation.store.engine import StoreArea
+from prefkit.schemas.common import utcnow
+from prefkit.schemas.curation import LabelEvent
+from sqlalchemy import Connection, exists, func, select, update
+
+#: The columns of an answer (a repeat's row holds one once answered; NULL ``action`` while open).
+ANSWER = ("action", "values_json", "comment", "time_spent_s", "source", "created_at")
+
+
+def repeat_draw(annotator: str, kind: str, item_ref: str) -> float:
+    """A stable number in [0, 1) per (annotator, kind, item): an annotator's labelled items with the
+    lowest come back first (salted apart from the suggestions' control-arm draw)."""
+    digest = hashlib.sha256(f"repeat\x1f{annotator}\x1f{kind}\x1f{item_ref}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") / 2**64
+
+
+@dataclass(frozen=True, slots=True)
+class RepeatRule:
+    """``share`` of an annotator's labelled items of a kind come back (0: none), those first answered
+    before the UTC day ``today``, or any day with ``any_day`` (nothing else is left for them)."""
+
+    share: float
+    today: str
+    any_day: bool = False
+
+
+class Repeats(StoreArea):
+    """Repeat showings and their answers (the ``repeats`` table)."""
+
+    def open_query(self, annotator: str, kind: str):
+        """The annotator's open repeat of ``kind`` with its task's columns (it comes before their queue)."""
+        r, t = self.t["repeats"], self.t["tasks"]
+        mine = (r.c.annotator == annotator) & (r.c.kind == kind) & r.c.action.is_(None)
+        return (
+            select(r.c.event_id, r.c.shown_at, *t.c).join_from(r, t, t.c.task_id == r.c.task_id).where(mine)
+        )
+
+    def offer(self, conn: Connection, annotator: str, kind: str, rule: RepeatRule) -> bool:
+        """In the caller's transaction: open the annotator's next repeat of ``kind`` if one is due: they
+        have fewer repeats than ``share`` of their first labels of non-gold items and none open, their
+        last item was no repeat (never two in a row); the item is not their last one (never right after
+        its first showing), was first labelled before ``rule.today`` unless ``any_day``, and has the
+        lowest :func:`repeat_draw` of those left. True when one was opened."""
+        e, r, t = self.t["label_events"], self.t["repeats"], self.t["tasks"]
+        mine = (r.c.annotator == annotator) & (r.c.kind == kind)
+        firsts = (
+            select(e.c.task_id, t.c.item_ref)
+            .join_from(e, t, t.c.task_id == e.c.task_id)
+            .where(e.c.annotator == annotator, e.c.kind == kind, e.c.supersedes.is_(None))
+            .where(e.c.action == "label", t.c.is_gold.is_(False))
+        )
+        labelled = select(func.count()).select_from(firsts.subquery()).scalar_subquery()
+        counts = select(labelled, func.count(), func.count(r.c.action), func.max(r.c.created_at)).where(mine)
+        n_labelled, n, answered, last_repeat = conn.execute(counts).one()  # one round trip when none is due
+        if n >= math.floor(rule.share * n_labelled) or n > answered:
+            return False
+        last = conn.execute(
+            select(e.c.task_id, e.c.created_at)
+            .where(e.c.annotator == annotator, e.c.kind == kind)
+            .order_by(e.c.seq.desc())
+            .limit(1)
+        ).one()
+        if last_repeat is not None and last_repeat >= last.created_at:
+            return False
+        q = firsts.where(e.c.task_id != last.task_id, ~exists().where(mine, r.c.task_id == e.c.task_id))
+        if not rule.any_day:
+            q = q.where(e.c.created_at < rule.today)
+        left = [(repeat_draw(annotator, kind, ref), task_id) for task_id, ref in conn.execute(q)]
+        if not left:
+            return False
+        row = {
+            "task_id": min(left)[1],
+            "annotator": annotator,
+            "kind": kind,
+            "event_id": "ev_" + uuid.uuid4().hex,
+            "shown_at": utcnow(),
+            "source": "app",
+        }
+        conn.execute(r.insert(), row)
+        return True
+
+    def _row(self, ev: LabelEvent) -> dict:
+        """``ev``'s answer as the row's columns: values make it a label, none a pass (a skip or flag)."""
+        return {
+            "action": "label" if ev.values else "pass",
+            "values_json": self.dumps(ev.values),
+            "comment": ev.comment,
+            "time_spent_s": ev.time_spent_s,
+            "source": ev.source,
+            "created_at": ev.created_at,
+        }
+
+    def answer(self, conn: Connection, ev: LabelEvent) -> bool:
+        """In the caller's transaction: ``ev`` (``action="repeat"``) answers the open repeat shown with
+        its ``event_id``. False when that showing is not open (answered already, or never shown)."""
+        r = self.t["repeats"]
+        mine = (r.c.event_id == ev.event_id) & (r.c.annotator == ev.annotator) & (r.c.task_id == ev.task_id)
+        return bool(conn.execute(update(r).where(mine, r.c.action.is_(None)).values(self._row(ev))).rowcount)
+
+    def add(self, conn: Connection, events: list[LabelEvent]) -> int:
+        """In the caller's transaction: record imported repeats (one answers an open showing of its item;
+        an item with an answer keeps it). Returns how many were written."""
+        stmt = self.insert_stmt("repeats")
+        r = self.t["repeats"]
+        stmt = stmt.on_conflict_do_update(
+            index_elements=["task_id", "annotator"],
+            set_={c: stmt.excluded[c] for c in ANSWER},
+            where=r.c.action.is_(None),
+        ).returning(r.c.task_id)
+        rows = [
+            {
+                "task_id": ev.task_id,
+                "annotator": ev.annotator,
+                "kind": ev.kind,
+                "event_id": ev.event_id,
+                "shown_at": ev.created_at,
+                **self._row(ev),
+            }
+            for ev in events
+        ]
+        return sum(conn.execute(stmt, row).first() is not None for row in rows)
+
+    def _event(self, row) -> LabelEvent:
+        keep = ("event_id", "task_id", "kind", "annotator", "comment", "time_spent_s", "source", "created_at")
+        return LabelEvent(**{k: row[k] for k in keep}, action="repeat", values=self.loads(row["values_json"]))
+
+    def recorded(self, conn: Connection, event_id: str) -> LabelEvent | None:
+        """The answer recorded for the showing ``event_id`` (None: none, or still open)."""
+        r = self.t["repeats"]
+        row = (
+            conn.execute(select(r).where(r.c.event_id == event_id, r.c.action.is_not(None)))
+            .mappings()
+            .first()
+        )
+        return None if row is None else self._event(row)
+
+    def events(self, kind: str | None = None) -> list[LabelEvent]:
+        """Every repeat answered with a label (``action="repeat"``), oldest first."""
+        r = self.t["repeats"]
+        q = select(r).where(r.c.action == "label").order_by(r.c.created_at, r.c.task_id, r.c.annotator)
+        with self.read() as conn:
+            return [
+                self._event(row) for row in conn.execute(q.where(r.c.kind == kind) if kind else q).mappings()
+            ]
+
+    def open_kinds(self, annotator: str) -> set[str]:
+        """The kinds in which the annotator has a repeat open."""
+        r = self.t["repeats"]
+        q = select(r.c.kind).where(r.c.annotator == annotator, r.c.action.is_(None))
+        return set(self.read_retrying(lambda conn: conn.execute(q).scalars().all()))
