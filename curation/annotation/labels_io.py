@@ -28,12 +28,9 @@ clear the cell to import the row as a new label); an id the project does not hav
 another project) is imported as usual, keeping its id. Rows of one (task, annotator) later in the file
 supersede earlier ones, exactly as edits do in the app.
 
-``repeat`` (true; absent or false otherwise) marks an annotator's second answer to an item they
-labelled, shown to them again (``[annotation] repeat_share``, or the same done in another tool): it is
-recorded as the repeat of their first label on the item (``store.repeats``), never as a label event,
-and refused without a first label (in the project or earlier in the file) or when a repeat of the item
-by that annotator is already recorded with other values. ``labels export --all`` writes them; the
-live labels' export does not.
+``repeat`` (true) marks an annotator's second answer to an item they labelled (a repeat, never a label
+event; docs/agreement.md): refused without their label of the item, in the project or on an earlier
+line, or against a recorded repeat with other values. ``--all`` exports write them, live ones do not.
 """
 
 from __future__ import annotations

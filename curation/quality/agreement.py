@@ -289,12 +289,8 @@ def agreement_timeline(store: ProjectStore, kind: str | None = None) -> list[dic
 
 # -- self-consistency ----------------------------------------------------------------------------------
 def within_rows(
-    store: ProjectStore,
-    kind: str | None = None,
-    n_boot: int = 1000,
-    seed: int = 0,
-    self_alpha_min: float = TENTATIVE_ALPHA_MIN,
-) -> list[dict[str, Any]]:
+    store: ProjectStore, kind=None, n_boot=1000, seed=0, self_alpha_min=TENTATIVE_ALPHA_MIN
+) -> list[dict]:
     """Each annotator's self-consistency per (task kind, field): Krippendorff's α at the field's level
     over the units of their (first label, repeat) pairs, two ratings per unit, with its bootstrap CI.
     The first label is their first event of the item (edits after it do not count): the answer the
@@ -315,15 +311,10 @@ def within_rows(
             row = reliability_row(fr.matrix(["first", who]), fr.spec, n_boot, seed, self_alpha_min)
             both = {task_id for (task_id, _), by in fr.ratings.items() if len(by) == 2}
             ci = None if row["ci_low"] is None else [row["ci_low"], row["ci_high"]]
+            head = {"annotator": who, "task_kind": kind_name, "field": name, "alpha": row["alpha"], "ci": ci}
+            keep = {k: row[k] for k in ("level", "n_units", "ci_method", "alpha_min")}
             flagged = row["alpha"] is not None and row["alpha"] < self_alpha_min
-            head = dict(
-                annotator=who, task_kind=kind_name, field=name, alpha=row["alpha"], ci=ci, n_pairs=len(both)
-            )
-            rows.append(
-                head
-                | {k: row[k] for k in ("level", "n_units", "ci_method", "alpha_min")}
-                | dict(flagged=flagged)
-            )
+            rows.append(head | {"n_pairs": len(both), **keep, "flagged": flagged})
     return [r for r in rows if r["n_pairs"]]
 
 

@@ -71,12 +71,8 @@ class Repeats(StoreArea):
         n_labelled, n, answered, last_repeat = conn.execute(counts).one()  # one round trip when none is due
         if n >= math.floor(rule.share * n_labelled) or n > answered:
             return False
-        last = conn.execute(
-            select(e.c.task_id, e.c.created_at)
-            .where(e.c.annotator == annotator, e.c.kind == kind)
-            .order_by(e.c.seq.desc())
-            .limit(1)
-        ).one()
+        latest = select(e.c.task_id, e.c.created_at).where(e.c.annotator == annotator, e.c.kind == kind)
+        last = conn.execute(latest.order_by(e.c.seq.desc()).limit(1)).one()
         if last_repeat is not None and last_repeat >= last.created_at:
             return False
         q = firsts.where(e.c.task_id != last.task_id, ~exists().where(mine, r.c.task_id == e.c.task_id))
@@ -85,27 +81,14 @@ class Repeats(StoreArea):
         left = [(repeat_draw(annotator, kind, ref), task_id) for task_id, ref in conn.execute(q)]
         if not left:
             return False
-        row = {
-            "task_id": min(left)[1],
-            "annotator": annotator,
-            "kind": kind,
-            "event_id": "ev_" + uuid.uuid4().hex,
-            "shown_at": utcnow(),
-            "source": "app",
-        }
-        conn.execute(r.insert(), row)
+        new = {"task_id": min(left)[1], "event_id": "ev_" + uuid.uuid4().hex, "shown_at": utcnow()}
+        conn.execute(r.insert(), {**new, "annotator": annotator, "kind": kind, "source": "app"})
         return True
 
     def _row(self, ev: LabelEvent) -> dict:
         """``ev``'s answer as the row's columns: values make it a label, none a pass (a skip or flag)."""
-        return {
-            "action": "label" if ev.values else "pass",
-            "values_json": self.dumps(ev.values),
-            "comment": ev.comment,
-            "time_spent_s": ev.time_spent_s,
-            "source": ev.source,
-            "created_at": ev.created_at,
-        }
+        answer = ("label" if ev.values else "pass", self.dumps(ev.values), ev.comment, ev.time_spent_s)
+        return dict(zip(ANSWER, (*answer, ev.source, ev.created_at), strict=True))
 
     def answer(self, conn: Connection, ev: LabelEvent) -> bool:
         """In the caller's transaction: ``ev`` (``action="repeat"``) answers the open repeat shown with
@@ -117,25 +100,19 @@ class Repeats(StoreArea):
     def add(self, conn: Connection, events: list[LabelEvent]) -> int:
         """In the caller's transaction: record imported repeats (one answers an open showing of its item;
         an item with an answer keeps it). Returns how many were written."""
-        stmt = self.insert_stmt("repeats")
-        r = self.t["repeats"]
+        r, stmt = self.t["repeats"], self.insert_stmt("repeats")
+        set_ = {c: stmt.excluded[c] for c in ANSWER}
         stmt = stmt.on_conflict_do_update(
-            index_elements=["task_id", "annotator"],
-            set_={c: stmt.excluded[c] for c in ANSWER},
-            where=r.c.action.is_(None),
-        ).returning(r.c.task_id)
-        rows = [
-            {
-                "task_id": ev.task_id,
-                "annotator": ev.annotator,
-                "kind": ev.kind,
-                "event_id": ev.event_id,
-                "shown_at": ev.created_at,
-                **self._row(ev),
-            }
-            for ev in events
-        ]
-        return sum(conn.execute(stmt, row).first() is not None for row in rows)
+            index_elements=["task_id", "annotator"], set_=set_, where=r.c.action.is_(None)
+        )
+        written = 0
+        for ev in events:
+            row = {k: getattr(ev, k) for k in ("task_id", "annotator", "kind", "event_id")} | self._row(ev)
+            written += (
+                conn.execute(stmt.returning(r.c.task_id), row | {"shown_at": ev.created_at}).first()
+                is not None
+            )
+        return written
 
     def _event(self, row) -> LabelEvent:
         keep = ("event_id", "task_id", "kind", "annotator", "comment", "time_spent_s", "source", "created_at")
@@ -144,21 +121,17 @@ class Repeats(StoreArea):
     def recorded(self, conn: Connection, event_id: str) -> LabelEvent | None:
         """The answer recorded for the showing ``event_id`` (None: none, or still open)."""
         r = self.t["repeats"]
-        row = (
-            conn.execute(select(r).where(r.c.event_id == event_id, r.c.action.is_not(None)))
-            .mappings()
-            .first()
-        )
+        q = select(r).where(r.c.event_id == event_id, r.c.action.is_not(None))
+        row = conn.execute(q).mappings().first()
         return None if row is None else self._event(row)
 
     def events(self, kind: str | None = None) -> list[LabelEvent]:
         """Every repeat answered with a label (``action="repeat"``), oldest first."""
         r = self.t["repeats"]
         q = select(r).where(r.c.action == "label").order_by(r.c.created_at, r.c.task_id, r.c.annotator)
+        q = q.where(r.c.kind == kind) if kind else q
         with self.read() as conn:
-            return [
-                self._event(row) for row in conn.execute(q.where(r.c.kind == kind) if kind else q).mappings()
-            ]
+            return [self._event(row) for row in conn.execute(q).mappings()]
 
     def open_kinds(self, annotator: str) -> set[str]:
         """The kinds in which the annotator has a repeat open."""
