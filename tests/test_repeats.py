@@ -9,6 +9,7 @@ import json
 import pytest
 from appkit import project_fixtures, seed_pairs
 from click.testing import CliRunner
+from prefkit.cli import cli
 from prefkit.curation.annotation import studies, workflow
 from prefkit.curation.annotation.labels_io import LabelsFileError, export_labels, import_labels
 from prefkit.curation.annotation.task_admin import create_tasks
@@ -21,8 +22,6 @@ from prefkit.curation.store import repeat_draw as draw
 from prefkit.schemas.curation import LabelEvent
 from test_crowd_report import scripted
 from test_crowd_studies import make_study, params
-
-from prefkit.cli import cli
 
 KIND = "preference_match"
 FULLY, PARTIALLY = {"coverage": "fully"}, {"coverage": "partially"}
@@ -94,8 +93,12 @@ def test_a_share_of_the_labelled_items_comes_back_once_at_the_end_unmarked_and_i
     }
     [stored] = project.store.repeats.events()
     assert (stored.task_id, stored.annotator, stored.action, stored.values, stored.event_id) == (
-        repeat.task.task_id, "alice", "repeat", PARTIALLY, repeat.event_id,
-    )  # fmt: skip
+        repeat.task.task_id,
+        "alice",
+        "repeat",
+        PARTIALLY,
+        repeat.event_id,
+    )
     counts = workflow.progress(project, "alice")[KIND]
     assert (counts.assigned, counts.done) == (24, 24)
     assert [t.complete for t in project.store.progress.task_summaries(KIND)] == [24]
@@ -165,8 +168,16 @@ def test_at_most_one_repeat_per_annotator_and_item_on_each_backend(any_project):
     task = store.labels.tasks(kind=KIND)[0].task_id
 
     def event(event_id: str, values: dict, action: str = "repeat") -> LabelEvent:
-        return LabelEvent(event_id=event_id, task_id=task, kind=KIND, annotator="alice", action=action,
-                          values=values, source="import", created_at="2026-11-02T10:00:00Z")  # fmt: skip
+        return LabelEvent(
+            event_id=event_id,
+            task_id=task,
+            kind=KIND,
+            annotator="alice",
+            action=action,
+            values=values,
+            source="import",
+            created_at="2026-11-02T10:00:00Z",
+        )
 
     assert store.labels.append_events([event("first", FULLY, "label")], repeats=[event("r1", FULLY)]) == 2
     assert store.labels.append_events([], repeats=[event("r2", PARTIALLY)]) == 0  # the key decides
@@ -223,8 +234,10 @@ def test_a_low_self_alpha_is_flagged_never_gated(project, tmp_path):
         row(project, "alice", t, {"coverage": v}, "2026-11-01T10:00:00Z")
         for t, v in zip(tasks, values, strict=False)
     ]
-    rows += [row(project, "alice", t, {"coverage": v}, "2026-11-02T10:00:00Z", repeat=True)
-             for t, v in zip(tasks, values[::-1], strict=False)]  # fmt: skip
+    rows += [
+        row(project, "alice", t, {"coverage": v}, "2026-11-02T10:00:00Z", repeat=True)
+        for t, v in zip(tasks, values[::-1], strict=False)
+    ]
     import_rows(project, rows, tmp_path)
     [r] = within_rows(project.store, KIND, n_boot=50)
     assert r["alpha"] < 0.667 and r["flagged"]
@@ -245,8 +258,10 @@ def test_label_files_carry_repeats_and_refuse_one_without_a_first_label_or_with_
     project, tmp_path
 ):
     tasks = [t.task_id for t in project.store.labels.tasks(kind=KIND)]
-    rows = [row(project, "alice", tasks[0], FULLY, "2026-11-01T10:00:00Z"),
-            row(project, "alice", tasks[0], PARTIALLY, "2026-11-02T10:00:00Z", repeat=True)]  # fmt: skip
+    rows = [
+        row(project, "alice", tasks[0], FULLY, "2026-11-01T10:00:00Z"),
+        row(project, "alice", tasks[0], PARTIALLY, "2026-11-02T10:00:00Z", repeat=True),
+    ]
     assert import_rows(project, rows, tmp_path).written == 2
     assert import_rows(project, rows, tmp_path).written == 0  # the same file again: nothing new
     out = io.StringIO()
@@ -295,10 +310,18 @@ def test_the_crowd_report_shows_a_low_self_alpha_as_a_flag_not_a_reason_to_rejec
     _, regular = scripted(project)
     who = next(p.username for p in project.store.studies.participants("pilot") if p.platform_id == "pA")
     flipped = [  # pA said r1 partially, r2 fully: the repeats say the opposite
-        LabelEvent(event_id=f"rep{i}", task_id=regular[r], kind=KIND, annotator=who, action="repeat",
-                   values={"coverage": v}, source="import", created_at="2026-11-21T10:00:00Z")
+        LabelEvent(
+            event_id=f"rep{i}",
+            task_id=regular[r],
+            kind=KIND,
+            annotator=who,
+            action="repeat",
+            values={"coverage": v},
+            source="import",
+            created_at="2026-11-21T10:00:00Z",
+        )
         for i, (r, v) in enumerate((("r1", "fully"), ("r2", "partially")))
-    ]  # fmt: skip
+    ]
     assert project.store.labels.append_events([], repeats=flipped) == 2
     row = next(r for r in study_report(project, "pilot").participants if r.platform_id == "pA")
     assert row.self_alpha is not None and row.self_alpha < 0.667 and "self-consistency α" in row.self_flag
