@@ -305,6 +305,22 @@ class Assignments(StoreArea):
                 break
         return found
 
+    def queue_again(self, annotator: str, kind: str, candidates: list[str], n: int, round_id: str) -> int:
+        """Put the first ``n`` of ``candidates`` the annotator never had at the end of their queue,
+        marked as recalibration ``round_id`` (the tasks' holder counts stay: these answers are no
+        votes); returns how many were queued."""
+        a, t = self.t["assignments"], self.t["tasks"]
+        with self.write() as conn:
+            self.lock(conn, f"queue:{annotator}")
+            had = {r[0] for r in conn.execute(select(a.c.task_id).where(a.c.annotator == annotator))}
+            new = [tid for tid in candidates if tid not in had][:n]
+            batch = dict(conn.execute(select(t.c.task_id, t.c.batch_id).where(t.c.task_id.in_(new))).all())
+            start = conn.execute(select(func.max(a.c.position)).where(a.c.annotator == annotator)).scalar()
+            row = {"annotator": annotator, "assigned_at": utcnow(), "kind": kind, "recalibration": round_id}
+            for i, tid in enumerate(new, start=1 + (-1 if start is None else start)):
+                conn.execute(a.insert(), {**row, "task_id": tid, "position": i, "batch_id": batch[tid]})
+        return len(new)
+
     def _assign_chunk(
         self, conn: Connection, annotator: str, kind: str, chunk: int, n_gold: int, batch: str | None = None
     ) -> int:

@@ -67,7 +67,7 @@ class Stale(StoreArea):
             self.lock(conn, f"queue:{who}")  # their queue changes in one transaction at a time
             rows = (
                 conn.execute(
-                    select(a.c.task_id, a.c.assigned_at, a.c.shown_at).where(
+                    select(a.c.task_id, a.c.assigned_at, a.c.shown_at, a.c.recalibration).where(
                         a.c.kind == k, a.c.annotator == who, a.c.done_at.is_(None)
                     )
                 )
@@ -81,7 +81,9 @@ class Stale(StoreArea):
                 for row in rows
             ])  # fmt: skip
             conn.execute(a.delete().where(a.c.annotator == who, a.c.task_id.in_(ids), a.c.done_at.is_(None)))
-            conn.execute(update(t).where(t.c.task_id.in_(ids)).values(n_assigned=t.c.n_assigned - 1))
+            # a recalibration item never held a place among the item's annotators
+            held = [row["task_id"] for row in rows if row["recalibration"] is None]
+            conn.execute(update(t).where(t.c.task_id.in_(held)).values(n_assigned=t.c.n_assigned - 1))
             released += [ReleasedAssignment(who, k, i) for i in ids]
         return released
 

@@ -142,7 +142,8 @@ class Submits(StoreArea):
                             + (" (it was finished in another tab or window)" if held.done_at else "")
                             + "; nothing was recorded"
                         )
-                    self._reattach(conn, ev)
+                    if ev.action != "recalibrate":  # a recalibration answer holds no place
+                        self._reattach(conn, ev)
                 self._show_next(conn, ev, next_version)
             if review is not None:
                 review(conn)

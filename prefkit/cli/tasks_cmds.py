@@ -21,6 +21,7 @@ from prefkit.curation.annotation import work, workflow
 from prefkit.curation.annotation.kinds import task_qc
 from prefkit.curation.annotation.task_admin import create_tasks, import_gold, import_pairs, task_rows
 from prefkit.curation.project import Project
+from prefkit.curation.quality import recalibration
 from prefkit.exports.writers import atomic_write_bytes
 from prefkit.pipelines.eval import (
     pairs_from_run,
@@ -35,6 +36,32 @@ from prefkit.schemas.common import canonical_json
 @click.group()
 def tasks() -> None:
     """Annotation tasks built from the project's content."""
+
+
+@tasks.command("recalibrate")
+@click.option("--kind", type=KindChoice(), required=True, help="The task kind whose guidelines changed.")
+@click.option("--items", "n", type=POSITIVE_INT, help="Decided items to queue again per active annotator.")
+@click.option("--seed", type=ANY_INT, default=0, show_default=True, help="Seed of each annotator's draw.")
+@click.option("--report", is_flag=True, help="Compare the answers given so far with the decisions instead.")
+@json_option
+@project_option
+def tasks_recalibrate(
+    project: Project, kind: str, n: int | None, seed: int, report: bool, as_json: bool
+) -> None:
+    """Queue N decided items again for every active annotator after a guidelines change.
+
+    Each gets N decided items (not gold) they never had, at the end of their queue; --report compares
+    their answers with the decisions, per annotator. The answers are never votes, edits or decisions.
+
+    Example: prefkit tasks recalibrate --kind preference_match --items 10
+    """
+    if report:
+        echo_table(recalibration.report(project.store, kind), as_json=as_json)
+        return
+    if n is None:
+        raise click.UsageError("give --items N to queue items, or --report to see the answers")
+    queued = recalibration.recalibrate(project.store, kind, n, seed)
+    echo_table([{"annotator": who, "queued": k} for who, k in queued.items()], as_json=as_json)
 
 
 @tasks.command("create")
