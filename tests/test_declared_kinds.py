@@ -16,7 +16,7 @@ from prefkit.curation.annotation.labels_io import import_labels
 from prefkit.curation.annotation.task_admin import TaskFileError
 from prefkit.curation.annotation.task_kinds import LabelError, get_kind
 from prefkit.curation.project import Project
-from prefkit.curation.quality.agreement import agreement_rows
+from prefkit.curation.quality.agreement import agreement_rows, annotator_stats
 from prefkit.curation.quality.consensus import decide_units, final_labels
 from prefkit.curation.quality.dashboard import agreement_table
 from prefkit.schemas.config import ConfigError
@@ -318,3 +318,29 @@ def test_the_dashboard_says_a_text_question_is_not_measured(project, tmp_path):
     rows = agreement_table(agreement_rows(_labelled(project, tmp_path).store, kind=NAME, n_boot=20))
     compared = {r["field"]: r["compared"] for r in rows}
     assert compared["why"] == "not measured (free text)" and compared["better"] == "people"
+
+
+def test_a_field_added_after_labels_leaves_the_earlier_items_without_it(project, tmp_path):
+    from prefkit.annotate_app.labelstudio.config import ls_kind
+    from prefkit.exports.declared import declared_configs
+    from prefkit.exports.release_data import ConfigData
+
+    _labelled(project, tmp_path)
+    path = project.root / "kinds" / f"{NAME}.toml"
+    path.write_text(TOML + '[[fields]]\nname = "source"\ntype = "text"\n', encoding="utf-8")
+    assert use_project_kinds(project.root, project.store) == {}
+    more = write_items(tmp_path / "more.jsonl", [{**ITEMS[0], "id": "i3", "source": "a forum"}])
+    assert work.create(project, "t", NAME, overlap="3", items=more) == 1
+    decided = {c.name: c for c in declared_configs(project.store, ConfigData)}[NAME]
+    rows = [json.loads(line) for line in decided.splits["test"]]
+    assert [(r["id"], r["source"]) for r in rows] == [("i1", None), ("i2", None)]
+    old = project.store.labels.task(project.store.labels.task_ids_by_ref(NAME, ["i1"])["i1"])
+    assert ls_kind(NAME).data(old)["source"] == ""
+
+
+def test_per_annotator_and_dawid_skene_reliability_cover_every_measured_question(project, tmp_path):
+    stats = annotator_stats(_labelled(project, tmp_path).store, kind=NAME)
+    assert [s["annotator"] for s in stats] == ["ann1", "ann2", "ann3"]
+    assert all(s["n_labels"] == 2 and s["reliability_model"] == "dawid_skene" for s in stats)
+    assert set(stats[0]["confusion"]) == {"better", "strength", "tags:x", "tags:y", "order"}
+    assert all(0 <= s["reliability"] <= 1 for s in stats)

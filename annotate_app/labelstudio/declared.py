@@ -95,8 +95,11 @@ class DeclaredConfig(LSConfig):
     def data(self, task):
         out: dict[str, Any] = {}
         for f in self.kind.declaration.fields:
-            value = task.payload[f.name]
-            out[f.name] = "\n".join(f"• {line}" for line in value) if f.type == "list" else value
+            value = task.payload.get(f.name)  # None: a field declared after the item was imported
+            empty = [] if f.type == "chat" else ""
+            out[f.name] = (
+                "\n".join(f"• {line}" for line in value or []) if f.type == "list" else value or empty
+            )
         for q in self.questions:
             if q.type == "ranking":
                 out[q.name + LIST] = [{"id": v, "title": v} for v in q.choices()]
