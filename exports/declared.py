@@ -74,7 +74,10 @@ def declared_configs(store: ProjectStore, config_data: type[ConfigData]) -> list
         )
         finals = final_labels(store, kind.name)
         for task in tasks:
-            row: dict[str, Any] = {"id": task.item_ref, **{f.name: task.payload.get(f.name) for f in decl.fields}}
+            row: dict[str, Any] = {
+                "id": task.item_ref,
+                **{f.name: task.payload.get(f.name) for f in decl.fields},
+            }
             final = finals[task.task_id]
             if final.values is not None:
                 decided.add("test", {**row, "answers": {q.name: final.values.get(q.name) for q in asked}})
