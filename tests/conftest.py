@@ -53,6 +53,17 @@ def require(condition: bool, reason: str) -> None:
     pytest.skip(reason)
 
 
+def crowd_study(project, study_id="pilot", gold=2, **settings):
+    """A crowd study of preference_match items on the default batch, the first ``gold`` tasks made gold
+    first: 4 items, half of them gold, screened below 0.5, 30 minutes (``settings`` override these)."""
+    from prefkit.curation.annotation import studies
+
+    for tid in [t.task_id for t in project.store.labels.tasks(kind="preference_match")][:gold]:
+        project.store.labels.set_gold(tid, {"coverage": "fully"})
+    base = dict(kind="preference_match", batch="default", items=4, gold_share=0.5, screen_below=0.5)
+    return studies.create_study(project, study_id, **{**base, "time_limit_minutes": 30, **settings})
+
+
 def label_studio_admin():
     """The Label Studio server with its admin signed in: ``url``, ``key`` and ``admin`` (a client)."""
     from types import SimpleNamespace

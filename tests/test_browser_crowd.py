@@ -10,6 +10,7 @@ from urllib.parse import parse_qs, quote, urlsplit
 
 import pytest
 from appkit import browser, serve, served_project, settle, shot  # noqa: F401 - browser is a fixture
+from conftest import crowd_study
 from prefkit.curation.annotation import studies, workflow
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -24,17 +25,8 @@ def served(tmp_path_factory):
     for tid in [t.task_id for t in project.store.labels.tasks(kind=KIND)][:2]:
         project.store.labels.set_gold(tid, {"coverage": "fully"})
     for study_id in ("pilot", "other"):
-        CREATED[study_id] = studies.create_study(
-            project,
-            study_id,
-            kind=KIND,
-            batch="default",
-            items=4,
-            gold_share=0.5,
-            screen_below=0.75,
-            completion_code="DONE7",
-            screened_out_code="OUT7",
-            time_limit_minutes=30,
+        CREATED[study_id] = crowd_study(
+            project, study_id, gold=0, screen_below=0.75, completion_code="DONE7", screened_out_code="OUT7"
         )
     yield from serve(project)
 

@@ -8,6 +8,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from appkit import APP, project_fixtures
+from conftest import crowd_study
 from prefkit.curation.annotation import studies, workflow
 
 template, project = project_fixtures(env=True, n=8, overlap=2)
@@ -16,20 +17,7 @@ KIND = "preference_match"
 
 @pytest.fixture
 def study(project):
-    for tid in [t.task_id for t in project.store.labels.tasks(kind=KIND)][:2]:
-        project.store.labels.set_gold(tid, {"coverage": "fully"})
-    return studies.create_study(
-        project,
-        "pilot",
-        kind=KIND,
-        batch="default",
-        items=4,
-        gold_share=0.5,
-        screen_below=0.5,
-        completion_code="DONE7",
-        screened_out_code="OUT7",
-        time_limit_minutes=30,
-    )
+    return crowd_study(project, completion_code="DONE7", screened_out_code="OUT7")
 
 
 def tab(created, **params):

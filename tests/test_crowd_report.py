@@ -9,6 +9,7 @@ import json
 import pytest
 from appkit import project_fixtures
 from click.testing import CliRunner
+from conftest import crowd_study
 from prefkit.cli import cli
 from prefkit.curation.annotation import studies
 from prefkit.curation.annotation.annotator_model import annotator_reliability, fit_kind
@@ -42,18 +43,8 @@ def scripted(project, scale: str = "flat"):
     for tid in (g1, g2):
         project.store.labels.set_gold(tid, {"coverage": "fully"})
     rules = Rules(reward=1.5, bonus_per_item=0.1, bonus_scale=scale)
-    created = studies.create_study(
-        project,
-        "pilot",
-        kind=KIND,
-        batch="default",
-        items=4,
-        gold_share=0.5,
-        screen_below=0.5,
-        completion_code="DONE1",
-        screened_out_code="OUT1",
-        time_limit_minutes=60,
-        rules=rules,
+    created = crowd_study(
+        project, gold=0, completion_code="DONE1", screened_out_code="OUT1", time_limit_minutes=60, rules=rules
     )
     script = {
         "pA": (

@@ -7,6 +7,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from appkit import project_fixtures
+from conftest import crowd_study
 from prefkit.curation.annotation import studies, workflow
 from prefkit.curation.annotation.studies import EntryRefused, StudyError
 from prefkit.curation.store import NO_PASSWORD
@@ -16,22 +17,8 @@ KIND = "preference_match"
 
 
 def make_study(project, study_id="pilot", **over):
-    gold = [t.task_id for t in project.store.labels.tasks(kind=KIND)][:2]
-    for tid in gold:
-        project.store.labels.set_gold(tid, {"coverage": "fully"})
-    settings = dict(
-        kind=KIND,
-        batch="default",
-        items=4,
-        gold_share=0.5,
-        screen_below=0.5,
-        completion_code="C0DE1",
-        screened_out_code="SCR33N",
-        time_limit_minutes=30,
-        base_url="http://127.0.0.1:8501",
-    )
-    settings.update(over)
-    return studies.create_study(project, study_id, **settings)
+    codes = {"completion_code": "C0DE1", "screened_out_code": "SCR33N"}
+    return crowd_study(project, study_id, **{**codes, "base_url": "http://127.0.0.1:8501", **over})
 
 
 def params(created, pid="5f1a2b3c4d5e6f7a8b9c0d1e", session="sess1", **extra):

@@ -138,18 +138,10 @@ def test_a_memory_task_with_more_candidates_than_slots_is_reported_and_not_pushe
     assert _ls_tasks(ls_url, report.ls_project_id) == ["memory_verify_t1"]
 
 
-def _pull_cmd(project: Project, url: str) -> list[str]:
-    return [
-        str(Path(sys.executable).parent / "prefkit"),
-        "labelstudio",
-        "pull",
-        "preference_match",
-        "--url",
-        url,
-        "-p",
-        str(project.root),
-        "--json",
-    ]
+def _cli(verb: str, project: Project, url: str) -> list[str]:
+    """``prefkit labelstudio VERB preference_match`` on ``project`` as a separate process's argv."""
+    prefkit = str(Path(sys.executable).parent / "prefkit")
+    return [prefkit, "labelstudio", verb, "preference_match", "--url", url, "-p", str(project.root), "--json"]
 
 
 def test_two_processes_pulling_one_project_at_once_record_each_annotation_once(ls_url, ls_project):
@@ -165,7 +157,7 @@ def test_two_processes_pulling_one_project_at_once_record_each_annotation_once(l
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     procs = [
         subprocess.Popen(
-            _pull_cmd(ls_project, ls_url), stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env
+            _cli("pull", ls_project, ls_url), stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env
         )
         for _ in range(2)
     ]
@@ -188,20 +180,6 @@ def test_two_processes_pulling_one_project_at_once_record_each_annotation_once(l
     assert [u.username for u in ls_project.store.accounts.users()] == ["admin"]
 
 
-def _push_cmd(project: Project, url: str) -> list[str]:
-    return [
-        str(Path(sys.executable).parent / "prefkit"),
-        "labelstudio",
-        "push",
-        "preference_match",
-        "--url",
-        url,
-        "-p",
-        str(project.root),
-        "--json",
-    ]
-
-
 def _lease(url: str, pid: int, renewed_at: str | None = None) -> LSPushLease:
     now = utcnow()
     return LSPushLease(
@@ -218,7 +196,7 @@ def test_two_push_processes_at_once_import_each_task_once(ls_url, ls_project, tm
     errs = [tmp_path / f"push{i}.err" for i in range(2)]
     procs = [
         subprocess.Popen(
-            _push_cmd(ls_project, ls_url), stdout=subprocess.PIPE, stderr=err.open("wb"), env=env
+            _cli("push", ls_project, ls_url), stdout=subprocess.PIPE, stderr=err.open("wb"), env=env
         )
         for err in errs
     ]
