@@ -71,9 +71,11 @@ def test_a_model_that_saw_the_release_returns_the_canary_and_the_held_out_halves
 
 
 def test_a_model_that_did_not_see_it_returns_neither_and_a_rerun_calls_nothing(endpoint, project, release):
-    text = run(project, release, "unseen")
-    assert f"protocol {PROTOCOL}; model unseen" in text and "the release's GUID did not come back" in text
-    assert "mean exact prefix 0.0 word(s)" in text and "Neither negative shows" in text
+    text = run(project, release, "unseen").splitlines()
+    assert text[0].split()[:5] == ["protocol", "model", "offline", "canary_returned", "n_items"]
+    assert (
+        text[2].split()[:4] == [PROTOCOL, "unseen", "False", "False"] and "Neither negative shows" in text[3]
+    )
     report = json.loads(run(project, release, "unseen", "--json"))
     assert report["canary_returned"] is False and report["mean_lcs_ratio"] < 0.2
     calls = len(endpoint.chat_requests())

@@ -125,30 +125,20 @@ if timeline.empty or timeline["alpha"].isna().all():
 else:
     timeline = timeline.dropna(subset=["alpha"])
     timeline["kind · field"] = timeline["task_kind"] + " · " + timeline["field"]
+    color = alt.Color("kind · field:N", legend=LEGEND)
     line = (
-        alt.Chart(timeline)
-        .mark_line(point=True)
-        .encode(
-            x=alt.X("day:T", title="day the unit's last label came (UTC)"),
-            y=alt.Y("alpha:Q", title="alpha"),
-            color=alt.Color("kind · field:N", legend=LEGEND),
-            tooltip=list(timeline.columns),
-        )
+        alt.Chart(timeline).mark_line(point=True).encode(x="day:T", y="alpha:Q", color=color, tooltip="day")
     )
     # Each guidelines version from its first label on: did a clarification change agreement?
-    versions = pd.DataFrame(
-        [
-            {"day": v.first_used_at[:10], "version": f"{v.kind} {v.version}"}
-            for v in store.guidelines.versions()
-            if v.version and v.first_used_at
-        ]
+    firsts = [
+        (v.first_used_at[:10], f"{v.kind} {v.version or 'none'}")
+        for v in store.guidelines.versions()
+        if v.first_used_at
+    ]
+    rules = alt.Chart(pd.DataFrame(firsts, columns=["day", "version"])).mark_rule(
+        strokeDash=[4, 3], color="gray"
     )
-    marks = (
-        alt.Chart(versions).mark_rule(strokeDash=[4, 3], color="gray").encode(x="day:T", tooltip=["version"])
-        if not versions.empty
-        else None
-    )
-    st.altair_chart(line + marks if marks is not None else line, width="stretch")
+    st.altair_chart(line + rules.encode(x="day:T", tooltip="version"), width="stretch")
     st.caption(
         "alpha over the units whose last label came that day; dashed lines: a guidelines version's "
         "first label (hover for kind and version; `prefkit guidelines list`)."

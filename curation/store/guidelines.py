@@ -33,17 +33,15 @@ class Guidelines(StoreArea):
 
     def record(self, kind: str, version: str, text: str) -> None:
         """Keep ``text`` as ``version`` of ``kind``'s guidelines (nothing when it is already known)."""
-        if (kind, version) in self.kept:
-            return
-        stmt = self.insert_stmt("guidelines_versions")
-        stmt = stmt.on_conflict_do_nothing(index_elements=["kind", "version"])
-        row = {"kind": kind, "version": version, "text": text, "first_seen_at": utcnow()}
-        self.retrying(lambda: self._write(stmt, row))
-        self.kept.add((kind, version))
-
-    def _write(self, stmt, row) -> None:
-        with self.write() as conn:
-            conn.execute(stmt, row)
+        if (kind, version) not in self.kept:
+            stmt = self.insert_stmt("guidelines_versions").on_conflict_do_nothing(
+                index_elements=["kind", "version"]
+            )
+            with self.write() as conn:
+                conn.execute(
+                    stmt, {"kind": kind, "version": version, "text": text, "first_seen_at": utcnow()}
+                )
+            self.kept.add((kind, version))
 
     def text(self, kind: str, version: str) -> str | None:
         g = self.t["guidelines_versions"]

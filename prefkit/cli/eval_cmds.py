@@ -258,23 +258,13 @@ def eval_alpsbench(project: Project, release, task_number, split, config_name, p
 
 @eval_.command("contamination")
 @click.option(
-    "--release",
-    required=True,
-    type=SafePath(file_okay=False, exists=True),
-    help="Release directory (releases/X.Y.Z); only its public files are read.",
+    "--release", required=True, type=SafePath(file_okay=False, exists=True), help="Release directory."
 )
 @click.option("--model", required=True, help="Model to test (the `assistant` role).")
 @click.option(
-    "--sample",
-    "n",
-    type=POSITIVE_INT,
-    default=50,
-    show_default=True,
-    help="Public test rows whose text is cut in half.",
+    "--sample", "n", type=POSITIVE_INT, default=50, show_default=True, help="Test texts cut in half."
 )
-@click.option(
-    "--backend", type=click.Choice(["offline", "openai"]), help="LLM backend (default: [llm] backend)."
-)
+@click.option("--backend", type=click.Choice(["offline", "openai"]), help="Default: [llm] backend.")
 @click.option("--seed", type=ANY_INT, default=0, show_default=True, help="Seed of the sample.")
 @click.option("--estimate", is_flag=True, help="Price the calls with the configured models; make none.")
 @json_option
@@ -282,10 +272,10 @@ def eval_alpsbench(project: Project, release, task_number, split, config_name, p
 def eval_contamination(project: Project, release, model, n, backend, seed, estimate, as_json) -> None:
     """Has MODEL seen a release? Its canary line completed, and held-out halves of its test texts.
 
-    The model is asked to complete the release's canary line (does the GUID come back?), then given the
-    first half of the longest text of --sample public test rows: the longest common substring with the
-    held-out half (its share of the half's characters) and the exact prefix (words) are reported. The
-    same command again resumes from the LLM layer's cache.
+    Only the release's public files are read. The model is asked to complete the canary line (does the
+    GUID come back?), then given the first half of a text of --sample public test rows: the longest
+    common substring with the held-out half (its share of the half) and the exact prefix (words) are
+    reported. The same command again resumes from the LLM layer's cache.
 
     Example: prefkit eval contamination --release releases/1.0.0 --model gpt-4o-mini --backend openai
     """
@@ -297,21 +287,7 @@ def eval_contamination(project: Project, release, model, n, backend, seed, estim
     if as_json:
         echo_json(report)
         return
-    answers = {
-        True: "came back",
-        False: "did not come back",
-        None: "not asked (no canary in the release) or failed",
-    }
-    click.echo(
-        f"protocol {report['protocol']}; model {report['model']}"
-        + (" (offline backend: no model was asked)" if report["offline"] else "")
-    )
-    click.echo(f"canary line completed: the release's GUID {answers[report['canary_returned']]}")
-    click.echo(
-        f"held-out halves of {report['n_items']} test text(s) ({report['n_failed']} call(s) failed): mean "
-        f"longest common substring {report['mean_lcs_ratio']} of the half, mean exact prefix "
-        f"{report['mean_prefix_words']} word(s)"
-    )
+    echo_table([{k: v for k, v in report.items() if k not in ("canary", "items", "what_it_shows")}])
     click.echo(report["what_it_shows"])
 
 
