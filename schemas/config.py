@@ -360,11 +360,7 @@ class AnnotationSection(Section):
         description="Share of items with a suggestion shown without it (the control arm), per annotator and kind.",
     )
     repeat_share: float = Field(
-        default=0.05,
-        ge=0.0,
-        le=0.5,
-        description="Share of an annotator's labelled items shown to them again, unmarked, to measure "
-        "self-consistency (prefkit agreement --within); 0 turns repeats off.",
+        default=0.05, ge=0, le=0.5, description="Share of labelled items shown again (agreement --within)."
     )
     sign_in: SignInSection = Field(default_factory=SignInSection, description="Sign-in throttling.")
 
@@ -418,10 +414,7 @@ class ReleasePolicy(Section):
         description="An LLM judge below this α with humans is not validated.",
     )
     self_alpha_min: float = Field(
-        default=TENTATIVE_ALPHA_MIN,
-        ge=-1,
-        le=1,
-        description="An annotator whose α with their own repeats is below this is flagged (not a gate).",
+        default=TENTATIVE_ALPHA_MIN, ge=-1, le=1, description="Flag annotators below it with their repeats."
     )
     require_gold: bool = Field(default=True, description="Label gates need labelled gold items.")
     assisted: Literal["allow", "control_only", "forbid"] = Field(

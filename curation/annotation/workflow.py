@@ -230,11 +230,7 @@ def _assign_next(
     before = _hours_ago(hours) if hours > 0 else None
     version = current_version(project, project.store, kind)
     return project.store.assignments.open_assignment(
-        *(user, kind, policy.chunk, policy.n_gold),
-        stale_before=before,
-        batch=batch,
-        guidelines_version=version,
-        repeat=repeat_rule(project),
+        *(user, kind, policy.chunk, policy.n_gold, before, batch, version, repeat_rule(project))
     )
 
 
@@ -250,12 +246,14 @@ def _shown(item: OpenItem | None) -> ShownItem | None:
     # open_assignment gives the item it opens its pending event id and the time it was shown.
     assert item.event_id is not None and item.shown_at is not None
     return ShownItem(
-        item.task,
-        item.event_id,
-        item.shown_at,
-        item.position,
-        item.guidelines_version,
-        item.recalibration,
+        *(
+            item.task,
+            item.event_id,
+            item.shown_at,
+            item.position,
+            item.guidelines_version,
+            item.recalibration,
+        ),
         item.repeat,
     )
 
@@ -344,9 +342,7 @@ def _finish(
         annotator=user,
         action="repeat"
         if item.repeat
-        else "recalibrate"
-        if item.recalibration and action == "label"
-        else action,
+        else ("recalibrate" if item.recalibration and action == "label" else action),
         values=values,
         comment=comment or None,
         time_spent_s=_seconds_since(item.shown_at, now),
@@ -620,13 +616,12 @@ def kinds_with_work(project: Project, user: str) -> dict[str, bool]:
     """The task kinds (registry order) with something for the annotator, each with whether they have
     items open in their queue (True) or only in the pool that could still be given to them (False).
     The app offers only these."""
-    counts = progress(project, user)
-    again = project.store.repeats.open_kinds(user)
+    counts, queue = progress(project, user), project.store.assignments
     out = {}
     for k in TASK_KIND_REGISTRY:
-        if counts[k].assigned > counts[k].done or k in again:
+        if counts[k].assigned > counts[k].done or queue.open_item(user, k):  # (all done: a repeat is open)
             out[k] = True
-        elif project.store.assignments.has_available(user, k):
+        elif queue.has_available(user, k):
             out[k] = False
     return out
 

@@ -291,11 +291,9 @@ def agreement_timeline(store: ProjectStore, kind: str | None = None) -> list[dic
 def within_rows(
     store: ProjectStore, kind=None, n_boot=1000, seed=0, self_alpha_min=TENTATIVE_ALPHA_MIN
 ) -> list[dict]:
-    """Each annotator's self-consistency per (task kind, field): Krippendorff's α at the field's level
-    over the units of their (first label, repeat) pairs, two ratings per unit, with its bootstrap CI.
-    The first label is their first event of the item (edits after it do not count): the answer the
-    repeat was a second, independent go at. ``n_pairs``: items with both answers for the field;
-    ``flagged``: α below ``self_alpha_min`` (``[release] self_alpha_min``; a flag, not a gate)."""
+    """Each annotator's self-consistency per (task kind, field): α at the field's level over the units of
+    their (first label, repeat) pairs with its bootstrap CI (the first label: their first event of the
+    item); ``n_pairs``: items with both answers; ``flagged``: α below ``self_alpha_min``."""
     tasks = {t.task_id: t for t in store.labels.tasks(kind=get_kind(kind).name if kind else None)}
     firsts: dict[tuple[str, str], LabelEvent] = {}
     for ev in store.labels.events(kind=kind):
@@ -331,12 +329,8 @@ def self_alphas(store: ProjectStore, kind: str | None, self_alpha_min: float) ->
 
 def self_alpha_reason(row: dict | None) -> str | None:
     """The flag's words for a :func:`self_alphas` row below ``self_alpha_min`` (None: not flagged)."""
-    if row is None or not row["flagged"]:
-        return None
-    return (
-        f"self-consistency α {row['alpha']:.2f} < {row['alpha_min']:.2f} on {row['field']} "
-        f"({row['n_pairs']} repeated item(s))"
-    )
+    ok = row is None or not row["flagged"]
+    return None if ok else f"self-consistency α {row['alpha']:.2f} < {row['alpha_min']:.2f} on {row['field']}"
 
 
 # -- annotator statistics ------------------------------------------------------------------------------

@@ -17,9 +17,8 @@ Reads the store, never writes it (``prefkit crowd report``; the card's *Cost* se
   labels its overlap asks for) and whose final label is theirs in every unit.
 - *flags*: ``too fast`` (median seconds per item below the study's ``too_fast_s``, 3 items or more),
   ``straight-lining`` (the same answer on at least ``straight_line`` of their labels, 5 or more).
-- *self_alpha*: their self-consistency α on the items shown to them again (the lowest over the
-  kind's fields, :func:`prefkit.curation.quality.agreement.within_rows`); *self_flag* says when it is
-  below ``[release] self_alpha_min`` — a flag for people to look at, never a reason to reject.
+- *self_alpha*: their lowest α with their own repeats over the kind's fields (``agreement.within_rows``);
+  *self_flag* when it is below ``[release] self_alpha_min``: for people to look at, never a rejection.
 - *decision*: ``approve`` a completed submission without flags; ``reject`` a screened-out one or a
   completed one with flags (the reason says which); ``none`` for one that did not finish (the
   platform returns or times it out itself). A suggestion: people decide, the files are for them.

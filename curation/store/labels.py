@@ -88,9 +88,9 @@ class Labels(StoreArea):
     #: first label (:meth:`kind_declarations`); set when the project's kinds are loaded.
     pin_with_first_label: dict[str, dict[str, Any]] = {}
 
-    def __init__(self, core: StoreCore):
+    def __init__(self, core: StoreCore, repeats: Repeats):
         super().__init__(core)
-        self.repeats = Repeats(core)  # second answers are kept apart from the label log (repeats.py)
+        self.repeats = repeats  # second answers, kept apart from the label log (imports write both)
 
     @contextmanager
     def leaving_out(self, *arms: str) -> Iterator[None]:

@@ -942,11 +942,8 @@ def m026_guidelines_versions(conn: Connection) -> None:
 
 @migration(27, "repeats")
 def m027_repeats(conn: Connection) -> None:
-    """``repeats``: an item an annotator labelled, shown to them again unmarked, and their second
-    answer. One row per (task, annotator): the key is what makes a second repeat impossible. The row is
-    written when the repeat is shown (``event_id`` is the pending id of its submit, as an assignment's)
-    and answered once (``action``: ``label``, or ``pass`` for a skip or flag of it; NULL while open);
-    an imported repeat is written answered. A repeat is never a label event: no vote, edit or count."""
+    """``repeats``: an item shown again to the annotator who labelled it, written when shown (``event_id``
+    pending, as an assignment's) and answered once (``action`` label, or pass; NULL while open)."""
     md = MetaData()
     Table(
         "repeats",

@@ -22,6 +22,7 @@ from prefkit.curation.store.labelstudio import LabelStudio
 from prefkit.curation.store.llm import LLM
 from prefkit.curation.store.progress import Progress
 from prefkit.curation.store.releases import Releases
+from prefkit.curation.store.repeats import Repeats
 from prefkit.curation.store.sessions import Sessions
 from prefkit.curation.store.stale import Stale
 from prefkit.curation.store.studies import Studies
@@ -55,8 +56,8 @@ class ProjectStore(StoreCore):
         self.generation = Generation(self)
         self.audit = Audit(self)
         self.accounts = Accounts(self, self.audit)
-        self.labels = Labels(self)
-        self.repeats = self.labels.repeats
+        self.repeats = Repeats(self)
+        self.labels = Labels(self, self.repeats)
         self.stale = Stale(self)
         self.assignments = Assignments(self, self.labels, self.stale)
         self.submits = Submits(self, self.labels)

@@ -1,12 +1,7 @@
 """Repeats (``store.repeats``): items an annotator labelled, shown to them again unmarked, and their
-second answers, which measure each annotator's self-consistency without gold (``prefkit agreement
---within``).
-
-A repeat is never a label event: nothing that reads the label log (votes, edits, live labels, overlap,
-progress, crowd completion, cost) sees it. The table's key is (task, annotator), so there is at most one
-repeat per annotator and item whoever writes it (two tabs, a second replica, an import), on either
-backend. Which item comes back, and when, is :meth:`Repeats.offer`'s rule (docs/annotation.md).
-"""
+second answers (``prefkit agreement --within``). Never label events: nothing that reads the label log
+(votes, edits, live labels, overlap, progress, completion, cost) sees them. The table's key (task,
+annotator) allows one repeat per annotator and item, whoever writes it, on either backend."""
 
 from __future__ import annotations
 
@@ -132,9 +127,3 @@ class Repeats(StoreArea):
         q = q.where(r.c.kind == kind) if kind else q
         with self.read() as conn:
             return [self._event(row) for row in conn.execute(q).mappings()]
-
-    def open_kinds(self, annotator: str) -> set[str]:
-        """The kinds in which the annotator has a repeat open."""
-        r = self.t["repeats"]
-        q = select(r.c.kind).where(r.c.annotator == annotator, r.c.action.is_(None))
-        return set(self.read_retrying(lambda conn: conn.execute(q).scalars().all()))

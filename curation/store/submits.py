@@ -133,7 +133,8 @@ class Submits(StoreArea):
                     .where(mine, a.c.done_at.is_(None), a.c.event_id == ev.event_id)
                     .values(done_at=ev.created_at)
                 ).rowcount
-                self._drop_draft(conn, ev)
+                d = self.t["drafts"]  # the half-done form of this item is done with
+                conn.execute(delete(d).where(d.c.annotator == ev.annotator, d.c.task_id == ev.task_id))
                 if not closed:
                     held = conn.execute(select(a.c.event_id, a.c.done_at).where(mine)).first()
                     if held is not None:  # the item is open under another showing, or finished
@@ -149,10 +150,6 @@ class Submits(StoreArea):
                 review(conn)
         return True
 
-    def _drop_draft(self, conn: Connection, ev: LabelEvent) -> None:
-        d = self.t["drafts"]  # the half-done form of the item is done with
-        conn.execute(delete(d).where(d.c.annotator == ev.annotator, d.c.task_id == ev.task_id))
-
     def _answer_repeat(self, conn: Connection, ev: LabelEvent, next_version: str | None) -> bool:
         """``ev`` answers the open repeat shown with its id (then the queue's next item is shown);
         False for the same answer recorded before, :class:`StaleSubmit` for any other."""
@@ -161,7 +158,8 @@ class Submits(StoreArea):
             if had is None or had.model_dump(include=_SAME) != ev.model_dump(include=_SAME):
                 raise StaleSubmit("this item is no longer the one on your screen; nothing was recorded")
             return False
-        self._drop_draft(conn, ev)
+        d = self.t["drafts"]
+        conn.execute(delete(d).where(d.c.annotator == ev.annotator, d.c.task_id == ev.task_id))
         self._show_next(conn, ev, next_version)
         return True
 

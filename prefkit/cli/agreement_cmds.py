@@ -84,8 +84,7 @@ def echo_confusion(rows: list[dict]) -> None:
 @click.option(
     "--within",
     is_flag=True,
-    help="Each annotator's self-consistency: α between their first answers and their repeats of the same "
-    "items, per kind and field ([release] self_alpha_min flags the low ones).",
+    help="Each annotator's α with their own repeats of items, per kind and field ([release] self_alpha_min).",
 )
 @json_option
 @project_option
@@ -171,22 +170,16 @@ def agreement(
 
 def echo_within(rows: list[dict], as_json: bool, seed: int) -> None:
     """``prefkit agreement --within``: each annotator's α with their own repeats, per kind and field."""
-    if as_json:
-        echo_json(rows)
-        return
     shown = [
-        {k: _fmt(r[k]) for k in _WITHIN_TABLE}
-        | {"ci": _ci(r["ci"]), "flagged": "flagged" if r["flagged"] else None}
+        {**r, "alpha": _fmt(r["alpha"]), "ci": _ci(r["ci"]), "flagged": "flagged" if r["flagged"] else None}
         for r in rows
     ]
-    echo_table(shown, _WITHIN_TABLE)
-    if not rows:
-        click.echo("no item was answered twice by one annotator yet ([annotation] repeat_share)")
-        return
-    click.echo(
-        f"α of each annotator's first answers with their repeats; flagged: α < {rows[0]['alpha_min']} "
-        f"([release] self_alpha_min, a flag, not a gate); CI: {rows[0]['ci_method']} (seed {seed})"
-    )
+    echo_table(rows if as_json else shown, _WITHIN_TABLE, as_json=as_json)
+    if rows and not as_json:
+        click.echo(
+            f"α of each annotator's first answers with their repeats; flagged: α < {rows[0]['alpha_min']} "
+            f"([release] self_alpha_min, a flag, not a gate); CI: {rows[0]['ci_method']} (seed {seed})"
+        )
 
 
 def echo_assist(report, as_json: bool) -> None:
