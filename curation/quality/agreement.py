@@ -329,8 +329,9 @@ def self_alphas(store: ProjectStore, kind: str | None, self_alpha_min: float) ->
 
 def self_alpha_reason(row: dict | None) -> str | None:
     """The flag's words for a :func:`self_alphas` row below ``self_alpha_min`` (None: not flagged)."""
-    ok = row is None or not row["flagged"]
-    return None if ok else f"self-consistency α {row['alpha']:.2f} < {row['alpha_min']:.2f} on {row['field']}"
+    if row is None or not row["flagged"]:
+        return None
+    return f"self-consistency α {row['alpha']:.2f} < {row['alpha_min']:.2f} on {row['field']}"
 
 
 # -- annotator statistics ------------------------------------------------------------------------------
