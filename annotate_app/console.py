@@ -9,12 +9,16 @@ nothing is written; a success is flashed at the top of the next run.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any
 
 import pandas as pd
 import streamlit as st
 from prefkit.annotate_app import ui
+from prefkit.annotate_app.forms.text import excerpt, summary
+from prefkit.curation.annotation import work
+from prefkit.curation.quality import consensus
 from prefkit.curation.store import ProjectStore
 from prefkit.schemas.common import PrefkitError
 
@@ -55,3 +59,45 @@ def audit_table(store: ProjectStore, families: tuple[str, ...], limit: int = 10)
         column_config={"details": st.column_config.TextColumn(width="large")},
     )  # fmt: skip
     st.caption("Every change, from these pages and from commands: `prefkit audit list`.")
+
+
+def item_line(task) -> str:
+    """An item as a picker names it: its reference, batch and text, so items whose text repeats
+    (one preference across sessions) are told apart; a gold item starts with a star."""
+    return (
+        ("★ gold · " if task.is_gold else "")
+        + f"{task.item_ref} · batch {task.batch} · "
+        + excerpt(summary(task), 80)
+    )
+
+
+def gold_form(project, me: str, task) -> None:
+    """Mark ``task`` as a gold item with its known answer, or unmark it: under the item it is about
+    (its id, batch and text shown above the answer), the answer starting as the known one or the
+    decided label (``work.mark_gold`` checks it against this task, as a label of its kind)."""
+    store = project.store
+    known = store.labels.gold_answers(task.kind).get(task.task_id)
+    decided = consensus.final_labels(store, task.kind).get(task.task_id)
+    start = known[1] if known else (decided.values if decided and decided.values else None)
+    st.markdown(ui.safe("**Gold answer for** task {} · item {} · batch {}  \n:small[{}]", task.task_id,
+                        task.item_ref, task.batch, excerpt(summary(task), 200)))  # fmt: skip
+    if task.is_gold:
+        st.caption("A gold item; its known answer is below.")
+    elif start:
+        st.caption("Not a gold item. The decided label is filled in below.")
+    else:
+        st.caption(
+            "Not a gold item, and no label decides it yet: type the answer (JSON, as a label of its kind)."
+        )
+    key = f"gold_answer:{task.task_id}"  # one per item: switching items never carries an answer over
+    st.session_state.setdefault(key, json.dumps(start, ensure_ascii=False) if start else "")
+    answer = st.text_area("Known answer (JSON, in the task kind's shape)", key=key)
+    b1, b2 = st.columns(2)
+    if b1.button("Mark as gold", key=f"gold_mark:{task.task_id}", type="primary"):
+        act(lambda: work.mark_gold(project, me, task.task_id, work.parse_answer(answer)),
+            lambda _: f"Marked {task.item_ref} as gold", refused="Not marked")  # fmt: skip
+    if b2.button("Unmark gold", key=f"gold_unmark:{task.task_id}", disabled=not task.is_gold):
+        act(
+            lambda: work.unmark_gold(project, me, task.task_id),
+            lambda _: f"{task.item_ref} is no longer a gold item",
+        )

@@ -387,8 +387,11 @@ class ReleasePolicy(Section):
         default=FINAL_ALPHA_MIN,
         description='One α threshold, or a table {default = 0.8, "kind.field" = 0.7}.',
     )
-    min_labels_per_item: int = Field(
-        default=3, ge=1, le=MAX_OVERLAP, description="Live labels every released task needs."
+    min_labels_per_item: int | None = Field(
+        default=None,
+        ge=1,
+        le=MAX_OVERLAP,
+        description="Live labels every released task needs (default: the overlap each task was created with).",
     )
     gold_accuracy_min: float = Field(
         default=0.8, ge=0, le=1, description="Every annotator's gold accuracy floor."

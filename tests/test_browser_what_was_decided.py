@@ -138,3 +138,29 @@ def test_after_a_cut_the_release_form_is_empty_and_on_the_next_version(served, b
     page.get_by_role("button", name="Cut release").click()  # no new confirmation: refused
     page.get_by_text("Not cut: tick the confirmation first").wait_for()
     assert not (project.releases_dir / "1.1.0").exists()
+
+
+def test_a_new_study_link_uses_the_address_in_use_and_shows_where_its_form_was(served, browser):
+    _, url, _ = served
+    page = sign_in(browser, url, "maya")
+    page.get_by_role("link", name="Studies").click()
+    page.get_by_role("heading", name="New study").wait_for()
+    settle(page)
+    base = page.get_by_label("Base URL (where participants reach this app)")
+    assert base.input_value() == url  # this server's port, not a default one
+    page.get_by_label("Study id (a-z, 0-9, _ and -)").fill("wave-1")
+    page.get_by_label("Gold share (attention checks)").fill("0")
+    page.get_by_label("Completion code").fill("DONE1")
+    page.get_by_label("Screened-out code").fill("OUT1")
+    page.get_by_role("button", name="Create study").click()
+    opener = page.get_by_role("link", name="Open the entry URL")
+    opener.wait_for()
+    settle(page)
+    href = opener.get_attribute("href")
+    assert href.startswith(f"{url}/?study=wave-1.")
+    heading = page.get_by_role("heading", name="New study").bounding_box()
+    shown = page.locator("[data-testid=stCode]").first.bounding_box()
+    assert shown["y"] > heading["y"]  # under the form's heading, where the maintainer is
+    page.get_by_role("button", name="Create another study").click()
+    page.get_by_label("Study id (a-z, 0-9, _ and -)").wait_for()  # the form again; the URL is gone
+    assert page.get_by_role("link", name="Open the entry URL").count() == 0

@@ -4,9 +4,12 @@ and annotators can neither see nor run them."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
-from appkit import ALICE, MAYA, PASSWORD, app, project_fixtures
+from appkit import ALICE, MAYA, PASSWORD, app, project_fixtures, skip_to
 from conftest import ROOT
+from prefkit.annotate_app.safe_text import md_escape
 from prefkit.curation.annotation import workflow
 from prefkit.exports.release_integrity import load_manifest
 from streamlit.testing.v1 import AppTest
@@ -124,10 +127,10 @@ def test_work_marks_and_unmarks_gold_and_closes_a_batch(project):
     show(at, "work", "Gold items")
     at.selectbox(key="work_gold_kind").set_value("preference_match").run()
     task_id = at.selectbox(key="work_gold_task").value
-    at.text_area(key=f"work_gold_answer:{task_id}").input('{"coverage": "maybe"}')
+    at.text_area(key=f"gold_answer:{task_id}").input('{"coverage": "maybe"}')
     button(at, "Mark as gold").click().run()
     assert errors(at) and not project.store.labels.task(task_id).is_gold
-    at.text_area(key=f"work_gold_answer:{task_id}").input('{"coverage": "fully"}')
+    at.text_area(key=f"gold_answer:{task_id}").input('{"coverage": "fully"}')
     button(at, "Mark as gold").click().run()
     assert project.store.labels.gold_answers()[task_id][1] == {"coverage": "fully"}
     button(at, "Unmark gold").click().run()
@@ -138,6 +141,42 @@ def test_work_marks_and_unmarks_gold_and_closes_a_batch(project):
     assert {b.batch_id: b.status for b in project.store.labels.batches()}["default"] == "closed"
     actions = [e.action for e in project.store.audit.events()]
     assert actions == ["batch.close", "gold.unmark", "gold.mark"]
+
+
+def test_gold_is_marked_for_every_kind_on_the_item_picked_by_reference_batch_and_text(project):
+    """*Preference expressed* (one preference text in several sessions): the picker tells the items
+    apart, the decided label is filled in, and it is checked against the picked item's own turns."""
+    kind = "preference_expressed"
+    task = project.store.labels.tasks(kind=kind)[1]
+    values = {"items": [{"item": 0, "expressed": True, "evidence": [2]}, {"item": 1, "expressed": False}]}
+    for who in ("alice", "bob"):
+        skip_to(project, who, kind, task.item_ref)
+        workflow.submit(project, who, workflow.current_item(project, who, kind), values)
+    at = page("work")
+    show(at, "work", "Gold items")
+    at.selectbox(key="work_gold_kind").set_value(kind).run()
+    picker = at.selectbox(key="work_gold_task")
+    assert f"{task.item_ref} · batch {task.batch} · " in picker.format_func(task.task_id)
+    picker.set_value(task.task_id).run()
+    answer = at.text_area(key=f"gold_answer:{task.task_id}")
+    assert json.loads(answer.value)["items"][0] == {"item": 0, "expressed": True, "evidence": [2]}
+    button(at, "Mark as gold").click().run()
+    assert errors(at) == [] and project.store.labels.task(task.task_id).is_gold
+    [event] = project.store.audit.events()
+    assert (event.action, event.target) == ("gold.mark", task.task_id)
+
+
+def test_an_item_is_marked_gold_from_its_own_page(project):
+    task = project.store.labels.tasks(kind="preference_match")[0]
+    at = app(MAYA)
+    at.query_params["task"] = task.task_id
+    at.switch_page("views/item.py").run()
+    assert any(
+        md_escape(task.task_id) in m.value and md_escape(task.item_ref) in m.value for m in at.markdown
+    )
+    at.text_area(key=f"gold_answer:{task.task_id}").input('{"coverage": "partially"}')
+    button(at, "Mark as gold").click().run()
+    assert project.store.labels.gold_answers()[task.task_id][1] == {"coverage": "partially"}
 
 
 def test_work_hands_back_stale_items(project):

@@ -56,8 +56,21 @@ def test_min_labels_gate_names_tasks_with_too_few_labels(good):
     extra = match_tasks(project.store, 1, prefix="late")[0]
     cover(project.store, extra.task_id, ann1="fully", ann2="fully")
     r = gates(project)["min_labels"]
-    assert not r.passed and r.culprits == [f"{extra.task_id} (2)"]
+    assert not r.passed and r.culprits == [f"{extra.task_id} (2 of 3)"]
+    assert (r.value, r.threshold) == (2, 3)  # the figure compared: the fewest labels, and the need
     assert gates(project, min_labels_per_item=2)["min_labels"].passed
+
+
+def test_min_labels_asks_each_task_for_the_overlap_it_was_created_with(good):
+    """Tasks made with overlap 2 and labelled twice pass without a setting (the demo's case: 2 of 2
+    labels each, where a fixed 3 could never pass); ``min_labels_per_item`` still raises the bar."""
+    project, _ = good
+    two = match_tasks(project.store, 1, prefix="two", overlap=2)[0]
+    cover(project.store, two.task_id, ann1="fully", ann2="fully")
+    r = gates(project)["min_labels"]
+    assert r.passed and (r.value, r.threshold) == (2, "2-3"), (r.value, r.threshold, r.culprits)
+    r = gates(project, min_labels_per_item=3)["min_labels"]
+    assert not r.passed and r.culprits == [f"{two.task_id} (2 of 3)"] and r.threshold == 3
 
 
 def test_adjudicated_gate_names_an_open_tie_and_passes_once_decided(good):

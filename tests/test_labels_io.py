@@ -292,3 +292,25 @@ def test_one_event_id_twice_in_a_file_with_other_content_is_refused(target, tmp_
     with pytest.raises(LabelsFileError, match=r"in.jsonl:1: event_id: expected an event id"):
         import_labels(target.store, _rows_file(tmp_path, [_row(event_id=" ev1")]))
     assert target.store.count("label_events") == 0
+
+
+def test_imported_labels_count_towards_complete_tasks_as_app_labels_do(source, target, tmp_path):
+    """pair:p0 has its 2 of 2 labels (one edited: still one person); p1 a skip and a judge's label;
+    p2 a withdrawn label; s0 1 of 2. Only p0 is complete, before the import and after it, where no
+    label came through the app's queue."""
+    _fill(source.store)
+    [b1_match] = [s for s in source.store.progress.task_summaries("preference_match")]
+    assert (b1_match.tasks, b1_match.complete) == (3, 1)
+    path = tmp_path / "labels.jsonl"
+    path.write_text(_export(source.store), encoding="utf-8")
+    import_labels(target.store, path)
+    assert target.store.count("assignments") == 0  # nothing came through a queue
+    complete = {s.kind: s.complete for s in target.store.progress.task_summaries()}
+    assert complete == {"preference_match": 1, "preference_expressed": 0}
+    _label(
+        target.store,
+        "session:s0",
+        "ann2",
+        {"items": [{"item": 0, "expressed": False}, {"item": 1, "expressed": False}]},
+    )
+    assert {s.kind: s.complete for s in target.store.progress.task_summaries()}["preference_expressed"] == 1

@@ -26,8 +26,10 @@ def add_users(store, *names: str, role: str = "annotator") -> None:
         store.accounts.add_user(name, role, PASSWORD)
 
 
-def match_tasks(store, n: int, offline: bool = False, prefix: str = "pair") -> list[AnnotationTask]:
-    """``n`` preference_match tasks over fresh (checklist item, candidate) pairs."""
+def match_tasks(
+    store, n: int, offline: bool = False, prefix: str = "pair", overlap: int = 3
+) -> list[AnnotationTask]:
+    """``n`` preference_match tasks over fresh (checklist item, candidate) pairs, made with ``overlap``."""
     pairs = [
         PreferencePair(
             f"{prefix}{i:03d}",
@@ -42,7 +44,7 @@ def match_tasks(store, n: int, offline: bool = False, prefix: str = "pair") -> l
     )
     tasks = [
         t
-        for t in get_kind("preference_match").build_tasks(store, 3, "b1")
+        for t in get_kind("preference_match").build_tasks(store, overlap, "b1")
         if t.payload["pair_id"].startswith(prefix)
     ]
     store.labels.add_tasks(tasks)

@@ -25,7 +25,7 @@ st.title("Dashboard")
 head = dashboard.overview(store)
 c = st.columns(4)
 c[0].metric("Tasks", head["tasks"])
-c[1].metric("Complete (k labels)", head["complete"])
+c[1].metric("Complete tasks", head["complete"], help=work.COMPLETE)
 c[2].metric("Labels", head["labels"])
 c[3].metric("Annotators", head["annotators"], help="people with at least one label")
 

@@ -4,14 +4,14 @@ flagged items or the adjudication page; the address (``item?task=<task id>``) ca
 
 import pandas as pd
 import streamlit as st
-from prefkit.annotate_app import ui
+from prefkit.annotate_app import console, ui
 from prefkit.annotate_app.forms import form_for
 from prefkit.annotate_app.forms.text import describe, summary
 from prefkit.curation.annotation import workflow
 from prefkit.curation.quality import consensus
 from prefkit.curation.store import StoreError
 
-ui.require("maintainer")
+me = ui.require("maintainer").username
 project = ui.open_project()
 store = project.store
 task_id = st.query_params.get("task") or st.session_state.get("item_task")
@@ -49,6 +49,8 @@ else:
     )  # fmt: skip
 final = consensus.final_labels(store, task.kind).get(task.task_id)
 st.caption(f"Decided by: {final.decided_by if final else 'undecided'}")
+with st.expander("Gold item" + (" (this is one)" if task.is_gold else ": mark this item as gold")):
+    console.gold_form(project, me, task)
 if sum(ev.action == "label" for ev in live) >= 2:
     st.page_link(
         "views/adjudicate.py", label="Adjudicate this item", icon=":material/balance:",

@@ -7,6 +7,7 @@ audited event, and refused in the library's words.
 """
 
 from collections import Counter
+from urllib.parse import urlsplit
 
 import pandas as pd
 import streamlit as st
@@ -19,11 +20,24 @@ project = ui.open_project()
 store = project.store
 st.title("Studies")
 
-made = st.session_state.pop("_study_url", None)  # a new entry URL: this run shows it, no other
-if made:
-    st.success(ui.safe("The entry URL of **{}**, shown only this once: paste it into the platform as the "
-                       "study's URL (the project keeps only a hash of its secret).", made[0]))  # fmt: skip
-    st.code(made[1], language=None)
+made = st.session_state.pop("_study_url", None)  # (study, URL, where): this run shows it, no other
+#: The address this maintainer uses (the app's, without the page): what participants reach too, unless
+#: the maintainer types another (a public host name in front of the app).
+_here = urlsplit(st.context.url or "http://localhost:8501")
+HERE = f"{_here.scheme}://{_here.netloc}" + ("/" + st.get_option("server.baseUrlPath").strip("/")).rstrip("/")
+
+
+def _made(where: str) -> bool:
+    """A new entry URL, shown where the form that made it was, with a button that opens it."""
+    if not made or made[2] != where:
+        return False
+    with st.container(border=True):
+        st.success(ui.safe("The entry URL of **{}**, shown only this once: paste it into the platform as "
+                           "the study's URL (the project keeps only a hash of its secret).", made[0]))  # fmt: skip
+        st.code(made[1], language=None)
+        st.link_button("Open the entry URL", made[1], icon=":material/open_in_new:")
+    return True
+
 
 found = store.studies.studies()
 if not found:
@@ -73,15 +87,17 @@ if found:
     chosen = st.selectbox("Study", [s.study_id for s in found], key="study_review")
     if chosen:
         _review(chosen)
-        base = st.text_input("Base URL for a new link", value="http://localhost:8501", key="study_link_base")
+        st.session_state.setdefault("study_link_base", HERE)
+        base = st.text_input("Base URL for a new link", key="study_link_base")
         if st.button("New entry link (the old one stops working)", key="study_new_link"):
 
             def _link() -> str:
                 url = studies.new_link(project, chosen, base, actor=me)
-                st.session_state["_study_url"] = (chosen, url)
+                st.session_state["_study_url"] = (chosen, url, "link")
                 return url
 
             console.act(_link, lambda _: f"New entry link for {chosen}")
+        _made("link")
 
 
 def _create_form() -> None:
@@ -109,8 +125,8 @@ def _create_form() -> None:
         )
         scale = c3.selectbox("Bonus scale", ["reliability", "flat"], key="study_create_scale")
         places = c1.number_input("Places (0: no limit)", min_value=0, value=0, key="study_create_places")
-        base = st.text_input("Base URL (where participants reach this app)", value="http://localhost:8501",
-                             key="study_create_base")  # fmt: skip
+        st.session_state.setdefault("study_create_base", HERE)
+        base = st.text_input("Base URL (where participants reach this app)", key="study_create_base")
         if st.form_submit_button("Create study", type="primary"):
             rules = studies.Rules(reward=reward, bonus_per_item=bonus, bonus_scale=scale, places=int(places))
 
@@ -121,12 +137,15 @@ def _create_form() -> None:
                     screened_out_code=out_code.strip(), time_limit_minutes=limit, base_url=base.strip(),
                     rules=rules, actor=me,
                 )  # fmt: skip
-                st.session_state["_study_url"] = (created.study.study_id, created.entry_url)
+                st.session_state["_study_url"] = (created.study.study_id, created.entry_url, "create")
                 return created
 
             console.act(_create, lambda c: f"Created study {c.study.study_id}", refused="Not created")
 
 
 st.subheader("New study")
-_create_form()
+if not _made("create"):  # the new study's URL where its form was; the form again on the next run
+    _create_form()
+elif st.button("Create another study", key="study_create_again"):
+    st.rerun()
 console.audit_table(store, ("study",))

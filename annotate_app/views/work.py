@@ -7,14 +7,10 @@ Each change is one call into :mod:`prefkit.curation.annotation.work` (what the c
 audited event, and refused in the library's words.
 """
 
-import json
-
 import pandas as pd
 import streamlit as st
 from prefkit.annotate_app import console, ui
-from prefkit.annotate_app.forms.text import excerpt, summary
 from prefkit.curation.annotation import work, workflow
-from prefkit.curation.quality import consensus
 
 me = ui.require("maintainer").username
 project = ui.open_project()
@@ -41,8 +37,8 @@ else:
     )  # fmt: skip
     hours = workflow.stale_after_hours(project)
     st.caption(
-        "Overlap: annotators per item (min..max: adaptive, with the range items are at now). Complete: "
-        "items with all their labels. Stale: items held by queues idle for "
+        "Overlap: annotators per item (min..max: adaptive, with the range items are at now). "
+        + work.COMPLETE + " Stale: items held by queues idle for "
         + (f"{hours:g} hours ([annotation] stale_after_hours)." if hours > 0 else "– never ([annotation] stale_after_hours = 0).")
     )  # fmt: skip
 
@@ -100,32 +96,14 @@ def _gold_form() -> None:
     tasks = {t.task_id: t for t in store.labels.tasks(kind=gold_kind)}
     if not tasks:
         st.caption("No tasks of this kind.")
-    else:
-        task_id = c2.selectbox(
-            "Item", list(tasks), key="work_gold_task",
-            format_func=lambda t: ("★ gold · " if tasks[t].is_gold else "") + excerpt(summary(tasks[t]), 90),
-        )  # fmt: skip
-        task = tasks[task_id]
-        decided = consensus.final_labels(store, gold_kind).get(task_id)
-        known = store.labels.gold_answers(gold_kind).get(task_id)
-        start = known[1] if known else (decided.values if decided and decided.values else None)
-        if task.is_gold:
-            st.caption("A gold item; its known answer is below.")
-        elif start:
-            st.caption("Not a gold item. The decided label is filled in below.")
-        else:
-            st.caption("Not a gold item, and no label decides it yet: type the answer.")
-        answer = st.text_area(
-            "Known answer (JSON, in the task kind's shape)",
-            value=json.dumps(start, ensure_ascii=False) if start else "",
-            key=f"work_gold_answer:{task_id}",
-        )
-        b1, b2 = st.columns(2)
-        if b1.button("Mark as gold", key="work_gold_mark", type="primary"):
-            console.act(lambda: work.mark_gold(project, me, task_id, work.parse_answer(answer)),
-                        lambda _: "Marked as gold")  # fmt: skip
-        if b2.button("Unmark gold", key="work_gold_unmark"):
-            console.act(lambda: work.unmark_gold(project, me, task_id), lambda _: "No longer a gold item")
+        return
+    task_id = c2.selectbox("Item (reference · batch · text)", list(tasks), key="work_gold_task",
+                           format_func=lambda t: console.item_line(tasks[t]))  # fmt: skip
+    with st.container(border=True):
+        console.gold_form(project, me, tasks[task_id])
+    st.page_link(
+        "views/item.py", label="Open this item", icon=":material/article:", query_params={"task": task_id}
+    )
 
 
 def _batches_form() -> None:

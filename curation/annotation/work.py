@@ -40,6 +40,13 @@ class WorkRow:
     stale: int  # open items in queues idle past [annotation] stale_after_hours
 
 
+#: What *complete* counts (``store.progress.task_summaries``), said beside the number wherever it is shown.
+COMPLETE = (
+    "Complete: tasks with as many people's labels as their overlap, however the labels arrived "
+    "(this app, prefkit labels import, Label Studio); skips and flags do not count."
+)
+
+
 def overlap_text(low: int, high: int, lo_bound: int | None, hi_bound: int | None) -> str:
     """How the Work page and ``tasks list`` name a batch's overlap."""
     if lo_bound is None or hi_bound is None:

@@ -200,32 +200,41 @@ def _live_tasks(ctx: GateContext, kinds) -> list:
 
 
 def gate_min_labels(ctx: GateContext) -> GateResult:
-    """Live labels per non-gold task (of the kinds the release depends on) against ``min_labels_per_item``;
-    a task under adaptive overlap needs the labels of its current target (its labels were certain
-    there, or the target reached ``max``)."""
-    need = ctx.policy.min_labels_per_item
+    """Live labels per non-gold task (of the kinds the release depends on) against what the task
+    needs: ``[release] min_labels_per_item`` when set, else the overlap the task was created with; a
+    task under adaptive overlap needs the labels of its current target (its labels were certain
+    there, or the target reached ``max``). The figure is the fewest labels a task has; the threshold
+    what those tasks need (one number, or the range of their overlaps)."""
+    set_to = ctx.policy.min_labels_per_item
     needed = ctx.needed()
     if not needed:
-        return _not_applicable("min_labels", need)
+        return _not_applicable("min_labels", set_to)
     labels = live_labels(ctx.store)
     tasks = _live_tasks(ctx, needed)
+
+    def need(t) -> int:
+        return t.overlap if set_to is None or t.overlap_max is not None else set_to
+
     short = [
         f"no {kind} tasks: {_needs_text(kind, configs)}"
         for kind, configs in sorted(needed.items())
         if not any(t.kind == kind for t in tasks)
     ]
     short += [
-        f"{t.task_id} ({len(labels.get(t.task_id, {}))}{'' if t.overlap_max is None else f' of its target {t.overlap}'})"
+        f"{t.task_id} ({len(labels.get(t.task_id, {}))} of {need(t)})"
         for t in tasks
-        if len(labels.get(t.task_id, {})) < (need if t.overlap_max is None else t.overlap)
+        if len(labels.get(t.task_id, {})) < need(t)
     ]
     fewest = min((len(labels.get(t.task_id, {})) for t in tasks), default=None)
+    needs = sorted({need(t) for t in tasks}) or ([set_to] if set_to else [])
+    threshold = (needs[0] if len(needs) == 1 else f"{needs[0]}-{needs[-1]}") if needs else None
     return _result(
         "min_labels",
         short,
         fewest,
-        need,
-        f"every one of {len(tasks)} task(s) has ≥ {need} labels",
+        threshold,
+        f"every one of {len(tasks)} task(s) has ≥ {threshold} labels"
+        + (" (their overlap)" if set_to is None else ""),
         short[0] if len(short) == 1 else f"{len(short)} problem(s) over {len(tasks)} task(s)",
     )
 

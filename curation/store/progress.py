@@ -66,7 +66,8 @@ class ProgressRow:
 
 @dataclass(frozen=True, slots=True)
 class TaskSummary:
-    """Per (kind, batch): tasks, gold tasks, assigned slots, tasks with all their labels."""
+    """Per (kind, batch): tasks, gold tasks, assigned slots, tasks with all their labels
+    (``work.COMPLETE`` says which)."""
 
     kind: str
     batch_id: str
@@ -168,9 +169,23 @@ class Progress(StoreArea):
         return [ProgressRow(**row) for _, row in sorted(rows.items())]
 
     def task_summaries(self, kind: str | None = None) -> list[TaskSummary]:
-        """Per (kind, batch): tasks, gold tasks, assigned slots, and how many have k finished labels."""
-        t, a = self.t["tasks"], self.t["assignments"]
-        done = select(a.c.task_id, func.count(a.c.done_at).label("n_done")).group_by(a.c.task_id).subquery()
+        """Per (kind, batch): tasks, gold tasks, assigned slots, and how many are complete: as many
+        people's live labels as the task's overlap, however the labels arrived (the app, a label
+        file, Label Studio); skips, flags and LLM judges' labels do not count."""
+        t, e = self.t["tasks"], self.t["label_events"]
+        latest = (  # each person's live event per task: their latest
+            select(func.max(e.c.seq).label("seq"))
+            .where(e.c.action != "recalibrate", e.c.source != "judge")
+            .group_by(e.c.task_id, e.c.annotator)
+            .subquery()
+        )
+        done = (
+            select(e.c.task_id, func.count().label("n_done"))
+            .join(latest, e.c.seq == latest.c.seq)
+            .where(e.c.action == "label")
+            .group_by(e.c.task_id)
+            .subquery()
+        )
         full = func.sum(case((func.coalesce(done.c.n_done, 0) >= t.c.overlap, 1), else_=0))
         q = (
             select(

@@ -122,7 +122,8 @@ def tasks_import(project: Project, kind: str, items: str, overlap: str | None, b
 @project_option
 @json_option
 def tasks_list(project: Project, kind: str | None, as_json: bool) -> None:
-    """Tasks per kind and batch: how many, gold, assigned slots, complete (k finished labels).
+    """Tasks per kind and batch: how many, gold, assigned slots, complete (tasks with as many people's
+    labels as their overlap, from the app, label files or Label Studio alike).
 
     Example: prefkit tasks list --kind memory_verify
     """
