@@ -4,6 +4,8 @@ are labelled there, and the end shows the code."""
 
 from __future__ import annotations
 
+import re
+
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
@@ -46,8 +48,10 @@ def texts(at) -> str:
 def test_the_entry_url_opens_the_guidelines_without_a_sign_in_form(project, study):
     at = tab(study)
     assert not at.exception
-    assert [t.value for t in at.title] == ["pilot"]
-    assert "You will see 4 items" in texts(at)
+    assert [t.value for t in at.title] == ["Preference matching"]  # a title, never the study's id
+    said = texts(at)
+    assert "You will see 4 items; it takes about 3 minutes (at most 30)" in said  # 4 x 40 s, rounded up
+    assert not {"check", "gold", "attention"} & set(re.findall(r"[a-z]+", said.lower())), said
     assert not [w for w in at.text_input if w.label in ("User name", "Password")]
     assert [p.platform_id for p in project.store.studies.participants("pilot")] == ["p1"]
 
@@ -100,6 +104,7 @@ def test_the_studies_page_reviews_a_study_with_its_platform_files(project, study
     assert at.dataframe[0].value["study"].tolist() == ["pilot"]
     review = at.dataframe[1].value
     assert review["participant"].tolist() == ["p1"] and review["decision"].tolist() == ["none"]
+    assert list(review.columns)[:3] == ["participant", "decision", "reason"]  # in view at 800 px wide
     assert [b.label for b in at.get("download_button")] == ["decisions.csv", "approve.txt", "bonuses.csv"]
 
 

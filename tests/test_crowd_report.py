@@ -27,7 +27,7 @@ def at(minute: float) -> str:
     return f"2026-11-20T10:{m:02d}:{s:02d}.000000Z"
 
 
-def scripted(project, scale: str = "flat"):
+def scripted(project, scale: str = "flat", stated: float | None = None):
     """Five participants on 2 gold items (g1, g2: "fully") and 6 regular items (r1..r6):
 
     ======  ============  ===========================================  ==================
@@ -42,7 +42,7 @@ def scripted(project, scale: str = "flat"):
     g1, g2, r1, r2, r3, r4, r5 = ids[:7]
     for tid in (g1, g2):
         project.store.labels.set_gold(tid, {"coverage": "fully"})
-    rules = Rules(reward=1.5, bonus_per_item=0.1, bonus_scale=scale)
+    rules = Rules(reward=1.5, bonus_per_item=0.1, bonus_scale=scale, too_fast_s=stated)
     created = crowd_study(
         project, gold=0, completion_code="DONE1", screened_out_code="OUT1", time_limit_minutes=60, rules=rules
     )
@@ -116,19 +116,52 @@ def test_each_participants_figures_are_the_ones_worked_out_by_hand(project):
         1,
     )
     assert (a.decision, a.flags, a.bonus) == ("approve", (), 0.1)  # flat: 0.10 x 1 agreed item
-    # pB: one gold wrong (0.5, not below 0.5), but 1 s per item: too fast, rejected, no bonus
-    assert (b.gold_accuracy, b.median_s, b.agreed, b.decision, b.bonus) == (0.5, 1.0, 1, "reject", 0.0)
-    assert b.flags == ("too fast (median 1.0 s per item < 3 s)",)
-    assert b.reason == b.flags[0]
+    # pB: one gold wrong (0.5, not below 0.5), 1 s per item, 6 minutes: no speed was stated on the
+    # first page and 6 minutes is no outlier (too few others to tell): approved, with its bonus
+    assert (b.gold_accuracy, b.median_s, b.agreed, b.decision, b.bonus) == (0.5, 1.0, 1, "approve", 0.1)
+    assert b.flags == () and b.reason == "completed, 1 of 2 gold item(s) right"
     # pC: screened out: 0 of 2 gold; r3 is a tie with pE (not verified)
     assert (c.items, c.minutes, c.gold_accuracy, c.agreed, c.decision) == (3, 3.0, 0.0, 0, "reject")
     assert c.reason == "failed the attention checks: 0 of 2 gold item(s) right (screened out below 0.5)"
     # pD: no submission, no decision; arrived long ago (the limit is 60 minutes)
     assert (d.items, d.minutes, d.decision, d.bonus) == (0, 0.0, "none", 0.0)
     assert d.reason == "past the time limit of 60 minutes (no submission)"
-    # pE: the same answer on 5 of 5 items; r4, r5 have one label of two: not verified
-    assert e.flags == ("straight-lining (the same answer on 5 of 5 items)",) and e.decision == "reject"
+    # pE: the same answer on 5 of 5 items: a note to check, never a reason to reject by itself;
+    # r4, r5 have one label of two: not verified
+    assert e.flags == () and e.decision == "approve"
+    assert e.reason == "completed, 2 of 2 gold item(s) right; check: the same answer on 5 of 5 items"
     assert e.agreed == 0
+
+
+def test_a_speed_stated_on_the_first_page_is_a_reason_to_reject(project):
+    scripted(project, stated=3)
+    b = next(r for r in study_report(project, "pilot").participants if r.platform_id == "pB")
+    assert (b.decision, b.bonus) == ("reject", 0.0)
+    assert b.reason == "faster than stated (median 1.0 s per item < the 3 s its first page states)"
+
+
+def test_speed_alone_rejects_only_a_statistical_outlier_of_the_study(project):
+    """Seven completed submissions: 10-12 minutes, and one of 1 minute (the others' mean 11.0, SD 0.89:
+    more than 3 SD below); 9 minutes is 2.2 SD below: approved."""
+    tid = next(t.task_id for t in project.store.labels.tasks(kind=KIND))
+    project.store.labels.set_gold(tid, {"coverage": "fully"})
+    created = studies.create_study(
+        project, "speed", kind=KIND, batch="default", items=2, gold_share=0.0, screen_below=0.5,
+        completion_code="DONE2", screened_out_code="OUT2", time_limit_minutes=60,
+    )  # fmt: skip
+    token = created.entry_url.split("study=")[1].split("&")[0]
+    minutes = {"p1": 10, "p2": 11, "p3": 12, "p4": 10, "p5": 11, "p6": 12, "p7": 1, "p8": 9}
+    p = project.store.t["study_participants"]
+    for pid, m in minutes.items():
+        studies.arrive(project, {"study": token, "PROLIFIC_PID": pid, "SESSION_ID": "s" + pid})
+        with project.store.write() as conn:
+            conn.execute(p.update().where(p.c.platform_id == pid).values(
+                arrived_at=T0, status="completed", finished_at=at(m)))  # fmt: skip
+    rows = {r.platform_id: r for r in study_report(project, "speed").participants}
+    assert rows["p7"].decision == "reject" and rows["p7"].reason.startswith(
+        "exceptionally fast (1 min, more than 3 SD below the mean of the study's other 7 submissions"
+    )
+    assert {pid for pid, r in rows.items() if r.decision == "approve"} == set(minutes) - {"p7"}
 
 
 def test_the_totals_and_the_cost_per_verified_item_are_the_ones_worked_out_by_hand(project):
@@ -141,13 +174,13 @@ def test_the_totals_and_the_cost_per_verified_item_are_the_ones_worked_out_by_ha
         "completed": 3,
         "screened_out": 1,
         "timed_out": 0,
-        "approve": 1,
-        "reject": 3,
-        "rewards": 1.5,
-        "bonuses": 0.1,
-        "cost": 1.6,
+        "approve": 3,
+        "reject": 1,
+        "rewards": 4.5,
+        "bonuses": 0.2,
+        "cost": 4.7,
         "verified_items": 1,
-        "cost_per_verified_item": 1.6,
+        "cost_per_verified_item": 4.7,
     }
 
 
@@ -161,9 +194,9 @@ def test_a_bonus_scaled_by_reliability_is_the_items_times_the_reliability(projec
 
 
 def test_platform_files_have_the_shapes_of_prolifics_bulk_actions(project):
-    scripted(project)
+    scripted(project, stated=3)  # pB is faster than the first page says
     files = platform_files(study_report(project, "pilot"))
-    assert files["approve.txt"] == "pA\n"
+    assert files["approve.txt"] == "pA\npE\n"
     assert files["bonuses.csv"] == "pA,0.10\n"
     lines = files["decisions.csv"].splitlines()
     assert lines[0] == "participant_id,decision,reason"
@@ -171,12 +204,12 @@ def test_platform_files_have_the_shapes_of_prolifics_bulk_actions(project):
         ["pA", "approve"],
         ["pB", "reject"],
         ["pC", "reject"],
-        ["pE", "reject"],
+        ["pE", "approve"],
     ]
 
 
 def test_crowd_report_prints_json_and_writes_the_files(project, tmp_path):
-    scripted(project)
+    scripted(project, stated=3)
     runner = CliRunner()
     out = tmp_path / "files"
     result = runner.invoke(
@@ -184,8 +217,10 @@ def test_crowd_report_prints_json_and_writes_the_files(project, tmp_path):
     )
     assert result.exit_code == 0, result.output
     data = json.loads(result.output)
-    assert data["totals"]["cost_per_verified_item"] == 1.6
-    assert (out / "approve.txt").read_text() == "pA\n" and (out / "bonuses.csv").read_text() == "pA,0.10\n"
+    assert data["totals"]["cost_per_verified_item"] == 3.1  # 2 approved x 1.50 + 0.10 over 1 item
+    assert (out / "approve.txt").read_text() == "pA\npE\n" and (
+        out / "bonuses.csv"
+    ).read_text() == "pA,0.10\n"
 
 
 def test_crowd_report_of_an_unknown_study_is_one_line(project):
@@ -200,9 +235,9 @@ def test_the_card_cost_section_states_the_study_cost_per_verified_item(project, 
     from prefkit.exports.card import _cost
 
     if with_study:
-        scripted(project)
+        scripted(project, stated=3)
     text = "\n".join(_cost(cost_report(project.store, project.config.annotation)))
     if with_study:
-        assert "| pilot | preference_match | default | 5 | 1 | GBP 1.60 | 1 | GBP 1.6000 |" in text
+        assert "| pilot | preference_match | default | 5 | 2 | GBP 3.10 | 1 | GBP 3.1000 |" in text
     else:
         assert "Crowd studies" not in text

@@ -1,4 +1,4 @@
-"""Preference matching: a gold checklist item beside a candidate preference; one key labels and moves on.
+"""Preference matching: a checklist item beside a candidate preference; one key labels and moves on.
 
 Keys: 1 fully covered, 2 partially covered, 3 not covered. On an item of the assisted arm with a
 suggestion (``prefkit suggest``), Enter confirms the suggested value; the suggested button carries the
@@ -40,9 +40,8 @@ def lead(task) -> str:
     five: the browser's work per submit grows with the elements drawn)."""
     p = task.payload
     return (
-        "**Gold checklist item**  \n" + md_escape(p["checklist_item"]) + "\n\n"
-        + ui.safe("**Candidate preference** :gray[· from {}]  \n", p.get("origin") or "unknown")
-        + md_escape(p["candidate"])
+        "**Checklist item** :gray[· what a reply that honours the preference does]  \n"
+        + md_escape(p["checklist_item"]) + "\n\n**Candidate preference**  \n" + md_escape(p["candidate"])
     )  # fmt: skip
 
 

@@ -61,13 +61,27 @@ def _review(study_id: str) -> None:
     else:
         st.dataframe(
             pd.DataFrame(
-                [{"participant": r.platform_id, "status": r.status, "items": r.items, "minutes": r.minutes,
-                  "median s": r.median_s, "gold accuracy": r.gold_accuracy, "reliability": r.reliability,
-                  "agreed": r.agreed, "self-consistency α": r.self_alpha, "decision": r.decision, "bonus": r.bonus,
-                  "reason": r.reason, "flag": r.self_flag or ""}
+                [
+                    {
+                        "participant": r.platform_id,
+                        "decision": r.decision,
+                        "reason": r.reason,
+                        "status": r.status,
+                        "items": r.items,
+                        "minutes": r.minutes,
+                        "median s": r.median_s,
+                        "attention checks": "–" if r.gold_accuracy is None else f"{r.gold_accuracy:.0%} of {r.gold_n}",
+                        "reliability": r.reliability,
+                        "agreed": r.agreed,
+                        "self-consistency α": r.self_alpha,
+                        "bonus": r.bonus,
+                        "flag": r.self_flag or "",
+                    }
                  for r in report.participants]
             ),
-            hide_index=True, width="stretch",
+            hide_index=True, width="stretch",  # the decision and its reason first: in view at 800 px
+            column_config={"participant": st.column_config.TextColumn(width="small", pinned=True),
+                           "reason": st.column_config.TextColumn(width="large")},
         )  # fmt: skip
     t, cur = report.totals, report.currency
     per = "–" if t["cost_per_verified_item"] is None else f"{cur} {t['cost_per_verified_item']:.4f}"
@@ -104,6 +118,9 @@ def _create_form() -> None:
     with st.form("study_create", border=False):
         c1, c2, c3 = st.columns(3)
         study_id = c1.text_input("Study id (a-z, 0-9, _ and -)", key="study_create_id")
+        name = st.text_input(
+            "Title participants see (default: the task kind's title)", key="study_create_name"
+        )
         kind = c2.selectbox("Task kind", list(ui.KIND_TITLES), format_func=lambda k: ui.KIND_TITLES[k],
                             key="study_create_kind")  # fmt: skip
         batch = c3.text_input("Batch", value="default", key="study_create_batch")
@@ -125,17 +142,22 @@ def _create_form() -> None:
         )
         scale = c3.selectbox("Bonus scale", ["reliability", "flat"], key="study_create_scale")
         places = c1.number_input("Places (0: no limit)", min_value=0, value=0, key="study_create_places")
+        fast = c2.number_input("Stated minimum seconds per item (optional)", min_value=0.0, value=None, step=1.0,
+                               key="study_create_fast",
+                               help="Shown on the participants' first page; only then a reason to reject. "
+                                    "Without it, speed counts only as a statistical outlier of the study.")  # fmt: skip
         st.session_state.setdefault("study_create_base", HERE)
         base = st.text_input("Base URL (where participants reach this app)", key="study_create_base")
         if st.form_submit_button("Create study", type="primary"):
-            rules = studies.Rules(reward=reward, bonus_per_item=bonus, bonus_scale=scale, places=int(places))
+            rules = studies.Rules(reward=reward, bonus_per_item=bonus, bonus_scale=scale, places=int(places),
+                                  too_fast_s=fast or None)  # fmt: skip
 
             def _create() -> studies.CreatedStudy:
                 created = studies.create_study(
                     project, study_id.strip(), kind=kind, batch=batch.strip(), items=int(items),
                     gold_share=gold, screen_below=below, completion_code=done_code.strip(),
                     screened_out_code=out_code.strip(), time_limit_minutes=limit, base_url=base.strip(),
-                    rules=rules, actor=me,
+                    rules=rules, name=name.strip() or None, actor=me,
                 )  # fmt: skip
                 st.session_state["_study_url"] = (created.study.study_id, created.entry_url, "create")
                 return created

@@ -74,8 +74,8 @@ def ended(view: studies.ParticipantView) -> None:
         st.title("This study has ended for you")
         st.warning(
             ui.safe(
-                "Some of the check items were not answered as the guidelines ask, so this study stops "
-                "here for you. Your code: **{}**",
+                "Some of your answers did not follow the guidelines, so this study stops here for you. "
+                "Thank you for your time. Your code: **{}**",
                 view.code,
             ),
             icon=":material/block:",
@@ -111,11 +111,15 @@ if first.status != "active":
 guidelines = ui.guidelines(project, kind)
 if not st.session_state.get("_study_intro") and first.done == 0:
     st.title(study.name)
+    stated = study.rules.get("too_fast_s")
     st.info(
-        f"You will see {first.total} items. Read the guidelines once before your first item; "
-        "some items check that you read them.",
+        f"You will see {first.total} items; it takes about {studies.estimated_minutes(project, study)} "
+        f"minutes (at most {study.time_limit_minutes:g}). Read the guidelines once before your first item, "
+        "and answer each item as they ask."
+        + (f" Please take at least {stated:g} seconds per item on average: a submission much faster than "
+           "that may not be approved." if stated else ""),
         icon=":material/menu_book:",
-    )
+    )  # fmt: skip
     with st.container(border=True):
         st.markdown(guidelines)
     if st.button("Start", type="primary", shortcut="Enter", key="study_start"):

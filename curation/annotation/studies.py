@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import math
 import re
 import secrets
 from dataclasses import dataclass, field
@@ -92,8 +93,10 @@ class Rules:
     currency: str = "GBP"
     bonus_per_item: float = 0.0
     bonus_scale: str = "reliability"  # or "flat"
-    too_fast_s: float = 3.0  # flag: median seconds per item below this
-    straight_line: float = 0.9  # flag: the same answer on at least this share of items (5 or more)
+    #: A minimum median of seconds per item, stated to participants on their first page (None: none
+    #: stated; speed then counts only as a statistical outlier of the study, as Prolific allows).
+    too_fast_s: float | None = None
+    straight_line: float = 0.9  # note: the same answer on at least this share of items (5 or more)
     method: str = "dawid_skene"  # the reliability model: dawid_skene or mace
     places: int = 0  # participants the study takes (0: no limit); a timed-out one frees a place
 
@@ -173,6 +176,7 @@ def create_study(
     _check(rules.method in ("dawid_skene", "mace"), "the reliability model is 'dawid_skene' or 'mace'")
     _check(rules.reward >= 0 and rules.bonus_per_item >= 0, "rewards and bonuses cannot be negative")
     _check(rules.places >= 0, "places cannot be negative")
+    _check(rules.too_fast_s is None or rules.too_fast_s > 0, "the stated seconds per item must be above 0")
     _check(bool(re.fullmatch(r"[A-Z]{3}", rules.currency)), "the currency is a three-letter code (GBP, USD)")
     tasks = project.store.labels.tasks(kind=kind, batch=batch)
     regular, gold = sum(not t.is_gold for t in tasks), sum(t.is_gold for t in tasks)
@@ -185,7 +189,7 @@ def create_study(
     )
     secret = secrets.token_urlsafe(24)
     study = Study(
-        study_id, name or study_id, kind, batch, platform, items, gold_share, screen_below,
+        study_id, name or get_kind(kind).title, kind, batch, platform, items, gold_share, screen_below,
         completion_code, screened_out_code, completion_url, time_limit_minutes, rules.as_dict(),
         _hash(secret), utcnow(),
     )  # fmt: skip
@@ -462,3 +466,12 @@ def participant_view(
         return ParticipantView("no_items", gold=gold)
     total = progress[1] or len(project.store.studies.queue(username, study.kind))
     return ParticipantView("active", view.item, progress[0], total, view.draft, gold=gold)
+
+
+def estimated_minutes(project: Project, study: Study) -> int:
+    """What the study's first page says it takes: its items × the median seconds people spent on an
+    item of its kind in this project (20 labels or more; else 40 s), in whole minutes, at least 1."""
+    secs = sorted(e.time_spent_s for e in project.store.labels.events(kind=study.kind)
+                  if e.action == "label" and e.time_spent_s and e.source != "judge")  # fmt: skip
+    per_item = secs[len(secs) // 2] if len(secs) >= 20 else 40.0
+    return max(1, math.ceil(study.items * per_item / 60))

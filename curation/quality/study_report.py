@@ -15,13 +15,20 @@ Reads the store, never writes it (``prefkit crowd report``; the card's *Cost* se
 - *agreed*: their labelled non-gold items that are verified (the final label, by consensus or
   adjudication, :mod:`prefkit.curation.quality.consensus`, is decided and the item has all the
   labels its overlap asks for) and whose final label is theirs in every unit.
-- *flags*: ``too fast`` (median seconds per item below the study's ``too_fast_s``, 3 items or more),
-  ``straight-lining`` (the same answer on at least ``straight_line`` of their labels, 5 or more).
+- *flags* (reasons to reject, the ones Prolific accepts for speed): ``exceptionally fast`` (a
+  completed submission's minutes more than 3 standard deviations below the mean of the study's other
+  completed submissions, 5 or more of them: a statistical outlier of the study), ``faster than
+  stated`` (a median of seconds per item below the study's ``too_fast_s``, 3 items or more, only
+  when the study set one: its first page states it to every participant). A speed threshold not
+  stated in advance is never a reason.
+- *notes* (for a person to check, never a reason by itself): ``same answer`` on at least
+  ``straight_line`` of their labels (5 or more): answers can be skewed for good reasons.
 - *self_alpha*: their lowest α with their own repeats over the kind's fields (``agreement.within_rows``);
   *self_flag* when it is below ``[release] self_alpha_min``: for people to look at, never a rejection.
-- *decision*: ``approve`` a completed submission without flags; ``reject`` a screened-out one or a
-  completed one with flags (the reason says which); ``none`` for one that did not finish (the
-  platform returns or times it out itself). A suggestion: people decide, the files are for them.
+- *decision*: ``approve`` a completed submission without flags (its notes in the reason);
+  ``reject`` a screened-out one (failed the attention checks) or a completed one with flags (the
+  reason says which); ``none`` for one that did not finish (the platform returns or times it out
+  itself). A suggestion: people decide, the files are for them.
 - *bonus* (approved only): ``bonus_per_item`` × agreed items, × reliability when the rule is
   ``reliability``; rounded half up to the cent.
 - *cost*: the reward of each approved submission plus the bonuses; *verified items*: the study
@@ -33,6 +40,7 @@ from __future__ import annotations
 
 import csv
 import io
+import statistics
 from collections import Counter
 from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Decimal
@@ -100,19 +108,44 @@ def _minutes(p: Participant, events: list[LabelEvent]) -> float:
     return round((parse_utc(end) - parse_utc(p.arrived_at)).total_seconds() / 60, 2)
 
 
-def _flags(study: Study, labels: list[LabelEvent]) -> tuple[str, ...]:
-    rules, out = study.rules, []
+#: An exceptionally fast submission: this many standard deviations below the others' mean minutes.
+OUTLIER_SD = 3.0
+#: The other completed submissions the mean and standard deviation need.
+OUTLIER_MIN_OTHERS = 5
+
+
+def _flags(
+    study: Study, labels: list[LabelEvent], minutes: float | None, others: list[float]
+) -> tuple[str, ...]:
+    """The reasons to reject a completed submission (see the module's protocol); ``minutes`` is
+    its time, ``others`` the minutes of the study's other completed submissions."""
+    out = []
+    if minutes is not None and len(others) >= OUTLIER_MIN_OTHERS:
+        mean, sd = statistics.fmean(others), statistics.stdev(others)
+        if sd > 0 and minutes < mean - OUTLIER_SD * sd:
+            out.append(f"exceptionally fast ({minutes:g} min, more than {OUTLIER_SD:g} SD below the mean of "
+                       f"the study's other {len(others)} submissions, {mean:.1f} ± {sd:.1f} min)")  # fmt: skip
+    stated = study.rules.get("too_fast_s")
     secs = [e.time_spent_s for e in labels if e.time_spent_s is not None]
-    if len(secs) >= 3 and median(secs) < rules["too_fast_s"]:
-        out.append(f"too fast (median {median(secs):.1f} s per item < {rules['too_fast_s']:g} s)")
-    if len(labels) >= 5:
-        _, n = Counter(canonical_json(e.values) for e in labels).most_common(1)[0]
-        if n / len(labels) >= rules["straight_line"]:
-            out.append(f"straight-lining (the same answer on {n} of {len(labels)} items)")
+    if stated and len(secs) >= 3 and median(secs) < stated:
+        out.append(
+            f"faster than stated (median {median(secs):.1f} s per item < the {stated:g} s its first page states)"
+        )
     return tuple(out)
 
 
-def _decide(study: Study, p: Participant, gold: tuple[int, float], flags: tuple[str, ...]) -> tuple[str, str]:
+def _notes(study: Study, labels: list[LabelEvent]) -> tuple[str, ...]:
+    """What a person should look at before approving (never a reason to reject by itself)."""
+    if len(labels) >= 5:
+        _, n = Counter(canonical_json(e.values) for e in labels).most_common(1)[0]
+        if n / len(labels) >= study.rules["straight_line"]:
+            return (f"check: the same answer on {n} of {len(labels)} items",)
+    return ()
+
+
+def _decide(
+    study: Study, p: Participant, gold: tuple[int, float], flags: tuple[str, ...], notes: tuple[str, ...] = ()
+) -> tuple[str, str]:
     n, right = gold
     if p.status == "screened_out":
         return "reject", (
@@ -122,7 +155,8 @@ def _decide(study: Study, p: Participant, gold: tuple[int, float], flags: tuple[
     if p.status == "completed":
         if flags:
             return "reject", "; ".join(flags)
-        return "approve", "completed" + (f", {right:g} of {n} gold item(s) right" if n else "")
+        said = "completed" + (f", {right:g} of {n} gold item(s) right" if n else "")
+        return "approve", "; ".join((said, *notes))
     if p.status == "timed_out":
         return "none", f"timed out after {study.time_limit_minutes:g} minutes (the platform times it out)"
     if time_over(study, p):  # timed out at their next click or the next arrival
@@ -153,6 +187,7 @@ def review(store: ProjectStore, study: Study, self_alpha_min: float = TENTATIVE_
     reliability = _reliabilities(store, study) if participants else {}
     selves = self_alphas(store, study.kind, self_alpha_min) if participants else {}
     lines, verified = [], set()
+    done = {p.username: _minutes(p, []) for p in participants if p.status == "completed" and p.finished_at}
     for p in participants:
         events, _ = store.labels.live_events_of(p.username, study.kind)
         events = [e for e in events if e.task_id in tasks]
@@ -170,8 +205,9 @@ def review(store: ProjectStore, study: Study, self_alpha_min: float = TENTATIVE_
                 continue  # a lone label agrees with itself: an item is verified with all its labels
             verified.add(e.task_id)
             agreed += kind.gold_score(e.values, final.values) == 1.0
-        flags = _flags(study, labels)
-        decision, reason = _decide(study, p, (len(gold), right), flags)
+        others = [m for who, m in done.items() if who != p.username]
+        flags = _flags(study, labels, done.get(p.username), others) if p.status == "completed" else ()
+        decision, reason = _decide(study, p, (len(gold), right), flags, _notes(study, labels))
         secs = [e.time_spent_s for e in labels if e.time_spent_s is not None]
         rel = reliability.get(p.username)
         mine = selves.get((p.username, study.kind))

@@ -66,8 +66,9 @@ def study() -> None:
               help="Bonus per agreed item (an item whose verified label is the participant's).")  # fmt: skip
 @click.option("--bonus-scale", type=click.Choice(["reliability", "flat"]), default="reliability",
               show_default=True, help="Scale the bonus by the participant's reliability, or not.")  # fmt: skip
-@click.option("--too-fast", "too_fast_s", type=NON_NEGATIVE_FLOAT, default=3.0, show_default=True,
-              help="Flag a participant whose median seconds per item is below this.")  # fmt: skip
+@click.option("--too-fast", "too_fast_s", type=NON_NEGATIVE_FLOAT, default=None,
+              help="A minimum median of seconds per item, stated to participants on their first page and "
+                   "then a reason to reject (default: none; speed then only counts as a statistical outlier).")  # fmt: skip
 @click.option("--straight-line", type=FRACTION, default=0.9, show_default=True,
               help="Flag a participant giving one answer on at least this share of items.")  # fmt: skip
 @click.option("--places", type=NON_NEGATIVE_INT, default=0, show_default=True,
@@ -75,12 +76,12 @@ def study() -> None:
 @click.option("--model", type=click.Choice(["dawid_skene", "mace"]), default="dawid_skene", show_default=True,
               help="The reliability model the review fits.")  # fmt: skip
 @click.option("--base-url", default="http://localhost:8501", show_default=True, help=BASE_URL_HELP)
-@click.option("--name", help="A title for the study (default: its id).")
+@click.option("--name", help="The title participants see (default: the task kind's title).")
 @project_option
 def create(project: Project, study_id: str, kind: str, batch: str, items: int, gold_share: float,
            screen_below: float, completion_code: str, screened_out_code: str, completion_url: str | None,
            time_limit: float, platform: str, reward: float, currency: str, bonus_per_item: float,
-           bonus_scale: str, too_fast_s: float, straight_line: float, places: int, model: str, base_url: str,
+           bonus_scale: str, too_fast_s: float | None, straight_line: float, places: int, model: str, base_url: str,
            name: str | None) -> None:  # fmt: skip
     """Create a study and print its entry URL, to paste into the platform as the study's URL.
 
