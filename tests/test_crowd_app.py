@@ -5,7 +5,6 @@ are labelled there, and the end shows the code."""
 from __future__ import annotations
 
 import re
-
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
