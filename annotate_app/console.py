@@ -52,12 +52,21 @@ def audit_table(store: ProjectStore, families: tuple[str, ...], limit: int = 10)
         return
     st.dataframe(
         pd.DataFrame(
-            [{"when": when(e.created_at), "who": e.actor, "what": e.action, "on": e.target,
-              "details": ", ".join(f"{k}={v}" for k, v in e.detail.items() if v is not None)} for e in rows]
+            [
+                {
+                    "when": when(e.created_at),
+                    "who": e.actor,
+                    "what": e.action,
+                    "on": e.target,
+                    "details": ", ".join(f"{k}={v}" for k, v in e.detail.items() if v is not None),
+                }
+                for e in rows
+            ]
         ),
-        hide_index=True, width="stretch",
+        hide_index=True,
+        width="stretch",
         column_config={"details": st.column_config.TextColumn(width="large")},
-    )  # fmt: skip
+    )
     st.caption("Every change, from these pages and from commands: `prefkit audit list`.")
 
 
@@ -79,8 +88,15 @@ def gold_form(project, me: str, task) -> None:
     known = store.labels.gold_answers(task.kind).get(task.task_id)
     decided = consensus.final_labels(store, task.kind).get(task.task_id)
     start = known[1] if known else (decided.values if decided and decided.values else None)
-    st.markdown(ui.safe("**Gold answer for** task {} · item {} · batch {}  \n:small[{}]", task.task_id,
-                        task.item_ref, task.batch, excerpt(summary(task), 200)))  # fmt: skip
+    st.markdown(
+        ui.safe(
+            "**Gold answer for** task {} · item {} · batch {}  \n:small[{}]",
+            task.task_id,
+            task.item_ref,
+            task.batch,
+            excerpt(summary(task), 200),
+        )
+    )
     if task.is_gold:
         st.caption("A gold item; its known answer is below.")
     elif start:
@@ -94,8 +110,11 @@ def gold_form(project, me: str, task) -> None:
     answer = st.text_area("Known answer (JSON, in the task kind's shape)", key=key)
     b1, b2 = st.columns(2)
     if b1.button("Mark as gold", key=f"gold_mark:{task.task_id}", type="primary"):
-        act(lambda: work.mark_gold(project, me, task.task_id, work.parse_answer(answer)),
-            lambda _: f"Marked {task.item_ref} as gold", refused="Not marked")  # fmt: skip
+        act(
+            lambda: work.mark_gold(project, me, task.task_id, work.parse_answer(answer)),
+            lambda _: f"Marked {task.item_ref} as gold",
+            refused="Not marked",
+        )
     if b2.button("Unmark gold", key=f"gold_unmark:{task.task_id}", disabled=not task.is_gold):
         act(
             lambda: work.unmark_gold(project, me, task.task_id),

@@ -146,17 +146,28 @@ def test_speed_alone_rejects_only_a_statistical_outlier_of_the_study(project):
     tid = next(t.task_id for t in project.store.labels.tasks(kind=KIND))
     project.store.labels.set_gold(tid, {"coverage": "fully"})
     created = studies.create_study(
-        project, "speed", kind=KIND, batch="default", items=2, gold_share=0.0, screen_below=0.5,
-        completion_code="DONE2", screened_out_code="OUT2", time_limit_minutes=60,
-    )  # fmt: skip
+        project,
+        "speed",
+        kind=KIND,
+        batch="default",
+        items=2,
+        gold_share=0.0,
+        screen_below=0.5,
+        completion_code="DONE2",
+        screened_out_code="OUT2",
+        time_limit_minutes=60,
+    )
     token = created.entry_url.split("study=")[1].split("&")[0]
     minutes = {"p1": 10, "p2": 11, "p3": 12, "p4": 10, "p5": 11, "p6": 12, "p7": 1, "p8": 9}
     p = project.store.t["study_participants"]
     for pid, m in minutes.items():
         studies.arrive(project, {"study": token, "PROLIFIC_PID": pid, "SESSION_ID": "s" + pid})
         with project.store.write() as conn:
-            conn.execute(p.update().where(p.c.platform_id == pid).values(
-                arrived_at=T0, status="completed", finished_at=at(m)))  # fmt: skip
+            conn.execute(
+                p.update()
+                .where(p.c.platform_id == pid)
+                .values(arrived_at=T0, status="completed", finished_at=at(m))
+            )
     rows = {r.platform_id: r for r in study_report(project, "speed").participants}
     assert rows["p7"].decision == "reject" and rows["p7"].reason.startswith(
         "exceptionally fast (1 min, more than 3 SD below the mean of the study's other 7 submissions"

@@ -41,8 +41,10 @@ def lead(task) -> str:
     p = task.payload
     return (
         "**Checklist item** :gray[· what a reply that honours the preference does]  \n"
-        + md_escape(p["checklist_item"]) + "\n\n**Candidate preference**  \n" + md_escape(p["candidate"])
-    )  # fmt: skip
+        + md_escape(p["checklist_item"])
+        + "\n\n**Candidate preference**  \n"
+        + md_escape(p["candidate"])
+    )
 
 
 def pair(task) -> None:

@@ -203,9 +203,17 @@ if not flags:
 else:
     tasks = {f.task_id: store.labels.task(f.task_id) for f in flags}
     flag_rows = pd.DataFrame(
-        [{"task kind": dashboard.kind_title(f.kind), "item": summary(tasks[f.task_id]), "reason": f.comment or "",
-          "by": f.annotator, "when": f.created_at[:16].replace("T", " ")} for f in flags]
-    )  # fmt: skip
+        [
+            {
+                "task kind": dashboard.kind_title(f.kind),
+                "item": summary(tasks[f.task_id]),
+                "reason": f.comment or "",
+                "by": f.annotator,
+                "when": f.created_at[:16].replace("T", " "),
+            }
+            for f in flags
+        ]
+    )
 
     def _open_flagged() -> None:
         chosen = st.session_state["flag_table"].selection.rows

@@ -39,23 +39,33 @@ if not live:
 else:
     st.dataframe(  # plain-text cells: comments and answers never render as markdown
         pd.DataFrame(
-            [{"annotator": ev.annotator, "action": ev.action,
-              "answer": describe(task, ev.values) if ev.action == "label" else "",
-              "comment": ev.comment or "", "when": ev.created_at[:16].replace("T", " "),
-              "seconds": "–" if ev.time_spent_s is None else f"{ev.time_spent_s:.1f}"} for ev in live]
+            [
+                {
+                    "annotator": ev.annotator,
+                    "action": ev.action,
+                    "answer": describe(task, ev.values) if ev.action == "label" else "",
+                    "comment": ev.comment or "",
+                    "when": ev.created_at[:16].replace("T", " "),
+                    "seconds": "–" if ev.time_spent_s is None else f"{ev.time_spent_s:.1f}",
+                }
+                for ev in live
+            ]
         ),
-        hide_index=True, width="stretch",
+        hide_index=True,
+        width="stretch",
         column_config={"answer": st.column_config.TextColumn(width="large")},
-    )  # fmt: skip
+    )
 final = consensus.final_labels(store, task.kind).get(task.task_id)
 st.caption(f"Decided by: {final.decided_by if final else 'undecided'}")
 with st.expander("Gold item" + (" (this is one)" if task.is_gold else ": mark this item as gold")):
     console.gold_form(project, me, task)
 if sum(ev.action == "label" for ev in live) >= 2:
     st.page_link(
-        "views/adjudicate.py", label="Adjudicate this item", icon=":material/balance:",
+        "views/adjudicate.py",
+        label="Adjudicate this item",
+        icon=":material/balance:",
         query_params={"kind": task.kind, "task": task.task_id},
-    )  # fmt: skip
+    )
 
 if task.payload.get("turns"):
     st.header("Dialogue")

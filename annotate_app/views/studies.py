@@ -32,8 +32,13 @@ def _made(where: str) -> bool:
     if not made or made[2] != where:
         return False
     with st.container(border=True):
-        st.success(ui.safe("The entry URL of **{}**, shown only this once: paste it into the platform as "
-                           "the study's URL (the project keeps only a hash of its secret).", made[0]))  # fmt: skip
+        st.success(
+            ui.safe(
+                "The entry URL of **{}**, shown only this once: paste it into the platform as "
+                "the study's URL (the project keeps only a hash of its secret).",
+                made[0],
+            )
+        )
         st.code(made[1], language=None)
         st.link_button("Open the entry URL", made[1], icon=":material/open_in_new:")
     return True
@@ -142,15 +147,25 @@ def _create_form() -> None:
         )
         scale = c3.selectbox("Bonus scale", ["reliability", "flat"], key="study_create_scale")
         places = c1.number_input("Places (0: no limit)", min_value=0, value=0, key="study_create_places")
-        fast = c2.number_input("Stated minimum seconds per item (optional)", min_value=0.0, value=None, step=1.0,
-                               key="study_create_fast",
-                               help="Shown on the participants' first page; only then a reason to reject. "
-                                    "Without it, speed counts only as a statistical outlier of the study.")  # fmt: skip
+        fast = c2.number_input(
+            "Stated minimum seconds per item (optional)",
+            min_value=0.0,
+            value=None,
+            step=1.0,
+            key="study_create_fast",
+            help="Shown on the participants' first page; only then a reason to reject. "
+            "Without it, speed counts only as a statistical outlier of the study.",
+        )
         st.session_state.setdefault("study_create_base", HERE)
         base = st.text_input("Base URL (where participants reach this app)", key="study_create_base")
         if st.form_submit_button("Create study", type="primary"):
-            rules = studies.Rules(reward=reward, bonus_per_item=bonus, bonus_scale=scale, places=int(places),
-                                  too_fast_s=fast or None)  # fmt: skip
+            rules = studies.Rules(
+                reward=reward,
+                bonus_per_item=bonus,
+                bonus_scale=scale,
+                places=int(places),
+                too_fast_s=fast or None,
+            )
 
             def _create() -> studies.CreatedStudy:
                 created = studies.create_study(

@@ -116,10 +116,14 @@ if not st.session_state.get("_study_intro") and first.done == 0:
         f"You will see {first.total} items; it takes about {studies.estimated_minutes(project, study)} "
         f"minutes (at most {study.time_limit_minutes:g}). Read the guidelines once before your first item, "
         "and answer each item as they ask."
-        + (f" Please take at least {stated:g} seconds per item on average: a submission much faster than "
-           "that may not be approved." if stated else ""),
+        + (
+            f" Please take at least {stated:g} seconds per item on average: a submission much faster than "
+            "that may not be approved."
+            if stated
+            else ""
+        ),
         icon=":material/menu_book:",
-    )  # fmt: skip
+    )
     with st.container(border=True):
         st.markdown(guidelines)
     if st.button("Start", type="primary", shortcut="Enter", key="study_start"):

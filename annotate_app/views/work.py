@@ -28,19 +28,36 @@ if not rows:
 else:
     st.dataframe(
         pd.DataFrame(
-            [{"task kind": _title(r.kind), "batch": r.batch, "status": r.status, "tasks": r.tasks,
-              "gold": r.gold, "overlap": r.overlap, "assigned": r.assigned, "complete": r.complete,
-              "progress": f"{r.complete / r.tasks:.0%}" if r.tasks else "–", "stale items": r.stale}
-             for r in rows]
+            [
+                {
+                    "task kind": _title(r.kind),
+                    "batch": r.batch,
+                    "status": r.status,
+                    "tasks": r.tasks,
+                    "gold": r.gold,
+                    "overlap": r.overlap,
+                    "assigned": r.assigned,
+                    "complete": r.complete,
+                    "progress": f"{r.complete / r.tasks:.0%}" if r.tasks else "–",
+                    "stale items": r.stale,
+                }
+                for r in rows
+            ]
         ),
-        hide_index=True, width="stretch",
-    )  # fmt: skip
+        hide_index=True,
+        width="stretch",
+    )
     hours = workflow.stale_after_hours(project)
     st.caption(
         "Overlap: annotators per item (min..max: adaptive, with the range items are at now). "
-        + work.COMPLETE + " Stale: items held by queues idle for "
-        + (f"{hours:g} hours ([annotation] stale_after_hours)." if hours > 0 else "– never ([annotation] stale_after_hours = 0).")
-    )  # fmt: skip
+        + work.COMPLETE
+        + " Stale: items held by queues idle for "
+        + (
+            f"{hours:g} hours ([annotation] stale_after_hours)."
+            if hours > 0
+            else "– never ([annotation] stale_after_hours = 0)."
+        )
+    )
 
 
 def _create_form() -> None:
@@ -97,8 +114,12 @@ def _gold_form() -> None:
     if not tasks:
         st.caption("No tasks of this kind.")
         return
-    task_id = c2.selectbox("Item (reference · batch · text)", list(tasks), key="work_gold_task",
-                           format_func=lambda t: console.item_line(tasks[t]))  # fmt: skip
+    task_id = c2.selectbox(
+        "Item (reference · batch · text)",
+        list(tasks),
+        key="work_gold_task",
+        format_func=lambda t: console.item_line(tasks[t]),
+    )
     with st.container(border=True):
         console.gold_form(project, me, tasks[task_id])
     st.page_link(

@@ -189,10 +189,22 @@ def create_study(
     )
     secret = secrets.token_urlsafe(24)
     study = Study(
-        study_id, name or get_kind(kind).title, kind, batch, platform, items, gold_share, screen_below,
-        completion_code, screened_out_code, completion_url, time_limit_minutes, rules.as_dict(),
-        _hash(secret), utcnow(),
-    )  # fmt: skip
+        study_id,
+        name or get_kind(kind).title,
+        kind,
+        batch,
+        platform,
+        items,
+        gold_share,
+        screen_below,
+        completion_code,
+        screened_out_code,
+        completion_url,
+        time_limit_minutes,
+        rules.as_dict(),
+        _hash(secret),
+        utcnow(),
+    )
     project.store.studies.add_study(study)
     if actor is not None:  # the settings, never the secret
         detail = {
@@ -471,7 +483,10 @@ def participant_view(
 def estimated_minutes(project: Project, study: Study) -> int:
     """What the study's first page says it takes: its items × the median seconds people spent on an
     item of its kind in this project (20 labels or more; else 40 s), in whole minutes, at least 1."""
-    secs = sorted(e.time_spent_s for e in project.store.labels.events(kind=study.kind)
-                  if e.action == "label" and e.time_spent_s and e.source != "judge")  # fmt: skip
+    secs = sorted(
+        e.time_spent_s
+        for e in project.store.labels.events(kind=study.kind)
+        if e.action == "label" and e.time_spent_s and e.source != "judge"
+    )
     per_item = secs[len(secs) // 2] if len(secs) >= 20 else 40.0
     return max(1, math.ceil(study.items * per_item / 60))

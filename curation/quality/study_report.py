@@ -123,8 +123,10 @@ def _flags(
     if minutes is not None and len(others) >= OUTLIER_MIN_OTHERS:
         mean, sd = statistics.fmean(others), statistics.stdev(others)
         if sd > 0 and minutes < mean - OUTLIER_SD * sd:
-            out.append(f"exceptionally fast ({minutes:g} min, more than {OUTLIER_SD:g} SD below the mean of "
-                       f"the study's other {len(others)} submissions, {mean:.1f} ± {sd:.1f} min)")  # fmt: skip
+            out.append(
+                f"exceptionally fast ({minutes:g} min, more than {OUTLIER_SD:g} SD below the mean of "
+                f"the study's other {len(others)} submissions, {mean:.1f} ± {sd:.1f} min)"
+            )
     stated = study.rules.get("too_fast_s")
     secs = [e.time_spent_s for e in labels if e.time_spent_s is not None]
     if stated and len(secs) >= 3 and median(secs) < stated:
@@ -220,9 +222,15 @@ def review(store: ProjectStore, study: Study, self_alpha_min: float = TENTATIVE_
             )
         )  # fmt: skip
     return StudyReport(
-        study.study_id, study.name, study.kind, study.batch_id, study.platform, study.rules["currency"],
-        lines, _totals(study, lines, len(verified)),
-    )  # fmt: skip
+        study.study_id,
+        study.name,
+        study.kind,
+        study.batch_id,
+        study.platform,
+        study.rules["currency"],
+        lines,
+        _totals(study, lines, len(verified)),
+    )
 
 
 def _totals(study: Study, lines: list[ParticipantReview], verified: int) -> dict[str, Any]:

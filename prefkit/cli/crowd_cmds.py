@@ -66,9 +66,14 @@ def study() -> None:
               help="Bonus per agreed item (an item whose verified label is the participant's).")  # fmt: skip
 @click.option("--bonus-scale", type=click.Choice(["reliability", "flat"]), default="reliability",
               show_default=True, help="Scale the bonus by the participant's reliability, or not.")  # fmt: skip
-@click.option("--too-fast", "too_fast_s", type=NON_NEGATIVE_FLOAT, default=None,
-              help="A minimum median of seconds per item, stated to participants on their first page and "
-                   "then a reason to reject (default: none; speed then only counts as a statistical outlier).")  # fmt: skip
+@click.option(
+    "--too-fast",
+    "too_fast_s",
+    type=NON_NEGATIVE_FLOAT,
+    default=None,
+    help="A minimum median of seconds per item, stated to participants on their first page and "
+    "then a reason to reject (default: none; speed then only counts as a statistical outlier).",
+)
 @click.option("--straight-line", type=FRACTION, default=0.9, show_default=True,
               help="Flag a participant giving one answer on at least this share of items.")  # fmt: skip
 @click.option("--places", type=NON_NEGATIVE_INT, default=0, show_default=True,
@@ -93,11 +98,23 @@ def create(project: Project, study_id: str, kind: str, batch: str, items: int, g
                           bonus_scale=bonus_scale, too_fast_s=too_fast_s, straight_line=straight_line,
                           method=model, places=places)  # fmt: skip
     made = studies.create_study(
-        project, study_id, kind=kind, batch=batch, items=items, gold_share=gold_share,
-        screen_below=screen_below, completion_code=completion_code, screened_out_code=screened_out_code,
-        completion_url=completion_url, time_limit_minutes=time_limit, platform=platform,
-        base_url=base_url, rules=rules, name=name, actor=shell_actor(),
-    )  # fmt: skip
+        project,
+        study_id,
+        kind=kind,
+        batch=batch,
+        items=items,
+        gold_share=gold_share,
+        screen_below=screen_below,
+        completion_code=completion_code,
+        screened_out_code=screened_out_code,
+        completion_url=completion_url,
+        time_limit_minutes=time_limit,
+        platform=platform,
+        base_url=base_url,
+        rules=rules,
+        name=name,
+        actor=shell_actor(),
+    )
     s, platform_title = made.study, studies.PLATFORMS[made.study.platform].title
     click.echo(
         f"Study {s.study_id}: {s.kind}, batch {s.batch_id}, {s.items} items per participant "
