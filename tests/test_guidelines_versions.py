@@ -106,7 +106,7 @@ def test_a_version_the_project_never_had_is_refused_naming_file_line_and_key(pro
         tmp_path, [label_row(t1, "alice", "fully"), label_row(t1, "bob", "fully", "0123456789ab")]
     )
     with pytest.raises(LabelsFileError) as err:
-        import_labels(project.store, path, versions=lambda k: current_version(project, project.store, k))
+        import_labels(project.store, path, guidelines=project.guidelines)
     assert str(err.value) == (
         f"{path}:2: guidelines_version: {KIND} never had guidelines version "
         "'0123456789ab' in this project (prefkit guidelines list)"

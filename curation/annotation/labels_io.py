@@ -45,6 +45,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from prefkit.curation.annotation.guidelines import version_of
 from prefkit.curation.annotation.task_kinds import LabelError, get_kind
 from prefkit.schemas.common import InputError, PrefkitError, canonical_json, content_hash, validation_line
 from prefkit.schemas.curation import AnnotationTask, LabelEvent
@@ -174,9 +175,10 @@ def read_rows(path: Path, fmt: str | None = None) -> list[tuple[int, dict[str, A
 class _Resolver:
     """Looks up tasks and users once per import."""
 
-    def __init__(self, store: ProjectStore, versions: Callable[[str], str | None]):
+    def __init__(self, store: ProjectStore, guidelines: Callable[[str], str] | None):
         self.store = store
-        self.current = versions  # the kind's current guidelines version
+        self.guidelines = guidelines  # the kind's guidelines as shown now
+        self.shown: dict[str, tuple[str, str]] = {}  # kind -> (current version, its text): kept if all pass
         self.known: dict[str, set[str]] = {}
         self.tasks: dict[tuple[str, str], AnnotationTask] = {}
         for task in store.labels.tasks():
@@ -217,7 +219,10 @@ class _Resolver:
 
     def version(self, kind: str, given: Any) -> str | None:
         """The row's guidelines version (one this project had for ``kind``), else the current one."""
-        current = self.current(kind)
+        if self.guidelines is not None and kind not in self.shown:
+            text = self.guidelines(kind)
+            self.shown[kind] = (version_of(text), text)
+        current = self.shown[kind][0] if kind in self.shown else None
         if given is None or given == current:
             return current
         if kind not in self.known:
@@ -411,14 +416,15 @@ def import_labels(
     path: str | Path,
     fmt: str | None = None,
     source: str = "import",
-    versions: Callable[[str], str | None] = lambda kind: None,
+    guidelines: Callable[[str], str] | None = None,
 ) -> ImportResult:
     """Validate every row of a labels file, then record them all in one transaction (or none).
-    ``versions(kind)``: the kind's current guidelines version, for rows that name none."""
+    ``guidelines(kind)``: the kind's guidelines as annotators are shown them now (``Project.guidelines``),
+    whose version rows that name none record (kept in the store once every row passed)."""
     if source not in SOURCES:
         raise LabelsFileError(f"source must be one of {', '.join(SOURCES)}, not {source!r}")
     path = Path(path)
-    resolver = _Resolver(store, versions)
+    resolver = _Resolver(store, guidelines)
     events: dict[str, LabelEvent] = {}
     for line, row in read_rows(path, fmt):
         try:
@@ -444,6 +450,8 @@ def import_labels(
     new = [e for e in events.values() if resolver.recorded(e.event_id) is None]  # exported labels coming back
     again = [e for e in new if e.action == "repeat" and resolver.repeats[(e.task_id, e.annotator)] is e]
     labels = _chain([e for e in new if e.action != "repeat"], store)
+    for kind, (version, text) in resolver.shown.items():
+        store.guidelines.record(kind, version, text)
     written = store.labels.append_events(labels, repeats=again) if labels or again else 0
     return ImportResult(rows=len(events), written=written)
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import sys
 from pathlib import Path
 
@@ -10,7 +9,6 @@ import click
 from prefkit.cli.args import project_option
 from prefkit.cli.types import SafePath
 from prefkit.curation.annotation import overlap
-from prefkit.curation.annotation.guidelines import current_version
 from prefkit.curation.annotation.labels_io import export_labels, import_labels
 from prefkit.curation.project import Project
 
@@ -35,10 +33,8 @@ def labels_import(project: Project, file: str, fmt: str | None, judge: bool) -> 
 
     Example: prefkit labels import labels.jsonl
     """
-    versions = functools.partial(current_version, project, project.store)
-    result = import_labels(
-        project.store, Path(file), fmt=fmt, source="judge" if judge else "import", versions=versions
-    )
+    source = "judge" if judge else "import"
+    result = import_labels(project.store, Path(file), fmt=fmt, source=source, guidelines=project.guidelines)
     click.echo(
         f"{file}: {result.rows} row(s); {result.written} new event(s), {result.already_recorded} already recorded"
     )
