@@ -257,23 +257,8 @@ def test_eval_alpsbench_runs_the_offline_model_and_stores_the_run(tmp_path, proj
             ),
         ],
     )
-    args = [
-        "eval",
-        "alpsbench",
-        "--release",
-        str(rel),
-        "--task",
-        "3",
-        "--model",
-        "m",
-        "--backend",
-        "offline",
-        "--protocol",
-        "prefkit",
-        "--json",
-        "-p",
-        str(project.root),
-    ]
+    args = f"""eval alpsbench --release {rel} --task 3 --model m --backend offline --protocol prefkit
+        --json -p {project.root}""".split()
     result = CliRunner().invoke(cli, args)
     assert result.exit_code == 0, result.output
     out = json.loads(result.output)

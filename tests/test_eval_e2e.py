@@ -128,21 +128,8 @@ def test_kill_resume_score_pairs_and_judge_vs_human_alpha(endpoint, project, tmp
         tmp_path, personas=4
     )  # 12 instances: 12 inferences + 12 x (2 pairs + 1 decomposition)
     total = 12 + 12 * 3
-    args = [
-        "eval",
-        "cupid",
-        "--release",
-        str(rel),
-        "--model",
-        "m",
-        "--backend",
-        "openai",
-        "--protocol",
-        "prefkit",
-        "--json",
-        "-p",
-        str(project.root),
-    ]
+    args = f"""eval cupid --release {rel} --model m --backend openai --protocol prefkit
+        --json -p {project.root}""".split()
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     child = subprocess.Popen(
         [sys.executable, "-c", CHILD, *args], cwd=ROOT, env=env, stdout=subprocess.DEVNULL

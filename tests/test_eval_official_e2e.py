@@ -224,18 +224,7 @@ def test_a_checkout_without_a_prompt_file_is_one_clear_error(project, tmp_path):
     (checkout / "prompts/synthesis/preference_decomposer.yaml").unlink()
     result = CliRunner().invoke(
         cli,
-        [
-            "eval",
-            "cupid",
-            "--release",
-            str(rel),
-            "--model",
-            "m",
-            "--prompts",
-            str(checkout),
-            "-p",
-            str(project.root),
-        ],
+        f"eval cupid --release {rel} --model m --prompts {checkout} -p {project.root}".split(),
     )
     assert result.exit_code == 1
     assert "no prompts/synthesis/preference_decomposer.yaml (needed for the decompose step)" in result.output

@@ -164,33 +164,9 @@ FIELD_VALUES = st.one_of(
     st.dictionaries(st.text(max_size=3), st.integers(), max_size=2),
     st.sampled_from(["2023-05-01T08:00:00+00:00", "not a date", "user", "assistant", "English"]),
 )
-TOP = [
-    "conversation_hash",
-    "model",
-    "timestamp",
-    "turn",
-    "language",
-    "openai_moderation",
-    "detoxify_moderation",
-    "toxic",
-    "redacted",
-    "state",
-    "country",
-    "hashed_ip",
-    "header",
-]
-TURN = [
-    "content",
-    "role",
-    "language",
-    "redacted",
-    "toxic",
-    "turn_identifier",
-    "hashed_ip",
-    "state",
-    "country",
-    "header",
-]
+TOP = """conversation_hash model timestamp turn language openai_moderation detoxify_moderation toxic
+    redacted state country hashed_ip header""".split()
+TURN = "content role language redacted toxic turn_identifier hashed_ip state country header".split()
 
 
 @st.composite
@@ -230,19 +206,8 @@ def test_property_wildchat_rows_are_refused_exactly_when_the_contract_refuses(
     before = _snapshot(root)
     result = CliRunner().invoke(
         cli,
-        [
-            "ingest",
-            "wildchat",
-            str(path),
-            "-p",
-            str(root),
-            "--no-progress",
-            "--min-turns",
-            "1",
-            "--any-language",
-            "--keep-toxic",
-            "--keep-redacted",
-        ],
+        f"""ingest wildchat {path} -p {root} --no-progress --min-turns 1 --any-language --keep-toxic
+        --keep-redacted""".split(),
     )
     if valid:
         assert result.exit_code == 0, result.output
@@ -328,20 +293,7 @@ def test_property_bad_predictions_are_one_line_and_record_no_run(alps, tmp_path_
     before = _snapshot(root)
     result = CliRunner().invoke(
         cli,
-        [
-            "eval",
-            "alpsbench",
-            "--release",
-            str(rel),
-            "--task",
-            "1",
-            "--predictions",
-            str(preds),
-            "--backend",
-            "offline",
-            "-p",
-            str(root),
-        ],
+        f"eval alpsbench --release {rel} --task 1 --predictions {preds} --backend offline -p {root}".split(),
     )
     assert result.exit_code == 1 and isinstance(result.exception, SystemExit), result.output
     out = result.output.strip().splitlines()

@@ -199,18 +199,8 @@ def test_a_refused_predictions_file_leaves_no_running_run(root, tmp_path, case):
     preds.write_bytes(_prediction_line(BAD_PREDICTIONS[case]) + b"\n")
     line = one_error_line(
         run(
-            "eval",
-            "alpsbench",
-            "--release",
-            str(rel),
-            "--task",
-            "1",
-            "--predictions",
-            str(preds),
-            "--backend",
-            "offline",
-            "-p",
-            str(root),
+            *f"""eval alpsbench --release {rel} --task 1 --predictions {preds} --backend offline
+            -p {root}""".split(),
         )
     )
     assert f"{preds}:1:" in line
