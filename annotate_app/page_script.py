@@ -227,7 +227,23 @@ def sections() -> list[tuple[str, list[tuple[str, str]]]]:
     """Every shortcut of the app, grouped: the Annotate page, each task kind's form (its
     ``SHORTCUTS``), going back to an earlier item, and this help."""
     out: list[tuple[str, list[tuple[str, str]]]] = [
-        ("Everywhere", [("?", "Show or hide this list"), ("Esc", "Close this list")]),
+        (
+            "Everywhere",
+            [
+                ("?", "Show or hide this list"),
+                ("Esc", "Close this list"),
+                ("Tab / Shift+Tab", "Move to the next or previous control"),
+                (
+                    "Space or Enter",
+                    "Press the button in focus: an evidence turn, Skip, Flag as broken, Previous item",
+                ),
+                (
+                    "← / →",
+                    "In a row of choices in focus: choose the next or previous one (the task "
+                    "kind in the sidebar, the active checklist item, an answer)",
+                ),
+            ],
+        ),
         ("Before the first item of a task kind", [("Enter", "Start annotating (after the guidelines)")]),
     ]
     for kind, title in ui.KIND_TITLES.items():
@@ -237,6 +253,17 @@ def sections() -> list[tuple[str, list[tuple[str, str]]]]:
             keys = []
         if keys:
             out.append((title, keys))
+    out.append(
+        (
+            "Skip or report (every task kind)",
+            [
+                (
+                    "Tab, then Space",
+                    "Open Skip or report this item, choose the reason, then Skip or Flag as broken",
+                )
+            ],
+        )
+    )
     out.append(
         (
             "Going back (every task kind)",

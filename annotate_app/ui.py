@@ -120,6 +120,22 @@ def sign_out() -> None:
         st.session_state[_RUN_COUNT] = runs
 
 
+def from_url(key: str, param: str, options: Any = None) -> None:
+    """Before a maintainer view's widget ``key`` is drawn: its value from the address (``?param=``)
+    when the widget has none yet (a shared link, a bookmark, a reload), if it is one of ``options``."""
+    value = st.query_params.get(param)
+    if key not in st.session_state and value is not None and (options is None or value in options):
+        st.session_state[key] = value
+
+
+def to_url(param: str, value: Any) -> None:
+    """After the widget: its value in the address, so the view can be shared and bookmarked."""
+    if value is None:
+        st.query_params.pop(param, None)
+    elif st.query_params.get(param) != str(value):
+        st.query_params[param] = str(value)
+
+
 def flash(message: str) -> None:
     """A confirmation shown at the top of the next run (inline: a toast would cover the controls)."""
     st.session_state["_flash"] = message

@@ -397,3 +397,47 @@ def test_selected_words_go_into_the_label_from_the_form(project):
     at.button(key=f"{p}:kN").click().run()
     at.button(key=f"{p}:submit").click().run()
     assert project.store.labels.event(item.event_id).values["items"][0]["spans"] == [span]
+
+
+def test_a_link_to_a_kind_never_started_opens_its_guidelines_first(project):
+    """A browser signed in from its cookie on ``?kind=...`` of a kind the annotator has not started:
+    the guidelines, not its first item; the address names the kind already."""
+    from appkit import APP
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.session_state["user"] = ALICE
+    at.session_state["_session_resumed"] = True  # as session.resume() leaves it
+    at.query_params["kind"] = "preference_match"
+    at.run()
+    assert [t.value for t in at.title] == ["Preference matching"]  # the guidelines page's title
+    assert any(b.label == "Start annotating" for b in at.button)
+    assert at.query_params["kind"] == "preference_match"
+
+
+def test_maintainer_views_keep_their_state_in_the_address(project):
+    at = app(MAYA)
+    at.switch_page("views/work.py").run()
+    at.button_group(key="work_action").set_value("Gold items").run()
+    assert at.query_params["change"] == "Gold items"
+    shared = app(MAYA)  # a shared link: another browser opens the same view
+    shared.query_params["change"] = "Gold items"
+    shared.switch_page("views/work.py").run()
+    assert shared.button_group(key="work_action").value == "Gold items"
+    for who in ("alice", "bob"):  # a disagreement, to open by its address
+        item = workflow.current_item(project, who, "preference_match")
+        workflow.submit(project, who, item, {"coverage": "fully" if who == "alice" else "not_covered"})
+    adj = app(MAYA)
+    adj.query_params["kind"] = "preference_match"
+    adj.switch_page("views/adjudicate.py").run()
+    assert adj.query_params["task"] == item.task.task_id and adj.query_params["kind"] == "preference_match"
+
+
+def test_the_key_list_names_every_way_to_act_without_a_mouse():
+    from prefkit.annotate_app import page_script
+
+    listed = {key: what for _, keys in page_script.sections() for key, what in keys}
+    assert "Tab / Shift+Tab" in listed and "Skip" in listed["Space or Enter"]
+    said = " ".join(listed.values())
+    for act in ("evidence", "Flag as broken", "active checklist item", "task kind"):
+        assert act in said, act

@@ -27,6 +27,11 @@ SHORTCUTS = (
     ("E", "Expressed: decide the active checklist item, then go to the next undecided one"),
     ("N", "Not expressed: the same, the other way"),
     ("Ctrl+Enter", "Submit the item (every checklist item decided)"),
+    (
+        "Tab, then Space",
+        "Evidence: the buttons under each user turn, one per checklist item (Evidence for item 2)",
+    ),
+    ("Tab, then ← / →", "Choose the active checklist item (the one E and N decide)"),
 )
 
 

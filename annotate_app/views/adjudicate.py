@@ -19,12 +19,18 @@ maintainer = ui.require("maintainer").username
 project = ui.open_project()
 st.title("Adjudication")
 
-asked = st.query_params.get("kind"), st.query_params.get("task")  # from the Item page's link
-if asked[0] in ui.KIND_TITLES and "adj_kind" not in st.session_state:
-    st.session_state["adj_kind"] = asked[0]
-kind = st.segmented_control("Task kind", list(ui.KIND_TITLES), format_func=lambda v: ui.KIND_TITLES.get(v, v), key="adj_kind",
-                            default="preference_match", required=True)  # fmt: skip
+asked = st.query_params.get("kind"), st.query_params.get("task")  # a link (the Item page's), a bookmark
+ui.from_url("adj_kind", "kind", ui.KIND_TITLES)
+st.session_state.setdefault("adj_kind", "preference_match")
+kind = st.segmented_control(
+    "Task kind",
+    list(ui.KIND_TITLES),
+    format_func=lambda v: ui.KIND_TITLES.get(v, v),
+    key="adj_kind",
+    required=True,
+)
 assert kind is not None  # required=True: always a kind
+ui.to_url("kind", kind)
 items = consensus.disagreements(project.store, kind)
 if not items:
     st.success("No disagreements for this task kind.")
@@ -48,6 +54,7 @@ task_id = st.selectbox(
     format_func=lambda t: f"{excerpt(summary(tasks[t]), 100)} · {entries[t].decided_by}",
     key="adj_task",
 )
+ui.to_url("task", task_id)  # the address names the item: a reload or a shared link opens it
 entry = entries[task_id]
 task = tasks[task_id]
 st.page_link(

@@ -42,7 +42,8 @@ if st.sidebar.toggle("Show the guidelines here", key="guidelines_beside"):
     with st.sidebar.container(border=True):
         st.markdown(guidelines)
 
-if session.intro_read(kind):  # signed in again by a reload on this kind: the guidelines were read
+session.remember_kind(kind)  # in the URL at once (on the guidelines too): a reload opens this kind again
+if session.intro_read(kind) and work.get(kind):  # a reload on a kind already started: guidelines read
     st.session_state[f"intro:{kind}"] = True
 if not st.session_state.get(f"intro:{kind}"):
     st.title(ui.KIND_TITLES[kind])
@@ -93,5 +94,4 @@ def item_panel(kind: str) -> None:
         reopen.previous_button(kind, where=ui.action_bar(item))
 
 
-session.remember_kind(kind)  # in the URL: a reload opens this kind again
 item_panel(kind)

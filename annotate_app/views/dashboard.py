@@ -52,7 +52,10 @@ else:
 left, right = st.columns(2)
 with left:
     st.header("Throughput")
-    per = st.segmented_control("Per", ["day", "hour"], default="day", key="tp_per", required=True)
+    ui.from_url("tp_per", "per", ("day", "hour"))
+    st.session_state.setdefault("tp_per", "day")
+    per = st.segmented_control("Per", ["day", "hour"], key="tp_per", required=True)
+    ui.to_url("per", per)
     tp = pd.DataFrame(dashboard.throughput(store, per))
     if tp.empty:
         st.caption("No finished items yet.")

@@ -113,7 +113,10 @@ def _role_form() -> None:
 FORMS = {"Add": _add_form, "Disable or enable": _access_form, "Unlock": _unlock_form,
          "Password": _password_form, "Role": _role_form}  # fmt: skip
 # A keyed choice, not tabs: it stays where the maintainer left it from run to run.
-action = st.segmented_control("Change", list(FORMS), default="Add", required=True, key="people_action")
+ui.from_url("people_action", "change", FORMS)
+st.session_state.setdefault("people_action", "Add")
+action = st.segmented_control("Change", list(FORMS), required=True, key="people_action")
+ui.to_url("change", action)
 FORMS[action or "Add"]()
 
 console.audit_table(project.store, ("user",))

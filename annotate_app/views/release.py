@@ -131,7 +131,9 @@ def _verify_and_compare(versions: list[str]) -> None:
     """The picked release verified and diffed against the one before it; picking another reruns
     this part alone (the gates above are not computed again)."""
     ui.run_mark()  # a run of the fragment alone is counted too (the keys wait for it)
+    ui.from_url("release_shown", "version", versions)
     shown = st.selectbox("Verify and compare", versions, key="release_shown")
+    ui.to_url("version", shown)
     where = project.releases_dir / shown
     check = verify_in_project(where, project)
     st.markdown(f"**Verify {shown}**: " + ("intact" if check.ok else f"{len(check.problems)} problem(s)"))

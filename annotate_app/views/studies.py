@@ -103,7 +103,10 @@ def _review(study_id: str) -> None:
 
 if found:
     st.subheader("Review")
-    chosen = st.selectbox("Study", [s.study_id for s in found], key="study_review")
+    ids = [s.study_id for s in found]
+    ui.from_url("study_review", "review", ids)  # not "study": that names a participant's entry link
+    chosen = st.selectbox("Study", ids, key="study_review")
+    ui.to_url("review", chosen)
     if chosen:
         _review(chosen)
         st.session_state.setdefault("study_link_base", HERE)

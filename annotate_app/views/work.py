@@ -148,7 +148,10 @@ def _batches_form() -> None:
 FORMS = {"Create tasks": _create_form, "Stale items": _stale_form, "Gold items": _gold_form,
          "Batches": _batches_form}  # fmt: skip
 # A keyed choice, not tabs: it stays where the maintainer left it from run to run.
-action = st.segmented_control("Change", list(FORMS), default="Create tasks", required=True, key="work_action")
+ui.from_url("work_action", "change", FORMS)
+st.session_state.setdefault("work_action", "Create tasks")
+action = st.segmented_control("Change", list(FORMS), required=True, key="work_action")
+ui.to_url("change", action)
 FORMS[action or "Create tasks"]()
 
 console.audit_table(store, ("tasks", "gold", "batch"))
