@@ -54,7 +54,7 @@ with left:
     st.header("Throughput")
     ui.from_url("tp_per", "per", ("day", "hour"))
     st.session_state.setdefault("tp_per", "day")
-    per = st.segmented_control("Per", ["day", "hour"], key="tp_per", required=True)
+    per = st.segmented_control("Per", ["day", "hour"], key="tp_per", required=True) or "day"
     ui.to_url("per", per)
     tp = pd.DataFrame(dashboard.throughput(store, per))
     if tp.empty:
