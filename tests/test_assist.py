@@ -10,6 +10,7 @@ from fakeopenai import fake_openai_fixture  # noqa: F401 - the fixture
 from prefkit.cli import cli
 from prefkit.curation.annotation import workflow
 from prefkit.curation.annotation.suggestions import arm_of, exposure
+from prefkit.curation.annotation.task_kinds import declared_part, get_kind
 from prefkit.curation.quality.agreement import agreement_rows
 from prefkit.curation.quality.consensus import adjudicate, final_labels
 from prefkit.curation.quality.reliability import krippendorff_alpha
@@ -18,7 +19,6 @@ from prefkit.curation.store import Suggestion, SuggestionRun
 from prefkit.exports.release import release_view
 from prefkit.pipelines.llm import LLMLayer
 from prefkit.pipelines.suggestions import suggest
-from prefkit.pipelines.suggestions.kinds import SUGGESTERS
 from prefkit.schemas.curation import AnnotationTask, LabelEvent
 from test_gates import gates
 from test_release_support import add_users, cover, match_tasks, release_configs
@@ -135,7 +135,7 @@ def test_memory_suggestions_come_from_the_evidence_check_without_a_call():
             ],
         },
     )
-    s = SUGGESTERS["memory_verify"]
+    s = declared_part(get_kind("memory_verify"), "suggestions")
     assert s.requests(task, False) == []
     values, detail = s.values(task, [], False)
     assert values["decisions"] == [
@@ -170,7 +170,7 @@ def test_task_qc_suggestion_lists_the_checks_that_failed():
         leak_reason="fine", leaks=False, answer_reason="wrong memory", answer_correct=False
     )
     answer = LLMResponse(None, True, judged, judged.model_dump_json(), None, Provenance(source="t"))
-    values, detail = SUGGESTERS["task_qc"].values(task, [answer], True)
+    values, detail = declared_part(get_kind("task_qc"), "suggestions").values(task, [answer], True)
     assert values == {"leakage": "leaks", "answer": "incorrect"}
     assert detail["failed"] == ["leakage (programmatic)", "answer (judge)"]
 

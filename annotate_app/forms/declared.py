@@ -4,7 +4,8 @@ The item's fields come first, as text (never markup): a chat as its turns, a lis
 all in the item's header element (:meth:`DeclaredForm.lead`). Then one control per question, its
 title above it: a label or rating question is a row of choices, a multi_label question a row of
 toggles, a ranking the values clicked best first, a text question a text box. Digits 1-9 choose the
-choices of the first label or rating question; Ctrl+Enter submits. A form is made per kind
+choices of the first label or rating question; Ctrl+Enter submits. On the assisted arm the
+controls start from the model's suggestion (``prefkit suggest``), marked until submitted. A form is made per kind
 (``TaskKind.app_form`` names this class; the registry makes one for the kind it shows).
 """
 
@@ -14,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import streamlit as st
 from prefkit.annotate_app import ui
+from prefkit.annotate_app.forms import suggestion
 from prefkit.annotate_app.forms.text import excerpt
 from prefkit.annotate_app.safe_text import md_escape
 
@@ -101,8 +103,12 @@ class DeclaredForm:
                 hidden.button(
                     str(value), shortcut=str(n), key=key, on_click=self._choose, args=(prefix, value)
                 )
+        offered = suggestion.shown(project, user, shown)  # None on the control arm: nothing to draw
+        initial = (offered.values or {}) if offered else {}
+        if offered and initial:
+            st.markdown(suggestion.note(offered, md_escape(self.describe(shown.task, initial))))
         for q in self.kind.declaration.questions:
-            self._control(q, prefix, {}, keys=True)
+            self._control(q, prefix, initial, keys=True)
 
         def read() -> tuple[dict | None, str]:
             names = self.kind.questions

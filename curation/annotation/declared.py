@@ -187,11 +187,12 @@ _FIELD_TYPES: dict[str, Any] = {"text": str, "chat": list[ChatTurn], "list": lis
 
 
 class DeclaredKind(TaskKind):
-    """A task kind made from a :class:`KindDeclaration`. Its app form and Label Studio config are
-    the generic ones, drawn from the questions."""
+    """A task kind made from a :class:`KindDeclaration`. Its app form, Label Studio config and
+    suggestions are the generic ones, made from its title, fields and questions."""
 
     app_form = "prefkit.annotate_app.forms.declared:DeclaredForm"
     labelstudio_config = "prefkit.annotate_app.labelstudio.declared:DeclaredConfig"
+    suggestions = "prefkit.pipelines.suggestions.kinds:DECLARED"
     label_model = BaseModel  # answers are checked question by question (:meth:`validate`)
 
     def __init__(self, decl: KindDeclaration, root: Path):

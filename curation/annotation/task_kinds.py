@@ -6,7 +6,8 @@ project content, what a label's values look like (a strict pydantic model), how 
 agreement units, how decided units are assembled back into a final label, how it is scored against a
 gold answer, which answers are known up front, and the default guidelines. Each kind is one module
 (the built-in ones are in :mod:`prefkit.curation.annotation.kinds`) that subclasses :class:`TaskKind`
-and names its app form and Label Studio config (``app_form``, ``labelstudio_config``). Every kind,
+and names its app form, Label Studio config and suggestions (``app_form``, ``labelstudio_config``,
+``suggestions``). Every kind,
 prefkit's own included, is declared by its distribution as an entry point in the group
 ``prefkit.task_kinds`` (prefkit's in its pyproject.toml) and loaded from there (:class:`KindRegistry`);
 :func:`register` adds one in-process. See docs/ARCHITECTURE.md, "How to add a task kind".
@@ -84,6 +85,8 @@ class TaskKind(ABC):
     #: so the kind's own module needs neither Streamlit nor the bridge (built-in and plugin kinds alike).
     app_form: ClassVar[str | None] = None
     labelstudio_config: ClassVar[str | None] = None
+    #: The kind's suggestions (``prefkit suggest``): an import reference to its suggester, found the same way.
+    suggestions: ClassVar[str | None] = None
     #: Where the kind comes in the CLI's ``--kind`` choices, the app's menus and the per-kind reports:
     #: lowest first, ties by distribution and name (the built-in kinds take 10, 20, ...).
     menu_order: ClassVar[int] = 100
@@ -407,7 +410,7 @@ def get_kind(name: str) -> TaskKind:
 
 
 def declared_part(kind: TaskKind, attribute: str) -> Any | None:
-    """The object a kind names in ``attribute`` (``app_form``, ``labelstudio_config``: an import
+    """The object a kind names in ``attribute`` (``app_form``, ``labelstudio_config``, ``suggestions``: an import
     reference ``"package.module"`` or ``"package.module:name"``), imported now; None when it names
     none. A reference that cannot be imported is one :class:`KindPluginError` naming the kind's
     distribution."""

@@ -3,16 +3,14 @@ for memories, the programmatic evidence check), stored as suggestion records, ne
 The app and Label Studio show them on the assisted arm only (``prefkit.curation.annotation.suggestions``).
 See docs/assist.md."""
 
-from prefkit.pipelines.suggestions.kinds import SUGGESTERS, Suggester, register_suggester
+from prefkit.pipelines.suggestions.kinds import Suggester
 from prefkit.pipelines.suggestions.run import SuggestError, SuggestReport, estimate, make_run, suggest
 
 __all__ = [
-    "SUGGESTERS",
     "SuggestError",
     "SuggestReport",
     "Suggester",
     "estimate",
     "make_run",
-    "register_suggester",
     "suggest",
 ]

@@ -1,5 +1,5 @@
 """What a suggestion is for each task kind: the requests it needs and how their answers (and the
-programmatic checks) become label-shaped values.
+programmatic checks) become label-shaped values, and the offline backend's stand-in answers.
 
 - ``preference_match``: fully / partially / not covered (one judge call per pair);
 - ``preference_expressed``: per checklist item, expressed or not and the evidence turns (one call per
@@ -9,35 +9,46 @@ programmatic checks) become label-shaped values.
   judge call per candidate (supported only when both agree);
 - ``task_qc``: the checks that failed: the programmatic leakage check of the build
   (:func:`prefkit.pipelines.memories.tasks.leakage`, tasks 3 and 4) and a judge's leakage and
-  answer checks.
+  answer checks;
+- a declared kind (``kinds/<name>.toml``): one call per item, the prompt and the answer's schema
+  made from the kind's title, fields and questions (:data:`DECLARED`).
 
-A kind registers a :class:`Suggester` by name (:func:`register_suggester`); a kind without one is
-refused by ``prefkit suggest`` with one line. Nothing here writes to the store.
+A kind names its :class:`Suggester` by import reference (``TaskKind.suggestions``, found as its app
+form is); a kind naming none is refused by ``prefkit suggest`` with one line. This module names no
+kind and imports none; nothing here writes to the store.
 """
 
 from __future__ import annotations
 
+import json
+import random
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from functools import cache
+from typing import TYPE_CHECKING, Any, Literal
 
-from prefkit.curation.annotation.kinds import memory_verify, preference_expressed, preference_match, task_qc
+from prefkit.curation.annotation.task_kinds import get_kind
 from prefkit.curation.quality.evidence import Normalized, check_memory, memory_evidence
 from prefkit.curation.store import DialogueTurn
-from prefkit.pipelines.llm import LLMRequest, LLMResponse, load_template
-from prefkit.pipelines.llm.templates import rendered_request
+from prefkit.pipelines.eval.offline import overlap, words
+from prefkit.pipelines.llm import LLMRequest, LLMResponse, load_template, register_offline
+from prefkit.pipelines.llm.templates import PromptTemplate, rendered_request
 from prefkit.pipelines.memories.tasks import leakage
-from prefkit.pipelines.suggestions import offline as _offline  # noqa: F401 - registers the offline answers
-from prefkit.schemas.assist import CoverageSuggestion, ExpressedSuggestion, MemorySupport, TaskQcJudgement
+from prefkit.schemas.assist import (
+    CoverageSuggestion,
+    ExpressedDecision,
+    ExpressedSuggestion,
+    MemorySupport,
+    TaskQcJudgement,
+)
+from prefkit.schemas.common import canonical_json, content_hash
 from prefkit.schemas.curation import AnnotationTask
+from pydantic import BaseModel, ConfigDict, Field, create_model
+
+if TYPE_CHECKING:
+    from prefkit.curation.annotation.declared import DeclaredKind
 
 STAGE = "assist"
-PROMPTS = {
-    preference_match.KIND: load_template(__name__, "suggest_match"),
-    preference_expressed.KIND: load_template(__name__, "suggest_expressed"),
-    memory_verify.KIND: load_template(__name__, "suggest_memory"),
-    task_qc.KIND: load_template(__name__, "suggest_task_qc"),
-}
 
 
 @dataclass(frozen=True)
@@ -45,23 +56,22 @@ class Suggester:
     """One kind's suggestion: ``requests(task, judge)`` → the calls it needs (maybe none);
     ``values(task, answers, judge)`` → ``(values, detail)`` from the answers in request order."""
 
+    prompt: PromptTemplate
     requests: Callable[[AnnotationTask, bool], list[LLMRequest]]
     values: Callable[[AnnotationTask, Sequence[LLMResponse], bool], tuple[dict[str, Any], dict[str, Any]]]
-    uses_llm: Callable[[bool], bool]
+    uses_llm: Callable[[bool], bool] = field(default=lambda judge: True)
+
+    def prompt_hash(self, kind: str, judge: bool) -> str:
+        """The hash of the prompt the kind's suggestions use ('-' when they use none)."""
+        return self.prompt.hash if self.uses_llm(judge) else "-"
 
 
-SUGGESTERS: dict[str, Suggester] = {}
-
-
-def register_suggester(kind: str, suggester: Suggester) -> None:
-    SUGGESTERS[kind] = suggester
-
-
-def _request(kind: str, task: AnnotationTask, key: str, model, ctx: dict[str, Any]) -> LLMRequest:
-    prompt = PROMPTS[kind]
+def _request(
+    prompt, task: AnnotationTask, key: str, model, ctx: dict[str, Any], digest: str = ""
+) -> LLMRequest:
     return rendered_request(
         (("user", prompt.render(**ctx)),),
-        prompt.hash,
+        digest or prompt.hash,
         stage=STAGE,
         item=f"{task.task_id}{key}",
         role="judge",
@@ -72,18 +82,14 @@ def _request(kind: str, task: AnnotationTask, key: str, model, ctx: dict[str, An
     )
 
 
-def prompt_hash(kind: str, judge: bool) -> str:
-    """The hash of the prompt a kind's suggestions use ('-' when they use none)."""
-    if kind in SUGGESTERS and not SUGGESTERS[kind].uses_llm(judge):
-        return "-"
-    return PROMPTS[kind].hash
-
-
 # -- preference matching ---------------------------------------------------------------------------------
+MATCH_PROMPT = load_template(__name__, "suggest_match")
+
+
 def _match_requests(task: AnnotationTask, judge: bool) -> list[LLMRequest]:
     p = task.payload
     ctx = {"checklist_item": p["checklist_item"], "candidate": p["candidate"]}
-    return [_request(preference_match.KIND, task, "", CoverageSuggestion, ctx)]
+    return [_request(MATCH_PROMPT, task, "", CoverageSuggestion, ctx)]
 
 
 def _match_values(task, answers, judge):
@@ -91,7 +97,21 @@ def _match_values(task, answers, judge):
     return {"coverage": answer.coverage}, {"reason": answer.reason}
 
 
+@register_offline(CoverageSuggestion)
+def offline_coverage(request: LLMRequest, rng: random.Random) -> CoverageSuggestion:
+    ctx = request.offline_context
+    share = overlap(ctx["checklist_item"], ctx["candidate"])
+    coverage = "fully" if share >= 0.5 else "partially" if share >= 0.2 else "not_covered"
+    return CoverageSuggestion(reason=f"word overlap {share:.2f} (offline)", coverage=coverage)
+
+
+MATCH = Suggester(MATCH_PROMPT, _match_requests, _match_values)
+
+
 # -- preference expressed -------------------------------------------------------------------------------
+EXPRESSED_PROMPT = load_template(__name__, "suggest_expressed")
+
+
 def _user_turns(task: AnnotationTask) -> list[dict[str, Any]]:
     return [
         {"index": t["index"], "content": t["content"]} for t in task.payload["turns"] if t["role"] == "user"
@@ -101,7 +121,7 @@ def _user_turns(task: AnnotationTask) -> list[dict[str, Any]]:
 def _expressed_requests(task: AnnotationTask, judge: bool) -> list[LLMRequest]:
     p = task.payload
     ctx = {"preference": p.get("preference") or "", "checklist": p["checklist"], "turns": _user_turns(task)}
-    return [_request(preference_expressed.KIND, task, "", ExpressedSuggestion, ctx)]
+    return [_request(EXPRESSED_PROMPT, task, "", ExpressedSuggestion, ctx)]
 
 
 def _expressed_values(task, answers, judge):
@@ -118,7 +138,23 @@ def _expressed_values(task, answers, judge):
     return {"items": items}, {"unanswered_items": missing}
 
 
+@register_offline(ExpressedSuggestion)
+def offline_expressed(request: LLMRequest, rng: random.Random) -> ExpressedSuggestion:
+    ctx = request.offline_context
+    items = []
+    for i, question in enumerate(ctx["checklist"]):
+        turns = [t["index"] for t in ctx["turns"] if overlap(question, t["content"]) >= 0.25]
+        items.append(ExpressedDecision(item=i, expressed=bool(turns), evidence=turns))
+    return ExpressedSuggestion(items=items)
+
+
+EXPRESSED = Suggester(EXPRESSED_PROMPT, _expressed_requests, _expressed_values)
+
+
 # -- memory verification --------------------------------------------------------------------------------
+MEMORY_PROMPT = load_template(__name__, "suggest_memory")
+
+
 def _memory_requests(task: AnnotationTask, judge: bool) -> list[LLMRequest]:
     if not judge:
         return []
@@ -128,7 +164,7 @@ def _memory_requests(task: AnnotationTask, judge: bool) -> list[LLMRequest]:
         memory = c["memory"] if isinstance(c["memory"], dict) else {}
         quote, _ = memory_evidence(memory)
         ctx = {"memory": str(memory.get("value", "")), "quote": quote or "", "turns": turns}
-        out.append(_request(memory_verify.KIND, task, f":{c['key']}", MemorySupport, ctx))
+        out.append(_request(MEMORY_PROMPT, task, f":{c['key']}", MemorySupport, ctx))
     return out
 
 
@@ -158,7 +194,20 @@ def _memory_values(task, answers, judge):
     return {"decisions": decisions}, {"memories": detail}
 
 
+@register_offline(MemorySupport)
+def offline_memory(request: LLMRequest, rng: random.Random) -> MemorySupport:
+    ctx = request.offline_context
+    share = overlap(ctx["memory"], " ".join(t["content"] for t in ctx["turns"]))
+    return MemorySupport(reason=f"word overlap {share:.2f} (offline)", supported=share >= 0.3)
+
+
+MEMORY = Suggester(MEMORY_PROMPT, _memory_requests, _memory_values, uses_llm=lambda judge: judge)
+
+
 # -- task QC --------------------------------------------------------------------------------------------
+QC_PROMPT = load_template(__name__, "suggest_task_qc")
+
+
 def _memory_value(task: AnnotationTask) -> str:
     text = task.payload.get("memory") or ""
     return text.split(": ", 1)[1] if ": " in text else text
@@ -167,7 +216,7 @@ def _memory_value(task: AnnotationTask) -> str:
 def _qc_requests(task: AnnotationTask, judge: bool) -> list[LLMRequest]:
     p = task.payload
     ctx = {k: p[k] for k in ("question", "generated", "memory", "gold_answer")}
-    return [_request(task_qc.KIND, task, "", TaskQcJudgement, ctx)]
+    return [_request(QC_PROMPT, task, "", TaskQcJudgement, ctx)]
 
 
 def _qc_values(task, answers, judge):
@@ -191,9 +240,101 @@ def _qc_values(task, answers, judge):
     return values, {"checks": checks, "failed": [f"{c['check']} ({c['by']})" for c in failed]}
 
 
-register_suggester(preference_match.KIND, Suggester(_match_requests, _match_values, lambda judge: True))
-register_suggester(
-    preference_expressed.KIND, Suggester(_expressed_requests, _expressed_values, lambda judge: True)
-)
-register_suggester(memory_verify.KIND, Suggester(_memory_requests, _memory_values, lambda judge: judge))
-register_suggester(task_qc.KIND, Suggester(_qc_requests, _qc_values, lambda judge: True))
+@register_offline(TaskQcJudgement)
+def offline_task_qc(request: LLMRequest, rng: random.Random) -> TaskQcJudgement:
+    ctx = request.offline_context
+    memory = words(ctx["memory"])
+    share = len(memory & words(ctx["generated"])) / len(memory) if memory else 0.0
+    return TaskQcJudgement(
+        leak_reason=f"{share:.2f} of the memory's words in the text (offline)",
+        leaks=share >= 0.6,
+        answer_reason="not checked offline",
+        answer_correct=True,
+    )
+
+
+TASK_QC = Suggester(QC_PROMPT, _qc_requests, _qc_values)
+
+
+# -- declared kinds -------------------------------------------------------------------------------------
+DECLARED_PROMPT = load_template(__name__, "suggest_declared")
+
+
+@cache
+def _answer_model(declaration: str) -> type[BaseModel]:
+    """The answer's schema of a declared kind (by its canonical declaration): a reason, then one key
+    per question, its choices as literals; an optional question may be null."""
+    decl = json.loads(declaration)
+    fields: dict[str, Any] = {"reason": (str, Field(description="One sentence: why these answers."))}
+    for q in decl["questions"]:
+        choice: Any = Literal[tuple(q["labels"] or q["values"] or [""])]
+        shape = {"label": choice, "rating": choice, "text": str}.get(q["type"], list[choice])
+        desc = q["title"] or q["name"]
+        default = ... if q["required"] else None
+        fields[q["name"]] = (shape if q["required"] else shape | None, Field(default, description=desc))
+    return create_model(f"{decl['name']}_suggestion", __config__=ConfigDict(extra="forbid"), **fields)
+
+
+def _declaration(task: AnnotationTask) -> tuple[DeclaredKind, str]:
+    kind: DeclaredKind = get_kind(task.kind)  # type: ignore[assignment]
+    return kind, canonical_json(kind.declaration.model_dump(mode="json"))
+
+
+def _declared_requests(task: AnnotationTask, judge: bool) -> list[LLMRequest]:
+    kind, declaration = _declaration(task)
+    fields = [
+        {"title": f.title or f.name, "type": f.type, "value": task.payload.get(f.name)}
+        for f in kind.declaration.fields
+    ]
+    questions = [
+        {**q.model_dump(), "title": q.text(), "choices": q.choices()} for q in kind.declaration.questions
+    ]
+    ctx = {"title": kind.title, "fields": fields, "questions": questions}
+    model = _answer_model(declaration)
+    return [_request(DECLARED_PROMPT, task, "", model, ctx, _declared_hash(declaration))]
+
+
+def _declared_values(task, answers, judge):
+    answer = answers[0].parsed.model_dump()
+    reason = answer.pop("reason")
+    return {k: v for k, v in answer.items() if v not in (None, [], "")}, {"reason": reason}
+
+
+def _declared_hash(declaration: str) -> str:
+    return content_hash(DECLARED_PROMPT.hash + declaration, 12)
+
+
+class _DeclaredSuggester(Suggester):
+    def prompt_hash(self, kind: str, judge: bool) -> str:
+        """The template's hash joined with the declaration's: a changed question is another prompt."""
+        decl = get_kind(kind).declaration  # type: ignore[attr-defined]
+        return _declared_hash(canonical_json(decl.model_dump(mode="json")))
+
+
+@register_offline(STAGE)
+def offline_declared(request: LLMRequest, rng: random.Random) -> BaseModel:
+    """A declared kind's stand-in: each choice scored by the share of its words in the item's text
+    (label: the best, multi_label: those above a quarter, rating: the share along the scale,
+    ranking: best first), a text answer left open unless required."""
+    ctx = request.offline_context
+    seen = " ".join(json.dumps(f["value"], ensure_ascii=False) for f in ctx["fields"])
+    out: dict[str, Any] = {"reason": "word overlap with the item (offline)"}
+    for q in ctx["questions"]:
+        score = {c: overlap(str(c), seen) for c in q["choices"]}
+        best = sorted(q["choices"], key=lambda c: -score[c])
+        if q["type"] == "label":
+            out[q["name"]] = best[0]
+        elif q["type"] == "multi_label":
+            out[q["name"]] = [c for c in q["choices"] if score[c] >= 0.25] or None
+        elif q["type"] == "rating":
+            share = overlap(q["title"], seen)
+            out[q["name"]] = q["choices"][round(share * (len(q["choices"]) - 1))]
+        elif q["type"] == "ranking":
+            out[q["name"]] = best
+        elif q["required"]:
+            out[q["name"]] = "(offline stand-in)"
+    assert request.response_model is not None
+    return request.response_model.model_validate(out)
+
+
+DECLARED = _DeclaredSuggester(DECLARED_PROMPT, _declared_requests, _declared_values)

@@ -12,10 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from prefkit.curation.annotation.task_kinds import LabelError, get_kind
+from prefkit.curation.annotation.task_kinds import TASK_KIND_REGISTRY, LabelError, declared_part, get_kind
 from prefkit.curation.store import Suggestion, SuggestionRun
 from prefkit.pipelines.llm import Estimate
-from prefkit.pipelines.suggestions.kinds import SUGGESTERS, prompt_hash
+from prefkit.pipelines.suggestions.kinds import Suggester
 from prefkit.schemas.common import PrefkitError, utcnow
 
 if TYPE_CHECKING:
@@ -47,24 +47,25 @@ class SuggestReport:
         return {**self.__dict__, "failed": list(self.failed)}
 
 
-def _suggester(kind: str):
-    get_kind(kind)
-    if kind not in SUGGESTERS:
-        raise SuggestError(
-            f"task kind {kind!r} has no suggestions; kinds with: {', '.join(sorted(SUGGESTERS))}"
-        )
-    return SUGGESTERS[kind]
+def _suggester(kind: str) -> Suggester:
+    """The suggester ``kind`` names (``TaskKind.suggestions``); a kind naming none is one line."""
+    found = declared_part(get_kind(kind), "suggestions")
+    if found is None:
+        with_ = [n for n in TASK_KIND_REGISTRY if TASK_KIND_REGISTRY[n].suggestions]
+        raise SuggestError(f"task kind {kind!r} has no suggestions; kinds with: {', '.join(sorted(with_))}")
+    return found
 
 
 def make_run(layer: LLMLayer, kind: str, judge: bool) -> SuggestionRun:
     """The run ``layer`` would make for ``kind`` (its id is the resume key)."""
-    uses_llm = _suggester(kind).uses_llm(judge)
+    s = _suggester(kind)
+    uses_llm = s.uses_llm(judge)
     model = layer.settings.model_for("judge") if uses_llm else EVIDENCE_CHECK
     backend = layer.backend.name if uses_llm else EVIDENCE_CHECK
     offline = bool(layer.backend.offline) if uses_llm else False
     settings = {"judge": judge}
     seed = layer.seed if uses_llm else 0
-    p_hash = prompt_hash(kind, judge)
+    p_hash = s.prompt_hash(kind, judge)
     return SuggestionRun(
         SuggestionRun.make_id(kind, model, backend, p_hash, seed, settings),
         kind, model, backend, offline, p_hash, seed, settings,

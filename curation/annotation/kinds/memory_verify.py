@@ -133,6 +133,7 @@ class MemoryVerify(TaskKind):
     title = "Memory verification"
     app_form = "prefkit.annotate_app.forms.memory"
     labelstudio_config = "prefkit.annotate_app.labelstudio.kinds.memory_verify:CONFIG"
+    suggestions = "prefkit.pipelines.suggestions.kinds:MEMORY"
     menu_order = 30
     flag_reasons = (
         "empty or truncated dialogue",

@@ -119,6 +119,7 @@ class PreferenceExpressed(TaskKind):
     title = "Preference expressed"
     app_form = "prefkit.annotate_app.forms.expressed"
     labelstudio_config = "prefkit.annotate_app.labelstudio.kinds.preference_expressed:CONFIG"
+    suggestions = "prefkit.pipelines.suggestions.kinds:EXPRESSED"
     menu_order = 10
     flag_reasons = (
         "empty or truncated dialogue",

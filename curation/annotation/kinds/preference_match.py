@@ -49,6 +49,7 @@ class PreferenceMatch(TaskKind):
     title = "Preference matching"
     app_form = "prefkit.annotate_app.forms.match"
     labelstudio_config = "prefkit.annotate_app.labelstudio.kinds.preference_match:CONFIG"
+    suggestions = "prefkit.pipelines.suggestions.kinds:MATCH"
     menu_order = 20
     flag_reasons = (
         "checklist item or candidate empty or truncated",

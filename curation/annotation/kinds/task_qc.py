@@ -77,6 +77,7 @@ class TaskQc(TaskKind):
     title = "Generated task check"
     app_form = "prefkit.annotate_app.forms.task_qc"
     labelstudio_config = "prefkit.annotate_app.labelstudio.kinds.task_qc:CONFIG"
+    suggestions = "prefkit.pipelines.suggestions.kinds:TASK_QC"
     menu_order = 40
     flag_reasons = (
         "generated text empty or truncated",
