@@ -158,11 +158,7 @@ else:
     st.dataframe(gold, hide_index=True, width="stretch")
 st.header("Annotator quality")  # full width: its columns never clip
 fast = ui.open_project().config.annotation.fast_item_s
-quality = dashboard.quality_table(
-    dashboard.annotator_quality(
-        store, gold_min=policy.gold_accuracy_min, fast_s=fast, self_alpha_min=policy.self_alpha_min
-    )
-)
+quality = dashboard.quality_table(dashboard.annotator_quality(store, fast_s=fast, policy=policy))
 if not quality:
     st.caption("No labels yet.")
 else:

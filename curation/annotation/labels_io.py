@@ -41,7 +41,6 @@ import json
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -187,16 +186,6 @@ class _Resolver:
         self.users: dict[str, str | None] = {}
         self.suggestions: dict[str, str | None] = {}  # suggestion id -> its task id (None: unknown)
         self._events: dict[str, LabelEvent] | None = None
-
-    @cached_property
-    def labelled(self) -> set[tuple[str, str]]:
-        """(task, annotator) of the project's labels and the file's so far: what a repeat repeats."""
-        return {(e.task_id, e.annotator) for e in self.store.labels.events() if e.action == "label"}
-
-    @cached_property
-    def repeats(self) -> dict[tuple[str, str], LabelEvent]:
-        """The repeat per (task, annotator): the project's, else the file's first."""
-        return {(e.task_id, e.annotator): e for e in self.store.repeats.events()}
 
     def recorded(self, event_id: str) -> LabelEvent | None:
         """The project's event with this id, if it has one (the events are read once per import)."""
@@ -425,6 +414,8 @@ def import_labels(
         raise LabelsFileError(f"source must be one of {', '.join(SOURCES)}, not {source!r}")
     path = Path(path)
     resolver = _Resolver(store, guidelines)
+    labelled = {(e.task_id, e.annotator) for e in store.labels.events() if e.action == "label"}  # repeated
+    repeats = {(e.task_id, e.annotator): e for e in store.repeats.events()}  # the project's, else the file's
     events: dict[str, LabelEvent] = {}
     for line, row in read_rows(path, fmt):
         try:
@@ -436,10 +427,10 @@ def import_labels(
                     f"event {printable(event.event_id)!r} is on an earlier line with other content",
                 )
             key, who = (event.task_id, event.annotator), printable(event.annotator)
-            resolver.labelled.update([key] if event.action == "label" else [])
-            if event.action == "repeat" and key not in resolver.labelled:
+            labelled.update([key] if event.action == "label" else [])
+            if event.action == "repeat" and key not in labelled:
                 raise _RowError("repeat", f"{who} has no label of this item to repeat (a label comes first)")
-            if event.action == "repeat" and resolver.repeats.setdefault(key, event).values != event.values:
+            if event.action == "repeat" and repeats.setdefault(key, event).values != event.values:
                 raise _RowError(
                     "repeat", f"a repeat of this item by {who} is already recorded with other values"
                 )
@@ -448,7 +439,7 @@ def import_labels(
         except ValidationError as exc:
             raise LabelsFileError(f"{path}:{line}: {validation_line(exc, root='')}") from exc
     new = [e for e in events.values() if resolver.recorded(e.event_id) is None]  # exported labels coming back
-    again = [e for e in new if e.action == "repeat" and resolver.repeats[(e.task_id, e.annotator)] is e]
+    again = [e for e in new if e.action == "repeat" and repeats[(e.task_id, e.annotator)] is e]
     labels = _chain([e for e in new if e.action != "repeat"], store)
     for kind, (version, text) in resolver.shown.items():
         store.guidelines.record(kind, version, text)

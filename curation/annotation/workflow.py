@@ -235,8 +235,7 @@ def _assign_next(
 
 
 def repeat_rule(project: Project) -> RepeatRule:
-    """When items come back to their annotator (``[annotation] repeat_share`` of their labelled items,
-    first answered before today, UTC): the rule :meth:`Repeats.offer` applies."""
+    """When labelled items come back to their annotator (``[annotation] repeat_share``, :meth:`Repeats.offer`)."""
     return RepeatRule(project.config.annotation.repeat_share, utcnow()[:10])
 
 

@@ -295,10 +295,8 @@ def within_rows(
     their (first label, repeat) pairs with its bootstrap CI (the first label: their first event of the
     item); ``n_pairs``: items with both answers; ``flagged``: α below ``self_alpha_min``."""
     tasks = {t.task_id: t for t in store.labels.tasks(kind=get_kind(kind).name if kind else None)}
-    firsts: dict[tuple[str, str], LabelEvent] = {}
-    for ev in store.labels.events(kind=kind):
-        if ev.action == "label" and ev.supersedes is None:
-            firsts.setdefault((ev.task_id, ev.annotator), ev)
+    labels = [e for e in store.labels.events(kind=kind) if e.action == "label" and e.supersedes is None]
+    firsts = {(e.task_id, e.annotator): e for e in reversed(labels)}  # the earliest wins
     pairs: dict[tuple[str, str], list[LabelEvent]] = defaultdict(list)  # two raters: "first", "repeat"
     for again in store.repeats.events(kind=kind):
         if (first := firsts.get((again.task_id, again.annotator))) is not None:
@@ -319,12 +317,9 @@ def within_rows(
 def self_alphas(store: ProjectStore, kind: str | None, self_alpha_min: float) -> dict[tuple[str, str], dict]:
     """Per (annotator, kind): the :func:`within_rows` row of their lowest self-consistency α over the
     kind's fields (any row when none is defined; one bootstrap replicate: no CI is shown)."""
-    out: dict[tuple[str, str], dict] = {}
-    for row in within_rows(store, kind, n_boot=1, self_alpha_min=self_alpha_min):
-        had = out.setdefault((row["annotator"], row["task_kind"]), row)
-        if row["alpha"] is not None and (had["alpha"] is None or row["alpha"] < had["alpha"]):
-            out[(row["annotator"], row["task_kind"])] = row
-    return out
+    rows = within_rows(store, kind, n_boot=1, self_alpha_min=self_alpha_min)
+    rows.sort(key=lambda r: (r["alpha"] is not None, -(r["alpha"] or 0)))  # the lowest α last: it stays
+    return {(r["annotator"], r["task_kind"]): r for r in rows}
 
 
 def self_alpha_reason(row: dict | None) -> str | None:

@@ -14,11 +14,11 @@ from prefkit.curation.annotation.workflow import gold_accuracy
 from prefkit.curation.quality.agreement import agreement_rows, annotator_stats
 from prefkit.curation.quality.cost import CostReport, cost_report
 from prefkit.schemas.common import PrefkitError
-from prefkit.schemas.config import TENTATIVE_ALPHA_MIN
+from prefkit.schemas.config import ReleasePolicy
 
 if TYPE_CHECKING:
     from prefkit.curation.store import FlaggedLabel, ProgressRow, ProjectStore, ReverifyDialogue, Throughput
-    from prefkit.schemas.config import AnnotationSection, ReleasePolicy
+    from prefkit.schemas.config import AnnotationSection
 
 
 def progress(store: ProjectStore) -> list[ProgressRow]:
@@ -56,18 +56,15 @@ def agreement(
 
 
 def annotator_quality(
-    store: ProjectStore,
-    kind: str | None = None,
-    gold_min: float = 0.8,
-    fast_s: float = 0.0,
-    self_alpha_min: float = TENTATIVE_ALPHA_MIN,
+    store: ProjectStore, kind: str | None = None, fast_s: float = 0.0, policy: ReleasePolicy = ReleasePolicy()
 ) -> list[dict[str, Any]]:
     """Per (annotator, kind): labels, leave-one-out agreement with the others, gold accuracy, mean
     time, self-consistency α (repeats) and an outlier flag with its reasons
     (prefkit.curation.quality.agreement), ready for a table."""
     keep = ("annotator", "task_kind", "n_labels", "loo_agreement", "gold_accuracy", "mean_time_s", "reliability",
             "self_alpha", "outlier")  # fmt: skip
-    stats = annotator_stats(store, kind=kind, gold_min=gold_min, fast_s=fast_s, self_alpha_min=self_alpha_min)
+    gold_min, self_min = policy.gold_accuracy_min, policy.self_alpha_min
+    stats = annotator_stats(store, kind=kind, gold_min=gold_min, fast_s=fast_s, self_alpha_min=self_min)
     return [{**{k: s[k] for k in keep}, "why": s["outlier_reason"]} for s in stats]
 
 

@@ -148,9 +148,8 @@ class Assignments(StoreArea):
     ) -> OpenItem | None:
         """The annotator's current item of ``kind`` with its task's columns (assigning a new chunk
         when the queue is empty), marked as shown with its pending event id (and ``guidelines_version``,
-        the kind's guidelines now); ``None`` when nothing is left to do. With ``repeat``, an empty
-        queue first opens a due repeat (:meth:`Repeats.offer`; one first answered today only when no
-        new chunk is left for them). Before a new chunk is picked, other annotators' items idle since ``stale_before``
+        the kind's guidelines now); ``None`` when nothing is left to do. With ``repeat``, an empty queue
+        first opens a due repeat (:meth:`Repeats.offer`). Before a new chunk is picked, other annotators' items idle since ``stale_before``
         go back to the pool. With ``batch``, a new chunk comes from that batch only (a crowd study's
         participants work on the study's batch). A write transaction: call :meth:`open_item` first, which is one read
         and usually finds the item already shown. Idempotent, so a dropped connection or a deadlock

@@ -20,16 +20,14 @@ ANSWER = ("action", "values_json", "comment", "time_spent_s", "source", "created
 
 
 def repeat_draw(annotator: str, kind: str, item_ref: str) -> float:
-    """A stable number in [0, 1) per (annotator, kind, item): an annotator's labelled items with the
-    lowest come back first (salted apart from the suggestions' control-arm draw)."""
+    """A stable number in [0, 1) per (annotator, kind, item), salted apart from the suggestions' arm draw."""
     digest = hashlib.sha256(f"repeat\x1f{annotator}\x1f{kind}\x1f{item_ref}".encode()).digest()
     return int.from_bytes(digest[:8], "big") / 2**64
 
 
 @dataclass(frozen=True, slots=True)
 class RepeatRule:
-    """``share`` of an annotator's labelled items of a kind come back (0: none), those first answered
-    before the UTC day ``today``, or any day with ``any_day`` (nothing else is left for them)."""
+    """``share`` of labelled items come back: first answered before the UTC day ``today`` (or ``any_day``)."""
 
     share: float
     today: str
@@ -42,17 +40,13 @@ class Repeats(StoreArea):
     def open_query(self, annotator: str, kind: str):
         """The annotator's open repeat of ``kind`` with its task's columns (it comes before their queue)."""
         r, t = self.t["repeats"], self.t["tasks"]
-        mine = (r.c.annotator == annotator) & (r.c.kind == kind) & r.c.action.is_(None)
-        return (
-            select(r.c.event_id, r.c.shown_at, *t.c).join_from(r, t, t.c.task_id == r.c.task_id).where(mine)
-        )
+        q = select(r.c.event_id, r.c.shown_at, *t.c).join_from(r, t, t.c.task_id == r.c.task_id)
+        return q.where(r.c.annotator == annotator, r.c.kind == kind, r.c.action.is_(None))
 
     def offer(self, conn: Connection, annotator: str, kind: str, rule: RepeatRule) -> bool:
-        """In the caller's transaction: open the annotator's next repeat of ``kind`` if one is due: they
-        have fewer repeats than ``share`` of their first labels of non-gold items and none open, their
-        last item was no repeat (never two in a row); the item is not their last one (never right after
-        its first showing), was first labelled before ``rule.today`` unless ``any_day``, and has the
-        lowest :func:`repeat_draw` of those left. True when one was opened."""
+        """In the caller's transaction: open the annotator's next repeat of ``kind`` if one is due (fewer
+        than ``share`` of their first labels of non-gold items, none open, their last item no repeat): the
+        lowest :func:`repeat_draw` of their labelled items but the last, first labelled before ``today``."""
         e, r, t = self.t["label_events"], self.t["repeats"], self.t["tasks"]
         mine = (r.c.annotator == annotator) & (r.c.kind == kind)
         firsts = (
@@ -85,16 +79,18 @@ class Repeats(StoreArea):
         answer = ("label" if ev.values else "pass", self.dumps(ev.values), ev.comment, ev.time_spent_s)
         return dict(zip(ANSWER, (*answer, ev.source, ev.created_at), strict=True))
 
-    def answer(self, conn: Connection, ev: LabelEvent) -> bool:
+    def answer(self, conn: Connection, ev: LabelEvent) -> bool | None:
         """In the caller's transaction: ``ev`` (``action="repeat"``) answers the open repeat shown with
-        its ``event_id``. False when that showing is not open (answered already, or never shown)."""
+        its ``event_id``: True; False when that answer is recorded already; None for any other."""
         r = self.t["repeats"]
         mine = (r.c.event_id == ev.event_id) & (r.c.annotator == ev.annotator) & (r.c.task_id == ev.task_id)
-        return bool(conn.execute(update(r).where(mine, r.c.action.is_(None)).values(self._row(ev))).rowcount)
+        if conn.execute(update(r).where(mine, r.c.action.is_(None)).values(self._row(ev))).rowcount:
+            return True
+        had = conn.execute(select(r.c.values_json, r.c.comment).where(mine, r.c.action.is_not(None))).first()
+        return False if had and (self.loads(had[0]), had[1]) == (ev.values, ev.comment) else None
 
     def add(self, conn: Connection, events: list[LabelEvent]) -> int:
-        """In the caller's transaction: record imported repeats (one answers an open showing of its item;
-        an item with an answer keeps it). Returns how many were written."""
+        """In the caller's transaction: imported repeats (one answers an open showing; an answer stays)."""
         r, stmt = self.t["repeats"], self.insert_stmt("repeats")
         set_ = {c: stmt.excluded[c] for c in ANSWER}
         stmt = stmt.on_conflict_do_update(
@@ -112,13 +108,6 @@ class Repeats(StoreArea):
     def _event(self, row) -> LabelEvent:
         keep = ("event_id", "task_id", "kind", "annotator", "comment", "time_spent_s", "source", "created_at")
         return LabelEvent(**{k: row[k] for k in keep}, action="repeat", values=self.loads(row["values_json"]))
-
-    def recorded(self, conn: Connection, event_id: str) -> LabelEvent | None:
-        """The answer recorded for the showing ``event_id`` (None: none, or still open)."""
-        r = self.t["repeats"]
-        q = select(r).where(r.c.event_id == event_id, r.c.action.is_not(None))
-        row = conn.execute(q).mappings().first()
-        return None if row is None else self._event(row)
 
     def events(self, kind: str | None = None) -> list[LabelEvent]:
         """Every repeat answered with a label (``action="repeat"``), oldest first."""

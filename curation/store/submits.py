@@ -15,9 +15,6 @@ from prefkit.schemas.common import PrefkitError, utcnow
 from prefkit.schemas.curation import LabelEvent
 from sqlalchemy import Connection, delete, func, select, update
 
-#: What makes a repeat's answer the same as one recorded (a double click, a retry).
-_SAME = {"task_id", "annotator", "values", "comment"}
-
 
 @dataclass(frozen=True, slots=True)
 class OverlapRange:
@@ -153,9 +150,9 @@ class Submits(StoreArea):
     def _answer_repeat(self, conn: Connection, ev: LabelEvent, next_version: str | None) -> bool:
         """``ev`` answers the open repeat shown with its id (then the queue's next item is shown);
         False for the same answer recorded before, :class:`StaleSubmit` for any other."""
-        if not self.labels.repeats.answer(conn, ev):
-            had = self.labels.repeats.recorded(conn, ev.event_id)
-            if had is None or had.model_dump(include=_SAME) != ev.model_dump(include=_SAME):
+        done = self.labels.repeats.answer(conn, ev)
+        if not done:
+            if done is None:
                 raise StaleSubmit("this item is no longer the one on your screen; nothing was recorded")
             return False
         d = self.t["drafts"]
