@@ -341,25 +341,14 @@ def _labeling(
 
 def _guidelines(versions: list) -> list[str]:
     """The guidelines versions the labels were made under, per kind (``prefkit guidelines list``)."""
-    if not versions:
-        return []
-    rows = [
-        [
-            v.kind,
-            _Safe(f"`{v.version}`") if v.version else "none recorded",
-            v.labels,
-            v.first_used_at,
-            v.last_used_at,
-        ]
-        for v in versions
-    ]
-    return [
-        "",
-        "Guidelines versions the labels were made under (the first 12 hex characters of the SHA-256 of "
-        "the guidelines text annotators were shown; `prefkit guidelines diff` shows what changed):",
-        "",
-        *_table(rows, ["task kind", "guidelines version", "labels", "first label", "last label"]),
-    ]
+    cells = [(v, _Safe(f"`{v.version}`") if v.version else "none recorded") for v in versions]
+    rows = [[v.kind, shown, v.labels, v.first_used_at, v.last_used_at] for v, shown in cells]
+    intro = (
+        "Guidelines versions the labels were made under (the first 12 hex characters of the SHA-256 "
+        "of the text annotators were shown; `prefkit guidelines diff` shows what changed):"
+    )
+    head = ["task kind", "guidelines version", "labels", "first label", "last label"]
+    return ["", intro, "", *_table(rows, head)] if rows else []
 
 
 def _money(x: float | None, digits: int = 4) -> str:

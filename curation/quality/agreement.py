@@ -193,17 +193,10 @@ def agreement_rows(
     return rows
 
 
-def _rows(
-    events: list[LabelEvent],
-    kinds: list[str],
-    tasks: dict[str, AnnotationTask],
-    judge_set: set[str],
-    batch: str | None,
-    n_boot: int,
-    seed: int,
-    alpha_min: float | dict[str, float],
-) -> list[dict[str, Any]]:
-    """The rows of :func:`agreement_rows` over ``events`` of ``kinds``."""
+def _rows(events: list[LabelEvent], kinds: list[str], tasks: dict[str, AnnotationTask], *opts) -> list[dict]:
+    """The rows of :func:`agreement_rows` over ``events`` of ``kinds`` (``opts``: its judges, batch,
+    bootstrap replicates, seed and thresholds)."""
+    judge_set, batch, n_boot, seed, alpha_min = opts
     adaptive = {t.kind for t in tasks.values() if t.overlap_max is not None}
     audit = {tid: t for tid, t in tasks.items() if t.audit or t.kind not in adaptive}
     on_audit = field_ratings(audit, [e for e in events if e.task_id in audit], kinds)
