@@ -27,6 +27,7 @@ def _database_down(exc: DatabaseUnavailable) -> None:
     st.stop()
 
 
+ui.begin_run()  # whether the page started this run itself (ui.rerun: at most once per action)
 user = ui.signed_in()
 try:
     if user is None:
@@ -75,7 +76,7 @@ else:
         )
         if st.button("Sign out", key="signout", type="tertiary"):
             session.end()
-            st.rerun()
+            ui.rerun()
         page_script.theme_switch(st)  # light, dark or the system's, for this browser
 ui.run_mark(full=True)  # counts the runs, for the page scripts (hidden)
 ui.show_flash()

@@ -32,7 +32,7 @@ def act(action: Callable[[], Any], done: Callable[[Any], str], refused: str = "N
         st.error(ui.safe(refused + ": {}", str(exc).splitlines()[0]))
         return None
     ui.flash(done(result))
-    st.rerun()
+    ui.rerun()
 
 
 def when(iso: str | None) -> str:

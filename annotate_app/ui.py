@@ -35,6 +35,7 @@ from prefkit.curation.project import Project
 from prefkit.curation.store import Account
 from prefkit.schemas.common import PrefkitError
 from prefkit.schemas.environment import Environment
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 
 class _KindTitles(Mapping[str, str]):
@@ -110,14 +111,37 @@ def require(role: str) -> Account:
 
 
 def sign_out() -> None:
-    """Forget everything of this browser session but its run count (:func:`run_mark`): the page
-    scripts wait after a click for a run mark above the one they saw, and a count started again
-    would keep them waiting out their limit (20 s of held keys on the sign-in page)."""
-    runs = st.session_state.get(_RUN_COUNT)
+    """Forget everything of this browser session but its run count (:func:`run_mark`) and whether
+    the page started this run itself (:func:`rerun`): the page scripts wait after a click for a run
+    mark above the one they saw (a count started again would keep them waiting out their limit, 20 s
+    of held keys on the sign-in page), and a sign-out must not reset the rerun guard."""
+    kept = {k: st.session_state[k] for k in (_RUN_COUNT, _SELF_RUN, _RERUN_ASKED) if k in st.session_state}
     for key in list(st.session_state.keys()):
         del st.session_state[key]
-    if runs is not None:
-        st.session_state[_RUN_COUNT] = runs
+    st.session_state.update(kept)
+
+
+_RERUN_ASKED = "_rerun_asked"  # set by rerun(): the next full run is the page's own, not the person's
+_SELF_RUN = "_self_run"  # this full run was started by the page itself
+
+
+def begin_run() -> None:
+    """At the top of every full run (the app's entry): note whether the page started this run itself."""
+    st.session_state[_SELF_RUN] = st.session_state.pop(_RERUN_ASKED, False)
+
+
+def rerun() -> None:
+    """Run the whole page again — at most once per action of the person. A full run the page started
+    itself that asks for another one is stopped with one line instead (a state that sends each run
+    back to the one before, such as an entry that opens a session the page then finds ended, would
+    otherwise reload the page without end, writing on every cycle). A run of a fragment alone is
+    always a click in it. Every page reruns through here (a test checks no other ``st.rerun``)."""
+    ctx = get_script_run_ctx()
+    if st.session_state.get(_SELF_RUN) and not (ctx is not None and ctx.fragment_ids_this_run):
+        st.error("This page stopped reloading itself: reload it, or open your link again.")
+        st.stop()
+    st.session_state[_RERUN_ASKED] = True
+    st.rerun(scope="app")
 
 
 def from_url(key: str, param: str, options: Any = None) -> None:

@@ -39,7 +39,7 @@ def test_the_oldest_label_reopens_and_its_edit_is_a_new_event(project):
     oldest = items[0].event_id  # far beyond the last undo_depth (10) labels
     new = workflow.edit_label(project, "alice", oldest, {"coverage": "not_covered"}, "misread it")
     assert new.supersedes == oldest and project.store.labels.event(oldest).values == {"coverage": "fully"}
-    with pytest.raises(workflow.WorkflowError, match="changed since it was opened"):
+    with pytest.raises(workflow.WorkflowError, match="changed since you opened it"):
         workflow.edit_label(project, "alice", oldest, {"coverage": "partially"})  # no longer the live one
     with pytest.raises(workflow.WorkflowError, match="not one of your labels"):
         workflow.edit_label(project, "bob", new.event_id, {"coverage": "partially"})

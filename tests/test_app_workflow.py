@@ -100,6 +100,21 @@ def test_edit_supersedes_a_recent_label_once(project):
     assert len(project.store.labels.events()) == 2
 
 
+def test_a_stale_edit_replayed_after_a_back_and_forth_is_refused_and_writes_nothing(project):
+    item = workflow.current_item(project, "alice", "preference_match")
+    workflow.submit(project, "alice", item, {"coverage": "fully"})  # e0
+    e1 = workflow.edit_label(project, "alice", item.event_id, {"coverage": "not_covered"})
+    workflow.edit_label(project, "alice", e1.event_id, {"coverage": "fully"})  # e2: back again
+    before = len(project.store.labels.events())
+    with pytest.raises(workflow.WorkflowError, match="changed since you opened it"):
+        workflow.edit_label(
+            project, "alice", item.event_id, {"coverage": "not_covered"}
+        )  # the tab showing e0
+    assert len(project.store.labels.events()) == before == 3
+    live = project.store.labels.live_event("alice", item.task.task_id)
+    assert live.values == {"coverage": "fully"} and live.supersedes == e1.event_id
+
+
 def test_edit_reaches_labels_beyond_undo_depth_but_never_someone_elses(project):
     (project.root / "prefkit.toml").write_text('[project]\nname = "t"\n[annotation]\nundo_depth = 2\n')
     reloaded = Project(project.root)

@@ -10,7 +10,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 from appkit import APP, project_fixtures
 from conftest import crowd_study
-from prefkit.curation.annotation import studies, workflow
+from prefkit.curation.annotation import people, studies, workflow
 
 template, project = project_fixtures(env=True, n=8, overlap=2)
 KIND = "preference_match"
@@ -86,6 +86,17 @@ def test_a_participant_labels_their_items_and_gets_the_completion_code(project, 
     assert "DONE7" in texts(at)
     assert at.get("link_button")[0].proto.url == "https://app.prolific.com/submissions/complete?cc=DONE7"
     assert [e.event for e in project.store.studies.events("pilot")] == ["arrived", "completed"]
+
+
+def test_a_disabled_participant_reopening_the_link_gets_one_page_and_writes_nothing(project, study):
+    tab(study)  # arrived, then disabled by a maintainer
+    people.disable(project, "maya", studies.username_for("pilot", "p1"))
+    before = (project.store.studies.counts(), project.store.studies.count("app_sessions"))
+    at = tab(study)  # the same link again: once refused, not a session ended and reloaded without end
+    assert not at.exception
+    assert [t.value for t in at.title] == ["This study link cannot be opened"]
+    assert "closed by the researchers" in at.error[0].value
+    assert (project.store.studies.counts(), project.store.studies.count("app_sessions")) == before
 
 
 def maintainer_on_studies():

@@ -184,6 +184,7 @@ def test_the_totals_and_the_cost_per_verified_item_are_the_ones_worked_out_by_ha
         "active": 1,
         "completed": 3,
         "screened_out": 1,
+        "incomplete": 0,
         "timed_out": 0,
         "approve": 3,
         "reject": 1,

@@ -225,3 +225,60 @@ def test_a_queue_emptied_by_a_release_is_a_time_out_not_a_completion(project):
     after = studies.participant_view(project, created.study, who)
     assert after.status == "timed_out" and after.code is None
     assert [e.event for e in project.store.studies.events("pilot")] == ["arrived", "timed_out"]
+
+
+def work(project, study, username, gold_answer="fully", regular=None):
+    """Label gold items with ``gold_answer``; skip every regular item (``regular``: label it so)."""
+    while (view := studies.participant_view(project, study, username)).status == "active":
+        item = view.item
+        if item.task.is_gold:
+            workflow.submit(project, username, item, {"coverage": gold_answer})
+        elif regular is None:
+            workflow.skip(project, username, item, "no time")
+        else:
+            workflow.submit(project, username, item, {"coverage": regular})
+    return view
+
+
+def test_a_participant_who_skips_every_regular_item_ends_incomplete_without_a_code(project):
+    from prefkit.curation.quality.study_report import platform_files, study_report
+
+    created = make_study(project)
+    who = studies.arrive(project, params(created)).account.username
+    view = work(project, created.study, who)
+    assert view.status == "incomplete" and view.code is None and view.back_url is None
+    assert project.store.queues.open_item(who, KIND) is None  # no more items
+    [line] = study_report(project, "pilot").participants
+    assert (line.status, line.decision, line.skipped, line.flagged) == ("incomplete", "reject", 2, 0)
+    assert "answered 0 of 2 regular item(s)" in line.reason and "2 skipped" in line.reason
+    assert "reject" in platform_files(study_report(project, "pilot"))["decisions.csv"]
+    assert [e.event for e in project.store.studies.events("pilot")] == ["arrived", "incomplete"]
+
+
+def test_a_study_asking_half_the_items_answered_completes_one_with_a_skip(project):
+    from prefkit.curation.annotation.studies import Rules
+
+    created = make_study(project, rules=Rules(min_answered=0.5))
+    who = studies.arrive(project, params(created)).account.username
+    skipped = False
+    while (view := studies.participant_view(project, created.study, who)).status == "active":
+        if not view.item.task.is_gold and not skipped:
+            workflow.skip(project, who, view.item, "unclear")
+            skipped = True
+        else:
+            workflow.submit(project, who, view.item, {"coverage": "fully"})
+    assert skipped and view.status == "completed" and view.code == "C0DE1"
+
+
+def test_gold_screening_decides_before_the_answered_share(project):
+    created = make_study(project, screen_below=0.75)
+    who = studies.arrive(project, params(created)).account.username
+    view = work(project, created.study, who, gold_answer="not_covered")
+    assert view.status == "screened_out" and view.code == "SCR33N"
+
+
+def test_min_answered_outside_zero_to_one_is_refused(project):
+    from prefkit.curation.annotation.studies import Rules
+
+    with pytest.raises(StudyError, match="--min-answered"):
+        make_study(project, rules=Rules(min_answered=1.5))

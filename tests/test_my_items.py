@@ -147,3 +147,20 @@ def test_the_page_filters_by_status_and_an_open_item_leads_to_its_queue(project)
     title = get_kind("memory_verify").title  # the Annotate page on that kind: its guidelines first
     assert [t.value for t in at.title] == [title] and at.button(key="start:memory_verify").label
     assert at.session_state["kind"] == "memory_verify"  # (the item itself: in Chromium)
+
+
+def test_a_stale_tab_replaying_an_edit_undone_since_is_told_not_saved(project):
+    first = answer(project, "alice", "preference_match", values={"coverage": "fully"})  # e0
+    at = app(ALICE)
+    at.switch_page("views/my_items.py").run()
+    at.button(key=f"reopen:{first.event_id}").click().run()  # this tab shows e0
+    p = f"edit:{first.event_id}"
+    at.button_group(key=f"{p}:coverage").set_value("not_covered").run()
+    e1 = workflow.edit_label(project, "alice", first.event_id, {"coverage": "not_covered"})  # another tab
+    workflow.edit_label(project, "alice", e1.event_id, {"coverage": "fully"})  # and back (e2)
+    before = len(project.store.labels.events(annotator="alice"))
+    at.button(key=f"{p}:save").click().run()  # the first edit again, from the tab still showing e0
+    assert any("Not saved" in e.value and "changed since you opened it" in e.value for e in at.error)
+    assert not any("Edit saved" in c.value for c in at.caption)
+    assert len(project.store.labels.events(annotator="alice")) == before == 3
+    assert project.store.labels.live_event("alice", first.task.task_id).values == {"coverage": "fully"}

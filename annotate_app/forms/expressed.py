@@ -165,7 +165,7 @@ def _rewrite(project: Project, user: str, task, turn: dict[str, Any], prefix: st
             st.error(str(exc))
             return
         ui.flash("Turn rewritten; the session will be re-verified")
-        st.rerun()
+        ui.rerun()
 
 
 def _status(prefix: str, i: int) -> str:

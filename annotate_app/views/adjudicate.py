@@ -102,4 +102,4 @@ if st.button("Record decision", type="primary", key=f"{prefix}:save", disabled=v
         st.error(ui.safe("Not recorded: {}", exc))
     else:
         ui.flash("Decision recorded")
-        st.rerun()
+        ui.rerun()

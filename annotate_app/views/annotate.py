@@ -55,7 +55,7 @@ if not st.session_state.get(f"intro:{kind}"):
         st.markdown(guidelines)
     if st.button("Start annotating", type="primary", shortcut="Enter", key=f"start:{kind}"):
         st.session_state[f"intro:{kind}"] = True
-        st.rerun()
+        ui.rerun()
     st.stop()
 
 
@@ -66,7 +66,7 @@ def item_panel(kind: str) -> None:
     view = workflow.annotator_view(project, user, kind, ui.session_token()) if ui.signed_in() else None
     if view is None or not view.active:  # signed out (here or in another tab), expired, revoked, disabled
         ui.sign_out()
-        st.rerun(scope="app")
+        ui.rerun()
     if reopen.previous_panel(project, user, kind):  # the annotator went back with P
         return
     item = view.item

@@ -235,8 +235,8 @@ with st.expander("Batches"):
         chosen = b1.selectbox("Batch", batches, key="batch_pick")
         if b2.button("Open", key="batch_open"):  # the Work page's call: audited as that maintainer's
             work.set_batch_status(ui.open_project(), me, chosen, "open")
-            st.rerun()
+            ui.rerun()
         if b3.button("Close", key="batch_close"):
             work.set_batch_status(ui.open_project(), me, chosen, "closed")
-            st.rerun()
+            ui.rerun()
         st.dataframe(pd.DataFrame(store.labels.batches()), hide_index=True, width="stretch")

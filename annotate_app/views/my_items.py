@@ -13,6 +13,7 @@ import datetime as dt
 import streamlit as st
 from prefkit.annotate_app import reopen, ui
 from prefkit.annotate_app.forms.text import describe, summary
+from prefkit.annotate_app.safe_text import md_escape
 from prefkit.curation.annotation import my_items
 from prefkit.curation.annotation.workflow import WorkflowError
 
@@ -67,7 +68,7 @@ if page.total == 0:
     st.stop()
 if not page.items and page_no > 0:  # the last page emptied (filters or edits): back to the first
     st.session_state["mine_page"] = 0
-    st.rerun()
+    ui.rerun()
 
 st.caption(
     f"{page.offset + 1}–{page.offset + len(page.items)} of {page.total} · open items first, then the newest "
@@ -122,6 +123,9 @@ for item in page.items:
         if is_open:
             reopen.label_editor(project, user, ev, on_saved=_saved)
 
+# a refused edit of a label no longer in the list (changed meanwhile in another tab): still said
+for key in [k for k in st.session_state if str(k).startswith("edit:") and str(k).endswith(":problem")]:
+    st.error(md_escape(st.session_state.pop(key)), icon=":material/error:")
 nav = st.container(horizontal=True)
 nav.button("Previous page", key="mine_prev", disabled=page_no == 0, icon=":material/chevron_left:",
            on_click=lambda: st.session_state.update(mine_page=page_no - 1))  # fmt: skip

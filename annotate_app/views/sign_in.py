@@ -63,10 +63,10 @@ def _choose_own(username: str) -> None:
             return
         del st.session_state["_choose_for"]
         session.start(account, _client())
-        st.rerun()
+        ui.rerun()
     if st.button("Back to sign-in", type="tertiary"):
         del st.session_state["_choose_for"]
-        st.rerun()
+        ui.rerun()
 
 
 if "_choose_for" in st.session_state:
@@ -99,4 +99,4 @@ with mid:
                 st.session_state["_choose_for"] = account.username
             else:
                 session.start(account, client)  # signed in, kept across a reload (annotate_app/session.py)
-            st.rerun()
+            ui.rerun()

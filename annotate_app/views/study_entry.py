@@ -80,6 +80,14 @@ def ended(view: studies.ParticipantView) -> None:
             ),
             icon=":material/block:",
         )
+    elif view.status == "incomplete":
+        st.title("This study has ended for you")
+        st.warning(
+            f"Too many items were skipped or reported: the study asks for an answer to at least "
+            f"{studies.min_answered(study):.0%} of its items, so it stops here for you. "
+            f"Please return the study on {back}.",
+            icon=":material/block:",
+        )
     elif view.status == "timed_out":
         st.title("The time for this study has passed")
         st.info(
@@ -103,7 +111,7 @@ def current() -> studies.ParticipantView | None:
 
 first = current()
 if first is None:
-    st.rerun()
+    ui.rerun()
 assert first is not None
 if first.status != "active":
     ended(first)
@@ -128,7 +136,7 @@ if not st.session_state.get("_study_intro") and first.done == 0:
         st.markdown(guidelines)
     if st.button("Start", type="primary", shortcut="Enter", key="study_start"):
         st.session_state["_study_intro"] = True
-        st.rerun()
+        ui.rerun()
     st.stop()
 with st.expander("Guidelines"):  # above the items, not in a sidebar: the participant's page is one column
     st.markdown(guidelines)
@@ -140,7 +148,7 @@ def item_panel() -> None:
     ui.run_mark()
     view = current() if ui.signed_in() else None
     if view is None or view.status != "active" or view.item is None:
-        st.rerun(scope="app")  # done, stopped or signed out: the whole page says so
+        ui.rerun()  # done, stopped or signed out: the whole page says so
         return
     item = view.item
     screen.track(kind, item)

@@ -16,8 +16,9 @@ arrive through an entry link, label a fixed share of one batch, and leave with a
   assigned by the same queue code as any annotator's (overlap, gold and adaptive overlap apply as
   they do to anyone). After each item, :func:`participant_view` decides: screened out as soon as the
   gold accuracy can no longer reach the threshold even if every remaining gold item is right;
-  completed when the queue is done; timed out past the time limit (the unfinished items go back to
-  the pool). Each is an event in ``study_events``.
+  when the queue is done, ``incomplete`` (no code) if the share of regular items answered (a skip
+  or a flag is not an answer) is below the study's ``min_answered``, else completed; timed out
+  past the time limit (the unfinished items go back to the pool). Each is an event in ``study_events``.
 
 What the platform id proves: only that whoever opened the link typed or was sent that id. The study
 secret shows the link came from the study's page on the platform (or from someone it was passed to);
@@ -42,7 +43,7 @@ from urllib.parse import quote
 from prefkit.curation.annotation import workflow
 from prefkit.curation.annotation.assignment import QueuePolicy
 from prefkit.curation.annotation.task_kinds import get_kind
-from prefkit.curation.store import CROWD_PREFIX, Participant, Study
+from prefkit.curation.store import CROWD_PREFIX, Participant, Study, StudyFull
 from prefkit.schemas.common import PrefkitError, parse_utc, utcnow
 
 if TYPE_CHECKING:
@@ -99,6 +100,9 @@ class Rules:
     straight_line: float = 0.9  # note: the same answer on at least this share of items (5 or more)
     method: str = "dawid_skene"  # the reliability model: dawid_skene or mace
     places: int = 0  # participants the study takes (0: no limit); a timed-out one frees a place
+    min_answered: float = (
+        1.0  # share of the regular items served that must be answered (not skipped or flagged)
+    )
 
     def as_dict(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
@@ -177,6 +181,7 @@ def create_study(
     _check(rules.reward >= 0 and rules.bonus_per_item >= 0, "rewards and bonuses cannot be negative")
     _check(rules.places >= 0, "places cannot be negative")
     _check(rules.too_fast_s is None or rules.too_fast_s > 0, "the stated seconds per item must be above 0")
+    _check(0 <= rules.min_answered <= 1, "the share of items to answer (--min-answered) must be 0 to 1")
     _check(bool(re.fullmatch(r"[A-Z]{3}", rules.currency)), "the currency is a three-letter code (GBP, USD)")
     tasks = project.store.labels.tasks(kind=kind, batch=batch)
     regular, gold = sum(not t.is_gold for t in tasks), sum(t.is_gold for t in tasks)
@@ -309,7 +314,8 @@ def arrive(project: Project, params: dict[str, str]) -> Arrival:
     (account, row and ``arrived`` event in one transaction) or a return (``resumed`` event). Refused
     (:class:`EntryRefused`, nothing written): a wrong or missing study secret, a missing or malformed
     participant or session id, a participant id already bound to another session id, a new
-    participant when every place is taken (``Rules.places``; a timed-out participant frees one)."""
+    participant when every place is taken (``Rules.places``; a timed-out participant frees one), a
+    participant whose account a maintainer disabled."""
     study = _study_of(project, params.get("study"))
     p = PLATFORMS[study.platform]
     pid = _plain(params, p.participant)
@@ -320,15 +326,16 @@ def arrive(project: Project, params: dict[str, str]) -> Arrival:
     found = store.participant(study.study_id, pid)
     if found is None:
         release_expired(project, study)  # the items of participants out of time go to the newcomers
-        places = int(study.rules.get("places", 0))
-        taken = sum(p.status != "timed_out" for p in store.participants(study.study_id))
-        if places and taken >= places:  # a leaked URL cannot make accounts without end
-            raise EntryRefused(
-                "This study is full: every place has been taken. Please return it on the platform."
-            )
         new = Participant(study.study_id, pid, username_for(study.study_id, pid), session, platform_study,
                           "active", utcnow(), None)  # fmt: skip
-        if store.add_participant(new, {"session": session, "platform_study": platform_study}):
+        try:  # a leaked URL cannot make accounts without end: the places are counted in the write
+            added = store.add_participant(new, {"session": session, "platform_study": platform_study},
+                                          places=int(study.rules.get("places", 0)))  # fmt: skip
+        except StudyFull:
+            raise EntryRefused(
+                "This study is full: every place has been taken. Please return it on the platform."
+            ) from None
+        if added:
             return Arrival(study, new, _account(project, new), returning=False)
         found = store.participant(study.study_id, pid)  # arrived meanwhile, in another tab
         assert found is not None
@@ -337,8 +344,13 @@ def arrive(project: Project, params: dict[str, str]) -> Arrival:
             f"This {PLATFORMS[study.platform].title} id already started this study in another session; "
             "open the study from the platform's page with your own account."
         )
+    account = _account(project, found)
+    if not account.active:  # disabled by a maintainer: no session, no event (it would only end again)
+        raise EntryRefused(
+            "Your place in this study was closed by the researchers: please return it on the platform."
+        )
     store.log(study.study_id, pid, "resumed")
-    return Arrival(study, found, _account(project, found), returning=True)
+    return Arrival(study, found, account, returning=True)
 
 
 def _account(project: Project, participant: Participant) -> Account:
@@ -366,6 +378,8 @@ class GoldScore:
     total: int
     done: int
     right: float
+    regular: int = 0  # regular (not gold) items in the queue
+    answered: int = 0  # of those, labelled (a skip or a flag is not an answer)
 
     @property
     def accuracy(self) -> float | None:
@@ -379,7 +393,7 @@ class GoldScore:
 @dataclass(frozen=True)
 class ParticipantView:
     """What the participant's page shows: their status (``active``, ``completed``, ``screened_out``,
-    ``timed_out``, or ``no_items``: nothing left in the study's batch for them), their item, how far
+    ``timed_out``, ``incomplete``, or ``no_items``: nothing left in the study's batch for them), their item, how far
     they are, and the code and link to go back with."""
 
     status: str
@@ -393,16 +407,24 @@ class ParticipantView:
 
 
 def gold_score(project: Project, study: Study, username: str) -> GoldScore:
-    """The participant's attention checks: their queue's gold items and their live labels on them."""
+    """The participant's attention checks (their queue's gold items and their live labels on them)
+    and their work on the regular items (served, answered, still open)."""
     queue = project.store.studies.queue(username, study.kind)
     gold = {q.task_id for q in queue if q.is_gold}
     done = {q.task_id for q in queue if q.is_gold and q.done}
+    regular = {q.task_id for q in queue if not q.is_gold}
     events, _ = project.store.labels.live_events_of(username, study.kind, limit=5 * len(queue) + 10)
     kind, right = get_kind(study.kind), 0.0
     for ev in events:
         if ev.task_id in done and ev.action == "label":
             right += kind.gold_score(ev.values, project.store.labels.task(ev.task_id).gold_answer or {})
-    return GoldScore(len(gold), len(done), right)
+    answered = len({ev.task_id for ev in events if ev.task_id in regular and ev.action == "label"})
+    return GoldScore(len(gold), len(done), right, len(regular), answered)
+
+
+def min_answered(study: Study) -> float:
+    """The study's share of regular items to answer (1.0 for a study made before the setting)."""
+    return float(study.rules.get("min_answered", 1.0))
 
 
 def time_over(study: Study, participant: Participant, now: str | None = None) -> bool:
@@ -451,7 +473,7 @@ def participant_view(
         raise workflow.AuthError("this account is not a participant of this study")
     queue = project.store.studies.queue(username, study.kind)
     progress = (sum(q.done for q in queue), len(queue))
-    gold = gold_score(project, study, username) if any(q.is_gold for q in queue) else GoldScore(0, 0, 0.0)
+    gold = gold_score(project, study, username) if queue else GoldScore(0, 0, 0.0)
     status = participant.status
     if status == "active" and time_over(study, participant):
         status = _finished(project, study, participant, "timed_out", {"done": progress[0]})
@@ -463,6 +485,9 @@ def participant_view(
         # stale_after_hours) leave a queue that looks done: that participant ran out of time instead
         if project.store.stale.assignment_releases(annotator=username):
             status = _finished(project, study, participant, "timed_out", {"done": progress[0]})
+        elif gold.answered < min_answered(study) * gold.regular - 1e-9:  # work done decides, after the checks
+            detail = {"answered": gold.answered, "regular": gold.regular, "min_answered": min_answered(study)}
+            status = _finished(project, study, participant, "incomplete", detail)
         elif not project.store.assignments.open_repeat(username, study.kind, workflow.repeat_rule(project)):
             # a repeat due (repeat_share) comes before the code; it counts for neither items nor completion
             status = _finished(project, study, participant, "completed", {"done": progress[0]})

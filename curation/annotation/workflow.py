@@ -472,19 +472,15 @@ def edit_label(
     event that supersedes it; the old one stays in the log (labels are append-only).
 
     The new event id is derived from what is replaced and the new values, so a double click records
-    the edit once. ``signed_in``, ``session``: as for :func:`submit` (an edit from a tab whose
+    the edit once; it is acknowledged again only while the live label is still the one it produced.
+    Refused (:class:`WorkflowError`, nothing written) when the live label is no longer the one
+    replaced, nor this edit's (changed since it was opened, in another tab or by a later edit). ``signed_in``, ``session``: as for :func:`submit` (an edit from a tab whose
     session ended records nothing)."""
     session_id = _checked_session(project, user, session)
     clean_id = "ev_" + content_hash([old_event_id, values, comment or None], 32)
-    done = project.store.labels.event(clean_id)
-    if done is not None and done.annotator == user:
-        return done  # this exact edit was already recorded (a double click or a retry)
     old = project.store.labels.event(old_event_id)
     if old is None or old.annotator != user or old.action == "recalibrate":
         raise WorkflowError(f"event {old_event_id!r} is not one of your labels")
-    live = project.store.labels.live_event(user, old.task_id)
-    if live is None or live.event_id != old_event_id:
-        raise WorkflowError("this label was changed since it was opened; open it again to see the latest")
     task = project.store.labels.task(old.task_id)
     clean = checked(task, values)
     event = LabelEvent(
@@ -502,10 +498,13 @@ def edit_label(
         suggestion_id=old.suggestion_id,
         guidelines_version=current_version(project, project.store, task.kind),  # the item drawn again now
     )
-    project.store.submits.record_submit(
-        event, active_account=signed_in, session_id=session_id, review=_review(project, task)
-    )
-    return event
+    try:  # the live label is checked in the write: a replay is "saved" only while it is still live
+        recorded = project.store.submits.record_submit(
+            event, active_account=signed_in, session_id=session_id, review=_review(project, task)
+        )
+    except StaleSubmit as exc:
+        raise WorkflowError(str(exc)) from None
+    return event if recorded else (project.store.labels.event(clean_id) or event)
 
 
 # -- turn rewrites ------------------------------------------------------------------------------------

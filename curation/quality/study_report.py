@@ -25,9 +25,11 @@ Reads the store, never writes it (``prefkit crowd report``; the card's *Cost* se
   ``straight_line`` of their labels (5 or more): answers can be skewed for good reasons.
 - *self_alpha*: their lowest α with their own repeats over the kind's fields (``agreement.within_rows``);
   *self_flag* when it is below ``[release] self_alpha_min``: for people to look at, never a rejection.
+- *skipped*, *flagged*: the participant's regular items they skipped or reported (neither is an answer).
 - *decision*: ``approve`` a completed submission without flags (its notes in the reason);
-  ``reject`` a screened-out one (failed the attention checks) or a completed one with flags (the
-  reason says which); ``none`` for one that did not finish (the platform returns or times it out
+  ``reject`` a screened-out one (failed the attention checks), an ``incomplete`` one (fewer regular
+  items answered than the study's ``min_answered`` share of those served: the reason counts them) or
+  a completed one with flags (the reason says which); ``none`` for one that did not finish (the platform returns or times it out
   itself). A suggestion: people decide, the files are for them.
 - *bonus* (approved only): ``bonus_per_item`` × agreed items, × reliability when the rule is
   ``reliability``; rounded half up to the cent.
@@ -48,7 +50,7 @@ from statistics import median
 from typing import TYPE_CHECKING, Any
 
 from prefkit.curation.annotation.annotator_model import annotator_reliability, fit_kind
-from prefkit.curation.annotation.studies import get_study, time_over
+from prefkit.curation.annotation.studies import get_study, min_answered, time_over
 from prefkit.curation.annotation.task_kinds import get_kind
 from prefkit.curation.quality.agreement import self_alpha_reason, self_alphas
 from prefkit.curation.quality.consensus import final_labels
@@ -83,6 +85,8 @@ class ParticipantReview:
     bonus: float
     self_alpha: float | None = None
     self_flag: str | None = None
+    skipped: int = 0
+    flagged: int = 0  # items the participant reported (a flag), not the review's flags
 
 
 @dataclass(frozen=True)
@@ -146,7 +150,12 @@ def _notes(study: Study, labels: list[LabelEvent]) -> tuple[str, ...]:
 
 
 def _decide(
-    study: Study, p: Participant, gold: tuple[int, float], flags: tuple[str, ...], notes: tuple[str, ...] = ()
+    study: Study,
+    p: Participant,
+    gold: tuple[int, float],
+    flags: tuple[str, ...],
+    notes: tuple[str, ...] = (),
+    answered: tuple[int, int, int, int] = (0, 0, 0, 0),  # regular items answered, served, skipped, flagged
 ) -> tuple[str, str]:
     n, right = gold
     if p.status == "screened_out":
@@ -159,6 +168,11 @@ def _decide(
             return "reject", "; ".join(flags)
         said = "completed" + (f", {right:g} of {n} gold item(s) right" if n else "")
         return "approve", "; ".join((said, *notes))
+    if p.status == "incomplete":
+        return "reject", (
+            f"answered {answered[0]} of {answered[1]} regular item(s), below the {min_answered(study):g} "
+            f"asked for ({answered[2]} skipped, {answered[3]} flagged)"
+        )
     if p.status == "timed_out":
         return "none", f"timed out after {study.time_limit_minutes:g} minutes (the platform times it out)"
     if time_over(study, p):  # timed out at their next click or the next arrival
@@ -209,7 +223,10 @@ def review(store: ProjectStore, study: Study, self_alpha_min: float = TENTATIVE_
             agreed += kind.gold_score(e.values, final.values) == 1.0
         others = [m for who, m in done.items() if who != p.username]
         flags = _flags(study, labels, done.get(p.username), others) if p.status == "completed" else ()
-        decision, reason = _decide(study, p, (len(gold), right), flags, _notes(study, labels))
+        regular = [q for q in store.studies.queue(p.username, study.kind) if not q.is_gold]
+        actions = Counter(e.action for e in events if not tasks[e.task_id].is_gold)
+        work = (actions["label"], len(regular), actions["skip"], actions["flag"])
+        decision, reason = _decide(study, p, (len(gold), right), flags, _notes(study, labels), work)
         secs = [e.time_spent_s for e in labels if e.time_spent_s is not None]
         rel = reliability.get(p.username)
         mine = selves.get((p.username, study.kind))
@@ -218,7 +235,7 @@ def review(store: ProjectStore, study: Study, self_alpha_min: float = TENTATIVE_
                 p.platform_id, p.status, len(events), len(labels), _minutes(p, events),
                 round(median(secs), 1) if secs else None, len(gold),
                 round(right / len(gold), 4) if gold else None, rel, agreed, flags, decision, reason,
-                _bonus(study, decision, agreed, rel), (mine or {}).get("alpha"), self_alpha_reason(mine),
+                _bonus(study, decision, agreed, rel), (mine or {}).get("alpha"), self_alpha_reason(mine), actions["skip"], actions["flag"],
             )
         )  # fmt: skip
     return StudyReport(
@@ -241,7 +258,7 @@ def _totals(study: Study, lines: list[ParticipantReview], verified: int) -> dict
     statuses = Counter(r.status for r in lines)
     return {
         "participants": len(lines),
-        **{s: statuses.get(s, 0) for s in ("active", "completed", "screened_out", "timed_out")},
+        **{s: statuses.get(s, 0) for s in ("active", "completed", "screened_out", "incomplete", "timed_out")},
         "approve": approved,
         "reject": sum(r.decision == "reject" for r in lines),
         "rewards": rewards,

@@ -51,7 +51,7 @@ if TYPE_CHECKING:  # the same names as EXPORTS, for the type checker
     from prefkit.curation.store.repeats import RepeatRule, repeat_draw
     from prefkit.curation.store.roundtrips import RoundTrips
     from prefkit.curation.store.stale import IdleQueue, ReleasedAssignment
-    from prefkit.curation.store.studies import NO_PASSWORD, Participant, Study
+    from prefkit.curation.store.studies import NO_PASSWORD, Participant, Study, StudyFull
     from prefkit.curation.store.submits import AccountInactive, SessionEnded, StaleSubmit
     from prefkit.curation.store.suggestions import Suggestion, SuggestionRun
     from prefkit.curation.store.usernames import CROWD_PREFIX, MAX_NAME, normalize_username
@@ -83,7 +83,7 @@ EXPORTS: dict[str, tuple[str, ...]] = {
     "repeats": ("RepeatRule", "repeat_draw"),
     "roundtrips": ("RoundTrips",),
     "stale": ("IdleQueue", "ReleasedAssignment"),
-    "studies": ("NO_PASSWORD", "Participant", "Study"),
+    "studies": ("NO_PASSWORD", "Participant", "Study", "StudyFull"),
     "submits": ("AccountInactive", "SessionEnded", "StaleSubmit"),
     "usernames": ("CROWD_PREFIX", "MAX_NAME", "normalize_username"),
 }

@@ -325,9 +325,14 @@ class Accounts(StoreArea):
             # One role or active change at a time (PostgreSQL: an advisory lock; SQLite writes are
             # serial anyway), so two maintainers demoting each other at once cannot both succeed.
             self.lock(conn, "accounts:maintainers")
-            if conn.execute(update(u).where(u.c.username == username).values(**values)).rowcount == 0:
+            # what the account is now, read under the lock: a role changed since ``found`` counts
+            before = conn.execute(select(u.c.role, u.c.active).where(u.c.username == username)).first()
+            if (
+                before is None
+                or not conn.execute(update(u).where(u.c.username == username).values(**values)).rowcount
+            ):
                 raise StoreError(f"no user {username!r}")
-            was_maintainer = found is not None and found.role == "maintainer" and found.active
+            was_maintainer = before.role == "maintainer" and bool(before.active)
             left = conn.execute(
                 select(func.count()).select_from(u).where(u.c.role == "maintainer", u.c.active.is_(True))
             ).scalar()

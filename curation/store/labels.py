@@ -407,6 +407,12 @@ class Labels(StoreArea):
             rows = conn.execute(page).mappings().all()
         return [self._event_from_row(r) for r in rows], total
 
+    def live_id(self, conn, annotator: str, task_id: str) -> str | None:
+        """The id of the annotator's latest event for ``task_id``, read in the caller's transaction."""
+        e = self.t["label_events"]
+        q = select(e.c.event_id).where(e.c.task_id == task_id, e.c.annotator == annotator)
+        return conn.execute(q.order_by(e.c.seq.desc()).limit(1)).scalar()
+
     def live_event(self, annotator: str, task_id: str) -> LabelEvent | None:
         """The annotator's latest event for ``task_id`` (None when they have none)."""
         e = self.t["label_events"]

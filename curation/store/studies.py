@@ -23,7 +23,11 @@ from sqlalchemy.exc import IntegrityError
 
 #: The password hash of a participant's account: not an argon2 hash, so no password ever matches it.
 NO_PASSWORD = "!crowd-participant"
-STATUSES = ("active", "completed", "screened_out", "timed_out")
+STATUSES = ("active", "completed", "screened_out", "timed_out", "incomplete")
+
+
+class StudyFull(StoreError):
+    """A new participant when every place of the study is taken (counted in the arrival's write)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,15 +144,25 @@ class Studies(StoreArea):
         with self.read() as conn:
             return [Participant(**r) for r in conn.execute(q).mappings()]
 
-    def add_participant(self, participant: Participant, detail: dict[str, Any]) -> bool:
+    def add_participant(self, participant: Participant, detail: dict[str, Any], places: int = 0) -> bool:
         """The participant's account, its row and its ``arrived`` event, in one transaction. False
-        when the (study, platform id) arrived meanwhile (another tab): nothing written."""
+        when the (study, platform id) arrived meanwhile (another tab): nothing written. With
+        ``places``, :class:`StudyFull` (nothing written) when that many participants not timed out
+        are there already: counted in the same transaction, under the study's lock, so newcomers
+        arriving at once cannot all take the last place."""
         now = participant.arrived_at
         account = {"username": participant.username, "role": "annotator", "password_hash": NO_PASSWORD,
                    "email": None, "active": True, "created_at": now}  # fmt: skip
         row = {k: getattr(participant, k) for k in Participant.__slots__}
+        p = self.t["study_participants"]
         try:
             with self.write() as conn:
+                self.lock(conn, f"study:{participant.study_id}")
+                taken = select(func.count()).where(
+                    p.c.study_id == participant.study_id, p.c.status != "timed_out"
+                )
+                if places and conn.execute(taken).scalar_one() >= places:
+                    raise StudyFull(f"every place of study {participant.study_id!r} is taken")
                 conn.execute(self.t["users"].insert(), account)
                 conn.execute(self.t["study_participants"].insert(), row)
                 self._event(conn, participant.study_id, participant.platform_id, "arrived", detail)

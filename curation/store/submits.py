@@ -16,6 +16,9 @@ from prefkit.schemas.curation import LabelEvent
 from sqlalchemy import Connection, delete, func, select, update
 
 
+CHANGED = "this label was changed since you opened it; open it again to see the latest (nothing was recorded)"
+
+
 @dataclass(frozen=True, slots=True)
 class OverlapRange:
     """Per (kind, batch): the annotators per item now (``low``..``high``) and the adaptive bounds (None: fixed)."""
@@ -78,6 +81,10 @@ class Submits(StoreArea):
         Returns False when this very event is already recorded (a double click or a retry: same id,
         same action, values and comment).
 
+        An edit (``ev.supersedes``) must replace the annotator's live label of the task, read in the
+        same transaction; its id already recorded is acknowledged only while it is the live label
+        itself. Otherwise :class:`StaleSubmit` (changed since it was opened) and nothing is written.
+
         A first label, skip or flag must come from the showing of the item that is open: its id is
         the assignment's pending ``event_id`` (written when the item was shown). Otherwise
         :class:`StaleSubmit` and nothing is written: the same id with another answer (a second tab
@@ -120,7 +127,17 @@ class Submits(StoreArea):
                     raise AccountInactive(f"the account {ev.annotator!r} is disabled or gone")
             if ev.action == "repeat":
                 return self._answer_repeat(conn, ev, next_version)
+            if ev.supersedes is not None:  # an edit: of the live label, checked in this write
+                self.lock(conn, f"queue:{ev.annotator}")
+                live = self.labels.live_id(conn, ev.annotator, ev.task_id)
+                if live == ev.event_id:  # this very edit is the live label: a double click or a retry
+                    self._same_as_recorded(conn, ev)
+                    return False
+                if live != ev.supersedes:
+                    raise StaleSubmit(CHANGED)
             if not self.labels.insert_event(conn, ev):
+                if ev.supersedes is not None:  # recorded before, then replaced: not what is live now
+                    raise StaleSubmit(CHANGED)
                 self._same_as_recorded(conn, ev)
                 return False
             if ev.action in CLOSING and ev.supersedes is None:

@@ -78,6 +78,9 @@ def study() -> None:
               help="Flag a participant giving one answer on at least this share of items.")  # fmt: skip
 @click.option("--places", type=NON_NEGATIVE_INT, default=0, show_default=True,
               help="Participants the study takes, as on the platform (0: no limit).")  # fmt: skip
+@click.option("--min-answered", type=FRACTION, default=1.0, show_default=True,
+              help="Share of the regular items served a participant must answer (a skip or a flag is not "
+                   "an answer); below it they end incomplete, with no completion code.")  # fmt: skip
 @click.option("--model", type=click.Choice(["dawid_skene", "mace"]), default="dawid_skene", show_default=True,
               help="The reliability model the review fits.")  # fmt: skip
 @click.option("--base-url", default="http://localhost:8501", show_default=True, help=BASE_URL_HELP)
@@ -86,8 +89,8 @@ def study() -> None:
 def create(project: Project, study_id: str, kind: str, batch: str, items: int, gold_share: float,
            screen_below: float, completion_code: str, screened_out_code: str, completion_url: str | None,
            time_limit: float, platform: str, reward: float, currency: str, bonus_per_item: float,
-           bonus_scale: str, too_fast_s: float | None, straight_line: float, places: int, model: str, base_url: str,
-           name: str | None) -> None:  # fmt: skip
+           bonus_scale: str, too_fast_s: float | None, straight_line: float, places: int, min_answered: float,
+           model: str, base_url: str, name: str | None) -> None:  # fmt: skip
     """Create a study and print its entry URL, to paste into the platform as the study's URL.
 
     Example: prefkit crowd study create pilot-1 --kind preference_match --batch week1 --items 20
@@ -96,7 +99,7 @@ def create(project: Project, study_id: str, kind: str, batch: str, items: int, g
     """
     rules = studies.Rules(reward=reward, currency=currency, bonus_per_item=bonus_per_item,
                           bonus_scale=bonus_scale, too_fast_s=too_fast_s, straight_line=straight_line,
-                          method=model, places=places)  # fmt: skip
+                          method=model, places=places, min_answered=min_answered)  # fmt: skip
     made = studies.create_study(
         project,
         study_id,
@@ -173,6 +176,8 @@ def _report_lines(report: StudyReport) -> None:
                 "reliability": "—" if r.reliability is None else f"{r.reliability:.3f}",
                 "agreed": r.agreed,
                 "self_alpha": "—" if r.self_alpha is None else f"{r.self_alpha:.3f}",
+                "skipped": r.skipped,
+                "flagged": r.flagged,
                 "decision": r.decision,
                 "bonus": f"{r.bonus:.2f}",
                 "reason": r.reason + (f" (flag: {r.self_flag})" if r.self_flag else ""),
@@ -185,7 +190,7 @@ def _report_lines(report: StudyReport) -> None:
     click.echo("")
     click.echo(
         f"{t['participants']} participant(s): {t['completed']} completed, {t['screened_out']} screened out, "
-        f"{t['timed_out']} timed out, {t['active']} working. Suggested: approve {t['approve']}, "
+        f"{t['incomplete']} incomplete, {t['timed_out']} timed out, {t['active']} working. Suggested: approve {t['approve']}, "
         f"reject {t['reject']}."
     )
     click.echo(
