@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 from prefkit.curation.quality.agreement import NOT_MEASURED
 from prefkit.schemas.curation import ProvenanceSummary, canary_sentence
-from prefkit.schemas.safe_text import md_code, md_text
+from prefkit.schemas.safe_text import md_code, md_text, shown_text
 
 if TYPE_CHECKING:
     from prefkit.curation.quality.cost import CostReport
@@ -74,7 +74,7 @@ def hf_licence(licence: str) -> str:
 
 def _yaml_scalar(v: Any) -> str:
     """A JSON string is a valid YAML scalar; ``<``, ``>``, ``&``, ``[`` and ``]`` as ``\\u`` escapes."""
-    text = json.dumps(v, ensure_ascii=False)
+    text = json.dumps(shown_text(v) if isinstance(v, str) else v, ensure_ascii=False)
     for char in "<>&[]":  # the same text to a YAML reader; no markup or link to a page pasting it raw
         text = text.replace(char, f"\\u{ord(char):04x}")
     return text

@@ -61,6 +61,7 @@ from prefkit.schemas.curation import (
     SourceSummary,
     canary_sentence,
 )
+from prefkit.schemas.safe_text import shown_text
 
 LEVELS = ("patch", "minor", "major")
 LICENCE_URLS = {
@@ -391,6 +392,7 @@ def previous_version(project: Project, version: str) -> str | None:
 
 def _cut(project: Project, version: str, override: str | None, gates, agreement) -> CutResult:
     parse_version(version)
+    override = shown_text(override).strip() or None  # the reason as every file shows it (no bidi tricks)
     for where in (project.releases_dir, project.root / "releases-private"):
         inside_project(project, where)
     out_dir = project.releases_dir / version
@@ -405,7 +407,7 @@ def _cut(project: Project, version: str, override: str | None, gates, agreement)
         gates = check_release(project, agreement, planned)
     results = gates
     passed = all(r.passed for r in results)
-    if not passed and not (override and override.strip()):
+    if not passed and not override:
         raise ReleaseError(
             'gates failed; fix them or cut with --override "reason":\n' + "\n".join(format_report(results))
         )
@@ -420,7 +422,7 @@ def _cut(project: Project, version: str, override: str | None, gates, agreement)
             version,
             [r.as_dict() for r in results],
             agreement or [],
-            override.strip() if override else None,
+            override,
             planned,
         )
         _no_public_test_gold(project, planned, stage)

@@ -4,6 +4,8 @@ Text from ``prefkit.toml``, from command options (``--override``, ``--model``) a
 (licences, model names, comments) ends up in markdown (the dataset card, evaluation reports), in
 Croissant JSON-LD and in CSV exports. Each format gets one function here, used by every writer of it:
 
+- Everywhere: no control characters and no invisible ones that reorder or hide text (bidi
+  overrides such as U+202E, zero-width spaces, tag characters: :func:`shown_text`).
 - :func:`md_text` — markdown: no raw HTML (``<`` ``>`` ``&`` become entities, so a ``<script>`` or
   ``<img>`` shows as text), no link or image syntax (``[`` and ``]`` are escaped, so
   ``![x](https://host/pixel)`` loads nothing), no line breaks or leading markers that could start a
@@ -29,9 +31,23 @@ from typing import Any
 _MD_SPECIAL = re.compile(r"([\\\[\]|])")
 #: What would start a block at the beginning of a line (heading, list, quote, rule).
 _MD_BLOCK_START = re.compile(r"^(?:#{1,6}|[+\-]|\d{1,9}[.)])(?=\s|$)|^-{2,}")
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+#: Control characters (ESC and the rest; tab and newline are whitespace) and the invisible ones that
+#: change how the text around them reads: bidi marks, embeddings, overrides and isolates (U+202E
+#: shows ``exe.txt`` for ``txt.exe``), zero-width spaces, the word joiner and invisible operators, the
+#: BOM, interlinear annotation and tag characters. The zero-width joiner and non-joiner stay: scripts
+#: (Persian, Indic) and emoji need them, and they reorder nothing.
+_CONTROL = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f\u061c\u180e\u200b\u200e\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f"
+    "\ufeff\ufff9-\ufffb\U000e0000-\U000e007f]"
+)
 #: OWASP: cells starting with these are formulas (or become one) in spreadsheet programs.
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def shown_text(value: Any) -> str:
+    """``value`` without control or invisible characters (:data:`_CONTROL`): what every published
+    text (the card, its YAML header, Croissant, the manifest's override reason) starts from."""
+    return _CONTROL.sub("", "" if value is None else str(value))
 
 
 def _entities(text: str) -> str:
@@ -40,15 +56,16 @@ def _entities(text: str) -> str:
 
 def md_text(value: Any) -> str:
     """``value`` as inert inline markdown: shows as the same characters, renders nothing."""
-    text = _CONTROL.sub("", "" if value is None else str(value))
-    text = " ".join(text.split())  # no newline can start a block (heading, list, table, HTML block)
+    text = " ".join(
+        shown_text(value).split()
+    )  # no newline can start a block (heading, list, table, HTML block)
     text = _MD_SPECIAL.sub(r"\\\1", _entities(text))
     return _MD_BLOCK_START.sub(lambda m: m.group(0)[:-1] + "\\" + m.group(0)[-1], text)
 
 
 def md_code(value: Any) -> str:
     """``value`` inside a code span (backticks in it lengthen the fence; HTML is inert in code)."""
-    text = " ".join(_CONTROL.sub("", "" if value is None else str(value)).split())
+    text = " ".join(shown_text(value).split())
     fence = "`" * (max((len(m) for m in re.findall(r"`+", text)), default=0) + 1)
     pad = " " if text.startswith("`") or text.endswith("`") else ""
     return f"{fence}{pad}{text}{pad}{fence}"
@@ -56,7 +73,7 @@ def md_code(value: Any) -> str:
 
 def plain_text(value: Any) -> str:
     """Text for a JSON field a page may render: markup as entities, control characters removed."""
-    text = _entities(_CONTROL.sub("", "" if value is None else str(value)))
+    text = _entities(shown_text(value))
     return text.replace("[", "&#91;").replace("]", "&#93;")  # no markdown link or image either
 
 

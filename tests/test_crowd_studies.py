@@ -282,3 +282,32 @@ def test_min_answered_outside_zero_to_one_is_refused(project):
 
     with pytest.raises(StudyError, match="--min-answered"):
         make_study(project, rules=Rules(min_answered=1.5))
+
+
+def test_a_click_after_the_time_limit_records_nothing(project):
+    created = make_study(project)
+    who = studies.arrive(project, params(created)).account.username
+    view = studies.participant_view(project, created.study, who)
+    with project.store.write() as conn:  # they arrived an hour ago (the limit is 30 minutes)
+        p = project.store.t["study_participants"]
+        conn.execute(p.update().values(arrived_at="2020-01-01T00:00:00.000000Z"))
+    with pytest.raises(workflow.TimeUp, match="time for this study has passed"):
+        workflow.submit(project, who, view.item, {"coverage": "fully"})
+    with pytest.raises(workflow.TimeUp):
+        workflow.skip(project, who, view.item, "no time")
+    assert project.store.labels.events(annotator=who) == []
+    assert studies.participant_view(project, created.study, who).status == "timed_out"
+
+
+def test_decisions_csv_quotes_an_id_a_spreadsheet_would_run(project):
+    import csv
+    import io
+
+    from prefkit.curation.quality.study_report import platform_files, study_report
+
+    created = make_study(project)
+    who = studies.arrive(project, params(created, pid="-2-3")).account.username
+    work(project, created.study, who)  # incomplete: a rejection with its reason
+    text = platform_files(study_report(project, "pilot"))["decisions.csv"]
+    rows = list(csv.reader(io.StringIO(text)))
+    assert rows[1][:2] == ["'-2-3", "reject"]

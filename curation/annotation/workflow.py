@@ -21,11 +21,12 @@ from prefkit.curation.annotation.guidelines import current_version
 from prefkit.curation.annotation.signin import log as signin_log
 from prefkit.curation.annotation.signin import wait_s
 from prefkit.curation.annotation.task_kinds import TASK_KIND_REGISTRY, ContradictoryLabel, get_kind
-from prefkit.curation.store import MAX_NAME, KindCounts, RepeatRule, normalize_username
+from prefkit.curation.store import CROWD_PREFIX, MAX_NAME, KindCounts, RepeatRule, normalize_username
 from prefkit.curation.store import AccountInactive as AccountInactive
 from prefkit.curation.store import SessionEnded as SessionEnded
 from prefkit.curation.store import StaleSubmit as StaleSubmit
-from prefkit.schemas.common import PrefkitError, content_hash, parse_utc, utcnow
+from prefkit.curation.store import TimeUp as TimeUp
+from prefkit.schemas.common import UTC_FORMAT, PrefkitError, content_hash, parse_utc, utcnow
 from prefkit.schemas.curation import AnnotationTask, LabelEvent
 
 if TYPE_CHECKING:
@@ -356,7 +357,21 @@ def _finish(
         session_id=session_id,
         review=None if item.recalibration else _review(project, item.task),
         next_version=current_version(project, project.store, item.task.kind),  # the next item is drawn now
+        until=_deadline(project, user),
     )
+
+
+def _deadline(project: Project, user: str) -> str | None:
+    """A crowd participant's time limit as a UTC time (their arrival plus the study's minutes; the
+    store compares it with the clock in the submit's write). None for anyone else."""
+    if not user.startswith(CROWD_PREFIX):
+        return None
+    found = project.store.studies.participant_by_username(user)
+    study = project.store.studies.study(found.study_id) if found is not None else None
+    if found is None or study is None:
+        return None
+    end = parse_utc(found.arrived_at) + timedelta(minutes=study.time_limit_minutes)
+    return end.strftime(UTC_FORMAT)
 
 
 def _review(project: Project, task: AnnotationTask):

@@ -56,6 +56,7 @@ from prefkit.curation.quality.agreement import self_alpha_reason, self_alphas
 from prefkit.curation.quality.consensus import final_labels
 from prefkit.schemas.common import canonical_json, parse_utc
 from prefkit.schemas.config import TENTATIVE_ALPHA_MIN
+from prefkit.schemas.safe_text import csv_cell
 
 if TYPE_CHECKING:
     from prefkit.curation.project import Project
@@ -282,14 +283,17 @@ def study_reports(store: ProjectStore) -> list[StudyReport]:
 # -- the platform's files -----------------------------------------------------------------------------
 def platform_files(report: StudyReport) -> dict[str, str]:
     """The files of the platform's bulk actions, as text by file name: ``decisions.csv`` (a header,
-    then ``participant_id,decision`` for every approve and reject), ``approve.txt`` (the approved ids,
+    then ``participant_id,decision,reason`` for every approve and reject; a cell starting with
+    ``-``, ``=``, ``+`` or ``@`` gets a leading ``'`` as in ``labels export``), ``approve.txt`` (the approved ids,
     one a line: what Prolific's bulk approve box takes) and ``bonuses.csv`` (``participant_id,amount``
     per bonus above 0, no header: what Prolific's bulk bonus box takes)."""
     decided = [r for r in report.participants if r.decision != "none"]
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(["participant_id", "decision", "reason"])
-    writer.writerows([r.platform_id, r.decision, r.reason] for r in decided)
+    writer.writerows(
+        [csv_cell(r.platform_id), r.decision, csv_cell(r.reason)] for r in decided
+    )  # no formulas
     approve = "".join(f"{r.platform_id}\n" for r in decided if r.decision == "approve")
     bonuses = "".join(f"{r.platform_id},{r.bonus:.2f}\n" for r in decided if r.bonus > 0)
     return {"decisions.csv": out.getvalue(), "approve.txt": approve, "bonuses.csv": bonuses}

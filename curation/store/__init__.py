@@ -52,7 +52,7 @@ if TYPE_CHECKING:  # the same names as EXPORTS, for the type checker
     from prefkit.curation.store.roundtrips import RoundTrips
     from prefkit.curation.store.stale import IdleQueue, ReleasedAssignment
     from prefkit.curation.store.studies import NO_PASSWORD, Participant, Study, StudyFull
-    from prefkit.curation.store.submits import AccountInactive, SessionEnded, StaleSubmit
+    from prefkit.curation.store.submits import AccountInactive, SessionEnded, StaleSubmit, TimeUp
     from prefkit.curation.store.suggestions import Suggestion, SuggestionRun
     from prefkit.curation.store.usernames import CROWD_PREFIX, MAX_NAME, normalize_username
 
@@ -84,7 +84,7 @@ EXPORTS: dict[str, tuple[str, ...]] = {
     "roundtrips": ("RoundTrips",),
     "stale": ("IdleQueue", "ReleasedAssignment"),
     "studies": ("NO_PASSWORD", "Participant", "Study", "StudyFull"),
-    "submits": ("AccountInactive", "SessionEnded", "StaleSubmit"),
+    "submits": ("AccountInactive", "SessionEnded", "StaleSubmit", "TimeUp"),
     "usernames": ("CROWD_PREFIX", "MAX_NAME", "normalize_username"),
 }
 _MODULE_OF = {name: module for module, names in EXPORTS.items() for name in names}

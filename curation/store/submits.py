@@ -60,6 +60,11 @@ class StaleSubmit(PrefkitError):
     Nothing is written; the message says what happened in words an annotator reads."""
 
 
+class TimeUp(StaleSubmit):
+    """A crowd participant's submit after their study's time limit (counted from their arrival):
+    nothing is written, the page then shows the time-out."""
+
+
 class Submits(StoreArea):
     """Submits, and the overlap of a task as the adaptive rule reads and raises it."""
 
@@ -75,6 +80,7 @@ class Submits(StoreArea):
         session_id: str | None = None,
         review: Callable[[Connection], None] | None = None,
         next_version: str | None = None,
+        until: str | None = None,
     ) -> bool:
         """Append ``ev`` and close the annotator's assignment in one short transaction (the next item
         is shown in it, with ``next_version`` of the kind's guidelines).
@@ -102,9 +108,12 @@ class Submits(StoreArea):
         decides there whether the item needs one more annotator: a kill can never separate the label
         from that decision).
 
-        An ``ev`` with ``action="repeat"`` answers the repeat it was shown for (never a label event)."""
+        An ``ev`` with ``action="repeat"`` answers the repeat it was shown for (never a label event).
+
+        ``until``: the moment after which nothing is recorded (a crowd participant's time limit),
+        compared with the clock in the write's transaction: :class:`TimeUp` past it."""
         return self.retrying(
-            lambda: self._record_submit(ev, active_account, session_id, review, next_version)
+            lambda: self._record_submit(ev, active_account, session_id, review, next_version, until)
         )
 
     def _record_submit(
@@ -114,9 +123,12 @@ class Submits(StoreArea):
         session_id: str | None = None,
         review: Callable[[Connection], None] | None = None,
         next_version: str | None = None,
+        until: str | None = None,
     ) -> bool:
         a, u = self.t["assignments"], self.t["users"]
         with self.write() as conn:
+            if until is not None and utcnow() > until:
+                raise TimeUp("the time for this study has passed; nothing was recorded")
             if active_account or session_id is not None:
                 q = select(u.c.active).where(u.c.username == ev.annotator)
                 if session_id is not None:
