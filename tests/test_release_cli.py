@@ -74,6 +74,21 @@ def test_override_reason_reaches_the_manifest_and_the_release_log(ready):
     assert ready.store.releases.recorded()[0].override_reason == "pilot tie"
 
 
+def test_an_override_reason_with_bidi_and_invisible_controls_is_published_without_them(ready):
+    tie = match_tasks(ready.store, 1, prefix="tie")[0]
+    cover(ready.store, tie.task_id, ann1="fully", ann2="partially", ann3="not_covered")
+    reason = "pilot \u202egnp.exe\u202c tie\u200b\u2066\U000e0041"
+    assert run("release", "cut", "--version", "1.0.0", "-p", ready.root, "--override", reason)[0] == 0
+    folder = ready.root / "releases/1.0.0"
+    manifest = json.loads((folder / "manifest.json").read_text())
+    assert manifest["override_reason"] == "pilot gnp.exe tie"
+    assert ready.store.releases.recorded()[0].override_reason == "pilot gnp.exe tie"
+    for name in ("README.md", "croissant.json", "manifest.json"):
+        text = (folder / name).read_text(encoding="utf-8")
+        assert not any(c in text for c in "\u202e\u202c\u200b\u2066\U000e0041"), name
+    assert "pilot gnp.exe tie" in (folder / "README.md").read_text(encoding="utf-8")
+
+
 def test_verify_exits_1_on_a_flipped_byte(ready):
     run("release", "cut", "--version", "1.0.0", "-p", ready.root)
     card = ready.root / "releases/1.0.0/README.md"

@@ -344,6 +344,26 @@ def test_card_croissant_and_report_carry_no_live_html_or_remote_images(tmp_path)
     assert "&lt;script&gt;" in text and "\\!" not in text  # the text is still there, shown as text
 
 
+def test_card_yaml_croissant_and_report_drop_bidi_and_invisible_controls():
+    from prefkit.exports.card import card
+    from prefkit.exports.croissant import croissant
+    from prefkit.schemas.curation import ProvenanceSummary
+
+    tricky = "safe\u202eexe.txt\u2067 \u200bzero\ufeff \U000e0069tag \u061cmark"
+    meta = {"name": tricky, "version": "1.0.0", "description": tricky, "licence": tricky, "hf_licence": "other",
+            "task_categories": [], "size_categories": ["n<1K"], "annotations_creators": [], "source_datasets": [],
+            "tags": [tricky], "motivation": tricky, "uses": tricky, "maintenance": tricky,
+            "override_reason": tricky}  # fmt: skip
+    provenance = ProvenanceSummary(records=0, offline_records=0, offline_share=0.0, models=[tricky], sources=[],
+                                   stages={}, prompt_template_hashes=[], licences=[])  # fmt: skip
+    text = card(meta, [], [], [], provenance)
+    doc = json.dumps(croissant(tricky, tricky, "1.0.0", tricky, [], {}), ensure_ascii=False)
+    for published in (text, doc):
+        assert not any(c in published for c in "\u202e\u2067\u200b\ufeff\U000e0069\u061c")
+    assert "safeexe.txt zero tag mark" in text  # the visible text is all still there
+    assert "\u200d" in card({**meta, "description": "a\u200db"}, [], [], [], provenance)  # joiners stay
+
+
 def test_label_csv_export_neutralises_formulas_and_round_trips(project, tmp_path):
     """Before: `=cmd|...` and `+HYPERLINK(...)` comments were written as live spreadsheet formulas."""
     from prefkit.curation.annotation.labels_io import export_labels, import_labels
