@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, NoReturn
 
 import streamlit as st
 from prefkit.annotate_app import keys, screen
@@ -130,7 +130,7 @@ def begin_run() -> None:
     st.session_state[_SELF_RUN] = st.session_state.pop(_RERUN_ASKED, False)
 
 
-def rerun() -> None:
+def rerun() -> NoReturn:
     """Run the whole page again — at most once per action of the person. A full run the page started
     itself that asks for another one is stopped with one line instead (a state that sends each run
     back to the one before, such as an entry that opens a session the page then finds ended, would

@@ -247,7 +247,7 @@ def test_a_participant_who_skips_every_regular_item_ends_incomplete_without_a_co
     who = studies.arrive(project, params(created)).account.username
     view = work(project, created.study, who)
     assert view.status == "incomplete" and view.code is None and view.back_url is None
-    assert project.store.queues.open_item(who, KIND) is None  # no more items
+    assert project.store.assignments.open_item(who, KIND) is None  # no more items
     [line] = study_report(project, "pilot").participants
     assert (line.status, line.decision, line.skipped, line.flagged) == ("incomplete", "reject", 2, 0)
     assert "answered 0 of 2 regular item(s)" in line.reason and "2 skipped" in line.reason
