@@ -31,6 +31,7 @@ from pathlib import Path
 from prefkit.curation.annotation import sessions, workflow
 from prefkit.curation.annotation.task_kinds import get_kind
 from prefkit.curation.project import Project
+from prefkit.curation.store import search_text
 from prefkit.schemas.common import utcnow
 
 ANNOTATORS = 20
@@ -75,6 +76,7 @@ def build(root: Path, items: int, events: int, database: str | None = None) -> P
             rows.append(
                 {
                     "task_id": kind.task_id(ref),
+                    "search_text": search_text(kind.task_id(ref), ref, payload),
                     "kind": kind.name,
                     "item_ref": ref,
                     "payload_json": store.dumps(payload),

@@ -246,6 +246,12 @@ class SignInSection(Section):
         le=HOURS_PER_YEAR,
         description="A sign-in lasts this long (a reload keeps it; sign-out ends it).",
     )
+    one_time_password_hours: float = Field(
+        default=72.0,
+        gt=0,
+        le=HOURS_PER_YEAR,
+        description="A one-time password works this long after it was made (the account's creation or reset).",
+    )
     trusted_proxies: list[str] = Field(
         default_factory=list,
         description="Addresses or networks (CIDR) of reverse proxies whose X-Forwarded-For is believed.",

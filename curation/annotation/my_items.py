@@ -2,7 +2,8 @@
 the item's text, its id or reference, or the annotator's comment, and filtered by task kind, batch,
 status and day. One function for the page (and any other shell); the query is the store's
 (``store.items``), and a match on words is confirmed here on the item's text itself, so a word
-that is only a field name of the stored JSON finds nothing.
+that is only a field name of the stored JSON finds nothing. Words match case and width aside, in
+every script (NFKC and case-folded, accents kept), the same on SQLite and PostgreSQL.
 
 Never another annotator's: every read names the signed-in user, and an edit of a listed label goes
 through :func:`prefkit.curation.annotation.workflow.edit_label` (a new event, the old one kept).
@@ -10,15 +11,13 @@ through :func:`prefkit.curation.annotation.workflow.edit_label` (a new event, th
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from prefkit.curation.annotation.task_kinds import get_kind
 from prefkit.curation.annotation.workflow import WorkflowError, undo_depth
-from prefkit.curation.store import ITEM_STATUSES, AnnotatorItem
+from prefkit.curation.store import ITEM_STATUSES, AnnotatorItem, folded
 
 if TYPE_CHECKING:
     from prefkit.curation.project import Project
@@ -36,25 +35,6 @@ class ItemPage:
     items: list[AnnotatorItem]
     total: int
     offset: int
-
-
-def _strings(value: Any) -> Iterator[str]:
-    """Every string value in ``value`` (dict keys left out: they are field names, not text)."""
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for v in value.values():
-            yield from _strings(v)
-    elif isinstance(value, list | tuple):
-        for v in value:
-            yield from _strings(v)
-
-
-def mentions(words: str, task_id: str, item_ref: str, payload: Any, comment: str | None) -> bool:
-    """Whether ``words`` (case aside) are in the item's id, reference, text or the annotator's comment."""
-    needle = words.casefold()
-    fields = (task_id, item_ref, comment or "", *_strings(payload))
-    return any(needle in f.casefold() for f in fields)
 
 
 def _day_after(day: str) -> str:
@@ -103,13 +83,12 @@ def my_items(
             limit=per_page, offset=page * per_page,
         )  # fmt: skip
         return ItemPage(items, total, page * per_page)
-    # The store narrows by the words in the stored JSON; the item's own text says whether it matches.
+    # The store narrows by the folded words; the item's own text (and the comment) says whether it matches.
     found = project.store.items.search_text(
         user, words, kind=kind, batch=batch or None, statuses=wanted, since=first, until=last
     )
-    hits = [
-        tid for tid, ref, payload, comment in found if mentions(words, tid, ref, json.loads(payload), comment)
-    ]
+    needle = folded(words)
+    hits = [tid for tid, text, comment in found if needle in text or needle in folded(comment or "")]
     shown = project.store.items.items_by_id(user, hits[page * per_page : (page + 1) * per_page])
     return ItemPage(shown, len(hits), page * per_page)
 

@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import secrets
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
 from prefkit.curation.annotation import sessions
 from prefkit.curation.annotation.signin import wait_s
 from prefkit.curation.store import ROLES, StoreError
-from prefkit.schemas.common import utcnow
+from prefkit.schemas.common import UTC_FORMAT, parse_utc, utcnow
 
 if TYPE_CHECKING:
     from prefkit.curation.project import Project
@@ -60,7 +61,11 @@ def people(project: Project) -> list[Person]:
         failures, last_failure = (d.failures, d.last_failure) if d else (0, None)
         state = "active" if account.active else "disabled"
         if account.temporary:
-            state += " (one-time password)"
+            state += (
+                " (one-time password, expired)"
+                if one_time_expired(project, account)
+                else " (one-time password)"
+            )
         wait = wait_s(policy, failures, last_failure, now)
         if account.active and wait > 0:
             locked = failures >= policy.lockout_after
@@ -86,8 +91,39 @@ def add(
 
 def choose_password(project: Project, name: str, given: str, password: str) -> Account:
     """The person's own password in place of the one-time password they were given (at their first
-    sign-in); their account, now able to open a session."""
-    return project.store.accounts.replace_temporary(name, given, password)
+    sign-in); their account, now able to open a session. Refused once the one-time password expired."""
+    return project.store.accounts.replace_temporary(
+        name, given, password, issued_after=_oldest_valid(project)
+    )
+
+
+def _hours(project: Project) -> float:
+    return project.config.annotation.sign_in.one_time_password_hours
+
+
+def _oldest_valid(project: Project) -> str:
+    """The issue time of the oldest one-time password still good now."""
+    return (datetime.now(UTC) - timedelta(hours=_hours(project))).strftime(UTC_FORMAT)
+
+
+def one_time_expired(project: Project, account: Account) -> bool:
+    """Whether ``account``'s one-time password is past ``[annotation.sign_in] one_time_password_hours``."""
+    return account.temporary and account.password_issued < _oldest_valid(project)
+
+
+def one_time_until(project: Project, name: str) -> str:
+    """Until when ``name``'s one-time password works, as ``YYYY-MM-DD HH:MM UTC`` (where it is made)."""
+    account = project.store.accounts.user(name)
+    issued = parse_utc(account.password_issued if account else utcnow())
+    return f"{issued + timedelta(hours=_hours(project)):%Y-%m-%d %H:%M} UTC"
+
+
+def reset_password(project: Project, actor: str, name: str) -> tuple[str, int]:
+    """A new one-time password for ``name`` (returned once, stored hashed; it expires
+    ``one_time_password_hours`` from now) and every open session of the account ended, in one
+    transaction. Returns the password and how many sessions ended."""
+    made = generated_password()
+    return made, project.store.accounts.set_password(name, made, actor=actor, temporary=True)
 
 
 def disable(project: Project, actor: str, name: str) -> int:

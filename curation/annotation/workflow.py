@@ -14,14 +14,14 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from prefkit.curation.annotation import overlap, sessions
+from prefkit.curation.annotation import overlap, people, sessions
 from prefkit.curation.annotation.assignment import QueuePolicy, policy_for
 from prefkit.curation.annotation.evidence_spans import draft_spans
 from prefkit.curation.annotation.guidelines import current_version
 from prefkit.curation.annotation.signin import log as signin_log
 from prefkit.curation.annotation.signin import wait_s
 from prefkit.curation.annotation.task_kinds import TASK_KIND_REGISTRY, ContradictoryLabel, get_kind
-from prefkit.curation.store import CROWD_PREFIX, MAX_NAME, KindCounts, RepeatRule, normalize_username
+from prefkit.curation.store import CROWD_PREFIX, EXPIRED, MAX_NAME, KindCounts, RepeatRule, normalize_username
 from prefkit.curation.store import AccountInactive as AccountInactive
 from prefkit.curation.store import SessionEnded as SessionEnded
 from prefkit.curation.store import StaleSubmit as StaleSubmit
@@ -92,7 +92,10 @@ def sign_in(project: Project, username: str, password: str, client: str = "local
             )
         raise AuthError(f"too many failed sign-ins: wait {wait:.0f} s before trying again", wait)
     user = store.accounts.authenticate(name, password)
-    store.accounts.log_sign_in(name, client, "ok" if user else "fail")
+    expired = user is not None and people.one_time_expired(project, user)
+    store.accounts.log_sign_in(name, client, "expired" if expired else "ok" if user else "fail")
+    if expired:  # the right one-time password, too late: no failure counted, no way in
+        raise AuthError(EXPIRED)
     if user is None:
         signin_log.warning("failed sign-in for %r from %s", name, client)
         # This failure may start (or lengthen) a backoff: say how long before the next try is checked.

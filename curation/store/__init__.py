@@ -18,11 +18,19 @@ import importlib
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the same names as EXPORTS, for the type checker
-    from prefkit.curation.store.accounts import ROLES, Account
+    from prefkit.curation.store.accounts import EXPIRED, ROLES, Account
     from prefkit.curation.store.alps_tasks import AlpsTask
     from prefkit.curation.store.assignments import OpenItem
     from prefkit.curation.store.backend import DatabaseUnavailable, has_password, parse_url, redact
-    from prefkit.curation.store.common import LATEST_MIGRATION, MOVED_TO, STAGING, StoreError, is_url
+    from prefkit.curation.store.common import (
+        LATEST_MIGRATION,
+        MOVED_TO,
+        STAGING,
+        StoreError,
+        folded,
+        is_url,
+        search_text,
+    )
     from prefkit.curation.store.content_records import (
         CupidSession,
         Dialogue,
@@ -59,13 +67,22 @@ if TYPE_CHECKING:  # the same names as EXPORTS, for the type checker
 #: Each module of the store and the names other layers import from it (tests/test_architecture.py
 #: checks that the imports above name the same).
 EXPORTS: dict[str, tuple[str, ...]] = {
-    "accounts": ("ROLES", "Account"),
+    "accounts": ("EXPIRED", "ROLES", "Account"),
     "alps_tasks": ("AlpsTask",),
     "items": ("ITEM_STATUSES", "AnnotatorItem"),
     "assignments": ("OpenItem",),
     "suggestions": ("Suggestion", "SuggestionRun"),
     "backend": ("DatabaseUnavailable", "has_password", "parse_url", "redact"),
-    "common": ("LATEST_MIGRATION", "MOVED_TO", "STAGING", "StoreError", "is_url"),
+    "common": (
+        "LATEST_MIGRATION",
+        "MOVED_TO",
+        "STAGING",
+        "StoreError",
+        "folded",
+        "is_url",
+        "search_text",
+        "strings",
+    ),
     "content_records": (
         *("CupidSession", "Dialogue", "DialogueTurn", "ImportBundle", "Instance", "InstanceLink"),
         *("NewMemory", "Packet", "PreferencePair", "ReverifyDialogue", "StoredMemory", "StoredSession"),

@@ -41,6 +41,12 @@ class Account:
     active: bool
     created_at: str
     temporary: bool = False  # a password made for the person: they choose their own before a session
+    password_set_at: str | None = None  # when the password was set (None: at the account's creation)
+
+    @property
+    def password_issued(self) -> str:
+        """When the account's password was made: what a one-time password's expiry counts from."""
+        return self.password_set_at or self.created_at
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +57,9 @@ class SignInAttempt:
     client: str
     outcome: str
     created_at: str
+
+
+EXPIRED = "the one-time password you were given has expired: ask a maintainer for a new one"
 
 
 class LastMaintainer(StoreError):
@@ -74,7 +83,7 @@ def _check_password(password: str) -> None:
 
 def _account(row) -> Account:
     return Account(row["username"], row["role"], row["email"], bool(row["active"]), row["created_at"],
-                   bool(row.get("password_temporary", False)))  # fmt: skip
+                   bool(row.get("password_temporary", False)), row.get("password_set_at"))  # fmt: skip
 
 
 class Accounts(StoreArea):
@@ -118,6 +127,7 @@ class Accounts(StoreArea):
             "created_at": utcnow(),
             "password_temporary": temporary,
         }
+        row["password_set_at"] = row["created_at"]
         try:
             with self.write() as conn:
                 conn.execute(self.t["users"].insert(), row)
@@ -126,7 +136,9 @@ class Accounts(StoreArea):
         except IntegrityError as exc:
             raise StoreError(f"user {username!r} (or email {email!r}) already exists") from exc
 
-    def set_password(self, username: str, password: str, actor: str | None = None) -> int:
+    def set_password(
+        self, username: str, password: str, actor: str | None = None, temporary: bool = False
+    ) -> int:
         """Give ``username`` a new password and end every open session of the account, in one
         transaction (no moment where the new password is set and an old sign-in still acts), logged
         in the sign-in log as ``password`` by ``maintainer``. Returns how many sessions ended.
@@ -134,7 +146,8 @@ class Accounts(StoreArea):
         Refused (:class:`StoreError`, nothing changed): no such user, an LLM judge's account (no
         person signs in as one), a password shorter than 8 characters. A disabled account may be
         given one (it still cannot sign in until enabled). Failed sign-ins still count towards a
-        lockout afterwards: ending one is ``unlock_sign_in``'s."""
+        lockout afterwards: ending one is ``unlock_sign_in``'s. A ``temporary`` password (a reset to a
+        one-time password) opens no session until the person has chosen their own."""
         found = self.user(username)
         if found is None:
             raise StoreError(f"no user {username!r}")
@@ -147,7 +160,7 @@ class Accounts(StoreArea):
             changed = conn.execute(
                 update(u)
                 .where(u.c.username == found.username)
-                .values(password_hash=digest, password_temporary=False)
+                .values(password_hash=digest, password_temporary=temporary, password_set_at=utcnow())
             ).rowcount
             if not changed:  # removed meanwhile
                 raise StoreError(f"no user {username!r}")
@@ -158,11 +171,14 @@ class Accounts(StoreArea):
                 self.audit.insert(conn, actor, "user.password", found.username, {"sessions_ended": ended})
         return ended
 
-    def replace_temporary(self, username: str, temporary: str, password: str) -> Account:
+    def replace_temporary(
+        self, username: str, temporary: str, password: str, issued_after: str | None = None
+    ) -> Account:
         """The person's own password in place of the temporary one made for them (checked again here,
         so nobody replaces another's), logged in the sign-in log (``password``, client ``self``) and
         the audit log (by the person). Refused (:class:`StoreError`, nothing changed): a wrong or no
-        longer temporary password, a disabled account, the same password again, one under 8 characters."""
+        longer temporary password, one made before ``issued_after`` (expired: checked again in the
+        write), a disabled account, the same password again, one under 8 characters."""
         row = self._row(username)
         try:
             ok = row is not None and row["active"] and _hasher.verify(row["password_hash"], temporary)
@@ -170,19 +186,24 @@ class Accounts(StoreArea):
             ok = False
         if not ok or not row["password_temporary"]:
             raise StoreError("the password you were given is not right (or was replaced already)")
+        if issued_after is not None and _account(row).password_issued < issued_after:
+            raise StoreError(EXPIRED)
         if password == temporary:
             raise StoreError("choose a password of your own, not the one you were given")
         _check_password(password)
         u, log = self.t["users"], self.t["sign_in_log"]
         digest = _hasher.hash(password)
         with self.write() as conn:
+            still = [u.c.username == row["username"], u.c.password_temporary.is_(True)]
+            if issued_after is not None:  # not expired at the moment of the write either
+                still.append(func.coalesce(u.c.password_set_at, u.c.created_at) >= issued_after)
             changed = conn.execute(
                 update(u)
-                .where(u.c.username == row["username"], u.c.password_temporary.is_(True))
-                .values(password_hash=digest, password_temporary=False)
+                .where(*still)
+                .values(password_hash=digest, password_temporary=False, password_set_at=utcnow())
             ).rowcount
-            if not changed:  # replaced meanwhile in another tab
-                raise StoreError("the password you were given was replaced already")
+            if not changed:  # replaced meanwhile in another tab, or expired since
+                raise StoreError("the password you were given was replaced already (or has expired)")
             conn.execute(log.insert(), {"username": row["username"], "client": "self", "outcome": "password",
                                         "created_at": utcnow()})  # fmt: skip
             self.audit.insert(conn, row["username"], "user.password", row["username"], {"own": True})
@@ -291,7 +312,8 @@ class Accounts(StoreArea):
 
     def users(self, role: str | None = None) -> list[Account]:
         u = self.t["users"]
-        q = select(u.c.username, u.c.role, u.c.email, u.c.active, u.c.created_at, u.c.password_temporary)
+        cols = ("username", "role", "email", "active", "created_at", "password_temporary", "password_set_at")
+        q = select(*(u.c[c] for c in cols))
         q = q.order_by(u.c.username)
         if role:
             q = q.where(u.c.role == role)

@@ -10,9 +10,9 @@ method here reads another annotator's assignments or events.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 
+from prefkit.curation.store.common import folded, search_text
 from prefkit.curation.store.engine import StoreArea, StoreCore
 from prefkit.curation.store.labels import Labels
 from prefkit.schemas.curation import AnnotationTask, LabelEvent
@@ -101,17 +101,15 @@ class Items(StoreArea):
         if until:
             where.append(li.c.live_at < until)
         if search:
-            # payload_json is canonical JSON (unicode as is): quotes, backslashes and newlines in it
-            # are escaped, so the words are looked for as written and as JSON writes them
-            escaped = _like(canonical_escape(search))
-            words = _like(search)
+            # tasks.search_text holds the id, reference and text folded (NFKC, case-folded: the same
+            # on SQLite and PostgreSQL, every script); a comment is confirmed by the caller. A task
+            # written without it (by hand, before migration 25) is narrowed by its JSON, as before.
+            words = _like(folded(search))
             where.append(
                 or_(
-                    li.c.task_id.ilike(words, escape="\\"),
-                    li.c.item_ref.ilike(words, escape="\\"),
-                    li.c.payload_json.ilike(words, escape="\\"),
-                    li.c.payload_json.ilike(escaped, escape="\\"),
-                    li.c.live_comment.ilike(words, escape="\\"),
+                    li.c.search_text.like(words, escape="\\"),
+                    li.c.search_text.is_(None) & li.c.payload_json.ilike(_like(search), escape="\\"),
+                    li.c.live_comment.is_not(None),
                 )
             )
         return where
@@ -136,7 +134,8 @@ class Items(StoreArea):
         offset: int = 0,
     ) -> tuple[list[AnnotatorItem], int]:
         """A page of ``annotator``'s items (open ones first in queue order, then the newest event
-        first) and how many match in all. ``search``: words found (case aside) in the item's id, its
+        first) and how many match in all. ``search``: words found (case and width aside, in every
+        script: NFKC and case-folded) in the item's id, its
         reference, its stored text or the annotator's comment (:meth:`search_text` gives what a
         caller needs to confirm a text match); ``since``/``until``: the live event made in
         ``[since, until)`` (ISO prefixes, as text)."""
@@ -167,15 +166,19 @@ class Items(StoreArea):
         statuses: tuple[str, ...] = ITEM_STATUSES,
         since: str | None = None,
         until: str | None = None,
-    ) -> list[tuple[str, str, str, str | None]]:
-        """Every item of ``annotator`` the filters and ``search`` (in the stored JSON) find, in list
-        order: ``(task id, reference, payload JSON, the annotator's comment)``, for the caller to
-        confirm the words on the item's text and read its page with :meth:`items_by_id`."""
+    ) -> list[tuple[str, str, str | None]]:
+        """Every item of ``annotator`` the filters and ``search`` may find, in list order: ``(task id,
+        its searched text (folded: :func:`search_text`), the annotator's comment)``, for the caller to
+        confirm the words and read its page with :meth:`items_by_id`."""
         li = self._listing(annotator)
         where = self._where(li, kind, batch, statuses, search, since, until)
-        q = select(li.c.task_id, li.c.item_ref, li.c.payload_json, li.c.live_comment).where(*where)
+        q = select(li.c.task_id, li.c.search_text, li.c.item_ref, li.c.payload_json, li.c.live_comment)
         with self.read() as conn:
-            return [(r[0], r[1], r[2], r[3]) for r in conn.execute(q.order_by(*self._order(li)))]
+            rows = conn.execute(q.where(*where).order_by(*self._order(li))).all()
+        return [
+            (r[0], r[1] if r[1] is not None else search_text(r[0], r[2], self.loads(r[3])), r[4])
+            for r in rows
+        ]
 
     def items_by_id(self, annotator: str, task_ids: list[str]) -> list[AnnotatorItem]:
         """``annotator``'s items of ``task_ids``, in that order (one not theirs is left out)."""
@@ -211,8 +214,3 @@ class Items(StoreArea):
         q = select(li.c.batch_id).where(li.c.status.is_not(None)).distinct().order_by(li.c.batch_id)
         with self.read() as conn:
             return [r[0] for r in conn.execute(q)]
-
-
-def canonical_escape(words: str) -> str:
-    """``words`` as canonical JSON writes them inside a string (without the quotes)."""
-    return json.dumps(words, ensure_ascii=False)[1:-1]

@@ -13,6 +13,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+from prefkit.curation.store.common import search_text
 from prefkit.curation.store.engine import StoreArea, StoreCore, StoreError
 from prefkit.curation.store.repeats import Repeats
 from prefkit.schemas.common import utcnow
@@ -22,7 +23,7 @@ from sqlalchemy import ColumnElement, func, select, update
 # The tasks table's columns in the order ``Labels._task_tuple`` gives them.
 TASK_COLUMNS = tuple(
     """task_id kind item_ref payload_json batch_id overlap is_gold gold_answer_json schema_version
-    created_at overlap_min overlap_max audit""".split()
+    created_at overlap_min overlap_max audit search_text""".split()
 )
 
 #: Actions that finish an assignment (a withdraw does not: it only removes a label).
@@ -180,6 +181,7 @@ class Labels(StoreArea):
             task.overlap_min,
             task.overlap_max,
             task.audit,
+            search_text(task.task_id, task.item_ref, task.payload),
         )
 
     def _task_from_row(self, r) -> AnnotationTask:

@@ -13,10 +13,11 @@ Every migration lives in this module, so opening any store applies the same, com
 
 from __future__ import annotations
 
+import json
 import secrets
 from collections.abc import Callable
 
-from prefkit.curation.store.common import LATEST_MIGRATION
+from prefkit.curation.store.common import LATEST_MIGRATION, search_text
 from sqlalchemy import (
     Boolean,
     Column,
@@ -877,6 +878,32 @@ def m024_temporary_passwords(conn: Connection) -> None:
     --generate-password``, the People page) and is good for one thing only, choosing their own at
     their first sign-in; until then it opens no session."""
     conn.execute(text("ALTER TABLE users ADD COLUMN password_temporary BOOLEAN NOT NULL DEFAULT FALSE"))
+
+
+@migration(25, "password_issue_and_search_text")
+def m025_password_issue_and_search_text(conn: Connection) -> None:
+    """``users.password_set_at``: when the account's password was last set (a one-time password
+    expires ``[annotation.sign_in] one_time_password_hours`` after it; before this migration the
+    account's ``created_at`` stands in). ``tasks.search_text``: the task's id, reference and text as
+    *My items* searches them (:func:`prefkit.curation.store.common.search_text`: NFKC, case-folded),
+    filled here for the tasks already there."""
+    conn.execute(text("ALTER TABLE users ADD COLUMN password_set_at TEXT"))
+    conn.execute(text("ALTER TABLE tasks ADD COLUMN search_text TEXT"))
+    last = ""
+    while True:  # a page at a time, in task id order: a big project is never read whole
+        rows = conn.execute(
+            text(
+                "SELECT task_id, item_ref, payload_json FROM tasks WHERE task_id > :last ORDER BY task_id LIMIT 2000"
+            ),
+            {"last": last},
+        ).all()
+        if not rows:
+            return
+        conn.execute(
+            text("UPDATE tasks SET search_text = :s WHERE task_id = :t"),
+            [{"t": tid, "s": search_text(tid, ref, json.loads(payload))} for tid, ref, payload in rows],
+        )
+        last = rows[-1][0]
 
 
 @migration(28, "kind_declarations")

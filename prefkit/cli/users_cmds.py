@@ -50,7 +50,10 @@ def users_add(
     made = people.add(project, shell_actor(), name, role, email=email, password=password)
     click.echo(f"added {role} {name}")
     if made:
-        click.echo(f"one-time password (shown once; {name} chooses their own at the first sign-in): {made}")
+        until = people.one_time_until(project, name)
+        click.echo(
+            f"one-time password (shown once; works until {until}; {name} chooses their own at the first sign-in): {made}"
+        )
 
 
 @users.command("list")
@@ -81,14 +84,28 @@ def users_disable(project: Project, name: str) -> None:
 @users.command("password")
 @click.argument("name")
 @click.option("--password-stdin", is_flag=True, help="Read the new password from the first line of stdin.")
+@click.option(
+    "--generate-password",
+    is_flag=True,
+    help="A reset: make a one-time password and print it once; the person chooses their own with it.",
+)
 @project_option
-def users_password(project: Project, name: str, password_stdin: bool) -> None:
-    """Set a new password for NAME (asked for unless --password-stdin) and end every open session of
-    the account: each browser signed in as NAME is signed out at its next click. Logged in the
-    sign-in log (outcome password).
+def users_password(project: Project, name: str, password_stdin: bool, generate_password: bool) -> None:
+    """Set a new password for NAME (asked for unless --password-stdin or --generate-password) and
+    end every open session of the account: each browser signed in as NAME is signed out at its next
+    click. Logged in the sign-in log (outcome password).
 
     Example: prefkit users password alice --password-stdin < alice.pw
     """
+    if password_stdin and generate_password:
+        raise click.UsageError("give --password-stdin or --generate-password, not both")
+    if generate_password:
+        made, ended = people.reset_password(project, shell_actor(), name)
+        click.echo(f"reset the password of {name}; {ended} open session(s) ended")
+        click.echo(
+            f"one-time password (shown once; works until {people.one_time_until(project, name)}): {made}"
+        )
+        return
     if password_stdin:
         password = sys.stdin.readline().rstrip("\r\n")
     else:
