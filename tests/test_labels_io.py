@@ -188,6 +188,27 @@ def test_csv_errors_name_the_physical_line(target, tmp_path):
     assert target.store.count("label_events") == 0
 
 
+@pytest.mark.parametrize(
+    "last",
+    [
+        'ann1,preference_match,pair:p1,"{""coverage"": ""fully""}",2,"2026-01-02T03:04:05Z\n',  # never closed
+        'ann1,preference_match,pair:p1,"{""coverage"": ""fully""}",2,"2026-01-02"T03:04:05Z\n',  # text after it
+    ],
+)
+def test_a_csv_quote_that_never_closes_is_refused_in_one_line(target, tmp_path, last):
+    path = tmp_path / "in.csv"
+    path.write_text(
+        "annotator,task_kind,item_id,values,time_spent_s,timestamp\n"
+        'ann1,preference_match,pair:p0,"{""coverage"": ""fully""}",2,2026-01-02T03:04:05Z\n' + last,
+        encoding="utf-8",
+    )
+    with pytest.raises(LabelsFileError) as err:
+        import_labels(target.store, path)
+    assert str(err.value).startswith(f"{path}:3: <row>: not readable CSV (")
+    assert "\n" not in str(err.value)
+    assert target.store.count("label_events") == 0
+
+
 def test_later_rows_supersede_earlier_ones_and_judge_source_is_kept(target, tmp_path):
     path = _rows_file(
         tmp_path, [_row(), _row(values={"coverage": "partially"}, timestamp="2026-01-03T00:00:00Z")]

@@ -103,9 +103,19 @@ def detect_format(path: Path, fmt: str | None = None) -> str:
 
 # -- reading ---------------------------------------------------------------------------------------------
 def _csv_rows(text: str) -> list[tuple[int, dict[str, Any]]]:
-    reader = csv.DictReader(io.StringIO(text, newline=""))
-    rows = []
-    for row in reader:
+    # strict: a quoted field never closed (or text after a closing quote) is an error, not a cell
+    # running to the end of the file
+    reader = csv.DictReader(io.StringIO(text, newline=""), strict=True)
+    rows: list[tuple[int, dict[str, Any]]] = []
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as exc:
+            # the reader counts the lines of the rows it finished: the bad row starts on the next one
+            why = f"not readable CSV ({exc}; a quote not closed?)"
+            raise _RowLine(reader.line_num + 1, _RowError("<row>", why)) from exc
         line = reader.line_num
         if None in row:
             raise _RowLine(line, _RowError("<row>", "more cells than header columns"))
