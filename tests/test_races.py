@@ -1,6 +1,7 @@
 """A check and the write it guards happen in one transaction: processes that race for the last of
 something (a study's places, the last active maintainer, a one-time password, the live label an
-edit replaces, an item's overlap, a participant's one share of the batch) never all win, on SQLite
+edit replaces, an item's overlap, a participant's one share of the batch, a user name that looks
+like another) never all win, on SQLite
 and on PostgreSQL. Each scenario starts its processes at a barrier so they collide."""
 
 from __future__ import annotations
@@ -51,6 +52,13 @@ def act(project: Project, scenario: str, i: int, setup: dict) -> str:
     elif scenario == "edit":
         workflow.edit_label(project, "alice", setup["event"], {"coverage": ["partially", "not_covered"][i % 2]},
                             f"tab {i}")  # fmt: skip
+    elif scenario == "names":  # four names that look alike but are not equal
+        people.add(
+            project,
+            "shell:test",
+            ["alice2", "alic\u04352", "\u0430lice2", "\u0430lic\u04352"][i],
+            "annotator",
+        )
     elif scenario == "overlap":
         while (item := workflow.current_item(project, f"ann{i}", KIND)) is not None:
             workflow.submit(project, f"ann{i}", item, {"coverage": "fully"})
@@ -150,6 +158,22 @@ def test_four_tabs_editing_one_label_at_once_record_one_edit(racing):
     assert len(events) == 2 and told.count("ok") == 1
     assert sum("changed since you opened it" in t for t in told) == RACERS - 1
     assert store.labels.live_event("alice", item.task.task_id).comment == f"tab {told.index('ok')}"
+
+
+def test_four_look_alike_names_added_at_once_make_one_account(racing):
+    told = race(racing, "names", {})
+    store = Project(racing.root).store
+    assert (
+        len(
+            [
+                u
+                for u in store.accounts.users()
+                if u.username.endswith("lice2") or u.username.endswith("lic\u04352")
+            ]
+        )
+        == 1
+    )
+    assert told.count("ok") == 1 and sum("looks like the existing" in t for t in told) == RACERS - 1
 
 
 def test_four_annotators_at_once_never_take_an_item_past_its_overlap(racing):

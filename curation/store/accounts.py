@@ -118,19 +118,21 @@ class Accounts(StoreArea):
         except UserNameError as exc:
             raise StoreError(str(exc)) from None
         _check_password(password)
-        row = {
-            "username": username,
-            "role": role,
-            "password_hash": _hasher.hash(password),
-            "email": email,
-            "active": True,
-            "created_at": utcnow(),
-            "password_temporary": temporary,
-        }
-        row["password_set_at"] = row["created_at"]
+        now, u = utcnow(), self.t["users"]
+        row = {"username": username, "role": role, "password_hash": _hasher.hash(password), "email": email,
+               "active": True, "created_at": now, "password_temporary": temporary, "password_set_at": now}  # fmt: skip
         try:
             with self.write() as conn:
-                conn.execute(self.t["users"].insert(), row)
+                # checked again against every name, in the write (PostgreSQL: under the names' lock), so
+                # two look-alike names added at once cannot both pass: the unique key sees only equal ones
+                self.lock(conn, "accounts:names")
+                try:
+                    check_new_username(
+                        username, list(conn.execute(select(u.c.username)).scalars()), judge=judge
+                    )
+                except UserNameError as exc:
+                    raise StoreError(str(exc)) from None
+                conn.execute(u.insert(), row)
                 if actor is not None:
                     self.audit.insert(conn, actor, "user.add", username, {"role": role, "email": email})
         except IntegrityError as exc:
