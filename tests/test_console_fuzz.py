@@ -25,10 +25,32 @@ CONSOLE = sorted(
     p.stem for p in (ROOT / "annotate_app" / "views").glob("*.py") if "console.act(" in p.read_text()
 )
 HOSTILE = [
-    "", " ", "\x00", "a\nb", "\u202eexe.txt", "\u200b", "x" * 5000, "<script>alert(1)</script>",
-    "'; DROP TABLE users; --", "-1", "nan", "inf", "1e309", "2..", "0..0", "{", '{"coverage": 1}',
-    "../../etc/passwd", "ａｌｉｃｅ", "maya", "default", "=HYPERLINK(1)", "\U0001f600", "\\", "%_",
-]  # fmt: skip
+    "",
+    " ",
+    "\x00",
+    "a\nb",
+    "\u202eexe.txt",
+    "\u200b",
+    "x" * 5000,
+    "<script>alert(1)</script>",
+    "'; DROP TABLE users; --",
+    "-1",
+    "nan",
+    "inf",
+    "1e309",
+    "2..",
+    "0..0",
+    "{",
+    '{"coverage": 1}',
+    "../../etc/passwd",
+    "ａｌｉｃｅ",
+    "maya",
+    "default",
+    "=HYPERLINK(1)",
+    "\U0001f600",
+    "\\",
+    "%_",
+]
 TEXT = st.one_of(st.sampled_from(HOSTILE), st.text(st.characters(exclude_categories=("Cs",)), max_size=80))
 #: Each example is a few runs of a page; the pages' state grows from example to example (accounts,
 #: tasks), so a failing example is reported as found, not shrunk by replays.
@@ -43,8 +65,14 @@ SETTINGS = settings(
 def written(project) -> tuple:
     """What an action could write: every audited change and the rows it makes."""
     store = project.store
-    return (len(store.audit.events()), store.count("users"), store.count("tasks"), store.count("studies"),
-            store.count("batches"), len(store.labels.gold_answers(KIND)))  # fmt: skip
+    return (
+        len(store.audit.events()),
+        store.count("users"),
+        store.count("tasks"),
+        store.count("studies"),
+        store.count("batches"),
+        len(store.labels.gold_answers(KIND)),
+    )
 
 
 def one_liners(at: AppTest) -> list[str]:
@@ -96,9 +124,17 @@ def study(project):
     for tid in [t.task_id for t in project.store.labels.tasks(kind=KIND)][:2]:
         project.store.labels.set_gold(tid, {"coverage": "fully"})
     return studies.create_study(
-        project, "pilot", kind=KIND, batch="default", items=4, gold_share=0.5, screen_below=0.5,
-        completion_code="DONE7", screened_out_code="OUT7", time_limit_minutes=30,
-    )  # fmt: skip
+        project,
+        "pilot",
+        kind=KIND,
+        batch="default",
+        items=4,
+        gold_share=0.5,
+        screen_below=0.5,
+        completion_code="DONE7",
+        screened_out_code="OUT7",
+        time_limit_minutes=30,
+    )
 
 
 #: Every query parameter an entry link of any platform carries.

@@ -31,10 +31,18 @@ def _entry(project: Project, places: int) -> dict[str, str]:
     for tid in gold:
         project.store.labels.set_gold(tid, {"coverage": "fully"})
     created = studies.create_study(
-        project, "race", kind=KIND, batch="default", items=4, gold_share=0.5, screen_below=0.5,
-        completion_code="DONE1", screened_out_code="OUT1", time_limit_minutes=30,
+        project,
+        "race",
+        kind=KIND,
+        batch="default",
+        items=4,
+        gold_share=0.5,
+        screen_below=0.5,
+        completion_code="DONE1",
+        screened_out_code="OUT1",
+        time_limit_minutes=30,
         rules=studies.Rules(places=places),
-    )  # fmt: skip
+    )
     return {**{k: v[0] for k, v in parse_qs(urlsplit(created.entry_url).query).items()}, "STUDY_ID": "ps1"}
 
 
@@ -50,8 +58,9 @@ def act(project: Project, scenario: str, i: int, setup: dict) -> str:
     elif scenario == "otp":
         people.choose_password(project, "newcomer", setup["otp"], f"my-own-password-{i}")
     elif scenario == "edit":
-        workflow.edit_label(project, "alice", setup["event"], {"coverage": ["partially", "not_covered"][i % 2]},
-                            f"tab {i}")  # fmt: skip
+        workflow.edit_label(
+            project, "alice", setup["event"], {"coverage": ["partially", "not_covered"][i % 2]}, f"tab {i}"
+        )
     elif scenario == "names":  # four names that look alike but are not equal
         people.add(
             project,

@@ -350,12 +350,32 @@ def test_card_yaml_croissant_and_report_drop_bidi_and_invisible_controls():
     from prefkit.schemas.curation import ProvenanceSummary
 
     tricky = "safe\u202eexe.txt\u2067 \u200bzero\ufeff \U000e0069tag \u061cmark"
-    meta = {"name": tricky, "version": "1.0.0", "description": tricky, "licence": tricky, "hf_licence": "other",
-            "task_categories": [], "size_categories": ["n<1K"], "annotations_creators": [], "source_datasets": [],
-            "tags": [tricky], "motivation": tricky, "uses": tricky, "maintenance": tricky,
-            "override_reason": tricky}  # fmt: skip
-    provenance = ProvenanceSummary(records=0, offline_records=0, offline_share=0.0, models=[tricky], sources=[],
-                                   stages={}, prompt_template_hashes=[], licences=[])  # fmt: skip
+    meta = {
+        "name": tricky,
+        "version": "1.0.0",
+        "description": tricky,
+        "licence": tricky,
+        "hf_licence": "other",
+        "task_categories": [],
+        "size_categories": ["n<1K"],
+        "annotations_creators": [],
+        "source_datasets": [],
+        "tags": [tricky],
+        "motivation": tricky,
+        "uses": tricky,
+        "maintenance": tricky,
+        "override_reason": tricky,
+    }
+    provenance = ProvenanceSummary(
+        records=0,
+        offline_records=0,
+        offline_share=0.0,
+        models=[tricky],
+        sources=[],
+        stages={},
+        prompt_template_hashes=[],
+        licences=[],
+    )
     text = card(meta, [], [], [], provenance)
     doc = json.dumps(croissant(tricky, tricky, "1.0.0", tricky, [], {}), ensure_ascii=False)
     for published in (text, doc):

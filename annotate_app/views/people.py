@@ -18,9 +18,14 @@ st.title("People")
 
 made = st.session_state.pop("_people_made", None)  # a generated password: this run shows it, no other
 if made:
-    st.success(ui.safe("Added **{}**. Their one-time password, shown only this once: hand it over privately. "
-                       "It is stored only as a hash and signs in once, to choose their own, until {}.",
-                       made[0], people.one_time_until(project, made[0])))  # fmt: skip
+    st.success(
+        ui.safe(
+            "Added **{}**. Their one-time password, shown only this once: hand it over privately. "
+            "It is stored only as a hash and signs in once, to choose their own, until {}.",
+            made[0],
+            people.one_time_until(project, made[0]),
+        )
+    )
     st.code(made[1], language=None)
 
 rows = people.people(project)

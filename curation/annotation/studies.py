@@ -329,8 +329,11 @@ def arrive(project: Project, params: dict[str, str]) -> Arrival:
         new = Participant(study.study_id, pid, username_for(study.study_id, pid), session, platform_study,
                           "active", utcnow(), None)  # fmt: skip
         try:  # a leaked URL cannot make accounts without end: the places are counted in the write
-            added = store.add_participant(new, {"session": session, "platform_study": platform_study},
-                                          places=int(study.rules.get("places", 0)))  # fmt: skip
+            added = store.add_participant(
+                new,
+                {"session": session, "platform_study": platform_study},
+                places=int(study.rules.get("places", 0)),
+            )
         except StudyFull:
             raise EntryRefused(
                 "This study is full: every place has been taken. Please return it on the platform."

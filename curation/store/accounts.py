@@ -82,8 +82,15 @@ def _check_password(password: str) -> None:
 
 
 def _account(row) -> Account:
-    return Account(row["username"], row["role"], row["email"], bool(row["active"]), row["created_at"],
-                   bool(row.get("password_temporary", False)), row.get("password_set_at"))  # fmt: skip
+    return Account(
+        row["username"],
+        row["role"],
+        row["email"],
+        bool(row["active"]),
+        row["created_at"],
+        bool(row.get("password_temporary", False)),
+        row.get("password_set_at"),
+    )
 
 
 class Accounts(StoreArea):
@@ -119,8 +126,16 @@ class Accounts(StoreArea):
             raise StoreError(str(exc)) from None
         _check_password(password)
         now, u = utcnow(), self.t["users"]
-        row = {"username": username, "role": role, "password_hash": _hasher.hash(password), "email": email,
-               "active": True, "created_at": now, "password_temporary": temporary, "password_set_at": now}  # fmt: skip
+        row = {
+            "username": username,
+            "role": role,
+            "password_hash": _hasher.hash(password),
+            "email": email,
+            "active": True,
+            "created_at": now,
+            "password_temporary": temporary,
+            "password_set_at": now,
+        }
         try:
             with self.write() as conn:
                 # checked again against every name, in the write (PostgreSQL: under the names' lock), so
