@@ -20,9 +20,13 @@ from streamlit.testing.v1 import AppTest
 
 template, project = project_fixtures(env=True, n=4, overlap=2)
 KIND = "preference_match"
-#: The console's pages: every page that runs a maintainer's action through ``console.act``.
+#: The console's pages: every maintainers' page with a form (or a maintainer's action through
+#: ``console.act``).
 CONSOLE = sorted(
-    p.stem for p in (ROOT / "annotate_app" / "views").glob("*.py") if "console.act(" in p.read_text()
+    p.stem
+    for p in (ROOT / "annotate_app" / "views").glob("*.py")
+    if 'ui.require("maintainer")' in p.read_text()
+    and ("console.act(" in p.read_text() or "st.form(" in p.read_text())
 )
 HOSTILE = [
     "",

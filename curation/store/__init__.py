@@ -81,7 +81,6 @@ EXPORTS: dict[str, tuple[str, ...]] = {
         "folded",
         "is_url",
         "search_text",
-        "strings",
     ),
     "content_records": (
         *("CupidSession", "Dialogue", "DialogueTurn", "ImportBundle", "Instance", "InstanceLink"),
