@@ -187,5 +187,5 @@ st.subheader("New study")
 if not _made("create"):  # the new study's URL where its form was; the form again on the next run
     _create_form()
 elif st.button("Create another study", key="study_create_again"):
-    st.rerun()
+    ui.rerun()
 console.audit_table(store, ("study",))
