@@ -15,7 +15,6 @@ from prefkit.schemas.common import PrefkitError, utcnow
 from prefkit.schemas.curation import LabelEvent
 from sqlalchemy import Connection, delete, func, select, update
 
-
 CHANGED = "this label was changed since you opened it; open it again to see the latest (nothing was recorded)"
 
 
