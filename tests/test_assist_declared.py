@@ -61,9 +61,10 @@ def test_suggest_through_the_real_openai_client_sends_the_declarations_schema(
     out = CliRunner().invoke(cli, args)
     assert out.exit_code == 0, out.output
     assert "2 new suggestion(s)" in out.output and server.count() == 2
-    body = server.chat_requests()[0].body
-    prompt = body["messages"][0]["content"]
-    assert "Which response follows the user better?" in prompt and ITEMS[0]["response_a"] in prompt
+    prompts = sorted(r.body["messages"][0]["content"] for r in server.chat_requests())
+    assert [item["response_a"] in p for item, p in zip(ITEMS, prompts, strict=True)] == [True, True]
+    body, prompt = server.chat_requests()[0].body, prompts[0]
+    assert "Which response follows the user better?" in prompt
     assert '"better"' in prompt and '["A", "B", "tie"]' in prompt
     schema = json.dumps(body.get("response_format") or body.get("tools") or body)
     assert '"tie"' in schema and '"strength"' in schema

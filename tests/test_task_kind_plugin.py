@@ -25,16 +25,9 @@ def toy():
     import toykind
     from prefkit.curation.annotation.task_kinds import TASK_KIND_REGISTRY
 
-    toykind.register_toy_form()
-    toykind.register_toy_ls()
     yield toykind
-    # Other tests count the built-in kinds: leave the registries as they were.
-    from prefkit.annotate_app.forms import FORMS
-    from prefkit.annotate_app.labelstudio.config import LS_KINDS
-
+    # Other tests count the built-in kinds: leave the registry as it was.
     TASK_KIND_REGISTRY.pop(toykind.NAME, None)
-    FORMS.pop(toykind.NAME, None)
-    LS_KINDS.pop(toykind.NAME, None)
 
 
 def test_registering_the_kind_imports_its_module_and_nothing_else_of_prefkit():
@@ -47,13 +40,13 @@ def test_registering_the_kind_imports_its_module_and_nothing_else_of_prefkit():
         "kind_names()  # the built-in kinds load on first use\n"
         "before = set(sys.modules)\n"
         "import toykind\n"
-        "toykind.register_toy_form(); toykind.register_toy_ls()\n"
         "from prefkit.curation.annotation.task_kinds import kind_names\n"
-        "from prefkit.annotate_app.forms import FORMS\n"
-        "from prefkit.annotate_app.labelstudio.config import LS_KINDS\n"
+        "from prefkit.annotate_app.forms import form_for\n"
+        "from prefkit.annotate_app.labelstudio.config import ls_kind\n"
+        "form, config = form_for(toykind.NAME), ls_kind(toykind.NAME)\n"
         "root = sys.argv[1]\n"
         "mine = [m for m in set(sys.modules) - before if (getattr(sys.modules[m], '__file__', '') or '').startswith(root)]\n"
-        "print(json.dumps([sorted(mine), kind_names()[-1], toykind.NAME in FORMS, toykind.NAME in LS_KINDS]))\n"
+        "print(json.dumps([sorted(mine), kind_names()[-1], type(form).__name__, config.kind is toykind.TASK_KIND]))\n"
     )
     env_path = f"{ROOT}:{ROOT / 'tests'}"
     out = subprocess.run(
@@ -63,7 +56,7 @@ def test_registering_the_kind_imports_its_module_and_nothing_else_of_prefkit():
         check=True,
         env={"PYTHONPATH": env_path, "PATH": "/usr/bin:/bin"},
     )
-    assert json.loads(out.stdout) == [["toykind"], "toy_same_meaning", True, True]
+    assert json.loads(out.stdout) == [["toykind"], "toy_same_meaning", "ToyForm", True]
     named = [
         str(p.relative_to(ROOT))
         for d in SOURCE_DIRS
@@ -94,9 +87,9 @@ def run(*args):
 
 
 def test_a_kind_from_one_module_goes_from_tasks_to_a_release(toy, project, tmp_path):
-    from prefkit.annotate_app.forms import FORMS
+    from prefkit.annotate_app.forms import form_for
 
-    assert FORMS[toy.NAME] is toy.ToyForm
+    assert isinstance(form_for(toy.NAME), toy.ToyForm)
     store = project.store
     add_users(store, "ann1", "ann2", "ann3")
     # p00, p01: identical texts (gold, known answer "same"); p02-p06 same meaning; p07-p11 different

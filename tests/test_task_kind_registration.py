@@ -110,14 +110,14 @@ def import_time_calls(node: ast.AST):
 
 
 def test_no_library_module_registers_a_kind_form_or_config_when_imported():
-    """``register``, ``register_form`` and ``register_ls`` are for in-process use (tests, notebooks);
-    prefkit's own modules declare, and register nothing when imported."""
+    """``register`` is for in-process use (tests, notebooks); prefkit's own modules declare, and
+    register nothing when imported."""
     calls = []
     for folder in LIBRARY:
         for path in sorted((ROOT / folder).rglob("*.py")):
             for call in import_time_calls(ast.parse(path.read_text(encoding="utf-8"))):
                 func = call.func
                 name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-                if name in ("register", "register_form", "register_ls"):
+                if name in ("register", "register_form", "register_ls", "register_suggester"):
                     calls.append(f"{path.relative_to(ROOT)}:{call.lineno}")
     assert calls == []

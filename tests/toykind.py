@@ -1,6 +1,6 @@
 """A task kind defined entirely in this one module (plus its form and its Label Studio config at the
 bottom), the way a fifth kind is added: a label schema, agreement fields, consensus assembly, known
-answers, guidelines, an app form, a Label Studio config, and one ``register`` call each. Nothing else
+answers, guidelines, and the app form and Label Studio config the kind names; one ``register`` call. Nothing else
 in prefkit is edited for it (``tests/test_task_kind_plugin.py`` checks that)."""
 
 from __future__ import annotations
@@ -24,6 +24,8 @@ class ToyKind(TaskKind):
 
     name = NAME
     title = "Same meaning (toy)"
+    app_form = "toykind:ToyForm"
+    labelstudio_config = "toykind:ToyConfig"
     label_model = ToyLabel
     fields = (FieldSpec("verdict", "nominal", ("different", "same")),)
 
@@ -65,6 +67,9 @@ class ToyForm:
 
     CHOICES = ("same", "different")
 
+    def __init__(self, kind):
+        self.kind = kind
+
     @staticmethod
     def render(project, user, item) -> None:
         import streamlit as st
@@ -95,17 +100,13 @@ class ToyForm:
         return field
 
 
-def register_toy_form() -> None:
-    """Register the form (the app imports Streamlit, so the kind above does not need it)."""
-    from prefkit.annotate_app.forms import register_form
-
-    register_form(NAME, ToyForm)
-
-
 # -- its Label Studio config ------------------------------------------------------------------------------
-def register_toy_ls() -> None:
-    """One choice per field: the choices (and hotkeys 1, 2) come from the kind's ``fields``."""
-    from prefkit.annotate_app.labelstudio.config import ChoicesConfig, register_ls, tag
+class ToyConfig:
+    """One choice per field: the choices (and hotkeys 1, 2) come from the kind's ``fields``. Made with
+    the kind when the bridge first needs it, so importing this module imports no part of the bridge."""
 
-    display = tag("Text", name="a", value="$a") + tag("Text", name="b", value="$b")
-    register_ls(NAME, ChoicesConfig(display, data_keys=("a", "b"), to_name="b", prompts={"verdict": "Same?"}))
+    def __new__(cls, kind):
+        from prefkit.annotate_app.labelstudio.config import ChoicesConfig, tag
+
+        display = tag("Text", name="a", value="$a") + tag("Text", name="b", value="$b")
+        return ChoicesConfig(display, data_keys=("a", "b"), to_name="b", prompts={"verdict": "Same?"})

@@ -7,6 +7,6 @@ kind names its form module (``TaskKind.app_form = "prefkit.annotate_app.forms.<f
 imports when it first shows the kind.
 """
 
-from prefkit.annotate_app.forms.registry import FORMS, form_for, register_form
+from prefkit.annotate_app.forms.registry import form_for
 
-__all__ = ["FORMS", "form_for", "register_form"]
+__all__ = ["form_for"]

@@ -1,4 +1,4 @@
-"""Label Studio labeling configs, registered against task kinds by name, and the building blocks they
+"""Label Studio labeling configs, found from the task kinds that name them, and the building blocks they
 share: XML tags, reading an annotation's ``result`` list back (every result is checked against the
 config: Label Studio's API stores results that do not match it, so an unknown control or a value the
 config does not offer is a :class:`LabelError`), and writing results (gold answers as ground truth,
@@ -104,13 +104,18 @@ def text_result(name: str, to_name: str, value: str) -> dict[str, Any]:
 class LSConfig:
     """How one task kind looks and round-trips in Label Studio. A config implements ``controls`` (the
     names of its control tags), ``xml``, ``data``, ``raw_values`` and ``results``; ``fits`` when some
-    tasks cannot be shown. ``kind`` is set when the config is registered (:meth:`bind`)."""
+    tasks cannot be shown. ``kind`` is set when the config is first used (:meth:`bind`)."""
 
     kind: TaskKind
     controls: set[str]
 
+    def __init__(self, kind: TaskKind | None = None) -> None:
+        """A config class a kind names is made with the kind (:func:`ls_kind`)."""
+        if kind is not None:
+            self.bind(kind)
+
     def bind(self, kind: TaskKind) -> None:
-        """Attach the registered kind (a config may derive its controls from the kind's fields here)."""
+        """Attach the kind (a config may derive its controls from the kind's fields here)."""
         self.kind = kind
 
     def xml(self) -> str:
@@ -209,41 +214,22 @@ class ChoicesConfig(LSConfig):
         return out
 
 
-# -- the registry ------------------------------------------------------------------------------------
-#: The Label Studio config of every task kind the bridge has pushed or pulled, by kind name.
-LS_KINDS: dict[str, LSConfig] = {}
-
-
-def register_ls(kind: str, config: LSConfig) -> LSConfig:
-    """Let the bridge push tasks of ``kind`` (a registered task kind) with ``config``."""
-    config.bind(get_kind(kind))  # get_kind: the one clear error for an unknown kind
-    LS_KINDS[kind] = config
-    return config
-
-
 def ls_kind(name: str) -> LSConfig:
-    """The config of task kind ``name``: the one the kind names (``TaskKind.labelstudio_config``,
-    imported on first use: the configs import this module, they are built from its blocks), or one
-    registered in-process with :func:`register_ls`."""
+    """The config of task kind ``name``, the one the kind names (``TaskKind.labelstudio_config``, found
+    with its other parts: the configs import this module, they are built from its blocks)."""
     kind = get_kind(name)  # the one clear error for an unknown kind
-    if name not in LS_KINDS or LS_KINDS[name].kind is not kind:
-        declared = declared_part(kind, "labelstudio_config")
-        if isinstance(declared, type) and issubclass(declared, LSConfig):
-            declared = declared()  # a config class: one config per kind, built from the kind (bind)
-        if declared is not None:
-            if not isinstance(declared, LSConfig):
-                where = TASK_KIND_REGISTRY.origin(name) or f"module {type(kind).__module__}"
-                raise KindPluginError(
-                    f"task kind {name!r} from {where}: its labelstudio_config {kind.labelstudio_config!r} "
-                    f"is {type(declared).__name__}, not an LSConfig"
-                )
-            register_ls(name, declared)
-    try:
-        return LS_KINDS[name]
-    except KeyError:
-        raise LabelError(
-            f"task kind {name!r} has no Label Studio config (TaskKind.labelstudio_config, or register_ls)"
-        ) from None
+    config = declared_part(kind, "labelstudio_config")
+    if config is None:
+        raise LabelError(f"task kind {name!r} has no Label Studio config (TaskKind.labelstudio_config)")
+    if not isinstance(config, LSConfig):
+        where = TASK_KIND_REGISTRY.origin(name) or f"module {type(kind).__module__}"
+        raise KindPluginError(
+            f"task kind {name!r} from {where}: its labelstudio_config {kind.labelstudio_config!r} "
+            f"is {type(config).__name__}, not an LSConfig"
+        )
+    if getattr(config, "kind", None) is not kind:
+        config.bind(kind)
+    return config
 
 
 def label_config(kind: str) -> str:

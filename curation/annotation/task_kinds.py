@@ -410,22 +410,29 @@ def get_kind(name: str) -> TaskKind:
 
 
 def declared_part(kind: TaskKind, attribute: str) -> Any | None:
-    """The object a kind names in ``attribute`` (``app_form``, ``labelstudio_config``, ``suggestions``: an import
-    reference ``"package.module"`` or ``"package.module:name"``), imported now; None when it names
-    none. A reference that cannot be imported is one :class:`KindPluginError` naming the kind's
+    """The part a kind names in ``attribute`` (``app_form``, ``labelstudio_config``, ``suggestions``:
+    an import reference ``"package.module"`` or ``"package.module:name"``), the one way the app, the
+    Label Studio bridge and ``prefkit suggest`` find a kind's parts: imported on first use and kept
+    with the kind, a class made with the kind (one form or config per declared kind). None when it
+    names none; a reference that cannot be loaded is one :class:`KindPluginError` naming the kind's
     distribution."""
+    parts = kind.__dict__.setdefault("_parts", {})
+    if attribute in parts:
+        return parts[attribute]
     reference = getattr(kind, attribute, None)
-    if not reference:
-        return None
-    module_name, _, qualname = reference.partition(":")
-    try:
-        obj: Any = import_module(module_name)
-        for part in filter(None, qualname.split(".")):
-            obj = getattr(obj, part)
-    except Exception as exc:  # the plugin's own code: any failure is reported as the plugin's
-        where = TASK_KIND_REGISTRY.origin(kind.name) or f"module {type(kind).__module__}"
-        raise KindPluginError(
-            f"task kind {kind.name!r} from {where}: its {attribute} {reference!r} cannot be loaded: "
-            f"{type(exc).__name__}: {exc}"
-        ) from None
+    obj: Any = None
+    if reference:
+        module_name, _, qualname = reference.partition(":")
+        try:
+            obj = import_module(module_name)
+            for part in filter(None, qualname.split(".")):
+                obj = getattr(obj, part)
+            obj = obj(kind) if isinstance(obj, type) else obj
+        except Exception as exc:  # the plugin's own code: any failure is reported as the plugin's
+            where = TASK_KIND_REGISTRY.origin(kind.name) or f"module {type(kind).__module__}"
+            raise KindPluginError(
+                f"task kind {kind.name!r} from {where}: its {attribute} {reference!r} cannot be loaded: "
+                f"{type(exc).__name__}: {exc}"
+            ) from None
+    parts[attribute] = obj
     return obj
