@@ -88,20 +88,7 @@ def echo_confusion(rows: list[dict]) -> None:
 )
 @json_option
 @project_option
-def agreement(
-    project: Project,
-    kind,
-    batch,
-    n_boot,
-    seed,
-    judges,
-    alpha_min,
-    annotators,
-    assist,
-    by_guidelines,
-    within,
-    as_json,
-) -> None:
+def agreement(project: Project, kind, batch, n_boot, seed, judges, alpha_min, as_json, **table: bool) -> None:
     """Krippendorff's α with a bootstrap CI, AC1, percent agreement and pairwise κ per task kind and field.
 
     Judges (--judge NAME, or labels imported with --judge) get judge-vs-human rows. --assist compares
@@ -115,13 +102,13 @@ def agreement(
     Example: prefkit agreement --kind preference_match --boot 1000 --seed 0 --json
     """
     release = project.config.release
-    if assist:
+    if table["assist"]:
         echo_assist(assist_report(project.store, kind=kind, n_boot=n_boot, seed=seed), as_json)
         return
-    if within:
+    if table["within"]:
         echo_within(within_rows(project.store, kind, n_boot, seed, release.self_alpha_min), as_json, seed)
         return
-    if annotators:
+    if table["annotators"]:
         rows = annotator_stats(project.store, kind=kind, judges=judges, gold_min=release.gold_accuracy_min,
                                fast_s=project.config.annotation.fast_item_s, self_alpha_min=release.self_alpha_min)  # fmt: skip
         if as_json:
@@ -144,12 +131,12 @@ def agreement(
         seed=seed,
         alpha_min=threshold,
         judges=judges,
-        by_guidelines=by_guidelines,
+        by_guidelines=table["by_guidelines"],
     )
     if as_json:
         echo_json(rows)
         return
-    head = ["guidelines_version", *_TABLE] if by_guidelines else _TABLE
+    head = ["guidelines_version", *_TABLE] if table["by_guidelines"] else _TABLE
     echo_table(
         [
             {"guidelines_version": r.get("guidelines_version") or "none", **t}
