@@ -275,13 +275,16 @@ def _answer_model(declaration: str) -> type[BaseModel]:
     return create_model(f"{decl['name']}_suggestion", __config__=ConfigDict(extra="forbid"), **fields)
 
 
-def _declaration(task: AnnotationTask) -> tuple[DeclaredKind, str]:
-    kind: DeclaredKind = get_kind(task.kind)  # type: ignore[assignment]
-    return kind, canonical_json(kind.declaration.model_dump(mode="json"))
+def _declared(name: str) -> tuple[DeclaredKind, str, str]:
+    """A declared kind, its canonical declaration and its prompt's hash: the template's joined with
+    the declaration's, so a changed question is another prompt (and another run)."""
+    kind: DeclaredKind = get_kind(name)  # type: ignore[assignment]
+    declaration = canonical_json(kind.declaration.model_dump(mode="json"))
+    return kind, declaration, content_hash(DECLARED_PROMPT.hash + declaration, 12)
 
 
 def _declared_requests(task: AnnotationTask, judge: bool) -> list[LLMRequest]:
-    kind, declaration = _declaration(task)
+    kind, declaration, digest = _declared(task.kind)
     fields = [
         {"title": f.title or f.name, "type": f.type, "value": task.payload.get(f.name)}
         for f in kind.declaration.fields
@@ -290,8 +293,7 @@ def _declared_requests(task: AnnotationTask, judge: bool) -> list[LLMRequest]:
         {**q.model_dump(), "title": q.text(), "choices": q.choices()} for q in kind.declaration.questions
     ]
     ctx = {"title": kind.title, "fields": fields, "questions": questions}
-    model = _answer_model(declaration)
-    return [_request(DECLARED_PROMPT, task, "", model, ctx, _declared_hash(declaration))]
+    return [_request(DECLARED_PROMPT, task, "", _answer_model(declaration), ctx, digest)]
 
 
 def _declared_values(task, answers, judge):
@@ -300,15 +302,9 @@ def _declared_values(task, answers, judge):
     return {k: v for k, v in answer.items() if v not in (None, [], "")}, {"reason": reason}
 
 
-def _declared_hash(declaration: str) -> str:
-    return content_hash(DECLARED_PROMPT.hash + declaration, 12)
-
-
 class _DeclaredSuggester(Suggester):
     def prompt_hash(self, kind: str, judge: bool) -> str:
-        """The template's hash joined with the declaration's: a changed question is another prompt."""
-        decl = get_kind(kind).declaration  # type: ignore[attr-defined]
-        return _declared_hash(canonical_json(decl.model_dump(mode="json")))
+        return _declared(kind)[2]
 
 
 @register_offline(STAGE)
