@@ -34,7 +34,9 @@ def test_one_stage_at_a_time(tmp_path):
     assert invoke("generate", "personas", "-n", "2", "-p", root).exit_code == 0
     result = invoke("generate", "factors", "--json", "-p", root)
     report = json.loads(result.output)
-    assert report["stages"] == [{"stage": "factors", "written": 2, "skipped": 0, "dropped": 0, "failed": 0}]
+    assert report["stages"] == [
+        {"stage": "factors", "counts": "personas", "written": 2, "skipped": 0, "dropped": 0, "failed": 0}
+    ]
     project = Project(root)
     assert project.store.status()["context_factors"] == 16 and project.store.status()["sessions"] == 0
     project.close()
@@ -72,3 +74,22 @@ def test_every_stage_has_a_runner_and_is_a_cli_choice():
     assert list(RUNNERS) == list(STAGES)
     stage_arg = next(p for p in cli.get_command(click.Context(cli), "generate").params if p.name == "stage")
     assert tuple(stage_arg.type.choices) == STAGES
+
+
+def test_generate_names_what_it_counts_and_agrees_with_status_then_says_what_is_next(tmp_path):
+    root = str(tmp_path / "proj")
+    made = invoke("init", root)
+    assert made.output.splitlines()[-1].startswith(f"next: cd {root} && prefkit generate --personas 2")
+    first = invoke("generate", "--personas", "2", "--backend", "offline", "--seed", "0", "-p", root)
+    again = invoke("generate", "--personas", "2", "--backend", "offline", "--seed", "0", "-p", root)
+    status = json.loads(invoke("status", "--json", "-p", root).output)
+    held = (
+        f"in the project, as prefkit status counts them: {status['personas']} personas, "
+        f"{status['context_factors']} context factors, {status['sessions']} sessions"
+    )
+    assert status["sessions"] > 2 and held in first.output and held in again.output
+    rows = {line.split()[0]: line.split()[1:3] for line in again.output.splitlines()[2:8]}
+    assert rows["instances"] == ["0", str(status["instances"])]  # skipped: the instances there, not personas
+    assert "written and skipped count personas (personas, factors, sessions)" in first.output
+    assert first.output.splitlines()[-1].startswith("next: prefkit tasks create")
+    assert invoke("status", "-p", root).output.splitlines()[-1].startswith("next: prefkit tasks create")

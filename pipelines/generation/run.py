@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import random
 import tempfile
+from collections import Counter
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from functools import partial
@@ -85,6 +86,18 @@ def dialogue_rules(cfg: GenerationSection) -> dialogues.DialogueRules:
     return dialogues.DialogueRules(cfg.max_turns, cfg.met_score, cfg.attempts)
 
 
+#: Per stage: what its ``written`` / ``skipped`` count (a stage works per persona, per preference or
+#: per session), and the project's table of what it makes (``prefkit status`` counts the same rows).
+COUNTED = {
+    "personas": ("personas", "personas"),
+    "factors": ("personas", "context_factors"),
+    "sessions": ("personas", "sessions"),
+    "checklists": ("preferences", "checklists"),
+    "dialogues": ("sessions", "dialogues"),
+    "instances": ("instances", "instances"),
+}
+
+
 @dataclass
 class StageReport:
     stage: str
@@ -93,9 +106,15 @@ class StageReport:
     dropped: list[str] = field(default_factory=list)
     failed: list[str] = field(default_factory=list)  # persona ids left for a rerun (a call failed)
 
+    @property
+    def counts(self) -> str:
+        """What ``written`` and ``skipped`` count at this stage (:data:`COUNTED`)."""
+        return COUNTED[self.stage][0]
+
     def as_dict(self) -> dict[str, Any]:
         return {
             "stage": self.stage,
+            "counts": self.counts,
             "written": self.written,
             "skipped": self.skipped,
             "dropped": len(self.dropped),
@@ -366,12 +385,12 @@ def run_dialogues(store: ProjectStore, layer, cfg: GenerationSection) -> StageRe
 # -- stage 6 ----------------------------------------------------------------------------------------
 def run_instances(store: ProjectStore, layer, cfg: GenerationSection) -> StageReport:
     report = StageReport("instances")
-    have = {i.record.persona_id for i in store.content.instances()}
+    have = Counter(i.record.persona_id for i in store.content.instances())
     for persona in _active(store):
         pid = persona.persona_id
         persona_plan = store.generation.plan(pid)
         if pid in have:
-            report.skipped += 1
+            report.skipped += have[pid]  # instances, as ``written`` counts
             continue
         if persona_plan is None or len(store.generation.session_ids(pid)) < len(persona_plan.slots):
             continue

@@ -12,7 +12,7 @@ from prefkit.cli.types import ANY_INT, POSITIVE_INT, SafePath
 from prefkit.curation.project import Project
 from prefkit.curation.quality.verification import silent_sessions
 from prefkit.pipelines.generation import STAGES, run
-from prefkit.pipelines.generation.run import estimate_run, generation_settings
+from prefkit.pipelines.generation.run import COUNTED, estimate_run, generation_settings
 
 #: Exit status of a run in which model calls failed: the project holds everything that succeeded and
 #: the same command resumes (distinct from 1, an error that stopped the run, and 2, a usage error).
@@ -74,6 +74,15 @@ def _run(project: Project, stages, as_json: bool, **flags) -> None:
         )
     else:
         echo_table(rows, ["stage", "written", "skipped", "dropped", "failed"])
+        click.echo(
+            "written and skipped count personas (personas, factors, sessions), preferences (checklists), "
+            "sessions (dialogues) and instances"
+        )
+        held = [(project.store.count(table), table) for _, table in COUNTED.values()]
+        click.echo(
+            "in the project, as prefkit status counts them: "
+            + ", ".join(f"{n} {table.replace('_', ' ')}" for n, table in held)
+        )
         for pid, why in project.store.generation.dropped_personas().items():
             click.echo(f"dropped {pid} at {why.stage}: {why.reason}")
         silent = silent_sessions(project.store)
@@ -81,6 +90,11 @@ def _run(project: Project, stages, as_json: bool, **flags) -> None:
         click.echo(f"silent sessions (no checklist item raised): {len(silent)}")
         for sid in silent[:10]:
             click.echo(f"  - {sid}")
+        if not failed:
+            click.echo(
+                "next: prefkit tasks create --kind preference_expressed  (then prefkit users add, "
+                "prefkit annotate serve)"
+            )
     if failed:
         _exit_incomplete(", ".join(f"{stage} {n}" for stage, n in failed.items()))
     empty = [r["stage"] for r in rows if not r["written"] and not r["skipped"]]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 from prefkit.cli.common import default_project
 from prefkit.cli.types import SafePath
@@ -30,4 +32,8 @@ def init(path: str, name: str | None, database: str | None) -> None:
     click.echo(f"  database    {redact(project.database)}")
     click.echo(f"  guidelines  {project.guidelines_dir}")
     click.echo(f"  kinds       {project.root / 'kinds'}  (your own task kinds: prefkit kinds new NAME)")
+    here = project.root.resolve() == Path.cwd().resolve()
+    click.echo(
+        f"next: {'' if here else f'cd {path} && '}prefkit generate --personas 2  (or import your own: docs/cli.md)"
+    )
     project.close()

@@ -36,3 +36,17 @@ def status(project_path: str, as_json: bool) -> None:
         return
     click.echo(f"project {found.name} ({found.root})")
     echo_table([{"what": k, "count": v} for k, v in counts.items()])
+    click.echo(f"next: {next_step(counts)}")
+
+
+def next_step(counts: dict[str, int]) -> str:
+    """What to do next, from the counts: content, then tasks, people, labels, a release."""
+    if not any(counts.get(k) for k in ("sessions", "instances", "packets", "preference_pairs")):
+        return "prefkit generate --personas 2  (or prefkit import / prefkit ingest: docs/cli.md)"
+    if not counts.get("tasks"):
+        return "prefkit tasks create --kind preference_expressed  (prefkit kinds list names every kind)"
+    if not counts.get("users"):
+        return "prefkit users add NAME --role annotator  (and a maintainer)"
+    if not counts.get("label_events"):
+        return "prefkit annotate serve  (annotators label in the browser)"
+    return "prefkit agreement, then prefkit release check"
