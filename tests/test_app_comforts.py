@@ -441,3 +441,22 @@ def test_the_key_list_names_every_way_to_act_without_a_mouse():
     said = " ".join(listed.values())
     for act in ("evidence", "Flag as broken", "active checklist item", "task kind"):
         assert act in said, act
+
+
+def test_the_dashboard_reads_at_a_glance_and_forecasts_only_from_enough_history(project):
+    for who in ("alice", "bob"):  # a few minutes of work: no pace to forecast from
+        item = workflow.current_item(project, who, "preference_match")
+        workflow.submit(project, who, item, {"coverage": "fully"})
+    at = app(MAYA)
+    assert not at.exception
+    tables = [d.value for d in at.dataframe]
+    cost = next(t for t in tables if "verified unit" in t.columns)
+    assert {"US$ per unit", "annotator minutes"} <= set(cost.columns)
+    raw = {"usd_per_unit", "cost_usd", "minutes_per_unit", "median_s", "labels_per_day", "batch_id"}
+    assert not raw & {c for t in tables for c in t.columns}, [
+        (i, sorted(raw & set(t.columns))) for i, t in enumerate(tables) if raw & set(t.columns)
+    ]
+    assert not any(v is None or v == "None" for t in tables for c in t.columns for v in t[c].tolist())
+    said = " ".join(c.value for c in at.caption)
+    assert "No forecast yet: a pace needs at least 20 finished items over 1 day of labelling" in said
+    assert not any("labels per day" in t.columns for t in tables)

@@ -8,15 +8,55 @@ The page maintainers land on. Tables show readable column names, task kinds by t
 import altair as alt
 import pandas as pd
 import streamlit as st
-from prefkit.annotate_app import ui
+from prefkit.annotate_app import console, ui
 from prefkit.annotate_app.forms.text import summary
 from prefkit.annotate_app.safe_text import md_escape
 from prefkit.curation.annotation import work
 from prefkit.curation.quality import dashboard
 from prefkit.curation.quality.agreement import agreement_timeline
+from prefkit.curation.quality.cost import ENOUGH_PACE
 from prefkit.curation.quality.suggestions import assist_report, difference_lines, report_rows
 
-LEGEND = alt.Legend(orient="right", labelLimit=0, titleLimit=0)  # never cut: no label limit
+# Under the chart, every category (no symbol limit), never cut (no label limit).
+LEGEND = alt.Legend(orient="bottom", columns=2, labelLimit=0, titleLimit=0, symbolLimit=0)
+#: Column names as a maintainer reads them (the records' field names are for code and JSON).
+COLUMNS = {
+    "kind": "task kind",
+    "unit": "verified unit",
+    "count": "verified",
+    "stages": "LLM stages",
+    "cost_usd": "US$",
+    "usd_per_unit": "US$ per unit",
+    "minutes": "annotator minutes",
+    "minutes_per_unit": "minutes per unit",
+    "stage": "LLM stage",
+    "prompt_tokens": "prompt tokens",
+    "completion_tokens": "completion tokens",
+    "items": "items finished",
+    "timed": "timed",
+    "median_s": "median s per item",
+    "capped": "capped",
+    "untimed": "untimed",
+    "batch_id": "batch",
+    "remaining_labels": "labels still needed",
+    "labels_per_day": "labels per day",
+    "days_left": "days left",
+}
+
+
+def human(records) -> pd.DataFrame:
+    """Records as a table a person reads: human column names, kind titles, "–" for nothing (never None)."""
+    table = pd.DataFrame(records)
+    if "kind" in table:
+        table["kind"] = table["kind"].map(lambda k: dashboard.kind_title(str(k)) if k else "–")
+    if "stages" in table:
+        table["stages"] = table["stages"].map(lambda g: ", ".join(g) or "–")
+    for col in [c for c in table.columns if table[c].isna().any()]:  # one type per column: text
+        table[col] = table[col].map(
+            lambda v: "–" if pd.isna(v) else (f"{v:g}" if isinstance(v, float) else str(v))
+        )
+    return table.rename(columns=COLUMNS)
+
 
 me = ui.require("maintainer").username
 store = ui.open_project().store
@@ -180,12 +220,30 @@ st.caption(
     f"{costs.totals['minutes']:.1f} minutes over {costs.totals['items']} finished items (one item counts at "
     f"most {costs.time_cap_s:g} s); the same numbers as `prefkit cost` and the dataset card."
 )
-st.dataframe(pd.DataFrame(costs.verified), hide_index=True, width="stretch")
-c1, c2 = st.columns(2)
-c1.dataframe(pd.DataFrame(costs.stages), hide_index=True, width="stretch")
-c2.dataframe(pd.DataFrame(costs.times), hide_index=True, width="stretch")
-st.caption(f"Forecast at the pace of the last {costs.pace_days:g} days of labelling")
-st.dataframe(pd.DataFrame(costs.forecast), hide_index=True, width="stretch")
+st.dataframe(human(costs.verified), hide_index=True, width="stretch")
+st.dataframe(human(costs.stages), hide_index=True, width="stretch")
+st.dataframe(human(costs.times), hide_index=True, width="stretch")
+st.subheader("Forecast")
+enough_items, enough_days = ENOUGH_PACE
+paced = {k: (n, days) for k, (n, days) in costs.paced.items() if n >= enough_items and days >= enough_days}
+if not paced:
+    had = "; ".join(
+        f"{dashboard.kind_title(k)}: {n} items over {days * 24:.1f} h" for k, (n, days) in costs.paced.items()
+    )
+    st.caption(
+        f"No forecast yet: a pace needs at least {enough_items} finished items over {enough_days:g} day "
+        f"of labelling{' (so far ' + had + ')' if had else ''}."
+    )
+else:
+    st.caption(
+        f"At each kind's pace over the {costs.pace_days:g} days up to {console.when(costs.paced_until)} UTC "
+        "([annotation] pace_days): "
+        + "; ".join(
+            f"{dashboard.kind_title(k)} {n} items over {days:.1f} days" for k, (n, days) in paced.items()
+        )
+        + ". Kinds with less history than that show no forecast."
+    )
+    st.dataframe(human([f for f in costs.forecast if f.kind in paced]), hide_index=True, width="stretch")
 
 st.header("Suggestions: assisted vs control arm")  # docs/assist.md
 arms = assist_report(store, n_boot=500)
@@ -225,10 +283,11 @@ else:
     if st.session_state.get("_open_item"):
         st.switch_page("views/item.py", query_params={"task": st.session_state.pop("_open_item")})
 with st.expander("Sessions to re-verify"):
-    st.dataframe(pd.DataFrame(dashboard.reverification(store)), hide_index=True, width="stretch")
+    st.dataframe(human(dashboard.reverification(store)), hide_index=True, width="stretch")
 
 with st.expander("Batches"):
-    st.dataframe(pd.DataFrame(store.progress.task_summaries()), hide_index=True, width="stretch")
+    st.dataframe(human(store.progress.task_summaries()), hide_index=True, width="stretch")
+    st.caption(work.COMPLETE)
     batches = [b.batch_id for b in store.labels.batches()]
     if batches:
         b1, b2, b3 = st.columns([2, 1, 1])
@@ -239,4 +298,4 @@ with st.expander("Batches"):
         if b3.button("Close", key="batch_close"):
             work.set_batch_status(ui.open_project(), me, chosen, "closed")
             ui.rerun()
-        st.dataframe(pd.DataFrame(store.labels.batches()), hide_index=True, width="stretch")
+        st.dataframe(human(store.labels.batches()), hide_index=True, width="stretch")

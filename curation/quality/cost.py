@@ -143,6 +143,8 @@ class CostReport:
     time_cap_s: float
     pace_days: float
     paced_until: str | None  # the last finished item: the pace window ends there
+    #: per kind, the items and days the pace is measured on (``ENOUGH_PACE`` says when it is enough)
+    paced: dict[str, tuple[int, float]] = field(default_factory=dict)
     totals: dict[str, float] = field(default_factory=dict)
     studies: list[StudyCost] = field(default_factory=list)
 
@@ -265,21 +267,33 @@ def _per_unit(stages: list[StageCost], times: list[KindTime], counts: dict[str, 
 
 
 # -- forecast -----------------------------------------------------------------------------------------
+#: A pace a forecast is shown from (the dashboard): this many items over at least this many days.
+ENOUGH_PACE = (20, 1.0)
+
+
 def _pace(submits: list[SubmitTime], days: float) -> tuple[dict[str, float], str | None]:
     """Items finished per day per kind over the ``days`` before the last finished item."""
+    return {kind: n / span for kind, (n, span) in _paced(submits, days).items()}, (
+        max(s.created_at for s in submits) if submits else None
+    )
+
+
+def _paced(submits: list[SubmitTime], days: float) -> dict[str, tuple[int, float]]:
+    """Per kind: the items finished over the ``days`` before the last finished item, and the days
+    from the first of them to the last (at least an hour): what a pace is measured on."""
     if not submits:
-        return {}, None
+        return {}
     last = max(s.created_at for s in submits)
     start = parse_utc(last) - timedelta(days=days)
     recent: dict[str, list[str]] = defaultdict(list)
     for s in submits:
         if parse_utc(s.created_at) >= start:
             recent[s.kind].append(s.created_at)
-    pace = {}
+    out = {}
     for kind, times in recent.items():
         span = (parse_utc(max(times)) - parse_utc(min(times))).total_seconds() / 86_400
-        pace[kind] = len(times) / max(span, 1 / 24)
-    return pace, last
+        out[kind] = (len(times), max(span, 1 / 24))
+    return out
 
 
 def forecast(store: ProjectStore, submits: list[SubmitTime], pace: dict[str, float]) -> list[BatchForecast]:
@@ -321,6 +335,7 @@ def cost_report(store: ProjectStore, annotation: AnnotationSection) -> CostRepor
         time_cap_s=annotation.time_cap_s,
         pace_days=annotation.pace_days,
         paced_until=last,
+        paced=_paced(submits, annotation.pace_days),
         totals=totals,
         studies=[
             StudyCost(
