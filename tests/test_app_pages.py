@@ -242,10 +242,10 @@ def test_dashboard_shows_progress_and_gold_accuracy(project):
     gold_rows = [t for t in tables if "accuracy" in t.columns]
     assert gold_rows and gold_rows[0].to_dict("records")[0]["accuracy"] == "0%"
     # the cost table is prefkit cost's: alice's minutes over the two pairs her labels decided
-    per_unit = next(t for t in tables if "minutes_per_unit" in t.columns).set_index("unit")
+    per_unit = next(t for t in tables if "minutes per unit" in t.columns).set_index("verified unit")
     spent = sum(e.time_spent_s for e in project.store.labels.events(kind="preference_match")) / 60
-    assert per_unit.loc["matching pairs", "count"] == 2
-    assert per_unit.loc["matching pairs", "minutes"] == pytest.approx(spent, abs=1e-3)
+    assert per_unit.loc["matching pairs", "verified"] == 2
+    assert float(per_unit.loc["matching pairs", "annotator minutes"]) == pytest.approx(spent, abs=1e-3)
 
 
 def test_adjudication_records_the_maintainers_decision(project):
