@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The README's test command, `make test`, runs this: every check and every test, in four phases.
+# The README's test command, `make test`, runs this: every check and every test, in five phases.
 #
 #   static       ruff, mypy, the import contracts, the CLI reference (.ci/static.py), run beside `tests`
 #   tests        the suite on both cores: pytest-xdist, a test file per worker (--dist loadfile; the
@@ -9,6 +9,10 @@
 #                `tests`, once its server answers (a background start by .ci/run is awaited; without a
 #                server they skip locally and fail in CI). One process: they wait on the server as
 #                much as they compute, so they fill the cores' idle moments instead of queueing after
+#   engine       the tests that talk to the real inference engine (tests/test_engine.py), also beside
+#                `tests`, once the engine answers (a background start by .ci/run is awaited; without
+#                an engine they skip locally and fail in CI). One process: the engine answers one
+#                request at a time, on one thread
 #   serial       the tests marked `serial` (timing-sensitive or machine-wide), alone, last
 #
 # PYTEST_ARGS (from make) is passed to every pytest phase; PREFKIT_TEST_WORKERS sets the worker count
@@ -40,6 +44,12 @@ pytest_phase() {  # pytest_phase NAME MARKER [ARGS...]
   phase "$name" "$BIN/python" -m pytest -m "$marker" --junitxml="$REPORTS/$name.xml" "$@" "${EXTRA[@]}"
 }
 
+engine_ready() {  # wait for a background start of .ci/run, then load the engine's settings
+  # shellcheck source=/dev/null
+  source .ci/engine.sh
+  engine_await
+}
+
 labelstudio_ready() {  # wait for a background start of .ci/run, then load the server's settings
   # shellcheck source=/dev/null
   source .ci/labelstudio.sh
@@ -61,15 +71,24 @@ LS_OUT="$REPORTS/labelstudio.out"
   exit "$status"
 ) >"$LS_OUT" 2>&1 &
 ls_pid=$!
+ENGINE_OUT="$REPORTS/engine.out"
+(
+  phase engine-wait engine_ready
+  pytest_phase engine "engine and not serial"
+  exit "$status"
+) >"$ENGINE_OUT" 2>&1 &
+engine_pid=$!
 if [ "$WORKERS" -gt 1 ]; then
-  pytest_phase tests "not serial and not labelstudio" -n "$WORKERS" --dist loadfile
+  pytest_phase tests "not serial and not labelstudio and not engine" -n "$WORKERS" --dist loadfile
 else
-  pytest_phase tests "not serial and not labelstudio"
+  pytest_phase tests "not serial and not labelstudio and not engine"
 fi
 wait "$static_pid" || status=1
 cat "$STATIC_OUT"
 wait "$ls_pid" || status=1
 cat "$LS_OUT"
+wait "$engine_pid" || status=1
+cat "$ENGINE_OUT"
 pytest_phase serial "serial"
 
 # One closing line for the whole run, summed over the phases' JUnit reports.

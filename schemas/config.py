@@ -148,6 +148,12 @@ class LLMSection(Section):
         "'json_object_schema' or 'json_mode'.",
     )
     repair_attempts: int = Field(default=1, ge=0, le=10, description="Re-asks with the validation error.")
+    max_tokens: int = Field(
+        default=0,
+        ge=0,
+        le=10_000_000,
+        description="Most completion tokens any call may ask for (0 = each stage's own, or the server's).",
+    )
     models: dict[str, str] = Field(
         default_factory=lambda: dict.fromkeys(LLM_ROLES, DEFAULT_MODEL),
         description="Model per role (a role left out keeps the default model).",

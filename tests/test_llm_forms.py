@@ -175,3 +175,13 @@ def test_what_counts_as_local():
         "http://1.1.1.1/v1",
     ]
     assert [u for u in local if not is_local(u)] == [] and [u for u in hosted if is_local(u)] == []
+
+
+def test_max_tokens_caps_every_call_that_asks_for_more_or_for_none(fake_openai, run):
+    server = fake_openai(ada)
+    free = [
+        LLMRequest("personas", f"q{n}", "writer", (("user", f"q {n}"),), Person, max_tokens=n)
+        for n in (50, 900)
+    ]
+    assert all(r.ok for r in run(server, [*asks(1), *free], max_tokens=300))
+    assert [r.body["max_tokens"] for r in server.chat_requests()] == [300, 50, 300]

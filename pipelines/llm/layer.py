@@ -125,8 +125,11 @@ class LLMLayer:
     # -- planning and estimates -------------------------------------------------------------------
     def plan(self, requests: Iterable[LLMRequest]) -> list[Planned]:
         offline = self.backend.offline
+        cap = None if offline else self.settings.max_tokens or None
         out = []
         for request in requests:
+            if cap and (request.max_tokens is None or request.max_tokens > cap):
+                request = dataclasses.replace(request, max_tokens=cap)  # [llm] max_tokens: part of the key
             model = self.settings.model_for(request.role)
             out.append(Planned(request, model, cache_key(request, model, self.seed, offline)))
         return out
