@@ -38,8 +38,8 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 Responder = Callable[[dict[str, Any]], "str | dict[str, Any]"]
-FAULT_KINDS = ("429", "500", "timeout", "malformed", "invalid", "context_length", "context_length_500")
-DEFAULT_KINDS = FAULT_KINDS[:-1]
+FAULT_KINDS = ("429", "500", "timeout", "malformed", "invalid", "context_length", "context_length_500", "cut")
+DEFAULT_KINDS = FAULT_KINDS[:-2]
 INVALID_CONTENT = '{"unexpected_field": true}'
 
 
@@ -261,7 +261,10 @@ class FakeOpenAI:
         if fault == "malformed":
             return Response('{"id": "chatcmpl-broken", "choices": [', media_type="application/json")
         content = INVALID_CONTENT if fault == "invalid" else self._content(body)
-        return JSONResponse(self._answer(body, content))
+        answer = self._answer(body, content[: len(content) // 2] if fault == "cut" else content)
+        if fault == "cut":  # the answer reached max_tokens
+            answer["choices"][0]["finish_reason"] = "length"
+        return JSONResponse(answer)
 
     def _log(self, request: Request, body: Any, fault: str | None) -> None:
         entry = LoggedRequest(request.method, request.url.path, body, dict(request.headers), fault)

@@ -3,6 +3,8 @@ server through the real openai client (faults a real engine cannot produce on de
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from click.testing import CliRunner
 from fakeopenai import body_form, fake_openai_fixture  # noqa: F401 - registers the fake_openai fixture
@@ -185,3 +187,13 @@ def test_max_tokens_caps_every_call_that_asks_for_more_or_for_none(fake_openai, 
     ]
     assert all(r.ok for r in run(server, [*asks(1), *free], max_tokens=300))
     assert [r.body["max_tokens"] for r in server.chat_requests()] == [300, 50, 300]
+
+
+def test_an_answer_cut_off_is_a_failure_that_still_counts_its_tokens(fake_openai, run, project):
+    server = fake_openai(ada, faults={"schedule": ["cut"]})
+    [response] = run(server, asks(1))
+    assert not response.ok and response.error == "answer cut off: finish_reason length"
+    [row] = project.store.llm.ledger()
+    sent = server.chat_requests()[0].body
+    assert row.status == "failed" and row.completion_tokens > 0  # what the server counted is in the ledger
+    assert response.text and response.text in json.dumps(ada(sent))

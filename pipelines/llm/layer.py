@@ -269,7 +269,7 @@ class LLMLayer:
             try:
                 text, usage, meta = first if (n == 0 and first) else await self._call(planned, request)
             except CallFailed as exc:
-                return self.failed_outcome(planned, f"{exc}", exc.raw, total)
+                return self.failed_outcome(planned, f"{exc}", exc.raw, _add(total, exc.usage))
             total = _add(total, usage)
             if request.response_model is None:
                 return self._succeeded(planned, text, None, total, meta)
@@ -294,8 +294,8 @@ class LLMLayer:
         await self.limiter.acquire(budget)
         try:
             text, usage, meta = await self.backend.complete(request, planned.model, self.seed)
-        except CallFailed:
-            self.limiter.settle(budget, 0)
+        except CallFailed as exc:
+            self.limiter.settle(budget, exc.usage.prompt_tokens + exc.usage.completion_tokens)
             raise
         self.limiter.settle(budget, usage.prompt_tokens + usage.completion_tokens)
         return text, usage, meta

@@ -214,11 +214,12 @@ class OpenAIBackend:
             raise CallFailed("the response has no choices")
         choice = completion.choices[0]
         message = choice.message
+        usage = _usage(completion.usage)
         if getattr(message, "refusal", None):
-            raise CallFailed(f"the model refused: {message.refusal}", message.refusal)
+            raise CallFailed(f"the model refused: {message.refusal}", message.refusal, usage)
         if form and choice.finish_reason in ("length", "content_filter"):
             # A structured answer cut short is not repaired: the re-ask would be cut the same way.
-            raise CallFailed(f"answer cut off: finish_reason {choice.finish_reason}", message.content)
+            raise CallFailed(f"answer cut off: finish_reason {choice.finish_reason}", message.content, usage)
         meta = {
             "endpoint": self.host,
             "system_fingerprint": completion.system_fingerprint,

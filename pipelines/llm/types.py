@@ -19,11 +19,13 @@ Role = Literal["writer", "user_simulator", "assistant", "judge"]
 
 
 class CallFailed(Exception):
-    """One call could not produce an answer (after the SDK's retries); ``raw`` is what came back."""
+    """One call could not produce an answer (after the SDK's retries); ``raw`` is what came back and
+    ``usage`` what the server counted for it (an answer cut off or refused was still paid for)."""
 
-    def __init__(self, message: str, raw: str | None = None):
+    def __init__(self, message: str, raw: str | None = None, usage: Usage | None = None):
         super().__init__(message)
         self.raw = raw
+        self.usage = usage or Usage()
 
 
 @dataclass(frozen=True)
