@@ -30,9 +30,8 @@ from click.testing import CliRunner
 from conftest import ALPS_PACKETS
 from enginekit import Recorder, body_key, engine, engine_project
 from evalkit import cupid_release
-from prefkit.curation.project import Project
-
 from prefkit.cli import cli
+from prefkit.curation.project import Project
 
 pytestmark = [pytest.mark.engine, pytest.mark.timeout(1200)]
 
