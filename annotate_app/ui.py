@@ -111,18 +111,16 @@ def require(role: str) -> Account:
 
 
 def sign_out() -> None:
-    """Forget everything of this browser session but its run count (:func:`run_mark`) and whether
-    the page started this run itself (:func:`rerun`): the page scripts wait after a click for a run
-    mark above the one they saw (a count started again would keep them waiting out their limit, 20 s
-    of held keys on the sign-in page), and a sign-out must not reset the rerun guard."""
+    """Forget everything of this browser session but its run count (:func:`run_mark`: the page
+    scripts wait for a mark above the one they saw, 20 s of held keys on the sign-in page were a
+    count started again) and the rerun guard's state (:func:`rerun`)."""
     kept = {k: st.session_state[k] for k in (_RUN_COUNT, _SELF_RUN, _RERUN_ASKED) if k in st.session_state}
     for key in list(st.session_state.keys()):
         del st.session_state[key]
     st.session_state.update(kept)
 
 
-_RERUN_ASKED = "_rerun_asked"  # set by rerun(): the next full run is the page's own, not the person's
-_SELF_RUN = "_self_run"  # this full run was started by the page itself
+_RERUN_ASKED, _SELF_RUN = "_rerun_asked", "_self_run"  # the next / this full run is the page's own
 
 
 def begin_run() -> None:
@@ -131,11 +129,10 @@ def begin_run() -> None:
 
 
 def rerun() -> NoReturn:
-    """Run the whole page again — at most once per action of the person. A full run the page started
-    itself that asks for another one is stopped with one line instead (a state that sends each run
-    back to the one before, such as an entry that opens a session the page then finds ended, would
-    otherwise reload the page without end, writing on every cycle). A run of a fragment alone is
-    always a click in it. Every page reruns through here (a test checks no other ``st.rerun``)."""
+    """Run the whole page again, at most once per action of the person: a run the page started itself
+    that asks for another is stopped with one line (else a state that undoes itself, an entry link
+    opening a session the page then finds ended, reloads without end). A fragment's own run is a
+    click in it. Every page reruns through here (``tests/test_reruns.py``)."""
     ctx = get_script_run_ctx()
     if st.session_state.get(_SELF_RUN) and not (ctx is not None and ctx.fragment_ids_this_run):
         st.error("This page stopped reloading itself: reload it, or open your link again.")

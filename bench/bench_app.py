@@ -31,7 +31,7 @@ from pathlib import Path
 from prefkit.curation.annotation import sessions, workflow
 from prefkit.curation.annotation.task_kinds import get_kind
 from prefkit.curation.project import Project
-from prefkit.curation.store import search_text
+from prefkit.curation.store.common import search_text
 from prefkit.schemas.common import utcnow
 
 ANNOTATORS = 20

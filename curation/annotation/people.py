@@ -92,36 +92,29 @@ def add(
 def choose_password(project: Project, name: str, given: str, password: str) -> Account:
     """The person's own password in place of the one-time password they were given (at their first
     sign-in); their account, now able to open a session. Refused once the one-time password expired."""
-    return project.store.accounts.replace_temporary(
-        name, given, password, issued_after=_oldest_valid(project)
-    )
+    oldest = (datetime.now(UTC) - _works_for(project)).strftime(UTC_FORMAT)
+    return project.store.accounts.replace_temporary(name, given, password, issued_after=oldest)
 
 
-def _hours(project: Project) -> float:
-    return project.config.annotation.sign_in.one_time_password_hours
-
-
-def _oldest_valid(project: Project) -> str:
-    """The issue time of the oldest one-time password still good now."""
-    return (datetime.now(UTC) - timedelta(hours=_hours(project))).strftime(UTC_FORMAT)
+def _works_for(project: Project) -> timedelta:
+    return timedelta(hours=project.config.annotation.sign_in.one_time_password_hours)
 
 
 def one_time_expired(project: Project, account: Account) -> bool:
     """Whether ``account``'s one-time password is past ``[annotation.sign_in] one_time_password_hours``."""
-    return account.temporary and account.password_issued < _oldest_valid(project)
+    return account.temporary and parse_utc(account.password_issued) + _works_for(project) < datetime.now(UTC)
 
 
 def one_time_until(project: Project, name: str) -> str:
     """Until when ``name``'s one-time password works, as ``YYYY-MM-DD HH:MM UTC`` (where it is made)."""
     account = project.store.accounts.user(name)
-    issued = parse_utc(account.password_issued if account else utcnow())
-    return f"{issued + timedelta(hours=_hours(project)):%Y-%m-%d %H:%M} UTC"
+    issued = parse_utc(account.password_issued) if account else datetime.now(UTC)
+    return f"{issued + _works_for(project):%Y-%m-%d %H:%M} UTC"
 
 
 def reset_password(project: Project, actor: str, name: str) -> tuple[str, int]:
-    """A new one-time password for ``name`` (returned once, stored hashed; it expires
-    ``one_time_password_hours`` from now) and every open session of the account ended, in one
-    transaction. Returns the password and how many sessions ended."""
+    """A new one-time password for ``name`` (returned once, stored hashed) and every open session of
+    the account ended, in one transaction; the password and how many sessions ended."""
     made = generated_password()
     return made, project.store.accounts.set_password(name, made, actor=actor, temporary=True)
 

@@ -36,7 +36,6 @@ import math
 import re
 import secrets
 from dataclasses import dataclass, field
-from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
@@ -44,7 +43,7 @@ from prefkit.curation.annotation import workflow
 from prefkit.curation.annotation.assignment import QueuePolicy
 from prefkit.curation.annotation.task_kinds import get_kind
 from prefkit.curation.store import CROWD_PREFIX, Participant, Study, StudyFull
-from prefkit.schemas.common import PrefkitError, parse_utc, utcnow
+from prefkit.schemas.common import PrefkitError, utcnow
 
 if TYPE_CHECKING:
     from prefkit.curation.project import Project
@@ -431,8 +430,7 @@ def min_answered(study: Study) -> float:
 
 
 def time_over(study: Study, participant: Participant, now: str | None = None) -> bool:
-    limit = parse_utc(participant.arrived_at) + timedelta(minutes=study.time_limit_minutes)
-    return parse_utc(now or utcnow()) > limit
+    return (now or utcnow()) > participant.deadline(study.time_limit_minutes)
 
 
 def _finished(project: Project, study: Study, participant: Participant, status: str, detail: dict) -> str:

@@ -26,7 +26,7 @@ from prefkit.curation.store import AccountInactive as AccountInactive
 from prefkit.curation.store import SessionEnded as SessionEnded
 from prefkit.curation.store import StaleSubmit as StaleSubmit
 from prefkit.curation.store import TimeUp as TimeUp
-from prefkit.schemas.common import UTC_FORMAT, PrefkitError, content_hash, parse_utc, utcnow
+from prefkit.schemas.common import PrefkitError, content_hash, parse_utc, utcnow
 from prefkit.schemas.curation import AnnotationTask, LabelEvent
 
 if TYPE_CHECKING:
@@ -365,16 +365,11 @@ def _finish(
 
 
 def _deadline(project: Project, user: str) -> str | None:
-    """A crowd participant's time limit as a UTC time (their arrival plus the study's minutes; the
-    store compares it with the clock in the submit's write). None for anyone else."""
-    if not user.startswith(CROWD_PREFIX):
-        return None
-    found = project.store.studies.participant_by_username(user)
+    """A crowd participant's time limit (their arrival plus the study's minutes), which the submit's
+    write compares with the clock; None for anyone else."""
+    found = project.store.studies.participant_by_username(user) if user.startswith(CROWD_PREFIX) else None
     study = project.store.studies.study(found.study_id) if found is not None else None
-    if found is None or study is None:
-        return None
-    end = parse_utc(found.arrived_at) + timedelta(minutes=study.time_limit_minutes)
-    return end.strftime(UTC_FORMAT)
+    return None if found is None or study is None else found.deadline(study.time_limit_minutes)
 
 
 def _review(project: Project, task: AnnotationTask):

@@ -22,15 +22,7 @@ if TYPE_CHECKING:  # the same names as EXPORTS, for the type checker
     from prefkit.curation.store.alps_tasks import AlpsTask
     from prefkit.curation.store.assignments import OpenItem
     from prefkit.curation.store.backend import DatabaseUnavailable, has_password, parse_url, redact
-    from prefkit.curation.store.common import (
-        LATEST_MIGRATION,
-        MOVED_TO,
-        STAGING,
-        StoreError,
-        folded,
-        is_url,
-        search_text,
-    )
+    from prefkit.curation.store.common import LATEST_MIGRATION, MOVED_TO, STAGING, StoreError, folded, is_url
     from prefkit.curation.store.content_records import (
         CupidSession,
         Dialogue,
@@ -73,15 +65,7 @@ EXPORTS: dict[str, tuple[str, ...]] = {
     "assignments": ("OpenItem",),
     "suggestions": ("Suggestion", "SuggestionRun"),
     "backend": ("DatabaseUnavailable", "has_password", "parse_url", "redact"),
-    "common": (
-        "LATEST_MIGRATION",
-        "MOVED_TO",
-        "STAGING",
-        "StoreError",
-        "folded",
-        "is_url",
-        "search_text",
-    ),
+    "common": ("LATEST_MIGRATION", "MOVED_TO", "STAGING", "StoreError", "folded", "is_url"),
     "content_records": (
         *("CupidSession", "Dialogue", "DialogueTurn", "ImportBundle", "Instance", "InstanceLink"),
         *("NewMemory", "Packet", "PreferencePair", "ReverifyDialogue", "StoredMemory", "StoredSession"),

@@ -82,15 +82,8 @@ def _check_password(password: str) -> None:
 
 
 def _account(row) -> Account:
-    return Account(
-        row["username"],
-        row["role"],
-        row["email"],
-        bool(row["active"]),
-        row["created_at"],
-        bool(row.get("password_temporary", False)),
-        row.get("password_set_at"),
-    )
+    flags = (bool(row["active"]), row["created_at"], bool(row.get("password_temporary", False)))
+    return Account(row["username"], row["role"], row["email"], *flags, row.get("password_set_at"))
 
 
 class Accounts(StoreArea):
@@ -141,10 +134,9 @@ class Accounts(StoreArea):
                 # checked again against every name, in the write (PostgreSQL: under the names' lock), so
                 # two look-alike names added at once cannot both pass: the unique key sees only equal ones
                 self.lock(conn, "accounts:names")
+                names = list(conn.execute(select(u.c.username)).scalars())
                 try:
-                    check_new_username(
-                        username, list(conn.execute(select(u.c.username)).scalars()), judge=judge
-                    )
+                    check_new_username(username, names, judge=judge)
                 except UserNameError as exc:
                     raise StoreError(str(exc)) from None
                 conn.execute(u.insert(), row)

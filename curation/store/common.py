@@ -41,12 +41,8 @@ def strings(value: Any) -> Iterator[str]:
     """Every string value in ``value`` (dict keys left out: they are field names, not text)."""
     if isinstance(value, str):
         yield value
-    elif isinstance(value, dict):
-        for v in value.values():
-            yield from strings(v)
-    elif isinstance(value, list | tuple):
-        for v in value:
-            yield from strings(v)
+    for v in value.values() if isinstance(value, dict) else value if isinstance(value, list | tuple) else ():
+        yield from strings(v)
 
 
 def search_text(task_id: str, item_ref: str, payload: Any) -> str:

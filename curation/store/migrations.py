@@ -889,21 +889,14 @@ def m025_password_issue_and_search_text(conn: Connection) -> None:
     filled here for the tasks already there."""
     conn.execute(text("ALTER TABLE users ADD COLUMN password_set_at TEXT"))
     conn.execute(text("ALTER TABLE tasks ADD COLUMN search_text TEXT"))
-    last = ""
-    while True:  # a page at a time, in task id order: a big project is never read whole
-        rows = conn.execute(
-            text(
-                "SELECT task_id, item_ref, payload_json FROM tasks WHERE task_id > :last ORDER BY task_id LIMIT 2000"
-            ),
-            {"last": last},
-        ).all()
-        if not rows:
-            return
-        conn.execute(
-            text("UPDATE tasks SET search_text = :s WHERE task_id = :t"),
-            [{"t": tid, "s": search_text(tid, ref, json.loads(payload))} for tid, ref, payload in rows],
-        )
-        last = rows[-1][0]
+    page = text(
+        "SELECT task_id, item_ref, payload_json FROM tasks WHERE task_id > :last ORDER BY task_id LIMIT 2000"
+    )
+    rows = conn.execute(page, {"last": ""}).all()
+    while rows:  # a page at a time, in task id order: a big project is never read whole
+        fill = [{"t": tid, "s": search_text(tid, ref, json.loads(payload))} for tid, ref, payload in rows]
+        conn.execute(text("UPDATE tasks SET search_text = :s WHERE task_id = :t"), fill)
+        rows = conn.execute(page, {"last": rows[-1][0]}).all()
 
 
 @migration(28, "kind_declarations")

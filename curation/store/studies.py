@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
 from prefkit.curation.store.engine import StoreArea, StoreError
-from prefkit.schemas.common import utcnow
+from prefkit.schemas.common import UTC_FORMAT, parse_utc, utcnow
 from sqlalchemy import Connection, func, select, update
 from sqlalchemy.exc import IntegrityError
 
@@ -64,6 +65,10 @@ class Participant:
     status: str
     arrived_at: str
     finished_at: str | None
+
+    def deadline(self, minutes: float) -> str:
+        """The UTC time ``minutes`` after the arrival (a study's time limit), comparable as text."""
+        return (parse_utc(self.arrived_at) + timedelta(minutes=minutes)).strftime(UTC_FORMAT)
 
 
 @dataclass(frozen=True, slots=True)

@@ -78,14 +78,8 @@ def study() -> None:
               help="Flag a participant giving one answer on at least this share of items.")  # fmt: skip
 @click.option("--places", type=NON_NEGATIVE_INT, default=0, show_default=True,
               help="Participants the study takes, as on the platform (0: no limit).")  # fmt: skip
-@click.option(
-    "--min-answered",
-    type=FRACTION,
-    default=1.0,
-    show_default=True,
-    help="Share of the regular items served a participant must answer (a skip or a flag is not "
-    "an answer); below it they end incomplete, with no completion code.",
-)
+@click.option("--min-answered", type=FRACTION, default=1.0, show_default=True,
+              help="Share of the regular items served to answer (a skip or flag is none); fewer: incomplete, no code.")  # fmt: skip
 @click.option("--model", type=click.Choice(["dawid_skene", "mace"]), default="dawid_skene", show_default=True,
               help="The reliability model the review fits.")  # fmt: skip
 @click.option("--base-url", default="http://localhost:8501", show_default=True, help=BASE_URL_HELP)
@@ -102,17 +96,9 @@ def create(project: Project, study_id: str, kind: str, batch: str, items: int, g
     --gold-share 0.2 --screen-below 0.5 --completion-code C1A2B3 --screened-out-code S9X8
     --time-limit 45 --reward 2.25 --bonus-per-item 0.05 --base-url https://annotate.example.org
     """
-    rules = studies.Rules(
-        reward=reward,
-        currency=currency,
-        bonus_per_item=bonus_per_item,
-        bonus_scale=bonus_scale,
-        too_fast_s=too_fast_s,
-        straight_line=straight_line,
-        method=model,
-        places=places,
-        min_answered=min_answered,
-    )
+    rules = studies.Rules(reward=reward, currency=currency, bonus_per_item=bonus_per_item,
+                          bonus_scale=bonus_scale, too_fast_s=too_fast_s, straight_line=straight_line,
+                          method=model, places=places, min_answered=min_answered)  # fmt: skip
     made = studies.create_study(
         project,
         study_id,
