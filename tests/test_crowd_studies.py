@@ -311,3 +311,14 @@ def test_decisions_csv_quotes_an_id_a_spreadsheet_would_run(project):
     text = platform_files(study_report(project, "pilot"))["decisions.csv"]
     rows = list(csv.reader(io.StringIO(text)))
     assert rows[1][:2] == ["'-2-3", "reject"]
+
+
+def test_a_tab_that_checked_before_the_last_item_gets_no_second_share(project):
+    from prefkit.curation.annotation.assignment import QueuePolicy
+
+    created = make_study(project)
+    who = studies.arrive(project, params(created)).account.username
+    answer_all(project, created.study, who, gold_answer="fully")
+    # another tab's run passed the "queue done?" check before this tab's last submit: it asks for items
+    late = workflow.annotator_view(project, who, KIND, policy=QueuePolicy(4, 0.5), batch="default")
+    assert late.item is None and len(project.store.studies.queue(who, KIND)) == 4

@@ -103,45 +103,41 @@ def detect_format(path: Path, fmt: str | None = None) -> str:
 
 # -- reading ---------------------------------------------------------------------------------------------
 def _csv_rows(text: str) -> list[tuple[int, dict[str, Any]]]:
-    # strict: a quoted field never closed (or text after a closing quote) is an error, not a cell
-    # running to the end of the file
-    reader = csv.DictReader(io.StringIO(text, newline=""), strict=True)
-    rows: list[tuple[int, dict[str, Any]]] = []
-    while True:
-        try:
-            row = next(reader)
-        except StopIteration:
-            break
-        except csv.Error as exc:
-            # the reader counts the lines of the rows it finished: the bad row starts on the next one
-            why = f"not readable CSV ({exc}; a quote not closed?)"
-            raise _RowLine(reader.line_num + 1, _RowError("<row>", why)) from exc
-        line = reader.line_num
-        if None in row:
-            raise _RowLine(line, _RowError("<row>", "more cells than header columns"))
-        # cells a spreadsheet could run as formulas were written with a leading ' (write_rows)
-        parsed: dict[str, Any] = {k: (csv_value(v) if v != "" else None) for k, v in row.items()}
-        if parsed.get("values") is not None:
-            try:
-                parsed["values"] = loads(parsed["values"], "")
-            except InputError as exc:
-                raise _RowLine(
-                    line, _RowError("values", "not valid JSON: " + str(exc).removeprefix(": "))
-                ) from exc
-        if parsed.get("time_spent_s") is not None:
-            try:
-                parsed["time_spent_s"] = float(parsed["time_spent_s"])
-            except ValueError as exc:
-                raise _RowLine(
-                    line, _RowError("time_spent_s", f"not a number: {row['time_spent_s']!r}")
-                ) from exc
-        for column in ("judge", "repeat"):
-            if parsed.get(column) is not None:
-                flag = parsed[column].lower()
-                if flag not in ("true", "false"):
-                    raise _RowLine(line, _RowError(column, f"expected true or false, got {row[column]!r}"))
-                parsed[column] = flag == "true"
-        rows.append((line, parsed))
+    reader = csv.DictReader(io.StringIO(text, newline=""), strict=True)  # an unclosed quote is an error
+    rows = []
+    try:
+        for row in reader:
+            line = reader.line_num
+            if None in row:
+                raise _RowLine(line, _RowError("<row>", "more cells than header columns"))
+            # cells a spreadsheet could run as formulas were written with a leading ' (write_rows)
+            parsed: dict[str, Any] = {k: (csv_value(v) if v != "" else None) for k, v in row.items()}
+            if parsed.get("values") is not None:
+                try:
+                    parsed["values"] = loads(parsed["values"], "")
+                except InputError as exc:
+                    raise _RowLine(
+                        line, _RowError("values", "not valid JSON: " + str(exc).removeprefix(": "))
+                    ) from exc
+            if parsed.get("time_spent_s") is not None:
+                try:
+                    parsed["time_spent_s"] = float(parsed["time_spent_s"])
+                except ValueError as exc:
+                    raise _RowLine(
+                        line, _RowError("time_spent_s", f"not a number: {row['time_spent_s']!r}")
+                    ) from exc
+            for column in ("judge", "repeat"):
+                if parsed.get(column) is not None:
+                    flag = parsed[column].lower()
+                    if flag not in ("true", "false"):
+                        raise _RowLine(
+                            line, _RowError(column, f"expected true or false, got {row[column]!r}")
+                        )
+                    parsed[column] = flag == "true"
+            rows.append((line, parsed))
+    except csv.Error as exc:  # the reader counts the lines of rows it finished: the bad one is next
+        why = f"not readable CSV ({exc}; a quote not closed?)"
+        raise _RowLine(reader.line_num + 1, _RowError("<row>", why)) from exc
     return rows
 
 

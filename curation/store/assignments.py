@@ -150,8 +150,8 @@ class Assignments(StoreArea):
         when the queue is empty), marked as shown with its pending event id (and ``guidelines_version``,
         the kind's guidelines now); ``None`` when nothing is left to do. With ``repeat``, an empty queue
         first opens a due repeat (:meth:`Repeats.offer`). Before a new chunk is picked, other annotators' items idle since ``stale_before``
-        go back to the pool. With ``batch``, a new chunk comes from that batch only (a crowd study's
-        participants work on the study's batch). A write transaction: call :meth:`open_item` first, which is one read
+        go back to the pool. With ``batch``, a new chunk comes from that batch only, and only to an annotator
+        without one (a crowd study's participant: one share, checked in this write). A write transaction: call :meth:`open_item` first, which is one read
         and usually finds the item already shown. Idempotent, so a dropped connection or a deadlock
         just runs it again."""
         return self.retrying(
@@ -181,9 +181,12 @@ class Assignments(StoreArea):
                     self.stale.release_in(conn, stale_before, kind)
                 # a due repeat comes before a new chunk; one first answered today only when none is left
                 offer = partial(self.labels.repeats.offer, conn, annotator, kind)
+                a = self.t["assignments"]  # a study's participant (``batch``) gets one chunk, ever
+                mine = (a.c.annotator == annotator) & (a.c.kind == kind) & (a.c.batch_id == batch)
+                held = batch is not None and conn.execute(select(a.c.task_id).where(mine).limit(1)).first()
                 if (
                     not (rule and offer(rule))
-                    and not self._assign_chunk(conn, annotator, kind, chunk, n_gold, batch)
+                    and (held or not self._assign_chunk(conn, annotator, kind, chunk, n_gold, batch))
                     and not (rule and offer(replace(rule, any_day=True)))
                 ):
                     return None
