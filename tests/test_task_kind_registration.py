@@ -13,8 +13,7 @@ from importlib.metadata import entry_points
 from pathlib import Path
 
 from conftest import ROOT
-from prefkit.annotate_app.forms import form_for
-from prefkit.annotate_app.forms.registry import FORM_FUNCTIONS
+from prefkit.annotate_app.forms import FORM_FUNCTIONS, form_for
 from prefkit.annotate_app.labelstudio.config import LSConfig, ls_kind
 from prefkit.curation.annotation.declared import DeclaredKind
 from prefkit.curation.annotation.task_kinds import (
@@ -89,7 +88,7 @@ def test_every_form_and_label_studio_config_module_is_named_by_one_kind():
         forms[name] = kind.app_form
         assert isinstance(ls_kind(name), LSConfig)
         configs[name] = kind.labelstudio_config
-    helpers = {"registry", "suggestion", "text"}  # the forms package's shared modules, no kind's form
+    helpers = {"suggestion", "text"}  # the forms package's shared modules, no kind's form
     forms["declared"] = DeclaredKind.app_form.partition(":")[0]  # every declared kind's (kinds/*.toml)
     assert sorted(forms.values()) == sorted(
         f"prefkit.annotate_app.forms.{m}" for m in modules(FORMS_DIR) - helpers

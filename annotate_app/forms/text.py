@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from prefkit.annotate_app.forms.registry import form_for
+from prefkit.annotate_app.forms import form_for
 from prefkit.curation.annotation.task_kinds import get_kind
 from prefkit.schemas.common import PrefkitError
 
