@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from appkit import browser, item_header, next_item, open_kind, serve, served_project, settle, sign_in
+from appkit import SHOTS, browser, item_header, next_item, open_kind, serve, served_project, settle, shot, sign_in
 from prefkit.curation.annotation import workflow
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -82,6 +82,7 @@ def test_evidence_goes_to_the_item_its_button_names_after_the_active_item_moved(
     page.get_by_role("button", name="✓ Evidence for item 1", exact=True).wait_for()  # the turn says so
     assert page.get_by_text("Expressed · evidence: turn 2").count() == 1
     assert page.get_by_text("Undecided · evidence: none picked").count() == 1  # item 2: nothing
+    shot(page, "evidence_per_item_1400x900")
     page.wait_for_timeout(300)
     page.keyboard.press("n")
     settle(page)
@@ -107,6 +108,7 @@ def test_reasons_start_empty_and_are_asked_for(served, browser):
     page.get_by_role("button", name="Submit").click()
     settle(page)
     page.get_by_text(re.compile("^Choose why you reject")).first.wait_for()
+    shot(page, "reason_asked_1400x900")
     assert project.store.labels.event(item.event_id) is None  # no "not_grounded" nobody chose
     page.get_by_text("Skip or report this item", exact=False).first.click()
     settle(page)
@@ -135,6 +137,8 @@ def test_after_a_cut_the_release_form_is_empty_and_on_the_next_version(served, b
     assert version.input_value() == "1.1.0"
     assert page.get_by_label(re.compile("^Override reason")).input_value() == ""
     assert not page.get_by_role("checkbox", name=re.compile("^I have read the gates")).is_checked()
+    page.get_by_role("heading", name="Cut a version").scroll_into_view_if_needed()
+    page.screenshot(path=str(SHOTS / "release_after_cut_1400x900.png"))
     page.get_by_role("button", name="Cut release").click()  # no new confirmation: refused
     page.get_by_text("Not cut: tick the confirmation first").wait_for()
     assert not (project.releases_dir / "1.1.0").exists()
@@ -161,6 +165,8 @@ def test_a_new_study_link_uses_the_address_in_use_and_shows_where_its_form_was(s
     heading = page.get_by_role("heading", name="New study").bounding_box()
     shown = page.locator("[data-testid=stCode]").first.bounding_box()
     assert shown["y"] > heading["y"]  # under the form's heading, where the maintainer is
+    page.get_by_role("link", name="Open the entry URL").scroll_into_view_if_needed()
+    page.screenshot(path=str(SHOTS / "study_url_1400x900.png"))
     page.get_by_role("button", name="Create another study").click()
     page.get_by_label("Study id (a-z, 0-9, _ and -)").wait_for()  # the form again; the URL is gone
     assert page.get_by_role("link", name="Open the entry URL").count() == 0

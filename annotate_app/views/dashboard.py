@@ -87,7 +87,8 @@ else:
             tooltip=["annotator", "task kind", "assigned", "done"],
         )
     )
-    st.altair_chart(chart.properties(height=40 * prog["annotator"].nunique() + 40), width="stretch")
+    # a band per annotator (the y step), not a height the chart is squeezed into: one annotator is a bar
+    st.altair_chart(chart.properties(height=alt.Step(32)), width="stretch")
 
 left, right = st.columns(2)
 with left:
@@ -131,7 +132,7 @@ with right:
                 tooltip=["field", "value", "n"],
             )
         )
-        st.altair_chart(chart.properties(height=36 * part["field"].nunique() + 30), width="stretch")
+        st.altair_chart(chart.properties(height=alt.Step(32)), width="stretch")
 
 st.header("Agreement (Krippendorff's alpha, 95% bootstrap interval)")
 policy = ui.open_project().config.release
