@@ -333,30 +333,18 @@ def skip_and_flag(user: str, item: workflow.ShownItem, comment: bool = False) ->
     key = item.event_id
     project = open_project()
 
-    def skip() -> None:
-        reason, shown, token = st.session_state.get(f"{key}:skipr"), suggestion_shown(item), session_token()
-        if reason is None:  # the reasons start empty: a skip says why in the annotator's words
-            screen.problem(key, "Not skipped: choose a skip reason first (the menu beside Skip).")
+    def finish(act: Callable[..., bool], menu: str, missing: str, done: str) -> None:
+        """Skip or flag with the reason chosen in ``menu``; none chosen: refused, said at the top."""
+        why, shown, token = st.session_state.get(f"{key}:{menu}"), suggestion_shown(item), session_token()
+        if why is None:  # the reasons start empty: the annotator's own words, never a default
+            screen.problem(key, missing)
             return
         _record(
             user,
             item,
             key,
-            lambda: workflow.skip(project, user, item, reason, signed_in=True, assist=shown, session=token),
-            "Skipped",
-        )
-
-    def flag() -> None:
-        why, shown, token = st.session_state.get(f"{key}:flagr"), suggestion_shown(item), session_token()
-        if why is None:
-            screen.problem(key, "Not flagged: choose what is broken first (the menu beside Flag as broken).")
-            return
-        _record(
-            user,
-            item,
-            key,
-            lambda: workflow.flag(project, user, item, why, signed_in=True, assist=shown, session=token),
-            "Flagged for the maintainers",
+            lambda: act(project, user, item, why, signed_in=True, assist=shown, session=token),
+            done,
         )
 
     label = "Skip or report this item, or add a comment" if comment else "Skip or report this item"
@@ -371,10 +359,36 @@ def skip_and_flag(user: str, item: workflow.ShownItem, comment: bool = False) ->
         for reason in ("skipr", "flagr"):  # start empty: nothing chosen for the annotator
             st.session_state.setdefault(f"{key}:{reason}", None)
         st.selectbox("Skip reason", workflow.SKIP_REASONS, key=f"{key}:skipr", placeholder="Choose why")
-        st.button("Skip", key=f"{key}:skip", icon=":material/skip_next:", on_click=skip)
-        st.selectbox("What is broken", workflow.flag_reasons(item.task.kind), key=f"{key}:flagr",
-                     placeholder="Choose what")  # fmt: skip
-        st.button("Flag as broken", key=f"{key}:flag", icon=":material/flag:", on_click=flag)
+        st.button(
+            "Skip",
+            key=f"{key}:skip",
+            icon=":material/skip_next:",
+            on_click=finish,
+            args=(
+                workflow.skip,
+                "skipr",
+                "Not skipped: choose a skip reason first (the menu beside Skip).",
+                "Skipped",
+            ),
+        )
+        st.selectbox(
+            "What is broken",
+            workflow.flag_reasons(item.task.kind),
+            key=f"{key}:flagr",
+            placeholder="Choose what",
+        )
+        st.button(
+            "Flag as broken",
+            key=f"{key}:flag",
+            icon=":material/flag:",
+            on_click=finish,
+            args=(
+                workflow.flag,
+                "flagr",
+                "Not flagged: choose what is broken first (the menu beside Flag as broken).",
+                "Flagged for the maintainers",
+            ),
+        )
 
 
 # -- progress ------------------------------------------------------------------------------------------
