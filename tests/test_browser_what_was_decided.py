@@ -8,7 +8,18 @@ from __future__ import annotations
 import re
 
 import pytest
-from appkit import SHOTS, browser, item_header, next_item, open_kind, serve, served_project, settle, shot, sign_in
+from appkit import (
+    SHOTS,
+    browser,
+    item_header,
+    next_item,
+    open_kind,
+    serve,
+    served_project,
+    settle,
+    shot,
+    sign_in,
+)
 from prefkit.curation.annotation import workflow
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
