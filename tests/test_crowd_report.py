@@ -253,3 +253,9 @@ def test_the_card_cost_section_states_the_study_cost_per_verified_item(project, 
         assert "| pilot | preference_match | default | 5 | 2 | GBP 3.10 | 1 | GBP 3.1000 |" in text
     else:
         assert "Crowd studies" not in text
+
+
+def test_a_stated_speed_of_zero_seconds_is_refused(project):
+    with pytest.raises(studies.StudyError, match="the stated seconds per item must be above 0"):
+        crowd_study(project, gold=0, completion_code="D1", screened_out_code="O1", rules=Rules(too_fast_s=0))
+    assert project.store.studies.studies() == []
