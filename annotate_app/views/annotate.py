@@ -42,9 +42,11 @@ if st.sidebar.toggle("Show the guidelines here", key="guidelines_beside"):
     with st.sidebar.container(border=True):
         st.markdown(guidelines)
 
-session.remember_kind(kind)  # in the URL at once (on the guidelines too): a reload opens this kind again
-if session.intro_read(kind) and work.get(kind):  # a reload on a kind already started: guidelines read
+# a reload on the kind the address named, already started: its guidelines were read (asked before the
+# address follows a kind chosen now, which is no reload)
+if session.intro_read(kind) and work.get(kind):
     st.session_state[f"intro:{kind}"] = True
+session.remember_kind(kind)  # in the URL at once (on the guidelines too): a reload opens this kind again
 if not st.session_state.get(f"intro:{kind}"):
     st.title(ui.KIND_TITLES[kind])
     st.info(
