@@ -6,10 +6,10 @@
 The engine is .ci/engine.sh's llama-cpp-python server with SmolLM2-135M-Instruct on one thread; it
 answers one request at a time, so both sides send one at a time. Each round sends the same N structured
 requests (a JSON object with a schema, in the form the engine takes: ``json_object`` + ``schema``) and N
-free-text requests, greedy (temperature 0, seed 0) so both sides get the same answers, first through a
-bare ``AsyncOpenAI`` loop and then through ``LLMLayer`` in a fresh project (its cache empty; the layer
-finds the form itself: its first structured call is refused once by the engine, which the bare loop
-is spared). Prints per side the wall time, calls/s, completion tokens/s as the engine reported them, and
+free-text requests, greedy (temperature 0, seed 0) so both sides get the same answers, through a bare
+``AsyncOpenAI`` loop and through ``LLMLayer`` in a fresh project (its cache empty; the layer finds the
+form itself: its first structured call is refused once by the engine, which the bare loop is spared);
+the two alternate which goes first. Prints per side the wall time, calls/s, completion tokens/s as the engine reported them, and
 the layer's throughput relative to the bare loop (goal >= 0.95). Nothing but 127.0.0.1 is contacted.
 """
 
@@ -108,22 +108,25 @@ def main() -> None:
           f"requests/round={len(reqs)} ({args.calls} structured + {args.calls} free text) max_tokens={args.max_tokens}")  # fmt: skip
     walls: dict[str, list[float]] = {"bare": [], "layer": []}
     tps: dict[str, list[float]] = {"bare": [], "layer": []}
-    for rnd in range(1, args.rounds + 1):
+
+    def side(name: str) -> None:
+        t0 = time.perf_counter()
+        if name == "bare":
+            ok, tokens = asyncio.run(bare(args.base_url, args.model, reqs))
+            extra = ""
+        else:
+            ok, tokens, cached = layered(args.base_url, args.model, reqs)
+            extra = f" cached={cached}"
+        wall = time.perf_counter() - t0
+        walls[name].append(wall)
+        tps[name].append(tokens / wall)
+        label = "bare AsyncOpenAI" if name == "bare" else "LLMLayer"
+        print(f"  {label:17}: {wall:7.2f} s  {ok / wall:5.2f} calls/s  {tokens / wall:6.1f} tok/s  ok={ok} tokens={tokens}{extra}")  # fmt: skip
+
+    for rnd in range(1, args.rounds + 1):  # the sides alternate which goes first
         print(f"round {rnd} (load {os.getloadavg()[0]:.1f})")
-        t0 = time.perf_counter()
-        ok, tokens = asyncio.run(bare(args.base_url, args.model, reqs))
-        wall = time.perf_counter() - t0
-        walls["bare"].append(wall)
-        tps["bare"].append(tokens / wall)
-        print(
-            f"  bare AsyncOpenAI : {wall:7.2f} s  {ok / wall:5.2f} calls/s  {tokens / wall:6.1f} tok/s  ok={ok} tokens={tokens}"
-        )
-        t0 = time.perf_counter()
-        ok, tokens, cached = layered(args.base_url, args.model, reqs)
-        wall = time.perf_counter() - t0
-        walls["layer"].append(wall)
-        tps["layer"].append(tokens / wall)
-        print(f"  LLMLayer         : {wall:7.2f} s  {ok / wall:5.2f} calls/s  {tokens / wall:6.1f} tok/s  ok={ok} tokens={tokens} cached={cached}")  # fmt: skip
+        for name in ("bare", "layer") if rnd % 2 else ("layer", "bare"):
+            side(name)
     best = min(walls["bare"]) / min(walls["layer"])
     median = statistics.median(walls["bare"]) / statistics.median(walls["layer"])
     print(f"throughput ratio layer/bare: best walls {best:.3f}, median walls {median:.3f}  (goal >= 0.95)")
