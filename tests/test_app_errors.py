@@ -33,7 +33,7 @@ def test_an_unexpected_store_error_is_one_line_with_an_id_and_the_traceback_is_l
     def broken(self, *args, **kwargs):
         raise RuntimeError(f"the queue at {secret} is unreadable")
 
-    monkeypatch.setattr(type(project.store.queues), "has_available", broken)
+    monkeypatch.setattr(type(project.store.assignments), "has_available", broken)
     with caplog.at_level(logging.ERROR, logger="prefkit.annotate"):
         at = app(ALICE)
     assert len(at.exception) == 0  # Streamlit drew no exception (with its traceback)
@@ -58,7 +58,7 @@ def test_two_errors_get_two_ids(project, monkeypatch, caplog):
     def broken(self, *args, **kwargs):
         raise KeyError("x")
 
-    monkeypatch.setattr(type(project.store.queues), "has_available", broken)
+    monkeypatch.setattr(type(project.store.assignments), "has_available", broken)
     with caplog.at_level(logging.ERROR, logger="prefkit.annotate"):
         ids = {re.search(r"error id (\w+)", app(ALICE).error[0].value)[1] for _ in range(2)}
     assert len(ids) == 2 and len([r for r in caplog.records if r.name == "prefkit.annotate"]) == 2

@@ -171,7 +171,8 @@ def test_generate_batch_flag_sends_rounds_through_the_batch_api(openai_project):
 
     server, project = openai_project(responder)
     cfg = project.root / "prefkit.toml"
-    cfg.write_text(cfg.read_text().replace("[llm]\n", "[llm]\nbatch_poll_s = 0.05\n", 1))
+    cfg.write_text(cfg.read_text().replace("\nbatch_poll_s = 30\n", "\nbatch_poll_s = 0.05\n", 1))
+    assert "batch_poll_s = 0.05" in cfg.read_text()
     result = CliRunner().invoke(
         cli, ["generate", "-n", "1", "--backend", "openai", "--batch", "--project", str(project.root)]
     )
