@@ -22,7 +22,9 @@ def test_every_top_level_folder_is_linked_under_prefkit_relatively():
         assert link.is_symlink() and not Path(link.readlink()).is_absolute()
         assert link.resolve() == ROOT / folder
     linked = sorted(
-        p.relative_to(ROOT / "prefkit").as_posix() for f in FOLDERS for p in (ROOT / "prefkit" / f).rglob("*.py")
+        p.relative_to(ROOT / "prefkit").as_posix()
+        for f in FOLDERS
+        for p in (ROOT / "prefkit" / f).rglob("*.py")
     )
     real = sorted(p.relative_to(ROOT).as_posix() for f in FOLDERS for p in (ROOT / f).rglob("*.py"))
     assert linked == real and len(real) > 100
