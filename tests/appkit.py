@@ -9,6 +9,7 @@ Sessions are written through the store's tables directly (dialogues, turns, sess
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
@@ -426,6 +427,53 @@ def serve(project: Project) -> Iterator[tuple[Project, str, subprocess.Popen]]:
         proc.kill()
     proc.wait()
     project.close()
+
+
+class ForwardingProxy:
+    """A reverse proxy on 127.0.0.1 that does what nginx's ``proxy_set_header X-Forwarded-For
+    $proxy_add_x_forwarded_for`` does for one browser: each connection's first request head gets the
+    header (the websocket's upgrade request carries the sign-in), then bytes flow both ways."""
+
+    def __init__(self, upstream_port: int, forwarded_for: str):
+        self.upstream, self.forwarded = upstream_port, forwarded_for
+        self.server = socket.create_server(("127.0.0.1", 0))
+        self.port = self.server.getsockname()[1]
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self.server.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._serve, args=(client,), daemon=True).start()
+
+    def _serve(self, client) -> None:
+        upstream = socket.create_connection(("127.0.0.1", self.upstream))
+        head = b""
+        while b"\r\n\r\n" not in head:
+            chunk = client.recv(65536)
+            if not chunk:
+                return
+            head += chunk
+        first, rest = head.split(b"\r\n", 1)
+        upstream.sendall(first + b"\r\nX-Forwarded-For: " + self.forwarded.encode() + b"\r\n" + rest)
+
+        def pipe(a, b) -> None:
+            try:
+                while data := a.recv(65536):
+                    b.sendall(data)
+            except OSError:
+                pass
+            for s in (a, b):
+                with contextlib.suppress(OSError):
+                    s.shutdown(socket.SHUT_RDWR)
+
+        threading.Thread(target=pipe, args=(upstream, client), daemon=True).start()
+        pipe(client, upstream)
+
+    def close(self) -> None:
+        self.server.close()
 
 
 @pytest.fixture(scope="module")

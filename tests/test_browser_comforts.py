@@ -7,7 +7,6 @@ tests/test_app_comforts.py.)"""
 
 from __future__ import annotations
 
-import contextlib
 import re
 import time
 
@@ -187,64 +186,9 @@ def test_question_mark_lists_every_shortcut_and_keys_wait_while_it_is_open(serve
     page.context.close()
 
 
-class ForwardingProxy:
-    """A reverse proxy on 127.0.0.1 that does what nginx's ``proxy_set_header X-Forwarded-For
-    $proxy_add_x_forwarded_for`` does for one browser: each connection's first request head gets the
-    header (the websocket's upgrade request carries the sign-in), then bytes flow both ways."""
-
-    def __init__(self, upstream_port: int, forwarded_for: str):
-        import socket
-        import threading
-
-        self.upstream, self.forwarded = upstream_port, forwarded_for
-        self.server = socket.create_server(("127.0.0.1", 0))
-        self.port = self.server.getsockname()[1]
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    def _accept(self) -> None:
-        import threading
-
-        while True:
-            try:
-                client, _ = self.server.accept()
-            except OSError:
-                return
-            threading.Thread(target=self._serve, args=(client,), daemon=True).start()
-
-    def _serve(self, client) -> None:
-        import socket
-        import threading
-
-        upstream = socket.create_connection(("127.0.0.1", self.upstream))
-        head = b""
-        while b"\r\n\r\n" not in head:
-            chunk = client.recv(65536)
-            if not chunk:
-                return
-            head += chunk
-        first, rest = head.split(b"\r\n", 1)
-        upstream.sendall(first + b"\r\nX-Forwarded-For: " + self.forwarded.encode() + b"\r\n" + rest)
-
-        def pipe(a, b) -> None:
-            try:
-                while data := a.recv(65536):
-                    b.sendall(data)
-            except OSError:
-                pass
-            for s in (a, b):
-                with contextlib.suppress(OSError):
-                    s.shutdown(socket.SHUT_RDWR)
-
-        threading.Thread(target=pipe, args=(upstream, client), daemon=True).start()
-        pipe(client, upstream)
-
-    def close(self) -> None:
-        self.server.close()
-
-
 def test_sign_in_form_for_password_managers_and_a_backoff_that_says_how_long(served, browser):
     project, url, _ = served
-    proxy = ForwardingProxy(int(url.rsplit(":", 1)[1]), "203.0.113.7")
+    proxy = appkit.ForwardingProxy(int(url.rsplit(":", 1)[1]), "203.0.113.7")
     url = f"http://127.0.0.1:{proxy.port}"  # the browser reaches the app through the proxy only
     page = browser.new_context(viewport={"width": 1400, "height": 900}).new_page()
     page.goto(url)

@@ -3,15 +3,17 @@
 uvicorn (the web server under Streamlit) rewrites a loopback connection's address from the header by
 default; ``prefkit annotate serve`` turns that off (annotate_app/server.py), so with
 ``trusted_proxies = []`` a browser that makes up a header is still logged under its real address,
-and with the browser's address listed as a proxy the header is what counts. Real HTTP requests (and
-the websocket the sign-in travels on) from Chromium to a served app."""
+and with the browser's address listed as a proxy the header is what counts. Chromium reaches the
+served app through :class:`appkit.ForwardingProxy`, which writes the header into each connection's
+first request, the websocket's upgrade that carries the sign-in included (a browser context's
+``extra_http_headers`` never reach that upgrade)."""
 
 from __future__ import annotations
 
 import time
 
 import pytest
-from appkit import attempt, browser, serve, served_project, settle
+from appkit import ForwardingProxy, attempt, browser, serve, served_project, settle
 from prefkit.annotate_app import server
 
 pytestmark = pytest.mark.browser
@@ -40,11 +42,13 @@ def local_proxy(tmp_path_factory):
 
 
 def _failed_sign_ins(served, browser, forwarded: tuple[str, ...]) -> set[str]:
-    """One failed sign-in per made-up address, each from a browser context sending it as
-    ``X-Forwarded-For`` on every request: the clients the sign-in log recorded."""
-    project, url, _ = served
+    """One failed sign-in per made-up address, each through a proxy on 127.0.0.1 that sends it as
+    ``X-Forwarded-For``: the clients the sign-in log recorded."""
+    project, served_url, _ = served
     for n, address in enumerate(forwarded, start=1):
-        context = browser.new_context(extra_http_headers={"X-Forwarded-For": address})
+        proxy = ForwardingProxy(int(served_url.rsplit(":", 1)[1]), address)
+        url = f"http://127.0.0.1:{proxy.port}"
+        context = browser.new_context()
         page = context.new_page()
         page.goto(url)
         page.get_by_label("User name").wait_for()
@@ -54,6 +58,7 @@ def _failed_sign_ins(served, browser, forwarded: tuple[str, ...]) -> set[str]:
             page.wait_for_timeout(100)
         settle(page)
         context.close()
+        proxy.close()
     log = project.store.accounts.sign_in_log("hank")
     assert len(log) == len(forwarded)
     return {r.client for r in log}
