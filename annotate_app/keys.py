@@ -67,8 +67,10 @@ CAP_MS = 20_000
 WAIT_MS = 2_500
 
 #: The elements whose clicks always start a run (outside a form, a choice is sent with its submit).
-RUNS = ("[data-testid=stButton], [data-testid=stFormSubmitButton], [data-testid=stButtonGroup], "
-        "[data-testid=stRadio], [data-testid=stCheckbox]")  # fmt: skip
+RUNS = (
+    "[data-testid=stButton], [data-testid=stFormSubmitButton], [data-testid=stButtonGroup], "
+    "[data-testid=stRadio], [data-testid=stCheckbox]"
+)
 
 GUARD = (
     """<script>/* prefkit: a shortcut key does what its hint says, whatever has focus, in order */

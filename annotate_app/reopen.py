@@ -70,8 +70,14 @@ def label_editor(
                 return
             (on_saved or (lambda _: ui.flash("Edit saved")))(new)
 
-        st.button("Save edit", key=f"{prefix}:save", type="primary", disabled=values is None, on_click=save,
-                  icon=":material/save:")  # fmt: skip
+        st.button(
+            "Save edit",
+            key=f"{prefix}:save",
+            type="primary",
+            disabled=values is None,
+            on_click=save,
+            icon=":material/save:",
+        )
         if values is None:
             st.caption("Answer every part of the form to save the edit.")
         problem = st.session_state.pop(f"{prefix}:problem", None)
@@ -91,8 +97,15 @@ def _go_back(kind: str, step: int) -> None:
 def previous_button(kind: str, where: Any = st) -> None:
     """The *previous item* key (``P``) of every item (in its action bar): reopens the label the
     annotator gave last."""
-    where.button("Previous item", key=f"prev:{kind}", shortcut="P", type="tertiary", icon=":material/undo:",
-              on_click=_go_back, args=(kind, 1))  # fmt: skip
+    where.button(
+        "Previous item",
+        key=f"prev:{kind}",
+        shortcut="P",
+        type="tertiary",
+        icon=":material/undo:",
+        on_click=_go_back,
+        args=(kind, 1),
+    )
 
 
 def _saved(kind: str, item_ref: str) -> None:
@@ -114,10 +127,24 @@ def previous_panel(project: Project, user: str, kind: str) -> bool:
     st.session_state[BACK.format(kind)] = back
     st.markdown(f"#### {ui.KIND_TITLES[kind]} · your label {back + 1} back")
     row = st.container(horizontal=True)
-    row.button("Back to the current item", key=f"cur:{kind}", shortcut="Escape", type="primary",
-               icon=":material/redo:", on_click=_go_back, args=(kind, 0))  # fmt: skip
-    row.button("Previous item", key=f"prev:{kind}", shortcut="P", icon=":material/undo:",
-               on_click=_go_back, args=(kind, 1), disabled=ev is None)  # fmt: skip
+    row.button(
+        "Back to the current item",
+        key=f"cur:{kind}",
+        shortcut="Escape",
+        type="primary",
+        icon=":material/redo:",
+        on_click=_go_back,
+        args=(kind, 0),
+    )
+    row.button(
+        "Previous item",
+        key=f"prev:{kind}",
+        shortcut="P",
+        icon=":material/undo:",
+        on_click=_go_back,
+        args=(kind, 1),
+        disabled=ev is None,
+    )
     if ev is None:
         st.info("Nothing to go back to yet: you have not finished an item of this kind.")
         return True

@@ -253,8 +253,12 @@ def _record(user: str, item: workflow.ShownItem, prefix: str, action: Callable[[
         screen.problem(prefix, f"Not saved: {exc}")
         return
     if not written and not screen.was_finished_here(item.event_id):  # saved from another tab
-        screen.notice(screen.refused("this item had already been saved, with the same answer, in "
-                                     "another tab or window; nothing new was recorded"))  # fmt: skip
+        screen.notice(
+            screen.refused(
+                "this item had already been saved, with the same answer, in "
+                "another tab or window; nothing new was recorded"
+            )
+        )
         return
     screen.finished_here(item.event_id)
     st.session_state["_last_done"] = (done if written else "Already saved", item.task.item_ref)
@@ -303,8 +307,14 @@ def submit_button(
         values, missing = read()
         submit_now(user, item, prefix, values, missing)
 
-    (where or action_bar(item)).button("Submit", type="primary", shortcut="Ctrl+Enter", key=f"{prefix}:submit",
-                                       icon=":material/check_circle:", on_click=click)  # fmt: skip
+    (where or action_bar(item)).button(
+        "Submit",
+        type="primary",
+        shortcut="Ctrl+Enter",
+        key=f"{prefix}:submit",
+        icon=":material/check_circle:",
+        on_click=click,
+    )
 
 
 # -- the action bar: the decision's keys, Submit and Skip, always in the window ----------------------------

@@ -42,17 +42,34 @@ class City(BaseModel):
 
 def requests(n: int, max_tokens: int) -> list[LLMRequest]:
     structured = [
-        LLMRequest("bench.structured", f"s{i}", "assistant",
-                   (("user", f"Give a large city number {i + 1} of the world as JSON: its name, country and population."),),
-                   City, temperature=0.0, max_tokens=max_tokens)
+        LLMRequest(
+            "bench.structured",
+            f"s{i}",
+            "assistant",
+            (
+                (
+                    "user",
+                    f"Give a large city number {i + 1} of the world as JSON: its name, country and population.",
+                ),
+            ),
+            City,
+            temperature=0.0,
+            max_tokens=max_tokens,
+        )
         for i in range(n)
-    ]  # fmt: skip
+    ]
     free = [
-        LLMRequest("bench.free", f"f{i}", "assistant",
-                   (("user", f"In one sentence, what is topic number {i + 1} of a first course in cooking?"),),
-                   None, temperature=0.0, max_tokens=max_tokens)
+        LLMRequest(
+            "bench.free",
+            f"f{i}",
+            "assistant",
+            (("user", f"In one sentence, what is topic number {i + 1} of a first course in cooking?"),),
+            None,
+            temperature=0.0,
+            max_tokens=max_tokens,
+        )
         for i in range(n)
-    ]  # fmt: skip
+    ]
     return structured + free
 
 
@@ -65,9 +82,13 @@ async def bare(base_url: str, model: str, reqs: list[LLMRequest]) -> tuple[int, 
         if r.response_model is not None:
             fmt = {"response_format": {"type": "json_object", "schema": r.response_model.model_json_schema()}}
         c = await client.chat.completions.create(
-            model=model, messages=r.chat_messages(), temperature=r.temperature, max_tokens=r.max_tokens,
-            seed=0, **fmt,
-        )  # fmt: skip
+            model=model,
+            messages=r.chat_messages(),
+            temperature=r.temperature,
+            max_tokens=r.max_tokens,
+            seed=0,
+            **fmt,
+        )
         text = c.choices[0].message.content or ""
         try:
             if r.response_model is not None:
@@ -84,8 +105,14 @@ def layered(base_url: str, model: str, reqs: list[LLMRequest]) -> tuple[int, int
     """Through LLMLayer in a fresh project; (calls ok, completion tokens, cached answers)."""
     with tempfile.TemporaryDirectory() as tmp:
         project = Project.init(Path(tmp) / "bench")
-        cfg = {"base_url": base_url, "models": dict.fromkeys(("writer", "user_simulator", "assistant", "judge"), model),
-               "concurrency": 1, "timeout_s": 600, "max_retries": 1, "repair_attempts": 0}  # fmt: skip
+        cfg = {
+            "base_url": base_url,
+            "models": dict.fromkeys(("writer", "user_simulator", "assistant", "judge"), model),
+            "concurrency": 1,
+            "timeout_s": 600,
+            "max_retries": 1,
+            "repair_attempts": 0,
+        }
         with LLMLayer(project.store, cfg, backend="openai", progress=False) as layer:
             out = layer.run(reqs)
         project.close()
@@ -104,8 +131,10 @@ def main() -> None:
         sys.exit("no engine: `bash .ci/engine.sh start`, then `source .ci/.engine-venv/run/env`")
     os.environ.pop("OPENAI_API_KEY", None)  # a local engine needs none
     reqs = requests(args.calls, args.max_tokens)
-    print(f"nproc={os.cpu_count()} load={os.getloadavg()[0]:.1f} engine={args.base_url} model={args.model} "
-          f"requests/round={len(reqs)} ({args.calls} structured + {args.calls} free text) max_tokens={args.max_tokens}")  # fmt: skip
+    print(
+        f"nproc={os.cpu_count()} load={os.getloadavg()[0]:.1f} engine={args.base_url} model={args.model} "
+        f"requests/round={len(reqs)} ({args.calls} structured + {args.calls} free text) max_tokens={args.max_tokens}"
+    )
     walls: dict[str, list[float]] = {"bare": [], "layer": []}
     tps: dict[str, list[float]] = {"bare": [], "layer": []}
 
@@ -121,7 +150,9 @@ def main() -> None:
         walls[name].append(wall)
         tps[name].append(tokens / wall)
         label = "bare AsyncOpenAI" if name == "bare" else "LLMLayer"
-        print(f"  {label:17}: {wall:7.2f} s  {ok / wall:5.2f} calls/s  {tokens / wall:6.1f} tok/s  ok={ok} tokens={tokens}{extra}")  # fmt: skip
+        print(
+            f"  {label:17}: {wall:7.2f} s  {ok / wall:5.2f} calls/s  {tokens / wall:6.1f} tok/s  ok={ok} tokens={tokens}{extra}"
+        )
 
     for rnd in range(1, args.rounds + 1):  # the sides alternate which goes first
         print(f"round {rnd} (load {os.getloadavg()[0]:.1f})")
@@ -130,8 +161,10 @@ def main() -> None:
     best = min(walls["bare"]) / min(walls["layer"])
     median = statistics.median(walls["bare"]) / statistics.median(walls["layer"])
     print(f"throughput ratio layer/bare: best walls {best:.3f}, median walls {median:.3f}  (goal >= 0.95)")
-    print(f"engine tokens/s (completion, median): bare {statistics.median(tps['bare']):.1f}, "
-          f"layer {statistics.median(tps['layer']):.1f}")  # fmt: skip
+    print(
+        f"engine tokens/s (completion, median): bare {statistics.median(tps['bare']):.1f}, "
+        f"layer {statistics.median(tps['layer']):.1f}"
+    )
 
 
 if __name__ == "__main__":

@@ -33,29 +33,43 @@ PUBLIC_SPLITS = ("examples", "dev", "validation", "test")
 #: or ``gold``). Written from reading ``src/benchmark/data.py`` (the ``load_task*_authoritative_pairs``).
 FIELDS: dict[str, dict[str, tuple[tuple[str, ...], tuple[str, ...]]]] = {
     "task1": {
-        "input": (("benchmark_id", "task", "session_id", "canonical_id", "stratum", "input"),
-                  ("user_id", "line_index", "sessions", "dialogue", "metadata")),
-        "reference": (("benchmark_id", "task", "session_id", "canonical_id", "gold"),
-                      ("memory_items", "memory_stage1_candidates", "selected_memory_id")),
+        "input": (
+            ("benchmark_id", "task", "session_id", "canonical_id", "stratum", "input"),
+            ("user_id", "line_index", "sessions", "dialogue", "metadata"),
+        ),
+        "reference": (
+            ("benchmark_id", "task", "session_id", "canonical_id", "gold"),
+            ("memory_items", "memory_stage1_candidates", "selected_memory_id"),
+        ),
     },
     "task2": {
-        "input": (("benchmark_id", "task", "session_id", "canonical_id", "stratum", "input"),
-                  ("record_id", "old_dialogue", "new_dialogue", "memory", "query", "metadata")),
+        "input": (
+            ("benchmark_id", "task", "session_id", "canonical_id", "stratum", "input"),
+            ("record_id", "old_dialogue", "new_dialogue", "memory", "query", "metadata"),
+        ),
         "reference": (("benchmark_id", "task", "session_id", "canonical_id", "gold"), ("answer",)),
     },
     "task3": {
-        "input": (("benchmark_id", "task", "session_id", "canonical_id", "stratum", "input"),
-                  ("dialogue", "candidate_memories", "query", "metadata")),
-        "reference": (("benchmark_id", "task", "session_id", "canonical_id", "gold"),
-                      ("selected_memory_id", "selected_memory")),
+        "input": (
+            ("benchmark_id", "task", "session_id", "canonical_id", "stratum", "input"),
+            ("dialogue", "candidate_memories", "query", "metadata"),
+        ),
+        "reference": (
+            ("benchmark_id", "task", "session_id", "canonical_id", "gold"),
+            ("selected_memory_id", "selected_memory"),
+        ),
     },
     "task4": {
-        "input": (("benchmark_id", "task", "ability", "session_id", "canonical_id", "stratum", "input"),
-                  ("query", "queries", "model_input", "audit_context")),
-        "reference": (("benchmark_id", "task", "ability", "session_id", "canonical_id", "gold"),
-                      ("memory_key", "selected_memory", "extracted_memory", "conversation")),
+        "input": (
+            ("benchmark_id", "task", "ability", "session_id", "canonical_id", "stratum", "input"),
+            ("query", "queries", "model_input", "audit_context"),
+        ),
+        "reference": (
+            ("benchmark_id", "task", "ability", "session_id", "canonical_id", "gold"),
+            ("memory_key", "selected_memory", "extracted_memory", "conversation"),
+        ),
     },
-}  # fmt: skip
+}
 
 Dialogues = Callable[[str], list[dict[str, Any]]]
 
@@ -90,19 +104,35 @@ def public_rows(
     ref: dict[str, Any]
     if task == "task1":
         extra = {"prefkit_query": inp["query"]} if inp.get("query") else {}
-        model = {"user_id": None, "line_index": None,
-                 "sessions": [{"session_id": row["session_id"], "turns": dialogue}], "dialogue": dialogue,
-                 "metadata": {"match": None, "source_dataset_file": None, **extra}}  # fmt: skip
-        ref = {"memory_items": gold.get("memory_items") or [], "memory_stage1_candidates": [],
-               "selected_memory_id": None}  # fmt: skip
+        model = {
+            "user_id": None,
+            "line_index": None,
+            "sessions": [{"session_id": row["session_id"], "turns": dialogue}],
+            "dialogue": dialogue,
+            "metadata": {"match": None, "source_dataset_file": None, **extra},
+        }
+        ref = {
+            "memory_items": gold.get("memory_items") or [],
+            "memory_stage1_candidates": [],
+            "selected_memory_id": None,
+        }
     elif task == "task2":
-        model = {"record_id": row["benchmark_id"], "old_dialogue": _turns(inp.get("old_dialogue")),
-                 "new_dialogue": _turns(inp.get("new_dialogue")), "memory": inp.get("memory") or [],
-                 "query": inp.get("query"), "metadata": meta}  # fmt: skip
+        model = {
+            "record_id": row["benchmark_id"],
+            "old_dialogue": _turns(inp.get("old_dialogue")),
+            "new_dialogue": _turns(inp.get("new_dialogue")),
+            "memory": inp.get("memory") or [],
+            "query": inp.get("query"),
+            "metadata": meta,
+        }
         ref = {"answer": gold.get("answer") or []}
     elif task == "task3":
-        model = {"dialogue": dialogue, "candidate_memories": inp.get("candidate_memories") or [],
-                 "query": inp.get("query"), "metadata": {**meta, "prefkit_track": track}}  # fmt: skip
+        model = {
+            "dialogue": dialogue,
+            "candidate_memories": inp.get("candidate_memories") or [],
+            "query": inp.get("query"),
+            "metadata": {**meta, "prefkit_track": track},
+        }
         ref = {
             "selected_memory_id": gold.get("selected_memory_id"),
             "selected_memory": gold.get("selected_memory") or {},
@@ -115,11 +145,19 @@ def public_rows(
             seen["selected_memory"] = inp.get("selected_memory") or gold.get("selected_memory") or {}
         else:
             seen["dialogue_history"] = dialogue
-        model = {"query": query, "queries": inp.get("queries") or [], "model_input": seen,
-                 "audit_context": {"conversation": dialogue, "source_dataset_file": None}}  # fmt: skip
+        model = {
+            "query": query,
+            "queries": inp.get("queries") or [],
+            "model_input": seen,
+            "audit_context": {"conversation": dialogue, "source_dataset_file": None},
+        }
         selected = gold.get("selected_memory") or {}
-        ref = {"memory_key": gold.get("selected_memory_id"), "selected_memory": selected,
-               "extracted_memory": [selected] if selected else [], "conversation": dialogue}  # fmt: skip
+        ref = {
+            "memory_key": gold.get("selected_memory_id"),
+            "selected_memory": selected,
+            "extracted_memory": [selected] if selected else [],
+            "conversation": dialogue,
+        }
         return (
             {**head, "ability": ability, **ids, "stratum": row.get("stratum") or "UNKNOWN", "input": model},
             {**head, "ability": ability, **ids, "gold": ref},
@@ -154,8 +192,18 @@ def layout_files(configs, dialogue_of: Dialogues) -> tuple[dict[str, bytes], dic
         gold_by_id = {
             g["benchmark_id"]: _obj(g["gold"]) for rows in golds.get(track, {}).values() for g in rows
         }
-        pairs = {s: [public_rows(track, {**r, "input": _obj(r["input"])}, gold_by_id.get(r["benchmark_id"], {}),
-                                 dialogue_of) for r in rows] for s, rows in splits.items()}  # fmt: skip
+        pairs = {
+            s: [
+                public_rows(
+                    track,
+                    {**r, "input": _obj(r["input"])},
+                    gold_by_id.get(r["benchmark_id"], {}),
+                    dialogue_of,
+                )
+                for r in rows
+            ]
+            for s, rows in splits.items()
+        }
         # Examples come from dev only: a test row there would publish its reference.
         examples = sorted(pairs.get("dev", []), key=lambda p: p[0]["benchmark_id"])[:EXAMPLES]
         for split, rows in (

@@ -120,8 +120,12 @@ def _dtype(t: pa.DataType) -> str:
         return "string"
     if pa.types.is_boolean(t):
         return "bool"
-    for check, name in ((pa.types.is_int64, "int64"), (pa.types.is_int32, "int32"), (pa.types.is_float64, "float64"),
-                        (pa.types.is_float32, "float32")):  # fmt: skip
+    for check, name in (
+        (pa.types.is_int64, "int64"),
+        (pa.types.is_int32, "int32"),
+        (pa.types.is_float64, "float64"),
+        (pa.types.is_float32, "float32"),
+    ):
         if check(t):
             return name
     raise ValueError(f"no Hugging Face dtype for Arrow type {t}")
@@ -212,10 +216,14 @@ def _sources(configs) -> list[str]:
     if not with_sources:
         return []
     rows = [
-        [_Safe(md_code(c.name)), (c.sources or {}).get("packet", 0), (c.sources or {}).get("built", 0),
-         c.dropped.get("built, superseded by the packet's published row (the packets are the source)", 0)]
+        [
+            _Safe(md_code(c.name)),
+            (c.sources or {}).get("packet", 0),
+            (c.sources or {}).get("built", 0),
+            c.dropped.get("built, superseded by the packet's published row (the packets are the source)", 0),
+        ]
         for c in with_sources
-    ]  # fmt: skip
+    ]
     return [
         "",
         "AlpsBench rows by source. A packet's own rows for a track are the source; `prefkit tasks "
@@ -246,12 +254,17 @@ def _collection(provenance: ProvenanceSummary) -> list[str]:
 def _judges(agreement: list[dict], alpha_min: float) -> list[str]:
     """The matching set's LLM judges against the human consensus, validated or not."""
     rows = [
-        [r["judge"], r["task_kind"], r.get("n_units"), _fmt(r.get("alpha")),
-         f"[{_fmt(r.get('ci_low'))}, {_fmt(r.get('ci_high'))}]",
-         "validated" if r.get("alpha") is not None and r["alpha"] >= alpha_min else "not validated"]
+        [
+            r["judge"],
+            r["task_kind"],
+            r.get("n_units"),
+            _fmt(r.get("alpha")),
+            f"[{_fmt(r.get('ci_low'))}, {_fmt(r.get('ci_high'))}]",
+            "validated" if r.get("alpha") is not None and r["alpha"] >= alpha_min else "not validated",
+        ]
         for r in agreement
         if r.get("comparison") == "judge-vs-human"
-    ]  # fmt: skip
+    ]
     if not rows:
         return []
     return [
@@ -305,11 +318,18 @@ def _labeling(
     ]
     human = [r for r in agreement if r.get("comparison", "human-vs-human") == "human-vs-human"]
     rows = [
-        [r["task_kind"], r["field"], r.get("level"), r.get("n_units"), _fmt(r.get("alpha")),
-         f"[{_fmt(r.get('ci_low'))}, {_fmt(r.get('ci_high'))}]", _fmt(r.get("ac1")),
-         "audit share" if r.get("share") == "audit" else "all items"]
+        [
+            r["task_kind"],
+            r["field"],
+            r.get("level"),
+            r.get("n_units"),
+            _fmt(r.get("alpha")),
+            f"[{_fmt(r.get('ci_low'))}, {_fmt(r.get('ci_high'))}]",
+            _fmt(r.get("ac1")),
+            "audit share" if r.get("share") == "audit" else "all items",
+        ]
         for r in human
-    ]  # fmt: skip
+    ]
     head = ["task kind", "field", "level", "units", "Krippendorff α", "95% CI", "Gwet AC1", "measured on"]
     out += (
         _table(rows, head)
@@ -359,9 +379,19 @@ def _studies(report: CostReport) -> list[str]:
     """Crowd studies' pay per verified item (``prefkit crowd report``); nothing without a study."""
     if not report.studies:
         return []
-    rows = [[s.study_id, s.kind, s.batch_id, s.participants, s.approved, f"{s.currency} {s.cost:.2f}",
-             s.verified_items, "—" if s.cost_per_verified_item is None
-             else f"{s.currency} {s.cost_per_verified_item:.4f}"] for s in report.studies]  # fmt: skip
+    rows = [
+        [
+            s.study_id,
+            s.kind,
+            s.batch_id,
+            s.participants,
+            s.approved,
+            f"{s.currency} {s.cost:.2f}",
+            s.verified_items,
+            "—" if s.cost_per_verified_item is None else f"{s.currency} {s.cost_per_verified_item:.4f}",
+        ]
+        for s in report.studies
+    ]
     head = ["study", "task kind", "batch", "participants", "approved", "paid", "verified items", "paid each"]
     return [
         "",
@@ -384,8 +414,18 @@ def _cost(report: CostReport) -> list[str]:
         "",
     ]
     if report.stages:
-        rows = [[s.stage, s.calls, s.cached, s.failed, s.offline, s.prompt_tokens + s.completion_tokens,
-                 _money(s.cost_usd)] for s in report.stages]  # fmt: skip
+        rows = [
+            [
+                s.stage,
+                s.calls,
+                s.cached,
+                s.failed,
+                s.offline,
+                s.prompt_tokens + s.completion_tokens,
+                _money(s.cost_usd),
+            ]
+            for s in report.stages
+        ]
         out += [*_table(rows, ["stage", "calls", "cached", "failed", "offline", "tokens", "US$"]), ""]
     if report.times:
         rows = [
@@ -393,10 +433,16 @@ def _cost(report: CostReport) -> list[str]:
         ]
         out += [*_table(rows, ["task kind", "items", "minutes", "median s", "capped", "untimed"]), ""]
     rows = [
-        [v.unit, v.count, " + ".join(v.stages), _money(v.usd_per_unit), v.kind,
-         "—" if v.minutes_per_unit is None else f"{v.minutes_per_unit:.2f}"]
+        [
+            v.unit,
+            v.count,
+            " + ".join(v.stages),
+            _money(v.usd_per_unit),
+            v.kind,
+            "—" if v.minutes_per_unit is None else f"{v.minutes_per_unit:.2f}",
+        ]
         for v in report.verified
-    ]  # fmt: skip
+    ]
     out += [
         "Per verified unit (the dollars of the stages that made it and the minutes of the task kind that "
         "verified it, divided by how many are verified):",
@@ -409,8 +455,10 @@ def _cost(report: CostReport) -> list[str]:
     if not left:
         out += ["", "When this release was cut, no labels remained in any batch."]
         return out
-    rows = [[f.kind, f.batch_id, f.tasks, f.remaining_labels, _fmt(f.labels_per_day), _fmt(f.days_left)]
-            for f in left]  # fmt: skip
+    rows = [
+        [f.kind, f.batch_id, f.tasks, f.remaining_labels, _fmt(f.labels_per_day), _fmt(f.days_left)]
+        for f in left
+    ]
     out += [
         "",
         f"Labelling still open when this release was cut, per batch, at the pace of the last "
@@ -441,8 +489,19 @@ def _assisted(assist: dict[str, Any] | None) -> list[str]:
     for k, ka in report.kinds.items():
         for arm, f in ka.arms.items():
             alpha = "; ".join(f"{name} {e.text()}" for name, e in f.alpha.items())
-            rows.append([k, arm, f.n_labels, f.time_median.text(1), f.time_p90.text(1), f.gold_agreement.text(),
-                         f.adjudicated_agreement.text(), alpha, f.anchoring_rate.text()])  # fmt: skip
+            rows.append(
+                [
+                    k,
+                    arm,
+                    f.n_labels,
+                    f.time_median.text(1),
+                    f.time_p90.text(1),
+                    f.gold_agreement.text(),
+                    f.adjudicated_agreement.text(),
+                    alpha,
+                    f.anchoring_rate.text(),
+                ]
+            )
     out = [
         "",
         f"{where}; {report.n_control} control labels were made without it (a stable random share "
@@ -470,8 +529,10 @@ def _assisted(assist: dict[str, Any] | None) -> list[str]:
             True: "significantly worse than control",
             False: "not significantly worse",
         }
-        out.append(f"- {k}: anchoring difference assisted − control {ka.anchoring_difference.text()}: "
-                   f"{verdict[ka.significantly_worse]}.")  # fmt: skip
+        out.append(
+            f"- {k}: anchoring difference assisted − control {ka.anchoring_difference.text()}: "
+            f"{verdict[ka.significantly_worse]}."
+        )
     out += ["", f"Protocol: {report.protocol}."]
     return out
 
@@ -480,31 +541,42 @@ def _evaluation(configs) -> list[str]:
     """Which protocol numbers on this release should name, the official tools' layouts, and where the
     CUPID construction differs from CUPID's code."""
     names = {c.name for c in configs if c.count}
-    out = ["Every number reported on this release should name the protocol that computed it "
-           "(docs/eval.md of prefkit has the table):", ""]  # fmt: skip
+    out = [
+        "Every number reported on this release should name the protocol that computed it "
+        "(docs/eval.md of prefkit has the table):",
+        "",
+    ]
     out += [f"- {n}" for n in PROTOCOL_NOTES if any(x.startswith(n.split("`")[1].rstrip("*")) for x in names)]
     if "cupid" in names:
-        out += ["", "`cupid` is the default config, and `cupid_instances/` holds exactly its rows as one JSON "
-                "file per instance, `<persona_id>+<instance_type>.json` as CUPID's synthesis names them (a "
-                "persona id with other characters than letters, digits, `_` and `-`, or longer than 96, is "
-                "cleaned and given a hash of the original): the `--data_dir` layout of CUPID's evaluator. "
-                "From a checkout of kixlab/CUPID:", "",
-                "```bash",
-                "python -m evaluation.run --model <model> --results_dir results --data_dir <this release>/cupid_instances",
-                "```", "",
-                "Score with `--data_dir`, not the dataset path: without it `evaluation/run.py` reads "
-                "`load_dataset(<dataset>, split=\"test\")` and names each result file after the row's "
-                "`persona_id`, which the instances of one persona share: they write one result file, where "
-                "a later instance finds the stages already done and is skipped (with `--n_workers` above 1 "
-                "they overwrite each other), so one instance per persona is scored. "
-                "`prefkit export cupid --per-instance DIR --release <this release>` writes the same folder "
-                "from the release alone."]  # fmt: skip
+        out += [
+            "",
+            "`cupid` is the default config, and `cupid_instances/` holds exactly its rows as one JSON "
+            "file per instance, `<persona_id>+<instance_type>.json` as CUPID's synthesis names them (a "
+            "persona id with other characters than letters, digits, `_` and `-`, or longer than 96, is "
+            "cleaned and given a hash of the original): the `--data_dir` layout of CUPID's evaluator. "
+            "From a checkout of kixlab/CUPID:",
+            "",
+            "```bash",
+            "python -m evaluation.run --model <model> --results_dir results --data_dir <this release>/cupid_instances",
+            "```",
+            "",
+            "Score with `--data_dir`, not the dataset path: without it `evaluation/run.py` reads "
+            '`load_dataset(<dataset>, split="test")` and names each result file after the row\'s '
+            "`persona_id`, which the instances of one persona share: they write one result file, where "
+            "a later instance finds the stages already done and is skipped (with `--n_workers` above 1 "
+            "they overwrite each other), so one instance per persona is scored. "
+            "`prefkit export cupid --per-instance DIR --release <this release>` writes the same folder "
+            "from the release alone.",
+        ]
     if any(n.startswith("alpsbench_task") for n in names):
-        out += ["", "`benchmark_data/` holds the AlpsBench tracks in AlpsBench's public layout "
-                "(`<split>/<track>/model_input.jsonl` and `reference_output.jsonl`, task 3 under `task3/d<N>/`, "
-                "an `examples` split, nested rows with its per-task fields): copy it over a checkout of "
-                "ThisIsCosine/AlpsBench and its `scripts/evaluate.py` scores this release. The test references "
-                "are private."]  # fmt: skip
+        out += [
+            "",
+            "`benchmark_data/` holds the AlpsBench tracks in AlpsBench's public layout "
+            "(`<split>/<track>/model_input.jsonl` and `reference_output.jsonl`, task 3 under `task3/d<N>/`, "
+            "an `examples` split, nested rows with its per-task fields): copy it over a checkout of "
+            "ThisIsCosine/AlpsBench and its `scripts/evaluate.py` scores this release. The test references "
+            "are private.",
+        ]
     if any(n.startswith("cupid") for n in names):
         out += ["", "Where this release's CUPID construction differs from CUPID's code:", ""]
         out += [f"- {d}" for d in CUPID_DIFFERENCES]

@@ -169,7 +169,10 @@ def release_leaks(root: Path, found: Secrets) -> list[str]:
             _scan_rows(_duckdb_rows(path), rel, found, out)
         elif suffix in (".md", ".txt", ".csv"):
             text = path.read_text(encoding="utf-8")
-            out += [f"{rel}: test gold of {found.objects[k]}" for k, forms in texts.items()
-                    if any(f in text for f in forms)]  # fmt: skip
+            out += [
+                f"{rel}: test gold of {found.objects[k]}"
+                for k, forms in texts.items()
+                if any(f in text for f in forms)
+            ]
             _scan_rows(_objects_in_text(text), rel, found, out)
     return list(dict.fromkeys(out))  # a place found twice (as text and as an object) is one place

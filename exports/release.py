@@ -351,9 +351,16 @@ def cut_release(
     if actor is not None:
         m = result.manifest
         failed = [g["gate"] for g in m.gates if not g["passed"]]
-        project.store.audit.record(actor, "release.cut", version, {
-            "data_sha256": result.data_sha256, "override": m.override_reason, "failed_gates": failed,
-        })  # fmt: skip
+        project.store.audit.record(
+            actor,
+            "release.cut",
+            version,
+            {
+                "data_sha256": result.data_sha256,
+                "override": m.override_reason,
+                "failed_gates": failed,
+            },
+        )
     return result
 
 

@@ -34,8 +34,16 @@ _HOMES = {
     "ProjectStore": "prefkit.curation.store.project_store",
 }
 
-__all__ = ["ALL_SCHEMAS", "TASK_KIND_REGISTRY", "PrefkitError", "Project", "ProjectStore", "TaskKind",
-           "__version__", "get_kind"]  # fmt: skip
+__all__ = [
+    "ALL_SCHEMAS",
+    "TASK_KIND_REGISTRY",
+    "PrefkitError",
+    "Project",
+    "ProjectStore",
+    "TaskKind",
+    "__version__",
+    "get_kind",
+]
 
 
 def __getattr__(name: str) -> Any:

@@ -51,15 +51,25 @@ def session_record(i: int) -> Session:
         preference_type="length",
     )
     factor = ContextFactor(
-        factor_id=f"f{i}", type="activity", name=f"Project {i}", background="A side project.",
-        task_types=["planning"], preference=pref,
-    )  # fmt: skip
+        factor_id=f"f{i}",
+        type="activity",
+        name=f"Project {i}",
+        background="A side project.",
+        task_types=["planning"],
+        preference=pref,
+    )
     return Session(
-        session_id=f"sess_{i:04d}", persona_id="p1", index=i + 1, timestamp="2026-01-01T00:00:00Z",
-        context_factor=factor, preference=pref,
-        checklist=[ChecklistItem(question="Is the reply at most five bullet points?"),
-                   ChecklistItem(question="Does the reply avoid long paragraphs?")],
-    )  # fmt: skip
+        session_id=f"sess_{i:04d}",
+        persona_id="p1",
+        index=i + 1,
+        timestamp="2026-01-01T00:00:00Z",
+        context_factor=factor,
+        preference=pref,
+        checklist=[
+            ChecklistItem(question="Is the reply at most five bullet points?"),
+            ChecklistItem(question="Does the reply avoid long paragraphs?"),
+        ],
+    )
 
 
 def session_turns(i: int, hostile: bool) -> list[tuple[str, str]]:
@@ -84,9 +94,14 @@ def seed_sessions(project: Project, n: int, hostile_first: bool = False) -> None
 
 def seed_pairs(project: Project, n: int) -> None:
     pairs = [
-        PreferencePair(f"pair_{i:04d}", f"Does the reply mention deadline {i}?", f"The user wants deadlines for task {i} called out.", "test-model")
+        PreferencePair(
+            f"pair_{i:04d}",
+            f"Does the reply mention deadline {i}?",
+            f"The user wants deadlines for task {i} called out.",
+            "test-model",
+        )
         for i in range(n)
-    ]  # fmt: skip
+    ]
     project.store.content.add_preference_pairs(pairs, Provenance(source="test.pairs"))
 
 
@@ -150,48 +165,78 @@ PAYLOAD = (
 
 def hostile_tasks(batch: str = "wk" + PAYLOAD) -> list:
     """One task of every kind with ``PAYLOAD`` in every field a screen shows (ids and captions too)."""
-    turns = [{"index": 0, "role": "user", "content": "turn0 " + PAYLOAD},
-             {"index": 1, "role": "assistant", "content": "turn1 " + PAYLOAD},
-             {"index": 2, "role": "user", "content": "turn2 " + PAYLOAD}]  # fmt: skip
-    memory = {"value": "value " + PAYLOAD, "label": "label " + PAYLOAD, "type": "type " + PAYLOAD,
-              "evidence_text": "evidence " + PAYLOAD}  # fmt: skip
+    turns = [
+        {"index": 0, "role": "user", "content": "turn0 " + PAYLOAD},
+        {"index": 1, "role": "assistant", "content": "turn1 " + PAYLOAD},
+        {"index": 2, "role": "user", "content": "turn2 " + PAYLOAD},
+    ]
+    memory = {
+        "value": "value " + PAYLOAD,
+        "label": "label " + PAYLOAD,
+        "type": "type " + PAYLOAD,
+        "evidence_text": "evidence " + PAYLOAD,
+    }
     payloads = {
         "preference_expressed": {
-            "dialogue_id": "dlg " + PAYLOAD, "persona_id": "p", "session_index": 1, "turns": turns,
-            "context_factor": "context " + PAYLOAD, "preference": "preference " + PAYLOAD,
+            "dialogue_id": "dlg " + PAYLOAD,
+            "persona_id": "p",
+            "session_index": 1,
+            "turns": turns,
+            "context_factor": "context " + PAYLOAD,
+            "preference": "preference " + PAYLOAD,
             "checklist": ["first " + PAYLOAD + "?", "second " + PAYLOAD + "?"],
         },
         "preference_match": {
-            "pair_id": "pair", "checklist_item": "item " + PAYLOAD, "candidate": "candidate " + PAYLOAD,
-            "instance_id": None, "origin": "origin " + PAYLOAD,
+            "pair_id": "pair",
+            "checklist_item": "item " + PAYLOAD,
+            "candidate": "candidate " + PAYLOAD,
+            "instance_id": None,
+            "origin": "origin " + PAYLOAD,
         },
         "memory_verify": {
-            "dialogue_id": "dlg " + PAYLOAD, "turns": turns,
-            "candidates": [{"key": f"model {PAYLOAD}:0", "model": "model " + PAYLOAD, "memory": memory,
-                            "valid": False, "problems": ["problem " + PAYLOAD],
-                            "evidence_flags": ["flag " + PAYLOAD], "group": 0}],
+            "dialogue_id": "dlg " + PAYLOAD,
+            "turns": turns,
+            "candidates": [
+                {
+                    "key": f"model {PAYLOAD}:0",
+                    "model": "model " + PAYLOAD,
+                    "memory": memory,
+                    "valid": False,
+                    "problems": ["problem " + PAYLOAD],
+                    "evidence_flags": ["flag " + PAYLOAD],
+                    "group": 0,
+                }
+            ],
         },
-    }  # fmt: skip
+    }
     return [get_kind(k).make_task("ref " + PAYLOAD, p, 3, batch) for k, p in payloads.items()]
 
 
 def qc_task(i: int):
     """A generated-task-check (``task_qc``) task about benchmark item ``b<i>`` (overlap 5)."""
     payload = {
-        "track": "task3", "benchmark_id": f"b{i}", "question": "Does the message need the memory?",
-        "generated": f"What should I cook tonight, number {i}?", "memory": "Diet: vegetarian",
-        "gold_answer": "m1: vegetarian", "checks": {},
-    }  # fmt: skip
+        "track": "task3",
+        "benchmark_id": f"b{i}",
+        "question": "Does the message need the memory?",
+        "generated": f"What should I cook tonight, number {i}?",
+        "memory": "Diet: vegetarian",
+        "gold_answer": "m1: vegetarian",
+        "checks": {},
+    }
     return get_kind("task_qc").make_task(f"alps:task3:b{i}", payload, 5, "default")
 
 
 HOSTILE_LABELS = {
-    "preference_expressed": ({"items": [{"item": 0, "expressed": True, "evidence": [0]}, {"item": 1, "expressed": False}]},
-                             {"items": [{"item": 0, "expressed": False}, {"item": 1, "expressed": True, "evidence": [2]}]}),
+    "preference_expressed": (
+        {"items": [{"item": 0, "expressed": True, "evidence": [0]}, {"item": 1, "expressed": False}]},
+        {"items": [{"item": 0, "expressed": False}, {"item": 1, "expressed": True, "evidence": [2]}]},
+    ),
     "preference_match": ({"coverage": "fully"}, {"coverage": "not_covered"}),
-    "memory_verify": ({"decisions": [{"key": f"model {PAYLOAD}:0", "decision": "accept"}]},
-                      {"decisions": [{"key": f"model {PAYLOAD}:0", "decision": "reject", "reason": "other"}]}),
-}  # fmt: skip
+    "memory_verify": (
+        {"decisions": [{"key": f"model {PAYLOAD}:0", "decision": "accept"}]},
+        {"decisions": [{"key": f"model {PAYLOAD}:0", "decision": "reject", "reason": "other"}]},
+    ),
+}
 
 
 def make_hostile_project(root: Path) -> Project:
@@ -295,8 +340,14 @@ def replica(
 
 # -- the served app in Debian chromium (Playwright) -----------------------------------------------------
 CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-        "--disable-sync", "--no-first-run"]  # fmt: skip
+ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 SHOTS = ROOT / "artifacts" / "screenshots"
 
 
@@ -345,9 +396,11 @@ def unnamed_controls(page) -> list[str]:
     """Controls of the page's accessibility tree whose names are not words: no name, a number only,
     a shortcut hint (``Shortcut Ctrl + Enter``: that is ``aria-keyshortcuts``) or an icon's ligature
     name (``check_circle``); and every icon the page shows that a screen reader would read."""
-    icons = set(page.evaluate(
-        "() => [...document.querySelectorAll('[data-testid=stIconMaterial]')].map(e => e.textContent.trim())"
-    ))  # fmt: skip
+    icons = set(
+        page.evaluate(
+            "() => [...document.querySelectorAll('[data-testid=stIconMaterial]')].map(e => e.textContent.trim())"
+        )
+    )
     bad = []
     for line in page.locator("[data-testid=stApp]").aria_snapshot().splitlines():
         m = re.match(r'\s*- (\w+)(?: "((?:[^"\\]|\\.)*)")?', line)
@@ -557,8 +610,11 @@ def sign_in(
     would leave the app's own server; ``state`` is how "signed in as" must be there (``attached`` where
     a narrow window folds the sidebar); ``color_scheme`` is the system's (``prefers-color-scheme``);
     ``lag``: the page can be made to hear the server late (:func:`lagging`)."""
-    settings = {"viewport": {"width": size[0], "height": size[1]}, "extra_http_headers": headers,
-                "color_scheme": color_scheme}  # fmt: skip
+    settings = {
+        "viewport": {"width": size[0], "height": size[1]},
+        "extra_http_headers": headers,
+        "color_scheme": color_scheme,
+    }
     if lag or outside is not None:  # a context with its own scripts or listeners is never handed on
         context = browser.new_context(**settings)
         if lag:
@@ -719,9 +775,15 @@ def add_qc_task(project):
     """One task_qc task (does a generated question leak the memory?), added to ``project``."""
     from prefkit.curation.annotation.task_kinds import get_kind
 
-    payload = {"track": "task4_ability2", "benchmark_id": "b1", "question": "Does it leak?",
-               "generated": "As a vegan, what should I cook?", "memory": "Preferences/Food: vegan",
-               "gold_answer": "m1: vegan", "checks": {}}  # fmt: skip
+    payload = {
+        "track": "task4_ability2",
+        "benchmark_id": "b1",
+        "question": "Does it leak?",
+        "generated": "As a vegan, what should I cook?",
+        "memory": "Preferences/Food: vegan",
+        "gold_answer": "m1: vegan",
+        "checks": {},
+    }
     task = get_kind("task_qc").make_task("alps:task4_ability2:b1", payload, 1, "default")
     project.store.labels.add_tasks([task])
     return task

@@ -246,8 +246,12 @@ class FakeOpenAI:
                 {"error": {"message": "internal error (fake)", "type": "server_error"}}, status_code=500
             )
         if fault == "context_length":  # what OpenAI answers a prompt over the model's context window
-            error = {"message": "This model's maximum context length is 128000 tokens (fake).",
-                     "type": "invalid_request_error", "param": "messages", "code": "context_length_exceeded"}  # fmt: skip
+            error = {
+                "message": "This model's maximum context length is 128000 tokens (fake).",
+                "type": "invalid_request_error",
+                "param": "messages",
+                "code": "context_length_exceeded",
+            }
             return JSONResponse({"error": error}, status_code=400)
         if fault == "context_length_500":  # what llama-cpp-python answers it
             n = _approx_tokens(_prompt_text(body))

@@ -290,7 +290,10 @@ def test_rewrite_a_weak_user_turn_from_its_bubble(project):
     at.button(key=f"{p}:rws:2").click().run()
     rev = project.store.content.revisions(item.task.payload["dialogue_id"])[0]
     assert (rev.author, rev.revised, rev.reason) == (
-        "alice", "Could you keep it short? I'm on my phone.", "states the preference verbatim")  # fmt: skip
+        "alice",
+        "Could you keep it short? I'm on my phone.",
+        "states the preference verbatim",
+    )
     assert project.store.content.dialogue(item.task.payload["dialogue_id"]).needs_reverification
     assert any("turn 2 · user · rewritten" in m.value for m in at.markdown)
 
@@ -303,8 +306,12 @@ def test_adjudication_of_a_tie_starts_empty_and_names_units_by_their_text(projec
             values = {"items": [{"item": 0, "expressed": not flip}, {"item": 1, "expressed": flip}]}
         else:
             decision = "reject" if flip else "accept"
-            values = {"decisions": [{"key": c["key"], "decision": decision, **({"reason": "too_generic"} if flip else {})}
-                                    for c in item.task.payload["candidates"]]}  # fmt: skip
+            values = {
+                "decisions": [
+                    {"key": c["key"], "decision": decision, **({"reason": "too_generic"} if flip else {})}
+                    for c in item.task.payload["candidates"]
+                ]
+            }
         workflow.submit(project, who, item, values)
     at = app(MAYA)
     at.switch_page("views/adjudicate.py").run()

@@ -42,8 +42,14 @@ def test_offline_suggestions_of_a_declared_kind_answer_every_required_question(d
 def test_suggest_through_the_real_openai_client_sends_the_declarations_schema(
     declared, fake_openai, monkeypatch
 ):
-    answer = {"reason": "A names the preference", "better": "A", "strength": 4, "tags": None,
-              "order": ["m2", "m1", "m3"], "why": None}  # fmt: skip
+    answer = {
+        "reason": "A names the preference",
+        "better": "A",
+        "strength": 4,
+        "tags": None,
+        "order": ["m2", "m1", "m3"],
+        "why": None,
+    }
     server = fake_openai(lambda body: answer)
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-assist")
     monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)

@@ -137,14 +137,21 @@ def test_a_labels_file_carries_the_arm_and_the_suggestion_both_ways(project, tmp
 
 def test_a_labels_file_arm_must_name_a_suggestion_of_this_project_for_that_task(project, tmp_path):
     item, shown = _label_both_arms(project)
-    row = {"task_kind": KIND, "item_id": item.task.item_ref,
-           "values": shown.values, "timestamp": "2026-12-01T10:00:00+00:00"}  # fmt: skip
+    row = {
+        "task_kind": KIND,
+        "item_id": item.task.item_ref,
+        "values": shown.values,
+        "timestamp": "2026-12-01T10:00:00+00:00",
+    }
     bad = [
         ({"assist_arm": "assisted"}, "suggestion_id: required with assist_arm 'assisted'"),
         ({"suggestion_id": shown.suggestion_id}, "assist_arm: expected one of assisted, control"),
         ({"assist_arm": "both", "suggestion_id": shown.suggestion_id}, "assist_arm: expected one of"),
-        ({"assist_arm": "control", "suggestion_id": "sg_elsewhere"}, "no suggestion 'sg_elsewhere' in this project"),
-    ]  # fmt: skip
+        (
+            {"assist_arm": "control", "suggestion_id": "sg_elsewhere"},
+            "no suggestion 'sg_elsewhere' in this project",
+        ),
+    ]
     other = next(s for s in project.store.suggestions.latest(KIND).values() if s.task_id != item.task.task_id)
     bad.append(({"assist_arm": "control", "suggestion_id": other.suggestion_id}, "is for another task"))
     before = len(project.store.labels.events())

@@ -194,9 +194,11 @@ def test_each_item_opens_at_its_top_without_a_toast(served, browser):
     top = scroll_tops(page)
     assert top["scrollable"] > 0 and top["dialogue"] == 0  # a long dialogue opens at turn 0, not its end
     expect(page.get_by_text("turn 0 · user").first).to_be_in_viewport()
-    page.evaluate("() => { document.querySelector('[data-testid=stMain]').scrollTo(0, 10000);"
-                  " document.querySelectorAll('[class*=st-key-dialogue-], [class*=st-key-dialogue-] *')"
-                  ".forEach(e => e.scrollTop = 10000); }")  # fmt: skip
+    page.evaluate(
+        "() => { document.querySelector('[data-testid=stMain]').scrollTo(0, 10000);"
+        " document.querySelectorAll('[class*=st-key-dialogue-], [class*=st-key-dialogue-] *')"
+        ".forEach(e => e.scrollTop = 10000); }"
+    )
     assert scroll_tops(page)["dialogue"] > 0
     label_memory(page)
     page.wait_for_timeout(300)
@@ -224,8 +226,16 @@ def test_a_tie_is_adjudicated_from_an_empty_form(served, browser):
                 {"item": 1, "expressed": not first, "evidence": []},
             ]
         }
-        project.store.submits.record_submit(LabelEvent(event_id=f"ev_tie_{who}", task_id=task.task_id, kind=task.kind,
-                                            annotator=who, values=values, created_at=utcnow()))  # fmt: skip
+        project.store.submits.record_submit(
+            LabelEvent(
+                event_id=f"ev_tie_{who}",
+                task_id=task.task_id,
+                kind=task.kind,
+                annotator=who,
+                values=values,
+                created_at=utcnow(),
+            )
+        )
     page = sign_in(browser, url, "maya")
     page.get_by_role("link", name="Adjudication").click()
     page.get_by_role("heading", name="Adjudication").wait_for()

@@ -417,8 +417,11 @@ def test_a_reload_mid_item_keeps_the_sign_in_the_item_and_the_half_done_form(ser
     next_item(page, "Memory verification", finish)
     [ev] = events(project, "ann12", "memory_verify")
     assert ev.event_id == shown.event_id and ev.comment == "one candidate is about the assistant"
-    assert ev.values["decisions"][0] == {"key": ev.values["decisions"][0]["key"], "decision": "reject",
-                                         "reason": "too_generic"}  # fmt: skip
+    assert ev.values["decisions"][0] == {
+        "key": ev.values["decisions"][0]["key"],
+        "decision": "reject",
+        "reason": "too_generic",
+    }
     assert [m["value"] for m in ev.values["added"]] == ["Travels to Porto in June"]
     assert project.store.drafts.draft("ann12", shown.task.task_id) is None
 

@@ -99,8 +99,12 @@ def test_evidence_goes_to_the_item_its_button_names_after_the_active_item_moved(
     settle(page)
     next_item(page, TITLE, lambda: page.keyboard.press("Control+Enter"))
     ev = project.store.labels.event(item.event_id)
-    assert ev.values == {"items": [{"item": 0, "expressed": True, "evidence": [2]},
-                                   {"item": 1, "expressed": False, "evidence": []}]}  # fmt: skip
+    assert ev.values == {
+        "items": [
+            {"item": 0, "expressed": True, "evidence": [2]},
+            {"item": 1, "expressed": False, "evidence": []},
+        ]
+    }
 
 
 def test_reasons_start_empty_and_are_asked_for(served, browser):

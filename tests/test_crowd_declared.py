@@ -22,9 +22,30 @@ def study(project, tmp_path):
     use_project_kinds(project.root, project.store)
     items = [{**ITEMS[n % 2], "id": f"i{n}"} | ({"gold": RIGHT} if n < 2 else {}) for n in range(6)]
     assert work.create(project, "t", NAME, overlap="2", items=write_items(tmp_path / "i.jsonl", items)) == 6
-    args = ["crowd", "study", "create", "pilot", "--kind", NAME, "--batch", "default", "--items", "4",
-            "--gold-share", "0.5", "--screen-below", "0.75", "--completion-code", "C0DE1",
-            "--screened-out-code", "SCR33N", "--reward", "2", "-p", str(project.root)]  # fmt: skip
+    args = [
+        "crowd",
+        "study",
+        "create",
+        "pilot",
+        "--kind",
+        NAME,
+        "--batch",
+        "default",
+        "--items",
+        "4",
+        "--gold-share",
+        "0.5",
+        "--screen-below",
+        "0.75",
+        "--completion-code",
+        "C0DE1",
+        "--screened-out-code",
+        "SCR33N",
+        "--reward",
+        "2",
+        "-p",
+        str(project.root),
+    ]
     out = CliRunner().invoke(cli, args)
     assert out.exit_code == 0, out.output
     url = next(w for w in out.output.split() if "?study=pilot." in w)

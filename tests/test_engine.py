@@ -214,8 +214,24 @@ def test_eval_alpsbench_tasks_1_to_4(tmp_path, proxy):
     prefkit(root, "release", "cut", "--version", "1.0.0", "--override", "engine test: no labels")
     model = os.environ["PREFKIT_ENGINE_MODEL"]
     for task in ("1", "2", "3", "4"):
-        out = json.loads(prefkit(root, "eval", "alpsbench", "--release", str(root / "releases" / "1.0.0"),
-                                 "--task", task, "--split", "test", "--model", model, "--limit", "1", "--json"))  # fmt: skip
+        out = json.loads(
+            prefkit(
+                root,
+                "eval",
+                "alpsbench",
+                "--release",
+                str(root / "releases" / "1.0.0"),
+                "--task",
+                task,
+                "--split",
+                "test",
+                "--model",
+                model,
+                "--limit",
+                "1",
+                "--json",
+            )
+        )
         assert out["rows"], (task, out)
         for row in out["rows"]:  # a score for every row, its failed calls counted
             assert row["n_rows"] >= 1 and 0 <= row["n_failed"] <= row["n_rows"], (task, row)
@@ -226,8 +242,17 @@ def test_kill_9_mid_run_resumes_without_repeating_a_finished_call(tmp_path, prox
     recorder = proxy()
     root = project_on(tmp_path, recorder)
     release = cupid_release(tmp_path, personas=1)
-    argv = [PREFKIT, "eval", "cupid", "--release", str(release), "--model", os.environ["PREFKIT_ENGINE_MODEL"],
-            "-p", str(root)]  # fmt: skip
+    argv = [
+        PREFKIT,
+        "eval",
+        "cupid",
+        "--release",
+        str(release),
+        "--model",
+        os.environ["PREFKIT_ENGINE_MODEL"],
+        "-p",
+        str(root),
+    ]
     env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
     child = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 900

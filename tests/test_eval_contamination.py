@@ -33,8 +33,12 @@ def strings(value):
 def endpoint(fake_openai, monkeypatch, release, project):
     """'seen' answers the canary line with the GUID and any start of a text of the release with its
     rest; 'unseen' answers neither."""
-    memory = [s for p in release.glob("data/*/*.jsonl") for line in p.read_text().splitlines()
-              for s in strings(json.loads(line))]  # fmt: skip
+    memory = [
+        s
+        for p in release.glob("data/*/*.jsonl")
+        for line in p.read_text().splitlines()
+        for s in strings(json.loads(line))
+    ]
 
     def responder(body):
         said = body["messages"][-1]["content"]

@@ -69,9 +69,19 @@ def _label(
     values = (
         get_kind(task.kind).validate(values, task) if action == "label" else values
     )  # as the app stores them
-    ev = LabelEvent(event_id=uuid.uuid4().hex, task_id=task.task_id, kind=task.kind, annotator=who, action=action,
-                    values=values, time_spent_s=seconds, supersedes=supersedes, comment=comment, source=source,
-                    created_at=utcnow())  # fmt: skip
+    ev = LabelEvent(
+        event_id=uuid.uuid4().hex,
+        task_id=task.task_id,
+        kind=task.kind,
+        annotator=who,
+        action=action,
+        values=values,
+        time_spent_s=seconds,
+        supersedes=supersedes,
+        comment=comment,
+        source=source,
+        created_at=utcnow(),
+    )
     store.labels.append_event(ev)
     return ev
 
@@ -95,8 +105,19 @@ def _export(store, fmt="jsonl", all_events=False) -> str:
 
 
 def _live(store):
-    return sorted((e.task_id, e.annotator, e.action, json.dumps(e.values, sort_keys=True), e.time_spent_s, e.comment,
-                   e.created_at, e.source == "judge") for e in store.labels.effective_events())  # fmt: skip
+    return sorted(
+        (
+            e.task_id,
+            e.annotator,
+            e.action,
+            json.dumps(e.values, sort_keys=True),
+            e.time_spent_s,
+            e.comment,
+            e.created_at,
+            e.source == "judge",
+        )
+        for e in store.labels.effective_events()
+    )
 
 
 @pytest.mark.parametrize("fmt", ["jsonl", "csv"])
@@ -116,8 +137,12 @@ def test_export_holds_live_labels_by_item_ref(source):
     _fill(source.store)
     rows = [json.loads(line) for line in _export(source.store).splitlines()]
     assert [(r["item_id"], r["annotator"], r["action"]) for r in rows] == [
-        ("pair:p0", "ann1", "label"), ("pair:p0", "ann2", "label"), ("pair:p1", "ann2", "skip"),
-        ("session:s0", "ann1", "label"), ("pair:p1", "gpt", "label")]  # fmt: skip
+        ("pair:p0", "ann1", "label"),
+        ("pair:p0", "ann2", "label"),
+        ("pair:p1", "ann2", "skip"),
+        ("session:s0", "ann1", "label"),
+        ("pair:p1", "gpt", "label"),
+    ]
     assert rows[0]["values"] == {"coverage": "fully"} and rows[1]["time_spent_s"] is None
     assert [r["judge"] for r in rows] == [False, False, False, False, True]
 
@@ -139,8 +164,14 @@ def _rows_file(tmp_path, rows, name="in.jsonl"):
 
 
 def _row(**over):
-    row = {"annotator": "ann1", "task_kind": "preference_match", "item_id": "pair:p0",
-           "values": {"coverage": "fully"}, "time_spent_s": 3.0, "timestamp": "2026-01-02T03:04:05Z"}  # fmt: skip
+    row = {
+        "annotator": "ann1",
+        "task_kind": "preference_match",
+        "item_id": "pair:p0",
+        "values": {"coverage": "fully"},
+        "time_spent_s": 3.0,
+        "timestamp": "2026-01-02T03:04:05Z",
+    }
     return {**row, **over}
 
 

@@ -36,10 +36,15 @@ def decided(project):
 
 
 def test_answers_are_compared_with_the_decisions_and_never_counted(project, decided):
-    before = (project.store.labels.effective_events(KIND), final_labels(project.store, KIND),
-              agreement_rows(project.store, KIND, n_boot=50))  # fmt: skip
-    queued = {r["annotator"]: r["queued"] for r in cli_json(project, "tasks", "recalibrate", "--kind", KIND,
-                                                             "--items", "3")}  # fmt: skip
+    before = (
+        project.store.labels.effective_events(KIND),
+        final_labels(project.store, KIND),
+        agreement_rows(project.store, KIND, n_boot=50),
+    )
+    queued = {
+        r["annotator"]: r["queued"]
+        for r in cli_json(project, "tasks", "recalibrate", "--kind", KIND, "--items", "3")
+    }
     assert queued == {
         "alice": 0,
         "bob": 0,
@@ -52,8 +57,11 @@ def test_answers_are_compared_with_the_decisions_and_never_counted(project, deci
         workflow.submit(project, "carol", item, {"coverage": "fully" if len(answers) < 3 else "not_covered"})
     assert len(answers) == 3
     assert {project.store.labels.event(e).action for e in answers} == {"recalibrate"}
-    after = (project.store.labels.effective_events(KIND), final_labels(project.store, KIND),
-             agreement_rows(project.store, KIND, n_boot=50))  # fmt: skip
+    after = (
+        project.store.labels.effective_events(KIND),
+        final_labels(project.store, KIND),
+        agreement_rows(project.store, KIND, n_boot=50),
+    )
     assert after == before  # no live label, no vote, no decision, no agreement changed
     with pytest.raises(workflow.WorkflowError, match="not one of your labels"):
         workflow.edit_label(project, "carol", answers[0], {"coverage": "partially"})

@@ -25,23 +25,38 @@ from test_verification import ANNOTATORS, tasks_by_session, verify
 # Written from reading ThisIsCosine/AlpsBench src/benchmark/data.py (load_task*_authoritative_pairs):
 # the keys of every model_input / reference_output row, and of its "input" / "gold" object, in order.
 INPUT = {
-    "task1": (["benchmark_id", "task", "session_id", "canonical_id", "stratum", "input"],
-              ["user_id", "line_index", "sessions", "dialogue", "metadata"]),
-    "task2": (["benchmark_id", "task", "session_id", "canonical_id", "stratum", "input"],
-              ["record_id", "old_dialogue", "new_dialogue", "memory", "query", "metadata"]),
-    "task3": (["benchmark_id", "task", "session_id", "canonical_id", "stratum", "input"],
-              ["dialogue", "candidate_memories", "query", "metadata"]),
-    "task4": (["benchmark_id", "task", "ability", "session_id", "canonical_id", "stratum", "input"],
-              ["query", "queries", "model_input", "audit_context"]),
-}  # fmt: skip
+    "task1": (
+        ["benchmark_id", "task", "session_id", "canonical_id", "stratum", "input"],
+        ["user_id", "line_index", "sessions", "dialogue", "metadata"],
+    ),
+    "task2": (
+        ["benchmark_id", "task", "session_id", "canonical_id", "stratum", "input"],
+        ["record_id", "old_dialogue", "new_dialogue", "memory", "query", "metadata"],
+    ),
+    "task3": (
+        ["benchmark_id", "task", "session_id", "canonical_id", "stratum", "input"],
+        ["dialogue", "candidate_memories", "query", "metadata"],
+    ),
+    "task4": (
+        ["benchmark_id", "task", "ability", "session_id", "canonical_id", "stratum", "input"],
+        ["query", "queries", "model_input", "audit_context"],
+    ),
+}
 REFERENCE = {
-    "task1": (["benchmark_id", "task", "session_id", "canonical_id", "gold"],
-              ["memory_items", "memory_stage1_candidates", "selected_memory_id"]),
+    "task1": (
+        ["benchmark_id", "task", "session_id", "canonical_id", "gold"],
+        ["memory_items", "memory_stage1_candidates", "selected_memory_id"],
+    ),
     "task2": (["benchmark_id", "task", "session_id", "canonical_id", "gold"], ["answer"]),
-    "task3": (["benchmark_id", "task", "session_id", "canonical_id", "gold"], ["selected_memory_id", "selected_memory"]),
-    "task4": (["benchmark_id", "task", "ability", "session_id", "canonical_id", "gold"],
-              ["memory_key", "selected_memory", "extracted_memory", "conversation"]),
-}  # fmt: skip
+    "task3": (
+        ["benchmark_id", "task", "session_id", "canonical_id", "gold"],
+        ["selected_memory_id", "selected_memory"],
+    ),
+    "task4": (
+        ["benchmark_id", "task", "ability", "session_id", "canonical_id", "gold"],
+        ["memory_key", "selected_memory", "extracted_memory", "conversation"],
+    ),
+}
 
 
 def read(path: Path) -> list[dict]:
@@ -119,8 +134,13 @@ def test_the_public_scorer_reads_the_layout_through_prefkit(project, tmp_path):
     cut = alps_project(project, tmp_path)
     refs = read(cut.path / "benchmark_data" / "dev" / "task1" / "reference_output.jsonl")
     oracle = tmp_path / "oracle.jsonl"
-    oracle.write_text("".join(json.dumps({"benchmark_id": r["benchmark_id"], "memory_items": r["gold"]["memory_items"]})
-                              + "\n" for r in refs), encoding="utf-8")  # fmt: skip
+    oracle.write_text(
+        "".join(
+            json.dumps({"benchmark_id": r["benchmark_id"], "memory_items": r["gold"]["memory_items"]}) + "\n"
+            for r in refs
+        ),
+        encoding="utf-8",
+    )
     (row,) = score_alps_file(cut.path, "task1", "dev", oracle)
     assert (row["num_rows"], row["main_score"]) == (len(refs), 1.0)
 
@@ -141,8 +161,16 @@ def test_per_instance_names_are_cupids_safe_unique_and_short():
     from prefkit.exports.cupid import instance_file_names
 
     odd = "team.a/" + "x" * 300  # a ".", a "/" and 300 characters
-    rows = [cupid_row(0, "p2"), cupid_row(1, "p2"), cupid_row(0, odd), cupid_row(1, odd), cupid_row(0, "p.2"),
-            cupid_row(0, "p_2"), cupid_row(0, "tab\there"), cupid_row(0, odd + "y")]  # fmt: skip
+    rows = [
+        cupid_row(0, "p2"),
+        cupid_row(1, "p2"),
+        cupid_row(0, odd),
+        cupid_row(1, odd),
+        cupid_row(0, "p.2"),
+        cupid_row(0, "p_2"),
+        cupid_row(0, "tab\there"),
+        cupid_row(0, odd + "y"),
+    ]
     names = instance_file_names(rows)
     assert names[:2] == ["p2+consistent.json", "p2+contrastive.json"]  # as CUPID's synthesis names them
     assert len(set(names)) == len(rows)
@@ -224,11 +252,23 @@ def test_a_release_ships_its_cupid_rows_as_cupids_data_dir(verified_release, pro
 
     # the same files from the release alone (no project opened) and from the project's verified rows
     from_release, from_project = tmp_path / "from-release", tmp_path / "from-project"
-    done = CliRunner().invoke(cli, ["export", "cupid", "--per-instance", str(from_release), "--release", str(rel),
-                                    "-p", str(tmp_path / "no-project-here")])  # fmt: skip
+    done = CliRunner().invoke(
+        cli,
+        [
+            "export",
+            "cupid",
+            "--per-instance",
+            str(from_release),
+            "--release",
+            str(rel),
+            "-p",
+            str(tmp_path / "no-project-here"),
+        ],
+    )
     assert done.exit_code == 0 and "wrote 3 verified CUPID instances" in done.output, done.output
-    done = CliRunner().invoke(cli, ["export", "cupid", "--verified", "--per-instance", str(from_project),
-                                    "-p", str(project.root)])  # fmt: skip
+    done = CliRunner().invoke(
+        cli, ["export", "cupid", "--verified", "--per-instance", str(from_project), "-p", str(project.root)]
+    )
     assert done.exit_code == 0, done.output
 
     def tree(d):
@@ -257,8 +297,14 @@ def test_the_cupid_config_is_the_default_one():
         cfg = ConfigData(name, "d", cupid_arrow_schema(), id_column=None)
         cfg.add_json("test", "k", "{}")
         configs.append(cfg.finish())
-    meta = {"name": "n", "hf_licence": "mit", **{k: [] for k in ("task_categories", "size_categories",
-            "annotations_creators", "source_datasets", "tags")}}  # fmt: skip
+    meta = {
+        "name": "n",
+        "hf_licence": "mit",
+        **{
+            k: []
+            for k in ("task_categories", "size_categories", "annotations_creators", "source_datasets", "tags")
+        },
+    }
     header = yaml_header(meta, configs)
     assert "- config_name: cupid\n  default: true\n  data_files:\n  - split: test" in header
     assert header.count("default: true") == 1

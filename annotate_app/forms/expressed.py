@@ -207,10 +207,21 @@ def checklist(task, prefix: str, comment: bool = True) -> None:
                 + md_escape(question)
             )
             screen.row_problem(prefix, f"item{i}")  # why a submit stopped, at this item
-            st.radio(QUESTION, CHOICES, key=f"{prefix}:exp:{i}", horizontal=True,
-                     on_change=_answered, args=(prefix, n, i))  # fmt: skip
-            st.pills("Evidence turns", user_turns, selection_mode="multi", key=f"{prefix}:ev:{i}",
-                     format_func=lambda t: f"turn {t}")  # fmt: skip
+            st.radio(
+                QUESTION,
+                CHOICES,
+                key=f"{prefix}:exp:{i}",
+                horizontal=True,
+                on_change=_answered,
+                args=(prefix, n, i),
+            )
+            st.pills(
+                "Evidence turns",
+                user_turns,
+                selection_mode="multi",
+                key=f"{prefix}:ev:{i}",
+                format_func=lambda t: f"turn {t}",
+            )
     if comment:
         st.text_area("Comment (optional)", key=f"{prefix}:comment", height=68)
 
@@ -220,8 +231,13 @@ def decide_buttons(prefix: str, n: int, row) -> None:
     undecided one; in the item's action bar, so the decision is in the window however long the item."""
     active = st.session_state.get(f"{prefix}:active", 0) + 1
     for choice, key in ((CHOICES[0], "E"), (CHOICES[1], "N")):
-        row.button(f"Item {active}: {choice}", shortcut=key, key=f"{prefix}:k{key}", on_click=_decide,
-                   args=(prefix, n, choice))  # fmt: skip
+        row.button(
+            f"Item {active}: {choice}",
+            shortcut=key,
+            key=f"{prefix}:k{key}",
+            on_click=_decide,
+            args=(prefix, n, choice),
+        )
 
 
 def render(project: Project, user: str, item: workflow.ShownItem) -> None:

@@ -57,14 +57,27 @@ def render(project: Project, user: str, item: workflow.ShownItem) -> None:
     suggested = (shown.values or {}).get("coverage") if shown else None
     row = ui.action_bar(item)  # the decision is the submit: kept in the window however long the pair
     if shown and suggested:
-        row.button(suggestion.confirm_label(shown, TITLES[suggested]), shortcut="Enter", key=f"{prefix}:confirm",
-                   icon=suggestion.ICON, type="primary", help=f"Suggested by {suggestion.source(shown)}",
-                   on_click=ui.submit_now, args=(user, item, prefix, {"coverage": suggested}))  # fmt: skip
+        row.button(
+            suggestion.confirm_label(shown, TITLES[suggested]),
+            shortcut="Enter",
+            key=f"{prefix}:confirm",
+            icon=suggestion.ICON,
+            type="primary",
+            help=f"Suggested by {suggestion.source(shown)}",
+            on_click=ui.submit_now,
+            args=(user, item, prefix, {"coverage": suggested}),
+        )
     for value, title, key in CHOICES:
-        row.button(title, shortcut=key, key=f"{prefix}:{value}", width="stretch",
-                   type="secondary" if suggested else "primary",
-                   icon=suggestion.ICON if value == suggested else None,
-                   on_click=ui.submit_now, args=(user, item, prefix, {"coverage": value}))  # fmt: skip
+        row.button(
+            title,
+            shortcut=key,
+            key=f"{prefix}:{value}",
+            width="stretch",
+            type="secondary" if suggested else "primary",
+            icon=suggestion.ICON if value == suggested else None,
+            on_click=ui.submit_now,
+            args=(user, item, prefix, {"coverage": value}),
+        )
 
 
 def edit(

@@ -110,8 +110,15 @@ def start_fields(mem: dict[str, Any], turns: list[dict[str, Any]] | None = None)
     }
 
 
-_WIDGETS = (("value", "value"), ("label", "label"), ("type", "type"), ("time_scope", "scope"),
-            ("evidence_turn", "turn"), ("evidence_text", "evidence"), ("confidence", "confidence"))  # fmt: skip
+_WIDGETS = (
+    ("value", "value"),
+    ("label", "label"),
+    ("type", "type"),
+    ("time_scope", "scope"),
+    ("evidence_turn", "turn"),
+    ("evidence_text", "evidence"),
+    ("confidence", "confidence"),
+)
 
 
 def _seed_fields(key: str, mem: dict[str, Any], turns: list[dict[str, Any]] | None = None) -> None:
@@ -135,8 +142,12 @@ def fields(key: str, turns: list[dict[str, Any]], start: dict[str, Any]) -> None
     c1, c2 = st.columns(2)
     c1.radio("Type", ("direct", "indirect"), horizontal=True, key=f"{key}:type")
     c2.selectbox("Time scope", _with(TIME_SCOPES, st.session_state.get(f"{key}:scope")), key=f"{key}:scope")
-    c1.selectbox("Evidence turn", [None, *range(len(turns))], key=f"{key}:turn",
-                 format_func=lambda t: "—" if t is None else f"turn {t}")  # fmt: skip
+    c1.selectbox(
+        "Evidence turn",
+        [None, *range(len(turns))],
+        key=f"{key}:turn",
+        format_func=lambda t: "—" if t is None else f"turn {t}",
+    )
     c2.number_input("Confidence", min_value=0.0, max_value=1.0, step=0.05, key=f"{key}:confidence")
     st.text_input("Evidence text (quoted from that turn)", key=f"{key}:evidence")
 
@@ -196,15 +207,26 @@ def candidate(task, c: dict[str, Any], prefix: str, helped=None) -> None:
         )
     key = c["key"]
     # required: a click on the chosen (or suggested) decision keeps it, another value changes it
-    choice = st.segmented_control("Decision", DECISIONS, key=f"{prefix}:d:{key}", format_func=str.capitalize,
-                                  label_visibility="collapsed", required=True)  # fmt: skip
+    choice = st.segmented_control(
+        "Decision",
+        DECISIONS,
+        key=f"{prefix}:d:{key}",
+        format_func=str.capitalize,
+        label_visibility="collapsed",
+        required=True,
+    )
     screen.row_problem(prefix, f"cand:{key}")  # why a submit stopped, at this candidate
     if choice == "edit":
         fields(f"{prefix}:e:{key}", task.payload["turns"], raw)
     elif choice == "reject":  # the reason starts empty: a rejection says why in the annotator's words
         st.session_state.setdefault(f"{prefix}:why:{key}", None)
-        st.selectbox("Reason", REJECT_REASONS, key=f"{prefix}:why:{key}", placeholder="Choose why",
-                     format_func=lambda r: r.replace("_", " "))  # fmt: skip
+        st.selectbox(
+            "Reason",
+            REJECT_REASONS,
+            key=f"{prefix}:why:{key}",
+            placeholder="Choose why",
+            format_func=lambda r: r.replace("_", " "),
+        )
 
 
 def _accept_rest(prefix: str, keys: list[str]) -> None:
@@ -285,8 +307,12 @@ def render(project: Project, user: str, item: workflow.ShownItem) -> None:
     with left:
         selecting = spans.toggle()
         if selecting:
-            target = st.selectbox("Evidence for", _targets(task, prefix), key=f"{prefix}:target",
-                                  format_func=lambda t: _target_title(task, t))  # fmt: skip
+            target = st.selectbox(
+                "Evidence for",
+                _targets(task, prefix),
+                key=f"{prefix}:target",
+                format_func=lambda t: _target_title(task, t),
+            )
         with ui.dialogue_box(720, prefix):
             if not selecting or target is None:
                 ui.transcript(workflow.display_turns(project, task))
@@ -372,10 +398,16 @@ def _read(task, prefix: str) -> tuple[dict | None, str | screen.Problem]:
         named = "; ".join(f"“{_raw(c).get('value', '')}” ({c['model']})" for c in left[:3])
         more = f" and {len(left) - 3} more" if len(left) > 3 else ""
         said.append(f"Decide every candidate first: {named}{more}.")
-        rows |= {f"cand:{c['key']}": "Undecided: Accept, Edit or Reject (A accepts every undecided one)."
-                 for c in left}  # fmt: skip
-    why = [c for c in cands if st.session_state.get(f"{prefix}:d:{c['key']}") == "reject"
-           and st.session_state.get(f"{prefix}:why:{c['key']}") is None]  # fmt: skip
+        rows |= {
+            f"cand:{c['key']}": "Undecided: Accept, Edit or Reject (A accepts every undecided one)."
+            for c in left
+        }
+    why = [
+        c
+        for c in cands
+        if st.session_state.get(f"{prefix}:d:{c['key']}") == "reject"
+        and st.session_state.get(f"{prefix}:why:{c['key']}") is None
+    ]
     if why:
         said.append(
             "Choose why you reject "
@@ -386,13 +418,17 @@ def _read(task, prefix: str) -> tuple[dict | None, str | screen.Problem]:
     for c in cands:
         edited = st.session_state.get(f"{prefix}:d:{c['key']}") == "edit"
         if edited and not str(st.session_state.get(f"{prefix}:e:{c['key']}:value") or "").strip():
-            said.append(f"The edit of “{_raw(c).get('value', '')}” ({c['model']}) has no value: type the "
-                        "corrected memory, or choose Accept or Reject.")  # fmt: skip
+            said.append(
+                f"The edit of “{_raw(c).get('value', '')}” ({c['model']}) has no value: type the "
+                "corrected memory, or choose Accept or Reject."
+            )
             rows[f"cand:{c['key']}"] = "The edited value is empty: type the corrected memory."
     for pos, i in enumerate(st.session_state[f"{prefix}:added"]):
         if not str(st.session_state.get(f"{prefix}:add{i}:value") or "").strip():
-            said.append(f"Missing memory {pos + 1} is empty: type the memory the models missed, or "
-                        "remove the row (Remove, under it).")  # fmt: skip
+            said.append(
+                f"Missing memory {pos + 1} is empty: type the memory the models missed, or "
+                "remove the row (Remove, under it)."
+            )
             rows[f"added{pos}"] = "Empty: type the memory the models missed, or remove this row."
     return (None, screen.Problem(" ".join(said), rows)) if said else (vals, "")
 
@@ -424,8 +460,11 @@ def describe(task, values: dict[str, Any]) -> str:
     counts: dict[str, int] = {}
     for d in values.get("decisions", []):
         counts[d["decision"]] = counts.get(d["decision"], 0) + 1
-    words = [f"{counts[d]} {w}" for d, w in (("accept", "accepted"), ("edit", "edited"), ("reject", "rejected"))
-             if counts.get(d)]  # fmt: skip
+    words = [
+        f"{counts[d]} {w}"
+        for d, w in (("accept", "accepted"), ("edit", "edited"), ("reject", "rejected"))
+        if counts.get(d)
+    ]
     if values.get("added"):
         words.append(f"{len(values['added'])} added")
     return ", ".join(words) or "–"

@@ -65,14 +65,27 @@ st.header("Labels side by side")
 units = {who: get_kind(kind).units(values) for who, values in entry.labels.items()}
 keys = sorted({u for per in units.values() for u in per})
 table = pd.DataFrame(  # a dataframe shows its cells as plain text: no markdown, no links
-    [{"unit": form_for(kind).unit_title(task, u, f),
-      **{who: cell(task, entry.labels[who], u, f) if (u, f) in per else "–" for who, per in units.items()}}
-     for u, f in keys]
-)  # fmt: skip
+    [
+        {
+            "unit": form_for(kind).unit_title(task, u, f),
+            **{
+                who: cell(task, entry.labels[who], u, f) if (u, f) in per else "–"
+                for who, per in units.items()
+            },
+        }
+        for u, f in keys
+    ]
+)
 table["agree"] = [len({per.get(k) for per in units.values()}) == 1 for k in keys]
-st.dataframe(table.sort_values("agree", kind="stable"), hide_index=True, width="stretch",
-             column_config={"unit": st.column_config.TextColumn(width="large"),
-                            **{who: st.column_config.TextColumn(width="medium") for who in units}})  # fmt: skip
+st.dataframe(
+    table.sort_values("agree", kind="stable"),
+    hide_index=True,
+    width="stretch",
+    column_config={
+        "unit": st.column_config.TextColumn(width="large"),
+        **{who: st.column_config.TextColumn(width="medium") for who in units},
+    },
+)
 comments = {ev.annotator: ev.comment for ev in project.store.labels.events(task_id=task_id) if ev.comment}
 for who, note in comments.items():
     ui.text(f"{who}: {note}", caption=True)

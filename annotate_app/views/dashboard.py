@@ -187,9 +187,16 @@ else:
 
 st.header("Gold accuracy per annotator")
 gold = pd.DataFrame(
-    [{"annotator": g["annotator"], "task kind": dashboard.kind_title(g["task_kind"]), "gold items": g["n_gold"],
-      "accuracy": f"{g['accuracy']:.0%}"} for g in head["gold"]]
-)  # fmt: skip
+    [
+        {
+            "annotator": g["annotator"],
+            "task kind": dashboard.kind_title(g["task_kind"]),
+            "gold items": g["n_gold"],
+            "accuracy": f"{g['accuracy']:.0%}",
+        }
+        for g in head["gold"]
+    ]
+)
 if gold.empty:
     st.caption("No gold items labelled yet (`prefkit tasks gold import FILE`).")
 else:
@@ -200,8 +207,12 @@ quality = dashboard.quality_table(dashboard.annotator_quality(store, fast_s=fast
 if not quality:
     st.caption("No labels yet.")
 else:
-    st.dataframe(pd.DataFrame(quality), hide_index=True, width="stretch",
-                 column_config={"why": st.column_config.TextColumn(width="large")})  # fmt: skip
+    st.dataframe(
+        pd.DataFrame(quality),
+        hide_index=True,
+        width="stretch",
+        column_config={"why": st.column_config.TextColumn(width="large")},
+    )
     st.caption(
         f"An outlier: gold accuracy under {policy.gold_accuracy_min:.0%}, agreement far below the others', "
         f"under {fast:g} s per item ([annotation] fast_item_s) or a quarter of the others' time, one "
@@ -276,8 +287,15 @@ else:
             st.session_state["_open_item"] = flags[chosen[0]].task_id
 
     st.caption("Pick a row to open the item.")
-    st.dataframe(flag_rows, hide_index=True, width="stretch", key="flag_table", on_select=_open_flagged,
-                 selection_mode="single-row", column_config={"item": st.column_config.TextColumn(width="large")})  # fmt: skip
+    st.dataframe(
+        flag_rows,
+        hide_index=True,
+        width="stretch",
+        key="flag_table",
+        on_select=_open_flagged,
+        selection_mode="single-row",
+        column_config={"item": st.column_config.TextColumn(width="large")},
+    )
     if st.session_state.get("_open_item"):
         st.switch_page("views/item.py", query_params={"task": st.session_state.pop("_open_item")})
 with st.expander("Sessions to re-verify"):

@@ -27,8 +27,16 @@ st.session_state["item_task"] = task.task_id
 st.query_params["task"] = task.task_id  # the address names the item: a reload or a shared link opens it
 
 st.title(ui.KIND_TITLES.get(task.kind, task.kind))
-st.markdown(ui.safe("{}  \n:small[:gray[item {} · batch {} · task {}]]", summary(task), task.item_ref, task.batch,
-                    task.task_id) + (" · :orange-badge[gold]" if task.is_gold else ""))  # fmt: skip
+st.markdown(
+    ui.safe(
+        "{}  \n:small[:gray[item {} · batch {} · task {}]]",
+        summary(task),
+        task.item_ref,
+        task.batch,
+        task.task_id,
+    )
+    + (" · :orange-badge[gold]" if task.is_gold else "")
+)
 
 live = sorted(
     (ev for ev in store.labels.effective_events(task.kind) if ev.task_id == task.task_id),

@@ -24,25 +24,36 @@ if st.session_state.pop("mine_annotate", False):  # an open item's button: its k
     st.switch_page("views/annotate.py")
 
 STATUS_WORDS = {"open": "Open", "done": "Done", "skipped": "Skipped", "flagged": "Flagged"}
-BADGES = {"open": ":blue-badge[open]", "done": ":green-badge[done]", "skipped": ":gray-badge[skipped]",
-          "flagged": ":orange-badge[flagged]"}  # fmt: skip
+BADGES = {
+    "open": ":blue-badge[open]",
+    "done": ":green-badge[done]",
+    "skipped": ":gray-badge[skipped]",
+    "flagged": ":orange-badge[flagged]",
+}
 
 search = st.text_input(
     "Search text or id", key="mine_search", placeholder="words of the item, its id or reference, your comment"
 )
 f1, f2, f3, f4 = st.columns([3, 2, 4, 3])
 kind = f1.selectbox(
-    "Task kind", [None, *ui.KIND_TITLES], key="mine_kind",
+    "Task kind",
+    [None, *ui.KIND_TITLES],
+    key="mine_kind",
     format_func=lambda k: "All task kinds" if k is None else ui.KIND_TITLES[k],
-)  # fmt: skip
+)
 batch = f2.selectbox(
-    "Batch", [None, *my_items.my_batches(project, user)], key="mine_batch",
+    "Batch",
+    [None, *my_items.my_batches(project, user)],
+    key="mine_batch",
     format_func=lambda b: "All batches" if b is None else b,
-)  # fmt: skip
+)
 statuses = f3.pills(
-    "Status (none picked: every status)", my_items.ITEM_STATUSES, selection_mode="multi", key="mine_status",
+    "Status (none picked: every status)",
+    my_items.ITEM_STATUSES,
+    selection_mode="multi",
+    key="mine_status",
     format_func=lambda s: STATUS_WORDS[s],
-)  # fmt: skip
+)
 days = f4.date_input(  # a range: empty (every day), one day picked so far, or both ends
     "Answered on (UTC)", value=[], key="mine_days", max_value=dt.date.today() + dt.timedelta(days=1)
 )
@@ -56,9 +67,16 @@ if st.session_state.get("mine_filters") != filters:  # new filters start at thei
     st.session_state["mine_filters"], st.session_state["mine_page"], page_no = filters, 0, 0
 try:
     page = my_items.my_items(
-        project, user, kind=kind, batch=batch, statuses=tuple(statuses or my_items.ITEM_STATUSES),
-        search=search, since=since, until=until, page=page_no,
-    )  # fmt: skip
+        project,
+        user,
+        kind=kind,
+        batch=batch,
+        statuses=tuple(statuses or my_items.ITEM_STATUSES),
+        search=search,
+        since=since,
+        until=until,
+        page=page_no,
+    )
 except WorkflowError as exc:  # a search too long: one line, nothing else
     st.warning(str(exc))
     st.stop()
@@ -108,18 +126,36 @@ for item in page.items:
         row = st.container(horizontal=True, vertical_alignment="center")
         row.markdown(  # the item's text and the answer, escaped: they are data
             BADGES[item.status]
-            + ui.safe(" :small[:gray[{} · batch {} · {} · {}]]  \n{}  \n**{}**", ui.KIND_TITLES.get(task.kind, task.kind),
-                      task.batch, task.item_ref, when, summary(task), _answer(item))
+            + ui.safe(
+                " :small[:gray[{} · batch {} · {} · {}]]  \n{}  \n**{}**",
+                ui.KIND_TITLES.get(task.kind, task.kind),
+                task.batch,
+                task.item_ref,
+                when,
+                summary(task),
+                _answer(item),
+            )
             + (" :small[:gray[· edited]]" if ev is not None and ev.supersedes else ""),
             width="stretch",
-        )  # fmt: skip
+        )
         if ev is None:
-            row.button("Annotate", key=f"annotate:{task.task_id}", on_click=_annotate, args=(task.kind,),
-                       icon=":material/edit_note:", help="Open this kind's queue on the Annotate page")  # fmt: skip
+            row.button(
+                "Annotate",
+                key=f"annotate:{task.task_id}",
+                on_click=_annotate,
+                args=(task.kind,),
+                icon=":material/edit_note:",
+                help="Open this kind's queue on the Annotate page",
+            )
             continue
         is_open = opened == ev.event_id
-        row.button("Close" if is_open else "Reopen", key=f"reopen:{ev.event_id}", on_click=_toggle,
-                   args=(ev.event_id,), icon=":material/close:" if is_open else ":material/edit:")  # fmt: skip
+        row.button(
+            "Close" if is_open else "Reopen",
+            key=f"reopen:{ev.event_id}",
+            on_click=_toggle,
+            args=(ev.event_id,),
+            icon=":material/close:" if is_open else ":material/edit:",
+        )
         if is_open:
             reopen.label_editor(project, user, ev, on_saved=_saved)
 
@@ -127,7 +163,17 @@ for item in page.items:
 for key in [k for k in st.session_state if str(k).startswith("edit:") and str(k).endswith(":problem")]:
     st.error(md_escape(st.session_state.pop(key)), icon=":material/error:")
 nav = st.container(horizontal=True)
-nav.button("Previous page", key="mine_prev", disabled=page_no == 0, icon=":material/chevron_left:",
-           on_click=lambda: st.session_state.update(mine_page=page_no - 1))  # fmt: skip
-nav.button("Next page", key="mine_next", disabled=page.offset + len(page.items) >= page.total,
-           icon=":material/chevron_right:", on_click=lambda: st.session_state.update(mine_page=page_no + 1))  # fmt: skip
+nav.button(
+    "Previous page",
+    key="mine_prev",
+    disabled=page_no == 0,
+    icon=":material/chevron_left:",
+    on_click=lambda: st.session_state.update(mine_page=page_no - 1),
+)
+nav.button(
+    "Next page",
+    key="mine_next",
+    disabled=page.offset + len(page.items) >= page.total,
+    icon=":material/chevron_right:",
+    on_click=lambda: st.session_state.update(mine_page=page_no + 1),
+)

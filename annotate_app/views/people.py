@@ -31,12 +31,22 @@ if made:
 rows = people.people(project)
 st.dataframe(
     pd.DataFrame(
-        [{"user": p.username, "role": p.role, "state": p.state, "last sign-in": console.when(p.last_sign_in),
-          "failed sign-ins since": p.failures, "e-mail": p.email or "", "added": console.when(p.created_at)}
-         for p in rows]
+        [
+            {
+                "user": p.username,
+                "role": p.role,
+                "state": p.state,
+                "last sign-in": console.when(p.last_sign_in),
+                "failed sign-ins since": p.failures,
+                "e-mail": p.email or "",
+                "added": console.when(p.created_at),
+            }
+            for p in rows
+        ]
     ),
-    hide_index=True, width="stretch",
-)  # fmt: skip
+    hide_index=True,
+    width="stretch",
+)
 st.caption(
     "State: locked or backing off after failed sign-ins ([annotation.sign_in]); failures count since the "
     "last sign-in or unlock. Same as `prefkit users status`."
@@ -51,8 +61,11 @@ def _add_form() -> None:
         new_role = c2.selectbox("Role", ["annotator", "maintainer"], key="people_add_role")
         email = c1.text_input("E-mail (optional)", key="people_add_email")
         how = c2.radio("Password", ["One-time password (shown once)", "Type one"], key="people_add_how")
-        typed = st.text_input("Password (only when typing one; 8 characters or more)", type="password",
-                              key="people_add_password")  # fmt: skip
+        typed = st.text_input(
+            "Password (only when typing one; 8 characters or more)",
+            type="password",
+            key="people_add_password",
+        )
         if st.form_submit_button("Add user", type="primary"):
             given = typed if how == "Type one" else None
 
@@ -81,12 +94,19 @@ def _unlock_form() -> None:
     with st.form("people_unlock", border=False):
         c1, c2 = st.columns(2)
         locked = [p.username for p in rows if p.failures]
-        who = c1.selectbox("User name to unlock", locked, index=None, placeholder="a name with failed sign-ins",
-                           key="people_unlock_who")  # fmt: skip
+        who = c1.selectbox(
+            "User name to unlock",
+            locked,
+            index=None,
+            placeholder="a name with failed sign-ins",
+            key="people_unlock_who",
+        )
         client = c2.text_input("Or a client address to unlock", key="people_unlock_client").strip()
         if st.form_submit_button("Unlock"):
-            console.act(lambda: people.unlock(project, me, who, client or None),
-                        lambda _: "Unlocked " + " and ".join(x for x in (who, client) if x))  # fmt: skip
+            console.act(
+                lambda: people.unlock(project, me, who, client or None),
+                lambda _: "Unlocked " + " and ".join(x for x in (who, client) if x),
+            )
 
 
 def _password_form() -> None:
@@ -100,8 +120,10 @@ def _password_form() -> None:
             if first != again:
                 st.error("Not done: the two passwords differ")
             else:
-                console.act(lambda: people.set_password(project, me, who, first),
-                            lambda n: f"Set a new password for {who}; {n} open session(s) ended")  # fmt: skip
+                console.act(
+                    lambda: people.set_password(project, me, who, first),
+                    lambda n: f"Set a new password for {who}; {n} open session(s) ended",
+                )
 
 
 def _role_form() -> None:
@@ -109,15 +131,24 @@ def _role_form() -> None:
         c1, c2 = st.columns(2)
         who = c1.selectbox("Account whose role changes", names, key="people_role_who")
         to = c2.radio("New role", ["annotator", "maintainer"], horizontal=True, key="people_role_to")
-        st.caption("Their open sessions end: the new role holds from their next sign-in. The last active "
-                   "maintainer cannot be demoted.")  # fmt: skip
+        st.caption(
+            "Their open sessions end: the new role holds from their next sign-in. The last active "
+            "maintainer cannot be demoted."
+        )
         if st.form_submit_button("Change role"):
-            console.act(lambda: people.set_role(project, me, who, to),
-                        lambda n: f"{who} is now a {to}; {n} open session(s) ended")  # fmt: skip
+            console.act(
+                lambda: people.set_role(project, me, who, to),
+                lambda n: f"{who} is now a {to}; {n} open session(s) ended",
+            )
 
 
-FORMS = {"Add": _add_form, "Disable or enable": _access_form, "Unlock": _unlock_form,
-         "Password": _password_form, "Role": _role_form}  # fmt: skip
+FORMS = {
+    "Add": _add_form,
+    "Disable or enable": _access_form,
+    "Unlock": _unlock_form,
+    "Password": _password_form,
+    "Role": _role_form,
+}
 # A keyed choice, not tabs: it stays where the maintainer left it from run to run.
 ui.from_url("people_action", "change", FORMS)
 st.session_state.setdefault("people_action", "Add")

@@ -46,11 +46,21 @@ failing = [r for r in results if not r.passed]
 st.subheader("Gates" + (f": {len(failing)} failing" if failing else ": every gate passes"))
 st.dataframe(
     pd.DataFrame(
-        [{"gate": r.gate, "result": "pass" if r.passed else "FAIL", "figure": "–" if r.value is None else str(r.value),
-          "threshold": "–" if r.threshold is None else str(r.threshold), "why": r.summary} for r in results]
+        [
+            {
+                "gate": r.gate,
+                "result": "pass" if r.passed else "FAIL",
+                "figure": "–" if r.value is None else str(r.value),
+                "threshold": "–" if r.threshold is None else str(r.threshold),
+                "why": r.summary,
+            }
+            for r in results
+        ]
     ),
-    hide_index=True, width="stretch", column_config={"why": st.column_config.TextColumn(width="large")},
-)  # fmt: skip
+    hide_index=True,
+    width="stretch",
+    column_config={"why": st.column_config.TextColumn(width="large")},
+)
 if failing:
     st.markdown("**What to fix**")
 for r in failing:  # each failing gate: why, what fails it (in full lines, never cut off) and where to fix it
@@ -67,12 +77,20 @@ for r in failing:  # each failing gate: why, what fails it (in full lines, never
 with st.expander("Configs of the release, their rows and the gates that apply to each"):
     st.dataframe(
         pd.DataFrame(
-            [{"config": c.name, "rows": c.count, "dropped": sum(c.dropped.values()),
-              "why dropped": "; ".join(f"{n} {why}" for why, n in sorted(c.dropped.items())),
-              "gates": ", ".join(r.gate for r in results if c.name in r.applies_to)} for c in planned]
+            [
+                {
+                    "config": c.name,
+                    "rows": c.count,
+                    "dropped": sum(c.dropped.values()),
+                    "why dropped": "; ".join(f"{n} {why}" for why, n in sorted(c.dropped.items())),
+                    "gates": ", ".join(r.gate for r in results if c.name in r.applies_to),
+                }
+                for c in planned
+            ]
         ),
-        hide_index=True, width="stretch",
-    )  # fmt: skip
+        hide_index=True,
+        width="stretch",
+    )
 st.caption("The same gates as `prefkit release check`, computed now from the project's labels.")
 
 st.subheader("Cut a version")
@@ -106,8 +124,10 @@ def _cut() -> None:
     # set, not dropped: the browser shows a value the server sets, and would send back one it kept
     st.session_state.update(release_version=_next_version(), release_override="", release_sure=False)
     st.session_state["release_shown"] = version  # verify and compare the new one
-    ui.flash(f"Released {version}: data sha256 {result.data_sha256[:16]}"
-             + (" (gates overridden)" if result.manifest.override_reason else ""))  # fmt: skip
+    ui.flash(
+        f"Released {version}: data sha256 {result.data_sha256[:16]}"
+        + (" (gates overridden)" if result.manifest.override_reason else "")
+    )
 
 
 with st.form("release_cut", border=False):
@@ -115,9 +135,10 @@ with st.form("release_cut", border=False):
     st.session_state.setdefault("release_version", _next_version())
     c1.text_input("Version (X.Y.Z)", key="release_version")
     c2.text_input(
-        "Override reason (needed while a gate fails; written into the manifest)", key="release_override",
+        "Override reason (needed while a gate fails; written into the manifest)",
+        key="release_override",
         disabled=not failing,
-    )  # fmt: skip
+    )
     st.checkbox("I have read the gates above and want to cut this version now", key="release_sure")
     st.caption(f"Latest release: {latest or 'none yet'}. A cut is never overwritten or re-cut.")
     st.form_submit_button("Cut release", type="primary", on_click=_cut)
@@ -143,8 +164,10 @@ def _verify_and_compare(versions: list[str]) -> None:
             + [{"result": "OK", "check": f"{check.files} files match the manifest"}] * (not check.problems)
             + [{"result": "OK", "check": f"manifest.json matches {t}"} for t in check.trusted]
         ),
-        hide_index=True, width="stretch", column_config={"check": st.column_config.TextColumn(width="large")},
-    )  # fmt: skip
+        hide_index=True,
+        width="stretch",
+        column_config={"check": st.column_config.TextColumn(width="large")},
+    )
     before = previous_version(project, shown)
     if before is None:
         st.caption(f"{shown} is the first release: nothing to compare it with.")
@@ -152,8 +175,11 @@ def _verify_and_compare(versions: list[str]) -> None:
         d = diff_releases(project.releases_dir / before, where)
         st.markdown(f"**Changes from {before} to {shown}**: a {d['level']} change")
         if d["configs"]:
-            st.dataframe(pd.DataFrame([{"config": k, **v} for k, v in d["configs"].items()]),
-                         hide_index=True, width="stretch")  # fmt: skip
+            st.dataframe(
+                pd.DataFrame([{"config": k, **v} for k, v in d["configs"].items()]),
+                hide_index=True,
+                width="stretch",
+            )
         else:
             st.caption("The data files are identical (metadata only).")
     st.caption("The same checks as `prefkit release verify` and `prefkit release diff`.")
@@ -166,14 +192,20 @@ else:
     recorded = {r.version: r for r in project.store.releases.recorded()}
     st.dataframe(
         pd.DataFrame(
-            [{"version": v, "cut": console.when(recorded[v].created_at) if v in recorded else "–",
-              "data sha256": recorded[v].data_sha256[:16] if v in recorded else "–",
-              "gates": ("pass" if recorded[v].gates_passed else "overridden") if v in recorded else "–",
-              "override reason": (recorded[v].override_reason or "") if v in recorded else ""}
-             for v in reversed(found)]
+            [
+                {
+                    "version": v,
+                    "cut": console.when(recorded[v].created_at) if v in recorded else "–",
+                    "data sha256": recorded[v].data_sha256[:16] if v in recorded else "–",
+                    "gates": ("pass" if recorded[v].gates_passed else "overridden") if v in recorded else "–",
+                    "override reason": (recorded[v].override_reason or "") if v in recorded else "",
+                }
+                for v in reversed(found)
+            ]
         ),
-        hide_index=True, width="stretch",
-    )  # fmt: skip
+        hide_index=True,
+        width="stretch",
+    )
     _verify_and_compare(list(reversed(found)))
 
 console.audit_table(project.store, ("release",))

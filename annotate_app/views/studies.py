@@ -51,11 +51,21 @@ else:
     rows = []
     for s in found:
         counts = Counter(p.status for p in store.studies.participants(s.study_id))
-        rows.append({"study": s.study_id, "task kind": ui.KIND_TITLES.get(s.kind, s.kind), "batch": s.batch_id,
-                     "items": s.items, "gold share": s.gold_share, "screened out below": s.screen_below,
-                     "time limit (min)": s.time_limit_minutes, "working": counts["active"],
-                     "completed": counts["completed"], "screened out": counts["screened_out"],
-                     "timed out": counts["timed_out"]})  # fmt: skip
+        rows.append(
+            {
+                "study": s.study_id,
+                "task kind": ui.KIND_TITLES.get(s.kind, s.kind),
+                "batch": s.batch_id,
+                "items": s.items,
+                "gold share": s.gold_share,
+                "screened out below": s.screen_below,
+                "time limit (min)": s.time_limit_minutes,
+                "working": counts["active"],
+                "completed": counts["completed"],
+                "screened out": counts["screened_out"],
+                "timed out": counts["timed_out"],
+            }
+        )
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
 
 
@@ -75,19 +85,25 @@ def _review(study_id: str) -> None:
                         "items": r.items,
                         "minutes": r.minutes,
                         "median s": r.median_s,
-                        "attention checks": "–" if r.gold_accuracy is None else f"{r.gold_accuracy:.0%} of {r.gold_n}",
+                        "attention checks": "–"
+                        if r.gold_accuracy is None
+                        else f"{r.gold_accuracy:.0%} of {r.gold_n}",
                         "reliability": r.reliability,
                         "agreed": r.agreed,
                         "self-consistency α": r.self_alpha,
                         "bonus": r.bonus,
                         "flag": r.self_flag or "",
                     }
-                 for r in report.participants]
+                    for r in report.participants
+                ]
             ),
-            hide_index=True, width="stretch",  # the decision and its reason first: in view at 800 px
-            column_config={"participant": st.column_config.TextColumn(width="small", pinned=True),
-                           "reason": st.column_config.TextColumn(width="large")},
-        )  # fmt: skip
+            hide_index=True,
+            width="stretch",  # the decision and its reason first: in view at 800 px
+            column_config={
+                "participant": st.column_config.TextColumn(width="small", pinned=True),
+                "reason": st.column_config.TextColumn(width="large"),
+            },
+        )
     t, cur = report.totals, report.currency
     per = "–" if t["cost_per_verified_item"] is None else f"{cur} {t['cost_per_verified_item']:.4f}"
     st.caption(
@@ -97,8 +113,13 @@ def _review(study_id: str) -> None:
     )
     cols = st.columns(3)
     for col, (name, text) in zip(cols, platform_files(report).items(), strict=True):
-        col.download_button(name, text, file_name=f"{study_id}-{name}", key=f"study_file_{name}",
-                            mime="text/csv" if name.endswith(".csv") else "text/plain")  # fmt: skip
+        col.download_button(
+            name,
+            text,
+            file_name=f"{study_id}-{name}",
+            key=f"study_file_{name}",
+            mime="text/csv" if name.endswith(".csv") else "text/plain",
+        )
 
 
 if found:
@@ -129,16 +150,32 @@ def _create_form() -> None:
         name = st.text_input(
             "Title participants see (default: the task kind's title)", key="study_create_name"
         )
-        kind = c2.selectbox("Task kind", list(ui.KIND_TITLES), format_func=lambda k: ui.KIND_TITLES[k],
-                            key="study_create_kind")  # fmt: skip
+        kind = c2.selectbox(
+            "Task kind",
+            list(ui.KIND_TITLES),
+            format_func=lambda k: ui.KIND_TITLES[k],
+            key="study_create_kind",
+        )
         batch = c3.text_input("Batch", value="default", key="study_create_batch")
         items = c1.number_input(
             "Items per participant", min_value=1, max_value=1000, value=20, key="study_create_items"
         )
-        gold = c2.number_input("Gold share (attention checks)", min_value=0.0, max_value=0.95, value=0.2,
-                               step=0.05, key="study_create_gold")  # fmt: skip
-        below = c3.number_input("Screened out below (gold accuracy)", min_value=0.0, max_value=1.0,
-                                value=0.5, step=0.05, key="study_create_below")  # fmt: skip
+        gold = c2.number_input(
+            "Gold share (attention checks)",
+            min_value=0.0,
+            max_value=0.95,
+            value=0.2,
+            step=0.05,
+            key="study_create_gold",
+        )
+        below = c3.number_input(
+            "Screened out below (gold accuracy)",
+            min_value=0.0,
+            max_value=1.0,
+            value=0.5,
+            step=0.05,
+            key="study_create_below",
+        )
         done_code = c1.text_input("Completion code", key="study_create_code")
         out_code = c2.text_input("Screened-out code", key="study_create_out")
         limit = c3.number_input("Time limit (minutes)", min_value=1.0, value=60.0, key="study_create_limit")
@@ -172,11 +209,21 @@ def _create_form() -> None:
 
             def _create() -> studies.CreatedStudy:
                 created = studies.create_study(
-                    project, study_id.strip(), kind=kind, batch=batch.strip(), items=int(items),
-                    gold_share=gold, screen_below=below, completion_code=done_code.strip(),
-                    screened_out_code=out_code.strip(), time_limit_minutes=limit, base_url=base.strip(),
-                    rules=rules, name=name.strip() or None, actor=me,
-                )  # fmt: skip
+                    project,
+                    study_id.strip(),
+                    kind=kind,
+                    batch=batch.strip(),
+                    items=int(items),
+                    gold_share=gold,
+                    screen_below=below,
+                    completion_code=done_code.strip(),
+                    screened_out_code=out_code.strip(),
+                    time_limit_minutes=limit,
+                    base_url=base.strip(),
+                    rules=rules,
+                    name=name.strip() or None,
+                    actor=me,
+                )
                 st.session_state["_study_url"] = (created.study.study_id, created.entry_url, "create")
                 return created
 

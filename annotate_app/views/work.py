@@ -65,10 +65,23 @@ def _create_form() -> None:
         c1, c2, c3, c4 = st.columns(4)
         kind = c1.selectbox("Task kind", list(ui.KIND_TITLES), format_func=_title, key="work_create_kind")
         batch = c2.text_input("Batch", value="default", key="work_create_batch")
-        overlap = c3.text_input("Overlap (3, or 2..4 adaptive)", key="work_create_overlap",
-                                placeholder=str(project.config.annotation.overlap if isinstance(project.config.annotation.overlap, int) else "config"))  # fmt: skip
-        gold_rate = c4.number_input("Gold rate (0 to under 1)", value=None, min_value=0.0, max_value=0.99,
-                                    step=0.05, key="work_create_gold")  # fmt: skip
+        overlap = c3.text_input(
+            "Overlap (3, or 2..4 adaptive)",
+            key="work_create_overlap",
+            placeholder=str(
+                project.config.annotation.overlap
+                if isinstance(project.config.annotation.overlap, int)
+                else "config"
+            ),
+        )
+        gold_rate = c4.number_input(
+            "Gold rate (0 to under 1)",
+            value=None,
+            min_value=0.0,
+            max_value=0.99,
+            step=0.05,
+            key="work_create_gold",
+        )
         st.caption(
             "Builds tasks from what the project holds; items that already have a task stay as they are."
         )
@@ -82,23 +95,41 @@ def _create_form() -> None:
 
 
 def _stale_form() -> None:
-    idle_for = st.number_input("Idle for at least (hours)", min_value=0.0, step=1.0, key="work_stale_hours",
-                               value=float(workflow.stale_after_hours(project)))  # fmt: skip
+    idle_for = st.number_input(
+        "Idle for at least (hours)",
+        min_value=0.0,
+        step=1.0,
+        key="work_stale_hours",
+        value=float(workflow.stale_after_hours(project)),
+    )
     idle = work.stale_queues(project, hours=idle_for)
     if not idle:
         st.caption("No queue has been idle that long.")
     else:
         st.dataframe(
             pd.DataFrame(
-                [{"annotator": q.annotator, "task kind": _title(q.kind), "open items": q.open_items,
-                  "last shown": console.when(q.last_seen), "batches": ", ".join(b for b, _ in q.by_batch)}
-                 for q in idle]
+                [
+                    {
+                        "annotator": q.annotator,
+                        "task kind": _title(q.kind),
+                        "open items": q.open_items,
+                        "last shown": console.when(q.last_seen),
+                        "batches": ", ".join(b for b, _ in q.by_batch),
+                    }
+                    for q in idle
+                ]
             ),
-            hide_index=True, width="stretch",
-        )  # fmt: skip
+            hide_index=True,
+            width="stretch",
+        )
     c1, c2 = st.columns(2)
-    only_who = c1.selectbox("Only this annotator", sorted({q.annotator for q in idle}), index=None,
-                            placeholder="every idle queue", key="work_stale_who")  # fmt: skip
+    only_who = c1.selectbox(
+        "Only this annotator",
+        sorted({q.annotator for q in idle}),
+        index=None,
+        placeholder="every idle queue",
+        key="work_stale_who",
+    )
     st.caption("Labels already given stay; the items can go to other annotators.")
     if c2.button("Hand back", key="work_stale_release", disabled=not idle):
         console.act(
@@ -140,13 +171,19 @@ def _batches_form() -> None:
                 lambda _: f"Batch {chosen} is open",
             )
         if c3.button("Close batch", key="work_batch_close"):
-            console.act(lambda: work.set_batch_status(project, me, chosen, "closed"),
-                        lambda _: f"Batch {chosen} is closed")  # fmt: skip
+            console.act(
+                lambda: work.set_batch_status(project, me, chosen, "closed"),
+                lambda _: f"Batch {chosen} is closed",
+            )
         st.caption("A closed batch's tasks leave every queue; labels already made stay.")
 
 
-FORMS = {"Create tasks": _create_form, "Stale items": _stale_form, "Gold items": _gold_form,
-         "Batches": _batches_form}  # fmt: skip
+FORMS = {
+    "Create tasks": _create_form,
+    "Stale items": _stale_form,
+    "Gold items": _gold_form,
+    "Batches": _batches_form,
+}
 # A keyed choice, not tabs: it stays where the maintainer left it from run to run.
 ui.from_url("work_action", "change", FORMS)
 st.session_state.setdefault("work_action", "Create tasks")

@@ -206,8 +206,11 @@ class _Resolver:
             self.suggestions[suggestion_id] = None if found is None else found.task_id
         owner = self.suggestions[suggestion_id]
         if owner is None:
-            raise _RowError("suggestion_id", f"no suggestion {printable(suggestion_id)!r} in this project "
-                            "(run prefkit suggest, or import into the project that made it)")  # fmt: skip
+            raise _RowError(
+                "suggestion_id",
+                f"no suggestion {printable(suggestion_id)!r} in this project "
+                "(run prefkit suggest, or import into the project that made it)",
+            )
         if owner != task.task_id:
             raise _RowError("suggestion_id", f"suggestion {printable(suggestion_id)!r} is for another task")
         return suggestion_id
@@ -299,8 +302,18 @@ def _arm(row: dict[str, Any], resolver: _Resolver, task: AnnotationTask) -> tupl
 
 #: What makes two events the same label (``supersedes`` is where it sits in a chain, not its content;
 #: ``source`` counts only as judge or not, which is what a file says of it).
-_CONTENT = ("task_id", "kind", "annotator", "action", "values", "comment", "time_spent_s", "created_at",
-            "assist_arm", "suggestion_id")  # fmt: skip
+_CONTENT = (
+    "task_id",
+    "kind",
+    "annotator",
+    "action",
+    "values",
+    "comment",
+    "time_spent_s",
+    "created_at",
+    "assist_arm",
+    "suggestion_id",
+)
 EVENT_ID_MAX = 128
 
 

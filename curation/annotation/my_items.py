@@ -79,9 +79,15 @@ def my_items(
 
     if not words:
         items, total = project.store.items.items_of(
-            user, kind=kind, batch=batch or None, statuses=wanted, since=first, until=last,
-            limit=per_page, offset=page * per_page,
-        )  # fmt: skip
+            user,
+            kind=kind,
+            batch=batch or None,
+            statuses=wanted,
+            since=first,
+            until=last,
+            limit=per_page,
+            offset=page * per_page,
+        )
         return ItemPage(items, total, page * per_page)
     # The store narrows by the folded words; the item's own text (and the comment) says whether it matches.
     found = project.store.items.search_text(

@@ -107,10 +107,13 @@ class Snapshot:
     def loads(cls, text: str) -> Snapshot:
         d = json.loads(text)
         fields = {
-            name: {"classes": f["classes"], "priors": np.array(f["priors"]),
-                   "confusion": {a: np.array(m) for a, m in f["confusion"].items()}}
+            name: {
+                "classes": f["classes"],
+                "priors": np.array(f["priors"]),
+                "confusion": {a: np.array(m) for a, m in f["confusion"].items()},
+            }
             for name, f in d["fields"].items()
-        }  # fmt: skip
+        }
         return cls(d["seq"], d["method"], fields, d["gold"])
 
 

@@ -70,8 +70,17 @@ def people(project: Project) -> list[Person]:
         if account.active and wait > 0:
             locked = failures >= policy.lockout_after
             state = f"locked ({wait / 60:.0f} min left)" if locked else f"backing off ({wait:.0f} s)"
-        out.append(Person(account.username, account.role, state, account.email, d.last_ok if d else None,
-                          failures, account.created_at))  # fmt: skip
+        out.append(
+            Person(
+                account.username,
+                account.role,
+                state,
+                account.email,
+                d.last_ok if d else None,
+                failures,
+                account.created_at,
+            )
+        )
     return out
 
 

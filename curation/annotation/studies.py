@@ -325,8 +325,16 @@ def arrive(project: Project, params: dict[str, str]) -> Arrival:
     found = store.participant(study.study_id, pid)
     if found is None:
         release_expired(project, study)  # the items of participants out of time go to the newcomers
-        new = Participant(study.study_id, pid, username_for(study.study_id, pid), session, platform_study,
-                          "active", utcnow(), None)  # fmt: skip
+        new = Participant(
+            study.study_id,
+            pid,
+            username_for(study.study_id, pid),
+            session,
+            platform_study,
+            "active",
+            utcnow(),
+            None,
+        )
         try:  # a leaked URL cannot make accounts without end: the places are counted in the write
             added = store.add_participant(
                 new,

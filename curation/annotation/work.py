@@ -82,8 +82,19 @@ def rows(project: Project) -> list[WorkRow]:
     for s in store.progress.task_summaries():
         o = overlaps.get((s.kind, s.batch_id))
         text = overlap_text(o.low, o.high, o.min, o.max) if o else "–"
-        out.append(WorkRow(s.kind, s.batch_id, status.get(s.batch_id, "open"), s.tasks, s.gold, text,
-                           s.assigned, s.complete, stale.get((s.kind, s.batch_id), 0)))  # fmt: skip
+        out.append(
+            WorkRow(
+                s.kind,
+                s.batch_id,
+                status.get(s.batch_id, "open"),
+                s.tasks,
+                s.gold,
+                text,
+                s.assigned,
+                s.complete,
+                stale.get((s.kind, s.batch_id), 0),
+            )
+        )
     return out
 
 
@@ -118,8 +129,12 @@ def create(
     k = parse_overlap(project, overlap)
     n = create_tasks(project, kind, overlap=k, batch=batch.strip(), gold_rate=gold_rate, items=items)
     action = "tasks.create" if items is None else "tasks.import"
-    project.store.audit.record(actor, action, f"{kind} / {batch.strip()}",
-                               {"new": n, "overlap": overlap or "config", "gold_rate": gold_rate})  # fmt: skip
+    project.store.audit.record(
+        actor,
+        action,
+        f"{kind} / {batch.strip()}",
+        {"new": n, "overlap": overlap or "config", "gold_rate": gold_rate},
+    )
     return n
 
 
@@ -135,8 +150,12 @@ def hand_back(
     released = workflow.release_stale(project, hours=hours, annotator=annotator, kind=kind)
     if released:
         who = sorted({r.annotator for r in released})
-        project.store.audit.record(actor, "tasks.release", ", ".join(who),
-                                   {"items": len(released), "kind": kind, "idle_hours": hours})  # fmt: skip
+        project.store.audit.record(
+            actor,
+            "tasks.release",
+            ", ".join(who),
+            {"items": len(released), "kind": kind, "idle_hours": hours},
+        )
     return released
 
 

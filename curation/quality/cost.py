@@ -259,10 +259,16 @@ def _per_unit(stages: list[StageCost], times: list[KindTime], counts: dict[str, 
         n, dollars, mins = counts.get(unit, 0), sum(usd.get(g, 0.0) for g in groups), minutes.get(kind, 0.0)
         out.append(
             VerifiedCost(
-                unit, n, groups, kind, round(dollars, 6), round(dollars / n, 6) if n else None,
-                round(mins, 4), round(mins / n, 4) if n else None,
+                unit,
+                n,
+                groups,
+                kind,
+                round(dollars, 6),
+                round(dollars / n, 6) if n else None,
+                round(mins, 4),
+                round(mins / n, 4) if n else None,
             )
-        )  # fmt: skip
+        )
     return out
 
 

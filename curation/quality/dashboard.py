@@ -61,8 +61,17 @@ def annotator_quality(
     """Per (annotator, kind): labels, leave-one-out agreement with the others, gold accuracy, mean
     time, self-consistency α (repeats) and an outlier flag with its reasons
     (prefkit.curation.quality.agreement), ready for a table."""
-    keep = ("annotator", "task_kind", "n_labels", "loo_agreement", "gold_accuracy", "mean_time_s", "reliability",
-            "self_alpha", "outlier")  # fmt: skip
+    keep = (
+        "annotator",
+        "task_kind",
+        "n_labels",
+        "loo_agreement",
+        "gold_accuracy",
+        "mean_time_s",
+        "reliability",
+        "self_alpha",
+        "outlier",
+    )
     gold_min, self_min = policy.gold_accuracy_min, policy.self_alpha_min
     stats = annotator_stats(store, kind=kind, gold_min=gold_min, fast_s=fast_s, self_alpha_min=self_min)
     return [{**{k: s[k] for k in keep}, "why": s["outlier_reason"]} for s in stats]
@@ -81,8 +90,15 @@ def confusion_matrices(store: ProjectStore, kind: str | None = None) -> list[dic
     for s in annotator_stats(store, kind=kind):
         for field, matrix in s["confusion"].items():
             for truth, said in matrix.items():
-                rows.append({"annotator": s["annotator"], "task_kind": s["task_kind"], "field": field,
-                             "truth": truth, **{f"says {k}": v for k, v in said.items()}})  # fmt: skip
+                rows.append(
+                    {
+                        "annotator": s["annotator"],
+                        "task_kind": s["task_kind"],
+                        "field": field,
+                        "truth": truth,
+                        **{f"says {k}": v for k, v in said.items()},
+                    }
+                )
     return rows
 
 

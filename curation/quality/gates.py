@@ -370,13 +370,23 @@ def gate_assist_anchoring(ctx: GateContext) -> GateResult:
     if not assisted:
         return GateResult(gate, True, 0, mode, "no released label was made with a suggestion on screen")
     if mode == "control_only":
-        return GateResult(gate, True, len(assisted), mode,
-                          f"{len(assisted)} assisted label(s) left out of the release ({per_kind})")  # fmt: skip
+        return GateResult(
+            gate,
+            True,
+            len(assisted),
+            mode,
+            f"{len(assisted)} assisted label(s) left out of the release ({per_kind})",
+        )
     if mode == "forbid":
         culprits = [f"{k}: {sum(e.kind == k for e in assisted)} assisted label(s)" for k in kinds]
-        return GateResult(gate, False, len(assisted), mode,
-                          f"{len(assisted)} label(s) made with a suggestion on screen; assisted = \"forbid\"",
-                          culprits)  # fmt: skip
+        return GateResult(
+            gate,
+            False,
+            len(assisted),
+            mode,
+            f'{len(assisted)} label(s) made with a suggestion on screen; assisted = "forbid"',
+            culprits,
+        )
     report = assist_report(ctx.store)
     culprits = []
     for k in kinds:
@@ -384,12 +394,16 @@ def gate_assist_anchoring(ctx: GateContext) -> GateResult:
         a, c = ka.arms["assisted"].anchoring_rate, ka.arms["control"].anchoring_rate
         if ka.significantly_worse is None:
             empty = [arm for arm, est in (("assisted", a), ("control", c)) if est.value is None]
-            culprits.append(f"{k}: nothing to measure: no gold unit with a wrong suggestion in the "
-                            f"{' and '.join(empty)} arm; {_needs_text(k, needed[k])}")  # fmt: skip
+            culprits.append(
+                f"{k}: nothing to measure: no gold unit with a wrong suggestion in the "
+                f"{' and '.join(empty)} arm; {_needs_text(k, needed[k])}"
+            )
         elif ka.significantly_worse:
             d = ka.anchoring_difference
-            culprits.append(f"{k}: anchoring {a.value:.3f} assisted vs {c.value:.3f} control, difference "
-                            f"{d.value:+.3f} [{d.ci_low:+.3f}, {d.ci_high:+.3f}]")  # fmt: skip
+            culprits.append(
+                f"{k}: anchoring {a.value:.3f} assisted vs {c.value:.3f} control, difference "
+                f"{d.value:+.3f} [{d.ci_low:+.3f}, {d.ci_high:+.3f}]"
+            )
     return _result(
         gate,
         culprits,

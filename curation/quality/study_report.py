@@ -233,12 +233,26 @@ def review(store: ProjectStore, study: Study, self_alpha_min: float = TENTATIVE_
         mine = selves.get((p.username, study.kind))
         lines.append(
             ParticipantReview(
-                p.platform_id, p.status, len(events), len(labels), _minutes(p, events),
-                round(median(secs), 1) if secs else None, len(gold),
-                round(right / len(gold), 4) if gold else None, rel, agreed, flags, decision, reason,
-                _bonus(study, decision, agreed, rel), (mine or {}).get("alpha"), self_alpha_reason(mine), actions["skip"], actions["flag"],
+                p.platform_id,
+                p.status,
+                len(events),
+                len(labels),
+                _minutes(p, events),
+                round(median(secs), 1) if secs else None,
+                len(gold),
+                round(right / len(gold), 4) if gold else None,
+                rel,
+                agreed,
+                flags,
+                decision,
+                reason,
+                _bonus(study, decision, agreed, rel),
+                (mine or {}).get("alpha"),
+                self_alpha_reason(mine),
+                actions["skip"],
+                actions["flag"],
             )
-        )  # fmt: skip
+        )
     return StudyReport(
         study.study_id,
         study.name,

@@ -174,8 +174,15 @@ class Accounts(StoreArea):
             if not changed:  # removed meanwhile
                 raise StoreError(f"no user {username!r}")
             ended = revoke_all(conn, self.t, found.username)
-            conn.execute(log.insert(), {"username": found.username, "client": "maintainer",
-                                        "outcome": "password", "created_at": utcnow()})  # fmt: skip
+            conn.execute(
+                log.insert(),
+                {
+                    "username": found.username,
+                    "client": "maintainer",
+                    "outcome": "password",
+                    "created_at": utcnow(),
+                },
+            )
             if actor is not None:
                 self.audit.insert(conn, actor, "user.password", found.username, {"sessions_ended": ended})
         return ended
@@ -213,8 +220,15 @@ class Accounts(StoreArea):
             ).rowcount
             if not changed:  # replaced meanwhile in another tab, or expired since
                 raise StoreError("the password you were given was replaced already (or has expired)")
-            conn.execute(log.insert(), {"username": row["username"], "client": "self", "outcome": "password",
-                                        "created_at": utcnow()})  # fmt: skip
+            conn.execute(
+                log.insert(),
+                {
+                    "username": row["username"],
+                    "client": "self",
+                    "outcome": "password",
+                    "created_at": utcnow(),
+                },
+            )
             self.audit.insert(conn, row["username"], "user.password", row["username"], {"own": True})
         return _account({**row, "password_temporary": False})
 

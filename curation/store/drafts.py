@@ -23,11 +23,19 @@ class Drafts(StoreArea):
         stmt = self.insert_stmt("drafts")
         stmt = stmt.on_conflict_do_update(
             index_elements=["annotator", "task_id"],
-            set_={"event_id": stmt.excluded.event_id, "state_json": stmt.excluded.state_json,
-                  "updated_at": stmt.excluded.updated_at},
-        )  # fmt: skip
-        row = {"annotator": annotator, "task_id": task_id, "event_id": event_id, "state_json": state_json,
-               "updated_at": utcnow()}  # fmt: skip
+            set_={
+                "event_id": stmt.excluded.event_id,
+                "state_json": stmt.excluded.state_json,
+                "updated_at": stmt.excluded.updated_at,
+            },
+        )
+        row = {
+            "annotator": annotator,
+            "task_id": task_id,
+            "event_id": event_id,
+            "state_json": state_json,
+            "updated_at": utcnow(),
+        }
         a, r = self.t["assignments"], self.t["repeats"]  # the open showing: of the queue, or a repeat
         showing = union_all(
             *(

@@ -446,12 +446,20 @@ class Labels(StoreArea):
         judges' labels left out), oldest first: what annotator time is counted from."""
         e, t = self.t["label_events"], self.t["tasks"]
         q = (
-            select(e.c.task_id, e.c.kind, t.c.batch_id, e.c.annotator, e.c.action, e.c.time_spent_s,
-                   t.c.is_gold, e.c.created_at)
+            select(
+                e.c.task_id,
+                e.c.kind,
+                t.c.batch_id,
+                e.c.annotator,
+                e.c.action,
+                e.c.time_spent_s,
+                t.c.is_gold,
+                e.c.created_at,
+            )
             .join_from(e, t, t.c.task_id == e.c.task_id)
             .where(e.c.supersedes.is_(None), e.c.action.in_(FINISHING), e.c.source != "judge")
             .order_by(e.c.seq)
-        )  # fmt: skip
+        )
         with self.read() as conn:
             return [SubmitTime(r[0], r[1], r[2], r[3], r[4], r[5], bool(r[6]), r[7]) for r in conn.execute(q)]
 

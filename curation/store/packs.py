@@ -239,8 +239,12 @@ def discard(content: Content, staged: StagedImport) -> None:
     )
     while True:
         with _short_write(content) as conn:
-            ids = [r[0] for r in conn.execute(
-                select(links.c.pack_id).where(links.c.pack_id >= staged.first_pack).limit(DISCARD_CHUNK))]  # fmt: skip
+            ids = [
+                r[0]
+                for r in conn.execute(
+                    select(links.c.pack_id).where(links.c.pack_id >= staged.first_pack).limit(DISCARD_CHUNK)
+                )
+            ]
             if ids:
                 conn.execute(links.delete().where(links.c.pack_id.in_(ids)))
         if not ids:
@@ -248,8 +252,12 @@ def discard(content: Content, staged: StagedImport) -> None:
     if staged.source_id:
         while True:
             with _short_write(content) as conn:
-                ids = [r[0] for r in conn.execute(
-                    select(d.c.dialogue_id).where(d.c.source_id == staged.source_id).limit(DISCARD_CHUNK))]  # fmt: skip
+                ids = [
+                    r[0]
+                    for r in conn.execute(
+                        select(d.c.dialogue_id).where(d.c.source_id == staged.source_id).limit(DISCARD_CHUNK)
+                    )
+                ]
                 if ids:
                     conn.execute(d.delete().where(d.c.dialogue_id.in_(ids)))
             if not ids:

@@ -74,10 +74,16 @@ class Sessions(StoreArea):
         """A new session of ``username`` until ``expires_at`` (ISO-8601 UTC)."""
         row = AppSession(secrets.token_hex(16), username, client, utcnow(), expires_at, None, True)
         with self.write() as conn:
-            conn.execute(self.t["app_sessions"].insert(), {
-                "session_id": row.session_id, "username": row.username, "client": row.client,
-                "created_at": row.created_at, "expires_at": row.expires_at,
-            })  # fmt: skip
+            conn.execute(
+                self.t["app_sessions"].insert(),
+                {
+                    "session_id": row.session_id,
+                    "username": row.username,
+                    "client": row.client,
+                    "created_at": row.created_at,
+                    "expires_at": row.expires_at,
+                },
+            )
         return row
 
     def get(self, session_id: str) -> AppSession | None:
@@ -91,8 +97,15 @@ class Sessions(StoreArea):
         row = self.read_retrying(lambda conn: conn.execute(q).mappings().first())
         if row is None:
             return None
-        return AppSession(row["session_id"], row["username"], row["client"], row["created_at"],
-                          row["expires_at"], row["revoked_at"], bool(row["active"]))  # fmt: skip
+        return AppSession(
+            row["session_id"],
+            row["username"],
+            row["client"],
+            row["created_at"],
+            row["expires_at"],
+            row["revoked_at"],
+            bool(row["active"]),
+        )
 
     def revoke(self, session_id: str) -> bool:
         """End one session now (sign-out). True when it was open."""

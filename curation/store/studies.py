@@ -156,8 +156,14 @@ class Studies(StoreArea):
         are there already: counted in the same transaction, under the study's lock, so newcomers
         arriving at once cannot all take the last place."""
         now = participant.arrived_at
-        account = {"username": participant.username, "role": "annotator", "password_hash": NO_PASSWORD,
-                   "email": None, "active": True, "created_at": now}  # fmt: skip
+        account = {
+            "username": participant.username,
+            "role": "annotator",
+            "password_hash": NO_PASSWORD,
+            "email": None,
+            "active": True,
+            "created_at": now,
+        }
         row = {k: getattr(participant, k) for k in Participant.__slots__}
         p = self.t["study_participants"]
         try:
@@ -218,21 +224,32 @@ class Studies(StoreArea):
         detail: dict[str, Any] | None,
         at: str | None = None,
     ) -> None:
-        conn.execute(self.t["study_events"].insert(), {
-            "study_id": study_id, "platform_id": platform_id, "event": event,
-            "detail_json": json.dumps(detail, sort_keys=True) if detail else None,
-            "created_at": at or utcnow(),
-        })  # fmt: skip
+        conn.execute(
+            self.t["study_events"].insert(),
+            {
+                "study_id": study_id,
+                "platform_id": platform_id,
+                "event": event,
+                "detail_json": json.dumps(detail, sort_keys=True) if detail else None,
+                "created_at": at or utcnow(),
+            },
+        )
 
     def events(self, study_id: str) -> list[StudyEvent]:
         e = self.t["study_events"]
         q = select(e).where(e.c.study_id == study_id).order_by(e.c.seq)
         with self.read() as conn:
             return [
-                StudyEvent(r["seq"], r["study_id"], r["platform_id"], r["event"],
-                           json.loads(r["detail_json"]) if r["detail_json"] else None, r["created_at"])
+                StudyEvent(
+                    r["seq"],
+                    r["study_id"],
+                    r["platform_id"],
+                    r["event"],
+                    json.loads(r["detail_json"]) if r["detail_json"] else None,
+                    r["created_at"],
+                )
                 for r in conn.execute(q).mappings()
-            ]  # fmt: skip
+            ]
 
     def counts(self) -> dict[str, int]:
         """Rows per table: what tests compare before and after a refused arrival."""

@@ -197,9 +197,12 @@ class Submits(StoreArea):
                 e.c.event_id == ev.event_id
             )
         ).first()
-        same = have is not None and (have.task_id, have.annotator, have.action, have.comment) == (
-            ev.task_id, ev.annotator, ev.action, ev.comment
-        ) and self.loads(have.values_json) == ev.values  # fmt: skip
+        same = (
+            have is not None
+            and (have.task_id, have.annotator, have.action, have.comment)
+            == (ev.task_id, ev.annotator, ev.action, ev.comment)
+            and self.loads(have.values_json) == ev.values
+        )
         if not same:
             raise StaleSubmit(
                 "this item was already finished with another answer (in another tab or window?); "
@@ -235,11 +238,20 @@ class Submits(StoreArea):
             return
         task = conn.execute(select(t.c.batch_id).where(t.c.task_id == ev.task_id)).first()
         start = conn.execute(select(func.max(a.c.position)).where(a.c.annotator == ev.annotator)).scalar()
-        conn.execute(a.insert(), {
-            "task_id": ev.task_id, "annotator": ev.annotator, "position": (start or 0) + 1,
-            "assigned_at": ev.created_at, "event_id": ev.event_id, "shown_at": ev.created_at,
-            "done_at": ev.created_at, "kind": ev.kind, "batch_id": task[0] if task else "default",
-        })  # fmt: skip
+        conn.execute(
+            a.insert(),
+            {
+                "task_id": ev.task_id,
+                "annotator": ev.annotator,
+                "position": (start or 0) + 1,
+                "assigned_at": ev.created_at,
+                "event_id": ev.event_id,
+                "shown_at": ev.created_at,
+                "done_at": ev.created_at,
+                "kind": ev.kind,
+                "batch_id": task[0] if task else "default",
+            },
+        )
         conn.execute(update(t).where(t.c.task_id == ev.task_id).values(n_assigned=t.c.n_assigned + 1))
 
     def lock_target(self, conn: Connection, task_id: str) -> TaskTarget | None:

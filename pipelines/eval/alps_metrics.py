@@ -200,8 +200,16 @@ def aggregate(task: str, records: list[dict[str, Any]]) -> list[dict[str, Any]]:
         for cat in ("retained", "added", "modified"):
             n = sum(r["categories"][cat][0] for r in records)
             ok = sum(r["categories"][cat][1] for r in records)
-            rows.append({"task": task, "group": cat, **_base(records), "n_gold": n, "correct": ok,
-                         "accuracy": _r(ok / n) if n else None})  # fmt: skip
+            rows.append(
+                {
+                    "task": task,
+                    "group": cat,
+                    **_base(records),
+                    "n_gold": n,
+                    "correct": ok,
+                    "accuracy": _r(ok / n) if n else None,
+                }
+            )
         rows[-1]["stale"] = sum(r["stale"] for r in records)
         rows.append(_extraction_row(task, "all", records))
         return rows

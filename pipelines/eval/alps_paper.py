@@ -44,8 +44,16 @@ def row_record(task: str, gold: dict[str, Any], pred: dict[str, Any] | None) -> 
         recall = tp / len(g) if g else 0.0
         f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
         quality = sum(s for *_x, s in pairs) / tp if tp else 0.0
-    return {"n_gold": len(g), "n_pred": len(p), "tp": tp, "precision": precision, "recall": recall, "f1": f1,
-            "quality": quality, "algo_score_100": 100 * (QUALITY_WEIGHT * quality + COVERAGE_WEIGHT * f1)}  # fmt: skip
+    return {
+        "n_gold": len(g),
+        "n_pred": len(p),
+        "tp": tp,
+        "precision": precision,
+        "recall": recall,
+        "f1": f1,
+        "quality": quality,
+        "algo_score_100": 100 * (QUALITY_WEIGHT * quality + COVERAGE_WEIGHT * f1),
+    }
 
 
 def _mean(xs: list[float]) -> float | None:
@@ -56,13 +64,21 @@ def aggregate(task: str, records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     if task not in ("task1", "task2"):
         return metrics.aggregate(task, records)
     col = lambda name: [r[name] for r in records]  # noqa: E731
-    row = {"task": task, "group": "all", "n_rows": len(records),
-           "n_missing": sum(1 for r in records if r.get("missing")),
-           "n_failed": sum(1 for r in records if r.get("error")),
-           "n_pred": sum(col("n_pred")), "n_gold": sum(col("n_gold")), "matched": sum(col("tp")),
-           "mean_precision": _mean(col("precision")), "mean_recall": _mean(col("recall")),
-           "mean_f1": _mean(col("f1")), "mean_quality": _mean(col("quality")),
-           "algo_score_100": _mean(col("algo_score_100"))}  # fmt: skip
+    row = {
+        "task": task,
+        "group": "all",
+        "n_rows": len(records),
+        "n_missing": sum(1 for r in records if r.get("missing")),
+        "n_failed": sum(1 for r in records if r.get("error")),
+        "n_pred": sum(col("n_pred")),
+        "n_gold": sum(col("n_gold")),
+        "matched": sum(col("tp")),
+        "mean_precision": _mean(col("precision")),
+        "mean_recall": _mean(col("recall")),
+        "mean_f1": _mean(col("f1")),
+        "mean_quality": _mean(col("quality")),
+        "algo_score_100": _mean(col("algo_score_100")),
+    }
     return [row, {"task": "pair_threshold", **threshold_check()}]
 
 
@@ -84,8 +100,14 @@ def threshold_check(threshold: float = metrics.MIN_PAIR_SCORE, path: Path | None
     accepted = [s for s, same in scored if same]
     false = sum(1 for s in rejected if s >= threshold)
     missed = sum(1 for s in accepted if s < threshold)
-    return {"group": "labelled pairs" if path is None else str(path), "threshold": threshold,
-            "n_pairs": len(rows), "n_rejected": len(rejected), "matched_rejected": false,
-            "false_match_rate": round(false / len(rejected), 6) if rejected else None,
-            "n_accepted": len(accepted), "missed_accepted": missed,
-            "miss_rate": round(missed / len(accepted), 6) if accepted else None}  # fmt: skip
+    return {
+        "group": "labelled pairs" if path is None else str(path),
+        "threshold": threshold,
+        "n_pairs": len(rows),
+        "n_rejected": len(rejected),
+        "matched_rejected": false,
+        "false_match_rate": round(false / len(rejected), 6) if rejected else None,
+        "n_accepted": len(accepted),
+        "missed_accepted": missed,
+        "miss_rate": round(missed / len(accepted), 6) if accepted else None,
+    }

@@ -128,8 +128,12 @@ def score_row(task: str, prediction: Mapping[str, Any], gold: Mapping[str, Any])
     fact = normalize_text(prediction.get("used_memory_fact"))
     match = 1.0 if ref and fact and (fact == ref or fact in ref or ref in fact) else 0.0
     present = 1.0 if normalize_text(prediction.get("answer") or prediction.get("response")) else 0.0
-    return {"grounding_accuracy": match, "used_memory_fact_match": match, "response_present": present,
-            "main_score": match}  # fmt: skip
+    return {
+        "grounding_accuracy": match,
+        "used_memory_fact_match": match,
+        "response_present": present,
+        "main_score": match,
+    }
 
 
 def summarize(task: str, rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -138,18 +142,32 @@ def summarize(task: str, rows: list[dict[str, Any]]) -> dict[str, Any]:
         return {"num_rows": 0, "main_metric": "main_score", "main_score": 0.0}
     col = lambda name: [r[name] for r in rows]  # noqa: E731
     if task in ("task1", "task2"):
-        return {"num_rows": len(rows), "main_metric": "mean_f1", "mean_precision": _mean(col("precision")),
-                "mean_recall": _mean(col("recall")), "mean_f1": _mean(col("f1")),
-                "exact_match_rate": _mean(col("exact_match")), "main_score": _mean(col("f1"))}  # fmt: skip
+        return {
+            "num_rows": len(rows),
+            "main_metric": "mean_f1",
+            "mean_precision": _mean(col("precision")),
+            "mean_recall": _mean(col("recall")),
+            "mean_f1": _mean(col("f1")),
+            "exact_match_rate": _mean(col("exact_match")),
+            "main_score": _mean(col("f1")),
+        }
     if task == "task3":
-        return {"num_rows": len(rows), "main_metric": "accuracy", "accuracy": _mean(col("accuracy")),
-                "memory_id_match_rate": _mean(col("memory_id_match")),
-                "memory_value_match_rate": _mean(col("memory_value_match")), "main_score": _mean(col("accuracy"))}  # fmt: skip
-    return {"num_rows": len(rows), "main_metric": "grounding_accuracy",
-            "grounding_accuracy": _mean(col("grounding_accuracy")),
-            "used_memory_fact_match_rate": _mean(col("used_memory_fact_match")),
-            "response_present_rate": _mean(col("response_present")),
-            "main_score": _mean(col("grounding_accuracy"))}  # fmt: skip
+        return {
+            "num_rows": len(rows),
+            "main_metric": "accuracy",
+            "accuracy": _mean(col("accuracy")),
+            "memory_id_match_rate": _mean(col("memory_id_match")),
+            "memory_value_match_rate": _mean(col("memory_value_match")),
+            "main_score": _mean(col("accuracy")),
+        }
+    return {
+        "num_rows": len(rows),
+        "main_metric": "grounding_accuracy",
+        "grounding_accuracy": _mean(col("grounding_accuracy")),
+        "used_memory_fact_match_rate": _mean(col("used_memory_fact_match")),
+        "response_present_rate": _mean(col("response_present")),
+        "main_score": _mean(col("grounding_accuracy")),
+    }
 
 
 # -- prefkit's records ------------------------------------------------------------------------------------------
@@ -171,9 +189,16 @@ def aggregate(task: str, records: list[dict[str, Any]]) -> list[dict[str, Any]]:
         recs = groups[group]
         summary = summarize(task, [r["public"] for r in recs])
         strict = [0.0 if r["failed"] else r["public"]["main_score"] for r in recs]
-        out.append({"task": task, "group": group, "n_rows": len(recs),
-                    "n_failed": sum(1 for r in recs if r["failed"]), **summary,
-                    "main_score_strict": _mean(strict)})  # fmt: skip
+        out.append(
+            {
+                "task": task,
+                "group": group,
+                "n_rows": len(recs),
+                "n_failed": sum(1 for r in recs if r["failed"]),
+                **summary,
+                "main_score_strict": _mean(strict),
+            }
+        )
     return out
 
 

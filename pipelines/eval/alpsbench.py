@@ -351,8 +351,11 @@ def run_model(layer, rows: Mapping[str, AlpsRow], task: str) -> dict[str, dict[s
         ids, layer.run([model_request(rows[b]) for b in ids], desc=f"{STAGE}.{task}"), strict=True
     ):
         head = {"benchmark_id": rows[bid].benchmark_id, "track": rows[bid].track}
-        out[bid] = {**head, **r.parsed.model_dump(exclude_none=True)} if r.ok else {
-            **head, "error": r.error or "failed"}  # fmt: skip
+        out[bid] = (
+            {**head, **r.parsed.model_dump(exclude_none=True)}
+            if r.ok
+            else {**head, "error": r.error or "failed"}
+        )
     return out
 
 

@@ -36,8 +36,10 @@ def bar_chart(
         out.append(f'<line x1="{left}" y1="{y:.1f}" x2="{width - 20}" y2="{y:.1f}" stroke="#ddd"/>')
         out.append(f'<text x="{left - 6}" y="{y + 4:.1f}" text-anchor="end">{v:g}</text>')
     if ylabel:
-        out.append(f'<text x="12" y="{top + plot_h / 2:.1f}" transform="rotate(-90 12 {top + plot_h / 2:.1f})" '
-                   f'text-anchor="middle">{escape(ylabel)}</text>')  # fmt: skip
+        out.append(
+            f'<text x="12" y="{top + plot_h / 2:.1f}" transform="rotate(-90 12 {top + plot_h / 2:.1f})" '
+            f'text-anchor="middle">{escape(ylabel)}</text>'
+        )
     for g, cat in enumerate(categories):
         x0 = left + g * group_w + (group_w - bar_w * len(series)) / 2
         for s, (name, values) in enumerate(series.items()):
@@ -59,8 +61,10 @@ def bar_chart(
         out.append(f'<rect x="{x}" y="27" width="10" height="10" fill="{COLOURS[s % len(COLOURS)]}"/>')
         out.append(f'<text x="{x + 14}" y="36">{escape(name)}</text>')
     if xlabel:
-        out.append(f'<text x="{left + (width - left - 20) / 2:.1f}" y="{height - 8}" text-anchor="middle">'
-                   f"{escape(xlabel)}</text>")  # fmt: skip
+        out.append(
+            f'<text x="{left + (width - left - 20) / 2:.1f}" y="{height - 8}" text-anchor="middle">'
+            f"{escape(xlabel)}</text>"
+        )
     out.append("</svg>")
     return "\n".join(out) + "\n"
 

@@ -139,9 +139,14 @@ def judge_generation_request(key: CupidKey, inst: BenchmarkInstance, response: s
         "response": response,
     }
     return build_request(
-        f"{STAGE}.judge_generation", key_name(key), "judge", "cupid_judge_generation", ScoredAnswer, context,
+        f"{STAGE}.judge_generation",
+        key_name(key),
+        "judge",
+        "cupid_judge_generation",
+        ScoredAnswer,
+        context,
         max_tokens=200,
-    )  # fmt: skip
+    )
 
 
 # -- running ------------------------------------------------------------------------------------------------

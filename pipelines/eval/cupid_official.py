@@ -83,8 +83,15 @@ class Counts:
         p = self.inferred_credit / self.inferred_items if self.inferred_items > 0 else 0
         r = self.gold_credit / self.gold_items if self.gold_items > 0 else 0
         f1 = 2 * p * r / (p + r) if p + r > 0 else 0
-        return {**self.__dict__, "precision": round(float(p), 6), "recall": round(float(r), 6), "f1": round(float(f1), 6),
-                "precision_exact": p, "recall_exact": r, "f1_exact": f1}  # fmt: skip
+        return {
+            **self.__dict__,
+            "precision": round(float(p), 6),
+            "recall": round(float(r), 6),
+            "f1": round(float(f1), 6),
+            "precision_exact": p,
+            "recall_exact": r,
+            "f1_exact": f1,
+        }
 
 
 def inference_counts(key: CupidKey, gold: Gold, pred: Mapping[str, Any] | None, strict: bool) -> Counts:
@@ -135,8 +142,10 @@ def score_inference(golds: Mapping[CupidKey, Gold], preds: Mapping[CupidKey, Any
 
 
 def _kind_counts(k: Counter) -> dict[str, int]:
-    return {f"n_{name}": k.get(name, 0) for name in ("missing", "model_failed", "context_length", "judge_failed",
-                                                     "empty", "scored")}  # fmt: skip
+    return {
+        f"n_{name}": k.get(name, 0)
+        for name in ("missing", "model_failed", "context_length", "judge_failed", "empty", "scored")
+    }
 
 
 def score_generation(golds: Mapping[CupidKey, Gold], preds: Mapping[CupidKey, Any]) -> list[dict[str, Any]]:
@@ -167,10 +176,18 @@ def score_generation(golds: Mapping[CupidKey, Gold], preds: Mapping[CupidKey, An
             s = scores.get(group, [])
             hist = Counter(int(x) for x in s)
             mean = sum(s) / len(s) if s else 0  # result.aggregate_results: 0 with no instance
-            rows.append({"task": task, "group": group, "n_instances": sum(kinds[group].values()),
-                         "n_counted": len(s), "mean": round(float(mean), 6), "mean_exact": mean,
-                         "distribution": {str(i): hist.get(i, 0) for i in range(0, 11)},
-                         **_kind_counts(kinds[group])})  # fmt: skip
+            rows.append(
+                {
+                    "task": task,
+                    "group": group,
+                    "n_instances": sum(kinds[group].values()),
+                    "n_counted": len(s),
+                    "mean": round(float(mean), 6),
+                    "mean_exact": mean,
+                    "distribution": {str(i): hist.get(i, 0) for i in range(0, 11)},
+                    **_kind_counts(kinds[group]),
+                }
+            )
     return rows
 
 

@@ -35,8 +35,18 @@ from prefkit.schemas.evaluation import CupidLabels, CupidPrediction, ItemLabel
 
 STAGE = "eval.cupid.official"
 LABELS = {"fully covered": "fully", "partially covered": "partially", "not covered": "not_covered"}
-RUBRIC = ("Unacceptable", "Very Poor", "Poor", "Below Average", "Acceptable", "Above Average", "Good",
-          "Very Good", "Excellent", "Exceptional")  # fmt: skip
+RUBRIC = (
+    "Unacceptable",
+    "Very Poor",
+    "Poor",
+    "Below Average",
+    "Acceptable",
+    "Above Average",
+    "Good",
+    "Very Good",
+    "Excellent",
+    "Exceptional",
+)
 
 
 class ParseError(ValueError):
@@ -203,8 +213,11 @@ def decompose(
 ) -> dict[CupidKey, CupidPrediction]:
     """The decomposer's checklist for every inferred preference that lacks one (an empty preference has
     an empty checklist and is not sent). A failed decomposition fails the instance, as in CUPID."""
-    todo = [k for k, p in sorted(preds.items())
-            if p.error is None and p.checklist is None and (p.inferred or "").strip()]  # fmt: skip
+    todo = [
+        k
+        for k, p in sorted(preds.items())
+        if p.error is None and p.checklist is None and (p.inferred or "").strip()
+    ]
     out = dict(preds)
     for key in [k for k, p in preds.items() if p.error is None and not (p.inferred or "").strip()]:
         out[key] = with_fields(out[key], {"checklist": []})
@@ -233,8 +246,15 @@ def judge(layer, steps_: Steps, instances, preds, task: str) -> tuple[dict[Cupid
         if p.error is not None:
             continue
         if task == "inference" and p.labels is None and p.checklist:
-            todo.append((key, [steps_.match(key, "inferred", list(p.checklist), inst.current_contextual_preference),
-                               steps_.match(key, "gold", list(inst.current_checklist), p.inferred)]))  # fmt: skip
+            todo.append(
+                (
+                    key,
+                    [
+                        steps_.match(key, "inferred", list(p.checklist), inst.current_contextual_preference),
+                        steps_.match(key, "gold", list(inst.current_checklist), p.inferred),
+                    ],
+                )
+            )
         elif task == "generation" and p.score is None:
             todo.append((key, [steps_.judge(key, inst, p.response or "")]))
     flat = [r for _k, reqs in todo for r in reqs]
@@ -272,9 +292,12 @@ def estimate_requests(steps_: Steps, instances: Mapping[CupidKey, BenchmarkInsta
         inst = instances[k]
         if task == "inference":
             gold = inst.current_contextual_preference
-            out += [steps_.infer(k, inst, oracle), steps_.decompose(k, gold),
-                    steps_.match(k, "inferred", [gold], gold),
-                    steps_.match(k, "gold", list(inst.current_checklist), gold)]  # fmt: skip
+            out += [
+                steps_.infer(k, inst, oracle),
+                steps_.decompose(k, gold),
+                steps_.match(k, "inferred", [gold], gold),
+                steps_.match(k, "gold", list(inst.current_checklist), gold),
+            ]
         else:
             out += [
                 steps_.generate(k, inst, oracle),

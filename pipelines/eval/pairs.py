@@ -59,8 +59,16 @@ def run_pairs(store: ProjectStore, run_id: str) -> tuple[EvalRun, list[dict[str,
         statement = (pred.get("inferred") or "").strip()
         for lab in (pred.get("labels") or {}).get("gold", []):
             pair_id = "pair_" + content_hash([lab["item"], statement])
-            pairs.setdefault(pair_id, {"pair_id": pair_id, "checklist_item": lab["item"], "candidate": statement,
-                                       "instance_id": item.item_key, "judge": lab["coverage"]})  # fmt: skip
+            pairs.setdefault(
+                pair_id,
+                {
+                    "pair_id": pair_id,
+                    "checklist_item": lab["item"],
+                    "candidate": statement,
+                    "instance_id": item.item_key,
+                    "judge": lab["coverage"],
+                },
+            )
     return run, sorted(pairs.values(), key=lambda p: p["pair_id"])
 
 
@@ -128,6 +136,11 @@ def pairs_from_run(
         )
     written = store.labels.append_events(events)
     return PairsResult(
-        run.run_id, available, {lab: sum(1 for p in chosen if p["judge"] == lab) for lab in LABELS},
-        new_pairs, new_tasks, written, batch,
-    )  # fmt: skip
+        run.run_id,
+        available,
+        {lab: sum(1 for p in chosen if p["judge"] == lab) for lab in LABELS},
+        new_pairs,
+        new_tasks,
+        written,
+        batch,
+    )

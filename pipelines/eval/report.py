@@ -16,10 +16,31 @@ from prefkit.pipelines.eval.release import EvalInputError
 from prefkit.schemas.safe_text import md_code, md_text
 
 COLUMNS = {
-    ("cupid", "inference"): ["group", "n_instances", "n_inferred", "n_empty", "n_failed", "n_missing", "gold_items",
-                             "gold_credit", "inferred_items", "inferred_credit", "precision", "recall", "f1"],
-    ("cupid", "generation"): ["group", "n_instances", "n_scored", "n_failed", "n_missing", "mean", "distribution"],
-}  # fmt: skip
+    ("cupid", "inference"): [
+        "group",
+        "n_instances",
+        "n_inferred",
+        "n_empty",
+        "n_failed",
+        "n_missing",
+        "gold_items",
+        "gold_credit",
+        "inferred_items",
+        "inferred_credit",
+        "precision",
+        "recall",
+        "f1",
+    ],
+    ("cupid", "generation"): [
+        "group",
+        "n_instances",
+        "n_scored",
+        "n_failed",
+        "n_missing",
+        "mean",
+        "distribution",
+    ],
+}
 
 
 def judge_line(judge: dict[str, Any] | None, markdown: bool = True) -> str | None:
@@ -142,8 +163,10 @@ def render_markdown(report: dict[str, Any], charts: Sequence[Path] = ()) -> str:
             if report["protocol"] == "prefkit" or task == "inference_by_position"
             else ["group"] + [c for c in rows[0] if c not in ("task", "group") and not c.endswith("_exact")]
         )
-        title = {"inference_by_position": "inference by position (sessions before the request of the most recent "
-                 "relevant session)"}.get(task, task)  # fmt: skip
+        title = {
+            "inference_by_position": "inference by position (sessions before the request of the most recent "
+            "relevant session)"
+        }.get(task, task)
         lines += [f"## {md_text(title)}", ""] + table(rows, cols) + [""]
     if charts:
         # local files written beside the report, by name only (never a URL)

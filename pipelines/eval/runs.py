@@ -105,12 +105,18 @@ def run_cupid(
     official = options.protocol in protocols.OFFICIAL_CUPID
     model = None if predictions else layer.settings.model_for("assistant")
     judge_model = layer.settings.model_for("judge")
-    settings = {"oracle": options.oracle, "limit": limit, "predictions_sha256": _file_digest(predictions),
-                "protocol": options.protocol}  # fmt: skip
+    settings = {
+        "oracle": options.oracle,
+        "limit": limit,
+        "predictions_sha256": _file_digest(predictions),
+        "protocol": options.protocol,
+    }
     steps = None
     if official:
-        steps = cupid_protocol.Steps(load_prompts(options.prompts, cupid_protocol.steps(options.task, options.protocol)),
-                                     options.protocol)  # fmt: skip
+        steps = cupid_protocol.Steps(
+            load_prompts(options.prompts, cupid_protocol.steps(options.task, options.protocol)),
+            options.protocol,
+        )
         settings["prompts_from"] = steps.prompts.origin
         if options.protocol == "cupid-prefmatcher" and options.task == "inference":
             settings["decomposer_model"] = layer.settings.model_for("writer")
@@ -219,8 +225,12 @@ def run_alpsbench(
     uses_judge = task == "task4" and protocol != "alpsbench-public"  # the public score is the proxy
     model = None if predictions else layer.settings.model_for("assistant")
     judge_model = layer.settings.model_for("judge") if uses_judge else None
-    settings = {"split": split, "limit": limit, "predictions_sha256": _file_digest(predictions),
-                "protocol": protocol}  # fmt: skip
+    settings = {
+        "split": split,
+        "limit": limit,
+        "predictions_sha256": _file_digest(predictions),
+        "protocol": protocol,
+    }
     templates = alpsbench.TEMPLATES[task] if uses_judge else alpsbench.TEMPLATES[task][:1]
     run = _run_record("alpsbench", task, ref, layer, templates, settings, model, judge_model)
     # a predictions file is checked whole before the run is recorded: a refused file leaves no run
@@ -355,20 +365,48 @@ def write_charts(report: dict[str, Any], out_dir: Path) -> list[Path]:
     if run.benchmark == "cupid" and run.task == "inference":
         typed = [r for r in rows if r["task"] == "inference"]
         series = {m: [r[m] for r in typed] for m in ("precision", "recall", "f1")}
-        paths.append(write(out_dir / "prf_by_type.svg", bar_chart(f"P/R/F1 per instance type — {title}",
-                                                                  [r["group"] for r in typed], series)))  # fmt: skip
+        paths.append(
+            write(
+                out_dir / "prf_by_type.svg",
+                bar_chart(f"P/R/F1 per instance type — {title}", [r["group"] for r in typed], series),
+            )
+        )
         pos = [r for r in rows if r["task"] == "inference_by_position"]
-        paths.append(write(out_dir / "f1_by_position.svg", bar_chart(
-            f"F1 by position of the most recent relevant session — {title}",
-            [r["group"] for r in pos], {"f1": [r["f1"] for r in pos]},
-            xlabel="sessions back from the request (1 = the last session; none = no relevant session)")))  # fmt: skip
+        paths.append(
+            write(
+                out_dir / "f1_by_position.svg",
+                bar_chart(
+                    f"F1 by position of the most recent relevant session — {title}",
+                    [r["group"] for r in pos],
+                    {"f1": [r["f1"] for r in pos]},
+                    xlabel="sessions back from the request (1 = the last session; none = no relevant session)",
+                ),
+            )
+        )
     elif run.benchmark == "cupid":
-        paths.append(write(out_dir / "score_by_type.svg", bar_chart(f"Judge score (1-10) per instance type — {title}",
-                     [r["group"] for r in rows], {"mean": [r["mean"] for r in rows]}, ymax=10)))  # fmt: skip
+        paths.append(
+            write(
+                out_dir / "score_by_type.svg",
+                bar_chart(
+                    f"Judge score (1-10) per instance type — {title}",
+                    [r["group"] for r in rows],
+                    {"mean": [r["mean"] for r in rows]},
+                    ymax=10,
+                ),
+            )
+        )
     else:
         metric = {"task1": "f1", "task2": "accuracy", "task3": "accuracy", "task4": "mean_score"}[run.task]
         shown = [r for r in rows if r.get(metric) is not None or metric in r]
-        paths.append(write(out_dir / f"{run.task}_{metric}.svg", bar_chart(
-            f"AlpsBench {run.task} {metric} — {title}", [r["group"] for r in shown],
-            {metric: [r.get(metric) for r in shown]}, ymax=10 if metric == "mean_score" else 1.0)))  # fmt: skip
+        paths.append(
+            write(
+                out_dir / f"{run.task}_{metric}.svg",
+                bar_chart(
+                    f"AlpsBench {run.task} {metric} — {title}",
+                    [r["group"] for r in shown],
+                    {metric: [r.get(metric) for r in shown]},
+                    ymax=10 if metric == "mean_score" else 1.0,
+                ),
+            )
+        )
     return paths

@@ -65,8 +65,19 @@ SCAN_BATCH_ROWS = 20_000
 #: JSON input: every field of the contract (schemas/wildchat.py) read as JSON, so its JSON type is
 #: checked as the contract checks it in strict mode (``"content": 123`` is not text, ``"toxic": "yes"``
 #: is not a boolean) instead of being cast; the values are then taken out typed.
-_TURN_FIELDS = ("content", "role", "language", "redacted", "toxic", "turn_identifier", "timestamp",
-                "hashed_ip", "state", "country", "header")  # fmt: skip
+_TURN_FIELDS = (
+    "content",
+    "role",
+    "language",
+    "redacted",
+    "toxic",
+    "turn_identifier",
+    "timestamp",
+    "hashed_ip",
+    "state",
+    "country",
+    "header",
+)
 _COLUMNS = {
     "conversation_hash": "JSON",
     "model": "JSON",

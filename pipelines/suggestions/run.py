@@ -68,8 +68,14 @@ def make_run(layer: LLMLayer, kind: str, judge: bool) -> SuggestionRun:
     p_hash = s.prompt_hash(kind, judge)
     return SuggestionRun(
         SuggestionRun.make_id(kind, model, backend, p_hash, seed, settings),
-        kind, model, backend, offline, p_hash, seed, settings,
-    )  # fmt: skip
+        kind,
+        model,
+        backend,
+        offline,
+        p_hash,
+        seed,
+        settings,
+    )
 
 
 def pending(
@@ -120,7 +126,16 @@ def suggest(
         except LabelError as exc:
             report.failed.append(f"{task.item_ref}: {exc}")
             continue
-        made.append(Suggestion(Suggestion.make_id(run.run_id, task.task_id), run.run_id, task.task_id, kind,
-                               values, detail, created_at=now))  # fmt: skip
+        made.append(
+            Suggestion(
+                Suggestion.make_id(run.run_id, task.task_id),
+                run.run_id,
+                task.task_id,
+                kind,
+                values,
+                detail,
+                created_at=now,
+            )
+        )
     report.suggested = store.suggestions.add(run, made)
     return report

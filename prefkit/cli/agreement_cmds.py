@@ -10,8 +10,20 @@ from prefkit.curation.project import Project
 from prefkit.curation.quality.agreement import agreement_rows, annotator_stats, within_rows
 from prefkit.curation.quality.suggestions import assist_report, difference_lines, report_rows
 
-_TABLE = ["task_kind", "field", "comparison", "judge", "n_units", "n_raters", "alpha", "ci", "p_below_min", "ac1",
-          "percent_agreement", "mean_pairwise_kappa"]  # fmt: skip
+_TABLE = [
+    "task_kind",
+    "field",
+    "comparison",
+    "judge",
+    "n_units",
+    "n_raters",
+    "alpha",
+    "ci",
+    "p_below_min",
+    "ac1",
+    "percent_agreement",
+    "mean_pairwise_kappa",
+]
 
 
 _ANNOTATOR_TABLE = """annotator task_kind n_labels loo_agreement gold_accuracy mean_time_s reliability
@@ -109,8 +121,14 @@ def agreement(project: Project, kind, batch, n_boot, seed, judges, alpha_min, as
         echo_within(within_rows(project.store, kind, n_boot, seed, release.self_alpha_min), as_json, seed)
         return
     if table["annotators"]:
-        rows = annotator_stats(project.store, kind=kind, judges=judges, gold_min=release.gold_accuracy_min,
-                               fast_s=project.config.annotation.fast_item_s, self_alpha_min=release.self_alpha_min)  # fmt: skip
+        rows = annotator_stats(
+            project.store,
+            kind=kind,
+            judges=judges,
+            gold_min=release.gold_accuracy_min,
+            fast_s=project.config.annotation.fast_item_s,
+            self_alpha_min=release.self_alpha_min,
+        )
         if as_json:
             echo_json(rows)
         else:

@@ -26,20 +26,33 @@ def streamlit_argv(port: int, host: str) -> list[str]:
     app = Path(spec.origin).resolve().parent / "app.py"
     return [
         # Streamlit's CLI with each script run sent to the browser in one piece (annotate_app/server.py).
-        sys.executable, "-m", "prefkit.annotate_app.server", "run", str(app),
-        "--server.port", str(port),
-        "--server.address", host,
-        "--server.headless", "true",
-        "--server.fileWatcherType", "none",
-        "--server.runOnSave", "false",
-        "--browser.gatherUsageStats", "false",
-        "--global.developmentMode", "false",
-        "--client.toolbarMode", "minimal",
+        sys.executable,
+        "-m",
+        "prefkit.annotate_app.server",
+        "run",
+        str(app),
+        "--server.port",
+        str(port),
+        "--server.address",
+        host,
+        "--server.headless",
+        "true",
+        "--server.fileWatcherType",
+        "none",
+        "--server.runOnSave",
+        "false",
+        "--browser.gatherUsageStats",
+        "false",
+        "--global.developmentMode",
+        "false",
+        "--client.toolbarMode",
+        "minimal",
         # Streamlit's default forces a full gc.collect(2) after every script run: measured at ~60 of
         # the ~80 ms of server CPU per submit (bench/bench_browser.py). Python's own generational
         # collector still runs; what a run allocates is freed by reference counting.
-        "--runner.postScriptGC", "false",
-    ]  # fmt: skip
+        "--runner.postScriptGC",
+        "false",
+    ]
 
 
 @annotate.command("serve")

@@ -33,7 +33,15 @@ def audit_list(project: Project, actor: str | None, action: str | None, limit: i
         echo_json(rows)
         return
     echo_table(
-        [{"created_at": r.created_at, "actor": r.actor, "action": r.action, "target": r.target,
-          "detail": ", ".join(f"{k}={v}" for k, v in r.detail.items() if v is not None)} for r in rows],
+        [
+            {
+                "created_at": r.created_at,
+                "actor": r.actor,
+                "action": r.action,
+                "target": r.target,
+                "detail": ", ".join(f"{k}={v}" for k, v in r.detail.items() if v is not None),
+            }
+            for r in rows
+        ],
         ["created_at", "actor", "action", "target", "detail"],
-    )  # fmt: skip
+    )

@@ -45,27 +45,58 @@ def study() -> None:
 @click.option("--kind", type=KindChoice(), required=True, help="Task kind participants label.")
 @click.option("--batch", required=True, help="Batch the items come from.")
 @click.option("--items", type=POSITIVE_INT, required=True, help="Items per participant (gold included).")
-@click.option("--gold-share", type=SHARE_BELOW_ONE, default=0.2, show_default=True,
-              help="Share of the items that are gold items (the attention checks).")  # fmt: skip
-@click.option("--screen-below", type=FRACTION, default=0.5, show_default=True,
-              help="Gold accuracy below which a participant is screened out.")  # fmt: skip
+@click.option(
+    "--gold-share",
+    type=SHARE_BELOW_ONE,
+    default=0.2,
+    show_default=True,
+    help="Share of the items that are gold items (the attention checks).",
+)
+@click.option(
+    "--screen-below",
+    type=FRACTION,
+    default=0.5,
+    show_default=True,
+    help="Gold accuracy below which a participant is screened out.",
+)
 @click.option("--completion-code", required=True, help="Code a participant gets after the last item.")
 @click.option("--screened-out-code", required=True, help="Code a screened-out participant gets.")
 @click.option(
     "--completion-url", help="Where participants go back; {code} is replaced (default: Prolific's)."
 )
-@click.option("--time-limit", "time_limit", type=POSITIVE_FLOAT, default=60, show_default=True,
-              help="Minutes after arrival when unfinished items go back to the pool.")  # fmt: skip
+@click.option(
+    "--time-limit",
+    "time_limit",
+    type=POSITIVE_FLOAT,
+    default=60,
+    show_default=True,
+    help="Minutes after arrival when unfinished items go back to the pool.",
+)
 @click.option(
     "--platform", type=click.Choice(sorted(studies.PLATFORMS)), default="prolific", show_default=True
 )
-@click.option("--reward", type=NON_NEGATIVE_FLOAT, default=0.0, show_default=True,
-              help="Pay of one approved submission (for the cost).")  # fmt: skip
+@click.option(
+    "--reward",
+    type=NON_NEGATIVE_FLOAT,
+    default=0.0,
+    show_default=True,
+    help="Pay of one approved submission (for the cost).",
+)
 @click.option("--currency", default="GBP", show_default=True, help="Currency of the reward and bonuses.")
-@click.option("--bonus-per-item", type=NON_NEGATIVE_FLOAT, default=0.0, show_default=True,
-              help="Bonus per agreed item (an item whose verified label is the participant's).")  # fmt: skip
-@click.option("--bonus-scale", type=click.Choice(["reliability", "flat"]), default="reliability",
-              show_default=True, help="Scale the bonus by the participant's reliability, or not.")  # fmt: skip
+@click.option(
+    "--bonus-per-item",
+    type=NON_NEGATIVE_FLOAT,
+    default=0.0,
+    show_default=True,
+    help="Bonus per agreed item (an item whose verified label is the participant's).",
+)
+@click.option(
+    "--bonus-scale",
+    type=click.Choice(["reliability", "flat"]),
+    default="reliability",
+    show_default=True,
+    help="Scale the bonus by the participant's reliability, or not.",
+)
 @click.option(
     "--too-fast",
     "too_fast_s",
@@ -74,31 +105,79 @@ def study() -> None:
     help="A minimum median of seconds per item, stated to participants on their first page and "
     "then a reason to reject (default: none; speed then only counts as a statistical outlier).",
 )
-@click.option("--straight-line", type=FRACTION, default=0.9, show_default=True,
-              help="Flag a participant giving one answer on at least this share of items.")  # fmt: skip
-@click.option("--places", type=NON_NEGATIVE_INT, default=0, show_default=True,
-              help="Participants the study takes, as on the platform (0: no limit).")  # fmt: skip
-@click.option("--min-answered", type=FRACTION, default=1.0, show_default=True,
-              help="Share of the regular items served to answer (a skip or flag is none); fewer: incomplete, no code.")  # fmt: skip
-@click.option("--model", type=click.Choice(["dawid_skene", "mace"]), default="dawid_skene", show_default=True,
-              help="The reliability model the review fits.")  # fmt: skip
+@click.option(
+    "--straight-line",
+    type=FRACTION,
+    default=0.9,
+    show_default=True,
+    help="Flag a participant giving one answer on at least this share of items.",
+)
+@click.option(
+    "--places",
+    type=NON_NEGATIVE_INT,
+    default=0,
+    show_default=True,
+    help="Participants the study takes, as on the platform (0: no limit).",
+)
+@click.option(
+    "--min-answered",
+    type=FRACTION,
+    default=1.0,
+    show_default=True,
+    help="Share of the regular items served to answer (a skip or flag is none); fewer: incomplete, no code.",
+)
+@click.option(
+    "--model",
+    type=click.Choice(["dawid_skene", "mace"]),
+    default="dawid_skene",
+    show_default=True,
+    help="The reliability model the review fits.",
+)
 @click.option("--base-url", default="http://localhost:8501", show_default=True, help=BASE_URL_HELP)
 @click.option("--name", help="The title participants see (default: the task kind's title).")
 @project_option
-def create(project: Project, study_id: str, kind: str, batch: str, items: int, gold_share: float,
-           screen_below: float, completion_code: str, screened_out_code: str, completion_url: str | None,
-           time_limit: float, platform: str, reward: float, currency: str, bonus_per_item: float,
-           bonus_scale: str, too_fast_s: float | None, straight_line: float, places: int, min_answered: float,
-           model: str, base_url: str, name: str | None) -> None:  # fmt: skip
+def create(
+    project: Project,
+    study_id: str,
+    kind: str,
+    batch: str,
+    items: int,
+    gold_share: float,
+    screen_below: float,
+    completion_code: str,
+    screened_out_code: str,
+    completion_url: str | None,
+    time_limit: float,
+    platform: str,
+    reward: float,
+    currency: str,
+    bonus_per_item: float,
+    bonus_scale: str,
+    too_fast_s: float | None,
+    straight_line: float,
+    places: int,
+    min_answered: float,
+    model: str,
+    base_url: str,
+    name: str | None,
+) -> None:
     """Create a study and print its entry URL, to paste into the platform as the study's URL.
 
     Example: prefkit crowd study create pilot-1 --kind preference_match --batch week1 --items 20
     --gold-share 0.2 --screen-below 0.5 --completion-code C1A2B3 --screened-out-code S9X8
     --time-limit 45 --reward 2.25 --bonus-per-item 0.05 --base-url https://annotate.example.org
     """
-    rules = studies.Rules(reward=reward, currency=currency, bonus_per_item=bonus_per_item,
-                          bonus_scale=bonus_scale, too_fast_s=too_fast_s, straight_line=straight_line,
-                          method=model, places=places, min_answered=min_answered)  # fmt: skip
+    rules = studies.Rules(
+        reward=reward,
+        currency=currency,
+        bonus_per_item=bonus_per_item,
+        bonus_scale=bonus_scale,
+        too_fast_s=too_fast_s,
+        straight_line=straight_line,
+        method=model,
+        places=places,
+        min_answered=min_answered,
+    )
     made = studies.create_study(
         project,
         study_id,
@@ -140,11 +219,20 @@ def list_(project: Project, as_json: bool) -> None:
     Example: prefkit crowd study list --json
     """
     rows = [
-        {"study": s.study_id, "kind": s.kind, "batch": s.batch_id, "platform": s.platform, "items": s.items,
-         "gold_share": s.gold_share, "screen_below": s.screen_below, "time_limit_min": s.time_limit_minutes,
-         "participants": len(project.store.studies.participants(s.study_id)), "created_at": s.created_at}
+        {
+            "study": s.study_id,
+            "kind": s.kind,
+            "batch": s.batch_id,
+            "platform": s.platform,
+            "items": s.items,
+            "gold_share": s.gold_share,
+            "screen_below": s.screen_below,
+            "time_limit_min": s.time_limit_minutes,
+            "participants": len(project.store.studies.participants(s.study_id)),
+            "created_at": s.created_at,
+        }
         for s in project.store.studies.studies()
-    ]  # fmt: skip
+    ]
     echo_json(rows) if as_json else echo_table(rows)
 
 

@@ -75,20 +75,37 @@ def eval_() -> None:
 def run_options(fn):
     """Flags shared by ``eval cupid`` and ``eval alpsbench``."""
     options = [
-        click.option("--release", "release", required=True, type=SafePath(exists=True),
-                     help="Release directory (releases/X.Y.Z), or a CUPID JSONL file."),
-        click.option("--model", help="Model to evaluate (the `assistant` role); not needed with --predictions."),
+        click.option(
+            "--release",
+            "release",
+            required=True,
+            type=SafePath(exists=True),
+            help="Release directory (releases/X.Y.Z), or a CUPID JSONL file.",
+        ),
+        click.option(
+            "--model", help="Model to evaluate (the `assistant` role); not needed with --predictions."
+        ),
         click.option("--judge-model", help="Judge model (default: [llm.models] judge)."),
-        click.option("--predictions", type=SafePath(dir_okay=False, exists=True),
-                     help="Score this predictions file instead of running a model."),
+        click.option(
+            "--predictions",
+            type=SafePath(dir_okay=False, exists=True),
+            help="Score this predictions file instead of running a model.",
+        ),
         click.option("--limit", type=POSITIVE_INT, help="Only the first N items (by key)."),
-        click.option("--backend", type=click.Choice(["offline", "openai"]),
-                     help="LLM backend (default: [llm] backend); offline results are marked offline."),
-        click.option("--seed", type=ANY_INT, default=0, show_default=True, help="Seed (offline backend, cache key)."),
-        click.option("--estimate", is_flag=True, help="Price the run with the configured models; make no call."),
+        click.option(
+            "--backend",
+            type=click.Choice(["offline", "openai"]),
+            help="LLM backend (default: [llm] backend); offline results are marked offline.",
+        ),
+        click.option(
+            "--seed", type=ANY_INT, default=0, show_default=True, help="Seed (offline backend, cache key)."
+        ),
+        click.option(
+            "--estimate", is_flag=True, help="Price the run with the configured models; make no call."
+        ),
         json_option,
         project_option,
-    ]  # fmt: skip
+    ]
     return functools.reduce(lambda f, opt: opt(f), reversed(options), fn)
 
 
@@ -117,8 +134,10 @@ def _print_estimate(est, as_json: bool) -> None:
         echo_json({"estimate": est.as_dict()})
         return
     d = est.as_dict()
-    click.echo(f"estimate: {d['calls']} calls ({d['cached']} cached), {d['prompt_tokens']} prompt + "
-               f"{d['completion_tokens']} completion tokens, ${d['cost_usd']:.4f}")  # fmt: skip
+    click.echo(
+        f"estimate: {d['calls']} calls ({d['cached']} cached), {d['prompt_tokens']} prompt + "
+        f"{d['completion_tokens']} completion tokens, ${d['cost_usd']:.4f}"
+    )
     if d["unpriced"]:
         click.echo(f"no price configured for: {', '.join(d['unpriced'])} (add them under [llm.costs])")
 
@@ -130,8 +149,18 @@ def _columns(task: str, rows: list[dict], protocol: str) -> list[str]:
     if protocol == "alpsbench-public":
         return PUBLIC_ALPS
     if protocol == "alpsbench-paper" and task in ("task1", "task2"):
-        return ["task", "group", "n_rows", "n_failed", "matched", "mean_precision", "mean_recall", "mean_f1",
-                "mean_quality", "algo_score_100"]  # fmt: skip
+        return [
+            "task",
+            "group",
+            "n_rows",
+            "n_failed",
+            "matched",
+            "mean_precision",
+            "mean_recall",
+            "mean_f1",
+            "mean_quality",
+            "algo_score_100",
+        ]
     return TABLES[task]
 
 
@@ -143,11 +172,15 @@ def print_tables(rows: list[dict], protocol: str) -> None:
         echo_table([r for r in rows if r["task"] == task], _columns(task, rows, protocol))
     by_pos = [r for r in rows if r["task"] == "inference_by_position"]
     if by_pos:
-        click.echo("F1 by sessions before the request of the most recent relevant session: "
-                   + ", ".join(f"{r['group']}: {r['f1']}" for r in by_pos))  # fmt: skip
+        click.echo(
+            "F1 by sessions before the request of the most recent relevant session: "
+            + ", ".join(f"{r['group']}: {r['f1']}" for r in by_pos)
+        )
     if any(r["task"].endswith("_strict") for r in rows):
-        click.echo("strict: every failed call and every missing instance scores 0 (the official line leaves "
-                   "failed model calls out)")  # fmt: skip
+        click.echo(
+            "strict: every failed call and every missing instance scores 0 (the official line leaves "
+            "failed model calls out)"
+        )
 
 
 def _print_result(project: Project, result, as_json: bool) -> None:
@@ -156,8 +189,16 @@ def _print_result(project: Project, result, as_json: bool) -> None:
     if run.judge_model:
         judge = judge_validation(project.store, run.judge_model, project.config.release.judge_alpha_min)
     if as_json:
-        echo_json({"run": run, "protocol": of_run(run), "rows": result.rows, "judge": judge,
-                   "model_failures": result.model_failures, "judge_failures": result.judge_failures})  # fmt: skip
+        echo_json(
+            {
+                "run": run,
+                "protocol": of_run(run),
+                "rows": result.rows,
+                "judge": judge,
+                "model_failures": result.model_failures,
+                "judge_failures": result.judge_failures,
+            }
+        )
         return
     print_tables(result.rows, of_run(run))
     if run.offline:
@@ -165,28 +206,70 @@ def _print_result(project: Project, result, as_json: bool) -> None:
     if judge:
         click.echo(judge_line(judge, markdown=False))
     if result.model_failures or result.judge_failures:
-        click.echo(f"{result.model_failures} model call(s) and {result.judge_failures} judge call(s) failed "
-                   "(counted as failed); run the same command again to retry them")  # fmt: skip
+        click.echo(
+            f"{result.model_failures} model call(s) and {result.judge_failures} judge call(s) failed "
+            "(counted as failed); run the same command again to retry them"
+        )
     click.echo(f"run {run.run_id}; report: prefkit eval report {run.run_id}")
 
 
 @eval_.command("cupid")
-@click.option("--config", "config_name", default="cupid", show_default=True,
-              help="Release config to evaluate (the verified instances by default).")  # fmt: skip
-@click.option("--task", type=click.Choice(["inference", "generation"]), default="inference", show_default=True,
-              help="inference: state the user's preference; generation: answer the request.")  # fmt: skip
-@click.option("--oracle", type=click.Choice(["none", "relevant", "gold"]), default="none", show_default=True,
-              help="relevant: only the relevant sessions; gold: the gold preference given (generation, prefkit).")  # fmt: skip
-@click.option("--protocol", type=click.Choice(CUPID_PROTOCOLS), default="cupid-official", show_default=True,
-              help="Whose steps and arithmetic: CUPID's code, CUPID's with a PrefMatcher model, or prefkit's.")  # fmt: skip
-@click.option("--prompts", "prompts_dir", type=SafePath(file_okay=False, exists=True),
-              help="A local checkout of CUPID: use its prompts/ files instead of prefkit's (hashes recorded).")  # fmt: skip
+@click.option(
+    "--config",
+    "config_name",
+    default="cupid",
+    show_default=True,
+    help="Release config to evaluate (the verified instances by default).",
+)
+@click.option(
+    "--task",
+    type=click.Choice(["inference", "generation"]),
+    default="inference",
+    show_default=True,
+    help="inference: state the user's preference; generation: answer the request.",
+)
+@click.option(
+    "--oracle",
+    type=click.Choice(["none", "relevant", "gold"]),
+    default="none",
+    show_default=True,
+    help="relevant: only the relevant sessions; gold: the gold preference given (generation, prefkit).",
+)
+@click.option(
+    "--protocol",
+    type=click.Choice(CUPID_PROTOCOLS),
+    default="cupid-official",
+    show_default=True,
+    help="Whose steps and arithmetic: CUPID's code, CUPID's with a PrefMatcher model, or prefkit's.",
+)
+@click.option(
+    "--prompts",
+    "prompts_dir",
+    type=SafePath(file_okay=False, exists=True),
+    help="A local checkout of CUPID: use its prompts/ files instead of prefkit's (hashes recorded).",
+)
 @click.option(
     "--decomposer-model", help="cupid-prefmatcher: the model that decomposes (default: [llm.models] writer)."
 )
 @run_options
-def eval_cupid(project: Project, release, config_name, task, oracle, protocol, prompts_dir, decomposer_model, model,
-               judge_model, predictions, limit, backend, seed, estimate, as_json) -> None:  # fmt: skip
+def eval_cupid(
+    project: Project,
+    release,
+    config_name,
+    task,
+    oracle,
+    protocol,
+    prompts_dir,
+    decomposer_model,
+    model,
+    judge_model,
+    predictions,
+    limit,
+    backend,
+    seed,
+    estimate,
+    as_json,
+) -> None:
     """Run MODEL on a CUPID release config and score it with the judge (or judge a predictions file).
 
     The model sees the prior sessions' dialogue text and the current request only. cupid-official (the
@@ -211,25 +294,71 @@ def eval_cupid(project: Project, release, config_name, task, oracle, protocol, p
             _print_estimate(layer.estimate(_cupid_requests(layer, instances, options)), as_json)
             if estimate:
                 return
-        result = run_cupid(project.store, layer, Path(release), config_name, options,
-                           Path(predictions) if predictions else None, limit)  # fmt: skip
+        result = run_cupid(
+            project.store,
+            layer,
+            Path(release),
+            config_name,
+            options,
+            Path(predictions) if predictions else None,
+            limit,
+        )
     _print_result(project, result, as_json)
 
 
 @eval_.command("alpsbench")
-@click.option("--task", "task_number", required=True, type=click.Choice(["1", "2", "3", "4"]),
-              help="1 extraction, 2 update, 3 retrieval, 4 memory-grounded use.")  # fmt: skip
-@click.option("--split", default="validation", show_default=True, type=click.Choice(["dev", "validation", "test"]),
-              help="Split to evaluate; test gold is read only from the private config.")  # fmt: skip
-@click.option("--config", "config_name", default="alpsbench", show_default=True,
-              help="Release configs to read (every config whose name starts with this).")  # fmt: skip
-@click.option("--private", "private", type=SafePath(file_okay=False, exists=True),
-              help="Private configs with the test gold (default: releases-private/VERSION beside the release).")  # fmt: skip
-@click.option("--protocol", type=click.Choice(ALPS_PROTOCOLS), default="alpsbench-public", show_default=True,
-              help="AlpsBench's public scorer, its documented matching formula, or prefkit's variants.")  # fmt: skip
+@click.option(
+    "--task",
+    "task_number",
+    required=True,
+    type=click.Choice(["1", "2", "3", "4"]),
+    help="1 extraction, 2 update, 3 retrieval, 4 memory-grounded use.",
+)
+@click.option(
+    "--split",
+    default="validation",
+    show_default=True,
+    type=click.Choice(["dev", "validation", "test"]),
+    help="Split to evaluate; test gold is read only from the private config.",
+)
+@click.option(
+    "--config",
+    "config_name",
+    default="alpsbench",
+    show_default=True,
+    help="Release configs to read (every config whose name starts with this).",
+)
+@click.option(
+    "--private",
+    "private",
+    type=SafePath(file_okay=False, exists=True),
+    help="Private configs with the test gold (default: releases-private/VERSION beside the release).",
+)
+@click.option(
+    "--protocol",
+    type=click.Choice(ALPS_PROTOCOLS),
+    default="alpsbench-public",
+    show_default=True,
+    help="AlpsBench's public scorer, its documented matching formula, or prefkit's variants.",
+)
 @run_options
-def eval_alpsbench(project: Project, release, task_number, split, config_name, private, protocol, model, judge_model,
-                   predictions, limit, backend, seed, estimate, as_json) -> None:  # fmt: skip
+def eval_alpsbench(
+    project: Project,
+    release,
+    task_number,
+    split,
+    config_name,
+    private,
+    protocol,
+    model,
+    judge_model,
+    predictions,
+    limit,
+    backend,
+    seed,
+    estimate,
+    as_json,
+) -> None:
     """Score a predictions.jsonl, or run MODEL, on one AlpsBench task of a release.
 
     alpsbench-public (the default) computes what AlpsBench's public scorer computes, per track: exact
@@ -250,9 +379,18 @@ def eval_alpsbench(project: Project, release, task_number, split, config_name, p
             _print_estimate(layer.estimate([alps_mod.model_request(rows[b]) for b in ids]), as_json)
             if estimate:
                 return
-        result = run_alpsbench(project.store, layer, Path(release), task, split, config_name,
-                               Path(predictions) if predictions else None, limit,
-                               Path(private) if private else None, protocol)  # fmt: skip
+        result = run_alpsbench(
+            project.store,
+            layer,
+            Path(release),
+            task,
+            split,
+            config_name,
+            Path(predictions) if predictions else None,
+            limit,
+            Path(private) if private else None,
+            protocol,
+        )
     _print_result(project, result, as_json)
 
 
@@ -293,17 +431,32 @@ def eval_contamination(project: Project, release, model, n, backend, seed, estim
 
 @eval_.command("score")
 @click.argument("predictions", type=SafePath(dir_okay=False, exists=True))
-@click.option("--release", required=True, type=SafePath(exists=True),
-              help="Release directory (or CUPID JSONL) holding the gold.")  # fmt: skip
+@click.option(
+    "--release",
+    required=True,
+    type=SafePath(exists=True),
+    help="Release directory (or CUPID JSONL) holding the gold.",
+)
 @click.option(
     "--config", "config_name", default="cupid", show_default=True, help="Release config of the gold."
 )
-@click.option("--labels", type=SafePath(dir_okay=False, exists=True),
-              help="Judge labels JSONL (one labelled item or score per line); else the labels in PREDICTIONS.")  # fmt: skip
-@click.option("--task", type=click.Choice(["inference", "generation"]),
-              help="Default: generation when predictions carry responses, else inference.")  # fmt: skip
-@click.option("--protocol", type=click.Choice(CUPID_PROTOCOLS), default="cupid-official", show_default=True,
-              help="Whose arithmetic: CUPID's (with its failure accounting and a strict line) or prefkit's.")  # fmt: skip
+@click.option(
+    "--labels",
+    type=SafePath(dir_okay=False, exists=True),
+    help="Judge labels JSONL (one labelled item or score per line); else the labels in PREDICTIONS.",
+)
+@click.option(
+    "--task",
+    type=click.Choice(["inference", "generation"]),
+    help="Default: generation when predictions carry responses, else inference.",
+)
+@click.option(
+    "--protocol",
+    type=click.Choice(CUPID_PROTOCOLS),
+    default="cupid-official",
+    show_default=True,
+    help="Whose arithmetic: CUPID's (with its failure accounting and a strict line) or prefkit's.",
+)
 @json_option
 def eval_score(predictions, release, config_name, labels, task, protocol, as_json) -> None:
     """Score a CUPID PREDICTIONS file against a release without calling any model.
@@ -326,11 +479,17 @@ def eval_score(predictions, release, config_name, labels, task, protocol, as_jso
 @eval_.command("report")
 @click.argument("run_ids", metavar="RUN...", nargs=-1, required=True)
 @click.option("--format", "fmt", type=click.Choice(["md", "json"]), default="md", show_default=True)
-@click.option("--out", type=SafePath(file_okay=False),
-              help="Directory for the report and its SVG charts (default: evals/RUN in the project).")  # fmt: skip
+@click.option(
+    "--out",
+    type=SafePath(file_okay=False),
+    help="Directory for the report and its SVG charts (default: evals/RUN in the project).",
+)
 @click.option("--protocol", help="Refuse runs of any other protocol (say which numbers you expect).")
-@click.option("--mix-protocols", is_flag=True,
-              help="Allow runs of different protocols in one report; every row then names its protocol.")  # fmt: skip
+@click.option(
+    "--mix-protocols",
+    is_flag=True,
+    help="Allow runs of different protocols in one report; every row then names its protocol.",
+)
 @project_option
 def eval_report(project: Project, run_ids, fmt, out, protocol, mix_protocols) -> None:
     """Print the report of one or more runs (tables, protocol, judge validation) and write it with charts.

@@ -23,13 +23,28 @@ def export() -> None:
 @click.option(
     "--verified", is_flag=True, help="Only instances whose every relevant session annotators verified."
 )
-@click.option("--per-instance", "per_instance", type=SafePath(file_okay=False),
-              help="Write one JSON file per instance into this new folder (CUPID's evaluation/run.py --data_dir).")  # fmt: skip
-@click.option("--release", "release_dir", type=SafePath(file_okay=False, exists=True),
-              help="With --per-instance: the verified instances of this release directory (its cupid rows), "
-              "read from the release alone, not the project.")  # fmt: skip
-@click.option("--project", "-p", "project_path", type=SafePath(file_okay=False), default=default_project,
-              show_default="$PREFKIT_PROJECT or .", help="Project directory (not opened with --release).")  # fmt: skip
+@click.option(
+    "--per-instance",
+    "per_instance",
+    type=SafePath(file_okay=False),
+    help="Write one JSON file per instance into this new folder (CUPID's evaluation/run.py --data_dir).",
+)
+@click.option(
+    "--release",
+    "release_dir",
+    type=SafePath(file_okay=False, exists=True),
+    help="With --per-instance: the verified instances of this release directory (its cupid rows), "
+    "read from the release alone, not the project.",
+)
+@click.option(
+    "--project",
+    "-p",
+    "project_path",
+    type=SafePath(file_okay=False),
+    default=default_project,
+    show_default="$PREFKIT_PROJECT or .",
+    help="Project directory (not opened with --release).",
+)
 def export_cupid_cmd(
     project_path: str, out: str | None, verified: bool, per_instance: str | None, release_dir: str | None
 ) -> None:
@@ -47,7 +62,9 @@ def export_cupid_cmd(
                 "--release writes --per-instance DIR only (a release has its rows as JSONL)"
             )
         written = export_release_per_instance(Path(release_dir), Path(per_instance))
-        click.echo(f"wrote {len(written)} verified CUPID instances of {release_dir} to {per_instance}/, one file each")  # fmt: skip
+        click.echo(
+            f"wrote {len(written)} verified CUPID instances of {release_dir} to {per_instance}/, one file each"
+        )
         return
     kind = f"{'verified ' if verified else ''}CUPID instances"
     if (out is None) == (per_instance is None):

@@ -16,10 +16,16 @@ from prefkit.pipelines.suggestions import suggest as run_suggest
 @click.command("suggest")
 @click.option("--kind", type=KindChoice(), help="Task kind to suggest labels for (required unless --runs).")
 @click.option("--model", help="Model that suggests (the `judge` role; default: [llm.models] judge).")
-@click.option("--backend", type=click.Choice(["offline", "openai"]),
-              help="LLM backend (default: [llm] backend); offline suggestions are marked offline.")  # fmt: skip
-@click.option("--judge", is_flag=True,
-              help="memory_verify: ask a judge as well as the evidence check (both must find support).")  # fmt: skip
+@click.option(
+    "--backend",
+    type=click.Choice(["offline", "openai"]),
+    help="LLM backend (default: [llm] backend); offline suggestions are marked offline.",
+)
+@click.option(
+    "--judge",
+    is_flag=True,
+    help="memory_verify: ask a judge as well as the evidence check (both must find support).",
+)
 @click.option("--limit", type=POSITIVE_INT, help="At most this many tasks in this run.")
 @click.option("--seed", type=ANY_INT, default=0, show_default=True, help="Seed (offline backend, cache key).")
 @click.option("--estimate", is_flag=True, help="Price the run and stop; make no call.")
@@ -39,10 +45,18 @@ def suggest(project: Project, kind, model, backend, judge, limit, seed, estimate
     """
     if runs:
         rows = [
-            {"run_id": r.run_id, "kind": r.kind, "model": r.model, "backend": r.backend, "offline": r.offline,
-             "prompt_hash": r.prompt_hash, "suggestions": n, "created_at": r.created_at}
+            {
+                "run_id": r.run_id,
+                "kind": r.kind,
+                "model": r.model,
+                "backend": r.backend,
+                "offline": r.offline,
+                "prompt_hash": r.prompt_hash,
+                "suggestions": n,
+                "created_at": r.created_at,
+            }
             for r, n in project.store.suggestions.runs(kind)
-        ]  # fmt: skip
+        ]
         echo_json(rows) if as_json else echo_table(rows)
         return
     if kind is None:
@@ -52,8 +66,10 @@ def suggest(project: Project, kind, model, backend, judge, limit, seed, estimate
     with LLMLayer(project.store, llm_config=cfg, backend=backend, seed=seed, progress=not as_json) as layer:
         est = price(project.store, layer, kind, judge, limit).as_dict()
         if not as_json:
-            click.echo(f"estimate: {est['calls']} calls ({est['cached']} cached), {est['prompt_tokens']} prompt + "
-                       f"{est['completion_tokens']} completion tokens, ${est['cost_usd']:.4f}")  # fmt: skip
+            click.echo(
+                f"estimate: {est['calls']} calls ({est['cached']} cached), {est['prompt_tokens']} prompt + "
+                f"{est['completion_tokens']} completion tokens, ${est['cost_usd']:.4f}"
+            )
         if estimate:
             if as_json:
                 echo_json({"estimate": est})
@@ -62,8 +78,10 @@ def suggest(project: Project, kind, model, backend, judge, limit, seed, estimate
     if as_json:
         echo_json({"estimate": est, **report.as_dict()})
         return
-    click.echo(f"run {report.run_id} ({report.model}, {report.backend}): {report.suggested} new suggestion(s), "
-               f"{report.done_before} made before, {len(report.failed)} failed, {report.tasks} {kind} tasks")  # fmt: skip
+    click.echo(
+        f"run {report.run_id} ({report.model}, {report.backend}): {report.suggested} new suggestion(s), "
+        f"{report.done_before} made before, {len(report.failed)} failed, {report.tasks} {kind} tasks"
+    )
     if report.offline:
         click.echo("offline backend: deterministic stand-in suggestions, marked offline")
     for line in report.failed[:10]:

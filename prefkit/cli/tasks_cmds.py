@@ -186,8 +186,13 @@ def tasks_pairs_from_instances(project: Project) -> None:
 
 @tasks_pairs.command("from-eval")
 @click.argument("run_id", metavar="RUN")
-@click.option("--per-label", type=POSITIVE_INT, default=50, show_default=True,
-              help="Pairs sampled per judge label (fully, partially, not_covered).")  # fmt: skip
+@click.option(
+    "--per-label",
+    type=POSITIVE_INT,
+    default=50,
+    show_default=True,
+    help="Pairs sampled per judge label (fully, partially, not_covered).",
+)
 @click.option("--seed", type=ANY_INT, default=0, show_default=True, help="Sampling seed.")
 @click.option("--overlap", type=POSITIVE_INT, help="Annotators per task (default: [annotation] overlap).")
 @click.option("--batch", help="Batch of the new tasks (default: eval-RUN).")
@@ -206,10 +211,16 @@ def tasks_pairs_from_eval(project: Project, run_id, per_label, seed, overlap, ba
     if as_json:
         echo_json(result.as_dict())
         return
-    echo_table([{"judge_label": lab, "available": result.available[lab], "sampled": result.sampled[lab]}
-                for lab in result.available])  # fmt: skip
-    click.echo(f"{result.new_pairs} new pairs, {result.new_tasks} new tasks in batch {result.batch}, "
-               f"{result.judge_events} judge labels recorded")  # fmt: skip
+    echo_table(
+        [
+            {"judge_label": lab, "available": result.available[lab], "sampled": result.sampled[lab]}
+            for lab in result.available
+        ]
+    )
+    click.echo(
+        f"{result.new_pairs} new pairs, {result.new_tasks} new tasks in batch {result.batch}, "
+        f"{result.judge_events} judge labels recorded"
+    )
 
 
 @tasks.group("gold")
@@ -280,8 +291,11 @@ def tasks_adapt(project: Project, kind: str | None, as_json: bool) -> None:
 
 
 @tasks.command("release")
-@click.option("--idle-hours", type=NON_NEGATIVE_FLOAT,
-              help="Release queues idle this long (default: config annotation.stale_after_hours).")  # fmt: skip
+@click.option(
+    "--idle-hours",
+    type=NON_NEGATIVE_FLOAT,
+    help="Release queues idle this long (default: config annotation.stale_after_hours).",
+)
 @click.option("--annotator", help="Only this annotator's open items (with --idle-hours 0: all of them).")
 @click.option("--kind", help="Only this task kind.")
 @project_option

@@ -194,9 +194,11 @@ class MemoryVerify(TaskKind):
                 continue
             if words in said:
                 fix = "accept or edit that candidate instead, and " if said[words].startswith("cand") else ""
-                out.append(Contradiction(f"added{i}", (
-                    f"Missing memory {i + 1} repeats {said[words]}: {fix}remove this row."
-                )))  # fmt: skip
+                out.append(
+                    Contradiction(
+                        f"added{i}", (f"Missing memory {i + 1} repeats {said[words]}: {fix}remove this row.")
+                    )
+                )
             else:
                 said[words] = f"missing memory {i + 1}"
         return out

@@ -164,10 +164,15 @@ class PreferenceExpressed(TaskKind):
             turns = sorted({*it.get("evidence", []), *(s.get("turn") for s in it.get("spans") or [])})
             if not it["expressed"] and turns:
                 where = ", ".join(f"turn {t}" for t in turns)
-                out.append(Contradiction(f"item{it['item']}", (
-                    f"Item {it['item'] + 1} is Not expressed but has evidence ({where}); evidence marks "
-                    "where the user expresses it: choose Expressed, or remove the evidence."
-                )))  # fmt: skip
+                out.append(
+                    Contradiction(
+                        f"item{it['item']}",
+                        (
+                            f"Item {it['item'] + 1} is Not expressed but has evidence ({where}); evidence marks "
+                            "where the user expresses it: choose Expressed, or remove the evidence."
+                        ),
+                    )
+                )
         return out
 
     def units(self, values):
