@@ -302,9 +302,10 @@ with st.expander("Sessions to re-verify"):
     st.dataframe(human(dashboard.reverification(store)), hide_index=True, width="stretch")
 
 with st.expander("Batches"):
-    st.dataframe(human(store.progress.task_summaries()), hide_index=True, width="stretch")
+    st.dataframe(human(work.task_list(ui.open_project())), hide_index=True, width="stretch")
     st.caption(work.COMPLETE)
-    batches = [b.batch_id for b in store.labels.batches()]
+    listed = work.batch_list(ui.open_project())
+    batches = [b["batch_id"] for b in listed]
     if batches:
         b1, b2, b3 = st.columns([2, 1, 1])
         chosen = b1.selectbox("Batch", batches, key="batch_pick")
@@ -314,4 +315,4 @@ with st.expander("Batches"):
         if b3.button("Close", key="batch_close"):
             work.set_batch_status(ui.open_project(), me, chosen, "closed")
             ui.rerun()
-        st.dataframe(human(store.labels.batches()), hide_index=True, width="stretch")
+        st.dataframe(human(listed), hide_index=True, width="stretch")

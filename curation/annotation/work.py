@@ -38,6 +38,7 @@ class WorkRow:
     assigned: int  # slots handed to annotators so far
     complete: int  # tasks with all the labels their overlap asks for
     stale: int  # open items in queues idle past [annotation] stale_after_hours
+    created_at: str  # when the batch was made
 
 
 #: What *complete* counts (``store.progress.task_summaries``), said beside the number wherever it is shown.
@@ -69,33 +70,43 @@ def stale_queues(project: Project, hours: float | None = None) -> list[IdleQueue
     return project.store.stale.idle_queues(_hours_ago(hours))
 
 
-def rows(project: Project) -> list[WorkRow]:
-    """Per kind and batch: status, tasks, gold, overlap, assigned slots, complete tasks, stale items."""
+def rows(project: Project, kind: str | None = None) -> list[WorkRow]:
+    """The one listing of the work: per kind and batch (only ``kind``'s, if given), the batch's status,
+    tasks, gold, overlap, assigned slots, complete tasks, stale items and when the batch was made.
+    ``prefkit tasks status`` prints it whole, ``tasks list`` and ``batches list`` are views of it
+    (:func:`task_list`, :func:`batch_list`), and the app's Work page shows it."""
     store = project.store
-    status = {b.batch_id: b.status for b in store.labels.batches()}
+    summaries = store.progress.task_summaries(kind)  # first: a batch is stored with its first tasks
+    batches = {b.batch_id: b for b in store.labels.batches()}
     overlaps = {(o.kind, o.batch_id): o for o in store.submits.overlap_ranges()}
     stale: dict[tuple[str, str], int] = {}
     for q in stale_queues(project):
         for batch, n in q.by_batch:
             stale[(q.kind, batch)] = stale.get((q.kind, batch), 0) + n
     out = []
-    for s in store.progress.task_summaries():
-        o = overlaps.get((s.kind, s.batch_id))
+    for s in summaries:
+        o, b = overlaps.get((s.kind, s.batch_id)), batches[s.batch_id]
         text = overlap_text(o.low, o.high, o.min, o.max) if o else "–"
-        out.append(
-            WorkRow(
-                s.kind,
-                s.batch_id,
-                status.get(s.batch_id, "open"),
-                s.tasks,
-                s.gold,
-                text,
-                s.assigned,
-                s.complete,
-                stale.get((s.kind, s.batch_id), 0),
-            )
-        )
+        counts = (s.tasks, s.gold, text, s.assigned, s.complete, stale.get((s.kind, s.batch_id), 0))
+        out.append(WorkRow(s.kind, s.batch_id, b.status, *counts, b.created_at))
     return out
+
+
+def task_list(project: Project, kind: str | None = None) -> list[dict[str, Any]]:
+    """``prefkit tasks list``: the counts of :func:`rows` per kind and batch (the batch as ``batch_id``)."""
+    keys = ("kind", "batch_id", "tasks", "gold", "assigned", "complete")
+    return [{k: getattr(r, k.removesuffix("_id")) for k in keys} for r in rows(project, kind)]
+
+
+def batch_list(project: Project) -> list[dict[str, Any]]:
+    """``prefkit batches list``: :func:`rows` per batch, oldest first: the kinds it holds (comma-separated),
+    its status and when it was made (a batch is made with its first tasks, so each has a row)."""
+    out: dict[str, dict[str, Any]] = {}
+    for r in rows(project):
+        made = {"batch_id": r.batch, "kinds": [], "status": r.status, "created_at": r.created_at}
+        out.setdefault(r.batch, made)["kinds"].append(r.kind)
+    listed = sorted(out.values(), key=lambda b: (b["created_at"], b["batch_id"]))
+    return [{**b, "kinds": ", ".join(b["kinds"])} for b in listed]
 
 
 def parse_overlap(project: Project, text: str | None) -> int | OverlapRange | None:

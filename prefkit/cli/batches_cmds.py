@@ -18,33 +18,25 @@ def batches() -> None:
 @project_option
 @json_option
 def batches_list(project: Project, as_json: bool) -> None:
-    """Every batch with its kind and status.
+    """Every batch with its kinds, status and when it was made: `tasks status` per batch.
 
     Example: prefkit batches list
     """
-    rows = project.store.labels.batches()
-    echo_table(rows, ["batch_id", "kinds", "status", "created_at"], as_json=as_json)
+    echo_table(work.batch_list(project), as_json=as_json)
 
 
-@batches.command("open")
-@click.argument("batch")
-@project_option
-def batches_open(project: Project, batch: str) -> None:
-    """Open BATCH: its tasks are handed out again.
+def _status_command(name: str, status: str, what: str) -> click.Command:
+    @batches.command(name, help=f"{what}\n\nExample: prefkit batches {name} week1")
+    @click.argument("batch")
+    @project_option
+    def command(project: Project, batch: str) -> None:
+        work.set_batch_status(project, shell_actor(), batch, status)
+        click.echo(f"batch {batch} is {status}")
 
-    Example: prefkit batches open week1
-    """
-    work.set_batch_status(project, shell_actor(), batch, "open")
-    click.echo(f"batch {batch} is open")
+    return command
 
 
-@batches.command("close")
-@click.argument("batch")
-@project_option
-def batches_close(project: Project, batch: str) -> None:
-    """Close BATCH: its tasks leave every queue (labels already made stay).
-
-    Example: prefkit batches close week1
-    """
-    work.set_batch_status(project, shell_actor(), batch, "closed")
-    click.echo(f"batch {batch} is closed")
+batches_open = _status_command("open", "open", "Open BATCH: its tasks are handed out again.")
+batches_close = _status_command(
+    "close", "closed", "Close BATCH: its tasks leave every queue (labels already made stay)."
+)

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import click
-from prefkit.cli.args import project_option
+from prefkit.cli.args import llm_layer, project_option
 from prefkit.cli.common import echo_json, echo_table, json_option, plain
 from prefkit.cli.types import ANY_INT, POSITIVE_INT, SafePath
 from prefkit.curation.project import Project
@@ -17,7 +17,6 @@ from prefkit.pipelines.eval import (
     build_report,
     contamination,
     cupid_protocol,
-    eval_llm_config,
     export_predictions,
     judge_validation,
     load_cupid,
@@ -32,7 +31,6 @@ from prefkit.pipelines.eval.cupid_prompts import load_prompts
 from prefkit.pipelines.eval.protocols import label, of_run
 from prefkit.pipelines.eval.release import EvalInputError
 from prefkit.pipelines.eval.report import check_protocols, combined_markdown, judge_line, render_markdown
-from prefkit.pipelines.llm import LLMLayer
 
 CUPID_PROTOCOLS = ["cupid-official", "cupid-prefmatcher", "prefkit"]
 
@@ -107,16 +105,6 @@ def run_options(fn):
         project_option,
     ]
     return functools.reduce(lambda f, opt: opt(f), reversed(options), fn)
-
-
-def _layer(project: Project, model, judge_model, backend, seed, as_json, writer_model=None):
-    backend = backend or project.config.llm.backend
-    cfg = eval_llm_config(project.config.llm, model, judge_model)
-    if writer_model:
-        cfg = cfg.model_copy(update={"models": {**cfg.models, "writer": writer_model}})
-    return LLMLayer(
-        project.store, llm_config=cfg, backend=backend, seed=seed, progress=not as_json, env=project.env
-    )
 
 
 def _cupid_requests(layer, instances, options):
@@ -286,7 +274,7 @@ def eval_cupid(
         task=task, oracle=oracle, protocol=protocol, prompts=Path(prompts_dir) if prompts_dir else None
     )
     options.check()
-    with _layer(project, model, judge_model, backend, seed, as_json, decomposer_model) as layer:
+    with llm_layer(project, backend, seed, as_json, model, judge_model, decomposer_model) as layer:
         if estimate or (not as_json and not predictions):
             _ref, instances = load_cupid(Path(release), config_name)
             if limit:
@@ -372,7 +360,7 @@ def eval_alpsbench(
     task = f"task{task_number}"
     if not model and not predictions and not estimate:
         raise click.UsageError("give --model NAME to run a model, or --predictions FILE to score one")
-    with _layer(project, model, judge_model, backend, seed, as_json) as layer:
+    with llm_layer(project, backend, seed, as_json, model, judge_model) as layer:
         if estimate or (not as_json and not predictions):
             _ref, rows, _gold = alps_mod.load_alps(Path(release), task, split, config_name, private)
             ids = sorted(rows)[:limit] if limit else sorted(rows)
@@ -417,7 +405,7 @@ def eval_contamination(project: Project, release, model, n, backend, seed, estim
 
     Example: prefkit eval contamination --release releases/1.0.0 --model gpt-4o-mini --backend openai
     """
-    with _layer(project, model, None, backend, seed, as_json) as layer:
+    with llm_layer(project, backend, seed, as_json, model) as layer:
         if estimate:
             _print_estimate(layer.estimate(contamination.requests(Path(release), n, seed)), as_json)
             return

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import click
-from prefkit.cli.args import project_option
+from prefkit.cli.args import llm_layer, project_option
 from prefkit.cli.common import echo_json, echo_table, json_option
 from prefkit.cli.types import ANY_INT, POSITIVE_INT
 from prefkit.curation.annotation.kinds import memory_verify
 from prefkit.curation.annotation.task_admin import create_tasks
 from prefkit.curation.project import Project
 from prefkit.curation.quality.evidence import evidence_rows, sources, summarize
-from prefkit.pipelines.llm import LLMLayer
 from prefkit.pipelines.memories.extract import ExtractionConfig, estimate_extraction, run_extraction
 
 
@@ -85,14 +84,7 @@ def extract(
         )
         return
     backend = backend or project.config.llm.backend
-    with LLMLayer(
-        project.store,
-        llm_config=project.config.llm,
-        backend=backend,
-        seed=seed,
-        progress=not as_json,
-        env=project.env,
-    ) as layer:
+    with llm_layer(project, backend, seed, as_json) as layer:
         report = run_extraction(project.store, layer, cfg)
     if not no_tasks and report.kept:
         report.tasks_created = create_tasks(project, memory_verify.KIND, overlap=overlap, batch=batch)

@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import click
-from prefkit.cli.args import KindChoice, project_option
+from prefkit.cli.args import KindChoice, llm_layer, project_option
 from prefkit.cli.common import echo_json, echo_table, json_option
 from prefkit.cli.types import ANY_INT, POSITIVE_INT
 from prefkit.curation.project import Project
-from prefkit.pipelines.eval import eval_llm_config
-from prefkit.pipelines.llm import LLMLayer
 from prefkit.pipelines.suggestions import estimate as price
 from prefkit.pipelines.suggestions import suggest as run_suggest
 
@@ -61,9 +59,7 @@ def suggest(project: Project, kind, model, backend, judge, limit, seed, estimate
         return
     if kind is None:
         raise click.UsageError("--kind is required (or --runs to list the runs)")
-    backend = backend or project.config.llm.backend
-    cfg = eval_llm_config(project.config.llm, None, model)
-    with LLMLayer(project.store, llm_config=cfg, backend=backend, seed=seed, progress=not as_json) as layer:
+    with llm_layer(project, backend, seed, as_json, judge_model=model) as layer:
         est = price(project.store, layer, kind, judge, limit).as_dict()
         if not as_json:
             click.echo(

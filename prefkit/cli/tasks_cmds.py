@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
-from prefkit.cli.args import KindChoice, project_option
+from prefkit.cli.args import KindChoice, llm_layer, project_option
 from prefkit.cli.common import echo_json, echo_table, json_option, shell_actor
 from prefkit.cli.types import (
     ANY_INT,
@@ -26,7 +26,6 @@ from prefkit.exports.writers import atomic_write_bytes
 from prefkit.pipelines.eval import (
     pairs_from_run,
 )
-from prefkit.pipelines.llm import LLMLayer
 from prefkit.pipelines.matching import add_pairs_from_instances
 from prefkit.pipelines.memories.tasks import TASKS, BuildConfig
 from prefkit.pipelines.memories.tasks import build_alpsbench as build
@@ -123,12 +122,11 @@ def tasks_import(project: Project, kind: str, items: str, overlap: str | None, b
 @json_option
 def tasks_list(project: Project, kind: str | None, as_json: bool) -> None:
     """Tasks per kind and batch: how many, gold, assigned slots, complete (tasks with as many people's
-    labels as their overlap, from the app, label files or Label Studio alike).
+    labels as their overlap, from the app, label files or Label Studio alike): `tasks status`'s counts.
 
     Example: prefkit tasks list --kind memory_verify
     """
-    rows = project.store.progress.task_summaries(kind)
-    echo_table(rows, ["kind", "batch_id", "tasks", "gold", "assigned", "complete"], as_json=as_json)
+    echo_table(work.task_list(project, kind), as_json=as_json)
 
 
 @tasks.command("export")
@@ -324,8 +322,8 @@ def tasks_release(
 @json_option
 def tasks_status(project: Project, as_json: bool) -> None:
     """Per kind and batch: open or closed, tasks, gold, overlap (fixed or adaptive min..max), assigned
-    slots, complete tasks and stale items; then the idle queues `tasks release` would hand back (what
-    the app's Work page shows).
+    slots, complete tasks, stale items, when the batch was made; then the idle queues `tasks release`
+    would hand back (what the app's Work page shows). `tasks list` and `batches list` are views of it.
 
     Example: prefkit tasks status
     """
@@ -382,14 +380,7 @@ def build_alpsbench(
     """
     cfg = BuildConfig(tasks=tuple(tasks) or TASKS, distractors=distractors, seed=seed, limit=limit)
     backend = backend or project.config.llm.backend
-    with LLMLayer(
-        project.store,
-        llm_config=project.config.llm,
-        backend=backend,
-        seed=seed,
-        progress=not as_json,
-        env=project.env,
-    ) as layer:
+    with llm_layer(project, backend, seed, as_json) as layer:
         report = build(project.store, layer, cfg)
     qc = 0 if no_qc else create_tasks(project, task_qc.KIND, overlap=overlap, batch="task_qc")
     if as_json:
