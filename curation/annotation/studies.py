@@ -99,9 +99,8 @@ class Rules:
     straight_line: float = 0.9  # note: the same answer on at least this share of items (5 or more)
     method: str = "dawid_skene"  # the reliability model: dawid_skene or mace
     places: int = 0  # participants the study takes (0: no limit); a timed-out one frees a place
-    min_answered: float = (
-        1.0  # share of the regular items served that must be answered (not skipped or flagged)
-    )
+    #: The share of the regular items served that must be answered (not skipped or flagged).
+    min_answered: float = 1.0
 
     def as_dict(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 from prefkit.cli.args import project_option
-from prefkit.cli.common import echo_json, echo_table, json_option
+from prefkit.cli.common import echo_json, echo_table, json_option, shown
 from prefkit.cli.types import ANY_INT, POSITIVE_INT, FiniteFloat
 from prefkit.curation.project import Project
 from prefkit.curation.quality.agreement import agreement_rows, annotator_stats, within_rows
@@ -71,9 +71,7 @@ def echo_confusion(rows: list[dict]) -> None:
 @click.command()
 @click.option("--kind", help="Only this task kind (default: every kind with labels).")
 @click.option("--batch", help="Only tasks of this batch (default: all batches).")
-@click.option(
-    "--boot", "n_boot", type=POSITIVE_INT, default=1000, show_default=True, help="Bootstrap replicates."
-)
+@shown("--boot", POSITIVE_INT, 1000, "Bootstrap replicates.", "n_boot")
 @click.option("--seed", type=ANY_INT, default=0, show_default=True, help="Seed of the bootstrap.")
 @click.option("--judge", "judges", multiple=True, help="Annotator name of an LLM judge (repeatable).")
 @click.option(

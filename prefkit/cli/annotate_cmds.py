@@ -9,6 +9,7 @@ from pathlib import Path
 
 import click
 from prefkit.cli.args import project_option
+from prefkit.cli.common import shown
 from prefkit.cli.types import PORT
 from prefkit.curation.project import Project
 
@@ -57,9 +58,7 @@ def streamlit_argv(port: int, host: str) -> list[str]:
 
 @annotate.command("serve")
 @click.option("--port", type=PORT, default=8501, show_default=True, help="Port to listen on.")
-@click.option(
-    "--host", default="127.0.0.1", show_default=True, help="Address to bind (keep 127.0.0.1 behind a proxy)."
-)
+@shown("--host", None, "127.0.0.1", "Address to bind (keep 127.0.0.1 behind a proxy).")
 @project_option
 def annotate_serve(project: Project, port: int, host: str) -> None:
     """Serve the annotation app for the project (annotators sign in with `prefkit users add` accounts).

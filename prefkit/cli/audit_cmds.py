@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import click
 from prefkit.cli.args import project_option
-from prefkit.cli.common import echo_json, echo_table, json_option
+from prefkit.cli.common import echo_json, echo_table, json_option, shown
 from prefkit.cli.types import POSITIVE_INT
 from prefkit.curation.project import Project
 
@@ -18,9 +18,7 @@ def audit() -> None:
 @audit.command("list")
 @click.option("--actor", help="Only this actor (a maintainer's user name, or shell:<login>).")
 @click.option("--action", help="Only this action, or a family of them (user, tasks, gold, batch, release).")
-@click.option(
-    "--limit", type=POSITIVE_INT, default=50, show_default=True, help="How many events, newest first."
-)
+@shown("--limit", POSITIVE_INT, 50, "How many events, newest first.")
 @project_option
 @json_option
 def audit_list(project: Project, actor: str | None, action: str | None, limit: int, as_json: bool) -> None:

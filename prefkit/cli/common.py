@@ -41,6 +41,13 @@ def project_path_option(fn):
     )(fn)
 
 
+def shown(flag: str, type_: Any, default: Any, help_: str, *decls: str):
+    """``click.option(flag, *decls, type=type_, default=default, show_default=True, help=help_)``: an
+    option whose help shows its default, in one line; a list of words as ``type_`` is the choice of them."""
+    kind = click.Choice(type_) if isinstance(type_, list) else type_
+    return click.option(flag, *decls, type=kind, default=default, show_default=True, help=help_)
+
+
 def shell_actor() -> str:
     """Who a command acts as in the audit log: ``shell:<login>`` (the operating system's user name;
     whoever runs commands holds the project's files, so the login is the honest name to give)."""

@@ -4,10 +4,11 @@ review that decides approval and bonuses from what prefkit measured."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 from prefkit.cli.args import KindChoice, project_option
-from prefkit.cli.common import echo_json, echo_table, json_option, shell_actor
+from prefkit.cli.common import echo_json, echo_table, json_option, shell_actor, shown
 from prefkit.cli.types import (
     FRACTION,
     NON_NEGATIVE_FLOAT,
@@ -45,57 +46,36 @@ def study() -> None:
 @click.option("--kind", type=KindChoice(), required=True, help="Task kind participants label.")
 @click.option("--batch", required=True, help="Batch the items come from.")
 @click.option("--items", type=POSITIVE_INT, required=True, help="Items per participant (gold included).")
-@click.option(
-    "--gold-share",
-    type=SHARE_BELOW_ONE,
-    default=0.2,
-    show_default=True,
-    help="Share of the items that are gold items (the attention checks).",
-)
-@click.option(
-    "--screen-below",
-    type=FRACTION,
-    default=0.5,
-    show_default=True,
-    help="Gold accuracy below which a participant is screened out.",
-)
+@shown("--gold-share", SHARE_BELOW_ONE, 0.2, "Share of the items that are gold items (the attention checks).")
+@shown("--screen-below", FRACTION, 0.5, "Gold accuracy below which a participant is screened out.")
 @click.option("--completion-code", required=True, help="Code a participant gets after the last item.")
 @click.option("--screened-out-code", required=True, help="Code a screened-out participant gets.")
 @click.option(
     "--completion-url", help="Where participants go back; {code} is replaced (default: Prolific's)."
 )
-@click.option(
+@shown(
     "--time-limit",
-    "time_limit",
-    type=POSITIVE_FLOAT,
-    default=60,
-    show_default=True,
-    help="Minutes after arrival when unfinished items go back to the pool.",
+    POSITIVE_FLOAT,
+    60,
+    "Minutes after arrival when unfinished items go back to the pool.",
+    "time_limit_minutes",
 )
 @click.option(
     "--platform", type=click.Choice(sorted(studies.PLATFORMS)), default="prolific", show_default=True
 )
-@click.option(
-    "--reward",
-    type=NON_NEGATIVE_FLOAT,
-    default=0.0,
-    show_default=True,
-    help="Pay of one approved submission (for the cost).",
-)
+@shown("--reward", NON_NEGATIVE_FLOAT, 0.0, "Pay of one approved submission (for the cost).")
 @click.option("--currency", default="GBP", show_default=True, help="Currency of the reward and bonuses.")
-@click.option(
+@shown(
     "--bonus-per-item",
-    type=NON_NEGATIVE_FLOAT,
-    default=0.0,
-    show_default=True,
-    help="Bonus per agreed item (an item whose verified label is the participant's).",
+    NON_NEGATIVE_FLOAT,
+    0.0,
+    "Bonus per agreed item (an item whose verified label is the participant's).",
 )
-@click.option(
+@shown(
     "--bonus-scale",
-    type=click.Choice(["reliability", "flat"]),
-    default="reliability",
-    show_default=True,
-    help="Scale the bonus by the participant's reliability, or not.",
+    ["reliability", "flat"],
+    "reliability",
+    "Scale the bonus by the participant's reliability, or not.",
 )
 @click.option(
     "--too-fast",
@@ -105,97 +85,29 @@ def study() -> None:
     help="A minimum median of seconds per item, stated to participants on their first page and "
     "then a reason to reject (default: none; speed then only counts as a statistical outlier).",
 )
-@click.option(
-    "--straight-line",
-    type=FRACTION,
-    default=0.9,
-    show_default=True,
-    help="Flag a participant giving one answer on at least this share of items.",
+@shown(
+    "--straight-line", FRACTION, 0.9, "Flag a participant giving one answer on at least this share of items."
 )
-@click.option(
-    "--places",
-    type=NON_NEGATIVE_INT,
-    default=0,
-    show_default=True,
-    help="Participants the study takes, as on the platform (0: no limit).",
-)
-@click.option(
+@shown("--places", NON_NEGATIVE_INT, 0, "Participants the study takes, as on the platform (0: no limit).")
+@shown(
     "--min-answered",
-    type=FRACTION,
-    default=1.0,
-    show_default=True,
-    help="Share of the regular items served to answer (a skip or flag is none); fewer: incomplete, no code.",
+    FRACTION,
+    1.0,
+    "Share of the regular items served to answer (a skip or flag is none); fewer: incomplete, no code.",
 )
-@click.option(
-    "--model",
-    type=click.Choice(["dawid_skene", "mace"]),
-    default="dawid_skene",
-    show_default=True,
-    help="The reliability model the review fits.",
-)
+@shown("--model", ["dawid_skene", "mace"], "dawid_skene", "The reliability model the review fits.", "method")
 @click.option("--base-url", default="http://localhost:8501", show_default=True, help=BASE_URL_HELP)
 @click.option("--name", help="The title participants see (default: the task kind's title).")
 @project_option
-def create(
-    project: Project,
-    study_id: str,
-    kind: str,
-    batch: str,
-    items: int,
-    gold_share: float,
-    screen_below: float,
-    completion_code: str,
-    screened_out_code: str,
-    completion_url: str | None,
-    time_limit: float,
-    platform: str,
-    reward: float,
-    currency: str,
-    bonus_per_item: float,
-    bonus_scale: str,
-    too_fast_s: float | None,
-    straight_line: float,
-    places: int,
-    min_answered: float,
-    model: str,
-    base_url: str,
-    name: str | None,
-) -> None:
+def create(project: Project, study_id: str, **options: Any) -> None:
     """Create a study and print its entry URL, to paste into the platform as the study's URL.
 
     Example: prefkit crowd study create pilot-1 --kind preference_match --batch week1 --items 20
     --gold-share 0.2 --screen-below 0.5 --completion-code C1A2B3 --screened-out-code S9X8
     --time-limit 45 --reward 2.25 --bonus-per-item 0.05 --base-url https://annotate.example.org
     """
-    rules = studies.Rules(
-        reward=reward,
-        currency=currency,
-        bonus_per_item=bonus_per_item,
-        bonus_scale=bonus_scale,
-        too_fast_s=too_fast_s,
-        straight_line=straight_line,
-        method=model,
-        places=places,
-        min_answered=min_answered,
-    )
-    made = studies.create_study(
-        project,
-        study_id,
-        kind=kind,
-        batch=batch,
-        items=items,
-        gold_share=gold_share,
-        screen_below=screen_below,
-        completion_code=completion_code,
-        screened_out_code=screened_out_code,
-        completion_url=completion_url,
-        time_limit_minutes=time_limit,
-        platform=platform,
-        base_url=base_url,
-        rules=rules,
-        name=name,
-        actor=shell_actor(),
-    )
+    rules = studies.Rules(**{k: options.pop(k) for k in studies.Rules.__dataclass_fields__})
+    made = studies.create_study(project, study_id, rules=rules, actor=shell_actor(), **options)
     s, platform_title = made.study, studies.PLATFORMS[made.study.platform].title
     click.echo(
         f"Study {s.study_id}: {s.kind}, batch {s.batch_id}, {s.items} items per participant "

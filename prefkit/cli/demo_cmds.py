@@ -4,23 +4,21 @@ from __future__ import annotations
 
 import click
 from prefkit.cli.annotate_cmds import annotate_serve
+from prefkit.cli.common import shown
 from prefkit.cli.types import ANY_INT, PORT, POSITIVE_INT, SafePath
 from prefkit.demo import build_demo
 
 
 @click.command()
-@click.option(
+@shown(
     "--project",
+    SafePath(file_okay=False),
+    "demo-project",
+    "Where to create (or reuse) the demo project.",
     "-p",
     "path",
-    default="demo-project",
-    show_default=True,
-    type=SafePath(file_okay=False),
-    help="Where to create (or reuse) the demo project.",
 )
-@click.option(
-    "--personas", type=POSITIVE_INT, default=3, show_default=True, help="Personas to generate offline."
-)
+@shown("--personas", POSITIVE_INT, 3, "Personas to generate offline.")
 @click.option("--seed", type=ANY_INT, default=0, show_default=True, help="Seed of the offline generation.")
 @click.option("--port", type=PORT, default=8501, show_default=True, help="Port of the annotation app.")
 @click.option("--no-serve", is_flag=True, help="Build the project only; do not start the app.")

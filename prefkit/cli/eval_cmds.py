@@ -5,10 +5,11 @@ from __future__ import annotations
 import functools
 import json
 from pathlib import Path
+from types import SimpleNamespace
 
 import click
 from prefkit.cli.args import llm_layer, project_option
-from prefkit.cli.common import echo_json, echo_table, json_option, plain
+from prefkit.cli.common import echo_json, echo_table, json_option, plain, shown
 from prefkit.cli.types import ANY_INT, POSITIVE_INT, SafePath
 from prefkit.curation.project import Project
 from prefkit.exports.writers import write_jsonl
@@ -70,6 +71,9 @@ def eval_() -> None:
     """Evaluate models on a release: CUPID inference/generation and AlpsBench tasks 1-4."""
 
 
+RUN_FLAGS = "release model judge_model predictions limit backend seed estimate as_json".split()
+
+
 def run_options(fn):
     """Flags shared by ``eval cupid`` and ``eval alpsbench``."""
     options = [
@@ -104,7 +108,12 @@ def run_options(fn):
         json_option,
         project_option,
     ]
-    return functools.reduce(lambda f, opt: opt(f), reversed(options), fn)
+
+    @functools.wraps(fn)
+    def grouped(project: Project, **kw):  # the shared flags reach the command as one namespace
+        return fn(project, SimpleNamespace(**{k: kw.pop(k) for k in RUN_FLAGS}), **kw)
+
+    return functools.reduce(lambda f, opt: opt(f), reversed(options), grouped)
 
 
 def _cupid_requests(layer, instances, options):
@@ -202,33 +211,30 @@ def _print_result(project: Project, result, as_json: bool) -> None:
 
 
 @eval_.command("cupid")
-@click.option(
+@shown(
     "--config",
+    None,
+    "cupid",
+    "Release config to evaluate (the verified instances by default).",
     "config_name",
-    default="cupid",
-    show_default=True,
-    help="Release config to evaluate (the verified instances by default).",
 )
-@click.option(
+@shown(
     "--task",
-    type=click.Choice(["inference", "generation"]),
-    default="inference",
-    show_default=True,
-    help="inference: state the user's preference; generation: answer the request.",
+    ["inference", "generation"],
+    "inference",
+    "inference: state the user's preference; generation: answer the request.",
 )
-@click.option(
+@shown(
     "--oracle",
-    type=click.Choice(["none", "relevant", "gold"]),
-    default="none",
-    show_default=True,
-    help="relevant: only the relevant sessions; gold: the gold preference given (generation, prefkit).",
+    ["none", "relevant", "gold"],
+    "none",
+    "relevant: only the relevant sessions; gold: the gold preference given (generation, prefkit).",
 )
-@click.option(
+@shown(
     "--protocol",
-    type=click.Choice(CUPID_PROTOCOLS),
-    default="cupid-official",
-    show_default=True,
-    help="Whose steps and arithmetic: CUPID's code, CUPID's with a PrefMatcher model, or prefkit's.",
+    click.Choice(CUPID_PROTOCOLS),
+    "cupid-official",
+    "Whose steps and arithmetic: CUPID's code, CUPID's with a PrefMatcher model, or prefkit's.",
 )
 @click.option(
     "--prompts",
@@ -241,22 +247,7 @@ def _print_result(project: Project, result, as_json: bool) -> None:
 )
 @run_options
 def eval_cupid(
-    project: Project,
-    release,
-    config_name,
-    task,
-    oracle,
-    protocol,
-    prompts_dir,
-    decomposer_model,
-    model,
-    judge_model,
-    predictions,
-    limit,
-    backend,
-    seed,
-    estimate,
-    as_json,
+    project: Project, run, config_name, task, oracle, protocol, prompts_dir, decomposer_model
 ) -> None:
     """Run MODEL on a CUPID release config and score it with the judge (or judge a predictions file).
 
@@ -268,30 +259,32 @@ def eval_cupid(
 
     Example: prefkit eval cupid --release releases/1.0.0 --model gpt-4o-mini --backend openai
     """
-    if not model and not predictions and not estimate:
+    if not run.model and not run.predictions and not run.estimate:
         raise click.UsageError("give --model NAME to run a model, or --predictions FILE to judge one")
     options = CupidOptions(
         task=task, oracle=oracle, protocol=protocol, prompts=Path(prompts_dir) if prompts_dir else None
     )
     options.check()
-    with llm_layer(project, backend, seed, as_json, model, judge_model, decomposer_model) as layer:
-        if estimate or (not as_json and not predictions):
-            _ref, instances = load_cupid(Path(release), config_name)
-            if limit:
-                instances = {k: instances[k] for k in sorted(instances)[:limit]}
-            _print_estimate(layer.estimate(_cupid_requests(layer, instances, options)), as_json)
-            if estimate:
+    with llm_layer(
+        project, run.backend, run.seed, run.as_json, run.model, run.judge_model, decomposer_model
+    ) as layer:
+        if run.estimate or (not run.as_json and not run.predictions):
+            _ref, instances = load_cupid(Path(run.release), config_name)
+            if run.limit:
+                instances = {k: instances[k] for k in sorted(instances)[: run.limit]}
+            _print_estimate(layer.estimate(_cupid_requests(layer, instances, options)), run.as_json)
+            if run.estimate:
                 return
         result = run_cupid(
             project.store,
             layer,
-            Path(release),
+            Path(run.release),
             config_name,
             options,
-            Path(predictions) if predictions else None,
-            limit,
+            Path(run.predictions) if run.predictions else None,
+            run.limit,
         )
-    _print_result(project, result, as_json)
+    _print_result(project, result, run.as_json)
 
 
 @eval_.command("alpsbench")
@@ -302,19 +295,18 @@ def eval_cupid(
     type=click.Choice(["1", "2", "3", "4"]),
     help="1 extraction, 2 update, 3 retrieval, 4 memory-grounded use.",
 )
-@click.option(
+@shown(
     "--split",
-    default="validation",
-    show_default=True,
-    type=click.Choice(["dev", "validation", "test"]),
-    help="Split to evaluate; test gold is read only from the private config.",
+    ["dev", "validation", "test"],
+    "validation",
+    "Split to evaluate; test gold is read only from the private config.",
 )
-@click.option(
+@shown(
     "--config",
+    None,
+    "alpsbench",
+    "Release configs to read (every config whose name starts with this).",
     "config_name",
-    default="alpsbench",
-    show_default=True,
-    help="Release configs to read (every config whose name starts with this).",
 )
 @click.option(
     "--private",
@@ -322,31 +314,14 @@ def eval_cupid(
     type=SafePath(file_okay=False, exists=True),
     help="Private configs with the test gold (default: releases-private/VERSION beside the release).",
 )
-@click.option(
+@shown(
     "--protocol",
-    type=click.Choice(ALPS_PROTOCOLS),
-    default="alpsbench-public",
-    show_default=True,
-    help="AlpsBench's public scorer, its documented matching formula, or prefkit's variants.",
+    click.Choice(ALPS_PROTOCOLS),
+    "alpsbench-public",
+    "AlpsBench's public scorer, its documented matching formula, or prefkit's variants.",
 )
 @run_options
-def eval_alpsbench(
-    project: Project,
-    release,
-    task_number,
-    split,
-    config_name,
-    private,
-    protocol,
-    model,
-    judge_model,
-    predictions,
-    limit,
-    backend,
-    seed,
-    estimate,
-    as_json,
-) -> None:
+def eval_alpsbench(project: Project, run, task_number, split, config_name, private, protocol) -> None:
     """Score a predictions.jsonl, or run MODEL, on one AlpsBench task of a release.
 
     alpsbench-public (the default) computes what AlpsBench's public scorer computes, per track: exact
@@ -358,28 +333,28 @@ def eval_alpsbench(
     Example: prefkit eval alpsbench --release releases/1.0.0 --task 3 --predictions predictions.jsonl
     """
     task = f"task{task_number}"
-    if not model and not predictions and not estimate:
+    if not run.model and not run.predictions and not run.estimate:
         raise click.UsageError("give --model NAME to run a model, or --predictions FILE to score one")
-    with llm_layer(project, backend, seed, as_json, model, judge_model) as layer:
-        if estimate or (not as_json and not predictions):
-            _ref, rows, _gold = alps_mod.load_alps(Path(release), task, split, config_name, private)
-            ids = sorted(rows)[:limit] if limit else sorted(rows)
-            _print_estimate(layer.estimate([alps_mod.model_request(rows[b]) for b in ids]), as_json)
-            if estimate:
+    with llm_layer(project, run.backend, run.seed, run.as_json, run.model, run.judge_model) as layer:
+        if run.estimate or (not run.as_json and not run.predictions):
+            _ref, rows, _gold = alps_mod.load_alps(Path(run.release), task, split, config_name, private)
+            ids = sorted(rows)[: run.limit] if run.limit else sorted(rows)
+            _print_estimate(layer.estimate([alps_mod.model_request(rows[b]) for b in ids]), run.as_json)
+            if run.estimate:
                 return
         result = run_alpsbench(
             project.store,
             layer,
-            Path(release),
+            Path(run.release),
             task,
             split,
             config_name,
-            Path(predictions) if predictions else None,
-            limit,
+            Path(run.predictions) if run.predictions else None,
+            run.limit,
             Path(private) if private else None,
             protocol,
         )
-    _print_result(project, result, as_json)
+    _print_result(project, result, run.as_json)
 
 
 @eval_.command("contamination")
@@ -387,9 +362,7 @@ def eval_alpsbench(
     "--release", required=True, type=SafePath(file_okay=False, exists=True), help="Release directory."
 )
 @click.option("--model", required=True, help="Model to test (the `assistant` role).")
-@click.option(
-    "--sample", "n", type=POSITIVE_INT, default=50, show_default=True, help="Test texts cut in half."
-)
+@shown("--sample", POSITIVE_INT, 50, "Test texts cut in half.", "n")
 @click.option("--backend", type=click.Choice(["offline", "openai"]), help="Default: [llm] backend.")
 @click.option("--seed", type=ANY_INT, default=0, show_default=True, help="Seed of the sample.")
 @click.option("--estimate", is_flag=True, help="Price the calls with the configured models; make none.")
@@ -425,9 +398,7 @@ def eval_contamination(project: Project, release, model, n, backend, seed, estim
     type=SafePath(exists=True),
     help="Release directory (or CUPID JSONL) holding the gold.",
 )
-@click.option(
-    "--config", "config_name", default="cupid", show_default=True, help="Release config of the gold."
-)
+@shown("--config", None, "cupid", "Release config of the gold.", "config_name")
 @click.option(
     "--labels",
     type=SafePath(dir_okay=False, exists=True),
@@ -438,12 +409,11 @@ def eval_contamination(project: Project, release, model, n, backend, seed, estim
     type=click.Choice(["inference", "generation"]),
     help="Default: generation when predictions carry responses, else inference.",
 )
-@click.option(
+@shown(
     "--protocol",
-    type=click.Choice(CUPID_PROTOCOLS),
-    default="cupid-official",
-    show_default=True,
-    help="Whose arithmetic: CUPID's (with its failure accounting and a strict line) or prefkit's.",
+    click.Choice(CUPID_PROTOCOLS),
+    "cupid-official",
+    "Whose arithmetic: CUPID's (with its failure accounting and a strict line) or prefkit's.",
 )
 @json_option
 def eval_score(predictions, release, config_name, labels, task, protocol, as_json) -> None:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 from prefkit.cli.args import project_option
-from prefkit.cli.common import echo_json, echo_table, json_option
+from prefkit.cli.common import echo_json, echo_table, json_option, shown
 from prefkit.cli.types import NON_NEGATIVE_INT, POSITIVE_FLOAT, POSITIVE_INT, SafePath
 from prefkit.curation.project import Project
 from prefkit.pipelines.ingest.wildchat import FILTERS, WildChatFilters, check_work_dir, ingest_wildchat
@@ -31,26 +31,20 @@ def ingest() -> None:
     help="Keep conversations in this language (repeatable).",
 )
 @click.option("--any-language", is_flag=True, help="Keep every language.")
-@click.option(
-    "--min-turns", type=POSITIVE_INT, default=6, show_default=True, help="Fewest turns per conversation."
-)
-@click.option(
-    "--max-turns", type=POSITIVE_INT, default=249, show_default=True, help="Most turns per conversation."
-)
-@click.option(
+@shown("--min-turns", POSITIVE_INT, 6, "Fewest turns per conversation.")
+@shown("--max-turns", POSITIVE_INT, 249, "Most turns per conversation.")
+@shown(
     "--turn-unit",
-    type=click.Choice(["messages", "exchanges"]),
-    default="messages",
-    show_default=True,
-    help="What a turn is: a message (user or assistant; AlpsBench's 6-249) or a user-assistant exchange "
+    ["messages", "exchanges"],
+    "messages",
+    "What a turn is: a message (user or assistant; AlpsBench's 6-249) or a user-assistant exchange "
     "(WildChat's `turn` field).",
 )
-@click.option(
+@shown(
     "--min-user-chars",
-    type=NON_NEGATIVE_INT,
-    default=2,
-    show_default=True,
-    help="Every user message must have at least this many non-blank characters.",
+    NON_NEGATIVE_INT,
+    2,
+    "Every user message must have at least this many non-blank characters.",
 )
 @click.option("--keep-toxic", is_flag=True, help="Keep conversations WildChat marks toxic.")
 @click.option("--keep-redacted", is_flag=True, help="Keep conversations with redacted PII.")
@@ -58,29 +52,21 @@ def ingest() -> None:
     "--keep-flagged", is_flag=True, help="Keep conversations with an OpenAI-moderation-flagged turn."
 )
 @click.option("--keep-duplicates", is_flag=True, help="Keep repeated conversations of the same user.")
-@click.option(
+@shown(
     "--max-gap-hours",
-    type=POSITIVE_FLOAT,
-    default=72.0,
-    show_default=True,
-    help="A longer pause between a user's conversations starts a new sequence.",
+    POSITIVE_FLOAT,
+    72.0,
+    "A longer pause between a user's conversations starts a new sequence.",
 )
-@click.option(
-    "--min-sequence",
-    type=POSITIVE_INT,
-    default=2,
-    show_default=True,
-    help="Fewer conversations than this stay one-conversation sequences.",
-)
+@shown("--min-sequence", POSITIVE_INT, 2, "Fewer conversations than this stay one-conversation sequences.")
 @click.option(
     "--skip-bad", is_flag=True, help="Skip malformed lines (listed in --rejects) instead of stopping."
 )
-@click.option(
+@shown(
     "--rejects",
-    type=SafePath(dir_okay=False),
-    default="wildchat-rejects.jsonl",
-    show_default=True,
-    help="Where --skip-bad lists the skipped lines.",
+    SafePath(dir_okay=False),
+    "wildchat-rejects.jsonl",
+    "Where --skip-bad lists the skipped lines.",
 )
 @click.option(
     "--follow-symlinks",

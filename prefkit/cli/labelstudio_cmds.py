@@ -12,6 +12,7 @@ from prefkit.cli.common import (
     echo_table,
     json_option,
     project_path_option,
+    shown,
 )
 from prefkit.cli.types import NON_NEGATIVE_FLOAT
 from prefkit.curation.project import Project
@@ -53,13 +54,12 @@ def config_cmd(kind: str, project_path: str) -> None:
 @labelstudio.command("push")
 @click.argument("kind", type=KINDS)
 @url_option(required=True)
-@click.option(
+@shown(
     "--wait",
+    NON_NEGATIVE_FLOAT,
+    600,
+    "Seconds to wait while another push of KIND to this server runs (0: fail at once).",
     "wait_s",
-    type=NON_NEGATIVE_FLOAT,
-    default=600,
-    show_default=True,
-    help="Seconds to wait while another push of KIND to this server runs (0: fail at once).",
 )
 @project_option
 @json_option

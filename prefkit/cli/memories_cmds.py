@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 from prefkit.cli.args import llm_layer, project_option
-from prefkit.cli.common import echo_json, echo_table, json_option
+from prefkit.cli.common import echo_json, echo_table, json_option, shown
 from prefkit.cli.types import ANY_INT, POSITIVE_INT
 from prefkit.curation.annotation.kinds import memory_verify
 from prefkit.curation.annotation.task_admin import create_tasks
@@ -25,12 +25,7 @@ def memories() -> None:
 @click.option(
     "--backend", type=click.Choice(["offline", "openai"]), help="LLM backend (default: [llm] backend)."
 )
-@click.option(
-    "--origin",
-    default="wildchat",
-    show_default=True,
-    help="Extract from dialogues of this origin ('all' for every dialogue).",
-)
+@shown("--origin", None, "wildchat", "Extract from dialogues of this origin ('all' for every dialogue).")
 @click.option(
     "--cap-per-label", type=POSITIVE_INT, help="Kept memories per taxonomy label across the project."
 )
@@ -40,9 +35,7 @@ def memories() -> None:
     help="Keep dialogues with no indirect memory (AlpsBench leaves them out).",
 )
 @click.option("--limit", type=POSITIVE_INT, help="At most this many dialogues in this run.")
-@click.option(
-    "--attempts", type=POSITIVE_INT, default=2, show_default=True, help="Asks per stage before giving up."
-)
+@shown("--attempts", POSITIVE_INT, 2, "Asks per stage before giving up.")
 @click.option("--seed", type=ANY_INT, default=0, show_default=True, help="Seed of the offline backend.")
 @click.option("--estimate", is_flag=True, help="Price the run with the configured models; make no call.")
 @click.option("--no-tasks", is_flag=True, help="Do not create memory_verify tasks for the kept candidates.")
@@ -104,12 +97,7 @@ def extract(
 
 
 @memories.command("check-evidence")
-@click.option(
-    "--source",
-    default="all",
-    show_default=True,
-    help="'gold', a model name (as imported or extracted), or 'all'.",
-)
+@shown("--source", None, "all", "'gold', a model name (as imported or extracted), or 'all'.")
 @json_option
 @project_option
 def check_evidence(project: Project, source: str, as_json: bool) -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 from prefkit.cli.args import KindChoice, llm_layer, project_option
-from prefkit.cli.common import echo_json, echo_table, json_option, shell_actor
+from prefkit.cli.common import echo_json, echo_table, json_option, shell_actor, shown
 from prefkit.cli.types import (
     ANY_INT,
     NON_NEGATIVE_FLOAT,
@@ -184,13 +184,7 @@ def tasks_pairs_from_instances(project: Project) -> None:
 
 @tasks_pairs.command("from-eval")
 @click.argument("run_id", metavar="RUN")
-@click.option(
-    "--per-label",
-    type=POSITIVE_INT,
-    default=50,
-    show_default=True,
-    help="Pairs sampled per judge label (fully, partially, not_covered).",
-)
+@shown("--per-label", POSITIVE_INT, 50, "Pairs sampled per judge label (fully, partially, not_covered).")
 @click.option("--seed", type=ANY_INT, default=0, show_default=True, help="Sampling seed.")
 @click.option("--overlap", type=POSITIVE_INT, help="Annotators per task (default: [annotation] overlap).")
 @click.option("--batch", help="Batch of the new tasks (default: eval-RUN).")
@@ -345,19 +339,16 @@ def tasks_status(project: Project, as_json: bool) -> None:
     type=click.Choice(["task2", "task3", "task4"]),
     help="Tasks to build (repeatable; default all three).",
 )
-@click.option(
+@shown(
     "--distractors",
-    type=DistinctInts(min=1, max=100_000),
-    default="100,300,500,700,1000",
-    show_default=True,
-    help="Task 3 distractor counts, comma-separated distinct integers >= 1.",
+    DistinctInts(min=1, max=100_000),
+    "100,300,500,700,1000",
+    "Task 3 distractor counts, comma-separated distinct integers >= 1.",
 )
 @click.option(
     "--backend", type=click.Choice(["offline", "openai"]), help="LLM backend (default: [llm] backend)."
 )
-@click.option(
-    "--seed", type=ANY_INT, default=0, show_default=True, help="Seed for sampling and the offline backend."
-)
+@shown("--seed", ANY_INT, 0, "Seed for sampling and the offline backend.")
 @click.option("--limit", type=POSITIVE_INT, help="At most this many dialogues.")
 @click.option("--no-qc", is_flag=True, help="Do not create task_qc tasks for the built rows.")
 @click.option(

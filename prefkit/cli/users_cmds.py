@@ -7,7 +7,7 @@ import sys
 
 import click
 from prefkit.cli.args import project_option
-from prefkit.cli.common import echo_table, json_option, shell_actor
+from prefkit.cli.common import echo_table, json_option, shell_actor, shown
 from prefkit.cli.types import POSITIVE_INT
 from prefkit.curation.annotation import people
 from prefkit.curation.project import Project
@@ -143,9 +143,7 @@ def users_unlock(project: Project, name: str | None, client: str | None) -> None
 
 @users.command("sign-ins")
 @click.argument("name", required=False)
-@click.option(
-    "--limit", type=POSITIVE_INT, default=50, show_default=True, help="How many attempts, newest first."
-)
+@shown("--limit", POSITIVE_INT, 50, "How many attempts, newest first.")
 @project_option
 @json_option
 def users_sign_ins(project: Project, name: str | None, limit: int, as_json: bool) -> None:
