@@ -36,7 +36,6 @@ CONTRACT = {
     "task3": ("benchmark_id", "answer", "reason", "selected_memory_id"),
     "task4": ("benchmark_id", "answer", "used_memory_fact"),
 }
-MAIN_METRIC = {"task1": "mean_f1", "task2": "mean_f1", "task3": "accuracy", "task4": "grounding_accuracy"}
 _WS = re.compile(r"\s+")
 
 

@@ -35,7 +35,6 @@ from prefkit.schemas.evaluation import (
 Task = Literal["inference", "generation"]
 Oracle = Literal["none", "relevant", "gold"]
 TASKS: tuple[str, ...] = ("inference", "generation")
-ORACLES: tuple[str, ...] = ("none", "relevant", "gold")
 TEMPLATES: dict[str, tuple[str, ...]] = {
     "inference": ("cupid_infer", "cupid_match_gold", "cupid_match_inferred"),
     "generation": ("cupid_generate", "cupid_judge_generation"),

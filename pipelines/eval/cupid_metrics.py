@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -57,7 +57,16 @@ class Gold:
 
 
 @dataclass
-class Tally:
+class Sums:
+    """Counts that add up field by field (a group's tally is the sum of its instances')."""
+
+    def add(self, other: Sums) -> None:
+        for f in fields(self):
+            setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))
+
+
+@dataclass
+class Tally(Sums):
     """The counts behind one row of P/R/F1."""
 
     n_instances: int = 0
@@ -76,15 +85,7 @@ class Tally:
         p, r = precision or 0.0, recall or 0.0
         f1 = 2 * p * r / (p + r) if p + r else 0.0
         return {
-            "n_instances": self.n_instances,
-            "n_inferred": self.n_inferred,
-            "n_empty": self.n_empty,
-            "n_failed": self.n_failed,
-            "n_missing": self.n_missing,
-            "gold_items": self.gold_items,
-            "gold_credit": self.gold_credit,
-            "inferred_items": self.inferred_items,
-            "inferred_credit": self.inferred_credit,
+            **asdict(self),
             "recall": _round(recall),
             "precision": _round(precision),
             "f1": _round(f1 if (recall is not None or precision is not None) else None),
@@ -155,18 +156,6 @@ def instance_tally(key: CupidKey, gold: Gold, pred: dict[str, Any] | None) -> Ta
     return t
 
 
-def _add(into: Tally, t: Tally) -> None:
-    into.n_instances += t.n_instances
-    into.n_inferred += t.n_inferred
-    into.n_empty += t.n_empty
-    into.n_failed += t.n_failed
-    into.n_missing += t.n_missing
-    into.gold_items += t.gold_items
-    into.gold_credit += t.gold_credit
-    into.inferred_items += t.inferred_items
-    into.inferred_credit += t.inferred_credit
-
-
 def score_inference(
     golds: Mapping[CupidKey, Gold], preds: Mapping[CupidKey, CupidPrediction | dict[str, Any]]
 ) -> list[dict[str, Any]]:
@@ -180,10 +169,10 @@ def score_inference(
     for key in sorted(golds):
         gold = golds[key]
         t = instance_tally(key, gold, as_record(preds.get(key)))
-        _add(by_type.setdefault(gold.instance_type, Tally()), t)
+        by_type.setdefault(gold.instance_type, Tally()).add(t)
         pos = "none" if gold.sessions_ago is None else str(gold.sessions_ago)
-        _add(by_pos.setdefault(pos, Tally()), t)
-        _add(overall, t)
+        by_pos.setdefault(pos, Tally()).add(t)
+        overall.add(t)
     rows = [{"task": "inference", "group": g, **by_type[g].row()} for g in INSTANCE_TYPES if g in by_type]
     rows.append({"task": "inference", "group": "overall", **overall.row()})
     order = sorted(by_pos, key=lambda p: (p == "none", int(p) if p != "none" else 0))

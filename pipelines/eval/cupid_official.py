@@ -31,7 +31,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from prefkit.pipelines.eval.cupid_metrics import INSTANCE_TYPES, Gold, as_record, key_name
+from prefkit.pipelines.eval.cupid_metrics import INSTANCE_TYPES, Gold, Sums, as_record, key_name
 from prefkit.pipelines.eval.release import CupidKey, EvalInputError
 from prefkit.schemas.evaluation import COVERAGE_CREDIT
 
@@ -60,7 +60,7 @@ def _checklist(pred: Mapping[str, Any]) -> list[str]:
 
 
 @dataclass
-class Counts:
+class Counts(Sums):
     n_instances: int = 0
     n_counted: int = 0
     n_dropped: int = 0
@@ -68,15 +68,6 @@ class Counts:
     gold_credit: float = 0.0
     inferred_items: int = 0
     inferred_credit: float = 0.0
-
-    def add(self, other: Counts) -> None:
-        self.n_instances += other.n_instances
-        self.n_counted += other.n_counted
-        self.n_dropped += other.n_dropped
-        self.gold_items += other.gold_items
-        self.gold_credit += other.gold_credit
-        self.inferred_items += other.inferred_items
-        self.inferred_credit += other.inferred_credit
 
     def row(self) -> dict[str, Any]:
         # result.calculate_prf: a zero denominator gives 0, not "undefined"

@@ -35,18 +35,6 @@ from prefkit.schemas.evaluation import CupidLabels, CupidPrediction, ItemLabel
 
 STAGE = "eval.cupid.official"
 LABELS = {"fully covered": "fully", "partially covered": "partially", "not covered": "not_covered"}
-RUBRIC = (
-    "Unacceptable",
-    "Very Poor",
-    "Poor",
-    "Below Average",
-    "Acceptable",
-    "Above Average",
-    "Good",
-    "Very Good",
-    "Excellent",
-    "Exceptional",
-)
 
 
 class ParseError(ValueError):

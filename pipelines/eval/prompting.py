@@ -7,12 +7,10 @@ answers from them), so nothing reaches even the offline model that the prompt do
 
 from __future__ import annotations
 
-from typing import Any
+import functools
 
 from prefkit.pipelines.llm.templates import SPLIT, PromptTemplate, prompt_request
 from prefkit.pipelines.llm.templates import template as package_template
-from prefkit.pipelines.llm.types import LLMRequest, Role
-from pydantic import BaseModel
 
 PACKAGE = "prefkit.pipelines.eval"
 __all__ = ["PACKAGE", "SPLIT", "build_request", "prompt_hashes", "template"]
@@ -27,24 +25,5 @@ def prompt_hashes(names: tuple[str, ...] | list[str]) -> dict[str, str]:
     return {name: template(name).hash for name in sorted(names)}
 
 
-def build_request(
-    stage: str,
-    item: str,
-    role: Role,
-    name: str,
-    response_model: type[BaseModel] | None,
-    context: dict[str, Any],
-    temperature: float = 0.0,
-    max_tokens: int | None = None,
-) -> LLMRequest:
-    return prompt_request(
-        PACKAGE,
-        name,
-        stage=stage,
-        item=item,
-        role=role,
-        response_model=response_model,
-        context=context,
-        temperature=temperature,
-        max_tokens=max_tokens,
-    )
+#: ``build_request(stage, item, role, name, response_model, context, temperature=0.0, max_tokens=None)``
+build_request = functools.partial(prompt_request, PACKAGE)

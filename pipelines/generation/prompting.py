@@ -3,42 +3,22 @@ prompt_request`, from the templates in ``prompts/``) and the validated run of th
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from prefkit.pipelines.llm.templates import prompt_request
-from prefkit.pipelines.llm.types import LLMRequest, LLMResponse, Role
+from prefkit.pipelines.llm.types import LLMRequest, LLMResponse
 from prefkit.schemas.common import validation_problems
 from prefkit.schemas.curation import Provenance
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
 if TYPE_CHECKING:
     from prefkit.curation.store import ProjectStore
 
 PACKAGE = "prefkit.pipelines.generation"
-
-
-def build_request(
-    stage: str,
-    item: str,
-    role: Role,
-    template: str,
-    response_model: type[BaseModel] | None,
-    context: dict[str, Any],
-    temperature: float = 0.7,
-    extra_messages: tuple[tuple[str, str], ...] = (),
-) -> LLMRequest:
-    return prompt_request(
-        PACKAGE,
-        template,
-        stage=stage,
-        item=item,
-        role=role,
-        response_model=response_model,
-        context=context,
-        temperature=temperature,
-        extra_messages=extra_messages,
-    )
+#: ``build_request(stage, item, role, name, response_model, context, temperature=0.7, extra_messages=())``
+build_request = functools.partial(prompt_request, PACKAGE, temperature=0.7)
 
 
 def retry_request(request: LLMRequest, attempt: int, reason: str) -> LLMRequest:

@@ -17,7 +17,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from prefkit.pipelines.llm.types import Usage
-from prefkit.schemas.config import LLMSection
 
 # US$ per 1M tokens: (input, cached input, output).
 BUILTIN_PRICES: dict[str, tuple[float, float, float]] = {
@@ -122,7 +121,3 @@ def estimate_calls(table: PriceTable, calls: Iterable[tuple[str, int, int]], cac
         if table.price(model) is None and model not in est.unpriced:
             est.unpriced.append(model)
     return est
-
-
-def price_table(settings: LLMSection) -> PriceTable:
-    return PriceTable(settings.costs)

@@ -283,12 +283,6 @@ class OpenAIBackend:
         text, usage, meta = self._from_body(json.dumps(response["body"]))
         return text, usage, {**meta, "batch": True}
 
-    def _content_or_none(self, body: str) -> str | None:
-        try:
-            return json.loads(body)["choices"][0]["message"].get("content")
-        except (ValueError, KeyError, IndexError, TypeError):
-            return None
-
     async def aclose(self) -> None:
         loop = asyncio.get_running_loop()
         client = self._clients.pop(loop, None)

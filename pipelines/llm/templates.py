@@ -30,10 +30,9 @@ SPLIT = "=== USER ==="
 
 
 class PromptTemplate(jinja2.Template):
-    """A prompt template carrying the hash of its text (recorded in provenance) and the text."""
+    """A prompt template carrying the hash of its text (recorded in provenance)."""
 
     hash: str
-    source_text: str
 
 
 _ENV = jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True, autoescape=False)
@@ -62,7 +61,6 @@ def load_template(package: str, name: str) -> PromptTemplate:
             text = candidate.read_text(encoding="utf-8")
             template = cast(PromptTemplate, _ENV.from_string(text))  # _ENV's template_class
             template.hash = template_hash(text)
-            template.source_text = text
             return template
     raise TemplateNotFound(f"no prompt template {filename!r} in package {package!r}")
 
@@ -97,19 +95,19 @@ def render_messages(
 
 def prompt_request(
     package: str,
-    name: str,
-    *,
     stage: str,
     item: str,
     role: Role,
+    name: str,
     response_model: type[BaseModel] | None,
     context: dict[str, Any],
-    temperature: float,
+    temperature: float = 0.0,
     max_tokens: int | None = None,
     extra_messages: tuple[tuple[str, str], ...] = (),
 ) -> LLMRequest:
     """The request of one templated call: template ``name`` of ``package`` rendered with ``context``
-    (then ``extra_messages``), its hash, and ``context`` as the offline backend's input."""
+    (then ``extra_messages``), its hash, and ``context`` as the offline backend's input. A stage binds
+    its package (and temperature): ``functools.partial(prompt_request, PACKAGE)``."""
     messages, digest = render_messages(package, name, context)
     return rendered_request(
         messages + extra_messages,

@@ -18,6 +18,7 @@ writes SQL (it goes through the store) nor calls a model directly (it goes throu
 
 from __future__ import annotations
 
+import functools
 import random
 from collections import Counter
 from dataclasses import asdict, dataclass, field
@@ -30,7 +31,7 @@ from prefkit.pipelines.generation.run import PricingBackend
 from prefkit.pipelines.llm import LLMLayer
 from prefkit.pipelines.llm.offline import generator_for
 from prefkit.pipelines.llm.templates import prompt_request
-from prefkit.pipelines.llm.types import LLMRequest, Role
+from prefkit.pipelines.llm.types import LLMRequest
 from prefkit.pipelines.memories import offline as _offline  # noqa: F401 - registers the offline generators
 from prefkit.schemas.alpsbench import TAXONOMY, MemoryItem
 from prefkit.schemas.common import PrefkitError
@@ -93,17 +94,7 @@ class ExtractionReport:
 
 
 # -- prompts --------------------------------------------------------------------------------------------
-def _request(stage: str, item: str, role: Role, name: str, model, context: dict[str, Any]) -> LLMRequest:
-    return prompt_request(
-        PACKAGE,
-        name,
-        stage=stage,
-        item=item,
-        role=role,
-        response_model=model,
-        context=context,
-        temperature=0.2,
-    )
+_request = functools.partial(prompt_request, PACKAGE, temperature=0.2)
 
 
 def prompt_turns(dialogue: Dialogue, max_chars: int) -> list[dict[str, Any]]:
