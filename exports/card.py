@@ -12,6 +12,8 @@ on runs no script and loads no remote image.
 from __future__ import annotations
 
 import json
+import tomllib
+from importlib import resources
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
@@ -22,38 +24,12 @@ from prefkit.schemas.safe_text import md_code, md_text, shown_text
 if TYPE_CHECKING:
     from prefkit.curation.quality.cost import CostReport
 
-#: SPDX-style licence names in prefkit.toml to Hugging Face licence ids.
-HF_LICENCES = {
-    "cc-by-4.0": "cc-by-4.0",
-    "cc-by-sa-4.0": "cc-by-sa-4.0",
-    "cc0-1.0": "cc0-1.0",
-    "mit": "mit",
-    "apache-2.0": "apache-2.0",
-    "odc-by": "odc-by",
-    "cc-by-nc-4.0": "cc-by-nc-4.0",
-}
+#: Hugging Face licence ids of the SPDX-style licence names prefkit.toml takes (the same names).
+HF_LICENCES = {"cc-by-4.0", "cc-by-sa-4.0", "cc0-1.0", "mit", "apache-2.0", "odc-by", "cc-by-nc-4.0"}
 SOURCE_DATASETS = {"alpsbench": "extended|AlpsBench", "cupid": "extended|CUPID"}
 DEFAULT_CONFIG = "cupid"
-
-#: Where prefkit's CUPID construction differs from CUPID's code (docs/generation.md has the same table).
-CUPID_DIFFERENCES = (
-    "prior sessions of a consistent instance: 8 like the other types (CUPID's create_instances leaves 6; "
-    '`[generation] consistent_prior = "cupid"` gives its rule)',
-    "context factors: stricter checks (distinct names and preferences, a preference that does not name its "
-    "factor, a contrastive pair of one type and family that is not alike)",
-    "a dialogue ends when every checklist item is met and was raised at least once (or at max_turns); "
-    "a session that never raised one is simulated again (CUPID: when the user simulator says END)",
-    "personas' decision styles: rational / intuitive / dependent / avoidant (CUPID: analytical / directive / "
-    'conceptual / behavioral; `[generation] decision_styles = "cupid"`)',
-)
-#: The protocol a number computed on each config family should name (docs/eval.md).
-PROTOCOL_NOTES = (
-    "`cupid`: `prefkit eval cupid` defaults to `--protocol cupid-official`, CUPID's own evaluation steps and "
-    "arithmetic (with a strict line); `--protocol cupid-prefmatcher` for the PrefMatcher matcher; "
-    "`--protocol prefkit` numbers are not comparable with the paper",
-    "`alpsbench_*`: `prefkit eval alpsbench` defaults to `--protocol alpsbench-public`, what AlpsBench's "
-    "public scorer computes; `alpsbench-paper` is its documented matching formula with prefkit's constants",
-)
+#: The card's fixed text: CUPID differences, protocol notes, consensus rules, the official tools' use.
+TEXT = tomllib.loads(resources.files(__package__).joinpath("card.toml").read_text(encoding="utf-8"))
 
 
 def size_category(n: int) -> str:
@@ -69,7 +45,8 @@ def size_category(n: int) -> str:
 
 
 def hf_licence(licence: str) -> str:
-    return HF_LICENCES.get(licence.strip().lower(), "other")
+    name = licence.strip().lower()
+    return name if name in HF_LICENCES else "other"
 
 
 def _yaml_scalar(v: Any) -> str:
@@ -276,17 +253,6 @@ def _judges(agreement: list[dict], alpha_min: float) -> list[str]:
     ]
 
 
-CONSENSUS_TEXT = {
-    "majority": "the majority per agreement unit; ties wait for adjudication",
-    "dawid_skene": "per agreement unit the value with the highest posterior under a Dawid–Skene model of "
-    "each annotator's reliability (fitted on every label, gold included); ties and units below the "
-    "confidence threshold wait for adjudication",
-    "mace": "per agreement unit the value with the highest posterior under a MACE model of each "
-    "annotator's reliability (fitted on every label, gold included); ties and units below the confidence "
-    "threshold wait for adjudication",
-}
-
-
 def _overlap(overlap: dict[str, Any] | None) -> list[str]:
     if not overlap:
         return []
@@ -311,7 +277,7 @@ def _labeling(
     out = [
         "Annotators label in prefkit's browser app (or Label Studio); each item goes to several annotators. "
         "The final label of a task is a maintainer's adjudication when there is one, else "
-        f"{CONSENSUS_TEXT[consensus]} (`final_labels` config). Annotator ids are keyed hashes "
+        f"{TEXT['consensus'][consensus]} (`final_labels` config). Annotator ids are keyed hashes "
         "with a per-project salt.",
         "",
         *_overlap(overlap),
@@ -546,40 +512,18 @@ def _evaluation(configs) -> list[str]:
         "(docs/eval.md of prefkit has the table):",
         "",
     ]
-    out += [f"- {n}" for n in PROTOCOL_NOTES if any(x.startswith(n.split("`")[1].rstrip("*")) for x in names)]
+    out += [
+        f"- {n}"
+        for n in TEXT["protocol_notes"]
+        if any(x.startswith(n.split("`")[1].rstrip("*")) for x in names)
+    ]
     if "cupid" in names:
-        out += [
-            "",
-            "`cupid` is the default config, and `cupid_instances/` holds exactly its rows as one JSON "
-            "file per instance, `<persona_id>+<instance_type>.json` as CUPID's synthesis names them (a "
-            "persona id with other characters than letters, digits, `_` and `-`, or longer than 96, is "
-            "cleaned and given a hash of the original): the `--data_dir` layout of CUPID's evaluator. "
-            "From a checkout of kixlab/CUPID:",
-            "",
-            "```bash",
-            "python -m evaluation.run --model <model> --results_dir results --data_dir <this release>/cupid_instances",
-            "```",
-            "",
-            "Score with `--data_dir`, not the dataset path: without it `evaluation/run.py` reads "
-            '`load_dataset(<dataset>, split="test")` and names each result file after the row\'s '
-            "`persona_id`, which the instances of one persona share: they write one result file, where "
-            "a later instance finds the stages already done and is skipped (with `--n_workers` above 1 "
-            "they overwrite each other), so one instance per persona is scored. "
-            "`prefkit export cupid --per-instance DIR --release <this release>` writes the same folder "
-            "from the release alone.",
-        ]
+        out += TEXT["official_tools"]["cupid"]
     if any(n.startswith("alpsbench_task") for n in names):
-        out += [
-            "",
-            "`benchmark_data/` holds the AlpsBench tracks in AlpsBench's public layout "
-            "(`<split>/<track>/model_input.jsonl` and `reference_output.jsonl`, task 3 under `task3/d<N>/`, "
-            "an `examples` split, nested rows with its per-task fields): copy it over a checkout of "
-            "ThisIsCosine/AlpsBench and its `scripts/evaluate.py` scores this release. The test references "
-            "are private.",
-        ]
+        out += TEXT["official_tools"]["alpsbench_task"]
     if any(n.startswith("cupid") for n in names):
         out += ["", "Where this release's CUPID construction differs from CUPID's code:", ""]
-        out += [f"- {d}" for d in CUPID_DIFFERENCES]
+        out += [f"- {d}" for d in TEXT["cupid_differences"]]
     return out if len(out) > 2 else []
 
 

@@ -16,30 +16,9 @@ from prefkit.pipelines.eval.release import EvalInputError
 from prefkit.schemas.safe_text import md_code, md_text
 
 COLUMNS = {
-    ("cupid", "inference"): [
-        "group",
-        "n_instances",
-        "n_inferred",
-        "n_empty",
-        "n_failed",
-        "n_missing",
-        "gold_items",
-        "gold_credit",
-        "inferred_items",
-        "inferred_credit",
-        "precision",
-        "recall",
-        "f1",
-    ],
-    ("cupid", "generation"): [
-        "group",
-        "n_instances",
-        "n_scored",
-        "n_failed",
-        "n_missing",
-        "mean",
-        "distribution",
-    ],
+    ("cupid", "inference"): """group n_instances n_inferred n_empty n_failed n_missing gold_items gold_credit
+        inferred_items inferred_credit precision recall f1""".split(),
+    ("cupid", "generation"): "group n_instances n_scored n_failed n_missing mean distribution".split(),
 }
 
 

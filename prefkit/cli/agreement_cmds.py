@@ -10,20 +10,8 @@ from prefkit.curation.project import Project
 from prefkit.curation.quality.agreement import agreement_rows, annotator_stats, within_rows
 from prefkit.curation.quality.suggestions import assist_report, difference_lines, report_rows
 
-_TABLE = [
-    "task_kind",
-    "field",
-    "comparison",
-    "judge",
-    "n_units",
-    "n_raters",
-    "alpha",
-    "ci",
-    "p_below_min",
-    "ac1",
-    "percent_agreement",
-    "mean_pairwise_kappa",
-]
+_TABLE = """task_kind field comparison judge n_units n_raters alpha ci p_below_min ac1 percent_agreement
+    mean_pairwise_kappa""".split()
 
 
 _ANNOTATOR_TABLE = """annotator task_kind n_labels loo_agreement gold_accuracy mean_time_s reliability

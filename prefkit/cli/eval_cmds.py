@@ -46,6 +46,10 @@ OFFICIAL_INFERENCE = """task group n_instances n_counted n_model_failed n_judge_
 OFFICIAL_GENERATION = "task group n_instances n_counted n_model_failed n_judge_failed mean".split()
 
 
+PAPER_ALPS = """task group n_rows n_failed matched mean_precision mean_recall mean_f1 mean_quality
+    algo_score_100""".split()
+
+
 PUBLIC_ALPS = ["task", "group", "n_rows", "n_failed", "main_metric", "main_score", "main_score_strict"]
 
 
@@ -146,18 +150,7 @@ def _columns(task: str, rows: list[dict], protocol: str) -> list[str]:
     if protocol == "alpsbench-public":
         return PUBLIC_ALPS
     if protocol == "alpsbench-paper" and task in ("task1", "task2"):
-        return [
-            "task",
-            "group",
-            "n_rows",
-            "n_failed",
-            "matched",
-            "mean_precision",
-            "mean_recall",
-            "mean_f1",
-            "mean_quality",
-            "algo_score_100",
-        ]
+        return PAPER_ALPS
     return TABLES[task]
 
 
