@@ -20,7 +20,9 @@ shapes rows and writes files.
 from __future__ import annotations
 
 import json
+import tomllib
 from collections.abc import Callable
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -30,45 +32,12 @@ EXAMPLES = 2  # rows per track in the examples split (upstream's TASK1_EXAMPLE_C
 PUBLIC_SPLITS = ("examples", "dev", "validation", "test")
 
 #: The fields of every row, per task, as the public layout has them: (top-level keys, keys of ``input``
-#: or ``gold``). Written from reading ``src/benchmark/data.py`` (the ``load_task*_authoritative_pairs``).
+#: or ``gold``), from alpsbench_public.toml beside this module.
 FIELDS: dict[str, dict[str, tuple[tuple[str, ...], tuple[str, ...]]]] = {
-    "task1": {
-        "input": (
-            ("benchmark_id", "task", "session_id", "canonical_id", "stratum", "input"),
-            ("user_id", "line_index", "sessions", "dialogue", "metadata"),
-        ),
-        "reference": (
-            ("benchmark_id", "task", "session_id", "canonical_id", "gold"),
-            ("memory_items", "memory_stage1_candidates", "selected_memory_id"),
-        ),
-    },
-    "task2": {
-        "input": (
-            ("benchmark_id", "task", "session_id", "canonical_id", "stratum", "input"),
-            ("record_id", "old_dialogue", "new_dialogue", "memory", "query", "metadata"),
-        ),
-        "reference": (("benchmark_id", "task", "session_id", "canonical_id", "gold"), ("answer",)),
-    },
-    "task3": {
-        "input": (
-            ("benchmark_id", "task", "session_id", "canonical_id", "stratum", "input"),
-            ("dialogue", "candidate_memories", "query", "metadata"),
-        ),
-        "reference": (
-            ("benchmark_id", "task", "session_id", "canonical_id", "gold"),
-            ("selected_memory_id", "selected_memory"),
-        ),
-    },
-    "task4": {
-        "input": (
-            ("benchmark_id", "task", "ability", "session_id", "canonical_id", "stratum", "input"),
-            ("query", "queries", "model_input", "audit_context"),
-        ),
-        "reference": (
-            ("benchmark_id", "task", "ability", "session_id", "canonical_id", "gold"),
-            ("memory_key", "selected_memory", "extracted_memory", "conversation"),
-        ),
-    },
+    task: {part: (tuple(top), tuple(inner)) for part, (top, inner) in parts.items()}
+    for task, parts in tomllib.loads(
+        resources.files(__package__).joinpath("alpsbench_public.toml").read_text(encoding="utf-8")
+    ).items()
 }
 
 Dialogues = Callable[[str], list[dict[str, Any]]]

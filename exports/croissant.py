@@ -8,7 +8,9 @@ types, lists to repeated fields, structs to sub-fields. The document validates o
 
 from __future__ import annotations
 
+import json
 import re
+from importlib import resources
 from typing import Any
 from urllib.parse import quote
 
@@ -16,42 +18,10 @@ import pyarrow as pa
 from prefkit.schemas.curation import canary_sentence
 from prefkit.schemas.safe_text import plain_text
 
-CONTEXT = {
-    "@language": "en",
-    "@vocab": "https://schema.org/",
-    "citeAs": "cr:citeAs",
-    "column": "cr:column",
-    "conformsTo": "dct:conformsTo",
-    "cr": "http://mlcommons.org/croissant/",
-    "rai": "http://mlcommons.org/croissant/RAI/",
-    "data": {"@id": "cr:data", "@type": "@json"},
-    "dataType": {"@id": "cr:dataType", "@type": "@vocab"},
-    "dct": "http://purl.org/dc/terms/",
-    "examples": {"@id": "cr:examples", "@type": "@json"},
-    "extract": "cr:extract",
-    "field": "cr:field",
-    "fileProperty": "cr:fileProperty",
-    "fileObject": "cr:fileObject",
-    "fileSet": "cr:fileSet",
-    "format": "cr:format",
-    "includes": "cr:includes",
-    "isLiveDataset": "cr:isLiveDataset",
-    "jsonPath": "cr:jsonPath",
-    "key": "cr:key",
-    "md5": "cr:md5",
-    "parentField": "cr:parentField",
-    "path": "cr:path",
-    "recordSet": "cr:recordSet",
-    "references": "cr:references",
-    "regex": "cr:regex",
-    "repeated": "cr:repeated",
-    "replace": "cr:replace",
-    "sc": "https://schema.org/",
-    "separator": "cr:separator",
-    "source": "cr:source",
-    "subField": "cr:subField",
-    "transform": "cr:transform",
-}
+#: The JSON-LD ``@context`` of Croissant 1.0 (croissant_context.json beside this module).
+CONTEXT = json.loads(
+    resources.files(__package__).joinpath("croissant_context.json").read_text(encoding="utf-8")
+)
 
 _TYPES = {
     pa.string(): "sc:Text",

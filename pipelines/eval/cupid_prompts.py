@@ -18,6 +18,7 @@ import hashlib
 import json
 import string
 from dataclasses import dataclass, field
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -59,34 +60,10 @@ def checkout_files(steps: tuple[str, ...] = tuple(STEPS)) -> tuple[str, ...]:
 LABEL_OF_CREDIT = {1: "Fully Covered", 0.5: "Partially Covered", 0: "Not Covered"}
 
 #: prefkit's own worked examples for the matcher (written for prefkit): a preference and the credit
-#: each checklist question gets from it.
-PREFKIT_EXAMPLES: list[dict[str, Any]] = [
-    {
-        "preference": "Budget summaries should lead with the total and flag every line item over the limit.",
-        "checklist": {
-            "Does the summary state the total first?": 1,
-            "Are over-limit items flagged?": 1,
-            "Does the summary compare spending with last year?": 0,
-        },
-    },
-    {
-        "preference": "Workout plans need rest days and should avoid any equipment.",
-        "checklist": {
-            "Does the plan include recovery time?": 1,
-            "Does the plan use only bodyweight exercises?": 1,
-            "Is the plan progressive week over week?": 0,
-            "Is the plan safe for beginners?": 0.5,
-        },
-    },
-    {
-        "preference": "Travel suggestions should favour quiet places reachable by train.",
-        "checklist": {
-            "Are the suggested places calm?": 1,
-            "Do the suggestions include transport details?": 0.5,
-            "Are the suggestions cheap?": 0,
-        },
-    },
-]
+#: each checklist question gets from it (data/prefkit_match_examples.json).
+PREFKIT_EXAMPLES: list[dict[str, Any]] = json.loads(
+    resources.files(__package__).joinpath("data/prefkit_match_examples.json").read_text(encoding="utf-8")
+)
 
 
 def examples_text(examples: list[dict[str, Any]]) -> str:

@@ -20,9 +20,11 @@ from __future__ import annotations
 import hashlib
 import random
 import re
+import tomllib
 import unicodedata
 from collections import Counter
 from dataclasses import asdict, dataclass, field
+from importlib import resources
 from typing import TYPE_CHECKING, Any
 
 from prefkit.curation.quality.verification import verified_gold
@@ -46,34 +48,10 @@ TASKS = ("task2", "task3", "task4")
 #: states. Virtual-reality awareness is not a label: it is any memory that comes from role-play or
 #: fiction (``ROLE_PLAY``), whatever its label.
 ABILITIES: dict[str, tuple[str, tuple[str, ...]]] = {
-    "ability1": (  # Persona Awareness (PA)
-        "asking for help where their explicit background (who they are, their education, work, family, "
-        "goals) should shape the answer",
-        (
-            "Personal_Background/",
-            "Social_Relationships/",
-            "Thoughts/Goals/",
-            "States_Experiences/Past_Experience",
-        ),
-    ),
-    "ability2": (  # Preference Following (PF)
-        "asking for a recommendation, plan or piece of writing where their tastes, habits or preferred "
-        "interaction style should shape the answer",
-        ("Preferences/", "Possessions/"),
-    ),
-    "ability3": (  # Virtual-Reality Awareness (VRA)
-        "asking for real-world help (their own CV, plans, facts about themselves) where details that came "
-        "only from an earlier role-play or fiction must not be taken as true about them",
-        (),
-    ),
-    "ability4": (  # Constraint Following (CF)
-        "asking for something where a boundary or constraint they stated before must be respected",
-        ("Constraints_and_Boundaries/",),
-    ),
-    "ability5": (  # Emotional Intelligence (EI)
-        "sharing how they feel, where their emotional situation should shape a caring, fitting answer",
-        ("States_Experiences/Mental_State", "States_Experiences/Physical_State"),
-    ),
+    name: (ability["purpose"], tuple(ability["labels"]))
+    for name, ability in tomllib.loads(
+        resources.files(__package__).joinpath("abilities.toml").read_text(encoding="utf-8")
+    ).items()
 }
 #: A memory whose value or reasoning says it comes from role-play or fiction (AlpsBench marks such
 #: memories, e.g. "[ERROR: Role-play/third-party possible]").
