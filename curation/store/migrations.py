@@ -1,8 +1,9 @@
 """Numbered schema migrations of the project store, applied in order on open.
 
 Each migration declares its own tables with SQLAlchemy Core so the DDL stays portable (SQLite is the
-embedded default; PostgreSQL must be a configuration change). A migration, once released, is never
-edited: change the schema with a new, higher-numbered one. Migration numbers are reserved per area:
+embedded default; PostgreSQL must be a configuration change), most columns in the short notation of
+:func:`_columns`. A released migration never changes the DDL it runs (tidying its source must leave that
+identical on both backends): change the schema with a new, higher-numbered one. Migration numbers are reserved per area:
 m001 core, m002 LLM layer, m003 annotation app, m004 releases, m005 Label Studio bridge, m006 generation,
 m007 verification (instance → session links), m008 evaluation, m012 Label Studio push leases,
 m014/m015 packed turns of bulk imports, m016 adaptive overlap, m020 judge-assisted labelling
@@ -16,6 +17,7 @@ from __future__ import annotations
 import json
 import secrets
 from collections.abc import Callable
+from typing import Any
 
 from prefkit.curation.store.common import LATEST_MIGRATION, search_text
 from sqlalchemy import (
@@ -55,247 +57,182 @@ def migration(number: int, name: str):
     return register
 
 
-def _json(name: str, nullable: bool = True) -> Column:
-    return Column(name, Text, nullable=nullable)
+_TYPES = {"int": Integer, "float": Float, "bool": Boolean}
+_FLAGS = {
+    "pk": ("primary_key", True),
+    "auto": ("autoincrement", True),
+    "manual": ("autoincrement", False),
+    "unique": ("unique", True),
+    "index": ("index", True),
+}
+#: The link to how a row was made, a column of every generated record's table.
+_PROV = "provenance_id null -> provenance.provenance_id"
+
+
+def _columns(spec: str) -> list[Column]:
+    """The columns ``spec`` lists, in order: ``"name [int|float|bool] [pk] [auto|manual] [null] [unique]
+    [index] [-> table.column], ..."``. A column is TEXT and NOT NULL unless its words say otherwise:
+    ``null`` makes it nullable, ``-> t.c`` a foreign key, ``auto``/``manual`` turns autoincrement on/off."""
+    columns = []
+    for definition in spec.split(","):
+        name, *words = definition.split()
+        args: list[Any] = [_TYPES[words.pop(0)] if words and words[0] in _TYPES else Text]
+        kwargs: dict[str, Any] = {}
+        if "->" in words:
+            args.append(ForeignKey(words.pop(words.index("->") + 1)))
+            words.remove("->")
+        if "null" in words:
+            words.remove("null")
+        elif "pk" not in words:
+            kwargs["nullable"] = False
+        kwargs.update(_FLAGS[word] for word in words)  # KeyError: a word this grammar does not know
+        columns.append(Column(name, *args, **kwargs))
+    return columns
+
+
+def _run(conn: Connection, *statements: str) -> None:
+    for statement in statements:
+        conn.execute(text(statement))
+
+
+def _add_columns(conn: Connection, table: str, columns: str) -> None:
+    """``ALTER TABLE table ADD COLUMN ...`` for each of the comma-separated ``columns``, one at a time."""
+    _run(conn, *(f"ALTER TABLE {table} ADD COLUMN {column.strip()}" for column in columns.split(",")))
 
 
 @migration(1, "initial")
 def m001_initial(conn: Connection) -> None:
     md = MetaData()
-    Table("meta", md, Column("key", Text, primary_key=True), Column("value", Text, nullable=False))
+    Table("meta", md, *_columns("key pk, value"))
     Table(
         "sources",
         md,
-        Column("source_id", Text, primary_key=True),
-        Column("kind", Text, nullable=False),
-        Column("path", Text, nullable=False),
-        Column("sha256", Text, nullable=False),
-        Column("rows", Integer, nullable=False),
-        Column("licence", Text),
-        Column("imported_at", Text, nullable=False),
+        *_columns("source_id pk, kind, path, sha256, rows int, licence null, imported_at"),
         UniqueConstraint("kind", "sha256"),
     )
-    Table(
-        "provenance",
-        md,
-        Column("provenance_id", Text, primary_key=True),
-        Column("source", Text, nullable=False),
-        Column("model", Text),
-        Column("offline", Boolean, nullable=False),
-        _json("record_json", nullable=False),
-    )
-
-    def prov() -> Column:
-        return Column("provenance_id", Text, ForeignKey("provenance.provenance_id"))
-
-    Table(
-        "personas",
-        md,
-        Column("persona_id", Text, primary_key=True),
-        _json("record_json", nullable=False),
-        Column("schema_version", Text, nullable=False),
-        prov(),
-        Column("created_at", Text, nullable=False),
-    )
+    Table("provenance", md, *_columns("provenance_id pk, source, model null, offline bool, record_json"))
+    Table("personas", md, *_columns(f"persona_id pk, record_json, schema_version, {_PROV}, created_at"))
     Table(
         "context_factors",
         md,
-        Column("factor_id", Text, primary_key=True),
-        Column("persona_id", Text, ForeignKey("personas.persona_id"), nullable=False, index=True),
-        Column("position", Integer, nullable=False),
-        _json("record_json", nullable=False),
-        Column("schema_version", Text, nullable=False),
-        prov(),
+        *_columns(
+            "factor_id pk, persona_id index -> personas.persona_id, position int, record_json, schema_version,"
+            f" {_PROV}"
+        ),
     )
     Table(
         "session_plans",
         md,
-        Column("persona_id", Text, ForeignKey("personas.persona_id"), primary_key=True),
-        _json("record_json", nullable=False),
-        Column("schema_version", Text, nullable=False),
-        prov(),
+        *_columns(f"persona_id pk -> personas.persona_id, record_json, schema_version, {_PROV}"),
     )
     Table(
         "dialogues",
         md,
-        Column("dialogue_id", Text, primary_key=True),
-        Column("origin", Text, nullable=False),
-        Column("persona_id", Text, index=True),
-        Column("session_index", Integer),
-        Column("source_id", Text, ForeignKey("sources.source_id")),
-        _json("meta_json"),
-        Column("needs_reverification", Boolean, nullable=False, default=False),
-        Column("schema_version", Text, nullable=False),
-        prov(),
-        Column("created_at", Text, nullable=False),
+        *_columns(
+            "dialogue_id pk, origin, persona_id null index, session_index int null,"
+            " source_id null -> sources.source_id, meta_json null, needs_reverification bool, schema_version,"
+            f" {_PROV}, created_at"
+        ),
     )
     Table(
         "turns",
         md,
-        Column("dialogue_id", Text, ForeignKey("dialogues.dialogue_id"), primary_key=True),
-        Column("turn_index", Integer, primary_key=True),
-        Column("role", Text, nullable=False),
-        Column("content", Text, nullable=False),
-        _json("extra_json"),
+        *_columns(
+            "dialogue_id pk -> dialogues.dialogue_id, turn_index int pk, role, content, extra_json null"
+        ),
     )
     Table(
         "turn_revisions",
         md,
-        Column("seq", Integer, primary_key=True, autoincrement=True),
-        Column("revision_id", Text, nullable=False, unique=True),
-        Column("dialogue_id", Text, nullable=False, index=True),
-        Column("turn_index", Integer, nullable=False),
-        Column("original", Text, nullable=False),
-        Column("revised", Text, nullable=False),
-        Column("author", Text, ForeignKey("users.username"), nullable=False),
-        Column("reason", Text),
-        Column("created_at", Text, nullable=False),
+        *_columns(
+            "seq int pk auto, revision_id unique, dialogue_id index, turn_index int, original, revised,"
+            " author -> users.username, reason null, created_at"
+        ),
     )
     Table(
         "sessions",
         md,
-        Column("session_id", Text, ForeignKey("dialogues.dialogue_id"), primary_key=True),
-        Column("persona_id", Text, nullable=False, index=True),
-        Column("session_index", Integer, nullable=False),
-        _json("record_json", nullable=False),
-        Column("schema_version", Text, nullable=False),
-        prov(),
+        *_columns(
+            "session_id pk -> dialogues.dialogue_id, persona_id index, session_index int, record_json,"
+            f" schema_version, {_PROV}"
+        ),
     )
     Table(
         "instances",
         md,
-        Column("instance_id", Text, primary_key=True),
-        Column("persona_id", Text, nullable=False, index=True),
-        Column("instance_type", Text, nullable=False),
-        Column("position", Integer, nullable=False),
-        _json("record_json", nullable=False),
-        Column("schema_version", Text, nullable=False),
-        Column("source_id", Text, ForeignKey("sources.source_id")),
-        prov(),
+        *_columns(
+            "instance_id pk, persona_id index, instance_type, position int, record_json, schema_version,"
+            f" source_id null -> sources.source_id, {_PROV}"
+        ),
     )
     Table(
         "packets",
         md,
-        Column("session_id", Text, primary_key=True),
-        Column("dialogue_id", Text, ForeignKey("dialogues.dialogue_id"), nullable=False),
-        Column("source_id", Text, ForeignKey("sources.source_id")),
-        Column("position", Integer, nullable=False),
-        _json("extra_json", nullable=False),
-        Column("schema_version", Text, nullable=False),
+        *_columns(
+            "session_id pk, dialogue_id -> dialogues.dialogue_id, source_id null -> sources.source_id,"
+            " position int, extra_json, schema_version"
+        ),
     )
     Table(
         "memories",
         md,
-        Column("memory_pk", Integer, primary_key=True, autoincrement=True),
-        Column("dialogue_id", Text, ForeignKey("dialogues.dialogue_id"), nullable=False),
-        Column("origin", Text, nullable=False),  # gold | candidate | annotator
-        Column("source_model", Text, nullable=False),  # '' for gold
-        Column("position", Integer, nullable=False),
-        Column("memory_id", Text),
-        _json("record_json"),
-        _json("raw_json", nullable=False),
-        Column("valid", Boolean, nullable=False),
-        _json("problems_json"),
-        Column("schema_version", Text, nullable=False),
-        prov(),
+        *_columns(
+            "memory_pk int pk auto, dialogue_id -> dialogues.dialogue_id,"
+            " origin,"  # gold | candidate | annotator
+            " source_model,"  # '' for gold
+            " position int, memory_id null, record_json null, raw_json, valid bool, problems_json null,"
+            f" schema_version, {_PROV}"
+        ),
         UniqueConstraint("dialogue_id", "origin", "source_model", "position"),
         Index("ix_memories_dialogue_origin", "dialogue_id", "origin"),
     )
     Table(
         "preference_pairs",
         md,
-        Column("pair_id", Text, primary_key=True),
-        Column("checklist_item", Text, nullable=False),
-        Column("candidate", Text, nullable=False),
-        Column("origin", Text, nullable=False),
-        Column("instance_id", Text),
-        _json("meta_json"),
-        prov(),
-        Column("created_at", Text, nullable=False),
+        *_columns(
+            f"pair_id pk, checklist_item, candidate, origin, instance_id null, meta_json null, {_PROV}, created_at"
+        ),
     )
-    Table(
-        "failures",
-        md,
-        Column("seq", Integer, primary_key=True, autoincrement=True),
-        Column("stage", Text, nullable=False),
-        Column("item", Text, nullable=False),
-        Column("error", Text, nullable=False),
-        Column("raw", Text),
-        Column("created_at", Text, nullable=False),
-    )
+    Table("failures", md, *_columns("seq int pk auto, stage, item, error, raw null, created_at"))
     Table(
         "users",
         md,
-        Column("username", Text, primary_key=True),
-        Column("role", Text, nullable=False),
-        Column("password_hash", Text, nullable=False),
-        Column("email", Text, unique=True),
-        Column("active", Boolean, nullable=False, default=True),
-        Column("created_at", Text, nullable=False),
+        *_columns("username pk, role, password_hash, email null unique, active bool, created_at"),
     )
-    Table(
-        "batches",
-        md,
-        Column("batch_id", Text, primary_key=True),
-        Column("kind", Text, nullable=False),
-        Column("status", Text, nullable=False),
-        Column("created_at", Text, nullable=False),
-    )
+    Table("batches", md, *_columns("batch_id pk, kind, status, created_at"))
     Table(
         "tasks",
         md,
-        Column("task_id", Text, primary_key=True),
-        Column("kind", Text, nullable=False, index=True),
-        Column("item_ref", Text, nullable=False),
-        _json("payload_json", nullable=False),
-        Column("batch_id", Text, ForeignKey("batches.batch_id"), nullable=False),
-        Column("overlap", Integer, nullable=False),
-        Column("is_gold", Boolean, nullable=False),
-        _json("gold_answer_json"),
-        Column("schema_version", Text, nullable=False),
-        Column("created_at", Text, nullable=False),
+        *_columns(
+            "task_id pk, kind index, item_ref, payload_json, batch_id -> batches.batch_id, overlap int,"
+            " is_gold bool, gold_answer_json null, schema_version, created_at"
+        ),
         UniqueConstraint("kind", "item_ref"),
     )
     Table(
         "assignments",
         md,
-        Column("task_id", Text, ForeignKey("tasks.task_id"), primary_key=True),
-        Column("annotator", Text, ForeignKey("users.username"), primary_key=True),
-        Column("position", Integer, nullable=False),
-        Column("assigned_at", Text, nullable=False),
+        *_columns("task_id pk -> tasks.task_id, annotator pk -> users.username, position int, assigned_at"),
         Index("ix_assignments_annotator_position", "annotator", "position"),
     )
     Table(
         "label_events",
         md,
-        Column("seq", Integer, primary_key=True, autoincrement=True),
-        Column("event_id", Text, nullable=False, unique=True),
-        Column("task_id", Text, ForeignKey("tasks.task_id"), nullable=False),
-        Column("kind", Text, nullable=False),
-        Column("annotator", Text, ForeignKey("users.username"), nullable=False),
-        Column("action", Text, nullable=False),
-        _json("values_json", nullable=False),
-        Column("comment", Text),
-        Column("time_spent_s", Float),
-        Column("supersedes", Text),
-        Column("source", Text, nullable=False),
-        Column("schema_version", Text, nullable=False),
-        Column("created_at", Text, nullable=False),
+        *_columns(
+            "seq int pk auto, event_id unique, task_id -> tasks.task_id, kind, annotator -> users.username,"
+            " action, values_json, comment null, time_spent_s float null, supersedes null, source,"
+            " schema_version, created_at"
+        ),
         Index("ix_label_events_task", "task_id"),
         Index("ix_label_events_annotator", "annotator", "seq"),
     )
     Table(
         "adjudications",
         md,
-        Column("seq", Integer, primary_key=True, autoincrement=True),
-        Column("adjudication_id", Text, nullable=False, unique=True),
-        Column("task_id", Text, ForeignKey("tasks.task_id"), nullable=False, index=True),
-        Column("maintainer", Text, ForeignKey("users.username"), nullable=False),
-        _json("values_json", nullable=False),
-        Column("note", Text, nullable=False),
-        Column("supersedes", Text),
-        Column("schema_version", Text, nullable=False),
-        Column("created_at", Text, nullable=False),
+        *_columns(
+            "seq int pk auto, adjudication_id unique, task_id index -> tasks.task_id,"
+            " maintainer -> users.username, values_json, note, supersedes null, schema_version, created_at"
+        ),
     )
     md.create_all(conn)
 
@@ -307,47 +244,27 @@ def m002_llm_layer(conn: Connection) -> None:
     Table(
         "llm_cache",
         md,
-        Column("key", Text, primary_key=True),
-        Column("model", Text, nullable=False),
-        Column("stage", Text, nullable=False),
-        Column("text", Text, nullable=False),
-        Column("prompt_tokens", Integer, nullable=False),
-        Column("completion_tokens", Integer, nullable=False),
-        Column("cached_tokens", Integer, nullable=False),
-        Column("cost_usd", Float, nullable=False),
-        _json("meta_json", nullable=False),
-        Column("created_at", Text, nullable=False),
+        *_columns(
+            "key pk, model, stage, text, prompt_tokens int, completion_tokens int, cached_tokens int,"
+            " cost_usd float, meta_json, created_at"
+        ),
     )
     Table(
         "llm_ledger",
         md,
-        Column("stage", Text, primary_key=True),
-        Column("item", Text, primary_key=True),
-        Column("key", Text, primary_key=True),
-        Column("model", Text, nullable=False),
-        Column("status", Text, nullable=False),
-        Column("error", Text),
-        Column("attempts", Integer, nullable=False),
-        Column("from_cache", Boolean, nullable=False),
-        Column("prompt_tokens", Integer, nullable=False),
-        Column("completion_tokens", Integer, nullable=False),
-        Column("cached_tokens", Integer, nullable=False),
-        Column("cost_usd", Float, nullable=False),
-        Column("updated_at", Text, nullable=False),
+        *_columns(
+            "stage pk, item pk, key pk, model, status, error null, attempts int, from_cache bool,"
+            " prompt_tokens int, completion_tokens int, cached_tokens int, cost_usd float, updated_at"
+        ),
         Index("ix_llm_ledger_key", "key"),
     )
     Table(
         "llm_batches",
         md,
-        Column("batch_id", Text, primary_key=True),
-        Column("stage", Text, nullable=False, index=True),
-        Column("status", Text, nullable=False),
-        Column("input_file_id", Text, nullable=False),
-        Column("output_file_id", Text),
-        _json("keys_json", nullable=False),
-        Column("endpoint", Text, nullable=False),
-        Column("created_at", Text, nullable=False),
-        Column("updated_at", Text, nullable=False),
+        *_columns(
+            "batch_id pk, stage index, status, input_file_id, output_file_id null, keys_json, endpoint,"
+            " created_at, updated_at"
+        ),
     )
     md.create_all(conn)
 
@@ -362,13 +279,10 @@ def m003_annotation_app(conn: Connection) -> None:
     and (copied from its task, which never changes them) the kind and batch, so an annotator's queue
     and progress are read from one index without touching the tasks table.
     """
-    for ddl in (
-        "ALTER TABLE tasks ADD COLUMN n_assigned INTEGER NOT NULL DEFAULT 0",
-        "ALTER TABLE assignments ADD COLUMN event_id TEXT",
-        "ALTER TABLE assignments ADD COLUMN shown_at TEXT",
-        "ALTER TABLE assignments ADD COLUMN done_at TEXT",
-        "ALTER TABLE assignments ADD COLUMN kind TEXT",
-        "ALTER TABLE assignments ADD COLUMN batch_id TEXT",
+    _add_columns(conn, "tasks", "n_assigned INTEGER NOT NULL DEFAULT 0")
+    _add_columns(conn, "assignments", "event_id TEXT, shown_at TEXT, done_at TEXT, kind TEXT, batch_id TEXT")
+    _run(
+        conn,
         "CREATE INDEX ix_tasks_queue ON tasks (kind, is_gold, n_assigned, task_id)",
         "CREATE INDEX ix_tasks_kind_overlap ON tasks (kind, overlap)",
         "CREATE INDEX ix_assignments_open ON assignments (annotator, kind, done_at, position)",
@@ -376,8 +290,7 @@ def m003_annotation_app(conn: Connection) -> None:
         "CREATE INDEX ix_assignments_task ON assignments (task_id)",
         "CREATE INDEX ix_label_events_annotator_task ON label_events (annotator, task_id)",
         "CREATE INDEX ix_label_events_annotator_created ON label_events (annotator, created_at, kind, supersedes)",
-    ):
-        conn.execute(text(ddl))
+    )
 
 
 @migration(4, "releases")
@@ -387,13 +300,9 @@ def m004_releases(conn: Connection) -> None:
     Table(
         "releases",
         md,
-        Column("version", Text, primary_key=True),
-        Column("created_at", Text, nullable=False),
-        Column("path", Text, nullable=False),
-        Column("manifest_sha256", Text, nullable=False),
-        Column("data_sha256", Text, nullable=False),
-        Column("gates_passed", Boolean, nullable=False),
-        Column("override_reason", Text),
+        *_columns(
+            "version pk, created_at, path, manifest_sha256, data_sha256, gates_passed bool, override_reason null"
+        ),
     )
     md.create_all(conn)
     conn.execute(
@@ -406,37 +315,20 @@ def m004_releases(conn: Connection) -> None:
 def m005_labelstudio(conn: Connection) -> None:
     md = MetaData()
     md.reflect(conn, only=["tasks", "users"])  # the foreign keys below point at them
-    Table(
-        "ls_projects",
-        md,
-        Column("url", Text, primary_key=True),
-        Column("kind", Text, primary_key=True),
-        Column("ls_project_id", Integer, nullable=False),
-        Column("title", Text, nullable=False),
-        Column("created_at", Text, nullable=False),
-    )
+    Table("ls_projects", md, *_columns("url pk, kind pk, ls_project_id int, title, created_at"))
     Table(
         "ls_tasks",
         md,
-        Column("url", Text, primary_key=True),
-        Column("ls_task_id", Integer, primary_key=True),
-        Column("ls_project_id", Integer, nullable=False),
-        Column("task_id", Text, ForeignKey("tasks.task_id"), nullable=False),
-        Column("pushed_at", Text, nullable=False),
+        *_columns("url pk, ls_task_id int pk, ls_project_id int, task_id -> tasks.task_id, pushed_at"),
         UniqueConstraint("url", "ls_project_id", "task_id"),
     )
     Table(
         "ls_annotations",
         md,
-        Column("url", Text, primary_key=True),
-        Column("ls_annotation_id", Integer, primary_key=True),
-        Column("ls_project_id", Integer, nullable=False, index=True),
-        Column("task_id", Text, ForeignKey("tasks.task_id"), nullable=False),
-        Column("annotator", Text, ForeignKey("users.username"), nullable=False),
-        Column("event_id", Text, nullable=False),
-        Column("updated_at", Text, nullable=False),
-        Column("withdrawn", Boolean, nullable=False, default=False),
-        Column("pulled_at", Text, nullable=False),
+        *_columns(
+            "url pk, ls_annotation_id int pk, ls_project_id int index, task_id -> tasks.task_id,"
+            " annotator -> users.username, event_id, updated_at, withdrawn bool, pulled_at"
+        ),
     )
     md.create_all(conn)
 
@@ -448,22 +340,13 @@ def m006_generation(conn: Connection) -> None:
     Table(
         "checklists",
         md,
-        Column("persona_id", Text, ForeignKey("personas.persona_id"), primary_key=True),
-        Column("preference_key", Text, primary_key=True),
-        Column("preference", Text, nullable=False),
-        Column("items_json", Text, nullable=False),
-        Column("schema_version", Text, nullable=False),
-        Column("provenance_id", Text, ForeignKey("provenance.provenance_id")),
+        *_columns(
+            "persona_id pk -> personas.persona_id, preference_key pk, preference, items_json, schema_version,"
+            f" {_PROV}"
+        ),
     )
-    Table(
-        "generation_drops",
-        md,
-        # No foreign key: a persona can be dropped before it is ever written (its writer kept failing).
-        Column("persona_id", Text, primary_key=True),
-        Column("stage", Text, nullable=False),
-        Column("reason", Text, nullable=False),
-        Column("created_at", Text, nullable=False),
-    )
+    # No foreign key: a persona can be dropped before it is ever written (its writer kept failing).
+    Table("generation_drops", md, *_columns("persona_id pk, stage, reason, created_at"))
     md.create_all(conn)
 
 
@@ -482,79 +365,56 @@ def m007_verification(conn: Connection) -> None:
     Table(
         "instance_sessions",
         md,
-        Column("instance_id", Text, ForeignKey("instances.instance_id"), primary_key=True),
-        Column("position", Integer, primary_key=True),
-        Column("session_id", Text, ForeignKey("dialogues.dialogue_id"), nullable=False, index=True),
-        Column("role", Text, nullable=False),
-        Column("relevant", Boolean, nullable=False),
+        *_columns(
+            "instance_id pk -> instances.instance_id, position int pk,"
+            " session_id index -> dialogues.dialogue_id, role, relevant bool"
+        ),
     )
+    # A session's earlier dialogues: `prefkit generate --repair` replaces a failed session's
+    # dialogue with a new one and keeps the old one here (turns as they stood, and why).
     Table(
-        # A session's earlier dialogues: `prefkit generate --repair` replaces a failed session's
-        # dialogue with a new one and keeps the old one here (turns as they stood, and why).
         "session_versions",
         md,
-        Column("session_id", Text, ForeignKey("dialogues.dialogue_id"), primary_key=True),
-        Column("version", Integer, primary_key=True),
-        Column("turns_json", Text, nullable=False),
-        Column("reason", Text, nullable=False),
-        Column("replaced_at", Text, nullable=False),
+        *_columns("session_id pk -> dialogues.dialogue_id, version int pk, turns_json, reason, replaced_at"),
     )
     md.create_all(conn)
 
 
 @migration(8, "evaluation")
 def m008_evaluation(conn: Connection) -> None:
-    """Evaluation runs (configuration, models, prompt hashes, release version) and their items."""
+    """Evaluation runs (configuration, models, prompt hashes, release version) and their items.
+
+    ``benchmark``: cupid | alpsbench; ``task``: inference | generation | task1..task4; ``model``: NULL
+    when a predictions file was scored; ``status``: running | complete; an item's ``grp``: its instance
+    type, distractor level or ability."""
     md = MetaData()
     Table(
         "eval_runs",
         md,
-        Column("run_id", Text, primary_key=True),
-        Column("benchmark", Text, nullable=False),  # cupid | alpsbench
-        Column("task", Text, nullable=False),  # inference | generation | task1..task4
-        Column("model", Text),  # None when a predictions file was scored
-        Column("judge_model", Text),
-        Column("backend", Text, nullable=False),
-        Column("offline", Boolean, nullable=False),
-        Column("release_dir", Text, nullable=False),
-        Column("release_name", Text),
-        Column("release_version", Text),
-        Column("release_digest", Text, nullable=False),
-        Column("config_name", Text, nullable=False),
-        _json("settings_json", nullable=False),
-        _json("prompts_json", nullable=False),
-        Column("status", Text, nullable=False),  # running | complete
-        _json("summary_json"),
-        Column("created_at", Text, nullable=False),
-        Column("updated_at", Text, nullable=False),
+        *_columns(
+            "run_id pk, benchmark, task, model null, judge_model null, backend, offline bool, release_dir,"
+            " release_name null, release_version null, release_digest, config_name, settings_json,"
+            " prompts_json, status, summary_json null, created_at, updated_at"
+        ),
     )
-    Table(
-        "eval_items",
-        md,
-        Column("run_id", Text, ForeignKey("eval_runs.run_id"), primary_key=True),
-        Column("item_key", Text, primary_key=True),
-        Column("grp", Text, nullable=False),  # instance type, distractor level or ability
-        _json("record_json", nullable=False),
-    )
+    Table("eval_items", md, *_columns("run_id pk -> eval_runs.run_id, item_key pk, grp, record_json"))
     md.create_all(conn)
 
 
 @migration(10, "alpsbench_tasks")
 def m010_alpsbench_tasks(conn: Connection) -> None:
-    """AlpsBench task rows built by prefkit (tasks 2-4), in the public layout's row shape."""
+    """AlpsBench task rows built by prefkit (tasks 2-4), in the public layout's row shape: ``track`` is
+    task2, task3_d100 .. task3_d1000 or task4_ability1..5; ``checks_json`` the automatic checks
+    (leakage, segment control) and their outcome."""
     md = MetaData()
     md.reflect(conn, only=["provenance"])
     Table(
         "alps_tasks",
         md,
-        Column("track", Text, primary_key=True),  # task2, task3_d100 .. task3_d1000, task4_ability1..5
-        Column("benchmark_id", Text, primary_key=True),
-        Column("session_id", Text, nullable=False, index=True),
-        _json("input_json", nullable=False),
-        _json("gold_json", nullable=False),
-        _json("checks_json"),  # automatic checks (leakage, segment control) and their outcome
-        Column("provenance_id", Text, ForeignKey("provenance.provenance_id")),
-        Column("created_at", Text, nullable=False),
+        *_columns(
+            "track pk, benchmark_id pk, session_id index, input_json, gold_json, checks_json null,"
+            f" {_PROV}, created_at"
+        ),
     )
     md.create_all(conn)
 
@@ -573,25 +433,16 @@ def m009_annotator_door(conn: Connection) -> None:
     Table(
         "sign_in_log",
         md,
-        Column("seq", Integer, primary_key=True, autoincrement=True),
-        Column("username", Text, nullable=False),
-        Column("client", Text, nullable=False),
-        Column("outcome", Text, nullable=False),
-        Column("created_at", Text, nullable=False),
+        *_columns("seq int pk auto, username, client, outcome, created_at"),
         Index("ix_sign_in_log_user", "username", "seq"),
         Index("ix_sign_in_log_client", "client", "seq"),
     )
     Table(
         "assignment_releases",
         md,
-        Column("seq", Integer, primary_key=True, autoincrement=True),
-        Column("task_id", Text, nullable=False),
-        Column("annotator", Text, nullable=False),
-        Column("kind", Text, nullable=False),
-        Column("assigned_at", Text, nullable=False),
-        Column("shown_at", Text),
-        Column("reason", Text, nullable=False),
-        Column("released_at", Text, nullable=False),
+        *_columns(
+            "seq int pk auto, task_id, annotator, kind, assigned_at, shown_at null, reason, released_at"
+        ),
         Index("ix_assignment_releases_annotator", "annotator", "seq"),
     )
     md.create_all(conn)
@@ -612,17 +463,7 @@ def m012_labelstudio_push_leases(conn: Connection) -> None:
     renewing it, or whose process is gone from this host, is taken over.
     """
     md = MetaData()
-    Table(
-        "ls_push_leases",
-        md,
-        Column("url", Text, primary_key=True),
-        Column("kind", Text, primary_key=True),
-        Column("token", Text, nullable=False),
-        Column("host", Text, nullable=False),
-        Column("pid", Integer, nullable=False),
-        Column("started_at", Text, nullable=False),
-        Column("renewed_at", Text, nullable=False),
-    )
+    Table("ls_push_leases", md, *_columns("url pk, kind pk, token, host, pid int, started_at, renewed_at"))
     md.create_all(conn)
 
 
@@ -638,13 +479,7 @@ def m014_packed_turns(conn: Connection) -> None:
     """
     md = MetaData()
     md.reflect(conn, only=["dialogues"])
-    Table(
-        "packed_turns",
-        md,
-        Column("dialogue_id", Text, ForeignKey("dialogues.dialogue_id"), primary_key=True),
-        Column("n_turns", Integer, nullable=False),
-        _json("turns_json", nullable=False),
-    )
+    Table("packed_turns", md, *_columns("dialogue_id pk -> dialogues.dialogue_id, n_turns int, turns_json"))
     md.create_all(conn)
 
 
@@ -661,19 +496,13 @@ def m015_turn_packs(conn: Connection) -> None:
     """
     md = MetaData()
     md.reflect(conn, only=["dialogues", "packed_turns"])
-    packs = Table(
-        "turn_packs",
-        md,
-        Column("pack_id", Integer, primary_key=True, autoincrement=False),
-        Column("n_turns", Integer, nullable=False),
-        _json("turns_json", nullable=False),
-    )
+    packs = Table("turn_packs", md, *_columns("pack_id int pk manual, n_turns int, turns_json"))
     links = Table(
         "dialogue_packs",
         md,
-        Column("dialogue_id", Text, ForeignKey("dialogues.dialogue_id"), primary_key=True),
-        Column("part", Integer, primary_key=True, autoincrement=False),
-        Column("pack_id", Integer, ForeignKey("turn_packs.pack_id"), nullable=False, unique=True),
+        *_columns(
+            "dialogue_id pk -> dialogues.dialogue_id, part int pk manual, pack_id int unique -> turn_packs.pack_id"
+        ),
     )
     md.create_all(conn, tables=[packs, links])
     old = md.tables["packed_turns"]
@@ -714,33 +543,22 @@ def m020_assist(conn: Connection) -> None:
     Table(
         "suggestion_runs",
         md,
-        Column("run_id", Text, primary_key=True),
-        Column("kind", Text, nullable=False),
-        Column("model", Text, nullable=False),
-        Column("backend", Text, nullable=False),
-        Column("offline", Boolean, nullable=False),
-        Column("prompt_hash", Text, nullable=False),
-        Column("seed", Integer, nullable=False),
-        _json("settings_json", nullable=False),
-        Column("created_at", Text, nullable=False),
+        *_columns(
+            "run_id pk, kind, model, backend, offline bool, prompt_hash, seed int, settings_json, created_at"
+        ),
     )
     Table(
         "suggestions",
         md,
-        Column("seq", Integer, primary_key=True, autoincrement=True),
-        Column("suggestion_id", Text, nullable=False, unique=True),
-        Column("run_id", Text, ForeignKey("suggestion_runs.run_id"), nullable=False),
-        Column("task_id", Text, ForeignKey("tasks.task_id"), nullable=False),
-        Column("kind", Text, nullable=False),
-        _json("values_json", nullable=False),
-        _json("detail_json", nullable=False),
-        Column("created_at", Text, nullable=False),
+        *_columns(
+            "seq int pk auto, suggestion_id unique, run_id -> suggestion_runs.run_id, task_id -> tasks.task_id,"
+            " kind, values_json, detail_json, created_at"
+        ),
         UniqueConstraint("run_id", "task_id", name="uq_suggestions_run_task"),
         Index("ix_suggestions_task", "task_id", "seq"),
     )
     md.create_all(conn)
-    conn.execute(text("ALTER TABLE label_events ADD COLUMN assist_arm TEXT"))
-    conn.execute(text("ALTER TABLE label_events ADD COLUMN suggestion_id TEXT"))
+    _add_columns(conn, "label_events", "assist_arm TEXT, suggestion_id TEXT")
 
 
 @migration(16, "adaptive_overlap")
@@ -748,12 +566,9 @@ def m016_adaptive_overlap(conn: Connection) -> None:
     """Adaptive overlap on ``tasks``: ``overlap`` stays the number of annotators the task goes to *now*
     (its current target, which the queues read); ``overlap_min`` / ``overlap_max`` bound it (NULL:
     fixed overlap) and ``audit`` marks the items that always get ``overlap_max``."""
-    for ddl in (
-        "ALTER TABLE tasks ADD COLUMN overlap_min INTEGER",
-        "ALTER TABLE tasks ADD COLUMN overlap_max INTEGER",
-        "ALTER TABLE tasks ADD COLUMN audit BOOLEAN NOT NULL DEFAULT FALSE",
-    ):
-        conn.execute(text(ddl))
+    _add_columns(
+        conn, "tasks", "overlap_min INTEGER, overlap_max INTEGER, audit BOOLEAN NOT NULL DEFAULT FALSE"
+    )
 
 
 @migration(17, "sessions_and_drafts")
@@ -770,23 +585,10 @@ def m017_sessions_and_drafts(conn: Connection) -> None:
     Table(
         "app_sessions",
         md,
-        Column("session_id", Text, primary_key=True),
-        Column("username", Text, nullable=False),
-        Column("client", Text),
-        Column("created_at", Text, nullable=False),
-        Column("expires_at", Text, nullable=False),
-        Column("revoked_at", Text),
+        *_columns("session_id pk, username, client null, created_at, expires_at, revoked_at null"),
         Index("ix_app_sessions_user", "username"),
     )
-    Table(
-        "drafts",
-        md,
-        Column("annotator", Text, primary_key=True),
-        Column("task_id", Text, primary_key=True),
-        Column("event_id", Text, nullable=False),
-        _json("state_json", nullable=False),
-        Column("updated_at", Text, nullable=False),
-    )
+    Table("drafts", md, *_columns("annotator pk, task_id pk, event_id, state_json, updated_at"))
     md.create_all(conn)
 
 
@@ -795,7 +597,7 @@ def m021_labelstudio_suggestions(conn: Connection) -> None:
     """``ls_tasks`` gains ``suggestion_id``: the newest suggestion a push has handled for the Label
     Studio task (sent with it, added to it later, or left out because people had already answered it).
     NULL: none yet, so the next push compares with what the task's data in Label Studio says."""
-    conn.execute(text("ALTER TABLE ls_tasks ADD COLUMN suggestion_id TEXT"))
+    _add_columns(conn, "ls_tasks", "suggestion_id TEXT")
 
 
 @migration(22, "audit_log")
@@ -808,12 +610,7 @@ def m022_audit_log(conn: Connection) -> None:
     Table(
         "audit_log",
         md,
-        Column("seq", Integer, primary_key=True, autoincrement=True),
-        Column("created_at", Text, nullable=False),
-        Column("actor", Text, nullable=False),
-        Column("action", Text, nullable=False),
-        Column("target", Text, nullable=False),
-        _json("detail_json"),
+        *_columns("seq int pk auto, created_at, actor, action, target, detail_json null"),
         Index("ix_audit_log_action", "action", "seq"),
     )
     md.create_all(conn)
@@ -830,43 +627,24 @@ def m023_crowd_studies(conn: Connection) -> None:
     Table(
         "studies",
         md,
-        Column("study_id", Text, primary_key=True),
-        Column("name", Text, nullable=False),
-        Column("kind", Text, nullable=False),
-        Column("batch_id", Text, nullable=False),
-        Column("platform", Text, nullable=False),
-        Column("items", Integer, nullable=False),
-        Column("gold_share", Float, nullable=False),
-        Column("screen_below", Float, nullable=False),
-        Column("completion_code", Text, nullable=False),
-        Column("screened_out_code", Text, nullable=False),
-        Column("completion_url", Text),
-        Column("time_limit_minutes", Float, nullable=False),
-        _json("rules_json", nullable=False),
-        Column("secret_hash", Text, nullable=False),
-        Column("created_at", Text, nullable=False),
+        *_columns(
+            "study_id pk, name, kind, batch_id, platform, items int, gold_share float, screen_below float,"
+            " completion_code, screened_out_code, completion_url null, time_limit_minutes float, rules_json,"
+            " secret_hash, created_at"
+        ),
     )
     Table(
         "study_participants",
         md,
-        Column("study_id", Text, ForeignKey("studies.study_id"), primary_key=True),
-        Column("platform_id", Text, primary_key=True),
-        Column("username", Text, nullable=False, unique=True),
-        Column("platform_session", Text),
-        Column("platform_study", Text),
-        Column("status", Text, nullable=False),
-        Column("arrived_at", Text, nullable=False),
-        Column("finished_at", Text),
+        *_columns(
+            "study_id pk -> studies.study_id, platform_id pk, username unique, platform_session null,"
+            " platform_study null, status, arrived_at, finished_at null"
+        ),
     )
     Table(
         "study_events",
         md,
-        Column("seq", Integer, primary_key=True, autoincrement=True),
-        Column("study_id", Text, nullable=False),
-        Column("platform_id", Text, nullable=False),
-        Column("event", Text, nullable=False),
-        _json("detail_json"),
-        Column("created_at", Text, nullable=False),
+        *_columns("seq int pk auto, study_id, platform_id, event, detail_json null, created_at"),
         Index("ix_study_events_study", "study_id", "seq"),
     )
     md.create_all(conn)
@@ -877,7 +655,7 @@ def m024_temporary_passwords(conn: Connection) -> None:
     """``users.password_temporary``: the password was made for the person (``users add
     --generate-password``, the People page) and is good for one thing only, choosing their own at
     their first sign-in; until then it opens no session."""
-    conn.execute(text("ALTER TABLE users ADD COLUMN password_temporary BOOLEAN NOT NULL DEFAULT FALSE"))
+    _add_columns(conn, "users", "password_temporary BOOLEAN NOT NULL DEFAULT FALSE")
 
 
 @migration(25, "password_issue_and_search_text")
@@ -887,8 +665,8 @@ def m025_password_issue_and_search_text(conn: Connection) -> None:
     account's ``created_at`` stands in). ``tasks.search_text``: the task's id, reference and text as
     *My items* searches them (:func:`prefkit.curation.store.common.search_text`: NFKC, case-folded),
     filled here for the tasks already there."""
-    conn.execute(text("ALTER TABLE users ADD COLUMN password_set_at TEXT"))
-    conn.execute(text("ALTER TABLE tasks ADD COLUMN search_text TEXT"))
+    _add_columns(conn, "users", "password_set_at TEXT")
+    _add_columns(conn, "tasks", "search_text TEXT")
     page = text(
         "SELECT task_id, item_ref, payload_json FROM tasks WHERE task_id > :last ORDER BY task_id LIMIT 2000"
     )
@@ -905,13 +683,7 @@ def m028_kind_declarations(conn: Connection) -> None:
     label was recorded, written in that label's transaction; a later declaration that would
     reinterpret the labels is refused against it."""
     md = MetaData()
-    Table(
-        "kind_declarations",
-        md,
-        Column("kind", Text, primary_key=True),
-        _json("declaration_json", nullable=False),
-        Column("pinned_at", Text, nullable=False),
-    )
+    Table("kind_declarations", md, *_columns("kind pk, declaration_json, pinned_at"))
     md.create_all(conn)
 
 
@@ -921,14 +693,7 @@ def m029_llm_structured_forms(conn: Connection) -> None:
     "auto"`` starts there next time; a refusal deletes the row). The endpoint is scheme, host, port and
     path only, never a user, password or query."""
     md = MetaData()
-    Table(
-        "llm_forms",
-        md,
-        Column("endpoint", Text, primary_key=True),
-        Column("model", Text, primary_key=True),
-        Column("form", Text, nullable=False),
-        Column("updated_at", Text, nullable=False),
-    )
+    Table("llm_forms", md, *_columns("endpoint pk, model pk, form, updated_at"))
     md.create_all(conn)
 
 
@@ -943,21 +708,10 @@ def m026_guidelines_versions(conn: Connection) -> None:
     after a guidelines change (``prefkit tasks recalibrate``): its answer is compared with the
     decision and is never a vote."""
     md = MetaData()
-    Table(
-        "guidelines_versions",
-        md,
-        Column("kind", Text, primary_key=True),
-        Column("version", Text, primary_key=True),
-        Column("text", Text, nullable=False),
-        Column("first_seen_at", Text, nullable=False),
-    )
+    Table("guidelines_versions", md, *_columns("kind pk, version pk, text, first_seen_at"))
     md.create_all(conn)
-    for ddl in (
-        "ALTER TABLE label_events ADD COLUMN guidelines_version TEXT",
-        "ALTER TABLE assignments ADD COLUMN guidelines_version TEXT",
-        "ALTER TABLE assignments ADD COLUMN recalibration TEXT",
-    ):
-        conn.execute(text(ddl))
+    _add_columns(conn, "label_events", "guidelines_version TEXT")
+    _add_columns(conn, "assignments", "guidelines_version TEXT, recalibration TEXT")
 
 
 @migration(27, "repeats")
@@ -968,17 +722,10 @@ def m027_repeats(conn: Connection) -> None:
     Table(
         "repeats",
         md,
-        Column("task_id", Text, primary_key=True),
-        Column("annotator", Text, primary_key=True),
-        Column("kind", Text, nullable=False),
-        Column("event_id", Text, nullable=False, unique=True),
-        Column("shown_at", Text, nullable=False),
-        Column("action", Text),
-        _json("values_json"),
-        Column("comment", Text),
-        Column("time_spent_s", Float),
-        Column("source", Text, nullable=False),
-        Column("created_at", Text),
+        *_columns(
+            "task_id pk, annotator pk, kind, event_id unique, shown_at, action null, values_json null,"
+            " comment null, time_spent_s float null, source, created_at null"
+        ),
         Index("ix_repeats_annotator", "annotator", "kind", "action"),
     )
     md.create_all(conn)
