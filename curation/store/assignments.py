@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 from functools import partial
 
 from prefkit.curation.store.backend import explain_prefix
-from prefkit.curation.store.engine import StoreArea, StoreCore
+from prefkit.curation.store.engine import StoreArea, StoreCore, in_write
 from prefkit.curation.store.labels import Labels
 from prefkit.curation.store.progress import version_of
 from prefkit.curation.store.repeats import RepeatRule
@@ -135,8 +135,10 @@ class Assignments(StoreArea):
         ``event_id`` is None until it is shown); None when nothing is open. One statement, no locks."""
         return self.read_retrying(lambda conn: self._open_row(conn, annotator, kind))
 
+    @in_write
     def open_assignment(
         self,
+        conn: Connection,
         annotator: str,
         kind: str,
         chunk: int,
@@ -154,66 +156,46 @@ class Assignments(StoreArea):
         without one (a crowd study's participant: one share, checked in this write). A write transaction: call :meth:`open_item` first, which is one read
         and usually finds the item already shown. Idempotent, so a dropped connection or a deadlock
         just runs it again."""
-        return self.retrying(
-            lambda: self._open_assignment(
-                annotator, kind, chunk, n_gold, stale_before, batch, guidelines_version, repeat
-            )
-        )
-
-    def _open_assignment(
-        self,
-        annotator: str,
-        kind: str,
-        chunk: int,
-        n_gold: int,
-        stale_before: str | None,
-        batch: str | None,
-        version: str | None,
-        rule: RepeatRule | None = None,
-    ) -> OpenItem | None:
-        with self.write() as conn:
-            # One annotator's queue changes in one transaction at a time, whichever replica serves
-            # them (two tabs must not each pull a chunk); other annotators' pulls go on in parallel.
-            self.lock(conn, f"queue:{annotator}")
+        # One annotator's queue changes in one transaction at a time, whichever replica serves
+        # them (two tabs must not each pull a chunk); other annotators' pulls go on in parallel.
+        self.lock(conn, f"queue:{annotator}")
+        row = self._open_row(conn, annotator, kind)
+        if row is None:
+            if stale_before is not None:
+                self.stale.release_in(conn, stale_before, kind)
+            # a due repeat comes before a new chunk; one first answered today only when none is left
+            offer = partial(self.labels.repeats.offer, conn, annotator, kind)
+            a = self.t["assignments"]  # a study's participant (``batch``) gets one chunk, ever
+            mine = (a.c.annotator == annotator) & (a.c.kind == kind) & (a.c.batch_id == batch)
+            held = batch is not None and conn.execute(select(a.c.task_id).where(mine).limit(1)).first()
+            if (
+                not (repeat and offer(repeat))
+                and (held or not self._assign_chunk(conn, annotator, kind, chunk, n_gold, batch))
+                and not (repeat and offer(replace(repeat, any_day=True)))
+            ):
+                return None
             row = self._open_row(conn, annotator, kind)
-            if row is None:
-                if stale_before is not None:
-                    self.stale.release_in(conn, stale_before, kind)
-                # a due repeat comes before a new chunk; one first answered today only when none is left
-                offer = partial(self.labels.repeats.offer, conn, annotator, kind)
-                a = self.t["assignments"]  # a study's participant (``batch``) gets one chunk, ever
-                mine = (a.c.annotator == annotator) & (a.c.kind == kind) & (a.c.batch_id == batch)
-                held = batch is not None and conn.execute(select(a.c.task_id).where(mine).limit(1)).first()
-                if (
-                    not (rule and offer(rule))
-                    and (held or not self._assign_chunk(conn, annotator, kind, chunk, n_gold, batch))
-                    and not (rule and offer(replace(rule, any_day=True)))
-                ):
-                    return None
-                row = self._open_row(conn, annotator, kind)
-                if row is None:  # the chunk just assigned is open in this transaction
-                    return None
-            if not row.event_id:
-                row = replace(row, event_id=new_event_id(), shown_at=utcnow(), guidelines_version=version)
-                a = self.t["assignments"]
-                conn.execute(
-                    update(a)
-                    .where(a.c.task_id == row.task.task_id, a.c.annotator == annotator)
-                    .values(event_id=row.event_id, shown_at=row.shown_at, guidelines_version=version)
-                )
+            if row is None:  # the chunk just assigned is open in this transaction
+                return None
+        if not row.event_id:
+            row = replace(
+                row, event_id=new_event_id(), shown_at=utcnow(), guidelines_version=guidelines_version
+            )
+            a = self.t["assignments"]
+            conn.execute(
+                update(a)
+                .where(a.c.task_id == row.task.task_id, a.c.annotator == annotator)
+                .values(event_id=row.event_id, shown_at=row.shown_at, guidelines_version=guidelines_version)
+            )
         return row
 
-    def open_repeat(self, annotator: str, kind: str, rule: RepeatRule) -> OpenItem | None:
+    @in_write
+    def open_repeat(self, conn: Connection, annotator: str, kind: str, rule: RepeatRule) -> OpenItem | None:
         """For an annotator with nothing else left of ``kind`` (a crowd participant's queue is done):
         their open repeat, or a due one of any day opened now; None when none is due."""
-
-        def step() -> OpenItem | None:
-            with self.write() as conn:
-                self.lock(conn, f"queue:{annotator}")
-                self.labels.repeats.offer(conn, annotator, kind, replace(rule, any_day=True))
-                return self._open_row(conn, annotator, kind)
-
-        return self.retrying(step)
+        self.lock(conn, f"queue:{annotator}")
+        self.labels.repeats.offer(conn, annotator, kind, replace(rule, any_day=True))
+        return self._open_row(conn, annotator, kind)
 
     def annotator_view(self, annotator: str, kind: str, session_id: str | None = None) -> QueueView:
         """What the Annotate page needs on every run, in one statement. An unknown account is not

@@ -4,11 +4,9 @@ item, kept so a reload shows it again. Never a label; a submit deletes it
 
 from __future__ import annotations
 
-from typing import Any
-
 from prefkit.curation.store.engine import StoreArea
 from prefkit.schemas.common import utcnow
-from sqlalchemy import select, union_all
+from sqlalchemy import Connection, select, union_all
 
 
 class Drafts(StoreArea):
@@ -45,14 +43,14 @@ class Drafts(StoreArea):
                 for x, still in ((a, a.c.done_at.is_(None)), (r, r.c.action.is_(None)))
             )
         )
-        return self.retrying(lambda: self._write_if(showing, stmt, row))
 
-    def _write_if(self, condition, stmt, row: dict[str, Any]) -> bool:
-        with self.write() as conn:
-            if conn.execute(condition).first() is None:
+        def step(conn: Connection) -> bool:
+            if conn.execute(showing).first() is None:
                 return False
             conn.execute(stmt, row)
             return True
+
+        return self.write_retrying(step)
 
     def draft(self, annotator: str, task_id: str) -> tuple[str, str] | None:
         """``(event_id, state_json)`` of the annotator's draft of ``task_id``, or None."""

@@ -21,8 +21,9 @@ import json
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from functools import wraps
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from prefkit.curation.store.backend import (
     BUSY_TIMEOUT_MS,
@@ -46,9 +47,11 @@ from prefkit.schemas.curation import Provenance
 from sqlalchemy import Connection, MetaData, Table, func, select, text
 from sqlalchemy.exc import DBAPIError
 
-__all__ = ["StoreArea", "StoreCore", "StoreError", "apply_migrations", "make_engine"]
+__all__ = ["StoreArea", "StoreCore", "StoreError", "apply_migrations", "in_write", "make_engine"]
 
 T = TypeVar("T")
+P = ParamSpec("P")
+A = TypeVar("A", bound="StoreArea")
 
 
 #: Reflected SQLite schemas of this process by the text of their definitions (:meth:`StoreCore._reflect`).
@@ -323,6 +326,16 @@ class StoreCore:
 
         return self.retrying(step)
 
+    def write_retrying(self, step: Callable[[Connection], T]) -> T:
+        """``step(conn)`` in a write transaction, run again after a dropped connection, a deadlock or a
+        serialization failure: ``step`` must be idempotent."""
+
+        def run() -> T:
+            with self.write() as conn:
+                return step(conn)
+
+        return self.retrying(run)
+
     def get_meta(self, key: str, default: str | None = None) -> str | None:
         t = self.t["meta"]
         row = self.read_retrying(lambda conn: conn.execute(select(t.c.value).where(t.c.key == key)).first())
@@ -369,6 +382,9 @@ class StoreArea:
     def read_retrying(self, query: Callable[[Connection], T]) -> T:
         return self.core.read_retrying(query)
 
+    def write_retrying(self, step: Callable[[Connection], T]) -> T:
+        return self.core.write_retrying(step)
+
     def lock(self, conn: Connection, key: str) -> None:
         self.core.lock(conn, key)
 
@@ -383,3 +399,14 @@ class StoreArea:
 
     dumps = staticmethod(StoreCore.dumps)
     loads = staticmethod(StoreCore.loads)
+
+
+def in_write(method: Callable[Concatenate[A, Connection, P], T]) -> Callable[Concatenate[A, P], T]:
+    """The store method as one write transaction, handed in as its ``conn`` (callers do not pass it),
+    and run again after a dropped connection (:meth:`StoreCore.write_retrying`): it must be idempotent."""
+
+    @wraps(method)
+    def run(self: A, *args: P.args, **kwargs: P.kwargs) -> T:
+        return self.write_retrying(lambda conn: method(self, conn, *args, **kwargs))
+
+    return run

@@ -258,12 +258,7 @@ class Labels(StoreArea):
     def append_event(self, event: LabelEvent) -> bool:
         """Record one event in its own short transaction. Returns False when ``event_id`` was
         already recorded (an idempotent retry), True when it was written now."""
-
-        def step() -> bool:
-            with self.write() as conn:
-                return self.insert_event(conn, event)
-
-        return self.retrying(step)
+        return self.write_retrying(lambda conn: self.insert_event(conn, event))
 
     def insert_event(self, conn, event: LabelEvent) -> bool:
         """Insert ``event`` unless its id is already recorded (by anyone, even concurrently: the

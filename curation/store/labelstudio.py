@@ -17,11 +17,11 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
 
-from prefkit.curation.store.engine import StoreArea, StoreCore
+from prefkit.curation.store.engine import StoreArea, StoreCore, in_write
 from prefkit.curation.store.labels import Labels
 from prefkit.schemas.common import utcnow
 from prefkit.schemas.curation import AnnotationTask, LabelEvent
-from sqlalchemy import bindparam, delete, func, select, update
+from sqlalchemy import Connection, bindparam, delete, func, select, update
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,7 +80,8 @@ class LabelStudio(StoreArea):
             row = conn.execute(select(p.c.ls_project_id).where(p.c.url == url, p.c.kind == kind)).first()
         return None if row is None else int(row[0])
 
-    def set_project(self, url: str, kind: str, ls_project_id: int, title: str) -> None:
+    @in_write
+    def set_project(self, conn: Connection, url: str, kind: str, ls_project_id: int, title: str) -> None:
         """Record (or replace) the Label Studio project that holds ``kind`` on ``url``."""
         stmt = self.insert_stmt("ls_projects")
         stmt = stmt.on_conflict_do_update(
@@ -94,12 +95,7 @@ class LabelStudio(StoreArea):
             "title": title,
             "created_at": utcnow(),
         }
-
-        def step() -> None:
-            with self.write() as conn:
-                conn.execute(stmt, row)
-
-        self.retrying(step)
+        conn.execute(stmt, row)
 
     def projects(self, url: str | None = None) -> list[LSProject]:
         p = self.t["ls_projects"]
@@ -110,8 +106,9 @@ class LabelStudio(StoreArea):
             return [LSProject(**r) for r in conn.execute(q).mappings()]
 
     # -- push leases --------------------------------------------------------------------------------
+    @in_write
     def take_push_lease(
-        self, lease: LSPushLease, replaceable: Callable[[LSPushLease], bool]
+        self, conn: Connection, lease: LSPushLease, replaceable: Callable[[LSPushLease], bool]
     ) -> LSPushLease | None:
         """Take the lease of ``lease.url`` / ``lease.kind`` when nobody holds it or its holder has
         stopped (``replaceable(holder)`` is true). Returns None when taken, else the live holder, who
@@ -119,22 +116,18 @@ class LabelStudio(StoreArea):
         on the key on PostgreSQL): exactly one gets it."""
         t = self.t["ls_push_leases"]
         where = (t.c.url == lease.url) & (t.c.kind == lease.kind)
+        self.lock(conn, f"ls_push:{lease.url}:{lease.kind}")
+        row = conn.execute(select(t).where(where)).mappings().first()
+        if row is not None:
+            holder = LSPushLease(**row)
+            if holder.token != lease.token and not replaceable(holder):
+                return holder
+            conn.execute(delete(t).where(where))
+        conn.execute(t.insert(), asdict(lease))
+        return None
 
-        def step() -> LSPushLease | None:
-            with self.write() as conn:
-                self.lock(conn, f"ls_push:{lease.url}:{lease.kind}")
-                row = conn.execute(select(t).where(where)).mappings().first()
-                if row is not None:
-                    holder = LSPushLease(**row)
-                    if holder.token != lease.token and not replaceable(holder):
-                        return holder
-                    conn.execute(delete(t).where(where))
-                conn.execute(t.insert(), asdict(lease))
-                return None
-
-        return self.retrying(step)
-
-    def renew_push_lease(self, lease: LSPushLease) -> bool:
+    @in_write
+    def renew_push_lease(self, conn: Connection, lease: LSPushLease) -> bool:
         """Mark the push holding ``lease`` alive now; False when it no longer holds it (another push
         took it over after this one stopped renewing)."""
         t = self.t["ls_push_leases"]
@@ -143,23 +136,13 @@ class LabelStudio(StoreArea):
             .where(t.c.url == lease.url, t.c.kind == lease.kind, t.c.token == lease.token)
             .values(renewed_at=utcnow())
         )
+        return conn.execute(stmt).rowcount == 1
 
-        def step() -> bool:
-            with self.write() as conn:
-                return conn.execute(stmt).rowcount == 1
-
-        return self.retrying(step)
-
-    def release_push_lease(self, lease: LSPushLease) -> None:
+    @in_write
+    def release_push_lease(self, conn: Connection, lease: LSPushLease) -> None:
         """Give the lease back (nothing happens when another push holds it now)."""
         t = self.t["ls_push_leases"]
-        stmt = delete(t).where(t.c.url == lease.url, t.c.kind == lease.kind, t.c.token == lease.token)
-
-        def step() -> None:
-            with self.write() as conn:
-                conn.execute(stmt)
-
-        self.retrying(step)
+        conn.execute(delete(t).where(t.c.url == lease.url, t.c.kind == lease.kind, t.c.token == lease.token))
 
     def push_lease(self, url: str, kind: str) -> LSPushLease | None:
         """The push of ``kind`` to ``url`` running now (or one that stopped without giving it back)."""
@@ -224,20 +207,19 @@ class LabelStudio(StoreArea):
         stmt = self.insert_stmt("ls_tasks").on_conflict_do_nothing()
         count = select(func.count()).select_from(m).where(m.c.url == url, m.c.ls_project_id == ls_project_id)
 
-        def step() -> int:
-            with self.write() as conn:
-                before = conn.execute(count).scalar_one()
-                if self.backend == "sqlite":  # the driver's executemany: 100,000 rows in a blink
-                    marks = ", ".join("?" * len(columns))
-                    conn.exec_driver_sql(
-                        f"INSERT INTO ls_tasks ({', '.join(columns)}) VALUES ({marks}) ON CONFLICT DO NOTHING",
-                        rows,
-                    )
-                else:
-                    conn.execute(stmt, [dict(zip(columns, r, strict=True)) for r in rows])
-                return conn.execute(count).scalar_one() - before
+        def step(conn: Connection) -> int:
+            before = conn.execute(count).scalar_one()
+            if self.backend == "sqlite":  # the driver's executemany: 100,000 rows in a blink
+                marks = ", ".join("?" * len(columns))
+                conn.exec_driver_sql(
+                    f"INSERT INTO ls_tasks ({', '.join(columns)}) VALUES ({marks}) ON CONFLICT DO NOTHING",
+                    rows,
+                )
+            else:
+                conn.execute(stmt, [dict(zip(columns, r, strict=True)) for r in rows])
+            return conn.execute(count).scalar_one() - before
 
-        return self.retrying(step)
+        return self.write_retrying(step)
 
     def suggestions_handled(self, url: str, ls_project_id: int) -> dict[str, tuple[int, str | None]]:
         """prefkit task id → (Label Studio task id, the newest suggestion a push handled for it)."""
@@ -259,12 +241,7 @@ class LabelStudio(StoreArea):
             .values(suggestion_id=bindparam("sid"))
         )
         rows = [{"tid": tid, "sid": sid} for tid, sid in handled.items()]
-
-        def step() -> None:
-            with self.write() as conn:
-                conn.execute(stmt, rows)
-
-        self.retrying(step)
+        self.write_retrying(lambda conn: conn.execute(stmt, rows))
 
     # -- annotations --------------------------------------------------------------------------------
     def annotations(self, url: str, ls_project_id: int) -> dict[int, LSAnnotation]:
@@ -274,19 +251,24 @@ class LabelStudio(StoreArea):
         with self.read() as conn:
             return {int(r["ls_annotation_id"]): LSAnnotation(**r) for r in conn.execute(q).mappings()}
 
-    def _map_stmt(self):
+    def _map(self, conn: Connection, *row: object) -> None:
+        """Insert or update one annotation's map row (``url``, ``ls_annotation_id``, ``ls_project_id``,
+        ``task_id``, ``annotator``, ``event_id``, ``updated_at``, ``withdrawn``), pulled now."""
         stmt = self.insert_stmt("ls_annotations")
         a = self.t["ls_annotations"]
-        columns = tuple("ls_project_id task_id annotator event_id updated_at withdrawn pulled_at".split())
-        return stmt.on_conflict_do_update(
+        columns = "url ls_annotation_id ls_project_id task_id annotator event_id updated_at withdrawn".split()
+        stmt = stmt.on_conflict_do_update(
             index_elements=["url", "ls_annotation_id"],
-            set_={c: stmt.excluded[c] for c in columns},
+            set_={c: stmt.excluded[c] for c in [*columns[2:], "pulled_at"]},
             # A slower concurrent pull that read an older export never rolls the row back.
             where=a.c.updated_at <= stmt.excluded.updated_at,
         )
+        conn.execute(stmt, {**dict(zip(columns, row, strict=True)), "pulled_at": utcnow()})
 
+    @in_write
     def record_annotation(
         self,
+        conn: Connection,
         event: LabelEvent,
         url: str,
         ls_project_id: int,
@@ -297,29 +279,15 @@ class LabelStudio(StoreArea):
     ) -> bool:
         """Append ``event`` and point the annotation's map row at it, in one transaction. Returns
         False when the event was already recorded (another pull got there first): nothing is doubled."""
-        row = {
-            "url": url,
-            "ls_annotation_id": ls_annotation_id,
-            "ls_project_id": ls_project_id,
-            "task_id": event.task_id,
-            "annotator": event.annotator,
-            "event_id": event.event_id,
-            "updated_at": updated_at,
-            "withdrawn": withdrawn,
-            "pulled_at": utcnow(),
-        }
-        stmt = self._map_stmt()
+        new = self.labels.insert_event(conn, event)
+        ids = (event.task_id, event.annotator, event.event_id)
+        self._map(conn, url, ls_annotation_id, ls_project_id, *ids, updated_at, withdrawn)
+        return new
 
-        def step() -> bool:
-            with self.write() as conn:
-                new = self.labels.insert_event(conn, event)
-                conn.execute(stmt, row)
-                return new
-
-        return self.retrying(step)
-
+    @in_write
     def map_annotation(
         self,
+        conn: Connection,
         url: str,
         ls_project_id: int,
         ls_annotation_id: int,
@@ -331,21 +299,5 @@ class LabelStudio(StoreArea):
         withdrawn: bool = False,
     ) -> None:
         """Insert or update the map row of one annotation whose event is already recorded."""
-        row = {
-            "url": url,
-            "ls_annotation_id": ls_annotation_id,
-            "ls_project_id": ls_project_id,
-            "task_id": task_id,
-            "annotator": annotator,
-            "event_id": event_id,
-            "updated_at": updated_at,
-            "withdrawn": withdrawn,
-            "pulled_at": utcnow(),
-        }
-        stmt = self._map_stmt()
-
-        def step() -> None:
-            with self.write() as conn:
-                conn.execute(stmt, row)
-
-        self.retrying(step)
+        ids = (task_id, annotator, event_id)
+        self._map(conn, url, ls_annotation_id, ls_project_id, *ids, updated_at, withdrawn)

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from prefkit.curation.store.assignments import new_event_id, open_batch
-from prefkit.curation.store.engine import StoreArea, StoreCore
+from prefkit.curation.store.engine import StoreArea, StoreCore, in_write
 from prefkit.curation.store.labels import CLOSING, Labels
 from prefkit.curation.store.sessions import holds
 from prefkit.schemas.common import PrefkitError, utcnow
@@ -71,8 +71,10 @@ class Submits(StoreArea):
         super().__init__(core)
         self.labels = labels
 
+    @in_write
     def record_submit(
         self,
+        conn: Connection,
         ev: LabelEvent,
         *,
         active_account: bool = False,
@@ -111,68 +113,54 @@ class Submits(StoreArea):
 
         ``until``: the moment after which nothing is recorded (a crowd participant's time limit),
         compared with the clock in the write's transaction: :class:`TimeUp` past it."""
-        return self.retrying(
-            lambda: self._record_submit(ev, active_account, session_id, review, next_version, until)
-        )
-
-    def _record_submit(
-        self,
-        ev: LabelEvent,
-        active_account: bool = False,
-        session_id: str | None = None,
-        review: Callable[[Connection], None] | None = None,
-        next_version: str | None = None,
-        until: str | None = None,
-    ) -> bool:
         a, u = self.t["assignments"], self.t["users"]
-        with self.write() as conn:
-            if until is not None and utcnow() > until:
-                raise TimeUp("the time for this study has passed; nothing was recorded")
-            if active_account or session_id is not None:
-                q = select(u.c.active).where(u.c.username == ev.annotator)
+        if until is not None and utcnow() > until:
+            raise TimeUp("the time for this study has passed; nothing was recorded")
+        if active_account or session_id is not None:
+            q = select(u.c.active).where(u.c.username == ev.annotator)
+            if session_id is not None:
+                q = q.where(holds(self.t, session_id, ev.annotator, utcnow()))
+            if not conn.execute(q).scalar():
                 if session_id is not None:
-                    q = q.where(holds(self.t, session_id, ev.annotator, utcnow()))
-                if not conn.execute(q).scalar():
-                    if session_id is not None:
-                        raise SessionEnded(f"the sign-in of {ev.annotator!r} has ended; nothing was recorded")
-                    raise AccountInactive(f"the account {ev.annotator!r} is disabled or gone")
-            if ev.action == "repeat":
-                return self._answer_repeat(conn, ev, next_version)
-            if ev.supersedes is not None:  # an edit: of the live label, checked in this write
-                self.lock(conn, f"queue:{ev.annotator}")
-                live = self.labels.live_id(conn, ev.annotator, ev.task_id)
-                if live == ev.event_id:  # this very edit is the live label: a double click or a retry
-                    self._same_as_recorded(conn, ev)
-                    return False
-                if live != ev.supersedes:
-                    raise StaleSubmit(CHANGED)
-            if not self.labels.insert_event(conn, ev):
-                if ev.supersedes is not None:  # recorded before, then replaced: not what is live now
-                    raise StaleSubmit(CHANGED)
+                    raise SessionEnded(f"the sign-in of {ev.annotator!r} has ended; nothing was recorded")
+                raise AccountInactive(f"the account {ev.annotator!r} is disabled or gone")
+        if ev.action == "repeat":
+            return self._answer_repeat(conn, ev, next_version)
+        if ev.supersedes is not None:  # an edit: of the live label, checked in this write
+            self.lock(conn, f"queue:{ev.annotator}")
+            live = self.labels.live_id(conn, ev.annotator, ev.task_id)
+            if live == ev.event_id:  # this very edit is the live label: a double click or a retry
                 self._same_as_recorded(conn, ev)
                 return False
-            if ev.action in CLOSING and ev.supersedes is None:
-                mine = (a.c.task_id == ev.task_id) & (a.c.annotator == ev.annotator)
-                closed = conn.execute(
-                    update(a)
-                    .where(mine, a.c.done_at.is_(None), a.c.event_id == ev.event_id)
-                    .values(done_at=ev.created_at)
-                ).rowcount
-                d = self.t["drafts"]  # the half-done form of this item is done with
-                conn.execute(delete(d).where(d.c.annotator == ev.annotator, d.c.task_id == ev.task_id))
-                if not closed:
-                    held = conn.execute(select(a.c.event_id, a.c.done_at).where(mine)).first()
-                    if held is not None:  # the item is open under another showing, or finished
-                        raise StaleSubmit(
-                            "this item is no longer the one on your screen"
-                            + (" (it was finished in another tab or window)" if held.done_at else "")
-                            + "; nothing was recorded"
-                        )
-                    if ev.action != "recalibrate":  # a recalibration answer holds no place
-                        self._reattach(conn, ev)
-                self._show_next(conn, ev, next_version)
-            if review is not None:
-                review(conn)
+            if live != ev.supersedes:
+                raise StaleSubmit(CHANGED)
+        if not self.labels.insert_event(conn, ev):
+            if ev.supersedes is not None:  # recorded before, then replaced: not what is live now
+                raise StaleSubmit(CHANGED)
+            self._same_as_recorded(conn, ev)
+            return False
+        if ev.action in CLOSING and ev.supersedes is None:
+            mine = (a.c.task_id == ev.task_id) & (a.c.annotator == ev.annotator)
+            closed = conn.execute(
+                update(a)
+                .where(mine, a.c.done_at.is_(None), a.c.event_id == ev.event_id)
+                .values(done_at=ev.created_at)
+            ).rowcount
+            d = self.t["drafts"]  # the half-done form of this item is done with
+            conn.execute(delete(d).where(d.c.annotator == ev.annotator, d.c.task_id == ev.task_id))
+            if not closed:
+                held = conn.execute(select(a.c.event_id, a.c.done_at).where(mine)).first()
+                if held is not None:  # the item is open under another showing, or finished
+                    raise StaleSubmit(
+                        "this item is no longer the one on your screen"
+                        + (" (it was finished in another tab or window)" if held.done_at else "")
+                        + "; nothing was recorded"
+                    )
+                if ev.action != "recalibrate":  # a recalibration answer holds no place
+                    self._reattach(conn, ev)
+            self._show_next(conn, ev, next_version)
+        if review is not None:
+            review(conn)
         return True
 
     def _answer_repeat(self, conn: Connection, ev: LabelEvent, next_version: str | None) -> bool:
