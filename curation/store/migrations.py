@@ -90,6 +90,10 @@ def _columns(spec: str) -> list[Column]:
     return columns
 
 
+def _table(md: MetaData, name: str, columns: str, *constraints: Index | UniqueConstraint) -> Table:
+    return Table(name, md, *_columns(columns), *constraints)
+
+
 def _run(conn: Connection, *statements: str) -> None:
     for statement in statements:
         conn.execute(text(statement))
@@ -103,136 +107,104 @@ def _add_columns(conn: Connection, table: str, columns: str) -> None:
 @migration(1, "initial")
 def m001_initial(conn: Connection) -> None:
     md = MetaData()
-    Table("meta", md, *_columns("key pk, value"))
-    Table(
-        "sources",
+    _table(md, "meta", "key pk, value")
+    _table(
         md,
-        *_columns("source_id pk, kind, path, sha256, rows int, licence null, imported_at"),
+        "sources",
+        "source_id pk, kind, path, sha256, rows int, licence null, imported_at",
         UniqueConstraint("kind", "sha256"),
     )
-    Table("provenance", md, *_columns("provenance_id pk, source, model null, offline bool, record_json"))
-    Table("personas", md, *_columns(f"persona_id pk, record_json, schema_version, {_PROV}, created_at"))
-    Table(
+    _table(md, "provenance", "provenance_id pk, source, model null, offline bool, record_json")
+    _table(md, "personas", f"persona_id pk, record_json, schema_version, {_PROV}, created_at")
+    _table(
+        md,
         "context_factors",
-        md,
-        *_columns(
-            "factor_id pk, persona_id index -> personas.persona_id, position int, record_json, schema_version,"
-            f" {_PROV}"
-        ),
+        "factor_id pk, persona_id index -> personas.persona_id, position int, record_json, schema_version,"
+        f" {_PROV}",
     )
-    Table(
-        "session_plans",
+    _table(md, "session_plans", f"persona_id pk -> personas.persona_id, record_json, schema_version, {_PROV}")
+    _table(
         md,
-        *_columns(f"persona_id pk -> personas.persona_id, record_json, schema_version, {_PROV}"),
-    )
-    Table(
         "dialogues",
-        md,
-        *_columns(
-            "dialogue_id pk, origin, persona_id null index, session_index int null,"
-            " source_id null -> sources.source_id, meta_json null, needs_reverification bool, schema_version,"
-            f" {_PROV}, created_at"
-        ),
+        "dialogue_id pk, origin, persona_id null index, session_index int null,"
+        " source_id null -> sources.source_id, meta_json null, needs_reverification bool, schema_version,"
+        f" {_PROV}, created_at",
     )
-    Table(
+    _table(
+        md,
         "turns",
-        md,
-        *_columns(
-            "dialogue_id pk -> dialogues.dialogue_id, turn_index int pk, role, content, extra_json null"
-        ),
+        "dialogue_id pk -> dialogues.dialogue_id, turn_index int pk, role, content, extra_json null",
     )
-    Table(
+    _table(
+        md,
         "turn_revisions",
-        md,
-        *_columns(
-            "seq int pk auto, revision_id unique, dialogue_id index, turn_index int, original, revised,"
-            " author -> users.username, reason null, created_at"
-        ),
+        "seq int pk auto, revision_id unique, dialogue_id index, turn_index int, original, revised,"
+        " author -> users.username, reason null, created_at",
     )
-    Table(
+    _table(
+        md,
         "sessions",
-        md,
-        *_columns(
-            "session_id pk -> dialogues.dialogue_id, persona_id index, session_index int, record_json,"
-            f" schema_version, {_PROV}"
-        ),
+        "session_id pk -> dialogues.dialogue_id, persona_id index, session_index int, record_json,"
+        f" schema_version, {_PROV}",
     )
-    Table(
+    _table(
+        md,
         "instances",
-        md,
-        *_columns(
-            "instance_id pk, persona_id index, instance_type, position int, record_json, schema_version,"
-            f" source_id null -> sources.source_id, {_PROV}"
-        ),
+        "instance_id pk, persona_id index, instance_type, position int, record_json, schema_version,"
+        f" source_id null -> sources.source_id, {_PROV}",
     )
-    Table(
+    _table(
+        md,
         "packets",
-        md,
-        *_columns(
-            "session_id pk, dialogue_id -> dialogues.dialogue_id, source_id null -> sources.source_id,"
-            " position int, extra_json, schema_version"
-        ),
+        "session_id pk, dialogue_id -> dialogues.dialogue_id, source_id null -> sources.source_id,"
+        " position int, extra_json, schema_version",
     )
-    Table(
-        "memories",
+    _table(
         md,
-        *_columns(
-            "memory_pk int pk auto, dialogue_id -> dialogues.dialogue_id,"
-            " origin,"  # gold | candidate | annotator
-            " source_model,"  # '' for gold
-            " position int, memory_id null, record_json null, raw_json, valid bool, problems_json null,"
-            f" schema_version, {_PROV}"
-        ),
+        "memories",
+        "memory_pk int pk auto, dialogue_id -> dialogues.dialogue_id,"
+        " origin,"  # gold | candidate | annotator
+        " source_model,"  # '' for gold
+        " position int, memory_id null, record_json null, raw_json, valid bool, problems_json null,"
+        f" schema_version, {_PROV}",
         UniqueConstraint("dialogue_id", "origin", "source_model", "position"),
         Index("ix_memories_dialogue_origin", "dialogue_id", "origin"),
     )
-    Table(
+    _table(
+        md,
         "preference_pairs",
-        md,
-        *_columns(
-            f"pair_id pk, checklist_item, candidate, origin, instance_id null, meta_json null, {_PROV}, created_at"
-        ),
+        f"pair_id pk, checklist_item, candidate, origin, instance_id null, meta_json null, {_PROV}, created_at",
     )
-    Table("failures", md, *_columns("seq int pk auto, stage, item, error, raw null, created_at"))
-    Table(
-        "users",
+    _table(md, "failures", "seq int pk auto, stage, item, error, raw null, created_at")
+    _table(md, "users", "username pk, role, password_hash, email null unique, active bool, created_at")
+    _table(md, "batches", "batch_id pk, kind, status, created_at")
+    _table(
         md,
-        *_columns("username pk, role, password_hash, email null unique, active bool, created_at"),
-    )
-    Table("batches", md, *_columns("batch_id pk, kind, status, created_at"))
-    Table(
         "tasks",
-        md,
-        *_columns(
-            "task_id pk, kind index, item_ref, payload_json, batch_id -> batches.batch_id, overlap int,"
-            " is_gold bool, gold_answer_json null, schema_version, created_at"
-        ),
+        "task_id pk, kind index, item_ref, payload_json, batch_id -> batches.batch_id, overlap int,"
+        " is_gold bool, gold_answer_json null, schema_version, created_at",
         UniqueConstraint("kind", "item_ref"),
     )
-    Table(
-        "assignments",
+    _table(
         md,
-        *_columns("task_id pk -> tasks.task_id, annotator pk -> users.username, position int, assigned_at"),
+        "assignments",
+        "task_id pk -> tasks.task_id, annotator pk -> users.username, position int, assigned_at",
         Index("ix_assignments_annotator_position", "annotator", "position"),
     )
-    Table(
-        "label_events",
+    _table(
         md,
-        *_columns(
-            "seq int pk auto, event_id unique, task_id -> tasks.task_id, kind, annotator -> users.username,"
-            " action, values_json, comment null, time_spent_s float null, supersedes null, source,"
-            " schema_version, created_at"
-        ),
+        "label_events",
+        "seq int pk auto, event_id unique, task_id -> tasks.task_id, kind, annotator -> users.username,"
+        " action, values_json, comment null, time_spent_s float null, supersedes null, source,"
+        " schema_version, created_at",
         Index("ix_label_events_task", "task_id"),
         Index("ix_label_events_annotator", "annotator", "seq"),
     )
-    Table(
-        "adjudications",
+    _table(
         md,
-        *_columns(
-            "seq int pk auto, adjudication_id unique, task_id index -> tasks.task_id,"
-            " maintainer -> users.username, values_json, note, supersedes null, schema_version, created_at"
-        ),
+        "adjudications",
+        "seq int pk auto, adjudication_id unique, task_id index -> tasks.task_id,"
+        " maintainer -> users.username, values_json, note, supersedes null, schema_version, created_at",
     )
     md.create_all(conn)
 
@@ -241,30 +213,24 @@ def m001_initial(conn: Connection) -> None:
 def m002_llm_layer(conn: Connection) -> None:
     """The LLM layer's response cache, per-stage call ledger and Batch API jobs (curation/store/llm.py)."""
     md = MetaData()
-    Table(
+    _table(
+        md,
         "llm_cache",
-        md,
-        *_columns(
-            "key pk, model, stage, text, prompt_tokens int, completion_tokens int, cached_tokens int,"
-            " cost_usd float, meta_json, created_at"
-        ),
+        "key pk, model, stage, text, prompt_tokens int, completion_tokens int, cached_tokens int,"
+        " cost_usd float, meta_json, created_at",
     )
-    Table(
-        "llm_ledger",
+    _table(
         md,
-        *_columns(
-            "stage pk, item pk, key pk, model, status, error null, attempts int, from_cache bool,"
-            " prompt_tokens int, completion_tokens int, cached_tokens int, cost_usd float, updated_at"
-        ),
+        "llm_ledger",
+        "stage pk, item pk, key pk, model, status, error null, attempts int, from_cache bool,"
+        " prompt_tokens int, completion_tokens int, cached_tokens int, cost_usd float, updated_at",
         Index("ix_llm_ledger_key", "key"),
     )
-    Table(
-        "llm_batches",
+    _table(
         md,
-        *_columns(
-            "batch_id pk, stage index, status, input_file_id, output_file_id null, keys_json, endpoint,"
-            " created_at, updated_at"
-        ),
+        "llm_batches",
+        "batch_id pk, stage index, status, input_file_id, output_file_id null, keys_json, endpoint,"
+        " created_at, updated_at",
     )
     md.create_all(conn)
 
@@ -297,12 +263,10 @@ def m003_annotation_app(conn: Connection) -> None:
 def m004_releases(conn: Connection) -> None:
     """The log of cut releases, and the per-project salt that pseudonymises annotators in releases."""
     md = MetaData()
-    Table(
-        "releases",
+    _table(
         md,
-        *_columns(
-            "version pk, created_at, path, manifest_sha256, data_sha256, gates_passed bool, override_reason null"
-        ),
+        "releases",
+        "version pk, created_at, path, manifest_sha256, data_sha256, gates_passed bool, override_reason null",
     )
     md.create_all(conn)
     conn.execute(
@@ -315,20 +279,18 @@ def m004_releases(conn: Connection) -> None:
 def m005_labelstudio(conn: Connection) -> None:
     md = MetaData()
     md.reflect(conn, only=["tasks", "users"])  # the foreign keys below point at them
-    Table("ls_projects", md, *_columns("url pk, kind pk, ls_project_id int, title, created_at"))
-    Table(
-        "ls_tasks",
+    _table(md, "ls_projects", "url pk, kind pk, ls_project_id int, title, created_at")
+    _table(
         md,
-        *_columns("url pk, ls_task_id int pk, ls_project_id int, task_id -> tasks.task_id, pushed_at"),
+        "ls_tasks",
+        "url pk, ls_task_id int pk, ls_project_id int, task_id -> tasks.task_id, pushed_at",
         UniqueConstraint("url", "ls_project_id", "task_id"),
     )
-    Table(
-        "ls_annotations",
+    _table(
         md,
-        *_columns(
-            "url pk, ls_annotation_id int pk, ls_project_id int index, task_id -> tasks.task_id,"
-            " annotator -> users.username, event_id, updated_at, withdrawn bool, pulled_at"
-        ),
+        "ls_annotations",
+        "url pk, ls_annotation_id int pk, ls_project_id int index, task_id -> tasks.task_id,"
+        " annotator -> users.username, event_id, updated_at, withdrawn bool, pulled_at",
     )
     md.create_all(conn)
 
@@ -337,16 +299,14 @@ def m005_labelstudio(conn: Connection) -> None:
 def m006_generation(conn: Connection) -> None:
     md = MetaData()
     md.reflect(conn, only=["personas", "provenance"])  # the tables the new foreign keys point at
-    Table(
-        "checklists",
+    _table(
         md,
-        *_columns(
-            "persona_id pk -> personas.persona_id, preference_key pk, preference, items_json, schema_version,"
-            f" {_PROV}"
-        ),
+        "checklists",
+        "persona_id pk -> personas.persona_id, preference_key pk, preference, items_json, schema_version,"
+        f" {_PROV}",
     )
     # No foreign key: a persona can be dropped before it is ever written (its writer kept failing).
-    Table("generation_drops", md, *_columns("persona_id pk, stage, reason, created_at"))
+    _table(md, "generation_drops", "persona_id pk, stage, reason, created_at")
     md.create_all(conn)
 
 
@@ -362,20 +322,18 @@ def m007_verification(conn: Connection) -> None:
     """
     md = MetaData()
     md.reflect(conn, only=["instances", "dialogues"])
-    Table(
-        "instance_sessions",
+    _table(
         md,
-        *_columns(
-            "instance_id pk -> instances.instance_id, position int pk,"
-            " session_id index -> dialogues.dialogue_id, role, relevant bool"
-        ),
+        "instance_sessions",
+        "instance_id pk -> instances.instance_id, position int pk,"
+        " session_id index -> dialogues.dialogue_id, role, relevant bool",
     )
     # A session's earlier dialogues: `prefkit generate --repair` replaces a failed session's
     # dialogue with a new one and keeps the old one here (turns as they stood, and why).
-    Table(
-        "session_versions",
+    _table(
         md,
-        *_columns("session_id pk -> dialogues.dialogue_id, version int pk, turns_json, reason, replaced_at"),
+        "session_versions",
+        "session_id pk -> dialogues.dialogue_id, version int pk, turns_json, reason, replaced_at",
     )
     md.create_all(conn)
 
@@ -388,16 +346,14 @@ def m008_evaluation(conn: Connection) -> None:
     when a predictions file was scored; ``status``: running | complete; an item's ``grp``: its instance
     type, distractor level or ability."""
     md = MetaData()
-    Table(
-        "eval_runs",
+    _table(
         md,
-        *_columns(
-            "run_id pk, benchmark, task, model null, judge_model null, backend, offline bool, release_dir,"
-            " release_name null, release_version null, release_digest, config_name, settings_json,"
-            " prompts_json, status, summary_json null, created_at, updated_at"
-        ),
+        "eval_runs",
+        "run_id pk, benchmark, task, model null, judge_model null, backend, offline bool, release_dir,"
+        " release_name null, release_version null, release_digest, config_name, settings_json,"
+        " prompts_json, status, summary_json null, created_at, updated_at",
     )
-    Table("eval_items", md, *_columns("run_id pk -> eval_runs.run_id, item_key pk, grp, record_json"))
+    _table(md, "eval_items", "run_id pk -> eval_runs.run_id, item_key pk, grp, record_json")
     md.create_all(conn)
 
 
@@ -408,13 +364,11 @@ def m010_alpsbench_tasks(conn: Connection) -> None:
     (leakage, segment control) and their outcome."""
     md = MetaData()
     md.reflect(conn, only=["provenance"])
-    Table(
-        "alps_tasks",
+    _table(
         md,
-        *_columns(
-            "track pk, benchmark_id pk, session_id index, input_json, gold_json, checks_json null,"
-            f" {_PROV}, created_at"
-        ),
+        "alps_tasks",
+        "track pk, benchmark_id pk, session_id index, input_json, gold_json, checks_json null,"
+        f" {_PROV}, created_at",
     )
     md.create_all(conn)
 
@@ -430,19 +384,17 @@ def m009_annotator_door(conn: Connection) -> None:
     open assignments, so finding stale ones never reads the finished history.
     """
     md = MetaData()
-    Table(
-        "sign_in_log",
+    _table(
         md,
-        *_columns("seq int pk auto, username, client, outcome, created_at"),
+        "sign_in_log",
+        "seq int pk auto, username, client, outcome, created_at",
         Index("ix_sign_in_log_user", "username", "seq"),
         Index("ix_sign_in_log_client", "client", "seq"),
     )
-    Table(
-        "assignment_releases",
+    _table(
         md,
-        *_columns(
-            "seq int pk auto, task_id, annotator, kind, assigned_at, shown_at null, reason, released_at"
-        ),
+        "assignment_releases",
+        "seq int pk auto, task_id, annotator, kind, assigned_at, shown_at null, reason, released_at",
         Index("ix_assignment_releases_annotator", "annotator", "seq"),
     )
     md.create_all(conn)
@@ -463,7 +415,7 @@ def m012_labelstudio_push_leases(conn: Connection) -> None:
     renewing it, or whose process is gone from this host, is taken over.
     """
     md = MetaData()
-    Table("ls_push_leases", md, *_columns("url pk, kind pk, token, host, pid int, started_at, renewed_at"))
+    _table(md, "ls_push_leases", "url pk, kind pk, token, host, pid int, started_at, renewed_at")
     md.create_all(conn)
 
 
@@ -479,7 +431,7 @@ def m014_packed_turns(conn: Connection) -> None:
     """
     md = MetaData()
     md.reflect(conn, only=["dialogues"])
-    Table("packed_turns", md, *_columns("dialogue_id pk -> dialogues.dialogue_id, n_turns int, turns_json"))
+    _table(md, "packed_turns", "dialogue_id pk -> dialogues.dialogue_id, n_turns int, turns_json")
     md.create_all(conn)
 
 
@@ -496,13 +448,11 @@ def m015_turn_packs(conn: Connection) -> None:
     """
     md = MetaData()
     md.reflect(conn, only=["dialogues", "packed_turns"])
-    packs = Table("turn_packs", md, *_columns("pack_id int pk manual, n_turns int, turns_json"))
-    links = Table(
-        "dialogue_packs",
+    packs = _table(md, "turn_packs", "pack_id int pk manual, n_turns int, turns_json")
+    links = _table(
         md,
-        *_columns(
-            "dialogue_id pk -> dialogues.dialogue_id, part int pk manual, pack_id int unique -> turn_packs.pack_id"
-        ),
+        "dialogue_packs",
+        "dialogue_id pk -> dialogues.dialogue_id, part int pk manual, pack_id int unique -> turn_packs.pack_id",
     )
     md.create_all(conn, tables=[packs, links])
     old = md.tables["packed_turns"]
@@ -540,20 +490,16 @@ def m020_assist(conn: Connection) -> None:
     """
     md = MetaData()
     md.reflect(conn, only=["tasks"])
-    Table(
+    _table(
+        md,
         "suggestion_runs",
-        md,
-        *_columns(
-            "run_id pk, kind, model, backend, offline bool, prompt_hash, seed int, settings_json, created_at"
-        ),
+        "run_id pk, kind, model, backend, offline bool, prompt_hash, seed int, settings_json, created_at",
     )
-    Table(
-        "suggestions",
+    _table(
         md,
-        *_columns(
-            "seq int pk auto, suggestion_id unique, run_id -> suggestion_runs.run_id, task_id -> tasks.task_id,"
-            " kind, values_json, detail_json, created_at"
-        ),
+        "suggestions",
+        "seq int pk auto, suggestion_id unique, run_id -> suggestion_runs.run_id, task_id -> tasks.task_id,"
+        " kind, values_json, detail_json, created_at",
         UniqueConstraint("run_id", "task_id", name="uq_suggestions_run_task"),
         Index("ix_suggestions_task", "task_id", "seq"),
     )
@@ -582,13 +528,13 @@ def m017_sessions_and_drafts(conn: Connection) -> None:
     is never a label; the submit that finishes the item deletes it in the same transaction.
     """
     md = MetaData()
-    Table(
-        "app_sessions",
+    _table(
         md,
-        *_columns("session_id pk, username, client null, created_at, expires_at, revoked_at null"),
+        "app_sessions",
+        "session_id pk, username, client null, created_at, expires_at, revoked_at null",
         Index("ix_app_sessions_user", "username"),
     )
-    Table("drafts", md, *_columns("annotator pk, task_id pk, event_id, state_json, updated_at"))
+    _table(md, "drafts", "annotator pk, task_id pk, event_id, state_json, updated_at")
     md.create_all(conn)
 
 
@@ -607,10 +553,10 @@ def m022_audit_log(conn: Connection) -> None:
     command), when, what (``user.disable``, ``tasks.create``, ``release.cut``, ...), on what, and the
     details (JSON; never a password). Rows are only ever added."""
     md = MetaData()
-    Table(
-        "audit_log",
+    _table(
         md,
-        *_columns("seq int pk auto, created_at, actor, action, target, detail_json null"),
+        "audit_log",
+        "seq int pk auto, created_at, actor, action, target, detail_json null",
         Index("ix_audit_log_action", "action", "seq"),
     )
     md.create_all(conn)
@@ -624,27 +570,23 @@ def m023_crowd_studies(conn: Connection) -> None:
     platform's session id it first arrived with, and how it stands); ``study_events`` records each
     arrival, return, completion, screening-out and time-out. Rows of events are only ever added."""
     md = MetaData()
-    Table(
+    _table(
+        md,
         "studies",
-        md,
-        *_columns(
-            "study_id pk, name, kind, batch_id, platform, items int, gold_share float, screen_below float,"
-            " completion_code, screened_out_code, completion_url null, time_limit_minutes float, rules_json,"
-            " secret_hash, created_at"
-        ),
+        "study_id pk, name, kind, batch_id, platform, items int, gold_share float, screen_below float,"
+        " completion_code, screened_out_code, completion_url null, time_limit_minutes float, rules_json,"
+        " secret_hash, created_at",
     )
-    Table(
+    _table(
+        md,
         "study_participants",
-        md,
-        *_columns(
-            "study_id pk -> studies.study_id, platform_id pk, username unique, platform_session null,"
-            " platform_study null, status, arrived_at, finished_at null"
-        ),
+        "study_id pk -> studies.study_id, platform_id pk, username unique, platform_session null,"
+        " platform_study null, status, arrived_at, finished_at null",
     )
-    Table(
-        "study_events",
+    _table(
         md,
-        *_columns("seq int pk auto, study_id, platform_id, event, detail_json null, created_at"),
+        "study_events",
+        "seq int pk auto, study_id, platform_id, event, detail_json null, created_at",
         Index("ix_study_events_study", "study_id", "seq"),
     )
     md.create_all(conn)
@@ -683,7 +625,7 @@ def m028_kind_declarations(conn: Connection) -> None:
     label was recorded, written in that label's transaction; a later declaration that would
     reinterpret the labels is refused against it."""
     md = MetaData()
-    Table("kind_declarations", md, *_columns("kind pk, declaration_json, pinned_at"))
+    _table(md, "kind_declarations", "kind pk, declaration_json, pinned_at")
     md.create_all(conn)
 
 
@@ -693,7 +635,7 @@ def m029_llm_structured_forms(conn: Connection) -> None:
     "auto"`` starts there next time; a refusal deletes the row). The endpoint is scheme, host, port and
     path only, never a user, password or query."""
     md = MetaData()
-    Table("llm_forms", md, *_columns("endpoint pk, model pk, form, updated_at"))
+    _table(md, "llm_forms", "endpoint pk, model pk, form, updated_at")
     md.create_all(conn)
 
 
@@ -708,7 +650,7 @@ def m026_guidelines_versions(conn: Connection) -> None:
     after a guidelines change (``prefkit tasks recalibrate``): its answer is compared with the
     decision and is never a vote."""
     md = MetaData()
-    Table("guidelines_versions", md, *_columns("kind pk, version pk, text, first_seen_at"))
+    _table(md, "guidelines_versions", "kind pk, version pk, text, first_seen_at")
     md.create_all(conn)
     _add_columns(conn, "label_events", "guidelines_version TEXT")
     _add_columns(conn, "assignments", "guidelines_version TEXT, recalibration TEXT")
@@ -719,13 +661,11 @@ def m027_repeats(conn: Connection) -> None:
     """``repeats``: an item shown again to the annotator who labelled it, written when shown (``event_id``
     pending, as an assignment's) and answered once (``action`` label, or pass; NULL while open)."""
     md = MetaData()
-    Table(
-        "repeats",
+    _table(
         md,
-        *_columns(
-            "task_id pk, annotator pk, kind, event_id unique, shown_at, action null, values_json null,"
-            " comment null, time_spent_s float null, source, created_at null"
-        ),
+        "repeats",
+        "task_id pk, annotator pk, kind, event_id unique, shown_at, action null, values_json null,"
+        " comment null, time_spent_s float null, source, created_at null",
         Index("ix_repeats_annotator", "annotator", "kind", "action"),
     )
     md.create_all(conn)
