@@ -87,11 +87,13 @@ def row_key(row: dict[str, Any], id_column: str | None) -> str:
     return str(row[id_column]) if id_column else content_hash(row, 32)
 
 
-def _schema(*cols: tuple[str, pa.DataType]) -> pa.Schema:
-    return pa.schema(list(cols))
+_ARROW = {"": pa.string(), "int": pa.int64(), "bool": pa.bool_(), "float": pa.float64()}
 
 
-S, INT, B, F = pa.string(), pa.int64(), pa.bool_(), pa.float64()
+def _schema(*columns: str) -> pa.Schema:
+    """An Arrow schema from column words, ``"id n_labels:int in_force:bool"``: a string unless it says."""
+    words = (word.partition(":") for column in columns for word in column.split())
+    return pa.schema([(name, _ARROW[kind]) for name, _, kind in words])
 
 
 # -- CUPID ------------------------------------------------------------------------------------------
@@ -136,7 +138,7 @@ def cupid_raw_config(store: ProjectStore, pseudonym: Callable[[str], str], statu
         "cupid_raw",
         "CUPID raw data: personas, context factors (contrastive pair marked), session plans, checklists, "
         "and sessions with their verification status and turn revisions; each record as JSON.",
-        _schema(("id", S), ("persona_id", S), ("record", S)),
+        _schema("id persona_id record"),
     )
     statuses = session_statuses(store) if statuses is None else statuses
     revisions: dict[str, list[dict[str, Any]]] = {}
@@ -195,9 +197,9 @@ def _contrastive_pair(plan, factors) -> dict[str, dict[str, Any]]:
 
 # -- AlpsBench ----------------------------------------------------------------------------------------
 _ALPS_ROW = ("benchmark_id", "task", "session_id", "canonical_id", "stratum", "ability")
-ALPS_INPUT_SCHEMA = _schema(*((c, S) for c in (*_ALPS_ROW, "input")))
-ALPS_GOLD_SCHEMA = _schema(*((c, S) for c in _ALPS_ROW if c != "stratum"), ("gold", S))
-ALPS_UNVERIFIED_SCHEMA = _schema(*((c, S) for c in ("id", "track", *_ALPS_ROW, "input", "gold")))
+ALPS_INPUT_SCHEMA = _schema(*_ALPS_ROW, "input")
+ALPS_GOLD_SCHEMA = _schema(*(c for c in _ALPS_ROW if c != "stratum"), "gold")
+ALPS_UNVERIFIED_SCHEMA = _schema("id track", *_ALPS_ROW, "input gold")
 UNVERIFIED_PACKET = "packet not verified (no final memory_verify label)"
 
 Tracks = dict[str, list[tuple[dict[str, Any], dict[str, Any]]]]
@@ -348,7 +350,7 @@ def _alps_unverified(unverified: Tracks) -> list[ConfigData]:
     hidden = ConfigData(
         "alpsbench_unverified_gold",
         "The test-split gold of the unverified AlpsBench packets (private: withheld from the public release).",
-        _schema(("id", S), ("track", S), ("benchmark_id", S), ("gold", S)),
+        _schema("id track benchmark_id gold"),
         private=True,
     )
     for track in sorted(unverified):
@@ -379,7 +381,7 @@ def _alps_packets(store: ProjectStore, gold: dict[str, dict[str, Any]] | None) -
         "alpsbench_packets",
         "Every imported AlpsBench annotation packet, whole (private: it holds the test gold), with its "
         "verification: verified gold memories and rejected candidates with the reason.",
-        _schema(("id", S), ("relpath", S), ("packet", S), ("verification", S)),
+        _schema("id relpath packet verification"),
         private=True,
     )
     relpaths = store.releases.packet_relpaths()
@@ -405,16 +407,7 @@ def labels_config(store: ProjectStore, pseudonym: Callable[[str], str]) -> Confi
     cfg = ConfigData(
         "labels",
         "Each annotator's live label per task (pseudonymous annotator ids), one split per task kind.",
-        _schema(
-            ("id", S),
-            ("task_id", S),
-            ("kind", S),
-            ("annotator", S),
-            ("action", S),
-            ("values", S),
-            ("is_gold", B),
-            ("time_spent_s", F),
-        ),
+        _schema("id task_id kind annotator action values is_gold:bool time_spent_s:float"),
     )
     gold = {t.task_id for t in store.labels.tasks() if t.is_gold}
     for ev in store.labels.effective_events():
@@ -442,15 +435,7 @@ def final_labels_config(store: ProjectStore) -> ConfigData:
         "final_labels",
         "The final label of every task and how it was decided "
         "(unanimous, majority, adjudicated or undecided).",
-        _schema(
-            ("id", S),
-            ("kind", S),
-            ("item_ref", S),
-            ("is_gold", B),
-            ("decided_by", S),
-            ("n_labels", INT),
-            ("values", S),
-        ),
+        _schema("id kind item_ref is_gold:bool decided_by n_labels:int values"),
     )
     tasks = {t.task_id: t for t in store.labels.tasks()}
     for kind in sorted({t.kind for t in tasks.values()}):
@@ -479,17 +464,8 @@ def matching_config(store: ProjectStore, pseudonym: Callable[[str], str]) -> Con
         "Checklist item / candidate preference pairs with their final human coverage label, every "
         "annotator's label (pseudonymous) and the share of annotators agreeing with the final label.",
         _schema(
-            ("id", S),
-            ("task_id", S),
-            ("instance_id", S),
-            ("origin", S),
-            ("checklist_item", S),
-            ("candidate", S),
-            ("coverage", S),
-            ("decided_by", S),
-            ("n_labels", INT),
-            ("labels", S),
-            ("agreement", F),
+            "id task_id instance_id origin checklist_item candidate coverage",
+            "decided_by n_labels:int labels agreement:float",
         ),
         needs=(preference_match.KIND,),
     )
@@ -529,16 +505,7 @@ def adjudications_config(store: ProjectStore, pseudonym: Callable[[str], str]) -
     cfg = ConfigData(
         "adjudications",
         "Every maintainer decision (pseudonymous), with the one in force per task marked.",
-        _schema(
-            ("id", S),
-            ("task_id", S),
-            ("kind", S),
-            ("maintainer", S),
-            ("values", S),
-            ("note", S),
-            ("supersedes", S),
-            ("in_force", B),
-        ),
+        _schema("id task_id kind maintainer values note supersedes in_force:bool"),
     )
     kinds = {t.task_id: t.kind for t in store.labels.tasks()}
     in_force = {a.adjudication_id for a in effective_adjudications(store).values()}

@@ -1,14 +1,15 @@
 """Numbered schema migrations of the project store, applied in order on open.
 
 Each migration declares its own tables with SQLAlchemy Core so the DDL stays portable (SQLite is the
-embedded default; PostgreSQL must be a configuration change), most columns in the short notation of
-:func:`_columns`. A released migration never changes the DDL it runs (tidying its source must leave that
-identical on both backends): change the schema with a new, higher-numbered one. Migration numbers are reserved per area:
-m001 core, m002 LLM layer, m003 annotation app, m004 releases, m005 Label Studio bridge, m006 generation,
-m007 verification (instance → session links), m008 evaluation, m012 Label Studio push leases,
-m014/m015 packed turns of bulk imports, m016 adaptive overlap, m020 judge-assisted labelling
-(suggestions, the arm a label was made in), m022 the maintainers' audit log, m023 crowd studies, m026
-guidelines versions and recalibration, m027 repeats, m029 the structured-output form an endpoint takes.
+embedded default; PostgreSQL must be a configuration change), columns in the short notation of
+:func:`_columns`. A released migration never changes the DDL it runs (tidying its source must leave
+that identical on both backends): change the schema with a new, higher-numbered one. Migration numbers
+are reserved per area: m001 core, m002 LLM layer, m003 annotation app, m004 releases, m005 Label Studio
+bridge, m006 generation, m007 verification (instance → session links), m008 evaluation, m012 Label
+Studio push leases, m014/m015 packed turns of bulk imports, m016 adaptive overlap, m020 judge-assisted
+labelling (suggestions, the arm a label was made in), m022 the maintainers' audit log, m023 crowd
+studies, m026 guidelines versions and recalibration, m027 repeats, m029 the structured-output form an
+endpoint takes.
 Every migration lives in this module, so opening any store applies the same, complete list.
 """
 
