@@ -29,7 +29,6 @@ from typing import Any
 from prefkit.exports.writers import atomic_write_bytes
 
 EXAMPLES = 2  # rows per track in the examples split (upstream's TASK1_EXAMPLE_COUNT / TASK2_EXAMPLE_COUNT)
-PUBLIC_SPLITS = ("examples", "dev", "validation", "test")
 
 #: The fields of every row, per task, as the public layout has them: (top-level keys, keys of ``input``
 #: or ``gold``), from alpsbench_public.toml beside this module.

@@ -69,10 +69,6 @@ DISK_FULL_TEXT = (
 )
 
 
-class DiskFullError(PrefkitError):
-    """A write ran out of disk (or past the file-size limit); the message says what was kept."""
-
-
 def disk_full(exc: BaseException) -> bool:
     """Whether ``exc`` (or an exception it wraps) is a full disk, a file-size limit or a quota."""
     seen: set[int] = set()

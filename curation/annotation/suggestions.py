@@ -21,8 +21,6 @@ import hashlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from prefkit.curation.annotation.task_kinds import get_kind
-
 if TYPE_CHECKING:
     from prefkit.curation.project import Project
     from prefkit.curation.store import Suggestion
@@ -87,11 +85,3 @@ def exposure_for(project: Project, annotator: str, task: AnnotationTask) -> Expo
     """The app's call per item: the newest suggestion for ``task`` and the annotator's arm."""
     share = project.config.annotation.assist_control_share
     return exposure(project.store.suggestions.for_task(task.task_id), annotator, task, share)
-
-
-def agrees(kind: str, label: dict[str, Any], suggestion: dict[str, Any]) -> bool:
-    """Whether a label keeps every unit of a suggestion (the whole suggestion was confirmed)."""
-    units = get_kind(kind).units
-    want = units(suggestion)
-    got = units(label)
-    return bool(want) and all(got.get(u) == v for u, v in want.items())

@@ -24,7 +24,6 @@ from prefkit.schemas.curation import Adjudication, LabelEvent
 if TYPE_CHECKING:
     from prefkit.curation.store import ProjectStore
 
-DECIDED_BY = ("unanimous", "majority", "dawid_skene", "mace", "adjudicated", "undecided")
 DecidedBy = Literal["unanimous", "majority", "dawid_skene", "mace", "adjudicated", "undecided"]
 Unit = tuple[str, str]  # (sub-unit, field) of TaskKind.units
 

@@ -43,7 +43,7 @@ from prefkit.curation.quality.reliability import bootstrap_alpha, krippendorff_a
 
 if TYPE_CHECKING:
     from prefkit.curation.store import ProjectStore
-    from prefkit.schemas.curation import AnnotationTask, LabelEvent
+    from prefkit.schemas.curation import LabelEvent
 
 PROTOCOL = (
     "live human labels by arm (assisted: suggestion shown; control: withheld, stable hash of annotator, "
@@ -162,12 +162,6 @@ def anchoring_units(kind: str, label: dict, suggestion: dict, gold: dict) -> tup
 
 
 # -- reading the project ------------------------------------------------------------------------------
-@dataclass
-class _Label:
-    event: LabelEvent
-    task: AnnotationTask
-
-
 def arm_events(store: ProjectStore, kind: str | None = None) -> list[LabelEvent]:
     """Live human labels that record an arm (also while a release leaves the assisted ones out)."""
     return [

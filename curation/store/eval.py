@@ -8,7 +8,7 @@ replaced as a whole when a run is scored again. This area never calls a model.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any
 
 from prefkit.curation.store.engine import StoreArea, StoreError
@@ -53,9 +53,6 @@ class EvalItem:
     item_key: str
     group: str
     record: dict[str, Any]
-
-
-RUN_FIELDS = tuple(f.name for f in fields(EvalRun))
 
 
 class Eval(StoreArea):
