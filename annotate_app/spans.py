@@ -35,6 +35,7 @@ _CSS = """
 .prefkit-spans .pk-off .pk-text { opacity: .75; }
 .prefkit-spans .pk-on .pk-text { cursor: text; }
 .prefkit-spans mark { background: #ffe08a; color: #1a1a1a; border-radius: .2rem; cursor: pointer; padding: 0 .05rem; }
+.prefkit-spans mark[data-label]::after { content: " " attr(data-label); font-size: .7rem; opacity: .75; }
 .prefkit-spans .pk-note { font-weight: 600; font-size: .85rem; min-height: 1.2em; }
 """
 
@@ -66,6 +67,7 @@ export default function(component) {
       const mark = document.createElement('mark');
       mark.textContent = chars.slice(s.start, s.end).join('');
       mark.title = 'Click to remove this evidence';
+      if (s.label) { mark.dataset.label = s.label; mark.title = s.label + ': click to unmark'; }
       mark.addEventListener('click', (e) => { e.preventDefault();
         setTriggerValue('removed', {turn: s.turn, start: s.start, end: s.end}); });
       text.append(mark); at = s.end;
@@ -172,7 +174,7 @@ def picker(
             {
                 "index": t["index"],
                 "content": t["content"],
-                "head": f"turn {t['index']} · {t['role']}" + (" · rewritten" if t.get("revised") else ""),
+                "head": t.get("head") or f"turn {t['index']} · {t['role']}" + (" · rewritten" if t.get("revised") else ""),
                 "selectable": bool(selectable(t)) and not t.get("revised"),
             }
             for t in turns

@@ -3,7 +3,8 @@
 The item's fields come first, as text (never markup): a chat as its turns, a list as a bulleted list,
 all in the item's header element (:meth:`DeclaredForm.lead`). Then one control per question, its
 title above it: a label or rating question is a row of choices, a multi_label question a row of
-toggles, a ranking the values clicked best first, a text question a text box. Digits 1-9 choose the
+toggles, a ranking the values clicked best first, a text question a text box, a span question its label's choices above
+the field's words, selected with the word picker the evidence spans use (:func:`spans.picker`). Digits 1-9 choose the
 choices of the first label or rating question; Ctrl+Enter submits. On the assisted arm the
 controls start from the model's suggestion (``prefkit suggest``), marked until submitted. A form is made per kind
 (``TaskKind.app_form`` names this class; the registry makes one for the kind it shows).
@@ -14,7 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import streamlit as st
-from prefkit.annotate_app import ui
+from prefkit.annotate_app import spans, ui
 from prefkit.annotate_app.forms import suggestion
 from prefkit.annotate_app.forms.text import excerpt
 from prefkit.annotate_app.safe_text import md_escape
@@ -36,6 +37,7 @@ class DeclaredForm:
 
     def __init__(self, kind: DeclaredKind):
         self.kind = kind
+        self.chat = {f.name for f in kind.declaration.fields if f.type == "chat"}
         keyed = [q for q in kind.declaration.questions if q.type in ("label", "rating")]
         #: The question whose choices digits 1-9 pick (the first label or rating question), if any.
         self.keyed = keyed[0] if keyed else None
@@ -67,12 +69,14 @@ class DeclaredForm:
         return "\n\n".join(parts)
 
     # -- the questions --
-    def _control(self, q: QuestionDecl, prefix: str, initial: dict[str, Any], keys: bool) -> Any:
+    def _control(self, q: QuestionDecl, prefix: str, initial: dict[str, Any], keys: bool, task) -> Any:
         # The declaration is the project's own text, like its guidelines: a title is the label as written.
         title = q.text() + ("" if q.required else " (optional)")
         if keys and q is self.keyed:
             title += f" (keys 1–{min(9, len(q.choices()))})"
         key, default = f"{prefix}:{q.name}", initial.get(q.name)
+        if q.type == "span":
+            return self._spans(q, task, key, title, default)
         if q.type == "multi_label":
             return st.segmented_control(title, q.choices(), selection_mode="multi", default=default, key=key)
         if q.type in ("label", "rating"):
@@ -81,6 +85,58 @@ class DeclaredForm:
             order = title + " — click them best first"
             return st.multiselect(order, q.choices(), default=default, key=key, placeholder="best first")
         return st.text_area(title, value=default or "", max_chars=q.max_length, key=key, height=80)
+
+    def _turns(self, q: QuestionDecl, task) -> list[dict[str, Any]]:
+        """The span question's field as the picker's turns (a text field is one, headed by its title)."""
+        shown = task.payload.get(q.field or "")
+        if q.field in self.chat:
+            return [
+                {"index": n, "role": t["role"], "content": t["content"]} for n, t in enumerate(shown or [])
+            ]
+        head = next(f.title or f.name for f in self.kind.declaration.fields if f.name == q.field)
+        return [{"index": 0, "role": "", "content": shown or "", "head": head}]
+
+    def _spans(self, q: QuestionDecl, task, key: str, title: str, default: Any) -> list[dict[str, Any]]:
+        """The label to mark with, then the field's words: a selection is a span of that label, a click
+        on a marked span removes it. The form keeps the picker's spans (with their words, so a draft
+        put back over a changed item keeps only those still there); the answer leaves the words out."""
+        turns = {t["index"]: t for t in self._turns(q, task)}
+        if key not in st.session_state:  # an edited label's or a suggestion's spans
+            st.session_state[key] = [
+                {
+                    **s,
+                    "turn": s.get("turn", 0),
+                    "text": turns[s.get("turn", 0)]["content"][s["start"] : s["end"]],
+                }
+                for s in default or []
+                if s.get("turn", 0) in turns
+            ]
+        kept = [
+            s for s in st.session_state[key]
+            if s["turn"] in turns and turns[s["turn"]]["content"][s["start"] : s["end"]] == s["text"]
+        ]  # fmt: skip
+        st.session_state[key] = kept
+        label = st.segmented_control(title, q.labels or [], default=(q.labels or [""])[0], key=f"{key}:label")
+
+        def pick(span: dict[str, Any]) -> None:
+            mine = label or (q.labels or [""])[0]
+            st.session_state[key] = [*st.session_state[key], {**span, "label": mine}]
+
+        def drop(span: dict[str, Any]) -> None:
+            at = (span["turn"], span["start"], span["end"])
+            st.session_state[key] = [
+                s for s in st.session_state[key] if (s["turn"], s["start"], s["end"]) != at
+            ]
+
+        hint = "Choose the label above, then select its words (drag, or double-click a word); click marked words to unmark them."
+        spans.picker(f"{key}:words", list(turns.values()), kept, hint, pick, drop)
+        return self._answer(q, kept)
+
+    def _answer(self, q: QuestionDecl, kept: Any) -> list[dict[str, Any]]:
+        """The picker's spans as a span answer: offsets and label, and the turn on a chat field."""
+        chat = q.field in self.chat
+        return [{**({"turn": s["turn"]} if chat else {}), "start": s["start"], "end": s["end"], "label": s["label"]}
+                for s in kept or []]  # fmt: skip
 
     def _values(self, answers: dict[str, Any]) -> tuple[dict[str, Any] | None, str]:
         """The answers as a label's values, or which required questions are still open."""
@@ -108,11 +164,14 @@ class DeclaredForm:
         if offered and initial:
             st.markdown(suggestion.note(offered, md_escape(self.describe(shown.task, initial))))
         for q in self.kind.declaration.questions:
-            self._control(q, prefix, initial, keys=True)
+            self._control(q, prefix, initial, keys=True, task=shown.task)
 
         def read() -> tuple[dict | None, str]:
-            names = self.kind.questions
-            return self._values({q: st.session_state.get(f"{prefix}:{q}") for q in names})
+            now = {
+                q.name: st.session_state.get(f"{prefix}:{q.name}") for q in self.kind.declaration.questions
+            }
+            return self._values({n: self._answer(self.kind.questions[n], v) if self.kind.questions[n].type == "span" else v
+                                 for n, v in now.items()})  # fmt: skip
 
         ui.submit_button(user, shown, prefix, read)
 
@@ -127,7 +186,8 @@ class DeclaredForm:
     ) -> tuple[dict | None, str | None]:
         st.markdown(self.lead(task))
         answers = {
-            q.name: self._control(q, prefix, initial, keys=False) for q in self.kind.declaration.questions
+            q.name: self._control(q, prefix, initial, keys=False, task=task)
+            for q in self.kind.declaration.questions
         }
         note = (
             st.text_input("Comment", value=comment or "", key=f"{prefix}:comment") if show_comment else None
@@ -138,6 +198,10 @@ class DeclaredForm:
     def unit_title(self, task, unit: str, field: str) -> str:
         q = self.kind.question_of(field)
         label = field.partition(":")[2] or unit
+        if q.type == "span":  # unit: turn:word:start:end
+            turn, _w, a, b = unit.split(":")
+            text = self._turns(q, task)[int(turn or 0)]["content"][int(a) : int(b)]
+            return f"{q.text()}: {label} · “{text}”" + (f" (turn {turn})" if turn else "")
         return f"{q.text()}: {label}" if label else q.text()
 
     def summary(self, task) -> str:
@@ -148,12 +212,16 @@ class DeclaredForm:
         return excerpt(value if first.type == "text" else " / ".join(map(str, value or [])), 100)
 
     def describe(self, task, values: dict[str, Any]) -> str:
-        return "; ".join(f"{q}: {self._word(v)}" for q, v in values.items())
+        return "; ".join(f"{q}: {self._word(v, task, self.kind.questions.get(q))}" for q, v in values.items())
 
     def cell(self, task, values: dict[str, Any], unit: str, field: str) -> str:
-        value = self.kind.units(values).get((unit, field))
+        value = self.kind.item_units(values, task).get((unit, field))
         return "–" if value is None else str(value)
 
-    @staticmethod
-    def _word(value: Any) -> str:
+    def _word(self, value: Any, task, q: QuestionDecl | None) -> str:
+        if q is not None and q.type == "span":
+            turns = self._turns(q, task)
+            return ", ".join(
+                f"“{turns[s.get('turn', 0)]['content'][s['start'] : s['end']]}” ({s['label']})" for s in value
+            )
         return " > ".join(map(str, value)) if isinstance(value, list) else str(value)

@@ -49,5 +49,5 @@ def cell(task, values: dict[str, Any], unit: str, field: str) -> str:
     form = _form(task.kind)
     if form is not None and hasattr(form, "cell"):
         return str(form.cell(task, values, unit, field))
-    value = get_kind(task.kind).units(values).get((unit, field))
+    value = get_kind(task.kind).item_units(values, task).get((unit, field))
     return "–" if value is None else str(value)

@@ -62,7 +62,7 @@ st.page_link(
 )
 
 st.header("Labels side by side")
-units = {who: get_kind(kind).units(values) for who, values in entry.labels.items()}
+units = {who: get_kind(kind).item_units(values, task) for who, values in entry.labels.items()}
 keys = sorted({u for per in units.values() for u in per})
 table = pd.DataFrame(  # a dataframe shows its cells as plain text: no markdown, no links
     [
@@ -98,7 +98,7 @@ st.header("Final decision")
 decided = consensus.final_labels(project.store, kind).get(task_id)
 start = decided.values if decided else None
 if not start:  # a tie: what the annotators agreed on is filled in, no annotator's answer to the rest
-    start = consensus.decided_part(kind, entry.labels)
+    start = consensus.decided_part(kind, entry.labels, task)
     n_tied = len(entry.tied)
     st.caption(
         f"A tie on {n_tied} unit{'s' if n_tied != 1 else ''}: "

@@ -4,8 +4,8 @@ A declaration is read and checked here (:func:`read_declaration`: a bad one is o
 :class:`DeclarationError` naming the file and the key) and becomes a :class:`DeclaredKind`, a
 :class:`TaskKind` like any other: what a question *is* decides how its answer is validated, split into
 agreement units (label nominal or ordinal, rating interval, multi_label one binary unit per label,
-ranking the rank of each value; text is not measured), decided (majority, the lower median, the mean
-rank) and assembled back. :func:`use_project_kinds` puts a project's declarations into the registry
+ranking the rank of each value, span one binary unit per word and label; text is not measured), decided
+(majority, the lower median, the mean rank, the words most mark) and assembled back. :func:`use_project_kinds` puts a project's declarations into the registry
 (``TASK_KIND_REGISTRY``) beside the built-in and plugin kinds; with the store it also holds each
 declaration to the one the store pinned with the kind's first label (a change that would reinterpret
 labels leaves the kind out, its error naming the question and the labels). Items come from a file
@@ -21,6 +21,7 @@ from pathlib import Path
 from statistics import mean
 from typing import TYPE_CHECKING, Any, Literal
 
+from prefkit.curation.annotation.evidence_spans import grapheme_bounds
 from prefkit.curation.annotation.task_kinds import (
     TASK_KIND_REGISTRY,
     FieldSpec,
@@ -58,10 +59,15 @@ class FieldDecl(Contract):
 
 class QuestionDecl(Contract):
     name: str = Field(pattern=NAME_PATTERN, description="The answer's key in a label's values.")
-    type: Literal["label", "multi_label", "rating", "ranking", "text"] = Field(description="The control.")
+    type: Literal["label", "multi_label", "rating", "ranking", "text", "span"] = Field(
+        description="The control."
+    )
     title: str | None = Field(default=None, description="The question as the annotator reads it.")
     required: StrictBool = Field(default=True, description="Whether every label answers it.")
-    labels: list[str] | None = Field(default=None, description="label, multi_label: the choices.")
+    labels: list[str] | None = Field(default=None, description="label, multi_label, span: the choices.")
+    field: str | None = Field(
+        default=None, description="span: the text or chat field whose words are marked."
+    )
     ordinal: StrictBool | None = Field(default=None, description="label: the order of labels is a scale.")
     values: list[StrictInt] | list[str] | None = Field(
         default=None, description="rating: ascending integers; ranking: what is put in order."
@@ -90,6 +96,7 @@ TYPE_KEYS = {
     "rating": {"values"},
     "ranking": {"values"},
     "text": {"max_length"},
+    "span": {"labels", "field"},
 }
 
 
@@ -126,10 +133,24 @@ def _check(decl: KindDeclaration, stem: str) -> tuple[str, str] | None:
         seen.add(name)
     for n, q in enumerate(decl.questions, start=1):
         key = f"questions[{n}]"
-        given = {k for k in ("labels", "ordinal", "values", "max_length") if getattr(q, k) is not None}
+        given = {
+            k for k in ("labels", "ordinal", "values", "max_length", "field") if getattr(q, k) is not None
+        }
         for extra in sorted(given - TYPE_KEYS[q.type]):
             return f"{key}.{extra}", f"a {q.type} question takes no {extra}"
-        need = "labels" if q.type in ("label", "multi_label") else "values" if q.type != "text" else None
+        if q.type == "span":
+            shown = {f.name: f.type for f in decl.fields if f.type in ("text", "chat")}
+            if shown.get(q.field or "") is None:
+                return (
+                    f"{key}.field",
+                    f"a span question names a text or chat field of the kind ({', '.join(shown)})",
+                )
+            labels = q.labels or []
+            if not labels or len(set(labels)) != len(labels) or any(not x or ":" in x for x in labels):
+                return f"{key}.labels", "a span question needs at least one label, each distinct, without ':'"
+        need = {"label": "labels", "multi_label": "labels", "rating": "values", "ranking": "values"}.get(
+            q.type
+        )
         if need is not None:
             choices = q.choices()
             if len(choices) < 2 or len(set(choices)) != len(choices) or "" in choices:
@@ -209,6 +230,10 @@ class DeclaredKind(TaskKind):
                 ]
             elif q.type in ("rating", "ranking"):
                 specs.append(FieldSpec(q.name, "interval"))
+            elif q.type == "span":
+                specs += [
+                    FieldSpec(f"{q.name}:{label}", "nominal", ("no", "yes")) for label in q.labels or ()
+                ]
         self.fields = tuple(specs)
         #: Questions agreement does not measure (free text), named in its report.
         self.unmeasured = tuple(q.name for q in decl.questions if q.type == "text")
@@ -233,6 +258,10 @@ class DeclaredKind(TaskKind):
 
     # -- answers --
     def validate(self, values: dict[str, Any], task) -> dict[str, Any]:
+        return self.answers(values, task.payload if task is not None else {})
+
+    def answers(self, values: dict[str, Any], payload: dict[str, Any]) -> dict[str, Any]:
+        """``values`` checked question by question against the item ``payload`` (a span's words)."""
         if not isinstance(values, dict):
             raise LabelError("<values>: expected an object keyed by question")
         for key in values:
@@ -245,7 +274,9 @@ class DeclaredKind(TaskKind):
                 if q.required:
                     raise LabelError(f"{q.name}: required ({q.text()})")
                 continue
-            out[q.name] = _answer(q, value)
+            out[q.name] = (
+                _spans(q, value, payload.get(q.field or "")) if q.type == "span" else _answer(q, value)
+            )
         return out
 
     def units(self, values: dict[str, Any]) -> dict[Unit, Any]:
@@ -264,6 +295,34 @@ class DeclaredKind(TaskKind):
                 out.update({(str(v), q.name): rank for rank, v in enumerate(value, start=1)})
         return out
 
+    def item_units(self, values: dict[str, Any], task) -> dict[Unit, Any]:
+        """:meth:`units` and, with the item at hand, one unit per word of a span question's field (a
+        chat's turn by turn) and label: ``yes`` when a span of that label covers any of its characters."""
+        out = self.units(values)
+        for q in self.declaration.questions:
+            spans = values.get(q.name)
+            if q.type != "span" or not spans or task is None:
+                continue
+            shown = task.payload.get(q.field or "")
+            texts = (
+                [(str(n), t["content"]) for n, t in enumerate(shown)]
+                if isinstance(shown, list)
+                else [("", shown)]
+            )
+            for turn, text in texts:
+                for w, word in enumerate(re.finditer(r"\S+", text or "")):
+                    a, b = word.span()
+                    for label in q.labels or ():
+                        marked = any(
+                            str(s.get("turn", "")) == turn
+                            and s["label"] == label
+                            and s["start"] < b
+                            and s["end"] > a
+                            for s in spans
+                        )
+                        out[(f"{turn}:{w}:{a}:{b}", f"{q.name}:{label}")] = "yes" if marked else "no"
+        return out
+
     def question_of(self, field: str) -> QuestionDecl:
         return self.questions[field.split(":")[0]]
 
@@ -279,6 +338,8 @@ class DeclaredKind(TaskKind):
             q = self.questions[name]
             if q.type == "rating":
                 got, open_ = {u: sorted(v)[(len(v) - 1) // 2] for u, v in mine.items()}, list[Unit]()
+            elif q.type == "span":  # a word keeps a label when more than half of the answers mark it
+                got, open_ = {u: "yes" if 2 * v.count("yes") > len(v) else "no" for u, v in mine.items()}, []
             elif q.type == "ranking":
                 means = {u: mean(v) for u, v in mine.items()}
                 even = len(set(means.values())) < len(means)
@@ -302,6 +363,10 @@ class DeclaredKind(TaskKind):
                 ranks = {v: units[(str(v), q.name)] for v in q.values or () if (str(v), q.name) in units}
                 if len(ranks) == len(q.values or ()):
                     out[q.name] = sorted(ranks, key=lambda v: ranks[v])
+            elif q.type == "span" and any(f.partition(":")[0] == q.name for _, f in units):
+                out[q.name] = _rebuilt(
+                    q, {u: v for u, v in units.items() if u[1].partition(":")[0] == q.name}
+                )
         return out
 
     def default_guidelines(self) -> str:
@@ -318,6 +383,7 @@ class DeclaredKind(TaskKind):
                 "rating": f"rate on {choices}",
                 "ranking": f"put {choices} in order, best first",
                 "text": "write your answer",
+                "span": f"mark the words of {q.field} that are {choices}, each with its label",
             }[q.type]
             lines.append(f"- **{q.text()}** — {how}{'' if q.required else ' (optional)'}.")
         return "\n".join(lines) + "\n"
@@ -334,10 +400,61 @@ class DeclaredKind(TaskKind):
         gold = None
         if item.gold is not None:
             try:
-                gold = self.validate(item.gold, None)
+                gold = self.answers(item.gold, payload)
             except LabelError as exc:
                 raise LabelError(f"{where}: key gold.{exc}") from None
         return item.id, payload, gold
+
+
+def _spans(q: QuestionDecl, value: Any, shown: Any) -> list[dict[str, Any]]:
+    """A span answer as stored (sorted, each span once), or one :class:`LabelError` naming the question:
+    character offsets (code points) on whole characters of a text field, or of a chat field's turn."""
+    chat = isinstance(shown, list)
+    keys = ["turn", "start", "end", "label"] if chat else ["start", "end", "label"]
+    if not isinstance(value, list):
+        raise LabelError(f"{q.name}: expected a list of spans {{{', '.join(keys)}}}")
+    out: dict[tuple, dict[str, Any]] = {}
+    for n, span in enumerate(value):
+        where = f"{q.name}.{n}"
+        if not isinstance(span, dict) or sorted(span) != sorted(keys):
+            raise LabelError(f"{where}: a span is {{{', '.join(keys)}}}, got {span!r}")
+        if any(type(span[k]) is not int for k in keys if k != "label"):
+            raise LabelError(f"{where}: turn, start and end are integers")
+        if span["label"] not in (q.labels or ()):
+            raise LabelError(f"{where}: {span['label']!r} is not one of {', '.join(q.labels or ())}")
+        if chat and not 0 <= span["turn"] < len(shown):
+            raise LabelError(f"{where}: {q.field} has no turn {span['turn']}")
+        text = shown[span["turn"]]["content"] if chat else shown
+        if not isinstance(text, str) or not 0 <= span["start"] < span["end"] <= len(text):
+            raise LabelError(f"{where}: characters {span['start']}-{span['end']} are not in {q.field}")
+        bounds = grapheme_bounds(text)
+        if span["start"] not in bounds or span["end"] not in bounds:
+            raise LabelError(
+                f"{where}: characters {span['start']}-{span['end']} split a character (a letter from its "
+                "accent, or an emoji from its modifier): mark it whole"
+            )
+        out[tuple(span[k] for k in keys)] = {k: span[k] for k in keys}
+    return [out[k] for k in sorted(out)]
+
+
+def _rebuilt(q: QuestionDecl, units: dict[Unit, Any]) -> list[dict[str, Any]]:
+    """The spans of the words kept (``yes``): consecutive words of one label (and turn) are one span."""
+    kept = sorted(
+        (turn, label, int(w), int(a), int(b))
+        for (sub, field), value in units.items()
+        if value == "yes"
+        for turn, w, a, b in [sub.split(":")]
+        for label in [field.partition(":")[2]]
+    )
+    spans: list[dict[str, Any]] = []
+    last: tuple | None = None
+    for turn, label, w, a, b in kept:
+        if last == (turn, label, w - 1):
+            spans[-1]["end"] = b
+        else:
+            spans.append({**({"turn": int(turn)} if turn else {}), "start": a, "end": b, "label": label})
+        last = (turn, label, w)
+    return sorted(spans, key=lambda s: (s.get("turn", 0), s["start"], s["label"]))
 
 
 def _answer(q: QuestionDecl, value: Any) -> Any:
@@ -416,7 +533,11 @@ def pin_conflict(pinned: dict[str, Any], kind: DeclaredKind, store: ProjectStore
         mine = new.get(q.name)
         if mine is None:
             return f"question {q.name!r} is removed but {n} labels answer it (labels are never reinterpreted)"
-        if (mine.type, mine.ordinal) != (q.type, q.ordinal) or mine.choices() != q.choices():
+        if (mine.type, mine.ordinal, mine.field) != (
+            q.type,
+            q.ordinal,
+            q.field,
+        ) or mine.choices() != q.choices():
             return f"question {q.name!r} changes its type or choices but {n} labels answer it"
     olds = {q.name for q in old.questions}
     for q in kind.declaration.questions:

@@ -140,6 +140,11 @@ class TaskKind(ABC):
     def units(self, values: dict[str, Any]) -> dict[tuple[str, str], Any]:
         """Split a label into agreement units: ``{(sub_unit, field): value}``."""
 
+    def item_units(self, values: dict[str, Any], task: AnnotationTask | None) -> dict[tuple[str, str], Any]:
+        """:meth:`units` with the item at hand: a kind whose units need its content (a declared kind's
+        span questions, one unit per word) overrides this; agreement and decisions call it."""
+        return self.units(values)
+
     @abstractmethod
     def assemble(
         self, units: dict[tuple[str, str], Any], labels: dict[str, dict[str, Any]]

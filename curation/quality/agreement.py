@@ -87,7 +87,7 @@ def field_ratings(
         if tasks[ev.task_id].is_gold or ev.kind not in kinds:
             continue
         specs = {f.name: f for f in get_kind(ev.kind).fields}
-        for (sub_unit, name), value in get_kind(ev.kind).units(ev.values).items():
+        for (sub_unit, name), value in get_kind(ev.kind).item_units(ev.values, tasks[ev.task_id]).items():
             if name in specs:
                 out[(ev.kind, name)].ratings[(ev.task_id, sub_unit)][ev.annotator] = code_value(
                     specs[name], value

@@ -23,6 +23,7 @@ from prefkit.schemas.curation import Adjudication, LabelEvent
 
 if TYPE_CHECKING:
     from prefkit.curation.store import ProjectStore
+    from prefkit.schemas.curation import AnnotationTask
 
 DecidedBy = Literal["unanimous", "majority", "dawid_skene", "mace", "adjudicated", "undecided"]
 Unit = tuple[str, str]  # (sub-unit, field) of TaskKind.units
@@ -80,13 +81,15 @@ def effective_adjudications(store: ProjectStore) -> dict[str, Adjudication]:
 
 
 # -- deciding -----------------------------------------------------------------------------------------
-def decide_units(kind_name: str, labels: dict[str, dict[str, Any]]) -> tuple[dict, list, DecidedBy]:
+def decide_units(
+    kind_name: str, labels: dict[str, dict[str, Any]], task: AnnotationTask | None = None
+) -> tuple[dict, list, DecidedBy]:
     """``(decided units, tied units, decided_by)`` for one task's labels, by the kind's rule
     (``TaskKind.decide``: majority per unit unless the kind says otherwise)."""
     kind = get_kind(kind_name)
     votes: dict[tuple[str, str], list[Any]] = {}
     for values in labels.values():
-        for unit, value in kind.units(values).items():
+        for unit, value in kind.item_units(values, task).items():
             votes.setdefault(unit, []).append(value)
     decided, tied = kind.decide(votes)
     unanimous = bool(votes) and all(len({canonical_json(v) for v in vs}) == 1 for vs in votes.values())
@@ -120,12 +123,14 @@ def decide_units_by_model(
     return decided, tied, "unanimous" if all(len(v) == 1 for v in given.values()) else model.method
 
 
-def decided_part(kind_name: str, labels: dict[str, dict[str, Any]]) -> dict[str, Any]:
+def decided_part(
+    kind_name: str, labels: dict[str, dict[str, Any]], task: AnnotationTask | None = None
+) -> dict[str, Any]:
     """What a majority decides of a tied task: the values of every sub-unit whose fields all have a
     majority, assembled like a final label but partial (a tied sub-unit is left out). The adjudication
     form starts from it, so a maintainer decides only what the annotators did not agree on."""
     kind = get_kind(kind_name)
-    units, tied, _ = decide_units(kind_name, labels)
+    units, tied, _ = decide_units(kind_name, labels, task)
     if not units:
         return {}
     try:  # a kind whose assemble takes any decided fields (one field per sub-unit, or per field)
@@ -160,7 +165,7 @@ def final_labels(store: ProjectStore, kind: str) -> dict[str, FinalLabel]:
     out = {}
     for t in store.labels.tasks(kind=kind):
         mine = labels.get(t.task_id, {})
-        out[t.task_id] = final_label(kind, mine, adjs.get(t.task_id), decide(t.task_id, mine))
+        out[t.task_id] = final_label(kind, mine, adjs.get(t.task_id), decide(t, mine))
     return out
 
 
@@ -170,10 +175,10 @@ def decider(store: ProjectStore, kind: str):
     fitted once on every label of the kind."""
     method: Consensus = getattr(store, "consensus_method", "majority")
     if method == "majority":
-        return lambda _task_id, labels: decide_units(kind, labels)
+        return lambda task, labels: decide_units(kind, labels, task)
     model = fit_kind(store, kind, method)
     confidence = store.consensus_confidence
-    return lambda task_id, labels: decide_units_by_model(task_id, kind, labels, model, confidence)
+    return lambda task, labels: decide_units_by_model(task.task_id, kind, labels, model, confidence)
 
 
 def disagreements(store: ProjectStore, kind: str | None = None) -> list[Disagreement]:
@@ -190,7 +195,7 @@ def disagreements(store: ProjectStore, kind: str | None = None) -> list[Disagree
             continue
         if task.kind not in deciders:
             deciders[task.kind] = decider(store, task.kind)
-        _units, tied, decided_by = deciders[task.kind](task.task_id, mine)
+        _units, tied, decided_by = deciders[task.kind](task, mine)
         if decided_by == "unanimous":
             continue
         out.append(
