@@ -1,7 +1,8 @@
 """The release configs of the project's declared task kinds (``kinds/<name>.toml``): ``NAME``, every
 item people decided, with its fields and the decided answer of each question, and ``NAME_unverified``,
 the items not decided yet. Column types follow the declaration (a chat is a list of turns, a ranking a
-list of values best first), so the card's features, Croissant's fields and the DuckDB tables do too.
+list of values best first, a span question a list of ``{turn, start, end, label}``: ``turn`` on a chat field
+only), so the card's features, Croissant's fields and the DuckDB tables do too.
 """
 
 from __future__ import annotations
@@ -27,12 +28,17 @@ _ANSWER_TYPES = {
     "multi_label": pa.list_(pa.string()),
     "rating": pa.int64(),
     "ranking": pa.list_(pa.string()),
+    "span": pa.list_(pa.struct([("start", pa.int64()), ("end", pa.int64()), ("label", pa.string())])),
+    "chat_span": pa.list_(
+        pa.struct([("turn", pa.int64()), ("start", pa.int64()), ("end", pa.int64()), ("label", pa.string())])
+    ),
 }
 _RULES = {
     "label": "majority",
     "multi_label": "majority per label",
     "rating": "the lower median",
     "ranking": "mean rank",
+    "span": "the words more than half of the answers mark with a label (per word), consecutive ones one span",
 }
 
 
@@ -43,6 +49,8 @@ def declared_kinds() -> list[DeclaredKind]:
 def _question(q: QuestionDecl) -> str:
     choices = ", ".join(map(str, q.choices()))
     how = f"{q.type} ({choices})" if choices else q.type
+    if q.type == "span":
+        how = f"span over {q.field} ({choices}; character offsets)"
     rule = _RULES.get(q.type, "not decided: every answer is in the labels config")
     return f"{q.name}: {q.text()}, {how}{'' if q.required else ', optional'}; decided by {rule}"
 
@@ -57,7 +65,13 @@ def declared_configs(store: ProjectStore, config_data: type[ConfigData]) -> list
         decl = kind.declaration
         fields = [(f.name, _FIELD_TYPES[f.type]) for f in decl.fields]
         asked = [q for q in decl.questions if q.type in _ANSWER_TYPES]
-        answers = pa.struct([(q.name, _ANSWER_TYPES[q.type]) for q in asked])
+        chat = {f.name for f in decl.fields if f.type == "chat"}
+        answers = pa.struct(
+            [
+                (q.name, _ANSWER_TYPES["chat_span" if q.type == "span" and q.field in chat else q.type])
+                for q in asked
+            ]
+        )
         shows = "; ".join(f"{f.name} ({f.type}{f': {f.title}' if f.title else ''})" for f in decl.fields)
         decided = config_data(
             kind.name,

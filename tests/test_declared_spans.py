@@ -17,6 +17,7 @@ from prefkit.curation.annotation.task_kinds import LabelError, get_kind
 from prefkit.curation.project import Project
 from prefkit.curation.quality.agreement import agreement_rows
 from prefkit.curation.quality.consensus import final_labels
+from fakeopenai import fake_openai_fixture  # noqa: F401 - the fixture
 from spankind import ANSWERS, DECIDED, ITEMS, NAME, TOML, declare, label_rows, write_items
 
 
@@ -141,3 +142,45 @@ def test_decisions_keep_the_words_most_answers_mark_as_spans_again(project, tmp_
     (final,) = finals.values()
     assert final.values == DECIDED
     assert final.decided_by == "majority"
+
+
+def _imported(project, tmp_path, items=None):
+    declare(project.root)
+    use_project_kinds(project.root, project.store)
+    assert work.create(project, "t", NAME, overlap="3", items=write_items(tmp_path / "i.jsonl", items)) == 1
+
+
+def test_offline_suggestions_mark_the_words_a_label_shares_deterministically(project, tmp_path):
+    from prefkit.pipelines.llm import LLMLayer
+    from prefkit.pipelines.suggestions import suggest
+
+    item = {**ITEMS[0], "response": "a bad route, no pref: bad 👍🏽 bike"}
+    _imported(project, tmp_path, [item])
+    with LLMLayer(project.store, backend="offline", progress=False) as layer:
+        report = suggest(project.store, layer, NAME)
+    assert (report.suggested, report.offline, report.failed) == (1, True, [])
+    (made,) = project.store.suggestions.latest(NAME).values()
+    # 'bad' twice, 'pref:' once (its word is the label's); nothing of the history shares a word
+    assert made.values == {"marks": [
+        {"start": 2, "end": 5, "label": "bad"}, {"start": 16, "end": 21, "label": "pref"},
+        {"start": 22, "end": 25, "label": "bad"},
+    ]}  # fmt: skip
+
+
+def test_suggested_words_become_spans_through_the_real_openai_client(project, tmp_path, fake_openai, monkeypatch):
+    _imported(project, tmp_path)
+    answer = {"reason": "r", "marks": [{"words": "bike lane", "label": "pref"}, {"words": "nowhere", "label": "bad"}],
+              "said": [{"turn": 0, "words": "short answers", "label": "pref"}]}  # fmt: skip
+    server = fake_openai(lambda body: answer)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-assist")
+    monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+    args = ["suggest", "--kind", NAME, "--backend", "openai", "--model", "m", "-p", str(project.root)]
+    out = CliRunner().invoke(cli, args)
+    assert out.exit_code == 0, out.output
+    prompt = server.chat_requests()[0].body["messages"][0]["content"]
+    assert "[turn 0] user: I like short answers please" in prompt and '"words": the words copied exactly' in prompt
+    schema = json.dumps(server.chat_requests()[0].body)
+    assert '"words"' in schema and '"turn"' in schema and '"bad"' in schema
+    (got,) = project.store.suggestions.latest(NAME).values()
+    assert got.values == {"marks": [{"start": 9, "end": 18, "label": "pref"}],
+                          "said": [{"turn": 0, "start": 7, "end": 20, "label": "pref"}]}  # fmt: skip

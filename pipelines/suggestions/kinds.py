@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import TYPE_CHECKING, Any, Literal
 
+from prefkit.curation.annotation.evidence_spans import grapheme_bounds
 from prefkit.curation.annotation.task_kinds import get_kind
 from prefkit.curation.quality.evidence import Normalized, check_memory, memory_evidence
 from prefkit.curation.store import DialogueTurn
@@ -266,9 +267,20 @@ def _answer_model(declaration: str) -> type[BaseModel]:
     per question, its choices as literals; an optional question may be null."""
     decl = json.loads(declaration)
     fields: dict[str, Any] = {"reason": (str, Field(description="One sentence: why these answers."))}
+    chat = {f["name"] for f in decl["fields"] if f["type"] == "chat"}
     for q in decl["questions"]:
         choice: Any = Literal[tuple(q["labels"] or q["values"] or [""])]
         shape = {"label": choice, "rating": choice, "text": str}.get(q["type"], list[choice])
+        if q["type"] == "span":  # words, not offsets: the words are found in the field (_declared_values)
+            where = (
+                {"turn": (int, Field(ge=0, description="The turn's number, from 0."))}
+                if q["field"] in chat
+                else {}
+            )
+            words = (str, Field(min_length=1, description=f"Words copied exactly from {q['field']}."))
+            span = create_model(f"{q['name']}_span", __config__=ConfigDict(extra="forbid"), **where,
+                                words=words, label=(choice, ...))  # fmt: skip
+            shape = list[span]
         desc = q["title"] or q["name"]
         default = ... if q["required"] else None
         fields[q["name"]] = (shape if q["required"] else shape | None, Field(default, description=desc))
@@ -285,13 +297,16 @@ def _declared(name: str) -> tuple[DeclaredKind, str, str]:
 
 def _declared_requests(task: AnnotationTask, judge: bool) -> list[LLMRequest]:
     kind, declaration, digest = _declared(task.kind)
+    marked = {q.field for q in kind.declaration.questions if q.type == "span"}
     fields = [
-        {"title": f.title or f.name, "type": f.type, "value": task.payload.get(f.name)}
+        {"name": f.name, "title": f.title or f.name, "type": f.type, "value": task.payload.get(f.name),
+         "numbered": f.name in marked}
         for f in kind.declaration.fields
-    ]
+    ]  # fmt: skip
     questions = [
-        {**q.model_dump(), "title": q.text(), "choices": q.choices()} for q in kind.declaration.questions
-    ]
+        {**q.model_dump(), "title": q.text(), "choices": q.choices(), "chat": q.field in {f["name"] for f in fields if f["type"] == "chat"}}
+        for q in kind.declaration.questions
+    ]  # fmt: skip
     ctx = {"title": kind.title, "fields": fields, "questions": questions}
     return [_request(DECLARED_PROMPT, task, "", _answer_model(declaration), ctx, digest)]
 
@@ -299,7 +314,32 @@ def _declared_requests(task: AnnotationTask, judge: bool) -> list[LLMRequest]:
 def _declared_values(task, answers, judge):
     answer = answers[0].parsed.model_dump()
     reason = answer.pop("reason")
+    kind = get_kind(task.kind)
+    for q in kind.declaration.questions:  # type: ignore[attr-defined]
+        if q.type == "span" and answer.get(q.name):
+            answer[q.name] = _offsets(answer[q.name], task.payload.get(q.field))
     return {k: v for k, v in answer.items() if v not in (None, [], "")}, {"reason": reason}
+
+
+def _offsets(spans: list[dict[str, Any]], shown: Any) -> list[dict[str, Any]]:
+    """Suggested words as spans: each at its next place in the field (the turn named, on a chat: the
+    same words given twice are their first two places), on whole characters; words not there are left out."""
+    out, after = [], {}
+    for s in spans:
+        turn = s.pop("turn", None)
+        text = shown if turn is None else (shown[turn]["content"] if turn < len(shown or []) else "")
+        at = (text or "").find(s["words"], after.get((turn, s["words"]), 0))
+        after[(turn, s["words"])] = at + 1
+        if at >= 0 and {at, at + len(s["words"])} <= grapheme_bounds(text):
+            out.append(
+                {
+                    **({} if turn is None else {"turn": turn}),
+                    "start": at,
+                    "end": at + len(s["words"]),
+                    "label": s["label"],
+                }
+            )
+    return out
 
 
 class _DeclaredSuggester(Suggester):
@@ -327,10 +367,32 @@ def offline_declared(request: LLMRequest, rng: random.Random) -> BaseModel:
             out[q["name"]] = q["choices"][round(share * (len(q["choices"]) - 1))]
         elif q["type"] == "ranking":
             out[q["name"]] = best
+        elif q["type"] == "span":
+            out[q["name"]] = _offline_spans(q, next(f for f in ctx["fields"] if f["name"] == q["field"]))
         elif q["required"]:
             out[q["name"]] = "(offline stand-in)"
     assert request.response_model is not None
     return request.response_model.model_validate(out)
+
+
+def _offline_spans(q: dict[str, Any], field: dict[str, Any]) -> list[dict[str, Any]] | None:
+    """Each word of the field that shares a word with a label, marked with it (a required question with
+    none: the first word, with the first label)."""
+    texts = (
+        [t["content"] for t in field["value"] or []] if field["type"] == "chat" else [field["value"] or ""]
+    )
+    where = (lambda n: {"turn": n}) if field["type"] == "chat" else (lambda n: {})
+    spans = [
+        {**where(n), "words": w, "label": label}
+        for n, text in enumerate(texts)
+        for w in text.split()
+        for label in q["choices"]
+        if words(w) & words(label)
+    ]
+    first = next(((n, text.split()[0]) for n, text in enumerate(texts) if text.split()), None)
+    if not spans and q["required"] and first:
+        spans = [{**where(first[0]), "words": first[1], "label": q["choices"][0]}]
+    return spans or None
 
 
 DECLARED = _DeclaredSuggester(DECLARED_PROMPT, _declared_requests, _declared_values)

@@ -1,0 +1,54 @@
+"""A declared kind's span answers in the release: the decided spans in JSONL, loaded by datasets
+offline (Parquet), in Croissant and DuckDB, and described in the card."""
+
+from __future__ import annotations
+
+import json
+
+from prefkit.curation.annotation import work
+from prefkit.curation.annotation.labels_io import import_labels
+from prefkit.curation.project import Project
+from spankind import DECIDED, NAME, declare, label_rows, write_items
+from test_release_support import cut
+
+
+def test_span_answers_ship_in_every_format(tmp_path, monkeypatch):
+    Project.init(tmp_path / "proj", name="spans-release").close()
+    declare(tmp_path / "proj")
+    project = Project(tmp_path / "proj")
+    try:
+        work.create(project, "t", NAME, overlap="3", items=write_items(tmp_path / "items.jsonl"))
+        for who in ("ann1", "ann2", "ann3"):
+            project.store.accounts.add_user(who, "annotator", "a-long-password")
+        (tmp_path / "labels.jsonl").write_text("".join(json.dumps(r) + "\n" for r in label_rows()))
+        import_labels(project.store, tmp_path / "labels.jsonl")
+        result = cut(project, "0.1.0", override="a small example: no gold items, low agreement")
+    finally:
+        project.close()
+    rows = [json.loads(x) for x in (result.path / "data" / NAME / "test.jsonl").read_text().splitlines()]
+    assert [r["answers"] for r in rows] == [DECIDED]
+    card = (result.path / "README.md").read_text(encoding="utf-8")
+    assert "marks: Mark what follows a preference, and what breaks one, span over response (pref, bad;" in card
+    assert "decided by the words more than half of the answers mark" in card
+    for var in ("HF_DATASETS_OFFLINE", "HF_HUB_OFFLINE"):
+        monkeypatch.setenv(var, "1")
+    import datasets
+    import duckdb
+    import huggingface_hub.constants
+    import mlcroissant as mlc
+
+    monkeypatch.setattr(datasets.config, "HF_DATASETS_OFFLINE", True)
+    monkeypatch.setattr(datasets.config, "HF_HUB_OFFLINE", True)
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)
+    ds = datasets.load_dataset(str(result.path), NAME, cache_dir=str(tmp_path / "hf"))["test"]
+    assert ds[0]["answers"] == DECIDED
+    mlc.Dataset(jsonld=str(result.path / "croissant.json"))  # raises on any validation error
+    doc = json.loads((result.path / "croissant.json").read_text())
+    fields = {f["name"]: f for r in doc["recordSet"] if r["@id"] == f"{NAME}/test" for f in r["field"]}
+    assert fields["answers"]["description"] == "JSON object with keys marks, said."
+    con = duckdb.connect(str(result.path / "prefkit-0.1.0.duckdb"), read_only=True)
+    try:
+        got = con.execute(f'SELECT answers.said[1].turn, answers.marks[1].label FROM "{NAME}"').fetchall()
+    finally:
+        con.close()
+    assert got == [(0, "pref")]
