@@ -3,8 +3,10 @@
 Fields are object tags (``Text``; a chat is ``Paragraphs`` of its turns; a list is one ``Text`` of its
 lines); each question is a control named after it: ``Choices`` (a label, a multi_label with
 ``choice="multiple"``, a rating whose values are not 1..N), ``Rating`` (values 1..N), ``Ranker`` over a
-``List`` of the values, ``TextArea``. Results are read back question by question and end in the
-kind's own validation, like every config's.
+``List`` of the values, ``TextArea``, and a span question ``Labels`` over its text field (``ParagraphLabels``
+over a chat's ``Paragraphs``), whose offsets count UTF-16 units as the browser does (prefkit's count code
+points: converted both ways). Results are read back question by question and end in the kind's own
+validation, like every config's.
 """
 
 from __future__ import annotations
@@ -21,10 +23,23 @@ from prefkit.annotate_app.labelstudio.config import (
     text_result,
 )
 from prefkit.curation.annotation.declared import DeclaredKind, QuestionDecl
-from prefkit.curation.annotation.task_kinds import TaskKind
+from prefkit.curation.annotation.task_kinds import LabelError, TaskKind
 
 #: The suffix of the List object a ranking question's Ranker orders.
 LIST = "__values"
+
+
+def _utf16(text: str, at: int) -> int:
+    """Code point offset ``at`` of ``text`` as UTF-16 units (Label Studio's, the browser's)."""
+    return len(text[:at].encode("utf-16-le")) // 2
+
+
+def _code_points(text: str, at: Any, where: str) -> int:
+    """UTF-16 offset ``at`` of ``text`` as code points; one :class:`LabelError` when it is none."""
+    units = text.encode("utf-16-le")
+    if type(at) is not int or not 0 <= at <= len(units) // 2:
+        raise LabelError(f"{where}: offset {at!r} is not in the text")
+    return len(units[: 2 * at].decode("utf-16-le", errors="ignore"))
 
 
 def _stars(q: QuestionDecl) -> bool:
@@ -43,6 +58,7 @@ class DeclaredConfig(LSConfig):
         self.questions = kind.declaration.questions
         self.controls = {q.name for q in self.questions}
         self.to_name = kind.declaration.fields[0].name
+        self.chat = {f.name for f in kind.declaration.fields if f.type == "chat"}
 
     def xml(self) -> str:
         body = ""
@@ -62,7 +78,13 @@ class DeclaredConfig(LSConfig):
         for q in self.questions:
             body += tag("Header", value=q.text() + ("" if q.required else " (optional)"), size="5")
             required = "true" if q.required else "false"
-            if q.type == "ranking":
+            if q.type == "span":
+                labels = "".join(tag("Label", value=label) for label in q.labels or ())
+                chat = q.field in self.chat
+                control = "ParagraphLabels" if chat else "Labels"
+                extra = {} if chat else {"granularity": "word"}
+                body += tag(control, labels, name=q.name, toName=q.field, **extra)
+            elif q.type == "ranking":
                 body += tag("List", name=q.name + LIST, value=f"${q.name}{LIST}", title=q.text())
                 body += tag("Ranker", name=q.name, toName=q.name + LIST)
             elif _stars(q):
@@ -113,7 +135,9 @@ class DeclaredConfig(LSConfig):
             if not mine:
                 continue
             value = mine[-1].get("value") or {}
-            if q.type == "text":
+            if q.type == "span":
+                values[q.name] = [self._span(q, r.get("value") or {}, task) for r in mine]
+            elif q.type == "text":
                 values[q.name] = text(grouped, q.name)
             elif q.type == "ranking":
                 values[q.name] = (value.get("ranker") or {}).get(q.name)
@@ -126,13 +150,57 @@ class DeclaredConfig(LSConfig):
                 values[q.name] = int(choice) if q.type == "rating" and choice is not None else choice
         return values
 
+    def _span(self, q: QuestionDecl, v: dict[str, Any], task) -> dict[str, Any]:
+        """One Label Studio region as a span (offsets in code points); a region across turns, or with
+        other than one label, is one :class:`LabelError`."""
+        shown, where = task.payload.get(q.field or ""), f"{q.name}: region {v!r}"
+        labels = v.get("paragraphlabels" if q.field in self.chat else "labels")
+        if not isinstance(labels, list) or len(labels) != 1:
+            raise LabelError(f"{where}: give each marked passage exactly one label")
+        if q.field not in self.chat:
+            return {
+                "start": _code_points(shown, v.get("start"), where),
+                "end": _code_points(shown, v.get("end"), where),
+                "label": labels[0],
+            }
+        try:
+            turn, end_turn = int(v["start"]), int(v["end"])
+        except (KeyError, TypeError, ValueError):
+            raise LabelError(f"{where}: no turn") from None
+        if turn != end_turn or not 0 <= turn < len(shown):
+            raise LabelError(f"{where}: mark words within one turn of {q.field}")
+        text = shown[turn]["content"]
+        a, b = _code_points(text, v.get("startOffset"), where), _code_points(text, v.get("endOffset"), where)
+        return {"turn": turn, "start": a, "end": b, "label": labels[0]}
+
+    def _regions(self, q: QuestionDecl, spans: list[dict[str, Any]], task) -> list[dict[str, Any]]:
+        shown, out = task.payload.get(q.field or ""), []
+        for s in spans:
+            if q.field in self.chat:
+                text = shown[s["turn"]]["content"]
+                value = {"start": s["turn"], "end": s["turn"], "startOffset": _utf16(text, s["start"]),
+                         "endOffset": _utf16(text, s["end"]), "paragraphlabels": [s["label"]]}  # fmt: skip
+                kind = "paragraphlabels"
+            else:
+                text, kind = shown, "labels"
+                value = {
+                    "start": _utf16(text, s["start"]),
+                    "end": _utf16(text, s["end"]),
+                    "labels": [s["label"]],
+                }
+            value["text"] = text[s["start"] : s["end"]]
+            out.append({"from_name": q.name, "to_name": q.field, "type": kind, "value": value})
+        return out
+
     def results(self, values, task):
         out = []
         for q in self.questions:
             value = values.get(q.name)
             if value is None:
                 continue
-            if q.type == "text":
+            if q.type == "span":
+                out += self._regions(q, value, task)
+            elif q.type == "text":
                 out.append(text_result(q.name, self.to_name, value))
             elif q.type == "ranking":
                 out.append(
