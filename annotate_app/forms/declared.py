@@ -97,24 +97,17 @@ class DeclaredForm:
         return [{"index": 0, "role": "", "content": shown or "", "head": head}]
 
     def _spans(self, q: QuestionDecl, task, key: str, title: str, default: Any) -> list[dict[str, Any]]:
-        """The label to mark with, then the field's words: a selection is a span of that label, a click
-        on a marked span removes it. The form keeps the picker's spans (with their words, so a draft
-        put back over a changed item keeps only those still there); the answer leaves the words out."""
-        turns = {t["index"]: t for t in self._turns(q, task)}
+        """The label to mark with, then the field's words in the picker: a selection is a span of that
+        label, a click on a marked span removes it."""
+        turns = {t["index"]: t["content"] for t in self._turns(q, task)}
         if key not in st.session_state:  # an edited label's or a suggestion's spans
-            st.session_state[key] = [
-                {
-                    **s,
-                    "turn": s.get("turn", 0),
-                    "text": turns[s.get("turn", 0)]["content"][s["start"] : s["end"]],
-                }
-                for s in default or []
-                if s.get("turn", 0) in turns
-            ]
-        kept = [
-            s for s in st.session_state[key]
-            if s["turn"] in turns and turns[s["turn"]]["content"][s["start"] : s["end"]] == s["text"]
-        ]  # fmt: skip
+            st.session_state[key] = [{"turn": 0, **s} for s in default or []]
+        kept = [  # with their words (a draft's are checked: the item may have changed since)
+            {**s, "text": words}
+            for s in st.session_state[key]
+            for words in [turns.get(s["turn"], "")[s["start"] : s["end"]]]
+            if words and s.get("text", words) == words
+        ]
         st.session_state[key] = kept
         label = st.segmented_control(title, q.labels or [], default=(q.labels or [""])[0], key=f"{key}:label")
 
@@ -129,14 +122,15 @@ class DeclaredForm:
             ]
 
         hint = "Choose the label above, then select its words (drag, or double-click a word); click marked words to unmark them."
-        spans.picker(f"{key}:words", list(turns.values()), kept, hint, pick, drop)
+        spans.picker(f"{key}:words", self._turns(q, task), kept, hint, pick, drop)
         return self._answer(q, kept)
 
-    def _answer(self, q: QuestionDecl, kept: Any) -> list[dict[str, Any]]:
-        """The picker's spans as a span answer: offsets and label, and the turn on a chat field."""
-        chat = q.field in self.chat
-        return [{**({"turn": s["turn"]} if chat else {}), "start": s["start"], "end": s["end"], "label": s["label"]}
-                for s in kept or []]  # fmt: skip
+    def _answer(self, q: QuestionDecl, value: Any) -> Any:
+        """A span question's picked spans as its answer (offsets, label, and the turn on a chat field)."""
+        if q.type != "span":
+            return value
+        keys = ("turn", "start", "end", "label") if q.field in self.chat else ("start", "end", "label")
+        return [{k: s[k] for k in keys} for s in value or []]
 
     def _values(self, answers: dict[str, Any]) -> tuple[dict[str, Any] | None, str]:
         """The answers as a label's values, or which required questions are still open."""
@@ -167,11 +161,10 @@ class DeclaredForm:
             self._control(q, prefix, initial, keys=True, task=shown.task)
 
         def read() -> tuple[dict | None, str]:
-            now = {
-                q.name: st.session_state.get(f"{prefix}:{q.name}") for q in self.kind.declaration.questions
-            }
-            return self._values({n: self._answer(self.kind.questions[n], v) if self.kind.questions[n].type == "span" else v
-                                 for n, v in now.items()})  # fmt: skip
+            questions = self.kind.declaration.questions
+            return self._values(
+                {q.name: self._answer(q, st.session_state.get(f"{prefix}:{q.name}")) for q in questions}
+            )
 
         ui.submit_button(user, shown, prefix, read)
 

@@ -178,8 +178,13 @@ class DeclaredConfig(LSConfig):
         for s in spans:
             if q.field in self.chat:
                 text = shown[s["turn"]]["content"]
-                value = {"start": s["turn"], "end": s["turn"], "startOffset": _utf16(text, s["start"]),
-                         "endOffset": _utf16(text, s["end"]), "paragraphlabels": [s["label"]]}  # fmt: skip
+                value = {
+                    "start": s["turn"],
+                    "end": s["turn"],
+                    "startOffset": _utf16(text, s["start"]),
+                    "endOffset": _utf16(text, s["end"]),
+                    "paragraphlabels": [s["label"]],
+                }
                 kind = "paragraphlabels"
             else:
                 text, kind = shown, "labels"

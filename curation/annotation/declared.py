@@ -5,7 +5,8 @@ A declaration is read and checked here (:func:`read_declaration`: a bad one is o
 :class:`TaskKind` like any other: what a question *is* decides how its answer is validated, split into
 agreement units (label nominal or ordinal, rating interval, multi_label one binary unit per label,
 ranking the rank of each value, span one binary unit per word and label; text is not measured), decided
-(majority, the lower median, the mean rank, the words most mark) and assembled back. :func:`use_project_kinds` puts a project's declarations into the registry
+(majority, the lower median, the mean rank, the words most mark) and assembled back.
+:func:`use_project_kinds` puts a project's declarations into the registry
 (``TASK_KIND_REGISTRY``) beside the built-in and plugin kinds; with the store it also holds each
 declaration to the one the store pinned with the kind's first label (a change that would reinterpret
 labels leaves the kind out, its error naming the question and the labels). Items come from a file
@@ -65,9 +66,7 @@ class QuestionDecl(Contract):
     title: str | None = Field(default=None, description="The question as the annotator reads it.")
     required: StrictBool = Field(default=True, description="Whether every label answers it.")
     labels: list[str] | None = Field(default=None, description="label, multi_label, span: the choices.")
-    field: str | None = Field(
-        default=None, description="span: the text or chat field whose words are marked."
-    )
+    field: str | None = Field(default=None, description="span: the text or chat field it marks.")
     ordinal: StrictBool | None = Field(default=None, description="label: the order of labels is a scale.")
     values: list[StrictInt] | list[str] | None = Field(
         default=None, description="rating: ascending integers; ranking: what is put in order."
@@ -133,24 +132,19 @@ def _check(decl: KindDeclaration, stem: str) -> tuple[str, str] | None:
         seen.add(name)
     for n, q in enumerate(decl.questions, start=1):
         key = f"questions[{n}]"
-        given = {
-            k for k in ("labels", "ordinal", "values", "max_length", "field") if getattr(q, k) is not None
-        }
+        given = {k for k in set().union(*TYPE_KEYS.values()) if getattr(q, k) is not None}
         for extra in sorted(given - TYPE_KEYS[q.type]):
             return f"{key}.{extra}", f"a {q.type} question takes no {extra}"
         if q.type == "span":
             shown = {f.name: f.type for f in decl.fields if f.type in ("text", "chat")}
+            names = ", ".join(shown)
             if shown.get(q.field or "") is None:
-                return (
-                    f"{key}.field",
-                    f"a span question names a text or chat field of the kind ({', '.join(shown)})",
-                )
+                return f"{key}.field", f"a span question names a text or chat field of the kind ({names})"
             labels = q.labels or []
             if not labels or len(set(labels)) != len(labels) or any(not x or ":" in x for x in labels):
                 return f"{key}.labels", "a span question needs at least one label, each distinct, without ':'"
-        need = {"label": "labels", "multi_label": "labels", "rating": "values", "ranking": "values"}.get(
-            q.type
-        )
+            continue
+        need = "labels" if q.type in ("label", "multi_label") else "values" if q.type != "text" else None
         if need is not None:
             choices = q.choices()
             if len(choices) < 2 or len(set(choices)) != len(choices) or "" in choices:
@@ -224,16 +218,12 @@ class DeclaredKind(TaskKind):
         for q in decl.questions:
             if q.type == "label":
                 specs.append(FieldSpec(q.name, "ordinal" if q.ordinal else "nominal", tuple(q.labels or ())))
-            elif q.type == "multi_label":
+            elif q.type in ("multi_label", "span"):
                 specs += [
                     FieldSpec(f"{q.name}:{label}", "nominal", ("no", "yes")) for label in q.labels or ()
                 ]
             elif q.type in ("rating", "ranking"):
                 specs.append(FieldSpec(q.name, "interval"))
-            elif q.type == "span":
-                specs += [
-                    FieldSpec(f"{q.name}:{label}", "nominal", ("no", "yes")) for label in q.labels or ()
-                ]
         self.fields = tuple(specs)
         #: Questions agreement does not measure (free text), named in its report.
         self.unmeasured = tuple(q.name for q in decl.questions if q.type == "text")
@@ -274,9 +264,7 @@ class DeclaredKind(TaskKind):
                 if q.required:
                     raise LabelError(f"{q.name}: required ({q.text()})")
                 continue
-            out[q.name] = (
-                _spans(q, value, payload.get(q.field or "")) if q.type == "span" else _answer(q, value)
-            )
+            out[q.name] = _answer(q, value, payload.get(q.field or ""))
         return out
 
     def units(self, values: dict[str, Any]) -> dict[Unit, Any]:
@@ -304,23 +292,16 @@ class DeclaredKind(TaskKind):
             if q.type != "span" or not spans or task is None:
                 continue
             shown = task.payload.get(q.field or "")
-            texts = (
-                [(str(n), t["content"]) for n, t in enumerate(shown)]
-                if isinstance(shown, list)
-                else [("", shown)]
-            )
-            for turn, text in texts:
-                for w, word in enumerate(re.finditer(r"\S+", text or "")):
+            chat = isinstance(shown, list)
+            for n, text in enumerate([t["content"] for t in shown] if chat else [shown or ""]):
+                at = [(s["start"], s["end"], s["label"]) for s in spans if s.get("turn", 0) == n]
+                for w, word in enumerate(re.finditer(r"\S+", text)):
                     a, b = word.span()
                     for label in q.labels or ():
-                        marked = any(
-                            str(s.get("turn", "")) == turn
-                            and s["label"] == label
-                            and s["start"] < b
-                            and s["end"] > a
-                            for s in spans
+                        yes = any(x < b and y > a and mark == label for x, y, mark in at)
+                        out[(f"{n if chat else ''}:{w}:{a}:{b}", f"{q.name}:{label}")] = (
+                            "yes" if yes else "no"
                         )
-                        out[(f"{turn}:{w}:{a}:{b}", f"{q.name}:{label}")] = "yes" if marked else "no"
         return out
 
     def question_of(self, field: str) -> QuestionDecl:
@@ -363,10 +344,9 @@ class DeclaredKind(TaskKind):
                 ranks = {v: units[(str(v), q.name)] for v in q.values or () if (str(v), q.name) in units}
                 if len(ranks) == len(q.values or ()):
                     out[q.name] = sorted(ranks, key=lambda v: ranks[v])
-            elif q.type == "span" and any(f.partition(":")[0] == q.name for _, f in units):
-                out[q.name] = _rebuilt(
-                    q, {u: v for u, v in units.items() if u[1].partition(":")[0] == q.name}
-                )
+            elif q.type == "span":
+                mine = {u: v for u, v in units.items() if u[1].partition(":")[0] == q.name}
+                out.update({q.name: _rebuilt(mine)} if mine else {})
         return out
 
     def default_guidelines(self) -> str:
@@ -437,7 +417,7 @@ def _spans(q: QuestionDecl, value: Any, shown: Any) -> list[dict[str, Any]]:
     return [out[k] for k in sorted(out)]
 
 
-def _rebuilt(q: QuestionDecl, units: dict[Unit, Any]) -> list[dict[str, Any]]:
+def _rebuilt(units: dict[Unit, Any]) -> list[dict[str, Any]]:
     """The spans of the words kept (``yes``): consecutive words of one label (and turn) are one span."""
     kept = sorted(
         (turn, label, int(w), int(a), int(b))
@@ -457,8 +437,11 @@ def _rebuilt(q: QuestionDecl, units: dict[Unit, Any]) -> list[dict[str, Any]]:
     return sorted(spans, key=lambda s: (s.get("turn", 0), s["start"], s["label"]))
 
 
-def _answer(q: QuestionDecl, value: Any) -> Any:
-    """The answer ``value`` to ``q`` as stored, or one :class:`LabelError` naming the question."""
+def _answer(q: QuestionDecl, value: Any, shown: Any = None) -> Any:
+    """The answer ``value`` to ``q`` as stored (a span's checked against the field ``shown``), or one
+    :class:`LabelError` naming the question."""
+    if q.type == "span":
+        return _spans(q, value, shown)
     choices = q.choices()
     shown = ", ".join(map(str, choices))
     if q.type == "text":
@@ -533,11 +516,7 @@ def pin_conflict(pinned: dict[str, Any], kind: DeclaredKind, store: ProjectStore
         mine = new.get(q.name)
         if mine is None:
             return f"question {q.name!r} is removed but {n} labels answer it (labels are never reinterpreted)"
-        if (mine.type, mine.ordinal, mine.field) != (
-            q.type,
-            q.ordinal,
-            q.field,
-        ) or mine.choices() != q.choices():
+        if (mine.type, mine.ordinal, mine.field, mine.choices()) != (q.type, q.ordinal, q.field, q.choices()):
             return f"question {q.name!r} changes its type or choices but {n} labels answer it"
     olds = {q.name for q in old.questions}
     for q in kind.declaration.questions:

@@ -272,14 +272,13 @@ def _answer_model(declaration: str) -> type[BaseModel]:
         choice: Any = Literal[tuple(q["labels"] or q["values"] or [""])]
         shape = {"label": choice, "rating": choice, "text": str}.get(q["type"], list[choice])
         if q["type"] == "span":  # words, not offsets: the words are found in the field (_declared_values)
-            where = (
-                {"turn": (int, Field(ge=0, description="The turn's number, from 0."))}
-                if q["field"] in chat
-                else {}
-            )
+            turn = {"turn": (int, Field(ge=0, description="The turn's number, from 0."))}
             words = (str, Field(min_length=1, description=f"Words copied exactly from {q['field']}."))
-            span = create_model(f"{q['name']}_span", __config__=ConfigDict(extra="forbid"), **where,
-                                words=words, label=(choice, ...))  # fmt: skip
+            config = ConfigDict(extra="forbid")
+            at = turn if q["field"] in chat else {}
+            span = create_model(
+                f"{q['name']}_span", __config__=config, **at, words=words, label=(choice, ...)
+            )
             shape = list[span]
         desc = q["title"] or q["name"]
         default = ... if q["required"] else None
@@ -297,17 +296,16 @@ def _declared(name: str) -> tuple[DeclaredKind, str, str]:
 
 def _declared_requests(task: AnnotationTask, judge: bool) -> list[LLMRequest]:
     kind, declaration, digest = _declared(task.kind)
-    marked = {q.field for q in kind.declaration.questions if q.type == "span"}
+    decl = kind.declaration
     fields = [
-        {"name": f.name, "title": f.title or f.name, "type": f.type, "value": task.payload.get(f.name),
-         "numbered": f.name in marked}
-        for f in kind.declaration.fields
-    ]  # fmt: skip
-    questions = [
-        {**q.model_dump(), "title": q.text(), "choices": q.choices(), "chat": q.field in {f["name"] for f in fields if f["type"] == "chat"}}
-        for q in kind.declaration.questions
-    ]  # fmt: skip
-    ctx = {"title": kind.title, "fields": fields, "questions": questions}
+        {**f.model_dump(), "title": f.title or f.name, "value": task.payload.get(f.name)} for f in decl.fields
+    ]
+    questions = [{**q.model_dump(), "title": q.text(), "choices": q.choices()} for q in decl.questions]
+    marked, chat = (
+        [q.field for q in decl.questions if q.type == "span"],
+        [f.name for f in decl.fields if f.type == "chat"],
+    )
+    ctx = {"title": kind.title, "fields": fields, "questions": questions, "marked": marked, "chat": chat}
     return [_request(DECLARED_PROMPT, task, "", _answer_model(declaration), ctx, digest)]
 
 
@@ -330,15 +328,9 @@ def _offsets(spans: list[dict[str, Any]], shown: Any) -> list[dict[str, Any]]:
         text = shown if turn is None else (shown[turn]["content"] if turn < len(shown or []) else "")
         at = (text or "").find(s["words"], after.get((turn, s["words"]), 0))
         after[(turn, s["words"])] = at + 1
-        if at >= 0 and {at, at + len(s["words"])} <= grapheme_bounds(text):
-            out.append(
-                {
-                    **({} if turn is None else {"turn": turn}),
-                    "start": at,
-                    "end": at + len(s["words"]),
-                    "label": s["label"],
-                }
-            )
+        span = {"start": at, "end": at + len(s["words"]), "label": s["label"]}
+        if at >= 0 and {span["start"], span["end"]} <= grapheme_bounds(text):
+            out.append(span if turn is None else {"turn": turn, **span})
     return out
 
 
@@ -378,10 +370,9 @@ def offline_declared(request: LLMRequest, rng: random.Random) -> BaseModel:
 def _offline_spans(q: dict[str, Any], field: dict[str, Any]) -> list[dict[str, Any]] | None:
     """Each word of the field that shares a word with a label, marked with it (a required question with
     none: the first word, with the first label)."""
-    texts = (
-        [t["content"] for t in field["value"] or []] if field["type"] == "chat" else [field["value"] or ""]
-    )
-    where = (lambda n: {"turn": n}) if field["type"] == "chat" else (lambda n: {})
+    chat = field["type"] == "chat"
+    texts = [t["content"] for t in field["value"] or []] if chat else [field["value"] or ""]
+    where = (lambda n: {"turn": n}) if chat else (lambda n: {})
     spans = [
         {**where(n), "words": w, "label": label}
         for n, text in enumerate(texts)
