@@ -84,7 +84,13 @@ def write_items(path: Path, items: list[dict] | None = None) -> Path:
 def label_rows() -> list[dict]:
     """The answers as a labels file's rows (``prefkit labels import``)."""
     return [
-        {"annotator": who, "task_kind": NAME, "item_id": "s1", "action": "label",
-         "timestamp": "2026-01-01T00:00:00+00:00", "values": values}
+        {
+            "annotator": who,
+            "task_kind": NAME,
+            "item_id": "s1",
+            "action": "label",
+            "timestamp": "2026-01-01T00:00:00+00:00",
+            "values": values,
+        }
         for who, values in ANSWERS.items()
-    ]  # fmt: skip
+    ]

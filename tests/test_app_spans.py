@@ -41,7 +41,9 @@ def test_words_picked_with_a_label_are_the_labels_spans_and_a_draft_comes_back(p
     assert at.button_group(key=f"{p}:marks:label").options == ["pref", "bad"]
     assert at.button_group(key=f"{p}:marks:label").value == "pref"
     at.button(key=f"{p}:submit").click().run()
-    assert "Answer Mark what follows a preference" in " ".join(str(e.value) for e in [*at.error, *at.warning, *at.markdown, *at.caption])
+    assert "Answer Mark what follows a preference" in " ".join(
+        str(e.value) for e in [*at.error, *at.warning, *at.markdown, *at.caption]
+    )
     assert project.store.labels.events(kind=NAME) == []
     at.session_state[f"{p}:marks"] = [_picked(0, 9, 18, "bike lane", "pref")]
     at.session_state[f"{p}:said"] = [_picked(1, 0, 2, "ok", "pref"), _picked(0, 7, 12, "short", "pref")]
@@ -57,8 +59,11 @@ def test_words_picked_with_a_label_are_the_labels_spans_and_a_draft_comes_back(p
     assert not reload.exception
     assert project.store.labels.event(p).values == {
         "marks": [{"start": 9, "end": 18, "label": "pref"}],
-        "said": [{"turn": 0, "start": 7, "end": 12, "label": "pref"}, {"turn": 1, "start": 0, "end": 2, "label": "pref"}],
-    }  # fmt: skip
+        "said": [
+            {"turn": 0, "start": 7, "end": 12, "label": "pref"},
+            {"turn": 1, "start": 0, "end": 2, "label": "pref"},
+        ],
+    }
 
 
 def test_an_earlier_labels_spans_are_changed_under_my_items(project):

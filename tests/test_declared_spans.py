@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from fakeopenai import fake_openai_fixture  # noqa: F401 - the fixture
 from prefkit.cli import cli
 from prefkit.curation.annotation import work
 from prefkit.curation.annotation.declared import use_project_kinds
@@ -17,7 +18,6 @@ from prefkit.curation.annotation.task_kinds import LabelError, get_kind
 from prefkit.curation.project import Project
 from prefkit.curation.quality.agreement import agreement_rows
 from prefkit.curation.quality.consensus import final_labels
-from fakeopenai import fake_openai_fixture  # noqa: F401 - the fixture
 from spankind import ANSWERS, DECIDED, ITEMS, NAME, TOML, declare, label_rows, write_items
 
 
@@ -41,17 +41,40 @@ def test_a_span_declaration_checks_and_lists_its_questions(project):
 
 
 BAD = [
-    ('field = "response"\n', 'field = "nowhere"\n', "key questions[1].field: a span question names a text or chat field of the kind (history, response)"),
+    (
+        'field = "response"\n',
+        'field = "nowhere"\n',
+        "key questions[1].field: a span question names a text or chat field of the kind (history, response)",
+    ),
     ('field = "response"\n', "", "key questions[1].field: a span question names a text or chat field"),
-    ('field = "response"\n', 'field = "prefs"\n', "key questions[1].field: a span question names a text or chat field"),
+    (
+        'field = "response"\n',
+        'field = "prefs"\n',
+        "key questions[1].field: a span question names a text or chat field",
+    ),
     ('labels = ["pref", "bad"]\n', "", "key questions[1].labels: a span question needs at least one label"),
-    ('labels = ["pref", "bad"]\n', "labels = []\n", "key questions[1].labels: a span question needs at least one label"),
-    ('labels = ["pref", "bad"]\n', 'labels = ["pref", "pref"]\n', "key questions[1].labels: a span question needs at least one label, each distinct"),
+    (
+        'labels = ["pref", "bad"]\n',
+        "labels = []\n",
+        "key questions[1].labels: a span question needs at least one label",
+    ),
+    (
+        'labels = ["pref", "bad"]\n',
+        'labels = ["pref", "pref"]\n',
+        "key questions[1].labels: a span question needs at least one label, each distinct",
+    ),
     ('labels = ["pref", "bad"]\n', 'labels = ["a:b"]\n', "without ':'"),
-    ('labels = ["pref", "bad"]\n', 'labels = ["pref"]\nvalues = [1, 2]\n', "key questions[1].values: a span question takes no values"),
-    ('title = "Earlier conversation"\n', 'title = "Earlier conversation"\n[[questions]]\nname = "r"\ntype = "rating"\nvalues = [1, 2]\nfield = "response"\n',
-     "key questions[1].field: a rating question takes no field"),
-]  # fmt: skip
+    (
+        'labels = ["pref", "bad"]\n',
+        'labels = ["pref"]\nvalues = [1, 2]\n',
+        "key questions[1].values: a span question takes no values",
+    ),
+    (
+        'title = "Earlier conversation"\n',
+        'title = "Earlier conversation"\n[[questions]]\nname = "r"\ntype = "rating"\nvalues = [1, 2]\nfield = "response"\n',
+        "key questions[1].field: a rating question takes no field",
+    ),
+]
 
 
 @pytest.mark.parametrize(("old", "new", "line"), BAD)
@@ -89,20 +112,39 @@ def test_span_answers_are_sorted_and_kept_exactly(project):
         ({"marks": [{"start": 5, "end": 6, "label": "pref"}]}, "marks.0: characters 5-6 split a character"),
         ({"marks": [{"start": 8, "end": 12, "label": "pref"}]}, "marks.0: characters 8-12 split a character"),
         ({"marks": [{"start": 6, "end": 7, "label": "pref"}]}, "marks.0: characters 6-7 split a character"),
-        ({"marks": [{"start": 0, "end": 99, "label": "pref"}]}, "marks.0: characters 0-99 are not in response"),
+        (
+            {"marks": [{"start": 0, "end": 99, "label": "pref"}]},
+            "marks.0: characters 0-99 are not in response",
+        ),
         ({"marks": [{"start": 4, "end": 4, "label": "pref"}]}, "marks.0: characters 4-4 are not in response"),
         ({"marks": [{"start": 0, "end": 4, "label": "nice"}]}, "marks.0: 'nice' is not one of pref, bad"),
         ({"marks": [{"start": "0", "end": 4, "label": "pref"}]}, "marks.0: turn, start and end are integers"),
-        ({"marks": [{"start": True, "end": 4, "label": "pref"}]}, "marks.0: turn, start and end are integers"),
-        ({"marks": [{"turn": 0, "start": 0, "end": 4, "label": "pref"}]}, "marks.0: a span is {start, end, label}"),
+        (
+            {"marks": [{"start": True, "end": 4, "label": "pref"}]},
+            "marks.0: turn, start and end are integers",
+        ),
+        (
+            {"marks": [{"turn": 0, "start": 0, "end": 4, "label": "pref"}]},
+            "marks.0: a span is {start, end, label}",
+        ),
         ({"marks": {"start": 0}}, "marks: expected a list of spans {start, end, label}"),
         ({"marks": [], "said": []}, "marks: required"),
-        ({"marks": [{"start": 0, "end": 4, "label": "pref"}], "said": [{"turn": 2, "start": 0, "end": 1, "label": "pref"}]},
-         "said.0: history has no turn 2"),
-        ({"marks": [{"start": 0, "end": 4, "label": "pref"}], "said": [{"start": 0, "end": 1, "label": "pref"}]},
-         "said.0: a span is {turn, start, end, label}"),
+        (
+            {
+                "marks": [{"start": 0, "end": 4, "label": "pref"}],
+                "said": [{"turn": 2, "start": 0, "end": 1, "label": "pref"}],
+            },
+            "said.0: history has no turn 2",
+        ),
+        (
+            {
+                "marks": [{"start": 0, "end": 4, "label": "pref"}],
+                "said": [{"start": 0, "end": 1, "label": "pref"}],
+            },
+            "said.0: a span is {turn, start, end, label}",
+        ),
     ],
-)  # fmt: skip
+)
 def test_a_bad_span_answer_is_one_line_naming_the_question(project, values, line):
     kind = _kind(project)
     with pytest.raises(LabelError) as exc:
@@ -161,16 +203,24 @@ def test_offline_suggestions_mark_the_words_a_label_shares_deterministically(pro
     assert (report.suggested, report.offline, report.failed) == (1, True, [])
     (made,) = project.store.suggestions.latest(NAME).values()
     # 'bad' twice, 'pref:' once (its word is the label's); nothing of the history shares a word
-    assert made.values == {"marks": [
-        {"start": 2, "end": 5, "label": "bad"}, {"start": 16, "end": 21, "label": "pref"},
-        {"start": 22, "end": 25, "label": "bad"},
-    ]}  # fmt: skip
+    assert made.values == {
+        "marks": [
+            {"start": 2, "end": 5, "label": "bad"},
+            {"start": 16, "end": 21, "label": "pref"},
+            {"start": 22, "end": 25, "label": "bad"},
+        ]
+    }
 
 
-def test_suggested_words_become_spans_through_the_real_openai_client(project, tmp_path, fake_openai, monkeypatch):
+def test_suggested_words_become_spans_through_the_real_openai_client(
+    project, tmp_path, fake_openai, monkeypatch
+):
     _imported(project, tmp_path)
-    answer = {"reason": "r", "marks": [{"words": "bike lane", "label": "pref"}, {"words": "nowhere", "label": "bad"}],
-              "said": [{"turn": 0, "words": "short answers", "label": "pref"}]}  # fmt: skip
+    answer = {
+        "reason": "r",
+        "marks": [{"words": "bike lane", "label": "pref"}, {"words": "nowhere", "label": "bad"}],
+        "said": [{"turn": 0, "words": "short answers", "label": "pref"}],
+    }
     server = fake_openai(lambda body: answer)
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-assist")
     monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
@@ -178,9 +228,14 @@ def test_suggested_words_become_spans_through_the_real_openai_client(project, tm
     out = CliRunner().invoke(cli, args)
     assert out.exit_code == 0, out.output
     prompt = server.chat_requests()[0].body["messages"][0]["content"]
-    assert "[turn 0] user: I like short answers please" in prompt and '"words": the words copied exactly' in prompt
+    assert (
+        "[turn 0] user: I like short answers please" in prompt
+        and '"words": the words copied exactly' in prompt
+    )
     schema = json.dumps(server.chat_requests()[0].body)
     assert '"words"' in schema and '"turn"' in schema and '"bad"' in schema
     (got,) = project.store.suggestions.latest(NAME).values()
-    assert got.values == {"marks": [{"start": 9, "end": 18, "label": "pref"}],
-                          "said": [{"turn": 0, "start": 7, "end": 20, "label": "pref"}]}  # fmt: skip
+    assert got.values == {
+        "marks": [{"start": 9, "end": 18, "label": "pref"}],
+        "said": [{"turn": 0, "start": 7, "end": 20, "label": "pref"}],
+    }

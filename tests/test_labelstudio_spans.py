@@ -49,8 +49,12 @@ def test_offsets_are_utf16_in_label_studio_and_a_region_across_turns_is_refused(
     task = next(t for t in project.store.labels.tasks(kind=NAME) if t.item_ref == "s2")
     (region,) = ls_kind(NAME).results(EMOJI_SPAN, task)
     assert region["value"] == {"start": 11, "end": 20, "labels": ["pref"], "text": "bike lane"}
-    said = {"from_name": "said", "to_name": "history", "type": "paragraphlabels",
-            "value": {"start": 0, "end": 1, "startOffset": 0, "endOffset": 2, "paragraphlabels": ["pref"]}}  # fmt: skip
+    said = {
+        "from_name": "said",
+        "to_name": "history",
+        "type": "paragraphlabels",
+        "value": {"start": 0, "end": 1, "startOffset": 0, "endOffset": 2, "paragraphlabels": ["pref"]},
+    }
     with pytest.raises(LabelError, match="said: region .* mark words within one turn of history"):
         ls_kind(NAME).values([said], task)
 
@@ -76,7 +80,9 @@ def test_people_mark_words_in_label_studio_and_the_pull_gives_the_decided_spans(
     events = project.store.labels.events(kind=NAME)
     by_person = {(e.annotator, project.store.labels.task(e.task_id).item_ref): e.values for e in events}
     assert by_person[("admin", "s1")] == ANSWERS["ann1"] and by_person[("admin", "s2")] == EMOJI_SPAN
-    finals = {project.store.labels.task(t).item_ref: f.values for t, f in final_labels(project.store, NAME).items()}
+    finals = {
+        project.store.labels.task(t).item_ref: f.values for t, f in final_labels(project.store, NAME).items()
+    }
     assert finals == {"s1": DECIDED, "s2": EMOJI_SPAN}
 
 

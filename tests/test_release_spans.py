@@ -28,7 +28,9 @@ def test_span_answers_ship_in_every_format(tmp_path, monkeypatch):
     rows = [json.loads(x) for x in (result.path / "data" / NAME / "test.jsonl").read_text().splitlines()]
     assert [r["answers"] for r in rows] == [DECIDED]
     card = (result.path / "README.md").read_text(encoding="utf-8")
-    assert "marks: Mark what follows a preference, and what breaks one, span over response (pref, bad;" in card
+    assert (
+        "marks: Mark what follows a preference, and what breaks one, span over response (pref, bad;" in card
+    )
     assert "decided by the words more than half of the answers mark" in card
     for var in ("HF_DATASETS_OFFLINE", "HF_HUB_OFFLINE"):
         monkeypatch.setenv(var, "1")

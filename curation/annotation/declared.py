@@ -22,6 +22,7 @@ from pathlib import Path
 from statistics import mean
 from typing import TYPE_CHECKING, Any, Literal
 
+import regex
 from prefkit.curation.annotation.evidence_spans import grapheme_bounds
 from prefkit.curation.annotation.task_kinds import (
     TASK_KIND_REGISTRY,
@@ -45,6 +46,8 @@ ITEM_KEYS = ("id", "gold", "meta")
 UNVERIFIED = "_unverified"
 NAME_PATTERN = r"^[a-z][a-z0-9_]*$"
 Unit = tuple[str, str]
+#: A word of a span question's field: letters and digits (whole characters), or any other one character.
+WORD = r"(?:(?=\w)\X)+|(?=\S)\X"
 
 
 class DeclarationError(KindPluginError):
@@ -295,7 +298,7 @@ class DeclaredKind(TaskKind):
             chat = isinstance(shown, list)
             for n, text in enumerate([t["content"] for t in shown] if chat else [shown or ""]):
                 at = [(s["start"], s["end"], s["label"]) for s in spans if s.get("turn", 0) == n]
-                for w, word in enumerate(re.finditer(r"\S+", text)):
+                for w, word in enumerate(regex.finditer(WORD, text)):
                     a, b = word.span()
                     for label in q.labels or ():
                         yes = any(x < b and y > a and mark == label for x, y, mark in at)
@@ -555,7 +558,7 @@ title = "The model's response"
 
 [[questions]]
 name = "follows"
-type = "rating"                       # label | multi_label | rating | ranking | text
+type = "rating"                       # label | multi_label | rating | ranking | text | span
 values = [1, 2, 3, 4, 5]              # ascending integers: digits 1-9 choose them in the app
 title = "How well does the response follow the user's preferences?"
 

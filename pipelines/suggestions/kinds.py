@@ -276,7 +276,7 @@ def _answer_model(declaration: str) -> type[BaseModel]:
             words = (str, Field(min_length=1, description=f"Words copied exactly from {q['field']}."))
             config = ConfigDict(extra="forbid")
             at = turn if q["field"] in chat else {}
-            span = create_model(
+            span = create_model(  # type: ignore[call-overload]
                 f"{q['name']}_span", __config__=config, **at, words=words, label=(choice, ...)
             )
             shape = list[span]
@@ -322,7 +322,7 @@ def _declared_values(task, answers, judge):
 def _offsets(spans: list[dict[str, Any]], shown: Any) -> list[dict[str, Any]]:
     """Suggested words as spans: each at its next place in the field (the turn named, on a chat: the
     same words given twice are their first two places), on whole characters; words not there are left out."""
-    out, after = [], {}
+    out, after = [], dict[tuple[Any, str], int]()
     for s in spans:
         turn = s.pop("turn", None)
         text = shown if turn is None else (shown[turn]["content"] if turn < len(shown or []) else "")
