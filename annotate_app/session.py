@@ -146,7 +146,9 @@ def _plain(value: Any) -> bool:
     if isinstance(value, float):
         return math.isfinite(value)
     if isinstance(value, dict):  # only a span: a component's own state (the picker's) never is one
-        return set(value) - {"label"} == _SPAN and all(_plain(v) and not isinstance(v, bool) for v in value.values())
+        return set(value) - {"label"} == _SPAN and all(
+            _plain(v) and not isinstance(v, bool) for v in value.values()
+        )
     return isinstance(value, list | tuple) and all(_plain(v) for v in value) and len(value) < 1000
 
 

@@ -174,7 +174,8 @@ def picker(
             {
                 "index": t["index"],
                 "content": t["content"],
-                "head": t.get("head") or f"turn {t['index']} · {t['role']}" + (" · rewritten" if t.get("revised") else ""),
+                "head": t.get("head")
+                or f"turn {t['index']} · {t['role']}" + (" · rewritten" if t.get("revised") else ""),
                 "selectable": bool(selectable(t)) and not t.get("revised"),
             }
             for t in turns

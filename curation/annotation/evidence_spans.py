@@ -79,7 +79,11 @@ def draft_spans(value: Any, turns: list[dict[str, Any]]) -> list[dict[str, Any]]
     """``value`` as a list of spans a form may show again (a draft's, put back after a reload): each a
     valid :class:`EvidenceSpan` whose words are still the turn's at its offsets (a turn rewritten
     since takes its spans with it). None when ``value`` is no list of spans at all."""
-    if not isinstance(value, list) or not value or not all(isinstance(v, dict) and "label" not in v for v in value):
+    if (
+        not isinstance(value, list)
+        or not value
+        or not all(isinstance(v, dict) and "label" not in v for v in value)
+    ):
         return None  # not evidence spans (a declared kind's span question checks its own: its form)
     kept = []
     for v in value:
