@@ -25,10 +25,8 @@ if st.session_state.pop("mine_annotate", False):  # an open item's button: its k
 
 STATUS_WORDS = {"open": "Open", "done": "Done", "skipped": "Skipped", "flagged": "Flagged"}
 BADGES = {
-    "open": ":blue-badge[open]",
-    "done": ":green-badge[done]",
-    "skipped": ":gray-badge[skipped]",
-    "flagged": ":orange-badge[flagged]",
+    s: f":{c}-badge[{s}]"
+    for s, c in (("open", "blue"), ("done", "green"), ("skipped", "gray"), ("flagged", "orange"))
 }
 
 search = st.text_input(

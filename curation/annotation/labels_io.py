@@ -302,17 +302,8 @@ def _arm(row: dict[str, Any], resolver: _Resolver, task: AnnotationTask) -> tupl
 
 #: What makes two events the same label (``supersedes`` is where it sits in a chain, not its content;
 #: ``source`` counts only as judge or not, which is what a file says of it).
-_CONTENT = (
-    "task_id",
-    "kind",
-    "annotator",
-    "action",
-    "values",
-    "comment",
-    "time_spent_s",
-    "created_at",
-    "assist_arm",
-    "suggestion_id",
+_CONTENT = tuple(
+    "task_id kind annotator action values comment time_spent_s created_at assist_arm suggestion_id".split()
 )
 EVENT_ID_MAX = 128
 

@@ -62,19 +62,11 @@ def annotator_quality(
     time, self-consistency α (repeats) and an outlier flag with its reasons
     (prefkit.curation.quality.agreement), ready for a table."""
     keep = (
-        "annotator",
-        "task_kind",
-        "n_labels",
-        "loo_agreement",
-        "gold_accuracy",
-        "mean_time_s",
-        "reliability",
-        "self_alpha",
-        "outlier",
+        "annotator task_kind n_labels loo_agreement gold_accuracy mean_time_s reliability self_alpha outlier"
     )
     gold_min, self_min = policy.gold_accuracy_min, policy.self_alpha_min
     stats = annotator_stats(store, kind=kind, gold_min=gold_min, fast_s=fast_s, self_alpha_min=self_min)
-    return [{**{k: s[k] for k in keep}, "why": s["outlier_reason"]} for s in stats]
+    return [{**{k: s[k] for k in keep.split()}, "why": s["outlier_reason"]} for s in stats]
 
 
 def cost(store: ProjectStore, annotation: AnnotationSection) -> CostReport:

@@ -65,34 +65,17 @@ SCAN_BATCH_ROWS = 20_000
 #: JSON input: every field of the contract (schemas/wildchat.py) read as JSON, so its JSON type is
 #: checked as the contract checks it in strict mode (``"content": 123`` is not text, ``"toxic": "yes"``
 #: is not a boolean) instead of being cast; the values are then taken out typed.
-_TURN_FIELDS = (
-    "content",
-    "role",
-    "language",
-    "redacted",
-    "toxic",
-    "turn_identifier",
-    "timestamp",
-    "hashed_ip",
-    "state",
-    "country",
-    "header",
+_TURN_FIELDS = tuple(
+    "content role language redacted toxic turn_identifier timestamp hashed_ip state country header".split()
 )
 _COLUMNS = {
-    "conversation_hash": "JSON",
-    "model": "JSON",
-    "timestamp": "JSON",
+    **dict.fromkeys("conversation_hash model timestamp".split(), "JSON"),
     "conversation": "STRUCT(" + ", ".join(f'"{f}" JSON' for f in _TURN_FIELDS) + ")[]",
-    "turn": "JSON",
-    "language": "JSON",
-    "openai_moderation": "JSON",
-    "detoxify_moderation": "JSON",
-    "toxic": "JSON",
-    "redacted": "JSON",
-    "state": "JSON",
-    "country": "JSON",
-    "hashed_ip": "JSON",
-    "header": "JSON",
+    **dict.fromkeys(
+        """turn language openai_moderation detoxify_moderation toxic redacted state country hashed_ip
+        header""".split(),
+        "JSON",
+    ),
 }
 #: JSON types (DuckDB's ``json_type``) the contract accepts per field; ``NULL`` where it is optional.
 _INT = ("UBIGINT", "BIGINT")

@@ -13,24 +13,19 @@ never a silent zero. This module must never make a call or read the store.
 
 from __future__ import annotations
 
+import tomllib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from importlib import resources
 
 from prefkit.pipelines.llm.types import Usage
 
-# US$ per 1M tokens: (input, cached input, output).
+#: US$ per 1M tokens: (input, cached input, output), from prices.toml beside this module.
 BUILTIN_PRICES: dict[str, tuple[float, float, float]] = {
-    "gpt-4o-mini": (0.15, 0.075, 0.60),
-    "gpt-4o": (2.50, 1.25, 10.00),
-    "gpt-4.1": (2.00, 0.50, 8.00),
-    "gpt-4.1-mini": (0.40, 0.10, 1.60),
-    "gpt-4.1-nano": (0.10, 0.025, 0.40),
-    "gpt-5": (1.25, 0.125, 10.00),
-    "gpt-5-mini": (0.25, 0.025, 2.00),
-    "gpt-5-nano": (0.05, 0.005, 0.40),
-    "o4-mini": (1.10, 0.275, 4.40),
-    "o3": (2.00, 0.50, 8.00),
-    "gpt-3.5-turbo": (0.50, 0.50, 1.50),
+    model: (price[0], price[1], price[2])
+    for model, price in tomllib.loads(
+        resources.files(__package__).joinpath("prices.toml").read_text("utf-8")
+    ).items()
 }
 
 
