@@ -436,6 +436,13 @@ def _cost(report: CostReport) -> list[str]:
     return out
 
 
+#: The columns of the card's table of suggestion arms, per task kind and arm.
+ASSIST_HEAD = (
+    "task kind|arm|labels|time median (s)|time p90 (s)|gold agreement|adjudicated agreement|"
+    "α (human vs human)|anchoring rate"
+).split("|")
+
+
 def _assisted(assist: dict[str, Any] | None) -> list[str]:
     """Whether labels made with a model's suggestion on screen are in the release, and what the
     suggestions did (the arms' figures of ``prefkit agreement --assist``)."""
@@ -473,20 +480,7 @@ def _assisted(assist: dict[str, Any] | None) -> list[str]:
         f"{where}; {report.n_control} control labels were made without it (a stable random share "
         "of each annotator's items). Per task kind and arm, with 95% bootstrap intervals:",
         "",
-        *_table(
-            rows,
-            [
-                "task kind",
-                "arm",
-                "labels",
-                "time median (s)",
-                "time p90 (s)",
-                "gold agreement",
-                "adjudicated agreement",
-                "α (human vs human)",
-                "anchoring rate",
-            ],
-        ),
+        *_table(rows, ASSIST_HEAD),
         "",
     ]
     for k, ka in report.kinds.items():

@@ -194,17 +194,8 @@ def offline_official_judge(request: LLMRequest, rng: random.Random) -> str:
     ctx = request.offline_context
     score = 1 + round(9 * overlap(ctx["preference"], ctx["ai_response"]))
     labels = (
-        "Unacceptable",
-        "Very Poor",
-        "Poor",
-        "Below Average",
-        "Acceptable",
-        "Above Average",
-        "Good",
-        "Very Good",
-        "Excellent",
-        "Exceptional",
-    )
+        "Unacceptable|Very Poor|Poor|Below Average|Acceptable|Above Average|Good|Very Good|Excellent|Exceptional"
+    ).split("|")
     return (
         f"### Evaluation of AI Assistant's Response\n\nWord overlap (offline judge).\n\n"
         f"### Evaluation Label\n\n{labels[score - 1]}\n\n### Evaluation Score\n\n{score}"
