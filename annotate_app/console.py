@@ -35,6 +35,16 @@ def act(action: Callable[[], Any], done: Callable[[Any], str], refused: str = "N
     ui.rerun()
 
 
+def forms(choices: dict[str, Callable[[], None]], key: str) -> None:
+    """The page's change forms as one keyed choice (not tabs: it stays where the maintainer left it
+    from run to run, and in the URL's ``change``); draws the chosen one (the first by default)."""
+    ui.from_url(key, "change", choices)
+    st.session_state.setdefault(key, next(iter(choices)))
+    action = st.segmented_control("Change", list(choices), required=True, key=key)
+    ui.to_url("change", action)
+    choices[action or next(iter(choices))]()
+
+
 def when(iso: str | None) -> str:
     """A stored UTC time as the tables show it (to the minute), or a dash."""
     return iso[:16].replace("T", " ") if iso else "–"

@@ -39,18 +39,12 @@ shortcut list is the forms' own ``SHORTCUTS``, put into the page as JSON and sho
 from __future__ import annotations
 
 import json
-from importlib import resources
 from typing import Any
 
 import streamlit as st
-from prefkit.annotate_app import ui
+from prefkit.annotate_app import asset, ui
 from prefkit.annotate_app.forms import form_for
 from prefkit.schemas.common import PrefkitError
-
-
-def _asset(suffix: str) -> str:
-    return resources.files(__package__).joinpath(f"page_script.{suffix}").read_text(encoding="utf-8")
-
 
 NARROW_PX = 1000
 #: Below this width the dialogue and the form stack (one above the other) and lose their own scroll
@@ -58,8 +52,8 @@ NARROW_PX = 1000
 STACK_PX = 900
 
 #: The stylesheet and the listeners, in page_script.css and page_script.js beside this module.
-_CSS = _asset("css").replace("NARROW", str(NARROW_PX)).replace("STACK", str(STACK_PX - 1))
-_JS = _asset("js")
+_CSS = asset("page_script.css").replace("NARROW", str(NARROW_PX)).replace("STACK", str(STACK_PX - 1))
+_JS = asset("page_script.js")
 
 
 #: The sidebar's theme switch (its widget key), its choices (Streamlit's own names for them) and the

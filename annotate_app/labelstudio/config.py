@@ -46,16 +46,26 @@ def dialogue_xml() -> str:
     )
 
 
-def comment_xml(to_name: str) -> str:
+def textarea_xml(name: str, to_name: str, placeholder: str) -> str:
+    """A free-text control of two rows, one text per annotation."""
     return tag(
         "TextArea",
-        name="comment",
+        name=name,
         toName=to_name,
-        placeholder="Comment (optional)",
+        placeholder=placeholder,
         maxSubmissions="1",
         editable="true",
         rows="2",
     )
+
+
+def comment_xml(to_name: str) -> str:
+    return textarea_xml("comment", to_name, "Comment (optional)")
+
+
+def shown_when(body: str, control: str, choice: str) -> str:
+    """``body`` shown only while ``choice`` is selected in the choices ``control``."""
+    return tag("View", body, visibleWhen="choice-selected", whenTagName=control, whenChoiceValue=choice)
 
 
 def dialogue_data(task: AnnotationTask) -> list[dict[str, str]]:

@@ -149,11 +149,6 @@ FORMS = {
     "Password": _password_form,
     "Role": _role_form,
 }
-# A keyed choice, not tabs: it stays where the maintainer left it from run to run.
-ui.from_url("people_action", "change", FORMS)
-st.session_state.setdefault("people_action", "Add")
-action = st.segmented_control("Change", list(FORMS), required=True, key="people_action")
-ui.to_url("change", action)
-FORMS[action or "Add"]()
+console.forms(FORMS, "people_action")
 
 console.audit_table(project.store, ("user",))

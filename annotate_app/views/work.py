@@ -184,11 +184,6 @@ FORMS = {
     "Gold items": _gold_form,
     "Batches": _batches_form,
 }
-# A keyed choice, not tabs: it stays where the maintainer left it from run to run.
-ui.from_url("work_action", "change", FORMS)
-st.session_state.setdefault("work_action", "Create tasks")
-action = st.segmented_control("Change", list(FORMS), required=True, key="work_action")
-ui.to_url("change", action)
-FORMS[action or "Create tasks"]()
+console.forms(FORMS, "work_action")
 
 console.audit_table(store, ("tasks", "gold", "batch"))

@@ -13,24 +13,12 @@ from __future__ import annotations
 import ipaddress
 from urllib.parse import urlparse
 
-from prefkit.schemas.config import DEFAULT_COMPLETION_TOKENS, LLM_ROLES, LLMConfigError, LLMSection
+from prefkit.schemas.config import LLMConfigError, LLMSection
 from prefkit.schemas.environment import Environment
 
-ROLES = LLM_ROLES
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 #: What is sent as the key to a local server when no key is set (local servers ignore it).
 NO_KEY = "sk-no-key-local-server"
-
-__all__ = [
-    "DEFAULT_COMPLETION_TOKENS",
-    "ROLES",
-    "LLMConfigError",
-    "endpoint_host",
-    "endpoint_id",
-    "is_local",
-    "resolve_api_key",
-    "resolve_base_url",
-]
 
 
 def resolve_base_url(settings: LLMSection, env: Environment) -> str:

@@ -18,9 +18,11 @@ from prefkit.annotate_app.labelstudio.config import (
     dialogue_data,
     dialogue_xml,
     one_choice,
+    shown_when,
     tag,
     text,
     text_result,
+    textarea_xml,
 )
 from prefkit.curation.annotation.kinds.memory_verify import DECISIONS, REJECT_REASONS
 from prefkit.curation.annotation.task_kinds import LabelError
@@ -43,8 +45,7 @@ class MemoryConfig(LSConfig):
                 choice="single-radio",
                 showInline="true",
             )
-            + tag(
-                "View",
+            + shown_when(
                 tag(
                     "Choices",
                     name=f"c{i}_reason",
@@ -53,25 +54,10 @@ class MemoryConfig(LSConfig):
                     choice="single-radio",
                     showInline="true",
                 ),
-                visibleWhen="choice-selected",
-                whenTagName=f"c{i}",
-                whenChoiceValue="reject",
+                f"c{i}",
+                "reject",
             )
-            + tag(
-                "View",
-                tag(
-                    "TextArea",
-                    name=f"c{i}_edit",
-                    toName="dialogue",
-                    placeholder="Corrected memory",
-                    maxSubmissions="1",
-                    editable="true",
-                    rows="2",
-                ),
-                visibleWhen="choice-selected",
-                whenTagName=f"c{i}",
-                whenChoiceValue="edit",
-            )
+            + shown_when(textarea_xml(f"c{i}_edit", "dialogue", "Corrected memory"), f"c{i}", "edit")
             for i in range(MAX_CANDIDATES)
         )
         body = (
