@@ -64,3 +64,31 @@ def write_config(rel: Path, config: str, split: str, rows: list[dict]) -> Path:
 def write_jsonl(path: Path, rows: list[dict]) -> Path:
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     return path
+
+
+def mem(
+    mid: str, value: str, label: str = "Preferences/Food", type_: str = "direct", conf: float = 0.9, **extra
+):
+    """An AlpsBench memory item (``extra`` adds fields such as ``preference_attitude``)."""
+    return {"memory_id": mid, "type": type_, "label": label, "value": value, "confidence": conf, **extra}
+
+
+TEA = mem("m1", "Prefers green tea in the morning")
+RUN = mem("m2", "Runs five kilometres every Sunday", label="Activities/Sport")
+JAZZ = mem("m3", "Plays jazz piano in a band", label="Personal_Background/Hobbies")
+
+
+def row(bid: str, task: str, inp: dict, gold: dict) -> dict:
+    return {"benchmark_id": bid, "task": task, "input": inp, "gold": gold}
+
+
+def task1(bid: str, *gold_items: dict) -> dict:
+    """A task 1 row (memory extraction) over an empty dialogue whose gold is ``gold_items``."""
+    return row(bid, "task1", {"dialogue": []}, {"memory_items": list(gold_items)})
+
+
+def alps_release(tmp_path: Path, split: str, rows: list[dict], config: str = "alpsbench") -> Path:
+    """``tmp_path/rel`` holding ``rows`` as the ``split`` of one AlpsBench config."""
+    rel = tmp_path / "rel"
+    write_config(rel, config, split, rows)
+    return rel

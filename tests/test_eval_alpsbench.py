@@ -7,24 +7,11 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from evalkit import write_config, write_jsonl
+from evalkit import JAZZ, RUN, TEA, alps_release, mem, row, task1, write_config, write_jsonl
 from prefkit.cli import cli
 from prefkit.pipelines.eval import alps_metrics as m
 from prefkit.pipelines.eval.release import EvalInputError
 from prefkit.pipelines.eval.runs import score_alps_file
-
-
-def mem(mid, value, label="Preferences/Food", type_="direct", conf=0.9):
-    return {"memory_id": mid, "type": type_, "label": label, "value": value, "confidence": conf}
-
-
-TEA = mem("m1", "Prefers green tea in the morning")
-RUN = mem("m2", "Runs five kilometres every Sunday", label="Activities/Sport")
-JAZZ = mem("m3", "Plays jazz piano in a band", label="Personal_Background/Hobbies")
-
-
-def row(bid, task, inp, gold):
-    return {"benchmark_id": bid, "task": task, "input": inp, "gold": gold}
 
 
 def test_pair_score_follows_the_documented_weights():
@@ -38,15 +25,10 @@ def test_pair_score_follows_the_documented_weights():
 
 
 def test_task1_precision_recall_f1_from_one_to_one_matches(tmp_path):
-    rel = tmp_path / "rel"
-    write_config(
-        rel,
-        "alpsbench",
+    rel = alps_release(
+        tmp_path,
         "validation",
-        [
-            row("s1", "task1", {"dialogue": []}, {"memory_items": [TEA, RUN]}),
-            row("s2", "task1", {"dialogue": []}, {"memory_items": [JAZZ]}),
-        ],
+        [task1("s1", TEA, RUN), task1("s2", JAZZ)],
     )
     preds = write_jsonl(
         tmp_path / "p.jsonl",
@@ -71,10 +53,8 @@ def test_task1_precision_recall_f1_from_one_to_one_matches(tmp_path):
 def test_task2_accuracy_on_retained_added_and_modified_memories(tmp_path):
     new_run = {**RUN, "memory_id": "m2_updated", "value": "Now swims every Sunday instead of running"}
     added = mem("m_new_1", "Adopted a rescue cat", "Personal_Background/Pets")
-    rel = tmp_path / "rel"
-    write_config(
-        rel,
-        "alpsbench",
+    rel = alps_release(
+        tmp_path,
         "dev",
         [
             row(
@@ -137,11 +117,9 @@ def test_task3_accuracy_per_distractor_level(tmp_path):
 
 
 def test_task4_judge_score_per_ability_and_the_fact_proxy(tmp_path):
-    rel = tmp_path / "rel"
     gold = {"selected_memory": {"memory_id": "m1", "value": "Prefers green tea"}}
-    write_config(
-        rel,
-        "alpsbench",
+    rel = alps_release(
+        tmp_path,
         "validation",
         [
             row("x1", "task4_ability1", {"queries": ["What should I drink?"]}, gold),

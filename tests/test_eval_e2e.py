@@ -64,24 +64,16 @@ def run_cli(project, *args):
     return json.loads(result.output)
 
 
+def eval_cupid(project, rel, *args):
+    """``prefkit eval cupid`` of model ``m`` over the openai backend on ``rel``, prefkit's protocol."""
+    cmd = f"eval cupid --release {rel} --model m --backend openai --protocol prefkit".split()
+    return run_cli(project, *cmd, *args)
+
+
 def test_no_hidden_field_reaches_the_evaluated_model(endpoint, project, tmp_path):
     rel = cupid_release(tmp_path, personas=2)
     for task in ("inference", "generation"):
-        run_cli(
-            project,
-            "eval",
-            "cupid",
-            "--release",
-            str(rel),
-            "--model",
-            "m",
-            "--backend",
-            "openai",
-            "--task",
-            task,
-            "--protocol",
-            "prefkit",
-        )
+        eval_cupid(project, rel, "--task", task)
     bodies = [json.dumps(r.body) for r in endpoint.chat_requests()]
     to_model = [
         b
@@ -96,23 +88,7 @@ def test_no_hidden_field_reaches_the_evaluated_model(endpoint, project, tmp_path
 
 def test_oracle_relevant_shows_only_the_relevant_sessions(endpoint, project, tmp_path):
     rel = cupid_release(tmp_path, personas=1)
-    run_cli(
-        project,
-        "eval",
-        "cupid",
-        "--release",
-        str(rel),
-        "--model",
-        "m",
-        "--backend",
-        "openai",
-        "--oracle",
-        "relevant",
-        "--limit",
-        "1",
-        "--protocol",
-        "prefkit",
-    )
+    eval_cupid(project, rel, "--oracle", "relevant", "--limit", "1")
     (infer,) = [
         r for r in endpoint.chat_requests() if r.body["messages"][0]["content"].startswith(MODEL_SYSTEM)
     ]

@@ -12,7 +12,7 @@ import json
 
 import pytest
 from click.testing import CliRunner
-from evalkit import write_config, write_jsonl
+from evalkit import JAZZ, RUN, TEA, alps_release, mem, row, task1, write_config, write_jsonl
 from prefkit.cli import cli
 from prefkit.pipelines.eval import alps_paper, alps_public, cupid_official
 from prefkit.pipelines.eval.cupid_metrics import Gold
@@ -150,31 +150,16 @@ def test_cupid_official_score_parsing_follows_result_py():
 
 
 # -- AlpsBench public ----------------------------------------------------------------------------------------
-def mem(mid, value, label="Preferences/Food", **extra):
-    return {"memory_id": mid, "type": "direct", "label": label, "value": value, "confidence": 0.9, **extra}
-
-
-TEA = mem("m1", "Prefers green tea in the morning")
-RUN = mem("m2", "Runs five kilometres every Sunday", label="Activities/Sport")
-JAZZ = mem("m3", "Plays jazz piano in a band", label="Personal_Background/Hobbies")
-
-
-def row(bid, task, inp, gold):
-    return {"benchmark_id": bid, "task": task, "input": inp, "gold": gold}
-
-
 def test_alpsbench_public_task1_multiset_f1_per_row_averaged(tmp_path):
-    rel = tmp_path / "rel"
-    write_config(
-        rel,
-        "alpsbench",
+    rel = alps_release(
+        tmp_path,
         "validation",
         [
-            row("r1", "task1", {"dialogue": []}, {"memory_items": [TEA, RUN]}),
-            row("r2", "task1", {"dialogue": []}, {"memory_items": []}),
-            row("r3", "task1", {"dialogue": []}, {"memory_items": [JAZZ]}),
-            row("r4", "task1", {"dialogue": []}, {"memory_items": []}),
-            row("r5", "task1", {"dialogue": []}, {"memory_items": [{**TEA, "preference_attitude": "like"}]}),
+            task1("r1", TEA, RUN),
+            task1("r2"),
+            task1("r3", JAZZ),
+            task1("r4"),
+            task1("r5", {**TEA, "preference_attitude": "like"}),
         ],
     )
     spaced = {**RUN, "value": "  runs FIVE kilometres   every sunday ", "memory_id": "other"}
@@ -262,11 +247,9 @@ def test_alpsbench_public_task3_ids_with_punctuation_and_the_value_rule(tmp_path
 
 
 def test_alpsbench_public_task4_grounding_proxy(tmp_path):
-    rel = tmp_path / "rel"
     gold = {"selected_memory": {"memory_id": "m1", "value": "Prefers green tea"}}
-    write_config(
-        rel,
-        "alpsbench",
+    rel = alps_release(
+        tmp_path,
         "validation",
         [row(f"x{i}", "task4_ability1", {"query": "What should I drink?"}, gold) for i in range(4)],
     )
@@ -288,10 +271,8 @@ def test_alpsbench_public_task4_grounding_proxy(tmp_path):
 
 
 def test_alpsbench_public_refuses_what_the_public_runner_refuses(tmp_path):
-    rel = tmp_path / "rel"
-    write_config(
-        rel,
-        "alpsbench",
+    rel = alps_release(
+        tmp_path,
         "dev",
         [
             row("s1", "task3", {"query": "q", "candidate_memories": []}, {"selected_memory_id": "m1"}),
@@ -367,10 +348,8 @@ def test_alpsbench_public_task2_reads_the_answer_memories_and_averages_row_f1(tm
     """Task 2 (memory update): the reference is ``gold.answer`` (the updated memories), not the input's
     memories. Row u1: TEA and RUN expected, TEA given -> P 1, R 1/2, F1 2/3 (rounded 0.666667); u2: empty
     against empty -> 1; u3: JAZZ expected and given -> 1. Mean F1 (0.666667 + 1 + 1) / 3."""
-    rel = tmp_path / "rel"
-    write_config(
-        rel,
-        "alpsbench",
+    rel = alps_release(
+        tmp_path,
         "validation",
         [
             row("u1", "task2", {"dialogue": [], "memories": [TEA]}, {"answer": [TEA, RUN]}),
@@ -400,17 +379,10 @@ def test_alpsbench_paper_row_scores_and_their_means_worked_by_hand(tmp_path):
     b: nothing expected, nothing given -> everything 1, algo 100;
     c: JAZZ expected, JAZZ given at confidence 0.45 -> pair 0.4 + 0.4 + 0.1 + 0.1 * 0.5 = 0.95, F1 1, algo 97;
     d: RUN expected, nothing given -> 0."""
-    rel = tmp_path / "rel"
-    write_config(
-        rel,
-        "alpsbench",
+    rel = alps_release(
+        tmp_path,
         "dev",
-        [
-            row("a", "task1", {"dialogue": []}, {"memory_items": [TEA, RUN]}),
-            row("b", "task1", {"dialogue": []}, {"memory_items": []}),
-            row("c", "task1", {"dialogue": []}, {"memory_items": [JAZZ]}),
-            row("d", "task1", {"dialogue": []}, {"memory_items": [RUN]}),
-        ],
+        [task1("a", TEA, RUN), task1("b"), task1("c", JAZZ), task1("d", RUN)],
     )
     preds = write_jsonl(
         tmp_path / "p.jsonl",

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from click.testing import CliRunner
-from evalkit import cupid_release, write_config, write_jsonl
+from evalkit import alps_release, cupid_release, write_jsonl
 from prefkit.cli import cli
 
 
@@ -86,11 +86,9 @@ def test_oracle_gold_is_for_generation_only(project, tmp_path):
 
 
 def test_alpsbench_task4_is_scored_by_the_judge_per_ability(project, tmp_path):
-    rel = tmp_path / "rel"
     gold = {"selected_memory": {"memory_id": "m1", "value": "prefers green tea every morning"}}
-    write_config(
-        rel,
-        "alpsbench",
+    rel = alps_release(
+        tmp_path,
         "validation",
         [
             {
