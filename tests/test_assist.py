@@ -114,13 +114,19 @@ def test_suggest_through_the_real_openai_client_records_model_prompt_and_resumes
     assert not any(s.offline for s in sugg) and project.store.count("label_events") == 0
 
 
+def task_of(task_id: str, kind: str, item_ref: str, payload: dict) -> AnnotationTask:
+    """A task of ``kind`` outside any store, made on 2026-11-20."""
+    return AnnotationTask(
+        task_id=task_id, kind=kind, item_ref=item_ref, created_at="2026-11-20T10:00:00Z", payload=payload
+    )
+
+
 def test_memory_suggestions_come_from_the_evidence_check_without_a_call():
-    task = AnnotationTask(
-        task_id="mv1",
-        kind="memory_verify",
-        item_ref="dialogue:d1",
-        created_at="2026-11-20T10:00:00Z",
-        payload={
+    task = task_of(
+        "mv1",
+        "memory_verify",
+        "dialogue:d1",
+        {
             "dialogue_id": "d1",
             "turns": [
                 {"index": 0, "role": "user", "content": "I moved to Lyon last spring and I cycle to work."},
@@ -151,12 +157,11 @@ def test_task_qc_suggestion_lists_the_checks_that_failed():
     from prefkit.schemas.assist import TaskQcJudgement
     from prefkit.schemas.curation import Provenance
 
-    task = AnnotationTask(
-        task_id="qc1",
-        kind="task_qc",
-        item_ref="alps:task4_ability2:b1",
-        created_at="2026-11-20T10:00:00Z",
-        payload={
+    task = task_of(
+        "qc1",
+        "task_qc",
+        "alps:task4_ability2:b1",
+        {
             "track": "task4_ability2",
             "benchmark_id": "b1",
             "question": "q",

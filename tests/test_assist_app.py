@@ -119,27 +119,24 @@ def test_task_qc_control_item_shows_no_suggestion_and_nothing_prefilled(project)
     assert project.store.labels.event(item.event_id) is None  # nothing chosen: nothing written
 
 
-def _suggested(project, item, values):
-    """A stored suggestion of ``values`` for alice's preference_expressed ``item``, and the app on it."""
+def _suggested(project, share, *decisions):
+    """Alice's preference_expressed item with the control share at ``share``, a stored suggestion of
+    ``decisions`` (``(expressed, evidence)`` per checklist item) for it; the app on it, the item and the
+    suggested values."""
     from prefkit.curation.store import Suggestion, SuggestionRun
 
+    with_share(project, share)
+    item = workflow.current_item(project, "alice", "preference_expressed")
+    values = {"items": [{"item": i, "expressed": e, "evidence": ev} for i, (e, ev) in enumerate(decisions)]}
     run = SuggestionRun("sugg-ex", "preference_expressed", "judge-x", "offline", True, "h", 0, {})
     project.store.suggestions.add(
         run, [Suggestion("sg_ex", run.run_id, item.task.task_id, "preference_expressed", values, {})]
     )
-    return app(ALICE, "preference_expressed")
+    return app(ALICE, "preference_expressed"), item, values
 
 
 def test_preference_expressed_seeds_the_suggested_decisions_and_submit_confirms_them(project):
-    with_share(project, 0.0)
-    item = workflow.current_item(project, "alice", "preference_expressed")
-    values = {
-        "items": [
-            {"item": 0, "expressed": True, "evidence": [2]},
-            {"item": 1, "expressed": False, "evidence": []},
-        ]
-    }
-    at = _suggested(project, item, values)
+    at, item, values = _suggested(project, 0.0, (True, [2]), (False, []))
     assert any(
         "Suggestion by judge\\-x" in m.value and "expressed 1 (turns 2)" in m.value for m in at.markdown
     )
@@ -149,15 +146,7 @@ def test_preference_expressed_seeds_the_suggested_decisions_and_submit_confirms_
 
 
 def test_preference_expressed_control_item_starts_undecided(project):
-    with_share(project, 1.0)
-    item = workflow.current_item(project, "alice", "preference_expressed")
-    values = {
-        "items": [
-            {"item": 0, "expressed": True, "evidence": [2]},
-            {"item": 1, "expressed": True, "evidence": [0]},
-        ]
-    }
-    at = _suggested(project, item, values)
+    at, item, _ = _suggested(project, 1.0, (True, [2]), (True, [0]))
     assert not any("Suggestion" in m.value for m in at.markdown)
     at.button(key=f"{item.event_id}:submit").click().run()
     assert project.store.labels.event(item.event_id) is None  # undecided items: nothing written

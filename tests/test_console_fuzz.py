@@ -12,7 +12,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from appkit import APP, MAYA, project_fixtures
-from conftest import ROOT
+from conftest import ROOT, crowd_study
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from prefkit.curation.annotation import studies
@@ -125,20 +125,7 @@ def test_any_input_to_any_console_form_is_one_line_or_done(project, data):
 # -- the entry URL ----------------------------------------------------------------------------------------
 @pytest.fixture
 def study(project):
-    for tid in [t.task_id for t in project.store.labels.tasks(kind=KIND)][:2]:
-        project.store.labels.set_gold(tid, {"coverage": "fully"})
-    return studies.create_study(
-        project,
-        "pilot",
-        kind=KIND,
-        batch="default",
-        items=4,
-        gold_share=0.5,
-        screen_below=0.5,
-        completion_code="DONE7",
-        screened_out_code="OUT7",
-        time_limit_minutes=30,
-    )
+    return crowd_study(project, completion_code="DONE7", screened_out_code="OUT7")
 
 
 #: Every query parameter an entry link of any platform carries.

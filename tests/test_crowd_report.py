@@ -143,20 +143,8 @@ def test_a_speed_stated_on_the_first_page_is_a_reason_to_reject(project):
 def test_speed_alone_rejects_only_a_statistical_outlier_of_the_study(project):
     """Seven completed submissions: 10-12 minutes, and one of 1 minute (the others' mean 11.0, SD 0.89:
     more than 3 SD below); 9 minutes is 2.2 SD below: approved."""
-    tid = next(t.task_id for t in project.store.labels.tasks(kind=KIND))
-    project.store.labels.set_gold(tid, {"coverage": "fully"})
-    created = studies.create_study(
-        project,
-        "speed",
-        kind=KIND,
-        batch="default",
-        items=2,
-        gold_share=0.0,
-        screen_below=0.5,
-        completion_code="DONE2",
-        screened_out_code="OUT2",
-        time_limit_minutes=60,
-    )
+    codes = {"completion_code": "DONE2", "screened_out_code": "OUT2"}
+    created = crowd_study(project, "speed", gold=1, items=2, gold_share=0.0, time_limit_minutes=60, **codes)
     token = created.entry_url.split("study=")[1].split("&")[0]
     minutes = {"p1": 10, "p2": 11, "p3": 12, "p4": 10, "p5": 11, "p6": 12, "p7": 1, "p8": 9}
     p = project.store.t["study_participants"]

@@ -13,6 +13,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from appkit import seed_pairs
+from conftest import crowd_study
 from prefkit.curation.annotation import people, studies, workflow
 from prefkit.curation.annotation.task_admin import create_tasks
 from prefkit.curation.annotation.task_kinds import get_kind
@@ -27,22 +28,8 @@ pytestmark = pytest.mark.serial
 
 
 def _entry(project: Project, places: int) -> dict[str, str]:
-    gold = [t.task_id for t in project.store.labels.tasks(kind=KIND)][:2]
-    for tid in gold:
-        project.store.labels.set_gold(tid, {"coverage": "fully"})
-    created = studies.create_study(
-        project,
-        "race",
-        kind=KIND,
-        batch="default",
-        items=4,
-        gold_share=0.5,
-        screen_below=0.5,
-        completion_code="DONE1",
-        screened_out_code="OUT1",
-        time_limit_minutes=30,
-        rules=studies.Rules(places=places),
-    )
+    rules = studies.Rules(places=places)
+    created = crowd_study(project, "race", completion_code="DONE1", screened_out_code="OUT1", rules=rules)
     return {**{k: v[0] for k, v in parse_qs(urlsplit(created.entry_url).query).items()}, "STUDY_ID": "ps1"}
 
 

@@ -8,6 +8,7 @@ import json
 import os
 import shutil
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -69,6 +70,19 @@ def _data_file(rel: Path) -> str:
     return next(f["path"] for f in _manifest(rel)["files"] if f["path"].startswith("data/"))
 
 
+#: ``{name: (tampering, what verification must say)}``, each registered where it is defined
+TAMPERINGS: dict[str, tuple[Callable[[Path], None], str]] = {}
+
+
+def tampering(name: str, expected: str):
+    def register(fn: Callable[[Path], None]) -> Callable[[Path], None]:
+        TAMPERINGS[name] = (fn, expected)
+        return fn
+
+    return register
+
+
+@tampering("byte flipped", "sha256 differs from the manifest")
 def _flip_byte(rel):
     p = rel / _data_file(rel)
     raw = bytearray(p.read_bytes())
@@ -76,32 +90,39 @@ def _flip_byte(rel):
     p.write_bytes(bytes(raw))
 
 
+@tampering("file truncated", "in the manifest")
 def _truncate(rel):
     p = rel / _data_file(rel)
     p.write_bytes(p.read_bytes()[:-10])
 
 
+@tampering("row appended", "in the manifest")
 def _append_row(rel):
     with (rel / _data_file(rel)).open("a") as f:
         f.write('{"tampered": true}\n')
 
 
+@tampering("file deleted", "croissant.json: missing")
 def _delete_file(rel):
     (rel / "croissant.json").unlink()
 
 
+@tampering("extra file", "data/notes.txt: not in the manifest")
 def _extra_file(rel):
     (rel / "data" / "notes.txt").write_text("hi")
 
 
+@tampering("extra empty directory", "data/empty/: a directory not in the manifest")
 def _extra_empty_dir(rel):
     (rel / "data" / "empty").mkdir()
 
 
+@tampering("extra hidden file", ".hidden: not in the manifest")
 def _extra_hidden_file(rel):
     (rel / ".hidden").write_text("x")
 
 
+@tampering("README replaced by a symlink", "README.md: a symlink")
 def _readme_symlink(rel):
     target = rel.parent / "other-readme.md"
     shutil.copy2(rel / "README.md", target)  # identical bytes: only the link gives it away
@@ -109,18 +130,22 @@ def _readme_symlink(rel):
     (rel / "README.md").symlink_to(target)
 
 
+@tampering("extra symlink", "data/link.jsonl: a symlink")
 def _extra_symlink(rel):
     (rel / "data" / "link.jsonl").symlink_to("/etc/hostname")
 
 
+@tampering("directory symlink", "parquet2: a symlink")
 def _dir_symlink(rel):
     (rel / "parquet2").symlink_to(rel / "parquet", target_is_directory=True)
 
 
+@tampering("file renamed", "croissant2.json: not in the manifest")
 def _rename_file(rel):
     (rel / "croissant.json").rename(rel / "croissant2.json")
 
 
+@tampering("gates flipped, override deleted", "manifest.json: sha256 differs from the project's release log")
 def _gates_flipped(rel):
     m = _manifest(rel)
     for g in m["gates"]:
@@ -129,6 +154,7 @@ def _gates_flipped(rel):
     _write_manifest(rel, m)
 
 
+@tampering("counts changed", "manifest.json: counts.adjudications is 2, the data holds 1 rows")
 def _counts_changed(rel):
     m = _manifest(rel)
     key = next(iter(m["counts"]))
@@ -136,18 +162,21 @@ def _counts_changed(rel):
     _write_manifest(rel, m)
 
 
+@tampering("name changed", "manifest.json: sha256 differs from the project's release log")
 def _name_changed(rel):
     m = _manifest(rel)
     m["name"] = "someone-else"
     _write_manifest(rel, m, rehash=True)  # the checksums file is forged too: the project's log still knows
 
 
+@tampering("version changed", "version '9.9.9' but the directory is 1.0.0")
 def _version_changed(rel):
     m = _manifest(rel)
     m["version"] = "9.9.9"
     _write_manifest(rel, m)
 
 
+@tampering("row edited, manifest sha and size updated", "differs from the project's release log")
 def _row_edited_and_rehashed(rel):
     path = _data_file(rel)
     p = rel / path
@@ -158,6 +187,7 @@ def _row_edited_and_rehashed(rel):
     _write_manifest(rel, m, rehash=True)
 
 
+@tampering("entry ../outside.txt", "../outside.txt: '..' or '.' in the path")
 def _entry_outside_parent(rel):
     (rel.parent / "outside.txt").write_text("x")
     m = _manifest(rel)
@@ -167,6 +197,7 @@ def _entry_outside_parent(rel):
     _write_manifest(rel, m, rehash=True)
 
 
+@tampering("entry /etc/hostname", "/etc/hostname: absolute path")
 def _entry_absolute(rel):
     host = Path("/etc/hostname")
     m = _manifest(rel)
@@ -174,57 +205,29 @@ def _entry_absolute(rel):
     _write_manifest(rel, m, rehash=True)
 
 
+@tampering("entry dropped", "croissant.json: not in the manifest")
 def _entry_dropped(rel):
     m = _manifest(rel)
     m["files"] = [f for f in m["files"] if f["path"] != "croissant.json"]
     _write_manifest(rel, m)
 
 
+@tampering("entry duplicated", "listed twice in the manifest")
 def _entry_duplicated(rel):
     m = _manifest(rel)
     m["files"].append(m["files"][0])
     _write_manifest(rel, m)
 
 
+@tampering("manifest not JSON", "not a valid release manifest")
 def _manifest_broken(rel):
     (rel / "manifest.json").write_text("{", encoding="utf-8")
 
 
+@tampering("checksums file forged", "1.0.0.sha256: disagrees with the manifest")
 def _checksums_forged(rel):
     sums = checksums_path(rel)
     sums.write_text(sums.read_text().replace(sums.read_text()[:8], "00000000", 1))
-
-
-TAMPERINGS = {
-    "byte flipped": (_flip_byte, "sha256 differs from the manifest"),
-    "file truncated": (_truncate, "in the manifest"),
-    "row appended": (_append_row, "in the manifest"),
-    "file deleted": (_delete_file, "croissant.json: missing"),
-    "extra file": (_extra_file, "data/notes.txt: not in the manifest"),
-    "extra empty directory": (_extra_empty_dir, "data/empty/: a directory not in the manifest"),
-    "extra hidden file": (_extra_hidden_file, ".hidden: not in the manifest"),
-    "README replaced by a symlink": (_readme_symlink, "README.md: a symlink"),
-    "extra symlink": (_extra_symlink, "data/link.jsonl: a symlink"),
-    "directory symlink": (_dir_symlink, "parquet2: a symlink"),
-    "file renamed": (_rename_file, "croissant2.json: not in the manifest"),
-    "gates flipped, override deleted": (
-        _gates_flipped,
-        "manifest.json: sha256 differs from the project's release log",
-    ),
-    "counts changed": (_counts_changed, "manifest.json: counts.adjudications is 2, the data holds 1 rows"),
-    "name changed": (_name_changed, "manifest.json: sha256 differs from the project's release log"),
-    "version changed": (_version_changed, "version '9.9.9' but the directory is 1.0.0"),
-    "row edited, manifest sha and size updated": (
-        _row_edited_and_rehashed,
-        "differs from the project's release log",
-    ),
-    "entry ../outside.txt": (_entry_outside_parent, "../outside.txt: '..' or '.' in the path"),
-    "entry /etc/hostname": (_entry_absolute, "/etc/hostname: absolute path"),
-    "entry dropped": (_entry_dropped, "croissant.json: not in the manifest"),
-    "entry duplicated": (_entry_duplicated, "listed twice in the manifest"),
-    "manifest not JSON": (_manifest_broken, "not a valid release manifest"),
-    "checksums file forged": (_checksums_forged, "1.0.0.sha256: disagrees with the manifest"),
-}
 
 
 def test_the_untouched_release_verifies_against_every_anchor(copy):

@@ -207,25 +207,28 @@ def test_a_refused_predictions_file_leaves_no_running_run(root, tmp_path, case):
     assert Project(root).store.eval.runs() == []
 
 
-def test_a_run_that_failed_says_so_in_its_report(project):
+def eval_run(**fields):
+    """An offline AlpsBench task 1 run record (``fields`` override its defaults)."""
     from prefkit.curation.store import EvalRun
 
-    run_ = EvalRun(
-        run_id="alpsbench-task1-x",
+    base = dict(
+        run_id="r",
         benchmark="alpsbench",
         task="task1",
-        model="m",
-        judge_model=None,
         backend="offline",
         offline=True,
         release_dir="r",
-        release_name="n",
         release_version="1.0.0",
         release_digest="d",
         config_name="alpsbench",
         settings={},
         prompts={},
     )
+    return EvalRun(**{**base, **fields})
+
+
+def test_a_run_that_failed_says_so_in_its_report(project):
+    run_ = eval_run(run_id="alpsbench-task1-x", model="m", judge_model=None, release_name="n")
     project.store.eval.run_start(run_)
     project.store.eval.run_failed(run_.run_id, "judge endpoint refused the key")
     line = one_error_line(run("eval", "report", run_.run_id, "-p", str(project.root)))
@@ -282,58 +285,55 @@ def test_a_user_may_not_take_the_judge_account_name(root):
 HOSTILE = '<script>alert(1)</script> ![x](https://evil.example/p.png) <img src="https://evil.example/i.png">'
 
 
-def test_card_croissant_and_report_carry_no_live_html_or_remote_images(tmp_path):
-    from prefkit.exports.card import card
-    from prefkit.exports.croissant import croissant
-    from prefkit.pipelines.eval.report import render_markdown
+def card_inputs(text: str):
+    """A release card's metadata and provenance summary whose every free-text field is ``text``."""
     from prefkit.schemas.curation import ProvenanceSummary
 
     meta = {
-        "name": HOSTILE,
+        "name": text,
         "version": "1.0.0",
-        "description": HOSTILE,
-        "licence": HOSTILE,
+        "description": text,
+        "licence": text,
         "hf_licence": "other",
         "task_categories": [],
         "size_categories": ["n<1K"],
         "annotations_creators": [],
         "source_datasets": [],
-        "tags": [HOSTILE],
-        "motivation": HOSTILE,
-        "uses": HOSTILE,
-        "maintenance": HOSTILE,
-        "override_reason": HOSTILE,
+        "tags": [text],
+        "motivation": text,
+        "uses": text,
+        "maintenance": text,
+        "override_reason": text,
     }
-    gates = [{"gate": "g", "passed": False, "value": None, "threshold": 1, "summary": HOSTILE}]
     provenance = ProvenanceSummary(
         records=0,
         offline_records=0,
         offline_share=0.0,
-        models=[HOSTILE],
+        models=[text],
         sources=[],
         stages={},
         prompt_template_hashes=[],
         licences=[],
     )
+    return meta, provenance
+
+
+def test_card_croissant_and_report_carry_no_live_html_or_remote_images(tmp_path):
+    from prefkit.exports.card import card
+    from prefkit.exports.croissant import croissant
+    from prefkit.pipelines.eval.report import render_markdown
+
+    meta, provenance = card_inputs(HOSTILE)
+    gates = [{"gate": "g", "passed": False, "value": None, "threshold": 1, "summary": HOSTILE}]
     text = card(meta, [], gates, [], provenance)
     doc = json.dumps(croissant(HOSTILE, HOSTILE, "1.0.0", HOSTILE, [], {}))
-    from prefkit.curation.store import EvalRun
-
-    run_ = EvalRun(
-        run_id="r",
-        benchmark="alpsbench",
-        task="task1",
+    run_ = eval_run(
         model=HOSTILE,
         judge_model=HOSTILE,
-        backend="offline",
-        offline=True,
-        release_dir="r",
         release_name=HOSTILE,
         release_version="1",
-        release_digest="d",
         config_name=HOSTILE,
         settings={"x": HOSTILE},
-        prompts={},
     )
     report = render_markdown(
         {"run": run_, "protocol": "prefkit", "rows": [{"task": "task1", "group": HOSTILE}], "judge": None}
@@ -347,35 +347,9 @@ def test_card_croissant_and_report_carry_no_live_html_or_remote_images(tmp_path)
 def test_card_yaml_croissant_and_report_drop_bidi_and_invisible_controls():
     from prefkit.exports.card import card
     from prefkit.exports.croissant import croissant
-    from prefkit.schemas.curation import ProvenanceSummary
 
     tricky = "safe\u202eexe.txt\u2067 \u200bzero\ufeff \U000e0069tag \u061cmark"
-    meta = {
-        "name": tricky,
-        "version": "1.0.0",
-        "description": tricky,
-        "licence": tricky,
-        "hf_licence": "other",
-        "task_categories": [],
-        "size_categories": ["n<1K"],
-        "annotations_creators": [],
-        "source_datasets": [],
-        "tags": [tricky],
-        "motivation": tricky,
-        "uses": tricky,
-        "maintenance": tricky,
-        "override_reason": tricky,
-    }
-    provenance = ProvenanceSummary(
-        records=0,
-        offline_records=0,
-        offline_share=0.0,
-        models=[tricky],
-        sources=[],
-        stages={},
-        prompt_template_hashes=[],
-        licences=[],
-    )
+    meta, provenance = card_inputs(tricky)
     text = card(meta, [], [], [], provenance)
     doc = json.dumps(croissant(tricky, tricky, "1.0.0", tricky, [], {}), ensure_ascii=False)
     for published in (text, doc):

@@ -59,6 +59,17 @@ def _cork(sock: socket.socket) -> int:
     return sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_CORK)
 
 
+#: The messages of one script run, first to last.
+A_RUN = (
+    "new_session",
+    "session_status_changed",
+    "delta",
+    "delta",
+    "script_finished",
+    "session_status_changed",
+)
+
+
 def test_a_run_is_corked_from_its_first_message_to_its_last():
     require(hasattr(socket, "TCP_CORK"), "TCP_CORK is Linux's (the app falls back without it)")
     client_cls = server._client_class()
@@ -78,14 +89,7 @@ def test_a_run_is_corked_from_its_first_message_to_its_last():
         client = client_cls(websocket)
         assert server_side.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) == 1
         states = []
-        for kind in [
-            "new_session",
-            "session_status_changed",
-            "delta",
-            "delta",
-            "script_finished",
-            "session_status_changed",
-        ]:
+        for kind in A_RUN:
             client.write_forward_msg(_msg(kind))
         for _ in range(20):
             await asyncio.sleep(0.01)
@@ -97,15 +101,7 @@ def test_a_run_is_corked_from_its_first_message_to_its_last():
 
     states = asyncio.run(run())
     kinds = [ForwardMsg.FromString(p).WhichOneof("type") for p, _ in sent]
-    assert kinds == [
-        "new_session",
-        "session_status_changed",
-        "delta",
-        "delta",
-        "script_finished",
-        "session_status_changed",
-        "session_status_changed",
-    ]
+    assert kinds == [*A_RUN, "session_status_changed"]
     assert [c for _, c in sent[:6]] == [1] * 6  # every frame of the run written while corked
     assert states[-1] == 0 and sent[-1][1] == 0  # uncorked when the run ended: it left in one piece
     browser_side.settimeout(5)

@@ -74,6 +74,13 @@ def test_an_ended_session_is_refused_by_the_run_check_and_by_every_write(project
     assert workflow.current_item(project, "alice", KIND) == item  # still open, unchanged
 
 
+def submit_is_refused(project, item, token) -> None:
+    """Alice's submit of ``item`` under ``token`` is refused and records nothing."""
+    with pytest.raises(workflow.SessionEnded):
+        workflow.submit(project, "alice", item, {"coverage": "fully"}, session=token)
+    assert no_events(project)
+
+
 def test_a_token_past_its_own_expiry_records_nothing(project):
     token = sessions.issue(project.store, "alice", hours=-0.01)  # token and row ended 36 s ago
     item = workflow.current_item(project, "alice", KIND)
@@ -81,18 +88,14 @@ def test_a_token_past_its_own_expiry_records_nothing(project):
         project.store, token, "alice"
     )
     assert not workflow.annotator_view(project, "alice", KIND, token).active
-    with pytest.raises(workflow.SessionEnded):
-        workflow.submit(project, "alice", item, {"coverage": "fully"}, session=token)
-    assert no_events(project)
+    submit_is_refused(project, item, token)
 
 
 def test_another_users_open_session_does_not_act_for_alice(project):
     bobs = sessions.issue(project.store, "bob", hours=1)
     item = workflow.current_item(project, "alice", KIND)
     assert not sessions.holds(project.store, bobs, "alice")
-    with pytest.raises(workflow.SessionEnded):
-        workflow.submit(project, "alice", item, {"coverage": "fully"}, session=bobs)
-    assert no_events(project)
+    submit_is_refused(project, item, bobs)
 
 
 def test_an_edit_from_an_ended_session_records_nothing(project):
