@@ -43,7 +43,8 @@ _RULES = {
 
 
 def declared_kinds() -> list[DeclaredKind]:
-    return [k for k in TASK_KIND_REGISTRY.values() if isinstance(k, DeclaredKind)]
+    """The declared kinds with configs of their own (one whose hooks feed other configs has none)."""
+    return [k for k in TASK_KIND_REGISTRY.values() if isinstance(k, DeclaredKind) and not k.release]
 
 
 def _question(q: QuestionDecl) -> str:

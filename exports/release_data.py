@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
-from prefkit.curation.annotation.kinds import memory_verify, preference_expressed, preference_match, task_qc
-from prefkit.curation.quality.consensus import effective_adjudications, final_labels, live_labels
+from prefkit.curation.annotation.task_kinds import feeding
+from prefkit.curation.quality.consensus import effective_adjudications, final_labels
 from prefkit.curation.quality.verification import session_statuses, verified_gold
 from prefkit.curation.store import CupidSession
 from prefkit.exports.alpsbench import packet as alps_packet
@@ -96,10 +96,12 @@ def _schema(*columns: str) -> pa.Schema:
     return pa.schema([(name, _ARROW[kind]) for name, _, kind in words])
 
 
+def _needs(config: str) -> tuple[str, ...]:
+    """The kinds whose final labels decide ``config`` (``TaskKind.release``)."""
+    return tuple(k.name for k in feeding(config))
+
+
 # -- CUPID ------------------------------------------------------------------------------------------
-CUPID_NEEDS = (preference_expressed.KIND,)
-
-
 def cupid_unverified_config(store: ProjectStore) -> ConfigData:
     """Every CUPID instance as it was generated or imported (stored canonical JSON, no re-encoding)."""
     cfg = ConfigData(
@@ -122,7 +124,7 @@ def cupid_config(store: ProjectStore, statuses=None) -> ConfigData:
         "checklist; prior interactions carry the annotators' rewrites (CUPID row format).",
         cupid_arrow_schema(),
         id_column=None,
-        needs=CUPID_NEEDS,
+        needs=_needs("cupid"),
     )
     for r in instance_rows(store, verified_only=True, statuses=statuses):
         if r.dropped is not None:
@@ -247,12 +249,17 @@ def alps_rows(
             if target is tracks:
                 sources.setdefault(track, Counter())["packet"] += len(pairs)
     built = store.alps_tasks.tasks()
-    if built:
-        tasks = {t.item_ref: t.task_id for t in store.labels.tasks(kind=task_qc.KIND)}
-        finals = final_labels(store, task_qc.KIND)
+    if built:  # the kind whose hook judges a built row (task_qc) decides it
+        qc = next(k for k in feeding("alpsbench_*") if k.release_hook("alpsbench_*"))
+        passed = qc.release_hook("alpsbench_*")
+        tasks = {
+            (t.payload["track"], t.payload["benchmark_id"]): t.task_id
+            for t in store.labels.tasks(kind=qc.name)
+        }
+        finals = final_labels(store, qc.name)
     for row in built:
         dropped.setdefault(row.track, Counter())  # every track with built rows: task_qc decides
-        task_id = tasks.get(task_qc.item_ref(row.track, row.benchmark_id))
+        task_id = tasks.get((row.track, row.benchmark_id))
         fl = finals.get(task_id) if task_id else None
         if (row.track, row.session_id) in carried:
             why = SUPERSEDED
@@ -260,7 +267,7 @@ def alps_rows(
             why = "built, no task_qc task" if task_id is None else "built, not yet checked (task_qc)"
         elif fl.decided_by == "undecided":
             why = "built, task_qc undecided"
-        elif not task_qc.passed(fl.values):
+        elif not passed(fl.values):
             why = "built, failed task_qc (leakage or wrong answer)"
         else:
             _claim(origin, row.track, row.input, "build-alpsbench")
@@ -289,12 +296,17 @@ def alpsbench_configs(store: ProjectStore, reference: AlpsReference = "verified"
     other packets are in ``alpsbench_unverified``; with ``imported``, the packets' own gold."""
     gold = verified_gold(store) if reference == "verified" else None
     verified, unverified, dropped, sources = alps_rows(store, gold)
+    # Packets' rows are decided by the kinds feeding alpsbench_* with no hook (memory_verify, through
+    # the verified gold), built rows by the kind whose hook judges them (task_qc).
+    feeders = feeding("alpsbench_*")
+    judges = {k.name for k in feeders if k.release_hook("alpsbench_*")}
+    packets = tuple(k.name for k in feeders if k.name not in judges)
     out: list[ConfigData] = []
     for track in sorted(set(verified) | set(unverified) | set(dropped)):
         pairs = verified.get(track, [])
         # Packets' rows: memory_verify decides (with the verified reference); built rows: task_qc.
         from_packets = bool(sources.get(track, Counter())["packet"] or unverified.get(track))
-        needs = (memory_verify.KIND,) if gold is not None and from_packets else ()
+        needs = packets if gold is not None and from_packets else ()
         inputs = ConfigData(
             f"alpsbench_{track}",
             f"AlpsBench {track}: model input rows (benchmark_id, task, ids, input as JSON)"
@@ -321,7 +333,7 @@ def alpsbench_configs(store: ProjectStore, reference: AlpsReference = "verified"
         )
         if track in dropped:  # built rows: people's task_qc labels decide, so the label gates apply
             for cfg in (inputs, gold_cfg, hidden):
-                cfg.needs = tuple(sorted({*cfg.needs, task_qc.KIND}))
+                cfg.needs = tuple(sorted({*cfg.needs, *judges}))
             for why, n in dropped[track].items():
                 for _ in range(n):
                     inputs.drop(why)
@@ -456,51 +468,6 @@ def final_labels_config(store: ProjectStore) -> ConfigData:
     return cfg.finish()
 
 
-def matching_config(store: ProjectStore, pseudonym: Callable[[str], str]) -> ConfigData:
-    """The preference-matching set: pairs with a final human coverage label, each annotator's label
-    and how many of them agree with the final one. Pairs without a final label are dropped."""
-    cfg = ConfigData(
-        "matching",
-        "Checklist item / candidate preference pairs with their final human coverage label, every "
-        "annotator's label (pseudonymous) and the share of annotators agreeing with the final label.",
-        _schema(
-            "id task_id instance_id origin checklist_item candidate coverage",
-            "decided_by n_labels:int labels agreement:float",
-        ),
-        needs=(preference_match.KIND,),
-    )
-    finals = final_labels(store, preference_match.KIND)
-    labels = live_labels(store, preference_match.KIND)
-    for t in store.labels.tasks(kind=preference_match.KIND):
-        fl, p = finals[t.task_id], t.payload
-        if t.is_gold:
-            cfg.drop("gold item (used to score annotators)")
-            continue
-        coverage = (fl.values or {}).get("coverage")
-        if coverage is None:
-            cfg.drop("no final label (unlabelled or a tie not adjudicated)")
-            continue
-        mine = {pseudonym(a): v.get("coverage") for a, v in labels.get(t.task_id, {}).items()}
-        agree = sum(v == coverage for v in mine.values())
-        cfg.add(
-            "test",
-            {
-                "id": p["pair_id"],
-                "task_id": t.task_id,
-                "instance_id": p.get("instance_id"),
-                "origin": p.get("origin"),
-                "checklist_item": p["checklist_item"],
-                "candidate": p["candidate"],
-                "coverage": coverage,
-                "decided_by": fl.decided_by,
-                "n_labels": fl.n_labels,
-                "labels": canonical_json(dict(sorted(mine.items()))),
-                "agreement": round(agree / len(mine), 4) if mine else None,
-            },
-        )
-    return cfg.finish()
-
-
 def adjudications_config(store: ProjectStore, pseudonym: Callable[[str], str]) -> ConfigData:
     cfg = ConfigData(
         "adjudications",
@@ -552,7 +519,7 @@ def build_configs(
         "alpsbench_*": lambda: alpsbench_configs(store, alps_reference),
         "labels": lambda: [labels_config(store, pseudonym)],
         "final_labels": lambda: [final_labels_config(store)],
-        "matching": lambda: [matching_config(store, pseudonym)],
+        "matching": lambda: [k.release_hook("matching")(store, k, pseudonym) for k in feeding("matching")],
         "adjudications": lambda: [adjudications_config(store, pseudonym)],
     }
     assert tuple(builders) == RELEASE_CONFIGS, "one builder per release config, in the list's order"

@@ -38,14 +38,19 @@ class DeclaredForm:
     def __init__(self, kind: DeclaredKind):
         self.kind = kind
         self.chat = {f.name for f in kind.declaration.fields if f.type == "chat"}
-        keyed = [q for q in kind.declaration.questions if q.type in ("label", "rating")]
-        #: The question whose choices digits 1-9 pick (the first label or rating question), if any.
-        self.keyed = keyed[0] if keyed else None
-        title = self.keyed.text() if self.keyed else ""
-        choices = self.keyed.choices()[:9] if self.keyed else []
+        questions = kind.declaration.questions
+        choosing = [q for q in questions if q.type in ("label", "rating")]
+        #: ``(question, choice, key)`` of every keyed choice: the questions' own ``keys``, else digits
+        #: 1-9 for the choices of the first label or rating question.
+        self.keyed = [
+            (q, c, k) for q in choosing if q.keys for c, k in zip(q.choices(), q.keys, strict=True)
+        ] or [(q, c, str(n)) for q in choosing[:1] for n, c in enumerate(q.choices()[:9], 1)]
+        self.keyed.sort(key=lambda qck: qck[2])
+        #: A kind whose one question is a required choice: a key (or click) labels the item and moves on.
+        self.at_once = choosing[0] if len(questions) == len(choosing) == 1 and choosing[0].required else None
         self.SHORTCUTS = (
-            *((str(n), f"{title}: {c}") for n, c in enumerate(choices, 1)),
-            ("Ctrl+Enter", "Submit the item"),
+            *((k, f"{q.text()}: {q.word(c)}") for q, c, k in self.keyed),
+            *(() if self.at_once else (("Ctrl+Enter", "Submit the item"),)),
         )
 
     # -- the item --
@@ -72,15 +77,16 @@ class DeclaredForm:
     def _control(self, q: QuestionDecl, prefix: str, initial: dict[str, Any], keys: bool, task) -> Any:
         # The declaration is the project's own text, like its guidelines: a title is the label as written.
         title = q.text() + ("" if q.required else " (optional)")
-        if keys and q is self.keyed:
-            title += f" (keys 1–{min(9, len(q.choices()))})"
+        mine = [k for kq, _, k in self.keyed if kq is q]
+        if keys and mine:
+            title += f" (keys {', '.join(mine)})"
         key, default = f"{prefix}:{q.name}", initial.get(q.name)
         if q.type == "span":
             return self._spans(q, task, key, title, default)
         if q.type == "multi_label":
             return st.segmented_control(title, q.choices(), selection_mode="multi", default=default, key=key)
         if q.type in ("label", "rating"):
-            return st.segmented_control(title, q.choices(), default=default, key=key, format_func=str)
+            return st.segmented_control(title, self._order(q), default=default, key=key, format_func=q.word)
         if q.type == "ranking":
             order = title + " — click them best first"
             return st.multiselect(order, q.choices(), default=default, key=key, placeholder="best first")
@@ -140,20 +146,59 @@ class DeclaredForm:
             return None, "Answer " + "; ".join(missing) + " first."
         return values, ""
 
-    def _choose(self, prefix: str, value: Any) -> None:
-        assert self.keyed is not None
-        st.session_state[f"{prefix}:{self.keyed.name}"] = value
+    def _order(self, q: QuestionDecl) -> list[Any]:
+        """A question's choices in the order of their keys (as the guidelines list them)."""
+        keys = dict(zip(q.choices(), q.keys or (), strict=False))
+        return sorted(q.choices(), key=lambda c: keys.get(c, "")) if keys else q.choices()
+
+    def _choose(self, prefix: str, name: str, value: Any) -> None:
+        st.session_state[f"{prefix}:{name}"] = value
+
+    def _at_once(self, user: str, shown: ShownItem, offered: Any) -> None:
+        """The one question's choices as buttons in the action bar: a click or key labels the item
+        (a suggested value confirmed with Enter, marked as a suggestion)."""
+        q, prefix = self.at_once, shown.event_id
+        assert q is not None
+        suggested = (offered.values or {}).get(q.name) if offered else None
+        row, keys = ui.action_bar(shown), {c: k for _, c, k in self.keyed}
+        if suggested is not None:
+            row.button(
+                suggestion.confirm_label(offered, q.word(suggested)),
+                shortcut="Enter",
+                key=f"{prefix}:confirm",
+                icon=suggestion.ICON,
+                type="primary",
+                help=f"Suggested by {suggestion.source(offered)}",
+                on_click=ui.submit_now,
+                args=(user, shown, prefix, {q.name: suggested}),
+            )
+        for value in self._order(q):
+            row.button(
+                q.word(value),
+                shortcut=keys.get(value),
+                key=f"{prefix}:{value}",
+                width="stretch",
+                type="secondary" if suggested is not None else "primary",
+                icon=suggestion.ICON if value == suggested else None,
+                on_click=ui.submit_now,
+                args=(user, shown, prefix, {q.name: value}),
+            )
 
     def render(self, project: Project, user: str, shown: ShownItem) -> None:
         prefix = shown.event_id
-        if self.keyed is not None:  # the digits, as buttons the page never shows (the key guard presses them)
-            hidden = st.container(key=f"{KEYS}{prefix}")
-            for n, value in enumerate(self.keyed.choices()[:9], start=1):
-                key = f"{prefix}:k{n}"
-                hidden.button(
-                    str(value), shortcut=str(n), key=key, on_click=self._choose, args=(prefix, value)
-                )
         offered = suggestion.shown(project, user, shown)  # None on the control arm: nothing to draw
+        if self.at_once is not None:
+            return self._at_once(user, shown, offered)
+        if self.keyed:  # the keys, as buttons the page never shows (the key guard presses them)
+            hidden = st.container(key=f"{KEYS}{prefix}")
+            for n, (q, value, k) in enumerate(self.keyed, start=1):
+                hidden.button(
+                    q.word(value),
+                    shortcut=k,
+                    key=f"{prefix}:k{n}",
+                    on_click=self._choose,
+                    args=(prefix, q.name, value),
+                )
         initial = (offered.values or {}) if offered else {}
         if offered and initial:
             st.markdown(suggestion.note(offered, md_escape(self.describe(shown.task, initial))))
@@ -209,7 +254,7 @@ class DeclaredForm:
 
     def cell(self, task, values: dict[str, Any], unit: str, field: str) -> str:
         value = self.kind.item_units(values, task).get((unit, field))
-        return "–" if value is None else str(value)
+        return "–" if value is None else self._word(value, task, self.kind.question_of(field))
 
     def _word(self, value: Any, task, q: QuestionDecl | None) -> str:
         if q is not None and q.type == "span":
@@ -217,4 +262,5 @@ class DeclaredForm:
             return ", ".join(
                 f"“{turns[s.get('turn', 0)]['content'][s['start'] : s['end']]}” ({s['label']})" for s in value
             )
-        return " > ".join(map(str, value)) if isinstance(value, list) else str(value)
+        word = q.word if q is not None else str
+        return " > ".join(map(word, value)) if isinstance(value, list) else word(value)

@@ -17,6 +17,7 @@ from prefkit.annotate_app.labelstudio.config import (
     LSConfig,
     by_control,
     choice_result,
+    comment_xml,
     one_choice,
     tag,
     text,
@@ -56,7 +57,9 @@ class DeclaredConfig(LSConfig):
         assert isinstance(kind, DeclaredKind)
         self.kind = kind
         self.questions = kind.declaration.questions
-        self.controls = {q.name for q in self.questions}
+        self.controls = {q.name for q in self.questions} | (
+            {"comment"} if kind.declaration.comment else set()
+        )
         self.to_name = kind.declaration.fields[0].name
         self.chat = {f.name for f in kind.declaration.fields if f.type == "chat"}
 
@@ -101,7 +104,11 @@ class DeclaredConfig(LSConfig):
                     attrs["maxLength"] = str(q.max_length)
                 body += tag("TextArea", name=q.name, toName=self.to_name, **attrs)
             else:
-                choices = "".join(tag("Choice", value=str(c)) for c in q.choices())
+                keys = dict(zip(q.choices(), q.keys or (), strict=False))
+                order = sorted(q.choices(), key=lambda c: keys.get(c, "")) if keys else q.choices()
+                choices = "".join(
+                    tag("Choice", value=str(c), **({"hotkey": keys[c]} if c in keys else {})) for c in order
+                )
                 mode = "multiple" if q.type == "multi_label" else "single-radio"
                 body += tag(
                     "Choices",
@@ -112,7 +119,7 @@ class DeclaredConfig(LSConfig):
                     showInline="true",
                     required=required,
                 )
-        return tag("View", body)
+        return tag("View", body + (comment_xml(self.to_name) if self.kind.declaration.comment else ""))
 
     def data(self, task):
         out: dict[str, Any] = {}
@@ -129,7 +136,7 @@ class DeclaredConfig(LSConfig):
 
     def raw_values(self, results, task):
         grouped = by_control(results, self.controls)
-        values: dict[str, Any] = {}
+        values: dict[str, Any] = {"comment": text(grouped, "comment")} if "comment" in self.controls else {}
         for q in self.questions:
             mine = grouped.get(q.name)
             if not mine:
@@ -236,4 +243,6 @@ class DeclaredConfig(LSConfig):
                 )
             else:  # a label, a rating of other values than 1..N
                 out.append(choice_result(q.name, self.to_name, str(value)))
+        if values.get("comment") and "comment" in self.controls:
+            out.append(text_result("comment", self.to_name, values["comment"]))
         return out

@@ -30,6 +30,7 @@ from prefkit.curation.annotation.task_kinds import (
     KindPluginError,
     LabelError,
     TaskKind,
+    load_reference,
 )
 from prefkit.schemas.common import Contract, RecordId, validation_line
 from prefkit.schemas.config import LABEL_CONFIGS, RELEASE_CONFIGS
@@ -75,12 +76,36 @@ class QuestionDecl(Contract):
         default=None, description="rating: ascending integers; ranking: what is put in order."
     )
     max_length: StrictInt | None = Field(default=None, ge=1, description="text: the longest answer.")
+    titles: dict[str, str] | None = Field(default=None, description="label: the words shown for a label.")
+    keys: list[str] | None = Field(
+        default=None, description="label, rating: the key of each choice, in order."
+    )
 
     def text(self) -> str:
         return self.title or self.name.replace("_", " ").capitalize()
 
     def choices(self) -> list[Any]:
         return list(self.labels or self.values or [])
+
+    def word(self, choice: Any) -> str:
+        """A choice as the annotator reads it (its title, else itself)."""
+        return (self.titles or {}).get(str(choice), str(choice))
+
+
+REFERENCE = r"^[A-Za-z_][\w.]*(:[A-Za-z_][\w.]*)?$"
+
+
+class Hooks(Contract):
+    """What a declaration cannot say, named by import reference (``package.module:name``)."""
+
+    items: str | None = Field(
+        default=None, pattern=REFERENCE, description="items(store): (ref, payload) pairs."
+    )
+    gold: str | None = Field(default=None, pattern=REFERENCE, description="gold(store): {ref: known answer}.")
+    suggestions: str | None = Field(default=None, pattern=REFERENCE, description="The kind's Suggester.")
+    release: dict[str, str] = Field(
+        default_factory=dict, description="The release configs the labels decide: {config: hook}."
+    )
 
 
 class KindDeclaration(Contract):
@@ -89,13 +114,17 @@ class KindDeclaration(Contract):
     guidelines: str | None = Field(default=None, description="Guidelines file, relative to the project.")
     fields: list[FieldDecl] = Field(min_length=1, description="What the annotator sees.")
     questions: list[QuestionDecl] = Field(min_length=1, description="What the annotator answers.")
+    menu_order: StrictInt = Field(default=100, description="Where the kind comes in menus (lowest first).")
+    flag_reasons: list[str] | None = Field(default=None, min_length=1, description="The app's flag menu.")
+    comment: StrictBool = Field(default=False, description="Labels may carry a free-text comment.")
+    hooks: Hooks = Field(default_factory=Hooks, description="Python hooks, by import reference.")
 
 
 #: Keys each question type takes beyond name, type, title and required.
 TYPE_KEYS = {
-    "label": {"labels", "ordinal"},
+    "label": {"labels", "ordinal", "titles", "keys"},
     "multi_label": {"labels"},
-    "rating": {"values"},
+    "rating": {"values", "keys"},
     "ranking": {"values"},
     "text": {"max_length"},
     "span": {"labels", "field"},
@@ -119,11 +148,11 @@ def _name_problem(name: str) -> str | None:
     return None
 
 
-def _check(decl: KindDeclaration, stem: str) -> tuple[str, str] | None:
-    """The first ``(key, problem)`` of a parsed declaration, else None."""
+def _check(decl: KindDeclaration, stem: str, own: bool = False) -> tuple[str, str] | None:
+    """The first ``(key, problem)`` of a parsed declaration, else None (``own``: one of prefkit's)."""
     if decl.name != stem:
         return "name", f"{decl.name!r} is not the file's stem {stem!r}"
-    problem = _name_problem(decl.name)
+    problem = None if own else _name_problem(decl.name)
     if problem:
         return "name", problem
     seen: set[str] = set()
@@ -160,13 +189,20 @@ def _check(decl: KindDeclaration, stem: str) -> tuple[str, str] | None:
             return f"{key}.values", "a rating needs ascending integer values"
         if q.type == "ranking" and not all(isinstance(v, str) for v in q.values or []):
             return f"{key}.values", "a ranking's values are strings"
+        if q.keys is not None and len(q.keys) != len(q.choices()):
+            return f"{key}.keys", "give one key for each choice, in their order"
+        if set(q.titles or ()) - {str(c) for c in q.choices()}:
+            return f"{key}.titles", "a title names one of the labels"
+    for config in decl.hooks.release:
+        if config not in RELEASE_CONFIGS:
+            return f"hooks.release.{config}", f"not a release config ({', '.join(RELEASE_CONFIGS)})"
     return None
 
 
-def read_declaration(path: Path) -> KindDeclaration:
+def read_declaration(path: Path, own: bool = False) -> KindDeclaration:
     """The checked declaration in ``path``; anything wrong is one :class:`DeclarationError` naming
-    the file and the key."""
-    where = f"{KINDS_DIR}/{path.name}"
+    the file and the key (``own``: one of prefkit's, which takes its built-in name)."""
+    where = _where(path, own)
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
@@ -176,10 +212,15 @@ def read_declaration(path: Path) -> KindDeclaration:
     except ValidationError as exc:
         line = validation_line(exc, root="<file>")
         raise DeclarationError(f"{where}: key {_one_based(line)}") from None
-    problem = _check(decl, path.stem)
+    problem = _check(decl, path.stem, own)
     if problem:
         raise DeclarationError(f"{where}: key {problem[0]}: {problem[1]}")
     return decl
+
+
+def _where(path: Path, own: bool) -> str:
+    """How an error names a declaration: ``kinds/NAME.toml``, or prefkit's own file in the package."""
+    return f"prefkit/curation/annotation/kinds/{path.name}" if own else f"{KINDS_DIR}/{path.name}"
 
 
 def _one_based(line: str) -> str:
@@ -213,9 +254,13 @@ class DeclaredKind(TaskKind):
     suggestions = "prefkit.pipelines.suggestions.kinds:DECLARED"
     label_model = BaseModel  # answers are checked question by question (:meth:`validate`)
 
-    def __init__(self, decl: KindDeclaration, root: Path):
+    def __init__(self, decl: KindDeclaration, root: Path, where: str | None = None):
         self.declaration, self.root = decl, root
-        self.name, self.title = decl.name, decl.title
+        self.where = where or f"{KINDS_DIR}/{decl.name}.toml"
+        self.name, self.title, self.menu_order = decl.name, decl.title, decl.menu_order
+        self.flag_reasons = tuple(decl.flag_reasons or TaskKind.flag_reasons)
+        self.suggestions = decl.hooks.suggestions or DeclaredKind.suggestions  # type: ignore[misc]
+        self.release = decl.hooks.release
         self.questions = {q.name: q for q in decl.questions}
         specs: list[FieldSpec] = []
         for q in decl.questions:
@@ -239,15 +284,41 @@ class DeclaredKind(TaskKind):
             **{f.name: (_FIELD_TYPES[f.type], ...) for f in decl.fields},
         )
 
+    def hook(self, name: str) -> Any:
+        """The hook ``hooks.<name>`` names (``hooks.release.<config>`` for ``release.<config>``),
+        imported on first use; None when it names none. One that cannot be loaded is one
+        :class:`DeclarationError` naming the file and the key."""
+        hooks = self.declaration.hooks
+        reference = hooks.release.get(name[8:]) if name.startswith("release.") else getattr(hooks, name)
+        if not reference:
+            return None
+        try:
+            return load_reference(reference)
+        except Exception as exc:  # the hook's own module: any failure is the declaration's
+            raise DeclarationError(
+                f"{self.where}: key hooks.{name}: {reference!r} cannot be loaded: {type(exc).__name__}: {exc}"
+            ) from None
+
+    def release_hook(self, config: str) -> Any:
+        return self.hook(f"release.{config}")
+
     def build_tasks(self, store, overlap, batch):
-        raise LabelError(
-            f"task kind {self.name!r} is declared in {KINDS_DIR}/{self.name}.toml: its items come from a "
-            f"file (prefkit tasks import --kind {self.name} ITEMS.jsonl)"
-        )
+        items = self.hook("items")
+        if items is None:
+            raise LabelError(
+                f"task kind {self.name!r} is declared in {self.where}: its items come from a "
+                f"file (prefkit tasks import --kind {self.name} ITEMS.jsonl)"
+            )
+        return [self.make_task(ref, payload, overlap, batch) for ref, payload in items(store)]
 
     def iter_tasks(self, store, overlap, batch):
-        """Nothing to build: every task of a declared kind is stored when its items are imported."""
-        return iter(())
+        """Tasks from ``hooks.items``, gold from ``hooks.gold``; without them nothing to build: every
+        task of a declared kind is stored when its items are imported."""
+        return super().iter_tasks(store, overlap, batch) if self.declaration.hooks.items else iter(())
+
+    def known_answers(self, store):
+        gold = self.hook("gold")
+        return gold(store) if gold is not None else {}
 
     # -- answers --
     def validate(self, values: dict[str, Any], task) -> dict[str, Any]:
@@ -257,9 +328,12 @@ class DeclaredKind(TaskKind):
         """``values`` checked question by question against the item ``payload`` (a span's words)."""
         if not isinstance(values, dict):
             raise LabelError("<values>: expected an object keyed by question")
+        comment = values.get("comment") if self.declaration.comment else None
         for key in values:
-            if key not in self.questions:
+            if key not in self.questions and not (key == "comment" and self.declaration.comment):
                 raise LabelError(f"{key}: not a question of {self.name} ({', '.join(self.questions)})")
+        if comment is not None and not isinstance(comment, str):
+            raise LabelError("comment: expected a string")
         out: dict[str, Any] = {}
         for q in self.declaration.questions:
             value = values.get(q.name)
@@ -268,7 +342,7 @@ class DeclaredKind(TaskKind):
                     raise LabelError(f"{q.name}: required ({q.text()})")
                 continue
             out[q.name] = _answer(q, value, payload.get(q.field or ""))
-        return out
+        return {**out, "comment": comment} if comment is not None else out
 
     def units(self, values: dict[str, Any]) -> dict[Unit, Any]:
         out: dict[Unit, Any] = {}
@@ -468,6 +542,13 @@ def _answer(q: QuestionDecl, value: Any, shown: Any = None) -> Any:
 
 
 # -- a project's kinds ----------------------------------------------------------------------------------
+def own_kind(module_file: str) -> DeclaredKind:
+    """One of prefkit's own declared kinds: the declaration beside the module of its hooks
+    (``kinds/<name>.toml`` beside ``kinds/<name>.py``), as its entry point names it."""
+    path = Path(module_file).with_suffix(".toml")
+    return DeclaredKind(read_declaration(path, own=True), path.parent, _where(path, own=True))
+
+
 def declaration_files(root: Path) -> list[Path]:
     folder = Path(root) / KINDS_DIR
     return sorted(folder.glob("*.toml")) if folder.is_dir() else []

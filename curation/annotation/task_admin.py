@@ -14,15 +14,14 @@ from typing import TYPE_CHECKING, Any
 from prefkit.curation.annotation.assignment import gold_rate_key
 from prefkit.curation.annotation.declared import DeclaredKind
 from prefkit.curation.annotation.guidelines import write_default_guidelines
-from prefkit.curation.annotation.kinds.preference_match import PreferenceMatchLabel
 from prefkit.curation.annotation.overlap import adaptive_key, apply_overlap, first_target
-from prefkit.curation.annotation.task_kinds import LabelError, get_kind
+from prefkit.curation.annotation.task_kinds import LabelError, feeding, get_kind
 from prefkit.curation.store import PreferencePair
-from prefkit.schemas.common import Contract, InputError, PrefkitError, content_hash, validation_line
+from prefkit.schemas.common import Contract, InputError, PrefkitError, content_hash
 from prefkit.schemas.config import MAX_OVERLAP, OverlapRange
 from prefkit.schemas.curation import AnnotationTask, Provenance
 from prefkit.schemas.reading import check_unique, read_jsonl, validate_row
-from pydantic import Field, ValidationError
+from pydantic import Field
 
 if TYPE_CHECKING:
     from prefkit.curation.project import Project
@@ -69,10 +68,11 @@ def import_pairs(project: Project, path: Path) -> int:
     rows, ids = [], []
     for lineno, line in _lines(Path(path), PairLine):
         if line.gold is not None:
-            try:
-                PreferenceMatchLabel.model_validate(line.gold)
-            except ValidationError as exc:
-                raise TaskFileError(f"{path}:{lineno}: field gold.{validation_line(exc, root='')}") from None
+            try:  # the answer of the kind the pairs' labels decide (preference_match)
+                for kind in feeding("matching"):
+                    kind.validate(line.gold, None)  # type: ignore[arg-type]
+            except LabelError as exc:
+                raise TaskFileError(f"{path}:{lineno}: field gold.{exc}") from None
         pair_id = line.pair_id or "pair_" + content_hash([line.checklist_item, line.candidate])
         ids.append((lineno, pair_id))
         rows.append(
@@ -107,9 +107,11 @@ def create_tasks(
     ``[annotation] overlap``. ``gold_rate`` (0..1) is the share of gold items mixed into each
     annotator's queue for this kind."""
     task_kind = get_kind(kind)
-    if items is not None and not isinstance(task_kind, DeclaredKind):
+    if items is not None and not (
+        isinstance(task_kind, DeclaredKind) and not task_kind.declaration.hooks.items
+    ):
         raise TaskFileError(
-            f"task kind {kind!r} is not declared in kinds/: build its tasks with tasks create"
+            f"task kind {kind!r} is built from the project's content: build its tasks with tasks create"
         )
     k = project.config.annotation.overlap if overlap is None else overlap
     if isinstance(k, int) and not 1 <= k <= MAX_OVERLAP:

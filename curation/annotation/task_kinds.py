@@ -87,6 +87,9 @@ class TaskKind(ABC):
     labelstudio_config: ClassVar[str | None] = None
     #: The kind's suggestions (``prefkit suggest``): an import reference to its suggester, found the same way.
     suggestions: ClassVar[str | None] = None
+    #: The release configs the kind's final labels decide, each with the hook (an import reference,
+    #: or "" for none) that config's builder calls: ``{"matching": "package.module:name"}``.
+    release: Mapping[str, str] = {}
     #: Where the kind comes in the CLI's ``--kind`` choices, the app's menus and the per-kind reports:
     #: lowest first, ties by distribution and name (the built-in kinds take 10, 20, ...).
     menu_order: ClassVar[int] = 100
@@ -202,6 +205,11 @@ class TaskKind(ABC):
 
     def after_turn_rewrite(self, store: ProjectStore, task: AnnotationTask) -> None:  # noqa: B027 - optional hook
         """Called after an annotator rewrote a user turn of ``task``'s dialogue (the app's rewrite)."""
+
+    def release_hook(self, config: str) -> Any:
+        """The hook release config ``config``'s builder calls (:attr:`release`), or None."""
+        reference = self.release.get(config)
+        return load_reference(reference) if reference else None
 
 
 class KindPluginError(LabelError):
@@ -414,6 +422,20 @@ def get_kind(name: str) -> TaskKind:
         ) from None
 
 
+def feeding(config: str) -> list[TaskKind]:
+    """The kinds whose final labels decide release config ``config`` (:attr:`TaskKind.release`)."""
+    return [kind for kind in TASK_KIND_REGISTRY.values() if config in kind.release]
+
+
+def load_reference(reference: str) -> Any:
+    """What an import reference names: ``"package.module"`` or ``"package.module:name"``."""
+    module_name, _, qualname = reference.partition(":")
+    obj: Any = import_module(module_name)
+    for part in filter(None, qualname.split(".")):
+        obj = getattr(obj, part)
+    return obj
+
+
 def declared_part(kind: TaskKind, attribute: str) -> Any | None:
     """The part a kind names in ``attribute`` (``app_form``, ``labelstudio_config``, ``suggestions``:
     an import reference ``"package.module"`` or ``"package.module:name"``), the one way the app, the
@@ -427,11 +449,8 @@ def declared_part(kind: TaskKind, attribute: str) -> Any | None:
     reference = getattr(kind, attribute, None)
     obj: Any = None
     if reference:
-        module_name, _, qualname = reference.partition(":")
         try:
-            obj = import_module(module_name)
-            for part in filter(None, qualname.split(".")):
-                obj = getattr(obj, part)
+            obj = load_reference(reference)
             obj = obj(kind) if isinstance(obj, type) else obj
         except Exception as exc:  # the plugin's own code: any failure is reported as the plugin's
             where = TASK_KIND_REGISTRY.origin(kind.name) or f"module {type(kind).__module__}"

@@ -39,8 +39,7 @@ from statistics import median
 from typing import TYPE_CHECKING
 
 from prefkit.curation.annotation.declared import DeclaredKind
-from prefkit.curation.annotation.kinds.preference_match import KIND as MATCH
-from prefkit.curation.annotation.task_kinds import TASK_KIND_REGISTRY
+from prefkit.curation.annotation.task_kinds import TASK_KIND_REGISTRY, feeding
 from prefkit.curation.quality.consensus import final_labels
 from prefkit.curation.quality.study_report import study_reports
 from prefkit.curation.quality.verification import (
@@ -223,10 +222,7 @@ def verified_counts(store: ProjectStore) -> dict[str, int]:
     instances = sum(
         instance_verification(links.get(i.instance_id, []), statuses)[0] for i in store.content.instances()
     )
-    finals = final_labels(store, MATCH)
-    pairs = sum(
-        1 for t in store.labels.tasks(kind=MATCH) if not t.is_gold and finals[t.task_id].values is not None
-    )
+    pairs = sum(_decided(store, kind.name) for kind in feeding("matching"))
     memories = sum(len(v["memories"]) for v in verified_gold(store).values())
     declared = {f"{k} items": _decided(store, k) for k in _declared_units()}
     return {
@@ -240,7 +236,7 @@ def verified_counts(store: ProjectStore) -> dict[str, int]:
 
 def _declared_units() -> list[str]:
     """The project's declared kinds: each item people decided is a verified unit of its own."""
-    return [k.name for k in TASK_KIND_REGISTRY.values() if isinstance(k, DeclaredKind)]
+    return [k.name for k in TASK_KIND_REGISTRY.values() if isinstance(k, DeclaredKind) and not k.release]
 
 
 def _decided(store: ProjectStore, kind: str) -> int:

@@ -12,8 +12,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from prefkit.curation.annotation.kinds.memory_verify import KIND as MEMORY_VERIFY
-from prefkit.curation.annotation.task_kinds import TASK_KIND_REGISTRY
+from prefkit.curation.annotation.task_kinds import TASK_KIND_REGISTRY, feeding
 from prefkit.curation.annotation.workflow import gold_accuracy as project_gold_accuracy
 from prefkit.curation.quality.agreement import agreement_rows as project_agreement_rows
 from prefkit.curation.quality.consensus import disagreements, effective_adjudications, live_flags, live_labels
@@ -333,12 +332,14 @@ def gate_gold_evidence(ctx: GateContext) -> GateResult:
         return GateResult(
             "gold_evidence", True, None, 0, "not applicable: no AlpsBench config in this release"
         )
-    if any(MEMORY_VERIFY in c.needs for c in alps):
+    # the kinds whose labels verify the packets' gold (memory_verify: no hook; task_qc's judges built rows)
+    verifier = ", ".join(k.name for k in feeding("alpsbench_*") if not k.release_hook("alpsbench_*"))
+    if any(verifier in c.needs for c in alps):
         n, fails = verified_gold_evidence(ctx.store)
         what = "verified gold memories"
         if n == 0:
-            names = [c.name for c in alps if MEMORY_VERIFY in c.needs and not c.name.endswith("_gold")]
-            reason = f"no verified gold memories: {_needs_text(MEMORY_VERIFY, names)}"
+            names = [c.name for c in alps if verifier in c.needs and not c.name.endswith("_gold")]
+            reason = f"no verified gold memories: {_needs_text(verifier, names)}"
             return GateResult("gold_evidence", False, 0, 0, reason, [reason])
     else:
         fails, n = gold_evidence_failures(ctx.store), ctx.store.count("memories", origin="gold")

@@ -135,6 +135,7 @@ class MemoryVerify(TaskKind):
     labelstudio_config = "prefkit.annotate_app.labelstudio.kinds.memory_verify:CONFIG"
     suggestions = "prefkit.pipelines.suggestions.kinds:MEMORY"
     menu_order = 30
+    release = {"alpsbench_*": ""}  # its final labels verify the packets' gold (with the verified reference)
     flag_reasons = (
         "empty or truncated dialogue",
         "wrong language",

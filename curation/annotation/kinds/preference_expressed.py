@@ -121,6 +121,7 @@ class PreferenceExpressed(TaskKind):
     labelstudio_config = "prefkit.annotate_app.labelstudio.kinds.preference_expressed:CONFIG"
     suggestions = "prefkit.pipelines.suggestions.kinds:EXPRESSED"
     menu_order = 10
+    release = {"cupid": ""}  # its final labels verify the sessions the CUPID rows are rebuilt from
     flag_reasons = (
         "empty or truncated dialogue",
         "wrong language",

@@ -1,35 +1,23 @@
-"""The ``task_qc`` task kind: people check what an LLM generated for AlpsBench tasks 2-4.
+"""The hooks of ``task_qc`` (declared in ``task_qc.toml`` beside this module): people check what an
+LLM generated for AlpsBench tasks 2-4, as AlpsBench's human quality control did.
 
 One task per built row (``prefkit tasks build-alpsbench``): the annotator sees the generated text (a
 task 3/4 query, or a task 2 follow-up dialogue) beside the memory it is about and the gold answer, and
-decides two things, as AlpsBench's human quality control did:
-
-- ``leakage``: ``none`` or ``leaks`` — does the generated text give the memory away?
-- ``answer``: ``correct`` or ``incorrect`` — is the gold answer right for this input?
-
-A built row ships only when its final label is ``none`` + ``correct``. Everything this kind needs is in
-this module; pyproject.toml declares it (an entry point of ``prefkit.task_kinds``).
+decides ``leakage`` (``none`` or ``leaks``) and ``answer`` (``correct`` or ``incorrect``). A built row
+ships only when its final label is ``none`` + ``correct`` (:func:`passed`, the ``alpsbench_*`` hook).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 
-from prefkit.curation.annotation.task_kinds import FieldSpec, TaskKind
-from prefkit.curation.store import AlpsTask
-from prefkit.schemas.common import Contract
-from pydantic import Field
+from prefkit.curation.annotation.declared import own_kind
 
 if TYPE_CHECKING:
-    from prefkit.curation.store import ProjectStore
+    from prefkit.curation.store import AlpsTask, ProjectStore
 
 KIND = "task_qc"
-
-
-class TaskQcLabel(Contract):
-    leakage: Literal["none", "leaks"] = Field(description="Does the generated text give the memory away?")
-    answer: Literal["correct", "incorrect"] = Field(description="Is the gold answer right for this input?")
-    comment: str | None = Field(default=None, description="Optional note (what leaks, what is wrong).")
 
 
 def item_ref(track: str, benchmark_id: str) -> str:
@@ -37,12 +25,11 @@ def item_ref(track: str, benchmark_id: str) -> str:
 
 
 def passed(values: dict[str, Any] | None) -> bool:
-    """Whether a final task_qc label lets the row ship."""
+    """``hooks.release.alpsbench_*``: whether a final task_qc label lets the built row ship."""
     return (
         bool(values)
         and values is not None
-        and values.get("leakage") == "none"
-        and values.get("answer") == "correct"
+        and (values.get("leakage"), values.get("answer")) == ("none", "correct")
     )
 
 
@@ -72,38 +59,11 @@ def _payload(row: AlpsTask) -> dict[str, Any]:
     }
 
 
-class TaskQc(TaskKind):
-    name = KIND
-    title = "Generated task check"
-    app_form = "prefkit.annotate_app.forms.task_qc"
-    labelstudio_config = "prefkit.annotate_app.labelstudio.kinds.task_qc:CONFIG"
-    suggestions = "prefkit.pipelines.suggestions.kinds:TASK_QC"
-    menu_order = 40
-    flag_reasons = (
-        "generated text empty or truncated",
-        "memory or gold answer missing",
-        "wrong language",
-        "other",
-    )
-    label_model = TaskQcLabel
-    fields = (
-        FieldSpec("leakage", "nominal", ("leaks", "none")),
-        FieldSpec("answer", "nominal", ("incorrect", "correct")),
-    )
-
-    def build_tasks(self, store: ProjectStore, overlap, batch):
-        return [
-            self.make_task(item_ref(r.track, r.benchmark_id), _payload(r), overlap, batch)
-            for r in store.alps_tasks.tasks()
-        ]
-
-    def units(self, values):
-        return {("", f.name): values[f.name] for f in self.fields if f.name in values}
-
-    def assemble(self, units, labels):
-        """The final values from the decided units (consensus per field)."""
-        return {f.name: units[("", f.name)] for f in self.fields if ("", f.name) in units}
+def items(store: ProjectStore) -> Iterator[tuple[str, dict[str, Any]]]:
+    """``hooks.items``: every built AlpsBench task row."""
+    for row in store.alps_tasks.tasks():
+        yield item_ref(row.track, row.benchmark_id), _payload(row)
 
 
 #: The kind, as pyproject.toml's ``prefkit.task_kinds`` entry point names it.
-TASK_KIND = TaskQc()
+TASK_KIND = own_kind(__file__)
