@@ -179,7 +179,7 @@ def _row(**over):
     ("bad", "message"),
     [
         ({"annotator": "nobody"}, "in.jsonl:2: annotator: no user 'nobody'"),
-        ({"values": {"coverage": "most"}}, "in.jsonl:2: values.coverage: Input should be"),
+        ({"values": {"coverage": "most"}}, "in.jsonl:2: values.coverage: 'most' is not one of"),
         ({"item_id": "pair:zzz"}, "in.jsonl:2: item_id: no preference_match task"),
         ({"task_kind": "vibes"}, "in.jsonl:2: task_kind: unknown task kind 'vibes'"),
         ({"timestamp": "yesterday"}, "in.jsonl:2: timestamp: not an ISO-8601 time"),

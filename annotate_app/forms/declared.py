@@ -29,11 +29,17 @@ if TYPE_CHECKING:
 KEYS = "prefkit-keys-"
 
 
+def _why(offered: Any) -> str:
+    """What the suggestion says of itself (its detail: a reason, the checks that failed)."""
+    detail = offered.detail or {}
+    failed = detail.get("failed")
+    reason = f" — {detail['reason']}" if detail.get("reason") else ""
+    return reason + ("" if failed is None else " — failed checks: " + (", ".join(failed) or "none"))
+
+
 class DeclaredForm:
     """``render`` / ``edit`` / ``unit_title`` (and ``lead``, ``summary``, ``describe``, ``cell``) of
     one declared kind."""
-
-    COMMENT_IN_PANEL = True
 
     def __init__(self, kind: DeclaredKind):
         self.kind = kind
@@ -48,6 +54,9 @@ class DeclaredForm:
         self.keyed.sort(key=lambda qck: qck[2])
         #: A kind whose one question is a required choice: a key (or click) labels the item and moves on.
         self.at_once = choosing[0] if len(questions) == len(choosing) == 1 and choosing[0].required else None
+        #: The comment box under the skip/report switch, unless the labels carry a comment of their own
+        #: beside several answers (then it is drawn with them).
+        self.COMMENT_IN_PANEL = self.at_once is not None or not kind.declaration.comment
         self.SHORTCUTS = (
             *((k, f"{q.text()}: {q.word(c)}") for q, c, k in self.keyed),
             *(() if self.at_once else (("Ctrl+Enter", "Submit the item"),)),
@@ -85,8 +94,11 @@ class DeclaredForm:
             return self._spans(q, task, key, title, default)
         if q.type == "multi_label":
             return st.segmented_control(title, q.choices(), selection_mode="multi", default=default, key=key)
-        if q.type in ("label", "rating"):
-            return st.segmented_control(title, self._order(q), default=default, key=key, format_func=q.word)
+        if q.type in ("label", "rating"):  # required: a click on the chosen (or suggested) value keeps it
+            choices = self._order(q)
+            return st.segmented_control(
+                title, choices, default=default, key=key, format_func=q.word, required=q.required
+            )
         if q.type == "ranking":
             order = title + " — click them best first"
             return st.multiselect(order, q.choices(), default=default, key=key, placeholder="best first")
@@ -201,9 +213,13 @@ class DeclaredForm:
                 )
         initial = (offered.values or {}) if offered else {}
         if offered and initial:
-            st.markdown(suggestion.note(offered, md_escape(self.describe(shown.task, initial))))
+            st.markdown(
+                suggestion.note(offered, md_escape(self.describe(shown.task, initial) + _why(offered)))
+            )
         for q in self.kind.declaration.questions:
             self._control(q, prefix, initial, keys=True, task=shown.task)
+        if not self.COMMENT_IN_PANEL:  # a kind whose labels carry a comment: its box beside the answers
+            st.text_input("Comment (optional)", key=f"{prefix}:comment")
 
         def read() -> tuple[dict | None, str]:
             questions = self.kind.declaration.questions
