@@ -83,7 +83,9 @@ class DeclaredForm:
         return "\n\n".join(parts)
 
     # -- the questions --
-    def _control(self, q: QuestionDecl, prefix: str, initial: dict[str, Any], keys: bool, task) -> Any:
+    def _control(
+        self, q: QuestionDecl, prefix: str, initial: dict[str, Any], keys: bool, task, where: Any = st
+    ) -> Any:
         # The declaration is the project's own text, like its guidelines: a title is the label as written.
         title = q.text() + ("" if q.required else " (optional)")
         mine = [k for kq, _, k in self.keyed if kq is q]
@@ -96,7 +98,7 @@ class DeclaredForm:
             return st.segmented_control(title, q.choices(), selection_mode="multi", default=default, key=key)
         if q.type in ("label", "rating"):  # required: a click on the chosen (or suggested) value keeps it
             choices = self._order(q)
-            return st.segmented_control(
+            return where.segmented_control(
                 title, choices, default=default, key=key, format_func=q.word, required=q.required
             )
         if q.type == "ranking":
@@ -216,10 +218,13 @@ class DeclaredForm:
             st.markdown(
                 suggestion.note(offered, md_escape(self.describe(shown.task, initial) + _why(offered)))
             )
-        for q in self.kind.declaration.questions:
-            self._control(q, prefix, initial, keys=True, task=shown.task)
         if not self.COMMENT_IN_PANEL:  # a kind whose labels carry a comment: its box beside the answers
             st.text_input("Comment (optional)", key=f"{prefix}:comment")
+        # Only single choices to make: they go in the action bar with Submit, kept in the window.
+        choosing = all(q.type in ("label", "rating") for q in self.kind.declaration.questions)
+        where = ui.action_bar(shown) if choosing else st
+        for q in self.kind.declaration.questions:
+            self._control(q, prefix, initial, keys=True, task=shown.task, where=where)
 
         def read() -> tuple[dict | None, str]:
             questions = self.kind.declaration.questions

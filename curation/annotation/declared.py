@@ -257,7 +257,8 @@ class DeclaredKind(TaskKind):
     def __init__(self, decl: KindDeclaration, root: Path, where: str | None = None):
         self.declaration, self.root = decl, root
         self.where = where or f"{KINDS_DIR}/{decl.name}.toml"
-        self.name, self.title, self.menu_order = decl.name, decl.title, decl.menu_order
+        self.name, self.title = decl.name, decl.title
+        self.menu_order = decl.menu_order  # type: ignore[misc]
         self.flag_reasons = tuple(decl.flag_reasons or TaskKind.flag_reasons)
         self.suggestions = decl.hooks.suggestions or DeclaredKind.suggestions  # type: ignore[misc]
         self.release = decl.hooks.release
