@@ -89,11 +89,12 @@ def test_every_form_and_label_studio_config_module_is_named_by_one_kind():
         assert isinstance(ls_kind(name), LSConfig)
         configs[name] = kind.labelstudio_config
     helpers = {"suggestion", "text"}  # the forms package's shared modules, no kind's form
-    forms["declared"] = DeclaredKind.app_form.partition(":")[0]  # every declared kind's (kinds/*.toml)
-    assert sorted(forms.values()) == sorted(
-        f"prefkit.annotate_app.forms.{m}" for m in modules(FORMS_DIR) - helpers
-    )
-    assert sorted(configs.values()) == sorted(
+    # the generic form and config: every declared kind's (prefkit's own declarations and kinds/*.toml)
+    generic = {DeclaredKind.app_form, DeclaredKind.labelstudio_config}
+    assert {"preference_match", "task_qc"} <= {n for n in forms if forms[n] in generic}
+    used = {ref.partition(":")[0] for ref in [*forms.values(), DeclaredKind.app_form]}
+    assert sorted(used) == sorted(f"prefkit.annotate_app.forms.{m}" for m in modules(FORMS_DIR) - helpers)
+    assert sorted(set(configs.values()) - generic) == sorted(
         f"prefkit.annotate_app.labelstudio.kinds.{m}:CONFIG" for m in modules(LS_DIR)
     )
 
