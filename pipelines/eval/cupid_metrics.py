@@ -100,6 +100,13 @@ def key_name(key: CupidKey) -> str:
     return f"{key[0]}|{key[1]}"
 
 
+def only_known(golds: Mapping[CupidKey, Any], preds: Mapping[CupidKey, Any]) -> None:
+    """A prediction for an instance the release config does not hold is refused, naming it."""
+    extra = sorted(set(preds) - set(golds))
+    if extra:
+        raise EvalInputError(f"prediction for ({key_name(extra[0])}), which is not in the release config")
+
+
 def _credit(labels: list[dict[str, str]]) -> float:
     return sum(COVERAGE_CREDIT[lab["coverage"]] for lab in labels)
 
@@ -160,9 +167,7 @@ def score_inference(
     golds: Mapping[CupidKey, Gold], preds: Mapping[CupidKey, CupidPrediction | dict[str, Any]]
 ) -> list[dict[str, Any]]:
     """Rows: one per instance type present, ``overall``, then one per relevant-session position."""
-    extra = sorted(set(preds) - set(golds))
-    if extra:
-        raise EvalInputError(f"prediction for ({key_name(extra[0])}), which is not in the release config")
+    only_known(golds, preds)
     by_type: dict[str, Tally] = {}
     by_pos: dict[str, Tally] = {}
     overall = Tally()
@@ -203,9 +208,7 @@ def score_generation(
     golds: Mapping[CupidKey, Gold], preds: Mapping[CupidKey, CupidPrediction | dict[str, Any]]
 ) -> list[dict[str, Any]]:
     """Rows: mean and 1-10 distribution of judge scores per instance type and overall."""
-    extra = sorted(set(preds) - set(golds))
-    if extra:
-        raise EvalInputError(f"prediction for ({key_name(extra[0])}), which is not in the release config")
+    only_known(golds, preds)
     by_type: dict[str, ScoreTally] = {}
     overall = ScoreTally()
     for key in sorted(golds):

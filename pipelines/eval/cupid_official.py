@@ -31,7 +31,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from prefkit.pipelines.eval.cupid_metrics import INSTANCE_TYPES, Gold, Sums, as_record, key_name
+from prefkit.pipelines.eval.cupid_metrics import INSTANCE_TYPES, Gold, Sums, as_record, key_name, only_known
 from prefkit.pipelines.eval.release import CupidKey, EvalInputError
 from prefkit.schemas.evaluation import COVERAGE_CREDIT
 
@@ -110,9 +110,7 @@ def inference_counts(key: CupidKey, gold: Gold, pred: Mapping[str, Any] | None, 
 def score_inference(golds: Mapping[CupidKey, Gold], preds: Mapping[CupidKey, Any]) -> list[dict[str, Any]]:
     """Rows ``inference`` (official line) and ``inference_strict``, per instance type and overall,
     with the count of each outcome."""
-    extra = sorted(set(preds) - set(golds))
-    if extra:
-        raise EvalInputError(f"prediction for ({key_name(extra[0])}), which is not in the release config")
+    only_known(golds, preds)
     lines: dict[bool, dict[str, Counts]] = {False: {}, True: {}}
     kinds: dict[str, Counter[str]] = {}
     for key in sorted(golds):
@@ -141,9 +139,7 @@ def _kind_counts(k: Counter) -> dict[str, int]:
 
 def score_generation(golds: Mapping[CupidKey, Gold], preds: Mapping[CupidKey, Any]) -> list[dict[str, Any]]:
     """Rows ``generation`` (official mean) and ``generation_strict`` per instance type and overall."""
-    extra = sorted(set(preds) - set(golds))
-    if extra:
-        raise EvalInputError(f"prediction for ({key_name(extra[0])}), which is not in the release config")
+    only_known(golds, preds)
     rows = []
     for strict, task in ((False, "generation"), (True, "generation_strict")):
         scores: dict[str, list[float]] = {}
