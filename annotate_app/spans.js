@@ -1,4 +1,5 @@
 
+const KEYS = 'Tab here, then the arrows move between words, Shift+arrow takes more, Enter marks or unmarks';
 export default function(component) {
   const { data, setTriggerValue, parentElement } = component;
   let root = parentElement.querySelector('.prefkit-spans');
@@ -8,6 +9,7 @@ export default function(component) {
   const drawn = JSON.stringify(data);
   if (root.__drawn === drawn) return;
   root.__drawn = drawn;
+  const refocus = root.contains(document.activeElement) && root.__kbd;  // a key that marked words keeps its place
   root.replaceChildren();
   const hint = document.createElement('div'); hint.className = 'pk-hint'; hint.textContent = data.hint; root.append(hint);
   const note = document.createElement('div'); note.className = 'pk-note'; note.setAttribute('role', 'status'); root.append(note);
@@ -33,6 +35,11 @@ export default function(component) {
     }
     if (at < chars.length) text.append(document.createTextNode(chars.slice(at).join('')));
     box.append(head, text); root.append(box);
+    if (turn.selectable) {
+      text.tabIndex = 0; text.setAttribute('role', 'group'); text.setAttribute('aria-label', `${turn.head}: ${KEYS}`);
+      text.addEventListener('keydown', (e) => keyed(e, turn, text));
+      if (refocus && refocus.turn === turn.index) text.focus({preventScroll: true});
+    }
   }
   const offset = (text, node, off) => {
     const r = document.createRange(); r.setStart(text, 0); r.setEnd(node, off); return cp(r.toString());
@@ -58,6 +65,42 @@ export default function(component) {
     note.textContent = ''; root.__picked = performance.now();
     setTriggerValue('picked', {turn: turn.index, start, end, text: chars.slice(start, end).join('')});
     return true;
+  };
+  // From the keyboard: the arrows move between a turn's words, Shift+arrow takes the next ones too, and
+  // Enter marks them (or unmarks the marked words there); the words in reach are drawn as a highlight.
+  const spot = (text, at) => {  // code point ``at`` of the turn as a DOM position
+    const walk = document.createTreeWalker(text, NodeFilter.SHOW_TEXT);
+    for (let n = walk.nextNode(); n; n = walk.nextNode()) {
+      const chars = Array.from(n.textContent);
+      if (at <= chars.length) return [n, chars.slice(0, at).join('').length];
+      at -= chars.length;
+    }
+    return [text, text.childNodes.length];
+  };
+  const keyed = (e, turn, text) => {
+    const ws = [];
+    let at = 0;
+    for (const w of new Intl.Segmenter(undefined, {granularity: 'word'}).segment(turn.content)) {
+      if (w.isWordLike) ws.push([at, at + cp(w.segment)]);
+      at += cp(w.segment);
+    }
+    const k = root.__kbd && root.__kbd.turn === turn.index ? root.__kbd : {turn: turn.index, i: -1, j: -1};
+    const step = {ArrowRight: 1, ArrowLeft: -1}[e.key];
+    if (step && ws.length) {
+      const last = ws.length - 1, move = (n) => Math.min(last, Math.max(0, n));
+      if (e.shiftKey && k.i >= 0) k.j = Math.max(k.i, move(k.j + step));
+      else k.i = k.j = move((step > 0 ? k.j : k.i) + step);
+      root.__kbd = k;
+      const [a] = ws[k.i], b = ws[k.j][1], r = document.createRange();
+      r.setStart(...spot(text, a)); r.setEnd(...spot(text, b));
+      if (window.CSS && CSS.highlights) CSS.highlights.set('pk-cursor', new Highlight(r));
+      note.textContent = Array.from(turn.content).slice(a, b).join('');
+    } else if (e.key === 'Enter' && !e.ctrlKey && !e.metaKey && k.i >= 0 && ws.length) {
+      const a = ws[k.i][0], b = ws[k.j][1];
+      const hit = data.spans.find(s => s.turn === turn.index && s.start < b && s.end > a);
+      if (hit) setTriggerValue('removed', {turn: hit.turn, start: hit.start, end: hit.end}); else pick(turn, a, b);
+    } else return;
+    e.preventDefault(); e.stopPropagation();
   };
   const turnOf = (el) => {
     if (!el || !root.contains(el)) { note.textContent = data.one_turn; return null; }

@@ -8,7 +8,8 @@ HTML, so markup, scripts and links in it stay text. Offsets are counted in code 
 indexes a string), not the browser's UTF-16 units, so a turn with emoji gives the same offsets here and
 in ``turn[start:end]``; a selection is widened to whole grapheme clusters (an accented letter or an
 emoji with its modifiers is one character to a reader; the library refuses a span that splits one).
-A double-click selects the word under the pointer. A selection across two turns, or in a turn that
+A double-click selects the word under the pointer; from the keyboard a turn takes the focus (Tab), the
+arrows move between its words, Shift+arrow takes more, and Enter marks them (or unmarks marked ones). A selection across two turns, or in a turn that
 may not be evidence (an assistant turn for a preference), is ignored with a note.
 
 Shown only while the annotator's *Select words* switch is on: the Annotate page draws nothing for it

@@ -5,7 +5,7 @@ the text field and in a chat turn, submits with Ctrl+Enter, and the label holds 
 from __future__ import annotations
 
 import pytest
-from appkit import PASSWORD, browser, open_kind, require_chromium, serve, settle, sign_in
+from appkit import PASSWORD, axe_violations, browser, open_kind, require_chromium, serve, settle, sign_in
 from click.testing import CliRunner
 from prefkit.cli import cli
 from prefkit.curation.annotation import workflow
@@ -23,11 +23,15 @@ def served(tmp_path_factory):
     root = tmp_path_factory.mktemp("spans") / "proj"
     Project.init(root, name="spans").close()
     (root / "kinds" / f"{NAME}.toml").write_text(TOML, encoding="utf-8")  # declared from scratch
-    for args in (["kinds", "check"], ["tasks", "import", "--kind", NAME, str(write_items(root / "i.jsonl"))]):
+    for args in (
+        ["kinds", "check"],
+        ["tasks", "import", "--kind", NAME, str(write_items(root / "i.jsonl")), "--overlap", "2"],
+    ):
         result = CliRunner().invoke(cli, [*args, "-p", str(root)])
         assert result.exit_code == 0, result.output
     project = Project(root)
-    project.store.accounts.add_user("ann1", "annotator", PASSWORD)
+    for who in ("ann1", "ann2"):
+        project.store.accounts.add_user(who, "annotator", PASSWORD)
     yield from serve(project)
 
 
@@ -72,5 +76,37 @@ def test_an_annotator_marks_words_and_the_label_is_exactly_those_words(served, b
             {"start": 14, "end": 18, "label": "pref"},
         ],
         "said": [{"turn": 0, "start": 7, "end": 12, "label": "pref"}],
+    }
+    page.context.close()
+
+
+def test_words_are_marked_and_unmarked_from_the_keyboard(served, browser):
+    project, url, _ = served
+    page = sign_in(browser, url, "ann2")
+    open_kind(page, TITLE)
+    item = workflow.current_item(project, "ann2", NAME)
+    assert axe_violations(page) == []  # the pickers and the label choosers are named, in reach of Tab
+    words = page.locator(".prefkit-spans").nth(0).locator(".pk-text")
+    words.focus()
+    for key in ("ArrowRight", "ArrowRight", "ArrowRight", "Shift+ArrowRight", "Enter"):  # bike lane
+        page.keyboard.press(key)
+    page.locator(".prefkit-spans").nth(0).locator("mark", has_text="bike lane").wait_for()
+    settle(page)
+    assert page.evaluate("() => document.activeElement.classList.contains('pk-text')")  # still in the text
+    for key in ("ArrowLeft", "ArrowLeft", "Enter"):  # the first word, ride, as well
+        page.keyboard.press(key)
+    page.locator(".prefkit-spans").nth(0).locator("mark", has_text="ride").wait_for()
+    settle(page)
+    for key in ("ArrowRight", "ArrowRight", "Enter"):  # on the marked words: unmarked
+        page.keyboard.press(key)
+    page.wait_for_function(
+        "() => document.querySelectorAll('.prefkit-spans')[0].querySelectorAll('mark').length === 1"
+    )
+    settle(page)
+    page.keyboard.press("Control+Enter")
+    page.wait_for_function(f"() => !document.querySelector('[class*=\"st-key-{item.event_id}-submit\"]')")
+    settle(page)
+    assert project.store.labels.event(item.event_id).values == {
+        "marks": [{"start": 0, "end": 4, "label": "pref"}]
     }
     page.context.close()

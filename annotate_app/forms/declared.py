@@ -141,7 +141,10 @@ class DeclaredForm:
                 s for s in st.session_state[key] if (s["turn"], s["start"], s["end"]) != at
             ]
 
-        hint = "Choose the label above, then select its words (drag, or double-click a word); click marked words to unmark them."
+        hint = (
+            "Choose the label above, then select its words (drag, double-click a word, or Tab to the text: "
+            "arrows, Shift+arrow, Enter); click marked words, or Enter on them, to unmark them."
+        )
         spans.picker(f"{key}:words", self._turns(q, task), kept, hint, pick, drop)
         return self._answer(q, kept)
 
