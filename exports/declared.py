@@ -23,15 +23,14 @@ _FIELD_TYPES = {
     "chat": pa.list_(pa.struct([("role", pa.string()), ("content", pa.string())])),
     "list": pa.list_(pa.string()),
 }
+_SPAN = [("start", pa.int64()), ("end", pa.int64()), ("label", pa.string())]
 _ANSWER_TYPES = {
     "label": pa.string(),
     "multi_label": pa.list_(pa.string()),
     "rating": pa.int64(),
     "ranking": pa.list_(pa.string()),
-    "span": pa.list_(pa.struct([("start", pa.int64()), ("end", pa.int64()), ("label", pa.string())])),
-    "chat_span": pa.list_(
-        pa.struct([("turn", pa.int64()), ("start", pa.int64()), ("end", pa.int64()), ("label", pa.string())])
-    ),
+    "span": pa.list_(pa.struct(_SPAN)),
+    "chat_span": pa.list_(pa.struct([("turn", pa.int64()), *_SPAN])),
 }
 _RULES = {
     "label": "majority",
@@ -67,12 +66,8 @@ def declared_configs(store: ProjectStore, config_data: type[ConfigData]) -> list
         fields = [(f.name, _FIELD_TYPES[f.type]) for f in decl.fields]
         asked = [q for q in decl.questions if q.type in _ANSWER_TYPES]
         chat = {f.name for f in decl.fields if f.type == "chat"}
-        answers = pa.struct(
-            [
-                (q.name, _ANSWER_TYPES["chat_span" if q.type == "span" and q.field in chat else q.type])
-                for q in asked
-            ]
-        )
+        types = {q.name: "chat_span" if q.type == "span" and q.field in chat else q.type for q in asked}
+        answers = pa.struct([(q.name, _ANSWER_TYPES[types[q.name]]) for q in asked])
         shows = "; ".join(f"{f.name} ({f.type}{f': {f.title}' if f.title else ''})" for f in decl.fields)
         decided = config_data(
             kind.name,

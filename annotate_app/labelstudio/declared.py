@@ -82,11 +82,11 @@ class DeclaredConfig(LSConfig):
             body += tag("Header", value=q.text() + ("" if q.required else " (optional)"), size="5")
             required = "true" if q.required else "false"
             if q.type == "span":
-                labels = "".join(tag("Label", value=label) for label in q.labels or ())
-                chat = q.field in self.chat
-                control = "ParagraphLabels" if chat else "Labels"
+                chat, labels = q.field in self.chat, "".join(tag("Label", value=x) for x in q.labels or ())
                 extra = {} if chat else {"granularity": "word"}
-                body += tag(control, labels, name=q.name, toName=q.field, **extra)
+                body += tag(
+                    "ParagraphLabels" if chat else "Labels", labels, name=q.name, toName=q.field, **extra
+                )
             elif q.type == "ranking":
                 body += tag("List", name=q.name + LIST, value=f"${q.name}{LIST}", title=q.text())
                 body += tag("Ranker", name=q.name, toName=q.name + LIST)
@@ -165,11 +165,8 @@ class DeclaredConfig(LSConfig):
         if not isinstance(labels, list) or len(labels) != 1:
             raise LabelError(f"{where}: give each marked passage exactly one label")
         if q.field not in self.chat:
-            return {
-                "start": _code_points(shown, v.get("start"), where),
-                "end": _code_points(shown, v.get("end"), where),
-                "label": labels[0],
-            }
+            a, b = (_code_points(shown, v.get(k), where) for k in ("start", "end"))
+            return {"start": a, "end": b, "label": labels[0]}
         try:
             turn, end_turn = int(v["start"]), int(v["end"])
         except (KeyError, TypeError, ValueError):
@@ -177,30 +174,21 @@ class DeclaredConfig(LSConfig):
         if turn != end_turn or not 0 <= turn < len(shown):
             raise LabelError(f"{where}: mark words within one turn of {q.field}")
         text = shown[turn]["content"]
-        a, b = _code_points(text, v.get("startOffset"), where), _code_points(text, v.get("endOffset"), where)
+        a, b = (_code_points(text, v.get(k), where) for k in ("startOffset", "endOffset"))
         return {"turn": turn, "start": a, "end": b, "label": labels[0]}
 
     def _regions(self, q: QuestionDecl, spans: list[dict[str, Any]], task) -> list[dict[str, Any]]:
-        shown, out = task.payload.get(q.field or ""), []
+        chat, shown, out = q.field in self.chat, task.payload.get(q.field or ""), []
+        kind = "paragraphlabels" if chat else "labels"
         for s in spans:
-            if q.field in self.chat:
-                text = shown[s["turn"]]["content"]
-                value = {
-                    "start": s["turn"],
-                    "end": s["turn"],
-                    "startOffset": _utf16(text, s["start"]),
-                    "endOffset": _utf16(text, s["end"]),
-                    "paragraphlabels": [s["label"]],
-                }
-                kind = "paragraphlabels"
-            else:
-                text, kind = shown, "labels"
-                value = {
-                    "start": _utf16(text, s["start"]),
-                    "end": _utf16(text, s["end"]),
-                    "labels": [s["label"]],
-                }
-            value["text"] = text[s["start"] : s["end"]]
+            text = shown[s["turn"]]["content"] if chat else shown
+            a, b = _utf16(text, s["start"]), _utf16(text, s["end"])
+            at = (
+                {"start": s["turn"], "end": s["turn"], "startOffset": a, "endOffset": b}
+                if chat
+                else {"start": a, "end": b}
+            )
+            value = {**at, kind: [s["label"]], "text": text[s["start"] : s["end"]]}
             out.append({"from_name": q.name, "to_name": q.field, "type": kind, "value": value})
         return out
 
