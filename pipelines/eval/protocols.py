@@ -10,7 +10,9 @@ This module only describes; it never scores.
 
 from __future__ import annotations
 
+import tomllib
 from dataclasses import dataclass
+from importlib import resources
 
 from prefkit.pipelines.eval.release import EvalInputError
 
@@ -23,47 +25,12 @@ class Protocol:
     source: str  # whose definition it follows
 
 
+#: Each protocol, from protocols.toml beside this module (in the order reports list them).
 PROTOCOLS: dict[str, Protocol] = {
-    p.name: p
-    for p in (
-        Protocol(
-            "cupid-official",
-            ("cupid",),
-            "CUPID's evaluation code: analysis-then-answer inference, decomposer (<= 4 questions), one matcher "
-            "call per checklist, the 10-label generation rubric, the official failure accounting, plus a strict "
-            "line where every failure scores 0",
-            "kixlab/CUPID evaluation/",
-        ),
-        Protocol(
-            "cupid-prefmatcher",
-            ("cupid",),
-            "cupid-official with a PrefMatcher-style model (e.g. kixlab/prefmatcher-7b on vLLM) as the matcher, "
-            "in its own prompt format",
-            "kixlab/CUPID evaluation/ with --use_matcher",
-        ),
-        Protocol(
-            "alpsbench-public",
-            ("alpsbench",),
-            "AlpsBench's public scorer: exact multiset F1 over six normalised memory fields per row, averaged "
-            "(tasks 1-2), selected-memory id/value match (task 3), used_memory_fact grounding proxy (task 4)",
-            "ThisIsCosine/AlpsBench src/benchmark/metrics.py",
-        ),
-        Protocol(
-            "alpsbench-paper",
-            ("alpsbench",),
-            "AlpsBench's documented matching formula (pair score, Hungarian, threshold 0.30) per row, with the "
-            "constants its documentation leaves open stated as prefkit's choices and the threshold checked "
-            "against labelled pairs",
-            "ThisIsCosine/AlpsBench docs/evaluation_metric.md (+ prefkit's constants)",
-        ),
-        Protocol(
-            "prefkit",
-            ("cupid", "alpsbench"),
-            "prefkit's own variants: JSON inference, claims split by the judge, failures left out of "
-            "precision; AlpsBench fuzzy pooled matching, update categories, prefkit's task 4 judge",
-            "prefkit",
-        ),
-    )
+    name: Protocol(name, tuple(p["benchmarks"]), p["summary"], p["source"])
+    for name, p in tomllib.loads(
+        resources.files(__package__).joinpath("protocols.toml").read_text("utf-8")
+    ).items()
 }
 DEFAULTS = {"cupid": "cupid-official", "alpsbench": "alpsbench-public"}
 OFFICIAL_CUPID = ("cupid-official", "cupid-prefmatcher")
