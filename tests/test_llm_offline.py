@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import io
 import random
+import subprocess
 import sys
 
 import pytest
@@ -253,3 +254,39 @@ def test_a_backend_missing_part_of_the_protocol_is_refused_naming_it(project):
 
     with pytest.raises(LLMConfigError, match="Bare lacks host, check, scrub, aclose"):
         LLMLayer(project.store, backend=Bare(), progress=False)
+
+
+def test_a_stage_s_offline_answers_are_found_by_the_request_not_by_a_side_effect_import():
+    """The backend imports the module a request names (``offline_answers``, set from the template's
+    package); nothing imports a stage's ``offline.py`` for its registrations, and a request naming none
+    has no answer."""
+    script = (
+        "import sys\n"
+        "from prefkit.pipelines.eval.alpsbench import model_request\n"
+        "from prefkit.pipelines.llm.offline import OfflineGeneratorMissing, generator_for\n"
+        "from prefkit.pipelines.llm.types import LLMRequest\n"
+        "from prefkit.schemas.evaluation import MemoryList\n"
+        "assert 'prefkit.pipelines.eval.offline' not in sys.modules, 'imported for its side effect'\n"
+        "bare = LLMRequest('eval', 'x', 'assistant', (('user', 'hi'),), MemoryList)\n"
+        "try:\n"
+        "    generator_for(bare)\n"
+        "    raise SystemExit('answered without its module')\n"
+        "except OfflineGeneratorMissing:\n"
+        "    pass\n"
+        "named = LLMRequest('eval', 'x', 'assistant', (('user', 'hi'),), MemoryList,\n"
+        "                   offline_answers='prefkit.pipelines.eval.offline')\n"
+        "print(generator_for(named).__module__)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "prefkit.pipelines.eval.offline"
+
+
+def test_a_templated_request_names_its_package_s_offline_answers():
+    from prefkit.pipelines.eval.prompting import build_request
+    from prefkit.schemas.evaluation import MemoryList
+
+    request = build_request(
+        "eval.x", "i", "assistant", "alps_task1", MemoryList, {"dialogue": [], "query": ""}
+    )
+    assert request.offline_answers == "prefkit.pipelines.eval.offline"

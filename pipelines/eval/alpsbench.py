@@ -20,7 +20,6 @@ from typing import Any
 
 from prefkit.pipelines.eval import alps_metrics as metrics
 from prefkit.pipelines.eval import alps_paper, alps_public
-from prefkit.pipelines.eval import offline as _offline  # noqa: F401 - registers the offline answers
 from prefkit.pipelines.eval.prompting import build_request
 from prefkit.pipelines.eval.release import (
     EvalInputError,

@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from prefkit.pipelines.eval import offline as _offline  # noqa: F401 - registers the offline answers
 from prefkit.pipelines.eval.cupid_metrics import key_name, with_fields
 from prefkit.pipelines.eval.prompting import build_request
 from prefkit.pipelines.eval.release import CupidKey, EvalInputError, relevant_positions

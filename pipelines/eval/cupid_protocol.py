@@ -22,7 +22,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from prefkit.pipelines.eval import offline as _offline  # noqa: F401 - registers the offline answers
 from prefkit.pipelines.eval.cupid import history
 from prefkit.pipelines.eval.cupid_metrics import key_name, with_fields
 from prefkit.pipelines.eval.cupid_official import CONTEXT_LENGTH, parse_score
@@ -64,6 +63,7 @@ class Steps:
             response_model=None,
             context=context,
             temperature=temperature,
+            offline_answers="prefkit.pipelines.eval.offline",
         )
 
     # -- what the evaluated model sees --------------------------------------------------------------------

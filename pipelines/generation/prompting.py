@@ -33,6 +33,7 @@ def retry_request(request: LLMRequest, attempt: int, reason: str) -> LLMRequest:
         temperature=request.temperature,
         template_hash=request.template_hash,
         offline_context={**request.offline_context, "attempt": attempt},
+        offline_answers=request.offline_answers,
     )
 
 

@@ -22,7 +22,6 @@ from prefkit.curation.annotation.kinds.preference_expressed import ensure_reveri
 from prefkit.curation.project import Project
 from prefkit.curation.quality.verification import instance_verification, session_statuses
 from prefkit.pipelines.generation import STAGES, checklists, dialogues, factors, instances, personas, plan
-from prefkit.pipelines.generation import offline as _offline  # noqa: F401 - registers the offline generators
 from prefkit.pipelines.generation.prompting import run_validated
 from prefkit.pipelines.generation.taxonomy import load_taxonomy
 from prefkit.pipelines.ingest.cupid import instance_records

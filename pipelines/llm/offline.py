@@ -5,7 +5,9 @@ Stages register a generator per response model (or per stage name, for free-text
     @register_offline(PersonaDraft)
     def fake_persona(request: LLMRequest, rng: random.Random) -> PersonaDraft: ...
 
-The generator gets a ``random.Random`` seeded from the layer's seed and the request's cache key, so the
+A request names the module of its stage's answers (``LLMRequest.offline_answers``: a stage's
+``offline.py``, set by :func:`~prefkit.pipelines.llm.templates.prompt_request`), which the backend imports
+when it first answers one, so no stage imports it for its side effect. The generator gets a ``random.Random`` seeded from the layer's seed and the request's cache key, so the
 same seed gives the same outputs and another seed other outputs. Everything it makes is marked
 ``offline=True`` in provenance. This module must never open a socket or read a key.
 """
@@ -14,6 +16,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
+from importlib import import_module
 from typing import Any
 
 from prefkit.pipelines.llm.keys import approx_tokens, cache_key, prompt_tokens
@@ -46,6 +49,8 @@ def register_offline(target: type[BaseModel] | str) -> Callable[[OfflineGenerato
 
 
 def generator_for(request: LLMRequest) -> OfflineGenerator:
+    if request.offline_answers:  # the stage's answers, registered where they are written
+        import_module(request.offline_answers)
     if request.response_model is not None and request.response_model in _BY_MODEL:
         return _BY_MODEL[request.response_model]
     if request.stage in _BY_STAGE:

@@ -119,6 +119,7 @@ def prompt_request(
         context=context,
         temperature=temperature,
         max_tokens=max_tokens,
+        offline_answers=f"{package}.offline",
     )
 
 
@@ -133,6 +134,7 @@ def rendered_request(
     context: dict[str, Any],
     temperature: float,
     max_tokens: int | None = None,
+    offline_answers: str | None = None,
 ) -> LLMRequest:
     """The request of messages already rendered from a prompt whose text hashes to ``digest`` (a
     package template, or prompt files a user supplied): the hash goes into provenance and ``context``
@@ -147,4 +149,5 @@ def rendered_request(
         max_tokens=max_tokens,
         template_hash=digest,
         offline_context=context,
+        offline_answers=offline_answers,
     )

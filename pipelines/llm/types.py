@@ -43,6 +43,8 @@ class LLMRequest:
     # What the offline backend needs to produce a deterministic, schema-valid answer
     # (e.g. the sampled persona attributes); ignored by real backends and not part of the cache key.
     offline_context: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+    # The module of the stage's offline answers (``package.offline``): the offline backend imports it.
+    offline_answers: str | None = field(default=None, compare=False, hash=False)
 
     def chat_messages(self) -> list[dict[str, str]]:
         return [{"role": r, "content": c} for r, c in self.messages]

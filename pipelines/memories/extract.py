@@ -32,7 +32,6 @@ from prefkit.pipelines.llm import LLMLayer
 from prefkit.pipelines.llm.offline import generator_for
 from prefkit.pipelines.llm.templates import prompt_request
 from prefkit.pipelines.llm.types import LLMRequest
-from prefkit.pipelines.memories import offline as _offline  # noqa: F401 - registers the offline generators
 from prefkit.schemas.alpsbench import TAXONOMY, MemoryItem
 from prefkit.schemas.common import PrefkitError
 from prefkit.schemas.config import LLMSection

@@ -30,7 +30,6 @@ from typing import TYPE_CHECKING, Any
 from prefkit.curation.quality.verification import verified_gold
 from prefkit.curation.store import AlpsTask, Dialogue, DialogueTurn
 from prefkit.pipelines.generation.prompting import run_validated
-from prefkit.pipelines.memories import offline as _offline  # noqa: F401 - registers the offline generators
 from prefkit.pipelines.memories.extract import _request
 from prefkit.schemas.alpsbench_layout import DISTRACTOR_LEVELS, make_pair, packet_tracks
 from prefkit.schemas.common import PrefkitError
