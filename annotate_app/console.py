@@ -60,7 +60,7 @@ def audit_table(store: ProjectStore, families: tuple[str, ...], limit: int = 10)
     if not rows:
         st.caption("Nothing changed here yet (`prefkit audit list` shows every change).")
         return
-    st.dataframe(
+    ui.table(
         pd.DataFrame(
             [
                 {
@@ -73,8 +73,6 @@ def audit_table(store: ProjectStore, families: tuple[str, ...], limit: int = 10)
                 for e in rows
             ]
         ),
-        hide_index=True,
-        width="stretch",
         column_config={"details": st.column_config.TextColumn(width="large")},
     )
     st.caption("Every change, from these pages and from commands: `prefkit audit list`.")

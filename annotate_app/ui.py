@@ -157,6 +157,11 @@ def to_url(param: str, value: Any) -> None:
         st.query_params[param] = str(value)
 
 
+def table(data: Any, **options: Any) -> None:
+    """A table as the app shows every table: the page's width, no index column."""
+    st.dataframe(data, hide_index=True, width="stretch", **options)
+
+
 def flash(message: str) -> None:
     """A confirmation shown at the top of the next run (inline: a toast would cover the controls)."""
     st.session_state["_flash"] = message

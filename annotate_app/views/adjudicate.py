@@ -77,10 +77,8 @@ table = pd.DataFrame(  # a dataframe shows its cells as plain text: no markdown,
     ]
 )
 table["agree"] = [len({per.get(k) for per in units.values()}) == 1 for k in keys]
-st.dataframe(
+ui.table(
     table.sort_values("agree", kind="stable"),
-    hide_index=True,
-    width="stretch",
     column_config={
         "unit": st.column_config.TextColumn(width="large"),
         **{who: st.column_config.TextColumn(width="medium") for who in units},

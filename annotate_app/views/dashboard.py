@@ -72,7 +72,7 @@ if not rows:
     st.info("No assignments yet: annotators get items when they open the Annotate page.")
 else:
     prog = pd.DataFrame(dashboard.progress_table(rows))
-    st.dataframe(prog, hide_index=True, width="stretch")
+    ui.table(prog)
     prog["items done"] = prog["done"].astype(int)
     chart = (
         alt.Chart(prog)
@@ -153,7 +153,7 @@ else:
         height=max(120, 40 * len(shown)), padding={"left": 10, "right": 20}
     )
     st.altair_chart(chart, width="stretch")
-    st.dataframe(pd.DataFrame(dashboard.agreement_table(dashboard_rows)), hide_index=True, width="stretch")
+    ui.table(pd.DataFrame(dashboard.agreement_table(dashboard_rows)))
     st.caption(
         "alpha and its interval: " + str(agr["ci_method"].iloc[0]) + "; AC1: Gwet's; agreement: the share "
         "of pairs of labels of one unit that agree; needed: [release] alpha_min."
@@ -200,19 +200,14 @@ gold = pd.DataFrame(
 if gold.empty:
     st.caption("No gold items labelled yet (`prefkit tasks gold import FILE`).")
 else:
-    st.dataframe(gold, hide_index=True, width="stretch")
+    ui.table(gold)
 st.header("Annotator quality")  # full width: its columns never clip
 fast = ui.open_project().config.annotation.fast_item_s
 quality = dashboard.quality_table(dashboard.annotator_quality(store, fast_s=fast, policy=policy))
 if not quality:
     st.caption("No labels yet.")
 else:
-    st.dataframe(
-        pd.DataFrame(quality),
-        hide_index=True,
-        width="stretch",
-        column_config={"why": st.column_config.TextColumn(width="large")},
-    )
+    ui.table(pd.DataFrame(quality), column_config={"why": st.column_config.TextColumn(width="large")})
     st.caption(
         f"An outlier: gold accuracy under {policy.gold_accuracy_min:.0%}, agreement far below the others', "
         f"under {fast:g} s per item ([annotation] fast_item_s) or a quarter of the others' time, one "
@@ -220,7 +215,7 @@ else:
         "([release] self_alpha_min; a flag, not a gate)."
     )
     with st.expander("Confusion matrices (P(the annotator says each value | the true value))"):
-        st.dataframe(pd.DataFrame(dashboard.confusion_matrices(store)), hide_index=True, width="stretch")
+        ui.table(pd.DataFrame(dashboard.confusion_matrices(store)))
 
 st.header("Cost per verified unit")
 costs = dashboard.cost(store, ui.open_project().config.annotation)
@@ -229,9 +224,9 @@ st.caption(
     f"{costs.totals['minutes']:.1f} minutes over {costs.totals['items']} finished items (one item counts at "
     f"most {costs.time_cap_s:g} s); the same numbers as `prefkit cost` and the dataset card."
 )
-st.dataframe(human(costs.verified), hide_index=True, width="stretch")
-st.dataframe(human(costs.stages), hide_index=True, width="stretch")
-st.dataframe(human(costs.times), hide_index=True, width="stretch")
+ui.table(human(costs.verified))
+ui.table(human(costs.stages))
+ui.table(human(costs.times))
 st.subheader("Forecast")
 enough_items, enough_days = ENOUGH_PACE
 paced = {k: (n, days) for k, (n, days) in costs.paced.items() if n >= enough_items and days >= enough_days}
@@ -252,14 +247,14 @@ else:
         )
         + ". Kinds with less history than that show no forecast."
     )
-    st.dataframe(human([f for f in costs.forecast if f.kind in paced]), hide_index=True, width="stretch")
+    ui.table(human([f for f in costs.forecast if f.kind in paced]))
 
 st.header("Suggestions: assisted vs control arm")  # docs/assist.md
 arms = assist_report(store, n_boot=500)
 if not arms.kinds:
     st.caption("No label was made on an item with a suggestion (`prefkit suggest`).")
 else:
-    st.dataframe(pd.DataFrame(report_rows(arms)), hide_index=True, width="stretch")
+    ui.table(pd.DataFrame(report_rows(arms)))
     st.caption("  \n".join(md_escape(line) for line in difference_lines(arms)))
 
 flags = dashboard.flagged(store)
@@ -287,10 +282,8 @@ else:
             st.session_state["_open_item"] = flags[chosen[0]].task_id
 
     st.caption("Pick a row to open the item.")
-    st.dataframe(
+    ui.table(
         flag_rows,
-        hide_index=True,
-        width="stretch",
         key="flag_table",
         on_select=_open_flagged,
         selection_mode="single-row",
@@ -299,10 +292,10 @@ else:
     if st.session_state.get("_open_item"):
         st.switch_page("views/item.py", query_params={"task": st.session_state.pop("_open_item")})
 with st.expander("Sessions to re-verify"):
-    st.dataframe(human(dashboard.reverification(store)), hide_index=True, width="stretch")
+    ui.table(human(dashboard.reverification(store)))
 
 with st.expander("Batches"):
-    st.dataframe(human(work.task_list(ui.open_project())), hide_index=True, width="stretch")
+    ui.table(human(work.task_list(ui.open_project())))
     st.caption(work.COMPLETE)
     listed = work.batch_list(ui.open_project())
     batches = [b["batch_id"] for b in listed]
@@ -315,4 +308,4 @@ with st.expander("Batches"):
         if b3.button("Close", key="batch_close"):
             work.set_batch_status(ui.open_project(), me, chosen, "closed")
             ui.rerun()
-        st.dataframe(human(listed), hide_index=True, width="stretch")
+        ui.table(human(listed))

@@ -29,7 +29,7 @@ if made:
     st.code(made[1], language=None)
 
 rows = people.people(project)
-st.dataframe(
+ui.table(
     pd.DataFrame(
         [
             {
@@ -43,9 +43,7 @@ st.dataframe(
             }
             for p in rows
         ]
-    ),
-    hide_index=True,
-    width="stretch",
+    )
 )
 st.caption(
     "State: locked or backing off after failed sign-ins ([annotation.sign_in]); failures count since the "

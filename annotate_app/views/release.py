@@ -44,7 +44,7 @@ with st.spinner("Running the release gates…"):
     results = check_release(project, planned=planned)
 failing = [r for r in results if not r.passed]
 st.subheader("Gates" + (f": {len(failing)} failing" if failing else ": every gate passes"))
-st.dataframe(
+ui.table(
     pd.DataFrame(
         [
             {
@@ -57,8 +57,6 @@ st.dataframe(
             for r in results
         ]
     ),
-    hide_index=True,
-    width="stretch",
     column_config={"why": st.column_config.TextColumn(width="large")},
 )
 if failing:
@@ -75,7 +73,7 @@ for r in failing:  # each failing gate: why, what fails it (in full lines, never
             "  \n".join(md_escape(c) for c in culprits) + (f"  \n… and {more} more" if more > 0 else "")
         )
 with st.expander("Configs of the release, their rows and the gates that apply to each"):
-    st.dataframe(
+    ui.table(
         pd.DataFrame(
             [
                 {
@@ -87,9 +85,7 @@ with st.expander("Configs of the release, their rows and the gates that apply to
                 }
                 for c in planned
             ]
-        ),
-        hide_index=True,
-        width="stretch",
+        )
     )
 st.caption("The same gates as `prefkit release check`, computed now from the project's labels.")
 
@@ -158,14 +154,12 @@ def _verify_and_compare(versions: list[str]) -> None:
     where = project.releases_dir / shown
     check = verify_in_project(where, project)
     st.markdown(f"**Verify {shown}**: " + ("intact" if check.ok else f"{len(check.problems)} problem(s)"))
-    st.dataframe(
+    ui.table(
         pd.DataFrame(
             [{"result": "FAIL", "check": p} for p in check.problems]
             + [{"result": "OK", "check": f"{check.files} files match the manifest"}] * (not check.problems)
             + [{"result": "OK", "check": f"manifest.json matches {t}"} for t in check.trusted]
         ),
-        hide_index=True,
-        width="stretch",
         column_config={"check": st.column_config.TextColumn(width="large")},
     )
     before = previous_version(project, shown)
@@ -175,11 +169,7 @@ def _verify_and_compare(versions: list[str]) -> None:
         d = diff_releases(project.releases_dir / before, where)
         st.markdown(f"**Changes from {before} to {shown}**: a {d['level']} change")
         if d["configs"]:
-            st.dataframe(
-                pd.DataFrame([{"config": k, **v} for k, v in d["configs"].items()]),
-                hide_index=True,
-                width="stretch",
-            )
+            ui.table(pd.DataFrame([{"config": k, **v} for k, v in d["configs"].items()]))
         else:
             st.caption("The data files are identical (metadata only).")
     st.caption("The same checks as `prefkit release verify` and `prefkit release diff`.")
@@ -190,7 +180,7 @@ if not found:
     st.caption("No release yet.")
 else:
     recorded = {r.version: r for r in project.store.releases.recorded()}
-    st.dataframe(
+    ui.table(
         pd.DataFrame(
             [
                 {
@@ -202,9 +192,7 @@ else:
                 }
                 for v in reversed(found)
             ]
-        ),
-        hide_index=True,
-        width="stretch",
+        )
     )
     _verify_and_compare(list(reversed(found)))
 

@@ -66,7 +66,7 @@ else:
                 "timed out": counts["timed_out"],
             }
         )
-    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+    ui.table(pd.DataFrame(rows))
 
 
 def _review(study_id: str) -> None:

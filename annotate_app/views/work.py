@@ -26,7 +26,7 @@ rows = work.rows(project)
 if not rows:
     st.info("No tasks yet: create some below (or `prefkit tasks create`).")
 else:
-    st.dataframe(
+    ui.table(
         pd.DataFrame(
             [
                 {
@@ -43,9 +43,7 @@ else:
                 }
                 for r in rows
             ]
-        ),
-        hide_index=True,
-        width="stretch",
+        )
     )
     hours = workflow.stale_after_hours(project)
     st.caption(
@@ -106,7 +104,7 @@ def _stale_form() -> None:
     if not idle:
         st.caption("No queue has been idle that long.")
     else:
-        st.dataframe(
+        ui.table(
             pd.DataFrame(
                 [
                     {
@@ -118,9 +116,7 @@ def _stale_form() -> None:
                     }
                     for q in idle
                 ]
-            ),
-            hide_index=True,
-            width="stretch",
+            )
         )
     c1, c2 = st.columns(2)
     only_who = c1.selectbox(
