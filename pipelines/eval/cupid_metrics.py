@@ -26,10 +26,9 @@ from prefkit.pipelines.eval.release import (
     CupidKey,
     EvalInputError,
     check_line_protocol,
-    jsonl_lines,
+    model_lines,
     sessions_ago,
 )
-from prefkit.schemas.common import validation_line
 from prefkit.schemas.cupid import BenchmarkInstance
 from prefkit.schemas.evaluation import (
     COVERAGE_CREDIT,
@@ -38,7 +37,6 @@ from prefkit.schemas.evaluation import (
     CupidPrediction,
     ItemLabel,
 )
-from pydantic import ValidationError
 
 INSTANCE_TYPES = ("consistent", "contrastive", "changing")
 
@@ -236,11 +234,7 @@ def read_predictions(path: Path, protocol: str | None = None) -> dict[CupidKey, 
     if not path.is_file():
         raise EvalInputError(f"{path}: no such predictions file")
     out: dict[CupidKey, CupidPrediction] = {}
-    for lineno, row in jsonl_lines(path):
-        try:
-            pred = CupidPrediction.model_validate(row)
-        except ValidationError as exc:
-            raise EvalInputError(f"{path}:{lineno}: field {validation_line(exc, root='<line>')}") from None
+    for lineno, pred in model_lines(path, CupidPrediction):
         check_line_protocol(f"{path}:{lineno}", pred.protocol, protocol)
         key = (pred.persona_id, pred.instance_type)
         if key in out:
@@ -256,11 +250,7 @@ def apply_labels(preds: dict[CupidKey, CupidPrediction], path: Path) -> dict[Cup
         raise EvalInputError(f"{path}: no such labels file")
     labels: dict[CupidKey, CupidLabels] = {}
     scores: dict[CupidKey, int] = {}
-    for lineno, row in jsonl_lines(path):
-        try:
-            line = CupidLabelLine.model_validate(row)
-        except ValidationError as exc:
-            raise EvalInputError(f"{path}:{lineno}: field {validation_line(exc, root='<line>')}") from None
+    for lineno, line in model_lines(path, CupidLabelLine):
         key = (line.persona_id, line.instance_type)
         if key not in preds:
             raise EvalInputError(f"{path}:{lineno}: no prediction for ({key_name(key)})")

@@ -13,12 +13,14 @@ import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from prefkit.schemas.common import InputError, validation_line
 from prefkit.schemas.cupid import BenchmarkInstance
 from prefkit.schemas.reading import iter_jsonl
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
+
+M = TypeVar("M", bound=BaseModel)
 
 CupidKey = tuple[str, str]  # (persona_id, instance_type)
 
@@ -51,6 +53,16 @@ def jsonl_lines(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
         raise
     except InputError as exc:
         raise EvalInputError(str(exc)) from None
+
+
+def model_lines(path: Path, model: type[M]) -> Iterator[tuple[int, M]]:
+    """:func:`jsonl_lines` read as ``model``; a line that is not one is an error naming line and field."""
+    for lineno, row in jsonl_lines(path):
+        try:
+            value = model.model_validate(row)
+        except ValidationError as exc:
+            raise EvalInputError(f"{path}:{lineno}: field {validation_line(exc, root='<line>')}") from None
+        yield lineno, value
 
 
 def config_files(release: Path, config: str) -> list[Path]:
@@ -94,13 +106,7 @@ def load_cupid(release: Path, config: str = "cupid") -> tuple[ReleaseRef, dict[C
     out: dict[CupidKey, BenchmarkInstance] = {}
     where: dict[CupidKey, str] = {}
     for path in ref.files:
-        for lineno, row in jsonl_lines(path):
-            try:
-                inst = BenchmarkInstance.model_validate(row)
-            except ValidationError as exc:
-                raise EvalInputError(
-                    f"{path}:{lineno}: field {validation_line(exc, root='<line>')}"
-                ) from None
+        for lineno, inst in model_lines(path, BenchmarkInstance):
             key = (inst.persona_id, inst.instance_type)
             if key in out:
                 raise EvalInputError(
