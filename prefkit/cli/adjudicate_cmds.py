@@ -6,7 +6,7 @@ import json
 
 import click
 from prefkit.cli.args import project_option
-from prefkit.cli.common import echo_json, echo_table, json_option
+from prefkit.cli.common import echo_json, echo_table, flag, json_option
 from prefkit.curation.project import Project
 from prefkit.curation.quality.consensus import AdjudicationError, disagreements
 from prefkit.curation.quality.consensus import adjudicate as decide
@@ -19,9 +19,7 @@ def adjudicate() -> None:
 
 @adjudicate.command("queue")
 @click.option("--kind", help="Only this task kind.")
-@click.option(
-    "--all", "show_all", is_flag=True, help="Include majority-decided and adjudicated disagreements."
-)
+@flag("--all", "Include majority-decided and adjudicated disagreements.", "show_all")
 @project_option
 @json_option
 def adjudicate_queue(project: Project, kind: str | None, show_all: bool, as_json: bool) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 from prefkit.cli.args import project_option
-from prefkit.cli.common import echo_json, echo_table, json_option, shown
+from prefkit.cli.common import echo_json, echo_table, flag, json_option, shown
 from prefkit.cli.types import ANY_INT, POSITIVE_INT, FiniteFloat
 from prefkit.curation.project import Project
 from prefkit.curation.quality.agreement import agreement_rows, annotator_stats, within_rows
@@ -67,22 +67,18 @@ def echo_confusion(rows: list[dict]) -> None:
     type=FiniteFloat(min=-1.0, max=1.0),
     help="α threshold for p_below_min (default: [release] alpha_min).",
 )
-@click.option(
+@flag(
     "--annotators",
-    is_flag=True,
-    help="Per-annotator statistics instead, with the reliability and confusion matrices of a "
+    "Per-annotator statistics instead, with the reliability and confusion matrices of a "
     "Dawid-Skene model ([release] consensus = mace: MACE).",
 )
 @click.option("--assist", is_flag=True, help="Compare labels made with and without a suggestion on screen.")
-@click.option(
-    "--by-guidelines",
-    is_flag=True,
-    help="Every row once per version of the kind's guidelines, over the labels made under it.",
+@flag(
+    "--by-guidelines", "Every row once per version of the kind's guidelines, over the labels made under it."
 )
-@click.option(
+@flag(
     "--within",
-    is_flag=True,
-    help="Each annotator's α with their own repeats of items, per kind and field ([release] self_alpha_min).",
+    "Each annotator's α with their own repeats of items, per kind and field ([release] self_alpha_min).",
 )
 @json_option
 @project_option

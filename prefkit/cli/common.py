@@ -48,6 +48,11 @@ def shown(flag: str, type_: Any, default: Any, help_: str, *decls: str):
     return click.option(flag, *decls, type=kind, default=default, show_default=True, help=help_)
 
 
+def flag(name: str, help_: str, *decls: str):
+    """``click.option(name, *decls, is_flag=True, help=help_)`` in one line: an on/off switch."""
+    return click.option(name, *decls, is_flag=True, help=help_)
+
+
 def shell_actor() -> str:
     """Who a command acts as in the audit log: ``shell:<login>`` (the operating system's user name;
     whoever runs commands holds the project's files, so the login is the honest name to give)."""

@@ -9,7 +9,7 @@ from types import SimpleNamespace
 
 import click
 from prefkit.cli.args import llm_layer, project_option
-from prefkit.cli.common import echo_json, echo_table, json_option, plain, shown
+from prefkit.cli.common import echo_json, echo_table, flag, json_option, plain, shown
 from prefkit.cli.types import ANY_INT, POSITIVE_INT, SafePath
 from prefkit.curation.project import Project
 from prefkit.exports.writers import write_jsonl
@@ -436,10 +436,8 @@ def eval_score(predictions, release, config_name, labels, task, protocol, as_jso
     help="Directory for the report and its SVG charts (default: evals/RUN in the project).",
 )
 @click.option("--protocol", help="Refuse runs of any other protocol (say which numbers you expect).")
-@click.option(
-    "--mix-protocols",
-    is_flag=True,
-    help="Allow runs of different protocols in one report; every row then names its protocol.",
+@flag(
+    "--mix-protocols", "Allow runs of different protocols in one report; every row then names its protocol."
 )
 @project_option
 def eval_report(project: Project, run_ids, fmt, out, protocol, mix_protocols) -> None:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 from prefkit.cli.args import project_option
-from prefkit.cli.common import default_project
+from prefkit.cli.common import default_project, flag
 from prefkit.cli.types import SafePath
 from prefkit.curation.project import Project
 from prefkit.exports.alpsbench import export_packets
@@ -20,9 +20,7 @@ def export() -> None:
 
 @export.command("cupid")
 @click.argument("out", type=SafePath(dir_okay=False), required=False)
-@click.option(
-    "--verified", is_flag=True, help="Only instances whose every relevant session annotators verified."
-)
+@flag("--verified", "Only instances whose every relevant session annotators verified.")
 @click.option(
     "--per-instance",
     "per_instance",

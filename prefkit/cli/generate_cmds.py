@@ -7,7 +7,7 @@ import sys
 
 import click
 from prefkit.cli.args import project_option
-from prefkit.cli.common import echo_json, echo_table, json_option
+from prefkit.cli.common import echo_json, echo_table, flag, json_option
 from prefkit.cli.types import ANY_INT, POSITIVE_INT, SafePath
 from prefkit.curation.project import Project
 from prefkit.curation.quality.verification import silent_sessions
@@ -151,10 +151,9 @@ def _repair(project: Project, as_json: bool, **flags) -> None:
 @click.command()
 @click.argument("stage", required=False, metavar="[STAGE]", type=click.Choice(STAGES))
 @click.option("--estimate", is_flag=True, help="Price a full run with the configured models; make no call.")
-@click.option(
+@flag(
     "--repair",
-    is_flag=True,
-    help="Regenerate every session annotators failed (same slot, factor and preference; a new dialogue) "
+    "Regenerate every session annotators failed (same slot, factor and preference; a new dialogue) "
     "and queue it for re-verification.",
 )
 @generation_options

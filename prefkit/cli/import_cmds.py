@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 from prefkit.cli.args import project_option
+from prefkit.cli.common import flag
 from prefkit.cli.types import SafePath
 from prefkit.curation.project import Project
 from prefkit.pipelines.ingest import alpsbench, cupid
@@ -40,10 +41,9 @@ def import_cupid(project: Project, file: str, licence: str | None) -> None:
 
 @import_.command("alpsbench")
 @click.argument("path", type=SafePath())
-@click.option(
+@flag(
     "--follow-symlinks",
-    is_flag=True,
-    help="Read packets reached through symbolic links that lead out of PATH (refused by default).",
+    "Read packets reached through symbolic links that lead out of PATH (refused by default).",
 )
 @project_option
 def import_alpsbench(project: Project, path: str, follow_symlinks: bool) -> None:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 from prefkit.cli.args import project_option
-from prefkit.cli.common import echo_json, echo_table, json_option, shown
+from prefkit.cli.common import echo_json, echo_table, flag, json_option, shown
 from prefkit.cli.types import NON_NEGATIVE_INT, POSITIVE_FLOAT, POSITIVE_INT, SafePath
 from prefkit.curation.project import Project
 from prefkit.pipelines.ingest.wildchat import FILTERS, WildChatFilters, check_work_dir, ingest_wildchat
@@ -48,9 +48,7 @@ def ingest() -> None:
 )
 @click.option("--keep-toxic", is_flag=True, help="Keep conversations WildChat marks toxic.")
 @click.option("--keep-redacted", is_flag=True, help="Keep conversations with redacted PII.")
-@click.option(
-    "--keep-flagged", is_flag=True, help="Keep conversations with an OpenAI-moderation-flagged turn."
-)
+@flag("--keep-flagged", "Keep conversations with an OpenAI-moderation-flagged turn.")
 @click.option("--keep-duplicates", is_flag=True, help="Keep repeated conversations of the same user.")
 @shown(
     "--max-gap-hours",
@@ -59,19 +57,15 @@ def ingest() -> None:
     "A longer pause between a user's conversations starts a new sequence.",
 )
 @shown("--min-sequence", POSITIVE_INT, 2, "Fewer conversations than this stay one-conversation sequences.")
-@click.option(
-    "--skip-bad", is_flag=True, help="Skip malformed lines (listed in --rejects) instead of stopping."
-)
+@flag("--skip-bad", "Skip malformed lines (listed in --rejects) instead of stopping.")
 @shown(
     "--rejects",
     SafePath(dir_okay=False),
     "wildchat-rejects.jsonl",
     "Where --skip-bad lists the skipped lines.",
 )
-@click.option(
-    "--follow-symlinks",
-    is_flag=True,
-    help="Read symbolic links in a given directory that lead out of it (refused by default).",
+@flag(
+    "--follow-symlinks", "Read symbolic links in a given directory that lead out of it (refused by default)."
 )
 @click.option("--no-progress", is_flag=True, help="No progress bars.")
 @json_option

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 from prefkit.cli.args import project_option
+from prefkit.cli.common import flag
 from prefkit.cli.types import SafePath
 from prefkit.curation.annotation import overlap
 from prefkit.curation.annotation.labels_io import export_labels, import_labels
@@ -57,9 +58,7 @@ def labels_import(project: Project, file: str, fmt: str | None, judge: bool) -> 
 @click.option(
     "--format", "fmt", type=click.Choice(["jsonl", "csv"]), help="Default: from OUT's extension, else jsonl."
 )
-@click.option(
-    "--all", "all_events", is_flag=True, help="Every event (edits, withdrawals), not only live labels."
-)
+@flag("--all", "Every event (edits, withdrawals), not only live labels.", "all_events")
 @click.option("--kind", help="Only this task kind.")
 @project_option
 def labels_export(project: Project, out: str, fmt: str | None, all_events: bool, kind: str | None) -> None:

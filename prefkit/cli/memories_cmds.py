@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 from prefkit.cli.args import llm_layer, project_option
-from prefkit.cli.common import echo_json, echo_table, json_option, shown
+from prefkit.cli.common import echo_json, echo_table, flag, json_option, shown
 from prefkit.cli.types import ANY_INT, POSITIVE_INT
 from prefkit.curation.annotation.kinds import memory_verify
 from prefkit.curation.annotation.task_admin import create_tasks
@@ -29,11 +29,7 @@ def memories() -> None:
 @click.option(
     "--cap-per-label", type=POSITIVE_INT, help="Kept memories per taxonomy label across the project."
 )
-@click.option(
-    "--keep-without-implicit",
-    is_flag=True,
-    help="Keep dialogues with no indirect memory (AlpsBench leaves them out).",
-)
+@flag("--keep-without-implicit", "Keep dialogues with no indirect memory (AlpsBench leaves them out).")
 @click.option("--limit", type=POSITIVE_INT, help="At most this many dialogues in this run.")
 @shown("--attempts", POSITIVE_INT, 2, "Asks per stage before giving up.")
 @click.option("--seed", type=ANY_INT, default=0, show_default=True, help="Seed of the offline backend.")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 from prefkit.cli.args import project_option
-from prefkit.cli.common import echo_json, echo_table, json_option
+from prefkit.cli.common import echo_json, echo_table, flag, json_option
 from prefkit.curation.project import Project
 from prefkit.curation.store import migrate_store
 
@@ -22,9 +22,7 @@ def store() -> None:
     help="An EMPTY target database: postgresql://user@host:5432/db (password from PGPASSWORD or "
     "~/.pgpass) or a SQLite file path.",
 )
-@click.option(
-    "--dry-run", is_flag=True, help="Check the target and report what would be copied; write nothing."
-)
+@flag("--dry-run", "Check the target and report what would be copied; write nothing.")
 @project_option
 @json_option
 def migrate(project: Project, target: str, dry_run: bool, as_json: bool) -> None:

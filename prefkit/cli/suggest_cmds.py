@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 from prefkit.cli.args import KindChoice, llm_layer, project_option
-from prefkit.cli.common import echo_json, echo_table, json_option
+from prefkit.cli.common import echo_json, echo_table, flag, json_option
 from prefkit.cli.types import ANY_INT, POSITIVE_INT
 from prefkit.curation.project import Project
 from prefkit.pipelines.suggestions import estimate as price
@@ -19,11 +19,7 @@ from prefkit.pipelines.suggestions import suggest as run_suggest
     type=click.Choice(["offline", "openai"]),
     help="LLM backend (default: [llm] backend); offline suggestions are marked offline.",
 )
-@click.option(
-    "--judge",
-    is_flag=True,
-    help="memory_verify: ask a judge as well as the evidence check (both must find support).",
-)
+@flag("--judge", "memory_verify: ask a judge as well as the evidence check (both must find support).")
 @click.option("--limit", type=POSITIVE_INT, help="At most this many tasks in this run.")
 @click.option("--seed", type=ANY_INT, default=0, show_default=True, help="Seed (offline backend, cache key).")
 @click.option("--estimate", is_flag=True, help="Price the run and stop; make no call.")

@@ -7,7 +7,7 @@ import sys
 
 import click
 from prefkit.cli.args import project_option
-from prefkit.cli.common import echo_table, json_option, shell_actor, shown
+from prefkit.cli.common import echo_table, flag, json_option, shell_actor, shown
 from prefkit.cli.types import POSITIVE_INT
 from prefkit.curation.annotation import people
 from prefkit.curation.project import Project
@@ -25,10 +25,9 @@ def users() -> None:
 )
 @click.option("--email", help="Optional e-mail address (unique).")
 @click.option("--password-stdin", is_flag=True, help="Read the password from the first line of stdin.")
-@click.option(
+@flag(
     "--generate-password",
-    is_flag=True,
-    help="Make a one-time password and print it once (stored only hashed); it opens no session, only the "
+    "Make a one-time password and print it once (stored only hashed); it opens no session, only the "
     "page where the person chooses their own.",
 )
 @project_option
@@ -84,10 +83,9 @@ def users_disable(project: Project, name: str) -> None:
 @users.command("password")
 @click.argument("name")
 @click.option("--password-stdin", is_flag=True, help="Read the new password from the first line of stdin.")
-@click.option(
+@flag(
     "--generate-password",
-    is_flag=True,
-    help="A reset: make a one-time password and print it once; the person chooses their own with it.",
+    "A reset: make a one-time password and print it once; the person chooses their own with it.",
 )
 @project_option
 def users_password(project: Project, name: str, password_stdin: bool, generate_password: bool) -> None:
