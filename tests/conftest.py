@@ -53,6 +53,16 @@ def require(condition: bool, reason: str) -> None:
     pytest.skip(reason)
 
 
+def label_event(task, who: str, values: dict, **fields):
+    """``who``'s label event on ``task`` with ``values``, made now under a fresh id (``fields`` set the
+    event's other fields or these)."""
+    from prefkit.schemas.common import utcnow
+    from prefkit.schemas.curation import LabelEvent
+
+    made = {"event_id": uuid.uuid4().hex, "task_id": task.task_id, "kind": task.kind, "created_at": utcnow()}
+    return LabelEvent(**{**made, "annotator": who, "values": values, **fields})
+
+
 def crowd_study(project, study_id="pilot", gold=2, **settings):
     """A crowd study of preference_match items on the default batch, the first ``gold`` tasks made gold
     first: 4 items, half of them gold, screened below 0.5, 30 minutes (``settings`` override these)."""
@@ -62,6 +72,28 @@ def crowd_study(project, study_id="pilot", gold=2, **settings):
         project.store.labels.set_gold(tid, {"coverage": "fully"})
     base = dict(kind="preference_match", batch="default", items=4, gold_share=0.5, screen_below=0.5)
     return studies.create_study(project, study_id, **{**base, "time_limit_minutes": 30, **settings})
+
+
+def three_label(ls, project, ls_project_id: int, answer) -> dict[str, int]:
+    """Three people (the admin as ``ann1``, two new sign-ups as ``ann2`` and ``ann3``) label every task
+    Label Studio serves them in its project ``ls_project_id``, each submitting ``answer(who, task,
+    served)``; returns how many each submitted."""
+    from prefkit.annotate_app.labelstudio.accounts import signup
+    from prefkit.annotate_app.labelstudio.config import TASK_ID_KEY, ls_kind
+
+    people = {
+        "ann1": ls.admin,
+        "ann2": signup(ls.url, f"ann2-{uuid.uuid4().hex[:8]}@prefkit.example.com", "Label-Studio-2nd-user"),
+        "ann3": signup(ls.url, f"ann3-{uuid.uuid4().hex[:8]}@prefkit.example.com", "Label-Studio-3rd-user"),
+    }
+    done = dict.fromkeys(people, 0)
+    for who, person in people.items():
+        while (served := person.next_task(ls_project_id)) is not None:
+            task = project.store.labels.task(served["data"][TASK_ID_KEY])
+            result = ls_kind(task.kind).results(answer(who, task, served), task)
+            person.submit(served["id"], result, lead_time=5.0)
+            done[who] += 1
+    return done
 
 
 def label_studio_admin():

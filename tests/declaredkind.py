@@ -5,51 +5,16 @@ and decisions these answers give are computed by hand in tests/test_declared_kin
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
+
+from prefkit.curation.annotation import work
+from prefkit.curation.project import Project
 
 NAME = "pairwise_alignment"
 
-TOML = """name = "pairwise_alignment"
-title = "Which response follows the user better?"
-
-[[fields]]
-name = "history"
-type = "chat"
-title = "Earlier conversation"
-[[fields]]
-name = "preferences"
-type = "list"
-[[fields]]
-name = "response_a"
-type = "text"
-
-[[questions]]
-name = "better"
-type = "label"
-labels = ["A", "B", "tie"]
-title = "Which response follows the user's preferences better?"
-[[questions]]
-name = "strength"
-type = "rating"
-values = [1, 2, 3, 4, 5]
-title = "How clear is the difference?"
-[[questions]]
-name = "tags"
-type = "multi_label"
-labels = ["x", "y"]
-title = "What applies?"
-required = false
-[[questions]]
-name = "order"
-type = "ranking"
-values = ["m1", "m2", "m3"]
-title = "Order the models"
-[[questions]]
-name = "why"
-type = "text"
-max_length = 200
-required = false
-"""
+#: The declaration as its users write it (a file beside this module).
+TOML = (Path(__file__).parent / f"{NAME}.toml").read_text(encoding="utf-8")
 
 ITEMS = [
     {
@@ -87,10 +52,11 @@ DECIDED = {
 }
 
 
-def declare(root: Path) -> Path:
-    path = Path(root) / "kinds" / f"{NAME}.toml"
+def declare(root: Path, toml: str = TOML, name: str = NAME) -> Path:
+    """The kind declared in the project at ``root`` (another kind's ``toml`` and ``name`` too)."""
+    path = Path(root) / "kinds" / f"{name}.toml"
     path.parent.mkdir(exist_ok=True)
-    path.write_text(TOML, encoding="utf-8")
+    path.write_text(toml, encoding="utf-8")
     return path
 
 
@@ -99,17 +65,63 @@ def write_items(path: Path, items: list[dict] | None = None) -> Path:
     return Path(path)
 
 
-def label_rows() -> list[dict]:
-    """The answers as a labels file's rows (``prefkit labels import``)."""
+def declared_project(
+    root: Path, title: str | None, overlap: str = "3", toml: str = TOML, name: str = NAME, items=None
+) -> Project:
+    """A project called ``title`` at ``root`` with the kind declared and its items (these or another
+    kind's) made batch ``t`` at ``overlap``."""
+    Project.init(root, name=title).close()
+    declare(root, toml, name)
+    project = Project(root)
+    work.create(project, "t", name, overlap=overlap, items=write_items(root / "items.jsonl", items or ITEMS))
+    return project
+
+
+def labelled(
+    project: Project, tmp_path: Path, toml: str = TOML, name: str = NAME, items=None, rows=None
+) -> tuple[int, int]:
+    """The kind declared in ``project`` (read back as the project's kinds), its items made tasks at
+    overlap 3 and the answers (``rows``: these or another kind's) imported by their annotators; how
+    many tasks and labels were written."""
+    from prefkit.curation.annotation.declared import use_project_kinds
+    from prefkit.curation.annotation.labels_io import import_labels
+
+    rows = label_rows() if rows is None else rows
+    declare(project.root, toml, name)
+    use_project_kinds(project.root, project.store)
+    made = work.create(
+        project, "t", name, overlap="3", items=write_items(tmp_path / "items.jsonl", items or ITEMS)
+    )
+    for who in sorted({r["annotator"] for r in rows}):
+        project.store.accounts.add_user(who, "annotator", "a-long-password")
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return made, import_labels(project.store, labels).written
+
+
+def app_project(project: Project, monkeypatch) -> Iterator[Project]:
+    """``project`` with alice and bob (annotators) and maya (maintainer), the app's project, closed after."""
+    from appkit import PASSWORD
+
+    for who, role in (("alice", "annotator"), ("bob", "annotator"), ("maya", "maintainer")):
+        project.store.accounts.add_user(who, role, PASSWORD)
+    monkeypatch.setenv("PREFKIT_PROJECT", str(project.root))
+    yield project
+    project.close()
+
+
+def label_rows(answers: dict | None = None, name: str = NAME) -> list[dict]:
+    """The answers (``{annotator: {item id: values}}``, these or another kind's) as a labels file's rows
+    (``prefkit labels import``)."""
     return [
         {
             "annotator": who,
-            "task_kind": NAME,
+            "task_kind": name,
             "item_id": item,
             "action": "label",
             "timestamp": "2026-01-01T00:00:00+00:00",
             "values": values,
         }
-        for who, mine in ANSWERS.items()
+        for who, mine in (ANSWERS if answers is None else answers).items()
         for item, values in mine.items()
     ]

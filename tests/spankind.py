@@ -4,8 +4,9 @@ release). Agreement and decisions on these answers are worked out by hand in tes
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
+
+import declaredkind
 
 NAME = "marked_words"
 
@@ -70,27 +71,21 @@ DECIDED = {
 
 
 def declare(root: Path, toml: str = TOML) -> Path:
-    path = Path(root) / "kinds" / f"{NAME}.toml"
-    path.parent.mkdir(exist_ok=True)
-    path.write_text(toml, encoding="utf-8")
-    return path
+    return declaredkind.declare(root, toml, NAME)
 
 
 def write_items(path: Path, items: list[dict] | None = None) -> Path:
-    Path(path).write_text("".join(json.dumps(i) + "\n" for i in items or ITEMS), encoding="utf-8")
-    return Path(path)
+    return declaredkind.write_items(path, items or ITEMS)
+
+
+def declared_project(root: Path, title: str | None, overlap: str = "3", items: list[dict] | None = None):
+    return declaredkind.declared_project(root, title, overlap, TOML, NAME, items or ITEMS)
+
+
+def labelled(project, tmp_path: Path) -> tuple[int, int]:
+    return declaredkind.labelled(project, tmp_path, TOML, NAME, ITEMS, label_rows())
 
 
 def label_rows() -> list[dict]:
     """The answers as a labels file's rows (``prefkit labels import``)."""
-    return [
-        {
-            "annotator": who,
-            "task_kind": NAME,
-            "item_id": "s1",
-            "action": "label",
-            "timestamp": "2026-01-01T00:00:00+00:00",
-            "values": values,
-        }
-        for who, values in ANSWERS.items()
-    ]
+    return declaredkind.label_rows({who: {"s1": values} for who, values in ANSWERS.items()}, NAME)

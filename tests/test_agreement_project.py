@@ -4,20 +4,18 @@ from __future__ import annotations
 
 import json
 import shutil
-import uuid
 from collections.abc import Iterator
 
 import krippendorff
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from conftest import label_event
 from prefkit.cli import cli
 from prefkit.curation.annotation.task_kinds import get_kind
 from prefkit.curation.project import Project
 from prefkit.curation.quality.agreement import agreement_rows, annotator_stats
 from prefkit.curation.store import ProjectStore
-from prefkit.schemas.common import utcnow
-from prefkit.schemas.curation import LabelEvent
 
 MATCH = get_kind("preference_match")
 EXPRESSED = get_kind("preference_expressed")
@@ -33,17 +31,7 @@ def _tasks(store: ProjectStore, kind, n, batch="b1", gold=()):
 
 
 def _label(store: ProjectStore, task, who, values, action="label", source="app", seconds=10.0):
-    ev = LabelEvent(
-        event_id=uuid.uuid4().hex,
-        task_id=task.task_id,
-        kind=task.kind,
-        annotator=who,
-        action=action,
-        values=values,
-        time_spent_s=seconds,
-        source=source,
-        created_at=utcnow(),
-    )
+    ev = label_event(task, who, values, action=action, time_spent_s=seconds, source=source)
     assert store.labels.append_event(ev)
     return ev
 
@@ -73,12 +61,15 @@ def store(project):
 
 # coverage given by ann1..ann3 on 6 tasks; ann3 disagrees on two of them
 COVERAGE = [
-    ("fully", "fully", "fully"),
-    ("partially", "partially", "fully"),
-    ("not_covered", "not_covered", "not_covered"),
-    ("fully", "fully", "partially"),
-    ("partially", "partially", "partially"),
-    ("not_covered", "not_covered", "not_covered"),
+    tuple(row.split())
+    for row in (
+        "fully       fully       fully",
+        "partially   partially   fully",
+        "not_covered not_covered not_covered",
+        "fully       fully       partially",
+        "partially   partially   partially",
+        "not_covered not_covered not_covered",
+    )
 ]
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pytest
 from appkit import ALICE, MAYA, PASSWORD, app, project_fixtures
+from conftest import label_event
 from prefkit.annotate_app.forms import memory as memory_form
 from prefkit.annotate_app.safe_text import md_escape
 from prefkit.curation.annotation import workflow
@@ -17,9 +18,7 @@ from prefkit.curation.annotation.signin import client_address
 from prefkit.curation.annotation.task_kinds import LabelError
 from prefkit.curation.quality import consensus, dashboard
 from prefkit.curation.quality.agreement import annotator_stats
-from prefkit.schemas.common import utcnow
 from prefkit.schemas.config import ConfigError, ProjectConfig
-from prefkit.schemas.curation import LabelEvent
 
 template, project = project_fixtures(env=True, n=12, overlap=2, alps=True)
 
@@ -208,17 +207,10 @@ def test_a_maintainer_lands_on_the_dashboard(project):
 def test_a_fast_annotator_is_an_outlier_even_in_a_team_of_two(project):
     for who, secs in (("alice", 0.7), ("bob", 9.0)):
         for task in project.store.labels.tasks(kind="preference_match")[:6]:
-            project.store.labels.append_event(
-                LabelEvent(
-                    event_id=f"ev_{who}_{task.task_id}",
-                    task_id=task.task_id,
-                    kind=task.kind,
-                    annotator=who,
-                    values={"coverage": "fully"},
-                    time_spent_s=secs,
-                    created_at=utcnow(),
-                )
+            ev = label_event(
+                task, who, {"coverage": "fully"}, event_id=f"ev_{who}_{task.task_id}", time_spent_s=secs
             )
+            project.store.labels.append_event(ev)
     stats = {s["annotator"]: s for s in annotator_stats(project.store, fast_s=2.0)}
     assert (
         stats["alice"]["outlier"]
@@ -294,6 +286,16 @@ def test_a_tie_is_adjudicated_from_what_the_annotators_agreed_on(project):
 
 
 # -- 12: evidence as spans ---------------------------------------------------------------------------------
+def marked(span: dict) -> dict:
+    """Checklist item 0 expressed in turn 2 with ``span`` as its words, item 1 not expressed."""
+    return {
+        "items": [
+            {"item": 0, "expressed": True, "evidence": [2], "spans": [span]},
+            {"item": 1, "expressed": False},
+        ]
+    }
+
+
 def test_evidence_spans_are_checked_against_the_turn_and_released_in_the_final_label(project):
     items = {}
     for who in ("alice", "bob"):
@@ -303,17 +305,7 @@ def test_evidence_spans_are_checked_against_the_turn_and_released_in_the_final_l
         span = {"turn": 2, "start": start, "end": start + 12, "text": "small screen"}
         bad = {**span, "text": "SMALL screen"}
         with pytest.raises(LabelError, match=r"items.0.spans.0: turn 2 does not have 'SMALL screen' at char"):
-            workflow.submit(
-                project,
-                who,
-                item,
-                {
-                    "items": [
-                        {"item": 0, "expressed": True, "evidence": [2], "spans": [bad]},
-                        {"item": 1, "expressed": False},
-                    ]
-                },
-            )
+            workflow.submit(project, who, item, marked(bad))
         with pytest.raises(
             LabelError, match=r"items.0.spans: turn\(s\) \[2\] are not among the item's evidence"
         ):
@@ -323,17 +315,7 @@ def test_evidence_spans_are_checked_against_the_turn_and_released_in_the_final_l
                 item,
                 {"items": [{"item": 0, "expressed": True, "spans": [span]}, {"item": 1, "expressed": False}]},
             )
-        workflow.submit(
-            project,
-            who,
-            item,
-            {
-                "items": [
-                    {"item": 0, "expressed": True, "evidence": [2], "spans": [span]},
-                    {"item": 1, "expressed": False},
-                ]
-            },
-        )
+        workflow.submit(project, who, item, marked(span))
     final = consensus.final_labels(project.store, "preference_expressed")[items["alice"].task.task_id]
     assert final.values["items"][0]["spans"] == [span]  # the agreeing annotators' words, once
     assert "spans" not in final.values["items"][1]

@@ -4,23 +4,14 @@ items, a tie decided on the adjudication page, both with the form drawn from the
 from __future__ import annotations
 
 import pytest
-from appkit import PASSWORD, app
-from declaredkind import ANSWERS, NAME, declare, write_items
-from prefkit.curation.annotation import work, workflow
-from prefkit.curation.project import Project
+from appkit import app
+from declaredkind import ANSWERS, NAME, app_project, declared_project
+from prefkit.curation.annotation import workflow
 
 
 @pytest.fixture
 def project(tmp_path, monkeypatch):
-    Project.init(tmp_path / "proj").close()
-    declare(tmp_path / "proj")
-    project = Project(tmp_path / "proj")
-    work.create(project, "t", NAME, overlap="2", items=write_items(tmp_path / "items.jsonl"))
-    for who, role in (("alice", "annotator"), ("bob", "annotator"), ("maya", "maintainer")):
-        project.store.accounts.add_user(who, role, PASSWORD)
-    monkeypatch.setenv("PREFKIT_PROJECT", str(project.root))
-    yield project
-    project.close()
+    yield from app_project(declared_project(tmp_path / "proj", None, overlap="2"), monkeypatch)
 
 
 def test_an_earlier_label_is_changed_under_my_items(project):

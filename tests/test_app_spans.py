@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 from appkit import APP, PASSWORD, app
-from prefkit.curation.annotation import work, workflow
-from prefkit.curation.project import Project
+from declaredkind import app_project
+from prefkit.curation.annotation import workflow
 from prefkit.curation.store import Account
-from spankind import ANSWERS, DECIDED, NAME, declare, write_items
+from spankind import ANSWERS, DECIDED, NAME, declared_project
 from streamlit.testing.v1 import AppTest
 
 ALICE = Account("alice", "annotator", None, True, "2026-01-01T00:00:00Z")
@@ -17,15 +17,7 @@ ALICE = Account("alice", "annotator", None, True, "2026-01-01T00:00:00Z")
 
 @pytest.fixture
 def project(tmp_path, monkeypatch):
-    Project.init(tmp_path / "proj").close()
-    declare(tmp_path / "proj")
-    project = Project(tmp_path / "proj")
-    work.create(project, "t", NAME, overlap="2", items=write_items(tmp_path / "items.jsonl"))
-    for who, role in (("alice", "annotator"), ("bob", "annotator"), ("maya", "maintainer")):
-        project.store.accounts.add_user(who, role, PASSWORD)
-    monkeypatch.setenv("PREFKIT_PROJECT", str(project.root))
-    yield project
-    project.close()
+    yield from app_project(declared_project(tmp_path / "proj", None, overlap="2"), monkeypatch)
 
 
 def _picked(turn: int, start: int, end: int, text: str, label: str) -> dict:

@@ -53,17 +53,7 @@ def test_suggest_through_the_real_openai_client_sends_the_declarations_schema(
     server = fake_openai(lambda body: answer)
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-assist")
     monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
-    args = [
-        "suggest",
-        "--kind",
-        NAME,
-        "--backend",
-        "openai",
-        "--model",
-        "judge-model",
-        "-p",
-        str(declared.root),
-    ]
+    args = f"suggest --kind {NAME} --backend openai --model judge-model -p {declared.root}".split()
     out = CliRunner().invoke(cli, args)
     assert out.exit_code == 0, out.output
     assert "2 new suggestion(s)" in out.output and server.count() == 2

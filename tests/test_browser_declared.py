@@ -8,9 +8,8 @@ import re
 
 import pytest
 from appkit import PASSWORD, browser, draft_kept, item_now, next_item, open_kind, serve, settle, sign_in
-from declaredkind import ANSWERS, DECIDED, ITEMS, NAME, declare, write_items
+from declaredkind import ANSWERS, DECIDED, ITEMS, NAME, declared_project, write_items
 from prefkit.curation.annotation import work
-from prefkit.curation.project import Project
 from prefkit.curation.quality.agreement import agreement_rows
 from prefkit.curation.quality.consensus import final_labels
 
@@ -23,10 +22,7 @@ BETTER = "Which response follows the user's preferences better? (keys 1–3)"
 @pytest.fixture(scope="module")
 def served(tmp_path_factory):
     root = tmp_path_factory.mktemp("declared") / "proj"
-    Project.init(root, name="declared").close()
-    declare(root)
-    project = Project(root)
-    work.create(project, "t", NAME, overlap="3", items=write_items(root / "items.jsonl"))
+    project = declared_project(root, "declared")
     for who in ANSWERS:
         project.store.accounts.add_user(who, "annotator", PASSWORD)
     yield from serve(project)

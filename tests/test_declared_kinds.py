@@ -8,11 +8,10 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from declaredkind import ANSWERS, DECIDED, ITEMS, NAME, TOML, declare, label_rows, write_items
+from declaredkind import ANSWERS, DECIDED, ITEMS, NAME, TOML, declare, labelled, write_items
 from prefkit.cli import cli
 from prefkit.curation.annotation import work, workflow
 from prefkit.curation.annotation.declared import use_project_kinds
-from prefkit.curation.annotation.labels_io import import_labels
 from prefkit.curation.annotation.task_admin import TaskFileError
 from prefkit.curation.annotation.task_kinds import LabelError, get_kind
 from prefkit.curation.project import Project
@@ -23,14 +22,7 @@ from prefkit.schemas.config import ConfigError
 
 
 def _labelled(project: Project, tmp_path: Path) -> Project:
-    declare(project.root)
-    use_project_kinds(project.root, project.store)
-    assert work.create(project, "t", NAME, overlap="3", items=write_items(tmp_path / "items.jsonl")) == 2
-    for who in ANSWERS:
-        project.store.accounts.add_user(who, "annotator", "a-long-password")
-    labels = tmp_path / "labels.jsonl"
-    labels.write_text("".join(json.dumps(r) + "\n" for r in label_rows()), encoding="utf-8")
-    assert import_labels(project.store, labels).written == 6
+    assert labelled(project, tmp_path) == (2, 6)  # tasks made, labels imported
     return project
 
 

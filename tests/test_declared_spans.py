@@ -13,23 +13,15 @@ from fakeopenai import fake_openai_fixture  # noqa: F401 - the fixture
 from prefkit.cli import cli
 from prefkit.curation.annotation import work
 from prefkit.curation.annotation.declared import use_project_kinds
-from prefkit.curation.annotation.labels_io import import_labels
 from prefkit.curation.annotation.task_kinds import LabelError, get_kind
 from prefkit.curation.project import Project
 from prefkit.curation.quality.agreement import agreement_rows
 from prefkit.curation.quality.consensus import final_labels
-from spankind import ANSWERS, DECIDED, ITEMS, NAME, TOML, declare, label_rows, write_items
+from spankind import DECIDED, ITEMS, NAME, TOML, declare, labelled, write_items
 
 
 def _labelled(project: Project, tmp_path: Path) -> Project:
-    declare(project.root)
-    use_project_kinds(project.root, project.store)
-    assert work.create(project, "t", NAME, overlap="3", items=write_items(tmp_path / "items.jsonl")) == 1
-    for who in ANSWERS:
-        project.store.accounts.add_user(who, "annotator", "a-long-password")
-    labels = tmp_path / "labels.jsonl"
-    labels.write_text("".join(json.dumps(r) + "\n" for r in label_rows()), encoding="utf-8")
-    assert import_labels(project.store, labels).written == 3
+    assert labelled(project, tmp_path) == (1, 3)  # tasks made, labels imported
     return project
 
 

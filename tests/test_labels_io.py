@@ -5,16 +5,14 @@ from __future__ import annotations
 import io
 import json
 import shutil
-import uuid
 
 import pytest
 from click.testing import CliRunner
+from conftest import label_event
 from prefkit.cli import cli
 from prefkit.curation.annotation.labels_io import LabelsFileError, export_labels, import_labels
 from prefkit.curation.annotation.task_kinds import get_kind
 from prefkit.curation.project import Project
-from prefkit.schemas.common import utcnow
-from prefkit.schemas.curation import LabelEvent
 
 MATCH = get_kind("preference_match")
 EXPRESSED = get_kind("preference_expressed")
@@ -69,18 +67,15 @@ def _label(
     values = (
         get_kind(task.kind).validate(values, task) if action == "label" else values
     )  # as the app stores them
-    ev = LabelEvent(
-        event_id=uuid.uuid4().hex,
-        task_id=task.task_id,
-        kind=task.kind,
-        annotator=who,
+    ev = label_event(
+        task,
+        who,
+        values,
         action=action,
-        values=values,
         time_spent_s=seconds,
         supersedes=supersedes,
         comment=comment,
         source=source,
-        created_at=utcnow(),
     )
     store.labels.append_event(ev)
     return ev

@@ -127,31 +127,45 @@ def test_checklist_slots_beyond_the_task_offer_no_choices():
     assert hotkeys == ["1", "2", "3", "4"]
 
 
-def test_a_choice_the_config_does_not_offer_is_rejected():
-    task = match_task()
-    bogus = [
-        {"from_name": "coverage", "to_name": "candidate", "type": "choices", "value": {"choices": ["mostly"]}}
-    ]
-    with pytest.raises(LabelError, match="coverage"):
-        ls_kind("preference_match").values(bogus, task)
+def choice(control: str, to: str, value: str) -> dict:
+    """One Label Studio ``choices`` result."""
+    return {"from_name": control, "to_name": to, "type": "choices", "value": {"choices": [value]}}
 
 
-def test_a_result_from_an_unknown_control_is_rejected():
-    task = match_task()
-    stray = [
-        {"from_name": "sentiment", "to_name": "candidate", "type": "choices", "value": {"choices": ["fully"]}}
-    ]
-    with pytest.raises(LabelError, match="unknown control 'sentiment'"):
-        ls_kind("preference_match").values(stray, task)
+#: A choices result the kind refuses: ``{case: (the task, its kind, the result, what the refusal says)}``.
+REFUSED_CHOICES = {
+    "a choice the config does not offer": (
+        match_task,
+        "preference_match",
+        choice("coverage", "candidate", "mostly"),
+        "coverage",
+    ),
+    "a result from an unknown control": (
+        match_task,
+        "preference_match",
+        choice("sentiment", "candidate", "fully"),
+        "unknown control 'sentiment'",
+    ),
+    "a missing checklist decision fails the kind schema": (
+        lambda: expressed_task(n_items=2),
+        "preference_expressed",
+        choice("item0", "dialogue", "expressed"),
+        "items",
+    ),
+    "a memory decision beyond the candidates": (
+        lambda: memory_task(n=2),
+        "memory_verify",
+        choice("c5", "dialogue", "accept"),
+        "only 2 candidates",
+    ),
+}
 
 
-def test_a_missing_checklist_decision_fails_the_kind_schema():
-    task = expressed_task(n_items=2)
-    only_first = [
-        {"from_name": "item0", "to_name": "dialogue", "type": "choices", "value": {"choices": ["expressed"]}}
-    ]
-    with pytest.raises(LabelError, match="items"):
-        ls_kind("preference_expressed").values(only_first, task)
+@pytest.mark.parametrize("case", list(REFUSED_CHOICES))
+def test_a_choices_result_the_kind_cannot_take_is_rejected(case):
+    make_task, kind, result, refusal = REFUSED_CHOICES[case]
+    with pytest.raises(LabelError, match=refusal):
+        ls_kind(kind).values([result], make_task())
 
 
 def test_evidence_on_an_assistant_turn_is_rejected():
@@ -167,15 +181,6 @@ def test_evidence_on_an_assistant_turn_is_rejected():
     )
     with pytest.raises(LabelError, match="not user turns"):
         ls_kind("preference_expressed").values(results, task)
-
-
-def test_a_memory_decision_beyond_the_candidates_is_rejected():
-    task = memory_task(n=2)
-    results = [
-        {"from_name": "c5", "to_name": "dialogue", "type": "choices", "value": {"choices": ["accept"]}}
-    ]
-    with pytest.raises(LabelError, match="only 2 candidates"):
-        ls_kind("memory_verify").values(results, task)
 
 
 def test_tasks_larger_than_the_config_do_not_fit():

@@ -4,18 +4,12 @@ the decisions and agreement worked out by hand in tests/test_declared_kinds.py."
 
 from __future__ import annotations
 
-import uuid
-
 import pytest
 from click.testing import CliRunner
-from conftest import label_studio_admin
-from declaredkind import ANSWERS, DECIDED, NAME, declare, write_items
+from conftest import label_studio_admin, three_label
+from declaredkind import ANSWERS, DECIDED, NAME, declared_project
 from prefkit.annotate_app.labelstudio import bridge
-from prefkit.annotate_app.labelstudio.accounts import signup
-from prefkit.annotate_app.labelstudio.config import TASK_ID_KEY, ls_kind
 from prefkit.cli import cli
-from prefkit.curation.annotation import work
-from prefkit.curation.project import Project
 from prefkit.curation.quality.agreement import agreement_rows
 from prefkit.curation.quality.consensus import final_labels
 
@@ -30,10 +24,7 @@ def ls():
 @pytest.fixture(scope="module")
 def project(tmp_path_factory):
     root = tmp_path_factory.mktemp("lsdecl") / "proj"
-    Project.init(root, name="ls-declared").close()
-    declare(root)
-    project = Project(root)
-    work.create(project, "t", NAME, overlap="3", items=write_items(root / "items.jsonl"))
+    project = declared_project(root, "ls-declared")
     yield project
     project.close()
 
@@ -58,20 +49,12 @@ def test_the_config_names_each_control_after_its_question(project):
 def test_three_people_label_in_label_studio_and_the_pull_gives_the_hand_computed_results(ls, project):
     report = bridge.push(project, NAME, ls.url)
     assert report.project_created and report.imported == 2 and not report.not_pushed
-    people = {
-        "ann1": ls.admin,
-        "ann2": signup(ls.url, f"ann2-{uuid.uuid4().hex[:8]}@prefkit.example.com", "Label-Studio-2nd-user"),
-        "ann3": signup(ls.url, f"ann3-{uuid.uuid4().hex[:8]}@prefkit.example.com", "Label-Studio-3rd-user"),
-    }
-    for who, person in people.items():
-        n = 0
-        while (served := person.next_task(report.ls_project_id)) is not None:
-            task = project.store.labels.task(served["data"][TASK_ID_KEY])
-            assert served["data"]["preferences"] == "• short answers\n• no jargon"
-            result = ls_kind(NAME).results(ANSWERS[who][task.item_ref], task)
-            person.submit(served["id"], result, lead_time=5.0)
-            n += 1
-        assert n == 2
+
+    def answer(who, task, served):
+        assert served["data"]["preferences"] == "• short answers\n• no jargon"
+        return ANSWERS[who][task.item_ref]
+
+    assert three_label(ls, project, report.ls_project_id, answer) == {"ann1": 2, "ann2": 2, "ann3": 2}
     pulled = bridge.pull(project, NAME, ls.url)
     assert pulled.labels == 6 and not pulled.invalid
     events = project.store.labels.events(kind=NAME)

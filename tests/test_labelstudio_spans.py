@@ -4,20 +4,15 @@ in prefkit; three people mark words there and the pull gives the hand-worked dec
 
 from __future__ import annotations
 
-import uuid
-
 import pytest
 from click.testing import CliRunner
-from conftest import label_studio_admin
+from conftest import label_studio_admin, three_label
 from prefkit.annotate_app.labelstudio import bridge
-from prefkit.annotate_app.labelstudio.accounts import signup
-from prefkit.annotate_app.labelstudio.config import TASK_ID_KEY, ls_kind
+from prefkit.annotate_app.labelstudio.config import ls_kind
 from prefkit.cli import cli
-from prefkit.curation.annotation import work
 from prefkit.curation.annotation.task_kinds import LabelError
-from prefkit.curation.project import Project
 from prefkit.curation.quality.consensus import final_labels
-from spankind import ANSWERS, DECIDED, ITEMS, NAME, declare, write_items
+from spankind import ANSWERS, DECIDED, ITEMS, NAME, declared_project
 
 pytestmark = [pytest.mark.labelstudio, pytest.mark.slow]
 
@@ -29,10 +24,7 @@ EMOJI_SPAN = {"marks": [{"start": 9, "end": 18, "label": "pref"}]}
 @pytest.fixture(scope="module")
 def project(tmp_path_factory):
     root = tmp_path_factory.mktemp("lsspans") / "proj"
-    Project.init(root, name="ls-spans").close()
-    declare(root)
-    project = Project(root)
-    work.create(project, "t", NAME, overlap="3", items=write_items(root / "items.jsonl", [*ITEMS, EMOJI]))
+    project = declared_project(root, "ls-spans", items=[*ITEMS, EMOJI])
     yield project
     project.close()
 
@@ -62,19 +54,11 @@ def test_offsets_are_utf16_in_label_studio_and_a_region_across_turns_is_refused(
 def test_people_mark_words_in_label_studio_and_the_pull_gives_the_decided_spans(ls, project):
     report = bridge.push(project, NAME, ls.url)
     assert report.project_created and report.imported == 2 and not report.not_pushed
-    people = {
-        "ann1": ls.admin,
-        "ann2": signup(ls.url, f"ann2-{uuid.uuid4().hex[:8]}@prefkit.example.com", "Label-Studio-2nd-user"),
-        "ann3": signup(ls.url, f"ann3-{uuid.uuid4().hex[:8]}@prefkit.example.com", "Label-Studio-3rd-user"),
-    }
-    for who, person in people.items():
-        n = 0
-        while (served := person.next_task(report.ls_project_id)) is not None:
-            task = project.store.labels.task(served["data"][TASK_ID_KEY])
-            values = ANSWERS[who] if task.item_ref == "s1" else EMOJI_SPAN
-            person.submit(served["id"], ls_kind(NAME).results(values, task), lead_time=5.0)
-            n += 1
-        assert n == 2
+
+    def answer(who, task, served):
+        return ANSWERS[who] if task.item_ref == "s1" else EMOJI_SPAN
+
+    assert three_label(ls, project, report.ls_project_id, answer) == {"ann1": 2, "ann2": 2, "ann3": 2}
     pulled = bridge.pull(project, NAME, ls.url)
     assert pulled.labels == 6 and not pulled.invalid
     events = project.store.labels.events(kind=NAME)

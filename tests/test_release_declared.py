@@ -12,7 +12,7 @@ from prefkit.cli import cli
 from prefkit.curation.annotation import work
 from prefkit.curation.annotation.labels_io import import_labels
 from prefkit.curation.project import Project
-from test_release_support import cut
+from test_release_support import croissant_fields, cut, duckdb_rows, hub_offline
 
 
 @pytest.fixture(scope="module")
@@ -52,32 +52,17 @@ def test_the_release_holds_the_decided_items_and_the_rest(release):
 
 def test_datasets_croissant_and_duckdb_read_it(release, tmp_path, monkeypatch):
     _, result = release
-    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    import datasets
-    import duckdb
-    import huggingface_hub.constants
-    import mlcroissant as mlc
-
-    monkeypatch.setattr(datasets.config, "HF_DATASETS_OFFLINE", True)
-    monkeypatch.setattr(datasets.config, "HF_HUB_OFFLINE", True)
-    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)
+    datasets = hub_offline(monkeypatch)
     ds = datasets.load_dataset(str(result.path), NAME, cache_dir=str(tmp_path / "hf"))["test"]
     assert ds.column_names == ["id", "history", "preferences", "response_a", "answers"]
     assert ds[1]["answers"] == {"better": "B", "strength": 4, "tags": ["y"], "order": ["m3", "m2", "m1"]}
     rest = datasets.load_dataset(str(result.path), f"{NAME}_unverified", cache_dir=str(tmp_path / "hf"))
     assert rest["test"]["id"] == ["i3"]
-    mlc.Dataset(jsonld=str(result.path / "croissant.json"))  # raises on any validation error
-    doc = json.loads((result.path / "croissant.json").read_text())
-    fields = {f["name"]: f for r in doc["recordSet"] if r["@id"] == f"{NAME}/test" for f in r["field"]}
+    fields = croissant_fields(result.path, NAME)
     assert list(fields) == ["id", "history", "preferences", "response_a", "answers"]
     assert fields["answers"]["description"] == "JSON object with keys better, strength, tags, order."
     assert fields["history"]["description"] == "JSON array of objects with keys role, content."
-    con = duckdb.connect(str(result.path / "prefkit-0.1.0.duckdb"), read_only=True)
-    try:
-        got = con.execute(f'SELECT id, answers.strength FROM "{NAME}" ORDER BY id').fetchall()
-    finally:
-        con.close()
+    got = duckdb_rows(result.path, f'SELECT id, answers.strength FROM "{NAME}" ORDER BY id')
     assert got == [("i1", 1), ("i2", 4)]
 
 

@@ -9,7 +9,7 @@ from prefkit.curation.annotation import work
 from prefkit.curation.annotation.labels_io import import_labels
 from prefkit.curation.project import Project
 from spankind import DECIDED, NAME, declare, label_rows, write_items
-from test_release_support import cut
+from test_release_support import croissant_fields, cut, duckdb_rows, hub_offline
 
 
 def test_span_answers_ship_in_every_format(tmp_path, monkeypatch):
@@ -32,25 +32,10 @@ def test_span_answers_ship_in_every_format(tmp_path, monkeypatch):
         "marks: Mark what follows a preference, and what breaks one, span over response (pref, bad;" in card
     )
     assert "decided by the words more than half of the answers mark" in card
-    for var in ("HF_DATASETS_OFFLINE", "HF_HUB_OFFLINE"):
-        monkeypatch.setenv(var, "1")
-    import datasets
-    import duckdb
-    import huggingface_hub.constants
-    import mlcroissant as mlc
-
-    monkeypatch.setattr(datasets.config, "HF_DATASETS_OFFLINE", True)
-    monkeypatch.setattr(datasets.config, "HF_HUB_OFFLINE", True)
-    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)
+    datasets = hub_offline(monkeypatch)
     ds = datasets.load_dataset(str(result.path), NAME, cache_dir=str(tmp_path / "hf"))["test"]
     assert ds[0]["answers"] == DECIDED
-    mlc.Dataset(jsonld=str(result.path / "croissant.json"))  # raises on any validation error
-    doc = json.loads((result.path / "croissant.json").read_text())
-    fields = {f["name"]: f for r in doc["recordSet"] if r["@id"] == f"{NAME}/test" for f in r["field"]}
+    fields = croissant_fields(result.path, NAME)
     assert fields["answers"]["description"] == "JSON object with keys marks, said."
-    con = duckdb.connect(str(result.path / "prefkit-0.1.0.duckdb"), read_only=True)
-    try:
-        got = con.execute(f'SELECT answers.said[1].turn, answers.marks[1].label FROM "{NAME}"').fetchall()
-    finally:
-        con.close()
+    got = duckdb_rows(result.path, f'SELECT answers.said[1].turn, answers.marks[1].label FROM "{NAME}"')
     assert got == [(0, "pref")]

@@ -215,3 +215,36 @@ def with_release(config, **changes):
     """``config`` (a ProjectConfig) with ``[release]`` keys changed, validated like prefkit.toml."""
     release = type(config.release).model_validate({**config.release.model_dump(), **changes})
     return config.model_copy(update={"release": release})
+
+
+def hub_offline(monkeypatch):
+    """The ``datasets`` library with the Hub offline (any network call fails), for loading a release."""
+    for var in ("HF_DATASETS_OFFLINE", "HF_HUB_OFFLINE"):
+        monkeypatch.setenv(var, "1")
+    import datasets
+    import huggingface_hub.constants
+
+    monkeypatch.setattr(datasets.config, "HF_DATASETS_OFFLINE", True)
+    monkeypatch.setattr(datasets.config, "HF_HUB_OFFLINE", True)
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)
+    return datasets
+
+
+def croissant_fields(release: Path, name: str) -> dict[str, dict]:
+    """The fields of ``name``'s test record set in a release's croissant.json (mlcroissant must load it)."""
+    import mlcroissant as mlc
+
+    mlc.Dataset(jsonld=str(release / "croissant.json"))  # raises on any validation error
+    doc = json.loads((release / "croissant.json").read_text())
+    return {f["name"]: f for r in doc["recordSet"] if r["@id"] == f"{name}/test" for f in r["field"]}
+
+
+def duckdb_rows(release: Path, sql: str) -> list[tuple]:
+    """``sql`` over a release's DuckDB file (version 0.1.0), read only."""
+    import duckdb
+
+    con = duckdb.connect(str(release / "prefkit-0.1.0.duckdb"), read_only=True)
+    try:
+        return con.execute(sql).fetchall()
+    finally:
+        con.close()
