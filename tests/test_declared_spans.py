@@ -231,3 +231,17 @@ def test_suggested_words_become_spans_through_the_real_openai_client(
         "marks": [{"start": 9, "end": 18, "label": "pref"}],
         "said": [{"turn": 0, "start": 7, "end": 20, "label": "pref"}],
     }
+
+
+def test_a_reliability_model_decides_span_words_too(project, tmp_path):
+    store = _labelled(project, tmp_path).store
+    store.consensus_method = "dawid_skene"
+    (final,) = final_labels(store, NAME).values()
+    # one item is too little for the model to settle any word: every word-label waits for a maintainer
+    # (never left out of the final label)
+    assert final.values is None and {f for _, f in final.tied} == {"marks:pref", "marks:bad", "said:pref"}
+    from prefkit.curation.annotation.annotator_model import fit_kind
+
+    model = fit_kind(store, NAME)
+    assert {"marks:pref", "marks:bad", "said:pref"} <= set(model.fields)
+    assert {u for u, f in final.tied if f == "marks:pref"} == {":0:0:4", ":1:5:8", ":2:9:13", ":3:14:18"}

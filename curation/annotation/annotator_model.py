@@ -85,12 +85,12 @@ def fit_kind(store: ProjectStore, kind: str, method: Method = "dawid_skene") -> 
         for annotator, values in by_annotator.items():
             if tasks[task_id].is_gold:
                 gold_labels[annotator] = gold_labels.get(annotator, 0) + 1
-            for (sub, name), value in task_kind.units(values).items():
+            for (sub, name), value in task_kind.item_units(values, tasks[task_id]).items():
                 per_field.setdefault(name, []).append(((task_id, sub), annotator, canonical_json(value)))
     gold_units: dict[str, dict[Unit, str]] = {}
     for t in tasks.values():
         if t.is_gold and t.gold_answer:
-            for (sub, name), value in task_kind.units(t.gold_answer).items():
+            for (sub, name), value in task_kind.item_units(t.gold_answer, t).items():
                 gold_units.setdefault(name, {})[(t.task_id, sub)] = canonical_json(value)
     fields = {
         name: _fit_field(kind, name, rows, gold_units.get(name, {}), method)

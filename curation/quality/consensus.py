@@ -99,7 +99,11 @@ def decide_units(
 
 
 def decide_units_by_model(
-    task_id: str, kind_name: str, labels: dict[str, dict[str, Any]], model: KindModel, confidence: float
+    task: AnnotationTask,
+    kind_name: str,
+    labels: dict[str, dict[str, Any]],
+    model: KindModel,
+    confidence: float,
 ) -> tuple[dict, list, DecidedBy]:
     """``(decided units, undecided units, decided_by)`` by the units' posteriors under ``model``: a
     unit is decided when its most probable value reaches ``confidence`` and some annotator gave it;
@@ -107,13 +111,13 @@ def decide_units_by_model(
     kind = get_kind(kind_name)
     given: dict[tuple[str, str], set[str]] = {}
     for values in labels.values():
-        for unit, value in kind.units(values).items():
+        for unit, value in kind.item_units(values, task).items():
             given.setdefault(unit, set()).add(canonical_json(value))
     decided: dict[tuple[str, str], Any] = {}
     tied: list[tuple[str, str]] = []
     for unit in sorted(given):
         fm = model.fields[unit[1]]
-        top = settled_value(fm.posteriors[(task_id, unit[0])], fm.classes, given[unit], confidence)
+        top = settled_value(fm.posteriors[(task.task_id, unit[0])], fm.classes, given[unit], confidence)
         if top is None:
             tied.append(unit)
         else:
@@ -178,7 +182,7 @@ def decider(store: ProjectStore, kind: str):
         return lambda task, labels: decide_units(kind, labels, task)
     model = fit_kind(store, kind, method)
     confidence = store.consensus_confidence
-    return lambda task, labels: decide_units_by_model(task.task_id, kind, labels, model, confidence)
+    return lambda task, labels: decide_units_by_model(task, kind, labels, model, confidence)
 
 
 def disagreements(store: ProjectStore, kind: str | None = None) -> list[Disagreement]:
