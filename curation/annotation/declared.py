@@ -562,7 +562,11 @@ def read_project_kinds(root: Path) -> tuple[dict[str, DeclaredKind], dict[str, D
     errors: dict[str, DeclarationError] = {}
     for path in declaration_files(root):
         try:
-            kinds[path.stem] = DeclaredKind(read_declaration(path), Path(root))
+            kind = DeclaredKind(read_declaration(path), Path(root))
+            hooks = kind.declaration.hooks
+            for name in ["items", "gold", *(f"release.{c}" for c in hooks.release)]:
+                kind.hook(name)  # a hook that cannot be loaded is the declaration's error, said now
+            kinds[path.stem] = kind
         except DeclarationError as exc:
             errors[path.stem] = exc
     return kinds, errors
