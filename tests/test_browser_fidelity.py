@@ -31,7 +31,7 @@ from prefkit.curation.annotation import workflow
 
 pytestmark = pytest.mark.browser
 __all__ = ["browser"]  # appkit's chromium fixture, used here
-ANNOTATORS = [f"ann{i}" for i in range(1, 14)]
+ANNOTATORS = [f"ann{i}" for i in range(1, 15)]
 
 
 @pytest.fixture(scope="module")
@@ -185,6 +185,30 @@ def test_matching_a_click_then_a_key(served, browser):
     assert [e.values["coverage"] for e in events(project, "ann4", "preference_match")] == [
         "partially",
         "not_covered",
+    ]
+    page.context.close()
+
+
+def test_matching_through_the_generic_form_labels_the_item_seen_with_the_value_chosen(served, browser):
+    """preference_match is a declaration: the generic form draws it (its titles, its keys), and a
+    click or a key records a label for the item on screen only, with the value chosen."""
+    from prefkit.annotate_app.forms import form_for
+
+    assert type(form_for("preference_match")).__name__ == "DeclaredForm"
+    project, page = signed_in_on(served, browser, "ann14", "preference_match")
+    first = workflow.current_item(project, "ann14", "preference_match")
+    assert first.task.payload["candidate"] in page.inner_text("[data-testid=stMain]")
+    next_item(
+        page,
+        "Preference matching",
+        lambda: page.get_by_role("button", name="Not covered", exact=True).click(),
+    )
+    second = workflow.current_item(project, "ann14", "preference_match")
+    assert second.task.payload["candidate"] in page.inner_text("[data-testid=stMain]")
+    next_item(page, "Preference matching", lambda: page.keyboard.press("1"))
+    assert [(e.task_id, e.values) for e in stored(project, "ann14", "preference_match", 2)] == [
+        (first.task.task_id, {"coverage": "not_covered"}),
+        (second.task.task_id, {"coverage": "fully"}),
     ]
     page.context.close()
 
