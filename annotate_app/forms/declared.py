@@ -281,7 +281,7 @@ class DeclaredForm:
         return "–" if value is None else self._word(value, task, self.kind.question_of(field))
 
     def _word(self, value: Any, task, q: QuestionDecl | None) -> str:
-        if q is not None and q.type == "span":
+        if q is not None and q.type == "span" and isinstance(value, list):
             turns = self._turns(q, task)
             return ", ".join(
                 f"“{turns[s.get('turn', 0)]['content'][s['start'] : s['end']]}” ({s['label']})" for s in value
