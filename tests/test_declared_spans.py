@@ -17,7 +17,7 @@ from prefkit.curation.annotation.task_kinds import LabelError, get_kind
 from prefkit.curation.project import Project
 from prefkit.curation.quality.agreement import agreement_rows
 from prefkit.curation.quality.consensus import final_labels
-from spankind import DECIDED, ITEMS, NAME, TOML, declare, labelled, write_items
+from spankind import ANSWERS, DECIDED, ITEMS, NAME, TOML, declare, labelled, write_items
 
 
 def _labelled(project: Project, tmp_path: Path) -> Project:
@@ -245,3 +245,18 @@ def test_a_reliability_model_decides_span_words_too(project, tmp_path):
     model = fit_kind(store, NAME)
     assert {"marks:pref", "marks:bad", "said:pref"} <= set(model.fields)
     assert {u for u, f in final.tied if f == "marks:pref"} == {":0:0:4", ":1:5:8", ":2:9:13", ":3:14:18"}
+
+
+def test_a_gold_items_spans_are_scored_per_word_and_label(project, tmp_path):
+    declare(project.root)
+    use_project_kinds(project.root, project.store)
+    gold = {**ITEMS[0], "id": "g1", "gold": DECIDED}
+    assert work.create(project, "t", NAME, items=write_items(tmp_path / "i.jsonl", [gold])) == 1
+    project.store.accounts.add_user("ann1", "annotator", "a-long-password")
+    from prefkit.curation.annotation import workflow
+
+    item = workflow.current_item(project, "ann1", NAME)
+    workflow.submit(project, "ann1", item, ANSWERS["ann1"])
+    # 4 words x 2 labels of marks and 6 words of said: all as the gold answer but 'answers' (said:pref)
+    (row,) = workflow.gold_accuracy(project.store, NAME)
+    assert (row["annotator"], row["n_gold"], row["accuracy"]) == ("ann1", 1, round(13 / 14, 4))

@@ -426,7 +426,8 @@ def gold_score(project: Project, study: Study, username: str) -> GoldScore:
     kind, right = get_kind(study.kind), 0.0
     for ev in events:
         if ev.task_id in done and ev.action == "label":
-            right += kind.gold_score(ev.values, project.store.labels.task(ev.task_id).gold_answer or {})
+            task = project.store.labels.task(ev.task_id)
+            right += kind.gold_score(ev.values, task.gold_answer or {}, task)
     answered = len({ev.task_id for ev in events if ev.task_id in regular and ev.action == "label"})
     return GoldScore(len(gold), len(done), right, len(regular), answered)
 

@@ -192,9 +192,11 @@ class TaskKind(ABC):
         path = Path(sys.modules[type(self).__module__].__file__ or "").with_suffix(".md")
         return path.read_text(encoding="utf-8") if path.is_file() else f"# {self.title}\n"
 
-    def gold_score(self, values: dict[str, Any], gold: dict[str, Any]) -> float:
-        """Share of the gold answer's units this label gets right (0..1)."""
-        want, got = self.units(gold), self.units(values)
+    def gold_score(
+        self, values: dict[str, Any], gold: dict[str, Any], task: AnnotationTask | None = None
+    ) -> float:
+        """Share of the gold answer's units this label of ``task`` gets right (0..1)."""
+        want, got = self.item_units(gold, task), self.item_units(values, task)
         if not want:
             return 1.0
         return sum(got.get(k) == v for k, v in want.items()) / len(want)

@@ -638,10 +638,11 @@ def kinds_with_work(project: Project, user: str) -> dict[str, bool]:
 
 
 def gold_scores(
-    events: Iterable[LabelEvent], gold: dict[str, tuple[str, dict[str, Any]]]
+    events: Iterable[LabelEvent], gold: dict[str, tuple[str, dict[str, Any]]], tasks: dict | None = None
 ) -> dict[tuple[str, str], list[float]]:
     """Per (annotator, task kind): the score (0..1) of each live label on a gold item. ``gold`` maps a
-    gold task id to its ``(kind, answer)``; the kind's ``gold_score`` does the scoring. The one place
+    gold task id to its ``(kind, answer)``; the kind's ``gold_score`` does the scoring (given the task from
+    ``tasks`` where its units need the item). The one place
     gold accuracy is computed (the gates, the dashboard and the agreement statistics all use it)."""
     scores: dict[tuple[str, str], list[float]] = {}
     for ev in events:
@@ -649,14 +650,15 @@ def gold_scores(
             continue
         task_kind, answer = gold[ev.task_id]
         scores.setdefault((ev.annotator, task_kind), []).append(
-            get_kind(task_kind).gold_score(ev.values, answer)
+            get_kind(task_kind).gold_score(ev.values, answer, (tasks or {}).get(ev.task_id))
         )
     return scores
 
 
 def gold_accuracy(store: ProjectStore, kind: str | None = None) -> list[dict[str, Any]]:
     """Per (annotator, task kind): how many gold items they labelled and their mean gold score (0..1)."""
-    scores = gold_scores(store.labels.effective_events(kind), store.labels.gold_answers(kind))
+    tasks = {t.task_id: t for t in store.labels.tasks(kind=kind) if t.is_gold}
+    scores = gold_scores(store.labels.effective_events(kind), store.labels.gold_answers(kind), tasks)
     return [
         {"annotator": who, "task_kind": k, "n_gold": len(s), "accuracy": round(sum(s) / len(s), 4)}
         for (who, k), s in sorted(scores.items())

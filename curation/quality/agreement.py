@@ -343,7 +343,7 @@ def _tally(tasks: dict[str, AnnotationTask], events: list[LabelEvent], judge_set
         for (_, name), value in kind.units(ev.values).items():
             t.distribution[name][str(value)] += 1
     gold = {tid: (t.kind, t.gold_answer) for tid, t in tasks.items() if t.is_gold and t.gold_answer}
-    for key, scores in gold_scores(events, gold).items():
+    for key, scores in gold_scores(events, gold, tasks).items():
         tallies[key].gold = scores
     kinds = sorted({e.kind for e in events})
     for fr in field_ratings(tasks, events, kinds).values():

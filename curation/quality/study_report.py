@@ -211,7 +211,9 @@ def review(store: ProjectStore, study: Study, self_alpha_min: float = TENTATIVE_
         labels = [e for e in events if e.action == "label"]
         gold = [e for e in events if tasks[e.task_id].is_gold]
         right = sum(
-            kind.gold_score(e.values, tasks[e.task_id].gold_answer or {}) if e.action == "label" else 0.0
+            kind.gold_score(e.values, tasks[e.task_id].gold_answer or {}, tasks[e.task_id])
+            if e.action == "label"
+            else 0.0
             for e in gold
         )
         agreed = 0
@@ -221,7 +223,7 @@ def review(store: ProjectStore, study: Study, self_alpha_min: float = TENTATIVE_
             if task.is_gold or final is None or final.values is None or final.n_labels < task.overlap:
                 continue  # a lone label agrees with itself: an item is verified with all its labels
             verified.add(e.task_id)
-            agreed += kind.gold_score(e.values, final.values) == 1.0
+            agreed += kind.gold_score(e.values, final.values, task) == 1.0
         others = [m for who, m in done.items() if who != p.username]
         flags = _flags(study, labels, done.get(p.username), others) if p.status == "completed" else ()
         regular = [q for q in store.studies.queue(p.username, study.kind) if not q.is_gold]
