@@ -60,7 +60,10 @@ class DeclaredConfig(LSConfig):
         self.controls = {q.name for q in self.questions} | (
             {"comment"} if kind.declaration.comment else set()
         )
-        self.to_name = kind.declaration.fields[0].name
+        # the field the answers are about (a label question's ``field``; Label Studio keeps annotations
+        # to it), else the first
+        about = [q.field for q in self.questions if q.type == "label" and q.field]
+        self.to_name = about[0] if about else kind.declaration.fields[0].name
         self.chat = {f.name for f in kind.declaration.fields if f.type == "chat"}
 
     def xml(self) -> str:

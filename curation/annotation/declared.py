@@ -70,7 +70,7 @@ class QuestionDecl(Contract):
     title: str | None = Field(default=None, description="The question as the annotator reads it.")
     required: StrictBool = Field(default=True, description="Whether every label answers it.")
     labels: list[str] | None = Field(default=None, description="label, multi_label, span: the choices.")
-    field: str | None = Field(default=None, description="span: the text or chat field it marks.")
+    field: str | None = Field(default=None, description="span: the field it marks; label: what it is about.")
     ordinal: StrictBool | None = Field(default=None, description="label: the order of labels is a scale.")
     values: list[StrictInt] | list[str] | None = Field(
         default=None, description="rating: ascending integers; ranking: what is put in order."
@@ -122,7 +122,7 @@ class KindDeclaration(Contract):
 
 #: Keys each question type takes beyond name, type, title and required.
 TYPE_KEYS = {
-    "label": {"labels", "ordinal", "titles", "keys"},
+    "label": {"labels", "ordinal", "titles", "keys", "field"},
     "multi_label": {"labels"},
     "rating": {"values", "keys"},
     "ranking": {"values"},
@@ -176,6 +176,8 @@ def _check(decl: KindDeclaration, stem: str, own: bool = False) -> tuple[str, st
             if not labels or len(set(labels)) != len(labels) or any(not x or ":" in x for x in labels):
                 return f"{key}.labels", "a span question needs at least one label, each distinct, without ':'"
             continue
+        if q.field is not None and q.field not in {f.name for f in decl.fields}:
+            return f"{key}.field", f"{q.field!r} is not a field of the kind"
         need = "labels" if q.type in ("label", "multi_label") else "values" if q.type != "text" else None
         if need is not None:
             choices = q.choices()
