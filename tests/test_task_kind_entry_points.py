@@ -82,10 +82,27 @@ def unit_title(task, unit, field):
 '''
 
 TONE_LABELSTUDIO = """
-from prefkit.annotate_app.labelstudio.config import ChoicesConfig, tag
+from prefkit.annotate_app.labelstudio.config import LSConfig, by_control, choice_result, one_choice, tag
 
-CONFIG = ChoicesConfig(tag("Text", name="text", value="$text"), data_keys=("text",), to_name="text",
-                       prompts={"tone": "How is it worded?"})
+
+class ToneConfig(LSConfig):
+    controls = {"tone"}
+
+    def xml(self):
+        choices = "".join(tag("Choice", value=c) for c in ("polite", "blunt"))
+        return tag("View", tag("Text", name="text", value="$text") + tag("Choices", choices, name="tone", toName="text"))
+
+    def data(self, task):
+        return {"text": task.payload["text"]}
+
+    def raw_values(self, results, task):
+        return {"tone": one_choice(by_control(results, self.controls), "tone", {"polite", "blunt"})}
+
+    def results(self, values, task):
+        return [choice_result("tone", "text", values["tone"])]
+
+
+CONFIG = ToneConfig()
 """
 
 BROKEN_KIND = """

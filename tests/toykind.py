@@ -102,11 +102,36 @@ class ToyForm:
 
 # -- its Label Studio config ------------------------------------------------------------------------------
 class ToyConfig:
-    """One choice per field: the choices (and hotkeys 1, 2) come from the kind's ``fields``. Made with
-    the kind when the bridge first needs it, so importing this module imports no part of the bridge."""
+    """One choice per field: the choices come from the kind's ``fields``, and a comment. Made with the
+    kind when the bridge first needs it, so importing this module imports no part of the bridge."""
 
     def __new__(cls, kind):
-        from prefkit.annotate_app.labelstudio.config import ChoicesConfig, tag
+        from prefkit.annotate_app.labelstudio import config as ls
 
-        display = tag("Text", name="a", value="$a") + tag("Text", name="b", value="$b")
-        return ChoicesConfig(display, data_keys=("a", "b"), to_name="b", prompts={"verdict": "Same?"})
+        class Config(ls.LSConfig):
+            controls = {"verdict", "comment"}
+
+            def xml(self):
+                choices = "".join(ls.tag("Choice", value=c) for c in self.kind.field("verdict").choices or ())
+                shown = ls.tag("Text", name="a", value="$a") + ls.tag("Text", name="b", value="$b")
+                verdict = ls.tag("Choices", choices, name="verdict", toName="b", choice="single-radio")
+                return ls.tag("View", shown + ls.tag("Header", value="Same?") + verdict + ls.comment_xml("b"))
+
+            def data(self, task):
+                return {"a": task.payload["a"], "b": task.payload["b"]}
+
+            def raw_values(self, results, task):
+                grouped = ls.by_control(results, self.controls)
+                allowed = set(self.kind.field("verdict").choices or ())
+                return {
+                    "verdict": ls.one_choice(grouped, "verdict", allowed),
+                    "comment": ls.text(grouped, "comment"),
+                }
+
+            def results(self, values, task):
+                out = [ls.choice_result("verdict", "b", values["verdict"])]
+                return out + (
+                    [ls.text_result("comment", "b", values["comment"])] if values.get("comment") else []
+                )
+
+        return Config(kind)

@@ -8,13 +8,12 @@ A kind's config is a small object in its own module (``annotate_app/labelstudio/
 ``CONFIG``) that the kind names (``TaskKind.labelstudio_config``); it knows only how the kind *looks*
 in Label Studio (the layout, hotkeys, slots). What the kind's labels are (its fields, choices,
 schema) comes from the kind itself: a config's ``values`` always ends in ``TaskKind.validate``. A kind
-whose label is one choice per agreement field (``preference_match``, ``task_qc``) needs only a
-:class:`ChoicesConfig`. This module must never talk to a server.
+whose labels are simple questions is a declaration, drawn by the generic config
+(:mod:`~prefkit.annotate_app.labelstudio.declared`). This module must never talk to a server.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 from xml.dom import minidom
 from xml.sax.saxutils import quoteattr
@@ -151,77 +150,6 @@ class LSConfig:
     def values(self, results: list[dict[str, Any]], task: AnnotationTask) -> dict[str, Any]:
         """Validated prefkit values for an annotation's result list, or :class:`LabelError`."""
         return self.kind.validate(self.raw_values(results, task), task)
-
-
-class ChoicesConfig(LSConfig):
-    """The config of a kind whose label is one choice per agreement field plus a comment (its units
-    are ``("", field)``): ``display`` (XML showing the payload), then per field a prompt and a
-    single-choice control whose choices are the field's (``FieldSpec.choices``), then the comment.
-
-    ``hotkeys`` (``{field: {choice: key}}``) sets the order and keys of a field's choices and must
-    name exactly the kind's choices; without it they are keyed 1, 2, … in the kind's order."""
-
-    def __init__(
-        self,
-        display: str,
-        data_keys: tuple[str, ...],
-        to_name: str,
-        prompts: Mapping[str, str],
-        hotkeys: Mapping[str, Mapping[str, str]] | None = None,
-    ) -> None:
-        self.display, self.data_keys, self.to_name = display, data_keys, to_name
-        self.prompts, self._hotkeys = dict(prompts), dict(hotkeys or {})
-
-    def bind(self, kind: TaskKind) -> None:
-        self.kind = kind
-        self.hotkeys: dict[str, dict[str, str]] = {}
-        n = 0
-        for spec in kind.fields:
-            keys = self._hotkeys.get(spec.name)
-            if keys is None:
-                keys = {c: str(n + i + 1) for i, c in enumerate(spec.choices or ())}
-            if set(keys) != set(spec.choices or ()):
-                raise LabelError(
-                    f"{kind.name}.{spec.name}: hotkeys name {sorted(keys)}, the kind {spec.choices}"
-                )
-            self.hotkeys[spec.name] = dict(keys)
-            n += len(keys)
-        self.controls = {*self.hotkeys, "comment"}
-
-    def xml(self) -> str:
-        body = self.display
-        for field, keys in self.hotkeys.items():
-            choices = "".join(tag("Choice", value=v, hotkey=k) for v, k in keys.items())
-            prompt = f"{self.prompts.get(field, field.capitalize())} (keys {' / '.join(keys.values())})"
-            body += tag("Header", value=prompt, size="5")
-            body += tag(
-                "Choices",
-                choices,
-                name=field,
-                toName=self.to_name,
-                choice="single-radio",
-                showInline="true",
-                required="true",
-            )
-        return tag("View", body + comment_xml(self.to_name))
-
-    def data(self, task):
-        return {k: task.payload[k] for k in self.data_keys}
-
-    def raw_values(self, results, task):
-        grouped = by_control(results, self.controls)
-        values: dict[str, Any] = {"comment": text(grouped, "comment")}
-        for field, keys in self.hotkeys.items():
-            choice = one_choice(grouped, field, set(keys))
-            if choice is not None:
-                values[field] = choice
-        return values
-
-    def results(self, values, task):
-        out = [choice_result(f, self.to_name, values[f]) for f in self.hotkeys]
-        if values.get("comment"):
-            out.append(text_result("comment", self.to_name, values["comment"]))
-        return out
 
 
 def ls_kind(name: str) -> LSConfig:
