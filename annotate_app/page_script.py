@@ -1,39 +1,12 @@
-"""What the app does in the browser tab itself, once per tab: a layout that fits the window, the
-sidebar folded away on a narrow screen, and the keyboard help (``?``).
-
-- **Layout.** The dialogue and candidate panes (containers keyed ``dialogue-*`` / ``candidates-*``)
-  take the window's height (viewport units), not a fixed box; below 1000 px columns wrap instead of
-  squeezing (each at least 16rem), long words break, the top margin is smaller. Streamlit's own
-  heights stay the fallback where the stylesheet does not apply (AppTest, a browser without ``:has``).
-- **Action bar.** Every item's action bar (``ui.action_bar``: the buttons that decide, Submit, Skip)
-  stays at the window's bottom (``position: sticky``) on the theme's background, so nothing that
-  decides is below the fold. Below :data:`STACK_PX` the dialogue and the form stack and lose their
-  own scroll boxes: the page is the one scroll region. Task QC's hidden key buttons stay hidden.
-- **Accessibility.** On every change of the page (at most once a frame): a shortcut hint becomes the
-  button's ``aria-keyshortcuts`` and leaves its name; the sidebar's page links lose their malformed
-  list roles; a box that scrolls is focusable and named (a keyboard user can scroll it). Captions and
-  key hints get text colours that meet 4.5:1 in either theme.
-- **Theme.** The app follows ``prefers-color-scheme``; the sidebar's switch (:func:`theme_switch`)
-  keeps *Light* or *Dark* for this browser where Streamlit keeps its own choice (``localStorage``,
-  for every page of the app) and in a cookie the server reads, then reloads the page in it.
-- **Chosen value.** The selected option of a segmented control or pills (Streamlit marks it
-  ``aria-checked="true"``) is white on dark blue (contrast 6.7:1, not a light tint) with a ✓ before
-  its text (drawn only: the option's accessible name stays its value, ``aria-checked`` tells a screen
-  reader): a pre-filled suggestion is plainly chosen, and a click on it keeps it (the forms'
-  controls are ``required``).
-- **Sidebar.** When the app's first page with a sidebar opens in a window under 1000 px wide, the
-  sidebar is folded once (Streamlit's own button), as its ``auto`` state does on phones; the
-  annotator can open it again and it stays open.
-- **Sign-in form.** Its inputs get ``name="username"`` / ``name="password"`` beside the
-  ``autocomplete`` tokens the page sets, which password managers look for.
-- **Keyboard help.** ``?`` (outside a text box) opens a list of every shortcut of the app, grouped
-  by page and task kind; ``?``, ``Esc`` or a click outside closes it.
+"""What the app does in the browser tab itself, once per tab (``page_script.css`` / ``.js``): a layout
+that fits the window with a sticky action bar (the panes stack below :data:`STACK_PX`), the sidebar
+folded away on a narrow screen, accessible names and scroll regions, the theme switch
+(:func:`theme_switch`), password-manager names on the sign-in form and the keyboard help (``?``).
+``docs/annotation.md`` says what each does and why.
 
 Drawn in the item-top script's ``st.html`` element, by a session's first two runs only (see
-``ui.item_top_script``), so the Annotate page has no element for it; the
-stylesheet and the listeners it installs live in the tab. Nothing in it comes from data: the
-shortcut list is the forms' own ``SHORTCUTS``, put into the page as JSON and shown with
-``textContent`` (never parsed as HTML).
+``ui.item_top_script``). Nothing in it comes from data: the shortcut list is the forms' own
+``SHORTCUTS``, put into the page as JSON and shown with ``textContent`` (never parsed as HTML).
 """
 
 from __future__ import annotations

@@ -1,30 +1,16 @@
 """The process ``prefkit annotate serve`` runs: Streamlit's own CLI and server, with each script run
 sent to the browser in one piece.
 
-Streamlit writes every message of a run to the websocket as soon as it exists: the run's start, its
-status, each element, its end. Its server leaves Nagle's algorithm on, so the first message of a
-run leaves alone and the rest wait for the browser's delayed acknowledgement (about 40 ms on Linux);
-the browser then handles the run in two pieces, and each piece makes it draw every element of the
-page again. On a submit that is a third of the key press → next item time for one annotator and a
-quarter of the browser's CPU when several share a machine (``bench/bench_browser.py``).
+:class:`OnePieceClient` is Streamlit's websocket client with ``TCP_NODELAY`` and, from a run's first
+message to its last, ``TCP_CORK``: the run's frames leave together instead of waiting for the
+browser's delayed acknowledgement (``docs/annotation.md`` says why; ``bench/bench_browser.py``
+measures it). Messages are sent in the same order, unchanged. Where this cannot apply the app is
+served exactly as ``streamlit run`` would, with one line on stderr saying so.
 
-:class:`OnePieceClient` is Streamlit's websocket client with two socket options: ``TCP_NODELAY``
-(nothing waits for an acknowledgement) and, from a run's first message to its last, ``TCP_CORK``
-(the kernel holds the run's frames and sends them together when the run ends; it sends what it holds
-after 200 ms by itself, so a long run such as the dashboard's still streams, five times a second).
-Messages are sent in the same order, unchanged; only their packaging on the wire differs.
-
-Where this cannot apply (a platform without ``TCP_CORK``, a Streamlit whose websocket client is not
-the one checked here, a connection whose socket cannot be reached) the app is served exactly as
-``streamlit run`` would, with one line on stderr saying so.
-
-Forwarded headers are prefkit's to judge: uvicorn, the web server under Streamlit, by default rewrites
-a loopback connection's address from its ``X-Forwarded-For`` header before the app sees it, so any
-browser on the host (or anything behind a local proxy) could name its own address. :func:`no_proxy_headers`
-turns that off; the app then sees the socket's peer, and
-:func:`prefkit.curation.annotation.signin.client_address` believes the header only from a proxy listed
-in ``[annotation.sign_in] trusted_proxies``. Where it cannot be turned off (a Streamlit without the
-Starlette server this was written for) the server refuses to start, saying why.
+:func:`no_proxy_headers` stops uvicorn rewriting a loopback connection's address from its
+``X-Forwarded-For`` header: :func:`prefkit.curation.annotation.signin.client_address` believes the
+header only from a proxy listed in ``[annotation.sign_in] trusted_proxies``. Where it cannot be turned
+off the server refuses to start, saying why.
 """
 
 from __future__ import annotations

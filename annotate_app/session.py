@@ -1,27 +1,9 @@
-"""A reload keeps the annotator where they were: signed in, on the same task kind and item, with the
-half-done form as they left it.
-
-- **Signed in.** A sign-in issues a signed, expiring session token
-  (:mod:`prefkit.curation.annotation.sessions`) that the browser keeps in a cookie
-  (``SameSite=Strict``, ``Secure`` over HTTPS, for ``[annotation.sign_in] session_hours``). A new
-  browser session (a reload, a second tab, a server restart) reads the cookie once
-  (``st.context.cookies``) and signs in as the token's account when the token holds: signature,
-  expiry, not revoked, account active. *Sign out* revokes the session and forgets the cookie;
-  ``prefkit users disable`` and ``prefkit users password`` revoke every session of the account.
-  Every later run checks the session again (``ui.still_signed_in``, and each write names it:
-  ``ui.session_token``), so a session signed out in one tab, expired or revoked ends every tab
-  holding it at that tab's next action: nothing recorded, the sign-in page shown. The cookie is written and forgotten
-  by a small script drawn on the run after the change (the server cannot set a cookie on a
-  websocket); the token is never in the URL.
-- **Same kind.** The task kind is in the URL (``?kind=``) once its first item is shown, so a reload
-  opens it again, without the guidelines a signed-in annotator already read.
-- **Half-done form.** The form of the item on screen (its answers, comment, evidence turns and the
-  words selected as evidence) is kept as a draft in the store
-  (``workflow.save_draft``), per annotator and item, for that showing of the item only, and put back
-  when the item is drawn first in a new browser session. Kept in the store, not the browser's
-  storage: a draft then follows the account (not whoever uses the browser next), survives a crash of
-  the browser, is readable only through a signed-in session of its annotator, and is deleted by the
-  submit that finishes the item (never a label, never released).
+"""A reload keeps the annotator where they were: signed in (the session cookie, read once per browser
+session and checked again on every run), on the same task kind (``?kind=``) and item, with the
+half-done form as they left it (a draft in the store, ``workflow.save_draft``). The cookie is written
+and forgotten by a small script drawn on the run after the change (the server cannot set a cookie on a
+websocket); the token is never in the URL. ``docs/annotation.md`` (*At the door*, *After a reload*)
+says why each is kept where it is.
 """
 
 from __future__ import annotations
