@@ -561,21 +561,9 @@ class NumericKey:
     @property
     def range(self) -> str:
         what = "an integer" if self.kind is int else "a finite number"
-        low = (
-            f"≥ {_num(self.ge)}"
-            if self.ge is not None
-            else f"> {_num(self.gt)}"
-            if self.gt is not None
-            else ""
-        )
-        high = (
-            f"≤ {_num(self.le)}"
-            if self.le is not None
-            else f"< {_num(self.lt)}"
-            if self.lt is not None
-            else ""
-        )
-        return f"{what} {' and '.join(b for b in (low, high) if b)}".strip()
+        sides = ((("≥", self.ge), (">", self.gt)), (("≤", self.le), ("<", self.lt)))
+        bounds = [next((f"{sign} {_num(v)}" for sign, v in side if v is not None), "") for side in sides]
+        return f"{what} {' and '.join(b for b in bounds if b)}".strip()
 
     def matches(self, loc: tuple[str, ...]) -> bool:
         return len(loc) == len(self.path) and all(
