@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from prefkit.curation.store.engine import StoreArea
+from prefkit.curation.store.engine import StoreArea, from_row
 from prefkit.schemas.common import utcnow
 from prefkit.schemas.curation import Provenance
 from sqlalchemy import select
@@ -66,15 +66,4 @@ class AlpsTasks(StoreArea):
             q = q.where(t.c.track == track)
         with self.read() as conn:
             rows = conn.execute(q).mappings().all()
-        return [
-            AlpsTask(
-                r["track"],
-                r["benchmark_id"],
-                r["session_id"],
-                self.loads(r["input_json"]),
-                self.loads(r["gold_json"]),
-                self.loads(r["checks_json"]) or {},
-                r["provenance_id"],
-            )
-            for r in rows
-        ]
+        return [from_row(AlpsTask, r, checks=self.loads(r["checks_json"]) or {}) for r in rows]

@@ -37,7 +37,7 @@ from prefkit.curation.store.content_records import (
     turn_rows,
     unpacked_turns,
 )
-from prefkit.curation.store.engine import StoreArea, StoreError
+from prefkit.curation.store.engine import StoreArea, StoreError, from_row
 from prefkit.schemas.common import utcnow
 from prefkit.schemas.cupid import BenchmarkInstance
 from prefkit.schemas.curation import Provenance
@@ -184,15 +184,7 @@ class Content(StoreArea):
             turns = unpacked_turns(packed)
         else:
             turns = [DialogueTurn(r[0], r[1], r[2], self.loads(r[3])) for r in rows]
-        return Dialogue(
-            dialogue_id=row["dialogue_id"],
-            origin=row["origin"],
-            persona_id=row["persona_id"],
-            session_index=row["session_index"],
-            needs_reverification=row["needs_reverification"],
-            meta=self.loads(row["meta_json"]) or {},
-            turns=turns,
-        )
+        return from_row(Dialogue, row, meta=self.loads(row["meta_json"]) or {}, turns=turns)
 
     def _packed_turns(self, conn, dialogue_id: str) -> list[dict[str, Any]] | None:
         """The turns of a bulk-imported dialogue still held in packs, else None."""
@@ -329,16 +321,7 @@ class Content(StoreArea):
             q = q.where(v.c.session_id == session_id)
         with self.read() as conn:
             rows = conn.execute(q).mappings().all()
-        return [
-            SessionVersion(
-                session_id=r["session_id"],
-                version=r["version"],
-                reason=r["reason"],
-                replaced_at=r["replaced_at"],
-                turns=self.loads(r["turns_json"]),
-            )
-            for r in rows
-        ]
+        return [from_row(SessionVersion, r) for r in rows]
 
     def original_turns(self, dialogue_id: str) -> list[DialogueTurn]:
         """Turns as imported/generated, before any human revision."""
@@ -401,18 +384,7 @@ class Content(StoreArea):
         with self.read() as conn:
             rows = conn.execute(q).mappings().all()
         return [
-            StoredMemory(
-                memory_pk=r["memory_pk"],
-                dialogue_id=r["dialogue_id"],
-                origin=r["origin"],
-                source_model=r["source_model"],
-                position=r["position"],
-                memory_id=r["memory_id"],
-                record=self.loads(r["record_json"]),
-                raw=self.loads(r["raw_json"]),
-                valid=bool(r["valid"]),
-                problems=self.loads(r["problems_json"]) or [],
-            )
+            from_row(StoredMemory, r, valid=bool(r["valid"]), problems=self.loads(r["problems_json"]) or [])
             for r in rows
         ]
 
@@ -437,11 +409,7 @@ class Content(StoreArea):
         with self.read() as conn:
             rows = conn.execute(select(i).order_by(i.c.position, i.c.instance_id)).mappings().all()
         return [
-            Instance(
-                instance_id=r["instance_id"],
-                record=BenchmarkInstance.model_validate(self.loads(r["record_json"])),
-                provenance_id=r["provenance_id"],
-            )
+            from_row(Instance, r, record=BenchmarkInstance.model_validate(self.loads(r["record_json"])))
             for r in rows
         ]
 
@@ -459,16 +427,7 @@ class Content(StoreArea):
         return out
 
     def _pair(self, r: Any) -> PreferencePair:
-        return PreferencePair(
-            pair_id=r["pair_id"],
-            checklist_item=r["checklist_item"],
-            candidate=r["candidate"],
-            origin=r["origin"],
-            instance_id=r["instance_id"],
-            meta=self.loads(r["meta_json"]),
-            provenance_id=r["provenance_id"],
-            created_at=r["created_at"],
-        )
+        return from_row(PreferencePair, r)
 
     def preference_pairs(self) -> list[PreferencePair]:
         p = self.t["preference_pairs"]

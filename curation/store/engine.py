@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import fields
 from functools import wraps
 from pathlib import Path
 from typing import Any, Concatenate, ParamSpec, TypeVar
@@ -44,14 +45,16 @@ from prefkit.curation.store.common import MOVED_TO, StoreError
 from prefkit.curation.store.migrations import MIGRATIONS
 from prefkit.schemas.common import canonical_json, content_hash, utcnow
 from prefkit.schemas.curation import Provenance
+from pydantic import BaseModel
 from sqlalchemy import Connection, MetaData, Table, func, select, text
 from sqlalchemy.exc import DBAPIError
 
-__all__ = ["StoreArea", "StoreCore", "StoreError", "apply_migrations", "in_write", "make_engine"]
+__all__ = ["StoreArea", "StoreCore", "StoreError", "apply_migrations", "from_row", "in_write", "make_engine"]
 
 T = TypeVar("T")
 P = ParamSpec("P")
 A = TypeVar("A", bound="StoreArea")
+R = TypeVar("R")
 
 
 #: Reflected SQLite schemas of this process by the text of their definitions (:meth:`StoreCore._reflect`).
@@ -399,6 +402,18 @@ class StoreArea:
 
     dumps = staticmethod(StoreCore.dumps)
     loads = staticmethod(StoreCore.loads)
+
+
+def from_row(cls: type[R], row: Mapping[str, Any], **values: Any) -> R:
+    """A record of ``cls`` (a dataclass or a pydantic model) from a table row: each field not in
+    ``values`` from the column of its name, or decoded from its ``<field>_json`` column."""
+    names = cls.model_fields if issubclass(cls, BaseModel) else [f.name for f in fields(cls)]  # type: ignore[arg-type]
+    for name in names:
+        if name not in values and f"{name}_json" in row:
+            values[name] = StoreCore.loads(row[f"{name}_json"])
+        elif name not in values and name in row:
+            values[name] = row[name]
+    return cls(**values)
 
 
 def in_write(method: Callable[Concatenate[A, Connection, P], T]) -> Callable[Concatenate[A, P], T]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from prefkit.curation.store.engine import StoreArea, StoreError
+from prefkit.curation.store.engine import StoreArea, StoreError, from_row
 from prefkit.schemas.common import utcnow
 from sqlalchemy import select
 
@@ -118,16 +118,7 @@ class Eval(StoreArea):
             )
 
     def _run_from_row(self, row) -> EvalRun:
-        return EvalRun(
-            **{c: row[c] for c in RUN_COLUMNS if c != "offline"},
-            offline=bool(row["offline"]),
-            settings=self.loads(row["settings_json"]),
-            prompts=self.loads(row["prompts_json"]),
-            status=row["status"],
-            summary=self.loads(row["summary_json"]),
-            created_at=row["created_at"],
-            updated_at=row["updated_at"],
-        )
+        return from_row(EvalRun, row, offline=bool(row["offline"]))
 
     def runs(self) -> list[EvalRun]:
         r = self.t["eval_runs"]

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from prefkit.curation.store.common import search_text
-from prefkit.curation.store.engine import StoreArea, StoreCore, StoreError
+from prefkit.curation.store.engine import StoreArea, StoreCore, StoreError, from_row
 from prefkit.curation.store.repeats import Repeats
 from prefkit.schemas.common import utcnow
 from prefkit.schemas.curation import Adjudication, AnnotationTask, LabelEvent
@@ -241,18 +241,7 @@ class Labels(StoreArea):
         }
 
     def _event_from_row(self, r) -> LabelEvent:
-        return LabelEvent(
-            **{k: r[k] for k in ("event_id", "task_id", "kind", "annotator", "action", "comment")},
-            values=self.loads(r["values_json"]),
-            time_spent_s=r["time_spent_s"],
-            supersedes=r["supersedes"],
-            source=r["source"],
-            schema_version=r["schema_version"],
-            created_at=r["created_at"],
-            assist_arm=r["assist_arm"],
-            suggestion_id=r["suggestion_id"],
-            guidelines_version=r["guidelines_version"],
-        )
+        return from_row(LabelEvent, r)
 
     # -- label events -------------------------------------------------------------------------------
     def append_event(self, event: LabelEvent) -> bool:
@@ -526,12 +515,7 @@ class Labels(StoreArea):
         }
 
     def _adjudication_from_row(self, r) -> Adjudication:
-        return Adjudication(
-            **{k: r[k] for k in ("adjudication_id", "task_id", "maintainer", "note", "supersedes")},
-            values=self.loads(r["values_json"]),
-            schema_version=r["schema_version"],
-            created_at=r["created_at"],
-        )
+        return from_row(Adjudication, r)
 
     def adjudications(self, task_id: str | None = None) -> list[Adjudication]:
         a = self.t["adjudications"]

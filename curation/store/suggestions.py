@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from prefkit.curation.store.engine import StoreArea
+from prefkit.curation.store.engine import StoreArea, from_row
 from prefkit.schemas.common import content_hash, utcnow
 from sqlalchemy import func, select
 
@@ -116,18 +116,7 @@ class Suggestions(StoreArea):
         return select(s, r.c.model, r.c.prompt_hash, r.c.offline).join(r, r.c.run_id == s.c.run_id)
 
     def _from_row(self, row) -> Suggestion:
-        return Suggestion(
-            suggestion_id=row["suggestion_id"],
-            run_id=row["run_id"],
-            task_id=row["task_id"],
-            kind=row["kind"],
-            values=self.loads(row["values_json"]),
-            detail=self.loads(row["detail_json"]),
-            model=row["model"],
-            prompt_hash=row["prompt_hash"],
-            offline=bool(row["offline"]),
-            created_at=row["created_at"],
-        )
+        return from_row(Suggestion, row, offline=bool(row["offline"]))
 
     def for_task(self, task_id: str) -> Suggestion | None:
         """The newest suggestion for ``task_id`` (the latest run that made one), or None."""
@@ -166,19 +155,6 @@ class Suggestions(StoreArea):
             q = q.where(r.c.kind == kind)
         with self.read() as conn:
             return [
-                (
-                    SuggestionRun(
-                        run_id=row["run_id"],
-                        kind=row["kind"],
-                        model=row["model"],
-                        backend=row["backend"],
-                        offline=bool(row["offline"]),
-                        prompt_hash=row["prompt_hash"],
-                        seed=row["seed"],
-                        settings=self.loads(row["settings_json"]),
-                        created_at=row["created_at"],
-                    ),
-                    int(row["n"] or 0),
-                )
+                (from_row(SuggestionRun, row, offline=bool(row["offline"])), int(row["n"] or 0))
                 for row in conn.execute(q).mappings()
             ]
