@@ -60,10 +60,5 @@ class AlpsTasks(StoreArea):
         return len(new)
 
     def tasks(self, track: str | None = None) -> list[AlpsTask]:
-        t = self.t["alps_tasks"]
-        q = select(t).order_by(t.c.track, t.c.benchmark_id)
-        if track:
-            q = q.where(t.c.track == track)
-        with self.read() as conn:
-            rows = conn.execute(q).mappings().all()
+        rows = self.rows("alps_tasks", ("track", "benchmark_id"), track=track)
         return [from_row(AlpsTask, r, checks=self.loads(r["checks_json"]) or {}) for r in rows]

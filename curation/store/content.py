@@ -246,12 +246,7 @@ class Content(StoreArea):
         return revision_id
 
     def revisions(self, dialogue_id: str | None = None) -> list[TurnRevision]:
-        r = self.t["turn_revisions"]
-        q = select(r).order_by(r.c.seq)
-        if dialogue_id:
-            q = q.where(r.c.dialogue_id == dialogue_id)
-        with self.read() as conn:
-            return [TurnRevision(**x) for x in conn.execute(q).mappings()]
+        return [TurnRevision(**x) for x in self.rows("turn_revisions", ("seq",), dialogue_id=dialogue_id)]
 
     def revision_counts(self) -> dict[str, int]:
         """``{dialogue_id: changes}`` for every changed dialogue: turn revisions plus dialogues a repair
@@ -315,12 +310,7 @@ class Content(StoreArea):
 
     def session_versions(self, session_id: str | None = None) -> list[SessionVersion]:
         """Dialogues repairs replaced, oldest first."""
-        v = self.t["session_versions"]
-        q = select(v).order_by(v.c.session_id, v.c.version)
-        if session_id:
-            q = q.where(v.c.session_id == session_id)
-        with self.read() as conn:
-            rows = conn.execute(q).mappings().all()
+        rows = self.rows("session_versions", ("session_id", "version"), session_id=session_id)
         return [from_row(SessionVersion, r) for r in rows]
 
     def original_turns(self, dialogue_id: str) -> list[DialogueTurn]:
@@ -375,14 +365,8 @@ class Content(StoreArea):
 
     # -- memories -----------------------------------------------------------------------------------
     def memories(self, dialogue_id: str | None = None, origin: str | None = None) -> list[StoredMemory]:
-        m = self.t["memories"]
-        q = select(m).order_by(m.c.dialogue_id, m.c.origin, m.c.source_model, m.c.position)
-        if dialogue_id:
-            q = q.where(m.c.dialogue_id == dialogue_id)
-        if origin:
-            q = q.where(m.c.origin == origin)
-        with self.read() as conn:
-            rows = conn.execute(q).mappings().all()
+        order = ("dialogue_id", "origin", "source_model", "position")
+        rows = self.rows("memories", order, dialogue_id=dialogue_id, origin=origin)
         return [
             from_row(StoredMemory, r, valid=bool(r["valid"]), problems=self.loads(r["problems_json"]) or [])
             for r in rows
@@ -485,12 +469,7 @@ class Content(StoreArea):
             )
 
     def failures(self, stage: str | None = None) -> list[Failure]:
-        f = self.t["failures"]
-        q = select(f).order_by(f.c.seq)
-        if stage:
-            q = q.where(f.c.stage == stage)
-        with self.read() as conn:
-            return [Failure(**r) for r in conn.execute(q).mappings()]
+        return [Failure(**r) for r in self.rows("failures", ("seq",), stage=stage)]
 
     def packed_turn_count(self) -> int:
         """Turns held in packs (bulk-imported dialogues not rewritten yet)."""

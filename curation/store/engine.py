@@ -388,6 +388,14 @@ class StoreArea:
     def write_retrying(self, step: Callable[[Connection], T]) -> T:
         return self.core.write_retrying(step)
 
+    def rows(self, table: str, order: Sequence[str], **equal: Any) -> Sequence[Any]:
+        """The rows of ``table`` ordered by the ``order`` columns, only those whose columns equal the
+        values of ``equal`` that are given (a value that is None or empty filters nothing)."""
+        t = self.t[table]
+        q = select(t).order_by(*(t.c[c] for c in order)).where(*(t.c[k] == v for k, v in equal.items() if v))
+        with self.read() as conn:
+            return conn.execute(q).mappings().all()
+
     def lock(self, conn: Connection, key: str) -> None:
         self.core.lock(conn, key)
 

@@ -204,14 +204,7 @@ class Labels(StoreArea):
         )
 
     def tasks(self, kind: str | None = None, batch: str | None = None) -> list[AnnotationTask]:
-        t = self.t["tasks"]
-        q = select(t).order_by(t.c.task_id)
-        if kind:
-            q = q.where(t.c.kind == kind)
-        if batch:
-            q = q.where(t.c.batch_id == batch)
-        with self.read() as conn:
-            return [self._task_from_row(r) for r in conn.execute(q).mappings()]
+        return [self._task_from_row(r) for r in self.rows("tasks", ("task_id",), kind=kind, batch_id=batch)]
 
     def task(self, task_id: str) -> AnnotationTask:
         t = self.t["tasks"]
@@ -297,16 +290,7 @@ class Labels(StoreArea):
         self, kind: str | None = None, task_id: str | None = None, annotator: str | None = None
     ) -> list[LabelEvent]:
         """Every event, oldest first, optionally filtered."""
-        e = self.t["label_events"]
-        q = select(e).order_by(e.c.seq)
-        if kind:
-            q = q.where(e.c.kind == kind)
-        if task_id:
-            q = q.where(e.c.task_id == task_id)
-        if annotator:
-            q = q.where(e.c.annotator == annotator)
-        with self.read() as conn:
-            rows = conn.execute(q).mappings().all()
+        rows = self.rows("label_events", ("seq",), kind=kind, task_id=task_id, annotator=annotator)
         return [self._event_from_row(r) for r in rows]
 
     def effective_events(self, kind: str | None = None, *, every_arm: bool = False) -> list[LabelEvent]:
@@ -518,10 +502,4 @@ class Labels(StoreArea):
         return from_row(Adjudication, r)
 
     def adjudications(self, task_id: str | None = None) -> list[Adjudication]:
-        a = self.t["adjudications"]
-        q = select(a).order_by(a.c.seq)
-        if task_id:
-            q = q.where(a.c.task_id == task_id)
-        with self.read() as conn:
-            rows = conn.execute(q).mappings().all()
-        return [self._adjudication_from_row(r) for r in rows]
+        return [self._adjudication_from_row(r) for r in self.rows("adjudications", ("seq",), task_id=task_id)]

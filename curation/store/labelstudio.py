@@ -98,12 +98,7 @@ class LabelStudio(StoreArea):
         conn.execute(stmt, row)
 
     def projects(self, url: str | None = None) -> list[LSProject]:
-        p = self.t["ls_projects"]
-        q = select(p).order_by(p.c.url, p.c.kind)
-        if url:
-            q = q.where(p.c.url == url)
-        with self.read() as conn:
-            return [LSProject(**r) for r in conn.execute(q).mappings()]
+        return [LSProject(**r) for r in self.rows("ls_projects", ("url", "kind"), url=url)]
 
     # -- push leases --------------------------------------------------------------------------------
     @in_write
