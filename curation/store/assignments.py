@@ -16,6 +16,7 @@ import random
 import uuid
 from dataclasses import dataclass, replace
 from functools import partial
+from typing import Any
 
 from prefkit.curation.store.backend import explain_prefix
 from prefkit.curation.store.engine import StoreArea, StoreCore, in_write
@@ -334,30 +335,25 @@ class Assignments(StoreArea):
         conn.execute(update(t).where(t.c.task_id.in_(order)).values(n_assigned=t.c.n_assigned + 1))
         return len(rows)
 
-    def available_count(self, annotator: str, kind: str) -> int:
-        """Tasks of open batches not yet given to this annotator that could still be given to them."""
+    def _available(self, annotator: str, kind: str, column: Any):
+        """``column`` over the tasks of open batches not yet given to ``annotator`` that could still be."""
         t, a, b = self.t["tasks"], self.t["assignments"], self.t["batches"]
         mine = exists().where(a.c.task_id == t.c.task_id, a.c.annotator == annotator)
-        q = (
-            select(func.count())
+        return (
+            select(column)
             .select_from(t.join(b, b.c.batch_id == t.c.batch_id))
             .where(t.c.kind == kind, b.c.status == "open", ~mine)
             .where((t.c.n_assigned < t.c.overlap) | t.c.is_gold)
         )
+
+    def available_count(self, annotator: str, kind: str) -> int:
+        """Tasks of open batches not yet given to this annotator that could still be given to them."""
         with self.read() as conn:
-            return int(conn.execute(q).scalar_one())
+            return int(conn.execute(self._available(annotator, kind, func.count())).scalar_one())
 
     def has_available(self, annotator: str, kind: str) -> bool:
         """Whether :meth:`available_count` is above 0 (stops at the first task found)."""
-        t, a, b = self.t["tasks"], self.t["assignments"], self.t["batches"]
-        mine = exists().where(a.c.task_id == t.c.task_id, a.c.annotator == annotator)
-        q = (
-            select(t.c.task_id)
-            .select_from(t.join(b, b.c.batch_id == t.c.batch_id))
-            .where(t.c.kind == kind, b.c.status == "open", ~mine)
-            .where((t.c.n_assigned < t.c.overlap) | t.c.is_gold)
-            .limit(1)
-        )
+        q = self._available(annotator, kind, self.t["tasks"].c.task_id).limit(1)
         with self.read() as conn:
             return conn.execute(q).first() is not None
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from prefkit.curation.store.engine import StoreArea
+from prefkit.curation.store.engine import StoreArea, from_row
 from prefkit.schemas.common import utcnow
 from sqlalchemy import Connection, select
 
@@ -65,14 +65,5 @@ class Audit(StoreArea):
         if action is not None:
             q = q.where((a.c.action == action) | a.c.action.startswith(action + "."))
         with self.read() as conn:
-            return [
-                AuditEvent(
-                    r["seq"],
-                    r["created_at"],
-                    r["actor"],
-                    r["action"],
-                    r["target"],
-                    self.core.loads(r["detail_json"]) or {},
-                )
-                for r in conn.execute(q).mappings()
-            ]
+            rows = conn.execute(q).mappings().all()
+        return [from_row(AuditEvent, r, detail=self.loads(r["detail_json"]) or {}) for r in rows]

@@ -412,7 +412,7 @@ class StoreArea:
     loads = staticmethod(StoreCore.loads)
 
 
-def from_row(cls: type[R], row: Mapping[str, Any], **values: Any) -> R:
+def from_row(cls: type[R], row: Mapping[Any, Any], **values: Any) -> R:
     """A record of ``cls`` (a dataclass or a pydantic model) from a table row: each field not in
     ``values`` from the column of its name, or decoded from its ``<field>_json`` column."""
     names = cls.model_fields if issubclass(cls, BaseModel) else [f.name for f in fields(cls)]  # type: ignore[arg-type]

@@ -237,31 +237,9 @@ def discard(content: Content, staged: StagedImport) -> None:
     links, packs, d, s, m = (
         content.t[n] for n in ("dialogue_packs", "turn_packs", "dialogues", "sources", "meta")
     )
-    while True:
-        with _short_write(content) as conn:
-            ids = [
-                r[0]
-                for r in conn.execute(
-                    select(links.c.pack_id).where(links.c.pack_id >= staged.first_pack).limit(DISCARD_CHUNK)
-                )
-            ]
-            if ids:
-                conn.execute(links.delete().where(links.c.pack_id.in_(ids)))
-        if not ids:
-            break
+    _delete_chunks(content, links.c.pack_id, links.c.pack_id >= staged.first_pack)
     if staged.source_id:
-        while True:
-            with _short_write(content) as conn:
-                ids = [
-                    r[0]
-                    for r in conn.execute(
-                        select(d.c.dialogue_id).where(d.c.source_id == staged.source_id).limit(DISCARD_CHUNK)
-                    )
-                ]
-                if ids:
-                    conn.execute(d.delete().where(d.c.dialogue_id.in_(ids)))
-            if not ids:
-                break
+        _delete_chunks(content, d.c.dialogue_id, d.c.source_id == staged.source_id)
     while True:
         with _short_write(content) as conn:
             top = conn.execute(
@@ -277,6 +255,17 @@ def discard(content: Content, staged: StagedImport) -> None:
         if staged.source_id:
             conn.execute(s.delete().where(s.c.source_id == staged.source_id))
         conn.execute(m.delete().where(m.c.key == staged.key))
+
+
+def _delete_chunks(content: Content, key: Any, where: Any) -> None:
+    """Delete the rows ``where`` selects, ``DISCARD_CHUNK`` of them (by ``key``) per transaction."""
+    while True:
+        with _short_write(content) as conn:
+            ids = [r[0] for r in conn.execute(select(key).where(where).limit(DISCARD_CHUNK))]
+            if ids:
+                conn.execute(key.table.delete().where(key.in_(ids)))
+        if not ids:
+            break
 
 
 def _columns(batch: Any, names: tuple[str, ...]) -> list[Any]:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import secrets
 from dataclasses import dataclass
 
-from prefkit.curation.store.engine import StoreArea
+from prefkit.curation.store.engine import StoreArea, from_row
 from prefkit.schemas.common import utcnow
 from sqlalchemy import ColumnElement, Connection, Table, exists, select, update
 
@@ -97,15 +97,7 @@ class Sessions(StoreArea):
         row = self.read_retrying(lambda conn: conn.execute(q).mappings().first())
         if row is None:
             return None
-        return AppSession(
-            row["session_id"],
-            row["username"],
-            row["client"],
-            row["created_at"],
-            row["expires_at"],
-            row["revoked_at"],
-            bool(row["active"]),
-        )
+        return from_row(AppSession, row, active=bool(row["active"]))
 
     def revoke(self, session_id: str) -> bool:
         """End one session now (sign-out). True when it was open."""
@@ -128,14 +120,4 @@ class Sessions(StoreArea):
         s = self.t["app_sessions"]
         q = select(s).where(s.c.username == username).order_by(s.c.created_at.desc())
         with self.read() as conn:
-            return [
-                AppSession(
-                    r["session_id"],
-                    r["username"],
-                    r["client"],
-                    r["created_at"],
-                    r["expires_at"],
-                    r["revoked_at"],
-                )
-                for r in conn.execute(q).mappings()
-            ]
+            return [from_row(AppSession, r) for r in conn.execute(q).mappings()]
