@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from prefkit.curation.store.engine import StoreCore
+from prefkit.curation.store.engine import StoreCore, to_row
 from prefkit.schemas.cupid import BenchmarkInstance
 from prefkit.schemas.curation import Provenance
 from prefkit.schemas.generation import Session, Turn
@@ -309,15 +309,7 @@ def scored_turns(turns: Sequence[Turn | DialogueTurn], extras: list[dict | None]
 
 def dialogue_row(d: Dialogue, schema_version: str = "1.0") -> dict[str, Any]:
     """The ``dialogues`` row of a dialogue (its turns are :func:`turn_rows`)."""
-    return {
-        "dialogue_id": d.dialogue_id,
-        "origin": d.origin,
-        "persona_id": d.persona_id,
-        "session_index": d.session_index,
-        "meta_json": StoreCore.dumps(d.meta),
-        "needs_reverification": d.needs_reverification,
-        "schema_version": schema_version,
-    }
+    return to_row(d, ("meta",), ("turns",), schema_version=schema_version)
 
 
 def session_rows(
@@ -354,28 +346,12 @@ def session_rows(
 
 def memory_row(m: NewMemory, source_model: str) -> dict[str, Any]:
     """The ``memories`` row of a memory (``source_model``: the model that wrote it, '' for gold)."""
-    return {
-        "dialogue_id": m.dialogue_id,
-        "origin": m.origin,
-        "source_model": source_model,
-        "position": m.position,
-        "memory_id": m.memory_id,
-        "record_json": StoreCore.dumps(m.record),
-        "raw_json": StoreCore.dumps(m.raw),
-        "valid": m.record is not None,
-        "problems_json": StoreCore.dumps(m.problems),
-        "schema_version": "1.0",
-    }
+    encoded = ("record", "raw", "problems")
+    return to_row(m, encoded, source_model=source_model, valid=m.record is not None, schema_version="1.0")
 
 
 def packet_row(packet: Packet, position: int) -> dict[str, Any]:
-    return {
-        "session_id": packet.session_id,
-        "dialogue_id": packet.dialogue_id,
-        "position": position,
-        "extra_json": StoreCore.dumps(packet.extra),
-        "schema_version": "1.0",
-    }
+    return to_row(packet, ("extra",), position=position, schema_version="1.0")
 
 
 def instance_row(instance: Instance, position: int) -> dict[str, Any]:
@@ -390,10 +366,4 @@ def instance_row(instance: Instance, position: int) -> dict[str, Any]:
 
 
 def link_row(instance_id: str, link: InstanceLink) -> dict[str, Any]:
-    return {
-        "instance_id": instance_id,
-        "position": link.position,
-        "session_id": link.session_id,
-        "role": link.role,
-        "relevant": link.relevant,
-    }
+    return to_row(link, instance_id=instance_id)

@@ -49,7 +49,16 @@ from pydantic import BaseModel
 from sqlalchemy import Connection, MetaData, Table, func, select, text
 from sqlalchemy.exc import DBAPIError
 
-__all__ = ["StoreArea", "StoreCore", "StoreError", "apply_migrations", "from_row", "in_write", "make_engine"]
+__all__ = [
+    "StoreArea",
+    "StoreCore",
+    "StoreError",
+    "apply_migrations",
+    "from_row",
+    "in_write",
+    "make_engine",
+    "to_row",
+]
 
 T = TypeVar("T")
 P = ParamSpec("P")
@@ -422,6 +431,16 @@ def from_row(cls: type[R], row: Mapping[Any, Any], **values: Any) -> R:
         elif name not in values and name in row:
             values[name] = row[name]
     return cls(**values)
+
+
+def to_row(
+    record: Any, /, encoded: tuple[str, ...] = (), left_out: tuple[str, ...] = (), **values: Any
+) -> dict[str, Any]:
+    """The table row of a record (the reverse of :func:`from_row`): each field in the column of its
+    name, the ``encoded`` ones as JSON in ``<field>_json``, ``left_out`` none; ``values`` added as given."""
+    names = type(record).model_fields if isinstance(record, BaseModel) else [f.name for f in fields(record)]
+    row = {n: getattr(record, n) for n in names if n not in encoded and n not in left_out}
+    return {**row, **{f"{n}_json": StoreCore.dumps(getattr(record, n)) for n in encoded}, **values}
 
 
 def in_write(method: Callable[Concatenate[A, Connection, P], T]) -> Callable[Concatenate[A, P], T]:

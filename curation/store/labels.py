@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from prefkit.curation.store.common import search_text
-from prefkit.curation.store.engine import StoreArea, StoreCore, StoreError, from_row
+from prefkit.curation.store.engine import StoreArea, StoreCore, StoreError, from_row, to_row
 from prefkit.curation.store.repeats import Repeats
 from prefkit.schemas.common import utcnow
 from prefkit.schemas.curation import Adjudication, AnnotationTask, LabelEvent
@@ -215,23 +215,7 @@ class Labels(StoreArea):
         return self._task_from_row(row)
 
     def _event_row(self, ev: LabelEvent) -> dict[str, Any]:
-        return {
-            "event_id": ev.event_id,
-            "task_id": ev.task_id,
-            "kind": ev.kind,
-            "annotator": ev.annotator,
-            "action": ev.action,
-            "values_json": self.dumps(ev.values),
-            "comment": ev.comment,
-            "time_spent_s": ev.time_spent_s,
-            "supersedes": ev.supersedes,
-            "source": ev.source,
-            "schema_version": ev.schema_version,
-            "created_at": ev.created_at,
-            "assist_arm": ev.assist_arm,
-            "suggestion_id": ev.suggestion_id,
-            "guidelines_version": ev.guidelines_version,
-        }
+        return to_row(ev, ("values",))
 
     def _event_from_row(self, r) -> LabelEvent:
         return from_row(LabelEvent, r)
@@ -487,16 +471,7 @@ class Labels(StoreArea):
         return True
 
     def _adjudication_row(self, adj: Adjudication) -> dict[str, Any]:
-        return {
-            "adjudication_id": adj.adjudication_id,
-            "task_id": adj.task_id,
-            "maintainer": adj.maintainer,
-            "values_json": self.dumps(adj.values),
-            "note": adj.note,
-            "supersedes": adj.supersedes,
-            "schema_version": adj.schema_version,
-            "created_at": adj.created_at,
-        }
+        return to_row(adj, ("values",))
 
     def _adjudication_from_row(self, r) -> Adjudication:
         return from_row(Adjudication, r)
