@@ -45,24 +45,24 @@ class Generation(StoreArea):
         with self.read() as conn:
             return {r[0] for r in conn.execute(q)}
 
+    def _insert_once(self, table: str, key: dict[str, Any], provenance: Provenance, **row: Any) -> bool:
+        """Insert the row ``key`` + ``row`` made by ``provenance``; False (nothing written) when a row
+        with ``key`` is there already."""
+        t = self.t[table]
+        with self.write() as conn:
+            if conn.execute(select(t.c.persona_id).where(*(t.c[k] == v for k, v in key.items()))).first():
+                return False
+            conn.execute(
+                t.insert(), {**key, **row, "provenance_id": self.ensure_provenance(conn, provenance)}
+            )
+        return True
+
     # -- personas -----------------------------------------------------------------------------------
     def add_persona(self, persona: Persona, provenance: Provenance) -> bool:
         """Store ``persona``; False when its id is already in the project."""
-        t = self.t["personas"]
-        with self.write() as conn:
-            if conn.execute(select(t.c.persona_id).where(t.c.persona_id == persona.persona_id)).first():
-                return False
-            conn.execute(
-                t.insert(),
-                {
-                    "persona_id": persona.persona_id,
-                    "record_json": self.dumps(persona.model_dump(mode="json")),
-                    "schema_version": persona.schema_version,
-                    "provenance_id": self.ensure_provenance(conn, provenance),
-                    "created_at": utcnow(),
-                },
-            )
-        return True
+        record = self.dumps(persona.model_dump(mode="json"))
+        row = {"record_json": record, "schema_version": persona.schema_version, "created_at": utcnow()}
+        return self._insert_once("personas", {"persona_id": persona.persona_id}, provenance, **row)
 
     def personas(self) -> list[Persona]:
         t = self.t["personas"]
@@ -133,20 +133,8 @@ class Generation(StoreArea):
 
     # -- plans and checklists -----------------------------------------------------------------------
     def add_plan(self, plan: SessionPlan, provenance: Provenance) -> bool:
-        t = self.t["session_plans"]
-        with self.write() as conn:
-            if conn.execute(select(t.c.persona_id).where(t.c.persona_id == plan.persona_id)).first():
-                return False
-            conn.execute(
-                t.insert(),
-                {
-                    "persona_id": plan.persona_id,
-                    "record_json": self.dumps(plan.model_dump(mode="json")),
-                    "schema_version": plan.schema_version,
-                    "provenance_id": self.ensure_provenance(conn, provenance),
-                },
-            )
-        return True
+        row = {"record_json": self.dumps(plan.model_dump(mode="json")), "schema_version": plan.schema_version}
+        return self._insert_once("session_plans", {"persona_id": plan.persona_id}, provenance, **row)
 
     def plan(self, persona_id: str) -> SessionPlan | None:
         t = self.t["session_plans"]
@@ -157,23 +145,9 @@ class Generation(StoreArea):
     def add_checklist(
         self, persona_id: str, key: str, preference: str, items: list[str], provenance: Provenance
     ) -> bool:
-        t = self.t["checklists"]
-        with self.write() as conn:
-            where = (t.c.persona_id == persona_id) & (t.c.preference_key == key)
-            if conn.execute(select(t.c.persona_id).where(where)).first():
-                return False
-            conn.execute(
-                t.insert(),
-                {
-                    "persona_id": persona_id,
-                    "preference_key": key,
-                    "preference": preference,
-                    "items_json": self.dumps(items),
-                    "schema_version": "1.0",
-                    "provenance_id": self.ensure_provenance(conn, provenance),
-                },
-            )
-        return True
+        row = {"preference": preference, "items_json": self.dumps(items), "schema_version": "1.0"}
+        key_of = {"persona_id": persona_id, "preference_key": key}
+        return self._insert_once("checklists", key_of, provenance, **row)
 
     def checklists(self, persona_id: str) -> dict[str, list[str]]:
         t = self.t["checklists"]
