@@ -22,8 +22,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from prefkit.curation.store.backend import insert
-from prefkit.curation.store.engine import StoreArea
+from prefkit.curation.store.engine import StoreArea, from_row
 from prefkit.schemas.common import utcnow
 from sqlalchemy import case, func, select
 
@@ -136,8 +135,7 @@ class LLM(StoreArea):
                 for row in conn.execute(
                     select(t).where(t.c.key.in_(keys[start : start + _CHUNK]))
                 ).mappings():
-                    fields = {c: row[c] for c in row if c != "meta_json"}
-                    out[row["key"]] = CachedAnswer(**fields, meta=self.loads(row["meta_json"]))
+                    out[row["key"]] = from_row(CachedAnswer, row)
         return out
 
     def cached_keys(self, keys: Iterable[str]) -> set[str]:
@@ -199,18 +197,16 @@ class LLM(StoreArea):
             ]
         with self.write() as conn:
             if cache:
-                conn.execute(self._upsert("llm_cache").on_conflict_do_nothing(index_elements=["key"]), cache)
+                conn.execute(
+                    self.insert_stmt("llm_cache").on_conflict_do_nothing(index_elements=["key"]), cache
+                )
             if ledger:
                 conn.execute(self._ledger_upsert_stmt(), ledger)
             if failures:
                 conn.execute(self.t["failures"].insert(), failures)
 
-    def _upsert(self, table: str):
-        """``INSERT ... ON CONFLICT`` for the engine's dialect (SQLite and PostgreSQL share the API)."""
-        return insert(self.engine, self.t[table])
-
     def _ledger_upsert_stmt(self):
-        stmt = self._upsert("llm_ledger")
+        stmt = self.insert_stmt("llm_ledger")
         l, new = self.t["llm_ledger"], stmt.excluded  # noqa: E741
         updated = {
             c: new[c]
