@@ -328,9 +328,7 @@ class Accounts(StoreArea):
             return [SignInAttempt(*r) for r in conn.execute(q)]
 
     def user_by_email(self, email: str) -> Account | None:
-        u = self.t["users"]
-        with self.read() as conn:
-            row = conn.execute(select(u).where(u.c.email == email)).mappings().first()
+        row = self.row("users", email=email)
         return None if row is None else _account(row)
 
     def users(self, role: str | None = None) -> list[Account]:

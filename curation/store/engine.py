@@ -397,6 +397,12 @@ class StoreArea:
     def write_retrying(self, step: Callable[[Connection], T]) -> T:
         return self.core.write_retrying(step)
 
+    def row(self, table: str, **equal: Any) -> Any:
+        """The (first) row of ``table`` whose columns equal ``equal``; None when there is none."""
+        t = self.t[table]
+        with self.read() as conn:
+            return conn.execute(select(t).where(*(t.c[k] == v for k, v in equal.items()))).mappings().first()
+
     def rows(self, table: str, order: Sequence[str], **equal: Any) -> Sequence[Any]:
         """The rows of ``table`` ordered by the ``order`` columns, only those whose columns equal the
         values of ``equal`` that are given (a value that is None or empty filters nothing)."""

@@ -207,9 +207,7 @@ class Labels(StoreArea):
         return [self._task_from_row(r) for r in self.rows("tasks", ("task_id",), kind=kind, batch_id=batch)]
 
     def task(self, task_id: str) -> AnnotationTask:
-        t = self.t["tasks"]
-        with self.read() as conn:
-            row = conn.execute(select(t).where(t.c.task_id == task_id)).mappings().first()
+        row = self.row("tasks", task_id=task_id)
         if row is None:
             raise StoreError(f"no task {task_id!r}")
         return self._task_from_row(row)
@@ -308,9 +306,7 @@ class Labels(StoreArea):
 
     # -- reads of the event log ---------------------------------------------------------------------
     def event(self, event_id: str) -> LabelEvent | None:
-        e = self.t["label_events"]
-        with self.read() as conn:
-            row = conn.execute(select(e).where(e.c.event_id == event_id)).mappings().first()
+        row = self.row("label_events", event_id=event_id)
         return None if row is None else self._event_from_row(row)
 
     def recent_live_events(self, annotator: str, n: int) -> list[LabelEvent]:

@@ -141,9 +141,7 @@ class LabelStudio(StoreArea):
 
     def push_lease(self, url: str, kind: str) -> LSPushLease | None:
         """The push of ``kind`` to ``url`` running now (or one that stopped without giving it back)."""
-        t = self.t["ls_push_leases"]
-        with self.read() as conn:
-            row = conn.execute(select(t).where(t.c.url == url, t.c.kind == kind)).mappings().first()
+        row = self.row("ls_push_leases", url=url, kind=kind)
         return None if row is None else LSPushLease(**row)
 
     # -- tasks --------------------------------------------------------------------------------------

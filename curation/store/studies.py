@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from prefkit.curation.store.engine import StoreArea, StoreError
+from prefkit.curation.store.engine import StoreArea, StoreError, from_row
 from prefkit.schemas.common import UTC_FORMAT, parse_utc, utcnow
 from sqlalchemy import Connection, func, select, update
 from sqlalchemy.exc import IntegrityError
@@ -92,12 +92,6 @@ class QueueRow:
     done: bool
 
 
-def _study(row) -> Study:
-    values = dict(row)
-    values["rules"] = json.loads(values.pop("rules_json"))
-    return Study(**values)
-
-
 class Studies(StoreArea):
     """Studies, their participants and their events."""
 
@@ -112,15 +106,13 @@ class Studies(StoreArea):
             raise StoreError(f"a study called {study.study_id!r} already exists") from exc
 
     def study(self, study_id: str) -> Study | None:
-        s = self.t["studies"]
-        with self.read() as conn:
-            row = conn.execute(select(s).where(s.c.study_id == study_id)).mappings().first()
-        return None if row is None else _study(row)
+        row = self.row("studies", study_id=study_id)
+        return None if row is None else from_row(Study, row)
 
     def studies(self) -> list[Study]:
         s = self.t["studies"]
         with self.read() as conn:
-            return [_study(r) for r in conn.execute(select(s).order_by(s.c.created_at)).mappings()]
+            return [from_row(Study, r) for r in conn.execute(select(s).order_by(s.c.created_at)).mappings()]
 
     def set_secret_hash(self, study_id: str, secret_hash: str) -> None:
         s = self.t["studies"]
@@ -131,16 +123,11 @@ class Studies(StoreArea):
 
     # -- participants -------------------------------------------------------------------------------
     def participant(self, study_id: str, platform_id: str) -> Participant | None:
-        p = self.t["study_participants"]
-        q = select(p).where(p.c.study_id == study_id, p.c.platform_id == platform_id)
-        with self.read() as conn:
-            row = conn.execute(q).mappings().first()
+        row = self.row("study_participants", study_id=study_id, platform_id=platform_id)
         return None if row is None else Participant(**row)
 
     def participant_by_username(self, username: str) -> Participant | None:
-        p = self.t["study_participants"]
-        with self.read() as conn:
-            row = conn.execute(select(p).where(p.c.username == username)).mappings().first()
+        row = self.row("study_participants", username=username)
         return None if row is None else Participant(**row)
 
     def participants(self, study_id: str) -> list[Participant]:
