@@ -338,8 +338,7 @@ class Accounts(StoreArea):
         q = q.order_by(u.c.username)
         if role:
             q = q.where(u.c.role == role)
-        with self.read() as conn:
-            return [_account(r) for r in conn.execute(q).mappings()]
+        return [_account(r) for r in self.fetch(q)]
 
     def set_user_active(self, username: str, active: bool, actor: str | None = None) -> None:
         """Enable or disable an account. Refused (:class:`StoreError`, nothing changed) for an unknown

@@ -64,6 +64,5 @@ class Audit(StoreArea):
             q = q.where(a.c.actor == actor)
         if action is not None:
             q = q.where((a.c.action == action) | a.c.action.startswith(action + "."))
-        with self.read() as conn:
-            rows = conn.execute(q).mappings().all()
+        rows = self.fetch(q)
         return [from_row(AuditEvent, r, detail=self.loads(r["detail_json"]) or {}) for r in rows]

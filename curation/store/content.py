@@ -360,8 +360,7 @@ class Content(StoreArea):
             .group_by(d.c.dialogue_id, d.c.origin)
             .order_by(d.c.dialogue_id)
         )
-        with self.read() as conn:
-            return [ReverifyDialogue(**x) for x in conn.execute(q).mappings()]
+        return [ReverifyDialogue(**x) for x in self.fetch(q)]
 
     # -- memories -----------------------------------------------------------------------------------
     def memories(self, dialogue_id: str | None = None, origin: str | None = None) -> list[StoredMemory]:
@@ -384,14 +383,12 @@ class Content(StoreArea):
     # -- packets / instances ------------------------------------------------------------------------
     def packets(self) -> list[Packet]:
         p = self.t["packets"]
-        with self.read() as conn:
-            rows = conn.execute(select(p).order_by(p.c.position, p.c.session_id)).mappings().all()
+        rows = self.fetch(select(p).order_by(p.c.position, p.c.session_id))
         return [Packet(r["session_id"], r["dialogue_id"], self.loads(r["extra_json"])) for r in rows]
 
     def instances(self) -> list[Instance]:
         i = self.t["instances"]
-        with self.read() as conn:
-            rows = conn.execute(select(i).order_by(i.c.position, i.c.instance_id)).mappings().all()
+        rows = self.fetch(select(i).order_by(i.c.position, i.c.instance_id))
         return [
             from_row(Instance, r, record=BenchmarkInstance.model_validate(self.loads(r["record_json"])))
             for r in rows
@@ -401,8 +398,7 @@ class Content(StoreArea):
         """``{instance_id: [InstanceLink, ...]}``: the sessions each instance's prior interactions are
         built from, in order (instances made before migration 7 have none)."""
         t = self.t["instance_sessions"]
-        with self.read() as conn:
-            rows = conn.execute(select(t).order_by(t.c.instance_id, t.c.position)).mappings().all()
+        rows = self.fetch(select(t).order_by(t.c.instance_id, t.c.position))
         out: dict[str, list[InstanceLink]] = {}
         for r in rows:
             out.setdefault(r["instance_id"], []).append(
@@ -415,8 +411,7 @@ class Content(StoreArea):
 
     def preference_pairs(self) -> list[PreferencePair]:
         p = self.t["preference_pairs"]
-        with self.read() as conn:
-            rows = conn.execute(select(p).order_by(p.c.pair_id)).mappings().all()
+        rows = self.fetch(select(p).order_by(p.c.pair_id))
         return [self._pair(r) for r in rows]
 
     def iter_preference_pairs(self, page: int = 5_000) -> Iterator[PreferencePair]:
@@ -428,8 +423,7 @@ class Content(StoreArea):
             q = select(p).order_by(p.c.pair_id).limit(page)
             if after is not None:
                 q = q.where(p.c.pair_id > after)
-            with self.read() as conn:
-                rows = [self._pair(r) for r in conn.execute(q).mappings()]
+            rows = [self._pair(r) for r in self.fetch(q)]
             yield from rows
             if len(rows) < page:
                 return

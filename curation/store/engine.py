@@ -397,6 +397,11 @@ class StoreArea:
     def write_retrying(self, step: Callable[[Connection], T]) -> T:
         return self.core.write_retrying(step)
 
+    def fetch(self, query: Any) -> Sequence[Any]:
+        """Every row ``query`` selects, as mappings, in one read."""
+        with self.read() as conn:
+            return conn.execute(query).mappings().all()
+
     def row(self, table: str, **equal: Any) -> Any:
         """The (first) row of ``table`` whose columns equal ``equal``; None when there is none."""
         t = self.t[table]
@@ -408,8 +413,7 @@ class StoreArea:
         values of ``equal`` that are given (a value that is None or empty filters nothing)."""
         t = self.t[table]
         q = select(t).order_by(*(t.c[c] for c in order)).where(*(t.c[k] == v for k, v in equal.items() if v))
-        with self.read() as conn:
-            return conn.execute(q).mappings().all()
+        return self.fetch(q)
 
     def lock(self, conn: Connection, key: str) -> None:
         self.core.lock(conn, key)

@@ -122,15 +122,13 @@ class Eval(StoreArea):
 
     def runs(self) -> list[EvalRun]:
         r = self.t["eval_runs"]
-        with self.read() as conn:
-            rows = conn.execute(select(r).order_by(r.c.created_at, r.c.run_id)).mappings().all()
+        rows = self.fetch(select(r).order_by(r.c.created_at, r.c.run_id))
         return [self._run_from_row(row) for row in rows]
 
     def run(self, run_id: str) -> EvalRun:
         """The run with this id, or the only run whose id starts with it."""
         r = self.t["eval_runs"]
-        with self.read() as conn:
-            rows = conn.execute(select(r).where(r.c.run_id.like(f"{run_id}%"))).mappings().all()
+        rows = self.fetch(select(r).where(r.c.run_id.like(f"{run_id}%")))
         exact = [row for row in rows if row["run_id"] == run_id]
         if exact:
             return self._run_from_row(exact[0])

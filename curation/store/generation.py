@@ -94,8 +94,7 @@ class Generation(StoreArea):
     def dropped_personas(self) -> dict[str, DroppedPersona]:
         """``{persona_id: why}`` for every persona given up on."""
         t = self.t["generation_drops"]
-        with self.read() as conn:
-            rows = conn.execute(select(t).order_by(t.c.persona_id)).mappings().all()
+        rows = self.fetch(select(t).order_by(t.c.persona_id))
         return {r["persona_id"]: DroppedPersona(r["stage"], r["reason"]) for r in rows}
 
     # -- context factors ----------------------------------------------------------------------------

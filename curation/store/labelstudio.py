@@ -241,8 +241,7 @@ class LabelStudio(StoreArea):
         """Label Studio annotation id → its map row (task, annotator, last event, updated_at, withdrawn)."""
         a = self.t["ls_annotations"]
         q = select(a).where(a.c.url == url, a.c.ls_project_id == ls_project_id)
-        with self.read() as conn:
-            return {int(r["ls_annotation_id"]): LSAnnotation(**r) for r in conn.execute(q).mappings()}
+        return {int(r["ls_annotation_id"]): LSAnnotation(**r) for r in self.fetch(q)}
 
     def _map(self, conn: Connection, *row: object) -> None:
         """Insert or update one annotation's map row (``url``, ``ls_annotation_id``, ``ls_project_id``,

@@ -263,8 +263,7 @@ class LLM(StoreArea):
         q = select(l).order_by(l.c.stage, l.c.item, l.c.key)
         if stage is not None:
             q = q.where(l.c.stage == stage)
-        with self.read() as conn:
-            return [LedgerRow(**r) for r in conn.execute(q).mappings()]
+        return [LedgerRow(**r) for r in self.fetch(q)]
 
     def usage(self) -> list[StageUsage]:
         """Per stage and model: calls made, answers from the cache, failures, tokens and cost."""
@@ -283,14 +282,12 @@ class LLM(StoreArea):
             .group_by(l.c.stage, l.c.model)
             .order_by(l.c.stage, l.c.model)
         )
-        with self.read() as conn:
-            return [StageUsage(**r) for r in conn.execute(q).mappings()]
+        return [StageUsage(**r) for r in self.fetch(q)]
 
     # -- structured-output forms ------------------------------------------------------------------
     def forms(self) -> list[StructuredForm]:
         t = self.t["llm_forms"]
-        with self.read() as conn:
-            rows = conn.execute(select(t).order_by(t.c.endpoint, t.c.model)).mappings().all()
+        rows = self.fetch(select(t).order_by(t.c.endpoint, t.c.model))
         return [StructuredForm(**r) for r in rows]
 
     def remember_form(self, endpoint: str, model: str, form: str | None) -> None:
@@ -343,8 +340,7 @@ class LLM(StoreArea):
             q = q.where(b.c.stage == stage)
         if open_only:
             q = q.where(b.c.status != "collected")
-        with self.read() as conn:
-            rows = conn.execute(q).mappings().all()
+        rows = self.fetch(q)
         return [
             LLMBatch(**{c: r[c] for c in r if c != "keys_json"}, keys=self.loads(r["keys_json"]))
             for r in rows

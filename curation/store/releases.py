@@ -172,5 +172,4 @@ class Releases(StoreArea):
     def recorded(self) -> list[ReleaseRecord]:
         """Every cut release, oldest first."""
         r = self.t["releases"]
-        with self.read() as conn:
-            return [ReleaseRecord(**x) for x in conn.execute(select(r).order_by(r.c.created_at)).mappings()]
+        return [ReleaseRecord(**x) for x in self.fetch(select(r).order_by(r.c.created_at))]

@@ -114,5 +114,4 @@ class Repeats(StoreArea):
         r = self.t["repeats"]
         q = select(r).where(r.c.action == "label").order_by(r.c.created_at, r.c.task_id, r.c.annotator)
         q = q.where(r.c.kind == kind) if kind else q
-        with self.read() as conn:
-            return [self._event(row) for row in conn.execute(q).mappings()]
+        return [self._event(row) for row in self.fetch(q)]

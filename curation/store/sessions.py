@@ -119,5 +119,4 @@ class Sessions(StoreArea):
         """Every session of ``username``, newest first."""
         s = self.t["app_sessions"]
         q = select(s).where(s.c.username == username).order_by(s.c.created_at.desc())
-        with self.read() as conn:
-            return [from_row(AppSession, r) for r in conn.execute(q).mappings()]
+        return [from_row(AppSession, r) for r in self.fetch(q)]

@@ -111,8 +111,7 @@ class Studies(StoreArea):
 
     def studies(self) -> list[Study]:
         s = self.t["studies"]
-        with self.read() as conn:
-            return [from_row(Study, r) for r in conn.execute(select(s).order_by(s.c.created_at)).mappings()]
+        return [from_row(Study, r) for r in self.fetch(select(s).order_by(s.c.created_at))]
 
     def set_secret_hash(self, study_id: str, secret_hash: str) -> None:
         s = self.t["studies"]
@@ -133,8 +132,7 @@ class Studies(StoreArea):
     def participants(self, study_id: str) -> list[Participant]:
         p = self.t["study_participants"]
         q = select(p).where(p.c.study_id == study_id).order_by(p.c.arrived_at, p.c.platform_id)
-        with self.read() as conn:
-            return [Participant(**r) for r in conn.execute(q).mappings()]
+        return [Participant(**r) for r in self.fetch(q)]
 
     def add_participant(self, participant: Participant, detail: dict[str, Any], places: int = 0) -> bool:
         """The participant's account, its row and its ``arrived`` event, in one transaction. False

@@ -132,8 +132,7 @@ class Suggestions(StoreArea):
         q = self._query().order_by(s.c.seq)
         if kind:
             q = q.where(s.c.kind == kind)
-        with self.read() as conn:
-            return {row["task_id"]: self._from_row(row) for row in conn.execute(q).mappings()}
+        return {row["task_id"]: self._from_row(row) for row in self.fetch(q)}
 
     def by_ids(self, ids: Iterable[str]) -> dict[str, Suggestion]:
         """The suggestions with these ids (those a label event names)."""
