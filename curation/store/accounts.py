@@ -266,8 +266,7 @@ class Accounts(StoreArea):
     def is_active(self, username: str) -> bool:
         """One primary-key read: the app asks on every click whether the signed-in account still may."""
         u = self.t["users"]
-        with self.read() as conn:
-            return bool(conn.execute(select(u.c.active).where(u.c.username == username)).scalar())
+        return bool(self.scalar(select(u.c.active).where(u.c.username == username)))
 
     # -- sign-in log --------------------------------------------------------------------------------
     def log_sign_in(self, username: str, client: str, outcome: str) -> None:
@@ -324,8 +323,7 @@ class Accounts(StoreArea):
         )
         if username is not None:
             q = q.where(s.c.username == username)
-        with self.read() as conn:
-            return [SignInAttempt(*r) for r in conn.execute(q)]
+        return [SignInAttempt(*r) for r in self.fetch_tuples(q)]
 
     def user_by_email(self, email: str) -> Account | None:
         row = self.row("users", email=email)

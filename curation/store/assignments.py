@@ -348,8 +348,7 @@ class Assignments(StoreArea):
 
     def available_count(self, annotator: str, kind: str) -> int:
         """Tasks of open batches not yet given to this annotator that could still be given to them."""
-        with self.read() as conn:
-            return int(conn.execute(self._available(annotator, kind, func.count())).scalar_one())
+        return int(self.scalar(self._available(annotator, kind, func.count())))
 
     def has_available(self, annotator: str, kind: str) -> bool:
         """Whether :meth:`available_count` is above 0 (stops at the first task found)."""

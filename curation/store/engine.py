@@ -402,6 +402,16 @@ class StoreArea:
         with self.read() as conn:
             return conn.execute(query).mappings().all()
 
+    def fetch_tuples(self, query: Any) -> Sequence[Any]:
+        """Every row ``query`` selects, as tuples, in one read."""
+        with self.read() as conn:
+            return conn.execute(query).all()
+
+    def scalar(self, query: Any) -> Any:
+        """The first column of the first row ``query`` selects (None when none), in one read."""
+        with self.read() as conn:
+            return conn.execute(query).scalar()
+
     def row(self, table: str, **equal: Any) -> Any:
         """The (first) row of ``table`` whose columns equal ``equal``; None when there is none."""
         t = self.t[table]

@@ -42,8 +42,7 @@ class Generation(StoreArea):
         q = select(t.c[column])
         for col, val in where.items():
             q = q.where(t.c[col] == val)
-        with self.read() as conn:
-            return {r[0] for r in conn.execute(q)}
+        return {r[0] for r in self.fetch_tuples(q)}
 
     def _insert_once(self, table: str, key: dict[str, Any], provenance: Provenance, **row: Any) -> bool:
         """Insert the row ``key`` + ``row`` made by ``provenance``; False (nothing written) when a row
@@ -66,8 +65,7 @@ class Generation(StoreArea):
 
     def personas(self) -> list[Persona]:
         t = self.t["personas"]
-        with self.read() as conn:
-            rows = conn.execute(select(t.c.record_json).order_by(t.c.persona_id)).all()
+        rows = self.fetch_tuples(select(t.c.record_json).order_by(t.c.persona_id))
         return [Persona.model_validate(self.loads(r[0])) for r in rows]
 
     def persona_offline(self, persona_id: str) -> bool:

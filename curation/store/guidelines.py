@@ -46,8 +46,7 @@ class Guidelines(StoreArea):
     def text(self, kind: str, version: str) -> str | None:
         g = self.t["guidelines_versions"]
         q = select(g.c.text).where(g.c.kind == kind, g.c.version == version)
-        with self.read() as conn:
-            return conn.execute(q).scalar()
+        return self.scalar(q)
 
     def versions(self, kind: str | None = None) -> list[GuidelinesVersion]:
         """Every (kind, version), oldest first, with its use by label events; labels without a

@@ -173,8 +173,7 @@ class Items(StoreArea):
         li = self._listing(annotator)
         where = self._where(li, kind, batch, statuses, search, since, until)
         q = select(li.c.task_id, li.c.search_text, li.c.item_ref, li.c.payload_json, li.c.live_comment)
-        with self.read() as conn:
-            rows = conn.execute(q.where(*where).order_by(*self._order(li))).all()
+        rows = self.fetch_tuples(q.where(*where).order_by(*self._order(li)))
         return [
             (r[0], r[1] if r[1] is not None else search_text(r[0], r[2], self.loads(r[3])), r[4])
             for r in rows
@@ -212,5 +211,4 @@ class Items(StoreArea):
         """The batches ``annotator`` has items in (for the batch filter), sorted."""
         li = self._listing(annotator)
         q = select(li.c.batch_id).where(li.c.status.is_not(None)).distinct().order_by(li.c.batch_id)
-        with self.read() as conn:
-            return [r[0] for r in conn.execute(q)]
+        return [r[0] for r in self.fetch_tuples(q)]

@@ -250,8 +250,7 @@ class Labels(StoreArea):
     def kind_declarations(self) -> dict[str, dict[str, Any]]:
         """Each declared kind's declaration as it was when its first label was recorded."""
         d = self.t["kind_declarations"]
-        with self.read() as conn:
-            return {r.kind: self.loads(r.declaration_json) for r in conn.execute(select(d))}
+        return {r.kind: self.loads(r.declaration_json) for r in self.fetch_tuples(select(d))}
 
     def append_events(self, events: list[LabelEvent], repeats: list[LabelEvent] | None = None) -> int:
         """Record many events in one transaction (imports); already-known ids are skipped. ``repeats``
@@ -291,8 +290,7 @@ class Labels(StoreArea):
     def last_seq(self) -> int:
         """The sequence number of the log's last event (0 for an empty log); one primary-key probe."""
         e = self.t["label_events"]
-        with self.read() as conn:
-            return int(conn.execute(select(func.max(e.c.seq))).scalar() or 0)
+        return int(self.scalar(select(func.max(e.c.seq))) or 0)
 
     def task_finishers(self, conn, task_id: str) -> dict[str, LabelEvent]:
         """In the caller's transaction: per person, their live label, skip or flag of one task (the
@@ -386,8 +384,7 @@ class Labels(StoreArea):
             .group_by(bucket, e.c.annotator, e.c.kind)
             .order_by(bucket)
         )
-        with self.read() as conn:
-            return [Throughput(*r) for r in conn.execute(q)]
+        return [Throughput(*r) for r in self.fetch_tuples(q)]
 
     def submit_times(self) -> list[SubmitTime]:
         """Every item a person finished (first labels, skips and flags; edits, withdrawals and LLM
@@ -416,8 +413,7 @@ class Labels(StoreArea):
         q = select(e.c.task_id, e.c.kind, e.c.annotator, e.c.comment, e.c.created_at).where(
             e.c.action == "flag"
         )
-        with self.read() as conn:
-            return [FlaggedLabel(*r) for r in conn.execute(q.order_by(e.c.seq))]
+        return [FlaggedLabel(*r) for r in self.fetch_tuples(q.order_by(e.c.seq))]
 
     def labelled_by(self) -> int:
         """How many people gave at least one label (accounts that never labelled do not count)."""
@@ -444,8 +440,7 @@ class Labels(StoreArea):
         q = select(t.c.task_id, t.c.kind, t.c.gold_answer_json).where(t.c.is_gold.is_(True))
         if kind:
             q = q.where(t.c.kind == kind)
-        with self.read() as conn:
-            return {r[0]: (r[1], self.loads(r[2])) for r in conn.execute(q) if r[2]}
+        return {r[0]: (r[1], self.loads(r[2])) for r in self.fetch_tuples(q) if r[2]}
 
     def task_ids_by_ref(self, kind: str, item_refs: list[str]) -> dict[str, str]:
         t = self.t["tasks"]

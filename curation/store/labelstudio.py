@@ -149,8 +149,7 @@ class LabelStudio(StoreArea):
         """prefkit task id → Label Studio task id, for one Label Studio project."""
         t = self.t["ls_tasks"]
         q = select(t.c.task_id, t.c.ls_task_id).where(t.c.url == url, t.c.ls_project_id == ls_project_id)
-        with self.read() as conn:
-            return {r[0]: int(r[1]) for r in conn.execute(q)}
+        return {r[0]: int(r[1]) for r in self.fetch_tuples(q)}
 
     def push_state(
         self, url: str, ls_project_id: int, kind: str
@@ -220,8 +219,7 @@ class LabelStudio(StoreArea):
         q = select(m.c.task_id, m.c.ls_task_id, m.c.suggestion_id).where(
             m.c.url == url, m.c.ls_project_id == ls_project_id
         )
-        with self.read() as conn:
-            return {r[0]: (int(r[1]), r[2]) for r in conn.execute(q)}
+        return {r[0]: (int(r[1]), r[2]) for r in self.fetch_tuples(q)}
 
     def set_suggestions(self, url: str, ls_project_id: int, handled: Mapping[str, str]) -> None:
         """Record, per prefkit task id, the suggestion a push handled (one transaction)."""

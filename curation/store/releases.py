@@ -156,8 +156,7 @@ class Releases(StoreArea):
         """``{session_id: path the packet was imported from}`` for every AlpsBench packet, in one read."""
         p, d = self.t["packets"], self.t["dialogues"]
         q = select(p.c.session_id, d.c.meta_json).join(d, d.c.dialogue_id == p.c.dialogue_id)
-        with self.read() as conn:
-            rows = conn.execute(q).all()
+        rows = self.fetch_tuples(q)
         return {sid: (self.loads(meta) or {}).get("relpath") or f"{sid}.json" for sid, meta in rows}
 
     # -- release log --------------------------------------------------------------------------------

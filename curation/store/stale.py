@@ -136,5 +136,4 @@ class Stale(StoreArea):
         q = select(r).order_by(r.c.seq)
         if annotator is not None:
             q = q.where(r.c.annotator == annotator)
-        with self.read() as conn:
-            return [AssignmentRelease(**x) for x in conn.execute(q).mappings()]
+        return [AssignmentRelease(**x) for x in self.fetch(q)]

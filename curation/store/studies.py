@@ -192,8 +192,7 @@ class Studies(StoreArea):
             .where(a.c.annotator == username, a.c.kind == kind)
             .order_by(a.c.position)
         )
-        with self.read() as conn:
-            return [QueueRow(r[0], bool(r[1]), bool(r[2])) for r in conn.execute(q)]
+        return [QueueRow(r[0], bool(r[1]), bool(r[2])) for r in self.fetch_tuples(q)]
 
     # -- events -------------------------------------------------------------------------------------
     def log(self, study_id: str, platform_id: str, event: str, detail: dict[str, Any] | None = None) -> None:
@@ -241,5 +240,4 @@ class Studies(StoreArea):
         return {name: self.count(name) for name in ("studies", "study_participants", "study_events", "users")}
 
     def count(self, table: str) -> int:
-        with self.read() as conn:
-            return int(conn.execute(select(func.count()).select_from(self.t[table])).scalar_one())
+        return int(self.scalar(select(func.count()).select_from(self.t[table])))

@@ -275,8 +275,7 @@ class Submits(StoreArea):
         q = select(t.c.task_id).where(t.c.overlap_max.is_not(None), t.c.overlap < t.c.overlap_max)
         if kind is not None:
             q = q.where(t.c.kind == kind)
-        with self.read() as conn:
-            return [r[0] for r in conn.execute(q.order_by(t.c.task_id))]
+        return [r[0] for r in self.fetch_tuples(q.order_by(t.c.task_id))]
 
     def overlap_ranges(self) -> list[OverlapRange]:
         """Per (kind, batch): the fewest and most annotators an item goes to now, and the adaptive
@@ -294,5 +293,4 @@ class Submits(StoreArea):
             .group_by(t.c.kind, t.c.batch_id)
             .order_by(t.c.kind, t.c.batch_id)
         )
-        with self.read() as conn:
-            return [OverlapRange(*r) for r in conn.execute(q)]
+        return [OverlapRange(*r) for r in self.fetch_tuples(q)]

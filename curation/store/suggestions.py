@@ -108,8 +108,7 @@ class Suggestions(StoreArea):
     def done_tasks(self, run_id: str) -> set[str]:
         """Tasks that already have this run's suggestion (a rerun skips them)."""
         s = self.t["suggestions"]
-        with self.read() as conn:
-            return {x[0] for x in conn.execute(select(s.c.task_id).where(s.c.run_id == run_id))}
+        return {x[0] for x in self.fetch_tuples(select(s.c.task_id).where(s.c.run_id == run_id))}
 
     def _query(self):
         s, r = self.t["suggestions"], self.t["suggestion_runs"]
