@@ -142,10 +142,7 @@ class Eval(StoreArea):
     def items(self, run_id: str) -> list[EvalItem]:
         """The items of a run, by key."""
         i = self.t["eval_items"]
-        with self.read() as conn:
-            rows = conn.execute(
-                select(i.c.item_key, i.c.grp, i.c.record_json)
-                .where(i.c.run_id == run_id)
-                .order_by(i.c.item_key)
-            ).all()
+        rows = self.fetch_tuples(
+            select(i.c.item_key, i.c.grp, i.c.record_json).where(i.c.run_id == run_id).order_by(i.c.item_key)
+        )
         return [EvalItem(k, g, self.loads(rec)) for k, g, rec in rows]

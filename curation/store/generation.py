@@ -118,10 +118,9 @@ class Generation(StoreArea):
 
     def factors(self, persona_id: str) -> list[ContextFactor]:
         t = self.t["context_factors"]
-        with self.read() as conn:
-            rows = conn.execute(
-                select(t.c.record_json).where(t.c.persona_id == persona_id).order_by(t.c.position)
-            ).all()
+        rows = self.fetch_tuples(
+            select(t.c.record_json).where(t.c.persona_id == persona_id).order_by(t.c.position)
+        )
         return [ContextFactor.model_validate(self.loads(r[0])) for r in rows]
 
     def personas_with(self, table: str) -> set[str]:
@@ -148,10 +147,9 @@ class Generation(StoreArea):
 
     def checklists(self, persona_id: str) -> dict[str, list[str]]:
         t = self.t["checklists"]
-        with self.read() as conn:
-            rows = conn.execute(
-                select(t.c.preference_key, t.c.items_json).where(t.c.persona_id == persona_id)
-            ).all()
+        rows = self.fetch_tuples(
+            select(t.c.preference_key, t.c.items_json).where(t.c.persona_id == persona_id)
+        )
         return {r[0]: self.loads(r[1]) for r in rows}
 
     # -- sessions -----------------------------------------------------------------------------------
@@ -178,12 +176,11 @@ class Generation(StoreArea):
     def turn_scores(self, session_id: str) -> list[list[int]]:
         """Per assistant reply, the simulator's scores on each checklist item."""
         t = self.t["turns"]
-        with self.read() as conn:
-            rows = conn.execute(
-                select(t.c.extra_json)
-                .where(t.c.dialogue_id == session_id, t.c.role == "assistant")
-                .order_by(t.c.turn_index)
-            ).all()
+        rows = self.fetch_tuples(
+            select(t.c.extra_json)
+            .where(t.c.dialogue_id == session_id, t.c.role == "assistant")
+            .order_by(t.c.turn_index)
+        )
         return [(self.loads(r[0]) or {}).get("scores", []) for r in rows]
 
     # -- instances ----------------------------------------------------------------------------------

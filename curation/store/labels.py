@@ -405,8 +405,9 @@ class Labels(StoreArea):
             .where(e.c.supersedes.is_(None), e.c.action.in_(FINISHING), e.c.source != "judge")
             .order_by(e.c.seq)
         )
-        with self.read() as conn:
-            return [SubmitTime(r[0], r[1], r[2], r[3], r[4], r[5], bool(r[6]), r[7]) for r in conn.execute(q)]
+        return [
+            SubmitTime(r[0], r[1], r[2], r[3], r[4], r[5], bool(r[6]), r[7]) for r in self.fetch_tuples(q)
+        ]
 
     def flagged(self) -> list[FlaggedLabel]:
         e = self.t["label_events"]

@@ -202,15 +202,14 @@ class Progress(StoreArea):
         )
         if kind:
             q = q.where(t.c.kind == kind)
-        with self.read() as conn:
-            return [
-                TaskSummary(
-                    r["kind"],
-                    r["batch_id"],
-                    int(r["tasks"]),
-                    int(r["gold"]),
-                    int(r["assigned"] or 0),
-                    int(r["complete"] or 0),
-                )
-                for r in conn.execute(q).mappings()
-            ]
+        return [
+            TaskSummary(
+                r["kind"],
+                r["batch_id"],
+                int(r["tasks"]),
+                int(r["gold"]),
+                int(r["assigned"] or 0),
+                int(r["complete"] or 0),
+            )
+            for r in self.fetch(q)
+        ]

@@ -146,11 +146,10 @@ class Releases(StoreArea):
         """``(instance_id, record_json)`` of every CUPID instance in id order, unparsed: a release
         writes the stored canonical JSON as it is."""
         i = self.t["instances"]
-        with self.read() as conn:
-            return [
-                (r[0], r[1])
-                for r in conn.execute(select(i.c.instance_id, i.c.record_json).order_by(i.c.instance_id))
-            ]
+        return [
+            (r[0], r[1])
+            for r in self.fetch_tuples(select(i.c.instance_id, i.c.record_json).order_by(i.c.instance_id))
+        ]
 
     def packet_relpaths(self) -> dict[str, str]:
         """``{session_id: path the packet was imported from}`` for every AlpsBench packet, in one read."""

@@ -222,18 +222,10 @@ class Studies(StoreArea):
     def events(self, study_id: str) -> list[StudyEvent]:
         e = self.t["study_events"]
         q = select(e).where(e.c.study_id == study_id).order_by(e.c.seq)
-        with self.read() as conn:
-            return [
-                StudyEvent(
-                    r["seq"],
-                    r["study_id"],
-                    r["platform_id"],
-                    r["event"],
-                    json.loads(r["detail_json"]) if r["detail_json"] else None,
-                    r["created_at"],
-                )
-                for r in conn.execute(q).mappings()
-            ]
+        return [
+            from_row(StudyEvent, r, detail=json.loads(r["detail_json"]) if r["detail_json"] else None)
+            for r in self.fetch(q)
+        ]
 
     def counts(self) -> dict[str, int]:
         """Rows per table: what tests compare before and after a refused arrival."""

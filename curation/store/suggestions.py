@@ -151,8 +151,7 @@ class Suggestions(StoreArea):
         q = select(r, n.c.n).outerjoin(n, n.c.run_id == r.c.run_id).order_by(r.c.created_at, r.c.run_id)
         if kind:
             q = q.where(r.c.kind == kind)
-        with self.read() as conn:
-            return [
-                (from_row(SuggestionRun, row, offline=bool(row["offline"])), int(row["n"] or 0))
-                for row in conn.execute(q).mappings()
-            ]
+        return [
+            (from_row(SuggestionRun, row, offline=bool(row["offline"])), int(row["n"] or 0))
+            for row in self.fetch(q)
+        ]
