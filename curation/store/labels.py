@@ -187,19 +187,13 @@ class Labels(StoreArea):
     def _task_from_row(self, r) -> AnnotationTask:
         # Rows were validated when written (add_tasks); reading 100,000 of them (a Label Studio push)
         # must not validate each again.
+        same = "task_id kind item_ref overlap schema_version created_at overlap_min overlap_max".split()
         return AnnotationTask.model_construct(
-            task_id=r["task_id"],
-            kind=r["kind"],
-            item_ref=r["item_ref"],
+            **{c: r[c] for c in same},
             payload=self.loads(r["payload_json"]),
             batch=r["batch_id"],
-            overlap=r["overlap"],
             is_gold=bool(r["is_gold"]),
             gold_answer=self.loads(r["gold_answer_json"]),
-            schema_version=r["schema_version"],
-            created_at=r["created_at"],
-            overlap_min=r["overlap_min"],
-            overlap_max=r["overlap_max"],
             audit=bool(r["audit"]),
         )
 
