@@ -133,10 +133,8 @@ class Generation(StoreArea):
         return self._insert_once("session_plans", {"persona_id": plan.persona_id}, provenance, **row)
 
     def plan(self, persona_id: str) -> SessionPlan | None:
-        t = self.t["session_plans"]
-        with self.read() as conn:
-            row = conn.execute(select(t.c.record_json).where(t.c.persona_id == persona_id)).first()
-        return None if row is None else SessionPlan.model_validate(self.loads(row[0]))
+        row = self.row("session_plans", persona_id=persona_id)
+        return None if row is None else SessionPlan.model_validate(self.loads(row["record_json"]))
 
     def add_checklist(
         self, persona_id: str, key: str, preference: str, items: list[str], provenance: Provenance

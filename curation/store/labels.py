@@ -128,15 +128,7 @@ class Labels(StoreArea):
             for batch_id, kind in conn.execute(select(t.c.batch_id, t.c.kind).distinct().order_by(t.c.kind)):
                 kinds.setdefault(batch_id, []).append(kind)
             rows = conn.execute(select(b).order_by(b.c.created_at, b.c.batch_id)).mappings()
-            return [
-                Batch(
-                    r["batch_id"],
-                    ", ".join(kinds.get(r["batch_id"], [r["kind"]])),
-                    r["status"],
-                    r["created_at"],
-                )
-                for r in rows
-            ]
+            return [from_row(Batch, r, kinds=", ".join(kinds.get(r["batch_id"], [r["kind"]]))) for r in rows]
 
     def add_tasks(self, tasks: list[AnnotationTask]) -> int:
         """Add tasks; a task whose (kind, item_ref) exists is left as it is. Returns how many were new.

@@ -202,14 +202,7 @@ class Progress(StoreArea):
         )
         if kind:
             q = q.where(t.c.kind == kind)
+        counts = ("tasks", "gold", "assigned", "complete")
         return [
-            TaskSummary(
-                r["kind"],
-                r["batch_id"],
-                int(r["tasks"]),
-                int(r["gold"]),
-                int(r["assigned"] or 0),
-                int(r["complete"] or 0),
-            )
-            for r in self.fetch(q)
+            TaskSummary(r["kind"], r["batch_id"], *(int(r[c] or 0) for c in counts)) for r in self.fetch(q)
         ]
