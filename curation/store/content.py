@@ -37,7 +37,7 @@ from prefkit.curation.store.content_records import (
     turn_rows,
     unpacked_turns,
 )
-from prefkit.curation.store.engine import StoreArea, StoreError, from_row
+from prefkit.curation.store.engine import StoreArea, StoreError, from_row, to_row
 from prefkit.schemas.common import utcnow
 from prefkit.schemas.cupid import BenchmarkInstance
 from prefkit.schemas.curation import Provenance
@@ -438,16 +438,7 @@ class Content(StoreArea):
             have = {r[0] for r in conn.execute(select(p.c.pair_id))}
             now = utcnow()
             rows = [
-                {
-                    "pair_id": pair.pair_id,
-                    "checklist_item": pair.checklist_item,
-                    "candidate": pair.candidate,
-                    "origin": pair.origin,
-                    "instance_id": pair.instance_id,
-                    "meta_json": self.dumps(pair.meta),
-                    "provenance_id": prov_id,
-                    "created_at": pair.created_at or now,
-                }
+                to_row(pair, ("meta",), provenance_id=prov_id, created_at=pair.created_at or now)
                 for pair in pairs
                 if pair.pair_id not in have
             ]

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from prefkit.curation.store.engine import StoreArea, from_row
+from prefkit.curation.store.engine import StoreArea, from_row, to_row
 from prefkit.schemas.common import content_hash, utcnow
 from sqlalchemy import func, select
 
@@ -71,38 +71,15 @@ class Suggestions(StoreArea):
         now = utcnow()
         with self.write() as conn:
             if conn.execute(select(r.c.run_id).where(r.c.run_id == run.run_id)).first() is None:
-                conn.execute(
-                    r.insert(),
-                    {
-                        "run_id": run.run_id,
-                        "kind": run.kind,
-                        "model": run.model,
-                        "backend": run.backend,
-                        "offline": run.offline,
-                        "prompt_hash": run.prompt_hash,
-                        "seed": run.seed,
-                        "settings_json": self.dumps(run.settings),
-                        "created_at": run.created_at or now,
-                    },
-                )
+                conn.execute(r.insert(), to_row(run, ("settings",), created_at=run.created_at or now))
             have = {x[0] for x in conn.execute(select(s.c.task_id).where(s.c.run_id == run.run_id))}
             new = [g for g in rows if g.task_id not in have]
-            self.insert_many(
-                conn,
-                "suggestions",
-                [
-                    {
-                        "suggestion_id": g.suggestion_id,
-                        "run_id": run.run_id,
-                        "task_id": g.task_id,
-                        "kind": g.kind,
-                        "values_json": self.dumps(g.values),
-                        "detail_json": self.dumps(g.detail),
-                        "created_at": g.created_at or now,
-                    }
-                    for g in new
-                ],
-            )
+            of_run = ("model", "prompt_hash", "offline")  # the run's row says them
+            made = [
+                to_row(g, ("values", "detail"), of_run, run_id=run.run_id, created_at=g.created_at or now)
+                for g in new
+            ]
+            self.insert_many(conn, "suggestions", made)
         return len(new)
 
     def done_tasks(self, run_id: str) -> set[str]:
