@@ -96,11 +96,6 @@ def _schema(*columns: str) -> pa.Schema:
     return pa.schema([(name, _ARROW[kind]) for name, _, kind in words])
 
 
-def _needs(config: str) -> tuple[str, ...]:
-    """The kinds whose final labels decide ``config`` (``TaskKind.release``)."""
-    return tuple(k.name for k in feeding(config))
-
-
 # -- CUPID ------------------------------------------------------------------------------------------
 def cupid_unverified_config(store: ProjectStore) -> ConfigData:
     """Every CUPID instance as it was generated or imported (stored canonical JSON, no re-encoding)."""
@@ -124,7 +119,7 @@ def cupid_config(store: ProjectStore, statuses=None) -> ConfigData:
         "checklist; prior interactions carry the annotators' rewrites (CUPID row format).",
         cupid_arrow_schema(),
         id_column=None,
-        needs=_needs("cupid"),
+        needs=tuple(k.name for k in feeding("cupid")),
     )
     for r in instance_rows(store, verified_only=True, statuses=statuses):
         if r.dropped is not None:
@@ -304,7 +299,6 @@ def alpsbench_configs(store: ProjectStore, reference: AlpsReference = "verified"
     out: list[ConfigData] = []
     for track in sorted(set(verified) | set(unverified) | set(dropped)):
         pairs = verified.get(track, [])
-        # Packets' rows: memory_verify decides (with the verified reference); built rows: task_qc.
         from_packets = bool(sources.get(track, Counter())["packet"] or unverified.get(track))
         needs = packets if gold is not None and from_packets else ()
         inputs = ConfigData(

@@ -97,9 +97,8 @@ class DeclaredForm:
         if q.type == "multi_label":
             return st.segmented_control(title, q.choices(), selection_mode="multi", default=default, key=key)
         if q.type in ("label", "rating"):  # required: a click on the chosen (or suggested) value keeps it
-            choices = self._order(q)
             return where.segmented_control(
-                title, choices, default=default, key=key, format_func=q.word, required=q.required
+                title, q.ordered(), default=default, key=key, format_func=q.word, required=q.required
             )
         if q.type == "ranking":
             order = title + " — click them best first"
@@ -163,11 +162,6 @@ class DeclaredForm:
             return None, "Answer " + "; ".join(missing) + " first."
         return values, ""
 
-    def _order(self, q: QuestionDecl) -> list[Any]:
-        """A question's choices in the order of their keys (as the guidelines list them)."""
-        keys = dict(zip(q.choices(), q.keys or (), strict=False))
-        return sorted(q.choices(), key=lambda c: keys.get(c, "")) if keys else q.choices()
-
     def _choose(self, prefix: str, name: str, value: Any) -> None:
         st.session_state[f"{prefix}:{name}"] = value
 
@@ -189,7 +183,7 @@ class DeclaredForm:
                 on_click=ui.submit_now,
                 args=(user, shown, prefix, {q.name: suggested}),
             )
-        for value in self._order(q):
+        for value in q.ordered():
             row.button(
                 q.word(value),
                 shortcut=keys.get(value),

@@ -108,9 +108,9 @@ class DeclaredConfig(LSConfig):
                 body += tag("TextArea", name=q.name, toName=self.to_name, **attrs)
             else:
                 keys = dict(zip(q.choices(), q.keys or (), strict=False))
-                order = sorted(q.choices(), key=lambda c: keys.get(c, "")) if keys else q.choices()
                 choices = "".join(
-                    tag("Choice", value=str(c), **({"hotkey": keys[c]} if c in keys else {})) for c in order
+                    tag("Choice", value=str(c), **({"hotkey": keys[c]} if c in keys else {}))
+                    for c in q.ordered()
                 )
                 mode = "multiple" if q.type == "multi_label" else "single-radio"
                 body += tag(

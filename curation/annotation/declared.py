@@ -87,6 +87,11 @@ class QuestionDecl(Contract):
     def choices(self) -> list[Any]:
         return list(self.labels or self.values or [])
 
+    def ordered(self) -> list[Any]:
+        """The choices in the order of their keys (as the guidelines list them)."""
+        keys = dict(zip(self.choices(), self.keys or (), strict=False))
+        return sorted(self.choices(), key=lambda c: keys.get(c, "")) if keys else self.choices()
+
     def word(self, choice: Any) -> str:
         """A choice as the annotator reads it (its title, else itself)."""
         return (self.titles or {}).get(str(choice), str(choice))
@@ -288,9 +293,8 @@ class DeclaredKind(TaskKind):
         )
 
     def hook(self, name: str) -> Any:
-        """The hook ``hooks.<name>`` names (``hooks.release.<config>`` for ``release.<config>``),
-        imported on first use; None when it names none. One that cannot be loaded is one
-        :class:`DeclarationError` naming the file and the key."""
+        """The hook ``hooks.<name>`` names (``release.<config>``: under ``hooks.release``), imported, or
+        None; one that cannot be loaded is one :class:`DeclarationError` naming the file and the key."""
         hooks = self.declaration.hooks
         reference = hooks.release.get(name[8:]) if name.startswith("release.") else getattr(hooks, name)
         if not reference:
@@ -546,8 +550,7 @@ def _answer(q: QuestionDecl, value: Any, shown: Any = None) -> Any:
 
 # -- a project's kinds ----------------------------------------------------------------------------------
 def own_kind(module_file: str) -> DeclaredKind:
-    """One of prefkit's own declared kinds: the declaration beside the module of its hooks
-    (``kinds/<name>.toml`` beside ``kinds/<name>.py``), as its entry point names it."""
+    """One of prefkit's own declared kinds: ``kinds/<name>.toml`` beside its hooks, ``kinds/<name>.py``."""
     path = Path(module_file).with_suffix(".toml")
     return DeclaredKind(read_declaration(path, own=True), path.parent, _where(path, own=True))
 

@@ -42,10 +42,8 @@ def items(store: ProjectStore) -> Iterator[tuple[str, dict[str, Any]]]:
 
 def gold(store: ProjectStore) -> dict[str, dict[str, Any]]:
     """``hooks.gold``: pairs imported with a known answer make their task a gold item."""
-    answers = {
-        item_ref(p.pair_id): (p.meta or {}).get("gold_answer") for p in store.content.iter_preference_pairs()
-    }
-    return {ref: answer for ref, answer in answers.items() if answer}
+    pairs = store.content.iter_preference_pairs()
+    return {item_ref(p.pair_id): p.meta["gold_answer"] for p in pairs if (p.meta or {}).get("gold_answer")}
 
 
 #: The kind, as pyproject.toml's ``prefkit.task_kinds`` entry point names it.

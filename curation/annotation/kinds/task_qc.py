@@ -26,11 +26,7 @@ def item_ref(track: str, benchmark_id: str) -> str:
 
 def passed(values: dict[str, Any] | None) -> bool:
     """``hooks.release.alpsbench_*``: whether a final task_qc label lets the built row ship."""
-    return (
-        bool(values)
-        and values is not None
-        and (values.get("leakage"), values.get("answer")) == ("none", "correct")
-    )
+    return (values or {}).get("leakage") == "none" and (values or {}).get("answer") == "correct"
 
 
 def _payload(row: AlpsTask) -> dict[str, Any]:
