@@ -43,7 +43,7 @@ def items(store: ProjectStore) -> Iterator[tuple[str, dict[str, Any]]]:
 def gold(store: ProjectStore) -> dict[str, dict[str, Any]]:
     """``hooks.gold``: pairs imported with a known answer make their task a gold item."""
     pairs = store.content.iter_preference_pairs()
-    return {item_ref(p.pair_id): p.meta["gold_answer"] for p in pairs if (p.meta or {}).get("gold_answer")}
+    return {item_ref(p.pair_id): p.meta["gold_answer"] for p in pairs if p.meta and p.meta.get("gold_answer")}
 
 
 #: The kind, as pyproject.toml's ``prefkit.task_kinds`` entry point names it.
