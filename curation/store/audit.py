@@ -37,16 +37,8 @@ class Audit(StoreArea):
         self, conn: Connection, actor: str, action: str, target: str, detail: dict[str, Any] | None = None
     ) -> None:
         """Add a row inside the caller's transaction (the action and its row commit together)."""
-        conn.execute(
-            self.t["audit_log"].insert(),
-            {
-                "created_at": utcnow(),
-                "actor": actor,
-                "action": action,
-                "target": target,
-                "detail_json": self.core.dumps(detail or {}),
-            },
-        )
+        row = {"created_at": utcnow(), "actor": actor, "action": action, "target": target}
+        conn.execute(self.t["audit_log"].insert(), {**row, "detail_json": self.dumps(detail or {})})
 
     def record(self, actor: str, action: str, target: str, detail: dict[str, Any] | None = None) -> None:
         """Add a row in a transaction of its own (an action the store did not do itself, a release cut)."""

@@ -75,21 +75,9 @@ class Stale(StoreArea):
                 .all()
             )
             ids = [row["task_id"] for row in rows]
-            conn.execute(
-                r.insert(),
-                [
-                    {
-                        "task_id": row["task_id"],
-                        "annotator": who,
-                        "kind": k,
-                        "assigned_at": row["assigned_at"],
-                        "shown_at": row["shown_at"],
-                        "reason": f"idle since before {before}",
-                        "released_at": now,
-                    }
-                    for row in rows
-                ],
-            )
+            why = {"annotator": who, "kind": k, "reason": f"idle since before {before}", "released_at": now}
+            kept = ("task_id", "assigned_at", "shown_at")
+            conn.execute(r.insert(), [{**{c: row[c] for c in kept}, **why} for row in rows])
             conn.execute(a.delete().where(a.c.annotator == who, a.c.task_id.in_(ids), a.c.done_at.is_(None)))
             # a recalibration item never held a place among the item's annotators
             held = [row["task_id"] for row in rows if row["recalibration"] is None]

@@ -208,16 +208,9 @@ class Studies(StoreArea):
         detail: dict[str, Any] | None,
         at: str | None = None,
     ) -> None:
-        conn.execute(
-            self.t["study_events"].insert(),
-            {
-                "study_id": study_id,
-                "platform_id": platform_id,
-                "event": event,
-                "detail_json": json.dumps(detail, sort_keys=True) if detail else None,
-                "created_at": at or utcnow(),
-            },
-        )
+        row = {"study_id": study_id, "platform_id": platform_id, "event": event, "created_at": at or utcnow()}
+        detail_json = json.dumps(detail, sort_keys=True) if detail else None
+        conn.execute(self.t["study_events"].insert(), {**row, "detail_json": detail_json})
 
     def events(self, study_id: str) -> list[StudyEvent]:
         e = self.t["study_events"]
