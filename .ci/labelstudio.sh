@@ -21,7 +21,10 @@ LS_PYTHON="${LS_PYTHON:-python3}"
 LS_STATE="$LS_VENV/run"          # pid, data dir, log and env file of the running server
 LS_WAIT_S="${LS_WAIT_S:-240}"
 
-_ls_log() { echo "== labelstudio: $*" >&2; }
+# shellcheck source=.ci/service.sh
+source "$LS_ROOT/.ci/service.sh"
+
+_ls_log() { service_log labelstudio "$@"; }
 
 _ls_install() {
   if [ -x "$LS_VENV/bin/label-studio" ] && [ -f "$LS_VENV/.installed-$LS_VERSION" ]; then
@@ -44,31 +47,11 @@ _ls_install() {
   _ls_log "installed in $(( SECONDS - t0 ))s"
 }
 
-_ls_free_port() {
-  "$LS_VENV/bin/python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
-}
-
 _ls_random_hex() {  # $1 = number of bytes
   "$LS_VENV/bin/python" -c "import secrets, sys; print(secrets.token_hex(int(sys.argv[1])))" "$1"
 }
 
-_ls_wait_health() {  # $1 = url, $2 = pid
-  local deadline=$(( SECONDS + LS_WAIT_S ))
-  while (( SECONDS < deadline )); do
-    if ! kill -0 "$2" 2>/dev/null; then
-      _ls_log "server exited during start-up; last lines of its log:"
-      tail -n 30 "$LS_STATE/server.log" >&2
-      return 1
-    fi
-    if curl -fsS --max-time 2 "$1/health" 2>/dev/null | grep -q '"UP"'; then
-      return 0
-    fi
-    sleep 1
-  done
-  _ls_log "no healthy /health after ${LS_WAIT_S}s; last lines of its log:"
-  tail -n 30 "$LS_STATE/server.log" >&2
-  return 1
-}
+_ls_healthy() { curl -fsS --max-time 2 "$1/health" 2>/dev/null | grep -q '"UP"'; }
 
 _ls_write_env() {  # holds the admin password and token: readable by this user only
   ( umask 077; cat >"$LS_STATE/env" ) <<EOF
@@ -89,7 +72,7 @@ labelstudio_start() {
   _ls_install || { _ls_log "install failed"; return 1; }
   mkdir -p "$LS_STATE"
   local t0=$SECONDS port data
-  port="$(_ls_free_port)"
+  port="$(service_free_port "$LS_VENV/bin/python")"
   data="$(mktemp -d "${TMPDIR:-/tmp}/prefkit-ls-data.XXXXXX")"
   export LABEL_STUDIO_URL="http://127.0.0.1:$port"
   export LABEL_STUDIO_API_KEY
@@ -112,7 +95,8 @@ labelstudio_start() {
       >"$LS_STATE/server.log" 2>&1 </dev/null &
   echo $! >"$LS_STATE/pid"
   _ls_write_env
-  if ! _ls_wait_health "$LABEL_STUDIO_URL" "$(cat "$LS_STATE/pid")"; then
+  if ! service_wait labelstudio "$(cat "$LS_STATE/pid")" "$LS_STATE/server.log" "$LS_WAIT_S" \
+      _ls_healthy "$LABEL_STUDIO_URL"; then
     labelstudio_stop
     return 1
   fi
@@ -120,20 +104,9 @@ labelstudio_start() {
 }
 
 labelstudio_stop() {
-  if [ -f "$LS_BG/pid" ] && [ ! -f "$LS_BG/status" ]; then   # a background start still under way
-    pkill -TERM -P "$(cat "$LS_BG/pid")" 2>/dev/null || true
-    kill -TERM "$(cat "$LS_BG/pid")" 2>/dev/null || true
-  fi
+  service_stop_background "$LS_BG"
   [ -f "$LS_STATE/pid" ] || return 0
-  local pid
-  pid="$(cat "$LS_STATE/pid")"
-  if kill -0 "$pid" 2>/dev/null; then
-    pkill -TERM -P "$pid" 2>/dev/null || true   # its own children only (none in 1.23, but be sure)
-    kill -TERM "$pid" 2>/dev/null || true
-    for _ in $(seq 1 20); do kill -0 "$pid" 2>/dev/null || break; sleep 0.5; done
-    kill -KILL "$pid" 2>/dev/null || true
-    _ls_log "stopped pid $pid"
-  fi
+  service_kill labelstudio "$(cat "$LS_STATE/pid")"
   if [ -f "$LS_STATE/data_dir" ]; then
     rm -rf "$(cat "$LS_STATE/data_dir")"
   fi
@@ -145,30 +118,14 @@ labelstudio_stop() {
 LS_BG="${LS_BG:-${TMPDIR:-/tmp}/prefkit-ls-bg-$(id -u)}"   # status and log of a background start
 
 labelstudio_start_background() {
-  rm -rf "$LS_BG" && mkdir -p "$LS_BG"
-  echo "$LS_ROOT" >"$LS_BG/root"   # whose start it is: another checkout's leftover is not awaited
-  (
-    t0=$SECONDS
-    rc=0
-    labelstudio_start >"$LS_BG/log" 2>&1 || rc=$?
-    echo "$(( SECONDS - t0 ))" >"$LS_BG/seconds"
-    echo "$rc" >"$LS_BG/status.tmp" && mv "$LS_BG/status.tmp" "$LS_BG/status"
-  ) &
-  echo $! >"$LS_BG/pid"
-  _ls_log "installing and starting in the background (log: $LS_BG/log)"
+  service_start_background labelstudio "$LS_BG" "$LS_ROOT" labelstudio_start
 }
 
 labelstudio_await() {
   # No background start of this checkout (none, or one another checkout's .ci/run left behind): the
   # tests use what the environment names.
-  [ -f "$LS_BG/pid" ] && [ "$(cat "$LS_BG/root" 2>/dev/null)" = "$LS_ROOT" ] || return 0
-  local deadline=$(( SECONDS + LS_WAIT_S + 2400 ))  # the install shares the cores with the tests
-  while [ ! -f "$LS_BG/status" ] && (( SECONDS < deadline )); do sleep 1; done
-  cat "$LS_BG/log" >&2
-  if [ "$(cat "$LS_BG/status" 2>/dev/null)" != 0 ]; then
-    _ls_log "the background start failed (or did not finish in time)"
-    return 1
-  fi
+  service_started_here "$LS_BG" "$LS_ROOT" || return 0
+  service_await labelstudio "$LS_BG" $(( LS_WAIT_S + 2400 )) || return 1  # the install shares the cores
   # shellcheck source=/dev/null
   source "$LS_STATE/env"
 }

@@ -13,13 +13,16 @@
 #                `tests`, once the engine answers (a background start by .ci/run is awaited; without
 #                an engine they skip locally and fail in CI). One process: the engine answers one
 #                request at a time, on one thread
-#   serial       the tests marked `serial` (timing-sensitive or machine-wide), alone, last
+#   serial       the tests marked `serial` (timing-sensitive or machine-wide), once `tests` and
+#                `labelstudio` are done, never beside the engine tests: whichever of the two comes
+#                first runs first (on a fresh machine the engine is still being built when `tests`
+#                ends, so the serial tests run then, the build beside them at low priority)
 #
 # PYTEST_ARGS (from make) is passed to every pytest phase; PREFKIT_TEST_WORKERS sets the worker count
 # (default: 2, the machine's cores); PREFKIT_PHASES names a file where each phase appends
 # "name seconds status" (.ci/run prints them as a table). Exit status: 1 when any phase failed.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 BIN="${BIN:-.venv/bin}"
 WORKERS="${PREFKIT_TEST_WORKERS:-2}"
 PHASES="${PREFKIT_PHASES:-}"
@@ -38,18 +41,26 @@ phase() {  # phase NAME COMMAND...: run, time and record one phase
   [ "$rc" = 0 ] || status=1
 }
 
+alone() {  # alone COMMAND...: run COMMAND while no other `alone` command runs (a lock directory)
+  until mkdir "$REPORTS/alone" 2>/dev/null; do sleep 1; done
+  "$@"
+  rmdir "$REPORTS/alone"
+}
+
 pytest_phase() {  # pytest_phase NAME MARKER [ARGS...]
   local name=$1 marker=$2
   shift 2
   phase "$name" "$BIN/python" -m pytest -m "$marker" --junitxml="$REPORTS/$name.xml" "$@" "${EXTRA[@]}"
 }
 
+# shellcheck disable=SC2317  # run through phase "$@"
 engine_ready() {  # wait for a background start of .ci/run, then load the engine's settings
   # shellcheck source=/dev/null
   source .ci/engine.sh
   engine_await
 }
 
+# shellcheck disable=SC2317  # run through phase "$@"
 labelstudio_ready() {  # wait for a background start of .ci/run, then load the server's settings
   # shellcheck source=/dev/null
   source .ci/labelstudio.sh
@@ -74,7 +85,7 @@ ls_pid=$!
 ENGINE_OUT="$REPORTS/engine.out"
 (
   phase engine-wait engine_ready
-  pytest_phase engine "engine and not serial"
+  alone pytest_phase engine "engine and not serial"
   exit "$status"
 ) >"$ENGINE_OUT" 2>&1 &
 engine_pid=$!
@@ -87,9 +98,9 @@ wait "$static_pid" || status=1
 cat "$STATIC_OUT"
 wait "$ls_pid" || status=1
 cat "$LS_OUT"
+alone pytest_phase serial "serial"
 wait "$engine_pid" || status=1
 cat "$ENGINE_OUT"
-pytest_phase serial "serial"
 
 # One closing line for the whole run, summed over the phases' JUnit reports.
 "$BIN/python" - "$REPORTS" <<'EOF' || status=1
