@@ -27,7 +27,9 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import ALPS_PACKETS
+from conftest import ALPS_PACKETS, require
+from declaredkind import NAME as DECLARED
+from declaredkind import declare, write_items
 from enginekit import Recorder, body_key, engine, engine_project
 from evalkit import cupid_release
 from prefkit.cli import cli
@@ -37,6 +39,8 @@ pytestmark = [pytest.mark.engine, pytest.mark.timeout(1200)]
 
 #: Real AlpsBench packets with short English dialogues (a 135M model on one core answers them in seconds).
 SHORT_PACKETS = ("sess_25002f1c240e", "sess_2bc460f6e56d", "sess_2de48a78ede2")
+#: A real packet with two candidate memories: ``suggest --kind memory_verify --judge`` asks once per candidate.
+TWO_MEMORIES = "sess_1cd776b2accd"
 #: A real packet whose dialogue is far past the 256-token window of the small engine.
 LONG_PACKET = "sess_1610c3f4f38e"
 PREFKIT = str(Path(sys.executable).with_name("prefkit"))
@@ -78,8 +82,7 @@ def prefkit(root: Path, *argv: str, code: int | None = 0) -> str:
 
 
 def packets(dest: Path, *names: str) -> Path:
-    if not ALPS_PACKETS.is_dir():
-        pytest.skip(f"AlpsBench sample not found at {ALPS_PACKETS}")
+    require(ALPS_PACKETS.is_dir(), f"AlpsBench sample not found at {ALPS_PACKETS}")
     dest.mkdir(parents=True, exist_ok=True)
     for name in names:
         [path] = ALPS_PACKETS.rglob(f"{name}.json")
@@ -89,6 +92,14 @@ def packets(dest: Path, *names: str) -> Path:
 
 def project_on(tmp_path: Path, recorder: Recorder, name: str = "proj") -> Path:
     return engine_project(tmp_path / name, recorder.base_url, os.environ["PREFKIT_ENGINE_MODEL"])
+
+
+def imported_reference(root: Path) -> None:
+    """The sample's own (expert) gold is the reference: these tests are about the engine, not verification."""
+    toml = root / "prefkit.toml"
+    toml.write_text(
+        toml.read_text().replace("[release]\n", '[release]\nalpsbench_reference = "imported"\n', 1)
+    )
 
 
 def ledger_tokens(root: Path) -> tuple[int, int]:
@@ -158,24 +169,25 @@ def test_memories_extract_on_real_packets_answers_every_call_and_names_each_fail
     assert_answered_and_accounted(root, recorder)
 
 
-def test_suggest_for_each_kind(tmp_path, proxy):
+def test_suggest_for_each_kind_and_a_declared_one(tmp_path, proxy):
     recorder = proxy()
     root = project_on(tmp_path, recorder)
+    imported_reference(root)
     prefkit(root, "generate", "--personas", "1", "--seed", "0", "--backend", "offline")
     prefkit(root, "tasks", "pairs", "from-instances")
-    # Every real packet: task_qc checks the rows prefkit builds (task 3 at 300+ distractors needs them).
-    toml = root / "prefkit.toml"
-    toml.write_text(
-        toml.read_text().replace("[release]\n", '[release]\nalpsbench_reference = "imported"\n', 1)
-    )
-    packets(tmp_path / "unused")  # skips without the sample
-    prefkit(root, "import", "alpsbench", str(ALPS_PACKETS))
-    for kind in ("preference_match", "preference_expressed", "memory_verify"):
+    # One memory_verify task (made before the other packets come in), so the judge is asked twice.
+    prefkit(root, "import", "alpsbench", str(packets(tmp_path / "first", TWO_MEMORIES)))
+    prefkit(root, "tasks", "create", "--kind", "memory_verify")
+    prefkit(root, "import", "alpsbench", str(packets(tmp_path / "more", *SHORT_PACKETS)))
+    for kind in ("preference_match", "preference_expressed"):
         prefkit(root, "tasks", "create", "--kind", kind)
-    prefkit(root, "tasks", "build-alpsbench", "--backend", "offline")
+    # task_qc checks the rows prefkit builds: three distractors from the other packets' memories
+    prefkit(root, "tasks", "build-alpsbench", "--backend", "offline", "--distractors", "3")
     prefkit(root, "tasks", "create", "--kind", "task_qc")
+    declare(root)
+    prefkit(root, "tasks", "import", "--kind", DECLARED, str(write_items(tmp_path / "items.jsonl")))
     reports = {}
-    for kind in ("preference_match", "preference_expressed", "memory_verify", "task_qc"):
+    for kind in ("preference_match", "preference_expressed", "memory_verify", "task_qc", DECLARED):
         judge = ["--judge"] if kind == "memory_verify" else []
         reports[kind] = json.loads(prefkit(root, "suggest", "--kind", kind, "--limit", "1", *judge, "--json"))
     for kind, report in reports.items():
@@ -206,10 +218,7 @@ def test_eval_cupid_scores_and_accounts_each_failure(tmp_path, proxy):
 def test_eval_alpsbench_tasks_1_to_4(tmp_path, proxy):
     recorder = proxy()
     root = project_on(tmp_path, recorder)
-    toml = root / "prefkit.toml"
-    toml.write_text(
-        toml.read_text().replace("[release]\n", '[release]\nalpsbench_reference = "imported"\n', 1)
-    )
+    imported_reference(root)
     prefkit(root, "import", "alpsbench", str(packets(tmp_path / "packets", *SHORT_PACKETS)))
     prefkit(root, "release", "cut", "--version", "1.0.0", "--override", "engine test: no labels")
     model = os.environ["PREFKIT_ENGINE_MODEL"]
@@ -250,6 +259,8 @@ def test_kill_9_mid_run_resumes_without_repeating_a_finished_call(tmp_path, prox
         str(release),
         "--model",
         os.environ["PREFKIT_ENGINE_MODEL"],
+        "--limit",
+        "2",  # a call answered before the kill, one after it
         "-p",
         str(root),
     ]
@@ -267,7 +278,7 @@ def test_kill_9_mid_run_resumes_without_repeating_a_finished_call(tmp_path, prox
         answers = {k: a.text for k, a in project.store.llm.cache_get(finished).items()}
     assert finished, "no call had finished before the kill"
     recorder.reset()
-    prefkit(root, "eval", "cupid", "--release", str(release), "--model", os.environ["PREFKIT_ENGINE_MODEL"])
+    prefkit(root, *argv[1:-2])
     assert recorder.answered(), "the resumed run asked nothing"
     assert not {body_key(c.body) for c in recorder.calls} & finished  # no finished call asked again
     with opened(root) as project:
@@ -275,7 +286,7 @@ def test_kill_9_mid_run_resumes_without_repeating_a_finished_call(tmp_path, prox
         keys = [(r.stage, r.item, r.key) for r in project.store.llm.ledger()]
     assert len(keys) == len(set(keys)) and finished <= {k for _, _, k in keys}
     recorder.reset()
-    prefkit(root, "eval", "cupid", "--release", str(release), "--model", os.environ["PREFKIT_ENGINE_MODEL"])
+    prefkit(root, *argv[1:-2])
     assert recorder.calls == []  # a finished run's rerun sends the engine nothing
 
 
