@@ -94,17 +94,17 @@ def _go_back(kind: str, step: int) -> None:
         st.session_state.pop(key, None)
 
 
-def previous_button(kind: str, where: Any = st) -> None:
+def previous_button(kind: str, where: Any = st, **style: Any) -> None:
     """The *previous item* key (``P``) of every item (in its action bar): reopens the label the
-    annotator gave last."""
+    annotator gave last (or, in the editor, the one before it). ``style`` overrides the tertiary look."""
     where.button(
         "Previous item",
         key=f"prev:{kind}",
         shortcut="P",
-        type="tertiary",
         icon=":material/undo:",
         on_click=_go_back,
         args=(kind, 1),
+        **{"type": "tertiary", **style},
     )
 
 
@@ -136,15 +136,7 @@ def previous_panel(project: Project, user: str, kind: str) -> bool:
         on_click=_go_back,
         args=(kind, 0),
     )
-    row.button(
-        "Previous item",
-        key=f"prev:{kind}",
-        shortcut="P",
-        icon=":material/undo:",
-        on_click=_go_back,
-        args=(kind, 1),
-        disabled=ev is None,
-    )
+    previous_button(kind, row, type="secondary", disabled=ev is None)
     if ev is None:
         st.info("Nothing to go back to yet: you have not finished an item of this kind.")
         return True

@@ -470,10 +470,6 @@ def describe(task, values: dict[str, Any]) -> str:
     return ", ".join(words) or "–"
 
 
-def _spans_words(spans: list[dict[str, Any]] | None) -> str:
-    return "".join(f" · “{excerpt(s['text'], 60)}” (turn {s['turn']})" for s in spans or [])
-
-
 def cell(task, values: dict[str, Any], unit: str, field: str) -> str:
     """A candidate's decision in words: ``Edit → “new value” (label, turn 3)``, ``Reject (too generic)``,
     with the annotator's evidence."""
@@ -491,7 +487,7 @@ def cell(task, values: dict[str, Any], unit: str, field: str) -> str:
         words += f" → “{excerpt(e.get('value'), 60)}” ({e.get('label')}{where})"
         if e.get("evidence_text"):
             words += f" · “{excerpt(e['evidence_text'], 60)}”"
-    return words + _spans_words(d.get("spans"))
+    return words + "".join(f" · “{excerpt(s['text'], 60)}” (turn {s['turn']})" for s in d.get("spans") or [])
 
 
 def unit_title(task, unit: str, field: str) -> str:

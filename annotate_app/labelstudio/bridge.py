@@ -96,12 +96,11 @@ class LabelStudioError(PrefkitError):
 def connect(url: str, api_key: str | None, timeout: float = 120) -> LabelStudio:
     """An SDK client for ``url`` with the token ``api_key`` (the callers pass ``$LABEL_STUDIO_API_KEY``
     from ``project.env`` when they are given none)."""
-    key = api_key
-    if not key:
+    if not api_key:
         raise LabelStudioError(
             f"no Label Studio API token: set {LABEL_STUDIO_API_KEY} (Account & Settings → Access Token)"
         )
-    return LabelStudio(base_url=url.rstrip("/"), api_key=key, timeout=timeout)
+    return LabelStudio(base_url=url.rstrip("/"), api_key=api_key, timeout=timeout)
 
 
 def _call(what: str, fn, *args, **kwargs):

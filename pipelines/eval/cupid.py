@@ -19,7 +19,7 @@ from prefkit.pipelines.eval.cupid_metrics import key_name, with_fields
 from prefkit.pipelines.eval.prompting import build_request
 from prefkit.pipelines.eval.release import CupidKey, EvalInputError, relevant_positions
 from prefkit.pipelines.llm.costs import Estimate
-from prefkit.pipelines.llm.types import LLMRequest, LLMResponse
+from prefkit.pipelines.llm.types import LLMRequest
 from prefkit.schemas.cupid import BenchmarkInstance
 from prefkit.schemas.evaluation import (
     CupidLabels,
@@ -148,10 +148,6 @@ def judge_generation_request(key: CupidKey, inst: BenchmarkInstance, response: s
 
 
 # -- running ------------------------------------------------------------------------------------------------
-def _failed(key: CupidKey, response: LLMResponse) -> CupidPrediction:
-    return CupidPrediction(persona_id=key[0], instance_type=key[1], error=response.error or "failed")
-
-
 def run_model(
     layer, instances: Mapping[CupidKey, BenchmarkInstance], options: CupidOptions
 ) -> dict[CupidKey, CupidPrediction]:
@@ -164,7 +160,7 @@ def run_model(
     out: dict[CupidKey, CupidPrediction] = {}
     for key, r in zip(keys, layer.run(requests, desc=f"{STAGE}.{options.task}"), strict=True):
         if not r.ok:
-            out[key] = _failed(key, r)
+            out[key] = CupidPrediction(persona_id=key[0], instance_type=key[1], error=r.error or "failed")
         elif options.task == "inference":
             out[key] = CupidPrediction(persona_id=key[0], instance_type=key[1], inferred=r.parsed.preference)
         else:

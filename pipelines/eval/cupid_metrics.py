@@ -105,10 +105,6 @@ def only_known(golds: Mapping[CupidKey, Any], preds: Mapping[CupidKey, Any]) -> 
         raise EvalInputError(f"prediction for ({key_name(extra[0])}), which is not in the release config")
 
 
-def _credit(labels: list[dict[str, str]]) -> float:
-    return sum(COVERAGE_CREDIT[lab["coverage"]] for lab in labels)
-
-
 def _gold_credit(key: CupidKey, gold: Gold, labels: list[dict[str, str]]) -> float:
     """Σ coverage over the gold checklist; every gold item needs exactly one label."""
     by_item = {lab["item"]: lab["coverage"] for lab in labels}
@@ -157,7 +153,7 @@ def instance_tally(key: CupidKey, gold: Gold, pred: dict[str, Any] | None) -> Ta
         t.gold_credit = _gold_credit(key, gold, labels.get("gold") or [])
         inferred = labels.get("inferred") or []
         t.inferred_items = len(inferred)
-        t.inferred_credit = _credit(inferred)
+        t.inferred_credit = sum(COVERAGE_CREDIT[lab["coverage"]] for lab in inferred)
     return t
 
 

@@ -250,10 +250,6 @@ def _relation(path: Path) -> str:
     )
 
 
-def _open_lines(path: Path):
-    return gzip.open(path, "rb") if path.name.lower().endswith(".gz") else path.open("rb")
-
-
 def bad_records(path: Path, limit: int | None = None) -> Iterator[tuple[int, int, str, str]]:
     """``(line, record, message, raw)`` for each line of a JSONL file that is not a WildChat record.
 
@@ -262,7 +258,7 @@ def bad_records(path: Path, limit: int | None = None) -> Iterator[tuple[int, int
     """
     found = 0
     record = 0
-    with _open_lines(path) as f:
+    with gzip.open(path, "rb") if path.name.lower().endswith(".gz") else path.open("rb") as f:
         for lineno, raw in enumerate(f, start=1):
             if not raw.strip():
                 continue
