@@ -1,21 +1,14 @@
-"""Selecting words as evidence: the dialogue as plain text in which the annotator selects the words
-that show a preference (or a memory) with the mouse; each selection becomes a span (turn, character
-offsets, the words) and a click on a highlighted span removes it.
+"""Selecting words as evidence (*Select words*): the dialogue as plain text in which the annotator
+selects the words that show a preference (or a memory); each selection becomes a span (turn,
+code-point offsets, the words) and a click on a highlighted span removes it. ``docs/annotation.md``
+(*Evidence as words*) says how spans are kept and checked.
 
-A small component (``st.components.v2``, in the page, no iframe) whose script draws every turn with
-``textContent`` and ``<mark>`` elements it creates itself: dialogue text never reaches the page as
-HTML, so markup, scripts and links in it stay text. Offsets are counted in code points (as Python
-indexes a string), not the browser's UTF-16 units, so a turn with emoji gives the same offsets here and
-in ``turn[start:end]``; a selection is widened to whole grapheme clusters (an accented letter or an
-emoji with its modifiers is one character to a reader; the library refuses a span that splits one).
-A double-click selects the word under the pointer; from the keyboard a turn takes the focus (Tab), the
-arrows move between its words, Shift+arrow takes more, and Enter marks them (or unmarks marked ones). A selection across two turns, or in a turn that
-may not be evidence (an assistant turn for a preference), is ignored with a note.
-
-Shown only while the annotator's *Select words* switch is on: the Annotate page draws nothing for it
-otherwise. The switch stays as set from item to item, and across a reload (it is in the address,
-``?words=on``, as the task kind is); the words selected are part of the item's draft
-(:mod:`prefkit.annotate_app.session`).
+A small component (``st.components.v2``, no iframe) whose script draws every turn with ``textContent``
+and ``<mark>`` elements it makes itself: dialogue text never reaches the page as HTML. From the
+keyboard a turn takes the focus (Tab), the arrows move between its words, Shift+arrow takes more, and
+Enter marks them (or unmarks marked ones). A selection across two turns, or in a turn that may not be
+evidence (an assistant turn for a preference), is ignored with a note. Drawn only while the switch is
+on; the words selected are part of the item's draft (:mod:`prefkit.annotate_app.session`).
 """
 
 from __future__ import annotations
