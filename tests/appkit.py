@@ -529,9 +529,8 @@ class ForwardingProxy:
         self.server.close()
 
 
-@pytest.fixture(scope="module")
-def browser():
-    """Debian chromium, one per test module (import this fixture into the module)."""
+def chromium() -> Iterator[Any]:
+    """Debian chromium, launched for the ``browser`` fixture (tests/conftest.py): one per test module."""
     from playwright.sync_api import sync_playwright
 
     require_chromium()

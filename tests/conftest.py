@@ -53,6 +53,14 @@ def require(condition: bool, reason: str) -> None:
     pytest.skip(reason)
 
 
+@pytest.fixture(scope="module")
+def browser():
+    """Debian chromium driven by Playwright, one per test module (see tests/appkit.py)."""
+    from appkit import chromium
+
+    yield from chromium()
+
+
 def label_event(task, who: str, values: dict, **fields):
     """``who``'s label event on ``task`` with ``values``, made now under a fresh id (``fields`` set the
     event's other fields or these)."""

@@ -7,7 +7,6 @@ from __future__ import annotations
 import pytest
 from appkit import (
     ITEM_NOW,
-    browser,
     item_now,
     keys_ready,
     serve,
@@ -22,7 +21,6 @@ from prefkit.pipelines.llm import LLMLayer
 from prefkit.pipelines.suggestions import suggest
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
-__all__ = ["browser"]  # appkit's chromium fixture, used here
 KIND = "preference_match"
 TITLE = "Preference matching"
 

@@ -17,7 +17,6 @@ from appkit import (
     HOSTILE,
     PASSWORD,
     attempt,
-    browser,
     label_match,
     make_hostile_project,
     next_item,
@@ -35,7 +34,7 @@ from prefkit.curation.annotation import workflow
 from prefkit.curation.project import Project
 
 pytestmark = pytest.mark.browser
-__all__ = ["CHROMIUM", "browser"]  # appkit's chromium fixture, used here; CHROMIUM for modules importing it
+__all__ = ["CHROMIUM"]  # for modules importing it
 
 
 @pytest.fixture(scope="module")

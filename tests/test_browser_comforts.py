@@ -14,7 +14,6 @@ import appkit
 import pytest
 from appkit import (
     attempt,
-    browser,
     label_match,
     open_kind,
     select_word,
@@ -28,7 +27,6 @@ from prefkit.annotate_app.forms.memory import start_fields
 from prefkit.curation.annotation import workflow
 
 pytestmark = pytest.mark.browser
-__all__ = ["browser"]  # appkit's chromium fixture, used here
 #: This module's window, and "signed in as" only attached: a narrow window folds the sidebar it is in.
 WINDOW = {"size": (1400, 900), "state": "attached"}
 

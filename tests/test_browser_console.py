@@ -13,7 +13,6 @@ from appkit import (
     SHOTS,
     attempt,
     axe_violations,
-    browser,
     serve,
     served_project,
     settle,
@@ -23,7 +22,6 @@ from appkit import (
 from prefkit.exports.release_integrity import load_manifest
 
 pytestmark = pytest.mark.browser
-__all__ = ["browser"]
 SIZES = ((1400, 900), (800, 600))
 
 
@@ -70,17 +68,24 @@ def confirm(page) -> None:
     assert box.is_checked()
 
 
+def maintainer_on(served, browser, size, path: str, heading: str):
+    """The project, its address and maya's page on the console page ``path`` in a window of ``size``,
+    which it fits (its screenshot taken)."""
+    project, url, _ = served
+    page = sign_in(browser, url, "maya", size=size, state="attached")
+    open_page(page, url, path, heading)
+    fits(page)
+    shoot(page, path, size)
+    return project, url, page
+
+
 def message(page, text: str):
     return page.get_by_text(text, exact=False).first
 
 
 @pytest.mark.parametrize("size", SIZES)
 def test_people_page_adds_a_user_and_refuses_to_disable_the_last_maintainer(served, browser, size):
-    project, url, _ = served
-    page = sign_in(browser, url, "maya", size=size, state="attached")
-    open_page(page, url, "people", "People")
-    fits(page)
-    shoot(page, "people", size)
+    project, url, page = maintainer_on(served, browser, size, "people", "People")
     who = f"nina{size[0]}"
     page.get_by_label("New user name", exact=True).fill(who)
     page.get_by_role("button", name="Add user").click()
@@ -111,11 +116,7 @@ def test_people_page_adds_a_user_and_refuses_to_disable_the_last_maintainer(serv
 
 @pytest.mark.parametrize("size", SIZES)
 def test_work_page_refuses_a_bad_overlap_and_closes_a_batch(served, browser, size):
-    project, url, _ = served
-    page = sign_in(browser, url, "maya", size=size, state="attached")
-    open_page(page, url, "work", "Work")
-    fits(page)
-    shoot(page, "work", size)
+    project, url, page = maintainer_on(served, browser, size, "work", "Work")
     page.get_by_label("Overlap (3, or 2..4 adaptive)").fill("0")
     page.get_by_role("button", name="Create tasks").click()
     message(page, "Not done: overlap '0': at least 1 annotator per item").wait_for()

@@ -9,7 +9,7 @@ import re
 from urllib.parse import parse_qs, quote, urlsplit
 
 import pytest
-from appkit import browser, serve, served_project, settle, shot  # noqa: F401 - browser is a fixture
+from appkit import serve, served_project, settle, shot
 from conftest import crowd_study
 from prefkit.curation.annotation import studies, workflow
 
@@ -41,7 +41,7 @@ def entry(url: str, pid: str | None, study: str | None = None, session: str = "s
     return f"{url}/?{query}" + ("" if pid is None else f"&PROLIFIC_PID={pid}")
 
 
-def arrive(browser, url: str, pid: str):  # noqa: F811 - the fixture's value
+def arrive(browser, url: str, pid: str):
     page = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
     page.goto(entry(url, pid, session="se-" + pid))
     page.get_by_role("button", name=re.compile("^Start")).wait_for()
@@ -66,7 +66,7 @@ def press(page, key: str, then: str) -> None:
     settle(page)
 
 
-def test_a_participant_labels_every_item_and_gets_the_completion_code(served, browser):  # noqa: F811
+def test_a_participant_labels_every_item_and_gets_the_completion_code(served, browser):
     project, url, _ = served
     page = arrive(browser, url, "pOne")
     for n in range(1, 5):
@@ -85,7 +85,7 @@ def test_a_participant_labels_every_item_and_gets_the_completion_code(served, br
     page.get_by_text("Your completion code").wait_for()
 
 
-def test_a_participant_failing_the_attention_check_sees_the_screened_out_code_and_is_stopped(served, browser):  # noqa: F811
+def test_a_participant_failing_the_attention_check_sees_the_screened_out_code_and_is_stopped(served, browser):
     project, url, _ = served
     page = arrive(browser, url, "pTwo")
     n = 1
@@ -109,7 +109,7 @@ def test_a_participant_failing_the_attention_check_sees_the_screened_out_code_an
     "case",
     ["missing id", "another study's secret", "1,000-character id", "control characters", "forged secret"],
 )
-def test_a_forged_or_malformed_entry_url_gets_one_clear_page_and_records_nothing(served, browser, case):  # noqa: F811
+def test_a_forged_or_malformed_entry_url_gets_one_clear_page_and_records_nothing(served, browser, case):
     project, url, _ = served
     target = {
         "missing id": entry(url, None),

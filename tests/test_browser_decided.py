@@ -12,7 +12,6 @@ import time
 import pytest
 from appkit import (
     ITEM_NOW,
-    browser,
     item_header,
     item_now,
     open_kind,
@@ -28,7 +27,6 @@ from prefkit.pipelines.llm import LLMLayer
 from prefkit.pipelines.suggestions import suggest
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
-__all__ = ["browser"]  # appkit's chromium fixture, used here
 USERS = ("enter", "burst", "clicker")
 DROPPED = "Keys pressed before this item appeared were ignored"
 HUMAN_MS = 300  # a person who reads the item before answering: keys this far apart act
@@ -76,6 +74,18 @@ def wait_new_item(page, title: str, before: str) -> None:
         f"([t, b]) => {{ const now = ({ITEM_NOW})(t); return now !== '' && now !== b; }}", arg=[title, before]
     )
     settle(page)
+
+
+def all_expressed_at_human_speed(page, title: str, n: int) -> None:
+    """After a person's pause, ``n`` checklist items answered Expressed by key and the item submitted, each
+    key ``HUMAN_MS`` apart; returns once the next item shows."""
+    page.wait_for_timeout(HUMAN_MS)
+    before = header(page, title)
+    for _ in range(n):
+        page.keyboard.press("e")
+        page.wait_for_timeout(HUMAN_MS)
+    page.keyboard.press("Control+Enter")
+    wait_new_item(page, title, before)
 
 
 def dropped_count(page) -> int:
@@ -128,13 +138,7 @@ def test_a_stale_tabs_key_burst_never_decides_the_item_that_replaced_it(served, 
     n = len(a.task.payload["checklist"])
     # tab 2 finishes it at human speed: keys 300 ms apart act
     two.bring_to_front()
-    two.wait_for_timeout(HUMAN_MS)
-    before = header(two, title)
-    for _ in range(n):
-        two.keyboard.press("e")
-        two.wait_for_timeout(HUMAN_MS)
-    two.keyboard.press("Control+Enter")
-    wait_new_item(two, title, before)
+    all_expressed_at_human_speed(two, title, n)
     ev = project.store.labels.event(a.event_id)
     assert ev is not None and ev.action == "label"
     assert [d["expressed"] for d in ev.values["items"]] == [True] * n
@@ -155,13 +159,7 @@ def test_a_stale_tabs_key_burst_never_decides_the_item_that_replaced_it(served, 
     )
     assert not {"Expressed", "Not expressed"} & set(checked), checked  # no checklist item of b decided
     # at human speed, after b is visible, the keys act
-    one.wait_for_timeout(HUMAN_MS)
-    before = header(one, title)
-    for _ in range(len(b.task.payload["checklist"])):
-        one.keyboard.press("e")
-        one.wait_for_timeout(HUMAN_MS)
-    one.keyboard.press("Control+Enter")
-    wait_new_item(one, title, before)
+    all_expressed_at_human_speed(one, title, len(b.task.payload["checklist"]))
     ev = project.store.labels.event(b.event_id)
     assert ev is not None and ev.action == "label"
 

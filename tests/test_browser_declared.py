@@ -7,14 +7,13 @@ from __future__ import annotations
 import re
 
 import pytest
-from appkit import PASSWORD, browser, draft_kept, item_now, next_item, open_kind, serve, settle, sign_in
+from appkit import PASSWORD, draft_kept, item_now, next_item, open_kind, serve, settle, sign_in
 from declaredkind import ANSWERS, DECIDED, ITEMS, NAME, declared_project, write_items
 from prefkit.curation.annotation import work
 from prefkit.curation.quality.agreement import agreement_rows
 from prefkit.curation.quality.consensus import final_labels
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
-__all__ = ["browser"]  # appkit's chromium fixture, used here
 TITLE = "Which response follows the user better?"
 BETTER = "Which response follows the user's preferences better? (keys 1–3)"
 

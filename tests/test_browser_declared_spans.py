@@ -5,7 +5,7 @@ the text field and in a chat turn, submits with Ctrl+Enter, and the label holds 
 from __future__ import annotations
 
 import pytest
-from appkit import PASSWORD, axe_violations, browser, open_kind, require_chromium, serve, settle, sign_in
+from appkit import PASSWORD, axe_violations, open_kind, require_chromium, serve, settle, sign_in
 from click.testing import CliRunner
 from prefkit.cli import cli
 from prefkit.curation.annotation import workflow
@@ -13,7 +13,6 @@ from prefkit.curation.project import Project
 from spankind import NAME, TOML, write_items
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
-__all__ = ["browser"]  # appkit's chromium fixture, used here
 TITLE = "Mark the words"
 
 

@@ -12,7 +12,6 @@ import time
 
 import pytest
 from appkit import (
-    browser,
     choose,
     draft_kept,
     item_now,
@@ -30,7 +29,6 @@ from appkit import (
 from prefkit.curation.annotation import workflow
 
 pytestmark = pytest.mark.browser
-__all__ = ["browser"]  # appkit's chromium fixture, used here
 ANNOTATORS = [f"ann{i}" for i in range(1, 15)]
 
 
@@ -56,6 +54,25 @@ def stored(project, who: str, kind: str, n: int, timeout: float = 30):
         found = events(project, who, kind)
     assert len(found) == n, f"{len(found)} events of {kind} by {who}, expected {n}"
     return found
+
+
+def decided(project, page, who: str, act) -> list[dict]:
+    """The checklist decisions ``who`` saved when ``act`` finished the preference_expressed item shown."""
+    next_item(page, "Preference expressed", act)
+    [ev] = events(project, who, "preference_expressed")
+    return ev.values["items"]
+
+
+def checklist(*decisions: tuple[bool, list[int]]) -> list[dict]:
+    """Checklist decisions, ``(expressed, evidence turns)`` per item."""
+    return [{"item": i, "expressed": e, "evidence": ev} for i, (e, ev) in enumerate(decisions)]
+
+
+def press_settled(page, *keys: str) -> None:
+    """Each key pressed once the app has settled from what came before."""
+    for key in keys:
+        settle(page)
+        page.keyboard.press(key)
 
 
 def segment(page, name: str, nth: int = 0):
@@ -91,19 +108,9 @@ def test_expressed_a_clicked_evidence_pill_survives_e_n_and_ctrl_enter(served, b
     def act():
         pills = page.locator("[data-testid=stButtonGroup]").filter(has_text="turn 2").first
         pills.get_by_role("button", name="turn 2", exact=True).click()
-        settle(page)
-        page.keyboard.press("e")
-        settle(page)
-        page.keyboard.press("n")
-        settle(page)
-        page.keyboard.press("Control+Enter")
+        press_settled(page, "e", "n", "Control+Enter")
 
-    next_item(page, "Preference expressed", act)
-    [ev] = events(project, "ann2", "preference_expressed")
-    assert ev.values["items"] == [
-        {"item": 0, "expressed": True, "evidence": [2]},
-        {"item": 1, "expressed": False, "evidence": []},
-    ]
+    assert decided(project, page, "ann2", act) == checklist((True, [2]), (False, []))
     page.context.close()
 
 
@@ -227,12 +234,7 @@ def test_task_check_verdicts_clicked_then_ctrl_enter_and_keys(served, browser):
 
     def keys():  # the keys the hint names: 2 leaks, 4 incorrect, after a click on the first verdict
         segment(page, "No leakage").click()
-        settle(page)
-        page.keyboard.press("2")
-        settle(page)
-        page.keyboard.press("4")
-        settle(page)
-        page.keyboard.press("Control+Enter")
+        press_settled(page, "2", "4", "Control+Enter")
 
     next_item(page, "Generated task check", keys)
     assert [e.values for e in events(project, "ann5", "task_qc")] == [
@@ -383,12 +385,7 @@ def test_a_contradiction_is_pointed_out_before_saving(served, browser):
         settle(page)
         page.keyboard.press("Control+Enter")
 
-    next_item(page, "Preference expressed", fix)
-    [ev] = events(project, "ann11", "preference_expressed")
-    assert ev.values["items"] == [
-        {"item": 0, "expressed": True, "evidence": [2]},
-        {"item": 1, "expressed": True, "evidence": []},
-    ]
+    assert decided(project, page, "ann11", fix) == checklist((True, [2]), (True, []))
     page.context.close()
 
 

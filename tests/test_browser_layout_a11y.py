@@ -16,7 +16,6 @@ import re
 import pytest
 from appkit import (
     axe_violations,
-    browser,
     item_now,
     next_item,
     open_kind,
@@ -32,7 +31,6 @@ from prefkit.curation.annotation import workflow
 from prefkit.curation.annotation.task_kinds import get_kind
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
-__all__ = ["browser"]  # appkit's chromium fixture, used here
 USERS = ("wide", "narrow", "counter", "night", "themer")
 KINDS = ("preference_expressed", "preference_match", "memory_verify", "task_qc")
 #: What decides an item of each kind, by role and name: each must be in the window with Submit.

@@ -6,11 +6,10 @@ from __future__ import annotations
 import json
 
 import pytest
-from appkit import browser, item_now, label_match, serve, served_project, settle, signed_in_on
+from appkit import item_now, label_match, serve, served_project, settle, signed_in_on
 from prefkit.curation.annotation.labels_io import import_labels
 
 pytestmark = pytest.mark.browser
-__all__ = ["browser"]  # appkit's chromium fixture, used here
 KIND, TITLE = "preference_match", "Preference matching"
 
 

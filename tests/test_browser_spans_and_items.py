@@ -8,12 +8,11 @@ tests/test_my_items.py.)
 from __future__ import annotations
 
 import pytest
-from appkit import browser, draft_kept, label_match, select_word, serve, served_project, settle, signed_in_on
+from appkit import draft_kept, label_match, select_word, serve, served_project, settle, signed_in_on
 from prefkit.curation.annotation import workflow
 from prefkit.curation.annotation.my_items import my_items
 
 pytestmark = pytest.mark.browser
-__all__ = ["browser"]  # appkit's chromium fixture, used here
 
 
 @pytest.fixture(scope="module")

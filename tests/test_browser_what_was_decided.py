@@ -10,7 +10,6 @@ import re
 import pytest
 from appkit import (
     SHOTS,
-    browser,
     item_header,
     next_item,
     open_kind,
@@ -23,7 +22,6 @@ from appkit import (
 from prefkit.curation.annotation import workflow
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
-__all__ = ["browser"]
 TITLE = "Preference expressed"
 
 
@@ -49,15 +47,22 @@ def back_to_annotate(page) -> None:
     settle(page)
 
 
-def test_no_decision_comes_back_by_itself_after_another_page_or_kind(served, browser):
-    project, url, _ = served
-    page = sign_in(browser, url, "nav")
+def first_item_expressed(project, browser, url: str, who: str):
+    """``who``'s page on a preference_expressed item whose first checklist item was answered Expressed by
+    its key, so that item 2 is the active one now; and the item."""
+    page = sign_in(browser, url, who)
     open_kind(page, TITLE)
-    item = workflow.current_item(project, "nav", "preference_expressed")
+    item = workflow.current_item(project, who, "preference_expressed")
     page.wait_for_timeout(300)
-    page.keyboard.press("e")  # item 1 decided, item 2 active
+    page.keyboard.press("e")
     page.get_by_role("radio", name="Item 2").wait_for(state="attached")
     settle(page)
+    return page, item
+
+
+def test_no_decision_comes_back_by_itself_after_another_page_or_kind(served, browser):
+    project, url, _ = served
+    page, item = first_item_expressed(project, browser, url, "nav")
     assert checked(page) == ["Item 2", "Expressed"]
     for where in ("My items", "Guidelines"):
         page.get_by_role("link", name=where).click()
@@ -80,13 +85,7 @@ def test_no_decision_comes_back_by_itself_after_another_page_or_kind(served, bro
 
 def test_evidence_goes_to_the_item_its_button_names_after_the_active_item_moved(served, browser):
     project, url, _ = served
-    page = sign_in(browser, url, "ev")
-    open_kind(page, TITLE)
-    item = workflow.current_item(project, "ev", "preference_expressed")
-    page.wait_for_timeout(300)
-    page.keyboard.press("e")  # item 1 decided: item 2 is the active one now
-    page.get_by_role("radio", name="Item 2").wait_for(state="attached")
-    settle(page)
+    page, item = first_item_expressed(project, browser, url, "ev")
     assert checked(page)[0] == "Item 2"
     page.get_by_role("button", name="Evidence for item 1", exact=True).nth(1).click()  # turn 2, for item 1
     settle(page)
@@ -136,12 +135,18 @@ def test_reasons_start_empty_and_are_asked_for(served, browser):
     assert project.store.labels.event(item.event_id) is None
 
 
+def maya_on(browser, url: str, link: str, heading: str):
+    """The maintainer signed in and on the page the sidebar's ``link`` opens, once its ``heading`` shows."""
+    page = sign_in(browser, url, "maya")
+    page.get_by_role("link", name=link).click()
+    page.get_by_role("heading", name=heading).wait_for()
+    settle(page)
+    return page
+
+
 def test_after_a_cut_the_release_form_is_empty_and_on_the_next_version(served, browser):
     project, url, _ = served
-    page = sign_in(browser, url, "maya")
-    page.get_by_role("link", name="Release").click()
-    page.get_by_role("heading", name="Cut a version").wait_for()
-    settle(page)
+    page = maya_on(browser, url, "Release", "Cut a version")
     version = page.get_by_label("Version (X.Y.Z)")
     assert version.input_value() == "1.0.0"
     page.get_by_label(re.compile("^Override reason")).fill("pilot round")
@@ -161,10 +166,7 @@ def test_after_a_cut_the_release_form_is_empty_and_on_the_next_version(served, b
 
 def test_a_new_study_link_uses_the_address_in_use_and_shows_where_its_form_was(served, browser):
     _, url, _ = served
-    page = sign_in(browser, url, "maya")
-    page.get_by_role("link", name="Studies").click()
-    page.get_by_role("heading", name="New study").wait_for()
-    settle(page)
+    page = maya_on(browser, url, "Studies", "New study")
     base = page.get_by_label("Base URL (where participants reach this app)")
     assert base.input_value() == url  # this server's port, not a default one
     page.get_by_label("Study id (a-z, 0-9, _ and -)").fill("wave-1")

@@ -13,11 +13,10 @@ from __future__ import annotations
 import time
 
 import pytest
-from appkit import ForwardingProxy, attempt, browser, serve, served_project, settle
+from appkit import ForwardingProxy, attempt, serve, served_project, settle
 from prefkit.annotate_app import server
 
 pytestmark = pytest.mark.browser
-__all__ = ["browser"]  # appkit's chromium fixture, used here
 
 MADE_UP = ("198.51.100.1", "198.51.100.2", "203.0.113.9")
 

@@ -21,10 +21,9 @@ from prefkit.curation.annotation import sessions, workflow
 from prefkit.curation.project import Project
 from sqlalchemy import update
 from streamlit.testing.v1 import AppTest
-from test_browser_app import browser, open_kind, serve, settle, sign_in
+from test_browser_app import open_kind, serve, settle, sign_in
 from test_browser_fidelity import session_cookie
 
-__all__ = ["browser"]  # the module-scoped chromium of test_browser_app, used by the browser test here
 APP = str(ROOT / "annotate_app" / "app.py")
 KIND = "preference_match"
 
