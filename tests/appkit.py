@@ -1,7 +1,7 @@
 """The annotation app's test kit: test data (generated-style sessions, preference pairs, AlpsBench
 packets from :mod:`fixtures_alps`, users and tasks), the app under Streamlit's AppTest (``app``), the
-served app in Debian chromium (``serve``, the ``browser`` fixture, ``sign_in``, ``open_kind``,
-``next_item``, ...), and app replicas in processes of their own (``replica``).
+served app in Debian chromium (``serve``, ``chromium`` behind conftest's ``browser`` fixture, ``sign_in``,
+``open_kind``, ``next_item``, ...), and app replicas in processes of their own (``replica``).
 
 Sessions are written through the store's tables directly (dialogues, turns, sessions with a
 ``Session`` record without turns), the same rows the generation pipeline writes.
