@@ -31,8 +31,7 @@ KEYS = "prefkit-keys-"
 
 def _why(offered: Any) -> str:
     """What the suggestion says of itself (its detail: a reason, the checks that failed)."""
-    detail = offered.detail or {}
-    failed = detail.get("failed")
+    failed = (detail := offered.detail or {}).get("failed")
     reason = f" — {detail['reason']}" if detail.get("reason") else ""
     return reason + ("" if failed is None else " — failed checks: " + (", ".join(failed) or "none"))
 
