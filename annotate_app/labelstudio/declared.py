@@ -82,8 +82,8 @@ class DeclaredConfig(LSConfig):
             else:
                 body += tag("Text", name=f.name, value=f"${f.name}")
         for q in self.questions:
-            keys = f" (keys {' / '.join(sorted(q.keys))})" if q.keys else ""
-            body += tag("Header", value=q.text() + ("" if q.required else " (optional)") + keys, size="5")
+            hint = f" (keys {' / '.join(sorted(q.keys))})" if q.keys else ""
+            body += tag("Header", value=q.text() + ("" if q.required else " (optional)") + hint, size="5")
             required = "true" if q.required else "false"
             if q.type == "span":
                 chat, labels = q.field in self.chat, "".join(tag("Label", value=x) for x in q.labels or ())
