@@ -15,7 +15,7 @@ from prefkit.curation.quality.consensus import final_labels
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 TITLE = "Which response follows the user better?"
-BETTER = "Which response follows the user's preferences better? (keys 1–3)"
+BETTER = "Which response follows the user's preferences better? (keys 1, 2, 3)"
 
 
 @pytest.fixture(scope="module")
