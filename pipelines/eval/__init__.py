@@ -1,7 +1,7 @@
 """Evaluating models on a release: CUPID preference inference and generation, AlpsBench tasks 1-4.
 
     from prefkit.pipelines.eval import run_cupid, build_report
-    with LLMLayer(project.store, llm_config=eval_llm_config(project.config.llm, "my-model"),
+    with LLMLayer(project.store, llm_config=with_models(project.config.llm, assistant="my-model"),
                   backend="openai") as layer:
         result = run_cupid(project.store, layer, Path("releases/1.0.0"), config="cupid")
     report = build_report(project.store, result.run.run_id, project.config.release)
@@ -28,26 +28,12 @@ from prefkit.pipelines.eval.runs import (
     score_cupid_file,
     write_charts,
 )
-from prefkit.schemas.config import LLMSection
-
-
-def eval_llm_config(llm_config: LLMSection, model: str | None, judge_model: str | None = None) -> LLMSection:
-    """The project's ``[llm]`` settings with the evaluated model as the ``assistant`` role (and,
-    optionally, another judge than ``[llm.models] judge``)."""
-    models = dict(llm_config.models)
-    if model:
-        models["assistant"] = model
-    if judge_model:
-        models["judge"] = judge_model
-    return llm_config.model_copy(update={"models": models})
-
 
 __all__ = [
     "CupidOptions",
     "EvalInputError",
     "RunResult",
     "build_report",
-    "eval_llm_config",
     "export_predictions",
     "judge_annotator",
     "judge_validation",

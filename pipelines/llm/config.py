@@ -67,3 +67,11 @@ def endpoint_id(url: str) -> str:
 def endpoint_host(url: str) -> str:
     """Host only (no scheme, path, port, user or password): what provenance may record."""
     return urlparse(url).hostname or ""
+
+
+def with_models(settings: LLMSection, **roles: str | None) -> LLMSection:
+    """The ``[llm]`` settings with other models for some roles (``assistant=``, ``judge=``, ...); a role
+    given ``None`` keeps the project's model."""
+    return settings.model_copy(
+        update={"models": {**settings.models, **{r: m for r, m in roles.items() if m}}}
+    )

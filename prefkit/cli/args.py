@@ -57,19 +57,3 @@ def project_option(fn):
             project.close()
 
     return wrapper
-
-
-def llm_layer(project: Project, backend, seed, as_json, model=None, judge_model=None, writer_model=None):
-    """The LLM layer a command calls through: ``--backend`` (default ``[llm] backend``), ``--seed``,
-    the project's environment, progress on stderr unless ``--json``; ``model``, ``judge_model`` and
-    ``writer_model`` stand in for the ``assistant``, ``judge`` and ``writer`` roles' models."""
-    from prefkit.pipelines.eval import eval_llm_config
-    from prefkit.pipelines.llm import LLMLayer
-
-    cfg = eval_llm_config(project.config.llm, model, judge_model)
-    if writer_model:
-        cfg = cfg.model_copy(update={"models": {**cfg.models, "writer": writer_model}})
-    backend = backend or project.config.llm.backend
-    return LLMLayer(
-        project.store, llm_config=cfg, backend=backend, seed=seed, progress=not as_json, env=project.env
-    )

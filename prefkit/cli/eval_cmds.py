@@ -8,8 +8,9 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import click
-from prefkit.cli.args import llm_layer, project_option
+from prefkit.cli.args import project_option
 from prefkit.cli.common import echo_json, echo_table, flag, json_option, plain, shown
+from prefkit.cli.llm_cmds import llm_layer
 from prefkit.cli.types import ANY_INT, POSITIVE_INT, SafePath
 from prefkit.curation.project import Project
 from prefkit.exports.writers import write_jsonl

@@ -6,6 +6,8 @@ import click
 from prefkit.cli.args import project_option
 from prefkit.cli.common import echo_json, echo_table, json_option, plain
 from prefkit.curation.project import Project
+from prefkit.pipelines.llm import LLMLayer
+from prefkit.pipelines.llm.config import with_models
 
 
 @click.group()
@@ -58,3 +60,14 @@ def batches(project: Project, open_only: bool, as_json: bool) -> None:
         for b in project.store.llm.batches(open_only=open_only)
     ]
     echo_table(rows, ["batch_id", "stage", "status", "requests", "endpoint", "created_at"], as_json=as_json)
+
+
+def llm_layer(project: Project, backend, seed, as_json, model=None, judge_model=None, writer_model=None):
+    """The LLM layer a command calls through: ``--backend`` (default ``[llm] backend``), ``--seed``,
+    the project's environment, progress on stderr unless ``--json``; ``model``, ``judge_model`` and
+    ``writer_model`` stand in for the ``assistant``, ``judge`` and ``writer`` roles' models."""
+    cfg = with_models(project.config.llm, assistant=model, judge=judge_model, writer=writer_model)
+    backend = backend or project.config.llm.backend
+    return LLMLayer(
+        project.store, llm_config=cfg, backend=backend, seed=seed, progress=not as_json, env=project.env
+    )

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import click
-from prefkit.cli.args import llm_layer, project_option
+from prefkit.cli.args import project_option
 from prefkit.cli.common import echo_json, echo_table, flag, json_option, shown
+from prefkit.cli.llm_cmds import llm_layer
 from prefkit.cli.types import ANY_INT, POSITIVE_INT
 from prefkit.curation.annotation.kinds import memory_verify
 from prefkit.curation.annotation.task_admin import create_tasks

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import click
-from prefkit.cli.args import KindChoice, llm_layer, project_option
+from prefkit.cli.args import KindChoice, project_option
 from prefkit.cli.common import echo_json, echo_table, flag, json_option
+from prefkit.cli.llm_cmds import llm_layer
 from prefkit.cli.types import ANY_INT, POSITIVE_INT
 from prefkit.curation.project import Project
 from prefkit.pipelines.suggestions import estimate as price

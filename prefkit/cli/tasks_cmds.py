@@ -7,8 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
-from prefkit.cli.args import KindChoice, llm_layer, project_option
+from prefkit.cli.args import KindChoice, project_option
 from prefkit.cli.common import echo_json, echo_table, json_option, shell_actor, shown
+from prefkit.cli.llm_cmds import llm_layer
 from prefkit.cli.types import (
     ANY_INT,
     NON_NEGATIVE_FLOAT,
