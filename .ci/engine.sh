@@ -66,7 +66,9 @@ _engine_weights() {
 _engine_serve() {  # _engine_serve NAME N_CTX: start one server; echoes its port
   local name=$1 n_ctx=$2 port
   port="$(service_free_port "$ENGINE_VENV/bin/python")"
-  "$ENGINE_VENV/bin/python" -m llama_cpp.server --model "$(_engine_weights)" --model_alias "$ENGINE_MODEL" \
+  # At low priority: in CI the engine tests run beside the parallel tests (the run's critical path),
+  # so the engine takes the CPU they leave, most of it in their tail (ENGINE_NICE=0 for a bench).
+  nice -n "${ENGINE_NICE:-10}" "$ENGINE_VENV/bin/python" -m llama_cpp.server --model "$(_engine_weights)" --model_alias "$ENGINE_MODEL" \
     --host 127.0.0.1 --port "$port" --n_ctx "$n_ctx" --n_threads 1 --n_threads_batch 1 --n_batch 256 --verbose False \
     >"$ENGINE_STATE/$name.log" 2>&1 </dev/null &
   echo $! >"$ENGINE_STATE/$name.pid"

@@ -69,9 +69,9 @@ labelstudio_ready() {  # wait for a background start of .ci/run, then load the s
 
 # The static checks and the Label Studio tests run beside the parallel tests (mypy alone would leave a
 # core idle for a minute; the Label Studio tests wait on its server); their reports are printed when the
-# tests are done.
+# tests are done. The static checks at low priority: nothing waits for them before the tests end.
 STATIC_OUT="$REPORTS/static.out"
-( phase static "$BIN/python" .ci/static.py >"$STATIC_OUT" 2>&1; exit "$status" ) &
+( phase static nice -n 10 "$BIN/python" .ci/static.py >"$STATIC_OUT" 2>&1; exit "$status" ) &
 static_pid=$!
 # One process for the Label Studio tests: Label Studio keeps its own data in SQLite, and two clients
 # writing at once lost a gold task's ground-truth annotation in a trial run (tests/test_labelstudio_push.py).
