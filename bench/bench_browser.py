@@ -61,14 +61,7 @@ from bench_app import build, library_submits  # noqa: E402
 from prefkit.curation.project import Project  # noqa: E402
 
 CHROMIUM = "/usr/bin/chromium"
-ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
+ARGS = "--no-sandbox --disable-gpu --disable-background-networking --disable-component-update --disable-sync --no-first-run".split()
 PASSWORD = "bench-passw0rd"
 TITLE = "Preference matching"
 CLK_TCK = os.sysconf("SC_CLK_TCK")

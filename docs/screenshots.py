@@ -24,14 +24,7 @@ from pathlib import Path
 from prefkit.curation.annotation import workflow
 from prefkit.demo import DEMO_PASSWORD, build_demo
 
-ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
+ARGS = "--no-sandbox --disable-gpu --disable-background-networking --disable-component-update --disable-sync --no-first-run".split()
 SIZES = ((1400, 900), (800, 600))
 
 

@@ -340,14 +340,7 @@ def replica(
 
 # -- the served app in Debian chromium (Playwright) -----------------------------------------------------
 CHROMIUM = "/usr/bin/chromium"
-ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
+ARGS = "--no-sandbox --disable-gpu --disable-background-networking --disable-component-update --disable-sync --no-first-run".split()
 SHOTS = ROOT / "artifacts" / "screenshots"
 
 
