@@ -61,6 +61,26 @@ def browser():
     yield from chromium()
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    """A browser test that fails leaves each open page's screenshot and text in artifacts/failures/
+    (named in the report): what the screen showed when a wait ran out."""
+    report = yield
+    browser = item.funcargs.get("browser") if report.failed and call.when == "call" else None
+    pages = [p for c in browser.contexts for p in c.pages] if browser is not None else []
+    for i, page in enumerate(pages):
+        shot = ROOT / "artifacts" / "failures" / f"{item.name[:120]}-{i}"
+        shot.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            page.screenshot(path=f"{shot}.png", full_page=True, timeout=10_000)
+            shot.with_suffix(".txt").write_text(page.inner_text("body", timeout=10_000), encoding="utf-8")
+        except Exception as exc:  # the page may be what broke: the report says so instead
+            report.sections.append(("browser pages", f"{shot}: not kept ({exc})"))
+        else:
+            report.sections.append(("browser pages", f"kept {shot}.png and .txt"))
+    return report
+
+
 def label_event(task, who: str, values: dict, **fields):
     """``who``'s label event on ``task`` with ``values``, made now under a fresh id (``fields`` set the
     event's other fields or these)."""
