@@ -110,6 +110,14 @@ if (!window.__prefkitKeys) { window.__prefkitKeys = true;
   window.addEventListener('click', e => {
     if (!e.target.closest) return;
     const control = e.target.closest('button, label, input');
+    // A pick in a select box's menu (drawn apart from the box, which keeps the focus) sends a run when
+    // it changes the value outside a form: a key pressed right after waits for that run.
+    const option = !control && e.isTrusted && e.target.closest('[role=option]');
+    if (option) { const box = document.activeElement;
+      if (option.getAttribute('aria-selected') !== 'true' && box && box.closest
+          && box.closest('[data-testid=stSelectbox], [data-testid=stMultiSelect]') && !box.closest('[data-testid=stForm]')) {
+        note('pick', option.innerText); wait(true); }
+      return; }
     if (!e.isTrusted) {
       if (!replaying && echoes.some(x => x.control === control && performance.now() - x.at < 1000)) {
         e.preventDefault(); e.stopImmediatePropagation(); note('echo held', control.innerText);

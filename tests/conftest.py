@@ -73,7 +73,9 @@ def pytest_runtest_makereport(item, call):
         shot.parent.mkdir(parents=True, exist_ok=True)
         try:
             page.screenshot(path=f"{shot}.png", full_page=True, timeout=10_000)
-            shot.with_suffix(".txt").write_text(page.inner_text("body", timeout=10_000), encoding="utf-8")
+            keys = page.evaluate("() => JSON.stringify(window.__prefkitKeyLog || [])")  # the key guard's log
+            text = page.inner_text("body", timeout=10_000) + f"\n\n-- the key guard's log\n{keys}\n"
+            shot.with_suffix(".txt").write_text(text, encoding="utf-8")
         except Exception as exc:  # the page may be what broke: the report says so instead
             report.sections.append(("browser pages", f"{shot}: not kept ({exc})"))
         else:

@@ -147,17 +147,22 @@ MARK = "@@console-block@@"
 
 
 def run_file(
-    blocks_: list[Block], home: Path, timeout: int = 900, env_extra: dict[str, str] | None = None
+    blocks_: list[Block],
+    home: Path,
+    timeout: int = 900,
+    env_extra: dict[str, str] | None = None,
+    bin_first: Path | None = None,
 ) -> list[tuple[Command, int, str]]:
     """Run every command in one bash process; ``(command, exit status, output)`` per command.
-    ``env_extra`` is the environment a reader would have exported (an endpoint and its key)."""
+    ``env_extra`` is the environment a reader would have exported (an endpoint and its key);
+    ``bin_first`` a folder put first on PATH (tests/warmcli.py's ``prefkit``)."""
     commands = [c for b in blocks_ for c in b.commands]
     script = ["set +e"]
     for i, c in enumerate(commands):
         script.append(f"printf '\\n{MARK} start {i}\\n'")
         script.append(f"eval {shlex.quote(c.text)} </dev/null 2>&1")  # a syntax error stays in its command
         script.append(f"printf '\\n{MARK} end {i} %s\\n' \"$?\"")
-    bin_dir = str(Path(sys.executable).parent)
+    bin_dir = ":".join(str(d) for d in (bin_first, Path(sys.executable).parent) if d)
     env = {
         k: v
         for k, v in os.environ.items()

@@ -51,12 +51,14 @@ def _needs(found) -> set[str]:
 
 @pytest.fixture(scope="session")
 def page_runs(request, tmp_path_factory):
-    """Every selected page's commands, started at once and run two pages at a time (a command is
-    mostly Python start-up, so the pages share the cores instead of queueing): ``{page: future}``, each
-    future giving ``[(command, status, output), ...]``; a test waits for its own page only."""
+    """Every selected page's commands, started at once and run two pages at a time, ``prefkit`` through
+    one warm server (tests/warmcli.py: a command forks from prefkit's imports instead of paying them):
+    ``{page: future}``, each future giving ``[(command, status, output), ...]``; a test waits for its
+    own page only."""
     from concurrent.futures import ThreadPoolExecutor
 
     from fakeopenai import start_fake_openai
+    from warmcli import WarmPrefkit
 
     pages = [
         item.callspec.params["doc"]
@@ -65,6 +67,7 @@ def page_runs(request, tmp_path_factory):
     ]
     found = {p: blocks(p.read_text(encoding="utf-8")) for p in pages}
     server = start_fake_openai(_endpoint) if any("openai" in _needs(f) for f in found.values()) else None
+    warm = WarmPrefkit(tmp_path_factory.mktemp("warm")) if pages else None
 
     def run(page: Path):
         needs = _needs(found[page])
@@ -75,7 +78,7 @@ def page_runs(request, tmp_path_factory):
         )
         home = tmp_path_factory.mktemp("console") / "home"
         home.mkdir()
-        return run_file(found[page], home, env_extra=env)
+        return run_file(found[page], home, env_extra={**env, **warm.env}, bin_first=warm.bin_dir)
 
     pool = ThreadPoolExecutor(max_workers=2)
     try:
@@ -84,6 +87,8 @@ def page_runs(request, tmp_path_factory):
         pool.shutdown(wait=True, cancel_futures=True)
         if server is not None:
             server.stop()
+        if warm is not None:
+            warm.stop()
 
 
 @pytest.mark.slow
@@ -134,3 +139,44 @@ def test_the_comparison_is_loose_on_numbers_and_strict_on_words():
     # a release hash that happens to be all digits is still the hash the page shows
     assert not missing_lines(["release sha256 3f2a9c01d4"], "release sha256 9120448371")
     assert missing_lines(["release sha256 3f2a9c01d4"], "release name 9120448371")
+
+
+def _same(text: str, where: Path) -> str:
+    """``text`` without what differs between two runs of the same steps: the folder, the clock."""
+    return re.sub(r"\d{4}-\d\d-\d\dT[\d:.]+Z?", "<time>", text.replace(str(where), "~"))
+
+
+def test_the_warm_prefkit_answers_as_the_installed_one(tmp_path):
+    """The pages' ``prefkit`` (tests/warmcli.py) and the installed script, the same steps in two
+    folders: the same output and exit status, stdin, working directory and environment included."""
+    import subprocess
+    import sys
+
+    from warmcli import WarmPrefkit
+
+    steps = [
+        ("prefkit init p", 0),
+        ("printf 'long-enough-pw\\n' | prefkit users add ann1 --role annotator --password-stdin -p p", 0),
+        ("cd p && prefkit users list", 0),
+        ("PREFKIT_PROJECT=p prefkit kinds list", 0),
+        ("prefkit tasks import --kind no_such_kind missing.jsonl -p p", 2),
+        ("prefkit no-such-command", 2),
+    ]
+    warm = WarmPrefkit(tmp_path / "server")
+    try:
+        outputs = {}
+        for name, path in (("installed", str(Path(sys.executable).parent)), ("warm", f"{warm.bin_dir}")):
+            where = tmp_path / name
+            where.mkdir()
+            env = {**os.environ, **warm.env, "PATH": f"{path}:{os.environ['PATH']}", "HOME": str(where)}
+            env.pop("PREFKIT_PROJECT", None)
+            outputs[name] = []
+            for command, status in steps:
+                done = subprocess.run(
+                    ["bash", "-c", command], cwd=where, env=env, capture_output=True, text=True
+                )
+                assert done.returncode == status, (name, command, done.stdout, done.stderr)
+                outputs[name].append(tuple(_same(text, where) for text in (done.stdout, done.stderr)))
+    finally:
+        warm.stop()
+    assert any(out for out, _err in outputs["installed"]) and outputs["warm"] == outputs["installed"]
