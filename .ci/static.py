@@ -29,10 +29,12 @@ LINKED = ("schemas", "pipelines", "curation", "annotate_app", "exports")
 BIN = Path(sys.executable).parent
 
 
-#: mypy's incremental cache speeds the next local run; a CI run is a fresh clone thrown away after, where
-#: writing the cache is ~15% of mypy's time for nothing (mypy's documented /dev/null: no cache written).
+#: mypy's incremental cache: in the checkout locally; in CI, a fresh clone thrown away after, beside
+#: pip's cache in the user's cache folder, so the next clone starts warm (mypy checks each module's hash
+#: against it and rechecks what changed and what depends on it: 27 CPU-s cold, 1-4 s warm, 2 cores).
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
-MYPY_CACHE = os.devnull if IN_CI else str(ROOT / ".mypy_cache")
+CACHE_HOME = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+MYPY_CACHE = str(CACHE_HOME / "prefkit" / "mypy" if IN_CI else ROOT / ".mypy_cache")
 
 
 def tool(name: str) -> str:
