@@ -83,6 +83,32 @@ def pytest_runtest_makereport(item, call):
     return report
 
 
+def _in_env(env: dict[str, str], target, *args) -> None:
+    os.environ.clear()
+    os.environ.update(env)
+    target(*args)
+
+
+class Forked:
+    """multiprocessing for the tests whose processes race, replicate an app or get killed: each process
+    forks from one server process that imported ``module`` (the test's, with its targets) and what it
+    imports, instead of a fresh interpreter importing all of it again (``spawn``: ~1 CPU-s a process).
+    Each is still a process of its own, with its own connections, forked from a server that holds no
+    thread and no connection, and it runs in the environment of the test that started it."""
+
+    def __init__(self, module: str):
+        import multiprocessing as mp
+
+        self.ctx = mp.get_context("forkserver")
+        self.ctx.set_forkserver_preload(["conftest", module])
+
+    def Process(self, target, args=()):  # noqa: N802 (multiprocessing's name)
+        return self.ctx.Process(target=_in_env, args=(dict(os.environ), target, *args))
+
+    def __getattr__(self, name: str):  # Event, Barrier, ...
+        return getattr(self.ctx, name)
+
+
 def label_event(task, who: str, values: dict, **fields):
     """``who``'s label event on ``task`` with ``values``, made now under a fresh id (``fields`` set the
     event's other fields or these)."""

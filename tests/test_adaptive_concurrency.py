@@ -12,7 +12,6 @@ items go to a third and fourth annotator while the replicas race for them.
 from __future__ import annotations
 
 import hashlib
-import multiprocessing as mp
 import os
 import signal
 import threading
@@ -22,6 +21,7 @@ from pathlib import Path
 
 import pytest
 from appkit import replica, seed_pairs
+from conftest import Forked
 from prefkit.curation.annotation import overlap, workflow
 from prefkit.curation.annotation.task_admin import create_tasks
 from prefkit.curation.project import Project
@@ -97,7 +97,7 @@ def _setup(root: Path, database: str | None) -> list[str]:
 
 
 def _run_with_a_kill(root: Path, acks: Path, users: list[str], database: str | None) -> None:
-    ctx = mp.get_context("spawn")
+    ctx = Forked(__name__)
     first, second = users[: ANNOTATORS // 2], users[ANNOTATORS // 2 :]
     doomed = ctx.Process(target=replica, args=(annotate, str(root), first, str(acks), database))
     survivor = ctx.Process(target=replica, args=(annotate, str(root), second, str(acks), database))

@@ -4,11 +4,11 @@ nothing is written twice, and every item still goes to exactly k distinct annota
 from __future__ import annotations
 
 import json
-import multiprocessing as mp
 from pathlib import Path
 
 import pytest
 from appkit import seed_pairs
+from conftest import Forked
 from prefkit.curation.annotation import workflow
 from prefkit.curation.annotation.task_admin import create_tasks
 from prefkit.curation.project import Project
@@ -52,7 +52,7 @@ def test_sixteen_concurrent_writers_lose_nothing(tmp_path):
     create_tasks(project, "preference_match", overlap=OVERLAP, gold_rate=0)
     project.close()
 
-    ctx = mp.get_context("spawn")
+    ctx = Forked(__name__)
     stop = ctx.Event()
     read = ctx.Process(target=reader, args=(str(project.root), stop, str(tmp_path / "reader.json")))
     read.start()

@@ -7,13 +7,12 @@ and on PostgreSQL. Each scenario starts its processes at a barrier so they colli
 from __future__ import annotations
 
 import json
-import multiprocessing as mp
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from appkit import seed_pairs
-from conftest import crowd_study
+from conftest import Forked, crowd_study
 from prefkit.curation.annotation import people, studies, workflow
 from prefkit.curation.annotation.task_admin import create_tasks
 from prefkit.curation.annotation.task_kinds import get_kind
@@ -82,7 +81,7 @@ def racer(root: str, scenario: str, i: int, setup: dict, barrier, out: str) -> N
 
 def race(project: Project, scenario: str, setup: dict, n: int = RACERS) -> list[str]:
     project.close()
-    ctx = mp.get_context("spawn")
+    ctx = Forked(__name__)
     barrier = ctx.Barrier(n)
     outs = [project.root / f"racer{i}.json" for i in range(n)]
     procs = [

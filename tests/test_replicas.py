@@ -12,7 +12,6 @@ database says they are.
 
 from __future__ import annotations
 
-import multiprocessing as mp
 import os
 import signal
 import time
@@ -21,6 +20,7 @@ from pathlib import Path
 
 import pytest
 from appkit import replica, seed_pairs
+from conftest import Forked
 from prefkit.curation.annotation import workflow
 from prefkit.curation.annotation.task_admin import create_tasks
 from prefkit.curation.project import Project
@@ -67,7 +67,7 @@ def test_two_replicas_and_a_kill_lose_nothing_and_over_assign_nothing(tmp_path, 
     root, acks = tmp_path / "proj", tmp_path / "acks"
     acks.mkdir()
     users = _setup(root, pg_url)
-    ctx = mp.get_context("spawn")
+    ctx = Forked(__name__)
     first, second = users[: ANNOTATORS // 2], users[ANNOTATORS // 2 :]
     doomed = ctx.Process(target=replica, args=(annotate, str(root), first, str(acks)))
     survivor = ctx.Process(target=replica, args=(annotate, str(root), second, str(acks)))

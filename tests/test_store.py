@@ -1,10 +1,10 @@
 """The project store on both backends (SQLite, PostgreSQL): migrations, concurrent readers and
 writers, append-only events, revisions. ``database`` and ``any_project`` run each test on both."""
 
-import multiprocessing as mp
 import time
 
 import pytest
+from conftest import Forked
 from prefkit.curation.project import Project
 from prefkit.curation.store import PreferencePair, ProjectStore, StoreError
 from prefkit.curation.store.migrations import MIGRATIONS
@@ -58,7 +58,7 @@ def _writer(db, n, go):
 def test_a_second_process_reads_while_the_first_writes(database):
     db = database
     ProjectStore(db).close()
-    ctx = mp.get_context("spawn")
+    ctx = Forked(__name__)
     go = ctx.Event()
     proc = ctx.Process(target=_writer, args=(str(db), 300, go))
     proc.start()
