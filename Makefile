@@ -31,7 +31,7 @@ $(STAMP): pyproject.toml
 demo: setup
 	$(BIN)/prefkit demo --project $(DEMO_PROJECT) --port $(PORT)
 
-# The static checks, then the suite on both cores, the Label Studio tests, the serial tests (.ci/tests.sh).
+# The static checks, the suite on both cores, the Label Studio, engine and serial tests (.ci/tests.sh).
 test: setup
 	@BIN=$(BIN) PYTEST_ARGS="$(PYTEST_ARGS)" bash .ci/tests.sh
 

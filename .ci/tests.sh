@@ -13,10 +13,12 @@
 #                `tests`, once the engine answers (a background start by .ci/run is awaited; without
 #                an engine they skip locally and fail in CI). One process: the engine answers one
 #                request at a time, on one thread
-#   serial       the tests marked `serial` (timing-sensitive or machine-wide), once `tests` and
-#                `labelstudio` are done, never beside the engine tests: whichever of the two comes
-#                first runs first (on a fresh machine the engine is still being built when `tests`
-#                ends, so the serial tests run then, the build beside them at low priority)
+#   serial       the tests marked `serial` (processes racing on purpose, replicas, kill -9), in the
+#                Label Studio phase's process once its tests are done: one at a time, beside the
+#                parallel tests' last files (which leave a core part idle while they wait on their
+#                browsers), and never beside the engine tests: whichever of the two comes first runs
+#                first (a warm run's engine tests come first, so the serial tests fill the tail; on a
+#                fresh machine the engine is still being built, so the serial tests run before it)
 #
 # PYTEST_ARGS (from make) is passed to every pytest phase; PREFKIT_TEST_WORKERS sets the worker count
 # (default: 2, the machine's cores); PREFKIT_PHASES names a file where each phase appends
@@ -67,9 +69,9 @@ labelstudio_ready() {  # wait for a background start of .ci/run, then load the s
   labelstudio_await
 }
 
-# The static checks and the Label Studio tests run beside the parallel tests (mypy alone would leave a
-# core idle for a minute; the Label Studio tests wait on its server); their reports are printed when the
-# tests are done. The static checks at low priority: nothing waits for them before the tests end.
+# The static checks, the Label Studio tests and then the serial ones run beside the parallel tests
+# (mypy alone would leave a core idle for a minute; the Label Studio tests wait on its server); their
+# reports are printed when the tests are done. The static checks at low priority: nothing waits for them before the tests end.
 STATIC_OUT="$REPORTS/static.out"
 ( phase static nice -n 10 "$BIN/python" .ci/static.py >"$STATIC_OUT" 2>&1; exit "$status" ) &
 static_pid=$!
@@ -79,6 +81,7 @@ LS_OUT="$REPORTS/labelstudio.out"
 (
   phase labelstudio-wait labelstudio_ready
   pytest_phase labelstudio "labelstudio and not serial"
+  alone pytest_phase serial "serial"
   exit "$status"
 ) >"$LS_OUT" 2>&1 &
 ls_pid=$!
@@ -98,7 +101,6 @@ wait "$static_pid" || status=1
 cat "$STATIC_OUT"
 wait "$ls_pid" || status=1
 cat "$LS_OUT"
-alone pytest_phase serial "serial"
 wait "$engine_pid" || status=1
 cat "$ENGINE_OUT"
 
