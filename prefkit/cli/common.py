@@ -27,9 +27,10 @@ def default_label_studio_url() -> str | None:
     return Environment.read().label_studio_url
 
 
-def project_path_option(fn):
-    """``--project PATH`` (or ``$PREFKIT_PROJECT``, else the current directory); passes ``project_path``."""
-    return click.option(
+def project_path_option(fn=None, *, help_: str = "Project directory."):
+    """``--project PATH`` (or ``$PREFKIT_PROJECT``, else the current directory); passes ``project_path``.
+    ``@project_path_option`` or ``@project_path_option(help_=...)``."""
+    option = click.option(
         "--project",
         "-p",
         "project_path",
@@ -37,8 +38,9 @@ def project_path_option(fn):
         default=default_project,
         show_default="$PREFKIT_PROJECT or .",
         is_eager=True,  # read before --kind, which takes the kinds the project declares
-        help="Project directory.",
-    )(fn)
+        help=help_,
+    )
+    return option(fn) if fn is not None else option
 
 
 def shown(flag: str, type_: Any, default: Any, help_: str, *decls: str):

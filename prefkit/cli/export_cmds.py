@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 from prefkit.cli.args import project_option
-from prefkit.cli.common import default_project, flag
+from prefkit.cli.common import flag, project_path_option
 from prefkit.cli.types import SafePath
 from prefkit.curation.project import Project
 from prefkit.exports.alpsbench import export_packets
@@ -34,15 +34,7 @@ def export() -> None:
     help="With --per-instance: the verified instances of this release directory (its cupid rows), "
     "read from the release alone, not the project.",
 )
-@click.option(
-    "--project",
-    "-p",
-    "project_path",
-    type=SafePath(file_okay=False),
-    default=default_project,
-    show_default="$PREFKIT_PROJECT or .",
-    help="Project directory (not opened with --release).",
-)
+@project_path_option(help_="Project directory (not opened with --release).")
 def export_cupid_cmd(
     project_path: str, out: str | None, verified: bool, per_instance: str | None, release_dir: str | None
 ) -> None:
