@@ -155,3 +155,10 @@ def test_the_command_list_reads_as_click_would_print_it(width):
     cli.format_commands(ctx, lazy)
     click.Group.format_commands(cli, ctx, loaded)  # click's own: loads every command for its help
     assert lazy.getvalue() == loaded.getvalue()
+
+
+def test_the_tasks_commands_load_the_eval_pairs_but_not_the_runs_and_scipy(tmp_path):
+    """``prefkit tasks`` needs the eval package's pairs, not its runs and their scoring (SciPy ~0.3 s)."""
+    modules = _modules_after("tasks", "--help", cwd=tmp_path)
+    assert {"prefkit.cli.tasks_cmds", "prefkit.pipelines.eval.pairs"} <= modules
+    assert not {m for m in modules if m.split(".")[0] == "scipy" or m == "prefkit.pipelines.eval.runs"}
