@@ -341,6 +341,8 @@ def replica(
 # -- the served app in Debian chromium (Playwright) -----------------------------------------------------
 CHROMIUM = "/usr/bin/chromium"
 ARGS = "--no-sandbox --disable-gpu --disable-background-networking --disable-component-update --disable-sync --no-first-run".split()
+#: How the tests launch it: ``launch(**LAUNCH)``, through tests/chromium.sh (the omnibox's pages off).
+LAUNCH = {"executable_path": str(ROOT / "tests" / "chromium.sh"), "args": ARGS}
 SHOTS = ROOT / "artifacts" / "screenshots"
 
 
@@ -528,7 +530,7 @@ def chromium() -> Iterator[Any]:
 
     require_chromium()
     with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        b = p.chromium.launch(**LAUNCH)
         yield b
         for key in [k for k in _CONTEXTS if k[0] == id(b)]:
             del _CONTEXTS[key]

@@ -7,7 +7,7 @@ import os
 from collections.abc import Iterator
 
 import pytest
-from appkit import ARGS, CHROMIUM, SHOTS, require_chromium
+from appkit import LAUNCH, SHOTS, require_chromium
 from prefkit.annotate_app.labelstudio import bridge
 from prefkit.curation.annotation.task_admin import create_tasks
 from prefkit.curation.project import Project
@@ -42,7 +42,7 @@ def page(ls):  # noqa: F811
 
     SHOTS.mkdir(parents=True, exist_ok=True)
     with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+        browser = pw.chromium.launch(**LAUNCH, headless=True)
         pg = browser.new_page(viewport={"width": 1400, "height": 1100})
         pg.set_default_timeout(RENDER_MS)
         pg.route("**/*", _local_only)

@@ -13,7 +13,7 @@ import statistics
 import subprocess
 from types import SimpleNamespace
 
-from appkit import ARGS, CHROMIUM, free_port, require_chromium, wait_healthy
+from appkit import LAUNCH, free_port, require_chromium, wait_healthy
 from conftest import require
 from prefkit.annotate_app import server
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
@@ -183,7 +183,7 @@ def test_each_submit_reaches_the_browser_in_one_piece(tmp_path):
         spreads, frames = [], []
         idle = "() => document.querySelector('[data-testid=stApp]').getAttribute('data-test-script-state') === 'notRunning'"
         with sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+            browser = pw.chromium.launch(**LAUNCH)
             page = browser.new_page()
             cdp = page.context.new_cdp_session(page)
             cdp.send("Network.enable")
