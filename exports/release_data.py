@@ -210,7 +210,9 @@ class TrackConflict(PrefkitError):
 
 
 def alps_rows(
-    store: ProjectStore, gold: dict[str, dict[str, Any]] | None = None
+    store: ProjectStore,
+    gold: dict[str, dict[str, Any]] | None = None,
+    whole: list[tuple[str, dict[str, Any]]] | None = None,
 ) -> tuple[Tracks, Tracks, dict[str, Counter], dict[str, Counter]]:
     """``(input row, gold row)`` pairs per public track: ``(verified, unverified, dropped, sources)``.
 
@@ -219,7 +221,8 @@ def alps_rows(
     imported gold. Built rows ship only when people passed them (task_qc) and no packet carries their
     (track, session) (:data:`prefkit.schemas.alpsbench_layout.SOURCES`); ``dropped`` counts the built
     rows left out per track and reason, ``sources`` the rows per track and source (``packet``,
-    ``built``) among the rows that may ship. Raises :class:`TrackConflict` (one line: track, session, both sources) when two rows of
+    ``built``) among the rows that may ship. ``whole``: the packets as :func:`whole_packets` reads them (read here
+    when not given). Raises :class:`TrackConflict` (one line: track, session, both sources) when two rows of
     a track still share a benchmark id."""
     tracks: Tracks = {}
     unverified: Tracks = {}
@@ -227,13 +230,14 @@ def alps_rows(
     sources: dict[str, Counter] = {}
     carried: set[tuple[str, str]] = set()
     origin: dict[tuple[str, str], str] = {}  # (track, benchmark id) -> where its row came from
-    for p in store.content.packets():
-        sid = p.session_id
-        pkt = alps_packet(store, sid, p.extra)
+    for sid, pkt in whole_packets(store) if whole is None else whole:
         target = tracks
         if gold is not None:
-            if sid in gold:
-                pkt.setdefault("task1", {})["ground_truth_memories"] = gold[sid]["memories"]
+            if sid in gold:  # the packet's own dict is left as imported (the private config writes it)
+                pkt = {
+                    **pkt,
+                    "task1": {**pkt.get("task1", {}), "ground_truth_memories": gold[sid]["memories"]},
+                }
             else:
                 target = unverified
         for track, pairs in packet_pairs(pkt).items():
@@ -273,6 +277,11 @@ def alps_rows(
     return tracks, unverified, dropped, sources
 
 
+def whole_packets(store: ProjectStore) -> list[tuple[str, dict[str, Any]]]:
+    """``(session id, packet)`` for every imported AlpsBench packet, as imported."""
+    return [(p.session_id, alps_packet(store, p.session_id, p.extra)) for p in store.content.packets()]
+
+
 def _claim(origin: dict[tuple[str, str], str], track: str, row: dict[str, Any], source: str) -> None:
     key = (track, row["benchmark_id"])
     if key in origin:
@@ -290,7 +299,8 @@ def alpsbench_configs(store: ProjectStore, reference: AlpsReference = "verified"
     is their verified gold (the memories annotators verified: ``memory_verify`` final labels), and the
     other packets are in ``alpsbench_unverified``; with ``imported``, the packets' own gold."""
     gold = verified_gold(store) if reference == "verified" else None
-    verified, unverified, dropped, sources = alps_rows(store, gold)
+    whole = whole_packets(store)  # read once: the tracks and the private config both need them
+    verified, unverified, dropped, sources = alps_rows(store, gold, whole)
     # Packets' rows are decided by the kinds feeding alpsbench_* with no hook (memory_verify, through
     # the verified gold), built rows by the kind whose hook judges them (task_qc).
     feeders = feeding("alpsbench_*")
@@ -341,7 +351,7 @@ def alpsbench_configs(store: ProjectStore, reference: AlpsReference = "verified"
         out += [inputs.finish(), gold_cfg.finish(), hidden.finish()]
     if gold is not None:
         out += _alps_unverified(unverified)
-    out.append(_alps_packets(store, gold))
+    out.append(_alps_packets(store, gold, whole))
     return out
 
 
@@ -380,7 +390,9 @@ def _alps_unverified(unverified: Tracks) -> list[ConfigData]:
     return [public.finish(), hidden.finish()]
 
 
-def _alps_packets(store: ProjectStore, gold: dict[str, dict[str, Any]] | None) -> ConfigData:
+def _alps_packets(
+    store: ProjectStore, gold: dict[str, dict[str, Any]] | None, whole: list[tuple[str, dict[str, Any]]]
+) -> ConfigData:
     """The raw config: every packet whole, with what verification made of it (verified gold, rejected
     candidates with their reasons)."""
     packets = ConfigData(
@@ -391,9 +403,7 @@ def _alps_packets(store: ProjectStore, gold: dict[str, dict[str, Any]] | None) -
         private=True,
     )
     relpaths = store.releases.packet_relpaths()
-    for p in store.content.packets():
-        sid = p.session_id
-        pkt = alps_packet(store, sid, p.extra)
+    for sid, pkt in whole:
         mine = (gold or {}).get(sid)
         verification = {"status": "verified", **mine} if mine else {"status": "unverified"}
         packets.add(
