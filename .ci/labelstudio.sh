@@ -7,10 +7,11 @@
 #
 # Label Studio lives in its own virtualenv (.ci/.ls-venv, git-ignored) so its pins never constrain
 # prefkit's; a present venv is reused, so reruns skip the install. Every start uses a fresh temporary
-# data directory, binds 127.0.0.1 only, turns off the version check, analytics, Sentry and remote
-# feature flags (nothing leaves the machine), and gives the admin
-# a legacy 40-hex API token (the legacy-token flag is read only when the organization is first created,
-# which is why the data directory must be fresh). The server is stopped by its PID, never by name.
+# data directory (its database copied from a migrated one kept in ~/.cache/prefkit), binds 127.0.0.1
+# only, turns off the version check, analytics, Sentry and remote feature flags (nothing leaves the
+# machine), and gives the admin a legacy 40-hex API token (the legacy-token flag is read only when the
+# organization is first created, which is why the data directory must be fresh and its copied
+# database holds no organization). The server is stopped by its PID, never by name.
 #
 # Exports: LABEL_STUDIO_URL, LABEL_STUDIO_API_KEY, LABEL_STUDIO_ADMIN_EMAIL, LABEL_STUDIO_ADMIN_PASSWORD.
 
@@ -47,6 +48,31 @@ _ls_install() {
   _ls_log "installed in $(( SECONDS - t0 ))s"
 }
 
+# Label Studio's migrations take ~25 CPU-s on every start with a fresh data directory: a database with
+# them applied (and nothing else: no user, no organization) is kept beside pip's cache, one per version,
+# and copied into each fresh data directory. The server still checks on start that every migration is
+# applied and applies any that is not.
+LS_CACHE="${LS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/prefkit}"
+
+_ls_migrated() {  # $1 = a fresh data directory: Label Studio's database, migrated, copied into it
+  local db="$LS_CACHE/labelstudio-$LS_VERSION.sqlite3" tmp
+  if [ ! -s "$db" ]; then
+    mkdir -p "$LS_CACHE" || return 1
+    tmp="$(mktemp -d "${TMPDIR:-/tmp}/prefkit-ls-migrate.XXXXXX")"
+    if ! LABEL_STUDIO_BASE_DATA_DIR="$tmp" DJANGO_DB=sqlite LATEST_VERSION_CHECK=false \
+        COLLECT_ANALYTICS=false FEATURE_FLAGS_OFFLINE=true SENTRY_DSN="" FRONTEND_SENTRY_DSN="" \
+        "$LS_VENV/bin/python" -c 'from label_studio.server import _setup_env, _apply_database_migrations
+_setup_env(); _apply_database_migrations()' >"$LS_STATE/migrate.log" 2>&1; then
+      tail -n 20 "$LS_STATE/migrate.log" >&2
+      rm -rf "$tmp"
+      return 1
+    fi
+    cp "$tmp/label_studio.sqlite3" "$db.$$" && mv "$db.$$" "$db"
+    rm -rf "$tmp"
+  fi
+  cp "$db" "$1/label_studio.sqlite3"
+}
+
 _ls_random_hex() {  # $1 = number of bytes
   "$LS_VENV/bin/python" -c "import secrets, sys; print(secrets.token_hex(int(sys.argv[1])))" "$1"
 }
@@ -81,6 +107,7 @@ labelstudio_start() {
   export LABEL_STUDIO_ADMIN_PASSWORD
   LABEL_STUDIO_ADMIN_PASSWORD="$(_ls_random_hex 12)"
   echo "$data" >"$LS_STATE/data_dir"
+  _ls_migrated "$data" || { _ls_log "migrating its database failed (log: $LS_STATE/migrate.log)"; return 1; }
   LABEL_STUDIO_BASE_DATA_DIR="$data" \
   LABEL_STUDIO_USERNAME="$LABEL_STUDIO_ADMIN_EMAIL" \
   LABEL_STUDIO_PASSWORD="$LABEL_STUDIO_ADMIN_PASSWORD" \
