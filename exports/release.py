@@ -185,9 +185,11 @@ def _describe(
 
 def plan_configs(project: Project) -> list:
     """Every config the project holds content for (``[release] configs`` narrows them), with the rows
-    each dropped; configs whose rows were all dropped are kept so the card can say why."""
+    each dropped; configs whose rows were all dropped are kept so the card can say why. Built in the
+    release's view of the labels (:func:`release_view`), as the cut builds them."""
     rel = project.config.release
-    return build_configs(project.store, rel.configs, rel.alpsbench_reference)
+    with release_view(project):
+        return build_configs(project.store, rel.configs, rel.alpsbench_reference)
 
 
 @contextmanager

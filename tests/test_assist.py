@@ -1,6 +1,7 @@
 """Judge-assisted labelling: suggestions through the LLM layer, stored apart from labels; the stable
 control arm; the arms' figures against hand-computed values; the anchoring gate."""
 
+import json
 import uuid
 
 import numpy as np
@@ -413,6 +414,10 @@ def test_the_card_states_the_assisted_labels_and_control_only_leaves_them_out(pr
     cfg = project.root / "prefkit.toml"
     cfg.write_text(cfg.read_text().replace('assisted = "allow"', 'assisted = "control_only"'))
     project.__dict__.pop("config", None)
+    # what `release check` and the Release page list is what the cut then writes
+    checked = CliRunner().invoke(cli, ["release", "check", "--json", "-p", str(project.root)])
+    listed = {c["name"]: c["rows"] for c in json.loads(checked.output)["configs"]}
+    assert listed["labels"] == 40, listed
     second = cut_release(project, "2.0.0", override="test: other gates aside")
     card = (second.path / "README.md").read_text(encoding="utf-8")
     assert "The 80 labels made with a model's suggestion on screen are **left out** of this release" in card
