@@ -48,7 +48,7 @@ _ls_install() {
   _ls_log "installed in $(( SECONDS - t0 ))s"
 }
 
-# Label Studio's migrations take ~25 CPU-s on every start with a fresh data directory: a database with
+# Label Studio's migrations take ~28 CPU-s on every start with a fresh data directory: a database with
 # them applied (and nothing else: no user, no organization) is kept beside pip's cache, one per version,
 # and copied into each fresh data directory. The server still checks on start that every migration is
 # applied and applies any that is not.

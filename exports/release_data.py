@@ -221,9 +221,9 @@ def alps_rows(
     imported gold. Built rows ship only when people passed them (task_qc) and no packet carries their
     (track, session) (:data:`prefkit.schemas.alpsbench_layout.SOURCES`); ``dropped`` counts the built
     rows left out per track and reason, ``sources`` the rows per track and source (``packet``,
-    ``built``) among the rows that may ship. ``whole``: the packets as :func:`whole_packets` reads them (read here
-    when not given). Raises :class:`TrackConflict` (one line: track, session, both sources) when two rows of
-    a track still share a benchmark id."""
+    ``built``) among the rows that may ship. ``whole``: the packets as :func:`whole_packets` reads them
+    (read here when not given). Raises :class:`TrackConflict` (one line: track, session, both sources)
+    when two rows of a track still share a benchmark id."""
     tracks: Tracks = {}
     unverified: Tracks = {}
     dropped: dict[str, Counter] = {}
