@@ -53,15 +53,17 @@ _ls_install() {
 # and copied into each fresh data directory. The server still checks on start that every migration is
 # applied and applies any that is not.
 LS_CACHE="${LS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/prefkit}"
+# Every Label Studio process here (the migration, the server): its own SQLite database, and no version
+# check, analytics, Sentry or remote feature flags (nothing leaves the machine).
+LS_OFFLINE=(DJANGO_DB=sqlite LATEST_VERSION_CHECK=false COLLECT_ANALYTICS=false FEATURE_FLAGS_OFFLINE=true
+  SENTRY_DSN= FRONTEND_SENTRY_DSN=)
 
 _ls_migrated() {  # $1 = a fresh data directory: Label Studio's database, migrated, copied into it
   local db="$LS_CACHE/labelstudio-$LS_VERSION.sqlite3" tmp
   if [ ! -s "$db" ]; then
     mkdir -p "$LS_CACHE" || return 1
     tmp="$(mktemp -d "${TMPDIR:-/tmp}/prefkit-ls-migrate.XXXXXX")"
-    if ! LABEL_STUDIO_BASE_DATA_DIR="$tmp" DJANGO_DB=sqlite LATEST_VERSION_CHECK=false \
-        COLLECT_ANALYTICS=false FEATURE_FLAGS_OFFLINE=true SENTRY_DSN="" FRONTEND_SENTRY_DSN="" \
-        "$LS_VENV/bin/python" -c 'from label_studio.server import _setup_env, _apply_database_migrations
+    if ! env "${LS_OFFLINE[@]}" LABEL_STUDIO_BASE_DATA_DIR="$tmp" "$LS_VENV/bin/python" -c 'from label_studio.server import _setup_env, _apply_database_migrations
 _setup_env(); _apply_database_migrations()' >"$LS_STATE/migrate.log" 2>&1; then
       tail -n 20 "$LS_STATE/migrate.log" >&2
       rm -rf "$tmp"
@@ -113,12 +115,8 @@ labelstudio_start() {
   LABEL_STUDIO_PASSWORD="$LABEL_STUDIO_ADMIN_PASSWORD" \
   LABEL_STUDIO_USER_TOKEN="$LABEL_STUDIO_API_KEY" \
   LABEL_STUDIO_ENABLE_LEGACY_API_TOKEN=true \
-  LATEST_VERSION_CHECK=false \
-  COLLECT_ANALYTICS=false FEATURE_FLAGS_OFFLINE=true \
-  SENTRY_DSN="" FRONTEND_SENTRY_DSN="" \
-  DJANGO_DB=sqlite \
-    "$LS_VENV/bin/label-studio" start --no-browser --internal-host 127.0.0.1 --port "$port" \
-      --host "$LABEL_STUDIO_URL" --data-dir "$data" \
+    env "${LS_OFFLINE[@]}" "$LS_VENV/bin/label-studio" start --no-browser --internal-host 127.0.0.1 \
+      --port "$port" --host "$LABEL_STUDIO_URL" --data-dir "$data" \
       >"$LS_STATE/server.log" 2>&1 </dev/null &
   echo $! >"$LS_STATE/pid"
   _ls_write_env

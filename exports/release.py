@@ -223,6 +223,14 @@ def check_release(project: Project, agreement=None, planned=None) -> list[GateRe
         )
 
 
+def plan_and_check(project: Project) -> tuple[list, list[GateResult]]:
+    """``prefkit release check`` and the Release page: the planned configs (:func:`plan_configs`) and
+    the gates' results on them, in one release view (the verified gold is computed once for both)."""
+    with release_view(project):
+        planned = plan_configs(project)
+        return planned, check_release(project, planned=planned)
+
+
 def build_release(
     project: Project,
     stage: Path,

@@ -14,11 +14,10 @@ from prefkit.annotate_app import console, errors, ui
 from prefkit.annotate_app.safe_text import md_escape
 from prefkit.curation.quality.gates import SHOWN_CULPRITS
 from prefkit.exports.release import (
-    check_release,
     cut_release,
     diff_releases,
     parse_version,
-    plan_configs,
+    plan_and_check,
     previous_version,
     releases,
     verify_in_project,
@@ -40,8 +39,7 @@ FIX = {
 }
 
 with st.spinner("Running the release gates…"):
-    planned = plan_configs(project)
-    results = check_release(project, planned=planned)
+    planned, results = plan_and_check(project)
 failing = [r for r in results if not r.passed]
 st.subheader("Gates" + (f": {len(failing)} failing" if failing else ": every gate passes"))
 ui.table(

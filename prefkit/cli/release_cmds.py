@@ -12,10 +12,9 @@ from prefkit.cli.types import SafePath
 from prefkit.curation.project import Project
 from prefkit.curation.quality.gates import config_report, format_report
 from prefkit.exports.release import (
-    check_release,
     cut_release,
     diff_releases,
-    plan_configs,
+    plan_and_check,
     release_project,
     verify_in_project,
 )
@@ -36,8 +35,7 @@ def release_check(project: Project, as_json: bool) -> None:
 
     Example: prefkit release check --project my-bench
     """
-    planned = plan_configs(project)
-    results = check_release(project, planned=planned)
+    planned, results = plan_and_check(project)
     if as_json:
         echo_json(
             {
