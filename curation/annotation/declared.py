@@ -145,9 +145,13 @@ def reserved_names() -> set[str]:
     )
 
 
+def _is_name(name: str) -> bool:
+    return len(name) <= 64 and re.fullmatch(NAME_PATTERN, name) is not None
+
+
 def _name_problem(name: str) -> str | None:
-    if not re.fullmatch(NAME_PATTERN, name):
-        return f"{name!r}: use lower-case letters, digits and _, starting with a letter"
+    if not _is_name(name):
+        return f"{name[:80]!r}: use at most 64 lower-case letters, digits and _, starting with a letter"
     if name in reserved_names() or name.startswith("alpsbench_") or name.endswith(UNVERIFIED):
         return f"{name!r} is reserved (a built-in or installed kind's, or a release config's name)"
     return None
@@ -212,8 +216,10 @@ def read_declaration(path: Path, own: bool = False) -> KindDeclaration:
     where = _where(path, own)
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError) as exc:
         raise DeclarationError(f"{where}: {exc}") from None
+    except RecursionError:
+        raise DeclarationError(f"{where}: nested too deep to be a declaration") from None
     try:
         decl = KindDeclaration.model_validate(data)
     except ValidationError as exc:
@@ -555,9 +561,25 @@ def own_kind(module_file: str) -> DeclaredKind:
     return DeclaredKind(read_declaration(path, own=True), path.parent, _where(path, own=True))
 
 
-def declaration_files(root: Path) -> list[Path]:
-    folder = Path(root) / KINDS_DIR
-    return sorted(folder.glob("*.toml")) if folder.is_dir() else []
+def declaration_files(root: Path) -> tuple[list[Path], list[str]]:
+    """The declarations in ``kinds/`` (regular ``*.toml`` files named as a kind is), and one line for
+    each other entry left out: a folder, a dangling link (an editor's lock file), a FIFO, a bad name."""
+    folder, files, skipped = Path(root) / KINDS_DIR, [], []
+    for path in sorted(folder.iterdir()) if folder.is_dir() else []:
+        why = (
+            "not a .toml file"
+            if path.suffix != ".toml"
+            else "not a regular file"
+            if not path.is_file()
+            else "not a kind's name (at most 64 lower-case letters, digits and _)"
+            if not _is_name(path.stem)
+            else None
+        )
+        if why:
+            skipped.append(f"{KINDS_DIR}/{path.name}: skipped: {why}")
+        else:
+            files.append(path)
+    return files, skipped
 
 
 def read_project_kinds(root: Path) -> tuple[dict[str, DeclaredKind], dict[str, DeclarationError]]:
@@ -565,7 +587,7 @@ def read_project_kinds(root: Path) -> tuple[dict[str, DeclaredKind], dict[str, D
     its stem)."""
     kinds: dict[str, DeclaredKind] = {}
     errors: dict[str, DeclarationError] = {}
-    for path in declaration_files(root):
+    for path in declaration_files(root)[0]:
         try:
             kind = DeclaredKind(read_declaration(path), Path(root))
             hooks = kind.declaration.hooks
@@ -691,12 +713,12 @@ def describe_kinds(root: Path, store: ProjectStore | None = None) -> tuple[list[
 def new_declaration(root: Path, name: str) -> Path:
     """Write a commented example declaration ``kinds/<name>.toml`` (``prefkit kinds new``); refused
     when the file exists or the name is not an identifier or is reserved."""
-    path = Path(root) / KINDS_DIR / f"{name}.toml"
-    if path.exists():
-        raise DeclarationError(f"{KINDS_DIR}/{path.name} exists already; edit it, or choose another name")
     problem = _name_problem(name)
     if problem:
-        raise DeclarationError(f"{name}: {problem}")
+        raise DeclarationError(f"{KINDS_DIR}: {problem}")
+    path = Path(root) / KINDS_DIR / f"{name}.toml"
+    if path.exists() or path.is_symlink():
+        raise DeclarationError(f"{KINDS_DIR}/{path.name} exists already; edit it, or choose another name")
     path.parent.mkdir(exist_ok=True)
     path.write_text(EXAMPLE.format(name=name), encoding="utf-8")
     return path

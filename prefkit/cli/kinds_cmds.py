@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 from prefkit.cli.args import project_option
 from prefkit.cli.common import echo_table, json_option
-from prefkit.curation.annotation.declared import describe_kinds, new_declaration
+from prefkit.curation.annotation.declared import declaration_files, describe_kinds, new_declaration
 from prefkit.curation.project import Project
 
 
@@ -45,7 +45,9 @@ def kinds_list(project: Project, as_json: bool) -> None:
 @project_option
 def kinds_check(project: Project) -> None:
     """Check every declaration in kinds/ (its keys, and that it still fits the labels recorded under
-    it); one line per problem and exit status 1 when there is any.
+    it); one line per problem and exit status 1 when there is any. An entry of kinds/ that is not a
+    declaration (a folder, an editor's lock file, a name no kind can take) is one line saying it is
+    skipped, and never fails the check.
 
     Example: prefkit kinds check
     """
@@ -53,6 +55,8 @@ def kinds_check(project: Project) -> None:
     for row in rows:
         if row["from"].startswith("kinds/"):
             click.echo(f"{row['from']}: ok ({row['kind']}: {row['questions']})")
+    for line in declaration_files(project.root)[1]:
+        click.echo(line)
     _fail(errors)
 
 
