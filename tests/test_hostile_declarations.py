@@ -8,8 +8,10 @@ import os
 
 import pytest
 from click.testing import CliRunner
-from declaredkind import NAME, declare
+from declaredkind import DECIDED, ITEMS, NAME, TOML, declare, labelled, write_items
 from prefkit.cli import cli
+from prefkit.curation.annotation import work
+from prefkit.curation.annotation.declared import use_project_kinds
 from prefkit.curation.project import Project
 
 
@@ -75,3 +77,72 @@ def test_kinds_new_refuses_a_name_no_kind_can_take_in_one_line(project, name, li
     result = _run(project, "kinds", "new", name)
     assert result.exit_code == 1 and line in result.output and len(result.output.splitlines()) == 1
     assert sorted(p.name for p in (project.root / "kinds").iterdir()) == []
+
+
+def _check(project: Project, toml: str):
+    (project.root / "kinds" / f"{NAME}.toml").write_text(toml, encoding="utf-8")
+    return _run(project, "kinds", "check")
+
+
+REQUIRED = '[[questions]]\nname = "later"\ntype = "label"\nlabels = ["p", "q"]\n'
+
+#: A change of the declaration under six labels (docs: tests/declaredkind.py), and what it orphans.
+ORPHANING = [
+    (('[[questions]]\nname = "why"', '[[questions]]\nname = "because"'), "1 label", "why: not a question"),
+    (('labels = ["A", "B", "tie"]', 'labels = ["A", "tie"]'), "4 labels", "better: 'B' is not one of A, tie"),
+    (("values = [1, 2, 3, 4, 5]", "values = [1, 2, 3]"), "3 labels", "strength: 4 is not one of 1, 2, 3"),
+    (("max_length = 200", "max_length = 3"), "1 label", "why: at most 3 characters (this one has 5)"),
+    (
+        ('required = false\n[[questions]]\nname = "order"', 'required = true\n[[questions]]\nname = "order"'),
+        "1 label",
+        "tags: required",
+    ),
+    (("", REQUIRED), "6 labels", "later: required"),
+]
+
+
+@pytest.mark.parametrize(("change", "count", "first"), ORPHANING)
+def test_a_change_orphaning_recorded_answers_is_refused_in_one_line_and_the_pin_kept(
+    project, tmp_path, change, count, first
+):
+    assert labelled(project, tmp_path) == (2, 6)
+    pinned = project.store.labels.kind_declarations()[NAME]
+    toml = TOML.replace(*change) if change[0] else TOML + change[1]
+    assert toml != TOML
+    result = _check(project, toml)
+    assert result.exit_code == 1
+    assert result.stderr.strip().startswith(
+        f"kinds/{NAME}.toml: the change orphans {count} of {NAME} ({first}"
+    ), result.stderr
+    assert len(result.stderr.splitlines()) == 1
+    assert Project(project.root).store.labels.kind_declarations()[NAME] == pinned
+
+
+def test_an_accepted_change_is_pinned_and_the_next_is_held_to_it(project, tmp_path):
+    assert labelled(project, tmp_path) == (2, 6)
+    toml = TOML.replace('labels = ["A", "B", "tie"]', 'labels = ["A", "B"]')  # no label said tie
+    assert _check(project, toml).exit_code == 0
+    store = Project(project.root).store
+    better = next(q for q in store.labels.kind_declarations()[NAME]["questions"] if q["name"] == "better")
+    assert better["labels"] == ["A", "B"]
+    removed = toml.replace('[[questions]]\nname = "tags"', '[[questions]]\nname = "tags_gone"')
+    result = _check(project, removed)  # 5 labels answered tags
+    assert result.exit_code == 1 and "orphans 5 labels" in result.stderr
+
+
+def test_a_field_retyped_under_items_and_gold_a_change_leaves_unreachable_are_refused(project, tmp_path):
+    declare(project.root)
+    use_project_kinds(project.root, project.store)
+    gold = {**ITEMS[0], "id": "g1", "gold": {**DECIDED["i1"], "strength": 5}}
+    work.create(project, "t", NAME, items=write_items(tmp_path / "items.jsonl", [*ITEMS, gold]))
+    retyped = _check(
+        project, TOML.replace('name = "response_a"\ntype = "text"', 'name = "response_a"\ntype = "chat"')
+    )
+    assert retyped.exit_code == 1
+    assert retyped.stderr.strip() == (
+        f"kinds/{NAME}.toml: field 'response_a' is retyped (text -> chat) but 3 items hold it"
+    )
+    rescaled = _check(project, TOML.replace("values = [1, 2, 3, 4, 5]", "values = [1, 2, 3]"))
+    assert rescaled.exit_code == 1
+    assert "orphans 1 gold answer of" in rescaled.stderr and "strength: 5 is not one of" in rescaled.stderr
+    assert _check(project, TOML).exit_code == 0

@@ -7,9 +7,9 @@ agreement units (label nominal or ordinal, rating interval, multi_label one bina
 ranking the rank of each value, span one binary unit per word and label; text is not measured), decided
 (majority, the lower median, the mean rank, the words most mark) and assembled back.
 :func:`use_project_kinds` puts a project's declarations into the registry
-(``TASK_KIND_REGISTRY``) beside the built-in and plugin kinds; with the store it also holds each
-declaration to the one the store pinned with the kind's first label (a change that would reinterpret
-labels leaves the kind out, its error naming the question and the labels). Items come from a file
+(``TASK_KIND_REGISTRY``) beside the built-in and plugin kinds; with the store it also checks each
+change of a declaration against what the store recorded under it (a change orphaning a recorded answer
+leaves the kind out, its error naming the change and how many answers) and pins every accepted one. Items come from a file
 (:func:`import_items`). This module never writes a label and knows no declared kind by name.
 """
 
@@ -601,50 +601,53 @@ def read_project_kinds(root: Path) -> tuple[dict[str, DeclaredKind], dict[str, D
 
 def use_project_kinds(root: Path, store: ProjectStore | None = None) -> dict[str, DeclarationError]:
     """Make the project's declared kinds the registry's (replacing another project's) and return the
-    errors of those left out. With ``store``: each kind is held to the declaration the store pinned
-    with its first label (:func:`pin_conflict`), and the store pins the current one with a first label."""
+    errors of those left out. With ``store``: a kind whose declaration is not the one the store pinned
+    with its first item or label is checked against what was recorded under it (:func:`orphaned`) and
+    left out, or pinned in its place; the store pins the current one with a first item or label."""
     kinds, errors = read_project_kinds(root)
     if store is not None:
         pinned = store.labels.kind_declarations()
         for name, kind in list(kinds.items()):
-            if name in pinned:
-                problem = pin_conflict(pinned[name], kind, store)
+            now = kind.declaration.model_dump(mode="json")
+            if pinned.get(name, now) != now or name not in pinned and store.count("tasks", kind=name):
+                problem = orphaned(kind, pinned.get(name), store)
                 if problem:
                     errors[name] = DeclarationError(f"{KINDS_DIR}/{name}.toml: {problem}")
                     del kinds[name]
-        store.labels.pin_with_first_label = {
-            n: k.declaration.model_dump(mode="json") for n, k in kinds.items()
-        }
+                else:
+                    store.labels.repin(name, pinned.get(name), now)
+        store.labels.pin_when_recorded = {n: k.declaration.model_dump(mode="json") for n, k in kinds.items()}
     TASK_KIND_REGISTRY.declare(list(kinds.values()), dict(errors))
     return errors
 
 
-def pin_conflict(pinned: dict[str, Any], kind: DeclaredKind, store: ProjectStore) -> str | None:
-    """Why the declaration of ``kind`` cannot replace ``pinned`` (the one the first label was made
-    under), or None: a question removed, retyped or with other choices, a new required question."""
-    old = KindDeclaration.model_validate(pinned)
-    if old == kind.declaration:
+def orphaned(kind: DeclaredKind, pinned: dict[str, Any] | None, store: ProjectStore) -> str | None:
+    """Why the declaration of ``kind`` cannot replace ``pinned``, or None: a field retyped under items,
+    or a label, adjudication or gold answer recorded that it no longer takes (a question removed, new
+    and required, or with other choices, a ``max_length`` below an answer)."""
+    tasks = {t.task_id: t for t in store.labels.tasks(kind=kind.name)}
+    was = {f["name"]: f["type"] for f in (pinned or {}).get("fields", [])}
+    for f in kind.declaration.fields:
+        if was.get(f.name, f.type) != f.type and tasks:
+            return f"field {f.name!r} is retyped ({was[f.name]} -> {f.type}) but {len(tasks)} items hold it"
+    events = store.labels.effective_events(kind.name)
+    recorded = [("label", e.task_id, e.values) for e in events if e.action == "label"]
+    recorded += [
+        ("adjudication", a.task_id, a.values) for a in store.labels.adjudications() if a.task_id in tasks
+    ]
+    recorded += [("gold answer", t, task.gold_answer) for t, task in tasks.items() if task.gold_answer]
+    lost: dict[str, list[str]] = defaultdict(list)
+    for what, task_id, values in recorded:
+        task = tasks.get(task_id)
+        try:
+            kind.answers(values, task.payload if task else {})
+        except LabelError as exc:
+            lost[what].append(str(exc))
+    if not lost:
         return None
-    labels = [ev.values for ev in store.labels.effective_events(kind.name) if ev.action == "label"]
-    new = kind.questions
-    for q in old.questions:
-        n = sum(1 for v in labels if v.get(q.name) not in (None, []))
-        mine = new.get(q.name)
-        if mine is None:
-            return f"question {q.name!r} is removed but {n} labels answer it (labels are never reinterpreted)"
-        if (mine.type, mine.ordinal, mine.field, mine.choices()) != (q.type, q.ordinal, q.field, q.choices()):
-            return f"question {q.name!r} changes its type or choices but {n} labels answer it"
-    olds = {q.name for q in old.questions}
-    for q in kind.declaration.questions:
-        if q.name not in olds and q.required:
-            return (
-                f"question {q.name!r} is new and required but {len(labels)} labels lack it (required = false)"
-            )
-    fields = {f.name: f.type for f in kind.declaration.fields}
-    for f in old.fields:
-        if fields.get(f.name) != f.type:
-            return f"field {f.name!r} is removed or retyped but {len(labels)} labels were made seeing it"
-    return None
+    counts = ", ".join(f"{len(v)} {w}{'s' if len(v) > 1 else ''}" for w, v in lost.items())
+    first = next(iter(lost.values()))[0]
+    return f"the change orphans {counts} of {kind.name} ({first}): answers are never reinterpreted"
 
 
 EXAMPLE = """# A task kind of this project: prefkit builds the app's form, the Label Studio config, agreement,

@@ -86,8 +86,8 @@ class Labels(StoreArea):
     #: (:meth:`leaving_out`); the log itself keeps every event.
     left_out_arms: frozenset[str] = frozenset()
     #: Declared kinds' declarations (``{kind: declaration}``), pinned in the transaction of the kind's
-    #: first label (:meth:`kind_declarations`); set when the project's kinds are loaded.
-    pin_with_first_label: dict[str, dict[str, Any]] = {}
+    #: first item or label (:meth:`kind_declarations`); set when the project's kinds are loaded.
+    pin_when_recorded: dict[str, dict[str, Any]] = {}
 
     def __init__(self, core: StoreCore, repeats: Repeats):
         super().__init__(core)
@@ -156,6 +156,7 @@ class Labels(StoreArea):
             for batch in {(task.batch, task.kind) for task in new}:
                 self.ensure_batch(conn, *batch)
             self.core.insert_tuples(conn, "tasks", TASK_COLUMNS, (self._task_tuple(task) for task in new))
+            self._pin(conn, {task.kind for task in new})
         return len(new)
 
     def _task_tuple(self, task: AnnotationTask) -> tuple:
@@ -221,20 +222,33 @@ class Labels(StoreArea):
             self._pin(conn, {event.kind})
         return written
 
-    def _pin(self, conn, kinds: set[str]) -> None:
+    def _pin(self, conn, kinds: set[str], declarations: dict[str, dict[str, Any]] | None = None) -> None:
         """Pin the declaration of each declared kind in ``kinds`` unless one is pinned already."""
-        for kind in sorted(kinds & set(self.pin_with_first_label)):
+        declarations = self.pin_when_recorded if declarations is None else declarations
+        for kind in sorted(kinds & set(declarations)):
             row = {
                 "kind": kind,
-                "declaration_json": self.dumps(self.pin_with_first_label[kind]),
+                "declaration_json": self.dumps(declarations[kind]),
                 "pinned_at": utcnow(),
             }
             conn.execute(
                 self.insert_stmt("kind_declarations").on_conflict_do_nothing(index_elements=["kind"]), row
             )
 
+    def repin(self, kind: str, pinned: dict[str, Any] | None, declaration: dict[str, Any]) -> None:
+        """Pin ``declaration`` for ``kind`` in place of ``pinned`` (a change checked against what was
+        recorded under it); a pin another process changed meanwhile is left as it is."""
+        d = self.t["kind_declarations"]
+        with self.write() as conn:
+            if pinned is None:
+                self._pin(conn, {kind}, {kind: declaration})
+            else:
+                mine = (d.c.kind == kind) & (d.c.declaration_json == self.dumps(pinned))
+                new = {"declaration_json": self.dumps(declaration), "pinned_at": utcnow()}
+                conn.execute(update(d).where(mine).values(**new))
+
     def kind_declarations(self) -> dict[str, dict[str, Any]]:
-        """Each declared kind's declaration as it was when its first label was recorded."""
+        """Each declared kind's declaration as the store last accepted it (its pin)."""
         d = self.t["kind_declarations"]
         return {r.kind: self.loads(r.declaration_json) for r in self.fetch_tuples(select(d))}
 
