@@ -101,6 +101,7 @@ class FakeOpenAI:
         fault_for: Callable[[dict[str, Any]], str | None] | None = None,
         refuse_forms: tuple[str, ...] = (),
         refusal_status: int = 400,
+        replies: list[tuple[int, str]] | None = None,
     ):
         self.responder = responder
         self.fault_for = fault_for  # a fault chosen by the request itself (e.g. one instance's prompt)
@@ -112,6 +113,7 @@ class FakeOpenAI:
         # what llama-cpp-python answers a json_schema response_format with.
         self.refuse_forms = refuse_forms
         self.refusal_status = refusal_status
+        self.replies = list(replies or [])  # (status, body) answered to the first chat requests, in order
         self.api_key = api_key  # when set, any other bearer token gets OpenAI's 401
         self.batch_delay_s = batch_delay_s
         self.requests: list[LoggedRequest] = []
@@ -201,6 +203,16 @@ class FakeOpenAI:
         }
         return JSONResponse({"error": error}, status_code=status)
 
+    @staticmethod
+    def _scripted(status: int, text: str) -> Response:
+        try:
+            json.loads(text)
+            media = "application/json"
+        except ValueError:
+            media = "text/html"
+        # retry-after-ms keeps the SDK's backoff before a retry short (the tests' time, not the client's).
+        return Response(text, status_code=status, media_type=media, headers={"retry-after-ms": "10"})
+
     def _unauthorized(self, request: Request) -> JSONResponse | None:
         sent = request.headers.get("authorization", "").removeprefix("Bearer ")
         if self.api_key is None or sent == self.api_key:
@@ -235,6 +247,8 @@ class FakeOpenAI:
     async def _chat(self, body: dict[str, Any], fault: str | None) -> Response:
         if self.latency:
             await asyncio.sleep(self.latency)
+        if self.replies:
+            return self._scripted(*self.replies.pop(0))
         refusal = self._schema_refusal(body)
         if refusal is not None:
             return refusal
@@ -433,7 +447,8 @@ def start_fake_openai(
     forms (json_schema, json_object_schema = json_object with a schema, json_mode) with ``refusal_status``
     (400; 500 as llama-cpp-python does); ``batch_delay_s`` keeps a batch in progress that long;
     ``api_key`` answers any other bearer token with a 401 that echoes it, as OpenAI does;
-    ``fault_for(body) -> kind | None`` injects a fault into the requests it picks.
+    ``fault_for(body) -> kind | None`` injects a fault into the requests it picks; ``replies=[(status,
+    body), ...]`` answers the first chat requests with exactly those (an engine's own error wording).
     """
     return FakeOpenAI(responder, latency=latency, faults=faults, seed=seed, **options).start()
 

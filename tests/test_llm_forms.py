@@ -118,6 +118,82 @@ def test_other_5xx_stay_transient_and_are_retried(fake_openai, run):
     assert sent_forms(server) == ["json_schema"] * 3
 
 
+def _error(**fields) -> str:
+    return json.dumps({"error": fields})
+
+
+# Each engine's way of refusing a response_format (the shapes of their error bodies, their key words).
+REFUSALS = {
+    "openai param": (
+        400,
+        _error(message="'json_schema' is not supported with this model.", param="response_format"),
+    ),
+    "vllm param": (
+        400,
+        _error(
+            message="json_schema needs its schema", type="BadRequestError", param="response_format", code=400
+        ),
+    ),
+    "vllm grammar": (
+        400,
+        _error(message="The JSON schema has features the grammar backend lacks", param=None, code=400),
+    ),
+    "vllm bare": (400, json.dumps({"object": "error", "message": "bad response_format type", "code": 400})),
+    "llama.cpp type": (
+        500,
+        _error(code=500, message="response_format type must be text or json_object", type="server_error"),
+    ),
+    "llama.cpp grammar": (
+        400,
+        _error(code=400, message="JSON schema conversion failed: Unrecognized schema"),
+    ),
+    "llama-cpp-python": (
+        500,
+        _error(message="[{'loc': ('body', 'response_format', 'type')}]", type="internal_server_error"),
+    ),
+    "fastapi 422": (
+        422,
+        json.dumps({"detail": [{"loc": ["body", "response_format"], "msg": "Input should be 'text'"}]}),
+    ),
+}
+# Answers that only happen to say "schema" or come from something in front of the engine.
+TRANSIENT = {
+    "migration 500": (500, json.dumps({"error": "database schema migration in progress, retry"})),
+    "proxy page 503": (
+        503,
+        '<html><script type="application/ld+json">{"@context": "https://schema.org"}</script></html>',
+    ),
+    "408": (408, _error(message="request timeout while the schema cache warms")),
+    "409": (409, _error(message="schema lock held, retry")),
+    "429": (429, _error(message="rate limited", type="rate_limit_error", param="response_format")),
+    "502 text": (502, "Bad gateway: upstream response_format handler crashed"),
+}
+
+
+@pytest.mark.parametrize(
+    "reply, refused",
+    [(r, True) for r in REFUSALS.values()] + [(r, False) for r in TRANSIENT.values()],
+    ids=[*REFUSALS, *TRANSIENT],
+)
+def test_a_refusal_is_an_error_naming_response_format_and_anything_else_is_retried(
+    fake_openai, run, project, reply, refused
+):
+    server = fake_openai(ada, replies=[reply])
+    [response] = run(server, asks(1))
+    assert response.ok and server.count() == 2  # asked once more: in the next form, or the same again
+    after = "json_object_schema" if refused else "json_schema"
+    assert sent_forms(server) == ["json_schema", after]
+    assert [f.form for f in project.store.llm.forms()] == [after]
+
+
+def test_transient_500s_past_max_retries_fail_one_item_and_move_no_form(fake_openai, run, project):
+    server = fake_openai(ada, replies=[TRANSIENT["migration 500"]] * 3)
+    first, second = run(server, asks(2), max_retries=2)
+    assert not first.ok and first.error.startswith("HTTP 500: ") and second.ok
+    assert sent_forms(server) == ["json_schema"] * 4
+    assert [f.form for f in project.store.llm.forms()] == ["json_schema"]
+
+
 def test_a_context_overflow_is_a_named_failure_at_once(fake_openai, run, project):
     server = fake_openai(ada, faults={"schedule": ["context_length_500", "context_length"]})
     first, second = run(server, asks(2))

@@ -3,10 +3,13 @@
 Engines take structured output their own way: OpenAI, vLLM, SGLang and LM Studio take
 ``response_format={"type": "json_schema", ...}``; llama.cpp's server and llama-cpp-python take
 ``{"type": "json_object", "schema": {...}}``; some only JSON mode. ``FORMS`` is the order ``[llm]
-structured = "auto"`` tries them in. An error answer whose body names ``response_format`` or a schema is
-the server refusing the form (whatever its status, 4xx or 5xx): it is never retried, the next form is
-asked. An answer saying the prompt does not fit the model's window is final as well: ``context_length:
-N > W``. Everything else (429, other 5xx, timeouts) stays transient.
+structured = "auto"`` tries them in. A JSON error whose ``param``, ``code`` or message names the
+request's ``response_format`` is the server refusing the form, whatever its status: OpenAI and vLLM
+set ``param``; llama.cpp's server says ``response_format`` or ``JSON schema`` in its message (a 400 or a
+500), llama-cpp-python puts the failed field's path in a 500's message, vLLM's grammar backends name
+the JSON schema. It is never retried; the next form is asked. An answer saying the prompt does not fit
+the model's window is final as well: ``context_length: N > W``. Everything else (408, 409, 429, other
+5xx, an HTML page from a proxy, a message that only happens to say "schema") stays transient.
 
 This module must never hold a key; it only reads error bodies the server sent.
 """
@@ -28,7 +31,7 @@ JSON_MODE_INSTRUCTION = (
     "Answer with a single JSON object and nothing else. It must validate against this JSON schema:\n{schema}"
 )
 
-_REFUSAL = re.compile(r"response_format|schema", re.I)
+_NAMES_FORM = re.compile(r"response_format|json[ _]schema", re.I)
 # (asked, window) in the words of OpenAI and vLLM, llama-cpp-python, and llama.cpp's server.
 _CONTEXT = (
     re.compile(
@@ -42,8 +45,15 @@ _CONTEXT_WORDS = re.compile(r"context.length|context window|context size|exceed_
 
 
 def is_refusal(status: int, body: str) -> bool:
-    """A 4xx/5xx (not 429, not a context overflow) whose body names response_format or a schema."""
-    return status >= 400 and status != 429 and bool(_REFUSAL.search(body)) and context_overflow(body) is None
+    """An error answer (not a context overflow) whose JSON error names the request's response_format."""
+    try:
+        data = json.loads(body)
+    except ValueError:
+        return False  # a proxy's page, a crash's text: not the engine answering the request
+    error = data.get("error", data) if isinstance(data, dict) else None  # vLLM once sent it bare
+    fields = error.items() if isinstance(error, dict) else [("message", error)]
+    named = any(k in ("param", "code", "message", "detail") and _NAMES_FORM.search(str(v)) for k, v in fields)
+    return status >= 400 and named and context_overflow(body) is None
 
 
 def context_overflow(body: str, asked: int | None = None) -> str | None:

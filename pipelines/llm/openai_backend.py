@@ -3,8 +3,9 @@
 A structured request is asked in one of ``forms.FORMS`` (json_schema, json_object + schema, JSON mode
 with the schema in the prompt). With ``[llm] structured = "auto"`` the backend starts from the form the
 project remembers for this endpoint and model (``store.llm.forms()``), else json_schema; a refusal (an
-error naming response_format or a schema, 4xx or 5xx alike, never retried) moves that model to the next
-form and forgets the remembered one, and the form that answers is remembered. A schema the SDK cannot
+error naming the request's response_format, whatever its status: ``forms.is_refusal``; never retried)
+moves that model to the next form and forgets the remembered one, and the form that answers is
+remembered. A schema the SDK cannot
 make strict, or one the server rejects alone, moves only that response model on. A named form is used
 as it is: its refusal stops the run with one line. The layer validates every answer with the same
 pydantic model. Transport retries (429 with Retry-After, other 5xx, timeouts) are the SDK's, with
