@@ -140,7 +140,7 @@ class LLMSection(Section):
     tokens_per_minute: float = Field(
         default=0, ge=0, le=1e10, description="Client-side token limit (0 = none)."
     )
-    timeout_s: float = Field(default=60, gt=0, le=SECONDS_PER_DAY, description="Per HTTP attempt.")
+    timeout_s: float = Field(default=60, gt=0, le=SECONDS_PER_DAY, description="Per HTTP attempt, in all.")
     max_retries: int = Field(default=4, ge=0, le=100, description="The SDK's retries.")
     structured: Structured = Field(
         default="auto",

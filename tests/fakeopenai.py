@@ -34,12 +34,15 @@ import pytest
 import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import ClientDisconnect, Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 Responder = Callable[[dict[str, Any]], "str | dict[str, Any]"]
-FAULT_KINDS = ("429", "500", "timeout", "malformed", "invalid", "context_length", "context_length_500", "cut")
-DEFAULT_KINDS = FAULT_KINDS[:-2]
+FAULT_KINDS = (
+    *("429", "500", "timeout", "malformed", "invalid", "context_length"),
+    *("context_length_500", "cut", "trickle"),
+)
+DEFAULT_KINDS = FAULT_KINDS[:6]
 INVALID_CONTENT = '{"unexpected_field": true}'
 
 
@@ -51,6 +54,7 @@ class Faults:
     kinds: tuple[str, ...] = DEFAULT_KINDS
     retry_after_s: float = 0.05  # sent as Retry-After on 429s
     hang_s: float = 2.0  # how long a "timeout" fault stalls before answering
+    trickle_s: float = 0.4  # a "trickle" fault sends its answer one byte per this many seconds
     schedule: list[str | None] = field(default_factory=list)  # exact faults for the first requests, in order
 
     def __post_init__(self) -> None:
@@ -281,11 +285,18 @@ class FakeOpenAI:
             await asyncio.sleep(self.faults.hang_s)
         if fault == "malformed":
             return Response('{"id": "chatcmpl-broken", "choices": [', media_type="application/json")
+        if fault == "trickle":  # headers at once, then the body a byte at a time: every read is quick
+            return StreamingResponse(self._trickle(json.dumps(self._answer(body, self._content(body)))))
         content = INVALID_CONTENT if fault == "invalid" else self._content(body)
         answer = self._answer(body, content[: len(content) // 2] if fault == "cut" else content)
         if fault == "cut":  # the answer reached max_tokens
             answer["choices"][0]["finish_reason"] = "length"
         return JSONResponse(answer)
+
+    async def _trickle(self, text: str):
+        for byte in text.encode():
+            yield bytes([byte])
+            await asyncio.sleep(self.faults.trickle_s)
 
     def _log(self, request: Request, body: Any, fault: str | None) -> None:
         entry = LoggedRequest(request.method, request.url.path, body, dict(request.headers), fault)

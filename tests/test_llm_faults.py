@@ -58,6 +58,19 @@ def test_twenty_percent_faults_complete_with_every_failure_a_row(fake_openai, pr
     assert ledger == {"done": 80 - len(failed), "failed": len(failed)}
 
 
+def test_timeout_s_bounds_each_attempt_whole_when_the_server_trickles_its_body(fake_openai, project):
+    # One byte every 0.4 s: each read is quick, the whole answer (~400 bytes) would take minutes.
+    server = fake_openai(answer_responder, faults={"schedule": ["trickle", "trickle"]})
+    with openai_layer(project, server, timeout_s=1, max_retries=1) as layer:
+        started = time.monotonic()
+        [response] = layer.run(requests_for(1))
+        took = time.monotonic() - started
+    assert not response.ok and response.error == "timed out after 1.0s (1 retries)"
+    assert server.count() == 2 and took < 4  # two attempts of 1 s and the SDK's backoff, not 2 x 160 s
+    [row] = project.store.content.failures("sessions")
+    assert row.error == response.error
+
+
 def test_failed_items_are_retried_on_the_next_run_and_completed_ones_are_not(fake_openai, project):
     server = fake_openai(answer_responder, faults={"rate": 0.3, "kinds": ("500",)}, seed=1)
     with openai_layer(project, server, max_retries=0) as layer:

@@ -9,8 +9,9 @@ remembered. A schema the SDK cannot
 make strict, or one the server rejects alone, moves only that response model on. A named form is used
 as it is: its refusal stops the run with one line. The layer validates every answer with the same
 pydantic model. Transport retries (429 with Retry-After, other 5xx, timeouts) are the SDK's, with
-``max_retries``/``timeout_s`` from the config; an answer no retry can change (a refusal, a context
-overflow) is marked so the SDK does not retry it.
+``max_retries`` from the config; ``timeout_s`` bounds each attempt whole (connecting, the headers and
+the body), not each read; an answer no retry can change (a refusal, a context overflow) is marked so the
+SDK does not retry it.
 
 This module must never store, log or return the API key: errors are scrubbed of it before they leave.
 """
@@ -21,6 +22,7 @@ import asyncio
 import json
 from typing import Any, Protocol
 
+import httpx
 import openai
 import pydantic
 from prefkit.pipelines.llm import forms
@@ -66,6 +68,25 @@ async def _no_retry_when_final(response: Any) -> None:
             response.headers["x-should-retry"] = "false"
 
 
+class _AttemptDeadline(openai.DefaultAsyncHttpxClient):  # type: ignore[misc,valid-type]
+    """Each chat completion attempt done within ``deadline`` seconds in all: httpx's timeouts bound each
+    read, so a server trickling its body a byte at a time would hold a call for as long as it trickles.
+    (Batch file uploads and downloads keep httpx's per-read timeouts: their size sets their time.)"""
+
+    def __init__(self, deadline: float, **kwargs: Any):
+        super().__init__(**kwargs)
+        self.deadline = deadline
+
+    async def send(self, request: Any, **kwargs: Any) -> Any:
+        if not request.url.path.endswith("/chat/completions"):
+            return await super().send(request, **kwargs)
+        try:
+            async with asyncio.timeout(self.deadline):
+                return await super().send(request, **kwargs)
+        except TimeoutError:  # the SDK retries it as a timeout, then raises APITimeoutError
+            raise httpx.ReadTimeout(f"no whole answer within {self.deadline}s", request=request) from None
+
+
 class OpenAIBackend:
     """One ``AsyncOpenAI`` client per event loop; the structured form per model, remembered."""
 
@@ -94,7 +115,9 @@ class OpenAIBackend:
                 base_url=self.base_url,
                 max_retries=self.settings.max_retries,
                 timeout=self.settings.timeout_s,
-                http_client=openai.DefaultAsyncHttpxClient(event_hooks={"response": [_no_retry_when_final]}),
+                http_client=_AttemptDeadline(
+                    self.settings.timeout_s, event_hooks={"response": [_no_retry_when_final]}
+                ),
             )
         return self._clients[loop]
 
