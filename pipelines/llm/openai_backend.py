@@ -68,7 +68,7 @@ async def _no_retry_when_final(response: Any) -> None:
             response.headers["x-should-retry"] = "false"
 
 
-class _AttemptDeadline(openai.DefaultAsyncHttpxClient):  # type: ignore[misc,valid-type]
+class _AttemptDeadline(openai.DefaultAsyncHttpxClient):
     """Each chat completion attempt done within ``deadline`` seconds in all: httpx's timeouts bound each
     read, so a server trickling its body a byte at a time would hold a call for as long as it trickles.
     (Batch file uploads and downloads keep httpx's per-read timeouts: their size sets their time.)"""
