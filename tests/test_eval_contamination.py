@@ -4,6 +4,7 @@ release (it knows the canary and every text of it) and one that did not."""
 from __future__ import annotations
 
 import json
+import shutil
 
 import pytest
 from click.testing import CliRunner
@@ -86,3 +87,66 @@ def test_a_model_that_did_not_see_it_returns_neither_and_a_rerun_calls_nothing(e
     assert calls == 1 + report["n_items"] > 2  # each half and the canary asked once: the rerun was cached
     estimate = json.loads(run(project, release, "unseen", "--estimate", "--json"))["estimate"]
     assert (estimate["calls"], estimate["cached"]) == (0, calls) and len(endpoint.chat_requests()) == calls
+
+
+def _symlink_out(release, target, rel):
+    shutil.copytree(release / rel, target) if (release / rel).is_dir() else shutil.copy(release / rel, target)
+    shutil.rmtree(release / rel) if (release / rel).is_dir() else (release / rel).unlink()
+    (release / rel).symlink_to(target)
+
+
+def _manifest(release, text):
+    (release / "manifest.json").write_text(text, encoding="utf-8")
+
+
+def _canary(value):
+    def change(release, tmp_path):
+        manifest = json.loads((release / "manifest.json").read_text(encoding="utf-8"))
+        _manifest(release, json.dumps({**manifest, "canary": value}))
+
+    return change
+
+
+BAD_RELEASES = {
+    "no manifest": (
+        lambda r, t: (r / "manifest.json").unlink(),
+        "{r}: not a release directory (no manifest.json)",
+    ),
+    "manifest not JSON": (lambda r, t: _manifest(r, "{'canary': 1"), "{r}/manifest.json:1: "),
+    "manifest a list": (
+        lambda r, t: _manifest(r, "[1, 2]"),
+        "{r}/manifest.json: expected a JSON object, got list",
+    ),
+    "canary a number": (_canary(7), "{r}/manifest.json: canary: expected a GUID string, got int"),
+    "canary an object": (
+        _canary({"guid": "x"}),
+        "{r}/manifest.json: canary: expected a GUID string, got dict",
+    ),
+    "test split a symlink": (
+        lambda r, t: _symlink_out(r, t, next(r.glob("data/*/test.jsonl")).relative_to(r)),
+        "{r}/data/{config}/test.jsonl: a symlink or special file (a release holds regular files only)",
+    ),
+    "config folder a symlink": (
+        lambda r, t: _symlink_out(r, t, next(r.glob("data/*/test.jsonl")).parent.relative_to(r)),
+        "{r}/data/{config}: a symlink or special file (a release holds regular files only)",
+    ),
+}
+
+
+def test_a_broken_release_is_one_line_and_no_call(endpoint, project, release, tmp_path):
+    cached = project.store.count("llm_cache")
+    said, want = {}, {}
+    for name, (change, line) in BAD_RELEASES.items():
+        broken = tmp_path / name.replace(" ", "_")
+        shutil.copytree(release, broken)
+        config = next(broken.glob("data/*/test.jsonl")).parent.name
+        change(broken, tmp_path / f"{broken.name}_outside")
+        args = ["eval", "contamination", "--release", str(broken), "--model", "seen", "--backend", "openai"]
+        done = CliRunner().invoke(cli, [*args, "-p", str(project.root)])
+        said[name] = (done.exit_code, isinstance(done.exception, SystemExit), done.output.splitlines())
+        want[name] = (1, True, [f"error: {line.format(r=broken, config=config)}"])
+    # The manifest that is not JSON: the line names the spot the parser stopped at.
+    cut = len(want["manifest not JSON"][2][0])
+    said["manifest not JSON"][2][:] = [line[:cut] for line in said["manifest not JSON"][2]]
+    assert said == want
+    assert endpoint.count() == 0 and project.store.count("llm_cache") == cached

@@ -2,12 +2,14 @@
 release's canary line (does the GUID come back?); (b) for a seeded sample of the release's public test
 rows it is given the first half of a text and asked to go on, and what comes back is compared with the
 held-out half: the longest common substring (characters) and the exact prefix (words). Only the
-release's public files are read. Every call goes through the LLM layer (cached, resumed, priced)."""
+release's public files are read, and only as regular files: a symlink (out of the release) or a
+special file among them is refused, as ``release verify`` refuses it. Every call goes through the LLM
+layer (cached, resumed, priced)."""
 
 from __future__ import annotations
 
-import json
 import random
+import stat
 from difflib import SequenceMatcher
 from pathlib import Path
 from typing import Any
@@ -17,6 +19,7 @@ from prefkit.pipelines.llm.offline import register_offline
 from prefkit.pipelines.llm.templates import template_hash
 from prefkit.pipelines.llm.types import LLMRequest
 from prefkit.schemas.curation import CANARY_PREFIX
+from prefkit.schemas.reading import read_json
 
 PROTOCOL = "prefkit-contamination-v1"
 SYSTEM = "You continue text exactly as it appears in its source. Write only the continuation."
@@ -37,15 +40,38 @@ def _strings(value: Any) -> list[str]:
     return [s for v in parts for s in _strings(v)]
 
 
+def _regular(release: Path, path: Path) -> Path:
+    """``path``, refused in one line when it or a folder between it and ``release`` is a symlink or
+    is not a regular file or folder."""
+    rel = path.relative_to(release)
+    for part in (path, *(release / p for p in rel.parents if p != Path("."))):
+        if part.is_symlink() or not (part.is_dir() if part != path else stat.S_ISREG(part.stat().st_mode)):
+            raise EvalInputError(f"{part}: a symlink or special file (a release holds regular files only)")
+    return path
+
+
+def canary(release: Path) -> str | None:
+    """The canary GUID ``manifest.json`` names (``None`` for a release cut before canaries)."""
+    path = release / "manifest.json"
+    if not path.exists() and not path.is_symlink():
+        raise EvalInputError(f"{release}: not a release directory (no manifest.json)")
+    manifest = read_json(_regular(release, path))
+    if not isinstance(manifest, dict):
+        raise EvalInputError(f"{path}: expected a JSON object, got {type(manifest).__name__}")
+    guid = manifest.get("canary")
+    if guid is not None and not isinstance(guid, str):
+        raise EvalInputError(f"{path}: canary: expected a GUID string, got {type(guid).__name__}")
+    return guid or None
+
+
 def sample(release: Path, n: int, seed: int) -> list[tuple[str, str]]:
     """``(config:line, text)`` for ``n`` rows of the public test splits (``data/<config>/test.jsonl``,
     drawn with ``seed``): each row's longest text of ``MIN_WORDS`` words or more that no earlier row
     gave (rows share texts: one persona's sessions)."""
-    if not (release / "manifest.json").is_file():
-        raise EvalInputError(f"{release}: not a release directory (no manifest.json)")
+    canary(release)  # a release directory, with a manifest it can be read by
     found: dict[str, str] = {}
     for path in sorted(release.glob("data/*/test.jsonl")):
-        for line, row in jsonl_lines(path):
+        for line, row in jsonl_lines(_regular(release, path)):
             texts = [t for t in sorted(_strings(row), key=len, reverse=True) if len(t.split()) >= MIN_WORDS]
             if text := next((t for t in texts if t not in found), None):
                 found[text] = f"{path.parent.name}:{line}"
@@ -79,7 +105,7 @@ def _scores(held: str, said: str) -> tuple[float, int]:
 
 def check(layer, release: Path, n: int = 50, seed: int = 0) -> dict[str, Any]:
     """The report: the canary's answer, each sampled item's overlap, the means, the protocol."""
-    canary = json.loads((release / "manifest.json").read_text(encoding="utf-8")).get("canary")
+    guid = canary(release)
     asked = requests(release, n, seed)
     answers = layer.run(asked, desc="contamination")
     items = []
@@ -92,8 +118,8 @@ def check(layer, release: Path, n: int = 50, seed: int = 0) -> dict[str, Any]:
         "protocol": PROTOCOL,
         "model": layer.settings.model_for("assistant"),
         "offline": layer.backend.offline,
-        "canary": canary,
-        "canary_returned": None if not canary or not answers[0].ok else canary in (answers[0].text or ""),
+        "canary": guid,
+        "canary_returned": None if not guid or not answers[0].ok else guid in (answers[0].text or ""),
         "n_items": len(items),
         "n_failed": len(items) - len(done),
         "mean_lcs_ratio": round(sum(i["lcs_ratio"] for i in done) / len(done), 4) if done else None,
