@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import json
 import tomllib
+from collections import Counter
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 from prefkit.curation.quality.agreement import NOT_MEASURED
+from prefkit.exports.declared import declared_kinds, question_line
 from prefkit.schemas.curation import ProvenanceSummary, canary_sentence
 from prefkit.schemas.safe_text import md_code, md_text, shown_text
 
@@ -124,7 +126,7 @@ def yaml_header(meta: dict[str, Any], configs) -> str:
             lines += ["  default: true"]
         lines += ["  data_files:"]
         for split in cfg.splits:
-            lines += [f"  - split: {split}", f"    path: data/{cfg.name}/{split}.jsonl"]
+            lines += [f"  - split: {split}", f"    path: parquet/{cfg.name}/{split}.parquet"]
     lines.append("dataset_info:")
     for cfg in released:
         lines += [f"- config_name: {cfg.name}", "  features:"]
@@ -175,9 +177,9 @@ def _composition(configs) -> list[str]:
         for c in configs
     ]
     return [
-        f"{total} rows in {len(released)} configs. Every config is JSON Lines under "
-        "`data/<config>/<split>.jsonl` (what `datasets.load_dataset` reads); the same rows are in "
-        "`parquet/<config>/<split>.parquet` and in the DuckDB file for analysis. *Dropped* counts the "
+        f"{total} rows in {len(released)} configs. Every config is Parquet under "
+        "`parquet/<config>/<split>.parquet` (what `datasets.load_dataset` reads, every column typed); the "
+        "same rows are JSON Lines in `data/<config>/<split>.jsonl` and in the DuckDB file for analysis. *Dropped* counts the "
         "items the project holds for a config that were left out of it, and why.",
         "",
         *_table(rows, ["config", "splits (rows)", "dropped", "what it holds"]),
@@ -310,15 +312,18 @@ def _labeling(
         ]
     out += _judges(agreement, judge_alpha_min)
     out += _guidelines(guidelines or [])
+    idle = [g["gate"] for g in gates if g["summary"].startswith("not applicable")]  # about configs not here
     gate_rows = [
         [g["gate"], "pass" if g["passed"] else "FAIL", _fmt(g["value"]), g["threshold"], g["summary"]]
         for g in gates
+        if g["gate"] not in idle
     ]
     out += [
         "",
         "Release gates at cut time:",
         "",
         *_table(gate_rows, ["gate", "result", "value", "threshold", "summary"]),
+        *(["", f"Not applicable to this release's configs: {', '.join(idle)}."] if idle else []),
     ]
     if override:
         out += ["", f"**Released with failing gates overridden:** {md_text(override)}"]
@@ -335,6 +340,74 @@ def _guidelines(versions: list) -> list[str]:
     )
     head = ["task kind", "guidelines version", "labels", "first label", "last label"]
     return ["", intro, "", *_table(rows, head)] if rows else []
+
+
+def _kind_sections(configs, agreement: list[dict], cost: CostReport | None, guidelines: list) -> dict:
+    """One section per declared kind with configs in the release: its fields, questions and rules,
+    how its rows were decided, agreement per question, its annotators, time and guidelines."""
+    by_name = {c.name: c for c in configs}
+    out = {}
+    for kind in declared_kinds():
+        mine = by_name.get(kind.name)
+        if mine is None:
+            continue
+        decl, rest = kind.declaration, by_name.get(f"{kind.name}_unverified")
+        rows = [json.loads(line) for c in (mine, rest) if c for lines in c.splits.values() for line in lines]
+        decided = Counter(r["decided_by"] for r in rows if "answers" in r)
+        waiting = Counter(r["waiting_for"].split(" ")[0] for r in rows if "waiting_for" in r)
+        labels = by_name.get(f"{kind.name}_labels")
+        people = {json.loads(x)["annotator"] for s in (labels.splits.values() if labels else []) for x in s}
+        time = next((t for t in (cost.times if cost else []) if t.kind == kind.name), None)
+        shown = [f"- `{f.name}` ({f.type}){': ' + md_text(f.title) if f.title else ''}" for f in decl.fields]
+        alpha = [
+            [
+                r["field"],
+                r.get("n_units"),
+                _fmt(r.get("alpha")),
+                f"[{_fmt(r.get('ci_low'))}, {_fmt(r.get('ci_high'))}]",
+            ]
+            for r in agreement
+            if r.get("task_kind") == kind.name and r.get("comparison", "human-vs-human") == "human-vs-human"
+        ]
+        versions = sorted({v.version for v in guidelines if v.kind == kind.name and v.version})
+        out[f"Task: {md_text(decl.title)}"] = [
+            f"Config `{kind.name}` (verified items) and `{kind.name}_unverified`; its labels, final labels and "
+            f"adjudications with typed values in `{kind.name}_labels`, `{kind.name}_final_labels` and "
+            f"`{kind.name}_adjudications`. Fields:",
+            "",
+            *shown,
+            "",
+            "Questions (answers are in `answers`, one entry per question):",
+            "",
+            *[f"- {md_text(question_line(q))}" for q in decl.questions],
+            "",
+            f"{mine.count} verified items"
+            + (
+                " (none yet)"
+                if not mine.count
+                else f" ({', '.join(f'{n} {how}' for how, n in sorted(decided.items()))})"
+            )
+            + f"; {sum(waiting.values())} unverified"
+            + (
+                f" (waiting for {', '.join(f'{what}: {n}' for what, n in sorted(waiting.items()))})"
+                if waiting
+                else ""
+            )
+            + ". An item is verified when a maintainer adjudicated it, or when its labels decided it and it "
+            "has the labels it needed (its overlap, the target adaptive overlap settled on, or "
+            "`[release] min_labels_per_item`), whatever a gate override says; `single`: one person's label "
+            "decided it (adaptive overlap accepted a proven annotator's label, or the overlap was 1).",
+            "",
+            f"{len(people)} annotators; median seconds per item: {_fmt(time.median_s) if time else '—'}; "
+            f"guidelines versions: {', '.join(f'`{v}`' for v in versions) or 'none recorded'}.",
+            "",
+            *(
+                _table(alpha, ["question", "units", "Krippendorff α", "95% CI"])
+                if alpha
+                else ["No agreement was measured."]
+            ),
+        ]
+    return out
 
 
 def _money(x: float | None, digits: int = 4) -> str:
@@ -408,6 +481,7 @@ def _cost(report: CostReport) -> list[str]:
             "—" if v.minutes_per_unit is None else f"{v.minutes_per_unit:.2f}",
         ]
         for v in report.verified
+        if v.count or v.cost_usd or v.minutes  # a unit this project never made is not a row
     ]
     out += [
         "Per verified unit (the dollars of the stages that made it and the minutes of the task kind that "
@@ -540,6 +614,7 @@ def card(
     sections = {
         "Motivation": [md_paragraphs(meta["motivation"])],
         "Composition": _composition(configs),
+        **_kind_sections(configs, agreement, cost, meta.get("guidelines") or []),
         "Collection process": _collection(provenance),
         "Labeling": _labeling(
             agreement,

@@ -1,9 +1,9 @@
 """Cut, verify and compare releases: ``<project>/releases/X.Y.Z/``.
 
-A release directory holds ``data/<config>/<split>.jsonl`` (what the card's configs point to and what
-identifies the release: byte-identical when re-cut from the same state), the same rows as
-``parquet/<config>/<split>.parquet`` (not referenced by the card: datasets 5.x cannot mix formats across
-configs), ``prefkit-X.Y.Z.duckdb`` for analysis, ``croissant.json``, the ``README.md`` dataset card and
+A release directory holds ``data/<config>/<split>.jsonl`` (what identifies the release: byte-identical
+when re-cut from the same state), the same rows as ``parquet/<config>/<split>.parquet`` (what the card's
+configs point to: a Parquet column keeps its type, where ``datasets``' JSON reader turns a date-like string
+into a timestamp), ``prefkit-X.Y.Z.duckdb`` for analysis, ``croissant.json``, the ``README.md`` dataset card and
 ``manifest.json`` (sha256 and size of every other file, counts, gates, agreement, provenance). Beside
 the directory, ``X.Y.Z.sha256`` (``sha256sum -c`` format) anchors the manifest, optionally signed with
 OpenSSH (:mod:`prefkit.exports.release_integrity`, which also verifies releases).
@@ -35,9 +35,10 @@ from prefkit.curation.quality.suggestions import assist_report
 from prefkit.curation.quality.verification import remembering_gold
 from prefkit.curation.store import ReleaseRecord, StoreError
 from prefkit.exports import alpsbench_public as alps_layout
-from prefkit.exports.card import SOURCE_DATASETS, card, hf_licence, size_category
+from prefkit.exports.card import SOURCE_DATASETS, TEXT, card, hf_licence, size_category
 from prefkit.exports.croissant import croissant
 from prefkit.exports.cupid import INSTANCE_DIR, write_instance_files
+from prefkit.exports.declared import declared_kinds
 from prefkit.exports.duckdb_export import copy_out, load_tables, save_database
 from prefkit.exports.private_gold import planned_leaks, release_leaks
 from prefkit.exports.private_gold import secrets as test_gold_secrets
@@ -54,6 +55,7 @@ from prefkit.exports.release_integrity import (
 from prefkit.exports.writers import atomic_write_bytes, write_json
 from prefkit.schemas import ALL_SCHEMAS
 from prefkit.schemas.common import sha256_file, utcnow
+from prefkit.schemas.config import KIND_CONFIGS, LABEL_CONFIGS
 from prefkit.schemas.curation import (
     ProvenanceSummary,
     ReleaseFile,
@@ -119,10 +121,19 @@ def _file_entries(stage: Path, skip: set[str], known: dict[str, dict] | None = N
 
 
 def _card_meta(
-    project: Project, version: str, total: int, sources: list[SourceSummary], override: str | None
+    project: Project, version: str, released: list, sources: list[SourceSummary], override: str | None
 ) -> dict[str, Any]:
     cfg, rel = project.config.project, project.config.release
     kinds = sorted({s.kind for s in sources})
+    names = {c.name for c in released}
+    tasks = [k.declaration.title for k in declared_kinds() if k.name in names]
+    ours = {k.name + suffix for k in declared_kinds() for suffix in KIND_CONFIGS} | set(LABEL_CONFIGS)
+    own = bool(tasks) and names <= ours
+    said = {  # the datasheet's answers prefkit.toml leaves out, for a release of declared kinds only
+        key: TEXT["declared"][key].format(tasks="; ".join(tasks))
+        for key in ("motivation", "uses")
+        if own and getattr(rel, key) == type(rel).model_fields[key].default  # prefkit init writes the default
+    }
     return {
         "name": project.name,
         "version": version,
@@ -130,12 +141,12 @@ def _card_meta(
         "licence": cfg.licence or "other",
         "hf_licence": hf_licence(cfg.licence),
         "task_categories": rel.task_categories,
-        "size_categories": [size_category(total)],
+        "size_categories": [size_category(sum(c.count for c in released))],
         "annotations_creators": rel.annotations_creators,
         "source_datasets": [SOURCE_DATASETS.get(k, f"extended|{k}") for k in kinds] or ["original"],
         "tags": rel.tags,
-        "motivation": rel.motivation,
-        "uses": rel.uses,
+        "motivation": said.get("motivation", rel.motivation),
+        "uses": said.get("uses", rel.uses),
         "maintenance": rel.maintenance,
         "judge_alpha_min": rel.judge_alpha_min,
         "consensus": rel.consensus,
@@ -171,7 +182,7 @@ def _describe(
     }
     provenance = project.store.releases.provenance_summary()
     released = [c for c in configs if c.count]
-    meta = _card_meta(project, version, sum(c.count for c in released), provenance.sources, override)
+    meta = _card_meta(project, version, released, provenance.sources, override)
     licence_url = LICENCE_URLS.get(meta["hf_licence"], meta["licence"])
     doc = croissant(
         project.name, meta["description"], version, licence_url, released, data_files, meta["canary"]
@@ -189,7 +200,7 @@ def plan_configs(project: Project) -> list:
     release's view of the labels (:func:`release_view`), as the cut builds them."""
     rel = project.config.release
     with release_view(project):
-        return build_configs(project.store, rel.configs, rel.alpsbench_reference)
+        return build_configs(project.store, rel.configs, rel.alpsbench_reference, rel.min_labels_per_item)
 
 
 @contextmanager

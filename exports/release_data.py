@@ -21,7 +21,7 @@ from prefkit.curation.quality.verification import session_statuses, verified_gol
 from prefkit.curation.store import CupidSession
 from prefkit.exports.alpsbench import packet as alps_packet
 from prefkit.exports.cupid import cupid_arrow_schema, instance_rows
-from prefkit.exports.declared import declared_configs
+from prefkit.exports.declared import answers_type, declared_configs, declared_kinds
 from prefkit.schemas.alpsbench_layout import SOURCES, assign_splits, packet_pairs
 from prefkit.schemas.common import PrefkitError, canonical_json, content_hash
 from prefkit.schemas.config import LABEL_CONFIGS, RELEASE_CONFIGS, AlpsReference, config_selected
@@ -419,14 +419,30 @@ def _alps_packets(
 
 
 # -- human labels ---------------------------------------------------------------------------------------
-def labels_config(store: ProjectStore, pseudonym: Callable[[str], str]) -> ConfigData:
-    cfg = ConfigData(
-        "labels",
-        "Each annotator's live label per task (pseudonymous annotator ids), one split per task kind.",
-        _schema("id task_id kind annotator action values is_gold:bool time_spent_s:float"),
+def _typed(schema: pa.Schema, values: pa.DataType | None) -> pa.Schema:
+    """The shared layout, or a declared kind's own with ``values`` typed (:func:`answers_type`)."""
+    return (
+        schema if values is None else schema.set(schema.get_field_index("values"), pa.field("values", values))
     )
-    gold = {t.task_id for t in store.labels.tasks() if t.is_gold}
-    for ev in store.labels.effective_events():
+
+
+def _values(values: dict[str, Any] | None, typed: bool) -> Any:
+    return values if typed or values is None else canonical_json(values)
+
+
+def labels_config(
+    store: ProjectStore, pseudonym: Callable[[str], str], kind: str | None = None, values=None
+) -> ConfigData:
+    """Each annotator's live label per task, one split per task kind; with ``kind`` and its typed
+    ``values``, that kind's ``NAME_labels`` (the same rows, ``values`` a struct)."""
+    cfg = ConfigData(
+        f"{kind}_labels" if kind else "labels",
+        "Each annotator's live label per task (pseudonymous annotator ids), one split per task kind"
+        + ("." if kind is None else f"; `values` typed as the questions of {kind}."),
+        _typed(_schema("id task_id kind annotator action values is_gold:bool time_spent_s:float"), values),
+    )
+    gold = {t.task_id for t in store.labels.tasks(kind=kind) if t.is_gold}
+    for ev in store.labels.effective_events(kind):
         if ev.source == "judge":  # an LLM judge's labels are measured against people, not released as theirs
             continue
         who = pseudonym(ev.annotator)
@@ -438,7 +454,7 @@ def labels_config(store: ProjectStore, pseudonym: Callable[[str], str]) -> Confi
                 "kind": ev.kind,
                 "annotator": who,
                 "action": ev.action,
-                "values": canonical_json(ev.values),
+                "values": _values(ev.values, values is not None),
                 "is_gold": ev.task_id in gold,
                 "time_spent_s": ev.time_spent_s,
             },
@@ -446,41 +462,47 @@ def labels_config(store: ProjectStore, pseudonym: Callable[[str], str]) -> Confi
     return cfg.finish()
 
 
-def final_labels_config(store: ProjectStore) -> ConfigData:
+def final_labels_config(store: ProjectStore, kind: str | None = None, values=None) -> ConfigData:
     cfg = ConfigData(
-        "final_labels",
+        f"{kind}_final_labels" if kind else "final_labels",
         "The final label of every task and how it was decided "
-        "(unanimous, majority, adjudicated or undecided).",
-        _schema("id kind item_ref is_gold:bool decided_by n_labels:int values"),
+        "(single, unanimous, majority, dawid_skene, mace, adjudicated or undecided)"
+        + ("." if kind is None else f"; `values` typed as the questions of {kind}."),
+        _typed(_schema("id kind item_ref is_gold:bool decided_by n_labels:int values"), values),
     )
-    tasks = {t.task_id: t for t in store.labels.tasks()}
-    for kind in sorted({t.kind for t in tasks.values()}):
-        for task_id, fl in final_labels(store, kind).items():
+    tasks = {t.task_id: t for t in store.labels.tasks(kind=kind)}
+    for name in sorted({t.kind for t in tasks.values()}):
+        for task_id, fl in final_labels(store, name).items():
             t = tasks[task_id]
             cfg.add(
-                kind,
+                name,
                 {
                     "id": task_id,
-                    "kind": kind,
+                    "kind": name,
                     "item_ref": t.item_ref,
                     "is_gold": t.is_gold,
-                    "decided_by": fl.decided_by,
+                    "decided_by": fl.shown_decided_by,
                     "n_labels": fl.n_labels,
-                    "values": None if fl.values is None else canonical_json(fl.values),
+                    "values": _values(fl.values, values is not None),
                 },
             )
     return cfg.finish()
 
 
-def adjudications_config(store: ProjectStore, pseudonym: Callable[[str], str]) -> ConfigData:
+def adjudications_config(
+    store: ProjectStore, pseudonym: Callable[[str], str], kind: str | None = None, values=None
+) -> ConfigData:
     cfg = ConfigData(
-        "adjudications",
-        "Every maintainer decision (pseudonymous), with the one in force per task marked.",
-        _schema("id task_id kind maintainer values note supersedes in_force:bool"),
+        f"{kind}_adjudications" if kind else "adjudications",
+        "Every maintainer decision (pseudonymous), with the one in force per task marked"
+        + ("." if kind is None else f"; `values` typed as the questions of {kind}."),
+        _typed(_schema("id task_id kind maintainer values note supersedes in_force:bool"), values),
     )
     kinds = {t.task_id: t.kind for t in store.labels.tasks()}
     in_force = {a.adjudication_id for a in effective_adjudications(store).values()}
     for a in store.labels.adjudications():
+        if kind is not None and kinds.get(a.task_id) != kind:
+            continue
         cfg.add(
             "log",
             {
@@ -488,7 +510,7 @@ def adjudications_config(store: ProjectStore, pseudonym: Callable[[str], str]) -
                 "task_id": a.task_id,
                 "kind": kinds.get(a.task_id),
                 "maintainer": pseudonym(a.maintainer),
-                "values": canonical_json(a.values),
+                "values": _values(a.values, values is not None),
                 "note": a.note,
                 "supersedes": a.supersedes,
                 "in_force": a.adjudication_id in in_force,
@@ -498,7 +520,10 @@ def adjudications_config(store: ProjectStore, pseudonym: Callable[[str], str]) -
 
 
 def build_configs(
-    store: ProjectStore, only: list[str] | None = None, alps_reference: AlpsReference = "verified"
+    store: ProjectStore,
+    only: list[str] | None = None,
+    alps_reference: AlpsReference = "verified",
+    min_labels: int | None = None,
 ) -> list[ConfigData]:
     """Every config the project holds content for, in a fixed order, including those whose rows were
     all dropped (``count == 0``, ``considered > 0``: written nowhere, but stated in the card and
@@ -533,7 +558,15 @@ def build_configs(
         if only is not None and not any(_may_select(name, o) for o in only):
             continue
         configs += build()
-    configs += declared_configs(store, ConfigData)  # the project's kinds/*.toml: NAME, NAME_unverified
+    for kind in declared_kinds():  # the project's kinds/*.toml: NAME, NAME_unverified, NAME_labels, ...
+        if store.labels.tasks(kind=kind.name):
+            typed = answers_type(kind, row=False)
+            configs += declared_configs(store, kind, ConfigData, pseudonym, min_labels)
+            configs += [
+                labels_config(store, pseudonym, kind.name, typed),
+                final_labels_config(store, kind.name, typed),
+                adjudications_config(store, pseudonym, kind.name, typed),
+            ]
     for c in configs:
         if c.name in LABEL_CONFIGS:
             c.needs = kinds

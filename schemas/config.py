@@ -48,6 +48,8 @@ RELEASE_CONFIGS = tuple(
 )
 #: Configs that publish the labels themselves: every task kind of the project decides them.
 LABEL_CONFIGS = ("labels", "final_labels", "adjudications")
+#: The configs of a declared kind NAME: NAME + each suffix (its items, verified and not; its labels).
+KIND_CONFIGS = ("", "_unverified", *(f"_{c}" for c in LABEL_CONFIGS))
 
 Backend = Literal["offline", "openai"]
 #: How a structured answer is asked for, in the order ``auto`` tries them (docs/llm.md).
@@ -68,11 +70,11 @@ def config_selected(name: str, only: list[str] | tuple[str, ...] | None) -> bool
 
 def known_config(entry: str, declared: tuple[str, ...] = ()) -> bool:
     """Whether a ``[release] configs`` entry can name a config: a fixed name, a member of a family
-    (``alpsbench_task1``), a project's declared kind (``NAME``, ``NAME_unverified``), or a pattern
+    (``alpsbench_task1``), a project's declared kind's (``NAME``, ``NAME_unverified``, ``NAME_labels``, ...), or a pattern
     matching one of these (``cupid*``, ``alpsbench_*``)."""
     families = [c[:-1] for c in RELEASE_CONFIGS if c.endswith("*")]
     fixed = [c for c in RELEASE_CONFIGS if not c.endswith("*")]
-    fixed += [c for name in declared for c in (name, f"{name}_unverified")]
+    fixed += [name + suffix for name in declared for suffix in KIND_CONFIGS]
     if entry in fixed or any(entry.startswith(f) and len(entry) > len(f) for f in families):
         return True
     if entry.endswith("*"):

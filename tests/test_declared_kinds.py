@@ -299,6 +299,7 @@ def test_the_dashboard_says_a_text_question_is_not_measured(project, tmp_path):
 
 def test_a_field_added_after_labels_leaves_the_earlier_items_without_it(project, tmp_path):
     from prefkit.annotate_app.labelstudio.config import ls_kind
+    from prefkit.curation.annotation.task_kinds import get_kind
     from prefkit.exports.declared import declared_configs
     from prefkit.exports.release_data import ConfigData
 
@@ -308,7 +309,7 @@ def test_a_field_added_after_labels_leaves_the_earlier_items_without_it(project,
     assert use_project_kinds(project.root, project.store) == {}
     more = write_items(tmp_path / "more.jsonl", [{**ITEMS[0], "id": "i3", "source": "a forum"}])
     assert work.create(project, "t", NAME, overlap="3", items=more) == 1
-    decided = {c.name: c for c in declared_configs(project.store, ConfigData)}[NAME]
+    decided, _rest = declared_configs(project.store, get_kind(NAME), ConfigData, str)
     rows = [json.loads(line) for line in decided.splits["test"]]
     assert [(r["id"], r["source"]) for r in rows] == [("i1", None), ("i2", None)]
     old = project.store.labels.task(project.store.labels.task_ids_by_ref(NAME, ["i1"])["i1"])

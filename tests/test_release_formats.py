@@ -45,7 +45,7 @@ def test_card_has_hugging_face_metadata_and_datasheet_sections(release):
     configs = {c["config_name"]: c for c in meta["configs"]}
     assert set(configs) == set(release.manifest.counts)
     assert configs["cupid_unverified"]["data_files"] == [
-        {"split": "test", "path": "data/cupid_unverified/test.jsonl"}
+        {"split": "test", "path": "parquet/cupid_unverified/test.parquet"}
     ]
     for section in (
         "Motivation",

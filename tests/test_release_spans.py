@@ -26,7 +26,11 @@ def test_span_answers_ship_in_every_format(tmp_path, monkeypatch):
     finally:
         project.close()
     rows = [json.loads(x) for x in (result.path / "data" / NAME / "test.jsonl").read_text().splitlines()]
-    assert [r["answers"] for r in rows] == [DECIDED]
+    shipped = {  # each span with the characters it marks
+        "marks": [{**DECIDED["marks"][0], "text": "bike lane"}],
+        "said": [{**DECIDED["said"][0], "text": "short"}],
+    }
+    assert [r["answers"] for r in rows] == [shipped]
     card = (result.path / "README.md").read_text(encoding="utf-8")
     assert (
         "marks: Mark what follows a preference, and what breaks one, span over response (pref, bad;" in card
@@ -34,7 +38,7 @@ def test_span_answers_ship_in_every_format(tmp_path, monkeypatch):
     assert "decided by the words more than half of the answers mark" in card
     datasets = hub_offline(monkeypatch)
     ds = datasets.load_dataset(str(result.path), NAME, cache_dir=str(tmp_path / "hf"))["test"]
-    assert ds[0]["answers"] == DECIDED
+    assert ds[0]["answers"] == shipped
     fields = croissant_fields(result.path, NAME)
     assert fields["answers"]["description"] == "JSON object with keys marks, said."
     got = duckdb_rows(result.path, f'SELECT answers.said[1].turn, answers.marks[1].label FROM "{NAME}"')

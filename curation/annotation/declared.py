@@ -33,7 +33,7 @@ from prefkit.curation.annotation.task_kinds import (
     load_reference,
 )
 from prefkit.schemas.common import Contract, RecordId, validation_line
-from prefkit.schemas.config import LABEL_CONFIGS, RELEASE_CONFIGS
+from prefkit.schemas.config import KIND_CONFIGS, LABEL_CONFIGS, RELEASE_CONFIGS
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, ValidationError, create_model
 
 if TYPE_CHECKING:
@@ -152,7 +152,7 @@ def _is_name(name: str) -> bool:
 def _name_problem(name: str) -> str | None:
     if not _is_name(name):
         return f"{name[:80]!r}: use at most 64 lower-case letters, digits and _, starting with a letter"
-    if name in reserved_names() or name.startswith("alpsbench_") or name.endswith(UNVERIFIED):
+    if name in reserved_names() or name.startswith("alpsbench_") or name.endswith(KIND_CONFIGS[1:]):
         return f"{name!r} is reserved (a built-in or installed kind's, or a release config's name)"
     return None
 
@@ -465,6 +465,9 @@ class DeclaredKind(TaskKind):
         except ValidationError as exc:
             raise LabelError(f"{where}: key {validation_line(exc)}") from None
         payload = {f.name: line[f.name] for f in self.declaration.fields}
+        taken = next((k for k in item.meta or {} if k in payload or k in self.questions), None)
+        if taken is not None:
+            raise LabelError(f"{where}: key meta.{taken}: a field or question of {self.name} has this name")
         if item.meta:
             payload["meta"] = item.meta
         gold = None

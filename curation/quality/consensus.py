@@ -44,6 +44,16 @@ class FinalLabel:
     def decided(self) -> bool:
         return self.decided_by != "undecided"
 
+    @property
+    def shown_decided_by(self) -> str:
+        """``decided_by`` as ``final_labels`` and a declared kind's rows state it: ``single`` for a
+        decision on one person's label (a lone label is trivially ``unanimous``)."""
+        return (
+            "single"
+            if self.n_labels == 1 and self.decided_by not in ("adjudicated", "undecided")
+            else self.decided_by
+        )
+
 
 @dataclass(frozen=True)
 class Disagreement:

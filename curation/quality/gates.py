@@ -198,6 +198,12 @@ def _live_tasks(ctx: GateContext, kinds) -> list:
     ]
 
 
+def labels_needed(task, min_labels: int | None) -> int:
+    """The live labels a task needs to be decided by enough people: ``[release] min_labels_per_item``
+    where set, else its overlap; under adaptive overlap always the target it settled on."""
+    return task.overlap if min_labels is None or task.overlap_max is not None else min_labels
+
+
 def gate_min_labels(ctx: GateContext) -> GateResult:
     """Live labels per non-gold task (of the kinds the release depends on) against what the task
     needs: ``[release] min_labels_per_item`` when set, else the overlap the task was created with; a
@@ -210,22 +216,18 @@ def gate_min_labels(ctx: GateContext) -> GateResult:
         return _not_applicable("min_labels", set_to)
     labels = live_labels(ctx.store)
     tasks = _live_tasks(ctx, needed)
-
-    def need(t) -> int:
-        return t.overlap if set_to is None or t.overlap_max is not None else set_to
-
     short = [
         f"no {kind} tasks: {_needs_text(kind, configs)}"
         for kind, configs in sorted(needed.items())
         if not any(t.kind == kind for t in tasks)
     ]
     short += [
-        f"{t.task_id} ({len(labels.get(t.task_id, {}))} of {need(t)})"
+        f"{t.task_id} ({len(labels.get(t.task_id, {}))} of {labels_needed(t, set_to)})"
         for t in tasks
-        if len(labels.get(t.task_id, {})) < need(t)
+        if len(labels.get(t.task_id, {})) < labels_needed(t, set_to)
     ]
     fewest = min((len(labels.get(t.task_id, {})) for t in tasks), default=None)
-    needs = sorted({need(t) for t in tasks}) or ([set_to] if set_to else [])
+    needs = sorted({labels_needed(t, set_to) for t in tasks}) or ([set_to] if set_to else [])
     threshold = (needs[0] if len(needs) == 1 else f"{needs[0]}-{needs[-1]}") if needs else None
     return _result(
         "min_labels",
