@@ -126,7 +126,10 @@ def test_card_states_the_questions_and_the_decisions(release):
     assert (
         "1 waiting for adjudication" not in card and "2 waiting for labels (in the unverified config)" in card
     )
-    assert "4 verified items (1 adjudicated, 2 majority, 1 single); 2 unverified (waiting for labels: 2)." in card
+    assert (
+        "4 verified items (1 adjudicated, 2 majority, 1 single); 2 unverified (waiting for labels: 2)."
+        in card
+    )
     assert "3 annotators; median seconds per item: 30.000;" in card
     assert "| better | 2 |" in card  # agreement per question, with its interval
     assert "## Motivation\n\nCreated to evaluate models on these tasks: Which response follows" in card
