@@ -78,20 +78,17 @@ def default_config(configs) -> str | None:
 
 def hf_feature(name: str, t: pa.DataType) -> list[str]:
     """One column's ``features`` entry of the card's ``dataset_info`` (Hugging Face's YAML form)."""
+    head = f"- name: {_yaml_scalar(name)}"
     if pa.types.is_struct(t):
-        return [f"- name: {name}", "  struct:", *(f"  {x}" for f in t for x in hf_feature(f.name, f.type))]
+        return [head, "  struct:", *(f"  {x}" for f in t for x in hf_feature(f.name, f.type))]
     if pa.types.is_list(t) or pa.types.is_large_list(t):
         inner = t.value_type
         if pa.types.is_struct(inner):
-            return [
-                f"- name: {name}",
-                "  list:",
-                *(f"  {x}" for f in inner for x in hf_feature(f.name, f.type)),
-            ]
+            return [head, "  list:", *(f"  {x}" for f in inner for x in hf_feature(f.name, f.type))]
         if pa.types.is_list(inner) or pa.types.is_large_list(inner):
-            return [f"- name: {name}", "  list:", *(f"  {x}" for x in hf_feature("item", inner)[1:])]
-        return [f"- name: {name}", "  list:", f"    dtype: {_dtype(inner)}"]
-    return [f"- name: {name}", f"  dtype: {_dtype(t)}"]
+            return [head, "  list:", *(f"  {x}" for x in hf_feature("item", inner)[1:])]
+        return [head, "  list:", f"    dtype: {_dtype(inner)}"]
+    return [head, f"  dtype: {_dtype(t)}"]
 
 
 def _dtype(t: pa.DataType) -> str:
@@ -121,15 +118,16 @@ def yaml_header(meta: dict[str, Any], configs) -> str:
     default = default_config(released)
     lines.append("configs:")
     for cfg in released:
-        lines += [f"- config_name: {cfg.name}"]
+        lines += [f"- config_name: {_yaml_scalar(cfg.name)}"]
         if cfg.name == default:
             lines += ["  default: true"]
         lines += ["  data_files:"]
         for split in cfg.splits:
-            lines += [f"  - split: {split}", f"    path: parquet/{cfg.name}/{split}.parquet"]
+            path = _yaml_scalar(f"parquet/{cfg.name}/{split}.parquet")
+            lines += [f"  - split: {_yaml_scalar(split)}", f"    path: {path}"]
     lines.append("dataset_info:")
     for cfg in released:
-        lines += [f"- config_name: {cfg.name}", "  features:"]
+        lines += [f"- config_name: {_yaml_scalar(cfg.name)}", "  features:"]
         lines += [f"  {x}" for field in cfg.schema for x in hf_feature(field.name, field.type)]
     lines.append("---")
     return "\n".join(lines)

@@ -74,7 +74,11 @@ def duck_type(t: pa.DataType) -> str:
 
 
 def _columns(schema: pa.Schema) -> str:
-    return "{" + ", ".join(f"'{f.name}': '{duck_type(f.type)}'" for f in schema) + "}"
+    return "{" + ", ".join(f"'{_literal(f.name)}': '{duck_type(f.type)}'" for f in schema) + "}"
+
+
+def _literal(text: str) -> str:
+    return text.replace("'", "''")
 
 
 def load_tables(release_dir: Path, configs):
@@ -94,7 +98,7 @@ def load_tables(release_dir: Path, configs):
                 src.parent.mkdir(parents=True, exist_ok=True)
                 src.write_bytes(("\n".join(lines) + "\n").encode("utf-8"))
                 parts.append(
-                    f"SELECT {cols}, '{split}' AS split FROM read_json('{src.as_posix()}', "
+                    f"SELECT {cols}, '{split}' AS split FROM read_json('{_literal(src.as_posix())}', "
                     f"format='newline_delimited', columns={_columns(cfg.schema)}, maximum_object_size=1073741824)"
                 )
             con.execute(f"CREATE TABLE {_quote(cfg.name)} AS " + " UNION ALL ".join(parts))
@@ -121,7 +125,7 @@ def copy_out(con, release_dir: Path, configs) -> None:
                 out.parent.mkdir(parents=True, exist_ok=True)
                 con.execute(
                     f"COPY (SELECT {cols} FROM memory.{_quote(cfg.name)} WHERE split = '{split}') "
-                    f"TO '{out.as_posix()}' ({fmt})"
+                    f"TO '{_literal(out.as_posix())}' ({fmt})"
                 )
 
 
@@ -132,7 +136,7 @@ def save_database(con, db_path: Path, configs, manifest: dict[str, Any]) -> list
     runs in a thread beside :func:`copy_out` (DuckDB releases the GIL)."""
     made = []
     try:
-        con.execute(f"ATTACH '{db_path.as_posix()}' AS rel")
+        con.execute(f"ATTACH '{_literal(db_path.as_posix())}' AS rel")
         for cfg in configs:
             con.execute(f"CREATE TABLE rel.{_quote(cfg.name)} AS SELECT * FROM memory.{_quote(cfg.name)}")
             made.append(cfg.name)

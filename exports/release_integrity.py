@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
+import yaml
 from prefkit.schemas.common import PrefkitError, sha256_file
 from prefkit.schemas.curation import ReleaseManifest
 
@@ -249,6 +250,27 @@ def _check_content(release_dir: Path, manifest: ReleaseManifest, listed: set[str
         )
 
 
+def _check_card(release_dir: Path, listed: set[str], out: Verification) -> None:
+    """The card's YAML, as Hugging Face reads it: each config's name is the string of its folder."""
+    text = (release_dir / "README.md").read_text(encoding="utf-8") if "README.md" in listed else ""
+    try:
+        header = yaml.safe_load(text.split("---\n")[1]) if text.startswith("---\n") else None
+    except (yaml.YAMLError, IndexError) as exc:
+        out.problems.append(f"README.md: the card's YAML does not load: {str(exc).splitlines()[0]}")
+        return
+    for key in ("configs", "dataset_info"):
+        for n, cfg in enumerate((header or {}).get(key) or [], start=1):
+            cfg = cfg if isinstance(cfg, dict) else {}
+            name, files = cfg.get("config_name"), cfg.get("data_files") or []
+            paths = [PurePosixPath(str(f.get("path", ""))) for f in files if isinstance(f, dict)]
+            folders = {part for p in paths for part in p.parts[1:2]}
+            if not isinstance(name, str) or folders - {name}:
+                out.problems.append(
+                    f"README.md: {key}[{n}].config_name reads as {name!r} ({type(name).__name__}), not "
+                    + (f"its folder's name {', '.join(sorted(folders))!r}" if folders else "a string")
+                )
+
+
 def _is_version(text: str) -> bool:
     return VERSION_RE.fullmatch(text) is not None
 
@@ -334,5 +356,6 @@ def verify_release(
     listed = _check_files(release_dir, manifest, out)
     _check_tree(release_dir, listed, out)
     _check_content(release_dir, manifest, listed, out)
+    _check_card(release_dir, listed, out)
     _check_anchors(release_dir, manifest, out, recorded, expected_sha256, allowed_signers, identity)
     return out

@@ -50,6 +50,12 @@ RELEASE_CONFIGS = tuple(
 LABEL_CONFIGS = ("labels", "final_labels", "adjudications")
 #: The configs of a declared kind NAME: NAME + each suffix (its items, verified and not; its labels).
 KIND_CONFIGS = ("", "_unverified", *(f"_{c}" for c in LABEL_CONFIGS))
+#: The release database's own tables and views, beside its configs' (exports/duckdb_export.py).
+RELEASE_TABLES = tuple(
+    "gates agreement metadata label_summary decided_by labels_vs_final matching_coverage cupid_by_type".split()
+)
+#: The keys of a release's rows beside a declared kind's fields (and its DuckDB tables' ``split``).
+ROW_KEYS = ("id", "answers", "meta", "n_labels", "decided_by", "split")
 
 Backend = Literal["offline", "openai"]
 #: How a structured answer is asked for, in the order ``auto`` tries them (docs/llm.md).

@@ -146,3 +146,76 @@ def test_a_field_retyped_under_items_and_gold_a_change_leaves_unreachable_are_re
     assert rescaled.exit_code == 1
     assert "orphans 1 gold answer of" in rescaled.stderr and "strength: 5 is not one of" in rescaled.stderr
     assert _check(project, TOML).exit_code == 0
+
+
+def _kind(name: str = "k", field: str = "f", question: str = "q") -> str:
+    return (
+        f'name = "{name}"\ntitle = "T"\n[[fields]]\nname = "{field}"\ntype = "text"\n'
+        f'[[questions]]\nname = "{question}"\ntype = "label"\nlabels = ["true", "null"]\n'
+    )
+
+
+@pytest.mark.parametrize(
+    ("stem", "toml", "line"),
+    [
+        *[(n, _kind(name=n), f"key name: {n!r} is reserved") for n in ("metadata", "gates", "label_summary")],
+        *[
+            ("k", _kind(field=n), f"key fields[1].name: {n!r} is used twice or reserved")
+            for n in ("answers", "split")
+        ],
+        *[
+            ("k", _kind(question=n), f"key questions[1].name: {n!r} is used twice or reserved")
+            for n in ("id", "meta", "n_labels", "decided_by")
+        ],
+    ],
+)
+def test_names_the_release_uses_itself_are_refused_naming_the_key(project, stem, toml, line):
+    (project.root / "kinds" / f"{stem}.toml").write_text(toml, encoding="utf-8")
+    result = _run(project, "kinds", "check")
+    assert result.exit_code == 1 and result.stderr.strip().startswith(f"kinds/{stem}.toml: {line}"), (
+        result.stderr
+    )
+
+
+def test_a_kind_named_yes_with_yaml_words_for_names_ships_a_release_datasets_loads(
+    project, tmp_path, monkeypatch
+):
+    from prefkit.exports.release_integrity import verify_release
+    from test_release_support import cut, duckdb_rows, hub_offline
+
+    rows = [
+        {
+            "annotator": a,
+            "task_kind": "yes",
+            "item_id": i,
+            "action": "label",
+            "timestamp": "2026-01-01T00:00:00Z",
+            "values": {"on": "true"},
+        }
+        for a in ("ann1", "ann2", "ann3")
+        for i in ("i1", "i2")
+    ]
+    items = [{"id": "i1", "no": "first"}, {"id": "i2", "no": "second"}]
+    assert labelled(project, tmp_path, _kind("yes", "no", "on"), "yes", items, rows) == (2, 6)
+    result = cut(project, "0.1.0", override="two items, no gold")
+    assert verify_release(result.path).problems == []
+    datasets = hub_offline(monkeypatch)
+    labels = datasets.load_dataset(str(result.path), "labels", cache_dir=str(tmp_path / "hf"))
+    assert list(labels) == ["yes"] and labels["yes"].num_rows == 6  # the split is the kind
+    loaded = datasets.load_dataset(str(result.path), "yes", cache_dir=str(tmp_path / "hf"))["test"]
+    assert loaded["no"] == ["first", "second"] and loaded["answers"] == [{"on": "true"}] * 2
+    assert duckdb_rows(result.path, 'SELECT count(*) FROM "yes"') == [(2,)]
+    card = result.path / "README.md"
+    card.write_text(card.read_text().replace('config_name: "yes"', "config_name: yes"))
+    problems = verify_release(result.path).problems
+    assert [p for p in problems if "config_name" in p] == [
+        "README.md: configs[3].config_name reads as True (bool), not its folder's name 'yes'",
+        "README.md: dataset_info[3].config_name reads as True (bool), not a string",
+    ]
+
+
+def test_the_reserved_table_names_are_the_release_databases_own():
+    from prefkit.exports.duckdb_export import VIEWS
+    from prefkit.schemas.config import RELEASE_TABLES
+
+    assert sorted(RELEASE_TABLES) == sorted({"gates", "agreement", "metadata", *VIEWS})

@@ -152,7 +152,7 @@ def test_card_names_the_protocols_and_the_default_cupid_config(project, tmp_path
     card = (cut.path / "README.md").read_text(encoding="utf-8")
     header = card.split("---")[1]
     # no verified instance yet: the unverified CUPID config is the one default (the cupid config once verified)
-    assert "- config_name: cupid_unverified\n  default: true\n  data_files:" in header
+    assert '- config_name: "cupid_unverified"\n  default: true\n  data_files:' in header
     assert header.count("default: true") == 1
     assert "cupid-official" in card and "consistent_prior" in card and "decision_styles" in card
 
@@ -306,7 +306,7 @@ def test_the_cupid_config_is_the_default_one():
         },
     }
     header = yaml_header(meta, configs)
-    assert "- config_name: cupid\n  default: true\n  data_files:\n  - split: test" in header
+    assert '- config_name: "cupid"\n  default: true\n  data_files:\n  - split: "test"' in header
     assert header.count("default: true") == 1
 
 

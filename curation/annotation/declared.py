@@ -33,7 +33,7 @@ from prefkit.curation.annotation.task_kinds import (
     load_reference,
 )
 from prefkit.schemas.common import Contract, RecordId, validation_line
-from prefkit.schemas.config import KIND_CONFIGS, LABEL_CONFIGS, RELEASE_CONFIGS
+from prefkit.schemas.config import KIND_CONFIGS, LABEL_CONFIGS, RELEASE_CONFIGS, RELEASE_TABLES, ROW_KEYS
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, ValidationError, create_model
 
 if TYPE_CHECKING:
@@ -43,6 +43,8 @@ if TYPE_CHECKING:
 KINDS_DIR = "kinds"
 #: Keys of an item line that are not fields.
 ITEM_KEYS = ("id", "gold", "meta")
+#: Names no field or question takes: an item line's own keys and a release row's.
+RESERVED_KEYS = tuple(dict.fromkeys([*ITEM_KEYS, *ROW_KEYS]))
 #: The suffix of the release config of a declared kind's items not decided yet.
 UNVERIFIED = "_unverified"
 NAME_PATTERN = r"^[a-z][a-z0-9_]*$"
@@ -137,10 +139,11 @@ TYPE_KEYS = {
 
 
 def reserved_names() -> set[str]:
-    """Names no declared kind takes: every release config's, and every installed kind's."""
+    """Names no declared kind takes: every release config's, table's and view's, every installed kind's."""
     return (
         {c.rstrip("*").rstrip("_") for c in RELEASE_CONFIGS}
         | set(LABEL_CONFIGS)
+        | set(RELEASE_TABLES)
         | TASK_KIND_REGISTRY.installed()
     )
 
@@ -168,8 +171,8 @@ def _check(decl: KindDeclaration, stem: str, own: bool = False) -> tuple[str, st
     named = [("fields", n, f.name) for n, f in enumerate(decl.fields, start=1)]
     named += [("questions", n, q.name) for n, q in enumerate(decl.questions, start=1)]
     for where, n, name in named:
-        if name in seen or name in ITEM_KEYS:
-            return f"{where}[{n}].name", f"{name!r} is used twice or reserved (id, gold, meta)"
+        if name in seen or name in RESERVED_KEYS:
+            return f"{where}[{n}].name", f"{name!r} is used twice or reserved ({', '.join(RESERVED_KEYS)})"
         seen.add(name)
     for n, q in enumerate(decl.questions, start=1):
         key = f"questions[{n}]"
