@@ -364,3 +364,31 @@ def test_flag_a_broken_item_for_the_maintainers(project):
     ev = project.store.labels.event(item.event_id)
     assert (ev.action, ev.comment) == ("flag", "wrong language")
     assert workflow.current_item(project, "alice", "memory_verify").task.task_id != item.task.task_id
+
+
+def test_dashboard_names_the_items_past_their_overlap(project, tmp_path):
+    import json
+
+    from prefkit.curation.annotation.labels_io import import_labels
+
+    task = project.store.labels.tasks(kind="preference_match")[0]
+    rows = []
+    for who in ("ann1", "ann2", "ann3"):  # a label file gives the item of overlap 2 three labels
+        project.store.accounts.add_user(who, "annotator", PASSWORD)
+        rows.append(
+            {
+                "annotator": who,
+                "task_kind": "preference_match",
+                "item_id": task.item_ref,
+                "timestamp": "2026-01-01T00:00:00+00:00",
+                "values": {"coverage": "fully"},
+            }
+        )
+    (tmp_path / "labels.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    assert import_labels(project.store, tmp_path / "labels.jsonl").written == 3
+    at = app(MAYA)
+    at.switch_page("views/dashboard.py").run()
+    assert not at.exception
+    (warning,) = [w.value for w in at.warning if "beyond overlap" in w.value]
+    assert warning.startswith("1 item(s) beyond overlap")
+    assert md_escape(f"{task.item_ref} (preference_match): 3 labels, overlap 2") in warning

@@ -68,3 +68,25 @@ def test_three_people_label_in_label_studio_and_the_pull_gives_the_hand_computed
     assert rows["order"] == pytest.approx(1 - (14 / 18) / (432 / 306))
     again = bridge.pull(project, NAME, ls.url)
     assert again.labels == 0 and len(project.store.labels.events(kind=NAME)) == 6
+
+
+def test_a_label_past_the_overlap_is_recorded_counted_and_named(ls, project):
+    import uuid
+
+    from prefkit.annotate_app.labelstudio.accounts import signup
+    from prefkit.annotate_app.labelstudio.config import ls_kind
+    from prefkit.curation.quality.dashboard import overview
+
+    if not project.store.labels.events(kind=NAME):  # run alone: the three people label first
+        test_three_people_label_in_label_studio_and_the_pull_gives_the_hand_computed_results(ls, project)
+    task_id = project.store.labels.task_ids_by_ref(NAME, ["i1"])["i1"]
+    task = project.store.labels.task(task_id)
+    ls_task = project.store.labelstudio.task_ids(ls.url, project.store.labelstudio.project_id(ls.url, NAME))
+    fourth = signup(ls.url, f"ann4-{uuid.uuid4().hex[:8]}@prefkit.example.com", "Label-Studio-4th-user")
+    fourth.submit(ls_task[task_id], ls_kind(NAME).results(ANSWERS["ann2"]["i1"], task), lead_time=4.0)
+    result = CliRunner().invoke(cli, ["labelstudio", "pull", NAME, "--url", ls.url, "-p", str(project.root)])
+    assert result.exit_code == 0, result.output
+    assert "1 new labels" in result.output
+    assert f"  beyond overlap, recorded: i1 ({NAME}): 4 labels, overlap 3" in result.output.splitlines()
+    assert overview(project.store)["beyond_overlap"] == [f"i1 ({NAME}): 4 labels, overlap 3"]
+    assert final_labels(project.store, NAME)[task_id].n_labels == 4

@@ -700,6 +700,7 @@ class PullReport:
     invalid: list[str] = field(default_factory=list)
     users_created: list[str] = field(default_factory=list)
     raised: list[str] = field(default_factory=list)  # adaptive overlap: items handed to one more annotator
+    beyond: list[str] = field(default_factory=list)  # items past their overlap (their labels recorded)
 
 
 def _export(client: LabelStudio, pid: int) -> list[dict[str, Any]]:
@@ -877,6 +878,7 @@ def pull(project: Project, kind: str, url: str, api_key: str | None = None) -> P
         if ann_id not in seen and not row.withdrawn:
             _withdraw(project, report, pid, ann_id, row)
     _adapt(project, client, report, url, pid, kind)
+    report.beyond = adaptive.beyond_overlap(project.store, kind)
     return report
 
 

@@ -65,6 +65,12 @@ c[0].metric("Tasks", head["tasks"])
 c[1].metric("Complete tasks", head["complete"], help=work.COMPLETE)
 c[2].metric("Labels", head["labels"])
 c[3].metric("Annotators", head["annotators"], help="people with at least one label")
+if head["beyond_overlap"]:
+    st.warning(
+        f"{len(head['beyond_overlap'])} item(s) beyond overlap, with more labels than their overlap (from "
+        "Label Studio or a label file); the labels are kept and counted: "
+        + md_escape("; ".join(head["beyond_overlap"][:5]))
+    )
 
 st.header("Progress per annotator and task kind")
 rows = dashboard.progress(store)

@@ -63,6 +63,18 @@ def apply_overlap(tasks: Iterable[AnnotationTask], overlap: int | OverlapRange) 
     return out
 
 
+def beyond_overlap(store: ProjectStore, kind: str | None = None) -> list[str]:
+    """``item (kind): N labels, overlap K`` for every non-gold item with more live labels than its
+    overlap: the app never hands an item out past it, but Label Studio and label files can; those
+    labels are kept (a person made them) and counted like any other."""
+    labels = live_labels(store, kind)
+    return [
+        f"{t.item_ref} ({t.kind}): {len(labels[t.task_id])} labels, overlap {t.overlap}"
+        for t in store.labels.tasks(kind=kind)
+        if not t.is_gold and len(labels.get(t.task_id, ())) > t.overlap
+    ]
+
+
 def first_target(overlap: int | OverlapRange) -> int:
     return overlap if isinstance(overlap, int) else overlap.min
 

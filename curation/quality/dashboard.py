@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
+from prefkit.curation.annotation.overlap import beyond_overlap
 from prefkit.curation.annotation.task_kinds import get_kind
 from prefkit.curation.annotation.workflow import gold_accuracy
 from prefkit.curation.quality.agreement import agreement_rows, annotator_stats
@@ -106,7 +107,7 @@ def reverification(store: ProjectStore) -> list[ReverifyDialogue]:
 
 def overview(store: ProjectStore) -> dict[str, Any]:
     """Headline numbers: tasks, finished labels, annotators (people who gave at least one label, not
-    accounts), items complete (k labels)."""
+    accounts), items complete (k labels), items past their overlap."""
     summaries = store.progress.task_summaries()
     return {
         "tasks": sum(r.tasks for r in summaries),
@@ -114,6 +115,7 @@ def overview(store: ProjectStore) -> dict[str, Any]:
         "labels": store.count("label_events", action="label"),
         "annotators": store.labels.labelled_by(),
         "gold": gold_accuracy(store),
+        "beyond_overlap": beyond_overlap(store),
     }
 
 

@@ -124,6 +124,8 @@ def pull_cmd(project: Project, kind: str, url: str, as_json: bool) -> None:
         click.echo(f"  new annotator (from Label Studio): {user}")
     for line in r.invalid:
         click.echo(f"  invalid, not recorded: {line}")  # every one: each needs a look
+    for line in r.beyond:
+        click.echo(f"  beyond overlap, recorded: {line}")
 
 
 @labelstudio.command("status")
