@@ -13,6 +13,8 @@ Layout of a project directory::
 
 from __future__ import annotations
 
+import fcntl
+import os
 import re
 import tomllib
 import uuid
@@ -85,12 +87,19 @@ class Project(ProjectDir):
         return project
 
     def canary(self) -> str:
-        """``[release] canary``, made (a random GUID written into ``prefkit.toml``) on first use."""
+        """``[release] canary``, made (a random GUID written into ``prefkit.toml``) on first use: once,
+        under a lock on the file and by rename, so two first cuts at once both carry the one written."""
         if not self.config.release.canary:
             cfg = self.root / CONFIG_NAME
-            made = set_toml_value(cfg.read_text(encoding="utf-8"), "release", "canary", str(uuid.uuid4()))
-            cfg.write_text(made, encoding="utf-8")
-            self.__dict__.pop("config", None)
+            with cfg.open("rb") as held:
+                fcntl.flock(held, fcntl.LOCK_EX)  # a cut that waited here reads the GUID the other wrote
+                self.__dict__.pop("config", None)
+                if not self.config.release.canary:
+                    text_ = cfg.read_text(encoding="utf-8")
+                    tmp = cfg.with_name(f".{cfg.name}.{os.getpid()}.tmp")
+                    tmp.write_text(set_toml_value(text_, "release", "canary", str(uuid.uuid4())), "utf-8")
+                    os.replace(tmp, cfg)
+                    self.__dict__.pop("config", None)
         return self.config.release.canary
 
     def set_database(self, database: str) -> None:

@@ -95,6 +95,18 @@ def test_a_remembered_form_is_forgotten_once_refused(fake_openai, run, project):
     assert [f.form for f in project.store.llm.forms()] == ["json_mode"]
 
 
+def test_an_endpoint_that_flipped_forms_gets_the_remaining_ones_before_the_run_stops(
+    fake_openai, run, project
+):
+    server = fake_openai(ada, refuse_forms=("json_schema",))
+    run(server, asks(1))
+    server.refuse_forms = ("json_object_schema", "json_mode")  # the next run finds another engine there
+    server.reset_log()
+    assert all(r.ok for r in run(server, asks(2, start=1)))
+    assert sent_forms(server) == ["json_object_schema", "json_mode", "json_schema", "json_schema"]
+    assert [f.form for f in project.store.llm.forms()] == ["json_schema"]
+
+
 def test_a_named_form_refused_stops_the_run_with_one_line(fake_openai, run, project):
     server = fake_openai(ada, refuse_forms=("json_schema",), refusal_status=500)
     with pytest.raises(LLMConfigError) as caught:
@@ -253,6 +265,20 @@ def test_what_counts_as_local():
         "http://1.1.1.1/v1",
     ]
     assert [u for u in local if not is_local(u)] == [] and [u for u in hosted if is_local(u)] == []
+
+
+def test_an_answer_echoing_the_key_is_stored_and_returned_without_it(fake_openai, run, project):
+    servers = []
+
+    def echo(body):  # the header the request came with, as a misconfigured proxy or a model might
+        return {"name": servers[0].chat_requests()[-1].headers["authorization"], "age": 1}
+
+    servers.append(fake_openai(echo))
+    [response] = run(servers[0], asks(1))
+    assert response.ok and response.parsed.name == "Bearer ***" and KEY not in response.text
+    [row] = project.store.llm.ledger("personas")
+    [cached] = project.store.llm.cache_get([row.key]).values()
+    assert KEY not in cached.text and "Bearer ***" in cached.text
 
 
 def test_max_tokens_caps_every_call_that_asks_for_more_or_for_none(fake_openai, run):

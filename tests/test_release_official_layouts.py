@@ -337,3 +337,36 @@ def test_an_older_project_gets_its_canary_on_first_use(project):
     assert older.config.release.canary == ""
     guid = older.canary()
     assert guid and f'canary = "{guid}"' in toml.read_text() and Project(project.root).canary() == guid
+
+
+FIRST_CANARY = """
+import sys
+from prefkit.curation.project import Project
+project = Project(sys.argv[1])
+print(repr(project.config.release.canary), flush=True)  # read blank, before the other writes
+sys.stdin.readline()
+print(project.canary(), flush=True)
+"""
+
+
+def test_two_processes_making_the_canary_at_once_write_one_guid_and_both_get_it(project):
+    import subprocess
+    import sys
+
+    toml = project.root / "prefkit.toml"
+    toml.write_text(re.sub(r'(?m)^canary = ".*"\n', "", toml.read_text()))
+    racers = [
+        subprocess.Popen(
+            [sys.executable, "-c", FIRST_CANARY, str(project.root)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(2)
+    ]
+    read_first = [racer.stdout.readline().strip() for racer in racers]
+    said = [racer.communicate("go\n", timeout=60)[0].strip() for racer in racers]
+    written = Project(project.root).config.release.canary
+    assert read_first == ["''", "''"] and [r.returncode for r in racers] == [0, 0]
+    assert said == [written, written] and re.fullmatch(r"[0-9a-f-]{36}", written)
+    assert toml.read_text().count("canary = ") == 1

@@ -90,8 +90,3 @@ def form_params(form: str, request: LLMRequest) -> tuple[list[dict[str, str]], d
     return messages + [{"role": "system", "content": instruction}], {
         "response_format": {"type": "json_object"}
     }
-
-
-def next_form(form: str) -> str | None:
-    i = FORMS.index(form) + 1
-    return FORMS[i] if i < len(FORMS) else None

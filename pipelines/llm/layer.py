@@ -270,6 +270,7 @@ class LLMLayer:
                 text, usage, meta = first if (n == 0 and first) else await self._call(planned, request)
             except CallFailed as exc:
                 return self.failed_outcome(planned, f"{exc}", exc.raw, _add(total, exc.usage))
+            text = self.backend.scrub(text) or ""  # an answer echoing the key is stored without it
             total = _add(total, usage)
             if request.response_model is None:
                 return self._succeeded(planned, text, None, total, meta)

@@ -4,11 +4,11 @@ A structured request is asked in one of ``forms.FORMS`` (json_schema, json_objec
 with the schema in the prompt). With ``[llm] structured = "auto"`` the backend starts from the form the
 project remembers for this endpoint and model (``store.llm.forms()``), else json_schema; a refusal (an
 error naming the request's response_format, whatever its status: ``forms.is_refusal``; never retried)
-moves that model to the next form and forgets the remembered one, and the form that answers is
-remembered. A schema the SDK cannot
-make strict, or one the server rejects alone, moves only that response model on. A named form is used
-as it is: its refusal stops the run with one line. The layer validates every answer with the same
-pydantic model. Transport retries (429 with Retry-After, other 5xx, timeouts) are the SDK's, with
+moves that model to the next form not refused (on from the remembered one, then round to those
+before it: an endpoint may change engines between runs) and forgets the remembered one, and the form
+that answers is remembered. A schema the SDK cannot make strict, or one the server rejects alone, moves
+only that response model on. A named form is used as it is: its refusal stops the run with one line.
+The layer validates every answer with the same pydantic model. Transport retries (429 with Retry-After, other 5xx, timeouts) are the SDK's, with
 ``max_retries`` from the config; ``timeout_s`` bounds each attempt whole (connecting, the headers and
 the body), not each read; an answer no retry can change (a refusal, a context overflow) is marked so the
 SDK does not retry it.
@@ -101,9 +101,10 @@ class OpenAIBackend:
         self.endpoint = endpoint_id(self.base_url)
         self.auto = settings.structured == "auto"
         self._memory = memory
-        self._form: dict[str, str] = {}  # model name -> the form the endpoint takes for it
+        self._refused_forms: dict[str, set[str]] = {}  # model name -> the forms the endpoint refused
         self._schema_form: dict[tuple[str, type[pydantic.BaseModel]], str] = {}  # one schema moved on
-        self._remembered: dict[str, str] | None = None
+        self._start: dict[str, str] | None = None  # model name -> the form remembered when the run began
+        self._remembered: dict[str, str] = {}  # model name -> the form remembered now
         self._clients: dict[asyncio.AbstractEventLoop, openai.AsyncOpenAI] = {}
 
     @property
@@ -155,17 +156,30 @@ class OpenAIBackend:
         return max(form, moved or form, key=forms.FORMS.index)
 
     def _endpoint_form(self, model: str) -> str:
-        """The form this endpoint takes for ``model``: the named one, else what worked, else the first."""
+        """The form this endpoint takes for ``model``: the named one; else, on from the one remembered
+        (or the first) and round to the ones before it, the first not refused yet."""
         if not self.auto:
             return self.settings.structured
-        if self._remembered is None:
+        if self._start is None:
             mine = [f for f in (self._memory.forms() if self._memory else []) if f.endpoint == self.endpoint]
             self._remembered = {f.model: f.form for f in mine if f.form in forms.FORMS}
-        return self._form.get(model) or self._remembered.get(model) or forms.FORMS[0]
+            self._start = dict(self._remembered)
+        i = forms.FORMS.index(self._start.get(model, forms.FORMS[0]))
+        order, refused = forms.FORMS[i:] + forms.FORMS[:i], self._refused_forms.get(model, set())
+        return next((f for f in order if f not in refused), order[-1])
 
     def _refused(self, request: LLMRequest, model: str, form: str, why: str, one_schema: bool) -> str:
-        """The next form after ``form`` was refused (``why``), or a one-line error when none is left."""
-        following = forms.next_form(form) if self.auto or one_schema else None
+        """The form to ask in after ``form`` was refused (``why``), or a one-line error when none is left."""
+        refused = self._refused_forms.setdefault(model, set())
+        if one_schema:  # this schema only: the next form the endpoint has not refused
+            later = forms.FORMS[forms.FORMS.index(form) + 1 :]
+            following = next((f for f in later if f not in refused), None)
+        elif self.auto:
+            refused.add(form)
+            following = self._endpoint_form(model)
+            following = None if following in refused else following
+        else:
+            following = None
         if following is None:
             raise LLMConfigError(
                 f"{self.host}: model {model!r} refused the structured form {form!r}: {why[:300]}"
@@ -173,14 +187,14 @@ class OpenAIBackend:
             )
         if one_schema:
             self._schema_form[(model, request.response_model)] = following  # type: ignore[index]
-        elif forms.FORMS.index(following) > forms.FORMS.index(self._endpoint_form(model)):
-            self._form[model] = following
-            if self._remembered and self._remembered.pop(model, None) and self._memory:
+        elif self._remembered.get(model) == form:
+            del self._remembered[model]
+            if self._memory:
                 self._memory.remember_form(self.endpoint, model, None)  # refused: forget it
         return following
 
     def _worked(self, model: str, form: str) -> None:
-        if not self.auto or self._remembered is None or form != self._endpoint_form(model):
+        if not self.auto or form != self._endpoint_form(model):
             return  # a named form, or one schema's own: nothing to remember for the endpoint
         if self._remembered.get(model) != form and self._memory:
             self._memory.remember_form(self.endpoint, model, form)
