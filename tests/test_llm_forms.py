@@ -198,10 +198,11 @@ def test_a_refusal_is_an_error_naming_response_format_and_anything_else_is_retri
     assert [f.form for f in project.store.llm.forms()] == [after]
 
 
-def test_transient_500s_past_max_retries_fail_one_item_and_move_no_form(fake_openai, run, project):
-    server = fake_openai(ada, replies=[TRANSIENT["migration 500"]] * 3)
+@pytest.mark.parametrize("reply", TRANSIENT.values(), ids=TRANSIENT)
+def test_transient_errors_past_max_retries_fail_one_item_and_move_no_form(fake_openai, run, project, reply):
+    server = fake_openai(ada, replies=[reply] * 3)
     first, second = run(server, asks(2), max_retries=2)
-    assert not first.ok and first.error.startswith("HTTP 500: ") and second.ok
+    assert not first.ok and first.error.startswith(f"HTTP {reply[0]}: ") and second.ok
     assert sent_forms(server) == ["json_schema"] * 4
     assert [f.form for f in project.store.llm.forms()] == ["json_schema"]
 

@@ -45,7 +45,10 @@ _CONTEXT_WORDS = re.compile(r"context.length|context window|context size|exceed_
 
 
 def is_refusal(status: int, body: str) -> bool:
-    """An error answer (not a context overflow) whose JSON error names the request's response_format."""
+    """An error answer (not a context overflow, nor a status that means "later": 408, 409, 429) whose
+    JSON error names the request's response_format."""
+    if status < 400 or status in (408, 409, 429):
+        return False
     try:
         data = json.loads(body)
     except ValueError:
@@ -53,7 +56,7 @@ def is_refusal(status: int, body: str) -> bool:
     error = data.get("error", data) if isinstance(data, dict) else None  # vLLM once sent it bare
     fields = error.items() if isinstance(error, dict) else [("message", error)]
     named = any(k in ("param", "code", "message", "detail") and _NAMES_FORM.search(str(v)) for k, v in fields)
-    return status >= 400 and named and context_overflow(body) is None
+    return named and context_overflow(body) is None
 
 
 def context_overflow(body: str, asked: int | None = None) -> str | None:
