@@ -187,7 +187,11 @@ def guidelines(project: Project, kind: str) -> str:
     """The kind's guidelines (the maintainer's own markdown), read again only when the file changes."""
     path = project.guidelines_dir / f"{kind}.md"
     mtime = path.stat().st_mtime if path.exists() else 0.0
-    return _guidelines(str(project.root), kind, mtime)
+    try:
+        return _guidelines(str(project.root), kind, mtime)
+    except PrefkitError as exc:  # a guidelines file that cannot be shown: no item is drawn under it
+        st.error(str(exc))
+        st.stop()
 
 
 def bubble(turn: dict[str, Any], note: str = "") -> Any:

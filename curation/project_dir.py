@@ -8,6 +8,7 @@ SQLAlchemy.
 
 from __future__ import annotations
 
+import time
 import tomllib
 from functools import cached_property
 from pathlib import Path
@@ -16,6 +17,7 @@ from typing import Self
 from prefkit.curation.store import StoreError, is_url
 from prefkit.schemas.config import ProjectConfig
 from prefkit.schemas.environment import Environment
+from prefkit.schemas.reading import read_project_text
 
 CONFIG_NAME = "prefkit.toml"
 
@@ -74,5 +76,11 @@ class ProjectDir:
         return self.root / "releases"
 
     def guidelines(self, kind: str) -> str:
-        path = self.guidelines_dir / f"{kind}.md"
-        return path.read_text(encoding="utf-8") if path.exists() else ""
+        """``guidelines/<kind>.md`` ('' when there is none), or one line why it cannot be shown. An
+        empty file is read again for half a second: an editor saving in place empties it first."""
+        for _ in range(10):
+            text = read_project_text(self.root, f"guidelines/{kind}.md")
+            if text != "":
+                return text or ""
+            time.sleep(0.05)
+        return ""

@@ -266,3 +266,24 @@ def parse_timestamp(value: Any, where: str, field: str = "timestamp") -> str:
     if parsed.tzinfo is None:
         raise InputError(f"{where}: field {field}: {value!r} has no UTC offset; add Z or +HH:MM")
     return parsed.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def read_project_text(root: Path, rel: str) -> str | None:
+    """The text of the project's file ``rel`` (guidelines; None: there is none); one line when it
+    resolves outside the project (``..``, an absolute path, a link) or is no regular UTF-8 file (a
+    folder, a FIFO, a dangling link, another encoding): nothing beside a project is ever shown."""
+    path, inside = Path(root) / rel, Path(root).resolve()
+    if not path.exists() and not path.is_symlink():
+        return None
+    if not path.resolve().is_relative_to(inside):
+        raise InputError(f"{rel}: outside the project; only its own files are read")
+    try:
+        if not path.is_file():
+            raise InputError(f"{rel}: not a regular file")
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(
+            f"{rel}: not UTF-8 text (byte {exc.start} is {exc.object[exc.start]:#04x})"
+        ) from None
+    except OSError as exc:
+        raise InputError(f"{rel}: {exc.strerror}") from None

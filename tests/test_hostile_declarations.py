@@ -4,7 +4,9 @@ release's own, guidelines files outside the project or not text. Every case read
 
 from __future__ import annotations
 
+import json
 import os
+import re
 
 import pytest
 from click.testing import CliRunner
@@ -219,3 +221,80 @@ def test_the_reserved_table_names_are_the_release_databases_own():
     from prefkit.schemas.config import RELEASE_TABLES
 
     assert sorted(RELEASE_TABLES) == sorted({"gates", "agreement", "metadata", *VIEWS})
+
+
+SECRET = "OPENAI_API_KEY=sk-never-shown\n"
+
+#: A guidelines file no one may be shown, and the end of its one line.
+BAD_GUIDELINES = [
+    (lambda p: p.write_bytes(b"caf\xe9\n"), "not UTF-8 text (byte 3 is 0xe9)"),
+    (lambda p: p.mkdir(), "not a regular file"),
+    (lambda p: os.mkfifo(p), "not a regular file"),
+    (lambda p: p.symlink_to(p.parent / "gone.md"), "not a regular file"),
+    (lambda p: p.symlink_to(p.parents[2] / "secret.env"), "outside the project; only its own files are read"),
+]
+
+
+@pytest.mark.parametrize(("make", "line"), BAD_GUIDELINES)
+def test_a_guidelines_file_that_cannot_be_shown_is_one_line_everywhere_and_draws_nothing(
+    project, tmp_path, make, line
+):
+    from declaredkind import label_rows
+    from prefkit.curation.annotation import workflow
+    from prefkit.schemas.common import InputError
+
+    (project.root.parent / "secret.env").write_text(SECRET)
+    declare(project.root)
+    use_project_kinds(project.root, project.store)
+    work.create(project, "t", NAME, items=write_items(tmp_path / "items.jsonl"))
+    project.store.accounts.add_user("ann1", "annotator", "a-long-password")
+    path = project.root / "guidelines" / f"{NAME}.md"
+    path.unlink()
+    make(path)
+    want = f"guidelines/{NAME}.md: {line}"
+    listed = _run(project, "guidelines", "list")
+    assert listed.exit_code == 1 and listed.stderr.strip() == f"error: {want}" and "sk-" not in listed.output
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text("".join(json.dumps(r) + "\n" for r in label_rows() if r["annotator"] == "ann1"))
+    imported = _run(project, "labels", "import", str(labels))
+    assert imported.exit_code == 1 and imported.stderr.strip().endswith(want), imported.output
+    with pytest.raises(InputError, match=re.escape(want)):
+        workflow.current_item(project, "ann1", NAME)
+    assert project.store.count("label_events") == 0 and project.store.count("assignments") == 0
+    texts = [project.store.guidelines.text(NAME, v.version) for v in project.store.guidelines.versions(NAME)]
+    assert "sk-never-shown" not in json.dumps(texts)  # no version was taken from it
+
+
+@pytest.mark.parametrize(
+    ("given", "line"),
+    [
+        ("{outside}/secret.env", "outside the project"),
+        ("../secret.env", "outside the project"),
+        ("guidelines/link.md", "outside the project"),
+        ("guidelines", "not a regular file"),
+    ],
+)
+def test_a_declarations_guidelines_are_read_only_from_inside_the_project(project, given, line):
+    (project.root.parent / "secret.env").write_text(SECRET)
+    (project.root / "guidelines" / "link.md").symlink_to(project.root.parent / "secret.env")
+    given = given.format(outside=project.root.parent)
+    declare(project.root, TOML.replace('title = "Which', f'guidelines = "{given}"\ntitle = "Which', 1))
+    result = _run(project, "kinds", "check")
+    assert result.exit_code == 1 and "sk-" not in result.output
+    assert result.stderr.strip() == f"kinds/{NAME}.toml: key guidelines: {given}: {line}" + (
+        "; only its own files are read" if line.startswith("outside") else ""
+    )
+
+
+def test_guidelines_saved_in_place_are_versioned_only_complete(project):
+    import threading
+
+    from prefkit.curation.annotation.guidelines import current_version, version_of
+
+    path = project.guidelines_dir / "task_qc.md"
+    complete = "# Task QC\n\nCheck each task.\n"
+    path.write_text("")  # truncated: the save's first step
+    threading.Timer(0.1, lambda: path.write_text(complete)).start()
+    assert current_version(project, project.store, "task_qc") == version_of(complete)
+    versions = project.store.guidelines.versions("task_qc")
+    assert [project.store.guidelines.text("task_qc", v.version) for v in versions] == [complete]

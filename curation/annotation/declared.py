@@ -32,8 +32,9 @@ from prefkit.curation.annotation.task_kinds import (
     TaskKind,
     load_reference,
 )
-from prefkit.schemas.common import Contract, RecordId, validation_line
+from prefkit.schemas.common import Contract, InputError, RecordId, validation_line
 from prefkit.schemas.config import KIND_CONFIGS, LABEL_CONFIGS, RELEASE_CONFIGS, RELEASE_TABLES, ROW_KEYS
+from prefkit.schemas.reading import read_project_text
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, ValidationError, create_model
 
 if TYPE_CHECKING:
@@ -443,10 +444,11 @@ class DeclaredKind(TaskKind):
         return out
 
     def default_guidelines(self) -> str:
-        if self.declaration.guidelines:
-            path = self.root / self.declaration.guidelines
-            if path.is_file():
-                return path.read_text(encoding="utf-8")
+        text = (
+            read_project_text(self.root, self.declaration.guidelines) if self.declaration.guidelines else None
+        )
+        if text is not None:
+            return text
         lines = [f"# Guidelines: {self.title}", "", "Read the item, then answer each question.", ""]
         for q in self.declaration.questions:
             choices = ", ".join(map(str, q.choices()))
@@ -599,6 +601,10 @@ def read_project_kinds(root: Path) -> tuple[dict[str, DeclaredKind], dict[str, D
             hooks = kind.declaration.hooks
             for name in ["items", "gold", *(f"release.{c}" for c in hooks.release)]:
                 kind.hook(name)  # a hook that cannot be loaded is the declaration's error, said now
+            try:
+                kind.default_guidelines()
+            except InputError as exc:
+                raise DeclarationError(f"{kind.where}: key guidelines: {exc}") from None
             kinds[path.stem] = kind
         except DeclarationError as exc:
             errors[path.stem] = exc
