@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 import tomllib
+from bisect import bisect_right
 from collections import defaultdict
 from pathlib import Path
 from statistics import mean
@@ -388,11 +389,16 @@ class DeclaredKind(TaskKind):
             shown = task.payload.get(q.field or "")
             chat = isinstance(shown, list)
             for n, text in enumerate([t["content"] for t in shown] if chat else [shown or ""]):
-                at = [(s["start"], s["end"], s["label"]) for s in spans if s.get("turn", 0) == n]
-                for w, word in enumerate(regex.finditer(WORD, text)):
-                    a, b = word.span()
+                words = [m.span() for m in regex.finditer(WORD, text)]
+                ends, marked = [b for _, b in words], set()
+                for s in (s for s in spans if s.get("turn", 0) == n):  # the words from the first it reaches
+                    w = bisect_right(ends, s["start"])
+                    while w < len(words) and words[w][0] < s["end"]:
+                        marked.add((w, s["label"]))
+                        w += 1
+                for w, (a, b) in enumerate(words):
                     for label in q.labels or ():
-                        yes = any(x < b and y > a and mark == label for x, y, mark in at)
+                        yes = (w, label) in marked
                         out[(f"{n if chat else ''}:{w}:{a}:{b}", f"{q.name}:{label}")] = (
                             "yes" if yes else "no"
                         )
