@@ -363,6 +363,7 @@ def _kind_sections(configs, agreement: list[dict], cost: CostReport | None, guid
                 r.get("n_units"),
                 _fmt(r.get("alpha")),
                 f"[{_fmt(r.get('ci_low'))}, {_fmt(r.get('ci_high'))}]",
+                "audit share" if r.get("share") == "audit" else "all items",
             ]
             for r in agreement
             if r.get("task_kind") == kind.name and r.get("comparison", "human-vs-human") == "human-vs-human"
@@ -400,7 +401,7 @@ def _kind_sections(configs, agreement: list[dict], cost: CostReport | None, guid
             f"guidelines versions: {', '.join(f'`{v}`' for v in versions) or 'none recorded'}.",
             "",
             *(
-                _table(alpha, ["question", "units", "Krippendorff α", "95% CI"])
+                _table(alpha, ["question", "units", "Krippendorff α", "95% CI", "measured on"])
                 if alpha
                 else ["No agreement was measured."]
             ),

@@ -2,7 +2,8 @@
 item people decided, and ``NAME_unverified``, the items not decided yet or decided by fewer people than
 they needed (docs/kinds.md, "What the release holds"). A row holds the item's id, every field, its
 ``meta`` (when items carry one), ``n_labels`` and ``decided_by``; a decided row also ``answers``, one typed
-entry per question. Column types follow the declaration (a chat is a list of turns, a ranking a list of
+entry per question. Column types follow the declaration (a chat is a list of turns, each with its
+``session`` and ``date`` where any item's turns give them, a ranking a list of
 values best first, a span question a list of ``{turn, start, end, label, text}``: ``turn`` on a chat
 field only; a text question every answer given, by pseudonymous annotator, and the adjudicated one),
 so the card's features, Croissant's fields and the DuckDB tables do too. ``NAME_labels``,
@@ -19,19 +20,16 @@ import pyarrow as pa
 from prefkit.curation.annotation.annotator_model import live_labels
 from prefkit.curation.annotation.declared import UNVERIFIED, DeclaredKind, QuestionDecl
 from prefkit.curation.annotation.task_kinds import TASK_KIND_REGISTRY
-from prefkit.curation.quality.consensus import effective_adjudications, final_labels
-from prefkit.curation.quality.gates import labels_needed
+from prefkit.curation.quality.consensus import effective_adjudications, final_labels, labels_needed
 from prefkit.schemas.common import canonical_json
 
 if TYPE_CHECKING:
     from prefkit.curation.store import ProjectStore
     from prefkit.exports.release_data import ConfigData
 
-_FIELD_TYPES = {
-    "text": pa.string(),
-    "chat": pa.list_(pa.struct([("role", pa.string()), ("content", pa.string())])),
-    "list": pa.list_(pa.string()),
-}
+_FIELD_TYPES = {"text": pa.string(), "list": pa.list_(pa.string())}
+#: A chat turn's keys: role and content, and the session it opens and its date where items give them.
+_TURN = ("role", "content", "session", "date")
 _SPAN = [("start", pa.int64()), ("end", pa.int64()), ("label", pa.string())]
 _TEXT = pa.struct(
     [
@@ -104,6 +102,13 @@ def meta_type(metas: list[Any]) -> pa.DataType:
     return t if same and _typed(t) else pa.string()
 
 
+def _field_type(name: str, type_: str, tasks: list) -> pa.DataType:
+    if type_ != "chat":
+        return _FIELD_TYPES[type_]
+    given = {key for t in tasks for turn in t.payload.get(name) or [] for key in turn}
+    return pa.list_(pa.struct([(key, pa.string()) for key in _TURN if key in given or key in _TURN[:2]]))
+
+
 def _typed(t: pa.DataType) -> bool:
     if pa.types.is_struct(t):
         return t.num_fields > 0 and all(_typed(f.type) for f in t)
@@ -145,7 +150,7 @@ def declared_configs(
     metas = [t.payload["meta"] for t in tasks if "meta" in t.payload]
     meta = [("meta", meta_type(metas))] if metas else []
     as_json = bool(meta) and meta[0][1] == pa.string()
-    head = [("id", pa.string()), *((f.name, _FIELD_TYPES[f.type]) for f in decl.fields), *meta]
+    head = [("id", pa.string()), *((f.name, _field_type(f.name, f.type, tasks)) for f in decl.fields), *meta]
     counts = [("n_labels", pa.int64()), ("decided_by", pa.string())]
     shows = "; ".join(f"{f.name} ({f.type}{f': {f.title}' if f.title else ''})" for f in decl.fields)
     said = (", `meta` (" + ("JSON text" if as_json else "a struct") + ")") if meta else ""
@@ -174,8 +179,8 @@ def declared_configs(
         final = finals[task.task_id]
         row |= {"n_labels": final.n_labels, "decided_by": final.shown_decided_by}
         need = labels_needed(task, min_labels)
-        short = final.decided_by != "adjudicated" and final.n_labels < need
-        if final.values is None or short:
+        if not final.enough(task, min_labels):
+            short = final.n_labels < need
             decided.drop(f"waiting for {'labels' if short else 'adjudication'} (in the unverified config)")
             rest.add(
                 "test",
@@ -185,7 +190,7 @@ def declared_configs(
         adj = adjudicated.get(task.task_id)
         answers = {}
         for q in decl.questions:
-            value = final.values.get(q.name)
+            value = (final.values or {}).get(q.name)
             if q.type == "text":
                 value = _text_answer(q, labels.get(task.task_id, {}), adj.values if adj else None, pseudonym)
             elif q.type == "span" and value is not None:

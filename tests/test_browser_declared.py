@@ -174,6 +174,8 @@ def test_the_release_ships_what_was_labelled_and_datasets_reads_every_config_typ
     release = cut(project, "0.1.0", override="journey: no gold items").path
     datasets = hub_offline(monkeypatch)
     card = (release / "README.md").read_text(encoding="utf-8")
+    alpha = r"\| better \| 3 \| -?\d\.\d{3} \| \\\[-?\d\.\d{3}, -?\d\.\d{3}\\\] \| all items \|"
+    assert re.search(alpha, card.split("## Task: ")[1]), "agreement per question, with its interval"
     loaded = {}
     for quoted in re.findall(r"^- config_name: (\S+)$", card.split("\ndataset_info:")[0], re.M):
         name = json.loads(quoted) if quoted.startswith('"') else quoted

@@ -19,8 +19,9 @@ from prefkit.exports.declared import meta_type
 from test_release_support import croissant_fields, cut, duckdb_rows, hub_offline
 
 ONE = {"better": "A", "strength": 3, "order": ["m2", "m1", "m3"], "why": "a lone view"}
-#: i3: no label; i4: one label of three needed; i5: one label, then adjudicated; i6: overlap 1, one label.
-MORE = {"ann1": {"i4": ONE, "i5": ONE, "i6": {**ONE, "why": ""}}}
+#: i3: no label; i4: one label of three needed; i5: one label, then adjudicated; i6: overlap 1, one label;
+#: i7: adaptive overlap 1..3, one label, its target still 1 (the label was certain).
+MORE = {"ann1": {"i4": ONE, "i5": ONE, "i6": {**ONE, "why": ""}, "i7": ONE}}
 DECISION = {"better": "tie", "strength": 2, "order": ["m1", "m2", "m3"], "why": "both follow"}
 
 
@@ -38,6 +39,8 @@ def release(tmp_path_factory):
     work.create(project, "t", NAME, overlap="3", items=write_items(tmp / "items.jsonl", items))
     one = [{**ITEMS[0], "id": "i6", "meta": _meta(6)}]
     work.create(project, "s", NAME, overlap="1", items=write_items(tmp / "one.jsonl", one))
+    adaptive = [{**ITEMS[1], "id": "i7", "meta": _meta(7)}]
+    work.create(project, "a", NAME, overlap="1..3", items=write_items(tmp / "adaptive.jsonl", adaptive))
     for who in ("ann1", "ann2", "ann3"):
         project.store.accounts.add_user(who, "annotator", "a-long-password")
     project.store.accounts.add_user("lead", "maintainer", "a-long-password")
@@ -60,9 +63,9 @@ def _rows(result, config: str, split: str = "test") -> list[dict]:
 def test_verified_rows_are_items_decided_by_enough_people_with_every_answer(release):
     _, result = release
     counts = result.manifest.counts
-    assert counts[NAME] == 4 and counts[f"{NAME}_unverified"] == 2
+    assert counts[NAME] == 5 and counts[f"{NAME}_unverified"] == 2
     rows = {r["id"]: r for r in _rows(result, NAME)}
-    assert list(rows) == ["i1", "i2", "i5", "i6"]
+    assert list(rows) == ["i1", "i2", "i5", "i6", "i7"]
     assert (
         rows["i1"]["history"] == ITEMS[0]["history"] and rows["i2"]["preferences"] == ITEMS[1]["preferences"]
     )
@@ -72,7 +75,11 @@ def test_verified_rows_are_items_decided_by_enough_people_with_every_answer(rele
         "i2": (3, "majority"),
         "i5": (1, "adjudicated"),
         "i6": (1, "single"),
+        "i7": (1, "single"),  # adaptive overlap settled on one label
     }
+    project = release[0]
+    i7 = project.store.labels.task(project.store.labels.task_ids_by_ref(NAME, ["i7"])["i7"])
+    assert (i7.overlap, i7.overlap_max) == (1, 3)
     whys = {i: rows[i]["answers"].pop("why") for i in rows}
     assert {i: rows[i]["answers"] for i in ("i1", "i2")} == DECIDED
     assert rows["i5"]["answers"] == {k: v for k, v in DECISION.items() if k != "why"} | {"tags": None}
@@ -127,11 +134,12 @@ def test_card_states_the_questions_and_the_decisions(release):
         "1 waiting for adjudication" not in card and "2 waiting for labels (in the unverified config)" in card
     )
     assert (
-        "4 verified items (1 adjudicated, 2 majority, 1 single); 2 unverified (waiting for labels: 2)."
+        "5 verified items (1 adjudicated, 2 majority, 2 single); 2 unverified (waiting for labels: 2)."
         in card
     )
     assert "3 annotators; median seconds per item: 30.000;" in card
-    assert "| better | 2 |" in card  # agreement per question, with its interval
+    # agreement per question, with its interval: under adaptive overlap (i7), on the audit items (none)
+    assert "| better | 0 | — | \\[—, —\\] | audit share |" in card
     assert "## Motivation\n\nCreated to evaluate models on these tasks: Which response follows" in card
     words = card.lower().split("\n---\n", 1)[1]
     assert "cupid" not in words and "alpsbench" not in words
@@ -164,9 +172,9 @@ def test_datasets_loads_every_config_typed(release, tmp_path, monkeypatch):
     rest = load(f"{NAME}_unverified")["test"]
     assert rest["id"] == ["i3", "i4"] and rest["waiting_for"] == ["labels (0 of 3)", "labels (1 of 3)"]
     labels = load(f"{NAME}_labels")[NAME]
-    assert len(labels) == sum(len(v) for v in ANSWERS.values()) + 3
+    assert len(labels) == sum(len(v) for v in ANSWERS.values()) + 4
     mine = [r["values"] for r in labels if r["values"]["why"] == "a lone view"]
-    assert len(mine) == 2 and mine[0]["strength"] == 3 and mine[0]["order"] == ["m2", "m1", "m3"]
+    assert len(mine) == 3 and mine[0]["strength"] == 3 and mine[0]["order"] == ["m2", "m1", "m3"]
     adjudications = load(f"{NAME}_adjudications")["log"]
     assert adjudications[0]["values"] == {**DECISION, "tags": None} and adjudications[0]["in_force"]
     finals = load(f"{NAME}_final_labels")[NAME]
@@ -189,13 +197,22 @@ def test_croissant_and_duckdb_read_it(release):
     assert fields["answers"]["description"] == "JSON object with keys better, strength, tags, order, why."
     assert fields["history"]["description"] == "JSON array of objects with keys role, content."
     got = duckdb_rows(result.path, f'SELECT id, answers.strength, meta.hops FROM "{NAME}" ORDER BY id')
-    assert got == [("i1", 1, 1), ("i2", 4, 2), ("i5", 2, 5), ("i6", 3, 6)]
+    assert got == [("i1", 1, 1), ("i2", 4, 2), ("i5", 2, 5), ("i6", 3, 6), ("i7", 3, 7)]
     got = duckdb_rows(result.path, f'SELECT count(*) FROM "{NAME}_labels" WHERE "values".strength = 3')
-    assert got == [(3,)]
+    assert got == [(4,)]
 
 
-def test_meta_is_a_struct_only_when_every_item_shares_keys_and_types():
+def test_meta_is_a_struct_only_when_every_item_shares_keys_and_types_and_turns_keep_their_dates():
+    from types import SimpleNamespace
+
     import pyarrow as pa
+    from prefkit.exports.declared import _field_type
+
+    dated = [SimpleNamespace(payload={"h": [{"role": "user", "content": "hi", "date": "2024-01-03"}]})]
+    assert _field_type("h", "chat", dated) == pa.list_(
+        pa.struct([("role", pa.string()), ("content", pa.string()), ("date", pa.string())])
+    )
+    assert _field_type("h", "chat", []).value_type.names == ["role", "content"]
 
     assert meta_type([{"a": 1, "b": ["x"]}, {"a": 2, "b": []}]) == pa.struct(
         [("a", pa.int64()), ("b", pa.list_(pa.string()))]
@@ -233,8 +250,8 @@ def test_cost_counts_the_kind(release):
 
     project, _ = release
     report = cost_report(project.store, project.config.annotation)
-    assert [(t.kind, t.items) for t in report.times] == [(NAME, 9)]
+    assert [(t.kind, t.items) for t in report.times] == [(NAME, 10)]
     verified = {v.unit: v for v in report.verified}
-    assert verified[f"{NAME} items"].kind == NAME
+    assert verified[f"{NAME} items"].kind == NAME and verified[f"{NAME} items"].count == 5  # as released
     result = CliRunner().invoke(cli, ["cost", "-p", str(project.root)])
     assert result.exit_code == 0 and f"{NAME} items" in result.output

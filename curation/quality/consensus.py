@@ -44,6 +44,12 @@ class FinalLabel:
     def decided(self) -> bool:
         return self.decided_by != "undecided"
 
+    def enough(self, task: AnnotationTask, min_labels: int | None = None) -> bool:
+        """Whether the task is verified: adjudicated, or decided on the labels it needed."""
+        return self.decided_by == "adjudicated" or (
+            self.decided and self.n_labels >= labels_needed(task, min_labels)
+        )
+
     @property
     def shown_decided_by(self) -> str:
         """``decided_by`` as ``final_labels`` and a declared kind's rows state it: ``single`` for a
@@ -168,6 +174,12 @@ def final_label(
     units, tied, decided_by = decide_units(kind_name, labels) if decided is None else decided
     values = None if decided_by == "undecided" else get_kind(kind_name).assemble(units, labels)
     return FinalLabel(values, decided_by, len(labels), tuple(tied))
+
+
+def labels_needed(task: AnnotationTask, min_labels: int | None) -> int:
+    """The live labels a task needs to be decided by enough people: ``[release] min_labels_per_item``
+    where set, else its overlap; under adaptive overlap always the target it settled on."""
+    return task.overlap if min_labels is None or task.overlap_max is not None else min_labels
 
 
 def final_labels(store: ProjectStore, kind: str) -> dict[str, FinalLabel]:

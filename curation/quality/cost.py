@@ -224,7 +224,7 @@ def verified_counts(store: ProjectStore) -> dict[str, int]:
     )
     pairs = sum(_decided(store, kind.name) for kind in feeding("matching"))
     memories = sum(len(v["memories"]) for v in verified_gold(store).values())
-    declared = {f"{k} items": _decided(store, k) for k in _declared_units()}
+    declared = {f"{k} items": _decided(store, k, enough=True) for k in _declared_units()}
     return {
         "CUPID instances": instances,
         "sessions": status_counts(statuses)["verified"],
@@ -239,10 +239,15 @@ def _declared_units() -> list[str]:
     return [k.name for k in TASK_KIND_REGISTRY.values() if isinstance(k, DeclaredKind) and not k.release]
 
 
-def _decided(store: ProjectStore, kind: str) -> int:
+def _decided(store: ProjectStore, kind: str, enough: bool = False) -> int:
+    """Non-gold items decided (``enough``: on the labels they needed, as a declared kind's release)."""
     finals = final_labels(store, kind)
     return sum(
-        1 for t in store.labels.tasks(kind=kind) if not t.is_gold and finals[t.task_id].values is not None
+        1
+        for t in store.labels.tasks(kind=kind)
+        if not t.is_gold
+        and finals[t.task_id].values is not None
+        and (not enough or finals[t.task_id].enough(t))
     )
 
 

@@ -15,7 +15,13 @@ from typing import TYPE_CHECKING, Any
 from prefkit.curation.annotation.task_kinds import TASK_KIND_REGISTRY, feeding
 from prefkit.curation.annotation.workflow import gold_accuracy as project_gold_accuracy
 from prefkit.curation.quality.agreement import agreement_rows as project_agreement_rows
-from prefkit.curation.quality.consensus import disagreements, effective_adjudications, live_flags, live_labels
+from prefkit.curation.quality.consensus import (
+    disagreements,
+    effective_adjudications,
+    labels_needed,
+    live_flags,
+    live_labels,
+)
 from prefkit.curation.quality.evidence import check_memory, evidence_rows
 from prefkit.curation.quality.suggestions import arm_events, assist_report
 from prefkit.curation.quality.verification import verified_gold_evidence
@@ -196,12 +202,6 @@ def _live_tasks(ctx: GateContext, kinds) -> list:
     return [
         t for t in ctx.store.labels.tasks() if t.kind in kinds and not t.is_gold and t.task_id not in skip
     ]
-
-
-def labels_needed(task, min_labels: int | None) -> int:
-    """The live labels a task needs to be decided by enough people: ``[release] min_labels_per_item``
-    where set, else its overlap; under adaptive overlap always the target it settled on."""
-    return task.overlap if min_labels is None or task.overlap_max is not None else min_labels
 
 
 def gate_min_labels(ctx: GateContext) -> GateResult:
