@@ -158,7 +158,12 @@ def declared_configs(
         kind.name,
         f"Items of the task {decl.title!r} that people decided: id, the fields ({shows}){said}, "
         "`n_labels`, `decided_by` and `answers`, one entry per question: "
-        f"{' | '.join(question_line(q) for q in decl.questions)}.",
+        f"{' | '.join(question_line(q) for q in decl.questions)}."
+        + (
+            f" Evaluation (`prefkit eval run`): {decl.evaluation.model_dump_json()}."
+            if decl.evaluation
+            else ""
+        ),
         pa.schema([*head, *counts, ("answers", answers_type(kind))]),
         needs=(kind.name,),
     )

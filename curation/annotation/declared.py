@@ -23,6 +23,8 @@ from pathlib import Path
 from statistics import mean
 from typing import TYPE_CHECKING, Any, Literal
 
+import jinja2
+import jinja2.meta
 import regex
 from prefkit.curation.annotation.evidence_spans import grapheme_bounds
 from prefkit.curation.annotation.task_kinds import (
@@ -117,6 +119,25 @@ class Hooks(Contract):
     )
 
 
+#: The metrics of each type of ``[evaluation] target`` (``metrics`` picks among them; default all).
+EVAL_METRICS = {
+    "label": ("accuracy", "macro_f1", "f1"),
+    "multi_label": ("micro_f1", "macro_f1"),
+    "rating": ("mae", "spearman"),
+    "ranking": ("kendall_tau_b", "top1_accuracy"),
+    "span": ("precision", "recall", "f1"),
+}
+
+
+class EvaluationDecl(Contract):
+    """How a model is measured on the kind's decided items (``prefkit eval run``)."""
+
+    input: str = Field(min_length=1, description="A Jinja template over the item's fields: the prompt.")
+    target: str = Field(description="The question the model answers; its decided answer is the reference.")
+    messages: str | None = Field(default=None, description="A chat field passed as the conversation.")
+    metrics: list[str] | None = Field(default=None, min_length=1, description="Default: by target type.")
+
+
 class KindDeclaration(Contract):
     name: str = Field(pattern=NAME_PATTERN, description="An identifier equal to the file's stem.")
     title: str = Field(min_length=1, description="The kind's name in menus.")
@@ -127,6 +148,7 @@ class KindDeclaration(Contract):
     flag_reasons: list[str] | None = Field(default=None, min_length=1, description="The app's flag menu.")
     comment: StrictBool = Field(default=False, description="Labels may carry a free-text comment.")
     hooks: Hooks = Field(default_factory=Hooks, description="Python hooks, by import reference.")
+    evaluation: EvaluationDecl | None = Field(default=None, description="How a model is scored on it.")
 
 
 #: Keys each question type takes beyond name, type, title and required.
@@ -212,6 +234,33 @@ def _check(decl: KindDeclaration, stem: str, own: bool = False) -> tuple[str, st
     for config in decl.hooks.release:
         if config not in RELEASE_CONFIGS:
             return f"hooks.release.{config}", f"not a release config ({', '.join(RELEASE_CONFIGS)})"
+    return _check_evaluation(decl)
+
+
+def _check_evaluation(decl: KindDeclaration) -> tuple[str, str] | None:
+    ev, fields = decl.evaluation, {f.name: f.type for f in decl.fields}
+    if ev is None:
+        return None
+    q = next((q for q in decl.questions if q.name == ev.target), None)
+    if q is None:
+        return "evaluation.target", f"{ev.target!r} is not a question of the kind"
+    if q.type not in EVAL_METRICS:
+        return (
+            "evaluation.target",
+            f"a {q.type} question has no formula to score it ({', '.join(EVAL_METRICS)})",
+        )
+    if ev.messages is not None and fields.get(ev.messages) != "chat":
+        return "evaluation.messages", f"{ev.messages!r} is not a chat field of the kind"
+    for m in ev.metrics or ():
+        if m not in EVAL_METRICS[q.type]:
+            return "evaluation.metrics", f"{m!r} is not a {q.type} metric ({', '.join(EVAL_METRICS[q.type])})"
+    try:
+        names = jinja2.meta.find_undeclared_variables(jinja2.Environment().parse(ev.input))
+    except jinja2.TemplateSyntaxError as exc:
+        return "evaluation.input", f"the template does not parse (line {exc.lineno}: {exc.message})"
+    unknown = sorted(names - set(fields) - {"id", "meta"})
+    if unknown:
+        return "evaluation.input", f"{unknown[0]!r} is not a field of the kind ({', '.join(fields)})"
     return None
 
 
@@ -403,6 +452,11 @@ class DeclaredKind(TaskKind):
                             "yes" if yes else "no"
                         )
         return out
+
+    def check_answer(self, name: str, value: Any, payload: dict[str, Any]) -> Any:
+        """The answer ``value`` to question ``name`` as stored, or one :class:`LabelError` naming it."""
+        q = self.questions[name]
+        return _answer(q, value, payload.get(q.field or ""))
 
     def question_of(self, field: str) -> QuestionDecl:
         return self.questions[field.split(":")[0]]

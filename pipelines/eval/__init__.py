@@ -1,4 +1,5 @@
-"""Evaluating models on a release: CUPID preference inference and generation, AlpsBench tasks 1-4.
+"""Evaluating models on a release: CUPID preference inference and generation, AlpsBench tasks 1-4, and
+any declared kind with an ``[evaluation]`` table (``run_declared``).
 
     from prefkit.pipelines.eval import run_cupid, build_report
     with LLMLayer(project.store, llm_config=with_models(project.config.llm, assistant="my-model"),
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
         export_predictions,
         run_alpsbench,
         run_cupid,
+        run_declared,
         score_alps_file,
         score_cupid_file,
         write_charts,
@@ -49,6 +51,7 @@ _FROM = {
             "export_predictions",
             "run_alpsbench",
             "run_cupid",
+            "run_declared",
             "score_alps_file",
             "score_cupid_file",
             "write_charts",
@@ -68,6 +71,7 @@ __all__ = [
     "pairs_from_run",
     "run_alpsbench",
     "run_cupid",
+    "run_declared",
     "score_alps_file",
     "score_cupid_file",
     "write_charts",

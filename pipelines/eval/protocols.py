@@ -32,7 +32,7 @@ PROTOCOLS: dict[str, Protocol] = {
         resources.files(__package__).joinpath("protocols.toml").read_text("utf-8")
     ).items()
 }
-DEFAULTS = {"cupid": "cupid-official", "alpsbench": "alpsbench-public"}
+DEFAULTS = {"cupid": "cupid-official", "alpsbench": "alpsbench-public", "declared": "prefkit-declared-v1"}
 OFFICIAL_CUPID = ("cupid-official", "cupid-prefmatcher")
 
 

@@ -26,6 +26,8 @@ from prefkit.pipelines.eval import (
     cupid,
     cupid_official,
     cupid_protocol,
+    declared,
+    declared_metrics,
     protocols,
 )
 from prefkit.pipelines.eval import cupid_metrics as cupid_m
@@ -290,12 +292,56 @@ def _alps_aggregate(protocol: str, task: str, records: list[dict[str, Any]]) -> 
     return alps_m.aggregate(task, records)
 
 
+# -- declared kinds ---------------------------------------------------------------------------------------------
+def run_declared(
+    store: ProjectStore,
+    layer,
+    release: Path,
+    kind,
+    split: str | None = None,
+    predictions: Path | None = None,
+    limit: int | None = None,
+) -> RunResult:
+    """Score a predictions file, or run the layer's ``assistant`` model, on a declared kind's items in
+    a release, as its ``[evaluation]`` table says (protocol ``prefkit-declared-v1``)."""
+    kind = declared.evaluated(kind)
+    ref, items, split = declared.load_declared(release, kind, split)
+    if limit is not None:
+        items = {i: items[i] for i in sorted(items)[:limit]}
+    answers = declared.read_predictions(predictions, kind, items) if predictions else None
+    settings = {
+        "split": split,
+        "limit": limit,
+        "predictions_sha256": _file_digest(predictions),
+        "protocol": declared.PROTOCOL,
+        "declaration": declared.declaration_hash(kind),
+        "target": declared.target(kind),
+    }
+    model = None if predictions else layer.settings.model_for("assistant")
+    run = _run_record("declared", kind.name, ref, layer, (declared.TEMPLATE,), settings, model, None)
+    store.eval.run_start(run)
+    with _failing(store, run):
+        if answers is None:
+            answers = declared.run_model(layer, kind, items)
+        missing = (None, "no prediction for it in the file")
+        items_out = [
+            (i, settings["target"]["type"], declared.item_record(kind, items[i], *answers.get(i, missing)))
+            for i in sorted(items)
+        ]
+        rows = score_items(run, items_out)
+        store.eval.run_finish(run.run_id, items_out, {"rows": rows})
+    failed = sum(1 for _i, _g, rec in items_out if rec["prediction"] is None)
+    return RunResult(store.eval.run(run.run_id), rows, 0, failed)
+
+
 # -- scoring stored items and reports ---------------------------------------------------------------------------
 def score_items(run: EvalRun, items: list[tuple[str, str, dict[str, Any]]]) -> list[dict[str, Any]]:
     """The report rows of a run, recomputed from its stored items."""
     protocol = protocols.of_run(run)
     if run.benchmark == "alpsbench":
         return _alps_aggregate(protocol, run.task, [rec for _k, _g, rec in items])
+    if run.benchmark == "declared":
+        return declared_metrics.score(run.task, run.settings["target"], [rec for _k, _g, rec in items])
     # Stored items were validated when the run wrote them: scored in their JSON shape, not re-parsed.
     golds: dict[tuple[str, str], cupid_m.Gold] = {}
     preds: dict[tuple[str, str], Any] = {}
@@ -392,6 +438,18 @@ def write_charts(report: dict[str, Any], out_dir: Path) -> list[Path]:
                     [r["group"] for r in rows],
                     {"mean": [r["mean"] for r in rows]},
                     ymax=10,
+                ),
+            )
+        )
+    elif run.benchmark == "declared":
+        shown = [r for r in rows if r["value"] is not None and 0 <= r["value"] <= 1]
+        paths.append(
+            write(
+                out_dir / "metrics.svg",
+                bar_chart(
+                    f"{run.task} — {title}",
+                    [f"{r['metric']} ({r['group']})" for r in shown],
+                    {"value": [r["value"] for r in shown]},
                 ),
             )
         )

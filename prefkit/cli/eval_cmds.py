@@ -12,6 +12,7 @@ from prefkit.cli.args import project_option
 from prefkit.cli.common import echo_json, echo_table, flag, json_option, plain, shown
 from prefkit.cli.llm_cmds import llm_layer
 from prefkit.cli.types import ANY_INT, POSITIVE_INT, SafePath
+from prefkit.curation.annotation.task_kinds import get_kind
 from prefkit.curation.project import Project
 from prefkit.exports.writers import write_jsonl
 from prefkit.pipelines.eval import (
@@ -19,11 +20,13 @@ from prefkit.pipelines.eval import (
     build_report,
     contamination,
     cupid_protocol,
+    declared,
     export_predictions,
     judge_validation,
     load_cupid,
     run_alpsbench,
     run_cupid,
+    run_declared,
     score_cupid_file,
     write_charts,
 )
@@ -51,6 +54,9 @@ PAPER_ALPS = """task group n_rows n_failed matched mean_precision mean_recall me
     algo_score_100""".split()
 
 
+DECLARED = "task group metric value ci_low ci_high n_items n_scored n_failed".split()
+
+
 PUBLIC_ALPS = ["task", "group", "n_rows", "n_failed", "main_metric", "main_score", "main_score_strict"]
 
 
@@ -73,7 +79,7 @@ TABLES = {
 
 @click.group("eval")
 def eval_() -> None:
-    """Evaluate models on a release: CUPID inference/generation and AlpsBench tasks 1-4."""
+    """Evaluate models on a release: CUPID, AlpsBench tasks 1-4, and declared kinds (`eval run`)."""
 
 
 RUN_FLAGS = "release model judge_model predictions limit backend seed estimate as_json".split()
@@ -150,6 +156,8 @@ def _columns(task: str, rows: list[dict], protocol: str) -> list[str]:
         return OFFICIAL_INFERENCE if task == "inference" else OFFICIAL_GENERATION
     if protocol == "alpsbench-public":
         return PUBLIC_ALPS
+    if protocol == declared.PROTOCOL:
+        return DECLARED
     if protocol == "alpsbench-paper" and task in ("task1", "task2"):
         return PAPER_ALPS
     return TABLES[task]
@@ -160,7 +168,8 @@ def print_tables(rows: list[dict], protocol: str) -> None:
     click.echo(f"protocol {label(protocol)}")
     tasks = list(dict.fromkeys(r["task"] for r in rows if r["task"] != "inference_by_position"))
     for task in tasks:
-        echo_table([r for r in rows if r["task"] == task], _columns(task, rows, protocol))
+        shown = [{k: round(v, 4) if isinstance(v, float) else v for k, v in r.items()} for r in rows]
+        echo_table([r for r in shown if r["task"] == task], _columns(task, rows, protocol))
     by_pos = [r for r in rows if r["task"] == "inference_by_position"]
     if by_pos:
         click.echo(
@@ -196,7 +205,10 @@ def _print_result(project: Project, result, as_json: bool) -> None:
         click.echo("offline backend: deterministic stand-in answers, not a model's score")
     if judge:
         click.echo(judge_line(judge, markdown=False))
-    if result.model_failures or result.judge_failures:
+    if run.benchmark == "declared" and result.model_failures:
+        how = "no call made" if run.model is None else "run the same command again to retry failed calls"
+        click.echo(f"{result.model_failures} item(s) without a usable answer, counted as failed ({how})")
+    elif result.model_failures or result.judge_failures:
         click.echo(
             f"{result.model_failures} model call(s) and {result.judge_failures} judge call(s) failed "
             "(counted as failed); run the same command again to retry them"
@@ -348,6 +360,40 @@ def eval_alpsbench(project: Project, run, task_number, split, config_name, priva
             Path(private) if private else None,
             protocol,
         )
+    _print_result(project, result, run.as_json)
+
+
+@eval_.command("run")
+@click.option(
+    "--config", "config_name", required=True, help="A declared kind: its config and [evaluation] table."
+)
+@click.option("--split", help="Split to evaluate (default: the config's only split, else validation).")
+@run_options
+def eval_run(project: Project, run, config_name, split) -> None:
+    """Run MODEL, or score a predictions file, on a declared kind's items in a release.
+
+    The kind's [evaluation] table says what the model is asked (its input template, after the
+    messages chat field) and which question it answers (target); the answer is structured output
+    shaped by the target, scored against the decided answers by the target's type with bootstrap
+    95% CIs, failures counted beside (protocol prefkit-declared-v1). Predictions: one
+    {"id": ITEM_ID, "answer": VALUE} line per item. Rerunning the same command resumes the run.
+
+    Example: prefkit eval run --release releases/1.0.0 --config memory_qa --model gpt-4o-mini --backend openai
+    """
+    if not run.model and not run.predictions and not run.estimate:
+        raise click.UsageError("give --model NAME to run a model, or --predictions FILE to score one")
+    kind = declared.evaluated(get_kind(config_name))
+    with llm_layer(project, run.backend, run.seed, run.as_json, run.model, run.judge_model) as layer:
+        if run.estimate or (not run.as_json and not run.predictions):
+            _ref, items, _split = declared.load_declared(Path(run.release), kind, split)
+            ids = sorted(items)[: run.limit] if run.limit else sorted(items)
+            _print_estimate(
+                layer.estimate([declared.model_request(kind, items[i]) for i in ids]), run.as_json
+            )
+            if run.estimate:
+                return
+        predictions = Path(run.predictions) if run.predictions else None
+        result = run_declared(project.store, layer, Path(run.release), kind, split, predictions, run.limit)
     _print_result(project, result, run.as_json)
 
 

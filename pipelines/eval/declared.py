@@ -1,0 +1,234 @@
+"""A model on a declared kind's benchmark: what its ``[evaluation]`` table says to ask, and the answers.
+
+The release's config ``KIND`` holds the decided items (``data/KIND/<split>.jsonl``: id, the fields,
+``answers``); the reference of an item is the decided answer of the table's ``target``. The model is
+asked the table's ``input`` (a Jinja template over the item's fields, after the ``messages`` chat
+field's turns when given) for structured output shaped by the target's type; an answer the target
+does not accept is a failure, counted, never dropped. This module names no kind and writes no SQL.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any, Literal
+
+import jinja2
+from prefkit.curation.annotation.declared import EVAL_METRICS, DeclaredKind, LabelError
+from prefkit.pipelines.eval.offline import overlap
+from prefkit.pipelines.eval.prompting import PACKAGE
+from prefkit.pipelines.eval.release import (
+    EvalInputError,
+    ReleaseRef,
+    check_line_protocol,
+    config_files,
+    jsonl_lines,
+    release_ref,
+)
+from prefkit.pipelines.llm import LLMRequest, register_offline
+from prefkit.pipelines.llm.templates import render_messages, rendered_request
+from prefkit.schemas.common import canonical_json, content_hash
+from pydantic import BaseModel, ConfigDict, Field, create_model
+
+STAGE = "eval.declared"
+TEMPLATE = "declared_answer"
+PROTOCOL = "prefkit-declared-v1"
+_ENV = jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True, autoescape=False)
+
+
+@dataclass
+class DeclaredItem:
+    id: str
+    payload: dict[str, Any]  # the fields (and meta) the template sees
+    gold: Any  # the decided answer of the target
+
+
+def evaluated(kind: Any) -> DeclaredKind:
+    """``kind`` when it is a declared kind with an ``[evaluation]`` table, else one clear error."""
+    if not isinstance(kind, DeclaredKind):
+        raise EvalInputError(
+            f"task kind {kind.name!r} is not declared in kinds/: it has no [evaluation] table"
+        )
+    if kind.declaration.evaluation is None:
+        raise EvalInputError(
+            f"{kind.where}: no [evaluation] table: say what the model answers (docs/eval.md)"
+        )
+    return kind
+
+
+def declaration_hash(kind: DeclaredKind) -> str:
+    """The hash of what a score depends on: the fields, the questions' names, types and choices, and
+    the ``[evaluation]`` table; not titles or guidelines."""
+    decl = kind.declaration
+    shape = {
+        "fields": [(f.name, f.type) for f in decl.fields],
+        "questions": [(q.name, q.type, q.choices(), q.field, q.ordinal) for q in decl.questions],
+        "evaluation": decl.evaluation.model_dump(mode="json") if decl.evaluation else None,
+    }
+    return content_hash(shape, 12)
+
+
+def target(kind: DeclaredKind) -> dict[str, Any]:
+    """What the run stores of its target: name, type, choices and metrics (so reports need no kind)."""
+    ev = kind.declaration.evaluation
+    assert ev is not None
+    q = kind.questions[ev.target]
+    return {
+        "name": q.name,
+        "type": q.type,
+        "choices": q.choices(),
+        "metrics": ev.metrics or EVAL_METRICS[q.type],
+    }
+
+
+def load_declared(
+    release: Path, kind: DeclaredKind, split: str | None
+) -> tuple[ReleaseRef, dict[str, DeclaredItem], str]:
+    """``(release ref, items with a reference by id, split)``; ``split`` defaults to the config's only
+    split, else ``validation``."""
+    files = config_files(release, kind.name)
+    splits = sorted(f.stem for f in files)
+    split = split or (splits[0] if len(splits) == 1 else "validation")
+    path = Path(release) / "data" / kind.name / f"{split}.jsonl"
+    if split not in splits:
+        raise EvalInputError(f"{release}: config {kind.name} has no split {split!r} ({', '.join(splits)})")
+    name = target(kind)["name"]
+    items: dict[str, DeclaredItem] = {}
+    for _lineno, row in jsonl_lines(path):
+        gold = (row.get("answers") or {}).get(name)
+        if gold is not None:
+            payload = {f.name: row.get(f.name) for f in kind.declaration.fields}
+            items[str(row["id"])] = DeclaredItem(str(row["id"]), {**payload, "meta": row.get("meta")}, gold)
+    if not items:
+        raise EvalInputError(f"{path}: no item with a decided {name!r} to evaluate on")
+    return release_ref(release, f"{kind.name}:{split}", [path]), items, split
+
+
+@cache
+def _answer_model(question: str, chat: bool) -> type[BaseModel]:
+    q = json.loads(question)
+    choice: Any = Literal[tuple(q["labels"] or q["values"])]
+    shape: Any = choice if q["type"] in ("label", "rating") else list[choice]
+    if q["type"] == "span":
+        at = {"turn": (int, Field(ge=0, description="The message's number, from 0."))} if chat else {}
+        span = create_model(  # type: ignore[call-overload]
+            "span",
+            __config__=ConfigDict(extra="forbid"),
+            **at,
+            start=(int, ...),
+            end=(int, ...),
+            label=(choice, ...),
+        )
+        shape = list[span]
+    desc = q["title"] or q["name"]
+    return create_model(
+        "answer", __config__=ConfigDict(extra="forbid"), answer=(shape, Field(description=desc))
+    )
+
+
+def model_request(kind: DeclaredKind, item: DeclaredItem) -> LLMRequest:
+    ev = kind.declaration.evaluation
+    assert ev is not None
+    q = kind.questions[ev.target]
+    fields = {f.name: f.type for f in kind.declaration.fields}
+    chat = q.type == "span" and fields.get(q.field or "") == "chat"
+    try:
+        prompt = _ENV.from_string(ev.input).render(id=item.id, **item.payload)
+    except jinja2.TemplateError as exc:
+        raise EvalInputError(f"{kind.where}: key evaluation.input: item {item.id}: {exc}") from None
+    ctx = {"type": q.type, "choices": q.choices(), "field": q.field, "chat": chat, "input": prompt}
+    (system, *user), digest = render_messages(PACKAGE, TEMPLATE, ctx)
+    turns = tuple((t["role"], t["content"]) for t in item.payload.get(ev.messages or "") or ())
+    return rendered_request(
+        (system, *turns, *user),
+        content_hash([digest, declaration_hash(kind)], 12),
+        stage=STAGE,
+        item=item.id,
+        role="assistant",
+        response_model=_answer_model(canonical_json(q.model_dump(mode="json")), chat),
+        context=ctx,
+        temperature=0.0,
+        offline_answers=__name__,
+    )
+
+
+@register_offline(STAGE)
+def offline_answer(request: LLMRequest, rng: random.Random) -> BaseModel:
+    """A stand-in: the choices by the share of their words in the prompt (a rating the middle one,
+    no span)."""
+    ctx = request.offline_context
+    best = sorted(ctx["choices"], key=lambda c: -overlap(str(c), ctx["input"]))
+    by_type = {"label": best[0], "multi_label": best[:1], "rating": ctx["choices"][len(best) // 2]}
+    assert request.response_model is not None
+    return request.response_model.model_validate(
+        {"answer": {**by_type, "ranking": best}.get(ctx["type"], [])}
+    )
+
+
+def run_model(layer, kind: DeclaredKind, items: dict[str, DeclaredItem]) -> dict[str, tuple[Any, str | None]]:
+    """``{id: (answer, error)}``: a failed call or an answer the target refuses is ``(None, why)``."""
+    ids = sorted(items)
+    out: dict[str, tuple[Any, str | None]] = {}
+    for i, r in zip(ids, layer.run([model_request(kind, items[i]) for i in ids], desc=STAGE), strict=True):
+        if not r.ok or r.parsed is None:
+            out[i] = (None, r.error or "no answer")
+            continue
+        try:
+            out[i] = (
+                kind.check_answer(target(kind)["name"], r.parsed.model_dump()["answer"], items[i].payload),
+                None,
+            )
+        except LabelError as exc:
+            out[i] = (None, f"outside the target: {exc}")
+    return out
+
+
+def read_predictions(
+    path: Path, kind: DeclaredKind, items: dict[str, DeclaredItem]
+) -> dict[str, tuple[Any, str | None]]:
+    """A predictions file (``{"id": ITEM_ID, "answer": VALUE}`` lines) checked whole: an unknown or
+    repeated id, or an answer outside the target's type, is one error naming file, line and key. A
+    ``null`` answer is a failure ("no answer"); an item with no line is one too, in the report."""
+    name, seen = target(kind)["name"], dict[str, int]()
+    out: dict[str, tuple[Any, str | None]] = {}
+    for lineno, raw in jsonl_lines(path):
+        where = f"{path}:{lineno}"
+        for key in sorted(set(raw) - {"id", "answer", "protocol"}):
+            raise EvalInputError(f'{where}: key {key}: not a prediction key (a line is {{"id", "answer"}})')
+        pid = raw.get("id")
+        if not isinstance(pid, str) or pid not in items:
+            raise EvalInputError(f"{where}: key id: {pid!r} is not an evaluated item of {kind.name}")
+        if pid in seen:
+            raise EvalInputError(f"{where}: key id: {pid!r} repeats line {seen[pid]}")
+        seen[pid] = lineno
+        check_line_protocol(where, raw.get("protocol"), PROTOCOL)
+        if raw.get("answer") is None:
+            out[pid] = (None, "no answer")
+            continue
+        try:
+            out[pid] = (kind.check_answer(name, raw["answer"], items[pid].payload), None)
+        except LabelError as exc:
+            head, _, why = str(exc).partition(": ")
+            raise EvalInputError(f"{where}: key answer{head[len(name) :]}: {why}") from None
+    return out
+
+
+def item_record(kind: DeclaredKind, item: DeclaredItem, answer: Any, error: str | None) -> dict[str, Any]:
+    """What a run stores of an item: the reference, the prediction (or why there is none) and, for a
+    span target, the words marked by both, by the answer only and by the reference only."""
+    rec: dict[str, Any] = {"gold": item.gold, "prediction": None, "error": error}
+    if error is None:
+        rec["prediction"] = {"id": item.id, "answer": answer}
+        name = target(kind)["name"]
+        if kind.questions[name].type == "span":
+            task = SimpleNamespace(payload=item.payload)
+            gold, mine = (
+                {u for u, v in kind.item_units({name: value}, task).items() if v == "yes"}
+                for value in (item.gold, answer)
+            )
+            rec["counts"] = [len(gold & mine), len(mine - gold), len(gold - mine)]
+    return rec
