@@ -179,6 +179,49 @@ def scoring(n: int, tmp: Path) -> None:
     project.close()
 
 
+def declared_scoring(n: int, tmp: Path) -> None:
+    """``eval run --predictions`` on n memory-QA items (the example of docs/eval.md), each target type:
+    the release and the predictions read and checked, the run stored, scored with its bootstrap CIs."""
+    from prefkit.curation.annotation.declared import DeclaredKind, KindDeclaration, read_declaration
+    from prefkit.pipelines.eval import run_declared
+
+    example = ROOT / "pipelines" / "examples" / "memory_qa"
+    decl = read_declaration(example / "memory_qa.toml")
+    base = [json.loads(x) for x in (example / "items.jsonl").read_text().splitlines()]
+    answers = {}
+    for row in map(json.loads, (example / "labels.jsonl").read_text().splitlines()):
+        answers.setdefault(row["item_id"], row["values"])
+    rel = tmp / "declared"
+    rows = [{**base[i % 6], "id": f"m{i}", "answers": answers[base[i % 6]["id"]]} for i in range(n)]
+    (rel / "data" / "memory_qa").mkdir(parents=True)
+    (rel / "data" / "memory_qa" / "test.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    project = Project.init(tmp / "declared_project")
+    for name in ("verdict", "topics", "confidence", "order", "evidence"):
+        data = decl.model_dump(mode="json")
+        data["evaluation"]["target"] = name
+        kind = DeclaredKind(KindDeclaration.model_validate(data), tmp)
+        preds = tmp / f"{name}.jsonl"
+        # each item answered with the next one's reference (a span: its own, offsets fit only its text)
+        other = rows if name == "evidence" else rows[1:] + rows[:1]
+        lines = [
+            {"id": r["id"], "answer": o["answers"][name]}
+            for r, o in zip(rows, other, strict=True)
+            if name in r["answers"]
+        ]
+        preds.write_text("".join(json.dumps(x) + "\n" for x in lines))
+        with LLMLayer(project.store, backend="offline", progress=False) as layer:
+            result, wall, cpu = measure(
+                functools.partial(run_declared, project.store, layer, rel, kind, None, preds)
+            )
+        first = result.rows[0]
+        print(
+            f"eval run --predictions, {n} items, target {name} ({kind.questions[name].type}): {wall:.2f} s "
+            f"(CPU {cpu:.2f} s; goal <= 2 s)  {first['metric']} {first['value']:.3f} "
+            f"[{first['ci_low']:.3f}, {first['ci_high']:.3f}]"
+        )
+    project.close()
+
+
 # -- part 2: layer overhead ---------------------------------------------------------------------------------------
 async def bare_eval(base_url: str, instances: dict, concurrency: int) -> int:
     """What a careful script does without prefkit: inference calls, then the judge's calls, each
@@ -276,6 +319,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         if not args.skip_scoring:
             scoring(args.instances, Path(tmp))
+            declared_scoring(args.instances, Path(tmp))
         if args.scoring_only:
             return
         os.environ["OPENAI_API_KEY"] = KEY

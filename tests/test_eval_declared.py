@@ -116,7 +116,8 @@ def test_multi_label_rating_ranking_and_span_metrics_are_the_libraries_and_worke
     got = rows_of_score("ranking", ["A", "B", "C"], g, p)
     assert got == pytest.approx({"kendall_tau_b": -1 / 3, "top1_accuracy": 0.5}, abs=1e-12)
     taus = [
-        kendalltau([x.index(c) for c in "ABC"], [y.index(c) for c in "ABC"]).statistic for x, y in zip(g, p)
+        kendalltau([x.index(c) for c in "ABC"], [y.index(c) for c in "ABC"]).statistic
+        for x, y in zip(g, p, strict=True)
     ]
     assert abs(got["kendall_tau_b"] - np.mean(taus)) < 1e-9
 

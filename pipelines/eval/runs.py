@@ -309,13 +309,14 @@ def run_declared(
     if limit is not None:
         items = {i: items[i] for i in sorted(items)[:limit]}
     answers = declared.read_predictions(predictions, kind, items) if predictions else None
+    goal = declared.target(kind)
     settings = {
         "split": split,
         "limit": limit,
         "predictions_sha256": _file_digest(predictions),
         "protocol": declared.PROTOCOL,
         "declaration": declared.declaration_hash(kind),
-        "target": declared.target(kind),
+        "target": goal,
     }
     model = None if predictions else layer.settings.model_for("assistant")
     run = _run_record("declared", kind.name, ref, layer, (declared.TEMPLATE,), settings, model, None)
@@ -325,7 +326,7 @@ def run_declared(
             answers = declared.run_model(layer, kind, items)
         missing = (None, "no prediction for it in the file")
         items_out = [
-            (i, settings["target"]["type"], declared.item_record(kind, items[i], *answers.get(i, missing)))
+            (i, goal["type"], declared.item_record(kind, items[i], *answers.get(i, missing)))
             for i in sorted(items)
         ]
         rows = score_items(run, items_out)
@@ -441,18 +442,8 @@ def write_charts(report: dict[str, Any], out_dir: Path) -> list[Path]:
                 ),
             )
         )
-    elif run.benchmark == "declared":
-        shown = [r for r in rows if r["value"] is not None and 0 <= r["value"] <= 1]
-        paths.append(
-            write(
-                out_dir / "metrics.svg",
-                bar_chart(
-                    f"{run.task} — {title}",
-                    [f"{r['metric']} ({r['group']})" for r in shown],
-                    {"value": [r["value"] for r in shown]},
-                ),
-            )
-        )
+    elif run.benchmark == "declared":  # its table is the report: metrics of several scales
+        return paths
     else:
         metric = {"task1": "f1", "task2": "accuracy", "task3": "accuracy", "task4": "mean_score"}[run.task]
         shown = [r for r in rows if r.get(metric) is not None or metric in r]

@@ -515,6 +515,7 @@ def eval_report(project: Project, run_ids, fmt, out, protocol, mix_protocols) ->
         text = (
             render_markdown(reports[0], charts) if len(reports) == 1 else combined_markdown(reports, charts)
         )
+    out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / f"report.{fmt}").write_text(text, encoding="utf-8")
     click.echo(text.rstrip("\n"))
     click.echo(f"wrote {out_dir}/report.{fmt} and {len(charts)} chart(s)", err=True)

@@ -14,6 +14,7 @@ EXAMPLES = {
     "labels.jsonl": "the labels of the README's tour",
     "agreement": "{n} files of docs/agreement.md (pairs, human and judge labels)",
     "release": "{n} files of docs/release.md (CUPID rows, pairs, labels)",
+    "memory_qa": "{n} files of docs/eval.md (a declared kind, its items, labels, predictions)",
 }
 
 
@@ -22,7 +23,8 @@ EXAMPLES = {
 def examples(dest: str) -> None:
     """Copy the example inputs into DEST (default: examples): AlpsBench packets (alpsbench/), a small
     synthetic WildChat-format file (wildchat/sample.jsonl), the labels of the README's tour
-    (labels.jsonl) and the inputs of docs/agreement.md (agreement/) and docs/release.md (release/).
+    (labels.jsonl), the inputs of docs/agreement.md (agreement/), docs/release.md (release/) and
+    docs/eval.md's own benchmark (memory_qa/).
     Never overwrites a file that differs.
 
     Example: prefkit examples examples && prefkit import alpsbench examples/alpsbench
