@@ -99,13 +99,20 @@ def load_declared(
     name = target(kind)["name"]
     items: dict[str, DeclaredItem] = {}
     for _lineno, row in jsonl_lines(path):
-        gold = (row.get("answers") or {}).get(name)
+        gold = _offsets(kind, name, (row.get("answers") or {}).get(name))
         if gold is not None:
             payload = {f.name: row.get(f.name) for f in kind.declaration.fields}
             items[str(row["id"])] = DeclaredItem(str(row["id"]), {**payload, "meta": row.get("meta")}, gold)
     if not items:
         raise EvalInputError(f"{path}: no item with a decided {name!r} to evaluate on")
     return release_ref(release, f"{kind.name}:{split}", [path]), items, split
+
+
+def _offsets(kind: DeclaredKind, name: str, value: Any) -> Any:
+    """A span answer as the release types it (each span with the ``text`` it marks) as offsets only."""
+    if kind.questions[name].type != "span" or not isinstance(value, list):
+        return value
+    return [{k: v for k, v in s.items() if k != "text"} if isinstance(s, dict) else s for s in value]
 
 
 @cache
@@ -210,7 +217,10 @@ def read_predictions(
             out[pid] = (None, "no answer")
             continue
         try:
-            out[pid] = (kind.check_answer(name, raw["answer"], items[pid].payload), None)
+            out[pid] = (
+                kind.check_answer(name, _offsets(kind, name, raw["answer"]), items[pid].payload),
+                None,
+            )
         except LabelError as exc:
             head, _, why = str(exc).partition(": ")
             raise EvalInputError(f"{where}: key answer{head[len(name) :]}: {why}") from None
