@@ -126,7 +126,7 @@ def _card_meta(
     cfg, rel = project.config.project, project.config.release
     kinds = sorted({s.kind for s in sources})
     names = {c.name for c in released}
-    tasks = [k.declaration.title for k in declared_kinds() if k.name in names]
+    tasks = [k.declaration.title for k in declared_kinds() if names & {k.name + s for s in KIND_CONFIGS}]
     ours = {k.name + suffix for k in declared_kinds() for suffix in KIND_CONFIGS} | set(LABEL_CONFIGS)
     own = bool(tasks) and names <= ours
     said = {  # the datasheet's answers prefkit.toml leaves out, for a release of declared kinds only

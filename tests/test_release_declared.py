@@ -255,3 +255,24 @@ def test_cost_counts_the_kind(release):
     assert verified[f"{NAME} items"].kind == NAME and verified[f"{NAME} items"].count == 5  # as released
     result = CliRunner().invoke(cli, ["cost", "-p", str(project.root)])
     assert result.exit_code == 0 and f"{NAME} items" in result.output
+
+
+def test_a_kind_with_no_decided_item_still_cuts_and_the_card_says_so(tmp_path):
+    import re
+
+    Project.init(tmp_path / "proj", name="nothing-decided").close()
+    declare(tmp_path / "proj")
+    toml = tmp_path / "proj" / "prefkit.toml"  # the operator's own answer stays, the default gives way
+    toml.write_text(re.sub(r"(?m)^motivation = .*$", 'motivation = "To measure recall."', toml.read_text()))
+    project = Project(tmp_path / "proj")
+    try:
+        work.create(project, "t", NAME, overlap="3", items=write_items(tmp_path / "items.jsonl"))
+        result = cut(project, "0.1.0", override="nothing labelled yet")
+    finally:
+        project.close()
+    assert NAME not in result.manifest.counts and result.manifest.counts[f"{NAME}_unverified"] == 2
+    card = (result.path / "README.md").read_text(encoding="utf-8")
+    assert "0 verified items (none yet); 2 unverified (waiting for labels: 2)." in card
+    assert "No agreement was measured." in card.split("## Task: ")[1]
+    assert "## Motivation\n\nTo measure recall.\n" in card
+    assert "## Uses\n\nEvaluating models on Which response follows the user better?." in card
