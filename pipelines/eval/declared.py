@@ -49,15 +49,10 @@ class DeclaredItem:
 
 def evaluated(kind: Any) -> DeclaredKind:
     """``kind`` when it is a declared kind with an ``[evaluation]`` table, else one clear error."""
-    if not isinstance(kind, DeclaredKind):
-        raise EvalInputError(
-            f"task kind {kind.name!r} is not declared in kinds/: it has no [evaluation] table"
-        )
-    if kind.declaration.evaluation is None:
-        raise EvalInputError(
-            f"{kind.where}: no [evaluation] table: say what the model answers (docs/eval.md)"
-        )
-    return kind
+    if isinstance(kind, DeclaredKind) and kind.declaration.evaluation is not None:
+        return kind
+    where = kind.where if isinstance(kind, DeclaredKind) else f"task kind {kind.name!r}"
+    raise EvalInputError(f"{where}: no [evaluation] table: say what the model answers (docs/eval.md)")
 
 
 def declaration_hash(kind: DeclaredKind) -> str:
@@ -77,12 +72,8 @@ def target(kind: DeclaredKind) -> dict[str, Any]:
     ev = kind.declaration.evaluation
     assert ev is not None
     q = kind.questions[ev.target]
-    return {
-        "name": q.name,
-        "type": q.type,
-        "choices": q.choices(),
-        "metrics": ev.metrics or EVAL_METRICS[q.type],
-    }
+    metrics = ev.metrics or EVAL_METRICS[q.type]
+    return {"name": q.name, "type": q.type, "choices": q.choices(), "metrics": metrics}
 
 
 def load_declared(
@@ -122,19 +113,10 @@ def _answer_model(question: str, chat: bool) -> type[BaseModel]:
     shape: Any = choice if q["type"] in ("label", "rating") else list[choice]
     if q["type"] == "span":
         at = {"turn": (int, Field(ge=0, description="The message's number, from 0."))} if chat else {}
-        span = create_model(  # type: ignore[call-overload]
-            "span",
-            __config__=ConfigDict(extra="forbid"),
-            **at,
-            start=(int, ...),
-            end=(int, ...),
-            label=(choice, ...),
-        )
-        shape = list[span]
-    desc = q["title"] or q["name"]
-    return create_model(
-        "answer", __config__=ConfigDict(extra="forbid"), answer=(shape, Field(description=desc))
-    )
+        at |= {"start": (int, ...), "end": (int, ...), "label": (choice, ...)}
+        shape = list[create_model("span", __config__=ConfigDict(extra="forbid"), **at)]  # type: ignore[call-overload]
+    answer = (shape, Field(description=q["title"] or q["name"]))
+    return create_model("answer", __config__=ConfigDict(extra="forbid"), answer=answer)
 
 
 def model_request(kind: DeclaredKind, item: DeclaredItem) -> LLMRequest:
@@ -185,13 +167,15 @@ def run_model(layer, kind: DeclaredKind, items: dict[str, DeclaredItem]) -> dict
             out[i] = (None, r.error or "no answer")
             continue
         try:
-            out[i] = (
-                kind.check_answer(target(kind)["name"], r.parsed.model_dump()["answer"], items[i].payload),
-                None,
-            )
+            out[i] = (checked(kind, items[i], r.parsed.model_dump()["answer"]), None)
         except LabelError as exc:
             out[i] = (None, f"outside the target: {exc}")
     return out
+
+
+def checked(kind: DeclaredKind, item: DeclaredItem, value: Any) -> Any:
+    """An answer to the target as stored, or one :class:`LabelError` naming what is wrong."""
+    return kind.check_answer(target(kind)["name"], _offsets(kind, target(kind)["name"], value), item.payload)
 
 
 def read_predictions(
@@ -213,14 +197,11 @@ def read_predictions(
             raise EvalInputError(f"{where}: key id: {pid!r} repeats line {seen[pid]}")
         seen[pid] = lineno
         check_line_protocol(where, raw.get("protocol"), PROTOCOL)
-        if raw.get("answer") is None:
-            out[pid] = (None, "no answer")
-            continue
         try:
-            out[pid] = (
-                kind.check_answer(name, _offsets(kind, name, raw["answer"]), items[pid].payload),
-                None,
-            )
+            if raw.get("answer") is None:
+                out[pid] = (None, "no answer")
+                continue
+            out[pid] = (checked(kind, items[pid], raw["answer"]), None)
         except LabelError as exc:
             head, _, why = str(exc).partition(": ")
             raise EvalInputError(f"{where}: key answer{head[len(name) :]}: {why}") from None
