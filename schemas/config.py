@@ -106,7 +106,7 @@ class Section(Contract):
     float is never ``inf`` or ``nan`` (:func:`numeric_keys` lists them; the errors name key, value and
     range)."""
 
-    model_config = ConfigDict(extra="forbid", populate_by_name=True, allow_inf_nan=False)
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, allow_inf_nan=False, strict=True)
 
 
 class ProjectSection(Section):

@@ -58,6 +58,13 @@ def test_one_policy_answers_every_fields_threshold():
         ),
         ("llm", "backend", "anthropic", "Input should be 'offline' or 'openai'"),
         ("release", "consensus", "vote", "Input should be 'majority', 'dawid_skene' or 'mace'"),
+        (
+            "annotation",
+            "repeat_share",
+            "0.1",
+            "Input should be a valid number",
+        ),  # a string, never read as one
+        ("llm", "concurrency", "8", "Input should be a valid integer"),
     ],
 )
 def test_a_closed_choice_is_checked_when_the_file_is_read(tmp_path, section, key, value, expected):

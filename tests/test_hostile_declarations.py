@@ -298,3 +298,20 @@ def test_guidelines_saved_in_place_are_versioned_only_complete(project):
     assert current_version(project, project.store, "task_qc") == version_of(complete)
     versions = project.store.guidelines.versions("task_qc")
     assert [project.store.guidelines.text("task_qc", v.version) for v in versions] == [complete]
+
+
+def test_importing_an_existing_id_with_other_content_is_refused_naming_the_ids(project, tmp_path):
+    declare(project.root)
+    args = ["tasks", "import", "--kind", NAME]
+    assert _run(project, *args, str(write_items(tmp_path / "items.jsonl"))).exit_code == 0
+    changed = [{**ITEMS[0], "response_a": "other text"}, ITEMS[1], {**ITEMS[0], "id": "i9"}]
+    again = _run(project, *args, str(write_items(tmp_path / "again.jsonl", changed)))
+    assert again.exit_code == 1
+    assert again.stderr.strip() == (
+        f"error: {tmp_path}/again.jsonl: 1 item(s) already in the project with other content: i1 "
+        "(an import only adds items: give new ids)"
+    )
+    stored = {
+        t.item_ref: t.payload["response_a"] for t in Project(project.root).store.labels.tasks(kind=NAME)
+    }
+    assert stored == {"i1": "response **1**", "i2": "response **2**"}  # i9 not written either

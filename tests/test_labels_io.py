@@ -182,6 +182,8 @@ def _row(**over):
         ({"action": "skip"}, "in.jsonl:2: values: a skip event carries no values"),
         ({"colour": "red"}, "in.jsonl:2: colour: unknown column"),
         ({"judge": "yes"}, "in.jsonl:2: judge: expected true or false"),
+        ({"repeat": 1}, "in.jsonl:2: repeat: expected true or false, got 1"),
+        ({"judge": 0}, "in.jsonl:2: judge: expected true or false, got 0"),
     ],
 )
 def test_a_bad_row_is_rejected_and_nothing_is_written(target, tmp_path, bad, message):

@@ -338,7 +338,7 @@ def _row_event(row: dict[str, Any], resolver: _Resolver, source: str) -> LabelEv
     if unknown:
         raise _RowError(unknown[0], f"unknown column; expected {', '.join(COLUMNS)}")
     for column in ("judge", "repeat"):
-        if row.get(column) not in (None, True, False):
+        if row.get(column) is not None and not isinstance(row[column], bool):
             raise _RowError(column, f"expected true or false, got {row[column]!r}")
     source = "judge" if row.get("judge") else source
     for column in REQUIRED:

@@ -126,6 +126,21 @@ def create_tasks(
         else item_tasks(task_kind, Path(items), first_target(k), batch)  # type: ignore[arg-type]
     )
     tasks = apply_overlap(built, k)
+    was = (
+        {t.item_ref: (t.payload, t.gold_answer) for t in project.store.labels.tasks(kind=kind)}
+        if items
+        else {}
+    )
+    changed = [
+        t.item_ref
+        for t in tasks
+        if was.get(t.item_ref, (t.payload, t.gold_answer)) != (t.payload, t.gold_answer)
+    ]
+    if changed:
+        raise TaskFileError(
+            f"{items}: {len(changed)} item(s) already in the project with other content: "
+            f"{', '.join(changed[:5])}{', ...' * (len(changed) > 5)} (an import only adds items: give new ids)"
+        )
     if isinstance(k, OverlapRange):
         project.store.set_meta(adaptive_key(kind), "1")
     new = project.store.labels.add_tasks(tasks)
