@@ -4,7 +4,8 @@ that may run zero times) fails this step, which names it. ``make check`` runs it
 A check is an ``assert`` or a ``with pytest.raises(...)``. A loop over what the test spells out itself
 (a literal, ``range(3)``, a module CONSTANT or its ``.items()``) cannot be empty, so checks inside it count
 as the test's own; checks inside any other loop count only when the test also checks something outside it
-(that there are rows, usually: ``assert rows``).
+(that there are rows, usually: ``assert rows``). ``assert all(x for x in rows)`` is such a loop: it
+holds of no rows at all.
 """
 
 from __future__ import annotations
@@ -47,33 +48,68 @@ def _is_check(node: ast.AST) -> bool:
     )
 
 
+def vacuous_all(node: ast.AST) -> bool:
+    """``assert all(<generator>)`` over what the test does not spell out: true of an empty collection."""
+    test = node.test if isinstance(node, ast.Assert) else None
+    return (
+        isinstance(test, ast.Call)
+        and isinstance(test.func, ast.Name)
+        and test.func.id == "all"
+        and len(test.args) == 1
+        and isinstance(test.args[0], ast.GeneratorExp | ast.ListComp | ast.SetComp)
+        and not all(spelled_out(g) for g in test.args[0].generators)
+    )
+
+
 def _checks(node: ast.AST, in_loop: bool = False):
-    """Each check under ``node`` (not in nested functions) and whether a loop that may be empty holds it."""
+    """Each check under ``node`` (not in nested functions) and whether a loop that may be empty holds it
+    (an ``assert all(...)`` over a generator is such a loop)."""
     for child in ast.iter_child_nodes(node):
         if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef):
             continue
         loops = isinstance(node, ast.For | ast.AsyncFor | ast.While) and child in node.body
         here = in_loop or (loops and not spelled_out(node))
         if _is_check(child):
-            yield child, here
+            yield child, here or vacuous_all(child)
         yield from _checks(child, here)
 
 
+def _names(node: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+
+
+def unchecked_all(fn: ast.AST) -> list[int]:
+    """Lines of each ``assert all(<generator>)`` whose collection no other check of the test names
+    (``assert rows`` or ``len(rows) == 3``): it would hold of an empty one."""
+    checks = [c for c, _ in _checks(fn)]
+    out = []
+    for check in checks:
+        if vacuous_all(check):
+            over = set().union(*(_names(g.iter) for g in check.test.args[0].generators)) - {"len", "sorted"}
+            others = set().union(*(_names(c) for c in checks if not vacuous_all(c)))
+            if not over & others:
+                out.append(check.lineno)
+    return out
+
+
 def vacuous(tree: ast.AST) -> list[tuple[int, str]]:
-    """(line, name) of each test function whose every check sits in a loop that may run zero times."""
+    """(line, name) of each test function whose every check sits in a loop that may run zero times,
+    and of each ``assert all(...)`` over a collection the test never checks is there."""
     found = []
     for fn in ast.walk(tree):
         if isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef) and fn.name.startswith("test_"):
             looped = [in_loop for _check, in_loop in _checks(fn)]
             if looped and all(looped):
                 found.append((fn.lineno, fn.name))
+            else:
+                found += [(line, fn.name) for line in unchecked_all(fn)]
     return found
 
 
 def main() -> int:
     bad = [
-        f"{path.relative_to(ROOT)}:{line}: {name} checks only inside a loop that may run zero times; "
-        "check that there are rows too"
+        f"{path.relative_to(ROOT)}:{line}: {name} checks only inside a loop that may run zero times "
+        "(or all(...) over what it never checks is there); check that there are rows too"
         for path in sorted((ROOT / "tests").glob("test_*.py"))
         for line, name in vacuous(ast.parse(path.read_text(encoding="utf-8")))
     ]

@@ -12,7 +12,8 @@ The convention (docs/ARCHITECTURE.md, "Console blocks in the docs"):
   (other real lines may come between), after both sides are normalised — numbers become ``0``, hex
   strings of 6+ characters ``h``, ISO timestamps ``T``, runs of spaces one space, runs of ``-`` one
   ``-``. A shown line ``...`` stands for any lines. So counts, hashes and column widths may change;
-  the words, the columns and the order may not.
+  the words, the columns and the order may not. A command whose line ends with ``# exact`` (``# exact,
+  exit N``) is compared with its numbers, hashes and times as shown: for what the steps determine.
 - An HTML comment ``<!-- console: needs labelstudio -->`` right before a fence runs that block only
   where a Label Studio server is configured (CI always has one); nothing else may be skipped.
   ``<!-- console: needs openai -->`` marks a block that calls an OpenAI-compatible endpoint: the test
@@ -34,7 +35,8 @@ from pathlib import Path
 
 FENCE = re.compile(r"^```(\S*)\s*$")
 NEEDS = re.compile(r"<!--\s*console:\s*needs\s+(\w[\w-]*)\s*-->")
-EXIT = re.compile(r"#\s*exit\s+(\d+)\s*$")
+EXIT = re.compile(r"#\s*(?:exact,\s*)?exit\s+(\d+)\s*$")
+EXACT = re.compile(r"#\s*exact\b")
 
 
 @dataclass
@@ -47,6 +49,11 @@ class Command:
     def status(self) -> int:
         m = EXIT.search(self.text)
         return int(m[1]) if m else 0
+
+    @property
+    def exact(self) -> bool:
+        """``# exact`` (or ``# exact, exit N``): the output's numbers are compared as shown."""
+        return EXACT.search(self.text) is not None
 
 
 @dataclass
@@ -120,20 +127,21 @@ _NORMALISE = [
 ]
 
 
-def normalise(line: str) -> str:
-    for pattern, repl in _NORMALISE:
+def normalise(line: str, exact: bool = False) -> str:
+    for pattern, repl in _NORMALISE[3:] if exact else _NORMALISE:
         line = pattern.sub(repl, line)
     return line.strip()
 
 
-def missing_lines(expected: list[str], actual: str) -> list[str]:
-    """Shown lines not found (in order) in the real output; empty when the shape matches."""
-    real = [normalise(a) for a in actual.splitlines() if a.strip()]
+def missing_lines(expected: list[str], actual: str, exact: bool = False) -> list[str]:
+    """Shown lines not found (in order) in the real output; empty when the shape matches (``exact``:
+    numbers, hashes and times as shown)."""
+    real = [normalise(a, exact) for a in actual.splitlines() if a.strip()]
     at, missing = 0, []
     for want in expected:
         if not want.strip() or want.strip() in ("...", "…"):
             continue
-        w = normalise(want)
+        w = normalise(want, exact)
         for k in range(at, len(real)):
             if real[k] == w:
                 at = k + 1

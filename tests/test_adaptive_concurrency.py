@@ -173,11 +173,13 @@ def _sixteen_annotators(tmp_path: Path, database: str | None) -> None:
 
 
 def test_sqlite_sixteen_annotators_two_replicas_and_a_kill(tmp_path):
+    """``_sixteen_annotators`` asserts it: no label lost, no item over its overlap, none stuck, on SQLite."""
     _sixteen_annotators(tmp_path, None)
 
 
 @pytest.mark.postgres
 def test_postgres_sixteen_annotators_two_replicas_and_a_kill(tmp_path, pg_url):
+    """``_sixteen_annotators`` asserts it: no label lost, no item over its overlap, none stuck, on PostgreSQL."""
     _sixteen_annotators(tmp_path, pg_url)
 
 

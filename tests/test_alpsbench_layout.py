@@ -40,7 +40,7 @@ def test_public_configs_have_the_row_shape_and_no_test_gold(alps_project):
     assert set(hidden.splits) == {"test"} and hidden.count == len(public["alpsbench_task1"].splits["test"])
     assert "alpsbench_packets" not in public
     ids = {json.loads(x)["benchmark_id"] for x in public["alpsbench_task1"].splits["dev"]}
-    assert all("__" in i for i in ids)  # task 1 ids are session__canonical, as AlpsBench's
+    assert ids and all("__" in i for i in ids)  # task 1 ids are session__canonical, as AlpsBench's
 
 
 @pytest.mark.shared_data

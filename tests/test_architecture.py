@@ -83,6 +83,34 @@ def test_counted(rows):
 def test_spelled_out():
     for n in (1, 2):
         assert n
+def test_all_over_nothing(rows, other):
+    assert other
+    assert all(r.ok for r in rows)
+def test_all_over_what_is_checked(rows):
+    assert len(rows) == 3 and all(r.ok for r in rows)
+    assert all(r.ok for r in rows)
+def test_all_over_a_literal():
+    assert all(n for n in (1, 2))
 """
-    assert check.vacuous(ast.parse(source)) == [(2, "test_vacuous")]
+    assert check.vacuous(ast.parse(source)) == [(2, "test_vacuous"), (14, "test_all_over_nothing")]
     assert check.main() == 0
+
+
+def test_the_architecture_doc_names_only_paths_that_exist_and_every_migration():
+    doc = (ROOT / "docs" / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    paths = set(re.findall(r"`([\w.-]+(?:/[\w.-]+)+/?)(?::\w+)?`", doc))
+    tops = [
+        ROOT,
+        *(ROOT / d for d in ("prefkit", "curation", "pipelines", "exports", "annotate_app", "schemas")),
+    ]
+    assert len(paths) > 40
+    forms = {p: {p, p.rsplit(".", 1)[0] + ".py"} for p in paths if not p.startswith("..") and "..." not in p}
+    assert [
+        p for p, ways in sorted(forms.items()) if not any((t / w).exists() for t in tops for w in ways)
+    ] == []
+    code = (ROOT / "curation" / "store" / "migrations.py").read_text(encoding="utf-8")
+    numbers = sorted(int(n) for n in re.findall(r"^@migration\((\d+),", code, re.M))
+    listed = doc[doc.index("- Migrations:") : doc.index("Never edit a released migration")]
+    assert (
+        numbers and sorted({int(n) for n in re.findall(r"(?<![\w.])(\d+) (?=[a-zA-Z])", listed)}) == numbers
+    )

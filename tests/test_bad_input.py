@@ -305,6 +305,7 @@ def _malformed(path_kind: str):
 )
 @given(data=st.data())
 def test_property_malformed_records_never_traceback_or_write(shared_project, tmp_path_factory, data):
+    """``_run_bad`` asserts it: exit 1, one line naming file and line, no traceback, nothing written."""
     path_kind = data.draw(st.sampled_from(list(VALID)), label="import")
     bad = data.draw(_malformed(path_kind), label="line")
     _run_bad(shared_project, path_kind, _file(path_kind, bad), tmp_path_factory.mktemp("case"))

@@ -125,6 +125,7 @@ def _inside(key: NumericKey) -> st.SearchStrategy:
 @SETTINGS
 @given(data=st.data())
 def test_property_a_number_outside_its_range_is_one_line_naming_key_value_and_range(data):
+    """``_refused`` asserts the one ConfigError line naming the key, the value and the range."""
     key = data.draw(st.sampled_from(KEYS), label="key")
     _refused(key, data.draw(_outside(key), label="value"))
 
@@ -132,12 +133,14 @@ def test_property_a_number_outside_its_range_is_one_line_naming_key_value_and_ra
 @SETTINGS
 @given(data=st.data())
 def test_property_a_number_inside_its_range_loads(data):
+    """``_loads`` asserts the project loads with the value and reads it back."""
     key = data.draw(st.sampled_from(KEYS), label="key")
     _loads(key, data.draw(_inside(key), label="value"))
 
 
 @pytest.mark.parametrize("key", KEYS, ids=[k.key for k in KEYS])
 def test_each_key_refuses_inf_nan_and_the_values_past_its_bounds_and_takes_its_bounds(key):
+    """``_refused`` and ``_loads`` assert each value: refused in one line, or loaded and read back."""
     low, high = _low(key), _high(key)
     for bad in (math.inf, -math.inf, math.nan):
         _refused(key, bad)

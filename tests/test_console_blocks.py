@@ -99,7 +99,7 @@ def test_console_blocks_run_as_shown(doc, page_runs):
         require(bool(os.environ.get("LABEL_STUDIO_URL")), "a Label Studio server (source /tmp/ls.env)")
     failures = []
     for command, status, output in page_runs[doc].result():
-        missing = missing_lines(command.expected, output)
+        missing = missing_lines(command.expected, output, command.exact)
         if status != command.status or missing:
             failures.append(describe(command, status, output, missing))
     assert not failures, f"{_name(doc)}:\n\n" + "\n\n".join(failures)
@@ -128,7 +128,7 @@ def test_the_readme_tour_cuts_the_release_the_readme_shows_byte_for_byte(page_ru
     assert shown and got == shown, f"README.md shows data sha256 {shown}, the tour gives {got}"
 
 
-def test_the_comparison_is_loose_on_numbers_and_strict_on_words():
+def test_the_comparison_is_loose_on_numbers_unless_exact_and_strict_on_words():
     shown = ["added 16 preference pairs (0 already present)", "...", "task_abc123def  3  majority"]
     assert not missing_lines(
         shown, "added 20 preference pairs (1 already present)\nx\ntask_0f9e8d7c6  14  majority"
@@ -139,6 +139,8 @@ def test_the_comparison_is_loose_on_numbers_and_strict_on_words():
     # a release hash that happens to be all digits is still the hash the page shows
     assert not missing_lines(["release sha256 3f2a9c01d4"], "release sha256 9120448371")
     assert missing_lines(["release sha256 3f2a9c01d4"], "release name 9120448371")
+    assert missing_lines(["spans 11-15 of 9 labels"], "spans 12-16 of 9 labels", exact=True)
+    assert not missing_lines(["spans 12-16  of 9 labels"], "spans 12-16 of 9 labels", exact=True)
 
 
 def _same(text: str, where: Path) -> str:

@@ -139,6 +139,7 @@ def test_a_prompt_file_of_the_wrong_shape_is_one_line_naming_it(tmp_path, data, 
     ],
 )
 def test_a_binary_or_oversized_prompt_file_is_one_line_naming_it(tmp_path, content, says):
+    """``_refused_naming`` asserts the one refusal line naming the prompt file and what is wrong."""
     _refused_naming(tmp_path, Path("prompts") / STEPS["decompose"][1], content, says)
 
 
@@ -155,6 +156,7 @@ def test_a_binary_or_oversized_prompt_file_is_one_line_naming_it(tmp_path, conte
     ],
 )
 def test_a_bad_examples_module_is_one_line_naming_it_and_never_runs(tmp_path, content, says):
+    """``_refused_naming`` asserts the one refusal line naming the examples module and what is wrong."""
     _refused_naming(tmp_path, EXAMPLES_FILE, content, says)
 
 

@@ -82,6 +82,7 @@ def test_no_hidden_field_reaches_the_evaluated_model(endpoint, project, tmp_path
     ]
     assert len(to_model) == 12  # 6 instances x (inference + generation)
     assert not [b for b in to_model if HIDDEN_MARK in b]
+    assert len(bodies) > len(to_model)  # the judge was asked too
     assert all(HIDDEN_MARK in b for b in bodies if b not in to_model)  # the judge does see the gold
     assert all(json.loads(b)["model"] == "m" for b in to_model)
 

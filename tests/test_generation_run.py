@@ -113,7 +113,7 @@ def test_export_is_exact_cupid_rows(generated, tmp_path):
 def test_rerun_adds_nothing_and_calls_nothing(generated):
     before = (generated.store.status(), generated.store.count("llm_cache"))
     reports = generate(generated, personas=4, seed=0)
-    assert all(r.written == 0 for r in reports)
+    assert reports and all(r.written == 0 for r in reports)
     assert (generated.store.status(), generated.store.count("llm_cache")) == before
 
 

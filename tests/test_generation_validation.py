@@ -43,6 +43,7 @@ def good_factors(seed: int = 0) -> FactorsDraft:
 
 
 def test_offline_factors_pass_validation_for_many_seeds():
+    """``validate_factors`` raises on any factor set it refuses: 30 seeds, none refused."""
     for seed in range(30):
         validate_factors(good_factors(seed), 8)
 
@@ -134,6 +135,7 @@ def _plan_and_stories(seed: int = 0):
 
 
 def test_offline_stories_validate():
+    """``validate_stories`` raises on any story set it refuses: 10 seeds, none refused."""
     for seed in range(10):
         factors, plan, stories = _plan_and_stories(seed)
         validate_stories(stories, plan, factors)
@@ -259,6 +261,7 @@ def test_persona_about_an_ai_or_too_short_is_rejected():
 
 
 def test_offline_changed_preference_for_an_unknown_preference_is_still_valid():
+    """``validate_stories`` raises if the changed preference makes the stories invalid."""
     factors, plan, stories = _plan_and_stories()
     changed = offline._changed_preference("Always answer in exactly three short bullet points.")
     validate_stories(stories.model_copy(update={"changed_preference": changed}), plan, factors)

@@ -46,7 +46,7 @@ def test_schema_breaking_candidates_are_kept_and_flagged(alps_project):
     assert {"explicit", "Thoughts/Curiosity"} <= types
     assert any(c.raw.get("confidence") is None for c in invalid)
     assert all(c.problems for c in invalid)
-    assert all(c.raw and "evidence_text" in c.raw for c in cands)
+    assert cands and all(c.raw and "evidence_text" in c.raw for c in cands)
 
 
 @pytest.mark.shared_data

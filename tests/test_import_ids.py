@@ -64,6 +64,7 @@ def test_an_id_with_a_control_or_bidi_character_or_too_long_is_refused(value, sa
 def test_a_cupid_persona_id_that_is_not_a_strict_id_is_one_line_naming_file_and_line(
     project, tmp_path, value, says
 ):
+    """``_refused_in_one_line`` asserts exit 1, the one line naming file, line and field, nothing written."""
     file = tmp_path / "cupid.jsonl"
     good = json.dumps(ROW)
     file.write_text(good + "\n" + json.dumps({**ROW, "persona_id": value}) + "\n", encoding="utf-8")
@@ -74,6 +75,7 @@ def test_a_cupid_persona_id_that_is_not_a_strict_id_is_one_line_naming_file_and_
 def test_an_alpsbench_session_id_that_is_not_a_strict_id_is_one_line_naming_the_packet(
     project, tmp_path, value, says
 ):
+    """``_refused_in_one_line`` asserts exit 1, the one line naming the packet and the field, nothing written."""
     folder = tmp_path / "packets"
     folder.mkdir()
     (folder / "sess_ok.json").write_text(json.dumps(PACKET), encoding="utf-8")

@@ -75,5 +75,6 @@ def test_audit_items_and_uncertain_items_get_their_overlap_in_label_studio(tmp_p
     per_task = {}
     for e in project.store.labels.events(kind=KIND):
         per_task.setdefault(e.task_id, set()).add(e.annotator)
+    assert sorted(per_task) == sorted(tasks)
     assert all(len(who) == project.store.labels.task(tid).overlap == 2 for tid, who in per_task.items())
     project.close()

@@ -75,7 +75,7 @@ def test_a_batch_still_in_flight_is_resumed_not_resubmitted(fake_openai, project
     assert project.store.count("llm_cache") == 0
     with make_layer(project, server) as layer:
         responses = layer.run(requests_for(3), batch=True)
-    assert all(r.ok for r in responses)
+    assert len(responses) == 3 and all(r.ok for r in responses)
     assert server.count("/v1/batches", "POST") == 1 and server.count("/v1/files", "POST") == 1
     assert project.store.llm.batches()[0].batch_id == open_batch.batch_id
     assert project.store.llm.batches(open_only=True) == []

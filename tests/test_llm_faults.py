@@ -91,7 +91,8 @@ def test_requests_per_minute_limit_paces_calls_at_the_server(fake_openai, projec
         layer.run(requests_for(21)[-1:])  # warm the client up: its first call stalls the event loop
         server.reset_log()
         start = time.monotonic()
-        assert all(r.ok for r in layer.run(requests_for(20)))
+        responses = layer.run(requests_for(20))
+        assert len(responses) == 20 and all(r.ok for r in responses)
         elapsed = time.monotonic() - start
     arrivals = sorted(r.at for r in server.chat_requests())
     # A burst of 10, then 10/s: the 20th call cannot leave before ~1.0 s, nor more than 15 within 0.5 s.
@@ -139,5 +140,5 @@ def test_kill_minus_9_then_resume_repeats_no_completed_call(fake_openai, project
     asked = [named_item(r.body) for r in server.chat_requests()]
     assert not set(asked) & done_before
     assert len(asked) == len(set(asked)) == 60 - len(done_before)
-    assert all(r.ok for r in responses)
+    assert len(responses) == 60 and all(r.ok for r in responses)
     assert project.store.count("llm_cache") == 60 and project.store.count("llm_ledger") == 60

@@ -85,7 +85,7 @@ def test_provenance_names_stage_model_host_template_seed_and_fingerprint(fake_op
 def test_a_server_refusing_json_schema_gets_json_object_with_the_schema(fake_openai, layer_for):
     server = fake_openai(person_responder, json_schema_supported=False)
     responses = layer_for(server, concurrency=1).run(requests_for(3))
-    assert all(r.ok and r.parsed.name == "Ada" for r in responses)
+    assert len(responses) == 3 and all(r.ok and r.parsed.name == "Ada" for r in responses)
     formats = [r.body["response_format"]["type"] for r in server.chat_requests()]
     assert formats == ["json_schema", "json_object", "json_object", "json_object"]
     assert "age" in server.chat_requests()[1].body["response_format"]["schema"]["properties"]
@@ -94,7 +94,7 @@ def test_a_server_refusing_json_schema_gets_json_object_with_the_schema(fake_ope
 def test_json_mode_from_config_never_sends_json_schema(fake_openai, layer_for):
     server = fake_openai(person_responder)
     responses = layer_for(server, structured="json_mode").run(requests_for(2))
-    assert all(r.ok for r in responses)
+    assert len(responses) == 2 and all(r.ok for r in responses)
     assert {r.body["response_format"]["type"] for r in server.chat_requests()} == {"json_object"}
 
 

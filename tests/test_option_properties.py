@@ -129,6 +129,7 @@ def _refused(result, root: Path, before: dict[str, int], needle: str) -> None:
 @SETTINGS
 @given(data=st.data())
 def test_property_bad_numeric_option_values_are_refused_before_anything_runs(shared, data):
+    """``_refused`` asserts exit 2, one line naming the option, and the project unchanged."""
     path, option = data.draw(st.sampled_from(NUMERIC), label="option")
     value = data.draw(_bad_value(option), label="value")
     before = _snapshot(shared)
@@ -140,6 +141,7 @@ def test_property_bad_numeric_option_values_are_refused_before_anything_runs(sha
 @SETTINGS
 @given(data=st.data())
 def test_property_bad_path_option_values_are_refused(shared, data):
+    """``_refused`` asserts exit 2, one line naming the option, and the project unchanged."""
     path, option = data.draw(st.sampled_from(PATHS), label="option")
     value = data.draw(
         st.one_of(

@@ -99,7 +99,7 @@ def test_croissant_validates_offline_and_reads_records(release):
     assert len(records) == release.manifest.counts["labels"]
     doc = json.loads((release.path / "croissant.json").read_text())
     digests = {f.path: f.sha256 for f in release.manifest.files}
-    assert all(d["sha256"] == digests[d["contentUrl"]] for d in doc["distribution"])
+    assert doc["distribution"] and all(d["sha256"] == digests[d["contentUrl"]] for d in doc["distribution"])
 
 
 def test_parquet_holds_the_same_rows_as_jsonl(release):

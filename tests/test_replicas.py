@@ -112,13 +112,17 @@ def test_two_replicas_and_a_kill_lose_nothing_and_over_assign_nothing(tmp_path, 
     for e in events:
         labelled_by[e.task_id] = labelled_by.get(e.task_id, 0) + 1
     assert max(labelled_by.values()) <= OVERLAP
-    assert all(counters[tid] == held.get(tid, 0) for tid in counters)  # the counter never drifted
+    assert counters and all(
+        counters[tid] == held.get(tid, 0) for tid in counters
+    )  # the counter never drifted
     # None stuck: every annotator's queue is served in order, so an open item below a done one would
     # be an item skipped for good (e.g. the one on screen when its replica was killed).
     for u in users:
         mine = [(pos, done) for who, pos, done in queues if who == u]
         last_done = max(pos for pos, done in mine if done)
-        assert all(done for pos, done in mine if pos < last_done), f"{u} has an item stuck in the queue"
+        assert mine and all(done for pos, done in mine if pos < last_done), (
+            f"{u} has an item stuck in the queue"
+        )
     available = sum(1 for tid, n in counters.items() if n < OVERLAP)
     assert store.assignments.available_count("newcomer", KIND) == available > 0  # the rest is still on offer
     watcher.close()
