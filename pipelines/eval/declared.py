@@ -114,7 +114,8 @@ def _answer_model(question: str, chat: bool) -> type[BaseModel]:
     if q["type"] == "span":
         at = {"turn": (int, Field(ge=0, description="The message's number, from 0."))} if chat else {}
         at |= {"start": (int, ...), "end": (int, ...), "label": (choice, ...)}
-        shape = list[create_model("span", __config__=ConfigDict(extra="forbid"), **at)]  # type: ignore[call-overload]
+        span = create_model("span", __config__=ConfigDict(extra="forbid"), **at)  # type: ignore[call-overload]
+        shape = list[span]
     answer = (shape, Field(description=q["title"] or q["name"]))
     return create_model("answer", __config__=ConfigDict(extra="forbid"), answer=answer)
 
