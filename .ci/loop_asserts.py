@@ -78,16 +78,27 @@ def _names(node: ast.AST) -> set[str]:
     return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
 
 
+def _derived(fn: ast.AST, names: set[str]) -> set[str]:
+    """``names`` and every name the test assigns from them (``got = {...for r in rows}``), at any depth."""
+    steps = [(_names(a.value), {t.id for t in a.targets if isinstance(t, ast.Name)}) for a in ast.walk(fn)
+             if isinstance(a, ast.Assign)]  # fmt: skip
+    while True:
+        more = set().union(names, *(targets for used, targets in steps if used & names))
+        if more == names:
+            return names
+        names = more
+
+
 def unchecked_all(fn: ast.AST) -> list[int]:
-    """Lines of each ``assert all(<generator>)`` whose collection no other check of the test names
-    (``assert rows`` or ``len(rows) == 3``): it would hold of an empty one."""
+    """Lines of each ``assert all(<generator>)`` whose collection (or what the test made of it) no
+    other check of the test names (``assert rows``, ``len(rows) == 3``): it would hold of an empty one."""
     checks = [c for c, _ in _checks(fn)]
     out = []
     for check in checks:
         if vacuous_all(check):
             over = set().union(*(_names(g.iter) for g in check.test.args[0].generators)) - {"len", "sorted"}
             others = set().union(*(_names(c) for c in checks if not vacuous_all(c)))
-            if not over & others:
+            if not _derived(fn, over) & others:
                 out.append(check.lineno)
     return out
 
