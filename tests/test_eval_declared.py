@@ -96,7 +96,9 @@ def test_label_metrics_are_sklearns_and_worked_by_hand():
                                  ("y", "f1"): 2 / 3, ("z", "f1"): 0.0}, abs=1e-12)  # fmt: skip
     assert abs(got[("all", "accuracy")] - accuracy_score(gold, pred)) < 1e-9
     assert abs(got[("all", "macro_f1")] - f1_score(gold, pred, average="macro")) < 1e-9
-    assert all(r["ci_low"] <= r["value"] <= r["ci_high"] and r["n_items"] == 5 for r in rows)
+    assert len(rows) == 5 and all(
+        r["ci_low"] <= r["value"] <= r["ci_high"] and r["n_items"] == 5 for r in rows
+    )
 
 
 def test_multi_label_rating_ranking_and_span_metrics_are_the_libraries_and_worked_by_hand():
