@@ -23,9 +23,16 @@ NARROW_PX = 1000
 #: Below this width the dialogue and the form stack (one above the other) and lose their own scroll
 #: boxes: the page is the one scroll region, the action bar stays at the window's bottom.
 STACK_PX = 900
+#: From this width a long item's fields and its questions are two panes side by side (``forms/declared.py``).
+PANES_PX = 1200
 
 #: The stylesheet and the listeners, in page_script.css and page_script.js beside this module.
-_CSS = asset("page_script.css").replace("NARROW", str(NARROW_PX)).replace("STACK", str(STACK_PX - 1))
+_CSS = (
+    asset("page_script.css")
+    .replace("NARROW", str(NARROW_PX))
+    .replace("STACK", str(STACK_PX - 1))
+    .replace("PANES", str(PANES_PX))
+)
 _JS = asset("page_script.js")
 
 

@@ -16,7 +16,7 @@ from typing import Any
 import streamlit as st
 from prefkit.annotate_app import session, ui
 from prefkit.annotate_app.forms import form_for
-from prefkit.annotate_app.forms.text import summary
+from prefkit.annotate_app.forms.text import named
 from prefkit.annotate_app.safe_text import md_escape
 from prefkit.curation.annotation import workflow
 from prefkit.curation.annotation.task_kinds import LabelError
@@ -39,7 +39,7 @@ def label_editor(
     the top of the next run)."""
     task = project.store.labels.task(ev.task_id)
     prefix = f"edit:{ev.event_id}"
-    head = ui.safe("**{}** · {} · {}", ui.KIND_TITLES.get(ev.kind, ev.kind), summary(task), when(ev))
+    head = ui.safe("**{}** · {} · {}", ui.KIND_TITLES.get(ev.kind, ev.kind), named(task), when(ev))
     st.markdown(head + (" · edited" if ev.supersedes else ""))
     if ev.action != "label":
         st.caption(

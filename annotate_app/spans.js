@@ -18,7 +18,7 @@ export default function(component) {
     const box = document.createElement('div');
     box.className = 'pk-turn ' + (turn.selectable ? 'pk-on' : 'pk-off');
     const head = document.createElement('div'); head.className = 'pk-head'; head.textContent = turn.head;
-    const text = document.createElement('div'); text.className = 'pk-text'; text.dataset.turn = String(turn.index);
+    const text = document.createElement('div'); text.className = 'pk-text'; text.dir = 'auto'; text.dataset.turn = String(turn.index);
     const chars = Array.from(turn.content);
     const mine = data.spans.filter(s => s.turn === turn.index).sort((a, b) => a.start - b.start);
     let at = 0;
@@ -34,7 +34,11 @@ export default function(component) {
       text.append(mark); at = s.end;
     }
     if (at < chars.length) text.append(document.createTextNode(chars.slice(at).join('')));
-    box.append(head, text); root.append(box);
+    box.append(head, text);
+    if (turn.session) {  // a session's header: above its first turn, never a turn itself
+      const s = document.createElement('div'); s.className = 'pk-session'; s.textContent = turn.session; root.append(s);
+    }
+    root.append(box);
     if (turn.selectable) {
       text.tabIndex = 0; text.setAttribute('role', 'group'); text.setAttribute('aria-label', `${turn.head}: ${KEYS}`);
       text.addEventListener('keydown', (e) => keyed(e, turn, text));

@@ -62,6 +62,7 @@ def picker(
                 "head": t.get("head")
                 or f"turn {t['index']} · {t['role']}" + (" · rewritten" if t.get("revised") else ""),
                 "selectable": bool(selectable(t)) and not t.get("revised"),
+                "session": t.get("session") or "",
             }
             for t in turns
         ],

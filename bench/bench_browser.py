@@ -6,6 +6,7 @@ on ``preference_match`` projects built like ``bench_app.py`` builds them:
 - 1,000 items, 1 annotator
 - 100,000 items / 300,000 events, 1 annotator who already holds 15,000 labels
 - 10,000 items / 30,000 events, 8 and then 16 annotators at once (one browser, one context each)
+- a declared kind's long item: 300 memory-QA items with a 96-turn history (tests/memoryqa.py), 1 annotator
 - Streamlit's floor (``floor_app.py``: one header and one button in a fragment, same server options,
   same harness) at 1, 8 and 16: what any Streamlit page pays on the machine, prefkit or not
 
@@ -34,6 +35,7 @@ With ``--think-ms N`` the team rows are also run with annotators who read each i
 at random) before pressing the key: extra rows; latency is still measured from the key press.
 
 Usage: python bench/bench_browser.py [--submits 200] [--quick] [--backends sqlite,postgresql] [--think-ms 2000]
+       python bench/bench_browser.py --only 100k --only declared --submits 100
        python bench/bench_browser.py --only-assisted --assisted-rounds 3
 """
 
@@ -84,7 +86,7 @@ OBSERVER = """() => {
     if (window.__wake) { const wake = window.__wake; window.__wake = null; wake(); }
   };
   new MutationObserver(check).observe(document.body, {subtree: true, childList: true, characterData: true, attributes: true});
-}""".replace("TITLE", TITLE)
+}"""
 WAIT = "n => window.__lat.length > n || new Promise(resolve => { window.__wake = resolve; })"
 # The clock starts at the keydown, seen first: installed before the page's own scripts, whose key guard
 # (annotate_app/keys.py) takes a shortcut's keydown for its button alone (stopImmediatePropagation).
@@ -187,8 +189,9 @@ class Server:
         self.proc.wait(timeout=20)
 
 
-async def open_annotator(browser, url: str, user: str | None):
-    """A new browser context signed in as ``user`` on its first item (``None``: the floor app)."""
+async def open_annotator(browser, url: str, user: str | None, title: str = TITLE):
+    """A new browser context signed in as ``user`` on its first item of the kind called ``title``
+    (``None``: the floor app)."""
     ctx = await browser.new_context(viewport={"width": 1440, "height": 1000})
     await ctx.add_init_script(KEYDOWN)
     page = await ctx.new_page()
@@ -196,19 +199,20 @@ async def open_annotator(browser, url: str, user: str | None):
     await page.goto(url)
     if user is None:
         await page.get_by_text(re.compile(f"^{TITLE} · \\d+ left for you")).first.wait_for()
-        await page.evaluate(OBSERVER)
+        await page.evaluate(OBSERVER.replace("TITLE", TITLE))
         return page
     await page.get_by_label("User name").fill(user)
     await page.get_by_label("Password", exact=True).fill(PASSWORD)
     await page.get_by_role("button", name="Sign in").click()
     await page.get_by_text(f"signed in as {user}").wait_for()
-    await page.get_by_role("radio", name=TITLE, exact=True).click()
+    if title == TITLE:  # the only kind with work otherwise: chosen already
+        await page.get_by_role("radio", name=title, exact=True).click()
     await page.get_by_role("button", name="Start annotating").click()
-    await page.get_by_text(re.compile(f"^{TITLE} · \\d+ left for you")).first.wait_for()
+    await page.get_by_text(re.compile(f"^{re.escape(title)} · \\d+ left for you")).first.wait_for()
     await page.wait_for_function(
         "() => document.querySelector('[data-testid=stApp]')?.getAttribute('data-test-script-state') === 'notRunning'"
     )
-    await page.evaluate(OBSERVER)
+    await page.evaluate(OBSERVER.replace("TITLE", title))
     return page
 
 
@@ -236,13 +240,20 @@ async def label(page, n: int, errors: list[str], think_ms: int = 0, key: str = "
 
 
 async def run_scenario(
-    url: str, users: list[str], submits: int, pid: int, db_cpu, think_ms: int = 0, key: str = "1"
+    url: str,
+    users: list[str],
+    submits: int,
+    pid: int,
+    db_cpu,
+    think_ms: int = 0,
+    key: str = "1",
+    title: str = TITLE,
 ) -> dict:
     from playwright.async_api import async_playwright
 
     async with async_playwright() as pw:
         browser = await pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        pages = [await open_annotator(browser, url, u) for u in users]
+        pages = [await open_annotator(browser, url, u, title) for u in users]
         errors: list[str] = []
         cpu0, tree0, db0, wall0 = cpu_s(pid), tree_cpu(os.getpid(), pid), db_cpu(), time.perf_counter()
         results = await asyncio.gather(*(label(p, submits, errors, think_ms, key) for p in pages))
@@ -470,6 +481,54 @@ def label_studio_ui(steps: int) -> None:
     )
 
 
+#: The declared case: a memory-QA item (tests/memoryqa.py) with a 96-turn history (8 sessions x 12 turns
+#: of ~60 words), its verdict alone asked, so one key labels an item; 300 items.
+LONG = {"name": "long_chat", "title": "Is the answer right, given the history?", "items": 300}
+
+
+def declared(submits: int, tmp: Path) -> None:
+    """The declared case's row: one annotator, key "1" (``correct``) per item."""
+    import json
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+    import memoryqa
+    from argon2 import PasswordHasher
+    from prefkit.curation.annotation import work
+    from prefkit.curation.annotation.declared import use_project_kinds
+
+    root = tmp / "declared"
+    project = Project.init(root, name="bench-declared")
+    toml = memoryqa.TOML.split("[[questions]]")[0].replace(memoryqa.NAME, LONG["name"])
+    toml = toml.replace("Does the answer remember the user?", LONG["title"])
+    verdict = next(q for q in memoryqa.TOML.split("[[questions]]") if 'name = "verdict"' in q)
+    (root / "kinds").mkdir(exist_ok=True)
+    (root / "kinds" / f"{LONG['name']}.toml").write_text(toml + "[[questions]]" + verdict, encoding="utf-8")
+    use_project_kinds(root, project.store)
+    items = root / "items.jsonl"
+    lines = (
+        json.dumps(memoryqa.item(n, sessions=8, turns=12, words=60)) + "\n" for n in range(LONG["items"])
+    )
+    items.write_text("".join(lines), encoding="utf-8")
+    work.create(project, "long", LONG["name"], items=items)
+    project.store.accounts.add_user("ann00", "annotator", PASSWORD)
+    with project.store.write() as conn:
+        conn.execute(project.store.t["users"].update().values(password_hash=PasswordHasher().hash(PASSWORD)))
+    project.close()
+    server = Server(project)
+    try:
+        r = asyncio.run(
+            run_scenario(server.url, ["ann00"], submits, server.proc.pid, lambda: None, title=LONG["title"])
+        )
+    finally:
+        server.stop()
+    print(
+        f"| sqlite | declared, {LONG['items']} items of 96 turns | 1 | {r['p50']:.0f} ms | {r['p95']:.0f} ms | "
+        f"{r['max']:.0f} ms | {fmt_ms(r['cpu_ms'])} | – | {fmt_ms(r['browser_ms'])} | {fmt_ms(r['harness_ms'])} | "
+        f"{r['submits_per_s']:.1f} | {r['n']} | {len(r['errors'])} | – | – |",
+        flush=True,
+    )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument(
@@ -497,6 +556,12 @@ def main() -> None:
         help="also run the 1,000-item row plain and with suggestions (Enter), alternated N times",
     )
     ap.add_argument("--only-assisted", action="store_true", help="only the --assisted-rounds rows")
+    ap.add_argument(
+        "--only",
+        choices=["100k", "declared"],
+        action="append",
+        help="only these rows (repeatable): the 100,000-item one, the declared 96-turn one",
+    )
     args = ap.parse_args()
     backends = [b.strip() for b in args.backends.split(",") if b.strip()]
     for b in backends:
@@ -520,6 +585,14 @@ def main() -> None:
             assisted(max(1, args.assisted_rounds), args.submits, Path(tmp))
         print(f"load average after: {os.getloadavg()[0]:.2f}")
         return
+    if args.only:
+        with tempfile.TemporaryDirectory() as tmp:
+            if "100k" in args.only:
+                scenario(Backend("sqlite", None), 100_000, 300_000, [1], args.submits, Path(tmp))
+            if "declared" in args.only:
+                declared(args.submits, Path(tmp))
+        print(f"load average after: {os.getloadavg()[0]:.2f}")
+        return
     with tempfile.TemporaryDirectory() as tmp:
         if args.assisted_rounds:
             assisted(args.assisted_rounds, args.submits, Path(tmp) / "assist")
@@ -528,6 +601,8 @@ def main() -> None:
             scenario(backend, 1_000, 0, [1], args.submits, Path(tmp))
             if not args.quick:
                 scenario(backend, 100_000, 300_000, [1], args.submits, Path(tmp))
+                if name == "sqlite":
+                    declared(args.submits, Path(tmp))
                 scenario(backend, 10_000, 30_000, [8, 16], team, Path(tmp), args.think_ms)
         if not args.no_floor:
             floor([(1, args.submits)] + ([] if args.quick else [(8, team), (16, team)]))

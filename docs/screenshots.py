@@ -1,16 +1,19 @@
-"""The screenshots in docs/annotation.md: every page of the annotation app at 1400×900 and 800×600.
+"""The screenshots in docs/annotation.md and docs/kinds.md: every page of the annotation app at 1400×900
+and 800×600, and a long declared item (tests/memoryqa.py: a chat history in sessions, a question, the
+model's answer and three candidates to rank).
 
 Builds its own project (``prefkit.demo.build_demo``: offline sessions, the bundled AlpsBench example
 packets, preference pairs, the demo accounts and tasks of all three kinds), gives it a few labels (two
 annotators who disagree, a flag), serves it with ``prefkit annotate serve`` and drives Debian chromium
 through Playwright. Writes ``docs/img/<page>_<width>x<height>.png``.
 
-Usage: python docs/screenshots.py [--out docs/img] [--chromium /usr/bin/chromium]
+Usage: python docs/screenshots.py [--out docs/img] [--chromium /usr/bin/chromium] [--only long_item]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import socket
@@ -21,8 +24,12 @@ import time
 import urllib.request
 from pathlib import Path
 
-from prefkit.curation.annotation import workflow
+from prefkit.curation.annotation import work, workflow
+from prefkit.curation.annotation.declared import use_project_kinds
 from prefkit.demo import DEMO_PASSWORD, build_demo
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+import memoryqa  # noqa: E402 - the long item's declaration and items, shared with its tests
 
 ARGS = "--no-sandbox --disable-gpu --disable-background-networking --disable-component-update --disable-sync --no-first-run".split()
 SIZES = ((1400, 900), (800, 600))
@@ -53,6 +60,12 @@ def label_some(root: Path) -> None:
         workflow.submit(project, who, item, {"items": items})
     item = workflow.current_item(project, "carol", "memory_verify")
     workflow.flag(project, "carol", item, "wrong language")
+    (root / "kinds").mkdir(exist_ok=True)
+    (root / "kinds" / f"{memoryqa.NAME}.toml").write_text(memoryqa.TOML, encoding="utf-8")
+    items = root / "memory_qa.jsonl"
+    items.write_text("".join(json.dumps(memoryqa.item(n, sessions=4, turns=5)) + "\n" for n in range(3)))
+    use_project_kinds(root, project.store)
+    work.create(project, "qa", memoryqa.NAME, items=items)
     project.close()
 
 
@@ -98,6 +111,16 @@ def shoot(page, out: Path, name: str, size: tuple[int, int]) -> None:
     settle(page)
     page.screenshot(path=str(out / f"{name}_{size[0]}x{size[1]}.png"))
     print(f"wrote {name}_{size[0]}x{size[1]}.png", flush=True)
+
+
+def long_item(browser, url: str, out: Path, size: tuple[int, int]) -> None:
+    """The long declared item: two panes at 1400×900, one column (fields, questions, history) at 800×600."""
+    page = sign_in(browser, url, "carol", size)
+    kind(page, size, "Does the answer remember the user?")
+    page.get_by_role("button", name=re.compile("^Start annotating")).click()
+    page.locator(".prefkit-spans .pk-session").first.wait_for()
+    shoot(page, out, "long_item", size)
+    page.context.close()
 
 
 def pages(browser, url: str, out: Path, size: tuple[int, int]) -> None:
@@ -178,6 +201,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=str(Path(__file__).with_name("img")))
     ap.add_argument("--chromium", default="/usr/bin/chromium")
+    ap.add_argument("--only", choices=["long_item"], help="Only these screenshots.")
     args = ap.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -208,7 +232,9 @@ def main() -> None:
             with sync_playwright() as p:
                 browser = p.chromium.launch(executable_path=args.chromium, args=ARGS)
                 for size in SIZES:
-                    pages(browser, url, out, size)
+                    if not args.only:
+                        pages(browser, url, out, size)
+                    long_item(browser, url, out, size)
                 browser.close()
         finally:
             proc.kill()

@@ -81,10 +81,17 @@ def test_the_adjudication_page_starts_from_the_decided_spans_and_shows_each_word
     for who, answer in zip(("alice", "bob"), ("ann1", "ann2"), strict=True):
         workflow.submit(project, who, workflow.current_item(project, who, NAME), ANSWERS[answer])
     at = app(project.store.accounts.user("maya"))
-    at.session_state["adj_kind"] = NAME
-    at.switch_page("views/adjudicate.py").run()
-    assert not at.exception
+    at.switch_page("views/adjudicate.py").run()  # opens on the kind with a disagreement waiting
+    assert not at.exception and at.session_state["adj_kind"] == NAME
     tid = at.session_state["adj_task"]
+    rows = [m.value for m in at.markdown if "span F1" in m.value]
+    # marks: alice bike+lane (pref), bob ride (bad) + lane (pref): 2·1/(2+2); said: short+answers, short: 2·1/3
+    assert rows[0].startswith("**alice** · span F1 (over the words marked) with bob 0.50")
+    assert "ride the :orange-background[bike lane :small[pref]]" in rows[0]
+    assert rows[3].startswith("**bob** · span F1 (over the words marked) with alice 0.67")
+    assert "turn 0 · user]] I like :orange-background[short]\xa0answers please" in rows[3] and len(rows) == 4
+    assert not at.dataframe  # the word units wait behind the toggle
+    at.toggle(key="adj_words").set_value(True).run()
     units = list(at.dataframe[0].value["unit"])
     assert "Mark what follows a preference, and what breaks one: pref · “lane”" in units
     # two answers: lane (both pref) is kept, bike and ride (one each) are not; short kept, answers not

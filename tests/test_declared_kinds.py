@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from declaredkind import ANSWERS, DECIDED, ITEMS, NAME, TOML, declare, labelled, write_items
+from declaredkind import ANSWERS, DECIDED, ITEMS, NAME, TOML, declare, label_rows, labelled, write_items
 from prefkit.cli import cli
 from prefkit.curation.annotation import work, workflow
 from prefkit.curation.annotation.declared import use_project_kinds
@@ -116,13 +116,20 @@ BAD_DECLARATIONS = [
     ("", "extra_key", "key questions[1].max_length: a rating question takes no max_length"),
     ("", "unknown_key", "key colour: Extra inputs are not permitted"),
     ("", "syntax", "Unclosed array"),
+    ("", "from_missing", "key questions[1].values_from: 'nope' is not a text field of the kind"),
+    ("", "from_list", "key questions[1].values_from: 'f' is not a list field of the kind"),
+    ("", "from_mixed", "key questions[1].values_from: 'items' is not a text field of the kind"),
+    ("", "from_and_values", "key questions[1].values: a ranking takes values or values_from (one of them)"),
+    ("", "summary", "key summary: 'items' is not a text field of the kind"),
 ]
 
 
 def _bad_toml(case: str, name: str) -> str:
-    top = 'colour = "red"\n' if case == "unknown_key" else ""
+    top = {"unknown_key": 'colour = "red"\n', "summary": 'summary = "items"\n'}.get(case, "")
     head = f'{top}name = "{name}"\ntitle = "t"\n[[fields]]\nname = "f"\ntype = "text"\n'
+    head += '[[fields]]\nname = "items"\ntype = "list"\n'
     q = '[[questions]]\nname = "q"\ntype = "rating"\n'
+    r = '[[questions]]\nname = "q"\ntype = "ranking"\n'
     return (
         head
         + {
@@ -136,6 +143,11 @@ def _bad_toml(case: str, name: str) -> str:
             "extra_key": q + "values = [1, 2]\nmax_length = 3\n",
             "unknown_key": q + "values = [1, 2]\n",
             "syntax": q + "values = [1, 2\n",
+            "from_missing": r + 'values_from = ["f", "nope"]\n',
+            "from_list": r + 'values_from = "f"\n',
+            "from_mixed": r + 'values_from = ["f", "items"]\n',
+            "from_and_values": r + 'values = ["a", "b"]\nvalues_from = ["f", "f"]\n',
+            "summary": q + "values = [1, 2]\n",
         }[case]
     )
 
@@ -160,6 +172,14 @@ BAD_ITEMS = [
     ({"id": "i1", "history": [], "preferences": []}, "key response_a: Field required"),
     ({**ITEMS[0], "colour": 1}, "key colour: Extra inputs are not permitted"),
     ({**ITEMS[0], "history": [{"content": "no role"}]}, "key history.0.role: Field required"),
+    (
+        {**ITEMS[0], "history": [{"role": "user", "content": "hi", "speaker": "me"}]},
+        "key history.0.speaker: Extra inputs are not permitted",
+    ),
+    (
+        {**ITEMS[0], "history": [{"role": "user", "content": "hi", "date": "3 Jan"}]},
+        "key history.0.date: Value error, '3 Jan' is not an ISO 8601 date",
+    ),
     ({**ITEMS[0], "preferences": "not a list"}, "key preferences: Input should be a valid list"),
     ({**ITEMS[0], "id": "bad\u202eid"}, "key id: Value error, an id cannot hold U+202E"),
     ({**ITEMS[0], "gold": {"better": "C"}}, "key gold.better: 'C' is not one of A, B, tie"),
@@ -322,3 +342,58 @@ def test_per_annotator_and_dawid_skene_reliability_cover_every_measured_question
     assert all(s["n_labels"] == 2 and s["reliability_model"] == "dawid_skene" for s in stats)
     assert set(stats[0]["confusion"]) == {"better", "strength", "tags:x", "tags:y", "order"}
     assert all(0 <= s["reliability"] <= 1 for s in stats)
+
+
+def test_a_memory_qa_item_keeps_its_sessions_names_itself_and_ranks_its_texts(project, tmp_path):
+    """Sessions and dates stay on their turns in the stored item (the release carries them); the item is
+    named by its id and summary field; the ranking records the fields' names, decided by mean rank;
+    guidelines and Label Studio show titles, the recorded value stays raw."""
+    from memoryqa import ITEMS as QA
+    from memoryqa import NAME as QA_NAME
+    from memoryqa import TOML as QA_TOML
+    from prefkit.annotate_app.labelstudio.declared import DeclaredConfig
+    from prefkit.curation.annotation.task_kinds import item_name
+
+    order = {
+        "ann1": ["candidate_b", "candidate_a", "candidate_c"],
+        "ann2": ["candidate_b", "candidate_c", "candidate_a"],
+    }
+    order["ann3"] = ["candidate_a", "candidate_b", "candidate_c"]
+    rows = label_rows({w: {"q1": {"verdict": "correct", "best": o}} for w, o in order.items()}, QA_NAME)
+    assert labelled(project, tmp_path, QA_TOML, QA_NAME, QA, rows) == (2, 3)
+    kind, task = get_kind(QA_NAME), project.store.labels.task(get_kind(QA_NAME).task_id("q1"))
+    assert task.payload["history"][0] == {**QA[0]["history"][0], "session": "Session 1", "date": "2024-01-03"}
+    assert [t.get("session") for t in task.payload["history"]].count(None) == 15  # 3 of 18 turns open one
+    assert item_name(task) == "q1 · Where does the user live now? (1)"
+    assert (
+        final_labels(project.store, QA_NAME)[task.task_id].values["best"] == order["ann1"]
+    )  # means 1.7, 2, 2.3
+    with pytest.raises(LabelError, match="best: put every one of candidate_a, candidate_b, candidate_c"):
+        kind.validate({"verdict": "wrong", "best": ["candidate_a"]}, task)
+    guide = kind.default_guidelines()
+    assert "pick one of correct, wrong, Not answerable" in guide and "put Candidate A, Candidate B" in guide
+    assert (
+        "**Anything else (optional)** — write your answer." in guide and "(optional) (optional)" not in guide
+    )
+    config = DeclaredConfig(kind)
+    assert '<Choice value="Not answerable" alias="not_answerable"' in config.xml()
+    assert "Anything else (optional)(optional)" not in config.xml().replace(" ", "")
+    listed = config.data(task)["best__values"]
+    assert listed[1] == {"id": "candidate_b", "title": "Candidate B", "body": QA[0]["candidate_b"]}
+    free = QA_TOML.replace(
+        'values_from = ["candidate_a", "candidate_b", "candidate_c"]', 'values_from = "options"'
+    )
+    free += '[[fields]]\nname = "options"\ntype = "list"\n'
+    declare(
+        project.root, free.replace('summary = "question"', "").replace(QA_NAME, "memory_free"), "memory_free"
+    )
+    use_project_kinds(project.root)
+    other = get_kind("memory_free")
+    payload = {**QA[0], "options": ["Porto", "Lisbon"]}
+    assert other.answers({"verdict": "wrong", "best": ["Lisbon", "Porto"]}, payload)["best"] == [
+        "Lisbon",
+        "Porto",
+    ]
+    with pytest.raises(LabelError, match="best: expected a list of Porto, Lisbon"):
+        other.answers({"verdict": "wrong", "best": ["candidate_a", "Porto"]}, payload)
+    assert other.summary(payload) == QA[0]["question"]  # the first text field by default

@@ -260,3 +260,15 @@ def test_a_gold_items_spans_are_scored_per_word_and_label(project, tmp_path):
     # 4 words x 2 labels of marks and 6 words of said: all as the gold answer but 'answers' (said:pref)
     (row,) = workflow.gold_accuracy(project.store, NAME)
     assert (row["annotator"], row["n_gold"], row["accuracy"]) == ("ann1", 1, round(13 / 14, 4))
+
+
+def test_pairwise_span_f1_counts_the_words_both_mark_with_one_label(project, tmp_path):
+    from prefkit.curation.quality.agreement import span_f1
+
+    _labelled(project, tmp_path)
+    kind, task = get_kind(NAME), project.store.labels.task(get_kind(NAME).task_id("s1"))
+    # marks: ann1 bike, lane (pref); ann2 ride (bad), lane (pref); ann3 bike (pref): by hand
+    assert span_f1(kind, task, "marks", ANSWERS["ann1"], ANSWERS["ann2"]) == pytest.approx(2 * 1 / (2 + 2))
+    assert span_f1(kind, task, "said", ANSWERS["ann1"], ANSWERS["ann2"]) == pytest.approx(2 * 1 / (2 + 1))
+    assert span_f1(kind, task, "said", ANSWERS["ann1"], ANSWERS["ann1"]) == 1.0
+    assert span_f1(kind, task, "said", {}, {}) is None  # nothing marked: nothing to compare

@@ -56,7 +56,9 @@ def test_min_labels_gate_names_tasks_with_too_few_labels(good):
     extra = match_tasks(project.store, 1, prefix="late")[0]
     cover(project.store, extra.task_id, ann1="fully", ann2="fully")
     r = gates(project)["min_labels"]
-    assert not r.passed and r.culprits == [f"{extra.task_id} (2 of 3)"]
+    assert not r.passed and r.culprits == [
+        f"{extra.task_id} [{extra.item_ref} · Does the answer use metric units? (late 0)] (2 of 3)"
+    ]
     assert (r.value, r.threshold) == (2, 3)  # the figure compared: the fewest labels, and the need
     assert gates(project, min_labels_per_item=2)["min_labels"].passed
 
@@ -70,7 +72,12 @@ def test_min_labels_asks_each_task_for_the_overlap_it_was_created_with(good):
     r = gates(project)["min_labels"]
     assert r.passed and (r.value, r.threshold) == (2, "2-3"), (r.value, r.threshold, r.culprits)
     r = gates(project, min_labels_per_item=3)["min_labels"]
-    assert not r.passed and r.culprits == [f"{two.task_id} (2 of 3)"] and r.threshold == 3
+    assert (
+        not r.passed
+        and r.culprits
+        == [f"{two.task_id} [{two.item_ref} · Does the answer use metric units? (two 0)] (2 of 3)"]
+        and r.threshold == 3
+    )
 
 
 def test_adjudicated_gate_names_an_open_tie_and_passes_once_decided(good):
@@ -78,7 +85,9 @@ def test_adjudicated_gate_names_an_open_tie_and_passes_once_decided(good):
     tie = match_tasks(project.store, 1, prefix="tie")[0]
     cover(project.store, tie.task_id, ann1="fully", ann2="partially", ann3="not_covered")
     r = gates(project)["adjudicated"]
-    assert not r.passed and r.culprits == [f"{tie.task_id} (preference_match)"]
+    assert not r.passed and r.culprits == [
+        f"{tie.task_id} [{tie.item_ref} · Does the answer use metric units? (tie 0)] (preference_match)"
+    ]
     adjudicate(project.store, tie.task_id, "lead", {"coverage": "partially"})
     assert gates(project)["adjudicated"].passed
 
@@ -86,7 +95,8 @@ def test_adjudicated_gate_names_an_open_tie_and_passes_once_decided(good):
 def test_adjudicate_all_policy_requires_majority_disagreements_too(good):
     project, made = good
     r = gates(project, adjudicate="all")["adjudicated"]
-    assert not r.passed and r.culprits == [f"{made['tasks'][18].task_id} (preference_match)"]
+    assert not r.passed and r.culprits[0].startswith(f"{made['tasks'][18].task_id} [")
+    assert r.culprits[0].endswith("] (preference_match)") and len(r.culprits) == 1
 
 
 def test_flag_gate_names_task_annotator_and_reason_until_resolved(good):
@@ -94,7 +104,9 @@ def test_flag_gate_names_task_annotator_and_reason_until_resolved(good):
     t = made["tasks"][0].task_id
     label(project.store, t, "ann2", action="flag", comment="candidate text is cut off")
     r = gates(project)["flags"]
-    assert not r.passed and r.culprits == [f"{t} flagged by ann2: candidate text is cut off"]
+    assert not r.passed and r.culprits == [
+        f"{t} [{made['tasks'][0].item_ref} · {made['tasks'][0].payload['checklist_item']}] flagged by ann2: candidate text is cut off"
+    ]
     adjudicate(project.store, t, "lead", {"coverage": "fully"}, "text is fine in the source")
     assert gates(project)["flags"].passed
 

@@ -29,7 +29,8 @@ def test_check_prints_numbered_gates_and_exits_1_naming_the_culprit(ready):
     assert (
         "1. PASS  alpha" in out
         and "3. FAIL  adjudicated" in out
-        and f"- {tie.task_id} (preference_match)" in out
+        and f"- {tie.task_id} [{tie.item_ref} · Does the answer use metric units? (tie 0)] (preference_match)"
+        in out
     )
     code, out = run("release", "check", "-p", ready.root, "--json")
     report = json.loads(out)
@@ -102,6 +103,7 @@ def test_adjudicate_queue_and_decide(ready):
     cover(ready.store, tie.task_id, ann1="fully", ann2="partially", ann3="not_covered")
     code, out = run("adjudicate", "queue", "-p", ready.root)
     assert code == 0 and tie.task_id in out and "undecided" in out
+    assert f"{tie.item_ref} · Does the answer use metric" in out  # the item by its id and summary
     code, out = run(
         "adjudicate",
         "decide",

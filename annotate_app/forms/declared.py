@@ -36,6 +36,17 @@ def _why(offered: Any) -> str:
     return reason + ("" if failed is None else " — failed checks: " + (", ".join(failed) or "none"))
 
 
+def sessions(turns: list[dict[str, Any]]) -> list[str]:
+    """The session header drawn above each turn of a chat ('' for none): a turn's ``session`` and
+    ``date`` where they change (a header is never a turn: turn numbers stay the turns')."""
+    out, last = [], ("", "")
+    for t in turns:
+        now = (t.get("session") or "", t.get("date") or "")
+        out.append(" · ".join(x for x in now if x) if any(now) and now != last else "")
+        last = now if any(now) else last
+    return out
+
+
 class DeclaredForm:
     """``render`` / ``edit`` / ``unit_title`` (and ``lead``, ``summary``, ``describe``, ``cell``) of
     one declared kind."""
@@ -59,21 +70,58 @@ class DeclaredForm:
         self.SHORTCUTS = (
             *((k, f"{q.text()}: {q.word(c)}") for q, c, k in self.keyed),
             *(() if self.at_once else (("Ctrl+Enter", "Submit the item"),)),
+            *(
+                (
+                    ("Tab, arrows, Shift+arrow", "Mark words: move to a turn's words, take more"),
+                    ("Enter", "Mark the words in reach, or unmark marked ones"),
+                )
+                if self.marked
+                else ()
+            ),
         )
 
+    @property
+    def marked(self) -> dict[str, QuestionDecl]:
+        """``{field: its span question}``: those fields are drawn once, in the word picker."""
+        return {q.field: q for q in self.kind.declaration.questions if q.type == "span" and q.field}
+
+    @property
+    def PANES(self) -> bool:  # noqa: N802 - read like the forms' other flags
+        """A long item (a chat, or a field to mark words in): the fields on the left and the questions
+        with Submit on the right (one column under 1,200 px: the short fields, the questions, then the
+        history); the item's header then leaves the fields to the form."""
+        return self.at_once is None and any(self._long(f) for f in self.kind.declaration.fields)
+
+    def _long(self, field: Any) -> bool:
+        return field.type == "chat" or field.name in self.marked
+
+    def _ranked(self) -> set[str]:
+        """The fields a ranking shows in full beside its places (not drawn again above)."""
+        return {
+            v
+            for q in self.kind.declaration.questions
+            if isinstance(q.values_from, list)
+            for v in q.values_from
+        }
+
     # -- the item --
-    def lead(self, task) -> str:
-        """Every field of the item as escaped markdown, titled (one element for the whole item)."""
+    def lead(self, task, only: Any = None) -> str:
+        """The fields of the item (those ``only`` keeps) as escaped markdown, titled (one element for
+        them all); a field a span question marks is left to the word picker."""
         parts = []
         for field in self.kind.declaration.fields:
+            if field.name in self.marked or (only is not None and not only(field)):
+                continue
             value = task.payload.get(field.name)
             title = f"**{md_escape(field.title or field.name.replace('_', ' ').capitalize())}**"
             if field.type == "chat":
-                turns = [
-                    f"{ui.ROLE_AVATARS.get(t['role'], ':material/chat:')} :small[:gray[{md_escape(t['role'])}]]"
-                    f"\n\n{md_escape(t['content'])}"
-                    for t in value or []
-                ]
+                turns, heads = [], sessions(value or [])
+                for t, head in zip(value or [], heads, strict=True):
+                    turns.append(
+                        (f"**{md_escape(head)}**\n\n" if head else "")
+                        + f"{ui.ROLE_AVATARS.get(t['role'], ':material/chat:')} :small[:gray[{md_escape(t['role'])}]]"
+                        f"\n\n{md_escape(t['content'])}"
+                    )
                 parts.append(title + "\n\n" + "\n\n---\n\n".join(turns))
             elif field.type == "list":
                 parts.append(title + "\n\n" + "\n".join(f"- {md_escape(v)}" for v in value or []))
@@ -86,13 +134,13 @@ class DeclaredForm:
         self, q: QuestionDecl, prefix: str, initial: dict[str, Any], keys: bool, task, where: Any = st
     ) -> Any:
         # The declaration is the project's own text, like its guidelines: a title is the label as written.
-        title = q.text() + ("" if q.required else " (optional)")
+        title = q.heading()
         mine = [k for kq, _, k in self.keyed if kq is q]
         if keys and mine:
             title += f" (keys {', '.join(mine)})"
         key, default = f"{prefix}:{q.name}", initial.get(q.name)
         if q.type == "span":
-            return self._spans(q, task, key, title, default)
+            return self._spans(q, task, key, title, default, where)
         if q.type == "multi_label":
             return st.segmented_control(title, q.choices(), selection_mode="multi", default=default, key=key)
         if q.type in ("label", "rating"):  # required: a click on the chosen (or suggested) value keeps it
@@ -100,23 +148,53 @@ class DeclaredForm:
                 title, q.ordered(), default=default, key=key, format_func=q.word, required=q.required
             )
         if q.type == "ranking":
-            order = title + " — click them best first"
-            return st.multiselect(order, q.choices(), default=default, key=key, placeholder="best first")
+            return self._ranking(q, task, title + " — click them best first", key, default)
         return st.text_area(title, value=default or "", max_chars=q.max_length, key=key, height=80)
+
+    def _ranking(self, q: QuestionDecl, task, title: str, key: str, default: Any) -> Any:
+        """The values clicked best first; values from the item's fields are named by the fields' titles
+        and shown in full, each beside its place (``–`` while not placed)."""
+        choices, texts = q.choices(task.payload), self._texts(q, task)
+        word = (lambda v: texts[v][0]) if texts else str
+        order = st.multiselect(
+            title, choices, default=default, key=key, placeholder="best first", format_func=word
+        )
+        if texts:
+            place = {v: n for n, v in enumerate(order or [], 1)}
+            st.markdown(
+                "\n".join(
+                    f"- **{place.get(v, '–')} · {md_escape(texts[v][0])}** — {md_escape(texts[v][1])}"
+                    for v in sorted(choices, key=lambda v: place.get(v, len(choices) + 1))
+                )
+            )
+        return order
+
+    def _texts(self, q: QuestionDecl, task) -> dict[str, tuple[str, str]]:
+        """``{value: (its name, its text)}`` of a ranking ``values_from`` the item's text fields."""
+        if not isinstance(q.values_from, list):
+            return {}
+        titles = {
+            f.name: f.title or f.name.replace("_", " ").capitalize() for f in self.kind.declaration.fields
+        }
+        return {v: (titles[v], str(task.payload.get(v) or "")) for v in q.values_from}
 
     def _turns(self, q: QuestionDecl, task) -> list[dict[str, Any]]:
         """The span question's field as the picker's turns (a text field is one, headed by its title)."""
         shown = task.payload.get(q.field or "")
         if q.field in self.chat:
             return [
-                {"index": n, "role": t["role"], "content": t["content"]} for n, t in enumerate(shown or [])
+                {"index": n, "role": t["role"], "content": t["content"], "session": head}
+                for n, (t, head) in enumerate(zip(shown or [], sessions(shown or []), strict=True))
             ]
         head = next(f.title or f.name for f in self.kind.declaration.fields if f.name == q.field)
         return [{"index": 0, "role": "", "content": shown or "", "head": head}]
 
-    def _spans(self, q: QuestionDecl, task, key: str, title: str, default: Any) -> list[dict[str, Any]]:
-        """The label to mark with, then the field's words in the picker: a selection is a span of that
-        label, a click on a marked span removes it."""
+    def _spans(
+        self, q: QuestionDecl, task, key: str, title: str, default: Any, where: Any = st
+    ) -> list[dict[str, Any]]:
+        """The label to mark with, then the field's words in the picker (in ``where``: the item's pane,
+        its one view of the field): a selection is a span of that label, a click on a marked span
+        removes it."""
         turns = {t["index"]: t["content"] for t in self._turns(q, task)}
         if key not in st.session_state:  # an edited label's or a suggestion's spans
             st.session_state[key] = [{"turn": 0, **s} for s in default or []]
@@ -143,7 +221,11 @@ class DeclaredForm:
             "Choose the label above, then select its words (drag, double-click a word, or Tab to the text: "
             "arrows, Shift+arrow, Enter); click marked words, or Enter on them, to unmark them."
         )
-        spans.picker(f"{key}:words", self._turns(q, task), kept, hint, pick, drop)
+        with where if where is not st else st.container():
+            if where is not st:  # in the fields' pane: titled like the other fields
+                field = next(f for f in self.kind.declaration.fields if f.name == q.field)
+                st.markdown(f"**{md_escape(field.title or field.name.replace('_', ' ').capitalize())}**")
+            spans.picker(f"{key}:words", self._turns(q, task), kept, hint, pick, drop)
         return self._answer(q, kept)
 
     def _answer(self, q: QuestionDecl, value: Any) -> Any:
@@ -210,6 +292,8 @@ class DeclaredForm:
                     args=(prefix, q.name, value),
                 )
         initial = (offered.values or {}) if offered else {}
+        if self.PANES:
+            return self._in_panes(user, shown, initial, offered)
         if offered and initial:
             st.markdown(
                 suggestion.note(offered, md_escape(self.describe(shown.task, initial) + _why(offered)))
@@ -222,13 +306,36 @@ class DeclaredForm:
         for q in self.kind.declaration.questions:
             self._control(q, prefix, initial, keys=True, task=shown.task, where=where)
 
-        def read() -> tuple[dict | None, str]:
-            questions = self.kind.declaration.questions
-            return self._values(
-                {q.name: self._answer(q, st.session_state.get(f"{prefix}:{q.name}")) for q in questions}
-            )
+        ui.submit_button(user, shown, prefix, lambda: self._read(prefix))
 
-        ui.submit_button(user, shown, prefix, read)
+    def _in_panes(self, user: str, shown: ShownItem, initial: dict[str, Any], offered: Any) -> None:
+        """The long item's panes (page_script.css places them): the short fields, the questions, the
+        long fields (a marked one in the word picker), then the action bar with Submit."""
+        prefix, task = shown.event_id, shown.task
+        panes = st.container(key=f"prefkit-panes-{prefix}")
+        short, side, long = (panes.container(key=f"prefkit-{p}-{prefix}") for p in ("short", "side", "long"))
+        with panes:
+            ui.action_bar(shown)  # the bar is the panes' last child: Submit beside the questions
+        ranked = self._ranked()
+        short.markdown(self.lead(task, only=lambda f: not self._long(f) and f.name not in ranked))
+        if any(f.type == "chat" and f.name not in self.marked for f in self.kind.declaration.fields):
+            long.markdown(self.lead(task, only=self._long))
+        with side:
+            if offered and initial:
+                st.markdown(suggestion.note(offered, md_escape(self.describe(task, initial) + _why(offered))))
+            if not self.COMMENT_IN_PANEL:
+                st.text_input("Comment (optional)", key=f"{prefix}:comment")
+            for q in self.kind.declaration.questions:
+                self._control(
+                    q, prefix, initial, keys=True, task=task, where=long if q.type == "span" else st
+                )
+        ui.submit_button(user, shown, prefix, lambda: self._read(prefix))
+
+    def _read(self, prefix: str) -> tuple[dict | None, str]:
+        questions = self.kind.declaration.questions
+        return self._values(
+            {q.name: self._answer(q, st.session_state.get(f"{prefix}:{q.name}")) for q in questions}
+        )
 
     def edit(
         self,
@@ -249,6 +356,25 @@ class DeclaredForm:
         )
         return self._values(answers)[0], (note or None)
 
+    def marked_text(self, task, q: QuestionDecl, spans: list[dict[str, Any]], turns: list[int]) -> str:
+        """``spans`` drawn in the text of ``turns`` of the span question's field (escaped markdown, each
+        span highlighted and, on a question of several labels, labelled): one annotator's row."""
+        shown, lines = self._turns(q, task), []
+        for n in turns:
+            text, at, out = shown[n]["content"], 0, []
+            for s in sorted((s for s in spans or [] if s.get("turn", 0) == n), key=lambda s: s["start"]):
+                if s["start"] < at:
+                    continue
+                tag = f" :small[{md_escape(s['label'])}]" if len(q.labels or ()) > 1 else ""
+                out += [
+                    md_escape(text[at : s["start"]]),
+                    f":orange-background[{md_escape(text[s['start'] : s['end']])}{tag}]",
+                ]
+                at = s["end"]
+            head = f":small[:gray[turn {n} · {md_escape(shown[n]['role'])}]] " if q.field in self.chat else ""
+            lines.append(head + "".join([*out, md_escape(text[at:])]))
+        return "\n\n".join(lines)
+
     # -- words for tables --
     def unit_title(self, task, unit: str, field: str) -> str:
         q = self.kind.question_of(field)
@@ -260,6 +386,9 @@ class DeclaredForm:
         return f"{q.text()}: {label}" if label else q.text()
 
     def summary(self, task) -> str:
+        """The kind's summary field (``summary``, else the first text field), else its first field."""
+        if self.kind.declaration.summary_field():
+            return excerpt(self.kind.summary(task.payload), 100)
         first = self.kind.declaration.fields[0]
         value = task.payload.get(first.name)
         if first.type == "chat":

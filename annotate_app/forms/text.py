@@ -36,6 +36,12 @@ def summary(task) -> str:
     return str(form.summary(task)) if form is not None and hasattr(form, "summary") else task.item_ref
 
 
+def named(task, n: int = 100) -> str:
+    """The item as every picker and heading names it: its id and its text (:func:`summary`), cut to ``n``."""
+    words = summary(task)
+    return task.item_ref if words == task.item_ref else f"{task.item_ref} · {excerpt(words, n)}"
+
+
 def describe(task, values: dict[str, Any]) -> str:
     """A label's values in words (the form's ``describe``), or as JSON."""
     form = _form(task.kind)

@@ -48,6 +48,12 @@ def _stars(q: QuestionDecl) -> bool:
     return q.type == "rating" and q.values == list(range(1, len(q.values or ()) + 1))
 
 
+def _alias(q: QuestionDecl, choice: Any) -> dict[str, str]:
+    """A choice shown by its title records its raw value (Label Studio's ``alias``): pulled labels
+    are the same whatever the titles say."""
+    return {"alias": str(choice)} if q.word(choice) != str(choice) else {}
+
+
 class DeclaredConfig(LSConfig):
     """Made for one declared kind (:meth:`bind`)."""
 
@@ -83,7 +89,7 @@ class DeclaredConfig(LSConfig):
                 body += tag("Text", name=f.name, value=f"${f.name}")
         for q in self.questions:
             hint = f" (keys {' / '.join(sorted(q.keys))})" if q.keys else ""
-            body += tag("Header", value=q.text() + ("" if q.required else " (optional)") + hint, size="5")
+            body += tag("Header", value=q.heading() + hint, size="5")
             required = "true" if q.required else "false"
             if q.type == "span":
                 chat, labels = q.field in self.chat, "".join(tag("Label", value=x) for x in q.labels or ())
@@ -110,7 +116,12 @@ class DeclaredConfig(LSConfig):
             else:
                 keys = dict(zip(q.choices(), q.keys or (), strict=False))
                 choices = "".join(
-                    tag("Choice", value=str(c), **({"hotkey": keys[c]} if c in keys else {}))
+                    tag(
+                        "Choice",
+                        value=q.word(c),
+                        **_alias(q, c),
+                        **({"hotkey": keys[c]} if c in keys else {}),
+                    )
                     for c in q.ordered()
                 )
                 mode = "multiple" if q.type == "multi_label" else "single-radio"
@@ -135,7 +146,14 @@ class DeclaredConfig(LSConfig):
             )
         for q in self.questions:
             if q.type == "ranking":
-                out[q.name + LIST] = [{"id": v, "title": v} for v in q.choices()]
+                fields = isinstance(q.values_from, list)  # the item's text fields: by title, in full
+                titles = {f.name: f.title or f.name for f in self.kind.declaration.fields}
+                out[q.name + LIST] = [
+                    {"id": v, "title": titles[v], "body": str(task.payload.get(v) or "")}
+                    if fields
+                    else {"id": v, "title": v}
+                    for v in q.choices(task.payload)
+                ]
         return out
 
     def raw_values(self, results, task):

@@ -1,7 +1,9 @@
 """Adjudication: items whose annotators disagree, their labels side by side, the final decision.
 
-The picker names items by their text; the table shows each annotator's answer per unit in words
-with their evidence; the decision form starts from what the majority decides, and for a tie from
+The page opens on the first kind with disagreements still waiting. The picker names items by their id
+and summary; a span question shows one row per annotator with their spans drawn in the text and the
+pairwise span F1 beside it; the table shows each annotator's answer per unit in words with their
+evidence (a span question's word x label units behind *Show word units*); the decision form starts from what the majority decides, and for a tie from
 the units the annotators agreed on (only the tied ones start empty).
 """
 
@@ -9,10 +11,11 @@ import pandas as pd
 import streamlit as st
 from prefkit.annotate_app import ui
 from prefkit.annotate_app.forms import form_for
-from prefkit.annotate_app.forms.text import cell, excerpt, summary
+from prefkit.annotate_app.forms.text import cell, named
 from prefkit.curation.annotation import workflow
 from prefkit.curation.annotation.task_kinds import get_kind
 from prefkit.curation.quality import consensus
+from prefkit.curation.quality.agreement import span_f1
 from prefkit.schemas.common import PrefkitError
 
 maintainer = ui.require("maintainer").username
@@ -21,7 +24,11 @@ st.title("Adjudication")
 
 asked = st.query_params.get("kind"), st.query_params.get("task")  # a link (the Item page's), a bookmark
 ui.from_url("adj_kind", "kind", ui.KIND_TITLES)
-st.session_state.setdefault("adj_kind", "preference_match")
+if "adj_kind" not in st.session_state:  # first the kind with disagreements still waiting for a decision
+    waiting = (
+        k for k in ui.KIND_TITLES if any(not d.adjudicated for d in consensus.disagreements(project.store, k))
+    )
+    st.session_state["adj_kind"] = next(waiting, "preference_match")
 kind = st.segmented_control(
     "Task kind",
     list(ui.KIND_TITLES),
@@ -51,7 +58,7 @@ entries = {d.task_id: d for d in pool}
 task_id = st.selectbox(
     "Item",
     list(entries),
-    format_func=lambda t: f"{excerpt(summary(tasks[t]), 100)} · {entries[t].decided_by}",
+    format_func=lambda t: f"{named(tasks[t])} · {entries[t].decided_by}",
     key="adj_task",
 )
 ui.to_url("task", task_id)  # the address names the item: a reload or a shared link opens it
@@ -62,28 +69,54 @@ st.page_link(
 )
 
 st.header("Labels side by side")
+questions = getattr(get_kind(kind), "questions", {})  # a declared kind's: its span questions drawn as spans
+marking = [q for q in questions.values() if q.type == "span"]
+for q in marking:
+    st.subheader(q.text())
+    turns = sorted({s.get("turn", 0) for v in entry.labels.values() for s in v.get(q.name) or []})
+    for who, values in entry.labels.items():
+        f1 = [
+            ui.safe("{}", other) + (" –" if score is None else f" {score:.2f}")
+            for other, theirs in entry.labels.items()
+            if other != who
+            for score in [span_f1(get_kind(kind), task, q.name, values, theirs)]
+        ]
+        head = ui.safe("**{}**", who) + " · span F1 (over the words marked) with " + (", ".join(f1) or "–")
+        with st.container(border=True):
+            st.markdown(
+                head + "\n\n" + (form_for(kind).marked_text(task, q, values.get(q.name), turns) or "no spans")
+            )
+words = bool(marking) and st.toggle("Show word units", key="adj_words", help="One row per word and label")
 units = {who: get_kind(kind).item_units(values, task) for who, values in entry.labels.items()}
-keys = sorted({u for per in units.values() for u in per})
-table = pd.DataFrame(  # a dataframe shows its cells as plain text: no markdown, no links
-    [
-        {
-            "unit": form_for(kind).unit_title(task, u, f),
-            **{
-                who: cell(task, entry.labels[who], u, f) if (u, f) in per else "–"
-                for who, per in units.items()
-            },
-        }
-        for u, f in keys
-    ]
+keys = sorted(
+    {
+        u
+        for per in units.values()
+        for u in per
+        if words or not marking or questions[u[1].partition(":")[0]].type != "span"
+    }
 )
-table["agree"] = [len({per.get(k) for per in units.values()}) == 1 for k in keys]
-ui.table(
-    table.sort_values("agree", kind="stable"),
-    column_config={
-        "unit": st.column_config.TextColumn(width="large"),
-        **{who: st.column_config.TextColumn(width="medium") for who in units},
-    },
-)
+if keys:  # (a span question alone, its word units hidden: nothing more to list)
+    table = pd.DataFrame(  # a dataframe shows its cells as plain text: no markdown, no links
+        [
+            {
+                "unit": form_for(kind).unit_title(task, u, f),
+                **{
+                    who: cell(task, entry.labels[who], u, f) if (u, f) in per else "–"
+                    for who, per in units.items()
+                },
+            }
+            for u, f in keys
+        ]
+    )
+    table["agree"] = [len({per.get(k) for per in units.values()}) == 1 for k in keys]
+    ui.table(
+        table.sort_values("agree", kind="stable"),
+        column_config={
+            "unit": st.column_config.TextColumn(width="large"),
+            **{who: st.column_config.TextColumn(width="medium") for who in units},
+        },
+    )
 comments = {ev.annotator: ev.comment for ev in project.store.labels.events(task_id=task_id) if ev.comment}
 for who, note in comments.items():
     ui.text(f"{who}: {note}", caption=True)

@@ -85,7 +85,8 @@ def item_panel(kind: str) -> None:
         return
     form = form_for(kind)
     session.restore(item, view.draft)  # a reload: the half-done form as it was left
-    ui.progress_line(ui.KIND_TITLES[kind], mine, item, getattr(form, "lead", None))
+    lead = None if getattr(form, "PANES", False) else getattr(form, "lead", None)  # paned: the form's own
+    ui.progress_line(ui.KIND_TITLES[kind], mine, item, lead)
     screen.show_notice()
     screen.take_problem(item.event_id)  # why the last submit was not saved: here and by each row
     screen.show_problem(item.event_id)

@@ -9,7 +9,7 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 from prefkit.annotate_app import console, ui
-from prefkit.annotate_app.forms.text import summary
+from prefkit.annotate_app.forms.text import named
 from prefkit.annotate_app.safe_text import md_escape
 from prefkit.curation.annotation import work
 from prefkit.curation.quality import dashboard
@@ -273,7 +273,7 @@ else:
         [
             {
                 "task kind": dashboard.kind_title(f.kind),
-                "item": summary(tasks[f.task_id]),
+                "item": named(tasks[f.task_id]),
                 "reason": f.comment or "",
                 "by": f.annotator,
                 "when": f.created_at[:16].replace("T", " "),

@@ -19,6 +19,7 @@ import re
 import tomllib
 from bisect import bisect_right
 from collections import defaultdict
+from datetime import datetime
 from pathlib import Path
 from statistics import mean
 from typing import TYPE_CHECKING, Any, Literal
@@ -38,7 +39,16 @@ from prefkit.curation.annotation.task_kinds import (
 from prefkit.schemas.common import Contract, InputError, RecordId, validation_line
 from prefkit.schemas.config import KIND_CONFIGS, LABEL_CONFIGS, RELEASE_CONFIGS, RELEASE_TABLES, ROW_KEYS
 from prefkit.schemas.reading import read_project_text
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, ValidationError, create_model
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictInt,
+    ValidationError,
+    create_model,
+    field_validator,
+)
 
 if TYPE_CHECKING:
     from prefkit.curation.store import ProjectStore
@@ -81,6 +91,10 @@ class QuestionDecl(Contract):
     values: list[StrictInt] | list[str] | None = Field(
         default=None, description="rating: ascending integers; ranking: what is put in order."
     )
+    values_from: list[str] | str | None = Field(
+        default=None,
+        description="ranking: the text fields put in order, or the list field whose strings are.",
+    )
     max_length: StrictInt | None = Field(default=None, ge=1, description="text: the longest answer.")
     titles: dict[str, str] | None = Field(default=None, description="label: the words shown for a label.")
     keys: list[str] | None = Field(
@@ -90,8 +104,16 @@ class QuestionDecl(Contract):
     def text(self) -> str:
         return self.title or self.name.replace("_", " ").capitalize()
 
-    def choices(self) -> list[Any]:
-        return list(self.labels or self.values or [])
+    def heading(self) -> str:
+        """The question as drawn above its control: an optional one says so (once)."""
+        said = self.required or "(optional)" in self.text().lower()
+        return self.text() + ("" if said else " (optional)")
+
+    def choices(self, payload: dict[str, Any] | None = None) -> list[Any]:
+        """The choices; a ranking ``values_from`` one list field: that field's strings in ``payload``."""
+        if isinstance(self.values_from, str):
+            return list((payload or {}).get(self.values_from) or [])
+        return list(self.labels or self.values or self.values_from or [])
 
     def ordered(self) -> list[Any]:
         """The choices in the order of their keys (as the guidelines list them)."""
@@ -149,6 +171,13 @@ class KindDeclaration(Contract):
     comment: StrictBool = Field(default=False, description="Labels may carry a free-text comment.")
     hooks: Hooks = Field(default_factory=Hooks, description="Python hooks, by import reference.")
     evaluation: EvaluationDecl | None = Field(default=None, description="How a model is scored on it.")
+    summary: str | None = Field(
+        default=None, description="The text field naming an item (default: the first text field)."
+    )
+
+    def summary_field(self) -> str | None:
+        """The text field that names an item beside its id (``summary``, else the first text field)."""
+        return self.summary or next((f.name for f in self.fields if f.type == "text"), None)
 
 
 #: Keys each question type takes beyond name, type, title and required.
@@ -156,7 +185,7 @@ TYPE_KEYS = {
     "label": {"labels", "ordinal", "titles", "keys", "field"},
     "multi_label": {"labels"},
     "rating": {"values", "keys"},
-    "ranking": {"values"},
+    "ranking": {"values", "values_from"},
     "text": {"max_length"},
     "span": {"labels", "field"},
 }
@@ -198,8 +227,16 @@ def _check(decl: KindDeclaration, stem: str, own: bool = False) -> tuple[str, st
         if name in seen or name in RESERVED_KEYS:
             return f"{where}[{n}].name", f"{name!r} is used twice or reserved ({', '.join(RESERVED_KEYS)})"
         seen.add(name)
+    types = {f.name: f.type for f in decl.fields}
+    if decl.summary is not None and types.get(decl.summary) != "text":
+        return "summary", f"{decl.summary!r} is not a text field of the kind"
     for n, q in enumerate(decl.questions, start=1):
         key = f"questions[{n}]"
+        if q.type == "ranking" and (q.values is None) == (q.values_from is None):
+            return f"{key}.values", "a ranking takes values or values_from (one of them)"
+        wrong = _values_from_problem(q.values_from, types)
+        if wrong:
+            return f"{key}.values_from", wrong
         given = {k for k in set().union(*TYPE_KEYS.values()) if getattr(q, k) is not None}
         for extra in sorted(given - TYPE_KEYS[q.type]):
             return f"{key}.{extra}", f"a {q.type} question takes no {extra}"
@@ -215,7 +252,8 @@ def _check(decl: KindDeclaration, stem: str, own: bool = False) -> tuple[str, st
         if q.field is not None and q.field not in {f.name for f in decl.fields}:
             return f"{key}.field", f"{q.field!r} is not a field of the kind"
         need = "labels" if q.type in ("label", "multi_label") else "values" if q.type != "text" else None
-        if need is not None:
+        need = "values_from" if q.values_from else need
+        if need is not None and not isinstance(q.values_from, str):
             choices = q.choices()
             if len(choices) < 2 or len(set(choices)) != len(choices) or "" in choices:
                 return f"{key}.{need}", f"a {q.type} question needs at least two distinct {need}"
@@ -264,6 +302,17 @@ def _check_evaluation(decl: KindDeclaration) -> tuple[str, str] | None:
     return None
 
 
+def _values_from_problem(source: list[str] | str | None, types: dict[str, Any]) -> str | None:
+    """Why a ranking's ``values_from`` names no text fields (or one list field), or None."""
+    names = [source] if isinstance(source, str) else source or []
+    want = "list" if isinstance(source, str) else "text"
+    for name in names:
+        if types.get(name) != want:
+            what = "one list field" if want == "list" else "text fields"
+            return f"{name!r} is not a {want} field of the kind (values_from names {what})"
+    return None
+
+
 def read_declaration(path: Path, own: bool = False) -> KindDeclaration:
     """The checked declaration in ``path``; anything wrong is one :class:`DeclarationError` naming
     the file and the key (``own``: one of prefkit's, which takes its built-in name)."""
@@ -307,6 +356,17 @@ def _one_based(line: str) -> str:
 class ChatTurn(Contract):
     role: str = Field(min_length=1, description="Who speaks (user, assistant, system).")
     content: str = Field(description="What they said.")
+    session: str | None = Field(default=None, min_length=1, description="The session it opens (a title).")
+    date: str | None = Field(default=None, description="When: ISO 8601 (2024-01-03, 2024-01-03T10:00).")
+
+    @field_validator("date")
+    @classmethod
+    def _iso(cls, value: str | None) -> str | None:
+        try:
+            value is None or datetime.fromisoformat(value)
+        except ValueError:
+            raise ValueError(f"{value!r} is not an ISO 8601 date (2024-01-03 or 2024-01-03T10:00)") from None
+        return value
 
 
 _FIELD_TYPES: dict[str, Any] = {"text": str, "chat": list[ChatTurn], "list": list[str]}
@@ -351,6 +411,10 @@ class DeclaredKind(TaskKind):
             meta=(dict[str, Any] | None, None),
             **{f.name: (_FIELD_TYPES[f.type], ...) for f in decl.fields},
         )
+
+    def summary(self, payload: dict[str, Any]) -> str:
+        name = self.declaration.summary_field()
+        return str(payload.get(name) or "") if name else ""
 
     def hook(self, name: str) -> Any:
         """The hook ``hooks.<name>`` names (``release.<config>``: under ``hooks.release``), imported, or
@@ -408,7 +472,7 @@ class DeclaredKind(TaskKind):
                 if q.required:
                     raise LabelError(f"{q.name}: required ({q.text()})")
                 continue
-            out[q.name] = _answer(q, value, payload.get(q.field or ""))
+            out[q.name] = _answer(q, value, payload)
         return {**out, "comment": comment} if comment is not None else out
 
     def units(self, values: dict[str, Any]) -> dict[Unit, Any]:
@@ -494,9 +558,9 @@ class DeclaredKind(TaskKind):
                 out[q.name] = units[("", q.name)]
             elif q.type == "multi_label" and any(("", f"{q.name}:{lab}") in units for lab in q.labels or ()):
                 out[q.name] = [lab for lab in q.labels or () if units.get(("", f"{q.name}:{lab}")) == "yes"]
-            elif q.type == "ranking":
-                ranks = {v: units[(str(v), q.name)] for v in q.values or () if (str(v), q.name) in units}
-                if len(ranks) == len(q.values or ()):
+            elif q.type == "ranking":  # values_from a list field: the item's strings, all ranked
+                ranks = {u: v for (u, name), v in units.items() if name == q.name}
+                if ranks and len(ranks) == len(q.choices() if not isinstance(q.values_from, str) else ranks):
                     out[q.name] = sorted(ranks, key=lambda v: ranks[v])
             elif q.type == "span":
                 mine = {u: v for u, v in units.items() if u[1].partition(":")[0] == q.name}
@@ -511,7 +575,11 @@ class DeclaredKind(TaskKind):
             return text
         lines = [f"# Guidelines: {self.title}", "", "Read the item, then answer each question.", ""]
         for q in self.declaration.questions:
-            choices = ", ".join(map(str, q.choices()))
+            titles = {f.name: f.title or f.name for f in self.declaration.fields}
+            word = titles.get if isinstance(q.values_from, list) else q.word
+            choices = ", ".join(str(word(c)) for c in q.choices())
+            if isinstance(q.values_from, str):
+                choices = f"the strings of {q.values_from}"
             how = {
                 "label": f"pick one of {choices}",
                 "multi_label": f"pick every one that applies of {choices}",
@@ -520,7 +588,7 @@ class DeclaredKind(TaskKind):
                 "text": "write your answer",
                 "span": f"mark the words of {q.field} that are {choices}, each with its label",
             }[q.type]
-            lines.append(f"- **{q.text()}** — {how}{'' if q.required else ' (optional)'}.")
+            lines.append(f"- **{q.heading()}** — {how}.")
         return "\n".join(lines) + "\n"
 
     def item(self, line: dict[str, Any], where: str) -> tuple[str, dict[str, Any], dict[str, Any] | None]:
@@ -595,12 +663,12 @@ def _rebuilt(units: dict[Unit, Any]) -> list[dict[str, Any]]:
     return sorted(spans, key=lambda s: (s.get("turn", 0), s["start"], s["label"]))
 
 
-def _answer(q: QuestionDecl, value: Any, shown: Any = None) -> Any:
-    """The answer ``value`` to ``q`` as stored (a span's checked against the field ``shown``), or one
-    :class:`LabelError` naming the question."""
+def _answer(q: QuestionDecl, value: Any, payload: dict[str, Any]) -> Any:
+    """The answer ``value`` to ``q`` as stored (a span's checked against its field in the item
+    ``payload``), or one :class:`LabelError` naming the question."""
     if q.type == "span":
-        return _spans(q, value, shown)
-    choices = q.choices()
+        return _spans(q, value, payload.get(q.field or ""))
+    choices = q.choices(payload)
     shown = ", ".join(map(str, choices))
     if q.type == "text":
         if not isinstance(value, str):

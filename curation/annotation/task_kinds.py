@@ -201,6 +201,10 @@ class TaskKind(ABC):
             return 1.0
         return sum(got.get(k) == v for k, v in want.items()) / len(want)
 
+    def summary(self, payload: dict[str, Any]) -> str:
+        """The item's own words that name it beside its id in lists and reports ('': its id alone)."""
+        return ""
+
     def superseded(self, store: ProjectStore) -> set[str]:
         """Ids of tasks a newer task of this kind replaced (the label gates skip them)."""
         return set()
@@ -422,6 +426,17 @@ def get_kind(name: str) -> TaskKind:
         raise LabelError(
             f"unknown task kind {name!r}; expected one of {', '.join(TASK_KIND_REGISTRY)}"
         ) from None
+
+
+def item_name(task: AnnotationTask, width: int = 60) -> str:
+    """An item as every list and report names it: its id and its kind's summary, on one line, cut to
+    ``width`` characters (a kind that cannot be loaded: its id alone)."""
+    try:
+        words = " ".join(get_kind(task.kind).summary(task.payload).split())
+    except LabelError:
+        words = ""
+    cut = words if len(words) <= width else words[: width - 1].rstrip() + "…"
+    return f"{task.item_ref} · {cut}" if cut else task.item_ref
 
 
 def feeding(config: str) -> list[TaskKind]:

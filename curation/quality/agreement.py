@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from prefkit.curation.annotation.annotator_model import annotator_reliability, fit_kind
-from prefkit.curation.annotation.task_kinds import TASK_KIND_REGISTRY, FieldSpec, get_kind
+from prefkit.curation.annotation.task_kinds import TASK_KIND_REGISTRY, FieldSpec, TaskKind, get_kind
 from prefkit.curation.annotation.workflow import gold_scores
 from prefkit.curation.quality.reliability import (
     bootstrap_alpha,
@@ -436,3 +436,18 @@ def annotator_stats(
         stat["outlier"] = bool(reasons)
         stat["outlier_reason"] = "; ".join(reasons) or None
     return stats
+
+
+def span_f1(
+    kind: TaskKind, task: AnnotationTask, question: str, a: dict[str, Any], b: dict[str, Any]
+) -> float | None:
+    """Pairwise span F1 of two labels of ``task`` on span question ``question``, over the words each
+    marks with a label (a chat's turn by turn, as agreement counts them): 2·|both| / (|a's| + |b's|),
+    so a span half covered scores by its words; None when neither marks a word (nothing to compare)."""
+
+    def marked(values: dict[str, Any]) -> set[tuple[str, str]]:
+        units = kind.item_units({question: values.get(question) or []}, task)
+        return {u for u, v in units.items() if v == "yes" and u[1].partition(":")[0] == question}
+
+    x, y = marked(a), marked(b)
+    return 2 * len(x & y) / (len(x) + len(y)) if x or y else None

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from prefkit.curation.annotation.task_kinds import TASK_KIND_REGISTRY, feeding
+from prefkit.curation.annotation.task_kinds import TASK_KIND_REGISTRY, feeding, item_name
 from prefkit.curation.annotation.workflow import gold_accuracy as project_gold_accuracy
 from prefkit.curation.quality.agreement import agreement_rows as project_agreement_rows
 from prefkit.curation.quality.consensus import (
@@ -138,6 +138,10 @@ class GateContext:
         """Configs whose rows depend on labels (the label gates guard them)."""
         return [c.name for c in self.configs if c.needs]
 
+    def named(self, task_id: str) -> str:
+        """A task as a report names it: its id, and its item's id and summary (:func:`item_name`)."""
+        return f"{task_id} [{item_name(self.store.labels.task(task_id))}]"
+
     def superseded(self) -> set[str]:
         if "superseded" not in self._cache:
             self._cache["superseded"] = set().union(
@@ -222,7 +226,7 @@ def gate_min_labels(ctx: GateContext) -> GateResult:
         if not any(t.kind == kind for t in tasks)
     ]
     short += [
-        f"{t.task_id} ({len(labels.get(t.task_id, {}))} of {labels_needed(t, set_to)})"
+        f"{t.task_id} [{item_name(t)}] ({len(labels.get(t.task_id, {}))} of {labels_needed(t, set_to)})"
         for t in tasks
         if len(labels.get(t.task_id, {})) < labels_needed(t, set_to)
     ]
@@ -248,7 +252,7 @@ def gate_adjudicated(ctx: GateContext) -> GateResult:
     skip = ctx.superseded()
     rows = [d for d in disagreements(ctx.store) if d.kind in needed and d.task_id not in skip]
     must = [d for d in rows if ctx.policy.adjudicate == "all" or d.decided_by == "undecided"]
-    open_ = [f"{d.task_id} ({d.kind})" for d in must if not d.adjudicated]
+    open_ = [f"{ctx.named(d.task_id)} ({d.kind})" for d in must if not d.adjudicated]
     what = "disagreement(s)" if ctx.policy.adjudicate == "all" else "tie(s)"
     return _result(
         "adjudicated",
@@ -268,7 +272,7 @@ def gate_flags(ctx: GateContext) -> GateResult:
     decided = effective_adjudications(ctx.store)
     skip = ctx.superseded()
     open_ = [
-        f"{ev.task_id} flagged by {ev.annotator}: {ev.comment or '(no comment)'}"
+        f"{ctx.named(ev.task_id)} flagged by {ev.annotator}: {ev.comment or '(no comment)'}"
         for ev in live_flags(ctx.store)
         if ev.task_id not in decided and ev.kind in needed and ev.task_id not in skip
     ]

@@ -7,6 +7,7 @@ import json
 import click
 from prefkit.cli.args import project_option
 from prefkit.cli.common import echo_json, echo_table, flag, json_option
+from prefkit.curation.annotation.task_kinds import item_name
 from prefkit.curation.project import Project
 from prefkit.curation.quality.consensus import AdjudicationError, disagreements
 from prefkit.curation.quality.consensus import adjudicate as decide
@@ -38,13 +39,14 @@ def adjudicate_queue(project: Project, kind: str | None, show_all: bool, as_json
             {
                 "task_id": d.task_id,
                 "kind": d.kind,
+                "item": item_name(project.store.labels.task(d.task_id), 40),
                 "labels": len(d.labels),
                 "decided_by": d.decided_by,
                 "tied": ", ".join("/".join(u).strip("/") for u in d.tied),
             }
             for d in rows
         ],
-        ["task_id", "kind", "labels", "decided_by", "tied"],
+        ["task_id", "kind", "item", "labels", "decided_by", "tied"],
     )
 
 
