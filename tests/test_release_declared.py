@@ -23,6 +23,8 @@ ONE = {"better": "A", "strength": 3, "order": ["m2", "m1", "m3"], "why": "a lone
 #: i7: adaptive overlap 1..3, one label, its target still 1 (the label was certain).
 MORE = {"ann1": {"i4": ONE, "i5": ONE, "i6": {**ONE, "why": ""}, "i7": ONE}}
 DECISION = {"better": "tie", "strength": 2, "order": ["m1", "m2", "m3"], "why": "both follow"}
+#: i1's history opens a dated session (the other items' turns carry none).
+DATED = [{**ITEMS[0]["history"][0], "session": "Trip planning", "date": "2024-01-03"}, ITEMS[0]["history"][1]]
 
 
 def _meta(n: int) -> dict:
@@ -36,6 +38,7 @@ def release(tmp_path_factory):
     declare(tmp / "proj")
     project = Project(tmp / "proj")
     items = [{**ITEMS[n % 2], "id": f"i{n + 1}", "meta": _meta(n + 1)} for n in range(5)]
+    items[0]["history"] = DATED
     work.create(project, "t", NAME, overlap="3", items=write_items(tmp / "items.jsonl", items))
     one = [{**ITEMS[0], "id": "i6", "meta": _meta(6)}]
     work.create(project, "s", NAME, overlap="1", items=write_items(tmp / "one.jsonl", one))
@@ -67,7 +70,8 @@ def test_verified_rows_are_items_decided_by_enough_people_with_every_answer(rele
     rows = {r["id"]: r for r in _rows(result, NAME)}
     assert list(rows) == ["i1", "i2", "i5", "i6", "i7"]
     assert (
-        rows["i1"]["history"] == ITEMS[0]["history"] and rows["i2"]["preferences"] == ITEMS[1]["preferences"]
+        rows["i1"]["history"] == [DATED[0], {**DATED[1], "session": None, "date": None}]
+        and rows["i2"]["preferences"] == ITEMS[1]["preferences"]
     )
     assert rows["i2"]["meta"] == {"question_type": "single-hop", "sessions": ["2024-02-01"], "hops": 2}
     assert {i: (r["n_labels"], r["decided_by"]) for i, r in rows.items()} == {
@@ -169,6 +173,7 @@ def test_datasets_loads_every_config_typed(release, tmp_path, monkeypatch):
         "why": {"given": [], "adjudicated": None},
     }
     assert ds[3]["meta"] == {"question_type": "single-hop", "sessions": ["2024-06-01"], "hops": 6}
+    assert ds[0]["history"][0] == DATED[0]  # the session and its date, as text
     rest = load(f"{NAME}_unverified")["test"]
     assert rest["id"] == ["i3", "i4"] and rest["waiting_for"] == ["labels (0 of 3)", "labels (1 of 3)"]
     labels = load(f"{NAME}_labels")[NAME]
@@ -195,7 +200,7 @@ def test_croissant_and_duckdb_read_it(release):
         "answers",
     ]
     assert fields["answers"]["description"] == "JSON object with keys better, strength, tags, order, why."
-    assert fields["history"]["description"] == "JSON array of objects with keys role, content."
+    assert fields["history"]["description"] == "JSON array of objects with keys role, content, session, date."
     got = duckdb_rows(result.path, f'SELECT id, answers.strength, meta.hops FROM "{NAME}" ORDER BY id')
     assert got == [("i1", 1, 1), ("i2", 4, 2), ("i5", 2, 5), ("i6", 3, 6), ("i7", 3, 7)]
     got = duckdb_rows(result.path, f'SELECT count(*) FROM "{NAME}_labels" WHERE "values".strength = 3')
