@@ -282,7 +282,9 @@ def test_a_tie_is_adjudicated_from_what_the_annotators_agreed_on(project):
     assert table.loc["1. " + item.task.payload["checklist"][0], "alice"] == "Expressed · turn 2"
     assert table.loc["2. " + item.task.payload["checklist"][1], "bob"] == "Not expressed"
     picker = at.selectbox(key="adj_task")
-    assert picker.format_func(tid).startswith(f"{item.task.item_ref} · {item.task.payload['preference'][:40]}")
+    assert picker.format_func(tid).startswith(
+        f"{item.task.item_ref} · {item.task.payload['preference'][:40]}"
+    )
 
 
 # -- 12: evidence as spans ---------------------------------------------------------------------------------

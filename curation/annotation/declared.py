@@ -520,7 +520,7 @@ class DeclaredKind(TaskKind):
     def check_answer(self, name: str, value: Any, payload: dict[str, Any]) -> Any:
         """The answer ``value`` to question ``name`` as stored, or one :class:`LabelError` naming it."""
         q = self.questions[name]
-        return _answer(q, value, payload.get(q.field or ""))
+        return _answer(q, value, payload)
 
     def question_of(self, field: str) -> QuestionDecl:
         return self.questions[field.split(":")[0]]
