@@ -143,7 +143,7 @@ def declared_configs(
 ) -> list[ConfigData]:
     """``NAME`` and ``NAME_unverified`` of a declared kind. An item is verified when a maintainer
     adjudicated it, or when its labels decided it and it has the labels it needed
-    (:func:`prefkit.curation.quality.gates.labels_needed`: its overlap, the target adaptive overlap
+    (:func:`prefkit.curation.quality.consensus.labels_needed`: its overlap, the target adaptive overlap
     settled on, or ``min_labels``), whatever a gate override says."""
     tasks = store.labels.tasks(kind=kind.name)
     decl = kind.declaration
