@@ -315,3 +315,20 @@ def test_importing_an_existing_id_with_other_content_is_refused_naming_the_ids(p
         t.item_ref: t.payload["response_a"] for t in Project(project.root).store.labels.tasks(kind=NAME)
     }
     assert stored == {"i1": "response **1**", "i2": "response **2**"}  # i9 not written either
+
+
+def test_a_repeat_holds_its_answers_against_a_change_as_a_label_does(project, tmp_path):
+    from declaredkind import ANSWERS, label_rows
+    from prefkit.curation.annotation.labels_io import import_labels
+
+    assert labelled(project, tmp_path) == (2, 6)
+    [row] = label_rows({"ann2": {"i2": {**ANSWERS["ann2"]["i2"], "why": "longer answer"}}})
+    again = tmp_path / "repeat.jsonl"
+    again.write_text(json.dumps({**row, "repeat": True}) + "\n", encoding="utf-8")
+    assert import_labels(project.store, again).written == 1
+    assert len(project.store.repeats.events(kind=NAME)) == 1
+    result = _check(project, TOML.replace("max_length = 200", "max_length = 5"))  # "clear" still fits
+    assert result.exit_code == 1
+    assert result.stderr.startswith(
+        f"kinds/{NAME}.toml: the change orphans 1 repeat of {NAME} (why: at most 5 characters (this one has 13))"
+    )

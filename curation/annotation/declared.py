@@ -763,7 +763,7 @@ def use_project_kinds(root: Path, store: ProjectStore | None = None) -> dict[str
 
 def orphaned(kind: DeclaredKind, pinned: dict[str, Any] | None, store: ProjectStore) -> str | None:
     """Why the declaration of ``kind`` cannot replace ``pinned``, or None: a field retyped under items,
-    or a label, adjudication or gold answer recorded that it no longer takes (a question removed, new
+    or a label, repeat, adjudication or gold answer recorded that it no longer takes (a question removed, new
     and required, or with other choices, a ``max_length`` below an answer)."""
     tasks = {t.task_id: t for t in store.labels.tasks(kind=kind.name)}
     was = {f["name"]: f["type"] for f in (pinned or {}).get("fields", [])}
@@ -772,6 +772,7 @@ def orphaned(kind: DeclaredKind, pinned: dict[str, Any] | None, store: ProjectSt
             return f"field {f.name!r} is retyped ({was[f.name]} -> {f.type}) but {len(tasks)} items hold it"
     events = store.labels.effective_events(kind.name)
     recorded = [("label", e.task_id, e.values) for e in events if e.action == "label"]
+    recorded += [("repeat", e.task_id, e.values) for e in store.repeats.events(kind=kind.name)]
     recorded += [
         ("adjudication", a.task_id, a.values) for a in store.labels.adjudications() if a.task_id in tasks
     ]
