@@ -49,3 +49,12 @@ def test_a_tie_is_decided_on_the_adjudication_page(project):
         "maya",
         {"better": "tie", "strength": 2, "order": ["m1", "m2", "m3"]},
     )
+
+
+def test_a_guidelines_file_that_cannot_be_shown_is_one_line_on_the_page_and_no_item_is_drawn(project):
+    path = project.guidelines_dir / f"{NAME}.md"
+    path.write_bytes(b"caf\xe9\n")
+    at = app(project.store.accounts.user("alice"), NAME)
+    assert not at.exception
+    assert [e.value for e in at.error] == [f"guidelines/{NAME}.md: not UTF-8 text (byte 3 is 0xe9)"]
+    assert project.store.count("assignments") == 0
