@@ -17,7 +17,9 @@ def copy_examples(dest: str | Path) -> list[Path]:
     or already identical."""
     src = Path(str(resources.files("prefkit.pipelines").joinpath("examples")))
     dest = Path(dest)
-    files = sorted(p for p in src.rglob("*") if p.is_file() and p.suffix in (".json", ".jsonl", ".toml"))
+    files = sorted(
+        p for p in src.rglob("*") if p.is_file() and p.suffix in (".json", ".jsonl", ".toml", ".md")
+    )
     for f in files:
         target = dest / f.relative_to(src)
         if target.exists() and target.read_bytes() != f.read_bytes():

@@ -160,7 +160,22 @@ def test_span_words_are_counted_on_the_conversation(bench):
     "old, new, line",
     [
         ('"verdict"', '"nope"', "key evaluation.target: 'nope' is not a question of the kind"),
-        ('"verdict"', '"answer"', "key evaluation.target: a text question has no formula to score it"),
+        ('"verdict"', '"answer"', "key evaluation.rubric: a text target is judged: give it (and no other"),
+        (
+            '"verdict"',
+            '"answer"\nrubric = "../r.md"\nscale = [1, 2]',
+            "key evaluation.rubric: ../r.md: outside the project",
+        ),
+        (
+            '"verdict"',
+            '"answer"\nrubric = "r.md"\nscale = [3, 1]',
+            "key evaluation.scale: at least two grades: ascending",
+        ),
+        (
+            '"verdict"',
+            '"answer"\nrubric = "r.md"\nscale = ["ok", "ok"]',
+            "key evaluation.scale: at least two grades",
+        ),
         ('= "history"  #', '= "question"  #', "key evaluation.messages: 'question' is not a chat field"),
         (
             '"verdict"\n',
@@ -180,6 +195,8 @@ def test_kinds_check_names_a_bad_evaluation_table(bench, tmp_path, old, new, lin
     text = (ex / f"{KIND}.toml").read_text(encoding="utf-8")
     evaluation = text.index("[evaluation]")
     Project.init(tmp_path / "p").close()
+    for rubric in (tmp_path / "r.md", tmp_path / "p" / "r.md"):
+        rubric.write_text("5: right; 1: wrong\n", encoding="utf-8")
     bad = text[:evaluation] + text[evaluation:].replace(old, new, 1)
     (tmp_path / "p" / "kinds" / f"{KIND}.toml").write_text(bad, "utf-8")
     result = CliRunner().invoke(cli, ["kinds", "check", "-p", str(tmp_path / "p")])
@@ -338,17 +355,71 @@ def test_the_scripted_server_failures_are_counted_and_a_kill_resumes_without_rep
     assert sorted(failed) == ["q4", "q5"] and "schema-invalid" in failed["q4"]
 
 
-def test_the_real_engine_answers_in_the_targets_shape_or_is_counted_failed(bench, monkeypatch):
+def test_the_real_engine_answers_in_the_targets_shape_and_grades_on_the_scale_or_is_counted_failed(
+    bench, monkeypatch
+):
     from enginekit import ONE_REQUEST, engine
     from prefkit.pipelines.llm.config import with_models
 
     project, rel, _ = bench
     url, model = engine()
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)  # a local engine needs none
-    cfg = with_models(project.config.llm, assistant=model).model_copy(update={"base_url": url, **ONE_REQUEST})
-    with LLMLayer(project.store, llm_config=cfg, backend="openai", progress=False) as layer:
-        result = run_declared(project.store, layer, rel, kind_with(project, target="confidence"))
-    assert {r["n_scored"] + r["n_failed"] for r in result.rows} == {6} and result.run.model == model
-    for item in project.store.eval.items(result.run.run_id):
-        answer = (item.record["prediction"] or {}).get("answer")
-        assert answer in (1, 2, 3) or item.record["error"], item.record
+    (project.root / "rubric.md").write_text(
+        "5: says what people said; 1: contradicts it.\n", encoding="utf-8"
+    )
+    cfg = with_models(project.config.llm, assistant=model, judge=model)
+    text = kind_with(project, target="answer", rubric="rubric.md", scale=[1, 2, 3, 4, 5])
+    short = {"base_url": url, **ONE_REQUEST, "max_tokens": 96}  # a small model's long answers fail, counted
+    with LLMLayer(project.store, cfg.model_copy(update=short), "openai") as layer:
+        rating = run_declared(project.store, layer, rel, kind_with(project, target="confidence"))
+        graded = run_declared(project.store, layer, rel, text, limit=1)
+    for result, n, key, shape in (
+        (rating, 6, "prediction", (1, 2, 3)),
+        (graded, 1, "grade", (1, 2, 3, 4, 5)),
+    ):
+        assert {r["n_scored"] + r["n_failed"] for r in result.rows} == {n} and result.run.model == model
+        for item in project.store.eval.items(result.run.run_id):
+            value = item.record[key]
+            value = (value or {}).get("answer") if key == "prediction" else value
+            assert value in shape or item.record["error"], item.record
+
+
+def judging(body):
+    """The model answers "Lisbon"; the judge gives 5 when people said Lisbon, else 2, and breaks on Oslo."""
+    text = json.dumps(body["messages"])
+    if "You grade an answer" not in text:
+        return {"answer": "Lisbon"}
+    return "{broken" if "Oslo" in text else {"reason": "r", "grade": 5 if "- Lisbon" in text else 2}
+
+
+def test_a_text_target_is_graded_by_the_judge_on_the_rubric_and_said_not_validated(
+    bench, fake_openai, tmp_path
+):
+    from fakeopenai import openai_layer
+
+    project, rel, _ = bench
+    (project.root / "rubric.md").write_text(
+        "5: says what people said; 1: contradicts it.\n", encoding="utf-8"
+    )
+    kind = kind_with(project, target="answer", rubric="rubric.md", scale=[1, 2, 3, 4, 5])
+    server = fake_openai(judging)
+    with openai_layer(project, server) as layer:
+        result = run_declared(project.store, layer, rel, kind)
+    got = rows_of(result)
+    # q1: 5 (people said Lisbon); q2 q3 q4 q6: 2; q5: the judge's answer is not JSON, twice: failed
+    assert got[("all", "mean_grade")] == pytest.approx(13 / 5) and got[("2", "share")] == pytest.approx(0.8)
+    assert (
+        got[("5", "share")] == pytest.approx(0.2)
+        and got[("3", "share")] == 0.0
+        and result.model_failures == 1
+    )
+    assert {r["judge"] for r in result.rows} == {"NOT VALIDATED"} and {
+        r["n_failed"] for r in result.rows
+    } == {1}
+    judged = [r.body for r in server.chat_requests() if "You grade an answer" in json.dumps(r.body)]
+    assert any("What people answered:\n- Lisbon\n" in b["messages"][-1]["content"] for b in judged)
+    run = result.run
+    assert set(run.prompts) == {"declared_answer", "declared_judge"} and run.settings["rubric_sha256"]
+    assert run.judge_model and build_report(project.store, run.run_id)["judge"]["status"] == "not validated"
+    md = run_cli(project, "eval", "report", run.run_id, "--out", str(tmp_path / "r"))
+    assert f"Judge `{run.judge_model}`: **NOT VALIDATED**" in md and "| all | mean_grade | 2.600 |" in md

@@ -148,6 +148,7 @@ EVAL_METRICS = {
     "rating": ("mae", "spearman"),
     "ranking": ("kendall_tau_b", "top1_accuracy"),
     "span": ("precision", "recall", "f1"),
+    "text": ("mean_grade", "share"),  # judged: the grades on the rubric's scale
 }
 
 
@@ -158,6 +159,8 @@ class EvaluationDecl(Contract):
     target: str = Field(description="The question the model answers; its decided answer is the reference.")
     messages: str | None = Field(default=None, description="A chat field passed as the conversation.")
     metrics: list[str] | None = Field(default=None, min_length=1, description="Default: by target type.")
+    rubric: str | None = Field(default=None, description="text target: the judge's rubric, a project file.")
+    scale: list[StrictInt] | list[str] | None = Field(default=None, description="text target: the grades.")
 
 
 class KindDeclaration(Contract):
@@ -282,11 +285,18 @@ def _check_evaluation(decl: KindDeclaration) -> tuple[str, str] | None:
     q = next((q for q in decl.questions if q.name == ev.target), None)
     if q is None:
         return "evaluation.target", f"{ev.target!r} is not a question of the kind"
-    if q.type not in EVAL_METRICS:
+    if (q.type == "text") != bool(ev.rubric and ev.scale):
         return (
-            "evaluation.target",
-            f"a {q.type} question has no formula to score it ({', '.join(EVAL_METRICS)})",
+            "evaluation.rubric",
+            "a text target is judged: give it (and no other target) a rubric and a scale",
         )
+    scale = ev.scale or [0, 1]
+    if (
+        len(set(scale)) < max(2, len(scale))
+        or "" in scale
+        or (isinstance(scale[0], int) and scale != sorted(scale))
+    ):
+        return "evaluation.scale", "at least two grades: ascending integers, or distinct labels worst first"
     if ev.messages is not None and fields.get(ev.messages) != "chat":
         return "evaluation.messages", f"{ev.messages!r} is not a chat field of the kind"
     for m in ev.metrics or ():
@@ -517,6 +527,17 @@ class DeclaredKind(TaskKind):
                         )
         return out
 
+    def rubric(self) -> str | None:
+        """The text of ``[evaluation] rubric``: a UTF-8 file inside the project, else one error."""
+        ev = self.declaration.evaluation
+        try:
+            text = read_project_text(self.root, ev.rubric) if ev and ev.rubric else None
+        except InputError as exc:
+            raise DeclarationError(f"{self.where}: key evaluation.rubric: {exc}") from None
+        if ev and ev.rubric and text is None:
+            raise DeclarationError(f"{self.where}: key evaluation.rubric: {ev.rubric}: no such file")
+        return text
+
     def check_answer(self, name: str, value: Any, payload: dict[str, Any]) -> Any:
         """The answer ``value`` to question ``name`` as stored, or one :class:`LabelError` naming it."""
         q = self.questions[name]
@@ -733,6 +754,7 @@ def read_project_kinds(root: Path) -> tuple[dict[str, DeclaredKind], dict[str, D
                 kind.default_guidelines()
             except InputError as exc:
                 raise DeclarationError(f"{kind.where}: key guidelines: {exc}") from None
+            kind.rubric()
             kinds[path.stem] = kind
         except DeclarationError as exc:
             errors[path.stem] = exc

@@ -36,6 +36,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 
 STAGE = "eval.declared"
 TEMPLATE = "declared_answer"
+JUDGE = "declared_judge"
 PROTOCOL = "prefkit-declared-v1"
 _ENV = jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True, autoescape=False)
 
@@ -73,7 +74,7 @@ def target(kind: DeclaredKind) -> dict[str, Any]:
     assert ev is not None
     q = kind.questions[ev.target]
     metrics = ev.metrics or EVAL_METRICS[q.type]
-    return {"name": q.name, "type": q.type, "choices": q.choices(), "metrics": metrics}
+    return {"name": q.name, "type": q.type, "choices": ev.scale or q.choices(), "metrics": metrics}
 
 
 def load_declared(
@@ -100,7 +101,13 @@ def load_declared(
 
 
 def _offsets(kind: DeclaredKind, name: str, value: Any) -> Any:
-    """A span answer as the release types it (each span with the ``text`` it marks) as offsets only."""
+    """A span answer as the release types it (each span with the ``text`` it marks) as offsets only;
+    a text question's as the texts people gave (None: none)."""
+    if kind.questions[name].type == "text" and isinstance(value, dict):
+        return (
+            sorted({g["text"] for g in value.get("given") or []} | {value.get("adjudicated")} - {None})
+            or None
+        )
     if kind.questions[name].type != "span" or not isinstance(value, list):
         return value
     return [{k: v for k, v in s.items() if k != "text"} if isinstance(s, dict) else s for s in value]
@@ -109,8 +116,8 @@ def _offsets(kind: DeclaredKind, name: str, value: Any) -> Any:
 @cache
 def _answer_model(question: str, chat: bool) -> type[BaseModel]:
     q = json.loads(question)
-    choice: Any = Literal[tuple(q["labels"] or q["values"])]
-    shape: Any = choice if q["type"] in ("label", "rating") else list[choice]
+    choice: Any = Literal[tuple(q["labels"] or q["values"] or [""])]
+    shape: Any = choice if q["type"] in ("label", "rating") else str if q["type"] == "text" else list[choice]
     if q["type"] == "span":
         at = {"turn": (int, Field(ge=0, description="The message's number, from 0."))} if chat else {}
         at |= {"start": (int, ...), "end": (int, ...), "label": (choice, ...)}
@@ -120,16 +127,22 @@ def _answer_model(question: str, chat: bool) -> type[BaseModel]:
     return create_model("answer", __config__=ConfigDict(extra="forbid"), answer=answer)
 
 
+def _prompt(kind: DeclaredKind, item: DeclaredItem) -> str:
+    ev = kind.declaration.evaluation
+    assert ev is not None
+    try:
+        return _ENV.from_string(ev.input).render(id=item.id, **item.payload)
+    except jinja2.TemplateError as exc:
+        raise EvalInputError(f"{kind.where}: key evaluation.input: item {item.id}: {exc}") from None
+
+
 def model_request(kind: DeclaredKind, item: DeclaredItem) -> LLMRequest:
     ev = kind.declaration.evaluation
     assert ev is not None
     q = kind.questions[ev.target]
     fields = {f.name: f.type for f in kind.declaration.fields}
     chat = q.type == "span" and fields.get(q.field or "") == "chat"
-    try:
-        prompt = _ENV.from_string(ev.input).render(id=item.id, **item.payload)
-    except jinja2.TemplateError as exc:
-        raise EvalInputError(f"{kind.where}: key evaluation.input: item {item.id}: {exc}") from None
+    prompt = _prompt(kind, item)
     ctx = {"type": q.type, "choices": q.choices(), "field": q.field, "chat": chat, "input": prompt}
     (system, *user), digest = render_messages(PACKAGE, TEMPLATE, ctx)
     turns = tuple((t["role"], t["content"]) for t in item.payload.get(ev.messages or "") or ())
@@ -150,13 +163,64 @@ def model_request(kind: DeclaredKind, item: DeclaredItem) -> LLMRequest:
 def offline_answer(request: LLMRequest, rng: random.Random) -> BaseModel:
     """A stand-in: the choices by the share of their words in the prompt (a rating the middle one,
     no span)."""
-    ctx = request.offline_context
-    best = sorted(ctx["choices"], key=lambda c: -overlap(str(c), ctx["input"]))
-    by_type = {"label": best[0], "multi_label": best[:1], "rating": ctx["choices"][len(best) // 2]}
+    ctx, choices = request.offline_context, request.offline_context["choices"]
+    best = sorted(choices, key=lambda c: -overlap(str(c), ctx["input"]))
+    shapes = {"label": best[:1], "multi_label": [best[:1]], "rating": choices[len(choices) // 2 :][:1]}
+    answer = {**shapes, "ranking": [best], "text": ["(an offline stand-in)"]}.get(ctx["type"], [[]])
     assert request.response_model is not None
-    return request.response_model.model_validate(
-        {"answer": {**by_type, "ranking": best}.get(ctx["type"], [])}
+    return request.response_model.model_validate({"answer": answer[0]})
+
+
+def _grade_model(scale: str) -> type[BaseModel]:
+    grade: Any = Literal[tuple(json.loads(scale))]
+    return create_model("grade", __config__=ConfigDict(extra="forbid"), reason=(str, ...), grade=(grade, ...))
+
+
+def judge_request(kind: DeclaredKind, item: DeclaredItem, answer: str) -> LLMRequest:
+    """The judge's call: the answer graded on the rubric's scale against every answer people gave."""
+    ev = kind.declaration.evaluation
+    assert ev is not None and ev.scale is not None
+    ctx = {"rubric": kind.rubric(), "scale": ev.scale, "input": _prompt(kind, item), "references": item.gold}
+    messages, digest = render_messages(PACKAGE, JUDGE, {**ctx, "answer": answer})
+    return rendered_request(
+        messages,
+        content_hash([digest, declaration_hash(kind), ctx["rubric"]], 12),
+        stage=f"{STAGE}.judge",
+        item=item.id,
+        role="judge",
+        response_model=_grade_model(json.dumps(ev.scale)),
+        context={**ctx, "answer": answer},
+        temperature=0.0,
+        offline_answers=__name__,
     )
+
+
+@register_offline(f"{STAGE}.judge")
+def offline_grade(request: LLMRequest, rng: random.Random) -> BaseModel:
+    """A stand-in: the grade along the scale by the answer's best word overlap with people's."""
+    ctx = request.offline_context
+    share = max([overlap(ctx["answer"], r) for r in ctx["references"]] + [0.0])
+    assert request.response_model is not None
+    grade = ctx["scale"][round(share * (len(ctx["scale"]) - 1))]
+    return request.response_model.model_validate({"reason": "word overlap (offline)", "grade": grade})
+
+
+def unchecked(model: str) -> dict[str, Any]:
+    """The status of a declared run's judge: nothing yet measures it against people's grades."""
+    reason = "no check of this judge against people's grades on the run's rubric"
+    return {"judge": model, "validated": False, "status": "not validated", "reason": reason}
+
+
+def judge(
+    layer, kind: DeclaredKind, items: dict[str, DeclaredItem], answers: dict
+) -> dict[str, tuple[Any, str | None]]:
+    """``{id: (grade, error)}`` of every answered item (a failed judge call is a failure too)."""
+    ids = sorted(i for i, (a, _e) in answers.items() if a is not None)
+    calls = layer.run([judge_request(kind, items[i], answers[i][0]) for i in ids], desc=f"{STAGE}.judge")
+    return {
+        i: (r.parsed.grade, None) if r.ok and r.parsed else (None, f"judge: {r.error}")
+        for i, r in zip(ids, calls, strict=True)
+    }
 
 
 def run_model(layer, kind: DeclaredKind, items: dict[str, DeclaredItem]) -> dict[str, tuple[Any, str | None]]:
@@ -209,10 +273,14 @@ def read_predictions(
     return out
 
 
-def item_record(kind: DeclaredKind, item: DeclaredItem, answer: Any, error: str | None) -> dict[str, Any]:
-    """What a run stores of an item: the reference, the prediction (or why there is none) and, for a
-    span target, the words marked by both, by the answer only and by the reference only."""
-    rec: dict[str, Any] = {"gold": item.gold, "prediction": None, "error": error}
+def item_record(
+    kind: DeclaredKind, item: DeclaredItem, answer: Any, error: str | None, grade=(None, None)
+) -> dict[str, Any]:
+    """What a run stores of an item: the reference, the prediction (or why there is none), the judge's
+    grade of a text answer and, for a span target, the words marked by both, by the answer only and
+    by the reference only."""
+    rec: dict[str, Any] = {"gold": item.gold, "prediction": None, "error": error or grade[1]}
+    rec |= {"grade": grade[0]} if kind.questions[target(kind)["name"]].type == "text" else {}
     if error is None:
         rec["prediction"] = {"id": item.id, "answer": answer}
         name = target(kind)["name"]

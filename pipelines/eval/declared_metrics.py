@@ -113,6 +113,19 @@ def _span(counts: list) -> tuple[np.ndarray, Metrics]:
     return np.array(counts, float).reshape(-1, 3), metrics
 
 
+def _grades(grades: list, scale: list) -> tuple[np.ndarray, Metrics]:
+    """A judged text target: the mean grade (a label scale's by position, from 1) and each grade's share."""
+    at = {g: i for i, g in enumerate(scale)}
+    value = [float(g) if isinstance(g, int) else at[g] + 1.0 for g in grades]
+
+    def metrics(s: np.ndarray) -> dict[tuple[str, str], np.ndarray]:
+        out = {("all", "mean_grade"): s[..., 1] / s[..., 0]}
+        return out | {(str(g), "share"): s[..., 2 + i] / s[..., 0] for i, g in enumerate(scale)}
+
+    codes = np.array([at[g] for g in grades], int)
+    return np.column_stack([np.ones(len(codes)), value or np.zeros(0), _onehot(codes, len(scale))]), metrics
+
+
 def boot_sums(stats: np.ndarray, n_boot: int = N_BOOT, seed: int = 0) -> np.ndarray:
     """The column sums of ``n_boot`` resamples of the rows of ``stats`` (rows drawn with replacement)."""
     n, rng, out = len(stats), np.random.default_rng(seed), []
@@ -127,10 +140,13 @@ def score(
     kind: str, target: dict[str, Any], records: list[dict[str, Any]], n_boot: int = N_BOOT
 ) -> list[dict]:
     """The report rows of one run: per metric the value, its bootstrap 95 % CI, and the counts."""
-    done = [r for r in records if r["prediction"] is not None]
+    judged = target["type"] == "text"
+    done = [r for r in records if r["prediction"] is not None and (not judged or r.get("grade") is not None)]
     golds, preds = [r["gold"] for r in done], [r["prediction"]["answer"] for r in done]
     if target["type"] == "span":
         stats, metrics = _span([r["counts"] for r in done])
+    elif judged:
+        stats, metrics = _grades([r["grade"] for r in done], target["choices"])
     else:
         by_type = {"label": _label, "multi_label": _multi, "rating": _rating, "ranking": _ranking}
         stats, metrics = by_type[target["type"]](golds, preds, target["choices"])
@@ -147,5 +163,6 @@ def score(
             cells = dict(zip(("value", "ci_low", "ci_high"), (value, *cis[(group, metric)]), strict=True))
             shown = {k: None if np.isnan(v) else float(v) for k, v in cells.items()}
             rows.append({"task": task, "group": group, "metric": metric, **shown, **counts})
+            rows[-1] |= {"judge": "NOT VALIDATED"} if judged else {}
     empty = {"value": None, "ci_low": None, "ci_high": None}
     return rows or [{"task": task, "group": "all", "metric": m, **empty, **counts} for m in target["metrics"]]

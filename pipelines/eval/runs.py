@@ -310,7 +310,9 @@ def run_declared(
         items = {i: items[i] for i in sorted(items)[:limit]}
     answers = declared.read_predictions(predictions, kind, items) if predictions else None
     goal = declared.target(kind)
+    judged = goal["type"] == "text"  # graded by the judge on the rubric: its hash joins the protocol
     settings = {
+        "rubric_sha256": content_hash(kind.rubric(), 12) if judged else None,
         "split": split,
         "limit": limit,
         "predictions_sha256": _file_digest(predictions),
@@ -319,19 +321,26 @@ def run_declared(
         "target": goal,
     }
     model = None if predictions else layer.settings.model_for("assistant")
-    run = _run_record("declared", kind.name, ref, layer, (declared.TEMPLATE,), settings, model, None)
+    judge = layer.settings.model_for("judge") if judged else None
+    prompts = (declared.TEMPLATE, declared.JUDGE) if judged else (declared.TEMPLATE,)
+    run = _run_record("declared", kind.name, ref, layer, prompts, settings, model, judge)
     store.eval.run_start(run)
     with _failing(store, run):
         if answers is None:
             answers = declared.run_model(layer, kind, items)
+        grades = declared.judge(layer, kind, items, answers) if judged else {}
         missing = (None, "no prediction for it in the file")
         items_out = [
-            (i, goal["type"], declared.item_record(kind, items[i], *answers.get(i, missing)))
+            (
+                i,
+                goal["type"],
+                declared.item_record(kind, items[i], *answers.get(i, missing), grades.get(i, (None, None))),
+            )
             for i in sorted(items)
         ]
         rows = score_items(run, items_out)
         store.eval.run_finish(run.run_id, items_out, {"rows": rows})
-    failed = sum(1 for _i, _g, rec in items_out if rec["prediction"] is None)
+    failed = sum(1 for _i, _g, rec in items_out if rec["error"])
     return RunResult(store.eval.run(run.run_id), rows, 0, failed)
 
 
@@ -382,7 +391,9 @@ def build_report(store: ProjectStore, run_id: str, policy: ReleasePolicy | None 
         items = [(i.item_key, i.group, i.record) for i in store.eval.items(run.run_id)]
         rows = score_items(run, items)
     validation = None
-    if run.judge_model:
+    if run.judge_model and run.benchmark == "declared":
+        validation = declared.unchecked(run.judge_model)
+    elif run.judge_model:
         validation = judge_validation(store, run.judge_model, (policy or ReleasePolicy()).judge_alpha_min)
     return {"run": run, "protocol": protocols.of_run(run), "rows": rows, "judge": validation}
 

@@ -156,8 +156,8 @@ def _columns(task: str, rows: list[dict], protocol: str) -> list[str]:
         return OFFICIAL_INFERENCE if task == "inference" else OFFICIAL_GENERATION
     if protocol == "alpsbench-public":
         return PUBLIC_ALPS
-    if protocol == declared.PROTOCOL:
-        return DECLARED
+    if protocol == declared.PROTOCOL:  # a judged target's rows say whether the judge is validated
+        return DECLARED + ["judge"] * any("judge" in r for r in rows)
     if protocol == "alpsbench-paper" and task in ("task1", "task2"):
         return PAPER_ALPS
     return TABLES[task]
@@ -186,7 +186,9 @@ def print_tables(rows: list[dict], protocol: str) -> None:
 def _print_result(project: Project, result, as_json: bool) -> None:
     run = result.run
     judge = None
-    if run.judge_model:
+    if run.judge_model and run.benchmark == "declared":
+        judge = declared.unchecked(run.judge_model)
+    elif run.judge_model:
         judge = judge_validation(project.store, run.judge_model, project.config.release.judge_alpha_min)
     if as_json:
         echo_json(
