@@ -62,7 +62,9 @@ def declaration_hash(kind: DeclaredKind) -> str:
     decl = kind.declaration
     shape = {
         "fields": [(f.name, f.type) for f in decl.fields],
-        "questions": [(q.name, q.type, q.choices(), q.field, q.ordinal) for q in decl.questions],
+        "questions": [
+            (q.name, q.type, q.choices(), q.values_from, q.field, q.ordinal) for q in decl.questions
+        ],
         "evaluation": decl.evaluation.model_dump(mode="json") if decl.evaluation else None,
     }
     return content_hash(shape, 12)
@@ -114,9 +116,9 @@ def _offsets(kind: DeclaredKind, name: str, value: Any) -> Any:
 
 
 @cache
-def _answer_model(question: str, chat: bool) -> type[BaseModel]:
+def _answer_model(question: str, chat: bool, choices: str) -> type[BaseModel]:
     q = json.loads(question)
-    choice: Any = Literal[tuple(q["labels"] or q["values"] or [""])]
+    choice: Any = Literal[tuple(json.loads(choices) or [""])]
     shape: Any = choice if q["type"] in ("label", "rating") else str if q["type"] == "text" else list[choice]
     if q["type"] == "span":
         at = {"turn": (int, Field(ge=0, description="The message's number, from 0."))} if chat else {}
@@ -143,7 +145,13 @@ def model_request(kind: DeclaredKind, item: DeclaredItem) -> LLMRequest:
     fields = {f.name: f.type for f in kind.declaration.fields}
     chat = q.type == "span" and fields.get(q.field or "") == "chat"
     prompt = _prompt(kind, item)
-    ctx = {"type": q.type, "choices": q.choices(), "field": q.field, "chat": chat, "input": prompt}
+    ctx = {
+        "type": q.type,
+        "choices": q.choices(item.payload),
+        "field": q.field,
+        "chat": chat,
+        "input": prompt,
+    }
     (system, *user), digest = render_messages(PACKAGE, TEMPLATE, ctx)
     turns = tuple((t["role"], t["content"]) for t in item.payload.get(ev.messages or "") or ())
     return rendered_request(
@@ -152,7 +160,9 @@ def model_request(kind: DeclaredKind, item: DeclaredItem) -> LLMRequest:
         stage=STAGE,
         item=item.id,
         role="assistant",
-        response_model=_answer_model(canonical_json(q.model_dump(mode="json")), chat),
+        response_model=_answer_model(
+            canonical_json(q.model_dump(mode="json")), chat, json.dumps(ctx["choices"])
+        ),
         context=ctx,
         temperature=0.0,
         offline_answers=__name__,

@@ -86,11 +86,12 @@ def _rating(golds: list, preds: list, choices: list) -> tuple[np.ndarray, Metric
 
 
 def _ranking(golds: list, preds: list, choices: list) -> tuple[np.ndarray, Metrics]:
-    g = np.array([[x.index(c) for c in choices] for x in golds], float).reshape(-1, len(choices))
-    p = np.array([[x.index(c) for c in choices] for x in preds], float).reshape(-1, len(choices))
-    pairs = np.sign(g[:, :, None] - g[:, None, :]) * np.sign(p[:, :, None] - p[:, None, :])
-    tau = pairs.sum((1, 2)) / (len(choices) * (len(choices) - 1))  # no ties in a ranking: τ-b = τ-a
-    top1 = (g.argmin(1) == p.argmin(1)).astype(float)
+    rows = []  # per item: the predicted place of each value in the reference's order (no ties: τ-b = τ-a)
+    for g, p in zip(golds, preds, strict=True):
+        at = {v: i for i, v in enumerate(p)}
+        places = [at[v] for v in g]
+        pairs = [(a < b) - (a > b) for i, a in enumerate(places) for b in places[i + 1 :]]
+        rows.append((1.0, sum(pairs) / len(pairs) if pairs else 1.0, float(g[0] == p[0])))
 
     def metrics(s: np.ndarray) -> dict[tuple[str, str], np.ndarray]:
         return {
@@ -98,7 +99,7 @@ def _ranking(golds: list, preds: list, choices: list) -> tuple[np.ndarray, Metri
             ("all", "top1_accuracy"): s[..., 2] / s[..., 0],
         }
 
-    return np.column_stack([np.ones(len(g)), tau, top1]), metrics
+    return np.array(rows, float).reshape(-1, 3), metrics
 
 
 def _span(counts: list) -> tuple[np.ndarray, Metrics]:
