@@ -31,16 +31,21 @@ def _code_span(token: str) -> str:
     return f"{fence}{pad}{token}{pad}{fence}"
 
 
+_PUNCT_RE = re.compile(r"[!-/:-@\[-`{-~]")  # _PUNCT: every ASCII punctuation character, in four ranges
+#: A text without any of these holds no autolink (the pattern scans every word for an ``@`` otherwise).
+_LINK_MARKS = ("@", "://", "www.", "mailto:", "xmpp:")
+
+
 def _escape_chars(text: str) -> str:
-    return "".join("\\" + ch if ch in _PUNCT else ch for ch in text)
+    return _PUNCT_RE.sub(r"\\\g<0>", text)
 
 
 def md_escape(text: object) -> str:
     """Markdown source that renders as ``text`` verbatim, line breaks and indentation included;
     bare URLs and e-mail addresses are shown as code (text), never as links."""
     text = "" if text is None else str(text).replace("\r\n", "\n")
-    parts, last = [], 0
-    for m in _AUTOLINK.finditer(text):
+    parts, last, lowered = [], 0, text.lower()
+    for m in _AUTOLINK.finditer(text) if any(mark in lowered for mark in _LINK_MARKS) else ():
         parts += [_escape_chars(text[last : m.start()]), _code_span(m.group(0))]
         last = m.end()
     escaped = "".join([*parts, _escape_chars(text[last:])])

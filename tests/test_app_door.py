@@ -191,6 +191,28 @@ def test_counts_brought_up_to_date_equal_counting_again(project):
     assert fresh["preference_expressed"].today == 0  # today counts the same kind as done
 
 
+def test_counts_across_a_new_chunk_equal_counting_again(project):
+    """A new chunk adds its items to the counts kept (no count of the whole queue), then the events since."""
+    chunk = lambda: project.store.assignments.open_assignment("alice", "preference_match", 2, 0)  # noqa: E731
+    chunk()
+    version = project.store.progress.queue_version("alice")
+    memo = workflow.progress_memo(project, "alice", None, version)
+    for _ in range(3):  # the chunk of two, then one of the next
+        if _ == 2:
+            chunk()
+        workflow.submit(
+            project,
+            "alice",
+            workflow.current_item(project, "alice", "preference_match"),
+            {"coverage": "fully"},
+        )
+    now = project.store.progress.queue_version("alice")
+    assert now[1] > version[1]  # a new chunk was assigned
+    kept = workflow.progress_memo(project, "alice", memo, now).counts
+    assert kept == workflow.progress(project, "alice")
+    assert (kept["preference_match"].assigned, kept["preference_match"].done) == (4, 3)
+
+
 def test_a_batch_lists_every_kind_it_holds_and_annotators_are_people_who_labelled(project):
     assert [(b.batch_id, b.kinds) for b in project.store.labels.batches()] == [
         ("default", "preference_expressed, preference_match")

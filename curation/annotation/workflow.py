@@ -21,11 +21,19 @@ from prefkit.curation.annotation.guidelines import current_version
 from prefkit.curation.annotation.signin import log as signin_log
 from prefkit.curation.annotation.signin import wait_s
 from prefkit.curation.annotation.task_kinds import TASK_KIND_REGISTRY, ContradictoryLabel, get_kind
-from prefkit.curation.store import CROWD_PREFIX, EXPIRED, MAX_NAME, KindCounts, RepeatRule, normalize_username
+from prefkit.curation.store import (
+    CROWD_PREFIX,
+    EXPIRED,
+    MAX_NAME,
+    KindCounts,
+    RepeatRule,
+    normalize_username,
+)
 from prefkit.curation.store import AccountInactive as AccountInactive
 from prefkit.curation.store import SessionEnded as SessionEnded
 from prefkit.curation.store import StaleSubmit as StaleSubmit
 from prefkit.curation.store import TimeUp as TimeUp
+from prefkit.curation.store.progress import BatchCounts
 from prefkit.schemas.common import PrefkitError, content_hash, parse_utc, utcnow
 from prefkit.schemas.curation import AnnotationTask, LabelEvent
 
@@ -597,17 +605,39 @@ def progress_memo(
 ) -> ProgressMemo:
     """The annotator's counts at queue ``version`` (:meth:`queue_version`), from ``memo`` when it can be:
     the same version reuses it, a later one adds the events since (:func:`progress_after`, an index
-    range of a few rows); a new day, new or released items, or an event from elsewhere count again."""
+    range of a few rows), and a new chunk its items (:meth:`Progress.assigned_after`); a new day, released
+    items or an event from elsewhere count again."""
     day = utcnow()[:10]
-    counts = None
-    if memo is not None and memo.day == day and memo.version[1:] == version[1:]:
-        if memo.version[0] == version[0]:
-            counts = memo.counts
-        elif memo.version[0] < version[0]:
-            counts = progress_after(project, user, memo.counts, memo.version[0], day)
+    counts, old = None, memo.version if memo is not None and memo.day == day else None
+    if (
+        memo is not None
+        and old is not None
+        and old[2] == version[2]
+        and old[0] <= version[0]
+        and old[1] <= version[1]
+    ):
+        counts = memo.counts
+        if old[1] < version[1]:  # a new chunk first: its items are open, the events since close them
+            counts = _with_assigned(counts, project.store.progress.assigned_after(user, old[1]))
+        if old[0] < version[0]:
+            counts = progress_after(project, user, counts, old[0], day)
     if counts is None:
         counts = progress(project, user)
     return ProgressMemo(day, version, counts)
+
+
+def _with_assigned(counts: dict[str, KindCounts], rows: list[tuple[str, str, int]]) -> dict[str, KindCounts]:
+    """``counts`` with ``(kind, batch, items)`` newly assigned (none of them done yet)."""
+    out = dict(counts)
+    for kind, batch, n in rows:
+        mine = out.get(kind, KindCounts())
+        batches = {b.batch_id: b for b in mine.batches}
+        old = batches.get(batch, BatchCounts(batch, 0, 0))
+        batches[batch] = replace(old, assigned=old.assigned + n)
+        out[kind] = replace(
+            mine, assigned=mine.assigned + n, batches=tuple(batches[b] for b in sorted(batches))
+        )
+    return out
 
 
 def progress(project: Project, user: str) -> dict[str, KindCounts]:

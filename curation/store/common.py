@@ -15,7 +15,7 @@ from prefkit.schemas.common import PrefkitError
 #: The number of the newest migration in :mod:`prefkit.curation.store.migrations` (registering a
 #: higher one without raising this is an error there): a database whose newest applied migration
 #: is this one has every table the code reads.
-LATEST_MIGRATION = 29
+LATEST_MIGRATION = 30
 #: The meta key ``prefkit store migrate`` leaves in the old database: opening it afterwards is an error.
 MOVED_TO = "store.moved_to"
 #: ``meta`` keys of bulk imports still staging (their rows are hidden until published).

@@ -640,6 +640,17 @@ def m029_llm_structured_forms(conn: Connection) -> None:
     md.create_all(conn)
 
 
+@migration(30, "label_firsts_index")
+def m030_label_firsts_index(conn: Connection) -> None:
+    """An index that holds what counting an annotator's first labels of a kind reads (the repeats'
+    share, asked each time their queue empties): 15,000 labels counted in an index range instead of
+    15,000 row and task look-ups (~150 ms a chunk on 2 cores)."""
+    _run(
+        conn,
+        "CREATE INDEX ix_label_events_firsts ON label_events (annotator, kind, action, supersedes, task_id)",
+    )
+
+
 @migration(26, "guidelines_versions")
 def m026_guidelines_versions(conn: Connection) -> None:
     """Versions of each kind's guidelines and the version every label was made under.

@@ -3,6 +3,7 @@ has done, per kind and batch, and the version the app caches those counts under.
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
@@ -131,6 +132,14 @@ class Progress(StoreArea):
             )
             for kind, c in out.items()
         }
+
+    def assigned_after(self, annotator: str, position: int) -> list[tuple[str, str, int]]:
+        """``(kind, batch, items)`` assigned to the annotator past ``position`` (a new chunk): one index
+        range, where counting the whole queue again reads every item they were ever given."""
+        a = self.t["assignments"]  # counted here: a GROUP BY would take the (kind, batch) index, all of it
+        q = select(a.c.kind, a.c.batch_id).where(a.c.annotator == annotator, a.c.position > position)
+        counted = Counter(tuple(row) for row in self.read_retrying(lambda conn: conn.execute(q).all()))
+        return [(k, b, n) for (k, b), n in sorted(counted.items())]
 
     def queue_version(self, annotator: str) -> tuple[int, int, int]:
         """Changes whenever the annotator's counts can: their last event, their last assigned position,
