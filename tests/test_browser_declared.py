@@ -84,6 +84,7 @@ def test_three_annotators_label_every_question_type_with_keys_and_mouse(served, 
     for who, keys in (("ann1", True), ("ann2", False), ("ann3", True)):
         page = sign_in(browser, url, who)
         open_kind(page, TITLE)
+        page.locator(".prefkit-spans .pk-text").first.wait_for()  # response_a: drawn once, in the picker
         body = page.inner_text("[data-testid=stMain]")
         assert "<b>question" in body and "response **" in body  # fields are text, never markup
         assert page.evaluate("window.__pwned") is None

@@ -12,6 +12,7 @@ controls start from the model's suggestion (``prefkit suggest``), marked until s
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from typing import TYPE_CHECKING, Any
 
 import streamlit as st
@@ -87,9 +88,8 @@ class DeclaredForm:
 
     @property
     def PANES(self) -> bool:  # noqa: N802 - read like the forms' other flags
-        """A long item (a chat, or a field to mark words in): the fields on the left and the questions
-        with Submit on the right (one column under 1,200 px: the short fields, the questions, then the
-        history); the item's header then leaves the fields to the form."""
+        """A long item (a chat, or a field to mark words in): drawn in panes (:meth:`_panes`); the
+        item's header then leaves the fields to the form."""
         return self.at_once is None and any(self._long(f) for f in self.kind.declaration.fields)
 
     def _long(self, field: Any) -> bool:
@@ -221,7 +221,7 @@ class DeclaredForm:
             "Choose the label above, then select its words (drag, double-click a word, or Tab to the text: "
             "arrows, Shift+arrow, Enter); click marked words, or Enter on them, to unmark them."
         )
-        with where if where is not st else st.container():
+        with where if where is not st else nullcontext():
             if where is not st:  # in the fields' pane: titled like the other fields
                 field = next(f for f in self.kind.declaration.fields if f.name == q.field)
                 st.markdown(f"**{md_escape(field.title or field.name.replace('_', ' ').capitalize())}**")
@@ -292,44 +292,35 @@ class DeclaredForm:
                     args=(prefix, q.name, value),
                 )
         initial = (offered.values or {}) if offered else {}
-        if self.PANES:
-            return self._in_panes(user, shown, initial, offered)
-        if offered and initial:
-            st.markdown(
-                suggestion.note(offered, md_escape(self.describe(shown.task, initial) + _why(offered)))
-            )
-        if not self.COMMENT_IN_PANEL:  # a kind whose labels carry a comment: its box beside the answers
-            st.text_input("Comment (optional)", key=f"{prefix}:comment")
-        # Only single choices to make: they go in the action bar with Submit, kept in the window.
+        side, long = self._panes(shown) if self.PANES else (nullcontext(), st)
+        # Only single choices to make (and no panes): they go in the action bar with Submit.
         choosing = all(q.type in ("label", "rating") for q in self.kind.declaration.questions)
-        where = ui.action_bar(shown) if choosing else st
-        for q in self.kind.declaration.questions:
-            self._control(q, prefix, initial, keys=True, task=shown.task, where=where)
-
+        where = ui.action_bar(shown) if choosing and not self.PANES else st
+        with side:
+            if offered and initial:
+                st.markdown(
+                    suggestion.note(offered, md_escape(self.describe(shown.task, initial) + _why(offered)))
+                )
+            if not self.COMMENT_IN_PANEL:  # a kind whose labels carry a comment: its box beside the answers
+                st.text_input("Comment (optional)", key=f"{prefix}:comment")
+            for q in self.kind.declaration.questions:
+                at = long if q.type == "span" else where
+                self._control(q, prefix, initial, keys=True, task=shown.task, where=at)
         ui.submit_button(user, shown, prefix, lambda: self._read(prefix))
 
-    def _in_panes(self, user: str, shown: ShownItem, initial: dict[str, Any], offered: Any) -> None:
+    def _panes(self, shown: ShownItem) -> tuple[Any, Any]:
         """The long item's panes (page_script.css places them): the short fields, the questions, the
-        long fields (a marked one in the word picker), then the action bar with Submit."""
-        prefix, task = shown.event_id, shown.task
+        long fields (a marked one in the word picker), then the action bar with Submit; returns the
+        questions' pane and the long fields'."""
+        prefix, task, ranked = shown.event_id, shown.task, self._ranked()
         panes = st.container(key=f"prefkit-panes-{prefix}")
         short, side, long = (panes.container(key=f"prefkit-{p}-{prefix}") for p in ("short", "side", "long"))
         with panes:
             ui.action_bar(shown)  # the bar is the panes' last child: Submit beside the questions
-        ranked = self._ranked()
         short.markdown(self.lead(task, only=lambda f: not self._long(f) and f.name not in ranked))
         if any(f.type == "chat" and f.name not in self.marked for f in self.kind.declaration.fields):
             long.markdown(self.lead(task, only=self._long))
-        with side:
-            if offered and initial:
-                st.markdown(suggestion.note(offered, md_escape(self.describe(task, initial) + _why(offered))))
-            if not self.COMMENT_IN_PANEL:
-                st.text_input("Comment (optional)", key=f"{prefix}:comment")
-            for q in self.kind.declaration.questions:
-                self._control(
-                    q, prefix, initial, keys=True, task=task, where=long if q.type == "span" else st
-                )
-        ui.submit_button(user, shown, prefix, lambda: self._read(prefix))
+        return side, long
 
     def _read(self, prefix: str) -> tuple[dict | None, str]:
         questions = self.kind.declaration.questions

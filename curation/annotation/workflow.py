@@ -25,6 +25,7 @@ from prefkit.curation.store import (
     CROWD_PREFIX,
     EXPIRED,
     MAX_NAME,
+    BatchCounts,
     KindCounts,
     RepeatRule,
     normalize_username,
@@ -33,7 +34,6 @@ from prefkit.curation.store import AccountInactive as AccountInactive
 from prefkit.curation.store import SessionEnded as SessionEnded
 from prefkit.curation.store import StaleSubmit as StaleSubmit
 from prefkit.curation.store import TimeUp as TimeUp
-from prefkit.curation.store.progress import BatchCounts
 from prefkit.schemas.common import PrefkitError, content_hash, parse_utc, utcnow
 from prefkit.schemas.curation import AnnotationTask, LabelEvent
 
@@ -608,14 +608,8 @@ def progress_memo(
     range of a few rows), and a new chunk its items (:meth:`Progress.assigned_after`); a new day, released
     items or an event from elsewhere count again."""
     day = utcnow()[:10]
-    counts, old = None, memo.version if memo is not None and memo.day == day else None
-    if (
-        memo is not None
-        and old is not None
-        and old[2] == version[2]
-        and old[0] <= version[0]
-        and old[1] <= version[1]
-    ):
+    counts, old = None, memo.version if memo is not None and memo.day == day else (0, 0, -1)
+    if memo is not None and old[2] == version[2] and old[0] <= version[0] and old[1] <= version[1]:
         counts = memo.counts
         if old[1] < version[1]:  # a new chunk first: its items are open, the events since close them
             counts = _with_assigned(counts, project.store.progress.assigned_after(user, old[1]))

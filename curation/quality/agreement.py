@@ -441,9 +441,8 @@ def annotator_stats(
 def span_f1(
     kind: TaskKind, task: AnnotationTask, question: str, a: dict[str, Any], b: dict[str, Any]
 ) -> float | None:
-    """Pairwise span F1 of two labels of ``task`` on span question ``question``, over the words each
-    marks with a label (a chat's turn by turn, as agreement counts them): 2·|both| / (|a's| + |b's|),
-    so a span half covered scores by its words; None when neither marks a word (nothing to compare)."""
+    """Pairwise span F1 of two labels of ``task`` on span question ``question``, over the (word, label)
+    units each marks, as agreement counts them: 2·|both| / (|a's| + |b's|); None when neither marks any."""
 
     def marked(values: dict[str, Any]) -> set[tuple[str, str]]:
         units = kind.item_units({question: values.get(question) or []}, task)

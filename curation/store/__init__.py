@@ -45,7 +45,7 @@ if TYPE_CHECKING:  # the same names as EXPORTS, for the type checker
     from prefkit.curation.store.labelstudio import LSAnnotation, LSPushLease
     from prefkit.curation.store.llm import LedgerRow, LLMBatch, LLMCallRecord
     from prefkit.curation.store.migrate import migrate_store
-    from prefkit.curation.store.progress import KindCounts, ProgressRow
+    from prefkit.curation.store.progress import BatchCounts, KindCounts, ProgressRow
     from prefkit.curation.store.project_store import ProjectStore
     from prefkit.curation.store.releases import ReleaseRecord
     from prefkit.curation.store.repeats import RepeatRule, repeat_draw
@@ -77,7 +77,7 @@ EXPORTS: dict[str, tuple[str, ...]] = {
     "labelstudio": ("LSAnnotation", "LSPushLease"),
     "llm": ("LedgerRow", "LLMBatch", "LLMCallRecord"),
     "migrate": ("migrate_store",),
-    "progress": ("KindCounts", "ProgressRow"),
+    "progress": ("BatchCounts", "KindCounts", "ProgressRow"),
     "project_store": ("ProjectStore",),
     "releases": ("ReleaseRecord",),
     "repeats": ("RepeatRule", "repeat_draw"),
