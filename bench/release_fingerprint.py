@@ -10,6 +10,10 @@ any difference is a change of behaviour.
     python bench/release_fingerprint.py > after.txt    # on the new code
     diff before.txt after.txt
 
+``--server`` generates the demo's sessions through the scripted loopback server (tests/fakeopenai.py
+answering like bench/bench_generation.py, on a fixed port, so the endpoint in provenance is stable)
+instead of the offline backend.
+
 Both projects go through the CLI (``prefkit demo``, ``prefkit import cupid``, ``prefkit labels import``,
 ``prefkit adjudicate decide``, ``prefkit release cut``) in this process.
 """
@@ -228,11 +232,35 @@ def fingerprint(release: Path, name: str) -> list[str]:
     return lines
 
 
+def _serve_generation() -> None:
+    """The demo's generation through the scripted server instead of the offline backend."""
+    import os
+
+    import prefkit.demo as demo
+    from prefkit.pipelines.generation.run import generate
+
+    sys.path[:0] = [str(Path(__file__).parent), str(Path(__file__).parent.parent / "tests")]
+    from bench_generation import answer
+    from fakeopenai import FakeOpenAI
+
+    server = FakeOpenAI(answer).start(port=SERVER_PORT)
+    os.environ.update(OPENAI_BASE_URL=server.base_url, OPENAI_API_KEY="sk-fingerprint-not-a-key")
+    demo._generate = lambda project, personas, seed: generate(
+        project, backend="openai", personas=personas, seed=seed
+    )
+
+
+SERVER_PORT = 47162
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--keep", type=Path, help="build in this directory (kept) instead of a temporary one")
+    parser.add_argument("--server", action="store_true", help="generate through the scripted server")
     args = parser.parse_args()
     _freeze()
+    if args.server:
+        _serve_generation()
     with tempfile.TemporaryDirectory() as tmp:
         work = args.keep or Path(tmp)
         work.mkdir(parents=True, exist_ok=True)

@@ -411,10 +411,11 @@ class FakeOpenAI:
             {"chat": self.count(), "total": len(self.requests), "max_in_flight": self.max_in_flight}
         )
 
-    def start(self) -> FakeOpenAI:
+    def start(self, port: int = 0) -> FakeOpenAI:
+        """Serve on ``port`` of 127.0.0.1 (0: a free one) from a background thread."""
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind(("127.0.0.1", 0))
+        sock.bind(("127.0.0.1", port))
         port = sock.getsockname()[1]
         config = uvicorn.Config(
             self.app(),
