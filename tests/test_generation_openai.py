@@ -3,8 +3,15 @@
 from __future__ import annotations
 
 import json
+import os
 import random
 import re
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
 
 import pytest
 from fakeopenai import openai_projects
@@ -13,6 +20,8 @@ from prefkit.pipelines.generation import offline
 from prefkit.pipelines.generation.run import generation_settings, run_generation
 from prefkit.pipelines.llm import LLMLayer
 from prefkit.pipelines.llm.types import LLMRequest
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def _factors(user: str) -> dict:
@@ -222,3 +231,83 @@ def test_generate_exits_1_when_every_persona_was_dropped_by_validation(openai_pr
         assert reopened.store.status()["instances"] == 0
     finally:
         reopened.close()
+
+
+def distinct(body: dict) -> str | dict:
+    """The responder, with one person per persona id (the later prompts then name whose they are)."""
+    answer = responder(body)
+    pid = re.search(r"\((persona-\S+) of a batch", body["messages"][-1]["content"])
+    if pid and isinstance(answer, dict):
+        answer["text"] = answer["text"].replace("Rosa Delgado", f"Rosa Delgado ({pid.group(1)})")
+    return answer
+
+
+def test_bad_input_on_the_streaming_scheduler_drops_refuses_and_retries_per_persona(openai_project):
+    """Three personas at once: one whose factors break the rules is dropped with its reason, one
+    whose factors call is refused (a 400) is asked once and left for a rerun, one whose factors call
+    first fails with a 500 is retried by the client; the others' work goes on to the end."""
+    state = {"500": True}
+
+    def who(body):  # whose request (a retry's last message is the rejection: look at them all)
+        text = " ".join(m["content"] for m in body["messages"])
+        return next((f"000{i}" for i in range(3) if f"persona-s0-000{i})" in text), "")
+
+    def answer(body):
+        given = distinct(body)
+        return (
+            contrastive_broken(body)
+            if isinstance(given, dict) and "factors" in given and who(body) == "0000"
+            else given
+        )
+
+    def fault(body):
+        factors = "context factors" in body["messages"][1]["content"]
+        if factors and who(body) == "0001":
+            return "context_length"
+        if factors and who(body) == "0002" and state.pop("500", False):
+            return "500"
+        return None
+
+    server, project = openai_project(answer)
+    server.fault_for = fault
+    reports = {r.stage: r for r in run(project, personas=3)}
+    store = project.store
+    assert reports["factors"].dropped == ["persona-s0-0000"] and reports["factors"].failed == [
+        "persona-s0-0001"
+    ]
+    assert "types differ" in store.generation.dropped_personas()["persona-s0-0000"].reason
+    refused = [r for r in server.chat_requests() if r.fault == "context_length"]
+    assert len(refused) == 1  # a deterministic refusal is never asked again
+    assert [r.fault for r in server.chat_requests() if who(r.body) == "0002"][:2] == ["500", None]
+    assert {i.record.persona_id for i in store.content.instances()} == {"persona-s0-0002"}
+    assert reports["instances"].written == 3 and reports["dialogues"].written == 13
+
+
+CHILD = textwrap.dedent(
+    """
+    import sys
+    from prefkit.curation.project import Project
+    from prefkit.pipelines.generation.run import generate
+    generate(Project(sys.argv[1]), backend="openai", personas=3, seed=0)
+    """
+)
+
+
+def test_kill_minus_9_mid_run_then_resume_repeats_no_finished_call(openai_project):
+    server, project = openai_project(distinct)
+    server.latency = 0.02
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    child = subprocess.Popen([sys.executable, "-c", CHILD, str(project.root)], cwd=ROOT, env=env)
+    deadline = time.monotonic() + 60
+    while server.count() < 60 and time.monotonic() < deadline and child.poll() is None:
+        time.sleep(0.005)
+    os.kill(child.pid, signal.SIGKILL)
+    child.wait()
+    answered = project.store.count("llm_cache")
+    assert answered >= 20 and child.returncode == -signal.SIGKILL
+    server.reset_log()
+    reports = run(project, personas=3)
+    assert not any(r.dropped or r.failed for r in reports)
+    # every call the resume made added an answer: none of them had been answered before the kill
+    assert project.store.count("llm_cache") == answered + server.count() > answered
+    assert project.store.status()["instances"] == 9 and len(project.store.content.sessions()) == 39

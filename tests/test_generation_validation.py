@@ -287,7 +287,9 @@ def test_a_silent_session_is_simulated_again_and_fails_when_it_stays_silent(proj
     with LLMLayer(
         project.store, llm_config=project.config.llm, backend="offline", seed=0, progress=False
     ) as layer:
-        (done,) = simulate(layer, project.store, [state.job], DialogueRules(max_turns=1, attempts=2))
+        (done,) = layer.wait(
+            simulate(layer, project.store, [state.job], DialogueRules(max_turns=1, attempts=2))
+        )
     assert (
         is_silent(done.feedback)
         and done.failed == "silent after 2 attempts: the user never raised a checklist item"

@@ -8,9 +8,9 @@ feedback on at most one unmet item; its last message (the one before the final r
 every item it has not touched yet. When every item is met before all were raised, the simulator's
 closing message alludes to the rest (as CUPID's simulator does), so the user's preference always
 shows in the session. A session in which no item was raised at all (request, reply, end: a *silent*
-session) is rejected and simulated again. All active dialogues advance in lock step, so each round
-is one concurrent batch per model. The last planned session (the current request) is the opening
-request alone.
+session) is rejected and simulated again. Every dialogue advances turn by turn on its own, each
+call as soon as the previous answer is in, so a slow answer holds up only its own dialogue. The last
+planned session (the current request) is the opening request alone.
 """
 
 from __future__ import annotations
@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING
 
 from prefkit.pipelines.generation.drafts import SimulatorVerdict
 from prefkit.pipelines.generation.factors import normalise
-from prefkit.pipelines.generation.prompting import build_request, run_validated
+from prefkit.pipelines.generation.prompting import build_request, validated
+from prefkit.pipelines.llm.layer import every
 from prefkit.pipelines.llm.types import LLMRequest
 from prefkit.schemas.generation import ContextFactor, Persona, SessionSlot
 
@@ -203,93 +204,70 @@ def apply_verdict(state: DialogueState, verdict: SimulatorVerdict, rules: Dialog
     state.messages.append(("user", verdict.message.strip()))
 
 
-def simulate(
-    layer, store: ProjectStore, jobs: list[DialogueJob], rules: DialogueRules, first_attempt: int = 0
+async def simulate(
+    layer,
+    store: ProjectStore,
+    jobs: list[DialogueJob],
+    rules: DialogueRules,
+    first_attempt: int = 0,
+    progress=None,
 ) -> list[DialogueState]:
-    """Run every job's dialogue to its end; a job whose model kept failing ends with ``failed`` set.
+    """Run every job's dialogue to its end, all at once; a job whose model kept failing ends with
+    ``failed`` set. ``first_attempt`` > 0 makes every request new (a repair asks for a new dialogue,
+    not the cached one); ``progress``: the layer's bar the calls count on."""
+    return await every(_simulate(layer, store, job, rules, first_attempt, progress) for job in jobs)
 
-    A finished session that raised no checklist item is rejected (a failure row says so) and simulated
-    again, up to ``rules.attempts`` in all; one still silent then fails. ``first_attempt`` > 0 makes
-    every request new (a repair asks for a new dialogue, not the cached one)."""
-    states = [start(job, first_attempt) for job in jobs]
-    _run(layer, store, states, rules)
-    for attempt in range(1, rules.attempts):
-        silent = [i for i, s in enumerate(states) if not s.failed and is_silent(s.feedback)]
-        if not silent:
-            break
-        for i in silent:
+
+async def _simulate(layer, store, job: DialogueJob, rules: DialogueRules, first_attempt: int, progress):
+    """One dialogue; a finished one that raised no checklist item is rejected (a failure row says so)
+    and simulated again, up to ``rules.attempts`` in all; one still silent then fails."""
+    for attempt in range(rules.attempts):
+        state = start(job, first_attempt + attempt)
+        await _converse(layer, store, state, rules, progress)
+        if state.failed or not is_silent(state.feedback):
+            return state
+        if attempt + 1 < rules.attempts:
             store.content.record_failure(
                 "dialogues",
-                states[i].job.session_id,
-                f"silent session (attempt {attempt}): no checklist item raised",
+                job.session_id,
+                f"silent session (attempt {attempt + 1}): no checklist item raised",
             )
-            states[i] = start(states[i].job, first_attempt + attempt)
-        _run(layer, store, [states[i] for i in silent], rules)
-    for state in states:
-        if not state.failed and is_silent(state.feedback):
-            _fail(
-                state,
-                f"silent after {rules.attempts} attempts: the user never raised a checklist item",
-                False,
-            )
-    return states
-
-
-def _run(layer, store: ProjectStore, states: list[DialogueState], rules: DialogueRules) -> None:
-    for turn in range(1, rules.max_turns + 1):
-        active = [s for s in states if not s.done]
-        if not active:
-            break
-        _assistant_round(layer, store, active, rules, turn)
-        _simulator_round(layer, store, [s for s in active if not s.done], rules, turn)
+    _fail(state, f"silent after {rules.attempts} attempts: the user never raised a checklist item", False)
+    return state
 
 
 def _fail(state: DialogueState, reason: str, transient: bool) -> None:
     state.failed, state.done, state.transient = reason, True, transient
 
 
-def _assistant_round(
-    layer, store: ProjectStore, active: list[DialogueState], rules: DialogueRules, turn: int
-) -> None:
-    def accept(_i, text):
-        if not (text or "").strip():
-            raise ValueError("the assistant's reply is empty")
-        return text.strip()
-
-    results = run_validated(
-        layer,
-        store,
-        [assistant_request(s) for s in active],
-        accept,
-        rules.attempts,
-        desc=f"dialogues: assistant turn {turn}",
-    )
-    for state, result in zip(active, results, strict=True):
-        if not result.ok:
-            _fail(state, f"assistant gave no usable reply at turn {turn}: {result.reason}", result.transient)
-            continue
-        state.responses.append(result.response)
-        state.messages.append(("assistant", result.value))
+def _reply(text: str | None) -> str:
+    if not (text or "").strip():
+        raise ValueError("the assistant's reply is empty")
+    return (text or "").strip()
 
 
-def _simulator_round(
-    layer, store: ProjectStore, active: list[DialogueState], rules: DialogueRules, turn: int
-) -> None:
-    results = run_validated(
-        layer,
-        store,
-        [simulator_request(s, rules) for s in active],
-        lambda i, verdict: check_verdict(active[i], verdict, rules),
-        rules.attempts,
-        desc=f"dialogues: user simulator turn {turn}",
-    )
-    for state, result in zip(active, results, strict=True):
-        if not result.ok:
-            _fail(
-                state,
-                f"user simulator gave no valid verdict at turn {turn}: {result.reason}",
-                result.transient,
+async def _converse(layer, store, state: DialogueState, rules: DialogueRules, progress) -> None:
+    for turn in range(1, rules.max_turns + 1):
+        reply = await validated(layer, store, assistant_request(state), _reply, rules.attempts, progress)
+        if not reply.ok:
+            return _fail(
+                state, f"assistant gave no usable reply at turn {turn}: {reply.reason}", reply.transient
             )
-            continue
-        state.responses.append(result.response)
-        apply_verdict(state, result.value, rules)
+        state.responses.append(reply.response)
+        state.messages.append(("assistant", reply.value))
+        verdict = await validated(
+            layer,
+            store,
+            simulator_request(state, rules),
+            lambda answer: check_verdict(state, answer, rules),
+            rules.attempts,
+            progress,
+        )
+        if not verdict.ok:
+            reason = f"user simulator gave no valid verdict at turn {turn}: {verdict.reason}"
+            return _fail(state, reason, verdict.transient)
+        state.responses.append(verdict.response)
+        apply_verdict(state, verdict.value, rules)
+        if state.done:
+            return None
+    return None

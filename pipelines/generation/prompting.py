@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
+from prefkit.pipelines.llm.layer import every
 from prefkit.pipelines.llm.templates import prompt_request
 from prefkit.pipelines.llm.types import LLMRequest, LLMResponse
 from prefkit.schemas.common import validation_problems
@@ -64,31 +66,43 @@ def _reason(exc: ValueError) -> str:
     return str(exc).splitlines()[0]
 
 
+async def validated(
+    layer, store: ProjectStore, request: LLMRequest, validate, attempts: int, progress=None
+) -> Outcome:
+    """Ask ``request``; re-ask (up to ``attempts`` in all) while ``validate`` rejects the answer.
+
+    ``validate(parsed)`` returns the accepted value or raises ValueError. Every rejection is a failure
+    row naming the stage, the item and why (the layer records its own failures). ``progress``: the
+    layer's bar the calls count on.
+    """
+    outcome = Outcome()
+    for attempt in range(1, attempts + 1):
+        (response,) = await layer.arun([request], progress=progress)
+        if not response.ok:  # the layer already retried transport errors and recorded the failure
+            return Outcome(reason=response.error or "the model call failed", transient=True)
+        try:
+            return Outcome(response, validate(response.parsed if request.response_model else response.text))
+        except ValueError as exc:
+            outcome = Outcome(reason=_reason(exc))
+            store.content.record_failure(request.stage, request.item, outcome.reason, response.text)
+            request = retry_request(request, attempt, outcome.reason)
+    return outcome
+
+
 def run_validated(
     layer, store: ProjectStore, requests: list[LLMRequest], validate, attempts: int, desc: str
 ) -> list[Outcome]:
-    """Run ``requests``; re-ask (up to ``attempts`` in all) those whose answer ``validate`` rejects.
+    """:func:`validated` for each of ``requests`` at once, each re-asked as soon as its answer is
+    rejected; ``validate(i, parsed)`` for the i-th request."""
 
-    ``validate(i, parsed)`` returns the accepted value or raises ValueError. Every rejection is a
-    failure row naming the stage, the item and why (the layer records its own failures).
-    """
-    results = [Outcome() for _ in requests]
-    pending = list(enumerate(requests))
-    for attempt in range(1, attempts + 1):
-        responses = layer.run([r for _, r in pending], desc=desc) if pending else []
-        retry = []
-        for (i, request), response in zip(pending, responses, strict=True):
-            if not response.ok:
-                results[i] = Outcome(reason=response.error or "the model call failed", transient=True)
-                continue  # the layer already retried transport errors and recorded the failure
-            try:
-                value = validate(i, response.parsed if request.response_model else response.text)
-            except ValueError as exc:
-                reason = _reason(exc)
-                results[i] = Outcome(reason=reason)
-                store.content.record_failure(request.stage, request.item, reason, response.text)
-                retry.append((i, retry_request(request, attempt, reason)))
-                continue
-            results[i] = Outcome(response, value)
-        pending = retry
-    return results
+    async def asks() -> list[Outcome]:
+        bar = layer.stage(desc)
+        try:
+            return await every(
+                validated(layer, store, r, partial(validate, i), attempts, bar)
+                for i, r in enumerate(requests)
+            )
+        finally:
+            bar.close()
+
+    return layer.wait(asks()) if requests else []

@@ -1,8 +1,11 @@
 """Runs the CUPID-style generation stages into a project, end to end or one stage at a time.
 
-Each stage works on the personas that still need it and skips what the store already holds, so a
-rerun adds only what is missing (and the LLM cache makes repeated calls free). A persona whose
-answers keep failing validation is dropped with the reason recorded, and later stages skip it.
+Every persona goes through the stages on its own: it takes its next stage as soon as its own inputs
+are in, its dialogues advance turn by turn, and all of its calls share the layer's one pool of
+``concurrency`` calls, older personas first (so they finish and are stored first). Each stage
+skips what the store already holds, so a rerun adds only what is missing (and the LLM cache makes
+repeated calls free). A persona whose answers keep failing validation is dropped with the reason
+recorded, and later stages skip it. What is stored does not depend on the order answers arrive in.
 This module must never write SQL or call a model directly: it goes through the store and the layer.
 """
 
@@ -12,6 +15,7 @@ import json
 import random
 import tempfile
 from collections import Counter
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from functools import partial
@@ -22,10 +26,12 @@ from prefkit.curation.annotation.kinds.preference_expressed import ensure_reveri
 from prefkit.curation.project import Project
 from prefkit.curation.quality.verification import instance_verification, session_statuses
 from prefkit.pipelines.generation import STAGES, checklists, dialogues, factors, instances, personas, plan
-from prefkit.pipelines.generation.prompting import run_validated
+from prefkit.pipelines.generation.prompting import Outcome, validated
 from prefkit.pipelines.generation.taxonomy import load_taxonomy
 from prefkit.pipelines.ingest.cupid import instance_records
 from prefkit.pipelines.llm import LLMLayer
+from prefkit.pipelines.llm.layer import every
+from prefkit.pipelines.llm.limits import PRIORITY
 from prefkit.pipelines.llm.types import BaseBackend
 from prefkit.schemas.common import PrefkitError, validation_line
 from prefkit.schemas.config import GenerationSection, LLMSection, out_of_range_line
@@ -131,11 +137,6 @@ def _drop(store: ProjectStore, report: StageReport, persona_id: str, reason: str
     report.dropped.append(persona_id)
 
 
-def _valid_persona(_index: int, draft: personas.PersonaDraft) -> personas.PersonaDraft:
-    personas.validate_persona(draft)  # raises ValueError for an unusable persona
-    return draft
-
-
 def _give_up(store: ProjectStore, report: StageReport, persona_id: str, reason: str, transient: bool) -> None:
     """Invalid answers drop the persona for good; a failed call leaves it for the next run."""
     if persona_id in report.dropped or persona_id in report.failed:
@@ -146,9 +147,42 @@ def _give_up(store: ProjectStore, report: StageReport, persona_id: str, reason: 
         _drop(store, report, persona_id, reason)
 
 
+@dataclass
+class _Run:
+    """One run: the stages it was asked for (their reports and progress bars) and what the store held
+    when it started. Every persona goes through the stages on its own (:func:`_persona`)."""
+
+    store: ProjectStore
+    layer: Any
+    cfg: GenerationSection
+    reports: dict[str, StageReport]
+    bars: dict[str, Any] = field(default_factory=dict)
+    had: dict[str, set[str]] = field(default_factory=dict)  # stage -> personas it had made
+    held: Counter = field(default_factory=Counter)  # persona -> instances
+
+    async def ask(self, request, validate) -> Outcome:
+        bar = self.bars[request.stage]
+        return await validated(self.layer, self.store, request, validate, self.cfg.attempts, bar)
+
+    def took(self, report: StageReport, persona_id: str, outcome: Outcome) -> bool:
+        if not outcome.ok:
+            _give_up(self.store, report, persona_id, outcome.reason, outcome.transient)
+        return outcome.ok
+
+    def done(self, stage: str, persona_id: str) -> bool | None:
+        """Whether the store held ``stage``'s rows for the persona (counted as skipped), else None
+        when this run makes them and False when it may not (the persona stops here)."""
+        report = self.reports.get(stage)
+        if persona_id in self.had[stage]:
+            if report is not None:
+                report.skipped += 1
+            return True
+        return None if report is not None else False
+
+
 # -- stage 1 ----------------------------------------------------------------------------------------
-def run_personas(store: ProjectStore, layer, cfg: GenerationSection) -> StageReport:
-    report = StageReport("personas")
+def _new_personas(cfg: GenerationSection, store: ProjectStore, report: StageReport) -> list[tuple]:
+    """The personas this run adds (id, attributes, seed persona); those held already are skipped."""
     seeds = personas.read_seed_personas(cfg.seed_personas) if cfg.seed_personas else None
     if seeds is not None and len(seeds) < cfg.personas:
         raise GenerationError(
@@ -162,104 +196,88 @@ def run_personas(store: ProjectStore, layer, cfg: GenerationSection) -> StageRep
             report.skipped += 1
         else:
             todo.append((pid, attrs, seeds[i] if seeds else None))
-    requests = [personas.persona_request(pid, attrs, seed) for pid, attrs, seed in todo]
-    outcomes = run_validated(layer, store, requests, _valid_persona, cfg.attempts, "personas")
-    for (pid, attrs, seed), outcome in zip(todo, outcomes, strict=True):
-        if not outcome.ok:
-            _give_up(store, report, pid, outcome.reason, outcome.transient)
-            continue
-        prov = outcome.provenance.model_copy(update={"licence": cfg.seed_licence if seed else None})
-        report.written += store.generation.add_persona(
-            personas.make_persona(pid, attrs, outcome.value, seed, cfg.seed_licence), prov
-        )
-    return report
+    return todo
+
+
+def _valid_persona(draft: personas.PersonaDraft) -> personas.PersonaDraft:
+    personas.validate_persona(draft)  # raises ValueError for an unusable persona
+    return draft
+
+
+async def _make_persona(run: _Run, pid: str, attrs, seed: str | None) -> Persona | None:
+    report, cfg = run.reports["personas"], run.cfg
+    outcome = await run.ask(personas.persona_request(pid, attrs, seed), _valid_persona)
+    if not run.took(report, pid, outcome):
+        return None
+    prov = outcome.provenance.model_copy(update={"licence": cfg.seed_licence if seed else None})
+    persona = personas.make_persona(pid, attrs, outcome.value, seed, cfg.seed_licence)
+    report.written += run.store.generation.add_persona(persona, prov)
+    return persona
 
 
 # -- stage 2 ----------------------------------------------------------------------------------------
-def run_factors(store: ProjectStore, layer, cfg: GenerationSection) -> StageReport:
-    report = StageReport("factors")
-    done = store.generation.personas_with("context_factors")
-    todo = [p for p in _active(store) if p.persona_id not in done]
-    report.skipped = len(_active(store)) - len(todo)
-    requests = [
-        factors.factors_request(p, cfg.factors_per_persona, load_taxonomy(cfg.taxonomy)) for p in todo
-    ]
+async def _factors(run: _Run, persona: Persona) -> bool:
+    pid, n, taxonomy = persona.persona_id, run.cfg.factors_per_persona, load_taxonomy(run.cfg.taxonomy)
+    done = run.done("factors", pid)
+    if done is not None:
+        return done
 
-    def accept(_i, draft):
-        factors.validate_factors(draft, cfg.factors_per_persona, load_taxonomy(cfg.taxonomy))
+    def accept(draft):
+        factors.validate_factors(draft, n, taxonomy)
         return draft
 
-    for persona, outcome in zip(
-        todo, run_validated(layer, store, requests, accept, cfg.attempts, "factors"), strict=True
-    ):
-        if not outcome.ok:
-            _give_up(store, report, persona.persona_id, outcome.reason, outcome.transient)
-            continue
-        made = factors.make_factors(persona.persona_id, outcome.value, load_taxonomy(cfg.taxonomy))
-        report.written += store.generation.add_factors(persona.persona_id, made, outcome.provenance)
-    return report
+    report = run.reports["factors"]
+    outcome = await run.ask(factors.factors_request(persona, n, taxonomy), accept)
+    if not run.took(report, pid, outcome):
+        return False
+    made = factors.make_factors(pid, outcome.value, taxonomy)
+    report.written += run.store.generation.add_factors(pid, made, outcome.provenance)
+    return True
 
 
 # -- stage 3 ----------------------------------------------------------------------------------------
-def run_sessions(store: ProjectStore, layer, cfg: GenerationSection) -> StageReport:
-    report = StageReport("sessions")
-    done, with_factors = (
-        store.generation.personas_with("session_plans"),
-        store.generation.personas_with("context_factors"),
-    )
-    todo = [p for p in _active(store) if p.persona_id in with_factors and p.persona_id not in done]
-    report.skipped = len(done)
-    drafts = []
-    for p in todo:
-        persona_factors = store.generation.factors(p.persona_id)
-        rng = random.Random(f"plan:{cfg.seed}:{p.persona_id}")
-        drafts.append(
-            (persona_factors, plan.place_sessions(rng, plan_shape(cfg), persona_factors, p.persona_id))
-        )
+async def _sessions(run: _Run, persona: Persona) -> bool:
+    pid, shape = persona.persona_id, plan_shape(run.cfg)
+    done = run.done("sessions", pid)
+    if done is not None:
+        return done
+    persona_factors = run.store.generation.factors(pid)
+    skeleton = plan.place_sessions(random.Random(f"plan:{run.cfg.seed}:{pid}"), shape, persona_factors, pid)
 
-    def accept(i, draft):
-        persona_factors, skeleton = drafts[i]
+    def accept(draft):
         plan.validate_stories(draft, skeleton, persona_factors)
         full = plan.apply_stories(skeleton, draft)
-        plan.validate_pattern(full, plan_shape(cfg), persona_factors)
+        plan.validate_pattern(full, shape, persona_factors)
         return full
 
-    requests = [plan.stories_request(p, skeleton, fs) for p, (fs, skeleton) in zip(todo, drafts, strict=True)]
-    for persona, outcome in zip(
-        todo, run_validated(layer, store, requests, accept, cfg.attempts, "sessions"), strict=True
-    ):
-        if not outcome.ok:
-            _give_up(store, report, persona.persona_id, outcome.reason, outcome.transient)
-            continue
-        report.written += store.generation.add_plan(outcome.value, outcome.provenance)
-    return report
+    report = run.reports["sessions"]
+    outcome = await run.ask(plan.stories_request(persona, skeleton, persona_factors), accept)
+    if not run.took(report, pid, outcome):
+        return False
+    report.written += run.store.generation.add_plan(outcome.value, outcome.provenance)
+    return True
 
 
 # -- stage 4 ----------------------------------------------------------------------------------------
-def run_checklists(store: ProjectStore, layer, cfg: GenerationSection) -> StageReport:
-    report = StageReport("checklists")
-    jobs = []
-    for p in _active(store):
-        persona_plan = store.generation.plan(p.persona_id)
-        if persona_plan is None:
-            continue
-        have = store.generation.checklists(p.persona_id)
-        for pref in checklists.distinct_preferences(persona_plan):
-            if checklists.preference_key(pref) in have:
-                report.skipped += 1
-            else:
-                jobs.append((p.persona_id, pref))
-    requests = [checklists.checklist_request(pid, pref) for pid, pref in jobs]
-    outcomes = run_validated(
-        layer, store, requests, lambda _i, d: checklists.validate_checklist(d), cfg.attempts, "checklists"
-    )
-    for (pid, pref), outcome in zip(jobs, outcomes, strict=True):
-        if not outcome.ok:
-            _give_up(store, report, pid, outcome.reason, outcome.transient)
-            continue
-        key = checklists.preference_key(pref)
-        report.written += store.generation.add_checklist(pid, key, pref, outcome.value, outcome.provenance)
-    return report
+async def _checklists(run: _Run, persona: Persona) -> bool:
+    pid, report = persona.persona_id, run.reports.get("checklists")
+    persona_plan = run.store.generation.plan(pid)
+    have = run.store.generation.checklists(pid)
+    prefs = checklists.distinct_preferences(persona_plan) if persona_plan else []
+    todo = [pref for pref in prefs if checklists.preference_key(pref) not in have]
+    if report is not None:
+        report.skipped += len(prefs) - len(todo)
+    if report is None or not todo:
+        return not todo
+    asks = (run.ask(checklists.checklist_request(pid, p), checklists.validate_checklist) for p in todo)
+    outcomes = await every(asks)
+    for pref, outcome in zip(todo, outcomes, strict=True):
+        if run.took(report, pid, outcome):
+            key = checklists.preference_key(pref)
+            report.written += run.store.generation.add_checklist(
+                pid, key, pref, outcome.value, outcome.provenance
+            )
+    return all(o.ok for o in outcomes)
 
 
 # -- stage 5 ----------------------------------------------------------------------------------------
@@ -357,71 +375,132 @@ def _store_session(
     return store.generation.add_session(session, meta, extras, _dialogue_provenance(state, cfg, offline))
 
 
-def run_dialogues(store: ProjectStore, layer, cfg: GenerationSection) -> StageReport:
-    report = StageReport("dialogues")
-    to_simulate: list[dialogues.DialogueJob] = []
-    requests_alone: list[dialogues.DialogueJob] = []
-    for persona in _active(store):
-        report.skipped += len(store.generation.session_ids(persona.persona_id))
-        for job in _dialogue_jobs(store, cfg, persona):
-            # The plan's last session is the current request: stored as the opening message alone.
-            (requests_alone if job.current else to_simulate).append(job)
-    states = dialogues.simulate(layer, store, to_simulate, dialogue_rules(cfg))
-    states += [dialogues.start(job) for job in requests_alone]
+async def _dialogues(run: _Run, persona: Persona) -> bool:
+    pid, report, store = persona.persona_id, run.reports.get("dialogues"), run.store
+    jobs = _dialogue_jobs(store, run.cfg, persona)
+    if report is None or not jobs:
+        return not jobs
+    report.skipped += len(store.generation.session_ids(pid))
+    # The plan's last session is the current request: stored as the opening message alone.
+    rules, bar = dialogue_rules(run.cfg), run.bars["dialogues"]
+    states = await dialogues.simulate(
+        run.layer, store, [j for j in jobs if not j.current], rules, progress=bar
+    )
+    states += [dialogues.start(job) for job in jobs if job.current]
     for state in states:
-        pid = state.job.persona.persona_id
         if state.failed:
             _give_up(store, report, pid, f"session {state.job.slot.index}: {state.failed}", state.transient)
-    for state in states:
-        pid = state.job.persona.persona_id
-        if state.failed or pid in report.dropped:
-            continue
-        when = timestamps(cfg.seed, pid, state.job.slot.index)[-1]
-        report.written += _store_session(store, cfg, state, when, store.generation.persona_offline(pid))
-    return report
+    for state in states if pid not in report.dropped else ():
+        if not state.failed:
+            when = timestamps(run.cfg.seed, pid, state.job.slot.index)[-1]
+            report.written += _store_session(
+                store, run.cfg, state, when, store.generation.persona_offline(pid)
+            )
+    return not any(state.failed for state in states)
 
 
 # -- stage 6 ----------------------------------------------------------------------------------------
-def run_instances(store: ProjectStore, layer, cfg: GenerationSection) -> StageReport:
-    report = StageReport("instances")
-    have = Counter(i.record.persona_id for i in store.content.instances())
-    for persona in _active(store):
-        pid = persona.persona_id
-        persona_plan = store.generation.plan(pid)
-        if pid in have:
-            report.skipped += have[pid]  # instances, as ``written`` counts
-            continue
-        if persona_plan is None or len(store.generation.session_ids(pid)) < len(persona_plan.slots):
-            continue
-        draw = f"instances:{cfg.seed}:{pid}"
-        try:
-            made = instances.build_instances(
-                persona_plan,
-                store.content.sessions(pid),
-                store.generation.checklists(pid),
-                random.Random(draw),
-                cfg.consistent_prior,
-            )
-        except instances.InstanceError as exc:
-            _drop(store, report, pid, str(exc))
-            continue
-        # the same draw build_instances made
-        sets = instances.prior_sets(persona_plan, random.Random(draw), cfg.consistent_prior)
-        records = instance_records(made)
-        links = {
-            inst.instance_id: instances.instance_links(
-                persona_plan,
-                sets[inst.record.instance_type],
-                inst.record.instance_type,
-                partial(session_id, pid),
-            )
-            for inst in records
-        }
-        prov = Provenance(
-            source="generate.instances", seed=cfg.seed, offline=store.generation.persona_offline(pid)
+async def _instances(run: _Run, persona: Persona) -> bool | Callable[[], None]:
+    """The persona's instances, built; returned is their write (the run writes them in the personas'
+    order, as each persona and every older one is done: an instance's place in the project is
+    where it was appended)."""
+    pid, report, store, cfg = persona.persona_id, run.reports.get("instances"), run.store, run.cfg
+    persona_plan = store.generation.plan(pid)
+    if report is None:
+        return False
+    if pid in run.held:
+        report.skipped += run.held[pid]  # instances, as ``written`` counts
+        return True
+    if persona_plan is None or len(store.generation.session_ids(pid)) < len(persona_plan.slots):
+        return False
+    draw = f"instances:{cfg.seed}:{pid}"
+    try:
+        made = instances.build_instances(
+            persona_plan,
+            store.content.sessions(pid),
+            store.generation.checklists(pid),
+            random.Random(draw),
+            cfg.consistent_prior,
         )
+    except instances.InstanceError as exc:
+        _drop(store, report, pid, str(exc))
+        return False
+    # the same draw build_instances made
+    sets = instances.prior_sets(persona_plan, random.Random(draw), cfg.consistent_prior)
+    records = instance_records(made)
+    links = {
+        inst.instance_id: instances.instance_links(
+            persona_plan,
+            sets[inst.record.instance_type],
+            inst.record.instance_type,
+            partial(session_id, pid),
+        )
+        for inst in records
+    }
+    prov = Provenance(
+        source="generate.instances", seed=cfg.seed, offline=store.generation.persona_offline(pid)
+    )
+
+    def write() -> None:
         report.written += store.generation.add_generated_instances(pid, records, prov, links)
-    return report
+
+    return write
+
+
+#: The stages, each one persona's step (stage 1 makes the persona, the others take it on).
+RUNNERS: dict[str, Callable[..., Awaitable[Any]]] = {
+    "personas": _make_persona,
+    "factors": _factors,
+    "sessions": _sessions,
+    "checklists": _checklists,
+    "dialogues": _dialogues,
+    "instances": _instances,
+}
+
+
+async def _persona(run: _Run, order: int, persona: Persona | None, new: tuple = ()) -> Any:
+    """One persona through the stages, each as soon as the last is done (the instances' write, if
+    any, is returned); its calls wait in the layer's pool behind older personas' (``order``)."""
+    PRIORITY.set(order)
+    persona = persona or await _make_persona(run, *new)
+    step: Any = persona is not None
+    for stage in STAGES[1:]:
+        step = step and await RUNNERS[stage](run, persona)
+    return step if callable(step) else None
+
+
+async def _run_all(run: _Run) -> None:
+    new = _new_personas(run.cfg, run.store, run.reports["personas"]) if "personas" in run.reports else []
+    work = [(p, ()) for p in _active(run.store)] + [(None, t) for t in new]
+    await every(
+        (_persona(run, i, p, t) for i, (p, t) in enumerate(work)), then=lambda write: write and write()
+    )
+
+
+def run_generation(
+    store: ProjectStore, layer, cfg: GenerationSection, stages: tuple[str, ...] = STAGES
+) -> list[StageReport]:
+    """Run ``stages`` (in pipeline order) for every persona the store holds or the run adds; each
+    persona takes whatever the store has ready for it, and goes on as soon as its own step is done."""
+    unknown = [s for s in stages if s not in RUNNERS]
+    if unknown:
+        raise GenerationError(f"unknown stage(s) {unknown}; choose from {', '.join(STAGES)}")
+    reports = {s: StageReport(s) for s in STAGES if s in stages}
+    g = store.generation
+    had = {"factors": g.personas_with("context_factors"), "sessions": g.personas_with("session_plans")}
+    held = Counter(i.record.persona_id for i in store.content.instances())
+    run = _Run(
+        store, layer, cfg, reports, {s: layer.stage(s) for s in reports if s != "instances"}, had, held
+    )
+    try:
+        layer.wait(_run_all(run))
+    finally:
+        for bar in run.bars.values():
+            bar.close()
+    for report in reports.values():  # the personas' order, whichever finished first
+        report.dropped.sort()
+        report.failed.sort()
+    return list(reports.values())
 
 
 # -- repair -----------------------------------------------------------------------------------------
@@ -487,9 +566,12 @@ def run_repair(store: ProjectStore, layer, cfg: GenerationSection) -> RepairRepo
                     )
                 )
                 reasons[sid] = statuses[sid].reason
-    states = dialogues.simulate(
-        layer, store, jobs, dialogue_rules(cfg), first_attempt=report.round * cfg.attempts
-    )
+    bar = layer.stage("dialogues")
+    try:
+        first = report.round * cfg.attempts
+        states = layer.wait(dialogues.simulate(layer, store, jobs, dialogue_rules(cfg), first, bar))
+    finally:
+        bar.close()
     for state in states:
         sid = state.job.session_id
         if state.failed:
@@ -521,26 +603,6 @@ def run_repair(store: ProjectStore, layer, cfg: GenerationSection) -> RepairRepo
     return report
 
 
-RUNNERS = {
-    "personas": run_personas,
-    "factors": run_factors,
-    "sessions": run_sessions,
-    "checklists": run_checklists,
-    "dialogues": run_dialogues,
-    "instances": run_instances,
-}
-
-
-def run_generation(
-    store: ProjectStore, layer, cfg: GenerationSection, stages: tuple[str, ...] = STAGES
-) -> list[StageReport]:
-    """Run ``stages`` in pipeline order; every stage picks up whatever the store has ready for it."""
-    unknown = [s for s in stages if s not in RUNNERS]
-    if unknown:
-        raise GenerationError(f"unknown stage(s) {unknown}; choose from {', '.join(STAGES)}")
-    return [RUNNERS[s](store, layer, cfg) for s in STAGES if s in stages]
-
-
 # -- estimate ---------------------------------------------------------------------------------------
 class RecordingLayer:
     """Wraps a layer and keeps every request a run hands it (for pricing a run before making it)."""
@@ -549,9 +611,12 @@ class RecordingLayer:
         self.layer = layer
         self.requests: list = []
 
-    def run(self, requests, desc=None):
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.layer, name)
+
+    async def arun(self, requests, **options):
         self.requests += list(requests)
-        return self.layer.run(requests, desc=desc)
+        return await self.layer.arun(requests, **options)
 
 
 class PricingBackend(BaseBackend):

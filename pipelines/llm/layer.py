@@ -16,10 +16,10 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import threading
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import pydantic
 from prefkit.curation.store import LLMCallRecord
@@ -28,7 +28,7 @@ from prefkit.pipelines.llm.commits import GroupCommitter
 from prefkit.pipelines.llm.config import LLMConfigError
 from prefkit.pipelines.llm.costs import Estimate, PriceTable, estimate_calls
 from prefkit.pipelines.llm.keys import cache_key, prompt_tokens
-from prefkit.pipelines.llm.limits import RateLimiter
+from prefkit.pipelines.llm.limits import Pool, RateLimiter
 from prefkit.pipelines.llm.offline import OfflineBackend
 from prefkit.pipelines.llm.progress import StageProgress
 from prefkit.pipelines.llm.types import Backend, BatchBackend, CallFailed, LLMRequest, LLMResponse, Usage
@@ -39,6 +39,9 @@ from prefkit.schemas.environment import Environment
 
 if TYPE_CHECKING:
     from prefkit.curation.store import ProjectStore
+
+T = TypeVar("T")
+BATCH_GATHER_S = 0.2  # Batch API mode: how long a batch waits for more requests after the last one
 
 REPAIR_PROMPT = (
     "Your previous answer does not validate against the required JSON schema: {error}\n"
@@ -94,6 +97,52 @@ def make_backend(
     raise LLMConfigError(f"unknown LLM backend {backend!r}; use 'offline' or 'openai'")
 
 
+class Gathered:
+    """What concurrent runs ask, answered together: ``answer`` gets the union of their asks once they
+    have asked nothing new for ``quiet_s`` (0: the runs ready now), and each run its own part."""
+
+    def __init__(self, answer: Callable[[dict[str, list]], Awaitable[dict[str, Any]]], quiet_s: float):
+        self.answer, self.quiet_s = answer, quiet_s
+        self.asked: list[tuple[dict[str, list], asyncio.Future]] = []
+
+    async def ask(self, part: dict[str, list]) -> dict[str, Any]:
+        future = asyncio.get_running_loop().create_future()
+        self.asked.append((part, future))
+        if len(self.asked) == 1:
+            self.task = asyncio.ensure_future(self._answer())
+        return await future
+
+    async def _answer(self) -> None:
+        seen = 0
+        while seen != len(self.asked):
+            seen = len(self.asked)
+            await asyncio.sleep(self.quiet_s)
+        asked, self.asked = self.asked, []
+        merged: dict[str, list] = {}
+        for part, _ in asked:
+            for key, values in part.items():
+                merged.setdefault(key, []).extend(values)
+        try:
+            answers = await self.answer(merged)
+        except Exception as exc:  # every run that asked sees the error
+            for _, future in asked:
+                future.set_exception(exc)
+            return
+        for part, future in asked:
+            future.set_result({key: answers.get(key) for key in part})
+
+
+class StageCalls(StageProgress):
+    """A stage's progress bar shared by the runs of a streaming pipeline, and the calls they made: a
+    key one of them asks is called once and counted in the ledger for each request of it, whenever
+    the others ask it (as the requests sharing a key in one run are), so the ledger does not depend
+    on the order the runs came in."""
+
+    def __init__(self, desc: str, enabled: bool):
+        super().__init__(desc, 0, enabled)
+        self.calls: dict[str, asyncio.Future[CallOutcome]] = {}
+
+
 class LLMLayer:
     """Cached, rate-limited, validated LLM calls for one project store."""
 
@@ -121,6 +170,12 @@ class LLMLayer:
         self._commit: GroupCommitter | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread_loop: asyncio.AbstractEventLoop | None = None
+        self._slots: tuple[asyncio.AbstractEventLoop, Pool] | None = None
+        # One cache query for the keys the runs ready now ask; one batch for what they ask together.
+        self._lookups = Gathered(self._cached, 0)
+        self._batches = Gathered(
+            lambda g: run_batch(self, g, StageProgress("batch", 0, False)), BATCH_GATHER_S
+        )
 
     # -- planning and estimates -------------------------------------------------------------------
     def plan(self, requests: Iterable[LLMRequest]) -> list[Planned]:
@@ -153,8 +208,12 @@ class LLMLayer:
     def run(
         self, requests: Sequence[LLMRequest], desc: str | None = None, batch: bool | None = None
     ) -> list[LLMResponse]:
-        """Synchronous :meth:`arun` (reuses one private event loop, so the HTTP client's pool survives)."""
-        coro = self.arun(requests, desc=desc, batch=batch)
+        """Synchronous :meth:`arun`."""
+        return self.wait(self.arun(requests, desc=desc, batch=batch))
+
+    def wait(self, coro: Coroutine[Any, Any, T]) -> T:
+        """Run ``coro`` to its end on the layer's private event loop (reused, so the HTTP client's
+        pool survives; inside a running loop, a notebook's, on a loop of its own thread)."""
         try:
             asyncio.get_running_loop()
         except RuntimeError:
@@ -162,6 +221,10 @@ class LLMLayer:
                 self._loop = asyncio.new_event_loop()
             return self._loop.run_until_complete(coro)
         return asyncio.run_coroutine_threadsafe(coro, self._background_loop()).result()
+
+    def stage(self, desc: str) -> StageCalls:
+        """A stage's bar and calls for runs to share (``arun(..., progress=stage)``); close it after."""
+        return StageCalls(desc, self.progress)
 
     def _background_loop(self) -> asyncio.AbstractEventLoop:
         """For ``run()`` called inside a running loop (a notebook): a private loop on its own thread."""
@@ -173,45 +236,46 @@ class LLMLayer:
         return self._thread_loop
 
     async def arun(
-        self, requests: Sequence[LLMRequest], desc: str | None = None, batch: bool | None = None
+        self,
+        requests: Sequence[LLMRequest],
+        desc: str | None = None,
+        batch: bool | None = None,
+        progress: StageCalls | None = None,
     ) -> list[LLMResponse]:
         """One response per request, in order. ``batch=True`` (default: the layer's ``batch``) uses the
-        OpenAI Batch API."""
+        OpenAI Batch API. Concurrent runs share the layer's pool of ``concurrency`` calls (a waiting
+        call of lower :data:`~prefkit.pipelines.llm.limits.PRIORITY` goes first); runs given one
+        ``progress`` (:meth:`stage`) share its bar and calls."""
         batch = self.batch if batch is None else batch
         requests = list(requests)
         if not requests:
             return []
         self.backend.check(requests)  # fail fast before any call
         plan = self.plan(requests)
-        outcomes = self._from_cache(plan)
+        stage = progress or StageCalls(desc or plan[0].request.stage, self.progress)
+        outcomes = await self._from_cache([p for p in plan if p.key not in stage.calls])
         groups: dict[str, list[Planned]] = {}
         for p in plan:
             if p.key not in outcomes:
                 groups.setdefault(p.key, []).append(p)
-        progress = StageProgress(desc or plan[0].request.stage, len(plan), self.progress)
-        progress.advance(True, True, n=len(plan) - sum(len(g) for g in groups.values()))
+        stage.grow(len(plan))
+        stage.advance(True, True, n=len(plan) - sum(len(g) for g in groups.values()))
         try:
             if batch and not self.backend.offline:
                 if not isinstance(self.backend, BatchBackend):
                     raise LLMConfigError(f"backend {self.backend.name!r} has no Batch API; run without batch")
-
-                outcomes.update(await run_batch(self, groups, progress))
+                outcomes.update(await self._batched(groups, stage))
             else:
-                outcomes.update(await self._call_all(groups, progress))
+                outcomes.update(await self._call_all(groups, stage))
         finally:
-            progress.close()
+            if progress is None:
+                stage.close()
         return [self._response(p, outcomes[p.key]) for p in plan]
 
-    def _from_cache(self, plan: list[Planned]) -> dict[str, CallOutcome]:
-        rows = self.store.llm.cache_get({p.key for p in plan})
-        by_stage: dict[str, set[tuple[str, str, str]]] = {}
-        for p in plan:
-            if p.key in rows:
-                by_stage.setdefault(p.request.stage, set()).add(
-                    (p.request.item, p.key, self._ledger_model(p.model))
-                )
-        for stage, pairs in by_stage.items():
-            self.store.llm.mark_cached(stage, pairs)
+    async def _from_cache(self, plan: list[Planned]) -> dict[str, CallOutcome]:
+        found = await self._lookups.ask({p.key: [] for p in plan}) if plan else {}
+        rows = {key: row for key, row in found.items() if row is not None}
+        self._mark_cached([p for p in plan if p.key in rows])
         return {
             key: CallOutcome(
                 True,
@@ -223,10 +287,48 @@ class LLMLayer:
             for key, row in rows.items()
         }
 
-    async def _call_all(
-        self, groups: dict[str, list[Planned]], progress: StageProgress
+    async def _cached(self, keys: dict[str, list]) -> dict[str, Any]:
+        return self.store.llm.cache_get(keys)
+
+    def _mark_cached(self, plan: list[Planned]) -> None:
+        by_stage: dict[str, set[tuple[str, str, str]]] = {}
+        for p in plan:
+            by_stage.setdefault(p.request.stage, set()).add(
+                (p.request.item, p.key, self._ledger_model(p.model))
+            )
+        for stage, pairs in by_stage.items():
+            self.store.llm.mark_cached(stage, pairs)
+
+    async def _call_all(self, groups: dict[str, list[Planned]], stage: StageCalls) -> dict[str, CallOutcome]:
+        """Live calls; a key the stage's runs asked already waits for that call's outcome."""
+        shared = {key: stage.calls[key] for key in groups if key in stage.calls}
+        mine = {key: group for key, group in groups.items() if key not in shared}
+        for key in mine:
+            stage.calls[key] = asyncio.get_running_loop().create_future()
+        results: dict[str, CallOutcome] = {}
+        try:
+            results = await self.run_groups(mine, stage, lambda key, group: self.attempt(group[0]))
+        finally:
+            for key in mine:
+                if key in results:
+                    stage.calls[key].set_result(dataclasses.replace(results[key], parsed=None))
+                else:
+                    stage.calls.pop(key).cancel()
+        for key, call in shared.items():
+            outcome = results[key] = await call
+            await self.persist(key, groups[key], outcome)
+            self._count(stage, outcome, len(groups[key]))
+        return results
+
+    async def _batched(
+        self, groups: dict[str, list[Planned]], stage: StageProgress
     ) -> dict[str, CallOutcome]:
-        return await self.run_groups(groups, progress, lambda key, group: self.attempt(group[0]))
+        """Batch API mode: what concurrent runs ask within a moment of each other goes in one batch (a
+        streaming pipeline asks its next requests as soon as the previous batch's answers are in)."""
+        results = await self._batches.ask(groups)
+        for key, group in groups.items():
+            self._count(stage, results[key], len(group))
+        return results
 
     async def run_groups(
         self,
@@ -236,29 +338,30 @@ class LLMLayer:
     ) -> dict[str, CallOutcome]:
         """The one run loop (live calls and batch answers): ``call`` each group at most
         ``concurrency`` at a time, persist its outcome for every request of the group, and count it."""
-        semaphore = asyncio.Semaphore(self.settings.concurrency)
+        pool = self._pool()
         results: dict[str, CallOutcome] = {}
 
         async def one(key: str, group: list[Planned]) -> None:
-            async with semaphore:
+            async with pool:
                 outcome = await call(key, group)
             await self.persist(key, group, outcome)
             results[key] = outcome
-            progress.advance(
-                outcome.ok,
-                False,
-                outcome.usage.prompt_tokens + outcome.usage.completion_tokens,
-                outcome.cost,
-                n=len(group),
-            )
+            self._count(progress, outcome, len(group))
 
-        try:
-            async with asyncio.TaskGroup() as tasks:
-                for key, group in groups.items():
-                    tasks.create_task(one(key, group))
-        except BaseExceptionGroup as group_error:
-            raise _first_prefkit_error(group_error) from None
+        await every(one(key, group) for key, group in groups.items())
         return results
+
+    @staticmethod
+    def _count(progress: StageProgress, outcome: CallOutcome, n: int) -> None:
+        tokens = outcome.usage.prompt_tokens + outcome.usage.completion_tokens
+        progress.advance(outcome.ok, False, tokens, outcome.cost, n=n)
+
+    def _pool(self) -> Pool:
+        """The layer's one pool of ``concurrency`` calls (per event loop: its waiters are futures)."""
+        loop = asyncio.get_running_loop()
+        if self._slots is None or self._slots[0] is not loop:
+            self._slots = (loop, Pool(self.settings.concurrency))
+        return self._slots[1]
 
     async def attempt(
         self, planned: Planned, first: tuple[str, Usage, dict[str, Any]] | None = None
@@ -425,6 +528,21 @@ def _add(a: Usage, b: Usage) -> Usage:
         a.completion_tokens + b.completion_tokens,
         a.cached_tokens + b.cached_tokens,
     )
+
+
+async def every(aws: Iterable[Coroutine[Any, Any, T]], then: Callable[[T], object] | None = None) -> list[T]:
+    """Await ``aws`` together and return their results in order; ``then(result)`` is called in that
+    order, each as soon as its result and every earlier one is in. The first error cancels the rest
+    and is raised itself (the first PrefkitError, if any), not as an exception group."""
+    try:
+        async with asyncio.TaskGroup() as tasks:
+            started = [tasks.create_task(aw) for aw in aws]
+            if then is not None:
+                for task in started:
+                    then(await task)
+    except BaseExceptionGroup as group_error:
+        raise _first_prefkit_error(group_error) from None
+    return [task.result() for task in started]
 
 
 def _first_prefkit_error(group: BaseExceptionGroup) -> BaseException:

@@ -4,13 +4,54 @@ A bucket holds up to one second's worth of its per-minute rate (at least one uni
 continuously, and a call waits until its cost fits. Token costs are estimated before the call and
 settled with the real usage afterwards (the bucket may go negative, delaying later calls). The
 limiter never blocks the event loop: it only ever ``await asyncio.sleep``. Concurrency (how many
-calls are open at once) is a separate semaphore in the layer.
+calls are open at once) is the layer's :class:`Pool`, shared by every run of the layer.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextvars
+import heapq
+import itertools
 import time
+
+#: Which waiting call gets a freed slot of the pool first: the lowest value, then the earliest asked.
+#: A pipeline sets it per task (generation: the persona's place in the run, so the oldest persona is
+#: served first and finishes first); asyncio copies it into every task a task starts.
+PRIORITY: contextvars.ContextVar[int] = contextvars.ContextVar("prefkit_llm_priority", default=0)
+
+
+class Pool:
+    """At most ``size`` calls open at once; a freed slot goes to the waiter of lowest :data:`PRIORITY`."""
+
+    def __init__(self, size: int):
+        self.free = size
+        self.waiting: list[tuple[int, int, asyncio.Future]] = []
+        self.order = itertools.count()
+
+    async def __aenter__(self) -> None:
+        if self.free > 0 and not self.waiting:
+            self.free -= 1
+            return
+        turn = asyncio.get_running_loop().create_future()
+        heapq.heappush(self.waiting, (PRIORITY.get(), next(self.order), turn))
+        try:
+            await turn
+        except asyncio.CancelledError:
+            if turn.done() and not turn.cancelled():
+                self.release()  # handed a slot while being cancelled: pass it on
+            raise
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.release()
+
+    def release(self) -> None:
+        while self.waiting:
+            turn = heapq.heappop(self.waiting)[2]
+            if not turn.done():  # a cancelled waiter stays in the heap until here
+                turn.set_result(None)
+                return
+        self.free += 1
 
 
 class TokenBucket:

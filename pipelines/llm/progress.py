@@ -25,6 +25,10 @@ class StageProgress:
             mininterval=0.2,
         )
 
+    def grow(self, n: int) -> None:
+        """``n`` more calls to make (a bar shared by the runs of a streaming pipeline grows with them)."""
+        self.bar.total += n
+
     def advance(self, ok: bool, cached: bool, tokens: int = 0, cost: float = 0.0, n: int = 1) -> None:
         self.done += n if ok else 0
         self.failed += 0 if ok else n
