@@ -26,9 +26,10 @@ from typing import TYPE_CHECKING, Any
 
 from prefkit.curation.quality.evidence import check_quote
 from prefkit.curation.store import Dialogue, NewMemory
-from prefkit.pipelines.generation.prompting import run_validated
+from prefkit.pipelines.generation.prompting import Outcome, validated
 from prefkit.pipelines.generation.run import PricingBackend
 from prefkit.pipelines.llm import LLMLayer
+from prefkit.pipelines.llm.layer import every
 from prefkit.pipelines.llm.offline import generator_for
 from prefkit.pipelines.llm.templates import prompt_request
 from prefkit.pipelines.llm.types import LLMRequest
@@ -205,36 +206,44 @@ def run_extraction(store: ProjectStore, layer, cfg: ExtractionConfig | None = No
     report = ExtractionReport(source=source, skipped=skipped)
     dialogues = [store.content.dialogue(d) for d in todo]
     report.dialogues = len(dialogues)
-    first = run_validated(
-        layer,
-        store,
-        [candidates_request(d, cfg) for d in dialogues],
-        lambda i, ans: ground_candidates(dialogues[i], ans),
-        cfg.attempts,
-        "memories: candidates",
-    )
-    staged = [(d, o) for d, o in zip(dialogues, first, strict=True)]
-    report.failed += [d.dialogue_id for d, o in staged if not o.ok]
-    with_cands = [(d, o) for d, o in staged if o.ok and o.value]
-    second = run_validated(
-        layer,
-        store,
-        [validation_request(d, o.value, cfg) for d, o in with_cands],
-        lambda i, ans: check_judgements(with_cands[i][1].value, ans),
-        cfg.attempts,
-        "memories: validation",
-    )
     per_label = Counter(
         m.record["label"]
         for m in store.content.memories(origin=KEPT)
         if m.source_model == source and m.record
     )
-    for (d, o1), o2 in zip(with_cands, second, strict=True):
-        if not o2.ok:
+    first, second = layer.stage("memories: candidates"), layer.stage("memories: validation")
+
+    async def extract(d: Dialogue) -> tuple[Dialogue, Outcome, Outcome | None]:
+        """One dialogue's candidates, then (if any) their validation, as soon as they are in."""
+        asked = candidates_request(d, cfg)
+        o1 = await validated(
+            layer, store, asked, functools.partial(ground_candidates, d), cfg.attempts, first
+        )
+        if not o1.ok or not o1.value:
+            return d, o1, None
+        asked = validation_request(d, o1.value, cfg)
+        return (
+            d,
+            o1,
+            await validated(
+                layer, store, asked, functools.partial(check_judgements, o1.value), cfg.attempts, second
+            ),
+        )
+
+    def keep(done: tuple[Dialogue, Outcome, Outcome | None]) -> None:
+        """Store in the dialogues' order (the per-label cap counts them in that order)."""
+        d, o1, o2 = done
+        if not o1.ok or (o2 is not None and not o2.ok):
             report.failed.append(d.dialogue_id)
-            continue
-        rows = _select(d.dialogue_id, o1.value, o2.value, cfg, per_label, report)
-        store.content.add_memories(rows, o1.provenance.model_copy(update={"source": "extract.memories"}))
+        elif o2 is not None:
+            rows = _select(d.dialogue_id, o1.value, o2.value, cfg, per_label, report)
+            store.content.add_memories(rows, o1.provenance.model_copy(update={"source": "extract.memories"}))
+
+    try:
+        layer.wait(every((extract(d) for d in dialogues), then=keep))
+    finally:
+        first.close()
+        second.close()
     return report
 
 
