@@ -112,7 +112,7 @@ def answer(body: dict):
     return responder(body)
 
 
-def serve(port: int, mean: float, sigma: float) -> None:  # pragma: no cover - its own process
+def serve(port: int, mean: float, sigma: float, kind: str) -> None:  # pragma: no cover - its own process
     import asyncio
     import socket
 
@@ -121,6 +121,13 @@ def serve(port: int, mean: float, sigma: float) -> None:  # pragma: no cover - i
     from starlette.responses import JSONResponse
     from starlette.routing import Route
 
+    if kind == "memories":
+        from test_memories_extract import Responder
+
+        respond = Responder()
+    else:
+        respond = answer
+        answer({"messages": [{"content": ""}]})  # its imports, before any call is timed
     calls: list[tuple[float, float, str]] = []
 
     class Timed(FakeOpenAI):
@@ -137,7 +144,7 @@ def serve(port: int, mean: float, sigma: float) -> None:  # pragma: no cover - i
     async def log(_request):
         return JSONResponse(calls)
 
-    fake = Timed(answer)
+    fake = Timed(respond)
     app = fake.app()
     app.router.routes.append(Route("/_bench/calls", log))
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -160,9 +167,10 @@ def _get(url: str):
         return json.loads(resp.read())
 
 
-def start_server(mean: float, sigma: float) -> tuple[subprocess.Popen, str]:
+def start_server(mean: float, sigma: float, kind: str = "generation") -> tuple[subprocess.Popen, str]:
     port = _free_port()
     me = [sys.executable, __file__, "--serve", str(port), "--mean", str(mean), "--sigma", str(sigma)]
+    me += ["--kind", kind]
     proc = subprocess.Popen(me, cwd=ROOT)
     base = f"http://127.0.0.1:{port}"
     for _ in range(400):
@@ -195,9 +203,9 @@ def run(personas: int, concurrency: int, mean: float, sigma: float) -> dict:
             project.close()
             project = Project(project.root)
             assert project.config.llm.concurrency == concurrency
-            t0 = time.monotonic()
+            t0, cpu0 = time.monotonic(), time.process_time()
             reports = generate(project, backend="openai", personas=personas, seed=0)
-            wall = time.monotonic() - t0
+            wall, cpu = time.monotonic() - t0, time.process_time() - cpu0
             instances = project.store.status()["instances"]
             project.close()
         calls = _get(f"{base}/_bench/calls")
@@ -219,11 +227,50 @@ def run(personas: int, concurrency: int, mean: float, sigma: float) -> dict:
         "calls": len(calls),
         "instances": instances,
         "wall_s": round(wall, 1),
+        "client_cpu_s": round(cpu, 1),
         "ideal_s": round(ideal, 1),
         "wall_over_ideal": round(wall / ideal, 2),
         "mean_in_flight": round(whole, 1),
         "in_flight_checklists_to_dialogues": round(steady, 1),
         "of_concurrency": round(steady / concurrency, 2),
+    }
+
+
+def run_memories(concurrency: int, mean: float, sigma: float) -> dict:
+    """``memories extract`` (candidates, then their validation) over the WildChat test fixture."""
+    import wildchat_fixture
+    from prefkit.curation.project import Project
+    from prefkit.pipelines.llm import LLMLayer
+    from prefkit.pipelines.memories.extract import ExtractionConfig, run_extraction
+
+    proc, base = start_server(mean, sigma, "memories")
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            project = Project.init(Path(tmp) / "mem")
+            wildchat_fixture.ingest_clean(project.store, Path(tmp))
+            llm = {"base_url": f"{base}/v1", "concurrency": concurrency}
+            t0 = time.monotonic()
+            with LLMLayer(project.store, llm, backend="openai", progress=False) as layer:
+                report = run_extraction(project.store, layer, ExtractionConfig())
+            wall = time.monotonic() - t0
+            project.close()
+        calls = _get(f"{base}/_bench/calls")
+    finally:
+        proc.terminate()
+        proc.wait()
+    if report.failed or not calls:
+        raise SystemExit(f"memories extract failed {len(report.failed)} dialogue(s)")
+    whole = in_flight(calls, min(a for a, _, _ in calls), max(b for _, b, _ in calls))
+    ideal = sum(b - a for a, b, _ in calls) / concurrency
+    return {
+        "path": "memories extract",
+        "latency": f"lognormal sigma {sigma}" if sigma > 0 else "constant",
+        "dialogues": report.dialogues,
+        "calls": len(calls),
+        "wall_s": round(wall, 1),
+        "ideal_s": round(ideal, 1),
+        "mean_in_flight": round(whole, 1),
+        "of_concurrency": round(whole / concurrency, 2),
     }
 
 
@@ -255,13 +302,21 @@ def main() -> None:
     parser.add_argument("--mean", type=float, default=0.5, help="mean latency per call, seconds")
     parser.add_argument("--sigma", type=float, default=0.8, help="the lognormal's sigma")
     parser.add_argument("--rss-personas", type=int, default=1000, help="0: skip the RSS run")
+    parser.add_argument("--memories", action="store_true", help="also measure memories extract")
+    parser.add_argument("--only-memories", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--serve", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--kind", default="generation", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve:
-        serve(args.serve, args.mean, args.sigma)
+        serve(args.serve, args.mean, args.sigma, args.kind)
         return
     os.environ["OPENAI_API_KEY"] = KEY  # the loopback server takes any key
     print(f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}; {args.personas} personas")
+    if args.memories or args.only_memories:
+        for s in (0.0, args.sigma):
+            print(json.dumps(run_memories(args.concurrency, args.mean, s)))
+    if args.only_memories:
+        return
     rows = [run(args.personas, args.concurrency, args.mean, s) for s in (0.0, args.sigma)]
     for row in rows:
         print(json.dumps(row))

@@ -132,17 +132,6 @@ class Gathered:
             future.set_result({key: answers.get(key) for key in part})
 
 
-class StageCalls(StageProgress):
-    """A stage's progress bar shared by the runs of a streaming pipeline, and the calls they made: a
-    key one of them asks is called once and counted in the ledger for each request of it, whenever
-    the others ask it (as the requests sharing a key in one run are), so the ledger does not depend
-    on the order the runs came in."""
-
-    def __init__(self, desc: str, enabled: bool):
-        super().__init__(desc, 0, enabled)
-        self.calls: dict[str, asyncio.Future[CallOutcome]] = {}
-
-
 class LLMLayer:
     """Cached, rate-limited, validated LLM calls for one project store."""
 
@@ -222,9 +211,9 @@ class LLMLayer:
             return self._loop.run_until_complete(coro)
         return asyncio.run_coroutine_threadsafe(coro, self._background_loop()).result()
 
-    def stage(self, desc: str) -> StageCalls:
+    def stage(self, desc: str) -> StageProgress:
         """A stage's bar and calls for runs to share (``arun(..., progress=stage)``); close it after."""
-        return StageCalls(desc, self.progress)
+        return StageProgress(desc, 0, self.progress)
 
     def _background_loop(self) -> asyncio.AbstractEventLoop:
         """For ``run()`` called inside a running loop (a notebook): a private loop on its own thread."""
@@ -240,7 +229,7 @@ class LLMLayer:
         requests: Sequence[LLMRequest],
         desc: str | None = None,
         batch: bool | None = None,
-        progress: StageCalls | None = None,
+        progress: StageProgress | None = None,
     ) -> list[LLMResponse]:
         """One response per request, in order. ``batch=True`` (default: the layer's ``batch``) uses the
         OpenAI Batch API. Concurrent runs share the layer's pool of ``concurrency`` calls (a waiting
@@ -252,7 +241,7 @@ class LLMLayer:
             return []
         self.backend.check(requests)  # fail fast before any call
         plan = self.plan(requests)
-        stage = progress or StageCalls(desc or plan[0].request.stage, self.progress)
+        stage = progress or StageProgress(desc or plan[0].request.stage, 0, self.progress)
         outcomes = await self._from_cache([p for p in plan if p.key not in stage.calls])
         groups: dict[str, list[Planned]] = {}
         for p in plan:
@@ -264,7 +253,11 @@ class LLMLayer:
             if batch and not self.backend.offline:
                 if not isinstance(self.backend, BatchBackend):
                     raise LLMConfigError(f"backend {self.backend.name!r} has no Batch API; run without batch")
-                outcomes.update(await self._batched(groups, stage))
+                # What concurrent runs ask within a moment goes in one batch (a streaming pipeline
+                # asks its next requests as soon as the previous batch's answers are in).
+                outcomes.update(batched := await self._batches.ask(groups))
+                for key, group in groups.items():
+                    self._count(stage, batched[key], len(group))
             else:
                 outcomes.update(await self._call_all(groups, stage))
         finally:
@@ -299,7 +292,9 @@ class LLMLayer:
         for stage, pairs in by_stage.items():
             self.store.llm.mark_cached(stage, pairs)
 
-    async def _call_all(self, groups: dict[str, list[Planned]], stage: StageCalls) -> dict[str, CallOutcome]:
+    async def _call_all(
+        self, groups: dict[str, list[Planned]], stage: StageProgress
+    ) -> dict[str, CallOutcome]:
         """Live calls; a key the stage's runs asked already waits for that call's outcome."""
         shared = {key: stage.calls[key] for key in groups if key in stage.calls}
         mine = {key: group for key, group in groups.items() if key not in shared}
@@ -318,16 +313,6 @@ class LLMLayer:
             outcome = results[key] = await call
             await self.persist(key, groups[key], outcome)
             self._count(stage, outcome, len(groups[key]))
-        return results
-
-    async def _batched(
-        self, groups: dict[str, list[Planned]], stage: StageProgress
-    ) -> dict[str, CallOutcome]:
-        """Batch API mode: what concurrent runs ask within a moment of each other goes in one batch (a
-        streaming pipeline asks its next requests as soon as the previous batch's answers are in)."""
-        results = await self._batches.ask(groups)
-        for key, group in groups.items():
-            self._count(stage, results[key], len(group))
         return results
 
     async def run_groups(

@@ -1,7 +1,10 @@
 """A progress bar per stage: calls done / failed / from cache, tokens and cost so far.
 
 Drawn with tqdm on stderr only when asked for and stderr is a terminal; otherwise every method is a
-cheap no-op, so logs and CI output stay clean. This module must never affect results.
+cheap no-op, so logs and CI output stay clean. The bar must never affect results. It also holds the
+stage's ``calls`` for the layer: runs sharing one stage (a streaming pipeline's) send a key once and
+count it in the ledger for each of its requests, as the requests sharing a key in one run are, so
+the ledger does not depend on the order the runs came in.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ class StageProgress:
     def __init__(self, desc: str, total: int, enabled: bool):
         self.done = self.failed = self.cached = self.tokens = 0
         self.cost = 0.0
+        self.calls: dict = {}  # cache key -> the future of that call's outcome (the layer's)
         self.bar = tqdm(
             total=total,
             desc=desc,
