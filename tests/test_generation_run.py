@@ -115,6 +115,15 @@ def test_rerun_adds_nothing_and_calls_nothing(generated):
     reports = generate(generated, personas=4, seed=0)
     assert reports and all(r.written == 0 for r in reports)
     assert (generated.store.status(), generated.store.count("llm_cache")) == before
+    skipped, held = {r.stage: r.skipped for r in reports}, before[0]
+    assert skipped == {  # every stage names what it found stored (the stage table's "skipped")
+        "personas": 4,
+        "factors": 4,
+        "sessions": 4,
+        "checklists": generated.store.count("checklists"),
+        "dialogues": held["dialogues"],
+        "instances": held["instances"],
+    }
 
 
 def test_a_larger_batch_extends_the_project(tmp_path):

@@ -378,9 +378,10 @@ def _store_session(
 async def _dialogues(run: _Run, persona: Persona) -> bool:
     pid, report, store = persona.persona_id, run.reports.get("dialogues"), run.store
     jobs = _dialogue_jobs(store, run.cfg, persona)
+    if report is not None:
+        report.skipped += len(store.generation.session_ids(pid))
     if report is None or not jobs:
         return not jobs
-    report.skipped += len(store.generation.session_ids(pid))
     # The plan's last session is the current request: stored as the opening message alone.
     rules, bar = dialogue_rules(run.cfg), run.bars["dialogues"]
     states = await dialogues.simulate(
