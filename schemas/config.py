@@ -238,8 +238,10 @@ class GenerationSection(Section):
     met_score: int = Field(default=8, ge=2, le=10, description="Checklist score that counts as met.")
     attempts: int = Field(default=3, ge=1, le=100, description="Tries per request before it fails.")
     seed: int = Field(default=0, ge=0, le=2**63 - 1, description="Seed of every random choice.")
-    taxonomy: Path | None = Field(default=None, description="Taxonomy file (relative to the project).")
-    seed_personas: Path | None = Field(default=None, description="JSONL of seed personas.")
+    taxonomy: Path | None = Field(
+        default=None, strict=False, description="Taxonomy file (relative to the project)."
+    )
+    seed_personas: Path | None = Field(default=None, strict=False, description="JSONL of seed personas.")
     seed_licence: str | None = Field(default=None, description="Licence of the seed personas.")
 
 

@@ -355,6 +355,8 @@ def test_the_scripted_server_failures_are_counted_and_a_kill_resumes_without_rep
     assert sorted(failed) == ["q4", "q5"] and "schema-invalid" in failed["q4"]
 
 
+@pytest.mark.engine
+@pytest.mark.timeout(1200)
 def test_the_real_engine_answers_in_the_targets_shape_and_grades_on_the_scale_or_is_counted_failed(
     bench, monkeypatch
 ):

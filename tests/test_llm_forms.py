@@ -282,6 +282,14 @@ def test_an_answer_echoing_the_key_is_stored_and_returned_without_it(fake_openai
     assert KEY not in cached.text and "Bearer ***" in cached.text
 
 
+def test_a_placeholder_key_too_short_to_be_a_secret_leaves_answers_whole(fake_openai, run, monkeypatch):
+    server = fake_openai(lambda body: {"name": "Max Xu", "age": 1})
+    monkeypatch.setenv("OPENAI_API_KEY", "x")  # what a local engine is often given
+    [response] = run(server, asks(1))
+    assert server.chat_requests()[0].headers["authorization"] == "Bearer x"
+    assert response.ok and response.parsed.name == "Max Xu"
+
+
 def test_max_tokens_caps_every_call_that_asks_for_more_or_for_none(fake_openai, run):
     server = fake_openai(ada)
     free = [

@@ -123,7 +123,11 @@ class OpenAIBackend:
         return self._clients[loop]
 
     def scrub(self, text: str | None) -> str | None:
-        return text if text is None or not self._key else text.replace(self._key, "***")
+        # A key shorter than any real one ("x", what local engines are often given) is no secret, and
+        # replacing it would rewrite every answer that holds that letter.
+        if text is None or len(self._key or "") < 8:
+            return text
+        return text.replace(self._key or "", "***")
 
     def check(self, requests: list[LLMRequest]) -> None:
         return None
