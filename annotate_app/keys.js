@@ -144,6 +144,10 @@ if (!window.__prefkitKeys) { window.__prefkitKeys = true;
     const focus = document.activeElement;
     const focused = focus && focus !== document.body && focus !== document.documentElement;
     const inText = focused && typing(focus);
+    // Esc in an open menu (a select box's) or on the word picker's keyboard selection closes that alone:
+    // the control has it, and no Esc shortcut of the page (Streamlit's binding lets Esc through) after it.
+    if (e.key === 'Escape' && focused && (focus.closest('[aria-expanded=true]') || focus.closest('.prefkit-spans')?.__kbd)) {
+      inside = e; return; }
     if (e.isComposing || (inText && !(e.ctrlKey || e.metaKey || e.altKey))) return;  // typing
     if (['Control', 'Meta', 'Alt', 'Shift'].includes(e.key)) return;
     const want = pressed(e);
@@ -165,4 +169,6 @@ if (!window.__prefkitKeys) { window.__prefkitKeys = true;
     queue.push({key, button, field: inText ? focus : null, screen, name: e.key});
     drain();
   }, true);
+  let inside = null;
+  document.documentElement.addEventListener('keydown', e => { if (e === inside) e.stopImmediatePropagation(); });
 }

@@ -14,10 +14,9 @@ from collections.abc import Callable
 from typing import Any
 
 import streamlit as st
-from prefkit.annotate_app import session, ui
+from prefkit.annotate_app import forms, screen, session, ui
 from prefkit.annotate_app.forms import form_for
 from prefkit.annotate_app.forms.text import named
-from prefkit.annotate_app.safe_text import md_escape
 from prefkit.curation.annotation import workflow
 from prefkit.curation.annotation.task_kinds import LabelError
 from prefkit.curation.project import Project
@@ -34,11 +33,11 @@ def when(ev: LabelEvent) -> str:
 def label_editor(
     project: Project, user: str, ev: LabelEvent, on_saved: Callable[[LabelEvent], None] | None = None
 ) -> None:
-    """One of the annotator's own labels, reopened: its item and the form prefilled with it. ``on_saved``
-    gets the new event after a saved edit (inside the button's callback; default: a confirmation at
-    the top of the next run)."""
+    """One of the annotator's own labels, reopened: its item and the form prefilled with it, or with
+    the changes left unsaved on it (a draft). ``on_saved`` gets the new event after a saved edit
+    (inside the button's callback; default: a confirmation at the top of the next run)."""
     task = project.store.labels.task(ev.task_id)
-    prefix = f"edit:{ev.event_id}"
+    prefix = _prefix(ev)
     head = ui.safe("**{}** · {} · {}", ui.KIND_TITLES.get(ev.kind, ev.kind), named(task), when(ev))
     st.markdown(head + (" · edited" if ev.supersedes else ""))
     if ev.action != "label":
@@ -51,38 +50,57 @@ def label_editor(
         with left, st.container(height=480, autoscroll=False, key=f"dialogue-{prefix}"):
             ui.transcript(workflow.display_turns(project, task))
     with form_col:
-        session.recall(prefix)  # what Streamlit forgot while the editor was not drawn
-        values, comment = form_for(ev.kind).edit(
-            project, task, prefix, ev.values if ev.action == "label" else {}, ev.comment
-        )
-        session.hold(prefix)
+        session.reopen(prefix, lambda: workflow.edit_draft(project, user, ev))
+        screen.take_problem(prefix)  # why the last Save edit recorded nothing
+        screen.show_problem(prefix)
+        form_for(ev.kind).edit(project, task, prefix, ev.values if ev.action == "label" else {}, ev.comment)
+        changed = session.keep(prefix, lambda state: workflow.save_edit_draft(project, user, ev, state))
 
         def save() -> None:
+            values, missing = forms.read(task, prefix)
+            if values is None:  # what is left open, by name: nothing recorded
+                return screen.problem(prefix, missing)
+            comment = st.session_state.get(f"{prefix}:comment") or None
             try:
                 new = workflow.edit_label(
                     project, user, ev.event_id, values, comment, signed_in=True, session=ui.session_token()
                 )
             except workflow.AccountInactive:  # the session ended: nothing written, the next run signs in
-                ui.sign_out()
-                return
+                return ui.sign_out()
             except (LabelError, workflow.WorkflowError) as exc:
-                st.session_state[f"{prefix}:problem"] = f"Not saved: {exc}"
-                return
+                return screen.problem(prefix, f"Not saved: {exc}")
+            session.done(prefix)
             (on_saved or (lambda _: ui.flash("Edit saved")))(new)
 
-        st.button(
+        def discard() -> None:
+            project.store.drafts.drop_draft(user, ev.task_id, ev.event_id)
+            session.done(prefix)
+            st.session_state[_ROUND.format(ev.event_id)] = (
+                st.session_state.get(_ROUND.format(ev.event_id), 0) + 1
+            )
+
+        row = st.container(horizontal=True, vertical_alignment="center")
+        row.button(
             "Save edit",
             key=f"{prefix}:save",
             type="primary",
-            disabled=values is None,
             on_click=save,
             icon=":material/save:",
+            shortcut="Ctrl+Enter",
         )
-        if values is None:
-            st.caption("Answer every part of the form to save the edit.")
-        problem = st.session_state.pop(f"{prefix}:problem", None)
-        if problem:
-            st.error(md_escape(problem), icon=":material/error:")
+        if changed:
+            row.button("Discard changes", key=f"{prefix}:discard", on_click=discard, icon=":material/undo:")
+            row.caption("Unsaved changes, kept as a draft: Save edit records them.")
+
+
+#: Session key of how many times an editor's changes were discarded: a fresh round of widgets each time
+#: (the browser keeps a widget's value while its key stays the same).
+_ROUND = "_edit_round:{}"
+
+
+def _prefix(ev: LabelEvent) -> str:
+    n = st.session_state.get(_ROUND.format(ev.event_id), 0)
+    return f"edit{n or ''}:{ev.event_id}"
 
 
 def _go_back(kind: str, step: int) -> None:

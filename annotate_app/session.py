@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import streamlit as st
@@ -114,7 +115,7 @@ def intro_read(kind: str) -> bool:
 
 
 # -- half-done form ------------------------------------------------------------------------------------
-_DRAFT = "_draft_of"  # (event id of the item on screen, the JSON of its form state last kept or seen)
+_KEPT = "_kept"  # {form prefix: [the JSON it opened with, the JSON last kept as its draft]}
 
 
 _SPAN = {"turn", "start", "end", "text"}
@@ -181,33 +182,41 @@ def hold(prefix: str) -> None:
         del held[old]
 
 
-def restore(item: workflow.ShownItem, draft: dict[str, Any] | None) -> None:
-    """Before the form is drawn: the first time this browser session draws ``item``, its draft (if
-    any) is put back; the form's own seeding then leaves it as it is. Later, what Streamlit forgot
-    while the form was not drawn is put back (:func:`recall`)."""
-    held = st.session_state.get(_DRAFT)
-    if held is not None and held[0] == item.event_id:
-        recall(item.event_id)
-        return
-    for name, value in (draft or {}).items():
-        st.session_state[f"{item.event_id}:{name}"] = value
-    recall(item.event_id)
-    st.session_state[_DRAFT] = (item.event_id, canonical_json(draft) if draft else None)
+def reopen(prefix: str, draft: Callable[[], dict[str, Any] | None]) -> None:
+    """Before a form is drawn (an item on Annotate, the editor of a label): the first time this browser
+    session draws it, its draft (``draft()``: what the store kept of it) is put back; the form's own
+    seeding then leaves it as it is. Later, what Streamlit forgot while it was not drawn (:func:`recall`)."""
+    seen = st.session_state.setdefault(_KEPT, {})
+    if prefix not in seen:
+        kept = draft()
+        for name, value in (kept or {}).items():
+            st.session_state[f"{prefix}:{name}"] = value
+        seen[prefix] = [None, canonical_json(kept) if kept else None]
+        for old in list(seen)[:-_HOLD]:
+            del seen[old]
+    recall(prefix)
 
 
-def keep(user: str, item: workflow.ShownItem) -> None:
-    """After the form is drawn: its state is saved as the item's draft when it changed since it was
-    last kept. The state a fresh item opens with is not saved (no write on a submit's next item)."""
-    hold(item.event_id)
-    held = st.session_state.get(_DRAFT)
-    text = canonical_json(form_state(item.event_id))
-    if held is None or held[0] != item.event_id or held[1] is None:
-        st.session_state[_DRAFT] = (item.event_id, text)  # what the item opened with
-        return
-    if text != held[1]:
+def keep(prefix: str, save: Callable[[dict[str, Any]], None]) -> bool:
+    """After the form is drawn: its state is kept as its draft (``save(state)``) when it changed since
+    it opened or was last kept; the state a form opens with is not (no write on a submit's next
+    item). True while it holds a draft: changes not recorded yet."""
+    hold(prefix)
+    mine = st.session_state.setdefault(_KEPT, {}).setdefault(prefix, [None, None])
+    text = canonical_json(form_state(prefix))
+    if mine[0] is None:
+        mine[0] = text
+    elif text != (mine[1] or mine[0]):
         try:
-            workflow.save_draft(ui.open_project(), user, item, json.loads(text))
-        except workflow.WorkflowError as exc:  # too large, or the item was finished in another tab
+            save(json.loads(text))
+        except workflow.WorkflowError as exc:  # too large, or finished (or changed) in another tab
             st.warning(f"Not kept as a draft: {exc}", icon=":material/warning:")
-            return
-        st.session_state[_DRAFT] = (item.event_id, text)
+        else:
+            mine[1] = text
+    return mine[1] is not None
+
+
+def done(prefix: str) -> None:
+    """The form was recorded (or its changes discarded): its state and draft go; it opens fresh."""
+    st.session_state.get(_KEPT, {}).pop(prefix, None)
+    screen.forget_form(prefix)

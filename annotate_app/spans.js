@@ -103,6 +103,9 @@ export default function(component) {
       const a = ws[k.i][0], b = ws[k.j][1];
       const hit = data.spans.find(s => s.turn === turn.index && s.start < b && s.end > a);
       if (hit) setTriggerValue('removed', {turn: hit.turn, start: hit.start, end: hit.end}); else pick(turn, a, b);
+    } else if (e.key === 'Escape' && k.i >= 0) {  // the words in reach go, and nothing else
+      root.__kbd = null; note.textContent = '';
+      if (window.CSS && CSS.highlights) CSS.highlights.delete('pk-cursor');
     } else return;
     e.preventDefault(); e.stopPropagation();
   };

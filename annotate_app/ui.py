@@ -300,32 +300,6 @@ def submit_now(
     )
 
 
-def submit_button(
-    user: str,
-    item: workflow.ShownItem,
-    prefix: str,
-    read: Callable[[], tuple[dict | None, str | screen.Problem]],
-    where: Any = None,
-) -> None:
-    """The primary Submit button (Ctrl+Enter) of a form, in the item's action bar unless ``where``
-    says otherwise; ``read()`` gives ``(values or None, what is missing)`` from the widgets' state at
-    the moment of the click. What stops a submit is drawn at the top of the item
-    (``screen.show_problem``), where the page scrolls, not under this button."""
-
-    def click() -> None:
-        values, missing = read()
-        submit_now(user, item, prefix, values, missing)
-
-    (where or action_bar(item)).button(
-        "Submit",
-        type="primary",
-        shortcut="Ctrl+Enter",
-        key=f"{prefix}:submit",
-        icon=":material/check_circle:",
-        on_click=click,
-    )
-
-
 # -- the action bar: the decision's keys, Submit and Skip, always in the window ----------------------------
 #: The key of every item's action bar (``prefkit-bar-<event id>``); the page stylesheet keeps it at the
 #: bottom of the window (``position: sticky``) while the item scrolls above it.

@@ -54,8 +54,8 @@ def test_the_previous_item_key_reopens_the_last_label_in_place(project):
     at.button(key="prev:preference_match").click().run()  # P
     assert any("your label 1 back" in m.value for m in at.markdown)
     p = f"edit:{first.event_id}"
-    assert at.button_group(key=f"{p}:coverage").value == "fully"  # the form starts from the label
-    at.button_group(key=f"{p}:coverage").set_value("not_covered").run()
+    assert at.button_group(key=f"{p}:q:coverage").value == "fully"  # the form starts from the label
+    at.button_group(key=f"{p}:q:coverage").set_value("not_covered").run()
     at.button(key=f"{p}:save").click().run()
     assert project.store.labels.live_event("alice", first.task.task_id).values == {"coverage": "not_covered"}
     assert any(b.key == f"{second.event_id}:fully" for b in at.button)  # back on the item it left

@@ -21,7 +21,7 @@ def test_an_earlier_label_is_changed_under_my_items(project):
     at.switch_page("views/my_items.py").run()
     at.button(key=f"reopen:{item.event_id}").click().run()
     p = f"edit:{item.event_id}"
-    at.button_group(key=f"{p}:strength").set_value(3).run()
+    at.button_group(key=f"{p}:q:strength").set_value(3).run()
     at.button(key=f"{p}:save").click().run()
     assert not at.exception
     live = [e for e in project.store.labels.effective_events(NAME) if e.annotator == "alice"]
@@ -40,8 +40,8 @@ def test_a_tie_is_decided_on_the_adjudication_page(project):
     at.switch_page("views/adjudicate.py").run()
     tid = at.session_state["adj_task"]
     assert project.store.labels.task(tid).item_ref == "i1"
-    assert at.button_group(key=f"adj:{tid}:strength").value == 2  # what the annotators agreed on
-    at.button_group(key=f"adj:{tid}:better").set_value("tie").run()
+    assert at.button_group(key=f"adj:{tid}:q:strength").value == 2  # what the annotators agreed on
+    at.button_group(key=f"adj:{tid}:q:better").set_value("tie").run()
     at.button(key=f"adj:{tid}:save").click().run()
     assert not at.exception
     adj = project.store.labels.adjudications(tid)[0]

@@ -152,6 +152,10 @@ def test_memory_accept_all_then_reject_one_with_a_reason(project):
     at.selectbox(key=f"{p}:why:{keys[0]}").set_value("too_generic").run()
     at.button(key=f"{p}:addbtn").click().run()
     at.text_input(key=f"{p}:add0:value").input("The user owns a bike.").run()
+    at.button(key=f"{p}:submit").click().run()  # no type chosen: none is made up, nothing recorded
+    assert project.store.labels.event(item.event_id) is None
+    assert any("Choose the type of missing memory 1" in w.value.replace("\\", "") for w in at.warning)
+    at.radio(key=f"{p}:add0:type").set_value("direct").run()
     at.button(key=f"{p}:submit").click().run()
     values = project.store.labels.event(item.event_id).values
     decisions = {d["key"]: d for d in values["decisions"]}
@@ -220,7 +224,7 @@ def test_edit_a_recent_label(project):
     at.switch_page("views/my_items.py").run()
     at.button(key=f"reopen:{item.event_id}").click().run()
     p = f"edit:{item.event_id}"
-    at.button_group(key=f"{p}:coverage").set_value("not_covered").run()
+    at.button_group(key=f"{p}:q:coverage").set_value("not_covered").run()
     at.button(key=f"{p}:save").click().run()
     live = [e for e in project.store.labels.effective_events("preference_match") if e.annotator == "alice"]
     assert [(e.values["coverage"], e.supersedes) for e in live] == [("not_covered", item.event_id)]
@@ -257,7 +261,7 @@ def test_adjudication_records_the_maintainers_decision(project):
     tid = at.session_state["adj_task"]
     table = at.dataframe[0].value
     assert list(table.columns) == ["unit", "alice", "bob", "agree"]
-    at.button_group(key=f"adj:{tid}:coverage").set_value("partially").run()
+    at.button_group(key=f"adj:{tid}:q:coverage").set_value("partially").run()
     at.text_area(key=f"adj:{tid}:note").input("candidate misses the deadline condition").run()
     at.button(key=f"adj:{tid}:save").click().run()
     adj = project.store.labels.adjudications(tid)[0]

@@ -30,15 +30,15 @@ def test_words_picked_with_a_label_are_the_labels_spans_and_a_draft_comes_back(p
     assert not at.exception
     item = workflow.current_item(project, "alice", NAME)
     p = item.event_id
-    assert at.button_group(key=f"{p}:marks:label").options == ["pref", "bad"]
-    assert at.button_group(key=f"{p}:marks:label").value == "pref"
+    assert at.button_group(key=f"{p}:q:marks:label").options == ["pref", "bad"]
+    assert at.button_group(key=f"{p}:q:marks:label").value == "pref"
     at.button(key=f"{p}:submit").click().run()
     assert "Answer Mark what follows a preference" in " ".join(
         str(e.value) for e in [*at.error, *at.warning, *at.markdown, *at.caption]
     )
     assert project.store.labels.events(kind=NAME) == []
-    at.session_state[f"{p}:marks"] = [_picked(0, 9, 18, "bike lane", "pref")]
-    at.session_state[f"{p}:said"] = [_picked(1, 0, 2, "ok", "pref"), _picked(0, 7, 12, "short", "pref")]
+    at.session_state[f"{p}:q:marks"] = [_picked(0, 9, 18, "bike lane", "pref")]
+    at.session_state[f"{p}:q:said"] = [_picked(1, 0, 2, "ok", "pref"), _picked(0, 7, 12, "short", "pref")]
     at.run()
     assert project.store.drafts.draft("alice", item.task.task_id)[0] == p
     reload = AppTest.from_file(APP, default_timeout=60)  # a new session: the draft is put back
@@ -46,7 +46,7 @@ def test_words_picked_with_a_label_are_the_labels_spans_and_a_draft_comes_back(p
     reload.session_state["kind"] = NAME
     reload.session_state[f"intro:{NAME}"] = True
     reload.run()
-    assert reload.session_state[f"{p}:marks"] == [_picked(0, 9, 18, "bike lane", "pref")]
+    assert reload.session_state[f"{p}:q:marks"] == [_picked(0, 9, 18, "bike lane", "pref")]
     reload.button(key=f"{p}:submit").click().run()
     assert not reload.exception
     assert project.store.labels.event(p).values == {
@@ -65,8 +65,8 @@ def test_an_earlier_labels_spans_are_changed_under_my_items(project):
     at.switch_page("views/my_items.py").run()
     at.button(key=f"reopen:{item.event_id}").click().run()
     p = f"edit:{item.event_id}"
-    assert at.session_state[f"{p}:marks"] == [_picked(0, 9, 18, "bike lane", "pref")]
-    at.session_state[f"{p}:marks"] = [_picked(0, 0, 4, "ride", "bad")]
+    assert at.session_state[f"{p}:q:marks"] == [_picked(0, 9, 18, "bike lane", "pref")]
+    at.session_state[f"{p}:q:marks"] = [_picked(0, 0, 4, "ride", "bad")]
     at.run()
     at.button(key=f"{p}:save").click().run()
     assert not at.exception
@@ -95,7 +95,7 @@ def test_the_adjudication_page_starts_from_the_decided_spans_and_shows_each_word
     units = list(at.dataframe[0].value["unit"])
     assert "Mark what follows a preference, and what breaks one: pref · “lane”" in units
     # two answers: lane (both pref) is kept, bike and ride (one each) are not; short kept, answers not
-    assert at.session_state[f"adj:{tid}:marks"] == [_picked(0, 14, 18, "lane", "pref")]
+    assert at.session_state[f"adj:{tid}:q:marks"] == [_picked(0, 14, 18, "lane", "pref")]
     at.button(key=f"adj:{tid}:save").click().run()
     assert not at.exception
     (adj,) = project.store.labels.adjudications(tid)

@@ -101,7 +101,7 @@ def test_task_qc_prefills_the_suggestion_with_its_failed_checks_and_submit_confi
     assert any(
         "Suggestion by judge\\-x" in m.value and "leakage \\(programmatic\\)" in m.value for m in at.markdown
     )
-    assert at.segmented_control(key=f"{item.event_id}:leakage").value == "leaks"
+    assert at.segmented_control(key=f"{item.event_id}:q:leakage").value == "leaks"
     at.button(key=f"{item.event_id}:submit").click().run()
     ev = project.store.labels.event(item.event_id)
     assert (ev.values, ev.assist_arm, ev.suggestion_id) == (
@@ -114,7 +114,7 @@ def test_task_qc_prefills_the_suggestion_with_its_failed_checks_and_submit_confi
 def test_task_qc_control_item_shows_no_suggestion_and_nothing_prefilled(project):
     at, item = qc_item(project, 1.0)
     assert not any("Suggestion" in m.value for m in at.markdown)
-    assert at.segmented_control(key=f"{item.event_id}:leakage").value is None
+    assert at.segmented_control(key=f"{item.event_id}:q:leakage").value is None
     at.button(key=f"{item.event_id}:submit").click().run()
     assert project.store.labels.event(item.event_id) is None  # nothing chosen: nothing written
 

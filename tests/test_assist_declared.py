@@ -122,13 +122,13 @@ def test_the_app_prefills_the_assisted_arm_and_leaves_the_control_arm_empty(decl
     item = workflow.current_item(declared, "alice", NAME)
     sugg = declared.store.suggestions.for_task(item.task.task_id)
     assisted = share == 0.0
-    shown = at.button_group(key=f"{item.event_id}:better").value
+    shown = at.button_group(key=f"{item.event_id}:q:better").value
     assert shown == (sugg.values["better"] if assisted else None)
     assert any("Suggestion by" in m.value for m in at.markdown) == assisted
     if not assisted:
         for q in ("better", "strength"):
-            at.button_group(key=f"{item.event_id}:{q}").set_value(sugg.values[q])
-        at.multiselect(key=f"{item.event_id}:order").set_value(sugg.values["order"])
+            at.button_group(key=f"{item.event_id}:q:{q}").set_value(sugg.values[q])
+        at.multiselect(key=f"{item.event_id}:q:order").set_value(sugg.values["order"])
     at.button(key=f"{item.event_id}:submit").click().run()
     ev = declared.store.labels.event(item.event_id)
     want = ("assisted" if assisted else "control", sugg.suggestion_id)

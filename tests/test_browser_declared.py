@@ -93,7 +93,9 @@ def test_three_annotators_label_every_question_type_with_keys_and_mouse(served, 
             _answer(page, ANSWERS[who][item], keys)
             if who == "ann1" and item == "i1":  # a reload keeps the half-done form
                 task = project.store.labels.task_ids_by_ref(NAME, [item])[item]
-                draft_kept(project, who, task, lambda s: s.get("strength") == 1 and s.get("why") == "clear")
+                draft_kept(
+                    project, who, task, lambda s: s.get("q:strength") == 1 and s.get("q:why") == "clear"
+                )
                 page.reload()
                 settle(page)
                 group = page.get_by_role("radiogroup", name="How clear is the difference?")

@@ -415,6 +415,8 @@ def test_a_reload_mid_item_keeps_the_sign_in_the_item_and_the_half_done_form(ser
     page.get_by_role("button", name="Add a missing memory").click()
     settle(page)
     page.get_by_label("Value").last.fill("Travels to Porto in June")
+    page.get_by_role("radiogroup", name="Type").last.get_by_text("indirect", exact=True).click()
+    settle(page)
     page.get_by_label("Comment (optional)").fill("one candidate is about the assistant")
     page.get_by_label("Comment (optional)").press("Tab")  # the comment and the value reach the server
     # ... in the run the Tab starts, which may not have begun yet: reload once the draft has them
@@ -452,7 +454,7 @@ def test_a_reload_mid_item_keeps_the_sign_in_the_item_and_the_half_done_form(ser
         "decision": "reject",
         "reason": "too_generic",
     }
-    assert [m["value"] for m in ev.values["added"]] == ["Travels to Porto in June"]
+    assert [(m["value"], m["type"]) for m in ev.values["added"]] == [("Travels to Porto in June", "indirect")]
     assert project.store.drafts.draft("ann12", shown.task.task_id) is None
 
     page.get_by_role("button", name="Sign out").click()  # revoked: the old cookie signs nobody in

@@ -191,8 +191,8 @@ def test_task_qc_form_records_both_verdicts(built, monkeypatch):
     p = item.event_id
     at.button(key=f"{p}:submit").click().run()
     assert "leakage" in at.warning[0].value.lower() and project.store.labels.events() == []
-    at.button_group(key=f"{p}:leakage").set_value("leaks").run()
-    at.button_group(key=f"{p}:answer").set_value("correct").run()
+    at.button_group(key=f"{p}:q:leakage").set_value("leaks").run()
+    at.button_group(key=f"{p}:q:answer").set_value("correct").run()
     at.text_input(key=f"{p}:comment").input("names the food preference").run()
     at.button(key=f"{p}:submit").click().run()
     ev = project.store.labels.event(p)

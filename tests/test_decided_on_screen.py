@@ -29,11 +29,11 @@ def qc_item(project):
 def test_clicking_the_suggested_verdict_keeps_it_and_submit_records_it(project):
     at, item = qc_item(project)
     for field, value in QC.items():
-        control = at.button_group(key=f"{item.event_id}:{field}")
+        control = at.button_group(key=f"{item.event_id}:q:{field}")
         assert control.proto.required  # the browser keeps a clicked selected value selected
         assert control.value == value
         control.set_value(value).run()  # the click "to confirm": the value it already had
-        assert at.button_group(key=f"{item.event_id}:{field}").value == value
+        assert at.button_group(key=f"{item.event_id}:q:{field}").value == value
     at.button(key=f"{item.event_id}:submit").click().run()
     ev = project.store.labels.event(item.event_id)
     assert ev is not None and ev.action == "label"
@@ -43,7 +43,7 @@ def test_clicking_the_suggested_verdict_keeps_it_and_submit_records_it(project):
 
 def test_clicking_another_verdict_changes_it(project):
     at, item = qc_item(project)
-    at.button_group(key=f"{item.event_id}:leakage").set_value("none").run()
+    at.button_group(key=f"{item.event_id}:q:leakage").set_value("none").run()
     at.button(key=f"{item.event_id}:submit").click().run()
     ev = project.store.labels.event(item.event_id)
     assert ev.values == {"leakage": "none", "answer": "correct"} and ev.assist_arm == "assisted"

@@ -123,7 +123,7 @@ def test_the_page_searches_filters_and_reopens_an_answer_whose_edit_is_a_new_eve
     assert len(rows) == 1 and "done" in rows[0]  # the one item, its status and the answer in words
     at.button(key=f"reopen:{first.event_id}").click().run()
     p = f"edit:{first.event_id}"
-    at.button_group(key=f"{p}:coverage").set_value("not_covered").run()
+    at.button_group(key=f"{p}:q:coverage").set_value("not_covered").run()
     at.button(key=f"{p}:save").click().run()
     live = project.store.labels.live_event("alice", first.task.task_id)
     assert live.values == {"coverage": "not_covered"} and live.supersedes == first.event_id
@@ -155,7 +155,7 @@ def test_a_stale_tab_replaying_an_edit_undone_since_is_told_not_saved(project):
     at.switch_page("views/my_items.py").run()
     at.button(key=f"reopen:{first.event_id}").click().run()  # this tab shows e0
     p = f"edit:{first.event_id}"
-    at.button_group(key=f"{p}:coverage").set_value("not_covered").run()
+    at.button_group(key=f"{p}:q:coverage").set_value("not_covered").run()
     e1 = workflow.edit_label(project, "alice", first.event_id, {"coverage": "not_covered"})  # another tab
     workflow.edit_label(project, "alice", e1.event_id, {"coverage": "fully"})  # and back (e2)
     before = len(project.store.labels.events(annotator="alice"))

@@ -73,8 +73,12 @@ def render(project, user, item):
 
 
 def edit(project, task, prefix, initial, comment, show_comment=True):
-    choice = st.segmented_control("Tone", list(CHOICES), default=initial.get("tone"), key=f"{prefix}:tone")
-    return ({"tone": choice} if choice else None), comment
+    st.segmented_control("Tone", list(CHOICES), default=initial.get("tone"), key=f"{prefix}:tone")
+
+
+def read(task, prefix):
+    choice = st.session_state.get(f"{prefix}:tone")
+    return ({"tone": choice}, "") if choice else (None, "Choose the tone first.")
 
 
 def unit_title(task, unit, field):

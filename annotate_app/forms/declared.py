@@ -16,7 +16,7 @@ from contextlib import nullcontext
 from typing import TYPE_CHECKING, Any
 
 import streamlit as st
-from prefkit.annotate_app import spans, ui
+from prefkit.annotate_app import forms, spans, ui
 from prefkit.annotate_app.forms import suggestion
 from prefkit.annotate_app.forms.text import excerpt
 from prefkit.annotate_app.safe_text import md_escape
@@ -28,6 +28,12 @@ if TYPE_CHECKING:
 
 #: The key of the container of the digit keys: the page stylesheet hides it (``display: none``).
 KEYS = "prefkit-keys-"
+
+
+def answer_key(prefix: str, name: str) -> str:
+    """The widget state of question ``name`` on the form ``prefix``: in a namespace of its own, so a
+    question called ``comment``, ``note`` or ``submit`` never meets the page's own keys."""
+    return f"{prefix}:q:{name}"
 
 
 def _why(offered: Any) -> str:
@@ -138,7 +144,7 @@ class DeclaredForm:
         mine = [k for kq, _, k in self.keyed if kq is q]
         if keys and mine:
             title += f" (keys {', '.join(mine)})"
-        key, default = f"{prefix}:{q.name}", initial.get(q.name)
+        key, default = answer_key(prefix, q.name), initial.get(q.name)
         if q.type == "span":
             return self._spans(q, task, key, title, default, where)
         if q.type == "multi_label":
@@ -156,8 +162,14 @@ class DeclaredForm:
         and shown in full, each beside its place (``–`` while not placed)."""
         choices, texts = q.choices(task.payload), self._texts(q, task)
         word = (lambda v: texts[v][0]) if texts else str
-        order = st.multiselect(
-            title, choices, default=default, key=key, placeholder="best first", format_func=word
+        order = st.multiselect(  # no "Select all": an order is what the person placed, value by value
+            title,
+            choices,
+            default=default,
+            key=key,
+            placeholder="best first",
+            format_func=word,
+            select_all=False,
         )
         if texts:
             place = {v: n for n, v in enumerate(order or [], 1)}
@@ -235,16 +247,23 @@ class DeclaredForm:
         keys = ("turn", "start", "end", "label") if q.field in self.chat else ("start", "end", "label")
         return [{k: s[k] for k in keys} for s in value or []]
 
-    def _values(self, answers: dict[str, Any]) -> tuple[dict[str, Any] | None, str]:
-        """The answers as a label's values, or which required questions are still open."""
-        values = {q: v for q, v in answers.items() if v not in (None, [], "")}
-        missing = [q.text() for q in self.kind.declaration.questions if q.required and q.name not in values]
-        if missing:
-            return None, "Answer " + "; ".join(missing) + " first."
-        return values, ""
+    def read(self, task, prefix: str) -> tuple[dict[str, Any] | None, str]:
+        """The answers on the form as a label's values, or which questions are still open: a required
+        one left empty, a ranking with values not placed yet (only a full order is one chosen)."""
+        values, missing = {}, []
+        for q in self.kind.declaration.questions:
+            value = self._answer(q, st.session_state.get(answer_key(prefix, q.name)))
+            n = len(q.choices(task.payload)) if q.type == "ranking" else 0
+            if value in (None, [], "") or (isinstance(value, str) and not value.strip()):
+                missing += [q.text()] if q.required else []
+            elif n and len(value) < n:
+                missing.append(f"{q.text()} (every value placed: {len(value)} of {n} so far)")
+            else:
+                values[q.name] = value
+        return (None, "Answer " + "; ".join(missing) + " first.") if missing else (values, "")
 
     def _choose(self, prefix: str, name: str, value: Any) -> None:
-        st.session_state[f"{prefix}:{name}"] = value
+        st.session_state[answer_key(prefix, name)] = value
 
     def _at_once(self, user: str, shown: ShownItem, offered: Any) -> None:
         """The one question's choices as buttons in the action bar: a click or key labels the item
@@ -306,7 +325,7 @@ class DeclaredForm:
             for q in self.kind.declaration.questions:
                 at = long if q.type == "span" else where
                 self._control(q, prefix, initial, keys=True, task=shown.task, where=at)
-        ui.submit_button(user, shown, prefix, lambda: self._read(prefix))
+        forms.submit_button(user, shown, prefix)
 
     def _panes(self, shown: ShownItem) -> tuple[Any, Any]:
         """The long item's panes (page_script.css places them): the short fields, the questions, the
@@ -322,12 +341,6 @@ class DeclaredForm:
             long.markdown(self.lead(task, only=self._long))
         return side, long
 
-    def _read(self, prefix: str) -> tuple[dict | None, str]:
-        questions = self.kind.declaration.questions
-        return self._values(
-            {q.name: self._answer(q, st.session_state.get(f"{prefix}:{q.name}")) for q in questions}
-        )
-
     def edit(
         self,
         project: Project,
@@ -336,16 +349,12 @@ class DeclaredForm:
         initial: dict[str, Any],
         comment: str | None,
         show_comment: bool = True,
-    ) -> tuple[dict | None, str | None]:
+    ) -> None:
         st.markdown(self.lead(task))
-        answers = {
-            q.name: self._control(q, prefix, initial, keys=False, task=task)
-            for q in self.kind.declaration.questions
-        }
-        note = (
-            st.text_input("Comment", value=comment or "", key=f"{prefix}:comment") if show_comment else None
-        )
-        return self._values(answers)[0], (note or None)
+        for q in self.kind.declaration.questions:
+            self._control(q, prefix, initial, keys=False, task=task)
+        if show_comment:
+            st.text_input("Comment", value=comment or "", key=f"{prefix}:comment")
 
     def marked_text(self, task, q: QuestionDecl, spans: list[dict[str, Any]], turns: list[int]) -> str:
         """``spans`` drawn in the text of ``turns`` of the span question's field (escaped markdown, each

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import streamlit as st
-from prefkit.annotate_app import screen, spans, ui
+from prefkit.annotate_app import forms, screen, spans, ui
 from prefkit.annotate_app.forms import suggestion
 from prefkit.annotate_app.forms.text import excerpt
 from prefkit.annotate_app.safe_text import md_escape
@@ -250,13 +250,6 @@ def render(project: Project, user: str, item: workflow.ShownItem) -> None:
         if helped:
             st.markdown(suggestion.note(helped, _suggested((helped.values or {}).get("items", []))))
         checklist(item.task, prefix)
-
-        def read() -> tuple[dict | None, screen.Problem]:
-            vals, _ = values(prefix, n)
-            left = undecided(prefix, n)
-            rows = {f"item{i}": "Undecided: choose Expressed or Not expressed." for i in left}
-            return vals, screen.Problem(missing_message(questions, left), rows)
-
     with left:
         selecting = spans.toggle()
         with ui.dialogue_box(640, prefix):
@@ -274,7 +267,15 @@ def render(project: Project, user: str, item: workflow.ShownItem) -> None:
                     selectable=lambda t: t["role"] == "user",
                 )
     decide_buttons(prefix, n, ui.action_bar(item))  # under both columns, kept in the window
-    ui.submit_button(user, item, prefix, read)
+    forms.submit_button(user, item, prefix)
+
+
+def read(task, prefix: str) -> tuple[dict | None, screen.Problem]:
+    """The label on the form, or the undecided checklist items (named at the top and by each item)."""
+    questions = task.payload["checklist"]
+    left = undecided(prefix, len(questions))
+    rows = {f"item{i}": "Undecided: choose Expressed or Not expressed." for i in left}
+    return values(prefix, len(questions))[0], screen.Problem(missing_message(questions, left), rows)
 
 
 def _suggested(items: list[dict[str, Any]]) -> str:
@@ -296,14 +297,13 @@ def edit(
     initial: dict[str, Any],
     comment: str | None,
     show_comment: bool = True,
-) -> tuple[dict | None, str | None]:
-    """The form prefilled with an earlier label: ``(new values or None when incomplete, comment)``."""
+) -> None:
+    """The form prefilled with an earlier label (what is chosen on it: :func:`read`)."""
     n = len(task.payload["checklist"])
     if not st.session_state.get(f"{prefix}:seeded") and comment:
         st.session_state[f"{prefix}:comment"] = comment
     initial_state(prefix, n, initial)
     checklist(task, prefix, comment=show_comment)
-    return values(prefix, n)[0], st.session_state.get(f"{prefix}:comment") or None
 
 
 def unit_title(task, unit: str, field: str) -> str:

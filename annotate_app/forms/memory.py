@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import streamlit as st
-from prefkit.annotate_app import screen, spans, ui
+from prefkit.annotate_app import forms, screen, spans, ui
 from prefkit.annotate_app.forms import suggestion
 from prefkit.annotate_app.forms.text import excerpt
 from prefkit.annotate_app.safe_text import md_escape
@@ -100,7 +100,7 @@ def start_fields(mem: dict[str, Any], turns: list[dict[str, Any]] | None = None)
     return {
         "value": str(mem.get("value") or ""),
         "label": _label_choice(mem.get("label")),
-        "type": mem.get("type") if mem.get("type") in ("direct", "indirect") else "direct",
+        "type": mem.get("type") if mem.get("type") in ("direct", "indirect") else None,
         "time_scope": scope.strip() if isinstance(scope, str) and scope.strip() else "unknown",
         "evidence_turn": index,
         "evidence_text": str(text),
@@ -336,7 +336,7 @@ def render(project: Project, user: str, item: workflow.ShownItem) -> None:
     ui.action_bar(item).button(
         "Accept all undecided", shortcut="A", key=f"{prefix}:acc", on_click=_accept_rest, args=(prefix, keys)
     )
-    ui.submit_button(user, item, prefix, lambda: _read(task, prefix))
+    forms.submit_button(user, item, prefix)
 
 
 def _summary(helped) -> str:
@@ -386,7 +386,7 @@ def _unpick(prefix: str, target: str, span: dict[str, Any]) -> None:
     ]
 
 
-def _read(task, prefix: str) -> tuple[dict | None, str | screen.Problem]:
+def read(task, prefix: str) -> tuple[dict | None, str | screen.Problem]:
     """The label, or what stops it, in words and by row: the candidates still undecided (by their
     text), an edit or a missing memory whose value is empty (by its name on screen)."""
     vals, _ = values(task, prefix)
@@ -430,6 +430,9 @@ def _read(task, prefix: str) -> tuple[dict | None, str | screen.Problem]:
                 "remove the row (Remove, under it)."
             )
             rows[f"added{pos}"] = "Empty: type the memory the models missed, or remove this row."
+        elif st.session_state.get(f"{prefix}:add{i}:type") is None:  # no type is chosen for the person
+            said.append(f"Choose the type of missing memory {pos + 1}: direct or indirect.")
+            rows[f"added{pos}"] = "Choose its type: direct or indirect."
     return (None, screen.Problem(" ".join(said), rows)) if said else (vals, "")
 
 
@@ -440,14 +443,13 @@ def edit(
     initial: dict[str, Any],
     comment: str | None,
     show_comment: bool = True,
-) -> tuple[dict | None, str | None]:
+) -> None:
     _seed(prefix, task, initial)
     if comment and f"{prefix}:comment" not in st.session_state:
         st.session_state[f"{prefix}:comment"] = comment
     candidates(task, prefix)
     if show_comment:
         st.text_input("Comment", key=f"{prefix}:comment")
-    return values(task, prefix)[0], st.session_state.get(f"{prefix}:comment") or None
 
 
 def summary(task) -> str:

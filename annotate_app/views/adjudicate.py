@@ -9,7 +9,7 @@ the units the annotators agreed on (only the tied ones start empty).
 
 import pandas as pd
 import streamlit as st
-from prefkit.annotate_app import ui
+from prefkit.annotate_app import forms, screen, session, ui
 from prefkit.annotate_app.forms import form_for
 from prefkit.annotate_app.forms.text import cell, named
 from prefkit.curation.annotation import workflow
@@ -137,13 +137,26 @@ if not start:  # a tie: what the annotators agreed on is filled in, no annotator
         + "decide the tied ones yourself."
     )
 prefix = f"adj:{task_id}"
-values, _ = form_for(kind).edit(project, task, prefix, start, None, show_comment=False)
+session.recall(prefix)  # an item left for another and picked again: the decision as it was left
+screen.take_problem(prefix)
+screen.show_problem(prefix)
+form_for(kind).edit(project, task, prefix, start, None, show_comment=False)
 note = st.text_area("Note (why this decision)", key=f"{prefix}:note")
-if st.button("Record decision", type="primary", key=f"{prefix}:save", disabled=values is None):
+session.hold(prefix)
+
+
+def record() -> None:
+    values, missing = forms.read(task, prefix)  # what the form holds at the click
+    if values is None:
+        return screen.problem(prefix, missing)
     try:
-        consensus.adjudicate(project.store, task_id, maintainer, values, note)
+        consensus.adjudicate(
+            project.store, task_id, maintainer, values, st.session_state.get(f"{prefix}:note", "")
+        )
     except PrefkitError as exc:
-        st.error(ui.safe("Not recorded: {}", exc))
-    else:
-        ui.flash("Decision recorded")
-        ui.rerun()
+        return screen.problem(prefix, f"Not recorded: {exc}")
+    screen.forget_form(prefix)
+    ui.flash("Decision recorded")
+
+
+st.button("Record decision", type="primary", key=f"{prefix}:save", on_click=record, shortcut="Ctrl+Enter")

@@ -84,7 +84,7 @@ def item_panel(kind: str) -> None:
         reopen.previous_button(kind)
         return
     form = form_for(kind)
-    session.restore(item, view.draft)  # a reload: the half-done form as it was left
+    session.reopen(item.event_id, lambda: view.draft)  # a reload: the half-done form as it was left
     lead = None if getattr(form, "PANES", False) else getattr(form, "lead", None)  # paned: the form's own
     ui.progress_line(ui.KIND_TITLES[kind], mine, item, lead)
     screen.show_notice()
@@ -92,7 +92,7 @@ def item_panel(kind: str) -> None:
     screen.show_problem(item.event_id)
     form.render(project, user, item)
     ui.skip_and_flag(user, item, comment=getattr(form, "COMMENT_IN_PANEL", False))
-    session.keep(user, item)  # the form as it stands, kept for a reload (when it changed)
+    session.keep(item.event_id, lambda state: workflow.save_draft(project, user, item, state))
     if mine["done"]:  # something to go back to
         reopen.previous_button(kind, where=ui.action_bar(item))
 

@@ -158,8 +158,8 @@ for item in page.items:
             reopen.label_editor(project, user, ev, on_saved=_saved)
 
 # a refused edit of a label no longer in the list (changed meanwhile in another tab): still said
-for key in [k for k in st.session_state if str(k).startswith("edit:") and str(k).endswith(":problem")]:
-    st.error(md_escape(st.session_state.pop(key)), icon=":material/error:")
+for key in [k for k in st.session_state if str(k).startswith("edit") and str(k).endswith(":problem")]:
+    st.error(md_escape(st.session_state.pop(key).text), icon=":material/error:")
 nav = st.container(horizontal=True)
 nav.button(
     "Previous page",

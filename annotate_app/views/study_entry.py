@@ -153,7 +153,7 @@ def item_panel() -> None:
     item = view.item
     screen.track(kind, item)
     form = form_for(kind)
-    session.restore(item, view.draft)
+    session.reopen(item.event_id, lambda: view.draft)
     ui.last_done()
     lead = getattr(form, "lead", None)
     st.markdown(
@@ -165,7 +165,7 @@ def item_panel() -> None:
     screen.show_problem(item.event_id)
     form.render(project, username, item)
     ui.skip_and_flag(username, item, comment=getattr(form, "COMMENT_IN_PANEL", False))
-    session.keep(username, item)
+    session.keep(item.event_id, lambda state: workflow.save_draft(project, username, item, state))
 
 
 item_panel()

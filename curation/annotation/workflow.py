@@ -195,6 +195,31 @@ def save_draft(project: Project, user: str, item: ShownItem, state: dict[str, An
     Refused with one line (:class:`WorkflowError`, nothing written): a ``state`` that is not a JSON
     object of finite values (NaN and infinities have no JSON form), one over :data:`MAX_DRAFT_BYTES`,
     and an item that is not ``user``'s open item as shown now (another annotator's, a submitted one)."""
+    if not project.store.drafts.save_draft(user, item.task.task_id, item.event_id, _draft_json(state)):
+        raise WorkflowError(
+            f"no draft kept: item {item.task.task_id} is not {user}'s open item as shown ({item.event_id})"
+        )
+
+
+def save_edit_draft(project: Project, user: str, ev: LabelEvent, state: dict[str, Any]) -> None:
+    """Keep the unsaved changes of the editor of ``user``'s label ``ev`` (the *previous item* key, My
+    items): :func:`edit_draft` gives them back when it is reopened, the edit that records them
+    deletes them. Refused as :func:`save_draft` is, and when ``ev`` is no longer their live label or
+    the item is open for them again (a repeat: that showing's draft is the one kept)."""
+    if not project.store.drafts.save_draft(user, ev.task_id, ev.event_id, _draft_json(state), edit=True):
+        raise WorkflowError(f"no draft kept: {ev.event_id} is not {user}'s live label of a finished item")
+
+
+def edit_draft(project: Project, user: str, ev: LabelEvent) -> dict[str, Any] | None:
+    """The unsaved changes ``user`` left on the editor of their label ``ev`` (None: none)."""
+    found = project.store.drafts.draft(user, ev.task_id)
+    if found is None or found[0] != ev.event_id:
+        return None
+    return _restorable(project.store.labels.task(ev.task_id), json.loads(found[1]))
+
+
+def _draft_json(state: dict[str, Any]) -> str:
+    """A draft's canonical JSON, or the one line that says why it is not one."""
     if not isinstance(state, dict) or not all(isinstance(k, str) for k in state):
         raise WorkflowError("a draft is an object of the form's values keyed by name")
     try:
@@ -208,10 +233,7 @@ def save_draft(project: Project, user: str, item: ShownItem, state: dict[str, An
     size = len(text.encode("utf-8"))
     if size > MAX_DRAFT_BYTES:
         raise WorkflowError(f"a draft has at most {MAX_DRAFT_BYTES} bytes (this one has {size})")
-    if not project.store.drafts.save_draft(user, item.task.task_id, item.event_id, text):
-        raise WorkflowError(
-            f"no draft kept: item {item.task.task_id} is not {user}'s open item as shown ({item.event_id})"
-        )
+    return text
 
 
 def current_item(project: Project, user: str, kind: str) -> ShownItem | None:

@@ -61,7 +61,7 @@ class ProjectStore(StoreCore):
         self.stale = Stale(self)
         self.assignments = Assignments(self, self.labels, self.stale)
         self.submits = Submits(self, self.labels)
-        self.drafts = Drafts(self)
+        self.drafts = Drafts(self, self.labels)
         self.progress = Progress(self)
         self.items = Items(self, self.labels)
         self.labelstudio = LabelStudio(self, self.labels)

@@ -139,6 +139,10 @@ class Submits(StoreArea):
                 raise StaleSubmit(CHANGED)
             self._same_as_recorded(conn, ev)
             return False
+        d = self.t["drafts"]
+        if ev.supersedes is not None:  # the editor's draft of the label replaced is done with
+            mine = (d.c.annotator == ev.annotator) & (d.c.task_id == ev.task_id)
+            conn.execute(delete(d).where(mine, d.c.event_id == ev.supersedes))
         if ev.action in CLOSING and ev.supersedes is None:
             mine = (a.c.task_id == ev.task_id) & (a.c.annotator == ev.annotator)
             closed = conn.execute(
@@ -146,7 +150,7 @@ class Submits(StoreArea):
                 .where(mine, a.c.done_at.is_(None), a.c.event_id == ev.event_id)
                 .values(done_at=ev.created_at)
             ).rowcount
-            d = self.t["drafts"]  # the half-done form of this item is done with
+            # the half-done form of this item is done with
             conn.execute(delete(d).where(d.c.annotator == ev.annotator, d.c.task_id == ev.task_id))
             if not closed:
                 held = conn.execute(select(a.c.event_id, a.c.done_at).where(mine)).first()
