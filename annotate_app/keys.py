@@ -24,10 +24,11 @@ CAP_MS = 20_000
 #: How long the keys wait after a click that need not start a run (while the page is idle).
 WAIT_MS = 2_500
 
-#: The elements whose clicks always start a run (outside a form, a choice is sent with its submit).
+#: The elements whose clicks always start a run (outside a form, a choice is sent with its submit):
+#: buttons, choices, and the remove button of a value placed in a multiselect (a ranking's).
 RUNS = (
     "[data-testid=stButton], [data-testid=stFormSubmitButton], [data-testid=stButtonGroup], "
-    "[data-testid=stRadio], [data-testid=stCheckbox]"
+    "[data-testid=stRadio], [data-testid=stCheckbox], [data-testid=stMultiSelect] [data-tag] button"
 )
 
 #: The values the script takes from here go where it says ``/*CONSTANTS*/``.

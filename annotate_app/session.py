@@ -164,10 +164,13 @@ def recall(prefix: str) -> None:
     option of a radio: *Expressed*). Every form's state is held here after each run and put back.
     A form the last run did not draw gets all of it back (the browser forgot its widgets' values
     too, and shows what the server sends only for a value set in the run); a form drawn last run
-    only what is missing (the browser's values are the annotator's newest)."""
-    again = prefix in st.session_state.get(screen.DRAWN, ((), ()))[0]
+    only what is missing (the browser's values are the annotator's newest). A run counts as drawing
+    the form from here on: one cut short by the next click (a quick person) still drew it, and the
+    values that click sends are newer than the ones held."""
+    before, now = st.session_state.get(screen.DRAWN, ((), ()))
+    st.session_state[screen.DRAWN] = (before, (*now, prefix))
     for name, value in st.session_state.get(_HELD, {}).get(prefix, {}).items():
-        if not again or f"{prefix}:{name}" not in st.session_state:
+        if prefix not in before or f"{prefix}:{name}" not in st.session_state:
             st.session_state[f"{prefix}:{name}"] = value
 
 
@@ -176,8 +179,6 @@ def hold(prefix: str) -> None:
     held = st.session_state.setdefault(_HELD, {})
     held.pop(prefix, None)
     held[prefix] = form_state(prefix)
-    before, now = st.session_state.get(screen.DRAWN, ((), ()))
-    st.session_state[screen.DRAWN] = (before, (*now, prefix))
     for old in list(held)[:-_HOLD]:
         del held[old]
 

@@ -133,24 +133,31 @@ def _order_box(page):
 
 
 def _set_order(page, value) -> None:
-    box = _order_box(page)
-    for v in _shown_order(page):  # the earlier order goes, one value at a time
-        page.get_by_role("button", name=f"Remove {v}", exact=True).click()
+    from playwright.sync_api import expect
+
+    box, tags = _order_box(page), _order_tags(page)
+    while placed := _shown_order(page):  # the earlier order goes, one value at a time
+        page.get_by_role("button", name=f"Remove {placed[0]}", exact=True).click()
+        expect(tags).to_have_count(len(placed) - 1)
         settle(page)
-    for v in value:
+    for n, v in enumerate(value, 1):
         option = page.get_by_role("option", name=v, exact=True)
         if not option.is_visible():  # the menu opens on a click (a click on an open one closes it)
             box.click()
         option.click()
+        expect(tags).to_have_count(n)
         settle(page)
     assert page.get_by_role("option", name=re.compile("Select all")).count() == 0  # only chosen values
     page.keyboard.press("Escape")  # closes the menu, and nothing else
     settle(page)
 
 
+def _order_tags(page):
+    return page.locator("[data-testid=stMultiSelect]").filter(has=_order_box(page)).locator("[data-tag]")
+
+
 def _shown_order(page) -> list[str]:
-    widget = page.locator("[data-testid=stMultiSelect]").filter(has=_order_box(page))
-    return [t.inner_text().strip() for t in widget.locator("[data-tag] span[title]").all()]
+    return [t.inner_text().strip() for t in _order_tags(page).locator("span[title]").all()]
 
 
 def _picker(page):
