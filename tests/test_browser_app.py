@@ -250,7 +250,9 @@ def test_a_tie_is_adjudicated_from_an_empty_form(served, browser):
     settle(page)
     assert decision.count() == 2
     assert decision.locator("input:checked").count() == 0  # neither annotator's answer is the default
-    assert page.get_by_role("button", name="Record decision").is_disabled()
+    page.get_by_role("button", name="Record decision").click()  # nothing decided yet: said, not recorded
+    page.get_by_text(re.compile("^Decide item 1 .* first")).wait_for()
+    assert not project.store.labels.adjudications(task.task_id)
     page.context.close()
 
 
