@@ -1,28 +1,15 @@
 """Push prefkit tasks to a Label Studio server and pull its annotations back as label events.
 
-- push: one Label Studio project per (server, task kind), its labeling config and guidelines kept up
-  to date, ``maximum_annotations`` = the project's overlap k (adaptive overlap: ``min``, and each
-  audit item's own ``overlap`` = ``max`` set per task), tasks imported in chunks with the prefkit
-  task id in their data, gold answers uploaded as ground-truth annotations. A task already mapped is
-  never imported again, and a push interrupted between import and bookkeeping is reconciled from the
-  tasks' data on the next push. Pushes of one kind to one server take turns (a lease in the store):
-  a second push waits for the first, then finds its tasks there.
-- suggestions (``prefkit suggest``) go with a task as Label Studio ``predictions`` on the assisted arm
-  only; a control task is imported without them. Label Studio shows a task to everyone alike, so the
-  arm is drawn per item (:data:`prefkit.curation.annotation.suggestions.EVERYONE`); the task's data carries
-  the arm and the suggestion's id, and the pull records them on the label event. A suggestion made
-  after its task was pushed is added by the next push (its prediction replaces an older one, the
-  task's data names the new arm) to a task nobody has answered or skipped yet; a task with answers
-  keeps what its annotators saw, so their labels' arms stay true.
+- push: one Label Studio project per (server, task kind), tasks imported in chunks with the prefkit
+  task id in their data, gold answers as ground-truth annotations; a push interrupted between import
+  and bookkeeping is reconciled on the next one, and pushes of one kind to one server take turns (a
+  lease in the store). Suggestions go as ``predictions`` on the assisted arm only.
 - pull: every annotation becomes a ``LabelEvent`` (source ``labelstudio``) whose values passed the
-  config check and ``TaskKind.validate``; an edited annotation supersedes its earlier event, a deleted
-  one is withdrawn, a skipped one is a ``skip``. Label Studio users map to prefkit annotators by email.
-  Under adaptive overlap each item whose labels are uncertain gets one more annotator: its target
-  goes up in the store and its ``overlap`` in Label Studio.
+  config check and ``TaskKind.validate``; edits supersede, deletions withdraw, skips are ``skip``.
 - status: tasks, annotations, annotators and completion per Label Studio project.
 
-Only this module (and the test helpers in ``accounts.py``) talks to Label Studio, through
-label-studio-sdk 2.x.
+The details are in docs/labelstudio.md. Only this module (and the test helpers in ``accounts.py``)
+talks to Label Studio, through label-studio-sdk 2.x.
 """
 
 from __future__ import annotations

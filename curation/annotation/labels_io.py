@@ -1,36 +1,8 @@
 """Label events in and out of a project as JSONL or CSV rows, losslessly.
 
-One row per label event, columns ``annotator, task_kind, item_id, values, time_spent_s, timestamp,
-action, comment, judge, assist_arm, suggestion_id, event_id, guidelines_version``. ``item_id`` is the task's ``item_ref`` (stable across projects) or its
-``task_id``; ``values`` is a JSON object (a JSON string in CSV); ``action`` defaults to ``label``;
-``judge`` (default false) marks the labels of an LLM judge, recorded with ``source="judge"``.
-``assist_arm`` (``assisted`` or ``control``, empty for an item without a suggestion) and
-``suggestion_id`` say what the annotator was shown of the item's suggestion (``prefkit suggest``):
-both or neither, and the suggestion must be one of this project's, for that task. A CSV
-cell that a spreadsheet would run as a formula (starting with ``=``, ``+``, ``-``, ``@``, a tab or a
-carriage return) is written with a leading ``'`` and read back without it
-(:mod:`prefkit.schemas.safe_text`). ``event_id`` is the event's own id, written by the export: a row
-that carries one is that event wherever it goes (empty or absent: a new event, id hashed from the row).
-``guidelines_version`` names the version of the kind's guidelines the label was made under (one this
-project has had: ``prefkit guidelines list``); empty or absent, the kind's current version is recorded.
-It is not part of the hashed id, so a file imported again after the guidelines changed writes nothing.
-
-An import checks every row first — known task kind and task, existing annotator, values valid for
-the task (``TaskKind.validate``), an ISO-8601 timestamp with date, time and UTC offset (stored
-normalised to UTC; a date alone is refused), finite ``time_spent_s`` — and writes nothing unless all rows pass; the
-first bad row is reported with file, line and field; a file without rows is an error. The events go in through one
-``store.labels.append_events`` transaction with the row's ``event_id``, or one hashed from the row when it
-has none, so importing the same file again writes nothing. An exported label imported back is the event
-it is: a row whose ``event_id`` the project already has with the same content (task, annotator,
-action, values, comment, seconds, time, judge or not, assist arm) writes nothing, so export then
-import never doubles the labels; one the project has with different content is refused (file, line:
-clear the cell to import the row as a new label); an id the project does not have (a label from
-another project) is imported as usual, keeping its id. Rows of one (task, annotator) later in the file
-supersede earlier ones, exactly as edits do in the app.
-
-``repeat`` (true) marks an annotator's second answer to an item they labelled (a repeat, never a label
-event; docs/agreement.md): refused without their label of the item, in the project or on an earlier
-line, or against a recorded repeat with other values. ``--all`` exports write them, live ones do not.
+One row per label event. The columns, the checks an import makes before its one write (file, line and
+field of the first bad row; the same file twice writes nothing; an exported label imported back is the
+event it is) and repeats are described in docs/agreement.md (*Label files*).
 """
 
 from __future__ import annotations

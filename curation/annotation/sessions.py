@@ -4,26 +4,11 @@ signed in, and nobody can turn a token into someone else's.
 A token is ``v1.<session id>.<user name, base64url>.<expiry, Unix seconds>.<signature>``; the
 signature is HMAC-SHA256 over everything before it, with the project's session secret
 (``store.sessions.secret()``: 32 random bytes made on first use, kept in the store, never sent
-anywhere). A token is accepted (:func:`resume`) only when all of these hold:
-
-- the signature matches (compared in constant time): changing any character — the name ``alice`` to
-  ``bob``, the expiry, the session id — breaks it, and a token of another project (another secret)
-  never matches;
-- it has not expired (the expiry is in the token and in the session's row; the earlier counts);
-- its session row exists, names the same user and is not revoked: :func:`close` (sign-out) revokes one
-  session, :func:`revoke_user` (``prefkit users disable``) every session of an account;
-- the account exists and is active.
-
-The same holds for every later run of a browser session, not only the first: :func:`holds` is the
-app's per-run check (one read of the session row with its account's flag), and a write on the
-user's behalf names the session (:func:`live_id`; ``workflow.submit(..., session=token)``) so the
-store checks it in the write's own transaction. A sign-out in one tab, an expiry, a revocation
-(``prefkit users disable``, ``prefkit users password``) or a disabled account therefore ends every
-tab holding the token at its next action: nothing is recorded, the sign-in page is shown.
-
-The app keeps the token in a cookie (``SameSite=Strict``; ``Secure`` over HTTPS) named per project
-(:func:`cookie_name`), not in the URL: a URL is copied into chats, tickets and screenshots, kept in the
-history and sent on in ``Referer``, and whoever holds it would be signed in as its owner.
+anywhere). :func:`resume` accepts a token only when the signature matches (constant time), it has not
+expired, its session row names the same user and is not revoked, and the account is active;
+:func:`holds` repeats the check on every run, and a write names the session (:func:`live_id`) so the
+store checks it in the write's own transaction. The app keeps the token in a cookie named per project
+(:func:`cookie_name`), never in the URL (docs/annotation.md, *At the door*).
 """
 
 from __future__ import annotations

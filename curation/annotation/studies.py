@@ -1,31 +1,10 @@
 """Crowd studies: participants recruited on a platform (Prolific, or one that works the same way)
 arrive through an entry link, label a fixed share of one batch, and leave with a completion code.
 
-- **A study** (:func:`create_study`) names a task kind and batch, the items each participant gets,
-  the share of them that are gold items (the attention checks) and the gold accuracy below which a
-  participant is screened out, the completion and screened-out codes, and a time limit after which a
-  participant's unfinished items go back to the pool. Its entry URL carries a secret made for the
-  study (``?study=<study id>.<secret>``) and the platform's placeholders for the participant's id,
-  the platform's study id and session id; the store keeps only the secret's SHA-256.
-- **Arrival** (:func:`arrive`): the entry URL's secret must be the study's; the participant id and
-  session id must be plain ids (letters, digits, ``_`` and ``-``, at most 64 characters). A new
-  participant id gets an account of its own (``crowd.<hash>``, no password: nobody can sign in to
-  it with the form) bound to (study, platform id) and to the platform's session id it came with; a
-  return with the same ids resumes. A refused URL writes nothing.
-- **Work**: a participant's queue is one chunk of the study's batch under the study's gold share,
-  assigned by the same queue code as any annotator's (overlap, gold and adaptive overlap apply as
-  they do to anyone). After each item, :func:`participant_view` decides: screened out as soon as the
-  gold accuracy can no longer reach the threshold even if every remaining gold item is right;
-  when the queue is done, ``incomplete`` (no code) if the share of regular items answered (a skip
-  or a flag is not an answer) is below the study's ``min_answered``, else completed; timed out
-  past the time limit (the unfinished items go back to the pool). Each is an event in ``study_events``.
-
-What the platform id proves: only that whoever opened the link typed or was sent that id. The study
-secret shows the link came from the study's page on the platform (or from someone it was passed to);
-binding the platform's session id at the first arrival stops someone who knows only another
-participant's id from continuing that participant's work. Payment goes to the platform's own
-submissions: the approval and bonus files name platform ids, and the platform only pays ids that
-really submitted to the study. See docs/crowd.md.
+:func:`create_study` makes a study, :func:`arrive` admits a participant through the entry URL (its
+secret must be the study's; a refused URL writes nothing) and :func:`participant_view` decides after
+each item: screened out, incomplete, completed or timed out, each an event in ``study_events``. What
+the platform id proves and what the study secret and session binding add: docs/crowd.md.
 """
 
 from __future__ import annotations

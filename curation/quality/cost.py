@@ -5,29 +5,7 @@ forecast of the time each batch still needs at the team's recent pace.
 One function, :func:`cost_report`, answers ``prefkit cost``, the dataset card's *Cost* section and the
 dashboard. It reads the store and never writes it, and reads no clock: the pace is measured over the
 ``pace_days`` before the last finished item, so the same logs give the same report (the card holds no
-timestamp).
-
-Protocol of the numbers:
-
-- *LLM*: every ledger row (stage, item, call) with its tokens and US$ as the layer recorded them
-  (answers from the cache cost 0; the offline backend costs 0 and its calls are counted as offline).
-  Stages are grouped: ``generation`` (the CUPID stages), ``repair`` (re-asks after a validation error,
-  items ``#retry``; retakes of failed or silent sessions, items ``#attempt``), ``extraction`` (memory
-  extraction and AlpsBench task building), ``evaluation`` (models under test) and ``evaluation
-  judges`` (judge and matching calls of an evaluation).
-- *Annotator time*: each item a person finished (first label, skip or flag; edits and LLM judges left
-  out) counts its ``time_spent_s``, at most ``time_cap_s`` (a longer one is *capped* and counted as
-  such); items without a time (a source that did not say) are counted as *untimed*. Gold items count:
-  they are part of what verification costs.
-- *Per verified unit*: the dollars of the stages that made a unit and the minutes of the task kind
-  that verified it, divided by how many are verified now: CUPID instances and sessions (generation +
-  repair; ``preference_expressed``), gold memories (extraction; ``memory_verify``), matching pairs
-  (evaluation judges; ``preference_match``).
-- *Crowd studies*: each study's rewards of approved submissions and bonuses over the verified items
-  its participants labelled (:mod:`prefkit.curation.quality.study_report`), in the study's currency.
-- *Forecast*: per (kind, batch), the labels still needed (each non-gold task's current target minus
-  the people who finished it) divided by the kind's pace (items finished per day over the last
-  ``pace_days`` of labelling, the span measured from the first to the last of them, at least an hour).
+timestamp). The protocol of the numbers is in docs/release.md (*Cost per verified instance*).
 """
 
 from __future__ import annotations

@@ -2,40 +2,9 @@
 reason, a bonus by the study's rule, the files a platform's bulk approval and bulk bonus take, and
 what the study cost per verified item.
 
-Reads the store, never writes it (``prefkit crowd report``; the card's *Cost* section). Protocol:
-
-- *items*: the participant's finished items (labels, skips, flags); *labels*: those labelled.
-- *minutes*: wall-clock minutes from the arrival to the end (completion, screening-out, time-out),
-  or to the last label of a participant still working; *median_s*: the median seconds on an item
-  (``time_spent_s`` of their labels).
-- *gold accuracy*: the mean gold score of their labels on gold items (the attention checks; a gold
-  item skipped or flagged scores 0), the same score the gates use (``TaskKind.gold_score``).
-- *reliability*: the participant's expected accuracy under a Dawid–Skene (or MACE) model fitted on
-  every human label of the study's task kind, gold fixed (:mod:`prefkit.curation.annotation.annotator_model`).
-- *agreed*: their labelled non-gold items that are verified (the final label, by consensus or
-  adjudication, :mod:`prefkit.curation.quality.consensus`, is decided and the item has all the
-  labels its overlap asks for) and whose final label is theirs in every unit.
-- *flags* (reasons to reject, the ones Prolific accepts for speed): ``exceptionally fast`` (a
-  completed submission's minutes more than 3 standard deviations below the mean of the study's other
-  completed submissions, 5 or more of them: a statistical outlier of the study), ``faster than
-  stated`` (a median of seconds per item below the study's ``too_fast_s``, 3 items or more, only
-  when the study set one: its first page states it to every participant). A speed threshold not
-  stated in advance is never a reason.
-- *notes* (for a person to check, never a reason by itself): ``same answer`` on at least
-  ``straight_line`` of their labels (5 or more): answers can be skewed for good reasons.
-- *self_alpha*: their lowest α with their own repeats over the kind's fields (``agreement.within_rows``);
-  *self_flag* when it is below ``[release] self_alpha_min``: for people to look at, never a rejection.
-- *skipped*, *flagged*: the participant's regular items they skipped or reported (neither is an answer).
-- *decision*: ``approve`` a completed submission without flags (its notes in the reason);
-  ``reject`` a screened-out one (failed the attention checks), an ``incomplete`` one (fewer regular
-  items answered than the study's ``min_answered`` share of those served: the reason counts them) or
-  a completed one with flags (the reason says which); ``none`` for one that did not finish (the platform returns or times it out
-  itself). A suggestion: people decide, the files are for them.
-- *bonus* (approved only): ``bonus_per_item`` × agreed items, × reliability when the rule is
-  ``reliability``; rounded half up to the cent.
-- *cost*: the reward of each approved submission plus the bonuses; *verified items*: the study
-  batch's verified non-gold items that a participant labelled; the cost per
-  verified item is the one over the other (None when nothing is verified).
+Reads the store, never writes it (``prefkit crowd report``; the card's *Cost* section). The protocol
+of every column (flags are reasons to reject, notes never are; a speed threshold not stated in
+advance is never a reason) is in docs/crowd.md (*Review and pay*).
 """
 
 from __future__ import annotations

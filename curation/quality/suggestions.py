@@ -1,30 +1,9 @@
 """What suggestions do to labels: the assisted arm against the control arm, per task kind.
 
-Protocol (``prefkit agreement --assist``, the dashboard's *Suggestions* panel, the release card and
-the ``assist_anchoring`` gate all read :func:`assist_report`). The labels measured are the live,
-human labels (``store.labels.effective_events``; judges left out) whose event records an arm
-(``assist_arm``: the item had a suggestion; see :mod:`prefkit.curation.annotation.suggestions`). Per
-(kind, arm):
-
-- ``time_median`` / ``time_p90``: seconds on the item (labels with a time), numpy's linear
-  percentile;
-- ``gold_agreement``: mean ``TaskKind.gold_score`` of the arm's labels on gold items;
-- ``adjudicated_agreement``: the same score against the maintainer's adjudication of the task
-  (tasks with one);
-- ``alpha``: Krippendorff's α per field among the arm's own labels (non-gold units the arm rated at
-  least twice; ``prefkit.curation.quality.agreement``'s arithmetic);
-- ``anchoring_rate``: over the gold units where the item's suggestion is wrong (its value differs from
-  the gold answer's), the share where the label has the suggestion's value. In the control arm the
-  suggestion was withheld, so its rate is how often people land on that wrong value unprompted: the
-  difference ``assisted − control`` is what showing the suggestion did.
-
-Every figure has a 95% percentile interval from a non-parametric bootstrap over labels (each label is
-resampled whole, with its units; ``n_boot`` replicates, seeded). The difference of the anchoring rates
-(:func:`anchoring_test`) is tested on the Agresti–Caffo adjusted rates, each arm's variance the larger
-of the adjusted binomial one and its bootstrap variance: *significantly worse* when the one-sided 95%
-lower bound is above 0 (a test at 5%); its interval is the adjusted 95% one. (A plain percentile
-bootstrap of the difference calls an arm with no kept unit certain, and found anchoring in 1 of 5
-simulated projects without any.) This module reads the store and never writes to it.
+``prefkit agreement --assist``, the dashboard's *Suggestions* panel, the release card and the
+``assist_anchoring`` gate all read :func:`assist_report`; the protocol (live human labels that record
+an arm; bootstrap intervals; the Agresti–Caffo test of the anchoring rates) is in docs/assist.md
+(*Measuring what the suggestions do*). This module reads the store and never writes to it.
 """
 
 from __future__ import annotations
