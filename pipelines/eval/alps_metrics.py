@@ -1,22 +1,10 @@
 """AlpsBench scoring arithmetic: one score record per benchmark row, aggregated per task and level.
 
-Task 1 (extraction) and task 2 (update) match predicted memories to gold memories 1-to-1 with
-AlpsBench's documented pair score (docs/evaluation_metric.md of its repository):
-
-    pair = 0.40 label + 0.40 value + 0.10 type + 0.10 confidence
-    label      = 2 * LCP / (len(a) + len(b)) over the '/'-separated label path segments
-    value      = 0.6 * token Jaccard + 0.4 * difflib sequence ratio (normalised text)
-    type       = 1 when equal, else 0
-    confidence = 1 when |a - b| <= 0.2, falling linearly to 0 at |a - b| = 0.7 (0 when either is missing)
-
-The assignment maximising the total score (Hungarian) is kept, and only pairs scoring >= 0.30 count as
-matched. Task 1: precision = matched / predicted, recall = matched / gold, pooled over rows (and the mean
-per-row F1). Task 2: each gold memory is *retained* (same id and value as before the update),
-*modified* (same id, or ``<id>_updated``, with a new value) or *added*; it is correct when matched, and
-for a modified memory only when the match is closer to the new value than to the old one. Task 3:
-accuracy of ``selected_memory_id`` at each distractor level. Task 4: the judge's 1-10 score per
-ability (and AlpsBench's public proxy, whether ``used_memory_fact`` contains or is contained in the gold
-memory). This module never calls a model.
+Tasks 1 and 2 match predicted memories to gold memories 1-to-1 with AlpsBench's documented pair
+score (0.40 label + 0.40 value + 0.10 type + 0.10 confidence, Hungarian, matched at >= 0.30); task 2
+sorts each gold memory into retained, modified or added; task 3 is the accuracy of
+``selected_memory_id`` per distractor level; task 4 the judge's 1-10 score per ability. The formulas
+are in docs/eval.md (*AlpsBench*). This module never calls a model.
 """
 
 from __future__ import annotations

@@ -3,20 +3,11 @@
 
     pair = 0.40 label + 0.40 value + 0.10 type + 0.10 confidence
 
-pairs are assigned 1-to-1 (Hungarian) and only those scoring >= 0.30 count as matched; then precision =
-TP / predicted, recall = TP / gold, F1, the mean pair score of the matches (quality) and
-``algo_score_100 = 100 (0.60 quality + 0.40 F1)``. The headline of tasks 1 and 2 is the mean of the rows'
-``algo_score_100``; the optional LLM-judge blend of the paper is not public and is not computed.
-
-The documentation leaves these open; they are prefkit's choices (see ``alps_metrics``): text is NFKC,
-lower case, punctuation removed; value = 0.6 token Jaccard (CJK per character) + 0.4 difflib ratio
-(``autojunk`` off); the confidence term is 1 up to |a - b| = 0.2 and falls linearly to 0 at 0.7, and is 0
-when either confidence is missing; a row with no gold and no prediction has F1 1 and quality 1; a row
-with matches but an empty side scores 0. Because the label term alone reaches 0.40, two memories under
-the same label match whatever their values: :func:`threshold_check` measures how often the threshold
-accepts pairs people reject, on the labelled pairs shipped in ``data/alps_pair_labels.jsonl`` (or any
-file of that shape), and every report of this protocol shows it. Tasks 3 and 4 are scored as ``prefkit``
-scores them (the paper's retrieval and task-4 judges are not public). This module never calls a model.
+pairs are assigned 1-to-1 (Hungarian) and only those scoring >= 0.30 count as matched; the headline of
+tasks 1 and 2 is the mean of the rows' ``algo_score_100 = 100 (0.60 quality + 0.40 F1)``. The constants
+the documentation leaves open are prefkit's choices (``alps_metrics``; docs/eval.md, *Protocols*).
+Because the label term alone reaches 0.40, :func:`threshold_check` measures how often the threshold
+accepts pairs people reject, and every report of this protocol shows it. This module never calls a model.
 """
 
 from __future__ import annotations

@@ -1,23 +1,11 @@
 """AlpsBench's public scorer, written here from reading ``src/benchmark/metrics.py`` and ``runner.py`` of
 ThisIsCosine/AlpsBench (protocol ``alpsbench-public``): the numbers its ``scripts/evaluate.py`` prints.
 
-- Text is normalised only by ``strip``, lower case and collapsing whitespace (no punctuation removal,
-  no Unicode folding); a value that is not a string is its JSON text with sorted keys.
-- Tasks 1 and 2: a memory is the tuple of six normalised fields (label, value, type,
-  preference_attitude, time_scope, emotion); per row, the multiset overlap gives precision, recall and
-  F1 (each rounded to 6 digits), an empty prediction against an empty gold scoring 1; the track's main
-  score is the mean of the rows' F1 (rounded to 6 digits). Task 2 compares the predicted
-  ``memory_items`` with the gold ``answer``.
-- Task 3: correct when the normalised ``selected_memory_id`` equals the gold's, or the prediction's
-  selected memory value equals the gold's (the public runner passes only the prediction contract's
-  fields, which carry no value, so through the runner only the id can match).
-- Task 4: the grounding proxy: ``used_memory_fact`` equals, contains or is contained in the gold
-  selected memory's value (both normalised, both non-empty).
-
-Every track (``task3_d100``, ``task4_ability2``, ...) is its own score. The public runner refuses a run
-with a failed prediction; prefkit scores a failed model call as the empty prediction of the contract
-and counts it (``n_failed``), and ``main_score_strict`` scores every failed row 0 (an empty gold row
-would otherwise give a failed call full marks). This module never calls a model.
+Text is normalised only by ``strip``, lower case and collapsing whitespace; tasks 1 and 2 score the
+multiset overlap of six-field memory tuples per row, task 3 the selected memory, task 4 the grounding
+proxy. Every track is its own score; a failed model call is scored as the contract's empty prediction
+and counted (``n_failed``), and ``main_score_strict`` scores it 0 (docs/eval.md, *Protocols*). This
+module never calls a model.
 """
 
 from __future__ import annotations

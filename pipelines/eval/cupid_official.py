@@ -1,27 +1,11 @@
 """CUPID's official arithmetic and failure accounting (protocols ``cupid-official``, ``cupid-prefmatcher``),
 written here from reading ``evaluation/pipeline/evaluate.py`` and ``result.py`` of kixlab/CUPID.
 
-Inference, per instance: ``n_true`` = gold checklist items, ``n_predicted`` = the questions the decomposer
-made of the inferred preference; credits are the matcher's labels summed (Fully 1, Partially 0.5, Not 0),
-gold items against the inferred preference and inferred questions against the gold preference. Pooled
-over the instances: precision = Σ predicted credit / Σ n_predicted (0 when there is none), recall =
-Σ true credit / Σ n_true, F1 = 2PR / (P + R).
-
-What each failure does, as the official code does it:
-
-| outcome | official line | strict line |
-|---|---|---|
-| model call (or its parsing, or the decomposer) failed | instance left out | gold items counted, credit 0 |
-| context length exceeded | gold counted, no predicted items, credit 0 | same |
-| matcher call failed | gold and predicted items counted, credit 0 (both directions) | same |
-| empty answer | gold counted, no predicted items, credit 0 | same |
-| missing from a predictions file | left out | gold items counted, credit 0 |
-
-The official code crashes (``KeyError: 'label'`` in ``result.py``) on the two rows where its evaluator
-writes zero-score placeholders without labels (context length, empty checklist); prefkit counts them as
-those placeholders intend: gold items with no credit. Generation: the mean of the judge's scores over
-the instances with a result; a failed judge call or a context-length answer scores 0, a failed model
-call is left out (strict: 0). The official mean of no instances is 0. This module never calls a model.
+Inference is pooled over the instances: precision = Σ predicted credit / Σ n_predicted (0 when there is
+none), recall = Σ true credit / Σ n_true, F1 = 2PR / (P + R), credits the matcher's labels (Fully 1,
+Partially 0.5, Not 0). What each failure does on the official and the strict line, and where prefkit
+counts what the official code crashes on, is the table in docs/eval.md (*Protocols*). This module never
+calls a model.
 """
 
 from __future__ import annotations
