@@ -1,18 +1,11 @@
 """Judge-assisted labelling: which items show their suggestion, and what a label records about it.
 
-An item with a suggestion (``prefkit suggest``) is in one of two arms for each annotator:
-
-- ``control``: a stable, random share of the items (``[annotation] assist_control_share``, default
-  0.2) is shown *without* the suggestion. The draw is a hash of (annotator, kind, item), so it is the
-  same on every run, in the app and in Label Studio, and independent between annotators;
-- ``assisted``: the rest is shown with it, pre-filled and visibly a suggestion until the annotator
-  confirms or changes it.
-
-The label event records the arm and the suggestion's id (shown, or withheld in the control arm), so
-``prefkit agreement --assist`` can compare the arms: how often people keep a suggestion that is wrong
-on gold, against how often the control arm lands on that same wrong value unprompted. An item with no
-suggestion has no arm. A suggestion is never a label or a vote: this module reads ``store.suggestions`` and
-hands the app what to draw; it never writes a label.
+An item with a suggestion (``prefkit suggest``) is, for each annotator, in the ``control`` arm (a
+stable share, ``[annotation] assist_control_share``, drawn by a hash of annotator, kind and item, shown
+*without* it) or the ``assisted`` arm (shown with it, pre-filled). The label event records the arm and
+the suggestion's id, so ``prefkit agreement --assist`` can compare the arms (docs/assist.md, *The
+arms*). A suggestion is never a label or a vote: this module reads ``store.suggestions`` and hands the
+app what to draw; it never writes a label.
 """
 
 from __future__ import annotations

@@ -1,18 +1,10 @@
 """The evidence check: is a memory's quoted evidence really in the dialogue turn it cites?
 
 One implementation serves the release gate (``gold_evidence``) and ``prefkit memories check-evidence``.
-Each memory gets a status:
-
-- ``pass``: the quote is in the cited turn (any of them, when several are cited). Quotes in the real
-  data are elided (``...``, ``…``, ``[...]``, ``[20 characters]``): an elided quote passes when its
-  pieces occur in the turn in that order. Differences only of case, Unicode form, invisible characters,
-  whitespace or punctuation are not failures.
-- ``near_miss``: the quote is in another turn (the reason names it), or no turn is cited but the quote
-  is found.
-- ``fail``: an empty quote, a cited index outside the dialogue, or a quote found nowhere.
-
-Model extractions in AlpsBench's format cite no turn (only ``evidence_text``): for them a quote found in
-any turn passes. This module reads the store and never writes.
+Each memory gets a status, ``pass``, ``near_miss`` or ``fail``; what each means, elided quotes and the
+differences that are not failures are in docs/alpsbench.md (*The evidence check*). Model extractions in
+AlpsBench's format cite no turn: for them a quote found in any turn passes. This module reads the store
+and never writes.
 """
 
 from __future__ import annotations

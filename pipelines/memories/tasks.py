@@ -1,18 +1,11 @@
-"""AlpsBench tasks 2-4 from verified memories (``prefkit tasks build-alpsbench``).
+"""AlpsBench tasks 2-4 from verified memories (``prefkit tasks build-alpsbench``): task 2 (update) by an
+LLM continuing a dialogue, task 3 (retrieval) with distractors from other users' verified memories,
+task 4 (use) checked for leakage; docs/alpsbench.md (*Task building*) says how each is made.
 
-- Task 2 (update): an LLM continues a dialogue in controlled segments — neutral turns, one new memory,
-  one memory that conflicts with a chosen old one; the gold is the old memories with the conflicting
-  one updated, plus the new one.
-- Task 3 (retrieval): per dialogue, one positive memory, a query for which it matters, and N distractors
-  drawn from *other users'* verified memories (N in 100/300/500/700/1000), seeded, stratified by label
-  in proportion to the pool, and shuffled.
-- Task 4 (use): per dialogue and ability, a query where the memory matters, checked for leakage (the
-  query must not state the memory).
-
-Verified memories are, per dialogue, the verified gold of its final ``memory_verify`` label (accepted,
-edited and added memories), else its imported expert-verified gold. Built rows go to
-the store in AlpsBench's public row shape; people check them through ``task_qc`` tasks before a release
-ships them. This module never writes SQL and never calls a model directly.
+Verified memories are, per dialogue, the verified gold of its final ``memory_verify`` label, else its
+imported expert-verified gold. Built rows go to the store in AlpsBench's public row shape; people check
+them through ``task_qc`` tasks before a release ships them. This module never writes SQL and never
+calls a model directly.
 """
 
 from __future__ import annotations
