@@ -1,21 +1,12 @@
 """Ingest WildChat-1M conversations (JSONL, JSONL.gz, Parquet) into a project as user sequences.
 
-One streaming DuckDB pass reads and judges every row in file order (the scan counts rows, so no
-window numbers them); each kept conversation's turns go to the store as a pack while DuckDB reads on,
-staged a batch per short transaction (hidden until the import's last, one-row transaction makes it
-visible), and only narrow columns (spilled to Parquet) are grouped afterwards,
-under a fixed DuckDB memory limit: memory stays bounded whatever the input size, and Python never
-touches a turn. Strict by default: any row that is not a WildChat record stops the run with one error
-naming file and line, and nothing becomes visible (what was staged is removed). With ``skip_bad`` such rows are listed in a
-rejects file and the rest is imported.
-
-A *sequence* is one user's conversations in time order: same ``hashed_ip`` and user-agent, no gap
-longer than ``max_gap_hours``, at least ``min_sequence`` conversations. Everything else stays a
-one-conversation sequence. Each sequence is one dialogue; its meta records how it was formed and,
-per conversation, the source file, row and conversation hash. This module never writes SQL against the
-project store and never names its columns: DuckDB builds each conversation's turns and each
-dialogue's meta as JSON, and typed batches go to :meth:`Content.bulk_dialogues`, which maps them to
-rows.
+One streaming DuckDB pass reads and judges every row in file order; each kept conversation's turns go
+to the store as a pack while DuckDB reads on, staged and made visible by the import's last, one-row
+transaction, and only narrow columns (spilled to Parquet) are grouped into sequences afterwards, under
+a fixed DuckDB memory limit: memory stays bounded and Python never touches a turn. Filters, sequences,
+strict mode and ``skip_bad`` are described in docs/alpsbench.md (*Ingestion*). This module never writes
+SQL against the project store and never names its columns: typed batches go to
+:meth:`Content.bulk_dialogues`, which maps them to rows.
 """
 
 from __future__ import annotations

@@ -1,19 +1,11 @@
 """Memory extraction for real dialogues (``prefkit memories extract``), AlpsBench's two stages.
 
-Stage 1 (role ``writer``, high recall) proposes candidate memories per dialogue in the AlpsBench
-MemoryItem shape; prefkit numbers them m1, m2, ... and checks each quote against the turn it cites
-(a quote found in another turn has its index corrected; one found nowhere is flagged, not dropped).
-Stage 2 (role ``judge``) judges every candidate by id, may neither add nor remove any, and recalibrates
-confidence to 0.95 / 0.80 / 0.65 / 0.50, or rejects with 0.10 and a reason; an answer breaking these
-rules is asked again.
-
-Selection, as AlpsBench's: a dialogue (a user's sequence) with no kept *indirect* memory is left out, and
-at most ``cap_per_label`` kept memories per taxonomy label across the project. Everything is written
-(nothing is lost): kept memories as ``candidate`` rows — the input of ``memory_verify`` tasks, so the
-verified gold comes from people — and the rest as ``candidate_rejected``, ``candidate_capped`` or
-``candidate_no_implicit``, all under ``source_model = "extract:<model>"``. A rerun skips dialogues
-that already have rows of that source; the LLM cache makes repeated calls free. This module never
-writes SQL (it goes through the store) nor calls a model directly (it goes through the layer).
+Stage 1 (role ``writer``, high recall) proposes candidate memories per dialogue, numbered and checked
+against the turns they cite; stage 2 (role ``judge``) judges every candidate by id and recalibrates its
+confidence. Kept memories are written as ``candidate`` rows (the input of ``memory_verify`` tasks) and
+the rest under their reasons, nothing lost; the stages, the selection and reruns are described in
+docs/alpsbench.md (*Memory extraction*). This module never writes SQL (it goes through the store) nor
+calls a model directly (it goes through the layer).
 """
 
 from __future__ import annotations
