@@ -1,21 +1,13 @@
 """Adaptive overlap: how many annotators an item gets.
 
-With ``[annotation] overlap = {min = 2, max = 4}`` (or ``tasks create --overlap 2..4``) a task's
-``overlap`` column is its *current target*, which the queues fill exactly as they fill a fixed
-overlap. It starts at ``min``; when everyone it went to has finished it, :func:`review_hook` (run in
-the transaction that records the last label, the row locked) decides whether the labels are certain:
-every unit's posterior under the annotators' reliabilities reaches ``confidence``, and a lone label
-comes from an annotator with at least ``gold_items`` labels on gold items. If not, the target goes up
-by one, up to ``max``, and the item is back in the pool. A stable random ``audit_share`` of items
-(the hash of the task id, so the same items on every machine) starts at ``max`` and stays there:
-agreement is measured on them, where no adaptive choice biased who labelled what.
-
-The reliabilities come from a snapshot of a Dawid–Skene model (MACE with ``[release] consensus =
-"mace"``) fitted on every label of the kind, gold included, kept in the store's meta table and refitted
-when a chunk is handed out and the log has grown by a tenth (at least 50 events) since: a submit only
-reads it. A refit also looks again at the items that stopped below ``max`` and hands those no longer
-certain under the new reliabilities to one more annotator. Before the first fit, and for an annotator the snapshot does not know, the population's mean
-matrix (or a symmetric 0.75 accuracy) stands in.
+With ``[annotation] overlap = {min = 2, max = 4}`` a task's ``overlap`` column is its *current target*,
+which the queues fill exactly as they fill a fixed overlap. It starts at ``min``; when everyone it went
+to has finished it, :func:`review_hook` (run in the transaction that records the last label, the row
+locked) raises it by one, up to ``max``, unless the labels are certain under the annotators'
+reliabilities; a stable random ``audit_share`` of items starts at ``max`` and stays there. The
+reliabilities are a snapshot of a Dawid–Skene (or MACE) model kept in the store's meta table and
+refitted when a chunk is handed out and the log has grown enough since: a submit only reads it. The
+rules are in docs/annotation.md (*Queues, overlap and gold*).
 """
 
 from __future__ import annotations

@@ -1,17 +1,8 @@
 """What a suggestion is for each task kind: the requests it needs and how their answers (and the
-programmatic checks) become label-shaped values, and the offline backend's stand-in answers.
-
-- ``preference_match``: fully / partially / not covered (one judge call per pair);
-- ``preference_expressed``: per checklist item, expressed or not and the evidence turns (one call per
-  session; evidence outside the session's user turns is dropped);
-- ``memory_verify``: per candidate memory, supported or not: its quote found in the dialogue by the
-  programmatic evidence check (:mod:`prefkit.curation.quality.evidence`), and with ``judge`` also a
-  judge call per candidate (supported only when both agree);
-- ``task_qc``: the checks that failed: the programmatic leakage check of the build
-  (:func:`prefkit.pipelines.memories.tasks.leakage`, tasks 3 and 4) and a judge's leakage and
-  answer checks;
-- a declared kind (``kinds/<name>.toml``): one call per item, the prompt and the answer's schema
-  made from the kind's title, fields and questions (:data:`DECLARED`).
+programmatic checks) become label-shaped values, and the offline backend's stand-in answers; the
+table in docs/assist.md (*Suggestions per task kind*) says what each built-in kind's suggestion is. A
+declared kind (``kinds/<name>.toml``) gets one call per item, the prompt and the answer's schema made
+from the kind's title, fields and questions (:data:`DECLARED`).
 
 A kind names its :class:`Suggester` by import reference (``TaskKind.suggestions``, found as its app
 form is); a kind naming none is refused by ``prefkit suggest`` with one line. This module names no
