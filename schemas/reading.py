@@ -1,15 +1,9 @@
 """The one reading layer for untrusted input files: JSON, JSON Lines, CSV, Parquet.
 
-Every file the CLI accepts (CUPID rows, AlpsBench packets, label files, pairs, gold answers, seed
-personas, WildChat rows, ...) is read here, so every importer gets the same rules:
-
-- UTF-8 only (a leading BOM is allowed); anything else names the line and the byte.
-- Strict JSON: ``NaN``/``Infinity`` (and numbers that overflow to them) and duplicate object keys are
-  refused; nesting deeper than :data:`MAX_DEPTH` is refused before any code recurses over it.
-- An input without a single record is an error (``no records``) — the same rule for every import.
-- Every problem is one :class:`InputError` line naming the file, the line (or packet) and the field.
-- Readers return fully parsed data: importers validate everything before the first store write, so a bad
-  input writes nothing.
+Every file the CLI accepts is read here, so every importer gets the same rules (UTF-8 only, strict
+JSON, nesting at most :data:`MAX_DEPTH`, an input without records is an error, every problem one
+:class:`InputError` line naming file, line and field; docs/bad_input.md) and validates everything
+before the first store write, so a bad input writes nothing.
 
 How an importer uses it::
 

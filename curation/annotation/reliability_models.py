@@ -11,11 +11,6 @@ Pure functions on integer codes (``items × workers → class``); nothing here t
   "spams" from their own distribution ``ξ[w]``; its confusion matrix is therefore
   ``θ·I + (1 − θ)·ξ``, which needs far fewer parameters per worker. Fitted with the same EM loop.
 
-A zero probability (a confusion cell or prior that is exactly 0, as a hand-made or unsmoothed matrix
-has) rules its class out: its log is ``-inf`` deliberately (:func:`_log`, no divide-by-zero warning),
-and a unit whose labels rule out every class learns nothing from them: its posterior is the priors
-(:func:`_normalised`), never ``nan``.
-
 Items with a known answer (gold) keep it fixed in the E-step, so they anchor each worker's matrix:
 the models learn reliability from every label, gold ones included. crowd-kit implements the same
 models, but it brings transformers and scikit-learn with it; these ~150 lines need only numpy and
