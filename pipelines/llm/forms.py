@@ -1,15 +1,10 @@
 """How a structured answer is asked of an OpenAI-compatible server, and which answers are final.
 
-Engines take structured output their own way: OpenAI, vLLM, SGLang and LM Studio take
-``response_format={"type": "json_schema", ...}``; llama.cpp's server and llama-cpp-python take
-``{"type": "json_object", "schema": {...}}``; some only JSON mode. ``FORMS`` is the order ``[llm]
-structured = "auto"`` tries them in. A JSON error whose ``param``, ``code`` or message names the
-request's ``response_format`` is the server refusing the form, whatever its status: OpenAI and vLLM
-set ``param``; llama.cpp's server says ``response_format`` or ``JSON schema`` in its message (a 400 or a
-500), llama-cpp-python puts the failed field's path in a 500's message, vLLM's grammar backends name
-the JSON schema. It is never retried; the next form is asked. An answer saying the prompt does not fit
-the model's window is final as well: ``context_length: N > W``. Everything else (408, 409, 429, other
-5xx, an HTML page from a proxy, a message that only happens to say "schema") stays transient.
+``FORMS`` is the order ``[llm] structured = "auto"`` tries the engines' structured-output forms in. A
+JSON error whose ``param``, ``code`` or message names the request's ``response_format`` is the server
+refusing the form, whatever its status, and an answer saying the prompt does not fit the model's window
+(``context_length: N > W``) is final as well; everything else stays transient. Which engine says what
+is in docs/llm.md (*Structured outputs*).
 
 This module must never hold a key; it only reads error bodies the server sent.
 """

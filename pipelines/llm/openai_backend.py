@@ -1,17 +1,11 @@
 """The OpenAI-compatible backend: the real ``openai`` SDK (``AsyncOpenAI``) against any endpoint.
 
-A structured request is asked in one of ``forms.FORMS`` (json_schema, json_object + schema, JSON mode
-with the schema in the prompt). With ``[llm] structured = "auto"`` the backend starts from the form the
-project remembers for this endpoint and model (``store.llm.forms()``), else json_schema; a refusal (an
-error naming the request's response_format, whatever its status: ``forms.is_refusal``; never retried)
-moves that model to the next form not refused (on from the remembered one, then round to those
-before it: an endpoint may change engines between runs) and forgets the remembered one, and the form
-that answers is remembered. A schema the SDK cannot make strict, or one the server rejects alone, moves
-only that response model on. A named form is used as it is: its refusal stops the run with one line.
-The layer validates every answer with the same pydantic model. Transport retries (429 with Retry-After, other 5xx, timeouts) are the SDK's, with
-``max_retries`` from the config; ``timeout_s`` bounds each attempt whole (connecting, the headers and
-the body), not each read; an answer no retry can change (a refusal, a context overflow) is marked so the
-SDK does not retry it.
+A structured request is asked in one of ``forms.FORMS``; with ``[llm] structured = "auto"`` the backend
+starts from the form the project remembers for this endpoint and model (``store.llm.forms()``), moves on
+after a refusal (``forms.is_refusal``, never retried) and remembers the form that answers
+(docs/llm.md, *Structured outputs*). Transport retries are the SDK's, with ``max_retries`` from the
+config; ``timeout_s`` bounds each attempt whole, not each read; an answer no retry can change (a
+refusal, a context overflow) is marked so the SDK does not retry it.
 
 This module must never store, log or return the API key: errors are scrubbed of it before they leave.
 """
