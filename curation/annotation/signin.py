@@ -1,16 +1,11 @@
 """At the door of the annotation app: sign-in throttling. (User names are compared in the one form
 :mod:`prefkit.curation.store.usernames` defines, where the accounts are kept.)
 
-Throttling counts failed sign-ins since the last success (or a maintainer's unlock), per user name
-and per client (the browser's address). After ``free_failures`` failures each further attempt must
-wait ``backoff_s * 2**k`` seconds (capped) and is refused unchecked before then (no argon2 work);
-after ``lockout_after`` failures the name (or client) is locked for ``lockout_minutes`` even for the
-right password. Every attempt is a row in ``sign_in_log`` and a line on the ``prefkit.signin``
-logger; ``prefkit users unlock NAME`` ends a lockout. This module decides; the store does the SQL.
-
-The client is the connection's address, or behind a reverse proxy listed in ``trusted_proxies``, the
-address that proxy says it forwarded for (:func:`client_address`): a header from anyone else is
-ignored, so a browser cannot pick its own address to dodge the throttle.
+Failed sign-ins are counted since the last success (or a maintainer's unlock), per user name and per
+client; past ``free_failures`` an attempt must wait out a doubling backoff and is refused unchecked
+before then, and past ``lockout_after`` the name is locked (docs/annotation.md, *At the door*). The
+client is the connection's address, or the one a proxy listed in ``trusted_proxies`` forwarded for
+(:func:`client_address`), so a browser cannot pick its own. This module decides; the store does the SQL.
 """
 
 from __future__ import annotations
