@@ -21,7 +21,9 @@ from prefkit.curation.annotation.annotator_model import live_labels
 from prefkit.curation.annotation.declared import UNVERIFIED, DeclaredKind, QuestionDecl
 from prefkit.curation.annotation.task_kinds import TASK_KIND_REGISTRY
 from prefkit.curation.quality.consensus import effective_adjudications, final_labels, labels_needed
+from prefkit.schemas.alpsbench_layout import split_rank
 from prefkit.schemas.common import canonical_json
+from prefkit.schemas.config import SplitName
 
 if TYPE_CHECKING:
     from prefkit.curation.store import ProjectStore
@@ -58,6 +60,19 @@ _LEAVES = (pa.string(), pa.int64(), pa.float64(), pa.bool_())
 def declared_kinds() -> list[DeclaredKind]:
     """The declared kinds with configs of their own (one whose hooks feed other configs has none)."""
     return [k for k in TASK_KIND_REGISTRY.values() if isinstance(k, DeclaredKind) and not k.release]
+
+
+def item_split(item_id: str, shares: dict[SplitName, float] | None) -> str:
+    """An item's split: ``test`` (the one public split) without ``[release] splits``; with them, by a
+    hash of its id (the same in every cut): ``test``, ``validation`` by their shares, the rest ``train``."""
+    if not shares:
+        return "test"
+    at = int(split_rank(item_id)[:13], 16) / 16**13
+    for name in ("test", "validation"):
+        if at < shares.get(name, 0):
+            return name
+        at -= shares.get(name, 0)
+    return "train"
 
 
 def question_line(q: QuestionDecl) -> str:
@@ -140,8 +155,10 @@ def declared_configs(
     config_data: type[ConfigData],
     pseudonym: Callable[[str], str],
     min_labels: int | None = None,
+    splits: dict[SplitName, float] | None = None,
 ) -> list[ConfigData]:
-    """``NAME`` and ``NAME_unverified`` of a declared kind. An item is verified when a maintainer
+    """``NAME`` and ``NAME_unverified`` of a declared kind, their rows split by :func:`item_split`; with
+    ``splits``, the test items' answers go to the private ``NAME_test_answers`` (the public rows' are null). An item is verified when a maintainer
     adjudicated it, or when its labels decided it and it has the labels it needed
     (:func:`prefkit.curation.quality.consensus.labels_needed`: its overlap, the target adaptive overlap
     settled on, or ``min_labels``), whatever a gate override says."""
@@ -173,6 +190,12 @@ def declared_configs(
         "`decided_by` and `waiting_for` (labels: fewer than the item needs; adjudication: a tie).",
         pa.schema([*head, *counts, ("waiting_for", pa.string())]),
     )
+    hidden = config_data(
+        kind.name + "_test_answers",
+        f"The decided answers of the test items of {decl.title!r} (private: withheld from the public release).",
+        pa.schema([("id", pa.string()), ("task_id", pa.string()), ("answers", answers_type(kind))]),
+        private=True,
+    )
     finals = final_labels(store, kind.name)
     labels = live_labels(store, kind.name)
     adjudicated = effective_adjudications(store)
@@ -181,6 +204,7 @@ def declared_configs(
         if meta:
             m = task.payload.get("meta")
             row["meta"] = canonical_json(m) if as_json and m is not None else m
+        split = item_split(task.item_ref, splits)
         final = finals[task.task_id]
         row |= {"n_labels": final.n_labels, "decided_by": final.shown_decided_by}
         need = labels_needed(task, min_labels)
@@ -188,7 +212,7 @@ def declared_configs(
             short = final.n_labels < need
             decided.drop(f"waiting for {'labels' if short else 'adjudication'} (in the unverified config)")
             rest.add(
-                "test",
+                split,
                 {**row, "waiting_for": f"labels ({final.n_labels} of {need})" if short else "adjudication"},
             )
             continue
@@ -201,5 +225,11 @@ def declared_configs(
             elif q.type == "span" and value is not None:
                 value = _with_text(value, task.payload.get(q.field or ""))
             answers[q.name] = value
-        decided.add("test", {**row, "answers": answers})
-    return [decided.finish(), rest.finish()]
+        shown: dict[str, Any] | None = answers
+        if splits and split == "test":
+            hidden.add(split, {"id": task.item_ref, "task_id": task.task_id, "answers": answers})
+            shown = None
+        decided.add(split, {**row, "answers": shown})
+    if splits and not hidden.count:
+        hidden.drop("no decided item in the test split")  # kept, so the test_gold_private gate fails
+    return [decided.finish(), rest.finish()] + ([hidden.finish()] if splits else [])

@@ -36,6 +36,9 @@ class Secrets:
 
     objects: dict[str, str] = field(default_factory=dict)
     shapes: set[frozenset[str]] = field(default_factory=set)  # key sets of the objects: a cheap filter
+    #: Task ids whose answers are secret -> which item (``kind:id``): found in a row holding the task
+    #: id (``id`` or ``task_id``) beside ``values`` or ``answers`` (a label, a final label, a decision).
+    tasks: dict[str, str] = field(default_factory=dict)
 
     def add(self, gold: Any, where: str) -> None:
         if not isinstance(gold, dict) or not any(v not in (None, "", [], {}) for v in gold.values()):
@@ -44,7 +47,7 @@ class Secrets:
         self.shapes.add(frozenset(gold))
 
     def __len__(self) -> int:
-        return len(self.objects)
+        return len(self.objects) + len(self.tasks)
 
     def found_in(self, value: Any) -> Iterator[str]:
         """The rows whose gold ``value`` contains (nested anywhere, JSON strings included)."""
@@ -64,6 +67,10 @@ class Secrets:
                     hit = self.objects.get(canonical_json(v))
                     if hit:
                         yield hit
+                if self.tasks and (v.get("values") is not None or v.get("answers") is not None):
+                    task = v.get("task_id", v.get("id"))
+                    if isinstance(task, str) and task in self.tasks:
+                        yield self.tasks[task]
                 children: Iterable[Any] = v.values()
             elif isinstance(v, list):
                 children = v
@@ -84,7 +91,8 @@ def _obj(value: Any) -> Any:
 
 def secrets(planned, private_layout: dict[str, bytes]) -> Secrets:
     """The test gold of a release: the test rows of the private AlpsBench gold configs (the tracks' and
-    the unverified packets') and the layout's private ``reference_output.jsonl`` files."""
+    the unverified packets'), the layout's private ``reference_output.jsonl`` files and the tasks of a
+    declared kind's private test answers (whose answers are common values: found by task id)."""
     out = Secrets()
     for cfg in planned:
         if cfg.private and cfg.name.startswith("alpsbench_") and cfg.name.endswith("_gold"):
@@ -92,6 +100,10 @@ def secrets(planned, private_layout: dict[str, bytes]) -> Secrets:
             for line in cfg.splits.get("test", []):
                 row = json.loads(line)
                 out.add(_obj(row.get("gold")), f"{row.get('track') or track}:{row.get('benchmark_id')}")
+        elif cfg.private and cfg.name.endswith("_test_answers"):  # a declared kind's test answers
+            for line in cfg.splits.get("test", []):
+                row = json.loads(line)
+                out.tasks[row["task_id"]] = f"{cfg.name.removesuffix('_test_answers')}:{row['id']}"
     for path, data in private_layout.items():
         for line in data.decode("utf-8").splitlines():
             if line.strip():

@@ -200,7 +200,9 @@ def plan_configs(project: Project) -> list:
     release's view of the labels (:func:`release_view`), as the cut builds them."""
     rel = project.config.release
     with release_view(project):
-        return build_configs(project.store, rel.configs, rel.alpsbench_reference, rel.min_labels_per_item)
+        return build_configs(
+            project.store, rel.configs, rel.alpsbench_reference, rel.min_labels_per_item, rel.splits
+        )
 
 
 @contextmanager

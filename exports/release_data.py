@@ -21,10 +21,10 @@ from prefkit.curation.quality.verification import session_statuses, verified_gol
 from prefkit.curation.store import CupidSession
 from prefkit.exports.alpsbench import packet as alps_packet
 from prefkit.exports.cupid import cupid_arrow_schema, instance_rows
-from prefkit.exports.declared import answers_type, declared_configs, declared_kinds
+from prefkit.exports.declared import answers_type, declared_configs, declared_kinds, item_split
 from prefkit.schemas.alpsbench_layout import SOURCES, assign_splits, packet_pairs
 from prefkit.schemas.common import PrefkitError, canonical_json, content_hash
-from prefkit.schemas.config import LABEL_CONFIGS, RELEASE_CONFIGS, AlpsReference, config_selected
+from prefkit.schemas.config import LABEL_CONFIGS, RELEASE_CONFIGS, AlpsReference, SplitName, config_selected
 
 if TYPE_CHECKING:
     from prefkit.curation.store import ProjectStore
@@ -431,7 +431,11 @@ def _values(values: dict[str, Any] | None, typed: bool) -> Any:
 
 
 def labels_config(
-    store: ProjectStore, pseudonym: Callable[[str], str], kind: str | None = None, values=None
+    store: ProjectStore,
+    pseudonym: Callable[[str], str],
+    kind: str | None = None,
+    values=None,
+    withheld=frozenset(),
 ) -> ConfigData:
     """Each annotator's live label per task, one split per task kind; with ``kind`` and its typed
     ``values``, that kind's ``NAME_labels`` (the same rows, ``values`` a struct)."""
@@ -443,7 +447,7 @@ def labels_config(
     )
     gold = {t.task_id for t in store.labels.tasks(kind=kind) if t.is_gold}
     for ev in store.labels.effective_events(kind):
-        if ev.source == "judge":  # an LLM judge's labels are measured against people, not released as theirs
+        if ev.source == "judge" or ev.task_id in withheld:  # a judge's labels; a private test item's
             continue
         who = pseudonym(ev.annotator)
         cfg.add(
@@ -462,7 +466,9 @@ def labels_config(
     return cfg.finish()
 
 
-def final_labels_config(store: ProjectStore, kind: str | None = None, values=None) -> ConfigData:
+def final_labels_config(
+    store: ProjectStore, kind: str | None = None, values=None, withheld=frozenset()
+) -> ConfigData:
     cfg = ConfigData(
         f"{kind}_final_labels" if kind else "final_labels",
         "The final label of every task and how it was decided "
@@ -473,6 +479,8 @@ def final_labels_config(store: ProjectStore, kind: str | None = None, values=Non
     tasks = {t.task_id: t for t in store.labels.tasks(kind=kind)}
     for name in sorted({t.kind for t in tasks.values()}):
         for task_id, fl in final_labels(store, name).items():
+            if task_id in withheld:
+                continue
             t = tasks[task_id]
             cfg.add(
                 name,
@@ -490,7 +498,11 @@ def final_labels_config(store: ProjectStore, kind: str | None = None, values=Non
 
 
 def adjudications_config(
-    store: ProjectStore, pseudonym: Callable[[str], str], kind: str | None = None, values=None
+    store: ProjectStore,
+    pseudonym: Callable[[str], str],
+    kind: str | None = None,
+    values=None,
+    withheld=frozenset(),
 ) -> ConfigData:
     cfg = ConfigData(
         f"{kind}_adjudications" if kind else "adjudications",
@@ -501,7 +513,7 @@ def adjudications_config(
     kinds = {t.task_id: t.kind for t in store.labels.tasks()}
     in_force = {a.adjudication_id for a in effective_adjudications(store).values()}
     for a in store.labels.adjudications():
-        if kind is not None and kinds.get(a.task_id) != kind:
+        if (kind is not None and kinds.get(a.task_id) != kind) or a.task_id in withheld:
             continue
         cfg.add(
             "log",
@@ -524,6 +536,7 @@ def build_configs(
     only: list[str] | None = None,
     alps_reference: AlpsReference = "verified",
     min_labels: int | None = None,
+    splits: dict[SplitName, float] | None = None,
 ) -> list[ConfigData]:
     """Every config the project holds content for, in a fixed order, including those whose rows were
     all dropped (``count == 0``, ``considered > 0``: written nowhere, but stated in the card and
@@ -546,13 +559,19 @@ def build_configs(
         "cupid_unverified": lambda: [cupid_unverified_config(store)],
         "cupid_raw": lambda: [cupid_raw_config(store, pseudonym, statuses())],
         "alpsbench_*": lambda: alpsbench_configs(store, alps_reference),
-        "labels": lambda: [labels_config(store, pseudonym)],
-        "final_labels": lambda: [final_labels_config(store)],
+        "labels": lambda: [labels_config(store, pseudonym, withheld=withheld)],
+        "final_labels": lambda: [final_labels_config(store, withheld=withheld)],
         "matching": lambda: [k.release_hook("matching")(store, k, pseudonym) for k in feeding("matching")],
-        "adjudications": lambda: [adjudications_config(store, pseudonym)],
+        "adjudications": lambda: [adjudications_config(store, pseudonym, withheld=withheld)],
     }
     assert tuple(builders) == RELEASE_CONFIGS, "one builder per release config, in the list's order"
     kinds = tuple(sorted({t.kind for t in store.labels.tasks()}))
+    withheld = {  # the private test items of declared kinds: no public config holds their labels
+        t.task_id
+        for k in declared_kinds()
+        for t in store.labels.tasks(kind=k.name)
+        if splits and item_split(t.item_ref, splits) == "test"
+    }
     configs: list[ConfigData] = []
     for name, build in builders.items():
         if only is not None and not any(_may_select(name, o) for o in only):
@@ -561,16 +580,18 @@ def build_configs(
     for kind in declared_kinds():  # the project's kinds/*.toml: NAME, NAME_unverified, NAME_labels, ...
         if store.labels.tasks(kind=kind.name):
             typed = answers_type(kind, row=False)
-            configs += declared_configs(store, kind, ConfigData, pseudonym, min_labels)
+            configs += declared_configs(store, kind, ConfigData, pseudonym, min_labels, splits)
             configs += [
-                labels_config(store, pseudonym, kind.name, typed),
-                final_labels_config(store, kind.name, typed),
-                adjudications_config(store, pseudonym, kind.name, typed),
+                labels_config(store, pseudonym, kind.name, typed, withheld),
+                final_labels_config(store, kind.name, typed, withheld),
+                adjudications_config(store, pseudonym, kind.name, typed, withheld),
             ]
     for c in configs:
         if c.name in LABEL_CONFIGS:
             c.needs = kinds
-    return [c for c in configs if c.considered and config_selected(c.name, only)]
+    # a declared kind's private test answers go wherever its NAME config goes
+    selected = lambda c: config_selected(c.name.removesuffix("_test_answers") if c.private else c.name, only)  # noqa: E731
+    return [c for c in configs if c.considered and selected(c)]
 
 
 def _may_select(name: str, entry: str) -> bool:

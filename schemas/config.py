@@ -58,6 +58,7 @@ RELEASE_TABLES = tuple(
 ROW_KEYS = ("id", "answers", "meta", "n_labels", "decided_by", "split")
 
 Backend = Literal["offline", "openai"]
+SplitName = Literal["validation", "test"]
 #: How a structured answer is asked for, in the order ``auto`` tries them (docs/llm.md).
 Structured = Literal["auto", "json_schema", "json_object_schema", "json_mode"]
 Policy = Literal["final", "tentative"]
@@ -448,6 +449,11 @@ class ReleasePolicy(Section):
         "'control_only' (left out of the release) or 'forbid' (a release with any fails).",
     )
     configs: list[str] | None = Field(default=None, description="Configs to release (default: all).")
+    splits: dict[SplitName, float] | None = Field(
+        default=None,
+        description="A declared kind's shares of items per split by item-id hash, the rest 'train' "
+        "(test answers private); default: one public split.",
+    )
     alpsbench_reference: AlpsReference = Field(
         default="verified",
         description="'verified': only people-verified AlpsBench packets in the tracks; 'imported': all of them.",
@@ -493,6 +499,16 @@ class ReleasePolicy(Section):
                     "(a name ending in * selects every config it starts)"
                 )
         return configs
+
+    @field_validator("splits")
+    @classmethod
+    def _shares(cls, splits: dict[str, float] | None) -> dict[str, float] | None:
+        for name, share in (splits or {}).items():
+            if not 0 < share < 1:
+                raise ValueError(f"the share of split {name!r} is {share}; a share is between 0 and 1")
+        if splits and sum(splits.values()) > 1:
+            raise ValueError(f"the split shares sum to {sum(splits.values()):g}; they may sum to 1 at most")
+        return splits
 
     def alpha_for(self, kind: str, field_name: str) -> float:
         """The α threshold of one field: its ``"kind.field"`` entry, else ``default``, else 0.800."""

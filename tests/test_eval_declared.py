@@ -38,11 +38,12 @@ ROOT = Path(__file__).resolve().parent.parent
 KIND = "memory_qa"
 
 
-@pytest.fixture(scope="module")
-def bench(tmp_path_factory):
-    """A project with the memory-QA kind, its six items labelled by three people, released as 0.1.0."""
-    tmp = tmp_path_factory.mktemp("mqa")
+def labelled_bench(tmp: Path, release: str = "") -> tuple[Project, Path]:
+    """The memory-QA kind in a new project (``release``: lines for its ``[release]`` table), its six
+    items labelled by three people."""
     Project.init(tmp / "proj", name="memory-qa").close()
+    toml = tmp / "proj" / "prefkit.toml"
+    toml.write_text(toml.read_text().replace("[release]\n", f"[release]\n{release}", 1), encoding="utf-8")
     ex = copy_examples(tmp / "proj" / "examples")[0].parent.parent / KIND
     (tmp / "proj" / "kinds" / f"{KIND}.toml").write_bytes((ex / f"{KIND}.toml").read_bytes())
     project = Project(tmp / "proj")
@@ -50,6 +51,13 @@ def bench(tmp_path_factory):
     for who in ("ann1", "ann2", "ann3"):
         project.store.accounts.add_user(who, "annotator", "a-long-password")
     import_labels(project.store, ex / "labels.jsonl")
+    return project, ex
+
+
+@pytest.fixture(scope="module")
+def bench(tmp_path_factory):
+    """A project with the memory-QA kind, its six items labelled by three people, released as 0.1.0."""
+    project, ex = labelled_bench(tmp_path_factory.mktemp("mqa"))
     rel = cut(project, "0.1.0", override="six items, no gold").path
     yield project, rel, ex
     project.close()
@@ -425,3 +433,128 @@ def test_a_text_target_is_graded_by_the_judge_on_the_rubric_and_said_not_validat
     assert run.judge_model and build_report(project.store, run.run_id)["judge"]["status"] == "not validated"
     md = run_cli(project, "eval", "report", run.run_id, "--out", str(tmp_path / "r"))
     assert f"Judge `{run.judge_model}`: **NOT VALIDATED**" in md and "| all | mean_grade | 2.600 |" in md
+
+
+# -- a private test split ------------------------------------------------------------------------------------
+def _public_rows(release: Path):
+    """``(file, row)`` of every row a release publishes: JSON Lines, Parquet, the DuckDB tables, Croissant."""
+    import duckdb
+    import pyarrow.parquet as pq
+
+    for path in sorted(p for p in release.rglob("*") if p.is_file()):
+        if path.suffix == ".jsonl":
+            yield from ((path.name, json.loads(x)) for x in path.read_text(encoding="utf-8").splitlines())
+        elif path.suffix == ".parquet":
+            yield from ((path.name, r) for r in pq.read_table(path).to_pylist())
+        elif path.suffix == ".json":
+            yield path.name, json.loads(path.read_text(encoding="utf-8"))
+        elif path.suffix == ".duckdb":
+            con = duckdb.connect(str(path), read_only=True)
+            for (table,) in con.execute("SELECT table_name FROM information_schema.tables").fetchall():
+                cur = con.execute(f'SELECT * FROM "{table}"')
+                names = [d[0] for d in cur.description]
+                yield from (
+                    (f"{path.name}:{table}", dict(zip(names, v, strict=True))) for v in cur.fetchall()
+                )
+            con.close()
+
+
+def test_a_private_test_split_publishes_no_test_answer_and_eval_reads_the_private_one(tmp_path):
+    from prefkit.exports.declared import item_split
+    from prefkit.exports.release import check_release
+    from prefkit.exports.release_data import build_configs
+
+    shares = {"validation": 0.2, "test": 0.3}
+    project, ex = labelled_bench(tmp_path, "splits = { validation = 0.2, test = 0.3 }\n")
+    assert project.config.release.splits == shares
+    (gate,) = [g for g in check_release(project) if g.gate == "test_gold_private"]
+    assert gate.passed and gate.value == 0 and f"{KIND}_test_answers" in gate.applies_to, gate
+    first, second = (cut(project, v, override="six items, no gold").path for v in ("0.1.0", "0.2.0"))
+    split_of = {  # every item in the split its id hashes to, in both cuts
+        rel: {
+            json.loads(x)["id"]: f.stem
+            for f in (rel / "data" / KIND).glob("*.jsonl")
+            for x in f.read_text().splitlines()
+        }
+        for rel in (first, second)
+    }
+    assert split_of[first] == split_of[second] == {f"q{n}": item_split(f"q{n}", shares) for n in range(1, 7)}
+    test_ids = sorted(i for i, s in split_of[first].items() if s == "test")
+    assert test_ids and set(split_of[first].values()) == {"train", "validation", "test"}
+    private = project.root / "releases-private" / "0.1.0" / f"{KIND}_test_answers" / "test.jsonl"
+    hidden = {r["id"]: r["answers"] for r in map(json.loads, private.read_text().splitlines())}
+    assert sorted(hidden) == test_ids and all(a["verdict"] for a in hidden.values())
+    only = build_configs(
+        project.store, [KIND], splits=project.config.release.splits
+    )  # its answers go with it
+    assert [c.name for c in only] == [KIND, f"{KIND}_test_answers"] and only[1].private
+    tasks = project.store.labels.task_ids_by_ref(KIND, test_ids)
+    secret = set(tasks.values()) | {json.dumps(a, sort_keys=True) for a in hidden.values()}
+    seen = 0
+    for where, row in _public_rows(first):  # every public row: a test item is there without its answer
+        text = json.dumps(row, sort_keys=True, default=str)
+        assert not any(s in text for s in secret), (where, row)
+        if isinstance(row, dict) and row.get("id") in test_ids:
+            seen += 1
+            assert row.get("answers") is None and row.get("values") is None, (where, row)
+    assert seen >= 2 * len(test_ids)  # the JSON Lines and Parquet rows of the test items
+    for name in ("README.md", "croissant.json"):
+        text = (first / name).read_text(encoding="utf-8")
+        assert not any(t in text for t in tasks.values()) and not any(
+            json.dumps(a) in text for a in hidden.values()
+        )
+    # eval run --split test scores against the private answers: the default folder and --private
+    args = ["eval", "run", "--release", str(first), "--config", KIND, "--split", "test", "--json"]
+    preds = tmp_path / "preds.jsonl"
+    preds.write_text("".join(json.dumps({"id": i, "answer": hidden[i]["verdict"]}) + "\n" for i in test_ids))
+    for extra in ([], ["--private", str(private.parent.parent)]):
+        out = json.loads(run_cli(project, *args, "--predictions", str(preds), *extra))
+        got = {(r["group"], r["metric"]): r["value"] for r in out["rows"]}
+        n = {r["n_items"] for r in out["rows"]}
+        assert got[("all", "accuracy")] == 1.0 and out["model_failures"] == 0 and n == {len(test_ids)}, out
+    (tmp_path / "empty").mkdir()
+    said = run_cli(project, *args, "--predictions", str(preds), "--private", str(tmp_path / "empty"), code=1)
+    assert said.count("\n") == 1 and "no private test answers of memory_qa" in said, said
+    project.close()
+
+
+@pytest.mark.parametrize(
+    "splits, said",
+    [
+        (
+            {"test": 1.0},
+            "release.splits: Value error, the share of split 'test' is 1.0; a share is between 0 and 1",
+        ),
+        ({"test": 0.0}, "the share of split 'test' is 0.0"),
+        ({"test": 0.6, "validation": 0.5}, "release.splits: Value error, the split shares sum to 1.1;"),
+        ({"train": 0.2}, "release.splits.train.[key]: Input should be 'validation' or 'test'"),
+    ],
+)
+def test_bad_split_shares_are_one_line_naming_the_key(splits, said):
+    from prefkit.schemas.config import ConfigError, ProjectConfig
+
+    with pytest.raises(ConfigError) as err:
+        ProjectConfig.parse({"release": {"splits": splits}}, "prefkit.toml")
+    assert (
+        str(err.value).startswith("prefkit.toml: ") and said in str(err.value) and "\n" not in str(err.value)
+    )
+
+
+def test_the_gate_finds_a_test_items_label_by_its_task_not_by_a_common_answer():
+    import pyarrow as pa
+    from prefkit.exports.private_gold import planned_leaks, secrets
+    from prefkit.exports.release_data import ConfigData
+
+    hidden = ConfigData("k_test_answers", "", pa.schema([]), private=True)
+    hidden.add("test", {"id": "q1", "task_id": "t-1", "answers": {"verdict": "answerable"}})
+    labels = ConfigData("k_labels", "", pa.schema([]))
+    labels.add("k", {"id": "t-1:a1", "task_id": "t-1", "values": {"verdict": "answerable"}})
+    labels.add("k", {"id": "t-2:a1", "task_id": "t-2", "values": {"verdict": "answerable"}})  # train: no leak
+    final = ConfigData("final_labels", "", pa.schema([]))
+    final.add("k", {"id": "t-1", "values": None})  # a test task without its answer: no leak
+    planned = [hidden.finish(), labels.finish(), final.finish()]
+    found = secrets(planned, {})
+    assert len(found) == 1 and planned_leaks(planned, {}, found) == [
+        "data/k_labels/k.jsonl: test gold of k:q1"
+    ]
+    assert planned_leaks(planned[:1] + planned[2:], {}, found) == []

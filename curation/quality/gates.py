@@ -422,8 +422,8 @@ def gate_assist_anchoring(ctx: GateContext) -> GateResult:
 
 
 def gate_test_gold_private(ctx: GateContext) -> GateResult:
-    """No AlpsBench test-split reference in anything the release publishes. Something to measure on
-    every AlpsBench release: a release with AlpsBench tracks but no test gold to look for fails."""
+    """No test-split reference (AlpsBench's gold, a declared kind's private test answers) in anything the
+    release publishes. A release with such a split but no test gold to look for fails."""
     gate = "test_gold_private"
     if not [c for c in ctx.configs if APPLIES[gate](c)]:
         return GateResult(gate, True, None, 0, "not applicable: no AlpsBench track in this release")
@@ -431,7 +431,7 @@ def gate_test_gold_private(ctx: GateContext) -> GateResult:
         raise GateUnavailable(f"{gate}: the release planner gave no test gold to look for")
     checked, leaks = ctx.test_gold()
     if checked == 0:
-        reason = "nothing to measure: the AlpsBench tracks hold no test-split gold (every track needs a test split)"
+        reason = "nothing to measure: no test-split gold (every AlpsBench track, and each declared kind with [release] splits, needs a decided test item)"
         return GateResult(gate, False, 0, 0, reason, [reason])
     return _result(
         gate,
@@ -468,7 +468,7 @@ APPLIES: dict[str, Callable[[ConfigPlan], bool]] = {
         c.name.startswith("alpsbench") and not c.name.startswith("alpsbench_unverified")
     ),
     "assist_anchoring": lambda c: bool(c.needs),
-    "test_gold_private": lambda c: c.name.startswith("alpsbench_task"),
+    "test_gold_private": lambda c: c.name.startswith("alpsbench_task") or c.name.endswith("_test_answers"),
 }
 
 

@@ -19,6 +19,7 @@ from typing import Any, Literal
 
 import jinja2
 from prefkit.curation.annotation.declared import EVAL_METRICS, DeclaredKind, LabelError
+from prefkit.pipelines.eval.alpsbench import private_dir_for
 from prefkit.pipelines.eval.offline import overlap
 from prefkit.pipelines.eval.prompting import PACKAGE
 from prefkit.pipelines.eval.release import (
@@ -80,10 +81,11 @@ def target(kind: DeclaredKind) -> dict[str, Any]:
 
 
 def load_declared(
-    release: Path, kind: DeclaredKind, split: str | None
+    release: Path, kind: DeclaredKind, split: str | None, private: Path | None = None
 ) -> tuple[ReleaseRef, dict[str, DeclaredItem], str]:
     """``(release ref, items with a reference by id, split)``; ``split`` defaults to the config's only
-    split, else ``validation``."""
+    split, else ``validation``. A ``test`` split cut with ``[release] splits`` has its answers in the
+    private ``KIND_test_answers`` config: read from ``private`` (default ``releases-private/VERSION``)."""
     files = config_files(release, kind.name)
     splits = sorted(f.stem for f in files)
     split = split or (splits[0] if len(splits) == 1 else "validation")
@@ -91,15 +93,21 @@ def load_declared(
     if split not in splits:
         raise EvalInputError(f"{release}: config {kind.name} has no split {split!r} ({', '.join(splits)})")
     name = target(kind)["name"]
+    secret = Path(private or private_dir_for(Path(release))) / f"{kind.name}_test_answers" / "test.jsonl"
+    hidden: dict[str, Any] = {}
+    if split == "test" and (private is not None or secret.is_file()):
+        if not secret.is_file():
+            raise EvalInputError(f"{secret}: no private test answers of {kind.name} in --private")
+        hidden = {str(row["id"]): row.get("answers") for _lineno, row in jsonl_lines(secret)}
     items: dict[str, DeclaredItem] = {}
     for _lineno, row in jsonl_lines(path):
-        gold = _offsets(kind, name, (row.get("answers") or {}).get(name))
+        gold = _offsets(kind, name, (hidden.get(str(row["id"])) or row.get("answers") or {}).get(name))
         if gold is not None:
             payload = {f.name: row.get(f.name) for f in kind.declaration.fields}
             items[str(row["id"])] = DeclaredItem(str(row["id"]), {**payload, "meta": row.get("meta")}, gold)
     if not items:
         raise EvalInputError(f"{path}: no item with a decided {name!r} to evaluate on")
-    return release_ref(release, f"{kind.name}:{split}", [path]), items, split
+    return release_ref(release, f"{kind.name}:{split}", [path] + ([secret] if hidden else [])), items, split
 
 
 def _offsets(kind: DeclaredKind, name: str, value: Any) -> Any:

@@ -301,11 +301,13 @@ def run_declared(
     split: str | None = None,
     predictions: Path | None = None,
     limit: int | None = None,
+    private: Path | None = None,
 ) -> RunResult:
     """Score a predictions file, or run the layer's ``assistant`` model, on a declared kind's items in
-    a release, as its ``[evaluation]`` table says (protocol ``prefkit-declared-v1``)."""
+    a release, as its ``[evaluation]`` table says (protocol ``prefkit-declared-v1``); a private test
+    split's answers come from ``private`` (:func:`declared.load_declared`)."""
     kind = declared.evaluated(kind)
-    ref, items, split = declared.load_declared(release, kind, split)
+    ref, items, split = declared.load_declared(release, kind, split, private)
     if limit is not None:
         items = {i: items[i] for i in sorted(items)[:limit]}
     answers = declared.read_predictions(predictions, kind, items) if predictions else None

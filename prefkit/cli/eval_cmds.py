@@ -370,8 +370,14 @@ def eval_alpsbench(project: Project, run, task_number, split, config_name, priva
     "--config", "config_name", required=True, help="A declared kind: its config and [evaluation] table."
 )
 @click.option("--split", help="Split to evaluate (default: the config's only split, else validation).")
+@click.option(
+    "--private",
+    "private",
+    type=SafePath(file_okay=False, exists=True),
+    help="Private configs with the test answers (default: releases-private/VERSION beside the release).",
+)
 @run_options
-def eval_run(project: Project, run, config_name, split) -> None:
+def eval_run(project: Project, run, config_name, split, private) -> None:
     """Run MODEL, or score a predictions file, on a declared kind's items in a release.
 
     The kind's [evaluation] table says what the model is asked (its input template, after the
@@ -387,7 +393,9 @@ def eval_run(project: Project, run, config_name, split) -> None:
     kind = declared.evaluated(get_kind(config_name))
     with llm_layer(project, run.backend, run.seed, run.as_json, run.model, run.judge_model) as layer:
         if run.estimate or (not run.as_json and not run.predictions):
-            _ref, items, _split = declared.load_declared(Path(run.release), kind, split)
+            _ref, items, _split = declared.load_declared(
+                Path(run.release), kind, split, Path(private) if private else None
+            )
             ids = sorted(items)[: run.limit] if run.limit else sorted(items)
             _print_estimate(
                 layer.estimate([declared.model_request(kind, items[i]) for i in ids]), run.as_json
@@ -395,7 +403,16 @@ def eval_run(project: Project, run, config_name, split) -> None:
             if run.estimate:
                 return
         predictions = Path(run.predictions) if run.predictions else None
-        result = run_declared(project.store, layer, Path(run.release), kind, split, predictions, run.limit)
+        result = run_declared(
+            project.store,
+            layer,
+            Path(run.release),
+            kind,
+            split,
+            predictions,
+            run.limit,
+            Path(private) if private else None,
+        )
     _print_result(project, result, run.as_json)
 
 
