@@ -57,6 +57,11 @@ def responder(body: dict) -> dict | str:
                 {"item": "friendly", "coverage": "partially"},
             ]
         }
+    answer = (
+        (body.get("response_format") or {}).get("json_schema", {}).get("schema", {}).get("properties", {})
+    )
+    if "answer" in answer:  # a declared kind's model call: the target's first label
+        return {"answer": (answer["answer"].get("enum") or ["answerable"])[0]}
     return {"reason": "ok", "score": 7}
 
 
@@ -222,6 +227,71 @@ def declared_scoring(n: int, tmp: Path) -> None:
     project.close()
 
 
+def declared_release(tmp: Path, n: int):
+    """A memory-QA release of ``n`` items with a decided ``verdict`` (the example of docs/eval.md)."""
+    from prefkit.curation.annotation.declared import DeclaredKind, read_declaration
+
+    example = ROOT / "pipelines" / "examples" / "memory_qa"
+    kind = DeclaredKind(read_declaration(example / "memory_qa.toml"), tmp)
+    base = [json.loads(x) for x in (example / "items.jsonl").read_text().splitlines()]
+    rows = [{**base[i % len(base)], "id": f"m{i}", "answers": {"verdict": "answerable"}} for i in range(n)]
+    rel = tmp / f"declared_model_{n}"
+    (rel / "data" / "memory_qa").mkdir(parents=True)
+    (rel / "data" / "memory_qa" / "test.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return rel, kind
+
+
+async def bare_declared(base_url: str, requests: list, concurrency: int) -> int:
+    """The declared kind's model calls (the same messages and answer schema) through a bare loop."""
+    client = openai.AsyncOpenAI(base_url=base_url, api_key=KEY, max_retries=4, timeout=60)
+    semaphore = asyncio.Semaphore(concurrency)
+
+    async def call(request):
+        async with semaphore:
+            completion = await client.chat.completions.parse(
+                model="m",
+                messages=request.chat_messages(),
+                response_format=request.response_model,
+                temperature=request.temperature,
+                seed=0,
+            )
+            return completion.choices[0].message.parsed
+
+    answers = await asyncio.gather(*(call(r) for r in requests))
+    await client.close()
+    return sum(1 for a in answers if a is not None)
+
+
+def declared_rounds(args, base: str, tmp: Path) -> None:
+    """``eval run`` of a declared kind through the layer against the same calls through a bare loop."""
+    from prefkit.pipelines.eval import declared, run_declared
+
+    rel, kind = declared_release(tmp, args.calls)
+    kind = declared.evaluated(kind)
+    _ref, items, _split = declared.load_declared(rel, kind, None)
+    requests = [declared.model_request(kind, items[i]) for i in sorted(items)]
+    print(f"declared eval run: {len(requests)} calls (target verdict), concurrency {args.concurrency}")
+    bare, layered = [], []
+    for rnd in range(args.rounds):
+        ok, wall, _ = measure(lambda: asyncio.run(bare_declared(f"{base}/v1", requests, args.concurrency)))
+        bare.append(wall)
+        project = Project.init(tmp / f"declared_layer{rnd}")
+        cfg = {"base_url": f"{base}/v1", "concurrency": args.concurrency, "models": {"assistant": "m"}}
+        with LLMLayer(project.store, cfg, backend="openai", seed=rnd, progress=False) as layer:
+            result, lwall, _ = measure(functools.partial(run_declared, project.store, layer, rel, kind))
+        layered.append(lwall)
+        first = result.rows[0]
+        print(
+            f"  round {rnd + 1}: bare {wall:6.2f} s (ok={ok})  prefkit eval run {lwall:6.2f} s  "
+            f"{first['metric']} {first['value']:.3f}"
+        )
+        project.close()
+    print(
+        f"declared throughput ratio layer/bare: best walls {min(bare) / min(layered):.3f}, "
+        f"median walls {statistics.median(bare) / statistics.median(layered):.3f}  (goal >= 0.95)"
+    )
+
+
 # -- part 2: layer overhead ---------------------------------------------------------------------------------------
 async def bare_eval(base_url: str, instances: dict, concurrency: int) -> int:
     """What a careful script does without prefkit: inference calls, then the judge's calls, each
@@ -326,6 +396,7 @@ def main() -> None:
         proc, base = start_server(args.latency, responder=f"{Path(__file__).resolve()}:responder", wait_s=60)
         try:
             eval_rounds(args, base, Path(tmp))
+            declared_rounds(args, base, Path(tmp))
         finally:
             proc.terminate()
             proc.wait(timeout=10)
