@@ -449,7 +449,7 @@ class ReleasePolicy(Section):
         "'control_only' (left out of the release) or 'forbid' (a release with any fails).",
     )
     configs: list[str] | None = Field(default=None, description="Configs to release (default: all).")
-    splits: dict[SplitName, float] | None = Field(
+    splits: dict[SplitName, Annotated[float, Field(gt=0, lt=1)]] | None = Field(
         default=None,
         description="A declared kind's shares of items per split by item-id hash, the rest 'train' "
         "(test answers private); default: one public split.",
@@ -503,9 +503,6 @@ class ReleasePolicy(Section):
     @field_validator("splits")
     @classmethod
     def _shares(cls, splits: dict[str, float] | None) -> dict[str, float] | None:
-        for name, share in (splits or {}).items():
-            if not 0 < share < 1:
-                raise ValueError(f"the share of split {name!r} is {share}; a share is between 0 and 1")
         if splits and sum(splits.values()) > 1:
             raise ValueError(f"the split shares sum to {sum(splits.values()):g}; they may sum to 1 at most")
         return splits
@@ -624,8 +621,10 @@ def _walk(tp: Any, path: tuple[str, ...], bounds: dict[str, float]) -> typing.It
                 if key not in seen:
                     seen.add(key)
                     yield key
-    elif origin is dict:
-        yield from _walk(typing.get_args(tp)[1], (*path, "*"), {})
+    elif origin is dict:  # a table: its closed keys by name, any other key as ``*``
+        keys, value = typing.get_args(tp)
+        for name in typing.get_args(keys) if typing.get_origin(keys) is Literal else ("*",):
+            yield from _walk(value, (*path, name), {})
     elif isinstance(tp, type) and issubclass(tp, BaseModel):
         for name, info in tp.model_fields.items():
             yield from _walk(info.annotation, (*path, name), _bounds(info.metadata))

@@ -63,7 +63,7 @@ TASK_KIND = register(ToyKind())
 
 # -- its form in the annotation app ----------------------------------------------------------------------
 class ToyForm:
-    """``render`` / ``edit`` / ``unit_title``, as every kind's form module provides them."""
+    """``render`` / ``edit`` / ``read`` / ``unit_title``, as every kind's form module provides them."""
 
     CHOICES = ("same", "different")
 
@@ -90,10 +90,16 @@ class ToyForm:
     def edit(project, task, prefix, initial, comment, show_comment=True):
         import streamlit as st
 
-        choice = st.segmented_control(
+        st.segmented_control(
             "Verdict", list(ToyForm.CHOICES), default=initial.get("verdict"), key=f"{prefix}:verdict"
         )
-        return ({"verdict": choice} if choice else None), comment
+
+    @staticmethod
+    def read(task, prefix):
+        import streamlit as st
+
+        choice = st.session_state.get(f"{prefix}:verdict")
+        return ({"verdict": choice}, "") if choice else (None, "Choose a verdict first.")
 
     @staticmethod
     def unit_title(task, unit, field) -> str:
