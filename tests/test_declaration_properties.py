@@ -99,6 +99,7 @@ def _answer(q, payload: dict[str, Any]) -> Any:
     }[q.type]()
 
 
+@pytest.mark.slow
 @_settings(30)
 @given(decl=DECLARATION)
 @example(
@@ -197,6 +198,7 @@ ROW = st.fixed_dictionaries(
 )
 
 
+@pytest.mark.slow
 @_settings(50)
 @given(rows=st.lists(ROW, min_size=1, max_size=3))
 @example(rows=label_rows({"ann1": {"i1": ANSWERS["ann1"]["i1"]}}))

@@ -322,6 +322,7 @@ def answering(body):
     return {"answer": "unanswerable"}
 
 
+@pytest.mark.slow
 def test_the_scripted_server_failures_are_counted_and_a_kill_resumes_without_repeating(
     bench, fake_openai, monkeypatch
 ):

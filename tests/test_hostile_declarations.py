@@ -34,6 +34,7 @@ SKIPPED = [
 ]
 
 
+@pytest.mark.slow
 def test_entries_that_are_no_declaration_are_skipped_in_one_line_each_and_every_command_works(project):
     declare(project.root)
     for make, name, _why in SKIPPED:
