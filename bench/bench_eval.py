@@ -234,7 +234,11 @@ def declared_release(tmp: Path, n: int):
     example = ROOT / "pipelines" / "examples" / "memory_qa"
     kind = DeclaredKind(read_declaration(example / "memory_qa.toml"), tmp)
     base = [json.loads(x) for x in (example / "items.jsonl").read_text().splitlines()]
-    rows = [{**base[i % len(base)], "id": f"m{i}", "answers": {"verdict": "answerable"}} for i in range(n)]
+    # each item its own question: the same prompt twice is one call (the layer's cache)
+    rows = [
+        {**b, "id": f"m{i}", "question": f"{b['question']} (#{i})", "answers": {"verdict": "answerable"}}
+        for i, b in ((i, base[i % len(base)]) for i in range(n))
+    ]
     rel = tmp / f"declared_model_{n}"
     (rel / "data" / "memory_qa").mkdir(parents=True)
     (rel / "data" / "memory_qa" / "test.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
@@ -277,13 +281,14 @@ def declared_rounds(args, base: str, tmp: Path) -> None:
         bare.append(wall)
         project = Project.init(tmp / f"declared_layer{rnd}")
         cfg = {"base_url": f"{base}/v1", "concurrency": args.concurrency, "models": {"assistant": "m"}}
+        before = stats(base)["chat"]
         with LLMLayer(project.store, cfg, backend="openai", seed=rnd, progress=False) as layer:
             result, lwall, _ = measure(functools.partial(run_declared, project.store, layer, rel, kind))
         layered.append(lwall)
         first = result.rows[0]
         print(
-            f"  round {rnd + 1}: bare {wall:6.2f} s (ok={ok})  prefkit eval run {lwall:6.2f} s  "
-            f"{first['metric']} {first['value']:.3f}"
+            f"  round {rnd + 1}: bare {wall:6.2f} s (ok={ok})  prefkit eval run {lwall:6.2f} s "
+            f"(http={stats(base)['chat'] - before})  {first['metric']} {first['value']:.3f}"
         )
         project.close()
     print(

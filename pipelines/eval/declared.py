@@ -40,6 +40,7 @@ TEMPLATE = "declared_answer"
 JUDGE = "declared_judge"
 PROTOCOL = "prefkit-declared-v1"
 _ENV = jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True, autoescape=False)
+_template = cache(_ENV.from_string)  # compiled once per declaration's input, not once per item
 
 
 @dataclass
@@ -141,7 +142,7 @@ def _prompt(kind: DeclaredKind, item: DeclaredItem) -> str:
     ev = kind.declaration.evaluation
     assert ev is not None
     try:
-        return _ENV.from_string(ev.input).render(id=item.id, **item.payload)
+        return _template(ev.input).render(id=item.id, **item.payload)
     except jinja2.TemplateError as exc:
         raise EvalInputError(f"{kind.where}: key evaluation.input: item {item.id}: {exc}") from None
 
